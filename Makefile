@@ -1,0 +1,32 @@
+# `make demo` and `make test` work on a fresh clone: they create .venv, install torch
+# first (the CPU build by default; override with `make TORCH=...`), then semrel.
+PYTHON ?= python3
+TORCH ?= torch==2.13.0
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.semrel-installed
+
+.PHONY: install demo test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q "$(TORCH)"
+	$(BIN)/python -m pip install -q -e ".[test,bench]"
+	touch $@
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/semrel eval data/sample.qrels data/runs/bm25.run data/runs/dense.run
+
+test: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python bench/metrics.py
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .hypothesis

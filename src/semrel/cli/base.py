@@ -1,0 +1,34 @@
+"""The click group and the one place where library errors become one line and an exit code."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import __version__
+from ..errors import SemrelError
+
+
+class SemrelGroup(click.Group):
+    """Turns SemrelError (and a broken stdout pipe) into one line on stderr, never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except SemrelError as exc:
+            click.echo(f"semrel: error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except BrokenPipeError:
+            sys.stderr.close()
+            ctx.exit(1)
+
+
+def warn(message: str) -> None:
+    click.echo(f"semrel: warning: {message}", err=True)
+
+
+@click.group(cls=SemrelGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "-V", "--version", prog_name="semrel")
+def main() -> None:
+    """Evaluate retrieval: golden datasets, BERTScore-derived qrels, human review, trec_eval-exact metrics."""

@@ -1,0 +1,34 @@
+"""Errors a user can act on: the CLI prints them as one line and exits non-zero."""
+
+from __future__ import annotations
+
+
+class SemrelError(Exception):
+    """Base of every error the CLI turns into one clear line (exit code 1)."""
+
+    exit_code = 1
+
+
+class FormatError(SemrelError):
+    """A file is not in the expected format; names the file and, where known, the line."""
+
+    def __init__(self, path: str, message: str, line: int | None = None, hint: str | None = None):
+        self.path = str(path)
+        self.line = line
+        self.message = message
+        self.hint = hint
+        where = f"{self.path}:{line}" if line is not None else self.path
+        text = f"{where}: {message}"
+        if hint:
+            text += f" ({hint})"
+        super().__init__(text)
+
+
+class ValidationError(SemrelError):
+    """Input parsed but is inconsistent (duplicate ids, unknown chunks, bad options)."""
+
+
+class UsageError(SemrelError):
+    """An option or argument combination that cannot work."""
+
+    exit_code = 2

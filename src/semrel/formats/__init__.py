@@ -1,0 +1,21 @@
+"""Readers and writers of the files semrel reads and writes."""
+
+from __future__ import annotations
+
+import os
+
+from ..records import Qrels
+from .beir import read_beir_qrels
+from .files import read_bytes
+from .trec import read_run, read_trec_qrels, write_qrels, write_run
+
+
+def read_qrels(path: str | os.PathLike) -> Qrels:
+    """Qrels from a TREC qrels file or a BEIR qrels .tsv (recognised by its header)."""
+    head = read_bytes(path)[:64].lstrip(b"\xef\xbb\xbf")
+    if head.startswith(b"query-id"):
+        return read_beir_qrels(path)
+    return read_trec_qrels(path)
+
+
+__all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]

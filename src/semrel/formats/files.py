@@ -1,0 +1,110 @@
+"""Opening inputs (paths, '-', .gz) and writing outputs atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import io
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import IO, Iterator
+
+from ..errors import FormatError, SemrelError
+
+STDIO = "-"
+
+
+def display_name(path: str | os.PathLike) -> str:
+    """How a path is named in messages ('<stdin>' for '-')."""
+    return "<stdin>" if str(path) == STDIO else str(path)
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The whole (decompressed) content of a file, or of stdin for '-'."""
+    name = str(path)
+    if name == STDIO:
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(name, "rb") as handle:
+                data = handle.read()
+        except FileNotFoundError:
+            raise SemrelError(f"{name}: no such file (check the path)") from None
+        except IsADirectoryError:
+            raise SemrelError(f"{name}: is a folder, expected a file") from None
+        except PermissionError:
+            raise SemrelError(f"{name}: permission denied") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise FormatError(name, f"broken gzip data ({exc})") from None
+    return data
+
+
+def decode_text(data: bytes, path: str | os.PathLike) -> str:
+    """UTF-8 text without a BOM; other encodings are refused with the line they break on."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise FormatError(display_name(path), "not valid UTF-8", line=line, hint="re-save the file as UTF-8") from None
+
+
+def read_text(path: str | os.PathLike) -> str:
+    return decode_text(read_bytes(path), path)
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
+    """Write to a temp file beside `path` and rename it into place only on success.
+
+    A crash or an exception leaves the old file (or none), never a half-written one.
+    '-' writes to stdout; a '.gz' name is compressed.
+    """
+    name = str(path)
+    binary = "b" in mode
+    if name == STDIO:
+        stream = sys.stdout.buffer if binary else sys.stdout
+        yield stream
+        stream.flush()
+        return
+    target = Path(name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            sink: IO = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if name.endswith(".gz") else raw
+            with sink if sink is not raw else contextlib.nullcontext(raw):
+                handle = sink if binary else io.TextIOWrapper(sink, encoding="utf-8", newline="\n")
+                yield handle
+                handle.flush()
+                if not binary:
+                    handle.detach()
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def check_id(value: str, kind: str) -> str:
+    """Ids go into whitespace-separated files, so they may not be empty or hold whitespace."""
+    if not value or any(ch.isspace() for ch in value):
+        raise SemrelError(f"{kind} {value!r} is empty or contains whitespace; ids must be single tokens")
+    return value

@@ -1,0 +1,118 @@
+"""The records semrel passes between steps.
+
+Qrels and runs are columnar (Arrow arrays plus numpy), because real ones hold millions of
+rows; the rest are small frozen dataclasses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import pyarrow as pa
+
+
+def _strings(values) -> pa.Array:
+    array = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(list(values), type=pa.string())
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    return array.cast(pa.string()) if array.type != pa.string() else array
+
+
+@dataclass(frozen=True, eq=False)
+class Qrels:
+    """Relevance judgments: one (query, doc, grade) row per judged pair."""
+
+    query_ids: pa.Array
+    doc_ids: pa.Array
+    relevance: np.ndarray
+
+    @classmethod
+    def from_columns(cls, query_ids, doc_ids, relevance) -> "Qrels":
+        return cls(_strings(query_ids), _strings(doc_ids), np.asarray(relevance, dtype=np.int64))
+
+    @classmethod
+    def from_dict(cls, judged: Mapping[str, Mapping[str, int]]) -> "Qrels":
+        rows = [(q, d, int(r)) for q, docs in judged.items() for d, r in docs.items()]
+        return cls.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for q, d, r in zip(self.query_ids.to_pylist(), self.doc_ids.to_pylist(), self.relevance.tolist()):
+            out.setdefault(q, {})[d] = r
+        return out
+
+    def __len__(self) -> int:
+        return len(self.relevance)
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """A ranked result list: one (query, doc, score) row per retrieved document.
+
+    Order is given by score (descending, ties by doc id descending, as trec_eval does);
+    the rank column of a TREC file is not kept.
+    """
+
+    query_ids: pa.Array
+    doc_ids: pa.Array
+    scores: np.ndarray
+    name: str = "run"
+
+    @classmethod
+    def from_columns(cls, query_ids, doc_ids, scores, name: str = "run") -> "Run":
+        return cls(_strings(query_ids), _strings(doc_ids), np.asarray(scores, dtype=np.float64), name)
+
+    @classmethod
+    def from_dict(cls, ranked: Mapping[str, Mapping[str, float]], name: str = "run") -> "Run":
+        rows = [(q, d, float(s)) for q, docs in ranked.items() for d, s in docs.items()]
+        return cls.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], name)
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for q, d, s in zip(self.query_ids.to_pylist(), self.doc_ids.to_pylist(), self.scores.tolist()):
+            out.setdefault(q, {})[d] = s
+        return out
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A passage of a document, with character offsets into that document."""
+
+    id: str
+    text: str
+    doc_id: str
+    start: int
+    end: int
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class GoldenItem:
+    """A query with its reference answer(s) and, where known, the chunks that hold the answer."""
+
+    query_id: str
+    query: str
+    reference_answers: tuple[str, ...]
+    gold_chunk_ids: tuple[str, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def reference_answer(self) -> str:
+        return self.reference_answers[0] if self.reference_answers else ""
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """BERTScore of one candidate chunk against a query's reference answer."""
+
+    query_id: str
+    chunk_id: str
+    P: float
+    R: float
+    F: float
+    source: str = ""
