@@ -1,0 +1,98 @@
+"""corpus.jsonl (BEIR lines plus doc_id/start/end) and golden.jsonl."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+from ..errors import FormatError, ValidationError
+from ..records import Chunk, GoldenItem
+from .files import check_id, display_name
+from .jsonl import read_jsonl, require, write_jsonl
+
+
+def read_corpus(path: str | os.PathLike) -> list[Chunk]:
+    """Chunks of a corpus.jsonl; a repeated `_id` is an error naming its line."""
+    chunks: list[Chunk] = []
+    seen: dict[str, int] = {}
+    for line, obj in read_jsonl(path):
+        chunk_id = str(require(obj, "_id", path, line, (str, int)))
+        if chunk_id in seen:
+            raise FormatError(display_name(path), f"chunk id {chunk_id!r} already used on line {seen[chunk_id]}", line=line)
+        seen[chunk_id] = line
+        text = require(obj, "text", path, line)
+        chunks.append(
+            Chunk(
+                id=chunk_id, text=text, title=str(obj.get("title") or ""), doc_id=str(obj.get("doc_id", chunk_id)),
+                start=int(obj.get("start", 0)), end=int(obj.get("end", len(text))),
+            )
+        )
+    return chunks
+
+
+def write_corpus(chunks: Iterable[Chunk], path: str | os.PathLike) -> int:
+    def rows():
+        for c in chunks:
+            check_id(c.id, "chunk id")
+            yield {"_id": c.id, "title": c.title, "text": c.text, "doc_id": c.doc_id, "start": c.start, "end": c.end}
+
+    return write_jsonl(rows(), path)
+
+
+def read_golden(path: str | os.PathLike) -> list[GoldenItem]:
+    """golden.jsonl: `{"query_id", "query", "reference_answer", "gold_chunk_ids", "meta"}` per line.
+
+    `reference_answer` may be a string or a list of strings (several acceptable answers).
+    """
+    items: list[GoldenItem] = []
+    seen: dict[str, int] = {}
+    for line, obj in read_jsonl(path):
+        query_id = str(require(obj, "query_id", path, line, (str, int)))
+        if query_id in seen:
+            raise FormatError(display_name(path), f"query id {query_id!r} already used on line {seen[query_id]}", line=line)
+        seen[query_id] = line
+        answer = obj.get("reference_answer", "")
+        answers = tuple(answer) if isinstance(answer, list) else (answer,)
+        if not all(isinstance(a, str) for a in answers):
+            raise FormatError(display_name(path), "reference_answer should be a string or a list of strings", line=line)
+        gold = obj.get("gold_chunk_ids") or []
+        if not isinstance(gold, list) or not all(isinstance(g, (str, int)) for g in gold):
+            raise FormatError(display_name(path), "gold_chunk_ids should be a list of chunk ids", line=line)
+        meta = obj.get("meta") or {}
+        if not isinstance(meta, dict):
+            raise FormatError(display_name(path), "meta should be an object", line=line)
+        items.append(
+            GoldenItem(
+                query_id=query_id, query=str(require(obj, "query", path, line)),
+                reference_answers=tuple(a for a in answers), gold_chunk_ids=tuple(str(g) for g in gold), meta=meta,
+            )
+        )
+    return items
+
+
+def write_golden(items: Iterable[GoldenItem], path: str | os.PathLike) -> int:
+    def rows():
+        for item in items:
+            check_id(item.query_id, "query id")
+            answer = item.reference_answers[0] if len(item.reference_answers) == 1 else list(item.reference_answers)
+            yield {
+                "query_id": item.query_id, "query": item.query, "reference_answer": answer,
+                "gold_chunk_ids": list(item.gold_chunk_ids), "meta": dict(item.meta),
+            }
+
+    return write_jsonl(rows(), path)
+
+
+def unknown_chunks(items: Iterable[GoldenItem], chunk_ids: set[str]) -> list[tuple[str, str]]:
+    """(query id, chunk id) for every gold chunk id that is not in the corpus."""
+    return [(i.query_id, c) for i in items for c in i.gold_chunk_ids if c not in chunk_ids]
+
+
+def require_known_chunks(items: Iterable[GoldenItem], chunk_ids: set[str], golden_path: str) -> None:
+    missing = unknown_chunks(items, chunk_ids)
+    if missing:
+        q, c = missing[0]
+        raise ValidationError(
+            f"{golden_path}: {len(missing)} gold chunk ids are not in the corpus (first: {c!r} of query {q!r}); "
+            "re-chunk with the same settings or run `semrel golden validate`"
+        )
