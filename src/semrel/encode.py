@@ -1,0 +1,77 @@
+"""Running an encoder over many texts: length-sorted batches, so padding costs little."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+
+from .models import load_encoder
+
+Progress = Callable[[int], None]
+
+
+def length_batches(lengths: Sequence[int], max_tokens: int = 16384, max_batch: int = 128) -> list[np.ndarray]:
+    """Indices grouped into batches of similar length, longest first, each within a token budget."""
+    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+    batches, current, width = [], [], 0
+    for i in order:
+        width = max(width, int(lengths[i])) if current else int(lengths[i])
+        if current and (len(current) + 1) * width > max_tokens or len(current) == max_batch:
+            batches.append(np.array(current))
+            current, width = [], int(lengths[i])
+        current.append(i)
+    if current:
+        batches.append(np.array(current))
+    return batches
+
+
+def hidden_states(
+    texts: Sequence[str],
+    model_name: str | None = None,
+    layer: int | None = None,
+    max_length: int | None = None,
+    max_tokens: int = 16384,
+    progress: Progress | None = None,
+) -> Iterator[tuple[np.ndarray, "torch.Tensor", "torch.Tensor", "torch.Tensor"]]:
+    """(text indices, input ids, attention mask, states of `layer`) per batch; layer None = last.
+
+    Texts longer than `max_length` tokens (default: the model's limit) are truncated here;
+    callers that must not lose text split it into windows first.
+    """
+    import torch
+
+    tokenizer, model = load_encoder(model_name)
+    limit = max_length or min(tokenizer.model_max_length, getattr(model.config, "max_position_embeddings", 512))
+    encoded = tokenizer(list(texts), add_special_tokens=True, truncation=True, max_length=limit)["input_ids"]
+    pad = tokenizer.pad_token_id or 0
+    with torch.inference_mode():
+        for batch in length_batches([len(e) for e in encoded], max_tokens=max_tokens):
+            width = max(len(encoded[i]) for i in batch)
+            ids = torch.full((len(batch), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for row, i in enumerate(batch):
+                ids[row, : len(encoded[i])] = torch.tensor(encoded[i])
+                mask[row, : len(encoded[i])] = 1
+            out = model(input_ids=ids, attention_mask=mask, output_hidden_states=layer is not None)
+            states = out.last_hidden_state if layer is None else out.hidden_states[layer]
+            yield batch, ids, mask, states
+            if progress:
+                progress(len(batch))
+
+
+def sentence_embeddings(
+    texts: Sequence[str], model_name: str | None = None, progress: Progress | None = None
+) -> np.ndarray:
+    """Mean-pooled, L2-normalised last-layer embeddings (sentence-transformers' recipe), float32."""
+    import torch
+
+    result: np.ndarray | None = None
+    for batch, _, mask, states in hidden_states(texts, model_name, progress=progress):
+        weights = mask.unsqueeze(-1).to(states.dtype)
+        pooled = (states * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+        pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+        if result is None:
+            result = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
+        result[batch] = pooled.numpy()
+    return result if result is not None else np.zeros((0, 0), dtype=np.float32)
