@@ -152,8 +152,8 @@ def _compute(m: Measure, r: _Ranked, index: _QrelsIndex, num_rel: np.ndarray, le
         return per_relevant(count(top & r.relevant))
     if f == "Success":
         return (count(top & r.relevant) > 0).astype(np.float64)
-    if f == "Judged":
-        return count(top & r.judged) / m.cutoff
+    if f == "Judged":  # as ir_measures: over the documents returned in the top k
+        return np.divide(count(top & r.judged), count(top), out=np.zeros(n), where=count(top) > 0)
     if f == "NumRet":
         return count(top)
     if f == "NumRelRet":

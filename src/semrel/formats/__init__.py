@@ -12,10 +12,10 @@ from .trec import read_run, read_trec_qrels, write_qrels, write_run
 
 def read_qrels(path: str | os.PathLike) -> Qrels:
     """Qrels from a TREC qrels file or a BEIR qrels .tsv (recognised by its header)."""
-    head = read_bytes(path)[:64].lstrip(b"\xef\xbb\xbf")
-    if head.startswith(b"query-id"):
-        return read_beir_qrels(path)
-    return read_trec_qrels(path)
+    data = read_bytes(path)
+    if data.startswith(b"query-id"):
+        return read_beir_qrels(path, data)
+    return read_trec_qrels(path, data)
 
 
 __all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]

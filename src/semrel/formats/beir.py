@@ -18,10 +18,10 @@ from .trec import _refuse_duplicates
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
 
 
-def read_beir_qrels(path: str | os.PathLike) -> Qrels:
+def read_beir_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels:
     """qrels/<split>.tsv: a header row, then `query-id corpus-id score` per line."""
     path = str(path)
-    data = read_bytes(path)
+    data = read_bytes(path) if data is None else data
     head, _, body = data.partition(b"\n")
     if tuple(head.decode("utf-8", "replace").split()) != BEIR_QRELS_HEADER:
         raise FormatError(display_name(path), "first line should be the header 'query-id corpus-id score'", line=1)

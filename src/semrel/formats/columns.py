@@ -56,6 +56,8 @@ def read_columns(
     for the line-by-line pass that explains a refusal.
     """
     data = normalise(data)
+    if not data.strip():
+        return pa.table({n: pa.array([], type=t) for n, t in types.items()})
     try:
         table = _arrow_read(data, names, types)
     except (pa.ArrowInvalid, pa.ArrowTypeError):

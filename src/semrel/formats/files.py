@@ -23,7 +23,7 @@ def display_name(path: str | os.PathLike) -> str:
 
 
 def read_bytes(path: str | os.PathLike) -> bytes:
-    """The whole (decompressed) content of a file, or of stdin for '-'."""
+    """The whole content of a file (gunzipped, without a UTF-8 BOM), or of stdin for '-'."""
     name = str(path)
     if name == STDIO:
         data = sys.stdin.buffer.read()
@@ -42,13 +42,11 @@ def read_bytes(path: str | os.PathLike) -> bytes:
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
             raise FormatError(name, f"broken gzip data ({exc})") from None
-    return data
+    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
 
 
 def decode_text(data: bytes, path: str | os.PathLike) -> str:
-    """UTF-8 text without a BOM; other encodings are refused with the line they break on."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+    """UTF-8 text; other encodings are refused with the line they break on."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -72,9 +72,10 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     return Run(query_ids, doc_ids, scores, name or run_name(path))
 
 
-def read_trec_qrels(path: str | os.PathLike) -> Qrels:
+def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels:
+    """TREC qrels from `path` (or from its already-read bytes)."""
     path = str(path)
-    data = read_bytes(path)
+    data = read_bytes(path) if data is None else data
     table = read_columns(
         data, path, QRELS_COLUMNS, {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()},
         {3: ("an integer relevance grade", int)}, "qid 0 docid rel",

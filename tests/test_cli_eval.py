@@ -1,0 +1,113 @@
+"""`semrel eval` end to end: every output format, aliases, and one clear line for bad input."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+
+import pytest
+
+QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d9 1\nq3 0 d1 1\n"
+RUN_A = "q1 Q0 d1 1 0.9 a\nq1 Q0 d3 2 0.8 a\nq1 Q0 d4 3 0.7 a\nq2 Q0 d10 1 0.5 a\nq2 Q0 d9 2 0.5 a\nq4 Q0 d1 1 1 a\n"
+RUN_B = "q1 Q0 d2 1 3 b\nq1 Q0 d1 2 2 b\nq2 Q0 d9 1 1 b\nq3 Q0 d1 1 1 b\n"
+
+
+@pytest.fixture
+def files(write):
+    return write("qrels.txt", QRELS), write("a.run", RUN_A), write("b.run", RUN_B)
+
+
+def test_table_has_one_column_per_run_and_warns_on_stderr(cli, files):
+    result = cli("eval", *files, "-m", "P@1,RR")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["measure", "a", "b"]
+    # a: q1 P@1=1 (d1), q2 P@1=1 (d9 above d10 on the tie), q3 missing -> 0
+    assert lines[2].split() == ["P@1", "0.6667", "0.6667"]
+    assert lines[3].split() == ["RR", "0.6667", "0.8333"]
+    assert "1 of 3 queries" in result.stderr and "score 0" in result.stderr
+    assert "not in" in result.stderr and "'q4'" in result.stderr
+
+
+def test_jsonl_records_use_canonical_names(cli, files):
+    result = cli("eval", files[0], files[2], "-m", "ndcg_cut.10,MRR@10,num_ret", "-q", "-f", "jsonl")
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert {r["measure"] for r in records} == {"nDCG@10", "RR@10", "NumRet"}
+    assert {r["run"] for r in records} == {"b"}
+    total = next(r for r in records if r["query_id"] == "all" and r["measure"] == "NumRet")
+    assert total["value"] == 4 and isinstance(total["value"], int)
+    q1 = next(r for r in records if r["query_id"] == "q1" and r["measure"] == "RR@10")
+    assert q1["value"] == 0.5
+
+
+def test_trec_format_uses_trec_eval_names(cli, files):
+    result = cli("eval", files[0], files[1], "-m", "P@5,nDCG@10,AP,num_rel", "-f", "trec")
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    assert [(r[0].strip(), r[1]) for r in rows] == [("P_5", "all"), ("ndcg_cut_10", "all"), ("map", "all"), ("num_rel", "all")]
+    assert rows[3][2] == "4"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv"])
+def test_delimited_formats(cli, files, fmt):
+    result = cli("eval", *files, "-m", "P@1", "-f", fmt, "--places", "3")
+    rows = list(csv.reader(io.StringIO(result.stdout), delimiter="," if fmt == "csv" else "\t"))
+    assert rows == [["measure", "a", "b"], ["P@1", "0.667", "0.667"]]
+
+
+def test_json_markdown_latex(cli, files):
+    nested = json.loads(cli("eval", *files, "-m", "RR", "-f", "json").stdout)
+    assert nested["b"]["all"]["RR"] == pytest.approx(2.5 / 3)
+    markdown = cli("eval", *files, "-m", "RR", "-f", "markdown").stdout.splitlines()
+    assert markdown[0] == "| measure |      a |      b |" and markdown[1].startswith("| ------- |")
+    latex = cli("eval", *files, "-m", "RR", "-f", "latex").stdout
+    assert "\\begin{tabular}{lrr}" in latex and "RR & 0.6667 & 0.8333 \\\\" in latex
+
+
+def test_relevance_level_option(cli, files):
+    result = cli("eval", files[0], files[1], "-m", "P@1", "-l", "2", "-f", "tsv")
+    assert result.stdout.splitlines()[1] == "P@1\t0.3333"
+
+
+def test_gzip_stdin_beir_and_messy_whitespace(cli, write, files):
+    gz = write("a.run.gz", gzip.compress(RUN_A.encode()))
+    beir = write("qrels/test.tsv", "query-id\tcorpus-id\tscore\n" + QRELS.replace(" 0 ", "\t").replace(" ", "\t"))
+    messy = write("messy.qrels", "\ufeff" + QRELS.replace(" ", " \t ").replace("\n", " \r\n"))
+    expected = cli("eval", files[0], files[1], "-f", "tsv").stdout
+    assert cli("eval", files[0], gz, "-f", "tsv").stdout == expected
+    assert cli("eval", beir, files[1], "-f", "tsv").stdout.replace("a.run", "a") == expected
+    assert cli("eval", messy, files[1], "-f", "tsv").stdout == expected
+    piped = cli("eval", files[0], "-", "-f", "tsv", input=RUN_A)
+    assert piped.stdout.splitlines()[1:] == expected.splitlines()[1:]
+
+
+@pytest.mark.parametrize(
+    "run_text,message",
+    [
+        ("q1 Q0 d1 1 0.9 a\nq1 Q0 d2 2\n", "bad.run:2: expected 6 columns"),
+        ("q1 Q0 d1 1 0.9 a\n\nq1 Q0 d1 2 0.8 a\n", "bad.run:3: duplicate document in run"),
+        ("q1 Q0 d1 1 high a\n", "bad.run:1: column 5 is 'high', expected a number"),
+        ("q1 Q0 d1 1 0.5 a\nq1 Q0 d2 2 nan a\n", "bad.run:2: score nan is not a finite number"),
+        (b"q1 Q0 d\xff 1 0.5 a\n", "bad.run:1: not valid UTF-8"),
+    ],
+)
+def test_bad_run_gives_one_line(cli, write, files, run_text, message):
+    bad = write("bad.run", run_text)
+    result = cli("eval", files[0], bad)
+    assert result.exit_code == 1
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_bad_qrels_missing_file_and_unknown_measure(cli, write, files):
+    bad = write("bad.qrels", "q1 0 d1 1\nq1 0 d2 relevant\n")
+    result = cli("eval", bad, files[1])
+    assert result.exit_code == 1 and "bad.qrels:2: column 4 is 'relevant', expected an integer" in result.stderr
+    result = cli("eval", files[0], "nowhere.run")
+    assert result.exit_code == 1 and "nowhere.run: no such file" in result.stderr
+    result = cli("eval", files[0], files[1], "-m", "nDCG@x")
+    assert result.exit_code == 2 and "unknown measure 'nDCG@x'" in result.stderr
+    result = cli("eval", files[0], files[1], "-m", "P")
+    assert result.exit_code == 2 and "needs a cutoff" in result.stderr
