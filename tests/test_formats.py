@@ -11,6 +11,8 @@ from semrel.errors import FormatError, SemrelError
 from semrel.formats import read_qrels, read_run, write_qrels, write_run
 from semrel.formats.files import atomic_writer
 from semrel.manifest import write_manifest
+from semrel.measures import parse_measures
+from semrel.metrics import evaluate
 from semrel.records import Qrels, Run
 
 
@@ -53,10 +55,15 @@ def test_empty_run_is_valid_and_empty_lines_are_skipped(write):
     assert len(read_run(write("gaps.run", "\nq Q0 d 1 1 r\n\n"))) == 1
 
 
-def test_duplicate_judgment_names_its_line(write):
+@pytest.mark.parametrize(
+    "name,text,line",
+    [("dup.qrels", "q 0 a 1\n\nq 0 b 1\nq 0 a 0\n", 4), ("test.tsv", "query-id\tcorpus-id\tscore\nq\ta\t1\nq\ta\t0\n", 3)],
+)
+def test_duplicate_judgment_names_its_line(write, name, text, line):
+    run = Run.from_dict({"q": {"a": 1.0}})
     with pytest.raises(FormatError) as caught:
-        read_qrels(write("dup.qrels", "q 0 a 1\nq 0 b 1\nq 0 a 0\n"))
-    assert caught.value.line == 3
+        evaluate(read_qrels(write(name, text)), run, parse_measures(["P@1"]))
+    assert caught.value.line == line and "duplicate judgment" in str(caught.value)
 
 
 def test_manifest_records_inputs_and_versions(write, tmp_path):

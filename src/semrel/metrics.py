@@ -7,6 +7,7 @@ rel as a linear gain and ignores the level; queries in the qrels but not in the 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -14,6 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .formats.columns import duplicate_error, first_duplicate
+from .hashing import fingerprints, pair_fingerprints
 from .measures import Measure
 from .records import Qrels, Run
 
@@ -53,8 +56,27 @@ class _QrelsIndex:
         self.query_names = pc.unique(qrels.query_ids).sort()
         self.n = len(self.query_names)
         self.query = pc.index_in(qrels.query_ids, value_set=self.query_names).to_numpy().astype(np.int64)
-        self.docs = qrels.doc_ids
         self.relevance = qrels.relevance
+        docs = pc.dictionary_encode(qrels.doc_ids)
+        self.doc_names = docs.dictionary
+        keys = self.query * len(self.doc_names) + docs.indices.to_numpy()
+        _refuse_duplicates(keys, qrels, "judgment")
+        self.by_key = np.argsort(keys)
+        self.sorted_keys = keys[self.by_key]
+
+    def codes(self, doc_ids: pa.Array) -> np.ndarray:
+        """Each doc's index in `doc_names`, or len(doc_names) for a doc no query judged."""
+        found = pc.index_in(doc_ids, value_set=self.doc_names).fill_null(len(self.doc_names))
+        return found.to_numpy().astype(np.int64)
+
+    def lookup(self, query: np.ndarray, doc_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(judged, grade) of each (query, doc) pair; doc codes index `doc_names` (others: unjudged)."""
+        if not len(self.sorted_keys):
+            return np.zeros(len(query), dtype=bool), np.zeros(len(query), dtype=np.int64)
+        keys = query * len(self.doc_names) + doc_codes
+        at = np.searchsorted(self.sorted_keys, keys).clip(max=len(self.sorted_keys) - 1)
+        judged = (self.sorted_keys[at] == keys) & (doc_codes < len(self.doc_names))
+        return judged, np.where(judged, self.relevance[self.by_key[at]], 0)
 
     def num_relevant(self, level: int) -> np.ndarray:
         return np.bincount(self.query[self.relevance >= level], minlength=self.n).astype(np.float64)
@@ -68,6 +90,13 @@ class _QrelsIndex:
         return np.bincount(query[keep], weights=gain[keep] / np.log2(rank[keep] + 2.0), minlength=self.n)
 
 
+def _refuse_duplicates(keys: np.ndarray, records: Qrels | Run, what: str) -> None:
+    row = first_duplicate(keys)
+    if row is not None:
+        query, doc = records.query_ids[row].as_py(), records.doc_ids[row].as_py()
+        raise duplicate_error(records.source, row, query, doc, what)
+
+
 def _ranks_within(groups: np.ndarray) -> np.ndarray:
     """0-based position of each row within its run of equal, contiguous group values."""
     n = len(groups)
@@ -79,50 +108,63 @@ def _ranks_within(groups: np.ndarray) -> np.ndarray:
 
 
 def _order(run_query: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray | None:
-    """Row order grouping queries with scores descending and ties by doc id descending.
+    """Row order grouping queries, scores descending, ties by doc id descending (byte order).
 
     None when the rows are already in that order (the common case for files written by
-    retrieval systems), which saves the sort.
+    retrieval systems), which saves the sort. Only tied rows have their doc ids compared.
     """
-    same_query = run_query[1:] == run_query[:-1]
-    step = np.diff(scores)
     if len(scores) < 2 or (
-        np.all(run_query[1:] >= run_query[:-1]) and not np.any(same_query & (step >= 0))
+        np.all(run_query[1:] >= run_query[:-1]) and not np.any((run_query[1:] == run_query[:-1]) & (np.diff(scores) >= 0))
     ):
         return None
     order = np.lexsort((-scores, run_query))
     q, s = run_query[order], scores[order]
-    if np.any((q[1:] == q[:-1]) & (s[1:] == s[:-1])):
-        doc_rank = pc.rank(doc_ids, sort_keys="descending", tiebreaker="first").to_numpy()
-        order = np.lexsort((doc_rank, -scores, run_query))
-    return order
+    tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    if not tie.any():
+        return order
+    tied = order[np.flatnonzero(np.r_[tie, False] | np.r_[False, tie])]
+    doc_rank = np.zeros(len(scores), dtype=np.int64)
+    doc_rank[tied] = pc.rank(doc_ids.take(tied), sort_keys="descending", tiebreaker="first").to_numpy()
+    return np.lexsort((doc_rank, -scores, run_query))
+
+
+def _refuse_repeated_documents(query: np.ndarray, doc_ids: pa.Array, run: Run, rows: np.ndarray | None) -> None:
+    """A document listed twice for one query is an error, as in trec_eval.
+
+    Fingerprints find candidate repeats in one cheap pass; candidates are confirmed on the ids.
+    """
+    keys = pair_fingerprints(query, fingerprints(doc_ids))
+    if len(keys) < 2 or len(pc.unique(pa.array(keys))) == len(keys):
+        return
+    order = np.argsort(keys, kind="stable")
+    pairs = np.flatnonzero(keys[order[1:]] == keys[order[:-1]])
+    later = [
+        int(max(a, b)) for a, b in zip(order[pairs].tolist(), order[pairs + 1].tolist())
+        if query[a] == query[b] and doc_ids[a] == doc_ids[b]
+    ]
+    if later:
+        row = min(later) if rows is None else int(rows[min(later)])
+        raise duplicate_error(run.source, row, run.query_ids[row].as_py(), run.doc_ids[row].as_py(), "document in run")
 
 
 def _join(index: _QrelsIndex, run: Run, level: int) -> tuple[_Ranked, list[str], list[str]]:
+    """Each run row's query, rank and grade; plus the qrels queries it lacks and those it adds."""
     run_queries = pc.dictionary_encode(run.query_ids)
-    known = pc.index_in(run_queries.dictionary, value_set=index.query_names).to_numpy(zero_copy_only=False)
-    known = np.where(np.isnan(known.astype(np.float64)), -1, known).astype(np.int64)
-    ignored = [q for q, k in zip(run_queries.dictionary.to_pylist(), known) if k < 0]
     local = run_queries.indices.to_numpy().astype(np.int64)
-    order = _order(local, run.scores, run.doc_ids)
-    doc_ids = run.doc_ids if order is None else run.doc_ids.take(order)
-    if order is not None:
-        local = local[order]
-    query = known[local]
-    keep = query >= 0
-    if not keep.all():
-        query, doc_ids = query[keep], doc_ids.filter(pa.array(keep))
-    # Look each (query, doc) pair up in the qrels through one shared doc dictionary.
-    docs = pc.dictionary_encode(pa.chunked_array([index.docs, doc_ids]).combine_chunks())
-    codes = docs.indices.to_numpy().astype(np.int64)
-    ndocs = len(docs.dictionary)
-    qrel_keys = index.query * ndocs + codes[: len(index.docs)]
-    run_keys = query * ndocs + codes[len(index.docs):]
-    by_key = np.argsort(qrel_keys, kind="stable")
-    sorted_keys = qrel_keys[by_key]
-    at = np.searchsorted(sorted_keys, run_keys).clip(max=max(len(sorted_keys) - 1, 0))
-    judged = sorted_keys[at] == run_keys if len(sorted_keys) else np.zeros(len(run_keys), dtype=bool)
-    rel = np.where(judged, index.relevance[by_key[at]] if len(sorted_keys) else 0, 0)
+    known = pc.index_in(run_queries.dictionary, value_set=index.query_names).fill_null(-1).to_numpy().astype(np.int64)
+    ignored = [q for q, k in zip(run_queries.dictionary.to_pylist(), known) if k < 0]
+    rows = _order(local, run.scores, run.doc_ids)
+    grouped = local if rows is None else local[rows]
+    doc_ids = run.doc_ids if rows is None else run.doc_ids.take(rows)
+    with ThreadPoolExecutor(2) as pool:  # both halves release the GIL: two cores, half the wait
+        checked = pool.submit(_refuse_repeated_documents, grouped, doc_ids, run, rows)
+        codes = index.codes(doc_ids)
+        checked.result()
+    query = known[grouped]
+    if (query < 0).any():
+        keep = query >= 0
+        query, codes = query[keep], codes[keep]
+    judged, rel = index.lookup(query, codes)
     present = np.zeros(index.n, dtype=bool)
     present[query] = True
     missing = [q for q, p in zip(index.query_names.to_pylist(), present) if not p]

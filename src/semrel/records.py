@@ -27,6 +27,7 @@ class Qrels:
     query_ids: pa.Array
     doc_ids: pa.Array
     relevance: np.ndarray
+    source: str | None = None  # the file read, so errors found later can name its line
 
     @classmethod
     def from_columns(cls, query_ids, doc_ids, relevance) -> "Qrels":
@@ -59,6 +60,7 @@ class Run:
     doc_ids: pa.Array
     scores: np.ndarray
     name: str = "run"
+    source: str | None = None  # the file read, so errors found later can name its line
 
     @classmethod
     def from_columns(cls, query_ids, doc_ids, scores, name: str = "run") -> "Run":

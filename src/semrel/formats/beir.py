@@ -1,4 +1,4 @@
-"""BEIR folders: corpus.jsonl, queries.jsonl and qrels/<split>.tsv (with a header row)."""
+"""BEIR folders: corpus.jsonl (read by formats.corpus), queries.jsonl and qrels/<split>.tsv."""
 
 from __future__ import annotations
 
@@ -9,11 +9,10 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import FormatError, SemrelError
-from ..records import Chunk, Qrels
+from ..records import Qrels
 from .columns import read_columns
 from .files import display_name, read_bytes
 from .jsonl import read_jsonl, require
-from .trec import _refuse_duplicates
 
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
 
@@ -30,26 +29,10 @@ def read_beir_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels
         {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()},
         {2: ("an integer relevance grade", int)}, "query-id corpus-id score",
     )
-    query_ids = table.column("query_id").combine_chunks()
-    doc_ids = table.column("doc_id").combine_chunks()
-    _refuse_duplicates(b"\n" + body, path, query_ids, doc_ids, "judgment")
-    return Qrels(query_ids, doc_ids, table.column("relevance").to_numpy().astype(np.int64))
-
-
-def read_beir_corpus(path: str | os.PathLike) -> list[Chunk]:
-    """corpus.jsonl lines `{"_id", "title", "text"}`; semrel's own corpus adds doc_id/start/end."""
-    chunks = []
-    for line, obj in read_jsonl(path):
-        chunk_id = str(require(obj, "_id", path, line, (str, int)))
-        text = require(obj, "text", path, line)
-        chunks.append(
-            Chunk(
-                id=chunk_id, text=text, title=str(obj.get("title") or ""),
-                doc_id=str(obj.get("doc_id", chunk_id)), start=int(obj.get("start", 0)),
-                end=int(obj.get("end", len(text))),
-            )
-        )
-    return chunks
+    return Qrels(
+        table.column("query_id").combine_chunks(), table.column("doc_id").combine_chunks(),
+        table.column("relevance").to_numpy().astype(np.int64), source=path,
+    )
 
 
 def read_beir_queries(path: str | os.PathLike) -> dict[str, str]:

@@ -13,10 +13,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from ..errors import FormatError
-from .files import display_name
+from ..errors import FormatError, ValidationError
+from .files import STDIO, display_name, read_bytes
 
 _RUNS_OF_BLANKS = re.compile(rb"[ \t]+")
 _LINE_EDGES = re.compile(rb"^ +| +$", re.MULTILINE)
@@ -55,15 +56,18 @@ def read_columns(
     `checks` maps a column position to (what it should be, a parser that raises on bad values)
     for the line-by-line pass that explains a refusal.
     """
-    data = normalise(data)
-    if not data.strip():
+    if not data or data.isspace():
         return pa.table({n: pa.array([], type=t) for n, t in types.items()})
     try:
-        table = _arrow_read(data, names, types)
+        return _arrow_read(data, names, types)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pass
+    data = normalise(data)  # tabs, runs of blanks, blanks at line ends: rare, so only on refusal
+    try:
+        return _arrow_read(data, names, types)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         first_bad_line(data, path, len(names), checks, what)
         raise FormatError(display_name(path), f"could not be read as {what}") from None
-    return table
 
 
 def first_bad_line(data: bytes, path: str, ncols: int, checks: dict[int, tuple[str, Check]], what: str) -> None:
@@ -110,3 +114,25 @@ def finite_float(text: str) -> float:
 def first_nonfinite(values: np.ndarray) -> int | None:
     bad = np.flatnonzero(~np.isfinite(values))
     return int(bad[0]) if len(bad) else None
+
+
+def duplicate_error(source: str | None, row: int, query: str, doc: str, what: str) -> Exception:
+    """The error for a (query, doc) pair listed twice, naming the file's line where it can."""
+    message = f"duplicate {what} for query {query!r} and doc {doc!r}"
+    hint = "each document may appear once per query"
+    if source is None:
+        return ValidationError(f"{message} (row {row + 1}; {hint})")
+    if source == STDIO:
+        return FormatError(display_name(source), f"{message} (the {row + 1}th line with content)", hint=hint)
+    data = read_bytes(source)
+    header = 1 if data.startswith(b"query-id") else 0  # a BEIR qrels file's first line
+    return FormatError(source, message, line=line_number(data, row + header), hint=hint)
+
+
+def first_duplicate(keys: np.ndarray) -> int | None:
+    """Row index of the first repeat of an earlier key, or None (a hash pass when there is none)."""
+    if len(keys) < 2 or len(pc.unique(pa.array(keys))) == len(keys):
+        return None
+    order = np.argsort(keys, kind="stable")
+    repeats = np.flatnonzero(keys[order[1:]] == keys[order[:-1]])
+    return int(order[repeats + 1].min())

@@ -1,4 +1,8 @@
-"""TREC qrels (`qid 0 docid rel`) and runs (`qid Q0 docid rank score tag`)."""
+"""TREC qrels (`qid 0 docid rel`) and runs (`qid Q0 docid rank score tag`).
+
+Readers check syntax; a document repeated for one query is found where the ids are encoded
+anyway (semrel.metrics), and reported through `columns.duplicate_error` with its line.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import pyarrow.compute as pc
 from ..errors import FormatError
 from ..records import Qrels, Run
 from .columns import finite_float, first_nonfinite, line_number, read_columns
-from .files import atomic_writer, check_id, display_name, read_bytes
+from .files import STDIO, atomic_writer, check_id, display_name, read_bytes
 
 RUN_COLUMNS = ("query_id", "q0", "doc_id", "rank", "score", "tag")
 QRELS_COLUMNS = ("query_id", "iteration", "doc_id", "relevance")
@@ -24,34 +28,7 @@ def run_name(path: str | os.PathLike) -> str:
     for suffix in (".gz", ".run", ".trec", ".txt", ".tsv"):
         if name.endswith(suffix) and len(name) > len(suffix):
             name = name[: -len(suffix)]
-    return "stdin" if str(path) == "-" else name
-
-
-def pair_keys(query_ids: pa.Array, doc_ids: pa.Array) -> np.ndarray:
-    """One int64 per (query, doc) pair, equal exactly when both ids are equal."""
-    q = pc.dictionary_encode(query_ids)
-    d = pc.dictionary_encode(doc_ids)
-    return q.indices.to_numpy().astype(np.int64) * len(d.dictionary) + d.indices.to_numpy()
-
-
-def first_duplicate(keys: np.ndarray) -> int | None:
-    """Row index of the first repeat of an earlier key, or None."""
-    if len(keys) < 2:
-        return None
-    order = np.argsort(keys, kind="stable")
-    repeats = np.flatnonzero(keys[order[1:]] == keys[order[:-1]])
-    return int(order[repeats + 1].min()) if len(repeats) else None
-
-
-def _refuse_duplicates(data: bytes, path: str, query_ids: pa.Array, doc_ids: pa.Array, what: str) -> None:
-    row = first_duplicate(pair_keys(query_ids, doc_ids))
-    if row is not None:
-        raise FormatError(
-            display_name(path),
-            f"duplicate {what} for query {query_ids[row].as_py()!r} and doc {doc_ids[row].as_py()!r}",
-            line=line_number(data, row),
-            hint="each document may appear once per query",
-        )
+    return "stdin" if str(path) == STDIO else name
 
 
 def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
@@ -66,10 +43,10 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     bad = first_nonfinite(scores)
     if bad is not None:
         raise FormatError(display_name(path), f"score {scores[bad]} is not a finite number", line=line_number(data, bad))
-    query_ids = table.column("query_id").combine_chunks()
-    doc_ids = table.column("doc_id").combine_chunks()
-    _refuse_duplicates(data, path, query_ids, doc_ids, "document in run")
-    return Run(query_ids, doc_ids, scores, name or run_name(path))
+    return Run(
+        table.column("query_id").combine_chunks(), table.column("doc_id").combine_chunks(), scores,
+        name or run_name(path), source=path,
+    )
 
 
 def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels:
@@ -80,10 +57,10 @@ def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels
         data, path, QRELS_COLUMNS, {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()},
         {3: ("an integer relevance grade", int)}, "qid 0 docid rel",
     )
-    query_ids = table.column("query_id").combine_chunks()
-    doc_ids = table.column("doc_id").combine_chunks()
-    _refuse_duplicates(data, path, query_ids, doc_ids, "judgment")
-    return Qrels(query_ids, doc_ids, table.column("relevance").to_numpy())
+    return Qrels(
+        table.column("query_id").combine_chunks(), table.column("doc_id").combine_chunks(),
+        table.column("relevance").to_numpy(), source=path,
+    )
 
 
 def _check_ids(query_ids: list[str], doc_ids: list[str]) -> None:
