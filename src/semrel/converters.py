@@ -43,7 +43,7 @@ def import_pubmedqa(source: str, options: ImportOptions) -> Imported:
         meta: dict[str, Any] = {"final_decision": record.get("final_decision"), "labels": record.get("LABELS")}
         if not answer:
             meta["no_answer"] = True
-            counts["no answer"] += 1
+            counts["queries without an answer"] += 1
         items.append(GoldenItem(doc_id, question.strip(), (answer,) if answer else (), tuple(ids), meta))
     return Imported(items, chunks, counts, {"gold": "all contexts of the question's PMID"})
 
@@ -114,13 +114,13 @@ def import_cranfield(source: str, options: ImportOptions) -> Imported:
     items, counts = [], Counter()
     for position, record in enumerate(smart_records(paths["cran.qry"]), start=1):
         docs = judged.pop(position, {})
-        counts["judged documents not in cran.all.1400"] += sum(doc not in chunks_of for doc in docs)
+        counts["judgments dropped (document missing or empty in cran.all.1400)"] += sum(doc not in chunks_of for doc in docs)
         grades = {c: gain for doc, gain in docs.items() for c in chunks_of.get(doc, [])}
         gold = tuple(c for c, gain in grades.items() if gain > 0)
         meta = {"cran_id": record["I"], "grades": grades, "no_answer": True}
         items.append(GoldenItem(str(position), _squash(record.get("W", "")), (), gold, meta))
-    counts["no answer (Cranfield has none)"] = len(items)
+    counts["queries without an answer (Cranfield has none)"] = len(items)
     if judged:
-        counts["cranqrel queries beyond cran.qry (ignored)"] = len(judged)
+        counts["cranqrel query numbers beyond cran.qry (ignored)"] = len(judged)
     return Imported(items, chunks, counts, {"gain": {str(k): v for k, v in CRANFIELD_GAIN.items()},
                                              "query_ids": "position in cran.qry"})

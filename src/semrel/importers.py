@@ -151,10 +151,10 @@ def import_squad(source: str, options: ImportOptions) -> Imported:
             meta: dict[str, Any] = {"doc_id": doc.id, "answer_spans": spans}
             if not texts:
                 meta["no_answer"] = True
-                counts["no answer"] += 1
+                counts["queries without an answer"] += 1
             elif not spans:
                 meta["answer_not_found"] = True
-                counts["answer text not found in its context"] += 1
+                counts["queries whose answer text is not in its context (kept, meta answer_not_found)"] += 1
             items.append(GoldenItem(sanitise_id(str(qa["id"])), str(qa["question"]).strip(), texts, tuple(gold), meta))
     return Imported(items, chunks, counts)
 
@@ -185,7 +185,7 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
         meta: dict[str, Any] = {"context_matches": matches}
         if not answer:
             meta["no_answer"] = True
-            counts["no answer"] += 1
+            counts["queries without an answer"] += 1
         query_id = sanitise_id(str(example.get("query_id") or f"q{n + 1}"))
         items.append(GoldenItem(query_id, query.strip(), (answer,) if answer else (), tuple(gold), meta))
     return Imported(items, None, counts, {"overlap_threshold": options.threshold})
@@ -248,7 +248,7 @@ def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str
         meta: dict[str, Any] = {"line": line}
         if not answers:
             meta["no_answer"] = True
-            counts["no answer"] += 1
+            counts["queries without an answer"] += 1
         query_id = sanitise_id(str(row.get(columns["id"]) or "")) if columns["id"] else ""
         gold = _id_list(row.get(columns["chunk_ids"]) if columns["chunk_ids"] else None, path, line)
         items.append(GoldenItem(query_id or f"q{len(items) + 1}", query.strip(), answers, gold, meta))
@@ -306,7 +306,7 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
         meta: dict[str, Any] = {"grades": grades} if graded and grades else {}
         if not answers:
             meta["no_answer"] = True
-            counts["no answer"] += 1
+            counts["queries without an answer"] += 1
         gold = tuple(d for d, r in grades.items() if r > 0)
         items.append(GoldenItem(sanitise_id(query_id), obj["text"].strip(), answers, gold, meta))
     if judged:

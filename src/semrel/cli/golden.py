@@ -75,7 +75,7 @@ def import_command(source, output, fmt, corpus, corpus_out, qrels_out, query_col
         write_manifest(qrels_out, inputs=[output], params={"from": "golden set"}, rows=len(qrels))
     for what, n in sorted(result.counts.items()):
         if not what.startswith("contexts matched"):
-            warn(f"{n} of {rows} queries: {what}")
+            warn(f"{what}: {n}")
     matched = {k: v for k, v in result.counts.items() if k.startswith("contexts matched")}
     if matched:
         click.echo(f"reference contexts: {', '.join(f'{v} {k[9:]}' for k, v in sorted(matched.items()))} "
@@ -131,7 +131,7 @@ def _groups(items, threshold: float, model: str | None):
         return near_duplicate_groups([i.query for i in items], threshold, model, progress=bar.update)
 
 
-threshold_option = click.option("--threshold", type=float, default=0.9, show_default=True,
+threshold_option = click.option("--threshold", type=float, default=0.95, show_default=True,
                                 help="Cosine similarity of query embeddings at which two queries are near-duplicates.")
 model_option = click.option("--model", default=None, metavar="NAME", help="Embedding model [default: all-MiniLM-L6-v2].")
 
