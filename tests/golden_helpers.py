@@ -27,7 +27,7 @@ def assert_one_error(result: Result, *fragments: str, code: int = 1) -> str:
 
 
 def read_lines(path: str | Path) -> list[dict]:
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").split("\n") if line]
 
 
 def write(path: Path, text: str | bytes) -> Path:
