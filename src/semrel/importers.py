@@ -169,7 +169,7 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
     data = expect(load_json(source), dict, source, "the top level")
     examples = expect(data.get("examples"), list, source, "'examples'")
     matcher = ContextMatcher(read_corpus(options.corpus), options.threshold)
-    items, counts = [], Counter()
+    items, counts, matched = [], Counter(), Counter({"exact": 0, "overlap": 0, "none": 0})
     for n, example in enumerate(examples):
         example = expect(example, dict, source, f"examples[{n}]")
         query = expect(example.get("query"), str, source, f"examples[{n}].query")
@@ -179,7 +179,7 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
         matches = []
         for context in contexts:
             ids, how, score = matcher.match(str(context))
-            counts[f"contexts matched by {how}"] += 1
+            matched[how] += 1
             matches.append({"how": how, "score": round(score, 4)})
             gold.extend(i for i in ids if i not in gold)
         meta: dict[str, Any] = {"context_matches": matches}
@@ -188,7 +188,7 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
             counts["queries without an answer"] += 1
         query_id = sanitise_id(str(example.get("query_id") or f"q{n + 1}"))
         items.append(GoldenItem(query_id, query.strip(), (answer,) if answer else (), tuple(gold), meta))
-    return Imported(items, None, counts, {"overlap_threshold": options.threshold})
+    return Imported(items, None, counts, {"overlap_threshold": options.threshold, "contexts_matched": dict(matched)})
 
 
 # ---------------------------------------------------------------- CSV and JSONL with named columns

@@ -74,12 +74,10 @@ def import_command(source, output, fmt, corpus, corpus_out, qrels_out, query_col
         write_qrels(qrels, qrels_out)
         write_manifest(qrels_out, inputs=[output], params={"from": "golden set"}, rows=len(qrels))
     for what, n in sorted(result.counts.items()):
-        if not what.startswith("contexts matched"):
-            warn(f"{what}: {n}")
-    matched = {k: v for k, v in result.counts.items() if k.startswith("contexts matched")}
-    if matched:
-        click.echo(f"reference contexts: {', '.join(f'{v} {k[9:]}' for k, v in sorted(matched.items()))} "
-                   f"(overlap threshold {threshold})", err=True)
+        warn(f"{what}: {n}")
+    if "contexts_matched" in result.params:
+        matched = ", ".join(f"{n} {how}" for how, n in result.params["contexts_matched"].items())
+        click.echo(f"reference contexts matched: {matched} (overlap threshold {threshold})", err=True)
     with_gold = sum(bool(i.gold_chunk_ids) for i in result.items)
     click.echo(f"{rows} queries, {with_gold} with gold chunks -> {output}", err=True)
 
