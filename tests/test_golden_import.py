@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from golden_helpers import assert_one_error, read_lines, run, write
 
@@ -214,3 +215,15 @@ def test_cranfield_numbers_queries_by_position_and_maps_grades(tmp_path):
     write(folder / "cranqrel", "1 1 7\n")
     assert_one_error(run("golden", "import", folder, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
                      "cranqrel:1", "code in")
+
+
+def test_the_sample_golden_set_matches_the_demo_chunking(tmp_path):
+    root = Path(__file__).resolve().parents[1] / "data"
+    corpus = tmp_path / "corpus.jsonl"
+    assert run("corpus", "chunk", root / "docs", "-o", corpus, "--size", "120", "--overlap", "20").exit_code == 0
+    result = run("golden", "import", root / "golden.csv", "--corpus", corpus, "-o", tmp_path / "golden.jsonl")
+    assert result.exit_code == 0, result.output
+    chunks = {c["_id"]: c["text"] for c in read_lines(corpus)}
+    items = read_lines(tmp_path / "golden.jsonl")
+    assert 12 <= len(items) <= 20 and all(i["gold_chunk_ids"] and i["reference_answer"] for i in items)
+    assert "one drop of chain oil to each roller" in chunks[items[0]["gold_chunk_ids"][0]]
