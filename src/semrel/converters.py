@@ -12,9 +12,9 @@ from typing import Any
 
 from .corpus import Document, chunk_documents, sanitise_id
 from .errors import FormatError, SemrelError
-from .importers import Imported, ImportOptions, expect, load_json
 from .formats.files import read_text
 from .records import Chunk, GoldenItem
+from .sources import Imported, ImportOptions, expect, load_json
 
 PUBMEDQA_SEPARATOR = "\n\n"
 # Cleverdon's codes (cranqrel.readme): 1 complete answer .. 4 minimum interest; -1 is no interest.

@@ -1,8 +1,8 @@
 """Golden sets from the formats people already have: SQuAD-style JSON, LlamaIndex rag_dataset,
 CSV/JSONL with named columns and BEIR folders (PubMedQA and Cranfield live in converters.py).
 
-Every importer returns an `Imported`: the golden items, the corpus it built (when the source
-holds the documents), and counts worth a warning. Nothing is written here.
+Every importer takes the source and ImportOptions and returns an Imported (see sources.py);
+nothing is written here.
 """
 
 from __future__ import annotations
@@ -10,14 +10,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .corpus import ChunkSettings, Document, chunk_documents, sanitise_id
+from .converters import import_cranfield, import_pubmedqa
+from .corpus import Document, chunk_documents, sanitise_id
 from .errors import FormatError, UsageError
 from .formats.beir import beir_paths, read_beir_qrels
 from .formats.corpus import read_corpus, require_known_chunks
@@ -25,6 +24,7 @@ from .formats.files import display_name, read_bytes, read_text
 from .formats.jsonl import read_jsonl
 from .locate import ContextMatcher, chunks_holding, find_answer
 from .records import Chunk, GoldenItem
+from .sources import Imported, ImportOptions, expect, load_json
 
 FORMATS = ("auto", "squad", "llamaindex", "csv", "jsonl", "beir", "pubmedqa", "cranfield")
 # Formats whose source holds the documents, so the import writes the corpus too.
@@ -37,43 +37,6 @@ DEFAULT_COLUMNS = {
     "chunk_ids": ("gold_chunk_ids", "chunk_ids", "gold"),
 }
 _ID_SEPARATORS = re.compile(r"[\s,;|]+")
-
-
-@dataclass(frozen=True)
-class ImportOptions:
-    """What the importers may need besides the source."""
-
-    settings: ChunkSettings = ChunkSettings()
-    corpus: str | None = None
-    columns: dict[str, str | None] = field(default_factory=dict)
-    threshold: float = 0.5
-    split: str = "test"
-
-
-@dataclass
-class Imported:
-    """The result of an import: items, the corpus it built (or None) and what to warn about."""
-
-    items: list[GoldenItem]
-    chunks: list[Chunk] | None = None
-    counts: Counter = field(default_factory=Counter)
-    params: dict[str, Any] = field(default_factory=dict)
-
-
-def load_json(path: str | os.PathLike) -> Any:
-    """A whole JSON document; a syntax error names its line."""
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(display_name(path), f"invalid JSON ({exc.msg})", line=exc.lineno) from None
-
-
-def expect(value: Any, kind: type, path: str, where: str) -> Any:
-    """`value` if it is a `kind`, else a FormatError saying which part of the JSON is wrong."""
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise FormatError(display_name(path), f"{where} should be a {kind.__name__}, found {type(value).__name__}")
-    return value
 
 
 def detect_format(source: str) -> str:
@@ -316,8 +279,6 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
 
 def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     """Run the importer for `fmt` ('auto' detects it); gold chunk ids are checked against --corpus."""
-    from .converters import import_cranfield, import_pubmedqa
-
     importers = {
         "squad": import_squad, "llamaindex": import_llamaindex, "csv": import_csv, "jsonl": import_jsonl,
         "beir": import_beir, "pubmedqa": import_pubmedqa, "cranfield": import_cranfield,

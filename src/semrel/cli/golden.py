@@ -15,7 +15,8 @@ from ..formats.trec import write_qrels
 from ..golden import golden_stats, stats_tables, validate_golden
 from ..importers import BUILDS_CORPUS, FORMATS, ImportOptions, import_golden
 from ..manifest import write_manifest
-from ..neardup import dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
+from ..records import GoldenItem
+from ..neardup import NearDuplicates, dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
 from ..tables import render
 from .base import warn
 from .corpus import chunk_options, document_progress, settings_from
@@ -60,6 +61,8 @@ def import_command(source, output, fmt, corpus, corpus_out, qrels_out, query_col
     columns = {"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col}
     options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split)
     result = import_golden(source, fmt, options)
+    if result.params["format"] == "pubmedqa" and size:
+        warn("--size does not apply to pubmedqa: each context is one chunk")
     if result.chunks is not None and not corpus_out:
         raise UsageError(f"--format {result.params['format']} builds the corpus too: give --corpus-out corpus.jsonl")
     inputs = [source] + ([corpus] if corpus else [])
@@ -124,7 +127,7 @@ def stats_command(golden, corpus, fmt):
     click.echo(render(counts, fmt, places=0) + "\n" + render(lengths, fmt, places=1), nl=False)
 
 
-def _groups(items, threshold: float, model: str | None):
+def _groups(items: list[GoldenItem], threshold: float, model: str | None) -> NearDuplicates:
     with document_progress(len(items), "embedding queries") as bar:
         return near_duplicate_groups([i.query for i in items], threshold, model, progress=bar.update)
 
