@@ -17,7 +17,7 @@ from typing import Any, Iterable, Sequence
 
 from .converters import import_cranfield, import_pubmedqa
 from .corpus import Document, chunk_documents, sanitise_id
-from .errors import FormatError, UsageError
+from .errors import FormatError, UsageError, ValidationError
 from .formats.beir import beir_paths, read_beir_qrels
 from .formats.corpus import read_corpus, require_known_chunks
 from .formats.files import display_name, read_bytes, read_text
@@ -288,6 +288,9 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     result = importers[fmt](source, options)
     result.params["format"] = fmt
+    repeated = [q for q, n in Counter(i.query_id for i in result.items).items() if n > 1]
+    if repeated:
+        raise ValidationError(f"{source}: query id {repeated[0]!r} occurs more than once; query ids must be unique")
     if options.corpus and fmt not in (*BUILDS_CORPUS, "llamaindex"):
         require_known_chunks(result.items, {c.id for c in read_corpus(options.corpus)}, source)
     return result

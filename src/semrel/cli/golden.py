@@ -65,6 +65,8 @@ def import_command(source, output, fmt, corpus, corpus_out, qrels_out, query_col
         warn("--size does not apply to pubmedqa: each context is one chunk")
     if result.chunks is not None and not corpus_out:
         raise UsageError(f"--format {result.params['format']} builds the corpus too: give --corpus-out corpus.jsonl")
+    if result.chunks is None and corpus_out:
+        raise UsageError(f"--corpus-out only applies to {', '.join(BUILDS_CORPUS)}; this source is {result.params['format']}")
     inputs = [source] + ([corpus] if corpus else [])
     params = {**result.params, **({"chunking": settings.describe()} if result.chunks is not None else {})}
     if result.chunks is not None:
