@@ -80,7 +80,7 @@ def _squad_paragraphs(data: Any, path: str) -> Iterable[tuple[Document, list[dic
             if "document_id" in paragraph:
                 doc_id = str(paragraph["document_id"])
             else:
-                doc_id = f"{title or 'doc' + str(a)}" + (f"_{p}" if len(paragraphs) > 1 else "")
+                doc_id = (title or f"doc{a}") + (f"_{p}" if len(paragraphs) > 1 else "")
             yield Document(sanitise_id(doc_id), context, title), expect(paragraph.get("qas"), list, path, f"{where}.qas")
 
 
