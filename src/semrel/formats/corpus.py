@@ -6,7 +6,7 @@ import os
 from typing import Iterable
 
 from ..errors import FormatError, ValidationError
-from ..records import Chunk, GoldenItem
+from ..records import Chunk, GoldenItem, Qrels
 from .files import check_id, display_name
 from .jsonl import read_jsonl, require, write_jsonl
 
@@ -39,34 +39,40 @@ def write_corpus(chunks: Iterable[Chunk], path: str | os.PathLike) -> int:
     return write_jsonl(rows(), path)
 
 
-def read_golden(path: str | os.PathLike) -> list[GoldenItem]:
-    """golden.jsonl: `{"query_id", "query", "reference_answer", "gold_chunk_ids", "meta"}` per line.
+def golden_item(obj: dict, path: str | os.PathLike, line: int) -> GoldenItem:
+    """One golden.jsonl line: `{"query_id", "query", "reference_answer", "gold_chunk_ids", "meta"}`.
 
     `reference_answer` may be a string or a list of strings (several acceptable answers).
     """
+    query_id = str(require(obj, "query_id", path, line, (str, int)))
+    answer = obj.get("reference_answer", "")
+    answers = tuple(answer) if isinstance(answer, list) else (answer,)
+    if not all(isinstance(a, str) for a in answers):
+        raise FormatError(display_name(path), "reference_answer should be a string or a list of strings", line=line)
+    gold = obj.get("gold_chunk_ids") or []
+    if not isinstance(gold, list) or not all(isinstance(g, (str, int)) for g in gold):
+        raise FormatError(display_name(path), "gold_chunk_ids should be a list of chunk ids", line=line)
+    meta = obj.get("meta") or {}
+    if not isinstance(meta, dict):
+        raise FormatError(display_name(path), "meta should be an object", line=line)
+    return GoldenItem(
+        query_id=query_id, query=str(require(obj, "query", path, line)),
+        reference_answers=tuple(a for a in answers), gold_chunk_ids=tuple(str(g) for g in gold), meta=meta,
+    )
+
+
+def read_golden(path: str | os.PathLike) -> list[GoldenItem]:
+    """The items of a golden.jsonl (see golden_item); a repeated query id is an error naming its line."""
     items: list[GoldenItem] = []
     seen: dict[str, int] = {}
     for line, obj in read_jsonl(path):
-        query_id = str(require(obj, "query_id", path, line, (str, int)))
-        if query_id in seen:
-            raise FormatError(display_name(path), f"query id {query_id!r} already used on line {seen[query_id]}", line=line)
-        seen[query_id] = line
-        answer = obj.get("reference_answer", "")
-        answers = tuple(answer) if isinstance(answer, list) else (answer,)
-        if not all(isinstance(a, str) for a in answers):
-            raise FormatError(display_name(path), "reference_answer should be a string or a list of strings", line=line)
-        gold = obj.get("gold_chunk_ids") or []
-        if not isinstance(gold, list) or not all(isinstance(g, (str, int)) for g in gold):
-            raise FormatError(display_name(path), "gold_chunk_ids should be a list of chunk ids", line=line)
-        meta = obj.get("meta") or {}
-        if not isinstance(meta, dict):
-            raise FormatError(display_name(path), "meta should be an object", line=line)
-        items.append(
-            GoldenItem(
-                query_id=query_id, query=str(require(obj, "query", path, line)),
-                reference_answers=tuple(a for a in answers), gold_chunk_ids=tuple(str(g) for g in gold), meta=meta,
+        item = golden_item(obj, path, line)
+        if item.query_id in seen:
+            raise FormatError(
+                display_name(path), f"query id {item.query_id!r} already used on line {seen[item.query_id]}", line=line
             )
-        )
+        seen[item.query_id] = line
+        items.append(item)
     return items
 
 
@@ -96,3 +102,16 @@ def require_known_chunks(items: Iterable[GoldenItem], chunk_ids: set[str], golde
             f"{golden_path}: {len(missing)} gold chunk ids are not in the corpus (first: {c!r} of query {q!r}); "
             "re-chunk with the same settings or run `semrel golden validate`"
         )
+
+
+def golden_qrels(items: Iterable[GoldenItem]) -> Qrels:
+    """The golden set as qrels: the grades in meta["grades"] where an item records them, else
+    rel 1 for each gold chunk."""
+    judged: dict[str, dict[str, int]] = {}
+    for item in items:
+        grades = item.meta.get("grades")
+        if isinstance(grades, dict) and grades:
+            judged[item.query_id] = {str(c): int(g) for c, g in grades.items()}
+        elif item.gold_chunk_ids:
+            judged[item.query_id] = {c: 1 for c in item.gold_chunk_ids}
+    return Qrels.from_dict(judged)

@@ -15,7 +15,8 @@ from .files import atomic_writer, display_name, read_text
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-empty line; anything but a JSON object is an error."""
     text = read_text(path)
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Only "\n" ends a line: JSON strings may hold U+2028 and other characters splitlines() breaks at.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

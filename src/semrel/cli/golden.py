@@ -1,0 +1,200 @@
+"""`semrel golden import|qrels|validate|stats|split|dedup`: building and curating golden sets."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+from ..formats.corpus import golden_qrels, read_corpus, read_golden, write_corpus, write_golden
+from ..formats.jsonl import write_jsonl
+from ..formats.trec import write_qrels
+from ..golden import golden_stats, stats_tables, validate_golden
+from ..importers import BUILDS_CORPUS, FORMATS, ImportOptions, import_golden
+from ..manifest import write_manifest
+from ..records import GoldenItem
+from ..neardup import NearDuplicates, dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
+from ..tables import render
+from .base import warn
+from .corpus import chunk_options, document_progress, settings_from
+
+
+@click.group("golden")
+def golden_group() -> None:
+    """Import, check and curate golden sets (queries, reference answers, gold chunk ids)."""
+
+
+def _numbers(text: str | None, kind: type) -> list | None:
+    if not text:
+        return None
+    try:
+        return [kind(part) for part in text.split(",")]
+    except ValueError:
+        raise UsageError(f"expected comma-separated numbers, not {text!r}") from None
+
+
+@golden_group.command("import")
+@click.argument("source", type=click.Path(allow_dash=True))
+@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="golden.jsonl to write.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
+@click.option("--corpus", type=click.Path(exists=True, dir_okay=False),
+              help="corpus.jsonl the gold chunk ids refer to (checked; needed for llamaindex).")
+@click.option("--corpus-out", type=click.Path(allow_dash=True),
+              help=f"corpus.jsonl to write ({', '.join(BUILDS_CORPUS)}: the source holds the documents).")
+@click.option("--qrels-out", type=click.Path(allow_dash=True), help="Also write the gold chunks as TREC qrels.")
+@click.option("--query-col", help="Column of the query (csv/jsonl) [default: query, question or text].")
+@click.option("--answer-col", help="Column of the reference answer [default: reference_answer, answer or answers].")
+@click.option("--chunk-ids-col", help="Column of the gold chunk ids [default: gold_chunk_ids, chunk_ids or gold].")
+@click.option("--id-col", help="Column of the query id [default: query_id, id, qid or _id; else q1, q2, ...].")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="llamaindex: least word overlap for a context to match a chunk when no chunk contains it.")
+@click.option("--split", default="test", show_default=True, help="beir: the qrels split to read.")
+@chunk_options(default_size=None)
+def import_command(source, output, fmt, corpus, corpus_out, qrels_out, query_col, answer_col, chunk_ids_col, id_col,
+                   threshold, split, size, overlap, unit, sentences, model):
+    """Import SOURCE (SQuAD-style JSON, LlamaIndex rag_dataset.json, CSV, JSONL, a BEIR folder,
+    PubMedQA's ori_pqal.json or a Cranfield folder) as a golden.jsonl."""
+    settings = settings_from(size, overlap, unit, sentences, model)
+    columns = {"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col}
+    options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split)
+    result = import_golden(source, fmt, options)
+    if result.params["format"] == "pubmedqa" and size:
+        warn("--size does not apply to pubmedqa: each context is one chunk")
+    if result.chunks is not None and not corpus_out:
+        raise UsageError(f"--format {result.params['format']} builds the corpus too: give --corpus-out corpus.jsonl")
+    if result.chunks is None and corpus_out:
+        raise UsageError(f"--corpus-out only applies to {', '.join(BUILDS_CORPUS)}; this source is {result.params['format']}")
+    inputs = [source] + ([corpus] if corpus else [])
+    params = {**result.params, **({"chunking": settings.describe()} if result.chunks is not None else {})}
+    if result.chunks is not None:
+        rows = write_corpus(result.chunks, corpus_out)
+        write_manifest(corpus_out, inputs=inputs, params=params, rows=rows)
+    rows = write_golden(result.items, output)
+    write_manifest(output, inputs=inputs, params=params, rows=rows)
+    if qrels_out:
+        qrels = golden_qrels(result.items)
+        write_qrels(qrels, qrels_out)
+        write_manifest(qrels_out, inputs=[output], params={"from": "golden set"}, rows=len(qrels))
+    for what, n in sorted(result.counts.items()):
+        warn(f"{what}: {n}")
+    if "contexts_matched" in result.params:
+        matched = ", ".join(f"{n} {how}" for how, n in result.params["contexts_matched"].items())
+        click.echo(f"reference contexts matched: {matched} (overlap threshold {threshold})", err=True)
+    with_gold = sum(bool(i.gold_chunk_ids) for i in result.items)
+    click.echo(f"{rows} queries, {with_gold} with gold chunks -> {output}", err=True)
+
+
+@golden_group.command("qrels")
+@click.argument("golden", type=click.Path(allow_dash=True))
+@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="TREC qrels to write.")
+def qrels_command(golden, output):
+    """Write GOLDEN's gold chunks as TREC qrels: rel 1, or the grades recorded in meta["grades"]."""
+    qrels = golden_qrels(read_golden(golden))
+    write_qrels(qrels, output)
+    write_manifest(output, inputs=[golden], params={"from": "golden set"}, rows=len(qrels))
+    click.echo(f"{len(qrels)} judgments -> {output}", err=True)
+
+
+@golden_group.command("validate")
+@click.argument("golden", type=click.Path(allow_dash=True))
+@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), help="corpus.jsonl: check every gold chunk id.")
+def validate_command(golden, corpus):
+    """Report every problem of GOLDEN with its line; exit 1 if any is an error."""
+    chunk_ids = {c.id for c in read_corpus(corpus)} if corpus else None
+    issues, count = validate_golden(golden, chunk_ids)
+    for issue in issues:
+        click.echo(f"{golden}:{issue.line}: {issue.severity}: {issue.message}")
+    errors = sum(i.severity == "error" for i in issues)
+    warnings = len(issues) - errors
+    checked = "" if corpus else " (gold chunk ids not checked: no --corpus)"
+    click.echo(f"{count} queries: {errors} errors, {warnings} warnings{checked}", err=True)
+    if errors:
+        sys.exit(1)
+
+
+@golden_group.command("stats")
+@click.argument("golden", type=click.Path(allow_dash=True))
+@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), help="Also describe this corpus.jsonl.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True)
+def stats_command(golden, corpus, fmt):
+    """Counts and length distributions (in words) of GOLDEN and its corpus."""
+    stats = golden_stats(read_golden(golden), read_corpus(corpus) if corpus else None)
+    if fmt == "json":
+        click.echo(json.dumps(stats, indent=2))
+        return
+    counts, lengths = stats_tables(stats)
+    click.echo(render(counts, fmt, places=0) + "\n" + render(lengths, fmt, places=1), nl=False)
+
+
+def _groups(items: list[GoldenItem], threshold: float, model: str | None) -> NearDuplicates:
+    with document_progress(len(items), "embedding queries") as bar:
+        return near_duplicate_groups([i.query for i in items], threshold, model, progress=bar.update)
+
+
+threshold_option = click.option("--threshold", type=float, default=0.95, show_default=True,
+                                help="Cosine similarity of query embeddings at which two queries are near-duplicates.")
+model_option = click.option("--model", default=None, metavar="NAME", help="Embedding model [default: all-MiniLM-L6-v2].")
+
+
+@golden_group.command("split")
+@click.argument("golden", type=click.Path(allow_dash=True))
+@click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False), help="Folder for the parts.")
+@click.option("--ratio", help="Fraction(s) of the parts, comma-separated; the rest is the last part [default: 0.8].")
+@click.option("--sizes", help="Query counts of the parts, comma-separated (instead of --ratio).")
+@click.option("--names", default=None, help="Part names, comma-separated [default: train,test or train,dev,test].")
+@click.option("--seed", type=int, default=0, show_default=True)
+@threshold_option
+@model_option
+def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, model):
+    """Split GOLDEN into parts (deterministic by --seed); near-duplicate queries stay together."""
+    if ratio and sizes:
+        raise UsageError("give --ratio or --sizes, not both")
+    items = read_golden(golden)
+    targets = split_targets(len(items), _numbers(ratio, float), _numbers(sizes, int))
+    labels = names.split(",") if names else (["train", "test"] if len(targets) == 2 else
+                                             ["train", "dev", "test"] if len(targets) == 3 else
+                                             [f"part{k + 1}" for k in range(len(targets))])
+    if len(labels) != len(targets):
+        raise UsageError(f"--names gives {len(labels)} names for {len(targets)} parts")
+    found = _groups(items, threshold, model)
+    parts = split_groups(found.groups, targets, seed)
+    params = {"seed": seed, "targets": targets, "threshold": threshold, "model": model or "all-MiniLM-L6-v2"}
+    for label, part in zip(labels, parts):
+        path = Path(output_dir) / f"{label}.jsonl"
+        rows = write_golden([items[i] for i in part], path)
+        write_manifest(path, inputs=[golden], params={**params, "part": label}, rows=rows)
+        click.echo(f"{label}: {rows} queries -> {path}", err=True)
+    left = len(items) - sum(len(p) for p in parts)
+    if left:
+        warn(f"{left} queries are in no part (--sizes sum to less than {len(items)})")
+
+
+@golden_group.command("dedup")
+@click.argument("golden", type=click.Path(allow_dash=True))
+@click.option("--report", "report", default="-", show_default=True, type=click.Path(allow_dash=True),
+              help="JSONL report, one line per group of near-duplicates.")
+@click.option("--apply", is_flag=True, help="Write the golden set without the duplicates (to -o).")
+@click.option("-o", "--output", type=click.Path(allow_dash=True), help="Deduplicated golden.jsonl (with --apply).")
+@threshold_option
+@model_option
+def dedup_command(golden, report, apply, output, threshold, model):
+    """Find near-duplicate queries in GOLDEN; only --apply removes them (keeping the first of each group)."""
+    if apply != bool(output):
+        raise UsageError("--apply and -o go together: -o names the deduplicated golden set")
+    items = read_golden(golden)
+    found = _groups(items, threshold, model)
+    rows = dedup_report(items, found)
+    params = {"threshold": threshold, "model": model or "all-MiniLM-L6-v2"}
+    write_jsonl(rows, report)
+    write_manifest(report, inputs=[golden], params=params, rows=len(rows))
+    removed = sum(len(r["duplicates"]) for r in rows)
+    if apply:
+        kept = write_golden(deduplicated(items, found), output)
+        write_manifest(output, inputs=[golden], params=params, rows=kept)
+        click.echo(f"{len(rows)} groups of near-duplicates; removed {removed}, kept {kept} -> {output}", err=True)
+    else:
+        click.echo(f"{len(rows)} groups of near-duplicates ({removed} queries would go); "
+                   "nothing removed (use --apply -o FILE)", err=True)

@@ -1,0 +1,36 @@
+"""Helpers shared by the corpus and golden-set tests: running the CLI and checking error lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from semrel.cli import main
+
+
+def run(*args: str, input: str | None = None) -> Result:
+    """The CLI as a user runs it; exceptions other than SystemExit propagate (they are bugs)."""
+    return CliRunner().invoke(main, [str(a) for a in args], input=input, catch_exceptions=False)
+
+
+def assert_one_error(result: Result, *fragments: str, code: int = 1) -> str:
+    """The command failed with `code` and said why in one stderr line holding every fragment."""
+    assert result.exit_code == code, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("semrel: error: "), result.stderr
+    assert "Traceback" not in result.output
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+def read_lines(path: str | Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").split("\n") if line]
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return path
