@@ -71,12 +71,16 @@ class _QrelsIndex:
 
     def lookup(self, query: np.ndarray, doc_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(judged, grade) of each (query, doc) pair; doc codes index `doc_names` (others: unjudged)."""
-        if not len(self.sorted_keys):
-            return np.zeros(len(query), dtype=bool), np.zeros(len(query), dtype=np.int64)
-        keys = query * len(self.doc_names) + doc_codes
-        at = np.searchsorted(self.sorted_keys, keys).clip(max=len(self.sorted_keys) - 1)
-        judged = (self.sorted_keys[at] == keys) & (doc_codes < len(self.doc_names))
-        return judged, np.where(judged, self.relevance[self.by_key[at]], 0)
+        judged = np.zeros(len(query), dtype=bool)
+        grade = np.zeros(len(query), dtype=np.int64)
+        named = np.flatnonzero(doc_codes < len(self.doc_names))  # only these can have a judgment
+        if len(named):
+            keys = query[named] * len(self.doc_names) + doc_codes[named]
+            at = np.searchsorted(self.sorted_keys, keys).clip(max=len(self.sorted_keys) - 1)
+            found = self.sorted_keys[at] == keys
+            judged[named[found]] = True
+            grade[named[found]] = self.relevance[self.by_key[at[found]]]
+        return judged, grade
 
     def num_relevant(self, level: int) -> np.ndarray:
         return np.bincount(self.query[self.relevance >= level], minlength=self.n).astype(np.float64)
@@ -210,12 +214,10 @@ def _compute(m: Measure, r: _Ranked, index: _QrelsIndex, num_rel: np.ndarray, le
         q, at = np.unique(r.query[hits], return_index=True)
         first[q] = 1.0 / (r.rank[hits][at] + 1.0)
         return first
-    if f == "AP":
-        rel = r.relevant.astype(np.int64)
-        cumulative = np.cumsum(rel)
-        before = np.repeat(np.r_[0, cumulative][np.flatnonzero(r.rank == 0)], np.diff(np.r_[np.flatnonzero(r.rank == 0), len(rel)]))
-        precision = (cumulative - before) / (r.rank + 1.0)
-        return per_relevant(count(top & r.relevant, precision))
+    if f == "AP":  # precision at each relevant document: (its number among the hits) / rank
+        hits = top & r.relevant
+        nth = _ranks_within(r.query[hits]) + 1.0
+        return per_relevant(np.bincount(r.query[hits], weights=nth / (r.rank[hits] + 1.0), minlength=n))
     if f == "nDCG":
         dcg = count(top & (r.gain > 0), r.gain / np.log2(r.rank + 2.0))
         ideal = index.ideal_dcg(m.cutoff)
