@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Callable, Sequence
 
 from .formats import read_qrels, read_run
+from .formats.trec import run_name
 from .measures import Measure, parse_measures
 from .metrics import Evaluation, evaluate
+
+
+def run_names(paths: Sequence[str | os.PathLike]) -> list[str]:
+    """File stems, with the parent folder added where two stems would be the same."""
+    stems = [run_name(p) for p in paths]
+    return [
+        f"{Path(str(p)).parent.name}/{stem}" if stems.count(stem) > 1 and Path(str(p)).parent.name else stem
+        for p, stem in zip(paths, stems)
+    ]
 
 
 def evaluate_files(
@@ -17,13 +28,12 @@ def evaluate_files(
     rel_level: int = 1,
     warn: Callable[[str], None] | None = None,
 ) -> list[Evaluation]:
-    """Read the qrels once and each run in turn; warn about queries missing on either side."""
-    parsed = [m if isinstance(m, Measure) else None for m in measures or ()]
-    chosen = parsed if measures and all(parsed) else parse_measures([str(m) for m in measures] if measures else None)
-    qrels = read_qrels(qrels_path)
+    """Read the qrels once and each run in turn (one run in memory at a time); warn about
+    queries missing on either side."""
+    chosen = parse_measures([str(m) for m in measures] if measures else None)
+    runs = (read_run(path, name) for path, name in zip(run_paths, run_names(run_paths)))
     results = []
-    for path in run_paths:
-        (result,) = evaluate(qrels, read_run(path), chosen, rel_level)
+    for path, result in zip(run_paths, evaluate(read_qrels(qrels_path), runs, chosen, rel_level)):
         if warn and result.missing_queries:
             warn(
                 f"{len(result.missing_queries)} of {len(result.query_ids)} queries in {qrels_path} have no results "

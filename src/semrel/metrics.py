@@ -226,14 +226,16 @@ def _compute(m: Measure, r: _Ranked, index: _QrelsIndex, num_rel: np.ndarray, le
 
 
 def evaluate(qrels: Qrels, runs: Run | Iterable[Run], measures: Iterable[Measure], rel_level: int = 1) -> list[Evaluation]:
-    """Evaluate each run on the qrels; one Evaluation per run, in the order given."""
-    runs = [runs] if isinstance(runs, Run) else list(runs)
+    """Evaluate each run on the qrels, in the order given.
+
+    Runs are consumed one at a time, so a generator of runs keeps only one in memory.
+    """
     measures = list(measures)
     index = _QrelsIndex(qrels)
     num_rel = index.num_relevant(rel_level)
     names = index.query_names.to_pylist()
     results = []
-    for run in runs:
+    for run in [runs] if isinstance(runs, Run) else runs:
         ranked, missing, ignored = _join(index, run, rel_level)
         values = {m: _compute(m, ranked, index, num_rel, rel_level) for m in measures}
         results.append(Evaluation(run.name, names, values, missing, ignored))
