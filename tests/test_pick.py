@@ -10,14 +10,8 @@ from click.testing import CliRunner
 from semrel.cli import main
 from semrel.formats.corpus import read_golden
 from semrel.pick import open_pick_session
+from small_corpus import write_corpus, write_golden
 
-TEXTS = {
-    "cats#0": "Domestic cats purr when they are content and sleep most of the day.",
-    "ships#0": "Container ships carry steel boxes across the ocean between large ports.",
-    "bread#0": "Sourdough bread rises slowly because wild yeast ferments the dough.",
-    "volcano#0": "A volcano erupts when molten rock and gas escape from the magma chamber.",
-    "chess#0": "In chess the queen is the most powerful piece on the board.",
-}
 GOLDEN = [
     ("q1", "why does sourdough bread rise slowly", "wild yeast ferments the dough", []),
     ("q2", "which chess piece is the most powerful", "the queen", []),
@@ -28,12 +22,7 @@ GOLDEN = [
 
 @pytest.fixture
 def files(tmp_path):
-    corpus, golden = tmp_path / "corpus.jsonl", tmp_path / "golden.jsonl"
-    corpus.write_text("".join(json.dumps({"_id": i, "title": "", "text": t}) + "\n" for i, t in TEXTS.items()))
-    golden.write_text("".join(
-        json.dumps({"query_id": q, "query": t, "reference_answer": a, "gold_chunk_ids": g}) + "\n" for q, t, a, g in GOLDEN
-    ))
-    return corpus, golden
+    return write_corpus(tmp_path / "corpus.jsonl"), write_golden(tmp_path / "golden.jsonl", GOLDEN)
 
 
 def pick(files, keys, *extra):

@@ -11,17 +11,9 @@ from click.testing import CliRunner
 from semrel.cli import main
 from semrel.formats.trec import read_run
 from semrel.models import resolve_model
-from semrel.records import Chunk
 from semrel.retrieve import RRF_K, fuse, strictly_ranked
+from small_corpus import TEXTS, write_corpus, write_golden
 
-TEXTS = {
-    "cats#0": "Domestic cats purr when they are content and sleep most of the day.",
-    "ships#0": "Container ships carry steel boxes across the ocean between large ports.",
-    "bread#0": "Sourdough bread rises slowly because wild yeast ferments the dough.",
-    "volcano#0": "A volcano erupts when molten rock and gas escape from the magma chamber.",
-    "chess#0": "In chess the queen is the most powerful piece on the board.",
-    "rain#0": "Rain forms when water vapour condenses into droplets heavy enough to fall.",
-}
 QUERIES = {
     "q1": "why does sourdough bread rise slowly",
     "q2": "which chess piece is the most powerful",
@@ -29,12 +21,9 @@ QUERIES = {
 }
 
 
-def write_inputs(tmp_path, texts=TEXTS, queries=QUERIES):
-    corpus, golden = tmp_path / "corpus.jsonl", tmp_path / "golden.jsonl"
-    corpus.write_text("".join(json.dumps({"_id": i, "title": "", "text": t}) + "\n" for i, t in texts.items()))
-    golden.write_text("".join(
-        json.dumps({"query_id": q, "query": t, "reference_answer": "x", "gold_chunk_ids": []}) + "\n" for q, t in queries.items()
-    ))
+def write_inputs(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.jsonl")
+    golden = write_golden(tmp_path / "golden.jsonl", [(q, t, "x", []) for q, t in QUERIES.items()])
     return str(corpus), str(golden)
 
 
