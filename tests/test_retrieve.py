@@ -37,6 +37,8 @@ def retrieve(tmp_path, name, *options):
     out = tmp_path / f"{name}.run"
     result = run_cli("retrieve", "--corpus", corpus, "--golden", golden, "-o", out, *options)
     assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert ("encoding" in result.stderr) == (name != "bm25")
     return out, read_run(out).to_dict()
 
 
@@ -61,6 +63,16 @@ def test_bm25_ranks_the_matching_chunk_first_and_writes_a_manifest(tmp_path):
     assert manifest["params"]["method"] == "bm25" and manifest["params"]["k"] == 3
     assert manifest["rows"] == sum(len(d) for d in run.values())
     assert out.read_text().split("\n")[0].endswith(" bm25")
+
+
+def test_queries_without_results_are_reported_and_stdout_takes_the_run(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.jsonl")
+    golden = write_golden(tmp_path / "golden.jsonl", [("q1", "the and of it", "x", []), ("q2", "ocean ports", "x", [])])
+    result = run_cli("retrieve", "--corpus", corpus, "--golden", golden, "-o", "-")
+    assert result.exit_code == 0, result.output
+    assert "1 of 2 queries got no chunks (e.g. 'q1')" in result.stderr
+    assert [line.split()[:4] for line in result.stdout.splitlines()] == [["q2", "Q0", "ships#0", "1"]]
+    assert not (tmp_path / "-.manifest.json").exists()
 
 
 def brute_force_cosine(texts: list[str], queries: list[str]) -> np.ndarray:
