@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from semrel.cli import main
 from semrel.formats.corpus import read_golden
-from semrel.pick import open_pick_session
+from semrel.pick import excerpt, open_pick_session
 from small_corpus import write_corpus, write_golden
 
 GOLDEN = [
@@ -101,3 +101,11 @@ def test_bad_input_is_one_line(files, setup, extra, message):
     setup(golden)
     result = CliRunner().invoke(main, ["pick", "--golden", str(golden), "--corpus", str(corpus), *extra], input="q")
     assert result.exit_code != 0 and len(result.output.strip().splitlines()) == 1 and message in result.output, result.output
+
+
+def test_excerpt_shows_the_part_of_a_long_chunk_that_holds_the_answer():
+    text = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau"
+    assert excerpt(text, "Kappa and lambda", 25) == "… theta iota kappa lambda …"
+    assert excerpt(text, "tau", 25) == "… omicron pi rho sigma tau"
+    assert excerpt(text, "nothing in common", 25) == "alpha beta gamma delta …"
+    assert excerpt("short\n  text", "x", 25) == "short text"

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
+
+import numpy as np
 
 from .errors import FormatError, UsageError
 from .formats.corpus import read_corpus, read_golden, require_known_chunks, write_golden
@@ -67,6 +70,27 @@ class CandidateFinder:
                 if rank < len(positions):
                     found.setdefault(positions[rank], []).append((name, rank + 1))
         return [Candidate(self.chunks[p], tuple(by)) for p, by in found.items()]
+
+
+def excerpt(text: str, answer: str, chars: int) -> str:
+    """The stretch of about `chars` characters of `text` that shares the most words with `answer`.
+
+    A person deciding whether a chunk holds the answer needs to see that part of it, not its start.
+    """
+    text = " ".join(text.split())
+    if len(text) <= chars:
+        return text
+    wanted = {w.lower() for w in re.findall(r"\w{3,}", answer)}
+    found = [(m.start(), m.end(), m.group().lower() in wanted) for m in re.finditer(r"\w+", text)]
+    if not found:
+        return text[:chars] + " …"
+    starts, ends = np.array([f[0] for f in found]), np.array([f[1] for f in found])
+    hits = np.concatenate([[0], np.cumsum([f[2] for f in found], dtype=np.int64)])
+    covered = hits[np.searchsorted(ends, starts + chars, side="right")] - hits[:-1]
+    start = int(starts[int(np.argmax(covered))])
+    end = text.rfind(" ", start, start + chars) if start + chars < len(text) else len(text)
+    piece = text[start : end if end > start else start + chars]
+    return ("… " if start else "") + piece + (" …" if start + len(piece) < len(text) else "")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import textwrap
 import click
 
 from ..manifest import write_manifest
-from ..pick import Current, PickSession, journal_path, open_pick_session
+from ..pick import Current, PickSession, excerpt, journal_path, open_pick_session
 from .progress import stderr_steps
 
 HELP = """keys: 1-9 and 0 mark or unmark a candidate (0 = the tenth) · n next query (marks accepted; none = no
@@ -27,7 +27,7 @@ def render(current: Current, session: PickSession, chars: int) -> None:
         mark = "*" if candidate.chunk.id in current.gold else " "
         found = ", ".join(f"{name} #{rank}" for name, rank in candidate.found_by)
         click.echo(f" [{number % 10}]{mark} {candidate.chunk.id}  ({found})")
-        shown = textwrap.shorten(candidate.chunk.text, width=chars, placeholder=" …")
+        shown = excerpt(candidate.chunk.text, " ".join(current.item.reference_answers), chars)
         click.echo(textwrap.fill(shown, width=100, initial_indent="      ", subsequent_indent="      "))
     click.echo("keys: 1-9,0 mark · n next · s skip · u undo · q quit · ? help")
 
