@@ -1,0 +1,106 @@
+"""`semrel golden pick`: the terminal front end of the pick session (single keys via click.getchar)."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import click
+
+from ..manifest import write_manifest
+from ..pick import Current, PickSession, excerpt, journal_path, open_pick_session
+from .progress import stderr_steps
+
+HELP = """keys: 1-9 and 0 mark or unmark a candidate (0 = the tenth) · n next query (marks accepted; none = no
+chunk holds the answer) · s skip (left without gold, not offered again) · u undo · q quit (all is saved) · ? help"""
+QUIT_KEYS = ("q", "", "\x03", "\x04")
+
+
+def render(current: Current, session: PickSession, chars: int) -> None:
+    counts = session.counts()
+    click.echo(f"\n── query {current.item.query_id} · {counts['open']} open, {counts['done']} done, "
+               f"{counts['skipped']} skipped " + "─" * 20)
+    click.echo(f"Q: {current.item.query}")
+    for answer in current.item.reference_answers:
+        click.echo(f"A: {answer}")
+    for number, candidate in enumerate(current.candidates, start=1):
+        mark = "*" if candidate.chunk.id in current.gold else " "
+        found = ", ".join(f"{name} #{rank}" for name, rank in candidate.found_by)
+        click.echo(f" [{number % 10}]{mark} {candidate.chunk.id}  ({found})")
+        shown = excerpt(candidate.chunk.text, " ".join(current.item.reference_answers), chars)
+        click.echo(textwrap.fill(shown, width=100, initial_indent="      ", subsequent_indent="      "))
+    click.echo("keys: 1-9,0 mark · n next · s skip · u undo · q quit · ? help")
+
+
+def read_key() -> str:
+    """One key; Ctrl-C, Ctrl-D and the end of input all mean quit (everything is already saved).
+
+    Without a terminal (keys piped in by a script) the keys are read from stdin instead.
+    """
+    try:
+        return click.getchar()
+    except OSError:
+        return sys.stdin.read(1)
+    except (KeyboardInterrupt, EOFError):
+        return "q"
+
+
+def interact(session: PickSession, chars: int) -> None:
+    """Show each open query and act on keys until none is left or the person quits."""
+    shown = None
+    while (current := session.current()) is not None:
+        if shown != current.item.query_id:
+            render(current, session, chars)
+            shown = current.item.query_id
+        key = read_key()
+        if key in QUIT_KEYS:
+            break
+        if key.isspace():
+            continue
+        if key.isdigit():
+            chunk_id = session.toggle(int(key) or 10)
+            if chunk_id is None:
+                click.echo(f"no candidate {key}")
+            else:
+                gold = session.current().gold
+                click.echo(f"{'marked' if chunk_id in gold else 'unmarked'} {chunk_id}; gold: {', '.join(gold) or 'none'}")
+        elif key == "n":
+            session.next()
+        elif key == "s":
+            session.skip()
+        elif key == "u":
+            undone = session.undo()
+            click.echo(f"undid {undone.action} of query {undone.query_id}" if undone else "nothing to undo")
+            shown = None
+        elif key == "?":
+            click.echo(HELP)
+        else:
+            click.echo(f"unknown key {key!r}; ? for help")
+
+
+@click.command("pick")
+@click.option("--golden", required=True, type=click.Path(), help="golden.jsonl; its queries without gold chunks are offered.")
+@click.option("--corpus", required=True, type=click.Path(allow_dash=True), help="corpus.jsonl the chunk ids refer to.")
+@click.option("-o", "--output", default=None, type=click.Path(),
+              help="Golden set to write [default: rewrite --golden in place]. The journal is OUTPUT.pick.jsonl.")
+@click.option("--candidates", "per_method", default=5, show_default=True, type=int,
+              help="Top chunks from each of BM25 and dense (1-5; duplicates shown once).")
+@click.option("--chars", default=400, show_default=True, type=click.IntRange(40), help="Characters of each chunk shown.")
+@click.option("--model", default=None, help="Dense encoder [default: all-MiniLM-L6-v2].")
+def pick_command(golden, corpus, output, per_method, chars, model):
+    """Mark gold chunks by hand for queries that have none, one key per choice.
+
+    Every key is saved at once (journal + golden set rewritten atomically); run the same
+    command again to resume where you stopped.
+    """
+    session = open_pick_session(golden, corpus, output, per_method, model, steps=stderr_steps)
+    session.save()
+    try:
+        interact(session, chars)
+    finally:
+        write_manifest(session.output, inputs=[golden, corpus, journal_path(session.output)],
+                       params={"candidates_per_method": per_method, "model": model or "all-MiniLM-L6-v2"},
+                       rows=len(session.items))
+    counts = session.counts()
+    left = "; run the same command to resume" if counts["open"] else ""
+    click.echo(f"saved {session.output}: {counts['done']} done, {counts['skipped']} skipped, {counts['open']} open{left}")

@@ -1,0 +1,63 @@
+"""pool.tsv: the (query, chunk) pairs to judge and where each came from.
+
+A header `query_id<TAB>chunk_id<TAB>sources`, then one pair per line; `sources` is a
+comma-joined sorted list of run names and/or `gold`. Rows are sorted by query id, then chunk id.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+from ..errors import FormatError, SemrelError
+from .files import atomic_writer, check_id, display_name, read_text
+
+POOL_HEADER = ("query_id", "chunk_id", "sources")
+PoolRow = tuple[str, str, tuple[str, ...]]
+
+
+def _source_ok(source: str) -> bool:
+    return bool(source) and "," not in source and not any(ch.isspace() for ch in source)
+
+
+def read_pool(path: str | os.PathLike) -> list[PoolRow]:
+    """The rows of a pool.tsv in file order; a malformed line is a FormatError naming it."""
+    name = display_name(path)
+    lines = read_text(path).splitlines()
+    if not lines or tuple(lines[0].split("\t")) != POOL_HEADER:
+        raise FormatError(name, "first line should be the header 'query_id<TAB>chunk_id<TAB>sources'", line=1,
+                          hint="write pools with `semrel pool`")
+    rows: list[PoolRow] = []
+    seen: dict[tuple[str, str], int] = {}
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) != 3:
+            raise FormatError(name, f"expected 3 tab-separated fields, found {len(fields)}", line=number)
+        query_id, chunk_id, joined = fields
+        for value, kind in ((query_id, "query id"), (chunk_id, "chunk id")):
+            if not value or any(ch.isspace() for ch in value):
+                raise FormatError(name, f"{kind} {value!r} is empty or contains whitespace", line=number)
+        sources = tuple(joined.split(","))
+        if not all(_source_ok(s) for s in sources):
+            raise FormatError(name, f"sources {joined!r} should be comma-joined names (runs or 'gold')", line=number)
+        if (query_id, chunk_id) in seen:
+            raise FormatError(name, f"pair ({query_id!r}, {chunk_id!r}) already on line {seen[query_id, chunk_id]}", line=number)
+        seen[query_id, chunk_id] = number
+        rows.append((query_id, chunk_id, sources))
+    return rows
+
+
+def write_pool(rows: Iterable[PoolRow], path: str | os.PathLike) -> int:
+    """Write rows sorted by query id then chunk id, sources sorted; returns the row count."""
+    ordered = sorted((q, c, tuple(sorted(set(s)))) for q, c, s in rows)
+    for q, c, sources in ordered:
+        check_id(q, "query id")
+        check_id(c, "chunk id")
+        if not sources or not all(_source_ok(s) for s in sources):
+            raise SemrelError(f"pair ({q!r}, {c!r}) has bad sources {sources!r}; sources are names without commas or blanks")
+    with atomic_writer(path) as out:
+        out.write("\t".join(POOL_HEADER) + "\n")
+        out.writelines(f"{q}\t{c}\t{','.join(s)}\n" for q, c, s in ordered)
+    return len(ordered)

@@ -1,0 +1,95 @@
+"""Pooling runs with gold chunks, and the pool.tsv format other steps read."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from semrel.cli import main
+from semrel.errors import FormatError
+from semrel.formats.pool import read_pool, write_pool
+
+
+def write_files(tmp_path):
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(
+        json.dumps({"query_id": "q1", "query": "a?", "reference_answer": "a", "gold_chunk_ids": ["a#0"]}) + "\n"
+        + json.dumps({"query_id": "q2", "query": "b?", "reference_answer": "b", "gold_chunk_ids": []}) + "\n"
+    )
+    (tmp_path / "runs").mkdir()
+    # ranks are deliberately wrong: the order comes from the scores, as in trec_eval
+    (tmp_path / "runs" / "bm25.run").write_text(
+        "q1 Q0 c#0 1 1.0 bm25\nq1 Q0 a#0 2 3.0 bm25\nq1 Q0 b#0 3 2.0 bm25\nq2 Q0 d#0 1 5.0 bm25\nq2 Q0 e#0 2 4.0 bm25\n"
+    )
+    (tmp_path / "runs" / "dense.run").write_text("q1 Q0 c#0 1 0.9 dense\nq1 Q0 f#0 2 0.8 dense\nq1 Q0 g#0 3 0.7 dense\n"
+                                                 "q9 Q0 a#0 1 0.9 dense\n")
+    return golden, tmp_path / "runs" / "bm25.run", tmp_path / "runs" / "dense.run"
+
+
+def test_pool_is_the_union_of_run_tops_and_gold_with_sources(tmp_path):
+    golden, bm25, dense = write_files(tmp_path)
+    out = tmp_path / "pool.tsv"
+    result = CliRunner().invoke(main, ["pool", "--golden", str(golden), "--run", str(bm25), "--run", str(dense),
+                                       "--depth", "2", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text() == (
+        "query_id\tchunk_id\tsources\n"
+        "q1\ta#0\tbm25,gold\n"
+        "q1\tb#0\tbm25\n"
+        "q1\tc#0\tdense\n"
+        "q1\tf#0\tdense\n"
+        "q2\td#0\tbm25\n"
+        "q2\te#0\tbm25\n"
+    )
+    assert "1 queries of run dense are not in the golden set" in result.output and "'q9'" in result.output
+    assert read_pool(out)[0] == ("q1", "a#0", ("bm25", "gold"))
+    manifest = json.loads((tmp_path / "pool.tsv.manifest.json").read_text())
+    assert manifest["rows"] == 6 and manifest["params"]["depth"] == 2 and len(manifest["inputs"]) == 3
+
+
+def test_pool_without_runs_holds_the_gold_chunks_and_depth_reaches_deeper(tmp_path):
+    golden, bm25, dense = write_files(tmp_path)
+    out = tmp_path / "pool.tsv"
+    assert CliRunner().invoke(main, ["pool", "--golden", str(golden), "-o", str(out)]).exit_code == 0
+    assert read_pool(out) == [("q1", "a#0", ("gold",))]
+    assert CliRunner().invoke(main, ["pool", "--golden", str(golden), "--run", str(dense), "-o", str(out)]).exit_code == 0
+    assert [c for _, c, _ in read_pool(out)] == ["a#0", "c#0", "f#0", "g#0"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--depth", "0"], "--depth must be positive"),
+    (["--run", "{bm25}", "--run", "{bm25}"], "run name 'bm25' is used twice"),
+    (["--run", "{tmp}/gold.run"], "run name 'gold' is reserved"),
+    (["--run", "{tmp}/nope.run"], "nope.run: no such file"),
+])
+def test_bad_pool_options_give_one_line(tmp_path, args, message):
+    golden, bm25, _ = write_files(tmp_path)
+    (tmp_path / "gold.run").write_text("q1 Q0 a#0 1 1.0 x\n")
+    args = [a.format(bm25=bm25, tmp=tmp_path) for a in args]
+    result = CliRunner().invoke(main, ["pool", "--golden", str(golden), *args, "-o", str(tmp_path / "p.tsv")])
+    assert result.exit_code != 0
+    assert len(result.output.strip().splitlines()) == 1 and message in result.output, result.output
+    assert not (tmp_path / "p.tsv").exists()
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ("query\tchunk\n", 1, "first line should be the header"),
+    ("query_id\tchunk_id\tsources\nq1\ta#0\n", 2, "expected 3 tab-separated fields, found 2"),
+    ("query_id\tchunk_id\tsources\nq1\ta#0\tgold\n\nq1\ta#0\tbm25\n", 4, "already on line 2"),
+    ("query_id\tchunk_id\tsources\nq1\ta b\tgold\n", 2, "chunk id 'a b' is empty or contains whitespace"),
+    ("query_id\tchunk_id\tsources\nq1\ta\tgold,\n", 2, "sources 'gold,'"),
+])
+def test_read_pool_names_the_bad_line(tmp_path, text, line, message):
+    path = tmp_path / "pool.tsv"
+    path.write_text(text)
+    with pytest.raises(FormatError) as caught:
+        read_pool(path)
+    assert caught.value.line == line and message in str(caught.value)
+
+
+def test_write_pool_sorts_rows_and_sources(tmp_path):
+    path = tmp_path / "pool.tsv.gz"
+    assert write_pool([("q2", "b", ("x",)), ("q1", "z", ("gold", "bm25", "gold")), ("q1", "a", ("y",))], path) == 3
+    assert read_pool(path) == [("q1", "a", ("y",)), ("q1", "z", ("bm25", "gold")), ("q2", "b", ("x",))]
