@@ -27,7 +27,7 @@ def files(tmp_path):
 
 def pick(files, keys, *extra):
     corpus, golden = files
-    result = CliRunner().invoke(main, ["pick", "--golden", str(golden), "--corpus", str(corpus), "--candidates", "2", *extra],
+    result = CliRunner().invoke(main, ["golden", "pick", "--golden", str(golden), "--corpus", str(corpus), "--candidates", "2", *extra],
                                 input=keys)
     assert result.exit_code == 0, result.output
     return result.output
@@ -99,7 +99,7 @@ def test_session_state_survives_without_a_clean_exit(files):
 def test_bad_input_is_one_line(files, setup, extra, message):
     corpus, golden = files
     setup(golden)
-    result = CliRunner().invoke(main, ["pick", "--golden", str(golden), "--corpus", str(corpus), *extra], input="q")
+    result = CliRunner().invoke(main, ["golden", "pick", "--golden", str(golden), "--corpus", str(corpus), *extra], input="q")
     assert result.exit_code != 0 and len(result.output.strip().splitlines()) == 1 and message in result.output, result.output
 
 
