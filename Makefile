@@ -19,8 +19,14 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
+DEMO ?= out/demo
+
 demo: install
-	$(BIN)/semrel eval data/sample.qrels data/runs/bm25.run data/runs/dense.run
+	$(BIN)/semrel corpus chunk data/docs --size 120 --overlap 20 -o $(DEMO)/corpus.jsonl
+	$(BIN)/semrel golden import data/golden.csv --corpus $(DEMO)/corpus.jsonl -o $(DEMO)/golden.jsonl
+	$(BIN)/semrel retrieve --corpus $(DEMO)/corpus.jsonl --golden $(DEMO)/golden.jsonl --method bm25 -k 20 -o $(DEMO)/runs/bm25.run
+	$(BIN)/semrel retrieve --corpus $(DEMO)/corpus.jsonl --golden $(DEMO)/golden.jsonl --method dense -k 20 -o $(DEMO)/runs/dense.run
+	$(BIN)/semrel eval $(DEMO)/golden.jsonl $(DEMO)/runs/bm25.run $(DEMO)/runs/dense.run
 
 test: install
 	$(BIN)/python -m pytest -q

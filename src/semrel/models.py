@@ -38,7 +38,9 @@ def load_encoder(name_or_path: str | None = None, device: str = "cpu"):
     """(tokenizer, model) in eval mode; loaded once per process and model."""
     import torch  # noqa: F401  (imported here so commands that need no model start fast)
     from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
 
+    transformers_logging.disable_progress_bar()  # semrel reports its own progress; keep stderr readable
     location = resolve_model(name_or_path)
     try:
         tokenizer = AutoTokenizer.from_pretrained(location)
