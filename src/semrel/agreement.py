@@ -17,11 +17,12 @@ WEIGHTS: tuple[str, ...] = ("none", "linear", "quadratic")
 
 
 def label_codes(a: Sequence[int], b: Sequence[int], labels: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """Both labellings as indices into the sorted label list (the union of both unless given)."""
+    """Both labellings as indices into the sorted label list: the labels given (all a scale
+    holds, used or not) plus any other value either labelling uses."""
     a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
     if a.shape != b.shape:
         raise ValueError(f"labellings differ in length ({len(a)} and {len(b)})")
-    names = sorted(set(labels) if labels is not None else set(a.tolist()) | set(b.tolist()))
+    names = sorted(set(labels or ()) | set(a.tolist()) | set(b.tolist()))
     lookup = np.asarray(names, dtype=np.int64)
     return np.searchsorted(lookup, a), np.searchsorted(lookup, b), names
 
