@@ -11,15 +11,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import dataclass
-from typing import Any, Sequence
+from dataclasses import astuple, dataclass
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import SemrelError, ValidationError
 from .order import review_queue
 from .store import read_meta, transaction, write_meta
-from .tasks import Labelling, Task
+from .tasks import Labelling, Task, load_tasks
 
 CLAIM_SECONDS = 600.0
 
@@ -204,3 +204,36 @@ class Session:
 
     def _count(self, sql: str, *args: Any) -> int:
         return int(self.conn.execute(sql, args).fetchone()[0])
+
+
+@dataclass(frozen=True)
+class TaskFiles:
+    """The inputs a queue is built from."""
+
+    judgments: str
+    labels: str
+    corpus: str
+    golden: str
+
+
+def start_session(conn: sqlite3.Connection, reviewer: str, files: TaskFiles | None, labelling: Labelling | None,
+                  settings: QueueSettings, warn: Callable[[str], None]) -> Session:
+    """Join the database's queue (refreshing its texts from `files` when given) or build it."""
+    if has_queue(conn):
+        if files is not None:
+            stored = labelling_of(conn)
+            if labelling is not None and labelling != stored:
+                warn(f"this queue was built with --on {stored.on} --thresholds {','.join(map(str, stored.thresholds))}; "
+                     "it keeps them")
+            changed, left_out = refresh_tasks(conn, load_tasks(*astuple(files), stored))
+            if changed:
+                warn(f"{changed} pairs have new texts; their earlier decisions are stale and they are shown again")
+            if left_out:
+                warn(f"{left_out} judged pairs are not in this database's queue; review them with a new --db")
+    elif files is None:
+        raise ValidationError("the review database is new: give --judgments, --labels, --corpus and --golden")
+    elif labelling is None:
+        raise ValidationError("give the labelling thresholds, e.g. --on R --thresholds 0.5")
+    else:
+        create_queue(conn, load_tasks(*astuple(files), labelling), labelling, settings)
+    return Session(conn, reviewer)
