@@ -17,4 +17,4 @@ def confusion_text(title: str, a: Agreement, rows: str, columns: str) -> str:
     """A confusion matrix with its labels (rows: the first labelling, columns: the second)."""
     table = Table([f"{rows} \\ {columns}"] + [str(label) for label in a.labels],
                   [[str(label)] + counts for label, counts in zip(a.labels, a.confusion)])
-    return f"{title}\n{render(table, 'table')}"
+    return (f"{title}\n" if title else "") + render(table, "table")

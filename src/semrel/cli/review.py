@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 from rich.console import Console
 
+from ..errors import UsageError
 from ..review.adjudicate import export_reviewed
 from ..review.engine import QueueSettings, TaskFiles, has_queue, labelling_of, start_session
 from ..review.highlight import DEFAULT_LAYER, token_similarities
@@ -14,10 +13,10 @@ from ..review.order import ORDERS
 from ..review.stats import review_stats
 from ..review.store import open_db
 from ..review.tasks import parse_labelling
-from ..errors import UsageError
 from ..tables import Table, render
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .base import warn
+from .jsonout import json_text
 from .review_terminal import TerminalReview
 
 db_option = click.option("--db", required=True, type=click.Path(dir_okay=False), help="The review database (SQLite).")
@@ -80,7 +79,7 @@ def stats_command(db, fmt, seed, resamples):
     """Per reviewer counts and speed; agreement between reviewers and with the judge."""
     stats = review_stats(db, resamples=resamples, seed=seed)
     if fmt == "json":
-        click.echo(json.dumps(stats.to_json(), indent=2))
+        click.echo(json_text(stats.to_json()))
         return
     click.echo(f"{stats.reviewed} of {stats.tasks} pairs have a human grade\n")
     reviewers = Table(["reviewer", "graded", "skipped", "flags", "notes", "undos", "stale", "median s", "per hour"],

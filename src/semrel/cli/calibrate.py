@@ -1,0 +1,49 @@
+"""`semrel calibrate`: the thresholds on a judge score that agree best with human labels."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..agreement import WEIGHTS
+from ..calibrate import calibrate, paired_scores
+from ..formats.files import atomic_writer
+from ..formats.judgments import COMPONENTS
+from ..manifest import write_manifest
+from ..tables import Table, render
+from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
+from .jsonout import json_text
+
+
+@click.command("calibrate")
+@click.option("--judgments", required=True, type=click.Path(exists=True, dir_okay=False), help="judgments.jsonl.")
+@click.option("--human", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Human labels: qrels (e.g. from `semrel review export`) or a golden.jsonl.")
+@click.option("--on", type=click.Choice(COMPONENTS), default="R", show_default=True, help="The score to threshold.")
+@click.option("--grades", type=click.IntRange(1), help="Number of thresholds (top grade) [default: the human labels' top grade].")
+@click.option("--weights", type=click.Choice(WEIGHTS), help="Kappa weights [default: quadratic for grades, none for binary].")
+@click.option("--unlisted-as-zero", is_flag=True,
+              help="A judged pair of a query the human file holds but does not list counts as grade 0 (for gold-chunk qrels).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
+              help='Write {"on", "thresholds"} as JSON here (read by `semrel label` and `review start --thresholds`).')
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+def calibrate_command(judgments, human, on, grades, weights, unlisted_as_zero, output, fmt, seed):
+    """Find the thresholds maximizing kappa between the judge's grades and human labels."""
+    scores, labels = paired_scores(judgments, human, on, unlisted_as_zero)
+    count = grades or max(1, int(labels.max()) if len(labels) else 1)
+    result = calibrate(scores, labels, count, weights, on, seed=seed)
+    if output:
+        with atomic_writer(output) as out:
+            json.dump({"on": result.on, "thresholds": result.thresholds}, out)
+            out.write("\n")
+        write_manifest(output, inputs=[judgments, human], rows=len(scores),
+                       params={"on": on, "grades": count, "weights": result.agreement.weights, "kappa": result.agreement.kappa,
+                               "unlisted_as_zero": unlisted_as_zero, "seed": seed})
+    if fmt == "json":
+        click.echo(json_text(result.to_json()))
+        return
+    click.echo(f"on {on}: thresholds {', '.join(f'{t:g}' for t in result.thresholds)}")
+    click.echo(render(Table(AGREEMENT_HEADER, [agreement_row("human", "judge", result.agreement)]), "table", places=3))
+    click.echo(confusion_text("", result.agreement, "human", "judge"), nl=False)
