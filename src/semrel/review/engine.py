@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import SemrelError, ValidationError
+from ..errors import ValidationError
 from .order import review_queue
 from .store import read_meta, transaction, write_meta
 from .tasks import Labelling, Task, load_tasks
@@ -40,7 +40,8 @@ def has_queue(conn: sqlite3.Connection) -> bool:
 
 
 def create_queue(conn: sqlite3.Connection, tasks: Sequence[Task], labelling: Labelling, settings: QueueSettings) -> int:
-    """Store the tasks in review order (the first `limit`); returns how many were stored."""
+    """Store the tasks in review order (the first `limit`); returns how many were stored (0
+    when the database already holds a queue)."""
     queue = review_queue(
         np.array([t.distance for t in tasks]), [t.query_id for t in tasks], settings.order,
         settings.random_share, settings.seed, settings.limit,
@@ -53,8 +54,8 @@ def create_queue(conn: sqlite3.Connection, tasks: Sequence[Task], labelling: Lab
             t.P, t.R, t.F, t.proposed, t.distance, rank if rank >= 0 else None, int(position < settings.overlap), t.hash,
         ))
     with transaction(conn):
-        if has_queue(conn):
-            raise SemrelError("this database already holds a queue (another process just made it); start again to join it")
+        if has_queue(conn):  # another reviewer's process built it a moment ago: join that one
+            return 0
         conn.executemany(
             "INSERT INTO tasks (position, query_id, chunk_id, query, answers, chunk, P, R, F, proposed, distance,"
             " sample_rank, shared, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows,
