@@ -3,13 +3,19 @@ judge and human agree."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
+from review_helpers import R_SCORES, write_pool
 from semrel.measures import parse_measures
 from semrel.metrics import evaluate
 from semrel.ppi import ReviewedSample, corrected_estimates
 from semrel.records import Qrels, Run
+from semrel.review.engine import QueueSettings, Session, create_queue
+from semrel.review.store import open_db
+from semrel.review.tasks import Labelling, load_tasks
 
 QUERIES, DOCS = 25, 16
 
@@ -64,3 +70,28 @@ def test_a_whole_pool_review_recovers_the_human_value_of_an_additive_measure():
     (true_eval,) = evaluate(Qrels.from_dict(truth), run, measure)
     assert estimate.corrected == pytest.approx(true_eval.aggregate(measure[0]))
     assert estimate.high - estimate.low == pytest.approx(0.0, abs=1e-12)  # no pair left unsampled
+
+
+def test_estimate_command_uses_the_reviewed_random_sample(tmp_path, cli):
+    pool = write_pool(tmp_path / "pool")
+    labelling = Labelling("R", (0.5,))
+    db = str(tmp_path / "r.sqlite")
+    conn = open_db(db)
+    create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling),
+                 labelling, QueueSettings(order="random", seed=1))
+    session = Session(conn, "alice")
+    flipped = []
+    for _ in range(6):  # the human disagrees with the judge on every pair of the sample
+        task = session.next_task()
+        session.grade(task, 1 - task.proposed)
+        flipped.append((task.query_id, task.chunk_id))
+    run = tmp_path / "sys.run"
+    run.write_text("".join(f"{q} Q0 {c} 1 {r} sys\n" for (q, c), r in R_SCORES.items()))
+    result = cli("estimate", pool["labels"], str(run), "--reviewed", db, "-m", "P@4", "--format", "json")
+    assert result.exit_code == 0, result.output
+    (estimate,) = json.loads(result.stdout)
+    assert estimate["sampled"] == 6 and estimate["changed"] == 6 and estimate["pool"] == 12
+    # each flipped pair moves its query's P@4 by +-1/4; six sampled of twelve: the total doubles
+    shift = sum(0.25 if R_SCORES[p] < 0.5 else -0.25 for p in flipped)
+    assert estimate["corrected"] == pytest.approx(estimate["derived"] + 2 * shift / 3)
+    assert estimate["low"] < estimate["corrected"] < estimate["high"]
