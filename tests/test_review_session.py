@@ -203,3 +203,19 @@ def test_uncertain_order_mixes_a_random_sample_that_is_a_permutation_prefix():
     assert distance[unsampled].tolist() == sorted(distance[unsampled].tolist())  # the rest: nearest first
     assert len(ranked) >= 20
     assert queue.order[0] == int(np.argmin(distance))
+
+
+def test_a_database_locked_past_the_timeout_is_one_clear_error(tmp_path, monkeypatch):
+    from semrel.review import store
+
+    db = tmp_path / "r.sqlite"
+    open_db(db).close()
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holding the write lock
+    try:
+        monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 50)
+        conn = open_db(db)
+        with pytest.raises(SemrelError, match="database is locked.*nothing of this step was saved"):
+            Session(conn, "alice")
+    finally:
+        holder.execute("ROLLBACK")

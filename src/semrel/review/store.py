@@ -117,13 +117,16 @@ def _statements(script: str) -> Iterator[str]:
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """BEGIN IMMEDIATE ... COMMIT: the write lock is taken first, so concurrent writers queue
     instead of failing halfway; an exception rolls back."""
-    conn.execute("BEGIN IMMEDIATE")
     try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError as exc:  # busy past the timeout, read-only file, full disk
+        raise SemrelError(f"review database: {exc} (nothing of this step was saved; try again)") from None
 
 
 def read_meta(conn: sqlite3.Connection) -> dict[str, Any]:
