@@ -20,8 +20,8 @@ import numpy as np
 
 from .agreement import Agreement, Weights, agreement, kappa_from_confusion
 from .errors import ValidationError
+from .records import Judgment
 from .formats import read_qrels
-from .formats.judgments import read_judgments
 from .review.order import grade_of
 
 EXHAUSTIVE_COMBINATIONS = 200_000
@@ -98,24 +98,42 @@ def calibrate(scores: np.ndarray, human: np.ndarray, count: int, weights: Weight
     if len(scores) == 0:
         raise ValidationError("no pairs have both a judge score and a human label; check that the ids match")
     chosen: Weights = weights or ("quadratic" if count > 1 else "none")
-    thresholds = best_thresholds(scores, human, count, chosen)
+    thresholds = [round(t, 6) for t in best_thresholds(scores, human, count, chosen)]
+    return Calibration(on, thresholds, graded_agreement(scores, human, thresholds, chosen, resamples, seed))
+
+
+def graded_agreement(scores: np.ndarray, human: np.ndarray, thresholds: list[float], weights: Weights,
+                     resamples: int = 1000, seed: int = 0) -> Agreement:
+    """Agreement of human grades (rows) with the grades the thresholds give (columns); negative
+    human grades count as 0. Used on held-out pairs, it is the honest figure calibration lacks."""
     predicted = grade_of(scores, thresholds)
-    found = agreement(np.maximum(human, 0), predicted, chosen, labels=range(count + 1), resamples=resamples, seed=seed)
-    return Calibration(on, [round(t, 6) for t in thresholds], found)
+    return agreement(np.maximum(human, 0), predicted, weights, labels=range(len(thresholds) + 1),
+                     resamples=resamples, seed=seed)
 
 
-def paired_scores(judgments_path: str | os.PathLike, human_path: str | os.PathLike, on: str,
-                  unlisted_as_zero: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(judge scores, human grades) of the pairs in both files; with unlisted_as_zero, a judged
-    pair of a query the human file has but whose chunk it does not list counts as grade 0 (for
-    qrels that list only relevant chunks, such as gold chunks)."""
+@dataclass(frozen=True)
+class Paired:
+    """Judged pairs with a human grade: their ids, judge scores and human grades."""
+
+    pairs: list[tuple[str, str]]
+    scores: np.ndarray
+    grades: np.ndarray
+
+    def without(self, pairs: set[tuple[str, str]]) -> "Paired":
+        keep = [i for i, p in enumerate(self.pairs) if p not in pairs]
+        return Paired([self.pairs[i] for i in keep], self.scores[keep], self.grades[keep])
+
+
+def paired_scores(judgments: list[Judgment], human_path: str | os.PathLike, on: str, unlisted_as_zero: bool = False) -> Paired:
+    """The judged pairs the human file grades; with unlisted_as_zero, a judged pair of a query
+    the human file has but whose chunk it does not list counts as grade 0 (for qrels that list
+    only relevant chunks, such as gold chunks)."""
     human = read_qrels(human_path).to_dict()
-    scores, grades = [], []
-    for j in read_judgments(judgments_path):
+    pairs, scores, grades = [], [], []
+    for j in judgments:
         listed = human.get(j.query_id)
-        if listed is None:
-            continue
-        if j.chunk_id in listed or unlisted_as_zero:
+        if listed is not None and (j.chunk_id in listed or unlisted_as_zero):
+            pairs.append((j.query_id, j.chunk_id))
             scores.append(getattr(j, on))
             grades.append(listed.get(j.chunk_id, 0))
-    return np.asarray(scores, dtype=np.float64), np.asarray(grades, dtype=np.int64)
+    return Paired(pairs, np.asarray(scores, dtype=np.float64), np.asarray(grades, dtype=np.int64))

@@ -1,4 +1,4 @@
-"""`semrel review start|stats|export`: people check derived labels; nothing they decide is lost."""
+"""`semrel review start|simulate|stats|export`: people check derived labels; nothing they decide is lost."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import click
 from rich.console import Console
 
 from ..errors import UsageError
+from ..formats import read_qrels
 from ..review.adjudicate import export_reviewed
-from ..review.engine import QueueSettings, TaskFiles, has_queue, labelling_of, start_session
+from ..review.engine import QueueSettings, Session, TaskFiles, has_queue, labelling_of, start_session
 from ..review.highlight import DEFAULT_LAYER, token_similarities
 from ..review.order import ORDERS
+from ..review.simulate import simulate_review
 from ..review.stats import review_stats
 from ..review.store import open_db
 from ..review.tasks import parse_labelling
@@ -27,33 +29,36 @@ def review_group() -> None:
     """Review derived labels in the terminal; report agreement; export reviewed qrels."""
 
 
-@review_group.command("start")
-@db_option
-@click.option("--reviewer", required=True, help="Your name, as recorded with each decision.")
-@click.option("--judgments", type=click.Path(exists=True, dir_okay=False, allow_dash=False), help="judgments.jsonl.")
-@click.option("--labels", type=click.Path(exists=True, dir_okay=False), help="The derived qrels (proposed grades).")
-@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), help="corpus.jsonl (chunk texts).")
-@click.option("--golden", type=click.Path(exists=True, dir_okay=False), help="golden.jsonl (queries, reference answers).")
-@click.option("--on", type=click.Choice(["P", "R", "F"]), help="The thresholded score [default: R, or the labels' manifest].")
-@click.option("--thresholds", help="Comma-separated thresholds (one: binary) or a thresholds.json from `semrel calibrate` "
-                                   "[default: from the labels' manifest].")
-@click.option("--order", type=click.Choice(ORDERS), default="uncertain", show_default=True,
-              help="uncertain: nearest a threshold first, mixed with a random sample; random; query.")
-@click.option("--random-share", type=click.FloatRange(0, 1), default=0.25, show_default=True,
-              help="With --order uncertain: share of positions taken by the seeded random sample.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--limit", type=click.IntRange(1), help="Queue only the first N pairs.")
-@click.option("--overlap", type=click.IntRange(0), default=0, show_default=True,
-              help="The first K queued pairs are shown to every reviewer (for inter-reviewer agreement).")
-@click.option("--blind", is_flag=True, help="Hide the judge's scores, proposed grade and highlights.")
-@click.option("--no-highlight", is_flag=True, help="Do not shade the chunk tokens BERTScore matched (no model needed).")
-@click.option("--model", help="Encoder for the highlights [default: all-MiniLM-L6-v2, offline].")
-@click.option("--layer", type=int, default=DEFAULT_LAYER, show_default=True, help="The judge's layer.")
-@click.option("--page-lines", type=click.IntRange(3), help="Chunk lines per page [default: from the terminal height].")
-def start_command(db, reviewer, judgments, labels, corpus, golden, on, thresholds, order, random_share, seed, limit,
-                  overlap, blind, no_highlight, model, layer, page_lines):
-    """Review pairs one key at a time. The first start builds the queue from the files; later
-    starts (any reviewer, at the same time too) join it and resume at the next unreviewed pair."""
+QUEUE_OPTIONS = [
+    click.option("--reviewer", required=True, help="Your name, as recorded with each decision."),
+    click.option("--judgments", type=click.Path(exists=True, dir_okay=False), help="judgments.jsonl."),
+    click.option("--labels", type=click.Path(exists=True, dir_okay=False), help="The derived qrels (proposed grades)."),
+    click.option("--corpus", type=click.Path(exists=True, dir_okay=False), help="corpus.jsonl (chunk texts)."),
+    click.option("--golden", type=click.Path(exists=True, dir_okay=False), help="golden.jsonl (queries, reference answers)."),
+    click.option("--on", type=click.Choice(["P", "R", "F"]), help="The thresholded score [default: R, or the labels' manifest]."),
+    click.option("--thresholds", help="Comma-separated thresholds (one: binary) or a thresholds.json from `semrel calibrate` "
+                                      "[default: from the labels' manifest]."),
+    click.option("--order", type=click.Choice(ORDERS), default="uncertain", show_default=True,
+                 help="uncertain: nearest a threshold first, mixed with a random sample; random; query."),
+    click.option("--random-share", type=click.FloatRange(0, 1), default=0.25, show_default=True,
+                 help="With --order uncertain: share of positions taken by the seeded random sample."),
+    click.option("--seed", type=int, default=0, show_default=True),
+    click.option("--limit", type=click.IntRange(1), help="Queue only the first N pairs."),
+    click.option("--overlap", type=click.IntRange(0), default=0, show_default=True,
+                 help="The first K queued pairs are shown to every reviewer (for inter-reviewer agreement)."),
+]
+
+
+def queue_options(command):
+    """The options that build or join a queue, shared by `start` and `simulate`."""
+    for option in reversed(QUEUE_OPTIONS):
+        command = option(command)
+    return command
+
+
+def joined_session(db, reviewer, judgments, labels, corpus, golden, on, thresholds, order, random_share, seed, limit,
+                   overlap) -> Session:
+    """The reviewer's session on the database's queue, built from the files on first use."""
     given = [judgments, labels, corpus, golden]
     if any(given) and not all(given):
         raise UsageError("give all of --judgments, --labels, --corpus and --golden, or none to resume a database")
@@ -61,13 +66,43 @@ def start_command(db, reviewer, judgments, labels, corpus, golden, on, threshold
     conn = open_db(db)
     labelling = parse_labelling(on, thresholds, labels) if files and (thresholds or not has_queue(conn)) else None
     settings = QueueSettings(order, random_share, seed, limit, overlap)
-    session = start_session(conn, reviewer, files, labelling, settings, warn)
+    return start_session(conn, reviewer, files, labelling, settings, warn)
+
+
+@review_group.command("start")
+@db_option
+@queue_options
+@click.option("--blind", is_flag=True, help="Hide the judge's scores, proposed grade and highlights.")
+@click.option("--no-highlight", is_flag=True, help="Do not shade the chunk tokens BERTScore matched (no model needed).")
+@click.option("--model", help="Encoder for the highlights [default: all-MiniLM-L6-v2, offline].")
+@click.option("--layer", type=int, default=DEFAULT_LAYER, show_default=True, help="The judge's layer.")
+@click.option("--page-lines", type=click.IntRange(3), help="Chunk lines per page [default: from the terminal height].")
+def start_command(db, blind, no_highlight, model, layer, page_lines, **queue):
+    """Review pairs one key at a time. The first start builds the queue from the files; later
+    starts (any reviewer, at the same time too) join it and resume at the next unreviewed pair."""
+    session = joined_session(db, **queue)
 
     def highlighter(task):
         return token_similarities(task.chunk, task.answers, model, layer)
 
-    TerminalReview(session, labelling_of(conn), Console(highlight=False), blind,
+    TerminalReview(session, labelling_of(session.conn), Console(highlight=False), blind,
                    None if no_highlight else highlighter, page_lines).run()
+
+
+@review_group.command("simulate")
+@db_option
+@queue_options
+@click.option("--human", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Qrels (or a golden.jsonl) whose grades stand in for the reviewer's.")
+@click.option("--unlisted-as-zero", is_flag=True,
+              help="A queued pair of a query the human file holds but does not list is graded 0 (gold-chunk qrels).")
+def simulate_command(db, human, unlisted_as_zero, **queue):
+    """Review every queued pair automatically from a labels file (e.g. gold chunks standing in
+    for people): measures agreement, calibration and corrected estimates before a real review.
+    Pairs the file does not cover are skipped."""
+    session = joined_session(db, **queue)
+    graded, skipped = simulate_review(session, read_qrels(human).to_dict(), unlisted_as_zero)
+    click.echo(f"{queue['reviewer']}: graded {graded} pairs from {human}, skipped {skipped}", err=True)
 
 
 @review_group.command("stats")
@@ -100,10 +135,11 @@ def stats_command(db, fmt, seed, resamples):
 @click.option("--adjudicate", default="majority", show_default=True, metavar="majority|REVIEWER|strict",
               help="Settling reviewers' conflicts: majority (ties: lowest grade), a reviewer whose grade wins, "
                    "or strict (conflicts are an error that lists them).")
-def export_command(db, labels, output, adjudicate):
+@click.option("--only-reviewed", is_flag=True, help="Write only the pairs with a human grade (e.g. to calibrate on).")
+def export_command(db, labels, output, adjudicate, only_reviewed):
     """Write the derived qrels with human grades overriding them, and OUTPUT.sources.jsonl
     saying where each label came from."""
-    counts = export_reviewed(db, labels, output, adjudicate)
+    counts = export_reviewed(db, labels, output, adjudicate, only_reviewed)
     summary = ", ".join(f"{source} {n}" for source, n in sorted(counts.items()))
     click.echo(f"wrote {output}: {sum(counts.values())} labels ({summary})", err=True)
 

@@ -79,9 +79,10 @@ def adjudicate(by_pair: dict[Pair, dict[str, int]], rule: str, reviewers: set[st
 
 
 def export_reviewed(db: str | os.PathLike, labels_path: str | os.PathLike, output: str | os.PathLike,
-                    rule: str = "majority") -> dict[str, int]:
-    """Write the derived qrels with human grades overriding them, a `<output>.sources.jsonl`
-    saying where each label came from, and manifests; returns counts by source."""
+                    rule: str = "majority", only_reviewed: bool = False) -> dict[str, int]:
+    """Write the derived qrels with human grades overriding them (only the human grades with
+    `only_reviewed`), a `<output>.sources.jsonl` saying where each label came from, and
+    manifests; returns counts by source."""
     conn = open_db(db, create=False)
     grades = human_grades(conn)
     by_pair = grades_by_pair(grades)
@@ -95,13 +96,16 @@ def export_reviewed(db: str | os.PathLike, labels_path: str | os.PathLike, outpu
     for (query_id, chunk_id) in settled:
         if chunk_id not in derived.get(query_id, {}):
             rows.append(_source_row(query_id, chunk_id, None, settled, by_pair, rule))
+    if only_reviewed:
+        rows = [row for row in rows if row["source"] != "judge"]
     for row in rows:
         judged.setdefault(row["query_id"], {})[row["chunk_id"]] = row["grade"]
     qrels = Qrels.from_dict(judged)
     write_qrels(qrels, output)
     sidecar = f"{output}.sources.jsonl"
     write_jsonl(rows, sidecar)
-    params = {"adjudicate": rule, "reviewed_pairs": len(settled), "reviewers": sorted({g.reviewer for g in grades})}
+    params = {"adjudicate": rule, "only_reviewed": only_reviewed, "reviewed_pairs": len(settled),
+              "reviewers": sorted({g.reviewer for g in grades})}
     write_manifest(output, inputs=[db, labels_path], params=params, rows=len(qrels))
     write_manifest(sidecar, inputs=[db, labels_path], params=params, rows=len(rows))
     return dict(Counter(row["source"] for row in rows))
