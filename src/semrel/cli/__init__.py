@@ -1,15 +1,22 @@
 """The `semrel` command: a thin click layer over the library."""
 
+from .agree import agree_command
 from .base import main
+from .calibrate import calibrate_command
 from .corpus import corpus_group
+from .estimate import estimate_command
 from .evaluate import eval_command
 from .golden import golden_group
 from .pick import pick_command
 from .pool import pool_command
 from .retrieve import retrieve_command
+from .review import review_group
 
 golden_group.add_command(pick_command)
-for command in (eval_command, corpus_group, golden_group, retrieve_command, pool_command):
+for command in (
+    eval_command, corpus_group, golden_group, retrieve_command, pool_command, review_group, calibrate_command,
+    agree_command, estimate_command,
+):
     main.add_command(command)
 
 __all__ = ["main"]

@@ -1,0 +1,42 @@
+"""`semrel agree`: label agreement of two qrels files and how they rank systems."""
+
+from __future__ import annotations
+
+import click
+
+from ..agree import label_agreement, ranking_agreement
+from ..formats import read_qrels, read_run
+from ..measures import parse_measures
+from ..tables import Table, render
+from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
+from .jsonout import json_text
+
+AGREE_MEASURES = ("nDCG@10", "AP", "RR", "P@10")
+
+
+@click.command("agree")
+@click.argument("ref", type=click.Path(exists=True, dir_okay=False))
+@click.argument("test", type=click.Path(exists=True, dir_okay=False))
+@click.option("--run", "runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="A run to rank under both qrels (repeat; two or more for Kendall's tau).")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+              help=f"Measures for the rankings [default: {','.join(AGREE_MEASURES)}].")
+@click.option("--unlisted-as-zero", is_flag=True,
+              help="Compare every pair either file lists for a shared query, a missing grade counting as 0.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed):
+    """Agreement of TEST with REF on the pairs both judged; with runs, Kendall's tau between the
+    system rankings each produces and the pairs of systems whose order flips."""
+    ref_qrels, test_qrels = read_qrels(ref), read_qrels(test)
+    labels = label_agreement(ref_qrels, test_qrels, unlisted_as_zero, seed=seed)
+    rankings = ranking_agreement(ref_qrels, test_qrels, [read_run(r) for r in runs],
+                                 parse_measures(list(measures) or list(AGREE_MEASURES))) if runs else []
+    if fmt == "json":
+        click.echo(json_text({"labels": labels.to_json(), "rankings": [r.to_json() for r in rankings]}))
+        return
+    click.echo(render(Table(AGREEMENT_HEADER, [agreement_row(ref, test, labels)]), "table", places=3))
+    click.echo(confusion_text("", labels, "ref", "test"), nl=False)
+    if rankings:
+        rows = [[r.measure, r.tau, len(r.swapped), "; ".join(f"{a}/{b}" for a, b in r.swapped)] for r in rankings]
+        click.echo("\n" + render(Table(["measure", "kendall tau", "swaps", "swapped pairs"], rows), "table", places=3), nl=False)

@@ -1,0 +1,36 @@
+"""`semrel estimate`: run metrics on derived qrels, corrected by a reviewed random sample."""
+
+from __future__ import annotations
+
+import click
+
+from ..formats import read_qrels, read_run
+from ..measures import DEFAULT_MEASURES, parse_measures
+from ..ppi import corrected_estimates, reviewed_sample
+from ..tables import Table, render
+from .jsonout import json_text
+
+
+@click.command("estimate")
+@click.argument("qrels", type=click.Path(exists=True, dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--reviewed", required=True, type=click.Path(exists=True, dir_okay=False), help="The review database.")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+              help=f"Measures [default: {','.join(DEFAULT_MEASURES)}].")
+@click.option("--adjudicate", default="majority", show_default=True, metavar="majority|REVIEWER|strict",
+              help="How conflicting reviewers' grades are settled (as in `semrel review export`).")
+@click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True)
+@click.option("-l", "--rel-level", default=1, show_default=True, type=int, help="Lowest grade that counts as relevant.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def estimate_command(qrels, runs, reviewed, measures, adjudicate, confidence, rel_level, fmt):
+    """Each RUN's metrics on QRELS (derived labels) next to prediction-powered estimates corrected
+    by the human grades of the review's random sample, with a confidence interval."""
+    estimates = corrected_estimates(read_qrels(qrels), [read_run(r) for r in runs], parse_measures(list(measures) or None),
+                                    reviewed_sample(reviewed, adjudicate), confidence, rel_level)
+    if fmt == "json":
+        click.echo(json_text([e.to_json() for e in estimates]))
+        return
+    level = f"{confidence * 100:g}%"
+    rows = [[e.run, e.measure, e.derived, e.corrected, e.low, e.high, e.sampled, e.changed, e.pool] for e in estimates]
+    header = ["run", "measure", "derived", "corrected", f"low {level}", f"high {level}", "sampled", "changed", "pool"]
+    click.echo(render(Table(header, rows), "table", places=4), nl=False)

@@ -1,0 +1,145 @@
+"""`semrel review start|simulate|stats|export`: people check derived labels; nothing they decide is lost."""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+
+from ..errors import UsageError
+from ..formats import read_qrels
+from ..review.adjudicate import export_reviewed
+from ..review.engine import QueueSettings, Session, TaskFiles, has_queue, labelling_of, start_session
+from ..review.highlight import DEFAULT_LAYER, token_similarities
+from ..review.order import ORDERS
+from ..review.simulate import simulate_review
+from ..review.stats import review_stats
+from ..review.store import open_db
+from ..review.tasks import parse_labelling
+from ..tables import Table, render
+from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
+from .base import warn
+from .jsonout import json_text
+from .review_terminal import TerminalReview
+
+db_option = click.option("--db", required=True, type=click.Path(dir_okay=False), help="The review database (SQLite).")
+
+
+@click.group("review")
+def review_group() -> None:
+    """Review derived labels in the terminal; report agreement; export reviewed qrels."""
+
+
+QUEUE_OPTIONS = [
+    click.option("--reviewer", required=True, help="Your name, as recorded with each decision."),
+    click.option("--judgments", type=click.Path(exists=True, dir_okay=False), help="judgments.jsonl."),
+    click.option("--labels", type=click.Path(exists=True, dir_okay=False), help="The derived qrels (proposed grades)."),
+    click.option("--corpus", type=click.Path(exists=True, dir_okay=False), help="corpus.jsonl (chunk texts)."),
+    click.option("--golden", type=click.Path(exists=True, dir_okay=False), help="golden.jsonl (queries, reference answers)."),
+    click.option("--on", type=click.Choice(["P", "R", "F"]), help="The thresholded score [default: R, or the labels' manifest]."),
+    click.option("--thresholds", help="Comma-separated thresholds (one: binary) or a thresholds.json from `semrel calibrate` "
+                                      "[default: from the labels' manifest]."),
+    click.option("--order", type=click.Choice(ORDERS), default="uncertain", show_default=True,
+                 help="uncertain: nearest a threshold first, mixed with a random sample; random; query."),
+    click.option("--random-share", type=click.FloatRange(0, 1), default=0.25, show_default=True,
+                 help="With --order uncertain: share of positions taken by the seeded random sample."),
+    click.option("--seed", type=int, default=0, show_default=True),
+    click.option("--limit", type=click.IntRange(1), help="Queue only the first N pairs."),
+    click.option("--overlap", type=click.IntRange(0), default=0, show_default=True,
+                 help="The first K queued pairs are shown to every reviewer (for inter-reviewer agreement)."),
+]
+
+
+def queue_options(command):
+    """The options that build or join a queue, shared by `start` and `simulate`."""
+    for option in reversed(QUEUE_OPTIONS):
+        command = option(command)
+    return command
+
+
+def joined_session(db, reviewer, judgments, labels, corpus, golden, on, thresholds, order, random_share, seed, limit,
+                   overlap) -> Session:
+    """The reviewer's session on the database's queue, built from the files on first use."""
+    given = [judgments, labels, corpus, golden]
+    if any(given) and not all(given):
+        raise UsageError("give all of --judgments, --labels, --corpus and --golden, or none to resume a database")
+    files = TaskFiles(judgments, labels, corpus, golden) if all(given) else None
+    conn = open_db(db)
+    labelling = parse_labelling(on, thresholds, labels) if files and (thresholds or not has_queue(conn)) else None
+    settings = QueueSettings(order, random_share, seed, limit, overlap)
+    return start_session(conn, reviewer, files, labelling, settings, warn)
+
+
+@review_group.command("start")
+@db_option
+@queue_options
+@click.option("--blind", is_flag=True, help="Hide the judge's scores, proposed grade and highlights.")
+@click.option("--no-highlight", is_flag=True, help="Do not shade the chunk tokens BERTScore matched (no model needed).")
+@click.option("--model", help="Encoder for the highlights [default: all-MiniLM-L6-v2, offline].")
+@click.option("--layer", type=int, default=DEFAULT_LAYER, show_default=True, help="The judge's layer.")
+@click.option("--page-lines", type=click.IntRange(3), help="Chunk lines per page [default: from the terminal height].")
+def start_command(db, blind, no_highlight, model, layer, page_lines, **queue):
+    """Review pairs one key at a time. The first start builds the queue from the files; later
+    starts (any reviewer, at the same time too) join it and resume at the next unreviewed pair."""
+    session = joined_session(db, **queue)
+
+    def highlighter(task):
+        return token_similarities(task.chunk, task.answers, model, layer)
+
+    TerminalReview(session, labelling_of(session.conn), Console(highlight=False), blind,
+                   None if no_highlight else highlighter, page_lines).run()
+
+
+@review_group.command("simulate")
+@db_option
+@queue_options
+@click.option("--human", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Qrels (or a golden.jsonl) whose grades stand in for the reviewer's.")
+@click.option("--unlisted-as-zero", is_flag=True,
+              help="A queued pair of a query the human file holds but does not list is graded 0 (gold-chunk qrels).")
+def simulate_command(db, human, unlisted_as_zero, **queue):
+    """Review every queued pair automatically from a labels file (e.g. gold chunks standing in
+    for people): measures agreement, calibration and corrected estimates before a real review.
+    Pairs the file does not cover are skipped."""
+    session = joined_session(db, **queue)
+    graded, skipped = simulate_review(session, read_qrels(human).to_dict(), unlisted_as_zero)
+    click.echo(f"{queue['reviewer']}: graded {graded} pairs from {human}, skipped {skipped}", err=True)
+
+
+@review_group.command("stats")
+@db_option
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--resamples", type=click.IntRange(10), default=1000, show_default=True, help="Bootstrap resamples.")
+def stats_command(db, fmt, seed, resamples):
+    """Per reviewer counts and speed; agreement between reviewers and with the judge."""
+    stats = review_stats(db, resamples=resamples, seed=seed)
+    if fmt == "json":
+        click.echo(json_text(stats.to_json()))
+        return
+    click.echo(f"{stats.reviewed} of {stats.tasks} pairs have a human grade\n")
+    reviewers = Table(["reviewer", "graded", "skipped", "flags", "notes", "undos", "stale", "median s", "per hour"],
+                      [[r.reviewer, r.graded, r.skipped, r.flags, r.notes, r.undos, r.stale, r.median_seconds, r.per_hour]
+                       for r in stats.reviewers])
+    click.echo(render(reviewers, "table", places=1))
+    if stats.agreements:
+        rows = [agreement_row(a.first, a.second, a.agreement) for a in stats.agreements]
+        click.echo("\n" + render(Table(AGREEMENT_HEADER, rows), "table", places=3))
+        for a in stats.agreements:
+            click.echo("\n" + confusion_text(f"{a.first} vs {a.second}", a.agreement, a.first, a.second), nl=False)
+
+
+@review_group.command("export")
+@db_option
+@click.option("--labels", required=True, type=click.Path(exists=True, dir_okay=False), help="The derived qrels.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Reviewed qrels to write.")
+@click.option("--adjudicate", default="majority", show_default=True, metavar="majority|REVIEWER|strict",
+              help="Settling reviewers' conflicts: majority (ties: lowest grade), a reviewer whose grade wins, "
+                   "or strict (conflicts are an error that lists them).")
+@click.option("--only-reviewed", is_flag=True, help="Write only the pairs with a human grade (e.g. to calibrate on).")
+def export_command(db, labels, output, adjudicate, only_reviewed):
+    """Write the derived qrels with human grades overriding them, and OUTPUT.sources.jsonl
+    saying where each label came from."""
+    counts = export_reviewed(db, labels, output, adjudicate, only_reviewed)
+    summary = ", ".join(f"{source} {n}" for source, n in sorted(counts.items()))
+    click.echo(f"wrote {output}: {sum(counts.values())} labels ({summary})", err=True)
+

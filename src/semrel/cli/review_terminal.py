@@ -1,0 +1,162 @@
+"""The terminal front end of a review session: rich for display, one key per decision.
+
+Every key that decides (a grade, skip, undo) is written to the database by the engine before
+the next task is drawn, so quitting or killing the process loses nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable, Sequence
+
+import click
+from rich.color import Color
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.style import Style
+from rich.text import Text
+
+from ..review.engine import Session
+from ..review.tasks import Labelling, Task
+
+Spans = Sequence[tuple[int, int, float]]
+Highlighter = Callable[[Task], Spans]
+
+
+def read_key() -> str:
+    """One key press, raw from the terminal; from piped input (scripts, tests), its next
+    character ('' once it ends, which quits)."""
+    return click.getchar() if sys.stdin.isatty() else sys.stdin.read(1)
+
+
+def grade_keys(labelling: Labelling) -> dict[str, int]:
+    """0..top always; y/n as well for binary labels."""
+    keys = {str(g): g for g in range(labelling.max_grade + 1)}
+    if labelling.max_grade == 1:
+        keys.update({"y": 1, "n": 0})
+    return keys
+
+
+def note_keys(labelling: Labelling) -> tuple[str, ...]:
+    """m always; n too where it is not a grade (graded labels)."""
+    return ("m",) if labelling.max_grade == 1 else ("n", "m")
+
+
+def highlighted(text: str, spans: Spans) -> Text:
+    """The chunk with tokens above its median similarity shaded, stronger for closer matches."""
+    out = Text(text)
+    if not spans:
+        return out
+    values = sorted(s for _, _, s in spans)
+    low, high = values[len(values) // 2], values[-1]
+    for start, end, similarity in spans:
+        strength = (similarity - low) / (high - low) if high > low else 0.0
+        if strength > 0:
+            shade = Color.from_rgb(90 + 165 * strength, 80 + 135 * strength, 0)
+            out.stylize(Style(bgcolor=shade, color="black" if strength > 0.5 else None, bold=strength > 0.8), start, end)
+    return out
+
+
+class TerminalReview:
+    """Shows tasks one at a time and turns keys into session calls."""
+
+    def __init__(self, session: Session, labelling: Labelling, console: Console, blind: bool = False,
+                 highlighter: Highlighter | None = None, page_lines: int | None = None):
+        self.session, self.labelling, self.console = session, labelling, console
+        self.blind, self.highlighter = blind, highlighter
+        self.page_lines = page_lines or max(6, console.size.height - 18)
+        self.grades, self.notes = grade_keys(labelling), note_keys(labelling)
+        self.started, self.decided = time.monotonic(), 0
+
+    def help_text(self) -> str:
+        top = self.labelling.max_grade
+        grades = "0/n not relevant, 1/y relevant" if top == 1 else f"0-{top} grade (0 = not relevant, {top} = fully)"
+        return (f"{grades} · s skip · u undo the last decision · f flag · {'/'.join(self.notes)} note · "
+                "space/b next/previous page · ? help · q quit")
+
+    def header(self) -> Text:
+        p = self.session.progress()
+        minutes = (time.monotonic() - self.started) / 60.0
+        rate = f"{self.decided / minutes * 60:.0f}/h" if self.decided and minutes > 0 else "-"
+        share = 100.0 * p.done / p.total if p.total else 100.0
+        return Text(f"{self.session.reviewer} · {p.done}/{p.total} reviewed ({share:.0f}%) · yours {p.mine} · "
+                    f"this session {self.decided} ({rate}) · flagged {p.flagged}", style="bold")
+
+    def chunk_pages(self, task: Task, spans: Spans) -> list[Text]:
+        width = max(20, self.console.size.width - 4)
+        lines = highlighted(task.chunk, spans).wrap(self.console, width)
+        size = self.page_lines
+        return [Text("\n").join(lines[i : i + size]) for i in range(0, max(len(lines), 1), size)]
+
+    def show(self, task: Task, pages: list[Text], page: int, message: str) -> None:
+        if self.console.is_terminal:
+            self.console.clear()
+        answers = task.answers if len(task.answers) == 1 else [f"{i}. {a}" for i, a in enumerate(task.answers, 1)]
+        title = f"chunk {task.chunk_id}" + (f" (page {page + 1}/{len(pages)})" if len(pages) > 1 else "")
+        parts = [
+            self.header(),
+            Panel(Text(task.query), title=f"query {task.query_id}", title_align="left"),
+            Panel(Text("\n".join(answers)), title="reference answer", title_align="left"),
+            Panel(pages[page], title=title, title_align="left"),
+        ]
+        if not self.blind:
+            cuts = ", ".join(f"{t:g}" for t in self.labelling.thresholds)
+            parts.append(Text(f"judge: P {task.P:.3f}  R {task.R:.3f}  F {task.F:.3f} -> proposed grade {task.proposed}"
+                              f" ({self.labelling.on} thresholds {cuts})"))
+        if task.shared:
+            parts.append(Text("(overlap item: other reviewers grade it too)", style="dim"))
+        parts.append(Text(message or self.help_text(), style="italic"))
+        self.console.print(Group(*parts))
+
+    def run(self) -> int:
+        """Review until the queue is empty or the reviewer quits (q, Ctrl-C or the end of piped
+        input); returns the decisions made."""
+        try:
+            return self._loop()
+        except KeyboardInterrupt:
+            self.console.print(f"saved; {self.decided} decisions this session. Start again to go on.")
+            return self.decided
+
+    def _loop(self) -> int:
+        message = ""
+        while (task := self.session.next_task()) is not None:
+            spans = self.highlighter(task) if self.highlighter and not self.blind else ()
+            pages, page, shown = self.chunk_pages(task, spans), 0, time.monotonic()
+            while True:
+                self.show(task, pages, page, message)
+                message, key = "", read_key()
+                if key in self.grades:
+                    if self.session.grade(task, self.grades[key], time.monotonic() - shown):
+                        self.decided += 1
+                    break
+                if key == "s":
+                    if self.session.skip(task, time.monotonic() - shown):
+                        self.decided += 1
+                    break
+                if key == "u":
+                    undone = self.session.undo()
+                    message = f"undid your decision on {undone.query_id}/{undone.chunk_id}" if undone else "nothing to undo"
+                    break
+                if key in ("q", ""):
+                    self.console.print(f"saved; {self.decided} decisions this session. Start again to go on.")
+                    return self.decided
+                if key == "f":
+                    self.session.flag(task)
+                    message = "flagged"
+                elif key in self.notes:
+                    text = click.prompt("note", default="", show_default=False).strip()
+                    if text:
+                        self.session.note(task, text)
+                        message = "note saved"
+                elif key in (" ", ">"):
+                    page = min(page + 1, len(pages) - 1)
+                elif key in ("b", "<"):
+                    page = max(page - 1, 0)
+                elif key == "?":
+                    message = self.help_text()
+                else:
+                    message = f"unknown key {key!r}; ? for help"
+        p = self.session.progress()
+        self.console.print(f"all {p.total} tasks are reviewed; {self.decided} decisions this session.")
+        return self.decided

@@ -1,0 +1,122 @@
+"""From decisions to labels: each reviewer's standing grade per pair, conflicts between
+reviewers settled by a rule, and the derived qrels with human labels overriding them.
+
+Rules: `majority` takes the most common grade (a tie goes to the lowest tied grade, the
+conservative choice); a reviewer's name makes that reviewer's grade win where they gave one
+(majority elsewhere); `strict` makes any disagreement an error that lists the pairs.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass
+
+from ..errors import UsageError, ValidationError
+from ..formats import read_qrels
+from ..formats.jsonl import write_jsonl
+from ..formats.trec import write_qrels
+from ..manifest import write_manifest
+from ..records import Qrels
+from .store import open_db
+
+Pair = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class HumanGrade:
+    query_id: str
+    chunk_id: str
+    reviewer: str
+    grade: int
+    proposed: int
+    sample_rank: int | None
+
+
+def human_grades(conn: sqlite3.Connection) -> list[HumanGrade]:
+    """Every standing grade (not skipped, not undone, not stale), in task order."""
+    rows = conn.execute(
+        "SELECT t.query_id, t.chunk_id, l.reviewer, l.grade, t.proposed, t.sample_rank FROM live l"
+        " JOIN tasks t ON t.id = l.task_id WHERE l.kind = 'grade' ORDER BY t.position, l.reviewer"
+    )
+    return [HumanGrade(*row) for row in rows]
+
+
+def grades_by_pair(grades: list[HumanGrade]) -> dict[Pair, dict[str, int]]:
+    by_pair: dict[Pair, dict[str, int]] = {}
+    for g in grades:
+        by_pair.setdefault((g.query_id, g.chunk_id), {})[g.reviewer] = g.grade
+    return by_pair
+
+
+def settle(by_reviewer: dict[str, int], rule: str) -> int:
+    """One grade from several reviewers' grades of a pair (see the module's rules)."""
+    if rule not in ("majority", "strict") and rule in by_reviewer:
+        return by_reviewer[rule]
+    counts = Counter(by_reviewer.values())
+    top = max(counts.values())
+    return min(grade for grade, count in counts.items() if count == top)
+
+
+def adjudicate(by_pair: dict[Pair, dict[str, int]], rule: str, reviewers: set[str]) -> dict[Pair, int]:
+    """The settled grade of each reviewed pair."""
+    if rule not in ("majority", "strict") and rule not in reviewers:
+        known = ", ".join(sorted(reviewers)) or "none yet"
+        raise UsageError(f"--adjudicate {rule!r}: not majority, strict or a reviewer of this database ({known})")
+    if rule == "strict":
+        conflicts = [(pair, grades) for pair, grades in by_pair.items() if len(set(grades.values())) > 1]
+        if conflicts:
+            listed = "; ".join(
+                f"{q}/{c}: " + ", ".join(f"{r}={g}" for r, g in sorted(grades.items())) for (q, c), grades in conflicts[:5]
+            )
+            more = f" and {len(conflicts) - 5} more" if len(conflicts) > 5 else ""
+            raise ValidationError(
+                f"{len(conflicts)} reviewed pairs have conflicting grades: {listed}{more}; "
+                "settle them in a review or use --adjudicate majority or a reviewer's name"
+            )
+    return {pair: settle(grades, rule) for pair, grades in by_pair.items()}
+
+
+def export_reviewed(db: str | os.PathLike, labels_path: str | os.PathLike, output: str | os.PathLike,
+                    rule: str = "majority", only_reviewed: bool = False) -> dict[str, int]:
+    """Write the derived qrels with human grades overriding them (only the human grades with
+    `only_reviewed`), a `<output>.sources.jsonl` saying where each label came from, and
+    manifests; returns counts by source."""
+    conn = open_db(db, create=False)
+    grades = human_grades(conn)
+    by_pair = grades_by_pair(grades)
+    settled = adjudicate(by_pair, rule, {g.reviewer for g in grades})
+    derived = read_qrels(labels_path).to_dict()
+    rows: list[dict] = []
+    judged: dict[str, dict[str, int]] = {}
+    for query_id, docs in derived.items():
+        for chunk_id, grade in docs.items():
+            rows.append(_source_row(query_id, chunk_id, grade, settled, by_pair, rule))
+    for (query_id, chunk_id) in settled:
+        if chunk_id not in derived.get(query_id, {}):
+            rows.append(_source_row(query_id, chunk_id, None, settled, by_pair, rule))
+    if only_reviewed:
+        rows = [row for row in rows if row["source"] != "judge"]
+    for row in rows:
+        judged.setdefault(row["query_id"], {})[row["chunk_id"]] = row["grade"]
+    qrels = Qrels.from_dict(judged)
+    write_qrels(qrels, output)
+    sidecar = f"{output}.sources.jsonl"
+    write_jsonl(rows, sidecar)
+    params = {"adjudicate": rule, "only_reviewed": only_reviewed, "reviewed_pairs": len(settled),
+              "reviewers": sorted({g.reviewer for g in grades})}
+    write_manifest(output, inputs=[db, labels_path], params=params, rows=len(qrels))
+    write_manifest(sidecar, inputs=[db, labels_path], params=params, rows=len(rows))
+    return dict(Counter(row["source"] for row in rows))
+
+
+def _source_row(query_id: str, chunk_id: str, derived: int | None, settled: dict[Pair, int],
+                by_pair: dict[Pair, dict[str, int]], rule: str) -> dict:
+    pair = (query_id, chunk_id)
+    if pair not in settled:
+        return {"query_id": query_id, "chunk_id": chunk_id, "grade": derived, "source": "judge", "judge": derived}
+    reviewers = by_pair[pair]
+    source = "review" if len(set(reviewers.values())) == 1 else f"adjudicated:{rule}"
+    return {"query_id": query_id, "chunk_id": chunk_id, "grade": settled[pair], "source": source, "judge": derived,
+            "reviewers": reviewers}

@@ -1,0 +1,240 @@
+"""The review session: which task a reviewer sees next, and recording what they decide.
+
+Every call that writes is one BEGIN IMMEDIATE transaction, committed before it returns, so a
+decision is on disk before the next task is shown and a killed process loses nothing. A task
+not marked shared goes to one reviewer: showing it claims it, and others pass over it while
+the claim is fresh (CLAIM_SECONDS) or once someone has decided it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import astuple, dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import ValidationError
+from .order import review_queue
+from .store import read_meta, transaction, write_meta
+from .tasks import Labelling, Task, load_tasks
+
+CLAIM_SECONDS = 600.0
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    """How a new queue is built (see semrel.review.order.review_queue)."""
+
+    order: str = "uncertain"
+    random_share: float = 0.25
+    seed: int = 0
+    limit: int | None = None
+    overlap: int = 0  # the first `overlap` tasks are shown to every reviewer
+
+
+def has_queue(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT EXISTS (SELECT 1 FROM tasks)").fetchone()[0] == 1
+
+
+def create_queue(conn: sqlite3.Connection, tasks: Sequence[Task], labelling: Labelling, settings: QueueSettings) -> int:
+    """Store the tasks in review order (the first `limit`); returns how many were stored (0
+    when the database already holds a queue)."""
+    queue = review_queue(
+        np.array([t.distance for t in tasks]), [t.query_id for t in tasks], settings.order,
+        settings.random_share, settings.seed, settings.limit,
+    )
+    rows = []
+    for position, index in enumerate(queue.order.tolist()):
+        t, rank = tasks[index], int(queue.sample_rank[index])
+        rows.append((
+            position, t.query_id, t.chunk_id, t.query, json.dumps(list(t.answers), ensure_ascii=False), t.chunk,
+            t.P, t.R, t.F, t.proposed, t.distance, rank if rank >= 0 else None, int(position < settings.overlap), t.hash,
+        ))
+    with transaction(conn):
+        if has_queue(conn):  # another reviewer's process built it a moment ago: join that one
+            return 0
+        conn.executemany(
+            "INSERT INTO tasks (position, query_id, chunk_id, query, answers, chunk, P, R, F, proposed, distance,"
+            " sample_rank, shared, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows,
+        )
+        write_meta(conn, {
+            **labelling.to_json(), "order": settings.order, "random_share": settings.random_share, "seed": settings.seed,
+            "limit": settings.limit, "overlap": settings.overlap, "pool_size": len(tasks), "created": time.time(),
+        })
+    return len(rows)
+
+
+def refresh_tasks(conn: sqlite3.Connection, tasks: Sequence[Task]) -> tuple[int, int]:
+    """Bring stored tasks up to date with re-read inputs: changed texts get a new hash (their
+    old decisions become stale), scores and proposed grades are updated. Returns (tasks whose
+    texts changed, pairs not in the queue, which are left out)."""
+    stored = {(r["query_id"], r["chunk_id"]): r["hash"] for r in conn.execute("SELECT query_id, chunk_id, hash FROM tasks")}
+    changed = [t for t in tasks if (t.query_id, t.chunk_id) in stored and stored[t.query_id, t.chunk_id] != t.hash]
+    with transaction(conn):
+        conn.executemany(
+            "UPDATE tasks SET query = ?, answers = ?, chunk = ?, P = ?, R = ?, F = ?, proposed = ?, hash = ?"
+            " WHERE query_id = ? AND chunk_id = ?",
+            [(t.query, json.dumps(list(t.answers), ensure_ascii=False), t.chunk, t.P, t.R, t.F, t.proposed, t.hash,
+              t.query_id, t.chunk_id) for t in tasks if (t.query_id, t.chunk_id) in stored],
+        )
+    return len(changed), sum((t.query_id, t.chunk_id) not in stored for t in tasks)
+
+
+def labelling_of(conn: sqlite3.Connection) -> Labelling:
+    meta = read_meta(conn)
+    if "thresholds" not in meta:
+        raise ValidationError("the review database holds no queue yet; give --judgments, --labels, --corpus and --golden")
+    return Labelling(meta["on"], tuple(meta["thresholds"]))
+
+
+def task_from_row(row: sqlite3.Row) -> Task:
+    return Task(
+        query_id=row["query_id"], chunk_id=row["chunk_id"], query=row["query"], answers=tuple(json.loads(row["answers"])),
+        chunk=row["chunk"], P=row["P"], R=row["R"], F=row["F"], proposed=row["proposed"], distance=row["distance"],
+        id=row["id"], position=row["position"], sample_rank=row["sample_rank"], shared=bool(row["shared"]),
+    )
+
+
+@dataclass(frozen=True)
+class Progress:
+    total: int  # tasks in the queue
+    done: int  # tasks with a standing decision by anyone
+    mine: int  # standing decisions by this reviewer
+    flagged: int  # tasks this reviewer flagged
+
+
+_UNDECIDED_BY_ME = "NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id AND l.reviewer = :r)"
+_UNDECIDED_BY_OTHERS = "NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id AND l.reviewer != :r)"
+
+
+class Session:
+    """One reviewer working through the queue of a review database."""
+
+    def __init__(self, conn: sqlite3.Connection, reviewer: str):
+        if not reviewer.strip():
+            raise ValidationError("--reviewer must be a non-empty name")
+        self.conn, self.reviewer = conn, reviewer
+        with transaction(conn):
+            conn.execute("INSERT OR IGNORE INTO reviewers (name, created) VALUES (?, ?)", (reviewer, time.time()))
+
+    def next_task(self) -> Task | None:
+        """The task this reviewer holds and has not decided (after a quit, a kill or an undo),
+        else the first task in queue order nobody else holds or decided (shared tasks: any
+        this reviewer has not decided); it is claimed before it is returned."""
+        now = time.time()
+        args: dict[str, Any] = {"r": self.reviewer, "fresh": now - CLAIM_SECONDS}
+        with transaction(self.conn):
+            row = self.conn.execute(
+                f"SELECT t.* FROM tasks t JOIN claims c ON c.task_id = t.id AND c.reviewer = :r"
+                f" WHERE {_UNDECIDED_BY_ME} AND (t.shared OR {_UNDECIDED_BY_OTHERS}) ORDER BY t.position LIMIT 1", args,
+            ).fetchone() or self.conn.execute(
+                f"SELECT t.* FROM tasks t WHERE {_UNDECIDED_BY_ME} AND (t.shared OR ({_UNDECIDED_BY_OTHERS}"
+                " AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.reviewer != :r AND c.claimed > :fresh)))"
+                " ORDER BY t.position LIMIT 1", args,
+            ).fetchone()
+            if row is None:
+                return None
+            self._claim(row["id"], now)
+        return task_from_row(row)
+
+    def _claim(self, task_id: int, now: float) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO claims (task_id, reviewer, claimed) VALUES (?, ?, ?)", (task_id, self.reviewer, now)
+        )
+
+    def _append(self, task: Task, kind: str, grade: int | None = None, note: str | None = None,
+                undoes: int | None = None, seconds: float | None = None) -> int:
+        cursor = self.conn.execute(
+            "INSERT INTO decisions (task_id, task_hash, reviewer, kind, grade, note, undoes, seconds, created)"
+            " SELECT id, hash, ?, ?, ?, ?, ?, ?, ? FROM tasks WHERE id = ?",
+            (self.reviewer, kind, grade, note, undoes, seconds, time.time(), task.id),
+        )
+        return int(cursor.lastrowid)
+
+    def _settle(self, task: Task, kind: str, grade: int | None, seconds: float | None) -> bool:
+        """Record a grade or skip unless this reviewer already has one standing on the task
+        (the same name in two terminals): False then, and nothing is written."""
+        with transaction(self.conn):
+            if self.conn.execute(
+                "SELECT 1 FROM live WHERE task_id = ? AND reviewer = ?", (task.id, self.reviewer)
+            ).fetchone():
+                return False
+            self._append(task, kind, grade=grade, seconds=seconds)
+        return True
+
+    def grade(self, task: Task, grade: int, seconds: float | None = None) -> bool:
+        top = labelling_of(self.conn).max_grade
+        if not 0 <= grade <= top:
+            raise ValidationError(f"grade {grade} is outside 0..{top}")
+        return self._settle(task, "grade", grade, seconds)
+
+    def skip(self, task: Task, seconds: float | None = None) -> bool:
+        return self._settle(task, "skip", None, seconds)
+
+    def flag(self, task: Task) -> None:
+        with transaction(self.conn):
+            self._append(task, "flag")
+
+    def note(self, task: Task, text: str) -> None:
+        with transaction(self.conn):
+            self._append(task, "note", note=text)
+
+    def undo(self) -> Task | None:
+        """Take back this reviewer's latest standing grade or skip; its task comes next."""
+        with transaction(self.conn):
+            row = self.conn.execute(
+                "SELECT id, task_id FROM live WHERE reviewer = ? ORDER BY id DESC LIMIT 1", (self.reviewer,)
+            ).fetchone()
+            if row is None:
+                return None
+            task = task_from_row(self.conn.execute("SELECT * FROM tasks WHERE id = ?", (row["task_id"],)).fetchone())
+            self._append(task, "undo", undoes=row["id"])
+            self._claim(task.id, time.time())
+        return task
+
+    def progress(self) -> Progress:
+        return Progress(
+            total=self._count("SELECT count(*) FROM tasks"),
+            done=self._count("SELECT count(DISTINCT task_id) FROM live"),
+            mine=self._count("SELECT count(*) FROM live WHERE reviewer = ?", self.reviewer),
+            flagged=self._count("SELECT count(DISTINCT task_id) FROM decisions WHERE kind = 'flag' AND reviewer = ?", self.reviewer),
+        )
+
+    def _count(self, sql: str, *args: Any) -> int:
+        return int(self.conn.execute(sql, args).fetchone()[0])
+
+
+@dataclass(frozen=True)
+class TaskFiles:
+    """The inputs a queue is built from."""
+
+    judgments: str
+    labels: str
+    corpus: str
+    golden: str
+
+
+def start_session(conn: sqlite3.Connection, reviewer: str, files: TaskFiles | None, labelling: Labelling | None,
+                  settings: QueueSettings, warn: Callable[[str], None]) -> Session:
+    """Join the database's queue (refreshing its texts from `files` when given) or build it."""
+    if has_queue(conn):
+        if files is not None:
+            stored = labelling_of(conn)
+            if labelling is not None and labelling != stored:
+                warn(f"this queue was built with --on {stored.on} --thresholds {','.join(map(str, stored.thresholds))}; "
+                     "it keeps them")
+            changed, left_out = refresh_tasks(conn, load_tasks(*astuple(files), stored))
+            if changed:
+                warn(f"{changed} pairs have new texts; their earlier decisions are stale and they are shown again")
+            if left_out:
+                warn(f"{left_out} judged pairs are not in this database's queue; review them with a new --db")
+    elif files is None:
+        raise ValidationError("the review database is new: give --judgments, --labels, --corpus and --golden")
+    elif labelling is None:
+        raise ValidationError("give the labelling thresholds, e.g. --on R --thresholds 0.5")
+    else:
+        create_queue(conn, load_tasks(*astuple(files), labelling), labelling, settings)
+    return Session(conn, reviewer)

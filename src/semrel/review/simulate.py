@@ -1,0 +1,24 @@
+"""A simulated review: a labels file (gold chunks, an earlier review) grades the queue through
+the same session calls a person's keys make, so its figures are those a review would give."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from .engine import Session, labelling_of
+
+
+def simulate_review(session: Session, human: Mapping[str, Mapping[str, int]], unlisted_as_zero: bool = False) -> tuple[int, int]:
+    """Grade each pair the session is given from `human` (grades clipped to the queue's scale);
+    skip pairs it does not cover. Returns (graded, skipped)."""
+    top = labelling_of(session.conn).max_grade
+    graded = skipped = 0
+    while (task := session.next_task()) is not None:
+        listed = human.get(task.query_id)
+        if listed is not None and (task.chunk_id in listed or unlisted_as_zero):
+            session.grade(task, min(max(int(listed.get(task.chunk_id, 0)), 0), top))
+            graded += 1
+        else:
+            session.skip(task)
+            skipped += 1
+    return graded, skipped

@@ -1,0 +1,100 @@
+"""What a review database tells: each reviewer's counts and speed, and agreement between
+reviewers and between each reviewer and the judge on the pairs both labelled."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sqlite3
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..agreement import Agreement, agreement
+from .adjudicate import grades_by_pair, human_grades
+from .engine import labelling_of
+from .store import open_db
+
+JUDGE = "judge"
+
+
+@dataclass(frozen=True)
+class ReviewerStats:
+    reviewer: str
+    graded: int  # standing grades
+    skipped: int  # standing skips
+    flags: int
+    notes: int
+    undos: int
+    stale: int  # grades and skips given to texts that have since changed
+    median_seconds: float  # per grade or skip, undone ones included: the time was spent
+    per_hour: float
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    first: str
+    second: str  # a reviewer, or "judge"
+    agreement: Agreement
+
+
+@dataclass(frozen=True)
+class ReviewStats:
+    tasks: int
+    reviewed: int  # tasks with at least one standing grade
+    reviewers: list[ReviewerStats]
+    agreements: list[PairAgreement]
+
+    def to_json(self) -> dict:
+        return {
+            "tasks": self.tasks, "reviewed": self.reviewed, "reviewers": [asdict(r) for r in self.reviewers],
+            "agreement": [{"first": a.first, "second": a.second, **a.agreement.to_json()} for a in self.agreements],
+        }
+
+
+def reviewer_stats(conn: sqlite3.Connection) -> list[ReviewerStats]:
+    names = [r[0] for r in conn.execute("SELECT name FROM reviewers ORDER BY name")]
+    result = []
+    for name in names:
+        kinds = dict(conn.execute("SELECT kind, count(*) FROM decisions WHERE reviewer = ? GROUP BY kind", (name,)).fetchall())
+        standing = dict(conn.execute("SELECT kind, count(*) FROM live WHERE reviewer = ? GROUP BY kind", (name,)).fetchall())
+        stale = conn.execute(
+            "SELECT count(*) FROM decisions d JOIN tasks t ON t.id = d.task_id WHERE d.reviewer = ?"
+            " AND d.kind IN ('grade', 'skip') AND d.task_hash != t.hash", (name,),
+        ).fetchone()[0]
+        seconds = np.array([r[0] for r in conn.execute(
+            "SELECT seconds FROM decisions WHERE reviewer = ? AND kind IN ('grade', 'skip') AND seconds IS NOT NULL", (name,)
+        )], dtype=np.float64)
+        result.append(ReviewerStats(
+            reviewer=name, graded=standing.get("grade", 0), skipped=standing.get("skip", 0), flags=kinds.get("flag", 0),
+            notes=kinds.get("note", 0), undos=kinds.get("undo", 0), stale=stale,
+            median_seconds=float(np.median(seconds)) if len(seconds) else float("nan"),
+            per_hour=float(3600.0 / seconds.mean()) if len(seconds) and seconds.mean() > 0 else float("nan"),
+        ))
+    return result
+
+
+def review_stats(db: str | os.PathLike, resamples: int = 1000, seed: int = 0) -> ReviewStats:
+    """Counts, speed and agreement (kappa quadratic-weighted for graded labels, with a seeded
+    bootstrap interval) of a review database."""
+    conn = open_db(db, create=False)
+    labels = list(range(labelling_of(conn).max_grade + 1))
+    grades = human_grades(conn)
+    by_pair = grades_by_pair(grades)
+    proposed = {(g.query_id, g.chunk_id): g.proposed for g in grades}
+    reviewers = sorted({g.reviewer for g in grades})
+    agreements = []
+    for first, second in itertools.combinations(reviewers, 2):
+        both = [(r[first], r[second]) for r in by_pair.values() if first in r and second in r]
+        if both:
+            a, b = zip(*both)
+            agreements.append(PairAgreement(first, second, agreement(a, b, labels=labels, resamples=resamples, seed=seed)))
+    for name in reviewers:
+        mine = [(r[name], proposed[pair]) for pair, r in by_pair.items() if name in r and proposed[pair] is not None]
+        if mine:
+            a, b = zip(*mine)
+            agreements.append(PairAgreement(name, JUDGE, agreement(a, b, labels=labels, resamples=resamples, seed=seed)))
+    return ReviewStats(
+        tasks=conn.execute("SELECT count(*) FROM tasks").fetchone()[0], reviewed=len(by_pair),
+        reviewers=reviewer_stats(conn), agreements=agreements,
+    )

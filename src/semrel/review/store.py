@@ -1,0 +1,139 @@
+"""The review database: SQLite in WAL mode, so several reviewer processes share one file.
+
+Decisions are append-only (triggers refuse UPDATE and DELETE); an undo is its own event that
+names the decision it takes back. Writers take the lock up front (BEGIN IMMEDIATE) and wait
+for each other (busy timeout), so no decision is lost or recorded twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+from typing import Any, Iterator
+
+from ..errors import SemrelError
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 30_000
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE tasks (
+    id INTEGER PRIMARY KEY,
+    position INTEGER NOT NULL UNIQUE,
+    query_id TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    query TEXT NOT NULL,
+    answers TEXT NOT NULL,            -- JSON list of reference answers
+    chunk TEXT NOT NULL,
+    P REAL, R REAL, F REAL,
+    proposed INTEGER,                 -- the derived qrels' grade
+    distance REAL NOT NULL,           -- to the nearest threshold
+    sample_rank INTEGER,              -- place in the uniform random sample, NULL if not sampled
+    shared INTEGER NOT NULL DEFAULT 0, -- shown to every reviewer (--overlap)
+    hash TEXT NOT NULL,               -- over query, answers and chunk: edited texts make labels stale
+    UNIQUE (query_id, chunk_id)
+);
+CREATE TABLE reviewers (name TEXT PRIMARY KEY, created REAL NOT NULL);
+CREATE TABLE claims (
+    task_id INTEGER NOT NULL REFERENCES tasks(id),
+    reviewer TEXT NOT NULL REFERENCES reviewers(name),
+    claimed REAL NOT NULL,
+    PRIMARY KEY (task_id, reviewer)
+);
+CREATE TABLE decisions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_id INTEGER NOT NULL REFERENCES tasks(id),
+    task_hash TEXT NOT NULL,
+    reviewer TEXT NOT NULL REFERENCES reviewers(name),
+    kind TEXT NOT NULL CHECK (kind IN ('grade', 'skip', 'flag', 'note', 'undo')),
+    grade INTEGER,
+    note TEXT,
+    undoes INTEGER REFERENCES decisions(id),
+    seconds REAL,
+    created REAL NOT NULL
+);
+CREATE INDEX decisions_by_task ON decisions (task_id, reviewer);
+CREATE INDEX decisions_by_undo ON decisions (undoes);
+CREATE TRIGGER decisions_no_update BEFORE UPDATE ON decisions
+    BEGIN SELECT RAISE(ABORT, 'decisions are append-only'); END;
+CREATE TRIGGER decisions_no_delete BEFORE DELETE ON decisions
+    BEGIN SELECT RAISE(ABORT, 'decisions are append-only'); END;
+-- A reviewer's standing decision on a task: a grade or skip on the task's current texts
+-- that no undo has taken back (at most one per task and reviewer, enforced on insert).
+CREATE VIEW live AS
+    SELECT d.* FROM decisions d JOIN tasks t ON t.id = d.task_id AND t.hash = d.task_hash
+    WHERE d.kind IN ('grade', 'skip')
+      AND NOT EXISTS (SELECT 1 FROM decisions u WHERE u.kind = 'undo' AND u.undoes = d.id);
+"""
+
+
+def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL, with a busy timeout;
+    the schema is created in a new file and a newer schema is refused."""
+    name = str(path)
+    if not create and not os.path.exists(name):
+        raise SemrelError(f"{name}: no such review database (start one with `semrel review start`)")
+    try:
+        conn = sqlite3.connect(name, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        raise SemrelError(f"{name}: not a review database ({exc})") from None
+    if version > SCHEMA_VERSION:
+        conn.close()
+        raise SemrelError(
+            f"{name}: written by a newer semrel (schema {version}; this one reads up to {SCHEMA_VERSION}); upgrade semrel"
+        )
+    if version == 0:
+        with transaction(conn):
+            if conn.execute("PRAGMA user_version").fetchone()[0] == 0:  # another process may have just made it
+                if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                    raise SemrelError(f"{name}: an SQLite file that is not a review database; give a new --db path")
+                for statement in _statements(SCHEMA):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    return conn
+
+
+def _statements(script: str) -> Iterator[str]:
+    """The statements of a script (triggers hold inner semicolons, so split on complete ones)."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("--"):
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            yield buffer.strip()
+            buffer = ""
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT: the write lock is taken first, so concurrent writers queue
+    instead of failing halfway; an exception rolls back."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError as exc:  # busy past the timeout, read-only file, full disk
+        raise SemrelError(f"review database: {exc} (nothing of this step was saved; try again)") from None
+
+
+def read_meta(conn: sqlite3.Connection) -> dict[str, Any]:
+    return {row["key"]: json.loads(row["value"]) for row in conn.execute("SELECT key, value FROM meta")}
+
+
+def write_meta(conn: sqlite3.Connection, values: dict[str, Any]) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [(k, json.dumps(v)) for k, v in values.items()]
+    )

@@ -1,0 +1,130 @@
+"""Review tasks: a judged pair with the texts a reviewer reads and what the judge said about it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import SemrelError, UsageError, ValidationError
+from ..formats import read_qrels
+from ..formats.corpus import read_corpus, read_golden
+from ..formats.judgments import COMPONENTS, read_judgments
+from ..manifest import manifest_path
+from .order import distance_to_threshold, grade_of
+
+
+@dataclass(frozen=True)
+class Task:
+    """One pair to review, as stored (id and position are None before it is)."""
+
+    query_id: str
+    chunk_id: str
+    query: str
+    answers: tuple[str, ...]
+    chunk: str
+    P: float
+    R: float
+    F: float
+    proposed: int
+    distance: float
+    id: int | None = None
+    position: int | None = None
+    sample_rank: int | None = None
+    shared: bool = False
+
+    @property
+    def hash(self) -> str:
+        return text_hash(self.query, self.answers, self.chunk)
+
+
+def text_hash(query: str, answers: Sequence[str], chunk: str) -> str:
+    """sha256 over the texts a reviewer judged: a label given to other texts is stale."""
+    return hashlib.sha256(json.dumps([query, list(answers), chunk], ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Labelling:
+    """Which judge score is thresholded, and where: grade = number of thresholds reached."""
+
+    on: str
+    thresholds: tuple[float, ...]
+
+    @property
+    def max_grade(self) -> int:
+        return len(self.thresholds)
+
+    def to_json(self) -> dict:
+        return {"on": self.on, "thresholds": list(self.thresholds)}
+
+
+def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | None = None) -> Labelling:
+    """The labelling from `--on` and `--thresholds` (comma-separated numbers, or a thresholds.json
+    written by `semrel calibrate`); else from the labels file's manifest, where it records them."""
+    if thresholds and thresholds.endswith(".json"):
+        return labelling_from_json(thresholds, on)
+    if thresholds:
+        try:
+            values = tuple(float(t) for t in thresholds.split(","))
+        except ValueError:
+            raise UsageError(f"--thresholds: expected comma-separated numbers or a .json file, not {thresholds!r}") from None
+        return checked_labelling(on or "R", values, "--thresholds")
+    if labels_path and Path(manifest_path(labels_path)).is_file():
+        params = json.loads(Path(manifest_path(labels_path)).read_text(encoding="utf-8")).get("params", {})
+        if "thresholds" in params:
+            return checked_labelling(on or str(params.get("on", "R")), tuple(map(float, params["thresholds"])), manifest_path(labels_path))
+    raise UsageError("give the labelling thresholds, e.g. --on R --thresholds 0.5 (or 0.4,0.5,0.6 for grades 0-3)")
+
+
+def labelling_from_json(path: str, on: str | None = None) -> Labelling:
+    """A thresholds.json: `{"on": "R", "thresholds": [...]}`."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        values = tuple(float(t) for t in data["thresholds"])
+    except FileNotFoundError:
+        raise SemrelError(f"{path}: no such file (check the path)") from None
+    except (ValueError, KeyError, TypeError):
+        raise SemrelError(f"{path}: expected {{\"on\": \"R\", \"thresholds\": [numbers]}}") from None
+    return checked_labelling(on or str(data.get("on", "R")), values, path)
+
+
+def checked_labelling(on: str, thresholds: tuple[float, ...], where: str) -> Labelling:
+    if on not in COMPONENTS:
+        raise UsageError(f"{where}: the thresholded score must be one of {', '.join(COMPONENTS)}, not {on!r}")
+    if not thresholds or list(thresholds) != sorted(set(thresholds)):
+        raise UsageError(f"{where}: thresholds must be increasing and distinct (got {list(thresholds)})")
+    return Labelling(on, thresholds)
+
+
+def load_tasks(
+    judgments_path: str | os.PathLike, labels_path: str | os.PathLike, corpus_path: str | os.PathLike,
+    golden_path: str | os.PathLike, labelling: Labelling,
+) -> list[Task]:
+    """One task per judged pair, with texts from the corpus and golden set and the proposed
+    grade from the derived qrels (from the thresholds where the qrels lack the pair)."""
+    judgments = read_judgments(judgments_path)
+    if not judgments:
+        raise ValidationError(f"{judgments_path}: no judged pairs to review")
+    proposed = read_qrels(labels_path).to_dict()
+    chunks = {c.id: c.text for c in read_corpus(corpus_path)}
+    golden = {g.query_id: g for g in read_golden(golden_path)}
+    scores = np.array([getattr(j, labelling.on) for j in judgments])
+    grades, distance = grade_of(scores, labelling.thresholds), distance_to_threshold(scores, labelling.thresholds)
+    tasks = []
+    for j, grade, gap in zip(judgments, grades.tolist(), distance.tolist()):
+        if j.chunk_id not in chunks:
+            raise ValidationError(f"{judgments_path}: chunk {j.chunk_id!r} (query {j.query_id!r}) is not in {corpus_path}")
+        if j.query_id not in golden:
+            raise ValidationError(f"{judgments_path}: query {j.query_id!r} is not in {golden_path}")
+        item = golden[j.query_id]
+        tasks.append(Task(
+            query_id=j.query_id, chunk_id=j.chunk_id, query=item.query, answers=item.reference_answers,
+            chunk=chunks[j.chunk_id], P=j.P, R=j.R, F=j.F,
+            proposed=int(proposed.get(j.query_id, {}).get(j.chunk_id, grade)), distance=gap,
+        ))
+    return tasks
