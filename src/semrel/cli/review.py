@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import click
 from rich.console import Console
 
 from ..errors import UsageError
 from ..formats import read_qrels
 from ..review.adjudicate import export_reviewed
-from ..review.engine import QueueSettings, Session, TaskFiles, has_queue, labelling_of, start_session
+from ..review.engine import QueueSettings, Session, TaskFiles, has_queue, labelling_of, prepare_queue
 from ..review.highlight import DEFAULT_LAYER, token_similarities
 from ..review.order import ORDERS
 from ..review.simulate import simulate_review
@@ -29,8 +31,8 @@ def review_group() -> None:
     """Review derived labels in the terminal; report agreement; export reviewed qrels."""
 
 
+REVIEWER_OPTION = click.option("--reviewer", required=True, help="Your name, as recorded with each decision.")
 QUEUE_OPTIONS = [
-    click.option("--reviewer", required=True, help="Your name, as recorded with each decision."),
     click.option("--judgments", type=click.Path(exists=True, dir_okay=False), help="judgments.jsonl."),
     click.option("--labels", type=click.Path(exists=True, dir_okay=False), help="The derived qrels (proposed grades)."),
     click.option("--corpus", type=click.Path(exists=True, dir_okay=False), help="corpus.jsonl (chunk texts)."),
@@ -50,37 +52,43 @@ QUEUE_OPTIONS = [
 
 
 def queue_options(command):
-    """The options that build or join a queue, shared by `start` and `simulate`."""
+    """The options that build or join a queue (`serve` takes them; `start` and `simulate` add --reviewer)."""
     for option in reversed(QUEUE_OPTIONS):
         command = option(command)
     return command
 
 
-def joined_session(db, reviewer, judgments, labels, corpus, golden, on, thresholds, order, random_share, seed, limit,
-                   overlap) -> Session:
-    """The reviewer's session on the database's queue, built from the files on first use."""
+def joined_queue(db, judgments, labels, corpus, golden, on, thresholds, order, random_share, seed, limit,
+                 overlap) -> sqlite3.Connection:
+    """The database with its queue, built from the files on first use (refreshed when given later)."""
     given = [judgments, labels, corpus, golden]
     if any(given) and not all(given):
         raise UsageError("give all of --judgments, --labels, --corpus and --golden, or none to resume a database")
     files = TaskFiles(judgments, labels, corpus, golden) if all(given) else None
     conn = open_db(db)
     labelling = parse_labelling(on, thresholds, labels) if files and (thresholds or not has_queue(conn)) else None
-    settings = QueueSettings(order, random_share, seed, limit, overlap)
-    return start_session(conn, reviewer, files, labelling, settings, warn)
+    prepare_queue(conn, files, labelling, QueueSettings(order, random_share, seed, limit, overlap), warn)
+    return conn
+
+
+def joined_session(db, reviewer, **queue) -> Session:
+    """The reviewer's session on the database's queue, built from the files on first use."""
+    return Session(joined_queue(db, **queue), reviewer)
 
 
 @review_group.command("start")
 @db_option
+@REVIEWER_OPTION
 @queue_options
 @click.option("--blind", is_flag=True, help="Hide the judge's scores, proposed grade and highlights.")
 @click.option("--no-highlight", is_flag=True, help="Do not shade the chunk tokens BERTScore matched (no model needed).")
 @click.option("--model", help="Encoder for the highlights [default: all-MiniLM-L6-v2, offline].")
 @click.option("--layer", type=int, default=DEFAULT_LAYER, show_default=True, help="The judge's layer.")
 @click.option("--page-lines", type=click.IntRange(3), help="Chunk lines per page [default: from the terminal height].")
-def start_command(db, blind, no_highlight, model, layer, page_lines, **queue):
+def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, **queue):
     """Review pairs one key at a time. The first start builds the queue from the files; later
     starts (any reviewer, at the same time too) join it and resume at the next unreviewed pair."""
-    session = joined_session(db, **queue)
+    session = joined_session(db, reviewer, **queue)
 
     def highlighter(task):
         return token_similarities(task.chunk, task.answers, model, layer)
@@ -91,18 +99,19 @@ def start_command(db, blind, no_highlight, model, layer, page_lines, **queue):
 
 @review_group.command("simulate")
 @db_option
+@REVIEWER_OPTION
 @queue_options
 @click.option("--human", required=True, type=click.Path(exists=True, dir_okay=False),
               help="Qrels (or a golden.jsonl) whose grades stand in for the reviewer's.")
 @click.option("--unlisted-as-zero", is_flag=True,
               help="A queued pair of a query the human file holds but does not list is graded 0 (gold-chunk qrels).")
-def simulate_command(db, human, unlisted_as_zero, **queue):
+def simulate_command(db, reviewer, human, unlisted_as_zero, **queue):
     """Review every queued pair automatically from a labels file (e.g. gold chunks standing in
     for people): measures agreement, calibration and corrected estimates before a real review.
     Pairs the file does not cover are skipped."""
-    session = joined_session(db, **queue)
+    session = joined_session(db, reviewer, **queue)
     graded, skipped = simulate_review(session, read_qrels(human).to_dict(), unlisted_as_zero)
-    click.echo(f"{queue['reviewer']}: graded {graded} pairs from {human}, skipped {skipped}", err=True)
+    click.echo(f"{reviewer}: graded {graded} pairs from {human}, skipped {skipped}", err=True)
 
 
 @review_group.command("stats")

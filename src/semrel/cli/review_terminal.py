@@ -18,6 +18,8 @@ from rich.style import Style
 from rich.text import Text
 
 from ..review.engine import Session
+from ..review.highlight import shades
+from ..review.keys import grade_keys, note_keys
 from ..review.tasks import Labelling, Task
 
 Spans = Sequence[tuple[int, int, float]]
@@ -30,31 +32,12 @@ def read_key() -> str:
     return click.getchar() if sys.stdin.isatty() else sys.stdin.read(1)
 
 
-def grade_keys(labelling: Labelling) -> dict[str, int]:
-    """0..top always; y/n as well for binary labels."""
-    keys = {str(g): g for g in range(labelling.max_grade + 1)}
-    if labelling.max_grade == 1:
-        keys.update({"y": 1, "n": 0})
-    return keys
-
-
-def note_keys(labelling: Labelling) -> tuple[str, ...]:
-    """m always; n too where it is not a grade (graded labels)."""
-    return ("m",) if labelling.max_grade == 1 else ("n", "m")
-
-
 def highlighted(text: str, spans: Spans) -> Text:
     """The chunk with tokens above its median similarity shaded, stronger for closer matches."""
     out = Text(text)
-    if not spans:
-        return out
-    values = sorted(s for _, _, s in spans)
-    low, high = values[len(values) // 2], values[-1]
-    for start, end, similarity in spans:
-        strength = (similarity - low) / (high - low) if high > low else 0.0
-        if strength > 0:
-            shade = Color.from_rgb(90 + 165 * strength, 80 + 135 * strength, 0)
-            out.stylize(Style(bgcolor=shade, color="black" if strength > 0.5 else None, bold=strength > 0.8), start, end)
+    for start, end, strength in shades(spans):
+        shade = Color.from_rgb(90 + 165 * strength, 80 + 135 * strength, 0)
+        out.stylize(Style(bgcolor=shade, color="black" if strength > 0.5 else None, bold=strength > 0.8), start, end)
     return out
 
 

@@ -99,6 +99,15 @@ def task_from_row(row: sqlite3.Row) -> Task:
 
 
 @dataclass(frozen=True)
+class Decided:
+    """A reviewer's standing grade or skip (grade None), for revisiting earlier decisions."""
+
+    task: Task
+    grade: int | None
+    created: float
+
+
+@dataclass(frozen=True)
 class Progress:
     total: int  # tasks in the queue
     done: int  # tasks with a standing decision by anyone
@@ -165,10 +174,13 @@ class Session:
             self._append(task, kind, grade=grade, seconds=seconds)
         return True
 
-    def grade(self, task: Task, grade: int, seconds: float | None = None) -> bool:
+    def _check_grade(self, grade: int) -> None:
         top = labelling_of(self.conn).max_grade
         if not 0 <= grade <= top:
             raise ValidationError(f"grade {grade} is outside 0..{top}")
+
+    def grade(self, task: Task, grade: int, seconds: float | None = None) -> bool:
+        self._check_grade(grade)
         return self._settle(task, "grade", grade, seconds)
 
     def skip(self, task: Task, seconds: float | None = None) -> bool:
@@ -181,6 +193,33 @@ class Session:
     def note(self, task: Task, text: str) -> None:
         with transaction(self.conn):
             self._append(task, "note", note=text)
+
+    def task(self, task_id: int) -> Task:
+        """A task of the queue by its id (a front end names the task a decision is for)."""
+        row = self.conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        if row is None:
+            raise ValidationError(f"no task {task_id} in this review database")
+        return task_from_row(row)
+
+    def recent(self, limit: int = 50) -> list[Decided]:
+        """This reviewer's standing grades and skips, newest first."""
+        rows = self.conn.execute(
+            "SELECT t.*, l.kind AS kind, l.grade AS grade, l.created AS decided FROM live l JOIN tasks t ON t.id = l.task_id"
+            " WHERE l.reviewer = ? ORDER BY l.id DESC LIMIT ?", (self.reviewer, limit),
+        ).fetchall()
+        return [Decided(task_from_row(r), r["grade"] if r["kind"] == "grade" else None, r["decided"]) for r in rows]
+
+    def revise(self, task: Task, grade: int | None) -> None:
+        """Change this reviewer's decision on an earlier task: its standing grade or skip is
+        undone and the new grade (None: a skip) recorded, in one transaction."""
+        if grade is not None:
+            self._check_grade(grade)
+        with transaction(self.conn):
+            for row in self.conn.execute(
+                "SELECT id FROM live WHERE task_id = ? AND reviewer = ?", (task.id, self.reviewer)
+            ).fetchall():
+                self._append(task, "undo", undoes=row["id"])
+            self._append(task, "grade" if grade is not None else "skip", grade=grade)
 
     def undo(self) -> Task | None:
         """Take back this reviewer's latest standing grade or skip; its task comes next."""
@@ -217,9 +256,10 @@ class TaskFiles:
     golden: str
 
 
-def start_session(conn: sqlite3.Connection, reviewer: str, files: TaskFiles | None, labelling: Labelling | None,
-                  settings: QueueSettings, warn: Callable[[str], None]) -> Session:
-    """Join the database's queue (refreshing its texts from `files` when given) or build it."""
+def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: Labelling | None,
+                  settings: QueueSettings, warn: Callable[[str], None]) -> None:
+    """Refresh the database's queue from `files` when given, or build it (a web server does
+    this once at start; its reviewers join later)."""
     if has_queue(conn):
         if files is not None:
             stored = labelling_of(conn)
@@ -237,4 +277,3 @@ def start_session(conn: sqlite3.Connection, reviewer: str, files: TaskFiles | No
         raise ValidationError("give the labelling thresholds, e.g. --on R --thresholds 0.5")
     else:
         create_queue(conn, load_tasks(*astuple(files), labelling), labelling, settings)
-    return Session(conn, reviewer)

@@ -44,3 +44,15 @@ def token_similarities(
         best = (vectors[w] @ answer_tokens.T).max(axis=1)
         spans += [(start + a, start + b, float(s)) for (a, b), s in zip(keep, best.tolist())]
     return spans
+
+
+def shades(spans: Sequence[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+    """(start, end, strength in (0, 1]) of the tokens above the chunk's median similarity,
+    scaled so the closest match is 1: what a front end shades, stronger for closer matches."""
+    if not spans:
+        return []
+    values = sorted(s for _, _, s in spans)
+    low, high = values[len(values) // 2], values[-1]
+    if high <= low:
+        return []
+    return [(start, end, (s - low) / (high - low)) for start, end, s in spans if s > low]
