@@ -11,8 +11,10 @@ from .pick import pick_command
 from .pool import pool_command
 from .retrieve import retrieve_command
 from .review import review_group
+from .review_web import serve_command
 
 golden_group.add_command(pick_command)
+review_group.add_command(serve_command)
 for command in (
     eval_command, corpus_group, golden_group, retrieve_command, pool_command, review_group, calibrate_command,
     agree_command, estimate_command,

@@ -201,6 +201,11 @@ class Session:
             raise ValidationError(f"no task {task_id} in this review database")
         return task_from_row(row)
 
+    def following(self, task: Task, count: int) -> list[Task]:
+        """The tasks after `task` in queue order, likely shown next (a front end prepares them)."""
+        rows = self.conn.execute("SELECT * FROM tasks WHERE position > ? ORDER BY position LIMIT ?", (task.position, count))
+        return [task_from_row(r) for r in rows]
+
     def recent(self, limit: int = 50) -> list[Decided]:
         """This reviewer's standing grades and skips, newest first."""
         rows = self.conn.execute(

@@ -1,0 +1,52 @@
+"""`semrel review serve`: the review as a local web page, over the same queue and engine."""
+
+from __future__ import annotations
+
+import secrets
+import signal
+
+import click
+
+from ..review.highlight import DEFAULT_LAYER, token_similarities
+from ..review.web.app import WebSettings
+from ..review.web.server import is_loopback, review_server, server_url
+from .base import warn
+from .review import db_option, joined_queue, queue_options
+
+
+def stop(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+@click.command("serve")
+@db_option
+@queue_options
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (others can reach it unless loopback).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="Port (0: any free one).")
+@click.option("--token", help="Only browsers given the printed link (which carries this token) can use the page.")
+@click.option("--blind", is_flag=True, help="Hide the judge's scores, proposed grade and highlights.")
+@click.option("--no-highlight", is_flag=True, help="Do not shade the chunk tokens BERTScore matched (no model needed).")
+@click.option("--model", help="Encoder for the highlights [default: all-MiniLM-L6-v2, offline].")
+@click.option("--layer", type=int, default=DEFAULT_LAYER, show_default=True, help="The judge's layer.")
+def serve_command(db, host, port, token, blind, no_highlight, model, layer, **queue):
+    """Review pairs in a browser, one key per decision; several reviewers at once, each with
+    their name. Builds or joins the queue as `review start` does. Stop with Ctrl-C."""
+    joined_queue(db, **queue).close()
+
+    def highlighter(task):
+        return token_similarities(task.chunk, task.answers, model, layer)
+
+    settings = WebSettings(db=db, secret=secrets.token_hex(32), token=token or None, blind=blind,
+                           highlighter=None if no_highlight else highlighter)
+    server = review_server(settings, host, port)
+    if not is_loopback(host) and not token:
+        warn(f"listening on {host} without --token: anyone who can reach this machine can read and write the review")
+    click.echo(f"semrel: review page at {server_url(server, host, token)} (Ctrl-C stops)", err=True)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    click.echo("semrel: review page stopped; every decision is saved", err=True)

@@ -1,0 +1,209 @@
+"""The review page's routes (Flask): each is a few session calls, so the web page decides
+exactly as the terminal does. Texts reach the page as JSON put into text nodes, or through
+autoescaped templates; no request path reaches the file system."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from flask import Flask, abort, g, jsonify, redirect, render_template, request, session
+from werkzeug.exceptions import HTTPException
+
+from ...errors import SemrelError
+from ..engine import Session, labelling_of
+from ..keys import grade_keys, note_keys
+from ..stats import review_stats
+from ..store import open_db
+from ..tasks import Labelling, Task
+from .guard import check_csrf, csrf_token, grant_access, secure
+from .highlights import Highlights, Spans
+
+MAX_BODY = 64 * 1024
+MAX_NAME = 80
+MAX_NOTE = 4000
+PREPARE_AHEAD = 2
+RECENT = 50
+ASSETS = {"review.js": "text/javascript; charset=utf-8", "review.css": "text/css; charset=utf-8"}
+
+
+def templates_dir() -> Path:
+    """templates/ of a checkout, else <prefix>/share/semrel/templates, where a wheel puts them."""
+    for folder in (Path(__file__).resolve().parents[4] / "templates", Path(sys.prefix) / "share" / "semrel" / "templates"):
+        if (folder / "review").is_dir():
+            return folder
+    raise SemrelError("semrel's templates are missing (reinstall semrel)")
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    db: str
+    secret: str  # signs session cookies
+    token: str | None = None  # when set, only browsers given the link with it may use the page
+    blind: bool = False
+    highlighter: Callable[[Task], Spans] | None = None
+
+
+def create_app(settings: WebSettings) -> Flask:
+    folder = templates_dir() / "review"
+    app = Flask(__name__, static_folder=None, template_folder=str(folder))
+    app.config.update(SECRET_KEY=settings.secret, MAX_CONTENT_LENGTH=MAX_BODY, SESSION_COOKIE_NAME="semrel_review",
+                      SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict")
+    assets = {name: (folder / name).read_bytes() for name in ASSETS}
+    connections = threading.local()  # one per server thread, reused across its requests
+    labelling = labelling_of(open_db(settings.db, create=False))
+    highlights = Highlights(settings.highlighter) if settings.highlighter and not settings.blind else None
+    app.extensions["semrel_highlights"] = highlights
+
+    def connection() -> sqlite3.Connection:
+        if getattr(connections, "conn", None) is None:
+            connections.conn = open_db(settings.db, create=False)
+        return connections.conn
+
+    def reviewer_session() -> Session:
+        if "reviewer" not in session:
+            abort(401, "sign in with your name first")
+        if "session" not in g:
+            g.session = Session(connection(), session["reviewer"])
+        return g.session
+
+    @app.before_request
+    def guard() -> Any:
+        g.csrf = csrf_token()
+        if request.endpoint == "asset":
+            return None
+        if settings.token and not grant_access(settings.token, settings.secret):
+            abort(403, "this review needs the link with its access token; ask whoever started it")
+        if request.method == "GET" and "token" in request.args:  # keep the token out of history and screens
+            return redirect(request.path)
+        if request.method == "POST":
+            check_csrf()
+        return None
+
+    app.after_request(secure)
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Any:
+        if request.path.startswith("/api/"):
+            return jsonify(error=exc.description), exc.code
+        return render_template("error.html", message=exc.description), exc.code
+
+    @app.errorhandler(SemrelError)
+    def semrel_error(exc: SemrelError) -> Any:
+        if request.path.startswith("/api/"):
+            return jsonify(error=str(exc)), 409
+        return render_template("error.html", message=str(exc)), 409
+
+    @app.get("/assets/<name>")
+    def asset(name: str) -> Any:
+        if name not in assets:
+            abort(404)
+        return app.response_class(assets[name], mimetype=ASSETS[name])
+
+    @app.get("/")
+    def index() -> Any:
+        if "reviewer" not in session:
+            return render_template("login.html")
+        config = {"grades": grade_keys(labelling), "notes": list(note_keys(labelling)), "top": labelling.max_grade}
+        return render_template("review.html", reviewer=session["reviewer"], config=config)
+
+    @app.post("/login")
+    def login() -> Any:
+        name = " ".join(request.form.get("name", "").split())
+        if not name or len(name) > MAX_NAME:
+            abort(400, f"give your name (1 to {MAX_NAME} characters)")
+        session["reviewer"] = name
+        reviewer_session()  # records the reviewer
+        return redirect("/", 303)
+
+    @app.post("/logout")
+    def logout() -> Any:
+        session.pop("reviewer", None)
+        return redirect("/", 303)
+
+    def state(message: str = "") -> Any:
+        s = reviewer_session()
+        task = s.next_task()
+        if task is not None and highlights:
+            for t in [task, *s.following(task, PREPARE_AHEAD)]:
+                highlights.request(t)
+        return jsonify(task=task and task_json(task, labelling, settings.blind, highlights is not None),
+                       progress=s.progress().__dict__, message=message)
+
+    @app.get("/api/task")
+    def current() -> Any:
+        return state()
+
+    @app.post("/api/decide")
+    def decide() -> Any:
+        body = request.get_json(silent=True)
+        if not isinstance(body, dict):
+            abort(400, "expected a JSON object")
+        s, action = reviewer_session(), body.get("action")
+        if action == "undo":
+            undone = s.undo()
+            return state(f"undid your decision on {undone.query_id}/{undone.chunk_id}" if undone else "nothing to undo")
+        task = s.task(integer(body.get("task_id"), "task_id"))
+        seconds = body.get("seconds")
+        seconds = float(seconds) if isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds >= 0 else None
+        if action == "grade":
+            s.grade(task, integer(body.get("grade"), "grade"), seconds)
+        elif action == "skip":
+            s.skip(task, seconds)
+        elif action == "flag":
+            s.flag(task)
+            return state("flagged")
+        elif action == "note":
+            text = str(body.get("text", "")).strip()[:MAX_NOTE]
+            if text:
+                s.note(task, text)
+            return state("note saved" if text else "empty note: nothing saved")
+        else:
+            abort(400, "action must be one of grade, skip, undo, flag, note")
+        return state()
+
+    @app.get("/api/highlight/<int:task_id>")
+    def highlight(task_id: int) -> Any:
+        if highlights is None:
+            abort(404, "highlights are off")
+        return jsonify(segments=highlights.request(reviewer_session().task(task_id)).result())
+
+    @app.get("/recent")
+    def recent() -> Any:
+        s = reviewer_session()
+        return render_template("recent.html", reviewer=s.reviewer, decided=s.recent(RECENT), top=labelling.max_grade)
+
+    @app.post("/revise")
+    def revise() -> Any:
+        s = reviewer_session()
+        choice = request.form.get("grade", "")
+        s.revise(s.task(integer(request.form.get("task_id"), "task_id")),
+                 None if choice == "skip" else integer(choice, "grade"))
+        return redirect("/recent", 303)
+
+    @app.get("/stats")
+    def stats() -> Any:
+        return render_template("stats.html", stats=review_stats(settings.db), reviewer=session.get("reviewer"))
+
+    return app
+
+
+def integer(value: Any, name: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        abort(400, f"{name} must be an integer")
+
+
+def task_json(task: Task, labelling: Labelling, blind: bool, highlight: bool) -> dict:
+    """What the page shows of a task; the judge's view is left out when the review is blind."""
+    judge = None if blind else {"P": task.P, "R": task.R, "F": task.F, "proposed": task.proposed, "on": labelling.on,
+                                "thresholds": list(labelling.thresholds)}
+    return {"id": task.id, "query_id": task.query_id, "chunk_id": task.chunk_id, "query": task.query,
+            "answers": list(task.answers), "chunk": task.chunk, "shared": task.shared, "judge": judge,
+            "highlight": highlight}

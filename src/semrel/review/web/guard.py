@@ -1,0 +1,57 @@
+"""What keeps the review page safe on a shared machine: an optional access token (given once
+in the link, then held in the signed session cookie), a CSRF token on every state-changing
+POST, and headers that forbid inline script, framing and leaking the link."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from flask import Response, abort, request, session
+
+CSRF_HEADER = "X-CSRF-Token"
+CSRF_FIELD = "csrf_token"
+HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                               "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",  # the link may carry the access token
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+
+def csrf_token() -> str:
+    """This browser session's CSRF token (made on its first request)."""
+    if "csrf" not in session:
+        session["csrf"] = secrets.token_urlsafe(32)
+    return session["csrf"]
+
+
+def check_csrf() -> None:
+    """A POST must echo the session's CSRF token (header for fetch(), field for forms)."""
+    given = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_FIELD, "")
+    if not given or not hmac.compare_digest(given, session.get("csrf", "")):
+        abort(403, "missing or wrong CSRF token; reload the page")
+
+
+def token_digest(token: str, secret: str) -> str:
+    return hmac.new(secret.encode(), token.encode(), hashlib.sha256).hexdigest()
+
+
+def grant_access(token: str, secret: str) -> bool:
+    """True when this request may read and write: it holds access from an earlier link, or its
+    query string carries the token (which is then kept in the session)."""
+    digest = token_digest(token, secret)
+    given = request.args.get("token")
+    if given is not None and hmac.compare_digest(token_digest(given, secret), digest):
+        session["access"] = digest
+    return hmac.compare_digest(session.get("access", ""), digest)
+
+
+def secure(response: Response) -> Response:
+    response.headers.update(HEADERS)
+    return response

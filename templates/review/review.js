@@ -1,0 +1,128 @@
+// The review page: one key per decision. A decision is POSTed with fetch() and the answer is
+// the next task as JSON, put into the page as text nodes (never as HTML), so nothing in the
+// data can run. Shading of matched tokens is fetched after the texts are shown.
+"use strict";
+
+(() => {
+  const root = document.getElementById("review");
+  if (!root) return;
+  const config = JSON.parse(root.dataset.config);
+  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const $ = (id) => document.getElementById(id);
+  const roundTrips = [];
+  window.semrelReview = { roundTrips };
+  let current = null;
+  let shownAt = performance.now();
+  let busy = false;
+
+  async function call(method, url, body) {
+    const response = await fetch(url, {
+      method,
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "same-origin",
+    });
+    if (response.status === 401) { window.location.assign("/"); throw new Error("signed out"); }
+    const data = await response.json().catch(() => ({ error: `the server answered ${response.status}` }));
+    if (!response.ok) throw new Error(data.error || `the server answered ${response.status}`);
+    return data;
+  }
+
+  function show(message) { $("message").textContent = message || ""; }
+
+  function render(state) {
+    const p = state.progress;
+    const share = p.total ? Math.round((100 * p.done) / p.total) : 100;
+    $("progress").textContent = `${p.done}/${p.total} reviewed (${share}%) · yours ${p.mine} · flagged ${p.flagged}`;
+    show(state.message);
+    current = state.task;
+    $("done").hidden = current !== null;
+    for (const node of root.querySelectorAll("section, #keys, #judge")) node.hidden = current === null;
+    if (current === null) {
+      $("done").textContent = `All ${p.total} pairs are reviewed. Thank you.`;
+      return;
+    }
+    $("query-id").textContent = current.query_id;
+    $("query").textContent = current.query;
+    $("answers").replaceChildren(...current.answers.map((a) => {
+      const item = document.createElement("li");
+      item.textContent = a;
+      return item;
+    }));
+    $("chunk-id").textContent = current.chunk_id;
+    $("chunk").textContent = current.chunk;
+    $("chunk").dataset.taskId = String(current.id);
+    const j = current.judge;
+    $("judge").textContent = j ? `judge: P ${j.P.toFixed(3)}  R ${j.R.toFixed(3)}  F ${j.F.toFixed(3)} -> proposed grade ${j.proposed}`
+      + ` (${j.on} thresholds ${j.thresholds.join(", ")})` : "";
+    $("shared").hidden = !current.shared;
+    shownAt = performance.now();
+    if (current.highlight) shade(current.id);
+  }
+
+  async function shade(taskId) {
+    try {
+      const data = await call("GET", `/api/highlight/${taskId}`);
+      if (!current || current.id !== taskId) return;
+      $("chunk").replaceChildren(...data.segments.map(([text, strength]) => {
+        if (!strength) return document.createTextNode(text);
+        const mark = document.createElement("mark");
+        mark.className = `s${Math.max(1, Math.ceil(strength * 5))}`;
+        mark.textContent = text;
+        return mark;
+      }));
+    } catch (error) { show(`no highlights: ${error.message}`); }
+  }
+
+  async function decide(action, extra, pressedAt) {
+    if (busy || (current === null && action !== "undo")) return;
+    busy = true;
+    try {
+      const body = { action, task_id: current && current.id, seconds: (performance.now() - shownAt) / 1000, ...extra };
+      render(await call("POST", "/api/decide", body));
+      if (pressedAt !== undefined) {
+        requestAnimationFrame(() => {
+          const ms = performance.now() - pressedAt;
+          roundTrips.push(ms);
+          $("rtt").textContent = `last round trip ${ms.toFixed(0)} ms`;
+        });
+      }
+    } catch (error) { show(error.message); } finally { busy = false; }
+  }
+
+  function openNote() {
+    $("note").hidden = false;
+    $("note-text").value = "";
+    $("note-text").focus();
+  }
+
+  $("note").addEventListener("submit", (event) => {
+    event.preventDefault();
+    $("note").hidden = true;
+    decide("note", { text: $("note-text").value });
+  });
+  $("note-text").addEventListener("keydown", (event) => {
+    if (event.key === "Escape") { $("note").hidden = true; event.stopPropagation(); }
+  });
+
+  function press(key, pressedAt) {
+    if (Object.hasOwn(config.grades, key)) decide("grade", { grade: config.grades[key] }, pressedAt);
+    else if (key === "s") decide("skip", {}, pressedAt);
+    else if (key === "u") decide("undo", {}, pressedAt);
+    else if (key === "f") decide("flag", {});
+    else if (config.notes.includes(key)) openNote();
+    else if (key === "q") $("logout").submit();
+    else return false;
+    return true;
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (event.target.closest("input, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (press(event.key, event.timeStamp)) event.preventDefault();
+  });
+  for (const button of root.querySelectorAll("#keys button")) {
+    button.addEventListener("click", (event) => press(button.dataset.key, event.timeStamp));
+  }
+
+  call("GET", "/api/task").then(render, (error) => show(error.message));
+})();

@@ -1,0 +1,103 @@
+"""A real `semrel review serve` process on a free localhost port, and a small HTTP client
+with cookies, for the web review tests."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import semrel
+
+SRC = str(Path(semrel.__file__).resolve().parents[1])
+
+
+class Server:
+    """`semrel review serve ... --port 0`; its URL is read from the line it prints."""
+
+    def __init__(self, db: str, pool: dict | None, *options: str):
+        files = [] if pool is None else ["--judgments", pool["judgments"], "--labels", pool["labels"],
+                                         "--corpus", pool["corpus"], "--golden", pool["golden"], "--thresholds", "0.5"]
+        command = [sys.executable, "-c", "from semrel.cli import main; main()", "review", "serve", "--db", db,
+                   "--port", "0", *files, *options]
+        self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     env={**os.environ, "PYTHONPATH": SRC})
+        self.lines: list[str] = []
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            if match := re.search(r"review page at (http://\S+)", line):
+                self.link = match.group(1)
+                self.base = self.link.split("?")[0].rstrip("/")
+                return
+        raise AssertionError("the server did not start: " + "".join(self.lines))
+
+    def stop(self) -> str:
+        """Ctrl-C, as a person stops it; returns the rest of its stderr."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        rest = self.proc.stderr.read()
+        self.proc.wait(timeout=30)
+        return "".join(self.lines) + rest
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class Client:
+    """An HTTP client with its own cookie jar (one browser session) that never follows redirects."""
+
+    def __init__(self, base: str):
+        self.base = base
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar), NoRedirect())
+        self.csrf = ""
+
+    def request(self, method: str, path: str, data: bytes | None = None, headers: dict | None = None) -> tuple[int, str]:
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers=headers or {})
+        try:
+            with self.opener.open(req, timeout=60) as response:
+                status, body = response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            status, body = error.code, error.read().decode()
+        if match := re.search(r'name="csrf-token" content="([^"]+)"', body):
+            self.csrf = match.group(1)
+        return status, body
+
+    def get(self, path: str) -> tuple[int, str]:
+        return self.request("GET", path)
+
+    def form(self, path: str, fields: dict, csrf: bool = True) -> tuple[int, str]:
+        fields = {**fields, **({"csrf_token": self.csrf} if csrf else {})}
+        data = "&".join(f"{k}={urllib.request.quote(str(v))}" for k, v in fields.items()).encode()
+        return self.request("POST", path, data, {"Content-Type": "application/x-www-form-urlencoded"})
+
+    def api(self, body: dict, csrf: bool = True) -> tuple[int, dict]:
+        headers = {"Content-Type": "application/json", **({"X-CSRF-Token": self.csrf} if csrf else {})}
+        status, text = self.request("POST", "/api/decide", json.dumps(body).encode(), headers)
+        return status, json.loads(text)
+
+    def sign_in(self, name: str, link: str | None = None) -> None:
+        status, _ = self.get(link[len(self.base):] if link else "/")
+        assert status in (200, 302)
+        self.get("/")
+        assert self.form("/login", {"name": name})[0] == 303
+
+    def task(self) -> dict:
+        status, text = self.get("/api/task")
+        assert status == 200, text
+        return json.loads(text)
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None

@@ -1,0 +1,149 @@
+"""`semrel review serve` over HTTP: a real server process, a real SQLite file, cookies as a
+browser keeps them. The browser itself is in test_review_browser.py."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import threading
+
+from review_helpers import write_pool
+from review_web_helpers import SRC, Client, Server
+from test_review_processes import grades, query, wait_until
+
+from semrel.review.stats import review_stats
+
+
+def test_posts_without_the_csrf_token_or_the_access_token_are_refused(tmp_path):
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    with Server(db, pool, "--no-highlight", "--token", "s3cret") as server:
+        assert server.link == server.base + "/?token=s3cret"
+        stranger = Client(server.base)
+        status, page = stranger.get("/")
+        assert status == 403 and "needs the link" in page and stranger.csrf  # a valid CSRF token, but no access
+        assert stranger.form("/login", {"name": "mallory"})[0] == 403
+        assert stranger.api({"action": "skip", "task_id": 1})[0] == 403
+        assert stranger.get("/api/task")[0] == 403 and stranger.get("/stats")[0] == 403
+        assert stranger.get("/?token=wrong")[0] == 403
+
+        alice = Client(server.base)
+        assert alice.get("/?token=s3cret") == (302, alice.get("/?token=s3cret")[1])  # access kept, token dropped from the URL
+        assert alice.get("/")[0] == 200
+        assert alice.form("/login", {"name": "alice"}, csrf=False)[0] == 403
+        assert alice.form("/login", {"name": "alice"})[0] == 303
+        task = alice.task()["task"]
+        assert alice.api({"action": "grade", "task_id": task["id"], "grade": 1}, csrf=False)[0] == 403
+        alice.csrf = "forged"
+        assert alice.api({"action": "grade", "task_id": task["id"], "grade": 1})[0] == 403
+        assert grades(db) == []
+        alice.get("/")
+        status, state = alice.api({"action": "grade", "task_id": task["id"], "grade": 1})
+        assert status == 200 and state["progress"]["mine"] == 1
+    assert grades(db) == [(0, "alice", 1)]
+    assert query(db, "SELECT name FROM reviewers") == [("alice",)]
+
+
+def test_limits_headers_and_no_path_to_files(tmp_path):
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        client = Client(server.base)
+        status, page = client.get("/")
+        assert status == 200 and 'name="csrf_token"' in page
+        client.form("/login", {"name": "alice"})
+        status, text = client.request("POST", "/api/decide", b"{" + b" " * 200_000 + b"}",
+                                      {"Content-Type": "application/json", "X-CSRF-Token": client.csrf})
+        assert status == 413
+        for path in ("/assets/../pyproject.toml", "/assets/..%2F..%2Fpyproject.toml", "/assets/review.html", "/templates/review/base.html"):
+            assert client.get(path)[0] == 404, path
+        req = __import__("urllib.request").request.Request(server.base + "/assets/review.js")
+        with client.opener.open(req) as response:
+            headers = response.headers
+            assert "addEventListener" in response.read().decode()
+        assert "script-src 'self'" in headers["Content-Security-Policy"] and "unsafe-inline" not in headers["Content-Security-Policy"]
+        assert headers["X-Content-Type-Options"] == "nosniff" and headers["Referrer-Policy"] == "no-referrer"
+        assert client.api({"action": "grade", "task_id": "1; DROP TABLE tasks", "grade": 1}) == (400, {"error": "task_id must be an integer"})
+        assert client.api({"action": "grade", "task_id": 1, "grade": 7})[0] == 409  # outside 0..1: the engine says so
+        assert client.api({"action": "explode", "task_id": 1})[0] == 400
+    assert grades(db) == []
+
+
+def test_decisions_revisions_and_stats_match_the_engine(tmp_path):
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    with Server(db, pool, "--no-highlight", "--blind") as server:
+        alice = Client(server.base)
+        alice.sign_in("alice")
+        first = alice.task()
+        assert first["task"]["judge"] is None and first["progress"] == {"total": 12, "done": 0, "mine": 0, "flagged": 0}
+        ids = []
+        for grade in (1, 0, 1):
+            task = alice.task()["task"]
+            ids.append(task["id"])
+            alice.api({"action": "grade", "task_id": task["id"], "grade": grade, "seconds": 2.5})
+        state = alice.api({"action": "flag", "task_id": alice.task()["task"]["id"]})[1]
+        assert state["message"] == "flagged" and state["progress"]["flagged"] == 1
+        state = alice.api({"action": "note", "task_id": state["task"]["id"], "text": "<b>unsure</b>"})[1]
+        assert state["message"] == "note saved"
+        status, page = alice.get("/recent")
+        assert status == 200 and page.count('action="/revise"') == 3
+        assert "&lt;b&gt;" not in page  # notes are not listed; texts are escaped where shown
+        assert alice.form("/revise", {"task_id": ids[1], "grade": "1"})[0] == 303
+        assert alice.form("/revise", {"task_id": ids[2], "grade": "skip"})[0] == 303
+        status, page = alice.get("/stats")
+        assert status == 200
+    live = query(db, "SELECT t.id, l.kind, l.grade FROM live l JOIN tasks t ON t.id = l.task_id ORDER BY t.id")
+    assert sorted(live) == sorted([(ids[0], "grade", 1), (ids[1], "grade", 1), (ids[2], "skip", None)])
+    assert query(db, "SELECT kind, note FROM decisions WHERE kind IN ('flag', 'note')") == [("flag", None), ("note", "<b>unsure</b>")]
+    stats = review_stats(db)
+    assert f"{stats.reviewed} of {stats.tasks} pairs have a human grade" == "2 of 12 pairs have a human grade"
+    judge = next(a for a in stats.agreements if a.second == "judge")
+    row = re.search(r"<td>alice</td><td>judge</td><td>(\d+)</td><td>([\d.]+)</td>", page)
+    assert row and int(row.group(1)) == judge.agreement.n == 2 and float(row.group(2)) == round(judge.agreement.percent, 1)
+
+
+def test_a_terminal_reviewer_and_a_web_reviewer_writing_at_once_lose_nothing(tmp_path):
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        terminal = subprocess.Popen(
+            [sys.executable, "-c", "from semrel.cli import main; main()", "review", "start", "--db", db, "--reviewer", "bob",
+             "--no-highlight"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"},
+        )
+        web = Client(server.base)
+        web.sign_in("alice")
+
+        def review_in_browser() -> None:
+            while (task := web.task()["task"]) is not None:
+                assert web.api({"action": "grade", "task_id": task["id"], "grade": 0})[0] == 200
+
+        web.task()
+        wait_until(lambda: len(query(db, "SELECT DISTINCT reviewer FROM claims")) == 2, "both reviewers to hold a task")
+        worker = threading.Thread(target=review_in_browser)
+        worker.start()
+        terminal.communicate(b"1" * 12, timeout=120)
+        worker.join(timeout=120)
+        assert terminal.returncode == 0
+    decided = grades(db)
+    assert sorted(position for position, _, _ in decided) == list(range(12))  # each task once: none lost, none twice
+    assert {r for _, r, _ in decided} == {"alice", "bob"}
+    assert all(grade == (1 if r == "bob" else 0) for _, r, grade in decided)
+
+
+def test_serve_says_what_is_wrong_in_one_line(tmp_path):
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    run = [sys.executable, "-c", "from semrel.cli import main; main()", "review", "serve", "--db"]
+    env = {"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"}
+    new = subprocess.run(run + [db], capture_output=True, text=True, env=env, timeout=60)
+    assert new.returncode == 1 and new.stderr.count("\n") == 1 and "the review database is new" in new.stderr
+    with Server(db, pool, "--no-highlight", "--host", "0.0.0.0") as server:
+        assert "without --token" in "".join(server.lines)
+        port = server.base.rsplit(":", 1)[1]
+        taken = subprocess.run(run + [db, "--port", port, "--host", "0.0.0.0", "--token", "t"], capture_output=True,
+                               text=True, env=env, timeout=60)
+        assert taken.returncode == 1 and taken.stderr.count("\n") == 1 and f"cannot listen on 0.0.0.0:{port}" in taken.stderr
+    with Server(db, None, "--no-highlight") as server:  # resumes the database without the files
+        assert not any("warning" in line for line in server.lines)
+        client = Client(server.base)
+        client.sign_in("carol")
+        assert json.loads(client.get("/api/task")[1])["progress"]["total"] == 12
