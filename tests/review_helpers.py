@@ -27,19 +27,25 @@ THRESHOLD = 0.5
 
 def write_pool(folder: Path) -> dict[str, str]:
     """corpus, golden, judgments and binary labels (R >= 0.5) in `folder`; returns their paths."""
+    return write_judged(folder, CHUNKS, QUERIES, R_SCORES)
+
+
+def write_judged(folder: Path, chunks: dict[str, str], queries: dict[str, tuple[str, str]],
+                 r_scores: dict[tuple[str, str], float]) -> dict[str, str]:
+    """Any judged pool as the four files a review is built from."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = {name: str(folder / file) for name, file in
              [("corpus", "corpus.jsonl"), ("golden", "golden.jsonl"), ("judgments", "judgments.jsonl"), ("labels", "labels.qrels")]}
     Path(paths["corpus"]).write_text("".join(
-        json.dumps({"_id": c, "title": "", "text": t, "doc_id": "d", "start": 0, "end": len(t)}) + "\n" for c, t in CHUNKS.items()
+        json.dumps({"_id": c, "title": "", "text": t, "doc_id": "d", "start": 0, "end": len(t)}) + "\n" for c, t in chunks.items()
     ))
     Path(paths["golden"]).write_text("".join(
         json.dumps({"query_id": q, "query": text, "reference_answer": answer, "gold_chunk_ids": []}) + "\n"
-        for q, (text, answer) in QUERIES.items()
+        for q, (text, answer) in queries.items()
     ))
     Path(paths["judgments"]).write_text("".join(
         json.dumps({"query_id": q, "chunk_id": c, "P": r - 0.05, "R": r, "F": r - 0.02, "source": "bm25"}) + "\n"
-        for (q, c), r in R_SCORES.items()
+        for (q, c), r in r_scores.items()
     ))
-    Path(paths["labels"]).write_text("".join(f"{q} 0 {c} {int(r >= THRESHOLD)}\n" for (q, c), r in R_SCORES.items()))
+    Path(paths["labels"]).write_text("".join(f"{q} 0 {c} {int(r >= THRESHOLD)}\n" for (q, c), r in r_scores.items()))
     return paths

@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import semrel
+from review_helpers import write_judged
 
 SRC = str(Path(semrel.__file__).resolve().parents[1])
 
@@ -101,3 +102,11 @@ class Client:
 class NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args, **kwargs):
         return None
+
+
+def write_large_pool(folder: Path, queries: int, chunks: int) -> dict[str, str]:
+    """queries x chunks judged pairs with spread scores, for longer reviews."""
+    texts = {f"c{c}": f"Chunk {c} talks about topic {c % 7} in sentence after sentence. " * 3 for c in range(chunks)}
+    asked = {f"q{q}": (f"What does topic {q % 7} say?", f"Topic {q % 7} says something.") for q in range(queries)}
+    scores = {(q, c): ((i * 37) % 100) / 100 for i, (q, c) in enumerate((q, c) for q in asked for c in texts)}
+    return write_judged(folder, texts, asked, scores)
