@@ -66,6 +66,10 @@ def test_limits_headers_and_no_path_to_files(tmp_path):
         assert client.api({"action": "grade", "task_id": "1; DROP TABLE tasks", "grade": 1}) == (400, {"error": "task_id must be an integer"})
         assert client.api({"action": "grade", "task_id": 1, "grade": 7})[0] == 409  # outside 0..1: the engine says so
         assert client.api({"action": "explode", "task_id": 1})[0] == 400
+        port = server.base.rsplit(":", 1)[1]
+        for host, status in [("evil.example:" + port, 403), ("127.0.0.1.evil.example", 403), ("localhost:" + port, 200),
+                             ("[::1]:" + port, 200)]:  # a rebound name is refused
+            assert client.request("GET", "/", headers={"Host": host})[0] == status, host
     assert grades(db) == []
 
 
@@ -81,6 +85,8 @@ def test_decisions_revisions_and_stats_match_the_engine(tmp_path):
             task = alice.task()["task"]
             ids.append(task["id"])
             alice.api({"action": "grade", "task_id": task["id"], "grade": grade, "seconds": 2.5})
+        again = alice.api({"action": "grade", "task_id": ids[0], "grade": 0})[1]  # a stale second tab
+        assert "already" in again["message"] and again["progress"]["mine"] == 3
         state = alice.api({"action": "flag", "task_id": alice.task()["task"]["id"]})[1]
         assert state["message"] == "flagged" and state["progress"]["flagged"] == 1
         state = alice.api({"action": "note", "task_id": state["task"]["id"], "text": "<b>unsure</b>"})[1]
@@ -138,6 +144,8 @@ def test_serve_says_what_is_wrong_in_one_line(tmp_path):
     assert new.returncode == 1 and new.stderr.count("\n") == 1 and "the review database is new" in new.stderr
     with Server(db, pool, "--no-highlight", "--host", "0.0.0.0") as server:
         assert "without --token" in "".join(server.lines)
+        other = Client(server.base)
+        assert other.request("GET", "/", headers={"Host": "review.example.org"})[0] == 200  # bound to all: any name
         port = server.base.rsplit(":", 1)[1]
         taken = subprocess.run(run + [db, "--port", port, "--host", "0.0.0.0", "--token", "t"], capture_output=True,
                                text=True, env=env, timeout=60)

@@ -9,7 +9,8 @@ import click
 
 from ..review.highlight import DEFAULT_LAYER, token_similarities
 from ..review.web.app import WebSettings
-from ..review.web.server import is_loopback, review_server, server_url
+from ..review.web.guard import is_loopback
+from ..review.web.server import review_server, server_url
 from .base import warn
 from .review import db_option, joined_queue, queue_options
 
@@ -36,7 +37,7 @@ def serve_command(db, host, port, token, blind, no_highlight, model, layer, **qu
     def highlighter(task):
         return token_similarities(task.chunk, task.answers, model, layer)
 
-    settings = WebSettings(db=db, secret=secrets.token_hex(32), token=token or None, blind=blind,
+    settings = WebSettings(db=db, secret=secrets.token_hex(32), token=token or None, local_only=is_loopback(host), blind=blind,
                            highlighter=None if no_highlight else highlighter)
     server = review_server(settings, host, port)
     if not is_loopback(host) and not token:

@@ -21,7 +21,7 @@ from ..keys import grade_keys, note_keys
 from ..stats import review_stats
 from ..store import open_db
 from ..tasks import Labelling, Task
-from .guard import check_csrf, csrf_token, grant_access, secure
+from .guard import check_csrf, csrf_token, grant_access, is_local_host, secure
 from .highlights import Highlights, Spans
 
 MAX_BODY = 64 * 1024
@@ -45,6 +45,7 @@ class WebSettings:
     db: str
     secret: str  # signs session cookies
     token: str | None = None  # when set, only browsers given the link with it may use the page
+    local_only: bool = True  # bound to loopback: refuse other Host names (DNS rebinding)
     blind: bool = False
     highlighter: Callable[[Task], Spans] | None = None
 
@@ -74,6 +75,8 @@ def create_app(settings: WebSettings) -> Flask:
 
     @app.before_request
     def guard() -> Any:
+        if settings.local_only and not is_local_host(request.host):
+            abort(403, "this review page answers only to localhost, 127.0.0.1 or [::1]")
         g.csrf = csrf_token()
         if request.endpoint == "asset":
             return None
@@ -152,9 +155,9 @@ def create_app(settings: WebSettings) -> Flask:
         seconds = body.get("seconds")
         seconds = float(seconds) if isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds >= 0 else None
         if action == "grade":
-            s.grade(task, integer(body.get("grade"), "grade"), seconds)
+            recorded = s.grade(task, integer(body.get("grade"), "grade"), seconds)
         elif action == "skip":
-            s.skip(task, seconds)
+            recorded = s.skip(task, seconds)
         elif action == "flag":
             s.flag(task)
             return state("flagged")
@@ -165,7 +168,8 @@ def create_app(settings: WebSettings) -> Flask:
             return state("note saved" if text else "empty note: nothing saved")
         else:
             abort(400, "action must be one of grade, skip, undo, flag, note")
-        return state()
+        return state("" if recorded else f"you had decided {task.query_id}/{task.chunk_id} already (in another tab?); "
+                     "change it under recent decisions")
 
     @app.get("/api/highlight/<int:task_id>")
     def highlight(task_id: int) -> Any:

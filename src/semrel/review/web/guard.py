@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import secrets
 
 from flask import Response, abort, request, session
@@ -50,6 +51,25 @@ def grant_access(token: str, secret: str) -> bool:
     if given is not None and hmac.compare_digest(token_digest(given, secret), digest):
         session["access"] = digest
     return hmac.compare_digest(session.get("access", ""), digest)
+
+
+def is_loopback(name: str) -> bool:
+    if name.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def is_local_host(host: str) -> bool:
+    """Whether a Host header (name[:port]) names a loopback address: a page from another site
+    that rebinds its own name to 127.0.0.1 sends that name, and is refused."""
+    if host.startswith("["):  # [::1]:8765
+        name = host[1:].split("]", 1)[0]
+    else:
+        name = host.split(":", 1)[0] if host.count(":") == 1 else host
+    return is_loopback(name)
 
 
 def secure(response: Response) -> Response:

@@ -3,7 +3,6 @@ pool (several reviewers at once) and its own request-size limit."""
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from urllib.parse import quote
 
@@ -14,15 +13,6 @@ from ...errors import SemrelError
 from .app import MAX_BODY, WebSettings, create_app
 
 THREADS = 8
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def review_server(settings: WebSettings, host: str, port: int) -> BaseWSGIServer:
