@@ -40,18 +40,20 @@ class Server:
         raise AssertionError("the server did not start: " + "".join(self.lines))
 
     def stop(self) -> str:
-        """Ctrl-C, as a person stops it; returns the rest of its stderr."""
+        """Ctrl-C, as a person stops it; returns all it wrote to stderr."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
         rest = self.proc.stderr.read()
+        self.lines.append(rest)
         self.proc.wait(timeout=30)
-        return "".join(self.lines) + rest
+        return "".join(self.lines)
 
     def __enter__(self) -> Server:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.stop()
+        log = self.stop()
+        assert "Traceback" not in log and "every decision is saved" in log, log
 
 
 class Client:

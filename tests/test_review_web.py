@@ -70,6 +70,8 @@ def test_limits_headers_and_no_path_to_files(tmp_path):
         for host, status in [("evil.example:" + port, 403), ("127.0.0.1.evil.example", 403), ("localhost:" + port, 200),
                              ("[::1]:" + port, 200)]:  # a rebound name is refused
             assert client.request("GET", "/", headers={"Host": host})[0] == status, host
+        log = server.stop()
+    assert "Traceback" not in log and log.rstrip().endswith("review page stopped; every decision is saved")
     assert grades(db) == []
 
 

@@ -10,7 +10,7 @@ import click
 from ..review.highlight import DEFAULT_LAYER, token_similarities
 from ..review.web.app import WebSettings
 from ..review.web.guard import is_loopback
-from ..review.web.server import review_server, server_url
+from ..review.web.server import ReviewServer
 from .base import warn
 from .review import db_option, joined_queue, queue_options
 
@@ -39,15 +39,15 @@ def serve_command(db, host, port, token, blind, no_highlight, model, layer, **qu
 
     settings = WebSettings(db=db, secret=secrets.token_hex(32), token=token or None, local_only=is_loopback(host), blind=blind,
                            highlighter=None if no_highlight else highlighter)
-    server = review_server(settings, host, port)
+    server = ReviewServer(settings, host, port)
     if not is_loopback(host) and not token:
         warn(f"listening on {host} without --token: anyone who can reach this machine can read and write the review")
-    click.echo(f"semrel: review page at {server_url(server, host, token)} (Ctrl-C stops)", err=True)
+    click.echo(f"semrel: review page at {server.url} (Ctrl-C stops)", err=True)
     signal.signal(signal.SIGTERM, stop)
     try:
         server.run()
     except KeyboardInterrupt:
         pass
     finally:
-        server.close()
+        server.stop()
     click.echo("semrel: review page stopped; every decision is saved", err=True)

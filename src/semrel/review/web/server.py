@@ -7,7 +7,6 @@ import socket
 from urllib.parse import quote
 
 from waitress import create_server
-from waitress.server import BaseWSGIServer
 
 from ...errors import SemrelError
 from .app import MAX_BODY, WebSettings, create_app
@@ -15,16 +14,30 @@ from .app import MAX_BODY, WebSettings, create_app
 THREADS = 8
 
 
-def review_server(settings: WebSettings, host: str, port: int) -> BaseWSGIServer:
-    """A server bound to host:port (port 0: a free one), not yet running."""
-    try:
-        return create_server(create_app(settings), host=host, port=port, threads=THREADS, ident="semrel",
-                             max_request_body_size=MAX_BODY, expose_tracebacks=False)
-    except (OSError, socket.gaierror) as exc:
-        raise SemrelError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); try another --port") from None
+class ReviewServer:
+    """The review page bound to host:port (port 0: a free one); run() serves until interrupted."""
 
+    def __init__(self, settings: WebSettings, host: str, port: int):
+        self.app, self.host, self.token = create_app(settings), host, settings.token
+        try:
+            self.server = create_server(self.app, host=host, port=port, threads=THREADS, ident="semrel",
+                                        max_request_body_size=MAX_BODY, expose_tracebacks=False)
+        except (OSError, socket.gaierror) as exc:
+            raise SemrelError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); try another --port") from None
 
-def server_url(server: BaseWSGIServer, host: str, token: str | None) -> str:
-    """The link to give reviewers (with the access token when there is one)."""
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{server.effective_port}/" + (f"?token={quote(token)}" if token else "")
+    @property
+    def url(self) -> str:
+        """The link to give reviewers (with the access token when there is one)."""
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{shown}:{self.server.effective_port}/" + (f"?token={quote(self.token)}" if self.token else "")
+
+    def run(self) -> None:
+        self.server.run()
+
+    def stop(self) -> None:
+        """Close the listening socket and drop shading not yet computed (its worker would
+        otherwise hold the exit until every queued chunk is done)."""
+        self.server.close()
+        highlights = self.app.extensions.get("semrel_highlights")
+        if highlights is not None:
+            highlights.close()
