@@ -4,6 +4,7 @@ autoescaped templates; no request path reaches the file system."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sqlite3
 import sys
@@ -57,7 +58,8 @@ def create_app(settings: WebSettings) -> Flask:
                       SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict")
     assets = {name: (folder / name).read_bytes() for name in ASSETS}
     connections = threading.local()  # one per server thread, reused across its requests
-    labelling = labelling_of(open_db(settings.db, create=False))
+    with contextlib.closing(open_db(settings.db, create=False)) as conn:
+        labelling = labelling_of(conn)
     highlights = Highlights(settings.highlighter) if settings.highlighter and not settings.blind else None
     app.extensions["semrel_highlights"] = highlights
 
@@ -90,17 +92,14 @@ def create_app(settings: WebSettings) -> Flask:
 
     app.after_request(secure)
 
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException) -> Any:
+    def failure(message: str, code: int) -> Any:
+        """An error in one line: JSON for the page's script, a page for a person."""
         if request.path.startswith("/api/"):
-            return jsonify(error=exc.description), exc.code
-        return render_template("error.html", message=exc.description), exc.code
+            return jsonify(error=message), code
+        return render_template("error.html", message=message), code
 
-    @app.errorhandler(SemrelError)
-    def semrel_error(exc: SemrelError) -> Any:
-        if request.path.startswith("/api/"):
-            return jsonify(error=str(exc)), 409
-        return render_template("error.html", message=str(exc)), 409
+    app.register_error_handler(HTTPException, lambda exc: failure(exc.description, exc.code))
+    app.register_error_handler(SemrelError, lambda exc: failure(str(exc), 409))
 
     @app.get("/assets/<name>")
     def asset(name: str) -> Any:
