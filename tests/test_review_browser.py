@@ -74,13 +74,22 @@ def test_grade_undo_skip_quit_restart_and_resume(browser, tmp_path):
         assert shown(page) == second and "undid your decision" in page.inner_text("#message")
         press(page, "s")
         third = shown(page)
+        page.keyboard.press("f")
+        page.wait_for_selector("#message:text-is('flagged')")
+        page.keyboard.press("m")
+        page.keyboard.type("check <b>units</b>")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#message:text-is('note saved')")
+        assert shown(page) == third
         press(page, "y")
         fourth = shown(page)
         page.keyboard.press("q")
         page.wait_for_selector("#name")
     made = [("alice", "grade", 1) + first, ("alice", "grade", 0) + second, ("alice", "undo", None) + second,
-            ("alice", "skip", None) + second, ("alice", "grade", 1) + third]
+            ("alice", "skip", None) + second, ("alice", "flag", None) + third, ("alice", "note", None) + third,
+            ("alice", "grade", 1) + third]
     assert decisions(db) == made
+    assert query(db, "SELECT note FROM decisions WHERE kind = 'note'") == [("check <b>units</b>",)]
     DOCS_SCREENSHOT.parent.mkdir(exist_ok=True)
     shutil.copyfile(tmp_path / "review-web.png", DOCS_SCREENSHOT)
 

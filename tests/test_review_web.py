@@ -158,3 +158,19 @@ def test_serve_says_what_is_wrong_in_one_line(tmp_path):
         client = Client(server.base)
         client.sign_in("carol")
         assert json.loads(client.get("/api/task")[1])["progress"]["total"] == 12
+
+
+def test_graded_labels_take_grades_up_to_the_top_and_n_is_a_note_key(tmp_path):
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    with Server(db, pool, "--no-highlight", "--thresholds", "0.3,0.6,0.9") as server:
+        client = Client(server.base)
+        client.sign_in("alice")
+        page = client.get("/")[1]
+        config = json.loads(re.search(r"data-config='([^']*)'", page).group(1))
+        assert config == {"grades": {"0": 0, "1": 1, "2": 2, "3": 3}, "notes": ["n", "m"], "top": 3}
+        task = client.task()["task"]
+        assert task["judge"]["thresholds"] == [0.3, 0.6, 0.9] and task["judge"]["on"] == "R"
+        assert client.api({"action": "grade", "task_id": task["id"], "grade": 3})[0] == 200
+        status, answer = client.api({"action": "grade", "task_id": client.task()["task"]["id"], "grade": 4})
+        assert status == 409 and answer["error"] == "grade 4 is outside 0..3"
+    assert grades(db) == [(0, "alice", 3)]
