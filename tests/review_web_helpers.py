@@ -57,11 +57,11 @@ class Server:
 
 
 class Client:
-    """An HTTP client with its own cookie jar (one browser session) that never follows redirects."""
+    """An HTTP client with a cookie jar (a browser's, shared across its tabs) that never follows redirects."""
 
-    def __init__(self, base: str):
+    def __init__(self, base: str, jar: http.cookiejar.CookieJar | None = None):
         self.base = base
-        self.jar = http.cookiejar.CookieJar()
+        self.jar = jar if jar is not None else http.cookiejar.CookieJar()
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar), NoRedirect())
         self.csrf = ""
 

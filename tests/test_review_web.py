@@ -174,3 +174,16 @@ def test_graded_labels_take_grades_up_to_the_top_and_n_is_a_note_key(tmp_path):
         status, answer = client.api({"action": "grade", "task_id": client.task()["task"]["id"], "grade": 4})
         assert status == 409 and answer["error"] == "grade 4 is outside 0..3"
     assert grades(db) == [(0, "alice", 3)]
+
+
+def test_two_review_servers_on_one_machine_keep_their_reviewers_signed_in(tmp_path):
+    pool = write_pool(tmp_path / "pool")
+    first_db, second_db = str(tmp_path / "first.sqlite"), str(tmp_path / "second.sqlite")
+    with Server(first_db, pool, "--no-highlight") as first, Server(second_db, pool, "--no-highlight") as second:
+        one = Client(first.base)
+        one.sign_in("alice")
+        other = Client(second.base, jar=one.jar)  # the same browser, another tab (cookies ignore ports)
+        other.sign_in("bob")
+        for client in (one, other):
+            assert client.api({"action": "grade", "task_id": client.task()["task"]["id"], "grade": 1})[0] == 200
+    assert grades(first_db) == [(0, "alice", 1)] and grades(second_db) == [(0, "bob", 1)]

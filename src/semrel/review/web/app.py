@@ -5,6 +5,7 @@ autoescaped templates; no request path reaches the file system."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import sqlite3
 import sys
@@ -54,7 +55,7 @@ class WebSettings:
 def create_app(settings: WebSettings) -> Flask:
     folder = templates_dir() / "review"
     app = Flask(__name__, static_folder=None, template_folder=str(folder))
-    app.config.update(SECRET_KEY=settings.secret, MAX_CONTENT_LENGTH=MAX_BODY, SESSION_COOKIE_NAME="semrel_review",
+    app.config.update(SECRET_KEY=settings.secret, MAX_CONTENT_LENGTH=MAX_BODY, SESSION_COOKIE_NAME=cookie_name(settings.db),
                       SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict")
     assets = {name: (folder / name).read_bytes() for name in ASSETS}
     connections = threading.local()  # one per server thread, reused across its requests
@@ -194,6 +195,12 @@ def create_app(settings: WebSettings) -> Flask:
         return render_template("stats.html", stats=review_stats(settings.db), reviewer=session.get("reviewer"))
 
     return app
+
+
+def cookie_name(db: str) -> str:
+    """Cookies are shared by every port of a host: a name per database keeps two review
+    servers on one machine from signing each other's reviewers out."""
+    return "semrel_review_" + hashlib.sha256(str(Path(db).resolve()).encode()).hexdigest()[:12]
 
 
 def integer(value: Any, name: str) -> int:
