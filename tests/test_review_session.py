@@ -219,3 +219,26 @@ def test_a_database_locked_past_the_timeout_is_one_clear_error(tmp_path, monkeyp
             Session(conn, "alice")
     finally:
         holder.execute("ROLLBACK")
+
+
+def test_revising_an_earlier_decision_replaces_it_and_keeps_the_history(tmp_path):
+    pool = write_pool(tmp_path / "pool")
+    labelling = Labelling("R", (0.5,))
+    conn = open_db(tmp_path / "r.sqlite")
+    create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling),
+                 labelling, QueueSettings())
+    session = Session(conn, "alice")
+    first = session.next_task()
+    session.grade(first, 1)
+    second = session.next_task()
+    session.skip(second)
+    assert [(d.task.id, d.grade) for d in session.recent()] == [(second.id, None), (first.id, 1)]
+    session.revise(first, 0)
+    session.revise(second, 1)
+    assert [(d.task.id, d.grade) for d in session.recent()] == [(second.id, 1), (first.id, 0)]
+    assert session.progress().mine == 2 and session.next_task().position == 2
+    kinds = [tuple(r) for r in conn.execute("SELECT kind, grade FROM decisions ORDER BY id")]
+    assert kinds == [("grade", 1), ("skip", None), ("undo", None), ("grade", 0), ("undo", None), ("grade", 1)]
+    with pytest.raises(SemrelError, match="outside 0..1"):
+        session.revise(first, 2)
+    assert session.task(first.id) == first and session.following(first, 2) == [second, session.task(session.next_task().id)]

@@ -104,7 +104,6 @@ class Decided:
 
     task: Task
     grade: int | None
-    created: float
 
 
 @dataclass(frozen=True)
@@ -209,10 +208,10 @@ class Session:
     def recent(self, limit: int = 50) -> list[Decided]:
         """This reviewer's standing grades and skips, newest first."""
         rows = self.conn.execute(
-            "SELECT t.*, l.kind AS kind, l.grade AS grade, l.created AS decided FROM live l JOIN tasks t ON t.id = l.task_id"
+            "SELECT t.*, l.kind AS kind, l.grade AS grade FROM live l JOIN tasks t ON t.id = l.task_id"
             " WHERE l.reviewer = ? ORDER BY l.id DESC LIMIT ?", (self.reviewer, limit),
         ).fetchall()
-        return [Decided(task_from_row(r), r["grade"] if r["kind"] == "grade" else None, r["decided"]) for r in rows]
+        return [Decided(task_from_row(r), r["grade"] if r["kind"] == "grade" else None) for r in rows]
 
     def revise(self, task: Task, grade: int | None) -> None:
         """Change this reviewer's decision on an earlier task: its standing grade or skip is
