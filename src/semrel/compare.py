@@ -18,8 +18,8 @@ import numpy as np
 from .errors import UsageError
 from .measures import Measure
 from .metrics import Evaluation
-from .significance import TestSettings, adjust, paired_stats
-from .tables import Cell, Table, cell_text, render
+from .significance import StatSettings, adjust, paired_stats
+from .tables import Cell, Latex, Table, cell_text, render
 
 COMPARE_FORMATS = ("table", "markdown", "latex", "csv", "json")
 
@@ -48,7 +48,7 @@ class Comparison:
     evaluations: list[Evaluation]
     measures: list[Measure]
     tests: list[PairTest]
-    settings: TestSettings
+    settings: StatSettings
     baseline: str | None  # None when every pair was tested
 
     @property
@@ -83,7 +83,7 @@ def run_letter(index: int) -> str:
 
 def compare(
     evaluations: Sequence[Evaluation],
-    settings: TestSettings = TestSettings(),
+    settings: StatSettings = StatSettings(),
     baseline: str | None = None,
     all_pairs: bool = False,
 ) -> Comparison:
@@ -130,7 +130,7 @@ def _marked(value: float, marks: str, fmt: str, places: int) -> str:
     if not marks:
         return text
     if fmt == "latex":
-        return f"{text}$^{{{marks}}}$"
+        return Latex(f"{text}$^{{{marks}}}$")
     if fmt == "markdown":
         return f"{text}<sup>{marks}</sup>"
     return f"{text} {marks}"

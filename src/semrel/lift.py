@@ -18,7 +18,7 @@ from .formats.trec import ranked
 from .measures import Measure
 from .metrics import evaluate
 from .records import Qrels, Run
-from .significance import TestSettings, paired_stats
+from .significance import StatSettings, paired_stats
 from .tables import Cell, Table, cell_text, render
 
 LIFT_FORMATS = ("table", "markdown", "latex", "csv", "json")
@@ -95,7 +95,7 @@ class Lift:
     lost: list[QueryChange]
     check: ReorderCheck
     latency: Latency | None
-    settings: TestSettings
+    settings: StatSettings
     queries: int
 
 
@@ -171,7 +171,7 @@ def lift(
     base: Run,
     reranked: Run,
     measures: Sequence[Measure],
-    settings: TestSettings = TestSettings(),
+    settings: StatSettings = StatSettings(),
     depth: int | None = None,
     latency: Latency | None = None,
     top: int = 5,

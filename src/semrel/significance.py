@@ -7,6 +7,7 @@ column, so a table of runs x measures costs one matrix product per batch of draw
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +21,7 @@ _BATCH_CELLS = 4_000_000  # random draws held in memory at once (about 32 MB as 
 
 
 @dataclass(frozen=True)
-class TestSettings:
+class StatSettings:
     """How differences are tested: which p-value counts, how many draws, which seed."""
 
     test: str = "randomization"
@@ -79,7 +80,8 @@ def t_test_p(diffs: np.ndarray) -> np.ndarray:
     mean = d.mean(axis=0) if n else np.zeros(d.shape[1])
     if n < 2:
         return np.ones(d.shape[1])
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # constant columns: handled below
         p = stats.ttest_1samp(d, 0.0, axis=0).pvalue
     constant = d.std(axis=0) <= _tolerance(d) / max(n, 1)
     return np.where(constant, np.where(np.abs(mean) <= _tolerance(d) / n, 1.0, 0.0), p)
@@ -147,7 +149,7 @@ def adjust(p_values: np.ndarray, method: str) -> np.ndarray:
     return adjusted
 
 
-def paired_stats(diffs: np.ndarray, settings: TestSettings) -> PairedStats:
+def paired_stats(diffs: np.ndarray, settings: StatSettings) -> PairedStats:
     """All three tests and the bootstrap interval for each column of `diffs`."""
     d = _columns(diffs)
     boot_p, low, high = bootstrap(d, settings.bootstrap, settings.seed, settings.confidence)

@@ -13,7 +13,7 @@ from ..evaluation import evaluate_files
 from ..formats import read_qrels, read_run
 from ..lift import LIFT_FORMATS, Latency, lift, read_latency, render_lift, timed_latency
 from ..measures import DEFAULT_MEASURES, parse_measures
-from ..significance import CORRECTIONS, TESTS, TestSettings
+from ..significance import CORRECTIONS, TESTS, StatSettings
 from .base import warn
 
 measure_option = click.option(
@@ -42,8 +42,8 @@ def test_options(command: Callable) -> Callable:
 
 
 def settings_from(test: str, permutations: int, bootstrap: int, seed: int, alpha: float,
-                  correction: str = "none") -> TestSettings:
-    return TestSettings(test=test, permutations=permutations, bootstrap=bootstrap, seed=seed, alpha=alpha,
+                  correction: str = "none") -> StatSettings:
+    return StatSettings(test=test, permutations=permutations, bootstrap=bootstrap, seed=seed, alpha=alpha,
                         correction=correction)
 
 
