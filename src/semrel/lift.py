@@ -19,7 +19,7 @@ from .measures import Measure
 from .metrics import evaluate
 from .records import Qrels, Run
 from .significance import StatSettings, paired_stats
-from .tables import Cell, Table, cell_text, render
+from .tables import Cell, Table, render
 
 LIFT_FORMATS = ("table", "markdown", "latex", "csv", "json")
 
@@ -90,7 +90,8 @@ class Latency:
 @dataclass(frozen=True)
 class Lift:
     rows: list[LiftRow]
-    by: Measure  # the measure the gained/lost lists are sorted by
+    by: Measure  # the measure of the per-query changes
+    changes: list[QueryChange]  # every query's, in the qrels' order
     gained: list[QueryChange]
     lost: list[QueryChange]
     check: ReorderCheck
@@ -200,22 +201,21 @@ def lift(
     order = sorted(changes, key=lambda c: (-c.change, c.query_id))
     gained = [c for c in order if c.change > 0][:top]
     lost = [c for c in reversed(order) if c.change < 0][:top]
-    return Lift(rows, by, gained, lost, check_reorder(base, reranked, depth), latency, settings, len(first.query_ids))
+    return Lift(rows, by, changes, gained, lost, check_reorder(base, reranked, depth), latency, settings, len(first.query_ids))
 
 
 def lift_table(result: Lift, places: int) -> Table:
     level = f"{result.settings.confidence:.0%}"
     header = ["measure", "base", "reranked", "change", "relative", f"{level} low", f"{level} high",
-              f"p ({result.settings.test})", "wins", "ties", "losses"]
+              f"p ({result.settings.test})", "significant", "wins", "ties", "losses"]
     if result.latency:
         header.append("change/ms")
     rows: list[list[Cell]] = []
     for row in result.rows:
         significant = row.p < result.settings.alpha and row.change != 0
-        change = cell_text(row.change, places) + (" *" if significant else "")
         relative = f"{row.relative:+.1%}" if row.relative is not None else ""
-        cells: list[Cell] = [row.measure.name, row.base, row.reranked, change, relative, row.ci_low, row.ci_high, row.p,
-                             row.wins, row.ties, row.losses]
+        cells: list[Cell] = [row.measure.name, row.base, row.reranked, row.change, relative, row.ci_low, row.ci_high,
+                             row.p, "yes" if significant else "no", row.wins, row.ties, row.losses]
         if result.latency:
             cells.append("" if row.gain_per_ms is None else f"{row.gain_per_ms:.3g}")
         rows.append(cells)
@@ -255,7 +255,7 @@ def render_lift(result: Lift, fmt: str, places: int = 4) -> str:
     text = render(lift_table(result, places), fmt, places)
     if fmt == "csv":
         return text
-    notes = f"\n{result.queries} queries; * p < {result.settings.alpha:g}; wins/ties/losses count queries.\n"
+    notes = f"\n{result.queries} queries; significant: p < {result.settings.alpha:g}; wins/ties/losses count queries.\n"
     if result.latency:
         notes += (f"Latency per query: base {result.latency.base_ms:.1f} ms, reranked {result.latency.reranked_ms:.1f} ms "
                   f"(+{result.latency.extra_ms:.1f} ms).\n")
