@@ -21,6 +21,11 @@ install: $(STAMP)
 
 demo: install
 	$(BIN)/semrel eval data/sample.qrels data/runs/bm25.run data/runs/dense.run
+	$(BIN)/semrel compare data/sample.qrels data/runs/bm25.run data/runs/dense.run
+	$(BIN)/semrel corpus chunk data/docs -o out/corpus.jsonl --size 120 --overlap 20
+	$(BIN)/semrel golden import data/golden.csv --corpus out/corpus.jsonl -o out/golden.jsonl
+	$(BIN)/semrel report data/sample.qrels data/runs/bm25.run data/runs/dense.run \
+		--golden out/golden.jsonl --corpus out/corpus.jsonl -o out/report.html
 
 test: install
 	$(BIN)/python -m pytest -q
