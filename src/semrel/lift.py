@@ -21,8 +21,6 @@ from .records import Qrels, Run
 from .significance import StatSettings, paired_stats
 from .tables import Cell, Table, render
 
-LIFT_FORMATS = ("table", "markdown", "latex", "csv", "json")
-
 
 @dataclass(frozen=True)
 class LiftRow:

@@ -11,7 +11,7 @@ from ..compare import COMPARE_FORMATS, compare, render_comparison
 from ..errors import UsageError
 from ..evaluation import evaluate_files
 from ..formats import read_qrels, read_run
-from ..lift import LIFT_FORMATS, Latency, lift, read_latency, render_lift, timed_latency
+from ..lift import Latency, lift, read_latency, render_lift, timed_latency
 from ..measures import DEFAULT_MEASURES, parse_measures
 from ..significance import CORRECTIONS, TESTS, StatSettings
 from .base import warn
@@ -47,25 +47,29 @@ def settings_from(test: str, permutations: int, bootstrap: int, seed: int, alpha
                         correction=correction)
 
 
-correction_option = click.option(
-    "--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
-    help="Multiple-comparison correction, within each measure across the pairs tested.")
+def comparison_options(command: Callable) -> Callable:
+    """Which pairs are tested, and how: shared by compare and report."""
+    for option in reversed([
+        click.option("--baseline", metavar="RUN", help="Run (file stem) to test the others against [default: the first]."),
+        click.option("--all-pairs", is_flag=True, help="Test every pair of runs instead of each against the baseline."),
+        click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
+                     help="Multiple-comparison correction, within each measure across the pairs tested."),
+    ]):
+        command = option(command)
+    return test_options(command)
 
 
 @click.command("compare")
 @click.argument("qrels", type=click.Path(allow_dash=True))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @measure_option
-@click.option("--baseline", metavar="RUN", help="Run name (file stem) to test the others against [default: the first].")
-@click.option("--all-pairs", is_flag=True, help="Test every pair of runs instead of each against the baseline.")
-@test_options
-@correction_option
+@comparison_options
 @rel_level_option
 @click.option("--detail", is_flag=True, help="Print one row per paired test (difference, interval, every p-value).")
 @click.option("-f", "--format", "fmt", type=click.Choice(COMPARE_FORMATS), default="table", show_default=True)
 @places_option
-def compare_command(qrels, runs, measures, baseline, all_pairs, test, permutations, bootstrap, seed, alpha,
-                    correction, rel_level, detail, fmt, places):
+def compare_command(qrels, runs, measures, baseline, all_pairs, correction, test, permutations, bootstrap, seed, alpha,
+                    rel_level, detail, fmt, places):
     """Compare RUNS on QRELS: one row per run, one column per measure, with significance marks.
 
     A value carries the letters of the runs it is significantly better than (runs are keyed
@@ -117,7 +121,7 @@ def lift_options(command: Callable) -> Callable:
 @click.option("--latency", "latency_file", type=click.Path(allow_dash=True),
               help="Per-query timings: lines qid<TAB>base_ms<TAB>reranked_ms.")
 @rel_level_option
-@click.option("-f", "--format", "fmt", type=click.Choice(LIFT_FORMATS), default="table", show_default=True)
+@click.option("-f", "--format", "fmt", type=click.Choice(COMPARE_FORMATS), default="table", show_default=True)
 @places_option
 def lift_command(qrels, base, reranked, depth, measures, test, permutations, bootstrap, seed, alpha, top,
                  base_latency_ms, reranked_latency_ms, latency_file, rel_level, fmt, places):

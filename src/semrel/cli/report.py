@@ -10,7 +10,7 @@ from ..manifest import write_manifest
 from ..measures import parse_measures
 from ..report import COMPONENTS, ReportInputs, build_report, read_agreement, read_sensitivity
 from .base import warn
-from .compare import correction_option, lift_options, measure_option, places_option, rel_level_option, settings_from, test_options
+from .compare import comparison_options, lift_options, measure_option, places_option, rel_level_option, settings_from
 
 
 def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...]:
@@ -41,15 +41,12 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
               help="Rows threshold,run,measure,value (CSV/TSV with that header, or JSON Lines): the sensitivity curves.")
 @click.option("--agreement", type=click.Path(allow_dash=True), help="JSON object of agreement figures.")
 @measure_option
-@click.option("--baseline", metavar="RUN", help="Run to test the others against [default: the first].")
-@click.option("--all-pairs", is_flag=True, help="Test every pair of runs.")
-@test_options
-@correction_option
+@comparison_options
 @rel_level_option
 @places_option
 def report_command(qrels, runs, output, title, golden, corpus, judgments, on, threshold, grades, base, reranked, depth,
-                   top, sensitivity, agreement, measures, baseline, all_pairs, test, permutations, bootstrap, seed, alpha,
-                   correction, rel_level, places):
+                   top, sensitivity, agreement, measures, baseline, all_pairs, correction, test, permutations, bootstrap, seed,
+                   alpha, rel_level, places):
     """Write one HTML page (no network needed to open it) with the judge signature at the top and,
     as far as the inputs allow: golden-set stats, judge score distributions, the metric table of
     QRELS and RUNS with significance marks, the lift of --reranked over --base, threshold
