@@ -107,3 +107,11 @@ def test_timing_file_errors_name_the_line(write):
         read_latency(write("u.tsv", "q1 1 2\nq1 1 2\n"))
     with pytest.raises(FormatError, match=r"v.tsv:1: expected 3 fields"):
         read_latency(write("v.tsv", "q1 1\n"))
+
+
+def test_queries_missing_from_a_run_are_reported(cli, files, write):
+    qrels, base, _ = files
+    partial = write("partial.run", "q1 Q0 d1 1 9 ce\nq1 Q0 d0 2 8 ce\n")
+    result = cli("lift", qrels, "--base", base, "--reranked", partial, "-m", "RR", "-f", "json")
+    assert "3 of 4 queries have no results in the reranked run; they score 0" in result.stderr
+    assert json.loads(result.stdout)["measures"][0]["reranked"] == pytest.approx(1 / 4)

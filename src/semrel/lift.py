@@ -96,6 +96,15 @@ class Lift:
     latency: Latency | None
     settings: StatSettings
     queries: int
+    missing: tuple[int, int]  # qrels queries the base and the reranked run lack (they score 0)
+
+    def warnings(self) -> list[str]:
+        """What a user should know before trusting the numbers."""
+        found = [] if self.check.ok else [self.check.message()]
+        for which, count in zip(("base", "reranked"), self.missing):
+            if count:
+                found.append(f"{count} of {self.queries} queries have no results in the {which} run; they score 0")
+        return found
 
 
 def _ranks(ordered: Run) -> np.ndarray:
@@ -199,7 +208,9 @@ def lift(
     order = sorted(changes, key=lambda c: (-c.change, c.query_id))
     gained = [c for c in order if c.change > 0][:top]
     lost = [c for c in reversed(order) if c.change < 0][:top]
-    return Lift(rows, by, changes, gained, lost, check_reorder(base, reranked, depth), latency, settings, len(first.query_ids))
+    check = check_reorder(base, reranked, depth)
+    missing = (len(first.missing_queries), len(second.missing_queries))
+    return Lift(rows, by, changes, gained, lost, check, latency, settings, len(first.query_ids), missing)
 
 
 def lift_table(result: Lift, places: int) -> Table:

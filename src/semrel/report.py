@@ -31,7 +31,7 @@ from .formats.jsonl import read_jsonl, require
 from .golden import golden_stats, stats_tables
 from .lift import changes_table, lift, lift_table
 from .manifest import read_params
-from .measures import Measure
+from .measures import Measure, parse_measures
 from .records import GoldenItem, Judgment
 from .resources import template_dir
 from .significance import StatSettings
@@ -76,6 +76,9 @@ class ReportInputs:
     agreement: Mapping[str, Any] | None = None
     title: str = "semrel report"
     places: int = 4
+
+    def chosen_measures(self) -> list[Measure]:
+        return list(self.measures) or parse_measures(None)
 
     def files(self) -> list[str]:
         """Every input file, for the manifest."""
@@ -142,7 +145,7 @@ def _score_section(judgments: list[Judgment], golden: list[GoldenItem] | None, c
 
 
 def _metric_section(inputs: ReportInputs, warn: Callable[[str], None]) -> dict[str, Any]:
-    results = evaluate_files(inputs.qrels, inputs.runs, list(inputs.measures) or None, inputs.rel_level, warn=warn)
+    results = evaluate_files(inputs.qrels, inputs.runs, inputs.chosen_measures(), inputs.rel_level, warn=warn)
     c = compare(results, inputs.settings, baseline=inputs.baseline, all_pairs=inputs.all_pairs)
     rows = [{"key": c.letter(run), "run": run,
              "cells": [{"text": cell_text(c.value(run, m), inputs.places), "marks": c.marks(run, m)} for m in c.measures]}
@@ -151,9 +154,9 @@ def _metric_section(inputs: ReportInputs, warn: Callable[[str], None]) -> dict[s
             "queries": len(results[0].query_ids), "tests": _html_table(tests_table(c), inputs.places)}
 
 
-def _lift_section(inputs: ReportInputs) -> tuple[dict[str, Any], str | None]:
+def _lift_section(inputs: ReportInputs) -> tuple[dict[str, Any], list[str]]:
     qrels = read_qrels(inputs.qrels)
-    result = lift(qrels, read_run(inputs.base), read_run(inputs.reranked), list(inputs.measures), inputs.settings,
+    result = lift(qrels, read_run(inputs.base), read_run(inputs.reranked), inputs.chosen_measures(), inputs.settings,
                   inputs.depth, None, inputs.top, inputs.rel_level)
     section = {
         "base": display_name(inputs.base), "reranked": display_name(inputs.reranked), "by": result.by.name,
@@ -162,7 +165,7 @@ def _lift_section(inputs: ReportInputs) -> tuple[dict[str, Any], str | None]:
         "plot": Markup(plots.change_bars([c.change for c in result.changes], result.by.name)),
         "queries": result.queries,
     }
-    return section, None if result.check.ok else result.check.message()
+    return section, result.warnings()
 
 
 def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]) -> dict[str, Any]:
@@ -215,8 +218,8 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], progress: Pr
         page.sections["metrics"] = _metric_section(inputs, note)
     if inputs.base:
         progress("reranking lift")
-        page.sections["lift"], problem = _lift_section(inputs)
-        if problem:
+        page.sections["lift"], problems = _lift_section(inputs)
+        for problem in problems:
             note(problem)
     if inputs.sensitivity:
         progress("threshold sensitivity")

@@ -137,6 +137,6 @@ def lift_command(qrels, base, reranked, depth, measures, test, permutations, boo
     query_ids = pc.unique(judged.query_ids).to_pylist()
     timings = latency_from(latency_file, base_latency_ms, reranked_latency_ms, query_ids)
     result = lift(judged, first, second, chosen, settings, depth, timings, top, rel_level)
-    if not result.check.ok:
-        warn(result.check.message())
+    for message in result.warnings():
+        warn(message)
     click.echo(render_lift(result, fmt, places), nl=False)
