@@ -49,6 +49,7 @@ def settings_from(test: str, permutations: int, bootstrap: int, seed: int, alpha
 
 def comparison_options(command: Callable) -> Callable:
     """Which pairs are tested, and how: shared by compare and report."""
+    command = test_options(command)
     for option in reversed([
         click.option("--baseline", metavar="RUN", help="Run (file stem) to test the others against [default: the first]."),
         click.option("--all-pairs", is_flag=True, help="Test every pair of runs instead of each against the baseline."),
@@ -56,7 +57,7 @@ def comparison_options(command: Callable) -> Callable:
                      help="Multiple-comparison correction, within each measure across the pairs tested."),
     ]):
         command = option(command)
-    return test_options(command)
+    return command
 
 
 @click.command("compare")
