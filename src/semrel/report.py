@@ -106,12 +106,16 @@ def _html_table(table: Table, places: int) -> dict[str, Any]:
 
 
 def _signature(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None) -> tuple[list[tuple[str, str]], dict | None, str, list[float]]:
-    """(signature lines, the judge's params, component, thresholds): explicit options first, then the
-    qrels' manifest (written by `semrel label`), then the judgments' manifest (written by `semrel judge`)."""
-    judge = (read_params(inputs.judgments) if inputs.judgments else None) or (qrels_params or {}).get("judge")
-    component = inputs.on or (qrels_params or {}).get("on") or "R"
-    thresholds = [float(t) for t in inputs.thresholds or (qrels_params or {}).get("thresholds") or []]
+    """(signature lines, the judge's params, component, thresholds). The component and thresholds come
+    from the options, else the qrels' manifest (written by `semrel label`); the judge's settings from
+    the judgments' manifest (written by `semrel judge`), else the `judge` entry of the qrels' manifest."""
+    labelled = qrels_params or {}
+    judge = (read_params(inputs.judgments) if inputs.judgments else None) or labelled.get("judge")
     judge = judge if isinstance(judge, dict) else None
+    component = inputs.on or str(labelled.get("on") or "R")
+    recorded = labelled.get("thresholds")
+    numbers = isinstance(recorded, list) and all(isinstance(t, (int, float)) for t in recorded)
+    thresholds = [float(t) for t in inputs.thresholds or (recorded if numbers else [])]
     unknown = "not recorded"
 
     def get(key: str) -> str:
