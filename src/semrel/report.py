@@ -112,7 +112,7 @@ def _signature(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None) -> 
     labelled = qrels_params or {}
     judge = (read_params(inputs.judgments) if inputs.judgments else None) or labelled.get("judge")
     judge = judge if isinstance(judge, dict) else None
-    component = inputs.on or str(labelled.get("on") or "R")
+    component = inputs.on or (labelled.get("on") if labelled.get("on") in COMPONENTS else "R")
     recorded = labelled.get("thresholds")
     numbers = isinstance(recorded, list) and all(isinstance(t, (int, float)) for t in recorded)
     thresholds = [float(t) for t in inputs.thresholds or (recorded if numbers else [])]
