@@ -27,6 +27,9 @@ demo: install
 	$(BIN)/semrel retrieve --corpus $(DEMO)/corpus.jsonl --golden $(DEMO)/golden.jsonl --method bm25 -k 20 -o $(DEMO)/runs/bm25.run
 	$(BIN)/semrel retrieve --corpus $(DEMO)/corpus.jsonl --golden $(DEMO)/golden.jsonl --method dense -k 20 -o $(DEMO)/runs/dense.run
 	$(BIN)/semrel eval $(DEMO)/golden.jsonl $(DEMO)/runs/bm25.run $(DEMO)/runs/dense.run
+	$(BIN)/semrel compare $(DEMO)/golden.jsonl $(DEMO)/runs/bm25.run $(DEMO)/runs/dense.run
+	$(BIN)/semrel report $(DEMO)/golden.jsonl $(DEMO)/runs/bm25.run $(DEMO)/runs/dense.run \
+		--golden $(DEMO)/golden.jsonl --corpus $(DEMO)/corpus.jsonl -o $(DEMO)/report.html
 
 test: install
 	$(BIN)/python -m pytest -q

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import numpy as np
 
 from .models import load_encoder
+
+if TYPE_CHECKING:
+    import torch
 
 Progress = Callable[[int], None]
 

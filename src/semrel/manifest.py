@@ -63,3 +63,13 @@ def write_manifest(
         json.dump(record, out, indent=2, sort_keys=True, default=str)
         out.write("\n")
     return target
+
+
+def read_params(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The `params` of the manifest beside `path`, or None when there is no readable one."""
+    try:
+        with open(manifest_path(path), encoding="utf-8") as handle:
+            params = json.load(handle).get("params")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return params if isinstance(params, dict) else None

@@ -35,8 +35,8 @@ def resolve_model(name_or_path: str | None = None) -> str:
 
 @functools.lru_cache(maxsize=4)
 def load_encoder(name_or_path: str | None = None, device: str = "cpu"):
-    """(tokenizer, model) in eval mode; loaded once per process and model."""
-    import torch  # noqa: F401  (imported here so commands that need no model start fast)
+    """(tokenizer, model) in eval mode; loaded once per process and model (imported late, so
+    commands that need no model start fast)."""
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as transformers_logging
 

@@ -15,6 +15,10 @@ Cell = str | float | int | None
 FORMATS = ("table", "markdown", "csv", "tsv", "json", "jsonl", "latex", "trec")
 
 
+class Latex(str):
+    """Cell text already written in LaTeX (e.g. a value with `$^{ab}$` marks): not escaped."""
+
+
 @dataclass(frozen=True)
 class Table:
     """A header and rows of cells; numbers are formatted only when rendered."""
@@ -53,7 +57,8 @@ def render(table: Table, fmt: str, places: int = 4) -> str:
         lines = [f"\\begin{{tabular}}{{{spec}}}", "\\toprule"]
         lines.append(" & ".join(h.translate(escape) for h in table.header) + " \\\\")
         lines.append("\\midrule")
-        lines += [" & ".join(t.translate(escape) for t in row) + " \\\\" for row in texts]
+        lines += [" & ".join(t if isinstance(v, Latex) else t.translate(escape) for v, t in zip(cells, row)) + " \\\\"
+                  for cells, row in zip(table.rows, texts)]
         lines += ["\\bottomrule", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
     widths = [max([len(h)] + [len(row[i]) for row in texts]) for i, h in enumerate(table.header)]

@@ -3,12 +3,14 @@
 from .agree import agree_command
 from .base import main
 from .calibrate import calibrate_command
+from .compare import compare_command, lift_command
 from .corpus import corpus_group
 from .estimate import estimate_command
 from .evaluate import eval_command
 from .golden import golden_group
 from .pick import pick_command
 from .pool import pool_command
+from .report import report_command
 from .retrieve import retrieve_command
 from .review import review_group
 from .review_web import serve_command
@@ -17,7 +19,7 @@ golden_group.add_command(pick_command)
 review_group.add_command(serve_command)
 for command in (
     eval_command, corpus_group, golden_group, retrieve_command, pool_command, review_group, calibrate_command,
-    agree_command, estimate_command,
+    agree_command, estimate_command, compare_command, lift_command, report_command,
 ):
     main.add_command(command)
 

@@ -8,7 +8,6 @@ import contextlib
 import hashlib
 import math
 import sqlite3
-import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from flask import Flask, abort, g, jsonify, redirect, render_template, request, 
 from werkzeug.exceptions import HTTPException
 
 from ...errors import SemrelError
+from ...resources import template_dir
 from ..engine import Session, labelling_of
 from ..keys import grade_keys, note_keys
 from ..stats import review_stats
@@ -34,14 +34,6 @@ RECENT = 50
 ASSETS = {"review.js": "text/javascript; charset=utf-8", "review.css": "text/css; charset=utf-8"}
 
 
-def templates_dir() -> Path:
-    """templates/ of a checkout, else <prefix>/share/semrel/templates, where a wheel puts them."""
-    for folder in (Path(__file__).resolve().parents[4] / "templates", Path(sys.prefix) / "share" / "semrel" / "templates"):
-        if (folder / "review").is_dir():
-            return folder
-    raise SemrelError("semrel's templates are missing (reinstall semrel)")
-
-
 @dataclass(frozen=True)
 class WebSettings:
     db: str
@@ -53,7 +45,7 @@ class WebSettings:
 
 
 def create_app(settings: WebSettings) -> Flask:
-    folder = templates_dir() / "review"
+    folder = template_dir() / "review"
     app = Flask(__name__, static_folder=None, template_folder=str(folder))
     app.config.update(SECRET_KEY=settings.secret, MAX_CONTENT_LENGTH=MAX_BODY, SESSION_COOKIE_NAME=cookie_name(settings.db),
                       SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict")

@@ -1,0 +1,68 @@
+"""`semrel report`: one self-contained HTML page of everything given."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import UsageError
+from ..formats.files import atomic_writer
+from ..manifest import write_manifest
+from ..measures import parse_measures
+from ..report import COMPONENTS, ReportInputs, build_report, read_agreement, read_sensitivity
+from .base import warn
+from .compare import comparison_options, lift_options, measure_option, places_option, rel_level_option, settings_from
+
+
+def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...]:
+    if threshold is not None and grades:
+        raise UsageError("give --threshold (binary labels) or --grades (graded), not both")
+    if threshold is not None:
+        return (threshold,)
+    try:
+        return tuple(float(g) for g in grades.split(",") if g.strip()) if grades else ()
+    except ValueError:
+        raise UsageError(f"--grades {grades!r}: give comma-separated numbers, e.g. 0.45,0.55,0.65") from None
+
+
+@click.command("report")
+@click.argument("qrels", required=False, type=click.Path(allow_dash=True))
+@click.argument("runs", nargs=-1, type=click.Path(allow_dash=True))
+@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="report.html to write.")
+@click.option("--title", default="semrel report", show_default=True)
+@click.option("--golden", type=click.Path(allow_dash=True), help="golden.jsonl: its stats, and which judged pairs are gold.")
+@click.option("--corpus", type=click.Path(allow_dash=True), help="corpus.jsonl: its stats beside the golden set's.")
+@click.option("--judgments", type=click.Path(allow_dash=True), help="judgments.jsonl: the distribution of judge scores.")
+@click.option("--on", type=click.Choice(COMPONENTS), help="Score the thresholds apply to [default: the qrels' manifest, else R].")
+@click.option("--threshold", type=float, help="The binary label threshold [default: the qrels' manifest].")
+@click.option("--grades", metavar="T1,T2,...", help="The graded label thresholds.")
+@lift_options
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="Queries gained and lost to list.")
+@click.option("--sensitivity", type=click.Path(allow_dash=True),
+              help="Rows threshold,run,measure,value (CSV/TSV with that header, or JSON Lines): the sensitivity curves.")
+@click.option("--agreement", type=click.Path(allow_dash=True), help="JSON object of agreement figures.")
+@measure_option
+@comparison_options
+@rel_level_option
+@places_option
+def report_command(qrels, runs, output, title, golden, corpus, judgments, on, threshold, grades, base, reranked, depth,
+                   top, sensitivity, agreement, measures, baseline, all_pairs, correction, test, permutations, bootstrap, seed,
+                   alpha, rel_level, places):
+    """Write one HTML page (no network needed to open it) with the judge signature at the top and,
+    as far as the inputs allow: golden-set stats, judge score distributions, the metric table of
+    QRELS and RUNS with significance marks, the lift of --reranked over --base, threshold
+    sensitivity curves and agreement figures."""
+    inputs = ReportInputs(
+        qrels=qrels, runs=runs, measures=parse_measures(measures), baseline=baseline, all_pairs=all_pairs,
+        settings=settings_from(test, permutations, bootstrap, seed, alpha, correction), rel_level=rel_level,
+        golden=golden, corpus=corpus, judgments=judgments, on=on, thresholds=_thresholds(threshold, grades),
+        base=base, reranked=reranked, depth=depth, top=top, title=title, places=places,
+        sensitivity=read_sensitivity(sensitivity) if sensitivity else (),
+        agreement=read_agreement(agreement) if agreement else None,
+    )
+    html = build_report(inputs, warn, progress=lambda step: click.echo(f"semrel: report: {step}", err=True))
+    with atomic_writer(output) as out:
+        out.write(html)
+    files = inputs.files() + [p for p in (sensitivity, agreement) if p]
+    write_manifest(output, inputs=files, params={"title": title, "measures": [m.name for m in inputs.measures],
+                                                 "test": test, "correction": correction, "seed": seed})
+    click.echo(output)

@@ -1,0 +1,26 @@
+"""Where the files shipped beside the code (templates/, data/) are, in a checkout or an installed wheel."""
+
+from __future__ import annotations
+
+import site
+import sys
+import sysconfig
+from pathlib import Path
+
+from .errors import SemrelError
+
+
+def resource_dir(kind: str) -> Path:
+    """The top-level `kind` folder of the source checkout, else `<prefix>/share/semrel/<kind>`
+    where pyproject's data-files put it when the wheel was installed."""
+    checkout = Path(__file__).resolve().parents[2] / kind
+    prefixes = dict.fromkeys([sysconfig.get_path("data"), sys.prefix, sys.base_prefix, site.getuserbase()])
+    candidates = [checkout] + [Path(p) / "share" / "semrel" / kind for p in prefixes if p]
+    for folder in candidates:
+        if folder.is_dir():
+            return folder
+    raise SemrelError(f"cannot find semrel's {kind}/ folder (looked in {', '.join(map(str, candidates))}); reinstall semrel")
+
+
+def template_dir() -> Path:
+    return resource_dir("templates")
