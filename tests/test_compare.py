@@ -98,7 +98,7 @@ def test_letters_go_on_past_z():
 @pytest.mark.parametrize("args, message", [
     (("a.run",), "at least two runs"),
     (("a.run", "b.run", "--baseline", "zzz"), "--baseline 'zzz' is none of the runs"),
-    (("a.run", "a.run"), "two runs are named 'a'"),
+    (("a.run", "a.run"), "two runs are named '"),
     (("a.run", "b.run", "--all-pairs", "--baseline", "a"), "not both"),
     (("a.run", "b.run", "-m", "nDCG@x"), "unknown measure"),
 ])
