@@ -95,3 +95,24 @@ def test_estimate_command_uses_the_reviewed_random_sample(tmp_path, cli):
     shift = sum(0.25 if R_SCORES[p] < 0.5 else -0.25 for p in flipped)
     assert estimate["corrected"] == pytest.approx(estimate["derived"] + 2 * shift / 3)
     assert estimate["low"] < estimate["corrected"] < estimate["high"]
+
+
+def test_eval_reviewed_shows_the_same_estimates_as_estimate(tmp_path, cli):
+    pool = write_pool(tmp_path / "pool")
+    labelling = Labelling("R", (0.5,))
+    db = str(tmp_path / "r.sqlite")
+    conn = open_db(db)
+    create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling),
+                 labelling, QueueSettings(order="random", seed=2))
+    session = Session(conn, "bob")
+    for _ in range(5):
+        task = session.next_task()
+        session.grade(task, 1 - task.proposed)
+    run = tmp_path / "sys.run"
+    run.write_text("".join(f"{q} Q0 {c} 1 {r} sys\n" for (q, c), r in R_SCORES.items()))
+    args = (pool["labels"], str(run), "--reviewed", db, "-m", "P@4,nDCG@10", "--format", "json")
+    via_eval = json.loads(cli("eval", *args).stdout)
+    assert via_eval == json.loads(cli("estimate", *args).stdout)
+    assert [e["measure"] for e in via_eval] == ["P@4", "nDCG@10"] and via_eval[0]["changed"] == 5
+    refused = cli("eval", pool["labels"], str(run), "--reviewed", db, "--per-query")
+    assert refused.exit_code == 2 and "--reviewed gives one estimate" in refused.stderr

@@ -6,7 +6,7 @@ import click
 
 from ..formats import read_qrels, read_run
 from ..measures import DEFAULT_MEASURES, parse_measures
-from ..ppi import corrected_estimates, reviewed_sample
+from ..ppi import Estimate, corrected_estimates, reviewed_sample
 from ..tables import Table, render
 from .jsonout import json_text
 
@@ -27,10 +27,14 @@ def estimate_command(qrels, runs, reviewed, measures, adjudicate, confidence, re
     by the human grades of the review's random sample, with a confidence interval."""
     estimates = corrected_estimates(read_qrels(qrels), [read_run(r) for r in runs], parse_measures(list(measures) or None),
                                     reviewed_sample(reviewed, adjudicate), confidence, rel_level)
+    click.echo(render_estimates(estimates, confidence, fmt), nl=False)
+
+
+def render_estimates(estimates: list[Estimate], confidence: float, fmt: str, places: int = 4) -> str:
+    """The estimates as JSON or as a table of derived value, corrected value and interval."""
     if fmt == "json":
-        click.echo(json_text([e.to_json() for e in estimates]))
-        return
+        return json_text([e.to_json() for e in estimates]) + "\n"
     level = f"{confidence * 100:g}%"
     rows = [[e.run, e.measure, e.derived, e.corrected, e.low, e.high, e.sampled, e.changed, e.pool] for e in estimates]
     header = ["run", "measure", "derived", "corrected", f"low {level}", f"high {level}", "sampled", "changed", "pool"]
-    click.echo(render(Table(header, rows), "table", places=4), nl=False)
+    return render(Table(header, rows), fmt, places=places)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import click
 
+from ..errors import UsageError
 from ..evaluation import evaluate_files
-from ..measures import DEFAULT_MEASURES
+from ..formats import read_qrels, read_run
+from ..measures import DEFAULT_MEASURES, parse_measures
+from ..ppi import corrected_estimates, reviewed_sample
 from ..tables import FORMATS, render_evaluations
 from .base import warn
+from .estimate import render_estimates
 
 
 @click.command("eval")
@@ -21,11 +25,22 @@ from .base import warn
               help="Lowest grade that counts as relevant (nDCG uses the graded rel regardless).")
 @click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--places", default=4, show_default=True, type=click.IntRange(0, 17), help="Decimals shown.")
-def eval_command(qrels, runs, measures, per_query, rel_level, fmt, places):
+@click.option("--reviewed", type=click.Path(exists=True, dir_okay=False), metavar="DB",
+              help="A review database: show each value next to its estimate corrected by the reviewed random "
+                   "sample, with a 95% interval (prediction-powered inference; see `semrel estimate`).")
+def eval_command(qrels, runs, measures, per_query, rel_level, fmt, places, reviewed):
     """Score RUNS (TREC run files) on QRELS with trec_eval's exact semantics.
 
     Queries in QRELS that a run lacks score 0 and count in the mean (trec_eval -c);
     queries only in a run are ignored. Both are reported on stderr.
     """
+    if reviewed:
+        if per_query or fmt not in ("table", "markdown", "csv", "tsv", "latex", "json"):
+            raise UsageError("--reviewed gives one estimate per run and measure: use it without --per-query, "
+                             "with --format table, markdown, csv, tsv, latex or json")
+        estimates = corrected_estimates(read_qrels(qrels), [read_run(r) for r in runs], parse_measures(list(measures) or None),
+                                        reviewed_sample(reviewed), 0.95, rel_level)
+        click.echo(render_estimates(estimates, 0.95, fmt, places), nl=False)
+        return
     results = evaluate_files(qrels, runs, measures, rel_level, warn=warn)
     click.echo(render_evaluations(results, fmt, per_query, places), nl=False)
