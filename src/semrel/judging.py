@@ -9,12 +9,13 @@ product and dropped as soon as its pairs are scored.
 Several reference answers: the pair keeps the best of P, R and F over them, each separately,
 as bert_score does with multiple references.
 
-Long chunks: a chunk over the model's token limit is cut into windows of the limit that
-overlap by `overlap` tokens. Each window is a candidate of its own (its P and R against the
+Long chunks: a chunk over the model's token limit (or a smaller `window`) is cut into windows of
+that many tokens that overlap by `overlap` tokens. Each window is a candidate of its own (its P and R against the
 reference, computed exactly as for a short chunk) and the chunk keeps the best window for each
 of P, R and F separately. So an answer anywhere in a long chunk is found, and recall stays close
-to what the answer scores in a short chunk. A reference answer over the limit is truncated to
-it, as bert_score does, and counted so the caller can warn.
+to what the answer scores in a short chunk (with all-MiniLM-L6-v2, windows of 256 tokens, its
+training length, track short chunks more closely than its 512-token limit). A reference answer
+over the window is truncated to it, as bert_score does at the limit, and counted for a warning.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ class JudgeOptions:
     layer: int | None = None  # None: bert_score's recommended layer for the model, else its last
     idf: bool = False  # idf weights from the corpus chunks
     rescale: str = "none"  # none | baseline (bert_score's shipped file) | corpus (unrelated pairs of this corpus)
-    overlap: int = 128  # tokens shared by consecutive windows of a long chunk
+    window: int | None = None  # tokens per window of a long chunk (with [CLS]/[SEP]); None: the model's limit
+    overlap: int | None = None  # tokens shared by consecutive windows; None: a quarter of the window
     baseline_pairs: int = 500  # unrelated (chunk, reference) pairs for --rescale corpus
     seed: int = 0
     cache_dir: str | None = None  # None: the user cache dir
@@ -83,9 +85,10 @@ def _digest(*parts: Any) -> str:
 class TextEncoder:
     """Encoded texts for one model and layer: from the cache when there, else through the model."""
 
-    def __init__(self, info: ModelInfo, layer: int, overlap: int, cache: EmbeddingCache | None, max_tokens: int):
-        self.info, self.layer, self.overlap, self.cache, self.max_tokens = info, layer, overlap, cache, max_tokens
-        self.namespace = f"{info.fingerprint}|layer={layer}|limit={info.max_length}"
+    def __init__(self, info: ModelInfo, layer: int, window: int, overlap: int, cache: EmbeddingCache | None, max_tokens: int):
+        self.info, self.layer, self.window, self.overlap, self.cache = info, layer, window, overlap, cache
+        self.max_tokens = max_tokens
+        self.namespace = f"{info.fingerprint}|layer={layer}|limit={window}"
         self.encoded = self.cached = 0
 
     @cached_property
@@ -145,7 +148,7 @@ class TextEncoder:
             return
         import torch
 
-        size = self.info.max_length - sum(len(s) for s in self.specials)
+        size = self.window - sum(len(s) for s in self.specials)
         windows: list[tuple[int, list[int]]] = []
         for i, ids in zip(todo, self.token_ids([texts[i] for i in todo])):
             windows.extend((i, self.with_specials(w)) for w in token_windows(ids, size, self.overlap))
@@ -316,12 +319,14 @@ def judge_pairs(
     names = {"corpus": "corpus", "golden": "golden set", "pool": "pool", **(names or {})}
     if options.rescale not in RESCALE_MODES:
         raise UsageError(f"--rescale {options.rescale!r}: choose one of {', '.join(RESCALE_MODES)}")
-    if options.overlap < 0:
-        raise UsageError("--overlap must be 0 or more tokens")
     info = describe_model(options.model)
     layer, layer_source = _layer(info, options.layer)
-    if options.overlap >= info.max_length // 2:
-        raise UsageError(f"--overlap {options.overlap}: must be under half the model's {info.max_length}-token limit")
+    window = options.window or info.max_length
+    if not 16 <= window <= info.max_length:
+        raise UsageError(f"--window {window}: must be between 16 and the model's limit of {info.max_length} tokens")
+    overlap = window // 4 if options.overlap is None else options.overlap
+    if not 0 <= overlap < window // 2:
+        raise UsageError(f"--overlap {overlap}: must be 0 or more and under half the {window}-token window")
     chunk_text = {c.id: c.text for c in chunks}
     work = build_pairs(golden, pairs, set(chunk_text), names)
     answers = reference_answers(golden, {q for q, _, _ in work}, names["golden"])
@@ -335,10 +340,10 @@ def judge_pairs(
         tasks += [("baseline", q, c) for q, c in baseline_sample(chunk_text, queries, related, options.baseline_pairs, options.seed)]
 
     cache = EmbeddingCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
-    encoder = TextEncoder(info, layer, options.overlap, cache, options.max_tokens)
+    encoder = TextEncoder(info, layer, window, overlap, cache, options.max_tokens)
     corpus_texts = [c.text for c in chunks]
     weights, weights_info = encoder.weights(options.idf, corpus_texts)
-    fingerprint = _digest(encoder.namespace, options.overlap, weights_info, _digest(*sorted(chunk_text.items())),
+    fingerprint = _digest(encoder.namespace, overlap, weights_info, _digest(*sorted(chunk_text.items())),
                           _digest(*sorted(answers.items())))
     saved = Checkpoint(checkpoint, fingerprint) if checkpoint else None
     scores = {(r["kind"], r["query_id"], r["chunk_id"]): r for r in (saved.done if saved else [])}
@@ -383,7 +388,7 @@ def judge_pairs(
         "layer": layer, "layer_source": layer_source, **weights_info,
         "rescale": options.rescale,
         "baseline": None if baseline is None else {**dict(zip("PRF", (float(v) for v in baseline))), **baseline_info},
-        "windows": {"max_tokens": info.max_length, "overlap": options.overlap, "windowed_chunks": len(windowed),
+        "windows": {"tokens": window, "model_limit": info.max_length, "overlap": overlap, "windowed_chunks": len(windowed),
                     "rule": "each window scored as a candidate; best window kept for P, R, F separately"},
         "multiple_references": "best reference kept for P, R, F separately (as bert_score)",
         "truncated_references": scorer.truncated,
@@ -392,8 +397,8 @@ def judge_pairs(
     }
     result = JudgeResult(judgments, params, encoder.encoded, encoder.cached, len(windowed), scorer.truncated, resumed)
     if scorer.truncated:
-        result.warnings.append(f"{scorer.truncated} reference answers exceed the model's {info.max_length}-token limit "
-                               "and were truncated to it (as bert_score does)")
+        result.warnings.append(f"{scorer.truncated} reference answers exceed the {window}-token window "
+                               "and were truncated to it (as bert_score does at the model's limit)")
     return result
 
 
@@ -414,7 +419,8 @@ def judge(
     layer: int | None = None,
     idf: bool = False,
     rescale: str = "none",
-    overlap: int = 128,
+    window: int | None = None,
+    overlap: int | None = None,
     baseline_pairs: int = 500,
     seed: int = 0,
     cache: str | os.PathLike | bool | None = None,
@@ -431,7 +437,7 @@ def judge(
     items, golden_name = _load(golden, read_golden, "golden set")
     pairs, pool_name = _load(pool or (), read_pool, "pool")
     options = JudgeOptions(
-        model=model, layer=layer, idf=idf, rescale=rescale, overlap=overlap, baseline_pairs=baseline_pairs, seed=seed,
+        model=model, layer=layer, idf=idf, rescale=rescale, window=window, overlap=overlap, baseline_pairs=baseline_pairs, seed=seed,
         cache_dir=None if cache in (None, True, False) else str(cache), use_cache=cache is not False,
     )
     partial = f"{output}.partial" if output is not None and str(output) != STDIO else None
