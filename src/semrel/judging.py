@@ -63,7 +63,7 @@ class JudgeOptions:
     seed: int = 0
     cache_dir: str | None = None  # None: the user cache dir
     use_cache: bool = True
-    max_tokens: int = 16384  # tokens per encoder batch
+    max_tokens: int = 4096  # tokens per encoder batch: bigger batches are no faster on CPU and cost memory
 
 
 @dataclass

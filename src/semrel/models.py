@@ -128,11 +128,18 @@ def load_tokenizer(name_or_path: str | None = None):
 def _load_encoder(location: str, device: str, layers: int | None):
     import torch  # noqa: F401  (imported here so commands that need no model start fast)
     from transformers import AutoModel
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # semrel reports its own progress; a weight-loading bar is noise
     tokenizer = load_tokenizer(location)
+    verbosity = hf_logging.get_verbosity()
+    if layers is not None:  # the layers left out are reported as unexpected weights: expected here
+        hf_logging.set_verbosity_error()
     try:
         model = AutoModel.from_pretrained(location, **({} if layers is None else {"num_hidden_layers": layers}))
     except OSError as exc:
         raise _unloadable(location, exc) from None
+    finally:
+        hf_logging.set_verbosity(verbosity)
     model.eval()
     return tokenizer, model.to(device)
