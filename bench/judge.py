@@ -2,8 +2,8 @@
 
     python bench/judge.py [--pairs 2000]
 
-Builds N unique (chunk, answer) pairs from COVID-QA (../shared/data): chunks are consecutive
-150-word windows of the articles, answers the real expert answers of 10-40 words from the same
+Builds N unique (chunk, answer) pairs from COVID-QA (../shared/data): chunks are 150-word
+windows of the articles every 100 words, answers the real expert answers of 10-40 words from the same
 article. Then runs, each in its own subprocess so that each peak RSS is its own:
 
   bert_score   bert_score.score(cands, refs, model_type=<all-MiniLM-L6-v2>, num_layers=6), defaults otherwise
@@ -33,6 +33,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("SEMREL_DATA", ROOT.parent / "shared" / "data")) / "covid_qa_deepset" / "200423_covidQA.json"
 CHUNK_WORDS = 150
+CHUNK_STRIDE = 100  # windows overlap by 50 words: distinct texts, enough of them for 2,000 pairs
 
 
 def build_pairs(count: int) -> tuple[list[str], list[str]]:
@@ -41,7 +42,7 @@ def build_pairs(count: int) -> tuple[list[str], list[str]]:
     for article in json.loads(DATA.read_text(encoding="utf-8"))["data"]:
         paragraph = article["paragraphs"][0]
         words = paragraph["context"].split()
-        chunks = [" ".join(words[k : k + CHUNK_WORDS]) for k in range(0, len(words) - CHUNK_WORDS + 1, CHUNK_WORDS)]
+        chunks = [" ".join(words[k : k + CHUNK_WORDS]) for k in range(0, len(words) - CHUNK_WORDS + 1, CHUNK_STRIDE)]
         answers = [a["text"].strip() for qa in paragraph["qas"] for a in qa["answers"][:1] if 10 <= len(a["text"].split()) <= 40]
         if chunks and answers:
             per_article.append([(c, answers[i % len(answers)]) for i, c in enumerate(chunks)])
@@ -90,6 +91,7 @@ def child(name: str, folder: Path) -> None:
         extra = {"encoded": result.encoded, "cached": result.cached, "windowed": result.windowed}
     else:
         from semrel.encode import forward_batches
+        from semrel.judging import JudgeOptions
         from semrel.models import load_encoder
 
         texts = sorted(set(cands) | set(refs))
@@ -97,7 +99,7 @@ def child(name: str, folder: Path) -> None:
         tokenizer, _ = load_encoder(None)
         ids = tokenizer(texts, truncation=True, max_length=512)["input_ids"]
         loaded = time.perf_counter()
-        for _ in forward_batches(ids):
+        for _ in forward_batches(ids, max_tokens=JudgeOptions.max_tokens):  # semrel's batch size
             pass
         seconds = time.perf_counter() - loaded  # the forward pass alone
         extra = {"texts": len(texts), "load_and_tokenize_seconds": loaded - start}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import functools
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
@@ -24,6 +26,25 @@ def length_batches(lengths: Sequence[int], max_tokens: int = 16384, max_batch: i
     if current:
         batches.append(np.array(current))
     return batches
+
+
+@functools.lru_cache(maxsize=1)
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+def release_freed_memory() -> None:
+    """Hand freed heap memory back to the OS (glibc only).
+
+    Batches of ever-changing shapes fragment glibc's heap, so without this the peak RSS of a long
+    encoding run creeps up batch after batch (1.0 GB after 400 chunks instead of 0.75 GB, growing).
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def token_windows(ids: Sequence[int], size: int, overlap: int) -> list[Sequence[int]]:
@@ -65,6 +86,8 @@ def forward_batches(
                 mask[row, : len(encoded[i])] = 1
             states = model(input_ids=ids, attention_mask=mask).last_hidden_state
             yield batch, ids, mask, states
+            del states
+            release_freed_memory()
             if progress:
                 progress(len(batch))
 

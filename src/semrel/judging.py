@@ -113,9 +113,7 @@ class TextEncoder:
 
     def weights(self, idf: bool, corpus_texts: Sequence[str]) -> tuple[np.ndarray, dict[str, Any]]:
         """Weight per token id (idf of the corpus chunks, or 1 with [CLS]/[SEP] at 0) and how it was made."""
-        key = hashlib.sha256(
-            _digest(self.info.fingerprint, "idf", *corpus_texts).encode() if idf else _digest(self.info.fingerprint, "plain").encode()
-        ).digest()
+        key = bytes.fromhex(_digest(self.info.fingerprint, "idf", *corpus_texts) if idf else _digest(self.info.fingerprint, "plain"))
         found = self.cache.get_weights(key) if self.cache else None
         if found is None:
             tokenizer = self.tokenizer
