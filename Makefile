@@ -36,6 +36,7 @@ test: install
 
 bench: install
 	$(BIN)/python bench/metrics.py
+	$(BIN)/python bench/judge.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .hypothesis

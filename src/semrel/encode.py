@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import functools
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import numpy as np
@@ -29,6 +31,70 @@ def length_batches(lengths: Sequence[int], max_tokens: int = 16384, max_batch: i
     return batches
 
 
+@functools.lru_cache(maxsize=1)
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+def release_freed_memory() -> None:
+    """Hand freed heap memory back to the OS (glibc only).
+
+    Batches of ever-changing shapes fragment glibc's heap, so without this the peak RSS of a long
+    encoding run creeps up batch after batch (1.0 GB after 400 chunks instead of 0.75 GB, growing).
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+def token_windows(ids: Sequence[int], size: int, overlap: int) -> list[Sequence[int]]:
+    """`ids` cut into windows of `size` tokens overlapping by `overlap`; the last window ends at the end.
+
+    Every window but a lone short one is exactly `size` long (the last is shifted back rather
+    than left short), so the windows of one text batch together without padding.
+    """
+    if len(ids) <= size:
+        return [ids]
+    step = max(1, size - overlap)
+    starts = list(range(0, len(ids) - size, step)) + [len(ids) - size]
+    return [ids[s : s + size] for s in starts]
+
+
+def forward_batches(
+    encoded: Sequence[Sequence[int]],
+    model_name: str | None = None,
+    layer: int | None = None,
+    max_tokens: int = 16384,
+    progress: Progress | None = None,
+) -> Iterator[tuple[np.ndarray, "torch.Tensor", "torch.Tensor", "torch.Tensor"]]:
+    """(indices, input ids, attention mask, states of `layer`) per length-sorted batch of token id lists.
+
+    `layer` None means the last; otherwise the model is loaded with only `layer` layers, so the
+    layers above it cost nothing.
+    """
+    import torch
+
+    tokenizer, model = load_encoder(model_name, layers=layer)
+    pad = tokenizer.pad_token_id or 0
+    with torch.inference_mode():
+        for batch in length_batches([len(e) for e in encoded], max_tokens=max_tokens):
+            width = max(len(encoded[i]) for i in batch)
+            ids = torch.full((len(batch), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for row, i in enumerate(batch):
+                ids[row, : len(encoded[i])] = torch.as_tensor(encoded[i])
+                mask[row, : len(encoded[i])] = 1
+            states = model(input_ids=ids, attention_mask=mask).last_hidden_state
+            yield batch, ids, mask, states
+            del states
+            release_freed_memory()
+            if progress:
+                progress(len(batch))
+
+
 def hidden_states(
     texts: Sequence[str],
     model_name: str | None = None,
@@ -40,27 +106,12 @@ def hidden_states(
     """(text indices, input ids, attention mask, states of `layer`) per batch; layer None = last.
 
     Texts longer than `max_length` tokens (default: the model's limit) are truncated here;
-    callers that must not lose text split it into windows first.
+    callers that must not lose text split it into windows first (token_windows, forward_batches).
     """
-    import torch
-
-    tokenizer, model = load_encoder(model_name)
+    tokenizer, model = load_encoder(model_name, layers=layer)
     limit = max_length or min(tokenizer.model_max_length, getattr(model.config, "max_position_embeddings", 512))
     encoded = tokenizer(list(texts), add_special_tokens=True, truncation=True, max_length=limit)["input_ids"]
-    pad = tokenizer.pad_token_id or 0
-    with torch.inference_mode():
-        for batch in length_batches([len(e) for e in encoded], max_tokens=max_tokens):
-            width = max(len(encoded[i]) for i in batch)
-            ids = torch.full((len(batch), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for row, i in enumerate(batch):
-                ids[row, : len(encoded[i])] = torch.tensor(encoded[i])
-                mask[row, : len(encoded[i])] = 1
-            out = model(input_ids=ids, attention_mask=mask, output_hidden_states=layer is not None)
-            states = out.last_hidden_state if layer is None else out.hidden_states[layer]
-            yield batch, ids, mask, states
-            if progress:
-                progress(len(batch))
+    yield from forward_batches(encoded, model_name, layer, max_tokens, progress)
 
 
 def sentence_embeddings(

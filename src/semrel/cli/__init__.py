@@ -8,6 +8,7 @@ from .corpus import corpus_group
 from .estimate import estimate_command
 from .evaluate import eval_command
 from .golden import golden_group
+from .judge import judge_command, label_command
 from .pick import pick_command
 from .pool import pool_command
 from .report import report_command
@@ -18,8 +19,8 @@ from .review_web import serve_command
 golden_group.add_command(pick_command)
 review_group.add_command(serve_command)
 for command in (
-    eval_command, corpus_group, golden_group, retrieve_command, pool_command, review_group, calibrate_command,
-    agree_command, estimate_command, compare_command, lift_command, report_command,
+    corpus_group, golden_group, retrieve_command, pool_command, judge_command, label_command, eval_command,
+    compare_command, lift_command, report_command, review_group, calibrate_command, agree_command, estimate_command,
 ):
     main.add_command(command)
 

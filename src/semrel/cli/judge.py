@@ -1,0 +1,69 @@
+"""`semrel judge` (BERTScore of pooled chunks against reference answers) and `semrel label` (qrels)."""
+
+from __future__ import annotations
+
+import click
+
+from ..labels import COMPONENTS, DEFAULT_COMPONENT, DEFAULT_GRADES, DEFAULT_THRESHOLD, parse_thresholds
+from .base import warn
+
+
+@click.command("judge")
+@click.option("--corpus", required=True, type=click.Path(allow_dash=True), help="corpus.jsonl of the chunks.")
+@click.option("--golden", required=True, type=click.Path(allow_dash=True), help="golden.jsonl with the reference answers.")
+@click.option("--pool", type=click.Path(allow_dash=True),
+              help="pool.tsv of (query, chunk) pairs to judge; gold chunks are always judged too.")
+@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="judgments.jsonl to write.")
+@click.option("--model", default=None, metavar="NAME_OR_PATH", help="Encoder [default: all-MiniLM-L6-v2, offline].")
+@click.option("--layer", type=int, default=None,
+              help="Hidden layer [default: bert_score's recommended layer for the model, else the last].")
+@click.option("--idf/--no-idf", default=False, show_default=True, help="Weight tokens by idf over the corpus chunks.")
+@click.option("--rescale", type=click.Choice(["none", "baseline", "corpus"]), default="none", show_default=True,
+              help="baseline: bert_score's shipped baseline for the model; corpus: one from random unrelated pairs.")
+@click.option("--baseline-pairs", type=click.IntRange(10), default=500, show_default=True,
+              help="Unrelated pairs sampled for --rescale corpus.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --rescale corpus sample.")
+@click.option("--window", type=int, default=None, metavar="TOKENS",
+              help="Tokens per window when a chunk is longer [default: the model's limit, as bert_score]; "
+                   "256 suits all-MiniLM-L6-v2 (its training length).")
+@click.option("--overlap", type=click.IntRange(0), default=None, metavar="TOKENS",
+              help="Tokens shared by consecutive windows of a long chunk [default: a quarter of the window].")
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
+              help="Embedding cache folder [default: the user cache dir].")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the embedding cache.")
+def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, baseline_pairs, seed, window, overlap, cache_dir, no_cache):
+    """Score each pooled (query, chunk) pair with BERTScore: candidate = chunk, reference = answer.
+
+    Writes {"query_id","chunk_id","P","R","F","source"} per pair and a manifest. Chunks over the
+    model's token limit are scored in overlapping windows (best window kept); a run that is
+    stopped resumes from OUTPUT.partial when started again with the same inputs.
+    """
+    from ..judging import judge  # imported here: `semrel label` and `--help` stay instant
+
+    result = judge(corpus, golden, pool, output, model=model, layer=layer, idf=idf, rescale=rescale, window=window, overlap=overlap,
+                   baseline_pairs=baseline_pairs, seed=seed, cache=False if no_cache else cache_dir)
+    for message in result.warnings:
+        warn(message)
+    click.echo(
+        f"judged {len(result.judgments)} pairs: {result.encoded} texts encoded, {result.cached} from cache, "
+        f"{result.resumed} pairs resumed; {result.windowed} long chunks scored in windows",
+        err=True,
+    )
+
+
+@click.command("label")
+@click.argument("judgments", type=click.Path(allow_dash=True))
+@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="TREC qrels file to write.")
+@click.option("--on", type=click.Choice(COMPONENTS), default=DEFAULT_COMPONENT, show_default=True,
+              help="Which BERTScore component is thresholded.")
+@click.option("--threshold", type=float, default=None,
+              help=f"Binary labels: 1 when the score reaches it [default: {DEFAULT_THRESHOLD}, provisional].")
+@click.option("--grades", default=None, metavar="T1,T2,...",
+              help=f"Graded labels: grade = number of thresholds reached (e.g. {','.join(map(str, DEFAULT_GRADES))}).")
+def label_command(judgments, output, on, threshold, grades):
+    """Turn JUDGMENTS (judgments.jsonl) into TREC qrels; pairs below every threshold get 0."""
+    from ..labels import label
+
+    qrels = label(judgments, output, on=on, threshold=threshold, grades=parse_thresholds(grades) if grades else None)
+    relevant = int((qrels.relevance > 0).sum())
+    click.echo(f"labelled {len(qrels)} pairs on {on}: {relevant} relevant, {len(qrels) - relevant} not", err=True)

@@ -1,0 +1,450 @@
+"""The BERTScore judge: each pooled (query, chunk) pair scored against the query's reference answer.
+
+Candidate = chunk text, reference = reference answer. Scores equal bert_score.score(cands, refs,
+model_type, num_layers, idf) to float precision; they are faster to get because every unique
+text is encoded once, in length-sorted batches, through only the layers used (or read from the
+embedding cache), and each chunk is matched against all its queries' references in one matrix
+product and dropped as soon as its pairs are scored.
+
+Several reference answers: the pair keeps the best of P, R and F over them, each separately,
+as bert_score does with multiple references.
+
+Long chunks: a chunk over the model's token limit (or a smaller `window`) is cut into windows of
+that many tokens that overlap by `overlap` tokens. Each window is a candidate of its own (its P and R against the
+reference, computed exactly as for a short chunk) and the chunk keeps the best window for each
+of P, R and F separately. So an answer anywhere in a long chunk is found, and recall stays close
+to what the answer scores in a short chunk (with all-MiniLM-L6-v2, windows of 256 tokens, its
+training length, track short chunks more closely than its 512-token limit). A reference answer
+over the window is truncated to it, as bert_score does at the limit, and counted for a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from .bertscore import default_layer, greedy_match, idf_table, plain_weights, rescale, shipped_baseline
+from .cache import EmbeddingCache, Encoded, default_cache_dir, text_key
+from .checkpoint import Checkpoint
+from .encode import forward_batches, token_windows
+from .errors import UsageError, ValidationError
+from .formats.corpus import read_corpus, read_golden, require_known_chunks
+from .formats.files import STDIO
+from .formats.judgments import write_judgments
+from .formats.pool import read_pool
+from .manifest import write_manifest
+from .models import ModelInfo, describe_model, load_tokenizer
+from .progress import ProgressLine
+from .records import Chunk, GoldenItem, Judgment
+
+Pair = tuple[str, str, tuple[str, ...]]
+RESCALE_MODES = ("none", "baseline", "corpus")
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How pairs are scored; every field is recorded in the manifest."""
+
+    model: str | None = None
+    layer: int | None = None  # None: bert_score's recommended layer for the model, else its last
+    idf: bool = False  # idf weights from the corpus chunks
+    rescale: str = "none"  # none | baseline (bert_score's shipped file) | corpus (unrelated pairs of this corpus)
+    window: int | None = None  # tokens per window of a long chunk (with [CLS]/[SEP]); None: the model's limit
+    overlap: int | None = None  # tokens shared by consecutive windows; None: a quarter of the window
+    baseline_pairs: int = 500  # unrelated (chunk, reference) pairs for --rescale corpus
+    seed: int = 0
+    cache_dir: str | None = None  # None: the user cache dir
+    use_cache: bool = True
+    max_tokens: int = 4096  # tokens per encoder batch: bigger batches are no faster on CPU and cost memory
+
+
+@dataclass
+class JudgeResult:
+    judgments: list[Judgment]
+    params: dict[str, Any]  # how they were made, for the manifest
+    encoded: int = 0  # texts run through the model by this call
+    cached: int = 0  # texts read from the embedding cache
+    windowed: int = 0  # chunks longer than the model's limit, scored in windows
+    truncated_references: int = 0  # reference answers longer than the limit, truncated as bert_score does
+    resumed: int = 0  # pairs taken from an interrupted run's checkpoint
+    warnings: list[str] = field(default_factory=list)
+
+
+def _digest(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class TextEncoder:
+    """Encoded texts for one model and layer: from the cache when there, else through the model."""
+
+    def __init__(self, info: ModelInfo, layer: int, window: int, overlap: int, cache: EmbeddingCache | None, max_tokens: int):
+        self.info, self.layer, self.window, self.overlap, self.cache = info, layer, window, overlap, cache
+        self.max_tokens = max_tokens
+        self.namespace = f"{info.fingerprint}|layer={layer}|limit={window}"
+        self.encoded = self.cached = 0
+
+    @cached_property
+    def tokenizer(self):
+        return load_tokenizer(str(self.info.folder))
+
+    @cached_property
+    def specials(self) -> tuple[list[int], list[int]]:
+        """The special tokens the tokenizer puts before and after a text ([CLS], [SEP] for BERT)."""
+        inner = self.tokenizer("a", add_special_tokens=False)["input_ids"]
+        outer = self.tokenizer("a", add_special_tokens=True)["input_ids"]
+        at = next(i for i in range(len(outer)) if outer[i : i + len(inner)] == inner)
+        return outer[:at], outer[at + len(inner) :]
+
+    def with_specials(self, ids: Sequence[int]) -> list[int]:
+        before, after = self.specials
+        return [*before, *ids, *after]
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids without special tokens; texts are stripped first, as bert_score's sent_encode does."""
+        return self.tokenizer([t.strip() for t in texts], add_special_tokens=False, verbose=False)["input_ids"]
+
+    def weights(self, idf: bool, corpus_texts: Sequence[str]) -> tuple[np.ndarray, dict[str, Any]]:
+        """Weight per token id (idf of the corpus chunks, or 1 with [CLS]/[SEP] at 0) and how it was made."""
+        key = bytes.fromhex(_digest(self.info.fingerprint, "idf", *corpus_texts) if idf else _digest(self.info.fingerprint, "plain"))
+        found = self.cache.get_weights(key) if self.cache else None
+        if found is None:
+            tokenizer = self.tokenizer
+            size = max(len(tokenizer), tokenizer.vocab_size)
+            if idf:
+                found = idf_table((self.with_specials(ids) for ids in self.token_ids(corpus_texts)), size)
+            else:
+                found = plain_weights(size, (tokenizer.cls_token_id, tokenizer.sep_token_id)), 0
+            if self.cache:
+                self.cache.put_weights(key, *found)
+        table, documents = found
+        return table, ({"idf": True, "idf_source": "corpus chunks", "idf_documents": documents} if idf else {"idf": False})
+
+    def encode(self, texts: Sequence[str], progress: ProgressLine | None = None) -> Iterator[tuple[int, Encoded]]:
+        """(position in `texts`, Encoded) for each text, cached ones first, the rest as their batches finish."""
+        keys = [text_key(self.namespace, t) for t in texts]
+        position = {k: i for i, k in enumerate(keys)}
+        pending = set(range(len(texts)))
+        if self.cache:
+            for key, entry in self.cache.get_many(keys, self.overlap):
+                pending.discard(position[key])
+                self.cached += 1
+                if progress:
+                    progress.add("texts")
+                yield position[key], entry
+        yield from self._run_model(sorted(pending), texts, keys, progress)
+
+    def _run_model(self, todo: list[int], texts: Sequence[str], keys: list[bytes], progress) -> Iterator[tuple[int, Encoded]]:
+        if not todo:
+            return
+        import torch
+
+        size = self.window - sum(len(s) for s in self.specials)
+        windows: list[tuple[int, list[int]]] = []
+        for i, ids in zip(todo, self.token_ids([texts[i] for i in todo])):
+            windows.extend((i, self.with_specials(w)) for w in token_windows(ids, size, self.overlap))
+        left = Counter(i for i, _ in windows)
+        parts: dict[int, list[tuple[int, np.ndarray]]] = defaultdict(list)
+        for batch, _, _, states in forward_batches(
+            [w for _, w in windows], str(self.info.folder), self.layer, max_tokens=self.max_tokens
+        ):
+            vectors = torch.nn.functional.normalize(states, dim=-1).numpy()
+            done: list[tuple[int, Encoded]] = []
+            for row, k in enumerate(batch):
+                i, ids = windows[k]
+                parts[i].append((k, vectors[row, : len(ids)].copy()))
+                left[i] -= 1
+                if left[i] == 0:
+                    done.append((i, _assemble(sorted(parts.pop(i), key=lambda part: part[0]), windows)))
+            if self.cache and done:
+                self.cache.put_many(((keys[i], entry) for i, entry in done), self.overlap)
+            for i, entry in done:
+                self.encoded += 1
+                if progress:
+                    progress.add("texts")
+                yield i, entry
+
+
+def _assemble(pieces: list[tuple[int, np.ndarray]], windows: list[tuple[int, list[int]]]) -> Encoded:
+    """One text's windows (window index, vectors), in order, stacked into one Encoded."""
+    lengths = [len(v) for _, v in pieces]
+    return Encoded(
+        np.concatenate([windows[k][1] for k, _ in pieces]).astype(np.int32),
+        np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64),
+        np.concatenate([v for _, v in pieces]),
+    )
+
+
+def first_window(entry: Encoded) -> tuple[Encoded, bool]:
+    """A reference cut to its first window (bert_score's truncation), and whether anything was cut."""
+    if entry.windows == 1:
+        return entry, False
+    end = int(entry.starts[1])
+    return Encoded(entry.ids[:end], entry.starts[:1], entry.vectors[:end]), True
+
+
+def build_pairs(golden: Sequence[GoldenItem], pairs: Iterable[Pair], chunk_ids: set[str], names: Mapping[str, str]) -> list[Pair]:
+    """Pool pairs grouped by query in golden order, with each query's gold chunks added (source `gold`)."""
+    require_known_chunks(golden, chunk_ids, names["golden"])
+    by_query: dict[str, dict[str, set[str]]] = {g.query_id: {} for g in golden}
+    for query_id, chunk_id, sources in pairs:
+        if query_id not in by_query:
+            raise ValidationError(f"{names['pool']}: query {query_id!r} is not in {names['golden']}; "
+                                  "pool and golden set must come from the same queries")
+        if chunk_id not in chunk_ids:
+            raise ValidationError(f"{names['pool']}: chunk {chunk_id!r} (query {query_id!r}) is not in {names['corpus']}; "
+                                  "pool runs retrieved over this corpus")
+        by_query[query_id].setdefault(chunk_id, set()).update(sources)
+    for item in golden:
+        for chunk_id in item.gold_chunk_ids:
+            by_query[item.query_id].setdefault(chunk_id, set()).add("gold")
+    return [(q, c, tuple(sorted(s))) for q, found in by_query.items() for c, s in found.items()]
+
+
+def reference_answers(golden: Sequence[GoldenItem], queries: set[str], golden_name: str) -> dict[str, tuple[str, ...]]:
+    """Each judged query's reference answers; a missing or blank one is an error."""
+    answers: dict[str, tuple[str, ...]] = {}
+    for item in golden:
+        if item.query_id not in queries:
+            continue
+        if not item.reference_answers or any(not a.strip() for a in item.reference_answers):
+            raise ValidationError(f"{golden_name}: query {item.query_id!r} has an empty reference_answer; "
+                                  "the judge scores chunks against it, so fill it in or drop the query")
+        answers[item.query_id] = item.reference_answers
+    return answers
+
+
+def baseline_sample(chunks: Mapping[str, str], queries: Sequence[str], related: set[tuple[str, str]], count: int, seed: int) -> list[tuple[str, str]]:
+    """`count` random (query, chunk) pairs, seeded, none of them pooled or gold: unrelated pairs."""
+    rng = np.random.default_rng(seed)
+    chunk_ids = [c for c, text in chunks.items() if text.strip()]
+    chosen: dict[tuple[str, str], None] = {}
+    for _ in range(20 * count):
+        if len(chosen) == count or not chunk_ids or not queries:
+            break
+        pair = (queries[int(rng.integers(len(queries)))], chunk_ids[int(rng.integers(len(chunk_ids)))])
+        if pair not in related:
+            chosen[pair] = None
+    if len(chosen) < min(count, 10):
+        raise UsageError(f"only {len(chosen)} unrelated (chunk, reference) pairs found; "
+                         "the corpus is too small for --rescale corpus, use --rescale none")
+    return list(chosen)
+
+
+class PairScorer:
+    """Scores (query, chunk) pairs: references encoded once up front, chunks streamed and dropped."""
+
+    def __init__(self, encoder: TextEncoder, weights: np.ndarray, answers: Mapping[str, tuple[str, ...]], progress: ProgressLine | None):
+        self.encoder, self.weights, self.answers, self.progress = encoder, weights, answers, progress
+        self.references: dict[str, Encoded] = {}
+        self.truncated = 0
+        self.windowed: set[str] = set()
+
+    def load_references(self, texts: Sequence[str]) -> None:
+        for i, entry in self.encoder.encode(texts, self.progress):
+            self.references[texts[i]], cut = first_window(entry)
+            self.truncated += cut
+
+    def _best(self, entry: Encoded, queries: list[str]) -> dict[str, tuple[float, float, float]]:
+        """Best P, R, F of one chunk (all its windows) against each query's answers, in one product."""
+        refs = [self.references[a] for q in queries for a in self.answers[q]]
+        lengths = np.array([len(r.ids) for r in refs])
+        ref_ids = np.concatenate([r.ids for r in refs])
+        scores = greedy_match(
+            entry.vectors, self.weights[entry.ids], entry.starts,
+            np.concatenate([r.vectors for r in refs]), self.weights[ref_ids], np.concatenate([[0], np.cumsum(lengths)[:-1]]),
+        )
+        best = np.stack([s.max(axis=0) for s in scores], axis=1)  # (references, 3): best window each
+        bounds = np.cumsum([0] + [len(self.answers[q]) for q in queries])
+        return {q: tuple(float(v) for v in best[bounds[k] : bounds[k + 1]].max(axis=0)) for k, q in enumerate(queries)}
+
+    def score(self, chunk_text: Mapping[str, str], tasks: Sequence[tuple[str, str, str]]) -> Iterator[list[dict[str, Any]]]:
+        """Rows `{kind, query_id, chunk_id, P, R, F, windows}` per chunk text, as each is scored."""
+        by_text: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+        for task in tasks:
+            by_text[chunk_text[task[2]]].append(task)
+        empty = [t for t in by_text if not t.strip()]
+        for text in empty:  # nothing to match: bert_score gives 0, 0, 0
+            yield self._rows(by_text.pop(text), lambda q: (0.0, 0.0, 0.0), 1)
+        texts = list(by_text)
+        for i, entry in self.encoder.encode(texts, self.progress):
+            group = by_text[texts[i]]
+            best = self._best(entry, list(dict.fromkeys(q for _, q, _ in group)))
+            if entry.windows > 1:
+                self.windowed.update(c for _, _, c in group)
+            yield self._rows(group, best.__getitem__, entry.windows)
+
+    def _rows(self, group, best, windows: int) -> list[dict[str, Any]]:
+        rows = []
+        for kind, query_id, chunk_id in group:
+            p, r, f = best(query_id)
+            rows.append({"kind": kind, "query_id": query_id, "chunk_id": chunk_id, "P": p, "R": r, "F": f, "windows": windows})
+        if self.progress:
+            self.progress.add("pairs", len(rows))
+        return rows
+
+
+def _layer(info: ModelInfo, layer: int | None) -> tuple[int, str]:
+    if layer is None:
+        return default_layer(info.name, info.folder, info.num_layers)
+    if not 0 <= layer <= info.num_layers:
+        raise UsageError(f"--layer {layer}: model {info.name} has layers 0..{info.num_layers}")
+    return layer, "given"
+
+
+def judge_pairs(
+    chunks: Sequence[Chunk],
+    golden: Sequence[GoldenItem],
+    pairs: Iterable[Pair],
+    options: JudgeOptions = JudgeOptions(),
+    checkpoint: str | None = None,
+    progress: bool = True,
+    names: Mapping[str, str] | None = None,
+) -> JudgeResult:
+    """Judgments of the pool pairs plus every gold pair, in query order; see the module docstring.
+
+    `checkpoint` names an append-only file of finished pairs: a run killed halfway and started
+    again with the same inputs and options picks up where it stopped. `names` label the inputs
+    in error messages.
+    """
+    names = {"corpus": "corpus", "golden": "golden set", "pool": "pool", **(names or {})}
+    if options.rescale not in RESCALE_MODES:
+        raise UsageError(f"--rescale {options.rescale!r}: choose one of {', '.join(RESCALE_MODES)}")
+    info = describe_model(options.model)
+    layer, layer_source = _layer(info, options.layer)
+    window = options.window or info.max_length
+    if not 16 <= window <= info.max_length:
+        raise UsageError(f"--window {window}: must be between 16 and the model's limit of {info.max_length} tokens")
+    overlap = window // 4 if options.overlap is None else options.overlap
+    if not 0 <= overlap < window // 2:
+        raise UsageError(f"--overlap {overlap}: must be 0 or more and under half the {window}-token window")
+    chunk_text = {c.id: c.text for c in chunks}
+    work = build_pairs(golden, pairs, set(chunk_text), names)
+    answers = reference_answers(golden, {q for q, _, _ in work}, names["golden"])
+    shipped = shipped_baseline(info.name, info.folder, layer) if options.rescale == "baseline" else None
+    if options.rescale == "baseline" and shipped is None:
+        raise UsageError(f"bert_score ships no rescaling baseline for {info.name}; use --rescale corpus (or none)")
+    tasks = [("pair", q, c) for q, c, _ in work]
+    if options.rescale == "corpus":
+        related = {(q, c) for q, c, _ in work}
+        queries = [g.query_id for g in golden if g.query_id in answers]
+        tasks += [("baseline", q, c) for q, c in baseline_sample(chunk_text, queries, related, options.baseline_pairs, options.seed)]
+
+    cache = EmbeddingCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
+    encoder = TextEncoder(info, layer, window, overlap, cache, options.max_tokens)
+    corpus_texts = [c.text for c in chunks]
+    weights, weights_info = encoder.weights(options.idf, corpus_texts)
+    fingerprint = _digest(encoder.namespace, overlap, weights_info, _digest(*sorted(chunk_text.items())),
+                          _digest(*sorted(answers.items())))
+    saved = Checkpoint(checkpoint, fingerprint) if checkpoint else None
+    scores = {(r["kind"], r["query_id"], r["chunk_id"]): r for r in (saved.done if saved else [])}
+    todo = [t for t in tasks if t not in scores]
+    resumed = len(tasks) - len(todo)
+
+    line = ProgressLine("judge", {"texts": 0, "pairs": len(todo)}, main="pairs") if progress and todo else None
+    scorer = PairScorer(encoder, weights, answers, line)
+    reference_texts = sorted({a for _, q, _ in todo for a in answers[q]})
+    chunk_texts_todo = {chunk_text[c] for _, _, c in todo}
+    if line:
+        line.totals["texts"] = len(reference_texts) + len(chunk_texts_todo)
+    try:
+        scorer.load_references(reference_texts)
+        for rows in scorer.score(chunk_text, todo):
+            scores.update(((r["kind"], r["query_id"], r["chunk_id"]), r) for r in rows)
+            if saved:
+                saved.append(rows)
+    finally:
+        if saved:
+            saved.close()
+        if line:
+            line.close()
+        if cache:
+            cache.close()
+
+    baseline, baseline_info = None, None
+    if shipped is not None:
+        baseline, baseline_info = shipped[0], {"source": shipped[1], "layer": layer}
+    elif options.rescale == "corpus":
+        sample = np.array([[scores[t][k] for k in "PRF"] for t in tasks if t[0] == "baseline"])
+        baseline = sample.mean(axis=0)
+        baseline_info = {"source": "corpus", "pairs": len(sample), "seed": options.seed}
+    judgments = []
+    for q, c, sources in work:
+        raw = np.array([scores["pair", q, c][k] for k in "PRF"])
+        final = rescale(raw, baseline) if baseline is not None else raw
+        judgments.append(Judgment(q, c, *(float(v) for v in final), source=",".join(sources)))
+    windowed = {c for (kind, _, c), r in scores.items() if kind == "pair" and r["windows"] > 1}
+    params = {
+        "model": info.name, "model_folder": str(info.folder), "model_fingerprint": info.fingerprint,
+        "layer": layer, "layer_source": layer_source, **weights_info,
+        "rescale": options.rescale,
+        "baseline": None if baseline is None else {**dict(zip("PRF", (float(v) for v in baseline))), **baseline_info},
+        "windows": {"tokens": window, "model_limit": info.max_length, "overlap": overlap, "windowed_chunks": len(windowed),
+                    "rule": "each window scored as a candidate; best window kept for P, R, F separately"},
+        "multiple_references": "best reference kept for P, R, F separately (as bert_score)",
+        "truncated_references": scorer.truncated,
+        "pairs": len(judgments), "cache": str(cache.path) if cache else None,
+        "options": asdict(options),
+    }
+    result = JudgeResult(judgments, params, encoder.encoded, encoder.cached, len(windowed), scorer.truncated, resumed)
+    if scorer.truncated:
+        result.warnings.append(f"{scorer.truncated} reference answers exceed the {window}-token window "
+                               "and were truncated to it (as bert_score does at the model's limit)")
+    return result
+
+
+def _load(value, reader, kind: str):
+    """Records from a path (read with `reader`) or an in-memory iterable; the name used in messages."""
+    if isinstance(value, (str, os.PathLike)):
+        return reader(value), str(value)
+    return list(value), kind
+
+
+def judge(
+    corpus: str | os.PathLike | Iterable[Chunk],
+    golden: str | os.PathLike | Iterable[GoldenItem],
+    pool: str | os.PathLike | Iterable[Pair] | None = None,
+    output: str | os.PathLike | None = None,
+    *,
+    model: str | None = None,
+    layer: int | None = None,
+    idf: bool = False,
+    rescale: str = "none",
+    window: int | None = None,
+    overlap: int | None = None,
+    baseline_pairs: int = 500,
+    seed: int = 0,
+    cache: str | os.PathLike | bool | None = None,
+    progress: bool = True,
+) -> JudgeResult:
+    """Score chunks against reference answers with BERTScore (the Python side of `semrel judge`).
+
+    Inputs are file paths or records (Chunk, GoldenItem, (query_id, chunk_id, sources) tuples);
+    without a pool only the gold pairs are judged. With `output`, judgments.jsonl is written
+    atomically with its manifest, and an interrupted run resumes from `<output>.partial`.
+    `cache`: a folder, None for the user cache dir, False for none.
+    """
+    chunks, corpus_name = _load(corpus, read_corpus, "corpus")
+    items, golden_name = _load(golden, read_golden, "golden set")
+    pairs, pool_name = _load(pool or (), read_pool, "pool")
+    options = JudgeOptions(
+        model=model, layer=layer, idf=idf, rescale=rescale, window=window, overlap=overlap, baseline_pairs=baseline_pairs, seed=seed,
+        cache_dir=None if cache in (None, True, False) else str(cache), use_cache=cache is not False,
+    )
+    partial = f"{output}.partial" if output is not None and str(output) != STDIO else None
+    result = judge_pairs(chunks, items, pairs, options, partial, progress,
+                         {"corpus": corpus_name, "golden": golden_name, "pool": pool_name})
+    if output is not None:
+        write_judgments(result.judgments, output)
+        inputs = [v for v in (corpus, golden, pool) if isinstance(v, (str, os.PathLike))]
+        write_manifest(output, inputs=inputs, params=result.params, rows=len(result.judgments))
+        if partial:
+            Path(partial).unlink(missing_ok=True)
+    return result
