@@ -16,8 +16,8 @@ from .errors import FormatError, UsageError
 from .formats.files import display_name, read_text
 from .formats.trec import ranked
 from .measures import Measure
-from .metrics import evaluate
-from .records import Qrels, Run
+from .metrics import evaluate, ranks_within
+from .records import Qrels, Run, dictionary_codes
 from .significance import StatSettings, paired_stats
 from .tables import Cell, Table, render
 
@@ -109,10 +109,7 @@ class Lift:
 
 def _ranks(ordered: Run) -> np.ndarray:
     """0-based rank of each row of a run already in evaluation order (queries contiguous)."""
-    q = pc.dictionary_encode(ordered.query_ids).indices.to_numpy()
-    n = len(q)
-    new = np.r_[True, q[1:] != q[:-1]] if n else np.zeros(0, dtype=bool)
-    return np.arange(n) - np.maximum.accumulate(np.where(new, np.arange(n), 0))
+    return ranks_within(dictionary_codes(ordered.query_ids)[1])
 
 
 def run_depth(run: Run) -> int:

@@ -15,10 +15,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .formats.columns import duplicate_error, first_duplicate
+from .formats.columns import duplicate_error
 from .hashing import fingerprints, pair_fingerprints
 from .measures import Measure
-from .records import Qrels, Run
+from .records import Qrels, Run, dictionary_codes
 
 
 @dataclass(frozen=True)
@@ -50,36 +50,43 @@ class _Ranked:
 
 
 class _QrelsIndex:
-    """Qrels prepared once, for evaluating any number of runs."""
+    """Qrels prepared once, for evaluating any number of runs.
+
+    (query, doc) pairs are found by 64-bit fingerprint and confirmed on the ids, so a run's
+    ten million doc ids are hashed once instead of being put in a hash table of strings.
+    """
 
     def __init__(self, qrels: Qrels):
         self.query_names = pc.unique(qrels.query_ids).sort()
         self.n = len(self.query_names)
         self.query = pc.index_in(qrels.query_ids, value_set=self.query_names).to_numpy().astype(np.int64)
+        self.doc_ids = qrels.doc_ids
         self.relevance = qrels.relevance
-        docs = pc.dictionary_encode(qrels.doc_ids)
-        self.doc_names = docs.dictionary
-        keys = self.query * len(self.doc_names) + docs.indices.to_numpy()
-        _refuse_duplicates(keys, qrels, "judgment")
-        self.by_key = np.argsort(keys)
+        keys = pair_fingerprints(self.query, fingerprints(qrels.doc_ids))
+        self.by_key = np.argsort(keys, kind="stable")
         self.sorted_keys = keys[self.by_key]
+        repeats, self.shared = _repeats(self.by_key, self.sorted_keys, self.query, qrels.doc_ids)
+        if repeats:
+            row = min(repeats)
+            raise duplicate_error(qrels.source, row, qrels.query_ids[row].as_py(), qrels.doc_ids[row].as_py(), "judgment")
 
-    def codes(self, doc_ids: pa.Array) -> np.ndarray:
-        """Each doc's index in `doc_names`, or len(doc_names) for a doc no query judged."""
-        found = pc.index_in(doc_ids, value_set=self.doc_names).fill_null(len(self.doc_names))
-        return found.to_numpy().astype(np.int64)
-
-    def lookup(self, query: np.ndarray, doc_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(judged, grade) of each (query, doc) pair; doc codes index `doc_names` (others: unjudged)."""
+    def lookup(self, query: np.ndarray, prints: np.ndarray, doc_ids: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+        """(judged, grade) of each (query index, doc) pair, given the docs' fingerprints."""
         judged = np.zeros(len(query), dtype=bool)
         grade = np.zeros(len(query), dtype=np.int64)
-        named = np.flatnonzero(doc_codes < len(self.doc_names))  # only these can have a judgment
-        if len(named):
-            keys = query[named] * len(self.doc_names) + doc_codes[named]
-            at = np.searchsorted(self.sorted_keys, keys).clip(max=len(self.sorted_keys) - 1)
-            found = self.sorted_keys[at] == keys
-            judged[named[found]] = True
-            grade[named[found]] = self.relevance[self.by_key[at[found]]]
+        if not len(self.sorted_keys) or not len(query):
+            return judged, grade
+        keys = pair_fingerprints(query, prints)
+        at = np.searchsorted(self.sorted_keys, keys).clip(max=len(self.sorted_keys) - 1)
+        found = np.flatnonzero(self.sorted_keys[at] == keys)
+        rows = self.by_key[at[found]]
+        same = (self.query[rows] == query[found]) & _equal(doc_ids.take(found), self.doc_ids.take(rows))
+        judged[found[same]] = True
+        grade[found[same]] = self.relevance[rows[same]]
+        for i in np.flatnonzero(np.isin(keys, np.fromiter(self.shared, dtype=np.uint64))) if self.shared else ():
+            for row in self.shared[int(keys[i])]:  # two judged pairs share a fingerprint: compare each
+                if self.query[row] == query[i] and self.doc_ids[row] == doc_ids[int(i)]:
+                    judged[i], grade[i] = True, self.relevance[row]
         return judged, grade
 
     def num_relevant(self, level: int) -> np.ndarray:
@@ -89,19 +96,34 @@ class _QrelsIndex:
         gain = np.maximum(self.relevance, 0).astype(np.float64)
         order = np.lexsort((-gain, self.query))
         query, gain = self.query[order], gain[order]
-        rank = _ranks_within(query)
+        rank = ranks_within(query)
         keep = gain > 0 if cutoff is None else (gain > 0) & (rank < cutoff)
         return np.bincount(query[keep], weights=gain[keep] / np.log2(rank[keep] + 2.0), minlength=self.n)
 
 
-def _refuse_duplicates(keys: np.ndarray, records: Qrels | Run, what: str) -> None:
-    row = first_duplicate(keys)
-    if row is not None:
-        query, doc = records.query_ids[row].as_py(), records.doc_ids[row].as_py()
-        raise duplicate_error(records.source, row, query, doc, what)
+def _equal(a: pa.Array | pa.ChunkedArray, b: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    return pc.equal(a, b).to_numpy(zero_copy_only=False).astype(bool)
 
 
-def _ranks_within(groups: np.ndarray) -> np.ndarray:
+def _repeats(order: np.ndarray, sorted_keys: np.ndarray, query: np.ndarray, doc_ids) -> tuple[list[int], dict[int, list[int]]]:
+    """Rows whose (query, doc) repeats an earlier row, and the fingerprints that distinct pairs share.
+
+    `order` sorts the pairs' fingerprints (stably) into `sorted_keys`; equal neighbours are
+    candidates, confirmed on the ids. Distinct pairs with one fingerprint are astronomically
+    rare but handled, so results never depend on the hash.
+    """
+    repeats: list[int] = []
+    shared: dict[int, list[int]] = {}
+    for c in np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1]).tolist():
+        a, b = int(order[c]), int(order[c + 1])
+        if query[a] == query[b] and doc_ids[a] == doc_ids[b]:
+            repeats.append(max(a, b))
+        else:
+            shared[int(sorted_keys[c])] = sorted({*shared.get(int(sorted_keys[c]), []), a, b})
+    return repeats, shared
+
+
+def ranks_within(groups: np.ndarray) -> np.ndarray:
     """0-based position of each row within its run of equal, contiguous group values."""
     n = len(groups)
     if n == 0:
@@ -132,48 +154,40 @@ def _order(run_query: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.n
     return np.lexsort((doc_rank, -scores, run_query))
 
 
-def _refuse_repeated_documents(query: np.ndarray, doc_ids: pa.Array, run: Run, rows: np.ndarray | None) -> None:
-    """A document listed twice for one query is an error, as in trec_eval.
-
-    Fingerprints find candidate repeats in one cheap pass; candidates are confirmed on the ids.
-    """
-    keys = pair_fingerprints(query, fingerprints(doc_ids))
-    if len(keys) < 2 or len(pc.unique(pa.array(keys))) == len(keys):
+def _refuse_repeated_documents(query: np.ndarray, prints: np.ndarray, doc_ids, run: Run, rows: np.ndarray | None) -> None:
+    """A document listed twice for one query is an error, as in trec_eval."""
+    keys = pair_fingerprints(query, prints)
+    if len(keys) < 2 or not np.any((ordered := np.sort(keys))[1:] == ordered[:-1]):
         return
     order = np.argsort(keys, kind="stable")
-    pairs = np.flatnonzero(keys[order[1:]] == keys[order[:-1]])
-    later = [
-        int(max(a, b)) for a, b in zip(order[pairs].tolist(), order[pairs + 1].tolist())
-        if query[a] == query[b] and doc_ids[a] == doc_ids[b]
-    ]
-    if later:
-        row = min(later) if rows is None else int(rows[min(later)])
+    repeats, _ = _repeats(order, keys[order], query, doc_ids)
+    if repeats:
+        row = min(repeats) if rows is None else int(rows[min(repeats)])
         raise duplicate_error(run.source, row, run.query_ids[row].as_py(), run.doc_ids[row].as_py(), "document in run")
 
 
 def _join(index: _QrelsIndex, run: Run, level: int) -> tuple[_Ranked, list[str], list[str]]:
     """Each run row's query, rank and grade; plus the qrels queries it lacks and those it adds."""
-    run_queries = pc.dictionary_encode(run.query_ids)
-    local = run_queries.indices.to_numpy().astype(np.int64)
-    known = pc.index_in(run_queries.dictionary, value_set=index.query_names).fill_null(-1).to_numpy().astype(np.int64)
-    ignored = [q for q, k in zip(run_queries.dictionary.to_pylist(), known) if k < 0]
+    names, local = dictionary_codes(run.query_ids)
+    known = pc.index_in(names, value_set=index.query_names).fill_null(-1).to_numpy().astype(np.int64)
+    ignored = [q for q, k in zip(names.to_pylist(), known) if k < 0]
     rows = _order(local, run.scores, run.doc_ids)
     grouped = local if rows is None else local[rows]
     doc_ids = run.doc_ids if rows is None else run.doc_ids.take(rows)
-    with ThreadPoolExecutor(2) as pool:  # both halves release the GIL: two cores, half the wait
-        checked = pool.submit(_refuse_repeated_documents, grouped, doc_ids, run, rows)
-        codes = index.codes(doc_ids)
-        checked.result()
+    prints = fingerprints(doc_ids)
     query = known[grouped]
-    if (query < 0).any():
-        keep = query >= 0
-        query, codes = query[keep], codes[keep]
-    judged, rel = index.lookup(query, codes)
+    keep = np.flatnonzero(query >= 0) if (query < 0).any() else None
+    with ThreadPoolExecutor(2) as pool:  # both halves release the GIL: two cores, half the wait
+        checked = pool.submit(_refuse_repeated_documents, grouped, prints, doc_ids, run, rows)
+        if keep is not None:
+            query, prints, doc_ids = query[keep], prints[keep], doc_ids.take(keep)
+        judged, rel = index.lookup(query, prints, doc_ids)
+        checked.result()
     present = np.zeros(index.n, dtype=bool)
     present[query] = True
     missing = [q for q, p in zip(index.query_names.to_pylist(), present) if not p]
     ranked = _Ranked(
-        query=query, rank=_ranks_within(query), gain=np.maximum(rel, 0).astype(np.float64),
+        query=query, rank=ranks_within(query), gain=np.maximum(rel, 0).astype(np.float64),
         relevant=judged & (rel >= level), judged=judged,
     )
     return ranked, missing, ignored
@@ -216,7 +230,7 @@ def _compute(m: Measure, r: _Ranked, index: _QrelsIndex, num_rel: np.ndarray, le
         return first
     if f == "AP":  # precision at each relevant document: (its number among the hits) / rank
         hits = top & r.relevant
-        nth = _ranks_within(r.query[hits]) + 1.0
+        nth = ranks_within(r.query[hits]) + 1.0
         return per_relevant(np.bincount(r.query[hits], weights=nth / (r.rank[hits] + 1.0), minlength=n))
     if f == "nDCG":
         dcg = count(top & (r.gain > 0), r.gain / np.log2(r.rank + 2.0))

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 
 def _strings(values) -> pa.Array:
@@ -20,12 +21,22 @@ def _strings(values) -> pa.Array:
     return array.cast(pa.string()) if array.type != pa.string() else array
 
 
+def dictionary_codes(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
+    """(distinct values in order of first appearance, each row's index into them)."""
+    encoded = pc.dictionary_encode(values)
+    if isinstance(encoded, pa.ChunkedArray):  # the chunks share one dictionary
+        if not encoded.num_chunks:
+            return pa.array([], type=pa.string()), np.zeros(0, dtype=np.int64)
+        return encoded.chunks[0].dictionary, np.concatenate([c.indices.to_numpy() for c in encoded.chunks]).astype(np.int64)
+    return encoded.dictionary, encoded.indices.to_numpy().astype(np.int64)
+
+
 @dataclass(frozen=True, eq=False)
 class Qrels:
     """Relevance judgments: one (query, doc, grade) row per judged pair."""
 
-    query_ids: pa.Array
-    doc_ids: pa.Array
+    query_ids: pa.Array | pa.ChunkedArray
+    doc_ids: pa.Array | pa.ChunkedArray
     relevance: np.ndarray
     source: str | None = None  # the file read, so errors found later can name its line
 
@@ -56,8 +67,8 @@ class Run:
     the rank column of a TREC file is not kept.
     """
 
-    query_ids: pa.Array
-    doc_ids: pa.Array
+    query_ids: pa.Array | pa.ChunkedArray  # chunked as read from a file: no copy into one buffer
+    doc_ids: pa.Array | pa.ChunkedArray
     scores: np.ndarray
     name: str = "run"
     source: str | None = None  # the file read, so errors found later can name its line

@@ -13,7 +13,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..errors import FormatError, ValidationError
@@ -127,12 +126,3 @@ def duplicate_error(source: str | None, row: int, query: str, doc: str, what: st
     data = read_bytes(source)
     header = 1 if data.startswith(b"query-id") else 0  # a BEIR qrels file's first line
     return FormatError(source, message, line=line_number(data, row + header), hint=hint)
-
-
-def first_duplicate(keys: np.ndarray) -> int | None:
-    """Row index of the first repeat of an earlier key, or None (a hash pass when there is none)."""
-    if len(keys) < 2 or len(pc.unique(pa.array(keys))) == len(keys):
-        return None
-    order = np.argsort(keys, kind="stable")
-    repeats = np.flatnonzero(keys[order[1:]] == keys[order[:-1]])
-    return int(order[repeats + 1].min())

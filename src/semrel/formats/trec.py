@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import FormatError
-from ..records import Qrels, Run
+from ..records import Qrels, Run, dictionary_codes
 from .columns import finite_float, first_nonfinite, line_number, read_columns
 from .files import STDIO, atomic_writer, check_id, display_name, read_bytes
 
@@ -43,10 +43,8 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     bad = first_nonfinite(scores)
     if bad is not None:
         raise FormatError(display_name(path), f"score {scores[bad]} is not a finite number", line=line_number(data, bad))
-    return Run(
-        table.column("query_id").combine_chunks(), table.column("doc_id").combine_chunks(), scores,
-        name or run_name(path), source=path,
-    )
+    # Ids stay in Arrow's chunks: joining ten million strings into one buffer is a copy nobody needs.
+    return Run(table.column("query_id"), table.column("doc_id"), scores, name or run_name(path), source=path)
 
 
 def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels:
@@ -79,9 +77,9 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike) -> None:
 
 def ranked(run: Run) -> Run:
     """The run's rows in evaluation order: query, then score descending, then doc id descending."""
-    queries = pc.dictionary_encode(run.query_ids)
+    _, queries = dictionary_codes(run.query_ids)
     doc_rank = pc.rank(run.doc_ids, sort_keys="descending", tiebreaker="first").to_numpy()
-    order = np.lexsort((doc_rank, -run.scores, queries.indices.to_numpy()))
+    order = np.lexsort((doc_rank, -run.scores, queries))
     return Run(run.query_ids.take(order), run.doc_ids.take(order), run.scores[order], run.name)
 
 
