@@ -72,22 +72,29 @@ def test_a_whole_pool_review_recovers_the_human_value_of_an_additive_measure():
     assert estimate.high - estimate.low == pytest.approx(0.0, abs=1e-12)  # no pair left unsampled
 
 
-def test_estimate_command_uses_the_reviewed_random_sample(tmp_path, cli):
+def _review_against_the_judge(tmp_path, seed: int, decisions: int) -> tuple[dict, str, str, list]:
+    """A review database whose reviewer disagrees with the judge on the first `decisions` pairs
+    of a random queue; returns the pool files, the database, a run and the flipped pairs."""
     pool = write_pool(tmp_path / "pool")
     labelling = Labelling("R", (0.5,))
     db = str(tmp_path / "r.sqlite")
     conn = open_db(db)
     create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling),
-                 labelling, QueueSettings(order="random", seed=1))
+                 labelling, QueueSettings(order="random", seed=seed))
     session = Session(conn, "alice")
     flipped = []
-    for _ in range(6):  # the human disagrees with the judge on every pair of the sample
+    for _ in range(decisions):
         task = session.next_task()
         session.grade(task, 1 - task.proposed)
         flipped.append((task.query_id, task.chunk_id))
     run = tmp_path / "sys.run"
     run.write_text("".join(f"{q} Q0 {c} 1 {r} sys\n" for (q, c), r in R_SCORES.items()))
-    result = cli("estimate", pool["labels"], str(run), "--reviewed", db, "-m", "P@4", "--format", "json")
+    return pool, db, str(run), flipped
+
+
+def test_estimate_command_uses_the_reviewed_random_sample(tmp_path, cli):
+    pool, db, run, flipped = _review_against_the_judge(tmp_path, seed=1, decisions=6)
+    result = cli("estimate", pool["labels"], run, "--reviewed", db, "-m", "P@4", "--format", "json")
     assert result.exit_code == 0, result.output
     (estimate,) = json.loads(result.stdout)
     assert estimate["sampled"] == 6 and estimate["changed"] == 6 and estimate["pool"] == 12
@@ -98,21 +105,10 @@ def test_estimate_command_uses_the_reviewed_random_sample(tmp_path, cli):
 
 
 def test_eval_reviewed_shows_the_same_estimates_as_estimate(tmp_path, cli):
-    pool = write_pool(tmp_path / "pool")
-    labelling = Labelling("R", (0.5,))
-    db = str(tmp_path / "r.sqlite")
-    conn = open_db(db)
-    create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling),
-                 labelling, QueueSettings(order="random", seed=2))
-    session = Session(conn, "bob")
-    for _ in range(5):
-        task = session.next_task()
-        session.grade(task, 1 - task.proposed)
-    run = tmp_path / "sys.run"
-    run.write_text("".join(f"{q} Q0 {c} 1 {r} sys\n" for (q, c), r in R_SCORES.items()))
-    args = (pool["labels"], str(run), "--reviewed", db, "-m", "P@4,nDCG@10", "--format", "json")
+    pool, db, run, _ = _review_against_the_judge(tmp_path, seed=2, decisions=5)
+    args = (pool["labels"], run, "--reviewed", db, "-m", "P@4,nDCG@10", "--format", "json")
     via_eval = json.loads(cli("eval", *args).stdout)
     assert via_eval == json.loads(cli("estimate", *args).stdout)
     assert [e["measure"] for e in via_eval] == ["P@4", "nDCG@10"] and via_eval[0]["changed"] == 5
-    refused = cli("eval", pool["labels"], str(run), "--reviewed", db, "--per-query")
+    refused = cli("eval", pool["labels"], run, "--reviewed", db, "--per-query")
     assert refused.exit_code == 2 and "--reviewed gives one estimate" in refused.stderr
