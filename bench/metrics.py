@@ -125,14 +125,21 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tools", default=",".join(TOOLS))
     parser.add_argument("--child", nargs=3, metavar=("TOOL", "QRELS", "RUN"), help=argparse.SUPPRESS)
+    parser.add_argument("--make", nargs=4, metavar=("FOLDER", "QUERIES", "DOCS", "JUDGED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
+    if args.make:
+        make_collection(Path(args.make[0]), *map(int, args.make[1:]))
+        return
     tools = args.tools.split(",")
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()
-        qrels, run = make_collection(Path(folder), args.queries, args.docs, args.judged)
+        # Written by a child process: a child forked from a big parent would report the
+        # parent's memory as its own peak.
+        subprocess.run([sys.executable, __file__, "--make", folder, str(args.queries), str(args.docs), str(args.judged)], check=True)
+        qrels, run = Path(folder) / "bench.qrels", Path(folder) / "bench.run"
         print(f"collection: {args.queries:,} queries x {args.docs:,} retrieved, {args.judged} judged per query "
               f"({run.stat().st_size / 2**20:.0f} MiB run, written in {time.perf_counter() - start:.1f}s)", file=sys.stderr)
         runs = {tool: [] for tool in tools}

@@ -111,3 +111,8 @@ def test_bad_qrels_missing_file_and_unknown_measure(cli, write, files):
     assert result.exit_code == 2 and "unknown measure 'nDCG@x'" in result.stderr
     result = cli("eval", files[0], files[1], "-m", "P")
     assert result.exit_code == 2 and "needs a cutoff" in result.stderr
+
+
+def test_qrels_from_stdin(cli, files):
+    expected = cli("eval", files[0], files[1], "-f", "tsv").stdout
+    assert cli("eval", "-", files[1], "-f", "tsv", input=QRELS).stdout == expected

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from .errors import SemrelError
+
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 _SHIFT = np.uint64(31)
 _MASKS = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)  # keep the first n bytes
@@ -50,6 +52,10 @@ def fingerprints(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 
 def pair_fingerprints(group_codes: np.ndarray, prints: np.ndarray) -> np.ndarray:
-    """One uint64 per (group, string): equal pairs always get equal values."""
-    with np.errstate(over="ignore"):
-        return _mix(prints ^ _mix(group_codes.astype(np.uint64) + np.uint64(1)))
+    """One uint64 per (group, string): the group's code in the top 24 bits, 40 bits of the string's
+    fingerprint below. Equal pairs always get equal values, and pairs of one group sort together,
+    so lookups of rows grouped by query stay in cache."""
+    if len(group_codes) and int(group_codes.max()) >= 1 << 24:
+        raise SemrelError("more than 16,777,216 queries in one file: split it")
+    codes = group_codes.view(np.uint64) if group_codes.dtype == np.int64 else group_codes.astype(np.uint64)
+    return (codes << np.uint64(40)) | (prints >> np.uint64(24))

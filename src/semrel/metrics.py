@@ -77,7 +77,8 @@ class _QrelsIndex:
         if not len(self.sorted_keys) or not len(query):
             return judged, grade
         keys = pair_fingerprints(query, prints)
-        at = np.searchsorted(self.sorted_keys, keys).clip(max=len(self.sorted_keys) - 1)
+        at = np.searchsorted(self.sorted_keys, keys)
+        np.minimum(at, len(self.sorted_keys) - 1, out=at)
         found = np.flatnonzero(self.sorted_keys[at] == keys)
         rows = self.by_key[at[found]]
         same = (self.query[rows] == query[found]) & _equal(doc_ids.take(found), self.doc_ids.take(rows))

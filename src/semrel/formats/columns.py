@@ -24,9 +24,9 @@ _LINE_EDGES = re.compile(rb"^ +| +$", re.MULTILINE)
 Check = Callable[[str], object]
 
 
-def _arrow_read(data: bytes, names: Sequence[str], types: dict[str, pa.DataType]) -> pa.Table:
+def _arrow_read(data: bytes | str, names: Sequence[str], types: dict[str, pa.DataType]) -> pa.Table:
     return pacsv.read_csv(
-        io.BytesIO(data),
+        io.BytesIO(data) if isinstance(data, bytes) else data,
         read_options=pacsv.ReadOptions(column_names=list(names), block_size=1 << 24),
         parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False),
         convert_options=pacsv.ConvertOptions(
@@ -34,6 +34,21 @@ def _arrow_read(data: bytes, names: Sequence[str], types: dict[str, pa.DataType]
             quoted_strings_can_be_null=False, null_values=[],
         ),
     )
+
+
+def read_plain_file(path: str, names: Sequence[str], types: dict[str, pa.DataType]) -> pa.Table | None:
+    """Arrow reads a plain file straight from disk (no copy of its bytes in Python); None where it
+    cannot (stdin, gzip, a BOM, anything it refuses): the caller then reads the bytes itself."""
+    if path == STDIO:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(3)
+        if not head or head[:2] == b"\x1f\x8b" or head == b"\xef\xbb\xbf":
+            return None
+        return _arrow_read(path, names, types)
+    except (OSError, pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
 
 
 def normalise(data: bytes) -> bytes:

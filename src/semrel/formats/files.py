@@ -45,6 +45,19 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
 
 
+def read_head(path: str | os.PathLike, size: int = 256) -> bytes:
+    """The first bytes of a file's (decompressed) content, to tell formats apart."""
+    name = str(path)
+    try:
+        with open(name, "rb") as handle:
+            head = handle.read(size)
+    except OSError:
+        return read_bytes(name)[:size]  # let read_bytes phrase the error
+    if head[:2] == b"\x1f\x8b":
+        return read_bytes(name)[:size]
+    return head[3:] if head.startswith(b"\xef\xbb\xbf") else head
+
+
 def decode_text(data: bytes, path: str | os.PathLike) -> str:
     """UTF-8 text; other encodings are refused with the line they break on."""
     try:

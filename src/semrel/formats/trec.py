@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from ..errors import FormatError
 from ..records import Qrels, Run, dictionary_codes
-from .columns import finite_float, first_nonfinite, line_number, read_columns
+from .columns import finite_float, first_nonfinite, line_number, read_columns, read_plain_file
 from .files import STDIO, atomic_writer, check_id, display_name, read_bytes
 
 RUN_COLUMNS = ("query_id", "q0", "doc_id", "rank", "score", "tag")
@@ -34,15 +34,17 @@ def run_name(path: str | os.PathLike) -> str:
 def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     """Read a TREC run; the rank column is ignored (order comes from the scores, as in trec_eval)."""
     path = str(path)
-    data = read_bytes(path)
-    table = read_columns(
-        data, path, RUN_COLUMNS, {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()},
-        {4: ("a number (the score)", finite_float)}, "qid Q0 docid rank score tag",
-    )
+    types = {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()}
+    table = read_plain_file(path, RUN_COLUMNS, types)
+    if table is None:
+        table = read_columns(
+            read_bytes(path), path, RUN_COLUMNS, types, {4: ("a number (the score)", finite_float)}, "qid Q0 docid rank score tag"
+        )
     scores = table.column("score").to_numpy()
     bad = first_nonfinite(scores)
     if bad is not None:
-        raise FormatError(display_name(path), f"score {scores[bad]} is not a finite number", line=line_number(data, bad))
+        line = line_number(read_bytes(path), bad)
+        raise FormatError(display_name(path), f"score {scores[bad]} is not a finite number", line=line)
     # Ids stay in Arrow's chunks: joining ten million strings into one buffer is a copy nobody needs.
     return Run(table.column("query_id"), table.column("doc_id"), scores, name or run_name(path), source=path)
 
@@ -50,11 +52,13 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
 def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels:
     """TREC qrels from `path` (or from its already-read bytes)."""
     path = str(path)
-    data = read_bytes(path) if data is None else data
-    table = read_columns(
-        data, path, QRELS_COLUMNS, {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()},
-        {3: ("an integer relevance grade", int)}, "qid 0 docid rel",
-    )
+    types = {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
+    table = read_plain_file(path, QRELS_COLUMNS, types) if data is None else None
+    if table is None:
+        table = read_columns(
+            read_bytes(path) if data is None else data, path, QRELS_COLUMNS, types,
+            {3: ("an integer relevance grade", int)}, "qid 0 docid rel",
+        )
     return Qrels(
         table.column("query_id").combine_chunks(), table.column("doc_id").combine_chunks(),
         table.column("relevance").to_numpy(), source=path,
