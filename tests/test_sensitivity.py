@@ -67,7 +67,7 @@ def test_table_names_ranges_and_rankings(cli, files):
     assert lines[10].split() == ["0.9000", "RR", "0.0000", "0.0000", "first", "=", "second"]
     row = next(line for line in lines if line.startswith("RR "))
     assert row.split() == ["RR", "first", "second", "0.5-0.55", "0.6-0.8", "first"]
-    assert "sensitivity: thresholds 9/9" in result.stderr
+    assert "labelling at 9 thresholds, evaluating 2 runs" in result.stderr
 
 
 def test_tau_equals_scipy(tmp_path):

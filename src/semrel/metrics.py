@@ -7,9 +7,10 @@ rel as a linear gain and ignores the level; queries in the qrels but not in the 
 
 from __future__ import annotations
 
+import copy
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -69,18 +70,22 @@ class _QrelsIndex:
         found = pc.index_in(doc_ids, value_set=self.doc_names).fill_null(len(self.doc_names))
         return found.to_numpy().astype(np.int64)
 
-    def lookup(self, query: np.ndarray, doc_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(judged, grade) of each (query, doc) pair; doc codes index `doc_names` (others: unjudged)."""
-        judged = np.zeros(len(query), dtype=bool)
-        grade = np.zeros(len(query), dtype=np.int64)
+    def rows_of(self, query: np.ndarray, doc_codes: np.ndarray) -> np.ndarray:
+        """The qrels row judging each (query, doc) pair, or -1; doc codes index `doc_names` (others: unjudged)."""
+        rows = np.full(len(query), -1, dtype=np.int64)
         named = np.flatnonzero(doc_codes < len(self.doc_names))  # only these can have a judgment
         if len(named):
             keys = query[named] * len(self.doc_names) + doc_codes[named]
             at = np.searchsorted(self.sorted_keys, keys).clip(max=len(self.sorted_keys) - 1)
             found = self.sorted_keys[at] == keys
-            judged[named[found]] = True
-            grade[named[found]] = self.relevance[self.by_key[at[found]]]
-        return judged, grade
+            rows[named[found]] = self.by_key[at[found]]
+        return rows
+
+    def regraded(self, relevance: np.ndarray) -> "_QrelsIndex":
+        """The same judged pairs with other grades (one per qrels row): nothing is re-indexed."""
+        other = copy.copy(self)
+        other.relevance = relevance
+        return other
 
     def num_relevant(self, level: int) -> np.ndarray:
         return np.bincount(self.query[self.relevance >= level], minlength=self.n).astype(np.float64)
@@ -151,8 +156,23 @@ def _refuse_repeated_documents(query: np.ndarray, doc_ids: pa.Array, run: Run, r
         raise duplicate_error(run.source, row, run.query_ids[row].as_py(), run.doc_ids[row].as_py(), "document in run")
 
 
-def _join(index: _QrelsIndex, run: Run, level: int) -> tuple[_Ranked, list[str], list[str]]:
-    """Each run row's query, rank and grade; plus the qrels queries it lacks and those it adds."""
+@dataclass(frozen=True)
+class _Joined:
+    """A run joined to the judged pairs: each kept row's query, rank and qrels row (-1: unjudged)."""
+
+    query: np.ndarray
+    rank: np.ndarray
+    qrels_row: np.ndarray
+
+    def graded(self, relevance: np.ndarray, level: int) -> _Ranked:
+        judged = self.qrels_row >= 0
+        rel = np.where(judged, relevance[self.qrels_row], 0)
+        return _Ranked(query=self.query, rank=self.rank, gain=np.maximum(rel, 0).astype(np.float64),
+                       relevant=judged & (rel >= level), judged=judged)
+
+
+def _join(index: _QrelsIndex, run: Run) -> tuple[_Joined, list[str], list[str]]:
+    """Each run row's query, rank and judgment; plus the qrels queries it lacks and those it adds."""
     run_queries = pc.dictionary_encode(run.query_ids)
     local = run_queries.indices.to_numpy().astype(np.int64)
     known = pc.index_in(run_queries.dictionary, value_set=index.query_names).fill_null(-1).to_numpy().astype(np.int64)
@@ -168,15 +188,10 @@ def _join(index: _QrelsIndex, run: Run, level: int) -> tuple[_Ranked, list[str],
     if (query < 0).any():
         keep = query >= 0
         query, codes = query[keep], codes[keep]
-    judged, rel = index.lookup(query, codes)
     present = np.zeros(index.n, dtype=bool)
     present[query] = True
     missing = [q for q, p in zip(index.query_names.to_pylist(), present) if not p]
-    ranked = _Ranked(
-        query=query, rank=_ranks_within(query), gain=np.maximum(rel, 0).astype(np.float64),
-        relevant=judged & (rel >= level), judged=judged,
-    )
-    return ranked, missing, ignored
+    return _Joined(query, _ranks_within(query), index.rows_of(query, codes)), missing, ignored
 
 
 def _compute(m: Measure, r: _Ranked, index: _QrelsIndex, num_rel: np.ndarray, level: int) -> np.ndarray:
@@ -230,13 +245,25 @@ def evaluate(qrels: Qrels, runs: Run | Iterable[Run], measures: Iterable[Measure
 
     Runs are consumed one at a time, so a generator of runs keeps only one in memory.
     """
+    return evaluate_gradings(qrels, [qrels.relevance], runs, measures, rel_level)[0]
+
+
+def evaluate_gradings(
+    qrels: Qrels, gradings: Sequence[np.ndarray], runs: Run | Iterable[Run], measures: Iterable[Measure], rel_level: int = 1
+) -> list[list[Evaluation]]:
+    """Evaluate each run under each grading of the qrels' pairs (`gradings[k][i]`: the grade of
+    qrels row i), as result[k][run]. Each run is ordered and joined to the pairs once, so another
+    grading (a relabelling at another threshold) costs only the measures."""
     measures = list(measures)
     index = _QrelsIndex(qrels)
-    num_rel = index.num_relevant(rel_level)
+    graded = [index.regraded(np.asarray(g, dtype=np.int64)) for g in gradings]
+    num_rel = [g.num_relevant(rel_level) for g in graded]
     names = index.query_names.to_pylist()
-    results = []
+    results: list[list[Evaluation]] = [[] for _ in graded]
     for run in [runs] if isinstance(runs, Run) else runs:
-        ranked, missing, ignored = _join(index, run, rel_level)
-        values = {m: _compute(m, ranked, index, num_rel, rel_level) for m in measures}
-        results.append(Evaluation(run.name, names, values, missing, ignored))
+        joined, missing, ignored = _join(index, run)
+        for k, g in enumerate(graded):
+            ranked = joined.graded(g.relevance, rel_level)
+            values = {m: _compute(m, ranked, g, num_rel[k], rel_level) for m in measures}
+            results[k].append(Evaluation(run.name, names, values, missing, ignored))
     return results

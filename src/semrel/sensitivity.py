@@ -14,7 +14,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -24,8 +24,7 @@ from .errors import UsageError
 from .formats.files import atomic_writer
 from .labels import COMPONENTS, reached
 from .measures import Measure
-from .metrics import evaluate
-from .progress import ProgressLine
+from .metrics import evaluate_gradings
 from .records import Judgment, Qrels, Run
 from .significance import StatSettings, adjust, test_p
 from .tables import Table, render
@@ -134,7 +133,7 @@ def sensitivity(
     on: str = "R",
     settings: StatSettings = StatSettings(),
     rel_level: int = 1,
-    progress: bool = False,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> Sensitivity:
     """Label `judgments` on `on` at each threshold (binary: score >= threshold) and at `at`,
     evaluate `runs` on each labelling, and test every pair of runs at every threshold (the p-values
@@ -152,19 +151,12 @@ def sensitivity(
     matches = [k for k, t in enumerate(grid) if abs(t - at) < 1e-9]
     points = grid if matches else grid + [at]
     ref = matches[0] if matches else len(grid)
-    line = ProgressLine("sensitivity", {"thresholds": len(points)}, main="thresholds") if progress else None
-    per_query, aggregates, notes = [], [], []
-    for k, t in enumerate(points):
-        qrels = Qrels.from_columns(query_ids, chunk_ids, reached(scores, (t,)))
-        result = evaluate(qrels, runs, measures, rel_level)
-        per_query.append([[e.values[m] for m in measures] for e in result])
-        aggregates.append([[e.aggregate(m) for m in measures] for e in result])
-        if k == ref:
-            notes = _coverage_warnings(result, runs)
-        if line:
-            line.add("thresholds")
-    if line:
-        line.close()
+    progress(f"labelling at {len(points)} thresholds, evaluating {len(runs)} runs on each")
+    qrels = Qrels.from_columns(query_ids, chunk_ids, np.zeros(len(scores), dtype=np.int64))
+    graded = evaluate_gradings(qrels, [reached(scores, (t,)) for t in points], runs, measures, rel_level)
+    per_query = [[[e.values[m] for m in measures] for e in result] for result in graded]
+    aggregates = [[[e.aggregate(m) for m in measures] for e in result] for result in graded]
+    notes = _coverage_warnings(graded[ref], runs)
     per_query_values = np.asarray(per_query, dtype=np.float64)  # (points, runs, measures, queries)
     values = np.asarray(aggregates, dtype=np.float64)
     taus = np.array([[kendall_tau_b(values[k, :, m], values[ref, :, m]) for m in range(len(measures))]
@@ -172,6 +164,7 @@ def sensitivity(
     pairs = list(itertools.combinations(range(len(names)), 2))
     first, second = [i for i, _ in pairs], [j for _, j in pairs]
     diffs = per_query_values[:, first] - per_query_values[:, second]  # (points, pairs, measures, queries)
+    progress(f"testing {len(pairs)} pairs of runs at each threshold ({settings.test} test)")
     p = test_p(diffs.reshape(-1, diffs.shape[-1]).T, settings).reshape(diffs.shape[:-1])
     corrected = np.apply_along_axis(adjust, 1, p, settings.correction)  # each threshold and measure: one family
     mean = diffs.mean(axis=-1) if diffs.shape[-1] else np.zeros(diffs.shape[:-1])

@@ -45,7 +45,7 @@ def sensitivity_command(judgments, runs, on, start, stop, step, at, measures, te
     settings = settings_from(test, permutations, bootstrap, seed, alpha, correction)
     loaded = [read_run(path, name) for path, name in zip(runs, run_names(runs))]
     result = sensitivity(read_judgments(judgments), loaded, parse_measures(measures), grid, at, on, settings, rel_level,
-                         progress=True)
+                         progress=lambda step: click.echo(f"semrel: sensitivity: {step}", err=True))
     for message in result.warnings:
         warn(message)
     if curves:
