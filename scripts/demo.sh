@@ -24,7 +24,7 @@ semrel agree out/demo/gold.qrels out/demo/derived.qrels --unlisted-as-zero -f js
 semrel calibrate --judgments out/demo/judgments.jsonl --human out/demo/gold.qrels --unlisted-as-zero
 semrel compare out/demo/derived.qrels out/demo/runs/bm25.run out/demo/runs/dense.run out/demo/runs/hybrid.run
 semrel sensitivity --judgments out/demo/judgments.jsonl --run out/demo/runs/bm25.run --run out/demo/runs/dense.run \
-    --run out/demo/runs/hybrid.run -m nDCG@10 --step 0.05 --curves out/demo/sensitivity.csv
+    --run out/demo/runs/hybrid.run -m nDCG@10 --curves out/demo/sensitivity.csv
 semrel report out/demo/derived.qrels out/demo/runs/bm25.run out/demo/runs/dense.run out/demo/runs/hybrid.run \
     --golden out/demo/golden.jsonl --corpus out/demo/corpus.jsonl --judgments out/demo/judgments.jsonl \
     --sensitivity out/demo/sensitivity.csv --agreement out/demo/agreement.json -o out/demo/report.html
