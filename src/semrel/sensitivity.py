@@ -22,11 +22,11 @@ import pyarrow as pa
 from .agreement import kendall_tau_b
 from .errors import UsageError
 from .formats.files import atomic_writer
-from .labels import COMPONENTS, reached
+from .labels import COMPONENTS, check_thresholds, reached
 from .measures import Measure
 from .metrics import evaluate_gradings
 from .records import Judgment, Qrels, Run
-from .significance import StatSettings, adjust, test_p
+from .significance import StatSettings, adjust, chosen_p
 from .tables import Table, render
 
 SENSITIVITY_FORMATS = ("table", "markdown", "csv", "json")
@@ -146,7 +146,7 @@ def sensitivity(
     if not math.isfinite(at):
         raise UsageError("--at must be a finite number")
     measures = list(measures)
-    grid = list(thresholds)
+    grid = list(check_thresholds(thresholds))
     query_ids, chunk_ids, scores = _labelled(judgments, on)
     matches = [k for k, t in enumerate(grid) if abs(t - at) < 1e-9]
     points = grid if matches else grid + [at]
@@ -165,9 +165,9 @@ def sensitivity(
     first, second = [i for i, _ in pairs], [j for _, j in pairs]
     diffs = per_query_values[:, first] - per_query_values[:, second]  # (points, pairs, measures, queries)
     progress(f"testing {len(pairs)} pairs of runs at each threshold ({settings.test} test)")
-    p = test_p(diffs.reshape(-1, diffs.shape[-1]).T, settings).reshape(diffs.shape[:-1])
+    p = chosen_p(diffs.reshape(-1, diffs.shape[-1]).T, settings).reshape(diffs.shape[:-1])
     corrected = np.apply_along_axis(adjust, 1, p, settings.correction)  # each threshold and measure: one family
-    mean = diffs.mean(axis=-1) if diffs.shape[-1] else np.zeros(diffs.shape[:-1])
+    mean = diffs.mean(axis=-1)
     significant = corrected < settings.alpha
     conclusions = []
     for m, measure in enumerate(measures):

@@ -161,7 +161,7 @@ def paired_stats(diffs: np.ndarray, settings: StatSettings) -> PairedStats:
     )
 
 
-def test_p(diffs: np.ndarray, settings: StatSettings) -> np.ndarray:
+def chosen_p(diffs: np.ndarray, settings: StatSettings) -> np.ndarray:
     """The p-values of `settings.test` alone for each column: a third of paired_stats' draws,
     for callers (such as a threshold sweep) that only need to know what is significant."""
     d = _columns(diffs)
