@@ -142,3 +142,11 @@ def test_readme_lists_exactly_the_commands_make_demo_runs():
     section = readme.split("## Ten minutes on the bundled data", 1)[1].split("\n## ", 1)[0]
     assert "```sh\n. .venv/bin/activate\n" + commands + "```" in section
     assert "semrel sensitivity" in commands and "--curves out/demo/sensitivity.csv" in commands
+
+
+def test_report_numbers_the_objects_of_agreement_lists(cli, write, tmp_path):
+    agreement = write("agreement.json", json.dumps({"rankings": [{"measure": "nDCG@10", "tau": 0.5}], "pairs": [1, 2]}))
+    out = tmp_path / "report.html"
+    assert cli("report", "--agreement", agreement, "-o", str(out)).exit_code == 0
+    html = out.read_text(encoding="utf-8")
+    assert "rankings.1.measure" in html and "rankings.1.tau" in html and "0.5000" in html and "[1, 2]" in html
