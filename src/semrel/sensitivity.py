@@ -204,8 +204,8 @@ def legend(s: Sensitivity) -> str:
     st = s.settings
     return (f"Labels: {s.on} >= threshold, over {s.queries} judged queries. tau: Kendall's tau-b of the runs' order at "
             f"each threshold with their order at {s.at:g} (blank when all runs tie). Significance: {st.test} test, "
-            f"{st.correction} correction within each threshold and measure across the {len(s.runs) * (len(s.runs) - 1) // 2} "
-            f"pairs, p < {st.alpha:g}, seed {st.seed}.")
+            f"{st.correction} correction within each threshold and measure across the pairs of runs "
+            f"({len(s.runs) * (len(s.runs) - 1) // 2}), p < {st.alpha:g}, seed {st.seed}.")
 
 
 def sensitivity_json(s: Sensitivity) -> dict:
