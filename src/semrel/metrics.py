@@ -257,6 +257,8 @@ def evaluate_gradings(
     measures = list(measures)
     index = _QrelsIndex(qrels)
     graded = [index.regraded(np.asarray(g, dtype=np.int64)) for g in gradings]
+    if any(len(g.relevance) != len(qrels) for g in graded):
+        raise ValueError(f"each grading needs one grade per qrels row ({len(qrels)})")
     num_rel = [g.num_relevant(rel_level) for g in graded]
     names = index.query_names.to_pylist()
     results: list[list[Evaluation]] = [[] for _ in graded]
