@@ -164,7 +164,7 @@ def sensitivity(
     pairs = list(itertools.combinations(range(len(names)), 2))
     first, second = [i for i, _ in pairs], [j for _, j in pairs]
     diffs = per_query_values[:, first] - per_query_values[:, second]  # (points, pairs, measures, queries)
-    progress(f"testing {len(pairs)} pairs of runs at each threshold ({settings.test} test)")
+    progress(f"testing every pair of runs ({len(pairs)}) at each threshold ({settings.test} test)")
     p = chosen_p(diffs.reshape(-1, diffs.shape[-1]).T, settings).reshape(diffs.shape[:-1])
     corrected = np.apply_along_axis(adjust, 1, p, settings.correction)  # each threshold and measure: one family
     mean = diffs.mean(axis=-1)
