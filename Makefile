@@ -19,17 +19,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-DEMO ?= out/demo
-
+# The whole pipeline on data/ (scripts/demo.sh; README.md lists its commands), ending with the report's path.
 demo: install
-	$(BIN)/semrel corpus chunk data/docs --size 120 --overlap 20 -o $(DEMO)/corpus.jsonl
-	$(BIN)/semrel golden import data/golden.csv --corpus $(DEMO)/corpus.jsonl -o $(DEMO)/golden.jsonl
-	$(BIN)/semrel retrieve --corpus $(DEMO)/corpus.jsonl --golden $(DEMO)/golden.jsonl --method bm25 -k 20 -o $(DEMO)/runs/bm25.run
-	$(BIN)/semrel retrieve --corpus $(DEMO)/corpus.jsonl --golden $(DEMO)/golden.jsonl --method dense -k 20 -o $(DEMO)/runs/dense.run
-	$(BIN)/semrel eval $(DEMO)/golden.jsonl $(DEMO)/runs/bm25.run $(DEMO)/runs/dense.run
-	$(BIN)/semrel compare $(DEMO)/golden.jsonl $(DEMO)/runs/bm25.run $(DEMO)/runs/dense.run
-	$(BIN)/semrel report $(DEMO)/golden.jsonl $(DEMO)/runs/bm25.run $(DEMO)/runs/dense.run \
-		--golden $(DEMO)/golden.jsonl --corpus $(DEMO)/corpus.jsonl -o $(DEMO)/report.html
+	PATH="$(CURDIR)/$(BIN):$$PATH" scripts/demo.sh
 
 test: install
 	$(BIN)/python -m pytest -q

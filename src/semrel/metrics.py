@@ -7,9 +7,10 @@ rel as a linear gain and ignores the level; queries in the qrels but not in the 
 
 from __future__ import annotations
 
+import copy
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -70,25 +71,29 @@ class _QrelsIndex:
             row = min(repeats)
             raise duplicate_error(qrels.source, row, qrels.query_ids[row].as_py(), qrels.doc_ids[row].as_py(), "judgment")
 
-    def lookup(self, query: np.ndarray, prints: np.ndarray, doc_ids: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
-        """(judged, grade) of each (query index, doc) pair, given the docs' fingerprints."""
-        judged = np.zeros(len(query), dtype=bool)
-        grade = np.zeros(len(query), dtype=np.int64)
+    def rows_of(self, query: np.ndarray, prints: np.ndarray, doc_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        """The qrels row judging each (query index, doc) pair, or -1; given the docs' fingerprints."""
+        rows = np.full(len(query), -1, dtype=np.int64)
         if not len(self.sorted_keys) or not len(query):
-            return judged, grade
+            return rows
         keys = pair_fingerprints(query, prints)
         at = np.searchsorted(self.sorted_keys, keys)
         np.minimum(at, len(self.sorted_keys) - 1, out=at)
         found = np.flatnonzero(self.sorted_keys[at] == keys)
-        rows = self.by_key[at[found]]
-        same = (self.query[rows] == query[found]) & _equal(doc_ids.take(found), self.doc_ids.take(rows))
-        judged[found[same]] = True
-        grade[found[same]] = self.relevance[rows[same]]
+        candidates = self.by_key[at[found]]
+        same = (self.query[candidates] == query[found]) & _equal(doc_ids.take(found), self.doc_ids.take(candidates))
+        rows[found[same]] = candidates[same]
         for i in np.flatnonzero(np.isin(keys, np.fromiter(self.shared, dtype=np.uint64))) if self.shared else ():
             for row in self.shared[int(keys[i])]:  # two judged pairs share a fingerprint: compare each
                 if self.query[row] == query[i] and self.doc_ids[row] == doc_ids[int(i)]:
-                    judged[i], grade[i] = True, self.relevance[row]
-        return judged, grade
+                    rows[i] = row
+        return rows
+
+    def regraded(self, relevance: np.ndarray) -> "_QrelsIndex":
+        """The same judged pairs with other grades (one per qrels row): nothing is re-indexed."""
+        other = copy.copy(self)
+        other.relevance = relevance
+        return other
 
     def num_relevant(self, level: int) -> np.ndarray:
         return np.bincount(self.query[self.relevance >= level], minlength=self.n).astype(np.float64)
@@ -167,8 +172,23 @@ def _refuse_repeated_documents(query: np.ndarray, prints: np.ndarray, doc_ids, r
         raise duplicate_error(run.source, row, run.query_ids[row].as_py(), run.doc_ids[row].as_py(), "document in run")
 
 
-def _join(index: _QrelsIndex, run: Run, level: int) -> tuple[_Ranked, list[str], list[str]]:
-    """Each run row's query, rank and grade; plus the qrels queries it lacks and those it adds."""
+@dataclass(frozen=True)
+class _Joined:
+    """A run joined to the judged pairs: each kept row's query, rank and qrels row (-1: unjudged)."""
+
+    query: np.ndarray
+    rank: np.ndarray
+    qrels_row: np.ndarray
+
+    def graded(self, relevance: np.ndarray, level: int) -> _Ranked:
+        judged = self.qrels_row >= 0
+        rel = np.where(judged, relevance[self.qrels_row], 0)
+        return _Ranked(query=self.query, rank=self.rank, gain=np.maximum(rel, 0).astype(np.float64),
+                       relevant=judged & (rel >= level), judged=judged)
+
+
+def _join(index: _QrelsIndex, run: Run) -> tuple[_Joined, list[str], list[str]]:
+    """Each run row's query, rank and judgment; plus the qrels queries it lacks and those it adds."""
     names, local = dictionary_codes(run.query_ids)
     known = pc.index_in(names, value_set=index.query_names).fill_null(-1).to_numpy().astype(np.int64)
     ignored = [q for q, k in zip(names.to_pylist(), known) if k < 0]
@@ -182,16 +202,12 @@ def _join(index: _QrelsIndex, run: Run, level: int) -> tuple[_Ranked, list[str],
         checked = pool.submit(_refuse_repeated_documents, grouped, prints, doc_ids, run, rows)
         if keep is not None:
             query, prints, doc_ids = query[keep], prints[keep], doc_ids.take(keep)
-        judged, rel = index.lookup(query, prints, doc_ids)
+        qrels_rows = index.rows_of(query, prints, doc_ids)
         checked.result()
     present = np.zeros(index.n, dtype=bool)
     present[query] = True
     missing = [q for q, p in zip(index.query_names.to_pylist(), present) if not p]
-    ranked = _Ranked(
-        query=query, rank=ranks_within(query), gain=np.maximum(rel, 0).astype(np.float64),
-        relevant=judged & (rel >= level), judged=judged,
-    )
-    return ranked, missing, ignored
+    return _Joined(query, ranks_within(query), qrels_rows), missing, ignored
 
 
 def _compute(m: Measure, r: _Ranked, index: _QrelsIndex, num_rel: np.ndarray, level: int) -> np.ndarray:
@@ -245,13 +261,27 @@ def evaluate(qrels: Qrels, runs: Run | Iterable[Run], measures: Iterable[Measure
 
     Runs are consumed one at a time, so a generator of runs keeps only one in memory.
     """
+    return evaluate_gradings(qrels, [qrels.relevance], runs, measures, rel_level)[0]
+
+
+def evaluate_gradings(
+    qrels: Qrels, gradings: Sequence[np.ndarray], runs: Run | Iterable[Run], measures: Iterable[Measure], rel_level: int = 1
+) -> list[list[Evaluation]]:
+    """Evaluate each run under each grading of the qrels' pairs (`gradings[k][i]`: the grade of
+    qrels row i), as result[k][run]. Each run is ordered and joined to the pairs once, so another
+    grading (a relabelling at another threshold) costs only the measures."""
     measures = list(measures)
     index = _QrelsIndex(qrels)
-    num_rel = index.num_relevant(rel_level)
+    graded = [index.regraded(np.asarray(g, dtype=np.int64)) for g in gradings]
+    if any(len(g.relevance) != len(qrels) for g in graded):
+        raise ValueError(f"each grading needs one grade per qrels row ({len(qrels)})")
+    num_rel = [g.num_relevant(rel_level) for g in graded]
     names = index.query_names.to_pylist()
-    results = []
+    results: list[list[Evaluation]] = [[] for _ in graded]
     for run in [runs] if isinstance(runs, Run) else runs:
-        ranked, missing, ignored = _join(index, run, rel_level)
-        values = {m: _compute(m, ranked, index, num_rel, rel_level) for m in measures}
-        results.append(Evaluation(run.name, names, values, missing, ignored))
+        joined, missing, ignored = _join(index, run)
+        for k, g in enumerate(graded):
+            ranked = joined.graded(g.relevance, rel_level)
+            values = {m: _compute(m, ranked, g, num_rel[k], rel_level) for m in measures}
+            results[k].append(Evaluation(run.name, names, values, missing, ignored))
     return results

@@ -182,9 +182,11 @@ def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]
 
 
 def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
-    """Nested key/values as ('a.b', text) rows, numbers shown to 4 decimals."""
+    """Nested key/values as ('a.b', text) rows (lists of objects numbered from 1), numbers shown to 4 decimals."""
     if isinstance(value, Mapping):
         return [row for k, v in value.items() for row in _flatten(v, f"{prefix}.{k}" if prefix else str(k))]
+    if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):  # e.g. agree's rankings
+        return [row for i, v in enumerate(value, start=1) for row in _flatten(v, f"{prefix}.{i}")]
     if isinstance(value, float):
         return [(prefix, f"{value:.4f}")]
     if isinstance(value, (list, dict)):

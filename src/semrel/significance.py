@@ -159,3 +159,14 @@ def paired_stats(diffs: np.ndarray, settings: StatSettings) -> PairedStats:
         randomization_p=randomization_p(d, settings.permutations, settings.seed),
         bootstrap_p=boot_p, ci_low=low, ci_high=high,
     )
+
+
+def chosen_p(diffs: np.ndarray, settings: StatSettings) -> np.ndarray:
+    """The p-values of `settings.test` alone for each column: a third of paired_stats' draws,
+    for callers (such as a threshold sweep) that only need to know what is significant."""
+    d = _columns(diffs)
+    if settings.test == "t":
+        return t_test_p(d)
+    if settings.test == "randomization":
+        return randomization_p(d, settings.permutations, settings.seed)
+    return bootstrap(d, settings.bootstrap, settings.seed, settings.confidence)[0]

@@ -1,0 +1,56 @@
+"""`semrel sensitivity`: how runs' values, their ranking and significant wins move with the label threshold."""
+
+from __future__ import annotations
+
+import click
+
+from ..evaluation import run_names
+from ..formats import read_run
+from ..formats.judgments import read_judgments
+from ..labels import COMPONENTS, DEFAULT_COMPONENT, DEFAULT_THRESHOLD
+from ..manifest import write_manifest
+from ..measures import parse_measures
+from ..sensitivity import SENSITIVITY_FORMATS, render_sensitivity, sensitivity, threshold_grid, write_curves
+from ..significance import CORRECTIONS
+from .base import warn
+from .compare import measure_option, places_option, rel_level_option, settings_from, test_options
+
+
+@click.command("sensitivity")
+@click.option("--judgments", required=True, type=click.Path(allow_dash=True), help="judgments.jsonl to relabel.")
+@click.option("--run", "runs", multiple=True, required=True, type=click.Path(allow_dash=True),
+              help="A TREC run (repeat; two or more).")
+@click.option("--on", type=click.Choice(COMPONENTS), default=DEFAULT_COMPONENT, show_default=True,
+              help="Which BERTScore component is thresholded.")
+@click.option("--from", "start", type=float, default=0.5, show_default=True, help="Lowest threshold.")
+@click.option("--to", "stop", type=float, default=0.9, show_default=True, help="Highest threshold.")
+@click.option("--step", type=float, default=0.01, show_default=True, help="Distance between thresholds.")
+@click.option("--at", type=float, default=DEFAULT_THRESHOLD, show_default=True,
+              help="The chosen threshold: rankings are compared with the ranking there.")
+@measure_option
+@test_options
+@click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
+              help="Multiple-comparison correction within each threshold and measure, across the pairs of runs.")
+@rel_level_option
+@click.option("--curves", type=click.Path(allow_dash=True),
+              help="Write rows threshold,run,measure,value here (CSV) for `semrel report --sensitivity`.")
+@click.option("-f", "--format", "fmt", type=click.Choice(SENSITIVITY_FORMATS), default="table", show_default=True)
+@places_option
+def sensitivity_command(judgments, runs, on, start, stop, step, at, measures, test, permutations, bootstrap, seed, alpha,
+                        correction, rel_level, curves, fmt, places):
+    """Relabel JUDGMENTS at each threshold from --from to --to (binary, in memory, no model) and show
+    each run's values, Kendall's tau of the runs' ranking with the ranking at --at, and, for every
+    pair of runs, the threshold ranges where one beats the other significantly."""
+    grid = threshold_grid(start, stop, step)
+    settings = settings_from(test, permutations, bootstrap, seed, alpha, correction)
+    loaded = [read_run(path, name) for path, name in zip(runs, run_names(runs))]
+    result = sensitivity(read_judgments(judgments), loaded, parse_measures(measures), grid, at, on, settings, rel_level,
+                         progress=lambda step: click.echo(f"semrel: sensitivity: {step}", err=True))
+    for message in result.warnings:
+        warn(message)
+    if curves:
+        count = write_curves(result, curves)
+        write_manifest(curves, inputs=[judgments, *runs], rows=count, params={
+            "on": on, "from": start, "to": stop, "step": step, "at": at, "rel_level": rel_level,
+            "measures": [m.name for m in result.measures], "labels": "binary: score >= threshold"})
+    click.echo(render_sensitivity(result, fmt, places), nl=False)
