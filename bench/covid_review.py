@@ -49,9 +49,6 @@ def main() -> None:
     judgments = "judgments-idf0-none.jsonl"
     if not (folder / judgments).exists():
         raise SystemExit(f"{folder / judgments} is missing: run bench/labels.py first")
-    for name, options in RUNS.items():
-        step(folder, f"review-runs/{name}.run", "retrieve", "--corpus", "corpus.jsonl", "--golden", "golden.jsonl", *options,
-             "-k", "100", "-o", f"review-runs/{name}.run")
     step(folder, "gold.qrels", "golden", "qrels", "golden.jsonl", "-o", "gold.qrels")
     step(folder, "derived.qrels", "label", judgments, "-o", "derived.qrels")
     step(folder, "sim.sqlite", "review", "simulate", "--db", "sim.sqlite", "--reviewer", "gold", "--judgments", judgments,
@@ -64,6 +61,9 @@ def main() -> None:
     calibrated = json.loads((folder / "thresholds.json").read_text(encoding="utf-8"))
     step(folder, None, "label", judgments, "--on", calibrated["on"], "--threshold", str(calibrated["thresholds"][0]),
          "-o", "calibrated.qrels")
+    for name, options in RUNS.items():
+        step(folder, f"review-runs/{name}.run", "retrieve", "--corpus", "corpus.jsonl", "--golden", "golden.jsonl", *options,
+             "-k", "100", "-o", f"review-runs/{name}.run")
     runs = [a for name in RUNS for a in ("--run", f"review-runs/{name}.run")]
     for qrels in ("derived.qrels", "calibrated.qrels"):
         step(folder, None, "agree", "gold.qrels", qrels, "--unlisted-as-zero", *runs)
