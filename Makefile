@@ -29,6 +29,8 @@ test: install
 bench: install
 	$(BIN)/python bench/metrics.py
 	$(BIN)/python bench/judge.py
+	$(BIN)/python bench/labels.py
+	$(BIN)/python bench/covid_review.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .hypothesis

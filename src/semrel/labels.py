@@ -4,11 +4,11 @@ A pair's grade is the number of thresholds its score reaches (score >= threshold
 below every threshold is written as judged non-relevant (0) rather than left out, and
 Judged@k stays meaningful.
 
-The defaults (recall; threshold 0.70; grades 0.60,0.70,0.80 on raw all-MiniLM-L6-v2 scores) are
-provisional. They come from a first probe (COVID-QA, 250 questions, BM25 top 10 plus gold over
-150-word chunks, 2,548 pairs): recall separates gold chunks far better (AUC 0.947) than F (0.765)
-or P (0.695), and its Cohen's kappa against gold peaks at 0.70 (0.660; 0.444 at 0.55). They await
-the label-quality benchmark (bench/labels.py), which picks them from the full measurements.
+The defaults (recall; threshold 0.70; grades 0.60,0.70,0.80 on raw all-MiniLM-L6-v2 scores) come
+from bench/labels.py (docs/judge.md, "Label quality"): on COVID-QA (short answers, 150-word
+chunks) recall separates gold chunks far better (AUC 0.963) than F (0.786) or P (0.715) and its
+kappa against gold peaks at 0.707; on PubMedQA (long answers) R is within 0.011 of the best
+component but peaks at 0.53, so long answers call for `semrel calibrate`.
 """
 
 from __future__ import annotations

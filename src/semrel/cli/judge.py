@@ -57,7 +57,7 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
 @click.option("--on", type=click.Choice(COMPONENTS), default=DEFAULT_COMPONENT, show_default=True,
               help="Which BERTScore component is thresholded.")
 @click.option("--threshold", type=float, default=None,
-              help=f"Binary labels: 1 when the score reaches it [default: {DEFAULT_THRESHOLD}, provisional].")
+              help=f"Binary labels: 1 when the score reaches it [default: {DEFAULT_THRESHOLD}].")
 @click.option("--grades", default=None, metavar="T1,T2,...",
               help=f"Graded labels: grade = number of thresholds reached (e.g. {','.join(map(str, DEFAULT_GRADES))}).")
 def label_command(judgments, output, on, threshold, grades):

@@ -1,0 +1,73 @@
+"""The COVID-QA simulated review: gold chunks stand in for people reviewing 200 uncertain + 100 random pairs.
+
+    python bench/covid_review.py [--folder out/bench-labels/covid-qa-q300-s0]
+
+Runs on the folder bench/labels.py prepared for COVID-QA (corpus, the sampled golden set, its
+judgments without idf or rescaling: the shipped settings). Every step is a `semrel` command, so
+the sequence is what a user would type (each is echoed to stderr); steps whose output exists
+are skipped, so a rerun only redoes what is missing:
+
+1. gold qrels (`golden qrels`) and the derived qrels at the shipped default (`label`);
+2. `review simulate` of 300 pairs, a third of them the seeded random sample, the rest nearest the
+   threshold; `review export --only-reviewed` gives the simulated human labels;
+3. `calibrate` on them, tested on every other judged pair (`--test gold.qrels`);
+4. `label` at the calibrated threshold; runs over the sampled queries in review-runs/ (bm25, dense,
+   hybrid, bm25 reranked by dense; -k 100) and `agree` between the derived and the gold qrels over them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SEMREL = [sys.executable, "-c", "from semrel.cli import main; main()"]
+RUNS = {
+    "bm25": ["--method", "bm25"],
+    "dense": ["--method", "dense"],
+    "hybrid": ["--method", "hybrid"],
+    "bm25-dense": ["--run", "review-runs/bm25.run", "--rerank", "dense", "--rerank-depth", "100"],
+}
+
+
+def step(folder: Path, output: str | None, *args: str) -> None:
+    """Run one semrel command in `folder` unless its `output` is already there."""
+    if output and (folder / output).exists():
+        return
+    print("$ semrel " + " ".join(args), file=sys.stderr)
+    subprocess.run([*SEMREL, *args], check=True, cwd=folder)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--folder", type=Path, default=ROOT / "out" / "bench-labels" / "covid-qa-q300-s0")
+    args = parser.parse_args()
+    folder = args.folder
+    judgments = "judgments-idf0-none.jsonl"
+    if not (folder / judgments).exists():
+        raise SystemExit(f"{folder / judgments} is missing: run bench/labels.py first")
+    step(folder, "gold.qrels", "golden", "qrels", "golden.jsonl", "-o", "gold.qrels")
+    step(folder, "derived.qrels", "label", judgments, "-o", "derived.qrels")
+    step(folder, "sim.sqlite", "review", "simulate", "--db", "sim.sqlite", "--reviewer", "gold", "--judgments", judgments,
+         "--labels", "derived.qrels", "--corpus", "corpus.jsonl", "--golden", "golden.jsonl", "--limit", "300",
+         "--random-share", "0.34", "--human", "gold.qrels", "--unlisted-as-zero")
+    step(folder, "sim-human.qrels", "review", "export", "--db", "sim.sqlite", "--labels", "derived.qrels",
+         "-o", "sim-human.qrels", "--only-reviewed")
+    step(folder, None, "calibrate", "--judgments", judgments, "--human", "sim-human.qrels", "--test", "gold.qrels",
+         "--test-unlisted-as-zero", "-o", "thresholds.json")
+    calibrated = json.loads((folder / "thresholds.json").read_text(encoding="utf-8"))
+    step(folder, None, "label", judgments, "--on", calibrated["on"], "--threshold", str(calibrated["thresholds"][0]),
+         "-o", "calibrated.qrels")
+    for name, options in RUNS.items():
+        step(folder, f"review-runs/{name}.run", "retrieve", "--corpus", "corpus.jsonl", "--golden", "golden.jsonl", *options,
+             "-k", "100", "-o", f"review-runs/{name}.run")
+    runs = [a for name in RUNS for a in ("--run", f"review-runs/{name}.run")]
+    for qrels in ("derived.qrels", "calibrated.qrels"):
+        step(folder, None, "agree", "gold.qrels", qrels, "--unlisted-as-zero", *runs)
+
+
+if __name__ == "__main__":
+    main()
