@@ -49,3 +49,17 @@ def write_judged(folder: Path, chunks: dict[str, str], queries: dict[str, tuple[
     ))
     Path(paths["labels"]).write_text("".join(f"{q} 0 {c} {int(r >= THRESHOLD)}\n" for (q, c), r in r_scores.items()))
     return paths
+
+
+def queued_db(folder: Path, settings=None, labelling=None):
+    """(connection, pool files) of a review database whose queue is built from write_pool's files."""
+    from semrel.review.engine import QueueSettings, create_queue
+    from semrel.review.store import open_db
+    from semrel.review.tasks import Labelling, load_tasks
+
+    pool = write_pool(folder / "pool")
+    labelling = labelling or Labelling("R", (0.5,))
+    conn = open_db(folder / "r.sqlite")
+    create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling),
+                 labelling, settings or QueueSettings())
+    return conn, pool

@@ -8,14 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from review_helpers import R_SCORES, write_pool
+from review_helpers import R_SCORES, queued_db
 from semrel.measures import parse_measures
 from semrel.metrics import evaluate
 from semrel.ppi import ReviewedSample, corrected_estimates
 from semrel.records import Qrels, Run
-from semrel.review.engine import QueueSettings, Session, create_queue
-from semrel.review.store import open_db
-from semrel.review.tasks import Labelling, load_tasks
+from semrel.review.engine import QueueSettings, Session
 
 QUERIES, DOCS = 25, 16
 
@@ -75,12 +73,8 @@ def test_a_whole_pool_review_recovers_the_human_value_of_an_additive_measure():
 def _review_against_the_judge(tmp_path, seed: int, decisions: int) -> tuple[dict, str, str, list]:
     """A review database whose reviewer disagrees with the judge on the first `decisions` pairs
     of a random queue; returns the pool files, the database, a run and the flipped pairs."""
-    pool = write_pool(tmp_path / "pool")
-    labelling = Labelling("R", (0.5,))
+    conn, pool = queued_db(tmp_path, QueueSettings(order="random", seed=seed))
     db = str(tmp_path / "r.sqlite")
-    conn = open_db(db)
-    create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling),
-                 labelling, QueueSettings(order="random", seed=seed))
     session = Session(conn, "alice")
     flipped = []
     for _ in range(decisions):

@@ -10,12 +10,11 @@ import sqlite3
 import numpy as np
 import pytest
 
-from review_helpers import R_SCORES, write_pool
+from review_helpers import R_SCORES, queued_db, write_pool
 from semrel.errors import SemrelError
-from semrel.review.engine import QueueSettings, Session, create_queue
+from semrel.review.engine import QueueSettings, Session
 from semrel.review.order import review_queue
 from semrel.review.store import SCHEMA_VERSION, open_db
-from semrel.review.tasks import Labelling, load_tasks
 
 
 def start(cli, pool, db, reviewer, keys, *extra):
@@ -153,10 +152,7 @@ def test_a_database_from_a_newer_version_is_refused(tmp_path, cli):
 
 
 def test_decisions_are_append_only(tmp_path):
-    pool = write_pool(tmp_path / "pool")
-    conn = open_db(tmp_path / "r.sqlite")
-    create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], Labelling("R", (0.5,))),
-                 Labelling("R", (0.5,)), QueueSettings())
+    conn, _ = queued_db(tmp_path)
     session = Session(conn, "alice")
     session.grade(session.next_task(), 1)
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
@@ -166,11 +162,7 @@ def test_decisions_are_append_only(tmp_path):
 
 
 def test_overlap_items_go_to_every_reviewer_the_rest_to_one(tmp_path):
-    pool = write_pool(tmp_path / "pool")
-    labelling = Labelling("R", (0.5,))
-    conn = open_db(tmp_path / "r.sqlite")
-    create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling),
-                 labelling, QueueSettings(overlap=3))
+    conn, _ = queued_db(tmp_path, QueueSettings(overlap=3))
     alice, bob = Session(conn, "alice"), Session(open_db(tmp_path / "r.sqlite"), "bob")
     seen = {"alice": [], "bob": []}
     while True:  # alternate until both run dry
@@ -222,11 +214,7 @@ def test_a_database_locked_past_the_timeout_is_one_clear_error(tmp_path, monkeyp
 
 
 def test_revising_an_earlier_decision_replaces_it_and_keeps_the_history(tmp_path):
-    pool = write_pool(tmp_path / "pool")
-    labelling = Labelling("R", (0.5,))
-    conn = open_db(tmp_path / "r.sqlite")
-    create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling),
-                 labelling, QueueSettings())
+    conn, _ = queued_db(tmp_path)
     session = Session(conn, "alice")
     first = session.next_task()
     session.grade(first, 1)
