@@ -4,6 +4,7 @@ from .agree import agree_command
 from .base import main
 from .calibrate import calibrate_command
 from .compare import compare_command, lift_command
+from .doctor import doctor_command
 from .corpus import corpus_group
 from .estimate import estimate_command
 from .evaluate import eval_command
@@ -21,7 +22,8 @@ golden_group.add_command(pick_command)
 review_group.add_command(serve_command)
 for command in (
     corpus_group, golden_group, retrieve_command, pool_command, judge_command, label_command, eval_command,
-    compare_command, lift_command, sensitivity_command, report_command, review_group, calibrate_command, agree_command, estimate_command,
+    compare_command, lift_command, sensitivity_command, report_command, review_group, calibrate_command,
+    agree_command, estimate_command, doctor_command,
 ):
     main.add_command(command)
 

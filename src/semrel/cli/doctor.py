@@ -1,0 +1,15 @@
+"""`semrel doctor`: what semrel finds on this machine."""
+
+from __future__ import annotations
+
+import click
+
+from ..doctor import diagnose
+from ..tables import Table, render
+
+
+@click.command("doctor")
+def doctor_command() -> None:
+    """Report versions, the default model found, the embedding cache's location and size, and
+    whether a browser for the tests is present."""
+    click.echo(render(Table(["item", "found"], [list(row) for row in diagnose()]), "table"), nl=False)
