@@ -6,7 +6,9 @@ import os
 from pathlib import Path
 from typing import Callable, Sequence
 
+from .errors import SemrelError
 from .formats import read_qrels, read_run
+from .formats.files import display_name
 from .formats.trec import run_name
 from .measures import Measure, parse_measures
 from .metrics import Evaluation, evaluate
@@ -31,9 +33,12 @@ def evaluate_files(
     """Read the qrels once and each run in turn (one run in memory at a time); warn about
     queries missing on either side."""
     chosen = parse_measures([str(m) for m in measures] if measures else None)
+    qrels = read_qrels(qrels_path)
+    if not len(qrels):
+        raise SemrelError(f"{display_name(qrels_path)}: no judgments (the qrels are empty); every measure would be 0")
     runs = (read_run(path, name) for path, name in zip(run_paths, run_names(run_paths)))
     results = []
-    for path, result in zip(run_paths, evaluate(read_qrels(qrels_path), runs, chosen, rel_level)):
+    for path, result in zip(run_paths, evaluate(qrels, runs, chosen, rel_level)):
         if warn and result.missing_queries:
             warn(
                 f"{len(result.missing_queries)} of {len(result.query_ids)} queries in {qrels_path} have no results "
