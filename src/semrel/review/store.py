@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import sqlite3
+import time
 from typing import Any, Iterator
 
 from ..errors import SemrelError
@@ -80,7 +81,7 @@ def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
         conn = sqlite3.connect(name, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        _wal(conn)
         conn.execute("PRAGMA foreign_keys = ON")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
     except sqlite3.DatabaseError as exc:
@@ -99,6 +100,20 @@ def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return conn
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL; two processes opening a new file at once can find it locked for a moment,
+    and this pragma does not always wait on the busy timeout, so it waits here."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _statements(script: str) -> Iterator[str]:
