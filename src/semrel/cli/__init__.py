@@ -13,6 +13,7 @@ from .pick import pick_command
 from .pool import pool_command
 from .report import report_command
 from .retrieve import retrieve_command
+from .run import init_command, run_command
 from .sensitivity import sensitivity_command
 from .review import review_group
 from .review_web import serve_command
@@ -22,6 +23,7 @@ review_group.add_command(serve_command)
 for command in (
     corpus_group, golden_group, retrieve_command, pool_command, judge_command, label_command, eval_command,
     compare_command, lift_command, sensitivity_command, report_command, review_group, calibrate_command, agree_command, estimate_command,
+    run_command, init_command,
 ):
     main.add_command(command)
 
