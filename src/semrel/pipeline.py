@@ -74,6 +74,9 @@ def load_config(path: str) -> dict[str, dict[str, Any]]:
         raise ConfigError(f"{path}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{name}: not valid TOML: {exc}") from None
+    unknown_sections = [k for k in raw if isinstance(raw[k], dict) and k not in SCHEMA]
+    if unknown_sections:
+        raise ConfigError(f"{name}: [{unknown_sections[0]}]: unknown section (known: {', '.join(s for s in SCHEMA if s)})")
     config: dict[str, dict[str, Any]] = {}
     for section, keys in SCHEMA.items():
         table = raw if section == "" else raw.get(section, {})
@@ -92,9 +95,6 @@ def load_config(path: str) -> dict[str, dict[str, Any]]:
         unknown = [k for k in table if k not in keys and not (section == "" and k in SCHEMA)]
         if unknown:
             raise ConfigError(f"{where}{unknown[0]}: unknown key (known: {', '.join(keys)})")
-    unknown_sections = [k for k in raw if isinstance(raw[k], dict) and k not in SCHEMA]
-    if unknown_sections:
-        raise ConfigError(f"{name}: [{unknown_sections[0]}]: unknown section (known: {', '.join(s for s in SCHEMA if s)})")
     base = os.path.dirname(path)
 
     def resolve(section: str, key: str, must_exist: str | None = None) -> None:
