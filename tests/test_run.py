@@ -128,3 +128,15 @@ def test_init_writes_a_config_that_runs(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "report.html").is_file()
     assert run("init", "--force", "-o", "sub.toml").exit_code == 0
+
+
+def test_a_failing_step_is_one_line_and_reruns_next_time(tmp_path):
+    config = write_config(write_data(tmp_path))
+    (tmp_path / "golden.csv").write_text("query_id,query,reference_answer,gold_chunk_ids\nq1,Why?,Because.,no-such-chunk#9\n")
+    result = run("run", config)
+    assert result.exit_code in (1, 2)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("semrel: error: ")]
+    assert len(errors) == 1 and "no-such-chunk#9" in errors[0] and result.stderr.strip().endswith(errors[0])
+    assert "Traceback" not in result.output and "semrel run: import" in result.stderr
+    state = json.loads((tmp_path / "out" / ".semrel-run.json").read_text())
+    assert "chunk" in state and "import" not in state
