@@ -4,8 +4,8 @@ from .agree import agree_command
 from .base import main
 from .calibrate import calibrate_command
 from .compare import compare_command, lift_command
-from .doctor import doctor_command
 from .corpus import corpus_group
+from .doctor import doctor_command
 from .estimate import estimate_command
 from .evaluate import eval_command
 from .golden import golden_group
@@ -14,16 +14,17 @@ from .pick import pick_command
 from .pool import pool_command
 from .report import report_command
 from .retrieve import retrieve_command
-from .sensitivity import sensitivity_command
 from .review import review_group
 from .review_web import serve_command
+from .run import init_command, run_command
+from .sensitivity import sensitivity_command
 
 golden_group.add_command(pick_command)
 review_group.add_command(serve_command)
 for command in (
     corpus_group, golden_group, retrieve_command, pool_command, judge_command, label_command, eval_command,
     compare_command, lift_command, sensitivity_command, report_command, review_group, calibrate_command,
-    agree_command, estimate_command, doctor_command,
+    agree_command, estimate_command, doctor_command, run_command, init_command,
 ):
     main.add_command(command)
 

@@ -1,0 +1,142 @@
+"""`semrel run` and `semrel init`: every step runs, then skips, a threshold change reruns only label
+and what depends on it, and a bad config is one line naming the key."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from golden_helpers import assert_one_error, run
+from small_corpus import TEXTS
+
+GOLDEN = [
+    ("q-cats", "Why do cats purr?", "Cats purr when they are content.", "cats#0"),
+    ("q-ships", "What do container ships carry?", "Steel boxes across the ocean.", "ships#0"),
+    ("q-bread", "Why does sourdough rise?", "Wild yeast ferments the dough.", "bread#0"),
+]
+
+
+def write_data(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for chunk_id, text in TEXTS.items():
+        (docs / f"{chunk_id.split('#')[0]}.md").write_text(text + "\n")
+    rows = ["query_id,query,reference_answer,gold_chunk_ids"] + [",".join(f'"{v}"' for v in row) for row in GOLDEN]
+    (tmp_path / "golden.csv").write_text("\n".join(rows) + "\n")
+    return tmp_path
+
+
+def write_config(tmp_path: Path, judge: bool = False, extra: str = "") -> Path:
+    config = tmp_path / "semrel.toml"
+    config.write_text(f"""
+out = "out"
+[corpus]
+docs = "docs"
+[golden]
+file = "golden.csv"
+[retrieve]
+methods = ["bm25"]
+k = 5
+[pool]
+depth = 2
+[judge]
+enabled = {'true' if judge else 'false'}
+{extra}
+""")
+    return config
+
+
+def statuses(output: str) -> dict[str, str]:
+    rows = {}
+    for line in output.splitlines():
+        parts = line.split()
+        if parts and parts[-2:-1] and parts[-2] in ("ran", "skipped", "run"):
+            rows[" ".join(parts[:-2]).removesuffix(" would")] = parts[-2]
+    return rows
+
+
+def test_run_bm25_then_skip_everything(tmp_path):
+    config = write_config(write_data(tmp_path))
+    first = run("run", config)
+    assert first.exit_code == 0, first.output
+    assert set(statuses(first.stdout).values()) == {"ran"}
+    assert list(statuses(first.stdout)) == ["chunk", "import", "qrels", "retrieve bm25", "eval gold", "report"]
+    out = tmp_path / "out"
+    for name in ("corpus.jsonl", "golden.jsonl", "gold.qrels", "runs/bm25.run", "report.html"):
+        assert (out / name).is_file() and (out / f"{name}.manifest.json").is_file(), name
+    assert (out / "eval.gold.txt").read_text().strip()  # the eval table, captured
+    second = run("run", config)
+    assert set(statuses(second.stdout).values()) == {"skipped"}, second.stdout
+    # an input newer than its outputs reruns that step and what depends on it
+    (tmp_path / "golden.csv").write_text((tmp_path / "golden.csv").read_text())
+    third = statuses(run("run", config).stdout)
+    assert third["chunk"] == "skipped" and all(third[s] == "ran" for s in ("import", "qrels", "retrieve bm25", "report"))
+    assert statuses(run("run", config, "--force", "chunk").stdout)["chunk"] == "ran"
+
+
+def test_threshold_change_relabels_without_rejudging(tmp_path):
+    config = write_config(write_data(tmp_path), judge=True)
+    first = run("run", config)
+    assert first.exit_code == 0, first.output
+    assert statuses(first.stdout)["judge"] == "ran" and statuses(first.stdout)["label"] == "ran"
+    assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
+    config.write_text(config.read_text() + "[label]\nthreshold = 0.5\n")
+    dry = statuses(run("run", config, "--dry-run").stdout)
+    assert dry["label"] == "run" and dry["judge"] == "skipped"
+    after = statuses(run("run", config).stdout)
+    assert after["judge"] == "skipped" and after["pool"] == "skipped" and after["retrieve bm25"] == "skipped"
+    for step in ("label", "eval derived", "agree", "report"):
+        assert after[step] == "ran", (step, after)
+    assert after["eval gold"] == "skipped"
+    manifest = json.loads((tmp_path / "out" / "derived.qrels.manifest.json").read_text())
+    assert manifest["params"]["thresholds"] == [0.5]
+
+
+@pytest.mark.parametrize("extra, fragments", [
+    ("layer = \"six\"", ("semrel.toml: [judge] layer: expected an integer",)),
+    ("colour = 1", ("[judge] colour: unknown key",)),
+    ("[nope]\nx = 1", ("[nope]", "unknown section")),
+    ("[retrieve2]", ("[retrieve2]",)),
+    ("[golden]\nformat = 3", ("not valid TOML", "twice")),  # TOML itself refuses a second [golden]
+])
+def test_bad_config_is_one_line(tmp_path, extra, fragments):
+    config = write_config(write_data(tmp_path), extra=extra)
+    result = run("run", config)
+    assert_one_error(result, *fragments, code=2)
+
+
+def test_missing_files_name_the_key(tmp_path):
+    config = write_config(tmp_path)  # no docs, no golden.csv
+    assert_one_error(run("run", config), "[corpus] docs: no such folder 'docs'", code=2)
+    assert_one_error(run("run", tmp_path / "absent.toml"), "no such config file", code=2)
+
+
+def test_init_writes_a_config_that_runs(tmp_path, monkeypatch):
+    write_data(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert run("init", "--docs", "docs", "--golden", "golden.csv").exit_code == 0
+    assert_one_error(run("init"), "semrel.toml: already exists", code=2)
+    text = Path("semrel.toml").read_text()
+    assert text.count("#") > 10
+    # the starter compares bm25 with dense and judges; keep this test on bm25 without the judge
+    text = text.replace('methods = ["bm25", "dense"]', 'methods = ["bm25"]').replace("enabled = true                 # BERTScore",
+                                                                                  "enabled = false  # BERTScore")
+    Path("semrel.toml").write_text(text)
+    result = run("run", "semrel.toml")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "report.html").is_file()
+    assert run("init", "--force", "-o", "sub.toml").exit_code == 0
+
+
+def test_a_failing_step_is_one_line_and_reruns_next_time(tmp_path):
+    config = write_config(write_data(tmp_path))
+    (tmp_path / "golden.csv").write_text("query_id,query,reference_answer,gold_chunk_ids\nq1,Why?,Because.,no-such-chunk#9\n")
+    result = run("run", config)
+    assert result.exit_code in (1, 2)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("semrel: error: ")]
+    assert len(errors) == 1 and "no-such-chunk#9" in errors[0] and result.stderr.strip().endswith(errors[0])
+    assert "Traceback" not in result.output and "semrel run: import" in result.stderr
+    state = json.loads((tmp_path / "out" / ".semrel-run.json").read_text())
+    assert "chunk" in state and "import" not in state
