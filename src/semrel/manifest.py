@@ -10,7 +10,7 @@ import sys
 from importlib import metadata
 from typing import Any, Iterable, Mapping
 
-from .formats.files import STDIO, atomic_writer, read_bytes, sha256_file
+from .formats.files import STDIO, atomic_writer, file_digest
 
 LIBRARIES = ("numpy", "pyarrow", "torch", "transformers", "bert-score", "click", "jsonlines")
 
@@ -31,9 +31,7 @@ def describe_input(path: str | os.PathLike) -> dict[str, Any]:
     name = str(path)
     if name == STDIO or not os.path.isfile(name):
         return {"path": name}
-    data = read_bytes(name)
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-    return {"path": name, "sha256": sha256_file(name), "lines": lines}
+    return {"path": name, **file_digest(name)}
 
 
 def manifest_path(output: str | os.PathLike) -> str:

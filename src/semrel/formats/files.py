@@ -10,7 +10,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 from ..errors import FormatError, SemrelError
 
@@ -71,12 +71,24 @@ def read_text(path: str | os.PathLike) -> str:
     return decode_text(read_bytes(path), path)
 
 
-def sha256_file(path: str | os.PathLike) -> str:
-    digest = hashlib.sha256()
+def file_digest(path: str | os.PathLike) -> dict[str, Any]:
+    """sha256 of a file's bytes and its line count (after gunzip), reading it block by block
+    (inputs can be hundreds of MB; they are neither loaded whole nor read twice when plain)."""
+    digest, lines, last = hashlib.sha256(), 0, b"\n"
     with open(path, "rb") as handle:
+        compressed = handle.read(2) == b"\x1f\x8b"
+        handle.seek(0)
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    return digest.hexdigest()
+            lines += block.count(b"\n")
+            last = block[-1:]
+    if compressed:
+        lines, last = 0, b"\n"
+        with gzip.open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                lines += block.count(b"\n")
+                last = block[-1:]
+    return {"sha256": digest.hexdigest(), "lines": lines + (last != b"\n")}
 
 
 @contextlib.contextmanager
