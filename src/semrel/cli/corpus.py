@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Callable
 
 import click
@@ -10,6 +9,7 @@ import click
 from ..corpus import UNITS, ChunkSettings, chunk_documents, read_documents
 from ..formats.corpus import write_corpus
 from ..manifest import write_manifest
+from .progress import stderr_bar
 
 
 def chunk_options(default_size: int | None) -> Callable:
@@ -37,11 +37,6 @@ def settings_from(size: int | None, overlap: int, unit: str, sentences: bool, mo
     return ChunkSettings(size=size, overlap=overlap, unit=unit, sentences=sentences, model=model)
 
 
-def document_progress(total: int, label: str):
-    """A progress bar on stderr (shown only on a terminal)."""
-    return click.progressbar(length=total, label=label, file=sys.stderr)
-
-
 @click.group("corpus")
 def corpus_group() -> None:
     """Build corpora of chunks."""
@@ -56,7 +51,7 @@ def chunk_command(inputs, output, size, overlap, unit, sentences, model):
     into chunks `<doc_id>#<n>` with character offsets into their documents."""
     settings = settings_from(size, overlap, unit, sentences, model)
     documents = read_documents(inputs)
-    with document_progress(len(documents), "chunking") as bar:
+    with stderr_bar("chunking", len(documents)) as bar:
         chunks = chunk_documents(documents, settings, progress=bar.update)
     rows = write_corpus(chunks, output)
     write_manifest(output, inputs=inputs, params=settings.describe(), rows=rows)

@@ -19,7 +19,8 @@ from ..records import GoldenItem
 from ..neardup import NearDuplicates, dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
 from ..tables import render
 from .base import warn
-from .corpus import chunk_options, document_progress, settings_from
+from .corpus import chunk_options, settings_from
+from .progress import stderr_bar
 
 
 @click.group("golden")
@@ -130,7 +131,7 @@ def stats_command(golden, corpus, fmt):
 
 
 def _groups(items: list[GoldenItem], threshold: float, model: str | None) -> NearDuplicates:
-    with document_progress(len(items), "embedding queries") as bar:
+    with stderr_bar("embedding queries", len(items)) as bar:
         return near_duplicate_groups([i.query for i in items], threshold, model, progress=bar.update)
 
 

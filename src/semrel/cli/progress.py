@@ -11,8 +11,13 @@ import click
 from ..retrieve import Advance
 
 
+def stderr_bar(label: str, total: int):
+    """A click progress bar on stderr (a single line when stderr is not a terminal)."""
+    return click.progressbar(length=total, label=label, file=sys.stderr)
+
+
 @contextlib.contextmanager
 def stderr_steps(label: str, total: int) -> Iterator[Advance]:
-    """A click progress bar on stderr (a single line when stderr is not a terminal)."""
-    with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
+    """The library's `steps(label, total)` hook, drawn as a stderr_bar."""
+    with stderr_bar(label, total) as bar:
         yield bar.update
