@@ -17,6 +17,7 @@ import numpy as np
 
 from .errors import UsageError
 from .measures import Measure
+from .evaluation import require_distinct_names
 from .metrics import Evaluation
 from .significance import StatSettings, adjust, paired_stats
 from .tables import Cell, Latex, Table, cell_text, render
@@ -90,9 +91,7 @@ def compare(
     """Test each run against `baseline` (default: the first), or every pair with `all_pairs`."""
     evaluations = list(evaluations)
     names = [e.run_name for e in evaluations]
-    if len(set(names)) != len(names):
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        raise UsageError(f"two runs are named {repeated[0]!r}; give the run files distinct names")
+    require_distinct_names(names)
     if all_pairs and baseline is not None:
         raise UsageError("give --baseline or --all-pairs, not both")
     if baseline is not None and baseline not in names:

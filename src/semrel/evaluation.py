@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .errors import SemrelError
+from .errors import SemrelError, UsageError
 from .formats import read_qrels, read_run
 from .formats.files import display_name
 from .formats.trec import run_name
@@ -21,6 +21,13 @@ def run_names(paths: Sequence[str | os.PathLike]) -> list[str]:
         f"{Path(str(p)).parent.name}/{stem}" if stems.count(stem) > 1 and Path(str(p)).parent.name else stem
         for p, stem in zip(paths, stems)
     ]
+
+
+def require_distinct_names(names: Sequence[str]) -> None:
+    """Runs are told apart by name in every table: two with one name is a usage error."""
+    repeated = sorted({n for n in names if list(names).count(n) > 1})
+    if repeated:
+        raise UsageError(f"two runs are named {repeated[0]!r}; give the run files distinct names")
 
 
 def evaluate_files(

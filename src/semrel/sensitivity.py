@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from .agreement import kendall_tau_b
 from .errors import UsageError
+from .evaluation import require_distinct_names
 from .formats.files import atomic_writer
 from .labels import COMPONENTS, check_thresholds, reached
 from .measures import Measure
@@ -141,8 +142,7 @@ def sensitivity(
     names = [r.name for r in runs]
     if len(names) < 2:
         raise UsageError("give at least two runs: a ranking needs two")
-    if len(set(names)) != len(names):
-        raise UsageError(f"two runs are named {next(n for n in names if names.count(n) > 1)!r}; give the files distinct names")
+    require_distinct_names(names)
     if not math.isfinite(at):
         raise UsageError("--at must be a finite number")
     measures = list(measures)
