@@ -8,12 +8,16 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .models import load_encoder
+from .models import load_encoder, load_tokenizer, resolve_model
 
 if TYPE_CHECKING:
     import torch
 
+    from .engines import Engine
+
 Progress = Callable[[int], None]
+Reduce = Callable[["torch.Tensor", "torch.Tensor"], np.ndarray]
+"""What a batch's (states, attention mask) become on the way out of the model: normalised_tokens, mean_pooled."""
 
 
 def length_batches(lengths: Sequence[int], max_tokens: int = 16384, max_batch: int = 128) -> list[np.ndarray]:
@@ -69,6 +73,7 @@ def forward_batches(
     layer: int | None = None,
     max_tokens: int = 16384,
     progress: Progress | None = None,
+    device: str = "cpu",
 ) -> Iterator[tuple[np.ndarray, "torch.Tensor", "torch.Tensor", "torch.Tensor"]]:
     """(indices, input ids, attention mask, states of `layer`) per length-sorted batch of token id lists.
 
@@ -77,13 +82,13 @@ def forward_batches(
     """
     import torch
 
-    tokenizer, model = load_encoder(model_name, layers=layer)
+    tokenizer, model = load_encoder(model_name, device, layers=layer)
     pad = tokenizer.pad_token_id or 0
     with torch.inference_mode():
         for batch in length_batches([len(e) for e in encoded], max_tokens=max_tokens):
             width = max(len(encoded[i]) for i in batch)
-            ids = torch.full((len(batch), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            ids = torch.full((len(batch), width), pad, dtype=torch.long, device=device)
+            mask = torch.zeros((len(batch), width), dtype=torch.long, device=device)
             for row, i in enumerate(batch):
                 ids[row, : len(encoded[i])] = torch.as_tensor(encoded[i])
                 mask[row, : len(encoded[i])] = 1
@@ -93,6 +98,42 @@ def forward_batches(
             release_freed_memory()
             if progress:
                 progress(len(batch))
+
+
+def normalised_tokens(states: "torch.Tensor", mask: "torch.Tensor") -> np.ndarray:
+    """Each token's vector, L2-normalised: what BERTScore matches; (rows, width, dim), padding included."""
+    import torch
+
+    return torch.nn.functional.normalize(states, dim=-1).cpu().numpy()
+
+
+def mean_pooled(states: "torch.Tensor", mask: "torch.Tensor") -> np.ndarray:
+    """Mean over the real tokens, L2-normalised (sentence-transformers' recipe); (rows, dim)."""
+    import torch
+
+    weights = mask.unsqueeze(-1).to(states.dtype)
+    pooled = (states * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+    return torch.nn.functional.normalize(pooled, p=2, dim=1).cpu().numpy()
+
+
+def reduced_batches(
+    encoded: Sequence[Sequence[int]], model_name: str | None, layer: int | None, max_tokens: int, reduce: Reduce,
+    device: str = "cpu",
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(indices, reduce(states, mask)) per length-sorted batch: the model step every engine runs."""
+    for batch, _, mask, states in forward_batches(encoded, model_name, layer, max_tokens, device=device):
+        yield batch, reduce(states, mask)
+
+
+def truncated_ids(texts: Sequence[str], model_name: str | None = None, max_length: int | None = None) -> list[list[int]]:
+    """Token ids with special tokens, cut at `max_length` (default: the model's limit); no weights loaded."""
+    from transformers import AutoConfig
+
+    tokenizer = load_tokenizer(model_name)
+    if max_length is None:
+        config = AutoConfig.from_pretrained(resolve_model(model_name))
+        max_length = min(tokenizer.model_max_length, getattr(config, "max_position_embeddings", 512))
+    return tokenizer(list(texts), add_special_tokens=True, truncation=True, max_length=max_length)["input_ids"]
 
 
 def hidden_states(
@@ -108,24 +149,23 @@ def hidden_states(
     Texts longer than `max_length` tokens (default: the model's limit) are truncated here;
     callers that must not lose text split it into windows first (token_windows, forward_batches).
     """
-    tokenizer, model = load_encoder(model_name, layers=layer)
-    limit = max_length or min(tokenizer.model_max_length, getattr(model.config, "max_position_embeddings", 512))
-    encoded = tokenizer(list(texts), add_special_tokens=True, truncation=True, max_length=limit)["input_ids"]
-    yield from forward_batches(encoded, model_name, layer, max_tokens, progress)
+    yield from forward_batches(truncated_ids(texts, model_name, max_length), model_name, layer, max_tokens, progress)
 
 
 def sentence_embeddings(
-    texts: Sequence[str], model_name: str | None = None, progress: Progress | None = None
+    texts: Sequence[str], model_name: str | None = None, progress: Progress | None = None, engine: "Engine | None" = None
 ) -> np.ndarray:
-    """Mean-pooled, L2-normalised last-layer embeddings (sentence-transformers' recipe), float32."""
-    import torch
+    """Mean-pooled, L2-normalised last-layer embeddings (sentence-transformers' recipe), float32.
+
+    `engine` runs the model (default: here, in this process); every engine gives the same vectors.
+    """
+    from .engines import LOCAL
 
     result: np.ndarray | None = None
-    for batch, _, mask, states in hidden_states(texts, model_name, progress=progress):
-        weights = mask.unsqueeze(-1).to(states.dtype)
-        pooled = (states * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-        pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+    for batch, pooled in (engine or LOCAL).run(truncated_ids(texts, model_name), model_name, None, 16384, mean_pooled):
         if result is None:
             result = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
-        result[batch] = pooled.numpy()
+        result[batch] = pooled
+        if progress:
+            progress(len(batch))
     return result if result is not None else np.zeros((0, 0), dtype=np.float32)

@@ -34,7 +34,8 @@ import numpy as np
 from .bertscore import default_layer, greedy_match, idf_table, plain_weights, rescale, shipped_baseline
 from .cache import EmbeddingCache, Encoded, default_cache_dir, text_key
 from .checkpoint import Checkpoint
-from .encode import forward_batches, token_windows
+from .encode import normalised_tokens, token_windows
+from .engines import LOCAL, Engine
 from .errors import UsageError, ValidationError
 from .formats.corpus import read_corpus, read_golden, require_known_chunks
 from .formats.files import STDIO
@@ -85,9 +86,10 @@ def _digest(*parts: Any) -> str:
 class TextEncoder:
     """Encoded texts for one model and layer: from the cache when there, else through the model."""
 
-    def __init__(self, info: ModelInfo, layer: int, window: int, overlap: int, cache: EmbeddingCache | None, max_tokens: int):
+    def __init__(self, info: ModelInfo, layer: int, window: int, overlap: int, cache: EmbeddingCache | None, max_tokens: int,
+                 engine: Engine = LOCAL):
         self.info, self.layer, self.window, self.overlap, self.cache = info, layer, window, overlap, cache
-        self.max_tokens = max_tokens
+        self.max_tokens, self.engine = max_tokens, engine
         self.namespace = f"{info.fingerprint}|layer={layer}|limit={window}"
         self.encoded = self.cached = 0
 
@@ -144,18 +146,14 @@ class TextEncoder:
     def _run_model(self, todo: list[int], texts: Sequence[str], keys: list[bytes], progress) -> Iterator[tuple[int, Encoded]]:
         if not todo:
             return
-        import torch
-
         size = self.window - sum(len(s) for s in self.specials)
         windows: list[tuple[int, list[int]]] = []
         for i, ids in zip(todo, self.token_ids([texts[i] for i in todo])):
             windows.extend((i, self.with_specials(w)) for w in token_windows(ids, size, self.overlap))
         left = Counter(i for i, _ in windows)
         parts: dict[int, list[tuple[int, np.ndarray]]] = defaultdict(list)
-        for batch, _, _, states in forward_batches(
-            [w for _, w in windows], str(self.info.folder), self.layer, max_tokens=self.max_tokens
-        ):
-            vectors = torch.nn.functional.normalize(states, dim=-1).numpy()
+        encoded = [w for _, w in windows]
+        for batch, vectors in self.engine.run(encoded, str(self.info.folder), self.layer, self.max_tokens, normalised_tokens):
             done: list[tuple[int, Encoded]] = []
             for row, k in enumerate(batch):
                 i, ids = windows[k]
@@ -307,12 +305,13 @@ def judge_pairs(
     checkpoint: str | None = None,
     progress: bool = True,
     names: Mapping[str, str] | None = None,
+    engine: Engine = LOCAL,
 ) -> JudgeResult:
     """Judgments of the pool pairs plus every gold pair, in query order; see the module docstring.
 
     `checkpoint` names an append-only file of finished pairs: a run killed halfway and started
     again with the same inputs and options picks up where it stopped. `names` label the inputs
-    in error messages.
+    in error messages. `engine` runs the model (judgments do not depend on it).
     """
     names = {"corpus": "corpus", "golden": "golden set", "pool": "pool", **(names or {})}
     if options.rescale not in RESCALE_MODES:
@@ -338,7 +337,7 @@ def judge_pairs(
         tasks += [("baseline", q, c) for q, c in baseline_sample(chunk_text, queries, related, options.baseline_pairs, options.seed)]
 
     cache = EmbeddingCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
-    encoder = TextEncoder(info, layer, window, overlap, cache, options.max_tokens)
+    encoder = TextEncoder(info, layer, window, overlap, cache, options.max_tokens, engine)
     corpus_texts = [c.text for c in chunks]
     weights, weights_info = encoder.weights(options.idf, corpus_texts)
     fingerprint = _digest(encoder.namespace, overlap, weights_info, _digest(*sorted(chunk_text.items())),
@@ -391,7 +390,7 @@ def judge_pairs(
         "multiple_references": "best reference kept for P, R, F separately (as bert_score)",
         "truncated_references": scorer.truncated,
         "pairs": len(judgments), "cache": str(cache.path) if cache else None,
-        "options": asdict(options),
+        "options": asdict(options), "engine": engine.params(),
     }
     result = JudgeResult(judgments, params, encoder.encoded, encoder.cached, len(windowed), scorer.truncated, resumed)
     if scorer.truncated:
@@ -423,13 +422,15 @@ def judge(
     seed: int = 0,
     cache: str | os.PathLike | bool | None = None,
     progress: bool = True,
+    engine: Engine = LOCAL,
 ) -> JudgeResult:
     """Score chunks against reference answers with BERTScore (the Python side of `semrel judge`).
 
     Inputs are file paths or records (Chunk, GoldenItem, (query_id, chunk_id, sources) tuples);
     without a pool only the gold pairs are judged. With `output`, judgments.jsonl is written
     atomically with its manifest, and an interrupted run resumes from `<output>.partial`.
-    `cache`: a folder, None for the user cache dir, False for none.
+    `cache`: a folder, None for the user cache dir, False for none. `engine`: where the model runs
+    (engines.make_engine); judgments are the same on every engine.
     """
     chunks, corpus_name = _load(corpus, read_corpus, "corpus")
     items, golden_name = _load(golden, read_golden, "golden set")
@@ -440,7 +441,7 @@ def judge(
     )
     partial = f"{output}.partial" if output is not None and str(output) != STDIO else None
     result = judge_pairs(chunks, items, pairs, options, partial, progress,
-                         {"corpus": corpus_name, "golden": golden_name, "pool": pool_name})
+                         {"corpus": corpus_name, "golden": golden_name, "pool": pool_name}, engine)
     if output is not None:
         write_judgments(result.judgments, output)
         inputs = [v for v in (corpus, golden, pool) if isinstance(v, (str, os.PathLike))]

@@ -10,12 +10,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, ContextManager, Iterator, Sequence
 
 import numpy as np
 
 from .encode import sentence_embeddings
+from .engines import LOCAL, Engine
 from .errors import UsageError, ValidationError
 from .formats.corpus import read_corpus, read_golden
 from .formats.trec import ranked, read_run, run_name
@@ -93,22 +94,22 @@ class Bm25Index:
         return hits
 
 
-def embed(texts: Sequence[str], label: str, model: str | None, steps: Steps) -> np.ndarray:
-    """Sentence embeddings of `texts`, reporting progress under `label`."""
+def embed(texts: Sequence[str], label: str, model: str | None, steps: Steps, engine: Engine = LOCAL) -> np.ndarray:
+    """Sentence embeddings of `texts`, reporting progress under `label`; `engine` runs the model."""
     with steps(label, len(texts)) as advance:
-        return sentence_embeddings(list(texts), model, progress=advance)
+        return sentence_embeddings(list(texts), model, progress=advance, engine=engine)
 
 
 class DenseIndex:
     """Normalised chunk embeddings; search is exact cosine top-k in query blocks within a memory budget."""
 
-    def __init__(self, chunks: Sequence[Chunk], model: str | None = None, steps: Steps = no_progress):
-        self.model, self.steps = model, steps
-        self._vectors = embed([indexed_text(c) for c in chunks], "encoding chunks", model, steps)
+    def __init__(self, chunks: Sequence[Chunk], model: str | None = None, steps: Steps = no_progress, engine: Engine = LOCAL):
+        self.model, self.steps, self.engine = model, steps, engine
+        self._vectors = embed([indexed_text(c) for c in chunks], "encoding chunks", model, steps, engine)
         self._block = max(1, SCORE_BUDGET_BYTES // (4 * max(1, len(chunks))))
 
     def search(self, queries: Sequence[str], k: int, steps: Steps | None = None) -> Hits:
-        query_vectors = embed(queries, "encoding queries", self.model, steps or self.steps)
+        query_vectors = embed(queries, "encoding queries", self.model, steps or self.steps, self.engine)
         hits: Hits = []
         for start in range(0, len(queries), self._block):
             scores = query_vectors[start : start + self._block] @ self._vectors.T
@@ -130,13 +131,13 @@ def fuse(rankings: Sequence[Hits], k: int, rrf_k: int = RRF_K) -> Hits:
 
 def rerank_hits(
     first: Hits, chunks: Sequence[Chunk], queries: Sequence[str], depth: int, model: str | None = None,
-    steps: Steps = no_progress,
+    steps: Steps = no_progress, engine: Engine = LOCAL,
 ) -> Hits:
     """Order each query's top-`depth` first-stage chunks by dense cosine; only those chunks are encoded."""
     candidates = [positions[:depth] for positions, _ in first]
     needed = np.unique(np.concatenate(candidates)) if candidates else np.zeros(0, dtype=np.int64)
-    chunk_vectors = embed([indexed_text(chunks[i]) for i in needed], "encoding candidates", model, steps)
-    query_vectors = embed(queries, "encoding queries", model, steps)
+    chunk_vectors = embed([indexed_text(chunks[i]) for i in needed], "encoding candidates", model, steps, engine)
+    query_vectors = embed(queries, "encoding queries", model, steps, engine)
     rows = {int(p): r for r, p in enumerate(needed)}
     reranked: Hits = []
     for query_vector, positions in zip(query_vectors, candidates):
@@ -179,6 +180,7 @@ class RetrievalSpec:
     rerank_depth: int = 100
     first_stage_run: str | None = None
     model: str | None = None
+    engine: Engine = field(default=LOCAL, compare=False)  # where the encoder runs; the run does not depend on it
 
     def check(self) -> None:
         if self.k <= 0:
@@ -201,6 +203,7 @@ class RetrievalSpec:
             "rerank": self.rerank, "rerank_depth": self.rerank_depth if self.rerank else None,
             "model": self.model or "all-MiniLM-L6-v2", "bm25": BM25_PARAMS, "rrf_k": RRF_K,
             "ties": "corpus order, then scores nudged to be strictly decreasing",
+            "engine": self.engine.params(),
         }
 
 
@@ -209,7 +212,7 @@ def first_stage(spec: RetrievalSpec, chunks: Sequence[Chunk], queries: Sequence[
     if spec.method in ("bm25", "hybrid"):
         rankings.append(Bm25Index(chunks).search(queries, k))
     if spec.method in ("dense", "hybrid"):
-        rankings.append(DenseIndex(chunks, spec.model, steps).search(queries, k))
+        rankings.append(DenseIndex(chunks, spec.model, steps, spec.engine).search(queries, k))
     return rankings[0] if len(rankings) == 1 else fuse(rankings, k)
 
 
@@ -229,7 +232,7 @@ def retrieve(
     else:
         hits = first_stage(spec, chunks, queries, depth, steps)
     if spec.rerank:
-        hits = [(p[: spec.k], s[: spec.k]) for p, s in rerank_hits(hits, chunks, queries, spec.rerank_depth, spec.model, steps)]
+        hits = [(p[: spec.k], s[: spec.k]) for p, s in rerank_hits(hits, chunks, queries, spec.rerank_depth, spec.model, steps, spec.engine)]
     empty = [q for q, (positions, _) in zip(query_ids, hits) if not len(positions)]
     if warn and empty:
         warn(f"{len(empty)} of {len(query_ids)} queries got no chunks (e.g. {empty[0]!r}); they will score 0")

@@ -6,6 +6,7 @@ import click
 
 from ..labels import COMPONENTS, DEFAULT_COMPONENT, DEFAULT_GRADES, DEFAULT_THRESHOLD, parse_thresholds
 from .base import warn
+from .engine import engine_options
 
 
 @click.command("judge")
@@ -31,17 +32,22 @@ from .base import warn
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
               help="Embedding cache folder [default: the user cache dir].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the embedding cache.")
-def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, baseline_pairs, seed, window, overlap, cache_dir, no_cache):
+@engine_options
+def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, baseline_pairs, seed, window, overlap, cache_dir, no_cache,
+                  engine, ray_address, ray_workers):
     """Score each pooled (query, chunk) pair with BERTScore: candidate = chunk, reference = answer.
 
     Writes {"query_id","chunk_id","P","R","F","source"} per pair and a manifest. Chunks over the
     model's token limit are scored in overlapping windows (best window kept); a run that is
-    stopped resumes from OUTPUT.partial when started again with the same inputs.
+    stopped resumes from OUTPUT.partial when started again with the same inputs. With --engine ray
+    only texts missing from the cache go to the cluster; the judgments are the local engine's.
     """
+    from ..engines import make_engine
     from ..judging import judge  # imported here: `semrel label` and `--help` stay instant
 
     result = judge(corpus, golden, pool, output, model=model, layer=layer, idf=idf, rescale=rescale, window=window, overlap=overlap,
-                   baseline_pairs=baseline_pairs, seed=seed, cache=False if no_cache else cache_dir)
+                   baseline_pairs=baseline_pairs, seed=seed, cache=False if no_cache else cache_dir,
+                   engine=make_engine(engine, ray_address, ray_workers))
     for message in result.warnings:
         warn(message)
     click.echo(

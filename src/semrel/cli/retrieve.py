@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import click
 
+from ..engines import make_engine
 from ..formats.trec import write_run
 from ..manifest import write_manifest
 from ..retrieve import METHODS, RERANKERS, RRF_K, RetrievalSpec, retrieve_files
 from .base import warn
+from .engine import engine_options
 from .progress import stderr_steps
 
 
@@ -23,12 +25,15 @@ from .progress import stderr_steps
               help="An existing TREC run to rerank instead of running --method.")
 @click.option("--model", default=None, help="Dense encoder: local folder or Hugging Face name [default: all-MiniLM-L6-v2].")
 @click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="The TREC run to write ('-' = stdout).")
-def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stage_run, model, output):
+@engine_options
+def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stage_run, model, output, engine, ray_address, ray_workers):
     """Retrieve chunks for every query of a golden set and write a TREC run (with a manifest).
 
-    Scores strictly decrease within a query: ties go to the chunk earlier in the corpus.
+    Scores strictly decrease within a query: ties go to the chunk earlier in the corpus. --engine
+    ray runs the dense encoder on a Ray cluster (bm25 does not use it); the run is the same.
     """
-    spec = RetrievalSpec(method or (None if first_stage_run else "bm25"), k, rerank, rerank_depth, first_stage_run, model)
+    spec = RetrievalSpec(method or (None if first_stage_run else "bm25"), k, rerank, rerank_depth, first_stage_run, model,
+                         make_engine(engine, ray_address, ray_workers))
     run = retrieve_files(corpus, golden, spec, output, steps=stderr_steps, warn=warn)
     write_run(run, output)
     inputs = [corpus, golden] + ([first_stage_run] if first_stage_run else [])
