@@ -104,7 +104,7 @@ class RayEngine:
                 _reachable(self.address)
             try:
                 local = {} if self.address else {"include_dashboard": False}
-                ray.init(address=self.address, log_to_driver=False, logging_level=logging.ERROR, **local)
+                ray.init(address=self.address or "local", log_to_driver=False, logging_level=logging.ERROR, **local)
             except (ConnectionError, ValueError, RuntimeError) as exc:
                 raise SemrelError(f"--ray-address {self.address or '(local)'}: could not connect to Ray "
                                   f"({str(exc).splitlines()[0]})") from None
@@ -133,7 +133,7 @@ class RayEngine:
             yield batches[int(row["batch"])], row["vectors"]
 
     def params(self) -> dict[str, Any]:
-        return {"name": "ray", "address": self.address, "workers": self.workers, "gpus": self.gpus}
+        return {"name": "ray", "address": self.address or "local", "workers": self.workers, "gpus": self.gpus}
 
 
 def make_engine(name: str = "local", address: str | None = None, workers: int | None = None) -> Engine:
