@@ -89,7 +89,8 @@ class RayEngine:
     """The model on Ray Data actors: `workers` of them (default: the cluster's GPUs, else its CPUs).
 
     `address` None starts a local Ray instance; `auto` joins the running cluster; host:port or
-    ray://host:port a given one. A process already connected to Ray keeps its connection.
+    ray://host:port a given one (make_engine reads RAY_ADDRESS, Ray's own variable, when no
+    address is given). A process already connected to Ray keeps its connection.
     """
 
     address: str | None = None
@@ -126,7 +127,8 @@ class RayEngine:
         context.print_on_execution_start = False
         rows = [{"batch": k, "windows": [np.asarray(encoded[i], dtype=np.int64) for i in batch]} for k, batch in enumerate(batches)]
         dataset = ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(
-            _Worker, fn_constructor_args=(model_name, layer, max_tokens, reduce), batch_size=1, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=min(self.workers, len(rows))),
+            _Worker, fn_constructor_args=(model_name, layer, max_tokens, reduce), batch_size=1, batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=min(self.workers, len(rows))),
             **({"num_gpus": 1} if self.gpus else {"num_cpus": 1}),
         )
         for row in dataset.iter_rows():

@@ -232,7 +232,8 @@ def retrieve(
     else:
         hits = first_stage(spec, chunks, queries, depth, steps)
     if spec.rerank:
-        hits = [(p[: spec.k], s[: spec.k]) for p, s in rerank_hits(hits, chunks, queries, spec.rerank_depth, spec.model, steps, spec.engine)]
+        reranked = rerank_hits(hits, chunks, queries, spec.rerank_depth, spec.model, steps, spec.engine)
+        hits = [(p[: spec.k], s[: spec.k]) for p, s in reranked]
     empty = [q for q, (positions, _) in zip(query_ids, hits) if not len(positions)]
     if warn and empty:
         warn(f"{len(empty)} of {len(query_ids)} queries got no chunks (e.g. {empty[0]!r}); they will score 0")
