@@ -87,10 +87,14 @@ def test_missing_ray_is_one_line_naming_the_extra(sample, monkeypatch):
     assert not (sample / "never.run").exists()
 
 
-def test_ray_options_without_the_ray_engine_are_a_usage_error(sample):
-    result = run_cli("retrieve", "--corpus", sample / "corpus.jsonl", "--golden", sample / "golden.jsonl",
-                     "--ray-workers", 2, "-o", sample / "never.run", code=2)
-    assert "--ray-address and --ray-workers go with --engine ray" in result.stderr
+@pytest.mark.parametrize(("options", "message"), [
+    (["--ray-workers", 2], "--ray-address and --ray-workers go with --engine ray"),
+    (["--engine", "ray", "--ray-workers", 0], "--ray-workers 0: give 1 or more"),
+])
+def test_bad_ray_options_are_a_usage_error(sample, options, message):
+    result = run_cli("retrieve", "--corpus", sample / "corpus.jsonl", "--golden", sample / "golden.jsonl", "--method", "dense",
+                     *options, "-o", sample / "never.run", code=2)
+    assert result.stderr.strip().splitlines() == [f"semrel: error: {message}"]
 
 
 @pytest.mark.parametrize("address", ["ray://127.0.0.1:1", "127.0.0.1:1"])
