@@ -249,10 +249,11 @@ def up_to_date(step: Step, recorded: str | None) -> bool:
     if recorded != step.settings_hash():
         return False
     outs = [_mtime(p) for p in step.outputs]
-    if any(t is None for t in outs) or any(manifest_is_stale(p) for p in step.outputs):
+    if any(t is None for t in outs):
         return False
     ins = [_mtime(p) for p in step.inputs]
-    return all(t is not None for t in ins) and min(outs) >= max(ins, default=0)
+    return (all(t is not None for t in ins) and min(outs) >= max(ins, default=0)
+            and not any(manifest_is_stale(p) for p in step.outputs))
 
 
 def _invoke(step: Step) -> None:
