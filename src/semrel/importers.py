@@ -102,12 +102,16 @@ def import_squad(source: str, options: ImportOptions) -> Imported:
             qa = expect(qa, dict, source, f"question {q} of document {doc.id!r}")
             if "question" not in qa or "id" not in qa:
                 raise FormatError(source, f"question {q} of document {doc.id!r} lacks 'question' or 'id'")
+            question = expect(qa["question"], str, source, f"question {q} of document {doc.id!r}: 'question'")
             answers = [a for a in qa.get("answers") or [] if isinstance(a, dict) and str(a.get("text", "")).strip()]
             texts = tuple(dict.fromkeys(str(a["text"]).strip() for a in answers))
             gold: list[str] = []
             spans = []
             for answer in answers:
-                span = find_answer(doc.text, str(answer["text"]), answer.get("answer_start"))
+                start = answer.get("answer_start")
+                if start is not None:
+                    expect(start, int, source, f"answer_start of question {q} of document {doc.id!r}")
+                span = find_answer(doc.text, str(answer["text"]), start)
                 if span:
                     spans.append(list(span))
                     gold.extend(c for c in chunks_holding(by_doc.get(doc.id, []), *span) if c not in gold)
@@ -118,7 +122,7 @@ def import_squad(source: str, options: ImportOptions) -> Imported:
             elif not spans:
                 meta["answer_not_found"] = True
                 counts["queries whose answer text is not in its context (kept, meta answer_not_found)"] += 1
-            items.append(GoldenItem(sanitise_id(str(qa["id"])), str(qa["question"]).strip(), texts, tuple(gold), meta))
+            items.append(GoldenItem(sanitise_id(str(qa["id"])), question.strip(), texts, tuple(gold), meta))
     return Imported(items, chunks, counts)
 
 
@@ -288,6 +292,8 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     result = importers[fmt](source, options)
     result.params["format"] = fmt
+    if any(not i.query_id for i in result.items):
+        raise ValidationError(f"{source}: a query id is empty (or only spaces); give every query an id")
     repeated = [q for q, n in Counter(i.query_id for i in result.items).items() if n > 1]
     if repeated:
         raise ValidationError(f"{source}: query id {repeated[0]!r} occurs more than once; query ids must be unique")

@@ -13,7 +13,6 @@ component but peaks at 0.53, so long answers call for `semrel calibrate`.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from typing import Iterable, Sequence
@@ -23,7 +22,7 @@ import numpy as np
 from .errors import UsageError
 from .formats.judgments import read_judgments
 from .formats.trec import write_qrels
-from .manifest import manifest_path, write_manifest
+from .manifest import read_params, write_manifest
 from .records import Judgment, Qrels
 
 COMPONENTS = ("P", "R", "F")
@@ -66,15 +65,6 @@ def label_judgments(judgments: Sequence[Judgment], on: str, thresholds: Sequence
     return Qrels.from_columns([j.query_id for j in judgments], [j.chunk_id for j in judgments], reached(scores, values))
 
 
-def _judge_params(path: str) -> dict | None:
-    """The judge's manifest params of a judgments file (model, layer, idf, rescaling), if it has one."""
-    try:
-        with open(manifest_path(path), encoding="utf-8") as handle:
-            return json.load(handle).get("params")
-    except (OSError, ValueError):
-        return None
-
-
 def label(
     judgments: str | os.PathLike | Iterable[Judgment],
     output: str | os.PathLike | None = None,
@@ -101,6 +91,6 @@ def label(
             "on": on, "thresholds": list(thresholds), "labels": "graded" if len(thresholds) > 1 else "binary",
             "rule": "grade = number of thresholds reached (score >= threshold)",
             "grade_counts": {str(g): int(n) for g, n in enumerate(counts)},
-            "judge": _judge_params(source) if source else None,
+            "judge": read_params(source) if source else None,
         })
     return qrels

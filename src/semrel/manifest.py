@@ -55,6 +55,7 @@ def write_manifest(
         "versions": versions(),
         "inputs": [describe_input(p) for p in inputs],
         "params": dict(params or {}),
+        "output_digest": _output_digest(output),
     }
     target = manifest_path(output)
     with atomic_writer(target) as out:
@@ -63,11 +64,38 @@ def write_manifest(
     return target
 
 
-def read_params(path: str | os.PathLike) -> dict[str, Any] | None:
-    """The `params` of the manifest beside `path`, or None when there is no readable one."""
+def _output_digest(path: str | os.PathLike) -> dict[str, Any]:
+    return {"bytes": os.path.getsize(path), **file_digest(path)}
+
+
+def read_manifest(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The manifest beside `path`, or None when there is none, it is unreadable, or it describes
+    another file: the output is renamed into place before its manifest is written, so a crash
+    between the two leaves the previous manifest beside the new file, and its digest tells.
+    Manifests without a digest (older semrel) are taken as they are."""
     try:
         with open(manifest_path(path), encoding="utf-8") as handle:
-            params = json.load(handle).get("params")
-    except (OSError, ValueError, AttributeError):
+            record = json.load(handle)
+    except (OSError, ValueError):
         return None
+    if not isinstance(record, dict):
+        return None
+    recorded = record.get("output_digest")
+    if recorded is None:
+        return record
+    try:
+        same = os.path.getsize(path) == recorded.get("bytes") and _output_digest(path) == recorded
+    except (OSError, AttributeError):
+        same = False
+    return record if same else None
+
+
+def manifest_is_stale(path: str | os.PathLike) -> bool:
+    """True when a manifest lies beside `path` but does not describe it (see read_manifest)."""
+    return os.path.exists(manifest_path(path)) and read_manifest(path) is None
+
+
+def read_params(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The `params` of the manifest beside `path`, or None when there is no readable, current one."""
+    params = (read_manifest(path) or {}).get("params")
     return params if isinstance(params, dict) else None

@@ -1,6 +1,7 @@
 """`semrel run CONFIG.toml`: the whole pipeline from one TOML file, each step skipped when up to date.
 
-A step is up to date when every output exists, is at least as new as every input, and the step's
+A step is up to date when every output exists, is at least as new as every input, is the file its
+manifest describes (a crash between the two writes leaves an old manifest), and the step's
 settings (the exact command line it would run) hash to what the last successful run recorded in
 `<out>/.semrel-run.json`. Steps run the same click commands a user types (in process, no
 subprocesses), so each output gets the command's own manifest and checks.
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import SemrelError, UsageError
+from .manifest import manifest_is_stale
 
 try:  # Python 3.11+
     import tomllib
@@ -250,7 +252,8 @@ def up_to_date(step: Step, recorded: str | None) -> bool:
     if any(t is None for t in outs):
         return False
     ins = [_mtime(p) for p in step.inputs]
-    return all(t is not None for t in ins) and min(outs) >= max(ins, default=0)
+    return (all(t is not None for t in ins) and min(outs) >= max(ins, default=0)
+            and not any(manifest_is_stale(p) for p in step.outputs))
 
 
 def _invoke(step: Step) -> None:

@@ -5,10 +5,24 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from ..errors import FormatError, ValidationError
+from ..errors import FormatError, SemrelError, ValidationError
 from ..records import Chunk, GoldenItem, Qrels
 from .files import check_id, display_name
 from .jsonl import read_jsonl, require, write_jsonl
+
+
+def _token(value: str, kind: str, path: str | os.PathLike, line: int) -> str:
+    """check_id, naming the file and line: ids go into whitespace-separated qrels and runs."""
+    try:
+        return check_id(value, kind)
+    except SemrelError as exc:
+        raise FormatError(display_name(path), str(exc), line=line) from None
+
+
+def _nonempty(records: list, what: str, path: str | os.PathLike) -> list:
+    if not records:
+        raise FormatError(display_name(path), f"no {what} (the file is empty)")
+    return records
 
 
 def read_corpus(path: str | os.PathLike) -> list[Chunk]:
@@ -16,7 +30,7 @@ def read_corpus(path: str | os.PathLike) -> list[Chunk]:
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     for line, obj in read_jsonl(path):
-        chunk_id = str(require(obj, "_id", path, line, (str, int)))
+        chunk_id = _token(str(require(obj, "_id", path, line, (str, int))), "chunk id", path, line)
         if chunk_id in seen:
             raise FormatError(display_name(path), f"chunk id {chunk_id!r} already used on line {seen[chunk_id]}", line=line)
         seen[chunk_id] = line
@@ -27,7 +41,7 @@ def read_corpus(path: str | os.PathLike) -> list[Chunk]:
                 start=int(obj.get("start", 0)), end=int(obj.get("end", len(text))),
             )
         )
-    return chunks
+    return _nonempty(chunks, "chunks", path)
 
 
 def write_corpus(chunks: Iterable[Chunk], path: str | os.PathLike) -> int:
@@ -44,7 +58,7 @@ def golden_item(obj: dict, path: str | os.PathLike, line: int) -> GoldenItem:
 
     `reference_answer` may be a string or a list of strings (several acceptable answers).
     """
-    query_id = str(require(obj, "query_id", path, line, (str, int)))
+    query_id = _token(str(require(obj, "query_id", path, line, (str, int))), "query id", path, line)
     answer = obj.get("reference_answer", "")
     answers = tuple(answer) if isinstance(answer, list) else (answer,)
     if not all(isinstance(a, str) for a in answers):
@@ -73,7 +87,7 @@ def read_golden(path: str | os.PathLike) -> list[GoldenItem]:
             )
         seen[item.query_id] = line
         items.append(item)
-    return items
+    return _nonempty(items, "queries", path)
 
 
 def write_golden(items: Iterable[GoldenItem], path: str | os.PathLike) -> int:

@@ -81,16 +81,16 @@ def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
         conn = sqlite3.connect(name, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:  # checked before WAL is switched on: a newer file is left as it was
+            conn.close()
+            raise SemrelError(
+                f"{name}: written by a newer semrel (schema {version}; this one reads up to {SCHEMA_VERSION}); upgrade semrel"
+            )
         _wal(conn)
         conn.execute("PRAGMA foreign_keys = ON")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
     except sqlite3.DatabaseError as exc:
         raise SemrelError(f"{name}: not a review database ({exc})") from None
-    if version > SCHEMA_VERSION:
-        conn.close()
-        raise SemrelError(
-            f"{name}: written by a newer semrel (schema {version}; this one reads up to {SCHEMA_VERSION}); upgrade semrel"
-        )
     if version == 0:
         with transaction(conn):
             if conn.execute("PRAGMA user_version").fetchone()[0] == 0:  # another process may have just made it

@@ -15,7 +15,7 @@ from ..errors import SemrelError, UsageError, ValidationError
 from ..formats import read_qrels
 from ..formats.corpus import read_corpus, read_golden
 from ..formats.judgments import COMPONENTS, read_judgments
-from ..manifest import manifest_path
+from ..manifest import manifest_path, read_params
 from .order import distance_to_threshold, grade_of
 
 
@@ -74,10 +74,9 @@ def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | N
         except ValueError:
             raise UsageError(f"--thresholds: expected comma-separated numbers or a .json file, not {thresholds!r}") from None
         return checked_labelling(on or "R", values, "--thresholds")
-    if labels_path and Path(manifest_path(labels_path)).is_file():
-        params = json.loads(Path(manifest_path(labels_path)).read_text(encoding="utf-8")).get("params", {})
-        if "thresholds" in params:
-            return checked_labelling(on or str(params.get("on", "R")), tuple(map(float, params["thresholds"])), manifest_path(labels_path))
+    params = read_params(labels_path) if labels_path else None
+    if params and "thresholds" in params:
+        return checked_labelling(on or str(params.get("on", "R")), tuple(map(float, params["thresholds"])), manifest_path(labels_path))
     raise UsageError("give the labelling thresholds, e.g. --on R --thresholds 0.5 (or 0.4,0.5,0.6 for grades 0-3)")
 
 
