@@ -21,6 +21,13 @@ QUERIES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def user_cache(tmp_path, monkeypatch):
+    """Dense runs keep chunk vectors in the user cache dir by default: one of the test's own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    return tmp_path / "user-cache"
+
+
 def write_inputs(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.jsonl")
     golden = write_golden(tmp_path / "golden.jsonl", [(q, t, "x", []) for q, t in QUERIES.items()])

@@ -11,7 +11,7 @@ import contextlib
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import Callable, ContextManager, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Sequence
 
 import numpy as np
 
@@ -22,11 +22,16 @@ from .formats.corpus import read_corpus, read_golden
 from .formats.trec import ranked, read_run, run_name
 from .records import Chunk, GoldenItem, Run
 
+if TYPE_CHECKING:
+    from .vectors import VectorStore
+
 METHODS = ("bm25", "dense", "hybrid")
 RERANKERS = ("dense",)
 RRF_K = 60
 BM25_PARAMS = {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en", "stemmer": "snowball-english"}
 SCORE_BUDGET_BYTES = 256 << 20
+ROW_BLOCK = 65536
+"""Chunk vectors scored at a time: a 1M-chunk store is scanned in blocks, never loaded whole."""
 
 Advance = Callable[[int], None]
 Steps = Callable[[str, int], ContextManager[Advance]]
@@ -46,26 +51,55 @@ def indexed_text(chunk: Chunk) -> str:
     return f"{chunk.title} {chunk.text}" if chunk.title else chunk.text
 
 
-def strictly_ranked(positions: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The best `k` by score, ties to the earlier corpus position, scores made strictly decreasing."""
+def best_k(positions: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The best `k` by score, ties to the earlier corpus position (float64 scores, not yet nudged apart)."""
     positions = np.asarray(positions, dtype=np.int64)
     scores = np.asarray(scores, dtype=np.float64)
     order = np.lexsort((positions, -scores))[:k]
-    positions, scores = positions[order], scores[order].copy()
+    return positions[order], scores[order]
+
+
+def strictly_ranked(positions: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The best `k` by score, ties to the earlier corpus position, scores made strictly decreasing."""
+    positions, scores = best_k(positions, scores, k)
     for i in range(1, len(scores)):
         if scores[i] >= scores[i - 1]:
             scores[i] = np.nextafter(scores[i - 1], -np.inf)
     return positions, scores
 
 
+def contenders(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of every score at least the k-th best (all ties with it kept), in O(n)."""
+    if k >= len(scores):
+        return np.arange(len(scores))
+    kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+    return np.flatnonzero(scores >= kth)
+
+
 def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Exact top-k of one score row in O(n): keep everything tied with the k-th value, then rank."""
-    if k < len(scores):
-        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-        keep = np.flatnonzero(scores >= kth)
-    else:
-        keep = np.arange(len(scores))
+    keep = contenders(scores, k)
     return strictly_ranked(keep, scores[keep], k)
+
+
+def search_vectors(
+    queries: np.ndarray, vectors: np.ndarray, k: int, rows: np.ndarray | None = None, block: int = ROW_BLOCK
+) -> Hits:
+    """Exact dot-product top-k per query over corpus positions 0..n-1, whose vector is `vectors[rows[p]]`
+    (`vectors[p]` when `rows` is None), scanning `block` positions at a time with a running top-k per
+    query: memory stays bounded for any corpus (`vectors` may be a memory map) and the hits equal
+    top_k over each query's full score row."""
+    n = len(rows) if rows is not None else len(vectors)
+    in_place = rows is None or np.array_equal(rows, np.arange(n))
+    per_pass = max(1, SCORE_BUDGET_BYTES // (4 * max(1, min(block, n))))
+    best = [(np.zeros(0, dtype=np.int64), np.zeros(0))] * len(queries)
+    for start in range(0, n, block):
+        part = np.asarray(vectors[start : start + block] if in_place else vectors[rows[start : start + block]])
+        for first in range(0, len(queries), per_pass):
+            for i, row in enumerate(queries[first : first + per_pass] @ part.T, start=first):
+                keep = contenders(row, k)
+                best[i] = best_k(np.concatenate([best[i][0], keep + start]), np.concatenate([best[i][1], row[keep]]), k)
+    return [strictly_ranked(positions, scores, k) for positions, scores in best]
 
 
 class Bm25Index:
@@ -100,21 +134,30 @@ def embed(texts: Sequence[str], label: str, model: str | None, steps: Steps, eng
         return sentence_embeddings(list(texts), model, progress=advance, engine=engine)
 
 
-class DenseIndex:
-    """Normalised chunk embeddings; search is exact cosine top-k in query blocks within a memory budget."""
+def chunk_vectors(
+    texts: Sequence[str], label: str, model: str | None, steps: Steps, engine: Engine, store: VectorStore | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """(vectors, row of each text): from the vector store, encoding only what it lacks, or (no store)
+    encoded here and held in memory, row i for text i (rows None)."""
+    if store is None:
+        return embed(texts, label, model, steps, engine), None
+    rows = store.rows_for(texts, label, steps, engine)
+    return store.vectors(), rows
 
-    def __init__(self, chunks: Sequence[Chunk], model: str | None = None, steps: Steps = no_progress, engine: Engine = LOCAL):
+
+class DenseIndex:
+    """Normalised chunk embeddings (in memory, or memory-mapped from a VectorStore); search is exact
+    cosine top-k, a block of chunks and of queries at a time (search_vectors)."""
+
+    def __init__(self, chunks: Sequence[Chunk], model: str | None = None, steps: Steps = no_progress,
+                 engine: Engine = LOCAL, store: VectorStore | None = None):
         self.model, self.steps, self.engine = model, steps, engine
-        self._vectors = embed([indexed_text(c) for c in chunks], "encoding chunks", model, steps, engine)
-        self._block = max(1, SCORE_BUDGET_BYTES // (4 * max(1, len(chunks))))
+        texts = [indexed_text(c) for c in chunks]
+        self._vectors, self._rows = chunk_vectors(texts, "encoding chunks", model, steps, engine, store)
 
     def search(self, queries: Sequence[str], k: int, steps: Steps | None = None) -> Hits:
         query_vectors = embed(queries, "encoding queries", self.model, steps or self.steps, self.engine)
-        hits: Hits = []
-        for start in range(0, len(queries), self._block):
-            scores = query_vectors[start : start + self._block] @ self._vectors.T
-            hits.extend(top_k(row, k) for row in scores)
-        return hits
+        return search_vectors(query_vectors, self._vectors, k, self._rows)
 
 
 def fuse(rankings: Sequence[Hits], k: int, rrf_k: int = RRF_K) -> Hits:
@@ -131,17 +174,18 @@ def fuse(rankings: Sequence[Hits], k: int, rrf_k: int = RRF_K) -> Hits:
 
 def rerank_hits(
     first: Hits, chunks: Sequence[Chunk], queries: Sequence[str], depth: int, model: str | None = None,
-    steps: Steps = no_progress, engine: Engine = LOCAL,
+    steps: Steps = no_progress, engine: Engine = LOCAL, store: VectorStore | None = None,
 ) -> Hits:
     """Order each query's top-`depth` first-stage chunks by dense cosine; only those chunks are encoded."""
     candidates = [positions[:depth] for positions, _ in first]
     needed = np.unique(np.concatenate(candidates)) if candidates else np.zeros(0, dtype=np.int64)
-    chunk_vectors = embed([indexed_text(chunks[i]) for i in needed], "encoding candidates", model, steps, engine)
+    texts = [indexed_text(chunks[i]) for i in needed]
+    vectors, stored = chunk_vectors(texts, "encoding candidates", model, steps, engine, store)
     query_vectors = embed(queries, "encoding queries", model, steps, engine)
-    rows = {int(p): r for r, p in enumerate(needed)}
+    rows = {int(p): r for r, p in zip(stored if stored is not None else range(len(needed)), needed)}
     reranked: Hits = []
     for query_vector, positions in zip(query_vectors, candidates):
-        scores = chunk_vectors[[rows[int(p)] for p in positions]] @ query_vector if len(positions) else np.zeros(0)
+        scores = vectors[[rows[int(p)] for p in positions]] @ query_vector if len(positions) else np.zeros(0)
         reranked.append(strictly_ranked(positions, scores, depth))
     return reranked
 
@@ -182,6 +226,11 @@ class RetrievalSpec:
     model: str | None = None
     engine: Engine = field(default=LOCAL, compare=False)  # where the encoder runs; the run does not depend on it
 
+    @property
+    def dense(self) -> bool:
+        """Whether the run needs chunk vectors."""
+        return self.method in ("dense", "hybrid") or self.rerank is not None
+
     def check(self) -> None:
         if self.k <= 0:
             raise UsageError(f"-k must be a positive number of chunks per query, got {self.k}")
@@ -207,20 +256,24 @@ class RetrievalSpec:
         }
 
 
-def first_stage(spec: RetrievalSpec, chunks: Sequence[Chunk], queries: Sequence[str], k: int, steps: Steps) -> Hits:
+def first_stage(
+    spec: RetrievalSpec, chunks: Sequence[Chunk], queries: Sequence[str], k: int, steps: Steps, store: VectorStore | None
+) -> Hits:
     rankings = []
     if spec.method in ("bm25", "hybrid"):
         rankings.append(Bm25Index(chunks).search(queries, k))
     if spec.method in ("dense", "hybrid"):
-        rankings.append(DenseIndex(chunks, spec.model, steps, spec.engine).search(queries, k))
+        rankings.append(DenseIndex(chunks, spec.model, steps, spec.engine, store).search(queries, k))
     return rankings[0] if len(rankings) == 1 else fuse(rankings, k)
 
 
 def retrieve(
     chunks: Sequence[Chunk], items: Sequence[GoldenItem], spec: RetrievalSpec, name: str,
     corpus_path: str = "corpus", steps: Steps = no_progress, warn: Callable[[str], None] | None = None,
+    store: VectorStore | None = None,
 ) -> Run:
-    """The run of `spec` for the golden set's queries over `chunks`; `warn` hears of queries left empty."""
+    """The run of `spec` for the golden set's queries over `chunks`; `warn` hears of queries left empty.
+    Dense vectors come from `store` (encoding only the chunks it lacks), or are encoded in memory."""
     spec.check()
     if not chunks:
         raise ValidationError(f"{corpus_path}: the corpus has no chunks")
@@ -230,9 +283,9 @@ def retrieve(
         position = {c.id: p for p, c in enumerate(chunks)}
         hits = hits_from_run(read_run(spec.first_stage_run), query_ids, position, corpus_path)
     else:
-        hits = first_stage(spec, chunks, queries, depth, steps)
+        hits = first_stage(spec, chunks, queries, depth, steps, store)
     if spec.rerank:
-        reranked = rerank_hits(hits, chunks, queries, spec.rerank_depth, spec.model, steps, spec.engine)
+        reranked = rerank_hits(hits, chunks, queries, spec.rerank_depth, spec.model, steps, spec.engine, store)
         hits = [(p[: spec.k], s[: spec.k]) for p, s in reranked]
     empty = [q for q, (positions, _) in zip(query_ids, hits) if not len(positions)]
     if warn and empty:
@@ -242,9 +295,9 @@ def retrieve(
 
 def retrieve_files(
     corpus_path: str | os.PathLike, golden_path: str | os.PathLike, spec: RetrievalSpec, output: str,
-    steps: Steps = no_progress, warn: Callable[[str], None] | None = None,
+    steps: Steps = no_progress, warn: Callable[[str], None] | None = None, store: VectorStore | None = None,
 ) -> Run:
     """Read the corpus and golden set and retrieve for every golden query; the run is named after `output`."""
     spec.check()
     name = run_name(output) if output != "-" else spec.method or "rerank"
-    return retrieve(read_corpus(corpus_path), read_golden(golden_path), spec, name, str(corpus_path), steps, warn)
+    return retrieve(read_corpus(corpus_path), read_golden(golden_path), spec, name, str(corpus_path), steps, warn, store)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import click
 
+from ..cache import default_cache_dir
 from ..engines import make_engine
 from ..formats.trec import write_run
 from ..manifest import write_manifest
 from ..retrieve import METHODS, RERANKERS, RRF_K, RetrievalSpec, retrieve_files
+from ..vectors import VectorStore
 from .base import warn
 from .engine import engine_options
 from .progress import stderr_steps
@@ -26,7 +28,12 @@ from .progress import stderr_steps
 @click.option("--model", default=None, help="Dense encoder: local folder or Hugging Face name [default: all-MiniLM-L6-v2].")
 @click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="The TREC run to write ('-' = stdout).")
 @engine_options
-def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stage_run, model, output, engine, ray_address, ray_workers):
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
+              help="Folder of the dense vector store (chunk vectors kept per model, so a chunk is encoded once) "
+                   "[default: the user cache dir].")
+@click.option("--no-cache", is_flag=True, help="Encode the chunks in memory; neither read nor write the vector store.")
+def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stage_run, model, output, engine, ray_address,
+                     ray_workers, cache_dir, no_cache):
     """Retrieve chunks for every query of a golden set and write a TREC run (with a manifest).
 
     Scores strictly decrease within a query: ties go to the chunk earlier in the corpus. --engine
@@ -34,8 +41,14 @@ def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stag
     """
     spec = RetrievalSpec(method or (None if first_stage_run else "bm25"), k, rerank, rerank_depth, first_stage_run, model,
                          make_engine(engine, ray_address, ray_workers))
-    run = retrieve_files(corpus, golden, spec, output, steps=stderr_steps, warn=warn)
+    spec.check()
+    store = VectorStore(cache_dir or default_cache_dir(), model) if spec.dense and not no_cache else None
+    run = retrieve_files(corpus, golden, spec, output, steps=stderr_steps, warn=warn, store=store)
     write_run(run, output)
     inputs = [corpus, golden] + ([first_stage_run] if first_stage_run else [])
-    write_manifest(output, inputs=inputs, params=spec.params(), rows=len(run))
+    params = spec.params()
+    if store is not None:
+        params["vector_store"] = {"folder": str(store.folder), "encoded": store.encoded, "reused": store.reused}
+        click.echo(f"chunk vectors: {store.encoded} encoded, {store.reused} from the vector store {store.folder}", err=True)
+    write_manifest(output, inputs=inputs, params=params, rows=len(run))
     click.echo(f"wrote {len(run)} rows ({len(set(run.query_ids.to_pylist()))} queries) to {output}", err=True)
