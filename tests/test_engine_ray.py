@@ -70,7 +70,8 @@ def test_ray_judgments_equal_the_local_ones(sample):
 
 
 def test_dense_runs_are_identical_on_both_engines(sample):
-    inputs = ["--corpus", sample / "corpus.jsonl", "--golden", sample / "golden.jsonl", "--method", "dense", "-k", 20]
+    inputs = ["--corpus", sample / "corpus.jsonl", "--golden", sample / "golden.jsonl", "--method", "dense", "-k", 20,
+              "--no-cache"]  # both engines encode every chunk (the vector store would hand the second run the first's)
     run_cli("retrieve", *inputs, "-o", sample / "dense-local.run")
     run_cli("retrieve", *inputs, "--engine", "ray", "-o", sample / "dense-ray.run")
     local, remote = (sample / "dense-local.run").read_text(), (sample / "dense-ray.run").read_text()
