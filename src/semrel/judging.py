@@ -438,7 +438,7 @@ def judge_pairs(
         if isinstance(i, int) and 0 <= i < total and not done[i] and task(i) == (row["kind"], row["query_id"], row["chunk_id"]):
             scores[i], windows[i], done[i] = (row["P"], row["R"], row["F"]), row["windows"], True
     todo = np.flatnonzero(~done)
-    resumed = total - len(todo)
+    resumed, scored = total - len(todo), 0
 
     line = ProgressLine("judge", {"texts": 0, "pairs": len(todo)}, main="pairs") if progress and len(todo) else None
     scorer = PairScorer(encoder, weights, answers, line)
@@ -452,6 +452,7 @@ def judge_pairs(
         scorer.load_references(reference_texts)
         for group, best, count in scorer.score(by_text, lambda i: task(i)[1]):
             scores[group], windows[group] = best, count
+            scored += len(group)
             if saved:
                 saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))), "P": float(p), "R": float(r),
                               "F": float(f), "windows": count} for i, (p, r, f) in zip(group, best))
@@ -484,7 +485,7 @@ def judge_pairs(
         "options": asdict(options),
     }
     result = JudgeResult(Judgments(work, final), params, encoder.encoded, encoder.cached, windowed, scorer.truncated, resumed,
-                         scored=len(todo))
+                         scored)
     if scorer.truncated:
         result.warnings.append(f"{scorer.truncated} reference answers exceed the {window}-token window "
                                "and were truncated to it (as bert_score does at the model's limit)")
