@@ -6,7 +6,8 @@ The pool is fixed: the 18 questions of data/golden.csv against the same 17 chunk
 Around those chunks, synthetic corpora of each size are written (chunk texts recombine sentences
 of data/docs, so they tokenize like real text). After one run that fills the embedding cache,
 each size is judged by the CLI in its own process (`os.wait4` gives that process's peak RSS),
-so the figures show what the corpus alone costs: reading it, never keeping it.
+so the figures show what the corpus alone costs: reading it, never keeping it. With
+`--rescale corpus` each size draws its own 500 baseline chunks and is judged once to cache them.
 """
 
 from __future__ import annotations
@@ -37,10 +38,14 @@ def write_inputs(folder: Path, sizes: list[int]) -> None:
     golden.jsonl (no gold chunks: only the pool is judged) and pool.tsv."""
     pieces = sentences()
     rng = random.Random(0)
-    texts = [" ".join(rng.sample(pieces, rng.randint(3, 5))) for _ in range(max(sizes))]
-    for size in sizes:
-        with open(folder / f"corpus-{size}.jsonl", "w", encoding="utf-8") as out:
-            out.writelines(json.dumps({"_id": f"c{i}", "title": "", "text": texts[i]}) + "\n" for i in range(size))
+    outs = {size: open(folder / f"corpus-{size}.jsonl", "w", encoding="utf-8") for size in sizes}
+    for i in range(max(sizes)):  # line by line: this process stays small, and so do the children it forks
+        line = json.dumps({"_id": f"c{i}", "title": "", "text": " ".join(rng.sample(pieces, rng.randint(3, 5)))}) + "\n"
+        for size, out in outs.items():
+            if i < size:
+                out.write(line)
+    for out in outs.values():
+        out.close()
     with open(ROOT / "data" / "golden.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     with open(folder / "golden.jsonl", "w", encoding="utf-8") as out:
@@ -80,6 +85,8 @@ def main() -> None:
         judge(folder, sizes[0], extra)  # fills the cache: what follows differs only in the corpus
         print(f"{'chunks':>9} {'corpus MB':>9} {'seconds':>8} {'peak RSS MB':>11}  summary")
         for size in sizes:
+            if args.rescale == "corpus" and size != sizes[0]:
+                judge(folder, size, extra)  # each size samples its own baseline chunks: cache them first
             seconds, peak, summary = judge(folder, size, extra)
             mb = (folder / f"corpus-{size}.jsonl").stat().st_size / 1e6
             print(f"{size:>9,} {mb:>9.1f} {seconds:>8.1f} {peak:>11.0f}  {summary}")

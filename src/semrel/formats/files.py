@@ -86,9 +86,9 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
         yield from enumerate(read_text(path).split("\n"), start=1)
         return
     with _open_binary(name) as plain:
+        compressed = plain.peek(2)[:2] == b"\x1f\x8b"
+        handle = gzip.GzipFile(fileobj=plain, mode="rb") if compressed else plain
         try:
-            compressed = plain.peek(2)[:2] == b"\x1f\x8b"
-            handle = gzip.GzipFile(fileobj=plain, mode="rb") if compressed else plain
             for number, raw in enumerate(handle, start=1):
                 if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                     raw = raw[3:]
@@ -97,6 +97,8 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
                 except UnicodeDecodeError:
                     raise FormatError(name, "not valid UTF-8", line=number, hint="re-save the file as UTF-8") from None
         except (OSError, EOFError) as exc:
+            if not compressed:
+                raise
             raise FormatError(name, f"broken gzip data ({exc})") from None
 
 
