@@ -517,11 +517,12 @@ def judge(
     and an interrupted run resumes from `<output>.partial`.
     `cache`: a folder, None for the user cache dir, False for none.
     """
-    if isinstance(corpus, (str, os.PathLike)):
+    is_path = isinstance(corpus, (str, os.PathLike))
+    if is_path and str(corpus) != STDIO:
         chunks, corpus_name = (lambda: iter_corpus(corpus)), str(corpus)
-    else:
-        records = list(corpus)
-        chunks, corpus_name = (lambda: enumerate(records, start=1)), "corpus"
+    else:  # records, or stdin: read once, kept for the second pass of --idf
+        records = list(iter_corpus(corpus)) if is_path else list(enumerate(corpus, start=1))
+        chunks, corpus_name = (lambda: iter(records)), str(corpus) if is_path else "corpus"
     items, golden_name = _load(golden, read_golden, "golden set")
     pairs, pool_name = _load(pool or (), read_pool, "pool")
     options = JudgeOptions(
