@@ -1,7 +1,8 @@
 """Append-only progress files, so a long run killed halfway resumes without redoing finished work.
 
 The first line records a fingerprint of everything the results depend on; a file written under
-another fingerprint is ignored. A line cut short by the kill is ignored too.
+another fingerprint is ignored. A line cut short by the kill (no final newline, or not JSON) is
+cut off before new rows are appended, so every complete row is counted once and none twice.
 """
 
 from __future__ import annotations
@@ -9,11 +10,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 
 class Checkpoint:
-    """Rows appended (and flushed) as work finishes; `done` holds those of an earlier run.
+    """Rows appended (and flushed) as work finishes; `rows()` streams those of an earlier run.
 
     Flushed rows survive the process being killed; they are fsynced when the file is closed.
     """
@@ -21,32 +22,54 @@ class Checkpoint:
     def __init__(self, path: str | os.PathLike, fingerprint: str):
         self.path = Path(path)
         self.fingerprint = fingerprint
-        self.done: list[dict[str, Any]] = self._load()
+        self.saved, self._end = self._scan()  # complete rows of an earlier run; the byte after the last one
         self._handle = None
 
-    def _load(self) -> list[dict[str, Any]]:
+    def _lines(self) -> Iterator[tuple[int, bytes]]:
+        """(offset after the line, line) of each complete line, the header first."""
+        with open(self.path, "rb") as handle:
+            end = 0
+            for line in handle:
+                if not line.endswith(b"\n"):
+                    return  # the line being written when the run stopped
+                end += len(line)
+                yield end, line
+
+    def _scan(self) -> tuple[int, int]:
         if not self.path.exists():
-            return []
-        lines = self.path.read_text(encoding="utf-8", errors="replace").split("\n")
-        try:
-            if json.loads(lines[0]).get("fingerprint") != self.fingerprint:
-                return []
-        except (ValueError, AttributeError):
-            return []
-        rows = []
-        for line in lines[1:]:
+            return 0, 0
+        count, end = 0, 0
+        for offset, line in self._lines():
             try:
-                rows.append(json.loads(line))
+                value = json.loads(line)
             except ValueError:
-                break  # the line being written when the run stopped
-        return rows
+                break
+            if end == 0 and (not isinstance(value, dict) or value.get("fingerprint") != self.fingerprint):
+                return 0, 0
+            count += end > 0
+            end = offset
+        return count, end
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """The complete rows of an earlier run with the same fingerprint, read one at a time."""
+        if not self.saved:
+            return
+        for index, (_, line) in enumerate(self._lines()):
+            if index > self.saved:
+                return
+            if index:
+                yield json.loads(line)
 
     def append(self, rows: Iterable[dict[str, Any]]) -> None:
-        if self._handle is None:  # start afresh: header and the earlier rows, minus any cut-off line
-            self._handle = open(self.path, "w", encoding="utf-8")
-            self._handle.write(json.dumps({"fingerprint": self.fingerprint}) + "\n")
-            self._handle.writelines(json.dumps(row) + "\n" for row in self.done)
-        self._handle.writelines(json.dumps(row) + "\n" for row in rows)
+        if self._handle is None:  # keep the earlier rows, drop any cut-off line after them
+            if self._end:
+                self._handle = open(self.path, "r+b")
+                self._handle.truncate(self._end)
+                self._handle.seek(self._end)
+            else:
+                self._handle = open(self.path, "wb")
+                self._handle.write(_line({"fingerprint": self.fingerprint}))
+        self._handle.write(b"".join(_line(row) for row in rows))
         self._handle.flush()
 
     def close(self) -> None:
@@ -55,3 +78,7 @@ class Checkpoint:
             os.fsync(self._handle.fileno())
             self._handle.close()
             self._handle = None
+
+
+def _line(row: dict[str, Any]) -> bytes:
+    return (json.dumps(row) + "\n").encode("utf-8")

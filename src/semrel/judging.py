@@ -21,13 +21,16 @@ over the window is truncated to it, as bert_score does at the limit, and counted
 from __future__ import annotations
 
 import hashlib
+import heapq
+import itertools
 import json
 import os
 from collections import Counter, defaultdict
+from collections.abc import Sequence as SequenceABC
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -37,7 +40,7 @@ from .checkpoint import Checkpoint
 from .encode import normalised_tokens, token_windows
 from .engines import LOCAL, Engine
 from .errors import UsageError, ValidationError
-from .formats.corpus import read_corpus, read_golden, require_known_chunks
+from .formats.corpus import iter_corpus, read_golden, repeated_id, require_known_chunks
 from .formats.files import STDIO
 from .formats.judgments import write_judgments
 from .formats.pool import read_pool
@@ -69,13 +72,14 @@ class JudgeOptions:
 
 @dataclass
 class JudgeResult:
-    judgments: list[Judgment]
+    judgments: Sequence[Judgment]  # a Judgments view: built row by row from score arrays
     params: dict[str, Any]  # how they were made, for the manifest
     encoded: int = 0  # texts run through the model by this call
     cached: int = 0  # texts read from the embedding cache
     windowed: int = 0  # chunks longer than the model's limit, scored in windows
     truncated_references: int = 0  # reference answers longer than the limit, truncated as bert_score does
     resumed: int = 0  # pairs taken from an interrupted run's checkpoint
+    scored: int = 0  # pairs scored by this call (resumed + scored = pairs + baseline pairs)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -113,15 +117,20 @@ class TextEncoder:
         """Token ids without special tokens; texts are stripped first, as bert_score's sent_encode does."""
         return self.tokenizer([t.strip() for t in texts], add_special_tokens=False, verbose=False)["input_ids"]
 
-    def weights(self, idf: bool, corpus_texts: Sequence[str]) -> tuple[np.ndarray, dict[str, Any]]:
-        """Weight per token id (idf of the corpus chunks, or 1 with [CLS]/[SEP] at 0) and how it was made."""
-        key = bytes.fromhex(_digest(self.info.fingerprint, "idf", *corpus_texts) if idf else _digest(self.info.fingerprint, "plain"))
+    def weights(self, idf: bool, corpus_texts: Callable[[], Iterable[str]], corpus_digest: str) -> tuple[np.ndarray, dict[str, Any]]:
+        """Weight per token id (idf of the corpus chunks, or 1 with [CLS]/[SEP] at 0) and how it was made.
+
+        idf reads `corpus_texts()` as a stream, in blocks, counting documents per token without
+        keeping them; `corpus_digest` (of the texts) keys the table in the cache.
+        """
+        key = bytes.fromhex(_digest(self.info.fingerprint, "idf", corpus_digest) if idf else _digest(self.info.fingerprint, "plain"))
         found = self.cache.get_weights(key) if self.cache else None
         if found is None:
             tokenizer = self.tokenizer
             size = max(len(tokenizer), tokenizer.vocab_size)
             if idf:
-                found = idf_table((self.with_specials(ids) for ids in self.token_ids(corpus_texts)), size)
+                blocks = (self.token_ids(block) for block in _blocks(corpus_texts(), 1024))
+                found = idf_table((self.with_specials(ids) for block in blocks for ids in block), size)
             else:
                 found = plain_weights(size, (tokenizer.cls_token_id, tokenizer.sep_token_id)), 0
             if self.cache:
@@ -180,6 +189,12 @@ def _assemble(pieces: list[tuple[int, np.ndarray]], windows: list[tuple[int, lis
     )
 
 
+def _blocks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    iterator = iter(items)
+    while block := list(itertools.islice(iterator, size)):
+        yield block
+
+
 def first_window(entry: Encoded) -> tuple[Encoded, bool]:
     """A reference cut to its first window (bert_score's truncation), and whether anything was cut."""
     if entry.windows == 1:
@@ -188,22 +203,31 @@ def first_window(entry: Encoded) -> tuple[Encoded, bool]:
     return Encoded(entry.ids[:end], entry.starts[:1], entry.vectors[:end]), True
 
 
-def build_pairs(golden: Sequence[GoldenItem], pairs: Iterable[Pair], chunk_ids: set[str], names: Mapping[str, str]) -> list[Pair]:
-    """Pool pairs grouped by query in golden order, with each query's gold chunks added (source `gold`)."""
-    require_known_chunks(golden, chunk_ids, names["golden"])
+def build_pairs(golden: Sequence[GoldenItem], pairs: Iterable[Pair], names: Mapping[str, str]) -> list[Pair]:
+    """Pool pairs grouped by query in golden order, with each query's gold chunks added (source `gold`).
+
+    Equal ids and source lists are stored once, so the list costs little more than a pointer a pair.
+    """
+    shared: dict[Any, Any] = {}
     by_query: dict[str, dict[str, set[str]]] = {g.query_id: {} for g in golden}
     for query_id, chunk_id, sources in pairs:
         if query_id not in by_query:
             raise ValidationError(f"{names['pool']}: query {query_id!r} is not in {names['golden']}; "
                                   "pool and golden set must come from the same queries")
-        if chunk_id not in chunk_ids:
-            raise ValidationError(f"{names['pool']}: chunk {chunk_id!r} (query {query_id!r}) is not in {names['corpus']}; "
-                                  "pool runs retrieved over this corpus")
-        by_query[query_id].setdefault(chunk_id, set()).update(sources)
+        by_query[query_id].setdefault(shared.setdefault(chunk_id, chunk_id), set()).update(sources)
     for item in golden:
         for chunk_id in item.gold_chunk_ids:
-            by_query[item.query_id].setdefault(chunk_id, set()).add("gold")
-    return [(q, c, tuple(sorted(s))) for q, found in by_query.items() for c, s in found.items()]
+            by_query[item.query_id].setdefault(shared.setdefault(chunk_id, chunk_id), set()).add("gold")
+    return [(q, c, shared.setdefault(key := tuple(sorted(s)), key)) for q, found in by_query.items() for c, s in found.items()]
+
+
+def require_known(golden: Sequence[GoldenItem], work: Sequence[Pair], known: set[str], names: Mapping[str, str]) -> None:
+    """Every gold and pooled chunk id must be in the corpus; the first one that is not is the error."""
+    require_known_chunks(golden, known, names["golden"])
+    for query_id, chunk_id, _ in work:
+        if chunk_id not in known:
+            raise ValidationError(f"{names['pool']}: chunk {chunk_id!r} (query {query_id!r}) is not in {names['corpus']}; "
+                                  "pool runs retrieved over this corpus")
 
 
 def reference_answers(golden: Sequence[GoldenItem], queries: set[str], golden_name: str) -> dict[str, tuple[str, ...]]:
@@ -219,21 +243,67 @@ def reference_answers(golden: Sequence[GoldenItem], queries: set[str], golden_na
     return answers
 
 
-def baseline_sample(chunks: Mapping[str, str], queries: Sequence[str], related: set[tuple[str, str]], count: int, seed: int) -> list[tuple[str, str]]:
-    """`count` random (query, chunk) pairs, seeded, none of them pooled or gold: unrelated pairs."""
-    rng = np.random.default_rng(seed)
-    chunk_ids = [c for c, text in chunks.items() if text.strip()]
-    chosen: dict[tuple[str, str], None] = {}
-    for _ in range(20 * count):
-        if len(chosen) == count or not chunk_ids or not queries:
-            break
-        pair = (queries[int(rng.integers(len(queries)))], chunk_ids[int(rng.integers(len(chunk_ids)))])
-        if pair not in related:
-            chosen[pair] = None
+def _seeded_hash(seed: int, chunk_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(f"{seed}\0{chunk_id}".encode(), digest_size=8).digest(), "big")
+
+
+@dataclass
+class CorpusScan:
+    """What one pass over the corpus keeps: the texts of the chunks the work needs, never all of them."""
+
+    texts: dict[str, str]  # chunk id -> text, for the judged chunks and the baseline candidates
+    candidates: list[tuple[int, str]]  # (seeded hash, chunk id) of baseline candidates, smallest hash first
+    chunks: int  # chunks read
+    digest: str  # sha256 of every chunk text in order (what idf weights depend on)
+
+
+def scan_corpus(corpus: Iterable[tuple[int, Chunk]], needed: set[str], candidates: int, seed: int, name: str, digest: bool) -> CorpusScan:
+    """One streaming pass: texts of the `needed` chunks, plus the `candidates` non-blank chunks with
+    the smallest seeded hash of their id (a uniform sample, the same whatever the corpus order)."""
+    texts: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    heap: list[tuple[int, str, str]] = []  # (-hash, id, text): the largest kept hash on top
+    hasher = hashlib.sha256()
+    count = 0
+    for line, chunk in corpus:
+        count += 1
+        if digest:
+            hasher.update(chunk.text.encode() + b"\0")
+        if chunk.id in needed:
+            if chunk.id in lines:
+                raise repeated_id(name, chunk.id, lines[chunk.id], line)
+            lines[chunk.id] = line
+            texts[chunk.id] = chunk.text
+        if candidates and chunk.text.strip():
+            entry = (-_seeded_hash(seed, chunk.id), chunk.id, chunk.text)
+            if len(heap) < candidates:
+                heapq.heappush(heap, entry)
+            elif entry > heap[0]:
+                heapq.heapreplace(heap, entry)
+    ranked = sorted((-h, c, t) for h, c, t in heap)
+    texts.update((c, t) for _, c, t in ranked)
+    return CorpusScan(texts, [(h, c) for h, c, _ in ranked], count, hasher.hexdigest())
+
+
+def baseline_sample(candidates: Sequence[tuple[int, str]], queries: Sequence[str], related: set[tuple[str, str]], count: int, seed: int) -> list[tuple[str, str]]:
+    """`count` (query, chunk) pairs, none of them pooled or gold: unrelated pairs.
+
+    Candidates are chunks in seeded-hash order; each gets its own seeded order of the queries.
+    Round r pairs every candidate with its r-th query, so a big corpus gives `count` distinct
+    chunks and a small one reuses chunks with other queries. Deterministic for a seed.
+    """
+    rounds = min(len(queries), 2 * -(-count // max(len(candidates), 1)) + 8)
+    orders = [np.random.default_rng([seed, h]).permutation(len(queries))[:rounds] for h, _ in candidates]
+    chosen: list[tuple[str, str]] = []
+    for r in range(rounds):
+        for (_, chunk_id), order in zip(candidates, orders):
+            pair = (queries[order[r]], chunk_id)
+            if len(chosen) < count and pair not in related:
+                chosen.append(pair)
     if len(chosen) < min(count, 10):
         raise UsageError(f"only {len(chosen)} unrelated (chunk, reference) pairs found; "
                          "the corpus is too small for --rescale corpus, use --rescale none")
-    return list(chosen)
+    return chosen
 
 
 class PairScorer:
@@ -243,14 +313,13 @@ class PairScorer:
         self.encoder, self.weights, self.answers, self.progress = encoder, weights, answers, progress
         self.references: dict[str, Encoded] = {}
         self.truncated = 0
-        self.windowed: set[str] = set()
 
     def load_references(self, texts: Sequence[str]) -> None:
         for i, entry in self.encoder.encode(texts, self.progress):
             self.references[texts[i]], cut = first_window(entry)
             self.truncated += cut
 
-    def _best(self, entry: Encoded, queries: list[str]) -> dict[str, tuple[float, float, float]]:
+    def _best(self, entry: Encoded, queries: list[str]) -> np.ndarray:
         """Best P, R, F of one chunk (all its windows) against each query's answers, in one product."""
         refs = [self.references[a] for q in queries for a in self.answers[q]]
         lengths = np.array([len(r.ids) for r in refs])
@@ -261,32 +330,42 @@ class PairScorer:
         )
         best = np.stack([s.max(axis=0) for s in scores], axis=1)  # (references, 3): best window each
         bounds = np.cumsum([0] + [len(self.answers[q]) for q in queries])
-        return {q: tuple(float(v) for v in best[bounds[k] : bounds[k + 1]].max(axis=0)) for k, q in enumerate(queries)}
+        return np.stack([best[bounds[k] : bounds[k + 1]].max(axis=0) for k in range(len(queries))])
 
-    def score(self, chunk_text: Mapping[str, str], tasks: Sequence[tuple[str, str, str]]) -> Iterator[list[dict[str, Any]]]:
-        """Rows `{kind, query_id, chunk_id, P, R, F, windows}` per chunk text, as each is scored."""
-        by_text: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-        for task in tasks:
-            by_text[chunk_text[task[2]]].append(task)
-        empty = [t for t in by_text if not t.strip()]
-        for text in empty:  # nothing to match: bert_score gives 0, 0, 0
-            yield self._rows(by_text.pop(text), lambda q: (0.0, 0.0, 0.0), 1)
-        texts = list(by_text)
+    def score(self, by_text: Mapping[str, list[int]], query_of: Callable[[int], str]) -> Iterator[tuple[list[int], np.ndarray, int]]:
+        """(task numbers, their P, R, F as rows, windows) per chunk text, as each is scored."""
+        for text in [t for t in by_text if not t.strip()]:  # nothing to match: bert_score gives 0, 0, 0
+            yield self._done(by_text[text], np.zeros((len(by_text[text]), 3)), 1)
+        texts = [t for t in by_text if t.strip()]
         for i, entry in self.encoder.encode(texts, self.progress):
             group = by_text[texts[i]]
-            best = self._best(entry, list(dict.fromkeys(q for _, q, _ in group)))
-            if entry.windows > 1:
-                self.windowed.update(c for _, _, c in group)
-            yield self._rows(group, best.__getitem__, entry.windows)
+            queries = [query_of(k) for k in group]
+            unique = {q: k for k, q in enumerate(dict.fromkeys(queries))}
+            best = self._best(entry, list(unique))
+            yield self._done(group, best[[unique[q] for q in queries]], entry.windows)
 
-    def _rows(self, group, best, windows: int) -> list[dict[str, Any]]:
-        rows = []
-        for kind, query_id, chunk_id in group:
-            p, r, f = best(query_id)
-            rows.append({"kind": kind, "query_id": query_id, "chunk_id": chunk_id, "P": p, "R": r, "F": f, "windows": windows})
+    def _done(self, group: list[int], scores: np.ndarray, windows: int) -> tuple[list[int], np.ndarray, int]:
         if self.progress:
-            self.progress.add("pairs", len(rows))
-        return rows
+            self.progress.add("pairs", len(group))
+        return group, scores, windows
+
+
+class Judgments(SequenceABC):
+    """Judgments made on access from the pairs and a (pairs, 3) score array: a row of floats a
+    pair in memory instead of an object, and streamed when written."""
+
+    def __init__(self, work: Sequence[Pair], scores: np.ndarray):
+        self.work, self.scores = work, scores
+
+    def __len__(self) -> int:
+        return len(self.work)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[k] for k in range(len(self))[index]]
+        query_id, chunk_id, sources = self.work[index]
+        p, r, f = (float(v) for v in self.scores[index])
+        return Judgment(query_id, chunk_id, p, r, f, source=",".join(sources))
 
 
 def _layer(info: ModelInfo, layer: int | None) -> tuple[int, str]:
@@ -298,7 +377,7 @@ def _layer(info: ModelInfo, layer: int | None) -> tuple[int, str]:
 
 
 def judge_pairs(
-    chunks: Sequence[Chunk],
+    corpus: Callable[[], Iterable[tuple[int, Chunk]]],
     golden: Sequence[GoldenItem],
     pairs: Iterable[Pair],
     options: JudgeOptions = JudgeOptions(),
@@ -309,9 +388,11 @@ def judge_pairs(
 ) -> JudgeResult:
     """Judgments of the pool pairs plus every gold pair, in query order; see the module docstring.
 
-    `checkpoint` names an append-only file of finished pairs: a run killed halfway and started
-    again with the same inputs and options picks up where it stopped. `names` label the inputs
-    in error messages. `engine` runs the model (judgments do not depend on it).
+    `corpus()` yields (line number, Chunk) and is read as a stream (twice for idf weights not in
+    the cache): only the texts of judged chunks and of the baseline sample are kept, so memory
+    follows the pool, not the corpus. `checkpoint` names an append-only file of finished pairs:
+    a run killed halfway and started again with the same inputs and options scores only the
+    pairs it lacks. `names` label the inputs in error messages. `engine` runs the model (judgments do not depend on it).
     """
     names = {"corpus": "corpus", "golden": "golden set", "pool": "pool", **(names or {})}
     if options.rescale not in RESCALE_MODES:
@@ -324,41 +405,56 @@ def judge_pairs(
     overlap = window // 4 if options.overlap is None else options.overlap
     if not 0 <= overlap < window // 2:
         raise UsageError(f"--overlap {overlap}: must be 0 or more and under half the {window}-token window")
-    chunk_text = {c.id: c.text for c in chunks}
-    work = build_pairs(golden, pairs, set(chunk_text), names)
-    answers = reference_answers(golden, {q for q, _, _ in work}, names["golden"])
+    work = build_pairs(golden, pairs, names)
     shipped = shipped_baseline(info.name, info.folder, layer) if options.rescale == "baseline" else None
     if options.rescale == "baseline" and shipped is None:
         raise UsageError(f"bert_score ships no rescaling baseline for {info.name}; use --rescale corpus (or none)")
-    tasks = [("pair", q, c) for q, c, _ in work]
-    if options.rescale == "corpus":
-        related = {(q, c) for q, c, _ in work}
+    sampling = options.baseline_pairs if options.rescale == "corpus" else 0
+    scan = scan_corpus(corpus(), {c for _, c, _ in work}, sampling, options.seed, names["corpus"], options.idf)
+    require_known(golden, work, set(scan.texts), names)
+    answers = reference_answers(golden, {q for q, _, _ in work}, names["golden"])
+    baseline_pairs: list[tuple[str, str]] = []
+    if sampling:
         queries = [g.query_id for g in golden if g.query_id in answers]
-        tasks += [("baseline", q, c) for q, c in baseline_sample(chunk_text, queries, related, options.baseline_pairs, options.seed)]
+        baseline_pairs = baseline_sample(scan.candidates, queries, {(q, c) for q, c, _ in work}, sampling, options.seed)
+    used = {c for _, c, _ in work} | {c for _, c in baseline_pairs}
 
+    def task(i: int) -> tuple[str, str, str]:
+        return ("pair", *work[i][:2]) if i < len(work) else ("baseline", *baseline_pairs[i - len(work)])
+
+    total = len(work) + len(baseline_pairs)
     cache = EmbeddingCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
     encoder = TextEncoder(info, layer, window, overlap, cache, options.max_tokens, engine)
-    corpus_texts = [c.text for c in chunks]
-    weights, weights_info = encoder.weights(options.idf, corpus_texts)
-    fingerprint = _digest(encoder.namespace, overlap, weights_info, _digest(*sorted(chunk_text.items())),
-                          _digest(*sorted(answers.items())))
+    weights, weights_info = encoder.weights(options.idf, lambda: (c.text for _, c in corpus()), scan.digest)
+    fingerprint = _digest(encoder.namespace, overlap, weights_info, scan.digest if options.idf else None,
+                          _digest(*sorted((c, scan.texts[c]) for c in used)), _digest(*sorted(answers.items())), baseline_pairs)
     saved = Checkpoint(checkpoint, fingerprint) if checkpoint else None
-    scores = {(r["kind"], r["query_id"], r["chunk_id"]): r for r in (saved.done if saved else [])}
-    todo = [t for t in tasks if t not in scores]
-    resumed = len(tasks) - len(todo)
+    scores = np.zeros((total, 3))
+    windows = np.zeros(total, dtype=np.int32)
+    done = np.zeros(total, dtype=bool)
+    for row in saved.rows() if saved else ():
+        i = row.get("i")
+        if isinstance(i, int) and 0 <= i < total and not done[i] and task(i) == (row["kind"], row["query_id"], row["chunk_id"]):
+            scores[i], windows[i], done[i] = (row["P"], row["R"], row["F"]), row["windows"], True
+    todo = np.flatnonzero(~done)
+    resumed, scored = total - len(todo), 0
 
-    line = ProgressLine("judge", {"texts": 0, "pairs": len(todo)}, main="pairs") if progress and todo else None
+    line = ProgressLine("judge", {"texts": 0, "pairs": len(todo)}, main="pairs") if progress and len(todo) else None
     scorer = PairScorer(encoder, weights, answers, line)
-    reference_texts = sorted({a for _, q, _ in todo for a in answers[q]})
-    chunk_texts_todo = {chunk_text[c] for _, _, c in todo}
+    by_text: dict[str, list[int]] = defaultdict(list)
+    for i in todo.tolist():
+        by_text[scan.texts[task(i)[2]]].append(i)
+    reference_texts = sorted({a for i in todo.tolist() for a in answers[task(i)[1]]})
     if line:
-        line.totals["texts"] = len(reference_texts) + len(chunk_texts_todo)
+        line.totals["texts"] = len(reference_texts) + len(by_text)
     try:
         scorer.load_references(reference_texts)
-        for rows in scorer.score(chunk_text, todo):
-            scores.update(((r["kind"], r["query_id"], r["chunk_id"]), r) for r in rows)
+        for group, best, count in scorer.score(by_text, lambda i: task(i)[1]):
+            scores[group], windows[group] = best, count
+            scored += len(group)
             if saved:
-                saved.append(rows)
+                saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))), "P": float(p), "R": float(r),
+                              "F": float(f), "windows": count} for i, (p, r, f) in zip(group, best))
     finally:
         if saved:
             saved.close()
@@ -370,40 +466,29 @@ def judge_pairs(
     baseline, baseline_info = None, None
     if shipped is not None:
         baseline, baseline_info = shipped[0], {"source": shipped[1], "layer": layer}
-    elif options.rescale == "corpus":
-        sample = np.array([[scores[t][k] for k in "PRF"] for t in tasks if t[0] == "baseline"])
-        baseline = sample.mean(axis=0)
-        baseline_info = {"source": "corpus", "pairs": len(sample), "seed": options.seed}
-    judgments = []
-    for q, c, sources in work:
-        raw = np.array([scores["pair", q, c][k] for k in "PRF"])
-        final = rescale(raw, baseline) if baseline is not None else raw
-        judgments.append(Judgment(q, c, *(float(v) for v in final), source=",".join(sources)))
-    windowed = {c for (kind, _, c), r in scores.items() if kind == "pair" and r["windows"] > 1}
+    elif sampling:
+        baseline = scores[len(work):].mean(axis=0)
+        baseline_info = {"source": "corpus", "pairs": len(baseline_pairs), "seed": options.seed}
+    final = rescale(scores[: len(work)], baseline) if baseline is not None else scores[: len(work)]
+    windowed = len({work[i][1] for i in np.flatnonzero(windows[: len(work)] > 1).tolist()})
     params = {
         "model": info.name, "model_folder": str(info.folder), "model_fingerprint": info.fingerprint,
         "layer": layer, "layer_source": layer_source, **weights_info,
         "rescale": options.rescale,
         "baseline": None if baseline is None else {**dict(zip("PRF", (float(v) for v in baseline))), **baseline_info},
-        "windows": {"tokens": window, "model_limit": info.max_length, "overlap": overlap, "windowed_chunks": len(windowed),
+        "windows": {"tokens": window, "model_limit": info.max_length, "overlap": overlap, "windowed_chunks": windowed,
                     "rule": "each window scored as a candidate; best window kept for P, R, F separately"},
         "multiple_references": "best reference kept for P, R, F separately (as bert_score)",
         "truncated_references": scorer.truncated,
-        "pairs": len(judgments), "cache": str(cache.path) if cache else None,
+        "pairs": len(work), "cache": str(cache.path) if cache else None,
         "options": asdict(options), "engine": engine.params(),
     }
-    result = JudgeResult(judgments, params, encoder.encoded, encoder.cached, len(windowed), scorer.truncated, resumed)
+    result = JudgeResult(Judgments(work, final), params, encoder.encoded, encoder.cached, windowed, scorer.truncated, resumed,
+                         scored)
     if scorer.truncated:
         result.warnings.append(f"{scorer.truncated} reference answers exceed the {window}-token window "
                                "and were truncated to it (as bert_score does at the model's limit)")
     return result
-
-
-def _load(value, reader, kind: str):
-    """Records from a path (read with `reader`) or an in-memory iterable; the name used in messages."""
-    if isinstance(value, (str, os.PathLike)):
-        return reader(value), str(value)
-    return list(value), kind
 
 
 def judge(
@@ -427,12 +512,18 @@ def judge(
     """Score chunks against reference answers with BERTScore (the Python side of `semrel judge`).
 
     Inputs are file paths or records (Chunk, GoldenItem, (query_id, chunk_id, sources) tuples);
-    without a pool only the gold pairs are judged. With `output`, judgments.jsonl is written
-    atomically with its manifest, and an interrupted run resumes from `<output>.partial`.
+    without a pool only the gold pairs are judged. A corpus file is streamed, never loaded
+    whole. With `output`, judgments.jsonl is written atomically (row by row) with its manifest,
+    and an interrupted run resumes from `<output>.partial`.
     `cache`: a folder, None for the user cache dir, False for none. `engine`: where the model runs
     (engines.make_engine); judgments are the same on every engine.
     """
-    chunks, corpus_name = _load(corpus, read_corpus, "corpus")
+    is_path = isinstance(corpus, (str, os.PathLike))
+    if is_path and str(corpus) != STDIO:
+        chunks, corpus_name = (lambda: iter_corpus(corpus)), str(corpus)
+    else:  # records, or stdin: read once, kept for the second pass of --idf
+        records = list(iter_corpus(corpus)) if is_path else list(enumerate(corpus, start=1))
+        chunks, corpus_name = (lambda: iter(records)), str(corpus) if is_path else "corpus"
     items, golden_name = _load(golden, read_golden, "golden set")
     pairs, pool_name = _load(pool or (), read_pool, "pool")
     options = JudgeOptions(
@@ -449,3 +540,10 @@ def judge(
         if partial:
             Path(partial).unlink(missing_ok=True)
     return result
+
+
+def _load(value, reader, kind: str):
+    """Records from a path (read with `reader`) or an in-memory iterable; the name used in messages."""
+    if isinstance(value, (str, os.PathLike)):
+        return reader(value), str(value)
+    return list(value), kind

@@ -45,14 +45,21 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
     from ..engines import make_engine
     from ..judging import judge  # imported here: `semrel label` and `--help` stay instant
 
-    result = judge(corpus, golden, pool, output, model=model, layer=layer, idf=idf, rescale=rescale, window=window, overlap=overlap,
-                   baseline_pairs=baseline_pairs, seed=seed, cache=False if no_cache else cache_dir,
-                   engine=make_engine(engine, ray_address, ray_workers))
+    try:
+        result = judge(corpus, golden, pool, output, model=model, layer=layer, idf=idf, rescale=rescale, window=window,
+                       overlap=overlap, baseline_pairs=baseline_pairs, seed=seed, cache=False if no_cache else cache_dir,
+                       engine=make_engine(engine, ray_address, ray_workers))
+    except KeyboardInterrupt:
+        kept = "nothing was written" if output == "-" else f"finished pairs are kept in {output}.partial; run the same command again to resume"
+        click.echo(f"semrel: error: interrupted; {kept}", err=True)
+        raise SystemExit(130) from None
     for message in result.warnings:
         warn(message)
+    baseline = (result.params["baseline"] or {}).get("pairs", 0) if rescale == "corpus" else 0
     click.echo(
-        f"judged {len(result.judgments)} pairs: {result.encoded} texts encoded, {result.cached} from cache, "
-        f"{result.resumed} pairs resumed; {result.windowed} long chunks scored in windows",
+        f"judged {len(result.judgments)} pairs" + (f" and {baseline} baseline pairs" if baseline else "")
+        + f" ({result.resumed} resumed, {result.scored} scored): {result.encoded} texts encoded, {result.cached} from cache; "
+        f"{result.windowed} long chunks scored in windows",
         err=True,
     )
 

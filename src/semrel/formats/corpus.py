@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from ..errors import FormatError, SemrelError, ValidationError
 from ..records import Chunk, GoldenItem, Qrels
@@ -25,22 +25,30 @@ def _nonempty(records: list, what: str, path: str | os.PathLike) -> list:
     return records
 
 
+def iter_corpus(path: str | os.PathLike) -> Iterator[tuple[int, Chunk]]:
+    """(line number, Chunk) of a corpus.jsonl, read one line at a time (no check for repeated ids)."""
+    for line, obj in read_jsonl(path):
+        chunk_id = _token(str(require(obj, "_id", path, line, (str, int))), "chunk id", path, line)
+        text = require(obj, "text", path, line)
+        yield line, Chunk(
+            id=chunk_id, text=text, title=str(obj.get("title") or ""), doc_id=str(obj.get("doc_id", chunk_id)),
+            start=int(obj.get("start", 0)), end=int(obj.get("end", len(text))),
+        )
+
+
+def repeated_id(path: str | os.PathLike, chunk_id: str, first: int, line: int) -> FormatError:
+    return FormatError(display_name(path), f"chunk id {chunk_id!r} already used on line {first}", line=line)
+
+
 def read_corpus(path: str | os.PathLike) -> list[Chunk]:
     """Chunks of a corpus.jsonl; a repeated `_id` is an error naming its line."""
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
-    for line, obj in read_jsonl(path):
-        chunk_id = _token(str(require(obj, "_id", path, line, (str, int))), "chunk id", path, line)
-        if chunk_id in seen:
-            raise FormatError(display_name(path), f"chunk id {chunk_id!r} already used on line {seen[chunk_id]}", line=line)
-        seen[chunk_id] = line
-        text = require(obj, "text", path, line)
-        chunks.append(
-            Chunk(
-                id=chunk_id, text=text, title=str(obj.get("title") or ""), doc_id=str(obj.get("doc_id", chunk_id)),
-                start=int(obj.get("start", 0)), end=int(obj.get("end", len(text))),
-            )
-        )
+    for line, chunk in iter_corpus(path):
+        if chunk.id in seen:
+            raise repeated_id(path, chunk.id, seen[chunk.id], line)
+        seen[chunk.id] = line
+        chunks.append(chunk)
     return _nonempty(chunks, "chunks", path)
 
 

@@ -22,21 +22,25 @@ def display_name(path: str | os.PathLike) -> str:
     return "<stdin>" if str(path) == STDIO else str(path)
 
 
+def _open_binary(name: str) -> IO[bytes]:
+    try:
+        return open(name, "rb")
+    except FileNotFoundError:
+        raise SemrelError(f"{name}: no such file (check the path)") from None
+    except IsADirectoryError:
+        raise SemrelError(f"{name}: is a folder, expected a file") from None
+    except PermissionError:
+        raise SemrelError(f"{name}: permission denied") from None
+
+
 def read_bytes(path: str | os.PathLike) -> bytes:
     """The whole content of a file (gunzipped, without a UTF-8 BOM), or of stdin for '-'."""
     name = str(path)
     if name == STDIO:
         data = sys.stdin.buffer.read()
     else:
-        try:
-            with open(name, "rb") as handle:
-                data = handle.read()
-        except FileNotFoundError:
-            raise SemrelError(f"{name}: no such file (check the path)") from None
-        except IsADirectoryError:
-            raise SemrelError(f"{name}: is a folder, expected a file") from None
-        except PermissionError:
-            raise SemrelError(f"{name}: permission denied") from None
+        with _open_binary(name) as handle:
+            data = handle.read()
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -69,6 +73,33 @@ def decode_text(data: bytes, path: str | os.PathLike) -> str:
 
 def read_text(path: str | os.PathLike) -> str:
     return decode_text(read_bytes(path), path)
+
+
+def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """(line number, line without its "\\n"), decoded as read_text does (gunzip, BOM, UTF-8).
+
+    Files are read one line at a time, so a file of any size costs the memory of its longest
+    line; stdin is read whole.
+    """
+    name = str(path)
+    if name == STDIO:
+        yield from enumerate(read_text(path).split("\n"), start=1)
+        return
+    with _open_binary(name) as plain:
+        compressed = plain.peek(2)[:2] == b"\x1f\x8b"
+        handle = gzip.GzipFile(fileobj=plain, mode="rb") if compressed else plain
+        try:
+            for number, raw in enumerate(handle, start=1):
+                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                try:
+                    yield number, raw.rstrip(b"\n").decode("utf-8")
+                except UnicodeDecodeError:
+                    raise FormatError(name, "not valid UTF-8", line=number, hint="re-save the file as UTF-8") from None
+        except (OSError, EOFError) as exc:
+            if not compressed:
+                raise
+            raise FormatError(name, f"broken gzip data ({exc})") from None
 
 
 def file_digest(path: str | os.PathLike) -> dict[str, Any]:

@@ -9,14 +9,13 @@ from typing import Any, Iterable, Iterator
 import jsonlines
 
 from ..errors import FormatError
-from .files import atomic_writer, display_name, read_text
+from .files import atomic_writer, display_name, read_lines
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-empty line; anything but a JSON object is an error."""
-    text = read_text(path)
     # Only "\n" ends a line: JSON strings may hold U+2028 and other characters splitlines() breaks at.
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in read_lines(path):
         if not line.strip():
             continue
         try:
