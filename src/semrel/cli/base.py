@@ -28,7 +28,12 @@ def warn(message: str) -> None:
     click.echo(f"semrel: warning: {message}", err=True)
 
 
-@click.group(cls=SemrelGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, "-V", "--version", prog_name="semrel")
+@click.group(cls=SemrelGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100,
+                                                "auto_envvar_prefix": "SEMREL"})
+@click.version_option(__version__, "-V", "--version", prog_name="semrel", allow_from_autoenv=False)
 def main() -> None:
-    """Evaluate retrieval: golden datasets, BERTScore-derived qrels, human review, trec_eval-exact metrics."""
+    """Evaluate retrieval: golden datasets, BERTScore-derived qrels, human review, trec_eval-exact metrics.
+
+    Any option's default can come from the environment as SEMREL_<COMMAND>_<OPTION>, e.g.
+    SEMREL_JUDGE_MODEL=/models/minilm for `semrel judge --model`; the command line wins.
+    """
