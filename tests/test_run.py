@@ -231,3 +231,24 @@ def test_lift_step_reranks_the_base_run_and_reports_it(tmp_path):
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "bm25+dense" in html and "3 queries" in (out / "lift.txt").read_text()
     assert f"report: {os.path.abspath(out / 'report.html')}" in result.stdout.splitlines()[-1]
+
+
+def test_a_squad_file_holds_the_corpus(tmp_path):
+    paragraphs = []
+    for i, text in enumerate(TEXTS.values()):
+        answer = " ".join(text.split()[2:5])
+        paragraphs.append({"context": text, "qas": [{"id": f"q{i}", "question": f"What about {text.split()[1]}?",
+                                                     "answers": [{"text": answer, "answer_start": text.index(answer)}]}]})
+    squad = {"data": [{"title": f"doc{i}", "paragraphs": [p]} for i, p in enumerate(paragraphs)]}
+    (tmp_path / "squad.json").write_text(json.dumps(squad))
+    config = tmp_path / "semrel.toml"
+    config.write_text('[golden]\nfile = "squad.json"\nformat = "squad"\n[judge]\nenabled = false\n[corpus]\nsize = 4\n')
+    result = run("run", config)
+    assert result.exit_code == 0, result.output
+    assert list(statuses(result.stdout)) == ["import", "qrels", "retrieve bm25", "eval gold", "report"]
+    corpus = read_lines(tmp_path / "out" / "corpus.jsonl")
+    assert len(corpus) > len(paragraphs)  # 4-word chunks: several per context
+    assert max(len(c["text"].split()) for c in corpus) == 4
+    gold = (tmp_path / "out" / "gold.qrels").read_text().split("\n")
+    assert {line.split()[0] for line in gold if line} == {f"q{i}" for i in range(len(paragraphs))}
+    assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
