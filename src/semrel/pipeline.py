@@ -227,21 +227,19 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
     c, g, r, j, lab = config["corpus"], config["golden"], config["retrieve"], config["judge"], config["label"]
     golden, gold = o("golden.jsonl"), o("gold.qrels")
     import_args = [g["file"]] + (["--format", g["format"]] if g["format"] != "auto" else [])
+    corpus = c["file"] or o("corpus.jsonl")
     if c["docs"] is not None:
-        corpus = o("corpus.jsonl")
         size = CHUNK_SIZE if c["size"] is None else c["size"]
         overlap = CHUNK_OVERLAP if c["overlap"] is None else c["overlap"]
         steps.append(Step("chunk", ("corpus", "chunk"), [c["docs"], "--size", str(size), "--overlap", str(overlap),
                                                          "-o", corpus], [c["docs"]], [corpus]))
-    if c["docs"] is not None or c["file"] is not None:
-        corpus = c["file"] or corpus
-        steps.append(Step("import", ("golden", "import"), [*import_args, "--corpus", corpus, "-o", golden],
-                          [g["file"], corpus], [golden]))
-    else:  # SQuAD, PubMedQA, Cranfield: the golden file holds the documents
-        corpus = o("corpus.jsonl")
+    if c["docs"] is None and c["file"] is None:  # SQuAD, PubMedQA, Cranfield: the golden file holds the documents
         chunking = [a for key in ("size", "overlap") if c[key] is not None for a in (f"--{key}", str(c[key]))]
         steps.append(Step("import", ("golden", "import"), [*import_args, *chunking, "--corpus-out", corpus, "-o", golden],
                           [g["file"]], [golden, corpus]))
+    else:
+        steps.append(Step("import", ("golden", "import"), [*import_args, "--corpus", corpus, "-o", golden],
+                          [g["file"], corpus], [golden]))
     steps.append(Step("qrels", ("golden", "qrels"), [golden, "-o", gold], [golden], [gold]))
     runs = []
     for method in r["methods"]:
@@ -421,8 +419,8 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
     summary = []
     pending: set[str] = set()  # outputs a dry run would rewrite: whatever reads them would run too
     for step in steps:
-        forced = step.name.split()[0] in force or pending.intersection(step.inputs)
-        if not forced and up_to_date(step, state.get(step.name, {}).get("settings")):
+        stale = step.name.split()[0] in force or pending.intersection(step.inputs)
+        if not stale and up_to_date(step, state.get(step.name, {}).get("settings")):
             summary.append((step, "skipped", 0.0))
             continue
         if dry_run:
