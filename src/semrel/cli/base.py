@@ -35,5 +35,6 @@ def main() -> None:
     """Evaluate retrieval: golden datasets, BERTScore-derived qrels, human review, trec_eval-exact metrics.
 
     Any option's default can come from the environment as SEMREL_<COMMAND>_<OPTION>, e.g.
-    SEMREL_JUDGE_MODEL=/models/minilm for `semrel judge --model`; the command line wins.
+    SEMREL_JUDGE_MODEL=/models/minilm for `semrel judge --model` (--help names the variable of
+    per-machine options); the command line wins.
     """
