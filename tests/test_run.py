@@ -212,6 +212,10 @@ def test_every_command_reads_its_options_from_the_environment(tmp_path, monkeypa
     assert json.loads(Path("c.jsonl.manifest.json").read_text())["params"]["size"] == 7
     assert run("corpus", "chunk", "docs", "-o", "c.jsonl", "--size", "9").exit_code == 0  # the command line wins
     assert max(len(c["text"].split()) for c in read_lines("c.jsonl")) == 9
+    monkeypatch.setenv("SEMREL_CORPUS_CHUNK_SIZE", "big")
+    bad = run("corpus", "chunk", "docs", "-o", "c.jsonl")
+    assert bad.exit_code == 2 and "Invalid value for '--size'" in bad.stderr
+    assert "'big' is not a valid integer range. (from the environment variable SEMREL_CORPUS_CHUNK_SIZE)" in bad.stderr
     assert "[env var: SEMREL_JUDGE_MODEL]" in run("judge", "--help").stdout
     assert "SEMREL_JUDGE_CACHE_DIR" in run("judge", "--help").stdout.replace("\n", " ").replace(" ", "")
 

@@ -19,9 +19,22 @@ class SemrelGroup(click.Group):
         except SemrelError as exc:
             click.echo(f"semrel: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except click.BadParameter as exc:
+            _name_the_variable(exc)
+            raise
         except BrokenPipeError:
             sys.stderr.close()
             ctx.exit(1)
+
+
+def _name_the_variable(exc: click.BadParameter) -> None:
+    """A bad value that came from SEMREL_<COMMAND>_<OPTION> says so: nothing on the command line shows it."""
+    param, sub = exc.param, exc.ctx
+    if param is None or sub is None or param.name is None:
+        return
+    if sub.get_parameter_source(param.name) is click.core.ParameterSource.ENVIRONMENT:
+        variable = param.envvar or f"{sub.auto_envvar_prefix}_{param.name.upper()}"
+        exc.message = f"{exc.message} (from the environment variable {variable})"
 
 
 def warn(message: str) -> None:
