@@ -171,6 +171,8 @@ def test_set_beats_environment_beats_file_and_reruns_what_changed(tmp_path, monk
     assert moved.exit_code == 0 and f"-o {tmp_path / 'docs' / 'elsewhere' / 'corpus.jsonl'}" in moved.stdout
     state = json.loads((tmp_path / "out" / ".semrel-run.json").read_text())["steps"]
     assert state["retrieve bm25"]["seconds"] > 0 and state["retrieve bm25"]["finished"].endswith("Z")
+    # steps ran in process without changing the commands a user runs next (click caches help options)
+    assert "  -h, --help " in run("corpus", "chunk", "--help").stdout
 
 
 @pytest.mark.parametrize("env, sets, message", [

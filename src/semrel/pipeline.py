@@ -376,7 +376,11 @@ def _invoke(step: Step) -> None:
                                          else open(os.devnull, "w", encoding="utf-8"))
             stack.enter_context(contextlib.redirect_stdout(handle))
         try:
-            command.main(args=list(step.args), prog_name=f"semrel {' '.join(step.command)}", standalone_mode=False)
+            # the root's context settings (click caches a command's help option with the names it first
+            # saw), but not its environment prefix: a step reads only its command line, which is hashed
+            settings = {k: v for k, v in main.context_settings.items() if k != "auto_envvar_prefix"}
+            command.main(args=list(step.args), prog_name=f"semrel {' '.join(step.command)}", standalone_mode=False,
+                         **settings)
         except click.exceptions.Exit as exc:
             if exc.exit_code:
                 raise SemrelError(f"{step.name}: exited with code {exc.exit_code}") from None
