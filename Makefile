@@ -19,9 +19,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-# The whole pipeline on data/ (scripts/demo.sh; README.md lists its commands), ending with the report's path.
+# The whole pipeline on data/ from data/demo.toml (README.md lists its commands); ends with the report's path.
 demo: install
-	PATH="$(CURDIR)/$(BIN):$$PATH" scripts/demo.sh
+	$(BIN)/semrel run data/demo.toml
 
 test: install
 	$(BIN)/python -m pytest -q

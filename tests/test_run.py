@@ -1,14 +1,16 @@
 """`semrel run` and `semrel init`: every step runs, then skips, a threshold change reruns only label
-and what depends on it, and a bad config is one line naming the key."""
+and what depends on it, settings come from --set over SEMREL_* over the file, the lift step, and a
+bad config is one line naming the key and where the value came from."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from golden_helpers import assert_one_error, run
+from golden_helpers import assert_one_error, read_lines, run
 from small_corpus import TEXTS
 
 GOLDEN = [
@@ -138,5 +140,121 @@ def test_a_failing_step_is_one_line_and_reruns_next_time(tmp_path):
     errors = [line for line in result.stderr.splitlines() if line.startswith("semrel: error: ")]
     assert len(errors) == 1 and "no-such-chunk#9" in errors[0] and result.stderr.strip().endswith(errors[0])
     assert "Traceback" not in result.output and "semrel run: import" in result.stderr
-    state = json.loads((tmp_path / "out" / ".semrel-run.json").read_text())
+    state = json.loads((tmp_path / "out" / ".semrel-run.json").read_text())["steps"]
     assert "chunk" in state and "import" not in state
+
+
+def run_k(run_file: Path) -> int:
+    """The k a run was made with, from its manifest."""
+    return json.loads(Path(f"{run_file}.manifest.json").read_text())["params"]["k"]
+
+
+def test_set_beats_environment_beats_file_and_reruns_what_changed(tmp_path, monkeypatch):
+    config = write_config(write_data(tmp_path))
+    config.write_text(config.read_text().replace("k = 5", "k = 4"))
+    runs = tmp_path / "out" / "runs" / "bm25.run"
+    assert run("run", config).exit_code == 0 and run_k(runs) == 4  # the file
+    monkeypatch.setenv("SEMREL_RETRIEVE_K", "3")
+    dry = run("run", config, "--dry-run")
+    commands = dry.stdout.replace(" \\\n    ", " ")  # continuation lines joined
+    assert "semrel retrieve --corpus" in commands and " -k 3 -o " in commands
+    assert statuses(dry.stdout) == {"chunk": "skipped", "import": "skipped", "qrels": "skipped", "retrieve bm25": "run",
+                                    "eval gold": "run", "report": "run"}
+    after = run("run", config)
+    assert after.exit_code == 0 and run_k(runs) == 3  # the environment over the file
+    assert statuses(after.stdout)["retrieve bm25"] == "ran" and statuses(after.stdout)["chunk"] == "skipped"
+    assert run("run", config, "--set", "retrieve.k=2").exit_code == 0 and run_k(runs) == 2  # --set over both
+    assert set(statuses(run("run", config, "--set", "retrieve.k=2").stdout).values()) == {"skipped"}
+    # paths given in the environment or with --set are relative to the current folder, not the config's
+    monkeypatch.chdir(tmp_path / "docs")
+    moved = run("run", config, "--set", "out=elsewhere", "--dry-run")
+    assert moved.exit_code == 0 and f"-o {tmp_path / 'docs' / 'elsewhere' / 'corpus.jsonl'}" in moved.stdout
+    state = json.loads((tmp_path / "out" / ".semrel-run.json").read_text())["steps"]
+    assert state["retrieve bm25"]["seconds"] > 0 and state["retrieve bm25"]["finished"].endswith("Z")
+    # steps ran in process without changing the commands a user runs next (click caches help options)
+    assert "  -h, --help " in run("corpus", "chunk", "--help").stdout
+
+
+@pytest.mark.parametrize("env, sets, message", [
+    ({"SEMREL_LABEL_THRESHOLD": "high"}, (), "SEMREL_LABEL_THRESHOLD=high: [label] threshold: expected a number"),
+    ({"SEMREL_JUDGE_ENABLED": "yes"}, (), "SEMREL_JUDGE_ENABLED=yes: [judge] enabled: expected true or false"),
+    ({}, ("retrieve.k=many",), "--set retrieve.k=many: [retrieve] k: expected an integer"),
+    ({}, ("retrieve.colour=red",), "--set retrieve.colour=red: expected SECTION.KEY=VALUE with a config key"),
+    ({}, ("threshold",), "--set threshold: expected SECTION.KEY=VALUE"),
+    ({"SEMREL_RETRIEVE_K": "many"}, ("retrieve.k=3",), "SEMREL_RETRIEVE_K=many: [retrieve] k: expected an integer"),
+    ({}, ("corpus.docs=nowhere",), "--set corpus.docs=nowhere: [corpus] docs: no such folder 'nowhere'"),
+    ({}, ("lift.base=dense",), "--set lift.base=dense: [lift] base: 'dense' is not one of [retrieve] methods (bm25)"),
+])
+def test_bad_override_is_one_line_naming_its_source(tmp_path, monkeypatch, env, sets, message):
+    config = write_config(write_data(tmp_path))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert_one_error(run("run", config, *[a for s in sets for a in ("--set", s)]), message, code=2)
+
+
+def test_override_values_are_toml_or_plain_text(tmp_path, monkeypatch):
+    config = write_config(write_data(tmp_path))
+    monkeypatch.setenv("SEMREL_RETRIEVE_METHODS", "bm25, bm25")  # comma-separated list
+    monkeypatch.setenv("SEMREL_REPORT_TITLE", "2026")  # a string key keeps the text as typed
+    monkeypatch.setenv("SEMREL_EVAL_MEASURES", '["nDCG@5"]')  # a TOML list
+    dry = run("run", config, "--dry-run", "--set", "label.grades=0.6,0.7")
+    assert dry.exit_code == 0, dry.output
+    commands = dry.stdout.replace(" \\\n    ", " ")
+    assert "--title 2026" in commands and "-m nDCG@5" in commands
+
+
+def test_every_command_reads_its_options_from_the_environment(tmp_path, monkeypatch):
+    write_data(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SEMREL_CORPUS_CHUNK_SIZE", "7")
+    monkeypatch.setenv("SEMREL_VERSION", "1")  # not an option: must not print the version instead
+    assert run("corpus", "chunk", "docs", "-o", "c.jsonl").exit_code == 0
+    chunks = read_lines("c.jsonl")
+    assert max(len(c["text"].split()) for c in chunks) == 7
+    assert json.loads(Path("c.jsonl.manifest.json").read_text())["params"]["size"] == 7
+    assert run("corpus", "chunk", "docs", "-o", "c.jsonl", "--size", "9").exit_code == 0  # the command line wins
+    assert max(len(c["text"].split()) for c in read_lines("c.jsonl")) == 9
+    monkeypatch.setenv("SEMREL_CORPUS_CHUNK_SIZE", "big")
+    bad = run("corpus", "chunk", "docs", "-o", "c.jsonl")
+    assert bad.exit_code == 2 and "Invalid value for '--size'" in bad.stderr
+    assert "'big' is not a valid integer range. (from the environment variable SEMREL_CORPUS_CHUNK_SIZE)" in bad.stderr
+    assert "[env var: SEMREL_JUDGE_MODEL]" in run("judge", "--help").stdout
+    assert "SEMREL_JUDGE_CACHE_DIR" in run("judge", "--help").stdout.replace("\n", " ").replace(" ", "")
+
+
+def test_lift_step_reranks_the_base_run_and_reports_it(tmp_path):
+    config = write_config(write_data(tmp_path), extra="[lift]\nbase = \"bm25\"\ndepth = 3")
+    result = run("run", config)
+    assert result.exit_code == 0, result.output
+    assert list(statuses(result.stdout)) == ["chunk", "import", "qrels", "retrieve bm25", "retrieve bm25+dense",
+                                             "eval gold", "compare", "lift", "report"]
+    out = tmp_path / "out"
+    reranked = json.loads((out / "runs" / "bm25+dense.run.manifest.json").read_text())["params"]
+    assert reranked["rerank"] == "dense" and reranked["rerank_depth"] == 3
+    lift = (out / "lift.txt").read_text().splitlines()
+    gold = {line.split()[0]: line.split()[1:] for line in (out / "eval.gold.txt").read_text().splitlines()[2:]}
+    assert lift[2].split()[:3] == ["nDCG@10", *gold["nDCG@10"]]  # base and reranked as eval scores them
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "bm25+dense" in html and "3 queries" in (out / "lift.txt").read_text()
+    assert f"report: {os.path.abspath(out / 'report.html')}" in result.stdout.splitlines()[-1]
+
+
+def test_a_squad_file_holds_the_corpus(tmp_path):
+    paragraphs = []
+    for i, text in enumerate(TEXTS.values()):
+        answer = " ".join(text.split()[2:5])
+        paragraphs.append({"context": text, "qas": [{"id": f"q{i}", "question": f"What about {text.split()[1]}?",
+                                                     "answers": [{"text": answer, "answer_start": text.index(answer)}]}]})
+    squad = {"data": [{"title": f"doc{i}", "paragraphs": [p]} for i, p in enumerate(paragraphs)]}
+    (tmp_path / "squad.json").write_text(json.dumps(squad))
+    config = tmp_path / "semrel.toml"
+    config.write_text('[golden]\nfile = "squad.json"\nformat = "squad"\n[judge]\nenabled = false\n[corpus]\nsize = 4\n')
+    result = run("run", config)
+    assert result.exit_code == 0, result.output
+    assert list(statuses(result.stdout)) == ["import", "qrels", "retrieve bm25", "eval gold", "report"]
+    corpus = read_lines(tmp_path / "out" / "corpus.jsonl")
+    assert len(corpus) > len(paragraphs)  # 4-word chunks: several per context
+    assert max(len(c["text"].split()) for c in corpus) == 4
+    gold = (tmp_path / "out" / "gold.qrels").read_text().split("\n")
+    assert {line.split()[0] for line in gold if line} == {f"q{i}" for i in range(len(paragraphs))}
+    assert set(statuses(run("run", config).stdout).values()) == {"skipped"}

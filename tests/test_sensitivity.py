@@ -133,17 +133,6 @@ def test_grid_is_rounded_and_includes_the_end():
     assert len(grid) == 41 and grid[7] == 0.57 and grid[-1] == 0.9
 
 
-def test_readme_lists_exactly_the_commands_make_demo_runs():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with open(os.path.join(root, "scripts", "demo.sh"), encoding="utf-8") as handle:
-        commands = handle.read().split("set -euo pipefail\n\n", 1)[1]
-    with open(os.path.join(root, "README.md"), encoding="utf-8") as handle:
-        readme = handle.read()
-    section = readme.split("## Ten minutes on the bundled data", 1)[1].split("\n## ", 1)[0]
-    assert "```sh\n. .venv/bin/activate\n" + commands + "```" in section
-    assert "semrel sensitivity" in commands and "--curves out/demo/sensitivity.csv" in commands
-
-
 def test_report_numbers_the_objects_of_agreement_lists(cli, write, tmp_path):
     agreement = write("agreement.json", json.dumps({"rankings": [{"measure": "nDCG@10", "tau": 0.5}], "pairs": [1, 2]}))
     out = tmp_path / "report.html"

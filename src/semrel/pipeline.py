@@ -5,6 +5,9 @@ manifest describes (a crash between the two writes leaves an old manifest), and 
 settings (the exact command line it would run) hash to what the last successful run recorded in
 `<out>/.semrel-run.json`. Steps run the same click commands a user types (in process, no
 subprocesses), so each output gets the command's own manifest and checks.
+
+Settings: `--set section.key=value` over `SEMREL_<SECTION>_<KEY>` over the config file over the
+defaults; they all end up in the steps' command lines, so a changed value reruns what it affects.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import shlex
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 from .errors import SemrelError, UsageError
 from .manifest import manifest_is_stale
@@ -26,13 +31,14 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 STATE_FILE = ".semrel-run.json"
-STEPS = ("chunk", "import", "qrels", "retrieve", "pool", "judge", "label", "eval", "agree", "compare", "sensitivity", "report")
+STEPS = ("chunk", "import", "qrels", "retrieve", "pool", "judge", "label", "eval", "agree", "compare", "sensitivity", "lift",
+         "report")
 
 # section -> key -> (type, default); None default = not passed on (the command's own default applies).
 _STR, _INT, _FLOAT, _BOOL, _LIST = "a string", "an integer", "a number", "true or false", "a list of strings"
 SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "": {"out": (_STR, "out")},
-    "corpus": {"docs": (_STR, None), "size": (_INT, 120), "overlap": (_INT, 20), "file": (_STR, None)},
+    "corpus": {"docs": (_STR, None), "size": (_INT, None), "overlap": (_INT, None), "file": (_STR, None)},
     "golden": {"file": (_STR, None), "format": (_STR, "auto")},
     "retrieve": {"methods": (_LIST, ["bm25"]), "k": (_INT, 20), "model": (_STR, None)},
     "pool": {"depth": (_INT, 10), "enabled": (_BOOL, True)},
@@ -44,8 +50,10 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "compare": {"enabled": (_BOOL, True)},
     "sensitivity": {"enabled": (_BOOL, True), "measure": (_STR, "nDCG@10"), "from": (_FLOAT, None), "to": (_FLOAT, None),
                     "step": (_FLOAT, None)},
+    "lift": {"base": (_STR, None), "rerank": (_STR, "dense"), "depth": (_INT, None)},
     "report": {"enabled": (_BOOL, True), "title": (_STR, None)},
 }
+CHUNK_SIZE, CHUNK_OVERLAP = 120, 20  # for [corpus] docs when size/overlap are not set
 
 
 class ConfigError(UsageError):
@@ -64,8 +72,51 @@ def _check_type(kind: str, value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def load_config(path: str) -> dict[str, dict[str, Any]]:
-    """The config with every default filled in; ConfigError (one line naming the key) on any problem."""
+def env_name(section: str, key: str) -> str:
+    """The environment variable of a config key: SEMREL_LABEL_THRESHOLD, SEMREL_OUT."""
+    return "_".join(["SEMREL", *(part.upper() for part in (section, key) if part)])
+
+
+def _key(section: str, key: str) -> str:
+    return f"[{section}] {key}" if section else key
+
+
+def _override_value(text: str, kind: str) -> Any:
+    """A value from the environment or --set: TOML (0.72, true, ["a", "b"]), but strings need no
+    quotes and a list may be comma-separated, as a shell user would type them."""
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text
+    if kind == _STR and not isinstance(value, str):
+        return text
+    if kind == _LIST and isinstance(value, str):
+        return [part for part in re.split(r"[\s,]+", value) if part]
+    return value
+
+
+def _overrides(environ: Mapping[str, str], sets: Sequence[str]) -> list[tuple[str, str, str, str]]:
+    """(section, key, value text, source) for every SEMREL_* variable of a config key, then every --set."""
+    found = []
+    for section, keys in SCHEMA.items():
+        for key in keys:
+            text = environ.get(env_name(section, key))
+            if text:
+                found.append((section, key, text, f"{env_name(section, key)}={text}"))
+    for item in sets:
+        target, equals, text = item.partition("=")
+        section, _, key = target.strip().rpartition(".")
+        if not equals or key not in SCHEMA.get(section, {}):
+            raise ConfigError(f"--set {item}: expected SECTION.KEY=VALUE with a config key, e.g. label.threshold=0.72 "
+                              "(keys: docs/run.md)")
+        found.append((section, key, text.strip(), f"--set {item}"))
+    return found
+
+
+def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] | None = None
+                ) -> dict[str, dict[str, Any]]:
+    """The config with every default filled in and the SEMREL_* variables (of `environ`) and --set
+    values applied over it; ConfigError (one line naming the key and where it came from) on any problem."""
     name = os.path.basename(path)
     try:
         with open(path, "rb") as handle:
@@ -80,46 +131,58 @@ def load_config(path: str) -> dict[str, dict[str, Any]]:
     if unknown_sections:
         raise ConfigError(f"{name}: [{unknown_sections[0]}]: unknown section (known: {', '.join(s for s in SCHEMA if s)})")
     config: dict[str, dict[str, Any]] = {}
+    # where each value came from: the prefix of its error messages, and the folder its paths are relative to
+    origin: dict[tuple[str, str], tuple[str, str]] = {}
+    base = os.path.dirname(path)
     for section, keys in SCHEMA.items():
         table = raw if section == "" else raw.get(section, {})
-        where = f"{name}: " if section == "" else f"{name}: [{section}] "
         if not isinstance(table, dict):
             raise ConfigError(f"{name}: [{section}] expected a table")
         config[section] = {}
         for key, (kind, default) in keys.items():
-            if key in table:
-                value = table[key]
-                if not _check_type(kind, value):
-                    raise ConfigError(f"{where}{key}: expected {kind}")
-                config[section][key] = value
-            else:
-                config[section][key] = default
+            where = f"{name}: {_key(section, key)}"
+            if key in table and not _check_type(kind, table[key]):
+                raise ConfigError(f"{where}: expected {kind}")
+            config[section][key] = table.get(key, default)
+            origin[section, key] = (where, base)
         unknown = [k for k in table if k not in keys and not (section == "" and k in SCHEMA)]
         if unknown:
-            raise ConfigError(f"{where}{unknown[0]}: unknown key (known: {', '.join(keys)})")
-    base = os.path.dirname(path)
+            raise ConfigError(f"{name}: {_key(section, unknown[0])}: unknown key (known: {', '.join(keys)})")
+    for section, key, text, source in _overrides(os.environ if environ is None else environ, sets):
+        kind = SCHEMA[section][key][0]
+        value = _override_value(text, kind)
+        where = f"{source}: {_key(section, key)}"
+        if not _check_type(kind, value):
+            raise ConfigError(f"{where}: expected {kind}")
+        config[section][key] = value
+        origin[section, key] = (where, os.getcwd())  # paths typed in a shell are relative to it
 
     def resolve(section: str, key: str, must_exist: str | None = None) -> None:
         value = config[section][key]
         if value is None:
             return
-        full = os.path.normpath(os.path.join(base, value))
+        where, folder = origin[section, key]
+        full = os.path.normpath(os.path.join(folder, value))
         if must_exist == "dir" and not os.path.isdir(full):
-            raise ConfigError(f"{name}: [{section}] {key}: no such folder '{value}'")
+            raise ConfigError(f"{where}: no such folder '{value}'")
         if must_exist == "file" and not os.path.isfile(full):
-            raise ConfigError(f"{name}: [{section}] {key}: no such file '{value}'")
+            raise ConfigError(f"{where}: no such file '{value}'")
         config[section][key] = full
 
     resolve("", "out")
     resolve("corpus", "docs", "dir")
     resolve("corpus", "file", "file")
     resolve("golden", "file", "file")
-    if (config["corpus"]["docs"] is None) == (config["corpus"]["file"] is None):
-        raise ConfigError(f"{name}: [corpus] docs: give docs (a folder to chunk) or file (a corpus.jsonl), not both or neither")
+    if config["corpus"]["docs"] is not None and config["corpus"]["file"] is not None:
+        raise ConfigError(f"{name}: [corpus] docs: give docs (a folder to chunk) or file (a corpus.jsonl), not both")
     if config["golden"]["file"] is None:
         raise ConfigError(f"{name}: [golden] file: missing (the golden set: CSV, JSONL, SQuAD, BEIR...)")
     if not config["retrieve"]["methods"]:
-        raise ConfigError(f"{name}: [retrieve] methods: give at least one method")
+        raise ConfigError(f"{origin['retrieve', 'methods'][0]}: give at least one method")
+    lift = config["lift"]
+    if lift["base"] is not None and lift["base"] not in config["retrieve"]["methods"]:
+        raise ConfigError(f"{origin['lift', 'base'][0]}: {lift['base']!r} is not one of [retrieve] methods "
+                          f"({', '.join(config['retrieve']['methods'])})")
     return config
 
 
@@ -136,6 +199,24 @@ class Step:
     def settings_hash(self) -> str:
         return hashlib.sha256(json.dumps([self.command, self.args], sort_keys=True).encode()).hexdigest()[:16]
 
+    def shell(self, width: int = 100) -> str:
+        """The command line a person would type for this step, wrapped at `width` with backslashes."""
+        groups: list[str] = []
+        for word in map(shlex.quote, ("semrel", *self.command, *self.args)):
+            if groups and groups[-1].startswith("-") and " " not in groups[-1] and not word.startswith("-"):
+                groups[-1] += f" {word}"  # keep an option with its value
+            else:
+                groups.append(word)
+        if self.stdout and self.stdout != os.devnull:
+            groups.append(f"> {shlex.quote(self.stdout)}")
+        lines = [groups[0]]
+        for group in groups[1:]:
+            if len(lines[-1]) + len(group) + 3 > width:
+                lines.append(f"    {group}")
+            else:
+                lines[-1] += f" {group}"
+        return " \\\n".join(lines)
+
 
 def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
     """The steps the config asks for, in order, with their exact arguments."""
@@ -146,15 +227,21 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
 
     steps: list[Step] = []
     c, g, r, j, lab = config["corpus"], config["golden"], config["retrieve"], config["judge"], config["label"]
-    if c["docs"] is not None:
-        corpus = o("corpus.jsonl")
-        steps.append(Step("chunk", ("corpus", "chunk"), [c["docs"], "--size", str(c["size"]), "--overlap", str(c["overlap"]),
-                                                         "-o", corpus], [c["docs"]], [corpus]))
-    else:
-        corpus = c["file"]
     golden, gold = o("golden.jsonl"), o("gold.qrels")
-    steps.append(Step("import", ("golden", "import"), [g["file"], "--format", g["format"], "--corpus", corpus, "-o", golden],
-                      [g["file"], corpus], [golden]))
+    import_args = [g["file"]] + (["--format", g["format"]] if g["format"] != "auto" else [])
+    corpus = c["file"] or o("corpus.jsonl")
+    if c["docs"] is not None:
+        size = CHUNK_SIZE if c["size"] is None else c["size"]
+        overlap = CHUNK_OVERLAP if c["overlap"] is None else c["overlap"]
+        steps.append(Step("chunk", ("corpus", "chunk"), [c["docs"], "--size", str(size), "--overlap", str(overlap),
+                                                         "-o", corpus], [c["docs"]], [corpus]))
+    if c["docs"] is None and c["file"] is None:  # SQuAD, PubMedQA, Cranfield: the golden file holds the documents
+        chunking = [a for key in ("size", "overlap") if c[key] is not None for a in (f"--{key}", str(c[key]))]
+        steps.append(Step("import", ("golden", "import"), [*import_args, *chunking, "--corpus-out", corpus, "-o", golden],
+                          [g["file"]], [golden, corpus]))
+    else:
+        steps.append(Step("import", ("golden", "import"), [*import_args, "--corpus", corpus, "-o", golden],
+                          [g["file"], corpus], [golden]))
     steps.append(Step("qrels", ("golden", "qrels"), [golden, "-o", gold], [golden], [gold]))
     runs = []
     for method in r["methods"]:
@@ -164,6 +251,19 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
             args += ["--model", r["model"]]
         steps.append(Step(f"retrieve {method}", ("retrieve",), args, [corpus, golden], [run]))
         runs.append(run)
+    lift = config["lift"]
+    base = reranked = None
+    if lift["base"] is not None:
+        base = o(f"runs/{lift['base']}.run")
+        reranked = o(f"runs/{lift['base']}+{lift['rerank']}.run")
+        args = ["--corpus", corpus, "--golden", golden, "--run", base, "--rerank", lift["rerank"], "-k", str(r["k"])]
+        if lift["depth"] is not None:
+            args += ["--rerank-depth", str(lift["depth"])]
+        if r["model"]:
+            args += ["--model", r["model"]]
+        steps.append(Step(f"retrieve {lift['base']}+{lift['rerank']}", ("retrieve",), args + ["-o", reranked],
+                          [corpus, golden, base], [reranked]))
+        runs.append(reranked)
     judgments = derived = pool = None
     if j["enabled"]:
         judge_inputs = [corpus, golden]
@@ -176,8 +276,8 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
             judge_inputs.append(pool)
             judge_args += ["--pool", pool]
         judgments = o("judgments.jsonl")
-        judge_args += ["--rescale", j["rescale"], "--idf" if j["idf"] else "--no-idf",
-                       "--cache", os.path.join(out, j["cache"]), "-o", judgments]
+        judge_args += (["--rescale", j["rescale"]] if j["rescale"] != "none" else []) + (["--idf"] if j["idf"] else [])
+        judge_args += ["--cache", os.path.join(out, j["cache"]), "-o", judgments]
         if j["model"]:
             judge_args += ["--model", j["model"]]
         if j["layer"] is not None:
@@ -190,8 +290,8 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
                 label_args += [f"--{key}", str(lab[key])]
         steps.append(Step("label", ("label",), label_args, [judgments], [derived]))
     qrels = derived or gold
+    measures = [a for m in config["eval"]["measures"] for a in ("-m", m)]
     if config["eval"]["enabled"]:
-        measures = [a for m in config["eval"]["measures"] for a in ("-m", m)]
         for name, q in (("derived", derived), ("gold", gold)):
             if q is None:
                 continue
@@ -220,9 +320,14 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
             args += ["--at", str(lab["threshold"])]
         text = o("sensitivity.txt")
         steps.append(Step("sensitivity", ("sensitivity",), args, [judgments, *runs], [curves, text], stdout=text))
+    lift_args = []
+    if base and reranked:
+        lift_args = ["--base", base, "--reranked", reranked] + (["--depth", str(lift["depth"])] if lift["depth"] else [])
+        text = o("lift.txt")
+        steps.append(Step("lift", ("lift",), [qrels, *lift_args, *measures], [qrels, base, reranked], [text], stdout=text))
     if config["report"]["enabled"]:
         report = o("report.html")
-        args = [qrels, *runs, "--golden", golden, "--corpus", corpus]
+        args = [qrels, *runs, "--golden", golden, "--corpus", corpus, *lift_args]
         inputs = [qrels, *runs, golden, corpus]
         for option, path in (("--judgments", judgments), ("--sensitivity", curves), ("--agreement", agreement)):
             if path:
@@ -274,7 +379,11 @@ def _invoke(step: Step) -> None:
                                          else open(os.devnull, "w", encoding="utf-8"))
             stack.enter_context(contextlib.redirect_stdout(handle))
         try:
-            command.main(args=list(step.args), prog_name=f"semrel {' '.join(step.command)}", standalone_mode=False)
+            # the root's context settings (click caches a command's help option with the names it first
+            # saw), but not its environment prefix: a step reads only its command line, which is hashed
+            settings = {k: v for k, v in main.context_settings.items() if k != "auto_envvar_prefix"}
+            command.main(args=list(step.args), prog_name=f"semrel {' '.join(step.command)}", standalone_mode=False,
+                         **settings)
         except click.exceptions.Exit as exc:
             if exc.exit_code:
                 raise SemrelError(f"{step.name}: exited with code {exc.exit_code}") from None
@@ -284,28 +393,30 @@ def _invoke(step: Step) -> None:
             raise type(exc)(f"{step.name}: {exc}") if type(exc) in (SemrelError, UsageError) else exc
 
 
-def _read_state(out: str) -> dict[str, str]:
+def _read_state(out: str) -> dict[str, dict[str, Any]]:
+    """step -> {"settings": hash, "seconds": wall time, "finished": UTC time} of its last successful run."""
     try:
         with open(os.path.join(out, STATE_FILE), encoding="utf-8") as handle:
-            state = json.load(handle)
-        return state if isinstance(state, dict) else {}
-    except (OSError, ValueError):
+            steps = json.load(handle).get("steps", {})
+        return {k: v for k, v in steps.items() if isinstance(v, dict)}
+    except (OSError, ValueError, AttributeError):
         return {}
 
 
-def _write_state(out: str, state: dict[str, str]) -> None:
+def _write_state(out: str, state: dict[str, dict[str, Any]]) -> None:
     from .formats.files import atomic_writer
 
     os.makedirs(out, exist_ok=True)
     with atomic_writer(os.path.join(out, STATE_FILE)) as handle:
-        json.dump(state, handle, indent=2, sort_keys=True)
+        json.dump({"steps": state}, handle, indent=2, sort_keys=True)
         handle.write("\n")
 
 
-def run_pipeline(config_path: str, dry_run: bool = False, force: tuple[str, ...] = (),
-                 echo: Callable[[str], None] = print) -> list[tuple[str, str, float]]:
+def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[str, str] | None = None,
+                 dry_run: bool = False, force: tuple[str, ...] = (), echo: Callable[[str], None] = print,
+                 ) -> list[tuple[Step, str, float]]:
     """Run (or with dry_run, only decide) every step; returns (step, "ran"/"skipped"/"would run", seconds)."""
-    config = load_config(config_path)
+    config = load_config(config_path, sets, environ)
     steps = plan(config)
     for name in force:
         if name not in STEPS:
@@ -313,33 +424,39 @@ def run_pipeline(config_path: str, dry_run: bool = False, force: tuple[str, ...]
     out = config[""]["out"]
     state = _read_state(out)
     summary = []
+    pending: set[str] = set()  # outputs a dry run would rewrite: whatever reads them would run too
     for step in steps:
-        if step.name.split()[0] not in force and up_to_date(step, state.get(step.name)):
-            summary.append((step.name, "skipped", 0.0))
+        stale = step.name.split()[0] in force or pending.intersection(step.inputs)
+        if not stale and up_to_date(step, state.get(step.name, {}).get("settings")):
+            summary.append((step, "skipped", 0.0))
             continue
         if dry_run:
-            summary.append((step.name, "would run", 0.0))
+            pending.update(step.outputs)
+            summary.append((step, "would run", 0.0))
             continue
         echo(f"semrel run: {step.name}")
         start = time.perf_counter()
         _invoke(step)
-        state[step.name] = step.settings_hash()
+        seconds = time.perf_counter() - start
+        state[step.name] = {"settings": step.settings_hash(), "seconds": round(seconds, 3),
+                            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         _write_state(out, state)
-        summary.append((step.name, "ran", time.perf_counter() - start))
+        summary.append((step, "ran", seconds))
     return summary
 
 
 STARTER = """\
 # semrel run config: `semrel run {name}` runs every step below; a step whose outputs are newer
 # than its inputs and whose settings are unchanged is skipped. Paths are relative to this file.
+# Any key can be overridden: SEMREL_LABEL_THRESHOLD=0.72, or `--set label.threshold=0.72` (wins).
 # Reference: docs/run.md.
 
 out = "{out}"                  # folder for every output (corpus.jsonl, runs/, judgments.jsonl, report.html...)
 
 [corpus]
 docs = "{docs}"                # folder of documents to chunk (or: file = "corpus.jsonl", already chunked)
-size = 120                     # tokens per chunk
-overlap = 20                   # tokens shared by neighbouring chunks
+size = 120                     # words per chunk
+overlap = 20                   # words shared by neighbouring chunks
 
 [golden]
 file = "{golden}"              # the QA set: CSV/JSONL with query, reference_answer, gold_chunk_ids
@@ -377,6 +494,11 @@ enabled = true                 # significance of the differences between runs (t
 [sensitivity]
 enabled = true
 measure = "nDCG@10"            # how the ranking of runs moves with the label threshold
+
+[lift]
+# base = "bm25"                # reranking lift: this run's top chunks reranked by `rerank`
+# rerank = "dense"
+# depth = 10                   # how many of them are reranked [default: all]
 
 [report]
 enabled = true                 # report.html

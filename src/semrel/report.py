@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from . import __version__, plots
+from . import __version__
 from .compare import compare, legend, tests_table
 from .errors import FormatError, UsageError
 from .evaluation import evaluate_files
@@ -98,6 +98,13 @@ class _Page:
     sections: dict[str, Any] = field(default_factory=lambda: dict.fromkeys(SECTIONS))
 
 
+def _plots():
+    """semrel.plots, imported on first use: matplotlib costs half a second at every start of the CLI."""
+    from . import plots
+
+    return plots
+
+
 def _html_table(table: Table, places: int) -> dict[str, Any]:
     numeric = [any(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) for row in table.rows)
                for i in range(len(table.header))]
@@ -144,7 +151,7 @@ def _score_section(judgments: list[Judgment], golden: list[GoldenItem] | None, c
     rows = [[t] + [sum(s >= t for s in values) / len(values) if values else None for values in groups.values()]
             for t in thresholds]
     table = Table(["threshold"] + [f"{name}: share at or above" for name in groups], rows)
-    return {"plot": Markup(plots.score_histogram(groups, thresholds, component)),
+    return {"plot": Markup(_plots().score_histogram(groups, thresholds, component)),
             "counts": {name: len(values) for name, values in groups.items()}, "table": _html_table(table, 3)}
 
 
@@ -166,7 +173,7 @@ def _lift_section(inputs: ReportInputs) -> tuple[dict[str, Any], list[str]]:
         "base": display_name(inputs.base), "reranked": display_name(inputs.reranked), "by": result.by.name,
         "table": _html_table(lift_table(result, inputs.places), inputs.places),
         "changes": _html_table(changes_table(result), inputs.places),
-        "plot": Markup(plots.change_bars([c.change for c in result.changes], result.by.name)),
+        "plot": Markup(_plots().change_bars([c.change for c in result.changes], result.by.name)),
         "queries": result.queries,
     }
     return section, result.warnings()
@@ -177,7 +184,7 @@ def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]
     for p in points:
         curves.setdefault(p.measure, {}).setdefault(p.run, []).append((p.threshold, p.value))
     thresholds = sorted({p.threshold for p in points})
-    return {"plot": Markup(plots.sensitivity_curves(curves, chosen)), "points": len(points),
+    return {"plot": Markup(_plots().sensitivity_curves(curves, chosen)), "points": len(points),
             "range": f"{thresholds[0]:g} to {thresholds[-1]:g}", "steps": len(thresholds)}
 
 

@@ -11,7 +11,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from .errors import UsageError
 
@@ -75,6 +74,7 @@ def _tolerance(diffs: np.ndarray) -> np.ndarray:
 
 def t_test_p(diffs: np.ndarray) -> np.ndarray:
     """Two-sided paired t-test (as scipy.stats.ttest_rel); constant differences give 1 (all 0) or 0."""
+    from scipy import stats  # imported here: it costs a second at every start of the CLI
     d = _columns(diffs)
     n = d.shape[0]
     mean = d.mean(axis=0) if n else np.zeros(d.shape[1])

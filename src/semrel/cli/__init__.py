@@ -27,5 +27,10 @@ for command in (
     agree_command, estimate_command, doctor_command, run_command, init_command,
 ):
     main.add_command(command)
+# Every option reads SEMREL_<COMMAND>_<OPTION> (base.main); --help names it for the per-machine ones.
+for command, names in ((judge_command, ("model", "cache_dir")), (retrieve_command, ("model",))):
+    for param in command.params:
+        if param.name in names:
+            param.show_envvar = True
 
 __all__ = ["main"]

@@ -13,18 +13,39 @@ from ..pipeline import STEPS, run_pipeline, starter_config
 
 @click.command("run")
 @click.argument("config", type=click.Path(dir_okay=False))
-@click.option("--dry-run", is_flag=True, help="Only print which steps would run.")
+@click.option("--set", "sets", multiple=True, metavar="SECTION.KEY=VALUE",
+              help="Override a config value (repeatable), e.g. --set label.threshold=0.72 --set retrieve.methods=bm25,dense.")
+@click.option("--dry-run", is_flag=True, help="Print the commands of the steps that would run, and run none.")
 @click.option("--force", multiple=True, type=click.Choice(STEPS), metavar="STEP",
               help=f"Run STEP even when up to date (repeatable; its dependants follow): {', '.join(STEPS)}.")
-def run_command(config, dry_run, force):
-    """Run the pipeline CONFIG describes (see `semrel init` and docs/run.md), skipping up-to-date steps."""
-    summary = run_pipeline(config, dry_run=dry_run, force=tuple(force), echo=lambda line: click.echo(line, err=True))
-    width = max(len(name) for name, _, _ in summary)
+def run_command(config, sets, dry_run, force):
+    """Run the pipeline CONFIG describes (see `semrel init` and docs/run.md), skipping up-to-date steps.
+
+    A value set with --set wins over the environment variable SEMREL_<SECTION>_<KEY> (e.g.
+    SEMREL_LABEL_THRESHOLD=0.72, SEMREL_OUT=out2), which wins over the config file, which wins over
+    the defaults. Ends with each step's wall time, the eval tables and where the report is.
+    """
+    summary = run_pipeline(config, sets=sets, environ=os.environ, dry_run=dry_run, force=tuple(force),
+                           echo=lambda line: click.echo(line, err=True))
+    if dry_run:
+        for step, status, _ in summary:
+            if status == "would run":
+                click.echo(step.shell())
+        click.echo()
+    width = max(len(step.name) for step, _, _ in summary)
     click.echo(f"{'step':<{width}}  status     seconds")
-    for name, status, seconds in summary:
-        click.echo(f"{name:<{width}}  {status:<9}  {seconds:7.2f}")
+    for step, status, seconds in summary:
+        click.echo(f"{step.name:<{width}}  {status:<9}  {seconds:7.2f}")
     click.echo(f"total: {sum(s for _, _, s in summary):.2f}s, {sum(st == 'ran' for _, st, _ in summary)} ran, "
                f"{sum(st == 'skipped' for _, st, _ in summary)} skipped")
+    if dry_run:
+        return
+    for step, _, _ in summary:
+        if step.command == ("eval",):
+            with open(step.outputs[0], encoding="utf-8") as table:
+                click.echo(f"\n{step.name} ({step.outputs[0]}):\n{table.read().rstrip()}")
+        if step.name == "report":
+            click.echo(f"\nreport: {os.path.abspath(step.outputs[0])}")
 
 
 @click.command("init")
