@@ -244,11 +244,13 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
                           [g["file"], corpus], [golden]))
     steps.append(Step("qrels", ("golden", "qrels"), [golden, "-o", gold], [golden], [gold]))
     runs = []
+    vectors = ["--cache", os.path.join(out, j["cache"])]  # dense chunk vectors kept beside the judge's embeddings
     for method in r["methods"]:
         run = o(f"runs/{method}.run")
-        args = ["--corpus", corpus, "--golden", golden, "--method", method, "-k", str(r["k"]), "-o", run]
-        if r["model"] and method != "bm25":
-            args += ["--model", r["model"]]
+        args = ["--corpus", corpus, "--golden", golden, "--method", method, "-k", str(r["k"])]
+        if method != "bm25":
+            args += vectors + (["--model", r["model"]] if r["model"] else [])
+        args += ["-o", run]
         steps.append(Step(f"retrieve {method}", ("retrieve",), args, [corpus, golden], [run]))
         runs.append(run)
     lift = config["lift"]
@@ -256,7 +258,7 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
     if lift["base"] is not None:
         base = o(f"runs/{lift['base']}.run")
         reranked = o(f"runs/{lift['base']}+{lift['rerank']}.run")
-        args = ["--corpus", corpus, "--golden", golden, "--run", base, "--rerank", lift["rerank"], "-k", str(r["k"])]
+        args = ["--corpus", corpus, "--golden", golden, "--run", base, "--rerank", lift["rerank"], "-k", str(r["k"]), *vectors]
         if lift["depth"] is not None:
             args += ["--rerank-depth", str(lift["depth"])]
         if r["model"]:
