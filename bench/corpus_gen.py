@@ -80,6 +80,13 @@ def generated_queries(n: int, seed: int = 0) -> Iterator[dict]:
         yield {"query_id": f"q{q}", "query": " ".join(words[j] for j in keep), "answer": answer, "chunk_id": f"g{i}"}
 
 
+def generated_golden(n: int, seed: int = 0) -> Iterator[dict]:
+    """generated_queries as semrel golden.jsonl rows (the answer's chunk is the gold chunk)."""
+    for item in generated_queries(n, seed):
+        yield {"query_id": item["query_id"], "query": item["query"], "reference_answer": item["answer"],
+               "gold_chunk_ids": [item["chunk_id"]]}
+
+
 def main() -> None:
     import argparse
 
@@ -95,9 +102,7 @@ def main() -> None:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
     if args.golden:
         with open(args.golden, "w", encoding="utf-8") as out:
-            for item in generated_queries(args.queries, args.seed):
-                golden = {"query_id": item["query_id"], "query": item["query"], "reference_answer": item["answer"],
-                          "gold_chunk_ids": [item["chunk_id"]]}
+            for golden in generated_golden(args.queries, args.seed):
                 out.write(json.dumps(golden, ensure_ascii=False) + "\n")
 
 
