@@ -1,7 +1,8 @@
 """Bootstrapping qrels as the corpus grows: 10k, 100k and 1M chunks, the pool held fixed.
 
     python bench/scale.py [--sizes 10000,100000,1000000] [--queries 1000] [--depth 20]
-                          [--engines local,ray] [--work DIR]
+                          [--engines local,ray] [--ray-sizes 10000,1000000] [--work DIR]
+    python bench/scale.py --report DIR/scale.json      (print a finished run's tables again)
 
 Corpora come from bench/corpus_gen.py (real COVID-QA/PubMedQA sentences recombined, so lengths and
 vocabulary are real); the same queries are asked at every size. Per size, each step runs as the
@@ -150,11 +151,16 @@ def main() -> None:
                          "judge_mb": rss, "cache_mb": folder_mb(cache)})
             print(json.dumps(rows[-1]), file=sys.stderr)
     peer_rate, peer_mb, peer_pairs = peer(work / f"{sizes[0]}", args.peer_pairs)
-    report(rows, peer_rate, peer_mb, peer_pairs, args)
+    results = {"rows": rows, "peer": [peer_rate, peer_mb, peer_pairs], "queries": args.queries, "depth": args.depth}
+    (work / "scale.json").write_text(json.dumps(results, indent=1))
+    report(results)
 
 
-def report(rows: list[dict], peer_rate: float, peer_mb: float, peer_pairs: int, args) -> None:
-    print(f"queries {args.queries}, pool depth {args.depth} (bm25 top {args.depth} + gold), fresh embedding cache per judge run\n")
+def report(results: dict) -> None:
+    rows, (peer_rate, peer_mb, peer_pairs) = results["rows"], results["peer"]
+    queries, depth = results["queries"], results["depth"]
+    print(f"queries {queries}, pool depth {depth} (bm25 top {depth} + gold), fresh embedding cache per judge run; "
+          "ray: 2 local workers, peak MB of the driver process only\n")
     print("| chunks | corpus MB | bm25 s | bm25 peak MB | pairs | engine | texts encoded | judge s | pairs/s | judge peak MB | cache MB |")
     print("|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
     for r in rows:
@@ -170,21 +176,27 @@ def report(rows: list[dict], peer_rate: float, peer_mb: float, peer_pairs: int, 
         print(f"peer bert_score.score on {peer_pairs} of the same pairs: {peer_rate:.1f} pairs/s, peak {peer_mb:,.0f} MB; "
               f"semrel local {local[0]['pairs_s']:.1f} pairs/s = {local[0]['pairs_s'] / peer_rate:.2f}x, "
               f"peak {local[0]['judge_mb'] / peer_mb:.2f}x its memory")
-        estimate(local[-1], args)
+        estimate(local[-1], queries)
 
 
-def estimate(row: dict, args) -> None:
-    """10M chunks x 10k queries from this run's per-chunk BM25 cost and per-pair judge cost (one CPU machine)."""
-    bm25_per_chunk = row["bm25_s"] / row["chunks"]
-    judge_per_pair = row["judge_s"] / row["pairs"]
-    pairs = 10_000 * (row["pairs"] / args.queries)
-    hours_bm25 = bm25_per_chunk * 10_000_000 / 3600
-    hours_judge = judge_per_pair * pairs / 3600
-    print(f"\nestimate, 10M chunks x 10k queries, depth {args.depth}, one run pooled: ~{pairs:,.0f} pairs; "
-          f"BM25 {hours_bm25:.1f} h ({bm25_per_chunk * 1e6:.0f} us/chunk, memory grows with the corpus: index on one machine), "
-          f"judge {hours_judge:.1f} h on this 2-core machine ({judge_per_pair * 1e3:.0f} ms/pair); "
-          f"N CPU workers of this size divide the judge time by N.")
+def estimate(row: dict, queries: int) -> None:
+    """10M chunks x 10k queries, scaled from the largest local run: BM25 per chunk, judge per text encoded."""
+    texts = int(row["texts"]) * 10_000 / queries  # pooled chunks + reference answers grow with the queries
+    judge_h = row["judge_s"] / int(row["texts"]) * texts / 3600
+    bm25_h, bm25_gb = row["bm25_s"] / row["chunks"] * 1e7 / 3600, row["bm25_mb"] / row["chunks"] * 1e7 / 1024
+    cache_gb = row["cache_mb"] / int(row["texts"]) * texts / 1024
+    print(f"\nestimate for 10M chunks x 10k queries, one run pooled at this depth, from the {row['chunks']:,}-chunk run: "
+          f"~{texts:,.0f} texts to encode -> judge {judge_h:.1f} h on this 2-core machine "
+          f"({row['judge_s'] / int(row['texts']) * 1e3:.0f} ms/text; N such workers: /N), embedding cache ~{cache_gb:,.0f} GB; "
+          f"BM25 index and search {bm25_h:.1f} h, peak ~{bm25_gb:,.0f} GB (grows with the corpus)")
+
+
+def main_or_report() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--report":
+        report(json.loads(Path(sys.argv[2]).read_text()))
+    else:
+        main()
 
 
 if __name__ == "__main__":
-    main()
+    main_or_report()
