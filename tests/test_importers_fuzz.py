@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -91,20 +92,22 @@ def test_csv_import(tmp_path, content, suffix):
     check_import(path, "csv")
 
 
-@SETTINGS
-@given(content=jsonl_rows() | RAW)
-def test_jsonl_import(tmp_path, content):
-    path = tmp_path / "golden.jsonl"
-    path.write_bytes(content)
-    check_import(path, "jsonl")
+# format: (file name, what goes in it)
+SINGLE_FILE = {
+    "jsonl": ("golden.jsonl", jsonl_rows() | RAW),
+    "squad": ("squad.json", as_json(squad_like() | JSON_VALUES) | RAW),
+    "pubmedqa": ("ori_pqal.json", as_json(pubmedqa_like() | JSON_VALUES) | RAW),
+}
 
 
+@pytest.mark.parametrize("fmt", SINGLE_FILE)
 @SETTINGS
-@given(content=as_json(squad_like() | JSON_VALUES) | RAW)
-def test_squad_import(tmp_path, content):
-    path = tmp_path / "squad.json"
-    path.write_bytes(content)
-    check_import(path, "squad")
+@given(data=st.data())
+def test_single_file_import(tmp_path, fmt, data):
+    name, content = SINGLE_FILE[fmt]
+    path = tmp_path / name
+    path.write_bytes(data.draw(content))
+    check_import(path, fmt)
 
 
 @SETTINGS
@@ -114,14 +117,6 @@ def test_llamaindex_import(tmp_path, content):
     path.write_bytes(content)
     corpus.write_text(CORPUS)
     check_import(path, "llamaindex", corpus=str(corpus))
-
-
-@SETTINGS
-@given(content=as_json(pubmedqa_like() | JSON_VALUES) | RAW)
-def test_pubmedqa_import(tmp_path, content):
-    path = tmp_path / "ori_pqal.json"
-    path.write_bytes(content)
-    check_import(path, "pubmedqa")
 
 
 SMART = st.lists(st.sampled_from([".I 1", ".I 2", ".I", ".T", ".W", ".A x", ".B", ".X", "chain oil", "", " ", "\r"]),
