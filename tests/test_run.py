@@ -102,6 +102,7 @@ def test_threshold_change_relabels_without_rejudging(tmp_path):
     ("[nope]\nx = 1", ("[nope]", "unknown section")),
     ("[retrieve2]", ("[retrieve2]",)),
     ("[golden]\nformat = 3", ("not valid TOML", "twice")),  # TOML itself refuses a second [golden]
+    ("[engine]\nname = \"spark\"", ("semrel.toml: [engine] name: expected local or ray",)),
 ])
 def test_bad_config_is_one_line(tmp_path, extra, fragments):
     config = write_config(write_data(tmp_path), extra=extra)
@@ -237,6 +238,20 @@ def test_lift_step_reranks_the_base_run_and_reports_it(tmp_path):
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "bm25+dense" in html and "3 queries" in (out / "lift.txt").read_text()
     assert f"report: {os.path.abspath(out / 'report.html')}" in result.stdout.splitlines()[-1]
+
+
+def test_engine_is_passed_on_but_does_not_rerun_steps(tmp_path):
+    """Where the model runs changes no output, so switching engines skips what is up to date."""
+    config = write_config(write_data(tmp_path), extra="[lift]\nbase = \"bm25\"\ndepth = 3")
+    assert run("run", config).exit_code == 0
+    config.write_text(config.read_text() + "[engine]\nname = \"ray\"\naddress = \"auto\"\nworkers = 3\n")
+    assert set(statuses(run("run", config, "--dry-run").stdout).values()) == {"skipped"}
+    forced = run("run", config, "--dry-run", "--force", "retrieve")
+    assert forced.exit_code == 0, forced.output
+    commands = forced.stdout.replace(" \\\n    ", " ").splitlines()
+    reranking = next(c for c in commands if "--rerank dense" in c)
+    assert reranking.endswith("/out/runs/bm25+dense.run --engine ray --ray-address auto --ray-workers 3")
+    assert not any("--engine" in c for c in commands if "--method bm25" in c)  # bm25 runs no model
 
 
 def test_a_squad_file_holds_the_corpus(tmp_path):

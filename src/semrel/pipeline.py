@@ -52,6 +52,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
                     "step": (_FLOAT, None)},
     "lift": {"base": (_STR, None), "rerank": (_STR, "dense"), "depth": (_INT, None)},
     "report": {"enabled": (_BOOL, True), "title": (_STR, None)},
+    "engine": {"name": (_STR, "local"), "address": (_STR, None), "workers": (_INT, None)},
 }
 CHUNK_SIZE, CHUNK_OVERLAP = 120, 20  # for [corpus] docs when size/overlap are not set
 
@@ -179,6 +180,8 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
         raise ConfigError(f"{name}: [golden] file: missing (the golden set: CSV, JSONL, SQuAD, BEIR...)")
     if not config["retrieve"]["methods"]:
         raise ConfigError(f"{origin['retrieve', 'methods'][0]}: give at least one method")
+    if config["engine"]["name"] not in ("local", "ray"):
+        raise ConfigError(f"{origin['engine', 'name'][0]}: expected local or ray")
     lift = config["lift"]
     if lift["base"] is not None and lift["base"] not in config["retrieve"]["methods"]:
         raise ConfigError(f"{origin['lift', 'base'][0]}: {lift['base']!r} is not one of [retrieve] methods "
@@ -194,6 +197,7 @@ class Step:
     inputs: list[str]
     outputs: list[str]
     stdout: str | None = None  # file that receives what the command prints
+    placement: list[str] = field(default_factory=list)  # where the model runs: passed on, not hashed (same outputs)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def settings_hash(self) -> str:
@@ -202,7 +206,7 @@ class Step:
     def shell(self, width: int = 100) -> str:
         """The command line a person would type for this step, wrapped at `width` with backslashes."""
         groups: list[str] = []
-        for word in map(shlex.quote, ("semrel", *self.command, *self.args)):
+        for word in map(shlex.quote, ("semrel", *self.command, *self.args, *self.placement)):
             if groups and groups[-1].startswith("-") and " " not in groups[-1] and not word.startswith("-"):
                 groups[-1] += f" {word}"  # keep an option with its value
             else:
@@ -245,13 +249,17 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
     steps.append(Step("qrels", ("golden", "qrels"), [golden, "-o", gold], [golden], [gold]))
     runs = []
     vectors = ["--cache", os.path.join(out, j["cache"])]  # dense chunk vectors kept beside the judge's embeddings
+    e = config["engine"]
+    placement = [] if e["name"] == "local" else ["--engine", "ray", *(["--ray-address", e["address"]] if e["address"] else []),
+                                                 *(["--ray-workers", str(e["workers"])] if e["workers"] else [])]
     for method in r["methods"]:
         run = o(f"runs/{method}.run")
         args = ["--corpus", corpus, "--golden", golden, "--method", method, "-k", str(r["k"])]
         if method != "bm25":
             args += vectors + (["--model", r["model"]] if r["model"] else [])
         args += ["-o", run]
-        steps.append(Step(f"retrieve {method}", ("retrieve",), args, [corpus, golden], [run]))
+        steps.append(Step(f"retrieve {method}", ("retrieve",), args, [corpus, golden], [run],
+                          placement=placement if method != "bm25" else []))
         runs.append(run)
     lift = config["lift"]
     base = reranked = None
@@ -264,7 +272,7 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
         if r["model"]:
             args += ["--model", r["model"]]
         steps.append(Step(f"retrieve {lift['base']}+{lift['rerank']}", ("retrieve",), args + ["-o", reranked],
-                          [corpus, golden, base], [reranked]))
+                          [corpus, golden, base], [reranked], placement=placement))
         runs.append(reranked)
     judgments = derived = pool = None
     if j["enabled"]:
@@ -284,7 +292,7 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
             judge_args += ["--model", j["model"]]
         if j["layer"] is not None:
             judge_args += ["--layer", str(j["layer"])]
-        steps.append(Step("judge", ("judge",), judge_args, judge_inputs, [judgments]))
+        steps.append(Step("judge", ("judge",), judge_args, judge_inputs, [judgments], placement=placement))
         derived = o("derived.qrels")
         label_args = [judgments, "-o", derived]
         for key in ("on", "threshold", "grades"):
@@ -384,7 +392,7 @@ def _invoke(step: Step) -> None:
             # the root's context settings (click caches a command's help option with the names it first
             # saw), but not its environment prefix: a step reads only its command line, which is hashed
             settings = {k: v for k, v in main.context_settings.items() if k != "auto_envvar_prefix"}
-            command.main(args=list(step.args), prog_name=f"semrel {' '.join(step.command)}", standalone_mode=False,
+            command.main(args=[*step.args, *step.placement], prog_name=f"semrel {' '.join(step.command)}", standalone_mode=False,
                          **settings)
         except click.exceptions.Exit as exc:
             if exc.exit_code:
@@ -504,6 +512,11 @@ measure = "nDCG@10"            # how the ranking of runs moves with the label th
 
 [report]
 enabled = true                 # report.html
+
+[engine]
+name = "local"                 # where the model runs for judge and dense retrieval: local or ray
+# address = "auto"             # ray: an existing cluster (auto, host:port, ray://host:port) [default: start one here]
+# workers = 4                  # ray: model workers [default: the cluster's GPUs, else its CPUs]
 """
 
 
