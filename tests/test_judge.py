@@ -124,6 +124,18 @@ def test_scores_equal_bert_score_on_hundreds_of_real_pairs(data, idf):
     assert _scores(result.judgments).std(axis=0).min() > 0.02  # real spread, not a constant
 
 
+def test_texts_encoded_in_slices_score_as_in_one(data, monkeypatch):
+    """The judge tokenizes and batches a bounded slice of texts at a time; slicing changes no score."""
+    import semrel.judging
+
+    whole = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=False, progress=False)
+    monkeypatch.setattr(semrel.judging, "ENCODE_SLICE", 7)
+    sliced = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=False, progress=False)
+    assert [(j.query_id, j.chunk_id) for j in sliced.judgments] == [(j.query_id, j.chunk_id) for j in whole.judgments]
+    assert sliced.encoded == whole.encoded > 7 * 5  # many slices, each text once
+    assert np.abs(_scores(sliced.judgments) - _scores(whole.judgments)).max() < 1e-6
+
+
 def test_lower_layer_equals_bert_score_and_runs_only_those_layers(data):
     subset = data["golden"][:4]
     result = semrel.judge(data["corpus"], [_item(g) for g in subset], None, cache=data["cache"], layer=3, progress=False)

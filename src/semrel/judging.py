@@ -50,6 +50,7 @@ from .progress import ProgressLine
 from .records import Chunk, GoldenItem, Judgment
 
 Pair = tuple[str, str, tuple[str, ...]]
+ENCODE_SLICE = 4096  # texts tokenized and batched at a time (~30 MB of token lists for 200-token chunks)
 RESCALE_MODES = ("none", "baseline", "corpus")
 
 
@@ -139,7 +140,14 @@ class TextEncoder:
         return table, ({"idf": True, "idf_source": "corpus chunks", "idf_documents": documents} if idf else {"idf": False})
 
     def encode(self, texts: Sequence[str], progress: ProgressLine | None = None) -> Iterator[tuple[int, Encoded]]:
-        """(position in `texts`, Encoded) for each text, cached ones first, the rest as their batches finish."""
+        """(position in `texts`, Encoded) for each text, in slices of ENCODE_SLICE texts so that token
+        lists and batches held at once stay bounded however large the pool is."""
+        for begin in range(0, len(texts), ENCODE_SLICE):
+            for i, entry in self._encode_slice(texts[begin : begin + ENCODE_SLICE], progress):
+                yield begin + i, entry
+
+    def _encode_slice(self, texts: Sequence[str], progress: ProgressLine | None) -> Iterator[tuple[int, Encoded]]:
+        """Cached texts first, the rest as their length-sorted batches finish."""
         keys = [text_key(self.namespace, t) for t in texts]
         position = {k: i for i, k in enumerate(keys)}
         pending = set(range(len(texts)))
