@@ -45,8 +45,18 @@ def test_jsonl_records_use_canonical_names(cli, files):
 def test_trec_format_uses_trec_eval_names(cli, files):
     result = cli("eval", files[0], files[1], "-m", "P@5,nDCG@10,AP,num_rel", "-f", "trec")
     rows = [line.split("\t") for line in result.stdout.splitlines()]
-    assert [(r[0].strip(), r[1]) for r in rows] == [("P_5", "all"), ("ndcg_cut_10", "all"), ("map", "all"), ("num_rel", "all")]
-    assert rows[3][2] == "4"
+    assert [(r[0].strip(), r[1]) for r in rows] == [("runid", "all"), ("P_5", "all"), ("ndcg_cut_10", "all"), ("map", "all"),
+                                                      ("num_rel", "all")]
+    assert rows[0][2] == "a" and rows[4][2] == "4"
+
+
+def test_trec_format_names_each_run_before_its_summary(cli, files):
+    """As trec_eval prints `runid all NAME`; with several runs it is what tells their blocks apart."""
+    result = cli("eval", files[0], files[1], files[2], "-m", "P@1", "-f", "trec", "--per-query")
+    lines = [line.split("\t") for line in result.stdout.splitlines()]
+    starts = [i for i, r in enumerate(lines) if r[0].strip() == "runid"]
+    assert [lines[i][2] for i in starts] == ["a", "b"] and all(lines[i + 1][:2] == ["P_1                   ", "all"] for i in starts)
+    assert [r[1] for r in lines[: starts[0]]] == ["q1", "q2", "q3"]  # per-query rows of run a come before its summary
 
 
 @pytest.mark.parametrize("fmt", ["csv", "tsv"])

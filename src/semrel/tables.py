@@ -112,8 +112,11 @@ def render_evaluations(results: Sequence[Evaluation], fmt: str, per_query: bool 
             nested.setdefault(rec["run"], {}).setdefault(rec["query_id"], {})[rec["measure"]] = rec["value"]
         return json.dumps(nested, indent=2) + "\n"
     if fmt == "trec":
-        lines = []
+        lines, named = [], set()
         for rec in evaluation_records(results, per_query):
+            if rec["query_id"] == "all" and rec["run"] not in named:  # trec_eval opens each summary with its run
+                named.add(rec["run"])
+                lines.append(f"{'runid':<22}\tall\t{rec['run']}")
             measure = next(m for m in results[0].values if m.name == rec["measure"])
             value = rec["value"]
             text = str(value) if isinstance(value, int) else f"{value:.{places}f}"
