@@ -114,9 +114,35 @@ class TextEncoder:
         before, after = self.specials
         return [*before, *ids, *after]
 
+    @cached_property
+    def prefix_space(self) -> bool:
+        """Whether bert_score's sent_encode puts a space before each text for this model.
+
+        sent_encode asks tokenizers of the GPT-2 and RoBERTa classes (in transformers 5 also BART's,
+        Longformer's, LED's) for add_prefix_space=True, on the tokenizer loaded with use_fast=False.
+        Slow tokenizers (transformers 4) honour the request, so the first word gets its leading-space
+        token ('ĠThe'); transformers 5 ignores it, so the tokenizer's own setting stands. Asking that
+        tokenizer the same question for one word tells which holds; one it cannot load: no space added.
+        """
+        import transformers
+
+        slow_class = getattr(transformers, type(self.tokenizer).__name__.removesuffix("Fast"), None)
+        if not (isinstance(slow_class, type) and issubclass(slow_class, (transformers.GPT2Tokenizer, transformers.RobertaTokenizer))):
+            return False
+        try:
+            slow = transformers.AutoTokenizer.from_pretrained(str(self.info.folder), use_fast=False)
+        except (OSError, ValueError):
+            return False
+        asked = slow.encode("a", add_special_tokens=False, add_prefix_space=True)
+        spaced, plain = self.tokenizer([" a", "a"], add_special_tokens=False)["input_ids"]
+        return asked == spaced != plain
+
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
-        """Token ids without special tokens; texts are stripped first, as bert_score's sent_encode does."""
-        return self.tokenizer([t.strip() for t in texts], add_special_tokens=False, verbose=False)["input_ids"]
+        """Token ids without special tokens, of each text as bert_score's sent_encode reads it: stripped,
+        then (see prefix_space) led by a space unless empty. A long text's later windows start mid-text."""
+        space = " " if self.prefix_space else ""
+        texts = [space + s if (s := t.strip()) else "" for t in texts]
+        return self.tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
 
     def weights(self, idf: bool, corpus_texts: Callable[[], Iterable[str]], corpus_digest: str) -> tuple[np.ndarray, dict[str, Any]]:
         """Weight per token id (idf of the corpus chunks, or 1 with [CLS]/[SEP] at 0) and how it was made.
