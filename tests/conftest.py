@@ -1,11 +1,25 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from semrel.cli import main
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_user_cache(tmp_path_factory):
+    """Commands that default to the user cache dir (embeddings, dense vectors) write into a folder of
+    this test session, here and in the subprocesses tests start, never into the user's own cache."""
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("user-cache"))
+    yield
+    if previous is None:
+        os.environ.pop("XDG_CACHE_HOME")
+    else:
+        os.environ["XDG_CACHE_HOME"] = previous
 
 
 @pytest.fixture

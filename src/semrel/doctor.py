@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from importlib import metadata
 from pathlib import Path
 
 from .cache import default_cache_dir
@@ -26,6 +27,10 @@ def diagnose() -> list[tuple[str, str]]:
         rows.append(("default model", f"MISSING: {exc}"))
     cache = default_cache_dir()
     rows.append(("embedding cache", f"{cache} ({_size(cache) / 2**20:.1f} MiB)" if cache.is_dir() else f"{cache} (empty)"))
+    try:
+        rows.append(("ray (--engine ray)", metadata.version("ray")))
+    except metadata.PackageNotFoundError:
+        rows.append(("ray (--engine ray)", "not installed (pip install 'semrel[ray]')"))
     browser = shutil.which("chromium")
     rows.append(("browser for tests", browser or "no chromium (browser tests skip; scripts/install-browser.sh)"))
     return rows
