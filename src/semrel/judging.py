@@ -50,7 +50,9 @@ from .progress import ProgressLine
 from .records import Chunk, GoldenItem, Judgment
 
 Pair = tuple[str, str, tuple[str, ...]]
-ENCODE_SLICE = 4096  # texts tokenized and batched at a time (~30 MB of token lists for 200-token chunks)
+# Texts tokenized and batched at a time: ~120 MB of token lists for 200-token chunks, and few
+# enough slices that --engine ray (one Ray Data job, workers loading the model, per slice) stays cheap.
+ENCODE_SLICE = 16384
 RESCALE_MODES = ("none", "baseline", "corpus")
 
 
