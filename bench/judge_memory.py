@@ -15,14 +15,13 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import random
 import re
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from measured import measured
 
 ROOT = Path(__file__).resolve().parent.parent
 POOLED = 17
@@ -62,14 +61,8 @@ def judge(folder: Path, size: int, extra: list[str]) -> tuple[float, float, str]
     command = [sys.executable, "-m", "semrel.cli", "judge", "--corpus", str(folder / f"corpus-{size}.jsonl"),
                "--golden", str(folder / "golden.jsonl"), "--pool", str(folder / "pool.tsv"),
                "-o", str(folder / f"judgments-{size}.jsonl"), "--cache", str(folder / "cache"), *extra]
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-    err = process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - start
-    if status != 0:
-        raise SystemExit(err)
-    return seconds, usage.ru_maxrss / 1024, err.strip().splitlines()[-1]
+    step = measured(command)
+    return step.seconds, step.peak_mb, step.stderr.strip().splitlines()[-1]
 
 
 def main() -> None:

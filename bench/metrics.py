@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from measured import measured
 
 MEASURES = {  # semrel name: (pytrec_eval name, its output key, ir_measures name, ranx name)
     "nDCG@10": ("ndcg_cut.10", "ndcg_cut_10", "nDCG@10", "ndcg@10"),
@@ -106,15 +107,8 @@ def child(tool: str, qrels: str, run: str) -> None:
 
 def measure(tool: str, qrels: Path, run: Path) -> dict:
     """Run one tool in a fresh process; its own timing and the kernel's peak RSS of that process."""
-    proc = subprocess.Popen([sys.executable, __file__, "--child", tool, str(qrels), str(run)], stdout=subprocess.PIPE, text=True)
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise SystemExit(f"{tool} failed with exit code {proc.returncode}")
-    result = json.loads(out)
-    result["peak_mb"] = usage.ru_maxrss / 1024
-    return result
+    child_run = measured([sys.executable, __file__, "--child", tool, str(qrels), str(run)])
+    return {**json.loads(child_run.stdout), "peak_mb": child_run.peak_mb}
 
 
 def main() -> None:

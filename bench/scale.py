@@ -22,30 +22,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus_gen import generated_corpus, generated_golden  # noqa: E402
+from measured import measured  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 
 
 def timed(cmd: list[str], log: Path) -> tuple[float, float]:
-    """Run `cmd`; its wall seconds and peak RSS in MB (os.wait4: this child's own peak)."""
-    start = time.perf_counter()
-    with open(log, "w") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT)
-        _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed; see {log}:\n{log.read_text()[-2000:]}")
-    return wall, usage.ru_maxrss / 1024
+    """Run a semrel step; its wall seconds and peak RSS in MB, its stderr kept in `log`."""
+    step = measured(cmd, cwd=ROOT)
+    log.write_text(step.stderr)
+    return step.seconds, step.peak_mb
 
 
 def semrel(*args: str) -> list[str]:
@@ -96,13 +89,9 @@ start = time.perf_counter()
 score(cands, refs, model_type=str(describe_model(None).folder), num_layers=6)
 print(len(pairs), time.perf_counter() - start)
 """
-    proc = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
-    out = proc.stdout.read().decode()
-    _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit("bert_score peer failed")
-    count, seconds = out.split()
-    return int(count) / float(seconds), usage.ru_maxrss / 1024, int(count)
+    run = measured([PYTHON, "-c", script], cwd=ROOT)
+    count, seconds = run.stdout.split()
+    return int(count) / float(seconds), run.peak_mb, int(count)
 
 
 def main() -> None:
