@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from ..errors import FormatError, ValidationError
-from .files import STDIO, display_name, read_bytes
+from .files import GZIP_MAGIC, STDIO, UTF8_BOM, display_name, not_utf8, read_bytes
 
 _RUNS_OF_BLANKS = re.compile(rb"[ \t]+")
 _LINE_EDGES = re.compile(rb"^ +| +$", re.MULTILINE)
@@ -44,7 +44,7 @@ def read_plain_file(path: str, names: Sequence[str], types: dict[str, pa.DataTyp
     try:
         with open(path, "rb") as handle:
             head = handle.read(3)
-        if not head or head[:2] == b"\x1f\x8b" or head == b"\xef\xbb\xbf":
+        if not head or head[:2] == GZIP_MAGIC or head == UTF8_BOM:
             return None
         return _arrow_read(path, names, types)
     except (OSError, pa.ArrowInvalid, pa.ArrowTypeError):
@@ -92,7 +92,7 @@ def first_bad_line(data: bytes, path: str, ncols: int, checks: dict[int, tuple[s
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise FormatError(display_name(path), "not valid UTF-8", line=number, hint="re-save the file as UTF-8") from None
+            raise not_utf8(path, number) from None
         parts = line.split()
         if len(parts) != ncols:
             raise FormatError(

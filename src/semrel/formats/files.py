@@ -33,6 +33,22 @@ def _open_binary(name: str) -> IO[bytes]:
         raise SemrelError(f"{name}: permission denied") from None
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _without_bom(data: bytes) -> bytes:
+    return data[len(UTF8_BOM):] if data.startswith(UTF8_BOM) else data
+
+
+def _broken_gzip(name: str, exc: Exception) -> FormatError:
+    return FormatError(name, f"broken gzip data ({exc})")
+
+
+def not_utf8(path: str | os.PathLike, line: int) -> FormatError:
+    return FormatError(display_name(path), "not valid UTF-8", line=line, hint="re-save the file as UTF-8")
+
+
 def read_bytes(path: str | os.PathLike) -> bytes:
     """The whole content of a file (gunzipped, without a UTF-8 BOM), or of stdin for '-'."""
     name = str(path)
@@ -41,12 +57,12 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     else:
         with _open_binary(name) as handle:
             data = handle.read()
-    if data[:2] == b"\x1f\x8b":
+    if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
-            raise FormatError(name, f"broken gzip data ({exc})") from None
-    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+            raise _broken_gzip(name, exc) from None
+    return _without_bom(data)
 
 
 def read_head(path: str | os.PathLike, size: int = 256) -> bytes:
@@ -57,9 +73,9 @@ def read_head(path: str | os.PathLike, size: int = 256) -> bytes:
             head = handle.read(size)
     except OSError:
         return read_bytes(name)[:size]  # let read_bytes phrase the error
-    if head[:2] == b"\x1f\x8b":
+    if head[:2] == GZIP_MAGIC:
         return read_bytes(name)[:size]
-    return head[3:] if head.startswith(b"\xef\xbb\xbf") else head
+    return _without_bom(head)
 
 
 def decode_text(data: bytes, path: str | os.PathLike) -> str:
@@ -67,8 +83,7 @@ def decode_text(data: bytes, path: str | os.PathLike) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise FormatError(display_name(path), "not valid UTF-8", line=line, hint="re-save the file as UTF-8") from None
+        raise not_utf8(path, data.count(b"\n", 0, exc.start) + 1) from None
 
 
 def read_text(path: str | os.PathLike) -> str:
@@ -86,20 +101,20 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
         yield from enumerate(read_text(path).split("\n"), start=1)
         return
     with _open_binary(name) as plain:
-        compressed = plain.peek(2)[:2] == b"\x1f\x8b"
+        compressed = plain.peek(2)[:2] == GZIP_MAGIC
         handle = gzip.GzipFile(fileobj=plain, mode="rb") if compressed else plain
         try:
             for number, raw in enumerate(handle, start=1):
-                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
+                if number == 1:
+                    raw = _without_bom(raw)
                 try:
                     yield number, raw.rstrip(b"\n").decode("utf-8")
                 except UnicodeDecodeError:
-                    raise FormatError(name, "not valid UTF-8", line=number, hint="re-save the file as UTF-8") from None
+                    raise not_utf8(name, number) from None
         except (OSError, EOFError) as exc:
             if not compressed:
                 raise
-            raise FormatError(name, f"broken gzip data ({exc})") from None
+            raise _broken_gzip(name, exc) from None
 
 
 def file_digest(path: str | os.PathLike) -> dict[str, Any]:
@@ -107,7 +122,7 @@ def file_digest(path: str | os.PathLike) -> dict[str, Any]:
     (inputs can be hundreds of MB; they are neither loaded whole nor read twice when plain)."""
     digest, lines, last = hashlib.sha256(), 0, b"\n"
     with open(path, "rb") as handle:
-        compressed = handle.read(2) == b"\x1f\x8b"
+        compressed = handle.read(2) == GZIP_MAGIC
         handle.seek(0)
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
