@@ -32,3 +32,9 @@ class UsageError(SemrelError):
     """An option or argument combination that cannot work."""
 
     exit_code = 2
+
+
+class Interrupted(SemrelError):
+    """Ctrl-C during long work: what was kept and how to go on (exit code 130, as shells report SIGINT)."""
+
+    exit_code = 130

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..errors import Interrupted
 from ..labels import COMPONENTS, DEFAULT_COMPONENT, DEFAULT_GRADES, DEFAULT_THRESHOLD, parse_thresholds
 from .base import warn
 from .engine import engine_options
@@ -51,8 +52,7 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
                        engine=make_engine(engine, ray_address, ray_workers))
     except KeyboardInterrupt:
         kept = "nothing was written" if output == "-" else f"finished pairs are kept in {output}.partial; run the same command again to resume"
-        click.echo(f"semrel: error: interrupted; {kept}", err=True)
-        raise SystemExit(130) from None
+        raise Interrupted(f"interrupted; {kept}") from None
     for message in result.warnings:
         warn(message)
     baseline = (result.params["baseline"] or {}).get("pairs", 0) if rescale == "corpus" else 0
