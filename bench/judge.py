@@ -66,7 +66,7 @@ def write_inputs(folder: Path, cands: list[str], refs: list[str]) -> None:
 def child(name: str, folder: Path) -> None:
     """One measured run; writes <name>.json (seconds, peak RSS) and <name>.npy (P, R, F per pair)."""
     sys.path.insert(0, str(ROOT / "src"))
-    from semrel.models import resolve_model
+    from semrel.encoding.models import resolve_model
 
     pairs = json.loads((folder / "pairs.json").read_text())
     cands, refs = pairs["cands"], pairs["refs"]
@@ -82,7 +82,7 @@ def child(name: str, folder: Path) -> None:
         if name == "semrel":  # imported untimed, as bert_score's are; a warm run never imports them
             import torch  # noqa: F401
             import transformers  # noqa: F401
-        from semrel.judging import judge
+        from semrel.judging.judge import judge
 
         start = time.perf_counter()
         result = judge(folder / "corpus.jsonl", folder / "golden.jsonl", folder / "pool.tsv", cache=folder / "cache")
@@ -90,9 +90,9 @@ def child(name: str, folder: Path) -> None:
         scores = np.array([[j.P, j.R, j.F] for j in result.judgments])
         extra = {"encoded": result.encoded, "cached": result.cached, "windowed": result.windowed}
     else:
-        from semrel.encode import forward_batches
-        from semrel.judging import JudgeOptions
-        from semrel.models import load_encoder
+        from semrel.encoding.encode import forward_batches
+        from semrel.encoding.models import load_encoder
+        from semrel.judging.judge import JudgeOptions
 
         texts = sorted(set(cands) | set(refs))
         start = time.perf_counter()

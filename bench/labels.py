@@ -11,8 +11,8 @@ all-MiniLM-L6-v2, so `baseline` is reported as unavailable. Rescaling is a posit
 of each component, so it moves thresholds but leaves AUC and the best kappa unchanged.
 
 For each component: AUC against gold (sklearn's roc_auc_score), the best Cohen's kappa over every
-threshold and that threshold (semrel.calibrate's exhaustive search), and kappa at the shipped
-defaults of semrel.labels (raw scores only: the defaults are on the raw scale). Prints one table
+threshold and that threshold (semrel.analysis.calibrate's exhaustive search), and kappa at the shipped
+defaults of semrel.judging.labels (raw scores only: the defaults are on the raw scale). Prints one table
 per dataset and writes the rows to `--out`. The CLI does the preparation (import, retrieve,
 pool), so the bench runs what users run; results already in `--work` are reused.
 """
@@ -30,14 +30,14 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from semrel import labels
-from semrel.agreement import cohen_kappa
-from semrel.calibrate import best_thresholds
+from semrel.analysis.agreement import cohen_kappa
+from semrel.analysis.calibrate import best_thresholds
 from semrel.formats.corpus import read_golden, write_golden
 from semrel.formats.judgments import read_judgments
-from semrel.judging import judge
-from semrel.labels import reached
-from semrel.tables import Table, render
+from semrel.formats.tables import Table, render
+from semrel.judging import labels
+from semrel.judging.judge import judge
+from semrel.judging.labels import reached
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("SEMREL_DATA", ROOT.parent / "shared" / "data"))

@@ -72,7 +72,7 @@ def make_collection(folder: Path, queries: int, docs: int, judged: int, seed: in
 def evaluate_with(tool: str, qrels: str, run: str) -> dict[str, float]:
     """Read both files with the tool's own readers and return mean values by semrel name."""
     if tool == "semrel":
-        from semrel.evaluation import evaluate_files
+        from semrel.evaluation.files import evaluate_files
 
         (result,) = evaluate_files(qrels, [run], list(MEASURES))
         return {m.name: result.aggregate(m) for m in result.values}

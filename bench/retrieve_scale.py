@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from semrel.retrieve import embed, no_progress, search_vectors
+from semrel.retrieval.retrieve import embed, no_progress, search_vectors
 
 DIM = 384
 

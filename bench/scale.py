@@ -76,7 +76,7 @@ def peer(work: Path, pairs: int) -> tuple[float, float, int]:
     script = f"""
 import json, time, sys
 from bert_score import score
-from semrel.models import describe_model
+from semrel.encoding.models import describe_model
 chunks = {{}}
 for line in open({str(work / 'corpus.jsonl')!r}, encoding='utf-8'):
     row = json.loads(line); chunks[row['_id']] = row['text']

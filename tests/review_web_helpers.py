@@ -14,8 +14,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-import semrel
 from review_helpers import write_judged
+
+import semrel
 
 SRC = str(Path(semrel.__file__).resolve().parents[1])
 

@@ -10,8 +10,8 @@ except metadata.PackageNotFoundError:  # running from a source tree without an i
     __version__ = "0.0.0"
 
 # The Python API, imported on first use so `import semrel` stays fast (no torch). The judge lives in
-# semrel.judging, not semrel.judge: importing a submodule named `judge` would replace this function.
-_LAZY = {"judge": "semrel.judging", "label": "semrel.labels"}
+# semrel.judging.judge, not semrel.judge: importing a submodule named `judge` would replace this function.
+_LAZY = {"judge": "semrel.judging.judge", "label": "semrel.judging.labels"}
 
 
 def __getattr__(name: str):

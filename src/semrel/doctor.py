@@ -6,10 +6,10 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from .cache import default_cache_dir
+from .encoding.cache import default_cache_dir
+from .encoding.models import DEFAULT_MODEL, describe_model
 from .errors import SemrelError
-from .manifest import versions
-from .models import DEFAULT_MODEL, describe_model
+from .formats.manifest import versions
 
 
 def _size(folder: Path) -> int:

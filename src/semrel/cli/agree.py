@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from ..agree import label_agreement, ranking_agreement
+from ..analysis.agree import label_agreement, ranking_agreement
+from ..evaluation.measures import parse_measures
 from ..formats import read_qrels, read_run
-from ..measures import parse_measures
-from ..tables import Table, render
+from ..formats.tables import Table, render
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .jsonout import json_text
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..agreement import Agreement
-from ..tables import Table, render
+from ..analysis.agreement import Agreement
+from ..formats.tables import Table, render
 
 
 def agreement_row(first: str, second: str, a: Agreement) -> list:

@@ -6,13 +6,13 @@ import json
 
 import click
 
-from ..agreement import WEIGHTS
-from ..calibrate import calibrate, graded_agreement, paired_scores
+from ..analysis.agreement import WEIGHTS
+from ..analysis.calibrate import calibrate, graded_agreement, paired_scores
 from ..errors import ValidationError
 from ..formats.files import atomic_writer
 from ..formats.judgments import COMPONENTS, read_judgments
-from ..manifest import write_manifest
-from ..tables import Table, render
+from ..formats.manifest import write_manifest
+from ..formats.tables import Table, render
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .jsonout import json_text
 

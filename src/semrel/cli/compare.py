@@ -7,13 +7,13 @@ from typing import Callable
 import click
 import pyarrow.compute as pc
 
-from ..compare import COMPARE_FORMATS, compare, render_comparison
+from ..analysis.compare import COMPARE_FORMATS, compare, render_comparison
+from ..analysis.lift import Latency, lift, read_latency, render_lift, timed_latency
+from ..analysis.significance import CORRECTIONS, TESTS, StatSettings
 from ..errors import UsageError
-from ..evaluation import evaluate_files
+from ..evaluation.files import evaluate_files
+from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..formats import read_qrels, read_run
-from ..lift import Latency, lift, read_latency, render_lift, timed_latency
-from ..measures import DEFAULT_MEASURES, parse_measures
-from ..significance import CORRECTIONS, TESTS, StatSettings
 from .base import warn
 
 measure_option = click.option(

@@ -6,9 +6,9 @@ from typing import Callable
 
 import click
 
-from ..corpus import UNITS, ChunkSettings, chunk_documents, read_documents
 from ..formats.corpus import write_corpus
-from ..manifest import write_manifest
+from ..formats.manifest import write_manifest
+from ..golden.chunking import UNITS, ChunkSettings, chunk_documents, read_documents
 from .progress import stderr_bar
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..doctor import diagnose
-from ..tables import Table, render
+from ..formats.tables import Table, render
 
 
 @click.command("doctor")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..engines import ENGINES
+from ..encoding.engines import ENGINES
 
 
 def engine_options(command):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
+from ..analysis.ppi import Estimate, corrected_estimates, reviewed_sample
+from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..formats import read_qrels, read_run
-from ..measures import DEFAULT_MEASURES, parse_measures
-from ..ppi import Estimate, corrected_estimates, reviewed_sample
-from ..tables import Table, render
+from ..formats.tables import Table, render
 from .jsonout import json_text
 
 

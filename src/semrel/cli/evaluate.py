@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
+from ..analysis.ppi import corrected_estimates, reviewed_sample
 from ..errors import UsageError
-from ..evaluation import evaluate_files
+from ..evaluation.files import evaluate_files
+from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..formats import read_qrels, read_run
-from ..measures import DEFAULT_MEASURES, parse_measures
-from ..ppi import corrected_estimates, reviewed_sample
-from ..tables import FORMATS, render_evaluations
+from ..formats.tables import FORMATS, render_evaluations
 from .base import warn
 from .estimate import render_estimates
 

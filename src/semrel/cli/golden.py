@@ -11,13 +11,13 @@ import click
 from ..errors import UsageError
 from ..formats.corpus import golden_qrels, read_corpus, read_golden, write_corpus, write_golden
 from ..formats.jsonl import write_jsonl
+from ..formats.manifest import write_manifest
+from ..formats.tables import render
 from ..formats.trec import write_qrels
-from ..golden import golden_stats, stats_tables, validate_golden
-from ..importers import BUILDS_CORPUS, FORMATS, ImportOptions, import_golden
-from ..manifest import write_manifest
+from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions, import_golden
+from ..golden.neardup import NearDuplicates, dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
+from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..records import GoldenItem
-from ..neardup import NearDuplicates, dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
-from ..tables import render
 from .base import warn
 from .corpus import chunk_options, settings_from
 from .progress import stderr_bar

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import Interrupted
-from ..labels import COMPONENTS, DEFAULT_COMPONENT, DEFAULT_GRADES, DEFAULT_THRESHOLD, parse_thresholds
+from ..judging.labels import COMPONENTS, DEFAULT_COMPONENT, DEFAULT_GRADES, DEFAULT_THRESHOLD, parse_thresholds
 from .base import warn
 from .engine import engine_options
 
@@ -43,8 +43,8 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
     stopped resumes from OUTPUT.partial when started again with the same inputs. With --engine ray
     only texts missing from the cache go to the cluster; the judgments are the local engine's.
     """
-    from ..engines import make_engine
-    from ..judging import judge  # imported here: `semrel label` and `--help` stay instant
+    from ..encoding.engines import make_engine
+    from ..judging.judge import judge  # imported here: `semrel label` and `--help` stay instant
 
     try:
         result = judge(corpus, golden, pool, output, model=model, layer=layer, idf=idf, rescale=rescale, window=window,
@@ -75,7 +75,7 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
               help=f"Graded labels: grade = number of thresholds reached (e.g. {','.join(map(str, DEFAULT_GRADES))}).")
 def label_command(judgments, output, on, threshold, grades):
     """Turn JUDGMENTS (judgments.jsonl) into TREC qrels; pairs below every threshold get 0."""
-    from ..labels import label
+    from ..judging.labels import label
 
     qrels = label(judgments, output, on=on, threshold=threshold, grades=parse_thresholds(grades) if grades else None)
     relevant = int((qrels.relevance > 0).sum())

@@ -7,8 +7,8 @@ import textwrap
 
 import click
 
-from ..manifest import write_manifest
-from ..pick import Current, PickSession, excerpt, journal_path, open_pick_session
+from ..formats.manifest import write_manifest
+from ..golden.pick import Current, PickSession, excerpt, journal_path, open_pick_session
 from .progress import stderr_steps
 
 HELP = """keys: 1-9 and 0 mark or unmark a candidate (0 = the tenth) · n next query (marks accepted; none = no

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
+from ..formats.manifest import write_manifest
 from ..formats.pool import write_pool
-from ..manifest import write_manifest
-from ..pool import pool_files
+from ..retrieval.pool import pool_files
 from .base import warn
 
 

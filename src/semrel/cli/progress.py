@@ -8,7 +8,7 @@ from typing import Iterator
 
 import click
 
-from ..retrieve import Advance
+from ..retrieval.retrieve import Advance
 
 
 def stderr_bar(label: str, total: int):

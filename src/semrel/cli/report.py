@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from ..errors import UsageError
+from ..evaluation.measures import parse_measures
 from ..formats.files import atomic_writer
-from ..manifest import write_manifest
-from ..measures import parse_measures
-from ..report import COMPONENTS, ReportInputs, build_report, read_agreement, read_sensitivity
+from ..formats.manifest import write_manifest
+from ..report.html import COMPONENTS, ReportInputs, build_report, read_agreement, read_sensitivity
 from .base import warn
 from .compare import comparison_options, lift_options, measure_option, places_option, rel_level_option, settings_from
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from ..cache import default_cache_dir
-from ..engines import make_engine
+from ..encoding.cache import default_cache_dir
+from ..encoding.engines import make_engine
+from ..encoding.vectors import VectorStore
+from ..formats.manifest import write_manifest
 from ..formats.trec import write_run
-from ..manifest import write_manifest
-from ..retrieve import METHODS, RERANKERS, RRF_K, RetrievalSpec, retrieve_files
-from ..vectors import VectorStore
+from ..retrieval.retrieve import METHODS, RERANKERS, RRF_K, RetrievalSpec, retrieve_files
 from .base import warn
 from .engine import engine_options
 from .progress import stderr_steps

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from ..errors import UsageError
 from ..formats import read_qrels
+from ..formats.tables import Table, render
 from ..review.adjudicate import export_reviewed
 from ..review.engine import QueueSettings, Session, TaskFiles, has_queue, labelling_of, prepare_queue
 from ..review.highlight import DEFAULT_LAYER, token_similarities
@@ -17,7 +18,6 @@ from ..review.simulate import simulate_review
 from ..review.stats import review_stats
 from ..review.store import open_db
 from ..review.tasks import parse_labelling
-from ..tables import Table, render
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .base import warn
 from .jsonout import json_text

@@ -8,7 +8,7 @@ import click
 
 from ..errors import UsageError
 from ..formats.files import atomic_writer
-from ..pipeline import STEPS, run_pipeline, starter_config
+from .pipeline import STEPS, run_pipeline, starter_config
 
 
 @click.command("run")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from ..evaluation import run_names
+from ..analysis.sensitivity import SENSITIVITY_FORMATS, render_sensitivity, sensitivity, threshold_grid, write_curves
+from ..analysis.significance import CORRECTIONS
+from ..evaluation.files import run_names
+from ..evaluation.measures import parse_measures
 from ..formats import read_run
 from ..formats.judgments import read_judgments
-from ..labels import COMPONENTS, DEFAULT_COMPONENT, DEFAULT_THRESHOLD
-from ..manifest import write_manifest
-from ..measures import parse_measures
-from ..sensitivity import SENSITIVITY_FORMATS, render_sensitivity, sensitivity, threshold_grid, write_curves
-from ..significance import CORRECTIONS
+from ..formats.manifest import write_manifest
+from ..judging.labels import COMPONENTS, DEFAULT_COMPONENT, DEFAULT_THRESHOLD
 from .base import warn
 from .compare import measure_option, places_option, rel_level_option, settings_from, test_options
 

@@ -1,7 +1,7 @@
 """TREC qrels (`qid 0 docid rel`) and runs (`qid Q0 docid rank score tag`).
 
 Readers check syntax; a document repeated for one query is found where the ids are encoded
-anyway (semrel.metrics), and reported through `columns.duplicate_error` with its line.
+anyway (semrel.evaluation.metrics), and reported through `columns.duplicate_error` with its line.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from ..errors import UsageError, ValidationError
 from ..formats import read_qrels
 from ..formats.jsonl import write_jsonl
+from ..formats.manifest import write_manifest
 from ..formats.trec import write_qrels
-from ..manifest import write_manifest
 from ..records import Qrels
 from .store import open_db
 

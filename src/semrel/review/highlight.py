@@ -11,8 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..encode import hidden_states
-from ..models import load_encoder
+from ..encoding.encode import hidden_states
+from ..encoding.models import load_encoder
 
 WINDOW_TOKENS = 256
 DEFAULT_LAYER = 4

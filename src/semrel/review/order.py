@@ -1,6 +1,6 @@
 """The order in which pairs are shown: the judge's least certain first, mixed with a seeded
 uniform random sample, so agreement is measured on the whole range and the sample supports
-unbiased corrected estimates (semrel.ppi)."""
+unbiased corrected estimates (semrel.analysis.ppi)."""
 
 from __future__ import annotations
 

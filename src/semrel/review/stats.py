@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..agreement import Agreement, agreement
+from ..analysis.agreement import Agreement, agreement
 from .adjudicate import grades_by_pair, human_grades
 from .engine import labelling_of
 from .store import open_db

@@ -15,7 +15,7 @@ from ..errors import SemrelError, UsageError, ValidationError
 from ..formats import read_qrels
 from ..formats.corpus import read_corpus, read_golden
 from ..formats.judgments import COMPONENTS, read_judgments
-from ..manifest import manifest_path, read_params
+from ..formats.manifest import manifest_path, read_params
 from .order import distance_to_threshold, grade_of
 
 

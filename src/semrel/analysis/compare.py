@@ -1,0 +1,197 @@
+"""Comparing runs on the same qrels: aggregate values, paired tests and significance marks.
+
+A comparison tests each run against a baseline (or every pair of runs) on every measure,
+over the per-query values of `semrel.evaluation.metrics.evaluate` (only the qrels' queries count; a
+query a run lacks scores 0). p-values are corrected within each measure, across the pairs
+compared; a cell is marked with the letters of the runs it beats significantly.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import UsageError
+from ..evaluation.files import require_distinct_names
+from ..evaluation.measures import Measure
+from ..evaluation.metrics import Evaluation
+from ..formats.tables import Cell, Latex, Table, cell_text, render
+from .significance import StatSettings, adjust, paired_stats
+
+COMPARE_FORMATS = ("table", "markdown", "latex", "csv", "json")
+
+
+@dataclass(frozen=True)
+class PairTest:
+    """`run` against `other` on one measure; `difference` is run minus other (mean over queries)."""
+
+    measure: Measure
+    run: str
+    other: str
+    difference: float
+    ci_low: float
+    ci_high: float
+    t_p: float
+    randomization_p: float
+    bootstrap_p: float
+    p: float  # the chosen test's p-value after correction
+    significant: bool
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Runs' aggregates on each measure and the paired tests between them."""
+
+    evaluations: list[Evaluation]
+    measures: list[Measure]
+    tests: list[PairTest]
+    settings: StatSettings
+    baseline: str | None  # None when every pair was tested
+
+    @property
+    def runs(self) -> list[str]:
+        return [e.run_name for e in self.evaluations]
+
+    def letter(self, run: str) -> str:
+        return run_letter(self.runs.index(run))
+
+    def value(self, run: str, measure: Measure) -> float:
+        return self.evaluations[self.runs.index(run)].aggregate(measure)
+
+    def beaten(self, run: str, measure: Measure) -> list[str]:
+        """Runs that `run` beats significantly on `measure`, in table order."""
+        losers = set()
+        for t in self.tests:
+            if t.measure == measure and t.significant and run in (t.run, t.other):
+                winner, loser = (t.run, t.other) if t.difference > 0 else (t.other, t.run)
+                if winner == run:
+                    losers.add(loser)
+        return [r for r in self.runs if r in losers]
+
+    def marks(self, run: str, measure: Measure) -> str:
+        return "".join(self.letter(r) for r in self.beaten(run, measure))
+
+
+def run_letter(index: int) -> str:
+    """a, b, ..., z, then aa, ab, ...: the key by which marks name runs."""
+    letters = string.ascii_lowercase
+    return letters[index] if index < 26 else run_letter(index // 26 - 1) + letters[index % 26]
+
+
+def compare(
+    evaluations: Sequence[Evaluation],
+    settings: StatSettings = StatSettings(),
+    baseline: str | None = None,
+    all_pairs: bool = False,
+) -> Comparison:
+    """Test each run against `baseline` (default: the first), or every pair with `all_pairs`."""
+    evaluations = list(evaluations)
+    names = [e.run_name for e in evaluations]
+    require_distinct_names(names)
+    if all_pairs and baseline is not None:
+        raise UsageError("give --baseline or --all-pairs, not both")
+    if baseline is not None and baseline not in names:
+        raise UsageError(f"--baseline {baseline!r} is none of the runs ({', '.join(names)})")
+    measures = list(evaluations[0].values) if evaluations else []
+    if all_pairs:
+        pairs = [(j, i) for i in range(len(names)) for j in range(i + 1, len(names))]
+        baseline_name = None
+    else:
+        base = names.index(baseline) if baseline is not None else 0
+        pairs = [(i, base) for i in range(len(names)) if i != base]
+        baseline_name = names[base] if names else None
+    columns = [(m, i, j) for m in measures for i, j in pairs]
+    diffs = np.column_stack([evaluations[i].values[m] - evaluations[j].values[m] for m, i, j in columns]) if columns else None
+    tests: list[PairTest] = []
+    if diffs is not None:
+        found = paired_stats(diffs, settings)
+        chosen = found.p_values(settings.test)
+        corrected = np.empty(len(columns))
+        for m in measures:  # each measure is its own family of hypotheses
+            at = [k for k, (mm, _, _) in enumerate(columns) if mm == m]
+            corrected[at] = adjust(chosen[at], settings.correction)
+        for k, (m, i, j) in enumerate(columns):
+            tests.append(PairTest(
+                measure=m, run=names[i], other=names[j], difference=float(found.mean[k]),
+                ci_low=float(found.ci_low[k]), ci_high=float(found.ci_high[k]), t_p=float(found.t_p[k]),
+                randomization_p=float(found.randomization_p[k]), bootstrap_p=float(found.bootstrap_p[k]),
+                p=float(corrected[k]), significant=bool(corrected[k] < settings.alpha and found.mean[k] != 0),
+            ))
+    return Comparison(evaluations, measures, tests, settings, baseline_name)
+
+
+def _marked(value: float, marks: str, fmt: str, places: int) -> str:
+    text = cell_text(value, places)
+    if not marks:
+        return text
+    if fmt == "latex":
+        return Latex(f"{text}$^{{{marks}}}$")
+    if fmt == "markdown":
+        return f"{text}<sup>{marks}</sup>"
+    return f"{text} {marks}"
+
+
+def summary_table(c: Comparison, fmt: str, places: int) -> Table:
+    """One row per run (its letter, its name), one column per measure; marks attached per format."""
+    header = ["#", "run"] + [m.name for m in c.measures]
+    rows: list[list[Cell]] = []
+    for run in c.runs:
+        if fmt == "csv":
+            cells: list[Cell] = [c.value(run, m) for m in c.measures]
+        else:
+            cells = [_marked(c.value(run, m), c.marks(run, m), fmt, places) for m in c.measures]
+        rows.append([c.letter(run), run, *cells])
+    if fmt == "csv":
+        header += [f"{m.name} beats" for m in c.measures]
+        rows = [row + [c.marks(run, m) for m in c.measures] for row, run in zip(rows, c.runs)]
+    return Table(header, rows)
+
+
+def tests_table(c: Comparison) -> Table:
+    """One row per paired test: the difference, its interval and every p-value."""
+    level = f"{c.settings.confidence:.0%}"
+    header = ["measure", "run", "vs", "difference", f"{level} low", f"{level} high", "p t", "p randomization",
+              "p bootstrap", f"p {c.settings.test} ({c.settings.correction})", "significant"]
+    rows = [[t.measure.name, t.run, t.other, t.difference, t.ci_low, t.ci_high, t.t_p, t.randomization_p,
+             t.bootstrap_p, t.p, "yes" if t.significant else "no"] for t in c.tests]
+    return Table(header, rows)
+
+
+def legend(c: Comparison) -> str:
+    """The sentence that says what the marks mean."""
+    s = c.settings
+    against = "every other run" if c.baseline is None else f"the baseline {c.baseline!r}"
+    return (f"Marks: the letters of the runs a value is significantly better than (tested against {against}; "
+            f"{s.test} test, {s.correction} correction within each measure, p < {s.alpha:g}; "
+            f"{s.permutations} permutations, {s.bootstrap} bootstrap resamples, seed {s.seed}).")
+
+
+def comparison_json(c: Comparison) -> dict:
+    s = c.settings
+    return {
+        "settings": {"test": s.test, "correction": s.correction, "alpha": s.alpha, "permutations": s.permutations,
+                     "bootstrap": s.bootstrap, "confidence": s.confidence, "seed": s.seed, "baseline": c.baseline,
+                     "all_pairs": c.baseline is None},
+        "queries": len(c.evaluations[0].query_ids) if c.evaluations else 0,
+        "runs": [{"key": c.letter(r), "run": r, "values": {m.name: c.value(r, m) for m in c.measures},
+                  "beats": {m.name: c.beaten(r, m) for m in c.measures}} for r in c.runs],
+        "tests": [{"measure": t.measure.name, "run": t.run, "vs": t.other, "difference": t.difference,
+                   "ci": [t.ci_low, t.ci_high], "p_t": t.t_p, "p_randomization": t.randomization_p,
+                   "p_bootstrap": t.bootstrap_p, "p": t.p, "significant": t.significant} for t in c.tests],
+    }
+
+
+def render_comparison(c: Comparison, fmt: str, places: int = 4, detail: bool = False) -> str:
+    """The run table (or, with `detail`, the table of paired tests) in one of COMPARE_FORMATS."""
+    if fmt == "json":
+        return json.dumps(comparison_json(c), indent=2) + "\n"
+    if detail:
+        return render(tests_table(c), fmt, places)
+    text = render(summary_table(c, fmt, places), fmt, places)
+    if fmt in ("table", "markdown"):
+        text += "\n" + legend(c) + "\n"
+    return text

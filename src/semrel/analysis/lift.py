@@ -1,0 +1,270 @@
+"""The lift a reranker gives over the first-stage run it reranks, and what it costs in time."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import FormatError, UsageError
+from ..evaluation.measures import Measure
+from ..evaluation.metrics import evaluate, ranks_within
+from ..formats.files import display_name, read_text
+from ..formats.tables import Cell, Table, render
+from ..formats.trec import ranked
+from ..records import Qrels, Run, dictionary_codes
+from .significance import StatSettings, paired_stats
+
+
+@dataclass(frozen=True)
+class LiftRow:
+    """One measure: both values, the change, its interval and p-value, and per-query wins."""
+
+    measure: Measure
+    base: float
+    reranked: float
+    change: float
+    relative: float | None  # change / base; None when the base scores 0
+    ci_low: float
+    ci_high: float
+    p: float
+    wins: int
+    ties: int
+    losses: int
+    gain_per_ms: float | None  # change per millisecond the reranker adds; None without timings
+
+
+@dataclass(frozen=True)
+class QueryChange:
+    query_id: str
+    base: float
+    reranked: float
+
+    @property
+    def change(self) -> float:
+        return self.reranked - self.base
+
+
+@dataclass(frozen=True)
+class ReorderCheck:
+    """Whether the reranked run holds only documents from the base run's top `depth` per query."""
+
+    depth: int
+    documents: int  # rows of the reranked run
+    outside: int  # of them, not among the base run's top `depth` for their query
+    queries_outside: int
+    example: tuple[str, str] | None  # (query id, doc id) of one such row
+
+    @property
+    def ok(self) -> bool:
+        return self.outside == 0
+
+    def message(self) -> str:
+        q, d = self.example or ("", "")
+        return (f"the reranked run does not only reorder the base run: {self.outside} of its {self.documents} documents "
+                f"(in {self.queries_outside} queries) are not among the base run's top {self.depth} for their query "
+                f"(e.g. {d!r} for query {q!r}); check --depth and that both runs come from the same first stage")
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Mean milliseconds per query of each stage over the queries timed."""
+
+    base_ms: float
+    reranked_ms: float
+    queries: int | None  # how many queries the means cover; None when given as flat numbers
+
+    @property
+    def extra_ms(self) -> float:
+        return self.reranked_ms - self.base_ms
+
+
+@dataclass(frozen=True)
+class Lift:
+    rows: list[LiftRow]
+    by: Measure  # the measure of the per-query changes
+    changes: list[QueryChange]  # every query's, in the qrels' order
+    gained: list[QueryChange]
+    lost: list[QueryChange]
+    check: ReorderCheck
+    latency: Latency | None
+    settings: StatSettings
+    queries: int
+    missing: tuple[int, int]  # qrels queries the base and the reranked run lack (they score 0)
+
+    def warnings(self) -> list[str]:
+        """What a user should know before trusting the numbers."""
+        found = [] if self.check.ok else [self.check.message()]
+        for which, count in zip(("base", "reranked"), self.missing):
+            if count:
+                found.append(f"{count} of {self.queries} queries have no results in the {which} run; they score 0")
+        return found
+
+
+def _ranks(ordered: Run) -> np.ndarray:
+    """0-based rank of each row of a run already in evaluation order (queries contiguous)."""
+    return ranks_within(dictionary_codes(ordered.query_ids)[1])
+
+
+def run_depth(run: Run) -> int:
+    """The most documents the run returns for one query."""
+    return int(pc.max(pc.value_counts(run.query_ids).field("counts")).as_py() or 0) if len(run) else 0
+
+
+def check_reorder(base: Run, reranked: Run, depth: int | None = None) -> ReorderCheck:
+    """Find reranked rows whose document is not among the base run's top `depth` for that query."""
+    depth = run_depth(base) if depth is None else depth
+    ordered = ranked(base)
+    keep = _ranks(ordered) < depth
+    candidates = pa.table({"q": ordered.query_ids.filter(pa.array(keep)), "d": ordered.doc_ids.filter(pa.array(keep))})
+    rows = pa.table({"q": reranked.query_ids, "d": reranked.doc_ids})
+    outside = rows.join(candidates, keys=["q", "d"], join_type="left anti")
+    example = (outside["q"][0].as_py(), outside["d"][0].as_py()) if outside.num_rows else None
+    return ReorderCheck(depth, len(reranked), outside.num_rows, len(pc.unique(outside["q"])), example)
+
+
+def read_latency(path: str | os.PathLike) -> dict[str, tuple[float, float]]:
+    """`qid<TAB>base_ms<TAB>reranked_ms` per line (any whitespace; a header line and `#` comments are skipped)."""
+    timings: dict[str, tuple[float, float]] = {}
+    first = True
+    for number, line in enumerate(read_text(path).split("\n"), start=1):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        header, first = first, False
+        if len(fields) != 3:
+            raise FormatError(display_name(path), f"expected 3 fields (qid base_ms reranked_ms), found {len(fields)}",
+                              line=number)
+        try:
+            base_ms, reranked_ms = float(fields[1]), float(fields[2])
+        except ValueError:
+            if header:
+                continue
+            raise FormatError(display_name(path), f"timings {fields[1]!r} {fields[2]!r} are not numbers", line=number,
+                              hint="milliseconds, e.g. 'q1\t12.5\t80.2'") from None
+        if not (math.isfinite(base_ms) and math.isfinite(reranked_ms)) or base_ms < 0 or reranked_ms < 0:
+            raise FormatError(display_name(path), "timings must be finite, non-negative milliseconds", line=number)
+        if fields[0] in timings:
+            raise FormatError(display_name(path), f"query {fields[0]!r} is timed twice", line=number)
+        timings[fields[0]] = (base_ms, reranked_ms)
+    if not timings:
+        raise FormatError(display_name(path), "no timings found", hint="lines of qid<TAB>base_ms<TAB>reranked_ms")
+    return timings
+
+
+def timed_latency(timings: dict[str, tuple[float, float]], query_ids: Sequence[str],
+                  warn: Callable[[str], None] | None = None) -> Latency:
+    """Mean timings over the evaluated queries that have them (warning about the rest)."""
+    present = [timings[q] for q in query_ids if q in timings]
+    if not present:
+        raise UsageError("the timing file names none of the qrels' queries")
+    if warn and len(present) < len(query_ids):
+        warn(f"{len(query_ids) - len(present)} of {len(query_ids)} queries have no timings; "
+             f"latency is averaged over the {len(present)} that do")
+    array = np.array(present)
+    return Latency(float(array[:, 0].mean()), float(array[:, 1].mean()), len(present))
+
+
+def lift(
+    qrels: Qrels,
+    base: Run,
+    reranked: Run,
+    measures: Sequence[Measure],
+    settings: StatSettings = StatSettings(),
+    depth: int | None = None,
+    latency: Latency | None = None,
+    top: int = 5,
+    rel_level: int = 1,
+) -> Lift:
+    """Per-measure lift of `reranked` over `base` on the qrels' queries (paired, as in compare)."""
+    if not measures:
+        raise UsageError("give at least one measure")
+    first, second = evaluate(qrels, [base, reranked], measures, rel_level)
+    diffs = np.column_stack([second.values[m] - first.values[m] for m in measures])
+    found = paired_stats(diffs, settings)
+    p_values = found.p_values(settings.test)
+    rows = []
+    for k, m in enumerate(measures):
+        b, r = first.aggregate(m), second.aggregate(m)
+        column = diffs[:, k]
+        per_ms = (r - b) / latency.extra_ms if latency and latency.extra_ms > 0 else None
+        rows.append(LiftRow(
+            measure=m, base=b, reranked=r, change=r - b, relative=(r - b) / b if b else None,
+            ci_low=float(found.ci_low[k]), ci_high=float(found.ci_high[k]), p=float(p_values[k]),
+            wins=int((column > 0).sum()), ties=int((column == 0).sum()), losses=int((column < 0).sum()),
+            gain_per_ms=per_ms,
+        ))
+    by = measures[0]
+    changes = [QueryChange(q, float(b), float(r)) for q, b, r in zip(first.query_ids, first.values[by], second.values[by])]
+    order = sorted(changes, key=lambda c: (-c.change, c.query_id))
+    gained = [c for c in order if c.change > 0][:top]
+    lost = [c for c in reversed(order) if c.change < 0][:top]
+    check = check_reorder(base, reranked, depth)
+    missing = (len(first.missing_queries), len(second.missing_queries))
+    return Lift(rows, by, changes, gained, lost, check, latency, settings, len(first.query_ids), missing)
+
+
+def lift_table(result: Lift, places: int) -> Table:
+    level = f"{result.settings.confidence:.0%}"
+    header = ["measure", "base", "reranked", "change", "relative", f"{level} low", f"{level} high",
+              f"p ({result.settings.test})", "significant", "wins", "ties", "losses"]
+    if result.latency:
+        header.append("change/ms")
+    rows: list[list[Cell]] = []
+    for row in result.rows:
+        significant = row.p < result.settings.alpha and row.change != 0
+        relative = f"{row.relative:+.1%}" if row.relative is not None else ""
+        cells: list[Cell] = [row.measure.name, row.base, row.reranked, row.change, relative, row.ci_low, row.ci_high,
+                             row.p, "yes" if significant else "no", row.wins, row.ties, row.losses]
+        if result.latency:
+            cells.append("" if row.gain_per_ms is None else f"{row.gain_per_ms:.3g}")
+        rows.append(cells)
+    return Table(header, rows)
+
+
+def changes_table(result: Lift) -> Table:
+    """The queries that gained most, then those that lost most, on the first measure."""
+    rows: list[list[Cell]] = [["gained", c.query_id, c.base, c.reranked, c.change] for c in result.gained]
+    rows += [["lost", c.query_id, c.base, c.reranked, c.change] for c in result.lost]
+    return Table(["", "query", f"base {result.by}", f"reranked {result.by}", "change"], rows)
+
+
+def lift_json(result: Lift) -> dict:
+    s = result.settings
+    latency = result.latency
+    return {
+        "settings": {"test": s.test, "alpha": s.alpha, "permutations": s.permutations, "bootstrap": s.bootstrap,
+                     "confidence": s.confidence, "seed": s.seed},
+        "queries": result.queries,
+        "measures": [{"measure": r.measure.name, "base": r.base, "reranked": r.reranked, "change": r.change,
+                      "relative": r.relative, "ci": [r.ci_low, r.ci_high], "p": r.p, "wins": r.wins, "ties": r.ties,
+                      "losses": r.losses, "change_per_ms": r.gain_per_ms} for r in result.rows],
+        "by": result.by.name,
+        "gained": [{"query_id": c.query_id, "base": c.base, "reranked": c.reranked, "change": c.change} for c in result.gained],
+        "lost": [{"query_id": c.query_id, "base": c.base, "reranked": c.reranked, "change": c.change} for c in result.lost],
+        "reorder_check": {"depth": result.check.depth, "documents": result.check.documents,
+                          "outside": result.check.outside, "queries_outside": result.check.queries_outside},
+        "latency": None if latency is None else {"base_ms": latency.base_ms, "reranked_ms": latency.reranked_ms,
+                                                 "extra_ms": latency.extra_ms, "queries": latency.queries},
+    }
+
+
+def render_lift(result: Lift, fmt: str, places: int = 4) -> str:
+    if fmt == "json":
+        return json.dumps(lift_json(result), indent=2) + "\n"
+    text = render(lift_table(result, places), fmt, places)
+    if fmt == "csv":
+        return text
+    notes = f"\n{result.queries} queries; significant: p < {result.settings.alpha:g}; wins/ties/losses count queries.\n"
+    if result.latency:
+        notes += (f"Latency per query: base {result.latency.base_ms:.1f} ms, reranked {result.latency.reranked_ms:.1f} ms "
+                  f"(+{result.latency.extra_ms:.1f} ms).\n")
+    if result.gained or result.lost:
+        notes += "\n" + render(changes_table(result), fmt, places)
+    return text + notes

@@ -1,0 +1,244 @@
+"""How far conclusions depend on the label threshold.
+
+Judgments are relabelled in memory at each threshold of a grid (no model, no file per
+threshold), every run is evaluated on each labelling, and three things are followed across the
+grid: each run's value of each measure, the system ranking (Kendall's tau-b against the ranking
+at a chosen threshold) and, for each pair of runs, where one beats the other significantly.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import UsageError
+from ..evaluation.files import require_distinct_names
+from ..evaluation.measures import Measure
+from ..evaluation.metrics import evaluate_gradings
+from ..formats.files import atomic_writer
+from ..formats.tables import Table, render
+from ..judging.labels import COMPONENTS, check_thresholds, reached
+from ..records import Judgment, Qrels, Run
+from .agreement import kendall_tau_b
+from .significance import StatSettings, adjust, chosen_p
+
+SENSITIVITY_FORMATS = ("table", "markdown", "csv", "json")
+MAX_THRESHOLDS = 2001
+CURVE_HEADER = ("threshold", "run", "measure", "value")
+
+
+def threshold_grid(start: float, stop: float, step: float) -> list[float]:
+    """start, start + step, ... up to stop (included when the steps reach it), rounded to 10 places
+    so that 0.5 + 7 * 0.01 reads 0.57."""
+    if not all(math.isfinite(v) for v in (start, stop, step)):
+        raise UsageError("--from, --to and --step must be finite numbers")
+    if step <= 0:
+        raise UsageError(f"--step must be greater than 0, got {step:g}")
+    if stop < start:
+        raise UsageError(f"--from {start:g} is above --to {stop:g}: give the lower threshold first")
+    count = int(math.floor((stop - start) / step + 1e-9)) + 1
+    if count > MAX_THRESHOLDS:
+        raise UsageError(f"{count} thresholds from {start:g} to {stop:g} by {step:g}; at most {MAX_THRESHOLDS}: "
+                         "give a larger --step")
+    return [round(start + k * step, 10) for k in range(count)]
+
+
+def ranges(thresholds: Sequence[float], holds: Sequence[bool]) -> list[tuple[float, float]]:
+    """The (first, last) thresholds of each unbroken stretch of the grid where `holds` is true."""
+    spans: list[tuple[float, float]] = []
+    for key, group in itertools.groupby(zip(thresholds, holds), key=lambda pair: pair[1]):
+        if key:
+            members = [t for t, _ in group]
+            spans.append((members[0], members[-1]))
+    return spans
+
+
+def ranges_text(spans: Sequence[tuple[float, float]]) -> str:
+    return ", ".join(f"{a:g}" if a == b else f"{a:g}-{b:g}" for a, b in spans) or "never"
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """Where `first` beats `second` significantly on `measure`, and where the reverse holds."""
+
+    measure: Measure
+    first: str
+    second: str
+    first_wins: list[tuple[float, float]]
+    second_wins: list[tuple[float, float]]
+    at: str | None  # the significant winner at the chosen threshold, None when neither
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """Values, ranking agreement and significant conclusions across a grid of thresholds."""
+
+    on: str
+    thresholds: list[float]
+    at: float
+    runs: list[str]
+    measures: list[Measure]
+    values: np.ndarray  # (thresholds, runs, measures): mean (or sum) over queries
+    reference: np.ndarray  # (runs, measures) at `at`
+    taus: np.ndarray  # (thresholds, measures): Kendall's tau-b with the ranking at `at`; nan if undefined
+    conclusions: list[Conclusion]
+    settings: StatSettings
+    queries: int
+    warnings: list[str] = field(default_factory=list)
+
+    def ranking(self, values: np.ndarray) -> str:
+        """Run names from best to worst, '=' between equal values."""
+        order = sorted(range(len(self.runs)), key=lambda i: -values[i])
+        text = self.runs[order[0]]
+        for before, i in zip(order, order[1:]):
+            text += (" = " if values[i] == values[before] else " > ") + self.runs[i]
+        return text
+
+
+def _labelled(judgments: Sequence[Judgment], on: str) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    if on not in COMPONENTS:
+        raise UsageError(f"--on {on!r}: choose one of P, R, F")
+    if not judgments:
+        raise UsageError("the judgments hold no pair to label")
+    query_ids = pa.array([j.query_id for j in judgments], type=pa.string())
+    chunk_ids = pa.array([j.chunk_id for j in judgments], type=pa.string())
+    return query_ids, chunk_ids, np.array([getattr(j, on) for j in judgments], dtype=np.float64)
+
+
+def _coverage_warnings(result, runs: Sequence[Run]) -> list[str]:
+    notes = []
+    for run, e in zip(runs, result):
+        if e.missing_queries:
+            notes.append(f"{len(e.missing_queries)} of {len(e.query_ids)} judged queries have no results in run "
+                         f"{run.name!r}; they score 0 (e.g. {e.missing_queries[0]!r})")
+        if e.ignored_queries:
+            notes.append(f"{len(e.ignored_queries)} queries of run {run.name!r} have no judgments and are ignored "
+                         f"(e.g. {e.ignored_queries[0]!r})")
+    return notes
+
+
+def sensitivity(
+    judgments: Sequence[Judgment],
+    runs: Sequence[Run],
+    measures: Sequence[Measure],
+    thresholds: Sequence[float],
+    at: float,
+    on: str = "R",
+    settings: StatSettings = StatSettings(),
+    rel_level: int = 1,
+    progress: Callable[[str], None] = lambda _: None,
+) -> Sensitivity:
+    """Label `judgments` on `on` at each threshold (binary: score >= threshold) and at `at`,
+    evaluate `runs` on each labelling, and test every pair of runs at every threshold (the p-values
+    of `settings.test`, corrected within each threshold and measure across the pairs)."""
+    names = [r.name for r in runs]
+    if len(names) < 2:
+        raise UsageError("give at least two runs: a ranking needs two")
+    require_distinct_names(names)
+    if not math.isfinite(at):
+        raise UsageError("--at must be a finite number")
+    measures = list(measures)
+    grid = list(check_thresholds(thresholds))
+    query_ids, chunk_ids, scores = _labelled(judgments, on)
+    matches = [k for k, t in enumerate(grid) if abs(t - at) < 1e-9]
+    points = grid if matches else grid + [at]
+    ref = matches[0] if matches else len(grid)
+    progress(f"labelling at {len(points)} thresholds, evaluating {len(runs)} runs on each")
+    qrels = Qrels.from_columns(query_ids, chunk_ids, np.zeros(len(scores), dtype=np.int64))
+    graded = evaluate_gradings(qrels, [reached(scores, (t,)) for t in points], runs, measures, rel_level)
+    per_query = [[[e.values[m] for m in measures] for e in result] for result in graded]
+    aggregates = [[[e.aggregate(m) for m in measures] for e in result] for result in graded]
+    notes = _coverage_warnings(graded[ref], runs)
+    per_query_values = np.asarray(per_query, dtype=np.float64)  # (points, runs, measures, queries)
+    values = np.asarray(aggregates, dtype=np.float64)
+    taus = np.array([[kendall_tau_b(values[k, :, m], values[ref, :, m]) for m in range(len(measures))]
+                     for k in range(len(grid))]).reshape(len(grid), len(measures))
+    pairs = list(itertools.combinations(range(len(names)), 2))
+    first, second = [i for i, _ in pairs], [j for _, j in pairs]
+    diffs = per_query_values[:, first] - per_query_values[:, second]  # (points, pairs, measures, queries)
+    progress(f"testing every pair of runs ({len(pairs)}) at each threshold ({settings.test} test)")
+    p = chosen_p(diffs.reshape(-1, diffs.shape[-1]).T, settings).reshape(diffs.shape[:-1])
+    corrected = np.apply_along_axis(adjust, 1, p, settings.correction)  # each threshold and measure: one family
+    mean = diffs.mean(axis=-1)
+    significant = corrected < settings.alpha
+    conclusions = []
+    for m, measure in enumerate(measures):
+        for k, (i, j) in enumerate(pairs):
+            wins, losses = significant[:, k, m] & (mean[:, k, m] > 0), significant[:, k, m] & (mean[:, k, m] < 0)
+            winner = names[i] if wins[ref] else names[j] if losses[ref] else None
+            conclusions.append(Conclusion(measure, names[i], names[j], ranges(grid, wins[: len(grid)]),
+                                          ranges(grid, losses[: len(grid)]), winner))
+    return Sensitivity(on, grid, at, names, measures, values[: len(grid)], values[ref], taus, conclusions, settings,
+                       per_query_values.shape[-1], notes)
+
+
+def values_table(s: Sensitivity) -> Table:
+    """One row per threshold and measure: each run's value, tau with the ranking at `at`, the ranking."""
+    header = ["threshold", "measure", *s.runs, f"tau vs {s.at:g}", "ranking"]
+    rows = []
+    for k, t in enumerate(s.thresholds):
+        for m, measure in enumerate(s.measures):
+            tau = float(s.taus[k, m])
+            rows.append([t, measure.name, *map(float, s.values[k, :, m]), tau if math.isfinite(tau) else None,
+                         s.ranking(s.values[k, :, m])])
+    return Table(header, rows)
+
+
+def conclusions_table(s: Sensitivity) -> Table:
+    """One row per measure and pair of runs: the threshold ranges where each beats the other."""
+    header = ["measure", "run", "vs", "run significantly better at", "vs significantly better at", f"better at {s.at:g}"]
+    rows = [[c.measure.name, c.first, c.second, ranges_text(c.first_wins), ranges_text(c.second_wins), c.at or "neither"]
+            for c in s.conclusions]
+    return Table(header, rows)
+
+
+def legend(s: Sensitivity) -> str:
+    st = s.settings
+    return (f"Labels: {s.on} >= threshold, over {s.queries} judged queries. tau: Kendall's tau-b of the runs' order at "
+            f"each threshold with their order at {s.at:g} (blank when all runs tie). Significance: {st.test} test, "
+            f"{st.correction} correction within each threshold and measure across the pairs of runs "
+            f"({len(s.runs) * (len(s.runs) - 1) // 2}), p < {st.alpha:g}, seed {st.seed}.")
+
+
+def sensitivity_json(s: Sensitivity) -> dict:
+    st = s.settings
+    return {
+        "on": s.on, "at": s.at, "thresholds": s.thresholds, "runs": s.runs, "queries": s.queries,
+        "settings": {"test": st.test, "correction": st.correction, "alpha": st.alpha, "permutations": st.permutations,
+                     "bootstrap": st.bootstrap, "seed": st.seed},
+        "values": [{"threshold": t, "measure": m.name, "run": r, "value": float(s.values[k, i, j])}
+                   for k, t in enumerate(s.thresholds) for j, m in enumerate(s.measures) for i, r in enumerate(s.runs)],
+        "at_values": {r: {m.name: float(s.reference[i, j]) for j, m in enumerate(s.measures)} for i, r in enumerate(s.runs)},
+        "tau": [{"threshold": t, "measure": m.name, "tau": float(s.taus[k, j]) if math.isfinite(s.taus[k, j]) else None}
+                for k, t in enumerate(s.thresholds) for j, m in enumerate(s.measures)],
+        "conclusions": [{"measure": c.measure.name, "run": c.first, "vs": c.second,
+                         "run_better": [list(r) for r in c.first_wins], "vs_better": [list(r) for r in c.second_wins],
+                         "better_at": c.at} for c in s.conclusions],
+    }
+
+
+def render_sensitivity(s: Sensitivity, fmt: str, places: int = 4) -> str:
+    """Both tables (CSV: separated by a blank line), with the legend under table and markdown."""
+    if fmt == "json":
+        return json.dumps(sensitivity_json(s), indent=2) + "\n"
+    text = render(values_table(s), fmt, places) + "\n" + render(conclusions_table(s), fmt, places)
+    return text + ("\n" + legend(s) + "\n" if fmt in ("table", "markdown") else "")
+
+
+def write_curves(s: Sensitivity, path: str | os.PathLike) -> int:
+    """Rows threshold,run,measure,value (as `semrel report --sensitivity` reads them); returns the row count."""
+    rows = [(t, r, m.name, float(s.values[k, i, j]))
+            for k, t in enumerate(s.thresholds) for j, m in enumerate(s.measures) for i, r in enumerate(s.runs)]
+    with atomic_writer(path) as out:
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(CURVE_HEADER)
+        writer.writerows((repr(t), r, m, repr(v)) for t, r, m, v in rows)
+    return len(rows)

@@ -1,0 +1,172 @@
+"""Paired significance tests over per-query differences, vectorized over many comparisons at once.
+
+Every function takes `diffs`, an (n queries, k comparisons) array of per-query differences,
+and answers for all k columns together: one draw of random signs or resamples serves every
+column, so a table of runs x measures costs one matrix product per batch of draws.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UsageError
+
+TESTS = ("t", "randomization", "bootstrap")
+CORRECTIONS = ("holm", "bonferroni", "none")
+_BATCH_CELLS = 4_000_000  # random draws held in memory at once (about 32 MB as float64)
+
+
+@dataclass(frozen=True)
+class StatSettings:
+    """How differences are tested: which p-value counts, how many draws, which seed."""
+
+    test: str = "randomization"
+    permutations: int = 10_000
+    bootstrap: int = 10_000
+    seed: int = 0
+    alpha: float = 0.05
+    confidence: float = 0.95
+    correction: str = "holm"
+
+    def __post_init__(self) -> None:
+        if self.test not in TESTS:
+            raise UsageError(f"unknown test {self.test!r}; choose one of {', '.join(TESTS)}")
+        if self.correction not in CORRECTIONS:
+            raise UsageError(f"unknown correction {self.correction!r}; choose one of {', '.join(CORRECTIONS)}")
+        if self.permutations < 1 or self.bootstrap < 1:
+            raise UsageError("--permutations and --bootstrap must be at least 1")
+        if not 0 < self.alpha < 1 or not 0 < self.confidence < 1:
+            raise UsageError("--alpha and the confidence level must lie strictly between 0 and 1")
+
+
+@dataclass(frozen=True)
+class PairedStats:
+    """Per column: mean difference, the three two-sided p-values and the bootstrap interval."""
+
+    mean: np.ndarray
+    t_p: np.ndarray
+    randomization_p: np.ndarray
+    bootstrap_p: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+
+    def p_values(self, test: str) -> np.ndarray:
+        return {"t": self.t_p, "randomization": self.randomization_p, "bootstrap": self.bootstrap_p}[test]
+
+
+def _columns(diffs: np.ndarray) -> np.ndarray:
+    array = np.asarray(diffs, dtype=np.float64)
+    return array[:, None] if array.ndim == 1 else array
+
+
+def _batches(total: int, n: int) -> list[int]:
+    size = max(1, _BATCH_CELLS // max(n, 1))
+    return [min(size, total - start) for start in range(0, total, size)]
+
+
+def _tolerance(diffs: np.ndarray) -> np.ndarray:
+    """Slack for comparing sums of the same numbers added in another order."""
+    return 1e-9 * np.abs(diffs).sum(axis=0) + 1e-12
+
+
+def t_test_p(diffs: np.ndarray) -> np.ndarray:
+    """Two-sided paired t-test (as scipy.stats.ttest_rel); constant differences give 1 (all 0) or 0."""
+    from scipy import stats  # imported here: it costs a second at every start of the CLI
+    d = _columns(diffs)
+    n = d.shape[0]
+    mean = d.mean(axis=0) if n else np.zeros(d.shape[1])
+    if n < 2:
+        return np.ones(d.shape[1])
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # constant columns: handled below
+        p = stats.ttest_1samp(d, 0.0, axis=0).pvalue
+    constant = d.std(axis=0) <= _tolerance(d) / max(n, 1)
+    return np.where(constant, np.where(np.abs(mean) <= _tolerance(d) / n, 1.0, 0.0), p)
+
+
+def randomization_p(diffs: np.ndarray, permutations: int, seed: int) -> np.ndarray:
+    """Fisher's randomization test: how often flipping the sign of each query's difference
+    gives a mean at least as far from 0 as the one observed.
+
+    With 2**n <= permutations every sign pattern is enumerated and p is exact; otherwise
+    `permutations` random patterns (seeded) are drawn and p = (hits + 1) / (permutations + 1),
+    which counts the observed pattern and is never 0.
+    """
+    d = _columns(diffs)
+    n, k = d.shape
+    observed = np.abs(d.sum(axis=0)) - _tolerance(d)
+    if n == 0:
+        return np.ones(k)
+    if n < 31 and 2**n <= permutations:
+        bits = (np.arange(2**n, dtype=np.int64)[:, None] >> np.arange(n)) & 1
+        return (np.abs((1 - 2 * bits).astype(np.float64) @ d) >= observed).mean(axis=0)
+    rng = np.random.default_rng(seed)
+    hits = np.zeros(k, dtype=np.int64)
+    for size in _batches(permutations, n):
+        signs = rng.integers(0, 2, size=(size, n), dtype=np.int8) * 2 - 1
+        hits += (np.abs(signs.astype(np.float64) @ d) >= observed).sum(axis=0)
+    return (hits + 1) / (permutations + 1)
+
+
+def bootstrap(diffs: np.ndarray, resamples: int, seed: int, confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p, low, high): percentile interval of the mean difference over queries resampled with
+    replacement (seeded), and the two-sided p-value of the shifted bootstrap (the resampled
+    means recentred on 0: how often they stray from 0 as far as the observed mean)."""
+    d = _columns(diffs)
+    n, k = d.shape
+    if n == 0:
+        return np.ones(k), np.zeros(k), np.zeros(k)
+    rng = np.random.default_rng(seed)
+    means = []
+    for size in _batches(resamples, n):
+        picks = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]
+        counts = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n)
+        means.append(counts @ d / n)
+    means = np.vstack(means)
+    observed = d.mean(axis=0)
+    far = np.abs(means - observed) >= np.abs(observed) - _tolerance(d) / n
+    p = (far.sum(axis=0) + 1) / (resamples + 1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail], axis=0)
+    return p, low, high
+
+
+def adjust(p_values: np.ndarray, method: str) -> np.ndarray:
+    """p-values corrected for testing them together: Holm's step-down, Bonferroni, or none."""
+    p = np.asarray(p_values, dtype=np.float64)
+    m = len(p)
+    if method == "none" or m == 0:
+        return p.copy()
+    if method == "bonferroni":
+        return np.minimum(1.0, p * m)
+    order = np.argsort(p, kind="stable")
+    stepped = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    adjusted = np.empty(m)
+    adjusted[order] = stepped
+    return adjusted
+
+
+def paired_stats(diffs: np.ndarray, settings: StatSettings) -> PairedStats:
+    """All three tests and the bootstrap interval for each column of `diffs`."""
+    d = _columns(diffs)
+    boot_p, low, high = bootstrap(d, settings.bootstrap, settings.seed, settings.confidence)
+    return PairedStats(
+        mean=d.mean(axis=0) if len(d) else np.zeros(d.shape[1]),
+        t_p=t_test_p(d),
+        randomization_p=randomization_p(d, settings.permutations, settings.seed),
+        bootstrap_p=boot_p, ci_low=low, ci_high=high,
+    )
+
+
+def chosen_p(diffs: np.ndarray, settings: StatSettings) -> np.ndarray:
+    """The p-values of `settings.test` alone for each column: a third of paired_stats' draws,
+    for callers (such as a threshold sweep) that only need to know what is significant."""
+    d = _columns(diffs)
+    if settings.test == "t":
+        return t_test_p(d)
+    if settings.test == "randomization":
+        return randomization_p(d, settings.permutations, settings.seed)
+    return bootstrap(d, settings.bootstrap, settings.seed, settings.confidence)[0]

@@ -1,0 +1,530 @@
+"""`semrel run CONFIG.toml`: the whole pipeline from one TOML file, each step skipped when up to date.
+
+A step is up to date when every output exists, is at least as new as every input, is the file its
+manifest describes (a crash between the two writes leaves an old manifest), and the step's
+settings (the exact command line it would run) hash to what the last successful run recorded in
+`<out>/.semrel-run.json`. Steps run the same click commands a user types (in process, no
+subprocesses), so each output gets the command's own manifest and checks.
+
+Settings: `--set section.key=value` over `SEMREL_<SECTION>_<KEY>` over the config file over the
+defaults; they all end up in the steps' command lines, so a changed value reruns what it affects.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shlex
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from ..errors import SemrelError, UsageError
+from ..formats.manifest import manifest_is_stale
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+STATE_FILE = ".semrel-run.json"
+STEPS = ("chunk", "import", "qrels", "retrieve", "pool", "judge", "label", "eval", "agree", "compare", "sensitivity", "lift",
+         "report")
+
+# section -> key -> (type, default); None default = not passed on (the command's own default applies).
+_STR, _INT, _FLOAT, _BOOL, _LIST = "a string", "an integer", "a number", "true or false", "a list of strings"
+SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
+    "": {"out": (_STR, "out")},
+    "corpus": {"docs": (_STR, None), "size": (_INT, None), "overlap": (_INT, None), "file": (_STR, None)},
+    "golden": {"file": (_STR, None), "format": (_STR, "auto")},
+    "retrieve": {"methods": (_LIST, ["bm25"]), "k": (_INT, 20), "model": (_STR, None)},
+    "pool": {"depth": (_INT, 10), "enabled": (_BOOL, True)},
+    "judge": {"enabled": (_BOOL, True), "model": (_STR, None), "layer": (_INT, None), "idf": (_BOOL, False),
+              "rescale": (_STR, "none"), "cache": (_STR, "cache")},
+    "label": {"threshold": (_FLOAT, None), "on": (_STR, None), "grades": (_STR, None)},
+    "eval": {"enabled": (_BOOL, True), "measures": (_LIST, [])},
+    "agree": {"enabled": (_BOOL, True)},
+    "compare": {"enabled": (_BOOL, True)},
+    "sensitivity": {"enabled": (_BOOL, True), "measure": (_STR, "nDCG@10"), "from": (_FLOAT, None), "to": (_FLOAT, None),
+                    "step": (_FLOAT, None)},
+    "lift": {"base": (_STR, None), "rerank": (_STR, "dense"), "depth": (_INT, None)},
+    "report": {"enabled": (_BOOL, True), "title": (_STR, None)},
+    "engine": {"name": (_STR, "local"), "address": (_STR, None), "workers": (_INT, None)},
+}
+CHUNK_SIZE, CHUNK_OVERLAP = 120, 20  # for [corpus] docs when size/overlap are not set
+
+
+class ConfigError(UsageError):
+    """A config value that cannot work; names the file, section and key."""
+
+
+def _check_type(kind: str, value: Any) -> bool:
+    if kind == _STR:
+        return isinstance(value, str)
+    if kind == _INT:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == _FLOAT:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == _BOOL:
+        return isinstance(value, bool)
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def env_name(section: str, key: str) -> str:
+    """The environment variable of a config key: SEMREL_LABEL_THRESHOLD, SEMREL_OUT."""
+    return "_".join(["SEMREL", *(part.upper() for part in (section, key) if part)])
+
+
+def _key(section: str, key: str) -> str:
+    return f"[{section}] {key}" if section else key
+
+
+def _override_value(text: str, kind: str) -> Any:
+    """A value from the environment or --set: TOML (0.72, true, ["a", "b"]), but strings need no
+    quotes and a list may be comma-separated, as a shell user would type them."""
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text
+    if kind == _STR and not isinstance(value, str):
+        return text
+    if kind == _LIST and isinstance(value, str):
+        return [part for part in re.split(r"[\s,]+", value) if part]
+    return value
+
+
+def _overrides(environ: Mapping[str, str], sets: Sequence[str]) -> list[tuple[str, str, str, str]]:
+    """(section, key, value text, source) for every SEMREL_* variable of a config key, then every --set."""
+    found = []
+    for section, keys in SCHEMA.items():
+        for key in keys:
+            text = environ.get(env_name(section, key))
+            if text:
+                found.append((section, key, text, f"{env_name(section, key)}={text}"))
+    for item in sets:
+        target, equals, text = item.partition("=")
+        section, _, key = target.strip().rpartition(".")
+        if not equals or key not in SCHEMA.get(section, {}):
+            raise ConfigError(f"--set {item}: expected SECTION.KEY=VALUE with a config key, e.g. label.threshold=0.72 "
+                              "(keys: docs/run.md)")
+        found.append((section, key, text.strip(), f"--set {item}"))
+    return found
+
+
+def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] | None = None
+                ) -> dict[str, dict[str, Any]]:
+    """The config with every default filled in and the SEMREL_* variables (of `environ`) and --set
+    values applied over it; ConfigError (one line naming the key and where it came from) on any problem."""
+    name = os.path.basename(path)
+    try:
+        with open(path, "rb") as handle:
+            raw = tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file (write one with `semrel init`)") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{name}: not valid TOML: {exc}") from None
+    unknown_sections = [k for k in raw if isinstance(raw[k], dict) and k not in SCHEMA]
+    if unknown_sections:
+        raise ConfigError(f"{name}: [{unknown_sections[0]}]: unknown section (known: {', '.join(s for s in SCHEMA if s)})")
+    config: dict[str, dict[str, Any]] = {}
+    # where each value came from: the prefix of its error messages, and the folder its paths are relative to
+    origin: dict[tuple[str, str], tuple[str, str]] = {}
+    base = os.path.dirname(path)
+    for section, keys in SCHEMA.items():
+        table = raw if section == "" else raw.get(section, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{name}: [{section}] expected a table")
+        config[section] = {}
+        for key, (kind, default) in keys.items():
+            where = f"{name}: {_key(section, key)}"
+            if key in table and not _check_type(kind, table[key]):
+                raise ConfigError(f"{where}: expected {kind}")
+            config[section][key] = table.get(key, default)
+            origin[section, key] = (where, base)
+        unknown = [k for k in table if k not in keys and not (section == "" and k in SCHEMA)]
+        if unknown:
+            raise ConfigError(f"{name}: {_key(section, unknown[0])}: unknown key (known: {', '.join(keys)})")
+    for section, key, text, source in _overrides(os.environ if environ is None else environ, sets):
+        kind = SCHEMA[section][key][0]
+        value = _override_value(text, kind)
+        where = f"{source}: {_key(section, key)}"
+        if not _check_type(kind, value):
+            raise ConfigError(f"{where}: expected {kind}")
+        config[section][key] = value
+        origin[section, key] = (where, os.getcwd())  # paths typed in a shell are relative to it
+
+    def resolve(section: str, key: str, must_exist: str | None = None) -> None:
+        value = config[section][key]
+        if value is None:
+            return
+        where, folder = origin[section, key]
+        full = os.path.normpath(os.path.join(folder, value))
+        if must_exist == "dir" and not os.path.isdir(full):
+            raise ConfigError(f"{where}: no such folder '{value}'")
+        if must_exist == "file" and not os.path.isfile(full):
+            raise ConfigError(f"{where}: no such file '{value}'")
+        config[section][key] = full
+
+    resolve("", "out")
+    resolve("corpus", "docs", "dir")
+    resolve("corpus", "file", "file")
+    resolve("golden", "file", "file")
+    if config["corpus"]["docs"] is not None and config["corpus"]["file"] is not None:
+        raise ConfigError(f"{name}: [corpus] docs: give docs (a folder to chunk) or file (a corpus.jsonl), not both")
+    if config["golden"]["file"] is None:
+        raise ConfigError(f"{name}: [golden] file: missing (the golden set: CSV, JSONL, SQuAD, BEIR...)")
+    if not config["retrieve"]["methods"]:
+        raise ConfigError(f"{origin['retrieve', 'methods'][0]}: give at least one method")
+    if config["engine"]["name"] not in ("local", "ray"):
+        raise ConfigError(f"{origin['engine', 'name'][0]}: expected local or ray")
+    lift = config["lift"]
+    if lift["base"] is not None and lift["base"] not in config["retrieve"]["methods"]:
+        raise ConfigError(f"{origin['lift', 'base'][0]}: {lift['base']!r} is not one of [retrieve] methods "
+                          f"({', '.join(config['retrieve']['methods'])})")
+    return config
+
+
+@dataclass
+class Step:
+    name: str
+    command: tuple[str, ...]
+    args: list[str]
+    inputs: list[str]
+    outputs: list[str]
+    stdout: str | None = None  # file that receives what the command prints
+    placement: list[str] = field(default_factory=list)  # where the model runs: passed on, not hashed (same outputs)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def settings_hash(self) -> str:
+        return hashlib.sha256(json.dumps([self.command, self.args], sort_keys=True).encode()).hexdigest()[:16]
+
+    def shell(self, width: int = 100) -> str:
+        """The command line a person would type for this step, wrapped at `width` with backslashes."""
+        groups: list[str] = []
+        for word in map(shlex.quote, ("semrel", *self.command, *self.args, *self.placement)):
+            if groups and groups[-1].startswith("-") and " " not in groups[-1] and not word.startswith("-"):
+                groups[-1] += f" {word}"  # keep an option with its value
+            else:
+                groups.append(word)
+        if self.stdout and self.stdout != os.devnull:
+            groups.append(f"> {shlex.quote(self.stdout)}")
+        lines = [groups[0]]
+        for group in groups[1:]:
+            if len(lines[-1]) + len(group) + 3 > width:
+                lines.append(f"    {group}")
+            else:
+                lines[-1] += f" {group}"
+        return " \\\n".join(lines)
+
+
+def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
+    """The steps the config asks for, in order, with their exact arguments."""
+    out = config[""]["out"]
+
+    def o(name: str) -> str:
+        return os.path.join(out, name)
+
+    steps: list[Step] = []
+    c, g, r, j, lab = config["corpus"], config["golden"], config["retrieve"], config["judge"], config["label"]
+    golden, gold = o("golden.jsonl"), o("gold.qrels")
+    import_args = [g["file"]] + (["--format", g["format"]] if g["format"] != "auto" else [])
+    corpus = c["file"] or o("corpus.jsonl")
+    if c["docs"] is not None:
+        size = CHUNK_SIZE if c["size"] is None else c["size"]
+        overlap = CHUNK_OVERLAP if c["overlap"] is None else c["overlap"]
+        steps.append(Step("chunk", ("corpus", "chunk"), [c["docs"], "--size", str(size), "--overlap", str(overlap),
+                                                         "-o", corpus], [c["docs"]], [corpus]))
+    if c["docs"] is None and c["file"] is None:  # SQuAD, PubMedQA, Cranfield: the golden file holds the documents
+        chunking = [a for key in ("size", "overlap") if c[key] is not None for a in (f"--{key}", str(c[key]))]
+        steps.append(Step("import", ("golden", "import"), [*import_args, *chunking, "--corpus-out", corpus, "-o", golden],
+                          [g["file"]], [golden, corpus]))
+    else:
+        steps.append(Step("import", ("golden", "import"), [*import_args, "--corpus", corpus, "-o", golden],
+                          [g["file"], corpus], [golden]))
+    steps.append(Step("qrels", ("golden", "qrels"), [golden, "-o", gold], [golden], [gold]))
+    runs = []
+    vectors = ["--cache", os.path.join(out, j["cache"])]  # dense chunk vectors kept beside the judge's embeddings
+    e = config["engine"]
+    placement = [] if e["name"] == "local" else ["--engine", "ray", *(["--ray-address", e["address"]] if e["address"] else []),
+                                                 *(["--ray-workers", str(e["workers"])] if e["workers"] else [])]
+    for method in r["methods"]:
+        run = o(f"runs/{method}.run")
+        args = ["--corpus", corpus, "--golden", golden, "--method", method, "-k", str(r["k"])]
+        if method != "bm25":
+            args += vectors + (["--model", r["model"]] if r["model"] else [])
+        args += ["-o", run]
+        steps.append(Step(f"retrieve {method}", ("retrieve",), args, [corpus, golden], [run],
+                          placement=placement if method != "bm25" else []))
+        runs.append(run)
+    lift = config["lift"]
+    base = reranked = None
+    if lift["base"] is not None:
+        base = o(f"runs/{lift['base']}.run")
+        reranked = o(f"runs/{lift['base']}+{lift['rerank']}.run")
+        args = ["--corpus", corpus, "--golden", golden, "--run", base, "--rerank", lift["rerank"], "-k", str(r["k"]), *vectors]
+        if lift["depth"] is not None:
+            args += ["--rerank-depth", str(lift["depth"])]
+        if r["model"]:
+            args += ["--model", r["model"]]
+        steps.append(Step(f"retrieve {lift['base']}+{lift['rerank']}", ("retrieve",), args + ["-o", reranked],
+                          [corpus, golden, base], [reranked], placement=placement))
+        runs.append(reranked)
+    judgments = derived = pool = None
+    if j["enabled"]:
+        judge_inputs = [corpus, golden]
+        judge_args = ["--corpus", corpus, "--golden", golden]
+        if config["pool"]["enabled"]:
+            pool = o("pool.tsv")
+            steps.append(Step("pool", ("pool",), ["--golden", golden, *[a for run in runs for a in ("--run", run)],
+                                                   "--depth", str(config["pool"]["depth"]), "-o", pool],
+                              [golden, *runs], [pool]))
+            judge_inputs.append(pool)
+            judge_args += ["--pool", pool]
+        judgments = o("judgments.jsonl")
+        judge_args += (["--rescale", j["rescale"]] if j["rescale"] != "none" else []) + (["--idf"] if j["idf"] else [])
+        judge_args += ["--cache", os.path.join(out, j["cache"]), "-o", judgments]
+        if j["model"]:
+            judge_args += ["--model", j["model"]]
+        if j["layer"] is not None:
+            judge_args += ["--layer", str(j["layer"])]
+        steps.append(Step("judge", ("judge",), judge_args, judge_inputs, [judgments], placement=placement))
+        derived = o("derived.qrels")
+        label_args = [judgments, "-o", derived]
+        for key in ("on", "threshold", "grades"):
+            if lab[key] is not None:
+                label_args += [f"--{key}", str(lab[key])]
+        steps.append(Step("label", ("label",), label_args, [judgments], [derived]))
+    qrels = derived or gold
+    measures = [a for m in config["eval"]["measures"] for a in ("-m", m)]
+    if config["eval"]["enabled"]:
+        for name, q in (("derived", derived), ("gold", gold)):
+            if q is None:
+                continue
+            text = o(f"eval.{name}.txt")
+            steps.append(Step(f"eval {name}", ("eval",), [q, *runs, *measures], [q, *runs], [text], stdout=text))
+    agreement = None
+    if derived and config["agree"]["enabled"]:
+        agreement = o("agreement.json")
+        steps.append(Step("agree", ("agree",), [gold, derived, "--unlisted-as-zero", "-f", "json",
+                                                *[a for run in runs for a in ("--run", run)]],
+                          [gold, derived, *runs], [agreement], stdout=agreement))
+    if config["compare"]["enabled"] and len(runs) > 1:
+        text = o("compare.txt")
+        steps.append(Step("compare", ("compare",), [qrels, *runs], [qrels, *runs], [text], stdout=text))
+    curves = None
+    s = config["sensitivity"]
+    if judgments and s["enabled"] and len(runs) > 1:
+        curves = o("sensitivity.csv")
+        args = ["--judgments", judgments, *[a for run in runs for a in ("--run", run)], "-m", s["measure"], "--curves", curves]
+        for key in ("from", "to", "step"):
+            if s[key] is not None:
+                args += [f"--{key}", str(s[key])]
+        if lab["on"] is not None:
+            args += ["--on", lab["on"]]
+        if lab["threshold"] is not None:
+            args += ["--at", str(lab["threshold"])]
+        text = o("sensitivity.txt")
+        steps.append(Step("sensitivity", ("sensitivity",), args, [judgments, *runs], [curves, text], stdout=text))
+    lift_args = []
+    if base and reranked:
+        lift_args = ["--base", base, "--reranked", reranked] + (["--depth", str(lift["depth"])] if lift["depth"] else [])
+        text = o("lift.txt")
+        steps.append(Step("lift", ("lift",), [qrels, *lift_args, *measures], [qrels, base, reranked], [text], stdout=text))
+    if config["report"]["enabled"]:
+        report = o("report.html")
+        args = [qrels, *runs, "--golden", golden, "--corpus", corpus, *lift_args]
+        inputs = [qrels, *runs, golden, corpus]
+        for option, path in (("--judgments", judgments), ("--sensitivity", curves), ("--agreement", agreement)):
+            if path:
+                args += [option, path]
+                inputs.append(path)
+        if config["report"]["title"]:
+            args += ["--title", config["report"]["title"]]
+        steps.append(Step("report", ("report",), args + ["-o", report], inputs, [report], stdout=os.devnull))
+    return steps
+
+
+def _mtime(path: str) -> int | None:
+    """Newest modification time of a file, or of any file under a folder; None when missing."""
+    if os.path.isdir(path):
+        times = [os.stat(os.path.join(root, f)).st_mtime_ns for root, _, files in os.walk(path) for f in files]
+        return max(times, default=os.stat(path).st_mtime_ns)
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def up_to_date(step: Step, recorded: str | None) -> bool:
+    if recorded != step.settings_hash():
+        return False
+    outs = [_mtime(p) for p in step.outputs]
+    if any(t is None for t in outs):
+        return False
+    ins = [_mtime(p) for p in step.inputs]
+    return (all(t is not None for t in ins) and min(outs) >= max(ins, default=0)
+            and not any(manifest_is_stale(p) for p in step.outputs))
+
+
+def _invoke(step: Step) -> None:
+    import click
+
+    from . import main
+
+    command: Any = main
+    for part in step.command:
+        command = command.commands[part]
+    for path in step.outputs:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        if step.stdout:
+            from ..formats.files import atomic_writer
+
+            handle = stack.enter_context(atomic_writer(step.stdout) if step.stdout != os.devnull
+                                         else open(os.devnull, "w", encoding="utf-8"))
+            stack.enter_context(contextlib.redirect_stdout(handle))
+        try:
+            # the root's context settings (click caches a command's help option with the names it first
+            # saw), but not its environment prefix: a step reads only its command line, which is hashed
+            settings = {k: v for k, v in main.context_settings.items() if k != "auto_envvar_prefix"}
+            command.main(args=[*step.args, *step.placement], prog_name=f"semrel {' '.join(step.command)}", standalone_mode=False,
+                         **settings)
+        except click.exceptions.Exit as exc:
+            if exc.exit_code:
+                raise SemrelError(f"{step.name}: exited with code {exc.exit_code}") from None
+        except click.ClickException as exc:
+            raise UsageError(f"{step.name}: {exc.format_message()}") from None
+        except SemrelError as exc:
+            raise type(exc)(f"{step.name}: {exc}") if type(exc) in (SemrelError, UsageError) else exc
+
+
+def _read_state(out: str) -> dict[str, dict[str, Any]]:
+    """step -> {"settings": hash, "seconds": wall time, "finished": UTC time} of its last successful run."""
+    try:
+        with open(os.path.join(out, STATE_FILE), encoding="utf-8") as handle:
+            steps = json.load(handle).get("steps", {})
+        return {k: v for k, v in steps.items() if isinstance(v, dict)}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def _write_state(out: str, state: dict[str, dict[str, Any]]) -> None:
+    from ..formats.files import atomic_writer
+
+    os.makedirs(out, exist_ok=True)
+    with atomic_writer(os.path.join(out, STATE_FILE)) as handle:
+        json.dump({"steps": state}, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+
+
+def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[str, str] | None = None,
+                 dry_run: bool = False, force: tuple[str, ...] = (), echo: Callable[[str], None] = print,
+                 ) -> list[tuple[Step, str, float]]:
+    """Run (or with dry_run, only decide) every step; returns (step, "ran"/"skipped"/"would run", seconds)."""
+    config = load_config(config_path, sets, environ)
+    steps = plan(config)
+    for name in force:
+        if name not in STEPS:
+            raise UsageError(f"--force {name}: unknown step (steps: {', '.join(STEPS)})")
+    out = config[""]["out"]
+    state = _read_state(out)
+    summary = []
+    pending: set[str] = set()  # outputs a dry run would rewrite: whatever reads them would run too
+    for step in steps:
+        stale = step.name.split()[0] in force or pending.intersection(step.inputs)
+        if not stale and up_to_date(step, state.get(step.name, {}).get("settings")):
+            summary.append((step, "skipped", 0.0))
+            continue
+        if dry_run:
+            pending.update(step.outputs)
+            summary.append((step, "would run", 0.0))
+            continue
+        echo(f"semrel run: {step.name}")
+        start = time.perf_counter()
+        _invoke(step)
+        seconds = time.perf_counter() - start
+        state[step.name] = {"settings": step.settings_hash(), "seconds": round(seconds, 3),
+                            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        _write_state(out, state)
+        summary.append((step, "ran", seconds))
+    return summary
+
+
+STARTER = """\
+# semrel run config: `semrel run {name}` runs every step below; a step whose outputs are newer
+# than its inputs and whose settings are unchanged is skipped. Paths are relative to this file.
+# Any key can be overridden: SEMREL_LABEL_THRESHOLD=0.72, or `--set label.threshold=0.72` (wins).
+# Reference: docs/run.md.
+
+out = "{out}"                  # folder for every output (corpus.jsonl, runs/, judgments.jsonl, report.html...)
+
+[corpus]
+docs = "{docs}"                # folder of documents to chunk (or: file = "corpus.jsonl", already chunked)
+size = 120                     # words per chunk
+overlap = 20                   # words shared by neighbouring chunks
+
+[golden]
+file = "{golden}"              # the QA set: CSV/JSONL with query, reference_answer, gold_chunk_ids
+format = "auto"
+
+[retrieve]
+methods = ["bm25", "dense"]    # any of bm25, dense, hybrid (dense and hybrid encode with MiniLM)
+k = 20                         # chunks per query in each run
+
+[pool]
+depth = 10                     # top chunks of each run the judge scores
+
+[judge]
+enabled = true                 # BERTScore judge of each pooled (query, chunk) pair
+# model = "all-MiniLM-L6-v2"   # encoder (local folder or name)
+# layer = 6
+idf = false
+rescale = "none"               # none, baseline or corpus
+cache = "cache"                # embedding cache, inside out
+
+[label]
+# threshold = 0.70             # judge score at or above which a chunk is relevant
+# on = "R"                     # P, R or F
+# grades = "0.6,0.7,0.8"       # graded labels instead of one threshold
+
+[eval]
+measures = []                  # e.g. ["nDCG@10", "MRR"]; empty = the default set
+
+[agree]
+enabled = true                 # judge labels against the golden set's labels -> agreement.json
+
+[compare]
+enabled = true                 # significance of the differences between runs (two or more methods)
+
+[sensitivity]
+enabled = true
+measure = "nDCG@10"            # how the ranking of runs moves with the label threshold
+
+[lift]
+# base = "bm25"                # reranking lift: this run's top chunks reranked by `rerank`
+# rerank = "dense"
+# depth = 10                   # how many of them are reranked [default: all]
+
+[report]
+enabled = true                 # report.html
+
+[engine]
+name = "local"                 # where the model runs for judge and dense retrieval: local or ray
+# address = "auto"             # ray: an existing cluster (auto, host:port, ray://host:port) [default: start one here]
+# workers = 4                  # ray: model workers [default: the cluster's GPUs, else its CPUs]
+"""
+
+
+def starter_config(output: str, docs: str, golden: str, out: str = "out") -> str:
+    """The commented starter config, with paths made relative to the config's folder."""
+    base = os.path.dirname(os.path.abspath(output))
+
+    def rel(path: str) -> str:
+        return os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
+
+    return STARTER.format(name=os.path.basename(output), out=out, docs=rel(docs), golden=rel(golden))

@@ -1,0 +1,115 @@
+"""On-disk cache of token embeddings: one SQLite file in WAL mode (many readers, one writer).
+
+An entry is keyed by sha256 of (model fingerprint, layer, token limit, text) and holds the
+text's token ids, its window starts and its normalised float32 token embeddings, so a judge
+run re-encodes only texts it has never seen and a killed run resumes where it stopped.
+Windowed texts also record the overlap they were cut with; another overlap is a miss. Token
+weight tables (plain, or idf of a corpus) are kept too, so a fully cached run needs no tokenizer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from ..errors import SemrelError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    key BLOB PRIMARY KEY, overlap INTEGER, dim INTEGER NOT NULL,
+    ids BLOB NOT NULL, starts BLOB NOT NULL, vectors BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS weights (key BLOB PRIMARY KEY, documents INTEGER NOT NULL, weights BLOB NOT NULL);
+"""
+
+
+def default_cache_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("semrel"))
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """Token ids, window starts and normalised token embeddings of one text (all windows stacked)."""
+
+    ids: np.ndarray  # int32, (tokens,)
+    starts: np.ndarray  # int64, (windows,): first row of each window
+    vectors: np.ndarray  # float32, (tokens, dim)
+
+    @property
+    def windows(self) -> int:
+        return len(self.starts)
+
+
+def text_key(namespace: str, text: str) -> bytes:
+    return hashlib.sha256(namespace.encode() + b"\0" + text.encode("utf-8")).digest()
+
+
+class EmbeddingCache:
+    """Get and put Encoded entries; counts hits, misses and writes."""
+
+    def __init__(self, folder: str | os.PathLike):
+        path = Path(folder).expanduser() / "embeddings.sqlite"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, timeout=60)
+            self.db.execute("PRAGMA page_size=65536")  # entries are 10-400 KB: big pages write them 3x faster
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA wal_autocheckpoint=4000")
+            self.db.executescript(SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise SemrelError(f"{path}: cannot open the embedding cache ({exc}); pass --cache DIR or --no-cache") from None
+        self.path = path
+        self.hits = self.misses = self.writes = 0
+
+    def get_many(self, keys: Iterable[bytes], overlap: int) -> Iterator[tuple[bytes, Encoded]]:
+        """The cached entries among `keys` (in batches, so memory stays bounded by the caller's use)."""
+        keys = list(keys)
+        for begin in range(0, len(keys), 128):
+            part = keys[begin : begin + 128]
+            rows = self.db.execute(
+                f"SELECT key, overlap, dim, ids, starts, vectors FROM embeddings WHERE key IN ({','.join('?' * len(part))})",
+                part,
+            ).fetchall()
+            found = 0
+            for key, stored_overlap, dim, ids, starts, vectors in rows:
+                entry = Encoded(
+                    np.frombuffer(ids, dtype=np.int32), np.frombuffer(starts, dtype=np.int64),
+                    np.frombuffer(vectors, dtype=np.float32).reshape(-1, dim),
+                )
+                if entry.windows > 1 and stored_overlap != overlap:
+                    continue
+                found += 1
+                yield key, entry
+            self.hits += found
+            self.misses += len(part) - found
+
+    def put_many(self, items: Iterable[tuple[bytes, Encoded]], overlap: int) -> None:
+        rows = [
+            (key, overlap if e.windows > 1 else None, e.vectors.shape[1],
+             e.ids.astype(np.int32).tobytes(), e.starts.astype(np.int64).tobytes(), e.vectors.astype(np.float32).tobytes())
+            for key, e in items
+        ]
+        with self.db:
+            self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?, ?)", rows)
+        self.writes += len(rows)
+
+    def get_weights(self, key: bytes) -> tuple[np.ndarray, int] | None:
+        """Token weights (idf from a corpus, or plain) and the number of documents they came from."""
+        row = self.db.execute("SELECT documents, weights FROM weights WHERE key = ?", (key,)).fetchone()
+        return (np.frombuffer(row[1], dtype=np.float64), int(row[0])) if row else None
+
+    def put_weights(self, key: bytes, weights: np.ndarray, documents: int) -> None:
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO weights VALUES (?, ?, ?)", (key, documents, weights.astype(np.float64).tobytes()))
+
+    def close(self) -> None:
+        self.db.close()

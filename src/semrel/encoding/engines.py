@@ -1,0 +1,156 @@
+"""Where the encoder model runs: here (`local`) or on a Ray cluster (`ray`), with the same results.
+
+Only the model step moves. The caller keeps reading, caching, matching and writing; it hands an
+engine token id lists and gets back (indices, reduced states) per batch. The Ray engine cuts the
+batches on the driver exactly as the local one does (length_batches) and sends each whole batch
+as one row of a Ray Data dataset, so every batch is padded and computed as it is locally: on CPU
+workers the vectors are bit-identical. Each worker (a Ray Data actor) loads the model once, on
+its GPU when the cluster has GPUs. Results stream back as batches finish, in any order.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Protocol, Sequence
+
+import numpy as np
+
+from ..errors import SemrelError, UsageError
+from .encode import Reduce, length_batches, reduced_batches
+from .models import load_encoder
+
+ENGINES = ("local", "ray")
+CONNECT_TIMEOUT_S = 10.0
+MISSING_RAY = "--engine ray needs Ray: pip install 'semrel[ray]'"
+
+
+class Engine(Protocol):
+    def run(self, encoded: Sequence[Sequence[int]], model_name: str | None, layer: int | None, max_tokens: int,
+            reduce: Reduce) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(indices into `encoded`, reduce(states, mask) of those rows) per length-sorted batch."""
+        ...
+
+    def params(self) -> dict[str, Any]:
+        """The manifest's record of where the model ran."""
+        ...
+
+
+class LocalEngine:
+    """The model in this process, on CPU."""
+
+    def run(self, encoded, model_name, layer, max_tokens, reduce):
+        yield from reduced_batches(encoded, model_name, layer, max_tokens, reduce)
+
+    def params(self) -> dict[str, Any]:
+        return {"name": "local", "workers": 1}
+
+
+LOCAL = LocalEngine()
+
+
+class _Worker:
+    """One Ray Data actor: the model loaded once, then one whole length-sorted batch per call."""
+
+    def __init__(self, model_name: str | None, layer: int | None, max_tokens: int, reduce: Reduce):
+        import torch
+
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.args = model_name, layer, max_tokens, reduce
+        load_encoder(model_name, self.device, layers=layer)  # once per actor, before its first batch
+
+    def __call__(self, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        model_name, layer, max_tokens, reduce = self.args
+        out = []
+        for windows in rows["windows"]:
+            encoded = [w.tolist() for w in windows]
+            # the batch is already length-sorted and within max_tokens, so it stays one batch, same order
+            ((order, vectors),) = reduced_batches(encoded, model_name, layer, max_tokens, reduce, self.device)
+            out.append(vectors[np.argsort(order)])
+        return {"batch": rows["batch"], "vectors": np.array(out + [None], dtype=object)[:-1]}
+
+
+def _reachable(address: str) -> None:
+    """Fail fast, in bounded time, when nothing listens at host:port (Ray itself retries for minutes)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # not host:port (e.g. `auto`): Ray resolves it and says so itself when it cannot
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise SemrelError(f"--ray-address {address}: cannot reach a Ray cluster there ({exc.strerror or exc}); "
+                          "start one (ray start --head) or fix the address") from None
+
+
+@dataclass
+class RayEngine:
+    """The model on Ray Data actors: `workers` of them (default: the cluster's GPUs, else its CPUs).
+
+    `address` None starts a local Ray instance; `auto` joins the running cluster; host:port or
+    ray://host:port a given one (make_engine reads RAY_ADDRESS, Ray's own variable, when no
+    address is given). A process already connected to Ray keeps its connection.
+    """
+
+    address: str | None = None
+    workers: int | None = None
+    gpus: bool = field(default=False, init=False)
+
+    def connect(self) -> None:
+        import ray
+
+        if not ray.is_initialized():
+            if self.address:
+                _reachable(self.address)
+            try:
+                local = {} if self.address else {"include_dashboard": False}
+                ray.init(address=self.address or "local", log_to_driver=False, logging_level=logging.ERROR, **local)
+            except (ConnectionError, ValueError, RuntimeError) as exc:
+                raise SemrelError(f"--ray-address {self.address or '(local)'}: could not connect to Ray "
+                                  f"({str(exc).splitlines()[0]})") from None
+        resources = ray.cluster_resources()
+        self.gpus = resources.get("GPU", 0) >= 1
+        if self.workers is None:
+            self.workers = max(1, int(resources.get("GPU", 0) if self.gpus else resources.get("CPU", 1)))
+
+    def run(self, encoded, model_name, layer, max_tokens, reduce):
+        batches = length_batches([len(e) for e in encoded], max_tokens=max_tokens)
+        if not batches:
+            return
+        self.connect()
+        import ray.data
+
+        logging.getLogger("ray.data").setLevel(logging.ERROR)
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False  # semrel draws its own progress on stderr
+        context.print_on_execution_start = False
+        rows = [{"batch": k, "windows": [np.asarray(encoded[i], dtype=np.int64) for i in batch]} for k, batch in enumerate(batches)]
+        dataset = ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(
+            _Worker, fn_constructor_args=(model_name, layer, max_tokens, reduce), batch_size=1, batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=min(self.workers, len(rows))),
+            **({"num_gpus": 1} if self.gpus else {"num_cpus": 1}),
+        )
+        for row in dataset.iter_rows():
+            yield batches[int(row["batch"])], row["vectors"]
+
+    def params(self) -> dict[str, Any]:
+        return {"name": "ray", "address": self.address or "local", "workers": self.workers, "gpus": self.gpus}
+
+
+def make_engine(name: str = "local", address: str | None = None, workers: int | None = None) -> Engine:
+    """The engine the options ask for; Ray is imported (not started) here so a missing install fails first."""
+    if name not in ENGINES:
+        raise UsageError(f"--engine {name!r}: choose one of {', '.join(ENGINES)}")
+    if name == "local":
+        if address is not None or workers is not None:
+            raise UsageError("--ray-address and --ray-workers go with --engine ray")
+        return LOCAL
+    if workers is not None and workers < 1:
+        raise UsageError(f"--ray-workers {workers}: give 1 or more")
+    try:
+        import ray  # noqa: F401
+        import ray.data  # noqa: F401
+    except ImportError:
+        raise SemrelError(MISSING_RAY) from None
+    return RayEngine(address or os.environ.get("RAY_ADDRESS") or None, workers)

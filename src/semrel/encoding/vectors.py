@@ -1,0 +1,130 @@
+"""A persistent store of dense text vectors, so dense retrieval encodes each chunk text once.
+
+One folder per model, named by its fingerprint (weights and tokenizer files), under
+`CACHE/vectors/`: `vectors.f32` (float32 rows, appended), `keys.bin` (the 16-byte sha256 prefix of
+each row's text, appended) and `store.json` (model, fingerprint, dim, rows). store.json is the
+commit point: it is replaced atomically once the rows it counts are fsynced, and bytes past its
+count (left by a killed run) are cut off at the next open. Texts are encoded and committed in
+pieces, so a killed run keeps what it finished and the next run encodes only what is missing.
+A texts' vector is found by its text alone: a corpus that grew, or another corpus sharing chunks,
+encodes only the texts the store lacks; another model gets its own folder and encodes afresh.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from ..errors import SemrelError
+from ..formats.files import atomic_writer
+from .engines import LOCAL, Engine
+from .models import describe_model
+
+PIECE = 4096
+"""Texts encoded between two commits: a killed run loses at most this many."""
+
+KEY = np.dtype("S16")
+
+
+def text_keys(texts: Sequence[str]) -> np.ndarray:
+    return np.array([hashlib.sha256(t.encode("utf-8")).digest()[:16] for t in texts], dtype=KEY)
+
+
+class VectorStore:
+    """The vectors of one model; `rows_for(texts)` encodes what is missing, `vectors()` maps them read-only."""
+
+    def __init__(self, cache_dir: str | os.PathLike, model: str | None = None):
+        info = describe_model(model)
+        self.model, self.fingerprint = model, info.fingerprint
+        self.folder = Path(cache_dir).expanduser() / "vectors" / info.fingerprint
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SemrelError(f"{self.folder}: cannot create the vector store ({exc}); pass --cache DIR or --no-cache") from None
+        self.rows, self.dim = 0, 0
+        self.encoded = self.reused = 0
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One writer at a time: a second run over the same store waits for the first."""
+        with open(self.folder / "lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                self._load()
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _load(self) -> None:
+        """Read the committed row count and cut off anything a killed run appended past it."""
+        manifest = self.folder / "store.json"
+        if manifest.exists():
+            try:
+                meta = json.loads(manifest.read_text(encoding="utf-8"))
+                self.rows, self.dim = int(meta["rows"]), int(meta["dim"])
+            except (OSError, ValueError, KeyError) as exc:
+                raise SemrelError(f"{manifest}: unreadable vector store ({exc}); delete {self.folder} to rebuild it") from None
+            if meta.get("fingerprint") != self.fingerprint:
+                raise SemrelError(f"{manifest}: made with another model; delete {self.folder} to rebuild it")
+        for name, width in (("vectors.f32", 4 * self.dim), ("keys.bin", KEY.itemsize)):
+            path = self.folder / name
+            size = path.stat().st_size if path.exists() else 0
+            if size < self.rows * width:
+                raise SemrelError(f"{path}: shorter than {manifest} says; delete {self.folder} to rebuild it")
+            if size > self.rows * width:
+                os.truncate(path, self.rows * width)
+
+    def _append(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        """Append rows, fsync them, then commit the new count."""
+        if self.dim and vectors.shape[1] != self.dim:
+            raise SemrelError(f"{self.folder}: the model gave {vectors.shape[1]}-dim vectors, the store holds {self.dim}")
+        for name, data in (("vectors.f32", vectors.astype("<f4").tobytes()), ("keys.bin", keys.tobytes())):
+            with open(self.folder / name, "ab") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        self.rows, self.dim = self.rows + len(keys), vectors.shape[1]
+        with atomic_writer(self.folder / "store.json") as handle:
+            json.dump({"model": self.model or "all-MiniLM-L6-v2", "fingerprint": self.fingerprint,
+                       "dim": self.dim, "rows": self.rows, "dtype": "float32"}, handle)
+
+    def rows_for(self, texts: Sequence[str], label: str, steps, engine: Engine = LOCAL) -> np.ndarray:
+        """The store row of each text's vector, encoding (on `engine`, progress under `label`) the texts it lacks."""
+        from ..retrieval.retrieve import embed
+
+        keys = text_keys(texts)
+        with self._locked():
+            stored = np.fromfile(self.folder / "keys.bin", dtype=KEY, count=self.rows) if self.rows else np.zeros(0, KEY)
+            order = np.argsort(stored, kind="stable")
+            at = np.minimum(np.searchsorted(stored[order], keys), max(len(stored) - 1, 0))
+            found = stored[order][at] == keys if len(stored) else np.zeros(len(keys), dtype=bool)
+            rows = np.full(len(texts), -1, dtype=np.int64)
+            rows[found] = order[at[found]]
+            missing = np.flatnonzero(~found)
+            _, first, inverse = np.unique(keys[missing], return_index=True, return_inverse=True)
+            appear = np.argsort(first)  # new texts are encoded and appended in corpus order
+            slot = np.empty_like(appear)
+            slot[appear] = np.arange(len(appear))
+            todo = missing[first[appear]]
+            rows[missing] = self.rows + slot[inverse.reshape(-1)]
+            with steps(label, len(todo)) if len(todo) else contextlib.nullcontext(lambda n: None) as advance:
+                one_bar = lambda _label, _total: contextlib.nullcontext(advance)  # noqa: E731
+                for start in range(0, len(todo), PIECE):
+                    piece = todo[start : start + PIECE]
+                    self._append(keys[piece], embed([texts[i] for i in piece], label, self.model, one_bar, engine))
+        self.encoded += len(todo)
+        self.reused += len(texts) - len(todo)
+        return rows
+
+    def vectors(self) -> np.ndarray:
+        """All committed rows, memory-mapped read-only (pages are read as a search touches them)."""
+        if not self.rows:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.memmap(self.folder / "vectors.f32", dtype="<f4", mode="r", shape=(self.rows, self.dim))

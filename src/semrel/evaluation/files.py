@@ -1,0 +1,60 @@
+"""Evaluating run files on a qrels file: the library call behind `semrel eval`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..errors import SemrelError, UsageError
+from ..formats import read_qrels, read_run
+from ..formats.files import display_name
+from ..formats.trec import run_name
+from .measures import Measure, parse_measures
+from .metrics import Evaluation, evaluate
+
+
+def run_names(paths: Sequence[str | os.PathLike]) -> list[str]:
+    """File stems, with the parent folder added where two stems would be the same."""
+    stems = [run_name(p) for p in paths]
+    return [
+        f"{Path(str(p)).parent.name}/{stem}" if stems.count(stem) > 1 and Path(str(p)).parent.name else stem
+        for p, stem in zip(paths, stems)
+    ]
+
+
+def require_distinct_names(names: Sequence[str]) -> None:
+    """Runs are told apart by name in every table: two with one name is a usage error."""
+    repeated = sorted({n for n in names if list(names).count(n) > 1})
+    if repeated:
+        raise UsageError(f"two runs are named {repeated[0]!r}; give the run files distinct names")
+
+
+def evaluate_files(
+    qrels_path: str | os.PathLike,
+    run_paths: Sequence[str | os.PathLike],
+    measures: Sequence[str | Measure] | None = None,
+    rel_level: int = 1,
+    warn: Callable[[str], None] | None = None,
+) -> list[Evaluation]:
+    """Read the qrels once and each run in turn (one run in memory at a time); warn about
+    queries missing on either side."""
+    chosen = parse_measures([str(m) for m in measures] if measures else None)
+    qrels = read_qrels(qrels_path)
+    if not len(qrels):
+        raise SemrelError(f"{display_name(qrels_path)}: no judgments (the qrels are empty); every measure would be 0")
+    runs = (read_run(path, name) for path, name in zip(run_paths, run_names(run_paths)))
+    results = []
+    for path, result in zip(run_paths, evaluate(qrels, runs, chosen, rel_level)):
+        if warn and result.missing_queries:
+            warn(
+                f"{len(result.missing_queries)} of {len(result.query_ids)} queries in {qrels_path} have no results "
+                f"in {path}; they score 0 (e.g. {result.missing_queries[0]!r})"
+            )
+        if warn and result.ignored_queries:
+            warn(
+                f"{len(result.ignored_queries)} queries in {path} are not in {qrels_path} and are ignored "
+                f"(e.g. {result.ignored_queries[0]!r})"
+            )
+        results.append(result)
+    return results

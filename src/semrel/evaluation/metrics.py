@@ -1,0 +1,287 @@
+"""trec_eval-exact ranked metrics, computed for all queries at once with numpy.
+
+Semantics follow trec_eval 10.0 (with -c): a run is ordered by score descending, ties by doc
+id descending in byte order; relevant means rel >= the relevance level; nDCG uses the graded
+rel as a linear gain and ignores the level; queries in the qrels but not in the run score 0.
+"""
+
+from __future__ import annotations
+
+import copy
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..formats.columns import duplicate_error
+from ..records import Qrels, Run, dictionary_codes
+from .hashing import fingerprints, pair_fingerprints
+from .measures import Measure
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Per-query values of each measure for one run, over the qrels' queries."""
+
+    run_name: str
+    query_ids: list[str]
+    values: dict[Measure, np.ndarray]
+    missing_queries: list[str] = field(default_factory=list)  # in the qrels, not in the run: scored 0
+    ignored_queries: list[str] = field(default_factory=list)  # in the run, not in the qrels: not scored
+
+    def aggregate(self, measure: Measure) -> float:
+        column = self.values[measure]
+        if measure.summed:
+            return float(column.sum())
+        return float(column.mean()) if len(column) else 0.0
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """A run joined to the qrels: rows grouped by query and in rank order."""
+
+    query: np.ndarray  # index into the qrels' query list
+    rank: np.ndarray  # 0-based rank within the query
+    gain: np.ndarray  # graded rel, 0 for unjudged or negative
+    relevant: np.ndarray  # rel >= level
+    judged: np.ndarray
+
+
+class _QrelsIndex:
+    """Qrels prepared once, for evaluating any number of runs.
+
+    (query, doc) pairs are found by 64-bit fingerprint and confirmed on the ids, so a run's
+    ten million doc ids are hashed once instead of being put in a hash table of strings.
+    """
+
+    def __init__(self, qrels: Qrels):
+        self.query_names = pc.unique(qrels.query_ids).sort()
+        self.n = len(self.query_names)
+        self.query = pc.index_in(qrels.query_ids, value_set=self.query_names).to_numpy().astype(np.int64)
+        self.doc_ids = qrels.doc_ids
+        self.relevance = qrels.relevance
+        keys = pair_fingerprints(self.query, fingerprints(qrels.doc_ids))
+        self.by_key = np.argsort(keys, kind="stable")
+        self.sorted_keys = keys[self.by_key]
+        repeats, self.shared = _repeats(self.by_key, self.sorted_keys, self.query, qrels.doc_ids)
+        if repeats:
+            row = min(repeats)
+            raise duplicate_error(qrels.source, row, qrels.query_ids[row].as_py(), qrels.doc_ids[row].as_py(), "judgment")
+
+    def rows_of(self, query: np.ndarray, prints: np.ndarray, doc_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        """The qrels row judging each (query index, doc) pair, or -1; given the docs' fingerprints."""
+        rows = np.full(len(query), -1, dtype=np.int64)
+        if not len(self.sorted_keys) or not len(query):
+            return rows
+        keys = pair_fingerprints(query, prints)
+        at = np.searchsorted(self.sorted_keys, keys)
+        np.minimum(at, len(self.sorted_keys) - 1, out=at)
+        found = np.flatnonzero(self.sorted_keys[at] == keys)
+        candidates = self.by_key[at[found]]
+        same = (self.query[candidates] == query[found]) & _equal(doc_ids.take(found), self.doc_ids.take(candidates))
+        rows[found[same]] = candidates[same]
+        for i in np.flatnonzero(np.isin(keys, np.fromiter(self.shared, dtype=np.uint64))) if self.shared else ():
+            for row in self.shared[int(keys[i])]:  # two judged pairs share a fingerprint: compare each
+                if self.query[row] == query[i] and self.doc_ids[row] == doc_ids[int(i)]:
+                    rows[i] = row
+        return rows
+
+    def regraded(self, relevance: np.ndarray) -> "_QrelsIndex":
+        """The same judged pairs with other grades (one per qrels row): nothing is re-indexed."""
+        other = copy.copy(self)
+        other.relevance = relevance
+        return other
+
+    def num_relevant(self, level: int) -> np.ndarray:
+        return np.bincount(self.query[self.relevance >= level], minlength=self.n).astype(np.float64)
+
+    def ideal_dcg(self, cutoff: int | None) -> np.ndarray:
+        gain = np.maximum(self.relevance, 0).astype(np.float64)
+        order = np.lexsort((-gain, self.query))
+        query, gain = self.query[order], gain[order]
+        rank = ranks_within(query)
+        keep = gain > 0 if cutoff is None else (gain > 0) & (rank < cutoff)
+        return np.bincount(query[keep], weights=gain[keep] / np.log2(rank[keep] + 2.0), minlength=self.n)
+
+
+def _equal(a: pa.Array | pa.ChunkedArray, b: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    return pc.equal(a, b).to_numpy(zero_copy_only=False).astype(bool)
+
+
+def _repeats(order: np.ndarray, sorted_keys: np.ndarray, query: np.ndarray, doc_ids) -> tuple[list[int], dict[int, list[int]]]:
+    """Rows whose (query, doc) repeats an earlier row, and the fingerprints that distinct pairs share.
+
+    `order` sorts the pairs' fingerprints (stably) into `sorted_keys`; equal neighbours are
+    candidates, confirmed on the ids. Distinct pairs with one fingerprint are astronomically
+    rare but handled, so results never depend on the hash.
+    """
+    repeats: list[int] = []
+    shared: dict[int, list[int]] = {}
+    for c in np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1]).tolist():
+        a, b = int(order[c]), int(order[c + 1])
+        if query[a] == query[b] and doc_ids[a] == doc_ids[b]:
+            repeats.append(max(a, b))
+        else:
+            shared[int(sorted_keys[c])] = sorted({*shared.get(int(sorted_keys[c]), []), a, b})
+    return repeats, shared
+
+
+def ranks_within(groups: np.ndarray) -> np.ndarray:
+    """0-based position of each row within its run of equal, contiguous group values."""
+    n = len(groups)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    lengths = np.diff(np.r_[starts, n])
+    return np.arange(n, dtype=np.int64) - np.repeat(starts, lengths)
+
+
+def _order(run_query: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray | None:
+    """Row order grouping queries, scores descending, ties by doc id descending (byte order).
+
+    None when the rows are already in that order (the common case for files written by
+    retrieval systems), which saves the sort. Only tied rows have their doc ids compared.
+    """
+    if len(scores) < 2 or (
+        np.all(run_query[1:] >= run_query[:-1]) and not np.any((run_query[1:] == run_query[:-1]) & (np.diff(scores) >= 0))
+    ):
+        return None
+    order = np.lexsort((-scores, run_query))
+    q, s = run_query[order], scores[order]
+    tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    if not tie.any():
+        return order
+    tied = order[np.flatnonzero(np.r_[tie, False] | np.r_[False, tie])]
+    doc_rank = np.zeros(len(scores), dtype=np.int64)
+    doc_rank[tied] = pc.rank(doc_ids.take(tied), sort_keys="descending", tiebreaker="first").to_numpy()
+    return np.lexsort((doc_rank, -scores, run_query))
+
+
+def _refuse_repeated_documents(query: np.ndarray, prints: np.ndarray, doc_ids, run: Run, rows: np.ndarray | None) -> None:
+    """A document listed twice for one query is an error, as in trec_eval."""
+    keys = pair_fingerprints(query, prints)
+    if len(keys) < 2 or not np.any((ordered := np.sort(keys))[1:] == ordered[:-1]):
+        return
+    order = np.argsort(keys, kind="stable")
+    repeats, _ = _repeats(order, keys[order], query, doc_ids)
+    if repeats:
+        row = min(repeats) if rows is None else int(rows[min(repeats)])
+        raise duplicate_error(run.source, row, run.query_ids[row].as_py(), run.doc_ids[row].as_py(), "document in run")
+
+
+@dataclass(frozen=True)
+class _Joined:
+    """A run joined to the judged pairs: each kept row's query, rank and qrels row (-1: unjudged)."""
+
+    query: np.ndarray
+    rank: np.ndarray
+    qrels_row: np.ndarray
+
+    def graded(self, relevance: np.ndarray, level: int) -> _Ranked:
+        judged = self.qrels_row >= 0
+        rel = np.where(judged, relevance[self.qrels_row], 0)
+        return _Ranked(query=self.query, rank=self.rank, gain=np.maximum(rel, 0).astype(np.float64),
+                       relevant=judged & (rel >= level), judged=judged)
+
+
+def _join(index: _QrelsIndex, run: Run) -> tuple[_Joined, list[str], list[str]]:
+    """Each run row's query, rank and judgment; plus the qrels queries it lacks and those it adds."""
+    names, local = dictionary_codes(run.query_ids)
+    known = pc.index_in(names, value_set=index.query_names).fill_null(-1).to_numpy().astype(np.int64)
+    ignored = [q for q, k in zip(names.to_pylist(), known) if k < 0]
+    rows = _order(local, run.scores, run.doc_ids)
+    grouped = local if rows is None else local[rows]
+    doc_ids = run.doc_ids if rows is None else run.doc_ids.take(rows)
+    prints = fingerprints(doc_ids)
+    query = known[grouped]
+    keep = np.flatnonzero(query >= 0) if (query < 0).any() else None
+    with ThreadPoolExecutor(2) as pool:  # both halves release the GIL: two cores, half the wait
+        checked = pool.submit(_refuse_repeated_documents, grouped, prints, doc_ids, run, rows)
+        if keep is not None:
+            query, prints, doc_ids = query[keep], prints[keep], doc_ids.take(keep)
+        qrels_rows = index.rows_of(query, prints, doc_ids)
+        checked.result()
+    present = np.zeros(index.n, dtype=bool)
+    present[query] = True
+    missing = [q for q, p in zip(index.query_names.to_pylist(), present) if not p]
+    return _Joined(query, ranks_within(query), qrels_rows), missing, ignored
+
+
+def _compute(m: Measure, r: _Ranked, index: _QrelsIndex, num_rel: np.ndarray, level: int) -> np.ndarray:
+    n = index.n
+
+    def count(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        return np.bincount(r.query[mask], weights=None if weights is None else weights[mask], minlength=n).astype(
+            np.float64
+        )
+
+    def per_relevant(numerator: np.ndarray) -> np.ndarray:
+        return np.divide(numerator, num_rel, out=np.zeros(n), where=num_rel > 0)
+
+    top = np.ones(len(r.rank), dtype=bool) if m.cutoff is None else r.rank < m.cutoff
+    f = m.family
+    if f == "P":
+        return count(top & r.relevant) / m.cutoff
+    if f == "R":
+        return per_relevant(count(top & r.relevant))
+    if f == "Success":
+        return (count(top & r.relevant) > 0).astype(np.float64)
+    if f == "Judged":  # as ir_measures: over the documents returned in the top k
+        return np.divide(count(top & r.judged), count(top), out=np.zeros(n), where=count(top) > 0)
+    if f == "NumRet":
+        return count(top)
+    if f == "NumRelRet":
+        return count(top & r.relevant)
+    if f == "NumRel":
+        return num_rel.copy()
+    if f == "Rprec":
+        return per_relevant(count(r.relevant & (r.rank < num_rel[r.query])))
+    if f == "RR":
+        hits = top & r.relevant
+        first = np.zeros(n)
+        q, at = np.unique(r.query[hits], return_index=True)
+        first[q] = 1.0 / (r.rank[hits][at] + 1.0)
+        return first
+    if f == "AP":  # precision at each relevant document: (its number among the hits) / rank
+        hits = top & r.relevant
+        nth = ranks_within(r.query[hits]) + 1.0
+        return per_relevant(np.bincount(r.query[hits], weights=nth / (r.rank[hits] + 1.0), minlength=n))
+    if f == "nDCG":
+        dcg = count(top & (r.gain > 0), r.gain / np.log2(r.rank + 2.0))
+        ideal = index.ideal_dcg(m.cutoff)
+        return np.divide(dcg, ideal, out=np.zeros(n), where=ideal > 0)
+    raise ValueError(f"no computation for {m}")
+
+
+def evaluate(qrels: Qrels, runs: Run | Iterable[Run], measures: Iterable[Measure], rel_level: int = 1) -> list[Evaluation]:
+    """Evaluate each run on the qrels, in the order given.
+
+    Runs are consumed one at a time, so a generator of runs keeps only one in memory.
+    """
+    return evaluate_gradings(qrels, [qrels.relevance], runs, measures, rel_level)[0]
+
+
+def evaluate_gradings(
+    qrels: Qrels, gradings: Sequence[np.ndarray], runs: Run | Iterable[Run], measures: Iterable[Measure], rel_level: int = 1
+) -> list[list[Evaluation]]:
+    """Evaluate each run under each grading of the qrels' pairs (`gradings[k][i]`: the grade of
+    qrels row i), as result[k][run]. Each run is ordered and joined to the pairs once, so another
+    grading (a relabelling at another threshold) costs only the measures."""
+    measures = list(measures)
+    index = _QrelsIndex(qrels)
+    graded = [index.regraded(np.asarray(g, dtype=np.int64)) for g in gradings]
+    if any(len(g.relevance) != len(qrels) for g in graded):
+        raise ValueError(f"each grading needs one grade per qrels row ({len(qrels)})")
+    num_rel = [g.num_relevant(rel_level) for g in graded]
+    names = index.query_names.to_pylist()
+    results: list[list[Evaluation]] = [[] for _ in graded]
+    for run in [runs] if isinstance(runs, Run) else runs:
+        joined, missing, ignored = _join(index, run)
+        for k, g in enumerate(graded):
+            ranked = joined.graded(g.relevance, rel_level)
+            values = {m: _compute(m, ranked, g, num_rel[k], rel_level) for m in measures}
+            results[k].append(Evaluation(run.name, names, values, missing, ignored))
+    return results

@@ -1,0 +1,101 @@
+"""`<file>.manifest.json` beside every derived file: what it takes to make that file again."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import sys
+from importlib import metadata
+from typing import Any, Iterable, Mapping
+
+from .files import STDIO, atomic_writer, file_digest
+
+LIBRARIES = ("numpy", "pyarrow", "torch", "transformers", "bert-score", "click", "jsonlines")
+
+
+def versions() -> dict[str, str]:
+    """Versions of Python, semrel and the libraries that shape results (read without importing them)."""
+    found = {"python": platform.python_version()}
+    for name in ("semrel", *LIBRARIES):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def describe_input(path: str | os.PathLike) -> dict[str, Any]:
+    """Path, sha256 and line count (after gunzip) of one input file."""
+    name = str(path)
+    if name == STDIO or not os.path.isfile(name):
+        return {"path": name}
+    return {"path": name, **file_digest(name)}
+
+
+def manifest_path(output: str | os.PathLike) -> str:
+    return f"{output}.manifest.json"
+
+
+def write_manifest(
+    output: str | os.PathLike,
+    inputs: Iterable[str | os.PathLike] = (),
+    params: Mapping[str, Any] | None = None,
+    rows: int | None = None,
+) -> str | None:
+    """Write the manifest of `output` (nothing for stdout) and return its path."""
+    if str(output) == STDIO:
+        return None
+    record = {
+        "output": str(output),
+        "rows": rows,
+        "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": [os.path.basename(sys.argv[0]), *sys.argv[1:]],
+        "versions": versions(),
+        "inputs": [describe_input(p) for p in inputs],
+        "params": dict(params or {}),
+        "output_digest": _output_digest(output),
+    }
+    target = manifest_path(output)
+    with atomic_writer(target) as out:
+        json.dump(record, out, indent=2, sort_keys=True, default=str)
+        out.write("\n")
+    return target
+
+
+def _output_digest(path: str | os.PathLike) -> dict[str, Any]:
+    return {"bytes": os.path.getsize(path), **file_digest(path)}
+
+
+def read_manifest(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The manifest beside `path`, or None when there is none, it is unreadable, or it describes
+    another file: the output is renamed into place before its manifest is written, so a crash
+    between the two leaves the previous manifest beside the new file, and its digest tells.
+    Manifests without a digest (older semrel) are taken as they are."""
+    try:
+        with open(manifest_path(path), encoding="utf-8") as handle:
+            record = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    recorded = record.get("output_digest")
+    if recorded is None:
+        return record
+    try:
+        same = os.path.getsize(path) == recorded.get("bytes") and _output_digest(path) == recorded
+    except (OSError, AttributeError):
+        same = False
+    return record if same else None
+
+
+def manifest_is_stale(path: str | os.PathLike) -> bool:
+    """True when a manifest lies beside `path` but does not describe it (see read_manifest)."""
+    return os.path.exists(manifest_path(path)) and read_manifest(path) is None
+
+
+def read_params(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The `params` of the manifest beside `path`, or None when there is no readable, current one."""
+    params = (read_manifest(path) or {}).get("params")
+    return params if isinstance(params, dict) else None

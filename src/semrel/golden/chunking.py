@@ -1,0 +1,242 @@
+"""Chunking documents into passages with stable ids and character offsets.
+
+A chunk is a window of whole words (or whole sentences) of its document: `text` is always
+`document[start:end]`, ids are `<doc_id>#<n>` counted from 0, and the same documents and
+settings give the same chunks, so gold chunk ids survive a re-run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from ..errors import FormatError, SemrelError, UsageError
+from ..formats.files import display_name, read_text
+from ..formats.jsonl import read_jsonl, require
+from ..records import Chunk
+
+TEXT_SUFFIXES = (".txt", ".md")
+JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
+UNITS = ("words", "tokens")
+
+_WORD = re.compile(r"\S+")
+# A sentence ends at . ! or ? (possibly followed by closing quotes or brackets) before whitespace,
+# and at a blank line (headings and list items have no full stop).
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)|\n[ \t]*\n")
+_WHITESPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Document:
+    """A whole document before chunking."""
+
+    id: str
+    text: str
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class ChunkSettings:
+    """How documents are cut: `size` None keeps each document as one chunk."""
+
+    size: int | None = None
+    overlap: int = 0
+    unit: str = "words"
+    sentences: bool = False
+    model: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.unit not in UNITS:
+            raise UsageError(f"--unit must be one of {', '.join(UNITS)}, not {self.unit!r}")
+        if self.size is not None and self.size < 1:
+            raise UsageError(f"--size must be at least 1, not {self.size}")
+        if self.overlap < 0 or self.size is not None and self.overlap >= self.size:
+            raise UsageError(f"--overlap must be at least 0 and less than --size ({self.overlap} given)")
+
+    def describe(self) -> dict:
+        return asdict(self)
+
+
+def sanitise_id(value: str) -> str:
+    """An id safe for whitespace-separated files: runs of whitespace become '_'."""
+    return _WHITESPACE.sub("_", value.strip())
+
+
+# ---------------------------------------------------------------- reading documents
+
+
+def _markdown_title(text: str) -> str:
+    for line in text.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+        if line.strip():
+            break
+    return ""
+
+
+def _text_document(path: Path, doc_id: str) -> Document:
+    text = read_text(path)
+    return Document(sanitise_id(doc_id), text, _markdown_title(text) if path.suffix == ".md" else "")
+
+
+def _jsonl_documents(path: str | os.PathLike) -> Iterable[Document]:
+    """Lines `{"id", "title", "text"}`; BEIR's `_id` is accepted for `id`."""
+    for line, obj in read_jsonl(path):
+        key = "id" if "id" in obj else "_id"
+        doc_id = sanitise_id(str(require(obj, key, path, line, (str, int))))
+        if not doc_id:
+            raise FormatError(display_name(path), f"empty document id in field {key!r}", line=line)
+        yield Document(doc_id, require(obj, "text", path, line), str(obj.get("title") or ""))
+
+
+def _folder_documents(folder: Path) -> Iterable[Document]:
+    if (folder / "corpus.jsonl").is_file():
+        yield from _jsonl_documents(folder / "corpus.jsonl")
+        return
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
+    if not files:
+        raise SemrelError(f"{folder}: no .txt or .md files and no corpus.jsonl in this folder")
+    for path in files:
+        yield _text_document(path, path.relative_to(folder).with_suffix("").as_posix())
+
+
+def read_documents(inputs: Sequence[str | os.PathLike]) -> list[Document]:
+    """Documents from .txt/.md files, folders of them, JSONL files and BEIR folders, in input order.
+
+    A file's id is its name without suffix; inside a folder, its path relative to the folder.
+    """
+    documents: list[Document] = []
+    for name in inputs:
+        path = Path(name)
+        if path.is_dir():
+            documents.extend(_folder_documents(path))
+        elif str(name).endswith(JSONL_SUFFIXES) or str(name) == "-":
+            documents.extend(_jsonl_documents(name))
+        elif path.suffix in TEXT_SUFFIXES:
+            documents.append(_text_document(path, path.stem))
+        elif not path.exists():
+            raise SemrelError(f"{name}: no such file or folder (check the path)")
+        else:
+            raise FormatError(str(name), "unknown kind of input", hint="give .txt, .md, .jsonl files or folders")
+    seen: set[str] = set()
+    for doc in documents:
+        if doc.id in seen:
+            raise SemrelError(f"document id {doc.id!r} occurs twice; rename one of the documents")
+        seen.add(doc.id)
+    return documents
+
+
+# ---------------------------------------------------------------- cutting
+
+
+@dataclass(frozen=True)
+class Unit:
+    """The smallest piece a chunk boundary may not cut: a word or a sentence, with its cost."""
+
+    start: int
+    end: int
+    cost: int
+
+
+def _word_costs(text: str, words: list[re.Match], tokenizer) -> list[int]:
+    """Tokens per word (each token counted in the word its first character falls in)."""
+    if tokenizer is None:
+        return [1] * len(words)
+    offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)["offset_mapping"]
+    costs = [0] * len(words)
+    index = 0
+    for start, end in offsets:
+        if end <= start:
+            continue
+        while index + 1 < len(words) and words[index].end() <= start:
+            index += 1
+        costs[index] += 1
+    return [max(c, 1) for c in costs]
+
+
+def _sentence_units(text: str, words: list[Unit], limit: int) -> list[Unit]:
+    """Words grouped into sentences; a sentence costing more than `limit` stays as words."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    units: list[Unit] = []
+    group: list[Unit] = []
+    boundary = 0
+
+    def close() -> None:
+        if sum(w.cost for w in group) > limit:
+            units.extend(group)
+        elif group:
+            units.append(Unit(group[0].start, group[-1].end, sum(w.cost for w in group)))
+        group.clear()
+
+    for word in words:
+        while boundary < len(ends) and ends[boundary] <= word.start:
+            boundary += 1
+            close()
+        group.append(word)
+    close()
+    return units
+
+
+def _windows(units: Sequence[Unit], size: int, overlap: int) -> Iterable[tuple[int, int]]:
+    """(first, last+1) unit indices of each chunk: as many units as fit in `size`; the next chunk
+    starts early enough to repeat at most `overlap` of this one's cost, but always reaches further."""
+
+    def extent(first: int) -> int:
+        last, total = first, 0
+        while last < len(units) and (last == first or total + units[last].cost <= size):
+            total += units[last].cost
+            last += 1
+        return last
+
+    first = 0
+    while first < len(units):
+        last = extent(first)
+        yield first, last
+        if last == len(units):
+            return
+        following, repeated = last, 0
+        while following - 1 > first and repeated + units[following - 1].cost <= overlap:
+            following -= 1
+            repeated += units[following].cost
+        while following < last and extent(following) <= last:
+            following += 1
+        first = following
+
+
+def chunk_document(doc: Document, settings: ChunkSettings, tokenizer=None) -> list[Chunk]:
+    """The chunks of one document; a document with no text gives none."""
+    words = list(_WORD.finditer(doc.text))
+    if not words:
+        return []
+    if settings.size is None:
+        spans = [(words[0].start(), words[-1].end())]
+    else:
+        costs = _word_costs(doc.text, words, tokenizer)
+        units = [Unit(m.start(), m.end(), c) for m, c in zip(words, costs)]
+        if settings.sentences:
+            units = _sentence_units(doc.text, units, settings.size)
+        spans = [(units[a].start, units[b - 1].end) for a, b in _windows(units, settings.size, settings.overlap)]
+    return [
+        Chunk(id=f"{doc.id}#{n}", text=doc.text[s:e], doc_id=doc.id, start=s, end=e, title=doc.title)
+        for n, (s, e) in enumerate(spans)
+    ]
+
+
+def chunk_documents(
+    documents: Iterable[Document], settings: ChunkSettings, progress: Callable[[int], None] | None = None
+) -> list[Chunk]:
+    """Chunks of every document in order; tokens are counted with the model's tokenizer."""
+    tokenizer = None
+    if settings.unit == "tokens" and settings.size is not None:
+        from ..encoding.models import load_encoder
+
+        tokenizer = load_encoder(settings.model)[0]
+    chunks: list[Chunk] = []
+    for doc in documents:
+        chunks.extend(chunk_document(doc, settings, tokenizer))
+        if progress:
+            progress(1)
+    return chunks

@@ -1,0 +1,302 @@
+"""Golden sets from the formats people already have: SQuAD-style JSON, LlamaIndex rag_dataset,
+CSV/JSONL with named columns and BEIR folders (PubMedQA and Cranfield live in converters.py).
+
+Every importer takes the source and ImportOptions and returns an Imported (see sources.py);
+nothing is written here.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from ..errors import FormatError, UsageError, ValidationError
+from ..formats.beir import beir_paths, read_beir_qrels
+from ..formats.corpus import read_corpus, require_known_chunks
+from ..formats.files import display_name, read_bytes, read_text
+from ..formats.jsonl import read_jsonl
+from ..records import Chunk, GoldenItem
+from .chunking import Document, chunk_documents, sanitise_id
+from .converters import import_cranfield, import_pubmedqa
+from .locate import ContextMatcher, chunks_holding, find_answer
+from .sources import Imported, ImportOptions, expect, load_json
+
+FORMATS = ("auto", "squad", "llamaindex", "csv", "jsonl", "beir", "pubmedqa", "cranfield")
+# Formats whose source holds the documents, so the import writes the corpus too.
+BUILDS_CORPUS = ("squad", "pubmedqa", "cranfield")
+
+DEFAULT_COLUMNS = {
+    "id": ("query_id", "id", "qid", "_id"),
+    "query": ("query", "question", "text"),
+    "answer": ("reference_answer", "answer", "answers"),
+    "chunk_ids": ("gold_chunk_ids", "chunk_ids", "gold"),
+}
+_ID_SEPARATORS = re.compile(r"[\s,;|]+")
+
+
+def detect_format(source: str) -> str:
+    """The format of `source`, from folder contents, suffix or (for .json) its top-level keys."""
+    path = Path(source)
+    if path.is_dir():
+        if (path / "cran.qry").exists():
+            return "cranfield"
+        if (path / "queries.jsonl").exists():
+            return "beir"
+        raise FormatError(source, "folder is neither a BEIR folder (queries.jsonl) nor Cranfield (cran.qry)")
+    name = source.lower().removesuffix(".gz")
+    if name.endswith((".csv", ".tsv")):
+        return "csv"
+    if name.endswith(".jsonl"):
+        return "jsonl"
+    if name.endswith(".json"):
+        head = read_bytes(source)[:4096].decode("utf-8", "replace")
+        if re.search(r'"examples"\s*:', head):
+            return "llamaindex"
+        if re.search(r'"data"\s*:', head):
+            return "squad"
+        if re.search(r'"QUESTION"\s*:', head):
+            return "pubmedqa"
+    raise FormatError(source, "cannot tell the format", hint="give --format")
+
+
+# ---------------------------------------------------------------- SQuAD-style JSON
+
+
+def _squad_paragraphs(data: Any, path: str) -> Iterable[tuple[Document, list[dict]]]:
+    articles = expect(expect(data, dict, path, "the top level").get("data"), list, path, "'data'")
+    for a, article in enumerate(articles):
+        article = expect(article, dict, path, f"data[{a}]")
+        paragraphs = expect(article.get("paragraphs"), list, path, f"data[{a}].paragraphs")
+        title = str(article.get("title") or "")
+        for p, paragraph in enumerate(paragraphs):
+            where = f"data[{a}].paragraphs[{p}]"
+            paragraph = expect(paragraph, dict, path, where)
+            context = expect(paragraph.get("context"), str, path, f"{where}.context")
+            if "document_id" in paragraph:
+                doc_id = str(paragraph["document_id"])
+            else:
+                doc_id = (title or f"doc{a}") + (f"_{p}" if len(paragraphs) > 1 else "")
+            yield Document(sanitise_id(doc_id), context, title), expect(paragraph.get("qas"), list, path, f"{where}.qas")
+
+
+def import_squad(source: str, options: ImportOptions) -> Imported:
+    """Each context becomes a document; each answer's gold chunk is located from its offset."""
+    data = load_json(source)
+    paragraphs = list(_squad_paragraphs(data, source))
+    documents = [doc for doc, _ in paragraphs]
+    duplicated = [d for d, n in Counter(d.id for d in documents).items() if n > 1]
+    if duplicated:
+        raise FormatError(source, f"document id {duplicated[0]!r} is used by two contexts")
+    chunks = chunk_documents(documents, options.settings)
+    by_doc: dict[str, list[Chunk]] = {}
+    for chunk in chunks:
+        by_doc.setdefault(chunk.doc_id, []).append(chunk)
+    items, counts = [], Counter()
+    for doc, questions in paragraphs:
+        for q, qa in enumerate(questions):
+            qa = expect(qa, dict, source, f"question {q} of document {doc.id!r}")
+            if "question" not in qa or "id" not in qa:
+                raise FormatError(source, f"question {q} of document {doc.id!r} lacks 'question' or 'id'")
+            question = expect(qa["question"], str, source, f"question {q} of document {doc.id!r}: 'question'")
+            answers = [a for a in qa.get("answers") or [] if isinstance(a, dict) and str(a.get("text", "")).strip()]
+            texts = tuple(dict.fromkeys(str(a["text"]).strip() for a in answers))
+            gold: list[str] = []
+            spans = []
+            for answer in answers:
+                start = answer.get("answer_start")
+                if start is not None:
+                    expect(start, int, source, f"answer_start of question {q} of document {doc.id!r}")
+                span = find_answer(doc.text, str(answer["text"]), start)
+                if span:
+                    spans.append(list(span))
+                    gold.extend(c for c in chunks_holding(by_doc.get(doc.id, []), *span) if c not in gold)
+            meta: dict[str, Any] = {"doc_id": doc.id, "answer_spans": spans}
+            if not texts:
+                meta["no_answer"] = True
+                counts["queries without an answer"] += 1
+            elif not spans:
+                meta["answer_not_found"] = True
+                counts["queries whose answer text is not in its context (kept, meta answer_not_found)"] += 1
+            items.append(GoldenItem(sanitise_id(str(qa["id"])), question.strip(), texts, tuple(gold), meta))
+    return Imported(items, chunks, counts)
+
+
+# ---------------------------------------------------------------- LlamaIndex rag_dataset.json
+
+
+def import_llamaindex(source: str, options: ImportOptions) -> Imported:
+    """Gold chunks are the `--corpus` chunks that match the reference contexts (see ContextMatcher)."""
+    if not options.corpus:
+        raise UsageError("a LlamaIndex rag_dataset needs --corpus (the chunks its reference contexts are matched to)")
+    data = expect(load_json(source), dict, source, "the top level")
+    examples = expect(data.get("examples"), list, source, "'examples'")
+    matcher = ContextMatcher(read_corpus(options.corpus), options.threshold)
+    items, counts, matched = [], Counter(), Counter({"exact": 0, "overlap": 0, "none": 0})
+    for n, example in enumerate(examples):
+        example = expect(example, dict, source, f"examples[{n}]")
+        query = expect(example.get("query"), str, source, f"examples[{n}].query")
+        contexts = expect(example.get("reference_contexts") or [], list, source, f"examples[{n}].reference_contexts")
+        answer = str(example.get("reference_answer") or "").strip()
+        gold: list[str] = []
+        matches = []
+        for context in contexts:
+            ids, how, score = matcher.match(str(context))
+            matched[how] += 1
+            matches.append({"how": how, "score": round(score, 4)})
+            gold.extend(i for i in ids if i not in gold)
+        meta: dict[str, Any] = {"context_matches": matches}
+        if not answer:
+            meta["no_answer"] = True
+            counts["queries without an answer"] += 1
+        query_id = sanitise_id(str(example.get("query_id") or f"q{n + 1}"))
+        items.append(GoldenItem(query_id, query.strip(), (answer,) if answer else (), tuple(gold), meta))
+    return Imported(items, None, counts, {"overlap_threshold": options.threshold, "contexts_matched": dict(matched)})
+
+
+# ---------------------------------------------------------------- CSV and JSONL with named columns
+
+
+def _resolve_columns(available: Sequence[str], chosen: dict[str, str | None], path: str) -> dict[str, str | None]:
+    """Column name per role: the one the user named (which must exist) or the first default present."""
+    resolved: dict[str, str | None] = {}
+    for role, defaults in DEFAULT_COLUMNS.items():
+        name = chosen.get(role)
+        if name:
+            if name not in available:
+                raise FormatError(display_name(path), f"no column {name!r} (columns: {', '.join(available)})")
+            resolved[role] = name
+        else:
+            resolved[role] = next((d for d in defaults if d in available), None)
+    for role in ("query", "answer"):
+        if resolved[role] is None:
+            raise FormatError(
+                display_name(path), f"no {role} column (looked for {', '.join(DEFAULT_COLUMNS[role])}; "
+                f"columns: {', '.join(available) or 'none'})", hint=f"name it with --{role}-col",
+            )
+    return resolved
+
+
+def _id_list(value: Any, path: str, line: int) -> tuple[str, ...]:
+    """Chunk ids from a list, a JSON list in a string, or a string separated by spaces , ; or |."""
+    if value is None:
+        return ()
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise FormatError(display_name(path), f"chunk id list {value!r} is not valid JSON", line=line) from None
+    if isinstance(value, list):
+        return tuple(str(v) for v in value)
+    return tuple(i for i in _ID_SEPARATORS.split(str(value)) if i)
+
+
+def _answers(value: Any, path: str, line: int) -> tuple[str, ...]:
+    values = value if isinstance(value, list) else [value]
+    if not all(isinstance(v, (str, type(None))) for v in values):
+        raise FormatError(display_name(path), "the answer should be a string or a list of strings", line=line)
+    return tuple(v.strip() for v in values if v and v.strip())
+
+
+def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str, str | None], path: str) -> Imported:
+    items, counts = [], Counter()
+    for line, row in rows:
+        for role in ("query", "answer"):
+            if columns[role] not in row:
+                raise FormatError(display_name(path), f"missing field {columns[role]!r}", line=line)
+        query = row[columns["query"]]
+        if not isinstance(query, str):
+            raise FormatError(display_name(path), f"the query should be a string, found {type(query).__name__}", line=line)
+        answers = _answers(row[columns["answer"]], path, line)
+        meta: dict[str, Any] = {"line": line}
+        if not answers:
+            meta["no_answer"] = True
+            counts["queries without an answer"] += 1
+        query_id = sanitise_id(str(row.get(columns["id"]) or "")) if columns["id"] else ""
+        gold = _id_list(row.get(columns["chunk_ids"]) if columns["chunk_ids"] else None, path, line)
+        items.append(GoldenItem(query_id or f"q{len(items) + 1}", query.strip(), answers, gold, meta))
+    return Imported(items, None, counts, {"columns": columns})
+
+
+def import_csv(source: str, options: ImportOptions) -> Imported:
+    """A CSV (or .tsv) file with a header row; see DEFAULT_COLUMNS for the names it looks for."""
+    text = read_text(source)
+    delimiter = "\t" if source.lower().removesuffix(".gz").endswith(".tsv") else ","
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        header = [h.strip() for h in reader.fieldnames or []]
+        reader.fieldnames = header
+        columns = _resolve_columns(header, options.columns, source)
+
+        def rows() -> Iterable[tuple[int, dict[str, Any]]]:
+            for row in reader:
+                if None in row:
+                    raise FormatError(display_name(source), f"more cells than the {len(header)} columns of the header",
+                                      line=reader.line_num)
+                yield reader.line_num, row
+
+        return _rows_to_items(rows(), columns, source)
+    except csv.Error as exc:
+        raise FormatError(display_name(source), f"not valid CSV ({exc})", line=reader.line_num) from None
+
+
+def import_jsonl(source: str, options: ImportOptions) -> Imported:
+    """One JSON object per line; the columns are chosen from the first line's keys."""
+    rows = list(read_jsonl(source))
+    columns = _resolve_columns(list(rows[0][1]) if rows else [], options.columns, source)
+    return _rows_to_items(rows, columns, source)
+
+
+# ---------------------------------------------------------------- BEIR folders
+
+
+def import_beir(source: str, options: ImportOptions) -> Imported:
+    """queries.jsonl and qrels/<split>.tsv; gold = grade > 0, grades kept in meta when not all 1.
+
+    BEIR queries rarely carry answers; one in `answer` or `metadata.answer` is used when present.
+    """
+    _, queries_path, qrels_path = beir_paths(source, options.split)
+    judged = read_beir_qrels(qrels_path).to_dict()
+    graded = any(r != 1 for docs in judged.values() for r in docs.values())
+    items, counts = [], Counter()
+    for line, obj in read_jsonl(queries_path):
+        query_id = str(obj.get("_id", ""))
+        if not query_id or not isinstance(obj.get("text"), str):
+            raise FormatError(display_name(queries_path), "a query needs '_id' and 'text'", line=line)
+        metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        answers = _answers(obj.get("answer", metadata.get("answer")), str(queries_path), line)
+        grades = judged.pop(query_id, {})
+        meta: dict[str, Any] = {"grades": grades} if graded and grades else {}
+        if not answers:
+            meta["no_answer"] = True
+            counts["queries without an answer"] += 1
+        gold = tuple(d for d, r in grades.items() if r > 0)
+        items.append(GoldenItem(sanitise_id(query_id), obj["text"].strip(), answers, gold, meta))
+    if judged:
+        counts["qrels queries not in queries.jsonl (ignored)"] += len(judged)
+    return Imported(items, None, counts, {"split": options.split})
+
+
+def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
+    """Run the importer for `fmt` ('auto' detects it); gold chunk ids are checked against --corpus."""
+    importers = {
+        "squad": import_squad, "llamaindex": import_llamaindex, "csv": import_csv, "jsonl": import_jsonl,
+        "beir": import_beir, "pubmedqa": import_pubmedqa, "cranfield": import_cranfield,
+    }
+    fmt = detect_format(source) if fmt == "auto" else fmt
+    if fmt not in importers:
+        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    result = importers[fmt](source, options)
+    result.params["format"] = fmt
+    if any(not i.query_id for i in result.items):
+        raise ValidationError(f"{source}: a query id is empty (or only spaces); give every query an id")
+    repeated = [q for q, n in Counter(i.query_id for i in result.items).items() if n > 1]
+    if repeated:
+        raise ValidationError(f"{source}: query id {repeated[0]!r} occurs more than once; query ids must be unique")
+    if options.corpus and fmt not in (*BUILDS_CORPUS, "llamaindex"):
+        require_known_chunks(result.items, {c.id for c in read_corpus(options.corpus)}, source)
+    return result

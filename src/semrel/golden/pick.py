@@ -1,0 +1,241 @@
+"""Picking gold chunks by hand: the session behind `semrel golden pick`, free of any terminal code.
+
+Every action is appended to a journal (`<output>.pick.jsonl`, one JSON object per line, flushed
+and fsynced) and the golden set is rewritten atomically, so quitting or crashing loses nothing.
+Each journal line records the query's state before and after the action; replaying the journal
+gives the state and the undo history back, whatever the golden file already holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..errors import FormatError, UsageError
+from ..formats.corpus import read_corpus, read_golden, require_known_chunks, write_golden
+from ..formats.files import display_name
+from ..formats.jsonl import read_jsonl, require
+from ..records import Chunk, GoldenItem
+from ..retrieval.retrieve import Bm25Index, DenseIndex, Steps, no_progress
+
+OPEN, DONE, SKIPPED, GIVEN = "open", "done", "skipped", "given"
+ACTIONS = ("toggle", "next", "skip", "undo")
+MAX_CANDIDATES = 10
+"""Candidates are chosen with one key each: 1-9 and 0 for the tenth."""
+
+
+@dataclass(frozen=True)
+class State:
+    """Where one query stands: its gold chunks and whether the person is done with it."""
+
+    gold: tuple[str, ...]
+    status: str
+
+    def to_json(self) -> dict:
+        return {"gold_chunk_ids": list(self.gold), "status": self.status}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A chunk offered for a query, with the (method, rank) pairs that found it."""
+
+    chunk: Chunk
+    found_by: tuple[tuple[str, int], ...]
+
+
+class CandidateFinder:
+    """Top chunks of BM25 and dense retrieval for one query at a time; indexes are built on first use."""
+
+    def __init__(self, chunks: Sequence[Chunk], per_method: int, model: str | None = None, steps: Steps = no_progress):
+        if not 1 <= per_method <= MAX_CANDIDATES // 2:
+            raise UsageError(f"--candidates must be between 1 and {MAX_CANDIDATES // 2} (one key per candidate)")
+        self.chunks, self.per_method, self.model, self.steps = chunks, per_method, model, steps
+        self._indexes: tuple[Bm25Index, DenseIndex] | None = None
+
+    def __call__(self, query: str) -> list[Candidate]:
+        """Candidates interleaved by rank (bm25 #1, dense #1, bm25 #2 ...), each chunk once."""
+        if not self._indexes:
+            self._indexes = (Bm25Index(self.chunks), DenseIndex(self.chunks, self.model, self.steps))
+        found: dict[int, list[tuple[str, int]]] = {}
+        bm25, dense = self._indexes
+        lists = [("bm25", bm25.search([query], self.per_method)[0][0].tolist()),
+                 ("dense", dense.search([query], self.per_method, steps=no_progress)[0][0].tolist())]
+        for rank in range(self.per_method):
+            for name, positions in lists:
+                if rank < len(positions):
+                    found.setdefault(positions[rank], []).append((name, rank + 1))
+        return [Candidate(self.chunks[p], tuple(by)) for p, by in found.items()]
+
+
+def excerpt(text: str, answer: str, chars: int) -> str:
+    """The stretch of about `chars` characters of `text` that shares the most words with `answer`.
+
+    A person deciding whether a chunk holds the answer needs to see that part of it, not its start.
+    """
+    text = " ".join(text.split())
+    if len(text) <= chars:
+        return text
+    wanted = {w.lower() for w in re.findall(r"\w{3,}", answer)}
+    found = [(m.start(), m.end(), m.group().lower() in wanted) for m in re.finditer(r"\w+", text)]
+    if not found:
+        return text[:chars] + " …"
+    starts, ends = np.array([f[0] for f in found]), np.array([f[1] for f in found])
+    hits = np.concatenate([[0], np.cumsum([f[2] for f in found], dtype=np.int64)])
+    covered = hits[np.searchsorted(ends, starts + chars, side="right")] - hits[:-1]
+    start = int(starts[int(np.argmax(covered))])
+    end = text.rfind(" ", start, start + chars) if start + chars < len(text) else len(text)
+    piece = text[start : end if end > start else start + chars]
+    return ("… " if start else "") + piece + (" …" if start + len(piece) < len(text) else "")
+
+
+@dataclass(frozen=True)
+class Event:
+    action: str
+    query_id: str
+    before: State
+    after: State
+
+
+def journal_path(output: str | os.PathLike) -> str:
+    return f"{output}.pick.jsonl"
+
+
+def _state(obj: object, path: str, line: int) -> State:
+    if not isinstance(obj, dict):
+        raise FormatError(display_name(path), "'before' and 'after' should be objects", line=line)
+    gold = require(obj, "gold_chunk_ids", path, line, list)
+    status = require(obj, "status", path, line)
+    if status not in (OPEN, DONE, SKIPPED, GIVEN) or not all(isinstance(g, str) for g in gold):
+        raise FormatError(display_name(path), f"bad state {obj!r}", line=line)
+    return State(tuple(gold), status)
+
+
+def read_journal(path: str, query_ids: set[str]) -> list[Event]:
+    """The journal's events, or none when there is no journal yet."""
+    if not os.path.exists(path):
+        return []
+    events = []
+    for line, obj in read_jsonl(path):
+        action = require(obj, "action", path, line)
+        query_id = require(obj, "query_id", path, line)
+        if action not in ACTIONS:
+            raise FormatError(display_name(path), f"unknown action {action!r}", line=line)
+        if query_id not in query_ids:
+            raise FormatError(display_name(path), f"query {query_id!r} is not in the golden set",
+                              line=line, hint="this journal belongs to another golden set; move it away")
+        events.append(Event(action, query_id, _state(obj.get("before"), path, line), _state(obj.get("after"), path, line)))
+    return events
+
+
+@dataclass(frozen=True)
+class Current:
+    """The query on screen: its golden item, its candidates and the chunks marked so far."""
+
+    item: GoldenItem
+    candidates: list[Candidate]
+    gold: tuple[str, ...]
+
+
+class PickSession:
+    """The queue of queries without gold chunks and the actions on it; each action is saved at once."""
+
+    def __init__(self, items: Sequence[GoldenItem], output: str, finder: Callable[[str], list[Candidate]]):
+        self.items, self.output, self.finder = list(items), output, finder
+        self.journal = journal_path(output)
+        self.states = {i.query_id: State(i.gold_chunk_ids, GIVEN if i.gold_chunk_ids else OPEN) for i in self.items}
+        self.history: list[Event] = []
+        for event in read_journal(self.journal, set(self.states)):
+            self._apply(event)
+        self._shown: tuple[str, list[Candidate]] | None = None
+
+    def _apply(self, event: Event) -> None:
+        if event.action == "undo":
+            if self.history:
+                self.history.pop()
+        else:
+            self.history.append(event)
+        self.states[event.query_id] = event.after
+
+    @property
+    def remaining(self) -> list[GoldenItem]:
+        return [i for i in self.items if self.states[i.query_id].status == OPEN]
+
+    def counts(self) -> dict[str, int]:
+        """How many queries are open, done and skipped (queries that came with gold are not counted)."""
+        statuses = [s.status for s in self.states.values()]
+        return {s: statuses.count(s) for s in (OPEN, DONE, SKIPPED)}
+
+    def current(self) -> Current | None:
+        """The first open query in golden-set order, or None when all are decided."""
+        remaining = self.remaining
+        if not remaining:
+            return None
+        item = remaining[0]
+        if self._shown is None or self._shown[0] != item.query_id:
+            self._shown = (item.query_id, self.finder(item.query))
+        return Current(item, self._shown[1], self.states[item.query_id].gold)
+
+    def _record(self, action: str, query_id: str, after: State) -> None:
+        event = Event(action, query_id, self.states[query_id], after)
+        with open(self.journal, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"action": action, "query_id": query_id, "before": event.before.to_json(),
+                                  "after": after.to_json()}) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        self._apply(event)
+        self.save()
+
+    def save(self) -> None:
+        """Rewrite the golden set (atomically) with every query's current gold chunks."""
+        write_golden([replace(i, gold_chunk_ids=self.states[i.query_id].gold) for i in self.items], self.output)
+
+    def toggle(self, number: int) -> str | None:
+        """Mark or unmark candidate `number` (1-based) of the current query; its chunk id, or None if there is none."""
+        current = self.current()
+        if current is None or not 1 <= number <= len(current.candidates):
+            return None
+        chunk_id = current.candidates[number - 1].chunk.id
+        gold = tuple(g for g in current.gold if g != chunk_id) if chunk_id in current.gold else (*current.gold, chunk_id)
+        self._record("toggle", current.item.query_id, State(gold, OPEN))
+        return chunk_id
+
+    def _close(self, action: str, status: str) -> bool:
+        current = self.current()
+        if current is None:
+            return False
+        self._record(action, current.item.query_id, State(current.gold, status))
+        return True
+
+    def next(self) -> bool:
+        """Accept the current query's marks (none means no chunk holds the answer) and move on."""
+        return self._close("next", DONE)
+
+    def skip(self) -> bool:
+        """Leave the current query undecided; later sessions do not offer it again."""
+        return self._close("skip", SKIPPED)
+
+    def undo(self) -> Event | None:
+        """Revert the last action not yet undone, from this session or an earlier one."""
+        if not self.history:
+            return None
+        last = self.history[-1]
+        self._record("undo", last.query_id, last.before)
+        return last
+
+
+def open_pick_session(
+    golden_path: str, corpus_path: str, output: str | None = None, per_method: int = 5, model: str | None = None,
+    steps: Steps = no_progress,
+) -> PickSession:
+    """A session over the golden set's queries without gold chunks, resumed from its journal if one exists."""
+    if (output or golden_path) == "-":
+        raise UsageError("pick rewrites the golden set after every choice, so it needs a file, not '-'")
+    chunks = read_corpus(corpus_path)
+    items = read_golden(golden_path)
+    require_known_chunks(items, {c.id for c in chunks}, golden_path)
+    return PickSession(items, output or golden_path, CandidateFinder(chunks, per_method, model, steps))

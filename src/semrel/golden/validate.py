@@ -1,0 +1,115 @@
+"""Checking and describing golden sets: validate (every problem, with its line) and stats."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import FormatError
+from ..formats.corpus import golden_item
+from ..formats.jsonl import read_jsonl
+from ..formats.tables import Table
+from ..records import Chunk, GoldenItem
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One problem of a golden set: 'error' fails validation, 'warning' does not."""
+
+    line: int
+    severity: str
+    message: str
+
+
+def normalised_query(text: str) -> str:
+    """The form in which two queries count as the same text: case and spacing ignored."""
+    return " ".join(text.casefold().split())
+
+
+def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) -> tuple[list[Issue], int]:
+    """(every issue in line order, number of items read).
+
+    Errors: a malformed line, a repeated query id, an empty query, an empty reference answer
+    (unless meta marks `no_answer`: some collections have none), a gold chunk id not in the corpus.
+    Warnings: a query text seen before (the same wording may ask about different documents) and
+    a query without gold chunks.
+    """
+    issues: list[Issue] = []
+    ids: dict[str, int] = {}
+    texts: dict[str, int] = {}
+    count = 0
+    for line, obj in read_jsonl(path):
+        count += 1
+        try:
+            item = golden_item(obj, path, line)
+        except FormatError as exc:
+            issues.append(Issue(line, "error", exc.message))
+            continue
+        if item.query_id in ids:
+            issues.append(Issue(line, "error", f"query id {item.query_id!r} already used on line {ids[item.query_id]}"))
+        ids.setdefault(item.query_id, line)
+        if not item.query.strip():
+            issues.append(Issue(line, "error", f"query {item.query_id!r} is empty"))
+        else:
+            key = normalised_query(item.query)
+            if key in texts:
+                issues.append(Issue(line, "warning", f"query {item.query_id!r} has the same text as line {texts[key]}"))
+            texts.setdefault(key, line)
+        if not any(a.strip() for a in item.reference_answers) and not item.meta.get("no_answer"):
+            issues.append(Issue(line, "error", f"query {item.query_id!r} has an empty reference answer"))
+        if not item.gold_chunk_ids:
+            issues.append(Issue(line, "warning", f"query {item.query_id!r} has no gold chunks"))
+        for chunk_id in item.gold_chunk_ids if chunk_ids is not None else ():
+            if chunk_id not in chunk_ids:
+                issues.append(Issue(line, "error", f"gold chunk {chunk_id!r} of query {item.query_id!r} is not in the corpus"))
+    return issues, count
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def distribution(values: Sequence[float]) -> dict[str, float]:
+    """count, min, quartiles, mean and max of `values` (zeros when empty)."""
+    if not len(values):
+        return {"count": 0, "min": 0, "p25": 0, "median": 0, "mean": 0.0, "p75": 0, "max": 0}
+    array = np.asarray(values, dtype=np.float64)
+    p25, median, p75 = np.percentile(array, [25, 50, 75])
+    return {
+        "count": len(array), "min": float(array.min()), "p25": float(p25), "median": float(median),
+        "mean": float(array.mean()), "p75": float(p75), "max": float(array.max()),
+    }
+
+
+def golden_stats(items: Sequence[GoldenItem], chunks: Sequence[Chunk] | None = None) -> dict[str, Any]:
+    """Counts and length distributions (in words) of a golden set and, if given, its corpus."""
+    answers = [a for item in items for a in item.reference_answers if a.strip()]
+    counts: dict[str, int] = {
+        "queries": len(items),
+        "queries with a reference answer": sum(any(a.strip() for a in i.reference_answers) for i in items),
+        "queries with gold chunks": sum(bool(i.gold_chunk_ids) for i in items),
+        "gold chunk ids": sum(len(i.gold_chunk_ids) for i in items),
+        "distinct gold chunks": len({c for i in items for c in i.gold_chunk_ids}),
+    }
+    lengths = {
+        "query words": distribution([_words(i.query) for i in items]),
+        "answer words": distribution([_words(a) for a in answers]),
+        "gold chunks per query": distribution([len(i.gold_chunk_ids) for i in items]),
+    }
+    if chunks is not None:
+        counts["corpus chunks"] = len(chunks)
+        counts["corpus documents"] = len({c.doc_id for c in chunks})
+        lengths["chunk words"] = distribution([_words(c.text) for c in chunks])
+        lengths["chunks per document"] = distribution(np.unique([c.doc_id for c in chunks], return_counts=True)[1])
+    return {"counts": counts, "lengths": lengths}
+
+
+def stats_tables(stats: dict[str, Any]) -> tuple[Table, Table]:
+    """The counts and the length distributions of `golden_stats` as two tables."""
+    counts = Table(("count", "value"), [(name, value) for name, value in stats["counts"].items()])
+    columns = ("count", "min", "p25", "median", "mean", "p75", "max")
+    lengths = Table(("length", *columns), [(name, *(d[c] for c in columns)) for name, d in stats["lengths"].items()])
+    return counts, lengths

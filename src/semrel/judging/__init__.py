@@ -1,0 +1,1 @@
+"""The BERTScore judge and the label rules that turn its scores into qrels."""

@@ -1,0 +1,123 @@
+"""BERTScore arithmetic and bert_score's own tables, reproduced without importing bert_score.
+
+The arithmetic follows bert_score 0.3.13: token embeddings of one hidden layer, L2-normalised;
+each candidate token is matched to its most similar reference token (precision) and each
+reference token to its most similar candidate token (recall); both are averages weighted by
+idf (or by 1), with [CLS]/[SEP] weighted 0; F = 2PR/(P+R). bert_score is only read from disk
+(its recommended-layer table and rescaling baselines): importing it pulls in torch and
+matplotlib, which a run served from the embedding cache never needs.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import functools
+import importlib.util
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from ..errors import SemrelError
+
+
+def _package_dir() -> Path | None:
+    spec = importlib.util.find_spec("bert_score")
+    return Path(spec.origin).parent if spec and spec.origin else None
+
+
+@functools.lru_cache(maxsize=1)
+def recommended_layers() -> dict[str, int]:
+    """bert_score's `model2layers` (model name -> best layer on WMT16), parsed from its source."""
+    folder = _package_dir()
+    if folder is None:
+        return {}
+    tree = ast.parse((folder / "utils.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "model2layers" for t in node.targets):
+            return dict(ast.literal_eval(node.value))
+    return {}
+
+
+def default_layer(name: str, folder: Path, num_layers: int) -> tuple[int, str]:
+    """(layer, why): bert_score's recommended layer for the model's name, else its last layer.
+
+    A local folder is looked up by its own name too ('/models/roberta-large' -> 'roberta-large'),
+    which bert_score itself cannot do.
+    """
+    table = recommended_layers()
+    for key in (name, folder.name):
+        if key in table:
+            return table[key], f"bert_score's recommended layer for {key}"
+    return num_layers, "last layer (model not in bert_score's table)"
+
+
+def shipped_baseline(name: str, folder: Path, layer: int, lang: str = "en") -> tuple[np.ndarray, str] | None:
+    """bert_score's rescaling baseline (P, R, F) for this model and layer, and its file; None if it has none."""
+    root = _package_dir()
+    if root is None:
+        return None
+    for key in (name, folder.name):
+        path = root / "rescale_baseline" / lang / f"{key}.tsv"
+        if path.is_file():
+            with open(path, newline="", encoding="utf-8") as handle:
+                rows = list(csv.reader(handle))[1:]
+            if layer >= len(rows):
+                raise SemrelError(f"{path}: has no baseline for layer {layer}")
+            return np.array([float(v) for v in rows[layer][1:4]]), str(path)
+    return None
+
+
+def idf_table(token_lists: Iterable[Iterable[int]], vocab_size: int) -> tuple[np.ndarray, int]:
+    """(idf per token id, number of documents): log((N+1)/(df+1)), as bert_score's get_idf_dict.
+
+    Unseen tokens get log(N+1); [CLS]/[SEP] occur in every document and so get 0.
+    """
+    df = np.zeros(vocab_size, dtype=np.int64)
+    n = 0
+    for ids in token_lists:
+        df[np.unique(np.asarray(ids, dtype=np.int64))] += 1
+        n += 1
+    return np.log((n + 1) / (df + 1)), n
+
+
+def plain_weights(vocab_size: int, special_ids: Iterable[int]) -> np.ndarray:
+    """Weight 1 for every token but the special ones (0), bert_score's weights without idf."""
+    weights = np.ones(vocab_size, dtype=np.float64)
+    weights[[i for i in special_ids if i is not None]] = 0.0
+    return weights
+
+
+def _weighted_mean(values: np.ndarray, weights: np.ndarray, starts: np.ndarray, axis: int) -> np.ndarray:
+    """Per-segment weighted average along `axis`; a segment whose weights sum to 0 scores 0."""
+    shape = [1, 1]
+    shape[axis] = -1
+    total = np.add.reduceat(values * weights.reshape(shape), starts, axis=axis)
+    norm = np.add.reduceat(weights, starts).reshape(shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(norm > 0, total / np.where(norm > 0, norm, 1), 0.0)
+
+
+def greedy_match(
+    cand: np.ndarray, cand_weights: np.ndarray, cand_starts: np.ndarray,
+    ref: np.ndarray, ref_weights: np.ndarray, ref_starts: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """P, R, F of every candidate segment against every reference segment, each (n_cand, n_ref).
+
+    `cand` and `ref` hold normalised token embeddings of several texts (or windows) stacked
+    row-wise, segment k starting at row `starts[k]`; one matrix product scores them all.
+    """
+    sim = np.maximum(cand @ ref.T, 0.0)
+    best_ref = np.maximum.reduceat(sim, ref_starts, axis=1)  # each candidate token's best match per reference
+    best_cand = np.maximum.reduceat(sim, cand_starts, axis=0)  # each reference token's best match per candidate
+    precision = _weighted_mean(best_ref, cand_weights, cand_starts, axis=0)
+    recall = _weighted_mean(best_cand, ref_weights, ref_starts, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = np.nan_to_num(2 * precision * recall / (precision + recall), nan=0.0)
+    return precision, recall, f1
+
+
+def rescale(scores: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+    """(score - b) / (1 - b) per component, bert_score's rescaling."""
+    return (scores - baseline) / (1 - baseline)

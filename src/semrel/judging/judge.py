@@ -1,0 +1,585 @@
+"""The BERTScore judge: each pooled (query, chunk) pair scored against the query's reference answer.
+
+Candidate = chunk text, reference = reference answer. Scores equal bert_score.score(cands, refs,
+model_type, num_layers, idf) to float precision; they are faster to get because every unique
+text is encoded once, in length-sorted batches, through only the layers used (or read from the
+embedding cache), and each chunk is matched against all its queries' references in one matrix
+product and dropped as soon as its pairs are scored.
+
+Several reference answers: the pair keeps the best of P, R and F over them, each separately,
+as bert_score does with multiple references.
+
+Long chunks: a chunk over the model's token limit (or a smaller `window`) is cut into windows of
+that many tokens that overlap by `overlap` tokens. Each window is a candidate of its own (its P and R against the
+reference, computed exactly as for a short chunk) and the chunk keeps the best window for each
+of P, R and F separately. So an answer anywhere in a long chunk is found, and recall stays close
+to what the answer scores in a short chunk (with all-MiniLM-L6-v2, windows of 256 tokens, its
+training length, track short chunks more closely than its 512-token limit). A reference answer
+over the window is truncated to it, as bert_score does at the limit, and counted for a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import itertools
+import json
+import os
+from collections import Counter, defaultdict
+from collections.abc import Sequence as SequenceABC
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from ..encoding.cache import EmbeddingCache, Encoded, default_cache_dir, text_key
+from ..encoding.encode import normalised_tokens, token_windows
+from ..encoding.engines import LOCAL, Engine
+from ..encoding.models import ModelInfo, describe_model, load_tokenizer
+from ..errors import UsageError, ValidationError
+from ..formats.corpus import iter_corpus, read_golden, repeated_id, require_known_chunks
+from ..formats.files import STDIO
+from ..formats.judgments import write_judgments
+from ..formats.manifest import write_manifest
+from ..formats.pool import read_pool
+from ..progress import ProgressLine
+from ..records import Chunk, GoldenItem, Judgment
+from .bertscore import default_layer, greedy_match, idf_table, plain_weights, rescale, shipped_baseline
+from .checkpoint import Checkpoint
+
+Pair = tuple[str, str, tuple[str, ...]]
+# Texts tokenized and batched at a time: ~120 MB of token lists for 200-token chunks, and few
+# enough slices that --engine ray (one Ray Data job, workers loading the model, per slice) stays cheap.
+ENCODE_SLICE = 16384
+RESCALE_MODES = ("none", "baseline", "corpus")
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How pairs are scored; every field is recorded in the manifest."""
+
+    model: str | None = None
+    layer: int | None = None  # None: bert_score's recommended layer for the model, else its last
+    idf: bool = False  # idf weights from the corpus chunks
+    rescale: str = "none"  # none | baseline (bert_score's shipped file) | corpus (unrelated pairs of this corpus)
+    window: int | None = None  # tokens per window of a long chunk (with [CLS]/[SEP]); None: the model's limit
+    overlap: int | None = None  # tokens shared by consecutive windows; None: a quarter of the window
+    baseline_pairs: int = 500  # unrelated (chunk, reference) pairs for --rescale corpus
+    seed: int = 0
+    cache_dir: str | None = None  # None: the user cache dir
+    use_cache: bool = True
+    max_tokens: int = 4096  # tokens per encoder batch: bigger batches are no faster on CPU and cost memory
+
+
+@dataclass
+class JudgeResult:
+    judgments: Sequence[Judgment]  # a Judgments view: built row by row from score arrays
+    params: dict[str, Any]  # how they were made, for the manifest
+    encoded: int = 0  # texts run through the model by this call
+    cached: int = 0  # texts read from the embedding cache
+    windowed: int = 0  # chunks longer than the model's limit, scored in windows
+    truncated_references: int = 0  # reference answers longer than the limit, truncated as bert_score does
+    resumed: int = 0  # pairs taken from an interrupted run's checkpoint
+    scored: int = 0  # pairs scored by this call (resumed + scored = pairs + baseline pairs)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _digest(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class TextEncoder:
+    """Encoded texts for one model and layer: from the cache when there, else through the model."""
+
+    def __init__(self, info: ModelInfo, layer: int, window: int, overlap: int, cache: EmbeddingCache | None, max_tokens: int,
+                 engine: Engine = LOCAL):
+        self.info, self.layer, self.window, self.overlap, self.cache = info, layer, window, overlap, cache
+        self.max_tokens, self.engine = max_tokens, engine
+        self.namespace = f"{info.fingerprint}|layer={layer}|limit={window}"
+        self.encoded = self.cached = 0
+
+    @cached_property
+    def tokenizer(self):
+        return load_tokenizer(str(self.info.folder))
+
+    @cached_property
+    def specials(self) -> tuple[list[int], list[int]]:
+        """The special tokens the tokenizer puts before and after a text ([CLS], [SEP] for BERT)."""
+        inner = self.tokenizer("a", add_special_tokens=False)["input_ids"]
+        outer = self.tokenizer("a", add_special_tokens=True)["input_ids"]
+        at = next(i for i in range(len(outer)) if outer[i : i + len(inner)] == inner)
+        return outer[:at], outer[at + len(inner) :]
+
+    def with_specials(self, ids: Sequence[int]) -> list[int]:
+        before, after = self.specials
+        return [*before, *ids, *after]
+
+    @cached_property
+    def prefix_space(self) -> bool:
+        """Whether bert_score's sent_encode puts a space before each text for this model.
+
+        sent_encode asks tokenizers of the GPT-2 and RoBERTa classes (in transformers 5 also BART's,
+        Longformer's, LED's) for add_prefix_space=True, on the tokenizer loaded with use_fast=False.
+        Slow tokenizers (transformers 4) honour the request, so the first word gets its leading-space
+        token ('ĠThe'); transformers 5 ignores it, so the tokenizer's own setting stands. Asking that
+        tokenizer the same question for one word tells which holds; one it cannot load: no space added.
+        """
+        import transformers
+
+        slow_class = getattr(transformers, type(self.tokenizer).__name__.removesuffix("Fast"), None)
+        if not (isinstance(slow_class, type) and issubclass(slow_class, (transformers.GPT2Tokenizer, transformers.RobertaTokenizer))):
+            return False
+        try:
+            slow = transformers.AutoTokenizer.from_pretrained(str(self.info.folder), use_fast=False)
+        except (OSError, ValueError):
+            return False
+        asked = slow.encode("a", add_special_tokens=False, add_prefix_space=True)
+        spaced, plain = self.tokenizer([" a", "a"], add_special_tokens=False)["input_ids"]
+        return asked == spaced != plain
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids without special tokens, of each text as bert_score's sent_encode reads it: stripped,
+        then (see prefix_space) led by a space unless empty. A long text's later windows start mid-text."""
+        space = " " if self.prefix_space else ""
+        texts = [space + s if (s := t.strip()) else "" for t in texts]
+        return self.tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
+
+    def weights(self, idf: bool, corpus_texts: Callable[[], Iterable[str]], corpus_digest: str) -> tuple[np.ndarray, dict[str, Any]]:
+        """Weight per token id (idf of the corpus chunks, or 1 with [CLS]/[SEP] at 0) and how it was made.
+
+        idf reads `corpus_texts()` as a stream, in blocks, counting documents per token without
+        keeping them; `corpus_digest` (of the texts) keys the table in the cache.
+        """
+        key = bytes.fromhex(_digest(self.info.fingerprint, "idf", corpus_digest) if idf else _digest(self.info.fingerprint, "plain"))
+        found = self.cache.get_weights(key) if self.cache else None
+        if found is None:
+            tokenizer = self.tokenizer
+            size = max(len(tokenizer), tokenizer.vocab_size)
+            if idf:
+                blocks = (self.token_ids(block) for block in _blocks(corpus_texts(), 1024))
+                found = idf_table((self.with_specials(ids) for block in blocks for ids in block), size)
+            else:
+                found = plain_weights(size, (tokenizer.cls_token_id, tokenizer.sep_token_id)), 0
+            if self.cache:
+                self.cache.put_weights(key, *found)
+        table, documents = found
+        return table, ({"idf": True, "idf_source": "corpus chunks", "idf_documents": documents} if idf else {"idf": False})
+
+    def encode(self, texts: Sequence[str], progress: ProgressLine | None = None) -> Iterator[tuple[int, Encoded]]:
+        """(position in `texts`, Encoded) for each text, in slices of ENCODE_SLICE texts so that token
+        lists and batches held at once stay bounded however large the pool is."""
+        for begin in range(0, len(texts), ENCODE_SLICE):
+            for i, entry in self._encode_slice(texts[begin : begin + ENCODE_SLICE], progress):
+                yield begin + i, entry
+
+    def _encode_slice(self, texts: Sequence[str], progress: ProgressLine | None) -> Iterator[tuple[int, Encoded]]:
+        """Cached texts first, the rest as their length-sorted batches finish."""
+        keys = [text_key(self.namespace, t) for t in texts]
+        position = {k: i for i, k in enumerate(keys)}
+        pending = set(range(len(texts)))
+        if self.cache:
+            for key, entry in self.cache.get_many(keys, self.overlap):
+                pending.discard(position[key])
+                self.cached += 1
+                if progress:
+                    progress.add("texts")
+                yield position[key], entry
+        yield from self._run_model(sorted(pending), texts, keys, progress)
+
+    def _run_model(self, todo: list[int], texts: Sequence[str], keys: list[bytes], progress) -> Iterator[tuple[int, Encoded]]:
+        if not todo:
+            return
+        size = self.window - sum(len(s) for s in self.specials)
+        windows: list[tuple[int, list[int]]] = []
+        for i, ids in zip(todo, self.token_ids([texts[i] for i in todo])):
+            windows.extend((i, self.with_specials(w)) for w in token_windows(ids, size, self.overlap))
+        left = Counter(i for i, _ in windows)
+        parts: dict[int, list[tuple[int, np.ndarray]]] = defaultdict(list)
+        encoded = [w for _, w in windows]
+        for batch, vectors in self.engine.run(encoded, str(self.info.folder), self.layer, self.max_tokens, normalised_tokens):
+            done: list[tuple[int, Encoded]] = []
+            for row, k in enumerate(batch):
+                i, ids = windows[k]
+                parts[i].append((k, vectors[row, : len(ids)].copy()))
+                left[i] -= 1
+                if left[i] == 0:
+                    done.append((i, _assemble(sorted(parts.pop(i), key=lambda part: part[0]), windows)))
+            if self.cache and done:
+                self.cache.put_many(((keys[i], entry) for i, entry in done), self.overlap)
+            for i, entry in done:
+                self.encoded += 1
+                if progress:
+                    progress.add("texts")
+                yield i, entry
+
+
+def _assemble(pieces: list[tuple[int, np.ndarray]], windows: list[tuple[int, list[int]]]) -> Encoded:
+    """One text's windows (window index, vectors), in order, stacked into one Encoded."""
+    lengths = [len(v) for _, v in pieces]
+    return Encoded(
+        np.concatenate([windows[k][1] for k, _ in pieces]).astype(np.int32),
+        np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64),
+        np.concatenate([v for _, v in pieces]),
+    )
+
+
+def _blocks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    iterator = iter(items)
+    while block := list(itertools.islice(iterator, size)):
+        yield block
+
+
+def first_window(entry: Encoded) -> tuple[Encoded, bool]:
+    """A reference cut to its first window (bert_score's truncation), and whether anything was cut."""
+    if entry.windows == 1:
+        return entry, False
+    end = int(entry.starts[1])
+    return Encoded(entry.ids[:end], entry.starts[:1], entry.vectors[:end]), True
+
+
+def build_pairs(golden: Sequence[GoldenItem], pairs: Iterable[Pair], names: Mapping[str, str]) -> list[Pair]:
+    """Pool pairs grouped by query in golden order, with each query's gold chunks added (source `gold`).
+
+    Equal ids and source lists are stored once, so the list costs little more than a pointer a pair.
+    """
+    shared: dict[Any, Any] = {}
+    by_query: dict[str, dict[str, set[str]]] = {g.query_id: {} for g in golden}
+    for query_id, chunk_id, sources in pairs:
+        if query_id not in by_query:
+            raise ValidationError(f"{names['pool']}: query {query_id!r} is not in {names['golden']}; "
+                                  "pool and golden set must come from the same queries")
+        by_query[query_id].setdefault(shared.setdefault(chunk_id, chunk_id), set()).update(sources)
+    for item in golden:
+        for chunk_id in item.gold_chunk_ids:
+            by_query[item.query_id].setdefault(shared.setdefault(chunk_id, chunk_id), set()).add("gold")
+    return [(q, c, shared.setdefault(key := tuple(sorted(s)), key)) for q, found in by_query.items() for c, s in found.items()]
+
+
+def require_known(golden: Sequence[GoldenItem], work: Sequence[Pair], known: set[str], names: Mapping[str, str]) -> None:
+    """Every gold and pooled chunk id must be in the corpus; the first one that is not is the error."""
+    require_known_chunks(golden, known, names["golden"])
+    for query_id, chunk_id, _ in work:
+        if chunk_id not in known:
+            raise ValidationError(f"{names['pool']}: chunk {chunk_id!r} (query {query_id!r}) is not in {names['corpus']}; "
+                                  "pool runs retrieved over this corpus")
+
+
+def reference_answers(golden: Sequence[GoldenItem], queries: set[str], golden_name: str) -> dict[str, tuple[str, ...]]:
+    """Each judged query's reference answers; a missing or blank one is an error."""
+    answers: dict[str, tuple[str, ...]] = {}
+    for item in golden:
+        if item.query_id not in queries:
+            continue
+        if not item.reference_answers or any(not a.strip() for a in item.reference_answers):
+            raise ValidationError(f"{golden_name}: query {item.query_id!r} has an empty reference_answer; "
+                                  "the judge scores chunks against it, so fill it in or drop the query")
+        answers[item.query_id] = item.reference_answers
+    return answers
+
+
+def _seeded_hash(seed: int, chunk_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(f"{seed}\0{chunk_id}".encode(), digest_size=8).digest(), "big")
+
+
+@dataclass
+class CorpusScan:
+    """What one pass over the corpus keeps: the texts of the chunks the work needs, never all of them."""
+
+    texts: dict[str, str]  # chunk id -> text, for the judged chunks and the baseline candidates
+    candidates: list[tuple[int, str]]  # (seeded hash, chunk id) of baseline candidates, smallest hash first
+    chunks: int  # chunks read
+    digest: str  # sha256 of every chunk text in order (what idf weights depend on)
+
+
+def scan_corpus(corpus: Iterable[tuple[int, Chunk]], needed: set[str], candidates: int, seed: int, name: str, digest: bool) -> CorpusScan:
+    """One streaming pass: texts of the `needed` chunks, plus the `candidates` non-blank chunks with
+    the smallest seeded hash of their id (a uniform sample, the same whatever the corpus order)."""
+    texts: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    heap: list[tuple[int, str, str]] = []  # (-hash, id, text): the largest kept hash on top
+    hasher = hashlib.sha256()
+    count = 0
+    for line, chunk in corpus:
+        count += 1
+        if digest:
+            hasher.update(chunk.text.encode() + b"\0")
+        if chunk.id in needed:
+            if chunk.id in lines:
+                raise repeated_id(name, chunk.id, lines[chunk.id], line)
+            lines[chunk.id] = line
+            texts[chunk.id] = chunk.text
+        if candidates and chunk.text.strip():
+            entry = (-_seeded_hash(seed, chunk.id), chunk.id, chunk.text)
+            if len(heap) < candidates:
+                heapq.heappush(heap, entry)
+            elif entry > heap[0]:
+                heapq.heapreplace(heap, entry)
+    ranked = sorted((-h, c, t) for h, c, t in heap)
+    texts.update((c, t) for _, c, t in ranked)
+    return CorpusScan(texts, [(h, c) for h, c, _ in ranked], count, hasher.hexdigest())
+
+
+def baseline_sample(candidates: Sequence[tuple[int, str]], queries: Sequence[str], related: set[tuple[str, str]], count: int, seed: int) -> list[tuple[str, str]]:
+    """`count` (query, chunk) pairs, none of them pooled or gold: unrelated pairs.
+
+    Candidates are chunks in seeded-hash order; each gets its own seeded order of the queries.
+    Round r pairs every candidate with its r-th query, so a big corpus gives `count` distinct
+    chunks and a small one reuses chunks with other queries. Deterministic for a seed.
+    """
+    rounds = min(len(queries), 2 * -(-count // max(len(candidates), 1)) + 8)
+    orders = [np.random.default_rng([seed, h]).permutation(len(queries))[:rounds] for h, _ in candidates]
+    chosen: list[tuple[str, str]] = []
+    for r in range(rounds):
+        for (_, chunk_id), order in zip(candidates, orders):
+            pair = (queries[order[r]], chunk_id)
+            if len(chosen) < count and pair not in related:
+                chosen.append(pair)
+    if len(chosen) < min(count, 10):
+        raise UsageError(f"only {len(chosen)} unrelated (chunk, reference) pairs found; "
+                         "the corpus is too small for --rescale corpus, use --rescale none")
+    return chosen
+
+
+class PairScorer:
+    """Scores (query, chunk) pairs: references encoded once up front, chunks streamed and dropped."""
+
+    def __init__(self, encoder: TextEncoder, weights: np.ndarray, answers: Mapping[str, tuple[str, ...]], progress: ProgressLine | None):
+        self.encoder, self.weights, self.answers, self.progress = encoder, weights, answers, progress
+        self.references: dict[str, Encoded] = {}
+        self.truncated = 0
+
+    def load_references(self, texts: Sequence[str]) -> None:
+        for i, entry in self.encoder.encode(texts, self.progress):
+            self.references[texts[i]], cut = first_window(entry)
+            self.truncated += cut
+
+    def _best(self, entry: Encoded, queries: list[str]) -> np.ndarray:
+        """Best P, R, F of one chunk (all its windows) against each query's answers, in one product."""
+        refs = [self.references[a] for q in queries for a in self.answers[q]]
+        lengths = np.array([len(r.ids) for r in refs])
+        ref_ids = np.concatenate([r.ids for r in refs])
+        scores = greedy_match(
+            entry.vectors, self.weights[entry.ids], entry.starts,
+            np.concatenate([r.vectors for r in refs]), self.weights[ref_ids], np.concatenate([[0], np.cumsum(lengths)[:-1]]),
+        )
+        best = np.stack([s.max(axis=0) for s in scores], axis=1)  # (references, 3): best window each
+        bounds = np.cumsum([0] + [len(self.answers[q]) for q in queries])
+        return np.stack([best[bounds[k] : bounds[k + 1]].max(axis=0) for k in range(len(queries))])
+
+    def score(self, by_text: Mapping[str, list[int]], query_of: Callable[[int], str]) -> Iterator[tuple[list[int], np.ndarray, int]]:
+        """(task numbers, their P, R, F as rows, windows) per chunk text, as each is scored."""
+        for text in [t for t in by_text if not t.strip()]:  # nothing to match: bert_score gives 0, 0, 0
+            yield self._done(by_text[text], np.zeros((len(by_text[text]), 3)), 1)
+        texts = [t for t in by_text if t.strip()]
+        for i, entry in self.encoder.encode(texts, self.progress):
+            group = by_text[texts[i]]
+            queries = [query_of(k) for k in group]
+            unique = {q: k for k, q in enumerate(dict.fromkeys(queries))}
+            best = self._best(entry, list(unique))
+            yield self._done(group, best[[unique[q] for q in queries]], entry.windows)
+
+    def _done(self, group: list[int], scores: np.ndarray, windows: int) -> tuple[list[int], np.ndarray, int]:
+        if self.progress:
+            self.progress.add("pairs", len(group))
+        return group, scores, windows
+
+
+class Judgments(SequenceABC):
+    """Judgments made on access from the pairs and a (pairs, 3) score array: a row of floats a
+    pair in memory instead of an object, and streamed when written."""
+
+    def __init__(self, work: Sequence[Pair], scores: np.ndarray):
+        self.work, self.scores = work, scores
+
+    def __len__(self) -> int:
+        return len(self.work)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[k] for k in range(len(self))[index]]
+        query_id, chunk_id, sources = self.work[index]
+        p, r, f = (float(v) for v in self.scores[index])
+        return Judgment(query_id, chunk_id, p, r, f, source=",".join(sources))
+
+
+def _layer(info: ModelInfo, layer: int | None) -> tuple[int, str]:
+    if layer is None:
+        return default_layer(info.name, info.folder, info.num_layers)
+    if not 0 <= layer <= info.num_layers:
+        raise UsageError(f"--layer {layer}: model {info.name} has layers 0..{info.num_layers}")
+    return layer, "given"
+
+
+def judge_pairs(
+    corpus: Callable[[], Iterable[tuple[int, Chunk]]],
+    golden: Sequence[GoldenItem],
+    pairs: Iterable[Pair],
+    options: JudgeOptions = JudgeOptions(),
+    checkpoint: str | None = None,
+    progress: bool = True,
+    names: Mapping[str, str] | None = None,
+    engine: Engine = LOCAL,
+) -> JudgeResult:
+    """Judgments of the pool pairs plus every gold pair, in query order; see the module docstring.
+
+    `corpus()` yields (line number, Chunk) and is read as a stream (twice for idf weights not in
+    the cache): only the texts of judged chunks and of the baseline sample are kept, so memory
+    follows the pool, not the corpus. `checkpoint` names an append-only file of finished pairs:
+    a run killed halfway and started again with the same inputs and options scores only the
+    pairs it lacks. `names` label the inputs in error messages. `engine` runs the model (judgments do not depend on it).
+    """
+    names = {"corpus": "corpus", "golden": "golden set", "pool": "pool", **(names or {})}
+    if options.rescale not in RESCALE_MODES:
+        raise UsageError(f"--rescale {options.rescale!r}: choose one of {', '.join(RESCALE_MODES)}")
+    info = describe_model(options.model)
+    layer, layer_source = _layer(info, options.layer)
+    window = options.window or info.max_length
+    if not 16 <= window <= info.max_length:
+        raise UsageError(f"--window {window}: must be between 16 and the model's limit of {info.max_length} tokens")
+    overlap = window // 4 if options.overlap is None else options.overlap
+    if not 0 <= overlap < window // 2:
+        raise UsageError(f"--overlap {overlap}: must be 0 or more and under half the {window}-token window")
+    work = build_pairs(golden, pairs, names)
+    shipped = shipped_baseline(info.name, info.folder, layer) if options.rescale == "baseline" else None
+    if options.rescale == "baseline" and shipped is None:
+        raise UsageError(f"bert_score ships no rescaling baseline for {info.name}; use --rescale corpus (or none)")
+    sampling = options.baseline_pairs if options.rescale == "corpus" else 0
+    scan = scan_corpus(corpus(), {c for _, c, _ in work}, sampling, options.seed, names["corpus"], options.idf)
+    require_known(golden, work, set(scan.texts), names)
+    answers = reference_answers(golden, {q for q, _, _ in work}, names["golden"])
+    baseline_pairs: list[tuple[str, str]] = []
+    if sampling:
+        queries = [g.query_id for g in golden if g.query_id in answers]
+        baseline_pairs = baseline_sample(scan.candidates, queries, {(q, c) for q, c, _ in work}, sampling, options.seed)
+    used = {c for _, c, _ in work} | {c for _, c in baseline_pairs}
+
+    def task(i: int) -> tuple[str, str, str]:
+        return ("pair", *work[i][:2]) if i < len(work) else ("baseline", *baseline_pairs[i - len(work)])
+
+    total = len(work) + len(baseline_pairs)
+    cache = EmbeddingCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
+    encoder = TextEncoder(info, layer, window, overlap, cache, options.max_tokens, engine)
+    weights, weights_info = encoder.weights(options.idf, lambda: (c.text for _, c in corpus()), scan.digest)
+    fingerprint = _digest(encoder.namespace, overlap, weights_info, scan.digest if options.idf else None,
+                          _digest(*sorted((c, scan.texts[c]) for c in used)), _digest(*sorted(answers.items())), baseline_pairs)
+    saved = Checkpoint(checkpoint, fingerprint) if checkpoint else None
+    scores = np.zeros((total, 3))
+    windows = np.zeros(total, dtype=np.int32)
+    done = np.zeros(total, dtype=bool)
+    for row in saved.rows() if saved else ():
+        i = row.get("i")
+        if isinstance(i, int) and 0 <= i < total and not done[i] and task(i) == (row["kind"], row["query_id"], row["chunk_id"]):
+            scores[i], windows[i], done[i] = (row["P"], row["R"], row["F"]), row["windows"], True
+    todo = np.flatnonzero(~done)
+    resumed, scored = total - len(todo), 0
+
+    line = ProgressLine("judge", {"texts": 0, "pairs": len(todo)}, main="pairs") if progress and len(todo) else None
+    scorer = PairScorer(encoder, weights, answers, line)
+    by_text: dict[str, list[int]] = defaultdict(list)
+    for i in todo.tolist():
+        by_text[scan.texts[task(i)[2]]].append(i)
+    reference_texts = sorted({a for i in todo.tolist() for a in answers[task(i)[1]]})
+    if line:
+        line.totals["texts"] = len(reference_texts) + len(by_text)
+    try:
+        scorer.load_references(reference_texts)
+        for group, best, count in scorer.score(by_text, lambda i: task(i)[1]):
+            scores[group], windows[group] = best, count
+            scored += len(group)
+            if saved:
+                saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))), "P": float(p), "R": float(r),
+                              "F": float(f), "windows": count} for i, (p, r, f) in zip(group, best))
+    finally:
+        if saved:
+            saved.close()
+        if line:
+            line.close()
+        if cache:
+            cache.close()
+
+    baseline, baseline_info = None, None
+    if shipped is not None:
+        baseline, baseline_info = shipped[0], {"source": shipped[1], "layer": layer}
+    elif sampling:
+        baseline = scores[len(work):].mean(axis=0)
+        baseline_info = {"source": "corpus", "pairs": len(baseline_pairs), "seed": options.seed}
+    final = rescale(scores[: len(work)], baseline) if baseline is not None else scores[: len(work)]
+    windowed = len({work[i][1] for i in np.flatnonzero(windows[: len(work)] > 1).tolist()})
+    params = {
+        "model": info.name, "model_folder": str(info.folder), "model_fingerprint": info.fingerprint,
+        "layer": layer, "layer_source": layer_source, **weights_info,
+        "rescale": options.rescale,
+        "baseline": None if baseline is None else {**dict(zip("PRF", (float(v) for v in baseline))), **baseline_info},
+        "windows": {"tokens": window, "model_limit": info.max_length, "overlap": overlap, "windowed_chunks": windowed,
+                    "rule": "each window scored as a candidate; best window kept for P, R, F separately"},
+        "multiple_references": "best reference kept for P, R, F separately (as bert_score)",
+        "truncated_references": scorer.truncated,
+        "pairs": len(work), "cache": str(cache.path) if cache else None,
+        "options": asdict(options), "engine": engine.params(),
+    }
+    result = JudgeResult(Judgments(work, final), params, encoder.encoded, encoder.cached, windowed, scorer.truncated, resumed,
+                         scored)
+    if scorer.truncated:
+        result.warnings.append(f"{scorer.truncated} reference answers exceed the {window}-token window "
+                               "and were truncated to it (as bert_score does at the model's limit)")
+    return result
+
+
+def judge(
+    corpus: str | os.PathLike | Iterable[Chunk],
+    golden: str | os.PathLike | Iterable[GoldenItem],
+    pool: str | os.PathLike | Iterable[Pair] | None = None,
+    output: str | os.PathLike | None = None,
+    *,
+    model: str | None = None,
+    layer: int | None = None,
+    idf: bool = False,
+    rescale: str = "none",
+    window: int | None = None,
+    overlap: int | None = None,
+    baseline_pairs: int = 500,
+    seed: int = 0,
+    cache: str | os.PathLike | bool | None = None,
+    progress: bool = True,
+    engine: Engine = LOCAL,
+) -> JudgeResult:
+    """Score chunks against reference answers with BERTScore (the Python side of `semrel judge`).
+
+    Inputs are file paths or records (Chunk, GoldenItem, (query_id, chunk_id, sources) tuples);
+    without a pool only the gold pairs are judged. A corpus file is streamed, never loaded
+    whole. With `output`, judgments.jsonl is written atomically (row by row) with its manifest,
+    and an interrupted run resumes from `<output>.partial`.
+    `cache`: a folder, None for the user cache dir, False for none. `engine`: where the model runs
+    (engines.make_engine); judgments are the same on every engine.
+    """
+    is_path = isinstance(corpus, (str, os.PathLike))
+    if is_path and str(corpus) != STDIO:
+        chunks, corpus_name = (lambda: iter_corpus(corpus)), str(corpus)
+    else:  # records, or stdin: read once, kept for the second pass of --idf
+        records = list(iter_corpus(corpus)) if is_path else list(enumerate(corpus, start=1))
+        chunks, corpus_name = (lambda: iter(records)), str(corpus) if is_path else "corpus"
+    items, golden_name = _load(golden, read_golden, "golden set")
+    pairs, pool_name = _load(pool or (), read_pool, "pool")
+    options = JudgeOptions(
+        model=model, layer=layer, idf=idf, rescale=rescale, window=window, overlap=overlap, baseline_pairs=baseline_pairs, seed=seed,
+        cache_dir=None if cache in (None, True, False) else str(cache), use_cache=cache is not False,
+    )
+    partial = f"{output}.partial" if output is not None and str(output) != STDIO else None
+    result = judge_pairs(chunks, items, pairs, options, partial, progress,
+                         {"corpus": corpus_name, "golden": golden_name, "pool": pool_name}, engine)
+    if output is not None:
+        write_judgments(result.judgments, output)
+        inputs = [v for v in (corpus, golden, pool) if isinstance(v, (str, os.PathLike))]
+        write_manifest(output, inputs=inputs, params=result.params, rows=len(result.judgments))
+        if partial:
+            Path(partial).unlink(missing_ok=True)
+    return result
+
+
+def _load(value, reader, kind: str):
+    """Records from a path (read with `reader`) or an in-memory iterable; the name used in messages."""
+    if isinstance(value, (str, os.PathLike)):
+        return reader(value), str(value)
+    return list(value), kind

@@ -1,0 +1,54 @@
+"""Pooling: the chunks worth judging per query, from the top of several runs plus the gold chunks."""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Sequence
+
+from ..errors import UsageError
+from ..formats.corpus import read_golden
+from ..formats.pool import PoolRow
+from ..formats.trec import ranked, read_run
+from ..records import GoldenItem, Run
+
+GOLD = "gold"
+
+
+def pool(items: Sequence[GoldenItem], runs: Sequence[Run], depth: int, warn: Callable[[str], None] | None = None) -> list[PoolRow]:
+    """Per golden query, the union of each run's top-`depth` chunks and its gold chunks, with their sources.
+
+    Runs are named by `Run.name`; queries a run holds that the golden set lacks cannot be judged
+    (no reference answer), so they are left out and reported through `warn`.
+    """
+    if depth <= 0:
+        raise UsageError(f"--depth must be positive, got {depth}")
+    names = [r.name for r in runs]
+    for name in names:
+        if name == GOLD or names.count(name) > 1:
+            raise UsageError(f"run name {name!r} is {'reserved' if name == GOLD else 'used twice'}; "
+                             "runs are named by their file stem, so rename the file")
+    sources: dict[tuple[str, str], set[str]] = {}
+    wanted = {i.query_id for i in items}
+    for item in items:
+        for chunk_id in item.gold_chunk_ids:
+            sources.setdefault((item.query_id, chunk_id), set()).add(GOLD)
+    for run in runs:
+        ordered = ranked(run)
+        taken: dict[str, int] = {}
+        unknown: set[str] = set()
+        for q, d in zip(ordered.query_ids.to_pylist(), ordered.doc_ids.to_pylist()):
+            if q not in wanted:
+                unknown.add(q)
+            elif taken.get(q, 0) < depth:
+                taken[q] = taken.get(q, 0) + 1
+                sources.setdefault((q, d), set()).add(run.name)
+        if warn and unknown:
+            warn(f"{len(unknown)} queries of run {run.name} are not in the golden set and are left out (e.g. {min(unknown)!r})")
+    return sorted((q, c, tuple(sorted(s))) for (q, c), s in sources.items())
+
+
+def pool_files(golden_path: str | os.PathLike, run_paths: Sequence[str | os.PathLike], depth: int,
+               warn: Callable[[str], None] | None = None) -> list[PoolRow]:
+    if depth <= 0:
+        raise UsageError(f"--depth must be positive, got {depth}")
+    return pool(read_golden(golden_path), [read_run(p) for p in run_paths], depth, warn)

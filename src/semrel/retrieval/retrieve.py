@@ -1,0 +1,303 @@
+"""First-stage retrieval over a chunk corpus: BM25, dense, hybrid (RRF) and dense reranking.
+
+Every method yields, per query, chunk positions with scores that are strictly decreasing, so
+the written TREC run ranks exactly as computed: ties are broken by corpus order (the chunk
+earlier in corpus.jsonl ranks higher) and then nudged apart by one float step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Sequence
+
+import numpy as np
+
+from ..encoding.encode import sentence_embeddings
+from ..encoding.engines import LOCAL, Engine
+from ..errors import UsageError, ValidationError
+from ..formats.corpus import read_corpus, read_golden
+from ..formats.trec import ranked, read_run, run_name
+from ..records import Chunk, GoldenItem, Run
+
+if TYPE_CHECKING:
+    from ..encoding.vectors import VectorStore
+
+METHODS = ("bm25", "dense", "hybrid")
+RERANKERS = ("dense",)
+RRF_K = 60
+BM25_PARAMS = {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en", "stemmer": "snowball-english"}
+SCORE_BUDGET_BYTES = 256 << 20
+ROW_BLOCK = 65536
+"""Chunk vectors scored at a time: a 1M-chunk store is scanned in blocks, never loaded whole."""
+
+Advance = Callable[[int], None]
+Steps = Callable[[str, int], ContextManager[Advance]]
+"""Progress reporting: `with steps(label, total) as advance: advance(n)`."""
+
+Hits = list[tuple[np.ndarray, np.ndarray]]
+"""Per query: (chunk positions, scores), best first, scores strictly decreasing."""
+
+
+@contextlib.contextmanager
+def no_progress(label: str, total: int) -> Iterator[Advance]:
+    yield lambda n: None
+
+
+def indexed_text(chunk: Chunk) -> str:
+    """What retrieval sees of a chunk: its title (when it has one) before its text, as BEIR does."""
+    return f"{chunk.title} {chunk.text}" if chunk.title else chunk.text
+
+
+def best_k(positions: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The best `k` by score, ties to the earlier corpus position (float64 scores, not yet nudged apart)."""
+    positions = np.asarray(positions, dtype=np.int64)
+    scores = np.asarray(scores, dtype=np.float64)
+    order = np.lexsort((positions, -scores))[:k]
+    return positions[order], scores[order]
+
+
+def strictly_ranked(positions: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The best `k` by score, ties to the earlier corpus position, scores made strictly decreasing."""
+    positions, scores = best_k(positions, scores, k)
+    for i in range(1, len(scores)):
+        if scores[i] >= scores[i - 1]:
+            scores[i] = np.nextafter(scores[i - 1], -np.inf)
+    return positions, scores
+
+
+def contenders(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of every score at least the k-th best (all ties with it kept), in O(n)."""
+    if k >= len(scores):
+        return np.arange(len(scores))
+    kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+    return np.flatnonzero(scores >= kth)
+
+
+def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exact top-k of one score row in O(n): keep everything tied with the k-th value, then rank."""
+    keep = contenders(scores, k)
+    return strictly_ranked(keep, scores[keep], k)
+
+
+def search_vectors(
+    queries: np.ndarray, vectors: np.ndarray, k: int, rows: np.ndarray | None = None, block: int = ROW_BLOCK
+) -> Hits:
+    """Exact dot-product top-k per query over corpus positions 0..n-1, whose vector is `vectors[rows[p]]`
+    (`vectors[p]` when `rows` is None), scanning `block` positions at a time with a running top-k per
+    query: memory stays bounded for any corpus (`vectors` may be a memory map) and the hits equal
+    top_k over each query's full score row."""
+    n = len(rows) if rows is not None else len(vectors)
+    in_place = rows is None or np.array_equal(rows, np.arange(n))
+    per_pass = max(1, SCORE_BUDGET_BYTES // (4 * max(1, min(block, n))))
+    best = [(np.zeros(0, dtype=np.int64), np.zeros(0))] * len(queries)
+    for start in range(0, n, block):
+        part = np.asarray(vectors[start : start + block] if in_place else vectors[rows[start : start + block]])
+        for first in range(0, len(queries), per_pass):
+            for i, row in enumerate(queries[first : first + per_pass] @ part.T, start=first):
+                keep = contenders(row, k)
+                best[i] = best_k(np.concatenate([best[i][0], keep + start]), np.concatenate([best[i][1], row[keep]]), k)
+    return [strictly_ranked(positions, scores, k) for positions, scores in best]
+
+
+class Bm25Index:
+    """BM25 over the chunks (bm25s, Lucene variant, English stopwords, Snowball stemmer)."""
+
+    def __init__(self, chunks: Sequence[Chunk]):
+        import bm25s
+        import Stemmer
+
+        self._tokenize = functools.partial(
+            bm25s.tokenize, stopwords=BM25_PARAMS["stopwords"], stemmer=Stemmer.Stemmer("english"), show_progress=False
+        )
+        self._size = len(chunks)
+        self._index = bm25s.BM25(k1=BM25_PARAMS["k1"], b=BM25_PARAMS["b"], method=BM25_PARAMS["method"])
+        self._index.index(self._tokenize([indexed_text(c) for c in chunks]), show_progress=False)
+
+    def search(self, queries: Sequence[str], k: int) -> Hits:
+        """Top-k per query; chunks scoring 0 (no query word) are left out, so a run may hold fewer."""
+        hits: Hits = []
+        for tokens in self._tokenize(list(queries), return_ids=False):
+            ids = self._index.get_tokens_ids(tokens)
+            scores = self._index.get_scores_from_ids(ids) if ids else np.zeros(self._size, dtype=np.float32)
+            positions, values = top_k(scores, k)
+            matched = values > 0
+            hits.append((positions[matched], values[matched]))
+        return hits
+
+
+def embed(texts: Sequence[str], label: str, model: str | None, steps: Steps, engine: Engine = LOCAL) -> np.ndarray:
+    """Sentence embeddings of `texts`, reporting progress under `label`; `engine` runs the model."""
+    with steps(label, len(texts)) as advance:
+        return sentence_embeddings(list(texts), model, progress=advance, engine=engine)
+
+
+def chunk_vectors(
+    texts: Sequence[str], label: str, model: str | None, steps: Steps, engine: Engine, store: VectorStore | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """(vectors, row of each text): from the vector store, encoding only what it lacks, or (no store)
+    encoded here and held in memory, row i for text i (rows None)."""
+    if store is None:
+        return embed(texts, label, model, steps, engine), None
+    rows = store.rows_for(texts, label, steps, engine)
+    return store.vectors(), rows
+
+
+class DenseIndex:
+    """Normalised chunk embeddings (in memory, or memory-mapped from a VectorStore); search is exact
+    cosine top-k, a block of chunks and of queries at a time (search_vectors)."""
+
+    def __init__(self, chunks: Sequence[Chunk], model: str | None = None, steps: Steps = no_progress,
+                 engine: Engine = LOCAL, store: VectorStore | None = None):
+        self.model, self.steps, self.engine = model, steps, engine
+        texts = [indexed_text(c) for c in chunks]
+        self._vectors, self._rows = chunk_vectors(texts, "encoding chunks", model, steps, engine, store)
+
+    def search(self, queries: Sequence[str], k: int, steps: Steps | None = None) -> Hits:
+        query_vectors = embed(queries, "encoding queries", self.model, steps or self.steps, self.engine)
+        return search_vectors(query_vectors, self._vectors, k, self._rows)
+
+
+def fuse(rankings: Sequence[Hits], k: int, rrf_k: int = RRF_K) -> Hits:
+    """Reciprocal rank fusion: a chunk scores sum(1 / (rrf_k + rank)) over the rankings that hold it."""
+    fused: Hits = []
+    for per_query in zip(*rankings):
+        totals: dict[int, float] = {}
+        for positions, _ in per_query:
+            for rank, position in enumerate(positions.tolist(), start=1):
+                totals[position] = totals.get(position, 0.0) + 1.0 / (rrf_k + rank)
+        fused.append(strictly_ranked(np.fromiter(totals, np.int64, len(totals)), np.fromiter(totals.values(), np.float64, len(totals)), k))
+    return fused
+
+
+def rerank_hits(
+    first: Hits, chunks: Sequence[Chunk], queries: Sequence[str], depth: int, model: str | None = None,
+    steps: Steps = no_progress, engine: Engine = LOCAL, store: VectorStore | None = None,
+) -> Hits:
+    """Order each query's top-`depth` first-stage chunks by dense cosine; only those chunks are encoded."""
+    candidates = [positions[:depth] for positions, _ in first]
+    needed = np.unique(np.concatenate(candidates)) if candidates else np.zeros(0, dtype=np.int64)
+    texts = [indexed_text(chunks[i]) for i in needed]
+    vectors, stored = chunk_vectors(texts, "encoding candidates", model, steps, engine, store)
+    query_vectors = embed(queries, "encoding queries", model, steps, engine)
+    rows = {int(p): r for r, p in zip(stored if stored is not None else range(len(needed)), needed)}
+    reranked: Hits = []
+    for query_vector, positions in zip(query_vectors, candidates):
+        scores = vectors[[rows[int(p)] for p in positions]] @ query_vector if len(positions) else np.zeros(0)
+        reranked.append(strictly_ranked(positions, scores, depth))
+    return reranked
+
+
+def hits_from_run(run: Run, query_ids: Sequence[str], position: dict[str, int], corpus_path: str) -> Hits:
+    """A run file's ranking as hits; a chunk id the corpus lacks is an error, a query it lacks has no hits."""
+    ordered = ranked(run)
+    by_query: dict[str, list[tuple[int, float]]] = {}
+    for q, d, s in zip(ordered.query_ids.to_pylist(), ordered.doc_ids.to_pylist(), ordered.scores.tolist()):
+        if d not in position:
+            raise ValidationError(
+                f"run {run.name}: chunk {d!r} (query {q!r}) is not in {corpus_path}; "
+                "rerank a run made from the same corpus"
+            )
+        by_query.setdefault(q, []).append((position[d], s))
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0))
+    return [
+        (np.array([p for p, _ in by_query[q]], dtype=np.int64), np.array([s for _, s in by_query[q]]))
+        if q in by_query else empty
+        for q in query_ids
+    ]
+
+
+def hits_to_run(hits: Hits, query_ids: Sequence[str], chunks: Sequence[Chunk], name: str) -> Run:
+    rows = [(q, chunks[p].id, s) for q, (positions, scores) in zip(query_ids, hits) for p, s in zip(positions.tolist(), scores.tolist())]
+    return Run.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], name)
+
+
+@dataclass(frozen=True)
+class RetrievalSpec:
+    """What to retrieve: a first stage (a method, or an existing run) and an optional reranker."""
+
+    method: str | None = "bm25"
+    k: int = 100
+    rerank: str | None = None
+    rerank_depth: int = 100
+    first_stage_run: str | None = None
+    model: str | None = None
+    engine: Engine = field(default=LOCAL, compare=False)  # where the encoder runs; the run does not depend on it
+
+    @property
+    def dense(self) -> bool:
+        """Whether the run needs chunk vectors."""
+        return self.method in ("dense", "hybrid") or self.rerank is not None
+
+    def check(self) -> None:
+        if self.k <= 0:
+            raise UsageError(f"-k must be a positive number of chunks per query, got {self.k}")
+        if self.rerank_depth <= 0:
+            raise UsageError(f"--rerank-depth must be positive, got {self.rerank_depth}")
+        if self.first_stage_run and self.method:
+            raise UsageError("give --method or --run (a first-stage run to rerank), not both")
+        if self.first_stage_run and not self.rerank:
+            raise UsageError("--run is the first stage of a rerank; add --rerank dense")
+        if not self.first_stage_run and self.method not in METHODS:
+            raise UsageError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
+        if self.rerank and self.rerank not in RERANKERS:
+            raise UsageError(f"unknown reranker {self.rerank!r}; choose one of {', '.join(RERANKERS)}")
+
+    def params(self) -> dict:
+        """The manifest's record of how the run was made."""
+        return {
+            "method": self.method, "k": self.k, "first_stage_run": self.first_stage_run,
+            "rerank": self.rerank, "rerank_depth": self.rerank_depth if self.rerank else None,
+            "model": self.model or "all-MiniLM-L6-v2", "bm25": BM25_PARAMS, "rrf_k": RRF_K,
+            "ties": "corpus order, then scores nudged to be strictly decreasing",
+            "engine": self.engine.params(),
+        }
+
+
+def first_stage(
+    spec: RetrievalSpec, chunks: Sequence[Chunk], queries: Sequence[str], k: int, steps: Steps, store: VectorStore | None
+) -> Hits:
+    rankings = []
+    if spec.method in ("bm25", "hybrid"):
+        rankings.append(Bm25Index(chunks).search(queries, k))
+    if spec.method in ("dense", "hybrid"):
+        rankings.append(DenseIndex(chunks, spec.model, steps, spec.engine, store).search(queries, k))
+    return rankings[0] if len(rankings) == 1 else fuse(rankings, k)
+
+
+def retrieve(
+    chunks: Sequence[Chunk], items: Sequence[GoldenItem], spec: RetrievalSpec, name: str,
+    corpus_path: str = "corpus", steps: Steps = no_progress, warn: Callable[[str], None] | None = None,
+    store: VectorStore | None = None,
+) -> Run:
+    """The run of `spec` for the golden set's queries over `chunks`; `warn` hears of queries left empty.
+    Dense vectors come from `store` (encoding only the chunks it lacks), or are encoded in memory."""
+    spec.check()
+    if not chunks:
+        raise ValidationError(f"{corpus_path}: the corpus has no chunks")
+    query_ids, queries = [i.query_id for i in items], [i.query for i in items]
+    depth = max(spec.k, spec.rerank_depth) if spec.rerank else spec.k
+    if spec.first_stage_run:
+        position = {c.id: p for p, c in enumerate(chunks)}
+        hits = hits_from_run(read_run(spec.first_stage_run), query_ids, position, corpus_path)
+    else:
+        hits = first_stage(spec, chunks, queries, depth, steps, store)
+    if spec.rerank:
+        reranked = rerank_hits(hits, chunks, queries, spec.rerank_depth, spec.model, steps, spec.engine, store)
+        hits = [(p[: spec.k], s[: spec.k]) for p, s in reranked]
+    empty = [q for q, (positions, _) in zip(query_ids, hits) if not len(positions)]
+    if warn and empty:
+        warn(f"{len(empty)} of {len(query_ids)} queries got no chunks (e.g. {empty[0]!r}); they will score 0")
+    return hits_to_run(hits, query_ids, chunks, name)
+
+
+def retrieve_files(
+    corpus_path: str | os.PathLike, golden_path: str | os.PathLike, spec: RetrievalSpec, output: str,
+    steps: Steps = no_progress, warn: Callable[[str], None] | None = None, store: VectorStore | None = None,
+) -> Run:
+    """Read the corpus and golden set and retrieve for every golden query; the run is named after `output`."""
+    spec.check()
+    name = run_name(output) if output != "-" else spec.method or "rerank"
+    return retrieve(read_corpus(corpus_path), read_golden(golden_path), spec, name, str(corpus_path), steps, warn, store)

@@ -1,0 +1,57 @@
+"""`semrel agree`: label agreement and the system rankings two qrels files produce."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from semrel.analysis.agree import common_labels, ranking_agreement
+from semrel.evaluation.measures import parse_measures
+from semrel.records import Qrels, Run
+
+REF = {"q1": {"a": 1, "b": 0, "c": 0}, "q2": {"a": 0, "b": 1, "c": 1}}
+TEST = {"q1": {"a": 0, "b": 1, "c": 0}, "q2": {"a": 0, "b": 1}}
+
+
+def test_common_labels_use_pairs_both_judged_or_all_with_zeros():
+    assert common_labels(Qrels.from_dict(REF), Qrels.from_dict(TEST)) == ([1, 0, 0, 0, 1], [0, 1, 0, 0, 1])
+    first, second = common_labels(Qrels.from_dict(REF), Qrels.from_dict(TEST), unlisted_as_zero=True)
+    assert (first, second) == ([1, 0, 0, 0, 1, 1], [0, 1, 0, 0, 1, 0])
+
+
+def test_rankings_swap_when_the_qrels_disagree():
+    runs = [
+        Run.from_dict({"q1": {"a": 3, "b": 2, "c": 1}, "q2": {"b": 3, "a": 2, "c": 1}}, "first_a"),
+        Run.from_dict({"q1": {"b": 3, "a": 2, "c": 1}, "q2": {"b": 3, "c": 2, "a": 1}}, "first_b"),
+        Run.from_dict({"q1": {"c": 3, "a": 2, "b": 1}, "q2": {"a": 3, "c": 2, "b": 1}}, "first_c"),
+    ]
+    (p1,) = ranking_agreement(Qrels.from_dict(REF), Qrels.from_dict(TEST), runs, parse_measures(["P@1"]))
+    # ref: first_a 1.0, first_b 0.5, first_c 0.0; test: first_a 0.5, first_b 1.0, first_c 0.0
+    assert p1.ref == {"first_a": 1.0, "first_b": 0.5, "first_c": 0.0}
+    assert p1.test == {"first_a": 0.5, "first_b": 1.0, "first_c": 0.0}
+    assert p1.swapped == [("first_a", "first_b")]
+    assert p1.tau == pytest.approx(1 / 3)
+
+
+def test_agree_command(write, cli):
+    ref = write("ref.qrels", "".join(f"{q} 0 {d} {r}\n" for q, docs in REF.items() for d, r in docs.items()))
+    test = write("test.qrels", "".join(f"{q} 0 {d} {r}\n" for q, docs in TEST.items() for d, r in docs.items()))
+    run_a = write("a.run", "q1 Q0 a 1 3 a\nq1 Q0 b 2 2 a\nq2 Q0 b 1 3 a\n")
+    run_b = write("b.run", "q1 Q0 b 1 3 b\nq2 Q0 a 1 3 b\n")
+    result = cli("agree", ref, test, "--run", run_a, "--run", run_b, "-m", "P@1", "--format", "json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["labels"]["n"] == 5
+    assert report["labels"]["kappa"] == pytest.approx(cohen_kappa_score([1, 0, 0, 0, 1], [0, 1, 0, 0, 1]))
+    (p1,) = report["rankings"]
+    assert p1["ref"] == {"a": 1.0, "b": 0.0} and p1["test"] == {"a": 0.5, "b": 0.5}
+    assert p1["swapped"] == [] and p1["tau"] is None  # one side ties the systems: tau undefined, null in JSON
+    table = cli("agree", ref, test, "--run", run_a, "--run", run_b, "-m", "P@1")
+    assert "kendall tau" in table.stdout and "ref \\ test" in table.stdout
+
+
+def test_agree_refuses_qrels_without_common_pairs(write, cli):
+    result = cli("agree", write("a.qrels", "q1 0 a 1\n"), write("b.qrels", "q9 0 a 1\n"))
+    assert result.exit_code == 1 and "share no judged pair" in result.stderr

@@ -1,0 +1,69 @@
+"""Calibration finds the thresholds that generated labels, and writes what `semrel label` reads."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from semrel.analysis.calibrate import best_thresholds, calibrate
+
+
+def test_binary_threshold_is_found_exactly():
+    scores = np.random.default_rng(0).uniform(size=400)
+    human = (scores >= 0.6).astype(int)
+    result = calibrate(scores, human, 1)
+    below, above = scores[scores < 0.6].max(), scores[scores >= 0.6].min()
+    assert below < result.thresholds[0] <= above
+    assert result.agreement.kappa == pytest.approx(1.0)
+    assert result.agreement.confusion[0][1] == result.agreement.confusion[1][0] == 0
+
+
+def test_noisy_binary_threshold_is_the_exhaustive_best():
+    rng = np.random.default_rng(1)
+    scores = rng.uniform(size=300)
+    human = np.where(rng.uniform(size=300) < 0.15, 1 - (scores >= 0.4), scores >= 0.4).astype(int)
+    (found,) = best_thresholds(scores, human, 1, "none")
+    best_by_brute_force = max(cohen_kappa_score(human, (scores >= t).astype(int)) for t in np.unique(scores))
+    assert cohen_kappa_score(human, (scores >= found).astype(int)) == pytest.approx(best_by_brute_force)
+    assert abs(found - 0.4) < 0.05
+
+
+def test_graded_thresholds_are_found_under_noise():
+    rng = np.random.default_rng(2)
+    scores = rng.uniform(size=3000)
+    human = (scores[:, None] >= np.array([0.3, 0.5, 0.8])).sum(axis=1)
+    human = np.where(rng.uniform(size=3000) < 0.1, rng.integers(0, 4, 3000), human)
+    result = calibrate(scores, human, 3)
+    assert result.agreement.weights == "quadratic"
+    assert result.thresholds == pytest.approx([0.3, 0.5, 0.8], abs=0.03)
+    predicted = (scores[:, None] >= np.array(result.thresholds)).sum(axis=1)
+    assert result.agreement.kappa == pytest.approx(cohen_kappa_score(human, predicted, weights="quadratic"), abs=1e-9)
+
+
+def test_calibrate_command_writes_thresholds_and_manifest(tmp_path, write, cli):
+    rng = np.random.default_rng(4)
+    scores = rng.uniform(size=60)
+    judgments = write("j.jsonl", "".join(
+        json.dumps({"query_id": f"q{i}", "chunk_id": "c", "P": 0.0, "R": float(s), "F": 0.0, "source": ""}) + "\n"
+        for i, s in enumerate(scores)))
+    human = write("human.qrels", "".join(f"q{i} 0 c {int(s >= 0.55)}\n" for i, s in enumerate(scores)))
+    out = tmp_path / "thresholds.json"
+    result = cli("calibrate", "--judgments", judgments, "--human", human, "-o", str(out), "--format", "json")
+    assert result.exit_code == 0, result.output
+    written = json.loads(out.read_text())
+    assert written["on"] == "R" and len(written["thresholds"]) == 1
+    assert abs(written["thresholds"][0] - 0.55) < 0.05
+    assert json.loads(result.stdout)["kappa"] == pytest.approx(1.0)
+    manifest = json.loads((tmp_path / "thresholds.json.manifest.json").read_text())
+    assert manifest["params"]["on"] == "R" and manifest["rows"] == 60
+
+
+def test_calibrate_refuses_files_that_share_no_pair(write, cli):
+    judgments = write("j.jsonl", json.dumps({"query_id": "a", "chunk_id": "c", "P": 0, "R": 0.5, "F": 0}) + "\n")
+    human = write("h.qrels", "b 0 c 1\n")
+    result = cli("calibrate", "--judgments", judgments, "--human", human)
+    assert result.exit_code == 1
+    assert "no pairs have both a judge score and a human label" in result.stderr

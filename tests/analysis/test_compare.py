@@ -1,0 +1,115 @@
+"""`semrel compare`: values, paired tests and marks on hand-made runs, every format, clear errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from scipy import stats
+
+from semrel.analysis.compare import compare, run_letter
+from semrel.analysis.significance import StatSettings
+from semrel.evaluation.measures import parse_measures
+from semrel.evaluation.metrics import evaluate
+from semrel.records import Qrels, Run
+
+QUERIES = [f"q{i}" for i in range(1, 9)]
+QRELS = "".join(f"{q} 0 r 1\n" for q in QUERIES)
+# a: the relevant doc second everywhere (RR 0.5); b: first everywhere (RR 1);
+# c: first on q1-q4 and no results for q5-q8 (they score 0)
+RUN_A = "".join(f"{q} Q0 x 1 2.0 a\n{q} Q0 r 2 1.0 a\n" for q in QUERIES)
+RUN_B = "".join(f"{q} Q0 r 1 2.0 b\n{q} Q0 x 2 1.0 b\n" for q in QUERIES)
+RUN_C = "".join(f"{q} Q0 r 1 2.0 c\n" for q in QUERIES[:4])
+
+
+@pytest.fixture
+def files(write):
+    return write("qrels.txt", QRELS), write("a.run", RUN_A), write("b.run", RUN_B), write("c.run", RUN_C)
+
+
+def test_baseline_marks_only_the_run_that_beats_it(cli, files):
+    result = cli("compare", *files, "-m", "RR,P@1", "--seed", "3")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["#", "run", "RR", "P@1"]
+    # b beats a on all 8 queries: exact randomization p = 2/256, Holm over 2 pairs -> 1/64 < 0.05
+    assert lines[2].split() == ["a", "a", "0.5000", "0.0000"]
+    assert lines[3].split() == ["b", "b", "1.0000", "a", "1.0000", "a"]
+    # c: +0.5 on four queries, -0.5 on four: no difference from a on RR; P@1 +1 on four: p = 2/16, times 2
+    assert lines[4].split() == ["c", "c", "0.5000", "0.5000"]
+    assert "significantly better" in result.stdout and "'a'" in result.stdout
+    assert "4 of 8 queries" in result.stderr  # c lacks q5-q8: they score 0
+
+
+def test_json_holds_every_p_value_and_matches_scipy(cli, files):
+    result = cli("compare", *files, "-m", "RR", "--all-pairs", "-f", "json", "--correction", "bonferroni")
+    report = json.loads(result.stdout)
+    assert report["settings"]["all_pairs"] is True and report["queries"] == 8
+    tests = {(t["run"], t["vs"]): t for t in report["tests"]}
+    assert set(tests) == {("b", "a"), ("c", "a"), ("c", "b")}
+    cb = tests["c", "b"]
+    assert cb["difference"] == pytest.approx(-0.5)
+    assert cb["p_t"] == pytest.approx(stats.ttest_rel([1, 1, 1, 1, 0, 0, 0, 0], [1] * 8).pvalue)
+    assert cb["p_randomization"] == pytest.approx(2 / 16)  # only four queries differ
+    assert cb["p"] == pytest.approx(3 * 2 / 16)  # Bonferroni over the three pairs
+    assert tests["b", "a"]["p"] == pytest.approx(3 * 2 / 256) and tests["b", "a"]["significant"]
+    assert tests["b", "a"]["ci"] == [pytest.approx(0.5), pytest.approx(0.5)]
+    runs = {r["run"]: r for r in report["runs"]}
+    assert runs["b"]["beats"]["RR"] == ["a"] and runs["a"]["beats"]["RR"] == []
+    assert runs["c"]["values"]["RR"] == pytest.approx(0.5)
+
+
+def test_formats_carry_marks_their_own_way(cli, files):
+    latex = cli("compare", *files, "-m", "RR", "-f", "latex").stdout
+    assert "1.0000$^{a}$" in latex and "\\begin{tabular}" in latex
+    markdown = cli("compare", *files, "-m", "RR", "-f", "markdown").stdout
+    assert "1.0000<sup>a</sup>" in markdown
+    rows = list(csv.DictReader(io.StringIO(cli("compare", *files, "-m", "RR", "-f", "csv").stdout)))
+    assert [(r["run"], float(r["RR"]), r["RR beats"]) for r in rows] == [("a", 0.5, ""), ("b", 1.0, "a"), ("c", 0.5, "")]
+    detail = cli("compare", *files, "-m", "RR", "--detail", "-f", "csv").stdout
+    assert len(list(csv.reader(io.StringIO(detail)))) == 3  # header and two pairs against the baseline
+
+
+def test_baseline_option_and_worse_runs(cli, files):
+    result = cli("compare", *files, "-m", "RR", "--baseline", "b", "-f", "json")
+    runs = {r["run"]: r for r in json.loads(result.stdout)["runs"]}
+    assert runs["b"]["beats"]["RR"] == ["a"]  # the baseline carries the letters of the runs below it
+
+
+def test_randomization_reproducible_through_the_api():
+    qrels = Qrels.from_dict({f"q{i}": {"r": 1} for i in range(40)})
+    a = Run.from_dict({f"q{i}": {"r": 1.0, "x": 2.0 if i % 3 else 0.5} for i in range(40)}, name="a")
+    b = Run.from_dict({f"q{i}": {"r": 1.0, "x": 2.0 if i % 4 else 0.5} for i in range(40)}, name="b")
+    results = evaluate(qrels, [a, b], parse_measures(["RR"]))
+    first = compare(results, StatSettings(permutations=500, bootstrap=300, seed=9))
+    again = compare(results, StatSettings(permutations=500, bootstrap=300, seed=9))
+    assert first.tests == again.tests
+    other = compare(results, StatSettings(permutations=500, bootstrap=300, seed=10))
+    assert other.tests[0].randomization_p != first.tests[0].randomization_p
+    assert 0 < first.tests[0].randomization_p < 1
+
+
+def test_letters_go_on_past_z():
+    assert [run_letter(i) for i in (0, 25, 26, 27, 51, 52)] == ["a", "z", "aa", "ab", "az", "ba"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (("a.run",), "at least two runs"),
+    (("a.run", "b.run", "--baseline", "zzz"), "--baseline 'zzz' is none of the runs"),
+    (("a.run", "a.run"), "two runs are named '"),
+    (("a.run", "b.run", "--all-pairs", "--baseline", "a"), "not both"),
+    (("a.run", "b.run", "-m", "nDCG@x"), "unknown measure"),
+])
+def test_usage_errors_are_one_line(cli, files, tmp_path, args, message):
+    result = cli("compare", files[0], *[str(tmp_path / a) if a.endswith(".run") else a for a in args])
+    assert result.exit_code == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_broken_run_names_its_line(cli, files, write):
+    broken = write("broken.run", "q1 Q0 r 1 high a\n")
+    result = cli("compare", files[0], files[1], broken)
+    assert result.exit_code == 1
+    assert "broken.run:1" in result.stderr and "Traceback" not in result.stderr

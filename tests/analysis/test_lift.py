@@ -1,0 +1,117 @@
+"""`semrel lift` on hand-made runs: values, wins/ties/losses, gained/lost queries, cost and the reorder check."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from semrel.analysis.lift import check_reorder, read_latency
+from semrel.errors import FormatError
+from semrel.formats import read_run
+
+QRELS = "q1 0 d1 1\nq2 0 d2 1\nq3 0 d3 1\nq4 0 d4 1\n"
+# RR base: q1 0.5, q2 1, q3 1/3, q4 1 -> mean 17/24
+BASE = ("q1 Q0 d0 1 3 bm25\nq1 Q0 d1 2 2 bm25\nq1 Q0 d9 3 1 bm25\n"
+        "q2 Q0 d2 1 2 bm25\nq2 Q0 d0 2 1 bm25\n"
+        "q3 Q0 d8 1 3 bm25\nq3 Q0 d7 2 2 bm25\nq3 Q0 d3 3 1 bm25\n"
+        "q4 Q0 d4 1 2 bm25\nq4 Q0 d5 2 1 bm25\n")
+# RR reranked: q1 1 (+0.5), q2 1 (tie), q3 1 (+2/3), q4 0.5 (-0.5) -> mean 7/8
+RERANKED = ("q1 Q0 d1 1 9 ce\nq1 Q0 d0 2 8 ce\n"
+            "q2 Q0 d2 1 9 ce\n"
+            "q3 Q0 d3 1 9 ce\nq3 Q0 d8 2 8 ce\n"
+            "q4 Q0 d5 1 9 ce\nq4 Q0 d4 2 8 ce\n")
+
+
+@pytest.fixture
+def files(write):
+    return write("qrels.txt", QRELS), write("bm25.run", BASE), write("ce.run", RERANKED)
+
+
+def _lift(cli, files, *args):
+    qrels, base, reranked = files
+    return cli("lift", qrels, "--base", base, "--reranked", reranked, "-m", "RR,P@1", *args)
+
+
+def test_lift_numbers_by_hand(cli, files):
+    result = _lift(cli, files, "-f", "json", "--base-latency-ms", "10", "--reranked-latency-ms", "60")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""  # only reordering: no warning
+    report = json.loads(result.stdout)
+    rr = report["measures"][0]
+    assert rr["measure"] == "RR" and report["queries"] == 4
+    assert rr["base"] == pytest.approx(17 / 24) and rr["reranked"] == pytest.approx(7 / 8)
+    assert rr["change"] == pytest.approx(1 / 6) and rr["relative"] == pytest.approx((1 / 6) / (17 / 24))
+    assert (rr["wins"], rr["ties"], rr["losses"]) == (2, 1, 1)
+    assert rr["change_per_ms"] == pytest.approx((1 / 6) / 50)
+    # 16 sign patterns, enumerated; of the 8 signs of (+1/2, +2/3, -1/2), |sum| >= 2/3 in 6
+    assert rr["p"] == pytest.approx(6 / 8)
+    assert rr["ci"][0] <= rr["change"] <= rr["ci"][1]
+    p1 = report["measures"][1]
+    assert (p1["base"], p1["reranked"], p1["wins"], p1["losses"]) == (0.5, 0.75, 2, 1)
+    assert [(c["query_id"], round(c["change"], 4)) for c in report["gained"]] == [("q3", 0.6667), ("q1", 0.5)]
+    assert [(c["query_id"], c["change"]) for c in report["lost"]] == [("q4", -0.5)]
+    assert report["reorder_check"] == {"depth": 3, "documents": 7, "outside": 0, "queries_outside": 0}
+    assert report["latency"]["extra_ms"] == 50
+
+
+def test_table_shows_relative_change_and_top_queries(cli, files):
+    result = _lift(cli, files, "--top", "1")
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:5] == ["measure", "base", "reranked", "change", "relative"]
+    assert lines[2].split()[:5] == ["RR", "0.7083", "0.8750", "0.1667", "+23.5%"]
+    assert lines[2].split()[-3:] == ["2", "1", "1"]
+    assert any(line.split()[:2] == ["gained", "q3"] for line in lines)
+    assert sum(line.startswith("gained") for line in lines) == 1
+
+
+def test_per_query_timing_file(cli, files, write):
+    timings = write("t.tsv", "qid\tbase_ms\treranked_ms\nq1\t10\t50\nq2\t20\t100\n# q3 lost\nq3\t30\t90\n")
+    result = _lift(cli, files, "--latency", timings, "-f", "json")
+    latency = json.loads(result.stdout)["latency"]
+    assert latency == {"base_ms": 20.0, "reranked_ms": 80.0, "extra_ms": 60.0, "queries": 3}
+    assert "1 of 4 queries have no timings" in result.stderr
+
+
+def test_reorder_check_warns_with_counts(cli, files, write):
+    qrels, base, _ = files
+    outside = write("new.run", RERANKED + "q2 Q0 d99 2 8 ce\nq9 Q0 d1 1 1 ce\n")
+    result = cli("lift", qrels, "--base", base, "--reranked", outside, "-m", "RR")
+    assert result.exit_code == 0
+    assert "2 of its 9 documents (in 2 queries) are not among the base run's top 3" in result.stderr
+    # within depth 1, q1's d0 and q3's d8 (base rank 1) stay in; d1, d3 and d5 came from deeper
+    check = check_reorder(read_run(base), read_run(files[2]), depth=1)
+    assert (check.outside, check.queries_outside, check.depth) == (3, 3, 1)
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--base-latency-ms", "5"), "go together"),
+    (("--latency", "t.tsv", "--base-latency-ms", "5", "--reranked-latency-ms", "9"), "not both"),
+])
+def test_latency_usage_errors(cli, files, write, args, message):
+    write("t.tsv", "q1 1 2\n")
+    args = tuple(str(files[0]).replace("qrels.txt", a) if a == "t.tsv" else a for a in args)
+    result = _lift(cli, files, *args)
+    assert result.exit_code == 2 and message in result.stderr
+
+
+def test_missing_runs_are_a_usage_error(cli, files):
+    result = cli("lift", files[0], "--base", files[1])
+    assert result.exit_code == 2 and "--reranked" in result.stderr
+
+
+def test_timing_file_errors_name_the_line(write):
+    with pytest.raises(FormatError, match=r"t.tsv:3: timings 'fast' 'slow' are not numbers"):
+        read_latency(write("t.tsv", "qid base reranked\nq1 1 2\nq2 fast slow\n"))
+    with pytest.raises(FormatError, match=r"u.tsv:2: query 'q1' is timed twice"):
+        read_latency(write("u.tsv", "q1 1 2\nq1 1 2\n"))
+    with pytest.raises(FormatError, match=r"v.tsv:1: expected 3 fields"):
+        read_latency(write("v.tsv", "q1 1\n"))
+
+
+def test_queries_missing_from_a_run_are_reported(cli, files, write):
+    qrels, base, _ = files
+    partial = write("partial.run", "q1 Q0 d1 1 9 ce\nq1 Q0 d0 2 8 ce\n")
+    result = cli("lift", qrels, "--base", base, "--reranked", partial, "-m", "RR", "-f", "json")
+    assert "3 of 4 queries have no results in the reranked run; they score 0" in result.stderr
+    assert json.loads(result.stdout)["measures"][0]["reranked"] == pytest.approx(1 / 4)

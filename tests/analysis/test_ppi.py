@@ -1,0 +1,108 @@
+"""Prediction-powered estimates: unbiased coverage on synthetic data, and no correction when
+judge and human agree."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from review_helpers import R_SCORES, queued_db
+
+from semrel.analysis.ppi import ReviewedSample, corrected_estimates
+from semrel.evaluation.measures import parse_measures
+from semrel.evaluation.metrics import evaluate
+from semrel.records import Qrels, Run
+from semrel.review.engine import QueueSettings, Session
+
+QUERIES, DOCS = 25, 16
+
+
+def synthetic(seed: int = 0):
+    """True labels, judge labels with 20% of them flipped, and one run over every pair."""
+    rng = np.random.default_rng(seed)
+    truth = {f"q{i}": {f"d{j}": int(rng.uniform() < 0.3) for j in range(DOCS)} for i in range(QUERIES)}
+    judge = {q: {d: 1 - v if rng.uniform() < 0.2 else v for d, v in docs.items()} for q, docs in truth.items()}
+    run = Run.from_dict({q: {d: float(rng.uniform()) for d in docs} for q, docs in truth.items()}, "system")
+    return truth, judge, run
+
+
+def test_interval_covers_the_true_value_on_most_samples():
+    truth, judge, run = synthetic()
+    measure = parse_measures(["P@5"])
+    (true_eval,) = evaluate(Qrels.from_dict(truth), run, measure)
+    true_value = true_eval.aggregate(measure[0])
+    pairs = [(q, d) for q in truth for d in truth[q]]
+    covered, errors = 0, []
+    for seed in range(60):
+        chosen = np.random.default_rng(100 + seed).choice(len(pairs), 120, replace=False)
+        sample = ReviewedSample({pairs[i]: truth[pairs[i][0]][pairs[i][1]] for i in chosen}, len(pairs))
+        (estimate,) = corrected_estimates(Qrels.from_dict(judge), [run], measure, sample)
+        covered += estimate.low <= true_value <= estimate.high
+        errors.append(estimate.corrected - true_value)
+    derived = estimate.derived
+    assert abs(derived - true_value) > 0.02  # the judge alone is off...
+    assert abs(np.mean(errors)) < abs(derived - true_value) / 3  # ...the correction removes most of the bias
+    assert covered >= 51  # nominal 95% of 60 is 57; allow sampling noise
+
+
+def test_judge_equal_to_human_gives_the_classical_estimate_and_a_zero_width_interval():
+    truth, _, run = synthetic(1)
+    measures = parse_measures(["P@5", "nDCG@10", "RR"])
+    pairs = [(q, d) for q in truth for d in truth[q]]
+    sample = ReviewedSample({p: truth[p[0]][p[1]] for p in pairs[::7]}, len(pairs))
+    estimates = corrected_estimates(Qrels.from_dict(truth), [run], measures, sample)
+    (plain,) = evaluate(Qrels.from_dict(truth), run, measures)
+    for estimate, measure in zip(estimates, measures):
+        assert estimate.changed == 0 and estimate.sampled == len(pairs[::7])
+        assert estimate.corrected == pytest.approx(plain.aggregate(measure))
+        assert estimate.low == pytest.approx(estimate.corrected) and estimate.high == pytest.approx(estimate.corrected)
+
+
+def test_a_whole_pool_review_recovers_the_human_value_of_an_additive_measure():
+    truth, judge, run = synthetic(2)
+    measure = parse_measures(["P@10"])
+    pairs = [(q, d) for q in truth for d in truth[q]]
+    sample = ReviewedSample({p: truth[p[0]][p[1]] for p in pairs}, len(pairs))
+    (estimate,) = corrected_estimates(Qrels.from_dict(judge), [run], measure, sample)
+    (true_eval,) = evaluate(Qrels.from_dict(truth), run, measure)
+    assert estimate.corrected == pytest.approx(true_eval.aggregate(measure[0]))
+    assert estimate.high - estimate.low == pytest.approx(0.0, abs=1e-12)  # no pair left unsampled
+
+
+def _review_against_the_judge(tmp_path, seed: int, decisions: int) -> tuple[dict, str, str, list]:
+    """A review database whose reviewer disagrees with the judge on the first `decisions` pairs
+    of a random queue; returns the pool files, the database, a run and the flipped pairs."""
+    conn, pool = queued_db(tmp_path, QueueSettings(order="random", seed=seed))
+    db = str(tmp_path / "r.sqlite")
+    session = Session(conn, "alice")
+    flipped = []
+    for _ in range(decisions):
+        task = session.next_task()
+        session.grade(task, 1 - task.proposed)
+        flipped.append((task.query_id, task.chunk_id))
+    run = tmp_path / "sys.run"
+    run.write_text("".join(f"{q} Q0 {c} 1 {r} sys\n" for (q, c), r in R_SCORES.items()))
+    return pool, db, str(run), flipped
+
+
+def test_estimate_command_uses_the_reviewed_random_sample(tmp_path, cli):
+    pool, db, run, flipped = _review_against_the_judge(tmp_path, seed=1, decisions=6)
+    result = cli("estimate", pool["labels"], run, "--reviewed", db, "-m", "P@4", "--format", "json")
+    assert result.exit_code == 0, result.output
+    (estimate,) = json.loads(result.stdout)
+    assert estimate["sampled"] == 6 and estimate["changed"] == 6 and estimate["pool"] == 12
+    # each flipped pair moves its query's P@4 by +-1/4; six sampled of twelve: the total doubles
+    shift = sum(0.25 if R_SCORES[p] < 0.5 else -0.25 for p in flipped)
+    assert estimate["corrected"] == pytest.approx(estimate["derived"] + 2 * shift / 3)
+    assert estimate["low"] < estimate["corrected"] < estimate["high"]
+
+
+def test_eval_reviewed_shows_the_same_estimates_as_estimate(tmp_path, cli):
+    pool, db, run, _ = _review_against_the_judge(tmp_path, seed=2, decisions=5)
+    args = (pool["labels"], run, "--reviewed", db, "-m", "P@4,nDCG@10", "--format", "json")
+    via_eval = json.loads(cli("eval", *args).stdout)
+    assert via_eval == json.loads(cli("estimate", *args).stdout)
+    assert [e["measure"] for e in via_eval] == ["P@4", "nDCG@10"] and via_eval[0]["changed"] == 5
+    refused = cli("eval", pool["labels"], run, "--reviewed", db, "--per-query")
+    assert refused.exit_code == 2 and "--reviewed gives one estimate" in refused.stderr

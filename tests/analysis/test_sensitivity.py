@@ -1,0 +1,141 @@
+"""`semrel sensitivity`: tau against scipy, significance ranges on hand-made judgments, curves
+the report reads, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from semrel.analysis.sensitivity import sensitivity, threshold_grid
+from semrel.evaluation.measures import parse_measures
+from semrel.records import Judgment, Run
+from semrel.report.html import read_sensitivity
+
+QUERIES = [f"q{i:02d}" for i in range(12)]
+# per query: chunk a (recall 0.57), b (0.83) and z (0.30). `first` returns only a; `second`
+# returns z then b. On RR, first wins on every query while a is relevant and b is too (t <= 0.57),
+# second wins while only b is (0.57 < t <= 0.83), and both score 0 above.
+JUDGMENTS = "".join(
+    json.dumps({"query_id": q, "chunk_id": f"{q}-{c}", "P": 0.5, "R": r, "F": 0.5, "source": "pool"}) + "\n"
+    for q in QUERIES for c, r in (("a", 0.57), ("b", 0.83), ("z", 0.30))
+)
+FIRST = "".join(f"{q} Q0 {q}-a 1 1.0 first\n" for q in QUERIES)
+SECOND = "".join(f"{q} Q0 {q}-z 1 2.0 second\n{q} Q0 {q}-b 2 1.0 second\n" for q in QUERIES)
+
+
+@pytest.fixture
+def files(write):
+    return write("judgments.jsonl", JUDGMENTS), write("first.run", FIRST), write("second.run", SECOND)
+
+
+def sweep(cli, files, *extra: str):
+    judgments, first, second = files
+    return cli("sensitivity", "--judgments", judgments, "--run", first, "--run", second, "-m", "RR",
+               "--from", "0.5", "--to", "0.9", "--step", "0.05", *extra)
+
+
+def test_ranges_where_each_run_wins(cli, files):
+    result = sweep(cli, files, "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["thresholds"] == [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9]
+    rr = {(v["threshold"], v["run"]): v["value"] for v in out["values"]}
+    assert (rr[0.5, "first"], rr[0.5, "second"]) == (1.0, 0.5)
+    assert (rr[0.7, "first"], rr[0.7, "second"]) == (0.0, 0.5)
+    assert (rr[0.9, "first"], rr[0.9, "second"]) == (0.0, 0.0)
+    # 12 queries, all differences of one sign: exact randomization p = 2/4096
+    [c] = out["conclusions"]
+    assert (c["run"], c["vs"]) == ("first", "second")
+    assert c["run_better"] == [[0.5, 0.55]]
+    assert c["vs_better"] == [[0.6, 0.8]]
+    assert c["better_at"] == "second"
+    assert [t["tau"] for t in out["tau"]] == [-1.0, -1.0, 1.0, 1.0, 1.0, 1.0, 1.0, None, None]
+
+
+def test_table_names_ranges_and_rankings(cli, files):
+    result = sweep(cli, files, "--at", "0.55")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["threshold", "measure", "first", "second", "tau", "vs", "0.55", "ranking"]
+    assert lines[2].split() == ["0.5000", "RR", "1.0000", "0.5000", "1.0000", "first", ">", "second"]
+    assert lines[4].split() == ["0.6000", "RR", "0.0000", "0.5000", "-1.0000", "second", ">", "first"]
+    assert lines[10].split() == ["0.9000", "RR", "0.0000", "0.0000", "first", "=", "second"]
+    row = next(line for line in lines if line.startswith("RR "))
+    assert row.split() == ["RR", "first", "second", "0.5-0.55", "0.6-0.8", "first"]
+    assert "labelling at 9 thresholds, evaluating 2 runs" in result.stderr
+
+
+def test_tau_equals_scipy(tmp_path):
+    rng = np.random.default_rng(7)
+    queries, docs = [f"q{i}" for i in range(20)], [f"d{i}" for i in range(15)]
+    judgments = [Judgment(q, d, 0.5, float(rng.uniform(0.4, 1.0)), 0.5, "pool") for q in queries for d in docs]
+    runs = [Run.from_columns([q for q in queries for _ in docs], [d for _ in queries for d in docs],
+                             rng.random(len(queries) * len(docs)), name=f"r{k}") for k in range(5)]
+    measures = parse_measures(["nDCG@5", "P@3", "AP"])
+    grid = threshold_grid(0.5, 0.9, 0.02)
+    result = sensitivity(judgments, runs, measures, grid, at=0.73, on="R")
+    assert len(result.thresholds) == 21 and result.values.shape == (21, 5, 3)
+    checked = 0
+    for k in range(len(grid)):
+        for m in range(len(measures)):
+            expected = stats.kendalltau(result.values[k, :, m], result.reference[:, m]).statistic
+            if math.isnan(expected):
+                assert math.isnan(result.taus[k, m])
+            else:
+                assert result.taus[k, m] == pytest.approx(expected, abs=1e-12)
+                checked += 1
+    assert checked > 50
+    assert len({round(t, 6) for t in result.taus.ravel() if math.isfinite(t)}) > 3  # rankings really move
+
+
+def test_curves_round_trip_through_the_report_reader(cli, files, tmp_path):
+    curves = str(tmp_path / "curves.csv")
+    result = sweep(cli, files, "-m", "P@1", "--curves", curves, "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    points = read_sensitivity(curves)
+    assert len(points) == 9 * 2 * 2
+    expected = {(v["threshold"], v["run"], v["measure"]): v["value"] for v in json.loads(result.stdout)["values"]}
+    assert {(p.threshold, p.run, p.measure): p.value for p in points} == expected
+    assert os.path.exists(curves + ".manifest.json")
+    report = cli("report", "--sensitivity", curves, "-o", str(tmp_path / "report.html"))
+    assert report.exit_code == 0, report.stderr
+
+
+@pytest.mark.parametrize("extra, message", [
+    (("--from", "0.9", "--to", "0.5"), "--from 0.9 is above --to 0.5"),
+    (("--step", "0"), "--step must be greater than 0"),
+    (("--step", "-0.1"), "--step must be greater than 0"),
+    (("--step", "0.00001"), "give a larger --step"),
+    (("--at", "nan"), "--at must be a finite number"),
+])
+def test_bad_thresholds_give_one_line(cli, files, extra, message):
+    judgments, first, second = files
+    result = cli("sensitivity", "--judgments", judgments, "--run", first, "--run", second, *extra)
+    assert result.exit_code != 0
+    assert result.stderr.count("\n") == 1 and message in result.stderr
+
+
+def test_unknown_run_and_single_run_give_one_line(cli, files, tmp_path):
+    judgments, first, _ = files
+    missing = cli("sensitivity", "--judgments", judgments, "--run", first, "--run", str(tmp_path / "nope.run"))
+    assert missing.exit_code != 0 and missing.stderr.count("\n") == 1 and "nope.run" in missing.stderr
+    single = cli("sensitivity", "--judgments", judgments, "--run", first)
+    assert single.exit_code != 0 and single.stderr.strip() == "semrel: error: give at least two runs: a ranking needs two"
+
+
+def test_grid_is_rounded_and_includes_the_end():
+    grid = threshold_grid(0.5, 0.9, 0.01)
+    assert len(grid) == 41 and grid[7] == 0.57 and grid[-1] == 0.9
+
+
+def test_report_numbers_the_objects_of_agreement_lists(cli, write, tmp_path):
+    agreement = write("agreement.json", json.dumps({"rankings": [{"measure": "nDCG@10", "tau": 0.5}], "pairs": [1, 2]}))
+    out = tmp_path / "report.html"
+    assert cli("report", "--agreement", agreement, "-o", str(out)).exit_code == 0
+    html = out.read_text(encoding="utf-8")
+    assert "rankings.1.measure" in html and "rankings.1.tau" in html and "0.5000" in html and "[1, 2]" in html

@@ -1,0 +1,100 @@
+"""Paired tests against scipy, a plain-Python permutation loop and hand-computed corrections."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from semrel.analysis.significance import StatSettings, adjust, bootstrap, paired_stats, randomization_p, t_test_p
+from semrel.errors import UsageError
+
+A = np.array([0.50, 0.20, 0.90, 0.40, 0.00, 0.70, 0.33, 0.10, 1.00, 0.25])
+B = np.array([0.40, 0.25, 0.60, 0.40, 0.10, 0.30, 0.50, 0.00, 0.80, 0.05])
+
+
+def _loop_p(diffs: list[float], flips: list[list[int]] | None = None) -> float:
+    """Two-sided randomization p by brute force: every sign pattern (or the given ones)."""
+    observed = abs(sum(diffs))
+    patterns = flips if flips is not None else list(itertools.product([1, -1], repeat=len(diffs)))
+    hits = sum(abs(sum(s * d for s, d in zip(signs, diffs))) >= observed - 1e-12 for signs in patterns)
+    return hits / len(patterns)
+
+
+def test_t_test_equals_scipy_ttest_rel():
+    expected = stats.ttest_rel(A, B).pvalue
+    assert t_test_p(A - B)[0] == pytest.approx(expected, rel=1e-12)
+    columns = np.column_stack([A - B, B - A, A - B[::-1]])
+    assert t_test_p(columns) == pytest.approx(
+        [expected, expected, stats.ttest_rel(A, B[::-1]).pvalue], rel=1e-12)
+
+
+def test_t_test_constant_differences():
+    assert t_test_p(np.zeros(5))[0] == 1.0
+    assert t_test_p(np.full(5, 0.1))[0] == 0.0
+
+
+def test_randomization_exhaustive_equals_loop_exactly():
+    diffs = A - B  # 10 queries: 1024 patterns <= 10,000 permutations, so enumerated
+    expected = _loop_p(diffs.tolist())
+    assert randomization_p(diffs, 10_000, seed=1)[0] == expected
+    assert expected == 136 / 1024  # counted by the loop: the exact p of these 10 queries
+
+
+def test_randomization_sampled_within_monte_carlo_error():
+    rng = np.random.default_rng(7)
+    diffs = rng.normal(0.03, 0.2, size=40)
+    draw = random.Random(3)
+    flips = [[draw.choice((1, -1)) for _ in range(40)] for _ in range(4000)]
+    reference = _loop_p(diffs.tolist(), flips)
+    p = randomization_p(diffs, 20_000, seed=3)[0]
+    assert abs(p - reference) < 4 * np.sqrt(reference * (1 - reference) / 4000) + 0.005
+    assert 0.05 < p < 0.8  # the data sit well inside both tails
+
+
+def test_randomization_is_reproducible_by_seed():
+    diffs = np.random.default_rng(0).normal(0, 1, size=(50, 3))
+    first = randomization_p(diffs, 2000, seed=11)
+    assert np.array_equal(first, randomization_p(diffs, 2000, seed=11))
+    assert not np.array_equal(first, randomization_p(diffs, 2000, seed=12))
+    # never 0: the observed pattern counts
+    assert randomization_p(np.full(50, 1.0), 500, seed=1)[0] == pytest.approx(1 / 501)
+
+
+def test_bootstrap_interval_and_p_against_a_loop():
+    diffs = A - B
+    p, low, high = bootstrap(diffs, 4000, seed=5, confidence=0.9)
+    rng = np.random.default_rng(99)
+    means = [float(np.mean(diffs[rng.integers(0, len(diffs), len(diffs))])) for _ in range(4000)]
+    ref_low, ref_high = np.percentile(means, [5, 95])
+    assert low[0] == pytest.approx(ref_low, abs=0.02) and high[0] == pytest.approx(ref_high, abs=0.02)
+    assert low[0] < diffs.mean() < high[0]
+    shifted = sum(abs(m - diffs.mean()) >= abs(diffs.mean()) for m in means) / 4000
+    assert p[0] == pytest.approx(shifted, abs=0.03)
+    assert np.array_equal(bootstrap(diffs, 4000, 5, 0.9)[1], low)
+
+
+def test_holm_and_bonferroni_by_hand():
+    p = np.array([0.01, 0.04, 0.03, 0.20])
+    # Bonferroni: 4p capped at 1
+    assert adjust(p, "bonferroni") == pytest.approx([0.04, 0.16, 0.12, 0.80])
+    # Holm: sorted 0.01,0.03,0.04,0.20 times 4,3,2,1 = 0.04,0.09,0.08,0.20, then running max
+    assert adjust(p, "holm") == pytest.approx([0.04, 0.09, 0.09, 0.20])
+    assert adjust(p, "none") == pytest.approx(p)
+    assert adjust(np.array([0.5, 0.6]), "bonferroni") == pytest.approx([1.0, 1.0])
+
+
+def test_paired_stats_picks_the_chosen_p_value():
+    found = paired_stats(A - B, StatSettings(test="t", bootstrap=200, permutations=200))
+    assert found.p_values("t")[0] == pytest.approx(stats.ttest_rel(A, B).pvalue)
+    assert found.mean[0] == pytest.approx((A - B).mean())
+
+
+def test_settings_refuse_unknown_names():
+    with pytest.raises(UsageError, match="unknown test"):
+        StatSettings(test="wilcoxon")
+    with pytest.raises(UsageError, match="correction"):
+        StatSettings(correction="fdr")

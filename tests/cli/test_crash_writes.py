@@ -1,0 +1,185 @@
+"""SIGKILL while semrel writes (`label`, `judge`, `review export`, `report`): afterwards every output
+is the old complete file or the new complete file (byte for byte the output of a run left to
+finish), never a part of one. Each command is killed before it writes, as it starts writing, and while it writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+OLD = b"the previous complete file\n"
+MOMENTS = (0.5, "writing+0", "writing+20")  # at half a finished run's time; as the output's temp file appears; 20 ms later
+STAMP = re.compile(rb" on \d{4}-\d\d-\d\d \d\d:\d\d UTC")  # the report's creation time
+
+
+@dataclass
+class Scenario:
+    """A command writing `outputs` into a folder (after `prepare` put there what it needs), with
+    what a finished run wrote and how long it took."""
+
+    command: Callable[[Path], list[str]]
+    outputs: tuple[str, ...]
+    prepare: Callable[[Path], None] = lambda folder: None
+    normalise: Callable[[bytes], bytes] = lambda data: data
+    reference: dict[str, bytes] | None = None
+    seconds: float = 0.0
+
+    def finish(self, folder: Path) -> "Scenario":
+        folder.mkdir(parents=True, exist_ok=True)
+        self.prepare(folder)
+        start = time.perf_counter()
+        subprocess.run(self.semrel(folder), env=ENV, check=True, capture_output=True)
+        self.seconds = time.perf_counter() - start
+        self.reference = {name: self.normalise((folder / name).read_bytes()) for name in self.outputs}
+        return self
+
+    def semrel(self, folder: Path) -> list[str]:
+        return [sys.executable, "-m", "semrel.cli", *self.command(folder)]
+
+    def kill_at(self, folder: Path, moment: float | str) -> None:
+        """Run over old outputs, SIGKILL it at the moment (a share of a finished run's time, or
+        "writing+N" = N ms after the first output's temp file appears), check every output."""
+        folder.mkdir(parents=True, exist_ok=True)
+        self.prepare(folder)
+        for name in self.outputs:
+            (folder / name).write_bytes(OLD)
+        process = subprocess.Popen(self.semrel(folder), env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if isinstance(moment, float):
+            time.sleep(moment * self.seconds)
+        else:
+            temp = re.compile(rf"\.{re.escape(self.outputs[0])}\.\w+\.tmp")  # atomic_writer's temp file
+            while process.poll() is None and not any(temp.fullmatch(f) for f in os.listdir(folder)):
+                time.sleep(0.001)
+            time.sleep(int(moment.split("+")[1]) / 1000)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        for name in self.outputs:
+            data = (folder / name).read_bytes()
+            assert data == OLD or self.normalise(data) == self.reference[name], f"{name} is neither old nor new"
+            print(f"{name} killed at {moment}: {'old' if data == OLD else 'new'}")
+
+
+def write_lines(path: Path, lines) -> str:
+    path.write_text("".join(lines))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def label_scenario(tmp_path_factory):
+    data = tmp_path_factory.mktemp("label")
+    rng = random.Random(0)
+    judgments = write_lines(data / "judgments.jsonl", (
+        json.dumps({"query_id": f"q{i // 40}", "chunk_id": f"c{i}", "P": r, "R": r, "F": r, "source": "bm25"}) + "\n"
+        for i, r in ((i, rng.random()) for i in range(60_000))))
+    return Scenario(lambda folder: ["label", judgments, "-o", str(folder / "qrels.txt")], ("qrels.txt",)).finish(data / "ref")
+
+
+@pytest.fixture(scope="module")
+def judge_scenario(tmp_path_factory):
+    """2,000 pooled pairs over 120 short texts; kills hit runs whose embedding cache is warm (a copy
+    each), so most of their time is scoring and writing rather than encoding."""
+    data = tmp_path_factory.mktemp("judge")
+    rng = random.Random(0)
+    words = "chain oil brake pad tyre wheel spoke rim gear cable saddle pedal crank bearing hub valve tube patch".split()
+    corpus = write_lines(data / "corpus.jsonl", (
+        json.dumps({"_id": f"c{i}", "text": t, "doc_id": f"d{i}", "start": 0, "end": len(t)}) + "\n"
+        for i, t in ((i, " ".join(rng.choice(words) for _ in range(12))) for i in range(100))))
+    golden = write_lines(data / "golden.jsonl", (
+        json.dumps({"query_id": f"q{q}", "query": "x", "reference_answer": " ".join(rng.choice(words) for _ in range(8)),
+                    "gold_chunk_ids": [f"c{q}"]}) + "\n" for q in range(20)))
+    pool = write_lines(data / "pool.tsv", ["query_id\tchunk_id\tsources\n",
+                                            *(f"q{q}\tc{c}\tbm25\n" for q in range(20) for c in range(100))])
+
+    def command(folder: Path) -> list[str]:
+        return ["judge", "--corpus", corpus, "--golden", golden, "--pool", pool, "--cache", str(folder / "cache"),
+                "-o", str(folder / "judgments.jsonl")]
+
+    scenario = Scenario(command, ("judgments.jsonl",)).finish(data / "ref")  # fills ref/cache
+    scenario.prepare = lambda folder: shutil.copytree(data / "ref" / "cache", folder / "cache")
+    return scenario
+
+
+@pytest.fixture(scope="module")
+def export_scenario(tmp_path_factory):
+    """A review database with decisions, and derived labels of 80,000 pairs to export."""
+    from test_review_export import reviewed_by_two
+
+    data = tmp_path_factory.mktemp("export")
+    pool, db, _, _ = reviewed_by_two(data)
+    with open(pool["labels"], "a") as labels:
+        labels.writelines(f"x{i // 50} 0 c{i} {i % 2}\n" for i in range(80_000))
+    return Scenario(lambda folder: ["review", "export", "--db", db, "--labels", pool["labels"], "-o", str(folder / "reviewed.qrels")],
+                    ("reviewed.qrels", "reviewed.qrels.sources.jsonl")).finish(data / "ref")
+
+
+@pytest.fixture(scope="module")
+def report_scenario(tmp_path_factory):
+    """Two runs of 100 documents for 1,000 queries, with significance tests."""
+    data = tmp_path_factory.mktemp("report")
+    rng = random.Random(1)
+    qrels = write_lines(data / "r.qrels", (f"q{i} 0 d{rng.randrange(200)}_{d} {rng.randint(0, 2)}\n"
+                                           for i in range(1000) for d in range(5)))
+    runs = [write_lines(data / f"{name}.run", (f"q{i} Q0 d{rng.randrange(200)}_{r % 5}x{r} {r + 1} {100 - r} {name}\n"
+                                              for i in range(1000) for r in range(100))) for name in "ab"]
+    return Scenario(lambda folder: ["report", qrels, *runs, "--threshold", "0.5", "-o", str(folder / "report.html")],
+                    ("report.html",), normalise=lambda data: STAMP.sub(b"", data)).finish(data / "ref")
+
+
+@pytest.mark.parametrize("moment", MOMENTS)
+@pytest.mark.parametrize("name", ["label", "judge", "export", "report"])
+def test_killed_mid_write_leaves_old_or_new_file(request, tmp_path, name, moment):
+    scenario = request.getfixturevalue(f"{name}_scenario")
+    assert all(scenario.reference.values()) and scenario.seconds > 0.5
+    scenario.kill_at(tmp_path / "run", moment)
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL at one point of a write (BaseException: nothing may catch it)."""
+
+
+def test_manifest_left_from_before_a_crash_is_not_trusted(tmp_path, monkeypatch):
+    from semrel.cli.pipeline import Step, up_to_date
+    from semrel.errors import UsageError
+    from semrel.formats.manifest import manifest_is_stale, manifest_path, read_params
+    from semrel.judging import labels
+    from semrel.review.tasks import parse_labelling
+
+    judgments = tmp_path / "judgments.jsonl"
+    judgments.write_text("".join(json.dumps({"query_id": "q1", "chunk_id": f"c{i}", "P": s, "R": s, "F": s, "source": "bm25"}) + "\n"
+                                 for i, s in enumerate([0.3, 0.6, 0.95])))
+    output = tmp_path / "qrels.txt"
+    step = Step("label", ("label",), [str(judgments), "-o", str(output)], [str(judgments)], [str(output)])
+    labels.label(str(judgments), str(output), threshold=0.5)
+    assert read_params(output)["thresholds"] == [0.5] and not manifest_is_stale(output)
+    assert up_to_date(step, step.settings_hash())
+    assert parse_labelling(None, None, str(output)).thresholds == (0.5,)
+
+    def killed(*args, **kwargs):
+        raise Killed  # after the qrels were renamed into place, before their manifest was
+
+    monkeypatch.setattr(labels, "write_manifest", killed)
+    with pytest.raises(Killed):
+        labels.label(str(judgments), str(output), threshold=0.9)
+    assert output.read_text() == "q1 0 c0 0\nq1 0 c1 0\nq1 0 c2 1\n"  # the new file, whole
+    assert json.loads(open(manifest_path(output)).read())["params"]["thresholds"] == [0.5]  # the old manifest
+    assert manifest_is_stale(output) and read_params(output) is None
+    assert not up_to_date(step, step.settings_hash())  # `semrel run` makes the step again
+    with pytest.raises(UsageError):  # review no longer takes 0.5 from a manifest of another file
+        parse_labelling(None, None, str(output))
+
+    monkeypatch.undo()
+    labels.label(str(judgments), str(output), threshold=0.9)
+    assert read_params(output)["thresholds"] == [0.9] and up_to_date(step, step.settings_hash())

@@ -1,0 +1,75 @@
+"""Readers and writers: round trips, atomic writes, id checks, manifests."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from semrel.errors import FormatError, SemrelError
+from semrel.evaluation.measures import parse_measures
+from semrel.evaluation.metrics import evaluate
+from semrel.formats import read_qrels, read_run, write_qrels, write_run
+from semrel.formats.files import atomic_writer
+from semrel.formats.manifest import write_manifest
+from semrel.records import Qrels, Run
+
+
+def test_run_round_trip_ranks_like_trec_eval(tmp_path):
+    run = Run.from_dict({"q2": {"d1": 0.5}, "q1": {"d10": 1.0, "d9": 1.0, "d2": 3.0}}, name="bm25")
+    path = tmp_path / "out.run"
+    write_run(run, path)
+    lines = path.read_text().splitlines()
+    assert lines[:3] == ["q2 Q0 d1 1 0.5 bm25", "q1 Q0 d2 1 3.0 bm25", "q1 Q0 d9 2 1.0 bm25"]
+    assert read_run(path).to_dict() == run.to_dict()
+    assert read_run(path).name == "out"
+
+
+def test_qrels_round_trip_and_gzip(tmp_path):
+    qrels = Qrels.from_dict({"1": {"a": 3, "b": -1}, "2": {"a": 0}})
+    path = tmp_path / "gold.qrels.gz"
+    write_qrels(qrels, path)
+    assert read_qrels(path).to_dict() == {"1": {"a": 3, "b": -1}, "2": {"a": 0}}
+
+
+def test_writers_refuse_ids_with_whitespace(tmp_path):
+    with pytest.raises(SemrelError, match="contains whitespace"):
+        write_qrels(Qrels.from_dict({"q 1": {"d": 1}}), tmp_path / "x.qrels")
+    assert not (tmp_path / "x.qrels").exists()
+
+
+def test_atomic_writer_keeps_the_old_file_when_writing_fails(tmp_path):
+    path = tmp_path / "out.txt"
+    path.write_text("old complete content\n")
+    with pytest.raises(RuntimeError):
+        with atomic_writer(path) as out:
+            out.write("half of the new")
+            raise RuntimeError("crash mid-write")
+    assert path.read_text() == "old complete content\n"
+    assert os.listdir(tmp_path) == ["out.txt"]
+
+
+def test_empty_run_is_valid_and_empty_lines_are_skipped(write):
+    assert len(read_run(write("empty.run", ""))) == 0
+    assert len(read_run(write("gaps.run", "\nq Q0 d 1 1 r\n\n"))) == 1
+
+
+@pytest.mark.parametrize(
+    "name,text,line",
+    [("dup.qrels", "q 0 a 1\n\nq 0 b 1\nq 0 a 0\n", 4), ("test.tsv", "query-id\tcorpus-id\tscore\nq\ta\t1\nq\ta\t0\n", 3)],
+)
+def test_duplicate_judgment_names_its_line(write, name, text, line):
+    run = Run.from_dict({"q": {"a": 1.0}})
+    with pytest.raises(FormatError) as caught:
+        evaluate(read_qrels(write(name, text)), run, parse_measures(["P@1"]))
+    assert caught.value.line == line and "duplicate judgment" in str(caught.value)
+
+
+def test_manifest_records_inputs_and_versions(write, tmp_path):
+    source = write("in.qrels", "q 0 a 1\nq 0 b 0\n")
+    out = tmp_path / "derived.qrels"
+    out.write_text("x\n")
+    manifest = json.loads(open(write_manifest(out, [source], {"threshold": 0.5}, rows=1)).read())
+    assert manifest["inputs"][0]["lines"] == 2 and len(manifest["inputs"][0]["sha256"]) == 64
+    assert manifest["params"] == {"threshold": 0.5} and "numpy" in manifest["versions"]

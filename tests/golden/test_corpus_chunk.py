@@ -1,0 +1,98 @@
+"""`semrel corpus chunk`: ids, offsets, overlap, sentence boundaries, token counts, stable output."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from golden_helpers import assert_one_error, run, write
+
+from semrel.encoding.models import load_encoder
+from semrel.errors import UsageError
+from semrel.golden.chunking import ChunkSettings, Document, chunk_document
+
+TEXT = (
+    "Bees forage within three kilometres of the hive. A strong colony holds forty thousand workers!\n\n"
+    "Drones do not sting. Queens mate in flight, early in life, and then lay for years."
+)
+
+
+def test_word_windows_have_ids_offsets_and_overlap():
+    doc = Document("bees notes", TEXT)
+    chunks = chunk_document(doc, ChunkSettings(size=10, overlap=3))
+    assert [c.id for c in chunks] == ["bees notes#0", "bees notes#1", "bees notes#2", "bees notes#3"]
+    words = TEXT.split()
+    assert len(words) == 31
+    assert [c.text.split() for c in chunks] == [words[:10], words[7:17], words[14:24], words[21:]]
+    for c in chunks:
+        assert TEXT[c.start : c.end] == c.text and c.doc_id == "bees notes"
+
+
+def test_sentence_boundaries_keep_sentences_whole():
+    chunks = chunk_document(Document("d", TEXT), ChunkSettings(size=12, overlap=0, sentences=True))
+    assert [c.text for c in chunks] == [
+        "Bees forage within three kilometres of the hive.",
+        "A strong colony holds forty thousand workers!\n\nDrones do not sting.",
+        "Queens mate in flight, early in life, and then lay for years.",
+    ]
+
+
+def test_a_sentence_longer_than_the_size_is_cut_between_words():
+    chunks = chunk_document(Document("d", "one two three four five six seven. eight nine."), ChunkSettings(size=3, sentences=True))
+    # the tail of the long sentence and the next (whole) sentence fit in one window
+    assert [c.text for c in chunks] == ["one two three", "four five six", "seven. eight nine."]
+
+
+def test_no_size_keeps_the_document_whole_without_outer_blanks():
+    chunks = chunk_document(Document("d", "\n  Hello there.  \n"), ChunkSettings())
+    assert [(c.text, c.start, c.end) for c in chunks] == [("Hello there.", 3, 15)]
+    assert chunk_document(Document("e", " \n "), ChunkSettings()) == []
+
+
+def test_token_windows_count_the_model_tokenizer():
+    tokenizer = load_encoder(None)[0]
+    text = "Hyperparameterisation complicates reproducibility. Cats sleep."
+    chunks = chunk_document(Document("t", text), ChunkSettings(size=6, unit="tokens"), tokenizer)
+    for c in chunks:
+        assert len(tokenizer(c.text, add_special_tokens=False)["input_ids"]) <= 6 or len(c.text.split()) == 1
+    assert "".join(c.text + " " for c in chunks).split() == text.split()
+    assert len(chunks) > len(chunk_document(Document("t", text), ChunkSettings(size=6)))
+
+
+@pytest.mark.parametrize("size, overlap", [(0, 0), (5, 5), (5, -1)])
+def test_impossible_settings_are_refused(size, overlap):
+    with pytest.raises(UsageError):
+        ChunkSettings(size=size, overlap=overlap)
+
+
+def test_cli_reads_folders_jsonl_and_beir_and_writes_identical_bytes(tmp_path):
+    write(tmp_path / "docs" / "a.md", "# Hives\n\nBees forage far. They return at dusk.\n")
+    write(tmp_path / "docs" / "sub" / "b c.txt", "Wax is made by young workers.\n")
+    jsonl = write(tmp_path / "more.jsonl", '{"id": "j 1", "title": "T", "text": "Honey keeps for years."}\n')
+    write(tmp_path / "beir" / "corpus.jsonl", '{"_id": "x9", "title": "", "text": "Propolis seals gaps."}\n')
+    outputs = []
+    for n in (1, 2):
+        out = tmp_path / f"corpus{n}.jsonl"
+        result = run("corpus", "chunk", tmp_path / "docs", jsonl, tmp_path / "beir", "-o", out, "--size", "4")
+        assert result.exit_code == 0, result.output
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    rows = [json.loads(line) for line in outputs[0].decode().splitlines()]
+    assert [r["_id"] for r in rows] == ["a#0", "a#1", "a#2", "sub/b_c#0", "sub/b_c#1", "j_1#0", "x9#0"]
+    assert rows[0] == {"_id": "a#0", "title": "Hives", "text": "# Hives\n\nBees forage", "doc_id": "a", "start": 0, "end": 20}
+    manifest = json.loads((tmp_path / "corpus1.jsonl.manifest.json").read_text())
+    assert manifest["rows"] == 7 and manifest["params"]["size"] == 4 and len(manifest["inputs"]) == 3
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    bad = write(tmp_path / "bad.jsonl", '{"id": "a", "text": "fine"}\n{"id": "b", "text": \n')
+    assert_one_error(run("corpus", "chunk", bad, "-o", tmp_path / "c.jsonl"), "bad.jsonl:2", "invalid JSON")
+    missing = write(tmp_path / "nt.jsonl", '{"id": "a"}\n')
+    assert_one_error(run("corpus", "chunk", missing, "-o", tmp_path / "c.jsonl"), "nt.jsonl:1", "'text'")
+    pdf = write(tmp_path / "x.pdf", "%PDF")
+    assert_one_error(run("corpus", "chunk", pdf, "-o", tmp_path / "c.jsonl"), "x.pdf", "unknown kind of input")
+    twice = write(tmp_path / "twice.jsonl", '{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n')
+    assert_one_error(run("corpus", "chunk", twice, "-o", tmp_path / "c.jsonl"), "'a'", "twice")
+    assert_one_error(run("corpus", "chunk", twice, "-o", tmp_path / "c.jsonl", "--size", "3", "--overlap", "3"),
+                     "--overlap", code=2)
+    assert not (tmp_path / "c.jsonl").exists()

@@ -1,0 +1,144 @@
+"""`semrel golden qrels|validate|stats|split|dedup`, and golden.jsonl as qrels for `semrel eval`."""
+
+from __future__ import annotations
+
+import json
+
+from golden_helpers import assert_one_error, read_lines, run, write
+
+from semrel.golden.neardup import split_groups, split_targets
+
+CORPUS = "".join(json.dumps({"_id": i, "title": "", "text": t, "doc_id": i[0]}) + "\n" for i, t in [
+    ("a#0", "Bees forage widely."), ("a#1", "Honey is stored in the upper combs."), ("b#0", "Queens mate in flight."),
+])
+
+
+def item(qid, query, answer="An answer.", gold=("a#0",), meta=None):
+    return json.dumps({"query_id": qid, "query": query, "reference_answer": answer, "gold_chunk_ids": list(gold),
+                       "meta": meta or {}}) + "\n"
+
+
+def test_qrels_use_rel_1_or_recorded_grades_and_eval_reads_golden(tmp_path):
+    golden = write(tmp_path / "golden.jsonl", item("q1", "Where do bees go?", gold=("a#0", "a#1"))
+                   + item("q2", "Who mates?", gold=("b#0",), meta={"grades": {"b#0": 3, "a#0": 0}})
+                   + item("q3", "Unlabelled?", gold=()))
+    result = run("golden", "qrels", golden, "-o", tmp_path / "gold.qrels")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "gold.qrels").read_text() == "q1 0 a#0 1\nq1 0 a#1 1\nq2 0 b#0 3\nq2 0 a#0 0\n"
+    assert json.loads((tmp_path / "gold.qrels.manifest.json").read_text())["rows"] == 4
+    run_file = write(tmp_path / "bm25.run", "q1 Q0 a#1 1 2.0 bm25\nq1 Q0 b#0 2 1.0 bm25\nq2 Q0 a#0 1 5 bm25\nq2 Q0 b#0 2 4 bm25\n")
+    result = run("eval", golden, run_file, "-m", "RR,P@2", "-f", "json")
+    assert result.exit_code == 0, result.output
+    # q1: a#1 relevant at rank 1; q2: a#0 has grade 0, b#0 (grade 3) at rank 2; q3 has no gold chunks
+    assert json.loads(result.stdout) == {"bm25": {"all": {"RR": 0.75, "P@2": 0.5}}}
+
+
+def test_validate_reports_every_problem_with_its_line(tmp_path):
+    corpus = write(tmp_path / "corpus.jsonl", CORPUS)
+    golden = write(tmp_path / "golden.jsonl", item("q1", "Where do bees go?")
+                   + item("q1", "Who mates?", gold=("b#0",))
+                   + item("q3", "  ", gold=("zz#1", "a#1"))
+                   + item("q4", "where do  BEES go?", answer="")
+                   + item("q5", "Cranfield-like", answer="", gold=(), meta={"no_answer": True})
+                   + '{"query_id": "q6", "query": "x", "gold_chunk_ids": "a#0"}\n')
+    result = run("golden", "validate", golden, "--corpus", corpus)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        f"{golden}:2: error: query id 'q1' already used on line 1",
+        f"{golden}:3: error: query 'q3' is empty",
+        f"{golden}:3: error: gold chunk 'zz#1' of query 'q3' is not in the corpus",
+        f"{golden}:4: warning: query 'q4' has the same text as line 1",
+        f"{golden}:4: error: query 'q4' has an empty reference answer",
+        f"{golden}:5: warning: query 'q5' has no gold chunks",
+        f"{golden}:6: error: gold_chunk_ids should be a list of chunk ids",
+    ]
+    assert "6 queries: 5 errors, 2 warnings" in result.stderr
+    clean = write(tmp_path / "clean.jsonl", item("q1", "Where do bees go?") + item("q2", "Who mates?", gold=("b#0",)))
+    result = run("golden", "validate", clean, "--corpus", corpus)
+    assert result.exit_code == 0 and result.stdout == "" and "0 errors, 0 warnings" in result.stderr
+    broken = write(tmp_path / "broken.jsonl", item("q1", "x") + "{oops\n")
+    assert_one_error(run("golden", "validate", broken), "broken.jsonl:2", "invalid JSON")
+
+
+def test_stats_counts_and_distributions(tmp_path):
+    corpus = write(tmp_path / "corpus.jsonl", CORPUS)
+    golden = write(tmp_path / "golden.jsonl", item("q1", "Where do bees go?", answer="Far.", gold=("a#0", "a#1"))
+                   + item("q2", "Who mates?", answer=["The queen.", "Queens do."], gold=("b#0",))
+                   + item("q3", "Open question", answer="", gold=(), meta={"no_answer": True}))
+    result = run("golden", "stats", golden, "--corpus", corpus, "-f", "json")
+    assert result.exit_code == 0, result.output
+    stats = json.loads(result.stdout)
+    assert stats["counts"] == {"queries": 3, "queries with a reference answer": 2, "queries with gold chunks": 2,
+                               "gold chunk ids": 3, "distinct gold chunks": 3, "corpus chunks": 3, "corpus documents": 2}
+    assert stats["lengths"]["query words"] == {"count": 3, "min": 2.0, "p25": 2.0, "median": 2.0, "mean": 8 / 3,
+                                               "p75": 3.0, "max": 4.0}
+    assert stats["lengths"]["answer words"]["count"] == 3 and stats["lengths"]["answer words"]["max"] == 2.0
+    assert stats["lengths"]["gold chunks per query"]["mean"] == 1.0
+    assert stats["lengths"]["chunks per document"]["max"] == 2.0
+    table = run("golden", "stats", golden).stdout
+    assert "queries with gold chunks" in table and "corpus chunks" not in table
+    assert [line.split()[-1] for line in table.splitlines() if line.startswith("query words")] == ["4.0"]
+
+
+def test_split_targets_and_group_assignment_are_deterministic():
+    assert split_targets(10, [0.8], None) == [8, 2]
+    assert split_targets(10, [0.5, 0.3], None) == [5, 3, 2]
+    assert split_targets(10, None, [3, 3]) == [3, 3]
+    groups = [[0, 5], [1], [2], [3], [4, 6, 7], [8], [9]]
+    first = split_groups(groups, [7, 3], seed=4)
+    assert first == split_groups(groups, [7, 3], seed=4)
+    assert sorted(first[0] + first[1]) == list(range(10))
+    for part in first:
+        assert all(set(g) <= set(part) or not set(g) & set(part) for g in groups)
+    assert any(split_groups(groups, [7, 3], seed=s) != first for s in range(5))
+    assert sum(map(len, split_groups(groups, [2, 1], seed=0))) <= 3
+
+
+NEAR = [
+    ("q1", "How far do honey bees fly to find food?"),
+    ("q2", "What distance do honey bees fly to find food?"),
+    ("q3", "What temperature does a beehive keep in winter?"),
+    ("q4", "Who lays the eggs in a colony?"),
+    ("q5", "Why do beekeepers use smoke?"),
+    ("q6", "WHY do beekeepers use  smoke?"),
+]
+
+
+def test_split_keeps_near_duplicates_together(tmp_path):
+    golden = write(tmp_path / "golden.jsonl", "".join(item(q, t) for q, t in NEAR))
+    parts = {}
+    for seed in range(4):
+        out = tmp_path / f"s{seed}"
+        result = run("golden", "split", golden, "-o", out, "--ratio", "0.5", "--seed", seed)
+        assert result.exit_code == 0, result.output
+        train, test = [[i["query_id"] for i in read_lines(out / f"{n}.jsonl")] for n in ("train", "test")]
+        assert sorted(train + test) == [q for q, _ in NEAR] and len(train) == 3
+        for pair in (("q1", "q2"), ("q5", "q6")):
+            assert set(pair) <= set(train) or set(pair) <= set(test)
+        parts[seed] = train
+    again = tmp_path / "again"
+    run("golden", "split", golden, "-o", again, "--ratio", "0.5", "--seed", 0)
+    assert (again / "train.jsonl").read_bytes() == (tmp_path / "s0" / "train.jsonl").read_bytes()
+    assert len({tuple(p) for p in parts.values()}) > 1
+    assert json.loads((again / "test.jsonl.manifest.json").read_text())["params"]["seed"] == 0
+    assert_one_error(run("golden", "split", golden, "-o", again, "--sizes", "5,5"), "--sizes", code=2)
+
+
+def test_dedup_reports_and_deletes_only_with_apply(tmp_path):
+    golden = write(tmp_path / "golden.jsonl", "".join(item(q, t) for q, t in NEAR))
+    before = golden.read_bytes()
+    result = run("golden", "dedup", golden, "--threshold", "0.95")
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["keep"]["query_id"], [d["query_id"] for d in r["duplicates"]]) for r in rows] == [
+        ("q1", ["q2"]), ("q5", ["q6"]),
+    ]
+    assert 0.95 <= rows[0]["duplicates"][0]["similarity"] < 0.99 and rows[1]["duplicates"][0]["similarity"] > 0.99
+    assert "nothing removed" in result.stderr and golden.read_bytes() == before
+    result = run("golden", "dedup", golden, "--apply", "-o", tmp_path / "dedup.jsonl", "--report", tmp_path / "r.jsonl")
+    assert result.exit_code == 0, result.output
+    kept = read_lines(tmp_path / "dedup.jsonl")
+    assert [i["query_id"] for i in kept] == ["q1", "q3", "q4", "q5"]
+    assert kept[0]["meta"] == {"duplicates_removed": ["q2"]}
+    assert len(read_lines(tmp_path / "r.jsonl")) == 2 and (tmp_path / "dedup.jsonl.manifest.json").exists()
+    assert_one_error(run("golden", "dedup", golden, "--apply"), "--apply and -o", code=2)

@@ -1,0 +1,233 @@
+"""`semrel golden import`: every format on small files, and one clear line for broken ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from golden_helpers import assert_one_error, read_lines, run, write
+
+from semrel.golden.locate import chunks_holding, find_answer
+from semrel.records import Chunk
+
+CONTEXT = "Bees forage widely. The hive holds wax combs. Honey is stored in the upper combs of the hive."
+
+
+def squad(answer_start: int, text: str = "wax combs", title: str | None = None) -> str:
+    article = {"paragraphs": [{"document_id": 7, "context": CONTEXT, "qas": [
+        {"id": "q 1", "question": " What does the hive hold? ", "answers": [{"text": text, "answer_start": answer_start}]},
+        {"id": "q2", "question": "Where is honey stored?", "answers": [{"text": "upper combs", "answer_start": 66}]},
+        {"id": "q3", "question": "Who is the queen?", "answers": [{"text": "a dragon", "answer_start": 3}]},
+    ]}]}
+    if title:
+        article["title"] = title
+    return json.dumps({"data": [article]})
+
+
+def test_find_answer_prefers_the_offset_then_the_nearest_occurrence():
+    context = "ab cd ab cd ab"
+    assert find_answer(context, "cd", 3) == (3, 5)
+    assert find_answer(context, " cd", 8) == (9, 11)  # leading space, offset one off (COVID-QA)
+    assert find_answer(context, "ab", 11) == (12, 14)
+    assert find_answer(context, "cd\n ab", 0) == (3, 8)  # spacing inside the answer differs
+    assert find_answer(context, "zz", 0) is None
+
+
+def test_a_straddling_span_goes_to_the_chunk_holding_most_of_it():
+    chunks = [Chunk("d#0", "", "d", 0, 10), Chunk("d#1", "", "d", 8, 20), Chunk("d#2", "", "d", 18, 30)]
+    assert chunks_holding(chunks, 8, 10) == ["d#0", "d#1"]  # whole in both (overlap)
+    assert chunks_holding(chunks, 14, 27) == ["d#2"]  # 6 characters in d#1, 9 in d#2
+    assert chunks_holding(chunks, 12, 26) == ["d#1"]  # 8 and 8: the earlier chunk
+
+
+def test_squad_writes_corpus_and_locates_gold_chunks(tmp_path):
+    source = write(tmp_path / "squad.json", squad(answer_start=25))  # true offset 34
+    corpus, golden, qrels = tmp_path / "corpus.jsonl", tmp_path / "golden.jsonl", tmp_path / "gold.qrels"
+    result = run("golden", "import", source, "--corpus-out", corpus, "-o", golden, "--size", "6", "--qrels-out", qrels)
+    assert result.exit_code == 0, result.output
+    chunks = read_lines(corpus)
+    assert [(c["_id"], c["text"]) for c in chunks] == [
+        ("7#0", "Bees forage widely. The hive holds"), ("7#1", "wax combs. Honey is stored in"),
+        ("7#2", "the upper combs of the hive."),
+    ]
+    items = read_lines(golden)
+    assert [i["query_id"] for i in items] == ["q_1", "q2", "q3"]
+    assert items[0]["query"] == "What does the hive hold?" and items[0]["gold_chunk_ids"] == ["7#1"]
+    assert items[0]["meta"]["answer_spans"] == [[CONTEXT.index("wax combs"), CONTEXT.index("wax combs") + 9]]
+    assert items[1]["gold_chunk_ids"] == ["7#2"]
+    assert items[2]["gold_chunk_ids"] == [] and items[2]["meta"]["answer_not_found"] is True
+    assert "answer text is not in its context" in result.stderr and ": 1" in result.stderr
+    assert qrels.read_text() == "q_1 0 7#1 1\nq2 0 7#2 1\n"
+    assert (tmp_path / "corpus.jsonl.manifest.json").exists() and (tmp_path / "golden.jsonl.manifest.json").exists()
+
+
+def test_squad_default_is_one_chunk_per_context_and_ids_come_from_titles(tmp_path):
+    text = json.loads(squad(34, title="Bee keeping"))
+    del text["data"][0]["paragraphs"][0]["document_id"]
+    source = write(tmp_path / "s.json", json.dumps(text))
+    result = run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    assert [c["_id"] for c in read_lines(tmp_path / "c.jsonl")] == ["Bee_keeping#0"]
+    assert read_lines(tmp_path / "g.jsonl")[0]["gold_chunk_ids"] == ["Bee_keeping#0"]
+
+
+def test_squad_errors(tmp_path):
+    broken = write(tmp_path / "b.json", '{"data": [\n  {"paragraphs": [}\n]}')
+    assert_one_error(run("golden", "import", broken, "--format", "squad", "--corpus-out", tmp_path / "c.jsonl",
+                         "-o", tmp_path / "g.jsonl"), "b.json:2", "invalid JSON")
+    no_context = write(tmp_path / "n.json", '{"data": [{"paragraphs": [{"qas": []}]}]}')
+    assert_one_error(run("golden", "import", no_context, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
+                     "data[0].paragraphs[0].context", "should be a str")
+    good = write(tmp_path / "s.json", squad(34))
+    assert_one_error(run("golden", "import", good, "-o", tmp_path / "g.jsonl"), "--corpus-out", code=2)
+    assert not (tmp_path / "g.jsonl").exists()
+
+
+CORPUS = [
+    {"_id": "a#0", "title": "", "text": "The hive holds wax combs built by young workers.", "doc_id": "a", "start": 0, "end": 48},
+    {"_id": "a#1", "title": "", "text": "Honey is stored in the upper combs, pollen lower down.", "doc_id": "a", "start": 49, "end": 103},
+    {"_id": "b#0", "title": "", "text": "Queens mate in flight early in life.", "doc_id": "b", "start": 0, "end": 36},
+]
+
+
+def corpus_file(tmp_path):
+    return write(tmp_path / "corpus.jsonl", "".join(json.dumps(c) + "\n" for c in CORPUS))
+
+
+def test_llamaindex_matches_contexts_exactly_then_by_overlap(tmp_path):
+    dataset = {"examples": [
+        {"query": "What holds wax?", "reference_contexts": ["holds wax   combs built"], "reference_answer": "The hive."},
+        {"query": "Where is honey?", "reference_contexts": ["honey stored in upper combs while pollen is lower"],
+         "reference_answer": "Upper combs."},
+        {"query": "Drones?", "reference_contexts": ["drones have no sting at all"], "reference_answer": ""},
+    ]}
+    source = write(tmp_path / "rag_dataset.json", json.dumps(dataset))
+    result = run("golden", "import", source, "--corpus", corpus_file(tmp_path), "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    items = read_lines(tmp_path / "g.jsonl")
+    assert [i["gold_chunk_ids"] for i in items] == [["a#0"], ["a#1"], []]
+    assert items[0]["meta"]["context_matches"] == [{"how": "exact", "score": 1.0}]
+    # 8 of the context's 9 distinct words are in a#1 (10 words): 8 / min(9, 10)
+    assert items[1]["meta"]["context_matches"] == [{"how": "overlap", "score": 0.8889}]
+    assert items[2]["meta"]["no_answer"] is True
+    assert "1 exact" in result.stderr and "1 none" in result.stderr and "threshold 0.5" in result.stderr
+    assert_one_error(run("golden", "import", source, "-o", tmp_path / "g.jsonl"), "--corpus", code=2)
+
+
+def test_csv_with_default_and_named_columns(tmp_path):
+    corpus = corpus_file(tmp_path)
+    source = write(tmp_path / "g.csv", 'question,answer,gold\n"What holds wax?","The hive.","a#0; a#1"\nQueens?,,b#0\n')
+    result = run("golden", "import", source, "--corpus", corpus, "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    items = read_lines(tmp_path / "g.jsonl")
+    assert [(i["query_id"], i["query"], i["reference_answer"], i["gold_chunk_ids"]) for i in items] == [
+        ("q1", "What holds wax?", "The hive.", ["a#0", "a#1"]), ("q2", "Queens?", [], ["b#0"]),
+    ]
+    assert items[1]["meta"] == {"line": 3, "no_answer": True}
+    named = write(tmp_path / "n.tsv", "key\tQ\tA\tids\nk 1\tWhy?\tBecause.\t[\"b#0\"]\n")
+    result = run("golden", "import", named, "--id-col", "key", "--query-col", "Q", "--answer-col", "A",
+                 "--chunk-ids-col", "ids", "-o", tmp_path / "n.jsonl")
+    assert result.exit_code == 0, result.output
+    assert read_lines(tmp_path / "n.jsonl")[0]["query_id"] == "k_1"
+    assert read_lines(tmp_path / "n.jsonl")[0]["gold_chunk_ids"] == ["b#0"]
+
+
+def test_csv_and_jsonl_errors(tmp_path):
+    no_query = write(tmp_path / "a.csv", "prompt,answer\nx,y\n")
+    assert_one_error(run("golden", "import", no_query, "-o", tmp_path / "g.jsonl"), "a.csv", "no query column", "--query-col")
+    named = write(tmp_path / "b.csv", "query,answer\nx,y\n")
+    assert_one_error(run("golden", "import", named, "--answer-col", "reply", "-o", tmp_path / "g.jsonl"),
+                     "b.csv", "no column 'reply'", "query, answer")
+    extra = write(tmp_path / "c.csv", "query,answer\nx,y,z\n")
+    assert_one_error(run("golden", "import", extra, "-o", tmp_path / "g.jsonl"), "c.csv:2", "more cells")
+    unknown = write(tmp_path / "d.csv", "query,answer,gold_chunk_ids\nx,y,a#0 zz#9\n")
+    assert_one_error(run("golden", "import", unknown, "--corpus", corpus_file(tmp_path), "-o", tmp_path / "g.jsonl"),
+                     "d.csv", "1 gold chunk ids are not in the corpus", "'zz#9'")
+    rows = write(tmp_path / "e.jsonl", '{"query": "x", "answer": "y"}\n{"query": "z"}\n')
+    assert_one_error(run("golden", "import", rows, "-o", tmp_path / "g.jsonl"), "e.jsonl:2", "missing field 'answer'")
+    twice = write(tmp_path / "t.csv", "id,query,answer\n7,x,y\n7,z,w\n")
+    assert_one_error(run("golden", "import", twice, "-o", tmp_path / "g.jsonl"), "t.csv", "'7' occurs more than once")
+    assert_one_error(run("golden", "import", named, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
+                     "--corpus-out only applies", code=2)
+    bad = write(tmp_path / "f.jsonl", '{"query": "x", "answer": "y"}\n{"query": \n')
+    assert_one_error(run("golden", "import", bad, "-o", tmp_path / "g.jsonl"), "f.jsonl:2", "invalid JSON")
+    assert not (tmp_path / "g.jsonl").exists()
+
+
+def test_jsonl_keeps_several_answers_and_list_ids(tmp_path):
+    source = write(tmp_path / "g.jsonl", '{"id": 5, "question": "Q?", "answers": ["one", "two"], "chunk_ids": ["a#1"]}\n')
+    result = run("golden", "import", source, "--corpus", corpus_file(tmp_path), "-o", tmp_path / "out.jsonl")
+    assert result.exit_code == 0, result.output
+    assert read_lines(tmp_path / "out.jsonl")[0] == {
+        "query_id": "5", "query": "Q?", "reference_answer": ["one", "two"], "gold_chunk_ids": ["a#1"], "meta": {"line": 1},
+    }
+
+
+def test_beir_folder_keeps_grades_and_marks_missing_answers(tmp_path):
+    write(tmp_path / "beir" / "corpus.jsonl", '{"_id": "d1", "text": "x"}\n')
+    write(tmp_path / "beir" / "queries.jsonl",
+          '{"_id": "1", "text": "first?", "metadata": {"answer": "yes"}}\n{"_id": "2", "text": "second?"}\n')
+    write(tmp_path / "beir" / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\n1\td1\t2\n1\td2\t0\n2\td1\t1\n9\td1\t1\n")
+    result = run("golden", "import", tmp_path / "beir", "-o", tmp_path / "g.jsonl", "--qrels-out", tmp_path / "q.txt")
+    assert result.exit_code == 0, result.output
+    items = read_lines(tmp_path / "g.jsonl")
+    assert items[0]["gold_chunk_ids"] == ["d1"] and items[0]["reference_answer"] == "yes"
+    assert items[0]["meta"] == {"grades": {"d1": 2, "d2": 0}}
+    assert items[1]["meta"] == {"grades": {"d1": 1}, "no_answer": True}
+    assert (tmp_path / "q.txt").read_text() == "1 0 d1 2\n1 0 d2 0\n2 0 d1 1\n"
+    assert "queries without an answer: 1" in result.stderr and "not in queries.jsonl (ignored): 1" in result.stderr
+    assert_one_error(run("golden", "import", tmp_path / "beir", "--split", "dev", "-o", tmp_path / "g.jsonl"),
+                     "qrels/dev.tsv is missing")
+
+
+def test_pubmedqa_contexts_become_chunks_of_their_pmid(tmp_path):
+    data = {"123": {"QUESTION": "Does it work?", "CONTEXTS": ["First part.", "Second\u2028part."], "LABELS": ["A", "B"],
+                    "LONG_ANSWER": "It works.", "final_decision": "yes"},
+            "456": {"QUESTION": "Is it safe?", "CONTEXTS": ["Only part."], "LONG_ANSWER": "", "final_decision": "maybe"}}
+    source = write(tmp_path / "ori_pqal.json", json.dumps(data))
+    result = run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    chunks = read_lines(tmp_path / "c.jsonl")
+    assert [(c["_id"], c["doc_id"], c["start"], c["end"]) for c in chunks] == [
+        ("123#0", "123", 0, 11), ("123#1", "123", 13, 25), ("456#0", "456", 0, 10),
+    ]
+    items = read_lines(tmp_path / "g.jsonl")
+    assert items[0]["gold_chunk_ids"] == ["123#0", "123#1"] and items[0]["reference_answer"] == "It works."
+    assert items[1]["meta"]["no_answer"] is True and items[1]["meta"]["final_decision"] == "maybe"
+
+
+def test_cranfield_numbers_queries_by_position_and_maps_grades(tmp_path):
+    folder = tmp_path / "cran"
+    write(folder / "cran.all.1400", (".I 1\r\n.T\r\nwing flow .\r\n.A\r\nsmith\r\n.W\r\nwing flow .\r\n  lift rises .\r\n"
+                                     ".I 2\r\n.T\r\nshock waves\r\n.W\r\n.I 3\r\n.T\r\n.W\r\n"))
+    write(folder / "cran.qry", ".I 001\r\n.W\r\nwhat about lift .\r\n.I 004\r\n.W\r\nshock\r\nwaves ?\r\n")
+    write(folder / "cranqrel", "1 1 1 \r\n1 2 -1 \r\n2 2 4 \r\n2 3 2 \r\n2 1 3")
+    result = run("golden", "import", folder, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl",
+                 "--qrels-out", tmp_path / "q.txt")
+    assert result.exit_code == 0, result.output
+    chunks = read_lines(tmp_path / "c.jsonl")
+    assert [(c["_id"], c["title"], c["text"]) for c in chunks] == [
+        ("1#0", "wing flow .", "wing flow .\n  lift rises ."), ("2#0", "shock waves", "shock waves"),
+    ]
+    items = read_lines(tmp_path / "g.jsonl")
+    assert [(i["query_id"], i["query"], i["meta"]["cran_id"]) for i in items] == [
+        ("1", "what about lift .", "001"), ("2", "shock waves ?", "004"),
+    ]
+    assert items[0]["gold_chunk_ids"] == ["1#0"] and items[0]["meta"]["grades"] == {"1#0": 4, "2#0": 0}
+    assert (tmp_path / "q.txt").read_text() == "1 0 1#0 4\n1 0 2#0 0\n2 0 2#0 1\n2 0 1#0 2\n"
+    assert "judgments dropped (document missing or empty in cran.all.1400): 1" in result.stderr
+    write(folder / "cranqrel", "1 1 7\n")
+    assert_one_error(run("golden", "import", folder, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
+                     "cranqrel:1", "code in")
+
+
+def test_the_sample_golden_set_matches_the_demo_chunking(tmp_path):
+    root = Path(__file__).resolve().parents[2] / "data"
+    corpus = tmp_path / "corpus.jsonl"
+    assert run("corpus", "chunk", root / "docs", "-o", corpus, "--size", "120", "--overlap", "20").exit_code == 0
+    result = run("golden", "import", root / "golden.csv", "--corpus", corpus, "-o", tmp_path / "golden.jsonl")
+    assert result.exit_code == 0, result.output
+    chunks = {c["_id"]: c["text"] for c in read_lines(corpus)}
+    items = read_lines(tmp_path / "golden.jsonl")
+    assert 12 <= len(items) <= 20 and all(i["gold_chunk_ids"] and i["reference_answer"] for i in items)
+    assert "one drop of chain oil to each roller" in chunks[items[0]["gold_chunk_ids"][0]]

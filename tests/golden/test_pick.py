@@ -1,0 +1,111 @@
+"""The pick session end to end through CliRunner keys, including quit, resume and undo across sessions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from small_corpus import write_corpus, write_golden
+
+from semrel.cli import main
+from semrel.formats.corpus import read_golden
+from semrel.golden.pick import excerpt, open_pick_session
+
+GOLDEN = [
+    ("q1", "why does sourdough bread rise slowly", "wild yeast ferments the dough", []),
+    ("q2", "which chess piece is the most powerful", "the queen", []),
+    ("q4", "do cats purr", "when content", ["cats#0"]),
+    ("q3", "how do volcanoes erupt", "molten rock and gas escape", []),
+]
+
+
+@pytest.fixture
+def files(tmp_path):
+    return write_corpus(tmp_path / "corpus.jsonl"), write_golden(tmp_path / "golden.jsonl", GOLDEN)
+
+
+def pick(files, keys, *extra):
+    corpus, golden = files
+    result = CliRunner().invoke(main, ["golden", "pick", "--golden", str(golden), "--corpus", str(corpus), "--candidates", "2", *extra],
+                                input=keys)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def gold(path) -> dict[str, tuple[str, ...]]:
+    return {i.query_id: i.gold_chunk_ids for i in read_golden(path)}
+
+
+def test_quit_and_resume_with_undo_across_sessions(files):
+    corpus, golden = files
+    journal = golden.parent / "golden.jsonl.pick.jsonl"
+    first = pick(files, "122n1q")
+    assert "Q: why does sourdough bread rise slowly" in first and "A: wild yeast ferments the dough" in first
+    assert " [1]  bread#0  (bm25 #1, dense #1)" in first
+    assert "marked bread#0; gold: bread#0" in first and "unmarked" in first
+    assert "marked chess#0; gold: chess#0" in first
+    assert "1 done, 0 skipped, 2 open; run the same command to resume" in first
+    assert gold(golden) == {"q1": ("bread#0",), "q2": ("chess#0",), "q4": ("cats#0",), "q3": ()}
+    assert len(journal.read_text().splitlines()) == 5
+
+    second = pick(files, "uu")  # input ends (like a crash of the terminal): everything is still saved
+    assert second.index("Q: which chess piece") < second.index("undid toggle of query q2")
+    assert " [1]* chess#0" in second
+    assert "undid next of query q1" in second
+    assert gold(golden)["q2"] == () and gold(golden)["q1"] == ("bread#0",)
+
+    third = pick(files, "ns1n")
+    assert third.count("Q: ") == 3 and " [1]* bread#0" in third
+    assert "2 done, 1 skipped, 0 open" in third
+    assert gold(golden) == {"q1": ("bread#0",), "q2": (), "q4": ("cats#0",), "q3": ("volcano#0",)}
+    assert len(journal.read_text().splitlines()) == 11
+    assert json.loads((golden.parent / "golden.jsonl.manifest.json").read_text())["rows"] == 4
+
+    last = pick(files, "")
+    assert "Q: " not in last and "2 done, 1 skipped, 0 open" in last
+
+
+def test_output_elsewhere_keeps_the_input_and_help_and_bad_keys_answer(files):
+    corpus, golden = files
+    before = golden.read_text()
+    out = golden.parent / "picked.jsonl"
+    text = pick(files, "?x9u1q", "-o", str(out))
+    assert "n next query" in text and "unknown key 'x'" in text and "no candidate 9" in text and "nothing to undo" in text
+    assert golden.read_text() == before
+    assert gold(out)["q1"] == ("bread#0",)
+    assert (golden.parent / "picked.jsonl.pick.jsonl").exists()
+
+
+def test_session_state_survives_without_a_clean_exit(files):
+    corpus, golden = files
+    session = open_pick_session(str(golden), str(corpus), per_method=1)
+    assert session.toggle(1) == "bread#0" and session.next()
+    assert session.skip() and session.current().item.query_id == "q3"
+    resumed = open_pick_session(str(golden), str(corpus), per_method=1)
+    assert resumed.current().item.query_id == "q3"
+    assert resumed.counts() == {"open": 1, "done": 1, "skipped": 1}
+    assert resumed.undo().action == "skip" and resumed.current().item.query_id == "q2"
+
+
+@pytest.mark.parametrize("setup, extra, message", [
+    (lambda g: g.with_name("golden.jsonl.pick.jsonl").write_text(
+        '{"action": "toggle", "query_id": "zz", "before": {"gold_chunk_ids": [], "status": "open"},'
+        ' "after": {"gold_chunk_ids": [], "status": "open"}}\n'), [], "golden.jsonl.pick.jsonl:1: query 'zz' is not in"),
+    (lambda g: g.write_text('{"query_id": "q1", "query": "x", "gold_chunk_ids": ["nowhere#1"]}\n'), [],
+     "1 gold chunk ids are not in the corpus"),
+    (lambda g: None, ["--candidates", "6"], "--candidates must be between 1 and 5"),
+])
+def test_bad_input_is_one_line(files, setup, extra, message):
+    corpus, golden = files
+    setup(golden)
+    result = CliRunner().invoke(main, ["golden", "pick", "--golden", str(golden), "--corpus", str(corpus), *extra], input="q")
+    assert result.exit_code != 0 and len(result.output.strip().splitlines()) == 1 and message in result.output, result.output
+
+
+def test_excerpt_shows_the_part_of_a_long_chunk_that_holds_the_answer():
+    text = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau"
+    assert excerpt(text, "Kappa and lambda", 25) == "… theta iota kappa lambda …"
+    assert excerpt(text, "tau", 25) == "… omicron pi rho sigma tau"
+    assert excerpt(text, "nothing in common", 25) == "alpha beta gamma delta …"
+    assert excerpt("short\n  text", "x", 25) == "short text"

@@ -1,0 +1,281 @@
+"""The BERTScore judge on real COVID-QA text with the real all-MiniLM-L6-v2: exactness against
+bert_score.score, long-chunk windows, the embedding cache, resume, rescaling and bad input."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import semrel
+from semrel.cli import main
+from semrel.encoding.models import resolve_model
+from semrel.judging.checkpoint import Checkpoint
+
+COVID_QA = Path("/work/shared/data/covid_qa_deepset/200423_covidQA.json")
+WORDS_PER_CHUNK = 60
+
+pytestmark = pytest.mark.skipif(not COVID_QA.exists(), reason="needs the shared COVID-QA data")
+
+
+def _articles(count: int) -> list[dict]:
+    return [a["paragraphs"][0] for a in json.loads(COVID_QA.read_text(encoding="utf-8"))["data"][:count]]
+
+
+def _chunks(article: dict) -> list[dict]:
+    """The article cut into chunks of WORDS_PER_CHUNK words, with character offsets."""
+    spans = [m.span() for m in re.finditer(r"\S+", article["context"])]
+    doc = str(article["document_id"])
+    out = []
+    for k in range(0, len(spans), WORDS_PER_CHUNK):
+        start, end = spans[k][0], spans[min(k + WORDS_PER_CHUNK, len(spans)) - 1][1]
+        out.append({"_id": f"{doc}-{k // WORDS_PER_CHUNK}", "title": "", "text": article["context"][start:end],
+                    "doc_id": doc, "start": start, "end": end})
+    return out
+
+
+def _write_jsonl(path: Path, rows) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _write_pool(path: Path, pairs) -> Path:
+    path.write_text("query_id\tchunk_id\tsources\n" + "".join(f"{q}\t{c}\t{s}\n" for q, c, s in pairs), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """~290 real (chunk, answer) pairs: 2 articles in 60-word chunks, up to 25 questions, 12 pooled chunks each."""
+    folder = tmp_path_factory.mktemp("judge")
+    chunks, golden = [], []
+    for article in _articles(2):
+        mine = _chunks(article)
+        chunks += mine
+        for qa in article["qas"][:13]:
+            answer = qa["answers"][0]["text"].strip()
+            at = article["context"].find(answer, max(0, qa["answers"][0]["answer_start"] - 5))
+            gold = [c["_id"] for c in mine if c["start"] <= at < c["end"]]
+            golden.append({"query_id": f"q{qa['id']}", "query": qa["question"], "reference_answer": answer, "gold_chunk_ids": gold})
+    golden = golden[:25]
+    for item in golden[:5]:  # several acceptable answers: the answer and its first half
+        words = item["reference_answer"].split()
+        item["reference_answer"] = [item["reference_answer"], " ".join(words[: max(3, len(words) // 2)])]
+    rng = random.Random(7)
+    candidates = rng.sample([c["_id"] for c in chunks], 50)
+    pairs = [(g["query_id"], c, "bm25") for g in golden for c in rng.sample(candidates, 12)]
+    expected = {(q, c) for q, c, _ in pairs} | {(g["query_id"], c) for g in golden for c in g["gold_chunk_ids"]}
+    return {
+        "expected_pairs": expected, "folder": folder, "chunks": {c["_id"]: c["text"] for c in chunks}, "golden": golden,
+        "corpus": _write_jsonl(folder / "corpus.jsonl", chunks),
+        "golden_path": _write_jsonl(folder / "golden.jsonl", golden),
+        "pool": _write_pool(folder / "pool.tsv", pairs), "cache": folder / "cache",
+    }
+
+
+def _bert_score(cands: list[str], refs: list, **kwargs) -> np.ndarray:
+    """bert_score.score in one batch behind a longer sentinel pair, as (n, 3) P, R, F.
+
+    bert_score pads each batch and masks padding to similarity 0, so a token's best match is
+    max(0, best cosine) for every pair that is not the longest of its batch (nearly all pairs);
+    semrel applies that rule to all pairs. The sentinel makes every real pair a padded one, so
+    the comparison does not depend on how bert_score happened to batch them.
+    """
+    import bert_score
+
+    sentinel_cand, sentinel_ref = " ".join(["sentinel"] * 300), " ".join(["padding"] * 300)
+    refs = [list(r) if isinstance(r, (list, tuple)) else [r] for r in refs]
+    P, R, F = bert_score.score(cands + [sentinel_cand], refs + [[sentinel_ref]], model_type=resolve_model(),
+                               batch_size=len(cands) + 1, **kwargs)
+    return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1)[:-1]
+
+
+def _scores(judgments) -> np.ndarray:
+    return np.array([[j.P, j.R, j.F] for j in judgments])
+
+
+def _references(data) -> dict[str, list[str]]:
+    return {g["query_id"]: g["reference_answer"] if isinstance(g["reference_answer"], list) else [g["reference_answer"]]
+            for g in data["golden"]}
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_scores_equal_bert_score_on_hundreds_of_real_pairs(data, idf):
+    result = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], idf=idf, progress=False)
+    assert {(j.query_id, j.chunk_id) for j in result.judgments} == data["expected_pairs"]
+    assert len(result.judgments) >= 250
+    assert result.params["layer"] == 6 and result.params["idf"] is idf
+    references = _references(data)
+    cands = [data["chunks"][j.chunk_id] for j in result.judgments]
+    refs = [references[j.query_id] for j in result.judgments]
+    extra = {}
+    if idf:
+        from bert_score.utils import get_idf_dict
+        from transformers import AutoTokenizer
+
+        extra["idf"] = get_idf_dict(list(data["chunks"].values()), AutoTokenizer.from_pretrained(resolve_model()), nthreads=0)
+    expected = _bert_score(cands, refs, num_layers=6, **extra)
+    assert np.abs(_scores(result.judgments) - expected).max() < 1e-5
+    assert _scores(result.judgments).std(axis=0).min() > 0.02  # real spread, not a constant
+
+
+def test_texts_encoded_in_slices_score_as_in_one(data, monkeypatch):
+    """The judge tokenizes and batches a bounded slice of texts at a time; slicing changes no score."""
+    import semrel.judging.judge
+
+    whole = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=False, progress=False)
+    monkeypatch.setattr(semrel.judging.judge, "ENCODE_SLICE", 7)
+    sliced = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=False, progress=False)
+    assert [(j.query_id, j.chunk_id) for j in sliced.judgments] == [(j.query_id, j.chunk_id) for j in whole.judgments]
+    assert sliced.encoded == whole.encoded > 7 * 5  # many slices, each text once
+    assert np.abs(_scores(sliced.judgments) - _scores(whole.judgments)).max() < 1e-6
+
+
+def test_lower_layer_equals_bert_score_and_runs_only_those_layers(data):
+    subset = data["golden"][:4]
+    result = semrel.judge(data["corpus"], [_item(g) for g in subset], None, cache=data["cache"], layer=3, progress=False)
+    references = _references(data)
+    expected = _bert_score([data["chunks"][j.chunk_id] for j in result.judgments],
+                           [references[j.query_id] for j in result.judgments], num_layers=3)
+    assert result.params["layer"] == 3
+    assert np.abs(_scores(result.judgments) - expected).max() < 1e-5
+    from semrel.encoding.models import load_encoder
+
+    assert len(load_encoder(None, layers=3)[1].encoder.layer) == 3
+
+
+def _item(g: dict):
+    from semrel.records import GoldenItem
+
+    answers = g["reference_answer"]
+    return GoldenItem(g["query_id"], g["query"], tuple(answers) if isinstance(answers, list) else (answers,), tuple(g["gold_chunk_ids"]))
+
+
+def test_long_chunk_is_scored_in_windows_and_finds_an_answer_at_its_end(tmp_path):
+    words = _articles(3)[2]["context"].split()
+    answer = "Mother-to-child transmission is the main cause of HIV-1 infection in children worldwide."
+    chunks = [{"_id": "long", "text": " ".join(words[:1100] + [answer])},  # ~1,500 tokens of real text, answer last
+              {"_id": "short", "text": " ".join(words[:150] + [answer])}]
+    corpus = _write_jsonl(tmp_path / "corpus.jsonl", chunks)
+    golden = _write_jsonl(tmp_path / "golden.jsonl", [{"query_id": "q", "query": "main cause?", "reference_answer": answer,
+                                                      "gold_chunk_ids": ["long", "short"]}])
+    result = semrel.judge(corpus, golden, None, tmp_path / "j.jsonl", cache=tmp_path / "cache", progress=False)
+    recall = {j.chunk_id: j.R for j in result.judgments}
+    assert result.windowed == 1 and result.params["windows"]["windowed_chunks"] == 1
+    assert abs(recall["long"] - recall["short"]) < 0.05
+    truncated = _bert_score([chunks[0]["text"]], [answer], num_layers=6)[0]  # bert_score cuts at 512 tokens
+    assert recall["long"] - truncated[1] > 0.2
+    narrow = semrel.judge(corpus, golden, None, window=256, cache=tmp_path / "cache", progress=False)
+    assert abs(narrow.judgments[0].R - recall["short"]) < 0.05 and narrow.params["windows"]["tokens"] == 256
+
+
+def test_warm_cache_encodes_nothing_and_new_texts_only_once(data, tmp_path):
+    first = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], progress=False)
+    again = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], progress=False)
+    assert again.encoded == 0 and again.cached > 0
+    assert np.array_equal(_scores(first.judgments), _scores(again.judgments))
+    unseen = next(c for c in data["chunks"] if data["chunks"][c] not in {data["chunks"][j.chunk_id] for j in first.judgments})
+    pool = _write_pool(tmp_path / "pool.tsv", [(data["golden"][0]["query_id"], unseen, "bm25")])
+    more = semrel.judge(data["corpus"], data["golden_path"], pool, cache=data["cache"], progress=False)
+    assert more.encoded == 1
+
+
+def test_interrupted_run_resumes_without_redoing_finished_pairs(data, tmp_path, monkeypatch):
+    output = tmp_path / "judgments.jsonl"
+    golden = [_item(g) for g in data["golden"][:6]]
+    pool = _write_pool(tmp_path / "pool.tsv", [(g.query_id, c, "bm25") for g in golden for c in list(data["chunks"])[:4]])
+    calls = {"n": 0}
+    original = Checkpoint.append
+
+    def stop_after_two(self, rows):
+        original(self, rows)
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt  # as if the run were killed here
+
+    monkeypatch.setattr(Checkpoint, "append", stop_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        semrel.judge(data["corpus"], golden, pool, output, cache=False, progress=False)
+    monkeypatch.setattr(Checkpoint, "append", original)
+    partial = Path(f"{output}.partial")
+    assert partial.exists() and not output.exists()
+    finished = len(partial.read_text().splitlines()) - 1
+    with open(partial, "a") as handle:
+        handle.write('{"kind": "pair", "query_id": "q')  # the line being written when the process died
+    resumed = semrel.judge(data["corpus"], golden, pool, output, cache=False, progress=False)
+    assert resumed.resumed == finished > 0
+    assert not partial.exists() and output.exists()
+    fresh = semrel.judge(data["corpus"], golden, pool, cache=False, progress=False)
+    assert [(j.query_id, j.chunk_id) for j in resumed.judgments] == [(j.query_id, j.chunk_id) for j in fresh.judgments]
+    assert np.abs(_scores(resumed.judgments) - _scores(fresh.judgments)).max() < 1e-6
+    assert resumed.encoded < fresh.encoded
+
+
+def test_corpus_rescaling_records_its_baseline(data, tmp_path):
+    output = tmp_path / "j.jsonl"
+    raw = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], progress=False)
+    scaled = semrel.judge(data["corpus"], data["golden_path"], data["pool"], output, cache=data["cache"], rescale="corpus",
+                          baseline_pairs=40, seed=3, progress=False)
+    baseline = json.loads(Path(f"{output}.manifest.json").read_text())["params"]["baseline"]
+    assert baseline["source"] == "corpus" and baseline["pairs"] == 40 and baseline["seed"] == 3
+    b = np.array([baseline[k] for k in "PRF"])
+    assert 0.05 < b.min() and b.max() < 0.5  # unrelated pairs score low but not zero
+    assert np.allclose(_scores(scaled.judgments), (_scores(raw.judgments) - b) / (1 - b), atol=1e-9)
+
+
+def test_shipped_baseline_and_recommended_layer_follow_bert_score(data, tmp_path):
+    folder = tmp_path / "distilbert-base-uncased"  # a local folder named like a model in bert_score's tables
+    folder.symlink_to(resolve_model(), target_is_directory=True)
+    golden = [_item(g) for g in data["golden"][:3]]
+    raw = semrel.judge(data["corpus"], golden, None, model=str(folder), layer=5, cache=data["cache"], progress=False)
+    scaled = semrel.judge(data["corpus"], golden, None, model=str(folder), rescale="baseline", cache=data["cache"], progress=False)
+    assert scaled.params["layer"] == 5 and "recommended" in scaled.params["layer_source"]
+    rows = Path(scaled.params["baseline"]["source"]).read_text().splitlines()
+    b = np.array([float(v) for v in rows[1 + 5].split(",")[1:4]])
+    assert np.allclose(_scores(scaled.judgments), (_scores(raw.judgments) - b) / (1 - b), atol=1e-9)
+
+
+def _run(*args) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(map(str, args)))
+    return result.exit_code, result.output
+
+
+def test_cli_writes_judgments_and_a_manifest(data, tmp_path):
+    golden = _write_jsonl(tmp_path / "golden.jsonl", data["golden"][:2])
+    code, text = _run("judge", "--corpus", data["corpus"], "--golden", golden, "-o", tmp_path / "j.jsonl", "--cache", data["cache"])
+    assert code == 0, text
+    rows = [json.loads(line) for line in (tmp_path / "j.jsonl").read_text().splitlines()]
+    assert rows and set(rows[0]) == {"query_id", "chunk_id", "P", "R", "F", "source"} and rows[0]["source"] == "gold"
+    manifest = json.loads((tmp_path / "j.jsonl.manifest.json").read_text())
+    assert manifest["params"]["model"] == "all-MiniLM-L6-v2" and manifest["params"]["rescale"] == "none"
+    assert [i["sha256"] for i in manifest["inputs"]] and "judged 2 pairs" in text
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("unknown_chunk", "chunk 'no-such-chunk' (query"),
+    ("empty_answer", "has an empty reference_answer"),
+    ("missing_model", "/no/such/model: no such model folder"),
+    ("no_baseline", "ships no rescaling baseline"),
+])
+def test_bad_input_is_one_clear_line(data, tmp_path, case, expected):
+    golden = [dict(g) for g in data["golden"][:2]]
+    pool = [(golden[0]["query_id"], next(iter(data["chunks"])), "bm25")]
+    args = []
+    if case == "unknown_chunk":
+        pool.append((golden[0]["query_id"], "no-such-chunk", "bm25"))
+    elif case == "empty_answer":
+        golden[1]["reference_answer"] = "  "
+    elif case == "missing_model":
+        args = ["--model", "/no/such/model"]
+    else:
+        args = ["--rescale", "baseline"]
+    code, text = _run("judge", "--corpus", data["corpus"], "--golden", _write_jsonl(tmp_path / "g.jsonl", golden),
+                      "--pool", _write_pool(tmp_path / "p.tsv", pool), "-o", tmp_path / "j.jsonl", "--cache", data["cache"], *args)
+    assert code != 0 and expected in text
+    assert text.count("\n") == 1 and text.startswith("semrel: error: ") and "Traceback" not in text
+    assert not (tmp_path / "j.jsonl").exists()

@@ -1,0 +1,84 @@
+"""The judge's corpus pass and checkpoint without the model: memory that does not grow with the
+corpus, a baseline sample that depends on the seed only, and a checkpoint that keeps each row once."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import tracemalloc
+
+import pytest
+
+from semrel.errors import FormatError
+from semrel.formats.corpus import iter_corpus
+from semrel.formats.files import read_lines, read_text
+from semrel.judging.checkpoint import Checkpoint
+from semrel.judging.judge import baseline_sample, scan_corpus
+
+
+def _corpus(path, size: int, order=None):
+    rng = random.Random(1)
+    words = "brake pad chain wheel tyre spoke gear cable rim hub valve lever".split()
+    rows = [{"_id": f"c{i}", "text": " ".join(rng.choices(words, k=60))} for i in range(size)]
+    rows = [rows[i] for i in order] if order else rows
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _peak(path, needed) -> int:
+    tracemalloc.start()
+    scan = scan_corpus(iter_corpus(path), needed, 50, 0, str(path), digest=True)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert set(scan.texts) == needed | {c for _, c in scan.candidates} and len(scan.candidates) == 50
+    return peak
+
+
+def test_corpus_pass_keeps_only_what_the_work_needs(tmp_path):
+    needed = {f"c{i}" for i in range(0, 300, 7)}
+    small, large = _peak(_corpus(tmp_path / "small.jsonl", 3_000), needed), _peak(_corpus(tmp_path / "large.jsonl", 60_000), needed)
+    assert large < 1.2 * small  # 20x the chunks, the same memory
+    assert small < 2_000_000
+
+
+def test_baseline_sample_depends_on_the_seed_not_the_corpus_order(tmp_path):
+    forward = scan_corpus(iter_corpus(_corpus(tmp_path / "a.jsonl", 500)), set(), 40, 3, "a", False)
+    backward = scan_corpus(iter_corpus(_corpus(tmp_path / "b.jsonl", 500, order=range(499, -1, -1))), set(), 40, 3, "b", False)
+    other = scan_corpus(iter_corpus(tmp_path / "a.jsonl"), set(), 40, 4, "a", False)
+    assert forward.candidates == backward.candidates != other.candidates
+    queries = [f"q{k}" for k in range(5)]
+    related = {(q, c) for q in queries for _, c in forward.candidates[:10]}
+    sample = baseline_sample(forward.candidates, queries, related, 40, 3)
+    assert sample == baseline_sample(backward.candidates, queries, related, 40, 3)
+    assert len(sample) == len(set(sample)) == 40 and not set(sample) & related
+    assert len({c for _, c in sample}) == 30  # one query each for the 30 unrelated candidates first
+    small = baseline_sample(forward.candidates[:12], queries, related, 40, 3)  # 2 free chunks x 5 queries
+    assert sorted(small) == sorted((q, c) for q in queries for _, c in forward.candidates[10:12])
+
+
+def test_read_lines_streams_what_read_text_holds(tmp_path):
+    text = 'first\r\n{"a": "x\u2028y"}\n\nlast'
+    plain, packed = tmp_path / "p.txt", tmp_path / "p.txt.gz"
+    plain.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    packed.write_bytes(gzip.compress(text.encode()))
+    expected = list(enumerate(read_text(plain).split("\n"), start=1))
+    assert list(read_lines(plain)) == list(read_lines(packed)) == expected and expected[0] == (1, "first\r")
+    plain.write_bytes(b"ok\n\xff\n")
+    with pytest.raises(FormatError, match=r":2: not valid UTF-8"):
+        list(read_lines(plain))
+
+
+def test_checkpoint_drops_a_torn_line_and_keeps_every_row_once(tmp_path):
+    path = tmp_path / "run.partial"
+    first = Checkpoint(path, "fp")
+    first.append([{"i": 0}, {"i": 1}])
+    first.close()
+    with open(path, "a") as handle:
+        handle.write('{"i": 2, "P"')  # killed mid-line
+    again = Checkpoint(path, "fp")
+    assert again.saved == 2 and list(again.rows()) == [{"i": 0}, {"i": 1}]
+    again.append([{"i": 2}])
+    again.close()
+    assert [json.loads(line) for line in path.read_text().splitlines()] == [{"fingerprint": "fp"}, {"i": 0}, {"i": 1}, {"i": 2}]
+    assert Checkpoint(path, "other").saved == 0 and list(Checkpoint(path, "other").rows()) == []

@@ -1,0 +1,108 @@
+"""`semrel report`: every section from data, the judge signature, escaping, resources and errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from report_helpers import HOSTILE, report_args, report_files
+
+from semrel import resources
+from semrel.errors import FormatError, SemrelError
+from semrel.report.html import read_sensitivity
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, str]:
+    return report_files(tmp_path)
+
+
+def test_report_has_every_section_and_escapes_data(cli, files, tmp_path):
+    output = tmp_path / "report.html"
+    result = cli("report", *report_args(files), "-o", str(output))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == str(output)
+    assert "semrel: report: evaluating and testing 2 runs" in result.stderr
+    html = output.read_text(encoding="utf-8")
+    for section in ("signature", "golden", "scores", "metrics", "lift", "sensitivity", "agreement"):
+        assert f'<section id="{section}"' in html
+    assert HOSTILE not in html and "<script" not in html and "<i>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert html.count("<svg") == 3
+    assert json.loads(Path(f"{output}.manifest.json").read_text())["params"]["measures"] == ["RR", "P@1"]
+
+
+def test_signature_comes_from_the_manifests(cli, files, tmp_path):
+    output = tmp_path / "r.html"
+    cli("report", *report_args(files), "-o", str(output))
+    html = output.read_text(encoding="utf-8")
+    signature = html[html.index('<section id="signature"'):html.index("</section>")]
+    rows = dict(re.findall(r"<tr><th>(\w+)</th><td>([^<]*)</td></tr>", signature))
+    assert rows == {"model": "all-MiniLM-L6-v2", "layer": "4", "idf": "not recorded",
+                    "rescaling": "corpus (baseline: corpus)", "component": "F", "thresholds": "0.6"}
+    # options win over the qrels' manifest
+    cli("report", *report_args(files), "--on", "R", "--grades", "0.5,0.75", "-o", str(output))
+    rows = dict(re.findall(r"<tr><th>(\w+)</th><td>([^<]*)</td></tr>", output.read_text(encoding="utf-8")))
+    assert rows["component"] == "R" and rows["thresholds"] == "0.5, 0.75"
+
+
+def test_numbers_in_the_report(cli, files, tmp_path):
+    output = tmp_path / "r.html"
+    cli("report", *report_args(files), "--on", "R", "--grades", "0.55,0.725", "-o", str(output))
+    html = output.read_text(encoding="utf-8")
+    # gold scores on R are 0.70..0.77 and the others 0.40..0.54: all gold reach 0.55, five of eight 0.725
+    assert re.search(r'<td class="num">0.550</td><td class="num">1.000</td><td class="num">0.000</td>', html)
+    assert re.search(r'<td class="num">0.725</td><td class="num">0.625</td><td class="num">0.000</td>', html)
+    # RR: base 0.5 everywhere; reranked 1 on seven of eight -> 0.9375, beating the base run (a): exact p = 2/128
+    assert "0.9375<sup>a</sup>" in html
+    assert "gold: 8 pairs; not gold: 8 pairs" in html
+    assert "kappa</th><td class=\"num\">0.6123" in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;.linear" in html
+
+
+def test_report_of_the_golden_set_alone(cli, files, tmp_path):
+    output = tmp_path / "g.html"
+    result = cli("report", "--golden", files["golden"], "-o", str(output))
+    assert result.exit_code == 0
+    html = output.read_text(encoding="utf-8")
+    assert '<section id="golden"' in html and '<section id="metrics"' not in html and "<svg" not in html
+    assert "<th>thresholds</th><td>none given</td>" in html
+
+
+@pytest.mark.parametrize("args, message", [
+    ((), "nothing to report"),
+    (("--base", "bm25.run"), "--base and --reranked go together"),
+    (("--threshold", "0.5", "--grades", "0.4,0.6"), "not both"),
+    (("--grades", "low,high", "--golden", "golden.jsonl"), "comma-separated numbers"),
+])
+def test_usage_errors(cli, files, tmp_path, args, message):
+    args = [str(tmp_path / a) if a.endswith((".run", ".jsonl")) else a for a in args]
+    result = cli("report", files["qrels"], *args, "-o", str(tmp_path / "x.html"))
+    assert result.exit_code == 2 and message in result.stderr
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_sensitivity_rows_from_jsonl_and_errors(write):
+    points = read_sensitivity(write("s.jsonl", '{"threshold": 0.5, "run": "a", "measure": "RR", "value": 0.25}\n'))
+    assert [(p.threshold, p.run, p.measure, p.value) for p in points] == [(0.5, "a", "RR", 0.25)]
+    with pytest.raises(FormatError, match=r"t.csv:3: threshold and value must be numbers"):
+        read_sensitivity(write("t.csv", "threshold,run,measure,value\n0.5,a,RR,0.2\nhigh,a,RR,0.3\n"))
+    with pytest.raises(FormatError, match=r"u.csv:1: expected a header"):
+        read_sensitivity(write("u.csv", "0.5,a,RR,0.2\n"))
+
+
+def test_templates_found_in_checkout_and_installed_prefix(tmp_path, monkeypatch):
+    assert (resources.template_dir() / "report.html.j2").is_file()
+    installed = tmp_path / "prefix" / "share" / "semrel" / "templates"
+    installed.mkdir(parents=True)
+    monkeypatch.setattr(resources, "__file__", str(tmp_path / "site-packages" / "semrel" / "resources.py"))
+    monkeypatch.setattr(resources.sysconfig, "get_path", lambda name: str(tmp_path / "prefix"))
+    monkeypatch.setattr(resources.sys, "prefix", str(tmp_path / "nowhere"))
+    monkeypatch.setattr(resources.sys, "base_prefix", str(tmp_path / "nowhere"))
+    monkeypatch.setattr(resources.site, "getuserbase", lambda: str(tmp_path / "nowhere"))
+    assert resources.template_dir() == installed
+    installed.rmdir()
+    with pytest.raises(SemrelError, match="cannot find semrel's templates/ folder"):
+        resources.template_dir()

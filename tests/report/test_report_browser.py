@@ -1,0 +1,58 @@
+"""The report opened in headless Chromium: the plots render, nothing errs, a screenshot shows them.
+
+Needs Debian's chromium and the Playwright client (scripts/install-browser.sh installs both);
+skips, saying which is missing, when they are not there.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+from report_helpers import report_args, report_files
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("no chromium: run scripts/install-browser.sh (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="no playwright: run scripts/install-browser.sh")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        launched.close()
+
+
+def test_plots_render_without_console_errors(browser, cli, tmp_path):
+    files = report_files(tmp_path)
+    output = tmp_path / "report.html"
+    assert cli("report", *report_args(files), "-o", str(output)).exit_code == 0
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("dialog", lambda dialog: problems.append(f"dialog: {dialog.message}"))  # an unescaped alert(1)
+    page.goto(output.as_uri())
+    plots = page.query_selector_all("figure.plot svg")
+    boxes = [plot.bounding_box() for plot in plots]
+    assert len(boxes) == 3
+    assert all(box and box["width"] > 200 and box["height"] > 100 for box in boxes)
+    assert page.title() == "semrel report"
+    assert page.inner_text("#metrics td:has(sup)").startswith("0.9375")
+    screenshot = tmp_path / "report.png"
+    page.screenshot(path=str(screenshot), full_page=True)
+    page.close()
+    assert problems == []
+    pixels = imread(str(screenshot))[..., :3]
+    for box in boxes:  # each plot's area holds ink, not a blank square
+        top, left = int(box["y"]), int(box["x"])
+        area = pixels[top:top + int(box["height"]), left:left + int(box["width"])]
+        assert area.size and (area < 0.5).any(axis=-1).mean() > 0.01
+        assert len(np.unique(area.reshape(-1, 3), axis=0)) > 5  # several colours: bars, lines, text

@@ -1,0 +1,186 @@
+"""Retrieval through the real CLI on small corpora written here, checked against independent computations."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from small_corpus import TEXTS, write_corpus, write_golden
+
+from semrel.cli import main
+from semrel.encoding.models import resolve_model
+from semrel.formats.trec import read_run
+from semrel.retrieval.retrieve import RRF_K, fuse, strictly_ranked
+
+QUERIES = {
+    "q1": "why does sourdough bread rise slowly",
+    "q2": "which chess piece is the most powerful",
+    "q3": "how do volcanoes erupt",
+}
+
+
+@pytest.fixture(autouse=True)
+def user_cache(tmp_path, monkeypatch):
+    """Dense runs keep chunk vectors in the user cache dir by default: one of the test's own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    return tmp_path / "user-cache"
+
+
+def write_inputs(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.jsonl")
+    golden = write_golden(tmp_path / "golden.jsonl", [(q, t, "x", []) for q, t in QUERIES.items()])
+    return str(corpus), str(golden)
+
+
+def run_cli(*args):
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    return result
+
+
+def retrieve(tmp_path, name, *options):
+    corpus, golden = write_inputs(tmp_path)
+    out = tmp_path / f"{name}.run"
+    result = run_cli("retrieve", "--corpus", corpus, "--golden", golden, "-o", out, *options)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert ("encoding" in result.stderr) == (name != "bm25")
+    return out, read_run(out).to_dict()
+
+
+def ranking(per_query: dict[str, float]) -> list[str]:
+    return sorted(per_query, key=lambda d: -per_query[d])
+
+
+def lines_strictly_decreasing(path) -> bool:
+    by_query: dict[str, list[float]] = {}
+    for line in open(path):
+        q, _, _, _, score, _ = line.split()
+        by_query.setdefault(q, []).append(float(score))
+    return all(all(a > b for a, b in zip(s, s[1:])) for s in by_query.values())
+
+
+def test_bm25_ranks_the_matching_chunk_first_and_writes_a_manifest(tmp_path):
+    out, run = retrieve(tmp_path, "bm25", "--method", "bm25", "-k", "3")
+    assert {q: ranking(d)[0] for q, d in run.items()} == {"q1": "bread#0", "q2": "chess#0", "q3": "volcano#0"}
+    assert lines_strictly_decreasing(out)
+    assert all(len(d) <= 3 and min(d.values()) > 0 for d in run.values())
+    manifest = json.loads((tmp_path / "bm25.run.manifest.json").read_text())
+    assert manifest["params"]["method"] == "bm25" and manifest["params"]["k"] == 3
+    assert manifest["rows"] == sum(len(d) for d in run.values())
+    assert out.read_text().split("\n")[0].endswith(" bm25")
+
+
+def test_queries_without_results_are_reported_and_stdout_takes_the_run(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.jsonl")
+    golden = write_golden(tmp_path / "golden.jsonl", [("q1", "the and of it", "x", []), ("q2", "ocean ports", "x", [])])
+    result = run_cli("retrieve", "--corpus", corpus, "--golden", golden, "-o", "-")
+    assert result.exit_code == 0, result.output
+    assert "1 of 2 queries got no chunks (e.g. 'q1')" in result.stderr
+    assert [line.split()[:4] for line in result.stdout.splitlines()] == [["q2", "Q0", "ships#0", "1"]]
+    assert not (tmp_path / "-.manifest.json").exists()
+
+
+def brute_force_cosine(texts: list[str], queries: list[str]) -> np.ndarray:
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(resolve_model(), device="cpu")
+    chunks = model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    return model.encode(queries, normalize_embeddings=True, convert_to_numpy=True) @ chunks.T
+
+
+def test_dense_equals_brute_force_cosine_with_sentence_transformers(tmp_path):
+    out, run = retrieve(tmp_path, "dense", "--method", "dense", "-k", "4")
+    expected = brute_force_cosine(list(TEXTS.values()), list(QUERIES.values()))
+    ids = list(TEXTS)
+    for row, q in zip(expected, QUERIES):
+        order = np.argsort(-row)[:4]
+        assert ranking(run[q]) == [ids[i] for i in order]
+        assert np.allclose([run[q][ids[i]] for i in order], row[order], atol=1e-5)
+    assert lines_strictly_decreasing(out)
+
+
+def test_hybrid_is_reciprocal_rank_fusion_of_the_bm25_and_dense_runs(tmp_path):
+    _, bm25 = retrieve(tmp_path, "bm25", "--method", "bm25", "-k", "6")
+    _, dense = retrieve(tmp_path, "dense", "--method", "dense", "-k", "6")
+    _, hybrid = retrieve(tmp_path, "hybrid", "--method", "hybrid", "-k", "6")
+    for q in QUERIES:
+        expected: dict[str, float] = {}
+        for first in (bm25[q], dense[q]):
+            for rank, doc in enumerate(ranking(first), start=1):
+                expected[doc] = expected.get(doc, 0.0) + 1 / (RRF_K + rank)
+        assert set(hybrid[q]) == set(expected)
+        assert all(hybrid[q][d] == pytest.approx(expected[d], abs=1e-12) for d in expected)
+
+
+def test_fusion_values_by_hand_with_ties_broken_by_corpus_order():
+    ranks = [(np.array([0, 1]), np.array([9.0, 8.0])), (np.array([1, 2]), np.array([0.9, 0.8]))]
+    (positions, scores), = fuse([[ranks[0]], [ranks[1]]], k=10)
+    assert positions.tolist() == [1, 0, 2]
+    assert scores.tolist() == [1 / 62 + 1 / 61, 1 / 61, 1 / 62]
+    (positions, scores), = fuse([[(np.array([3]), np.array([1.0]))], [(np.array([2]), np.array([1.0]))]], k=10)
+    assert positions.tolist() == [2, 3]
+    assert scores[0] == 1 / 61 and scores[1] == np.nextafter(1 / 61, 0)
+
+
+def test_strictly_ranked_breaks_ties_by_position_and_cuts_at_k():
+    positions, scores = strictly_ranked(np.array([5, 2, 7, 1]), np.array([0.5, 0.5, 0.9, 0.5]), k=3)
+    assert positions.tolist() == [7, 1, 2]
+    assert scores[0] == 0.9 and scores[1] == 0.5 and 0.5 > scores[2] > 0.4999999
+
+
+def test_rerank_orders_only_the_first_stage_candidates_by_dense_cosine(tmp_path):
+    corpus, golden = write_inputs(tmp_path)
+    first = tmp_path / "first.run"
+    candidates = {"q1": ["rain#0", "ships#0", "bread#0"], "q2": ["cats#0", "chess#0", "rain#0"]}
+    first.write_text("".join(
+        f"{q} Q0 {d} {r} {10 - r} first\n" for q, docs in candidates.items() for r, d in enumerate(docs, start=1)
+    ))
+    out = tmp_path / "reranked.run"
+    result = run_cli("retrieve", "--corpus", corpus, "--golden", golden, "--run", first, "--rerank", "dense",
+                     "--rerank-depth", "2", "-o", out)
+    assert result.exit_code == 0, result.output
+    run = read_run(out).to_dict()
+    assert set(run) == {"q1", "q2"}
+    ids = list(TEXTS)
+    cosine = brute_force_cosine(list(TEXTS.values()), list(QUERIES.values()))
+    for row, q in enumerate(["q1", "q2"]):
+        top = candidates[q][:2]
+        assert set(run[q]) == set(top)
+        assert ranking(run[q]) == sorted(top, key=lambda d: -cosine[row, ids.index(d)])
+    assert ranking(run["q2"])[0] == "chess#0"
+
+
+def test_rerank_of_the_methods_own_output_keeps_its_candidates(tmp_path):
+    _, bm25 = retrieve(tmp_path, "bm25", "--method", "bm25", "-k", "2")
+    _, reranked = retrieve(tmp_path, "bm25-dense", "--method", "bm25", "-k", "2", "--rerank", "dense", "--rerank-depth", "2")
+    assert {q: set(d) for q, d in reranked.items()} == {q: set(d) for q, d in bm25.items()}
+
+
+@pytest.mark.parametrize("options, code, message", [
+    (["-k", "0"], 2, "-k must be a positive number"),
+    (["--rerank", "dense", "--rerank-depth", "-1"], 2, "--rerank-depth must be positive"),
+    (["--run", "first.run"], 2, "add --rerank dense"),
+    (["--run", "first.run", "--rerank", "dense", "--method", "bm25"], 2, "not both"),
+    (["--run", "first.run", "--rerank", "dense"], 1, "chunk 'nowhere#3' (query 'q1') is not in"),
+    (["--run", "missing.run", "--rerank", "dense"], 1, "missing.run: no such file"),
+])
+def test_bad_input_gives_one_clear_line(tmp_path, monkeypatch, options, code, message):
+    monkeypatch.chdir(tmp_path)
+    corpus, golden = write_inputs(tmp_path)
+    (tmp_path / "first.run").write_text("q1 Q0 bread#0 1 2.0 x\nq1 Q0 nowhere#3 2 1.0 x\n")
+    result = run_cli("retrieve", "--corpus", corpus, "--golden", golden, "-o", "out.run", *options)
+    assert result.exit_code == code
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.output
+    assert not (tmp_path / "out.run").exists()
+
+
+def test_missing_corpus_and_broken_golden_are_one_line_errors(tmp_path):
+    corpus, golden = write_inputs(tmp_path)
+    result = run_cli("retrieve", "--corpus", tmp_path / "nope.jsonl", "--golden", golden, "-o", tmp_path / "x.run")
+    assert result.exit_code == 1 and result.output.strip() == f"semrel: error: {tmp_path / 'nope.jsonl'}: no such file (check the path)"
+    (tmp_path / "golden.jsonl").write_text('{"query_id": "q1", "query": "a"}\n{"query_id": "q2"\n')
+    result = run_cli("retrieve", "--corpus", corpus, "--golden", golden, "-o", tmp_path / "x.run")
+    assert result.exit_code == 1 and f"{golden}:2: invalid JSON" in result.output

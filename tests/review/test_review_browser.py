@@ -1,0 +1,159 @@
+"""The review page in a real headless browser (Debian's chromium driven by Playwright) against
+a real `semrel review serve` process: keyboard review, restart and resume, escaping, speed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+from pathlib import Path
+
+import pytest
+from review_helpers import write_pool
+from review_web_helpers import Server, write_large_pool
+from test_review_processes import query
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync"]
+DOCS_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "review-web.png"
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+if not Path(CHROMIUM).exists():
+    pytest.skip(f"no browser at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+def open_review(browser, server: Server, name: str):
+    """A fresh browser session signed in as `name`, showing its first task."""
+    page = browser.new_context(viewport={"width": 1100, "height": 900}).new_page()
+    page.goto(server.link)
+    page.fill("#name", name)
+    page.press("#name", "Enter")
+    page.wait_for_selector("#chunk[data-task-id]")
+    return page
+
+
+def shown(page) -> tuple[str, str]:
+    return page.inner_text("#query-id"), page.inner_text("#chunk-id")
+
+
+def press(page, key: str) -> None:
+    """A key press, returning once the page has shown what the server answered."""
+    before = page.evaluate("window.semrelReview.roundTrips.length")
+    page.keyboard.press(key)
+    page.wait_for_function("n => window.semrelReview.roundTrips.length > n", arg=before)
+
+
+def decisions(db: str) -> list[tuple]:
+    return query(db, "SELECT d.reviewer, d.kind, d.grade, t.query_id, t.chunk_id FROM decisions d"
+                     " JOIN tasks t ON t.id = d.task_id ORDER BY d.id")
+
+
+def test_grade_undo_skip_quit_restart_and_resume(browser, tmp_path):
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    with Server(db, pool) as server:  # highlights on: the screenshot shows them
+        page = open_review(browser, server, "alice")
+        page.wait_for_selector("#chunk mark", timeout=120_000)
+        assert page.inner_text("#progress").startswith("0/12 reviewed")
+        assert "proposed grade" in page.inner_text("#judge")
+        page.screenshot(path=str(tmp_path / "review-web.png"), full_page=True)
+        first = shown(page)
+        press(page, "1")
+        second = shown(page)
+        press(page, "n")
+        press(page, "u")  # the grade on `second` is taken back: it is shown again
+        assert shown(page) == second and "undid your decision" in page.inner_text("#message")
+        press(page, "s")
+        third = shown(page)
+        page.keyboard.press("f")
+        page.wait_for_selector("#message:text-is('flagged')")
+        page.keyboard.press("m")
+        page.keyboard.type("check <b>units</b>")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#message:text-is('note saved')")
+        assert shown(page) == third
+        press(page, "y")
+        fourth = shown(page)
+        page.keyboard.press("q")
+        page.wait_for_selector("#name")
+    made = [("alice", "grade", 1) + first, ("alice", "grade", 0) + second, ("alice", "undo", None) + second,
+            ("alice", "skip", None) + second, ("alice", "flag", None) + third, ("alice", "note", None) + third,
+            ("alice", "grade", 1) + third]
+    assert decisions(db) == made
+    assert query(db, "SELECT note FROM decisions WHERE kind = 'note'") == [("check <b>units</b>",)]
+    DOCS_SCREENSHOT.parent.mkdir(exist_ok=True)
+    shutil.copyfile(tmp_path / "review-web.png", DOCS_SCREENSHOT)
+
+    with Server(db, None, "--no-highlight") as server:  # restarted; the files are not needed to resume
+        page = open_review(browser, server, "alice")
+        assert shown(page) == fourth  # held by alice before she quit
+        assert page.inner_text("#progress").startswith("3/12 reviewed (25%) · yours 3")
+        page.goto(server.base + "/recent")
+        rows = page.locator("table.recent tbody tr")
+        assert rows.count() == 3 and rows.nth(0).locator("td.grade").inner_text() == "1"
+        rows.nth(0).locator("button[value='0']").click()  # change the latest grade
+        page.wait_for_load_state()
+        assert page.locator("table.recent tbody tr").nth(0).locator("td.grade").inner_text() == "0"
+    assert decisions(db) == made + [("alice", "undo", None) + third, ("alice", "grade", 0) + third]
+    assert query(db, "SELECT count(*) FROM live WHERE reviewer = 'alice'") == [(3,)]
+
+
+def hostile_pool(folder: Path) -> dict:
+    """The small pool with markup and script in a chunk, a query and an answer."""
+    pool = write_pool(folder)
+    script = '<script>alert(1)</script> and <img src=x onerror="alert(2)"> end'
+    corpus = [json.loads(line) for line in Path(pool["corpus"]).read_text().splitlines()]
+    corpus[0]["text"] = script
+    Path(pool["corpus"]).write_text("".join(json.dumps(c) + "\n" for c in corpus))
+    golden = [json.loads(line) for line in Path(pool["golden"]).read_text().splitlines()]
+    for item in golden:
+        item["query"], item["reference_answer"] = "<b onmouseover=alert(3)>bold?</b>", "<svg onload=alert(4)>"
+    Path(pool["golden"]).write_text("".join(json.dumps(g) + "\n" for g in golden))
+    return pool
+
+
+def test_markup_in_the_data_is_shown_as_text_and_runs_nothing(browser, tmp_path):
+    pool, db = hostile_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    with Server(db, pool, "--no-highlight", "--order", "query") as server:  # q1/c1 (the script chunk) first
+        page = open_review(browser, server, "alice")
+        dialogs, errors = [], []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.on("console", lambda message: message.type == "error" and errors.append(message.text))
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.reload()
+        page.wait_for_selector("#chunk[data-task-id]")
+        assert shown(page) == ("q1", "c1")
+        assert page.inner_text("#chunk") == '<script>alert(1)</script> and <img src=x onerror="alert(2)"> end'
+        assert page.inner_text("#query") == "<b onmouseover=alert(3)>bold?</b>"
+        assert page.inner_text("#answers") == "<svg onload=alert(4)>"
+        assert page.locator("main img, main script, main svg, main b").count() == 0
+        page.hover("#query")
+        press(page, "0")
+        page.goto(server.base + "/recent")  # the same texts in a server-rendered page
+        assert "<script>alert(1)</script>" in page.inner_text("table.recent")
+        assert page.locator("main img, main script, main svg, main b").count() == 0
+    assert dialogs == [] and errors == []
+
+
+def test_keyboard_review_of_50_items_round_trips(browser, tmp_path, capsys):
+    pool = write_large_pool(tmp_path / "pool", queries=10, chunks=6)
+    db = str(tmp_path / "reviews.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice")
+        keys = "10yn" * 13
+        for key in keys[:50]:
+            press(page, key)
+        trips = page.evaluate("window.semrelReview.roundTrips")
+    assert len(trips) == 50
+    assert query(db, "SELECT count(*), sum(grade) FROM live WHERE reviewer = 'alice'") == [(50, 25)]
+    median, p90 = statistics.median(trips), statistics.quantiles(trips, n=10)[-1]
+    with capsys.disabled():
+        print(f"\nkey press to next item shown, 50 decisions: median {median:.1f} ms, p90 {p90:.1f} ms")

@@ -1,0 +1,53 @@
+"""Highlights: the chunk tokens BERTScore matches to the answer, with the real MiniLM model."""
+
+from __future__ import annotations
+
+import json
+
+from review_helpers import write_pool
+
+from semrel.cli.review_terminal import highlighted
+from semrel.review.highlight import WINDOW_TOKENS, token_similarities
+
+CHUNK = "To fix a flat tyre, remove the wheel and find the puncture. Patch the inner tube with glue."
+
+
+def test_answer_words_match_strongest_and_spans_are_the_chunk_tokens():
+    spans = token_similarities(CHUNK, ["Patch the inner tube."])
+    words = {CHUNK[a:b]: s for a, b, s in spans}
+    assert all(0 <= a < b <= len(CHUNK) for a, b, _ in spans)
+    assert [CHUNK[a:b] for a, b, _ in spans][:4] == ["To", "fix", "a", "flat"]
+    assert min(words["Patch"], words["inner"], words["tube"]) > max(words["wheel"], words["remove"], words["glue"])
+    assert 0.8 < words["tube"] <= 1.0 + 1e-6
+
+
+def test_several_answers_take_the_best_match_and_long_chunks_are_not_truncated():
+    spans_one = token_similarities(CHUNK, ["Patch the inner tube."])
+    spans_two = token_similarities(CHUNK, ["Patch the inner tube.", "Remove the wheel."])
+    assert all(two >= one - 1e-6 for (_, _, one), (_, _, two) in zip(spans_one, spans_two))
+    long_chunk = "spoke " * (WINDOW_TOKENS * 2) + "patch the tube"
+    spans = token_similarities(long_chunk, ["Patch the inner tube."])
+    assert len(spans) == WINDOW_TOKENS * 2 + 3
+    assert long_chunk[spans[-1][0]:spans[-1][1]] == "tube" and spans[-1][2] > spans[0][2]
+    assert token_similarities(CHUNK, [""]) == []
+
+
+def test_review_start_shows_highlights_without_changing_the_text(tmp_path, cli):
+    pool = write_pool(tmp_path / "pool")
+    result = cli("review", "start", "--db", str(tmp_path / "r.sqlite"), "--reviewer", "a", "--judgments", pool["judgments"],
+                 "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"], "--thresholds", "0.5",
+                 input="q")
+    assert result.exit_code == 0, result.output
+    first_chunk = json.loads(open(pool["corpus"]).readline())["text"]
+    assert first_chunk in result.stdout
+
+
+def test_only_tokens_above_the_median_are_shaded_and_the_best_most():
+    spans = token_similarities(CHUNK, ["Patch the inner tube."])
+    text = highlighted(CHUNK, spans)
+    shaded = {CHUNK[s.start:s.end]: s.style for s in text.spans}
+    assert text.plain == CHUNK
+    assert {"Patch", "inner", "tube"} <= set(shaded)
+    assert len(shaded) <= len(spans) // 2 + 1
+    best = max(spans, key=lambda s: s[2])
+    assert shaded[CHUNK[best[0]:best[1]]].bold

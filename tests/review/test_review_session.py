@@ -1,0 +1,232 @@
+"""A whole review session through the CLI: grades, undo, skip, quit, resume, then the
+database, stats and export; plus the engine's rules (queue order, staleness, schema)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+
+import numpy as np
+import pytest
+from review_helpers import R_SCORES, queued_db, write_pool
+
+from semrel.errors import SemrelError
+from semrel.review.engine import QueueSettings, Session
+from semrel.review.order import review_queue
+from semrel.review.store import SCHEMA_VERSION, open_db
+
+
+def start(cli, pool, db, reviewer, keys, *extra):
+    args = ["review", "start", "--db", db, "--reviewer", reviewer, "--no-highlight"]
+    if pool:
+        args += ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"],
+                 "--golden", pool["golden"], "--thresholds", "0.5"]
+    return cli(*args, *extra, input=keys)
+
+
+def live(db):
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT t.query_id || '/' || t.chunk_id, l.kind, l.grade FROM live l JOIN tasks t ON t.id = l.task_id"
+            " ORDER BY t.position").fetchall()
+
+
+def test_session_end_to_end(tmp_path, cli):
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "reviews.sqlite")
+    # grade 1, grade 0, undo (takes back the 0), grade 1 again, skip, note, flag, quit
+    first = start(cli, pool, db, "alice", "10u1smworth a second look\nfq")
+    assert first.exit_code == 0, first.output
+    assert "undid your decision" in first.stdout and "note saved" in first.stdout and "flagged" in first.stdout
+    assert "judge: P" in first.stdout and "proposed grade" in first.stdout
+    decided = live(db)
+    assert [kind for _, kind, _ in decided] == ["grade", "grade", "skip"]
+    assert [grade for _, _, grade in decided] == [1, 1, None]
+    with sqlite3.connect(db) as conn:
+        kinds = [k for (k,) in conn.execute("SELECT kind FROM decisions ORDER BY id")]
+        assert kinds == ["grade", "grade", "undo", "grade", "skip", "note", "flag"]
+        assert conn.execute("SELECT note FROM decisions WHERE kind = 'note'").fetchone()[0] == "worth a second look"
+        undone = conn.execute("SELECT undoes FROM decisions WHERE kind = 'undo'").fetchone()[0]
+        assert conn.execute("SELECT kind, grade FROM decisions WHERE id = ?", (undone,)).fetchone() == ("grade", 0)
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        shown_next = conn.execute(
+            "SELECT query_id || '/' || chunk_id FROM tasks WHERE position = 3").fetchone()[0]
+
+    # resume without the input files: the fourth task comes first; grade everything left with y/n
+    second = start(cli, None, db, "alice", "ynynynynynyn")
+    assert second.exit_code == 0, second.output
+    first_query = re.search(r"query (\S+) ", second.stdout).group(1)
+    first_chunk = re.search(r"chunk (\S+) ", second.stdout).group(1)
+    assert f"{first_query}/{first_chunk}" == shown_next
+    assert "3/12 reviewed" in second.stdout.splitlines()[0]
+    assert "all 12 tasks are reviewed" in second.stdout
+    decided = live(db)
+    assert len(decided) == 12 and sum(kind == "skip" for _, kind, _ in decided) == 1
+
+    stats = cli("review", "stats", "--db", db, "--format", "json")
+    assert stats.exit_code == 0, stats.output
+    report = json.loads(stats.stdout)
+    (alice,) = report["reviewers"]
+    assert (alice["graded"], alice["skipped"], alice["undos"], alice["flags"], alice["notes"]) == (11, 1, 1, 1, 1)
+    (vs_judge,) = report["agreement"]
+    assert vs_judge["first"] == "alice" and vs_judge["second"] == "judge" and vs_judge["n"] == 11
+    human = {pair: grade for pair, kind, grade in decided if kind == "grade"}
+    judge = {f"{q}/{c}": int(r >= 0.5) for (q, c), r in R_SCORES.items()}
+    agreeing = sum(human[p] == judge[p] for p in human)
+    assert vs_judge["percent_agreement"] == pytest.approx(100.0 * agreeing / 11)
+    assert sum(map(sum, vs_judge["confusion"])) == 11
+    assert "alice vs judge" in cli("review", "stats", "--db", db).stdout
+
+    out = tmp_path / "reviewed.qrels"
+    exported = cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(out))
+    assert exported.exit_code == 0, exported.output
+    rows = dict(((q + "/" + d), int(r)) for q, _, d, r in (line.split() for line in out.read_text().splitlines()))
+    skipped = next(p for p, kind, _ in decided if kind == "skip")
+    assert rows[skipped] == judge[skipped]  # a skipped pair keeps the derived label
+    assert all(rows[p] == g for p, g in human.items())
+    sources = [json.loads(line) for line in (tmp_path / "reviewed.qrels.sources.jsonl").read_text().splitlines()]
+    assert sum(s["source"] == "review" for s in sources) == 11 and sum(s["source"] == "judge" for s in sources) == 1
+    assert (tmp_path / "reviewed.qrels.manifest.json").exists()
+    assert (tmp_path / "reviewed.qrels.sources.jsonl.manifest.json").exists()
+
+
+def test_long_chunk_pages_and_blind_hides_the_judge(tmp_path, cli):
+    pool = write_pool(tmp_path / "pool")
+    corpus = (tmp_path / "pool" / "corpus.jsonl")
+    lines = corpus.read_text().splitlines()
+    long_text = " ".join(f"sentence{i} about bicycles." for i in range(200))
+    lines[0] = json.dumps({"_id": "c1", "title": "", "text": long_text})
+    corpus.write_text("\n".join(lines) + "\n")
+    db = str(tmp_path / "r.sqlite")
+    result = start(cli, pool, db, "bob", " bq", "--blind", "--page-lines", "5", "--order", "query")
+    assert result.exit_code == 0, result.output
+    assert "page 1/" in result.stdout and "page 2/" in result.stdout
+    assert "judge: P" not in result.stdout and "proposed grade" not in result.stdout
+    assert live(db) == []
+
+
+def test_unknown_key_and_help_leave_the_task_undecided(tmp_path, cli):
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "r.sqlite")
+    result = start(cli, pool, db, "carol", "x?q")
+    assert "unknown key 'x'" in result.stdout and "s skip" in result.stdout
+    assert live(db) == []
+
+
+def test_edited_texts_make_old_decisions_stale(tmp_path, cli):
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "r.sqlite")
+    start(cli, pool, db, "alice", "11q")
+    (first_pair, _, _), _ = live(db)
+    chunk_id = first_pair.split("/")[1]
+    corpus = tmp_path / "pool" / "corpus.jsonl"
+    corpus.write_text("".join(
+        json.dumps({**row, "text": row["text"] + " (edited)"} if row["_id"] == chunk_id else row) + "\n"
+        for row in map(json.loads, corpus.read_text().splitlines())))
+    again = start(cli, pool, db, "alice", "q")
+    assert "new texts" in again.stderr
+    assert all(chunk_id != pair.split("/")[1] for pair, _, _ in live(db))
+    report = json.loads(cli("review", "stats", "--db", db, "--format", "json").stdout)
+    assert report["reviewers"][0]["stale"] >= 1
+
+
+def test_resume_needs_all_four_inputs_or_none(tmp_path, cli):
+    pool = write_pool(tmp_path / "pool")
+    result = cli("review", "start", "--db", str(tmp_path / "r.sqlite"), "--reviewer", "a", "--judgments", pool["judgments"])
+    assert result.exit_code == 2 and "give all of --judgments" in result.stderr
+    fresh = cli("review", "start", "--db", str(tmp_path / "new.sqlite"), "--reviewer", "a", "--no-highlight")
+    assert fresh.exit_code == 1 and "the review database is new" in fresh.stderr
+
+
+def test_a_database_from_a_newer_version_is_refused(tmp_path, cli):
+    db = tmp_path / "future.sqlite"
+    open_db(db).close()
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(SemrelError, match="newer semrel"):
+        open_db(db)
+    result = cli("review", "stats", "--db", str(db))
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1 and "upgrade semrel" in result.stderr
+
+
+def test_decisions_are_append_only(tmp_path):
+    conn, _ = queued_db(tmp_path)
+    session = Session(conn, "alice")
+    session.grade(session.next_task(), 1)
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("UPDATE decisions SET grade = 0")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("DELETE FROM decisions")
+
+
+def test_overlap_items_go_to_every_reviewer_the_rest_to_one(tmp_path):
+    conn, _ = queued_db(tmp_path, QueueSettings(overlap=3))
+    alice, bob = Session(conn, "alice"), Session(open_db(tmp_path / "r.sqlite"), "bob")
+    seen = {"alice": [], "bob": []}
+    while True:  # alternate until both run dry
+        progressed = False
+        for name, session in (("alice", alice), ("bob", bob)):
+            task = session.next_task()
+            if task is not None:
+                seen[name].append(task.position)
+                session.grade(task, 1)
+                progressed = True
+        if not progressed:
+            break
+    shared = set(seen["alice"]) & set(seen["bob"])
+    assert shared == {0, 1, 2}
+    assert sorted(set(seen["alice"]) | set(seen["bob"])) == list(range(12))
+    assert len(seen["alice"]) + len(seen["bob"]) == 12 + 3
+
+
+def test_uncertain_order_mixes_a_random_sample_that_is_a_permutation_prefix():
+    rng = np.random.default_rng(0)
+    distance = rng.uniform(size=200)
+    queue = review_queue(distance, ["q"] * 200, "uncertain", random_share=0.25, seed=3, limit=80)
+    assert len(queue.order) == 80 and len(set(queue.order.tolist())) == 80
+    permutation = np.random.default_rng(3).permutation(200)
+    ranked = np.flatnonzero(queue.sample_rank >= 0)
+    assert set(ranked.tolist()) <= set(queue.order.tolist())  # every sampled item is queued
+    assert sorted(queue.sample_rank[ranked].tolist()) == list(range(len(ranked)))
+    assert set(ranked.tolist()) == set(permutation[: len(ranked)].tolist())  # a prefix of the permutation
+    unsampled = [i for i in queue.order.tolist() if queue.sample_rank[i] < 0]
+    assert distance[unsampled].tolist() == sorted(distance[unsampled].tolist())  # the rest: nearest first
+    assert len(ranked) >= 20
+    assert queue.order[0] == int(np.argmin(distance))
+
+
+def test_a_database_locked_past_the_timeout_is_one_clear_error(tmp_path, monkeypatch):
+    from semrel.review import store
+
+    db = tmp_path / "r.sqlite"
+    open_db(db).close()
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holding the write lock
+    try:
+        monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 50)
+        conn = open_db(db)
+        with pytest.raises(SemrelError, match="database is locked.*nothing of this step was saved"):
+            Session(conn, "alice")
+    finally:
+        holder.execute("ROLLBACK")
+
+
+def test_revising_an_earlier_decision_replaces_it_and_keeps_the_history(tmp_path):
+    conn, _ = queued_db(tmp_path)
+    session = Session(conn, "alice")
+    first = session.next_task()
+    session.grade(first, 1)
+    second = session.next_task()
+    session.skip(second)
+    assert [(d.task.id, d.grade) for d in session.recent()] == [(second.id, None), (first.id, 1)]
+    session.revise(first, 0)
+    session.revise(second, 1)
+    assert [(d.task.id, d.grade) for d in session.recent()] == [(second.id, 1), (first.id, 0)]
+    assert session.progress().mine == 2 and session.next_task().position == 2
+    kinds = [tuple(r) for r in conn.execute("SELECT kind, grade FROM decisions ORDER BY id")]
+    assert kinds == [("grade", 1), ("skip", None), ("undo", None), ("grade", 0), ("undo", None), ("grade", 1)]
+    with pytest.raises(SemrelError, match="outside 0..1"):
+        session.revise(first, 2)
+    assert session.task(first.id) == first and session.following(first, 2) == [second, session.task(session.next_task().id)]

@@ -1,0 +1,42 @@
+"""A simulated review (a labels file grading the queue), then calibration on the reviewed pairs
+measured on the pairs left out: the workflow of the COVID-QA measurement, on a small pool."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from review_helpers import R_SCORES, write_pool
+
+
+def test_simulate_export_and_calibrate_on_held_out_pairs(tmp_path, write, cli):
+    pool = write_pool(tmp_path / "pool")
+    relevant = [("q1", "c2"), ("q2", "c3"), ("q2", "c4"), ("q3", "c4")]  # by R: all >= 0.53, the rest <= 0.48
+    gold = write("gold.qrels", "".join(f"{q} 0 {c} 1\n" for q, c in relevant))
+    db = str(tmp_path / "sim.sqlite")
+    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"]]
+    simulated = cli("review", "simulate", "--db", db, "--reviewer", "gold", *files, "--thresholds", "0.3",
+                    "--limit", "8", "--random-share", "0.34", "--human", gold, "--unlisted-as-zero")
+    assert simulated.exit_code == 0, simulated.output
+    assert "graded 8 pairs" in simulated.stderr
+
+    reviewed = tmp_path / "reviewed.qrels"
+    cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(reviewed), "--only-reviewed")
+    lines = reviewed.read_text().splitlines()
+    assert len(lines) == 8
+    assert all(int(r) == int((q, c) in relevant) for q, _, c, r in map(str.split, lines))
+
+    result = cli("calibrate", "--judgments", pool["judgments"], "--human", str(reviewed), "--test", gold,
+                 "--test-unlisted-as-zero", "--format", "json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    (threshold,) = report["thresholds"]
+    reviewed_pairs = {(q, c) for q, _, c, _ in map(str.split, lines)}
+    assert report["n"] == 8 and report["test"]["n"] == 12 - 8
+    calibrated_scores = sorted(R_SCORES[p] for p in reviewed_pairs)
+    assert any(a < threshold <= b for a, b in zip(calibrated_scores, calibrated_scores[1:]))
+    assert report["kappa"] == pytest.approx(1.0)
+    held_out = {p: int(R_SCORES[p] >= threshold) for p in R_SCORES if p not in reviewed_pairs}
+    assert sum(map(sum, report["test"]["confusion"])) == 4
+    assert report["test"]["percent_agreement"] == pytest.approx(
+        100.0 * sum(held_out[p] == int(p in relevant) for p in held_out) / 4)
