@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from semrel.retrieval.retrieve import embed, no_progress, search_vectors
+from semrel.progress import no_progress
+from semrel.retrieval.retrieve import embed, search_vectors
 
 DIM = 384
 

@@ -1,10 +1,52 @@
-"""Progress of long work on stderr: counts, rate and time left, at most about once a second."""
+"""Progress of long work: one convention for the whole library, drawn on stderr by the CLI.
+
+A library function that runs long takes `steps: Steps` and reports through it:
+
+    with steps("encoding chunks", len(texts)) as advance:
+        for batch in batches:
+            ...
+            advance(len(batch))
+
+A step with total 0 only names itself (a stage of a report, say). The default, `no_progress`,
+prints nothing, so notebooks stay quiet; the CLI passes `stderr_steps`: counts, rate and time
+left on stderr, at most about once a second (every 10 s when stderr is not a terminal), so
+stdout stays clean for results.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
-from typing import TextIO
+from typing import Callable, ContextManager, Iterator, Protocol, TextIO
+
+Advance = Callable[[int], None]
+
+
+class Steps(Protocol):
+    def __call__(self, label: str, total: int) -> ContextManager[Advance]: ...
+
+
+def _ignore(count: int) -> None:
+    return None
+
+
+@contextlib.contextmanager
+def no_progress(label: str, total: int) -> Iterator[Advance]:
+    yield _ignore
+
+
+@contextlib.contextmanager
+def stderr_steps(label: str, total: int) -> Iterator[Advance]:
+    """Steps drawn on stderr as a ProgressLine (a bare 'semrel: label' line for a step of total 0)."""
+    if total <= 0:
+        sys.stderr.write(f"semrel: {label}\n")
+        sys.stderr.flush()
+        yield _ignore
+        return
+    line = ProgressLine(label, total)
+    yield line.add
+    line.close()
 
 
 def _duration(seconds: float) -> str:
@@ -13,37 +55,36 @@ def _duration(seconds: float) -> str:
 
 
 class ProgressLine:
-    """Named counters against totals; the rate and ETA follow the counter named `main`.
+    """A count against a total, with the rate and the time left.
 
     On a terminal the line is redrawn in place; elsewhere (logs, pipes) a new line is printed
-    every `every` seconds.
+    every `every` seconds, at least 10.
     """
 
-    def __init__(self, label: str, totals: dict[str, int], main: str, stream: TextIO | None = None, every: float = 1.0):
-        self.label, self.totals, self.main = label, dict(totals), main
-        self.done = {name: 0 for name in totals}
+    def __init__(self, label: str, total: int, stream: TextIO | None = None, every: float = 1.0):
+        self.label, self.total, self.done = label, total, 0
         self.stream = stream or sys.stderr
-        self.every = every if self.stream.isatty() else max(every, 10.0)
+        self.tty = self.stream.isatty()
+        self.every = every if self.tty else max(every, 10.0)
         self.started = self.last = time.monotonic()
 
-    def add(self, name: str, count: int = 1) -> None:
-        self.done[name] += count
+    def add(self, count: int = 1) -> None:
+        self.done += count
         if time.monotonic() - self.last >= self.every:
             self.show()
 
     def text(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
-        parts = [f"{name} {self.done[name]}/{self.totals[name]}" for name in self.totals]
-        rate = self.done[self.main] / elapsed
-        left = self.totals[self.main] - self.done[self.main]
-        parts.append(f"{rate:.1f} {self.main}/s")
+        rate = self.done / elapsed
+        parts = [f"{self.done}/{self.total}", f"{rate:.1f}/s"]
+        left = self.total - self.done
         if rate > 0 and left > 0:
             parts.append(f"ETA {_duration(left / rate)}")
-        return f"{self.label}: " + ", ".join(parts)
+        return f"semrel: {self.label}: " + ", ".join(parts)
 
     def show(self, final: bool = False) -> None:
         self.last = time.monotonic()
-        if self.stream.isatty():
+        if self.tty:
             self.stream.write("\r\033[K" + self.text() + ("\n" if final else ""))
         else:
             self.stream.write(self.text() + "\n")

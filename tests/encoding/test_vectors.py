@@ -8,18 +8,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from helpers import run
 
-from semrel.cli import main
 from semrel.encoding.models import resolve_model
 from semrel.formats.corpus import read_corpus
-from semrel.retrieval.retrieve import embed, indexed_text, no_progress, search_vectors, top_k
+from semrel.progress import no_progress
+from semrel.retrieval.retrieve import embed, indexed_text, search_vectors, top_k
 
 DATA = Path(__file__).parents[2] / "data"
 
 
 def cli(*args):
-    result = CliRunner().invoke(main, [str(a) for a in args])
+    result = run(*args)
     assert result.exit_code == 0, result.output
     return result
 

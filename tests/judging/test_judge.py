@@ -10,10 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from helpers import run
 
 import semrel
-from semrel.cli import main
 from semrel.encoding.models import resolve_model
 from semrel.judging.checkpoint import Checkpoint
 
@@ -106,7 +105,7 @@ def _references(data) -> dict[str, list[str]]:
 
 @pytest.mark.parametrize("idf", [False, True])
 def test_scores_equal_bert_score_on_hundreds_of_real_pairs(data, idf):
-    result = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], idf=idf, progress=False)
+    result = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], idf=idf)
     assert {(j.query_id, j.chunk_id) for j in result.judgments} == data["expected_pairs"]
     assert len(result.judgments) >= 250
     assert result.params["layer"] == 6 and result.params["idf"] is idf
@@ -128,9 +127,9 @@ def test_texts_encoded_in_slices_score_as_in_one(data, monkeypatch):
     """The judge tokenizes and batches a bounded slice of texts at a time; slicing changes no score."""
     import semrel.judging.judge
 
-    whole = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=False, progress=False)
+    whole = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=False)
     monkeypatch.setattr(semrel.judging.judge, "ENCODE_SLICE", 7)
-    sliced = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=False, progress=False)
+    sliced = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=False)
     assert [(j.query_id, j.chunk_id) for j in sliced.judgments] == [(j.query_id, j.chunk_id) for j in whole.judgments]
     assert sliced.encoded == whole.encoded > 7 * 5  # many slices, each text once
     assert np.abs(_scores(sliced.judgments) - _scores(whole.judgments)).max() < 1e-6
@@ -138,7 +137,7 @@ def test_texts_encoded_in_slices_score_as_in_one(data, monkeypatch):
 
 def test_lower_layer_equals_bert_score_and_runs_only_those_layers(data):
     subset = data["golden"][:4]
-    result = semrel.judge(data["corpus"], [_item(g) for g in subset], None, cache=data["cache"], layer=3, progress=False)
+    result = semrel.judge(data["corpus"], [_item(g) for g in subset], None, cache=data["cache"], layer=3)
     references = _references(data)
     expected = _bert_score([data["chunks"][j.chunk_id] for j in result.judgments],
                            [references[j.query_id] for j in result.judgments], num_layers=3)
@@ -164,24 +163,24 @@ def test_long_chunk_is_scored_in_windows_and_finds_an_answer_at_its_end(tmp_path
     corpus = _write_jsonl(tmp_path / "corpus.jsonl", chunks)
     golden = _write_jsonl(tmp_path / "golden.jsonl", [{"query_id": "q", "query": "main cause?", "reference_answer": answer,
                                                       "gold_chunk_ids": ["long", "short"]}])
-    result = semrel.judge(corpus, golden, None, tmp_path / "j.jsonl", cache=tmp_path / "cache", progress=False)
+    result = semrel.judge(corpus, golden, None, tmp_path / "j.jsonl", cache=tmp_path / "cache")
     recall = {j.chunk_id: j.R for j in result.judgments}
     assert result.windowed == 1 and result.params["windows"]["windowed_chunks"] == 1
     assert abs(recall["long"] - recall["short"]) < 0.05
     truncated = _bert_score([chunks[0]["text"]], [answer], num_layers=6)[0]  # bert_score cuts at 512 tokens
     assert recall["long"] - truncated[1] > 0.2
-    narrow = semrel.judge(corpus, golden, None, window=256, cache=tmp_path / "cache", progress=False)
+    narrow = semrel.judge(corpus, golden, None, window=256, cache=tmp_path / "cache")
     assert abs(narrow.judgments[0].R - recall["short"]) < 0.05 and narrow.params["windows"]["tokens"] == 256
 
 
 def test_warm_cache_encodes_nothing_and_new_texts_only_once(data, tmp_path):
-    first = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], progress=False)
-    again = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], progress=False)
+    first = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"])
+    again = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"])
     assert again.encoded == 0 and again.cached > 0
     assert np.array_equal(_scores(first.judgments), _scores(again.judgments))
     unseen = next(c for c in data["chunks"] if data["chunks"][c] not in {data["chunks"][j.chunk_id] for j in first.judgments})
     pool = _write_pool(tmp_path / "pool.tsv", [(data["golden"][0]["query_id"], unseen, "bm25")])
-    more = semrel.judge(data["corpus"], data["golden_path"], pool, cache=data["cache"], progress=False)
+    more = semrel.judge(data["corpus"], data["golden_path"], pool, cache=data["cache"])
     assert more.encoded == 1
 
 
@@ -200,17 +199,17 @@ def test_interrupted_run_resumes_without_redoing_finished_pairs(data, tmp_path, 
 
     monkeypatch.setattr(Checkpoint, "append", stop_after_two)
     with pytest.raises(KeyboardInterrupt):
-        semrel.judge(data["corpus"], golden, pool, output, cache=False, progress=False)
+        semrel.judge(data["corpus"], golden, pool, output, cache=False)
     monkeypatch.setattr(Checkpoint, "append", original)
     partial = Path(f"{output}.partial")
     assert partial.exists() and not output.exists()
     finished = len(partial.read_text().splitlines()) - 1
     with open(partial, "a") as handle:
         handle.write('{"kind": "pair", "query_id": "q')  # the line being written when the process died
-    resumed = semrel.judge(data["corpus"], golden, pool, output, cache=False, progress=False)
+    resumed = semrel.judge(data["corpus"], golden, pool, output, cache=False)
     assert resumed.resumed == finished > 0
     assert not partial.exists() and output.exists()
-    fresh = semrel.judge(data["corpus"], golden, pool, cache=False, progress=False)
+    fresh = semrel.judge(data["corpus"], golden, pool, cache=False)
     assert [(j.query_id, j.chunk_id) for j in resumed.judgments] == [(j.query_id, j.chunk_id) for j in fresh.judgments]
     assert np.abs(_scores(resumed.judgments) - _scores(fresh.judgments)).max() < 1e-6
     assert resumed.encoded < fresh.encoded
@@ -218,9 +217,9 @@ def test_interrupted_run_resumes_without_redoing_finished_pairs(data, tmp_path, 
 
 def test_corpus_rescaling_records_its_baseline(data, tmp_path):
     output = tmp_path / "j.jsonl"
-    raw = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], progress=False)
+    raw = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"])
     scaled = semrel.judge(data["corpus"], data["golden_path"], data["pool"], output, cache=data["cache"], rescale="corpus",
-                          baseline_pairs=40, seed=3, progress=False)
+                          baseline_pairs=40, seed=3)
     baseline = json.loads(Path(f"{output}.manifest.json").read_text())["params"]["baseline"]
     assert baseline["source"] == "corpus" and baseline["pairs"] == 40 and baseline["seed"] == 3
     b = np.array([baseline[k] for k in "PRF"])
@@ -232,8 +231,8 @@ def test_shipped_baseline_and_recommended_layer_follow_bert_score(data, tmp_path
     folder = tmp_path / "distilbert-base-uncased"  # a local folder named like a model in bert_score's tables
     folder.symlink_to(resolve_model(), target_is_directory=True)
     golden = [_item(g) for g in data["golden"][:3]]
-    raw = semrel.judge(data["corpus"], golden, None, model=str(folder), layer=5, cache=data["cache"], progress=False)
-    scaled = semrel.judge(data["corpus"], golden, None, model=str(folder), rescale="baseline", cache=data["cache"], progress=False)
+    raw = semrel.judge(data["corpus"], golden, None, model=str(folder), layer=5, cache=data["cache"])
+    scaled = semrel.judge(data["corpus"], golden, None, model=str(folder), rescale="baseline", cache=data["cache"])
     assert scaled.params["layer"] == 5 and "recommended" in scaled.params["layer_source"]
     rows = Path(scaled.params["baseline"]["source"]).read_text().splitlines()
     b = np.array([float(v) for v in rows[1 + 5].split(",")[1:4]])
@@ -241,7 +240,7 @@ def test_shipped_baseline_and_recommended_layer_follow_bert_score(data, tmp_path
 
 
 def _run(*args) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(map(str, args)))
+    result = run(*args)
     return result.exit_code, result.output
 
 

@@ -18,10 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from helpers import run
 
 import semrel
-from semrel.cli import main
 from semrel.formats.pool import write_pool
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -33,7 +32,7 @@ def inputs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("resume")
     for args in (["corpus", "chunk", DATA / "docs", "--size", "40", "--overlap", "25", "-o", folder / "corpus.jsonl"],
                  ["golden", "import", DATA / "golden.csv", "--corpus", folder / "corpus.jsonl", "-o", folder / "golden.jsonl"]):
-        result = CliRunner().invoke(main, list(map(str, args)))
+        result = run(*args)
         assert result.exit_code == 0, result.output
     chunks = [json.loads(line)["_id"] for line in (folder / "corpus.jsonl").read_text().splitlines()]
     queries = [json.loads(line)["query_id"] for line in (folder / "golden.jsonl").read_text().splitlines()]
@@ -96,7 +95,7 @@ def test_killed_and_interrupted_runs_resume_scoring_every_pair_exactly_once(inpu
     assert not partial.exists()
 
     rows = [json.loads(line) for line in (folder / "j.jsonl").read_text().splitlines()]
-    fresh = semrel.judge(folder / "corpus.jsonl", folder / "golden.jsonl", folder / "pool.tsv", cache=folder / "cache", progress=False)
+    fresh = semrel.judge(folder / "corpus.jsonl", folder / "golden.jsonl", folder / "pool.tsv", cache=folder / "cache")
     assert fresh.encoded == 0  # every text was encoded (once) by the stopped runs and cached
     assert [(r["query_id"], r["chunk_id"], r["source"]) for r in rows] == [(j.query_id, j.chunk_id, j.source) for j in fresh.judgments]
     assert np.abs(np.array([[r[k] for k in "PRF"] for r in rows]) - np.array([[j.P, j.R, j.F] for j in fresh.judgments])).max() < 1e-6

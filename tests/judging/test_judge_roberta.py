@@ -74,7 +74,7 @@ def _bert_score(model: Path, cands: list[str], refs: list[str], **kwargs) -> np.
 
 def _compare(model: Path, data, idf: bool) -> float:
     chunks, golden, pool = data
-    result = semrel.judge(chunks, golden, pool, model=str(model), layer=2, idf=idf, cache=False, progress=False)
+    result = semrel.judge(chunks, golden, pool, model=str(model), layer=2, idf=idf, cache=False)
     assert len(result.judgments) == 90 and result.windowed == 0 and result.params["layer"] == 2
     texts = {c.id: c.text for c in chunks}
     answers = {g.query_id: g.reference_answers[0] for g in golden}

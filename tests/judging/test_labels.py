@@ -6,10 +6,9 @@ import json
 import sys
 
 import pytest
-from click.testing import CliRunner
+from helpers import run
 
 import semrel
-from semrel.cli import main
 from semrel.errors import UsageError
 from semrel.formats import read_qrels
 from semrel.records import Judgment
@@ -33,7 +32,7 @@ def judgments(tmp_path):
 
 
 def _run(*args):
-    result = CliRunner().invoke(main, [str(a) for a in args])
+    result = run(*args)
     return result.exit_code, result.output
 
 

@@ -20,8 +20,8 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..formats import read_qrels
+from ..judging.labels import reached
 from ..records import Judgment
-from ..review.order import grade_of
 from .agreement import Agreement, Weights, agreement, kappa_from_confusion
 
 EXHAUSTIVE_COMBINATIONS = 200_000
@@ -106,7 +106,7 @@ def graded_agreement(scores: np.ndarray, human: np.ndarray, thresholds: list[flo
                      resamples: int = 1000, seed: int = 0) -> Agreement:
     """Agreement of human grades (rows) with the grades the thresholds give (columns); negative
     human grades count as 0. Used on held-out pairs, it is the honest figure calibration lacks."""
-    predicted = grade_of(scores, thresholds)
+    predicted = reached(scores, thresholds)
     return agreement(np.maximum(human, 0), predicted, weights, labels=range(len(thresholds) + 1),
                      resamples=resamples, seed=seed)
 

@@ -17,7 +17,6 @@ interval has zero width.
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import Mapping, Sequence
@@ -26,12 +25,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import ValidationError
 from ..evaluation.measures import Measure
 from ..evaluation.metrics import evaluate
 from ..records import Qrels, Run
-from ..review.adjudicate import adjudicate, grades_by_pair, human_grades
-from ..review.store import open_db
 
 Pair = tuple[str, str]
 
@@ -58,25 +54,6 @@ class ReviewedSample:
 
     grades: dict[Pair, int]
     pool: int
-
-
-def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSample:
-    """The longest prefix of the review queue's random sample that has been decided (graded
-    or skipped), less the skipped pairs; grades of several reviewers settled by `rule`."""
-    conn = open_db(db, create=False)
-    pool = conn.execute("SELECT value FROM meta WHERE key = 'pool_size'").fetchone()
-    first_open = conn.execute(
-        "SELECT min(sample_rank) FROM tasks t WHERE sample_rank IS NOT NULL"
-        " AND NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id)"
-    ).fetchone()[0]
-    grades = [g for g in human_grades(conn) if g.sample_rank is not None and (first_open is None or g.sample_rank < first_open)]
-    if not grades:
-        raise ValidationError(
-            f"{db}: no pair of the random sample is reviewed yet (review in --order uncertain or random, "
-            "which mix in a random sample)"
-        )
-    settled = adjudicate(grades_by_pair(grades), rule, {g.reviewer for g in grades})
-    return ReviewedSample(settled, int(pool[0]))
 
 
 def _rows_of(query_ids: pa.Array, wanted: Sequence[str]) -> np.ndarray:

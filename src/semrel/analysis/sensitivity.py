@@ -14,7 +14,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -24,8 +24,10 @@ from ..evaluation.files import require_distinct_names
 from ..evaluation.measures import Measure
 from ..evaluation.metrics import evaluate_gradings
 from ..formats.files import atomic_writer
+from ..formats.judgments import COMPONENTS
 from ..formats.tables import Table, render
-from ..judging.labels import COMPONENTS, check_thresholds, reached
+from ..judging.labels import check_thresholds, reached
+from ..progress import Steps, no_progress
 from ..records import Judgment, Qrels, Run
 from .agreement import kendall_tau_b
 from .significance import StatSettings, adjust, chosen_p
@@ -134,7 +136,7 @@ def sensitivity(
     on: str = "R",
     settings: StatSettings = StatSettings(),
     rel_level: int = 1,
-    progress: Callable[[str], None] = lambda _: None,
+    steps: Steps = no_progress,
 ) -> Sensitivity:
     """Label `judgments` on `on` at each threshold (binary: score >= threshold) and at `at`,
     evaluate `runs` on each labelling, and test every pair of runs at every threshold (the p-values
@@ -151,9 +153,9 @@ def sensitivity(
     matches = [k for k, t in enumerate(grid) if abs(t - at) < 1e-9]
     points = grid if matches else grid + [at]
     ref = matches[0] if matches else len(grid)
-    progress(f"labelling at {len(points)} thresholds, evaluating {len(runs)} runs on each")
-    qrels = Qrels.from_columns(query_ids, chunk_ids, np.zeros(len(scores), dtype=np.int64))
-    graded = evaluate_gradings(qrels, [reached(scores, (t,)) for t in points], runs, measures, rel_level)
+    with steps(f"sensitivity: labelling at {len(points)} thresholds, evaluating {len(runs)} runs on each", 0):
+        qrels = Qrels.from_columns(query_ids, chunk_ids, np.zeros(len(scores), dtype=np.int64))
+        graded = evaluate_gradings(qrels, [reached(scores, (t,)) for t in points], runs, measures, rel_level)
     per_query = [[[e.values[m] for m in measures] for e in result] for result in graded]
     aggregates = [[[e.aggregate(m) for m in measures] for e in result] for result in graded]
     notes = _coverage_warnings(graded[ref], runs)
@@ -164,8 +166,8 @@ def sensitivity(
     pairs = list(itertools.combinations(range(len(names)), 2))
     first, second = [i for i, _ in pairs], [j for _, j in pairs]
     diffs = per_query_values[:, first] - per_query_values[:, second]  # (points, pairs, measures, queries)
-    progress(f"testing every pair of runs ({len(pairs)}) at each threshold ({settings.test} test)")
-    p = chosen_p(diffs.reshape(-1, diffs.shape[-1]).T, settings).reshape(diffs.shape[:-1])
+    with steps(f"sensitivity: testing every pair of runs ({len(pairs)}) at each threshold ({settings.test} test)", 0):
+        p = chosen_p(diffs.reshape(-1, diffs.shape[-1]).T, settings).reshape(diffs.shape[:-1])
     corrected = np.apply_along_axis(adjust, 1, p, settings.correction)  # each threshold and measure: one family
     mean = diffs.mean(axis=-1)
     significant = corrected < settings.alpha

@@ -1,7 +1,12 @@
-"""The click group and the one place where library errors become one line and an exit code."""
+"""The click group and the one place where library errors become one line and an exit code.
+
+Commands are imported when they are run (or listed by --help), so `semrel eval --help` loads
+eval's module and no other: neither Flask nor rich nor torch.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
@@ -10,7 +15,24 @@ from .. import __version__
 from ..errors import SemrelError
 
 
-class SemrelGroup(click.Group):
+class LazyGroup(click.Group):
+    """A group whose commands named in `lazy` ("name" -> "module:attribute") are imported on first use."""
+
+    def __init__(self, *args, lazy: dict[str, str] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy and name not in self.commands:
+            module, attribute = self.lazy[name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
+
+
+class SemrelGroup(LazyGroup):
     """Turns SemrelError (and a broken stdout pipe) into one line on stderr, never a traceback."""
 
     def invoke(self, ctx: click.Context):
@@ -41,7 +63,18 @@ def warn(message: str) -> None:
     click.echo(f"semrel: warning: {message}", err=True)
 
 
-@click.group(cls=SemrelGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100,
+COMMANDS = {name: f"semrel.cli.{target}" for name, target in {
+    "corpus": "corpus:corpus_group", "golden": "golden:golden_group", "retrieve": "retrieve:retrieve_command",
+    "pool": "pool:pool_command", "judge": "judge:judge_command", "label": "label:label_command",
+    "eval": "evaluate:eval_command", "compare": "compare:compare_command", "lift": "lift:lift_command",
+    "sensitivity": "sensitivity:sensitivity_command", "report": "report:report_command",
+    "review": "review:review_group", "calibrate": "calibrate:calibrate_command", "agree": "agree:agree_command",
+    "estimate": "estimate:estimate_command", "doctor": "doctor:doctor_command", "run": "run:run_command",
+    "init": "run:init_command",
+}.items()}
+
+
+@click.group(cls=SemrelGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100,
                                                 "auto_envvar_prefix": "SEMREL"})
 @click.version_option(__version__, "-V", "--version", prog_name="semrel", allow_from_autoenv=False)
 def main() -> None:

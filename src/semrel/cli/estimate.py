@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.ppi import Estimate, corrected_estimates, reviewed_sample
+from ..analysis.ppi import Estimate, corrected_estimates
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..formats import read_qrels, read_run
 from ..formats.tables import Table, render
+from ..review.adjudicate import reviewed_sample
 from .jsonout import json_text
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.ppi import corrected_estimates, reviewed_sample
+from ..analysis.ppi import corrected_estimates
 from ..errors import UsageError
 from ..evaluation.files import evaluate_files
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
+from ..evaluation.render import render_evaluations
 from ..formats import read_qrels, read_run
-from ..formats.tables import FORMATS, render_evaluations
+from ..formats.tables import FORMATS
+from ..review.adjudicate import reviewed_sample
 from .base import warn
 from .estimate import render_estimates
 

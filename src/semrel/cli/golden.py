@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..encoding.models import DEFAULT_MODEL
 from ..errors import UsageError
 from ..formats.corpus import golden_qrels, read_corpus, read_golden, write_corpus, write_golden
 from ..formats.jsonl import write_jsonl
@@ -17,13 +18,13 @@ from ..formats.trec import write_qrels
 from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions, import_golden
 from ..golden.neardup import NearDuplicates, dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
 from ..golden.validate import golden_stats, stats_tables, validate_golden
+from ..progress import stderr_steps
 from ..records import GoldenItem
-from .base import warn
-from .corpus import chunk_options, settings_from
-from .progress import stderr_bar
+from .base import LazyGroup, warn
+from .options import chunk_options, chunk_settings
 
 
-@click.group("golden")
+@click.group("golden", cls=LazyGroup, lazy={"pick": "semrel.cli.pick:pick_command"})
 def golden_group() -> None:
     """Import, check and curate golden sets (queries, reference answers, gold chunk ids)."""
 
@@ -58,7 +59,7 @@ def import_command(source, output, fmt, corpus, corpus_out, qrels_out, query_col
                    threshold, split, size, overlap, unit, sentences, model):
     """Import SOURCE (SQuAD-style JSON, LlamaIndex rag_dataset.json, CSV, JSONL, a BEIR folder,
     PubMedQA's ori_pqal.json or a Cranfield folder) as a golden.jsonl."""
-    settings = settings_from(size, overlap, unit, sentences, model)
+    settings = chunk_settings(size, overlap, unit, sentences, model)
     columns = {"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col}
     options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split)
     result = import_golden(source, fmt, options)
@@ -131,13 +132,12 @@ def stats_command(golden, corpus, fmt):
 
 
 def _groups(items: list[GoldenItem], threshold: float, model: str | None) -> NearDuplicates:
-    with stderr_bar("embedding queries", len(items)) as bar:
-        return near_duplicate_groups([i.query for i in items], threshold, model, progress=bar.update)
+    return near_duplicate_groups([i.query for i in items], threshold, model, steps=stderr_steps)
 
 
 threshold_option = click.option("--threshold", type=float, default=0.95, show_default=True,
                                 help="Cosine similarity of query embeddings at which two queries are near-duplicates.")
-model_option = click.option("--model", default=None, metavar="NAME", help="Embedding model [default: all-MiniLM-L6-v2].")
+model_option = click.option("--model", default=None, metavar="NAME", help=f"Embedding model [default: {DEFAULT_MODEL}].")
 
 
 @golden_group.command("split")
@@ -162,7 +162,7 @@ def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, mode
         raise UsageError(f"--names gives {len(labels)} names for {len(targets)} parts")
     found = _groups(items, threshold, model)
     parts = split_groups(found.groups, targets, seed)
-    params = {"seed": seed, "targets": targets, "threshold": threshold, "model": model or "all-MiniLM-L6-v2"}
+    params = {"seed": seed, "targets": targets, "threshold": threshold, "model": model or DEFAULT_MODEL}
     for label, part in zip(labels, parts):
         path = Path(output_dir) / f"{label}.jsonl"
         rows = write_golden([items[i] for i in part], path)
@@ -188,7 +188,7 @@ def dedup_command(golden, report, apply, output, threshold, model):
     items = read_golden(golden)
     found = _groups(items, threshold, model)
     rows = dedup_report(items, found)
-    params = {"threshold": threshold, "model": model or "all-MiniLM-L6-v2"}
+    params = {"threshold": threshold, "model": model or DEFAULT_MODEL}
     write_jsonl(rows, report)
     write_manifest(report, inputs=[golden], params=params, rows=len(rows))
     removed = sum(len(r["duplicates"]) for r in rows)

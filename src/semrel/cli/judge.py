@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import click
 
+from ..encoding.models import DEFAULT_MODEL
 from ..errors import Interrupted
-from ..judging.labels import COMPONENTS, DEFAULT_COMPONENT, DEFAULT_GRADES, DEFAULT_THRESHOLD, parse_thresholds
+from ..progress import stderr_steps
 from .base import warn
-from .engine import engine_options
+from .options import engine_options
 
 
 @click.command("judge")
@@ -16,7 +17,7 @@ from .engine import engine_options
 @click.option("--pool", type=click.Path(allow_dash=True),
               help="pool.tsv of (query, chunk) pairs to judge; gold chunks are always judged too.")
 @click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="judgments.jsonl to write.")
-@click.option("--model", default=None, metavar="NAME_OR_PATH", help="Encoder [default: all-MiniLM-L6-v2, offline].")
+@click.option("--model", default=None, metavar="NAME_OR_PATH", show_envvar=True, help=f"Encoder [default: {DEFAULT_MODEL}, offline].")
 @click.option("--layer", type=int, default=None,
               help="Hidden layer [default: bert_score's recommended layer for the model, else the last].")
 @click.option("--idf/--no-idf", default=False, show_default=True, help="Weight tokens by idf over the corpus chunks.")
@@ -27,10 +28,10 @@ from .engine import engine_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --rescale corpus sample.")
 @click.option("--window", type=int, default=None, metavar="TOKENS",
               help="Tokens per window when a chunk is longer [default: the model's limit, as bert_score]; "
-                   "256 suits all-MiniLM-L6-v2 (its training length).")
+                   f"256 suits {DEFAULT_MODEL} (its training length).")
 @click.option("--overlap", type=click.IntRange(0), default=None, metavar="TOKENS",
               help="Tokens shared by consecutive windows of a long chunk [default: a quarter of the window].")
-@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, show_envvar=True,
               help="Embedding cache folder [default: the user cache dir].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the embedding cache.")
 @engine_options
@@ -49,7 +50,7 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
     try:
         result = judge(corpus, golden, pool, output, model=model, layer=layer, idf=idf, rescale=rescale, window=window,
                        overlap=overlap, baseline_pairs=baseline_pairs, seed=seed, cache=False if no_cache else cache_dir,
-                       engine=make_engine(engine, ray_address, ray_workers))
+                       engine=make_engine(engine, ray_address, ray_workers), steps=stderr_steps)
     except KeyboardInterrupt:
         kept = "nothing was written" if output == "-" else f"finished pairs are kept in {output}.partial; run the same command again to resume"
         raise Interrupted(f"interrupted; {kept}") from None
@@ -62,21 +63,3 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
         f"{result.windowed} long chunks scored in windows",
         err=True,
     )
-
-
-@click.command("label")
-@click.argument("judgments", type=click.Path(allow_dash=True))
-@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="TREC qrels file to write.")
-@click.option("--on", type=click.Choice(COMPONENTS), default=DEFAULT_COMPONENT, show_default=True,
-              help="Which BERTScore component is thresholded.")
-@click.option("--threshold", type=float, default=None,
-              help=f"Binary labels: 1 when the score reaches it [default: {DEFAULT_THRESHOLD}].")
-@click.option("--grades", default=None, metavar="T1,T2,...",
-              help=f"Graded labels: grade = number of thresholds reached (e.g. {','.join(map(str, DEFAULT_GRADES))}).")
-def label_command(judgments, output, on, threshold, grades):
-    """Turn JUDGMENTS (judgments.jsonl) into TREC qrels; pairs below every threshold get 0."""
-    from ..judging.labels import label
-
-    qrels = label(judgments, output, on=on, threshold=threshold, grades=parse_thresholds(grades) if grades else None)
-    relevant = int((qrels.relevance > 0).sum())
-    click.echo(f"labelled {len(qrels)} pairs on {on}: {relevant} relevant, {len(qrels) - relevant} not", err=True)

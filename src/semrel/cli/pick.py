@@ -7,9 +7,10 @@ import textwrap
 
 import click
 
+from ..encoding.models import DEFAULT_MODEL
 from ..formats.manifest import write_manifest
 from ..golden.pick import Current, PickSession, excerpt, journal_path, open_pick_session
-from .progress import stderr_steps
+from ..progress import stderr_steps
 
 HELP = """keys: 1-9 and 0 mark or unmark a candidate (0 = the tenth) · n next query (marks accepted; none = no
 chunk holds the answer) · s skip (left without gold, not offered again) · u undo · q quit (all is saved) · ? help"""
@@ -86,7 +87,7 @@ def interact(session: PickSession, chars: int) -> None:
 @click.option("--candidates", "per_method", default=5, show_default=True, type=int,
               help="Top chunks from each of BM25 and dense (1-5; duplicates shown once).")
 @click.option("--chars", default=400, show_default=True, type=click.IntRange(40), help="Characters of each chunk shown.")
-@click.option("--model", default=None, help="Dense encoder [default: all-MiniLM-L6-v2].")
+@click.option("--model", default=None, help=f"Dense encoder [default: {DEFAULT_MODEL}].")
 def pick_command(golden, corpus, output, per_method, chars, model):
     """Mark gold chunks by hand for queries that have none, one key per choice.
 
@@ -99,7 +100,7 @@ def pick_command(golden, corpus, output, per_method, chars, model):
         interact(session, chars)
     finally:
         write_manifest(session.output, inputs=[golden, corpus, journal_path(session.output)],
-                       params={"candidates_per_method": per_method, "model": model or "all-MiniLM-L6-v2"},
+                       params={"candidates_per_method": per_method, "model": model or DEFAULT_MODEL},
                        rows=len(session.items))
     counts = session.counts()
     left = "; run the same command to resume" if counts["open"] else ""

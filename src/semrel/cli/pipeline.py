@@ -374,11 +374,11 @@ def up_to_date(step: Step, recorded: str | None) -> bool:
 def _invoke(step: Step) -> None:
     import click
 
-    from . import main
+    from .base import main
 
     command: Any = main
     for part in step.command:
-        command = command.commands[part]
+        command = command.get_command(click.Context(command), part)
     for path in step.outputs:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with contextlib.ExitStack() as stack:

@@ -7,10 +7,12 @@ import click
 from ..errors import UsageError
 from ..evaluation.measures import parse_measures
 from ..formats.files import atomic_writer
+from ..formats.judgments import COMPONENTS
 from ..formats.manifest import write_manifest
-from ..report.html import COMPONENTS, ReportInputs, build_report, read_agreement, read_sensitivity
+from ..progress import stderr_steps
+from ..report.html import ReportInputs, build_report, read_agreement, read_sensitivity
 from .base import warn
-from .compare import comparison_options, lift_options, measure_option, places_option, rel_level_option, settings_from
+from .options import comparison_options, lift_options, measure_option, places_option, rel_level_option, stat_settings
 
 
 def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...]:
@@ -53,13 +55,13 @@ def report_command(qrels, runs, output, title, golden, corpus, judgments, on, th
     sensitivity curves and agreement figures."""
     inputs = ReportInputs(
         qrels=qrels, runs=runs, measures=parse_measures(measures), baseline=baseline, all_pairs=all_pairs,
-        settings=settings_from(test, permutations, bootstrap, seed, alpha, correction), rel_level=rel_level,
+        settings=stat_settings(test, permutations, bootstrap, seed, alpha, correction), rel_level=rel_level,
         golden=golden, corpus=corpus, judgments=judgments, on=on, thresholds=_thresholds(threshold, grades),
         base=base, reranked=reranked, depth=depth, top=top, title=title, places=places,
         sensitivity=read_sensitivity(sensitivity) if sensitivity else (),
         agreement=read_agreement(agreement) if agreement else None,
     )
-    html = build_report(inputs, warn, progress=lambda step: click.echo(f"semrel: report: {step}", err=True))
+    html = build_report(inputs, warn, steps=stderr_steps)
     with atomic_writer(output) as out:
         out.write(html)
     files = inputs.files() + [p for p in (sensitivity, agreement) if p]

@@ -6,13 +6,14 @@ import click
 
 from ..encoding.cache import default_cache_dir
 from ..encoding.engines import make_engine
+from ..encoding.models import DEFAULT_MODEL
 from ..encoding.vectors import VectorStore
 from ..formats.manifest import write_manifest
 from ..formats.trec import write_run
+from ..progress import stderr_steps
 from ..retrieval.retrieve import METHODS, RERANKERS, RRF_K, RetrievalSpec, retrieve_files
 from .base import warn
-from .engine import engine_options
-from .progress import stderr_steps
+from .options import engine_options
 
 
 @click.command("retrieve")
@@ -25,7 +26,7 @@ from .progress import stderr_steps
 @click.option("--rerank-depth", default=100, show_default=True, type=int, help="How many first-stage chunks to rerank.")
 @click.option("--run", "first_stage_run", type=click.Path(allow_dash=True), default=None,
               help="An existing TREC run to rerank instead of running --method.")
-@click.option("--model", default=None, help="Dense encoder: local folder or Hugging Face name [default: all-MiniLM-L6-v2].")
+@click.option("--model", default=None, show_envvar=True, help=f"Dense encoder: local folder or Hugging Face name [default: {DEFAULT_MODEL}].")
 @click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="The TREC run to write ('-' = stdout).")
 @engine_options
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None,

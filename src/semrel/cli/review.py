@@ -7,55 +7,30 @@ import sqlite3
 import click
 from rich.console import Console
 
+from ..encoding.models import DEFAULT_MODEL
 from ..errors import UsageError
 from ..formats import read_qrels
 from ..formats.tables import Table, render
 from ..review.adjudicate import export_reviewed
 from ..review.engine import QueueSettings, Session, TaskFiles, has_queue, labelling_of, prepare_queue
 from ..review.highlight import DEFAULT_LAYER, token_similarities
-from ..review.order import ORDERS
 from ..review.simulate import simulate_review
 from ..review.stats import review_stats
 from ..review.store import open_db
 from ..review.tasks import parse_labelling
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
-from .base import warn
+from .base import LazyGroup, warn
 from .jsonout import json_text
+from .options import db_option, queue_options
 from .review_terminal import TerminalReview
 
-db_option = click.option("--db", required=True, type=click.Path(dir_okay=False), help="The review database (SQLite).")
 
-
-@click.group("review")
+@click.group("review", cls=LazyGroup, lazy={"serve": "semrel.cli.review_web:serve_command"})
 def review_group() -> None:
     """Review derived labels in the terminal; report agreement; export reviewed qrels."""
 
 
 REVIEWER_OPTION = click.option("--reviewer", required=True, help="Your name, as recorded with each decision.")
-QUEUE_OPTIONS = [
-    click.option("--judgments", type=click.Path(exists=True, dir_okay=False), help="judgments.jsonl."),
-    click.option("--labels", type=click.Path(exists=True, dir_okay=False), help="The derived qrels (proposed grades)."),
-    click.option("--corpus", type=click.Path(exists=True, dir_okay=False), help="corpus.jsonl (chunk texts)."),
-    click.option("--golden", type=click.Path(exists=True, dir_okay=False), help="golden.jsonl (queries, reference answers)."),
-    click.option("--on", type=click.Choice(["P", "R", "F"]), help="The thresholded score [default: R, or the labels' manifest]."),
-    click.option("--thresholds", help="Comma-separated thresholds (one: binary) or a thresholds.json from `semrel calibrate` "
-                                      "[default: from the labels' manifest]."),
-    click.option("--order", type=click.Choice(ORDERS), default="uncertain", show_default=True,
-                 help="uncertain: nearest a threshold first, mixed with a random sample; random; query."),
-    click.option("--random-share", type=click.FloatRange(0, 1), default=0.25, show_default=True,
-                 help="With --order uncertain: share of positions taken by the seeded random sample."),
-    click.option("--seed", type=int, default=0, show_default=True),
-    click.option("--limit", type=click.IntRange(1), help="Queue only the first N pairs."),
-    click.option("--overlap", type=click.IntRange(0), default=0, show_default=True,
-                 help="The first K queued pairs are shown to every reviewer (for inter-reviewer agreement)."),
-]
-
-
-def queue_options(command):
-    """The options that build or join a queue (`serve` takes them; `start` and `simulate` add --reviewer)."""
-    for option in reversed(QUEUE_OPTIONS):
-        command = option(command)
-    return command
 
 
 def joined_queue(db, judgments, labels, corpus, golden, on, thresholds, order, random_share, seed, limit,
@@ -82,7 +57,7 @@ def joined_session(db, reviewer, **queue) -> Session:
 @queue_options
 @click.option("--blind", is_flag=True, help="Hide the judge's scores, proposed grade and highlights.")
 @click.option("--no-highlight", is_flag=True, help="Do not shade the chunk tokens BERTScore matched (no model needed).")
-@click.option("--model", help="Encoder for the highlights [default: all-MiniLM-L6-v2, offline].")
+@click.option("--model", help=f"Encoder for the highlights [default: {DEFAULT_MODEL}, offline].")
 @click.option("--layer", type=int, default=DEFAULT_LAYER, show_default=True, help="The judge's layer.")
 @click.option("--page-lines", type=click.IntRange(3), help="Chunk lines per page [default: from the terminal height].")
 def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, **queue):

@@ -7,12 +7,14 @@ import signal
 
 import click
 
+from ..encoding.models import DEFAULT_MODEL
 from ..review.highlight import DEFAULT_LAYER, token_similarities
 from ..review.web.app import WebSettings
 from ..review.web.guard import is_loopback
 from ..review.web.server import ReviewServer
 from .base import warn
-from .review import db_option, joined_queue, queue_options
+from .options import db_option, queue_options
+from .review import joined_queue
 
 
 def stop(signum, frame) -> None:
@@ -27,7 +29,7 @@ def stop(signum, frame) -> None:
 @click.option("--token", help="Only browsers given the printed link (which carries this token) can use the page.")
 @click.option("--blind", is_flag=True, help="Hide the judge's scores, proposed grade and highlights.")
 @click.option("--no-highlight", is_flag=True, help="Do not shade the chunk tokens BERTScore matched (no model needed).")
-@click.option("--model", help="Encoder for the highlights [default: all-MiniLM-L6-v2, offline].")
+@click.option("--model", help=f"Encoder for the highlights [default: {DEFAULT_MODEL}, offline].")
 @click.option("--layer", type=int, default=DEFAULT_LAYER, show_default=True, help="The judge's layer.")
 def serve_command(db, host, port, token, blind, no_highlight, model, layer, **queue):
     """Review pairs in a browser, one key per decision; several reviewers at once, each with

@@ -9,11 +9,12 @@ from ..analysis.significance import CORRECTIONS
 from ..evaluation.files import run_names
 from ..evaluation.measures import parse_measures
 from ..formats import read_run
-from ..formats.judgments import read_judgments
+from ..formats.judgments import COMPONENTS, read_judgments
 from ..formats.manifest import write_manifest
-from ..judging.labels import COMPONENTS, DEFAULT_COMPONENT, DEFAULT_THRESHOLD
+from ..judging.labels import DEFAULT_COMPONENT, DEFAULT_THRESHOLD
+from ..progress import stderr_steps
 from .base import warn
-from .compare import measure_option, places_option, rel_level_option, settings_from, test_options
+from .options import measure_option, places_option, rel_level_option, stat_settings, test_options
 
 
 @click.command("sensitivity")
@@ -42,10 +43,10 @@ def sensitivity_command(judgments, runs, on, start, stop, step, at, measures, te
     each run's values, Kendall's tau of the runs' ranking with the ranking at --at, and, for every
     pair of runs, the threshold ranges where one beats the other significantly."""
     grid = threshold_grid(start, stop, step)
-    settings = settings_from(test, permutations, bootstrap, seed, alpha, correction)
+    settings = stat_settings(test, permutations, bootstrap, seed, alpha, correction)
     loaded = [read_run(path, name) for path, name in zip(runs, run_names(runs))]
     result = sensitivity(read_judgments(judgments), loaded, parse_measures(measures), grid, at, on, settings, rel_level,
-                         progress=lambda step: click.echo(f"semrel: sensitivity: {step}", err=True))
+                         steps=stderr_steps)
     for message in result.warnings:
         warn(message)
     if curves:

@@ -8,14 +8,12 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import numpy as np
 
+from ..progress import Advance
 from .models import load_encoder, load_tokenizer, resolve_model
 
 if TYPE_CHECKING:
     import torch
 
-    from .engines import Engine
-
-Progress = Callable[[int], None]
 Reduce = Callable[["torch.Tensor", "torch.Tensor"], np.ndarray]
 """What a batch's (states, attention mask) become on the way out of the model: normalised_tokens, mean_pooled."""
 
@@ -72,7 +70,7 @@ def forward_batches(
     model_name: str | None = None,
     layer: int | None = None,
     max_tokens: int = 16384,
-    progress: Progress | None = None,
+    advance: Advance | None = None,
     device: str = "cpu",
 ) -> Iterator[tuple[np.ndarray, "torch.Tensor", "torch.Tensor", "torch.Tensor"]]:
     """(indices, input ids, attention mask, states of `layer`) per length-sorted batch of token id lists.
@@ -96,8 +94,8 @@ def forward_batches(
             yield batch, ids, mask, states
             del states
             release_freed_memory()
-            if progress:
-                progress(len(batch))
+            if advance:
+                advance(len(batch))
 
 
 def normalised_tokens(states: "torch.Tensor", mask: "torch.Tensor") -> np.ndarray:
@@ -142,30 +140,11 @@ def hidden_states(
     layer: int | None = None,
     max_length: int | None = None,
     max_tokens: int = 16384,
-    progress: Progress | None = None,
+    advance: Advance | None = None,
 ) -> Iterator[tuple[np.ndarray, "torch.Tensor", "torch.Tensor", "torch.Tensor"]]:
     """(text indices, input ids, attention mask, states of `layer`) per batch; layer None = last.
 
     Texts longer than `max_length` tokens (default: the model's limit) are truncated here;
     callers that must not lose text split it into windows first (token_windows, forward_batches).
     """
-    yield from forward_batches(truncated_ids(texts, model_name, max_length), model_name, layer, max_tokens, progress)
-
-
-def sentence_embeddings(
-    texts: Sequence[str], model_name: str | None = None, progress: Progress | None = None, engine: "Engine | None" = None
-) -> np.ndarray:
-    """Mean-pooled, L2-normalised last-layer embeddings (sentence-transformers' recipe), float32.
-
-    `engine` runs the model (default: here, in this process); every engine gives the same vectors.
-    """
-    from .engines import LOCAL
-
-    result: np.ndarray | None = None
-    for batch, pooled in (engine or LOCAL).run(truncated_ids(texts, model_name), model_name, None, 16384, mean_pooled):
-        if result is None:
-            result = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
-        result[batch] = pooled
-        if progress:
-            progress(len(batch))
-    return result if result is not None else np.zeros((0, 0), dtype=np.float32)
+    yield from forward_batches(truncated_ids(texts, model_name, max_length), model_name, layer, max_tokens, advance)

@@ -24,8 +24,10 @@ import numpy as np
 
 from ..errors import SemrelError
 from ..formats.files import atomic_writer
+from ..progress import Steps
 from .engines import LOCAL, Engine
-from .models import describe_model
+from .models import DEFAULT_MODEL, describe_model
+from .sentences import sentence_embeddings
 
 PIECE = 4096
 """Texts encoded between two commits: a killed run loses at most this many."""
@@ -92,13 +94,11 @@ class VectorStore:
                 os.fsync(handle.fileno())
         self.rows, self.dim = self.rows + len(keys), vectors.shape[1]
         with atomic_writer(self.folder / "store.json") as handle:
-            json.dump({"model": self.model or "all-MiniLM-L6-v2", "fingerprint": self.fingerprint,
+            json.dump({"model": self.model or DEFAULT_MODEL, "fingerprint": self.fingerprint,
                        "dim": self.dim, "rows": self.rows, "dtype": "float32"}, handle)
 
-    def rows_for(self, texts: Sequence[str], label: str, steps, engine: Engine = LOCAL) -> np.ndarray:
+    def rows_for(self, texts: Sequence[str], label: str, steps: Steps, engine: Engine = LOCAL) -> np.ndarray:
         """The store row of each text's vector, encoding (on `engine`, progress under `label`) the texts it lacks."""
-        from ..retrieval.retrieve import embed
-
         keys = text_keys(texts)
         with self._locked():
             stored = np.fromfile(self.folder / "keys.bin", dtype=KEY, count=self.rows) if self.rows else np.zeros(0, KEY)
@@ -115,10 +115,9 @@ class VectorStore:
             todo = missing[first[appear]]
             rows[missing] = self.rows + slot[inverse.reshape(-1)]
             with steps(label, len(todo)) if len(todo) else contextlib.nullcontext(lambda n: None) as advance:
-                one_bar = lambda _label, _total: contextlib.nullcontext(advance)  # noqa: E731
                 for start in range(0, len(todo), PIECE):
                     piece = todo[start : start + PIECE]
-                    self._append(keys[piece], embed([texts[i] for i in piece], label, self.model, one_bar, engine))
+                    self._append(keys[piece], sentence_embeddings([texts[i] for i in piece], self.model, advance, engine))
         self.encoded += len(todo)
         self.reused += len(texts) - len(todo)
         return rows

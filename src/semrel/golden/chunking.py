@@ -11,11 +11,12 @@ import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.files import display_name, read_text
 from ..formats.jsonl import read_jsonl, require
+from ..progress import Steps, no_progress
 from ..records import Chunk
 
 TEXT_SUFFIXES = (".txt", ".md")
@@ -226,7 +227,7 @@ def chunk_document(doc: Document, settings: ChunkSettings, tokenizer=None) -> li
 
 
 def chunk_documents(
-    documents: Iterable[Document], settings: ChunkSettings, progress: Callable[[int], None] | None = None
+    documents: Sequence[Document], settings: ChunkSettings, steps: Steps = no_progress
 ) -> list[Chunk]:
     """Chunks of every document in order; tokens are counted with the model's tokenizer."""
     tokenizer = None
@@ -235,8 +236,8 @@ def chunk_documents(
 
         tokenizer = load_encoder(settings.model)[0]
     chunks: list[Chunk] = []
-    for doc in documents:
-        chunks.extend(chunk_document(doc, settings, tokenizer))
-        if progress:
-            progress(1)
+    with steps("chunking", len(documents)) as advance:
+        for doc in documents:
+            chunks.extend(chunk_document(doc, settings, tokenizer))
+            advance(1)
     return chunks

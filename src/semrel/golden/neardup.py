@@ -7,11 +7,12 @@ removes exactly what the split would have kept together.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..errors import UsageError
+from ..progress import Steps, no_progress
 from ..records import GoldenItem
 from .validate import normalised_query
 
@@ -43,15 +44,16 @@ def _join(parent: list[int], i: int, j: int) -> None:
 
 
 def near_duplicate_groups(
-    texts: Sequence[str], threshold: float, model: str | None = None, progress: Callable[[int], None] | None = None
+    texts: Sequence[str], threshold: float, model: str | None = None, steps: Steps = no_progress
 ) -> NearDuplicates:
     """Texts joined (transitively) when their embeddings' cosine is >= `threshold`, or when they
     are equal after case and spacing are ignored."""
-    from ..encoding.encode import sentence_embeddings
+    from ..encoding.sentences import sentence_embeddings
 
     if not 0 < threshold <= 1:
         raise UsageError(f"--threshold must be in (0, 1], not {threshold}")
-    embeddings = sentence_embeddings(list(texts), model, progress=progress)
+    with steps("embedding queries", len(texts)) as advance:
+        embeddings = sentence_embeddings(list(texts), model, advance)
     parent = list(range(len(texts)))
     first: dict[str, int] = {}
     for i, text in enumerate(texts):

@@ -20,8 +20,9 @@ from ..errors import FormatError, UsageError
 from ..formats.corpus import read_corpus, read_golden, require_known_chunks, write_golden
 from ..formats.files import display_name
 from ..formats.jsonl import read_jsonl, require
+from ..progress import Steps, no_progress
 from ..records import Chunk, GoldenItem
-from ..retrieval.retrieve import Bm25Index, DenseIndex, Steps, no_progress
+from ..retrieval.retrieve import Bm25Index, DenseIndex
 
 OPEN, DONE, SKIPPED, GIVEN = "open", "done", "skipped", "given"
 ACTIONS = ("toggle", "next", "skip", "undo")

@@ -20,6 +20,7 @@ over the window is truncated to it, as bert_score does at the limit, and counted
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
 import itertools
@@ -44,7 +45,7 @@ from ..formats.files import STDIO
 from ..formats.judgments import write_judgments
 from ..formats.manifest import write_manifest
 from ..formats.pool import read_pool
-from ..progress import ProgressLine
+from ..progress import Advance, Steps, no_progress
 from ..records import Chunk, GoldenItem, Judgment
 from .bertscore import default_layer, greedy_match, idf_table, plain_weights, rescale, shipped_baseline
 from .checkpoint import Checkpoint
@@ -167,14 +168,14 @@ class TextEncoder:
         table, documents = found
         return table, ({"idf": True, "idf_source": "corpus chunks", "idf_documents": documents} if idf else {"idf": False})
 
-    def encode(self, texts: Sequence[str], progress: ProgressLine | None = None) -> Iterator[tuple[int, Encoded]]:
+    def encode(self, texts: Sequence[str]) -> Iterator[tuple[int, Encoded]]:
         """(position in `texts`, Encoded) for each text, in slices of ENCODE_SLICE texts so that token
         lists and batches held at once stay bounded however large the pool is."""
         for begin in range(0, len(texts), ENCODE_SLICE):
-            for i, entry in self._encode_slice(texts[begin : begin + ENCODE_SLICE], progress):
+            for i, entry in self._encode_slice(texts[begin : begin + ENCODE_SLICE]):
                 yield begin + i, entry
 
-    def _encode_slice(self, texts: Sequence[str], progress: ProgressLine | None) -> Iterator[tuple[int, Encoded]]:
+    def _encode_slice(self, texts: Sequence[str]) -> Iterator[tuple[int, Encoded]]:
         """Cached texts first, the rest as their length-sorted batches finish."""
         keys = [text_key(self.namespace, t) for t in texts]
         position = {k: i for i, k in enumerate(keys)}
@@ -183,12 +184,10 @@ class TextEncoder:
             for key, entry in self.cache.get_many(keys, self.overlap):
                 pending.discard(position[key])
                 self.cached += 1
-                if progress:
-                    progress.add("texts")
                 yield position[key], entry
-        yield from self._run_model(sorted(pending), texts, keys, progress)
+        yield from self._run_model(sorted(pending), texts, keys)
 
-    def _run_model(self, todo: list[int], texts: Sequence[str], keys: list[bytes], progress) -> Iterator[tuple[int, Encoded]]:
+    def _run_model(self, todo: list[int], texts: Sequence[str], keys: list[bytes]) -> Iterator[tuple[int, Encoded]]:
         if not todo:
             return
         size = self.window - sum(len(s) for s in self.specials)
@@ -210,8 +209,6 @@ class TextEncoder:
                 self.cache.put_many(((keys[i], entry) for i, entry in done), self.overlap)
             for i, entry in done:
                 self.encoded += 1
-                if progress:
-                    progress.add("texts")
                 yield i, entry
 
 
@@ -345,13 +342,13 @@ def baseline_sample(candidates: Sequence[tuple[int, str]], queries: Sequence[str
 class PairScorer:
     """Scores (query, chunk) pairs: references encoded once up front, chunks streamed and dropped."""
 
-    def __init__(self, encoder: TextEncoder, weights: np.ndarray, answers: Mapping[str, tuple[str, ...]], progress: ProgressLine | None):
-        self.encoder, self.weights, self.answers, self.progress = encoder, weights, answers, progress
+    def __init__(self, encoder: TextEncoder, weights: np.ndarray, answers: Mapping[str, tuple[str, ...]], advance: Advance):
+        self.encoder, self.weights, self.answers, self.advance = encoder, weights, answers, advance
         self.references: dict[str, Encoded] = {}
         self.truncated = 0
 
     def load_references(self, texts: Sequence[str]) -> None:
-        for i, entry in self.encoder.encode(texts, self.progress):
+        for i, entry in self.encoder.encode(texts):
             self.references[texts[i]], cut = first_window(entry)
             self.truncated += cut
 
@@ -373,7 +370,7 @@ class PairScorer:
         for text in [t for t in by_text if not t.strip()]:  # nothing to match: bert_score gives 0, 0, 0
             yield self._done(by_text[text], np.zeros((len(by_text[text]), 3)), 1)
         texts = [t for t in by_text if t.strip()]
-        for i, entry in self.encoder.encode(texts, self.progress):
+        for i, entry in self.encoder.encode(texts):
             group = by_text[texts[i]]
             queries = [query_of(k) for k in group]
             unique = {q: k for k, q in enumerate(dict.fromkeys(queries))}
@@ -381,8 +378,7 @@ class PairScorer:
             yield self._done(group, best[[unique[q] for q in queries]], entry.windows)
 
     def _done(self, group: list[int], scores: np.ndarray, windows: int) -> tuple[list[int], np.ndarray, int]:
-        if self.progress:
-            self.progress.add("pairs", len(group))
+        self.advance(len(group))
         return group, scores, windows
 
 
@@ -418,7 +414,7 @@ def judge_pairs(
     pairs: Iterable[Pair],
     options: JudgeOptions = JudgeOptions(),
     checkpoint: str | None = None,
-    progress: bool = True,
+    steps: Steps = no_progress,
     names: Mapping[str, str] | None = None,
     engine: Engine = LOCAL,
 ) -> JudgeResult:
@@ -475,15 +471,17 @@ def judge_pairs(
     todo = np.flatnonzero(~done)
     resumed, scored = total - len(todo), 0
 
-    line = ProgressLine("judge", {"texts": 0, "pairs": len(todo)}, main="pairs") if progress and len(todo) else None
-    scorer = PairScorer(encoder, weights, answers, line)
     by_text: dict[str, list[int]] = defaultdict(list)
     for i in todo.tolist():
         by_text[scan.texts[task(i)[2]]].append(i)
     reference_texts = sorted({a for i in todo.tolist() for a in answers[task(i)[1]]})
-    if line:
-        line.totals["texts"] = len(reference_texts) + len(by_text)
-    try:
+    with contextlib.ExitStack() as stack:
+        advance = stack.enter_context((steps if len(todo) else no_progress)("judging pairs", len(todo)))
+        scorer = PairScorer(encoder, weights, answers, advance)
+        if saved:
+            stack.callback(saved.close)
+        if cache:
+            stack.callback(cache.close)
         scorer.load_references(reference_texts)
         for group, best, count in scorer.score(by_text, lambda i: task(i)[1]):
             scores[group], windows[group] = best, count
@@ -491,13 +489,6 @@ def judge_pairs(
             if saved:
                 saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))), "P": float(p), "R": float(r),
                               "F": float(f), "windows": count} for i, (p, r, f) in zip(group, best))
-    finally:
-        if saved:
-            saved.close()
-        if line:
-            line.close()
-        if cache:
-            cache.close()
 
     baseline, baseline_info = None, None
     if shipped is not None:
@@ -542,7 +533,7 @@ def judge(
     baseline_pairs: int = 500,
     seed: int = 0,
     cache: str | os.PathLike | bool | None = None,
-    progress: bool = True,
+    steps: Steps = no_progress,
     engine: Engine = LOCAL,
 ) -> JudgeResult:
     """Score chunks against reference answers with BERTScore (the Python side of `semrel judge`).
@@ -567,7 +558,7 @@ def judge(
         cache_dir=None if cache in (None, True, False) else str(cache), use_cache=cache is not False,
     )
     partial = f"{output}.partial" if output is not None and str(output) != STDIO else None
-    result = judge_pairs(chunks, items, pairs, options, partial, progress,
+    result = judge_pairs(chunks, items, pairs, options, partial, steps,
                          {"corpus": corpus_name, "golden": golden_name, "pool": pool_name}, engine)
     if output is not None:
         write_judgments(result.judgments, output)

@@ -20,12 +20,11 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import UsageError
-from ..formats.judgments import read_judgments
+from ..formats.judgments import COMPONENTS, read_judgments
 from ..formats.manifest import read_params, write_manifest
 from ..formats.trec import write_qrels
 from ..records import Judgment, Qrels
 
-COMPONENTS = ("P", "R", "F")
 DEFAULT_COMPONENT = "R"
 DEFAULT_THRESHOLD = 0.70
 DEFAULT_GRADES = (0.60, 0.70, 0.80)

@@ -30,15 +30,14 @@ from ..formats import read_qrels, read_run
 from ..formats.corpus import read_corpus, read_golden
 from ..formats.files import display_name, read_text
 from ..formats.jsonl import read_jsonl, require
-from ..formats.judgments import read_judgments
+from ..formats.judgments import COMPONENTS, read_judgments
 from ..formats.manifest import read_params
 from ..formats.tables import Table, cell_text
 from ..golden.validate import golden_stats, stats_tables
+from ..progress import Steps, no_progress
 from ..records import GoldenItem, Judgment
 from ..resources import template_dir
 
-Progress = Callable[[str], None]
-COMPONENTS = ("P", "R", "F")
 SECTIONS = ("golden", "scores", "metrics", "lift", "sensitivity", "agreement")
 
 
@@ -201,7 +200,7 @@ def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix, str(value))]
 
 
-def build_report(inputs: ReportInputs, warn: Callable[[str], None], progress: Progress = lambda _: None) -> str:
+def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps = no_progress) -> str:
     """The report's HTML text."""
     if (inputs.base is None) != (inputs.reranked is None):
         raise UsageError("--base and --reranked go together")
@@ -220,23 +219,23 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], progress: Pr
 
     golden = read_golden(inputs.golden) if inputs.golden else None
     if golden is not None:
-        progress("golden set statistics")
-        counts, lengths = stats_tables(golden_stats(golden, read_corpus(inputs.corpus) if inputs.corpus else None))
-        page.sections["golden"] = {"counts": _html_table(counts, 0), "lengths": _html_table(lengths, 1)}
+        with steps("report: golden set statistics", 0):
+            counts, lengths = stats_tables(golden_stats(golden, read_corpus(inputs.corpus) if inputs.corpus else None))
+            page.sections["golden"] = {"counts": _html_table(counts, 0), "lengths": _html_table(lengths, 1)}
     if inputs.judgments:
-        progress("judge score distributions")
-        page.sections["scores"] = _score_section(read_judgments(inputs.judgments), golden, component, thresholds)
+        with steps("report: judge score distributions", 0):
+            page.sections["scores"] = _score_section(read_judgments(inputs.judgments), golden, component, thresholds)
     if inputs.runs:
-        progress(f"evaluating and testing {len(inputs.runs)} runs")
-        page.sections["metrics"] = _metric_section(inputs, note)
+        with steps(f"report: evaluating and testing {len(inputs.runs)} runs", 0):
+            page.sections["metrics"] = _metric_section(inputs, note)
     if inputs.base:
-        progress("reranking lift")
-        page.sections["lift"], problems = _lift_section(inputs)
+        with steps("report: reranking lift", 0):
+            page.sections["lift"], problems = _lift_section(inputs)
         for problem in problems:
             note(problem)
     if inputs.sensitivity:
-        progress("threshold sensitivity")
-        page.sections["sensitivity"] = _sensitivity_section(inputs.sensitivity, thresholds)
+        with steps("report: threshold sensitivity", 0):
+            page.sections["sensitivity"] = _sensitivity_section(inputs.sensitivity, thresholds)
     if inputs.agreement is not None:
         page.sections["agreement"] = _flatten(inputs.agreement)
     if not any(page.sections.values()):

@@ -7,19 +7,20 @@ earlier in corpus.jsonl ranks higher) and then nudged apart by one float step.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
-from ..encoding.encode import sentence_embeddings
 from ..encoding.engines import LOCAL, Engine
+from ..encoding.models import DEFAULT_MODEL
+from ..encoding.sentences import sentence_embeddings
 from ..errors import UsageError, ValidationError
 from ..formats.corpus import read_corpus, read_golden
 from ..formats.trec import ranked, read_run, run_name
+from ..progress import Steps, no_progress
 from ..records import Chunk, GoldenItem, Run
 
 if TYPE_CHECKING:
@@ -33,17 +34,8 @@ SCORE_BUDGET_BYTES = 256 << 20
 ROW_BLOCK = 65536
 """Chunk vectors scored at a time: a 1M-chunk store is scanned in blocks, never loaded whole."""
 
-Advance = Callable[[int], None]
-Steps = Callable[[str, int], ContextManager[Advance]]
-"""Progress reporting: `with steps(label, total) as advance: advance(n)`."""
-
 Hits = list[tuple[np.ndarray, np.ndarray]]
 """Per query: (chunk positions, scores), best first, scores strictly decreasing."""
-
-
-@contextlib.contextmanager
-def no_progress(label: str, total: int) -> Iterator[Advance]:
-    yield lambda n: None
 
 
 def indexed_text(chunk: Chunk) -> str:
@@ -131,7 +123,7 @@ class Bm25Index:
 def embed(texts: Sequence[str], label: str, model: str | None, steps: Steps, engine: Engine = LOCAL) -> np.ndarray:
     """Sentence embeddings of `texts`, reporting progress under `label`; `engine` runs the model."""
     with steps(label, len(texts)) as advance:
-        return sentence_embeddings(list(texts), model, progress=advance, engine=engine)
+        return sentence_embeddings(list(texts), model, advance, engine)
 
 
 def chunk_vectors(
@@ -250,7 +242,7 @@ class RetrievalSpec:
         return {
             "method": self.method, "k": self.k, "first_stage_run": self.first_stage_run,
             "rerank": self.rerank, "rerank_depth": self.rerank_depth if self.rerank else None,
-            "model": self.model or "all-MiniLM-L6-v2", "bm25": BM25_PARAMS, "rrf_k": RRF_K,
+            "model": self.model or DEFAULT_MODEL, "bm25": BM25_PARAMS, "rrf_k": RRF_K,
             "ties": "corpus order, then scores nudged to be strictly decreasing",
             "engine": self.engine.params(),
         }

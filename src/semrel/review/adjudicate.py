@@ -13,6 +13,7 @@ import sqlite3
 from collections import Counter
 from dataclasses import dataclass
 
+from ..analysis.ppi import ReviewedSample
 from ..errors import UsageError, ValidationError
 from ..formats import read_qrels
 from ..formats.jsonl import write_jsonl
@@ -120,3 +121,22 @@ def _source_row(query_id: str, chunk_id: str, derived: int | None, settled: dict
     source = "review" if len(set(reviewers.values())) == 1 else f"adjudicated:{rule}"
     return {"query_id": query_id, "chunk_id": chunk_id, "grade": settled[pair], "source": source, "judge": derived,
             "reviewers": reviewers}
+
+
+def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSample:
+    """The longest prefix of the review queue's random sample that has been decided (graded
+    or skipped), less the skipped pairs; grades of several reviewers settled by `rule`."""
+    conn = open_db(db, create=False)
+    pool = conn.execute("SELECT value FROM meta WHERE key = 'pool_size'").fetchone()
+    first_open = conn.execute(
+        "SELECT min(sample_rank) FROM tasks t WHERE sample_rank IS NOT NULL"
+        " AND NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id)"
+    ).fetchone()[0]
+    grades = [g for g in human_grades(conn) if g.sample_rank is not None and (first_open is None or g.sample_rank < first_open)]
+    if not grades:
+        raise ValidationError(
+            f"{db}: no pair of the random sample is reviewed yet (review in --order uncertain or random, "
+            "which mix in a random sample)"
+        )
+    settled = adjudicate(grades_by_pair(grades), rule, {g.reviewer for g in grades})
+    return ReviewedSample(settled, int(pool[0]))

@@ -12,11 +12,6 @@ import numpy as np
 ORDERS = ("uncertain", "random", "query")
 
 
-def grade_of(scores: np.ndarray, thresholds: Sequence[float]) -> np.ndarray:
-    """The grade of each score: how many thresholds it reaches (score >= threshold)."""
-    return (np.asarray(scores, dtype=np.float64)[:, None] >= np.asarray(thresholds, dtype=np.float64)[None, :]).sum(axis=1)
-
-
 def distance_to_threshold(scores: np.ndarray, thresholds: Sequence[float]) -> np.ndarray:
     """How far each score is from the nearest threshold: small means the judge is unsure."""
     gaps = np.abs(np.asarray(scores, dtype=np.float64)[:, None] - np.asarray(thresholds, dtype=np.float64)[None, :])

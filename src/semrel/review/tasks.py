@@ -16,7 +16,8 @@ from ..formats import read_qrels
 from ..formats.corpus import read_corpus, read_golden
 from ..formats.judgments import COMPONENTS, read_judgments
 from ..formats.manifest import manifest_path, read_params
-from .order import distance_to_threshold, grade_of
+from ..judging.labels import reached
+from .order import distance_to_threshold
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ def load_tasks(
     chunks = {c.id: c.text for c in read_corpus(corpus_path)}
     golden = {g.query_id: g for g in read_golden(golden_path)}
     scores = np.array([getattr(j, labelling.on) for j in judgments])
-    grades, distance = grade_of(scores, labelling.thresholds), distance_to_threshold(scores, labelling.thresholds)
+    grades, distance = reached(scores, labelling.thresholds), distance_to_threshold(scores, labelling.thresholds)
     tasks = []
     for j, grade, gap in zip(judgments, grades.tolist(), distance.tolist()):
         if j.chunk_id not in chunks:

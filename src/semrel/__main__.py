@@ -1,0 +1,5 @@
+"""`python -m semrel`: the same as the `semrel` command."""
+
+from .cli import main
+
+main(prog_name="semrel")

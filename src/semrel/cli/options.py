@@ -1,0 +1,140 @@
+"""Options several commands share, declared once; values are parsed here, at the boundary."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import click
+
+from ..analysis.significance import CORRECTIONS, TESTS, StatSettings
+from ..encoding.engines import ENGINES
+from ..evaluation.measures import DEFAULT_MEASURES
+from ..formats.judgments import COMPONENTS
+from ..golden.chunking import UNITS, ChunkSettings
+from ..review.order import ORDERS
+
+measure_option = click.option(
+    "-m", "--measure", "measures", multiple=True, metavar="NAME",
+    help=f"Measure(s), repeatable or comma-separated [default: {','.join(DEFAULT_MEASURES)}].")
+rel_level_option = click.option("-l", "--rel-level", default=1, show_default=True, type=int,
+                                help="Lowest grade that counts as relevant.")
+places_option = click.option("--places", default=4, show_default=True, type=click.IntRange(0, 17), help="Decimals shown.")
+
+
+def test_options(command: Callable) -> Callable:
+    """Options of the paired tests, shared by compare, lift and report."""
+    for option in reversed([
+        click.option("--test", "test", type=click.Choice(TESTS), default="randomization", show_default=True,
+                     help="Whose p-value decides significance: paired t-test, Fisher's randomization, or bootstrap."),
+        click.option("--permutations", type=click.IntRange(min=1), default=10_000, show_default=True,
+                     help="Random sign flips of the randomization test (exact enumeration when 2^queries is fewer)."),
+        click.option("--bootstrap", type=click.IntRange(min=1), default=10_000, show_default=True,
+                     help="Bootstrap resamples of the queries (confidence interval and bootstrap p-value)."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random draws."),
+        click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+                     show_default=True, help="Significance level."),
+    ]):
+        command = option(command)
+    return command
+
+
+def stat_settings(test: str, permutations: int, bootstrap: int, seed: int, alpha: float,
+                  correction: str = "none") -> StatSettings:
+    return StatSettings(test=test, permutations=permutations, bootstrap=bootstrap, seed=seed, alpha=alpha,
+                        correction=correction)
+
+
+def comparison_options(command: Callable) -> Callable:
+    """Which pairs are tested, and how: shared by compare and report."""
+    command = test_options(command)
+    for option in reversed([
+        click.option("--baseline", metavar="RUN", help="Run (file stem) to test the others against [default: the first]."),
+        click.option("--all-pairs", is_flag=True, help="Test every pair of runs instead of each against the baseline."),
+        click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
+                     help="Multiple-comparison correction, within each measure across the pairs tested."),
+    ]):
+        command = option(command)
+    return command
+
+
+def lift_options(command: Callable) -> Callable:
+    """--base/--reranked and the reorder depth, shared by lift and report."""
+    for option in reversed([
+        click.option("--base", type=click.Path(allow_dash=True), help="The first-stage run."),
+        click.option("--reranked", type=click.Path(allow_dash=True), help="The same candidates reranked."),
+        click.option("--depth", type=click.IntRange(min=1),
+                     help="Reranked documents must come from the base run's top DEPTH [default: the base run's depth]."),
+    ]):
+        command = option(command)
+    return command
+
+
+def engine_options(command):
+    """Add the three options; the command receives them as engine, ray_address, ray_workers."""
+    options = (
+        click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
+                     help="Where the encoder runs: in this process, or as Ray Data batch inference on a Ray "
+                          "cluster (pip install 'semrel[ray]'). Results are the same."),
+        click.option("--ray-address", default=None, metavar="ADDRESS",
+                     help="--engine ray: auto (the running cluster), host:port or ray://host:port "
+                          "[default: start a local Ray instance]."),
+        click.option("--ray-workers", type=int, default=None, metavar="N",
+                     help="--engine ray: encoder workers, one model each [default: the cluster's GPUs, else its CPUs]."),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def chunk_options(default_size: int | None) -> Callable:
+    """The chunking options, shared by `corpus chunk` and `golden import`."""
+    size_help = "Chunk size in --unit" + ("" if default_size else " [default: one chunk per document]")
+
+    def decorate(command: Callable) -> Callable:
+        for option in reversed([
+            click.option("--size", type=click.IntRange(min=1), default=default_size, show_default=bool(default_size),
+                         help=size_help),
+            click.option("--overlap", type=click.IntRange(min=0), default=0, show_default=True,
+                         help="How much of a chunk the next one repeats, in --unit."),
+            click.option("--unit", type=click.Choice(UNITS), default="words", show_default=True,
+                         help="Count words, or tokens of the model's tokenizer."),
+            click.option("--sentences", is_flag=True, help="Cut between sentences (longer sentences between words)."),
+            click.option("--model", default=None, metavar="NAME", help="Tokenizer for --unit tokens [default: the judge model]."),
+        ]):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def chunk_settings(size: int | None, overlap: int, unit: str, sentences: bool, model: str | None) -> ChunkSettings:
+    return ChunkSettings(size=size, overlap=overlap, unit=unit, sentences=sentences, model=model)
+
+
+db_option = click.option("--db", required=True, type=click.Path(dir_okay=False), help="The review database (SQLite).")
+
+
+QUEUE_OPTIONS = [
+    click.option("--judgments", type=click.Path(exists=True, dir_okay=False), help="judgments.jsonl."),
+    click.option("--labels", type=click.Path(exists=True, dir_okay=False), help="The derived qrels (proposed grades)."),
+    click.option("--corpus", type=click.Path(exists=True, dir_okay=False), help="corpus.jsonl (chunk texts)."),
+    click.option("--golden", type=click.Path(exists=True, dir_okay=False), help="golden.jsonl (queries, reference answers)."),
+    click.option("--on", type=click.Choice(COMPONENTS), help="The thresholded score [default: R, or the labels' manifest]."),
+    click.option("--thresholds", help="Comma-separated thresholds (one: binary) or a thresholds.json from `semrel calibrate` "
+                                      "[default: from the labels' manifest]."),
+    click.option("--order", type=click.Choice(ORDERS), default="uncertain", show_default=True,
+                 help="uncertain: nearest a threshold first, mixed with a random sample; random; query."),
+    click.option("--random-share", type=click.FloatRange(0, 1), default=0.25, show_default=True,
+                 help="With --order uncertain: share of positions taken by the seeded random sample."),
+    click.option("--seed", type=int, default=0, show_default=True),
+    click.option("--limit", type=click.IntRange(1), help="Queue only the first N pairs."),
+    click.option("--overlap", type=click.IntRange(0), default=0, show_default=True,
+                 help="The first K queued pairs are shown to every reviewer (for inter-reviewer agreement)."),
+]
+
+
+def queue_options(command):
+    """The options that build or join a queue (`serve` takes them; `start` and `simulate` add --reviewer)."""
+    for option in reversed(QUEUE_OPTIONS):
+        command = option(command)
+    return command
