@@ -4,9 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from semrel.cli import main
+from helpers import run
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -37,9 +35,5 @@ def write(tmp_path: Path):
 
 @pytest.fixture
 def cli():
-    """cli(*args, input=None) -> click Result, stdout and stderr kept apart."""
-
-    def _run(*args: str, input: str | bytes | None = None):
-        return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
-
-    return _run
+    """cli(*args, input=None) -> click Result, stdout and stderr kept apart (helpers.run)."""
+    return run

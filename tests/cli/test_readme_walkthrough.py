@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from golden_helpers import run
+from helpers import run
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTIVATE = ". .venv/bin/activate"

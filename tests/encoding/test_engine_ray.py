@@ -11,9 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from semrel.cli import main
+from helpers import run
 
 ray = pytest.importorskip("ray", reason="--engine ray needs the test extra (ray[data])")
 
@@ -21,8 +19,8 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def run_cli(*args, code: int = 0):
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    assert result.exit_code == code, (result.output, result.exception)
+    result = run(*args)
+    assert result.exit_code == code, result.output
     return result
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from golden_helpers import assert_one_error, run, write
+from helpers import assert_one_error, run, write
 
 from semrel.encoding.models import load_encoder
 from semrel.errors import UsageError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from golden_helpers import assert_one_error, read_lines, run, write
+from helpers import assert_one_error, read_lines, run, write
 
 from semrel.golden.neardup import split_groups, split_targets
 

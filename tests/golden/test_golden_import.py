@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from golden_helpers import assert_one_error, read_lines, run, write
+from helpers import assert_one_error, read_lines, run, write
 
 from semrel.golden.locate import chunks_holding, find_answer
 from semrel.records import Chunk

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
+from helpers import run
 from small_corpus import write_corpus, write_golden
 
-from semrel.cli import main
 from semrel.formats.corpus import read_golden
 from semrel.golden.pick import excerpt, open_pick_session
 
@@ -27,7 +26,7 @@ def files(tmp_path):
 
 def pick(files, keys, *extra):
     corpus, golden = files
-    result = CliRunner().invoke(main, ["golden", "pick", "--golden", str(golden), "--corpus", str(corpus), "--candidates", "2", *extra],
+    result = run(*["golden", "pick", "--golden", str(golden), "--corpus", str(corpus), "--candidates", "2", *extra],
                                 input=keys)
     assert result.exit_code == 0, result.output
     return result.output
@@ -99,7 +98,7 @@ def test_session_state_survives_without_a_clean_exit(files):
 def test_bad_input_is_one_line(files, setup, extra, message):
     corpus, golden = files
     setup(golden)
-    result = CliRunner().invoke(main, ["golden", "pick", "--golden", str(golden), "--corpus", str(corpus), *extra], input="q")
+    result = run(*["golden", "pick", "--golden", str(golden), "--corpus", str(corpus), *extra], input="q")
     assert result.exit_code != 0 and len(result.output.strip().splitlines()) == 1 and message in result.output, result.output
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
+from helpers import run
 
-from semrel.cli import main
 from semrel.errors import FormatError
 from semrel.formats.pool import read_pool, write_pool
 
@@ -31,7 +30,7 @@ def write_files(tmp_path):
 def test_pool_is_the_union_of_run_tops_and_gold_with_sources(tmp_path):
     golden, bm25, dense = write_files(tmp_path)
     out = tmp_path / "pool.tsv"
-    result = CliRunner().invoke(main, ["pool", "--golden", str(golden), "--run", str(bm25), "--run", str(dense),
+    result = run(*["pool", "--golden", str(golden), "--run", str(bm25), "--run", str(dense),
                                        "--depth", "2", "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert out.read_text() == (
@@ -52,9 +51,9 @@ def test_pool_is_the_union_of_run_tops_and_gold_with_sources(tmp_path):
 def test_pool_without_runs_holds_the_gold_chunks_and_depth_reaches_deeper(tmp_path):
     golden, bm25, dense = write_files(tmp_path)
     out = tmp_path / "pool.tsv"
-    assert CliRunner().invoke(main, ["pool", "--golden", str(golden), "-o", str(out)]).exit_code == 0
+    assert run(*["pool", "--golden", str(golden), "-o", str(out)]).exit_code == 0
     assert read_pool(out) == [("q1", "a#0", ("gold",))]
-    assert CliRunner().invoke(main, ["pool", "--golden", str(golden), "--run", str(dense), "-o", str(out)]).exit_code == 0
+    assert run(*["pool", "--golden", str(golden), "--run", str(dense), "-o", str(out)]).exit_code == 0
     assert [c for _, c, _ in read_pool(out)] == ["a#0", "c#0", "f#0", "g#0"]
 
 
@@ -68,7 +67,7 @@ def test_bad_pool_options_give_one_line(tmp_path, args, message):
     golden, bm25, _ = write_files(tmp_path)
     (tmp_path / "gold.run").write_text("q1 Q0 a#0 1 1.0 x\n")
     args = [a.format(bm25=bm25, tmp=tmp_path) for a in args]
-    result = CliRunner().invoke(main, ["pool", "--golden", str(golden), *args, "-o", str(tmp_path / "p.tsv")])
+    result = run(*["pool", "--golden", str(golden), *args, "-o", str(tmp_path / "p.tsv")])
     assert result.exit_code != 0
     assert len(result.output.strip().splitlines()) == 1 and message in result.output, result.output
     assert not (tmp_path / "p.tsv").exists()

@@ -6,10 +6,9 @@ import json
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from helpers import run
 from small_corpus import TEXTS, write_corpus, write_golden
 
-from semrel.cli import main
 from semrel.encoding.models import resolve_model
 from semrel.formats.trec import read_run
 from semrel.retrieval.retrieve import RRF_K, fuse, strictly_ranked
@@ -34,15 +33,10 @@ def write_inputs(tmp_path):
     return str(corpus), str(golden)
 
 
-def run_cli(*args):
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    return result
-
-
 def retrieve(tmp_path, name, *options):
     corpus, golden = write_inputs(tmp_path)
     out = tmp_path / f"{name}.run"
-    result = run_cli("retrieve", "--corpus", corpus, "--golden", golden, "-o", out, *options)
+    result = run("retrieve", "--corpus", corpus, "--golden", golden, "-o", out, *options)
     assert result.exit_code == 0, result.output
     assert result.stdout == ""
     assert ("encoding" in result.stderr) == (name != "bm25")
@@ -75,7 +69,7 @@ def test_bm25_ranks_the_matching_chunk_first_and_writes_a_manifest(tmp_path):
 def test_queries_without_results_are_reported_and_stdout_takes_the_run(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.jsonl")
     golden = write_golden(tmp_path / "golden.jsonl", [("q1", "the and of it", "x", []), ("q2", "ocean ports", "x", [])])
-    result = run_cli("retrieve", "--corpus", corpus, "--golden", golden, "-o", "-")
+    result = run("retrieve", "--corpus", corpus, "--golden", golden, "-o", "-")
     assert result.exit_code == 0, result.output
     assert "1 of 2 queries got no chunks (e.g. 'q1')" in result.stderr
     assert [line.split()[:4] for line in result.stdout.splitlines()] == [["q2", "Q0", "ships#0", "1"]]
@@ -138,18 +132,18 @@ def test_rerank_orders_only_the_first_stage_candidates_by_dense_cosine(tmp_path)
         f"{q} Q0 {d} {r} {10 - r} first\n" for q, docs in candidates.items() for r, d in enumerate(docs, start=1)
     ))
     out = tmp_path / "reranked.run"
-    result = run_cli("retrieve", "--corpus", corpus, "--golden", golden, "--run", first, "--rerank", "dense",
+    result = run("retrieve", "--corpus", corpus, "--golden", golden, "--run", first, "--rerank", "dense",
                      "--rerank-depth", "2", "-o", out)
     assert result.exit_code == 0, result.output
-    run = read_run(out).to_dict()
-    assert set(run) == {"q1", "q2"}
+    reranked = read_run(out).to_dict()
+    assert set(reranked) == {"q1", "q2"}
     ids = list(TEXTS)
     cosine = brute_force_cosine(list(TEXTS.values()), list(QUERIES.values()))
     for row, q in enumerate(["q1", "q2"]):
         top = candidates[q][:2]
-        assert set(run[q]) == set(top)
-        assert ranking(run[q]) == sorted(top, key=lambda d: -cosine[row, ids.index(d)])
-    assert ranking(run["q2"])[0] == "chess#0"
+        assert set(reranked[q]) == set(top)
+        assert ranking(reranked[q]) == sorted(top, key=lambda d: -cosine[row, ids.index(d)])
+    assert ranking(reranked["q2"])[0] == "chess#0"
 
 
 def test_rerank_of_the_methods_own_output_keeps_its_candidates(tmp_path):
@@ -170,7 +164,7 @@ def test_bad_input_gives_one_clear_line(tmp_path, monkeypatch, options, code, me
     monkeypatch.chdir(tmp_path)
     corpus, golden = write_inputs(tmp_path)
     (tmp_path / "first.run").write_text("q1 Q0 bread#0 1 2.0 x\nq1 Q0 nowhere#3 2 1.0 x\n")
-    result = run_cli("retrieve", "--corpus", corpus, "--golden", golden, "-o", "out.run", *options)
+    result = run("retrieve", "--corpus", corpus, "--golden", golden, "-o", "out.run", *options)
     assert result.exit_code == code
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], result.output
@@ -179,8 +173,8 @@ def test_bad_input_gives_one_clear_line(tmp_path, monkeypatch, options, code, me
 
 def test_missing_corpus_and_broken_golden_are_one_line_errors(tmp_path):
     corpus, golden = write_inputs(tmp_path)
-    result = run_cli("retrieve", "--corpus", tmp_path / "nope.jsonl", "--golden", golden, "-o", tmp_path / "x.run")
+    result = run("retrieve", "--corpus", tmp_path / "nope.jsonl", "--golden", golden, "-o", tmp_path / "x.run")
     assert result.exit_code == 1 and result.output.strip() == f"semrel: error: {tmp_path / 'nope.jsonl'}: no such file (check the path)"
     (tmp_path / "golden.jsonl").write_text('{"query_id": "q1", "query": "a"}\n{"query_id": "q2"\n')
-    result = run_cli("retrieve", "--corpus", corpus, "--golden", golden, "-o", tmp_path / "x.run")
+    result = run("retrieve", "--corpus", corpus, "--golden", golden, "-o", tmp_path / "x.run")
     assert result.exit_code == 1 and f"{golden}:2: invalid JSON" in result.output
