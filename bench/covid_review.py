@@ -56,7 +56,7 @@ def main() -> None:
          "--random-share", "0.34", "--human", "gold.qrels", "--unlisted-as-zero")
     step(folder, "sim-human.qrels", "review", "export", "--db", "sim.sqlite", "--labels", "derived.qrels",
          "-o", "sim-human.qrels", "--only-reviewed")
-    step(folder, None, "calibrate", "--judgments", judgments, "--human", "sim-human.qrels", "--test", "gold.qrels",
+    step(folder, None, "calibrate", judgments, "sim-human.qrels", "--test", "gold.qrels",
          "--test-unlisted-as-zero", "-o", "thresholds.json")
     calibrated = json.loads((folder / "thresholds.json").read_text(encoding="utf-8"))
     step(folder, None, "label", judgments, "--on", calibrated["on"], "--threshold", str(calibrated["thresholds"][0]),
@@ -64,7 +64,7 @@ def main() -> None:
     for name, options in RUNS.items():
         step(folder, f"review-runs/{name}.run", "retrieve", "--corpus", "corpus.jsonl", "--golden", "golden.jsonl", *options,
              "-k", "100", "-o", f"review-runs/{name}.run")
-    runs = [a for name in RUNS for a in ("--run", f"review-runs/{name}.run")]
+    runs = [f"review-runs/{name}.run" for name in RUNS]
     for qrels in ("derived.qrels", "calibrated.qrels"):
         step(folder, None, "agree", "gold.qrels", qrels, "--unlisted-as-zero", *runs)
 

@@ -65,7 +65,7 @@ def prepare(name: str, folder: Path, queries: int, seed: int) -> None:
         write_golden(items, folder / "golden.jsonl")
         cli("retrieve", "--corpus", str(folder / "corpus.jsonl"), "--golden", str(folder / "golden.jsonl"),
             "--method", "bm25", "-k", "20", "-o", str(folder / "runs" / "bm25.run"))
-        cli("pool", "--golden", str(folder / "golden.jsonl"), "--run", str(folder / "runs" / "bm25.run"), "--depth", "20",
+        cli("pool", "--golden", str(folder / "golden.jsonl"), str(folder / "runs" / "bm25.run"), "--depth", "20",
             "-o", str(folder / "pool.tsv"))
 
 

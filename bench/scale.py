@@ -121,7 +121,7 @@ def main() -> None:
         print(f"[{size:,} chunks] bm25 ...", file=sys.stderr)
         bm25 = timed(semrel("retrieve", "--corpus", str(folder / "corpus.jsonl"), "--golden", str(folder / "golden.jsonl"),
                             "--method", "bm25", "-k", str(args.depth), "-o", str(folder / "bm25.run")), folder / "bm25.log")
-        timed(semrel("pool", "--golden", str(folder / "golden.jsonl"), "--run", str(folder / "bm25.run"),
+        timed(semrel("pool", "--golden", str(folder / "golden.jsonl"), str(folder / "bm25.run"),
                      "--depth", str(args.depth), "-o", str(folder / "pool.tsv")), folder / "pool.log")
         pairs = sum(1 for line in open(folder / "pool.tsv", encoding="utf-8") if not line.startswith("query_id"))
         for engine in engines:

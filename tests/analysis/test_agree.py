@@ -40,7 +40,7 @@ def test_agree_command(write, cli):
     test = write("test.qrels", "".join(f"{q} 0 {d} {r}\n" for q, docs in TEST.items() for d, r in docs.items()))
     run_a = write("a.run", "q1 Q0 a 1 3 a\nq1 Q0 b 2 2 a\nq2 Q0 b 1 3 a\n")
     run_b = write("b.run", "q1 Q0 b 1 3 b\nq2 Q0 a 1 3 b\n")
-    result = cli("agree", ref, test, "--run", run_a, "--run", run_b, "-m", "P@1", "--format", "json")
+    result = cli("agree", ref, test, run_a, run_b, "-m", "P@1", "--format", "json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["labels"]["n"] == 5
@@ -48,7 +48,7 @@ def test_agree_command(write, cli):
     (p1,) = report["rankings"]
     assert p1["ref"] == {"a": 1.0, "b": 0.0} and p1["test"] == {"a": 0.5, "b": 0.5}
     assert p1["swapped"] == [] and p1["tau"] is None  # one side ties the systems: tau undefined, null in JSON
-    table = cli("agree", ref, test, "--run", run_a, "--run", run_b, "-m", "P@1")
+    table = cli("agree", ref, test, run_a, run_b, "-m", "P@1")
     assert "kendall tau" in table.stdout and "ref \\ test" in table.stdout
 
 

@@ -51,7 +51,7 @@ def test_calibrate_command_writes_thresholds_and_manifest(tmp_path, write, cli):
         for i, s in enumerate(scores)))
     human = write("human.qrels", "".join(f"q{i} 0 c {int(s >= 0.55)}\n" for i, s in enumerate(scores)))
     out = tmp_path / "thresholds.json"
-    result = cli("calibrate", "--judgments", judgments, "--human", human, "-o", str(out), "--format", "json")
+    result = cli("calibrate", judgments, human, "-o", str(out), "--format", "json")
     assert result.exit_code == 0, result.output
     written = json.loads(out.read_text())
     assert written["on"] == "R" and len(written["thresholds"]) == 1
@@ -64,6 +64,6 @@ def test_calibrate_command_writes_thresholds_and_manifest(tmp_path, write, cli):
 def test_calibrate_refuses_files_that_share_no_pair(write, cli):
     judgments = write("j.jsonl", json.dumps({"query_id": "a", "chunk_id": "c", "P": 0, "R": 0.5, "F": 0}) + "\n")
     human = write("h.qrels", "b 0 c 1\n")
-    result = cli("calibrate", "--judgments", judgments, "--human", human)
+    result = cli("calibrate", judgments, human)
     assert result.exit_code == 1
     assert "no pairs have both a judge score and a human label" in result.stderr

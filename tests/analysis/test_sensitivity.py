@@ -35,7 +35,7 @@ def files(write):
 
 def sweep(cli, files, *extra: str):
     judgments, first, second = files
-    return cli("sensitivity", "--judgments", judgments, "--run", first, "--run", second, "-m", "RR",
+    return cli("sensitivity", judgments, first, second, "-m", "RR",
                "--from", "0.5", "--to", "0.9", "--step", "0.05", *extra)
 
 
@@ -115,16 +115,16 @@ def test_curves_round_trip_through_the_report_reader(cli, files, tmp_path):
 ])
 def test_bad_thresholds_give_one_line(cli, files, extra, message):
     judgments, first, second = files
-    result = cli("sensitivity", "--judgments", judgments, "--run", first, "--run", second, *extra)
+    result = cli("sensitivity", judgments, first, second, *extra)
     assert result.exit_code != 0
     assert result.stderr.count("\n") == 1 and message in result.stderr
 
 
 def test_unknown_run_and_single_run_give_one_line(cli, files, tmp_path):
     judgments, first, _ = files
-    missing = cli("sensitivity", "--judgments", judgments, "--run", first, "--run", str(tmp_path / "nope.run"))
+    missing = cli("sensitivity", judgments, first, str(tmp_path / "nope.run"))
     assert missing.exit_code != 0 and missing.stderr.count("\n") == 1 and "nope.run" in missing.stderr
-    single = cli("sensitivity", "--judgments", judgments, "--run", first)
+    single = cli("sensitivity", judgments, first)
     assert single.exit_code != 0 and single.stderr.strip() == "semrel: error: give at least two runs: a ranking needs two"
 
 

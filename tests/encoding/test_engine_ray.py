@@ -31,7 +31,7 @@ def sample(tmp_path_factory):
     run_cli("corpus", "chunk", DATA / "docs", "--size", 120, "--overlap", 20, "-o", folder / "corpus.jsonl")
     run_cli("golden", "import", DATA / "golden.csv", "--corpus", folder / "corpus.jsonl", "-o", folder / "golden.jsonl")
     run_cli("retrieve", "--corpus", folder / "corpus.jsonl", "--golden", folder / "golden.jsonl", "-k", 10, "-o", folder / "bm25.run")
-    run_cli("pool", "--golden", folder / "golden.jsonl", "--run", folder / "bm25.run", "--depth", 10, "-o", folder / "pool.tsv")
+    run_cli("pool", "--golden", folder / "golden.jsonl", folder / "bm25.run", "--depth", 10, "-o", folder / "pool.tsv")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     yield folder
     ray.shutdown()

@@ -30,7 +30,7 @@ def write_files(tmp_path):
 def test_pool_is_the_union_of_run_tops_and_gold_with_sources(tmp_path):
     golden, bm25, dense = write_files(tmp_path)
     out = tmp_path / "pool.tsv"
-    result = run(*["pool", "--golden", str(golden), "--run", str(bm25), "--run", str(dense),
+    result = run(*["pool", "--golden", str(golden), str(bm25), str(dense),
                                        "--depth", "2", "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert out.read_text() == (
@@ -53,15 +53,15 @@ def test_pool_without_runs_holds_the_gold_chunks_and_depth_reaches_deeper(tmp_pa
     out = tmp_path / "pool.tsv"
     assert run(*["pool", "--golden", str(golden), "-o", str(out)]).exit_code == 0
     assert read_pool(out) == [("q1", "a#0", ("gold",))]
-    assert run(*["pool", "--golden", str(golden), "--run", str(dense), "-o", str(out)]).exit_code == 0
+    assert run(*["pool", "--golden", str(golden), str(dense), "-o", str(out)]).exit_code == 0
     assert [c for _, c, _ in read_pool(out)] == ["a#0", "c#0", "f#0", "g#0"]
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--depth", "0"], "--depth must be positive"),
-    (["--run", "{bm25}", "--run", "{bm25}"], "run name 'bm25' is used twice"),
-    (["--run", "{tmp}/gold.run"], "run name 'gold' is reserved"),
-    (["--run", "{tmp}/nope.run"], "nope.run: no such file"),
+    (["--depth", "0"], "Invalid value for '--depth'"),
+    (["{bm25}", "{bm25}"], "run name 'bm25' is used twice"),
+    (["{tmp}/gold.run"], "run name 'gold' is reserved"),
+    (["{tmp}/nope.run"], "nope.run: no such file"),
 ])
 def test_bad_pool_options_give_one_line(tmp_path, args, message):
     golden, bm25, _ = write_files(tmp_path)

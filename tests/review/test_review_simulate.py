@@ -26,7 +26,7 @@ def test_simulate_export_and_calibrate_on_held_out_pairs(tmp_path, write, cli):
     assert len(lines) == 8
     assert all(int(r) == int((q, c) in relevant) for q, _, c, r in map(str.split, lines))
 
-    result = cli("calibrate", "--judgments", pool["judgments"], "--human", str(reviewed), "--test", gold,
+    result = cli("calibrate", pool["judgments"], str(reviewed), "--test", gold,
                  "--test-unlisted-as-zero", "--format", "json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)

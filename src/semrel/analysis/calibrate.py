@@ -12,6 +12,7 @@ thousands of kappas cost one vectorized call.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..formats import read_qrels
+from ..formats.files import atomic_writer
+from ..formats.manifest import write_manifest
 from ..judging.labels import reached
 from ..records import Judgment
 from .agreement import Agreement, Weights, agreement, kappa_from_confusion
@@ -137,3 +140,14 @@ def paired_scores(judgments: list[Judgment], human_path: str | os.PathLike, on: 
             scores.append(getattr(j, on))
             grades.append(listed.get(j.chunk_id, 0))
     return Paired(pairs, np.asarray(scores, dtype=np.float64), np.asarray(grades, dtype=np.int64))
+
+
+def write_calibration(result: Calibration, output: str | os.PathLike, inputs: list[str | os.PathLike], pairs: int,
+                      params: dict) -> None:
+    """{"on", "thresholds"} (what `label --threshold FILE` and review read) with its manifest."""
+    with atomic_writer(output) as out:
+        json.dump({"on": result.on, "thresholds": result.thresholds}, out)
+        out.write("\n")
+    write_manifest(output, inputs=inputs, rows=pairs, params={
+        "on": result.on, "grades": len(result.thresholds), "weights": result.agreement.weights,
+        "kappa": result.agreement.kappa, **params})

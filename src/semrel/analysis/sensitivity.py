@@ -25,6 +25,7 @@ from ..evaluation.measures import Measure
 from ..evaluation.metrics import evaluate_gradings
 from ..formats.files import atomic_writer
 from ..formats.judgments import COMPONENTS
+from ..formats.manifest import write_manifest
 from ..formats.tables import Table, render
 from ..judging.labels import check_thresholds, reached
 from ..progress import Steps, no_progress
@@ -94,6 +95,7 @@ class Sensitivity:
     conclusions: list[Conclusion]
     settings: StatSettings
     queries: int
+    rel_level: int = 1
     warnings: list[str] = field(default_factory=list)
 
     def ranking(self, values: np.ndarray) -> str:
@@ -179,7 +181,7 @@ def sensitivity(
             conclusions.append(Conclusion(measure, names[i], names[j], ranges(grid, wins[: len(grid)]),
                                           ranges(grid, losses[: len(grid)]), winner))
     return Sensitivity(on, grid, at, names, measures, values[: len(grid)], values[ref], taus, conclusions, settings,
-                       per_query_values.shape[-1], notes)
+                       per_query_values.shape[-1], rel_level, notes)
 
 
 def values_table(s: Sensitivity) -> Table:
@@ -235,12 +237,16 @@ def render_sensitivity(s: Sensitivity, fmt: str, places: int = 4) -> str:
     return text + ("\n" + legend(s) + "\n" if fmt in ("table", "markdown") else "")
 
 
-def write_curves(s: Sensitivity, path: str | os.PathLike) -> int:
-    """Rows threshold,run,measure,value (as `semrel report --sensitivity` reads them); returns the row count."""
+def write_curves(s: Sensitivity, path: str | os.PathLike, inputs: Sequence[str | os.PathLike] = ()) -> int:
+    """Rows threshold,run,measure,value (as `semrel report --sensitivity` reads them) with a manifest
+    naming `inputs`; returns the row count."""
     rows = [(t, r, m.name, float(s.values[k, i, j]))
             for k, t in enumerate(s.thresholds) for j, m in enumerate(s.measures) for i, r in enumerate(s.runs)]
     with atomic_writer(path) as out:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CURVE_HEADER)
         writer.writerows((repr(t), r, m, repr(v)) for t, r, m, v in rows)
+    write_manifest(path, inputs=inputs, rows=len(rows), params={
+        "on": s.on, "thresholds": [float(t) for t in s.thresholds], "at": s.at, "rel_level": s.rel_level,
+        "measures": [m.name for m in s.measures], "labels": "binary: score >= threshold"})
     return len(rows)

@@ -5,33 +5,31 @@ from __future__ import annotations
 import click
 
 from ..analysis.agree import label_agreement, ranking_agreement
-from ..evaluation.measures import parse_measures
 from ..formats import read_qrels, read_run
 from ..formats.tables import Table, render
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .jsonout import json_text
 
 AGREE_MEASURES = ("nDCG@10", "AP", "RR", "P@10")
+from .options import measures_option
 
 
-@click.command("agree")
+@click.command("agree", short_help='Measure how two qrels agree on labels and rankings.')
 @click.argument("ref", type=click.Path(exists=True, dir_okay=False))
 @click.argument("test", type=click.Path(exists=True, dir_okay=False))
-@click.option("--run", "runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="A run to rank under both qrels (repeat; two or more for Kendall's tau).")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
-              help=f"Measures for the rankings [default: {','.join(AGREE_MEASURES)}].")
+@click.argument("runs", nargs=-1, type=click.Path(exists=True, dir_okay=False), metavar="[RUN]...")
+@measures_option(AGREE_MEASURES, "Measures for the rankings")
 @click.option("--unlisted-as-zero", is_flag=True,
               help="Compare every pair either file lists for a shared query, a missing grade counting as 0.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed):
-    """Agreement of TEST with REF on the pairs both judged; with runs, Kendall's tau between the
-    system rankings each produces and the pairs of systems whose order flips."""
+    """Agreement of TEST with REF (qrels) on the pairs both judged; with RUNs (two or more),
+    Kendall's tau between the system rankings each produces and the pairs of systems whose order flips."""
     ref_qrels, test_qrels = read_qrels(ref), read_qrels(test)
     labels = label_agreement(ref_qrels, test_qrels, unlisted_as_zero, seed=seed)
     rankings = ranking_agreement(ref_qrels, test_qrels, [read_run(r) for r in runs],
-                                 parse_measures(list(measures) or list(AGREE_MEASURES))) if runs else []
+                                 measures) if runs else []
     if fmt == "json":
         click.echo(json_text({"labels": labels.to_json(), "rankings": [r.to_json() for r in rankings]}))
         return

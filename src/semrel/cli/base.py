@@ -41,9 +41,12 @@ class SemrelGroup(LazyGroup):
         except SemrelError as exc:
             click.echo(f"semrel: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
-        except click.BadParameter as exc:
-            _name_the_variable(exc)
-            raise
+        except click.UsageError as exc:  # a bad option or argument: one line too, naming the help to read
+            if isinstance(exc, click.BadParameter):
+                _name_the_variable(exc)
+            where = exc.ctx.command_path if exc.ctx else "semrel"
+            click.echo(f"semrel: error: {exc.format_message()} (see '{where} --help')", err=True)
+            ctx.exit(exc.exit_code)
         except BrokenPipeError:
             sys.stderr.close()
             ctx.exit(1)

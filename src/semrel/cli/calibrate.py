@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ..analysis.agreement import WEIGHTS
-from ..analysis.calibrate import calibrate, graded_agreement, paired_scores
+from ..analysis.calibrate import calibrate, graded_agreement, paired_scores, write_calibration
 from ..errors import ValidationError
-from ..formats.files import atomic_writer
 from ..formats.judgments import COMPONENTS, read_judgments
-from ..formats.manifest import write_manifest
 from ..formats.tables import Table, render
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .jsonout import json_text
 
 
-@click.command("calibrate")
-@click.option("--judgments", required=True, type=click.Path(exists=True, dir_okay=False), help="judgments.jsonl.")
-@click.option("--human", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Human labels: qrels (e.g. from `semrel review export`) or a golden.jsonl.")
+@click.command("calibrate", short_help='Fit label thresholds to human labels.')
+@click.argument("judgments", type=click.Path(exists=True, dir_okay=False))
+@click.argument("human", type=click.Path(exists=True, dir_okay=False))
 @click.option("--on", type=click.Choice(COMPONENTS), default="R", show_default=True, help="The score to threshold.")
 @click.option("--grades", type=click.IntRange(1), help="Number of thresholds (top grade) [default: the human labels' top grade].")
 @click.option("--weights", type=click.Choice(WEIGHTS), help="Kappa weights [default: quadratic for grades, none for binary].")
@@ -35,7 +30,8 @@ from .jsonout import json_text
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 def calibrate_command(judgments, human, on, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, output, fmt,
                       seed):
-    """Find the thresholds maximizing kappa between the judge's grades and human labels."""
+    """Find the thresholds on JUDGMENTS (judgments.jsonl) maximizing kappa with HUMAN labels
+    (qrels, e.g. from `semrel review export`, or a golden.jsonl)."""
     judged = read_judgments(judgments)
     paired = paired_scores(judged, human, on, unlisted_as_zero)
     count = grades or max(1, int(paired.grades.max()) if len(paired.grades) else 1)
@@ -47,12 +43,8 @@ def calibrate_command(judgments, human, on, grades, weights, unlisted_as_zero, t
             raise ValidationError(f"{test}: no judged pair is left once the calibration pairs are set aside")
         held_out = graded_agreement(rest.scores, rest.grades, result.thresholds, result.agreement.weights, seed=seed)
     if output:
-        with atomic_writer(output) as out:
-            json.dump({"on": result.on, "thresholds": result.thresholds}, out)
-            out.write("\n")
-        write_manifest(output, inputs=[judgments, human], rows=len(paired.pairs),
-                       params={"on": on, "grades": count, "weights": result.agreement.weights, "kappa": result.agreement.kappa,
-                               "unlisted_as_zero": unlisted_as_zero, "seed": seed})
+        write_calibration(result, output, [judgments, human], len(paired.pairs),
+                          {"unlisted_as_zero": unlisted_as_zero, "seed": seed})
     if fmt == "json":
         click.echo(json_text({**result.to_json(), **({"test": held_out.to_json()} if held_out else {})}))
         return

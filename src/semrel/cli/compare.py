@@ -7,12 +7,11 @@ import click
 from ..analysis.compare import COMPARE_FORMATS, compare, render_comparison
 from ..errors import UsageError
 from ..evaluation.files import evaluate_files
-from ..evaluation.measures import parse_measures
 from .base import warn
 from .options import comparison_options, measure_option, places_option, rel_level_option, stat_settings
 
 
-@click.command("compare")
+@click.command("compare", short_help='Compare runs with paired significance tests.')
 @click.argument("qrels", type=click.Path(allow_dash=True))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @measure_option
@@ -32,6 +31,6 @@ def compare_command(qrels, runs, measures, baseline, all_pairs, correction, test
     if len(runs) < 2:
         raise UsageError("give at least two runs to compare")
     settings = stat_settings(test, permutations, bootstrap, seed, alpha, correction)
-    results = evaluate_files(qrels, runs, parse_measures(measures), rel_level, warn=warn)
+    results = evaluate_files(qrels, runs, measures, rel_level, warn=warn)
     comparison = compare(results, settings, baseline=baseline, all_pairs=all_pairs)
     click.echo(render_comparison(comparison, fmt, places, detail), nl=False)

@@ -8,7 +8,7 @@ from ..doctor import diagnose
 from ..formats.tables import Table, render
 
 
-@click.command("doctor")
+@click.command("doctor", short_help='Show versions, the model, the cache and a browser.')
 def doctor_command() -> None:
     """Report versions, the default model found, the embedding cache's location and size, and
     whether a browser for the tests is present."""

@@ -5,28 +5,27 @@ from __future__ import annotations
 import click
 
 from ..analysis.ppi import Estimate, corrected_estimates
-from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..formats import read_qrels, read_run
 from ..formats.tables import Table, render
 from ..review.adjudicate import reviewed_sample
 from .jsonout import json_text
+from .options import measure_option, rel_level_option
 
 
-@click.command("estimate")
+@click.command("estimate", short_help='Correct derived-label metrics by reviewed pairs.')
 @click.argument("qrels", type=click.Path(exists=True, dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--reviewed", required=True, type=click.Path(exists=True, dir_okay=False), help="The review database.")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
-              help=f"Measures [default: {','.join(DEFAULT_MEASURES)}].")
+@measure_option
 @click.option("--adjudicate", default="majority", show_default=True, metavar="majority|REVIEWER|strict",
               help="How conflicting reviewers' grades are settled (as in `semrel review export`).")
 @click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True)
-@click.option("-l", "--rel-level", default=1, show_default=True, type=int, help="Lowest grade that counts as relevant.")
+@rel_level_option
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def estimate_command(qrels, runs, reviewed, measures, adjudicate, confidence, rel_level, fmt):
     """Each RUN's metrics on QRELS (derived labels) next to prediction-powered estimates corrected
     by the human grades of the review's random sample, with a confidence interval."""
-    estimates = corrected_estimates(read_qrels(qrels), [read_run(r) for r in runs], parse_measures(list(measures) or None),
+    estimates = corrected_estimates(read_qrels(qrels), [read_run(r) for r in runs], measures,
                                     reviewed_sample(reviewed, adjudicate), confidence, rel_level)
     click.echo(render_estimates(estimates, confidence, fmt), nl=False)
 

@@ -4,27 +4,23 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import click
 
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import UsageError
-from ..formats.corpus import golden_qrels, read_corpus, read_golden, write_corpus, write_golden
-from ..formats.jsonl import write_jsonl
-from ..formats.manifest import write_manifest
+from ..formats.corpus import read_corpus, read_golden
 from ..formats.tables import render
-from ..formats.trec import write_qrels
-from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions, import_golden
-from ..golden.neardup import NearDuplicates, dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
+from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, split_golden
+from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions
+from ..golden.neardup import split_targets
 from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
-from ..records import GoldenItem
 from .base import LazyGroup, warn
 from .options import chunk_options, chunk_settings
 
 
-@click.group("golden", cls=LazyGroup, lazy={"pick": "semrel.cli.pick:pick_command"})
+@click.group("golden", short_help='Import, check and curate golden sets.', cls=LazyGroup, lazy={"pick": "semrel.cli.pick:pick_command"})
 def golden_group() -> None:
     """Import, check and curate golden sets (queries, reference answers, gold chunk ids)."""
 
@@ -38,7 +34,7 @@ def _numbers(text: str | None, kind: type) -> list | None:
         raise UsageError(f"expected comma-separated numbers, not {text!r}") from None
 
 
-@golden_group.command("import")
+@golden_group.command("import", short_help='Import a golden set (SQuAD, CSV, BEIR and more).')
 @click.argument("source", type=click.Path(allow_dash=True))
 @click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="golden.jsonl to write.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
@@ -62,24 +58,10 @@ def import_command(source, output, fmt, corpus, corpus_out, qrels_out, query_col
     settings = chunk_settings(size, overlap, unit, sentences, model)
     columns = {"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col}
     options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split)
-    result = import_golden(source, fmt, options)
+    result = import_golden_files(source, output, fmt, options, corpus_out, qrels_out)
     if result.params["format"] == "pubmedqa" and size:
         warn("--size does not apply to pubmedqa: each context is one chunk")
-    if result.chunks is not None and not corpus_out:
-        raise UsageError(f"--format {result.params['format']} builds the corpus too: give --corpus-out corpus.jsonl")
-    if result.chunks is None and corpus_out:
-        raise UsageError(f"--corpus-out only applies to {', '.join(BUILDS_CORPUS)}; this source is {result.params['format']}")
-    inputs = [source] + ([corpus] if corpus else [])
-    params = {**result.params, **({"chunking": settings.describe()} if result.chunks is not None else {})}
-    if result.chunks is not None:
-        rows = write_corpus(result.chunks, corpus_out)
-        write_manifest(corpus_out, inputs=inputs, params=params, rows=rows)
-    rows = write_golden(result.items, output)
-    write_manifest(output, inputs=inputs, params=params, rows=rows)
-    if qrels_out:
-        qrels = golden_qrels(result.items)
-        write_qrels(qrels, qrels_out)
-        write_manifest(qrels_out, inputs=[output], params={"from": "golden set"}, rows=len(qrels))
+    rows = len(result.items)
     for what, n in sorted(result.counts.items()):
         warn(f"{what}: {n}")
     if "contexts_matched" in result.params:
@@ -89,18 +71,15 @@ def import_command(source, output, fmt, corpus, corpus_out, qrels_out, query_col
     click.echo(f"{rows} queries, {with_gold} with gold chunks -> {output}", err=True)
 
 
-@golden_group.command("qrels")
+@golden_group.command("qrels", short_help="Write a golden set's gold chunks as qrels.")
 @click.argument("golden", type=click.Path(allow_dash=True))
 @click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="TREC qrels to write.")
 def qrels_command(golden, output):
     """Write GOLDEN's gold chunks as TREC qrels: rel 1, or the grades recorded in meta["grades"]."""
-    qrels = golden_qrels(read_golden(golden))
-    write_qrels(qrels, output)
-    write_manifest(output, inputs=[golden], params={"from": "golden set"}, rows=len(qrels))
-    click.echo(f"{len(qrels)} judgments -> {output}", err=True)
+    click.echo(f"{golden_qrels_file(golden, output)} judgments -> {output}", err=True)
 
 
-@golden_group.command("validate")
+@golden_group.command("validate", short_help='List every problem of a golden set.')
 @click.argument("golden", type=click.Path(allow_dash=True))
 @click.option("--corpus", type=click.Path(exists=True, dir_okay=False), help="corpus.jsonl: check every gold chunk id.")
 def validate_command(golden, corpus):
@@ -117,7 +96,7 @@ def validate_command(golden, corpus):
         sys.exit(1)
 
 
-@golden_group.command("stats")
+@golden_group.command("stats", short_help='Count and describe a golden set and corpus.')
 @click.argument("golden", type=click.Path(allow_dash=True))
 @click.option("--corpus", type=click.Path(exists=True, dir_okay=False), help="Also describe this corpus.jsonl.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True)
@@ -131,16 +110,12 @@ def stats_command(golden, corpus, fmt):
     click.echo(render(counts, fmt, places=0) + "\n" + render(lengths, fmt, places=1), nl=False)
 
 
-def _groups(items: list[GoldenItem], threshold: float, model: str | None) -> NearDuplicates:
-    return near_duplicate_groups([i.query for i in items], threshold, model, steps=stderr_steps)
-
-
 threshold_option = click.option("--threshold", type=float, default=0.95, show_default=True,
                                 help="Cosine similarity of query embeddings at which two queries are near-duplicates.")
 model_option = click.option("--model", default=None, metavar="NAME", help=f"Embedding model [default: {DEFAULT_MODEL}].")
 
 
-@golden_group.command("split")
+@golden_group.command("split", short_help='Split a golden set, near-duplicates together.')
 @click.argument("golden", type=click.Path(allow_dash=True))
 @click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False), help="Folder for the parts.")
 @click.option("--ratio", help="Fraction(s) of the parts, comma-separated; the rest is the last part [default: 0.8].")
@@ -153,27 +128,20 @@ def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, mode
     """Split GOLDEN into parts (deterministic by --seed); near-duplicate queries stay together."""
     if ratio and sizes:
         raise UsageError("give --ratio or --sizes, not both")
-    items = read_golden(golden)
-    targets = split_targets(len(items), _numbers(ratio, float), _numbers(sizes, int))
+    targets = split_targets(len(read_golden(golden)), _numbers(ratio, float), _numbers(sizes, int))
     labels = names.split(",") if names else (["train", "test"] if len(targets) == 2 else
                                              ["train", "dev", "test"] if len(targets) == 3 else
                                              [f"part{k + 1}" for k in range(len(targets))])
     if len(labels) != len(targets):
         raise UsageError(f"--names gives {len(labels)} names for {len(targets)} parts")
-    found = _groups(items, threshold, model)
-    parts = split_groups(found.groups, targets, seed)
-    params = {"seed": seed, "targets": targets, "threshold": threshold, "model": model or DEFAULT_MODEL}
-    for label, part in zip(labels, parts):
-        path = Path(output_dir) / f"{label}.jsonl"
-        rows = write_golden([items[i] for i in part], path)
-        write_manifest(path, inputs=[golden], params={**params, "part": label}, rows=rows)
-        click.echo(f"{label}: {rows} queries -> {path}", err=True)
-    left = len(items) - sum(len(p) for p in parts)
+    parts, left = split_golden(golden, output_dir, targets, labels, seed, threshold, model, stderr_steps)
+    for part in parts:
+        click.echo(f"{part.name}: {part.queries} queries -> {part.path}", err=True)
     if left:
-        warn(f"{left} queries are in no part (--sizes sum to less than {len(items)})")
+        warn(f"{left} queries are in no part (--sizes sum to less than {left + sum(p.queries for p in parts)})")
 
 
-@golden_group.command("dedup")
+@golden_group.command("dedup", short_help='Find (and remove) near-duplicate queries.')
 @click.argument("golden", type=click.Path(allow_dash=True))
 @click.option("--report", "report", default="-", show_default=True, type=click.Path(allow_dash=True),
               help="JSONL report, one line per group of near-duplicates.")
@@ -185,16 +153,9 @@ def dedup_command(golden, report, apply, output, threshold, model):
     """Find near-duplicate queries in GOLDEN; only --apply removes them (keeping the first of each group)."""
     if apply != bool(output):
         raise UsageError("--apply and -o go together: -o names the deduplicated golden set")
-    items = read_golden(golden)
-    found = _groups(items, threshold, model)
-    rows = dedup_report(items, found)
-    params = {"threshold": threshold, "model": model or DEFAULT_MODEL}
-    write_jsonl(rows, report)
-    write_manifest(report, inputs=[golden], params=params, rows=len(rows))
+    rows, kept = dedup_golden(golden, report, output if apply else None, threshold, model, stderr_steps)
     removed = sum(len(r["duplicates"]) for r in rows)
     if apply:
-        kept = write_golden(deduplicated(items, found), output)
-        write_manifest(output, inputs=[golden], params=params, rows=kept)
         click.echo(f"{len(rows)} groups of near-duplicates; removed {removed}, kept {kept} -> {output}", err=True)
     else:
         click.echo(f"{len(rows)} groups of near-duplicates ({removed} queries would go); "

@@ -11,7 +11,7 @@ from .base import warn
 from .options import engine_options
 
 
-@click.command("judge")
+@click.command("judge", short_help='Score pooled pairs with BERTScore.')
 @click.option("--corpus", required=True, type=click.Path(allow_dash=True), help="corpus.jsonl of the chunks.")
 @click.option("--golden", required=True, type=click.Path(allow_dash=True), help="golden.jsonl with the reference answers.")
 @click.option("--pool", type=click.Path(allow_dash=True),

@@ -8,7 +8,7 @@ from ..formats.judgments import COMPONENTS
 from ..judging.labels import DEFAULT_COMPONENT, DEFAULT_GRADES, DEFAULT_THRESHOLD, parse_thresholds
 
 
-@click.command("label")
+@click.command("label", short_help='Turn judgments into qrels.')
 @click.argument("judgments", type=click.Path(allow_dash=True))
 @click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="TREC qrels file to write.")
 @click.option("--on", type=click.Choice(COMPONENTS), default=DEFAULT_COMPONENT, show_default=True,

@@ -8,7 +8,6 @@ import pyarrow.compute as pc
 from ..analysis.compare import COMPARE_FORMATS
 from ..analysis.lift import Latency, lift, read_latency, render_lift, timed_latency
 from ..errors import UsageError
-from ..evaluation.measures import parse_measures
 from ..formats import read_qrels, read_run
 from .base import warn
 from .options import lift_options, measure_option, places_option, rel_level_option, stat_settings, test_options
@@ -26,7 +25,7 @@ def latency_from(latency_file: str | None, base_ms: float | None, reranked_ms: f
     return None if base_ms is None else Latency(base_ms, reranked_ms, None)
 
 
-@click.command("lift")
+@click.command("lift", short_help='Measure the lift a reranker gives.')
 @click.argument("qrels", type=click.Path(allow_dash=True))
 @lift_options
 @measure_option
@@ -51,7 +50,7 @@ def lift_command(qrels, base, reranked, depth, measures, test, permutations, boo
     settings = stat_settings(test, permutations, bootstrap, seed, alpha)
     judged = read_qrels(qrels)
     first, second = read_run(base), read_run(reranked)
-    chosen = parse_measures(measures)
+    chosen = measures
     query_ids = pc.unique(judged.query_ids).to_pylist()
     timings = latency_from(latency_file, base_latency_ms, reranked_latency_ms, query_ids)
     result = lift(judged, first, second, chosen, settings, depth, timings, top, rel_level)

@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import click
 
 from ..analysis.significance import CORRECTIONS, TESTS, StatSettings
 from ..encoding.engines import ENGINES
-from ..evaluation.measures import DEFAULT_MEASURES
+from ..errors import UsageError
+from ..evaluation.measures import DEFAULT_MEASURES, Measure, parse_measures
 from ..formats.judgments import COMPONENTS
 from ..golden.chunking import UNITS, ChunkSettings
 from ..review.order import ORDERS
 
-measure_option = click.option(
-    "-m", "--measure", "measures", multiple=True, metavar="NAME",
-    help=f"Measure(s), repeatable or comma-separated [default: {','.join(DEFAULT_MEASURES)}].")
+
+def measures_option(default: Sequence[str] = DEFAULT_MEASURES, help: str = "Measure(s), repeatable or comma-separated") -> Callable:
+    """-m/--measure, parsed once here: the command receives a list of Measure (default `default`)."""
+
+    def parse(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Measure]:
+        try:
+            return parse_measures(list(values) or list(default))
+        except UsageError as exc:
+            raise click.BadParameter(str(exc), ctx, param) from None
+
+    return click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", callback=parse,
+                        help=f"{help} [default: {','.join(default)}].")
+
+
+measure_option = measures_option()
 rel_level_option = click.option("-l", "--rel-level", default=1, show_default=True, type=int,
                                 help="Lowest grade that counts as relevant.")
 places_option = click.option("--places", default=4, show_default=True, type=click.IntRange(0, 17), help="Decimals shown.")

@@ -8,8 +8,7 @@ import textwrap
 import click
 
 from ..encoding.models import DEFAULT_MODEL
-from ..formats.manifest import write_manifest
-from ..golden.pick import Current, PickSession, excerpt, journal_path, open_pick_session
+from ..golden.pick import Current, PickSession, excerpt, open_pick_session
 from ..progress import stderr_steps
 
 HELP = """keys: 1-9 and 0 mark or unmark a candidate (0 = the tenth) · n next query (marks accepted; none = no
@@ -79,7 +78,7 @@ def interact(session: PickSession, chars: int) -> None:
             click.echo(f"unknown key {key!r}; ? for help")
 
 
-@click.command("pick")
+@click.command("pick", short_help='Pick gold chunks by hand.')
 @click.option("--golden", required=True, type=click.Path(), help="golden.jsonl; its queries without gold chunks are offered.")
 @click.option("--corpus", required=True, type=click.Path(allow_dash=True), help="corpus.jsonl the chunk ids refer to.")
 @click.option("-o", "--output", default=None, type=click.Path(),
@@ -96,12 +95,7 @@ def pick_command(golden, corpus, output, per_method, chars, model):
     """
     session = open_pick_session(golden, corpus, output, per_method, model, steps=stderr_steps)
     session.save()
-    try:
-        interact(session, chars)
-    finally:
-        write_manifest(session.output, inputs=[golden, corpus, journal_path(session.output)],
-                       params={"candidates_per_method": per_method, "model": model or DEFAULT_MODEL},
-                       rows=len(session.items))
+    interact(session, chars)
     counts = session.counts()
     left = "; run the same command to resume" if counts["open"] else ""
     click.echo(f"saved {session.output}: {counts['done']} done, {counts['skipped']} skipped, {counts['open']} open{left}")

@@ -280,7 +280,7 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
         judge_args = ["--corpus", corpus, "--golden", golden]
         if config["pool"]["enabled"]:
             pool = o("pool.tsv")
-            steps.append(Step("pool", ("pool",), ["--golden", golden, *[a for run in runs for a in ("--run", run)],
+            steps.append(Step("pool", ("pool",), [*runs, "--golden", golden,
                                                    "--depth", str(config["pool"]["depth"]), "-o", pool],
                               [golden, *runs], [pool]))
             judge_inputs.append(pool)
@@ -310,8 +310,7 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
     agreement = None
     if derived and config["agree"]["enabled"]:
         agreement = o("agreement.json")
-        steps.append(Step("agree", ("agree",), [gold, derived, "--unlisted-as-zero", "-f", "json",
-                                                *[a for run in runs for a in ("--run", run)]],
+        steps.append(Step("agree", ("agree",), [gold, derived, *runs, "--unlisted-as-zero", "-f", "json"],
                           [gold, derived, *runs], [agreement], stdout=agreement))
     if config["compare"]["enabled"] and len(runs) > 1:
         text = o("compare.txt")
@@ -320,7 +319,7 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
     s = config["sensitivity"]
     if judgments and s["enabled"] and len(runs) > 1:
         curves = o("sensitivity.csv")
-        args = ["--judgments", judgments, *[a for run in runs for a in ("--run", run)], "-m", s["measure"], "--curves", curves]
+        args = [judgments, *runs, "-m", s["measure"], "--curves", curves]
         for key in ("from", "to", "step"):
             if s[key] is not None:
                 args += [f"--{key}", str(s[key])]

@@ -5,12 +5,9 @@ from __future__ import annotations
 import click
 
 from ..errors import UsageError
-from ..evaluation.measures import parse_measures
-from ..formats.files import atomic_writer
 from ..formats.judgments import COMPONENTS
-from ..formats.manifest import write_manifest
 from ..progress import stderr_steps
-from ..report.html import ReportInputs, build_report, read_agreement, read_sensitivity
+from ..report.html import ReportInputs, read_agreement, read_sensitivity, write_report
 from .base import warn
 from .options import comparison_options, lift_options, measure_option, places_option, rel_level_option, stat_settings
 
@@ -26,7 +23,7 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
         raise UsageError(f"--grades {grades!r}: give comma-separated numbers, e.g. 0.45,0.55,0.65") from None
 
 
-@click.command("report")
+@click.command("report", short_help='Write the HTML report.')
 @click.argument("qrels", required=False, type=click.Path(allow_dash=True))
 @click.argument("runs", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="report.html to write.")
@@ -54,17 +51,12 @@ def report_command(qrels, runs, output, title, golden, corpus, judgments, on, th
     QRELS and RUNS with significance marks, the lift of --reranked over --base, threshold
     sensitivity curves and agreement figures."""
     inputs = ReportInputs(
-        qrels=qrels, runs=runs, measures=parse_measures(measures), baseline=baseline, all_pairs=all_pairs,
+        qrels=qrels, runs=runs, measures=measures, baseline=baseline, all_pairs=all_pairs,
         settings=stat_settings(test, permutations, bootstrap, seed, alpha, correction), rel_level=rel_level,
         golden=golden, corpus=corpus, judgments=judgments, on=on, thresholds=_thresholds(threshold, grades),
         base=base, reranked=reranked, depth=depth, top=top, title=title, places=places,
         sensitivity=read_sensitivity(sensitivity) if sensitivity else (),
         agreement=read_agreement(agreement) if agreement else None,
     )
-    html = build_report(inputs, warn, steps=stderr_steps)
-    with atomic_writer(output) as out:
-        out.write(html)
-    files = inputs.files() + [p for p in (sensitivity, agreement) if p]
-    write_manifest(output, inputs=files, params={"title": title, "measures": [m.name for m in inputs.measures],
-                                                 "test": test, "correction": correction, "seed": seed})
+    write_report(inputs, output, warn, stderr_steps, extra_inputs=[p for p in (sensitivity, agreement) if p])
     click.echo(output)

@@ -8,15 +8,13 @@ from ..encoding.cache import default_cache_dir
 from ..encoding.engines import make_engine
 from ..encoding.models import DEFAULT_MODEL
 from ..encoding.vectors import VectorStore
-from ..formats.manifest import write_manifest
-from ..formats.trec import write_run
 from ..progress import stderr_steps
 from ..retrieval.retrieve import METHODS, RERANKERS, RRF_K, RetrievalSpec, retrieve_files
 from .base import warn
 from .options import engine_options
 
 
-@click.command("retrieve")
+@click.command("retrieve", short_help='Retrieve chunks for every query (a TREC run).')
 @click.option("--corpus", required=True, type=click.Path(allow_dash=True), help="corpus.jsonl (chunks).")
 @click.option("--golden", required=True, type=click.Path(allow_dash=True), help="golden.jsonl (queries).")
 @click.option("--method", type=click.Choice(METHODS), default=None,
@@ -45,11 +43,6 @@ def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stag
     spec.check()
     store = VectorStore(cache_dir or default_cache_dir(), model) if spec.dense and not no_cache else None
     run = retrieve_files(corpus, golden, spec, output, steps=stderr_steps, warn=warn, store=store)
-    write_run(run, output)
-    inputs = [corpus, golden] + ([first_stage_run] if first_stage_run else [])
-    params = spec.params()
     if store is not None:
-        params["vector_store"] = {"folder": str(store.folder), "encoded": store.encoded, "reused": store.reused}
         click.echo(f"chunk vectors: {store.encoded} encoded, {store.reused} from the vector store {store.folder}", err=True)
-    write_manifest(output, inputs=inputs, params=params, rows=len(run))
     click.echo(f"wrote {len(run)} rows ({len(set(run.query_ids.to_pylist()))} queries) to {output}", err=True)

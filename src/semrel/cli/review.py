@@ -25,7 +25,7 @@ from .options import db_option, queue_options
 from .review_terminal import TerminalReview
 
 
-@click.group("review", cls=LazyGroup, lazy={"serve": "semrel.cli.review_web:serve_command"})
+@click.group("review", short_help='Review derived labels; agreement; export.', cls=LazyGroup, lazy={"serve": "semrel.cli.review_web:serve_command"})
 def review_group() -> None:
     """Review derived labels in the terminal; report agreement; export reviewed qrels."""
 
@@ -51,7 +51,7 @@ def joined_session(db, reviewer, **queue) -> Session:
     return Session(joined_queue(db, **queue), reviewer)
 
 
-@review_group.command("start")
+@review_group.command("start", short_help='Review pairs in the terminal.')
 @db_option
 @REVIEWER_OPTION
 @queue_options
@@ -72,7 +72,7 @@ def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, *
                    None if no_highlight else highlighter, page_lines).run()
 
 
-@review_group.command("simulate")
+@review_group.command("simulate", short_help='Simulate a review from known labels.')
 @db_option
 @REVIEWER_OPTION
 @queue_options
@@ -89,7 +89,7 @@ def simulate_command(db, reviewer, human, unlisted_as_zero, **queue):
     click.echo(f"{reviewer}: graded {graded} pairs from {human}, skipped {skipped}", err=True)
 
 
-@review_group.command("stats")
+@review_group.command("stats", short_help='Show reviewer agreement and progress.')
 @db_option
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
@@ -112,7 +112,7 @@ def stats_command(db, fmt, seed, resamples):
             click.echo("\n" + confusion_text(f"{a.first} vs {a.second}", a.agreement, a.first, a.second), nl=False)
 
 
-@review_group.command("export")
+@review_group.command("export", short_help='Write qrels with the reviewed labels.')
 @db_option
 @click.option("--labels", required=True, type=click.Path(exists=True, dir_okay=False), help="The derived qrels.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Reviewed qrels to write.")

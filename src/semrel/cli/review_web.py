@@ -21,7 +21,7 @@ def stop(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-@click.command("serve")
+@click.command("serve", short_help='Review pairs in a browser.')
 @db_option
 @queue_options
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (others can reach it unless loopback).")

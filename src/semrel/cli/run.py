@@ -11,7 +11,7 @@ from ..formats.files import atomic_writer
 from .pipeline import STEPS, run_pipeline, starter_config
 
 
-@click.command("run")
+@click.command("run", short_help='Run the pipeline a config file describes.')
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("--set", "sets", multiple=True, metavar="SECTION.KEY=VALUE",
               help="Override a config value (repeatable), e.g. --set label.threshold=0.72 --set retrieve.methods=bm25,dense.")
@@ -48,7 +48,7 @@ def run_command(config, sets, dry_run, force):
             click.echo(f"\nreport: {os.path.abspath(step.outputs[0])}")
 
 
-@click.command("init")
+@click.command("init", short_help='Write a starter config for `semrel run`.')
 @click.option("--docs", default="docs", show_default=True, help="Folder of the documents to chunk.")
 @click.option("--golden", default="golden.csv", show_default=True, help="The golden QA file.")
 @click.option("-o", "--output", default="semrel.toml", show_default=True, type=click.Path(dir_okay=False))

@@ -7,20 +7,17 @@ import click
 from ..analysis.sensitivity import SENSITIVITY_FORMATS, render_sensitivity, sensitivity, threshold_grid, write_curves
 from ..analysis.significance import CORRECTIONS
 from ..evaluation.files import run_names
-from ..evaluation.measures import parse_measures
 from ..formats import read_run
 from ..formats.judgments import COMPONENTS, read_judgments
-from ..formats.manifest import write_manifest
 from ..judging.labels import DEFAULT_COMPONENT, DEFAULT_THRESHOLD
 from ..progress import stderr_steps
 from .base import warn
 from .options import measure_option, places_option, rel_level_option, stat_settings, test_options
 
 
-@click.command("sensitivity")
-@click.option("--judgments", required=True, type=click.Path(allow_dash=True), help="judgments.jsonl to relabel.")
-@click.option("--run", "runs", multiple=True, required=True, type=click.Path(allow_dash=True),
-              help="A TREC run (repeat; two or more).")
+@click.command("sensitivity", short_help='Show how results move with the threshold.')
+@click.argument("judgments", type=click.Path(allow_dash=True))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(allow_dash=True), metavar="RUN...")
 @click.option("--on", type=click.Choice(COMPONENTS), default=DEFAULT_COMPONENT, show_default=True,
               help="Which BERTScore component is thresholded.")
 @click.option("--from", "start", type=float, default=0.5, show_default=True, help="Lowest threshold.")
@@ -39,19 +36,16 @@ from .options import measure_option, places_option, rel_level_option, stat_setti
 @places_option
 def sensitivity_command(judgments, runs, on, start, stop, step, at, measures, test, permutations, bootstrap, seed, alpha,
                         correction, rel_level, curves, fmt, places):
-    """Relabel JUDGMENTS at each threshold from --from to --to (binary, in memory, no model) and show
+    """Relabel JUDGMENTS (judgments.jsonl) at each threshold from --from to --to (binary, in memory, no model) and show
     each run's values, Kendall's tau of the runs' ranking with the ranking at --at, and, for every
     pair of runs, the threshold ranges where one beats the other significantly."""
     grid = threshold_grid(start, stop, step)
     settings = stat_settings(test, permutations, bootstrap, seed, alpha, correction)
     loaded = [read_run(path, name) for path, name in zip(runs, run_names(runs))]
-    result = sensitivity(read_judgments(judgments), loaded, parse_measures(measures), grid, at, on, settings, rel_level,
+    result = sensitivity(read_judgments(judgments), loaded, measures, grid, at, on, settings, rel_level,
                          steps=stderr_steps)
     for message in result.warnings:
         warn(message)
     if curves:
-        count = write_curves(result, curves)
-        write_manifest(curves, inputs=[judgments, *runs], rows=count, params={
-            "on": on, "from": start, "to": stop, "step": step, "at": at, "rel_level": rel_level,
-            "measures": [m.name for m in result.measures], "labels": "binary: score >= threshold"})
+        write_curves(result, curves, inputs=[judgments, *runs])
     click.echo(render_sensitivity(result, fmt, places), nl=False)

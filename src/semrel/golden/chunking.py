@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..errors import FormatError, SemrelError, UsageError
+from ..formats.corpus import write_corpus
 from ..formats.files import display_name, read_text
 from ..formats.jsonl import read_jsonl, require
+from ..formats.manifest import write_manifest
 from ..progress import Steps, no_progress
 from ..records import Chunk
 
@@ -241,3 +243,11 @@ def chunk_documents(
             chunks.extend(chunk_document(doc, settings, tokenizer))
             advance(1)
     return chunks
+
+
+def chunk_files(inputs: Sequence[str], output: str | os.PathLike, settings: ChunkSettings, steps: Steps = no_progress) -> tuple[int, int]:
+    """Chunk the documents of `inputs` into `output` (corpus.jsonl) with its manifest: (documents, chunks)."""
+    documents = read_documents(inputs)
+    rows = write_corpus(chunk_documents(documents, settings, steps), output)
+    write_manifest(output, inputs=inputs, params=settings.describe(), rows=rows)
+    return len(documents), rows

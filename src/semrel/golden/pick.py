@@ -16,10 +16,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..encoding.models import DEFAULT_MODEL
 from ..errors import FormatError, UsageError
 from ..formats.corpus import read_corpus, read_golden, require_known_chunks, write_golden
 from ..formats.files import display_name
 from ..formats.jsonl import read_jsonl, require
+from ..formats.manifest import write_manifest
 from ..progress import Steps, no_progress
 from ..records import Chunk, GoldenItem
 from ..retrieval.retrieve import Bm25Index, DenseIndex
@@ -145,8 +147,10 @@ class Current:
 class PickSession:
     """The queue of queries without gold chunks and the actions on it; each action is saved at once."""
 
-    def __init__(self, items: Sequence[GoldenItem], output: str, finder: Callable[[str], list[Candidate]]):
+    def __init__(self, items: Sequence[GoldenItem], output: str, finder: Callable[[str], list[Candidate]],
+                 inputs: Sequence[str] = (), params: dict | None = None):
         self.items, self.output, self.finder = list(items), output, finder
+        self.inputs, self.params = list(inputs), dict(params or {})
         self.journal = journal_path(output)
         self.states = {i.query_id: State(i.gold_chunk_ids, GIVEN if i.gold_chunk_ids else OPEN) for i in self.items}
         self.history: list[Event] = []
@@ -192,8 +196,10 @@ class PickSession:
         self.save()
 
     def save(self) -> None:
-        """Rewrite the golden set (atomically) with every query's current gold chunks."""
-        write_golden([replace(i, gold_chunk_ids=self.states[i.query_id].gold) for i in self.items], self.output)
+        """Rewrite the golden set (atomically) with every query's current gold chunks, and its manifest."""
+        rows = write_golden([replace(i, gold_chunk_ids=self.states[i.query_id].gold) for i in self.items], self.output)
+        write_manifest(self.output, inputs=[*self.inputs, self.journal] if os.path.exists(self.journal) else self.inputs,
+                       params=self.params, rows=rows)
 
     def toggle(self, number: int) -> str | None:
         """Mark or unmark candidate `number` (1-based) of the current query; its chunk id, or None if there is none."""
@@ -239,4 +245,5 @@ def open_pick_session(
     chunks = read_corpus(corpus_path)
     items = read_golden(golden_path)
     require_known_chunks(items, {c.id for c in chunks}, golden_path)
-    return PickSession(items, output or golden_path, CandidateFinder(chunks, per_method, model, steps))
+    return PickSession(items, output or golden_path, CandidateFinder(chunks, per_method, model, steps), [golden_path, corpus_path],
+                       {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL})

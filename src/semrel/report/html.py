@@ -28,10 +28,10 @@ from ..evaluation.files import evaluate_files
 from ..evaluation.measures import Measure, parse_measures
 from ..formats import read_qrels, read_run
 from ..formats.corpus import read_corpus, read_golden
-from ..formats.files import display_name, read_text
+from ..formats.files import atomic_writer, display_name, read_text
 from ..formats.jsonl import read_jsonl, require
 from ..formats.judgments import COMPONENTS, read_judgments
-from ..formats.manifest import read_params
+from ..formats.manifest import read_params, write_manifest
 from ..formats.tables import Table, cell_text
 from ..golden.validate import golden_stats, stats_tables
 from ..progress import Steps, no_progress
@@ -244,6 +244,17 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     environment = Environment(loader=FileSystemLoader(str(template_dir())), autoescape=True,
                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return environment.get_template("report.html.j2").render(page=page, version=__version__)
+
+
+def write_report(inputs: ReportInputs, output: str | os.PathLike, warn: Callable[[str], None], steps: Steps = no_progress,
+                 extra_inputs: Sequence[str | os.PathLike] = ()) -> None:
+    """The report written to `output` with its manifest (`extra_inputs`: files read before, e.g. curves)."""
+    html = build_report(inputs, warn, steps)
+    with atomic_writer(output) as out:
+        out.write(html)
+    write_manifest(output, inputs=[*inputs.files(), *extra_inputs], params={
+        "title": inputs.title, "measures": [m.name for m in inputs.measures], "test": inputs.settings.test,
+        "correction": inputs.settings.correction, "seed": inputs.settings.seed})
 
 
 def read_sensitivity(path: str | os.PathLike) -> list[SensitivityPoint]:

@@ -7,7 +7,8 @@ from typing import Callable, Sequence
 
 from ..errors import UsageError
 from ..formats.corpus import read_golden
-from ..formats.pool import PoolRow
+from ..formats.manifest import write_manifest
+from ..formats.pool import PoolRow, write_pool
 from ..formats.trec import ranked, read_run
 from ..records import GoldenItem, Run
 
@@ -48,7 +49,12 @@ def pool(items: Sequence[GoldenItem], runs: Sequence[Run], depth: int, warn: Cal
 
 
 def pool_files(golden_path: str | os.PathLike, run_paths: Sequence[str | os.PathLike], depth: int,
-               warn: Callable[[str], None] | None = None) -> list[PoolRow]:
+               output: str | os.PathLike | None = None, warn: Callable[[str], None] | None = None) -> list[PoolRow]:
+    """The pool of the run files; with `output`, written as pool.tsv with its manifest."""
     if depth <= 0:
-        raise UsageError(f"--depth must be positive, got {depth}")
-    return pool(read_golden(golden_path), [read_run(p) for p in run_paths], depth, warn)
+        raise UsageError(f"depth must be positive, got {depth}")
+    rows = pool(read_golden(golden_path), [read_run(p) for p in run_paths], depth, warn)
+    if output is not None:
+        count = write_pool(rows, output)
+        write_manifest(output, inputs=[golden_path, *run_paths], params={"depth": depth, "runs": [str(r) for r in run_paths]}, rows=count)
+    return rows

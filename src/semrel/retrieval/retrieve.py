@@ -19,7 +19,8 @@ from ..encoding.models import DEFAULT_MODEL
 from ..encoding.sentences import sentence_embeddings
 from ..errors import UsageError, ValidationError
 from ..formats.corpus import read_corpus, read_golden
-from ..formats.trec import ranked, read_run, run_name
+from ..formats.manifest import write_manifest
+from ..formats.trec import ranked, read_run, run_name, write_run
 from ..progress import Steps, no_progress
 from ..records import Chunk, GoldenItem, Run
 
@@ -289,7 +290,14 @@ def retrieve_files(
     corpus_path: str | os.PathLike, golden_path: str | os.PathLike, spec: RetrievalSpec, output: str,
     steps: Steps = no_progress, warn: Callable[[str], None] | None = None, store: VectorStore | None = None,
 ) -> Run:
-    """Read the corpus and golden set and retrieve for every golden query; the run is named after `output`."""
+    """Retrieve for every query of the golden set and write the run to `output` (named after it) with its manifest."""
     spec.check()
     name = run_name(output) if output != "-" else spec.method or "rerank"
-    return retrieve(read_corpus(corpus_path), read_golden(golden_path), spec, name, str(corpus_path), steps, warn, store)
+    run = retrieve(read_corpus(corpus_path), read_golden(golden_path), spec, name, str(corpus_path), steps, warn, store)
+    write_run(run, output)
+    params = spec.params()
+    if store is not None:
+        params["vector_store"] = {"folder": str(store.folder), "encoded": store.encoded, "reused": store.reused}
+    inputs = [corpus_path, golden_path] + ([spec.first_stage_run] if spec.first_stage_run else [])
+    write_manifest(output, inputs=inputs, params=params, rows=len(run))
+    return run

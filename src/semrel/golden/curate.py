@@ -1,0 +1,91 @@
+"""Golden sets written as files, each with its manifest: imports, their qrels, splits and deduplication."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..encoding.models import DEFAULT_MODEL
+from ..errors import UsageError
+from ..formats.corpus import golden_qrels, read_golden, write_corpus, write_golden
+from ..formats.jsonl import write_jsonl
+from ..formats.manifest import write_manifest
+from ..formats.trec import write_qrels
+from ..progress import Steps, no_progress
+from .importers import BUILDS_CORPUS, import_golden
+from .neardup import dedup_report, deduplicated, near_duplicate_groups, split_groups
+from .sources import Imported, ImportOptions
+
+Path_ = str | os.PathLike
+
+
+def import_golden_files(source: str, output: Path_, fmt: str = "auto", options: ImportOptions | None = None,
+                        corpus_out: Path_ | None = None, qrels_out: Path_ | None = None) -> Imported:
+    """Import `source` as golden.jsonl (and, for formats that hold the documents, corpus.jsonl)."""
+    options = options or ImportOptions()
+    result = import_golden(source, fmt, options)
+    if result.chunks is not None and not corpus_out:
+        raise UsageError(f"--format {result.params['format']} builds the corpus too: give --corpus-out corpus.jsonl")
+    if result.chunks is None and corpus_out:
+        raise UsageError(f"--corpus-out only applies to {', '.join(BUILDS_CORPUS)}; this source is {result.params['format']}")
+    inputs = [source] + ([options.corpus] if options.corpus else [])
+    params = {**result.params, **({"chunking": options.settings.describe()} if result.chunks is not None else {})}
+    if result.chunks is not None and corpus_out:
+        write_manifest(corpus_out, inputs=inputs, params=params, rows=write_corpus(result.chunks, corpus_out))
+    write_manifest(output, inputs=inputs, params=params, rows=write_golden(result.items, output))
+    if qrels_out:
+        qrels = golden_qrels(result.items)
+        write_qrels(qrels, qrels_out)
+        write_manifest(qrels_out, inputs=[output], params={"from": "golden set"}, rows=len(qrels))
+    return result
+
+
+def golden_qrels_file(golden: Path_, output: Path_) -> int:
+    """The gold chunks of `golden` as TREC qrels in `output`; returns the number of judgments."""
+    qrels = golden_qrels(read_golden(golden))
+    write_qrels(qrels, output)
+    write_manifest(output, inputs=[golden], params={"from": "golden set"}, rows=len(qrels))
+    return len(qrels)
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str
+    path: Path
+    queries: int
+
+
+def split_golden(golden: Path_, output_dir: Path_, targets: Sequence[int], names: Sequence[str], seed: int = 0,
+                 threshold: float = 0.95, model: str | None = None, steps: Steps = no_progress) -> tuple[list[Part], int]:
+    """Parts of `golden` written to `output_dir/NAME.jsonl` (near-duplicates kept together) and the
+    number of queries left in no part."""
+    items = read_golden(golden)
+    found = near_duplicate_groups([i.query for i in items], threshold, model, steps)
+    parts = split_groups(found.groups, targets, seed)
+    params: dict[str, Any] = {"seed": seed, "targets": list(targets), "threshold": threshold, "model": model or DEFAULT_MODEL}
+    written = []
+    for name, part in zip(names, parts):
+        path = Path(output_dir) / f"{name}.jsonl"
+        rows = write_golden([items[i] for i in part], path)
+        write_manifest(path, inputs=[golden], params={**params, "part": name}, rows=rows)
+        written.append(Part(name, path, rows))
+    return written, len(items) - sum(len(p) for p in parts)
+
+
+def dedup_golden(golden: Path_, report: Path_, output: Path_ | None = None, threshold: float = 0.95, model: str | None = None,
+                 steps: Steps = no_progress) -> tuple[list[dict[str, Any]], int | None]:
+    """The near-duplicate groups of `golden` written to `report` (JSONL); with `output`, the golden set
+    without the duplicates (the first of each group kept). Returns (groups, queries kept or None)."""
+    items = read_golden(golden)
+    found = near_duplicate_groups([i.query for i in items], threshold, model, steps)
+    rows = dedup_report(items, found)
+    params = {"threshold": threshold, "model": model or DEFAULT_MODEL}
+    write_jsonl(rows, report)
+    write_manifest(report, inputs=[golden], params=params, rows=len(rows))
+    kept = None
+    if output is not None:
+        kept = write_golden(deduplicated(items, found), output)
+        write_manifest(output, inputs=[golden], params=params, rows=kept)
+    return rows, kept
