@@ -7,7 +7,7 @@ import json
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from semrel.analysis.agree import common_labels, ranking_agreement
+from semrel.analysis.agreement import common_labels, ranking_agreement
 from semrel.evaluation.measures import parse_measures
 from semrel.records import Qrels, Run
 

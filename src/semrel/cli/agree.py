@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.agree import label_agreement, ranking_agreement
+from ..analysis.agreement import label_agreement, ranking_agreement
 from ..formats import read_qrels, read_run
 from ..formats.tables import Table, render
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
