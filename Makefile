@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.semrel-installed
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test test-quick lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,15 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# The quick loop while editing: everything but the tests marked slow (models, subprocesses, browsers).
+test-quick: install
+	$(BIN)/python -m pytest -q -m "not slow"
+
+# ruff (style, imports, likely bugs) on all Python; mypy on the library (settings in pyproject.toml).
+lint: install
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
 
 bench: install
 	$(BIN)/python bench/metrics.py

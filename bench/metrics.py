@@ -94,7 +94,8 @@ def evaluate_with(tool: str, qrels: str, run: str) -> dict[str, float]:
     if tool == "ranx":
         import ranx
 
-        found = ranx.evaluate(ranx.Qrels.from_file(qrels, kind="trec"), ranx.Run.from_file(run, kind="trec"), [v[3] for v in MEASURES.values()])
+        found = ranx.evaluate(ranx.Qrels.from_file(qrels, kind="trec"), ranx.Run.from_file(run, kind="trec"),
+                              [v[3] for v in MEASURES.values()])
         return {name: float(found[v[3]]) for name, v in MEASURES.items()}
     raise ValueError(tool)
 

@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from helpers import run
 
 

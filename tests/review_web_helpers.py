@@ -14,9 +14,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from review_helpers import write_judged
-
 import semrel
+from review_helpers import write_judged
 
 SRC = str(Path(semrel.__file__).resolve().parents[1])
 

@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 import pytest
-from review_helpers import R_SCORES, queued_db
 
+from review_helpers import R_SCORES, queued_db
 from semrel.analysis.ppi import ReviewedSample, corrected_estimates
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from helpers import assert_one_error, read_lines, run
 from small_corpus import TEXTS
 

@@ -91,7 +91,7 @@ def test_two_readers_and_a_writer_share_one_cache_file(tmp_path):
     time.sleep(3)  # every process has opened the cache and waits
     go.touch()
     outputs = [p.communicate(timeout=300) for p in processes]
-    for process, (out, err) in zip(processes, outputs):
+    for process, (_, err) in zip(processes, outputs):
         assert process.returncode == 0 and "locked" not in err, err
     readers, written = [json.loads(out) for out, _ in outputs[:2]], json.loads(outputs[2][0])
     expected = {key(k).hex(): [digest(entry(k))] for k in FILLED}

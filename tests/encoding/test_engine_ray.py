@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from helpers import run
 
 ray = pytest.importorskip("ray", reason="--engine ray needs the test extra (ray[data])")

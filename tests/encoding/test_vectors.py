@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import run
 
+from helpers import run
 from semrel.encoding.models import resolve_model
 from semrel.formats.corpus import read_corpus
 from semrel.progress import no_progress

@@ -6,8 +6,8 @@ import json
 import re
 
 import pytest
-from review_helpers import write_pool
 
+from review_helpers import write_pool
 from semrel.errors import FormatError
 from semrel.formats.judgments import read_judgments
 from semrel.records import Judgment

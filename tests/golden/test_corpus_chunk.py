@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import assert_one_error, run, write
 
+from helpers import assert_one_error, run, write
 from semrel.encoding.models import load_encoder
 from semrel.errors import UsageError
 from semrel.golden.chunking import ChunkSettings, Document, chunk_document

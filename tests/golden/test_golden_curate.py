@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from helpers import assert_one_error, read_lines, run, write
-
 from semrel.golden.neardup import split_groups, split_targets
 
 CORPUS = "".join(json.dumps({"_id": i, "title": "", "text": t, "doc_id": i[0]}) + "\n" for i, t in [

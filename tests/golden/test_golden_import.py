@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from helpers import assert_one_error, read_lines, run, write
-
 from semrel.golden.locate import chunks_holding, find_answer
 from semrel.records import Chunk
 

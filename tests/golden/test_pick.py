@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import run
-from small_corpus import write_corpus, write_golden
 
+from helpers import run
 from semrel.formats.corpus import read_golden
 from semrel.golden.pick import excerpt, open_pick_session
+from small_corpus import write_corpus, write_golden
 
 GOLDEN = [
     ("q1", "why does sourdough bread rise slowly", "wild yeast ferments the dough", []),

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import run
 
 import semrel
+from helpers import run
 from semrel.encoding.models import resolve_model
 from semrel.judging.checkpoint import Checkpoint
 

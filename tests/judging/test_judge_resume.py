@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import run
 
 import semrel
+from helpers import run
 from semrel.formats.pool import write_pool
 
 DATA = Path(__file__).resolve().parents[2] / "data"

@@ -6,9 +6,9 @@ import json
 import sys
 
 import pytest
-from helpers import run
 
 import semrel
+from helpers import run
 from semrel.errors import UsageError
 from semrel.formats import read_qrels
 from semrel.records import Judgment

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from report_helpers import HOSTILE, report_args, report_files
 
+from report_helpers import HOSTILE, report_args, report_files
 from semrel import resources
 from semrel.errors import FormatError, SemrelError
 from semrel.report.html import read_sensitivity

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from matplotlib.image import imread
+
 from report_helpers import report_args, report_files
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import run
 
+from helpers import run
 from semrel.errors import FormatError
 from semrel.formats.pool import read_pool, write_pool
 

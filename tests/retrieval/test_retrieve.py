@@ -6,12 +6,12 @@ import json
 
 import numpy as np
 import pytest
-from helpers import run
-from small_corpus import TEXTS, write_corpus, write_golden
 
+from helpers import run
 from semrel.encoding.models import resolve_model
 from semrel.formats.trec import read_run
 from semrel.retrieval.retrieve import RRF_K, fuse, strictly_ranked
+from small_corpus import TEXTS, write_corpus, write_golden
 
 QUERIES = {
     "q1": "why does sourdough bread rise slowly",

@@ -9,9 +9,10 @@ import statistics
 from pathlib import Path
 
 import pytest
+from test_review_processes import query
+
 from review_helpers import write_pool
 from review_web_helpers import Server, write_large_pool
-from test_review_processes import query
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from review_helpers import write_pool
 
+from review_helpers import write_pool
 from semrel.errors import UsageError, ValidationError
 from semrel.formats import read_qrels
 from semrel.review.adjudicate import adjudicate, export_reviewed, settle

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from review_helpers import write_pool
-
 from semrel.cli.review_terminal import highlighted
 from semrel.review.highlight import WINDOW_TOKENS, token_similarities
 

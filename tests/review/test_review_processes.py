@@ -10,9 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from review_helpers import write_pool
-
 import semrel
+from review_helpers import write_pool
 
 SRC = str(Path(semrel.__file__).resolve().parents[1])
 
@@ -59,7 +58,7 @@ def test_sigkill_between_decisions_loses_nothing(tmp_path, cli):
         for done, key in enumerate(b"1010", start=1):
             proc.stdin.write(bytes([key]))
             proc.stdin.flush()
-            wait_until(lambda: len(grades(db)) == done, f"decision {done} to be committed")
+            wait_until(lambda done=done: len(grades(db)) == done, f"decision {done} to be committed")
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     finally:

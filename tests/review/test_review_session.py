@@ -9,8 +9,8 @@ import sqlite3
 
 import numpy as np
 import pytest
-from review_helpers import R_SCORES, queued_db, write_pool
 
+from review_helpers import R_SCORES, queued_db, write_pool
 from semrel.errors import SemrelError
 from semrel.review.engine import QueueSettings, Session
 from semrel.review.order import review_queue

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from review_helpers import R_SCORES, write_pool
 
 

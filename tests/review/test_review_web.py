@@ -10,10 +10,10 @@ import sys
 import threading
 import urllib.request
 
-from review_helpers import write_pool
-from review_web_helpers import SRC, Client, Server
 from test_review_processes import grades, query, wait_until
 
+from review_helpers import write_pool
+from review_web_helpers import SRC, Client, Server
 from semrel.review.stats import review_stats
 
 
@@ -64,7 +64,8 @@ def test_limits_headers_and_no_path_to_files(tmp_path):
             assert "addEventListener" in response.read().decode()
         assert "script-src 'self'" in headers["Content-Security-Policy"] and "unsafe-inline" not in headers["Content-Security-Policy"]
         assert headers["X-Content-Type-Options"] == "nosniff" and headers["Referrer-Policy"] == "no-referrer"
-        assert client.api({"action": "grade", "task_id": "1; DROP TABLE tasks", "grade": 1}) == (400, {"error": "task_id must be an integer"})
+        injected = {"action": "grade", "task_id": "1; DROP TABLE tasks", "grade": 1}
+        assert client.api(injected) == (400, {"error": "task_id must be an integer"})
         assert client.api({"action": "grade", "task_id": 1, "grade": 7})[0] == 409  # outside 0..1: the engine says so
         assert client.api({"action": "explode", "task_id": 1})[0] == 400
         port = server.base.rsplit(":", 1)[1]

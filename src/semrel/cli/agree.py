@@ -9,9 +9,9 @@ from ..formats import read_qrels, read_run
 from ..formats.tables import Table, render
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .jsonout import json_text
+from .options import measures_option
 
 AGREE_MEASURES = ("nDCG@10", "AP", "RR", "P@10")
-from .options import measures_option
 
 
 @click.command("agree", short_help='Measure how two qrels agree on labels and rankings.')

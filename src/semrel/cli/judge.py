@@ -52,7 +52,8 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
                        overlap=overlap, baseline_pairs=baseline_pairs, seed=seed, cache=False if no_cache else cache_dir,
                        engine=make_engine(engine, ray_address, ray_workers), steps=stderr_steps)
     except KeyboardInterrupt:
-        kept = "nothing was written" if output == "-" else f"finished pairs are kept in {output}.partial; run the same command again to resume"
+        kept = ("nothing was written" if output == "-"
+                else f"finished pairs are kept in {output}.partial; run the same command again to resume")
         raise Interrupted(f"interrupted; {kept}") from None
     for message in result.warnings:
         warn(message)

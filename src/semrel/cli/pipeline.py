@@ -399,7 +399,9 @@ def _invoke(step: Step) -> None:
         except click.ClickException as exc:
             raise UsageError(f"{step.name}: {exc.format_message()}") from None
         except SemrelError as exc:
-            raise type(exc)(f"{step.name}: {exc}") if type(exc) in (SemrelError, UsageError) else exc
+            if type(exc) in (SemrelError, UsageError):
+                raise type(exc)(f"{step.name}: {exc}") from None
+            raise
 
 
 def _read_state(out: str) -> dict[str, dict[str, Any]]:

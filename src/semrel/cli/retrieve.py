@@ -24,7 +24,8 @@ from .options import engine_options
 @click.option("--rerank-depth", default=100, show_default=True, type=int, help="How many first-stage chunks to rerank.")
 @click.option("--run", "first_stage_run", type=click.Path(allow_dash=True), default=None,
               help="An existing TREC run to rerank instead of running --method.")
-@click.option("--model", default=None, show_envvar=True, help=f"Dense encoder: local folder or Hugging Face name [default: {DEFAULT_MODEL}].")
+@click.option("--model", default=None, show_envvar=True,
+              help=f"Dense encoder: local folder or Hugging Face name [default: {DEFAULT_MODEL}].")
 @click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="The TREC run to write ('-' = stdout).")
 @engine_options
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None,

@@ -25,7 +25,8 @@ from .options import db_option, queue_options
 from .review_terminal import TerminalReview
 
 
-@click.group("review", short_help='Review derived labels; agreement; export.', cls=LazyGroup, lazy={"serve": "semrel.cli.review_web:serve_command"})
+@click.group("review", short_help="Review derived labels; agreement; export.", cls=LazyGroup,
+             lazy={"serve": "semrel.cli.review_web:serve_command"})
 def review_group() -> None:
     """Review derived labels in the terminal; report agreement; export reviewed qrels."""
 

@@ -1,1 +1,1 @@
-"""Models and running them: loading encoders offline, batching, engines (local, Ray), the token-embedding cache and the dense vector store."""
+"""Models and running them: offline loading, batching, engines (local, Ray), the token-embedding cache, the dense vector store."""

@@ -1,1 +1,1 @@
-"""Golden datasets: chunking documents, importing golden sets, locating gold chunks, validating, near-duplicates and picking gold by hand."""
+"""Golden datasets: chunking documents, importing, locating gold chunks, validating, near-duplicates, picking gold by hand."""

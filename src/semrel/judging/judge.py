@@ -318,7 +318,8 @@ def scan_corpus(corpus: Iterable[tuple[int, Chunk]], needed: set[str], candidate
     return CorpusScan(texts, [(h, c) for h, c, _ in ranked], count, hasher.hexdigest())
 
 
-def baseline_sample(candidates: Sequence[tuple[int, str]], queries: Sequence[str], related: set[tuple[str, str]], count: int, seed: int) -> list[tuple[str, str]]:
+def baseline_sample(candidates: Sequence[tuple[int, str]], queries: Sequence[str], related: set[tuple[str, str]], count: int,
+                    seed: int) -> list[tuple[str, str]]:
     """`count` (query, chunk) pairs, none of them pooled or gold: unrelated pairs.
 
     Candidates are chunks in seeded-hash order; each gets its own seeded order of the queries.
