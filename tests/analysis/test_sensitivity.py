@@ -93,6 +93,7 @@ def test_tau_equals_scipy(tmp_path):
     assert len({round(t, 6) for t in result.taus.ravel() if math.isfinite(t)}) > 3  # rankings really move
 
 
+@pytest.mark.slow
 def test_curves_round_trip_through_the_report_reader(cli, files, tmp_path):
     curves = str(tmp_path / "curves.csv")
     result = sweep(cli, files, "-m", "P@1", "--curves", curves, "-f", "json")

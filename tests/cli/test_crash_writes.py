@@ -138,6 +138,7 @@ def report_scenario(tmp_path_factory):
                     ("report.html",), normalise=lambda data: STAMP.sub(b"", data)).finish(data / "ref")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("moment", MOMENTS)
 @pytest.mark.parametrize("name", ["label", "judge", "export", "report"])
 def test_killed_mid_write_leaves_old_or_new_file(request, tmp_path, name, moment):

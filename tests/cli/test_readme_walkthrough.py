@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,6 +57,7 @@ def test_readme_walkthrough_is_what_semrel_run_runs(tmp_path, monkeypatch):
     assert "semrel: " not in result.stderr  # no warnings while planning
 
 
+@pytest.mark.slow
 def test_readme_walkthrough_replays_line_by_line(tmp_path):
     folder = fresh_clone(tmp_path)
     commands = walkthrough()

@@ -59,6 +59,7 @@ def statuses(output: str) -> dict[str, str]:
     return rows
 
 
+@pytest.mark.slow
 def test_run_bm25_then_skip_everything(tmp_path):
     config = write_config(write_data(tmp_path))
     first = run("run", config)
@@ -78,6 +79,7 @@ def test_run_bm25_then_skip_everything(tmp_path):
     assert statuses(run("run", config, "--force", "chunk").stdout)["chunk"] == "ran"
 
 
+@pytest.mark.slow
 def test_threshold_change_relabels_without_rejudging(tmp_path):
     config = write_config(write_data(tmp_path), judge=True)
     first = run("run", config)
@@ -223,6 +225,7 @@ def test_every_command_reads_its_options_from_the_environment(tmp_path, monkeypa
     assert "SEMREL_JUDGE_CACHE_DIR" in run("judge", "--help").stdout.replace("\n", " ").replace(" ", "")
 
 
+@pytest.mark.slow
 def test_lift_step_reranks_the_base_run_and_reports_it(tmp_path):
     config = write_config(write_data(tmp_path), extra="[lift]\nbase = \"bm25\"\ndepth = 3")
     result = run("run", config)
@@ -240,6 +243,7 @@ def test_lift_step_reranks_the_base_run_and_reports_it(tmp_path):
     assert f"report: {os.path.abspath(out / 'report.html')}" in result.stdout.splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_engine_is_passed_on_but_does_not_rerun_steps(tmp_path):
     """Where the model runs changes no output, so switching engines skips what is up to date."""
     config = write_config(write_data(tmp_path), extra="[lift]\nbase = \"bm25\"\ndepth = 3")

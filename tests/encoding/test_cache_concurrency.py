@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from semrel.encoding.cache import EmbeddingCache, Encoded
 
@@ -82,6 +83,7 @@ def _start(role: str, name: str, folder: Path, go: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 def test_two_readers_and_a_writer_share_one_cache_file(tmp_path):
     folder, go = tmp_path / "cache", tmp_path / "go"
     cache = EmbeddingCache(folder)

@@ -47,6 +47,7 @@ def semrel_process(*args, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "semrel.cli", *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_ray_judgments_equal_the_local_ones(sample):
     """The Ray run is a separate `semrel judge` process joining this module's cluster (--ray-address auto)."""
     inputs = ["--corpus", sample / "corpus.jsonl", "--golden", sample / "golden.jsonl", "--pool", sample / "pool.tsv"]
@@ -68,6 +69,7 @@ def test_ray_judgments_equal_the_local_ones(sample):
     assert manifest_engine(sample / "ray.jsonl") == {"name": "ray", "address": "auto", "workers": 2, "gpus": False}
 
 
+@pytest.mark.slow
 def test_dense_runs_are_identical_on_both_engines(sample):
     inputs = ["--corpus", sample / "corpus.jsonl", "--golden", sample / "golden.jsonl", "--method", "dense", "-k", 20,
               "--no-cache"]  # both engines encode every chunk (the vector store would hand the second run the first's)
@@ -97,6 +99,7 @@ def test_bad_ray_options_are_a_usage_error(sample, options, message):
     assert result.stderr.strip().splitlines() == [f"semrel: error: {message}"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("address", ["ray://127.0.0.1:1", "127.0.0.1:1"])
 def test_unreachable_cluster_is_one_line_within_seconds(sample, address):
     """A real `semrel judge` process (not this one, which is already connected to Ray)."""

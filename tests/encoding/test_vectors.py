@@ -40,6 +40,7 @@ def dense(sample, out, *options):
     return Path(out).read_text(), result.stderr, manifest["params"].get("vector_store")
 
 
+@pytest.mark.slow
 def test_second_run_encodes_nothing_and_runs_equal_the_in_memory_path(sample, tmp_path):
     chunks = len(read_corpus(sample / "corpus.jsonl"))
     in_memory, _, none = dense(sample, tmp_path / "memory.run", "--no-cache")
@@ -54,6 +55,7 @@ def test_second_run_encodes_nothing_and_runs_equal_the_in_memory_path(sample, tm
     assert Path(store["folder"]).parent == tmp_path / "cache" / "vectors"
 
 
+@pytest.mark.slow
 def test_a_grown_corpus_encodes_only_its_new_chunks_and_keeps_the_old_rows(sample, tmp_path):
     lines = (sample / "corpus.jsonl").read_text().splitlines(keepends=True)
     half = len(lines) // 2
@@ -72,6 +74,7 @@ def test_a_grown_corpus_encodes_only_its_new_chunks_and_keeps_the_old_rows(sampl
     np.testing.assert_allclose(stored, embed(texts, "", None, no_progress), atol=1e-5)
 
 
+@pytest.mark.slow
 def test_a_killed_run_leaves_committed_rows_only_and_the_next_run_carries_on(sample, tmp_path):
     cache = tmp_path / "cache"
     _, _, store = dense(sample, tmp_path / "a.run", "--cache", cache)
@@ -86,6 +89,7 @@ def test_a_killed_run_leaves_committed_rows_only_and_the_next_run_carries_on(sam
     assert json.loads((folder / "store.json").read_text())["rows"] == store["encoded"]
 
 
+@pytest.mark.slow
 def test_another_model_gets_its_own_store_and_encodes_afresh(sample, tmp_path):
     """A copy of MiniLM cut to 3 layers (its config changed): another fingerprint, other vectors."""
     model = tmp_path / "minilm-3"
@@ -109,6 +113,7 @@ def brute_force(queries: np.ndarray, vectors: np.ndarray, k: int):
     return [top_k(row, k) for row in queries @ vectors.T]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [1, 7, 50, 5000])
 def test_block_search_equals_brute_force_with_ties_and_through_a_row_map(k):
     """Small integer vectors: every dot product is exact in float32, so ties are real ties."""

@@ -78,6 +78,7 @@ def reference(relevant: np.ndarray, total: np.ndarray) -> dict[str, float]:
     }
 
 
+@pytest.mark.slow
 def test_ten_million_line_run_evaluates_exactly_within_memory(collection):
     run, qrels, relevant, total = collection
     assert os.path.getsize(run) == QUERIES * DEPTH * len(b"q00000 Q0 d0000000 0001 0.999999 r\n")  # 10M fixed-width lines

@@ -51,6 +51,7 @@ def _ours(qrels, run, names, level):
     return {m.name: dict(zip(result.query_ids, result.values[m].tolist())) for m in result.values}, result
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collections())
 def test_measures_equal_trec_eval(data):
@@ -72,6 +73,7 @@ def test_measures_equal_trec_eval(data):
     assert set(result.ignored_queries) == set(judged_run) - set(qrels)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collections())
 def test_measures_trec_eval_lacks_equal_ir_measures(data):
@@ -89,6 +91,7 @@ def test_measures_trec_eval_lacks_equal_ir_measures(data):
             assert ours[name][q] == pytest.approx(found.get((q, str(measure)), 0.0), abs=1e-9), (name, q)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collections())
 def test_results_do_not_depend_on_fingerprints(data):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -49,6 +50,7 @@ CONTENT = st.one_of(
 READERS = [read_run, read_qrels, read_beir_queries, read_corpus, read_golden, read_judgments, read_pool]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(content=CONTENT, compress=st.booleans())
 def test_readers_give_a_result_or_one_semrel_error(tmp_path, content, compress):

@@ -100,6 +100,7 @@ SINGLE_FILE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", SINGLE_FILE)
 @SETTINGS
 @given(data=st.data())
@@ -125,6 +126,7 @@ CRANQREL = st.lists(st.tuples(st.sampled_from(["1", "2", "3", "x", "-1"]), st.sa
                               st.sampled_from(["1", "2", "4", "-1", "5", "0"])).map(" ".join), max_size=6)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(docs=SMART | RAW, queries=SMART | RAW, qrels=CRANQREL.map(lambda r: "\n".join(r).encode()) | RAW)
 def test_cranfield_import(tmp_path, docs, queries, qrels):

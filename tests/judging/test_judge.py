@@ -103,6 +103,7 @@ def _references(data) -> dict[str, list[str]]:
             for g in data["golden"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("idf", [False, True])
 def test_scores_equal_bert_score_on_hundreds_of_real_pairs(data, idf):
     result = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], idf=idf)
@@ -123,6 +124,7 @@ def test_scores_equal_bert_score_on_hundreds_of_real_pairs(data, idf):
     assert _scores(result.judgments).std(axis=0).min() > 0.02  # real spread, not a constant
 
 
+@pytest.mark.slow
 def test_texts_encoded_in_slices_score_as_in_one(data, monkeypatch):
     """The judge tokenizes and batches a bounded slice of texts at a time; slicing changes no score."""
     import semrel.judging.judge
@@ -135,6 +137,7 @@ def test_texts_encoded_in_slices_score_as_in_one(data, monkeypatch):
     assert np.abs(_scores(sliced.judgments) - _scores(whole.judgments)).max() < 1e-6
 
 
+@pytest.mark.slow
 def test_lower_layer_equals_bert_score_and_runs_only_those_layers(data):
     subset = data["golden"][:4]
     result = semrel.judge(data["corpus"], [_item(g) for g in subset], None, cache=data["cache"], layer=3)
@@ -155,6 +158,7 @@ def _item(g: dict):
     return GoldenItem(g["query_id"], g["query"], tuple(answers) if isinstance(answers, list) else (answers,), tuple(g["gold_chunk_ids"]))
 
 
+@pytest.mark.slow
 def test_long_chunk_is_scored_in_windows_and_finds_an_answer_at_its_end(tmp_path):
     words = _articles(3)[2]["context"].split()
     answer = "Mother-to-child transmission is the main cause of HIV-1 infection in children worldwide."
@@ -173,6 +177,7 @@ def test_long_chunk_is_scored_in_windows_and_finds_an_answer_at_its_end(tmp_path
     assert abs(narrow.judgments[0].R - recall["short"]) < 0.05 and narrow.params["windows"]["tokens"] == 256
 
 
+@pytest.mark.slow
 def test_warm_cache_encodes_nothing_and_new_texts_only_once(data, tmp_path):
     first = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"])
     again = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"])
@@ -184,6 +189,7 @@ def test_warm_cache_encodes_nothing_and_new_texts_only_once(data, tmp_path):
     assert more.encoded == 1
 
 
+@pytest.mark.slow
 def test_interrupted_run_resumes_without_redoing_finished_pairs(data, tmp_path, monkeypatch):
     output = tmp_path / "judgments.jsonl"
     golden = [_item(g) for g in data["golden"][:6]]
@@ -215,6 +221,7 @@ def test_interrupted_run_resumes_without_redoing_finished_pairs(data, tmp_path, 
     assert resumed.encoded < fresh.encoded
 
 
+@pytest.mark.slow
 def test_corpus_rescaling_records_its_baseline(data, tmp_path):
     output = tmp_path / "j.jsonl"
     raw = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"])
@@ -227,6 +234,7 @@ def test_corpus_rescaling_records_its_baseline(data, tmp_path):
     assert np.allclose(_scores(scaled.judgments), (_scores(raw.judgments) - b) / (1 - b), atol=1e-9)
 
 
+@pytest.mark.slow
 def test_shipped_baseline_and_recommended_layer_follow_bert_score(data, tmp_path):
     folder = tmp_path / "distilbert-base-uncased"  # a local folder named like a model in bert_score's tables
     folder.symlink_to(resolve_model(), target_is_directory=True)

@@ -69,6 +69,7 @@ def _stop(folder: Path, sig: int, total: int) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
+@pytest.mark.slow
 def test_killed_and_interrupted_runs_resume_scoring_every_pair_exactly_once(inputs):
     folder, total = inputs
     partial = folder / "j.jsonl.partial"

@@ -91,6 +91,7 @@ def _compare(model: Path, data, idf: bool) -> float:
     return float(np.abs(scores - expected).max())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("idf", [False, True])
 def test_roberta_scores_equal_bert_score(model, data, idf):
     assert _compare(model, data, idf) < 1e-5
@@ -112,6 +113,7 @@ def test_tokens_are_bert_scores_sent_encode(model):
     assert encoder.token_ids(["", "  "]) == [[], []]  # a blank text gets no prefix space: sent_encode gives <s></s>
 
 
+@pytest.mark.slow
 def test_tokenizer_that_adds_a_prefix_space_itself_also_matches(tmp_path, data):
     """A RoBERTa folder saved with add_prefix_space=True: both tokenize 'ĠThe', and the scores still agree."""
     folder = _build_model(tmp_path / "tiny-roberta-prefix", add_prefix_space=True)

@@ -35,6 +35,7 @@ def _peak(path, needed) -> int:
     return peak
 
 
+@pytest.mark.slow
 def test_corpus_pass_keeps_only_what_the_work_needs(tmp_path):
     needed = {f"c{i}" for i in range(0, 300, 7)}
     small, large = _peak(_corpus(tmp_path / "small.jsonl", 3_000), needed), _peak(_corpus(tmp_path / "large.jsonl", 60_000), needed)

@@ -60,6 +60,7 @@ def test_python_api_matches_the_command(judgments):
     assert semrel.label(judgments, on="F", grades=[0.3, 0.55]).to_dict() == {"q1": {"a": 2, "b": 0, "c": 0}, "q2": {"a": 2, "d": 1}}
 
 
+@pytest.mark.slow
 def test_labelling_loads_no_model(judgments, tmp_path):
     import subprocess
 

@@ -19,6 +19,7 @@ def files(tmp_path: Path) -> dict[str, str]:
     return report_files(tmp_path)
 
 
+@pytest.mark.slow
 def test_report_has_every_section_and_escapes_data(cli, files, tmp_path):
     output = tmp_path / "report.html"
     result = cli("report", *report_args(files), "-o", str(output))
@@ -34,6 +35,7 @@ def test_report_has_every_section_and_escapes_data(cli, files, tmp_path):
     assert json.loads(Path(f"{output}.manifest.json").read_text())["params"]["measures"] == ["RR", "P@1"]
 
 
+@pytest.mark.slow
 def test_signature_comes_from_the_manifests(cli, files, tmp_path):
     output = tmp_path / "r.html"
     cli("report", *report_args(files), "-o", str(output))
@@ -48,6 +50,7 @@ def test_signature_comes_from_the_manifests(cli, files, tmp_path):
     assert rows["component"] == "R" and rows["thresholds"] == "0.5, 0.75"
 
 
+@pytest.mark.slow
 def test_numbers_in_the_report(cli, files, tmp_path):
     output = tmp_path / "r.html"
     cli("report", *report_args(files), "--on", "R", "--grades", "0.55,0.725", "-o", str(output))

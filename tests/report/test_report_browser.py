@@ -31,6 +31,7 @@ def browser():
         launched.close()
 
 
+@pytest.mark.slow
 def test_plots_render_without_console_errors(browser, cli, tmp_path):
     files = report_files(tmp_path)
     output = tmp_path / "report.html"

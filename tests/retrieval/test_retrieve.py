@@ -84,6 +84,7 @@ def brute_force_cosine(texts: list[str], queries: list[str]) -> np.ndarray:
     return model.encode(queries, normalize_embeddings=True, convert_to_numpy=True) @ chunks.T
 
 
+@pytest.mark.slow
 def test_dense_equals_brute_force_cosine_with_sentence_transformers(tmp_path):
     out, run = retrieve(tmp_path, "dense", "--method", "dense", "-k", "4")
     expected = brute_force_cosine(list(TEXTS.values()), list(QUERIES.values()))
@@ -95,6 +96,7 @@ def test_dense_equals_brute_force_cosine_with_sentence_transformers(tmp_path):
     assert lines_strictly_decreasing(out)
 
 
+@pytest.mark.slow
 def test_hybrid_is_reciprocal_rank_fusion_of_the_bm25_and_dense_runs(tmp_path):
     _, bm25 = retrieve(tmp_path, "bm25", "--method", "bm25", "-k", "6")
     _, dense = retrieve(tmp_path, "dense", "--method", "dense", "-k", "6")
@@ -124,6 +126,7 @@ def test_strictly_ranked_breaks_ties_by_position_and_cuts_at_k():
     assert scores[0] == 0.9 and scores[1] == 0.5 and 0.5 > scores[2] > 0.4999999
 
 
+@pytest.mark.slow
 def test_rerank_orders_only_the_first_stage_candidates_by_dense_cosine(tmp_path):
     corpus, golden = write_inputs(tmp_path)
     first = tmp_path / "first.run"

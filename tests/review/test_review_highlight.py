@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from review_helpers import write_pool
 from semrel.cli.review_terminal import highlighted
 from semrel.review.highlight import WINDOW_TOKENS, token_similarities
@@ -20,6 +22,7 @@ def test_answer_words_match_strongest_and_spans_are_the_chunk_tokens():
     assert 0.8 < words["tube"] <= 1.0 + 1e-6
 
 
+@pytest.mark.slow
 def test_several_answers_take_the_best_match_and_long_chunks_are_not_truncated():
     spans_one = token_similarities(CHUNK, ["Patch the inner tube."])
     spans_two = token_similarities(CHUNK, ["Patch the inner tube.", "Remove the wheel."])

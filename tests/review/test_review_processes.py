@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 import semrel
 from review_helpers import write_pool
 
@@ -49,6 +51,7 @@ def grades(db: str) -> list[tuple]:
                      " WHERE d.kind = 'grade' ORDER BY d.id")
 
 
+@pytest.mark.slow
 def test_sigkill_between_decisions_loses_nothing(tmp_path, cli):
     pool = write_pool(tmp_path / "pool")
     db = str(tmp_path / "reviews.sqlite")
@@ -72,6 +75,7 @@ def test_sigkill_between_decisions_loses_nothing(tmp_path, cli):
     assert grades(db)[-1] == (4, "alice", 1)
 
 
+@pytest.mark.slow
 def test_two_reviewers_writing_at_once_lose_and_repeat_nothing(tmp_path):
     pool = write_pool(tmp_path / "pool")
     db = str(tmp_path / "reviews.sqlite")

@@ -10,6 +10,7 @@ import sys
 import threading
 import urllib.request
 
+import pytest
 from test_review_processes import grades, query, wait_until
 
 from review_helpers import write_pool
@@ -17,6 +18,7 @@ from review_web_helpers import SRC, Client, Server
 from semrel.review.stats import review_stats
 
 
+@pytest.mark.slow
 def test_posts_without_the_csrf_token_or_the_access_token_are_refused(tmp_path):
     pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
     with Server(db, pool, "--no-highlight", "--token", "s3cret") as server:
@@ -47,6 +49,7 @@ def test_posts_without_the_csrf_token_or_the_access_token_are_refused(tmp_path):
     assert query(db, "SELECT name FROM reviewers") == [("alice",)]
 
 
+@pytest.mark.slow
 def test_limits_headers_and_no_path_to_files(tmp_path):
     pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
     with Server(db, pool, "--no-highlight") as server:
@@ -77,6 +80,7 @@ def test_limits_headers_and_no_path_to_files(tmp_path):
     assert grades(db) == []
 
 
+@pytest.mark.slow
 def test_decisions_revisions_and_stats_match_the_engine(tmp_path):
     pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
     with Server(db, pool, "--no-highlight", "--blind") as server:
@@ -112,6 +116,7 @@ def test_decisions_revisions_and_stats_match_the_engine(tmp_path):
     assert row and int(row.group(1)) == judge.agreement.n == 2 and float(row.group(2)) == round(judge.agreement.percent, 1)
 
 
+@pytest.mark.slow
 def test_a_terminal_reviewer_and_a_web_reviewer_writing_at_once_lose_nothing(tmp_path):
     pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
     with Server(db, pool, "--no-highlight") as server:
@@ -140,6 +145,7 @@ def test_a_terminal_reviewer_and_a_web_reviewer_writing_at_once_lose_nothing(tmp
     assert all(grade == (1 if r == "bob" else 0) for _, r, grade in decided)
 
 
+@pytest.mark.slow
 def test_serve_says_what_is_wrong_in_one_line(tmp_path):
     pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
     run = [sys.executable, "-c", "from semrel.cli import main; main()", "review", "serve", "--db"]
@@ -161,6 +167,7 @@ def test_serve_says_what_is_wrong_in_one_line(tmp_path):
         assert json.loads(client.get("/api/task")[1])["progress"]["total"] == 12
 
 
+@pytest.mark.slow
 def test_graded_labels_take_grades_up_to_the_top_and_n_is_a_note_key(tmp_path):
     pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
     with Server(db, pool, "--no-highlight", "--thresholds", "0.3,0.6,0.9") as server:
@@ -177,6 +184,7 @@ def test_graded_labels_take_grades_up_to_the_top_and_n_is_a_note_key(tmp_path):
     assert grades(db) == [(0, "alice", 3)]
 
 
+@pytest.mark.slow
 def test_two_review_servers_on_one_machine_keep_their_reviewers_signed_in(tmp_path):
     pool = write_pool(tmp_path / "pool")
     first_db, second_db = str(tmp_path / "first.sqlite"), str(tmp_path / "second.sqlite")
