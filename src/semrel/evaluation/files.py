@@ -33,13 +33,13 @@ def require_distinct_names(names: Sequence[str]) -> None:
 def evaluate_files(
     qrels_path: str | os.PathLike,
     run_paths: Sequence[str | os.PathLike],
-    measures: Sequence[str | Measure] | None = None,
+    measures: Sequence[str | Measure] | str | None = None,
     rel_level: int = 1,
     warn: Callable[[str], None] | None = None,
 ) -> list[Evaluation]:
     """Read the qrels once and each run in turn (one run in memory at a time); warn about
     queries missing on either side."""
-    chosen = parse_measures([str(m) for m in measures] if measures else None)
+    chosen = parse_measures(measures)
     qrels = read_qrels(qrels_path)
     if not len(qrels):
         raise SemrelError(f"{display_name(qrels_path)}: no judgments (the qrels are empty); every measure would be 0")
