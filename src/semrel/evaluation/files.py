@@ -46,15 +46,19 @@ def evaluate_files(
     runs = (read_run(path, name) for path, name in zip(run_paths, run_names(run_paths)))
     results = []
     for path, result in zip(run_paths, evaluate(qrels, runs, chosen, rel_level)):
-        if warn and result.missing_queries:
-            warn(
-                f"{len(result.missing_queries)} of {len(result.query_ids)} queries in {qrels_path} have no results "
-                f"in {path}; they score 0 (e.g. {result.missing_queries[0]!r})"
-            )
-        if warn and result.ignored_queries:
-            warn(
-                f"{len(result.ignored_queries)} queries in {path} are not in {qrels_path} and are ignored "
-                f"(e.g. {result.ignored_queries[0]!r})"
-            )
+        for message in coverage_warnings(result, str(qrels_path), str(path)) if warn else ():
+            warn(message)
         results.append(result)
     return results
+
+
+def coverage_warnings(result: Evaluation, qrels_label: str, run_label: str) -> list[str]:
+    """Warnings about queries on one side only: in the qrels, not the run (scored 0), and in the run only (ignored)."""
+    messages = []
+    if result.missing_queries:
+        messages.append(f"{len(result.missing_queries)} of {len(result.query_ids)} queries in {qrels_label} have no "
+                        f"results in {run_label}; they score 0 (e.g. {result.missing_queries[0]!r})")
+    if result.ignored_queries:
+        messages.append(f"{len(result.ignored_queries)} queries in {run_label} are not in {qrels_label} and are ignored "
+                        f"(e.g. {result.ignored_queries[0]!r})")
+    return messages
