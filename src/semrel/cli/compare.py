@@ -79,8 +79,12 @@ def compare_command(qrels, runs, measures, baseline, all_pairs, correction, test
     """
     if len(runs) < 2:
         raise UsageError("give at least two runs to compare")
+    if all_pairs and baseline is not None:
+        raise UsageError("give --baseline or --all-pairs, not both")
     settings = settings_from(test, permutations, bootstrap, seed, alpha, correction)
     results = evaluate_files(qrels, runs, parse_measures(measures), rel_level, warn=warn)
+    if baseline is not None and baseline not in (names := [r.run_name for r in results]):
+        raise UsageError(f"--baseline {baseline!r} is none of the runs ({', '.join(names)})")
     comparison = compare(results, settings, baseline=baseline, all_pairs=all_pairs)
     click.echo(render_comparison(comparison, fmt, places, detail), nl=False)
 
