@@ -78,7 +78,7 @@ class ReportInputs:
     places: int = 4
 
     def chosen_measures(self) -> list[Measure]:
-        return list(self.measures) or parse_measures(None)
+        return parse_measures(self.measures)
 
     def files(self) -> list[str]:
         """Every input file, for the manifest."""
