@@ -5,7 +5,7 @@ ir_measures spelling is canonical (`nDCG@10`); trec_eval names (`ndcg_cut.10`) a
 
     @family("Foo", Cutoff.OPTIONAL, trec="foo", trec_cut="foo_cut", aliases=("f",))
     def foo(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
-        '''What Foo is (shown by `semrel eval --help`-style listings).'''
+        '''What Foo is, in one line (kept as the entry's `doc`).'''
         return ctx.count(r, top(m, r) & r.relevant)   # one float64 value per qrels query
 
 The decorator records the family's canonical name, its cutoff rule, its trec_eval names, its aliases,

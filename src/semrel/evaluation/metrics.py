@@ -3,6 +3,10 @@
 Semantics follow trec_eval 10.0 (with -c): a run is ordered by score descending, ties by doc
 id descending in byte order; relevant means rel >= the relevance level; nDCG uses the graded
 rel as a linear gain and ignores the level; queries in the qrels but not in the run score 0.
+
+This module orders each run, joins it to the qrels and hands the joined arrays to each measure's
+compute function; which measures exist and how each is computed is the registry's business
+(measures.py, one entry per family).
 """
 
 from __future__ import annotations
