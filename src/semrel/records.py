@@ -13,9 +13,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .errors import ValidationError
+
 
 def _strings(values) -> pa.Array:
-    array = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(list(values), type=pa.string())
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        array = values
+    else:
+        try:
+            array = pa.array(values if hasattr(values, "__len__") else list(values), type=pa.string())
+        except (pa.ArrowTypeError, pa.ArrowInvalid):  # ids given as numbers: their decimal text
+            array = pa.array(values if hasattr(values, "__len__") else list(values))
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     return array.cast(pa.string()) if array.type != pa.string() else array
@@ -29,6 +37,50 @@ def dictionary_codes(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.n
             return pa.array([], type=pa.string()), np.zeros(0, dtype=np.int64)
         return encoded.chunks[0].dictionary, np.concatenate([c.indices.to_numpy() for c in encoded.chunks]).astype(np.int64)
     return encoded.dictionary, encoded.indices.to_numpy().astype(np.int64)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
+
+
+def _pandas(caller: str):
+    """pandas, which only from_df / to_df need (the `pandas` extra)."""
+    try:
+        import pandas
+    except ImportError:
+        raise ModuleNotFoundError(f"{caller} needs pandas: pip install 'semrel[pandas]'", name="pandas") from None
+    return pandas
+
+
+def _frame_columns(df, caller: str, **columns: str) -> list:
+    """The DataFrame's columns named by `columns` (parameter -> column name), each checked for empty values."""
+    if not hasattr(df, "columns") or not hasattr(df, "iloc"):
+        raise TypeError(f"{caller} takes a pandas DataFrame, not {type(df).__name__}")
+    found = []
+    for param, column in columns.items():
+        if column not in df.columns:
+            raise ValidationError(f"{caller}: the DataFrame has no column {column!r} ({param}={column!r}); "
+                                  f"its columns: {', '.join(map(str, df.columns))}")
+        values = df[column]
+        empty = np.flatnonzero(values.isna().to_numpy())
+        if len(empty):
+            raise ValidationError(f"{caller}: column {column!r} ({param}=) is empty at index {df.index[empty[0]]!r}")
+        found.append(values)
+    return found
+
+
+def _numbers(values, caller: str, param: str, whole: bool) -> np.ndarray:
+    """A DataFrame column as float64 (whole=False) or int64 grades (whole=True); finite values only."""
+    try:
+        numbers = np.asarray(values.to_numpy(), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{caller}: column {values.name!r} ({param}=) must hold numbers") from None
+    bad = np.flatnonzero(~np.isfinite(numbers) | ((numbers != np.round(numbers)) if whole else False))
+    if len(bad):
+        what = "whole-number grades" if whole else "finite numbers"
+        raise ValidationError(f"{caller}: column {values.name!r} ({param}=) must hold {what}; "
+                              f"index {values.index[bad[0]]!r} holds {float(numbers[bad[0]]):g}")
+    return numbers.astype(np.int64) if whole else numbers
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,14 +101,29 @@ class Qrels:
         rows = [(q, d, int(r)) for q, docs in judged.items() for d, r in docs.items()]
         return cls.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
 
+    @classmethod
+    def from_df(cls, df, q_id_col: str = "q_id", doc_id_col: str = "doc_id", score_col: str = "score") -> "Qrels":
+        """A pandas DataFrame with one row per judged pair and a whole-number grade (ranx's column names)."""
+        q, d, grade = _frame_columns(df, "Qrels.from_df", q_id_col=q_id_col, doc_id_col=doc_id_col, score_col=score_col)
+        return cls.from_columns(pa.array(q), pa.array(d), _numbers(grade, "Qrels.from_df", "score_col", whole=True))
+
     def to_dict(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
         for q, d, r in zip(self.query_ids.to_pylist(), self.doc_ids.to_pylist(), self.relevance.tolist()):
             out.setdefault(q, {})[d] = r
         return out
 
+    def to_df(self):
+        """A pandas DataFrame with columns q_id, doc_id, score (the grade), one row per judged pair."""
+        _pandas("Qrels.to_df")
+        return pa.table({"q_id": self.query_ids, "doc_id": self.doc_ids, "score": self.relevance}).to_pandas()
+
     def __len__(self) -> int:
         return len(self.relevance)
+
+    def __repr__(self) -> str:
+        where = f", source={self.source!r}" if self.source else ""
+        return f"Qrels({_count(len(self), 'judgment')}, {_count(pc.count_distinct(self.query_ids).as_py(), 'query')}{where})"
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,14 +149,30 @@ class Run:
         rows = [(q, d, float(s)) for q, docs in ranked.items() for d, s in docs.items()]
         return cls.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], name)
 
+    @classmethod
+    def from_df(cls, df, q_id_col: str = "q_id", doc_id_col: str = "doc_id", score_col: str = "score",
+                name: str = "run") -> "Run":
+        """A pandas DataFrame with one row per retrieved document and its score (ranx's column names).
+        Rows may come in any order: the ranking comes from the scores, as in trec_eval."""
+        q, d, score = _frame_columns(df, "Run.from_df", q_id_col=q_id_col, doc_id_col=doc_id_col, score_col=score_col)
+        return cls.from_columns(pa.array(q), pa.array(d), _numbers(score, "Run.from_df", "score_col", whole=False), name)
+
     def to_dict(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
         for q, d, s in zip(self.query_ids.to_pylist(), self.doc_ids.to_pylist(), self.scores.tolist()):
             out.setdefault(q, {})[d] = s
         return out
 
+    def to_df(self):
+        """A pandas DataFrame with columns q_id, doc_id, score, one row per retrieved document."""
+        _pandas("Run.to_df")
+        return pa.table({"q_id": self.query_ids, "doc_id": self.doc_ids, "score": self.scores}).to_pandas()
+
     def __len__(self) -> int:
         return len(self.scores)
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}: {_count(len(self), 'result')}, {_count(pc.count_distinct(self.query_ids).as_py(), 'query')})"
 
 
 @dataclass(frozen=True)

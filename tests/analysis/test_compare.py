@@ -9,7 +9,7 @@ import json
 import pytest
 from scipy import stats
 
-from semrel.analysis.compare import compare, run_letter
+from semrel.analysis.compare import compare_evaluations, run_letter
 from semrel.analysis.significance import StatSettings
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
@@ -83,10 +83,10 @@ def test_randomization_reproducible_through_the_api():
     a = Run.from_dict({f"q{i}": {"r": 1.0, "x": 2.0 if i % 3 else 0.5} for i in range(40)}, name="a")
     b = Run.from_dict({f"q{i}": {"r": 1.0, "x": 2.0 if i % 4 else 0.5} for i in range(40)}, name="b")
     results = evaluate(qrels, [a, b], parse_measures(["RR"]))
-    first = compare(results, StatSettings(permutations=500, bootstrap=300, seed=9))
-    again = compare(results, StatSettings(permutations=500, bootstrap=300, seed=9))
+    first = compare_evaluations(results, StatSettings(permutations=500, bootstrap=300, seed=9))
+    again = compare_evaluations(results, StatSettings(permutations=500, bootstrap=300, seed=9))
     assert first.tests == again.tests
-    other = compare(results, StatSettings(permutations=500, bootstrap=300, seed=10))
+    other = compare_evaluations(results, StatSettings(permutations=500, bootstrap=300, seed=10))
     assert other.tests[0].randomization_p != first.tests[0].randomization_p
     assert 0 < first.tests[0].randomization_p < 1
 

@@ -16,8 +16,9 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import UsageError
+from ..evaluation.api import Measures, QrelsLike, evaluate_runs
 from ..evaluation.files import require_distinct_names
-from ..evaluation.measures import Measure
+from ..evaluation.measures import Measure, parse_measure
 from ..evaluation.metrics import Evaluation
 from ..formats.tables import Cell, Latex, Table, cell_text, render
 from .significance import StatSettings, adjust, paired_stats
@@ -59,11 +60,12 @@ class Comparison:
     def letter(self, run: str) -> str:
         return run_letter(self.runs.index(run))
 
-    def value(self, run: str, measure: Measure) -> float:
+    def value(self, run: str, measure: Measure | str) -> float:
         return self.evaluations[self.runs.index(run)].aggregate(measure)
 
-    def beaten(self, run: str, measure: Measure) -> list[str]:
+    def beaten(self, run: str, measure: Measure | str) -> list[str]:
         """Runs that `run` beats significantly on `measure`, in table order."""
+        measure = parse_measure(measure)
         losers = set()
         for t in self.tests:
             if t.measure == measure and t.significant and run in (t.run, t.other):
@@ -72,7 +74,7 @@ class Comparison:
                     losers.add(loser)
         return [r for r in self.runs if r in losers]
 
-    def marks(self, run: str, measure: Measure) -> str:
+    def marks(self, run: str, measure: Measure | str) -> str:
         return "".join(self.letter(r) for r in self.beaten(run, measure))
 
 
@@ -82,7 +84,42 @@ def run_letter(index: int) -> str:
     return letters[index] if index < 26 else run_letter(index // 26 - 1) + letters[index % 26]
 
 
-def compare(
+def compare_runs(
+    qrels: QrelsLike,
+    runs,
+    measures: Measures = None,
+    *,
+    rel_level: int = 1,
+    baseline: str | None = None,
+    all_pairs: bool = False,
+    test: str = "randomization",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    permutations: int = 10_000,
+    bootstrap: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Comparison:
+    """`semrel.compare`: evaluate two or more runs on the qrels and test each against `baseline` (default:
+    the first), or every pair with `all_pairs=True`; as `semrel compare` does, with its defaults.
+
+    qrels and runs take what `semrel.evaluate` takes (several runs: a list, or a dict {name: run});
+    measures are names or Measure objects. `test` ('t', 'randomization', 'bootstrap') decides
+    significance at `alpha` after `correction` ('holm', 'bonferroni', 'none') within each measure.
+    The Comparison answers `value(run, measure)`, `marks(run, measure)` (letters of the runs beaten
+    significantly) and holds every PairTest in `tests`; render_comparison(c, "markdown") is its table.
+    """
+    settings = StatSettings(test=test, permutations=permutations, bootstrap=bootstrap, seed=seed, alpha=alpha,
+                            confidence=confidence, correction=correction)
+    if all_pairs and baseline is not None:
+        raise UsageError("give baseline= or all_pairs=True, not both")
+    evaluations, several = evaluate_runs(qrels, runs, measures, rel_level, stacklevel=2)
+    if not several or len(evaluations) < 2:
+        raise UsageError("runs: give two or more runs to compare (a list, or a dict {name: run})")
+    return compare_evaluations(evaluations, settings, baseline=baseline, all_pairs=all_pairs)
+
+
+def compare_evaluations(
     evaluations: Sequence[Evaluation],
     settings: StatSettings = StatSettings(),
     baseline: str | None = None,
@@ -93,9 +130,9 @@ def compare(
     names = [e.run_name for e in evaluations]
     require_distinct_names(names)
     if all_pairs and baseline is not None:
-        raise UsageError("give --baseline or --all-pairs, not both")
+        raise UsageError("give baseline= or all_pairs=True, not both")
     if baseline is not None and baseline not in names:
-        raise UsageError(f"--baseline {baseline!r} is none of the runs ({', '.join(names)})")
+        raise UsageError(f"baseline={baseline!r} is none of the runs ({', '.join(names)})")
     measures = list(evaluations[0].values) if evaluations else []
     if all_pairs:
         pairs = [(j, i) for i in range(len(names)) for j in range(i + 1, len(names))]

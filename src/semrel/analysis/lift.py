@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import FormatError, UsageError
-from ..evaluation.measures import Measure
+from ..evaluation.measures import Measure, parse_measures
 from ..evaluation.metrics import evaluate, ranks_within
 from ..formats.files import display_name, read_text
 from ..formats.tables import Cell, Table, render
@@ -175,7 +175,7 @@ def lift(
     qrels: Qrels,
     base: Run,
     reranked: Run,
-    measures: Sequence[Measure],
+    measures: Sequence[Measure | str],
     settings: StatSettings = StatSettings(),
     depth: int | None = None,
     latency: Latency | None = None,
@@ -185,6 +185,7 @@ def lift(
     """Per-measure lift of `reranked` over `base` on the qrels' queries (paired, as in compare)."""
     if not measures:
         raise UsageError("give at least one measure")
+    measures = parse_measures(measures)
     first, second = evaluate(qrels, [base, reranked], measures, rel_level)
     diffs = np.column_stack([second.values[m] - first.values[m] for m in measures])
     found = paired_stats(diffs, settings)

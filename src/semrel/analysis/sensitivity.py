@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from ..errors import UsageError
 from ..evaluation.files import require_distinct_names
-from ..evaluation.measures import Measure
+from ..evaluation.measures import Measure, parse_measures
 from ..evaluation.metrics import evaluate_gradings
 from ..formats.files import atomic_writer
 from ..formats.judgments import COMPONENTS
@@ -132,7 +132,7 @@ def _coverage_warnings(result, runs: Sequence[Run]) -> list[str]:
 def sensitivity(
     judgments: Sequence[Judgment],
     runs: Sequence[Run],
-    measures: Sequence[Measure],
+    measures: Sequence[Measure | str],
     thresholds: Sequence[float],
     at: float,
     on: str = "R",
@@ -149,7 +149,7 @@ def sensitivity(
     require_distinct_names(names)
     if not math.isfinite(at):
         raise UsageError("--at must be a finite number")
-    measures = list(measures)
+    measures = parse_measures(measures)
     grid = list(check_thresholds(thresholds))
     query_ids, chunk_ids, scores = _labelled(judgments, on)
     matches = [k for k, t in enumerate(grid) if abs(t - at) < 1e-9]

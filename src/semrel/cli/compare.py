@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.compare import COMPARE_FORMATS, compare, render_comparison
+from ..analysis.compare import COMPARE_FORMATS, compare_evaluations, render_comparison
 from ..errors import UsageError
 from ..evaluation.files import evaluate_files
 from .base import warn
@@ -30,7 +30,11 @@ def compare_command(qrels, runs, measures, baseline, all_pairs, correction, test
     """
     if len(runs) < 2:
         raise UsageError("give at least two runs to compare")
+    if all_pairs and baseline is not None:
+        raise UsageError("give --baseline or --all-pairs, not both")
     settings = stat_settings(test, permutations, bootstrap, seed, alpha, correction)
     results = evaluate_files(qrels, runs, measures, rel_level, warn=warn)
-    comparison = compare(results, settings, baseline=baseline, all_pairs=all_pairs)
+    if baseline is not None and baseline not in (names := [r.run_name for r in results]):
+        raise UsageError(f"--baseline {baseline!r} is none of the runs ({', '.join(names)})")
+    comparison = compare_evaluations(results, settings, baseline=baseline, all_pairs=all_pairs)
     click.echo(render_comparison(comparison, fmt, places, detail), nl=False)

@@ -33,28 +33,32 @@ def require_distinct_names(names: Sequence[str]) -> None:
 def evaluate_files(
     qrels_path: str | os.PathLike,
     run_paths: Sequence[str | os.PathLike],
-    measures: Sequence[str | Measure] | None = None,
+    measures: Sequence[str | Measure] | str | None = None,
     rel_level: int = 1,
     warn: Callable[[str], None] | None = None,
 ) -> list[Evaluation]:
     """Read the qrels once and each run in turn (one run in memory at a time); warn about
     queries missing on either side."""
-    chosen = parse_measures([str(m) for m in measures] if measures else None)
+    chosen = parse_measures(measures)
     qrels = read_qrels(qrels_path)
     if not len(qrels):
         raise SemrelError(f"{display_name(qrels_path)}: no judgments (the qrels are empty); every measure would be 0")
     runs = (read_run(path, name) for path, name in zip(run_paths, run_names(run_paths)))
     results = []
     for path, result in zip(run_paths, evaluate(qrels, runs, chosen, rel_level)):
-        if warn and result.missing_queries:
-            warn(
-                f"{len(result.missing_queries)} of {len(result.query_ids)} queries in {qrels_path} have no results "
-                f"in {path}; they score 0 (e.g. {result.missing_queries[0]!r})"
-            )
-        if warn and result.ignored_queries:
-            warn(
-                f"{len(result.ignored_queries)} queries in {path} are not in {qrels_path} and are ignored "
-                f"(e.g. {result.ignored_queries[0]!r})"
-            )
+        for message in coverage_warnings(result, str(qrels_path), str(path)) if warn else ():
+            warn(message)
         results.append(result)
     return results
+
+
+def coverage_warnings(result: Evaluation, qrels_label: str, run_label: str) -> list[str]:
+    """Warnings about queries on one side only: in the qrels, not the run (scored 0), and in the run only (ignored)."""
+    messages = []
+    if result.missing_queries:
+        messages.append(f"{len(result.missing_queries)} of {len(result.query_ids)} queries in {qrels_label} have no "
+                        f"results in {run_label}; they score 0 (e.g. {result.missing_queries[0]!r})")
+    if result.ignored_queries:
+        messages.append(f"{len(result.ignored_queries)} queries in {run_label} are not in {qrels_label} and are ignored "
+                        f"(e.g. {result.ignored_queries[0]!r})")
+    return messages

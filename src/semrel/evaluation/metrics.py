@@ -3,6 +3,10 @@
 Semantics follow trec_eval 10.0 (with -c): a run is ordered by score descending, ties by doc
 id descending in byte order; relevant means rel >= the relevance level; nDCG uses the graded
 rel as a linear gain and ignores the level; queries in the qrels but not in the run score 0.
+
+This module orders each run, joins it to the qrels and hands the joined arrays to each measure's
+compute function; which measures exist and how each is computed is the registry's business
+(measures.py, one entry per family).
 """
 
 from __future__ import annotations
@@ -19,12 +23,12 @@ import pyarrow.compute as pc
 from ..formats.columns import duplicate_error
 from ..records import Qrels, Run, dictionary_codes
 from .hashing import fingerprints, pair_fingerprints
-from .measures import Measure
+from .measures import Context, Measure, Ranked, parse_measure, parse_measures, ranks_within
 
 
 @dataclass(frozen=True)
 class Evaluation:
-    """Per-query values of each measure for one run, over the qrels' queries."""
+    """Per-query values of each measure for one run, over the qrels' queries (sorted by id)."""
 
     run_name: str
     query_ids: list[str]
@@ -32,22 +36,18 @@ class Evaluation:
     missing_queries: list[str] = field(default_factory=list)  # in the qrels, not in the run: scored 0
     ignored_queries: list[str] = field(default_factory=list)  # in the run, not in the qrels: not scored
 
-    def aggregate(self, measure: Measure) -> float:
-        column = self.values[measure]
-        if measure.summed:
-            return float(column.sum())
-        return float(column.mean()) if len(column) else 0.0
+    def aggregate(self, measure: Measure | str) -> float:
+        """The 'all' row: the mean over the qrels' queries (the sum for counts such as NumRet)."""
+        m = parse_measure(measure)
+        return m.entry.aggregate(self.values[m])
 
+    def aggregates(self) -> dict[str, float]:
+        """{measure name: its 'all' value}, in the order the measures were given."""
+        return {m.name: m.entry.aggregate(column) for m, column in self.values.items()}
 
-@dataclass(frozen=True)
-class _Ranked:
-    """A run joined to the qrels: rows grouped by query and in rank order."""
-
-    query: np.ndarray  # index into the qrels' query list
-    rank: np.ndarray  # 0-based rank within the query
-    gain: np.ndarray  # graded rel, 0 for unjudged or negative
-    relevant: np.ndarray  # rel >= level
-    judged: np.ndarray
+    def per_query(self, measure: Measure | str) -> dict[str, float]:
+        """{query id: value} of one measure, every qrels query included (those the run lacks score 0)."""
+        return dict(zip(self.query_ids, self.values[parse_measure(measure)].tolist()))
 
 
 class _QrelsIndex:
@@ -129,16 +129,6 @@ def _repeats(order: np.ndarray, sorted_keys: np.ndarray, query: np.ndarray, doc_
     return repeats, shared
 
 
-def ranks_within(groups: np.ndarray) -> np.ndarray:
-    """0-based position of each row within its run of equal, contiguous group values."""
-    n = len(groups)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
-    lengths = np.diff(np.r_[starts, n])
-    return np.arange(n, dtype=np.int64) - np.repeat(starts, lengths)
-
-
 def _order(run_query: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray | None:
     """Row order grouping queries, scores descending, ties by doc id descending (byte order).
 
@@ -180,10 +170,10 @@ class _Joined:
     rank: np.ndarray
     qrels_row: np.ndarray
 
-    def graded(self, relevance: np.ndarray, level: int) -> _Ranked:
+    def graded(self, relevance: np.ndarray, level: int) -> Ranked:
         judged = self.qrels_row >= 0
         rel = np.where(judged, relevance[self.qrels_row], 0)
-        return _Ranked(query=self.query, rank=self.rank, gain=np.maximum(rel, 0).astype(np.float64),
+        return Ranked(query=self.query, rank=self.rank, gain=np.maximum(rel, 0).astype(np.float64),
                        relevant=judged & (rel >= level), judged=judged)
 
 
@@ -210,54 +200,11 @@ def _join(index: _QrelsIndex, run: Run) -> tuple[_Joined, list[str], list[str]]:
     return _Joined(query, ranks_within(query), qrels_rows), missing, ignored
 
 
-def _compute(m: Measure, r: _Ranked, index: _QrelsIndex, num_rel: np.ndarray, level: int) -> np.ndarray:
-    n = index.n
-
-    def count(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        return np.bincount(r.query[mask], weights=None if weights is None else weights[mask], minlength=n).astype(
-            np.float64
-        )
-
-    def per_relevant(numerator: np.ndarray) -> np.ndarray:
-        return np.divide(numerator, num_rel, out=np.zeros(n), where=num_rel > 0)
-
-    top = np.ones(len(r.rank), dtype=bool) if m.cutoff is None else r.rank < m.cutoff
-    f = m.family
-    if f == "P":
-        return count(top & r.relevant) / m.cutoff
-    if f == "R":
-        return per_relevant(count(top & r.relevant))
-    if f == "Success":
-        return (count(top & r.relevant) > 0).astype(np.float64)
-    if f == "Judged":  # as ir_measures: over the documents returned in the top k
-        return np.divide(count(top & r.judged), count(top), out=np.zeros(n), where=count(top) > 0)
-    if f == "NumRet":
-        return count(top)
-    if f == "NumRelRet":
-        return count(top & r.relevant)
-    if f == "NumRel":
-        return num_rel.copy()
-    if f == "Rprec":
-        return per_relevant(count(r.relevant & (r.rank < num_rel[r.query])))
-    if f == "RR":
-        hits = top & r.relevant
-        first = np.zeros(n)
-        q, at = np.unique(r.query[hits], return_index=True)
-        first[q] = 1.0 / (r.rank[hits][at] + 1.0)
-        return first
-    if f == "AP":  # precision at each relevant document: (its number among the hits) / rank
-        hits = top & r.relevant
-        nth = ranks_within(r.query[hits]) + 1.0
-        return per_relevant(np.bincount(r.query[hits], weights=nth / (r.rank[hits] + 1.0), minlength=n))
-    if f == "nDCG":
-        dcg = count(top & (r.gain > 0), r.gain / np.log2(r.rank + 2.0))
-        ideal = index.ideal_dcg(m.cutoff)
-        return np.divide(dcg, ideal, out=np.zeros(n), where=ideal > 0)
-    raise ValueError(f"no computation for {m}")
-
-
-def evaluate(qrels: Qrels, runs: Run | Iterable[Run], measures: Iterable[Measure], rel_level: int = 1) -> list[Evaluation]:
-    """Evaluate each run on the qrels, in the order given.
+def evaluate(
+    qrels: Qrels, runs: Run | Iterable[Run], measures: Iterable[Measure | str] | str | None = None, rel_level: int = 1
+) -> list[Evaluation]:
+    """Evaluate each run on the qrels, in the order given. `measures`: Measure objects or names
+    (`"nDCG@10"`, `"ndcg_cut.10"`, `"nDCG@10,RR"`); none given means DEFAULT_MEASURES.
 
     Runs are consumed one at a time, so a generator of runs keeps only one in memory.
     """
@@ -265,23 +212,24 @@ def evaluate(qrels: Qrels, runs: Run | Iterable[Run], measures: Iterable[Measure
 
 
 def evaluate_gradings(
-    qrels: Qrels, gradings: Sequence[np.ndarray], runs: Run | Iterable[Run], measures: Iterable[Measure], rel_level: int = 1
+    qrels: Qrels, gradings: Sequence[np.ndarray], runs: Run | Iterable[Run],
+    measures: Iterable[Measure | str] | str | None = None, rel_level: int = 1,
 ) -> list[list[Evaluation]]:
     """Evaluate each run under each grading of the qrels' pairs (`gradings[k][i]`: the grade of
     qrels row i), as result[k][run]. Each run is ordered and joined to the pairs once, so another
     grading (a relabelling at another threshold) costs only the measures."""
-    measures = list(measures)
+    measures = parse_measures(measures)
     index = _QrelsIndex(qrels)
     graded = [index.regraded(np.asarray(g, dtype=np.int64)) for g in gradings]
     if any(len(g.relevance) != len(qrels) for g in graded):
         raise ValueError(f"each grading needs one grade per qrels row ({len(qrels)})")
-    num_rel = [g.num_relevant(rel_level) for g in graded]
+    contexts = [Context(g, g.num_relevant(rel_level), rel_level) for g in graded]
     names = index.query_names.to_pylist()
     results: list[list[Evaluation]] = [[] for _ in graded]
     for run in [runs] if isinstance(runs, Run) else runs:
         joined, missing, ignored = _join(index, run)
-        for k, g in enumerate(graded):
-            ranked = joined.graded(g.relevance, rel_level)
-            values = {m: _compute(m, ranked, g, num_rel[k], rel_level) for m in measures}
+        for k, ctx in enumerate(contexts):
+            ranked = joined.graded(ctx.qrels.relevance, rel_level)
+            values = {m: m.entry.compute(m, ranked, ctx) for m in measures}
             results[k].append(Evaluation(run.name, names, values, missing, ignored))
     return results

@@ -20,7 +20,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from .. import __version__
-from ..analysis.compare import compare, legend, tests_table
+from ..analysis.compare import compare_evaluations, legend, tests_table
 from ..analysis.lift import changes_table, lift, lift_table
 from ..analysis.significance import StatSettings
 from ..errors import FormatError, UsageError
@@ -77,7 +77,7 @@ class ReportInputs:
     places: int = 4
 
     def chosen_measures(self) -> list[Measure]:
-        return list(self.measures) or parse_measures(None)
+        return parse_measures(self.measures)
 
     def files(self) -> list[str]:
         """Every input file, for the manifest."""
@@ -156,7 +156,7 @@ def _score_section(judgments: list[Judgment], golden: list[GoldenItem] | None, c
 
 def _metric_section(inputs: ReportInputs, warn: Callable[[str], None]) -> dict[str, Any]:
     results = evaluate_files(inputs.qrels, inputs.runs, inputs.chosen_measures(), inputs.rel_level, warn=warn)
-    c = compare(results, inputs.settings, baseline=inputs.baseline, all_pairs=inputs.all_pairs)
+    c = compare_evaluations(results, inputs.settings, baseline=inputs.baseline, all_pairs=inputs.all_pairs)
     rows = [{"key": c.letter(run), "run": run,
              "cells": [{"text": cell_text(c.value(run, m), inputs.places), "marks": c.marks(run, m)} for m in c.measures]}
             for run in c.runs]

@@ -1,0 +1,164 @@
+"""`semrel.evaluate`: the Python API's evaluation, in the style of ranx.
+
+Qrels and runs come in any form a notebook holds them in: Qrels / Run objects, dicts
+(`{query: {doc: grade}}`, `{query: {doc: score}}`), pandas DataFrames (columns q_id, doc_id,
+score) or file paths. Measures are names (`"nDCG@10"`, `"ndcg_cut.10"`, `"nDCG@10,RR"`) or
+Measure objects, parsed once here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Union
+
+from .. import records
+from ..errors import UsageError
+from ..formats import read_qrels, read_run
+from .files import coverage_warnings, run_names
+from .measures import Measure, parse_measures
+from .metrics import Evaluation
+from .metrics import evaluate as evaluate_runs_on
+
+
+class Qrels(records.Qrels):
+    """semrel.Qrels: the columnar qrels every library function takes, plus `from_file` (the readers
+    sit above the records they build, so reading a file is added here)."""
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> Qrels:
+        """A TREC qrels file, a BEIR qrels .tsv or a golden.jsonl (its gold chunks); `.gz` is read too."""
+        read = read_qrels(path)
+        return cls(read.query_ids, read.doc_ids, read.relevance, read.source)
+
+
+class Run(records.Run):
+    """semrel.Run: the columnar run every library function takes, plus `from_file`."""
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, name: str | None = None) -> Run:
+        """A TREC run file (`.gz` too), named `name` or by its file's stem."""
+        read = read_run(path, name)
+        return cls(read.query_ids, read.doc_ids, read.scores, read.name, read.source)
+
+
+QrelsLike = Union[Qrels, Mapping, str, os.PathLike, Any]  # Any: a pandas DataFrame
+RunLike = Union[Run, Mapping, str, os.PathLike, Any]
+Measures = Union[str, Measure, Iterable[Union[str, Measure]], None]
+
+
+def _is_frame(value: Any) -> bool:
+    """A pandas DataFrame, recognised without importing pandas."""
+    return type(value).__module__.partition(".")[0] == "pandas" and hasattr(value, "columns")
+
+
+def _is_path(value: Any) -> bool:
+    return isinstance(value, (str, os.PathLike))
+
+
+def as_qrels(qrels: QrelsLike) -> Qrels:
+    """Qrels from a Qrels, a `{query: {doc: grade}}` dict, a DataFrame (q_id, doc_id, score) or a file path."""
+    if isinstance(qrels, records.Qrels):
+        return qrels
+    if _is_path(qrels):
+        return Qrels.from_file(qrels)
+    if _is_frame(qrels):
+        return Qrels.from_df(qrels)
+    if isinstance(qrels, Mapping):
+        return Qrels.from_dict(qrels)
+    raise TypeError(f"qrels: give a Qrels, a dict {{query: {{doc: grade}}}}, a pandas DataFrame or a file path, "
+                    f"not {type(qrels).__name__}")
+
+
+def as_run(run: RunLike, name: str | None = None) -> Run:
+    """A Run from a Run, a `{query: {doc: score}}` dict, a DataFrame (q_id, doc_id, score) or a file path;
+    named `name` where given (else the Run's own name, the file's stem, or 'run')."""
+    if isinstance(run, records.Run):
+        return run if name is None or name == run.name else dataclasses.replace(run, name=name)
+    if _is_path(run):
+        return Run.from_file(run, name)
+    if _is_frame(run):
+        return Run.from_df(run, name=name or "run")
+    if isinstance(run, Mapping):
+        return Run.from_dict(run, name or "run")
+    raise TypeError(f"runs: give a Run, a dict {{query: {{doc: score}}}}, a pandas DataFrame or a file path, "
+                    f"not {type(run).__name__}")
+
+
+def _is_one_run_dict(runs: Mapping) -> bool:
+    """{query: {doc: score}} (one run) rather than {name: run} (several)."""
+    first = next(iter(runs.values()), None)
+    if isinstance(first, Mapping):
+        inner = next(iter(first.values()), None)
+        return not isinstance(inner, Mapping)
+    return not (isinstance(first, records.Run) or _is_path(first) or _is_frame(first))
+
+
+def as_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> tuple[list[str], Iterator[Run], bool]:
+    """(run names, the runs, whether several were given). One run: a Run, a run dict, a DataFrame or a
+    path. Several: a list or tuple of those, or a dict {name: run}. Files are read one at a time, as
+    the iterator reaches them; names must differ (files are named by stem, with their folder where
+    two stems are the same)."""
+    if isinstance(runs, Mapping) and not _is_one_run_dict(runs):
+        names = [str(k) for k in runs]
+        given: list[Any] = list(runs.values())
+        several = True
+    elif isinstance(runs, (list, tuple)):
+        given = list(runs)
+        paths = [r for r in given if _is_path(r)]
+        stems = iter(run_names(paths))
+        names = [next(stems) if _is_path(r) else r.name if isinstance(r, records.Run) else "run" for r in given]
+        several = True
+    else:
+        given = [runs]
+        names = [None]  # type: ignore[list-item]
+        several = False
+    if several:
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise UsageError(f"runs: two runs are named {repeated[0]!r}; give a dict {{name: run}} or name each Run")
+    return names, (as_run(r, n) for r, n in zip(given, names)), several
+
+
+def evaluate_runs(qrels: QrelsLike, runs, measures: Measures = None, rel_level: int = 1,
+                  stacklevel: int = 1) -> tuple[list[Evaluation], bool]:
+    """(one Evaluation per run, whether several runs were given). Queries on one side only are reported as
+    Python warnings attributed to the code `stacklevel` frames up (1: the caller of this function)."""
+    judged = as_qrels(qrels)
+    chosen = parse_measures(measures)
+    _, loaded, several = as_runs(runs)
+    results = evaluate_runs_on(judged, loaded, chosen, rel_level)
+    for result in results:
+        for message in coverage_warnings(result, "the qrels", f"run {result.run_name!r}"):
+            warnings.warn(message, stacklevel=stacklevel + 1)
+    return results, several
+
+
+def evaluate(qrels: QrelsLike, runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike], measures: Measures = None,
+             rel_level: int = 1, per_query: bool = False) -> dict:
+    """Evaluate one run or several on the qrels with trec_eval's semantics (as `semrel eval`).
+
+    qrels: a Qrels, `{query: {doc: grade}}`, a DataFrame (q_id, doc_id, score) or a file path.
+    runs: one run (a Run, `{query: {doc: score}}`, a DataFrame, a path) or several (a list of those,
+        or `{name: run}`).
+    measures: names in any accepted spelling (`["nDCG@10", "RR"]`, `"nDCG@10,RR"`) or Measure
+        objects; default `DEFAULT_MEASURES`.
+    rel_level: the lowest grade that counts as relevant (nDCG uses the graded rel regardless).
+    per_query: values per query instead of the 'all' row.
+
+    Returns, for one run, `{measure name: value}`: the mean over the qrels' queries (queries the run
+    lacks score 0 and count; counts such as NumRet are summed), the figure `semrel eval` prints.
+    With `per_query=True`, `{measure name: {query id: value}}` over every qrels query (so
+    `pandas.DataFrame(result)` is one row per query, one column per measure). For several runs,
+    the same keyed by run name first. Queries on one side only are reported as Python warnings.
+    For the Evaluation objects themselves (numpy arrays per measure) call
+    `semrel.evaluation.metrics.evaluate`.
+    """
+    results, several = evaluate_runs(qrels, runs, measures, rel_level, stacklevel=2)
+
+    def shaped(e: Evaluation) -> dict:
+        return {m.name: e.per_query(m) for m in e.values} if per_query else e.aggregates()
+
+    return {e.run_name: shaped(e) for e in results} if several else shaped(results[0])

@@ -1,0 +1,200 @@
+"""The Python API (`from semrel import Qrels, Run, evaluate, compare`): the same numbers as the CLI on
+the same data, whatever form the data comes in; round trips; a light `import semrel`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import semrel
+from semrel import Qrels, Run
+from semrel.analysis.compare import comparison_json
+from semrel.errors import UsageError, ValidationError
+from semrel.evaluation.measures import DEFAULT_MEASURES, Measure
+from semrel.evaluation.metrics import evaluate as evaluate_objects
+
+pd = pytest.importorskip("pandas")
+
+MEASURES = ["nDCG@10", "ndcg_cut.5", "AP", "RR", "R@20", "P@5", "Success@3", "Judged@10", "Rprec", "NumRet"]
+
+
+def collection(seed: int = 0, queries: int = 30):
+    """Graded qrels and two runs as DataFrames: tied scores, negative grades, and queries missing on
+    either side (q0 judged but never retrieved by run b; r99 retrieved but never judged)."""
+    rng = np.random.default_rng(seed)
+    judged = [(f"q{q}", f"d{d}", int(rng.choice([-1, 0, 0, 1, 1, 2, 3])))
+              for q in range(queries) for d in rng.choice(40, 12, replace=False)]
+    qrels = pd.DataFrame(judged, columns=["q_id", "doc_id", "score"])
+    runs = {}
+    for name in ("a", "b"):
+        rows = [(f"q{q}", f"d{d}", float(rng.choice([0.25, 0.5, 1.0, rng.normal()])))
+                for q in range(queries) if not (name == "b" and q == 0) for d in rng.choice(40, 25, replace=False)]
+        rows += [("r99", "d1", 1.0)]
+        runs[name] = pd.DataFrame(rows, columns=["q_id", "doc_id", "score"])
+    return qrels, runs
+
+
+def write_trec(write, qrels: pd.DataFrame, runs: dict[str, pd.DataFrame]) -> tuple[str, list[str]]:
+    qrels_path = write("test.qrels", "".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels.itertuples(index=False)))
+    run_paths = [write(f"{name}.run", "".join(f"{q} Q0 {d} {i + 1} {s!r} {name}\n"
+                                              for i, (q, d, s) in enumerate(df.itertuples(index=False))))
+                 for name, df in runs.items()]
+    return qrels_path, run_paths
+
+
+def cli_json(cli, *args) -> dict:
+    result = cli(*args, "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_a_dataframe_run_gives_what_semrel_eval_gives_on_files(cli, write):
+    qrels, runs = collection()
+    qrels_path, run_paths = write_trec(write, qrels, runs)
+    printed = cli_json(cli, "eval", qrels_path, *run_paths, "-m", ",".join(MEASURES), "--per-query")
+    with pytest.warns(UserWarning, match="not in the qrels"):
+        ours = semrel.evaluate(qrels, runs["a"], ["nDCG@10"])
+    assert ours == {"nDCG@10": printed["a"]["all"]["nDCG@10"]}
+    for name in ("a", "b"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # checked above
+            means = semrel.evaluate(qrels, runs[name], MEASURES)
+            per_query = semrel.evaluate(qrels, runs[name], MEASURES, per_query=True)
+        assert means == {m: v for m, v in printed[name]["all"].items()}  # exact: the same computation
+        assert list(means) == ["nDCG@10", "nDCG@5", "AP", "RR", "R@20", "P@5", "Success@3", "Judged@10", "Rprec", "NumRet"]
+        assert {q: {m: per_query[m][q] for m in per_query} for q in per_query["AP"]} == \
+            {q: v for q, v in printed[name].items() if q != "all"}
+
+
+@pytest.mark.filterwarnings("ignore:.*quer")
+def test_every_input_form_gives_the_same_numbers(write):
+    qrels, runs = collection(seed=1)
+    qrels_path, run_paths = write_trec(write, qrels, runs)
+    expected = semrel.evaluate(qrels_path, run_paths, MEASURES)
+    assert list(expected) == ["a", "b"]
+    qrels_forms = [qrels, qrels_path, Qrels.from_df(qrels), Qrels.from_file(qrels_path), Qrels.from_df(qrels).to_dict()]
+    for judged in qrels_forms:
+        assert semrel.evaluate(judged, {"a": runs["a"], "b": run_paths[1]}, MEASURES) == expected
+    run_objects = [Run.from_df(runs["a"], name="a"), Run.from_file(run_paths[1])]
+    assert semrel.evaluate(qrels, run_objects, MEASURES) == expected
+    assert semrel.evaluate(qrels, {"a": run_objects[0].to_dict(), "b": runs["b"]}, MEASURES) == expected
+    assert semrel.evaluate(qrels, run_paths[0], MEASURES) == expected["a"]
+    assert semrel.evaluate(qrels, run_objects[0].to_dict(), MEASURES) == expected["a"]
+
+
+def test_measures_by_name_in_any_spelling_or_as_objects():
+    qrels = Qrels.from_dict({"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 1}})
+    run = Run.from_dict({"q1": {"d1": 0.2, "d2": 0.9}, "q2": {"d3": 1.0}})
+    expected = semrel.evaluate(qrels, run, [Measure("nDCG", 10), Measure("RR")])
+    assert semrel.evaluate(qrels, run, "ndcg_cut.10,recip_rank") == expected
+    assert semrel.evaluate(qrels, run, ["NDCG@10", "MRR"]) == expected
+    assert list(semrel.evaluate(qrels, run)) == list(DEFAULT_MEASURES)
+    (lower_level,) = evaluate_objects(qrels, run, ["nDCG@10", "RR"])  # the inner API takes names too
+    assert lower_level.aggregates() == expected and lower_level.per_query("RR") == {"q1": 1.0, "q2": 1.0}
+    assert semrel.evaluate(qrels, run, ["P@1"], rel_level=2) == {"P@1": 0.0}
+
+
+def test_round_trips():
+    judged = {"q1": {"d1": 2, "d2": 0, "d3": -1}, "q2": {"d1": 1}}
+    ranked = {"q1": {"d1": 0.5, "d2": 1.25}, "q2": {"d9": -3.0}}
+    qrels, run = Qrels.from_dict(judged), Run.from_dict(ranked, name="x")
+    assert Qrels.from_df(qrels.to_df()).to_dict() == judged
+    assert Run.from_df(run.to_df(), name="x").to_dict() == ranked
+    frame = qrels.to_df()
+    assert list(frame.columns) == ["q_id", "doc_id", "score"] and frame["score"].tolist() == [2, 0, -1, 1]
+    renamed = run.to_df().rename(columns={"q_id": "qid", "doc_id": "docno", "score": "s"})
+    assert Run.from_df(renamed, q_id_col="qid", doc_id_col="docno", score_col="s").to_dict() == ranked
+    numbered = pd.DataFrame({"q_id": [1, 1], "doc_id": [7, 8], "score": [1.0, 0.0]})  # ids as numbers: their text
+    assert Qrels.from_df(numbered).to_dict() == {"1": {"7": 1, "8": 0}}
+    assert repr(run) == "Run('x': 3 results, 2 queries)" and repr(qrels) == "Qrels(4 judgments, 2 queries)"
+
+
+def test_file_round_trip(write):
+    path = write("r.run", "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\n")
+    run = Run.from_file(path)
+    assert run.name == "r" and run.to_dict() == {"q1": {"d1": 2.5, "d2": 1.5}}
+    assert Run.from_file(path, name="mine").name == "mine"
+
+
+@pytest.mark.parametrize("frame,call,message", [
+    ({"q": ["a"], "doc_id": ["d"], "score": [1]}, Qrels.from_df, r"no column 'q_id' \(q_id_col='q_id'\)"),
+    ({"q_id": ["a"], "doc_id": ["d"], "score": [0.5]}, Qrels.from_df, r"'score' \(score_col=\) must hold whole-number"),
+    ({"q_id": ["a", None], "doc_id": ["d", "e"], "score": [1, 2]}, Run.from_df, r"'q_id' \(q_id_col=\) is empty at index 1"),
+    ({"q_id": ["a"], "doc_id": ["d"], "score": [np.inf]}, Run.from_df, r"must hold finite numbers; index 0 holds inf"),
+])
+def test_dataframe_errors_name_the_parameter(frame, call, message):
+    with pytest.raises(ValidationError, match=message):
+        call(pd.DataFrame(frame))
+
+
+def test_without_pandas_to_df_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match=r"Qrels.to_df needs pandas: pip install 'semrel\[pandas\]'"):
+        Qrels.from_dict({"q": {"d": 1}}).to_df()
+
+
+def test_api_errors_name_parameters():
+    qrels = {"q": {"d": 1}}
+    with pytest.raises(UsageError, match="runs: two runs are named 'run'"):
+        semrel.evaluate(qrels, [{"q": {"d": 1.0}}, {"q": {"d": 2.0}}])
+    with pytest.raises(TypeError, match="qrels: give a Qrels"):
+        semrel.evaluate(3, {"q": {"d": 1.0}})
+    with pytest.raises(UsageError, match="unknown measure 'nDCG@x'"):
+        semrel.evaluate(qrels, {"q": {"d": 1.0}}, ["nDCG@x"])
+    runs = {"a": {"q": {"d": 1.0}}, "b": {"q": {"e": 1.0}}}
+    with pytest.raises(UsageError, match=r"baseline='zzz' is none of the runs \(a, b\)"):
+        semrel.compare(qrels, runs, ["RR"], baseline="zzz")
+    with pytest.raises(UsageError, match="give baseline= or all_pairs=True, not both"):
+        semrel.compare(qrels, runs, ["RR"], baseline="a", all_pairs=True)
+    with pytest.raises(UsageError, match="runs: give two or more runs"):
+        semrel.compare(qrels, runs["a"], ["RR"])
+
+
+def test_warnings_point_at_the_callers_line():
+    with pytest.warns(UserWarning, match=r"1 of 2 queries in the qrels have no results in run 'run'") as caught:
+        semrel.evaluate({"q1": {"d": 1}, "q2": {"d": 1}}, {"q1": {"d": 1.0}}, ["RR"])
+    assert caught[0].filename == __file__
+
+
+@pytest.mark.filterwarnings("ignore:.*quer")
+def test_compare_gives_what_semrel_compare_gives(cli, write):
+    qrels, runs = collection(seed=2)
+    qrels_path, run_paths = write_trec(write, qrels, runs)
+    printed = cli_json(cli, "compare", qrels_path, *run_paths, "-m", "nDCG@10,RR", "--permutations", "500",
+                       "--bootstrap", "500")
+    comparison = semrel.compare(qrels, runs, ["nDCG@10", "RR"], permutations=500, bootstrap=500)
+    assert comparison_json(comparison) == printed
+    assert comparison.value("b", "RR") == printed["runs"][1]["values"]["RR"]
+    assert comparison.marks("a", "RR") == "".join(
+        comparison.letter(r) for r in printed["runs"][0]["beats"]["RR"])
+
+
+HEAVY = ("torch", "pandas", "transformers", "scipy", "matplotlib")
+
+
+def test_import_semrel_is_light():
+    code = (
+        "import sys, json; import semrel; bare = sorted(m for m in sys.modules if m.split('.')[0] in HEAVY + LIGHT); "
+        "from semrel import Qrels, Run, evaluate; api = sorted(m for m in sys.modules if m.split('.')[0] in HEAVY); "
+        "print(json.dumps([bare, api]))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.dirname(semrel.__file__)),
+                                                         os.environ.get("PYTHONPATH", "")])}
+    prelude = f"HEAVY = {HEAVY!r}; LIGHT = ('numpy', 'pyarrow'); "
+    done = subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, env=env, check=True)
+    bare, api = json.loads(done.stdout)
+    assert bare == [], f"`import semrel` loaded {bare}"
+    assert api == [], f"`from semrel import Qrels, Run, evaluate` loaded {api}"
+
+
+def test_the_lazy_names():
+    assert {"Qrels", "Run", "evaluate", "compare", "judge", "label", "__version__"} <= set(dir(semrel))
+    assert semrel.compare.__name__ == "compare_runs" and semrel.evaluate.__module__ == "semrel.evaluation.api"
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        semrel.nope  # noqa: B018
