@@ -83,7 +83,7 @@ def label(
     source: str | None = None
     if isinstance(judgments, (str, os.PathLike)):
         source = str(judgments)
-        rows = read_judgments(source) if source else []
+        rows = read_judgments(source)
     else:
         rows = list(judgments)
     qrels = label_judgments(rows, on, thresholds)
