@@ -20,21 +20,23 @@ from ..evaluation.metrics import evaluate
 from ..records import Qrels, Run
 
 Weights = Literal["none", "linear", "quadratic"]
-WEIGHTS: tuple[str, ...] = ("none", "linear", "quadratic")
+WEIGHTS: tuple[Weights, ...] = ("none", "linear", "quadratic")
+Labels = Sequence[int] | np.ndarray  # one label per item
+Values = Sequence[float] | np.ndarray
 
 
-def label_codes(a: Sequence[int], b: Sequence[int], labels: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray, list[int]]:
+def label_codes(a: Labels, b: Labels, labels: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """Both labellings as indices into the sorted label list: the labels given (all a scale
     holds, used or not) plus any other value either labelling uses."""
-    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-    if a.shape != b.shape:
-        raise ValueError(f"labellings differ in length ({len(a)} and {len(b)})")
-    names = sorted(set(labels or ()) | set(a.tolist()) | set(b.tolist()))
+    first, second = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    if first.shape != second.shape:
+        raise ValueError(f"labellings differ in length ({len(first)} and {len(second)})")
+    names = sorted(set(labels or ()) | set(first.tolist()) | set(second.tolist()))
     lookup = np.asarray(names, dtype=np.int64)
-    return np.searchsorted(lookup, a), np.searchsorted(lookup, b), names
+    return np.searchsorted(lookup, first), np.searchsorted(lookup, second), names
 
 
-def confusion_matrix(a: Sequence[int], b: Sequence[int], labels: Sequence[int] | None = None) -> tuple[np.ndarray, list[int]]:
+def confusion_matrix(a: Labels, b: Labels, labels: Sequence[int] | None = None) -> tuple[np.ndarray, list[int]]:
     """(counts[i, j] = items labelled labels[i] by a and labels[j] by b, labels)."""
     ca, cb, names = label_codes(a, b, labels)
     k = len(names)
@@ -68,17 +70,17 @@ def kappa_from_confusion(confusion: np.ndarray, weights: Weights = "none") -> np
     return float(kappa) if kappa.ndim == 0 else kappa
 
 
-def cohen_kappa(a: Sequence[int], b: Sequence[int], weights: Weights = "none", labels: Sequence[int] | None = None) -> float:
+def cohen_kappa(a: Labels, b: Labels, weights: Weights = "none", labels: Sequence[int] | None = None) -> float:
     """Cohen's kappa of two labellings of the same items (equal to scikit-learn's cohen_kappa_score)."""
     confusion, _ = confusion_matrix(a, b, labels)
     return float(kappa_from_confusion(confusion, weights))
 
 
-def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
+def kendall_tau_b(x: Values, y: Values) -> float:
     """Kendall's tau-b (ties counted as in scipy.stats.kendalltau); nan when either side is constant."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    i, j = np.triu_indices(len(x), k=1)
-    dx, dy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+    xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    i, j = np.triu_indices(len(xs), k=1)
+    dx, dy = np.sign(xs[i] - xs[j]), np.sign(ys[i] - ys[j])
     concordance = float((dx * dy).sum())
     untied_x, untied_y = float(np.count_nonzero(dx)), float(np.count_nonzero(dy))
     if untied_x == 0 or untied_y == 0:
@@ -87,7 +89,7 @@ def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 def bootstrap_interval(
-    statistic: Callable[[np.ndarray], np.ndarray], n: int, resamples: int = 1000, seed: int = 0, level: float = 0.95
+    statistic: Callable[[np.ndarray], np.ndarray | float], n: int, resamples: int = 1000, seed: int = 0, level: float = 0.95
 ) -> tuple[float, float]:
     """Percentile interval of `statistic`, called once with a (resamples, n) matrix of row indices
     drawn with replacement; nan values (degenerate resamples) are left out."""
@@ -118,7 +120,7 @@ class Agreement:
     kappa: float
     low: float  # bootstrap interval of kappa
     high: float
-    weights: str
+    weights: Weights
     labels: list[int]
     confusion: list[list[int]]  # rows: first labelling, columns: second
 
@@ -129,13 +131,13 @@ class Agreement:
         }
 
 
-def default_weights(labels: Sequence[int]) -> Weights:
+def default_weights(labels: Labels) -> Weights:
     """Quadratic weights for graded labels (more than two values), plain kappa for binary ones."""
     return "quadratic" if len(set(labels)) > 2 else "none"
 
 
 def agreement(
-    a: Sequence[int], b: Sequence[int], weights: Weights | None = None, labels: Sequence[int] | None = None,
+    a: Labels, b: Labels, weights: Weights | None = None, labels: Sequence[int] | None = None,
     resamples: int = 1000, seed: int = 0, level: float = 0.95,
 ) -> Agreement:
     """Percent agreement, kappa (weights chosen from the labels unless given) with a seeded

@@ -120,12 +120,12 @@ def bootstrap(diffs: np.ndarray, resamples: int, seed: int, confidence: float) -
     if n == 0:
         return np.ones(k), np.zeros(k), np.zeros(k)
     rng = np.random.default_rng(seed)
-    means = []
+    batches: list[np.ndarray] = []
     for size in _batches(resamples, n):
         picks = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]
         counts = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n)
-        means.append(counts @ d / n)
-    means = np.vstack(means)
+        batches.append(counts @ d / n)
+    means = np.vstack(batches)
     observed = d.mean(axis=0)
     far = np.abs(means - observed) >= np.abs(observed) - _tolerance(d) / n
     p = (far.sum(axis=0) + 1) / (resamples + 1)

@@ -6,7 +6,7 @@ import click
 
 from ..analysis.agreement import label_agreement, ranking_agreement
 from ..formats import read_qrels, read_run
-from ..formats.tables import Table, render
+from ..formats.tables import Cell, Table, render
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .jsonout import json_text
 from .options import measures_option
@@ -36,5 +36,5 @@ def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed):
     click.echo(render(Table(AGREEMENT_HEADER, [agreement_row(ref, test, labels)]), "table", places=3))
     click.echo(confusion_text("", labels, "ref", "test"), nl=False)
     if rankings:
-        rows = [[r.measure, r.tau, len(r.swapped), "; ".join(f"{a}/{b}" for a, b in r.swapped)] for r in rankings]
+        rows: list[list[Cell]] = [[r.measure, r.tau, len(r.swapped), "; ".join(f"{a}/{b}" for a, b in r.swapped)] for r in rankings]
         click.echo("\n" + render(Table(["measure", "kendall tau", "swaps", "swapped pairs"], rows), "table", places=3), nl=False)

@@ -42,24 +42,28 @@ class SemrelGroup(LazyGroup):
             click.echo(f"semrel: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except click.UsageError as exc:  # a bad option or argument: one line too, naming the help to read
+            message = exc.format_message()
             if isinstance(exc, click.BadParameter):
-                _name_the_variable(exc)
+                message += _environment_note(exc)
             where = exc.ctx.command_path if exc.ctx else "semrel"
-            click.echo(f"semrel: error: {exc.format_message()} (see '{where} --help')", err=True)
+            click.echo(f"semrel: error: {message} (see '{where} --help')", err=True)
             ctx.exit(exc.exit_code)
         except BrokenPipeError:
             sys.stderr.close()
             ctx.exit(1)
 
 
-def _name_the_variable(exc: click.BadParameter) -> None:
-    """A bad value that came from SEMREL_<COMMAND>_<OPTION> says so: nothing on the command line shows it."""
+def _environment_note(exc: click.BadParameter) -> str:
+    """A bad value that came from SEMREL_<COMMAND>_<OPTION> says so: nothing on the command line shows it.
+
+    Appended to the formatted message, which ends with the exception's own (click declares that Final)."""
     param, sub = exc.param, exc.ctx
     if param is None or sub is None or param.name is None:
-        return
+        return ""
     if sub.get_parameter_source(param.name) is click.core.ParameterSource.ENVIRONMENT:
         variable = param.envvar or f"{sub.auto_envvar_prefix}_{param.name.upper()}"
-        exc.message = f"{exc.message} (from the environment variable {variable})"
+        return f" (from the environment variable {variable})"
+    return ""
 
 
 def warn(message: str) -> None:

@@ -6,7 +6,7 @@ import click
 
 from ..analysis.ppi import Estimate, corrected_estimates
 from ..formats import read_qrels, read_run
-from ..formats.tables import Table, render
+from ..formats.tables import Cell, Table, render
 from ..review.adjudicate import reviewed_sample
 from .jsonout import json_text
 from .options import measure_option, rel_level_option
@@ -35,6 +35,6 @@ def render_estimates(estimates: list[Estimate], confidence: float, fmt: str, pla
     if fmt == "json":
         return json_text([e.to_json() for e in estimates]) + "\n"
     level = f"{confidence * 100:g}%"
-    rows = [[e.run, e.measure, e.derived, e.corrected, e.low, e.high, e.sampled, e.changed, e.pool] for e in estimates]
+    rows: list[list[Cell]] = [[e.run, e.measure, e.derived, e.corrected, e.low, e.high, e.sampled, e.changed, e.pool] for e in estimates]
     header = ["run", "measure", "derived", "corrected", f"low {level}", f"high {level}", "sampled", "changed", "pool"]
     return render(Table(header, rows), fmt, places=places)

@@ -20,9 +20,11 @@ def latency_from(latency_file: str | None, base_ms: float | None, reranked_ms: f
         raise UsageError("give --latency FILE or --base-latency-ms/--reranked-latency-ms, not both")
     if latency_file:
         return timed_latency(read_latency(latency_file), query_ids, warn)
-    if (base_ms is None) != (reranked_ms is None):
+    if base_ms is not None and reranked_ms is not None:
+        return Latency(base_ms, reranked_ms, None)
+    if base_ms is not None or reranked_ms is not None:
         raise UsageError("--base-latency-ms and --reranked-latency-ms go together")
-    return None if base_ms is None else Latency(base_ms, reranked_ms, None)
+    return None
 
 
 @click.command("lift", short_help='Measure the lift a reranker gives.')

@@ -62,7 +62,7 @@ def interact(session: PickSession, chars: int) -> None:
             if chunk_id is None:
                 click.echo(f"no candidate {key}")
             else:
-                gold = session.current().gold
+                gold = session.states[current.item.query_id].gold  # the toggled query's marks, as saved
                 click.echo(f"{'marked' if chunk_id in gold else 'unmarked'} {chunk_id}; gold: {', '.join(gold) or 'none'}")
         elif key == "n":
             session.next()

@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shlex
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -25,10 +26,10 @@ from typing import Any, Callable, Mapping, Sequence
 from ..errors import SemrelError, UsageError
 from ..formats.manifest import manifest_is_stale
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 STATE_FILE = ".semrel-run.json"
 STEPS = ("chunk", "import", "qrels", "retrieve", "pool", "judge", "label", "eval", "agree", "compare", "sensitivity", "lift",
@@ -362,11 +363,11 @@ def _mtime(path: str) -> int | None:
 def up_to_date(step: Step, recorded: str | None) -> bool:
     if recorded != step.settings_hash():
         return False
-    outs = [_mtime(p) for p in step.outputs]
-    if any(t is None for t in outs):
+    outs = [t for t in map(_mtime, step.outputs) if t is not None]
+    if len(outs) < len(step.outputs):
         return False
-    ins = [_mtime(p) for p in step.inputs]
-    return (all(t is not None for t in ins) and min(outs) >= max(ins, default=0)
+    ins = [t for t in map(_mtime, step.inputs) if t is not None]
+    return (len(ins) == len(step.inputs) and min(outs) >= max(ins, default=0)
             and not any(manifest_is_stale(p) for p in step.outputs))
 
 

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import click
 from rich.color import Color
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.style import Style
 from rich.text import Text
@@ -77,7 +77,7 @@ class TerminalReview:
             self.console.clear()
         answers = task.answers if len(task.answers) == 1 else [f"{i}. {a}" for i, a in enumerate(task.answers, 1)]
         title = f"chunk {task.chunk_id}" + (f" (page {page + 1}/{len(pages)})" if len(pages) > 1 else "")
-        parts = [
+        parts: list[RenderableType] = [
             self.header(),
             Panel(Text(task.query), title=f"query {task.query_id}", title_align="left"),
             Panel(Text("\n".join(answers)), title="reference answer", title_align="left"),

@@ -21,7 +21,9 @@ Reduce = Callable[["torch.Tensor", "torch.Tensor"], np.ndarray]
 def length_batches(lengths: Sequence[int], max_tokens: int = 16384, max_batch: int = 128) -> list[np.ndarray]:
     """Indices grouped into batches of similar length, longest first, each within a token budget."""
     order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
-    batches, current, width = [], [], 0
+    batches: list[np.ndarray] = []
+    current: list[int] = []
+    width = 0
     for i in order:
         width = max(width, int(lengths[i])) if current else int(lengths[i])
         if current and (len(current) + 1) * width > max_tokens or len(current) == max_batch:

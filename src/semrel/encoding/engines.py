@@ -97,15 +97,16 @@ class RayEngine:
     workers: int | None = None
     gpus: bool = field(default=False, init=False)
 
-    def connect(self) -> None:
+    def connect(self) -> int:
+        """Join (or start) Ray and settle the number of workers, which is returned."""
         import ray
 
         if not ray.is_initialized():
             if self.address:
                 _reachable(self.address)
             try:
-                local = {} if self.address else {"include_dashboard": False}
-                ray.init(address=self.address or "local", log_to_driver=False, logging_level=logging.ERROR, **local)
+                ray.init(address=self.address or "local", log_to_driver=False, logging_level=logging.ERROR,
+                         include_dashboard=None if self.address else False)  # None: Ray's default
             except (ConnectionError, ValueError, RuntimeError) as exc:
                 raise SemrelError(f"--ray-address {self.address or '(local)'}: could not connect to Ray "
                                   f"({str(exc).splitlines()[0]})") from None
@@ -113,12 +114,13 @@ class RayEngine:
         self.gpus = resources.get("GPU", 0) >= 1
         if self.workers is None:
             self.workers = max(1, int(resources.get("GPU", 0) if self.gpus else resources.get("CPU", 1)))
+        return self.workers
 
     def run(self, encoded, model_name, layer, max_tokens, reduce):
         batches = length_batches([len(e) for e in encoded], max_tokens=max_tokens)
         if not batches:
             return
-        self.connect()
+        workers = self.connect()
         import ray.data
 
         logging.getLogger("ray.data").setLevel(logging.ERROR)
@@ -128,8 +130,8 @@ class RayEngine:
         rows = [{"batch": k, "windows": [np.asarray(encoded[i], dtype=np.int64) for i in batch]} for k, batch in enumerate(batches)]
         dataset = ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(
             _Worker, fn_constructor_args=(model_name, layer, max_tokens, reduce), batch_size=1, batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=min(self.workers, len(rows))),
-            **({"num_gpus": 1} if self.gpus else {"num_cpus": 1}),
+            compute=ray.data.ActorPoolStrategy(size=min(workers, len(rows))),
+            num_gpus=1 if self.gpus else None, num_cpus=None if self.gpus else 1,  # None: not requested
         )
         for row in dataset.iter_rows():
             yield batches[int(row["batch"])], row["vectors"]

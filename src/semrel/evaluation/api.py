@@ -12,7 +12,7 @@ import dataclasses
 import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Union
+from typing import Any, TypeGuard, Union
 
 from .. import records
 from ..errors import UsageError
@@ -54,11 +54,11 @@ def _is_frame(value: Any) -> bool:
     return type(value).__module__.partition(".")[0] == "pandas" and hasattr(value, "columns")
 
 
-def _is_path(value: Any) -> bool:
+def _is_path(value: Any) -> TypeGuard[str | os.PathLike]:
     return isinstance(value, (str, os.PathLike))
 
 
-def as_qrels(qrels: QrelsLike) -> Qrels:
+def as_qrels(qrels: QrelsLike) -> records.Qrels:
     """Qrels from a Qrels, a `{query: {doc: grade}}` dict, a DataFrame (q_id, doc_id, score) or a file path."""
     if isinstance(qrels, records.Qrels):
         return qrels
@@ -72,7 +72,7 @@ def as_qrels(qrels: QrelsLike) -> Qrels:
                     f"not {type(qrels).__name__}")
 
 
-def as_run(run: RunLike, name: str | None = None) -> Run:
+def as_run(run: RunLike, name: str | None = None) -> records.Run:
     """A Run from a Run, a `{query: {doc: score}}` dict, a DataFrame (q_id, doc_id, score) or a file path;
     named `name` where given (else the Run's own name, the file's stem, or 'run')."""
     if isinstance(run, records.Run):
@@ -96,7 +96,7 @@ def _is_one_run_dict(runs: Mapping) -> bool:
     return not (isinstance(first, records.Run) or _is_path(first) or _is_frame(first))
 
 
-def as_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> tuple[list[str], Iterator[Run], bool]:
+def as_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> tuple[list[str], Iterator[records.Run], bool]:
     """(run names, the runs, whether several were given). One run: a Run, a run dict, a DataFrame or a
     path. Several: a list or tuple of those, or a dict {name: run}. Files are read one at a time, as
     the iterator reaches them; names must differ (files are named by stem, with their folder where
@@ -112,13 +112,12 @@ def as_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> tuple[
         names = [next(stems) if _is_path(r) else r.name if isinstance(r, records.Run) else "run" for r in given]
         several = True
     else:
-        given = [runs]
-        names = [None]  # type: ignore[list-item]
-        several = False
-    if several:
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise UsageError(f"runs: two runs are named {repeated[0]!r}; give a dict {{name: run}} or name each Run")
+        given, several = [runs], False
+    if not several:
+        return [], (as_run(r) for r in given), False
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise UsageError(f"runs: two runs are named {repeated[0]!r}; give a dict {{name: run}} or name each Run")
     return names, (as_run(r, n) for r, n in zip(given, names)), several
 
 

@@ -46,8 +46,9 @@ def evaluate_files(
     runs = (read_run(path, name) for path, name in zip(run_paths, run_names(run_paths)))
     results = []
     for path, result in zip(run_paths, evaluate(qrels, runs, chosen, rel_level)):
-        for message in coverage_warnings(result, str(qrels_path), str(path)) if warn else ():
-            warn(message)
+        if warn:
+            for message in coverage_warnings(result, str(qrels_path), str(path)):
+                warn(message)
         results.append(result)
     return results
 

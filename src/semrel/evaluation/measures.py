@@ -324,7 +324,7 @@ def parse_measure(text: str | Measure) -> Measure:
         return text
     match = _SPELLING.match(text)
     name = SPELLINGS.get(match.group(1).lower()) if match else None
-    if name is None:
+    if match is None or name is None:
         known = ", ".join(sorted(FAMILIES))
         raise UsageError(f"unknown measure {text!r}; known: {known} (e.g. nDCG@10, R@100, RR, AP)")
     entry = FAMILIES[name]
@@ -360,8 +360,8 @@ def parse_measures(measures: str | Measure | Iterable[str | Measure] | None = No
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     given = list(measures or ())
-    if all(isinstance(m, Measure) for m in given) and given:
-        return list(dict.fromkeys(given))
+    if given and all(isinstance(m, Measure) for m in given):
+        return list(dict.fromkeys(m for m in given if isinstance(m, Measure)))
     names = [part for item in (given or DEFAULT_MEASURES)
              for part in ([item] if isinstance(item, Measure) else _split(str(item)))]
     return list(dict.fromkeys(parse_measure(name) for name in names))

@@ -10,7 +10,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterator, cast
 
 from ..errors import FormatError, SemrelError
 
@@ -22,7 +22,7 @@ def display_name(path: str | os.PathLike) -> str:
     return "<stdin>" if str(path) == STDIO else str(path)
 
 
-def _open_binary(name: str) -> IO[bytes]:
+def _open_binary(name: str) -> io.BufferedReader:
     try:
         return open(name, "rb")
     except FileNotFoundError:
@@ -156,13 +156,17 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as raw:
-            sink: IO = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if name.endswith(".gz") else raw
+            # cast: typeshed declares GzipFile a BufferedIOBase only, though it has every method of IO[bytes]
+            sink = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)) if name.endswith(".gz") else raw
             with sink if sink is not raw else contextlib.nullcontext(raw):
-                handle = sink if binary else io.TextIOWrapper(sink, encoding="utf-8", newline="\n")
-                yield handle
-                handle.flush()
-                if not binary:
-                    handle.detach()
+                if binary:
+                    yield sink
+                    sink.flush()
+                else:
+                    text = io.TextIOWrapper(sink, encoding="utf-8", newline="\n")
+                    yield text
+                    text.flush()
+                    text.detach()
             raw.flush()
             os.fsync(raw.fileno())
         os.replace(tmp, target)

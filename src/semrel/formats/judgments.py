@@ -32,7 +32,8 @@ def read_judgments(path: str | os.PathLike) -> list[Judgment]:
         scores = [float(require(obj, key, path, line, (int, float))) for key in COMPONENTS]
         if not all(math.isfinite(s) for s in scores):
             raise FormatError(display_name(path), "P, R and F must be finite numbers", line=line)
-        judgments.append(Judgment(query_id, chunk_id, *scores, source=str(obj.get("source") or "")))
+        precision, recall, f1 = scores
+        judgments.append(Judgment(query_id, chunk_id, precision, recall, f1, source=str(obj.get("source") or "")))
     return judgments
 
 

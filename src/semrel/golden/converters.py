@@ -111,7 +111,8 @@ def import_cranfield(source: str, options: ImportOptions) -> Imported:
     for chunk in chunks:
         chunks_of.setdefault(chunk.doc_id, []).append(chunk.id)
     judged = read_cranfield_qrels(paths["cranqrel"])
-    items, counts = [], Counter()
+    items: list[GoldenItem] = []
+    counts: Counter[str] = Counter()
     for position, record in enumerate(smart_records(paths["cran.qry"]), start=1):
         docs = judged.pop(position, {})
         counts["judgments dropped (document missing or empty in cran.all.1400)"] += sum(doc not in chunks_of for doc in docs)

@@ -96,7 +96,8 @@ def import_squad(source: str, options: ImportOptions) -> Imported:
     by_doc: dict[str, list[Chunk]] = {}
     for chunk in chunks:
         by_doc.setdefault(chunk.doc_id, []).append(chunk)
-    items, counts = [], Counter()
+    items: list[GoldenItem] = []
+    counts: Counter[str] = Counter()
     for doc, questions in paragraphs:
         for q, qa in enumerate(questions):
             qa = expect(qa, dict, source, f"question {q} of document {doc.id!r}")
@@ -136,7 +137,9 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
     data = expect(load_json(source), dict, source, "the top level")
     examples = expect(data.get("examples"), list, source, "'examples'")
     matcher = ContextMatcher(read_corpus(options.corpus), options.threshold)
-    items, counts, matched = [], Counter(), Counter({"exact": 0, "overlap": 0, "none": 0})
+    items: list[GoldenItem] = []
+    counts: Counter[str] = Counter()
+    matched = Counter({"exact": 0, "overlap": 0, "none": 0})
     for n, example in enumerate(examples):
         example = expect(example, dict, source, f"examples[{n}]")
         query = expect(example.get("query"), str, source, f"examples[{n}].query")
@@ -203,15 +206,18 @@ def _answers(value: Any, path: str, line: int) -> tuple[str, ...]:
 
 
 def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str, str | None], path: str) -> Imported:
-    items, counts = [], Counter()
+    items: list[GoldenItem] = []
+    counts: Counter[str] = Counter()
+    query_column, answer_column = columns["query"], columns["answer"]
     for line, row in rows:
-        for role in ("query", "answer"):
-            if columns[role] not in row:
-                raise FormatError(display_name(path), f"missing field {columns[role]!r}", line=line)
-        query = row[columns["query"]]
+        if query_column not in row:
+            raise FormatError(display_name(path), f"missing field {query_column!r}", line=line)
+        if answer_column not in row:
+            raise FormatError(display_name(path), f"missing field {answer_column!r}", line=line)
+        query = row[query_column]
         if not isinstance(query, str):
             raise FormatError(display_name(path), f"the query should be a string, found {type(query).__name__}", line=line)
-        answers = _answers(row[columns["answer"]], path, line)
+        answers = _answers(row[answer_column], path, line)
         meta: dict[str, Any] = {"line": line}
         if not answers:
             meta["no_answer"] = True
@@ -262,12 +268,15 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
     _, queries_path, qrels_path = beir_paths(source, options.split)
     judged = read_beir_qrels(qrels_path).to_dict()
     graded = any(r != 1 for docs in judged.values() for r in docs.values())
-    items, counts = [], Counter()
+    items: list[GoldenItem] = []
+    counts: Counter[str] = Counter()
     for line, obj in read_jsonl(queries_path):
         query_id = str(obj.get("_id", ""))
         if not query_id or not isinstance(obj.get("text"), str):
             raise FormatError(display_name(queries_path), "a query needs '_id' and 'text'", line=line)
-        metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        metadata = obj.get("metadata")
+        if not isinstance(metadata, dict):
+            metadata = {}
         answers = _answers(obj.get("answer", metadata.get("answer")), str(queries_path), line)
         grades = judged.pop(query_id, {})
         meta: dict[str, Any] = {"grades": grades} if graded and grades else {}

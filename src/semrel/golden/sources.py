@@ -32,7 +32,7 @@ class Imported:
 
     items: list[GoldenItem]
     chunks: list[Chunk] | None = None
-    counts: Counter = field(default_factory=Counter)
+    counts: Counter[str] = field(default_factory=Counter)
     params: dict[str, Any] = field(default_factory=dict)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 
@@ -20,7 +20,7 @@ class Issue:
     """One problem of a golden set: 'error' fails validation, 'warning' does not."""
 
     line: int
-    severity: str
+    severity: Literal["error", "warning"]
     message: str
 
 
@@ -62,9 +62,10 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
             issues.append(Issue(line, "error", f"query {item.query_id!r} has an empty reference answer"))
         if not item.gold_chunk_ids:
             issues.append(Issue(line, "warning", f"query {item.query_id!r} has no gold chunks"))
-        for chunk_id in item.gold_chunk_ids if chunk_ids is not None else ():
-            if chunk_id not in chunk_ids:
-                issues.append(Issue(line, "error", f"gold chunk {chunk_id!r} of query {item.query_id!r} is not in the corpus"))
+        if chunk_ids is not None:
+            for chunk_id in item.gold_chunk_ids:
+                if chunk_id not in chunk_ids:
+                    issues.append(Issue(line, "error", f"gold chunk {chunk_id!r} of query {item.query_id!r} is not in the corpus"))
     return issues, count
 
 
@@ -72,7 +73,7 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-def distribution(values: Sequence[float]) -> dict[str, float]:
+def distribution(values: Sequence[float] | np.ndarray) -> dict[str, float]:
     """count, min, quartiles, mean and max of `values` (zeros when empty)."""
     if not len(values):
         return {"count": 0, "min": 0, "p25": 0, "median": 0, "mean": 0.0, "p75": 0, "max": 0}

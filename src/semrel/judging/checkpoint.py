@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 
 class Checkpoint:
@@ -23,7 +23,7 @@ class Checkpoint:
         self.path = Path(path)
         self.fingerprint = fingerprint
         self.saved, self._end = self._scan()  # complete rows of an earlier run; the byte after the last one
-        self._handle = None
+        self._handle: BinaryIO | None = None
 
     def _lines(self) -> Iterator[tuple[int, bytes]]:
         """(offset after the line, line) of each complete line, the header first."""

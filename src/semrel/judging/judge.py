@@ -491,7 +491,8 @@ def judge_pairs(
                 saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))), "P": float(p), "R": float(r),
                               "F": float(f), "windows": count} for i, (p, r, f) in zip(group, best))
 
-    baseline, baseline_info = None, None
+    baseline: np.ndarray | None = None
+    baseline_info: dict[str, object] = {}  # how the baseline was made, when there is one
     if shipped is not None:
         baseline, baseline_info = shipped[0], {"source": shipped[1], "layer": layer}
     elif sampling:
@@ -546,12 +547,15 @@ def judge(
     `cache`: a folder, None for the user cache dir, False for none. `engine`: where the model runs
     (engines.make_engine); judgments are the same on every engine.
     """
-    is_path = isinstance(corpus, (str, os.PathLike))
-    if is_path and str(corpus) != STDIO:
+    chunks: Callable[[], Iterable[tuple[int, Chunk]]]
+    if isinstance(corpus, (str, os.PathLike)) and str(corpus) != STDIO:
         chunks, corpus_name = (lambda: iter_corpus(corpus)), str(corpus)
     else:  # records, or stdin: read once, kept for the second pass of --idf
-        records = list(iter_corpus(corpus)) if is_path else list(enumerate(corpus, start=1))
-        chunks, corpus_name = (lambda: iter(records)), str(corpus) if is_path else "corpus"
+        if isinstance(corpus, (str, os.PathLike)):
+            records, corpus_name = list(iter_corpus(corpus)), str(corpus)
+        else:
+            records, corpus_name = list(enumerate(corpus, start=1)), "corpus"
+        chunks = records.__iter__
     items, golden_name = _load(golden, read_golden, "golden set")
     pairs, pool_name = _load(pool or (), read_pool, "pool")
     options = JudgeOptions(

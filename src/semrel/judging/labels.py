@@ -80,8 +80,12 @@ def label(
     if threshold is not None and grades is not None:
         raise UsageError("give either --threshold (binary labels) or --grades (graded), not both")
     thresholds = check_thresholds(grades if grades is not None else (DEFAULT_THRESHOLD if threshold is None else threshold,))
-    source = str(judgments) if isinstance(judgments, (str, os.PathLike)) else None
-    rows = read_judgments(source) if source else list(judgments)
+    source: str | None = None
+    if isinstance(judgments, (str, os.PathLike)):
+        source = str(judgments)
+        rows = read_judgments(source)
+    else:
+        rows = list(judgments)
     qrels = label_judgments(rows, on, thresholds)
     if output is not None:
         write_qrels(qrels, output)

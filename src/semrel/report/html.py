@@ -118,10 +118,12 @@ def _signature(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None) -> 
     labelled = qrels_params or {}
     judge = (read_params(inputs.judgments) if inputs.judgments else None) or labelled.get("judge")
     judge = judge if isinstance(judge, dict) else None
-    component = inputs.on or (labelled.get("on") if labelled.get("on") in COMPONENTS else "R")
+    recorded_on = labelled.get("on")
+    component = inputs.on or (recorded_on if isinstance(recorded_on, str) and recorded_on in COMPONENTS else "R")
     recorded = labelled.get("thresholds")
-    numbers = isinstance(recorded, list) and all(isinstance(t, (int, float)) for t in recorded)
-    thresholds = [float(t) for t in inputs.thresholds or (recorded if numbers else [])]
+    if not isinstance(recorded, list) or not all(isinstance(t, (int, float)) for t in recorded):
+        recorded = []
+    thresholds = [float(t) for t in inputs.thresholds or recorded]
     unknown = "not recorded"
 
     def get(key: str) -> str:
@@ -154,8 +156,8 @@ def _score_section(judgments: list[Judgment], golden: list[GoldenItem] | None, c
             "counts": {name: len(values) for name, values in groups.items()}, "table": _html_table(table, 3)}
 
 
-def _metric_section(inputs: ReportInputs, warn: Callable[[str], None]) -> dict[str, Any]:
-    results = evaluate_files(inputs.qrels, inputs.runs, inputs.chosen_measures(), inputs.rel_level, warn=warn)
+def _metric_section(inputs: ReportInputs, qrels: str, warn: Callable[[str], None]) -> dict[str, Any]:
+    results = evaluate_files(qrels, inputs.runs, inputs.chosen_measures(), inputs.rel_level, warn=warn)
     c = compare_evaluations(results, inputs.settings, baseline=inputs.baseline, all_pairs=inputs.all_pairs)
     rows = [{"key": c.letter(run), "run": run,
              "cells": [{"text": cell_text(c.value(run, m), inputs.places), "marks": c.marks(run, m)} for m in c.measures]}
@@ -164,12 +166,12 @@ def _metric_section(inputs: ReportInputs, warn: Callable[[str], None]) -> dict[s
             "queries": len(results[0].query_ids), "tests": _html_table(tests_table(c), inputs.places)}
 
 
-def _lift_section(inputs: ReportInputs) -> tuple[dict[str, Any], list[str]]:
-    qrels = read_qrels(inputs.qrels)
-    result = lift(qrels, read_run(inputs.base), read_run(inputs.reranked), inputs.chosen_measures(), inputs.settings,
+def _lift_section(inputs: ReportInputs, qrels_path: str, base: str, reranked: str) -> tuple[dict[str, Any], list[str]]:
+    qrels = read_qrels(qrels_path)
+    result = lift(qrels, read_run(base), read_run(reranked), inputs.chosen_measures(), inputs.settings,
                   inputs.depth, None, inputs.top, inputs.rel_level)
     section = {
-        "base": display_name(inputs.base), "reranked": display_name(inputs.reranked), "by": result.by.name,
+        "base": display_name(base), "reranked": display_name(reranked), "by": result.by.name,
         "table": _html_table(lift_table(result, inputs.places), inputs.places),
         "changes": _html_table(changes_table(result), inputs.places),
         "plot": Markup(_plots().change_bars([c.change for c in result.changes], result.by.name)),
@@ -225,12 +227,12 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     if inputs.judgments:
         with steps("report: judge score distributions", 0):
             page.sections["scores"] = _score_section(read_judgments(inputs.judgments), golden, component, thresholds)
-    if inputs.runs:
+    if inputs.runs and inputs.qrels:  # runs without qrels were refused above
         with steps(f"report: evaluating and testing {len(inputs.runs)} runs", 0):
-            page.sections["metrics"] = _metric_section(inputs, note)
-    if inputs.base:
+            page.sections["metrics"] = _metric_section(inputs, inputs.qrels, note)
+    if inputs.base and inputs.reranked is not None and inputs.qrels:  # both given, with qrels: checked above
         with steps("report: reranking lift", 0):
-            page.sections["lift"], problems = _lift_section(inputs)
+            page.sections["lift"], problems = _lift_section(inputs, inputs.qrels, inputs.base, inputs.reranked)
         for problem in problems:
             note(problem)
     if inputs.sensitivity:

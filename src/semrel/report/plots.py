@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import io
 import re
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
-_STYLE = {"svg.fonttype": "path", "svg.hashsalt": "semrel", "font.size": 9, "axes.spines.top": False,
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
+_STYLE: dict[RcKeyType, Any] = {"svg.fonttype": "path", "svg.hashsalt": "semrel", "font.size": 9, "axes.spines.top": False,
           "axes.spines.right": False}
 _DROPPED = re.compile(r"<!--.*?-->|<metadata>.*?</metadata>", re.DOTALL)
 _PROLOG = re.compile(r"^.*?(?=<svg)", re.DOTALL)
@@ -49,7 +52,7 @@ def score_histogram(groups: Mapping[str, Sequence[float]], thresholds: Sequence[
         values = [np.asarray(v, dtype=np.float64) for v in groups.values() if len(v)]
         everything = np.concatenate(values) if values else np.zeros(1)
         low, high = float(everything.min()), float(everything.max())
-        bins = np.linspace(low, high if high > low else low + 1, 41)
+        bins = np.linspace(low, high if high > low else low + 1, 41).tolist()  # hist's stubs take a sequence, not an array
         for (name, scores), color in zip(groups.items(), ("#1b7837", "#762a83", "#2166ac")):
             if len(scores):
                 axes.hist(scores, bins=bins, density=True, histtype="stepfilled", alpha=0.35, color=color,

@@ -87,7 +87,7 @@ def search_vectors(
     per_pass = max(1, SCORE_BUDGET_BYTES // (4 * max(1, min(block, n))))
     best = [(np.zeros(0, dtype=np.int64), np.zeros(0))] * len(queries)
     for start in range(0, n, block):
-        part = np.asarray(vectors[start : start + block] if in_place else vectors[rows[start : start + block]])
+        part = np.asarray(vectors[start : start + block] if rows is None or in_place else vectors[rows[start : start + block]])
         for first in range(0, len(queries), per_pass):
             for i, row in enumerate(queries[first : first + per_pass] @ part.T, start=first):
                 keep = contenders(row, k)
@@ -172,7 +172,7 @@ def rerank_hits(
     """Order each query's top-`depth` first-stage chunks by dense cosine; only those chunks are encoded."""
     candidates = [positions[:depth] for positions, _ in first]
     needed = np.unique(np.concatenate(candidates)) if candidates else np.zeros(0, dtype=np.int64)
-    texts = [indexed_text(chunks[i]) for i in needed]
+    texts = [indexed_text(chunks[i]) for i in needed.tolist()]
     vectors, stored = chunk_vectors(texts, "encoding candidates", model, steps, engine, store)
     query_vectors = embed(queries, "encoding queries", model, steps, engine)
     rows = {int(p): r for r, p in zip(stored if stored is not None else range(len(needed)), needed)}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -154,13 +154,12 @@ class Session:
         )
 
     def _append(self, task: Task, kind: str, grade: int | None = None, note: str | None = None,
-                undoes: int | None = None, seconds: float | None = None) -> int:
-        cursor = self.conn.execute(
+                undoes: int | None = None, seconds: float | None = None) -> None:
+        self.conn.execute(
             "INSERT INTO decisions (task_id, task_hash, reviewer, kind, grade, note, undoes, seconds, created)"
             " SELECT id, hash, ?, ?, ?, ?, ?, ?, ? FROM tasks WHERE id = ?",
             (self.reviewer, kind, grade, note, undoes, seconds, time.time(), task.id),
         )
-        return int(cursor.lastrowid)
 
     def _settle(self, task: Task, kind: str, grade: int | None, seconds: float | None) -> bool:
         """Record a grade or skip unless this reviewer already has one standing on the task
@@ -235,7 +234,7 @@ class Session:
                 return None
             task = task_from_row(self.conn.execute("SELECT * FROM tasks WHERE id = ?", (row["task_id"],)).fetchone())
             self._append(task, "undo", undoes=row["id"])
-            self._claim(task.id, time.time())
+            self._claim(row["task_id"], time.time())
         return task
 
     def progress(self) -> Progress:
@@ -259,6 +258,9 @@ class TaskFiles:
     corpus: str
     golden: str
 
+    def load(self, labelling: Labelling) -> list[Task]:
+        return load_tasks(self.judgments, self.labels, self.corpus, self.golden, labelling)
+
 
 def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: Labelling | None,
                   settings: QueueSettings, warn: Callable[[str], None]) -> None:
@@ -270,7 +272,7 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
             if labelling is not None and labelling != stored:
                 warn(f"this queue was built with --on {stored.on} --thresholds {','.join(map(str, stored.thresholds))}; "
                      "it keeps them")
-            changed, left_out = refresh_tasks(conn, load_tasks(*astuple(files), stored))
+            changed, left_out = refresh_tasks(conn, files.load(stored))
             if changed:
                 warn(f"{changed} pairs have new texts; their earlier decisions are stale and they are shown again")
             if left_out:
@@ -280,4 +282,4 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
     elif labelling is None:
         raise ValidationError("give the labelling thresholds, e.g. --on R --thresholds 0.5")
     else:
-        create_queue(conn, load_tasks(*astuple(files), labelling), labelling, settings)
+        create_queue(conn, files.load(labelling), labelling, settings)

@@ -38,11 +38,11 @@ def token_similarities(
             tokens = states[row, keep].float().numpy()
             vectors[i] = tokens / np.maximum(np.linalg.norm(tokens, axis=1, keepdims=True), 1e-12)
     answer_tokens = np.concatenate(vectors[len(windows):])
-    spans = []
+    spans: list[tuple[int, int, float]] = []
     for w, (start, _) in enumerate(windows):
-        keep = [o for o, special in zip(encoded["offset_mapping"][w], encoded["special_tokens_mask"][w]) if not special]
+        token_offsets = [o for o, special in zip(encoded["offset_mapping"][w], encoded["special_tokens_mask"][w]) if not special]
         best = (vectors[w] @ answer_tokens.T).max(axis=1)
-        spans += [(start + a, start + b, float(s)) for (a, b), s in zip(keep, best.tolist())]
+        spans += [(start + a, start + b, float(s)) for (a, b), s in zip(token_offsets, best.tolist())]
     return spans
 
 

@@ -76,7 +76,7 @@ def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | N
             raise UsageError(f"--thresholds: expected comma-separated numbers or a .json file, not {thresholds!r}") from None
         return checked_labelling(on or "R", values, "--thresholds")
     params = read_params(labels_path) if labels_path else None
-    if params and "thresholds" in params:
+    if labels_path and params and "thresholds" in params:
         return checked_labelling(on or str(params.get("on", "R")), tuple(map(float, params["thresholds"])), manifest_path(labels_path))
     raise UsageError("give the labelling thresholds, e.g. --on R --thresholds 0.5 (or 0.4,0.5,0.6 for grades 0-3)")
 
