@@ -8,16 +8,18 @@ from ..analysis.agreement import label_agreement, ranking_agreement
 from ..formats import read_qrels, read_run
 from ..formats.tables import Cell, Table, render
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
+from .base import SemrelCommand
 from .jsonout import json_text
 from .options import measures_option
+from .paths import input_path
 
 AGREE_MEASURES = ("nDCG@10", "AP", "RR", "P@10")
 
 
-@click.command("agree", short_help='Measure how two qrels agree on labels and rankings.')
-@click.argument("ref", type=click.Path(exists=True, dir_okay=False))
-@click.argument("test", type=click.Path(exists=True, dir_okay=False))
-@click.argument("runs", nargs=-1, type=click.Path(exists=True, dir_okay=False), metavar="[RUN]...")
+@click.command("agree", cls=SemrelCommand, short_help='Measure how two qrels agree on labels and rankings.')
+@click.argument("ref", type=input_path(exists=True, dir_okay=False))
+@click.argument("test", type=input_path(exists=True, dir_okay=False))
+@click.argument("runs", nargs=-1, type=input_path(exists=True, dir_okay=False), metavar="[RUN]...")
 @measures_option(AGREE_MEASURES, "Measures for the rankings")
 @click.option("--unlisted-as-zero", is_flag=True,
               help="Compare every pair either file lists for a shared query, a missing grade counting as 0.")

@@ -6,17 +6,57 @@ eval's module and no other: neither Flask nor rich nor torch.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib
+import os
+import signal
 import sys
+import threading
+from typing import Any, Iterator
 
 import click
 
 from .. import __version__
 from ..errors import SemrelError
+from ..terminal import SafeStream, safe
+
+
+@contextlib.contextmanager
+def safe_streams() -> Iterator[None]:
+    """stdout and stderr filtered by terminal.safe while a command runs: nothing it prints (a
+    chunk, an id, a name, a file name in a message) can drive the terminal."""
+    saved = sys.stdout, sys.stderr
+    if not isinstance(sys.stdout, SafeStream) and sys.stdout is not None:
+        sys.stdout = SafeStream(sys.stdout)
+    if not isinstance(sys.stderr, SafeStream) and sys.stderr is not None:
+        sys.stderr = SafeStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+class SemrelCommand(click.Command):
+    """A command run the safe way: its path parameters are checked before any work (no output over
+    an input, no device or FIFO as an input; see cli/paths.py), then it runs inside an input guard
+    (the library refuses to write over a file it read) with terminal-safe stdout and stderr."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from ..formats.files import input_guard
+        from .paths import check_command_paths
+
+        with input_guard(), safe_streams():
+            check_command_paths(ctx)
+            return super().invoke(ctx)
 
 
 class LazyGroup(click.Group):
-    """A group whose commands named in `lazy` ("name" -> "module:attribute") are imported on first use."""
+    """A group whose commands named in `lazy` ("name" -> "module:attribute") are imported on first use.
+
+    Commands declared with `@group.command(...)` are SemrelCommands."""
+
+    command_class = SemrelCommand
 
     def __init__(self, *args, lazy: dict[str, str] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -33,24 +73,74 @@ class LazyGroup(click.Group):
 
 
 class SemrelGroup(LazyGroup):
-    """Turns SemrelError (and a broken stdout pipe) into one line on stderr, never a traceback."""
+    """Turns SemrelError, a bad option, an OS error (disk full, read-only, permission), running out
+    of memory and a broken stdout pipe into one line on stderr, never a traceback."""
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
+        _report_file_size_limit()
         try:
-            return super().invoke(ctx)
+            with safe_streams():
+                result = super().invoke(ctx)
+                sys.stdout.flush()  # a full disk or /dev/full shows here, not as noise at exit
+            return result
         except SemrelError as exc:
-            click.echo(f"semrel: error: {exc}", err=True)
-            ctx.exit(exc.exit_code)
+            fail(ctx, str(exc), exc.exit_code)
         except click.UsageError as exc:  # a bad option or argument: one line too, naming the help to read
             message = exc.format_message()
             if isinstance(exc, click.BadParameter):
                 message += _environment_note(exc)
             where = exc.ctx.command_path if exc.ctx else "semrel"
-            click.echo(f"semrel: error: {message} (see '{where} --help')", err=True)
-            ctx.exit(exc.exit_code)
-        except BrokenPipeError:
-            sys.stderr.close()
-            ctx.exit(1)
+            fail(ctx, f"{message} (see '{where} --help')", exc.exit_code)
+        except BrokenPipeError:  # `semrel eval ... | head`: stop quietly, as other Unix tools do
+            _silence_stdout()
+            ctx.exit(141)  # 128 + SIGPIPE, what a shell reports for a tool the broken pipe stopped
+        except OSError as exc:
+            fail(ctx, os_error_message(exc), 1)
+        except MemoryError:
+            fail(ctx, "out of memory: the inputs need more memory than this machine has (see the input limits "
+                      "in docs/safety.md)", 1)
+        except RecursionError:
+            fail(ctx, "an input is nested too deeply to read", 1)
+        except KeyboardInterrupt:
+            fail(ctx, "interrupted", 130)
+
+
+def fail(ctx: click.Context, message: str, code: int) -> None:
+    """One line on stderr (made terminal-safe), then exit with `code`."""
+    try:
+        click.echo(f"semrel: error: {safe(message)}", err=True)
+    except OSError:
+        pass
+    if code:
+        _silence_stdout()
+    ctx.exit(code)
+
+
+def os_error_message(exc: OSError) -> str:
+    where = exc.filename if exc.filename is not None else "stdout" if exc.errno in (errno.ENOSPC, errno.EIO, errno.EFBIG) else None
+    reason = exc.strerror or str(exc)
+    return f"{where}: {reason}" if where else reason
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null once writing to it failed, so the interpreter's final flush of what
+    is still buffered neither fails again nor prints 'Exception ignored' at exit."""
+    stream = sys.__stdout__
+    try:
+        if stream is not None and sys.stdout is stream:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, stream.fileno())
+            os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _report_file_size_limit() -> None:
+    """A file-size limit (ulimit -f) reached kills a process with SIGXFSZ unless it is ignored;
+    ignored, the write fails with EFBIG and the CLI says so in one line."""
+    if hasattr(signal, "SIGXFSZ") and threading.current_thread() is threading.main_thread():
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
 def _environment_note(exc: click.BadParameter) -> str:
@@ -67,7 +157,7 @@ def _environment_note(exc: click.BadParameter) -> str:
 
 
 def warn(message: str) -> None:
-    click.echo(f"semrel: warning: {message}", err=True)
+    click.echo(f"semrel: warning: {safe(message)}", err=True)
 
 
 COMMANDS = {name: f"semrel.cli.{target}" for name, target in {

@@ -10,21 +10,23 @@ from ..errors import ValidationError
 from ..formats.judgments import COMPONENTS, read_judgments
 from ..formats.tables import Table, render
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
+from .base import SemrelCommand
 from .jsonout import json_text
+from .paths import input_path, output_path
 
 
-@click.command("calibrate", short_help='Fit label thresholds to human labels.')
-@click.argument("judgments", type=click.Path(exists=True, dir_okay=False))
-@click.argument("human", type=click.Path(exists=True, dir_okay=False))
+@click.command("calibrate", cls=SemrelCommand, short_help='Fit label thresholds to human labels.')
+@click.argument("judgments", type=input_path(exists=True, dir_okay=False))
+@click.argument("human", type=input_path(exists=True, dir_okay=False))
 @click.option("--on", type=click.Choice(COMPONENTS), default="R", show_default=True, help="The score to threshold.")
 @click.option("--grades", type=click.IntRange(1), help="Number of thresholds (top grade) [default: the human labels' top grade].")
 @click.option("--weights", type=click.Choice(WEIGHTS), help="Kappa weights [default: quadratic for grades, none for binary].")
 @click.option("--unlisted-as-zero", is_flag=True,
               help="A judged pair of a query the human file holds but does not list counts as grade 0 (for gold-chunk qrels).")
-@click.option("--test", type=click.Path(exists=True, dir_okay=False),
+@click.option("--test", type=input_path(exists=True, dir_okay=False),
               help="Human labels to measure the thresholds on; pairs also used to calibrate are left out.")
 @click.option("--test-unlisted-as-zero", is_flag=True, help="--unlisted-as-zero for the --test file.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
+@click.option("-o", "--output", type=output_path(dir_okay=False, allow_dash=True),
               help='Write {"on", "thresholds"} as JSON here (read by `semrel label` and `review start --thresholds`).')
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")

@@ -7,13 +7,14 @@ import click
 from ..analysis.compare import COMPARE_FORMATS, compare_evaluations, render_comparison
 from ..errors import UsageError
 from ..evaluation.files import evaluate_files
-from .base import warn
+from .base import SemrelCommand, warn
 from .options import comparison_options, measure_option, places_option, rel_level_option, stat_settings
+from .paths import input_path
 
 
-@click.command("compare", short_help='Compare runs with paired significance tests.')
-@click.argument("qrels", type=click.Path(allow_dash=True))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.command("compare", cls=SemrelCommand, short_help='Compare runs with paired significance tests.')
+@click.argument("qrels", type=input_path(allow_dash=True))
+@click.argument("runs", nargs=-1, required=True, type=input_path(allow_dash=True))
 @measure_option
 @comparison_options
 @rel_level_option

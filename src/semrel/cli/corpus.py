@@ -6,17 +6,19 @@ import click
 
 from ..golden.chunking import chunk_files
 from ..progress import stderr_steps
+from .base import LazyGroup
 from .options import chunk_options, chunk_settings
+from .paths import input_path, output_path
 
 
-@click.group("corpus", short_help='Chunk documents into a corpus.')
+@click.group("corpus", cls=LazyGroup, short_help='Chunk documents into a corpus.')
 def corpus_group() -> None:
     """Build corpora of chunks."""
 
 
 @corpus_group.command("chunk", short_help='Chunk documents into corpus.jsonl.')
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(allow_dash=True))
-@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="corpus.jsonl to write.")
+@click.argument("inputs", nargs=-1, required=True, type=input_path(allow_dash=True))
+@click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="corpus.jsonl to write.")
 @chunk_options(default_size=200)
 def chunk_command(inputs, output, size, overlap, unit, sentences, model):
     """Cut INPUTS (.txt/.md files, folders of them, JSONL {"id","title","text"}, BEIR folders)

@@ -6,9 +6,10 @@ import click
 
 from ..doctor import diagnose
 from ..formats.tables import Table, render
+from .base import SemrelCommand
 
 
-@click.command("doctor", short_help='Show versions, the model, the cache and a browser.')
+@click.command("doctor", cls=SemrelCommand, short_help='Show versions, the model, the cache and a browser.')
 def doctor_command() -> None:
     """Report versions, the default model found, the embedding cache's location and size, and
     whether a browser for the tests is present."""

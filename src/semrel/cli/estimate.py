@@ -8,14 +8,16 @@ from ..analysis.ppi import Estimate, corrected_estimates
 from ..formats import read_qrels, read_run
 from ..formats.tables import Cell, Table, render
 from ..review.adjudicate import reviewed_sample
+from .base import SemrelCommand
 from .jsonout import json_text
 from .options import measure_option, rel_level_option
+from .paths import database_path, input_path
 
 
-@click.command("estimate", short_help='Correct derived-label metrics by reviewed pairs.')
-@click.argument("qrels", type=click.Path(exists=True, dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--reviewed", required=True, type=click.Path(exists=True, dir_okay=False), help="The review database.")
+@click.command("estimate", cls=SemrelCommand, short_help='Correct derived-label metrics by reviewed pairs.')
+@click.argument("qrels", type=input_path(exists=True, dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=input_path(exists=True, dir_okay=False))
+@click.option("--reviewed", required=True, type=database_path(exists=True, dir_okay=False), help="The review database.")
 @measure_option
 @click.option("--adjudicate", default="majority", show_default=True, metavar="majority|REVIEWER|strict",
               help="How conflicting reviewers' grades are settled (as in `semrel review export`).")

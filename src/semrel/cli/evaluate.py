@@ -11,14 +11,15 @@ from ..evaluation.render import render_evaluations
 from ..formats import read_qrels, read_run
 from ..formats.tables import FORMATS
 from ..review.adjudicate import reviewed_sample
-from .base import warn
+from .base import SemrelCommand, warn
 from .estimate import render_estimates
 from .options import measures_option, places_option
+from .paths import database_path, input_path
 
 
-@click.command("eval", short_help="Score runs on qrels (trec_eval's semantics).")
-@click.argument("qrels", type=click.Path(allow_dash=True))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.command("eval", cls=SemrelCommand, short_help="Score runs on qrels (trec_eval's semantics).")
+@click.argument("qrels", type=input_path(allow_dash=True))
+@click.argument("runs", nargs=-1, required=True, type=input_path(allow_dash=True))
 @measures_option(help="Measure(s), repeatable or comma-separated; ir_measures and trec_eval names both work: "
                       "nDCG@10 = ndcg_cut.10, RR = recip_rank, AP = map")
 @click.option("-q", "--per-query", is_flag=True, help="Also print each query's values.")
@@ -26,7 +27,7 @@ from .options import measures_option, places_option
               help="Lowest grade that counts as relevant (nDCG uses the graded rel regardless).")
 @click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @places_option
-@click.option("--reviewed", type=click.Path(exists=True, dir_okay=False), metavar="DB",
+@click.option("--reviewed", type=database_path(exists=True, dir_okay=False), metavar="DB",
               help="A review database: show each value next to its estimate corrected by the reviewed random "
                    "sample, with a 95% interval (prediction-powered inference; see `semrel estimate`).")
 def eval_command(qrels, runs, measures, per_query, rel_level, fmt, places, reviewed):

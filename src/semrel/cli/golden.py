@@ -18,6 +18,7 @@ from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
 from .base import LazyGroup, warn
 from .options import chunk_options, chunk_settings
+from .paths import input_path, output_path
 
 
 @click.group("golden", short_help='Import, check and curate golden sets.', cls=LazyGroup, lazy={"pick": "semrel.cli.pick:pick_command"})
@@ -35,14 +36,14 @@ def _numbers(text: str | None, kind: type) -> list | None:
 
 
 @golden_group.command("import", short_help='Import a golden set (SQuAD, CSV, BEIR and more).')
-@click.argument("source", type=click.Path(allow_dash=True))
-@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="golden.jsonl to write.")
+@click.argument("source", type=input_path(allow_dash=True))
+@click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="golden.jsonl to write.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
-@click.option("--corpus", type=click.Path(exists=True, dir_okay=False),
+@click.option("--corpus", type=input_path(exists=True, dir_okay=False),
               help="corpus.jsonl the gold chunk ids refer to (checked; needed for llamaindex).")
-@click.option("--corpus-out", type=click.Path(allow_dash=True),
+@click.option("--corpus-out", type=output_path(allow_dash=True),
               help=f"corpus.jsonl to write ({', '.join(BUILDS_CORPUS)}: the source holds the documents).")
-@click.option("--qrels-out", type=click.Path(allow_dash=True), help="Also write the gold chunks as TREC qrels.")
+@click.option("--qrels-out", type=output_path(allow_dash=True), help="Also write the gold chunks as TREC qrels.")
 @click.option("--query-col", help="Column of the query (csv/jsonl) [default: query, question or text].")
 @click.option("--answer-col", help="Column of the reference answer [default: reference_answer, answer or answers].")
 @click.option("--chunk-ids-col", help="Column of the gold chunk ids [default: gold_chunk_ids, chunk_ids or gold].")
@@ -72,16 +73,16 @@ def import_command(source, output, fmt, corpus, corpus_out, qrels_out, query_col
 
 
 @golden_group.command("qrels", short_help="Write a golden set's gold chunks as qrels.")
-@click.argument("golden", type=click.Path(allow_dash=True))
-@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="TREC qrels to write.")
+@click.argument("golden", type=input_path(allow_dash=True))
+@click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="TREC qrels to write.")
 def qrels_command(golden, output):
     """Write GOLDEN's gold chunks as TREC qrels: rel 1, or the grades recorded in meta["grades"]."""
     click.echo(f"{golden_qrels_file(golden, output)} judgments -> {output}", err=True)
 
 
 @golden_group.command("validate", short_help='List every problem of a golden set.')
-@click.argument("golden", type=click.Path(allow_dash=True))
-@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), help="corpus.jsonl: check every gold chunk id.")
+@click.argument("golden", type=input_path(allow_dash=True))
+@click.option("--corpus", type=input_path(exists=True, dir_okay=False), help="corpus.jsonl: check every gold chunk id.")
 def validate_command(golden, corpus):
     """Report every problem of GOLDEN with its line; exit 1 if any is an error."""
     chunk_ids = {c.id for c in read_corpus(corpus)} if corpus else None
@@ -97,8 +98,8 @@ def validate_command(golden, corpus):
 
 
 @golden_group.command("stats", short_help='Count and describe a golden set and corpus.')
-@click.argument("golden", type=click.Path(allow_dash=True))
-@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), help="Also describe this corpus.jsonl.")
+@click.argument("golden", type=input_path(allow_dash=True))
+@click.option("--corpus", type=input_path(exists=True, dir_okay=False), help="Also describe this corpus.jsonl.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True)
 def stats_command(golden, corpus, fmt):
     """Counts and length distributions (in words) of GOLDEN and its corpus."""
@@ -116,7 +117,7 @@ model_option = click.option("--model", default=None, metavar="NAME", help=f"Embe
 
 
 @golden_group.command("split", short_help='Split a golden set, near-duplicates together.')
-@click.argument("golden", type=click.Path(allow_dash=True))
+@click.argument("golden", type=input_path(allow_dash=True))
 @click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False), help="Folder for the parts.")
 @click.option("--ratio", help="Fraction(s) of the parts, comma-separated; the rest is the last part [default: 0.8].")
 @click.option("--sizes", help="Query counts of the parts, comma-separated (instead of --ratio).")
@@ -142,11 +143,11 @@ def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, mode
 
 
 @golden_group.command("dedup", short_help='Find (and remove) near-duplicate queries.')
-@click.argument("golden", type=click.Path(allow_dash=True))
-@click.option("--report", "report", default="-", show_default=True, type=click.Path(allow_dash=True),
+@click.argument("golden", type=input_path(allow_dash=True))
+@click.option("--report", "report", default="-", show_default=True, type=output_path(allow_dash=True),
               help="JSONL report, one line per group of near-duplicates.")
 @click.option("--apply", is_flag=True, help="Write the golden set without the duplicates (to -o).")
-@click.option("-o", "--output", type=click.Path(allow_dash=True), help="Deduplicated golden.jsonl (with --apply).")
+@click.option("-o", "--output", type=output_path(allow_dash=True), help="Deduplicated golden.jsonl (with --apply).")
 @threshold_option
 @model_option
 def dedup_command(golden, report, apply, output, threshold, model):

@@ -7,16 +7,17 @@ import click
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import Interrupted
 from ..progress import stderr_steps
-from .base import warn
+from .base import SemrelCommand, warn
 from .options import engine_options
+from .paths import input_path, output_path
 
 
-@click.command("judge", short_help='Score pooled pairs with BERTScore.')
-@click.option("--corpus", required=True, type=click.Path(allow_dash=True), help="corpus.jsonl of the chunks.")
-@click.option("--golden", required=True, type=click.Path(allow_dash=True), help="golden.jsonl with the reference answers.")
-@click.option("--pool", type=click.Path(allow_dash=True),
+@click.command("judge", cls=SemrelCommand, short_help='Score pooled pairs with BERTScore.')
+@click.option("--corpus", required=True, type=input_path(allow_dash=True), help="corpus.jsonl of the chunks.")
+@click.option("--golden", required=True, type=input_path(allow_dash=True), help="golden.jsonl with the reference answers.")
+@click.option("--pool", type=input_path(allow_dash=True),
               help="pool.tsv of (query, chunk) pairs to judge; gold chunks are always judged too.")
-@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="judgments.jsonl to write.")
+@click.option("-o", "--output", required=True, type=output_path(sidecars=(".partial",), allow_dash=True), help="judgments.jsonl to write.")
 @click.option("--model", default=None, metavar="NAME_OR_PATH", show_envvar=True, help=f"Encoder [default: {DEFAULT_MODEL}, offline].")
 @click.option("--layer", type=int, default=None,
               help="Hidden layer [default: bert_score's recommended layer for the model, else the last].")

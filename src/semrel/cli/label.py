@@ -6,11 +6,13 @@ import click
 
 from ..formats.judgments import COMPONENTS
 from ..judging.labels import DEFAULT_COMPONENT, DEFAULT_GRADES, DEFAULT_THRESHOLD, parse_thresholds
+from .base import SemrelCommand
+from .paths import input_path, output_path
 
 
-@click.command("label", short_help='Turn judgments into qrels.')
-@click.argument("judgments", type=click.Path(allow_dash=True))
-@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="TREC qrels file to write.")
+@click.command("label", cls=SemrelCommand, short_help='Turn judgments into qrels.')
+@click.argument("judgments", type=input_path(allow_dash=True))
+@click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="TREC qrels file to write.")
 @click.option("--on", type=click.Choice(COMPONENTS), default=DEFAULT_COMPONENT, show_default=True,
               help="Which BERTScore component is thresholded.")
 @click.option("--threshold", type=float, default=None,

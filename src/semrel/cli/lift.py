@@ -9,8 +9,9 @@ from ..analysis.compare import COMPARE_FORMATS
 from ..analysis.lift import Latency, lift, read_latency, render_lift, timed_latency
 from ..errors import UsageError
 from ..formats import read_qrels, read_run
-from .base import warn
+from .base import SemrelCommand, warn
 from .options import lift_options, measure_option, places_option, rel_level_option, stat_settings, test_options
+from .paths import input_path
 
 
 def latency_from(latency_file: str | None, base_ms: float | None, reranked_ms: float | None,
@@ -27,8 +28,8 @@ def latency_from(latency_file: str | None, base_ms: float | None, reranked_ms: f
     return None
 
 
-@click.command("lift", short_help='Measure the lift a reranker gives.')
-@click.argument("qrels", type=click.Path(allow_dash=True))
+@click.command("lift", cls=SemrelCommand, short_help='Measure the lift a reranker gives.')
+@click.argument("qrels", type=input_path(allow_dash=True))
 @lift_options
 @measure_option
 @test_options
@@ -37,7 +38,7 @@ def latency_from(latency_file: str | None, base_ms: float | None, reranked_ms: f
 @click.option("--base-latency-ms", type=click.FloatRange(min=0), help="Mean milliseconds per query of the base run.")
 @click.option("--reranked-latency-ms", type=click.FloatRange(min=0),
               help="Mean milliseconds per query of the reranked run (first stage included).")
-@click.option("--latency", "latency_file", type=click.Path(allow_dash=True),
+@click.option("--latency", "latency_file", type=input_path(allow_dash=True),
               help="Per-query timings: lines qid<TAB>base_ms<TAB>reranked_ms.")
 @rel_level_option
 @click.option("-f", "--format", "fmt", type=click.Choice(COMPARE_FORMATS), default="table", show_default=True)

@@ -13,6 +13,7 @@ from ..evaluation.measures import DEFAULT_MEASURES, Measure, parse_measures
 from ..formats.judgments import COMPONENTS
 from ..golden.chunking import UNITS, ChunkSettings
 from ..review.order import ORDERS
+from .paths import database_path, input_path
 
 
 def measures_option(default: Sequence[str] = DEFAULT_MEASURES, help: str = "Measure(s), repeatable or comma-separated") -> Callable:
@@ -73,8 +74,8 @@ def comparison_options(command: Callable) -> Callable:
 def lift_options(command: Callable) -> Callable:
     """--base/--reranked and the reorder depth, shared by lift and report."""
     for option in reversed([
-        click.option("--base", type=click.Path(allow_dash=True), help="The first-stage run."),
-        click.option("--reranked", type=click.Path(allow_dash=True), help="The same candidates reranked."),
+        click.option("--base", type=input_path(allow_dash=True), help="The first-stage run."),
+        click.option("--reranked", type=input_path(allow_dash=True), help="The same candidates reranked."),
         click.option("--depth", type=click.IntRange(min=1),
                      help="Reranked documents must come from the base run's top DEPTH [default: the base run's depth]."),
     ]):
@@ -124,14 +125,14 @@ def chunk_settings(size: int | None, overlap: int, unit: str, sentences: bool, m
     return ChunkSettings(size=size, overlap=overlap, unit=unit, sentences=sentences, model=model)
 
 
-db_option = click.option("--db", required=True, type=click.Path(dir_okay=False), help="The review database (SQLite).")
+db_option = click.option("--db", required=True, type=database_path(dir_okay=False), help="The review database (SQLite).")
 
 
 QUEUE_OPTIONS = [
-    click.option("--judgments", type=click.Path(exists=True, dir_okay=False), help="judgments.jsonl."),
-    click.option("--labels", type=click.Path(exists=True, dir_okay=False), help="The derived qrels (proposed grades)."),
-    click.option("--corpus", type=click.Path(exists=True, dir_okay=False), help="corpus.jsonl (chunk texts)."),
-    click.option("--golden", type=click.Path(exists=True, dir_okay=False), help="golden.jsonl (queries, reference answers)."),
+    click.option("--judgments", type=input_path(exists=True, dir_okay=False), help="judgments.jsonl."),
+    click.option("--labels", type=input_path(exists=True, dir_okay=False), help="The derived qrels (proposed grades)."),
+    click.option("--corpus", type=input_path(exists=True, dir_okay=False), help="corpus.jsonl (chunk texts)."),
+    click.option("--golden", type=input_path(exists=True, dir_okay=False), help="golden.jsonl (queries, reference answers)."),
     click.option("--on", type=click.Choice(COMPONENTS), help="The thresholded score [default: R, or the labels' manifest]."),
     click.option("--thresholds", help="Comma-separated thresholds (one: binary) or a thresholds.json from `semrel calibrate` "
                                       "[default: from the labels' manifest]."),

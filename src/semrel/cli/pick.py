@@ -10,6 +10,8 @@ import click
 from ..encoding.models import DEFAULT_MODEL
 from ..golden.pick import Current, PickSession, excerpt, open_pick_session
 from ..progress import stderr_steps
+from .base import SemrelCommand
+from .paths import input_path, output_path
 
 HELP = """keys: 1-9 and 0 mark or unmark a candidate (0 = the tenth) · n next query (marks accepted; none = no
 chunk holds the answer) · s skip (left without gold, not offered again) · u undo · q quit (all is saved) · ? help"""
@@ -78,10 +80,10 @@ def interact(session: PickSession, chars: int) -> None:
             click.echo(f"unknown key {key!r}; ? for help")
 
 
-@click.command("pick", short_help='Pick gold chunks by hand.')
+@click.command("pick", cls=SemrelCommand, short_help='Pick gold chunks by hand.')
 @click.option("--golden", required=True, type=click.Path(), help="golden.jsonl; its queries without gold chunks are offered.")
-@click.option("--corpus", required=True, type=click.Path(allow_dash=True), help="corpus.jsonl the chunk ids refer to.")
-@click.option("-o", "--output", default=None, type=click.Path(),
+@click.option("--corpus", required=True, type=input_path(allow_dash=True), help="corpus.jsonl the chunk ids refer to.")
+@click.option("-o", "--output", default=None, type=output_path(sidecars=(".pick.jsonl",)),
               help="Golden set to write [default: rewrite --golden in place]. The journal is OUTPUT.pick.jsonl.")
 @click.option("--candidates", "per_method", default=5, show_default=True, type=int,
               help="Top chunks from each of BM25 and dense (1-5; duplicates shown once).")

@@ -5,14 +5,15 @@ from __future__ import annotations
 import click
 
 from ..retrieval.pool import pool_files
-from .base import warn
+from .base import SemrelCommand, warn
+from .paths import input_path, output_path
 
 
-@click.command("pool", short_help="Pool the runs' top chunks for judging.")
-@click.argument("runs", nargs=-1, type=click.Path(allow_dash=True), metavar="[RUN]...")
-@click.option("--golden", required=True, type=click.Path(allow_dash=True), metavar="GOLDEN", help="golden.jsonl (queries and gold chunks).")
+@click.command("pool", cls=SemrelCommand, short_help="Pool the runs' top chunks for judging.")
+@click.argument("runs", nargs=-1, type=input_path(allow_dash=True), metavar="[RUN]...")
+@click.option("--golden", required=True, type=input_path(allow_dash=True), metavar="GOLDEN", help="golden.jsonl (queries and gold chunks).")
 @click.option("--depth", default=20, show_default=True, type=click.IntRange(min=1), help="How many of each run's top chunks per query.")
-@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="pool.tsv to write ('-' = stdout).")
+@click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="pool.tsv to write ('-' = stdout).")
 def pool_command(golden, runs, depth, output):
     """Pool each query's top-DEPTH chunks of every RUN (TREC runs, named by file stem) with its gold
     chunks, recording the sources of each pair."""

@@ -8,8 +8,9 @@ from ..errors import UsageError
 from ..formats.judgments import COMPONENTS
 from ..progress import stderr_steps
 from ..report.html import ReportInputs, read_agreement, read_sensitivity, write_report
-from .base import warn
+from .base import SemrelCommand, warn
 from .options import comparison_options, lift_options, measure_option, places_option, rel_level_option, stat_settings
+from .paths import input_path, output_path
 
 
 def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...]:
@@ -23,22 +24,22 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
         raise UsageError(f"--grades {grades!r}: give comma-separated numbers, e.g. 0.45,0.55,0.65") from None
 
 
-@click.command("report", short_help='Write the HTML report.')
-@click.argument("qrels", required=False, type=click.Path(allow_dash=True))
-@click.argument("runs", nargs=-1, type=click.Path(allow_dash=True))
-@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="report.html to write.")
+@click.command("report", cls=SemrelCommand, short_help='Write the HTML report.')
+@click.argument("qrels", required=False, type=input_path(allow_dash=True))
+@click.argument("runs", nargs=-1, type=input_path(allow_dash=True))
+@click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="report.html to write.")
 @click.option("--title", default="semrel report", show_default=True)
-@click.option("--golden", type=click.Path(allow_dash=True), help="golden.jsonl: its stats, and which judged pairs are gold.")
-@click.option("--corpus", type=click.Path(allow_dash=True), help="corpus.jsonl: its stats beside the golden set's.")
-@click.option("--judgments", type=click.Path(allow_dash=True), help="judgments.jsonl: the distribution of judge scores.")
+@click.option("--golden", type=input_path(allow_dash=True), help="golden.jsonl: its stats, and which judged pairs are gold.")
+@click.option("--corpus", type=input_path(allow_dash=True), help="corpus.jsonl: its stats beside the golden set's.")
+@click.option("--judgments", type=input_path(allow_dash=True), help="judgments.jsonl: the distribution of judge scores.")
 @click.option("--on", type=click.Choice(COMPONENTS), help="Score the thresholds apply to [default: the qrels' manifest, else R].")
 @click.option("--threshold", type=float, help="The binary label threshold [default: the qrels' manifest].")
 @click.option("--grades", metavar="T1,T2,...", help="The graded label thresholds.")
 @lift_options
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="Queries gained and lost to list.")
-@click.option("--sensitivity", type=click.Path(allow_dash=True),
+@click.option("--sensitivity", type=input_path(allow_dash=True),
               help="Rows threshold,run,measure,value (CSV/TSV with that header, or JSON Lines): the sensitivity curves.")
-@click.option("--agreement", type=click.Path(allow_dash=True), help="JSON object of agreement figures.")
+@click.option("--agreement", type=input_path(allow_dash=True), help="JSON object of agreement figures.")
 @measure_option
 @comparison_options
 @rel_level_option

@@ -10,23 +10,24 @@ from ..encoding.models import DEFAULT_MODEL
 from ..encoding.vectors import VectorStore
 from ..progress import stderr_steps
 from ..retrieval.retrieve import METHODS, RERANKERS, RRF_K, RetrievalSpec, retrieve_files
-from .base import warn
+from .base import SemrelCommand, warn
 from .options import engine_options
+from .paths import input_path, output_path
 
 
-@click.command("retrieve", short_help='Retrieve chunks for every query (a TREC run).')
-@click.option("--corpus", required=True, type=click.Path(allow_dash=True), help="corpus.jsonl (chunks).")
-@click.option("--golden", required=True, type=click.Path(allow_dash=True), help="golden.jsonl (queries).")
+@click.command("retrieve", cls=SemrelCommand, short_help='Retrieve chunks for every query (a TREC run).')
+@click.option("--corpus", required=True, type=input_path(allow_dash=True), help="corpus.jsonl (chunks).")
+@click.option("--golden", required=True, type=input_path(allow_dash=True), help="golden.jsonl (queries).")
 @click.option("--method", type=click.Choice(METHODS), default=None,
               help=f"First stage [default: bm25]. hybrid = reciprocal rank fusion (k={RRF_K}) of bm25 and dense.")
 @click.option("-k", "k", default=100, show_default=True, type=int, help="Chunks per query in the run.")
 @click.option("--rerank", type=click.Choice(RERANKERS), default=None, help="Rerank the first stage's top chunks.")
 @click.option("--rerank-depth", default=100, show_default=True, type=int, help="How many first-stage chunks to rerank.")
-@click.option("--run", "first_stage_run", type=click.Path(allow_dash=True), default=None,
+@click.option("--run", "first_stage_run", type=input_path(allow_dash=True), default=None,
               help="An existing TREC run to rerank instead of running --method.")
 @click.option("--model", default=None, show_envvar=True,
               help=f"Dense encoder: local folder or Hugging Face name [default: {DEFAULT_MODEL}].")
-@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="The TREC run to write ('-' = stdout).")
+@click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="The TREC run to write ('-' = stdout).")
 @engine_options
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
               help="Folder of the dense vector store (chunk vectors kept per model, so a chunk is encoded once) "

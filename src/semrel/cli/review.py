@@ -22,6 +22,7 @@ from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .base import LazyGroup, warn
 from .jsonout import json_text
 from .options import db_option, queue_options
+from .paths import input_path, output_path
 from .review_terminal import TerminalReview
 
 
@@ -77,7 +78,7 @@ def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, *
 @db_option
 @REVIEWER_OPTION
 @queue_options
-@click.option("--human", required=True, type=click.Path(exists=True, dir_okay=False),
+@click.option("--human", required=True, type=input_path(exists=True, dir_okay=False),
               help="Qrels (or a golden.jsonl) whose grades stand in for the reviewer's.")
 @click.option("--unlisted-as-zero", is_flag=True,
               help="A queued pair of a query the human file holds but does not list is graded 0 (gold-chunk qrels).")
@@ -115,8 +116,9 @@ def stats_command(db, fmt, seed, resamples):
 
 @review_group.command("export", short_help='Write qrels with the reviewed labels.')
 @db_option
-@click.option("--labels", required=True, type=click.Path(exists=True, dir_okay=False), help="The derived qrels.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Reviewed qrels to write.")
+@click.option("--labels", required=True, type=input_path(exists=True, dir_okay=False), help="The derived qrels.")
+@click.option("-o", "--output", required=True, type=output_path(sidecars=(".sources.jsonl", ".sources.jsonl.manifest.json"),
+                                                                 dir_okay=False), help="Reviewed qrels to write.")
 @click.option("--adjudicate", default="majority", show_default=True, metavar="majority|REVIEWER|strict",
               help="Settling reviewers' conflicts: majority (ties: lowest grade), a reviewer whose grade wins, "
                    "or strict (conflicts are an error that lists them).")

@@ -12,7 +12,7 @@ from ..review.highlight import DEFAULT_LAYER, token_similarities
 from ..review.web.app import WebSettings
 from ..review.web.guard import is_loopback
 from ..review.web.server import ReviewServer
-from .base import warn
+from .base import SemrelCommand, warn
 from .options import db_option, queue_options
 from .review import joined_queue
 
@@ -21,7 +21,7 @@ def stop(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-@click.command("serve", short_help='Review pairs in a browser.')
+@click.command("serve", cls=SemrelCommand, short_help='Review pairs in a browser.')
 @db_option
 @queue_options
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (others can reach it unless loopback).")

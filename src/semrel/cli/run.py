@@ -8,11 +8,13 @@ import click
 
 from ..errors import UsageError
 from ..formats.files import atomic_writer
+from .base import SemrelCommand
+from .paths import input_path, output_path
 from .pipeline import STEPS, run_pipeline, starter_config
 
 
-@click.command("run", short_help='Run the pipeline a config file describes.')
-@click.argument("config", type=click.Path(dir_okay=False))
+@click.command("run", cls=SemrelCommand, short_help='Run the pipeline a config file describes.')
+@click.argument("config", type=input_path(dir_okay=False))
 @click.option("--set", "sets", multiple=True, metavar="SECTION.KEY=VALUE",
               help="Override a config value (repeatable), e.g. --set label.threshold=0.72 --set retrieve.methods=bm25,dense.")
 @click.option("--dry-run", is_flag=True, help="Print the commands of the steps that would run, and run none.")
@@ -48,10 +50,10 @@ def run_command(config, sets, dry_run, force):
             click.echo(f"\nreport: {os.path.abspath(step.outputs[0])}")
 
 
-@click.command("init", short_help='Write a starter config for `semrel run`.')
+@click.command("init", cls=SemrelCommand, short_help='Write a starter config for `semrel run`.')
 @click.option("--docs", default="docs", show_default=True, help="Folder of the documents to chunk.")
 @click.option("--golden", default="golden.csv", show_default=True, help="The golden QA file.")
-@click.option("-o", "--output", default="semrel.toml", show_default=True, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", default="semrel.toml", show_default=True, type=output_path(dir_okay=False))
 @click.option("--force", is_flag=True, help="Overwrite an existing config.")
 def init_command(docs, golden, output, force):
     """Write a commented starter config for `semrel run`."""

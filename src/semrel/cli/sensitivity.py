@@ -11,13 +11,14 @@ from ..formats import read_run
 from ..formats.judgments import COMPONENTS, read_judgments
 from ..judging.labels import DEFAULT_COMPONENT, DEFAULT_THRESHOLD
 from ..progress import stderr_steps
-from .base import warn
+from .base import SemrelCommand, warn
 from .options import measure_option, places_option, rel_level_option, stat_settings, test_options
+from .paths import input_path, output_path
 
 
-@click.command("sensitivity", short_help='Show how results move with the threshold.')
-@click.argument("judgments", type=click.Path(allow_dash=True))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(allow_dash=True), metavar="RUN...")
+@click.command("sensitivity", cls=SemrelCommand, short_help='Show how results move with the threshold.')
+@click.argument("judgments", type=input_path(allow_dash=True))
+@click.argument("runs", nargs=-1, required=True, type=input_path(allow_dash=True), metavar="RUN...")
 @click.option("--on", type=click.Choice(COMPONENTS), default=DEFAULT_COMPONENT, show_default=True,
               help="Which BERTScore component is thresholded.")
 @click.option("--from", "start", type=float, default=0.5, show_default=True, help="Lowest threshold.")
@@ -30,7 +31,7 @@ from .options import measure_option, places_option, rel_level_option, stat_setti
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
               help="Multiple-comparison correction within each threshold and measure, across the pairs of runs.")
 @rel_level_option
-@click.option("--curves", type=click.Path(allow_dash=True),
+@click.option("--curves", type=output_path(allow_dash=True),
               help="Write rows threshold,run,measure,value here (CSV) for `semrel report --sensitivity`.")
 @click.option("-f", "--format", "fmt", type=click.Choice(SENSITIVITY_FORMATS), default="table", show_default=True)
 @places_option

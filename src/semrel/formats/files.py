@@ -1,18 +1,34 @@
-"""Opening inputs (paths, '-', .gz) and writing outputs atomically."""
+"""Opening inputs (paths, '-', .gz) and writing outputs atomically.
+
+Inputs are bounded: only regular files are read (a device, FIFO or socket is refused before it
+is opened for reading, so /dev/zero cannot fill memory and a FIFO cannot hang a command), gzip is
+decompressed as a stream with a limit on how far it may expand, and lines and whole-read files
+have a size limit named in the error with the variable that raises it (see `limits`).
+
+Outputs never replace an input: inside `input_guard()` (the CLI opens one per command) every file
+opened for reading is remembered by identity, and atomic_writer (and the review database) refuse
+to write over one of them.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import errno
 import gzip
 import hashlib
 import io
 import os
+import stat
 import sys
 import tempfile
+import zlib
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Iterator, cast
+from typing import IO, Any, BinaryIO, Iterator, cast
 
-from ..errors import FormatError, SemrelError
+from ..errors import FormatError, SemrelError, UsageError
+from ..terminal import unfiltered
 
 STDIO = "-"
 
@@ -22,15 +38,172 @@ def display_name(path: str | os.PathLike) -> str:
     return "<stdin>" if str(path) == STDIO else str(path)
 
 
-def _open_binary(name: str) -> io.BufferedReader:
+# ---------------------------------------------------------------- limits
+
+LINE_LIMIT = ("SEMREL_MAX_LINE_MB", 64)  # one line of a line-by-line file (JSONL, TSV)
+DOCUMENT_LIMIT = ("SEMREL_MAX_DOCUMENT_MB", 512)  # a file read whole: a text document, JSON, CSV, stdin
+GZIP_RATIO_LIMIT = ("SEMREL_MAX_GZIP_RATIO", 100)  # decompressed / compressed size of a .gz input ...
+GZIP_RATIO_FLOOR = 16 << 20  # ... checked once it has given this many bytes (small files may expand more)
+MB = 1 << 20
+
+
+def limit_value(limit: tuple[str, float]) -> float:
+    """The value of a limit: its environment variable (a positive number) or its default."""
+    variable, default = limit
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return float(default)
     try:
-        return open(name, "rb")
-    except FileNotFoundError:
-        raise SemrelError(f"{name}: no such file (check the path)") from None
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise UsageError(f"{variable}={text!r}: expected a positive number")
+    return value
+
+
+def limit_bytes(limit: tuple[str, float]) -> int:
+    return int(limit_value(limit) * MB)
+
+
+def too_large(name: str, what: str, limit: tuple[str, float], line: int | None = None) -> FormatError:
+    """The error for an input past a size limit: names the limit and the variable that raises it."""
+    variable = limit[0]
+    return FormatError(display_name(name), f"{what} is longer than the limit of {limit_value(limit):g} MB", line=line,
+                       hint=f"raise it with the environment variable {variable}, in MB, e.g. {variable}={int(limit_value(limit) * 4)}")
+
+
+# ---------------------------------------------------------------- inputs: regular files only, remembered
+
+SPECIAL_FILES = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a FIFO (named pipe)",
+                 stat.S_IFSOCK: "a socket"}
+
+
+def special_kind(mode: int) -> str | None:
+    """'a character device', 'a FIFO (named pipe)', ... for a file that is not regular nor a folder."""
+    return SPECIAL_FILES.get(stat.S_IFMT(mode))
+
+
+def _not_a_file(name: str, kind: str) -> SemrelError:
+    target = os.path.realpath(name)
+    shown = f" (it links to {target})" if target != os.path.abspath(name) else ""
+    return SemrelError(f"{name}: is {kind}{shown}, not a file; semrel reads regular files (use '-' to read a stream from stdin)")
+
+
+def _os_error(name: str, exc: OSError) -> SemrelError:
+    if isinstance(exc, FileNotFoundError):
+        return SemrelError(f"{name}: no such file (check the path)")
+    if isinstance(exc, PermissionError):
+        return SemrelError(f"{name}: permission denied")
+    return SemrelError(f"{name}: {exc.strerror or exc}")
+
+
+def check_input_file(path: str | os.PathLike, folder_ok: bool = False) -> os.stat_result:
+    """stat (which, unlike opening, never blocks on a FIFO) and refuse what is not a regular file:
+    a device, FIFO or socket, and a folder unless `folder_ok`."""
+    name = str(path)
+    try:
+        info = os.stat(name)
+    except OSError as exc:
+        raise _os_error(name, exc) from None
+    if stat.S_ISDIR(info.st_mode):
+        if not folder_ok:
+            raise SemrelError(f"{name}: is a folder, expected a file")
+        return info
+    kind = special_kind(info.st_mode)
+    if kind:
+        raise _not_a_file(name, kind)
+    return info
+
+
+def _open_binary(name: str) -> io.BufferedReader:
+    """A regular file opened for reading, remembered as an input. It is opened without blocking
+    and checked with fstat before anything is read, so a FIFO or device swapped in after a check
+    is still refused and never hangs the command."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(name, flags)
     except IsADirectoryError:
         raise SemrelError(f"{name}: is a folder, expected a file") from None
-    except PermissionError:
-        raise SemrelError(f"{name}: permission denied") from None
+    except OSError as exc:
+        raise _os_error(name, exc) from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise SemrelError(f"{name}: is a folder, expected a file")
+        kind = special_kind(info.st_mode)
+        if kind:
+            raise _not_a_file(name, kind)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    note_input(name, info)
+    return os.fdopen(fd, "rb")
+
+
+@dataclass
+class _Guard:
+    """The inputs a command has opened, by identity (device, inode), and the files it may rewrite."""
+
+    inputs: dict[tuple[int, int], str] = field(default_factory=dict)
+    rewritable: set[tuple[int, int]] = field(default_factory=set)
+
+
+_GUARD: contextvars.ContextVar[_Guard | None] = contextvars.ContextVar("semrel_input_guard", default=None)
+
+
+@contextlib.contextmanager
+def input_guard() -> Iterator[None]:
+    """Within it, no output may replace a file read as an input. Each command of the CLI runs in
+    one (a nested guard starts with the inputs of the one around it), so the steps of `semrel
+    run`, and code in a notebook outside any guard, are not held back by files read earlier."""
+    outer = _GUARD.get()
+    token = _GUARD.set(_Guard(dict(outer.inputs), set(outer.rewritable)) if outer else _Guard())
+    try:
+        yield
+    finally:
+        _GUARD.reset(token)
+
+
+def _identity(info: os.stat_result) -> tuple[int, int]:
+    return info.st_dev, info.st_ino
+
+
+def note_input(path: str | os.PathLike, info: os.stat_result | None = None) -> None:
+    """Remember `path` as an input of the current command (nothing outside input_guard)."""
+    guard = _GUARD.get()
+    if guard is None or str(path) == STDIO:
+        return
+    try:
+        guard.inputs.setdefault(_identity(info or os.stat(path)), str(path))
+    except OSError:
+        pass
+
+
+def allow_rewrite(path: str | os.PathLike) -> None:
+    """Let the current command rewrite `path` although it read it (`golden pick` edits its
+    golden set in place, with a journal of every change)."""
+    guard = _GUARD.get()
+    if guard is not None:
+        with contextlib.suppress(OSError):
+            guard.rewritable.add(_identity(os.stat(path)))
+
+
+def check_not_input(path: str | os.PathLike, what: str = "output") -> None:
+    """Refuse to write `path` when it is (by identity, links resolved) a file the current command read."""
+    guard = _GUARD.get()
+    if guard is None or str(path) == STDIO:
+        return
+    try:
+        key = _identity(os.stat(path))
+    except OSError:
+        return  # not there yet: it cannot be an input
+    if key in guard.inputs and key not in guard.rewritable:
+        source = guard.inputs[key]
+        same = "" if os.path.abspath(source) == os.path.abspath(str(path)) else f" (the same file as {source})"
+        raise SemrelError(f"{path}: is an input of this command{same}; semrel never writes its {what} over an input: "
+                          "give another file name (nothing was written)")
 
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -49,33 +222,88 @@ def not_utf8(path: str | os.PathLike, line: int) -> FormatError:
     return FormatError(display_name(path), "not valid UTF-8", line=line, hint="re-save the file as UTF-8")
 
 
+class Inflating:
+    """A gzip stream decompressed on demand, refused (with one FormatError) once it expands more
+    than the ratio limit (a decompression bomb) or gives more than `size_limit` bytes."""
+
+    def __init__(self, name: str, raw: BinaryIO, size_limit: tuple[str, float] | None = None):
+        self.name, self.raw, self.size_limit = name, raw, size_limit
+        self.gz = gzip.GzipFile(fileobj=raw, mode="rb")
+        self.start = raw.tell() if raw.seekable() else 0
+        self.given = 0
+        self.ratio = limit_value(GZIP_RATIO_LIMIT)
+        self.most = limit_bytes(size_limit) if size_limit else None
+
+    def _count(self, data: bytes) -> bytes:
+        self.given += len(data)
+        if self.most is not None and self.given > self.most and self.size_limit:
+            raise too_large(self.name, "the decompressed content", self.size_limit)
+        if self.given > GZIP_RATIO_FLOOR:
+            consumed = max(self.raw.tell() - self.start, 1) if self.raw.seekable() else 1
+            if self.given > self.ratio * consumed:
+                raise FormatError(display_name(self.name), f"gzip data expands more than {self.ratio:g} times (a decompression "
+                                  "bomb?); refused before it fills memory",
+                                  hint=f"raise the limit with the environment variable {GZIP_RATIO_LIMIT[0]}")
+        return data
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self._count(self.gz.read(size))
+        except (OSError, EOFError, zlib.error) as exc:
+            raise _broken_gzip(self.name, exc) from None
+
+    def readline(self, size: int = -1) -> bytes:
+        try:
+            return self._count(self.gz.readline(size))
+        except (OSError, EOFError, zlib.error) as exc:
+            raise _broken_gzip(self.name, exc) from None
+
+
+def _read_bounded(name: str, source: Any, limit: tuple[str, float]) -> bytes:
+    """All of `source` (anything with read(n)), refused once it passes `limit`; read in blocks
+    into one buffer, so the content is held once."""
+    most = limit_bytes(limit)
+    out = io.BytesIO()
+    while True:
+        block = source.read(min(1 << 22, most + 1 - out.tell()))
+        if not block:
+            return out.getvalue()
+        out.write(block)
+        if out.tell() > most:
+            raise too_large(name, "the content" if name == STDIO else "the file", limit)
+
+
 def read_bytes(path: str | os.PathLike) -> bytes:
-    """The whole content of a file (gunzipped, without a UTF-8 BOM), or of stdin for '-'."""
+    """The whole content of a file (gunzipped, without a UTF-8 BOM), or of stdin for '-'.
+
+    At most SEMREL_MAX_DOCUMENT_MB are read (FormatError naming the limit beyond); gzip is
+    decompressed as a stream, within the ratio limit.
+    """
     name = str(path)
     if name == STDIO:
-        data = sys.stdin.buffer.read()
-    else:
-        with _open_binary(name) as handle:
-            data = handle.read()
-    if data[:2] == GZIP_MAGIC:
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise _broken_gzip(name, exc) from None
+        data = _read_bounded(name, sys.stdin.buffer, DOCUMENT_LIMIT)
+        if data[:2] == GZIP_MAGIC:
+            data = _read_bounded(name, Inflating(name, io.BytesIO(data), DOCUMENT_LIMIT), DOCUMENT_LIMIT)
+        return _without_bom(data)
+    with _open_binary(name) as handle:
+        if handle.peek(2)[:2] == GZIP_MAGIC:
+            data = _read_bounded(name, Inflating(name, handle, DOCUMENT_LIMIT), DOCUMENT_LIMIT)
+        else:
+            if os.fstat(handle.fileno()).st_size > limit_bytes(DOCUMENT_LIMIT):
+                raise too_large(name, "the file", DOCUMENT_LIMIT)
+            data = _read_bounded(name, handle, DOCUMENT_LIMIT)
     return _without_bom(data)
 
 
 def read_head(path: str | os.PathLike, size: int = 256) -> bytes:
     """The first bytes of a file's (decompressed) content, to tell formats apart."""
     name = str(path)
-    try:
-        with open(name, "rb") as handle:
-            head = handle.read(size)
-    except OSError:
-        return read_bytes(name)[:size]  # let read_bytes phrase the error
-    if head[:2] == GZIP_MAGIC:
+    if name == STDIO:
         return read_bytes(name)[:size]
-    return _without_bom(head)
+    with _open_binary(name) as handle:
+        if handle.peek(2)[:2] == GZIP_MAGIC:
+            return _without_bom(Inflating(name, handle).read(size))
+        return _without_bom(handle.read(size))
 
 
 def decode_text(data: bytes, path: str | os.PathLike) -> str:
@@ -94,27 +322,26 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """(line number, line without its "\\n"), decoded as read_text does (gunzip, BOM, UTF-8).
 
     Files are read one line at a time, so a file of any size costs the memory of its longest
-    line; stdin is read whole.
+    line, which may be SEMREL_MAX_LINE_MB at most; stdin is read whole (SEMREL_MAX_DOCUMENT_MB).
     """
     name = str(path)
     if name == STDIO:
         yield from enumerate(read_text(path).split("\n"), start=1)
         return
+    most = limit_bytes(LINE_LIMIT)
     with _open_binary(name) as plain:
-        compressed = plain.peek(2)[:2] == GZIP_MAGIC
-        handle = gzip.GzipFile(fileobj=plain, mode="rb") if compressed else plain
-        try:
-            for number, raw in enumerate(handle, start=1):
-                if number == 1:
-                    raw = _without_bom(raw)
-                try:
-                    yield number, raw.rstrip(b"\n").decode("utf-8")
-                except UnicodeDecodeError:
-                    raise not_utf8(name, number) from None
-        except (OSError, EOFError) as exc:
-            if not compressed:
-                raise
-            raise _broken_gzip(name, exc) from None
+        handle: Any = Inflating(name, plain) if plain.peek(2)[:2] == GZIP_MAGIC else plain
+        number = 0
+        while raw := handle.readline(most + 1):
+            number += 1
+            if len(raw) > most and not raw.endswith(b"\n"):
+                raise too_large(name, "the line", LINE_LIMIT, line=number)
+            if number == 1:
+                raw = _without_bom(raw)
+            try:
+                yield number, raw.rstrip(b"\n").decode("utf-8")
+            except UnicodeDecodeError:
+                raise not_utf8(name, number) from None
 
 
 def file_digest(path: str | os.PathLike) -> dict[str, Any]:
@@ -147,13 +374,14 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     name = str(path)
     binary = "b" in mode
     if name == STDIO:
-        stream = sys.stdout.buffer if binary else sys.stdout
+        stdout = unfiltered(sys.stdout)  # data, as it is: the CLI's terminal filter is for messages and tables
+        stream = stdout.buffer if binary else stdout
         yield stream
         stream.flush()
         return
     target = Path(name)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    existed = prepare_output(name)
+    fd, tmp = _temp_file(name, target)
     try:
         with os.fdopen(fd, "wb") as raw:
             # cast: typeshed declares GzipFile a BufferedIOBase only, though it has every method of IO[bytes]
@@ -170,10 +398,58 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
             raw.flush()
             os.fsync(raw.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and (exc.errno in WRITE_ERRNOS or exc.filename in (tmp, name)):
+            raise write_error(name, exc, existed) from None
         raise
+
+
+# Failures of writing itself (rather than of reading an input inside the writer's block).
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO}
+
+
+def write_error(name: str, exc: OSError, existed: bool) -> SemrelError:
+    kept = "the old file is kept" if existed else "no file was made"
+    reason = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system",
+              errno.EFBIG: "file too large for this system or its limits"}.get(exc.errno or 0, exc.strerror or str(exc))
+    return SemrelError(f"{name}: cannot write ({reason}); nothing was written, {kept}")
+
+
+def prepare_output(name: str) -> bool:
+    """Check an output path before anything is written: not an input of this command, not a
+    folder or device; make its folder. Returns whether a file is there already."""
+    check_not_input(name)
+    try:
+        info = os.stat(name)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise SemrelError(f"{name}: cannot write ({exc.strerror or exc})") from None
+    if info is not None:
+        if stat.S_ISDIR(info.st_mode):
+            raise SemrelError(f"{name}: is a folder; give the output a file name")
+        kind = special_kind(info.st_mode)
+        if kind:
+            raise SemrelError(f"{name}: is {kind}; semrel writes outputs to files (use '-' for stdout)")
+    try:
+        Path(name).parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise SemrelError(f"{name}: cannot write (a part of the path is a file, not a folder)") from None
+    except OSError as exc:
+        raise write_error(name, exc, False) if exc.errno in WRITE_ERRNOS else SemrelError(
+            f"{name}: cannot make its folder ({exc.strerror or exc})") from None
+    return info is not None
+
+
+def _temp_file(name: str, target: Path) -> tuple[int, str]:
+    try:
+        return tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        if exc.errno in WRITE_ERRNOS:
+            raise write_error(name, exc, target.exists()) from None
+        raise SemrelError(f"{name}: cannot write ({exc.strerror or exc})") from None
 
 
 def check_id(value: str, kind: str) -> str:

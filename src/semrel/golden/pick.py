@@ -19,7 +19,7 @@ import numpy as np
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import FormatError, UsageError
 from ..formats.corpus import read_corpus, read_golden, require_known_chunks, write_golden
-from ..formats.files import display_name
+from ..formats.files import allow_rewrite, display_name
 from ..formats.jsonl import read_jsonl, require
 from ..formats.manifest import write_manifest
 from ..progress import Steps, no_progress
@@ -245,5 +245,11 @@ def open_pick_session(
     chunks = read_corpus(corpus_path)
     items = read_golden(golden_path)
     require_known_chunks(items, {c.id for c in chunks}, golden_path)
+    # The one command that edits a file it reads, on purpose: the golden set (when -o does not name
+    # another file) and the journal of every change, which is what makes each edit recoverable.
+    target = output or golden_path
+    allow_rewrite(journal_path(target))
+    if output is None or (os.path.exists(output) and os.path.samefile(output, golden_path)):
+        allow_rewrite(golden_path)
     return PickSession(items, output or golden_path, CandidateFinder(chunks, per_method, model, steps), [golden_path, corpus_path],
                        {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL})

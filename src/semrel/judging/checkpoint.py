@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator
 
+from ..formats.files import check_not_input
+
 
 class Checkpoint:
     """Rows appended (and flushed) as work finishes; `rows()` streams those of an earlier run.
@@ -42,7 +44,7 @@ class Checkpoint:
         for offset, line in self._lines():
             try:
                 value = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 break
             if end == 0 and (not isinstance(value, dict) or value.get("fingerprint") != self.fingerprint):
                 return 0, 0
@@ -62,6 +64,7 @@ class Checkpoint:
 
     def append(self, rows: Iterable[dict[str, Any]]) -> None:
         if self._handle is None:  # keep the earlier rows, drop any cut-off line after them
+            check_not_input(self.path, "checkpoint")
             if self._end:
                 self._handle = open(self.path, "r+b")
                 self._handle.truncate(self._end)

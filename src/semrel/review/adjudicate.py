@@ -20,7 +20,7 @@ from ..formats.jsonl import write_jsonl
 from ..formats.manifest import write_manifest
 from ..formats.trec import write_qrels
 from ..records import Qrels
-from .store import open_db
+from .store import open_db_read_only
 
 Pair = tuple[str, str]
 
@@ -84,7 +84,7 @@ def export_reviewed(db: str | os.PathLike, labels_path: str | os.PathLike, outpu
     """Write the derived qrels with human grades overriding them (only the human grades with
     `only_reviewed`), a `<output>.sources.jsonl` saying where each label came from, and
     manifests; returns counts by source."""
-    conn = open_db(db, create=False)
+    conn = open_db_read_only(db)
     grades = human_grades(conn)
     by_pair = grades_by_pair(grades)
     settled = adjudicate(by_pair, rule, {g.reviewer for g in grades})
@@ -126,7 +126,7 @@ def _source_row(query_id: str, chunk_id: str, derived: int | None, settled: dict
 def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSample:
     """The longest prefix of the review queue's random sample that has been decided (graded
     or skipped), less the skipped pairs; grades of several reviewers settled by `rule`."""
-    conn = open_db(db, create=False)
+    conn = open_db_read_only(db)
     pool = conn.execute("SELECT value FROM meta WHERE key = 'pool_size'").fetchone()
     first_open = conn.execute(
         "SELECT min(sample_rank) FROM tasks t WHERE sample_rank IS NOT NULL"

@@ -13,7 +13,7 @@ import numpy as np
 from ..analysis.agreement import Agreement, agreement
 from .adjudicate import grades_by_pair, human_grades
 from .engine import labelling_of
-from .store import open_db
+from .store import open_db_read_only
 
 JUDGE = "judge"
 
@@ -77,7 +77,7 @@ def reviewer_stats(conn: sqlite3.Connection) -> list[ReviewerStats]:
 def review_stats(db: str | os.PathLike, resamples: int = 1000, seed: int = 0) -> ReviewStats:
     """Counts, speed and agreement (kappa quadratic-weighted for graded labels, with a seeded
     bootstrap interval) of a review database."""
-    conn = open_db(db, create=False)
+    conn = open_db_read_only(db)
     labels = list(range(labelling_of(conn).max_grade + 1))
     grades = human_grades(conn)
     by_pair = grades_by_pair(grades)

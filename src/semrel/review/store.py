@@ -12,9 +12,11 @@ import json
 import os
 import sqlite3
 import time
+from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import SemrelError
+from ..formats.files import check_input_file, note_input
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 30_000
@@ -73,20 +75,19 @@ CREATE VIEW live AS
 
 def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit), WAL, with a busy timeout;
-    the schema is created in a new file and a newer schema is refused."""
+    the schema is created in a new (or empty) file. Nothing is written to a file before it is
+    known to be a semrel review database (or a new one): another SQLite file, a newer schema or a
+    file that is not SQLite is refused as it was. `create=False`: the database must exist."""
     name = str(path)
     if not create and not os.path.exists(name):
         raise SemrelError(f"{name}: no such review database (start one with `semrel review start`)")
+    if os.path.lexists(name):
+        note_input(name, check_input_file(name))  # a device or FIFO is neither read nor written; no output replaces it
     try:
         conn = sqlite3.connect(name, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:  # checked before WAL is switched on: a newer file is left as it was
-            conn.close()
-            raise SemrelError(
-                f"{name}: written by a newer semrel (schema {version}; this one reads up to {SCHEMA_VERSION}); upgrade semrel"
-            )
+        version = _check_review_db(conn, name, allow_new=True)  # read only: a file that is not ours is left as it was
         _wal(conn)
         conn.execute("PRAGMA foreign_keys = ON")
     except sqlite3.DatabaseError as exc:
@@ -99,6 +100,49 @@ def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
                 for statement in _statements(SCHEMA):
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    return conn
+
+
+REVIEW_TABLES = {"meta", "tasks", "reviewers", "claims", "decisions"}
+
+
+def _check_review_db(conn: sqlite3.Connection, name: str, allow_new: bool) -> int:
+    """The schema version of a review database, read without writing; SemrelError (and the
+    connection closed) for a newer schema, another SQLite file, or (unless `allow_new`) an empty one."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    problem = None
+    if version > SCHEMA_VERSION:
+        problem = f"written by a newer semrel (schema {version}; this one reads up to {SCHEMA_VERSION}); upgrade semrel"
+    elif version == 0 and tables:
+        problem = "an SQLite file that is not a review database; give a new --db path"
+    elif version == 0 and not allow_new:
+        problem = "empty: not a review database (start one with `semrel review start`)"
+    elif version and not REVIEW_TABLES <= tables:
+        problem = "an SQLite file that is not a review database (its review tables are missing)"
+    if problem:
+        conn.close()
+        raise SemrelError(f"{name}: {problem}")
+    return version
+
+
+def open_db_read_only(path: str | os.PathLike) -> sqlite3.Connection:
+    """A read-only connection to an existing review database (for export, stats and estimates):
+    the file is neither created, nor given the review tables, nor switched to WAL, and any write
+    through the connection fails."""
+    name = str(path)
+    if not os.path.exists(name):
+        raise SemrelError(f"{name}: no such review database (start one with `semrel review start`)")
+    note_input(name, check_input_file(name))
+    try:
+        conn = sqlite3.connect(f"{Path(name).resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                               isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        _check_review_db(conn, name, allow_new=False)
+        conn.execute("PRAGMA query_only = ON")
+    except sqlite3.DatabaseError as exc:
+        raise SemrelError(f"{name}: not a review database ({exc})") from None
     return conn
 
 

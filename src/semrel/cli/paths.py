@@ -1,0 +1,139 @@
+"""Path parameters that say what they are (an input, an output, a review database), and the one
+check, made before a command does any work, that no output is one of its inputs.
+
+A command's path parameters are declared with `input_path(...)`, `output_path(...)` or
+`database_path(...)` (click.Path otherwise). `check_command_paths` then compares every output, and
+the files written beside it (its manifest, sidecars such as `.sources.jsonl`), with every input
+and database by identity (the same file after links are resolved: device and inode), refuses
+inputs that are devices, FIFOs or sockets, outputs that are folders or devices, and two outputs
+naming one file: each with one line, before a long judge run is spent. The library keeps a last
+line of defence in `formats.files.atomic_writer` (see `input_guard`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import click
+
+from ..errors import SemrelError
+from ..formats.files import STDIO, check_input_file, note_input, special_kind
+from ..formats.manifest import manifest_path
+
+INPUT, OUTPUT, DATABASE = "input", "output", "database"
+DATABASE_FILES = ("", "-wal", "-shm", "-journal")  # SQLite keeps a database's pages in these too
+
+
+class RolePath(click.Path):
+    """click.Path that knows whether it names an input, an output (with the files written beside
+    it) or a review database."""
+
+    def __init__(self, role: str, sidecars: tuple[str, ...] = (), **kwargs: Any):
+        super().__init__(**kwargs)
+        self.role, self.sidecars = role, sidecars
+
+
+def input_path(**kwargs: Any) -> RolePath:
+    """A file (or, with dir_okay, a folder) the command reads."""
+    return RolePath(INPUT, **kwargs)
+
+
+def output_path(sidecars: tuple[str, ...] = (), **kwargs: Any) -> RolePath:
+    """A file the command writes; `sidecars` are suffixes of files written beside it (its
+    manifest, `.manifest.json`, is always one)."""
+    return RolePath(OUTPUT, sidecars=sidecars, **kwargs)
+
+
+def database_path(**kwargs: Any) -> RolePath:
+    """A review database: read (and written only by the review itself), never replaced."""
+    return RolePath(DATABASE, **kwargs)
+
+
+@dataclass(frozen=True)
+class NamedPath:
+    label: str  # how the command line names it: --labels, -o/--output, QRELS
+    path: str
+    role: str
+    sidecars: tuple[str, ...] = ()
+
+
+def _label(param: click.Parameter) -> str:
+    if isinstance(param, click.Option):
+        return max(param.opts, key=len)
+    return param.human_readable_name
+
+
+def command_paths(ctx: click.Context) -> list[NamedPath]:
+    """The path parameters given to the command of `ctx` (after parsing), '-' left out."""
+    found = []
+    for param in ctx.command.params:
+        if not isinstance(param.type, RolePath) or param.name is None:
+            continue
+        value = ctx.params.get(param.name)
+        values: Iterable[Any] = value if isinstance(value, (tuple, list)) else [value]
+        for item in values:
+            if item is not None and str(item) != STDIO and str(item) != "":
+                found.append(NamedPath(_label(param), os.fspath(item), param.type.role, param.type.sidecars))
+    return found
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def check_command_paths(ctx: click.Context) -> None:
+    """Refuse (SemrelError, one line) what would read a device or write over an input; remember
+    the inputs in the current input guard."""
+    paths = command_paths(ctx)
+    read: dict[tuple[int, int], NamedPath] = {}
+    reserved: dict[str, NamedPath] = {}  # a database's journal files, which SQLite may make at any time
+    for named in paths:
+        if named.role == OUTPUT:
+            continue
+        if named.role == DATABASE:
+            reserved.update({os.path.realpath(named.path + suffix): named for suffix in DATABASE_FILES})
+        if named.role == INPUT and os.path.lexists(named.path):
+            check_input_file(named.path, folder_ok=True)
+        files = [named.path + suffix for suffix in DATABASE_FILES] if named.role == DATABASE else [named.path]
+        for file in files:
+            info = _stat(file)
+            if info is None:
+                continue
+            if named.role == DATABASE and file == named.path and (kind := special_kind(info.st_mode)):
+                raise SemrelError(f"{file}: is {kind}, not a review database file")
+            first = read.setdefault((info.st_dev, info.st_ino), named)
+            if first.role != named.role and DATABASE in (first.role, named.role):
+                raise SemrelError(f"{named.label} {named.path} and {first.label} {first.path} are the same file: a review "
+                                  "database is never read as another input, nor written as one")
+            note_input(file, info)
+    written: dict[str, NamedPath] = {}
+    for named in (p for p in paths if p.role == OUTPUT):
+        info = _stat(named.path)
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            raise SemrelError(f"{named.label} {named.path}: is a folder; give the output a file name")
+        if info is not None and (kind := special_kind(info.st_mode)):
+            raise SemrelError(f"{named.label} {named.path}: is {kind}; semrel writes outputs to files (use '-' for stdout)")
+        for file in [named.path, manifest_path(named.path), *(named.path + s for s in named.sidecars)]:
+            found = _stat(file)
+            if found is not None and (found.st_dev, found.st_ino) in read:
+                source = read[found.st_dev, found.st_ino]
+                what = "the review database" if source.role == DATABASE else "an input"
+                beside = "" if file == named.path else f" (which writes {file} beside it)"
+                raise SemrelError(f"{named.label} {named.path}{beside} would overwrite {what}, {source.label} {source.path}: "
+                                  "semrel never writes over its inputs; give another file name (nothing was written)")
+            real = os.path.realpath(file)
+            if real in reserved:
+                source = reserved[real]
+                raise SemrelError(f"{named.label} {named.path} would overwrite a file of the review database, {source.label} "
+                                  f"{source.path}: semrel never writes over its inputs; give another file name (nothing was written)")
+            if real in written and written[real] != named:
+                other = written[real]
+                raise SemrelError(f"{named.label} {named.path} and {other.label} {other.path} name the same file; "
+                                  "give each output its own name (nothing was written)")
+            written[real] = named

@@ -1,0 +1,109 @@
+"""Text made safe for a terminal: what semrel prints never drives the terminal that shows it.
+
+Chunks, queries, ids, file names and reviewer names come from files and people. Printed as they
+are, an escape sequence in them can set the window title, clear the screen, write the clipboard
+(OSC 52) or hide text; a right-to-left override shows "gnp.exe" as "exe.png". `safe(text)` turns
+every such character into a visible escape (ESC becomes `\\x1b`, U+202E becomes `\\u202e`) and
+leaves everything else, newlines and tabs included, as it is.
+
+The CLI sends everything it prints through `SafeStream` (stdout and stderr, for the duration of
+a command); the few writers that draw on the terminal on purpose (the progress line, the rich
+review screen) write to `unfiltered(stream)` and pass their data through `safe` themselves.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, TextIO
+
+# C0 controls but tab and newline, DEL, C1 controls (0x9b is CSI on some terminals), and the
+# Unicode bidirectional controls: embeddings, overrides, isolates and marks.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def safe(text: str) -> str:
+    """`text` with control characters, escape sequences and bidi controls shown as visible escapes."""
+    if _UNSAFE.search(text) is None:
+        return text
+    return _UNSAFE.sub(_escape, text)
+
+
+def safe_offsets(text: str) -> tuple[str, list[int]]:
+    """safe(text) and, for each offset 0..len(text) of `text`, its offset in the safe text (for
+    styles laid over character ranges, such as the review's highlights)."""
+    if _UNSAFE.search(text) is None:
+        return text, list(range(len(text) + 1))
+    parts: list[str] = []
+    offsets: list[int] = []
+    position = 0
+    for char in text:
+        shown = safe(char)
+        offsets.append(position)
+        parts.append(shown)
+        position += len(shown)
+    offsets.append(position)
+    return "".join(parts), offsets
+
+
+def is_printable_name(name: str) -> bool:
+    """A name fit to show anywhere: printable characters only (no controls, no bidi overrides)."""
+    return bool(name) and name.isprintable()
+
+
+class SafeStream:
+    """A text stream that writes `safe(text)` to the stream it wraps (which stays reachable as
+    `.unfiltered` for writers that draw on purpose, and as `.buffer` for binary data). Closing
+    it, or dropping it, leaves the wrapped stream to its owner."""
+
+    def __init__(self, stream: TextIO):
+        self.unfiltered = stream
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):  # click probes streams with b"" to tell binary ones apart
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self.unfiltered.write(safe(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self.unfiltered.flush()
+
+    def isatty(self) -> bool:
+        return self.unfiltered.isatty()
+
+    def fileno(self) -> int:
+        return self.unfiltered.fileno()
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def closed(self) -> bool:
+        return self.unfiltered.closed
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.unfiltered, "encoding", None) or "utf-8"
+
+    @property
+    def errors(self) -> str:
+        return getattr(self.unfiltered, "errors", None) or "strict"
+
+    @property
+    def buffer(self) -> Any:
+        return self.unfiltered.buffer
+
+
+def unfiltered(stream: Any) -> Any:
+    """The stream a SafeStream wraps (or `stream` itself): for writers that draw on purpose."""
+    while isinstance(stream, SafeStream):
+        stream = stream.unfiltered
+    return stream
