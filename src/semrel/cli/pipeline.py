@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import SemrelError, UsageError
+from ..formats.files import read_text
+from ..formats.jsonl import check_nesting, too_deep
 from ..formats.manifest import manifest_is_stale
 
 if sys.version_info >= (3, 11):
@@ -87,8 +89,8 @@ def _override_value(text: str, kind: str) -> Any:
     """A value from the environment or --set: TOML (0.72, true, ["a", "b"]), but strings need no
     quotes and a list may be comma-separated, as a shell user would type them."""
     try:
-        value = tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+        value = text if too_deep(text, toml=True) else tomllib.loads(f"v = {text}")["v"]
+    except (tomllib.TOMLDecodeError, RecursionError):
         value = text
     if kind == _STR and not isinstance(value, str):
         return text
@@ -120,15 +122,16 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
     """The config with every default filled in and the SEMREL_* variables (of `environ`) and --set
     values applied over it; ConfigError (one line naming the key and where it came from) on any problem."""
     name = os.path.basename(path)
+    if not os.path.exists(path):
+        raise ConfigError(f"{path}: no such config file (write one with `semrel init`)")
     try:
-        with open(path, "rb") as handle:
-            raw = tomllib.load(handle)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file (write one with `semrel init`)") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: {exc.strerror or exc}") from None
+        text = read_text(path)  # a regular file only, within the size limits
+        check_nesting(text, path, toml=True)
+        raw = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{name}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{name}: nested too deeply to read") from None
     unknown_sections = [k for k in raw if isinstance(raw[k], dict) and k not in SCHEMA]
     if unknown_sections:
         raise ConfigError(f"{name}: [{unknown_sections[0]}]: unknown section (known: {', '.join(s for s in SCHEMA if s)})")
@@ -408,10 +411,13 @@ def _invoke(step: Step) -> None:
 def _read_state(out: str) -> dict[str, dict[str, Any]]:
     """step -> {"settings": hash, "seconds": wall time, "finished": UTC time} of its last successful run."""
     try:
-        with open(os.path.join(out, STATE_FILE), encoding="utf-8") as handle:
+        state = os.path.join(out, STATE_FILE)
+        if not os.path.isfile(state):
+            return {}
+        with open(state, encoding="utf-8") as handle:
             steps = json.load(handle).get("steps", {})
         return {k: v for k, v in steps.items() if isinstance(v, dict)}
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return {}
 
 

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from ..errors import FormatError, ValidationError
-from .files import GZIP_MAGIC, STDIO, UTF8_BOM, display_name, not_utf8, read_bytes
+from .files import GZIP_MAGIC, STDIO, UTF8_BOM, display_name, not_utf8, open_input, read_bytes
 
 _RUNS_OF_BLANKS = re.compile(rb"[ \t]+")
 _LINE_EDGES = re.compile(rb"^ +| +$", re.MULTILINE)
@@ -41,9 +41,9 @@ def read_plain_file(path: str, names: Sequence[str], types: dict[str, pa.DataTyp
     cannot (stdin, gzip, a BOM, anything it refuses): the caller then reads the bytes itself."""
     if path == STDIO:
         return None
+    with open_input(path) as handle:  # a regular file (Arrow would read /dev/zero forever), remembered as an input
+        head = handle.read(3)
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(3)
         if not head or head[:2] == GZIP_MAGIC or head == UTF8_BOM:
             return None
         return _arrow_read(path, names, types)

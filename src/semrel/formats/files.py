@@ -116,6 +116,11 @@ def check_input_file(path: str | os.PathLike, folder_ok: bool = False) -> os.sta
     return info
 
 
+def open_input(path: str | os.PathLike) -> io.BufferedReader:
+    """A regular file opened for reading (see _open_binary): SemrelError, one line, otherwise."""
+    return _open_binary(str(path))
+
+
 def _open_binary(name: str) -> io.BufferedReader:
     """A regular file opened for reading, remembered as an input. It is opened without blocking
     and checked with fstat before anything is read, so a FIFO or device swapped in after a check

@@ -4,12 +4,51 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, Iterable, Iterator
 
 import jsonlines
 
 from ..errors import FormatError
 from .files import atomic_writer, display_name, read_lines
+
+MAX_DEPTH = 100  # nesting of JSON and TOML inputs: semrel's files need a handful of levels
+_JSON_SKIP = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_TOML_SKIP = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|\'[^\'\n]*\'|#[^\n]*')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def too_deep(text: str, toml: bool = False, limit: int = MAX_DEPTH) -> bool:
+    """Whether arrays and objects (tables) in JSON (or TOML) text nest deeper than `limit`, found
+    without parsing: strings and comments are left out, then brackets counted (text with fewer
+    brackets than `limit` is not scanned at all)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for match in _BRACKETS.finditer((_TOML_SKIP if toml else _JSON_SKIP).sub('""', text)):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > limit:
+            return True
+    return False
+
+
+def check_nesting(text: str, path: str | os.PathLike, line: int | None = None, toml: bool = False) -> None:
+    """Refuse, before parsing, JSON or TOML nested deeper than MAX_DEPTH (a parser would recurse
+    into it until Python's stack gives out)."""
+    if too_deep(text, toml):
+        raise FormatError(display_name(path), f"nested more than {MAX_DEPTH} levels deep; semrel's inputs need only a few",
+                          line=line)
+
+
+def loads(text: str, path: str | os.PathLike, line: int | None = None) -> Any:
+    """json.loads with one FormatError (naming the file and line) for bad syntax or deep nesting."""
+    check_nesting(text, path, line)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(display_name(path), f"invalid JSON ({exc.msg})", line=exc.lineno if line is None else line) from None
+    except RecursionError:
+        raise FormatError(display_name(path), "nested too deeply to read", line=line) from None
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -18,10 +57,7 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     for number, line in read_lines(path):
         if not line.strip():
             continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise FormatError(display_name(path), f"invalid JSON ({exc.msg})", line=number) from None
+        value = loads(line, path, number)
         if not isinstance(value, dict):
             raise FormatError(display_name(path), f"expected a JSON object, found {type(value).__name__}", line=number)
         yield number, value

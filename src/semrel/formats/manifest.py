@@ -11,6 +11,7 @@ from importlib import metadata
 from typing import Any, Iterable, Mapping
 
 from .files import STDIO, atomic_writer, file_digest
+from .jsonl import too_deep
 
 LIBRARIES = ("numpy", "pyarrow", "torch", "transformers", "bert-score", "click", "jsonlines")
 
@@ -74,9 +75,12 @@ def read_manifest(path: str | os.PathLike) -> dict[str, Any] | None:
     between the two leaves the previous manifest beside the new file, and its digest tells.
     Manifests without a digest (older semrel) are taken as they are."""
     try:
+        if not os.path.isfile(manifest_path(path)):  # a FIFO or device is no manifest (and opening one could block)
+            return None
         with open(manifest_path(path), encoding="utf-8") as handle:
-            record = json.load(handle)
-    except (OSError, ValueError):
+            text = handle.read(1 << 24)
+        record = None if too_deep(text) else json.loads(text)
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(record, dict):
         return None

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 import re
+from array import array
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
 
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import write_corpus
@@ -133,121 +136,179 @@ def read_documents(inputs: Sequence[str | os.PathLike]) -> list[Document]:
 
 
 # ---------------------------------------------------------------- cutting
+#
+# A document is cut with a few integer arrays (where each word starts, cumulative costs), never a
+# Python object per word: a 100 MB document of 17 million words would need gigabytes of them.
+# Word ends are found again with the regex where a chunk ends, so they need no array either.
+
+TOKENIZE_BLOCK = 1 << 20  # characters of a long document tokenized at once (see _word_costs)
+
+
+def _integers(values: Iterable[int], bound: int) -> np.ndarray:
+    """Non-negative integers below `bound` as a compact array (4 bytes each while they fit)."""
+    kind = "i" if bound < 2**31 - 1 else "q"
+    packed = array(kind, values)
+    return np.frombuffer(packed, dtype=np.int32 if kind == "i" else np.int64) if packed else np.zeros(0, dtype=np.int64)
+
+
+def _word_starts(text: str) -> np.ndarray:
+    return _integers((m.start() for m in _WORD.finditer(text)), len(text))
+
+
+def _word_end(text: str, start: int) -> int:
+    match = _WORD.match(text, start)
+    return match.end() if match else start
+
+
+def _token_blocks(text: str, starts: np.ndarray) -> list[tuple[int, int]]:
+    """(start, end) of the pieces a long text is tokenized in: each after the first starts one
+    character before a word (its whitespace, which tokenizers such as RoBERTa's attach to the
+    word), so every word is tokenized as it would be in the whole text."""
+    cuts = [0]
+    for target in range(TOKENIZE_BLOCK, len(text), TOKENIZE_BLOCK):
+        index = int(np.searchsorted(starts, target))
+        if index < len(starts) and int(starts[index]) - 1 > cuts[-1]:
+            cuts.append(int(starts[index]) - 1)
+    return list(zip(cuts, cuts[1:] + [len(text)]))
+
+
+def _word_costs(text: str, starts: np.ndarray, tokenizer) -> np.ndarray:
+    """Tokens per word: each token counts in the first word ending after its first character (the
+    last word for a token past them all); a word without a token of its own costs 1."""
+    ends = _integers((m.end() for m in _WORD.finditer(text)), len(text) + 1)
+    costs = np.zeros(len(starts), dtype=np.int64)
+    for begin, finish in _token_blocks(text, starts):
+        offsets = tokenizer(text[begin:finish], add_special_tokens=False, return_offsets_mapping=True,
+                            verbose=False)["offset_mapping"]
+        spans = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+        token_starts = spans[spans[:, 1] > spans[:, 0], 0] + begin
+        words = np.minimum(np.searchsorted(ends, token_starts, side="right"), len(starts) - 1)
+        costs += np.bincount(words, minlength=len(starts))
+    return np.maximum(costs, 1)
 
 
 @dataclass(frozen=True)
-class Unit:
-    """The smallest piece a chunk boundary may not cut: a word or a sentence, with its cost."""
+class Units:
+    """The pieces a chunk boundary may not cut (words, or sentences that fit a chunk), as arrays:
+    where each starts, the index of its last word (None: unit i is word i) and the cumulative
+    cost before each (None: every unit costs 1)."""
 
-    start: int
-    end: int
-    cost: int
-
-
-def _word_costs(text: str, words: list[re.Match], tokenizer) -> list[int]:
-    """Tokens per word (each token counted in the word its first character falls in)."""
-    if tokenizer is None:
-        return [1] * len(words)
-    offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)["offset_mapping"]
-    costs = [0] * len(words)
-    index = 0
-    for start, end in offsets:
-        if end <= start:
-            continue
-        while index + 1 < len(words) and words[index].end() <= start:
-            index += 1
-        costs[index] += 1
-    return [max(c, 1) for c in costs]
+    starts: np.ndarray
+    last_words: np.ndarray | None
+    before: np.ndarray | None
 
 
-def _sentence_units(text: str, words: list[Unit], limit: int) -> list[Unit]:
+def _sentence_units(text: str, starts: np.ndarray, before: np.ndarray | None, limit: int) -> Units:
     """Words grouped into sentences; a sentence costing more than `limit` stays as words."""
-    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
-    units: list[Unit] = []
-    group: list[Unit] = []
-    boundary = 0
-
-    def close() -> None:
-        if sum(w.cost for w in group) > limit:
-            units.extend(group)
-        elif group:
-            units.append(Unit(group[0].start, group[-1].end, sum(w.cost for w in group)))
-        group.clear()
-
-    for word in words:
-        while boundary < len(ends) and ends[boundary] <= word.start:
-            boundary += 1
-            close()
-        group.append(word)
-    close()
-    return units
+    count = len(starts)
+    ends = _integers((m.end() for m in _SENTENCE_END.finditer(text)), len(text) + 1)
+    # a word belongs to the sentence after every end at or before its start
+    bounds = np.unique(np.concatenate([[0], np.searchsorted(starts, ends, side="left"), [count]]).astype(np.int64))
+    first, stop = bounds[:-1], bounds[1:]
+    cost = (stop - first) if before is None else before[stop] - before[first]
+    whole = cost <= limit
+    sizes = np.where(whole, 1, stop - first)
+    opening = np.repeat(first, sizes)
+    offset = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    unit_first = opening + np.where(np.repeat(whole, sizes), 0, offset)
+    unit_last = np.where(np.repeat(whole, sizes), np.repeat(stop - 1, sizes), unit_first)
+    unit_before = np.concatenate([unit_first, [count]]) if before is None else np.concatenate([before[unit_first], before[-1:]])
+    return Units(starts[unit_first], unit_last, unit_before)
 
 
-def _windows(units: Sequence[Unit], size: int, overlap: int) -> Iterable[tuple[int, int]]:
+def _windows(count: int, size: int, overlap: int, before: np.ndarray | None) -> Iterator[tuple[int, int]]:
     """(first, last+1) unit indices of each chunk: as many units as fit in `size`; the next chunk
-    starts early enough to repeat at most `overlap` of this one's cost, but always reaches further."""
+    starts early enough to repeat at most `overlap` of this one's cost, but always reaches further.
+    `before[i]` is the cost of units 0..i-1 (None: each unit costs 1)."""
 
     def extent(first: int) -> int:
-        last, total = first, 0
-        while last < len(units) and (last == first or total + units[last].cost <= size):
-            total += units[last].cost
-            last += 1
-        return last
+        if before is None:
+            return min(first + size, count)
+        return max(min(int(np.searchsorted(before, before[first] + size, side="right")) - 1, count), first + 1)
 
     first = 0
-    while first < len(units):
+    while first < count:
         last = extent(first)
         yield first, last
-        if last == len(units):
+        if last == count:
             return
-        following, repeated = last, 0
-        while following - 1 > first and repeated + units[following - 1].cost <= overlap:
-            following -= 1
-            repeated += units[following].cost
+        if before is None:
+            following = max(first + 1, last - overlap)
+        else:
+            following = max(first + 1, int(np.searchsorted(before, before[last] - overlap, side="left")))
         while following < last and extent(following) <= last:
             following += 1
         first = following
 
 
+def cut_spans(text: str, settings: ChunkSettings, tokenizer=None) -> Iterator[tuple[int, int]]:
+    """(start, end) character offsets of each chunk of `text`: whole words, or whole sentences."""
+    starts = _word_starts(text)
+    if not len(starts):
+        return
+    if settings.size is None:
+        yield int(starts[0]), _word_end(text, int(starts[-1]))
+        return
+    before = None
+    if tokenizer is not None:
+        before = np.concatenate([[0], np.cumsum(_word_costs(text, starts, tokenizer))])
+    units = _sentence_units(text, starts, before, settings.size) if settings.sentences else Units(starts, None, before)
+    for a, b in _windows(len(units.starts), settings.size, settings.overlap, units.before):
+        last_word = b - 1 if units.last_words is None else int(units.last_words[b - 1])
+        yield int(units.starts[a]), _word_end(text, int(starts[last_word]))
+
+
+def iter_chunks(doc: Document, settings: ChunkSettings, tokenizer=None) -> Iterator[Chunk]:
+    """The chunks of one document, one at a time; a document with no text gives none."""
+    for n, (s, e) in enumerate(cut_spans(doc.text, settings, tokenizer)):
+        yield Chunk(id=f"{doc.id}#{n}", text=doc.text[s:e], doc_id=doc.id, start=s, end=e, title=doc.title)
+
+
 def chunk_document(doc: Document, settings: ChunkSettings, tokenizer=None) -> list[Chunk]:
     """The chunks of one document; a document with no text gives none."""
-    words = list(_WORD.finditer(doc.text))
-    if not words:
-        return []
-    if settings.size is None:
-        spans = [(words[0].start(), words[-1].end())]
-    else:
-        costs = _word_costs(doc.text, words, tokenizer)
-        units = [Unit(m.start(), m.end(), c) for m, c in zip(words, costs)]
-        if settings.sentences:
-            units = _sentence_units(doc.text, units, settings.size)
-        spans = [(units[a].start, units[b - 1].end) for a, b in _windows(units, settings.size, settings.overlap)]
-    return [
-        Chunk(id=f"{doc.id}#{n}", text=doc.text[s:e], doc_id=doc.id, start=s, end=e, title=doc.title)
-        for n, (s, e) in enumerate(spans)
-    ]
+    return list(iter_chunks(doc, settings, tokenizer))
+
+
+def _tokenizer(settings: ChunkSettings):
+    if settings.unit == "tokens" and settings.size is not None:
+        from ..encoding.models import load_encoder
+
+        return load_encoder(settings.model)[0]
+    return None
+
+
+def iter_document_chunks(documents: Iterable[Document], count: int, settings: ChunkSettings,
+                         steps: Steps = no_progress) -> Iterator[Chunk]:
+    """Chunks of every document in order, one at a time (`count` documents, for the progress line);
+    tokens are counted with the model's tokenizer."""
+    tokenizer = _tokenizer(settings)
+    with steps("chunking", count) as advance:
+        for doc in documents:
+            yield from iter_chunks(doc, settings, tokenizer)
+            advance(1)
 
 
 def chunk_documents(
     documents: Sequence[Document], settings: ChunkSettings, steps: Steps = no_progress
 ) -> list[Chunk]:
     """Chunks of every document in order; tokens are counted with the model's tokenizer."""
-    tokenizer = None
-    if settings.unit == "tokens" and settings.size is not None:
-        from ..encoding.models import load_encoder
+    return list(iter_document_chunks(documents, len(documents), settings, steps))
 
-        tokenizer = load_encoder(settings.model)[0]
-    chunks: list[Chunk] = []
-    with steps("chunking", len(documents)) as advance:
-        for doc in documents:
-            chunks.extend(chunk_document(doc, settings, tokenizer))
-            advance(1)
-    return chunks
+
+def _released(documents: list[Document]) -> Iterator[Document]:
+    """The documents in order, each let go of (by the list) once the next is asked for."""
+    documents.reverse()
+    while documents:
+        yield documents.pop()
 
 
 def chunk_files(inputs: Sequence[str], output: str | os.PathLike, settings: ChunkSettings, steps: Steps = no_progress) -> tuple[int, int]:
-    """Chunk the documents of `inputs` into `output` (corpus.jsonl) with its manifest: (documents, chunks)."""
+    """Chunk the documents of `inputs` into `output` (corpus.jsonl) with its manifest: (documents, chunks).
+
+    Chunks are written as they are cut and each document's text is let go of once it is cut, so
+    memory is the documents' text plus a small multiple of the longest one, not every chunk at once."""
     documents = read_documents(inputs)
-    rows = write_corpus(chunk_documents(documents, settings, steps), output)
+    count = len(documents)
+    rows = write_corpus(iter_document_chunks(_released(documents), count, settings, steps), output)
     write_manifest(output, inputs=inputs, params=settings.describe(), rows=rows)
-    return len(documents), rows
+    return count, rows

@@ -18,8 +18,8 @@ from typing import Any, Iterable, Sequence
 from ..errors import FormatError, UsageError, ValidationError
 from ..formats.beir import beir_paths, read_beir_qrels
 from ..formats.corpus import read_corpus, require_known_chunks
-from ..formats.files import display_name, read_bytes, read_text
-from ..formats.jsonl import read_jsonl
+from ..formats.files import display_name, read_head, read_text
+from ..formats.jsonl import check_nesting, read_jsonl
 from ..records import Chunk, GoldenItem
 from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_pubmedqa
@@ -54,7 +54,7 @@ def detect_format(source: str) -> str:
     if name.endswith(".jsonl"):
         return "jsonl"
     if name.endswith(".json"):
-        head = read_bytes(source)[:4096].decode("utf-8", "replace")
+        head = read_head(source, 4096).decode("utf-8", "replace")
         if re.search(r'"examples"\s*:', head):
             return "llamaindex"
         if re.search(r'"data"\s*:', head):
@@ -189,6 +189,7 @@ def _id_list(value: Any, path: str, line: int) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str) and value.strip().startswith("["):
+        check_nesting(value, path, line)
         try:
             value = json.loads(value)
         except json.JSONDecodeError:
@@ -229,25 +230,41 @@ def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str
 
 
 def import_csv(source: str, options: ImportOptions) -> Imported:
-    """A CSV (or .tsv) file with a header row; see DEFAULT_COLUMNS for the names it looks for."""
+    """A CSV (or .tsv) file with a header row; see DEFAULT_COLUMNS for the names it looks for.
+
+    Strict: a row with more or fewer cells than the header, or a quote that is never closed (which
+    would swallow the rows after it into one cell), is an error naming the line the row starts on.
+    """
     text = read_text(source)
     delimiter = "\t" if source.lower().removesuffix(".gz").endswith(".tsv") else ","
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    start = 1  # the line the row being read starts on
     try:
-        header = [h.strip() for h in reader.fieldnames or []]
-        reader.fieldnames = header
+        header = [h.strip() for h in next(reader, [])]
         columns = _resolve_columns(header, options.columns, source)
 
         def rows() -> Iterable[tuple[int, dict[str, Any]]]:
-            for row in reader:
-                if None in row:
-                    raise FormatError(display_name(source), f"more cells than the {len(header)} columns of the header",
-                                      line=reader.line_num)
-                yield reader.line_num, row
+            nonlocal start
+            start = reader.line_num + 1
+            for cells in reader:
+                if cells:
+                    _check_cells(cells, len(header), source, start)
+                    yield start, dict(zip(header, cells))
+                start = reader.line_num + 1
 
         return _rows_to_items(rows(), columns, source)
     except csv.Error as exc:
-        raise FormatError(display_name(source), f"not valid CSV ({exc})", line=reader.line_num) from None
+        unclosed = "; a quote opened there is never closed" if "end of data" in str(exc) else ""
+        raise FormatError(display_name(source), f"not valid CSV ({exc}{unclosed})", line=start) from None
+
+
+def _check_cells(cells: list[str], columns: int, source: str, line: int) -> None:
+    if len(cells) > columns:
+        raise FormatError(display_name(source), f"more cells than the {columns} columns of the header", line=line)
+    if len(cells) < columns:
+        joined = any("\n" in cell for cell in cells)
+        raise FormatError(display_name(source), f"{len(cells)} cells, but the header has {columns} columns"
+                          + ("; a quoted cell runs over several lines (an unclosed quote?)" if joined else ""), line=line)
 
 
 def import_jsonl(source: str, options: ImportOptions) -> Imported:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -10,6 +9,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..formats.files import display_name, read_text
+from ..formats.jsonl import loads
 from ..records import Chunk, GoldenItem
 from .chunking import ChunkSettings
 
@@ -38,11 +38,7 @@ class Imported:
 
 def load_json(path: str | os.PathLike) -> Any:
     """A whole JSON document; a syntax error names its line."""
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(display_name(path), f"invalid JSON ({exc.msg})", line=exc.lineno) from None
+    return loads(read_text(path), path)
 
 
 def expect(value: Any, kind: type, path: str, where: str) -> Any:

@@ -29,7 +29,7 @@ from ..evaluation.measures import Measure, parse_measures
 from ..formats import read_qrels, read_run
 from ..formats.corpus import read_corpus, read_golden
 from ..formats.files import atomic_writer, display_name, read_text
-from ..formats.jsonl import read_jsonl, require
+from ..formats.jsonl import loads, read_jsonl, require
 from ..formats.judgments import COMPONENTS, read_judgments
 from ..formats.manifest import read_params, write_manifest
 from ..formats.tables import Table, cell_text
@@ -287,10 +287,7 @@ def read_sensitivity(path: str | os.PathLike) -> list[SensitivityPoint]:
 
 def read_agreement(path: str | os.PathLike) -> dict[str, Any]:
     """A JSON object of agreement figures (free-form keys and values)."""
-    try:
-        value = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise FormatError(display_name(path), f"invalid JSON ({exc.msg})", line=exc.lineno) from None
+    value = loads(read_text(path), path)
     if not isinstance(value, dict):
         raise FormatError(display_name(path), f"expected a JSON object, found {type(value).__name__}")
     return value

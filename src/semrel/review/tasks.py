@@ -6,7 +6,6 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -14,6 +13,8 @@ import numpy as np
 from ..errors import SemrelError, UsageError, ValidationError
 from ..formats import read_qrels
 from ..formats.corpus import read_corpus, read_golden
+from ..formats.files import read_text
+from ..formats.jsonl import loads
 from ..formats.judgments import COMPONENTS, read_judgments
 from ..formats.manifest import manifest_path, read_params
 from ..judging.labels import reached
@@ -83,11 +84,9 @@ def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | N
 
 def labelling_from_json(path: str, on: str | None = None) -> Labelling:
     """A thresholds.json: `{"on": "R", "thresholds": [...]}`."""
+    data = loads(read_text(path), path)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
         values = tuple(float(t) for t in data["thresholds"])
-    except FileNotFoundError:
-        raise SemrelError(f"{path}: no such file (check the path)") from None
     except (ValueError, KeyError, TypeError):
         raise SemrelError(f"{path}: expected {{\"on\": \"R\", \"thresholds\": [numbers]}}") from None
     return checked_labelling(on or str(data.get("on", "R")), values, path)
