@@ -20,6 +20,8 @@ import sys
 import time
 from typing import Callable, ContextManager, Iterator, Protocol, TextIO
 
+from .terminal import safe, unfiltered
+
 Advance = Callable[[int], None]
 
 
@@ -63,7 +65,7 @@ class ProgressLine:
 
     def __init__(self, label: str, total: int, stream: TextIO | None = None, every: float = 1.0):
         self.label, self.total, self.done = label, total, 0
-        self.stream = stream or sys.stderr
+        self.stream = stream or unfiltered(sys.stderr)  # it draws on purpose; its label is made safe in text()
         self.tty = self.stream.isatty()
         self.every = every if self.tty else max(every, 10.0)
         self.started = self.last = time.monotonic()
@@ -80,7 +82,7 @@ class ProgressLine:
         left = self.total - self.done
         if rate > 0 and left > 0:
             parts.append(f"ETA {_duration(left / rate)}")
-        return f"semrel: {self.label}: " + ", ".join(parts)
+        return f"semrel: {safe(self.label)}: " + ", ".join(parts)
 
     def show(self, final: bool = False) -> None:
         self.last = time.monotonic()

@@ -16,13 +16,18 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, TextIO
 
-# C0 controls but tab and newline, DEL, C1 controls (0x9b is CSI on some terminals), and the
-# Unicode bidirectional controls: embeddings, overrides, isolates and marks.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 controls but tab and newline (a CR before a newline is part of a Windows line end, shown as
+# the newline alone), DEL, C1 controls (0x9b is CSI on some terminals), and the Unicode bidi
+# embeddings, overrides and isolates (the "Trojan Source" set; the bidi marks LRM, RLM and ALM,
+# common in right-to-left text, cannot reorder a run and are left alone).
+_UNSAFE = re.compile("\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
+    found = match.group()
+    if found == "\r\n":
+        return "\n"
+    code = ord(found)
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
@@ -36,17 +41,20 @@ def safe(text: str) -> str:
 def safe_offsets(text: str) -> tuple[str, list[int]]:
     """safe(text) and, for each offset 0..len(text) of `text`, its offset in the safe text (for
     styles laid over character ranges, such as the review's highlights)."""
-    if _UNSAFE.search(text) is None:
-        return text, list(range(len(text) + 1))
     parts: list[str] = []
     offsets: list[int] = []
-    position = 0
-    for char in text:
-        shown = safe(char)
-        offsets.append(position)
-        parts.append(shown)
-        position += len(shown)
-    offsets.append(position)
+    done = shown = 0
+    for match in _UNSAFE.finditer(text):
+        offsets.extend(range(shown, shown + match.start() - done))
+        shown += match.start() - done
+        parts.append(text[done:match.start()])
+        replacement = _escape(match)
+        offsets.extend([shown] * len(match.group()))
+        shown += len(replacement)
+        parts.append(replacement)
+        done = match.end()
+    offsets.extend(range(shown, shown + len(text) - done + 1))
+    parts.append(text[done:])
     return "".join(parts), offsets
 
 

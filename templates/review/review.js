@@ -46,6 +46,7 @@
     $("query").textContent = current.query;
     $("answers").replaceChildren(...current.answers.map((a) => {
       const item = document.createElement("li");
+      item.dir = "auto";
       item.textContent = a;
       return item;
     }));

@@ -112,7 +112,7 @@ def test_decisions_revisions_and_stats_match_the_engine(tmp_path):
     stats = review_stats(db)
     assert f"{stats.reviewed} of {stats.tasks} pairs have a human grade" == "2 of 12 pairs have a human grade"
     judge = next(a for a in stats.agreements if a.second == "judge")
-    row = re.search(r"<td>alice</td><td>judge</td><td>(\d+)</td><td>([\d.]+)</td>", page)
+    row = re.search(r"<td><bdi>alice</bdi></td><td><bdi>judge</bdi></td><td>(\d+)</td><td>([\d.]+)</td>", page)  # names isolated
     assert row and int(row.group(1)) == judge.agreement.n == 2 and float(row.group(2)) == round(judge.agreement.percent, 1)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 
 import click
 from rich.console import Console
@@ -18,6 +19,7 @@ from ..review.simulate import simulate_review
 from ..review.stats import review_stats
 from ..review.store import open_db
 from ..review.tasks import parse_labelling
+from ..terminal import unfiltered
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .base import LazyGroup, warn
 from .jsonout import json_text
@@ -70,7 +72,7 @@ def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, *
     def highlighter(task):
         return token_similarities(task.chunk, task.answers, model, layer)
 
-    TerminalReview(session, labelling_of(session.conn), Console(highlight=False), blind,
+    TerminalReview(session, labelling_of(session.conn), Console(file=unfiltered(sys.stdout), highlight=False), blind,
                    None if no_highlight else highlighter, page_lines).run()
 
 

@@ -21,6 +21,7 @@ from ..review.engine import Session
 from ..review.highlight import shades
 from ..review.keys import grade_keys, note_keys
 from ..review.tasks import Labelling, Task
+from ..terminal import safe, safe_offsets
 
 Spans = Sequence[tuple[int, int, float]]
 Highlighter = Callable[[Task], Spans]
@@ -33,12 +34,20 @@ def read_key() -> str:
 
 
 def highlighted(text: str, spans: Spans) -> Text:
-    """The chunk with tokens above its median similarity shaded, stronger for closer matches."""
-    out = Text(text)
+    """The chunk, terminal-safe (control characters and bidi overrides shown as escapes), with
+    tokens above its median similarity shaded, stronger for closer matches."""
+    shown, offsets = safe_offsets(text)
+    out = Text(shown)
     for start, end, strength in shades(spans):
         shade = Color.from_rgb(90 + 165 * strength, 80 + 135 * strength, 0)
-        out.stylize(Style(bgcolor=shade, color="black" if strength > 0.5 else None, bold=strength > 0.8), start, end)
+        out.stylize(Style(bgcolor=shade, color="black" if strength > 0.5 else None, bold=strength > 0.8),
+                    offsets[start], offsets[end])
     return out
+
+
+def plain(text: str, style: str = "") -> Text:
+    """Data shown as it is (no rich markup), terminal-safe."""
+    return Text(safe(text), style=style)
 
 
 class TerminalReview:
@@ -63,8 +72,8 @@ class TerminalReview:
         minutes = (time.monotonic() - self.started) / 60.0
         rate = f"{self.decided / minutes * 60:.0f}/h" if self.decided and minutes > 0 else "-"
         share = 100.0 * p.done / p.total if p.total else 100.0
-        return Text(f"{self.session.reviewer} · {p.done}/{p.total} reviewed ({share:.0f}%) · yours {p.mine} · "
-                    f"this session {self.decided} ({rate}) · flagged {p.flagged}", style="bold")
+        return plain(f"{self.session.reviewer} · {p.done}/{p.total} reviewed ({share:.0f}%) · yours {p.mine} · "
+                     f"this session {self.decided} ({rate}) · flagged {p.flagged}", style="bold")
 
     def chunk_pages(self, task: Task, spans: Spans) -> list[Text]:
         width = max(20, self.console.size.width - 4)
@@ -79,9 +88,9 @@ class TerminalReview:
         title = f"chunk {task.chunk_id}" + (f" (page {page + 1}/{len(pages)})" if len(pages) > 1 else "")
         parts: list[RenderableType] = [
             self.header(),
-            Panel(Text(task.query), title=f"query {task.query_id}", title_align="left"),
-            Panel(Text("\n".join(answers)), title="reference answer", title_align="left"),
-            Panel(pages[page], title=title, title_align="left"),
+            Panel(plain(task.query), title=plain(f"query {task.query_id}"), title_align="left"),
+            Panel(plain("\n".join(answers)), title="reference answer", title_align="left"),
+            Panel(pages[page], title=plain(title), title_align="left"),
         ]
         if not self.blind:
             cuts = ", ".join(f"{t:g}" for t in self.labelling.thresholds)
@@ -89,7 +98,7 @@ class TerminalReview:
                               f" ({self.labelling.on} thresholds {cuts})"))
         if task.shared:
             parts.append(Text("(overlap item: other reviewers grade it too)", style="dim"))
-        parts.append(Text(message or self.help_text(), style="italic"))
+        parts.append(plain(message or self.help_text(), style="italic"))
         self.console.print(Group(*parts))
 
     def run(self) -> int:

@@ -26,12 +26,17 @@ def stop(signum, frame) -> None:
 @queue_options
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (others can reach it unless loopback).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="Port (0: any free one).")
-@click.option("--token", help="Only browsers given the printed link (which carries this token) can use the page.")
+@click.option("--token", show_envvar=True,
+              help="Only browsers given the printed link (which carries this token) can use the page. Prefer the "
+                   "environment variable: a token on the command line shows in `ps` to every user of the machine.")
+@click.option("--secure-cookies", is_flag=True,
+              help="The page is reached over HTTPS (a TLS proxy in front): mark cookies Secure, so browsers never send "
+                   "them over plain HTTP.")
 @click.option("--blind", is_flag=True, help="Hide the judge's scores, proposed grade and highlights.")
 @click.option("--no-highlight", is_flag=True, help="Do not shade the chunk tokens BERTScore matched (no model needed).")
 @click.option("--model", help=f"Encoder for the highlights [default: {DEFAULT_MODEL}, offline].")
 @click.option("--layer", type=int, default=DEFAULT_LAYER, show_default=True, help="The judge's layer.")
-def serve_command(db, host, port, token, blind, no_highlight, model, layer, **queue):
+def serve_command(db, host, port, token, secure_cookies, blind, no_highlight, model, layer, **queue):
     """Review pairs in a browser, one key per decision; several reviewers at once, each with
     their name. Builds or joins the queue as `review start` does. Stop with Ctrl-C."""
     joined_queue(db, **queue).close()
@@ -40,10 +45,17 @@ def serve_command(db, host, port, token, blind, no_highlight, model, layer, **qu
         return token_similarities(task.chunk, task.answers, model, layer)
 
     settings = WebSettings(db=db, secret=secrets.token_hex(32), token=token or None, local_only=is_loopback(host), blind=blind,
-                           highlighter=None if no_highlight else highlighter)
+                           highlighter=None if no_highlight else highlighter, secure_cookies=secure_cookies)
     server = ReviewServer(settings, host, port)
+    context = click.get_current_context()
+    if token and context.get_parameter_source("token") is click.core.ParameterSource.COMMANDLINE:
+        warn("--token on the command line shows in `ps` to every user of this machine; set the environment variable "
+             "SEMREL_REVIEW_SERVE_TOKEN instead")
     if not is_loopback(host) and not token:
         warn(f"listening on {host} without --token: anyone who can reach this machine can read and write the review")
+    if not is_loopback(host) and not secure_cookies:
+        warn(f"listening on {host} over plain HTTP: the session cookie (and the link's token) cross the network "
+             "unencrypted; serve it behind a TLS proxy and pass --secure-cookies")
     click.echo(f"semrel: review page at {server.url} (Ctrl-C stops)", err=True)
     signal.signal(signal.SIGTERM, stop)
     try:

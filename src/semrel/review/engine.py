@@ -17,11 +17,23 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import ValidationError
+from ..terminal import is_printable_name
 from .order import review_queue
 from .store import read_meta, transaction, write_meta
 from .tasks import Labelling, Task, load_tasks
 
 CLAIM_SECONDS = 600.0
+MAX_REVIEWER_NAME = 80
+
+
+def check_reviewer_name(name: str) -> str:
+    """A reviewer's name as it is recorded and shown: 1 to MAX_REVIEWER_NAME printable characters,
+    so no name can drive the terminal of whoever runs `review stats` (escape sequences, NUL) or
+    turn text around on the page (bidi overrides)."""
+    if not name.strip() or len(name) > MAX_REVIEWER_NAME or not is_printable_name(name):
+        raise ValidationError(f"a reviewer name is 1 to {MAX_REVIEWER_NAME} printable characters (no control characters "
+                              f"or text-direction overrides), not {name[:MAX_REVIEWER_NAME + 1]!r}")
+    return name
 
 
 @dataclass(frozen=True)
@@ -122,8 +134,7 @@ class Session:
     """One reviewer working through the queue of a review database."""
 
     def __init__(self, conn: sqlite3.Connection, reviewer: str):
-        if not reviewer.strip():
-            raise ValidationError("--reviewer must be a non-empty name")
+        check_reviewer_name(reviewer)
         self.conn, self.reviewer = conn, reviewer
         with transaction(conn):
             conn.execute("INSERT OR IGNORE INTO reviewers (name, created) VALUES (?, ?)", (reviewer, time.time()))
@@ -194,7 +205,7 @@ class Session:
 
     def task(self, task_id: int) -> Task:
         """A task of the queue by its id (a front end names the task a decision is for)."""
-        row = self.conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        row = self.conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone() if 0 < task_id < 2**63 else None
         if row is None:
             raise ValidationError(f"no task {task_id} in this review database")
         return task_from_row(row)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import math
 import sqlite3
 import threading
@@ -16,19 +17,23 @@ from typing import Any, Callable
 from flask import Flask, abort, g, jsonify, redirect, render_template, request, session
 from werkzeug.exceptions import HTTPException
 
-from ...errors import SemrelError
+from ...errors import SemrelError, ValidationError
+from ...formats.jsonl import too_deep
 from ...resources import template_dir
-from ..engine import Session, labelling_of
+from ...terminal import safe
+from ..engine import MAX_REVIEWER_NAME, Session, check_reviewer_name, labelling_of
 from ..keys import grade_keys, note_keys
 from ..stats import review_stats
 from ..store import open_db
 from ..tasks import Labelling, Task
 from .guard import check_csrf, csrf_token, grant_access, is_local_host, secure
 from .highlights import Highlights, Spans
+from .sessions import MemorySessions, ServerSession
 
 MAX_BODY = 64 * 1024
-MAX_NAME = 80
+MAX_NAME = MAX_REVIEWER_NAME
 MAX_NOTE = 4000
+MAX_ID = 2**63 - 1  # SQLite's largest integer
 PREPARE_AHEAD = 2
 RECENT = 50
 ASSETS = {"review.js": "text/javascript; charset=utf-8", "review.css": "text/css; charset=utf-8"}
@@ -42,13 +47,16 @@ class WebSettings:
     local_only: bool = True  # bound to loopback: refuse other Host names (DNS rebinding)
     blind: bool = False
     highlighter: Callable[[Task], Spans] | None = None
+    secure_cookies: bool = False  # served over HTTPS (a TLS proxy in front): cookies only ever travel encrypted
 
 
 def create_app(settings: WebSettings) -> Flask:
     folder = template_dir() / "review"
     app = Flask(__name__, static_folder=None, template_folder=str(folder))
     app.config.update(SECRET_KEY=settings.secret, MAX_CONTENT_LENGTH=MAX_BODY, SESSION_COOKIE_NAME=cookie_name(settings.db),
-                      SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict")
+                      SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict", SESSION_COOKIE_SECURE=settings.secure_cookies)
+    app.session_interface = MemorySessions()  # the cookie holds a random id; signing out deletes the session
+    app.jinja_env.filters["shown"] = safe  # data shown with control characters and bidi overrides visible
     assets = {name: (folder / name).read_bytes() for name in ASSETS}
     connections = threading.local()  # one per server thread, reused across its requests
     with contextlib.closing(open_db(settings.db, create=False)) as conn:
@@ -93,6 +101,10 @@ def create_app(settings: WebSettings) -> Flask:
 
     app.register_error_handler(HTTPException, lambda exc: failure(exc.description, exc.code))
     app.register_error_handler(SemrelError, lambda exc: failure(str(exc), 409))
+    # whatever a request holds that no route foresaw (a number past SQLite's range, nesting past the
+    # parser's) is the request's fault: 400, never a 500
+    app.register_error_handler(OverflowError, lambda exc: failure("a number in the request is out of range", 400))
+    app.register_error_handler(RecursionError, lambda exc: failure("the request is nested too deeply", 400))
 
     @app.get("/assets/<name>")
     def asset(name: str) -> Any:
@@ -110,15 +122,19 @@ def create_app(settings: WebSettings) -> Flask:
     @app.post("/login")
     def login() -> Any:
         name = " ".join(request.form.get("name", "").split())
-        if not name or len(name) > MAX_NAME:
-            abort(400, f"give your name (1 to {MAX_NAME} characters)")
+        try:
+            check_reviewer_name(name)
+        except ValidationError:
+            abort(400, f"give your name: 1 to {MAX_NAME} printable characters (no control characters or text-direction overrides)")
+        if isinstance(session, ServerSession):
+            session.renew_id()  # a session id known before signing in does not carry over
         session["reviewer"] = name
         reviewer_session()  # records the reviewer
         return redirect("/", 303)
 
     @app.post("/logout")
     def logout() -> Any:
-        session.pop("reviewer", None)
+        session.clear()  # deleted on the server: the cookie, even copied, no longer signs anyone in
         return redirect("/", 303)
 
     def state(message: str = "") -> Any:
@@ -128,7 +144,7 @@ def create_app(settings: WebSettings) -> Flask:
             for t in [task, *s.following(task, PREPARE_AHEAD)]:
                 highlights.request(t)
         return jsonify(task=task and task_json(task, labelling, settings.blind, highlights is not None),
-                       progress=s.progress().__dict__, message=message)
+                       progress=s.progress().__dict__, message=safe(message))
 
     @app.get("/api/task")
     def current() -> Any:
@@ -136,14 +152,12 @@ def create_app(settings: WebSettings) -> Flask:
 
     @app.post("/api/decide")
     def decide() -> Any:
-        body = request.get_json(silent=True)
-        if not isinstance(body, dict):
-            abort(400, "expected a JSON object")
+        body = json_body()
         s, action = reviewer_session(), body.get("action")
         if action == "undo":
             undone = s.undo()
             return state(f"undid your decision on {undone.query_id}/{undone.chunk_id}" if undone else "nothing to undo")
-        task = s.task(integer(body.get("task_id"), "task_id"))
+        task = s.task(integer(body.get("task_id"), "task_id", 1, MAX_ID))
         seconds = body.get("seconds")
         seconds = float(seconds) if isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds >= 0 else None
         if action == "grade":
@@ -167,7 +181,8 @@ def create_app(settings: WebSettings) -> Flask:
     def highlight(task_id: int) -> Any:
         if highlights is None:
             abort(404, "highlights are off")
-        return jsonify(segments=highlights.request(reviewer_session().task(task_id)).result())
+        task = reviewer_session().task(integer(task_id, "task id", 1, MAX_ID))
+        return jsonify(segments=[(safe(text), strength) for text, strength in highlights.request(task).result()])
 
     @app.get("/recent")
     def recent() -> Any:
@@ -178,7 +193,7 @@ def create_app(settings: WebSettings) -> Flask:
     def revise() -> Any:
         s = reviewer_session()
         choice = request.form.get("grade", "")
-        s.revise(s.task(integer(request.form.get("task_id"), "task_id")),
+        s.revise(s.task(integer(request.form.get("task_id"), "task_id", 1, MAX_ID)),
                  None if choice == "skip" else integer(choice, "grade"))
         return redirect("/recent", 303)
 
@@ -195,17 +210,43 @@ def cookie_name(db: str) -> str:
     return "semrel_review_" + hashlib.sha256(str(Path(db).resolve()).encode()).hexdigest()[:12]
 
 
-def integer(value: Any, name: str) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
+def integer(value: Any, name: str, low: int = -MAX_ID, high: int = MAX_ID) -> int:
+    """An integer of the request within [low, high]; 400 otherwise (never an error past SQLite's range)."""
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
         abort(400, f"{name} must be an integer")
+    try:
+        number = int(value)
+    except (TypeError, ValueError, OverflowError):
+        abort(400, f"{name} must be an integer")
+    if not low <= number <= high:
+        abort(400, f"{name} must be between {low} and {high}")
+    return number
+
+
+def json_body() -> dict:
+    """The request's JSON object: 400 for another content type, bad UTF-8 or JSON, anything but an
+    object, or nesting deeper than any real request needs (checked before parsing)."""
+    if not request.is_json:
+        abort(400, "expected a JSON object (Content-Type: application/json)")
+    try:
+        text = request.get_data(cache=False).decode("utf-8")
+    except UnicodeDecodeError:
+        abort(400, "the request body is not UTF-8")
+    if too_deep(text, limit=8):
+        abort(400, "the request body is nested too deeply")
+    try:
+        body = json.loads(text)
+    except (ValueError, RecursionError):
+        abort(400, "expected a JSON object")
+    if not isinstance(body, dict):
+        abort(400, "expected a JSON object")
+    return body
 
 
 def task_json(task: Task, labelling: Labelling, blind: bool, highlight: bool) -> dict:
     """What the page shows of a task; the judge's view is left out when the review is blind."""
     judge = None if blind else {"P": task.P, "R": task.R, "F": task.F, "proposed": task.proposed, "on": labelling.on,
                                 "thresholds": list(labelling.thresholds)}
-    return {"id": task.id, "query_id": task.query_id, "chunk_id": task.chunk_id, "query": task.query,
-            "answers": list(task.answers), "chunk": task.chunk, "shared": task.shared, "judge": judge,
+    return {"id": task.id, "query_id": safe(task.query_id), "chunk_id": safe(task.chunk_id), "query": safe(task.query),
+            "answers": [safe(a) for a in task.answers], "chunk": safe(task.chunk), "shared": task.shared, "judge": judge,
             "highlight": highlight}

@@ -23,7 +23,10 @@ class ReviewServer:
             self.server = create_server(self.app, host=host, port=port, threads=THREADS, ident="semrel",
                                         max_request_body_size=MAX_BODY, expose_tracebacks=False)
         except (OSError, socket.gaierror) as exc:
-            raise SemrelError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); try another --port") from None
+            raise SemrelError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); try another --host or --port") from None
+        except ValueError:  # waitress: a host that is neither an address nor a name it can resolve
+            raise SemrelError(f"cannot listen on {host}:{port}: not an address or host name of this machine; "
+                              "give --host an address such as 127.0.0.1") from None
 
     @property
     def url(self) -> str:
