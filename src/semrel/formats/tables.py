@@ -8,6 +8,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..terminal import safe
+
 Cell = str | float | int | None
 FORMATS = ("table", "markdown", "csv", "tsv", "json", "jsonl", "latex", "trec")
 
@@ -40,7 +42,9 @@ def _is_number(value: Cell) -> bool:
 
 def render(table: Table, fmt: str, places: int = 4) -> str:
     """`table` in one of the tabular formats (table, markdown, csv, tsv, latex)."""
-    texts = [[cell_text(v, places) for v in row] for row in table.rows]
+    # text for people: made terminal-safe before widths are measured, so columns stay aligned
+    texts = [[safe(cell_text(v, places)) for v in row] for row in table.rows]
+    table = Table([safe(h) for h in table.header], table.rows)
     if fmt in ("csv", "tsv"):
         out = io.StringIO()
         writer = csv.writer(out, delimiter="," if fmt == "csv" else "\t", lineterminator="\n")
