@@ -38,3 +38,13 @@ def write(tmp_path: Path):
 def cli():
     """cli(*args, input=None) -> click Result, stdout and stderr kept apart (helpers.run)."""
     return run
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The bad-input catalogue's counts (tests/catalogue.py), when any of its cases ran."""
+    from catalogue import TALLY
+
+    if TALLY.tried:
+        terminalreporter.write_line(TALLY.line())
+        if TALLY.failures:
+            terminalreporter.write_line(f"  tracebacks or modified inputs: {', '.join(TALLY.failures)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -10,6 +11,7 @@ import click
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import UsageError
 from ..formats.corpus import read_corpus, read_golden
+from ..formats.files import check_not_input
 from ..formats.tables import render
 from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, split_golden
 from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions
@@ -135,6 +137,8 @@ def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, mode
                                              [f"part{k + 1}" for k in range(len(targets))])
     if len(labels) != len(targets):
         raise UsageError(f"--names gives {len(labels)} names for {len(targets)} parts")
+    for label in labels:  # the parts' files are known now: none may be the golden set, checked before any work
+        check_not_input(os.path.join(output_dir, f"{label}.jsonl"))
     parts, left = split_golden(golden, output_dir, targets, labels, seed, threshold, model, stderr_steps)
     for part in parts:
         click.echo(f"{part.name}: {part.queries} queries -> {part.path}", err=True)

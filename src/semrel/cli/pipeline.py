@@ -352,6 +352,26 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
     return steps
 
 
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_outputs_spare_inputs(config_path: str, config: dict[str, dict[str, Any]], steps: Sequence[Step]) -> None:
+    """Refuse, before any step runs, a config whose steps would write over one of its own files
+    (the config, the golden set, the corpus), e.g. `out = "."` beside golden.jsonl. (Each step's
+    command checks its own inputs too; this names the config key to change.)"""
+    given = {"the config": config_path, "[golden] file": config["golden"]["file"], "[corpus] file": config["corpus"]["file"]}
+    for step in steps:
+        for output in step.outputs + [f"{o}.manifest.json" for o in step.outputs]:
+            for key, path in given.items():
+                if path is not None and _same_file(output, path):
+                    raise ConfigError(f"{os.path.basename(config_path)}: the {step.name} step would write {output} over {key} "
+                                      f"{path}; semrel never writes over its inputs: set `out` to another folder")
+
+
 def _mtime(path: str) -> int | None:
     """Newest modification time of a file, or of any file under a folder; None when missing."""
     if os.path.isdir(path):
@@ -436,6 +456,7 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
     """Run (or with dry_run, only decide) every step; returns (step, "ran"/"skipped"/"would run", seconds)."""
     config = load_config(config_path, sets, environ)
     steps = plan(config)
+    check_outputs_spare_inputs(config_path, config, steps)
     for name in force:
         if name not in STEPS:
             raise UsageError(f"--force {name}: unknown step (steps: {', '.join(STEPS)})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 
@@ -13,7 +14,7 @@ from ..errors import UsageError
 from ..formats import read_qrels
 from ..formats.tables import Table, render
 from ..review.adjudicate import export_reviewed
-from ..review.engine import QueueSettings, Session, TaskFiles, has_queue, labelling_of, prepare_queue
+from ..review.engine import QueueSettings, Session, TaskFiles, check_reviewer_name, has_queue, labelling_of, prepare_queue
 from ..review.highlight import DEFAULT_LAYER, token_similarities
 from ..review.simulate import simulate_review
 from ..review.stats import review_stats
@@ -44,8 +45,13 @@ def joined_queue(db, judgments, labels, corpus, golden, on, thresholds, order, r
     if any(given) and not all(given):
         raise UsageError("give all of --judgments, --labels, --corpus and --golden, or none to resume a database")
     files = TaskFiles(judgments, labels, corpus, golden) if all(given) else None
+    labelling = parse_labelling(on, thresholds, labels) if files and thresholds else None
+    if files and not os.path.exists(db):  # a new database is made only once its inputs are known to be good
+        labelling = labelling or parse_labelling(on, thresholds, labels)
+        files = files.preloaded(labelling)
     conn = open_db(db)
-    labelling = parse_labelling(on, thresholds, labels) if files and (thresholds or not has_queue(conn)) else None
+    if files and labelling is None and not has_queue(conn):
+        labelling = parse_labelling(on, thresholds, labels)
     prepare_queue(conn, files, labelling, QueueSettings(order, random_share, seed, limit, overlap), warn)
     return conn
 
@@ -67,6 +73,7 @@ def joined_session(db, reviewer, **queue) -> Session:
 def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, **queue):
     """Review pairs one key at a time. The first start builds the queue from the files; later
     starts (any reviewer, at the same time too) join it and resume at the next unreviewed pair."""
+    check_reviewer_name(reviewer)  # before the database is opened
     session = joined_session(db, reviewer, **queue)
 
     def highlighter(task):
@@ -88,6 +95,7 @@ def simulate_command(db, reviewer, human, unlisted_as_zero, **queue):
     """Review every queued pair automatically from a labels file (e.g. gold chunks standing in
     for people): measures agreement, calibration and corrected estimates before a real review.
     Pairs the file does not cover are skipped."""
+    check_reviewer_name(reviewer)
     session = joined_session(db, reviewer, **queue)
     graded, skipped = simulate_review(session, read_qrels(human).to_dict(), unlisted_as_zero)
     click.echo(f"{reviewer}: graded {graded} pairs from {human}, skipped {skipped}", err=True)

@@ -272,6 +272,20 @@ class TaskFiles:
     def load(self, labelling: Labelling) -> list[Task]:
         return load_tasks(self.judgments, self.labels, self.corpus, self.golden, labelling)
 
+    def preloaded(self, labelling: Labelling) -> TaskFiles:
+        """These files with their tasks read now (every input checked before anything is written),
+        given again by load() for the same labelling."""
+        return PreloadedFiles(self.judgments, self.labels, self.corpus, self.golden, labelling, self.load(labelling))
+
+
+@dataclass(frozen=True)
+class PreloadedFiles(TaskFiles):
+    labelling: Labelling
+    tasks: list[Task]
+
+    def load(self, labelling: Labelling) -> list[Task]:
+        return self.tasks if labelling == self.labelling else super().load(labelling)
+
 
 def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: Labelling | None,
                   settings: QueueSettings, warn: Callable[[str], None]) -> None:
