@@ -96,15 +96,18 @@ def fenced(args: list[str], cwd: Path, memory_gb: float = 3.0, file_bytes: int |
 
     command = [sys.executable, "-c", MEASURE, sys.executable, "-m", "semrel", *args]
     environment = {**os.environ, "PYTHONPATH": SRC, **(env or {})}
+    process = subprocess.Popen(command, cwd=cwd, env=environment, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
+                               preexec_fn=limits, start_new_session=True)
     try:
-        done = subprocess.run(command, cwd=cwd, env=environment, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
-                              timeout=timeout, preexec_fn=limits)
-    except subprocess.TimeoutExpired as expired:
-        return Outcome(-1, "", (expired.stderr or b"").decode(errors="replace"), 0.0, timed_out=True)
-    err = done.stderr.decode("utf-8", "replace").rstrip("\n").split("\n")
+        out, err_bytes = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # semrel itself runs as a grandchild: the whole group goes
+        out, err_bytes = process.communicate()
+        return Outcome(-1, "", err_bytes.decode(errors="replace"), 0.0, timed_out=True)
+    err = err_bytes.decode("utf-8", "replace").rstrip("\n").split("\n")
     rss = int(err.pop()) / 1024 if err and err[-1].isdigit() else 0.0
-    out = done.stdout.decode("utf-8", "replace") if done.stdout is not None else ""
-    return Outcome(done.returncode, out, "\n".join(err).strip(), rss)
+    text = out.decode("utf-8", "replace") if out is not None else ""
+    return Outcome(process.returncode, text, "\n".join(err).strip(), rss)
 
 
 def refused_cleanly(name: str, outcome: Outcome, before: dict[str, str], after: dict[str, str], *fragments: str,

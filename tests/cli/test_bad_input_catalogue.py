@@ -7,15 +7,19 @@ decompression bombs, a full disk, running out of memory) run in a fenced subproc
 
 from __future__ import annotations
 
+import errno
+import gzip
 import json
 import os
+import shutil
 import sqlite3
 import tempfile
+from pathlib import Path
 
 import pytest
 
-from catalogue import TALLY
-from helpers import run
+from catalogue import TALLY, digests, fenced, refused_cleanly
+from helpers import assert_one_error, run
 from semrel.review.store import SCHEMA_VERSION
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
@@ -65,6 +69,9 @@ def review_db() -> bytes:
                      *[a for o, f in (("--judgments", "j.jsonl"), ("--labels", "l.qrels"), ("--corpus", "c.jsonl"),
                                       ("--golden", "g.jsonl")) for a in (o, os.path.join(folder, f))], input="q")
         assert result.exit_code == 0, result.output
+        with sqlite3.connect(db) as conn:  # everything in the one file (semrel switches it back to WAL when it writes)
+            conn.execute("PRAGMA journal_mode = DELETE")
+        conn.close()
         with open(db, "rb") as handle:
             return handle.read()
 
@@ -276,3 +283,227 @@ def test_crlf_and_bom_give_the_same_results(tmp_path, cli, name, encode):
     assert [(g["query_id"], g["query"], g["reference_answer"], g["gold_chunk_ids"]) for g in golden] == [
         ("q1", "oil?", "chain oil", ["a#0"]), ("q2", "brakes?", "pads", [])]
     assert plain[2] == "q1 0 a#0 1\n"
+
+
+# ---------------------------------------------------------------- fenced: devices, FIFOs, bombs, full disks, terminals
+# Each runs `semrel` in a subprocess under an address-space limit (3 GB unless said), a timeout,
+# and where it matters a file-size limit (tests/catalogue.py).
+
+BASE = {"q": QRELS, "r.run": RUN, "g.jsonl": GOLDEN, "c.jsonl": CORPUS, "j.jsonl": JUDGMENTS, "l.qrels": LABELS,
+        "g.csv": GOLDEN_CSV_TEXT}
+# (what, the special file's name, the command line)
+SPECIAL_INPUTS = [
+    ("eval: the run", "x.run", ["eval", "q", "x.run"]),
+    ("eval: the qrels", "x.qrels", ["eval", "x.qrels", "r.run"]),
+    ("pool: a run", "x.run", ["pool", "x.run", "--golden", "g.jsonl", "-o", "p.tsv"]),
+    ("golden import --format csv", "x.csv", ["golden", "import", "x.csv", "--format", "csv", "-o", "o.jsonl"]),
+    ("golden import: a JSONL golden set", "x.jsonl", ["golden", "import", "x.jsonl", "-o", "o.jsonl"]),
+    ("label: the judgments", "x.jsonl", ["label", "x.jsonl", "-o", "o.qrels"]),
+    ("corpus chunk: a document", "x.txt", ["corpus", "chunk", "x.txt", "-o", "o.jsonl"]),
+    ("judge: the pool", "x.tsv", ["judge", "--corpus", "c.jsonl", "--golden", "g.jsonl", "--pool", "x.tsv", "--no-cache", "-o", "o.jsonl"]),
+    ("review stats: the database", "x.db", ["review", "stats", "--db", "x.db"]),
+    ("run: the config", "x.toml", ["run", "x.toml"]),
+]
+
+
+def prepare(folder: Path, files: dict[str, str | bytes]) -> None:
+    for name, content in files.items():
+        (folder / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+
+
+@pytest.mark.parametrize("kind", ["a link to /dev/zero", "a FIFO"])
+@pytest.mark.parametrize("what,name,args", SPECIAL_INPUTS, ids=[c[0] for c in SPECIAL_INPUTS])
+def test_devices_and_fifos_are_refused_before_they_are_read(tmp_path, kind, what, name, args):
+    prepare(tmp_path, BASE)
+    if kind == "a FIFO":
+        os.mkfifo(tmp_path / name)  # opening it for reading would block until a writer comes: never, here
+    else:
+        os.symlink("/dev/zero", tmp_path / name)  # read, it never ends: past 6 GB before the fix
+    before = digests(tmp_path)
+    outcome = fenced(args, tmp_path, timeout=60)
+    line = refused_cleanly(f"{what} is {kind}", outcome, before, digests(tmp_path), name)
+    assert ("FIFO" if kind == "a FIFO" else "character device") in line
+    assert outcome.rss_mb < 400
+
+
+@pytest.fixture(scope="module")
+def bombs(tmp_path_factory) -> dict[str, Path]:
+    """gzip files that expand to 1 GB: of zeros (4.7 MB at level 1, the size reported) and of newlines."""
+    folder = tmp_path_factory.mktemp("bombs")
+    made = {}
+    for name, byte, level in (("zeros", b"\0", 1), ("newlines", b"\n", 9)):
+        path = made[name] = folder / f"{name}.gz"
+        block = byte * (1 << 20)
+        with gzip.open(path, "wb", compresslevel=level) as out:
+            for _ in range(1024):
+                out.write(block)
+    return made
+
+
+BOMB_INPUTS = [
+    ("eval: gzip qrels", "b.qrels.gz", ["eval", "b.qrels.gz", "r.run"]),
+    ("eval: a gzip run", "b.run.gz", ["eval", "q", "b.run.gz"]),
+    ("label: gzip judgments", "b.jsonl.gz", ["label", "b.jsonl.gz", "-o", "o.qrels"]),
+    ("golden import: a gzip CSV", "b.csv.gz", ["golden", "import", "b.csv.gz", "-o", "o.jsonl"]),
+    ("pool: a gzip golden set", "b.jsonl.gz", ["pool", "r.run", "--golden", "b.jsonl.gz", "-o", "p.tsv"]),
+    ("corpus chunk: gzip JSONL documents", "b.jsonl.gz", ["corpus", "chunk", "b.jsonl.gz", "-o", "o.jsonl"]),
+]
+BOMB_PEAKS: dict[str, float] = {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bomb", ["zeros", "newlines"])
+@pytest.mark.parametrize("what,name,args", BOMB_INPUTS, ids=[c[0] for c in BOMB_INPUTS])
+def test_decompression_bombs_are_refused_within_memory(tmp_path, bombs, bomb, what, name, args):
+    prepare(tmp_path, BASE)
+    shutil.copy(bombs[bomb], tmp_path / name)
+    before = digests(tmp_path)
+    outcome = fenced(args, tmp_path, memory_gb=3, timeout=120)
+    refused_cleanly(f"{what}: a 1 GB gzip bomb of {bomb}", outcome, before, digests(tmp_path), name, "SEMREL_MAX_GZIP_RATIO")
+    BOMB_PEAKS[f"{what} ({bomb})"] = outcome.rss_mb
+    print(f"{what}, 1 GB of {bomb} in {os.path.getsize(tmp_path / name) / 2**20:.1f} MB of gzip: peak RSS {outcome.rss_mb:.0f} MB")
+    assert outcome.rss_mb < 400  # was 2.2 GB for eval before the fix
+
+
+def test_a_gzip_that_expands_a_lot_but_is_small_is_read(tmp_path):
+    """The ratio limit starts at 4 MB: a small, very regular file (ratio ~ 300) is fine."""
+    prepare(tmp_path, BASE)
+    with gzip.open(tmp_path / "j.jsonl.gz", "wt") as out:
+        for i in range(20_000):
+            out.write(JUDGMENTS.replace('"q1"', f'"q{i}"'))
+    outcome = fenced(["label", "j.jsonl.gz", "-o", "o.qrels"], tmp_path)
+    TALLY.record("a small, very compressible gzip", refused=False, traceback="Traceback" in outcome.stderr)
+    assert outcome.code == 0, outcome.stderr
+    assert (tmp_path / "o.qrels").read_text().count("\n") == 20_000
+
+
+MANY_JUDGMENTS = "".join(JUDGMENTS.replace('"q1"', f'"q{i}"') for i in range(20_000))
+MANY_QUERIES = "query,answer\n" + "".join(f"question {i},answer {i}\n" for i in range(20_000))
+MANY_DOCS = "".join(json.dumps({"id": f"d{i}", "text": "Chain oil keeps the chain quiet. " * 20}) + "\n" for i in range(500))
+FULL_DISK = [
+    ("label", {"j.jsonl": MANY_JUDGMENTS}, ["label", "j.jsonl", "-o", "out"]),
+    ("golden import", {"g.csv": MANY_QUERIES}, ["golden", "import", "g.csv", "-o", "out"]),
+    ("corpus chunk", {"d.jsonl": MANY_DOCS}, ["corpus", "chunk", "d.jsonl", "--size", "20", "-o", "out"]),
+    ("eval to a file through stdout", {}, ["label", "j.jsonl", "-o", "out"]),
+]
+
+
+@pytest.mark.parametrize("what,files,args", FULL_DISK[:3], ids=[c[0] for c in FULL_DISK[:3]])
+@pytest.mark.parametrize("existing", [False, True], ids=["new output", "output already there"])
+def test_a_full_disk_is_one_line_and_keeps_the_old_output(tmp_path, what, files, args, existing):
+    """A disk that fills up mid-write, as a file-size limit (RLIMIT_FSIZE: 64 KB) makes it: the
+    error is one line, the temp file is gone, an earlier output is kept as it was."""
+    prepare(tmp_path, {**BASE, **files})
+    if existing:
+        (tmp_path / "out").write_text("the previous output\n")
+    before = digests(tmp_path)
+    outcome = fenced(args, tmp_path, file_bytes=64 * 1024)
+    refused_cleanly(f"{what}: disk full ({'replacing' if existing else 'new'})", outcome, before, digests(tmp_path),
+                    "out: cannot write", "the old file is kept" if existing else "no file was made")
+
+
+def test_read_only_file_systems_and_failed_writes_are_one_line(tmp_path, cli, monkeypatch):
+    """Failures a test cannot make for real here (it runs as root, with no read-only mount):
+    the operating system's errors, injected where they occur."""
+    import semrel.formats.files as files
+
+    (tmp_path / "j.jsonl").write_text(JUDGMENTS)
+    injected = [
+        ("read-only file system", "tempfile.mkstemp", OSError(errno.EROFS, os.strerror(errno.EROFS)), "read-only file system"),
+        ("disk full at fsync", "os.fsync", OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), "no space left on device"),
+        ("quota exceeded", "os.replace", OSError(errno.EDQUOT, os.strerror(errno.EDQUOT)), "disk quota exceeded"),
+        ("I/O error", "os.fsync", OSError(errno.EIO, os.strerror(errno.EIO)), "Input/output error"),
+    ]
+    for name, target, error, expected in injected:
+        def fail(*args, error=error, **kwargs):
+            raise error
+
+        with monkeypatch.context() as patch:
+            patch.setattr(target.replace("tempfile.", "semrel.formats.files.tempfile.").replace("os.", "semrel.formats.files.os."),
+                          fail)
+            before = digests(tmp_path)
+            result = cli("label", f"{tmp_path}/j.jsonl", "-o", f"{tmp_path}/out.qrels")
+        TALLY.record(name, refused=True, traceback="Traceback" in result.output, modified=digests(tmp_path) != before)
+        assert_one_error(result, "out.qrels: cannot write", expected)
+        assert digests(tmp_path) == before, name
+    assert files.WRITE_ERRNOS >= {errno.EROFS, errno.ENOSPC}
+
+
+@pytest.mark.parametrize("args", [["eval", "q", "r.run"], ["label", "j.jsonl", "-o", "-"], ["golden", "qrels", "g.jsonl", "-o", "-"]],
+                         ids=["eval", "label -o -", "golden qrels -o -"])
+def test_stdout_on_a_full_device_is_one_line(tmp_path, args):
+    prepare(tmp_path, BASE)
+    before = digests(tmp_path)
+    with open("/dev/full", "wb") as full:
+        outcome = fenced(args, tmp_path, stdout=full.fileno())
+    refused_cleanly(f"{args[0]}: stdout is /dev/full", outcome, before, digests(tmp_path), "No space left on device")
+
+
+def test_a_closed_pipe_stops_quietly(tmp_path):
+    """`semrel eval ... | head`: once the reader is gone, semrel stops without a word (exit 141,
+    as a tool stopped by SIGPIPE), and without 'Exception ignored' noise at exit."""
+    prepare(tmp_path, BASE)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        outcome = fenced(["eval", "q", "r.run", "-q"], tmp_path, stdout=write_end)
+    finally:
+        os.close(write_end)
+    TALLY.record("stdout is a closed pipe", refused=True, traceback="Traceback" in outcome.stderr or "Exception" in outcome.stderr)
+    assert outcome.code == 141 and outcome.stderr == "", outcome.stderr
+
+
+@pytest.mark.slow
+def test_running_out_of_memory_is_one_line(tmp_path):
+    """A document too large for the memory there is (a 600 MB address-space limit for a 150 MB document)."""
+    line = "Chain oil keeps the chain quiet and the brakes need pads. " * 40 + "\n"
+    with open(tmp_path / "big.txt", "w", encoding="ascii") as out:
+        out.write(line * (150 * 2**20 // len(line)))
+    before = digests(tmp_path)
+    outcome = fenced(["corpus", "chunk", "big.txt", "-o", "c.jsonl"], tmp_path, memory_gb=0.5, timeout=300)
+    refused_cleanly("a document larger than the memory", outcome, before, digests(tmp_path), "out of memory")
+
+
+def test_a_host_to_serve_on_that_does_not_exist_is_one_line(tmp_path):
+    prepare(tmp_path, {"r.db": REVIEW_DB})
+    before = digests(tmp_path)
+    outcome = fenced(["review", "serve", "--db", "r.db", "--host", "999.1.1.1", "--port", "0"], tmp_path, timeout=60)
+    after = {k: v for k, v in digests(tmp_path).items() if not k.endswith(("-wal", "-shm"))}  # SQLite's own, opening it
+    refused_cleanly("review serve --host 999.1.1.1", outcome, before, after, "cannot listen on 999.1.1.1")
+
+
+ESCAPES = "\x1b]0;TITLE\x07\x1b[2J\x1b]52;c;aGk=\x07\x00"
+RLO = "\u202e"
+
+
+def shows_no_control(text: str) -> bool:
+    return not any(c in text for c in ("\x1b", "\x07", "\x00", RLO))
+
+
+def test_escape_sequences_in_the_data_never_reach_the_terminal(tmp_path):
+    """A chunk, a query, a query id, a reviewer name and a file name holding escape sequences
+    (window title, clear screen, clipboard write, NUL) and a right-to-left override: every one is
+    shown as visible escapes by review start, review stats, eval -q and the error line."""
+    corpus = json.dumps({"_id": "a#0", "text": f"chain {ESCAPES} oil photo{RLO}gnp.exe", "doc_id": "a", "start": 0, "end": 9})
+    golden = json.dumps({"query_id": "q1", "query": f"oil{ESCAPES}?", "reference_answer": "chain oil", "gold_chunk_ids": ["a#0"]})
+    prepare(tmp_path, {**BASE, "c.jsonl": corpus + "\n", "g.jsonl": golden + "\n",
+                       "eq": f"q\x1b]0;T\x07{RLO}1 0 d1 1\n", "er.run": f"q\x1b]0;T\x07{RLO}1 Q0 d1 1 0.9 r\n"})
+    queue = ["--judgments", "j.jsonl", "--labels", "l.qrels", "--corpus", "c.jsonl", "--golden", "g.jsonl", "--thresholds", "0.7",
+             "--no-highlight"]
+    keys = tmp_path / "keys"
+    keys.write_text("q")
+    with open(keys, "rb") as stdin:
+        review = fenced(["review", "start", "--db", "r.db", "--reviewer", "ann", *queue], tmp_path, stdin=stdin.fileno())
+    assert review.code == 0 and "chain \\x1b]0;TITLE\\x07\\x1b[2J" in review.stdout and "photo\\u202egnp.exe" in review.stdout
+    with sqlite3.connect(tmp_path / "r.db") as conn:  # a name from before names were checked at login
+        conn.execute("INSERT INTO reviewers (name, created) VALUES (?, 0)", (f"eve{ESCAPES}{RLO}",))
+    conn.close()
+    stats = fenced(["review", "stats", "--db", "r.db"], tmp_path)
+    assert stats.code == 0 and "eve\\x1b]0;TITLE" in stats.stdout
+    per_query = fenced(["eval", "eq", "er.run", "-q", "-m", "P@1"], tmp_path)
+    assert per_query.code == 0 and "q\\x1b]0;T\\x07\\u202e1" in per_query.stdout
+    missing = fenced(["eval", f"no{ESCAPES.rstrip(chr(0))}such", "r.run"], tmp_path)  # (a NUL cannot be in an argument)
+    assert missing.code == 1 and "no\\x1b]0;TITLE" in missing.stderr
+    for name, outcome in (("review start", review), ("review stats", stats), ("eval -q", per_query), ("error line", missing)):
+        TALLY.record(f"escape sequences through {name}", refused=name == "error line", traceback="Traceback" in outcome.stderr)
+        assert shows_no_control(outcome.stdout + outcome.stderr), name

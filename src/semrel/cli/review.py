@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import sys
@@ -79,8 +80,9 @@ def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, *
     def highlighter(task):
         return token_similarities(task.chunk, task.answers, model, layer)
 
-    TerminalReview(session, labelling_of(session.conn), Console(file=unfiltered(sys.stdout), highlight=False), blind,
-                   None if no_highlight else highlighter, page_lines).run()
+    with contextlib.closing(session.conn):
+        TerminalReview(session, labelling_of(session.conn), Console(file=unfiltered(sys.stdout), highlight=False), blind,
+                       None if no_highlight else highlighter, page_lines).run()
 
 
 @review_group.command("simulate", short_help='Simulate a review from known labels.')
@@ -97,7 +99,8 @@ def simulate_command(db, reviewer, human, unlisted_as_zero, **queue):
     Pairs the file does not cover are skipped."""
     check_reviewer_name(reviewer)
     session = joined_session(db, reviewer, **queue)
-    graded, skipped = simulate_review(session, read_qrels(human).to_dict(), unlisted_as_zero)
+    with contextlib.closing(session.conn):
+        graded, skipped = simulate_review(session, read_qrels(human).to_dict(), unlisted_as_zero)
     click.echo(f"{reviewer}: graded {graded} pairs from {human}, skipped {skipped}", err=True)
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import secrets
 import signal
+import socket
 
 import click
 
 from ..encoding.models import DEFAULT_MODEL
+from ..errors import SemrelError
 from ..review.highlight import DEFAULT_LAYER, token_similarities
 from ..review.web.app import WebSettings
 from ..review.web.guard import is_loopback
@@ -15,6 +17,15 @@ from ..review.web.server import ReviewServer
 from .base import SemrelCommand, warn
 from .options import db_option, queue_options
 from .review import joined_queue
+
+
+def check_host(host: str, port: int) -> None:
+    """A host that is neither an address nor a name this machine resolves is one line, early."""
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise SemrelError(f"cannot listen on {host}:{port}: not an address or host name this machine knows "
+                          f"({getattr(exc, 'strerror', None) or exc}); give --host an address such as 127.0.0.1") from None
 
 
 def stop(signum, frame) -> None:
@@ -39,6 +50,7 @@ def stop(signum, frame) -> None:
 def serve_command(db, host, port, token, secure_cookies, blind, no_highlight, model, layer, **queue):
     """Review pairs in a browser, one key per decision; several reviewers at once, each with
     their name. Builds or joins the queue as `review start` does. Stop with Ctrl-C."""
+    check_host(host, port)  # before the database is opened
     joined_queue(db, **queue).close()
 
     def highlighter(task):
