@@ -1,0 +1,91 @@
+"""The two layers that keep outputs off inputs: every command's path parameters say what they are
+(checked up front), and the library's input guard refuses a write over a file read in the same
+command, also when the CLI's check could not know the file (a part of golden split, a sidecar)."""
+
+from __future__ import annotations
+
+import os
+
+import click
+import pytest
+
+from helpers import assert_one_error
+from semrel.cli import main
+from semrel.cli.base import SemrelCommand
+from semrel.cli.paths import RolePath
+from semrel.errors import SemrelError
+from semrel.formats.files import allow_rewrite, atomic_writer, input_guard, read_text
+
+# Paths that are neither inputs nor outputs to compare: pick rewrites --golden in place (on purpose,
+# with a journal), split writes a folder of parts (checked by name before it works), caches are folders.
+PLAIN_PATHS = {("golden", "pick", "golden"), ("golden", "split", "output_dir"), ("judge", "cache_dir"), ("retrieve", "cache_dir")}
+
+
+def leaves(group: click.Group, ctx: click.Context, prefix: tuple[str, ...] = ()):
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            yield from leaves(command, ctx, (*prefix, name))
+        else:
+            yield (*prefix, name), command
+
+
+def test_every_command_checks_its_paths_and_declares_them():
+    ctx = click.Context(main)
+    for path, command in leaves(main, ctx):
+        assert isinstance(command, SemrelCommand), path
+        for param in command.params:
+            if isinstance(param.type, click.Path) and not isinstance(param.type, RolePath):
+                assert (*path, param.name) in PLAIN_PATHS, f"{' '.join(path)} {param.name}: declare it input_path or output_path"
+
+
+def test_the_guard_refuses_a_write_over_a_file_read_in_it(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("data\n")
+    link = tmp_path / "link.txt"
+    link.symlink_to(source)
+    with input_guard():
+        read_text(link)  # read through a link: the file itself is what is protected
+        with pytest.raises(SemrelError, match="is an input of this command"):
+            with atomic_writer(source) as out:
+                out.write("oops\n")
+        with atomic_writer(tmp_path / "out.txt") as out:  # another file is fine
+            out.write("fine\n")
+    assert source.read_text() == "data\n" and not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+    with atomic_writer(source) as out:  # outside any guard (a notebook), nothing is held back
+        out.write("rewritten\n")
+    assert source.read_text() == "rewritten\n"
+
+
+def test_a_nested_guard_inherits_and_forgets_its_own_reads(tmp_path):
+    config, step_input = tmp_path / "config", tmp_path / "step.txt"
+    config.write_text("c\n")
+    step_input.write_text("s\n")
+    with input_guard():
+        read_text(config)
+        with input_guard():  # one step of `semrel run`
+            read_text(step_input)
+            with pytest.raises(SemrelError):
+                with atomic_writer(config) as out:
+                    out.write("x")
+        with atomic_writer(step_input) as out:  # a later step may write what an earlier one read
+            out.write("next\n")
+
+
+def test_allow_rewrite_is_the_explicit_exception(tmp_path):
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("{}\n")
+    with input_guard():
+        read_text(golden)
+        allow_rewrite(golden)
+        with atomic_writer(golden) as out:
+            out.write("edited\n")
+    assert golden.read_text() == "edited\n"
+
+
+def test_two_outputs_of_one_command_may_not_be_one_file_through_a_link(tmp_path, cli):
+    (tmp_path / "g.csv").write_text("query,answer\nx,y\n")
+    (tmp_path / "a.jsonl").write_text("")
+    (tmp_path / "b.jsonl").symlink_to(tmp_path / "a.jsonl")
+    result = cli("golden", "import", f"{tmp_path}/g.csv", "--qrels-out", f"{tmp_path}/b.jsonl", "-o", f"{tmp_path}/a.jsonl")
+    assert_one_error(result, "name the same file")

@@ -1,0 +1,160 @@
+"""The review page against hostile requests: malformed bodies and out-of-range numbers get 400
+(never 500), a session cookie replayed after sign-out is worthless, names that could drive a
+terminal are refused at login, text direction is isolated, cookies are Secure behind TLS."""
+
+from __future__ import annotations
+
+import copy
+import http.cookiejar
+import json
+import urllib.request
+
+import pytest
+
+from catalogue import TALLY
+from review_helpers import write_judged, write_pool
+from review_web_helpers import Client, Server
+
+NESTED = '{"action": "grade", "task_id": ' + "[" * 20_000 + "]" * 20_000 + ', "grade": 1}'
+
+
+def post(client: Client, body: bytes, content_type: str = "application/json") -> tuple[int, str]:
+    return client.request("POST", "/api/decide", body, {"Content-Type": content_type, "X-CSRF-Token": client.csrf})
+
+
+@pytest.mark.slow
+def test_malformed_bodies_and_huge_ids_get_400_never_500(tmp_path):
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        alice = Client(server.base)
+        alice.sign_in("alice")
+        task_id = alice.task()["task"]["id"]
+        hostile = {
+            "JSON nested 20,000 deep": NESTED.encode(),
+            "an array nested 30,000 deep": b"[" * 30_000,
+            "task_id 2**70": json.dumps({"action": "grade", "task_id": 2**70, "grade": 1}).encode(),
+            "task_id -1": json.dumps({"action": "skip", "task_id": -1}).encode(),
+            "task_id 1e308": b'{"action": "skip", "task_id": 1e308}',
+            "task_id Infinity": b'{"action": "skip", "task_id": Infinity}',
+            "task_id NaN": b'{"action": "skip", "task_id": NaN}',
+            "task_id 0.5": b'{"action": "skip", "task_id": 0.5}',
+            "task_id of 5,000 digits": b'{"action": "skip", "task_id": "' + b"9" * 5000 + b'"}',
+            "grade 2**70": json.dumps({"action": "grade", "task_id": task_id, "grade": 2**70}).encode(),
+            "not UTF-8": b'{"action": "skip", "task_id": "\xff"}',
+            "not JSON": b"action=skip",
+            "a JSON string": b'"skip"',
+        }
+        for name, body in hostile.items():
+            status, text = post(alice, body)
+            TALLY.record(f"web: {name}", refused=True, traceback=status >= 500)
+            assert status == 400, (name, status, text)
+            assert "error" in json.loads(text), name
+        assert post(alice, b'{"action": "skip"}', "text/plain")[0] == 400
+        status, _ = alice.form("/revise", {"task_id": str(2**70), "grade": "1"})
+        assert status == 400
+        status, _ = alice.form("/revise", {"task_id": str(task_id), "grade": str(2**70)})
+        assert status == 400
+        assert alice.get(f"/api/highlight/{2**70}")[0] in (400, 404)  # highlights are off here: 404 before the id is read
+        assert alice.task()["task"]["id"] == task_id  # nothing was decided
+    # Server.__exit__ checks its log: no traceback
+
+
+def cookie_of(client: Client) -> http.cookiejar.Cookie:
+    (cookie,) = [c for c in client.jar if c.name.startswith("semrel_review_")]
+    return copy.copy(cookie)
+
+
+def replayed(base: str, cookie: http.cookiejar.Cookie) -> Client:
+    jar = http.cookiejar.CookieJar()
+    jar.set_cookie(copy.copy(cookie))
+    return Client(base, jar)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("token", [None, "s3cret"], ids=["open", "with a token"])
+def test_a_cookie_replayed_after_sign_out_is_refused(tmp_path, monkeypatch, token):
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    if token:
+        monkeypatch.setenv("SEMREL_REVIEW_SERVE_TOKEN", token)  # the way the docs recommend: not on the command line
+    with Server(db, pool, "--no-highlight") as server:
+        alice = Client(server.base)
+        before_login = None
+        if token:
+            assert server.link.endswith(f"?token={token}")
+            alice.get(server.link[len(server.base):])
+            before_login = cookie_of(alice).value
+        alice.sign_in("alice")
+        assert before_login is None or cookie_of(alice).value != before_login  # a new session id at sign-in
+        stolen, csrf = cookie_of(alice), alice.csrf
+        assert alice.task()["task"] is not None
+        alice.get("/")
+        assert alice.form("/logout", {})[0] == 303
+        thief = replayed(server.base, stolen)
+        thief.csrf = csrf
+        status, _ = thief.get("/api/task")
+        TALLY.record("web: a session cookie replayed after sign-out", refused=True, traceback=status >= 500)
+        assert status in (401, 403) and status == (403 if token else 401)
+        assert thief.api({"action": "skip", "task_id": 1})[0] == 403  # its CSRF token went with the session
+        status, page = thief.get("/stats")
+        assert status == (403 if token else 200) and ("alice" not in page or not token)
+        assert alice.get("/api/task")[0] == (403 if token else 401)  # the browser itself is signed out too
+
+
+@pytest.mark.slow
+def test_names_that_could_drive_a_terminal_are_refused_at_login(tmp_path):
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        for name in ["eve\x1b]0;owned\x07", "eve\x00", "photo\u202egnp.exe", "eve\x1b[2J", "x" * 81, "   "]:
+            client = Client(server.base)
+            client.get("/")
+            status, page = client.form("/login", {"name": name})
+            TALLY.record(f"web login name {name[:12]!r}", refused=True, traceback=status >= 500)
+            assert status == 400 and "printable" in page, name
+        for name in ["Zoë Ñandú", "王小明", "אורי כהן", "  spaced   out  "]:
+            client = Client(server.base)
+            client.sign_in(name)
+            assert client.task()["task"] is not None
+            TALLY.record(f"web login name {name!r}", refused=False)
+
+
+@pytest.mark.slow
+def test_text_direction_is_isolated_and_controls_are_shown(tmp_path):
+    chunks = {"c1": "Invoice attached: photo\u202egnp.exe and \x1b]0;title\x07 text", "c2": "שלום עולם, hello"}
+    pool = write_judged(tmp_path / "pool", chunks, {"q\u202e1": ("which file\u202e?", "photo.png")},
+                        {("q\u202e1", "c1"): 0.9, ("q\u202e1", "c2"): 0.2})
+    with Server(str(tmp_path / "r.sqlite"), pool, "--no-highlight") as server:
+        alice = Client(server.base)
+        alice.sign_in("alice")
+        task = alice.task()["task"]
+        shown = json.dumps(task, ensure_ascii=False)
+        assert "\u202e" not in shown and "\x1b" not in shown and "\\u202e" in task["chunk"] + task["query_id"]
+        status, page = alice.get("/")
+        for element in ('<p id="query" dir="auto">', '<ol id="answers" dir="auto">', '<div id="chunk" class="chunk" dir="auto">',
+                        '<bdi id="query-id" class="id">', '<bdi class="who">alice</bdi>'):
+            assert element in page, element
+        alice.api({"action": "grade", "task_id": task["id"], "grade": 1})
+        status, recent = alice.get("/recent")
+        assert status == 200 and "\u202e" not in recent and '<bdi class="id">q\\u202e1</bdi>' in recent
+
+
+def set_cookies(base: str) -> list[str]:
+    with urllib.request.urlopen(base + "/") as response:
+        return response.headers.get_all("Set-Cookie") or []
+
+
+@pytest.mark.slow
+def test_secure_cookies_behind_tls_and_warnings_beyond_loopback(tmp_path):
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        (plain,) = set_cookies(server.base)
+        assert "HttpOnly" in plain and "SameSite=Strict" in plain and "Secure" not in plain
+    with Server(db, None, "--no-highlight", "--secure-cookies") as server:
+        (secure,) = set_cookies(server.base)
+        assert "; Secure" in secure and "HttpOnly" in secure
+    with Server(db, None, "--no-highlight", "--host", "0.0.0.0", "--token", "on-the-command-line") as server:
+        log = "".join(server.lines)
+    assert "shows in `ps`" in log and "SEMREL_REVIEW_SERVE_TOKEN" in log
+    assert "over plain HTTP" in log and "--secure-cookies" in log
+    with Server(db, None, "--no-highlight", "--host", "0.0.0.0", "--secure-cookies") as server:
+        log = "".join(server.lines)
+    assert "without --token" in log and "plain HTTP" not in log
