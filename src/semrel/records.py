@@ -94,7 +94,11 @@ class Run:
 
 @dataclass(frozen=True)
 class Chunk:
-    """A passage of a document, with character offsets into that document."""
+    """A passage of a document, with character offsets into that document's (extracted) text.
+
+    `meta` holds where the passage sits in its source, when the source says: `pages` (PDF pages,
+    from 1) and `headings` (the path of section headings it starts under: HTML, .docx, Markdown).
+    """
 
     id: str
     text: str
@@ -102,6 +106,7 @@ class Chunk:
     start: int
     end: int
     title: str = ""
+    meta: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
