@@ -9,7 +9,6 @@ import stat
 import pytest
 
 from helpers import run, write
-
 from semrel.errors import FormatError, SemrelError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate

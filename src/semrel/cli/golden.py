@@ -52,10 +52,10 @@ def _numbers(text: str | None, kind: type) -> list | None:
 @click.option("--split", default="test", show_default=True, help="beir: the qrels split to read.")
 @chunk_options(default_size=None)
 def import_command(source, output, fmt, corpus, corpus_out, qrels_out, query_col, answer_col, chunk_ids_col, id_col,
-                   threshold, split, size, overlap, unit, sentences, model):
+                   threshold, split, size, overlap, unit, sentences, model, whole):
     """Import SOURCE (SQuAD-style JSON, LlamaIndex rag_dataset.json, CSV, JSONL, a BEIR folder,
     PubMedQA's ori_pqal.json or a Cranfield folder) as a golden.jsonl."""
-    settings = chunk_settings(size, overlap, unit, sentences, model)
+    settings = chunk_settings(size, overlap, unit, sentences, model, whole)
     columns = {"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col}
     options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split)
     result = import_golden_files(source, output, fmt, options, corpus_out, qrels_out)

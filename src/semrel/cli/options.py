@@ -113,6 +113,8 @@ def chunk_options(default_size: int | None) -> Callable:
                          help="Count words, or tokens of the model's tokenizer."),
             click.option("--sentences", is_flag=True, help="Cut between sentences (longer sentences between words)."),
             click.option("--model", default=None, metavar="NAME", help="Tokenizer for --unit tokens [default: the judge model]."),
+            click.option("--whole", is_flag=True,
+                         help="One chunk per document whose id is the document id (not <doc_id>#0), so document qrels name it."),
         ]):
             command = option(command)
         return command
@@ -120,8 +122,13 @@ def chunk_options(default_size: int | None) -> Callable:
     return decorate
 
 
-def chunk_settings(size: int | None, overlap: int, unit: str, sentences: bool, model: str | None) -> ChunkSettings:
-    return ChunkSettings(size=size, overlap=overlap, unit=unit, sentences=sentences, model=model)
+def chunk_settings(size: int | None, overlap: int, unit: str, sentences: bool, model: str | None, whole: bool = False) -> ChunkSettings:
+    """The chunking options as settings; with --whole, a --size left at its default does not count."""
+    if whole:
+        context = click.get_current_context(silent=True)
+        if context is not None and context.get_parameter_source("size") is click.core.ParameterSource.DEFAULT:
+            size = None
+    return ChunkSettings(size=size, overlap=overlap, unit=unit, sentences=sentences, model=model, whole=whole)
 
 
 db_option = click.option("--db", required=True, type=click.Path(dir_okay=False), help="The review database (SQLite).")

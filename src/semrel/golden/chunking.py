@@ -10,48 +10,41 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..errors import FormatError, SemrelError, UsageError
+from ..errors import UsageError
 from ..formats.corpus import write_corpus
-from ..formats.files import display_name, read_text
-from ..formats.jsonl import read_jsonl, require
 from ..formats.manifest import write_manifest
 from ..progress import Steps, no_progress
 from ..records import Chunk
+from .documents import Document, DocumentReport, read_documents, read_documents_report, sanitise_id
 
-TEXT_SUFFIXES = (".txt", ".md")
-JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
+__all__ = ["ChunkSettings", "Document", "UNITS", "chunk_document", "chunk_documents", "chunk_files", "read_documents",
+           "sanitise_id"]
+
 UNITS = ("words", "tokens")
 
 _WORD = re.compile(r"\S+")
 # A sentence ends at . ! or ? (possibly followed by closing quotes or brackets) before whitespace,
 # and at a blank line (headings and list items have no full stop).
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)|\n[ \t]*\n")
-_WHITESPACE = re.compile(r"\s+")
-
-
-@dataclass(frozen=True)
-class Document:
-    """A whole document before chunking."""
-
-    id: str
-    text: str
-    title: str = ""
 
 
 @dataclass(frozen=True)
 class ChunkSettings:
-    """How documents are cut: `size` None keeps each document as one chunk."""
+    """How documents are cut: `size` None keeps each document as one chunk `<doc_id>#0`; `whole`
+    keeps it as one chunk whose id is the document id (so document qrels name it)."""
 
     size: int | None = None
     overlap: int = 0
     unit: str = "words"
     sentences: bool = False
     model: str | None = None
+    whole: bool = False
 
     def __post_init__(self) -> None:
+        if self.whole and self.size is not None:
+            raise UsageError("give --size (chunks of N words) or --whole (one chunk per document), not both")
         if self.unit not in UNITS:
             raise UsageError(f"--unit must be one of {', '.join(UNITS)}, not {self.unit!r}")
         if self.size is not None and self.size < 1:
@@ -60,76 +53,10 @@ class ChunkSettings:
             raise UsageError(f"--overlap must be at least 0 and less than --size ({self.overlap} given)")
 
     def describe(self) -> dict:
-        return asdict(self)
-
-
-def sanitise_id(value: str) -> str:
-    """An id safe for whitespace-separated files: runs of whitespace become '_'."""
-    return _WHITESPACE.sub("_", value.strip())
-
-
-# ---------------------------------------------------------------- reading documents
-
-
-def _markdown_title(text: str) -> str:
-    for line in text.splitlines():
-        if line.startswith("# "):
-            return line[2:].strip()
-        if line.strip():
-            break
-    return ""
-
-
-def _text_document(path: Path, doc_id: str) -> Document:
-    text = read_text(path)
-    return Document(sanitise_id(doc_id), text, _markdown_title(text) if path.suffix == ".md" else "")
-
-
-def _jsonl_documents(path: str | os.PathLike) -> Iterable[Document]:
-    """Lines `{"id", "title", "text"}`; BEIR's `_id` is accepted for `id`."""
-    for line, obj in read_jsonl(path):
-        key = "id" if "id" in obj else "_id"
-        doc_id = sanitise_id(str(require(obj, key, path, line, (str, int))))
-        if not doc_id:
-            raise FormatError(display_name(path), f"empty document id in field {key!r}", line=line)
-        yield Document(doc_id, require(obj, "text", path, line), str(obj.get("title") or ""))
-
-
-def _folder_documents(folder: Path) -> Iterable[Document]:
-    if (folder / "corpus.jsonl").is_file():
-        yield from _jsonl_documents(folder / "corpus.jsonl")
-        return
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
-    if not files:
-        raise SemrelError(f"{folder}: no .txt or .md files and no corpus.jsonl in this folder")
-    for path in files:
-        yield _text_document(path, path.relative_to(folder).with_suffix("").as_posix())
-
-
-def read_documents(inputs: Sequence[str | os.PathLike]) -> list[Document]:
-    """Documents from .txt/.md files, folders of them, JSONL files and BEIR folders, in input order.
-
-    A file's id is its name without suffix; inside a folder, its path relative to the folder.
-    """
-    documents: list[Document] = []
-    for name in inputs:
-        path = Path(name)
-        if path.is_dir():
-            documents.extend(_folder_documents(path))
-        elif str(name).endswith(JSONL_SUFFIXES) or str(name) == "-":
-            documents.extend(_jsonl_documents(name))
-        elif path.suffix in TEXT_SUFFIXES:
-            documents.append(_text_document(path, path.stem))
-        elif not path.exists():
-            raise SemrelError(f"{name}: no such file or folder (check the path)")
-        else:
-            raise FormatError(str(name), "unknown kind of input", hint="give .txt, .md, .jsonl files or folders")
-    seen: set[str] = set()
-    for doc in documents:
-        if doc.id in seen:
-            raise SemrelError(f"document id {doc.id!r} occurs twice; rename one of the documents")
-        seen.add(doc.id)
-    return documents
+        described = asdict(self)
+        if not self.whole:
+            del described["whole"]  # as manifests before --whole recorded it
+        return described
 
 
 # ---------------------------------------------------------------- cutting
@@ -214,6 +141,9 @@ def chunk_document(doc: Document, settings: ChunkSettings, tokenizer=None) -> li
     words = list(_WORD.finditer(doc.text))
     if not words:
         return []
+    if settings.whole:
+        s, e = words[0].start(), words[-1].end()
+        return [Chunk(id=doc.id, text=doc.text[s:e], doc_id=doc.id, start=s, end=e, title=doc.title, meta=doc.meta_of(s, e))]
     if settings.size is None:
         spans = [(words[0].start(), words[-1].end())]
     else:
@@ -223,7 +153,7 @@ def chunk_document(doc: Document, settings: ChunkSettings, tokenizer=None) -> li
             units = _sentence_units(doc.text, units, settings.size)
         spans = [(units[a].start, units[b - 1].end) for a, b in _windows(units, settings.size, settings.overlap)]
     return [
-        Chunk(id=f"{doc.id}#{n}", text=doc.text[s:e], doc_id=doc.id, start=s, end=e, title=doc.title)
+        Chunk(id=f"{doc.id}#{n}", text=doc.text[s:e], doc_id=doc.id, start=s, end=e, title=doc.title, meta=doc.meta_of(s, e))
         for n, (s, e) in enumerate(spans)
     ]
 
@@ -245,9 +175,12 @@ def chunk_documents(
     return chunks
 
 
-def chunk_files(inputs: Sequence[str], output: str | os.PathLike, settings: ChunkSettings, steps: Steps = no_progress) -> tuple[int, int]:
-    """Chunk the documents of `inputs` into `output` (corpus.jsonl) with its manifest: (documents, chunks)."""
-    documents = read_documents(inputs)
+def chunk_files(inputs: Sequence[str], output: str | os.PathLike, settings: ChunkSettings, steps: Steps = no_progress,
+                exclude: Sequence[str] = ()) -> tuple[int, int, DocumentReport]:
+    """Chunk the documents of `inputs` into `output` (corpus.jsonl) with its manifest:
+    (documents, chunks, what was read and skipped)."""
+    documents, report = read_documents_report(inputs, exclude)
     rows = write_corpus(chunk_documents(documents, settings, steps), output)
-    write_manifest(output, inputs=inputs, params=settings.describe(), rows=rows)
-    return len(documents), rows
+    params = {**settings.describe(), **({"exclude": list(exclude)} if exclude else {}), "documents": report.params()}
+    write_manifest(output, inputs=inputs, params=params, rows=rows)
+    return len(documents), rows, report
