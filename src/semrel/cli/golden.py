@@ -13,11 +13,12 @@ from ..formats.corpus import read_corpus, read_golden
 from ..formats.tables import render
 from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, split_golden
 from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions
+from ..golden.sources import DOC_QRELS
 from ..golden.neardup import split_targets
 from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
 from .base import LazyGroup, warn
-from .options import chunk_options, chunk_settings
+from .options import chunk_options, chunk_settings, query_sample, sample_options
 
 
 @click.group("golden", short_help='Import, check and curate golden sets.', cls=LazyGroup, lazy={"pick": "semrel.cli.pick:pick_command"})
@@ -41,23 +42,37 @@ def _numbers(text: str | None, kind: type) -> list | None:
 @click.option("--corpus", type=click.Path(exists=True, dir_okay=False),
               help="corpus.jsonl the gold chunk ids refer to (checked; needed for llamaindex).")
 @click.option("--corpus-out", type=click.Path(allow_dash=True),
-              help=f"corpus.jsonl to write ({', '.join(BUILDS_CORPUS)}: the source holds the documents).")
+              help=f"corpus.jsonl to write ({', '.join(BUILDS_CORPUS)}: the source holds the documents; trec with --docs).")
 @click.option("--qrels-out", type=click.Path(allow_dash=True), help="Also write the gold chunks as TREC qrels.")
-@click.option("--query-col", help="Column of the query (csv/jsonl) [default: query, question or text].")
-@click.option("--answer-col", help="Column of the reference answer [default: reference_answer, answer or answers].")
+@click.option("--qrels", type=click.Path(exists=True, dir_okay=False),
+              help="trec: the document qrels (qid 0 docno rel) of the topics.")
+@click.option("--docs", multiple=True, type=click.Path(exists=True),
+              help="trec: the collection's documents (TREC SGML files or folders), chunked here into --corpus-out (repeatable).")
+@click.option("--doc-qrels", type=click.Choice(DOC_QRELS), default=None,
+              help="Gold ids that are document ids of the corpus: every chunk of a relevant document is gold (all-chunks), "
+                   "or its first chunk [default: trec all-chunks; otherwise an error that says so].")
+@click.option("--query-col", help="Column of the query (csv/jsonl; trec: a topic field, title, desc or narr) "
+                                  "[default: query, question or text; trec: title].")
+@click.option("--answer-col", help="Column of the reference answer [default: reference_answer, answer or answers; "
+                                   "trec: none, or a topic field: desc or narr].")
 @click.option("--chunk-ids-col", help="Column of the gold chunk ids [default: gold_chunk_ids, chunk_ids or gold].")
 @click.option("--id-col", help="Column of the query id [default: query_id, id, qid or _id; else q1, q2, ...].")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="llamaindex: least word overlap for a context to match a chunk when no chunk contains it.")
 @click.option("--split", default="test", show_default=True, help="beir: the qrels split to read.")
 @chunk_options(default_size=None)
-def import_command(source, output, fmt, corpus, corpus_out, qrels_out, query_col, answer_col, chunk_ids_col, id_col,
-                   threshold, split, size, overlap, unit, sentences, model, whole):
+@sample_options
+def import_command(source, output, fmt, corpus, corpus_out, qrels_out, qrels, docs, doc_qrels, query_col, answer_col,
+                   chunk_ids_col, id_col, threshold, split, size, overlap, unit, sentences, model, whole, limit, sample_size,
+                   sample_seed):
     """Import SOURCE (SQuAD-style JSON, LlamaIndex rag_dataset.json, CSV, JSONL, a BEIR folder,
-    PubMedQA's ori_pqal.json or a Cranfield folder) as a golden.jsonl."""
+    PubMedQA's ori_pqal.json, a Cranfield folder or TREC topics with --qrels) as a golden.jsonl.
+
+    With --limit or --sample only those queries are kept (the corpus keeps every document)."""
     settings = chunk_settings(size, overlap, unit, sentences, model, whole)
     columns = {"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col}
-    options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split)
+    options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split, qrels=qrels,
+                            docs=tuple(docs), doc_qrels=doc_qrels, sample=query_sample(limit, sample_size, sample_seed))
     result = import_golden_files(source, output, fmt, options, corpus_out, qrels_out)
     if result.params["format"] == "pubmedqa" and size:
         warn("--size does not apply to pubmedqa: each context is one chunk")
@@ -68,7 +83,9 @@ def import_command(source, output, fmt, corpus, corpus_out, qrels_out, query_col
         matched = ", ".join(f"{n} {how}" for how, n in result.params["contexts_matched"].items())
         click.echo(f"reference contexts matched: {matched} (overlap threshold {threshold})", err=True)
     with_gold = sum(bool(i.gold_chunk_ids) for i in result.items)
-    click.echo(f"{rows} queries, {with_gold} with gold chunks -> {output}", err=True)
+    sampled = result.params.get("queries")
+    of = f" (of {sampled['source']}: {'--limit' if 'limit' in sampled else '--sample'})" if sampled else ""
+    click.echo(f"{rows} queries{of}, {with_gold} with gold chunks -> {output}", err=True)
 
 
 @golden_group.command("qrels", short_help="Write a golden set's gold chunks as qrels.")

@@ -130,8 +130,9 @@ def require_known_chunks(items: Iterable[GoldenItem], chunk_ids: set[str], golde
     if missing:
         q, c = missing[0]
         raise ValidationError(
-            f"{golden_path}: {len(missing)} gold chunk ids are not in the corpus (first: {c!r} of query {q!r}); "
-            "re-chunk with the same settings or run `semrel golden validate`"
+            f"{golden_path}: {len(missing)} gold chunk ids are not in the corpus (first: {c!r} of query {q!r}), neither as "
+            "chunk ids nor as document ids: is it the corpus they were made for (the same documents, chunked with the same "
+            "--size and --overlap)? `semrel golden validate GOLDEN --corpus CORPUS` lists them all"
         )
 
 

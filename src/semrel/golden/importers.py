@@ -1,5 +1,6 @@
 """Golden sets from the formats people already have: SQuAD-style JSON, LlamaIndex rag_dataset,
-CSV/JSONL with named columns and BEIR folders (PubMedQA and Cranfield live in converters.py).
+CSV/JSONL with named columns and BEIR folders (PubMedQA and Cranfield live in converters.py, TREC
+topics in trec.py).
 
 Every importer takes the source and ImportOptions and returns an Imported (see sources.py);
 nothing is written here.
@@ -18,16 +19,17 @@ from typing import Any, Iterable, Sequence
 from ..errors import FormatError, UsageError, ValidationError
 from ..formats.beir import beir_paths, read_beir_qrels
 from ..formats.corpus import read_corpus, require_known_chunks
-from ..formats.files import display_name, read_bytes, read_text
+from ..formats.files import display_name, read_head, read_text
 from ..formats.jsonl import read_jsonl
 from ..records import Chunk, GoldenItem
 from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_pubmedqa
 from .locate import ContextMatcher, chunks_holding, find_answer
-from .sources import Imported, ImportOptions, expect, load_json
+from .sources import Imported, ImportOptions, expect, load_json, map_document_ids
+from .trec import import_trec
 
-FORMATS = ("auto", "squad", "llamaindex", "csv", "jsonl", "beir", "pubmedqa", "cranfield")
-# Formats whose source holds the documents, so the import writes the corpus too.
+FORMATS = ("auto", "squad", "llamaindex", "csv", "jsonl", "beir", "pubmedqa", "cranfield", "trec")
+# Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs).
 BUILDS_CORPUS = ("squad", "pubmedqa", "cranfield")
 
 DEFAULT_COLUMNS = {
@@ -49,12 +51,14 @@ def detect_format(source: str) -> str:
             return "beir"
         raise FormatError(source, "folder is neither a BEIR folder (queries.jsonl) nor Cranfield (cran.qry)")
     name = source.lower().removesuffix(".gz")
+    head = read_head(source, 4096).decode("utf-8", "replace") if path.is_file() else ""
+    if re.match(r"\s*<(top|topics|topic)\b", head, re.IGNORECASE):
+        return "trec"
     if name.endswith((".csv", ".tsv")):
         return "csv"
     if name.endswith(".jsonl"):
         return "jsonl"
     if name.endswith(".json"):
-        head = read_bytes(source)[:4096].decode("utf-8", "replace")
         if re.search(r'"examples"\s*:', head):
             return "llamaindex"
         if re.search(r'"data"\s*:', head):
@@ -282,14 +286,23 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
 
 
 def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
-    """Run the importer for `fmt` ('auto' detects it); gold chunk ids are checked against --corpus."""
+    """Run the importer for `fmt` ('auto' detects it), keep the queries of `options.sample`, and check
+    the gold chunk ids against --corpus (gold document ids made chunk ids as --doc-qrels says)."""
     importers = {
         "squad": import_squad, "llamaindex": import_llamaindex, "csv": import_csv, "jsonl": import_jsonl,
-        "beir": import_beir, "pubmedqa": import_pubmedqa, "cranfield": import_cranfield,
+        "beir": import_beir, "pubmedqa": import_pubmedqa, "cranfield": import_cranfield, "trec": import_trec,
     }
     fmt = detect_format(source) if fmt == "auto" else fmt
     if fmt not in importers:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if options.docs and options.corpus:
+        raise UsageError("give --docs (documents chunked by this import, with --corpus-out) or --corpus (chunked already), not both")
+    if options.docs and fmt != "trec":
+        raise UsageError(f"--docs goes with --format trec (the collection's documents); this source is {fmt}")
+    if options.qrels and fmt != "trec":
+        raise UsageError(f"--qrels goes with --format trec; this source is {fmt}")
+    if options.doc_qrels and fmt not in ("trec", "beir", "csv", "jsonl"):
+        raise UsageError(f"--doc-qrels applies to gold document ids (trec, beir, csv, jsonl); this source is {fmt}")
     result = importers[fmt](source, options)
     result.params["format"] = fmt
     if any(not i.query_id for i in result.items):
@@ -297,6 +310,16 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     repeated = [q for q, n in Counter(i.query_id for i in result.items).items() if n > 1]
     if repeated:
         raise ValidationError(f"{source}: query id {repeated[0]!r} occurs more than once; query ids must be unique")
-    if options.corpus and fmt not in (*BUILDS_CORPUS, "llamaindex"):
-        require_known_chunks(result.items, {c.id for c in read_corpus(options.corpus)}, source)
+    if options.sample.active:
+        total = len(result.items)
+        result.items = options.sample.apply(result.items)
+        result.params["queries"] = {"source": total, **(options.sample.describe() or {})}
+    if options.corpus and result.chunks is None and fmt != "llamaindex":
+        chunks = read_corpus(options.corpus)
+        mode = options.doc_qrels or ("all-chunks" if fmt == "trec" else None)
+        result.items, mapped = map_document_ids(result.items, chunks, mode, source, options.corpus)
+        result.counts.update(mapped)
+        if mapped:
+            result.params["doc_qrels"] = mode
+        require_known_chunks(result.items, {c.id for c in chunks}, source)
     return result
