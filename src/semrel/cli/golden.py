@@ -13,8 +13,8 @@ from ..formats.corpus import read_corpus, read_golden
 from ..formats.tables import render
 from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, split_golden
 from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions
-from ..golden.sources import DOC_QRELS
 from ..golden.neardup import split_targets
+from ..golden.sources import DOC_QRELS
 from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
 from .base import LazyGroup, warn

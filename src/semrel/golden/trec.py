@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import FormatError, UsageError
-from ..formats.files import display_name, read_text
 from ..formats import read_qrels
+from ..formats.files import display_name, read_text
 from ..records import GoldenItem
 from .chunking import chunk_documents
 from .documents import read_documents_report, sanitise_id
@@ -74,10 +74,10 @@ def read_topics(path: str) -> list[Topic]:
     if not topics:
         for match in _TOPIC.finditer(text):
             line = text.count("\n", 0, match.start()) + 1
-            number = re.search(r"""number\s*=\s*["']?([^"'\s>]+)""", match.group(1))
-            if not number:
+            attribute = re.search(r"""number\s*=\s*["']?([^"'\s>]+)""", match.group(1))
+            if not attribute:
                 raise FormatError(display_name(path), "a <topic> without a number attribute", line=line)
-            topics.append(Topic(sanitise_id(number.group(1)), _fields(match.group(2)), line))
+            topics.append(Topic(sanitise_id(attribute.group(1)), _fields(match.group(2)), line))
     if not topics:
         raise FormatError(display_name(path), "no <top> or <topic> in this file", hint="is it a TREC topics file?")
     return topics
@@ -100,7 +100,8 @@ def import_trec(source: str, options: ImportOptions) -> Imported:
         if name is not None and name not in TOPIC_FIELDS:
             raise UsageError(f"{option} {name!r}: a TREC topic field is one of {', '.join(TOPIC_FIELDS)}")
     judged = read_qrels(options.qrels).to_dict()
-    items, counts = [], Counter()
+    items: list[GoldenItem] = []
+    counts: Counter = Counter()
     for topic in read_topics(source):
         query = topic.fields.get(query_field, "")
         if not query:
