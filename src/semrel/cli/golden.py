@@ -80,8 +80,15 @@ def import_command(source, output, fmt, corpus, corpus_out, qrels_out, qrels, do
     for what, n in sorted(result.counts.items()):
         warn(f"{what}: {n}")
     if "contexts_matched" in result.params:
-        matched = ", ".join(f"{n} {how}" for how, n in result.params["contexts_matched"].items())
+        p = result.params
+        matched = ", ".join(f"{n} {how}" for how, n in p["contexts_matched"].items())
         click.echo(f"reference contexts matched: {matched} (overlap threshold {threshold})", err=True)
+        spans = sum(p["contexts_spanning_chunks"].values())
+        if p["contexts_longer_than_median_chunk"] or spans:
+            widest = max((int(k) for k in p["contexts_spanning_chunks"]), default=1)
+            click.echo(f"{p['contexts_longer_than_median_chunk']} of {p['contexts']} reference contexts are longer than the "
+                       f"median chunk ({p['median_chunk_words']} words); {spans} span several chunks (up to {widest}), "
+                       "and every chunk they cover is gold", err=True)
     with_gold = sum(bool(i.gold_chunk_ids) for i in result.items)
     sampled = result.params.get("queries")
     of = f" (of {sampled['source']}: {'--limit' if 'limit' in sampled else '--sample'})" if sampled else ""

@@ -134,13 +134,22 @@ def import_squad(source: str, options: ImportOptions) -> Imported:
 
 
 def import_llamaindex(source: str, options: ImportOptions) -> Imported:
-    """Gold chunks are the `--corpus` chunks that match the reference contexts (see ContextMatcher)."""
+    """Gold chunks are the `--corpus` chunks the reference contexts cover (see ContextMatcher): a
+    context longer than the chunks marks every chunk it covers. Contexts spanning several chunks are
+    counted, and so are contexts longer than the corpus's median chunk."""
     if not options.corpus:
         raise UsageError("a LlamaIndex rag_dataset needs --corpus (the chunks its reference contexts are matched to)")
     data = expect(load_json(source), dict, source, "the top level")
     examples = expect(data.get("examples"), list, source, "'examples'")
-    matcher = ContextMatcher(read_corpus(options.corpus), options.threshold)
-    items, counts, matched = [], Counter(), Counter({"exact": 0, "overlap": 0, "none": 0})
+    chunks = read_corpus(options.corpus)
+    matcher = ContextMatcher(chunks, options.threshold)
+    lengths = sorted(len(c.text.split()) for c in chunks)
+    median = lengths[len(lengths) // 2]
+    items: list[GoldenItem] = []
+    counts: Counter = Counter()
+    matched = Counter({"exact": 0, "covered": 0, "overlap": 0, "none": 0})
+    spanning: Counter = Counter()
+    longer = 0
     for n, example in enumerate(examples):
         example = expect(example, dict, source, f"examples[{n}]")
         query = expect(example.get("query"), str, source, f"examples[{n}].query")
@@ -149,17 +158,24 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
         gold: list[str] = []
         matches = []
         for context in contexts:
-            ids, how, score = matcher.match(str(context))
-            matched[how] += 1
-            matches.append({"how": how, "score": round(score, 4)})
-            gold.extend(i for i in ids if i not in gold)
+            found = matcher.match(str(context))
+            matched[found.how] += 1
+            matches.append(found.meta())
+            spanning[len(found.ids)] += len(found.ids) > 1
+            longer += found.words > median
+            gold.extend(i for i in found.ids if i not in gold)
         meta: dict[str, Any] = {"context_matches": matches}
         if not answer:
             meta["no_answer"] = True
             counts["queries without an answer"] += 1
         query_id = sanitise_id(str(example.get("query_id") or f"q{n + 1}"))
         items.append(GoldenItem(query_id, query.strip(), (answer,) if answer else (), tuple(gold), meta))
-    return Imported(items, None, counts, {"overlap_threshold": options.threshold, "contexts_matched": dict(matched)})
+    contexts_total = sum(matched.values())
+    return Imported(items, None, counts, {
+        "overlap_threshold": options.threshold, "cover": matcher.cover, "contexts_matched": dict(matched),
+        "contexts": contexts_total, "contexts_longer_than_median_chunk": longer, "median_chunk_words": median,
+        "contexts_spanning_chunks": {str(k): v for k, v in sorted(spanning.items()) if v},
+    })
 
 
 # ---------------------------------------------------------------- CSV and JSONL with named columns
