@@ -143,8 +143,10 @@ model_option = click.option("--model", default=None, metavar="NAME", help=f"Embe
 @click.argument("golden", type=click.Path(allow_dash=True))
 @click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False), help="Folder for the parts.")
 @click.option("--ratio", help="Fraction(s) of the parts, comma-separated; the rest is the last part [default: 0.8].")
-@click.option("--sizes", help="Query counts of the parts, comma-separated (instead of --ratio).")
-@click.option("--names", default=None, help="Part names, comma-separated [default: train,test or train,dev,test].")
+@click.option("--sizes", help="Query counts of the parts, comma-separated (instead of --ratio); the queries left over are "
+                             "one more part, the last.")
+@click.option("--names", default=None, help="Part names, comma-separated [default: train,test or train,dev,test; with "
+                                           "--sizes part1,... and rest]. With --sizes, a name left out for the rest is 'rest'.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @threshold_option
 @model_option
@@ -152,17 +154,25 @@ def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, mode
     """Split GOLDEN into parts (deterministic by --seed); near-duplicate queries stay together."""
     if ratio and sizes:
         raise UsageError("give --ratio or --sizes, not both")
-    targets = split_targets(len(read_golden(golden)), _numbers(ratio, float), _numbers(sizes, int))
-    labels = names.split(",") if names else (["train", "test"] if len(targets) == 2 else
-                                             ["train", "dev", "test"] if len(targets) == 3 else
-                                             [f"part{k + 1}" for k in range(len(targets))])
+    total = len(read_golden(golden))
+    targets = split_targets(total, _numbers(ratio, float), _numbers(sizes, int))
+    rest = total - sum(targets)
+    given = names.split(",") if names else None
+    if rest and (given is None or len(given) <= len(targets)):  # --sizes leave a rest: it is a part too, as with --ratio
+        given = given + ["rest"] if given and len(given) == len(targets) else given
+    if rest:
+        targets.append(rest)
+    labels = given or (["train", "test"] if len(targets) == 2 and not rest else
+                       ["train", "dev", "test"] if len(targets) == 3 and not rest else
+                       [f"part{k + 1}" for k in range(len(targets) - bool(rest))] + (["rest"] if rest else []))
     if len(labels) != len(targets):
-        raise UsageError(f"--names gives {len(labels)} names for {len(targets)} parts")
+        what = f" ({len(targets) - 1} --sizes and the rest)" if rest else ""
+        raise UsageError(f"--names gives {len(labels)} names for {len(targets)} parts{what}")
     parts, left = split_golden(golden, output_dir, targets, labels, seed, threshold, model, stderr_steps)
     for part in parts:
         click.echo(f"{part.name}: {part.queries} queries -> {part.path}", err=True)
     if left:
-        warn(f"{left} queries are in no part (--sizes sum to less than {left + sum(p.queries for p in parts)})")
+        warn(f"{left} queries are in no part")
 
 
 @golden_group.command("dedup", short_help='Find (and remove) near-duplicate queries.')

@@ -11,7 +11,7 @@ from ..encoding.vectors import VectorStore
 from ..progress import stderr_steps
 from ..retrieval.retrieve import METHODS, RERANKERS, RRF_K, RetrievalSpec, retrieve_files
 from .base import warn
-from .options import engine_options
+from .options import engine_options, query_sample, sample_options
 
 
 @click.command("retrieve", short_help='Retrieve chunks for every query (a TREC run).')
@@ -32,8 +32,9 @@ from .options import engine_options
               help="Folder of the dense vector store (chunk vectors kept per model, so a chunk is encoded once) "
                    "[default: the user cache dir].")
 @click.option("--no-cache", is_flag=True, help="Encode the chunks in memory; neither read nor write the vector store.")
+@sample_options
 def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stage_run, model, output, engine, ray_address,
-                     ray_workers, cache_dir, no_cache):
+                     ray_workers, cache_dir, no_cache, limit, sample_size, sample_seed):
     """Retrieve chunks for every query of a golden set and write a TREC run (with a manifest).
 
     Scores strictly decrease within a query: ties go to the chunk earlier in the corpus. --engine
@@ -43,7 +44,8 @@ def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stag
                          make_engine(engine, ray_address, ray_workers))
     spec.check()
     store = VectorStore(cache_dir or default_cache_dir(), model) if spec.dense and not no_cache else None
-    run = retrieve_files(corpus, golden, spec, output, steps=stderr_steps, warn=warn, store=store)
+    sample = query_sample(limit, sample_size, sample_seed)
+    run = retrieve_files(corpus, golden, spec, output, steps=stderr_steps, warn=warn, store=store, sample=sample)
     if store is not None:
         click.echo(f"chunk vectors: {store.encoded} encoded, {store.reused} from the vector store {store.folder}", err=True)
     click.echo(f"wrote {len(run)} rows ({len(set(run.query_ids.to_pylist()))} queries) to {output}", err=True)

@@ -22,7 +22,7 @@ from ..formats.corpus import read_corpus, read_golden
 from ..formats.manifest import write_manifest
 from ..formats.trec import ranked, read_run, run_name, write_run
 from ..progress import Steps, no_progress
-from ..records import Chunk, GoldenItem, Run
+from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run
 
 if TYPE_CHECKING:
     from ..encoding.vectors import VectorStore
@@ -289,13 +289,18 @@ def retrieve(
 def retrieve_files(
     corpus_path: str | os.PathLike, golden_path: str | os.PathLike, spec: RetrievalSpec, output: str,
     steps: Steps = no_progress, warn: Callable[[str], None] | None = None, store: VectorStore | None = None,
+    sample: QuerySample = ALL_QUERIES,
 ) -> Run:
-    """Retrieve for every query of the golden set and write the run to `output` (named after it) with its manifest."""
+    """Retrieve for the queries of the golden set (those of `sample`) and write the run to `output`
+    (named after it) with its manifest."""
     spec.check()
     name = run_name(output) if output != "-" else spec.method or "rerank"
-    run = retrieve(read_corpus(corpus_path), read_golden(golden_path), spec, name, str(corpus_path), steps, warn, store)
+    items = sample.apply(read_golden(golden_path))
+    run = retrieve(read_corpus(corpus_path), items, spec, name, str(corpus_path), steps, warn, store)
     write_run(run, output)
     params = spec.params()
+    if sample.active:
+        params["queries"] = {**(sample.describe() or {}), "kept": len(items)}
     if store is not None:
         params["vector_store"] = {"folder": str(store.folder), "encoded": store.encoded, "reused": store.reused}
     inputs = [corpus_path, golden_path] + ([spec.first_stage_run] if spec.first_stage_run else [])
