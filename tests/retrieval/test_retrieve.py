@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from helpers import run
+from helpers import assert_one_error, run, write
 from semrel.encoding.models import resolve_model
 from semrel.formats.trec import read_run
 from semrel.retrieval.retrieve import RRF_K, fuse, strictly_ranked
@@ -234,3 +234,30 @@ def test_dense_retrieval_reports_its_progress_on_stderr(tmp_path):
     store = VectorStore(tmp_path / "cache2", None)
     DenseIndex(chunks, None, steps, store=store)
     assert calls[0] == ("encoding chunks", 150) and sum(calls[1:]) == 150 and len(calls) > 2
+
+
+def test_bm25_settings_are_options_and_go_in_the_manifest(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.jsonl")
+    golden = write_golden(tmp_path / "golden.jsonl", [("q1", "erupting volcanoes", "x", []), ("q2", "the queen", "x", [])])
+
+    def bm25(name, *options):
+        out = tmp_path / f"{name}.run"
+        result = run("retrieve", "--corpus", corpus, "--golden", golden, "-o", out, *options)
+        assert result.exit_code == 0, result.output
+        return read_run(out).to_dict(), json.loads((tmp_path / f"{name}.run.manifest.json").read_text())["params"]["bm25"]
+
+    default, recorded = bm25("default")
+    assert recorded == {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en", "stemmer": "english"}
+    assert list(default["q1"]) == ["volcano#0"]  # stemmed: erupting ~ erupts, volcanoes ~ volcano
+    unstemmed, recorded = bm25("plain", "--bm25-stemmer", "none")
+    assert "q1" not in unstemmed and recorded["stemmer"] == "none"
+    stop = write(tmp_path / "stop.txt", "# Terrier-like\nthe\nqueen\n")
+    tuned, recorded = bm25("tuned", "--bm25-k1", "1.2", "--bm25-b", "0.5", "--bm25-stemmer", "porter", "--bm25-stopwords", stop)
+    assert recorded["k1"] == 1.2 and recorded["b"] == 0.5 and recorded["stemmer"] == "porter"
+    assert recorded["stopwords"]["file"] == str(stop) and len(recorded["stopwords"]["sha256"]) == 64
+    assert "q2" not in tuned  # both its words are stopwords now
+    assert tuned["q1"]["volcano#0"] != default["q1"]["volcano#0"]  # k1 and b change the score
+    assert_one_error(run("retrieve", "--corpus", corpus, "--golden", golden, "--bm25-b", "2", "-o", tmp_path / "x.run"),
+                     "--bm25-b", code=2)
+    assert_one_error(run("retrieve", "--corpus", corpus, "--golden", golden, "--bm25-stemmer", "klingon", "-o", tmp_path / "x.run"),
+                     "--bm25-stemmer", "porter", code=2)

@@ -38,9 +38,11 @@ STEPS = ("chunk", "import", "qrels", "retrieve", "pool", "judge", "label", "eval
 _STR, _INT, _FLOAT, _BOOL, _LIST = "a string", "an integer", "a number", "true or false", "a list of strings"
 SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "": {"out": (_STR, "out")},
-    "corpus": {"docs": (_STR, None), "size": (_INT, None), "overlap": (_INT, None), "file": (_STR, None)},
-    "golden": {"file": (_STR, None), "format": (_STR, "auto")},
+    "corpus": {"docs": (_STR, None), "size": (_INT, None), "overlap": (_INT, None), "file": (_STR, None), "whole": (_BOOL, False)},
+    "golden": {"file": (_STR, None), "format": (_STR, "auto"), "sample": (_INT, None), "limit": (_INT, None), "seed": (_INT, 0),
+               "qrels": (_STR, None)},
     "retrieve": {"methods": (_LIST, ["bm25"]), "k": (_INT, 20), "model": (_STR, None)},
+    "bm25": {"k1": (_FLOAT, None), "b": (_FLOAT, None), "method": (_STR, None), "stemmer": (_STR, None), "stopwords": (_STR, None)},
     "pool": {"depth": (_INT, 10), "enabled": (_BOOL, True)},
     "judge": {"enabled": (_BOOL, True), "model": (_STR, None), "layer": (_INT, None), "idf": (_BOOL, False),
               "rescale": (_STR, "none"), "cache": (_STR, "cache")},
@@ -174,10 +176,22 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
     resolve("corpus", "docs", "dir")
     resolve("corpus", "file", "file")
     resolve("golden", "file", "file")
+    resolve("golden", "qrels", "file")
+    from ..retrieval.retrieve import BM25_STOPWORDS  # here: `semrel run --help` stays quick
+
+    if config["bm25"]["stopwords"] not in (None, "none", *BM25_STOPWORDS):
+        resolve("bm25", "stopwords", "file")  # a file of words, not a list name
     if config["corpus"]["docs"] is not None and config["corpus"]["file"] is not None:
         raise ConfigError(f"{name}: [corpus] docs: give docs (a folder to chunk) or file (a corpus.jsonl), not both")
     if config["golden"]["file"] is None:
         raise ConfigError(f"{name}: [golden] file: missing (the golden set: CSV, JSONL, SQuAD, BEIR...)")
+    if config["golden"]["sample"] is not None and config["golden"]["limit"] is not None:
+        raise ConfigError(f"{origin['golden', 'sample'][0]}: give [golden] sample or limit, not both")
+    for key in ("sample", "limit"):
+        if config["golden"][key] is not None and config["golden"][key] < 1:
+            raise ConfigError(f"{origin['golden', key][0]}: give 1 or more queries")
+    if config["corpus"]["whole"] and config["corpus"]["size"] is not None:
+        raise ConfigError(f"{origin['corpus', 'whole'][0]}: give [corpus] size or whole, not both")
     if not config["retrieve"]["methods"]:
         raise ConfigError(f"{origin['retrieve', 'methods'][0]}: give at least one method")
     if config["engine"]["name"] not in ("local", "ray"):
@@ -233,28 +247,43 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
     c, g, r, j, lab = config["corpus"], config["golden"], config["retrieve"], config["judge"], config["label"]
     golden, gold = o("golden.jsonl"), o("gold.qrels")
     import_args = [g["file"]] + (["--format", g["format"]] if g["format"] != "auto" else [])
+    import_inputs = [g["file"]]
+    if g["qrels"] is not None:
+        import_args += ["--qrels", g["qrels"]]
+        import_inputs.append(g["qrels"])
+    if g["sample"] is not None:
+        import_args += ["--sample", str(g["sample"]), "--sample-seed", str(g["seed"])]
+    elif g["limit"] is not None:
+        import_args += ["--limit", str(g["limit"])]
     corpus = c["file"] or o("corpus.jsonl")
     if c["docs"] is not None:
-        size = CHUNK_SIZE if c["size"] is None else c["size"]
-        overlap = CHUNK_OVERLAP if c["overlap"] is None else c["overlap"]
-        steps.append(Step("chunk", ("corpus", "chunk"), [c["docs"], "--size", str(size), "--overlap", str(overlap),
-                                                         "-o", corpus], [c["docs"]], [corpus]))
+        if c["whole"]:
+            chunking = ["--whole"]
+        else:
+            size = CHUNK_SIZE if c["size"] is None else c["size"]
+            overlap = CHUNK_OVERLAP if c["overlap"] is None else c["overlap"]
+            chunking = ["--size", str(size), "--overlap", str(overlap)]
+        steps.append(Step("chunk", ("corpus", "chunk"), [c["docs"], *chunking, "-o", corpus], [c["docs"]], [corpus]))
     if c["docs"] is None and c["file"] is None:  # SQuAD, PubMedQA, Cranfield: the golden file holds the documents
         chunking = [a for key in ("size", "overlap") if c[key] is not None for a in (f"--{key}", str(c[key]))]
+        chunking += ["--whole"] if c["whole"] else []
         steps.append(Step("import", ("golden", "import"), [*import_args, *chunking, "--corpus-out", corpus, "-o", golden],
-                          [g["file"]], [golden, corpus]))
+                          import_inputs, [golden, corpus]))
     else:
         steps.append(Step("import", ("golden", "import"), [*import_args, "--corpus", corpus, "-o", golden],
-                          [g["file"], corpus], [golden]))
+                          [*import_inputs, corpus], [golden]))
     steps.append(Step("qrels", ("golden", "qrels"), [golden, "-o", gold], [golden], [gold]))
     runs = []
     vectors = ["--cache", os.path.join(out, j["cache"])]  # dense chunk vectors kept beside the judge's embeddings
     e = config["engine"]
     placement = [] if e["name"] == "local" else ["--engine", "ray", *(["--ray-address", e["address"]] if e["address"] else []),
                                                  *(["--ray-workers", str(e["workers"])] if e["workers"] else [])]
+    bm25 = [a for key, value in config["bm25"].items() if value is not None for a in (f"--bm25-{key}", str(value))]
     for method in r["methods"]:
         run = o(f"runs/{method}.run")
         args = ["--corpus", corpus, "--golden", golden, "--method", method, "-k", str(r["k"])]
+        if method != "dense":
+            args += bm25
         if method != "bm25":
             args += vectors + (["--model", r["model"]] if r["model"] else [])
         args += ["-o", run]
@@ -338,6 +367,9 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
         report = o("report.html")
         args = [qrels, *runs, "--golden", golden, "--corpus", corpus, *lift_args]
         inputs = [qrels, *runs, golden, corpus]
+        if derived:  # the metrics of both qrels, side by side
+            args += ["--gold-qrels", gold]
+            inputs.append(gold)
         for option, path in (("--judgments", judgments), ("--sensitivity", curves), ("--agreement", agreement)):
             if path:
                 args += [option, path]
