@@ -56,7 +56,8 @@ def report_files(folder: Path) -> dict[str, str]:
 
 
 def report_args(files: dict[str, str]) -> list[str]:
-    return [files["qrels"], files["base"], files["reranked"], "--gold-qrels", files["gold"], "--golden", files["golden"], "--corpus", files["corpus"],
+    return [files["qrels"], files["base"], files["reranked"], "--gold-qrels", files["gold"], "--golden", files["golden"],
+            "--corpus", files["corpus"],
             "--judgments", files["judgments"], "--base", files["base"], "--reranked", files["reranked"],
             "--sensitivity", files["sensitivity"], "--agreement", files["agreement"], "-m", "RR,P@1",
             "--permutations", "200", "--bootstrap", "200"]

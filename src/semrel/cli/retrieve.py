@@ -9,8 +9,17 @@ from ..encoding.engines import make_engine
 from ..encoding.models import DEFAULT_MODEL
 from ..encoding.vectors import VectorStore
 from ..progress import stderr_steps
-from ..retrieval.retrieve import BM25_METHODS, BM25_PARAMS, BM25_STOPWORDS, METHODS, RERANKERS, RRF_K, RetrievalSpec, bm25_params, \
-    retrieve_files
+from ..retrieval.retrieve import (
+    BM25_METHODS,
+    BM25_PARAMS,
+    BM25_STOPWORDS,
+    METHODS,
+    RERANKERS,
+    RRF_K,
+    RetrievalSpec,
+    bm25_params,
+    retrieve_files,
+)
 from .base import warn
 from .options import engine_options, query_sample, sample_options
 

@@ -182,7 +182,8 @@ def describe_qrels(path: str | None) -> QrelsKind:
 
 def _metric_section(inputs: ReportInputs, warn: Callable[[str], None]) -> dict[str, Any]:
     """The runs on QRELS and, with gold_qrels, on the gold chunks too: one column per measure and qrels."""
-    named = [(inputs.qrels, describe_qrels(inputs.qrels))]
+    assert inputs.qrels is not None  # build_report checks it
+    named: list[tuple[str, QrelsKind]] = [(inputs.qrels, describe_qrels(inputs.qrels))]
     if inputs.gold_qrels:
         gold = describe_qrels(inputs.gold_qrels)
         named.append((inputs.gold_qrels, gold if gold.key != "qrels" else QrelsKind("gold", "gold chunks", gold.description)))
