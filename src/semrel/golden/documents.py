@@ -596,7 +596,7 @@ def read_documents_report(inputs: Sequence[str | os.PathLike], exclude: Sequence
             documents.append(doc)
             report.documents[kind] += 1
         else:
-            report.skip("no text: nothing to chunk (a scanned PDF needs OCR first)", doc.id)
+            report.skip("no text: nothing to chunk" + (", a scanned PDF needs OCR first" if kind == "pdf" else ""), doc.id)
     return documents, report
 
 

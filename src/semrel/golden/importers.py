@@ -333,7 +333,7 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     if options.corpus and result.chunks is None and fmt != "llamaindex":
         chunks = read_corpus(options.corpus)
         mode = options.doc_qrels or ("all-chunks" if fmt == "trec" else None)
-        result.items, mapped = map_document_ids(result.items, chunks, mode, source, options.corpus)
+        result.items, mapped = map_document_ids(result.items, chunks, mode, source, options.corpus, drop_unknown=fmt == "trec")
         result.counts.update(mapped)
         if mapped:
             result.params["doc_qrels"] = mode

@@ -59,24 +59,30 @@ def expect(value: Any, kind: type, path: str, where: str) -> Any:
 
 
 def map_document_ids(items: list[GoldenItem], chunks: list[Chunk], mode: str | None, source: str,
-                     corpus_name: str) -> tuple[list[GoldenItem], Counter]:
+                     corpus_name: str, drop_unknown: bool = False) -> tuple[list[GoldenItem], Counter]:
     """Gold (and graded) ids that are document ids of `chunks`, not chunk ids, made chunk ids:
     `all-chunks` gives every chunk of the document the document's grade, `first-chunk` its first
     chunk only; with `mode` None they are refused, with advice that works. Ids that are chunk ids, or
     neither (require_known_chunks reports those), are left as they are. The documents mapped are
-    kept in meta["gold_documents"]; the counts say how many became how many chunks."""
+    kept in meta["gold_documents"]; the counts say how many became how many chunks. With
+    `drop_unknown` (TREC qrels, which judge documents a collection may lack or leave empty), ids that
+    are neither are dropped and counted."""
     if mode is not None and mode not in DOC_QRELS:
         raise UsageError(f"--doc-qrels {mode!r}: choose one of {', '.join(DOC_QRELS)}")
     chunk_ids = {c.id for c in chunks}
     of_document: dict[str, list[str]] = {}
     for chunk in chunks:
         of_document.setdefault(chunk.doc_id, []).append(chunk.id)
-    mapped_items, documents, targets, first = [], 0, 0, None
+    mapped_items, documents, targets, dropped, first = [], 0, 0, 0, None
     for item in items:
         grades = item.meta.get("grades")
         judged = {str(k): int(v) for k, v in grades.items()} if isinstance(grades, dict) and grades else \
             {g: 1 for g in item.gold_chunk_ids}
-        if all(j in chunk_ids or j not in of_document for j in judged):
+        unknown = [j for j in judged if j not in chunk_ids and j not in of_document]
+        if drop_unknown and unknown:
+            dropped += len(unknown)
+            judged = {j: g for j, g in judged.items() if j not in unknown}
+        elif all(j in chunk_ids or j not in of_document for j in judged):
             mapped_items.append(item)
             continue
         new: dict[str, int] = {}
@@ -93,12 +99,14 @@ def map_document_ids(items: list[GoldenItem], chunks: list[Chunk], mode: str | N
                 documents += 1
                 targets += len(chunk_list)
                 gold_documents.append(judged_id)
-        meta = {**item.meta, "gold_documents": gold_documents}
+        meta = {**item.meta, **({"gold_documents": gold_documents} if gold_documents else {})}
         if isinstance(grades, dict) and grades:
             meta["grades"] = new
         gold = tuple(c for c, g in new.items() if g > 0)
         mapped_items.append(GoldenItem(item.query_id, item.query, item.reference_answers, gold, meta))
     counts: Counter = Counter()
+    if dropped:
+        counts[f"judged documents not in {corpus_name} or without text (judgments dropped)"] = dropped
     if first is not None and mode is None:
         doc, query = first
         raise ValidationError(

@@ -124,7 +124,7 @@ def import_trec(source: str, options: ImportOptions) -> Imported:
         return Imported(items, None, counts, params)
     documents, report = read_documents_report(options.docs)
     chunks = chunk_documents(documents, options.settings)
-    items, mapped = map_document_ids(items, chunks, options.doc_qrels or "all-chunks", source, "--docs")
+    items, mapped = map_document_ids(items, chunks, options.doc_qrels or "all-chunks", source, "--docs", drop_unknown=True)
     counts.update(mapped)
     return Imported(items, chunks, counts, {**params, "docs": list(options.docs), "documents": report.params(),
                                             "doc_qrels": options.doc_qrels or "all-chunks"})
