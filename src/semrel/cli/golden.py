@@ -86,9 +86,10 @@ def import_command(source, output, fmt, corpus, corpus_out, qrels_out, qrels, do
         spans = sum(p["contexts_spanning_chunks"].values())
         if p["contexts_longer_than_median_chunk"] or spans:
             widest = max((int(k) for k in p["contexts_spanning_chunks"]), default=1)
+            spanning = (f"{spans} span several chunks (up to {widest}), and every chunk they cover is gold" if spans
+                        else "each lies within one chunk")
             click.echo(f"{p['contexts_longer_than_median_chunk']} of {p['contexts']} reference contexts are longer than the "
-                       f"median chunk ({p['median_chunk_words']} words); {spans} span several chunks (up to {widest}), "
-                       "and every chunk they cover is gold", err=True)
+                       f"median chunk ({p['median_chunk_words']} words); {spanning}", err=True)
     with_gold = sum(bool(i.gold_chunk_ids) for i in result.items)
     sampled = result.params.get("queries")
     of = f" (of {sampled['source']}: {'--limit' if 'limit' in sampled else '--sample'})" if sampled else ""
