@@ -121,3 +121,10 @@ def test_whole_keeps_document_ids_and_refuses_a_size(tmp_path):
     assert [(r["_id"], r["text"]) for r in rows] == [("a", "Bees forage far. They return at dusk.")]
     assert_one_error(run("corpus", "chunk", tmp_path / "docs", "--whole", "--size", "5", "-o", tmp_path / "c.jsonl"),
                      "--whole", code=2)
+
+
+def test_html_keeps_preformatted_lines_and_a_heading_with_blocks_inside():
+    doc = html_text_document("<main><h2><span>Setup</span><div>notes</div></h2><pre>make install\n  make test</pre>"
+                             "<p>Done.</p></main>", "p")
+    assert doc.text == "Setup notes\n\nmake install\n  make test\n\nDone."
+    assert doc.sections[0].meta["headings"] == ("Setup notes",)

@@ -288,7 +288,7 @@ def _walk(root, builder: TextBuilder, whole_body: bool) -> None:
                     builder.add(" | ".join(row))
             elif tag in ("td", "th") and cells:
                 cells[-1].append(_squash(take()))
-            elif tag == "pre":
+            elif tag == "pre" and not held:
                 flush()
                 preformatted -= 1
             elif tag in _BLOCKS and not held:
