@@ -293,6 +293,8 @@ def _walk(root, builder: TextBuilder, whole_body: bool) -> None:
                 preformatted -= 1
             elif tag in _BLOCKS and not held:
                 flush()
+            elif tag in _BLOCKS:
+                pending.append(" ")  # inside a heading or a row: a space, not a break
             continue
         if tag == "-text":
             pending.append(node.text(deep=False) or "")
@@ -319,6 +321,8 @@ def _walk(root, builder: TextBuilder, whole_body: bool) -> None:
             flush()
             if tag == "pre":
                 preformatted += 1
+        elif tag in _BLOCKS:
+            pending.append(" ")
         stack.append((node, True))
         children = []
         child = node.child
