@@ -35,18 +35,91 @@ def report_files(folder: Path) -> dict[str, str]:
         "sensitivity": put("sensitivity.tsv", "threshold\trun\tmeasure\tvalue\n" + "".join(
             f"{t}\t{run}\t{m}\t{v - t / 4}\n" for t in (0.5, 0.6, 0.7) for run, v in (("bm25", 0.6), (HOSTILE, 0.7))
             for m in ("RR", "P@1"))),
-        "agreement": put("agreement.json", json.dumps({"kappa": 0.61234, HOSTILE: {"linear": 0.7}, "pairs": 40})),
+        # the gold chunks: the same as the derived labels but for queries 5 and 6, whose relevant chunk is x
+        "gold": put("gold.qrels", "".join(f"{q} 0 {'x' if i in (5, 6) else 'c'}{i} 1\n" for i, q in enumerate(QUERIES))),
     }
+    # as `semrel agree gold.qrels qrels.txt bm25.run '<i>rr.run' --unlisted-as-zero -f json` writes it
+    files["agreement"] = put("agreement.json", json.dumps({
+        "ref": files["gold"], "test": files["qrels"], "unlisted_as_zero": True,
+        "labels": {"n": 10, "percent_agreement": 60.0, "kappa": 0.2, "kappa_low": -0.35, "kappa_high": 0.7, "weights": "none",
+                   "labels": [0, 1], "confusion": [[0, 2], [2, 6]]},
+        "rankings": [{"measure": "RR", "tau": -1.0, "ref": {"bm25": 0.5, "<i>rr": 0.4375}, "test": {"bm25": 0.5, "<i>rr": 0.9375},
+                      "swapped": [["bm25", "<i>rr"]]}],
+    }))
     (folder / "judgments.jsonl.manifest.json").write_text(json.dumps({"params": {
         "model": "all-MiniLM-L6-v2", "layer": 4, "rescale": "corpus", "baseline": {"source": "corpus", "P": 0.1},
         "note": HOSTILE}}), encoding="utf-8")
     (folder / "qrels.txt.manifest.json").write_text(json.dumps({"params": {"on": "F", "thresholds": [0.6]}}),
                                                     encoding="utf-8")
+    (folder / "gold.qrels.manifest.json").write_text(json.dumps({"params": {"from": "golden set"}}), encoding="utf-8")
     return files
 
 
 def report_args(files: dict[str, str]) -> list[str]:
-    return [files["qrels"], files["base"], files["reranked"], "--golden", files["golden"], "--corpus", files["corpus"],
+    return [files["qrels"], files["base"], files["reranked"], "--gold-qrels", files["gold"], "--golden", files["golden"],
+            "--corpus", files["corpus"],
             "--judgments", files["judgments"], "--base", files["base"], "--reranked", files["reranked"],
             "--sensitivity", files["sensitivity"], "--agreement", files["agreement"], "-m", "RR,P@1",
             "--permutations", "200", "--bootstrap", "200"]
+
+
+def realistic_files(folder: Path, cli) -> list[str]:
+    """Report inputs shaped like a real pipeline's (no model: judge scores are drawn, the rest is made by
+    `semrel label`, `golden qrels`, `sensitivity` and `agree`); returns the `semrel report` arguments."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    queries = [f"q{n}" for n in range(40)]
+    chunks = [f"doc{d}#{c}" for d in range(50) for c in range(4)]
+    gold = {q: chunks[(n * 7) % len(chunks)] for n, q in enumerate(queries)}
+    quality = {"bm25": 0.55, "dense": 0.4, "hybrid": 0.6}
+
+    def put(name: str, text: str) -> str:
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+
+    put("corpus.jsonl", "".join(json.dumps({"_id": c, "title": "", "text": f"text of {c}", "doc_id": c.split("#")[0]}) + "\n"
+                                for c in chunks))
+    golden = put("golden.jsonl", "".join(json.dumps({"query_id": q, "query": f"question {q}?", "reference_answer": "an answer",
+                                                     "gold_chunk_ids": [gold[q]]}) + "\n" for q in queries))
+    runs, pooled, first = [], set(), {}
+    for name, p in [*quality.items(), ("bm25+dense", 0.0)]:
+        lines = []
+        for q in queries:
+            if name == "bm25+dense":  # bm25's 20 chunks reordered: the gold chunk moves a little
+                ranking = [c for c in first[q] if c != gold[q]]
+                at = first[q].index(gold[q]) if gold[q] in first[q] else None
+                if at is not None:
+                    ranking.insert(max(0, min(19, at + int(rng.integers(-3, 3)))), gold[q])
+            else:
+                others = [c for c in rng.permutation(chunks)[:21].tolist() if c != gold[q]][:19]
+                rank = int(rng.geometric(p)) - 1
+                ranking = others[:rank] + [gold[q]] + others[rank:] if rank < 20 else others + [chunks[0]]
+            ranking = ranking[:20]
+            first.setdefault(q, ranking)
+            lines += [f"{q} Q0 {c} {r + 1} {20 - r} {name}\n" for r, c in enumerate(ranking)]
+            pooled |= {(q, c) for c in ranking[:10]}
+        runs.append(put(f"runs/{name}.run", "".join(lines)))
+    judged = sorted(pooled | {(q, gold[q]) for q in queries})
+    put("judgments.jsonl", "".join(json.dumps({"query_id": q, "chunk_id": c, "P": s - 0.05, "R": s, "F": s - 0.02, "source": "pool"})
+                                   + "\n" for q, c in judged
+                                   for s in [float(np.clip(rng.normal(0.77 if c == gold[q] else 0.6, 0.06), 0, 1))]))
+
+    def ok(*args):
+        result = cli(*args)
+        assert result.exit_code == 0, result.output
+        return result
+
+    ok("label", str(folder / "judgments.jsonl"), "--threshold", "0.7", "-o", str(folder / "derived.qrels"))
+    ok("golden", "qrels", golden, "-o", str(folder / "gold.qrels"))
+    ok("sensitivity", str(folder / "judgments.jsonl"), *runs, "-m", "nDCG@10", "--step", "0.02", "--permutations", "200",
+       "--bootstrap", "200", "--curves", str(folder / "sensitivity.csv"))
+    agree = ok("agree", str(folder / "gold.qrels"), str(folder / "derived.qrels"), *runs, "--unlisted-as-zero", "-f", "json")
+    put("agreement.json", agree.stdout)
+    return [str(folder / "derived.qrels"), *runs, "--gold-qrels", str(folder / "gold.qrels"), "--golden", golden,
+            "--corpus", str(folder / "corpus.jsonl"), "--judgments", str(folder / "judgments.jsonl"),
+            "--base", runs[0], "--reranked", runs[3], "--sensitivity", str(folder / "sensitivity.csv"),
+            "--agreement", str(folder / "agreement.json"), "-m", "nDCG@10,AP,RR,P@10", "--permutations", "500",
+            "--bootstrap", "500", "--title", "semrel report (drawn data)"]

@@ -10,7 +10,8 @@ A library function that runs long takes `steps: Steps` and reports through it:
 A step with total 0 only names itself (a stage of a report, say). The default, `no_progress`,
 prints nothing, so notebooks stay quiet; the CLI passes `stderr_steps`: counts, rate and time
 left on stderr, at most about once a second (every 10 s when stderr is not a terminal), so
-stdout stays clean for results.
+stdout stays clean for results. A step of ANNOUNCE or more items also shows its line at once
+(`0/11413`): the total is known before the first batch is done (and before a model has loaded).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Callable, ContextManager, Iterator, Protocol, TextIO
 from .terminal import safe, unfiltered
 
 Advance = Callable[[int], None]
+ANNOUNCE = 100
 
 
 class Steps(Protocol):
@@ -47,6 +49,8 @@ def stderr_steps(label: str, total: int) -> Iterator[Advance]:
         yield _ignore
         return
     line = ProgressLine(label, total)
+    if total >= ANNOUNCE:
+        line.show()
     yield line.add
     line.close()
 
@@ -78,6 +82,8 @@ class ProgressLine:
     def text(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
         rate = self.done / elapsed
+        if not self.done:
+            return f"semrel: {self.label}: 0/{self.total}"
         parts = [f"{self.done}/{self.total}", f"{rate:.1f}/s"]
         left = self.total - self.done
         if rate > 0 and left > 0:

@@ -6,14 +6,15 @@ rows; the rest are small frozen dataclasses.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence, TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import ValidationError
+from .errors import UsageError, ValidationError
 
 
 def _strings(values) -> pa.Array:
@@ -177,7 +178,11 @@ class Run:
 
 @dataclass(frozen=True)
 class Chunk:
-    """A passage of a document, with character offsets into that document."""
+    """A passage of a document, with character offsets into that document's (extracted) text.
+
+    `meta` holds where the passage sits in its source, when the source says: `pages` (PDF pages,
+    from 1) and `headings` (the path of section headings it starts under: HTML, .docx, Markdown).
+    """
 
     id: str
     text: str
@@ -185,6 +190,7 @@ class Chunk:
     start: int
     end: int
     title: str = ""
+    meta: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -200,6 +206,50 @@ class GoldenItem:
     @property
     def reference_answer(self) -> str:
         return self.reference_answers[0] if self.reference_answers else ""
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class QuerySample:
+    """Which queries of a golden set to work on: the first `limit`, or `size` drawn at random with
+    `seed` (kept in file order), or all. The same file, size and seed always give the same queries,
+    so `retrieve --sample 100` and `judge --sample 100` work on one sample."""
+
+    limit: int | None = None
+    size: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.limit is not None and self.size is not None:
+            raise UsageError("give --limit N (the first N queries) or --sample N (N at random), not both")
+        for name, value in (("--limit", self.limit), ("--sample", self.size)):
+            if value is not None and value < 1:
+                raise UsageError(f"{name} must be at least 1, not {value}")
+
+    @property
+    def active(self) -> bool:
+        return self.limit is not None or self.size is not None
+
+    def apply(self, items: Sequence[T]) -> list[T]:
+        if self.limit is not None:
+            return list(items[: self.limit])
+        if self.size is None or self.size >= len(items):
+            return list(items)
+        chosen = sorted(random.Random(self.seed).sample(range(len(items)), self.size))
+        return [items[i] for i in chosen]
+
+    def describe(self) -> dict[str, Any] | None:
+        """The manifest's record (None when every query is used)."""
+        if self.limit is not None:
+            return {"limit": self.limit}
+        if self.size is not None:
+            return {"sample": self.size, "seed": self.seed, "rule": "random.Random(seed).sample of positions, file order kept"}
+        return None
+
+
+ALL_QUERIES = QuerySample()
 
 
 @dataclass(frozen=True)

@@ -82,3 +82,19 @@ def test_readme_walkthrough_replays_line_by_line(tmp_path):
     assert (base_ndcg, reranked_ndcg) == (float(derived["nDCG@10"][0]), float(derived["nDCG@10"][3]))
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "bm25+dense" in html and "lift" in html.lower()
+
+
+def test_readme_trec_commands_import_and_evaluate_the_bundled_collection(tmp_path):
+    """README's three TREC commands, typed in a fresh clone, each in its own shell."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Your own files", 1)[1].split("\n## ", 1)[0]
+    commands = [c for c in section.split("```sh\n", 1)[1].split("```", 1)[0].replace(" \\\n", " ").splitlines() if c.strip()]
+    assert len(commands) == 3 and commands[0].startswith("semrel golden import data/trec/topics.txt")
+    folder = fresh_clone(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEMREL_")}
+    for command in commands:
+        done = subprocess.run(["bash", "-c", f"set -eo pipefail; {ACTIVATE}; {command}"], cwd=folder, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (command, done.stderr[-2000:])
+    table = dict(line.split() for line in done.stdout.splitlines()[2:])
+    assert set(table) == {"AP", "nDCG@10", "P@10"} and float(table["AP"]) > 0.5

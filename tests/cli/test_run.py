@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -114,7 +115,7 @@ def test_bad_config_is_one_line(tmp_path, extra, fragments):
 
 def test_missing_files_name_the_key(tmp_path):
     config = write_config(tmp_path)  # no docs, no golden.csv
-    assert_one_error(run("run", config), "[corpus] docs: no such folder 'docs'", code=2)
+    assert_one_error(run("run", config), "[corpus] docs: no such folder or file 'docs'", code=2)
     assert_one_error(run("run", tmp_path / "absent.toml"), "no such config file", code=2)
 
 
@@ -185,7 +186,7 @@ def test_set_beats_environment_beats_file_and_reruns_what_changed(tmp_path, monk
     ({}, ("retrieve.colour=red",), "--set retrieve.colour=red: expected SECTION.KEY=VALUE with a config key"),
     ({}, ("threshold",), "--set threshold: expected SECTION.KEY=VALUE"),
     ({"SEMREL_RETRIEVE_K": "many"}, ("retrieve.k=3",), "SEMREL_RETRIEVE_K=many: [retrieve] k: expected an integer"),
-    ({}, ("corpus.docs=nowhere",), "--set corpus.docs=nowhere: [corpus] docs: no such folder 'nowhere'"),
+    ({}, ("corpus.docs=nowhere",), "--set corpus.docs=nowhere: [corpus] docs: no such folder or file 'nowhere'"),
     ({}, ("lift.base=dense",), "--set lift.base=dense: [lift] base: 'dense' is not one of [retrieve] methods (bm25)"),
 ])
 def test_bad_override_is_one_line_naming_its_source(tmp_path, monkeypatch, env, sets, message):
@@ -277,3 +278,79 @@ def test_a_squad_file_holds_the_corpus(tmp_path):
     gold = (tmp_path / "out" / "gold.qrels").read_text().split("\n")
     assert {line.split()[0] for line in gold if line} == {f"q{i}" for i in range(len(paragraphs))}
     assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
+
+
+def squad_file(path: Path, words_per_context: int) -> Path:
+    paragraphs = []
+    for i, text in enumerate(TEXTS.values()):
+        context = " ".join([text] * (words_per_context // len(text.split()) + 1))
+        answer = " ".join(text.split()[2:5])
+        paragraphs.append({"context": context, "qas": [{"id": f"q{i}", "question": f"What about {text.split()[1]}?",
+                                                        "answers": [{"text": answer, "answer_start": context.index(answer)}]}]})
+    path.write_text(json.dumps({"data": [{"title": f"doc{i}", "paragraphs": [p]} for i, p in enumerate(paragraphs)]}))
+    return path
+
+
+def init_and_plan(tmp_path: Path, *args) -> tuple[str, str, str]:
+    """`semrel init ARGS` then `semrel run --dry-run`: (config text, init's stderr, the planned commands)."""
+    config = tmp_path / "semrel.toml"
+    made = run("init", *args, "-o", config, "--force")
+    assert made.exit_code == 0, made.output
+    planned = run("run", config, "--dry-run")
+    assert planned.exit_code == 0, planned.output
+    return config.read_text(), made.stderr, planned.stdout
+
+
+def test_init_fits_the_config_to_a_squad_file(tmp_path):
+    text, said, planned = init_and_plan(tmp_path, "--golden", squad_file(tmp_path / "xquad.json", 30))
+    assert 'docs = "' not in text and "# size = 150" in text and 'format = "squad"' in text
+    assert "semrel golden import" in planned and "--corpus-out" in planned and "--size" not in planned
+    assert "corpus chunk" not in planned and "SQuAD-style JSON, 6 queries, 6 with a reference answer" in said
+    text, said, planned = init_and_plan(tmp_path, "--golden", squad_file(tmp_path / "long.json", 400), "--sample", "3")
+    assert "\nsize = 150" in text and "--size 150 --overlap 0" in planned and "--sample 3 --sample-seed 0" in planned
+    assert "contexts are long (median" in said
+
+
+def test_init_fits_llamaindex_beir_and_csv(tmp_path):
+    (tmp_path / "rag" / "source_files").mkdir(parents=True)
+    (tmp_path / "rag" / "source_files" / "notes.txt").write_text(" ".join(TEXTS.values()))
+    dataset = {"examples": [{"query": "Why?", "reference_contexts": [" ".join(["word"] * 84)], "reference_answer": "So."}]}
+    (tmp_path / "rag" / "rag_dataset.json").write_text(json.dumps(dataset))
+    text, _, planned = init_and_plan(tmp_path, "--golden", tmp_path / "rag" / "rag_dataset.json")
+    assert 'docs = "rag/source_files"' in text and "\nsize = 80" in text
+    planned = planned.replace(" \\\n    ", " ")
+    assert re.search(r"semrel corpus chunk \S*rag/source_files --size 80 --overlap 0", planned)
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    (beir / "corpus.jsonl").write_text("".join(json.dumps({"_id": k.split("#")[0], "text": t}) + "\n" for k, t in TEXTS.items()))
+    (beir / "queries.jsonl").write_text('{"_id": "1", "text": "why do cats purr"}\n')
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n1\tcats\t1\n")
+    text, said, planned = init_and_plan(tmp_path, "--golden", beir)
+    assert 'file = "beir/corpus.jsonl"' in text and "enabled = false" in text and "no reference answers" in said
+    assert "semrel judge" not in planned and "beir/corpus.jsonl" in planned
+    config = tmp_path / "semrel.toml"
+    result = run("run", config, "--set", "retrieve.methods=bm25")
+    assert result.exit_code == 0, result.output  # the BEIR document ids are the corpus's chunk ids
+    write_data(tmp_path)
+    text, said, planned = init_and_plan(tmp_path, "--golden", tmp_path / "golden.csv", "--docs", tmp_path / "docs")
+    assert re.search(r"semrel corpus chunk \S*docs --size 120 --overlap 20", planned.replace(" \\\n    ", " "))
+    assert said.count("semrel: ") == 1
+    made = run("init", "--golden", tmp_path / "golden.csv", "--docs", tmp_path / "nowhere", "-o", tmp_path / "n.toml")
+    assert made.exit_code == 0 and "nowhere: no such folder yet: put the documents there" in made.stderr
+
+
+def test_run_config_samples_queries_tunes_bm25_and_reports_both_qrels(tmp_path):
+    write_data(tmp_path)
+    config = write_config(tmp_path, extra='[bm25]\nk1 = 1.2\nstemmer = "porter"\n')
+    config.write_text(config.read_text().replace('file = "golden.csv"', 'file = "golden.csv"\nsample = 2\nseed = 1'))
+    result = run("run", config)
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out"
+    assert len(read_lines(out / "golden.jsonl")) == 2
+    manifest = json.loads((out / "runs" / "bm25.run.manifest.json").read_text())
+    assert manifest["params"]["bm25"]["k1"] == 1.2 and manifest["params"]["bm25"]["stemmer"] == "porter"
+    planned = run("run", config, "--dry-run", "--force", "report").stdout
+    assert "--gold-qrels" not in planned  # no judge, no derived labels: the gold qrels are the report's qrels
+    config.write_text(config.read_text().replace("enabled = false", "enabled = true"))
+    planned = run("run", config, "--dry-run").stdout
+    assert re.search(r"--gold-qrels \S*out/gold.qrels", planned.replace(" \\\n    ", " "))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 
 import pytest
 
+from helpers import run, write
 from semrel.errors import FormatError, SemrelError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
@@ -73,3 +75,35 @@ def test_manifest_records_inputs_and_versions(write, tmp_path):
     manifest = json.loads(open(write_manifest(out, [source], {"threshold": 0.5}, rows=1)).read())
     assert manifest["inputs"][0]["lines"] == 2 and len(manifest["inputs"][0]["sha256"]) == 64
     assert manifest["params"] == {"threshold": 0.5} and "numpy" in manifest["versions"]
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_written_files_follow_the_umask(tmp_path, umask, mode):
+    previous = os.umask(umask)
+    try:
+        with atomic_writer(tmp_path / "out.txt") as out:
+            out.write("x\n")
+        write_manifest(tmp_path / "out.txt")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "out.txt").stat().st_mode) == mode
+    assert stat.S_IMODE((tmp_path / "out.txt.manifest.json").stat().st_mode) == mode
+
+
+def test_a_replaced_file_keeps_its_permissions(tmp_path):
+    target = tmp_path / "shared.txt"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    with atomic_writer(target) as out:
+        out.write("new\n")
+    assert target.read_text() == "new\n" and stat.S_IMODE(target.stat().st_mode) == 0o640
+
+
+def test_the_cli_writes_files_other_users_can_read(tmp_path):
+    previous = os.umask(0o022)
+    try:
+        docs = write(tmp_path / "docs" / "a.txt", "Bees forage far.\n").parent
+        assert run("corpus", "chunk", docs, "-o", tmp_path / "corpus.jsonl").exit_code == 0
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "corpus.jsonl").stat().st_mode) == 0o644

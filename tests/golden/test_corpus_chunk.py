@@ -79,7 +79,9 @@ def test_cli_reads_folders_jsonl_and_beir_and_writes_identical_bytes(tmp_path):
     assert outputs[0] == outputs[1]
     rows = [json.loads(line) for line in outputs[0].decode().splitlines()]
     assert [r["_id"] for r in rows] == ["a#0", "a#1", "a#2", "sub/b_c#0", "sub/b_c#1", "j_1#0", "x9#0"]
-    assert rows[0] == {"_id": "a#0", "title": "Hives", "text": "# Hives\n\nBees forage", "doc_id": "a", "start": 0, "end": 20}
+    assert rows[0] == {"_id": "a#0", "title": "Hives", "text": "# Hives\n\nBees forage", "doc_id": "a", "start": 0, "end": 20,
+                       "meta": {"headings": ["Hives"]}}
+    assert "meta" not in rows[3]  # plain text: nothing to say
     manifest = json.loads((tmp_path / "corpus1.jsonl.manifest.json").read_text())
     assert manifest["rows"] == 7 and manifest["params"]["size"] == 4 and len(manifest["inputs"]) == 3
 
@@ -90,7 +92,9 @@ def test_cli_errors_are_one_line(tmp_path):
     missing = write(tmp_path / "nt.jsonl", '{"id": "a"}\n')
     assert_one_error(run("corpus", "chunk", missing, "-o", tmp_path / "c.jsonl"), "nt.jsonl:1", "'text'")
     pdf = write(tmp_path / "x.pdf", "%PDF")
-    assert_one_error(run("corpus", "chunk", pdf, "-o", tmp_path / "c.jsonl"), "x.pdf", "unknown kind of input")
+    assert_one_error(run("corpus", "chunk", pdf, "-o", tmp_path / "c.jsonl"), "x.pdf", "not a readable PDF")
+    odd = write(tmp_path / "x.odt", "zip")
+    assert_one_error(run("corpus", "chunk", odd, "-o", tmp_path / "c.jsonl"), "x.odt", "unknown kind of input", ".pdf, .html")
     twice = write(tmp_path / "twice.jsonl", '{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n')
     assert_one_error(run("corpus", "chunk", twice, "-o", tmp_path / "c.jsonl"), "'a'", "twice")
     assert_one_error(run("corpus", "chunk", twice, "-o", tmp_path / "c.jsonl", "--size", "3", "--overlap", "3"),

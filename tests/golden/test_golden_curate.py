@@ -123,6 +123,22 @@ def test_split_keeps_near_duplicates_together(tmp_path):
     assert_one_error(run("golden", "split", golden, "-o", again, "--sizes", "5,5"), "--sizes", code=2)
 
 
+def test_split_sizes_leave_a_rest_part(tmp_path):
+    golden = write(tmp_path / "golden.jsonl", "".join(item(q, t) for q, t in NEAR))
+    result = run("golden", "split", golden, "-o", tmp_path / "s", "--sizes", "2", "--names", "sample,rest")
+    assert result.exit_code == 0, result.output
+    sample, rest = [[i["query_id"] for i in read_lines(tmp_path / "s" / f"{n}.jsonl")] for n in ("sample", "rest")]
+    assert len(sample) == 2 and sorted(sample + rest) == [q for q, _ in NEAR] and "rest: 4 queries" in result.stderr
+    assert run("golden", "split", golden, "-o", tmp_path / "t", "--sizes", "2", "--names", "sample").exit_code == 0
+    assert len(read_lines(tmp_path / "t" / "rest.jsonl")) == 4  # the rest is named rest
+    assert run("golden", "split", golden, "-o", tmp_path / "u", "--sizes", "2,1").exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "u").glob("*.jsonl")) == ["part1.jsonl", "part2.jsonl", "rest.jsonl"]
+    assert run("golden", "split", golden, "-o", tmp_path / "v", "--sizes", "4,2").exit_code == 0  # nothing left
+    assert sorted(p.name for p in (tmp_path / "v").glob("*.jsonl")) == ["test.jsonl", "train.jsonl"]
+    assert_one_error(run("golden", "split", golden, "-o", tmp_path / "w", "--sizes", "2", "--names", "a,b,c"),
+                     "3 names for 2 parts (1 --sizes and the rest)", code=2)
+
+
 def test_dedup_reports_and_deletes_only_with_apply(tmp_path):
     golden = write(tmp_path / "golden.jsonl", "".join(item(q, t) for q, t in NEAR))
     before = golden.read_bytes()

@@ -105,9 +105,9 @@ def test_llamaindex_matches_contexts_exactly_then_by_overlap(tmp_path):
     assert result.exit_code == 0, result.output
     items = read_lines(tmp_path / "g.jsonl")
     assert [i["gold_chunk_ids"] for i in items] == [["a#0"], ["a#1"], []]
-    assert items[0]["meta"]["context_matches"] == [{"how": "exact", "score": 1.0}]
-    # 8 of the context's 9 distinct words are in a#1 (10 words): 8 / min(9, 10)
-    assert items[1]["meta"]["context_matches"] == [{"how": "overlap", "score": 0.8889}]
+    assert items[0]["meta"]["context_matches"] == [{"how": "exact", "score": 1.0, "chunks": 1}]
+    # 8 of the context's 9 distinct words are in a#1 (10 words): 8 / min(9, 10); in other order, so no word pairs cover it
+    assert items[1]["meta"]["context_matches"] == [{"how": "overlap", "score": 0.8889, "chunks": 1}]
     assert items[2]["meta"]["no_answer"] is True
     assert "1 exact" in result.stderr and "1 none" in result.stderr and "threshold 0.5" in result.stderr
     assert_one_error(run("golden", "import", source, "-o", tmp_path / "g.jsonl"), "--corpus", code=2)
@@ -230,3 +230,25 @@ def test_the_sample_golden_set_matches_the_demo_chunking(tmp_path):
     items = read_lines(tmp_path / "golden.jsonl")
     assert 12 <= len(items) <= 20 and all(i["gold_chunk_ids"] and i["reference_answer"] for i in items)
     assert "one drop of chain oil to each roller" in chunks[items[0]["gold_chunk_ids"][0]]
+
+
+def test_llamaindex_context_spanning_chunks_marks_every_chunk_it_covers(tmp_path):
+    words = [f"w{n}" for n in range(60)]
+    write(tmp_path / "docs" / "doc.txt", " ".join(words) + "\n")
+    assert run("corpus", "chunk", tmp_path / "docs", "--size", "20", "-o", tmp_path / "c.jsonl").exit_code == 0
+    # words 12..51: 8 of chunk 0's 20 words (not enough), all of chunk 1, 12 of chunk 2's; line breaks and a changed word
+    context = " ".join(words[12:30]) + "\n" + " ".join(words[30:45]).replace("w33", "W-33") + "\n\n" + " ".join(words[45:52])
+    short = " ".join(words[17:24])  # straddles chunks 0 and 1, more of it in 1
+    dataset = {"examples": [{"query": "long?", "reference_contexts": [context], "reference_answer": "a"},
+                            {"query": "short?", "reference_contexts": [short], "reference_answer": "b"}]}
+    source = write(tmp_path / "rag_dataset.json", json.dumps(dataset))
+    result = run("golden", "import", source, "--corpus", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    long, short_item = read_lines(tmp_path / "g.jsonl")
+    assert long["gold_chunk_ids"] == ["doc#1", "doc#2"]
+    assert long["meta"]["context_matches"] == [{"how": "covered", "score": 0.7, "chunks": 2}]
+    assert short_item["gold_chunk_ids"] == ["doc#1"] and short_item["meta"]["context_matches"][0]["how"] == "covered"
+    assert "1 of 2 reference contexts are longer than the median chunk (20 words); 1 span several chunks (up to 2)" \
+        in result.stderr
+    manifest = json.loads((tmp_path / "g.jsonl.manifest.json").read_text())
+    assert manifest["params"]["contexts_spanning_chunks"] == {"2": 1}

@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from report_helpers import report_args, report_files
+from report_helpers import realistic_files, report_args, report_files
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+DOCS_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "report.png"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
 
@@ -58,3 +59,28 @@ def test_plots_render_without_console_errors(browser, cli, tmp_path):
         area = pixels[top:top + int(box["height"]), left:left + int(box["width"])]
         assert area.size and (area < 0.5).any(axis=-1).mean() > 0.01
         assert len(np.unique(area.reshape(-1, 3), axis=0)) > 5  # several colours: bars, lines, text
+
+
+def test_a_realistic_report_reads_well_and_is_the_docs_screenshot(browser, cli, tmp_path):
+    """Four runs over 40 queries: metrics on derived labels and gold chunks side by side, agreement as
+    tables, a full-width sensitivity plot labelled at the lines' ends. The screenshot is docs/report.png."""
+    args = realistic_files(tmp_path, cli)
+    output = tmp_path / "report.html"
+    assert cli("report", *args, "-o", str(output)).exit_code == 0
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(output.as_uri())
+    assert page.inner_text("#metrics thead tr:nth-child(2)").split() == ["derived", "gold"] * 4
+    assert len(page.query_selector_all("#metrics table.metrics > tbody > tr")) == 4
+    confusion = page.inner_text("#agreement table.confusion")
+    assert "gold chunks: 1 (relevant)" in confusion and "derived labels" in confusion
+    assert page.inner_text("#agreement h2") == "Agreement of the derived labels with the gold chunks"
+    plot = page.query_selector("#sensitivity svg").bounding_box()
+    assert plot and plot["width"] > 900 and plot["height"] > 250  # the full width of the page, not a thumbnail
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    page.close()
+    assert problems == []
+    DOCS_SCREENSHOT.parent.mkdir(exist_ok=True)
+    shutil.copyfile(tmp_path / "report.png", DOCS_SCREENSHOT)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 
 import numpy as np
 import pytest
 
-from helpers import run
+from helpers import assert_one_error, run, write
 from semrel.encoding.models import resolve_model
 from semrel.formats.trec import read_run
 from semrel.retrieval.retrieve import RRF_K, fuse, strictly_ranked
@@ -181,3 +183,84 @@ def test_missing_corpus_and_broken_golden_are_one_line_errors(tmp_path):
     (tmp_path / "golden.jsonl").write_text('{"query_id": "q1", "query": "a"}\n{"query_id": "q2"\n')
     result = run("retrieve", "--corpus", corpus, "--golden", golden, "-o", tmp_path / "x.run")
     assert result.exit_code == 1 and f"{golden}:2: invalid JSON" in result.output
+
+
+def test_retrieve_and_judge_work_on_the_same_sample_of_queries(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.jsonl")
+    rows = [(f"q{n}", f"question {n} about {w}", f"{w} answer", [f"{w}#0"]) for n, w in
+            enumerate(["cats", "ships", "bread", "volcano", "chess", "rain"] * 2)]
+    golden = write_golden(tmp_path / "golden.jsonl", rows)
+    ran = {}
+    for name, options in (("limit", ["--limit", "2"]), ("sample", ["--sample", "4", "--sample-seed", "7"]),
+                          ("again", ["--sample", "4", "--sample-seed", "7"])):
+        out = tmp_path / f"{name}.run"
+        result = run("retrieve", "--corpus", corpus, "--golden", golden, "-k", "2", "-o", out, *options)
+        assert result.exit_code == 0, result.output
+        ran[name] = set(read_run(out).to_dict())
+    assert ran["limit"] == {"q0", "q1"} and len(ran["sample"]) == 4 and ran["again"] == ran["sample"]
+    manifest = json.loads((tmp_path / "sample.run.manifest.json").read_text())
+    assert manifest["params"]["queries"] == {"sample": 4, "seed": 7, "kept": 4,
+                                             "rule": "random.Random(seed).sample of positions, file order kept"}
+    assert run("pool", tmp_path / "limit.run", "--golden", golden, "--depth", "2", "-o", tmp_path / "pool.tsv").exit_code == 0
+    # judge the full pool on the same sample: only those queries are judged
+    result = run("judge", "--corpus", corpus, "--golden", golden, "--pool", tmp_path / "pool.tsv", "--sample", "4",
+                 "--sample-seed", "7", "--cache", tmp_path / "cache", "-o", tmp_path / "j.jsonl")
+    assert result.exit_code == 0, result.output
+    judged = {json.loads(line)["query_id"] for line in (tmp_path / "j.jsonl").read_text().splitlines()}
+    assert judged == ran["sample"]
+
+
+def test_dense_retrieval_reports_its_progress_on_stderr(tmp_path):
+    from semrel.encoding.vectors import VectorStore
+    from semrel.records import Chunk
+    from semrel.retrieval.retrieve import DenseIndex
+
+    texts = {f"c{n}#0": f"{TEXTS[k]} Note {n}." for n, k in enumerate(list(TEXTS) * 25)}  # 150 chunks
+    corpus = write_corpus(tmp_path / "corpus.jsonl", texts)
+    golden = write_golden(tmp_path / "golden.jsonl", [("q1", "bread", "x", [])])
+    result = run("retrieve", "--corpus", corpus, "--golden", golden, "--method", "dense", "--cache", tmp_path / "cache",
+                 "-o", tmp_path / "d.run")
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    # shown as soon as the step starts (the total), then at the end with the rate, as the judge's line
+    first = lines.index("semrel: encoding chunks: 0/150")
+    assert re.fullmatch(r"semrel: encoding chunks: 150/150, [\d.]+/s", lines[first + 1]), lines
+    # the vector store reports through the steps it is given, batch by batch
+    calls: list = []
+
+    @contextlib.contextmanager
+    def steps(label, total):
+        calls.append((label, total))
+        yield lambda n: calls.append(n)
+
+    chunks = [Chunk(i, t + " again", i, 0, len(t)) for i, t in texts.items()]
+    store = VectorStore(tmp_path / "cache2", None)
+    DenseIndex(chunks, None, steps, store=store)
+    assert calls[0] == ("encoding chunks", 150) and sum(calls[1:]) == 150 and len(calls) > 2
+
+
+def test_bm25_settings_are_options_and_go_in_the_manifest(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.jsonl")
+    golden = write_golden(tmp_path / "golden.jsonl", [("q1", "erupting volcanoes", "x", []), ("q2", "the queen", "x", [])])
+
+    def bm25(name, *options):
+        out = tmp_path / f"{name}.run"
+        result = run("retrieve", "--corpus", corpus, "--golden", golden, "-o", out, *options)
+        assert result.exit_code == 0, result.output
+        return read_run(out).to_dict(), json.loads((tmp_path / f"{name}.run.manifest.json").read_text())["params"]["bm25"]
+
+    default, recorded = bm25("default")
+    assert recorded == {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en", "stemmer": "english"}
+    assert list(default["q1"]) == ["volcano#0"]  # stemmed: erupting ~ erupts, volcanoes ~ volcano
+    unstemmed, recorded = bm25("plain", "--bm25-stemmer", "none")
+    assert "q1" not in unstemmed and recorded["stemmer"] == "none"
+    stop = write(tmp_path / "stop.txt", "# Terrier-like\nthe\nqueen\n")
+    tuned, recorded = bm25("tuned", "--bm25-k1", "1.2", "--bm25-b", "0.5", "--bm25-stemmer", "porter", "--bm25-stopwords", stop)
+    assert recorded["k1"] == 1.2 and recorded["b"] == 0.5 and recorded["stemmer"] == "porter"
+    assert recorded["stopwords"]["file"] == str(stop) and len(recorded["stopwords"]["sha256"]) == 64
+    assert "q2" not in tuned  # both its words are stopwords now
+    assert tuned["q1"]["volcano#0"] != default["q1"]["volcano#0"]  # k1 and b change the score
+    assert_one_error(run("retrieve", "--corpus", corpus, "--golden", golden, "--bm25-b", "2", "-o", tmp_path / "x.run"),
+                     "--bm25-b", code=2)
+    assert_one_error(run("retrieve", "--corpus", corpus, "--golden", golden, "--bm25-stemmer", "klingon", "-o", tmp_path / "x.run"),
+                     "--bm25-stemmer", "porter", code=2)

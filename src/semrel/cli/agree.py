@@ -33,7 +33,8 @@ def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed):
     rankings = ranking_agreement(ref_qrels, test_qrels, [read_run(r) for r in runs],
                                  measures) if runs else []
     if fmt == "json":
-        click.echo(json_text({"labels": labels.to_json(), "rankings": [r.to_json() for r in rankings]}))
+        click.echo(json_text({"ref": ref, "test": test, "unlisted_as_zero": unlisted_as_zero, "labels": labels.to_json(),
+                              "rankings": [r.to_json() for r in rankings]}))
         return
     click.echo(render(Table(AGREEMENT_HEADER, [agreement_row(ref, test, labels)]), "table", places=3))
     click.echo(confusion_text("", labels, "ref", "test"), nl=False)

@@ -6,7 +6,7 @@ import click
 
 from ..golden.chunking import chunk_files
 from ..progress import stderr_steps
-from .base import LazyGroup
+from .base import LazyGroup, warn
 from .options import chunk_options, chunk_settings
 from .paths import input_path, output_path
 
@@ -19,9 +19,22 @@ def corpus_group() -> None:
 @corpus_group.command("chunk", short_help='Chunk documents into corpus.jsonl.')
 @click.argument("inputs", nargs=-1, required=True, type=input_path(allow_dash=True))
 @click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="corpus.jsonl to write.")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="Inside folders, skip files whose name or relative path matches GLOB (repeatable), e.g. --exclude 'README*'.")
 @chunk_options(default_size=200)
-def chunk_command(inputs, output, size, overlap, unit, sentences, model):
-    """Cut INPUTS (.txt/.md files, folders of them, JSONL {"id","title","text"}, BEIR folders)
-    into chunks `<doc_id>#<n>` with character offsets into their documents."""
-    documents, rows = chunk_files(inputs, output, chunk_settings(size, overlap, unit, sentences, model), stderr_steps)
+def chunk_command(inputs, output, exclude, size, overlap, unit, sentences, model, whole):
+    """Cut INPUTS into chunks `<doc_id>#<n>` (with --whole: one chunk `<doc_id>` per document) with
+    character offsets into their (extracted) text.
+
+    INPUTS: .txt/.md, .pdf, .html/.htm, .docx and TREC SGML files (<DOC><DOCNO>..., several
+    documents a file; recognised by .trec/.sgml or by their first tag), folders of them (read
+    recursively; what is skipped is listed on stderr, a count per reason), JSONL {"id","title","text"}
+    and BEIR folders. PDF chunks carry their pages, HTML/.docx/Markdown chunks their section headings
+    (a "meta" key in corpus.jsonl).
+    """
+    settings = chunk_settings(size, overlap, unit, sentences, model, whole)
+    documents, rows, report = chunk_files(inputs, output, settings, stderr_steps, exclude)
+    click.echo(f"semrel: read {report.read_line()}", err=True)
+    for line in report.skip_lines():
+        warn(line)
     click.echo(f"{documents} documents -> {rows} chunks in {output}", err=True)

@@ -16,10 +16,11 @@ from ..formats.tables import render
 from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, split_golden
 from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions
 from ..golden.neardup import split_targets
+from ..golden.sources import DOC_QRELS
 from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
 from .base import LazyGroup, warn
-from .options import chunk_options, chunk_settings
+from .options import chunk_options, chunk_settings, query_sample, sample_options
 from .paths import input_path, output_path
 
 
@@ -44,23 +45,37 @@ def _numbers(text: str | None, kind: type) -> list | None:
 @click.option("--corpus", type=input_path(exists=True, dir_okay=False),
               help="corpus.jsonl the gold chunk ids refer to (checked; needed for llamaindex).")
 @click.option("--corpus-out", type=output_path(allow_dash=True),
-              help=f"corpus.jsonl to write ({', '.join(BUILDS_CORPUS)}: the source holds the documents).")
+              help=f"corpus.jsonl to write ({', '.join(BUILDS_CORPUS)}: the source holds the documents; trec with --docs).")
 @click.option("--qrels-out", type=output_path(allow_dash=True), help="Also write the gold chunks as TREC qrels.")
-@click.option("--query-col", help="Column of the query (csv/jsonl) [default: query, question or text].")
-@click.option("--answer-col", help="Column of the reference answer [default: reference_answer, answer or answers].")
+@click.option("--qrels", type=input_path(exists=True, dir_okay=False),
+              help="trec: the document qrels (qid 0 docno rel) of the topics.")
+@click.option("--docs", multiple=True, type=input_path(exists=True),
+              help="trec: the collection's documents (TREC SGML files or folders), chunked here into --corpus-out (repeatable).")
+@click.option("--doc-qrels", type=click.Choice(DOC_QRELS), default=None,
+              help="Gold ids that are document ids of the corpus: every chunk of a relevant document is gold (all-chunks), "
+                   "or its first chunk [default: trec all-chunks; otherwise an error that says so].")
+@click.option("--query-col", help="Column of the query (csv/jsonl; trec: a topic field, title, desc or narr) "
+                                  "[default: query, question or text; trec: title].")
+@click.option("--answer-col", help="Column of the reference answer [default: reference_answer, answer or answers; "
+                                   "trec: none, or a topic field: desc or narr].")
 @click.option("--chunk-ids-col", help="Column of the gold chunk ids [default: gold_chunk_ids, chunk_ids or gold].")
 @click.option("--id-col", help="Column of the query id [default: query_id, id, qid or _id; else q1, q2, ...].")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="llamaindex: least word overlap for a context to match a chunk when no chunk contains it.")
 @click.option("--split", default="test", show_default=True, help="beir: the qrels split to read.")
 @chunk_options(default_size=None)
-def import_command(source, output, fmt, corpus, corpus_out, qrels_out, query_col, answer_col, chunk_ids_col, id_col,
-                   threshold, split, size, overlap, unit, sentences, model):
+@sample_options
+def import_command(source, output, fmt, corpus, corpus_out, qrels_out, qrels, docs, doc_qrels, query_col, answer_col,
+                   chunk_ids_col, id_col, threshold, split, size, overlap, unit, sentences, model, whole, limit, sample_size,
+                   sample_seed):
     """Import SOURCE (SQuAD-style JSON, LlamaIndex rag_dataset.json, CSV, JSONL, a BEIR folder,
-    PubMedQA's ori_pqal.json or a Cranfield folder) as a golden.jsonl."""
-    settings = chunk_settings(size, overlap, unit, sentences, model)
+    PubMedQA's ori_pqal.json, a Cranfield folder or TREC topics with --qrels) as a golden.jsonl.
+
+    With --limit or --sample only those queries are kept (the corpus keeps every document)."""
+    settings = chunk_settings(size, overlap, unit, sentences, model, whole)
     columns = {"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col}
-    options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split)
+    options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split, qrels=qrels,
+                            docs=tuple(docs), doc_qrels=doc_qrels, sample=query_sample(limit, sample_size, sample_seed))
     result = import_golden_files(source, output, fmt, options, corpus_out, qrels_out)
     if result.params["format"] == "pubmedqa" and size:
         warn("--size does not apply to pubmedqa: each context is one chunk")
@@ -68,10 +83,20 @@ def import_command(source, output, fmt, corpus, corpus_out, qrels_out, query_col
     for what, n in sorted(result.counts.items()):
         warn(f"{what}: {n}")
     if "contexts_matched" in result.params:
-        matched = ", ".join(f"{n} {how}" for how, n in result.params["contexts_matched"].items())
+        p = result.params
+        matched = ", ".join(f"{n} {how}" for how, n in p["contexts_matched"].items())
         click.echo(f"reference contexts matched: {matched} (overlap threshold {threshold})", err=True)
+        spans = sum(p["contexts_spanning_chunks"].values())
+        if p["contexts_longer_than_median_chunk"] or spans:
+            widest = max((int(k) for k in p["contexts_spanning_chunks"]), default=1)
+            spanning = (f"{spans} span several chunks (up to {widest}), and every chunk they cover is gold" if spans
+                        else "each lies within one chunk")
+            click.echo(f"{p['contexts_longer_than_median_chunk']} of {p['contexts']} reference contexts are longer than the "
+                       f"median chunk ({p['median_chunk_words']} words); {spanning}", err=True)
     with_gold = sum(bool(i.gold_chunk_ids) for i in result.items)
-    click.echo(f"{rows} queries, {with_gold} with gold chunks -> {output}", err=True)
+    sampled = result.params.get("queries")
+    of = f" (of {sampled['source']}: {'--limit' if 'limit' in sampled else '--sample'})" if sampled else ""
+    click.echo(f"{rows} queries{of}, {with_gold} with gold chunks -> {output}", err=True)
 
 
 @golden_group.command("qrels", short_help="Write a golden set's gold chunks as qrels.")
@@ -122,8 +147,10 @@ model_option = click.option("--model", default=None, metavar="NAME", help=f"Embe
 @click.argument("golden", type=input_path(allow_dash=True))
 @click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False), help="Folder for the parts.")
 @click.option("--ratio", help="Fraction(s) of the parts, comma-separated; the rest is the last part [default: 0.8].")
-@click.option("--sizes", help="Query counts of the parts, comma-separated (instead of --ratio).")
-@click.option("--names", default=None, help="Part names, comma-separated [default: train,test or train,dev,test].")
+@click.option("--sizes", help="Query counts of the parts, comma-separated (instead of --ratio); the queries left over are "
+                             "one more part, the last.")
+@click.option("--names", default=None, help="Part names, comma-separated [default: train,test or train,dev,test; with "
+                                           "--sizes part1,... and rest]. With --sizes, a name left out for the rest is 'rest'.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @threshold_option
 @model_option
@@ -131,19 +158,27 @@ def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, mode
     """Split GOLDEN into parts (deterministic by --seed); near-duplicate queries stay together."""
     if ratio and sizes:
         raise UsageError("give --ratio or --sizes, not both")
-    targets = split_targets(len(read_golden(golden)), _numbers(ratio, float), _numbers(sizes, int))
-    labels = names.split(",") if names else (["train", "test"] if len(targets) == 2 else
-                                             ["train", "dev", "test"] if len(targets) == 3 else
-                                             [f"part{k + 1}" for k in range(len(targets))])
+    total = len(read_golden(golden))
+    targets = split_targets(total, _numbers(ratio, float), _numbers(sizes, int))
+    rest = total - sum(targets)
+    given = names.split(",") if names else None
+    if rest and (given is None or len(given) <= len(targets)):  # --sizes leave a rest: it is a part too, as with --ratio
+        given = given + ["rest"] if given and len(given) == len(targets) else given
+    if rest:
+        targets.append(rest)
+    labels = given or (["train", "test"] if len(targets) == 2 and not rest else
+                       ["train", "dev", "test"] if len(targets) == 3 and not rest else
+                       [f"part{k + 1}" for k in range(len(targets) - bool(rest))] + (["rest"] if rest else []))
     if len(labels) != len(targets):
-        raise UsageError(f"--names gives {len(labels)} names for {len(targets)} parts")
+        what = f" ({len(targets) - 1} --sizes and the rest)" if rest else ""
+        raise UsageError(f"--names gives {len(labels)} names for {len(targets)} parts{what}")
     for label in labels:  # the parts' files are known now: none may be the golden set, checked before any work
         check_not_input(os.path.join(output_dir, f"{label}.jsonl"))
     parts, left = split_golden(golden, output_dir, targets, labels, seed, threshold, model, stderr_steps)
     for part in parts:
         click.echo(f"{part.name}: {part.queries} queries -> {part.path}", err=True)
     if left:
-        warn(f"{left} queries are in no part (--sizes sum to less than {left + sum(p.queries for p in parts)})")
+        warn(f"{left} queries are in no part")
 
 
 @golden_group.command("dedup", short_help='Find (and remove) near-duplicate queries.')

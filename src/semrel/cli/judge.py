@@ -8,7 +8,7 @@ from ..encoding.models import DEFAULT_MODEL
 from ..errors import Interrupted
 from ..progress import stderr_steps
 from .base import SemrelCommand, warn
-from .options import engine_options
+from .options import engine_options, query_sample, sample_options
 from .paths import input_path, output_path
 
 
@@ -36,8 +36,9 @@ from .paths import input_path, output_path
               help="Embedding cache folder [default: the user cache dir].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the embedding cache.")
 @engine_options
+@sample_options
 def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, baseline_pairs, seed, window, overlap, cache_dir, no_cache,
-                  engine, ray_address, ray_workers):
+                  engine, ray_address, ray_workers, limit, sample_size, sample_seed):
     """Score each pooled (query, chunk) pair with BERTScore: candidate = chunk, reference = answer.
 
     Writes {"query_id","chunk_id","P","R","F","source"} per pair and a manifest. Chunks over the
@@ -51,7 +52,8 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
     try:
         result = judge(corpus, golden, pool, output, model=model, layer=layer, idf=idf, rescale=rescale, window=window,
                        overlap=overlap, baseline_pairs=baseline_pairs, seed=seed, cache=False if no_cache else cache_dir,
-                       engine=make_engine(engine, ray_address, ray_workers), steps=stderr_steps)
+                       engine=make_engine(engine, ray_address, ray_workers), steps=stderr_steps,
+                       sample=query_sample(limit, sample_size, sample_seed))
     except KeyboardInterrupt:
         kept = ("nothing was written" if output == "-"
                 else f"finished pairs are kept in {output}.partial; run the same command again to resume")

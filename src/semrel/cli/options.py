@@ -12,6 +12,7 @@ from ..errors import UsageError
 from ..evaluation.measures import DEFAULT_MEASURES, Measure, parse_measures
 from ..formats.judgments import COMPONENTS
 from ..golden.chunking import UNITS, ChunkSettings
+from ..records import QuerySample
 from ..review.order import ORDERS
 from .paths import database_path, input_path
 
@@ -114,6 +115,8 @@ def chunk_options(default_size: int | None) -> Callable:
                          help="Count words, or tokens of the model's tokenizer."),
             click.option("--sentences", is_flag=True, help="Cut between sentences (longer sentences between words)."),
             click.option("--model", default=None, metavar="NAME", help="Tokenizer for --unit tokens [default: the judge model]."),
+            click.option("--whole", is_flag=True,
+                         help="One chunk per document whose id is the document id (not <doc_id>#0), so document qrels name it."),
         ]):
             command = option(command)
         return command
@@ -121,8 +124,29 @@ def chunk_options(default_size: int | None) -> Callable:
     return decorate
 
 
-def chunk_settings(size: int | None, overlap: int, unit: str, sentences: bool, model: str | None) -> ChunkSettings:
-    return ChunkSettings(size=size, overlap=overlap, unit=unit, sentences=sentences, model=model)
+def chunk_settings(size: int | None, overlap: int, unit: str, sentences: bool, model: str | None, whole: bool = False) -> ChunkSettings:
+    """The chunking options as settings; with --whole, a --size left at its default does not count."""
+    if whole:
+        context = click.get_current_context(silent=True)
+        if context is not None and context.get_parameter_source("size") is click.core.ParameterSource.DEFAULT:
+            size = None
+    return ChunkSettings(size=size, overlap=overlap, unit=unit, sentences=sentences, model=model, whole=whole)
+
+
+def sample_options(command: Callable) -> Callable:
+    """--limit / --sample / --seed: which queries of the golden set to work on (records.QuerySample)."""
+    for option in reversed([
+        click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N", help="Only the first N queries."),
+        click.option("--sample", "sample_size", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="N queries drawn at random with --sample-seed (file order kept; the same N and seed give the same queries)."),
+        click.option("--sample-seed", type=int, default=0, show_default=True, help="Seed of --sample."),
+    ]):
+        command = option(command)
+    return command
+
+
+def query_sample(limit: int | None, size: int | None, seed: int) -> QuerySample:
+    return QuerySample(limit=limit, size=size, seed=seed)
 
 
 db_option = click.option("--db", required=True, type=database_path(dir_okay=False), help="The review database (SQLite).")

@@ -41,9 +41,11 @@ STEPS = ("chunk", "import", "qrels", "retrieve", "pool", "judge", "label", "eval
 _STR, _INT, _FLOAT, _BOOL, _LIST = "a string", "an integer", "a number", "true or false", "a list of strings"
 SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "": {"out": (_STR, "out")},
-    "corpus": {"docs": (_STR, None), "size": (_INT, None), "overlap": (_INT, None), "file": (_STR, None)},
-    "golden": {"file": (_STR, None), "format": (_STR, "auto")},
+    "corpus": {"docs": (_STR, None), "size": (_INT, None), "overlap": (_INT, None), "file": (_STR, None), "whole": (_BOOL, False)},
+    "golden": {"file": (_STR, None), "format": (_STR, "auto"), "sample": (_INT, None), "limit": (_INT, None), "seed": (_INT, 0),
+               "qrels": (_STR, None)},
     "retrieve": {"methods": (_LIST, ["bm25"]), "k": (_INT, 20), "model": (_STR, None)},
+    "bm25": {"k1": (_FLOAT, None), "b": (_FLOAT, None), "method": (_STR, None), "stemmer": (_STR, None), "stopwords": (_STR, None)},
     "pool": {"depth": (_INT, 10), "enabled": (_BOOL, True)},
     "judge": {"enabled": (_BOOL, True), "model": (_STR, None), "layer": (_INT, None), "idf": (_BOOL, False),
               "rescale": (_STR, "none"), "cache": (_STR, "cache")},
@@ -168,20 +170,32 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
             return
         where, folder = origin[section, key]
         full = os.path.normpath(os.path.join(folder, value))
-        if must_exist == "dir" and not os.path.isdir(full):
-            raise ConfigError(f"{where}: no such folder '{value}'")
+        if must_exist == "path" and not os.path.exists(full):
+            raise ConfigError(f"{where}: no such folder or file '{value}'")
         if must_exist == "file" and not os.path.isfile(full):
             raise ConfigError(f"{where}: no such file '{value}'")
         config[section][key] = full
 
     resolve("", "out")
-    resolve("corpus", "docs", "dir")
+    resolve("corpus", "docs", "path")
     resolve("corpus", "file", "file")
-    resolve("golden", "file", "file")
+    resolve("golden", "file", "path")  # a file, or a folder (BEIR, Cranfield)
+    resolve("golden", "qrels", "file")
+    from ..retrieval.retrieve import BM25_STOPWORDS  # here: `semrel run --help` stays quick
+
+    if config["bm25"]["stopwords"] not in (None, "none", *BM25_STOPWORDS):
+        resolve("bm25", "stopwords", "file")  # a file of words, not a list name
     if config["corpus"]["docs"] is not None and config["corpus"]["file"] is not None:
         raise ConfigError(f"{name}: [corpus] docs: give docs (a folder to chunk) or file (a corpus.jsonl), not both")
     if config["golden"]["file"] is None:
         raise ConfigError(f"{name}: [golden] file: missing (the golden set: CSV, JSONL, SQuAD, BEIR...)")
+    if config["golden"]["sample"] is not None and config["golden"]["limit"] is not None:
+        raise ConfigError(f"{origin['golden', 'sample'][0]}: give [golden] sample or limit, not both")
+    for key in ("sample", "limit"):
+        if config["golden"][key] is not None and config["golden"][key] < 1:
+            raise ConfigError(f"{origin['golden', key][0]}: give 1 or more queries")
+    if config["corpus"]["whole"] and config["corpus"]["size"] is not None:
+        raise ConfigError(f"{origin['corpus', 'whole'][0]}: give [corpus] size or whole, not both")
     if not config["retrieve"]["methods"]:
         raise ConfigError(f"{origin['retrieve', 'methods'][0]}: give at least one method")
     if config["engine"]["name"] not in ("local", "ray"):
@@ -237,28 +251,43 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
     c, g, r, j, lab = config["corpus"], config["golden"], config["retrieve"], config["judge"], config["label"]
     golden, gold = o("golden.jsonl"), o("gold.qrels")
     import_args = [g["file"]] + (["--format", g["format"]] if g["format"] != "auto" else [])
+    import_inputs = [g["file"]]
+    if g["qrels"] is not None:
+        import_args += ["--qrels", g["qrels"]]
+        import_inputs.append(g["qrels"])
+    if g["sample"] is not None:
+        import_args += ["--sample", str(g["sample"]), "--sample-seed", str(g["seed"])]
+    elif g["limit"] is not None:
+        import_args += ["--limit", str(g["limit"])]
     corpus = c["file"] or o("corpus.jsonl")
     if c["docs"] is not None:
-        size = CHUNK_SIZE if c["size"] is None else c["size"]
-        overlap = CHUNK_OVERLAP if c["overlap"] is None else c["overlap"]
-        steps.append(Step("chunk", ("corpus", "chunk"), [c["docs"], "--size", str(size), "--overlap", str(overlap),
-                                                         "-o", corpus], [c["docs"]], [corpus]))
+        if c["whole"]:
+            chunking = ["--whole"]
+        else:
+            size = CHUNK_SIZE if c["size"] is None else c["size"]
+            overlap = CHUNK_OVERLAP if c["overlap"] is None else c["overlap"]
+            chunking = ["--size", str(size), "--overlap", str(overlap)]
+        steps.append(Step("chunk", ("corpus", "chunk"), [c["docs"], *chunking, "-o", corpus], [c["docs"]], [corpus]))
     if c["docs"] is None and c["file"] is None:  # SQuAD, PubMedQA, Cranfield: the golden file holds the documents
         chunking = [a for key in ("size", "overlap") if c[key] is not None for a in (f"--{key}", str(c[key]))]
+        chunking += ["--whole"] if c["whole"] else []
         steps.append(Step("import", ("golden", "import"), [*import_args, *chunking, "--corpus-out", corpus, "-o", golden],
-                          [g["file"]], [golden, corpus]))
+                          import_inputs, [golden, corpus]))
     else:
         steps.append(Step("import", ("golden", "import"), [*import_args, "--corpus", corpus, "-o", golden],
-                          [g["file"], corpus], [golden]))
+                          [*import_inputs, corpus], [golden]))
     steps.append(Step("qrels", ("golden", "qrels"), [golden, "-o", gold], [golden], [gold]))
     runs = []
     vectors = ["--cache", os.path.join(out, j["cache"])]  # dense chunk vectors kept beside the judge's embeddings
     e = config["engine"]
     placement = [] if e["name"] == "local" else ["--engine", "ray", *(["--ray-address", e["address"]] if e["address"] else []),
                                                  *(["--ray-workers", str(e["workers"])] if e["workers"] else [])]
+    bm25 = [a for key, value in config["bm25"].items() if value is not None for a in (f"--bm25-{key}", str(value))]
     for method in r["methods"]:
         run = o(f"runs/{method}.run")
         args = ["--corpus", corpus, "--golden", golden, "--method", method, "-k", str(r["k"])]
+        if method != "dense":
+            args += bm25
         if method != "bm25":
             args += vectors + (["--model", r["model"]] if r["model"] else [])
         args += ["-o", run]
@@ -342,6 +371,9 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
         report = o("report.html")
         args = [qrels, *runs, "--golden", golden, "--corpus", corpus, *lift_args]
         inputs = [qrels, *runs, golden, corpus]
+        if derived:  # the metrics of both qrels, side by side
+            args += ["--gold-qrels", gold]
+            inputs.append(gold)
         for option, path in (("--judgments", judgments), ("--sensitivity", curves), ("--agreement", agreement)):
             if path:
                 args += [option, path]
@@ -484,32 +516,32 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
     return summary
 
 
-STARTER = """\
+STARTER_TOP = """\
 # semrel run config: `semrel run {name}` runs every step below; a step whose outputs are newer
 # than its inputs and whose settings are unchanged is skipped. Paths are relative to this file.
 # Any key can be overridden: SEMREL_LABEL_THRESHOLD=0.72, or `--set label.threshold=0.72` (wins).
 # Reference: docs/run.md.
+# Written by `semrel init` for {golden} ({what}).
 
 out = "{out}"                  # folder for every output (corpus.jsonl, runs/, judgments.jsonl, report.html...)
+"""
 
-[corpus]
-docs = "{docs}"                # folder of documents to chunk (or: file = "corpus.jsonl", already chunked)
-size = 120                     # words per chunk
-overlap = 20                   # words shared by neighbouring chunks
-
-[golden]
-file = "{golden}"              # the QA set: CSV/JSONL with query, reference_answer, gold_chunk_ids
-format = "auto"
-
+STARTER_REST = """
 [retrieve]
 methods = ["bm25", "dense"]    # any of bm25, dense, hybrid (dense and hybrid encode with MiniLM)
 k = 20                         # chunks per query in each run
+
+[bm25]
+# k1 = 1.5                     # term saturation; Terrier uses 1.2
+# b = 0.75                     # length normalisation
+# stemmer = "english"          # Snowball English; "porter", "none", or another PyStemmer algorithm
+# stopwords = "en"             # "none", a list name (de, fr, ...) or a file of one word per line
 
 [pool]
 depth = 10                     # top chunks of each run the judge scores
 
 [judge]
-enabled = true                 # BERTScore judge of each pooled (query, chunk) pair
+enabled = {judge}{judge_note}
 # model = "all-MiniLM-L6-v2"   # encoder (local folder or name)
 # layer = 6
 idf = false
@@ -548,12 +580,83 @@ name = "local"                 # where the model runs for judge and dense retrie
 # workers = 4                  # ray: model workers [default: the cluster's GPUs, else its CPUs]
 """
 
+FORMAT_NAMES = {"squad": "SQuAD-style JSON", "llamaindex": "a LlamaIndex rag_dataset", "csv": "CSV", "jsonl": "JSON Lines",
+                "beir": "a BEIR folder", "pubmedqa": "PubMedQA", "cranfield": "a Cranfield folder", "trec": "TREC topics"}
+LONG_CONTEXT = 200  # words: SQuAD contexts longer than this (at the median) are chunked (MiniLM reads 256 tokens)
 
-def starter_config(output: str, docs: str, golden: str, out: str = "out") -> str:
-    """The commented starter config, with paths made relative to the config's folder."""
+
+def _round(words: int) -> int:
+    return max(20, int(round(words / 10.0)) * 10)
+
+
+def starter_config(output: str, golden: str, docs: str | None = None, out: str = "out", qrels: str | None = None,
+                   sample: int | None = None) -> tuple[str, list[str]]:
+    """A commented config that fits `golden` (its format read from the file: SQuAD, LlamaIndex, BEIR,
+    PubMedQA, Cranfield, CSV/JSONL, TREC topics), with paths relative to the config's folder, and
+    notes for the user (what was found, what is missing)."""
+    from ..golden.inspect import summarise_source
+
     base = os.path.dirname(os.path.abspath(output))
 
     def rel(path: str) -> str:
         return os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
 
-    return STARTER.format(name=os.path.basename(output), out=out, docs=rel(docs), golden=rel(golden))
+    found = summarise_source(golden)
+    fmt, notes = found.format, []
+    what = f"{FORMAT_NAMES.get(fmt, fmt)}, {found.queries:,} queries, {found.with_answers:,} with a reference answer"
+    corpus: list[str] = []
+    golden_lines = [f'file = "{rel(golden)}"', f'format = "{fmt}"']
+    if qrels:
+        golden_lines.append(f'qrels = "{rel(qrels)}"  # the document qrels of the topics')
+    elif fmt == "trec":
+        raise UsageError(f"{golden}: TREC topics need their qrels: give --qrels QRELS")
+    golden_lines.append(f"sample = {sample}                   # queries drawn at random with the seed below; remove for all"
+                        if sample else "# sample = 100                 # work on 100 queries drawn at random (or: limit = 100)")
+    golden_lines.append("seed = 0")
+    median = found.median_context
+    if found.holds_documents:
+        corpus.append(f"# No docs: {FORMAT_NAMES[fmt]} holds its documents; the import step writes corpus.jsonl from it.")
+        if fmt == "squad" and median is not None and median > LONG_CONTEXT:
+            corpus += [f"# The contexts are long (median {median:,} words): each is cut into chunks, and the chunk",
+                       "# holding the answer is gold.",
+                       "size = 150                     # words per chunk", "overlap = 0"]
+            notes.append(f"contexts are long (median {median:,} words): chunked into 150-word chunks")
+        elif fmt == "squad":
+            corpus += [f"# Each context is one chunk (median {median or 0:,} words); set a size to cut them.",
+                       "# size = 150"]
+        elif fmt == "pubmedqa":
+            corpus.append("# (each PubMedQA context is one chunk: size does not apply)")
+        else:
+            corpus.append("# size = 120                   # one chunk per document unless set")
+    elif fmt == "beir":
+        corpus += [f'file = "{rel(found.corpus_file or "")}"   # the BEIR corpus as it is: one chunk per document, '
+                   "ids as the qrels name them"]
+    else:
+        folder = docs or found.docs_folder or "docs"
+        if not os.path.exists(folder):
+            notes.append(f"{folder}: no such folder yet: put the documents there or edit [corpus] docs")
+        corpus += ["# The documents to chunk: a folder or a file (.txt, .md, .pdf, .html, .docx, TREC SGML).",
+                   f'docs = "{rel(folder)}"']
+        if fmt == "llamaindex":
+            size = _round(median or 200)
+            corpus += [f"# Chunks near the reference contexts' median length ({median or 0:,} words): a context then",
+                       "# covers about one chunk (every chunk it covers is gold).",
+                       f"size = {size}                     # words per chunk", "overlap = 0"]
+        elif fmt == "trec":
+            corpus.append("whole = true                   # one chunk per document, named by its DOCNO as the qrels are")
+        else:
+            corpus += ["size = 120                     # words per chunk: the gold chunk ids must come from these settings",
+                       "overlap = 20                   # words shared by neighbouring chunks"]
+    judge, judge_note = "true", "                 # BERTScore judge of each pooled (query, chunk) pair"
+    if not found.with_answers:
+        judge = "false"
+        judge_note = ("                # off: the queries have no reference answers, which the BERTScore judge\n"
+                      "                               # needs; the runs are scored on the gold qrels only")
+        notes.append("no reference answers: the judge is off; the runs are scored on the gold qrels")
+    if fmt == "trec" and found.with_answers == 0:
+        golden_lines.insert(2, "# format options such as --answer-col are not in the config: import with "
+                               "`semrel golden import --answer-col desc` and give the golden.jsonl here to judge")
+    text = (STARTER_TOP.format(name=os.path.basename(output), golden=rel(golden), what=what, out=out)
+            + "\n[corpus]\n" + "\n".join(corpus) + "\n\n[golden]\n" + "\n".join(golden_lines) + "\n"
+            + STARTER_REST.format(judge=judge, judge_note=judge_note))
+    return text, [what, *notes]

@@ -29,6 +29,8 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
 @click.argument("runs", nargs=-1, type=input_path(allow_dash=True))
 @click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="report.html to write.")
 @click.option("--title", default="semrel report", show_default=True)
+@click.option("--gold-qrels", type=input_path(allow_dash=True),
+              help="Qrels of the gold chunks (or a golden.jsonl): the runs' metrics on them beside those on QRELS (the derived labels).")
 @click.option("--golden", type=input_path(allow_dash=True), help="golden.jsonl: its stats, and which judged pairs are gold.")
 @click.option("--corpus", type=input_path(allow_dash=True), help="corpus.jsonl: its stats beside the golden set's.")
 @click.option("--judgments", type=input_path(allow_dash=True), help="judgments.jsonl: the distribution of judge scores.")
@@ -44,15 +46,16 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
 @comparison_options
 @rel_level_option
 @places_option
-def report_command(qrels, runs, output, title, golden, corpus, judgments, on, threshold, grades, base, reranked, depth,
+def report_command(qrels, runs, output, title, gold_qrels, golden, corpus, judgments, on, threshold, grades, base, reranked, depth,
                    top, sensitivity, agreement, measures, baseline, all_pairs, correction, test, permutations, bootstrap, seed,
                    alpha, rel_level, places):
     """Write one HTML page (no network needed to open it) with the judge signature at the top and,
     as far as the inputs allow: golden-set stats, judge score distributions, the metric table of
     QRELS and RUNS with significance marks, the lift of --reranked over --base, threshold
-    sensitivity curves and agreement figures."""
+    sensitivity curves and agreement figures (as `semrel agree -f json` writes them: kappa, the
+    confusion matrix and the runs' ranking on each qrels)."""
     inputs = ReportInputs(
-        qrels=qrels, runs=runs, measures=measures, baseline=baseline, all_pairs=all_pairs,
+        qrels=qrels, runs=runs, gold_qrels=gold_qrels, measures=measures, baseline=baseline, all_pairs=all_pairs,
         settings=stat_settings(test, permutations, bootstrap, seed, alpha, correction), rel_level=rel_level,
         golden=golden, corpus=corpus, judgments=judgments, on=on, thresholds=_thresholds(threshold, grades),
         base=base, reranked=reranked, depth=depth, top=top, title=title, places=places,

@@ -51,14 +51,28 @@ def run_command(config, sets, dry_run, force):
 
 
 @click.command("init", cls=SemrelCommand, short_help='Write a starter config for `semrel run`.')
-@click.option("--docs", default="docs", show_default=True, help="Folder of the documents to chunk.")
-@click.option("--golden", default="golden.csv", show_default=True, help="The golden QA file.")
+@click.option("--golden", default="golden.csv", show_default=True,
+              help="The golden QA file (SQuAD, LlamaIndex rag_dataset, CSV/JSONL, a BEIR or Cranfield folder, PubMedQA, "
+                   "TREC topics): its format decides the config.")
+@click.option("--docs", default=None,
+              help="Folder (or file) of the documents to chunk, for formats that do not hold them "
+                   "[default: a folder of documents beside a rag_dataset.json, else docs].")
+@click.option("--qrels", type=input_path(exists=True, dir_okay=False), help="TREC topics: their document qrels.")
+@click.option("--sample", type=click.IntRange(min=1), default=None, metavar="N", help="Work on N queries drawn at random.")
 @click.option("-o", "--output", default="semrel.toml", show_default=True, type=output_path(dir_okay=False))
 @click.option("--force", is_flag=True, help="Overwrite an existing config.")
-def init_command(docs, golden, output, force):
-    """Write a commented starter config for `semrel run`."""
+def init_command(golden, docs, qrels, sample, output, force):
+    """Write a commented starter config for `semrel run` that fits GOLDEN: a file that holds its
+    documents (SQuAD, PubMedQA, Cranfield) gets no docs folder and chunking to suit its contexts; a
+    BEIR folder uses its corpus.jsonl as it is; a rag_dataset.json gets chunks near its contexts'
+    length; queries without reference answers turn the judge off. What it found is printed."""
     if os.path.exists(output) and not force:
         raise UsageError(f"{output}: already exists (--force overwrites it)")
+    if not os.path.exists(golden):
+        raise UsageError(f"--golden {golden}: no such file or folder")
+    text, notes = starter_config(output, golden, docs, qrels=qrels, sample=sample)
     with atomic_writer(output) as out:
-        out.write(starter_config(output, docs, golden))
-    click.echo(f"wrote {output}; run it with: semrel run {output}")
+        out.write(text)
+    for note in notes:
+        click.echo(f"semrel: {note}", err=True)
+    click.echo(f"wrote {output}; check it with `semrel run {output} --dry-run`, run it with: semrel run {output}")

@@ -1,4 +1,4 @@
-"""corpus.jsonl (BEIR lines plus doc_id/start/end) and golden.jsonl."""
+"""corpus.jsonl (BEIR lines plus doc_id/start/end, and meta where a chunk has any) and golden.jsonl."""
 
 from __future__ import annotations
 
@@ -30,9 +30,12 @@ def iter_corpus(path: str | os.PathLike) -> Iterator[tuple[int, Chunk]]:
     for line, obj in read_jsonl(path):
         chunk_id = _token(str(require(obj, "_id", path, line, (str, int))), "chunk id", path, line)
         text = require(obj, "text", path, line)
+        meta = obj.get("meta") or {}
+        if not isinstance(meta, dict):
+            raise FormatError(display_name(path), "meta should be an object", line=line)
         yield line, Chunk(
             id=chunk_id, text=text, title=str(obj.get("title") or ""), doc_id=str(obj.get("doc_id", chunk_id)),
-            start=int(obj.get("start", 0)), end=int(obj.get("end", len(text))),
+            start=int(obj.get("start", 0)), end=int(obj.get("end", len(text))), meta=meta,
         )
 
 
@@ -53,10 +56,16 @@ def read_corpus(path: str | os.PathLike) -> list[Chunk]:
 
 
 def write_corpus(chunks: Iterable[Chunk], path: str | os.PathLike) -> int:
+    """BEIR's `_id`, `title`, `text`, then `doc_id`, `start`, `end` and, for chunks that have any, `meta`
+    (BEIR readers ignore the extra keys)."""
+
     def rows():
         for c in chunks:
             check_id(c.id, "chunk id")
-            yield {"_id": c.id, "title": c.title, "text": c.text, "doc_id": c.doc_id, "start": c.start, "end": c.end}
+            row = {"_id": c.id, "title": c.title, "text": c.text, "doc_id": c.doc_id, "start": c.start, "end": c.end}
+            if c.meta:
+                row["meta"] = dict(c.meta)
+            yield row
 
     return write_jsonl(rows(), path)
 
@@ -121,8 +130,9 @@ def require_known_chunks(items: Iterable[GoldenItem], chunk_ids: set[str], golde
     if missing:
         q, c = missing[0]
         raise ValidationError(
-            f"{golden_path}: {len(missing)} gold chunk ids are not in the corpus (first: {c!r} of query {q!r}); "
-            "re-chunk with the same settings or run `semrel golden validate`"
+            f"{golden_path}: {len(missing)} gold chunk ids are not in the corpus (first: {c!r} of query {q!r}), neither as "
+            "chunk ids nor as document ids: is it the corpus they were made for (the same documents, chunked with the same "
+            "--size and --overlap)? `semrel golden validate GOLDEN --corpus CORPUS` lists them all"
         )
 
 

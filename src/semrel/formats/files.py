@@ -22,6 +22,7 @@ import os
 import stat
 import sys
 import tempfile
+import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -381,12 +382,41 @@ def file_digest(path: str | os.PathLike) -> dict[str, Any]:
     return {"sha256": digest.hexdigest(), "lines": lines + (last != b"\n")}
 
 
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where Linux shows it (/proc/self/status);
+    elsewhere set and restored at once, under a lock."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def new_file_mode(target: str | os.PathLike) -> int:
+    """The permissions `open(target, "w")` would leave: those of the file being replaced, else
+    0666 less the umask (tempfile.mkstemp makes 0600 files, which other users could not read)."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        return 0o666 & ~current_umask()
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     """Write to a temp file beside `path` and rename it into place only on success.
 
-    A crash or an exception leaves the old file (or none), never a half-written one.
-    '-' writes to stdout; a '.gz' name is compressed.
+    A crash or an exception leaves the old file (or none), never a half-written one. The file
+    gets the permissions a plain write would give it (new_file_mode: the umask's, or the replaced
+    file's). '-' writes to stdout; a '.gz' name is compressed.
     """
     name = str(path)
     binary = "b" in mode
@@ -401,6 +431,7 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     fd, tmp = _temp_file(name, target)
     try:
         with os.fdopen(fd, "wb") as raw:
+            os.fchmod(raw.fileno(), new_file_mode(target))
             # cast: typeshed declares GzipFile a BufferedIOBase only, though it has every method of IO[bytes]
             sink = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)) if name.endswith(".gz") else raw
             with sink if sink is not raw else contextlib.nullcontext(raw):

@@ -11,50 +11,43 @@ import os
 import re
 from array import array
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..errors import FormatError, SemrelError, UsageError
+from ..errors import UsageError
 from ..formats.corpus import write_corpus
-from ..formats.files import display_name, read_text
-from ..formats.jsonl import read_jsonl, require
 from ..formats.manifest import write_manifest
 from ..progress import Steps, no_progress
 from ..records import Chunk
+from .documents import Document, DocumentReport, read_documents, read_documents_report, sanitise_id
 
-TEXT_SUFFIXES = (".txt", ".md")
-JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
+__all__ = ["ChunkSettings", "Document", "UNITS", "chunk_document", "chunk_documents", "chunk_files", "read_documents",
+           "sanitise_id"]
+
 UNITS = ("words", "tokens")
 
 _WORD = re.compile(r"\S+")
 # A sentence ends at . ! or ? (possibly followed by closing quotes or brackets) before whitespace,
 # and at a blank line (headings and list items have no full stop).
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)|\n[ \t]*\n")
-_WHITESPACE = re.compile(r"\s+")
-
-
-@dataclass(frozen=True)
-class Document:
-    """A whole document before chunking."""
-
-    id: str
-    text: str
-    title: str = ""
 
 
 @dataclass(frozen=True)
 class ChunkSettings:
-    """How documents are cut: `size` None keeps each document as one chunk."""
+    """How documents are cut: `size` None keeps each document as one chunk `<doc_id>#0`; `whole`
+    keeps it as one chunk whose id is the document id (so document qrels name it)."""
 
     size: int | None = None
     overlap: int = 0
     unit: str = "words"
     sentences: bool = False
     model: str | None = None
+    whole: bool = False
 
     def __post_init__(self) -> None:
+        if self.whole and self.size is not None:
+            raise UsageError("give --size (chunks of N words) or --whole (one chunk per document), not both")
         if self.unit not in UNITS:
             raise UsageError(f"--unit must be one of {', '.join(UNITS)}, not {self.unit!r}")
         if self.size is not None and self.size < 1:
@@ -63,76 +56,10 @@ class ChunkSettings:
             raise UsageError(f"--overlap must be at least 0 and less than --size ({self.overlap} given)")
 
     def describe(self) -> dict:
-        return asdict(self)
-
-
-def sanitise_id(value: str) -> str:
-    """An id safe for whitespace-separated files: runs of whitespace become '_'."""
-    return _WHITESPACE.sub("_", value.strip())
-
-
-# ---------------------------------------------------------------- reading documents
-
-
-def _markdown_title(text: str) -> str:
-    for line in text.splitlines():
-        if line.startswith("# "):
-            return line[2:].strip()
-        if line.strip():
-            break
-    return ""
-
-
-def _text_document(path: Path, doc_id: str) -> Document:
-    text = read_text(path)
-    return Document(sanitise_id(doc_id), text, _markdown_title(text) if path.suffix == ".md" else "")
-
-
-def _jsonl_documents(path: str | os.PathLike) -> Iterable[Document]:
-    """Lines `{"id", "title", "text"}`; BEIR's `_id` is accepted for `id`."""
-    for line, obj in read_jsonl(path):
-        key = "id" if "id" in obj else "_id"
-        doc_id = sanitise_id(str(require(obj, key, path, line, (str, int))))
-        if not doc_id:
-            raise FormatError(display_name(path), f"empty document id in field {key!r}", line=line)
-        yield Document(doc_id, require(obj, "text", path, line), str(obj.get("title") or ""))
-
-
-def _folder_documents(folder: Path) -> Iterable[Document]:
-    if (folder / "corpus.jsonl").is_file():
-        yield from _jsonl_documents(folder / "corpus.jsonl")
-        return
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
-    if not files:
-        raise SemrelError(f"{folder}: no .txt or .md files and no corpus.jsonl in this folder")
-    for path in files:
-        yield _text_document(path, path.relative_to(folder).with_suffix("").as_posix())
-
-
-def read_documents(inputs: Sequence[str | os.PathLike]) -> list[Document]:
-    """Documents from .txt/.md files, folders of them, JSONL files and BEIR folders, in input order.
-
-    A file's id is its name without suffix; inside a folder, its path relative to the folder.
-    """
-    documents: list[Document] = []
-    for name in inputs:
-        path = Path(name)
-        if path.is_dir():
-            documents.extend(_folder_documents(path))
-        elif str(name).endswith(JSONL_SUFFIXES) or str(name) == "-":
-            documents.extend(_jsonl_documents(name))
-        elif path.suffix in TEXT_SUFFIXES:
-            documents.append(_text_document(path, path.stem))
-        elif not path.exists():
-            raise SemrelError(f"{name}: no such file or folder (check the path)")
-        else:
-            raise FormatError(str(name), "unknown kind of input", hint="give .txt, .md, .jsonl files or folders")
-    seen: set[str] = set()
-    for doc in documents:
-        if doc.id in seen:
-            raise SemrelError(f"document id {doc.id!r} occurs twice; rename one of the documents")
-        seen.add(doc.id)
-    return documents
+        described = asdict(self)
+        if not self.whole:
+            del described["whole"]  # as manifests before --whole recorded it
+        return described
 
 
 # ---------------------------------------------------------------- cutting
@@ -259,9 +186,17 @@ def cut_spans(text: str, settings: ChunkSettings, tokenizer=None) -> Iterator[tu
 
 
 def iter_chunks(doc: Document, settings: ChunkSettings, tokenizer=None) -> Iterator[Chunk]:
-    """The chunks of one document, one at a time; a document with no text gives none."""
+    """The chunks of one document, one at a time (with `whole`: one chunk keeping the document's id);
+    a document with no text gives none."""
+    if settings.whole:
+        starts = _word_starts(doc.text)
+        if len(starts):
+            s, e = int(starts[0]), _word_end(doc.text, int(starts[-1]))
+            yield Chunk(id=doc.id, text=doc.text[s:e], doc_id=doc.id, start=s, end=e, title=doc.title, meta=doc.meta_of(s, e))
+        return
     for n, (s, e) in enumerate(cut_spans(doc.text, settings, tokenizer)):
-        yield Chunk(id=f"{doc.id}#{n}", text=doc.text[s:e], doc_id=doc.id, start=s, end=e, title=doc.title)
+        yield Chunk(id=f"{doc.id}#{n}", text=doc.text[s:e], doc_id=doc.id, start=s, end=e, title=doc.title,
+                    meta=doc.meta_of(s, e))
 
 
 def chunk_document(doc: Document, settings: ChunkSettings, tokenizer=None) -> list[Chunk]:
@@ -302,13 +237,16 @@ def _released(documents: list[Document]) -> Iterator[Document]:
         yield documents.pop()
 
 
-def chunk_files(inputs: Sequence[str], output: str | os.PathLike, settings: ChunkSettings, steps: Steps = no_progress) -> tuple[int, int]:
-    """Chunk the documents of `inputs` into `output` (corpus.jsonl) with its manifest: (documents, chunks).
+def chunk_files(inputs: Sequence[str], output: str | os.PathLike, settings: ChunkSettings, steps: Steps = no_progress,
+                exclude: Sequence[str] = ()) -> tuple[int, int, DocumentReport]:
+    """Chunk the documents of `inputs` into `output` (corpus.jsonl) with its manifest:
+    (documents, chunks, what was read and skipped).
 
     Chunks are written as they are cut and each document's text is let go of once it is cut, so
     memory is the documents' text plus a small multiple of the longest one, not every chunk at once."""
-    documents = read_documents(inputs)
+    documents, report = read_documents_report(inputs, exclude)
     count = len(documents)
     rows = write_corpus(iter_document_chunks(_released(documents), count, settings, steps), output)
-    write_manifest(output, inputs=inputs, params=settings.describe(), rows=rows)
-    return count, rows
+    params = {**settings.describe(), **({"exclude": list(exclude)} if exclude else {}), "documents": report.params()}
+    write_manifest(output, inputs=inputs, params=params, rows=rows)
+    return count, rows, report

@@ -29,7 +29,8 @@ def import_golden_files(source: str, output: Path_, fmt: str = "auto", options: 
     if result.chunks is not None and not corpus_out:
         raise UsageError(f"--format {result.params['format']} builds the corpus too: give --corpus-out corpus.jsonl")
     if result.chunks is None and corpus_out:
-        raise UsageError(f"--corpus-out only applies to {', '.join(BUILDS_CORPUS)}; this source is {result.params['format']}")
+        raise UsageError(f"--corpus-out only applies to {', '.join(BUILDS_CORPUS)} and trec with --docs; "
+                         f"this source is {result.params['format']}")
     inputs = [source] + ([options.corpus] if options.corpus else [])
     params = {**result.params, **({"chunking": options.settings.describe()} if result.chunks is not None else {})}
     if result.chunks is not None and corpus_out:

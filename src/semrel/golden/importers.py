@@ -1,5 +1,6 @@
 """Golden sets from the formats people already have: SQuAD-style JSON, LlamaIndex rag_dataset,
-CSV/JSONL with named columns and BEIR folders (PubMedQA and Cranfield live in converters.py).
+CSV/JSONL with named columns and BEIR folders (PubMedQA and Cranfield live in converters.py, TREC
+topics in trec.py).
 
 Every importer takes the source and ImportOptions and returns an Imported (see sources.py);
 nothing is written here.
@@ -24,10 +25,11 @@ from ..records import Chunk, GoldenItem
 from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_pubmedqa
 from .locate import ContextMatcher, chunks_holding, find_answer
-from .sources import Imported, ImportOptions, expect, load_json
+from .sources import Imported, ImportOptions, expect, load_json, map_document_ids
+from .trec import import_trec
 
-FORMATS = ("auto", "squad", "llamaindex", "csv", "jsonl", "beir", "pubmedqa", "cranfield")
-# Formats whose source holds the documents, so the import writes the corpus too.
+FORMATS = ("auto", "squad", "llamaindex", "csv", "jsonl", "beir", "pubmedqa", "cranfield", "trec")
+# Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs).
 BUILDS_CORPUS = ("squad", "pubmedqa", "cranfield")
 
 DEFAULT_COLUMNS = {
@@ -49,12 +51,14 @@ def detect_format(source: str) -> str:
             return "beir"
         raise FormatError(source, "folder is neither a BEIR folder (queries.jsonl) nor Cranfield (cran.qry)")
     name = source.lower().removesuffix(".gz")
+    head = read_head(source, 4096).decode("utf-8", "replace") if path.is_file() else ""
+    if re.match(r"\s*<(top|topics|topic)\b", head, re.IGNORECASE):
+        return "trec"
     if name.endswith((".csv", ".tsv")):
         return "csv"
     if name.endswith(".jsonl"):
         return "jsonl"
     if name.endswith(".json"):
-        head = read_head(source, 4096).decode("utf-8", "replace")
         if re.search(r'"examples"\s*:', head):
             return "llamaindex"
         if re.search(r'"data"\s*:', head):
@@ -131,15 +135,22 @@ def import_squad(source: str, options: ImportOptions) -> Imported:
 
 
 def import_llamaindex(source: str, options: ImportOptions) -> Imported:
-    """Gold chunks are the `--corpus` chunks that match the reference contexts (see ContextMatcher)."""
+    """Gold chunks are the `--corpus` chunks the reference contexts cover (see ContextMatcher): a
+    context longer than the chunks marks every chunk it covers. Contexts spanning several chunks are
+    counted, and so are contexts longer than the corpus's median chunk."""
     if not options.corpus:
         raise UsageError("a LlamaIndex rag_dataset needs --corpus (the chunks its reference contexts are matched to)")
     data = expect(load_json(source), dict, source, "the top level")
     examples = expect(data.get("examples"), list, source, "'examples'")
-    matcher = ContextMatcher(read_corpus(options.corpus), options.threshold)
+    chunks = read_corpus(options.corpus)
+    matcher = ContextMatcher(chunks, options.threshold)
+    lengths = sorted(len(c.text.split()) for c in chunks)
+    median = lengths[len(lengths) // 2]
     items: list[GoldenItem] = []
     counts: Counter[str] = Counter()
-    matched = Counter({"exact": 0, "overlap": 0, "none": 0})
+    matched = Counter({"exact": 0, "covered": 0, "overlap": 0, "none": 0})
+    spanning: Counter[int] = Counter()
+    longer = 0
     for n, example in enumerate(examples):
         example = expect(example, dict, source, f"examples[{n}]")
         query = expect(example.get("query"), str, source, f"examples[{n}].query")
@@ -148,17 +159,24 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
         gold: list[str] = []
         matches = []
         for context in contexts:
-            ids, how, score = matcher.match(str(context))
-            matched[how] += 1
-            matches.append({"how": how, "score": round(score, 4)})
-            gold.extend(i for i in ids if i not in gold)
+            found = matcher.match(str(context))
+            matched[found.how] += 1
+            matches.append(found.meta())
+            spanning[len(found.ids)] += len(found.ids) > 1
+            longer += found.words > median
+            gold.extend(i for i in found.ids if i not in gold)
         meta: dict[str, Any] = {"context_matches": matches}
         if not answer:
             meta["no_answer"] = True
             counts["queries without an answer"] += 1
         query_id = sanitise_id(str(example.get("query_id") or f"q{n + 1}"))
         items.append(GoldenItem(query_id, query.strip(), (answer,) if answer else (), tuple(gold), meta))
-    return Imported(items, None, counts, {"overlap_threshold": options.threshold, "contexts_matched": dict(matched)})
+    contexts_total = sum(matched.values())
+    return Imported(items, None, counts, {
+        "overlap_threshold": options.threshold, "cover": matcher.cover, "contexts_matched": dict(matched),
+        "contexts": contexts_total, "contexts_longer_than_median_chunk": longer, "median_chunk_words": median,
+        "contexts_spanning_chunks": {str(k): v for k, v in sorted(spanning.items()) if v},
+    })
 
 
 # ---------------------------------------------------------------- CSV and JSONL with named columns
@@ -308,14 +326,23 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
 
 
 def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
-    """Run the importer for `fmt` ('auto' detects it); gold chunk ids are checked against --corpus."""
+    """Run the importer for `fmt` ('auto' detects it), keep the queries of `options.sample`, and check
+    the gold chunk ids against --corpus (gold document ids made chunk ids as --doc-qrels says)."""
     importers = {
         "squad": import_squad, "llamaindex": import_llamaindex, "csv": import_csv, "jsonl": import_jsonl,
-        "beir": import_beir, "pubmedqa": import_pubmedqa, "cranfield": import_cranfield,
+        "beir": import_beir, "pubmedqa": import_pubmedqa, "cranfield": import_cranfield, "trec": import_trec,
     }
     fmt = detect_format(source) if fmt == "auto" else fmt
     if fmt not in importers:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if options.docs and options.corpus:
+        raise UsageError("give --docs (documents chunked by this import, with --corpus-out) or --corpus (chunked already), not both")
+    if options.docs and fmt != "trec":
+        raise UsageError(f"--docs goes with --format trec (the collection's documents); this source is {fmt}")
+    if options.qrels and fmt != "trec":
+        raise UsageError(f"--qrels goes with --format trec; this source is {fmt}")
+    if options.doc_qrels and fmt not in ("trec", "beir", "csv", "jsonl"):
+        raise UsageError(f"--doc-qrels applies to gold document ids (trec, beir, csv, jsonl); this source is {fmt}")
     result = importers[fmt](source, options)
     result.params["format"] = fmt
     if any(not i.query_id for i in result.items):
@@ -323,6 +350,16 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     repeated = [q for q, n in Counter(i.query_id for i in result.items).items() if n > 1]
     if repeated:
         raise ValidationError(f"{source}: query id {repeated[0]!r} occurs more than once; query ids must be unique")
-    if options.corpus and fmt not in (*BUILDS_CORPUS, "llamaindex"):
-        require_known_chunks(result.items, {c.id for c in read_corpus(options.corpus)}, source)
+    if options.sample.active:
+        total = len(result.items)
+        result.items = options.sample.apply(result.items)
+        result.params["queries"] = {"source": total, **(options.sample.describe() or {})}
+    if options.corpus and result.chunks is None and fmt != "llamaindex":
+        chunks = read_corpus(options.corpus)
+        mode = options.doc_qrels or ("all-chunks" if fmt == "trec" else None)
+        result.items, mapped = map_document_ids(result.items, chunks, mode, source, options.corpus, drop_unknown=fmt == "trec")
+        result.counts.update(mapped)
+        if mapped:
+            result.params["doc_qrels"] = mode
+        require_known_chunks(result.items, {c.id for c in chunks}, source)
     return result

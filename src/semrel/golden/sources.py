@@ -7,11 +7,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import FormatError
+from ..errors import FormatError, UsageError, ValidationError
 from ..formats.files import display_name, read_text
 from ..formats.jsonl import loads
-from ..records import Chunk, GoldenItem
+from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample
 from .chunking import ChunkSettings
+
+DOC_QRELS = ("all-chunks", "first-chunk")
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,10 @@ class ImportOptions:
     columns: dict[str, str | None] = field(default_factory=dict)
     threshold: float = 0.5
     split: str = "test"
+    qrels: str | None = None  # trec: the document qrels
+    docs: tuple[str, ...] = ()  # trec: the documents, chunked by the import
+    doc_qrels: str | None = None  # how gold document ids become chunk ids (DOC_QRELS); None: refuse (trec: all-chunks)
+    sample: QuerySample = ALL_QUERIES
 
 
 @dataclass
@@ -46,3 +52,64 @@ def expect(value: Any, kind: type, path: str, where: str) -> Any:
     if not isinstance(value, kind) or isinstance(value, bool):
         raise FormatError(display_name(path), f"{where} should be a {kind.__name__}, found {type(value).__name__}")
     return value
+
+
+def map_document_ids(items: list[GoldenItem], chunks: list[Chunk], mode: str | None, source: str,
+                     corpus_name: str, drop_unknown: bool = False) -> tuple[list[GoldenItem], Counter]:
+    """Gold (and graded) ids that are document ids of `chunks`, not chunk ids, made chunk ids:
+    `all-chunks` gives every chunk of the document the document's grade, `first-chunk` its first
+    chunk only; with `mode` None they are refused, with advice that works. Ids that are chunk ids, or
+    neither (require_known_chunks reports those), are left as they are. The documents mapped are
+    kept in meta["gold_documents"]; the counts say how many became how many chunks. With
+    `drop_unknown` (TREC qrels, which judge documents a collection may lack or leave empty), ids that
+    are neither are dropped and counted."""
+    if mode is not None and mode not in DOC_QRELS:
+        raise UsageError(f"--doc-qrels {mode!r}: choose one of {', '.join(DOC_QRELS)}")
+    chunk_ids = {c.id for c in chunks}
+    of_document: dict[str, list[str]] = {}
+    for chunk in chunks:
+        of_document.setdefault(chunk.doc_id, []).append(chunk.id)
+    mapped_items, documents, targets, dropped, first = [], 0, 0, 0, None
+    for item in items:
+        grades = item.meta.get("grades")
+        judged = {str(k): int(v) for k, v in grades.items()} if isinstance(grades, dict) and grades else \
+            {g: 1 for g in item.gold_chunk_ids}
+        unknown = [j for j in judged if j not in chunk_ids and j not in of_document]
+        if drop_unknown and unknown:
+            dropped += len(unknown)
+            judged = {j: g for j, g in judged.items() if j not in unknown}
+        elif all(j in chunk_ids or j not in of_document for j in judged):
+            mapped_items.append(item)
+            continue
+        new: dict[str, int] = {}
+        gold_documents = []
+        for judged_id, grade in judged.items():
+            if judged_id in chunk_ids or judged_id not in of_document:
+                new.setdefault(judged_id, grade)
+                continue
+            first = first or (judged_id, item.query_id)
+            chunk_list = of_document[judged_id] if mode == "all-chunks" else of_document[judged_id][:1]
+            for chunk_id in chunk_list:
+                new.setdefault(chunk_id, grade)
+            if grade > 0:
+                documents += 1
+                targets += len(chunk_list)
+                gold_documents.append(judged_id)
+        meta = {**item.meta, **({"gold_documents": gold_documents} if gold_documents else {})}
+        if isinstance(grades, dict) and grades:
+            meta["grades"] = new
+        gold = tuple(c for c, g in new.items() if g > 0)
+        mapped_items.append(GoldenItem(item.query_id, item.query, item.reference_answers, gold, meta))
+    counts: Counter = Counter()
+    if dropped:
+        counts[f"judged documents not in {corpus_name} or without text (judgments dropped)"] = dropped
+    if first is not None and mode is None:
+        doc, query = first
+        raise ValidationError(
+            f"{source}: gold ids are document ids of {corpus_name}, not chunk ids (first: {doc!r} of query {query!r}, "
+            f"whose chunks are {', '.join(repr(c) for c in of_document[doc][:2])}{', ...' if len(of_document[doc]) > 2 else ''}): "
+            "give --doc-qrels all-chunks (every chunk of a relevant document is gold) or --doc-qrels first-chunk, "
+            "or chunk with `semrel corpus chunk --whole` (one chunk per document, its id the document id)")
+    if first is not None:
+        counts[f"relevant documents made gold chunks (--doc-qrels {mode}; {targets} chunks in all)"] = documents
+    return mapped_items, counts

@@ -46,7 +46,7 @@ from ..formats.judgments import write_judgments
 from ..formats.manifest import write_manifest
 from ..formats.pool import read_pool
 from ..progress import Advance, Steps, no_progress
-from ..records import Chunk, GoldenItem, Judgment
+from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample
 from .bertscore import default_layer, greedy_match, idf_table, plain_weights, rescale, shipped_baseline
 from .checkpoint import Checkpoint
 
@@ -537,6 +537,7 @@ def judge(
     cache: str | os.PathLike | bool | None = None,
     steps: Steps = no_progress,
     engine: Engine = LOCAL,
+    sample: QuerySample = ALL_QUERIES,
 ) -> JudgeResult:
     """Score chunks against reference answers with BERTScore (the Python side of `semrel judge`).
 
@@ -545,7 +546,8 @@ def judge(
     whole. With `output`, judgments.jsonl is written atomically (row by row) with its manifest,
     and an interrupted run resumes from `<output>.partial`.
     `cache`: a folder, None for the user cache dir, False for none. `engine`: where the model runs
-    (engines.make_engine); judgments are the same on every engine.
+    (engines.make_engine); judgments are the same on every engine. `sample`: judge only those
+    queries of the golden set (pool pairs of the others are left out).
     """
     chunks: Callable[[], Iterable[tuple[int, Chunk]]]
     if isinstance(corpus, (str, os.PathLike)) and str(corpus) != STDIO:
@@ -558,6 +560,11 @@ def judge(
         chunks = records.__iter__
     items, golden_name = _load(golden, read_golden, "golden set")
     pairs, pool_name = _load(pool or (), read_pool, "pool")
+    if sample.active:
+        every = {item.query_id for item in items}
+        items = sample.apply(items)
+        kept = {item.query_id for item in items}
+        pairs = [pair for pair in pairs if pair[0] in kept or pair[0] not in every]  # an unknown query is still an error
     options = JudgeOptions(
         model=model, layer=layer, idf=idf, rescale=rescale, window=window, overlap=overlap, baseline_pairs=baseline_pairs, seed=seed,
         cache_dir=None if cache in (None, True, False) else str(cache), use_cache=cache is not False,
@@ -565,6 +572,8 @@ def judge(
     partial = f"{output}.partial" if output is not None and str(output) != STDIO else None
     result = judge_pairs(chunks, items, pairs, options, partial, steps,
                          {"corpus": corpus_name, "golden": golden_name, "pool": pool_name}, engine)
+    if sample.active:
+        result.params["queries"] = {**(sample.describe() or {}), "kept": len(items)}
     if output is not None:
         write_judgments(result.judgments, output)
         inputs = [v for v in (corpus, golden, pool) if isinstance(v, (str, os.PathLike))]

@@ -57,6 +57,7 @@ class ReportInputs:
 
     qrels: str | None = None
     runs: Sequence[str] = ()
+    gold_qrels: str | None = None  # a second qrels (the gold chunks) whose metrics sit beside those of `qrels`
     measures: Sequence[Measure] = ()
     settings: StatSettings = StatSettings()
     baseline: str | None = None
@@ -81,7 +82,7 @@ class ReportInputs:
 
     def files(self) -> list[str]:
         """Every input file, for the manifest."""
-        named = [self.qrels, *self.runs, self.golden, self.corpus, self.judgments, self.base, self.reranked]
+        named = [self.qrels, self.gold_qrels, *self.runs, self.golden, self.corpus, self.judgments, self.base, self.reranked]
         return [p for p in dict.fromkeys(named) if p]
 
 
@@ -156,14 +157,54 @@ def _score_section(judgments: list[Judgment], golden: list[GoldenItem] | None, c
             "counts": {name: len(values) for name, values in groups.items()}, "table": _html_table(table, 3)}
 
 
-def _metric_section(inputs: ReportInputs, qrels: str, warn: Callable[[str], None]) -> dict[str, Any]:
-    results = evaluate_files(qrels, inputs.runs, inputs.chosen_measures(), inputs.rel_level, warn=warn)
-    c = compare_evaluations(results, inputs.settings, baseline=inputs.baseline, all_pairs=inputs.all_pairs)
-    rows = [{"key": c.letter(run), "run": run,
-             "cells": [{"text": cell_text(c.value(run, m), inputs.places), "marks": c.marks(run, m)} for m in c.measures]}
-            for run in c.runs]
-    return {"measures": [m.name for m in c.measures], "rows": rows, "legend": legend(c),
-            "queries": len(results[0].query_ids), "tests": _html_table(tests_table(c), inputs.places)}
+@dataclass(frozen=True)
+class QrelsKind:
+    """What a qrels file holds, as the report names it: `key` derived, gold or qrels."""
+
+    key: str
+    label: str  # "derived labels", "gold chunks"
+    description: str
+
+
+def describe_qrels(path: str | None) -> QrelsKind:
+    """Derived labels (a `semrel label` manifest), gold chunks (a `golden qrels` manifest, or a
+    golden.jsonl given as qrels), or qrels of unknown origin."""
+    if path is None:
+        return QrelsKind("qrels", "qrels", "")
+    name = os.path.basename(display_name(path))
+    params = read_params(path) or {}
+    if "thresholds" in params or "on" in params:
+        thresholds = params.get("thresholds") or []
+        rule = f"BERTScore {params.get('on', 'R')} at {', '.join(f'{t:g}' for t in thresholds)}" if thresholds else "the judge"
+        return QrelsKind("derived", "derived labels", f"{name}: labels derived from {rule} on the judged pool")
+    if params.get("from") == "golden set" or name.endswith((".jsonl", ".jsonl.gz")):
+        return QrelsKind("gold", "gold chunks", f"{name}: the golden set's gold chunks")
+    return QrelsKind("qrels", os.path.basename(name), f"{name}: qrels")
+
+
+def _metric_section(inputs: ReportInputs, warn: Callable[[str], None]) -> dict[str, Any]:
+    """The runs on QRELS and, with gold_qrels, on the gold chunks too: one column per measure and qrels."""
+    assert inputs.qrels is not None  # build_report checks it
+    named: list[tuple[str, QrelsKind]] = [(inputs.qrels, describe_qrels(inputs.qrels))]
+    if inputs.gold_qrels:
+        gold = describe_qrels(inputs.gold_qrels)
+        named.append((inputs.gold_qrels, gold if gold.key != "qrels" else QrelsKind("gold", "gold chunks", gold.description)))
+    if len(named) == 2 and named[0][1].key == "qrels":
+        named[0] = (inputs.qrels, QrelsKind("derived", "derived labels", named[0][1].description))
+    comparisons, qrels = [], []
+    for path, kind in named:
+        results = evaluate_files(path, inputs.runs, inputs.chosen_measures(), inputs.rel_level, warn=warn)
+        c = compare_evaluations(results, inputs.settings, baseline=inputs.baseline, all_pairs=inputs.all_pairs)
+        comparisons.append(c)
+        qrels.append({"key": kind.key, "label": kind.label, "description": kind.description,
+                      "queries": len(results[0].query_ids), "legend": legend(c),
+                      "tests": _html_table(tests_table(c), inputs.places)})
+    first = comparisons[0]
+    rows = [{"key": first.letter(run), "run": run,
+             "cells": [{"text": cell_text(c.value(run, m), inputs.places), "marks": c.marks(run, m)}
+                       for m in first.measures for c in comparisons]}
+            for run in first.runs]
+    return {"measures": [m.name for m in first.measures], "rows": rows, "qrels": qrels}
 
 
 def _lift_section(inputs: ReportInputs, qrels_path: str, base: str, reranked: str) -> tuple[dict[str, Any], list[str]]:
@@ -193,7 +234,7 @@ def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
     """Nested key/values as ('a.b', text) rows (lists of objects numbered from 1), numbers shown to 4 decimals."""
     if isinstance(value, Mapping):
         return [row for k, v in value.items() for row in _flatten(v, f"{prefix}.{k}" if prefix else str(k))]
-    if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):  # e.g. agree's rankings
+    if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
         return [row for i, v in enumerate(value, start=1) for row in _flatten(v, f"{prefix}.{i}")]
     if isinstance(value, float):
         return [(prefix, f"{value:.4f}")]
@@ -202,12 +243,81 @@ def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix, str(value))]
 
 
+def _number(value: Any, places: int = 3) -> str:
+    return f"{value:.{places}f}" if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+        else "n/a"
+
+
+def _grade_name(label: Any, graded: bool) -> str:
+    if graded:
+        return str(label)
+    return {0: "0 (not relevant)", 1: "1 (relevant)"}.get(label, str(label))
+
+
+def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> dict[str, Any]:
+    """`semrel agree -f json` as tables: kappa with its interval, the confusion matrix with its axes named,
+    and per measure the runs' values and ranks on each qrels with the pairs whose order flips. Any other
+    JSON object is shown as flat key/value rows."""
+    labels = agreement.get("labels")
+    if not isinstance(labels, Mapping) or not isinstance(labels.get("confusion"), list):
+        return {"kind": "flat", "title": "Agreement figures", "rows": _flatten(agreement)}
+    ref = describe_qrels(agreement.get("ref")) if agreement.get("ref") else None
+    test = describe_qrels(agreement.get("test")) if agreement.get("test") else None
+    ref_label = ref.label if ref and ref.key != "qrels" else "gold chunks" if gold_qrels and agreement.get("ref") == gold_qrels \
+        else f"reference ({ref.label})" if ref else "reference qrels"
+    test_label = test.label if test and test.key != "qrels" else f"test ({test.label})" if test else "test qrels"
+    names = labels.get("labels") or []
+    graded = len(names) > 2
+    confusion = [[int(n) for n in row] for row in labels["confusion"]]
+    columns = [sum(col) for col in zip(*confusion)] if confusion else []
+    kappa = labels.get("kappa")
+    summary = [
+        ("pairs compared", f"{labels.get('n', 0):,}" + (" (a pair one side does not list counts as grade 0)"
+                                                        if agreement.get("unlisted_as_zero") else "")),
+        ("agreement", f"{_number(labels.get('percent_agreement'), 1)}%"),
+        (f"Cohen's kappa ({labels.get('weights', 'none')} weights)" if labels.get("weights") not in (None, "none")
+         else "Cohen's kappa", f"{_number(kappa)} (95% bootstrap interval {_number(labels.get('kappa_low'))} "
+                               f"to {_number(labels.get('kappa_high'))})"),
+    ]
+    rankings = []
+    for r in agreement.get("rankings") or []:
+        if not isinstance(r, Mapping) or not isinstance(r.get("ref"), Mapping) or not isinstance(r.get("test"), Mapping):
+            continue
+        on_ref, on_test = dict(r["ref"]), dict(r["test"])
+
+        def rank(values: Mapping[str, Any], run: str) -> int | str:
+            """1 + the runs strictly better (tied runs share a rank)."""
+            if not isinstance(values.get(run), (int, float)):
+                return "n/a"
+            return 1 + sum(isinstance(v, (int, float)) and v > values[run] for v in values.values())
+
+        order_ref = sorted(on_ref, key=lambda run: (rank(on_ref, run), run))
+        runs = [{"run": run, "ref": _number(on_ref[run], 4), "ref_rank": rank(on_ref, run),
+                 "test": _number(on_test.get(run), 4), "test_rank": rank(on_test, run)} for run in order_ref]
+        flips = []
+        for a, b in r.get("swapped") or []:
+            high, low = (a, b) if on_ref.get(a, 0) > on_ref.get(b, 0) else (b, a)
+            flips.append(f"{ref_label} rank {high} above {low}; {test_label} rank {low} above {high}")
+        rankings.append({"measure": str(r.get("measure", "")), "tau": _number(r.get("tau")), "runs": runs, "flips": flips})
+    return {
+        "kind": "labels", "title": f"Agreement of the {test_label} with the {ref_label}", "ref": ref_label, "test": test_label,
+        "summary": summary,
+        "confusion": {"labels": [_grade_name(n, graded) for n in names],
+                      "rows": [{"label": _grade_name(n, graded), "counts": row, "total": sum(row)}
+                               for n, row in zip(names, confusion)],
+                      "totals": columns, "n": sum(columns)},
+        "rankings": rankings,
+    }
+
+
 def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps = no_progress) -> str:
     """The report's HTML text."""
     if (inputs.base is None) != (inputs.reranked is None):
         raise UsageError("--base and --reranked go together")
     if (inputs.runs or inputs.base) and not inputs.qrels:
         raise UsageError("runs need qrels: give QRELS first")
+    if inputs.gold_qrels and not inputs.runs:
+        raise UsageError("--gold-qrels scores the runs a second time: give QRELS and runs")
     if inputs.on is not None and inputs.on not in COMPONENTS:
         raise UsageError(f"--on {inputs.on!r}: choose one of P, R, F")
     qrels_params = read_params(inputs.qrels) if inputs.qrels else None
@@ -229,7 +339,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
             page.sections["scores"] = _score_section(read_judgments(inputs.judgments), golden, component, thresholds)
     if inputs.runs and inputs.qrels:  # runs without qrels were refused above
         with steps(f"report: evaluating and testing {len(inputs.runs)} runs", 0):
-            page.sections["metrics"] = _metric_section(inputs, inputs.qrels, note)
+            page.sections["metrics"] = _metric_section(inputs, note)
     if inputs.base and inputs.reranked is not None and inputs.qrels:  # both given, with qrels: checked above
         with steps("report: reranking lift", 0):
             page.sections["lift"], problems = _lift_section(inputs, inputs.qrels, inputs.base, inputs.reranked)
@@ -239,7 +349,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         with steps("report: threshold sensitivity", 0):
             page.sections["sensitivity"] = _sensitivity_section(inputs.sensitivity, thresholds)
     if inputs.agreement is not None:
-        page.sections["agreement"] = _flatten(inputs.agreement)
+        page.sections["agreement"] = _agreement_section(inputs.agreement, inputs.gold_qrels)
     if not any(page.sections.values()):
         raise UsageError("nothing to report: give QRELS and runs, --golden, --judgments, --base/--reranked, "
                          "--sensitivity or --agreement")

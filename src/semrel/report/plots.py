@@ -82,24 +82,66 @@ def change_bars(changes: Sequence[float], measure: str) -> str:
     return svg(figure, "lift")
 
 
+# Okabe and Ito's colour-blind safe palette, then markers, so lines differ in more than hue
+_PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def spread(values: Sequence[float], gap: float, low: float, high: float) -> list[float]:
+    """Label heights near `values`, at least `gap` apart and inside [low, high] when there is room
+    (in the order of the values): the direct labels at the lines' ends must not overlap."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    placed = [float(values[i]) for i in order]
+    for k in range(1, len(placed)):
+        placed[k] = max(placed[k], placed[k - 1] + gap)
+    overflow = placed[-1] - high if placed else 0.0
+    if overflow > 0:
+        placed = [max(p - overflow, low + k * gap) for k, p in enumerate(placed)]
+        for k in range(len(placed) - 2, -1, -1):
+            placed[k] = min(placed[k], placed[k + 1] - gap)
+    out = [0.0] * len(values)
+    for k, i in enumerate(order):
+        out[i] = placed[k]
+    return out
+
+
 def sensitivity_curves(curves: Mapping[str, Mapping[str, Sequence[tuple[float, float]]]],
                        chosen: Sequence[float]) -> str:
-    """One panel per measure: each run's value against the label threshold, the chosen one marked."""
+    """One full-width panel per measure: each run's value against the label threshold, labelled at its
+    right end (no legend to match colours against), with the thresholds in use marked."""
     measures = list(curves)
-    columns = min(3, len(measures))
-    rows = -(-len(measures) // columns)
-    figure = _figure(3.2 * columns, 2.6 * rows)
-    with rc_context(_STYLE):
-        panels = np.atleast_1d(figure.subplots(rows, columns, squeeze=False).ravel())
+    runs = list(dict.fromkeys(run for m in measures for run in curves[m]))
+    style = {run: (_PALETTE[i % len(_PALETTE)], _MARKERS[i % len(_MARKERS)]) for i, run in enumerate(runs)}
+    longest = max((len(_label(run)) for run in runs), default=4)
+    figure = _figure(9.5, 3.4 * len(measures))
+    with rc_context({**_STYLE, "font.size": 10}):
+        panels = np.atleast_1d(figure.subplots(len(measures), 1, squeeze=False).ravel())
         for axes, measure in zip(panels, measures):
+            ends = []
             for run, points in curves[measure].items():
                 xs, ys = zip(*sorted(points))
-                axes.plot(xs, ys, marker=".", markersize=3, linewidth=1.2, label=_label(run))
+                color, marker = style[run]
+                axes.plot(xs, ys, color=color, marker=marker, markersize=4, markevery=max(1, len(xs) // 10), linewidth=1.8)
+                ends.append((run, xs[-1], ys[-1], color))
+            values = [v for points in curves[measure].values() for _, v in points]
+            low, high = min(values), max(values)
+            pad = max((high - low) * 0.08, 0.01)
+            axes.set_ylim(low - pad, high + pad)
+            heights = spread([y for _, _, y, _ in ends], (high - low + 2 * pad) * 0.09, low - pad, high + pad)
+            right = max(x for _, x, _, _ in ends)
+            lefts = min(x for points in curves[measure].values() for x, _ in points)
+            nudge = (right - lefts) * 0.025
+            for (run, x, y, color), h in zip(ends, heights):
+                axes.annotate(_label(run), (x, y), xytext=(right + nudge, h), textcoords="data", xycoords="data",
+                              color=color, fontweight="bold", va="center", ha="left",
+                              arrowprops={"arrowstyle": "-", "color": color, "linewidth": 0.6, "shrinkA": 0, "shrinkB": 2},
+                              annotation_clip=False)
             for t in chosen:
-                axes.axvline(t, color="#b2182b", linestyle="--", linewidth=1)
-            axes.set_title(_label(measure))
-            axes.set_xlabel("threshold")
-        for axes in panels[len(measures):]:
-            axes.set_visible(False)
-        panels[0].legend(frameon=False, fontsize=8)
+                axes.axvline(t, color="#444444", linestyle="--", linewidth=1)
+                axes.annotate(f"label threshold {t:g}", (t, 1.0), xycoords=("data", "axes fraction"), xytext=(4, -4),
+                              textcoords="offset points", va="top", fontsize=9, color="#444444")
+            axes.set_xlim(lefts, right + (right - lefts) * (0.04 + 0.013 * longest))
+            axes.set_ylabel(_label(measure))
+            axes.grid(axis="y", color="#e5e5e5", linewidth=0.8)
+        panels[-1].set_xlabel("label threshold (judge score at or above which a pair is relevant)")
     return svg(figure, "sensitivity")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -19,10 +19,11 @@ from ..encoding.models import DEFAULT_MODEL
 from ..encoding.sentences import sentence_embeddings
 from ..errors import UsageError, ValidationError
 from ..formats.corpus import read_corpus, read_golden
+from ..formats.files import file_digest, read_text
 from ..formats.manifest import write_manifest
 from ..formats.trec import ranked, read_run, run_name, write_run
 from ..progress import Steps, no_progress
-from ..records import Chunk, GoldenItem, Run
+from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run
 
 if TYPE_CHECKING:
     from ..encoding.vectors import VectorStore
@@ -30,7 +31,10 @@ if TYPE_CHECKING:
 METHODS = ("bm25", "dense", "hybrid")
 RERANKERS = ("dense",)
 RRF_K = 60
-BM25_PARAMS = {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en", "stemmer": "snowball-english"}
+BM25_PARAMS: dict[str, Any] = {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en", "stemmer": "english"}
+"""The defaults; `retrieve --bm25-*` and `[bm25]` in `semrel run` change them (bm25_params)."""
+BM25_METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+BM25_STOPWORDS = ("en", "en_plus", "de", "nl", "fr", "es", "pt", "it", "ru", "sv", "no", "zh", "tr", "ko", "da")
 SCORE_BUDGET_BYTES = 256 << 20
 ROW_BLOCK = 65536
 """Chunk vectors scored at a time: a 1M-chunk store is scanned in blocks, never loaded whole."""
@@ -95,18 +99,52 @@ def search_vectors(
     return [strictly_ranked(positions, scores, k) for positions, scores in best]
 
 
-class Bm25Index:
-    """BM25 over the chunks (bm25s, Lucene variant, English stopwords, Snowball stemmer)."""
+def bm25_params(k1: float | None = None, b: float | None = None, method: str | None = None, stemmer: str | None = None,
+                stopwords: str | None = None) -> dict[str, Any]:
+    """BM25_PARAMS with the given values over them, checked. `stemmer`: a PyStemmer algorithm
+    (english = Snowball English, porter = Porter's original) or none; `stopwords`: a bm25s list
+    (en, de, fr, ...), none, or a file of one word per line (recorded with its sha256)."""
+    import Stemmer
 
-    def __init__(self, chunks: Sequence[Chunk]):
+    params = dict(BM25_PARAMS)
+    given = {"k1": k1, "b": b, "method": method, "stemmer": stemmer, "stopwords": stopwords}
+    params.update({key: value for key, value in given.items() if value is not None})
+    if params["k1"] < 0:
+        raise UsageError(f"--bm25-k1 {params['k1']}: give 0 or more")
+    if not 0 <= params["b"] <= 1:
+        raise UsageError(f"--bm25-b {params['b']}: give a number from 0 to 1")
+    if params["method"] not in BM25_METHODS:
+        raise UsageError(f"--bm25-method {params['method']!r}: choose one of {', '.join(BM25_METHODS)}")
+    if params["stemmer"] != "none" and params["stemmer"] not in Stemmer.algorithms():
+        raise UsageError(f"--bm25-stemmer {params['stemmer']!r}: none or a PyStemmer algorithm ({', '.join(Stemmer.algorithms())})")
+    words = params["stopwords"]
+    if isinstance(words, str) and words not in (*BM25_STOPWORDS, "none"):
+        if not os.path.isfile(words):
+            raise UsageError(f"--bm25-stopwords {words!r}: none, a list name ({', '.join(BM25_STOPWORDS)}) or a file of words")
+        params["stopwords"] = {"file": words, "sha256": file_digest(words)["sha256"]}
+    return params
+
+
+def _stopwords(value: Any) -> list[str] | str:
+    if isinstance(value, dict):
+        return [w.strip().lower() for w in read_text(value["file"]).splitlines() if w.strip() and not w.startswith("#")]
+    return [] if value == "none" else value
+
+
+class Bm25Index:
+    """BM25 over the chunks (bm25s) with `params` (bm25_params; default BM25_PARAMS: Lucene variant,
+    English stopwords, Snowball English stemmer)."""
+
+    def __init__(self, chunks: Sequence[Chunk], params: Mapping[str, Any] = BM25_PARAMS):
         import bm25s
         import Stemmer
 
+        stemmer = None if params["stemmer"] == "none" else Stemmer.Stemmer(params["stemmer"])
         self._tokenize = functools.partial(
-            bm25s.tokenize, stopwords=BM25_PARAMS["stopwords"], stemmer=Stemmer.Stemmer("english"), show_progress=False
+            bm25s.tokenize, stopwords=_stopwords(params["stopwords"]), stemmer=stemmer, show_progress=False
         )
         self._size = len(chunks)
-        self._index = bm25s.BM25(k1=BM25_PARAMS["k1"], b=BM25_PARAMS["b"], method=BM25_PARAMS["method"])
+        self._index = bm25s.BM25(k1=params["k1"], b=params["b"], method=params["method"])
         self._index.index(self._tokenize([indexed_text(c) for c in chunks]), show_progress=False)
 
     def search(self, queries: Sequence[str], k: int) -> Hits:
@@ -218,6 +256,7 @@ class RetrievalSpec:
     first_stage_run: str | None = None
     model: str | None = None
     engine: Engine = field(default=LOCAL, compare=False)  # where the encoder runs; the run does not depend on it
+    bm25: Mapping[str, Any] = field(default_factory=lambda: dict(BM25_PARAMS))
 
     @property
     def dense(self) -> bool:
@@ -243,7 +282,7 @@ class RetrievalSpec:
         return {
             "method": self.method, "k": self.k, "first_stage_run": self.first_stage_run,
             "rerank": self.rerank, "rerank_depth": self.rerank_depth if self.rerank else None,
-            "model": self.model or DEFAULT_MODEL, "bm25": BM25_PARAMS, "rrf_k": RRF_K,
+            "model": self.model or DEFAULT_MODEL, "bm25": dict(self.bm25), "rrf_k": RRF_K,
             "ties": "corpus order, then scores nudged to be strictly decreasing",
             "engine": self.engine.params(),
         }
@@ -254,7 +293,7 @@ def first_stage(
 ) -> Hits:
     rankings = []
     if spec.method in ("bm25", "hybrid"):
-        rankings.append(Bm25Index(chunks).search(queries, k))
+        rankings.append(Bm25Index(chunks, spec.bm25).search(queries, k))
     if spec.method in ("dense", "hybrid"):
         rankings.append(DenseIndex(chunks, spec.model, steps, spec.engine, store).search(queries, k))
     return rankings[0] if len(rankings) == 1 else fuse(rankings, k)
@@ -289,13 +328,18 @@ def retrieve(
 def retrieve_files(
     corpus_path: str | os.PathLike, golden_path: str | os.PathLike, spec: RetrievalSpec, output: str,
     steps: Steps = no_progress, warn: Callable[[str], None] | None = None, store: VectorStore | None = None,
+    sample: QuerySample = ALL_QUERIES,
 ) -> Run:
-    """Retrieve for every query of the golden set and write the run to `output` (named after it) with its manifest."""
+    """Retrieve for the queries of the golden set (those of `sample`) and write the run to `output`
+    (named after it) with its manifest."""
     spec.check()
     name = run_name(output) if output != "-" else spec.method or "rerank"
-    run = retrieve(read_corpus(corpus_path), read_golden(golden_path), spec, name, str(corpus_path), steps, warn, store)
+    items = sample.apply(read_golden(golden_path))
+    run = retrieve(read_corpus(corpus_path), items, spec, name, str(corpus_path), steps, warn, store)
     write_run(run, output)
     params = spec.params()
+    if sample.active:
+        params["queries"] = {**(sample.describe() or {}), "kept": len(items)}
     if store is not None:
         params["vector_store"] = {"folder": str(store.folder), "encoded": store.encoded, "reused": store.reused}
     inputs = [corpus_path, golden_path] + ([spec.first_stage_run] if spec.first_stage_run else [])

@@ -1,0 +1,48 @@
+"""Write Cranfield (SMART files) as a TREC collection: SGML documents, <top> topics and TREC qrels.
+
+    python bench/cranfield_trec.py [CRANFIELD_DIR] OUT_DIR
+
+OUT_DIR gets docs.trec (<DOC><DOCNO>n</DOCNO><TITLE>.T</TITLE><TEXT>.W</TEXT></DOC>), topics.txt
+(<top><num> Number: position <title> .W text </top>, numbered by position in cran.qry as cranqrel
+numbers them) and qrels.txt (`qid 0 docno gain`, gain = 5 - code for Cleverdon's codes 1..4, 0 for
+-1, as `golden import --format cranfield` maps them). It exercises `golden import --format trec` on a
+classic collection; the numbers it gave are in docs/golden.md.
+"""
+
+from __future__ import annotations
+
+import html
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from semrel.golden.converters import CRANFIELD_GAIN, read_cranfield_qrels, smart_records  # noqa: E402
+
+DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
+
+
+def main(argv: list[str]) -> None:
+    source, out = (Path(argv[0]), Path(argv[1])) if len(argv) == 2 else (DEFAULT, Path(argv[0]))
+    out.mkdir(parents=True, exist_ok=True)
+    docs = smart_records(source / "cran.all.1400")
+    with open(out / "docs.trec", "w", encoding="utf-8") as handle:
+        for record in docs:
+            title, text = (html.escape(" ".join(record.get(k, "").split()), quote=False) for k in ("T", "W"))
+            handle.write(f"<DOC>\n<DOCNO> {record['I'].strip()} </DOCNO>\n<TITLE> {title} </TITLE>\n<TEXT>\n{text}\n</TEXT>\n</DOC>\n")
+    queries = smart_records(source / "cran.qry")
+    with open(out / "topics.txt", "w", encoding="utf-8") as handle:
+        for position, record in enumerate(queries, start=1):
+            text = html.escape(" ".join(record.get("W", "").split()), quote=False)
+            handle.write(f"<top>\n<num> Number: {position}\n<title> {text}\n</top>\n\n")
+    judged = read_cranfield_qrels(source / "cranqrel")
+    with open(out / "qrels.txt", "w", encoding="utf-8") as handle:
+        for position in sorted(judged):
+            for doc, gain in judged[position].items():
+                handle.write(f"{position} 0 {doc} {gain}\n")
+    print(f"{len(docs)} documents, {len(queries)} topics, {sum(map(len, judged.values()))} judgments "
+          f"(gain {CRANFIELD_GAIN}) -> {out}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

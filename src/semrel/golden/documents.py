@@ -1,0 +1,609 @@
+"""Reading documents to chunk: plain text, Markdown, PDF, HTML, .docx, TREC SGML and JSON Lines.
+
+Each reader gives Documents whose `text` is what was extracted and whose `sections` say where
+each page (PDF) or headed section (HTML, .docx, Markdown) lies in that text, so a chunk can carry
+its pages or headings along with character offsets into the extracted text.
+
+- PDF: pypdf (pure Python), `page.extract_text()` page by page, pages joined by a blank line.
+- HTML: selectolax (lexbor, a browser-grade HTML5 parser). The main text is the `<main>` element
+  (else `role="main"`, else the first `<article>`, else `<body>`) without navigation, asides,
+  forms, scripts, styles and hidden elements, and without page headers and footers when the body
+  is used. Headings, paragraphs, list items, table rows and preformatted blocks become blocks
+  separated by a blank line. A rule, not a heuristic: the same page gives the same text, and no
+  paragraph is dropped for being short (docs/golden.md says why not trafilatura).
+- .docx: python-docx, paragraphs and table rows in document order; `Heading N` and `Title`
+  styles are headings.
+- TREC SGML: `<DOC><DOCNO>id</DOCNO>...</DOC>`, several per file (see trec_documents).
+
+Folders are read recursively; what is not read is counted per reason (DocumentReport).
+"""
+
+from __future__ import annotations
+
+import bisect
+import fnmatch
+import html
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from ..errors import FormatError, SemrelError
+from ..formats.files import display_name, read_bytes, read_head, read_text
+from ..formats.jsonl import read_jsonl, require
+
+_WHITESPACE = re.compile(r"\s+")
+TEXT_SUFFIXES = (".txt", ".md")
+JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
+KINDS = {
+    ".txt": "text", ".md": "markdown", ".markdown": "markdown", ".pdf": "pdf", ".html": "html", ".htm": "html",
+    ".xhtml": "html", ".docx": "docx", ".trec": "trec", ".sgml": "trec", ".sgm": "trec",
+}
+"""File suffix (before a .gz) -> reader; a file of another suffix is read as TREC SGML when it starts with <DOC>."""
+SHOWN = 3  # names listed per skip reason
+
+
+def sanitise_id(value: str) -> str:
+    """An id safe for whitespace-separated files: runs of whitespace become '_'."""
+    return _WHITESPACE.sub("_", value.strip())
+
+
+@dataclass(frozen=True)
+class Section:
+    """A stretch [start, end) of a document's text and what the source says about it:
+    `{"page": 3}` or `{"headings": ("Chain care", "Lubrication")}`."""
+
+    start: int
+    end: int
+    meta: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Document:
+    """A whole document before chunking: its (extracted) text and where its pages or sections lie."""
+
+    id: str
+    text: str
+    title: str = ""
+    sections: tuple[Section, ...] = ()
+
+    def meta_of(self, start: int, end: int) -> dict[str, Any]:
+        """What a chunk [start, end) of this document carries: the pages it touches and the
+        headings of the section it starts in."""
+        meta: dict[str, Any] = {}
+        pages = [s.meta["page"] for s in self.sections if "page" in s.meta and s.start < end and start < s.end]
+        if pages:
+            meta["pages"] = pages
+        headed = [s for s in self.sections if "headings" in s.meta]
+        at = bisect.bisect_right([s.start for s in headed], start) - 1
+        if at >= 0 and headed[at].meta["headings"]:
+            meta["headings"] = list(headed[at].meta["headings"])
+        return meta
+
+
+class TextBuilder:
+    """Blocks joined by a blank line, with the sections (pages, headings) they fall in."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.sections: list[Section] = []
+        self.path: list[tuple[int, str]] = []  # (level, heading) of the open headings
+        self.heading_start: int | None = None
+
+    def add(self, text: str) -> tuple[int, int]:
+        """Append one block; returns its (start, end) in the text."""
+        if self.parts:
+            self.parts.append("\n\n")
+            self.length += 2
+        start = self.length
+        self.parts.append(text)
+        self.length += len(text)
+        return start, self.length
+
+    def page(self, number: int, text: str) -> None:
+        start, end = self.add(text.strip())
+        self.sections.append(Section(start, end, {"page": number}))
+
+    def heading(self, level: int, text: str) -> None:
+        """A heading starts a section that lasts until the next heading."""
+        self._close_heading()
+        start, _ = self.add(text)
+        self.path = [(lv, t) for lv, t in self.path if lv < level] + [(level, text)]
+        self.heading_start = start
+
+    def _close_heading(self) -> None:
+        if self.heading_start is not None:
+            self.sections.append(Section(self.heading_start, self.length, {"headings": tuple(t for _, t in self.path)}))
+            self.heading_start = None
+
+    def document(self, doc_id: str, title: str = "") -> Document:
+        self._close_heading()
+        text = "".join(self.parts)
+        return Document(doc_id, text, title, tuple(sorted(self.sections, key=lambda s: (s.start, s.end))))
+
+
+# ---------------------------------------------------------------- plain text and Markdown
+
+_MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_MD_FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def markdown_sections(text: str) -> tuple[Section, ...]:
+    """`#` headings (outside code fences) and the stretches they head."""
+    fenced = [m.span() for m in _MD_FENCE.finditer(text)]
+    found = [m for m in _MD_HEADING.finditer(text) if not any(a <= m.start() < b for a, b in fenced)]
+    sections: list[Section] = []
+    path: list[tuple[int, str]] = []
+    for n, m in enumerate(found):
+        level = len(m.group(1))
+        path = [(lv, t) for lv, t in path if lv < level] + [(level, m.group(2).strip())]
+        end = found[n + 1].start() if n + 1 < len(found) else len(text)
+        sections.append(Section(m.start(), end, {"headings": tuple(t for _, t in path)}))
+    return tuple(sections)
+
+
+def text_document(path: Path, doc_id: str) -> Document:
+    text = read_text(path)
+    if KINDS.get(_suffix(path)) != "markdown":
+        return Document(sanitise_id(doc_id), text)
+    sections = markdown_sections(text)
+    title = ""
+    for line in text.splitlines():
+        if line.startswith("# "):
+            title = line[2:].strip()
+        if line.strip():
+            break
+    return Document(sanitise_id(doc_id), text, title, sections)
+
+
+# ---------------------------------------------------------------- PDF
+
+
+def pdf_document(path: Path, doc_id: str) -> Document:
+    """Each page's text (pypdf's extract_text), pages separated by a blank line; sections = pages from 1."""
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(str(path))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise FormatError(str(path), "the PDF is encrypted", hint="save an unprotected copy")
+        builder = TextBuilder()
+        for number, page in enumerate(reader.pages, start=1):
+            builder.page(number, page.extract_text() or "")
+        title = str(reader.metadata.title or "").strip() if reader.metadata is not None else ""
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise FormatError(str(path), f"not a readable PDF ({type(exc).__name__}: {exc})") from None
+    return builder.document(sanitise_id(doc_id), title)
+
+
+# ---------------------------------------------------------------- HTML
+
+_DROPPED = {"script", "style", "noscript", "template", "nav", "aside", "form", "button", "select", "svg", "iframe", "canvas",
+            "dialog", "head", "object", "embed", "audio", "video"}
+_CHROME = {"header", "footer"}
+_CHROME_ROLES = {"banner", "contentinfo"}
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_BLOCKS = {"p", "li", "dt", "dd", "blockquote", "pre", "figcaption", "caption", "div", "section", "article", "main", "ul",
+           "ol", "dl", "table", "thead", "tbody", "tfoot", "figure", "address", "details", "summary", "body", "hr",
+           "header", "footer", "td", "th", "tr"}
+
+
+def _squash(text: str) -> str:
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def html_document(path: Path, doc_id: str) -> Document:
+    """The page's main text as blocks, with the heading path of each section (see the module docstring)."""
+    return html_text_document(decode_html(read_bytes(path)), sanitise_id(doc_id))
+
+
+def decode_html(data: bytes) -> str:
+    """UTF-8, else the charset the page declares, else cp1252 (what browsers assume)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        declared = re.search(rb"""charset=["']?([A-Za-z0-9_.:-]+)""", data[:4096])
+        for encoding in ([declared.group(1).decode("ascii")] if declared else []) + ["cp1252"]:
+            try:
+                return data.decode(encoding, errors="replace")
+            except LookupError:
+                continue
+        return data.decode("latin-1")
+
+
+def html_text_document(page: str, doc_id: str) -> Document:
+    """A Document of an HTML page's main text (the rule in the module docstring)."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(page)
+    title_node = tree.css_first("title")
+    title = _squash(title_node.text()) if title_node is not None else ""
+    root = None
+    for selector in ("main", '[role="main"]', "article"):
+        root = tree.css_first(selector)
+        if root is not None:
+            break
+    whole_body = root is None
+    root = root if root is not None else tree.body
+    builder = TextBuilder()
+    if root is not None:
+        _walk(root, builder, whole_body)
+        if not title:
+            first = root.css_first("h1")
+            title = _squash(first.text()) if first is not None else ""
+    return builder.document(doc_id, title)
+
+
+def _dropped(node, whole_body: bool) -> bool:
+    """Elements that are not main text: scripts, navigation, forms, hidden ones; page headers and
+    footers when the whole body is read."""
+    tag = node.tag
+    if tag in _DROPPED or whole_body and tag in _CHROME:
+        return True
+    attributes = node.attributes
+    role = attributes.get("role")
+    return ("hidden" in attributes or attributes.get("aria-hidden") == "true" or role == "navigation"
+            or whole_body and role in _CHROME_ROLES or bool(_HIDDEN_STYLE.search(attributes.get("style") or "")))
+
+
+def _walk(root, builder: TextBuilder, whole_body: bool) -> None:
+    """Depth-first over the elements, without recursion (pages nest deeply). Text gathers in the
+    open block, which the start or end of a block element closes; inside a heading or a table row
+    block elements do not split it (a row's cells are joined with ' | ')."""
+    pending: list[str] = []
+    cells: list[list[str]] = []  # one list per open table row
+    held = 0  # open headings and table rows
+    preformatted = 0
+
+    def take() -> str:
+        text = "".join(pending)
+        pending.clear()
+        return text
+
+    def flush() -> None:
+        raw = take()
+        text = raw.strip("\n") if preformatted else _squash(raw)
+        if text.strip():
+            builder.add(text)
+
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        tag = node.tag
+        if leaving:
+            if tag in _HEADINGS:
+                held -= 1
+                text = _squash(take())
+                if text:
+                    builder.heading(_HEADINGS[tag], text)
+            elif tag == "tr":
+                held -= 1
+                row = [c for c in cells.pop() + [_squash(take())] if c]
+                if row:
+                    builder.add(" | ".join(row))
+            elif tag in ("td", "th") and cells:
+                cells[-1].append(_squash(take()))
+            elif tag == "pre" and not held:
+                flush()
+                preformatted -= 1
+            elif tag in _BLOCKS and not held:
+                flush()
+            elif tag in _BLOCKS:
+                pending.append(" ")  # inside a heading or a row: a space, not a break
+            continue
+        if tag == "-text":
+            pending.append(node.text(deep=False) or "")
+            continue
+        if tag == "br":
+            pending.append("\n")
+            continue
+        if not isinstance(tag, str) or tag.startswith(("-", "!")) or _dropped(node, whole_body):
+            continue
+        if tag in _HEADINGS:
+            if not held:
+                flush()
+            held += 1
+        elif tag == "tr":
+            if not held:
+                flush()
+            held += 1
+            cells.append([])
+        elif tag in ("td", "th") and cells:
+            stray = _squash(take())
+            if stray:
+                cells[-1].append(stray)
+        elif tag in _BLOCKS and not held:
+            flush()
+            if tag == "pre":
+                preformatted += 1
+        elif tag in _BLOCKS:
+            pending.append(" ")
+        stack.append((node, True))
+        children = []
+        child = node.child
+        while child is not None:
+            children.append(child)
+            child = child.next
+        stack.extend((c, False) for c in reversed(children))
+    flush()
+
+
+# ---------------------------------------------------------------- .docx
+
+
+def docx_document(path: Path, doc_id: str) -> Document:
+    """Paragraphs and table rows in order; paragraphs styled `Title` or `Heading N` are headings."""
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+
+    try:
+        document = docx.Document(str(path))
+    except (PackageNotFoundError, KeyError, ValueError, OSError) as exc:
+        raise FormatError(str(path), f"not a readable .docx file ({type(exc).__name__}: {exc})") from None
+    builder = TextBuilder()
+    namespace = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    for element in document.element.body.iterchildren():
+        if element.tag == f"{namespace}p":
+            paragraph = Paragraph(element, document)
+            text = _squash(paragraph.text)
+            if not text:
+                continue
+            style = (paragraph.style.name if paragraph.style is not None else "") or ""
+            level = 0 if style == "Title" else int(style.split()[-1]) if re.fullmatch(r"Heading [1-9]", style) else None
+            if level is not None:
+                builder.heading(level, text)
+            else:
+                builder.add(text)
+        elif element.tag == f"{namespace}tbl":
+            for row in Table(element, document).rows:
+                cells = list(dict.fromkeys(_squash(c.text) for c in row.cells))  # merged cells repeat
+                if any(cells):
+                    builder.add(" | ".join(c for c in cells if c))
+    title = (document.core_properties.title or "").strip()
+    return builder.document(sanitise_id(doc_id), title)
+
+
+# ---------------------------------------------------------------- TREC SGML
+
+_DOC = re.compile(r"<DOC>(.*?)</DOC>", re.IGNORECASE | re.DOTALL)
+_DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
+TREC_TITLE_TAGS = ("TITLE", "HEADLINE", "HEAD", "HL", "TTL", "H3")
+TREC_TEXT_TAGS = ("TEXT", "LEADPARA", "LP", "BODY", "W")
+TREC_SKIPPED_TAGS = ("DOCNO", "DOCID", "DOCOLDNO", "DOCHDR", "FILEID", "FIRST", "SECOND", "DATE", "DATE1", "BYLINE",
+                     "PUB", "PAGE", "PROFILE", "CN", "IN", "G", "AU", "AUTHOR", "SO", "DATELINE")
+
+
+def _field(body: str, tag: str) -> list[str]:
+    return re.findall(rf"<{tag}(?:\s[^>]*)?>(.*?)</{tag}>", body, re.IGNORECASE | re.DOTALL)
+
+
+def _sgml_text(value: str) -> str:
+    """Tags removed, entities decoded (SGML ones html does not know, such as &hyph;, are left as they are),
+    paragraphs (blank lines) kept and other runs of spaces squashed."""
+    value = html.unescape(_TAG.sub(" ", value))
+    paragraphs = [_squash(p) for p in re.split(r"\n[ \t]*\n", value)]
+    return "\n\n".join(p for p in paragraphs if p)
+
+
+def trec_documents(path: str | os.PathLike, text: str | None = None) -> Iterator[tuple[int, Document]]:
+    """(line, Document) per `<DOC>` of a TREC SGML file. Id: DOCNO. Title: the first of TITLE,
+    HEADLINE, HEAD, HL, TTL. Text: TEXT (with LEADPARA/LP/BODY) when the document has one, else
+    everything but DOCNO and the bibliographic fields (dates, bylines, ids). Tags are removed and
+    entities decoded."""
+    text = read_text(path) if text is None else text
+    found = False
+    for match in _DOC.finditer(text):
+        found = True
+        body = match.group(1)
+        line = text.count("\n", 0, match.start()) + 1
+        number = _DOCNO.search(body)
+        if not number or not sanitise_id(_TAG.sub("", number.group(1))):
+            raise FormatError(display_name(path), "a <DOC> without a <DOCNO>", line=line)
+        doc_id = sanitise_id(_TAG.sub("", number.group(1)))
+        title = next((_squash(_sgml_text(v)) for tag in TREC_TITLE_TAGS for v in _field(body, tag) if v.strip()), "")
+        parts = [v for tag in TREC_TEXT_TAGS for v in _field(body, tag)]
+        if not parts:
+            rest = body
+            for tag in TREC_SKIPPED_TAGS + TREC_TITLE_TAGS:
+                rest = re.sub(rf"<{tag}(?:\s[^>]*)?>.*?</{tag}>", " ", rest, flags=re.IGNORECASE | re.DOTALL)
+            parts = [rest]
+        yield line, Document(doc_id, "\n\n".join(p for p in (_sgml_text(v) for v in parts) if p), title)
+    if not found and text.strip():
+        raise FormatError(display_name(path), "no <DOC>...</DOC> in this file", line=1, hint="is it TREC SGML?")
+
+
+def looks_like_trec(path: str | os.PathLike) -> bool:
+    try:
+        head = read_head(path, 512)
+    except (SemrelError, OSError):
+        return False
+    return head.lstrip()[:5].upper() == b"<DOC>"
+
+
+# ---------------------------------------------------------------- JSON Lines
+
+
+def jsonl_documents(path: str | os.PathLike) -> Iterator[Document]:
+    """Lines `{"id", "title", "text"}`; BEIR's `_id` is accepted for `id`."""
+    for line, obj in read_jsonl(path):
+        key = "id" if "id" in obj else "_id"
+        doc_id = sanitise_id(str(require(obj, key, path, line, (str, int))))
+        if not doc_id:
+            raise FormatError(display_name(path), f"empty document id in field {key!r}", line=line)
+        yield Document(doc_id, require(obj, "text", path, line), str(obj.get("title") or ""))
+
+
+# ---------------------------------------------------------------- files and folders
+
+
+def file_stem(path: Path) -> str:
+    """A file's name without its suffix (and without .gz before it): the document id of a file."""
+    name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
+    return os.path.splitext(name)[0] or name
+
+
+def _suffix(path: Path) -> str:
+    name = path.name.lower()
+    name = name[:-3] if name.endswith(".gz") else name
+    return os.path.splitext(name)[1]
+
+
+def kind_of(path: Path) -> str | None:
+    """The reader for a file: by suffix, else 'trec' when it starts with <DOC>, else None."""
+    kind = KINDS.get(_suffix(path))
+    if kind is None and looks_like_trec(path):
+        return "trec"
+    return kind
+
+
+READERS: dict[str, Callable[[Path, str], Document]] = {
+    "text": text_document, "markdown": text_document, "pdf": pdf_document, "html": html_document, "docx": docx_document,
+}
+KIND_NAMES = {"text": ".txt", "markdown": ".md", "pdf": "PDF", "html": "HTML", "docx": ".docx", "trec": "TREC SGML",
+              "jsonl": "JSON Lines", "beir": "BEIR corpus.jsonl"}
+
+
+@dataclass
+class DocumentReport:
+    """What was read (files and documents per kind) and what was not, per reason (first names kept)."""
+
+    files: Counter = field(default_factory=Counter)
+    documents: Counter = field(default_factory=Counter)
+    skipped: dict[str, list[str]] = field(default_factory=dict)
+    skipped_counts: Counter = field(default_factory=Counter)
+
+    def skip(self, reason: str, name: str) -> None:
+        self.skipped_counts[reason] += 1
+        shown = self.skipped.setdefault(reason, [])
+        if len(shown) < SHOWN:
+            shown.append(name)
+
+    def read_line(self) -> str:
+        """'1,402 documents: 1,400 TREC SGML (1 file), 2 .md' (kinds in order of first appearance;
+        files are named only for kinds that hold several documents a file)."""
+        parts = []
+        for kind, docs in self.documents.items():
+            files = self.files[kind]
+            several = kind in ("trec", "jsonl", "beir")
+            parts.append(f"{docs:,} {KIND_NAMES.get(kind, kind)}" + (f" ({files:,} file{'s' * (files != 1)})" if several else ""))
+        return f"{sum(self.documents.values()):,} documents: " + ", ".join(parts) if parts else "no documents"
+
+    def skip_lines(self) -> list[str]:
+        """One line per reason: its count and first names."""
+        lines = []
+        for reason, count in self.skipped_counts.most_common():
+            names = ", ".join(self.skipped[reason]) + (f" and {count - len(self.skipped[reason]):,} more"
+                                                       if count > len(self.skipped[reason]) else "")
+            lines.append(f"skipped {count:,} ({reason}): {names}")
+        return lines
+
+    def params(self) -> dict[str, Any]:
+        return {"read": dict(self.documents), "skipped": dict(self.skipped_counts)}
+
+
+def _excluded(relative: str, patterns: Sequence[str]) -> bool:
+    name = relative.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatch(relative, p) or fnmatch.fnmatch(name, p) for p in patterns)
+
+
+def file_documents(path: Path, doc_id: str, kind: str) -> Iterable[Document]:
+    """The documents of one file of `kind` (a TREC file holds many, named by DOCNO)."""
+    if kind == "trec":
+        return [doc for _, doc in trec_documents(path)]
+    return [READERS[kind](path, doc_id)]
+
+
+def _folder_documents(folder: Path, report: DocumentReport, exclude: Sequence[str]) -> Iterator[tuple[str, Document]]:
+    """(kind, document) of every file of a folder that semrel reads; the others are counted in `report`."""
+    if (folder / "corpus.jsonl").is_file():  # a BEIR folder
+        report.files["beir"] += 1
+        for doc in jsonl_documents(folder / "corpus.jsonl"):
+            yield "beir", doc
+        return
+    found = 0
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder).as_posix()
+        if not path.is_file():
+            continue
+        if any(part.startswith(".") for part in path.relative_to(folder).parts):
+            report.skip("hidden", relative)
+            continue
+        if exclude and _excluded(relative, exclude):
+            report.skip("--exclude", relative)
+            continue
+        if path.name.lower().endswith(JSONL_SUFFIXES):
+            report.skip("JSON Lines in a folder: give the file itself", relative)
+            continue
+        kind = kind_of(path)
+        if kind is None:
+            report.skip(f"not a kind semrel reads: {_suffix(path) or 'no suffix'}", relative)
+            continue
+        found += 1
+        doc_id = relative[: -len(path.name)] + file_stem(path)
+        try:
+            documents = list(file_documents(path, doc_id, kind))
+        except SemrelError as exc:
+            report.skip(f"unreadable {KIND_NAMES[kind]}", f"{relative} ({str(exc).removeprefix(str(path) + ': ')})")
+            continue
+        report.files[kind] += 1
+        for doc in documents:
+            yield kind, doc
+    if not found:
+        kinds = ", ".join(sorted(KINDS))
+        raise SemrelError(f"{folder}: no documents in this folder (read: {kinds}, TREC SGML files and a BEIR corpus.jsonl)"
+                          + (f"; {'; '.join(report.skip_lines())}" if report.skipped else ""))
+
+
+def _input_documents(inputs: Sequence[str | os.PathLike], report: DocumentReport,
+                     exclude: Sequence[str]) -> Iterator[tuple[str, Document]]:
+    for name in inputs:
+        path = Path(name)
+        if path.is_dir():
+            yield from _folder_documents(path, report, exclude)
+        elif str(name).lower().endswith(JSONL_SUFFIXES) or str(name) == "-":
+            report.files["jsonl"] += 1
+            yield from (("jsonl", doc) for doc in jsonl_documents(name))
+        elif not path.exists():
+            raise SemrelError(f"{name}: no such file or folder (check the path)")
+        else:
+            kind = kind_of(path)
+            if kind is None:
+                raise FormatError(str(name), "unknown kind of input",
+                                  hint="give .txt, .md, .pdf, .html, .docx, TREC SGML or .jsonl files, or folders")
+            found = list(file_documents(path, file_stem(path), kind))
+            report.files[kind] += 1
+            yield from ((kind, doc) for doc in found)
+
+
+def read_documents_report(inputs: Sequence[str | os.PathLike], exclude: Sequence[str] = ()) -> tuple[list[Document], DocumentReport]:
+    """Documents from files, folders (recursively), JSONL files and BEIR folders, in input order,
+    with what was read and skipped. A file's id is its name without suffix; inside a folder, its
+    path relative to the folder (`sub/notes`); a TREC document's, its DOCNO. Documents with no text
+    are counted as skipped (they would give no chunk)."""
+    report = DocumentReport()
+    documents: list[Document] = []
+    seen: set[str] = set()
+    for kind, doc in _input_documents(inputs, report, exclude):
+        if doc.id in seen:
+            raise SemrelError(f"document id {doc.id!r} occurs twice; rename one of the documents")
+        seen.add(doc.id)
+        if doc.text.strip():
+            documents.append(doc)
+            report.documents[kind] += 1
+        else:
+            report.skip("no text: nothing to chunk" + (", a scanned PDF needs OCR first" if kind == "pdf" else ""), doc.id)
+    return documents, report
+
+
+def read_documents(inputs: Sequence[str | os.PathLike], exclude: Sequence[str] = ()) -> list[Document]:
+    """The documents of read_documents_report, without the report."""
+    return read_documents_report(inputs, exclude)[0]

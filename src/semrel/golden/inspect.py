@@ -1,0 +1,68 @@
+"""What a golden-set source holds, so a config can be written for it (`semrel init`): its format,
+its queries and answers, whether it holds the documents, and how long its contexts are."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..formats.beir import beir_paths
+from .importers import BUILDS_CORPUS, detect_format, import_golden
+from .sources import ImportOptions, expect, load_json
+from .trec import read_topics
+
+DOCUMENT_SUFFIXES = (".pdf", ".html", ".htm", ".docx", ".txt", ".md", ".trec")
+
+
+@dataclass
+class SourceSummary:
+    format: str
+    queries: int
+    with_answers: int
+    holds_documents: bool  # squad, pubmedqa, cranfield: the import writes the corpus
+    context_words: list[int] = field(default_factory=list)  # SQuAD contexts, LlamaIndex reference contexts
+    with_gold: int = 0
+    corpus_file: str | None = None  # BEIR: its corpus.jsonl
+    docs_folder: str | None = None  # LlamaIndex: a folder of documents beside the file
+
+    @property
+    def median_context(self) -> int | None:
+        return int(statistics.median(self.context_words)) if self.context_words else None
+
+
+def _documents_folder(source: Path) -> str | None:
+    """A folder beside a rag_dataset.json that holds documents (llamahub ships `source_files/`)."""
+    base = source.parent
+    candidates = [base / "source_files", base / "source_docs", base / "docs", base / "data"]
+    candidates += sorted(p for p in base.iterdir() if p.is_dir() and p not in candidates)
+    for folder in candidates:
+        if folder.is_dir() and any(f.suffix.lower() in DOCUMENT_SUFFIXES for f in folder.rglob("*") if f.is_file()):
+            return str(folder)
+    return None
+
+
+def summarise_source(source: str, fmt: str = "auto") -> SourceSummary:
+    """Read `source` as `semrel golden import` would (without a corpus) and say what it holds."""
+    fmt = detect_format(source) if fmt == "auto" else fmt
+    if fmt == "llamaindex":
+        examples = expect(expect(load_json(source), dict, source, "the top level").get("examples"), list, source, "'examples'")
+        words = [len(str(c).split()) for e in examples if isinstance(e, dict) for c in e.get("reference_contexts") or []]
+        answers = sum(bool(str(e.get("reference_answer") or "").strip()) for e in examples if isinstance(e, dict))
+        return SourceSummary(fmt, len(examples), answers, False, words, docs_folder=_documents_folder(Path(source)))
+    if fmt == "trec":
+        topics = read_topics(source)
+        return SourceSummary(fmt, len(topics), 0, False)
+    if fmt == "beir":
+        corpus, _, _ = beir_paths(source)
+        result = import_golden(source, fmt, ImportOptions())
+        with_answers = sum(bool(i.reference_answers) for i in result.items)
+        return SourceSummary(fmt, len(result.items), with_answers, False, with_gold=sum(bool(i.gold_chunk_ids) for i in result.items),
+                             corpus_file=str(corpus))
+    result = import_golden(source, fmt, ImportOptions())
+    words = []
+    if fmt == "squad":
+        contexts = {c.doc_id: len(c.text.split()) for c in result.chunks or []}
+        words = list(contexts.values())
+    return SourceSummary(fmt, len(result.items), sum(bool(i.reference_answers) for i in result.items), fmt in BUILDS_CORPUS,
+                         words, with_gold=sum(bool(i.gold_chunk_ids) for i in result.items))

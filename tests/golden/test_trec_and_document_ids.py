@@ -1,0 +1,140 @@
+"""TREC collections (SGML documents, topics, document qrels), document ids in gold sets, and query samples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import assert_one_error, read_lines, run, write
+from semrel.golden.trec import read_topics
+from semrel.records import QuerySample
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "trec"
+CLASSIC = """<top>
+<num> Number: 301
+<title> International Organized Crime
+
+<desc> Description:
+Identify organizations that participate in international criminal activity.
+
+<narr> Narrative:
+A relevant document must name the organization.
+</top>
+
+<top>
+<num>302</num><title>Poliomyelitis &amp; Post-Polio</title>
+</top>
+"""
+COVID_STYLE = """<topics>
+<topic number="1">
+  <query>coronavirus origin</query>
+  <question>what is the origin of COVID-19</question>
+  <narrative>seeking range of information about the SARS-CoV-2 virus's origin</narrative>
+</topic>
+</topics>
+"""
+
+
+def ok(*args):
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_topics_classic_with_or_without_closing_tags_and_trec_covid_style(tmp_path):
+    topics = read_topics(write(tmp_path / "t.txt", CLASSIC))
+    assert [(t.number, t.fields["title"]) for t in topics] == [("301", "International Organized Crime"),
+                                                               ("302", "Poliomyelitis & Post-Polio")]
+    assert topics[0].fields["desc"] == "Identify organizations that participate in international criminal activity."
+    assert topics[0].fields["narr"] == "A relevant document must name the organization."
+    (covid,) = read_topics(write(tmp_path / "c.xml", COVID_STYLE))
+    assert covid.number == "1" and covid.fields == {"title": "coronavirus origin", "desc": "what is the origin of COVID-19",
+                                                    "narr": "seeking range of information about the SARS-CoV-2 virus's origin"}
+
+
+def test_a_trec_collection_in_three_commands_scores_as_its_document_qrels(tmp_path):
+    """README's TREC commands: the import chunks the documents itself; gold = the judged documents' chunks."""
+    corpus, golden, run_file = tmp_path / "corpus.jsonl", tmp_path / "golden.jsonl", tmp_path / "bm25.run"
+    result = ok("golden", "import", DATA / "topics.txt", "--qrels", DATA / "qrels.txt", "--docs", DATA / "bikes.trec",
+                "--corpus-out", corpus, "-o", golden)
+    assert "the BERTScore judge needs them" in result.stderr and "8 queries, 8 with gold chunks" in result.stderr
+    items = {i["query_id"]: i for i in read_lines(golden)}
+    assert items["402"]["gold_chunk_ids"] == ["BIKE-chain-care-3#0", "BIKE-chain-care-4#0"]
+    assert items["402"]["meta"]["grades"] == {"BIKE-chain-care-3#0": 2, "BIKE-chain-care-4#0": 1, "BIKE-gears-3#0": 0}
+    assert items["402"]["query"] == "chain wear replacement" and items["402"]["meta"]["no_answer"]
+    ok("retrieve", "--corpus", corpus, "--golden", golden, "-o", run_file)
+    scores = ok("eval", golden, run_file, "-m", "AP,nDCG@10", "-f", "json").stdout
+    # the same documents chunked whole keep the document ids, so the TREC qrels score the run directly
+    ok("corpus", "chunk", DATA / "bikes.trec", "--whole", "-o", tmp_path / "whole.jsonl")
+    ok("golden", "import", DATA / "topics.txt", "--format", "trec", "--qrels", DATA / "qrels.txt",
+       "--corpus", tmp_path / "whole.jsonl", "-o", tmp_path / "g2.jsonl")
+    ok("retrieve", "--corpus", tmp_path / "whole.jsonl", "--golden", tmp_path / "g2.jsonl", "-o", tmp_path / "w.run")
+    direct = ok("eval", DATA / "qrels.txt", tmp_path / "w.run", "-m", "AP,nDCG@10", "-f", "json").stdout
+    assert ok("eval", tmp_path / "g2.jsonl", tmp_path / "w.run", "-m", "AP,nDCG@10", "-f", "json").stdout == direct
+    assert scores.replace("bm25", "w") == direct
+
+
+def test_trec_answers_from_a_topic_field_and_chunked_documents(tmp_path):
+    ok("golden", "import", DATA / "topics.txt", "--qrels", DATA / "qrels.txt", "--docs", DATA / "bikes.trec",
+       "--answer-col", "desc", "--size", "40", "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    item = read_lines(tmp_path / "g.jsonl")[2]
+    assert item["reference_answer"] == "What does a soft or spongy hydraulic brake lever mean?"
+    chunks = [c["_id"] for c in read_lines(tmp_path / "c.jsonl") if c["doc_id"] == "BIKE-brakes-2"]
+    assert len(chunks) > 2 and item["gold_chunk_ids"] == chunks and item["meta"]["gold_documents"] == ["BIKE-brakes-2"]
+    ok("golden", "import", DATA / "topics.txt", "--qrels", DATA / "qrels.txt", "--docs", DATA / "bikes.trec", "--size", "40",
+       "--doc-qrels", "first-chunk", "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g1.jsonl")
+    assert read_lines(tmp_path / "g1.jsonl")[2]["gold_chunk_ids"] == [chunks[0]]
+    assert_one_error(run("golden", "import", DATA / "topics.txt", "--qrels", DATA / "qrels.txt", "--answer-col", "answer",
+                         "--corpus", tmp_path / "c.jsonl", "-o", tmp_path / "x.jsonl"), "--answer-col", "title, desc, narr", code=2)
+    assert_one_error(run("golden", "import", DATA / "topics.txt", "--format", "trec", "-o", tmp_path / "x.jsonl"),
+                     "--qrels", code=2)
+
+
+@pytest.fixture
+def beir(tmp_path: Path) -> Path:
+    text = " ".join(f"word{n}" for n in range(30))
+    write(tmp_path / "beir" / "corpus.jsonl", "".join(f'{{"_id": "{d}", "title": "", "text": "{text} {d}"}}\n'
+                                                      for d in ("1239", "77", "5")))
+    write(tmp_path / "beir" / "queries.jsonl", '{"_id": "q1", "text": "first?"}\n{"_id": "q2", "text": "second?"}\n')
+    write(tmp_path / "beir" / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\nq1\t1239\t1\nq2\t77\t1\nq2\t5\t1\n")
+    return tmp_path / "beir"
+
+
+def test_document_qrels_on_a_chunked_corpus_get_advice_that_works(beir, tmp_path):
+    ok("corpus", "chunk", beir, "--size", "12", "-o", tmp_path / "chunks.jsonl")
+    line = assert_one_error(run("golden", "import", beir, "--corpus", tmp_path / "chunks.jsonl", "-o", tmp_path / "g.jsonl"),
+                            "gold ids are document ids", "'1239'", "'1239#0', '1239#1', ...", "--doc-qrels all-chunks",
+                            "--whole")
+    assert "re-chunk" not in line
+    # the advice, followed: every chunk of a relevant document
+    ok("golden", "import", beir, "--corpus", tmp_path / "chunks.jsonl", "--doc-qrels", "all-chunks", "-o", tmp_path / "g.jsonl")
+    items = read_lines(tmp_path / "g.jsonl")
+    assert items[0]["gold_chunk_ids"] == ["1239#0", "1239#1", "1239#2"] and items[0]["meta"]["gold_documents"] == ["1239"]
+    assert items[1]["gold_chunk_ids"] == ["77#0", "77#1", "77#2", "5#0", "5#1", "5#2"]
+    # or one chunk per document, named as the document
+    ok("corpus", "chunk", beir, "--whole", "-o", tmp_path / "whole.jsonl")
+    ok("golden", "import", beir, "--corpus", tmp_path / "whole.jsonl", "-o", tmp_path / "g2.jsonl")
+    assert [i["gold_chunk_ids"] for i in read_lines(tmp_path / "g2.jsonl")] == [["1239"], ["77", "5"]]
+    # ids that are neither chunk nor document ids say so
+    write(tmp_path / "odd.csv", "query,answer,gold_chunk_ids\nq?,a,nowhere#3\n")
+    assert_one_error(run("golden", "import", tmp_path / "odd.csv", "--corpus", tmp_path / "whole.jsonl", "-o", tmp_path / "x.jsonl"),
+                     "'nowhere#3'", "neither as chunk ids nor as document ids", "--size and --overlap")
+
+
+def test_query_samples_are_reproducible(tmp_path):
+    items = list(range(50))
+    assert QuerySample(size=10, seed=3).apply(items) == QuerySample(size=10, seed=3).apply(items)
+    assert QuerySample(size=10, seed=3).apply(items) != QuerySample(size=10, seed=4).apply(items)
+    assert QuerySample(size=10, seed=3).apply(items) == sorted(QuerySample(size=10, seed=3).apply(items))
+    assert QuerySample(limit=3).apply(items) == [0, 1, 2] and QuerySample(size=99).apply(items) == items
+    golden = write(tmp_path / "g.csv", "query,answer\n" + "".join(f"question {n}?,answer {n}\n" for n in range(30)))
+    result = ok("golden", "import", golden, "--sample", "5", "--sample-seed", "1", "-o", tmp_path / "s.jsonl")
+    assert "5 queries (of 30: --sample)" in result.stderr
+    first = [i["query_id"] for i in read_lines(tmp_path / "s.jsonl")]
+    ok("golden", "import", golden, "--sample", "5", "--sample-seed", "1", "-o", tmp_path / "s2.jsonl")
+    assert [i["query_id"] for i in read_lines(tmp_path / "s2.jsonl")] == first and len(first) == 5
+    ok("golden", "import", golden, "--limit", "2", "-o", tmp_path / "l.jsonl")
+    assert [i["query_id"] for i in read_lines(tmp_path / "l.jsonl")] == ["q1", "q2"]
+    assert_one_error(run("golden", "import", golden, "--limit", "2", "--sample", "3", "-o", tmp_path / "x.jsonl"), "not both",
+                     code=2)
