@@ -254,9 +254,9 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
                                                  *(["--ray-workers", str(e["workers"])] if e["workers"] else [])]
     for method in r["methods"]:
         run = o(f"runs/{method}.run")
-        args = ["--corpus", corpus, "--golden", golden, "--method", method, "-k", str(r["k"])]
+        args = ["--corpus", corpus, "--golden", golden, *vectors, "--method", method, "-k", str(r["k"])]  # bm25's index too
         if method != "bm25":
-            args += vectors + (["--model", r["model"]] if r["model"] else [])
+            args += ["--model", r["model"]] if r["model"] else []
         args += ["-o", run]
         steps.append(Step(f"retrieve {method}", ("retrieve",), args, [corpus, golden], [run],
                           placement=placement if method != "bm25" else []))

@@ -8,8 +8,10 @@ from ..encoding.cache import default_cache_dir
 from ..encoding.engines import make_engine
 from ..encoding.models import DEFAULT_MODEL
 from ..encoding.vectors import VectorStore
+from ..formats.files import STDIO
 from ..progress import stderr_steps
-from ..retrieval.retrieve import METHODS, RERANKERS, RRF_K, RetrievalSpec, retrieve_files
+from ..retrieval.lexical import LexicalStore
+from ..retrieval.retrieve import BM25_PARAMS, METHODS, RERANKERS, RRF_K, RetrievalSpec, retrieve_files
 from .base import warn
 from .options import engine_options
 
@@ -29,9 +31,9 @@ from .options import engine_options
 @click.option("-o", "--output", required=True, type=click.Path(allow_dash=True), help="The TREC run to write ('-' = stdout).")
 @engine_options
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
-              help="Folder of the dense vector store (chunk vectors kept per model, so a chunk is encoded once) "
-                   "[default: the user cache dir].")
-@click.option("--no-cache", is_flag=True, help="Encode the chunks in memory; neither read nor write the vector store.")
+              help="Folder of the persisted indexes: the BM25 index (built once per corpus, grown with it) and the dense "
+                   "vector store (chunk vectors kept per model, so a chunk is encoded once) [default: the user cache dir].")
+@click.option("--no-cache", is_flag=True, help="Index and encode the chunks in memory; neither read nor write the cache.")
 def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stage_run, model, output, engine, ray_address,
                      ray_workers, cache_dir, no_cache):
     """Retrieve chunks for every query of a golden set and write a TREC run (with a manifest).
@@ -43,7 +45,13 @@ def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stag
                          make_engine(engine, ray_address, ray_workers))
     spec.check()
     store = VectorStore(cache_dir or default_cache_dir(), model) if spec.dense and not no_cache else None
-    run = retrieve_files(corpus, golden, spec, output, steps=stderr_steps, warn=warn, store=store)
+    lexical = None
+    if spec.method in ("bm25", "hybrid") and not no_cache and corpus != STDIO:
+        lexical = LexicalStore(cache_dir or default_cache_dir(), BM25_PARAMS)
+    run = retrieve_files(corpus, golden, spec, output, steps=stderr_steps, warn=warn, store=store, lexical=lexical)
+    if lexical is not None and lexical.last is not None:
+        index = lexical.last
+        click.echo(f"bm25 index: {index.built} chunks indexed, {index.reused} reused from {index.folder}", err=True)
     if store is not None:
         click.echo(f"chunk vectors: {store.encoded} encoded, {store.reused} from the vector store {store.folder}", err=True)
     click.echo(f"wrote {len(run)} rows ({len(set(run.query_ids.to_pylist()))} queries) to {output}", err=True)
