@@ -236,6 +236,7 @@ class DiskBm25:
     (never mapped), so a query holds one float32 score per chunk plus its terms' postings."""
 
     def __init__(self, chain: Chain, chunks: int, settings: Bm25Settings, built: int = 0):
+        self._open: dict[str, tuple[int, int, int]] = {}
         if settings.method not in METHODS:
             raise UsageError(f"BM25 method {settings.method!r}: the on-disk index scores {', '.join(METHODS)}; "
                              "use --no-cache for bm25s' other variants")
@@ -256,11 +257,29 @@ class DiskBm25:
     def _postings(self, segment: dict, term: int) -> tuple[np.ndarray, np.ndarray]:
         if term >= segment["vocab"]:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        base = self.folder / segment["name"]
-        start, end = _read(Path(f"{base}.indptr"), "<i8", term, 2)
-        docs = _read(Path(f"{base}.docs"), "<u4", int(start), int(end - start))
-        tfs = _read(Path(f"{base}.tf"), segment["tf"], int(start), int(end - start))
-        return docs.astype(np.int64), tfs.astype(np.float32)
+        indptr, docs, tfs = self._files(segment)
+        start, end = np.frombuffer(os.pread(indptr, 16, 8 * term), dtype="<i8").tolist()
+        tf_type = np.dtype(segment["tf"])
+        found = np.frombuffer(os.pread(docs, 4 * (end - start), 4 * start), dtype="<u4")
+        counts = np.frombuffer(os.pread(tfs, tf_type.itemsize * (end - start), tf_type.itemsize * start), dtype=tf_type)
+        return found.astype(np.int64), counts.astype(np.float32)
+
+    def _files(self, segment: dict) -> tuple[int, int, int]:
+        """A segment's three files, opened once per index (file descriptors: postings are read, never mapped)."""
+        name = segment["name"]
+        if name not in self._open:
+            indptr, docs, tfs = (os.open(self.folder / f"{name}.{part}", os.O_RDONLY) for part in ("indptr", "docs", "tf"))
+            self._open[name] = indptr, docs, tfs
+        return self._open[name]
+
+    def close(self) -> None:
+        for fds in self._open.values():
+            for fd in fds:
+                os.close(fd)
+        self._open.clear()
+
+    def __del__(self) -> None:
+        self.close()
 
     def _idf(self, df: int) -> np.float32:
         n, method = self.size, self.settings.method

@@ -119,9 +119,9 @@ def bm25_hits(rows: Iterable[np.ndarray], k: int) -> Hits:
     """Top-k of each query's BM25 score row, chunks scoring 0 (no query word) left out."""
     hits: Hits = []
     for scores in rows:
-        positions, values = top_k(scores, k)
-        matched = values > 0
-        hits.append((positions[matched], values[matched]))
+        matched = np.flatnonzero(scores > 0)  # ranking only these is top_k of the whole row, zeros dropped
+        keep = contenders(scores[matched], k)
+        hits.append(strictly_ranked(matched[keep], scores[matched[keep]], k))
     return hits
 
 
