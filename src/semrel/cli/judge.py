@@ -36,7 +36,7 @@ from .options import engine_options
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the embedding cache.")
 @engine_options
 def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, baseline_pairs, seed, window, overlap, cache_dir, no_cache,
-                  engine, ray_address, ray_workers):
+                  engine, ray_address, ray_workers, device, precision):
     """Score each pooled (query, chunk) pair with BERTScore: candidate = chunk, reference = answer.
 
     Writes {"query_id","chunk_id","P","R","F","source"} per pair and a manifest. Chunks over the
@@ -50,7 +50,7 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
     try:
         result = judge(corpus, golden, pool, output, model=model, layer=layer, idf=idf, rescale=rescale, window=window,
                        overlap=overlap, baseline_pairs=baseline_pairs, seed=seed, cache=False if no_cache else cache_dir,
-                       engine=make_engine(engine, ray_address, ray_workers), steps=stderr_steps)
+                       engine=make_engine(engine, ray_address, ray_workers, device, precision), steps=stderr_steps)
     except KeyboardInterrupt:
         kept = ("nothing was written" if output == "-"
                 else f"finished pairs are kept in {output}.partial; run the same command again to resume")

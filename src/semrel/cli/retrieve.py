@@ -35,16 +35,16 @@ from .options import engine_options
                    "vector store (chunk vectors kept per model, so a chunk is encoded once) [default: the user cache dir].")
 @click.option("--no-cache", is_flag=True, help="Index and encode the chunks in memory; neither read nor write the cache.")
 def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stage_run, model, output, engine, ray_address,
-                     ray_workers, cache_dir, no_cache):
+                     ray_workers, device, precision, cache_dir, no_cache):
     """Retrieve chunks for every query of a golden set and write a TREC run (with a manifest).
 
     Scores strictly decrease within a query: ties go to the chunk earlier in the corpus. --engine
     ray runs the dense encoder on a Ray cluster (bm25 does not use it); the run is the same.
     """
     spec = RetrievalSpec(method or (None if first_stage_run else "bm25"), k, rerank, rerank_depth, first_stage_run, model,
-                         make_engine(engine, ray_address, ray_workers))
+                         make_engine(engine, ray_address, ray_workers, device, precision))
     spec.check()
-    store = VectorStore(cache_dir or default_cache_dir(), model) if spec.dense and not no_cache else None
+    store = VectorStore(cache_dir or default_cache_dir(), model, precision) if spec.dense and not no_cache else None
     lexical = None
     if spec.method in ("bm25", "hybrid") and not no_cache and corpus != STDIO:
         lexical = LexicalStore(cache_dir or default_cache_dir(), BM25_PARAMS)
