@@ -2,7 +2,7 @@
 
     python bench/scale.py [--sizes 10000,100000,1000000] [--queries 1000] [--judge-queries 200] [--depth 20]
                           [--engines local,ray] [--ray-sizes 10000,1000000] [--before-sizes 1000000]
-                          [--no-judge] [--memory-cap-gb 16] [--work DIR] [--keep]
+                          [--no-judge | --judge-sizes 10000] [--memory-cap-gb 16] [--work DIR] [--keep]
     python bench/scale.py --report DIR/scale.json      (print a finished run's tables again)
 
 Corpora come from bench/corpus_gen.py (real COVID-QA/PubMedQA sentences recombined, so lengths and
@@ -116,6 +116,7 @@ def main() -> None:
     parser.add_argument("--ray-sizes", default=None, help="sizes judged with ray too [default: all]")
     parser.add_argument("--before-sizes", default="", help="sizes also run with bm25s in memory (--no-cache), as before")
     parser.add_argument("--no-judge", action="store_true", help="bm25 only")
+    parser.add_argument("--judge-sizes", default=None, help="sizes pooled and judged [default: all]")
     parser.add_argument("--peer-pairs", type=int, default=500)
     parser.add_argument("--memory-cap-gb", type=float, default=16.0, help="address-space cap of every step (0: none)")
     parser.add_argument("--work", default="/tmp/semrel-scale")
@@ -124,6 +125,7 @@ def main() -> None:
     MEMORY_CAP = int(args.memory_cap_gb * 2**30) if args.memory_cap_gb else None
     sizes = [int(s) for s in args.sizes.split(",")]
     engines = [] if args.no_judge else args.engines.split(",")
+    judge_sizes = set(sizes) if args.judge_sizes is None else {int(s) for s in args.judge_sizes.split(",")}
     ray_sizes = set(sizes) if args.ray_sizes is None else {int(s) for s in args.ray_sizes.split(",")}
     before_sizes = {int(s) for s in args.before_sizes.split(",") if s}
     work = Path(args.work)
@@ -134,11 +136,12 @@ def main() -> None:
     peer_figures = (0.0, 0.0, 0)
     try:
         for size in sizes:
-            rows += measure_size(work, size, golden_rows, judged, args, engines, ray_sizes, before_sizes)
+            rows += measure_size(work, size, golden_rows, judged, args, engines if size in judge_sizes else [], ray_sizes,
+                                 before_sizes)
             (work / "scale.json").write_text(json.dumps({"rows": rows, "peer": peer_figures, "queries": args.queries,
                                                           "judge_queries": len(judged), "depth": args.depth}, indent=1))
-        if engines:
-            peer_figures = peer(work / f"{sizes[0]}", args.peer_pairs)
+        if engines and judge_sizes:
+            peer_figures = peer(work / f"{min(judge_sizes)}", args.peer_pairs)
     finally:
         if not args.keep:
             for size in sizes:
