@@ -157,9 +157,14 @@ def _load_encoder(location: str, device: str, layers: int | None, precision: str
         hf_logging.set_verbosity(verbosity)
     model.eval()
     if precision == "int8":
+        import warnings
+
         import torch
 
-        model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        with warnings.catch_warnings():  # torch announces that quantize_dynamic moves to torchao; it works as it is
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.filterwarnings("ignore", message=".*quantiz.*deprecated", category=UserWarning)
+            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
     elif precision == "fp16":
         model = model.half()
     return tokenizer, model.to(device)
