@@ -254,9 +254,11 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
                                                  *(["--ray-workers", str(e["workers"])] if e["workers"] else [])]
     for method in r["methods"]:
         run = o(f"runs/{method}.run")
-        args = ["--corpus", corpus, "--golden", golden, *vectors, "--method", method, "-k", str(r["k"])]  # bm25's index too
+        args = ["--corpus", corpus, "--golden", golden, "--method", method, "-k", str(r["k"])]
         if method != "bm25":
-            args += ["--model", r["model"]] if r["model"] else []
+            args += vectors + (["--model", r["model"]] if r["model"] else [])
+        else:  # bm25's index on disk goes beside the dense vectors
+            args[4:4] = vectors
         args += ["-o", run]
         steps.append(Step(f"retrieve {method}", ("retrieve",), args, [corpus, golden], [run],
                           placement=placement if method != "bm25" else []))
