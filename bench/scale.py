@@ -45,11 +45,11 @@ def load() -> str:
     return f"{os.getloadavg()[0]:.1f}"
 
 
-def timed(cmd: list[str], log: Path) -> tuple[float, float]:
-    """Run a semrel step; its wall seconds and peak RSS in MB, its stderr kept in `log`."""
+def timed(cmd: list[str], log: Path) -> tuple[float, float, float]:
+    """Run a semrel step; its wall seconds, peak RSS in MB and CPU seconds, its stderr kept in `log`."""
     step = measured(cmd, cwd=ROOT, memory_cap=MEMORY_CAP)
     log.write_text(step.stderr)
-    return step.seconds, step.peak_mb
+    return step.seconds, step.peak_mb, step.cpu_seconds
 
 
 def semrel(*args: str) -> list[str]:
@@ -167,16 +167,19 @@ def measure_size(work: Path, size: int, golden_rows: list, judged: list, args: a
     row: dict = {"chunks": size, "corpus_mb": corpus.stat().st_size / 2**20}
     print(f"[{size:,} chunks] bm25: build the index, search {args.queries} queries ...", file=sys.stderr)
     row["bm25_load"] = load()
-    row["bm25_build_s"], row["bm25_build_mb"] = timed(retrieve + ["-o", str(folder / "bm25.run")], folder / "bm25.log")
+    build = timed(retrieve + ["-o", str(folder / "bm25.run")], folder / "bm25.log")
+    row["bm25_build_s"], row["bm25_build_mb"], row["bm25_build_cpu"] = build
     row["bm25_disk_mb"] = folder_mb(index)
     print(f"[{size:,} chunks] bm25: the same again (index reused) ...", file=sys.stderr)
     row["query_load"] = load()
-    row["bm25_query_s"], row["bm25_query_mb"] = timed(retrieve + ["-o", str(folder / "again.run")], folder / "again.log")
+    query = timed(retrieve + ["-o", str(folder / "again.run")], folder / "again.log")
+    row["bm25_query_s"], row["bm25_query_mb"], row["bm25_query_cpu"] = query
     row["reused"] = f"bm25 index: 0 chunks indexed, {size} reused" in (folder / "again.log").read_text()
     if size in before_sizes:
         print(f"[{size:,} chunks] bm25s in memory (--no-cache), as before ...", file=sys.stderr)
         row["before_load"] = load()
-        row["before_s"], row["before_mb"] = timed(retrieve + ["--no-cache", "-o", str(folder / "memory.run")], folder / "memory.log")
+        before = timed(retrieve + ["--no-cache", "-o", str(folder / "memory.run")], folder / "memory.log")
+        row["before_s"], row["before_mb"], row["before_cpu"] = before
         runs = [p.read_text().replace(f" {p.stem}\n", "\n") for p in (folder / "bm25.run", folder / "memory.run")]
         row["same_run"] = runs[0] == runs[1]
     print(json.dumps(row), file=sys.stderr)
@@ -195,11 +198,11 @@ def measure_size(work: Path, size: int, golden_rows: list, judged: list, args: a
         extra = ["--ray-workers", "2"] if engine == "ray" else []
         log = folder / f"judge-{engine}.log"
         judge_load = load()
-        wall, rss = timed(semrel("judge", "--corpus", str(corpus), "--golden", str(folder / "judged.jsonl"),
+        wall, rss, cpu = timed(semrel("judge", "--corpus", str(corpus), "--golden", str(folder / "judged.jsonl"),
                                  "--pool", str(folder / "pool.tsv"), "--cache", str(cache), "--engine", engine, *extra,
                                  "-o", str(folder / f"judgments-{engine}.jsonl")), log)
         out.append({**row, "pairs": pairs, "engine": engine, "texts": judged_texts(log), "judge_s": wall, "pairs_s": pairs / wall,
-                    "judge_mb": rss, "cache_mb": folder_mb(cache), "judge_load": judge_load})
+                    "judge_mb": rss, "judge_cpu": cpu, "cache_mb": folder_mb(cache), "judge_load": judge_load})
         print(json.dumps(out[-1]), file=sys.stderr)
     return out
 
@@ -211,13 +214,19 @@ def report(results: dict) -> None:
     print(f"BM25, {queries} queries, k {depth}. build: the first retrieve (streams the corpus into the on-disk index, then "
           "searches); query: the same retrieve again (index reused, nothing built); before: bm25s in memory (--no-cache); "
           "load: 1-minute load average at the start of each\n")
-    print("| chunks | corpus MB | build s | build peak MB | index MB | query s | query peak MB | before s | before peak MB | load |")
+    print("| chunks | corpus MB | build s (CPU s) | build peak MB | index MB | query s (CPU s) | query peak MB | before s (CPU s) "
+          "| before peak MB | load |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+
+    def cpu(r: dict, key: str) -> str:
+        return f" ({r[key]:.0f})" if key in r else ""
+
     for r in sizes:
-        before = f"{r['before_s']:.1f} | {r['before_mb']:,.0f}" if "before_s" in r else "- | -"
+        before = f"{r['before_s']:.1f}{cpu(r, 'before_cpu')} | {r['before_mb']:,.0f}" if "before_s" in r else "- | -"
         loads = " / ".join(r[k] for k in ("bm25_load", "query_load", "before_load") if k in r)
-        print(f"| {r['chunks']:,} | {r['corpus_mb']:,.0f} | {r['bm25_build_s']:.1f} | {r['bm25_build_mb']:,.0f} | "
-              f"{r['bm25_disk_mb']:,.0f} | {r['bm25_query_s']:.1f} | {r['bm25_query_mb']:,.0f} | {before} | {loads} |")
+        print(f"| {r['chunks']:,} | {r['corpus_mb']:,.0f} | {r['bm25_build_s']:.1f}{cpu(r, 'bm25_build_cpu')} | "
+              f"{r['bm25_build_mb']:,.0f} | {r['bm25_disk_mb']:,.0f} | {r['bm25_query_s']:.1f}{cpu(r, 'bm25_query_cpu')} | "
+              f"{r['bm25_query_mb']:,.0f} | {before} | {loads} |")
     for lo, hi in zip(sizes, sizes[1:]):
         print(f"\n{lo['chunks']:,} -> {hi['chunks']:,} chunks ({hi['chunks'] / lo['chunks']:.0f}x): "
               f"build time {hi['bm25_build_s'] / lo['bm25_build_s']:.2f}x, build peak {hi['bm25_build_mb'] / lo['bm25_build_mb']:.2f}x, "
