@@ -103,3 +103,21 @@ def test_judge_records_precision_and_never_mixes_cached_embeddings(tmp_path, wri
     exact, int8 = (np.array([[r[c] for c in "PRF"] for r in outputs[k]]) for k in ("exact", "int8"))
     assert outputs["again"] == outputs["exact"]
     assert 0 < np.abs(exact - int8).max() < 0.05
+
+
+@pytest.mark.slow
+def test_dense_retrieval_at_int8_records_it_and_uses_its_own_store(tmp_path, write):
+    corpus = write("corpus.jsonl", "".join(json.dumps({"_id": f"c{i}", "text": t}) + "\n" for i, t in enumerate(TEXTS)))
+    golden = write("golden.jsonl", json.dumps({"query_id": "q1", "query": "why does bread rise", "reference_answer": "x"}) + "\n")
+    runs = {}
+    for precision in ("exact", "int8"):
+        out = tmp_path / f"{precision}.run"
+        result = run("retrieve", "--corpus", corpus, "--golden", golden, "--method", "dense", "--cache", tmp_path / "cache",
+                     "--precision", precision, "--device", "cpu", "-o", out)
+        assert result.exit_code == 0, result.output
+        assert "3 encoded, 0 from the vector store" in result.stderr  # int8 did not take the exact vectors
+        params = json.loads((tmp_path / f"{precision}.run.manifest.json").read_text())["params"]
+        assert params["engine"]["precision"] == precision and params["engine"]["device"] == "cpu"
+        assert params["vector_store"]["folder"].endswith("-int8") == (precision == "int8")
+        runs[precision] = [line.split()[2] for line in out.read_text().splitlines()]
+    assert runs["exact"][0] == runs["int8"][0] == "c0"  # the bread chunk first either way
