@@ -1,19 +1,26 @@
-"""Speed, memory and agreement of `semrel judge` against bert_score on real text.
+"""Speed, memory, start-up and agreement of `semrel judge` against bert_score, per encoder precision.
 
-    python bench/judge.py [--pairs 2000]
+    python bench/judge.py [--pairs 2000] [--modes exact,int8] [--no-agreement]
 
-Builds N unique (chunk, answer) pairs from COVID-QA (../shared/data): chunks are 150-word
-windows of the articles every 100 words, answers the real expert answers of 10-40 words from the same
-article. Then runs, each in its own subprocess so that each peak RSS is its own:
+Builds N unique (chunk, answer) pairs from COVID-QA (../shared/data): chunks are 150-word windows of
+the articles every 100 words, answers the real expert answers of 10-40 words from the same article
+(a pair is gold when the chunk holds its answer verbatim). Then runs, each in its own subprocess so
+that each peak RSS and each process time is its own:
 
-  bert_score   bert_score.score(cands, refs, model_type=<all-MiniLM-L6-v2>, num_layers=6), defaults otherwise
-  semrel       semrel.judge on the same pairs with an empty embedding cache (cold)
-  semrel warm  the same again, the cache now filled
-  ceiling      the bare encoder forward pass over the same unique texts in length-sorted batches
-               (model loading and tokenizing not timed: a stricter ceiling than the others get)
+  bert_score    bert_score.score(cands, refs, model_type=<all-MiniLM-L6-v2>, num_layers=6), defaults otherwise
+  semrel        semrel.judge on the same pairs with an empty embedding cache (cold), --precision exact
+  semrel warm   the same again, the cache now filled
+  semrel int8   (and each other mode of --modes) cold, at that precision
+  ceiling       the bare encoder forward pass over the same unique texts in length-sorted batches
+                (model loading and tokenizing not timed: a stricter ceiling than the others get; --no-ceiling skips it)
 
-and prints pairs/s, ratios, peak RSS and the largest score difference. Timings cover the scoring
-call (model loading included, interpreter start and imports not); peak RSS is the whole process.
+and prints, per run, in wall and CPU seconds (CPU: steadier on a shared machine): the scoring call's
+seconds and pairs/s (model loading included, interpreter start and imports not), the whole process's
+seconds (interpreter start, imports, model load, scoring, exit: what a user waits for), time to the
+first scored pair, and peak RSS; the largest score differences (to bert_score, and of each mode to
+exact). Agreement (unless --no-agreement): kappa of the default label (R >= 0.70) and the best kappa
+over thresholds, against gold, per mode, on these COVID-QA pairs and on the MS MARCO sample (250
+queries, each answer against its ~8 Bing passages, gold = is_selected).
 """
 
 from __future__ import annotations
@@ -30,8 +37,12 @@ from pathlib import Path
 
 import numpy as np
 
+STARTED = time.perf_counter()  # as early as this process can tell: the interpreter is already up
+CPU_STARTED = time.process_time()
 ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(os.environ.get("SEMREL_DATA", ROOT.parent / "shared" / "data")) / "covid_qa_deepset" / "200423_covidQA.json"
+SHARED = Path(os.environ.get("SEMREL_DATA", ROOT.parent / "shared" / "data"))
+DATA = SHARED / "covid_qa_deepset" / "200423_covidQA.json"
+MSMARCO = [SHARED / "msmarco_qna_v11" / name for name in ("rag-robustness_ms_marco_sample.json", "ifn647_sample.json")]
 CHUNK_WORDS = 150
 CHUNK_STRIDE = 100  # windows overlap by 50 words: distinct texts, enough of them for 2,000 pairs
 
@@ -54,41 +65,79 @@ def build_pairs(count: int) -> tuple[list[str], list[str]]:
     return [c for c, _ in pairs[:count]], [a for _, a in pairs[:count]]
 
 
+def msmarco_pairs() -> tuple[list[str], list[str], list[int]]:
+    """(passage, answer, is_selected) for every passage of every MS MARCO sample query with an answer."""
+    cands, refs, gold = [], [], []
+    for path in MSMARCO:
+        for row in json.loads(path.read_text(encoding="utf-8")):
+            answers = [a for a in row.get("answers") or [] if a.strip() and a.strip() != "No Answer Present."]
+            passages = row["passages"]
+            if isinstance(passages, dict):  # Hugging Face layout
+                texts, selected = passages["passage_text"], passages["is_selected"]
+            else:  # the official v1.1 layout
+                texts, selected = [p["passage_text"] for p in passages], [p["is_selected"] for p in passages]
+            if answers:
+                for text, chosen in zip(texts, selected):
+                    cands.append(text)
+                    refs.append(answers[0])
+                    gold.append(int(chosen))
+    return cands, refs, gold
+
+
 def write_inputs(folder: Path, cands: list[str], refs: list[str]) -> None:
     """corpus.jsonl, golden.jsonl (one query per pair) and pool.tsv for semrel."""
+    folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "corpus.jsonl", "w", encoding="utf-8") as corpus, open(folder / "golden.jsonl", "w", encoding="utf-8") as golden:
         for i, (c, r) in enumerate(zip(cands, refs)):
             corpus.write(json.dumps({"_id": f"c{i}", "text": c}) + "\n")
             golden.write(json.dumps({"query_id": f"q{i}", "query": "?", "reference_answer": r}) + "\n")
     (folder / "pool.tsv").write_text("query_id\tchunk_id\tsources\n" + "".join(f"q{i}\tc{i}\tbench\n" for i in range(len(cands))))
+    (folder / "pairs.json").write_text(json.dumps({"cands": cands, "refs": refs}))
 
 
 def child(name: str, folder: Path) -> None:
-    """One measured run; writes <name>.json (seconds, peak RSS) and <name>.npy (P, R, F per pair)."""
+    """One measured run; writes <name>.json (seconds, peak RSS, ...) and <name>.npy (P, R, F per pair)."""
     sys.path.insert(0, str(ROOT / "src"))
-    from semrel.encoding.models import resolve_model
-
+    main_started = time.perf_counter()
     pairs = json.loads((folder / "pairs.json").read_text())
     cands, refs = pairs["cands"], pairs["refs"]
     scores, extra = None, {}
     if name == "bert_score":
         import bert_score
 
-        start = time.perf_counter()
+        from semrel.encoding.models import resolve_model
+
+        imported, cpu = time.perf_counter(), time.process_time()
         P, R, F = bert_score.score(cands, refs, model_type=resolve_model(), num_layers=6)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - imported, time.process_time() - cpu
         scores = np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1)
+        extra = {"import_seconds": imported - main_started}
     elif name.startswith("semrel"):
-        if name == "semrel":  # imported untimed, as bert_score's are; a warm run never imports them
+        precision = name.split("_")[1] if name.count("_") else "exact"
+        if precision != "warm":  # imported untimed, as bert_score's are; a warm run never imports them
             import torch  # noqa: F401
             import transformers  # noqa: F401
+        from semrel.encoding.engines import make_engine
         from semrel.judging.judge import judge
 
-        start = time.perf_counter()
-        result = judge(folder / "corpus.jsonl", folder / "golden.jsonl", folder / "pool.tsv", cache=folder / "cache")
-        seconds = time.perf_counter() - start
+        imported, cpu = time.perf_counter(), time.process_time()
+        first: list[float] = []
+
+        def steps(label, total):
+            import contextlib
+
+            @contextlib.contextmanager
+            def manager():
+                yield lambda n: first.append(time.perf_counter()) if not first else None
+            return manager()
+
+        engine = make_engine("local", device="cpu", precision="exact" if precision == "warm" else precision)
+        result = judge(folder / "corpus.jsonl", folder / "golden.jsonl", folder / "pool.tsv", cache=folder / "cache",
+                       engine=engine, steps=steps)
+        seconds, cpu = time.perf_counter() - imported, time.process_time() - cpu
         scores = np.array([[j.P, j.R, j.F] for j in result.judgments])
-        extra = {"encoded": result.encoded, "cached": result.cached, "windowed": result.windowed}
+        extra = {"encoded": result.encoded, "cached": result.cached, "windowed": result.windowed,
+                 "import_seconds": imported - main_started, "first_pair_seconds": (first[0] if first else time.perf_counter()) - STARTED}
     else:
         from semrel.encoding.encode import forward_batches
         from semrel.encoding.models import load_encoder
@@ -102,53 +151,121 @@ def child(name: str, folder: Path) -> None:
         for _ in forward_batches(ids, max_tokens=JudgeOptions.max_tokens):  # semrel's batch size
             pass
         seconds = time.perf_counter() - loaded  # the forward pass alone
+        cpu = time.process_time() - CPU_STARTED
         extra = {"texts": len(texts), "load_and_tokenize_seconds": loaded - start}
     if scores is not None:
         np.save(folder / f"{name}.npy", scores)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    (folder / f"{name}.json").write_text(json.dumps({"seconds": seconds, "peak_rss": peak, **extra}))
+    (folder / f"{name}.json").write_text(json.dumps({"seconds": seconds, "cpu": cpu, "peak_rss": peak,
+                                                     "main_seconds": time.perf_counter() - STARTED, **extra}))
 
 
 def measure(name: str, folder: Path) -> dict:
-    started = time.perf_counter()
-    subprocess.run([sys.executable, __file__, "--child", name, "--folder", str(folder)], check=True)
-    return {**json.loads((folder / f"{name}.json").read_text()), "process_seconds": time.perf_counter() - started}
+    started, load = time.perf_counter(), os.getloadavg()[0]
+    process = subprocess.Popen([sys.executable, __file__, "--child", name, "--folder", str(folder)])
+    _, status, usage = os.wait4(process.pid, 0)
+    if os.waitstatus_to_exitcode(status):
+        raise SystemExit(f"{name} failed")
+    return {**json.loads((folder / f"{name}.json").read_text()), "process_seconds": time.perf_counter() - started,
+            "process_cpu": usage.ru_utime + usage.ru_stime, "load": load}
+
+
+def kappas(scores: np.ndarray, gold: np.ndarray) -> tuple[float, float, float]:
+    """(kappa of the default label, best kappa over thresholds, that threshold) of R against gold."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from semrel.analysis.agreement import cohen_kappa
+    from semrel.analysis.calibrate import best_thresholds
+    from semrel.judging import labels
+
+    r = scores[:, labels.COMPONENTS.index(labels.DEFAULT_COMPONENT)]
+    best = best_thresholds(r, gold, 1, "none")[0]
+    return (cohen_kappa(gold, labels.reached(r, [labels.DEFAULT_THRESHOLD])), cohen_kappa(gold, labels.reached(r, [best])), best)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=2000)
+    parser.add_argument("--modes", default="exact,int8", help="encoder precisions judged (exact always)")
+    parser.add_argument("--no-agreement", action="store_true", help="skip the MS MARCO judging runs")
+    parser.add_argument("--no-ceiling", action="store_true", help="skip the bare forward pass")
+    parser.add_argument("--out", type=Path, default=None, help="JSON file for the figures")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return child(args.child, args.folder)
+    modes = ["exact"] + [m for m in args.modes.split(",") if m and m != "exact"]
     cands, refs = build_pairs(args.pairs)
+    covid_gold = np.array([int(" ".join(r.split()) in c) for c, r in zip(cands, refs)])
     with tempfile.TemporaryDirectory(prefix="semrel-bench-judge-") as tmp:
         folder = Path(tmp)
-        (folder / "pairs.json").write_text(json.dumps({"cands": cands, "refs": refs}))
         write_inputs(folder, cands, refs)
         print(f"{len(cands)} pairs: {len(set(cands))} unique chunks (~{CHUNK_WORDS} words), "
-              f"{len(set(refs))} unique answers (mean {np.mean([len(r.split()) for r in refs]):.1f} words)", flush=True)
-        runs = {name: measure(name, folder) for name in ("ceiling", "bert_score", "semrel", "semrel_warm")}
-        theirs, ours = np.load(folder / "bert_score.npy"), np.load(folder / "semrel.npy")
-        warm = np.load(folder / "semrel_warm.npy")
+              f"{len(set(refs))} unique answers (mean {np.mean([len(r.split()) for r in refs]):.1f} words), "
+              f"{int(covid_gold.sum())} gold (the chunk holds the answer)", flush=True)
+        names = ["ceiling"] * (not args.no_ceiling) + ["bert_score", "semrel", "semrel_warm"] + [f"semrel_{m}" for m in modes[1:]]
+        runs = {name: measure(name, folder) for name in names}
+        scores = {name: np.load(folder / f"{name}.npy") for name in runs if name != "ceiling"}
+        marco: dict[str, np.ndarray] = {}
+        marco_runs: dict[str, dict] = {}
+        if not args.no_agreement:
+            m_cands, m_refs, m_gold = msmarco_pairs()
+            marco_folder = folder / "msmarco"
+            write_inputs(marco_folder, m_cands, m_refs)
+            for mode in modes:
+                name = "semrel" if mode == "exact" else f"semrel_{mode}"
+                marco_runs[mode] = measure(name, marco_folder)
+                marco[mode] = np.load(marco_folder / f"{name}.npy")
     n = len(cands)
-    print(f"\n{'run':<12} {'seconds':>8} {'pairs/s':>8} {'peak RSS':>9}")
+    print("\nwall seconds, and CPU seconds (user + system, all threads: steadier than wall time on a shared machine)")
+    print(f"{'run':<12} {'call s':>7} {'call CPU':>8} {'pairs/CPU-s':>11} {'process s':>9} {'process CPU':>11} {'1st pair s':>10} "
+          f"{'peak RSS':>9} {'load':>5}")
     for name, run in runs.items():
-        print(f"{name:<12} {run['seconds']:8.2f} {n / run['seconds']:8.1f} {run['peak_rss'] / 2**20:7.0f}MB")
+        first = f"{run['first_pair_seconds']:.1f}" if "first_pair_seconds" in run else "-"
+        print(f"{name:<12} {run['seconds']:7.1f} {run['cpu']:8.1f} {n / run['cpu']:11.2f} {run['process_seconds']:9.1f} "
+              f"{run['process_cpu']:11.1f} {first:>10} {run['peak_rss'] / 2**20:7.0f}MB {run['load']:5.1f}")
+    theirs, ours, warm = scores["bert_score"], scores["semrel"], scores["semrel_warm"]
     diff = np.abs(ours - theirs)
-    print(f"\nsemrel / bert_score pairs/s:   {runs['bert_score']['seconds'] / runs['semrel']['seconds']:.2f}x (target >= 2x)")
-    print(f"semrel / ceiling pairs/s:      {runs['ceiling']['seconds'] / runs['semrel']['seconds']:.1%} (target >= 90%)")
-    print(f"semrel / bert_score peak RSS:  {runs['semrel']['peak_rss'] / runs['bert_score']['peak_rss']:.1%} (target <= 50%)")
-    print(f"warm cache speed-up:           {runs['semrel']['seconds'] / runs['semrel_warm']['seconds']:.1f}x call, "
-          f"{runs['semrel']['process_seconds'] / runs['semrel_warm']['process_seconds']:.1f}x process (target >= 20x)")
+    bs, sr = runs["bert_score"], runs["semrel"]
+    print(f"\nsemrel / bert_score, scoring call:                {bs['seconds'] / sr['seconds']:.2f}x wall, "
+          f"{bs['cpu'] / sr['cpu']:.2f}x CPU")
+    print(f"semrel / bert_score, whole process (start incl.): {bs['process_seconds'] / sr['process_seconds']:.2f}x wall, "
+          f"{bs['process_cpu'] / sr['process_cpu']:.2f}x CPU (target >= 1.6x)")
+    if "ceiling" in runs:
+        print(f"semrel / ceiling pairs/s:      {runs['ceiling']['seconds'] / sr['seconds']:.1%}")
+    print(f"semrel / bert_score peak RSS:  {sr['peak_rss'] / bs['peak_rss']:.1%}")
+    print(f"start-up, semrel: interpreter + imports {sr['process_seconds'] - sr['main_seconds'] + sr['import_seconds']:.1f} s, "
+          f"first pair scored {sr['first_pair_seconds']:.1f} s after start; bert_score imports {bs['import_seconds']:.1f} s")
+    print(f"warm cache speed-up:           {sr['seconds'] / runs['semrel_warm']['seconds']:.1f}x call, "
+          f"{sr['process_seconds'] / runs['semrel_warm']['process_seconds']:.1f}x process")
     print(f"max |semrel - bert_score|:     P {diff[:, 0].max():.2e}  R {diff[:, 1].max():.2e}  F {diff[:, 2].max():.2e}; "
-          f"{int((diff.max(axis=1) > 1e-5).sum())} pairs over 1e-5 (bert_score leaves the longest pair of each "
-          "64-pair batch unpadded, so only there a negative best cosine is not counted as 0)")
-    print(f"warm == cold scores:           {bool(np.array_equal(warm, ours))}; "
-          f"chunks windowed: {runs['semrel']['windowed']}; texts encoded cold/warm: "
-          f"{runs['semrel']['encoded']}/{runs['semrel_warm']['encoded']}")
+          f"warm == cold scores: {bool(np.array_equal(warm, ours))}; "
+          f"texts encoded cold/warm: {sr['encoded']}/{runs['semrel_warm']['encoded']}")
+    figures: dict = {"pairs": n, "runs": runs, "modes": {}}
+    print(f"\n{'mode':<6} {'pairs/CPU-s':>11} {'vs exact':>8} {'vs bert_score':>13} {'process vs bs':>13} {'peak RSS':>9} "
+          f"{'max|d| COVID':>12} {'max|d| MARCO':>12}  kappa R>=0.70 (best) COVID-QA | MS MARCO  (speed ratios in CPU time)")
+    for mode in modes:
+        run = runs["semrel" if mode == "exact" else f"semrel_{mode}"]
+        mine = scores["semrel" if mode == "exact" else f"semrel_{mode}"]
+        d_covid = float(np.abs(mine - ours).max())
+        d_marco = float(np.abs(marco[mode] - marco["exact"]).max()) if marco else float("nan")
+        k_covid = kappas(mine, covid_gold)
+        k_marco = kappas(marco[mode], np.array(m_gold)) if marco else (float("nan"),) * 3
+        base_covid = kappas(ours, covid_gold)
+        base_marco = kappas(marco["exact"], np.array(m_gold)) if marco else (float("nan"),) * 3
+        figures["modes"][mode] = {"pairs_s": n / run["seconds"], "pairs_cpu_s": n / run["cpu"], "peak_mb": run["peak_rss"] / 2**20,
+                                  "max_diff_covid": d_covid,
+                                  "max_diff_msmarco": d_marco, "kappa_covid": k_covid, "kappa_msmarco": k_marco,
+                                  "msmarco_pairs_cpu_s": len(marco[mode]) / marco_runs[mode]["cpu"] if marco else None}
+        print(f"{mode:<6} {n / run['cpu']:11.2f} {sr['cpu'] / run['cpu']:7.2f}x {bs['cpu'] / run['cpu']:12.2f}x "
+              f"{bs['process_cpu'] / run['process_cpu']:12.2f}x {run['peak_rss'] / 2**20:7.0f}MB {d_covid:12.2e} {d_marco:12.2e}  "
+              f"{k_covid[0]:.3f} ({k_covid[1]:.3f} at {k_covid[2]:.3f}), change {k_covid[0] - base_covid[0]:+.3f} | "
+              f"{k_marco[0]:.3f} ({k_marco[1]:.3f} at {k_marco[2]:.3f}), change {k_marco[0] - base_marco[0]:+.3f}")
+    if marco:
+        print(f"MS MARCO: {len(marco['exact'])} pairs, {int(np.sum(m_gold))} gold; "
+              + ", ".join(f"{m} {len(marco[m]) / marco_runs[m]['cpu']:.2f} pairs/CPU-s" for m in modes))
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=1, default=float))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import tempfile
 import time
@@ -15,13 +16,22 @@ class Measured:
     peak_mb: float  # the child's own peak RSS (os.wait4), not the parent's
     stdout: str
     stderr: str
+    cpu_seconds: float = 0.0  # user + system CPU of the child: on a shared machine, steadier than wall time
 
 
-def measured(command: list[str], cwd: str | os.PathLike | None = None) -> Measured:
-    """Run `command` to the end; output goes through temporary files, so neither pipe can fill and block."""
+def measured(command: list[str], cwd: str | os.PathLike | None = None, memory_cap: int | None = None) -> Measured:
+    """Run `command` to the end; output goes through temporary files, so neither pipe can fill and block.
+
+    `memory_cap` (bytes) limits the child's address space (RLIMIT_AS): on a shared machine a step that
+    would outgrow it fails alone instead of pushing everything else out of memory."""
+
+    def cap() -> None:
+        if memory_cap:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_cap, memory_cap))
+
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=out, stderr=err, cwd=cwd)
+        process = subprocess.Popen(command, stdout=out, stderr=err, cwd=cwd, preexec_fn=cap if memory_cap else None)
         _, status, usage = os.wait4(process.pid, 0)
         seconds = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -29,4 +39,4 @@ def measured(command: list[str], cwd: str | os.PathLike | None = None) -> Measur
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     if process.returncode:
         raise SystemExit(f"{' '.join(map(str, command))} failed with exit code {process.returncode}:\n{stderr[-2000:]}")
-    return Measured(seconds, usage.ru_maxrss / 1024, stdout, stderr)
+    return Measured(seconds, usage.ru_maxrss / 1024, stdout, stderr, usage.ru_utime + usage.ru_stime)

@@ -65,8 +65,9 @@ def test_ray_judgments_equal_the_local_ones(sample):
     for stderr in (local.stderr, remote.stderr):
         texts = int(stderr.split(" texts encoded")[0].rsplit(" ", 1)[1])
         assert texts > 30 and ", 0 from cache" in stderr  # both engines really encoded every text
-    assert manifest_engine(sample / "local.jsonl") == {"name": "local", "workers": 1}
-    assert manifest_engine(sample / "ray.jsonl") == {"name": "ray", "address": "auto", "workers": 2, "gpus": False}
+    assert manifest_engine(sample / "local.jsonl") == {"name": "local", "workers": 1, "device": "cpu", "precision": "exact"}
+    assert manifest_engine(sample / "ray.jsonl") == {"name": "ray", "address": "auto", "workers": 2, "gpus": False, "device": "auto",
+                                                     "precision": "exact"}
 
 
 @pytest.mark.slow

@@ -38,7 +38,7 @@ from .paths import input_path, output_path
 @engine_options
 @sample_options
 def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, baseline_pairs, seed, window, overlap, cache_dir, no_cache,
-                  engine, ray_address, ray_workers, limit, sample_size, sample_seed):
+                  engine, ray_address, ray_workers, device, precision, limit, sample_size, sample_seed):
     """Score each pooled (query, chunk) pair with BERTScore: candidate = chunk, reference = answer.
 
     Writes {"query_id","chunk_id","P","R","F","source"} per pair and a manifest. Chunks over the
@@ -52,7 +52,7 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
     try:
         result = judge(corpus, golden, pool, output, model=model, layer=layer, idf=idf, rescale=rescale, window=window,
                        overlap=overlap, baseline_pairs=baseline_pairs, seed=seed, cache=False if no_cache else cache_dir,
-                       engine=make_engine(engine, ray_address, ray_workers), steps=stderr_steps,
+                       engine=make_engine(engine, ray_address, ray_workers, device, precision), steps=stderr_steps,
                        sample=query_sample(limit, sample_size, sample_seed))
     except KeyboardInterrupt:
         kept = ("nothing was written" if output == "-"

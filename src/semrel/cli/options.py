@@ -7,7 +7,8 @@ from typing import Callable, Sequence
 import click
 
 from ..analysis.significance import CORRECTIONS, TESTS, StatSettings
-from ..encoding.engines import ENGINES
+from ..encoding.engines import DEVICES, ENGINES
+from ..encoding.models import PRECISIONS
 from ..errors import UsageError
 from ..evaluation.measures import DEFAULT_MEASURES, Measure, parse_measures
 from ..formats.judgments import COMPONENTS
@@ -85,7 +86,7 @@ def lift_options(command: Callable) -> Callable:
 
 
 def engine_options(command):
-    """Add the three options; the command receives them as engine, ray_address, ray_workers."""
+    """Add the engine options; the command receives them as engine, ray_address, ray_workers, device, precision."""
     options = (
         click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
                      help="Where the encoder runs: in this process, or as Ray Data batch inference on a Ray "
@@ -95,6 +96,13 @@ def engine_options(command):
                           "[default: start a local Ray instance]."),
         click.option("--ray-workers", type=int, default=None, metavar="N",
                      help="--engine ray: encoder workers, one model each [default: the cluster's GPUs, else its CPUs]."),
+        click.option("--device", type=click.Choice(DEVICES), default="auto", show_default=True,
+                     help="Where the encoder computes: auto = a CUDA GPU when torch sees one, else the CPU. "
+                          "Batches are bigger on a GPU."),
+        click.option("--precision", type=click.Choice(PRECISIONS), default="exact", show_default=True,
+                     help="exact: float32, as bert_score. int8: dynamic quantization of the Linear layers (CPU; faster, "
+                          "scores move slightly, see docs/judge.md). fp16: half precision (GPU). Recorded in the manifest; "
+                          "cached vectors are kept apart per precision."),
     )
     for option in reversed(options):
         command = option(command)

@@ -290,6 +290,8 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
             args += bm25
         if method != "bm25":
             args += vectors + (["--model", r["model"]] if r["model"] else [])
+        else:  # bm25's index on disk goes beside the dense vectors
+            args[4:4] = vectors
         args += ["-o", run]
         steps.append(Step(f"retrieve {method}", ("retrieve",), args, [corpus, golden], [run],
                           placement=placement if method != "bm25" else []))

@@ -8,7 +8,9 @@ from ..encoding.cache import default_cache_dir
 from ..encoding.engines import make_engine
 from ..encoding.models import DEFAULT_MODEL
 from ..encoding.vectors import VectorStore
+from ..formats.files import STDIO
 from ..progress import stderr_steps
+from ..retrieval.lexical import LexicalStore
 from ..retrieval.retrieve import (
     BM25_METHODS,
     BM25_PARAMS,
@@ -40,21 +42,21 @@ from .paths import input_path, output_path
 @click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="The TREC run to write ('-' = stdout).")
 @engine_options
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
-              help="Folder of the dense vector store (chunk vectors kept per model, so a chunk is encoded once) "
-                   "[default: the user cache dir].")
-@click.option("--no-cache", is_flag=True, help="Encode the chunks in memory; neither read nor write the vector store.")
+              help="Folder of the persisted indexes: the BM25 index (built once per corpus, grown with it) and the dense "
+                   "vector store (chunk vectors kept per model, so a chunk is encoded once) [default: the user cache dir].")
+@click.option("--no-cache", is_flag=True, help="Index and encode the chunks in memory; neither read nor write the cache.")
 @click.option("--bm25-k1", type=float, default=None, help=f"BM25 term saturation [default: {BM25_PARAMS['k1']}].")
 @click.option("--bm25-b", type=float, default=None, help=f"BM25 length normalisation, 0..1 [default: {BM25_PARAMS['b']}].")
 @click.option("--bm25-method", type=click.Choice(BM25_METHODS), default=None,
-              help=f"BM25 variant (bm25s) [default: {BM25_PARAMS['method']}].")
+              help=f"BM25 variant (bm25s; the on-disk index scores lucene, robertson, atire) [default: {BM25_PARAMS['method']}].")
 @click.option("--bm25-stemmer", default=None, metavar="NAME",
               help=f"none, or a PyStemmer algorithm: english (Snowball), porter, german, ... [default: {BM25_PARAMS['stemmer']}].")
 @click.option("--bm25-stopwords", default=None, metavar="LIST|FILE",
               help=f"none, a list ({', '.join(BM25_STOPWORDS)}) or a file of one word per line [default: {BM25_PARAMS['stopwords']}].")
 @sample_options
 def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stage_run, model, output, engine, ray_address,
-                     ray_workers, cache_dir, no_cache, bm25_k1, bm25_b, bm25_method, bm25_stemmer, bm25_stopwords, limit,
-                     sample_size, sample_seed):
+                     ray_workers, device, precision, cache_dir, no_cache, bm25_k1, bm25_b, bm25_method, bm25_stemmer,
+                     bm25_stopwords, limit, sample_size, sample_seed):
     """Retrieve chunks for every query of a golden set and write a TREC run (with a manifest).
 
     Scores strictly decrease within a query: ties go to the chunk earlier in the corpus. --engine
@@ -62,12 +64,18 @@ def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stag
     --bm25-* settings (bm25 and hybrid) are recorded in the run's manifest.
     """
     spec = RetrievalSpec(method or (None if first_stage_run else "bm25"), k, rerank, rerank_depth, first_stage_run, model,
-                         make_engine(engine, ray_address, ray_workers),
+                         make_engine(engine, ray_address, ray_workers, device, precision),
                          bm25_params(bm25_k1, bm25_b, bm25_method, bm25_stemmer, bm25_stopwords))
     spec.check()
-    store = VectorStore(cache_dir or default_cache_dir(), model) if spec.dense and not no_cache else None
+    store = VectorStore(cache_dir or default_cache_dir(), model, precision) if spec.dense and not no_cache else None
+    lexical = None
+    if spec.method in ("bm25", "hybrid") and not no_cache and corpus != STDIO:
+        lexical = LexicalStore(cache_dir or default_cache_dir(), spec.bm25)
     sample = query_sample(limit, sample_size, sample_seed)
-    run = retrieve_files(corpus, golden, spec, output, steps=stderr_steps, warn=warn, store=store, sample=sample)
+    run = retrieve_files(corpus, golden, spec, output, steps=stderr_steps, warn=warn, store=store, sample=sample, lexical=lexical)
+    if lexical is not None and lexical.last is not None:
+        index = lexical.last
+        click.echo(f"bm25 index: {index.built} chunks indexed, {index.reused} reused from {index.folder}", err=True)
     if store is not None:
         click.echo(f"chunk vectors: {store.encoded} encoded, {store.reused} from the vector store {store.folder}", err=True)
     click.echo(f"wrote {len(run)} rows ({len(set(run.query_ids.to_pylist()))} queries) to {output}", err=True)

@@ -18,7 +18,18 @@ Reduce = Callable[["torch.Tensor", "torch.Tensor"], np.ndarray]
 """What a batch's (states, attention mask) become on the way out of the model: normalised_tokens, mean_pooled."""
 
 
-def length_batches(lengths: Sequence[int], max_tokens: int = 16384, max_batch: int = 128) -> list[np.ndarray]:
+GPU_TOKENS = 65536
+"""Tokens per batch on a GPU: far more than on CPU (where bigger batches are no faster), so the device stays busy."""
+GPU_BATCH = 1024
+CPU_BATCH = 128
+
+
+def batch_limits(device: str, max_tokens: int) -> tuple[int, int]:
+    """(tokens, rows) per batch on `device`: the caller's CPU budget, raised to GPU_TOKENS and GPU_BATCH rows on CUDA."""
+    return (max(max_tokens, GPU_TOKENS), GPU_BATCH) if device == "cuda" else (max_tokens, CPU_BATCH)
+
+
+def length_batches(lengths: Sequence[int], max_tokens: int = 16384, max_batch: int = CPU_BATCH) -> list[np.ndarray]:
     """Indices grouped into batches of similar length, longest first, each within a token budget."""
     order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
     batches: list[np.ndarray] = []
@@ -74,25 +85,27 @@ def forward_batches(
     max_tokens: int = 16384,
     advance: Advance | None = None,
     device: str = "cpu",
+    precision: str = "exact",
 ) -> Iterator[tuple[np.ndarray, "torch.Tensor", "torch.Tensor", "torch.Tensor"]]:
     """(indices, input ids, attention mask, states of `layer`) per length-sorted batch of token id lists.
 
     `layer` None means the last; otherwise the model is loaded with only `layer` layers, so the
-    layers above it cost nothing.
+    layers above it cost nothing. On CUDA batches are bigger (batch_limits); states are float32 whatever the precision.
     """
     import torch
 
-    tokenizer, model = load_encoder(model_name, device, layers=layer)
+    tokenizer, model = load_encoder(model_name, device, layers=layer, precision=precision)
     pad = tokenizer.pad_token_id or 0
+    tokens, rows = batch_limits(device, max_tokens)
     with torch.inference_mode():
-        for batch in length_batches([len(e) for e in encoded], max_tokens=max_tokens):
+        for batch in length_batches([len(e) for e in encoded], max_tokens=tokens, max_batch=rows):
             width = max(len(encoded[i]) for i in batch)
             ids = torch.full((len(batch), width), pad, dtype=torch.long, device=device)
             mask = torch.zeros((len(batch), width), dtype=torch.long, device=device)
             for row, i in enumerate(batch):
                 ids[row, : len(encoded[i])] = torch.as_tensor(encoded[i])
                 mask[row, : len(encoded[i])] = 1
-            states = model(input_ids=ids, attention_mask=mask).last_hidden_state
+            states = model(input_ids=ids, attention_mask=mask).last_hidden_state.float()
             yield batch, ids, mask, states
             del states
             release_freed_memory()
@@ -118,10 +131,10 @@ def mean_pooled(states: "torch.Tensor", mask: "torch.Tensor") -> np.ndarray:
 
 def reduced_batches(
     encoded: Sequence[Sequence[int]], model_name: str | None, layer: int | None, max_tokens: int, reduce: Reduce,
-    device: str = "cpu",
+    device: str = "cpu", precision: str = "exact",
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(indices, reduce(states, mask)) per length-sorted batch: the model step every engine runs."""
-    for batch, _, mask, states in forward_batches(encoded, model_name, layer, max_tokens, device=device):
+    for batch, _, mask, states in forward_batches(encoded, model_name, layer, max_tokens, device=device, precision=precision):
         yield batch, reduce(states, mask)
 
 

@@ -19,15 +19,18 @@ from typing import Any, Iterator, Protocol, Sequence
 import numpy as np
 
 from ..errors import SemrelError, UsageError
-from .encode import Reduce, length_batches, reduced_batches
-from .models import load_encoder
+from .encode import Reduce, batch_limits, length_batches, reduced_batches
+from .models import PRECISIONS, check_precision, load_encoder
 
 ENGINES = ("local", "ray")
+DEVICES = ("auto", "cpu", "cuda")
 CONNECT_TIMEOUT_S = 10.0
 MISSING_RAY = "--engine ray needs Ray: pip install 'semrel[ray]'"
 
 
 class Engine(Protocol):
+    precision: str  # models.PRECISIONS: what the vectors are made at (caches key on it)
+
     def run(self, encoded: Sequence[Sequence[int]], model_name: str | None, layer: int | None, max_tokens: int,
             reduce: Reduce) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(indices into `encoded`, reduce(states, mask) of those rows) per length-sorted batch."""
@@ -38,14 +41,45 @@ class Engine(Protocol):
         ...
 
 
+def resolve_device(device: str) -> str:
+    """cpu or cuda: `auto` takes CUDA when torch sees a GPU; asking for cuda without one is an error."""
+    if device not in DEVICES:
+        raise UsageError(f"--device {device!r}: choose one of {', '.join(DEVICES)}")
+    if device == "cpu":
+        return "cpu"
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if device == "cuda":
+        raise UsageError("--device cuda: torch sees no CUDA device here (torch.cuda.is_available() is False); use auto or cpu")
+    return "cpu"
+
+
 class LocalEngine:
-    """The model in this process, on CPU."""
+    """The model in this process, on `device` (auto: CUDA when there is one), at `precision` (models.PRECISIONS)."""
+
+    def __init__(self, device: str = "auto", precision: str = "exact"):
+        if device not in DEVICES:
+            raise UsageError(f"--device {device!r}: choose one of {', '.join(DEVICES)}")
+        if precision not in PRECISIONS:
+            raise UsageError(f"--precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+        self.requested, self.precision = device, precision
+        self._device: str | None = "cpu" if device == "cpu" else None  # auto and cuda are resolved when the model first runs
+
+    @property
+    def device(self) -> str:
+        if self._device is None:
+            self._device = resolve_device(self.requested)
+            check_precision(self.precision, self._device)
+        return self._device
 
     def run(self, encoded, model_name, layer, max_tokens, reduce):
-        yield from reduced_batches(encoded, model_name, layer, max_tokens, reduce)
+        yield from reduced_batches(encoded, model_name, layer, max_tokens, reduce, self.device, self.precision)
 
     def params(self) -> dict[str, Any]:
-        return {"name": "local", "workers": 1}
+        return {"name": "local", "workers": 1, "device": self._device or f"{self.requested} (model not run)",
+                "precision": self.precision}
 
 
 LOCAL = LocalEngine()
@@ -54,20 +88,20 @@ LOCAL = LocalEngine()
 class _Worker:
     """One Ray Data actor: the model loaded once, then one whole length-sorted batch per call."""
 
-    def __init__(self, model_name: str | None, layer: int | None, max_tokens: int, reduce: Reduce):
-        import torch
-
-        self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.args = model_name, layer, max_tokens, reduce
-        load_encoder(model_name, self.device, layers=layer)  # once per actor, before its first batch
+    def __init__(self, model_name: str | None, layer: int | None, max_tokens: int, reduce: Reduce, device: str = "auto",
+                 precision: str = "exact"):
+        self.device = resolve_device(device)
+        check_precision(precision, self.device)
+        self.args = model_name, layer, max_tokens, reduce, precision
+        load_encoder(model_name, self.device, layers=layer, precision=precision)  # once per actor, before its first batch
 
     def __call__(self, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        model_name, layer, max_tokens, reduce = self.args
+        model_name, layer, max_tokens, reduce, precision = self.args
         out = []
         for windows in rows["windows"]:
             encoded = [w.tolist() for w in windows]
-            # the batch is already length-sorted and within max_tokens, so it stays one batch, same order
-            ((order, vectors),) = reduced_batches(encoded, model_name, layer, max_tokens, reduce, self.device)
+            # the batch is already length-sorted and within the batch limits, so it stays one batch, same order
+            ((order, vectors),) = reduced_batches(encoded, model_name, layer, max_tokens, reduce, self.device, precision)
             out.append(vectors[np.argsort(order)])
         return {"batch": rows["batch"], "vectors": np.array(out + [None], dtype=object)[:-1]}
 
@@ -95,6 +129,8 @@ class RayEngine:
 
     address: str | None = None
     workers: int | None = None
+    device: str = "auto"  # on each worker: auto = its GPU when the cluster has GPUs
+    precision: str = "exact"
     gpus: bool = field(default=False, init=False)
 
     def connect(self) -> int:
@@ -117,10 +153,11 @@ class RayEngine:
         return self.workers
 
     def run(self, encoded, model_name, layer, max_tokens, reduce):
-        batches = length_batches([len(e) for e in encoded], max_tokens=max_tokens)
-        if not batches:
+        if not encoded:
             return
         workers = self.connect()
+        tokens, rows_per_batch = batch_limits("cuda" if self.gpus and self.device != "cpu" else "cpu", max_tokens)
+        batches = length_batches([len(e) for e in encoded], max_tokens=tokens, max_batch=rows_per_batch)
         import ray.data
 
         logging.getLogger("ray.data").setLevel(logging.ERROR)
@@ -129,25 +166,34 @@ class RayEngine:
         context.print_on_execution_start = False
         rows = [{"batch": k, "windows": [np.asarray(encoded[i], dtype=np.int64) for i in batch]} for k, batch in enumerate(batches)]
         dataset = ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(
-            _Worker, fn_constructor_args=(model_name, layer, max_tokens, reduce), batch_size=1, batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=min(workers, len(rows))),
-            num_gpus=1 if self.gpus else None, num_cpus=None if self.gpus else 1,  # None: not requested
+            _Worker, fn_constructor_args=(model_name, layer, max_tokens, reduce, self.device, self.precision), batch_size=1,
+            batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=min(workers, len(rows))),
+            num_gpus=1 if self.gpus and self.device != "cpu" else None,  # None: not requested
+            num_cpus=None if self.gpus and self.device != "cpu" else 1,
         )
         for row in dataset.iter_rows():
             yield batches[int(row["batch"])], row["vectors"]
 
     def params(self) -> dict[str, Any]:
-        return {"name": "ray", "address": self.address or "local", "workers": self.workers, "gpus": self.gpus}
+        return {"name": "ray", "address": self.address or "local", "workers": self.workers, "gpus": self.gpus,
+                "device": self.device, "precision": self.precision}
 
 
-def make_engine(name: str = "local", address: str | None = None, workers: int | None = None) -> Engine:
+def make_engine(name: str = "local", address: str | None = None, workers: int | None = None, device: str = "auto",
+                precision: str = "exact") -> Engine:
     """The engine the options ask for; Ray is imported (not started) here so a missing install fails first."""
     if name not in ENGINES:
         raise UsageError(f"--engine {name!r}: choose one of {', '.join(ENGINES)}")
+    if device not in DEVICES:
+        raise UsageError(f"--device {device!r}: choose one of {', '.join(DEVICES)}")
+    if precision not in PRECISIONS:
+        raise UsageError(f"--precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+    if precision == "int8" and device == "cuda" or precision == "fp16" and device == "cpu":
+        check_precision(precision, device)
     if name == "local":
         if address is not None or workers is not None:
             raise UsageError("--ray-address and --ray-workers go with --engine ray")
-        return LOCAL
+        return LOCAL if (device, precision) == ("auto", "exact") else LocalEngine(device, precision)
     if workers is not None and workers < 1:
         raise UsageError(f"--ray-workers {workers}: give 1 or more")
     try:
@@ -155,4 +201,4 @@ def make_engine(name: str = "local", address: str | None = None, workers: int | 
         import ray.data  # noqa: F401
     except ImportError:
         raise SemrelError(MISSING_RAY) from None
-    return RayEngine(address or os.environ.get("RAY_ADDRESS") or None, workers)
+    return RayEngine(address or os.environ.get("RAY_ADDRESS") or None, workers, device, precision)

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import SemrelError
+from ..errors import SemrelError, UsageError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -95,14 +95,29 @@ def describe_model(name_or_path: str | None = None) -> ModelInfo:
     )
 
 
-def load_encoder(name_or_path: str | None = None, device: str = "cpu", layers: int | None = None):
-    """(tokenizer, model) in eval mode, loaded once per process, model and depth.
+PRECISIONS = ("exact", "int8", "fp16")
+"""exact: float32 weights, as trained. int8: torch dynamic quantization of every Linear layer (weights
+int8, activations quantized per batch; CPU only). fp16: half-precision weights and activations (CUDA only)."""
+
+
+def check_precision(precision: str, device: str) -> None:
+    if precision not in PRECISIONS:
+        raise UsageError(f"--precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+    if precision == "int8" and device != "cpu":
+        raise UsageError("--precision int8 is torch's dynamic quantization, which runs on CPU only; use fp16 on a GPU")
+    if precision == "fp16" and device != "cuda":
+        raise UsageError("--precision fp16 runs on a GPU only (--device cuda); on CPU use int8")
+
+
+def load_encoder(name_or_path: str | None = None, device: str = "cpu", layers: int | None = None, precision: str = "exact"):
+    """(tokenizer, model) in eval mode, loaded once per process, model, depth and precision.
 
     `layers` keeps only the first N transformer layers, so layers above the one used are never computed.
     """
+    check_precision(precision, device)
     if layers is not None and layers == describe_model(name_or_path).num_layers:
         layers = None
-    return _load_encoder(resolve_model(name_or_path), device, layers)
+    return _load_encoder(resolve_model(name_or_path), device, layers, precision)
 
 
 def _unloadable(location: str, exc: OSError) -> SemrelError:
@@ -125,7 +140,7 @@ def load_tokenizer(name_or_path: str | None = None):
 
 
 @functools.lru_cache(maxsize=4)
-def _load_encoder(location: str, device: str, layers: int | None):
+def _load_encoder(location: str, device: str, layers: int | None, precision: str = "exact"):
     from transformers import AutoModel  # imported here, so commands that need no model start fast
     from transformers.utils import logging as hf_logging
 
@@ -141,4 +156,15 @@ def _load_encoder(location: str, device: str, layers: int | None):
     finally:
         hf_logging.set_verbosity(verbosity)
     model.eval()
+    if precision == "int8":
+        import warnings
+
+        import torch
+
+        with warnings.catch_warnings():  # torch announces that quantize_dynamic moves to torchao; it works as it is
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.filterwarnings("ignore", message=".*quantiz.*deprecated", category=UserWarning)
+            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    elif precision == "fp16":
+        model = model.half()
     return tokenizer, model.to(device)

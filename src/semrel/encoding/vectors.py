@@ -1,11 +1,12 @@
 """A persistent store of dense text vectors, so dense retrieval encodes each chunk text once.
 
-One folder per model, named by its fingerprint (weights and tokenizer files), under
-`CACHE/vectors/`: `vectors.f32` (float32 rows, appended), `keys.bin` (the 16-byte sha256 prefix of
-each row's text, appended) and `store.json` (model, fingerprint, dim, rows). store.json is the
-commit point: it is replaced atomically once the rows it counts are fsynced, and bytes past its
-count (left by a killed run) are cut off at the next open. Texts are encoded and committed in
-pieces, so a killed run keeps what it finished and the next run encodes only what is missing.
+One folder per model, named by its fingerprint (weights and tokenizer files; `-int8` added for
+vectors made at another precision than exact), under `CACHE/vectors/`: `vectors.f32` (float32 rows,
+appended), `keys.bin` (the 16-byte sha256 prefix of each row's text, appended) and `store.json`
+(model, fingerprint, dim, rows). store.json is the commit point: it is replaced atomically once the
+rows it counts are fsynced, and bytes past its count (left by a killed run) are cut off at the next
+open. Texts are encoded and committed in pieces, so a killed run keeps what it finished and the next
+run encodes only what is missing.
 A texts' vector is found by its text alone: a corpus that grew, or another corpus sharing chunks,
 encodes only the texts the store lacks; another model gets its own folder and encodes afresh.
 """
@@ -42,10 +43,11 @@ def text_keys(texts: Sequence[str]) -> np.ndarray:
 class VectorStore:
     """The vectors of one model; `rows_for(texts)` encodes what is missing, `vectors()` maps them read-only."""
 
-    def __init__(self, cache_dir: str | os.PathLike, model: str | None = None):
+    def __init__(self, cache_dir: str | os.PathLike, model: str | None = None, precision: str = "exact"):
         info = describe_model(model)
-        self.model, self.fingerprint = model, info.fingerprint
-        self.folder = Path(cache_dir).expanduser() / "vectors" / info.fingerprint
+        self.model, self.fingerprint, self.precision = model, info.fingerprint, precision
+        # another precision's vectors live in a folder of their own: exact and int8 vectors never mix
+        self.folder = Path(cache_dir).expanduser() / "vectors" / (info.fingerprint + ("" if precision == "exact" else f"-{precision}"))
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -95,10 +97,12 @@ class VectorStore:
         self.rows, self.dim = self.rows + len(keys), vectors.shape[1]
         with atomic_writer(self.folder / "store.json") as handle:
             json.dump({"model": self.model or DEFAULT_MODEL, "fingerprint": self.fingerprint,
-                       "dim": self.dim, "rows": self.rows, "dtype": "float32"}, handle)
+                       "dim": self.dim, "rows": self.rows, "dtype": "float32", "precision": self.precision}, handle)
 
     def rows_for(self, texts: Sequence[str], label: str, steps: Steps, engine: Engine = LOCAL) -> np.ndarray:
         """The store row of each text's vector, encoding (on `engine`, progress under `label`) the texts it lacks."""
+        if getattr(engine, "precision", "exact") != self.precision:
+            raise SemrelError(f"{self.folder}: holds {self.precision} vectors; the encoder runs at {engine.precision}")
         keys = text_keys(texts)
         with self._locked():
             stored = np.fromfile(self.folder / "keys.bin", dtype=KEY, count=self.rows) if self.rows else np.zeros(0, KEY)

@@ -28,15 +28,20 @@ def _nonempty(records: list, what: str, path: str | os.PathLike) -> list:
 def iter_corpus(path: str | os.PathLike) -> Iterator[tuple[int, Chunk]]:
     """(line number, Chunk) of a corpus.jsonl, read one line at a time (no check for repeated ids)."""
     for line, obj in read_jsonl(path):
-        chunk_id = _token(str(require(obj, "_id", path, line, (str, int))), "chunk id", path, line)
-        text = require(obj, "text", path, line)
-        meta = obj.get("meta") or {}
-        if not isinstance(meta, dict):
-            raise FormatError(display_name(path), "meta should be an object", line=line)
-        yield line, Chunk(
-            id=chunk_id, text=text, title=str(obj.get("title") or ""), doc_id=str(obj.get("doc_id", chunk_id)),
-            start=int(obj.get("start", 0)), end=int(obj.get("end", len(text))), meta=meta,
-        )
+        yield line, chunk_of(obj, path, line)
+
+
+def chunk_of(obj: dict, path: str | os.PathLike, line: int) -> Chunk:
+    """The Chunk of one parsed corpus.jsonl line."""
+    chunk_id = _token(str(require(obj, "_id", path, line, (str, int))), "chunk id", path, line)
+    text = require(obj, "text", path, line)
+    meta = obj.get("meta") or {}
+    if not isinstance(meta, dict):
+        raise FormatError(display_name(path), "meta should be an object", line=line)
+    return Chunk(
+        id=chunk_id, text=text, title=str(obj.get("title") or ""), doc_id=str(obj.get("doc_id", chunk_id)),
+        start=int(obj.get("start", 0)), end=int(obj.get("end", len(text))), meta=meta,
+    )
 
 
 def repeated_id(path: str | os.PathLike, chunk_id: str, first: int, line: int) -> FormatError:

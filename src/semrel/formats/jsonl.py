@@ -57,10 +57,16 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     for number, line in read_lines(path):
         if not line.strip():
             continue
-        value = loads(line, path, number)
-        if not isinstance(value, dict):
-            raise FormatError(display_name(path), f"expected a JSON object, found {type(value).__name__}", line=number)
-        yield number, value
+        yield number, json_object(line, path, number)
+
+
+def json_object(line: str, path: str | os.PathLike, number: int) -> dict[str, Any]:
+    """One line of a JSON Lines file, which must hold a JSON object; errors name the file and line
+    (invalid JSON and nesting too deep included: see loads)."""
+    value = loads(line, path, number)
+    if not isinstance(value, dict):
+        raise FormatError(display_name(path), f"expected a JSON object, found {type(value).__name__}", line=number)
+    return value
 
 
 def require(obj: dict[str, Any], key: str, path: str | os.PathLike, line: int, kind: type | tuple = str) -> Any:

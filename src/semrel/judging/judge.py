@@ -98,7 +98,9 @@ class TextEncoder:
                  engine: Engine = LOCAL):
         self.info, self.layer, self.window, self.overlap, self.cache = info, layer, window, overlap, cache
         self.max_tokens, self.engine = max_tokens, engine
-        self.namespace = f"{info.fingerprint}|layer={layer}|limit={window}"
+        # vectors of another precision never mix with exact ones (exact keeps the namespace it always had)
+        precision = getattr(engine, "precision", "exact")
+        self.namespace = f"{info.fingerprint}|layer={layer}|limit={window}" + ("" if precision == "exact" else f"|precision={precision}")
         self.encoded = self.cached = 0
 
     @cached_property
@@ -510,7 +512,7 @@ def judge_pairs(
         "multiple_references": "best reference kept for P, R, F separately (as bert_score)",
         "truncated_references": scorer.truncated,
         "pairs": len(work), "cache": str(cache.path) if cache else None,
-        "options": asdict(options), "engine": engine.params(),
+        "options": asdict(options), "engine": engine.params(), "precision": getattr(engine, "precision", "exact"),
     }
     result = JudgeResult(Judgments(work, final), params, encoder.encoded, encoder.cached, windowed, scorer.truncated, resumed,
                          scored)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -19,11 +19,12 @@ from ..encoding.models import DEFAULT_MODEL
 from ..encoding.sentences import sentence_embeddings
 from ..errors import UsageError, ValidationError
 from ..formats.corpus import read_corpus, read_golden
-from ..formats.files import file_digest, read_text
+from ..formats.files import STDIO, file_digest, read_text
 from ..formats.manifest import write_manifest
 from ..formats.trec import ranked, read_run, run_name, write_run
 from ..progress import Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run
+from .lexical import DiskBm25, LexicalStore, indexed_text
 
 if TYPE_CHECKING:
     from ..encoding.vectors import VectorStore
@@ -41,11 +42,6 @@ ROW_BLOCK = 65536
 
 Hits = list[tuple[np.ndarray, np.ndarray]]
 """Per query: (chunk positions, scores), best first, scores strictly decreasing."""
-
-
-def indexed_text(chunk: Chunk) -> str:
-    """What retrieval sees of a chunk: its title (when it has one) before its text, as BEIR does."""
-    return f"{chunk.title} {chunk.text}" if chunk.title else chunk.text
 
 
 def best_k(positions: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -149,13 +145,35 @@ class Bm25Index:
 
     def search(self, queries: Sequence[str], k: int) -> Hits:
         """Top-k per query; chunks scoring 0 (no query word) are left out, so a run may hold fewer."""
-        hits: Hits = []
+        rows = []
         for tokens in self._tokenize(list(queries), return_ids=False):
             ids = self._index.get_tokens_ids(tokens)
-            scores = self._index.get_scores_from_ids(ids) if ids else np.zeros(self._size, dtype=np.float32)
-            positions, values = top_k(scores, k)
-            matched = values > 0
-            hits.append((positions[matched], values[matched]))
+            rows.append(self._index.get_scores_from_ids(ids) if ids else np.zeros(self._size, dtype=np.float32))
+        return bm25_hits(rows, k)
+
+
+def bm25_hits(rows: Iterable[np.ndarray], k: int) -> Hits:
+    """Top-k of each query's BM25 score row, chunks scoring 0 (no query word) left out."""
+    hits: Hits = []
+    for scores in rows:
+        matched = np.flatnonzero(scores > 0)  # ranking only these is top_k of the whole row, zeros dropped
+        keep = contenders(scores[matched], k)
+        hits.append(strictly_ranked(matched[keep], scores[matched[keep]], k))
+    return hits
+
+
+class StoredBm25:
+    """BM25 over an on-disk index (lexical.DiskBm25): the same hits as Bm25Index over the same chunks."""
+
+    def __init__(self, index: DiskBm25, steps: Steps = no_progress):
+        self.index, self.steps = index, steps
+
+    def search(self, queries: Sequence[str], k: int) -> Hits:
+        with self.steps("bm25: queries", len(queries)) as advance:
+            hits: Hits = []
+            for query in queries:
+                hits += bm25_hits([self.index.scores(query)], k)
+                advance(1)
         return hits
 
 
@@ -289,11 +307,12 @@ class RetrievalSpec:
 
 
 def first_stage(
-    spec: RetrievalSpec, chunks: Sequence[Chunk], queries: Sequence[str], k: int, steps: Steps, store: VectorStore | None
+    spec: RetrievalSpec, chunks: Sequence[Chunk], queries: Sequence[str], k: int, steps: Steps, store: VectorStore | None,
+    bm25: DiskBm25 | None = None,
 ) -> Hits:
     rankings = []
     if spec.method in ("bm25", "hybrid"):
-        rankings.append(Bm25Index(chunks, spec.bm25).search(queries, k))
+        rankings.append((Bm25Index(chunks, spec.bm25) if bm25 is None else StoredBm25(bm25, steps)).search(queries, k))
     if spec.method in ("dense", "hybrid"):
         rankings.append(DenseIndex(chunks, spec.model, steps, spec.engine, store).search(queries, k))
     return rankings[0] if len(rankings) == 1 else fuse(rankings, k)
@@ -302,10 +321,11 @@ def first_stage(
 def retrieve(
     chunks: Sequence[Chunk], items: Sequence[GoldenItem], spec: RetrievalSpec, name: str,
     corpus_path: str = "corpus", steps: Steps = no_progress, warn: Callable[[str], None] | None = None,
-    store: VectorStore | None = None,
+    store: VectorStore | None = None, bm25: DiskBm25 | None = None,
 ) -> Run:
     """The run of `spec` for the golden set's queries over `chunks`; `warn` hears of queries left empty.
-    Dense vectors come from `store` (encoding only the chunks it lacks), or are encoded in memory."""
+    Dense vectors come from `store` (encoding only the chunks it lacks), or are encoded in memory;
+    BM25 searches `bm25` (an on-disk index of these chunks) when given, else indexes them in memory."""
     spec.check()
     if not chunks:
         raise ValidationError(f"{corpus_path}: the corpus has no chunks")
@@ -315,33 +335,61 @@ def retrieve(
         position = {c.id: p for p, c in enumerate(chunks)}
         hits = hits_from_run(read_run(spec.first_stage_run), query_ids, position, corpus_path)
     else:
-        hits = first_stage(spec, chunks, queries, depth, steps, store)
+        hits = first_stage(spec, chunks, queries, depth, steps, store, bm25)
     if spec.rerank:
         reranked = rerank_hits(hits, chunks, queries, spec.rerank_depth, spec.model, steps, spec.engine, store)
         hits = [(p[: spec.k], s[: spec.k]) for p, s in reranked]
+    warn_empty(hits, query_ids, warn)
+    return hits_to_run(hits, query_ids, chunks, name)
+
+
+def warn_empty(hits: Hits, query_ids: Sequence[str], warn: Callable[[str], None] | None) -> None:
     empty = [q for q, (positions, _) in zip(query_ids, hits) if not len(positions)]
     if warn and empty:
         warn(f"{len(empty)} of {len(query_ids)} queries got no chunks (e.g. {empty[0]!r}); they will score 0")
-    return hits_to_run(hits, query_ids, chunks, name)
+
+
+def retrieve_indexed(index: DiskBm25, items: Sequence[GoldenItem], k: int, name: str, steps: Steps = no_progress,
+                     warn: Callable[[str], None] | None = None) -> Run:
+    """The BM25 run over an on-disk index alone: the corpus is never read into memory, chunk ids come from the index."""
+    query_ids = [i.query_id for i in items]
+    hits = StoredBm25(index, steps).search([i.query for i in items], k)
+    warn_empty(hits, query_ids, warn)
+    positions = np.unique(np.concatenate([p for p, _ in hits])) if hits else np.zeros(0, dtype=np.int64)
+    ids = dict(zip(positions.tolist(), index.chunk_ids(positions)))
+    rows = [(q, ids[p], s) for q, (found, scores) in zip(query_ids, hits) for p, s in zip(found.tolist(), scores.tolist())]
+    return Run.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], name)
 
 
 def retrieve_files(
     corpus_path: str | os.PathLike, golden_path: str | os.PathLike, spec: RetrievalSpec, output: str,
     steps: Steps = no_progress, warn: Callable[[str], None] | None = None, store: VectorStore | None = None,
     sample: QuerySample = ALL_QUERIES,
+    lexical: LexicalStore | None = None,
 ) -> Run:
     """Retrieve for the queries of the golden set (those of `sample`) and write the run to `output`
-    (named after it) with its manifest."""
+    (named after it) with its manifest.
+
+    With `lexical`, BM25 (bm25 and hybrid) searches the corpus's on-disk index, built or grown as
+    needed; a plain bm25 run then never holds the corpus in memory. stdin is indexed in memory."""
     spec.check()
     name = run_name(output) if output != "-" else spec.method or "rerank"
     items = sample.apply(read_golden(golden_path))
-    run = retrieve(read_corpus(corpus_path), items, spec, name, str(corpus_path), steps, warn, store)
+    bm25 = None
+    if lexical is not None and spec.method in ("bm25", "hybrid") and str(corpus_path) != STDIO:
+        bm25 = lexical.index(corpus_path, steps)
+    if bm25 is not None and spec.method == "bm25" and not spec.rerank:
+        run = retrieve_indexed(bm25, items, spec.k, name, steps, warn)
+    else:
+        run = retrieve(read_corpus(corpus_path), items, spec, name, str(corpus_path), steps, warn, store, bm25)
     write_run(run, output)
     params = spec.params()
     if sample.active:
         params["queries"] = {**(sample.describe() or {}), "kept": len(items)}
     if store is not None:
         params["vector_store"] = {"folder": str(store.folder), "encoded": store.encoded, "reused": store.reused}
+    if bm25 is not None:
+        params["bm25_index"] = bm25.info()
     inputs = [corpus_path, golden_path] + ([spec.first_stage_run] if spec.first_stage_run else [])
     write_manifest(output, inputs=inputs, params=params, rows=len(run))
     return run

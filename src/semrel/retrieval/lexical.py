@@ -1,0 +1,572 @@
+"""A BM25 index that lives on disk: built once per corpus, grown with it, searched in bounded memory.
+
+Layout, under `CACHE/bm25/<tokenizer key>/<chain>/`: the key is a digest of what decides the
+stored postings (token pattern, lower-casing, stopwords, stemmer, format), so another stemmer or
+stopword list gets its own index; k1, b and the BM25 variant are applied when scoring (from term
+counts, document lengths and document frequencies), so every value of them reads the same files.
+
+A chain is an append-only index of one corpus and the corpora that grow it:
+
+  index.json      the commit point: chunks, tokens, terms, and the segments, each with the sha256
+                  of the corpus lines up to its end (its boundary); replaced atomically
+  terms.txt       stemmed terms, one a line; a term's id is its line number
+  lengths.u32     tokens per chunk (after stopwords), in corpus order
+  ids.bin/.end    chunk ids (UTF-8) and where each ends; idkeys.u64 an 8-byte hash of each id
+  seg-NNNNN.*     postings of a run of chunks, term-major: indptr (int64 per term), chunk
+                  positions (uint32) and term counts (uint16, or uint32 if a count needs it)
+
+A corpus is matched to a chain by the sha256 of its non-blank lines at the chain's boundaries:
+equal at the last boundary (the same corpus, or one that grew past it), the chain is reused and
+only the chunks past it are indexed, as new segments; equal at an earlier boundary (a corpus the
+chain has since grown from), its first segments are searched alone; no match, a new chain is
+built. A file whose path, size, mtime and inode were seen before is not hashed again.
+
+Scores equal bm25s' (same tokens, same float64 arithmetic rounded to float32 per term, summed in
+float32 in query-token order), so rankings equal the in-memory Bm25Index's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import FormatError, SemrelError, UsageError
+from ..formats.corpus import chunk_of, iter_corpus, repeated_id
+from ..formats.files import atomic_writer, display_name, read_lines
+from ..formats.jsonl import json_object
+from ..progress import Steps, no_progress
+from ..records import Chunk
+
+FORMAT = 1
+TOKEN_PATTERN = r"(?u)\b\w\w+\b"  # bm25s' (and scikit-learn's) default
+METHODS = ("lucene", "robertson", "atire")
+BLOCK = 8192
+"""Chunks tokenized at a time while building."""
+SEGMENT_POSTINGS = 16_000_000
+"""Postings held before a segment is written (~200 MB while building): memory stays flat for any corpus."""
+
+
+@dataclass(frozen=True)
+class Bm25Settings:
+    """BM25 parameters as bm25s takes them (k1, b, method, stopwords, stemmer)."""
+
+    k1: float = 1.5
+    b: float = 0.75
+    method: str = "lucene"
+    stopwords: Any = "en"  # a list name, none, or {"file", "sha256"}
+    stemmer: str = "english"
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> Bm25Settings:
+        return cls(**{k: params[k] for k in ("k1", "b", "method", "stopwords", "stemmer") if k in params})
+
+    def tokenizer(self) -> dict[str, Any]:
+        """What the stored postings depend on: the index's cache key."""
+        return {"format": FORMAT, "pattern": TOKEN_PATTERN, "lower": True, "stopwords": self.stopwords, "stemmer": self.stemmer}
+
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps(self.tokenizer(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def stopword_set(value: Any) -> frozenset[str]:
+    """A bm25s list name (en, de, ...), none, or {"file", "sha256"} (bm25_params): a file of one word per line."""
+    if value in (None, "", "none"):
+        return frozenset()
+    if isinstance(value, Mapping):
+        from ..formats.files import read_text
+
+        return frozenset(w.strip().lower() for w in read_text(value["file"]).splitlines() if w.strip() and not w.startswith("#"))
+    from bm25s.tokenization import _infer_stopwords
+
+    return frozenset(_infer_stopwords(value))
+
+
+def stem_function(name: str | None) -> Callable[[str], str]:
+    """A PyStemmer algorithm (english = Snowball English, porter, german, ...; a 'snowball-' prefix is
+    accepted) or none."""
+    if name in (None, "", "none"):
+        return str
+    import Stemmer
+
+    try:
+        return Stemmer.Stemmer(name.removeprefix("snowball-")).stemWord
+    except KeyError:
+        raise UsageError(f"BM25 stemmer {name!r}: none or a PyStemmer algorithm ({', '.join(Stemmer.algorithms())})") from None
+
+
+class Vocabulary:
+    """Stemmed terms and their ids; words (surface forms) are mapped once each and remembered."""
+
+    def __init__(self, settings: Bm25Settings, terms: Sequence[str] = ()):
+        self.stop, self.stem = stopword_set(settings.stopwords), stem_function(settings.stemmer)
+        self.split = re.compile(TOKEN_PATTERN).findall
+        self.list: list[str] = list(terms)
+        self.terms: dict[str, int] = {t: i for i, t in enumerate(self.list)}
+        vocabulary = self
+
+        class Words(dict):
+            def __missing__(self, word: str) -> int:
+                term = -1
+                if word not in vocabulary.stop:
+                    stem = vocabulary.stem(word)
+                    term = vocabulary.terms.get(stem, -1)
+                    if term < 0:
+                        term = vocabulary.terms[stem] = len(vocabulary.list)
+                        vocabulary.list.append(stem)
+                self[word] = term
+                return term
+
+        self.words = Words()
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def block(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(term id, text number) of every token of `texts` that is not a stopword, in text order."""
+        words, split = self.words, self.split
+        flat: list[int] = []
+        counts = np.zeros(len(texts), dtype=np.int64)
+        for i, text in enumerate(texts):
+            tokens = [words[w] for w in split(text.lower())]
+            flat.extend(tokens)
+            counts[i] = len(tokens)
+        terms = np.array(flat, dtype=np.int64)
+        docs = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
+        keep = terms >= 0
+        return terms[keep], docs[keep]
+
+    def query(self, text: str) -> list[int]:
+        """Term ids of a query's tokens in order (repeats kept, as bm25s does; unknown terms left out)."""
+        ids = []
+        for word in self.split(text.lower()):
+            if word not in self.stop and (term := self.terms.get(self.stem(word))) is not None:
+                ids.append(term)
+        return ids
+
+
+def line_digests(path: str | os.PathLike, at: set[int]) -> tuple[int, str, dict[int, str]]:
+    """(non-blank lines, sha256 of them all, sha256 of the first n for each n in `at`)."""
+    digest, count, seen = hashlib.sha256(), 0, {}
+    for _, line in read_lines(path):
+        if not line.strip():
+            continue
+        digest.update(line.encode("utf-8") + b"\n")
+        count += 1
+        if count in at:
+            seen[count] = digest.copy().hexdigest()
+    return count, digest.hexdigest(), seen
+
+
+def _id_key(chunk_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(chunk_id.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def _fsync_append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _read(path: Path, dtype: Any, first: int, count: int) -> np.ndarray:
+    """`count` items of `dtype` from item `first` of a file, read (not mapped): the process keeps only what it asked for."""
+    dtype = np.dtype(dtype)
+    if count <= 0:
+        return np.zeros(0, dtype=dtype)
+    with open(path, "rb") as handle:
+        data = os.pread(handle.fileno(), count * dtype.itemsize, first * dtype.itemsize)
+    return np.frombuffer(data, dtype=dtype)
+
+
+class Chain:
+    """One chain folder: its committed state, searched as a whole or as a prefix of its segments."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.meta: dict[str, Any] = {"format": FORMAT, "chunks": 0, "tokens": 0, "terms": 0, "id_bytes": 0, "segments": []}
+        path = folder / "index.json"
+        if path.exists():
+            try:
+                self.meta = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise SemrelError(f"{path}: unreadable BM25 index ({exc}); delete {folder} to rebuild it") from None
+
+    @property
+    def chunks(self) -> int:
+        return int(self.meta["chunks"])
+
+    @property
+    def boundaries(self) -> dict[int, str]:
+        return {s["first"] + s["count"]: s["digest"] for s in self.meta["segments"]}
+
+    def cut_uncommitted(self) -> None:
+        """Cut off what a killed build appended past the committed counts."""
+        sizes = {"lengths.u32": 4 * self.chunks, "ids.end": 8 * self.chunks, "idkeys.u64": 8 * self.chunks,
+                 "ids.bin": int(self.meta["id_bytes"])}
+        for name, size in sizes.items():
+            path = self.folder / name
+            have = path.stat().st_size if path.exists() else 0
+            if have < size:
+                raise SemrelError(f"{path}: shorter than {self.folder / 'index.json'} says; delete {self.folder} to rebuild it")
+            if have > size:
+                os.truncate(path, size)
+        terms = self.folder / "terms.txt"
+        if terms.exists():
+            with open(terms, "rb") as handle:
+                lines = handle.read().split(b"\n")
+            if len(lines) - 1 > self.meta["terms"]:
+                with atomic_writer(terms, "wb") as out:
+                    out.write(b"".join(line + b"\n" for line in lines[: self.meta["terms"]]))
+
+    def terms(self) -> list[str]:
+        path = self.folder / "terms.txt"
+        if not self.meta["terms"]:
+            return []
+        return path.read_bytes().decode("utf-8").split("\n")[: self.meta["terms"]]
+
+
+class DiskBm25:
+    """The first `chunks` chunks of a chain, searched term by term: postings are read from disk
+    (never mapped), so a query holds one float32 score per chunk plus its terms' postings."""
+
+    def __init__(self, chain: Chain, chunks: int, settings: Bm25Settings, built: int = 0):
+        self._open: dict[str, tuple[int, int, int]] = {}
+        if settings.method not in METHODS:
+            raise UsageError(f"BM25 method {settings.method!r}: the on-disk index scores {', '.join(METHODS)}; "
+                             "use --no-cache for bm25s' other variants")
+        self.chain, self.settings, self.size, self.built = chain, settings, chunks, built
+        self.reused = chunks - built
+        self.folder = chain.folder
+        self.segments = [s for s in chain.meta["segments"] if s["first"] + s["count"] <= chunks]
+        tokens = self.segments[-1]["tokens"] if self.segments else 0
+        lengths = _read(chain.folder / "lengths.u32", "<u4", 0, chunks).astype(np.int64)
+        self.vocabulary = Vocabulary(settings, chain.terms())
+        k1, b = settings.k1, settings.b
+        average = np.array(lengths).mean() if chunks else 1.0  # as bm25s: float64 mean of the lengths
+        if tokens != int(lengths.sum()):
+            raise SemrelError(f"{chain.folder}: lengths disagree with index.json; delete the folder to rebuild it")
+        # k1 * ((1 - b) + b * l_d / l_avg): bm25s' length normalisation, per chunk, in its order of operations
+        self.norm = k1 * ((1 - b) + b * lengths / average)
+
+    def _postings(self, segment: dict, term: int) -> tuple[np.ndarray, np.ndarray]:
+        if term >= segment["vocab"]:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        indptr, docs, tfs = self._files(segment)
+        start, end = np.frombuffer(os.pread(indptr, 16, 8 * term), dtype="<i8").tolist()
+        tf_type = np.dtype(segment["tf"])
+        found = np.frombuffer(os.pread(docs, 4 * (end - start), 4 * start), dtype="<u4")
+        counts = np.frombuffer(os.pread(tfs, tf_type.itemsize * (end - start), tf_type.itemsize * start), dtype=tf_type)
+        return found.astype(np.int64), counts.astype(np.float32)
+
+    def _files(self, segment: dict) -> tuple[int, int, int]:
+        """A segment's three files, opened once per index (file descriptors: postings are read, never mapped)."""
+        name = segment["name"]
+        if name not in self._open:
+            indptr, docs, tfs = (os.open(self.folder / f"{name}.{part}", os.O_RDONLY) for part in ("indptr", "docs", "tf"))
+            self._open[name] = indptr, docs, tfs
+        return self._open[name]
+
+    def close(self) -> None:
+        for fds in self._open.values():
+            for fd in fds:
+                os.close(fd)
+        self._open.clear()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def _idf(self, df: int) -> np.float32:
+        n, method = self.size, self.settings.method
+        if method == "lucene":
+            value = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        elif method == "robertson":
+            value = math.log(max(1.0, (n - df + 0.5) / (df + 0.5)))
+        else:
+            value = math.log(n / df)
+        return np.float32(value)
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 of every chunk for `query` (float32, bm25s' values)."""
+        scores = np.zeros(self.size, dtype=np.float32)
+        k1 = self.settings.k1
+        for term in self.vocabulary.query(query):
+            postings = [self._postings(s, term) for s in self.segments]
+            df = sum(len(d) for d, _ in postings)
+            if not df:
+                continue
+            idf = np.float64(self._idf(df))
+            for docs, tf in postings:
+                if self.settings.method == "atire":
+                    tfc = (tf * (k1 + 1)) / (tf + self.norm[docs])
+                else:
+                    tfc = tf / (self.norm[docs] + tf)
+                scores[docs] += (idf * tfc).astype(np.float32)
+        return scores
+
+    def chunk_ids(self, positions: np.ndarray) -> list[str]:
+        """The ids of chunks at `positions` (corpus order, 0-based)."""
+        return read_ids(self.folder, positions)
+
+    def info(self) -> dict[str, Any]:
+        return {"folder": str(self.folder), "built": self.built, "reused": self.reused, "segments": len(self.segments)}
+
+
+class LexicalStore:
+    """The on-disk BM25 indexes under CACHE/bm25/<tokenizer key>/; `index(corpus)` finds or builds one."""
+
+    def __init__(self, cache_dir: str | os.PathLike, params: Mapping[str, Any]):
+        self.settings = Bm25Settings.of(params)
+        if self.settings.method not in METHODS:
+            raise UsageError(f"BM25 method {self.settings.method!r}: the on-disk index scores {', '.join(METHODS)}; "
+                             "use --no-cache for bm25s' other variants")
+        self.folder = Path(cache_dir).expanduser() / "bm25" / self.settings.key()
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SemrelError(f"{self.folder}: cannot create the BM25 index ({exc}); pass --cache DIR or --no-cache") from None
+        self.last: DiskBm25 | None = None  # the index the last index() call returned
+        settings_file = self.folder / "tokenizer.json"
+        if not settings_file.exists():
+            with atomic_writer(settings_file) as out:
+                json.dump(self.settings.tokenizer(), out)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One builder at a time per tokenizer key: a second run waits, then finds the first one's work."""
+        with open(self.folder / "lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def chains(self) -> list[Chain]:
+        return [Chain(p.parent) for p in sorted(self.folder.glob("*/index.json"))]
+
+    def _seen(self, path: str) -> dict[str, Any] | None:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None  # reading it says what is wrong, in the corpus reader's words
+        files = self.folder / "files.json"
+        try:
+            memo = json.loads(files.read_text(encoding="utf-8")) if files.exists() else {}
+        except (OSError, ValueError):
+            return None
+        entry = memo.get(os.path.realpath(path))
+        if entry and [entry.get(k) for k in ("size", "mtime_ns", "ino")] == [stat.st_size, stat.st_mtime_ns, stat.st_ino]:
+            return entry
+        return None
+
+    def _remember(self, path: str, chunks: int, digest: str) -> None:
+        files = self.folder / "files.json"
+        try:
+            memo = json.loads(files.read_text(encoding="utf-8")) if files.exists() else {}
+        except (OSError, ValueError):
+            memo = {}
+        stat = os.stat(path)
+        memo[os.path.realpath(path)] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "ino": stat.st_ino,
+                                        "chunks": chunks, "digest": digest}
+        with atomic_writer(files) as out:
+            json.dump(memo, out)
+
+    def index(self, corpus_path: str | os.PathLike, steps: Steps = no_progress) -> DiskBm25:
+        """The index of the corpus file: reused, grown by its new chunks, or built (streaming the file)."""
+        path = str(corpus_path)
+        with self._locked():
+            chains = self.chains()
+            seen = self._seen(path)
+            if seen is not None:
+                count, digest = int(seen["chunks"]), str(seen["digest"])
+                at = {count: digest}
+            else:
+                wanted = {n for c in chains for n in c.boundaries}
+                count, digest, at = line_digests(path, wanted)
+                at[count] = digest
+            if not count:
+                raise FormatError(display_name(path), "no chunks (the file is empty)")  # as read_corpus says it
+            # the chain sharing the longest prefix with the corpus, at one of its boundaries
+            best, reuse = None, 0
+            for chain in chains:
+                for end, value in chain.boundaries.items():
+                    if at.get(end) == value and end <= count and end > reuse:
+                        best, reuse = chain, end
+            if best is not None and reuse == count:
+                self._remember(path, count, digest)
+                self.last = DiskBm25(best, count, self.settings)
+                return self.last
+            if best is None or reuse != best.chunks:  # nothing shared, or shared with a chain that grew otherwise
+                best, reuse = self._new_chain(digest), 0
+            best.cut_uncommitted()
+            _Builder(best, self.settings, path, reuse, count).run(steps)
+            self._remember(path, count, digest)
+            self.last = DiskBm25(Chain(best.folder), count, self.settings, built=count - reuse)
+            return self.last
+
+
+    def _new_chain(self, digest: str) -> Chain:
+        name, n = f"chain-{digest[:16]}", 1
+        while (self.folder / name / "index.json").exists():
+            name, n = f"chain-{digest[:16]}-{n}", n + 1
+        folder = self.folder / name
+        folder.mkdir(exist_ok=True)
+        for stale in folder.iterdir():  # left by a build killed before its first commit
+            stale.unlink()
+        return Chain(folder)
+
+
+class _Builder:
+    """Appends the corpus's chunks past `start` to a chain, a segment (a commit) at a time."""
+
+    def __init__(self, chain: Chain, settings: Bm25Settings, path: str, start: int, count: int):
+        self.chain, self.settings, self.path, self.start, self.count = chain, settings, path, start, count
+        self.vocabulary = Vocabulary(settings, chain.terms())
+        self.meta = dict(chain.meta)
+        self.meta["segments"] = list(chain.meta["segments"])
+        self.digest = hashlib.sha256()  # of the corpus lines read so far
+        self.known_ids = _read(chain.folder / "idkeys.u64", "<u8", 0, chain.chunks)
+
+    def run(self, steps: Steps) -> None:
+        label = "bm25 index: chunks" if not self.start else "bm25 index: new chunks"
+        blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        ids: list[str] = []
+        lengths: list[np.ndarray] = []
+        postings = 0
+        position = self.start
+        with steps(label, self.count - self.start) as advance:
+            for texts, block_ids in self._blocks():
+                terms, docs = self.vocabulary.block(texts)
+                key, tf = np.unique(terms * len(texts) + docs, return_counts=True)
+                blocks.append(((key // len(texts)).astype(np.int64), (key % len(texts) + position).astype(np.uint32), tf))
+                lengths.append(np.bincount(docs, minlength=len(texts)).astype("<u4"))
+                ids.extend(block_ids)
+                position += len(texts)
+                postings += len(key)
+                if postings >= SEGMENT_POSTINGS:
+                    self._commit(blocks, ids, lengths)
+                    blocks, ids, lengths, postings = [], [], [], 0
+                advance(len(texts))
+            if ids:
+                self._commit(blocks, ids, lengths)
+
+    def _blocks(self) -> Iterator[tuple[list[str], list[str]]]:
+        """(indexed texts, chunk ids) a block at a time, past the reused chunks. The digest follows the
+        lines read: when a block is handed out it covers the corpus up to that block's last chunk."""
+        texts: list[str] = []
+        ids: list[str] = []
+        count = 0
+        for number, line in read_lines(self.path):
+            if not line.strip():
+                continue
+            self.digest.update(line.encode("utf-8") + b"\n")
+            count += 1
+            if count <= self.start:
+                continue
+            chunk = chunk_of(json_object(line, self.path, number), self.path, number)
+            texts.append(indexed_text(chunk))
+            ids.append(chunk.id)
+            if len(texts) == BLOCK:
+                yield texts, ids
+                texts, ids = [], []
+        if texts:
+            yield texts, ids
+        if count != self.count:
+            raise SemrelError(f"{self.path}: changed while it was being indexed; run again")
+
+    def _check_ids(self, ids: list[str]) -> None:
+        """A chunk id used twice in the corpus is an error, as when the corpus is read whole (8-byte hashes,
+        so the check costs 8 bytes a chunk; a hash match is confirmed on the ids themselves)."""
+        keys = np.array([_id_key(i) for i in ids], dtype="<u8")
+        everything = np.concatenate([self.known_ids, keys])
+        order = np.argsort(everything, kind="stable")
+        same = np.flatnonzero(everything[order][1:] == everything[order][:-1])
+        known = len(self.known_ids)
+
+        def id_at(p: int) -> str:
+            return ids[p - known] if p >= known else read_ids(self.chain.folder, np.array([p]))[0]
+
+        repeats = {id_at(int(order[i])) for i in same if id_at(int(order[i])) == id_at(int(order[i + 1]))}
+        if repeats:
+            _repeated(self.path, repeats)
+        self.known_ids = everything
+
+    def _commit(self, blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], ids: list[str], lengths: list[np.ndarray]) -> None:
+        """Write one segment, append its chunks' lengths and ids and the new terms, then commit index.json."""
+        self._check_ids(ids)
+        folder, meta = self.chain.folder, self.meta
+        vocab = len(self.vocabulary)
+        counts = np.zeros(vocab, dtype=np.int64)
+        for terms, _, _ in blocks:
+            counts += np.bincount(terms, minlength=vocab)
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype("<i8")
+        total = int(indptr[-1])
+        docs = np.empty(total, dtype="<u4")
+        most = max((int(tf.max()) for _, _, tf in blocks if len(tf)), default=0)
+        tf_type = "<u2" if most < 2**16 else "<u4"
+        tfs = np.empty(total, dtype=tf_type)
+        filled = np.zeros(vocab, dtype=np.int64)
+        for terms, positions, tf in blocks:  # a counting sort: blocks in corpus order keep each term's chunks ascending
+            block_counts = np.bincount(terms, minlength=vocab)
+            first = np.cumsum(block_counts) - block_counts
+            at = indptr[terms] + filled[terms] + (np.arange(len(terms)) - first[terms])
+            docs[at], tfs[at] = positions, tf
+            filled += block_counts
+        name = f"seg-{len(meta['segments']):05d}"
+        for suffix, data in (("indptr", indptr), ("docs", docs), ("tf", tfs)):
+            with open(folder / f"{name}.{suffix}", "wb") as handle:
+                handle.write(data.tobytes())
+                handle.flush()
+                os.fsync(handle.fileno())
+        length = np.concatenate(lengths)
+        encoded = [i.encode("utf-8") for i in ids]
+        ends = np.cumsum([len(e) for e in encoded], dtype=np.int64) + int(meta["id_bytes"])
+        new_terms = self.vocabulary.list[meta["terms"] : vocab]
+        _fsync_append(folder / "lengths.u32", length.astype("<u4").tobytes())
+        _fsync_append(folder / "ids.bin", b"".join(encoded))
+        _fsync_append(folder / "ids.end", ends.astype("<u8").tobytes())
+        _fsync_append(folder / "idkeys.u64", self.known_ids[-len(ids):].astype("<u8").tobytes())
+        _fsync_append(folder / "terms.txt", "".join(t + "\n" for t in new_terms).encode("utf-8"))
+        first_chunk = int(meta["chunks"])
+        meta.update(chunks=first_chunk + len(ids), tokens=int(meta["tokens"]) + int(length.sum()), terms=vocab,
+                    id_bytes=int(ends[-1]))
+        meta["segments"].append({"name": name, "first": first_chunk, "count": len(ids), "vocab": vocab, "postings": total,
+                                 "tf": tf_type, "tokens": int(meta["tokens"]), "digest": self.digest.hexdigest()})
+        with atomic_writer(folder / "index.json") as out:
+            json.dump(meta, out, indent=1)
+        self.chain.meta = meta
+
+
+def indexed_text(chunk: Chunk) -> str:
+    """What retrieval sees of a chunk: its title (when it has one) before its text, as BEIR does."""
+    return f"{chunk.title} {chunk.text}" if chunk.title else chunk.text
+
+
+def read_ids(folder: Path, positions: np.ndarray) -> list[str]:
+    """The ids of the chunks at `positions` (0-based, corpus order) from a chain's ids.bin and ids.end."""
+    out = []
+    with open(folder / "ids.bin", "rb") as names, open(folder / "ids.end", "rb") as ends:
+        for p in np.asarray(positions, dtype=np.int64).tolist():
+            bounds = np.frombuffer(os.pread(ends.fileno(), 16 if p else 8, 8 * (p - 1) if p else 0), dtype="<u8")
+            start, end = (int(bounds[0]), int(bounds[1])) if p else (0, int(bounds[0]))
+            out.append(os.pread(names.fileno(), end - start, start).decode("utf-8"))
+    return out
+
+
+def _repeated(path: str, ids: set[str]) -> None:
+    """Raise the corpus's repeated-id error, naming both lines (found by reading the file again)."""
+    lines: dict[str, int] = {}
+    for line, chunk in iter_corpus(path):
+        if chunk.id in ids:
+            if chunk.id in lines:
+                raise repeated_id(path, chunk.id, lines[chunk.id], line)
+            lines[chunk.id] = line

@@ -1,0 +1,169 @@
+"""The on-disk BM25 index: same top-k and scores as bm25s in memory, built once, grown by new chunks only."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import semrel.retrieval.lexical as lexical
+from helpers import run
+from semrel.errors import FormatError
+from semrel.formats.corpus import read_corpus
+from semrel.formats.trec import read_run
+from semrel.retrieval.lexical import LexicalStore
+from semrel.retrieval.retrieve import BM25_PARAMS, Bm25Index, StoredBm25
+
+WORDS = ("virus protein cell infection patient study trial dose vaccine lung fever cough antibody receptor spike "
+         "mutation variant hospital treatment symptom children adults mortality outbreak transmission the of and to in "
+         "running runs ran runner studies studied infections infected").split()
+
+
+def generated(n: int, seed: int = 0, start: int = 0) -> list[dict]:
+    """`n` chunks of Zipf-drawn words (repeats, stopwords, stemmable forms), some titled, one empty."""
+    rng = np.random.default_rng(seed)
+    weights = 1 / np.arange(1, len(WORDS) + 1)
+    weights /= weights.sum()
+    rows = []
+    for i in range(start, start + n):
+        words = rng.choice(WORDS, size=int(rng.integers(0, 40)), p=weights)
+        rows.append({"_id": f"c{i}", "title": "Study " + WORDS[i % len(WORDS)] if i % 7 == 0 else "", "text": " ".join(words)})
+    return rows
+
+
+def write(path, rows) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+QUERIES = ["virus spike protein", "running studies of infected children", "the of and", "vaccine vaccine dose",
+           "nothing matches zebra", "Mutation VARIANT transmission outbreak hospital"]
+
+
+@pytest.fixture
+def small_segments(monkeypatch):
+    """Segments of a few hundred postings, so a small corpus spans several of them."""
+    monkeypatch.setattr(lexical, "SEGMENT_POSTINGS", 500)
+    monkeypatch.setattr(lexical, "BLOCK", 64)
+
+
+def same_hits(a, b) -> bool:
+    return all(np.array_equal(pa, pb) and np.array_equal(sa, sb) for (pa, sa), (pb, sb) in zip(a, b)) and len(a) == len(b)
+
+
+def test_disk_index_gives_bm25s_scores_and_top_k(tmp_path, small_segments):
+    corpus = write(tmp_path / "corpus.jsonl", generated(600))
+    memory = Bm25Index(read_corpus(corpus))
+    index = LexicalStore(tmp_path / "cache", BM25_PARAMS).index(corpus)
+    assert len(index.segments) > 3 and index.built == 600 and index.reused == 0
+    for query, tokens in zip(QUERIES, memory._tokenize(QUERIES, return_ids=False)):
+        ids = memory._index.get_tokens_ids(tokens)
+        expected = memory._index.get_scores_from_ids(ids) if ids else np.zeros(600, dtype=np.float32)
+        assert np.array_equal(index.scores(query), expected), query  # bit for bit, float32
+    for k in (1, 10, 1000):
+        assert same_hits(StoredBm25(index).search(QUERIES, k), memory.search(QUERIES, k))
+
+
+def test_scoring_settings_reuse_the_index_and_tokenizer_settings_do_not(tmp_path, small_segments):
+    import bm25s
+
+    corpus = write(tmp_path / "corpus.jsonl", generated(300))
+    store = LexicalStore(tmp_path / "cache", BM25_PARAMS)
+    store.index(corpus)
+    for method in ("robertson", "atire"):
+        params = {**BM25_PARAMS, "k1": 0.9, "b": 0.4, "method": method}
+        other = LexicalStore(tmp_path / "cache", params)
+        assert other.folder == store.folder  # k1, b and the variant are applied when scoring
+        index = other.index(corpus)
+        assert index.built == 0
+        reference = bm25s.BM25(k1=0.9, b=0.4, method=method)
+        chunks = read_corpus(corpus)
+        tokenize = Bm25Index(chunks)._tokenize
+        reference.index(tokenize([(c.title + " " + c.text) if c.title else c.text for c in chunks]), show_progress=False)
+        for query, tokens in zip(QUERIES, tokenize(QUERIES, return_ids=False)):
+            ids = reference.get_tokens_ids(tokens)
+            expected = reference.get_scores_from_ids(ids) if ids else np.zeros(300, dtype=np.float32)
+            assert np.array_equal(index.scores(query), expected), (method, query)
+    unstemmed = LexicalStore(tmp_path / "cache", {**BM25_PARAMS, "stemmer": "none"})
+    assert unstemmed.folder != store.folder and unstemmed.index(corpus).built == 300
+    assert unstemmed.index(corpus).scores("studies").max() > 0 and unstemmed.index(corpus).scores("study").max() > 0
+
+
+def test_second_retrieve_builds_nothing_and_equals_the_in_memory_run(tmp_path, small_segments):
+    corpus = write(tmp_path / "corpus.jsonl", generated(400))
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("".join(json.dumps({"query_id": f"q{i}", "query": q, "reference_answer": "x"}) + "\n" for i, q in enumerate(QUERIES)))
+    cache = tmp_path / "cache"
+    outputs = []
+    for name, extra in (("first", []), ("second", []), ("memory", ["--no-cache"])):
+        out = tmp_path / f"{name}.run"
+        result = run("retrieve", "--corpus", corpus, "--golden", golden, "-k", "25", "--cache", cache, *extra, "-o", out)
+        assert result.exit_code == 0, result.output
+        outputs.append(out)
+        manifest = json.loads((tmp_path / f"{name}.run.manifest.json").read_text())["params"]
+        if name == "first":
+            assert "bm25 index: 400 chunks indexed, 0 reused" in result.stderr and manifest["bm25_index"]["built"] == 400
+        elif name == "second":
+            assert "bm25 index: 0 chunks indexed, 400 reused" in result.stderr and manifest["bm25_index"]["built"] == 0
+            assert "bm25 index: chunks" not in result.stderr  # no indexing progress: nothing was built
+        else:
+            assert "bm25_index" not in manifest
+    texts = [o.read_text().replace(o.stem, "RUN") for o in outputs]
+    assert texts[0] == texts[1] == texts[2]
+    assert "q4" not in read_run(outputs[0]).to_dict()  # no query word in the corpus: no chunks, as in memory
+
+
+def test_grown_corpus_indexes_only_its_new_chunks(tmp_path, small_segments):
+    old_rows, new_rows = generated(300), generated(150, seed=1, start=300)
+    old = write(tmp_path / "old.jsonl", old_rows)
+    grown = write(tmp_path / "grown.jsonl", old_rows + new_rows)
+    store = LexicalStore(tmp_path / "cache", BM25_PARAMS)
+    first = store.index(old)
+    folder, segments = first.folder, len(first.segments)
+    index = store.index(grown)
+    assert (index.built, index.reused, index.folder) == (150, 300, folder) and len(index.segments) > segments
+    assert same_hits(StoredBm25(index).search(QUERIES, 50), Bm25Index(read_corpus(grown)).search(QUERIES, 50))
+    assert index.chunk_ids(np.array([0, 299, 300, 449])) == ["c0", "c299", "c300", "c449"]
+    again = store.index(old)  # the corpus it grew from: the first segments, nothing built
+    assert (again.built, again.size, len(again.segments)) == (0, 300, segments)
+    assert same_hits(StoredBm25(again).search(QUERIES, 50), Bm25Index(read_corpus(old)).search(QUERIES, 50))
+    forked = write(tmp_path / "forked.jsonl", old_rows[:-1] + new_rows)  # shares no boundary: a chain of its own
+    index = store.index(forked)
+    assert index.built == 449 and index.folder != folder
+    assert same_hits(StoredBm25(index).search(QUERIES, 50), Bm25Index(read_corpus(forked)).search(QUERIES, 50))
+
+
+def test_a_killed_build_is_cut_back_to_its_last_commit(tmp_path, small_segments):
+    rows = generated(200)
+    corpus = write(tmp_path / "corpus.jsonl", rows[:120])
+    store = LexicalStore(tmp_path / "cache", BM25_PARAMS)
+    folder = store.index(corpus).folder
+    for name in ("lengths.u32", "ids.bin", "ids.end", "idkeys.u64", "terms.txt"):  # what a killed append leaves
+        with open(folder / name, "ab") as handle:
+            handle.write(b"\x07" * 24)
+    grown = write(tmp_path / "grown.jsonl", rows)
+    index = store.index(grown)
+    assert (index.built, index.reused) == (80, 120)
+    assert same_hits(StoredBm25(index).search(QUERIES, 30), Bm25Index(read_corpus(grown)).search(QUERIES, 30))
+
+
+def test_repeated_chunk_id_is_an_error_naming_both_lines(tmp_path, small_segments):
+    rows = generated(200)
+    store = LexicalStore(tmp_path / "cache", BM25_PARAMS)
+    store.index(write(tmp_path / "old.jsonl", rows[:150]))
+    rows[180]["_id"] = "c7"  # repeats a chunk of the part already indexed
+    with pytest.raises(FormatError, match=r"grown.jsonl:181: chunk id 'c7' already used on line 8"):
+        store.index(write(tmp_path / "grown.jsonl", rows))
+
+
+def test_an_edited_file_is_hashed_again(tmp_path, small_segments):
+    rows = generated(100)
+    corpus = tmp_path / "corpus.jsonl"
+    store = LexicalStore(tmp_path / "cache", BM25_PARAMS)
+    assert store.index(write(corpus, rows)).built == 100
+    assert store.index(str(corpus)).built == 0
+    rows[50]["text"] = "vaccine " * 30
+    write(corpus, rows)
+    index = store.index(str(corpus))
+    assert index.built == 100 and StoredBm25(index).search(["vaccine"], 1)[0][0].tolist() == [50]
