@@ -257,9 +257,13 @@ def test_cli_writes_judgments_and_a_manifest(data, tmp_path):
     code, text = _run("judge", "--corpus", data["corpus"], "--golden", golden, "-o", tmp_path / "j.jsonl", "--cache", data["cache"])
     assert code == 0, text
     rows = [json.loads(line) for line in (tmp_path / "j.jsonl").read_text().splitlines()]
-    assert rows and set(rows[0]) == {"query_id", "chunk_id", "P", "R", "F", "source"} and rows[0]["source"] == "gold"
+    assert rows and set(rows[0]) == {"query_id", "chunk_id", "P", "R", "F", "source", "p", "features"} and rows[0]["source"] == "gold"
+    assert 0 <= rows[0]["p"] <= 1 and rows[0]["features"]["with_gold"] == 1.0
     manifest = json.loads((tmp_path / "j.jsonl.manifest.json").read_text())
     assert manifest["params"]["model"] == "all-MiniLM-L6-v2" and manifest["params"]["rescale"] == "none"
+    null = manifest["params"]["probability"]["null_sample"]
+    assert null["size"] == 100 and null["chunks"] == 100
+    assert 2 * 100 - 2 <= null["pairs"] <= 2 * 100  # each query x the sample, less its own judged chunk if sampled
     assert [i["sha256"] for i in manifest["inputs"]] and "judged 2 pairs" in text
 
 

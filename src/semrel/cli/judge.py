@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from ..encoding.models import DEFAULT_MODEL
-from ..judging.labels import NULL_SAMPLE
 from ..errors import Interrupted
+from ..judging.labels import NULL_SAMPLE
 from ..progress import stderr_steps
 from .base import warn
 from .options import engine_options

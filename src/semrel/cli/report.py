@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from ..errors import UsageError
-from ..formats.judgments import COMPONENTS
+from ..formats.judgments import SCORES
+from ..formats.manifest import read_params
 from ..progress import stderr_steps
 from ..report.html import ReportInputs, read_agreement, read_sensitivity, write_report
 from .base import warn
@@ -31,7 +32,8 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
 @click.option("--golden", type=click.Path(allow_dash=True), help="golden.jsonl: its stats, and which judged pairs are gold.")
 @click.option("--corpus", type=click.Path(allow_dash=True), help="corpus.jsonl: its stats beside the golden set's.")
 @click.option("--judgments", type=click.Path(allow_dash=True), help="judgments.jsonl: the distribution of judge scores.")
-@click.option("--on", type=click.Choice(COMPONENTS), help="Score the thresholds apply to [default: the qrels' manifest, else R].")
+@click.option("--on", type=click.Choice(SCORES),
+              help="Score the thresholds apply to: p (the judge's probability), P, R or F [default: the qrels' manifest, else R].")
 @click.option("--threshold", type=float, help="The binary label threshold [default: the qrels' manifest].")
 @click.option("--grades", metavar="T1,T2,...", help="The graded label thresholds.")
 @lift_options
@@ -50,12 +52,15 @@ def report_command(qrels, runs, output, title, golden, corpus, judgments, on, th
     as far as the inputs allow: golden-set stats, judge score distributions, the metric table of
     QRELS and RUNS with significance marks, the lift of --reranked over --base, threshold
     sensitivity curves and agreement figures."""
+    curves = (read_params(sensitivity) if sensitivity and sensitivity != "-" else None) or {}
     inputs = ReportInputs(
         qrels=qrels, runs=runs, measures=measures, baseline=baseline, all_pairs=all_pairs,
         settings=stat_settings(test, permutations, bootstrap, seed, alpha, correction), rel_level=rel_level,
         golden=golden, corpus=corpus, judgments=judgments, on=on, thresholds=_thresholds(threshold, grades),
         base=base, reranked=reranked, depth=depth, top=top, title=title, places=places,
         sensitivity=read_sensitivity(sensitivity) if sensitivity else (),
+        sensitivity_on=curves.get("on") if isinstance(curves.get("on"), str) else None,
+        sensitivity_at=float(curves["at"]) if isinstance(curves.get("at"), (int, float)) else None,
         agreement=read_agreement(agreement) if agreement else None,
     )
     write_report(inputs, output, warn, stderr_steps, extra_inputs=[p for p in (sensitivity, agreement) if p])
