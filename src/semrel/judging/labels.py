@@ -244,13 +244,17 @@ class ProbabilityRule:
 
     def describe(self) -> str:
         what = f"p >= {self.cut:g}" if not self.graded else f"grades by p at {', '.join(f'{t:g}' for t in self.thresholds)}"
-        return what + (f" (calibrated: slope {self.slope:.3g}, shift {self.shift:+.3g})" if self.calibration else "")
+        return what + (f" (calibrated: slope {self.slope:.3g}, shift {self.shift:+.3g})" if self.is_calibrated else "")
+
+    @property
+    def is_calibrated(self) -> bool:
+        return bool(self.calibration) or (self.slope, self.shift) != (1.0, 0.0)
 
     def params(self) -> dict:
         return {"rule": self.name, "on": PROBABILITY, "thresholds": [float(t) for t in self.judge_thresholds],
                 "cut": self.cut, "cuts": list(self.thresholds), "labels": "graded" if self.graded else "binary",
                 "grade": "number of cuts the calibrated p reaches; thresholds: the same cuts on the judge's p",
-                "calibration": {"slope": self.slope, "shift": self.shift, **(self.calibration or {})} if self.calibration else None,
+                "calibration": {"slope": self.slope, "shift": self.shift, **(self.calibration or {})} if self.is_calibrated else None,
                 "model": model_params()}
 
 
@@ -262,10 +266,10 @@ def rule_from_params(params: Mapping[str, Any], where: str = "manifest") -> Rule
     alike (e.g. `semrel eval` filling holes). Old manifests ({"on", "thresholds"}) give a ThresholdRule."""
     try:
         if params.get("rule") == ProbabilityRule.name:
-            calibration = params.get("calibration") or None
-            return ProbabilityRule(graded=params.get("labels") == "graded", cut=float(params.get("cut", CUT)),
-                                   slope=float((calibration or {}).get("slope", 1.0)), shift=float((calibration or {}).get("shift", 0.0)),
-                                   calibration=calibration)
+            calibration = dict(params.get("calibration") or {})
+            slope, shift = float(calibration.pop("slope", 1.0)), float(calibration.pop("shift", 0.0))
+            return ProbabilityRule(graded=params.get("labels") == "graded", cut=float(params.get("cut", CUT)), slope=slope, shift=shift,
+                                   calibration=calibration or None)
         return ThresholdRule(str(params.get("on", DEFAULT_COMPONENT)), tuple(float(t) for t in params["thresholds"]))
     except (KeyError, TypeError, ValueError):
         raise ValidationError(f"{where}: no label rule recorded (expected \"rule\" with its parameters, "
@@ -326,9 +330,11 @@ GOLD_SHARE_WARNING = 0.80  # warn when fewer gold chunks than this share are lab
 NO_RELEVANT_WARNING = 0.10  # warn when more queries than this share have no relevant label
 
 
-def label_warnings(judgments: Sequence[Judgment], grades: np.ndarray, rule: Rule, judgments_path: str | None = None) -> list[str]:
-    """Signs that the labels look wrong, each with what to do: gold chunks (source `gold`) left
-    non-relevant, queries with no relevant pair, and a golden set without gold chunks."""
+def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.ndarray, rule: Rule, judgments_path: str | None = None,
+                   gold_pairs: set[tuple[str, str]] | None = None) -> list[str]:
+    """Signs that the labels look wrong, each with what to do: gold chunks left non-relevant (the
+    pairs the judge marked source `gold`, or `gold_pairs`), queries with no relevant pair, and a
+    golden set without gold chunks."""
     notes: list[str] = []
     if not len(judgments):
         return notes
@@ -336,7 +342,8 @@ def label_warnings(judgments: Sequence[Judgment], grades: np.ndarray, rule: Rule
     review = (f"review about 100 pairs (`semrel review start`, docs/review.md), then refit on them with `semrel calibrate {judged} "
               f"REVIEWED -o cal.json` and label with `semrel label {judged} --calibration cal.json`")
     grades = np.asarray(grades)
-    gold = np.array(["gold" in j.source.split(",") for j in judgments])
+    gold = np.array([(j.query_id, j.chunk_id) in gold_pairs if gold_pairs is not None else "gold" in j.source.split(",")
+                     for j in judgments])
     if gold.any():
         share = float((grades[gold] > 0).mean())
         if share < GOLD_SHARE_WARNING:

@@ -196,7 +196,8 @@ def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]
             "range": f"{thresholds[0]:g} to {thresholds[-1]:g}", "steps": len(thresholds)}
 
 
-def _label_warnings(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None, judged: list[Judgment] | None) -> list[str]:
+def _label_warnings(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None, judged: list[Judgment] | None,
+                    golden: list[GoldenItem] | None) -> list[str]:
     """Signs the labels look wrong (semrel.judging.labels.label_warnings): from the judgments and the
     qrels' grades of them when both are given, else as `semrel label` recorded them in the manifest."""
     params = qrels_params or {}
@@ -206,7 +207,8 @@ def _label_warnings(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None
             rule = rule_from_params(params)
         except SemrelError:
             rule = ThresholdRule()
-        return label_warnings(judged, [grades.get(j.query_id, {}).get(j.chunk_id, 0) for j in judged], rule, inputs.judgments)
+        gold = {(g.query_id, c) for g in golden for c in g.gold_chunk_ids} if golden is not None else None
+        return label_warnings(judged, [grades.get(j.query_id, {}).get(j.chunk_id, 0) for j in judged], rule, inputs.judgments, gold)
     recorded = params.get("warnings")
     return [str(m) for m in recorded] if isinstance(recorded, list) else []
 
@@ -264,7 +266,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
             counts, lengths = stats_tables(golden_stats(golden, read_corpus(inputs.corpus) if inputs.corpus else None))
             page.sections["golden"] = {"counts": _html_table(counts, 0), "lengths": _html_table(lengths, 1)}
     judged = read_judgments(inputs.judgments) if inputs.judgments else None
-    for message in _label_warnings(inputs, qrels_params, judged):
+    for message in _label_warnings(inputs, qrels_params, judged, golden):
         note(message)
     if judged is not None:
         if component == PROBABILITY and not all(j.p is not None for j in judged):  # judgments from an older semrel
