@@ -14,6 +14,7 @@ import pytest
 import semrel
 from helpers import run
 from semrel.encoding.models import resolve_model
+from semrel.judging import labels
 from semrel.judging.checkpoint import Checkpoint
 
 COVID_QA = Path("/work/shared/data/covid_qa_deepset/200423_covidQA.json")
@@ -262,8 +263,9 @@ def test_cli_writes_judgments_and_a_manifest(data, tmp_path):
     manifest = json.loads((tmp_path / "j.jsonl.manifest.json").read_text())
     assert manifest["params"]["model"] == "all-MiniLM-L6-v2" and manifest["params"]["rescale"] == "none"
     null = manifest["params"]["probability"]["null_sample"]
-    assert null["size"] == 100 and null["chunks"] == 100
-    assert 2 * 100 - 2 <= null["pairs"] <= 2 * 100  # each query x the sample, less its own judged chunk if sampled
+    n = labels.NULL_SAMPLE
+    assert null["size"] == n and null["chunks"] == n
+    assert 2 * n - 2 <= null["pairs"] <= 2 * n  # each query x the sample, less its own judged chunk if sampled
     assert [i["sha256"] for i in manifest["inputs"]] and "judged 2 pairs" in text
 
 

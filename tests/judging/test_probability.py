@@ -42,10 +42,15 @@ def test_probability_is_the_published_formula_with_coefficients_by_gold():
     assert np.allclose(mixed, [labels.probability(x[:1], True)[0], labels.probability(x[1:], False)[0]], rtol=0, atol=1e-15)
 
 
+def _research_model(fixture: dict) -> labels.Coefficients:
+    return labels.Coefficients(fixture["coefficients"]["intercept"], tuple(fixture["coefficients"]["weights"]))
+
+
 def test_the_rule_reproduces_the_research_probabilities_from_their_features():
-    """rule_pool.json: features and p of 80 pooled pairs computed by the research's rule.py."""
-    rows = json.loads(RULE_POOL.read_text())["pairs"]
-    p = labels.probability(np.array([_features(r) for r in rows]), True)
+    """rule_pool.json: features and p of 80 pooled pairs computed by the research's rule.py (its m7 model, null of 100)."""
+    fixture = json.loads(RULE_POOL.read_text())
+    rows = fixture["pairs"]
+    p = labels.sigmoid(_research_model(fixture).logit(np.array([_features(r) for r in rows])))
     assert np.abs(p - np.array([r["p"] for r in rows])).max() < 1e-12
 
 
@@ -71,7 +76,8 @@ def test_a_calibration_moves_the_cuts_on_the_judges_p_and_keeps_the_order():
 @needs_data
 def test_the_judge_reproduces_rule_py_on_a_fixed_pool(tmp_path):
     """The research's reference implementation (rule.py) on 4 COVID-QA queries, pool = BM25 top 20 + gold,
-    null = the 100 chunks of the 150-word COVID-QA corpus with the smallest seeded hash."""
+    null = the 100 chunks of the 150-word COVID-QA corpus with the smallest seeded hash (rule.py's size; the
+    shipped model uses the first NULL_SAMPLE of them, whose features the same code computes)."""
     fixture = json.loads(RULE_POOL.read_text())
     result = run("golden", "import", COVID_QA, "--format", "squad", "--size", "150", "--corpus-out", tmp_path / "corpus.jsonl",
                  "-o", tmp_path / "all.jsonl")
@@ -79,14 +85,16 @@ def test_the_judge_reproduces_rule_py_on_a_fixed_pool(tmp_path):
     golden = [GoldenItem(g["query_id"], g["query"], (g["reference_answer"],), tuple(g["gold_chunk_ids"])) for g in fixture["golden"]]
     rows = fixture["pairs"]
     pool = [(r["query_id"], r["chunk_id"], tuple(s for s in r["sources"].split(",") if s != "gold")) for r in rows]
-    judged = semrel.judge(tmp_path / "corpus.jsonl", golden, [p for p in pool if p[2]], cache=tmp_path / "cache")
+    judged = semrel.judge(tmp_path / "corpus.jsonl", golden, [p for p in pool if p[2]], cache=tmp_path / "cache",
+                          null_sample=fixture["null_sample"])
+    research = _research_model(fixture)
     mine = {(j.query_id, j.chunk_id): j for j in judged.judgments}
     assert set(mine) == {(r["query_id"], r["chunk_id"]) for r in rows}
     for r in rows:
         j = mine[r["query_id"], r["chunk_id"]]
         assert abs(j.R - r["R"]) < 1e-6
         assert np.abs(np.array([j.features[f] for f in labels.FEATURES]) - np.array(_features(r))).max() < 1e-5
-        assert abs(j.p - r["p"]) < 1e-5
+        assert abs(float(labels.sigmoid(research.logit(np.array([[j.features[f] for f in labels.FEATURES]])))[0]) - r["p"]) < 1e-5
     assert judged.params["probability"]["null_sample"]["chunks"] == 100
 
 

@@ -507,7 +507,7 @@ rescale = "none"               # none, baseline or corpus
 cache = "cache"                # embedding cache, inside out
 
 [label]
-# default: relevant when the judge's probability p >= 0.38 (docs/judge.md, "Label quality")
+# default: relevant when the judge's probability p >= 0.40 (docs/judge.md, "Label quality")
 # graded = false               # true: grades 0-3 from p
 # calibration = "cal.json"     # `semrel calibrate JUDGMENTS REVIEWED -o cal.json`: p refitted on reviewed pairs
 # threshold = 0.70             # instead: a threshold on one BERTScore component (on), binary

@@ -395,12 +395,13 @@ class FeatureScorer(PairScorer):
     and F come from the same product and arithmetic as PairScorer's."""
 
     def __init__(self, encoder: TextEncoder, weights: np.ndarray, answers: Mapping[str, tuple[str, ...]], advance: Advance,
-                 specials: Sequence[int], wanted: Callable[[int], bool]):
+                 plain: np.ndarray, wanted: Callable[[int], bool]):
         super().__init__(encoder, weights, answers, advance)
-        self.specials, self.wanted = np.asarray([s for s in specials if s is not None], dtype=np.int64), wanted
+        self.plain, self.wanted = plain, wanted  # plain: bert_score's weights without idf, 0 for the special tokens
 
     def _kept(self, ids: np.ndarray) -> np.ndarray:
-        return ~np.isin(ids, self.specials)
+        """The tokens that are not special ([CLS], [SEP]), found without loading the tokenizer."""
+        return self.plain[ids] > 0
 
     def score_features(self, by_text: Mapping[str, list[int]], query_of: Callable[[int], str]
                        ) -> Iterator[tuple[list[int], np.ndarray, int, dict[int, tuple[list[np.ndarray], int, float]]]]:
@@ -556,9 +557,10 @@ def judge_pairs(
     reference_texts = sorted({a for i in todo.tolist() for a in answers[task(i)[1]]})
     with contextlib.ExitStack() as stack:
         advance = stack.enter_context((steps if len(todo) else no_progress)("judging pairs", len(todo)))
-        tokenizer = encoder.tokenizer if features else None
-        scorer = PairScorer(encoder, weights, answers, advance) if tokenizer is None else FeatureScorer(
-            encoder, weights, answers, advance, (tokenizer.cls_token_id, tokenizer.sep_token_id), lambda i: i < len(work))
+        # the plain table is in the cache beside any idf table, so a cached run still loads no tokenizer or torch
+        plain = (weights if not options.idf else encoder.weights(False, lambda: (), "")[0]) if features else None
+        scorer = PairScorer(encoder, weights, answers, advance) if plain is None else FeatureScorer(
+            encoder, weights, answers, advance, plain, lambda i: i < len(work))
         if saved:
             stack.callback(saved.close)
         if cache:

@@ -62,7 +62,7 @@ DEFAULT_THRESHOLD = 0.70
 DEFAULT_GRADES = (0.60, 0.70, 0.80)
 
 # ---------------------------------------------------------------- the probability rule (on p)
-NULL_SAMPLE = 100  # corpus chunks in the judge's null sample (seeded hash order, seed = the judge's --seed)
+NULL_SAMPLE = 25  # corpus chunks in the judge's null sample (seeded hash order, seed = the judge's --seed)
 OWN_MARGIN = 0.02  # a token is the chunk's "own" when its best cosine is within this of the pool's best
 FEATURES = ("relR", "R_max", "own", "F_max", "P_max", "lenratio")  # the model adds P_max * lenratio
 WITH_GOLD_FLAG = "with_gold"  # the feature that picks the coefficients: 1 when the query's gold chunks were judged
@@ -86,12 +86,12 @@ class Coefficients:
 
 
 # Fitted with the query's gold pairs in the pool (the golden set lists gold chunks): 43,345 pairs.
-WITH_GOLD = Coefficients(-4.677860036908103, (5.666561221090035, -0.8859900429190913, 3.465349978703597, -0.159274774370313,
-                                               -0.04656993819889328, 0.7954764122187437, 1.0056159429055795))
+WITH_GOLD = Coefficients(-4.583723256187483, (5.626467805996409, -0.28079325468656646, 3.43592277526067, -0.23492503256448757,
+                                               -0.43135334852653007, 0.7541326273821172, 1.3377496431148554))
 # Fitted on retrieved pairs only (no gold chunks known for the query): 42,507 pairs.
-WITHOUT_GOLD = Coefficients(-5.639683839491909, (5.036395762046394, -1.211417768427642, 3.0026402177696165, 7.959729637707992,
-                                                  -2.387864094461688, 0.3961456014009231, 2.6883781660160713))
-CUT = 0.38  # binary label: p >= CUT
+WITHOUT_GOLD = Coefficients(-5.708949840446439, (4.965120322398585, -1.881699223191277, 2.9849322372980844, 14.928369905733149,
+                                                  -8.712622147672064, 0.33104541171674173, 3.281560294953683))
+CUT = 0.40  # binary label: p >= CUT
 
 
 def grade_cuts(cut: float) -> tuple[float, float, float]:
