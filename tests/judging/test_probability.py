@@ -99,7 +99,8 @@ def test_the_judge_reproduces_rule_py_on_a_fixed_pool(tmp_path):
 
 
 def _held_apart(tmp_path: Path, name: str, source: Path, fmt: str, options: list, dev_seed: int, count: int) -> tuple[Path, Path]:
-    """`count` questions the development sets did not sample (they took 300 with seed `dev_seed`), with BM25's top 10."""
+    """`count` questions the development sets did not sample (they took 300 with seed `dev_seed`), pooled as the
+    fit's pools were: BM25's top 20 (the judge adds the gold chunks)."""
     folder = tmp_path / name
     folder.mkdir()
     assert run("golden", "import", source, "--format", fmt, *options, "--corpus-out", folder / "corpus.jsonl",
@@ -109,9 +110,9 @@ def _held_apart(tmp_path: Path, name: str, source: Path, fmt: str, options: list
     rest = [i for i in range(len(items)) if i not in dev]
     picked = sorted(np.random.default_rng(1).choice(rest, count, replace=False).tolist())
     write_golden([items[i] for i in picked], folder / "golden.jsonl")
-    assert run("retrieve", "--corpus", folder / "corpus.jsonl", "--golden", folder / "golden.jsonl", "--method", "bm25", "-k", "10",
+    assert run("retrieve", "--corpus", folder / "corpus.jsonl", "--golden", folder / "golden.jsonl", "--method", "bm25", "-k", "20",
                "-o", folder / "bm25.run").exit_code == 0
-    assert run("pool", "--golden", folder / "golden.jsonl", folder / "bm25.run", "--depth", "10", "-o", folder / "pool.tsv").exit_code == 0
+    assert run("pool", "--golden", folder / "golden.jsonl", folder / "bm25.run", "--depth", "20", "-o", folder / "pool.tsv").exit_code == 0
     return folder, folder / "pool.tsv"
 
 
@@ -128,10 +129,12 @@ def _ece(y: np.ndarray, p: np.ndarray, bins: int = 10) -> float:
 @needs_data
 def test_p_is_calibrated_on_questions_held_apart_from_the_fit(tmp_path):
     """COVID-QA (150-word chunks) and PubMedQA questions the development sets did not use: the mean
-    predicted probability matches the share of gold chunks within 0.05 (ECE, 10 bins)."""
+    predicted probability matches the share of gold chunks within 0.05 (ECE, 10 bins; 0.016 here when
+    written). Pools as the fit's: on depth-10 pools PubMedQA's p is under-confident (ECE 0.11 there,
+    docs/judge.md), which `semrel calibrate` corrects."""
     y, p = [], []
-    for name, source, fmt, options, count in (("covid", COVID_QA, "squad", ["--size", "150"], 40),
-                                              ("pubmed", PUBMED_QA, "pubmedqa", [], 40)):
+    for name, source, fmt, options, count in (("covid", COVID_QA, "squad", ["--size", "150"], 30),
+                                              ("pubmed", PUBMED_QA, "pubmedqa", [], 30)):
         folder, pool = _held_apart(tmp_path, name, source, fmt, options, 0, count)
         golden = read_golden(folder / "golden.jsonl")
         gold = {(g.query_id, c) for g in golden for c in g.gold_chunk_ids}
@@ -141,7 +144,7 @@ def test_p_is_calibrated_on_questions_held_apart_from_the_fit(tmp_path):
         y += [(j.query_id, j.chunk_id) in gold for j in judged.judgments]
         p += [j.p for j in judged.judgments]
     y_, p_ = np.array(y, float), np.array(p, float)
-    assert len(y_) > 500 and 0.05 < y_.mean() < 0.3
+    assert len(y_) > 1000 and 0.05 < y_.mean() < 0.3
     assert _ece(y_, p_) < 0.05, f"ECE {_ece(y_, p_):.3f} over {len(y_)} pairs"
 
 
