@@ -1,24 +1,23 @@
 """The COVID-QA simulated review: gold chunks stand in for people reviewing 200 uncertain + 100 random pairs.
 
-    python bench/covid_review.py [--folder out/bench-labels/covid-qa-q300-s0]
+    python bench/covid_review.py [--folder out/bench-labels/sets/covid150]
 
-Runs on the folder bench/labels.py prepared for COVID-QA (corpus, the sampled golden set, its
-judgments without idf or rescaling: the shipped settings). Every step is a `semrel` command, so
+Runs on the folder bench/labels.py prepared for COVID-QA at 150-word chunks (corpus, the sampled
+golden set, its judgments with the gold chunks known: the shipped settings). Every step is a `semrel` command, so
 the sequence is what a user would type (each is echoed to stderr); steps whose output exists
 are skipped, so a rerun only redoes what is missing:
 
-1. gold qrels (`golden qrels`) and the derived qrels at the shipped default (`label`);
+1. gold qrels (`golden qrels`) and the derived qrels by the shipped default (`label`: p >= the cut);
 2. `review simulate` of 300 pairs, a third of them the seeded random sample, the rest nearest the
-   threshold; `review export --only-reviewed` gives the simulated human labels;
-3. `calibrate` on them, tested on every other judged pair (`--test gold.qrels`);
-4. `label` at the calibrated threshold; runs over the sampled queries in review-runs/ (bm25, dense,
+   cut; `review export --only-reviewed` gives the simulated human labels;
+3. `calibrate` on them (p refitted), tested on every other judged pair (`--test gold.qrels`);
+4. `label --calibration` with the refit; runs over the sampled queries in review-runs/ (bm25, dense,
    hybrid, bm25 reranked by dense; -k 100) and `agree` between the derived and the gold qrels over them.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -43,10 +42,10 @@ def step(folder: Path, output: str | None, *args: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--folder", type=Path, default=ROOT / "out" / "bench-labels" / "covid-qa-q300-s0")
+    parser.add_argument("--folder", type=Path, default=ROOT / "out" / "bench-labels" / "sets" / "covid150")
     args = parser.parse_args()
     folder = args.folder
-    judgments = "judgments-idf0-none.jsonl"
+    judgments = "judgments-gold-kappa.jsonl"
     if not (folder / judgments).exists():
         raise SystemExit(f"{folder / judgments} is missing: run bench/labels.py first")
     step(folder, "gold.qrels", "golden", "qrels", "golden.jsonl", "-o", "gold.qrels")
@@ -57,10 +56,8 @@ def main() -> None:
     step(folder, "sim-human.qrels", "review", "export", "--db", "sim.sqlite", "--labels", "derived.qrels",
          "-o", "sim-human.qrels", "--only-reviewed")
     step(folder, None, "calibrate", judgments, "sim-human.qrels", "--test", "gold.qrels",
-         "--test-unlisted-as-zero", "-o", "thresholds.json")
-    calibrated = json.loads((folder / "thresholds.json").read_text(encoding="utf-8"))
-    step(folder, None, "label", judgments, "--on", calibrated["on"], "--threshold", str(calibrated["thresholds"][0]),
-         "-o", "calibrated.qrels")
+         "--test-unlisted-as-zero", "-o", "cal.json")
+    step(folder, None, "label", judgments, "--calibration", "cal.json", "-o", "calibrated.qrels")
     for name, options in RUNS.items():
         step(folder, f"review-runs/{name}.run", "retrieve", "--corpus", "corpus.jsonl", "--golden", "golden.jsonl", *options,
              "-k", "100", "-o", f"review-runs/{name}.run")

@@ -1,20 +1,39 @@
-"""Label quality: how well BERTScore P, R and F separate gold chunks from BM25's other candidates.
+"""Label quality over 8 development sets: raw R at 0.70 against the shipped probability rule.
 
-    python bench/labels.py [--queries 300] [--seed 0] [--work out/bench-labels] [--out labels.json]
+    python bench/labels.py [--work out/bench-labels] [--sets covid150,...] [--cache DIR] [--no-tau] [--fit] [--out FILE]
 
-On COVID-QA (150-word chunks, gold = the chunk holding the answer) and PubMedQA (reference = the
-long answer, gold = the question's own contexts, BM25 over all 3,358 contexts), a seeded sample
-of `--queries` questions (0: all) is pooled as BM25's top 20 plus gold and judged with the
-shipped model, once without and once with idf. `--rescale corpus` runs of the judge reuse the
-cached embeddings and only add the unrelated baseline pairs; bert_score ships no baseline for
-all-MiniLM-L6-v2, so `baseline` is reported as unavailable. Rescaling is a positive affine map
-of each component, so it moves thresholds but leaves AUC and the best kappa unchanged.
+Sets (built with the CLI from ../shared/data, 300 questions sampled with --seed unless noted; a set
+already in WORK/sets/<name> is reused, so is every judgments file):
+  covid150   COVID-QA, 150-word chunks; gold = the chunk holding the extractive answer
+  covid300   the same questions, 300-word chunks
+  covidlong  covid150 with the answer widened to its sentence(s) and the next ones, within the gold chunk
+  covidmulti each covid150 question joined with up to 2 others of its article answered in other chunks:
+             reference = the answers joined, gold = their 2-3 chunks
+  pubmed     PubMedQA PQA-L: reference = the long answer, gold = the question's own contexts
+  pubmed1s   the same, reference = the long answer's first sentence
+  msmarco    MS MARCO QnA v1.1 (both samples): pool = the query's own passages, gold = is_selected
+  msmix      the same queries, pool = BM25 top 20 over all their passages + gold
+Families for leave-one-family-out (LODO): covid (4 sets), pubmed (2), msmarco (2).
 
-For each component: AUC against gold (sklearn's roc_auc_score), the best Cohen's kappa over every
-threshold and that threshold (semrel.analysis.calibrate's exhaustive search), and kappa at the shipped
-defaults of semrel.judging.labels (raw scores only: the defaults are on the raw scale). Prints one table
-per dataset and writes the rows to `--out`. The CLI does the preparation (import, retrieve,
-pool), so the bench runs what users run; results already in `--work` are reused.
+Each set is judged by `semrel judge` (shipped settings, so every pair gets p) in two conditions:
+"gold" (the golden set's gold chunks known, so the judge adds them: semrel's normal case) and
+"nogold" (the golden set stripped of gold, pool = retrieved pairs only: a user with an unlabelled
+corpus). Kappa, AUC, grades and ECE are measured on pool.tsv (BM25 top 20, or MS MARCO's own
+passages, + gold in the gold condition) against the gold chunks; the ranking check judges
+pool-all.tsv (also every run's top 10) and compares the 8 runs (bm25, dense, hybrid, bm25 reranked
+by dense; each again on queries cut to their first half of words) by nDCG@10 under gold and derived
+qrels: Kendall's tau on the full set and the mean over 20 seeded samples of 150 questions.
+
+Rules: `R>=0.70` (the old default), `p` (the shipped probability rule: in-sample, since its
+coefficients were fitted on these sets) and `p LODO` (the same model refitted without the set's
+family, with its own cut: the honest figure for data unlike the development sets). Per rule and
+set: kappa at the rule's setting, the rule's own oracle (best kappa of any threshold on its score
+on that set), AUC, quadratic-weighted kappa of the grades (0-3) against gold, expected calibration
+error (10 bins; p only) and tau. The bar's reference is the raw-R oracle (best threshold on R).
+Then the learning curve of `semrel calibrate` (LODO p refitted on 50/100/200 pairs queued as
+`semrel review` queues them: uncertain first, a quarter random; kappa on the other pairs; mean of
+10 seeds) against re-choosing a threshold on R. `--fit` refits the shipped coefficients from the
+judgments and prints them beside semrel.judging.labels' constants.
 """
 
 from __future__ import annotations
@@ -22,121 +41,447 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
-import time
+import warnings
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import kendalltau
+from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
+import semrel
 from semrel.analysis.agreement import cohen_kappa
-from semrel.analysis.calibrate import best_thresholds
-from semrel.formats.corpus import read_golden, write_golden
+from semrel.analysis.calibrate import best_thresholds, fit_probability
+from semrel.formats.corpus import read_corpus, read_golden, write_corpus, write_golden
 from semrel.formats.judgments import read_judgments
 from semrel.formats.tables import Table, render
 from semrel.judging import labels
-from semrel.judging.judge import judge
-from semrel.judging.labels import reached
+from semrel.records import Chunk, GoldenItem
+from semrel.review.order import review_queue
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("SEMREL_DATA", ROOT.parent / "shared" / "data"))
-SEMREL = [sys.executable, "-c", "from semrel.cli import main; main()"]
-DATASETS = {
-    "COVID-QA": (DATA / "covid_qa_deepset" / "200423_covidQA.json", ["--format", "squad", "--size", "150"]),
-    "PubMedQA": (DATA / "pubmedqa_pqal" / "ori_pqal.json", ["--format", "pubmedqa"]),
+SEMREL = ["nice", "-n", "10", sys.executable, "-c", "from semrel.cli import main; main()"]
+SETS = ["covid150", "covid300", "covidlong", "covidmulti", "pubmed", "pubmed1s", "msmarco", "msmix"]
+FAMILY = {"covid150": "covid", "covid300": "covid", "covidlong": "covid", "covidmulti": "covid",
+          "pubmed": "pubmed", "pubmed1s": "pubmed", "msmarco": "msmarco", "msmix": "msmarco"}
+CONDITIONS = ("gold", "nogold")
+RUNS = {  # name: (retrieve arguments, queries cut to their first half of words)
+    "bm25": (["--method", "bm25"], False),
+    "dense": (["--method", "dense"], False),
+    "hybrid": (["--method", "hybrid"], False),
+    "bm25_rr": (["--method", "bm25", "--rerank", "dense", "--rerank-depth", "100"], False),
+    "bm25_half": (["--method", "bm25"], True),
+    "dense_half": (["--method", "dense"], True),
+    "hybrid_half": (["--method", "hybrid"], True),
+    "bm25_rr_half": (["--method", "bm25", "--rerank", "dense", "--rerank-depth", "100"], True),
 }
+RAW_GRADES = labels.DEFAULT_GRADES
+REVIEWED = (50, 100, 200)
 
 
-def cli(*args: str) -> None:
-    subprocess.run([*SEMREL, *args], check=True)
+def cli(*args) -> None:
+    subprocess.run([*SEMREL, *map(str, args)], check=True)
 
 
-def prepare(name: str, folder: Path, queries: int, seed: int) -> None:
-    """corpus.jsonl, golden.jsonl (the seeded sample), runs/bm25.run and pool.tsv in `folder`."""
-    source, options = DATASETS[name]
+# ---------------------------------------------------------------- building the sets
+
+
+def sample(items: list[GoldenItem], n: int, seed: int) -> list[GoldenItem]:
+    if n and n < len(items):
+        keep = set(np.random.default_rng(seed).choice(len(items), n, replace=False).tolist())
+        items = [it for i, it in enumerate(items) if i in keep]
+    return items
+
+
+def runs_and_pools(folder: Path, cache: Path, own_pool: Path | None = None) -> None:
+    """runs/*.run (k=100), pool.tsv (BM25 top 20 + gold, or `own_pool`) and pool-all.tsv (+ every run's top 10)."""
+    (folder / "runs").mkdir(exist_ok=True)
+    golden = read_golden(folder / "golden.jsonl")
+    write_golden([GoldenItem(g.query_id, " ".join(g.query.split()[: max(2, len(g.query.split()) // 2)]), g.reference_answers,
+                             g.gold_chunk_ids) for g in golden], folder / "golden-half.jsonl")
+    for name, (args, half) in RUNS.items():
+        path = folder / "runs" / f"{name}.run"
+        if not path.exists():
+            cli("retrieve", "--corpus", folder / "corpus.jsonl", "--golden", folder / ("golden-half.jsonl" if half else "golden.jsonl"),
+                *args, "-k", "100", "--cache", cache, "-o", path)
     if not (folder / "pool.tsv").exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        cli("golden", "import", str(source), *options, "--corpus-out", str(folder / "corpus.jsonl"), "-o", str(folder / "golden-all.jsonl"))
-        items = read_golden(folder / "golden-all.jsonl")
-        if queries and queries < len(items):
-            keep = set(np.random.default_rng(seed).choice(len(items), queries, replace=False).tolist())
-            items = [item for i, item in enumerate(items) if i in keep]
-        write_golden(items, folder / "golden.jsonl")
-        cli("retrieve", "--corpus", str(folder / "corpus.jsonl"), "--golden", str(folder / "golden.jsonl"),
-            "--method", "bm25", "-k", "20", "-o", str(folder / "runs" / "bm25.run"))
-        cli("pool", "--golden", str(folder / "golden.jsonl"), str(folder / "runs" / "bm25.run"), "--depth", "20",
-            "-o", str(folder / "pool.tsv"))
+        if own_pool is not None:
+            os.replace(own_pool, folder / "pool.tsv")
+        else:
+            cli("pool", "--golden", folder / "golden.jsonl", "--run", folder / "runs" / "bm25.run", "--depth", "20",
+                "-o", folder / "pool.tsv")
+    if not (folder / "pool-all.tsv").exists():
+        cli("pool", "--golden", folder / "golden.jsonl", *[a for r in RUNS for a in ("--run", folder / "runs" / f"{r}.run")],
+            "--depth", "10", "-o", folder / "pool-runs.tsv")
+        pairs: dict[tuple[str, str], set[str]] = {}
+        for f in (folder / "pool.tsv", folder / "pool-runs.tsv"):
+            for q, c, sources in read_pool_rows(f):
+                pairs.setdefault((q, c), set()).update(sources)
+        write_pool_rows(folder / "pool-all.tsv", [(q, c, s) for (q, c), s in pairs.items()])
 
 
-def judged(folder: Path, idf: bool, rescale: str) -> tuple[list, float]:
-    """The judgments of the pool with these settings (reused when already in `folder`) and seconds spent."""
-    path = folder / f"judgments-idf{int(idf)}-{rescale}.jsonl"
-    if path.exists():
-        return read_judgments(path), 0.0
-    start = time.perf_counter()
-    result = judge(folder / "corpus.jsonl", folder / "golden.jsonl", folder / "pool.tsv", path, idf=idf, rescale=rescale)
-    return result.judgments, time.perf_counter() - start
-
-
-def quality(scores: np.ndarray, gold: np.ndarray, at_default: bool) -> dict:
-    """AUC, the best kappa and its threshold, and kappa at the shipped default threshold."""
-    threshold = best_thresholds(scores, gold, 1, "none")[0]
-    default = float(labels.DEFAULT_THRESHOLD)
-    return {
-        "auc": float(roc_auc_score(gold, scores)),
-        "best_kappa": cohen_kappa(gold, reached(scores, [threshold])),
-        "best_threshold": threshold,
-        "kappa_at_default": cohen_kappa(gold, reached(scores, [default])) if at_default else None,
-    }
-
-
-def measure(name: str, folder: Path) -> list[dict]:
+def read_pool_rows(path: Path) -> list[tuple[str, str, set[str]]]:
     rows = []
-    for idf in (False, True):
-        for rescale in ("none", "corpus"):
-            judgments, seconds = judged(folder, idf, rescale)
-            gold = np.array(["gold" in j.source.split(",") for j in judgments], dtype=np.int64)
-            print(f"{name}: idf={idf} rescale={rescale}: {len(judgments)} pairs, {int(gold.sum())} gold, judged in {seconds:.0f} s",
-                  file=sys.stderr)
-            for on in labels.COMPONENTS:
-                scores = np.array([getattr(j, on) for j in judgments])
-                rows.append({"dataset": name, "idf": idf, "rescale": rescale, "on": on, "pairs": len(judgments),
-                             "gold": int(gold.sum()), **quality(scores, gold, rescale == "none")})
+    for line in open(path, encoding="utf-8"):
+        if line.strip() and not line.startswith("#"):
+            q, c, *rest = line.rstrip("\n").split("\t")
+            if q != "query_id":
+                rows.append((q, c, set(rest[0].split(",")) if rest and rest[0] else set()))
     return rows
 
 
-def table(rows: list[dict]) -> Table:
-    def cell(v):
-        return "-" if v is None else v
-    return Table(["on", "idf", "rescale", "AUC", "best kappa", "at threshold", f"kappa at {labels.DEFAULT_THRESHOLD}"],
-                 [[r["on"], "yes" if r["idf"] else "no", r["rescale"], r["auc"], r["best_kappa"], r["best_threshold"],
-                   cell(r["kappa_at_default"])] for r in sorted(rows, key=lambda r: (r["on"] != labels.DEFAULT_COMPONENT, r["on"]))])
+def write_pool_rows(path: Path, rows) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("query_id\tchunk_id\tsources\n")
+        out.writelines(f"{q}\t{c}\t{','.join(sorted(s)) or 'pool'}\n" for q, c, s in rows)
+
+
+def imported(folder: Path, source: Path, fmt: str, *options) -> list[GoldenItem]:
+    cli("golden", "import", source, "--format", fmt, *options, "--corpus-out", folder / "corpus.jsonl", "-o", folder / "golden-all.jsonl")
+    return read_golden(folder / "golden-all.jsonl")
+
+
+def widen(item: GoldenItem, texts: dict[str, str]) -> GoldenItem:
+    """The answer's sentence(s) and the sentences after it, within the gold chunk, up to ~80 words."""
+    chunk, answer = texts[item.gold_chunk_ids[0]], item.reference_answer.strip()
+    at = chunk.find(answer)
+    if at < 0:
+        return item
+    bounds = [0] + [m.end() for m in re.finditer(r"[.!?]\s+", chunk)] + [len(chunk)]
+    start, end = max(b for b in bounds if b <= at), at + len(answer)
+    while len(chunk[start:end].split()) < 80 and end < len(chunk):
+        after = [b for b in bounds if b > end + 1]
+        end = after[0] if after else len(chunk)
+    return GoldenItem(item.query_id, item.query, (" ".join(chunk[start:end].split()),), item.gold_chunk_ids,
+                      {**item.meta, "widened_from": answer})
+
+
+def joined(every: list[GoldenItem], picked_from: list[GoldenItem], seed: int) -> list[GoldenItem]:
+    """Each question joined with up to 2 others of its article whose answers lie in other chunks."""
+    rng = np.random.default_rng(seed + 1)
+    items = []
+    for it in picked_from:
+        others = [o for o in every if o.meta.get("doc_id") == it.meta.get("doc_id") and o.query_id != it.query_id
+                  and o.gold_chunk_ids[0] != it.gold_chunk_ids[0]]
+        picked, chunks = [it], {it.gold_chunk_ids[0]}
+        for k in rng.permutation(len(others)):
+            if len(picked) == 3:
+                break
+            if others[k].gold_chunk_ids[0] not in chunks:
+                picked.append(others[k])
+                chunks.add(others[k].gold_chunk_ids[0])
+        if len(picked) >= 2:
+            items.append(GoldenItem(it.query_id + "m", " ".join(p.query for p in picked),
+                                    (" ".join(p.reference_answer.strip() for p in picked),),
+                                    tuple(p.gold_chunk_ids[0] for p in picked), {"joined": [p.query_id for p in picked]}))
+    return items
+
+
+def msmarco(folder: Path, mixed: bool, cache: Path) -> None:
+    """Every passage of both MS MARCO samples is a chunk; queries with an answer, a selected and an unselected passage."""
+    chunks, items, own = [], [], []
+    for name in ("rag-robustness_ms_marco_sample.json", "ifn647_sample.json"):
+        for x in json.loads((DATA / "msmarco_qna_v11" / name).read_text(encoding="utf-8")):
+            passages = x["passages"]
+            if isinstance(passages, dict):
+                passages = [{"is_selected": s, "passage_text": t} for s, t in zip(passages["is_selected"], passages["passage_text"])]
+            qid, answers = f"m{x['query_id']}", [a for a in x["answers"] if a.strip()]
+            ids = [f"{qid}p{i}" for i in range(len(passages))]
+            chunks += [Chunk(i, p["passage_text"], i, 0, len(p["passage_text"])) for i, p in zip(ids, passages)]
+            selected = [i for i, p in zip(ids, passages) if p["is_selected"]]
+            if answers and 0 < len(selected) < len(ids):
+                items.append(GoldenItem(qid, x["query"], tuple(answers), tuple(selected)))
+                own += [(qid, i, {"own"}) for i in ids]
+    write_corpus(chunks, folder / "corpus.jsonl")
+    write_golden(items, folder / "golden.jsonl")
+    if not mixed:
+        write_pool_rows(folder / "own-pool.tsv", own)
+    runs_and_pools(folder, cache, None if mixed else folder / "own-pool.tsv")
+
+
+def build(name: str, folder: Path, queries: int, seed: int, cache: Path) -> None:
+    if (folder / "golden.jsonl").exists():
+        return runs_and_pools(folder, cache)
+    folder.mkdir(parents=True, exist_ok=True)
+    covid, pubmed = DATA / "covid_qa_deepset" / "200423_covidQA.json", DATA / "pubmedqa_pqal" / "ori_pqal.json"
+    if name.startswith("msm"):
+        return msmarco(folder, name == "msmix", cache)
+    if name.startswith("covid"):
+        every = imported(folder, covid, "squad", "--size", 300 if name == "covid300" else 150)
+        items = sample(every, queries, seed)
+        if name == "covidlong":
+            texts = {c.id: c.text for c in read_corpus(folder / "corpus.jsonl")}
+            items = [widen(it, texts) for it in items]
+        elif name == "covidmulti":
+            items = joined(every, items, seed)
+    else:
+        items = sample(imported(folder, pubmed, "pubmedqa"), queries, seed)
+        if name == "pubmed1s":
+            items = [GoldenItem(it.query_id, it.query, (re.split(r"(?<=[.!?])\s+(?=[A-Z(])", it.reference_answer.strip())[0],),
+                                it.gold_chunk_ids, it.meta) for it in items]
+    write_golden(items, folder / "golden.jsonl")
+    runs_and_pools(folder, cache)
+
+
+# ---------------------------------------------------------------- judging, in both conditions
+
+
+def judged(folder: Path, condition: str, pool: str, cache: Path) -> list:
+    """Judgments of pool.tsv ("kappa") or pool-all.tsv ("all") with or without the gold chunks known."""
+    out = folder / f"judgments-{condition}-{pool}.jsonl"
+    if not out.exists():
+        source = folder / ("pool.tsv" if pool == "kappa" else "pool-all.tsv")
+        golden, pairs = folder / "golden.jsonl", source
+        if condition == "nogold":  # no gold known: the golden set without gold, the pool without gold-only pairs
+            golden, pairs = folder / "golden-nogold.jsonl", folder / f"{source.stem}-nogold.tsv"
+            write_golden([GoldenItem(g.query_id, g.query, g.reference_answers) for g in read_golden(folder / "golden.jsonl")], golden)
+            write_pool_rows(pairs, [(q, c, s - {"gold"}) for q, c, s in read_pool_rows(source) if s - {"gold"}])
+        print(f"  judging {folder.name} {condition} {pool}", file=sys.stderr)
+        semrel.judge(folder / "corpus.jsonl", golden, pairs, out, cache=cache)
+    return read_judgments(out)
+
+
+class SetData:
+    """One set in one condition: the kappa pool's judgments with gold labels, and the ranking pool's."""
+
+    def __init__(self, name: str, folder: Path, condition: str, cache: Path, tau: bool):
+        self.name, self.condition, self.folder = name, condition, folder
+        golden = read_golden(folder / "golden.jsonl")
+        self.queries = [g.query_id for g in golden]
+        gold = {(g.query_id, c) for g in golden for c in g.gold_chunk_ids}
+        self.kappa = judged(folder, condition, "kappa", cache)
+        self.y = np.array([(j.query_id, j.chunk_id) in gold for j in self.kappa], dtype=np.int64)
+        self.X = np.array([[j.features[f] for f in labels.FEATURES] for j in self.kappa])
+        self.p = np.array([j.p for j in self.kappa])
+        self.R = np.array([j.R for j in self.kappa])
+        self.qid = [j.query_id for j in self.kappa]
+        self.all = judged(folder, condition, "all", cache) if tau else None
+        self.gold_qrels = {q: {} for q in self.queries}
+        for j in self.all or ():
+            self.gold_qrels[j.query_id][j.chunk_id] = int((j.query_id, j.chunk_id) in gold)
+        self.with_gold = condition == "gold"
+
+
+# ---------------------------------------------------------------- measures
+
+
+def kappa(y, pred) -> float:
+    return float(cohen_kappa(np.asarray(y, np.int64), np.asarray(pred, np.int64)))
+
+
+def oracle(y, s) -> float:
+    """The best kappa any threshold on the score reaches on this set."""
+    t = best_thresholds(np.asarray(s, float), np.asarray(y, np.int64), 1, "none")[0]
+    return kappa(y, np.asarray(s) >= t)
+
+
+def weighted_kappa(y, grades) -> float:
+    from semrel.analysis.agreement import agreement
+
+    return float(agreement(np.asarray(y, np.int64), np.asarray(grades, np.int64), "quadratic", labels=range(4), resamples=0).kappa)
+
+
+def ece(y, p, bins: int = 10) -> float:
+    y, p = np.asarray(y, float), np.asarray(p, float)
+    edges, total = np.linspace(0, 1, bins + 1), 0.0
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        m = (p >= lo) & ((p < hi) if hi < 1 else (p <= hi))
+        if m.any():
+            total += m.sum() * abs(p[m].mean() - y[m].mean())
+    return total / len(p)
+
+
+_NDCG: dict = {}
+
+
+def system_values(d: SetData, qrels: dict[str, dict[str, int]], key: str) -> np.ndarray:
+    """(runs, queries) nDCG@10 per golden query under `qrels` (0 where a query has nothing relevant)."""
+    if (d.name, d.condition, key) not in _NDCG:
+        runs = {r: str(d.folder / "runs" / f"{r}.run") for r in RUNS}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            per = semrel.evaluate(qrels, runs, ["nDCG@10"], per_query=True)
+        _NDCG[d.name, d.condition, key] = np.array([[per[r]["nDCG@10"].get(q, 0.0) for q in d.queries] for r in RUNS])
+    return _NDCG[d.name, d.condition, key]
+
+
+def ranking_tau(d: SetData, derived: dict[str, dict[str, int]], key: str, samples: int = 20, size: int = 150) -> tuple[float, float]:
+    gold, mine = system_values(d, d.gold_qrels, "gold"), system_values(d, derived, key)
+    full = kendalltau(gold.mean(1), mine.mean(1))[0]
+    taus = []
+    for s in range(samples):
+        rows = np.random.default_rng(s).choice(len(d.queries), min(size, len(d.queries)), replace=False)
+        taus.append(kendalltau(gold[:, rows].mean(1), mine[:, rows].mean(1))[0])
+    return float(full), float(np.mean(taus))
+
+
+def qrels_of(judgments, grades) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for j, g in zip(judgments, grades):
+        out.setdefault(j.query_id, {})[j.chunk_id] = int(g)
+    return out
+
+
+# ---------------------------------------------------------------- the model, refitted (LODO and --fit)
+
+
+def design(X: np.ndarray) -> np.ndarray:
+    return np.column_stack([X, X[:, labels.FEATURES.index("P_max")] * X[:, labels.FEATURES.index("lenratio")]])
+
+
+def fit(parts: list[SetData]) -> labels.Coefficients:
+    """The logistic model on the parts' kappa pools, each part weighted equally (C=100, as the shipped fit)."""
+    X = np.vstack([design(d.X) for d in parts])
+    y = np.concatenate([d.y for d in parts])
+    w = np.concatenate([np.full(len(d.y), 1.0 / len(d.y)) for d in parts])
+    model = LogisticRegression(C=100.0, max_iter=5000).fit(X, y, sample_weight=w * len(y) / w.sum())
+    return labels.Coefficients(float(model.intercept_[0]), tuple(float(v) for v in model.coef_[0]))
+
+
+class Fitted:
+    """A coefficient set per condition and one cut, as shipped."""
+
+    def __init__(self, gold: labels.Coefficients, nogold: labels.Coefficients, cut: float):
+        self.gold, self.nogold, self.cut = gold, nogold, cut
+
+    def p(self, d: SetData, X: np.ndarray | None = None) -> np.ndarray:
+        return labels.sigmoid((self.gold if d.with_gold else self.nogold).logit(d.X if X is None else X))
+
+
+def choose_cut(items: list[tuple[np.ndarray, np.ndarray, float]]) -> float:
+    """The cut maximising the worst margin kappa - raw oracle over the items (p, y, raw oracle)."""
+    grid = np.round(np.linspace(0.05, 0.95, 91), 2)
+    return float(max(grid, key=lambda c: min(kappa(y, p >= c) - o for p, y, o in items)))
+
+
+def refit(train: list[tuple[SetData, SetData]], raw: dict) -> Fitted:
+    model = Fitted(fit([g for g, _ in train]), fit([n for _, n in train]), labels.CUT)
+    model.cut = choose_cut([(model.p(d), d.y, raw[d.name, d.condition]) for pair in train for d in pair])
+    return model
+
+
+# ---------------------------------------------------------------- evaluation
+
+
+def rule_rows(d: SetData, name: str, score: np.ndarray, cuts: tuple[float, ...], grade_cuts, tau: bool,
+              score_all: np.ndarray | None, calibrated: bool) -> dict:
+    row = {"set": d.name, "condition": d.condition, "rule": name, "pairs": len(d.y), "gold": int(d.y.sum()),
+           "kappa": kappa(d.y, score >= cuts[0]), "oracle": oracle(d.y, score), "auc": float(roc_auc_score(d.y, score)),
+           "weighted_kappa": weighted_kappa(d.y, labels.reached(score, grade_cuts)),
+           "ece": ece(d.y, score) if calibrated else None}
+    if tau and score_all is not None and d.all is not None:
+        row["tau_full"], row["tau_mean20"] = ranking_tau(d, qrels_of(d.all, score_all >= cuts[0]), f"{name}")
+    return row
+
+
+def learning_curve(d: SetData, p: np.ndarray, cut: float, seeds: int = 10) -> dict:
+    """Kappa on the pairs not reviewed after refitting on n reviewed ones (queued as `semrel review` does)."""
+    out = {"0": kappa(d.y, p >= cut)}
+    for n in REVIEWED:
+        found: dict[str, list[float]] = {"shift": [], "platt": [], "raw": []}
+        for seed in range(seeds):
+            for method, score, start in (("model", p, cut), ("raw", d.R, labels.DEFAULT_THRESHOLD)):
+                reviewed = review_queue(np.abs(score - start), d.qid, "uncertain", 0.25, seed, n).order
+                rest = np.setdiff1d(np.arange(len(d.y)), reviewed)
+                if method == "raw":
+                    t = best_thresholds(d.R[reviewed], d.y[reviewed], 1, "none")[0]
+                    found["raw"].append(kappa(d.y[rest], d.R[rest] >= t))
+                    continue
+                for fit_kind in ("shift", "platt"):
+                    try:
+                        slope, shift = fit_probability(p[reviewed], d.y[reviewed], fit_kind)
+                    except Exception:  # one class only among the reviewed pairs: no refit
+                        slope, shift = 1.0, 0.0
+                    moved = labels.sigmoid((labels.logit(cut) - shift) / slope)
+                    found[fit_kind].append(kappa(d.y[rest], p[rest] >= moved))
+        out[str(n)] = {k: float(np.mean(v)) for k, v in found.items()}
+    return out
+
+
+def fmt(v) -> str:
+    return "-" if v is None else f"{v:.3f}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--queries", type=int, default=300, help="questions sampled per dataset (0: all)")
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", type=Path, default=ROOT / "out" / "bench-labels")
-    parser.add_argument("--out", type=Path, default=None, help="JSON file for the rows (default WORK/labels.json)")
+    parser.add_argument("--sets", default=",".join(SETS))
+    parser.add_argument("--queries", type=int, default=300, help="questions sampled per set (0: all)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cache", type=Path, default=None, help="embedding cache folder [default: WORK/cache]")
+    parser.add_argument("--no-tau", action="store_true", help="skip the ranking check (and judging pool-all.tsv)")
+    parser.add_argument("--fit", action="store_true", help="refit the shipped coefficients and compare them with the constants")
+    parser.add_argument("--out", type=Path, default=None, help="JSON results [default: WORK/labels.json]")
     args = parser.parse_args()
-    every = []
-    for name in DATASETS:
-        folder = args.work / f"{name.lower()}-q{args.queries}-s{args.seed}"
-        prepare(name, folder, args.queries, args.seed)
-        rows = measure(name, folder)
-        every += rows
-        print(f"\n{name} ({rows[0]['pairs']} pairs, {rows[0]['gold']} gold; {args.queries or 'all'} questions; "
-              f"shipped default: {labels.DEFAULT_COMPONENT} >= {labels.DEFAULT_THRESHOLD}, raw scores)")
-        print(render(table(rows), "markdown", places=3))
-    print("rescale baseline: bert_score ships no baseline for all-MiniLM-L6-v2; not available\n")
+    cache = args.cache or args.work / "cache"
+    names = [n for n in args.sets.split(",") if n]
+    data: dict[tuple[str, str], SetData] = {}
+    for name in names:
+        folder = args.work / "sets" / name
+        build(name, folder, args.queries, args.seed, cache)
+        for condition in CONDITIONS:
+            data[name, condition] = SetData(name, folder, condition, cache, not args.no_tau)
+    raw = {k: oracle(d.y, d.R) for k, d in data.items()}
+    rows, curves, lodo_models = [], {}, {}
+    for family in dict.fromkeys(FAMILY[n] for n in names):
+        train = [(data[n, "gold"], data[n, "nogold"]) for n in names if FAMILY[n] != family]
+        lodo_models[family] = refit(train, raw) if train else None
+    for (name, condition), d in data.items():
+        every = np.array([[j.features[f] for f in labels.FEATURES] for j in d.all]) if d.all is not None else None
+        rows.append(rule_rows(d, "R>=0.70", d.R, (labels.DEFAULT_THRESHOLD,), RAW_GRADES, not args.no_tau,
+                              np.array([j.R for j in d.all]) if d.all is not None else None, False))
+        rows.append(rule_rows(d, "p", d.p, (labels.CUT,), labels.GRADE_CUTS, not args.no_tau,
+                              np.array([j.p for j in d.all]) if d.all is not None else None, True))
+        model = lodo_models[FAMILY[name]]
+        if model is not None:
+            p = model.p(d)
+            rows.append(rule_rows(d, "p LODO", p, (model.cut,), labels.grade_cuts(model.cut), not args.no_tau,
+                                  model.p(d, every) if every is not None else None, True) | {"cut": model.cut})
+            if condition == "gold":
+                curves[name] = learning_curve(d, p, model.cut)
+    for r in rows:
+        r["raw_oracle"] = raw[r["set"], r["condition"]]
+    header = ["set", "cond", "pairs", "gold", "raw oracle", "kappa", "margin", "own oracle", "AUC", "w. kappa grades", "ECE",
+              "tau full", "tau mean20"]
+    for rule, title in (("R>=0.70", f"raw R >= {labels.DEFAULT_THRESHOLD} (grades {','.join(map(str, RAW_GRADES))})"),
+                        ("p", f"p >= {labels.CUT} (shipped; in-sample: fitted on these sets)"),
+                        ("p LODO", "p refitted without the set's family, its own cut (leave-one-family-out)")):
+        mine = [r for r in rows if r["rule"] == rule]
+        if not mine:
+            continue
+        print(f"\n### {title}\n")
+        table = [[r["set"], r["condition"], r["pairs"], r["gold"], r["raw_oracle"], r["kappa"], r["kappa"] - r["raw_oracle"], r["oracle"],
+                  r["auc"], r["weighted_kappa"], fmt(r["ece"]), fmt(r.get("tau_full")), fmt(r.get("tau_mean20"))] for r in mine]
+        print(render(Table(header, table), "markdown", places=3))
+        margins = [r["kappa"] - r["raw_oracle"] for r in mine]
+        print(f"\nworst margin to the raw oracle: {min(margins):+.3f} ({mine[int(np.argmin(margins))]['set']}/"
+              f"{mine[int(np.argmin(margins))]['condition']})")
+    if curves:
+        print("\n### Learning curve: LODO p refitted on n reviewed pairs (shift / platt), against re-choosing a threshold on R\n")
+        print(render(Table(["set", "raw oracle", "0 reviewed", *[f"{n}: shift / platt / raw R" for n in REVIEWED]],
+                           [[n, raw[n, "gold"], c["0"], *[f"{c[str(k)]['shift']:.3f} / {c[str(k)]['platt']:.3f} / {c[str(k)]['raw']:.3f}"
+                                                          for k in REVIEWED]] for n, c in curves.items()]), "markdown", places=3))
+    fitted = None
+    if args.fit:
+        full = refit([(data[n, "gold"], data[n, "nogold"]) for n in names], raw)
+        fitted = {"with_gold": full.gold.to_json(), "without_gold": full.nogold.to_json(), "cut": full.cut,
+                  "pairs": {c: int(sum(len(data[n, c].y) for n in names)) for c in CONDITIONS}}
+        print("\n### Refitted on all sets (compare semrel.judging.labels)\n")
+        for key, mine, constant in (("with_gold", full.gold, labels.WITH_GOLD), ("without_gold", full.nogold, labels.WITHOUT_GOLD)):
+            print(f"{key}: refitted {np.round([mine.intercept, *mine.weights], 6).tolist()}\n"
+                  f"{' ' * len(key)}  shipped   {np.round([constant.intercept, *constant.weights], 6).tolist()}")
+        print(f"cut: refitted {full.cut}, shipped {labels.CUT}; pairs {fitted['pairs']}")
     out = args.out or args.work / "labels.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(every, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, out)
-    print(f"rows written to {out}")
+    out.write_text(json.dumps({"rows": rows, "learning_curve": curves, "fit": fitted,
+                               "lodo": {f: None if m is None else {"with_gold": m.gold.to_json(), "without_gold": m.nogold.to_json(),
+                                                                   "cut": m.cut} for f, m in lodo_models.items()}},
+                              indent=1) + "\n", encoding="utf-8")
+    print(f"\nresults written to {out}")
 
 
 if __name__ == "__main__":

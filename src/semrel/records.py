@@ -254,7 +254,8 @@ ALL_QUERIES = QuerySample()
 
 @dataclass(frozen=True)
 class Judgment:
-    """BERTScore of one candidate chunk against a query's reference answer."""
+    """BERTScore of one candidate chunk against a query's reference answer, and the judge's
+    probability that the chunk is relevant (None in judgments written before semrel computed it)."""
 
     query_id: str
     chunk_id: str
@@ -262,3 +263,5 @@ class Judgment:
     R: float
     F: float
     source: str = ""
+    p: float | None = None
+    features: Mapping[str, float] | None = None  # what p was computed from (semrel.judging.labels.FEATURES)

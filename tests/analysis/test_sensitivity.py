@@ -140,3 +140,17 @@ def test_report_numbers_the_objects_of_agreement_lists(cli, write, tmp_path):
     assert cli("report", "--agreement", agreement, "-o", str(out)).exit_code == 0
     html = out.read_text(encoding="utf-8")
     assert "rankings.1.measure" in html and "rankings.1.tau" in html and "0.5000" in html and "[1, 2]" in html
+
+
+def test_a_threshold_on_a_cliff_is_warned_about_and_a_flat_one_is_not():
+    from semrel.analysis.sensitivity import cliff_warnings
+
+    grid = [round(0.30 + k / 100, 2) for k in range(17)]  # 0.30 .. 0.46
+    flat = np.array([[[0.50 + t / 50], [0.60 + t / 50]] for t in grid])  # (thresholds, runs, measures)
+    assert cliff_warnings(grid, ["a", "b"], ["nDCG@10"], flat, 0.38, "p") == []
+    steep = np.array([[[0.50 if t < 0.40 else 0.30], [0.60]] for t in grid])
+    (message,) = cliff_warnings(grid, ["a", "b"], ["nDCG@10"], steep, 0.38, "p")
+    assert "0.38 on p sits on a cliff" in message and "'a' moves from 0.500 to 0.300" in message and "semrel calibrate" in message
+    assert cliff_warnings(grid, ["a", "b"], ["nDCG@10"], steep, 0.32, "p") == []  # the step is more than 0.05 away
+    swapped = np.array([[[0.50], [0.49 if t < 0.40 else 0.52]] for t in grid])  # small moves, but the order flips
+    assert "order changes" in cliff_warnings(grid, ["a", "b"], ["nDCG@10"], swapped, 0.38, "p")[0]

@@ -354,3 +354,16 @@ def test_run_config_samples_queries_tunes_bm25_and_reports_both_qrels(tmp_path):
     config.write_text(config.read_text().replace("enabled = false", "enabled = true"))
     planned = run("run", config, "--dry-run").stdout
     assert re.search(r"--gold-qrels \S*out/gold.qrels", planned.replace(" \\\n    ", " "))
+def test_label_calibration_and_graded_reach_label_and_sensitivity(tmp_path):
+    """[label] calibration = the file `semrel calibrate -o` wrote: label applies it, sensitivity marks its cut on p."""
+    config = write_config(write_data(tmp_path), judge=True)
+    (tmp_path / "cal.json").write_text(json.dumps({"rule": "probability", "on": "p", "thresholds": [0.47], "cut": 0.4,
+                                                   "labels": "binary", "calibration": {"slope": 1.0, "shift": -0.3}}))
+    dry = run("run", config, "--dry-run", "--set", f"label.calibration={tmp_path / 'cal.json'}", "--set", "label.graded=true",
+              "--set", "retrieve.methods=bm25,dense")
+    assert dry.exit_code == 0, dry.output
+    commands = dry.stdout.replace(" \\\n    ", " ")
+    assert f"--calibration {tmp_path / 'cal.json'} --graded" in commands
+    assert re.search(r"semrel sensitivity .* --on p --at 0\.4\d+", commands)
+    missing = run("run", config, "--dry-run", "--set", "label.calibration=nope.json")
+    assert missing.exit_code == 2 and "no such file 'nope.json'" in missing.stderr

@@ -14,6 +14,7 @@ import pytest
 import semrel
 from helpers import run
 from semrel.encoding.models import resolve_model
+from semrel.judging import labels
 from semrel.judging.checkpoint import Checkpoint
 
 COVID_QA = Path("/work/shared/data/covid_qa_deepset/200423_covidQA.json")
@@ -257,9 +258,14 @@ def test_cli_writes_judgments_and_a_manifest(data, tmp_path):
     code, text = _run("judge", "--corpus", data["corpus"], "--golden", golden, "-o", tmp_path / "j.jsonl", "--cache", data["cache"])
     assert code == 0, text
     rows = [json.loads(line) for line in (tmp_path / "j.jsonl").read_text().splitlines()]
-    assert rows and set(rows[0]) == {"query_id", "chunk_id", "P", "R", "F", "source"} and rows[0]["source"] == "gold"
+    assert rows and set(rows[0]) == {"query_id", "chunk_id", "P", "R", "F", "source", "p", "features"} and rows[0]["source"] == "gold"
+    assert 0 <= rows[0]["p"] <= 1 and rows[0]["features"]["with_gold"] == 1.0
     manifest = json.loads((tmp_path / "j.jsonl.manifest.json").read_text())
     assert manifest["params"]["model"] == "all-MiniLM-L6-v2" and manifest["params"]["rescale"] == "none"
+    null = manifest["params"]["probability"]["null_sample"]
+    n = labels.NULL_SAMPLE
+    assert null["size"] == n and null["chunks"] == n
+    assert 2 * n - 2 <= null["pairs"] <= 2 * n  # each query x the sample, less its own judged chunk if sampled
     assert [i["sha256"] for i in manifest["inputs"]] and "judged 2 pairs" in text
 
 

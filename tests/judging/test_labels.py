@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import sys
 
+import numpy as np
 import pytest
 
 import semrel
 from helpers import run
 from semrel.errors import UsageError
 from semrel.formats import read_qrels
+from semrel.judging import labels
 from semrel.records import Judgment
 
 ROWS = [  # query, chunk, P, R, F
@@ -92,3 +94,101 @@ def test_bad_judgments_name_file_and_line(tmp_path, line, expected):
     path.write_text('{"query_id": "q1", "chunk_id": "a", "P": 0.1, "R": 0.2, "F": 0.15}\n' + line + "\n")
     code, text = _run("label", path, "-o", tmp_path / "qrels.txt")
     assert code == 1 and expected in text and text.count("\n") == 1
+
+
+# ---------------------------------------------------------------- the probability rule (the default)
+
+def _with_p(path, rows, manifest=True):
+    """judgments.jsonl rows (query, chunk, R, p, source) as the judge writes them."""
+    path.write_text("".join(json.dumps({"query_id": q, "chunk_id": c, "P": r, "R": r, "F": r, "source": s, "p": p,
+                                        "features": {"relR": 0.5, "R_max": 0.0, "own": 0.5, "F_max": 0.0, "P_max": 0.0,
+                                                     "lenratio": 0.0, "with_gold": float("gold" in s)}}) + "\n"
+                            for q, c, r, p, s in rows))
+    if manifest:
+        (path.parent / f"{path.name}.manifest.json").write_text(json.dumps({"params": {"model": "all-MiniLM-L6-v2"}}))
+    return path
+
+
+PROBABLE = [  # query, chunk, R, p, source
+    ("q1", "a", 0.80, 0.90, "bm25,gold"),
+    ("q1", "b", 0.75, 0.30, "bm25"),
+    ("q1", "c", 0.40, 0.02, "bm25"),
+    ("q2", "d", 0.60, 0.55, "gold"),
+    ("q2", "e", 0.72, 0.15, "bm25"),
+]
+
+
+def test_default_labels_threshold_p_and_the_manifest_records_the_rule(tmp_path):
+    judgments = _with_p(tmp_path / "j.jsonl", PROBABLE)
+    code, text = _run("label", judgments, "-o", tmp_path / "q.txt")
+    assert code == 0, text
+    assert read_qrels(tmp_path / "q.txt").to_dict() == {"q1": {"a": 1, "b": 0, "c": 0}, "q2": {"d": 1, "e": 0}}
+    params = json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]
+    assert params["rule"] == "probability" and params["on"] == "p" and params["thresholds"] == [0.40] and params["cut"] == 0.40
+    assert params["model"]["with_gold"]["relR"] == labels.WITH_GOLD.weights[0] and params["calibration"] is None
+    assert f"by p >= {labels.CUT}: 2 relevant, 3 not" in text
+    code, text = _run("label", judgments, "-o", tmp_path / "g.txt", "--graded")
+    assert read_qrels(tmp_path / "g.txt").to_dict() == {"q1": {"a": 3, "b": 1, "c": 0}, "q2": {"d": 2, "e": 0}}
+    # the same rule, from the manifest, for judgments judged later (hole filling in `semrel eval`)
+    assert labels.relabel([Judgment("q3", "z", 0, 0, 0, p=0.5)], params).to_dict() == {"q3": {"z": 1}}
+
+
+def test_judgments_without_p_still_label_with_the_threshold_rule(judgments, tmp_path):
+    code, text = _run("label", judgments, "-o", tmp_path / "q.txt")
+    assert code == 0, text
+    assert read_qrels(tmp_path / "q.txt").to_dict() == {"q1": {"a": 1, "b": 0, "c": 0}, "q2": {"a": 0, "d": 0}}  # R >= 0.70
+    assert "hold no probability p (written by an older semrel judge): labelled with the threshold rule R >= 0.7" in text
+    assert json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]["rule"] == "threshold"
+
+
+def test_threshold_options_still_put_thresholds_on_a_component_or_on_p(tmp_path):
+    judgments = _with_p(tmp_path / "j.jsonl", PROBABLE)
+    assert semrel.label(judgments, threshold=0.7).to_dict() == {"q1": {"a": 1, "b": 1, "c": 0}, "q2": {"d": 0, "e": 1}}
+    assert semrel.label(judgments, on="p", threshold=0.5).to_dict() == {"q1": {"a": 1, "b": 0, "c": 0}, "q2": {"d": 1, "e": 0}}
+    code, text = _run("label", judgments, "-o", tmp_path / "q.txt", "--graded", "--threshold", "0.5")
+    assert code == UsageError.exit_code and "--graded grades by p" in text
+
+
+def test_calibrate_then_label_round_trip(tmp_path):
+    """Reviewers call more pairs relevant than p expects: calibrate shifts p up, and label applies it."""
+    rng = np.random.default_rng(5)
+    p = rng.uniform(0.01, 0.99, 300)
+    truth = rng.uniform(size=300) < labels.sigmoid(labels.logit(p) + 1.5)  # reviewers: one logit unit and a half more
+    judgments = _with_p(tmp_path / "j.jsonl", [(f"q{i % 30}", f"c{i}", 0.5, float(v), "bm25") for i, v in enumerate(p)])
+    (tmp_path / "human.qrels").write_text("".join(f"q{i % 30} 0 c{i} {int(t)}\n" for i, t in enumerate(truth)))
+    code, text = _run("calibrate", judgments, tmp_path / "human.qrels", "-o", tmp_path / "cal.json")
+    assert code == 0, text
+    written = json.loads((tmp_path / "cal.json").read_text())
+    assert written["rule"] == "probability" and 1.0 < written["calibration"]["shift"] < 2.0 and written["calibration"]["slope"] == 1
+    code, text = _run("label", judgments, "-o", tmp_path / "q.txt", "--calibration", tmp_path / "cal.json")
+    assert code == 0, text
+    moved = labels.sigmoid((labels.logit(labels.CUT) - written["calibration"]["shift"]))
+    assert written["thresholds"] == [pytest.approx(moved)]
+    got = read_qrels(tmp_path / "q.txt").to_dict()
+    assert [got[f"q{i % 30}"][f"c{i}"] for i in range(300)] == (p >= moved).astype(int).tolist()
+    params = json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]
+    assert params["calibration"]["shift"] == written["calibration"]["shift"] and params["calibration"]["fit"] == "shift"
+    # a threshold calibration (--on R) goes through the same option
+    code, text = _run("calibrate", judgments, tmp_path / "human.qrels", "--on", "R", "-o", tmp_path / "r.json")
+    assert code == 0, text
+    code, text = _run("label", judgments, "-o", tmp_path / "r.txt", "--calibration", tmp_path / "r.json")
+    assert code == 0 and "by R >= " in text
+
+
+def test_labels_that_look_wrong_are_warned_about_with_what_to_do(tmp_path):
+    """A deliberately bad rule (R >= 0.95) leaves every gold chunk out and every query with nothing relevant."""
+    judgments = _with_p(tmp_path / "j.jsonl", PROBABLE)
+    code, text = _run("label", judgments, "-o", tmp_path / "q.txt", "--threshold", "0.95")
+    assert code == 0, text
+    assert "only 0% of the 2 gold chunks are labelled relevant by R >= 0.95" in text
+    assert "2 of 2 queries have no pair labelled relevant" in text
+    assert "semrel calibrate" in text and "semrel label" in text and text.count("warning") == 2
+    assert len(json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]["warnings"]) == 2
+    code, text = _run("label", judgments, "-o", tmp_path / "ok.txt")  # the default labels both gold chunks: no warning
+    assert code == 0 and "warning" not in text
+
+
+def test_no_gold_in_the_golden_set_is_warned_about(tmp_path):
+    rows = [(q, c, r, p, "bm25") for q, c, r, p, _ in PROBABLE]
+    code, text = _run("label", _with_p(tmp_path / "j.jsonl", rows), "-o", tmp_path / "q.txt")
+    assert code == 0 and "the golden set lists no gold chunks" in text

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from report_helpers import HOSTILE, report_args, report_files
+from report_helpers import HOSTILE, QUERIES, report_args, report_files
 from semrel import resources
 from semrel.errors import FormatError, SemrelError
 from semrel.report.html import read_sensitivity
@@ -147,3 +147,19 @@ def test_free_form_agreement_figures_still_show(cli, files, tmp_path, write):
     html = output.read_text(encoding="utf-8")
     assert "Agreement figures" in html and 'kappa</th><td class="num">0.6123' in html and HOSTILE not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;.linear" in html
+def test_labels_that_look_wrong_are_warned_about_at_the_top(cli, files, tmp_path):
+    """Qrels from a deliberately bad rule (nothing relevant) and a default on a cliff of the curves."""
+    Path(files["qrels"]).write_text("".join(f"{q} 0 c{i} 0\n" for i, q in enumerate(QUERIES)))
+    Path(files["sensitivity"]).write_text("threshold\trun\tmeasure\tvalue\n" + "".join(
+        f"{t}\t{run}\tRR\t{v if t <= 0.6 else v / 3}\n" for t in (0.58, 0.59, 0.6, 0.61, 0.62) for run, v in (("bm25", 0.6), ("rr", 0.7))))
+    output = tmp_path / "r.html"
+    result = cli("report", files["qrels"], "--golden", files["golden"], "--judgments", files["judgments"],
+                 "--sensitivity", files["sensitivity"], "-o", str(output))
+    assert result.exit_code == 0, result.stderr
+    html = output.read_text(encoding="utf-8")
+    top = html[: html.index('<section id="golden"')]  # right under the signature, before any section
+    warnings = re.findall(r'<p class="warning">([^<]*)</p>', top)
+    assert any("only 0% of the 8 gold chunks are labelled relevant" in w for w in warnings)
+    assert any("8 of 8 queries have no pair labelled relevant" in w for w in warnings)
+    assert any("sits on a cliff of the sensitivity curve: RR of run &#39;bm25&#39; moves from 0.600 to 0.200" in w for w in warnings)
+    assert all("semrel calibrate" in w for w in warnings) and result.stderr.count("warning") >= 3

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -230,3 +231,27 @@ def test_revising_an_earlier_decision_replaces_it_and_keeps_the_history(tmp_path
     with pytest.raises(SemrelError, match="outside 0..1"):
         session.revise(first, 2)
     assert session.task(first.id) == first and session.following(first, 2) == [second, session.task(session.next_task().id)]
+
+
+def test_a_queue_from_probability_labels_puts_the_pairs_nearest_the_cut_on_p_first(tmp_path):
+    """`semrel label` records the probability rule as thresholds on p; the review queue orders by |p - cut|."""
+    from semrel.judging import labels
+    from semrel.review.engine import create_queue
+    from semrel.review.store import open_db
+    from semrel.review.tasks import load_tasks, parse_labelling
+
+    pool = write_pool(tmp_path / "pool")
+    rows = [json.loads(line) for line in Path(pool["judgments"]).read_text().splitlines()]
+    p = {(r["query_id"], r["chunk_id"]): round(1 - r["R"], 3) for r in rows}  # p unrelated to R's order
+    Path(pool["judgments"]).write_text("".join(json.dumps({**r, "p": p[r["query_id"], r["chunk_id"]]}) + "\n" for r in rows))
+    labels.label(pool["judgments"], pool["labels"])
+    labelling = parse_labelling(None, None, pool["labels"])
+    assert labelling.on == "p" and labelling.thresholds == (labels.CUT,)
+    conn = open_db(tmp_path / "r.sqlite")
+    create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling), labelling,
+                 QueueSettings(random_share=0.0))
+    queued = [(r["query_id"], r["chunk_id"]) for r in conn.execute("SELECT query_id, chunk_id FROM tasks ORDER BY position")]
+    distance = [abs(p[pair] - labels.CUT) for pair in queued]
+    assert distance == sorted(distance)
+    assert [r["proposed"] for r in conn.execute("SELECT proposed FROM tasks ORDER BY position")] == \
+        [int(p[pair] >= labels.CUT) for pair in queued]

@@ -1,4 +1,14 @@
-"""Thresholds on a judge score that agree best with human labels.
+"""Fitting the labels to human labels: the judge's probability refitted on reviewed pairs, or
+thresholds on a judge score that agree best with them.
+
+The probability (the default rule, semrel.judging.labels) is refitted on logit(p): `shift` moves
+it by the one offset that makes the reviewed pairs most likely (one parameter: the safest with a
+few dozen pairs), `platt` fits slope and offset (logistic regression on logit(p), the slope
+lightly penalised as scikit-learn's C=10 does). The cut stays where it is; the labels move
+because p does. bench/labels.py measured what each gains against the number of pairs reviewed
+(docs/review.md).
+
+Thresholds:
 
 Cut points are the distinct scores' midpoints (plus one below and one above all scores), so
 every way of splitting the sorted scores is a candidate. One threshold (binary labels) is
@@ -23,9 +33,12 @@ from ..errors import ValidationError
 from ..formats import read_qrels
 from ..formats.files import atomic_writer
 from ..formats.manifest import write_manifest
-from ..judging.labels import reached
+from ..judging.labels import CUT, ProbabilityRule, logit, reached
 from ..records import Judgment
 from .agreement import Agreement, Weights, agreement, kappa_from_confusion
+
+PROBABILITY_FITS = ("shift", "platt")
+PLATT_C = 10.0  # inverse penalty on the slope, as scikit-learn's LogisticRegression(C=10)
 
 EXHAUSTIVE_COMBINATIONS = 200_000
 
@@ -127,6 +140,89 @@ class Paired:
         return Paired([self.pairs[i] for i in keep], self.scores[keep], self.grades[keep])
 
 
+def _log_loss(z: np.ndarray, y: np.ndarray) -> float:
+    """Negative log-likelihood of labels y under probabilities sigmoid(z)."""
+    return float(np.sum(np.logaddexp(0.0, z) - y * z))
+
+
+def fit_probability(p: np.ndarray, relevant: np.ndarray, fit: str = "shift") -> tuple[float, float]:
+    """(slope, shift) mapping the judge's p to sigmoid(slope * logit(p) + shift), fitted by maximum
+    likelihood on reviewed pairs (`relevant`: 1/0). Both classes must be present."""
+    from scipy.optimize import minimize, minimize_scalar
+
+    if fit not in PROBABILITY_FITS:
+        raise ValidationError(f"--fit {fit!r}: choose one of {', '.join(PROBABILITY_FITS)}")
+    y = (np.asarray(relevant) > 0).astype(np.float64)
+    if not 0 < y.sum() < len(y):
+        raise ValidationError(f"the {len(y)} reviewed pairs are all {'relevant' if y.sum() else 'non-relevant'}: a refit needs "
+                              "both; review more pairs (the review queue mixes uncertain and random ones)")
+    z = logit(p)
+    if fit == "shift":
+        found = minimize_scalar(lambda g: _log_loss(z + g, y), bounds=(-10.0, 10.0), method="bounded", options={"xatol": 1e-7})
+        return 1.0, float(found.x)
+    found = minimize(lambda v: _log_loss(v[0] * z + v[1], y) + v[0] ** 2 / (2 * PLATT_C), x0=np.array([1.0, 0.0]),
+                     method="L-BFGS-B", bounds=[(1e-3, 20.0), (-20.0, 20.0)])
+    return float(found.x[0]), float(found.x[1])
+
+
+@dataclass(frozen=True)
+class ProbabilityCalibration:
+    """The judge's p refitted on reviewed pairs, with the agreement before and after (on those pairs)."""
+
+    rule: ProbabilityRule
+    fit: str
+    pairs: int
+    relevant: int
+    before: Agreement  # the uncalibrated rule against the human labels (rows: human, columns: judge)
+    after: Agreement  # the calibrated rule, on the same pairs (in-sample: optimistic)
+
+    def to_json(self) -> dict:
+        return {"rule": self.rule.params(), "fit": self.fit, "pairs": self.pairs, "relevant": self.relevant,
+                "before": self.before.to_json(), "after": self.after.to_json()}
+
+
+def calibrate_probability(p: np.ndarray, human: np.ndarray, fit: str = "shift", cut: float = CUT, graded: bool = False,
+                          resamples: int = 1000, seed: int = 0) -> ProbabilityCalibration:
+    """Refit p on pairs with human grades (grade > 0: relevant); the labels keep the cut `cut`."""
+    p = np.asarray(p, dtype=np.float64)
+    human = np.maximum(np.asarray(human, dtype=np.int64), 0)
+    if len(p) == 0:
+        raise ValidationError("no pairs have both a judge probability and a human label; check that the ids match")
+    slope, shift = fit_probability(p, human, fit)
+    relevant = int((human > 0).sum())
+    rule = ProbabilityRule(graded, cut, slope, shift, {"fit": fit, "pairs": len(p), "relevant": relevant})
+    plain = ProbabilityRule(graded, cut)
+    weights: Weights = "quadratic" if graded else "none"
+    target = human if graded else (human > 0).astype(np.int64)
+
+    def agree(r: ProbabilityRule) -> Agreement:
+        return agreement(target, reached(p, r.judge_thresholds), weights, labels=range(len(r.thresholds) + 1),
+                         resamples=resamples, seed=seed)
+
+    return ProbabilityCalibration(rule, fit, len(p), relevant, agree(plain), agree(rule))
+
+
+def write_probability_calibration(result: ProbabilityCalibration, output: str | os.PathLike, inputs: list[str | os.PathLike],
+                                  params: dict) -> None:
+    """The calibrated rule (what `label --calibration`, `run`'s [label] calibration and review's
+    --thresholds read) with its manifest."""
+    with atomic_writer(output) as out:
+        json.dump(result.rule.params(), out, indent=1)
+        out.write("\n")
+    write_manifest(output, inputs=inputs, rows=result.pairs, params={
+        "rule": "probability", "fit": result.fit, "slope": result.rule.slope, "shift": result.rule.shift,
+        "relevant": result.relevant, "kappa_before": result.before.kappa, "kappa_after": result.after.kappa, **params})
+
+
+def paired_probabilities(judgments: list[Judgment], human_path: str | os.PathLike, unlisted_as_zero: bool = False) -> Paired:
+    """As paired_scores, on the judge's probability p."""
+    missing = sum(j.p is None for j in judgments)
+    if missing:
+        raise ValidationError(f"{missing} of {len(judgments)} judgments hold no probability p (written by an older semrel "
+                              "judge): re-run `semrel judge`, or calibrate thresholds on a component with --on R")
+    return paired_scores(judgments, human_path, "p", unlisted_as_zero)
+
+
 def paired_scores(judgments: list[Judgment], human_path: str | os.PathLike, on: str, unlisted_as_zero: bool = False) -> Paired:
     """The judged pairs the human file grades; with unlisted_as_zero, a judged pair of a query
     the human file has but whose chunk it does not list counts as grade 0 (for qrels that list
@@ -144,9 +240,10 @@ def paired_scores(judgments: list[Judgment], human_path: str | os.PathLike, on: 
 
 def write_calibration(result: Calibration, output: str | os.PathLike, inputs: list[str | os.PathLike], pairs: int,
                       params: dict) -> None:
-    """{"on", "thresholds"} (what `label --threshold FILE` and review read) with its manifest."""
+    """{"rule": "threshold", "on", "thresholds"} (what `label --calibration FILE` and review's --thresholds read) with its manifest."""
     with atomic_writer(output) as out:
-        json.dump({"on": result.on, "thresholds": result.thresholds}, out)
+        json.dump({"rule": "threshold", "on": result.on, "thresholds": result.thresholds,
+                   "labels": "graded" if len(result.thresholds) > 1 else "binary"}, out)
         out.write("\n")
     write_manifest(output, inputs=inputs, rows=pairs, params={
         "on": result.on, "grades": len(result.thresholds), "weights": result.agreement.weights,

@@ -1,4 +1,5 @@
-"""How far conclusions depend on the label threshold.
+"""How far conclusions depend on the label threshold (the cut on the judge's probability p, or a
+threshold on P, R or F).
 
 Judgments are relabelled in memory at each threshold of a grid (no model, no file per
 threshold), every run is evaluated on each labelling, and three things are followed across the
@@ -24,10 +25,9 @@ from ..evaluation.files import require_distinct_names
 from ..evaluation.measures import Measure, parse_measures
 from ..evaluation.metrics import evaluate_gradings
 from ..formats.files import atomic_writer
-from ..formats.judgments import COMPONENTS
 from ..formats.manifest import write_manifest
 from ..formats.tables import Table, render
-from ..judging.labels import check_thresholds, reached
+from ..judging.labels import check_thresholds, reached, score_values
 from ..progress import Steps, no_progress
 from ..records import Judgment, Qrels, Run
 from .agreement import kendall_tau_b
@@ -108,13 +108,12 @@ class Sensitivity:
 
 
 def _labelled(judgments: Sequence[Judgment], on: str) -> tuple[pa.Array, pa.Array, np.ndarray]:
-    if on not in COMPONENTS:
-        raise UsageError(f"--on {on!r}: choose one of P, R, F")
     if not judgments:
         raise UsageError("the judgments hold no pair to label")
+    scores = score_values(judgments, on)
     query_ids = pa.array([j.query_id for j in judgments], type=pa.string())
     chunk_ids = pa.array([j.chunk_id for j in judgments], type=pa.string())
-    return query_ids, chunk_ids, np.array([getattr(j, on) for j in judgments], dtype=np.float64)
+    return query_ids, chunk_ids, scores
 
 
 def _coverage_warnings(result, runs: Sequence[Run]) -> list[str]:
@@ -250,3 +249,41 @@ def write_curves(s: Sensitivity, path: str | os.PathLike, inputs: Sequence[str |
         "on": s.on, "thresholds": [float(t) for t in s.thresholds], "at": s.at, "rel_level": s.rel_level,
         "measures": [m.name for m in s.measures], "labels": "binary: score >= threshold"})
     return len(rows)
+
+
+# ---------------------------------------------------------------- is the chosen threshold on a cliff?
+
+CLIFF_WINDOW = {"p": 0.05}  # how far either side of the chosen threshold to look, by score; others: CLIFF_WINDOW_RAW
+CLIFF_WINDOW_RAW = 0.02
+CLIFF_CHANGE = 0.20  # a measure moving by more than this share of its value within the window is a cliff
+
+
+def cliff_warnings(thresholds: Sequence[float], runs: Sequence[str], measures: Sequence[str], values: np.ndarray, at: float,
+                   on: str = "p", window: float | None = None) -> list[str]:
+    """Warnings where the chosen threshold `at` sits on a cliff of the curves: within `window` of
+    it (default by `on`), some run's value of a measure moves by more than CLIFF_CHANGE of its
+    value at `at`, or the runs' order changes (Kendall's tau-b under 0.5). `values`: (thresholds,
+    runs, measures)."""
+    grid = np.asarray(thresholds, dtype=np.float64)
+    if not len(grid) or not grid.min() <= at <= grid.max():
+        return []
+    width = window if window is not None else CLIFF_WINDOW.get(on, CLIFF_WINDOW_RAW)
+    here = int(np.argmin(np.abs(grid - at)))
+    near = np.flatnonzero(np.abs(grid - grid[here]) <= width + 1e-9)
+    notes = []
+    for m, measure in enumerate(measures):
+        base = values[here, :, m]
+        moves = np.abs(values[near, :, m] - base[None, :])  # (near thresholds, runs)
+        scale = np.maximum(np.abs(base), 1e-9)
+        share = (moves / scale[None, :]).max(axis=0)
+        taus = [kendall_tau_b(values[k, :, m], base) for k in near]
+        worst_tau = min((t for t in taus if math.isfinite(t)), default=1.0)
+        r = int(np.argmax(share))
+        if share[r] > CLIFF_CHANGE or worst_tau < 0.5:
+            k = near[int(np.argmax(moves[:, r]))]
+            notes.append(f"the label threshold {at:g} on {on} sits on a cliff of the sensitivity curve: {measure} of run {runs[r]!r} "
+                         f"moves from {base[r]:.3f} to {values[k, r, m]:.3f} between {on} {grid[here]:g} and {grid[k]:g}"
+                         + (f", and the runs' order changes (tau {worst_tau:.2f})" if worst_tau < 0.5 else "")
+                         + "; conclusions depend on where the cut lies: review about 100 pairs and refit with `semrel calibrate` "
+                           "(docs/review.md) before relying on them")
+    return notes

@@ -6,6 +6,7 @@ import click
 
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import Interrupted
+from ..judging.labels import NULL_SAMPLE
 from ..progress import stderr_steps
 from .base import SemrelCommand, warn
 from .options import engine_options, query_sample, sample_options
@@ -26,7 +27,9 @@ from .paths import input_path, output_path
               help="baseline: bert_score's shipped baseline for the model; corpus: one from random unrelated pairs.")
 @click.option("--baseline-pairs", type=click.IntRange(10), default=500, show_default=True,
               help="Unrelated pairs sampled for --rescale corpus.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --rescale corpus sample.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --rescale corpus sample and of the null sample.")
+@click.option("--null-sample", type=click.IntRange(0), default=NULL_SAMPLE, show_default=True, metavar="CHUNKS",
+              help="Corpus chunks (a seeded sample) scored against every query, behind each pair's probability p; 0: no p.")
 @click.option("--window", type=int, default=None, metavar="TOKENS",
               help="Tokens per window when a chunk is longer [default: the model's limit, as bert_score]; "
                    f"256 suits {DEFAULT_MODEL} (its training length).")
@@ -37,11 +40,13 @@ from .paths import input_path, output_path
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the embedding cache.")
 @engine_options
 @sample_options
-def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, baseline_pairs, seed, window, overlap, cache_dir, no_cache,
-                  engine, ray_address, ray_workers, device, precision, limit, sample_size, sample_seed):
+def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, baseline_pairs, seed, null_sample, window, overlap,
+                  cache_dir, no_cache, engine, ray_address, ray_workers, device, precision, limit, sample_size, sample_seed):
     """Score each pooled (query, chunk) pair with BERTScore: candidate = chunk, reference = answer.
 
-    Writes {"query_id","chunk_id","P","R","F","source"} per pair and a manifest. Chunks over the
+    Writes {"query_id","chunk_id","P","R","F","source","p","features"} per pair and a manifest: p is
+    the probability that the chunk is relevant (what `semrel label` thresholds), from label-free
+    features of the pair, its query's pool and a null sample of corpus chunks. Chunks over the
     model's token limit are scored in overlapping windows (best window kept); a run that is
     stopped resumes from OUTPUT.partial when started again with the same inputs. With --engine ray
     only texts missing from the cache go to the cluster; the judgments are the local engine's.
@@ -51,7 +56,8 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
 
     try:
         result = judge(corpus, golden, pool, output, model=model, layer=layer, idf=idf, rescale=rescale, window=window,
-                       overlap=overlap, baseline_pairs=baseline_pairs, seed=seed, cache=False if no_cache else cache_dir,
+                       overlap=overlap, baseline_pairs=baseline_pairs, seed=seed, null_sample=null_sample,
+                       cache=False if no_cache else cache_dir,
                        engine=make_engine(engine, ray_address, ray_workers, device, precision), steps=stderr_steps,
                        sample=query_sample(limit, sample_size, sample_seed))
     except KeyboardInterrupt:
@@ -63,6 +69,7 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
     baseline = (result.params["baseline"] or {}).get("pairs", 0) if rescale == "corpus" else 0
     click.echo(
         f"judged {len(result.judgments)} pairs" + (f" and {baseline} baseline pairs" if baseline else "")
+        + (f" and {result.null_pairs} null-sample pairs" if result.null_pairs else "")
         + f" ({result.resumed} resumed, {result.scored} scored): {result.encoded} texts encoded, {result.cached} from cache; "
         f"{result.windowed} long chunks scored in windows",
         err=True,

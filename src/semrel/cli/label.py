@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..formats.judgments import COMPONENTS
-from ..judging.labels import DEFAULT_COMPONENT, DEFAULT_GRADES, DEFAULT_THRESHOLD, parse_thresholds
+from ..formats.judgments import SCORES
+from ..judging.labels import CUT, DEFAULT_COMPONENT, DEFAULT_GRADES, DEFAULT_THRESHOLD, GRADE_CUTS, parse_thresholds
 from .base import SemrelCommand
 from .paths import input_path, output_path
 
@@ -13,16 +13,36 @@ from .paths import input_path, output_path
 @click.command("label", cls=SemrelCommand, short_help='Turn judgments into qrels.')
 @click.argument("judgments", type=input_path(allow_dash=True))
 @click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="TREC qrels file to write.")
-@click.option("--on", type=click.Choice(COMPONENTS), default=DEFAULT_COMPONENT, show_default=True,
-              help="Which BERTScore component is thresholded.")
+@click.option("--graded", is_flag=True,
+              help=f"Grades 0-3 from the probability p (cuts {', '.join(f'{c:g}' for c in GRADE_CUTS)}) instead of binary labels.")
+@click.option("--calibration", type=input_path(exists=True, dir_okay=False),
+              help="The file `semrel calibrate -o` wrote: its refitted probability (or thresholds) set the labels.")
+@click.option("--on", type=click.Choice(SCORES), default=None,
+              help=f"Score --threshold/--grades apply to [default: {DEFAULT_COMPONENT}].")
 @click.option("--threshold", type=float, default=None,
-              help=f"Binary labels: 1 when the score reaches it [default: {DEFAULT_THRESHOLD}].")
+              help=f"Binary labels on a score instead: 1 when --on reaches it (e.g. {DEFAULT_THRESHOLD} on R).")
 @click.option("--grades", default=None, metavar="T1,T2,...",
-              help=f"Graded labels: grade = number of thresholds reached (e.g. {','.join(map(str, DEFAULT_GRADES))}).")
-def label_command(judgments, output, on, threshold, grades):
-    """Turn JUDGMENTS (judgments.jsonl) into TREC qrels; pairs below every threshold get 0."""
-    from ..judging.labels import label
+              help="Graded labels on a score instead: grade = number of thresholds --on reaches "
+                   f"(e.g. {','.join(map(str, DEFAULT_GRADES))}).")
+def label_command(judgments, output, graded, calibration, on, threshold, grades):
+    """Turn JUDGMENTS (judgments.jsonl) into TREC qrels, one row per judged pair (0 = not relevant).
 
-    qrels = label(judgments, output, on=on, threshold=threshold, grades=parse_thresholds(grades) if grades else None)
-    relevant = int((qrels.relevance > 0).sum())
-    click.echo(f"labelled {len(qrels)} pairs on {on}: {relevant} relevant, {len(qrels) - relevant} not", err=True)
+    By default a pair is relevant when the judge's probability p reaches {cut}; judgments without p
+    (an older semrel judge) are labelled R >= {threshold} instead. --threshold/--grades put
+    thresholds on one score (--on) instead; --calibration applies `semrel calibrate`'s refit.
+    Labels that look wrong (gold chunks left out, queries with nothing relevant) are warned about
+    on stderr, with what to do.
+    """
+    from ..judging.labels import label_with_rule
+    from .base import warn
+
+    result = label_with_rule(judgments, output, on=on, threshold=threshold, grades=parse_thresholds(grades) if grades else None,
+                             graded=graded, calibration=calibration)
+    for message in result.warnings:
+        warn(message)
+    relevant = int((result.qrels.relevance > 0).sum())
+    click.echo(f"labelled {len(result.qrels)} pairs by {result.rule.describe()}: {relevant} relevant, "
+               f"{len(result.qrels) - relevant} not", err=True)
+
+
+label_command.help = (label_command.help or "").format(cut=CUT, threshold=DEFAULT_THRESHOLD)

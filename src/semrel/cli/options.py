@@ -11,7 +11,7 @@ from ..encoding.engines import DEVICES, ENGINES
 from ..encoding.models import PRECISIONS
 from ..errors import UsageError
 from ..evaluation.measures import DEFAULT_MEASURES, Measure, parse_measures
-from ..formats.judgments import COMPONENTS
+from ..formats.judgments import SCORES
 from ..golden.chunking import UNITS, ChunkSettings
 from ..records import QuerySample
 from ..review.order import ORDERS
@@ -165,11 +165,12 @@ QUEUE_OPTIONS = [
     click.option("--labels", type=input_path(exists=True, dir_okay=False), help="The derived qrels (proposed grades)."),
     click.option("--corpus", type=input_path(exists=True, dir_okay=False), help="corpus.jsonl (chunk texts)."),
     click.option("--golden", type=input_path(exists=True, dir_okay=False), help="golden.jsonl (queries, reference answers)."),
-    click.option("--on", type=click.Choice(COMPONENTS), help="The thresholded score [default: R, or the labels' manifest]."),
-    click.option("--thresholds", help="Comma-separated thresholds (one: binary) or a thresholds.json from `semrel calibrate` "
-                                      "[default: from the labels' manifest]."),
+    click.option("--on", type=click.Choice(SCORES),
+                 help="The thresholded score: p (the judge's probability) or P, R, F [default: the labels' manifest, else R]."),
+    click.option("--thresholds", help="Comma-separated thresholds (one: binary) or the file `semrel calibrate -o` wrote "
+                                      "[default: the rule in the labels' manifest]."),
     click.option("--order", type=click.Choice(ORDERS), default="uncertain", show_default=True,
-                 help="uncertain: nearest a threshold first, mixed with a random sample; random; query."),
+                 help="uncertain: nearest a threshold (for p: the cut) first, mixed with a random sample; random; query."),
     click.option("--random-share", type=click.FloatRange(0, 1), default=0.25, show_default=True,
                  help="With --order uncertain: share of positions taken by the seeded random sample."),
     click.option("--seed", type=int, default=0, show_default=True),

@@ -49,7 +49,8 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "pool": {"depth": (_INT, 10), "enabled": (_BOOL, True)},
     "judge": {"enabled": (_BOOL, True), "model": (_STR, None), "layer": (_INT, None), "idf": (_BOOL, False),
               "rescale": (_STR, "none"), "cache": (_STR, "cache")},
-    "label": {"threshold": (_FLOAT, None), "on": (_STR, None), "grades": (_STR, None)},
+    "label": {"threshold": (_FLOAT, None), "on": (_STR, None), "grades": (_STR, None), "graded": (_BOOL, False),
+              "calibration": (_STR, None)},
     "eval": {"enabled": (_BOOL, True), "measures": (_LIST, [])},
     "agree": {"enabled": (_BOOL, True)},
     "compare": {"enabled": (_BOOL, True)},
@@ -181,6 +182,7 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
     resolve("corpus", "file", "file")
     resolve("golden", "file", "path")  # a file, or a folder (BEIR, Cranfield)
     resolve("golden", "qrels", "file")
+    resolve("label", "calibration", "file")
     from ..retrieval.retrieve import BM25_STOPWORDS  # here: `semrel run --help` stays quick
 
     if config["bm25"]["stopwords"] not in (None, "none", *BM25_STOPWORDS):
@@ -330,10 +332,12 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
         steps.append(Step("judge", ("judge",), judge_args, judge_inputs, [judgments], placement=placement))
         derived = o("derived.qrels")
         label_args = [judgments, "-o", derived]
-        for key in ("on", "threshold", "grades"):
+        for key in ("on", "threshold", "grades", "calibration"):
             if lab[key] is not None:
                 label_args += [f"--{key}", str(lab[key])]
-        steps.append(Step("label", ("label",), label_args, [judgments], [derived]))
+        label_args += ["--graded"] if lab["graded"] else []
+        label_inputs = [judgments] + ([lab["calibration"]] if lab["calibration"] else [])
+        steps.append(Step("label", ("label",), label_args, label_inputs, [derived]))
     qrels = derived or gold
     measures = [a for m in config["eval"]["measures"] for a in ("-m", m)]
     if config["eval"]["enabled"]:
@@ -362,6 +366,8 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
             args += ["--on", lab["on"]]
         if lab["threshold"] is not None:
             args += ["--at", str(lab["threshold"])]
+        elif lab["calibration"] is not None and lab["grades"] is None:  # the calibrated cut, on the judge's own score
+            args += _calibrated_at(lab["calibration"])
         text = o("sensitivity.txt")
         steps.append(Step("sensitivity", ("sensitivity",), args, [judgments, *runs], [curves, text], stdout=text))
     lift_args = []
@@ -404,6 +410,15 @@ def check_outputs_spare_inputs(config_path: str, config: dict[str, dict[str, Any
                 if path is not None and _same_file(output, path):
                     raise ConfigError(f"{os.path.basename(config_path)}: the {step.name} step would write {output} over {key} "
                                       f"{path}; semrel never writes over its inputs: set `out` to another folder")
+def _calibrated_at(path: str) -> list[str]:
+    """--on and --at for `sensitivity` from a calibration file: its (first) threshold on the judge's score."""
+    from ..judging.labels import read_calibration
+
+    try:
+        rule = read_calibration(path)
+    except SemrelError:
+        return []  # the label step reports the bad file
+    return ["--on", rule.on, "--at", repr(float(rule.judge_thresholds[len(rule.judge_thresholds) // 2]))]
 
 
 def _mtime(path: str) -> int | None:
@@ -551,9 +566,12 @@ rescale = "none"               # none, baseline or corpus
 cache = "cache"                # embedding cache, inside out
 
 [label]
-# threshold = 0.70             # judge score at or above which a chunk is relevant
-# on = "R"                     # P, R or F
-# grades = "0.6,0.7,0.8"       # graded labels instead of one threshold
+# default: relevant when the judge's probability p >= 0.40 (docs/judge.md, "Label quality")
+# graded = false               # true: grades 0-3 from p
+# calibration = "cal.json"     # `semrel calibrate JUDGMENTS REVIEWED -o cal.json`: p refitted on reviewed pairs
+# threshold = 0.70             # instead: a threshold on one BERTScore component (on), binary
+# on = "R"                     # P, R or F (or p)
+# grades = "0.6,0.7,0.8"       # instead: graded labels by thresholds on `on`
 
 [eval]
 measures = []                  # e.g. ["nDCG@10", "MRR"]; empty = the default set

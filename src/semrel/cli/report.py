@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from ..errors import UsageError
-from ..formats.judgments import COMPONENTS
+from ..formats.judgments import SCORES
+from ..formats.manifest import read_params
 from ..progress import stderr_steps
 from ..report.html import ReportInputs, read_agreement, read_sensitivity, write_report
 from .base import SemrelCommand, warn
@@ -34,7 +35,8 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
 @click.option("--golden", type=input_path(allow_dash=True), help="golden.jsonl: its stats, and which judged pairs are gold.")
 @click.option("--corpus", type=input_path(allow_dash=True), help="corpus.jsonl: its stats beside the golden set's.")
 @click.option("--judgments", type=input_path(allow_dash=True), help="judgments.jsonl: the distribution of judge scores.")
-@click.option("--on", type=click.Choice(COMPONENTS), help="Score the thresholds apply to [default: the qrels' manifest, else R].")
+@click.option("--on", type=click.Choice(SCORES),
+              help="Score the thresholds apply to: p (the judge's probability), P, R or F [default: the qrels' manifest, else R].")
 @click.option("--threshold", type=float, help="The binary label threshold [default: the qrels' manifest].")
 @click.option("--grades", metavar="T1,T2,...", help="The graded label thresholds.")
 @lift_options
@@ -54,12 +56,15 @@ def report_command(qrels, runs, output, title, gold_qrels, golden, corpus, judgm
     QRELS and RUNS with significance marks, the lift of --reranked over --base, threshold
     sensitivity curves and agreement figures (as `semrel agree -f json` writes them: kappa, the
     confusion matrix and the runs' ranking on each qrels)."""
+    curves = (read_params(sensitivity) if sensitivity and sensitivity != "-" else None) or {}
     inputs = ReportInputs(
         qrels=qrels, runs=runs, gold_qrels=gold_qrels, measures=measures, baseline=baseline, all_pairs=all_pairs,
         settings=stat_settings(test, permutations, bootstrap, seed, alpha, correction), rel_level=rel_level,
         golden=golden, corpus=corpus, judgments=judgments, on=on, thresholds=_thresholds(threshold, grades),
         base=base, reranked=reranked, depth=depth, top=top, title=title, places=places,
         sensitivity=read_sensitivity(sensitivity) if sensitivity else (),
+        sensitivity_on=curves.get("on") if isinstance(curves.get("on"), str) else None,
+        sensitivity_at=float(curves["at"]) if isinstance(curves.get("at"), (int, float)) else None,
         agreement=read_agreement(agreement) if agreement else None,
     )
     write_report(inputs, output, warn, stderr_steps, extra_inputs=[p for p in (sensitivity, agreement) if p])

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.sensitivity import SENSITIVITY_FORMATS, render_sensitivity, sensitivity, threshold_grid, write_curves
+from ..analysis.sensitivity import SENSITIVITY_FORMATS, cliff_warnings, render_sensitivity, sensitivity, threshold_grid, write_curves
 from ..analysis.significance import CORRECTIONS
 from ..evaluation.files import run_names
 from ..formats import read_run
-from ..formats.judgments import COMPONENTS, read_judgments
-from ..judging.labels import DEFAULT_COMPONENT, DEFAULT_THRESHOLD
+from ..formats.judgments import PROBABILITY, SCORES, read_judgments
+from ..judging.labels import CUT, DEFAULT_COMPONENT, DEFAULT_THRESHOLD, has_probability
 from ..progress import stderr_steps
 from .base import SemrelCommand, warn
 from .options import measure_option, places_option, rel_level_option, stat_settings, test_options
@@ -19,13 +19,15 @@ from .paths import input_path, output_path
 @click.command("sensitivity", cls=SemrelCommand, short_help='Show how results move with the threshold.')
 @click.argument("judgments", type=input_path(allow_dash=True))
 @click.argument("runs", nargs=-1, required=True, type=input_path(allow_dash=True), metavar="RUN...")
-@click.option("--on", type=click.Choice(COMPONENTS), default=DEFAULT_COMPONENT, show_default=True,
-              help="Which BERTScore component is thresholded.")
-@click.option("--from", "start", type=float, default=0.5, show_default=True, help="Lowest threshold.")
-@click.option("--to", "stop", type=float, default=0.9, show_default=True, help="Highest threshold.")
+@click.option("--on", type=click.Choice(SCORES), default=None,
+              help=f"The score swept: p, the judge's probability (the cut of the default rule), or P, R, F (raw thresholds) "
+                   f"[default: p, or {DEFAULT_COMPONENT} for judgments without p].")
+@click.option("--from", "start", type=float, default=None, help="Lowest threshold [default: 0.05 on p, 0.5 on P, R, F].")
+@click.option("--to", "stop", type=float, default=None, help="Highest threshold [default: 0.95 on p, 0.9 on P, R, F].")
 @click.option("--step", type=float, default=0.01, show_default=True, help="Distance between thresholds.")
-@click.option("--at", type=float, default=DEFAULT_THRESHOLD, show_default=True,
-              help="The chosen threshold: rankings are compared with the ranking there.")
+@click.option("--at", type=float, default=None,
+              help="The chosen threshold: rankings are compared with the ranking there "
+                   f"[default: {CUT} on p, {DEFAULT_THRESHOLD} on P, R, F].")
 @measure_option
 @test_options
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
@@ -39,13 +41,22 @@ def sensitivity_command(judgments, runs, on, start, stop, step, at, measures, te
                         correction, rel_level, curves, fmt, places):
     """Relabel JUDGMENTS (judgments.jsonl) at each threshold from --from to --to (binary, in memory, no model) and show
     each run's values, Kendall's tau of the runs' ranking with the ranking at --at, and, for every
-    pair of runs, the threshold ranges where one beats the other significantly."""
+    pair of runs, the threshold ranges where one beats the other significantly. By default the
+    threshold is the cut on the judge's probability p; --on R (P, F) sweeps raw scores. A chosen
+    threshold on a cliff of the curves is warned about."""
+    judged = read_judgments(judgments)
+    if on is None:
+        on = PROBABILITY if has_probability(judged) else DEFAULT_COMPONENT
+    on_p = on == PROBABILITY
+    start = (0.05 if on_p else 0.5) if start is None else start
+    stop = (0.95 if on_p else 0.9) if stop is None else stop
+    at = (CUT if on_p else DEFAULT_THRESHOLD) if at is None else at
     grid = threshold_grid(start, stop, step)
     settings = stat_settings(test, permutations, bootstrap, seed, alpha, correction)
     loaded = [read_run(path, name) for path, name in zip(runs, run_names(runs))]
-    result = sensitivity(read_judgments(judgments), loaded, measures, grid, at, on, settings, rel_level,
-                         steps=stderr_steps)
-    for message in result.warnings:
+    result = sensitivity(judged, loaded, measures, grid, at, on, settings, rel_level, steps=stderr_steps)
+    for message in result.warnings + cliff_warnings(result.thresholds, result.runs, [m.name for m in result.measures],
+                                                    result.values, at, on):
         warn(message)
     if curves:
         write_curves(result, curves, inputs=[judgments, *runs])

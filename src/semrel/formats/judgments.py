@@ -1,4 +1,6 @@
-"""judgments.jsonl: one `{"query_id", "chunk_id", "P", "R", "F", "source"}` object per scored pair."""
+"""judgments.jsonl: one `{"query_id", "chunk_id", "P", "R", "F", "source"}` object per scored pair, with
+`p` (the judge's probability of relevance) and `features` (what p was computed from) where the judge
+wrote them; judgments without them (older semrel) still read."""
 
 from __future__ import annotations
 
@@ -12,10 +14,35 @@ from .files import display_name
 from .jsonl import read_jsonl, require, write_jsonl
 
 COMPONENTS = ("P", "R", "F")
+PROBABILITY = "p"
+SCORES = (PROBABILITY, *COMPONENTS)  # what a label rule can threshold
 
 
 def judgment_row(j: Judgment) -> dict:
-    return {"query_id": j.query_id, "chunk_id": j.chunk_id, "P": j.P, "R": j.R, "F": j.F, "source": j.source}
+    row = {"query_id": j.query_id, "chunk_id": j.chunk_id, "P": j.P, "R": j.R, "F": j.F, "source": j.source}
+    if j.p is not None:
+        row["p"] = j.p
+    if j.features is not None:
+        row["features"] = dict(j.features)
+    return row
+
+
+def _probability(obj: dict, path: str | os.PathLike, line: int) -> tuple[float | None, dict[str, float] | None]:
+    """The optional p (a number in [0, 1]) and features (an object of finite numbers) of a row."""
+    p = features = None
+    if obj.get("p") is not None:
+        p = float(require(obj, "p", path, line, (int, float)))
+        if not 0.0 <= p <= 1.0:
+            raise FormatError(display_name(path), f"p must be a probability between 0 and 1, found {p!r}", line=line)
+    if obj.get("features") is not None:
+        raw = require(obj, "features", path, line, dict)
+        try:
+            features = {str(k): float(v) for k, v in raw.items() if not isinstance(v, bool)}
+        except (TypeError, ValueError):
+            raise FormatError(display_name(path), "features must map names to numbers", line=line) from None
+        if len(features) != len(raw) or not all(math.isfinite(v) for v in features.values()):
+            raise FormatError(display_name(path), "features must map names to finite numbers", line=line)
+    return p, features
 
 
 def read_judgments(path: str | os.PathLike) -> list[Judgment]:
@@ -33,7 +60,9 @@ def read_judgments(path: str | os.PathLike) -> list[Judgment]:
         if not all(math.isfinite(s) for s in scores):
             raise FormatError(display_name(path), "P, R and F must be finite numbers", line=line)
         precision, recall, f1 = scores
-        judgments.append(Judgment(query_id, chunk_id, precision, recall, f1, source=str(obj.get("source") or "")))
+        p, features = _probability(obj, path, line)
+        judgments.append(Judgment(query_id, chunk_id, precision, recall, f1, source=str(obj.get("source") or ""), p=p,
+                                  features=features))
     return judgments
 
 

@@ -26,6 +26,7 @@ import heapq
 import itertools
 import json
 import os
+import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence as SequenceABC
 from dataclasses import asdict, dataclass, field
@@ -47,8 +48,10 @@ from ..formats.manifest import write_manifest
 from ..formats.pool import read_pool
 from ..progress import Advance, Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample
-from .bertscore import default_layer, greedy_match, idf_table, plain_weights, rescale, shipped_baseline
+from . import labels
+from .bertscore import default_layer, greedy_match, greedy_match_tokens, idf_table, plain_weights, rescale, shipped_baseline
 from .checkpoint import Checkpoint
+from .probability import PoolFeatures, null_pairs
 
 Pair = tuple[str, str, tuple[str, ...]]
 # Texts tokenized and batched at a time: ~120 MB of token lists for 200-token chunks, and few
@@ -72,6 +75,7 @@ class JudgeOptions:
     cache_dir: str | None = None  # None: the user cache dir
     use_cache: bool = True
     max_tokens: int = 4096  # tokens per encoder batch: bigger batches are no faster on CPU and cost memory
+    null_sample: int = labels.NULL_SAMPLE  # corpus chunks scored against every query for p; 0: no p
 
 
 @dataclass
@@ -83,7 +87,8 @@ class JudgeResult:
     windowed: int = 0  # chunks longer than the model's limit, scored in windows
     truncated_references: int = 0  # reference answers longer than the limit, truncated as bert_score does
     resumed: int = 0  # pairs taken from an interrupted run's checkpoint
-    scored: int = 0  # pairs scored by this call (resumed + scored = pairs + baseline pairs)
+    scored: int = 0  # pairs scored by this call (resumed + scored = pairs + baseline pairs + null pairs)
+    null_pairs: int = 0  # (query, null chunk) pairs behind p (judging.probability)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -385,12 +390,65 @@ class PairScorer:
         return group, scores, windows
 
 
+class FeatureScorer(PairScorer):
+    """A PairScorer that also hands over, for the tasks `wanted` says, what p needs of the pair:
+    each reference token's best cosine over the chunk (non-special reference tokens, one array
+    per reference answer), the chunk's token count and the query's mean reference length. P, R
+    and F come from the same product and arithmetic as PairScorer's."""
+
+    def __init__(self, encoder: TextEncoder, weights: np.ndarray, answers: Mapping[str, tuple[str, ...]], advance: Advance,
+                 plain: np.ndarray, wanted: Callable[[int], bool]):
+        super().__init__(encoder, weights, answers, advance)
+        self.plain, self.wanted = plain, wanted  # plain: bert_score's weights without idf, 0 for the special tokens
+
+    def _kept(self, ids: np.ndarray) -> np.ndarray:
+        """The tokens that are not special ([CLS], [SEP]), found without loading the tokenizer."""
+        return self.plain[ids] > 0
+
+    def score_features(self, by_text: Mapping[str, list[int]], query_of: Callable[[int], str]
+                       ) -> Iterator[tuple[list[int], np.ndarray, int, dict[int, tuple[list[np.ndarray], int, float]]]]:
+        """(task numbers, their P, R, F as rows, windows, {wanted task: (token bests, chunk tokens, reference tokens)})."""
+        for text in [t for t in by_text if not t.strip()]:  # nothing to match: 0, 0, 0, and no token matches
+            group = by_text[text]
+            extra = {i: ([np.zeros(int(self._kept(self.references[a].ids).sum()), np.float32) for a in self.answers[query_of(i)]],
+                         0, self._reference_tokens(query_of(i))) for i in group if self.wanted(i)}
+            yield (*self._done(group, np.zeros((len(group), 3)), 1), extra)
+        texts = [t for t in by_text if t.strip()]
+        for n, entry in self.encoder.encode(texts):
+            group = by_text[texts[n]]
+            queries = [query_of(k) for k in group]
+            unique = {q: k for k, q in enumerate(dict.fromkeys(queries))}
+            refs = [self.references[a] for q in unique for a in self.answers[q]]
+            lengths = np.array([len(r.ids) for r in refs])
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+            ref_ids = np.concatenate([r.ids for r in refs])
+            *scores, tokens = greedy_match_tokens(entry.vectors, self.weights[entry.ids], entry.starts,
+                                                  np.concatenate([r.vectors for r in refs]), self.weights[ref_ids], starts)
+            best = np.stack([s.max(axis=0) for s in scores], axis=1)  # (references, 3): best window each
+            bounds = np.cumsum([0] + [len(self.answers[q]) for q in unique])
+            per_query = np.stack([best[bounds[k] : bounds[k + 1]].max(axis=0) for k in range(len(unique))])
+            chunk_tokens = int(self._kept(entry.ids).sum())
+            extra = {}
+            for i, q in zip(group, queries):
+                if self.wanted(i):
+                    k = unique[q]
+                    bests = [tokens[starts[r] : starts[r] + lengths[r]][self._kept(refs[r].ids)].astype(np.float32)
+                             for r in range(bounds[k], bounds[k + 1])]
+                    extra[i] = (bests, chunk_tokens, self._reference_tokens(q))
+            yield (*self._done(group, per_query[[unique[q] for q in queries]], entry.windows), extra)
+
+    def _reference_tokens(self, query: str) -> float:
+        return float(np.mean([self._kept(self.references[a].ids).sum() for a in self.answers[query]]))
+
+
 class Judgments(SequenceABC):
     """Judgments made on access from the pairs and a (pairs, 3) score array: a row of floats a
     pair in memory instead of an object, and streamed when written."""
 
-    def __init__(self, work: Sequence[Pair], scores: np.ndarray):
+    def __init__(self, work: Sequence[Pair], scores: np.ndarray, probability: np.ndarray | None = None,
+                 features: np.ndarray | None = None):
         self.work, self.scores = work, scores
+        self.probability, self.features = probability, features  # p (NaN: none) and (pairs, FEATURES + with_gold)
 
     def __len__(self) -> int:
         return len(self.work)
@@ -400,7 +458,11 @@ class Judgments(SequenceABC):
             return [self[k] for k in range(len(self))[index]]
         query_id, chunk_id, sources = self.work[index]
         p, r, f = (float(v) for v in self.scores[index])
-        return Judgment(query_id, chunk_id, p, r, f, source=",".join(sources))
+        chance = None if self.probability is None or not np.isfinite(self.probability[index]) else float(self.probability[index])
+        named = None
+        if chance is not None and self.features is not None:
+            named = dict(zip((*labels.FEATURES, labels.WITH_GOLD_FLAG), (float(v) for v in self.features[index])))
+        return Judgment(query_id, chunk_id, p, r, f, source=",".join(sources), p=chance, features=named)
 
 
 def _layer(info: ModelInfo, layer: int | None) -> tuple[int, str]:
@@ -445,34 +507,51 @@ def judge_pairs(
     if options.rescale == "baseline" and shipped is None:
         raise UsageError(f"bert_score ships no rescaling baseline for {info.name}; use --rescale corpus (or none)")
     sampling = options.baseline_pairs if options.rescale == "corpus" else 0
-    scan = scan_corpus(corpus(), {c for _, c, _ in work}, sampling, options.seed, names["corpus"], options.idf)
+    if options.null_sample < 0:
+        raise UsageError(f"--null-sample {options.null_sample}: give 0 (no probability p) or more chunks")
+    scan = scan_corpus(corpus(), {c for _, c, _ in work}, max(sampling, options.null_sample), options.seed, names["corpus"],
+                       options.idf)
     require_known(golden, work, set(scan.texts), names)
     answers = reference_answers(golden, {q for q, _, _ in work}, names["golden"])
     baseline_pairs: list[tuple[str, str]] = []
+    queries = [g.query_id for g in golden if g.query_id in answers]
     if sampling:
-        queries = [g.query_id for g in golden if g.query_id in answers]
-        baseline_pairs = baseline_sample(scan.candidates, queries, {(q, c) for q, c, _ in work}, sampling, options.seed)
-    used = {c for _, c, _ in work} | {c for _, c in baseline_pairs}
+        baseline_pairs = baseline_sample(scan.candidates[:sampling], queries, {(q, c) for q, c, _ in work}, sampling, options.seed)
+    null: list[tuple[str, str]] = []  # (query, null chunk) pairs behind p
+    if options.null_sample:
+        judged: dict[str, set[str]] = defaultdict(set)
+        for q, c, _ in work:
+            judged[q].add(c)
+        null = null_pairs(queries, scan.candidates[: options.null_sample], judged)
+    used = {c for _, c, _ in work} | {c for _, c in baseline_pairs} | {c for _, c in null}
+    null_start = len(work) + len(baseline_pairs)
 
     def task(i: int) -> tuple[str, str, str]:
-        return ("pair", *work[i][:2]) if i < len(work) else ("baseline", *baseline_pairs[i - len(work)])
+        if i < len(work):
+            return ("pair", *work[i][:2])
+        return ("baseline", *baseline_pairs[i - len(work)]) if i < null_start else ("null", *null[i - null_start])
 
-    total = len(work) + len(baseline_pairs)
+    total = null_start + len(null)
+    with_gold = {g.query_id: bool(g.gold_chunk_ids) for g in golden}
+    features = PoolFeatures(work, with_gold) if options.null_sample else None
     cache = EmbeddingCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
     encoder = TextEncoder(info, layer, window, overlap, cache, options.max_tokens, engine)
     weights, weights_info = encoder.weights(options.idf, lambda: (c.text for _, c in corpus()), scan.digest)
     fingerprint = _digest(encoder.namespace, overlap, weights_info, scan.digest if options.idf else None,
-                          _digest(*sorted((c, scan.texts[c]) for c in used)), _digest(*sorted(answers.items())), baseline_pairs)
+                          _digest(*sorted((c, scan.texts[c]) for c in used)), _digest(*sorted(answers.items())), baseline_pairs,
+                          *([options.null_sample, _digest(null)] if features else []))
     saved = Checkpoint(checkpoint, fingerprint) if checkpoint else None
     scores = np.zeros((total, 3))
     windows = np.zeros(total, dtype=np.int32)
     done = np.zeros(total, dtype=bool)
     for row in saved.rows() if saved else ():
         i = row.get("i")
-        if isinstance(i, int) and 0 <= i < total and not done[i] and task(i) == (row["kind"], row["query_id"], row["chunk_id"]):
+        if isinstance(i, int) and 0 <= i < total and not done[i] and task(i) == (row["kind"], row["query_id"], row["chunk_id"]) \
+                and (features is None or i >= len(work) or features.restore(i, row)):
             scores[i], windows[i], done[i] = (row["P"], row["R"], row["F"]), row["windows"], True
     todo = np.flatnonzero(~done)
     resumed, scored = total - len(todo), 0
+    null_seconds = 0.0
 
     by_text: dict[str, list[int]] = defaultdict(list)
     for i in todo.tolist():
@@ -480,27 +559,48 @@ def judge_pairs(
     reference_texts = sorted({a for i in todo.tolist() for a in answers[task(i)[1]]})
     with contextlib.ExitStack() as stack:
         advance = stack.enter_context((steps if len(todo) else no_progress)("judging pairs", len(todo)))
-        scorer = PairScorer(encoder, weights, answers, advance)
+        # the plain table is in the cache beside any idf table, so a cached run still loads no tokenizer or torch
+        plain = (weights if not options.idf else encoder.weights(False, lambda: (), "")[0]) if features else None
+        scorer = PairScorer(encoder, weights, answers, advance) if plain is None else FeatureScorer(
+            encoder, weights, answers, advance, plain, lambda i: i < len(work))
         if saved:
             stack.callback(saved.close)
         if cache:
             stack.callback(cache.close)
         scorer.load_references(reference_texts)
-        for group, best, count in scorer.score(by_text, lambda i: task(i)[1]):
+        results: Iterable[tuple[list[int], np.ndarray, int, dict]]
+        if isinstance(scorer, FeatureScorer):
+            results = scorer.score_features(by_text, lambda i: task(i)[1])
+        else:
+            results = ((group, best, count, {}) for group, best, count in scorer.score(by_text, lambda i: task(i)[1]))
+        clock = time.perf_counter()
+        for group, best, count, extra in results:
             scores[group], windows[group] = best, count
             scored += len(group)
+            now = time.perf_counter()
+            if group[0] >= null_start:  # a text only the null sample needs: its encoding and matching are p's cost
+                null_seconds += now - clock
+            clock = now
+            if extra:  # only a FeatureScorer fills it, and only when features are wanted
+                assert features is not None
+                for i, values in extra.items():
+                    features.add(i, *values)
             if saved:
                 saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))), "P": float(p), "R": float(r),
-                              "F": float(f), "windows": count} for i, (p, r, f) in zip(group, best))
+                              "F": float(f), "windows": count, **(PoolFeatures.row(*extra[i]) if i in extra else {})}
+                             for i, (p, r, f) in zip(group, best))
 
     baseline: np.ndarray | None = None
     baseline_info: dict[str, object] = {}  # how the baseline was made, when there is one
     if shipped is not None:
         baseline, baseline_info = shipped[0], {"source": shipped[1], "layer": layer}
     elif sampling:
-        baseline = scores[len(work):].mean(axis=0)
+        baseline = scores[len(work):null_start].mean(axis=0)
         baseline_info = {"source": "corpus", "pairs": len(baseline_pairs), "seed": options.seed}
     final = rescale(scores[: len(work)], baseline) if baseline is not None else scores[: len(work)]
+    chance = table = None
+    if features is not None:  # from the raw scores: p does not depend on --rescale
+        table, chance = features.compute(scores[: len(work)], scores[null_start:], [q for q, _ in null])
     windowed = len({work[i][1] for i in np.flatnonzero(windows[: len(work)] > 1).tolist()})
     params = {
         "model": info.name, "model_folder": str(info.folder), "model_fingerprint": info.fingerprint,
@@ -514,12 +614,56 @@ def judge_pairs(
         "pairs": len(work), "cache": str(cache.path) if cache else None,
         "options": asdict(options), "engine": engine.params(), "precision": getattr(engine, "precision", "exact"),
     }
-    result = JudgeResult(Judgments(work, final), params, encoder.encoded, encoder.cached, windowed, scorer.truncated, resumed,
-                         scored)
+    probability_notes: list[str] = []
+    if features is not None and chance is not None:
+        null_texts = {scan.texts[c] for _, c in null} - {scan.texts[c] for c in {c for _, c, _ in work} | {c for _, c in baseline_pairs}}
+        params["probability"] = probability_params(options, info.name, layer, window, with_gold, queries, null, chance,
+                                                   len(null_texts), null_seconds, features.peak)
+        probability_notes = probability_warnings(params["probability"], info.name, layer, options, window, info.max_length)
+    result = JudgeResult(Judgments(work, final, chance, table), params, encoder.encoded, encoder.cached, windowed, scorer.truncated,
+                         resumed, scored, len(null))
+    result.warnings.extend(probability_notes)
     if scorer.truncated:
         result.warnings.append(f"{scorer.truncated} reference answers exceed the {window}-token window "
                                "and were truncated to it (as bert_score does at the model's limit)")
     return result
+
+
+def probability_params(options: JudgeOptions, model: str, layer: int, window: int, with_gold: Mapping[str, bool],
+                       queries: Sequence[str], null: Sequence[tuple[str, str]], chance: np.ndarray, null_texts: int,
+                       null_seconds: float, peak: int) -> dict[str, Any]:
+    """The manifest's record of p: the null sample, what it cost, and the model."""
+    missing = int(np.sum(~np.isfinite(chance)))
+    return {
+        "rule": "semrel.judging.labels: p = sigmoid(intercept + b . features), coefficients by with_gold",
+        "null_sample": {"size": options.null_sample, "seed": options.seed, "chunks": len({c for _, c in null}),
+                        "pairs": len(null), "texts_only_for_null": null_texts, "seconds_for_null_texts": round(null_seconds, 3),
+                        "selection": "non-blank chunks with the smallest blake2b hash of seed\\0chunk_id, "
+                                     "minus each query's judged chunks"},
+        "queries": len(queries), "queries_with_gold": sum(bool(with_gold.get(q)) for q in queries),
+        "pairs_without_p": missing, "token_arrays_held_at_most": peak,
+        "fitted_settings": {"model": "all-MiniLM-L6-v2", "layer": 6, "idf": False, "window": 512},
+        "settings": {"model": model, "layer": layer, "idf": options.idf, "window": window},
+        "model": labels.model_params(),
+    }
+
+
+def probability_warnings(record: Mapping[str, Any], model: str, layer: int, options: JudgeOptions, window: int,
+                         limit: int) -> list[str]:
+    """Where p rests on an assumption the data may not meet, or was fitted under other settings."""
+    notes = []
+    if record["queries"] and not record["queries_with_gold"]:
+        notes.append("the golden set lists no gold chunks: p then rests on each query's best judged chunk being relevant, "
+                     "which retrieval alone does not ensure; review about 100 pairs and run `semrel calibrate` before trusting "
+                     "the labels (docs/judge.md, 'Label quality')")
+    if record["pairs_without_p"]:
+        notes.append(f"{record['pairs_without_p']} pairs have no probability p: their queries have no corpus chunk outside "
+                     "their pool to compare with (the corpus is too small); `semrel label` labels such judgments on R instead")
+    if model != "all-MiniLM-L6-v2" or layer != 6 or options.idf or window != min(512, limit):
+        notes.append(f"p's coefficients were fitted for all-MiniLM-L6-v2, layer 6, no idf, {min(512, limit)}-token windows; "
+                     f"with {model}, layer {layer}{', idf' if options.idf else ''}, {window}-token windows p is not calibrated: "
+                     "review about 100 pairs and run `semrel calibrate` on them")
+    return notes
 
 
 def judge(
@@ -536,6 +680,7 @@ def judge(
     overlap: int | None = None,
     baseline_pairs: int = 500,
     seed: int = 0,
+    null_sample: int = labels.NULL_SAMPLE,
     cache: str | os.PathLike | bool | None = None,
     steps: Steps = no_progress,
     engine: Engine = LOCAL,
@@ -569,7 +714,7 @@ def judge(
         pairs = [pair for pair in pairs if pair[0] in kept or pair[0] not in every]  # an unknown query is still an error
     options = JudgeOptions(
         model=model, layer=layer, idf=idf, rescale=rescale, window=window, overlap=overlap, baseline_pairs=baseline_pairs, seed=seed,
-        cache_dir=None if cache in (None, True, False) else str(cache), use_cache=cache is not False,
+        null_sample=null_sample, cache_dir=None if cache in (None, True, False) else str(cache), use_cache=cache is not False,
     )
     partial = f"{output}.partial" if output is not None and str(output) != STDIO else None
     result = judge_pairs(chunks, items, pairs, options, partial, steps,

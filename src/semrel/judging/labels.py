@@ -1,33 +1,136 @@
-"""Judgments to qrels: one threshold gives binary labels, several give grades; no model is loaded.
+"""Judgments to qrels: the label rules, in one place; no model is loaded.
 
-A pair's grade is the number of thresholds its score reaches (score >= threshold), so a pair
-below every threshold is written as judged non-relevant (0) rather than left out, and
-Judged@k stays meaningful.
+Two rules, both "grade = number of thresholds a score reaches (score >= threshold)", so a pair
+below every threshold is written as judged non-relevant (0) rather than left out, and Judged@k
+stays meaningful:
 
-The defaults (recall; threshold 0.70; grades 0.60,0.70,0.80 on raw all-MiniLM-L6-v2 scores) come
-from bench/labels.py (docs/judge.md, "Label quality"): on COVID-QA (short answers, 150-word
-chunks) recall separates gold chunks far better (AUC 0.963) than F (0.786) or P (0.715) and its
-kappa against gold peaks at 0.707; on PubMedQA (long answers) R is within 0.011 of the best
-component but peaks at 0.53, so long answers call for `semrel calibrate`.
+* the probability rule (the default): thresholds on `p`, the probability of relevance the judge
+  writes for every pair (`ProbabilityRule`). Binary: p >= CUT. Graded (0..3): the cuts GRADE_CUTS
+  (CUT/2, CUT, CUT + (1 - CUT)/2). A calibration from `semrel calibrate` maps p through
+  sigmoid(slope * logit(p) + shift) first, which is the same as moving the thresholds on p, so
+  the labels' manifest records the thresholds on the judge's own p as well.
+* the threshold rule: thresholds on one BERTScore component, P, R or F (`ThresholdRule`;
+  `semrel label --threshold/--grades --on`), as before; judgments written without p (older
+  semrel) are labelled with it, R >= 0.70.
+
+The probability model (docs/judge.md, "Label quality"; bench/labels.py re-fits and evaluates it)
+is a logistic regression on label-free features the judge computes per pair (FEATURES):
+
+    relR     (R - mean null R) / max(best pooled R - mean null R, 1e-3)   best pooled R: the query's best judged pair
+    R_max    R - max null R;   F_max  F - max null F;   P_max  P - max null P
+    own      share of the reference's tokens on which this chunk's best cosine is within 0.02 of the
+             best any judged chunk of the query reaches for that token (best reference)
+    lenratio ln(reference tokens / chunk tokens)
+    p = sigmoid(intercept + b . [relR, R_max, own, F_max, P_max, lenratio, P_max * lenratio])
+
+with "null" = the NULL_SAMPLE (25) corpus chunks with the smallest seeded hash of their id (seed 0),
+minus the query's judged chunks, scored against the query's reference(s). The research proposed
+100; refitted at 10, 25 and 100 the model reaches the same worst margins and calibration, and 25
+costs a quarter of the matching. The coefficients differ
+with whether the query's gold chunks were judged (`with_gold`: the golden set lists gold for it,
+so the judge adds its gold pairs): relR and own assume the pool's best chunk is relevant, which
+gold pairs make likely and retrieval alone does not.
+
+Where the numbers come from: all-MiniLM-L6-v2, layer 6, no idf, 512-token windows (the shipped
+judge settings), the 8 development sets of bench/labels.py (300 questions each, sampled with seed
+0: COVID-QA at 150/300-word chunks, with a long reference and with multi-chunk answers; PubMedQA
+with the long answer and with its first sentence; MS MARCO with its own passages and with BM25 over
+all of them). WITH_GOLD was fitted on the 43,345 pooled pairs (BM25 top 20 + gold, MS MARCO: the
+query's own passages) and WITHOUT_GOLD on the 42,507 retrieved pairs of the same sets (gold not
+added), scikit-learn LogisticRegression(C=100), each set weighted equally. CUT maximises the worst
+margin, over the 8 sets x 2 conditions, of kappa against gold minus the best kappa a threshold on
+raw R reaches on that set (in-sample -0.100, leave-one-family-out -0.226: both on COVID-QA with
+a long reference and no gold; docs/judge.md has every figure). One model per condition with one
+shared cut was chosen over the research's single model fitted with gold (worst margins across both
+conditions -0.254 in-sample / -0.316 LODO, at N = 100) and one model fitted on both conditions
+(-0.121 / -0.276 at N = 100; -0.123 / -0.269 at N = 25).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import UsageError
-from ..formats.judgments import COMPONENTS, read_judgments
+from ..errors import UsageError, ValidationError
+from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, read_judgments  # noqa: F401  (COMPONENTS: re-exported)
 from ..formats.manifest import read_params, write_manifest
 from ..formats.trec import write_qrels
 from ..records import Judgment, Qrels
 
+# ---------------------------------------------------------------- the threshold rule (on P, R or F)
 DEFAULT_COMPONENT = "R"
 DEFAULT_THRESHOLD = 0.70
 DEFAULT_GRADES = (0.60, 0.70, 0.80)
+
+# ---------------------------------------------------------------- the probability rule (on p)
+NULL_SAMPLE = 25  # corpus chunks in the judge's null sample (seeded hash order, seed = the judge's --seed)
+OWN_MARGIN = 0.02  # a token is the chunk's "own" when its best cosine is within this of the pool's best
+FEATURES = ("relR", "R_max", "own", "F_max", "P_max", "lenratio")  # the model adds P_max * lenratio
+WITH_GOLD_FLAG = "with_gold"  # the feature that picks the coefficients: 1 when the query's gold chunks were judged
+
+
+@dataclass(frozen=True)
+class Coefficients:
+    """A logistic model on FEATURES and P_max * lenratio."""
+
+    intercept: float
+    weights: tuple[float, ...]  # FEATURES, then the interaction P_max * lenratio
+
+    def logit(self, x: np.ndarray) -> np.ndarray:
+        """x: (pairs, len(FEATURES)) in FEATURES order."""
+        x = np.asarray(x, dtype=np.float64).reshape(-1, len(FEATURES))
+        design = np.column_stack([x, x[:, FEATURES.index("P_max")] * x[:, FEATURES.index("lenratio")]])
+        return self.intercept + design @ np.asarray(self.weights, dtype=np.float64)
+
+    def to_json(self) -> dict:
+        return {"intercept": self.intercept, **dict(zip((*FEATURES, "P_max*lenratio"), self.weights))}
+
+
+# Fitted with the query's gold pairs in the pool (the golden set lists gold chunks): 43,345 pairs.
+WITH_GOLD = Coefficients(-4.583723256187483, (5.626467805996409, -0.28079325468656646, 3.43592277526067, -0.23492503256448757,
+                                               -0.43135334852653007, 0.7541326273821172, 1.3377496431148554))
+# Fitted on retrieved pairs only (no gold chunks known for the query): 42,507 pairs.
+WITHOUT_GOLD = Coefficients(-5.708949840446439, (4.965120322398585, -1.881699223191277, 2.9849322372980844, 14.928369905733149,
+                                                  -8.712622147672064, 0.33104541171674173, 3.281560294953683))
+CUT = 0.40  # binary label: p >= CUT
+
+
+def grade_cuts(cut: float) -> tuple[float, float, float]:
+    """Grades 1, 2, 3 start at cut/2, cut and cut + (1 - cut)/2: halfway to 0 and to 1 around the binary cut."""
+    return (cut / 2, cut, cut + (1 - cut) / 2)
+
+
+GRADE_CUTS = grade_cuts(CUT)
+
+
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z, dtype=np.float64)))  # no overflow warnings for large |z|
+
+
+def logit(p: np.ndarray | float, eps: float = 1e-9) -> np.ndarray:
+    q = np.clip(np.asarray(p, dtype=np.float64), eps, 1 - eps)
+    return np.log(q) - np.log1p(-q)
+
+
+def probability(features: np.ndarray, with_gold: np.ndarray | bool) -> np.ndarray:
+    """p for rows of FEATURES; `with_gold` (per row or for all) picks WITH_GOLD or WITHOUT_GOLD."""
+    x = np.asarray(features, dtype=np.float64).reshape(-1, len(FEATURES))
+    gold = np.broadcast_to(np.asarray(with_gold, dtype=bool), (len(x),))
+    return np.where(gold, sigmoid(WITH_GOLD.logit(x)), sigmoid(WITHOUT_GOLD.logit(x)))
+
+
+def model_params() -> dict:
+    """The probability model, for manifests."""
+    return {"features": [*FEATURES, "P_max*lenratio"], "with_gold": WITH_GOLD.to_json(), "without_gold": WITHOUT_GOLD.to_json(),
+            "null_sample": NULL_SAMPLE, "own_margin": OWN_MARGIN,
+            "fitted_on": "bench/labels.py development sets (8 x 300 questions, seed 0), all-MiniLM-L6-v2 layer 6, no idf"}
+
+
+# ---------------------------------------------------------------- thresholds
 
 
 def parse_thresholds(text: str) -> tuple[float, ...]:
@@ -55,45 +158,300 @@ def reached(scores: np.ndarray, thresholds: Sequence[float]) -> np.ndarray:
     return np.searchsorted(np.asarray(thresholds, dtype=np.float64), scores, side="right")
 
 
+def has_probability(judgments: Sequence[Judgment]) -> bool:
+    """Whether every judgment carries the judge's p (judgments from an older semrel do not)."""
+    return bool(judgments) and all(j.p is not None for j in judgments)
+
+
+def score_values(judgments: Sequence[Judgment], on: str) -> np.ndarray:
+    """The `on` score (p, P, R or F) of each judgment; p missing is an error naming the fix."""
+    if on not in SCORES:
+        raise UsageError(f"--on {on!r}: choose one of {', '.join(SCORES)}")
+    if on == PROBABILITY:
+        missing = sum(j.p is None for j in judgments)
+        if missing:
+            raise ValidationError(f"{missing} of {len(judgments)} judgments hold no probability p (written by an older "
+                                  "semrel judge): re-run `semrel judge`, or label on P, R or F")
+    return np.array([getattr(j, on) for j in judgments], dtype=np.float64)
+
+
+# ---------------------------------------------------------------- the rules
+
+
+@dataclass(frozen=True)
+class ThresholdRule:
+    """Grade = number of `thresholds` the score `on` (P, R, F, or p) reaches."""
+
+    on: str = DEFAULT_COMPONENT
+    thresholds: tuple[float, ...] = (DEFAULT_THRESHOLD,)
+    name = "threshold"
+
+    def __post_init__(self) -> None:
+        if self.on not in SCORES:
+            raise UsageError(f"--on {self.on!r}: choose one of {', '.join(SCORES)}")
+        object.__setattr__(self, "thresholds", check_thresholds(self.thresholds))
+
+    @property
+    def judge_thresholds(self) -> tuple[float, ...]:
+        """The thresholds on the judgments' own score `on` (for review, reports, sensitivity)."""
+        return self.thresholds
+
+    def grades(self, judgments: Sequence[Judgment]) -> np.ndarray:
+        return reached(score_values(judgments, self.on), self.thresholds)
+
+    def describe(self) -> str:
+        return f"{self.on} >= {self.thresholds[0]:g}" if len(self.thresholds) == 1 else \
+            f"grades by {self.on} at {', '.join(f'{t:g}' for t in self.thresholds)}"
+
+    def params(self) -> dict:
+        return {"rule": self.name, "on": self.on, "thresholds": list(self.thresholds),
+                "labels": "graded" if len(self.thresholds) > 1 else "binary",
+                "grade": "number of thresholds reached (score >= threshold)"}
+
+
+@dataclass(frozen=True)
+class ProbabilityRule:
+    """Grade = number of cuts the (calibrated) probability reaches: one cut (binary) or GRADE_CUTS-style three.
+
+    The calibration maps the judge's p to sigmoid(slope * logit(p) + shift); slope > 0 keeps the
+    order, so the labels equal thresholds on the judge's own p (`judge_thresholds`).
+    """
+
+    graded: bool = False
+    cut: float = CUT
+    slope: float = 1.0
+    shift: float = 0.0
+    calibration: Mapping[str, Any] | None = None  # how slope and shift were fitted (from `semrel calibrate`)
+    name = "probability"
+    on = PROBABILITY
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.cut < 1.0:
+            raise UsageError(f"the cut on p must be between 0 and 1, got {self.cut:g}")
+        if not (math.isfinite(self.slope) and self.slope > 0 and math.isfinite(self.shift)):
+            raise UsageError(f"calibration slope must be a positive number and shift finite, got {self.slope:g}, {self.shift:g}")
+
+    @property
+    def thresholds(self) -> tuple[float, ...]:
+        """The cuts on the calibrated probability."""
+        return grade_cuts(self.cut) if self.graded else (self.cut,)
+
+    @property
+    def judge_thresholds(self) -> tuple[float, ...]:
+        """The same cuts moved to the judge's own p: p' >= c  <=>  p >= sigmoid((logit(c) - shift) / slope)."""
+        return tuple(float(sigmoid((logit(c) - self.shift) / self.slope)) for c in self.thresholds)
+
+    def calibrated(self, p: np.ndarray) -> np.ndarray:
+        return sigmoid(self.slope * logit(p) + self.shift) if (self.slope, self.shift) != (1.0, 0.0) else np.asarray(p, float)
+
+    def grades(self, judgments: Sequence[Judgment]) -> np.ndarray:
+        return reached(score_values(judgments, PROBABILITY), self.judge_thresholds)
+
+    def describe(self) -> str:
+        what = f"p >= {self.cut:g}" if not self.graded else f"grades by p at {', '.join(f'{t:g}' for t in self.thresholds)}"
+        return what + (f" (calibrated: slope {self.slope:.3g}, shift {self.shift:+.3g})" if self.is_calibrated else "")
+
+    @property
+    def is_calibrated(self) -> bool:
+        return bool(self.calibration) or (self.slope, self.shift) != (1.0, 0.0)
+
+    def params(self) -> dict:
+        return {"rule": self.name, "on": PROBABILITY, "thresholds": [float(t) for t in self.judge_thresholds],
+                "cut": self.cut, "cuts": list(self.thresholds), "labels": "graded" if self.graded else "binary",
+                "grade": "number of cuts the calibrated p reaches; thresholds: the same cuts on the judge's p",
+                "calibration": {"slope": self.slope, "shift": self.shift, **(self.calibration or {})} if self.is_calibrated else None,
+                "model": model_params()}
+
+
+Rule = ThresholdRule | ProbabilityRule
+
+
+def rule_from_params(params: Mapping[str, Any], where: str = "manifest") -> Rule:
+    """The rule a labels manifest (or a calibration file) records, so new judgments can be labelled
+    alike (e.g. `semrel eval` filling holes). Old manifests ({"on", "thresholds"}) give a ThresholdRule."""
+    try:
+        if params.get("rule") == ProbabilityRule.name:
+            calibration = dict(params.get("calibration") or {})
+            slope, shift = float(calibration.pop("slope", 1.0)), float(calibration.pop("shift", 0.0))
+            return ProbabilityRule(graded=params.get("labels") == "graded", cut=float(params.get("cut", CUT)), slope=slope, shift=shift,
+                                   calibration=calibration or None)
+        return ThresholdRule(str(params.get("on", DEFAULT_COMPONENT)), tuple(float(t) for t in params["thresholds"]))
+    except (KeyError, TypeError, ValueError):
+        raise ValidationError(f"{where}: no label rule recorded (expected \"rule\" with its parameters, "
+                              "or \"on\" and \"thresholds\")") from None
+
+
 def label_judgments(judgments: Sequence[Judgment], on: str, thresholds: Sequence[float]) -> Qrels:
-    """Qrels with one row per judged pair, graded by how many thresholds `on` (P, R or F) reaches."""
-    if on not in COMPONENTS:
-        raise UsageError(f"--on {on!r}: choose one of P, R, F")
-    values = check_thresholds(thresholds)
-    scores = np.array([getattr(j, on) for j in judgments], dtype=np.float64)
-    return Qrels.from_columns([j.query_id for j in judgments], [j.chunk_id for j in judgments], reached(scores, values))
+    """Qrels with one row per judged pair, graded by how many thresholds `on` (p, P, R or F) reaches."""
+    return apply_rule(judgments, ThresholdRule(on, tuple(thresholds)))
 
 
-def label(
+def apply_rule(judgments: Sequence[Judgment], rule: Rule) -> Qrels:
+    """Qrels with one row per judged pair, graded by `rule`."""
+    return Qrels.from_columns([j.query_id for j in judgments], [j.chunk_id for j in judgments], rule.grades(judgments))
+
+
+def relabel(judgments: Sequence[Judgment], params: Mapping[str, Any]) -> Qrels:
+    """Qrels for `judgments` by the rule recorded in a labels manifest's params (one call for hole filling)."""
+    return apply_rule(judgments, rule_from_params(params))
+
+
+def choose_rule(judgments: Sequence[Judgment], on: str | None = None, threshold: float | None = None,
+                grades: Sequence[float] | None = None, graded: bool = False, calibration: Rule | None = None,
+                warn: Callable[[str], None] | None = None) -> Rule:
+    """The rule the options ask for: --threshold/--grades (on --on, default R): the threshold rule;
+    --calibration: the calibrated rule; else the probability rule, or R >= 0.70 for judgments without p."""
+    if threshold is not None and grades is not None:
+        raise UsageError("give either --threshold (binary labels) or --grades (graded), not both")
+    if calibration is not None and (threshold is not None or grades is not None):
+        raise UsageError("--calibration sets the rule: give it without --threshold or --grades")
+    if threshold is not None or grades is not None:
+        if graded:
+            raise UsageError("--graded grades by p: give it without --threshold or --grades (which set thresholds on --on)")
+        return ThresholdRule(on or DEFAULT_COMPONENT, (threshold,) if threshold is not None else tuple(grades or ()))
+    if calibration is not None:
+        if isinstance(calibration, ProbabilityRule):
+            calibration = ProbabilityRule(graded or calibration.graded, calibration.cut, calibration.slope, calibration.shift,
+                                          calibration.calibration)
+        elif graded:
+            raise UsageError("--graded grades by p; this calibration holds thresholds on a component")
+        if on is not None and calibration.on != on:
+            raise UsageError(f"--on {on} does not match the calibration, which is on {calibration.on}")
+        return calibration
+    if on not in (None, PROBABILITY):
+        return ThresholdRule(on, (DEFAULT_THRESHOLD,) if not graded else DEFAULT_GRADES)
+    if not has_probability(judgments):
+        fallback = ThresholdRule(DEFAULT_COMPONENT, DEFAULT_GRADES if graded else (DEFAULT_THRESHOLD,))
+        if warn and judgments:
+            warn(f"the judgments hold no probability p (written by an older semrel judge): labelled with the threshold rule "
+                 f"{fallback.describe()}; re-run `semrel judge` for the probability rule")
+        return fallback
+    return ProbabilityRule(graded=graded)
+
+
+# ---------------------------------------------------------------- warnings
+
+GOLD_SHARE_WARNING = 0.80  # warn when fewer gold chunks than this share are labelled relevant
+NO_RELEVANT_WARNING = 0.10  # warn when more queries than this share have no relevant label
+
+
+def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.ndarray, rule: Rule, judgments_path: str | None = None,
+                   gold_pairs: set[tuple[str, str]] | None = None) -> list[str]:
+    """Signs that the labels look wrong, each with what to do: gold chunks left non-relevant (the
+    pairs the judge marked source `gold`, or `gold_pairs`), queries with no relevant pair, and a
+    golden set without gold chunks."""
+    notes: list[str] = []
+    if not len(judgments):
+        return notes
+    judged = judgments_path or "JUDGMENTS"
+    review = (f"review about 100 pairs (`semrel review start`, docs/review.md), then refit on them with `semrel calibrate {judged} "
+              f"REVIEWED -o cal.json` and label with `semrel label {judged} --calibration cal.json`")
+    grades = np.asarray(grades)
+    gold = np.array([(j.query_id, j.chunk_id) in gold_pairs if gold_pairs is not None else "gold" in j.source.split(",")
+                     for j in judgments])
+    if gold.any():
+        share = float((grades[gold] > 0).mean())
+        if share < GOLD_SHARE_WARNING:
+            notes.append(f"only {share:.0%} of the {int(gold.sum())} gold chunks are labelled relevant by {rule.describe()} "
+                         f"(expected {GOLD_SHARE_WARNING:.0%} or more where the rule fits the data): the labels likely miss "
+                         f"relevant chunks; {review}")
+    relevant: dict[str, bool] = {}
+    for j, g in zip(judgments, grades.tolist()):
+        relevant[j.query_id] = relevant.get(j.query_id, False) or g > 0
+    empty = [q for q, r in relevant.items() if not r]
+    if empty and len(empty) > NO_RELEVANT_WARNING * len(relevant):
+        notes.append(f"{len(empty)} of {len(relevant)} queries have no pair labelled relevant (e.g. {empty[0]!r}): "
+                     f"either their pools miss the answer or {rule.describe()} is too strict for this data; {review}")
+    with_gold = [j.features.get(WITH_GOLD_FLAG) for j in judgments if j.features]
+    if isinstance(rule, ProbabilityRule) and with_gold and not any(with_gold) and not gold.any():
+        notes.append("the golden set lists no gold chunks: p assumes each query's best judged chunk is relevant, which "
+                     f"retrieval alone does not ensure (kappa fell to 0.84 where 0.94 was possible on a development set); {review}")
+    return notes
+
+
+# ---------------------------------------------------------------- the command's library side
+
+
+@dataclass(frozen=True)
+class Labelled:
+    qrels: Qrels
+    rule: Rule
+    warnings: list[str]
+
+
+def label_with_rule(
     judgments: str | os.PathLike | Iterable[Judgment],
     output: str | os.PathLike | None = None,
     *,
-    on: str = DEFAULT_COMPONENT,
+    on: str | None = None,
     threshold: float | None = None,
     grades: Sequence[float] | None = None,
-) -> Qrels:
-    """Binary (`threshold`) or graded (`grades`) qrels from judgments (the Python side of `semrel label`).
-
-    With neither, the default threshold applies. With `output`, the qrels are written atomically
-    with a manifest recording the component, the thresholds and the judge's own settings.
-    """
-    if threshold is not None and grades is not None:
-        raise UsageError("give either --threshold (binary labels) or --grades (graded), not both")
-    thresholds = check_thresholds(grades if grades is not None else (DEFAULT_THRESHOLD if threshold is None else threshold,))
+    graded: bool = False,
+    calibration: str | os.PathLike | Rule | None = None,
+) -> Labelled:
+    """`label` returning the rule used and the warnings too (see `label`)."""
     source: str | None = None
     if isinstance(judgments, (str, os.PathLike)):
         source = str(judgments)
         rows = read_judgments(source)
     else:
         rows = list(judgments)
-    qrels = label_judgments(rows, on, thresholds)
+    notes: list[str] = []
+    loaded = read_calibration(calibration) if isinstance(calibration, (str, os.PathLike)) else calibration
+    rule = choose_rule(rows, on, threshold, grades, graded, loaded, notes.append)
+    qrels = apply_rule(rows, rule)
+    notes += label_warnings(rows, qrels.relevance, rule, source)
     if output is not None:
         write_qrels(qrels, output)
-        counts = np.bincount(qrels.relevance, minlength=len(thresholds) + 1)
-        write_manifest(output, inputs=[source] if source else [], rows=len(qrels), params={
-            "on": on, "thresholds": list(thresholds), "labels": "graded" if len(thresholds) > 1 else "binary",
-            "rule": "grade = number of thresholds reached (score >= threshold)",
-            "grade_counts": {str(g): int(n) for g, n in enumerate(counts)},
-            "judge": read_params(source) if source else None,
-        })
-    return qrels
+        counts = np.bincount(qrels.relevance, minlength=len(rule.thresholds) + 1)
+        write_manifest(output, inputs=[p for p in (source, calibration if isinstance(calibration, (str, os.PathLike)) else None) if p],
+                       rows=len(qrels), params={
+                           **rule.params(), "grade_counts": {str(g): int(n) for g, n in enumerate(counts)},
+                           "warnings": notes, "judge": read_params(source) if source else None})
+    return Labelled(qrels, rule, notes)
+
+
+def label(
+    judgments: str | os.PathLike | Iterable[Judgment],
+    output: str | os.PathLike | None = None,
+    *,
+    on: str | None = None,
+    threshold: float | None = None,
+    grades: Sequence[float] | None = None,
+    graded: bool = False,
+    calibration: str | os.PathLike | Rule | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> Qrels:
+    """Qrels from judgments (the Python side of `semrel label`).
+
+    Default: the probability rule, binary (p >= CUT), or graded 0..3 with `graded`; judgments without
+    p (older semrel) get R >= 0.70 instead. `threshold` (binary) or `grades` (increasing thresholds)
+    on `on` (P, R, F or p; default R) give the threshold rule. `calibration`: a file written by
+    `semrel calibrate -o` (or a rule). With `output`, the qrels are written atomically with a
+    manifest recording the rule and its parameters, the warnings and the judge's settings.
+    `warn` receives each warning (labels that look wrong, the fallback for old judgments).
+    """
+    result = label_with_rule(judgments, output, on=on, threshold=threshold, grades=grades, graded=graded, calibration=calibration)
+    for message in result.warnings:
+        if warn:
+            warn(message)
+    return result.qrels
+
+
+def read_calibration(path: str | os.PathLike) -> Rule:
+    """The rule in a file written by `semrel calibrate -o`: {"rule": "probability", "cut", "calibration": {slope,
+    shift}, ...}, or {"on": "R", "thresholds": [...]} for a calibration of thresholds on a component."""
+    import json
+    from pathlib import Path
+
+    from ..errors import SemrelError
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SemrelError(f"{path}: no such file (check the path)") from None
+    except (ValueError, UnicodeDecodeError):
+        raise SemrelError(f"{path}: not JSON; expected the file `semrel calibrate -o` writes") from None
+    if not isinstance(data, dict):
+        raise SemrelError(f"{path}: expected a JSON object, as `semrel calibrate -o` writes")
+    return rule_from_params(data, str(path))

@@ -16,24 +16,27 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from .. import __version__
 from ..analysis.compare import compare_evaluations, legend, tests_table
 from ..analysis.lift import changes_table, lift, lift_table
+from ..analysis.sensitivity import cliff_warnings
 from ..analysis.significance import StatSettings
-from ..errors import FormatError, UsageError
+from ..errors import FormatError, SemrelError, UsageError
 from ..evaluation.files import evaluate_files
 from ..evaluation.measures import Measure, parse_measures
 from ..formats import read_qrels, read_run
 from ..formats.corpus import read_corpus, read_golden
 from ..formats.files import atomic_writer, display_name, read_text
 from ..formats.jsonl import loads, read_jsonl, require
-from ..formats.judgments import COMPONENTS, read_judgments
+from ..formats.judgments import PROBABILITY, SCORES, read_judgments
 from ..formats.manifest import read_params, write_manifest
 from ..formats.tables import Table, cell_text
 from ..golden.validate import golden_stats, stats_tables
+from ..judging.labels import ThresholdRule, label_warnings, rule_from_params
 from ..progress import Steps, no_progress
 from ..records import GoldenItem, Judgment
 from ..resources import template_dir
@@ -73,6 +76,8 @@ class ReportInputs:
     depth: int | None = None
     top: int = 10
     sensitivity: Sequence[SensitivityPoint] = ()
+    sensitivity_on: str | None = None  # the score the curves swept and the threshold they chose (their manifest)
+    sensitivity_at: float | None = None
     agreement: Mapping[str, Any] | None = None
     title: str = "semrel report"
     places: int = 4
@@ -120,7 +125,7 @@ def _signature(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None) -> 
     judge = (read_params(inputs.judgments) if inputs.judgments else None) or labelled.get("judge")
     judge = judge if isinstance(judge, dict) else None
     recorded_on = labelled.get("on")
-    component = inputs.on or (recorded_on if isinstance(recorded_on, str) and recorded_on in COMPONENTS else "R")
+    component = inputs.on or (recorded_on if isinstance(recorded_on, str) and recorded_on in SCORES else "R")
     recorded = labelled.get("thresholds")
     if not isinstance(recorded, list) or not all(isinstance(t, (int, float)) for t in recorded):
         recorded = []
@@ -137,6 +142,8 @@ def _signature(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None) -> 
         rescaling += f" (baseline: {baseline['source']})"
     lines = [("model", get("model")), ("layer", get("layer")), ("idf", get("idf")), ("rescaling", rescaling),
              ("component", component), ("thresholds", ", ".join(f"{t:g}" for t in thresholds) or "none given")]
+    if labelled.get("rule"):
+        lines.append(("label rule", str(labelled["rule"]) + (" (calibrated)" if labelled.get("calibration") else "")))
     return lines, judge, component, thresholds
 
 
@@ -230,6 +237,40 @@ def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]
             "range": f"{thresholds[0]:g} to {thresholds[-1]:g}", "steps": len(thresholds)}
 
 
+def _label_warnings(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None, judged: list[Judgment] | None,
+                    golden: list[GoldenItem] | None) -> list[str]:
+    """Signs the labels look wrong (semrel.judging.labels.label_warnings): from the judgments and the
+    qrels' grades of them when both are given, else as `semrel label` recorded them in the manifest."""
+    params = qrels_params or {}
+    if judged is not None and inputs.qrels:
+        grades = read_qrels(inputs.qrels).to_dict()
+        try:
+            rule = rule_from_params(params)
+        except SemrelError:
+            rule = ThresholdRule()
+        gold = {(g.query_id, c) for g in golden for c in g.gold_chunk_ids} if golden is not None else None
+        return label_warnings(judged, [grades.get(j.query_id, {}).get(j.chunk_id, 0) for j in judged], rule, inputs.judgments, gold)
+    recorded = params.get("warnings")
+    return [str(m) for m in recorded] if isinstance(recorded, list) else []
+
+
+def _cliffs(inputs: ReportInputs, component: str, thresholds: list[float]) -> list[str]:
+    """Warnings where the chosen threshold sits on a cliff of the sensitivity curves."""
+    at = inputs.sensitivity_at if inputs.sensitivity_at is not None else (thresholds[0] if len(thresholds) == 1 else None)
+    if at is None:
+        return []
+    grid = sorted({p.threshold for p in inputs.sensitivity})
+    runs = list(dict.fromkeys(p.run for p in inputs.sensitivity))
+    measures = list(dict.fromkeys(p.measure for p in inputs.sensitivity))
+    values = np.full((len(grid), len(runs), len(measures)), np.nan)
+    where = {t: k for k, t in enumerate(grid)}
+    for p in inputs.sensitivity:
+        values[where[p.threshold], runs.index(p.run), measures.index(p.measure)] = p.value
+    if not np.isfinite(values).all():  # curves with holes: no judgement
+        return []
+    return cliff_warnings(grid, runs, measures, values, at, inputs.sensitivity_on or component)
+
+
 def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
     """Nested key/values as ('a.b', text) rows (lists of objects numbered from 1), numbers shown to 4 decimals."""
     if isinstance(value, Mapping):
@@ -318,8 +359,8 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         raise UsageError("runs need qrels: give QRELS first")
     if inputs.gold_qrels and not inputs.runs:
         raise UsageError("--gold-qrels scores the runs a second time: give QRELS and runs")
-    if inputs.on is not None and inputs.on not in COMPONENTS:
-        raise UsageError(f"--on {inputs.on!r}: choose one of P, R, F")
+    if inputs.on is not None and inputs.on not in SCORES:
+        raise UsageError(f"--on {inputs.on!r}: choose one of {', '.join(SCORES)}")
     qrels_params = read_params(inputs.qrels) if inputs.qrels else None
     lines, judge, component, thresholds = _signature(inputs, qrels_params)
     page = _Page(inputs.title, _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), lines,
@@ -334,9 +375,14 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         with steps("report: golden set statistics", 0):
             counts, lengths = stats_tables(golden_stats(golden, read_corpus(inputs.corpus) if inputs.corpus else None))
             page.sections["golden"] = {"counts": _html_table(counts, 0), "lengths": _html_table(lengths, 1)}
-    if inputs.judgments:
+    judged = read_judgments(inputs.judgments) if inputs.judgments else None
+    for message in _label_warnings(inputs, qrels_params, judged, golden):
+        note(message)
+    if judged is not None:
+        if component == PROBABILITY and not all(j.p is not None for j in judged):  # judgments from an older semrel
+            component, thresholds = "R", []
         with steps("report: judge score distributions", 0):
-            page.sections["scores"] = _score_section(read_judgments(inputs.judgments), golden, component, thresholds)
+            page.sections["scores"] = _score_section(judged, golden, component, thresholds)
     if inputs.runs and inputs.qrels:  # runs without qrels were refused above
         with steps(f"report: evaluating and testing {len(inputs.runs)} runs", 0):
             page.sections["metrics"] = _metric_section(inputs, note)
@@ -348,6 +394,8 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     if inputs.sensitivity:
         with steps("report: threshold sensitivity", 0):
             page.sections["sensitivity"] = _sensitivity_section(inputs.sensitivity, thresholds)
+        for message in _cliffs(inputs, component, thresholds):
+            note(message)
     if inputs.agreement is not None:
         page.sections["agreement"] = _agreement_section(inputs.agreement, inputs.gold_qrels)
     if not any(page.sections.values()):

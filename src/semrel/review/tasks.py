@@ -8,16 +8,14 @@ import os
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
-
 from ..errors import SemrelError, UsageError, ValidationError
 from ..formats import read_qrels
 from ..formats.corpus import read_corpus, read_golden
 from ..formats.files import read_text
 from ..formats.jsonl import loads
-from ..formats.judgments import COMPONENTS, read_judgments
+from ..formats.judgments import SCORES, read_judgments
 from ..formats.manifest import manifest_path, read_params
-from ..judging.labels import reached
+from ..judging.labels import reached, score_values
 from .order import distance_to_threshold
 
 
@@ -52,7 +50,8 @@ def text_hash(query: str, answers: Sequence[str], chunk: str) -> str:
 
 @dataclass(frozen=True)
 class Labelling:
-    """Which judge score is thresholded, and where: grade = number of thresholds reached."""
+    """Which judge score is thresholded (p for the probability rule: its cuts moved to the judge's
+    p where a calibration applies), and where: grade = number of thresholds reached."""
 
     on: str
     thresholds: tuple[float, ...]
@@ -66,8 +65,9 @@ class Labelling:
 
 
 def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | None = None) -> Labelling:
-    """The labelling from `--on` and `--thresholds` (comma-separated numbers, or a thresholds.json
-    written by `semrel calibrate`); else from the labels file's manifest, where it records them."""
+    """The labelling from `--on` and `--thresholds` (comma-separated numbers, or the file `semrel
+    calibrate -o` writes); else from the labels file's manifest, where `semrel label` records its
+    rule as thresholds on one score (p for the probability rule)."""
     if thresholds and thresholds.endswith(".json"):
         return labelling_from_json(thresholds, on)
     if thresholds:
@@ -88,13 +88,13 @@ def labelling_from_json(path: str, on: str | None = None) -> Labelling:
     try:
         values = tuple(float(t) for t in data["thresholds"])
     except (ValueError, KeyError, TypeError):
-        raise SemrelError(f"{path}: expected {{\"on\": \"R\", \"thresholds\": [numbers]}}") from None
+        raise SemrelError(f"{path}: expected {{\"on\": \"p\", \"thresholds\": [numbers]}}, as `semrel calibrate -o` writes") from None
     return checked_labelling(on or str(data.get("on", "R")), values, path)
 
 
 def checked_labelling(on: str, thresholds: tuple[float, ...], where: str) -> Labelling:
-    if on not in COMPONENTS:
-        raise UsageError(f"{where}: the thresholded score must be one of {', '.join(COMPONENTS)}, not {on!r}")
+    if on not in SCORES:
+        raise UsageError(f"{where}: the thresholded score must be one of {', '.join(SCORES)}, not {on!r}")
     if not thresholds or list(thresholds) != sorted(set(thresholds)):
         raise UsageError(f"{where}: thresholds must be increasing and distinct (got {list(thresholds)})")
     return Labelling(on, thresholds)
@@ -112,7 +112,7 @@ def load_tasks(
     proposed = read_qrels(labels_path).to_dict()
     chunks = {c.id: c.text for c in read_corpus(corpus_path)}
     golden = {g.query_id: g for g in read_golden(golden_path)}
-    scores = np.array([getattr(j, labelling.on) for j in judgments])
+    scores = score_values(judgments, labelling.on)
     grades, distance = reached(scores, labelling.thresholds), distance_to_threshold(scores, labelling.thresholds)
     tasks = []
     for j, grade, gap in zip(judgments, grades.tolist(), distance.tolist()):
