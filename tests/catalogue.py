@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import resource
 import signal
 import subprocess
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import semrel
+from helpers import message_lines
 
 SRC = str(Path(semrel.__file__).resolve().parents[1])
 
@@ -111,15 +111,13 @@ def fenced(args: list[str], cwd: Path, memory_gb: float = 3.0, file_bytes: int |
     return Outcome(process.returncode, text, "\n".join(err).strip(), rss)
 
 
-PROGRESS = re.compile(r"semrel: [^:]+: \d+/\d+(, |$)")
-
 
 def refused_cleanly(name: str, outcome: Outcome, before: dict[str, str], after: dict[str, str], *fragments: str,
                     codes: tuple[int, ...] = (1, 2)) -> str:
     """Record and check a refusal: one `semrel: error:` line holding every fragment, an exit code
     in `codes`, no traceback or interpreter noise, and the folder's files as they were (no input
     touched, no output or temp file left). Progress lines ('semrel: chunking: 0/500') may come before it."""
-    lines = [line for line in outcome.stderr.splitlines() if not PROGRESS.match(line)]
+    lines = message_lines(outcome.stderr)
     traceback = "Traceback" in outcome.stderr or "Exception ignored" in outcome.stderr
     modified = any(after.get(k) != v for k, v in before.items())
     TALLY.record(name, refused=True, traceback=traceback, modified=modified)

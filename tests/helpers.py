@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner, Result
@@ -34,3 +35,11 @@ def write(path: Path, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
     return path
+
+
+PROGRESS = re.compile(r"semrel: [^:]+(: [^:]+)?: \d+/\d+(, |$)")
+
+
+def message_lines(stderr: str) -> list[str]:
+    """stderr without the progress lines long work draws ('semrel: judging pairs: 0/453, ...')."""
+    return [line for line in stderr.splitlines() if not PROGRESS.match(line)]

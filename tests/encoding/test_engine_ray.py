@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run
+from helpers import message_lines, run
 
 ray = pytest.importorskip("ray", reason="--engine ray needs the test extra (ray[data])")
 
@@ -108,7 +108,7 @@ def test_unreachable_cluster_is_one_line_within_seconds(sample, address):
     done = semrel_process("judge", "--corpus", sample / "corpus.jsonl", "--golden", sample / "golden.jsonl", "--no-cache",
                           "--engine", "ray", "--ray-address", address, "-o", sample / "never.jsonl", timeout=60)
     assert done.returncode == 1 and done.stdout == ""
-    lines = [line for line in done.stderr.splitlines() if not line.startswith("judge:")]  # progress lines aside
+    lines = message_lines(done.stderr)
     assert len(lines) == 1 and lines[0].startswith(f"semrel: error: --ray-address {address}: cannot reach a Ray cluster there"), done.stderr
     assert time.perf_counter() - started < 40
     assert not (sample / "never.jsonl").exists()
