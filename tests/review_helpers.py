@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from semrel.review.engine import QueueSettings, Session, create_queue
+from semrel.review.store import open_db
+from semrel.review.tasks import Labelling, load_tasks
+
 CHUNKS = {
     "c1": "To fix a flat tyre, remove the wheel and find the puncture.",
     "c2": "Patch the inner tube with glue and a rubber patch, then let it dry.",
@@ -63,3 +67,24 @@ def queued_db(folder: Path, settings=None, labelling=None):
     create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling),
                  labelling, settings or QueueSettings())
     return conn, pool
+
+
+def reviewed_by_two(tmp_path):
+    """alice and bob both grade the three shared tasks (disagreeing on the second); alice grades one more."""
+    pool = write_pool(tmp_path / "pool")
+    labelling = Labelling("R", (0.5,))
+    db = str(tmp_path / "r.sqlite")
+    conn = open_db(db)
+    create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling),
+                 labelling, QueueSettings(overlap=3))
+    alice, bob = Session(conn, "alice"), Session(open_db(db), "bob")
+    pairs = []
+    for grade_a, grade_b in ((1, 1), (1, 0), (0, 0)):
+        task = alice.next_task()
+        alice.grade(task, grade_a)
+        assert bob.next_task().id == task.id
+        bob.grade(task, grade_b)
+        pairs.append(task)
+    extra = alice.next_task()
+    alice.grade(extra, 1 - extra.proposed)
+    return pool, db, pairs, extra

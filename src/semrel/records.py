@@ -223,7 +223,7 @@ class QuerySample:
 
     def __post_init__(self) -> None:
         if self.limit is not None and self.size is not None:
-            raise UsageError("give --limit N (the first N queries) or --sample N (N at random), not both")
+            raise UsageError("give limit= N (the first N queries) or sample= N (N at random), not both")
         for name, value in (("--limit", self.limit), ("--sample", self.size)):
             if value is not None and value < 1:
                 raise UsageError(f"{name} must be at least 1, not {value}")

@@ -115,7 +115,7 @@ def judge_scenario(tmp_path_factory):
 @pytest.fixture(scope="module")
 def export_scenario(tmp_path_factory):
     """A review database with decisions, and derived labels of 80,000 pairs to export."""
-    from test_review_export import reviewed_by_two
+    from review_helpers import reviewed_by_two
 
     data = tmp_path_factory.mktemp("export")
     pool, db, _, _ = reviewed_by_two(data)

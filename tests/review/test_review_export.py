@@ -6,13 +6,10 @@ import json
 
 import pytest
 
-from review_helpers import write_pool
+from review_helpers import reviewed_by_two
 from semrel.errors import UsageError, ValidationError
 from semrel.formats import read_qrels
 from semrel.review.adjudicate import adjudicate, export_reviewed, settle
-from semrel.review.engine import QueueSettings, Session, create_queue
-from semrel.review.store import open_db
-from semrel.review.tasks import Labelling, load_tasks
 
 
 def test_settle_rules():
@@ -29,27 +26,6 @@ def test_strict_lists_conflicts_and_unknown_reviewers_are_refused():
     assert adjudicate({("q1", "c2"): {"a": 1, "b": 1}}, "strict", {"a", "b"}) == {("q1", "c2"): 1}
     with pytest.raises(UsageError, match="not majority, strict or a reviewer"):
         adjudicate(by_pair, "zed", {"a", "b"})
-
-
-def reviewed_by_two(tmp_path):
-    """alice and bob both grade the three shared tasks (disagreeing on the second); alice grades one more."""
-    pool = write_pool(tmp_path / "pool")
-    labelling = Labelling("R", (0.5,))
-    db = str(tmp_path / "r.sqlite")
-    conn = open_db(db)
-    create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling),
-                 labelling, QueueSettings(overlap=3))
-    alice, bob = Session(conn, "alice"), Session(open_db(db), "bob")
-    pairs = []
-    for grade_a, grade_b in ((1, 1), (1, 0), (0, 0)):
-        task = alice.next_task()
-        alice.grade(task, grade_a)
-        assert bob.next_task().id == task.id
-        bob.grade(task, grade_b)
-        pairs.append(task)
-    extra = alice.next_task()
-    alice.grade(extra, 1 - extra.proposed)
-    return pool, db, pairs, extra
 
 
 def test_export_overrides_and_writes_sources(tmp_path):

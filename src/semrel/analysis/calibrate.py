@@ -151,7 +151,7 @@ def fit_probability(p: np.ndarray, relevant: np.ndarray, fit: str = "shift") -> 
     from scipy.optimize import minimize, minimize_scalar
 
     if fit not in PROBABILITY_FITS:
-        raise ValidationError(f"--fit {fit!r}: choose one of {', '.join(PROBABILITY_FITS)}")
+        raise ValidationError(f"fit={fit!r}: choose one of {', '.join(PROBABILITY_FITS)}")
     y = (np.asarray(relevant) > 0).astype(np.float64)
     if not 0 < y.sum() < len(y):
         raise ValidationError(f"the {len(y)} reviewed pairs are all {'relevant' if y.sum() else 'non-relevant'}: a refit needs "

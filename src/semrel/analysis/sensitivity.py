@@ -42,11 +42,11 @@ def threshold_grid(start: float, stop: float, step: float) -> list[float]:
     """start, start + step, ... up to stop (included when the steps reach it), rounded to 10 places
     so that 0.5 + 7 * 0.01 reads 0.57."""
     if not all(math.isfinite(v) for v in (start, stop, step)):
-        raise UsageError("--from, --to and --step must be finite numbers")
+        raise UsageError("start=, stop= and step= must be finite numbers")
     if step <= 0:
-        raise UsageError(f"--step must be greater than 0, got {step:g}")
+        raise UsageError(f"step= must be greater than 0, got {step:g}")
     if stop < start:
-        raise UsageError(f"--from {start:g} is above --to {stop:g}: give the lower threshold first")
+        raise UsageError(f"start={start:g} is above stop={stop:g}: give the lower threshold first")
     count = int(math.floor((stop - start) / step + 1e-9)) + 1
     if count > MAX_THRESHOLDS:
         raise UsageError(f"{count} thresholds from {start:g} to {stop:g} by {step:g}; at most {MAX_THRESHOLDS}: "
@@ -147,7 +147,7 @@ def sensitivity(
         raise UsageError("give at least two runs: a ranking needs two")
     require_distinct_names(names)
     if not math.isfinite(at):
-        raise UsageError("--at must be a finite number")
+        raise UsageError("at= must be a finite number")
     measures = parse_measures(measures)
     grid = list(check_thresholds(thresholds))
     query_ids, chunk_ids, scores = _labelled(judgments, on)

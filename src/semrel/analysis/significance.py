@@ -37,9 +37,9 @@ class StatSettings:
         if self.correction not in CORRECTIONS:
             raise UsageError(f"unknown correction {self.correction!r}; choose one of {', '.join(CORRECTIONS)}")
         if self.permutations < 1 or self.bootstrap < 1:
-            raise UsageError("--permutations and --bootstrap must be at least 1")
+            raise UsageError("permutations= and bootstrap= must be at least 1")
         if not 0 < self.alpha < 1 or not 0 < self.confidence < 1:
-            raise UsageError("--alpha and the confidence level must lie strictly between 0 and 1")
+            raise UsageError("alpha= and the confidence level must lie strictly between 0 and 1")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import contextlib
 import errno
 import importlib
 import os
+import re
 import signal
 import sys
 import threading
@@ -48,7 +49,31 @@ class SemrelCommand(click.Command):
 
         with input_guard(), safe_streams():
             check_command_paths(ctx)
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except SemrelError as exc:
+                exc.args = (in_flags(str(exc), self),)
+                raise
+
+
+_PARAMETER = re.compile(r"\b([a-z][a-z0-9_]*)=(?:'([^'\s]*)'(?=[\s,:;)]|$)|(?=[^=]|$))")
+
+
+def in_flags(message: str, command: click.Command) -> str:
+    """The library names its parameters (`depth=0`, `engine='ray'`); on the command line a message
+    names the options a user typed (`--depth 0`, `--engine ray`)."""
+    flags = {p.name: max(p.opts, key=len) for p in command.params if isinstance(p, click.Option) and p.name}
+
+    def flag(match: re.Match) -> str:
+        name, quoted = match.group(1), match.group(2)
+        if name not in flags:
+            return match.group(0)
+        return f"{flags[name]} {quoted}" if quoted is not None else f"{flags[name]} "
+
+    text = _PARAMETER.sub(flag, message)
+    for space, tight in ((" ,", ","), (" )", ")"), (" :", ":"), ("  ", " ")):
+        text = text.replace(space, tight)
+    return text.strip()
 
 
 class LazyGroup(click.Group):

@@ -44,7 +44,7 @@ class Engine(Protocol):
 def resolve_device(device: str) -> str:
     """cpu or cuda: `auto` takes CUDA when torch sees a GPU; asking for cuda without one is an error."""
     if device not in DEVICES:
-        raise UsageError(f"--device {device!r}: choose one of {', '.join(DEVICES)}")
+        raise UsageError(f"device={device!r}: choose one of {', '.join(DEVICES)}")
     if device == "cpu":
         return "cpu"
     import torch
@@ -52,7 +52,7 @@ def resolve_device(device: str) -> str:
     if torch.cuda.is_available():
         return "cuda"
     if device == "cuda":
-        raise UsageError("--device cuda: torch sees no CUDA device here (torch.cuda.is_available() is False); use auto or cpu")
+        raise UsageError("device='cuda': torch sees no CUDA device here (torch.cuda.is_available() is False); use auto or cpu")
     return "cpu"
 
 
@@ -61,9 +61,9 @@ class LocalEngine:
 
     def __init__(self, device: str = "auto", precision: str = "exact"):
         if device not in DEVICES:
-            raise UsageError(f"--device {device!r}: choose one of {', '.join(DEVICES)}")
+            raise UsageError(f"device={device!r}: choose one of {', '.join(DEVICES)}")
         if precision not in PRECISIONS:
-            raise UsageError(f"--precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+            raise UsageError(f"precision={precision!r}: choose one of {', '.join(PRECISIONS)}")
         self.requested, self.precision = device, precision
         self._device: str | None = "cpu" if device == "cpu" else None  # auto and cuda are resolved when the model first runs
 
@@ -114,7 +114,7 @@ def _reachable(address: str) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
     except OSError as exc:
-        raise SemrelError(f"--ray-address {address}: cannot reach a Ray cluster there ({exc.strerror or exc}); "
+        raise SemrelError(f"ray_address={address!r}: cannot reach a Ray cluster there ({exc.strerror or exc}); "
                           "start one (ray start --head) or fix the address") from None
 
 
@@ -144,7 +144,7 @@ class RayEngine:
                 ray.init(address=self.address or "local", log_to_driver=False, logging_level=logging.ERROR,
                          include_dashboard=None if self.address else False)  # None: Ray's default
             except (ConnectionError, ValueError, RuntimeError) as exc:
-                raise SemrelError(f"--ray-address {self.address or '(local)'}: could not connect to Ray "
+                raise SemrelError(f"ray_address={self.address or '(local)'!r}: could not connect to Ray "
                                   f"({str(exc).splitlines()[0]})") from None
         resources = ray.cluster_resources()
         self.gpus = resources.get("GPU", 0) >= 1
@@ -183,19 +183,19 @@ def make_engine(name: str = "local", address: str | None = None, workers: int | 
                 precision: str = "exact") -> Engine:
     """The engine the options ask for; Ray is imported (not started) here so a missing install fails first."""
     if name not in ENGINES:
-        raise UsageError(f"--engine {name!r}: choose one of {', '.join(ENGINES)}")
+        raise UsageError(f"engine={name!r}: choose one of {', '.join(ENGINES)}")
     if device not in DEVICES:
-        raise UsageError(f"--device {device!r}: choose one of {', '.join(DEVICES)}")
+        raise UsageError(f"device={device!r}: choose one of {', '.join(DEVICES)}")
     if precision not in PRECISIONS:
-        raise UsageError(f"--precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+        raise UsageError(f"precision={precision!r}: choose one of {', '.join(PRECISIONS)}")
     if precision == "int8" and device == "cuda" or precision == "fp16" and device == "cpu":
         check_precision(precision, device)
     if name == "local":
         if address is not None or workers is not None:
-            raise UsageError("--ray-address and --ray-workers go with --engine ray")
+            raise UsageError("ray_address= and ray_workers= go with engine='ray'")
         return LOCAL if (device, precision) == ("auto", "exact") else LocalEngine(device, precision)
     if workers is not None and workers < 1:
-        raise UsageError(f"--ray-workers {workers}: give 1 or more")
+        raise UsageError(f"ray_workers={workers!r}: give 1 or more")
     try:
         import ray  # noqa: F401
         import ray.data  # noqa: F401

@@ -102,11 +102,11 @@ int8, activations quantized per batch; CPU only). fp16: half-precision weights a
 
 def check_precision(precision: str, device: str) -> None:
     if precision not in PRECISIONS:
-        raise UsageError(f"--precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+        raise UsageError(f"precision={precision!r}: choose one of {', '.join(PRECISIONS)}")
     if precision == "int8" and device != "cpu":
-        raise UsageError("--precision int8 is torch's dynamic quantization, which runs on CPU only; use fp16 on a GPU")
+        raise UsageError("precision='int8' is torch's dynamic quantization, which runs on CPU only; use fp16 on a GPU")
     if precision == "fp16" and device != "cuda":
-        raise UsageError("--precision fp16 runs on a GPU only (--device cuda); on CPU use int8")
+        raise UsageError("precision='fp16' runs on a GPU only (device='cuda'); on CPU use int8")
 
 
 def load_encoder(name_or_path: str | None = None, device: str = "cpu", layers: int | None = None, precision: str = "exact"):

@@ -47,13 +47,13 @@ class ChunkSettings:
 
     def __post_init__(self) -> None:
         if self.whole and self.size is not None:
-            raise UsageError("give --size (chunks of N words) or --whole (one chunk per document), not both")
+            raise UsageError("give size= (chunks of N words) or whole= (one chunk per document), not both")
         if self.unit not in UNITS:
-            raise UsageError(f"--unit must be one of {', '.join(UNITS)}, not {self.unit!r}")
+            raise UsageError(f"unit= must be one of {', '.join(UNITS)}, not {self.unit!r}")
         if self.size is not None and self.size < 1:
-            raise UsageError(f"--size must be at least 1, not {self.size}")
+            raise UsageError(f"size= must be at least 1, not {self.size}")
         if self.overlap < 0 or self.size is not None and self.overlap >= self.size:
-            raise UsageError(f"--overlap must be at least 0 and less than --size ({self.overlap} given)")
+            raise UsageError(f"overlap= must be at least 0 and less than size= ({self.overlap} given)")
 
     def describe(self) -> dict:
         described = asdict(self)

@@ -51,7 +51,7 @@ def near_duplicate_groups(
     from ..encoding.sentences import sentence_embeddings
 
     if not 0 < threshold <= 1:
-        raise UsageError(f"--threshold must be in (0, 1], not {threshold}")
+        raise UsageError(f"threshold= must be in (0, 1], not {threshold}")
     with steps("embedding queries", len(texts)) as advance:
         embeddings = sentence_embeddings(list(texts), model, advance)
     parent = list(range(len(texts)))
@@ -103,11 +103,11 @@ def split_targets(total: int, ratios: Sequence[float] | None, sizes: Sequence[in
     last ratio is the rest, so `0.8` means 80/20)."""
     if sizes:
         if any(s < 0 for s in sizes) or sum(sizes) > total:
-            raise UsageError(f"--sizes {','.join(map(str, sizes))} ask for more than the {total} queries there are")
+            raise UsageError(f"sizes={','.join(map(str, sizes))!r} ask for more than the {total} queries there are")
         return list(sizes)
     ratios = list(ratios or [0.8])
     if any(r <= 0 for r in ratios) or sum(ratios) > 1 + 1e-9:
-        raise UsageError("--ratio values must be positive and sum to at most 1")
+        raise UsageError("ratio= values must be positive and sum to at most 1")
     if sum(ratios) < 1 - 1e-9:
         ratios.append(1 - sum(ratios))
     targets = [int(round(r * total)) for r in ratios[:-1]]

@@ -56,7 +56,7 @@ class CandidateFinder:
 
     def __init__(self, chunks: Sequence[Chunk], per_method: int, model: str | None = None, steps: Steps = no_progress):
         if not 1 <= per_method <= MAX_CANDIDATES // 2:
-            raise UsageError(f"--candidates must be between 1 and {MAX_CANDIDATES // 2} (one key per candidate)")
+            raise UsageError(f"per_method= must be between 1 and {MAX_CANDIDATES // 2} (one key per candidate)")
         self.chunks, self.per_method, self.model, self.steps = chunks, per_method, model, steps
         self._indexes: tuple[Bm25Index, DenseIndex] | None = None
 

@@ -64,7 +64,7 @@ def map_document_ids(items: list[GoldenItem], chunks: list[Chunk], mode: str | N
     `drop_unknown` (TREC qrels, which judge documents a collection may lack or leave empty), ids that
     are neither are dropped and counted."""
     if mode is not None and mode not in DOC_QRELS:
-        raise UsageError(f"--doc-qrels {mode!r}: choose one of {', '.join(DOC_QRELS)}")
+        raise UsageError(f"doc_qrels={mode!r}: choose one of {', '.join(DOC_QRELS)}")
     chunk_ids = {c.id for c in chunks}
     of_document: dict[str, list[str]] = {}
     for chunk in chunks:

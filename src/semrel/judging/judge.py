@@ -469,7 +469,7 @@ def _layer(info: ModelInfo, layer: int | None) -> tuple[int, str]:
     if layer is None:
         return default_layer(info.name, info.folder, info.num_layers)
     if not 0 <= layer <= info.num_layers:
-        raise UsageError(f"--layer {layer}: model {info.name} has layers 0..{info.num_layers}")
+        raise UsageError(f"layer={layer!r}: model {info.name} has layers 0..{info.num_layers}")
     return layer, "given"
 
 
@@ -493,22 +493,22 @@ def judge_pairs(
     """
     names = {"corpus": "corpus", "golden": "golden set", "pool": "pool", **(names or {})}
     if options.rescale not in RESCALE_MODES:
-        raise UsageError(f"--rescale {options.rescale!r}: choose one of {', '.join(RESCALE_MODES)}")
+        raise UsageError(f"rescale={options.rescale!r}: choose one of {', '.join(RESCALE_MODES)}")
     info = describe_model(options.model)
     layer, layer_source = _layer(info, options.layer)
     window = options.window or info.max_length
     if not 16 <= window <= info.max_length:
-        raise UsageError(f"--window {window}: must be between 16 and the model's limit of {info.max_length} tokens")
+        raise UsageError(f"window={window!r}: must be between 16 and the model's limit of {info.max_length} tokens")
     overlap = window // 4 if options.overlap is None else options.overlap
     if not 0 <= overlap < window // 2:
-        raise UsageError(f"--overlap {overlap}: must be 0 or more and under half the {window}-token window")
+        raise UsageError(f"overlap={overlap!r}: must be 0 or more and under half the {window}-token window")
     work = build_pairs(golden, pairs, names)
     shipped = shipped_baseline(info.name, info.folder, layer) if options.rescale == "baseline" else None
     if options.rescale == "baseline" and shipped is None:
-        raise UsageError(f"bert_score ships no rescaling baseline for {info.name}; use --rescale corpus (or none)")
+        raise UsageError(f"bert_score ships no rescaling baseline for {info.name}; use rescale='corpus' (or none)")
     sampling = options.baseline_pairs if options.rescale == "corpus" else 0
     if options.null_sample < 0:
-        raise UsageError(f"--null-sample {options.null_sample}: give 0 (no probability p) or more chunks")
+        raise UsageError(f"null_sample={options.null_sample!r}: give 0 (no probability p) or more chunks")
     scan = scan_corpus(corpus(), {c for _, c, _ in work}, max(sampling, options.null_sample), options.seed, names["corpus"],
                        options.idf)
     require_known(golden, work, set(scan.texts), names)

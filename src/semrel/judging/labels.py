@@ -138,7 +138,7 @@ def parse_thresholds(text: str) -> tuple[float, ...]:
     try:
         values = tuple(float(v) for v in text.split(",") if v.strip())
     except ValueError:
-        raise UsageError(f"--grades {text!r}: give comma-separated numbers, e.g. 0.6,0.7,0.8") from None
+        raise UsageError(f"grades={text!r}: give comma-separated numbers, e.g. 0.6,0.7,0.8") from None
     return check_thresholds(values)
 
 
@@ -166,7 +166,7 @@ def has_probability(judgments: Sequence[Judgment]) -> bool:
 def score_values(judgments: Sequence[Judgment], on: str) -> np.ndarray:
     """The `on` score (p, P, R or F) of each judgment; p missing is an error naming the fix."""
     if on not in SCORES:
-        raise UsageError(f"--on {on!r}: choose one of {', '.join(SCORES)}")
+        raise UsageError(f"on={on!r}: choose one of {', '.join(SCORES)}")
     if on == PROBABILITY:
         missing = sum(j.p is None for j in judgments)
         if missing:
@@ -188,7 +188,7 @@ class ThresholdRule:
 
     def __post_init__(self) -> None:
         if self.on not in SCORES:
-            raise UsageError(f"--on {self.on!r}: choose one of {', '.join(SCORES)}")
+            raise UsageError(f"on={self.on!r}: choose one of {', '.join(SCORES)}")
         object.__setattr__(self, "thresholds", check_thresholds(self.thresholds))
 
     @property
@@ -302,21 +302,21 @@ def choose_rule(judgments: Sequence[Judgment], on: str | None = None, threshold:
     """The rule the options ask for: --threshold/--grades (on --on, default R): the threshold rule;
     --calibration: the calibrated rule; else the probability rule, or R >= 0.70 for judgments without p."""
     if threshold is not None and grades is not None:
-        raise UsageError("give either --threshold (binary labels) or --grades (graded), not both")
+        raise UsageError("give either threshold= (binary labels) or grades= (graded), not both")
     if calibration is not None and (threshold is not None or grades is not None):
-        raise UsageError("--calibration sets the rule: give it without --threshold or --grades")
+        raise UsageError("calibration= sets the rule: give it without threshold= or grades=")
     if threshold is not None or grades is not None:
         if graded:
-            raise UsageError("--graded grades by p: give it without --threshold or --grades (which set thresholds on --on)")
+            raise UsageError("graded= grades by p: give it without threshold= or grades= (which set thresholds on on=)")
         return ThresholdRule(on or DEFAULT_COMPONENT, (threshold,) if threshold is not None else tuple(grades or ()))
     if calibration is not None:
         if isinstance(calibration, ProbabilityRule):
             calibration = ProbabilityRule(graded or calibration.graded, calibration.cut, calibration.slope, calibration.shift,
                                           calibration.calibration)
         elif graded:
-            raise UsageError("--graded grades by p; this calibration holds thresholds on a component")
+            raise UsageError("graded= grades by p; this calibration holds thresholds on a component")
         if on is not None and calibration.on != on:
-            raise UsageError(f"--on {on} does not match the calibration, which is on {calibration.on}")
+            raise UsageError(f"on={on!r} does not match the calibration, which is on {calibration.on}")
         return calibration
     if on not in (None, PROBABILITY):
         return ThresholdRule(on, (DEFAULT_THRESHOLD,) if not graded else DEFAULT_GRADES)

@@ -22,7 +22,7 @@ def pool(items: Sequence[GoldenItem], runs: Sequence[Run], depth: int, warn: Cal
     (no reference answer), so they are left out and reported through `warn`.
     """
     if depth <= 0:
-        raise UsageError(f"--depth must be positive, got {depth}")
+        raise UsageError(f"depth= must be positive, got {depth}")
     names = [r.name for r in runs]
     for name in names:
         if name == GOLD or names.count(name) > 1:

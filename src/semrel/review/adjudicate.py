@@ -64,7 +64,7 @@ def adjudicate(by_pair: dict[Pair, dict[str, int]], rule: str, reviewers: set[st
     """The settled grade of each reviewed pair."""
     if rule not in ("majority", "strict") and rule not in reviewers:
         known = ", ".join(sorted(reviewers)) or "none yet"
-        raise UsageError(f"--adjudicate {rule!r}: not majority, strict or a reviewer of this database ({known})")
+        raise UsageError(f"adjudicate={rule!r}: not majority, strict or a reviewer of this database ({known})")
     if rule == "strict":
         conflicts = [(pair, grades) for pair, grades in by_pair.items() if len(set(grades.values())) > 1]
         if conflicts:
