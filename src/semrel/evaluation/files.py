@@ -11,7 +11,7 @@ from ..formats import read_qrels, read_run
 from ..formats.files import display_name
 from ..formats.trec import run_name
 from .measures import Measure, parse_measures
-from .metrics import Evaluation, evaluate
+from .metrics import Evaluation, Options, evaluate_gradings
 
 
 def run_names(paths: Sequence[str | os.PathLike]) -> list[str]:
@@ -36,18 +36,21 @@ def evaluate_files(
     measures: Sequence[str | Measure] | str | None = None,
     rel_level: int = 1,
     warn: Callable[[str], None] | None = None,
+    options: Options | None = None,
 ) -> list[Evaluation]:
     """Read the qrels once and each run in turn (one run in memory at a time); warn about
-    queries missing on either side."""
+    queries missing on either side. `options`: trec_eval's -c, -J, -M, -N (its rel_level wins)."""
     chosen = parse_measures(measures)
     qrels = read_qrels(qrels_path)
     if not len(qrels):
         raise SemrelError(f"{display_name(qrels_path)}: no judgments (the qrels are empty); every measure would be 0")
     runs = (read_run(path, name) for path, name in zip(run_paths, run_names(run_paths)))
+    options = options or Options(rel_level)
     results = []
-    for path, result in zip(run_paths, evaluate(qrels, runs, chosen, rel_level)):
-        for message in coverage_warnings(result, str(qrels_path), str(path)) if warn else ():
-            warn(message)
+    for path, result in zip(run_paths, evaluate_gradings(qrels, [qrels.relevance], runs, chosen, options=options)[0]):
+        if warn is not None:
+            for message in coverage_warnings(result, str(qrels_path), str(path)):
+                warn(message)
         results.append(result)
     return results
 
@@ -56,8 +59,9 @@ def coverage_warnings(result: Evaluation, qrels_label: str, run_label: str) -> l
     """Warnings about queries on one side only: in the qrels, not the run (scored 0), and in the run only (ignored)."""
     messages = []
     if result.missing_queries:
+        fate = "they score 0" if result.complete else "they are left out of the 'all' row (--no-complete)"
         messages.append(f"{len(result.missing_queries)} of {len(result.query_ids)} queries in {qrels_label} have no "
-                        f"results in {run_label}; they score 0 (e.g. {result.missing_queries[0]!r})")
+                        f"results in {run_label}; {fate} (e.g. {result.missing_queries[0]!r})")
     if result.ignored_queries:
         messages.append(f"{len(result.ignored_queries)} queries in {run_label} are not in {qrels_label} and are ignored "
                         f"(e.g. {result.ignored_queries[0]!r})")

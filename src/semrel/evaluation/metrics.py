@@ -12,18 +12,20 @@ compute function; which measures exist and how each is computed is the registry'
 from __future__ import annotations
 
 import copy
+import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import UsageError
 from ..formats.columns import duplicate_error
 from ..records import Qrels, Run, dictionary_codes
 from .hashing import fingerprints, pair_fingerprints
-from .measures import Context, Measure, Ranked, parse_measure, parse_measures, ranks_within
+from .measures import Context, Kind, Measure, Ranked, parse_measure, parse_measures, ranks_within
 
 
 @dataclass(frozen=True)
@@ -33,21 +35,55 @@ class Evaluation:
     run_name: str
     query_ids: list[str]
     values: dict[Measure, np.ndarray]
-    missing_queries: list[str] = field(default_factory=list)  # in the qrels, not in the run: scored 0
+    missing_queries: list[str] = field(default_factory=list)  # in the qrels, not in the run: scored as an empty ranking
     ignored_queries: list[str] = field(default_factory=list)  # in the run, not in the qrels: not scored
+    run_tag: str | None = None  # the run file's tag (trec_eval's runid)
+    complete: bool = True  # the 'all' row is over every qrels query (trec_eval -c); False: those the run has
+    zscored: bool = False  # values are standardised (trec_eval -Z; see zscores.py)
 
-    def aggregate(self, measure: Measure | str) -> float:
-        """The 'all' row: the mean over the qrels' queries (the sum for counts such as NumRet)."""
+    def label(self, measure: Measure, trec: bool = False) -> str:
+        """The measure's name as printed: trec_eval's or semrel's, with a Z before standardised values."""
+        name = measure.trec_name if trec else measure.name
+        return f"Z{name}" if self.zscored and measure.kind is not Kind.TEXT else name
+
+    @property
+    def scored(self) -> np.ndarray:
+        """Which of `query_ids` the 'all' row is over: all of them, or (complete=False) those the run has."""
+        if self.complete or not self.missing_queries:
+            return np.ones(len(self.query_ids), dtype=bool)
+        return ~np.isin(np.array(self.query_ids, dtype=object), np.array(self.missing_queries, dtype=object))
+
+    @property
+    def scored_ids(self) -> list[str]:
+        return [q for q, keep in zip(self.query_ids, self.scored.tolist()) if keep]
+
+    def aggregate(self, measure: Measure | str) -> Any:
+        """The 'all' row: the mean over the scored queries (the sum for counts such as NumRet, the
+        geometric mean for gm_map)."""
         m = parse_measure(measure)
-        return m.entry.aggregate(self.values[m])
+        return m.entry.aggregate(self.values[m][self.scored])
 
-    def aggregates(self) -> dict[str, float]:
+    def aggregates(self) -> dict[str, Any]:
         """{measure name: its 'all' value}, in the order the measures were given."""
-        return {m.name: m.entry.aggregate(column) for m, column in self.values.items()}
+        return {m.name: self.aggregate(m) for m in self.values}
 
-    def per_query(self, measure: Measure | str) -> dict[str, float]:
-        """{query id: value} of one measure, every qrels query included (those the run lacks score 0)."""
-        return dict(zip(self.query_ids, self.values[parse_measure(measure)].tolist()))
+    def per_query(self, measure: Measure | str) -> dict[str, Any]:
+        """{query id: value} of one measure, every scored query included (with complete=True, those
+        the run lacks score what an empty ranking scores)."""
+        m = parse_measure(measure)
+        keep = self.scored
+        return {q: v for q, v, k in zip(self.query_ids, self.values[m].tolist(), keep.tolist()) if k}
+
+    def per_query_values(self) -> dict[Measure, dict[str, Any]]:
+        """{measure: {query id: value}} over the scored queries."""
+        return {m: self.per_query(m) for m in self.values}
+
+    def per_query_rows(self, measures: Sequence[Measure] | None = None) -> list[tuple[str, list[tuple[Measure, Any]]]]:
+        """[(query id, [(measure, value), ...]), ...] over the scored queries, in query order."""
+        chosen = list(self.values) if measures is None else list(measures)
+        columns = [self.values[m].tolist() for m in chosen]
+        return [(q, [(m, column[i]) for m, column in zip(chosen, columns)])
+                for i, (q, keep) in enumerate(zip(self.query_ids, self.scored.tolist())) if keep]
 
 
 class _QrelsIndex:
@@ -163,6 +199,24 @@ def _refuse_repeated_documents(query: np.ndarray, prints: np.ndarray, doc_ids, r
 
 
 @dataclass(frozen=True)
+class Options:
+    """How runs are scored besides the measures: trec_eval's -l, -c, -J, -M and -N."""
+
+    rel_level: int = 1  # -l: the lowest grade that counts as relevant
+    complete: bool = True  # -c: the 'all' row over every qrels query (False: only those the run has)
+    judged_only: bool = False  # -J: drop unjudged documents before scoring (condensed lists)
+    depth: int | None = None  # -M: score only each query's top `depth` documents
+    num_docs: int = 0  # -N: documents in the collection (utility's non-relevant missed)
+
+    def check(self) -> "Options":
+        if self.depth is not None and self.depth < 1:
+            raise UsageError(f"the depth (-M) must be at least 1, got {self.depth}")
+        if self.num_docs < 0:
+            raise UsageError(f"the collection size (-N) cannot be negative, got {self.num_docs}")
+        return self
+
+
+@dataclass(frozen=True)
 class _Joined:
     """A run joined to the judged pairs: each kept row's query, rank and qrels row (-1: unjudged)."""
 
@@ -170,11 +224,19 @@ class _Joined:
     rank: np.ndarray
     qrels_row: np.ndarray
 
-    def graded(self, relevance: np.ndarray, level: int) -> Ranked:
-        judged = self.qrels_row >= 0
-        rel = np.where(judged, relevance[self.qrels_row], 0)
-        return Ranked(query=self.query, rank=self.rank, gain=np.maximum(rel, 0).astype(np.float64),
-                       relevant=judged & (rel >= level), judged=judged)
+    def graded(self, relevance: np.ndarray, options: Options) -> Ranked:
+        query, rank, rows = self.query, self.rank, self.qrels_row
+        if options.depth is not None and len(rank) and rank.max() >= options.depth:
+            keep = rank < options.depth
+            query, rank, rows = query[keep], rank[keep], rows[keep]
+        judged = rows >= 0
+        grade = np.where(judged, relevance[rows], 0)
+        if options.judged_only:  # condensed lists: only documents judged with a grade >= 0, ranked among themselves
+            keep = judged & (grade >= 0)
+            query, rows, judged, grade = query[keep], rows[keep], judged[keep], grade[keep]
+            rank = ranks_within(query)
+        return Ranked(query=query, rank=rank, gain=np.maximum(grade, 0).astype(np.float64),
+                      relevant=judged & (grade >= options.rel_level), judged=judged, grade=grade)
 
 
 def _join(index: _QrelsIndex, run: Run) -> tuple[_Joined, list[str], list[str]]:
@@ -201,35 +263,41 @@ def _join(index: _QrelsIndex, run: Run) -> tuple[_Joined, list[str], list[str]]:
 
 
 def evaluate(
-    qrels: Qrels, runs: Run | Iterable[Run], measures: Iterable[Measure | str] | str | None = None, rel_level: int = 1
+    qrels: Qrels, runs: Run | Iterable[Run], measures: Iterable[Measure | str] | str | None = None, rel_level: int = 1,
+    *, complete: bool = True, judged_only: bool = False, depth: int | None = None, num_docs: int = 0,
 ) -> list[Evaluation]:
     """Evaluate each run on the qrels, in the order given. `measures`: Measure objects or names
-    (`"nDCG@10"`, `"ndcg_cut.10"`, `"nDCG@10,RR"`); none given means DEFAULT_MEASURES.
+    (`"nDCG@10"`, `"ndcg_cut.10"`, `"nDCG@10,RR"`); none given means DEFAULT_MEASURES. The keywords
+    are trec_eval's -c, -J, -M and -N (see Options).
 
     Runs are consumed one at a time, so a generator of runs keeps only one in memory.
     """
-    return evaluate_gradings(qrels, [qrels.relevance], runs, measures, rel_level)[0]
+    options = Options(rel_level, complete, judged_only, depth, num_docs)
+    return evaluate_gradings(qrels, [qrels.relevance], runs, measures, options=options)[0]
 
 
 def evaluate_gradings(
     qrels: Qrels, gradings: Sequence[np.ndarray], runs: Run | Iterable[Run],
-    measures: Iterable[Measure | str] | str | None = None, rel_level: int = 1,
+    measures: Iterable[Measure | str] | str | None = None, rel_level: int = 1, *, options: Options | None = None,
 ) -> list[list[Evaluation]]:
     """Evaluate each run under each grading of the qrels' pairs (`gradings[k][i]`: the grade of
     qrels row i), as result[k][run]. Each run is ordered and joined to the pairs once, so another
     grading (a relabelling at another threshold) costs only the measures."""
+    options = (options or Options(rel_level)).check()
     measures = parse_measures(measures)
     index = _QrelsIndex(qrels)
     graded = [index.regraded(np.asarray(g, dtype=np.int64)) for g in gradings]
     if any(len(g.relevance) != len(qrels) for g in graded):
         raise ValueError(f"each grading needs one grade per qrels row ({len(qrels)})")
-    contexts = [Context(g, g.num_relevant(rel_level), rel_level) for g in graded]
+    contexts = [Context(g, g.num_relevant(options.rel_level), options.rel_level, options.num_docs) for g in graded]
     names = index.query_names.to_pylist()
     results: list[list[Evaluation]] = [[] for _ in graded]
     for run in [runs] if isinstance(runs, Run) else runs:
         joined, missing, ignored = _join(index, run)
+        tag = run.tag if run.tag is not None else run.name
         for k, ctx in enumerate(contexts):
-            ranked = joined.graded(ctx.qrels.relevance, rel_level)
-            values = {m: m.entry.compute(m, ranked, ctx) for m in measures}
-            results[k].append(Evaluation(run.name, names, values, missing, ignored))
+            ranked = joined.graded(ctx.qrels.relevance, options)
+            scoped = dataclasses.replace(ctx, run_tag=tag)
+            values = {m: m.entry.compute(m, ranked, scoped) for m in measures}
+            results[k].append(Evaluation(run.name, names, values, missing, ignored, tag, options.complete))
     return results
