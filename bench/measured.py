@@ -15,6 +15,7 @@ class Measured:
     peak_mb: float  # the child's own peak RSS (os.wait4), not the parent's
     stdout: str
     stderr: str
+    cpu_seconds: float = 0.0  # user + system time of the child (all its threads): steadier than wall time on a busy machine
 
 
 def measured(command: list[str], cwd: str | os.PathLike | None = None) -> Measured:
@@ -29,4 +30,4 @@ def measured(command: list[str], cwd: str | os.PathLike | None = None) -> Measur
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     if process.returncode:
         raise SystemExit(f"{' '.join(map(str, command))} failed with exit code {process.returncode}:\n{stderr[-2000:]}")
-    return Measured(seconds, usage.ru_maxrss / 1024, stdout, stderr)
+    return Measured(seconds, usage.ru_maxrss / 1024, stdout, stderr, usage.ru_utime + usage.ru_stime)

@@ -682,13 +682,10 @@ def normalised_gain(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
 def ndcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """DCG with the graded rel as a linear gain (or the gains given per grade) over the ideal DCG
     (cut at k too); ignores the level."""
-    if m.param("gains") is None:
-        dcg = ctx.count(r, top(m, r) & (r.gain > 0), r.gain / np.log2(r.rank + 2.0))
-        best = ctx.qrels.ideal_dcg(m.cutoff)
-    else:
-        gains = row_gains(m, r)
-        dcg = ctx.count(r, top(m, r) & (gains != 0), gains / np.log2(r.rank + 2.0))
-        best = ideal(m, ctx).dcg(ctx, m.cutoff)
+    gains = r.gain if m.param("gains") is None else row_gains(m, r)
+    keep = np.flatnonzero(top(m, r) & (gains != 0))  # the discount is computed for these rows only
+    dcg = sums(r.query[keep], gains[keep] / np.log2(r.rank[keep] + 2.0), ctx.n)
+    best = ctx.qrels.ideal_dcg(m.cutoff) if m.param("gains") is None else ideal(m, ctx).dcg(ctx, m.cutoff)
     return np.divide(dcg, best, out=np.zeros(ctx.n), where=best > 0)
 
 

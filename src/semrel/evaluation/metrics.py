@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from ..errors import UsageError
 from ..formats.columns import duplicate_error
 from ..records import Qrels, Run, dictionary_codes
-from .hashing import fingerprints, pair_fingerprints
+from .hashing import KeyTable, fingerprints, pair_fingerprints
 from .measures import Context, Kind, Measure, Ranked, parse_measure, parse_measures, ranks_within
 
 
@@ -86,6 +86,9 @@ class Evaluation:
                 for i, (q, keep) in enumerate(zip(self.query_ids, self.scored.tolist())) if keep]
 
 
+DOC_BITS = 24  # a 16 MB table of judged doc fingerprints lets most unjudged run rows skip the pair lookup
+
+
 class _QrelsIndex:
     """Qrels prepared once, for evaluating any number of runs.
 
@@ -99,29 +102,39 @@ class _QrelsIndex:
         self.query = pc.index_in(qrels.query_ids, value_set=self.query_names).to_numpy().astype(np.int64)
         self.doc_ids = qrels.doc_ids
         self.relevance = qrels.relevance
-        keys = pair_fingerprints(self.query, fingerprints(qrels.doc_ids))
+        doc_prints = fingerprints(qrels.doc_ids)
+        keys = pair_fingerprints(self.query, doc_prints)
         self.by_key = np.argsort(keys, kind="stable")
         self.sorted_keys = keys[self.by_key]
         repeats, self.shared = _repeats(self.by_key, self.sorted_keys, self.query, qrels.doc_ids)
         if repeats:
             row = min(repeats)
             raise duplicate_error(qrels.source, row, qrels.query_ids[row].as_py(), qrels.doc_ids[row].as_py(), "judgment")
+        self.table = KeyTable(keys)
+        self._ideal: tuple | None = None
+        self.doc_bits = np.zeros(1 << DOC_BITS, dtype=bool)  # which doc fingerprints (their top bits) the qrels hold
+        self.doc_bits[(doc_prints >> np.uint64(64 - DOC_BITS)).astype(np.intp)] = True
 
-    def rows_of(self, query: np.ndarray, prints: np.ndarray, doc_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
-        """The qrels row judging each (query index, doc) pair, or -1; given the docs' fingerprints."""
+    def rows_of(self, query: np.ndarray, prints: np.ndarray, doc_ids: pa.Array | pa.ChunkedArray,
+                positions: np.ndarray | None = None) -> np.ndarray:
+        """The qrels row judging each (query index, doc) pair, or -1; given the docs' fingerprints.
+        `positions`: where each pair's doc is in `doc_ids` (None: pair i is doc_ids[i])."""
         rows = np.full(len(query), -1, dtype=np.int64)
         if not len(self.sorted_keys) or not len(query):
             return rows
-        keys = pair_fingerprints(query, prints)
-        at = np.searchsorted(self.sorted_keys, keys)
-        np.minimum(at, len(self.sorted_keys) - 1, out=at)
-        found = np.flatnonzero(self.sorted_keys[at] == keys)
-        candidates = self.by_key[at[found]]
-        same = (self.query[candidates] == query[found]) & _equal(doc_ids.take(found), self.doc_ids.take(candidates))
+        maybe = np.flatnonzero(self.doc_bits[(prints >> np.uint64(64 - DOC_BITS)).view(np.int64)])  # the rest: unjudged docs
+        keys = pair_fingerprints(query[maybe], prints[maybe])
+        candidates = self.table.find(keys)
+        hit = np.flatnonzero(candidates >= 0)
+        found, candidates = maybe[hit], candidates[hit]
+        at = found if positions is None else positions[found]
+        same = (self.query[candidates] == query[found]) & _equal(doc_ids.take(at), self.doc_ids.take(candidates))
         rows[found[same]] = candidates[same]
-        for i in np.flatnonzero(np.isin(keys, np.fromiter(self.shared, dtype=np.uint64))) if self.shared else ():
-            for row in self.shared[int(keys[i])]:  # two judged pairs share a fingerprint: compare each
-                if self.query[row] == query[i] and self.doc_ids[row] == doc_ids[int(i)]:
+        for k in np.flatnonzero(np.isin(keys, np.fromiter(self.shared, dtype=np.uint64))) if self.shared else ():
+            i = int(maybe[k])
+            for row in self.shared[int(keys[k])]:  # two judged pairs share a fingerprint: compare each
+                where = i if positions is None else int(positions[i])
+                if self.query[row] == query[i] and self.doc_ids[row] == doc_ids[where]:
                     rows[i] = row
         return rows
 
@@ -136,9 +149,10 @@ class _QrelsIndex:
 
     def ideal_dcg(self, cutoff: int | None) -> np.ndarray:
         gain = np.maximum(self.relevance, 0).astype(np.float64)
-        order = np.lexsort((-gain, self.query))
-        query, gain = self.query[order], gain[order]
-        rank = ranks_within(query)
+        if self._ideal is None or self._ideal[0] is not self.relevance:  # sorted once per grading
+            order = np.lexsort((-gain, self.query))
+            self._ideal = (self.relevance, self.query[order], gain[order], ranks_within(self.query[order]))
+        _, query, gain, rank = self._ideal
         keep = gain > 0 if cutoff is None else (gain > 0) & (rank < cutoff)
         return np.bincount(query[keep], weights=gain[keep] / np.log2(rank[keep] + 2.0), minlength=self.n)
 
@@ -165,37 +179,167 @@ def _repeats(order: np.ndarray, sorted_keys: np.ndarray, query: np.ndarray, doc_
     return repeats, shared
 
 
-def _order(run_query: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray | None:
-    """Row order grouping queries, scores descending, ties by doc id descending (byte order).
+def _order(run_query: np.ndarray, scores: np.ndarray, doc_ids: pa.Array | pa.ChunkedArray, threads: int = 2,
+           starts: np.ndarray | None = None) -> np.ndarray | None:
+    """Row order grouping queries, scores descending, ties by doc id descending (byte order), as
+    trec_eval ranks; None when the rows are already in that order (the common case for files
+    written by retrieval systems), which saves the sort.
 
-    None when the rows are already in that order (the common case for files written by
-    retrieval systems), which saves the sort. Only tied rows have their doc ids compared.
+    `run_query` numbers queries by first appearance, so a run whose queries come in contiguous
+    blocks (nearly all) needs no grouping: each block is sorted on its own, blocks of one size
+    together as the rows of one array, split over `threads`. Only tied rows have their doc ids compared.
     """
-    if len(scores) < 2 or (
-        np.all(run_query[1:] >= run_query[:-1]) and not np.any((run_query[1:] == run_query[:-1]) & (np.diff(scores) >= 0))
-    ):
+    n = len(scores)
+    if n < 2:
         return None
-    order = np.lexsort((-scores, run_query))
-    q, s = run_query[order], scores[order]
-    tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
-    if not tie.any():
-        return order
-    tied = order[np.flatnonzero(np.r_[tie, False] | np.r_[False, tie])]
-    doc_rank = np.zeros(len(scores), dtype=np.int64)
-    doc_rank[tied] = pc.rank(doc_ids.take(tied), sort_keys="descending", tiebreaker="first").to_numpy()
-    return np.lexsort((doc_rank, -scores, run_query))
+    if starts is None:  # the first row of each block of equal query codes
+        starts, _ = _blocks(run_query)
+    block_codes = run_query[starts]
+    contiguous = bool(np.all(block_codes[1:] > block_codes[:-1]))  # codes count up: one block per query
+    if contiguous:
+        step = np.diff(scores)
+        step[starts[1:] - 1] = -1.0  # the step into the next query's block is not compared
+        if not np.any(step > 0):
+            tied = np.flatnonzero(step == 0)
+            if not len(tied) or _doc_ids_descend(doc_ids, tied):
+                return None
+        grouped = None
+    else:
+        grouped = np.argsort(run_query, kind="stable")  # interleaved queries: gather each query's rows first
+    query = run_query if grouped is None else run_query[grouped]
+    keys = -scores if grouped is None else -scores[grouped]
+    if grouped is not None:
+        starts, lengths = _blocks(query)
+    else:
+        lengths = np.diff(np.r_[starts, n])
+    within = _sort_blocks(keys, starts, lengths, threads)
+    order = within if grouped is None else grouped[within]
+    sorted_scores = scores[order]
+    tie = (query[1:] == query[:-1]) & (sorted_scores[1:] == sorted_scores[:-1])
+    if tie.any():
+        order = _break_ties(order, tie, doc_ids)
+    return order
 
 
-def _refuse_repeated_documents(query: np.ndarray, prints: np.ndarray, doc_ids, run: Run, rows: np.ndarray | None) -> None:
-    """A document listed twice for one query is an error, as in trec_eval."""
-    keys = pair_fingerprints(query, prints)
-    if len(keys) < 2 or not np.any((ordered := np.sort(keys))[1:] == ordered[:-1]):
+def _blocks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+    return starts, np.diff(np.r_[starts, len(values)])
+
+
+def _doc_ids_descend(doc_ids: pa.Array | pa.ChunkedArray, tied: np.ndarray) -> bool:
+    """Whether each tied row's doc id comes after the next row's in byte order (already ranked)."""
+    first, second = doc_ids.take(tied), doc_ids.take(tied + 1)
+    return bool(pc.all(pc.greater(first, second)).as_py())
+
+
+def _grids(starts: np.ndarray, lengths: np.ndarray) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    """Blocks of rows laid out as 2-D arrays: per group of blocks, (row numbers as a 2-D array, which
+    cells are inside a block, None where all are). Blocks of one length share an array; with many
+    lengths, blocks are padded to the next power of two."""
+    distinct = np.unique(lengths)
+    exact = len(distinct) <= 32
+    width = lengths if exact else np.maximum(1, 1 << np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64))
+    grids: list[tuple[np.ndarray, np.ndarray | None]] = []
+    for size in (distinct if exact else np.unique(width)).tolist():
+        chosen = np.flatnonzero(width == size)
+        column = np.arange(size)
+        rows = starts[chosen][:, None] + column[None, :]
+        if exact:
+            grids.append((rows, None))
+        else:
+            inside = column[None, :] < lengths[chosen][:, None]
+            grids.append((np.where(inside, rows, 0), inside))
+    return grids
+
+
+def _split(count: int, threads: int) -> list[slice]:
+    step = max(1, -(-count // max(threads, 1)))
+    return [slice(i, i + step) for i in range(0, count, step)]
+
+
+def _sort_blocks(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray, threads: int) -> np.ndarray:
+    """A permutation sorting each block of rows by `keys`, blocks kept in place (equal keys in any
+    order): the blocks as the rows of 2-D arrays (see _grids), each sorted along its rows, the
+    arrays split over `threads` (numpy's sort releases the GIL)."""
+    order = np.empty(len(keys), dtype=np.int64)
+    for rows, inside in _grids(starts, lengths):
+
+        def sort(part: slice, rows=rows, inside=inside) -> None:
+            block = rows[part]
+            if inside is None:
+                first, count, size = int(block[0, 0]), block.shape[0], block.shape[1]
+                if int(block[-1, 0]) == first + (count - 1) * size:  # blocks back to back: a view, no gather
+                    ranked = np.argsort(keys[first : first + count * size].reshape(count, size), axis=1)
+                    ranked += np.arange(first, first + count * size, size)[:, None]
+                    order[first : first + count * size] = ranked.ravel()
+                else:
+                    order[block] = np.take_along_axis(block, np.argsort(keys[block], axis=1), axis=1)
+                return
+            cells = inside[part]
+            ranked = np.argsort(np.where(cells, keys[block], np.inf), axis=1)  # padding sorts last
+            picked = np.take_along_axis(block, ranked, axis=1)
+            order[block[cells]] = picked[np.take_along_axis(cells, ranked, axis=1)]
+
+        parts = _split(len(rows), threads if len(keys) > 100_000 else 1)
+        if len(parts) > 1:
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(sort, parts))
+        else:
+            sort(parts[0])
+    return order
+
+
+def _break_ties(order: np.ndarray, tie: np.ndarray, doc_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Within each run of tied (query, score) rows of `order`, doc ids descending in byte order."""
+    tied = np.flatnonzero(np.r_[tie, False] | np.r_[False, tie])  # positions in `order` within a tie
+    group = np.cumsum(np.r_[True, tied[1:] != tied[:-1] + 1] | np.r_[True, ~tie[tied[1:] - 1]])
+    table = pa.table({"group": group, "doc": doc_ids.take(order[tied])})
+    ranked = pc.sort_indices(table, sort_keys=[("group", "ascending"), ("doc", "descending")]).to_numpy()
+    fixed = order.copy()
+    fixed[tied] = order[tied[ranked]]
+    return fixed
+
+
+def _refuse_repeated_documents(query: np.ndarray, prints: np.ndarray, doc_ids, run: Run, grouped: np.ndarray | None,
+                               starts: np.ndarray | None = None) -> None:
+    """A document listed twice for one query is an error, as in trec_eval. Each query's fingerprints are
+    sorted on their own (`grouped`: the rows in query order, None where they come that way; `starts`:
+    the first row of each query's block, where known); only where two are equal are the ids compared
+    and the first repeat named."""
+    if len(prints) < 2:
         return
+    if starts is None:
+        starts, lengths = _blocks(query if grouped is None else query[grouped])
+    else:
+        lengths = np.diff(np.r_[starts, len(query)])
+    if not _blocks_repeat(prints if grouped is None else prints[grouped], starts, lengths):
+        return
+    keys = pair_fingerprints(query, prints)
     order = np.argsort(keys, kind="stable")
     repeats, _ = _repeats(order, keys[order], query, doc_ids)
     if repeats:
-        row = min(repeats) if rows is None else int(rows[min(repeats)])
+        row = min(repeats)
         raise duplicate_error(run.source, row, run.query_ids[row].as_py(), run.doc_ids[row].as_py(), "document in run")
+
+
+def _blocks_repeat(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> bool:
+    """Whether a block of rows holds one value twice (each block sorted on its own, see _grids)."""
+    for rows, inside in _grids(starts, lengths):
+        if rows.shape[1] < 2:
+            continue
+        if inside is None:
+            first, count, size = int(rows[0, 0]), rows.shape[0], rows.shape[1]
+            back_to_back = int(rows[-1, 0]) == first + (count - 1) * size
+            grid = values[first : first + count * size].reshape(count, size).copy() if back_to_back else values[rows]
+            grid.sort(axis=1)
+            if np.any(grid[:, 1:] == grid[:, :-1]):
+                return True
+            continue
+        grid = np.where(inside, values[rows], np.uint64(2**64 - 1))
+        grid.sort(axis=1)  # padding (the largest value) sorts last
+        if np.any((grid[:, 1:] == grid[:, :-1]) & inside[:, 1:]):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -240,26 +384,52 @@ class _Joined:
 
 
 def _join(index: _QrelsIndex, run: Run) -> tuple[_Joined, list[str], list[str]]:
-    """Each run row's query, rank and judgment; plus the qrels queries it lacks and those it adds."""
-    names, local = dictionary_codes(run.query_ids)
+    """Each run row's query, rank and judgment; plus the qrels queries it lacks and those it adds.
+
+    Fingerprints, the repeated-document check and the qrels lookup work on the rows as read; only
+    the resulting integers are put in rank order."""
+    names, local, starts = query_codes(run.query_ids)
     known = pc.index_in(names, value_set=index.query_names).fill_null(-1).to_numpy().astype(np.int64)
     ignored = [q for q, k in zip(names.to_pylist(), known) if k < 0]
-    rows = _order(local, run.scores, run.doc_ids)
-    grouped = local if rows is None else local[rows]
-    doc_ids = run.doc_ids if rows is None else run.doc_ids.take(rows)
-    prints = fingerprints(doc_ids)
-    query = known[grouped]
-    keep = np.flatnonzero(query >= 0) if (query < 0).any() else None
-    with ThreadPoolExecutor(2) as pool:  # both halves release the GIL: two cores, half the wait
-        checked = pool.submit(_refuse_repeated_documents, grouped, prints, doc_ids, run, rows)
-        if keep is not None:
-            query, prints, doc_ids = query[keep], prints[keep], doc_ids.take(keep)
-        qrels_rows = index.rows_of(query, prints, doc_ids)
+    with ThreadPoolExecutor(2) as pool:  # the halves release the GIL: two cores, half the wait
+        printed = pool.submit(fingerprints, run.doc_ids)
+        rows = _order(local, run.scores, run.doc_ids, starts=starts)
+        prints = printed.result()
+        contiguous = bool(np.all(local[starts[1:]] > local[starts[:-1]])) if len(starts) else True
+        checked = pool.submit(_refuse_repeated_documents, local, prints, run.doc_ids, run,
+                              None if contiguous else np.argsort(local, kind="stable"), starts if contiguous else None)
+        query = known[local]
+        keep = np.flatnonzero(query >= 0) if (query < 0).any() else None
+        if keep is None:
+            qrels_rows = index.rows_of(query, prints, run.doc_ids)
+        else:
+            qrels_rows = np.full(len(query), -1, dtype=np.int64)
+            qrels_rows[keep] = index.rows_of(query[keep], prints[keep], run.doc_ids, keep)
         checked.result()
+    if rows is not None:
+        query, qrels_rows = query[rows], qrels_rows[rows]
+    if keep is not None:
+        kept = query >= 0
+        query, qrels_rows = query[kept], qrels_rows[kept]
     present = np.zeros(index.n, dtype=bool)
     present[query] = True
     missing = [q for q, p in zip(index.query_names.to_pylist(), present) if not p]
     return _Joined(query, ranks_within(query), qrels_rows), missing, ignored
+
+
+def query_codes(query_ids: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """(distinct query ids in order of first appearance, each row's index into them, the first row of
+    each block of equal ids), as records.dictionary_codes but found block by block: runs list each
+    query's rows together, so only the first id of each block is hashed."""
+    n = len(query_ids)
+    if n < 2:
+        names, codes = dictionary_codes(query_ids)
+        return names, codes, np.zeros(min(n, 1), dtype=np.int64)
+    flat = query_ids.combine_chunks() if isinstance(query_ids, pa.ChunkedArray) else query_ids
+    change = pc.not_equal(flat.slice(1), flat.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    starts = np.r_[0, np.flatnonzero(change) + 1]
+    names, codes = dictionary_codes(flat.take(starts))
+    return names, np.repeat(codes, np.diff(np.r_[starts, n])), starts
 
 
 def evaluate(
