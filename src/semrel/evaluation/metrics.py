@@ -221,6 +221,14 @@ def _order(run_query: np.ndarray, scores: np.ndarray, doc_ids: pa.Array | pa.Chu
     return order
 
 
+def rank_order(run: Run) -> np.ndarray:
+    """The run's row numbers in trec_eval's rank order: each query's rows together (queries in order
+    of first appearance), score descending, ties by doc id descending in byte order."""
+    _, codes, starts = query_codes(run.query_ids)
+    order = _order(codes, run.scores, run.doc_ids, starts=starts)
+    return np.arange(len(run)) if order is None else order
+
+
 def _blocks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
     return starts, np.diff(np.r_[starts, len(values)])
