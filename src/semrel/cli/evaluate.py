@@ -38,6 +38,11 @@ from .options import measures_option, places_option
               help="Score only each query's top N documents (trec_eval -M).")
 @click.option("-N", "--num-docs", type=click.IntRange(min=0), default=0, show_default=True, metavar="N",
               help="Documents in the collection, for utility's non-relevant documents not retrieved (trec_eval -N).")
+@click.option("--doc-level", is_flag=True,
+              help="Score a chunk run against document qrels: each chunk counts as its document (its doc_id in --corpus, "
+                   "else the id before its last '#'), each document once, at its best chunk (MaxP).")
+@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="corpus.jsonl whose doc_id maps chunks to documents, for --doc-level.")
 @click.option("-Z", "--zscores", type=click.Path(exists=True, dir_okay=False), metavar="FILE",
               help="Standardise each query's values with the 'qid measure mean stddev' lines of FILE (trec_eval -Z).")
 @click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
@@ -46,8 +51,8 @@ from .options import measures_option, places_option
 @click.option("--reviewed", type=click.Path(exists=True, dir_okay=False), metavar="DB",
               help="A review database: show each value next to its estimate corrected by the reviewed random "
                    "sample, with a 95% interval (prediction-powered inference; see `semrel estimate`).")
-def eval_command(qrels, runs, measures, per_query, rel_level, complete, judged_only, depth, num_docs, zscores, fmt, places,
-                 reviewed):
+def eval_command(qrels, runs, measures, per_query, rel_level, complete, judged_only, depth, num_docs, doc_level, corpus, zscores,
+                 fmt, places, reviewed):
     """Score RUNS (TREC run files) on QRELS with trec_eval's exact semantics.
 
     Queries in QRELS that a run lacks score 0 and count in the mean (trec_eval -c);
@@ -65,7 +70,9 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, judged_o
         click.echo(render_estimates(estimates, 0.95, fmt, places), nl=False)
         return
     options = Options(rel_level, complete, judged_only, depth, num_docs)
-    results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, options=options)
+    if corpus and not doc_level:
+        raise UsageError("--corpus maps chunks to documents for --doc-level; add --doc-level")
+    results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, options=options, doc_level=doc_level, corpus=corpus)
     if zscores:
         table = read_zscores(zscores)
         results = [standardise(r, table) for r in results]

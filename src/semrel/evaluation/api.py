@@ -17,6 +17,7 @@ from typing import Any, Union
 from .. import records
 from ..errors import UsageError
 from ..formats import read_qrels, read_run
+from .doclevel import require_overlap
 from .files import coverage_warnings, run_names
 from .measures import Measure, parse_measures
 from .metrics import Evaluation
@@ -130,10 +131,19 @@ def evaluate_runs(qrels: QrelsLike, runs, measures: Measures = None, rel_level: 
     judged = as_qrels(qrels)
     chosen = parse_measures(measures)
     _, loaded, several = as_runs(runs)
-    results = evaluate_runs_on(judged, loaded, chosen, rel_level, **options)
-    for result in results:
+    kept: list[records.Run] = []
+
+    def remembered(given: Iterable[records.Run]) -> Iterator[records.Run]:
+        for run in given:
+            kept[:] = [run]
+            yield run
+
+    results = []
+    for result in evaluate_runs_on(judged, remembered(loaded), chosen, rel_level, **options):
+        require_overlap(result, judged, kept[0], "the qrels", f"run {result.run_name!r}")
         for message in coverage_warnings(result, "the qrels", f"run {result.run_name!r}"):
             warnings.warn(message, stacklevel=stacklevel + 1)
+        results.append(result)
     return results, several
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from ..errors import SemrelError, UsageError
 from ..formats import read_qrels, read_run
 from ..formats.files import display_name
 from ..formats.trec import run_name
+from ..records import Run
+from .doclevel import corpus_documents, require_overlap, to_documents
 from .measures import Measure, parse_measures
 from .metrics import Evaluation, Options, evaluate_gradings
 
@@ -37,17 +39,30 @@ def evaluate_files(
     rel_level: int = 1,
     warn: Callable[[str], None] | None = None,
     options: Options | None = None,
+    doc_level: bool = False,
+    corpus: str | os.PathLike | None = None,
 ) -> list[Evaluation]:
     """Read the qrels once and each run in turn (one run in memory at a time); warn about
-    queries missing on either side. `options`: trec_eval's -c, -J, -M, -N (its rel_level wins)."""
+    queries missing on either side; refuse a run that shares no query or no document with the
+    qrels. `options`: trec_eval's -c, -J, -M, -N (its rel_level wins). `doc_level`: score chunk
+    runs against document qrels (doclevel.py), documents found in `corpus` or by the chunk ids."""
     chosen = parse_measures(measures)
     qrels = read_qrels(qrels_path)
     if not len(qrels):
         raise SemrelError(f"{display_name(qrels_path)}: no judgments (the qrels are empty); every measure would be 0")
-    runs = (read_run(path, name) for path, name in zip(run_paths, run_names(run_paths)))
+    mapping = corpus_documents(corpus) if doc_level and corpus is not None else None
+    current: list[Run] = []
+
+    def runs() -> Iterator[Run]:
+        for path, name in zip(run_paths, run_names(run_paths)):
+            run = read_run(path, name)
+            current[:] = [to_documents(run, mapping) if doc_level else run]
+            yield current[0]
+
     options = options or Options(rel_level)
     results = []
-    for path, result in zip(run_paths, evaluate_gradings(qrels, [qrels.relevance], runs, chosen, options=options)[0]):
+    for path, result in zip(run_paths, evaluate_gradings(qrels, [qrels.relevance], runs(), chosen, options=options)[0]):
+        require_overlap(result, qrels, current[0], display_name(str(qrels_path)), display_name(str(path)))
         if warn is not None:
             for message in coverage_warnings(result, str(qrels_path), str(path)):
                 warn(message)

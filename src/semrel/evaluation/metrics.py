@@ -40,6 +40,7 @@ class Evaluation:
     run_tag: str | None = None  # the run file's tag (trec_eval's runid)
     complete: bool = True  # the 'all' row is over every qrels query (trec_eval -c); False: those the run has
     zscored: bool = False  # values are standardised (trec_eval -Z; see zscores.py)
+    judged_rows: int | None = None  # the run's rows judged in the qrels (None: not counted)
 
     def label(self, measure: Measure, trec: bool = False) -> str:
         """The measure's name as printed: trec_eval's or semrel's, with a Z before standardised values."""
@@ -477,5 +478,6 @@ def evaluate_gradings(
             ranked = joined.graded(ctx.qrels.relevance, options)
             scoped = dataclasses.replace(ctx, run_tag=tag)
             values = {m: m.entry.compute(m, ranked, scoped) for m in measures}
-            results[k].append(Evaluation(run.name, names, values, missing, ignored, tag, options.complete))
+            results[k].append(Evaluation(run.name, names, values, missing, ignored, tag, options.complete,
+                                         judged_rows=int(np.count_nonzero(joined.qrels_row >= 0))))
     return results
