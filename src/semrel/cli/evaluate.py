@@ -16,6 +16,7 @@ from ..formats.tables import FORMATS
 from ..review.adjudicate import reviewed_sample
 from .base import warn
 from .estimate import render_estimates
+from .fill import fill_and_report
 from .options import measures_option, places_option
 
 
@@ -42,7 +43,15 @@ from .options import measures_option, places_option
               help="Score a chunk run against document qrels: each chunk counts as its document (its doc_id in --corpus, "
                    "else the id before its last '#'), each document once, at its best chunk (MaxP).")
 @click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="corpus.jsonl whose doc_id maps chunks to documents, for --doc-level.")
+              help="corpus.jsonl: the chunks' texts for --fill-judgments; their doc_id for --doc-level.")
+@click.option("--fill-judgments", type=click.Path(exists=True, dir_okay=False), default=None, metavar="JUDGMENTS",
+              help="Judge the unjudged chunks in each run's top --fill-depth first (as `semrel fill`, appended to "
+                   "JUDGMENTS, the judgments.jsonl QRELS were labelled from; needs --corpus and --golden), then score on "
+                   "the completed qrels.")
+@click.option("--golden", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="golden.jsonl (reference answers), for --fill-judgments.")
+@click.option("--fill-depth", type=click.IntRange(min=1), default=10, show_default=True, help="Holes filled per query and run.")
+@click.option("--filled-qrels", type=click.Path(), default=None, help="Also write the completed qrels here (with a manifest).")
 @click.option("-Z", "--zscores", type=click.Path(exists=True, dir_okay=False), metavar="FILE",
               help="Standardise each query's values with the 'qid measure mean stddev' lines of FILE (trec_eval -Z).")
 @click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
@@ -51,8 +60,8 @@ from .options import measures_option, places_option
 @click.option("--reviewed", type=click.Path(exists=True, dir_okay=False), metavar="DB",
               help="A review database: show each value next to its estimate corrected by the reviewed random "
                    "sample, with a 95% interval (prediction-powered inference; see `semrel estimate`).")
-def eval_command(qrels, runs, measures, per_query, rel_level, complete, judged_only, depth, num_docs, doc_level, corpus, zscores,
-                 fmt, places, reviewed):
+def eval_command(qrels, runs, measures, per_query, rel_level, complete, judged_only, depth, num_docs, doc_level, corpus,
+                 fill_judgments, golden, fill_depth, filled_qrels, zscores, fmt, places, reviewed):
     """Score RUNS (TREC run files) on QRELS with trec_eval's exact semantics.
 
     Queries in QRELS that a run lacks score 0 and count in the mean (trec_eval -c);
@@ -70,9 +79,19 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, judged_o
         click.echo(render_estimates(estimates, 0.95, fmt, places), nl=False)
         return
     options = Options(rel_level, complete, judged_only, depth, num_docs)
-    if corpus and not doc_level:
-        raise UsageError("--corpus maps chunks to documents for --doc-level; add --doc-level")
-    results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, options=options, doc_level=doc_level, corpus=corpus)
+    if corpus and not (doc_level or fill_judgments):
+        raise UsageError("--corpus is for --doc-level (chunks to documents) or --fill-judgments (chunk texts)")
+    completed = None
+    if fill_judgments:
+        if not (corpus and golden):
+            raise UsageError("--fill-judgments judges chunks against reference answers: give --corpus and --golden")
+        if doc_level:
+            raise UsageError("--fill-judgments fills chunk qrels; it does not go with --doc-level")
+        completed = fill_and_report(qrels, runs, fill_judgments, corpus, golden, fill_depth, filled_qrels).qrels
+    elif golden or filled_qrels:
+        raise UsageError("--golden and --filled-qrels go with --fill-judgments")
+    results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, options=options, doc_level=doc_level,
+                             corpus=corpus if doc_level else None, qrels=completed)
     if zscores:
         table = read_zscores(zscores)
         results = [standardise(r, table) for r in results]

@@ -10,7 +10,7 @@ from ..errors import SemrelError, UsageError
 from ..formats import read_qrels, read_run
 from ..formats.files import display_name
 from ..formats.trec import run_name
-from ..records import Run
+from ..records import Qrels, Run
 from .doclevel import corpus_documents, require_overlap, to_documents
 from .measures import Measure, parse_measures
 from .metrics import Evaluation, Options, evaluate_gradings
@@ -41,13 +41,15 @@ def evaluate_files(
     options: Options | None = None,
     doc_level: bool = False,
     corpus: str | os.PathLike | None = None,
+    qrels: Qrels | None = None,
 ) -> list[Evaluation]:
     """Read the qrels once and each run in turn (one run in memory at a time); warn about
     queries missing on either side; refuse a run that shares no query or no document with the
     qrels. `options`: trec_eval's -c, -J, -M, -N (its rel_level wins). `doc_level`: score chunk
-    runs against document qrels (doclevel.py), documents found in `corpus` or by the chunk ids."""
+    runs against document qrels (doclevel.py), documents found in `corpus` or by the chunk ids.
+    `qrels`: already read (or completed) qrels, used instead of reading `qrels_path` (still the name shown)."""
     chosen = parse_measures(measures)
-    qrels = read_qrels(qrels_path)
+    qrels = read_qrels(qrels_path) if qrels is None else qrels
     if not len(qrels):
         raise SemrelError(f"{display_name(qrels_path)}: no judgments (the qrels are empty); every measure would be 0")
     mapping = corpus_documents(corpus) if doc_level and corpus is not None else None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -81,7 +81,7 @@ def label(
         raise UsageError("give either --threshold (binary labels) or --grades (graded), not both")
     thresholds = check_thresholds(grades if grades is not None else (DEFAULT_THRESHOLD if threshold is None else threshold,))
     source = str(judgments) if isinstance(judgments, (str, os.PathLike)) else None
-    rows = read_judgments(source) if source else list(judgments)
+    rows: list[Judgment] = read_judgments(source) if source is not None else list(judgments)  # type: ignore[arg-type]
     qrels = label_judgments(rows, on, thresholds)
     if output is not None:
         write_qrels(qrels, output)
@@ -93,3 +93,14 @@ def label(
             "judge": read_params(source) if source else None,
         })
     return qrels
+
+
+def label_as(rule: Mapping[str, Any], judgments: str | os.PathLike | Iterable[Judgment]) -> Qrels:
+    """Label judgments with the rule a qrels manifest records (its `params`: today the component `on` and
+    the `thresholds`), so that judgments added later (semrel fill) get exactly the labels the qrels'
+    own pairs got. The one place the recorded rule is applied: a new kind of rule is read here."""
+    on = rule.get("on", DEFAULT_COMPONENT)
+    thresholds = list(rule.get("thresholds") or [DEFAULT_THRESHOLD])
+    if len(thresholds) > 1:
+        return label(judgments, on=on, grades=thresholds)
+    return label(judgments, on=on, threshold=thresholds[0])
