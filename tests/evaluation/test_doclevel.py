@@ -33,7 +33,7 @@ def test_corpus_maps_chunks_whose_ids_do_not_name_their_document(cli, write):
     run = write("chunks.run", "q1 Q0 c2 1 3 x\nq1 Q0 c3 2 2 x\nq1 Q0 c1 3 1 x\nq2 Q0 c4 1 1 x\n")
     out = json.loads(cli("eval", qrels, run, "--doc-level", "--corpus", corpus, "-m", "NumRet,RR,P@2", "-q", "-f", "json").stdout)
     assert out["chunks"]["q1"] == {"NumRet": 2, "RR": 0.5, "P@2": 0.5} and out["chunks"]["q2"]["RR"] == 1.0
-    assert_one_error(cli("eval", qrels, run, "--corpus", corpus), "add --doc-level", code=2)
+    assert_one_error(cli("eval", qrels, run, "--corpus", corpus), "--corpus is for --doc-level", code=2)
 
 
 def test_maxp_keeps_each_document_once_at_its_best_chunk():

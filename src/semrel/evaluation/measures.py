@@ -254,16 +254,20 @@ class Family:
         """Every lower-cased name the parser maps to this family."""
         return {s.lower() for s in (self.name, self.trec, self.trec_cut, *self.aliases) if s}
 
-    def trec_name(self, m: Measure) -> str:
+    def trec_label_of(self, m: Measure) -> str | None:
+        """trec_eval's name of the measure, None where trec_eval has no such measure (RR@10, Judged@5)."""
         if self.trec is None:
-            return m.name
+            return None
         if self.trec_label is not None:
-            return self.trec_label(m) or m.name
+            return self.trec_label(m)
         if m.params:
-            return m.name
+            return None
         if m.cutoff is None:
             return self.trec
-        return f"{self.trec_cut}_{m.cutoff}" if self.trec_cut else m.name
+        return f"{self.trec_cut}_{m.cutoff}" if self.trec_cut else None
+
+    def trec_name(self, m: Measure) -> str:
+        return self.trec_label_of(m) or m.name
 
     def trec_stem(self, m: Measure) -> str | None:
         """trec_eval's measure name without parameters (its place in trec_eval's output order)."""
@@ -920,8 +924,7 @@ def trec_order(measures: Iterable[Measure]) -> list[Measure]:
     def key(item: tuple[int, Measure]) -> tuple:
         position, m = item
         stem = m.entry.trec_stem(m)
-        if stem is None or stem not in TREC_ORDER or m.trec_name == m.name and m.entry.trec is not None and m.params and (
-                m.entry.trec_label is None):
+        if stem is None or stem not in TREC_ORDER or m.entry.trec_label_of(m) is None:
             return (len(TREC_ORDER), position)
         values = [v for _, v in m.params if isinstance(v, (int, float))]
         return (TREC_ORDER.index(stem), m.cutoff or 0, *values, position)

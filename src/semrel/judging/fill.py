@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
+import pyarrow as pa
 
 from ..errors import UsageError, ValidationError
-from ..evaluation.metrics import rank_order
+from ..evaluation.measures import ranks_within
+from ..evaluation.metrics import query_codes, rank_order
 from ..formats.corpus import iter_corpus, read_golden
 from ..formats.files import display_name, file_digest
 from ..formats.judgments import read_judgments, write_judgments
@@ -99,12 +101,11 @@ def holes(qrels: Qrels, runs: Iterable[Run], depth: int) -> list[tuple[str, str]
     found: dict[tuple[str, str], None] = {}
     for run in runs:
         order = rank_order(run)
-        query_ids = run.query_ids.take(order).to_pylist()
-        doc_ids = run.doc_ids.take(order).to_pylist()
-        seen: dict[str, int] = {}
-        for q, d in zip(query_ids, doc_ids):
-            rank = seen[q] = seen.get(q, 0) + 1
-            if rank <= depth and q in queries and (q, d) not in judged:
+        ranked_queries = run.query_ids.take(pa.array(order))
+        _, codes, _ = query_codes(ranked_queries)
+        top = pa.array(order[ranks_within(codes) < depth])  # only the top `depth` rows become Python strings
+        for q, d in zip(run.query_ids.take(top).to_pylist(), run.doc_ids.take(top).to_pylist()):
+            if q in queries and (q, d) not in judged:
                 found[q, d] = None
     return list(found)
 
@@ -186,8 +187,6 @@ def describe_fingerprint(settings: Mapping[str, Any]) -> str | None:
 
 
 def _concat(qrels: Qrels, added: Qrels) -> Qrels:
-    import pyarrow as pa
-
     if not len(added):
         return qrels
     query_ids = pa.concat_arrays([_flat(qrels.query_ids), _flat(added.query_ids)])
