@@ -1186,3 +1186,13 @@ def parse_measures(measures: str | Measure | Iterable[str | Measure] | None = No
     # as trec_eval: parameters given for a measure replace its defaults (`-m all_trec -m relstring.20`)
     explicit = {m.entry.trec_stem(m) for m, defaulted in found if not defaulted}
     return list(dict.fromkeys(m for m, defaulted in found if not (defaulted and m.entry.trec_stem(m) in explicit)))
+
+
+def numeric_measures(measures: Iterable[Measure], who: str) -> list[Measure]:
+    """The measures whose values are numbers: what statistics, estimates and plots can use. runid and
+    relstring (text) are left out; naming only those is an error."""
+    given = list(measures)
+    kept = [m for m in given if m.kind is not Kind.TEXT]
+    if given and not kept:
+        raise UsageError(f"{who} compares numbers; {', '.join(m.name for m in given)} {'is' if len(given) == 1 else 'are'} text")
+    return kept
