@@ -29,13 +29,13 @@ CASES = [
      "-q -miprec_at_recall..10,.20,.25,.75,.50 -m P.5,7,3 -m recall.20,2000 -m Rprec_mult.5.0,0.2,0.35 -mutility.2,-1,0,0 "
      "-m 11pt_avg..25,.5,.75 -mndcg.1=3,2=9,4=4.5 -mndcg_cut.10,20,23.4 -msuccess.2,5,20".split()),
     ("out.test.aqZ", "qrels.test", "results.test", ["-q", "-m", "all_trec", "-Z", "zscores_file"]),
+    ("out.test.qrels_jg", "qrels.123", "results.test", ["-m", "qrels_jg", "-q", "-R", "qrels_jg"]),
 ]
-# The cases of trec_eval's other relation formats (-R prefs, qrels_prefs, qrels_jg: preference judgments and
-# judgment groups) are not supported: semrel reads TREC qrels only.
+# The cases of trec_eval's preference relation formats (-R prefs, qrels_prefs: judgments as preferences
+# between documents, and the prefs_* measures) are not supported.
 NOT_SUPPORTED = [
     ("out.test.prefs", "-m all_prefs -q -R prefs prefs.test prefs.results.test"),
     ("out.test.qrels_prefs", "-m all_prefs -q -R qrels_prefs qrels.test results.test"),
-    ("out.test.qrels_jg", "-m qrels_jg -q -R qrels_jg qrels.123 results.test"),
 ]
 
 needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason=f"trec_eval's test files are not at {SUITE}")

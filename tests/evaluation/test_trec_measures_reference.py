@@ -12,6 +12,7 @@ relstring, runid, utility's coefficients, ndcg's gains, -M, -N) are checked by h
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 
 import numpy as np
@@ -231,3 +232,16 @@ def test_ndcg_with_gains_by_hand():
     assert _one("ndcg.1=3,2=9,0=0.5", qrels, run) == pytest.approx(dcg / best)
     assert _one("nDCG(gains={1: 3, 2: 9, 0: 0.5})", qrels, run) == pytest.approx(dcg / best)
     assert parse_measure("ndcg.1=3,2=9").trec_name == "ndcg_1=3,2=9"
+
+
+def test_judgment_groups_average_each_groups_score(cli, write):
+    """-R qrels_jg: the second column names an assessor; a query's value is the mean over its assessors."""
+    qrels = write("jg.qrels", "q 1 a 1\nq 1 b 0\nq 2 a 0\nq 2 b 1\nr 1 c 1\n")
+    run = write("r.run", "q Q0 a 1 2 t\nq Q0 b 2 1 t\nr Q0 x 1 1 t\n")
+    out = cli("eval", qrels, run, "-R", "qrels_jg", "-m", "map_avgjg,P_avgjg.1,num_q", "-q", "-f", "json").stdout
+    values = json.loads(out)["r"]
+    # q: assessor 1 finds a at rank 1 (AP 1), assessor 2 finds b at rank 2 (AP 0.5); r: one assessor, nothing found
+    assert values["q"]["map_avgjg"] == 0.75 and values["q"]["P_avgjg@1"] == 0.5 and values["r"]["map_avgjg"] == 0.0
+    assert values["all"] == {"NumQ": 2, "map_avgjg": 0.375, "P_avgjg@1": 0.25}
+    assert_one = cli("eval", qrels, run, "-R", "qrels_jg", "-m", "nDCG@10")
+    assert assert_one.exit_code == 2 and "with judgment groups" in assert_one.stderr

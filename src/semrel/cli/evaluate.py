@@ -6,13 +6,15 @@ import click
 
 from ..analysis.ppi import corrected_estimates
 from ..errors import UsageError
-from ..evaluation.files import evaluate_files
+from ..evaluation.files import evaluate_files, run_names
+from ..evaluation.groups import evaluate_groups
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..evaluation.metrics import Options
 from ..evaluation.render import render_evaluations
 from ..evaluation.zscores import read_zscores, standardise
 from ..formats import read_qrels, read_run
 from ..formats.tables import FORMATS
+from ..formats.trec import read_judgment_groups
 from ..review.adjudicate import reviewed_sample
 from .base import warn
 from .estimate import render_estimates
@@ -33,6 +35,9 @@ from .options import measures_option, places_option
 @click.option("-c/-C", "--complete/--no-complete", default=True, show_default=True,
               help="Average over every query of QRELS, those a run lacks scoring as an empty ranking (trec_eval -c); "
                    "--no-complete: only over the queries a run has (trec_eval without -c).")
+@click.option("-R", "--relation", type=click.Choice(["qrels", "qrels_jg"]), default="qrels", show_default=True,
+              help="QRELS' format (trec_eval -R): qrels, or qrels_jg, whose second column names a judgment group "
+                   "(map_avgjg, P_avgjg, Rprec_mult_avgjg average over the groups).")
 @click.option("-J", "--judged-only", is_flag=True,
               help="Score condensed lists: drop unjudged documents first (trec_eval -J).")
 @click.option("-M", "--depth", type=click.IntRange(min=1), default=None, metavar="N",
@@ -60,7 +65,7 @@ from .options import measures_option, places_option
 @click.option("--reviewed", type=click.Path(exists=True, dir_okay=False), metavar="DB",
               help="A review database: show each value next to its estimate corrected by the reviewed random "
                    "sample, with a 95% interval (prediction-powered inference; see `semrel estimate`).")
-def eval_command(qrels, runs, measures, per_query, rel_level, complete, judged_only, depth, num_docs, doc_level, corpus,
+def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation, judged_only, depth, num_docs, doc_level, corpus,
                  fill_judgments, golden, fill_depth, filled_qrels, zscores, fmt, places, reviewed):
     """Score RUNS (TREC run files) on QRELS with trec_eval's exact semantics.
 
@@ -69,7 +74,9 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, judged_o
     is trec_eval's, line for line.
     """
     if measures is None:
-        measures = parse_measures("official" if fmt == "trec" else list(DEFAULT_MEASURES))
+        measures = parse_measures("qrels_jg" if relation == "qrels_jg" else "official" if fmt == "trec" else list(DEFAULT_MEASURES))
+    if relation == "qrels_jg" and (doc_level or fill_judgments or reviewed):
+        raise UsageError("-R qrels_jg scores judgment groups; it does not go with --doc-level, --fill-judgments or --reviewed")
     if reviewed:
         if per_query or fmt not in ("table", "markdown", "csv", "tsv", "latex", "json"):
             raise UsageError("--reviewed gives one estimate per run and measure: use it without --per-query, "
@@ -79,6 +86,11 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, judged_o
         click.echo(render_estimates(estimates, 0.95, fmt, places), nl=False)
         return
     options = Options(rel_level, complete, judged_only, depth, num_docs)
+    if relation == "qrels_jg":
+        groups = read_judgment_groups(qrels)
+        results = [evaluate_groups(groups, read_run(path, name), measures, options) for path, name in zip(runs, run_names(runs))]
+        click.echo(render_evaluations(results, fmt, per_query, places), nl=False)
+        return
     if corpus and not (doc_level or fill_judgments):
         raise UsageError("--corpus is for --doc-level (chunks to documents) or --fill-judgments (chunk texts)")
     completed = None

@@ -248,6 +248,7 @@ class Family:
     per_query_line: bool = True  # trec_eval prints a line per query (gm_map, num_q, runid: only 'all')
     summary_line: bool = True  # trec_eval prints it in the 'all' rows (relstring: per query only)
     trec_label: Callable[[Measure], str | None] | None = field(default=None, compare=False)
+    per_group: bool = False  # averaged over the judgment groups of trec_eval's qrels_jg (map_avgjg)
 
     @property
     def spellings(self) -> set[str]:
@@ -900,6 +901,31 @@ def judged(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return np.divide(ctx.count(r, within & r.judged), returned, out=np.zeros(ctx.n), where=returned > 0)
 
 
+# ---- averages over judgment groups (trec_eval -R qrels_jg, evaluation/groups.py) ----------------------
+# Each computes its base measure on one group's judgments; with qrels_jg qrels the value is averaged over
+# the groups that judge the query. On ordinary qrels (one group) it is the base measure.
+
+
+@family("map_avgjg", Cutoff.NONE, trec="map_avgjg", per_group=True)
+def map_avgjg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
+    """AP, averaged over the judgment groups (assessors) of the query (trec_eval -R qrels_jg)."""
+    return average_precision(Measure("AP"), r, ctx)
+
+
+@family("P_avgjg", Cutoff.REQUIRED, trec="P_avgjg", trec_cut="P_avgjg", trec_params="cutoffs", trec_defaults=DEFAULT_CUTOFFS,
+        per_group=True)
+def p_avgjg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
+    """P@k, averaged over the judgment groups of the query."""
+    return precision(m, r, ctx)
+
+
+@family("Rprec_mult_avgjg", Cutoff.NONE, trec="Rprec_mult_avgjg", params=("mult",), at="mult", trec_params="fractions",
+        trec_defaults=R_MULTIPLES, trec_label=_fraction_label("Rprec_mult_avgjg", "mult"), per_group=True)
+def rprec_mult_avgjg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
+    """Rprec_mult@x, averaged over the judgment groups of the query."""
+    return rprec_mult(m, r, ctx)
+
+
 # ---- trec_eval's measure sets and output order -------------------------------------------------------
 
 TREC_ORDER = (
@@ -907,13 +933,15 @@ TREC_ORDER = (
     "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
     "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
     "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj",
+    "map_avgjg", "P_avgjg", "Rprec_mult_avgjg",
 )
-ALL_TREC = TREC_ORDER  # `-m all_trec`: every measure of trec_eval 10's default output, with its default parameters
+ALL_TREC = TREC_ORDER[: TREC_ORDER.index("unj") + 1]  # `-m all_trec`: trec_eval 10's measures of TREC qrels, default parameters
+QRELS_JG = ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg")  # `-m qrels_jg`, for -R qrels_jg
 OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
             "iprec_at_recall", "P")  # trec_eval's output without -m
 SET_MEASURES = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall", "set_map",
                 "set_F", "set_relative_P")
-MEASURE_SETS = {"all_trec": ALL_TREC, "official": OFFICIAL, "set": SET_MEASURES}
+MEASURE_SETS = {"all_trec": ALL_TREC, "official": OFFICIAL, "set": SET_MEASURES, "qrels_jg": QRELS_JG}
 
 
 def trec_order(measures: Iterable[Measure]) -> list[Measure]:

@@ -83,6 +83,25 @@ def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels
     )
 
 
+def read_judgment_groups(path: str | os.PathLike) -> list[tuple[str, Qrels]]:
+    """trec_eval's qrels_jg: TREC qrels whose second column names a judgment group (one assessor's
+    judgments), as [(group, its qrels)], groups in order of first appearance."""
+    path = str(path)
+    types = {"query_id": pa.string(), "iteration": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
+    table = read_plain_file(path, QRELS_COLUMNS, types)
+    if table is None:
+        table = read_columns(read_bytes(path), path, QRELS_COLUMNS, types, {3: ("an integer relevance grade", int)},
+                             "qid group docid rel")
+    groups, codes = dictionary_codes(table.column("iteration"))
+    found = []
+    for code, group in enumerate(groups.to_pylist()):
+        rows = pa.array(np.flatnonzero(codes == code))
+        found.append((group, Qrels(table.column("query_id").take(rows).combine_chunks(),
+                                   table.column("doc_id").take(rows).combine_chunks(),
+                                   table.column("relevance").to_numpy()[rows.to_numpy()], source=None)))
+    return found
+
+
 def _check_ids(query_ids: list[str], doc_ids: list[str]) -> None:
     for q in set(query_ids):
         check_id(q, "query id")
