@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -49,26 +50,29 @@ def evaluate_files(
     runs against document qrels (doclevel.py), documents found in `corpus` or by the chunk ids.
     `qrels`: already read (or completed) qrels, used instead of reading `qrels_path` (still the name shown)."""
     chosen = parse_measures(measures)
-    qrels = read_qrels(qrels_path) if qrels is None else qrels
-    if not len(qrels):
-        raise SemrelError(f"{display_name(qrels_path)}: no judgments (the qrels are empty); every measure would be 0")
-    mapping = corpus_documents(corpus) if doc_level and corpus is not None else None
-    current: list[Run] = []
+    names = run_names(run_paths)
+    with ThreadPoolExecutor(1) as pool:  # the first run is read while the qrels are read and indexed
+        first = pool.submit(read_run, run_paths[0], names[0]) if run_paths else None
+        qrels = read_qrels(qrels_path) if qrels is None else qrels
+        if not len(qrels):
+            raise SemrelError(f"{display_name(qrels_path)}: no judgments (the qrels are empty); every measure would be 0")
+        mapping = corpus_documents(corpus) if doc_level and corpus is not None else None
+        current: list[Run] = []
 
-    def runs() -> Iterator[Run]:
-        for path, name in zip(run_paths, run_names(run_paths)):
-            run = read_run(path, name)
-            current[:] = [to_documents(run, mapping) if doc_level else run]
-            yield current[0]
+        def runs() -> Iterator[Run]:
+            for i, (path, name) in enumerate(zip(run_paths, names)):
+                run = first.result() if i == 0 and first is not None else read_run(path, name)
+                current[:] = [to_documents(run, mapping) if doc_level else run]
+                yield current[0]
 
-    options = options or Options(rel_level)
-    results = []
-    for path, result in zip(run_paths, evaluate_gradings(qrels, [qrels.relevance], runs(), chosen, options=options)[0]):
-        require_overlap(result, qrels, current[0], display_name(str(qrels_path)), display_name(str(path)))
-        if warn is not None:
-            for message in coverage_warnings(result, str(qrels_path), str(path)):
-                warn(message)
-        results.append(result)
+        options = options or Options(rel_level)
+        results = []
+        for path, result in zip(run_paths, evaluate_gradings(qrels, [qrels.relevance], runs(), chosen, options=options)[0]):
+            require_overlap(result, qrels, current[0], display_name(str(qrels_path)), display_name(str(path)))
+            if warn is not None:
+                for message in coverage_warnings(result, str(qrels_path), str(path)):
+                    warn(message)
+            results.append(result)
     return results
 
 
