@@ -1,17 +1,20 @@
 """End-to-end metric evaluation: semrel against pytrec_eval, ir_measures and ranx.
 
-Writes a TREC qrels and run (default 10,000 queries x 1,000 retrieved, 100 judged per query),
-then each tool, in its own process, reads both files with its own reader and computes nDCG@10,
-AP, RR, R@100 and P@10. Prints each tool's median seconds, peak RSS, semrel's ratio to each,
-and the largest difference between any tool's values and semrel's.
+Writes a TREC qrels and two runs (default 10,000 queries x 1,000 retrieved, 100 judged per query):
+`sorted`, each query's rows in rank order as retrieval systems write them, and `unsorted`, the same
+rows shuffled within each query (trec_eval ranks by score whatever the row order, so every tool must
+sort). Then each tool, in its own process, reads the qrels and a run with its own reader and computes
+nDCG@10, AP, RR, R@100 and P@10. Prints per run each tool's median wall and CPU seconds, peak RSS,
+semrel's share of each tool's time and the largest difference between any tool's values and semrel's.
 
-    python bench/metrics.py [--queries 10000] [--docs 1000] [--judged 100] [--repeats 3]
+    python bench/metrics.py [--queries 10000] [--docs 1000] [--judged 100] [--repeats 3] [--runs sorted,unsorted]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -55,6 +58,9 @@ def make_collection(folder: Path, queries: int, docs: int, judged: int, seed: in
     options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
     run_path, qrels_path = folder / "bench.run", folder / "bench.qrels"
     pacsv.write_csv(run, run_path, write_options=options)
+    # the same rows, shuffled within each query: scores no longer descend down the file
+    shuffled = (np.argsort(rng.random((queries, docs)), axis=1) + np.arange(queries)[:, None] * docs).ravel()
+    pacsv.write_csv(run.take(shuffled), folder / "bench.unsorted.run", write_options=options)
     # judged: a random subset of each query's retrieved docs, plus 10% never retrieved
     retrieved = judged - judged // 10
     pick = np.argsort(rng.random((queries, docs)), axis=1)[:, :retrieved] + np.arange(queries)[:, None] * docs
@@ -109,7 +115,7 @@ def child(tool: str, qrels: str, run: str) -> None:
 def measure(tool: str, qrels: Path, run: Path) -> dict:
     """Run one tool in a fresh process; its own timing and the kernel's peak RSS of that process."""
     child_run = measured([sys.executable, __file__, "--child", tool, str(qrels), str(run)])
-    return {**json.loads(child_run.stdout), "peak_mb": child_run.peak_mb}
+    return {**json.loads(child_run.stdout), "peak_mb": child_run.peak_mb, "cpu": child_run.cpu_seconds}
 
 
 def main() -> None:
@@ -119,6 +125,7 @@ def main() -> None:
     parser.add_argument("--judged", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument("--runs", default="sorted,unsorted", help="which runs: sorted, unsorted or both")
     parser.add_argument("--child", nargs=3, metavar=("TOOL", "QRELS", "RUN"), help=argparse.SUPPRESS)
     parser.add_argument("--make", nargs=4, metavar=("FOLDER", "QUERIES", "DOCS", "JUDGED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -129,28 +136,39 @@ def main() -> None:
         make_collection(Path(args.make[0]), *map(int, args.make[1:]))
         return
     tools = args.tools.split(",")
+    kinds = args.runs.split(",")
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()
         # Written by a child process: a child forked from a big parent would report the
         # parent's memory as its own peak.
         subprocess.run([sys.executable, __file__, "--make", folder, str(args.queries), str(args.docs), str(args.judged)], check=True)
-        qrels, run = Path(folder) / "bench.qrels", Path(folder) / "bench.run"
+        qrels = Path(folder) / "bench.qrels"
+        files = {"sorted": Path(folder) / "bench.run", "unsorted": Path(folder) / "bench.unsorted.run"}
         print(f"collection: {args.queries:,} queries x {args.docs:,} retrieved, {args.judged} judged per query "
-              f"({run.stat().st_size / 2**20:.0f} MiB run, written in {time.perf_counter() - start:.1f}s)", file=sys.stderr)
-        runs = {tool: [] for tool in tools}
+              f"({files['sorted'].stat().st_size / 2**20:.0f} MiB run, written in {time.perf_counter() - start:.1f}s); "
+              f"load average before: {os.getloadavg()[0]:.1f}", file=sys.stderr)
+        runs = {(kind, tool): [] for kind in kinds for tool in tools}
         for rep in range(args.repeats):
-            for tool in tools:  # interleaved, so drift in machine speed hits every tool alike
-                runs[tool].append(measure(tool, qrels, run))
-                print(f"  repeat {rep + 1}: {tool} {runs[tool][-1]['seconds']:.2f}s", file=sys.stderr)
-    base = statistics.median(r["seconds"] for r in runs["semrel"]) if "semrel" in runs else None
-    reference = runs.get("semrel", [{}])[0].get("values", {})
-    print(f"{'tool':<12} {'median s':>9} {'peak MiB':>9} {'semrel/tool':>12} {'max |diff|':>11}")
-    for tool, results in runs.items():
-        seconds = statistics.median(r["seconds"] for r in results)
-        peak = max(r["peak_mb"] for r in results)
-        diff = max((abs(results[0]["values"][m] - reference[m]) for m in reference), default=0.0)
-        ratio = f"{base / seconds:.2f}" if base else "-"
-        print(f"{tool:<12} {seconds:>9.2f} {peak:>9.0f} {ratio:>12} {diff:>11.2e}")
+            for kind in kinds:
+                for tool in tools:  # interleaved, so drift in machine speed hits every tool alike
+                    runs[kind, tool].append(measure(tool, qrels, files[kind]))
+                    print(f"  repeat {rep + 1}: {kind} {tool} {runs[kind, tool][-1]['seconds']:.2f}s", file=sys.stderr)
+    print(f"load average after: {os.getloadavg()[0]:.1f} (cores: {os.cpu_count()})")
+    print(f"{'run':<9} {'tool':<12} {'median s':>9} {'cpu s':>7} {'peak MiB':>9} {'semrel/tool':>12} {'cpu ratio':>10} {'max |diff|':>11}")
+    for kind in kinds:
+        own = runs.get((kind, "semrel"))
+        base = statistics.median(r["seconds"] for r in own) if own else None
+        base_cpu = statistics.median(r["cpu"] for r in own) if own else None
+        reference = own[0]["values"] if own else {}
+        for tool in tools:
+            results = runs[kind, tool]
+            seconds = statistics.median(r["seconds"] for r in results)
+            cpu = statistics.median(r["cpu"] for r in results)
+            peak = max(r["peak_mb"] for r in results)
+            diff = max((abs(results[0]["values"][m] - reference[m]) for m in reference), default=0.0)
+            ratio = f"{base / seconds:.2f}" if base else "-"
+            cpu_ratio = f"{base_cpu / cpu:.2f}" if base_cpu else "-"
+            print(f"{kind:<9} {tool:<12} {seconds:>9.2f} {cpu:>7.2f} {peak:>9.0f} {ratio:>12} {cpu_ratio:>10} {diff:>11.2e}")
 
 
 if __name__ == "__main__":

@@ -147,7 +147,7 @@ def test_api_errors_name_parameters():
         semrel.evaluate(3, {"q": {"d": 1.0}})
     with pytest.raises(UsageError, match="unknown measure 'nDCG@x'"):
         semrel.evaluate(qrels, {"q": {"d": 1.0}}, ["nDCG@x"])
-    runs = {"a": {"q": {"d": 1.0}}, "b": {"q": {"e": 1.0}}}
+    runs = {"a": {"q": {"d": 1.0}}, "b": {"q": {"e": 1.0, "d": 0.5}}}
     with pytest.raises(UsageError, match=r"baseline='zzz' is none of the runs \(a, b\)"):
         semrel.compare(qrels, runs, ["RR"], baseline="zzz")
     with pytest.raises(UsageError, match="give baseline= or all_pairs=True, not both"):

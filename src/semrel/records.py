@@ -140,6 +140,7 @@ class Run:
     scores: np.ndarray
     name: str = "run"
     source: str | None = None  # the file read, so errors found later can name its line
+    tag: str | None = None  # the run file's tag (its last line's sixth field, trec_eval's runid); None: not read from a file
 
     @classmethod
     def from_columns(cls, query_ids, doc_ids, scores, name: str = "run") -> "Run":

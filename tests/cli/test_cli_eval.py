@@ -42,12 +42,19 @@ def test_jsonl_records_use_canonical_names(cli, files):
     assert q1["value"] == 0.5
 
 
-def test_trec_format_uses_trec_eval_names(cli, files):
+def test_trec_format_uses_trec_eval_names_and_order(cli, files):
+    """trec_eval's lines: its names, its measure order (not the order given), runid only when asked for."""
     result = cli("eval", files[0], files[1], "-m", "P@5,nDCG@10,AP,num_rel", "-f", "trec")
     rows = [line.split("\t") for line in result.stdout.splitlines()]
-    assert [(r[0].strip(), r[1]) for r in rows] == [("runid", "all"), ("P_5", "all"), ("ndcg_cut_10", "all"), ("map", "all"),
-                                                      ("num_rel", "all")]
-    assert rows[0][2] == "a" and rows[4][2] == "4"
+    assert [(r[0].strip(), r[1]) for r in rows] == [("num_rel", "all"), ("map", "all"), ("P_5", "all"), ("ndcg_cut_10", "all")]
+    assert rows[0][2] == "4" and rows[0][0] == f"{'num_rel':<22}"
+    asked = cli("eval", files[0], files[1], "-m", "runid,num_q,P.5", "-f", "trec").stdout.splitlines()
+    assert asked == [f"{'runid':<22}\tall\ta", f"{'num_q':<22}\tall\t3", f"{'P_5':<22}\tall\t0.2000"]
+
+
+def test_trec_format_without_measures_prints_trec_eval_default_set(cli, files):
+    names = [line.split("\t")[0].strip() for line in cli("eval", files[0], files[1], "-f", "trec").stdout.splitlines()]
+    assert names[:6] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map"] and names[-1] == "P_1000"
 
 
 def test_trec_format_names_each_run_before_its_summary(cli, files):
@@ -119,8 +126,11 @@ def test_bad_qrels_missing_file_and_unknown_measure(cli, write, files):
     assert result.exit_code == 1 and "nowhere.run: no such file" in result.stderr
     result = cli("eval", files[0], files[1], "-m", "nDCG@x")
     assert result.exit_code == 2 and "unknown measure 'nDCG@x'" in result.stderr
-    result = cli("eval", files[0], files[1], "-m", "P")
+    result = cli("eval", files[0], files[1], "-m", "Judged")
     assert result.exit_code == 2 and "needs a cutoff" in result.stderr
+    # trec_eval's families with default cutoffs stand for them when named alone, as in trec_eval
+    names = [line.split("\t")[0].strip() for line in cli("eval", files[0], files[1], "-m", "P", "-f", "trec").stdout.splitlines()]
+    assert names == ["P_5", "P_10", "P_15", "P_20", "P_30", "P_100", "P_200", "P_500", "P_1000"]
 
 
 def test_qrels_from_stdin(cli, files):

@@ -132,7 +132,8 @@ def report_scenario(tmp_path_factory):
     rng = random.Random(1)
     qrels = write_lines(data / "r.qrels", (f"q{i} 0 d{rng.randrange(200)}_{d} {rng.randint(0, 2)}\n"
                                            for i in range(1000) for d in range(5)))
-    runs = [write_lines(data / f"{name}.run", (f"q{i} Q0 d{rng.randrange(200)}_{r % 5}x{r} {r + 1} {100 - r} {name}\n"
+    # the top 5 ids have the qrels' form (some are judged: a run sharing no document with the qrels is refused)
+    runs = [write_lines(data / f"{name}.run", (f"q{i} Q0 d{rng.randrange(200)}_{r % 5}{'' if r < 5 else f'x{r}'} {r + 1} {100 - r} {name}\n"
                                               for i in range(1000) for r in range(100))) for name in "ab"]
     return Scenario(lambda folder: ["report", qrels, *runs, "--threshold", "0.5", "-o", str(folder / "report.html")],
                     ("report.html",), normalise=lambda data: STAMP.sub(b"", data)).finish(data / "ref")

@@ -15,7 +15,7 @@ from typing import Callable, Literal, Sequence
 import numpy as np
 
 from ..errors import ValidationError
-from ..evaluation.measures import Measure, parse_measures
+from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
 from ..records import Qrels, Run
 
@@ -192,7 +192,7 @@ class RankingAgreement:
 def ranking_agreement(ref: Qrels, test: Qrels, runs: Sequence[Run], measures: Sequence[Measure | str],
                       rel_level: int = 1) -> list[RankingAgreement]:
     """Per measure: do both qrels order the runs alike?"""
-    measures = parse_measures(measures)
+    measures = numeric_measures(parse_measures(measures), "agreement")
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
         raise ValidationError(f"runs need distinct names to be compared; got {', '.join(names)}")

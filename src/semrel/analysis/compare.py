@@ -8,6 +8,7 @@ compared; a cell is marked with the letters of the runs it beats significantly.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import string
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ import numpy as np
 from ..errors import UsageError
 from ..evaluation.api import Measures, QrelsLike, evaluate_runs
 from ..evaluation.files import require_distinct_names
-from ..evaluation.measures import Measure, parse_measure
+from ..evaluation.measures import Measure, numeric_measures, parse_measure
 from ..evaluation.metrics import Evaluation
 from ..formats.tables import Cell, Latex, Table, cell_text, render
 from .significance import StatSettings, adjust, paired_stats
@@ -125,8 +126,12 @@ def compare_evaluations(
     baseline: str | None = None,
     all_pairs: bool = False,
 ) -> Comparison:
-    """Test each run against `baseline` (default: the first), or every pair with `all_pairs`."""
+    """Test each run against `baseline` (default: the first), or every pair with `all_pairs`. Text
+    measures (runid, relstring) are left out."""
     evaluations = list(evaluations)
+    if evaluations:
+        kept = numeric_measures(evaluations[0].values, "compare")
+        evaluations = [dataclasses.replace(e, values={m: e.values[m] for m in kept}) for e in evaluations]
     names = [e.run_name for e in evaluations]
     require_distinct_names(names)
     if all_pairs and baseline is not None:

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import FormatError, UsageError
-from ..evaluation.measures import Measure, parse_measures
+from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate, ranks_within
 from ..formats.files import display_name, read_text
 from ..formats.tables import Cell, Table, render
@@ -185,7 +185,7 @@ def lift(
     """Per-measure lift of `reranked` over `base` on the qrels' queries (paired, as in compare)."""
     if not measures:
         raise UsageError("give at least one measure")
-    measures = parse_measures(measures)
+    measures = numeric_measures(parse_measures(measures), "lift")
     first, second = evaluate(qrels, [base, reranked], measures, rel_level)
     diffs = np.column_stack([second.values[m] - first.values[m] for m in measures])
     found = paired_stats(diffs, settings)

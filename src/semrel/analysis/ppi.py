@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..evaluation.measures import Measure, parse_measures
+from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
 from ..records import Qrels, Run
 
@@ -94,7 +94,7 @@ def pair_deltas(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Measure], 
 def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Measure | str], sample: ReviewedSample,
                         confidence: float = 0.95, rel_level: int = 1) -> list[Estimate]:
     """Each run's value of each measure on the derived qrels, corrected by the reviewed sample."""
-    measures = parse_measures(measures)
+    measures = numeric_measures(parse_measures(measures), "estimate")
     derived = qrels.to_dict()
     known = {q for q in derived}
     sampled = {pair: grade for pair, grade in sample.grades.items() if pair[0] in known}

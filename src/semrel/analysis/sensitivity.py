@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from ..errors import UsageError
 from ..evaluation.files import require_distinct_names
-from ..evaluation.measures import Measure, parse_measures
+from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate_gradings
 from ..formats.files import atomic_writer
 from ..formats.manifest import write_manifest
@@ -148,7 +148,7 @@ def sensitivity(
     require_distinct_names(names)
     if not math.isfinite(at):
         raise UsageError("at= must be a finite number")
-    measures = parse_measures(measures)
+    measures = numeric_measures(parse_measures(measures), "sensitivity")
     grid = list(check_thresholds(thresholds))
     query_ids, chunk_ids, scores = _labelled(judgments, on)
     matches = [k for k, t in enumerate(grid) if abs(t - at) < 1e-9]

@@ -187,7 +187,8 @@ def warn(message: str) -> None:
 
 COMMANDS = {name: f"semrel.cli.{target}" for name, target in {
     "corpus": "corpus:corpus_group", "golden": "golden:golden_group", "retrieve": "retrieve:retrieve_command",
-    "pool": "pool:pool_command", "judge": "judge:judge_command", "label": "label:label_command",
+    "fuse": "fuse:fuse_command", "pool": "pool:pool_command", "judge": "judge:judge_command", "fill": "fill:fill_command",
+    "label": "label:label_command",
     "eval": "evaluate:eval_command", "compare": "compare:compare_command", "lift": "lift:lift_command",
     "sensitivity": "sensitivity:sensitivity_command", "report": "report:report_command",
     "review": "review:review_group", "calibrate": "calibrate:calibrate_command", "agree": "agree:agree_command",

@@ -6,36 +6,78 @@ import click
 
 from ..analysis.ppi import corrected_estimates
 from ..errors import UsageError
-from ..evaluation.files import evaluate_files
+from ..evaluation.files import evaluate_files, run_names
+from ..evaluation.groups import evaluate_groups
+from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
+from ..evaluation.metrics import Options
 from ..evaluation.render import render_evaluations
+from ..evaluation.zscores import read_zscores, standardise
 from ..formats import read_qrels, read_run
 from ..formats.tables import FORMATS
+from ..formats.trec import read_judgment_groups
 from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand, warn
 from .estimate import render_estimates
+from .fill import fill_and_report
 from .options import measures_option, places_option
-from .paths import database_path, input_path
+from .paths import database_path, input_path, output_path
 
 
 @click.command("eval", cls=SemrelCommand, short_help="Score runs on qrels (trec_eval's semantics).")
 @click.argument("qrels", type=input_path(allow_dash=True))
 @click.argument("runs", nargs=-1, required=True, type=input_path(allow_dash=True))
-@measures_option(help="Measure(s), repeatable or comma-separated; ir_measures and trec_eval names both work: "
-                      "nDCG@10 = ndcg_cut.10, RR = recip_rank, AP = map")
+@measures_option(default=None, shown=f"{','.join(DEFAULT_MEASURES)}; with -f trec: official, trec_eval's own default",
+                 help="Measure(s), repeatable or comma-separated; ir_measures and trec_eval names both work "
+                      "(nDCG@10 = ndcg_cut.10, RR = recip_rank, AP = map, Bpref = bpref), trec_eval's parameter lists "
+                      "(P.5,10 ndcg.1=3,2=9 utility.2,-1,0,0) and sets (all_trec, official, set)")
 @click.option("-q", "--per-query", is_flag=True, help="Also print each query's values.")
 @click.option("-l", "--rel-level", default=1, show_default=True, type=int,
               help="Lowest grade that counts as relevant (nDCG uses the graded rel regardless).")
-@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("-c/-C", "--complete/--no-complete", default=True, show_default=True,
+              help="Average over every query of QRELS, those a run lacks scoring as an empty ranking (trec_eval -c); "
+                   "--no-complete: only over the queries a run has (trec_eval without -c).")
+@click.option("-R", "--relation", type=click.Choice(["qrels", "qrels_jg"]), default="qrels", show_default=True,
+              help="QRELS' format (trec_eval -R): qrels, or qrels_jg, whose second column names a judgment group "
+                   "(map_avgjg, P_avgjg, Rprec_mult_avgjg average over the groups).")
+@click.option("-J", "--judged-only", is_flag=True,
+              help="Score condensed lists: drop unjudged documents first (trec_eval -J).")
+@click.option("-M", "--depth", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Score only each query's top N documents (trec_eval -M).")
+@click.option("-N", "--num-docs", type=click.IntRange(min=0), default=0, show_default=True, metavar="N",
+              help="Documents in the collection, for utility's non-relevant documents not retrieved (trec_eval -N).")
+@click.option("--doc-level", is_flag=True,
+              help="Score a chunk run against document qrels: each chunk counts as its document (its doc_id in --corpus, "
+                   "else the id before its last '#'), each document once, at its best chunk (MaxP).")
+@click.option("--corpus", type=input_path(exists=True, dir_okay=False), default=None,
+              help="corpus.jsonl: the chunks' texts for --fill-judgments; their doc_id for --doc-level.")
+@click.option("--fill-judgments", type=input_path(exists=True, dir_okay=False), default=None, metavar="JUDGMENTS",
+              help="Judge the unjudged chunks in each run's top --fill-depth first (as `semrel fill`, appended to "
+                   "JUDGMENTS, the judgments.jsonl QRELS were labelled from; needs --corpus and --golden), then score on "
+                   "the completed qrels.")
+@click.option("--golden", type=input_path(exists=True, dir_okay=False), default=None,
+              help="golden.jsonl (reference answers), for --fill-judgments.")
+@click.option("--fill-depth", type=click.IntRange(min=1), default=10, show_default=True, help="Holes filled per query and run.")
+@click.option("--filled-qrels", type=output_path(), default=None, help="Also write the completed qrels here (with a manifest).")
+@click.option("-Z", "--zscores", type=input_path(exists=True, dir_okay=False), metavar="FILE",
+              help="Standardise each query's values with the 'qid measure mean stddev' lines of FILE (trec_eval -Z).")
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="trec: trec_eval's own lines (measure, query, value), in its order.")
 @places_option
 @click.option("--reviewed", type=database_path(exists=True, dir_okay=False), metavar="DB",
               help="A review database: show each value next to its estimate corrected by the reviewed random "
                    "sample, with a 95% interval (prediction-powered inference; see `semrel estimate`).")
-def eval_command(qrels, runs, measures, per_query, rel_level, fmt, places, reviewed):
+def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation, judged_only, depth, num_docs, doc_level, corpus,
+                 fill_judgments, golden, fill_depth, filled_qrels, zscores, fmt, places, reviewed):
     """Score RUNS (TREC run files) on QRELS with trec_eval's exact semantics.
 
     Queries in QRELS that a run lacks score 0 and count in the mean (trec_eval -c);
-    queries only in a run are ignored. Both are reported on stderr.
+    queries only in a run are ignored. Both are reported on stderr. With -f trec the output
+    is trec_eval's, line for line.
     """
+    if measures is None:
+        measures = parse_measures("qrels_jg" if relation == "qrels_jg" else "official" if fmt == "trec" else list(DEFAULT_MEASURES))
+    if relation == "qrels_jg" and (doc_level or fill_judgments or reviewed):
+        raise UsageError("-R qrels_jg scores judgment groups; it does not go with --doc-level, --fill-judgments or --reviewed")
     if reviewed:
         if per_query or fmt not in ("table", "markdown", "csv", "tsv", "latex", "json"):
             raise UsageError("--reviewed gives one estimate per run and measure: use it without --per-query, "
@@ -44,5 +86,26 @@ def eval_command(qrels, runs, measures, per_query, rel_level, fmt, places, revie
                                         reviewed_sample(reviewed), 0.95, rel_level)
         click.echo(render_estimates(estimates, 0.95, fmt, places), nl=False)
         return
-    results = evaluate_files(qrels, runs, measures, rel_level, warn=warn)
+    options = Options(rel_level, complete, judged_only, depth, num_docs)
+    if relation == "qrels_jg":
+        groups = read_judgment_groups(qrels)
+        results = [evaluate_groups(groups, read_run(path, name), measures, options) for path, name in zip(runs, run_names(runs))]
+        click.echo(render_evaluations(results, fmt, per_query, places), nl=False)
+        return
+    if corpus and not (doc_level or fill_judgments):
+        raise UsageError("--corpus is for --doc-level (chunks to documents) or --fill-judgments (chunk texts)")
+    completed = None
+    if fill_judgments:
+        if not (corpus and golden):
+            raise UsageError("--fill-judgments judges chunks against reference answers: give --corpus and --golden")
+        if doc_level:
+            raise UsageError("--fill-judgments fills chunk qrels; it does not go with --doc-level")
+        completed = fill_and_report(qrels, runs, fill_judgments, corpus, golden, fill_depth, filled_qrels).qrels
+    elif golden or filled_qrels:
+        raise UsageError("--golden and --filled-qrels go with --fill-judgments")
+    results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, options=options, doc_level=doc_level,
+                             corpus=corpus if doc_level else None, qrels=completed)
+    if zscores:
+        table = read_zscores(zscores)
+        results = [standardise(r, table) for r in results]
     click.echo(render_evaluations(results, fmt, per_query, places), nl=False)

@@ -18,17 +18,21 @@ from ..review.order import ORDERS
 from .paths import database_path, input_path
 
 
-def measures_option(default: Sequence[str] = DEFAULT_MEASURES, help: str = "Measure(s), repeatable or comma-separated") -> Callable:
-    """-m/--measure, parsed once here: the command receives a list of Measure (default `default`)."""
+def measures_option(default: Sequence[str] | None = DEFAULT_MEASURES, help: str = "Measure(s), repeatable or comma-separated",
+                    shown: str | None = None) -> Callable:
+    """-m/--measure, parsed once here: the command receives a list of Measure (default `default`;
+    None: the command receives None when no -m is given, and chooses itself)."""
 
-    def parse(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Measure]:
+    def parse(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Measure] | None:
+        if not values and default is None:
+            return None
         try:
-            return parse_measures(list(values) or list(default))
+            return parse_measures(list(values) or list(default or ()))
         except UsageError as exc:
             raise click.BadParameter(str(exc), ctx, param) from None
 
     return click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", callback=parse,
-                        help=f"{help} [default: {','.join(default)}].")
+                        help=f"{help} [default: {shown or ','.join(default or ())}].")
 
 
 measure_option = measures_option()

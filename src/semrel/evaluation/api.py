@@ -17,6 +17,7 @@ from typing import Any, TypeGuard, Union
 from .. import records
 from ..errors import UsageError
 from ..formats import read_qrels, read_run
+from .doclevel import require_overlap
 from .files import coverage_warnings, run_names
 from .measures import Measure, parse_measures
 from .metrics import Evaluation
@@ -41,7 +42,7 @@ class Run(records.Run):
     def from_file(cls, path: str | os.PathLike, name: str | None = None) -> Run:
         """A TREC run file (`.gz` too), named `name` or by its file's stem."""
         read = read_run(path, name)
-        return cls(read.query_ids, read.doc_ids, read.scores, read.name, read.source)
+        return cls(read.query_ids, read.doc_ids, read.scores, read.name, read.source, read.tag)
 
 
 QrelsLike = Union[Qrels, Mapping, str, os.PathLike, Any]  # Any: a pandas DataFrame
@@ -122,21 +123,32 @@ def as_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> tuple[
 
 
 def evaluate_runs(qrels: QrelsLike, runs, measures: Measures = None, rel_level: int = 1,
-                  stacklevel: int = 1) -> tuple[list[Evaluation], bool]:
+                  stacklevel: int = 1, **options: Any) -> tuple[list[Evaluation], bool]:
     """(one Evaluation per run, whether several runs were given). Queries on one side only are reported as
-    Python warnings attributed to the code `stacklevel` frames up (1: the caller of this function)."""
+    Python warnings attributed to the code `stacklevel` frames up (1: the caller of this function).
+    `options`: complete, judged_only, depth, num_docs (trec_eval's -c, -J, -M, -N)."""
     judged = as_qrels(qrels)
     chosen = parse_measures(measures)
     _, loaded, several = as_runs(runs)
-    results = evaluate_runs_on(judged, loaded, chosen, rel_level)
-    for result in results:
+    kept: list[records.Run] = []
+
+    def remembered(given: Iterable[records.Run]) -> Iterator[records.Run]:
+        for run in given:
+            kept[:] = [run]
+            yield run
+
+    results = []
+    for result in evaluate_runs_on(judged, remembered(loaded), chosen, rel_level, **options):
+        require_overlap(result, judged, kept[0], "the qrels", f"run {result.run_name!r}")
         for message in coverage_warnings(result, "the qrels", f"run {result.run_name!r}"):
             warnings.warn(message, stacklevel=stacklevel + 1)
+        results.append(result)
     return results, several
 
 
 def evaluate(qrels: QrelsLike, runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike], measures: Measures = None,
-             rel_level: int = 1, per_query: bool = False) -> dict:
+             rel_level: int = 1, per_query: bool = False, *, complete: bool = True, judged_only: bool = False,
+             depth: int | None = None, num_docs: int = 0) -> dict:
     """Evaluate one run or several on the qrels with trec_eval's semantics (as `semrel eval`).
 
     qrels: a Qrels, `{query: {doc: grade}}`, a DataFrame (q_id, doc_id, score) or a file path.
@@ -146,6 +158,7 @@ def evaluate(qrels: QrelsLike, runs: RunLike | Iterable[RunLike] | Mapping[str, 
         objects; default `DEFAULT_MEASURES`.
     rel_level: the lowest grade that counts as relevant (nDCG uses the graded rel regardless).
     per_query: values per query instead of the 'all' row.
+    complete, judged_only, depth, num_docs: trec_eval's -c (default on), -J, -M and -N.
 
     Returns, for one run, `{measure name: value}`: the mean over the qrels' queries (queries the run
     lacks score 0 and count; counts such as NumRet are summed), the figure `semrel eval` prints.
@@ -155,7 +168,8 @@ def evaluate(qrels: QrelsLike, runs: RunLike | Iterable[RunLike] | Mapping[str, 
     For the Evaluation objects themselves (numpy arrays per measure) call
     `semrel.evaluation.metrics.evaluate`.
     """
-    results, several = evaluate_runs(qrels, runs, measures, rel_level, stacklevel=2)
+    results, several = evaluate_runs(qrels, runs, measures, rel_level, stacklevel=2, complete=complete,
+                                     judged_only=judged_only, depth=depth, num_docs=num_docs)
 
     def shaped(e: Evaluation) -> dict:
         return {m.name: e.per_query(m) for m in e.values} if per_query else e.aggregates()

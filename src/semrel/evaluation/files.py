@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from ..errors import SemrelError, UsageError
 from ..formats import read_qrels, read_run
 from ..formats.files import display_name
 from ..formats.trec import run_name
+from ..records import Qrels, Run
+from .doclevel import corpus_documents, require_overlap, to_documents
 from .measures import Measure, parse_measures
-from .metrics import Evaluation, evaluate
+from .metrics import Evaluation, Options, evaluate_gradings
 
 
 def run_names(paths: Sequence[str | os.PathLike]) -> list[str]:
@@ -36,20 +39,40 @@ def evaluate_files(
     measures: Sequence[str | Measure] | str | None = None,
     rel_level: int = 1,
     warn: Callable[[str], None] | None = None,
+    options: Options | None = None,
+    doc_level: bool = False,
+    corpus: str | os.PathLike | None = None,
+    qrels: Qrels | None = None,
 ) -> list[Evaluation]:
     """Read the qrels once and each run in turn (one run in memory at a time); warn about
-    queries missing on either side."""
+    queries missing on either side; refuse a run that shares no query or no document with the
+    qrels. `options`: trec_eval's -c, -J, -M, -N (its rel_level wins). `doc_level`: score chunk
+    runs against document qrels (doclevel.py), documents found in `corpus` or by the chunk ids.
+    `qrels`: already read (or completed) qrels, used instead of reading `qrels_path` (still the name shown)."""
     chosen = parse_measures(measures)
-    qrels = read_qrels(qrels_path)
-    if not len(qrels):
-        raise SemrelError(f"{display_name(qrels_path)}: no judgments (the qrels are empty); every measure would be 0")
-    runs = (read_run(path, name) for path, name in zip(run_paths, run_names(run_paths)))
-    results = []
-    for path, result in zip(run_paths, evaluate(qrels, runs, chosen, rel_level)):
-        if warn:
-            for message in coverage_warnings(result, str(qrels_path), str(path)):
-                warn(message)
-        results.append(result)
+    names = run_names(run_paths)
+    with ThreadPoolExecutor(1) as pool:  # the first run is read while the qrels are read and indexed
+        first = pool.submit(read_run, run_paths[0], names[0]) if run_paths else None
+        qrels = read_qrels(qrels_path) if qrels is None else qrels
+        if not len(qrels):
+            raise SemrelError(f"{display_name(qrels_path)}: no judgments (the qrels are empty); every measure would be 0")
+        mapping = corpus_documents(corpus) if doc_level and corpus is not None else None
+        current: list[Run] = []
+
+        def runs() -> Iterator[Run]:
+            for i, (path, name) in enumerate(zip(run_paths, names)):
+                run = first.result() if i == 0 and first is not None else read_run(path, name)
+                current[:] = [to_documents(run, mapping) if doc_level else run]
+                yield current[0]
+
+        options = options or Options(rel_level)
+        results = []
+        for path, result in zip(run_paths, evaluate_gradings(qrels, [qrels.relevance], runs(), chosen, options=options)[0]):
+            require_overlap(result, qrels, current[0], display_name(str(qrels_path)), display_name(str(path)))
+            if warn is not None:
+                for message in coverage_warnings(result, str(qrels_path), str(path)):
+                    warn(message)
+            results.append(result)
     return results
 
 
@@ -57,8 +80,9 @@ def coverage_warnings(result: Evaluation, qrels_label: str, run_label: str) -> l
     """Warnings about queries on one side only: in the qrels, not the run (scored 0), and in the run only (ignored)."""
     messages = []
     if result.missing_queries:
+        fate = "they score 0" if result.complete else "they are left out of the 'all' row (--no-complete)"
         messages.append(f"{len(result.missing_queries)} of {len(result.query_ids)} queries in {qrels_label} have no "
-                        f"results in {run_label}; they score 0 (e.g. {result.missing_queries[0]!r})")
+                        f"results in {run_label}; {fate} (e.g. {result.missing_queries[0]!r})")
     if result.ignored_queries:
         messages.append(f"{len(result.ignored_queries)} queries in {run_label} are not in {qrels_label} and are ignored "
                         f"(e.g. {result.ignored_queries[0]!r})")

@@ -59,3 +59,75 @@ def pair_fingerprints(group_codes: np.ndarray, prints: np.ndarray) -> np.ndarray
         raise SemrelError("more than 16,777,216 queries in one file: split it")
     codes = group_codes.view(np.uint64) if group_codes.dtype == np.int64 else group_codes.astype(np.uint64)
     return (codes << np.uint64(40)) | (prints >> np.uint64(24))
+
+
+_ROUND_MULTIPLIERS = [np.uint64(m) for m in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)]
+
+
+def _slots(keys: np.ndarray, round_: int, bits: int) -> np.ndarray:
+    """Fibonacci hashing: the top `bits` bits of the key times a per-round odd constant."""
+    multiplier = _ROUND_MULTIPLIERS[round_ % len(_ROUND_MULTIPLIERS)] + np.uint64(2 * (round_ // len(_ROUND_MULTIPLIERS)))
+    with np.errstate(over="ignore"):
+        return ((keys * multiplier) >> np.uint64(64 - bits)).view(np.int64)  # below 2**bits: a view, no copy
+
+
+def _bits(count: int, spare: int) -> int:
+    return max(4, int(np.ceil(np.log2(max(count, 1) * spare))))
+
+
+class KeyTable:
+    """Exact lookup of 64-bit keys, vectorised: each key goes to one slot of a table; keys that lose
+    their slot to another key go to the next, smaller table (a key equal to the one holding its slot
+    is a repeat and is left out). A probe looks in each table until its slot is empty or holds it.
+
+    Ten million probes into a million keys cost a few gathers instead of a binary search each."""
+
+    def __init__(self, keys: np.ndarray, spare: int = 4):
+        self.keys = keys
+        self.tables: list[tuple[int, np.ndarray]] = []
+        pending = np.arange(len(keys), dtype=np.int64)
+        index = np.int32 if len(keys) < 2**31 else np.int64
+        while len(pending):
+            bits = _bits(len(pending), spare)
+            table = np.full(1 << bits, -1, dtype=index)
+            slots = _slots(keys[pending], len(self.tables), bits)
+            table[slots] = pending
+            winners = table[slots]
+            lost = np.flatnonzero(winners != pending)
+            self.tables.append((bits, table))
+            pending = pending[lost[keys[winners[lost]] != keys[pending[lost]]]]
+
+    def find(self, probes: np.ndarray) -> np.ndarray:
+        """Per probe: the index of the key equal to it, or -1."""
+        found = np.full(len(probes), -1, dtype=np.int64)
+        todo: np.ndarray | None = None  # probes still looking (None: all of them)
+        for round_, (bits, table) in enumerate(self.tables):
+            keys = probes if todo is None else probes[todo]
+            held = table[_slots(keys, round_, bits)].astype(np.int64)
+            occupied = np.flatnonzero(held >= 0)
+            same = self.keys[held[occupied]] == keys[occupied]
+            at = occupied[same] if todo is None else todo[occupied[same]]
+            found[at] = held[occupied[same]]
+            todo = occupied[~same] if todo is None else todo[occupied[~same]]
+            if not len(todo):
+                break
+        return found
+
+
+def has_repeats(keys: np.ndarray) -> bool:
+    """Whether two of the keys are equal (hashed in rounds like KeyTable, never sorted)."""
+    pending = np.arange(len(keys), dtype=np.int64)
+    round_ = 0
+    while len(pending) > 1:
+        bits = _bits(len(pending), 2)
+        table = np.empty(1 << bits, dtype=np.int64)
+        held = keys if round_ == 0 else keys[pending]
+        slots = _slots(held, round_, bits)
+        table[slots] = pending
+        winners = table[slots]
+        lost = np.flatnonzero(winners != pending)
+        if np.any(keys[winners[lost]] == keys[pending[lost]]):
+            return True
+        pending = pending[lost]
+        round_ += 1
+    return False

@@ -11,19 +11,24 @@ compute function; which measures exist and how each is computed is the registry'
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import ctypes
+import dataclasses
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import UsageError
 from ..formats.columns import duplicate_error
 from ..records import Qrels, Run, dictionary_codes
-from .hashing import fingerprints, pair_fingerprints
-from .measures import Context, Measure, Ranked, parse_measure, parse_measures, ranks_within
+from .hashing import KeyTable, fingerprints, pair_fingerprints
+from .measures import Context, Kind, Measure, Ranked, parse_measure, parse_measures, ranks_within
 
 
 @dataclass(frozen=True)
@@ -33,21 +38,59 @@ class Evaluation:
     run_name: str
     query_ids: list[str]
     values: dict[Measure, np.ndarray]
-    missing_queries: list[str] = field(default_factory=list)  # in the qrels, not in the run: scored 0
+    missing_queries: list[str] = field(default_factory=list)  # in the qrels, not in the run: scored as an empty ranking
     ignored_queries: list[str] = field(default_factory=list)  # in the run, not in the qrels: not scored
+    run_tag: str | None = None  # the run file's tag (trec_eval's runid)
+    complete: bool = True  # the 'all' row is over every qrels query (trec_eval -c); False: those the run has
+    zscored: bool = False  # values are standardised (trec_eval -Z; see zscores.py)
+    judged_rows: int | None = None  # the run's rows judged in the qrels (None: not counted)
 
-    def aggregate(self, measure: Measure | str) -> float:
-        """The 'all' row: the mean over the qrels' queries (the sum for counts such as NumRet)."""
+    def label(self, measure: Measure, trec: bool = False) -> str:
+        """The measure's name as printed: trec_eval's or semrel's, with a Z before standardised values."""
+        name = measure.trec_name if trec else measure.name
+        return f"Z{name}" if self.zscored and measure.kind is not Kind.TEXT else name
+
+    @property
+    def scored(self) -> np.ndarray:
+        """Which of `query_ids` the 'all' row is over: all of them, or (complete=False) those the run has."""
+        if self.complete or not self.missing_queries:
+            return np.ones(len(self.query_ids), dtype=bool)
+        return ~np.isin(np.array(self.query_ids, dtype=object), np.array(self.missing_queries, dtype=object))
+
+    @property
+    def scored_ids(self) -> list[str]:
+        return [q for q, keep in zip(self.query_ids, self.scored.tolist()) if keep]
+
+    def aggregate(self, measure: Measure | str) -> Any:
+        """The 'all' row: the mean over the scored queries (the sum for counts such as NumRet, the
+        geometric mean for gm_map)."""
         m = parse_measure(measure)
-        return m.entry.aggregate(self.values[m])
+        return m.entry.aggregate(self.values[m][self.scored])
 
-    def aggregates(self) -> dict[str, float]:
+    def aggregates(self) -> dict[str, Any]:
         """{measure name: its 'all' value}, in the order the measures were given."""
-        return {m.name: m.entry.aggregate(column) for m, column in self.values.items()}
+        return {m.name: self.aggregate(m) for m in self.values}
 
-    def per_query(self, measure: Measure | str) -> dict[str, float]:
-        """{query id: value} of one measure, every qrels query included (those the run lacks score 0)."""
-        return dict(zip(self.query_ids, self.values[parse_measure(measure)].tolist()))
+    def per_query(self, measure: Measure | str) -> dict[str, Any]:
+        """{query id: value} of one measure, every scored query included (with complete=True, those
+        the run lacks score what an empty ranking scores)."""
+        m = parse_measure(measure)
+        keep = self.scored
+        return {q: v for q, v, k in zip(self.query_ids, self.values[m].tolist(), keep.tolist()) if k}
+
+    def per_query_values(self) -> dict[Measure, dict[str, Any]]:
+        """{measure: {query id: value}} over the scored queries."""
+        return {m: self.per_query(m) for m in self.values}
+
+    def per_query_rows(self, measures: Sequence[Measure] | None = None) -> list[tuple[str, list[tuple[Measure, Any]]]]:
+        """[(query id, [(measure, value), ...]), ...] over the scored queries, in query order."""
+        chosen = list(self.values) if measures is None else list(measures)
+        columns = [self.values[m].tolist() for m in chosen]
+        return [(q, [(m, column[i]) for m, column in zip(chosen, columns)])
+                for i, (q, keep) in enumerate(zip(self.query_ids, self.scored.tolist())) if keep]
+
+
+DOC_BITS = 24  # a 16 MB table of judged doc fingerprints lets most unjudged run rows skip the pair lookup
 
 
 class _QrelsIndex:
@@ -63,29 +106,39 @@ class _QrelsIndex:
         self.query = pc.index_in(qrels.query_ids, value_set=self.query_names).to_numpy().astype(np.int64)
         self.doc_ids = qrels.doc_ids
         self.relevance = qrels.relevance
-        keys = pair_fingerprints(self.query, fingerprints(qrels.doc_ids))
+        doc_prints = fingerprints(qrels.doc_ids)
+        keys = pair_fingerprints(self.query, doc_prints)
         self.by_key = np.argsort(keys, kind="stable")
         self.sorted_keys = keys[self.by_key]
         repeats, self.shared = _repeats(self.by_key, self.sorted_keys, self.query, qrels.doc_ids)
         if repeats:
             row = min(repeats)
             raise duplicate_error(qrels.source, row, qrels.query_ids[row].as_py(), qrels.doc_ids[row].as_py(), "judgment")
+        self.table = KeyTable(keys)
+        self._ideal: tuple | None = None
+        self.doc_bits = np.zeros(1 << DOC_BITS, dtype=bool)  # which doc fingerprints (their top bits) the qrels hold
+        self.doc_bits[(doc_prints >> np.uint64(64 - DOC_BITS)).astype(np.intp)] = True
 
-    def rows_of(self, query: np.ndarray, prints: np.ndarray, doc_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
-        """The qrels row judging each (query index, doc) pair, or -1; given the docs' fingerprints."""
+    def rows_of(self, query: np.ndarray, prints: np.ndarray, doc_ids: pa.Array | pa.ChunkedArray,
+                positions: np.ndarray | None = None) -> np.ndarray:
+        """The qrels row judging each (query index, doc) pair, or -1; given the docs' fingerprints.
+        `positions`: where each pair's doc is in `doc_ids` (None: pair i is doc_ids[i])."""
         rows = np.full(len(query), -1, dtype=np.int64)
         if not len(self.sorted_keys) or not len(query):
             return rows
-        keys = pair_fingerprints(query, prints)
-        at = np.searchsorted(self.sorted_keys, keys)
-        np.minimum(at, len(self.sorted_keys) - 1, out=at)
-        found = np.flatnonzero(self.sorted_keys[at] == keys)
-        candidates = self.by_key[at[found]]
-        same = (self.query[candidates] == query[found]) & _equal(doc_ids.take(found), self.doc_ids.take(candidates))
+        maybe = np.flatnonzero(self.doc_bits[(prints >> np.uint64(64 - DOC_BITS)).view(np.int64)])  # the rest: unjudged docs
+        keys = pair_fingerprints(query[maybe], prints[maybe])
+        candidates = self.table.find(keys)
+        hit = np.flatnonzero(candidates >= 0)
+        found, candidates = maybe[hit], candidates[hit]
+        at = found if positions is None else positions[found]
+        same = (self.query[candidates] == query[found]) & _equal(doc_ids.take(at), self.doc_ids.take(candidates))
         rows[found[same]] = candidates[same]
-        for i in np.flatnonzero(np.isin(keys, np.fromiter(self.shared, dtype=np.uint64))) if self.shared else ():
-            for row in self.shared[int(keys[i])]:  # two judged pairs share a fingerprint: compare each
-                if self.query[row] == query[i] and self.doc_ids[row] == doc_ids[int(i)]:
+        for k in np.flatnonzero(np.isin(keys, np.fromiter(self.shared, dtype=np.uint64))) if self.shared else ():
+            i = int(maybe[k])
+            for row in self.shared[int(keys[k])]:  # two judged pairs share a fingerprint: compare each
+                where = i if positions is None else int(positions[i])
+                if self.query[row] == query[i] and self.doc_ids[row] == doc_ids[where]:
                     rows[i] = row
         return rows
 
@@ -100,9 +153,10 @@ class _QrelsIndex:
 
     def ideal_dcg(self, cutoff: int | None) -> np.ndarray:
         gain = np.maximum(self.relevance, 0).astype(np.float64)
-        order = np.lexsort((-gain, self.query))
-        query, gain = self.query[order], gain[order]
-        rank = ranks_within(query)
+        if self._ideal is None or self._ideal[0] is not self.relevance:  # sorted once per grading
+            order = np.lexsort((-gain, self.query))
+            self._ideal = (self.relevance, self.query[order], gain[order], ranks_within(self.query[order]))
+        _, query, gain, rank = self._ideal
         keep = gain > 0 if cutoff is None else (gain > 0) & (rank < cutoff)
         return np.bincount(query[keep], weights=gain[keep] / np.log2(rank[keep] + 2.0), minlength=self.n)
 
@@ -129,37 +183,193 @@ def _repeats(order: np.ndarray, sorted_keys: np.ndarray, query: np.ndarray, doc_
     return repeats, shared
 
 
-def _order(run_query: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray | None:
-    """Row order grouping queries, scores descending, ties by doc id descending (byte order).
+def _order(run_query: np.ndarray, scores: np.ndarray, doc_ids: pa.Array | pa.ChunkedArray, threads: int = 2,
+           starts: np.ndarray | None = None) -> np.ndarray | None:
+    """Row order grouping queries, scores descending, ties by doc id descending (byte order), as
+    trec_eval ranks; None when the rows are already in that order (the common case for files
+    written by retrieval systems), which saves the sort.
 
-    None when the rows are already in that order (the common case for files written by
-    retrieval systems), which saves the sort. Only tied rows have their doc ids compared.
+    `run_query` numbers queries by first appearance, so a run whose queries come in contiguous
+    blocks (nearly all) needs no grouping: each block is sorted on its own, blocks of one size
+    together as the rows of one array, split over `threads`. Only tied rows have their doc ids compared.
     """
-    if len(scores) < 2 or (
-        np.all(run_query[1:] >= run_query[:-1]) and not np.any((run_query[1:] == run_query[:-1]) & (np.diff(scores) >= 0))
-    ):
+    n = len(scores)
+    if n < 2:
         return None
-    order = np.lexsort((-scores, run_query))
-    q, s = run_query[order], scores[order]
-    tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
-    if not tie.any():
-        return order
-    tied = order[np.flatnonzero(np.r_[tie, False] | np.r_[False, tie])]
-    doc_rank = np.zeros(len(scores), dtype=np.int64)
-    doc_rank[tied] = pc.rank(doc_ids.take(tied), sort_keys="descending", tiebreaker="first").to_numpy()
-    return np.lexsort((doc_rank, -scores, run_query))
+    if starts is None:  # the first row of each block of equal query codes
+        starts, _ = _blocks(run_query)
+    block_codes = run_query[starts]
+    contiguous = bool(np.all(block_codes[1:] > block_codes[:-1]))  # codes count up: one block per query
+    if contiguous:
+        step = np.diff(scores)
+        step[starts[1:] - 1] = -1.0  # the step into the next query's block is not compared
+        if not np.any(step > 0):
+            tied = np.flatnonzero(step == 0)
+            if not len(tied) or _doc_ids_descend(doc_ids, tied):
+                return None
+        grouped = None
+    else:
+        grouped = np.argsort(run_query, kind="stable")  # interleaved queries: gather each query's rows first
+    query = run_query if grouped is None else run_query[grouped]
+    keys = -scores if grouped is None else -scores[grouped]
+    if grouped is not None:
+        starts, lengths = _blocks(query)
+    else:
+        lengths = np.diff(np.r_[starts, n])
+    within = _sort_blocks(keys, starts, lengths, threads)
+    order = within if grouped is None else grouped[within]
+    sorted_scores = scores[order]
+    tie = (query[1:] == query[:-1]) & (sorted_scores[1:] == sorted_scores[:-1])
+    if tie.any():
+        order = _break_ties(order, tie, doc_ids)
+    return order
 
 
-def _refuse_repeated_documents(query: np.ndarray, prints: np.ndarray, doc_ids, run: Run, rows: np.ndarray | None) -> None:
-    """A document listed twice for one query is an error, as in trec_eval."""
-    keys = pair_fingerprints(query, prints)
-    if len(keys) < 2 or not np.any((ordered := np.sort(keys))[1:] == ordered[:-1]):
+def rank_order(run: Run) -> np.ndarray:
+    """The run's row numbers in trec_eval's rank order: each query's rows together (queries in order
+    of first appearance), score descending, ties by doc id descending in byte order."""
+    _, codes, starts = query_codes(run.query_ids)
+    order = _order(codes, run.scores, run.doc_ids, starts=starts)
+    return np.arange(len(run)) if order is None else order
+
+
+def _blocks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+    return starts, np.diff(np.r_[starts, len(values)])
+
+
+def _doc_ids_descend(doc_ids: pa.Array | pa.ChunkedArray, tied: np.ndarray) -> bool:
+    """Whether each tied row's doc id comes after the next row's in byte order (already ranked)."""
+    first, second = doc_ids.take(tied), doc_ids.take(tied + 1)
+    return bool(pc.all(pc.greater(first, second)).as_py())
+
+
+def _grids(starts: np.ndarray, lengths: np.ndarray) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    """Blocks of rows laid out as 2-D arrays: per group of blocks, (row numbers as a 2-D array, which
+    cells are inside a block, None where all are). Blocks of one length share an array; with many
+    lengths, blocks are padded to the next power of two."""
+    distinct = np.unique(lengths)
+    exact = len(distinct) <= 32
+    width = lengths if exact else np.maximum(1, 1 << np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64))
+    grids: list[tuple[np.ndarray, np.ndarray | None]] = []
+    for size in (distinct if exact else np.unique(width)).tolist():
+        chosen = np.flatnonzero(width == size)
+        column = np.arange(size)
+        rows = starts[chosen][:, None] + column[None, :]
+        if exact:
+            grids.append((rows, None))
+        else:
+            inside = column[None, :] < lengths[chosen][:, None]
+            grids.append((np.where(inside, rows, 0), inside))
+    return grids
+
+
+def _split(count: int, threads: int) -> list[slice]:
+    step = max(1, -(-count // max(threads, 1)))
+    return [slice(i, i + step) for i in range(0, count, step)]
+
+
+def _sort_blocks(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray, threads: int) -> np.ndarray:
+    """A permutation sorting each block of rows by `keys`, blocks kept in place (equal keys in any
+    order): the blocks as the rows of 2-D arrays (see _grids), each sorted along its rows, the
+    arrays split over `threads` (numpy's sort releases the GIL)."""
+    order = np.empty(len(keys), dtype=np.int64)
+    for rows, inside in _grids(starts, lengths):
+
+        def sort(part: slice, rows=rows, inside=inside) -> None:
+            block = rows[part]
+            if inside is None:
+                first, count, size = int(block[0, 0]), block.shape[0], block.shape[1]
+                if int(block[-1, 0]) == first + (count - 1) * size:  # blocks back to back: a view, no gather
+                    ranked = np.argsort(keys[first : first + count * size].reshape(count, size), axis=1)
+                    ranked += np.arange(first, first + count * size, size)[:, None]
+                    order[first : first + count * size] = ranked.ravel()
+                else:
+                    order[block] = np.take_along_axis(block, np.argsort(keys[block], axis=1), axis=1)
+                return
+            cells = inside[part]
+            ranked = np.argsort(np.where(cells, keys[block], np.inf), axis=1)  # padding sorts last
+            picked = np.take_along_axis(block, ranked, axis=1)
+            order[block[cells]] = picked[np.take_along_axis(cells, ranked, axis=1)]
+
+        parts = _split(len(rows), threads if len(keys) > 100_000 else 1)
+        if len(parts) > 1:
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(sort, parts))
+        else:
+            sort(parts[0])
+    return order
+
+
+def _break_ties(order: np.ndarray, tie: np.ndarray, doc_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Within each run of tied (query, score) rows of `order`, doc ids descending in byte order."""
+    tied = np.flatnonzero(np.r_[tie, False] | np.r_[False, tie])  # positions in `order` within a tie
+    group = np.cumsum(np.r_[True, tied[1:] != tied[:-1] + 1] | np.r_[True, ~tie[tied[1:] - 1]])
+    table = pa.table({"group": group, "doc": doc_ids.take(order[tied])})
+    ranked = pc.sort_indices(table, sort_keys=[("group", "ascending"), ("doc", "descending")]).to_numpy()
+    fixed = order.copy()
+    fixed[tied] = order[tied[ranked]]
+    return fixed
+
+
+def _refuse_repeated_documents(query: np.ndarray, prints: np.ndarray, doc_ids, run: Run, grouped: np.ndarray | None,
+                               starts: np.ndarray | None = None) -> None:
+    """A document listed twice for one query is an error, as in trec_eval. Each query's fingerprints are
+    sorted on their own (`grouped`: the rows in query order, None where they come that way; `starts`:
+    the first row of each query's block, where known); only where two are equal are the ids compared
+    and the first repeat named."""
+    if len(prints) < 2:
         return
+    if starts is None:
+        starts, lengths = _blocks(query if grouped is None else query[grouped])
+    else:
+        lengths = np.diff(np.r_[starts, len(query)])
+    if not _blocks_repeat(prints if grouped is None else prints[grouped], starts, lengths):
+        return
+    keys = pair_fingerprints(query, prints)
     order = np.argsort(keys, kind="stable")
     repeats, _ = _repeats(order, keys[order], query, doc_ids)
     if repeats:
-        row = min(repeats) if rows is None else int(rows[min(repeats)])
+        row = min(repeats)
         raise duplicate_error(run.source, row, run.query_ids[row].as_py(), run.doc_ids[row].as_py(), "document in run")
+
+
+def _blocks_repeat(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> bool:
+    """Whether a block of rows holds one value twice (each block sorted on its own, see _grids)."""
+    for rows, inside in _grids(starts, lengths):
+        if rows.shape[1] < 2:
+            continue
+        if inside is None:
+            first, count, size = int(rows[0, 0]), rows.shape[0], rows.shape[1]
+            back_to_back = int(rows[-1, 0]) == first + (count - 1) * size
+            grid = values[first : first + count * size].reshape(count, size).copy() if back_to_back else values[rows]
+            grid.sort(axis=1)
+            if np.any(grid[:, 1:] == grid[:, :-1]):
+                return True
+            continue
+        grid = np.where(inside, values[rows], np.uint64(2**64 - 1))
+        grid.sort(axis=1)  # padding (the largest value) sorts last
+        if np.any((grid[:, 1:] == grid[:, :-1]) & inside[:, 1:]):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Options:
+    """How runs are scored besides the measures: trec_eval's -l, -c, -J, -M and -N."""
+
+    rel_level: int = 1  # -l: the lowest grade that counts as relevant
+    complete: bool = True  # -c: the 'all' row over every qrels query (False: only those the run has)
+    judged_only: bool = False  # -J: drop unjudged documents before scoring (condensed lists)
+    depth: int | None = None  # -M: score only each query's top `depth` documents
+    num_docs: int = 0  # -N: documents in the collection (utility's non-relevant missed)
+
+    def check(self) -> "Options":
+        if self.depth is not None and self.depth < 1:
+            raise UsageError(f"depth={self.depth}: must be at least 1")
+        if self.num_docs < 0:
+            raise UsageError(f"num_docs={self.num_docs}: the collection size cannot be negative")
+        return self
 
 
 @dataclass(frozen=True)
@@ -170,66 +380,163 @@ class _Joined:
     rank: np.ndarray
     qrels_row: np.ndarray
 
-    def graded(self, relevance: np.ndarray, level: int) -> Ranked:
-        judged = self.qrels_row >= 0
-        rel = np.where(judged, relevance[self.qrels_row], 0)
-        return Ranked(query=self.query, rank=self.rank, gain=np.maximum(rel, 0).astype(np.float64),
-                       relevant=judged & (rel >= level), judged=judged)
+    def graded(self, relevance: np.ndarray, options: Options) -> Ranked:
+        query, rank, rows = self.query, self.rank, self.qrels_row
+        if options.depth is not None and len(rank) and rank.max() >= options.depth:
+            keep = rank < options.depth
+            query, rank, rows = query[keep], rank[keep], rows[keep]
+        judged = rows >= 0
+        grade = np.where(judged, relevance[rows], 0)
+        if options.judged_only:  # condensed lists: only documents judged with a grade >= 0, ranked among themselves
+            keep = judged & (grade >= 0)
+            query, rows, judged, grade = query[keep], rows[keep], judged[keep], grade[keep]
+            rank = ranks_within(query)
+        return Ranked(query=query, rank=rank, gain=np.maximum(grade, 0).astype(np.float64),
+                      relevant=judged & (grade >= options.rel_level), judged=judged, grade=grade)
 
 
 def _join(index: _QrelsIndex, run: Run) -> tuple[_Joined, list[str], list[str]]:
-    """Each run row's query, rank and judgment; plus the qrels queries it lacks and those it adds."""
-    names, local = dictionary_codes(run.query_ids)
+    """Each run row's query, rank and judgment; plus the qrels queries it lacks and those it adds.
+
+    Fingerprints, the repeated-document check and the qrels lookup work on the rows as read; only
+    the resulting integers are put in rank order."""
+    names, local, starts = query_codes(run.query_ids)
     known = pc.index_in(names, value_set=index.query_names).fill_null(-1).to_numpy().astype(np.int64)
     ignored = [q for q, k in zip(names.to_pylist(), known) if k < 0]
-    rows = _order(local, run.scores, run.doc_ids)
-    grouped = local if rows is None else local[rows]
-    doc_ids = run.doc_ids if rows is None else run.doc_ids.take(rows)
-    prints = fingerprints(doc_ids)
-    query = known[grouped]
-    keep = np.flatnonzero(query >= 0) if (query < 0).any() else None
-    with ThreadPoolExecutor(2) as pool:  # both halves release the GIL: two cores, half the wait
-        checked = pool.submit(_refuse_repeated_documents, grouped, prints, doc_ids, run, rows)
-        if keep is not None:
-            query, prints, doc_ids = query[keep], prints[keep], doc_ids.take(keep)
-        qrels_rows = index.rows_of(query, prints, doc_ids)
+    with ThreadPoolExecutor(2) as pool:  # the halves release the GIL: two cores, half the wait
+        printed = pool.submit(fingerprints, run.doc_ids)
+        rows = _order(local, run.scores, run.doc_ids, starts=starts)
+        prints = printed.result()
+        contiguous = bool(np.all(local[starts[1:]] > local[starts[:-1]])) if len(starts) else True
+        checked = pool.submit(_refuse_repeated_documents, local, prints, run.doc_ids, run,
+                              None if contiguous else np.argsort(local, kind="stable"), starts if contiguous else None)
+        query = known[local]
+        keep = np.flatnonzero(query >= 0) if (query < 0).any() else None
+        if keep is None:
+            qrels_rows = index.rows_of(query, prints, run.doc_ids)
+        else:
+            qrels_rows = np.full(len(query), -1, dtype=np.int64)
+            qrels_rows[keep] = index.rows_of(query[keep], prints[keep], run.doc_ids, keep)
         checked.result()
+    if rows is not None:
+        query, qrels_rows = query[rows], qrels_rows[rows]
+    if keep is not None:
+        kept = query >= 0
+        query, qrels_rows = query[kept], qrels_rows[kept]
     present = np.zeros(index.n, dtype=bool)
     present[query] = True
     missing = [q for q, p in zip(index.query_names.to_pylist(), present) if not p]
     return _Joined(query, ranks_within(query), qrels_rows), missing, ignored
 
 
+def query_codes(query_ids: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """(distinct query ids in order of first appearance, each row's index into them, the first row of
+    each block of equal ids), as records.dictionary_codes but found block by block: runs list each
+    query's rows together, so only the first id of each block is hashed."""
+    n = len(query_ids)
+    if n < 2:
+        names, codes = dictionary_codes(query_ids)
+        return names, codes, np.zeros(min(n, 1), dtype=np.int64)
+    flat = query_ids.combine_chunks() if isinstance(query_ids, pa.ChunkedArray) else query_ids
+    change = pc.not_equal(flat.slice(1), flat.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    starts = np.r_[0, np.flatnonzero(change) + 1]
+    names, codes = dictionary_codes(flat.take(starts))
+    return names, np.repeat(codes, np.diff(np.r_[starts, n])), starts
+
+
 def evaluate(
-    qrels: Qrels, runs: Run | Iterable[Run], measures: Iterable[Measure | str] | str | None = None, rel_level: int = 1
+    qrels: Qrels, runs: Run | Iterable[Run], measures: Iterable[Measure | str] | str | None = None, rel_level: int = 1,
+    *, complete: bool = True, judged_only: bool = False, depth: int | None = None, num_docs: int = 0,
 ) -> list[Evaluation]:
     """Evaluate each run on the qrels, in the order given. `measures`: Measure objects or names
-    (`"nDCG@10"`, `"ndcg_cut.10"`, `"nDCG@10,RR"`); none given means DEFAULT_MEASURES.
+    (`"nDCG@10"`, `"ndcg_cut.10"`, `"nDCG@10,RR"`); none given means DEFAULT_MEASURES. The keywords
+    are trec_eval's -c, -J, -M and -N (see Options).
 
     Runs are consumed one at a time, so a generator of runs keeps only one in memory.
     """
-    return evaluate_gradings(qrels, [qrels.relevance], runs, measures, rel_level)[0]
+    options = Options(rel_level, complete, judged_only, depth, num_docs)
+    return evaluate_gradings(qrels, [qrels.relevance], runs, measures, options=options)[0]
 
 
 def evaluate_gradings(
     qrels: Qrels, gradings: Sequence[np.ndarray], runs: Run | Iterable[Run],
-    measures: Iterable[Measure | str] | str | None = None, rel_level: int = 1,
+    measures: Iterable[Measure | str] | str | None = None, rel_level: int = 1, *, options: Options | None = None,
 ) -> list[list[Evaluation]]:
     """Evaluate each run under each grading of the qrels' pairs (`gradings[k][i]`: the grade of
     qrels row i), as result[k][run]. Each run is ordered and joined to the pairs once, so another
     grading (a relabelling at another threshold) costs only the measures."""
+    options = (options or Options(rel_level)).check()
     measures = parse_measures(measures)
     index = _QrelsIndex(qrels)
     graded = [index.regraded(np.asarray(g, dtype=np.int64)) for g in gradings]
     if any(len(g.relevance) != len(qrels) for g in graded):
         raise ValueError(f"each grading needs one grade per qrels row ({len(qrels)})")
-    contexts = [Context(g, g.num_relevant(rel_level), rel_level) for g in graded]
+    contexts = [Context(g, g.num_relevant(options.rel_level), options.rel_level, options.num_docs) for g in graded]
     names = index.query_names.to_pylist()
     results: list[list[Evaluation]] = [[] for _ in graded]
-    for run in [runs] if isinstance(runs, Run) else runs:
-        joined, missing, ignored = _join(index, run)
-        for k, ctx in enumerate(contexts):
-            ranked = joined.graded(ctx.qrels.relevance, rel_level)
-            values = {m: m.entry.compute(m, ranked, ctx) for m in measures}
-            results[k].append(Evaluation(run.name, names, values, missing, ignored))
+    with _small_pages():
+        for run in [runs] if isinstance(runs, Run) else runs:
+            _evaluate_run(run, index, contexts, measures, options, names, results)
     return results
+
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
+_GLIBC_DEFAULT = 128 * 1024  # glibc's default for both thresholds
+
+
+def _glibc() -> Any:
+    try:
+        libc = ctypes.CDLL(None)
+        return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+_scoring = 0  # evaluations under way (nested or on other threads): only the outermost one sets and restores
+
+
+@contextlib.contextmanager
+def _small_pages() -> Iterator[None]:
+    """Allocator settings for the many short-lived 10M-row arrays of an evaluation, while runs are
+    scored. numpy asks the kernel for transparent huge pages for big arrays, and glibc's malloc hands
+    each block over 128 KiB back to the kernel when freed, so the next array faults its pages in
+    again: together about half the CPU time of a 10M-row evaluation goes to the kernel (page faults,
+    zeroing, compaction). Huge pages are turned off (numpy's own switch) and glibc keeps freed blocks
+    for reuse (its mmap and trim thresholds raised); afterwards the memory kept is returned
+    (malloc_trim) and both are put back (the thresholds at glibc's 128 KiB default)."""
+    global _scoring
+    try:
+        from numpy._core.multiarray import _set_madvise_hugepage  # type: ignore[attr-defined]
+    except ImportError:  # numpy's private switch moved or went: keep numpy's default
+        _set_madvise_hugepage = None
+    libc = _glibc() if sys.platform.startswith("linux") else None
+    outermost = _scoring == 0
+    _scoring += 1
+    previous = _set_madvise_hugepage(False) if _set_madvise_hugepage is not None and outermost else None
+    if libc is not None and outermost:
+        libc.mallopt(M_MMAP_THRESHOLD, 1 << 30)
+        libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
+    try:
+        yield
+    finally:
+        _scoring -= 1
+        if outermost:
+            if previous is not None and _set_madvise_hugepage is not None:
+                _set_madvise_hugepage(previous)
+            if libc is not None:
+                libc.mallopt(M_MMAP_THRESHOLD, _GLIBC_DEFAULT)
+                libc.mallopt(M_TRIM_THRESHOLD, _GLIBC_DEFAULT)
+                libc.malloc_trim(0)
+
+
+def _evaluate_run(run: Run, index: _QrelsIndex, contexts: list[Context], measures: list[Measure], options: Options,
+                  names: list[str], results: list[list[Evaluation]]) -> None:
+    """One run ordered and joined to the pairs once, then scored under each grading (appended to `results`)."""
+    joined, missing, ignored = _join(index, run)
+    tag = run.tag if run.tag is not None else run.name
+    judged_rows = int(np.count_nonzero(joined.qrels_row >= 0))
+    for k, ctx in enumerate(contexts):
+        ranked = joined.graded(ctx.qrels.relevance, options)
+        scoped = dataclasses.replace(ctx, run_tag=tag)
+        values = {m: m.entry.compute(m, ranked, scoped) for m in measures}
+        results[k].append(Evaluation(run.name, names, values, missing, ignored, tag, options.complete, judged_rows=judged_rows))

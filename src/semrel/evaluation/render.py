@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..formats.tables import Cell, Table, render
+from .measures import Kind, Measure, trec_order
 from .metrics import Evaluation
+
+
+def _scored_ids(results: Sequence[Evaluation]) -> list[str]:
+    """The queries with a per-query row: every run's scored queries, in the qrels' (sorted) order."""
+    wanted = set().union(*(r.scored_ids for r in results))
+    return [q for q in results[0].query_ids if q in wanted]
 
 
 def evaluation_table(results: Sequence[Evaluation], per_query: bool) -> Table:
@@ -15,27 +22,70 @@ def evaluation_table(results: Sequence[Evaluation], per_query: bool) -> Table:
     header = (["query", "measure"] if per_query else ["measure"]) + [r.run_name for r in results]
     rows: list[list[Cell]] = []
     if per_query:
-        for i, q in enumerate(results[0].query_ids):
-            rows += [[q, m.name] + [_value(m, r.values[m][i]) for r in results] for m in measures]
-        rows += [["all", m.name] + [_value(m, r.aggregate(m)) for r in results] for m in measures]
+        columns = [r.per_query_values() for r in results]
+        for q in _scored_ids(results):
+            rows += [[q, results[0].label(m), *(_value(m, column[m].get(q), r.zscored) for r, column in zip(results, columns))]
+                     for m in measures]
+        rows += [["all", results[0].label(m), *(_value(m, r.aggregate(m), r.zscored) for r in results)] for m in measures]
     else:
-        rows = [[m.name] + [_value(m, r.aggregate(m)) for r in results] for m in measures]
+        rows = [[results[0].label(m), *(_value(m, r.aggregate(m), r.zscored) for r in results)] for m in measures]
     return Table(header, rows)
 
 
-def _value(measure, value: float) -> float | int:
-    return int(value) if measure.summed else float(value)
+def _value(measure: Measure, value: Any, zscored: bool = False) -> Cell:
+    if value is None:
+        return None
+    if measure.kind is Kind.TEXT:
+        return str(value)
+    return int(value) if (measure.summed or measure.kind is Kind.COUNT) and not zscored else float(value)
 
 
 def evaluation_records(results: Sequence[Evaluation], per_query: bool) -> list[dict]:
-    """{"run", "query_id", "measure", "value"} for each value, per-query rows before 'all'."""
+    """{"run", "query_id", "measure", "value"} for each value, per-query rows before 'all' (relstring,
+    which has no 'all' value, only per query)."""
     records = []
     for r in results:
         if per_query:
-            for i, q in enumerate(r.query_ids):
-                records += [{"run": r.run_name, "query_id": q, "measure": m.name, "value": _value(m, v[i])} for m, v in r.values.items()]
-        records += [{"run": r.run_name, "query_id": "all", "measure": m.name, "value": _value(m, r.aggregate(m))} for m in r.values]
+            for q, values in r.per_query_rows():
+                records += [{"run": r.run_name, "query_id": q, "measure": r.label(m), "value": _value(m, v, r.zscored)}
+                            for m, v in values]
+        records += [{"run": r.run_name, "query_id": "all", "measure": r.label(m), "value": _value(m, value, r.zscored)}
+                    for m in r.values if (value := r.aggregate(m)) is not None]
     return records
+
+
+def _trec_value(m: Measure, value: Any, places: int, zscored: bool = False) -> str:
+    if m.kind is Kind.TEXT:
+        return f"'{value}'" if m.family == "relstring" else str(value)
+    if m.kind is Kind.COUNT and not zscored:
+        return str(int(value))
+    return f"{float(value):.{places}f}"
+
+
+def _trec_label(result: Evaluation, m: Measure) -> str:
+    """trec_eval's name padded to 22 characters (a Z goes before the padded name, as trec_eval -Z prints it)."""
+    padded = f"{m.trec_name:<22}"
+    return "Z" + padded if result.label(m) != m.name else padded
+
+
+def trec_lines(results: Sequence[Evaluation], per_query: bool = False, places: int = 4) -> str:
+    """trec_eval's output: `name<TAB>query<TAB>value` lines, names padded to 22 characters, measures in
+    trec_eval's order, per-query lines (with -q) before each run's summary. trec_eval scores one run;
+    with several, each summary opens with its `runid` line so the blocks can be told apart."""
+    lines = []
+    for result in results:
+        measures = trec_order(result.values)
+        if per_query:
+            for q, values in result.per_query_rows(measures):
+                lines += [f"{_trec_label(result, m)}\t{q}\t{_trec_value(m, v, places, result.zscored)}"
+                          for m, v in values if m.entry.per_query_line]
+        if len(results) > 1 and not any(m.family == "runid" for m in measures):
+            lines.append(f"{'runid':<22}\tall\t{result.run_tag or result.run_name}")
+        for m in measures:
+            if m.entry.summary_line:
+                value = _trec_value(m, result.aggregate(m), places, result.zscored)
+                lines.append(f"{_trec_label(result, m)}\tall\t{value}")
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def render_evaluations(results: Sequence[Evaluation], fmt: str, per_query: bool = False, places: int = 4) -> str:
@@ -47,14 +97,5 @@ def render_evaluations(results: Sequence[Evaluation], fmt: str, per_query: bool 
             nested.setdefault(rec["run"], {}).setdefault(rec["query_id"], {})[rec["measure"]] = rec["value"]
         return json.dumps(nested, indent=2) + "\n"
     if fmt == "trec":
-        lines, named = [], set()
-        for rec in evaluation_records(results, per_query):
-            if rec["query_id"] == "all" and rec["run"] not in named:  # trec_eval opens each summary with its run
-                named.add(rec["run"])
-                lines.append(f"{'runid':<22}\tall\t{rec['run']}")
-            measure = next(m for m in results[0].values if m.name == rec["measure"])
-            value = rec["value"]
-            text = str(value) if isinstance(value, int) else f"{value:.{places}f}"
-            lines.append(f"{measure.trec_name:<22}\t{rec['query_id']}\t{text}")
-        return "\n".join(lines) + "\n"
+        return trec_lines(results, per_query, places)
     return render(evaluation_table(results, per_query), fmt, places)

@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..errors import FormatError, ValidationError
@@ -20,6 +21,7 @@ from .files import GZIP_MAGIC, STDIO, UTF8_BOM, display_name, not_utf8, open_inp
 
 _RUNS_OF_BLANKS = re.compile(rb"[ \t]+")
 _LINE_EDGES = re.compile(rb"^ +| +$", re.MULTILINE)
+_COMMENT_LINES = re.compile(rb"^[ \t]*#[^\n]*", re.MULTILINE)
 
 Check = Callable[[str], object]
 
@@ -38,17 +40,34 @@ def _arrow_read(data: bytes | str, names: Sequence[str], types: dict[str, pa.Dat
 
 def read_plain_file(path: str, names: Sequence[str], types: dict[str, pa.DataType]) -> pa.Table | None:
     """Arrow reads a plain file straight from disk (no copy of its bytes in Python); None where it
-    cannot (stdin, gzip, a BOM, anything it refuses): the caller then reads the bytes itself."""
+    cannot (stdin, gzip, a BOM, comment lines, anything it refuses): the caller then reads the bytes itself."""
     if path == STDIO:
         return None
     with open_input(path) as handle:  # a regular file (Arrow would read /dev/zero forever), remembered as an input
         head = handle.read(3)
     try:
-        if not head or head[:2] == GZIP_MAGIC or head == UTF8_BOM:
+        if not head or head[:2] == GZIP_MAGIC or head == UTF8_BOM or head[:1] == b"#":
             return None
-        return _arrow_read(path, names, types)
+        table = _arrow_read(path, names, types)
     except (OSError, pa.ArrowInvalid, pa.ArrowTypeError):
         return None
+    first = names[0]
+    if first in types and len(table) and pc.any(pc.starts_with(table.column(first), "#")).as_py():
+        return None  # a comment line that happened to have as many fields as a data line
+    return table
+
+
+def blank_comments(data: bytes) -> bytes:
+    """Comment lines (`#` first, after any blanks) emptied, as trec_eval skips them; a `#` inside a
+    field (`doc#3`) is data. Line numbers are kept."""
+    if b"#" not in data:
+        return data
+    return _COMMENT_LINES.sub(b"", data)
+
+
+def keep_fields(data: bytes, count: int) -> bytes:
+    """Normalised lines cut after their `count`-th field: trec_eval ignores what follows a run's sixth."""
+    return re.sub(rb"^((?:[^ \n]+ ){%d}[^ \n]+) [^\n]*$" % (count - 1), rb"\1", data, flags=re.MULTILINE)
 
 
 def normalise(data: bytes) -> bytes:
@@ -63,40 +82,59 @@ def normalise(data: bytes) -> bytes:
 
 
 def read_columns(
-    data: bytes, path: str, names: Sequence[str], types: dict[str, pa.DataType], checks: dict[int, tuple[str, Check]], what: str
+    data: bytes, path: str, names: Sequence[str], types: dict[str, pa.DataType], checks: dict[int, tuple[str, Check]], what: str,
+    extra_fields: bool = False, comments: bool = True,
 ) -> pa.Table:
     """Parse `data` into the typed columns named in `types`; a bad line raises FormatError naming it.
 
     `checks` maps a column position to (what it should be, a parser that raises on bad values)
-    for the line-by-line pass that explains a refusal.
+    for the line-by-line pass that explains a refusal. `extra_fields`: fields after the last named
+    column are ignored (trec_eval's runs); `comments`: lines starting with `#` are skipped.
     """
     if not data or data.isspace():
-        return pa.table({n: pa.array([], type=t) for n, t in types.items()})
+        return _empty(types)
     try:
-        return _arrow_read(data, names, types)
+        table = _arrow_read(data, names, types)
+        if not (comments and b"#" in data and _has_comment_rows(table, names, types)):
+            return table
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         pass
-    data = normalise(data)  # tabs, runs of blanks, blanks at line ends: rare, so only on refusal
+    data = normalise(blank_comments(data) if comments else data)  # all rare, so only on refusal
+    if extra_fields:
+        data = keep_fields(data, len(names))
+    if not data.strip():
+        return _empty(types)
     try:
         return _arrow_read(data, names, types)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        first_bad_line(data, path, len(names), checks, what)
+        first_bad_line(data, path, len(names), checks, what, extra_fields)
         raise FormatError(display_name(path), f"could not be read as {what}") from None
 
 
-def first_bad_line(data: bytes, path: str, ncols: int, checks: dict[int, tuple[str, Check]], what: str) -> None:
-    """Raise FormatError for the first line that is not `ncols` valid columns."""
+def _empty(types: dict[str, pa.DataType]) -> pa.Table:
+    return pa.table({n: pa.array([], type=t) for n, t in types.items()})
+
+
+def _has_comment_rows(table: pa.Table, names: Sequence[str], types: dict[str, pa.DataType]) -> bool:
+    first = names[0]
+    return first in types and bool(len(table)) and bool(pc.any(pc.starts_with(table.column(first), "#")).as_py())
+
+
+def first_bad_line(data: bytes, path: str, ncols: int, checks: dict[int, tuple[str, Check]], what: str,
+                   extra_fields: bool = False) -> None:
+    """Raise FormatError for the first line that is not `ncols` valid columns (or more, with `extra_fields`)."""
     for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
+        if not raw.strip() or raw.lstrip().startswith(b"#"):
             continue
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise not_utf8(path, number) from None
         parts = line.split()
-        if len(parts) != ncols:
+        if len(parts) < ncols or len(parts) > ncols and not extra_fields:
+            later = "; any after them are ignored" if extra_fields else ""
             raise FormatError(
-                display_name(path), f"expected {ncols} columns ({what}), found {len(parts)}", line=number
+                display_name(path), f"expected {ncols} columns ({what}{later}), found {len(parts)}", line=number
             )
         for column, (expected, parse) in checks.items():
             try:
@@ -110,7 +148,7 @@ def first_bad_line(data: bytes, path: str, ncols: int, checks: dict[int, tuple[s
 def line_number(data: bytes, row: int) -> int:
     """1-based line of the `row`-th non-empty line (0-based) of normalised data."""
     seen = -1
-    for number, raw in enumerate(normalise(data).split(b"\n"), start=1):
+    for number, raw in enumerate(normalise(blank_comments(data)).split(b"\n"), start=1):
         if raw.strip():
             seen += 1
             if seen == row:

@@ -32,21 +32,39 @@ def run_name(path: str | os.PathLike) -> str:
 
 
 def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
-    """Read a TREC run; the rank column is ignored (order comes from the scores, as in trec_eval)."""
+    """Read a TREC run as trec_eval does: the rank column is ignored (order comes from the scores),
+    fields after the sixth are ignored, lines starting with `#` are comments, and the tag of the
+    last line is the run's tag (trec_eval's runid)."""
     path = str(path)
     types = {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()}
     table = read_plain_file(path, RUN_COLUMNS, types)
+    data = None
     if table is None:
-        table = read_columns(
-            read_bytes(path), path, RUN_COLUMNS, types, {4: ("a number (the score)", finite_float)}, "qid Q0 docid rank score tag"
-        )
+        data = read_bytes(path)
+        table = read_columns(data, path, RUN_COLUMNS, types, {4: ("a number (the score)", finite_float)},
+                             "qid Q0 docid rank score tag", extra_fields=True)
     scores = table.column("score").to_numpy()
     bad = first_nonfinite(scores)
     if bad is not None:
         line = line_number(read_bytes(path), bad)
         raise FormatError(display_name(path), f"score {scores[bad]} is not a finite number", line=line)
     # Ids stay in Arrow's chunks: joining ten million strings into one buffer is a copy nobody needs.
-    return Run(table.column("query_id"), table.column("doc_id"), scores, name or run_name(path), source=path)
+    return Run(table.column("query_id"), table.column("doc_id"), scores, name or run_name(path), source=path,
+               tag=_last_tag(path, data))
+
+
+def _last_tag(path: str, data: bytes | None) -> str | None:
+    """The sixth field of the last line that has one (not a comment): trec_eval's runid."""
+    if data is None:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - 65536))
+            data = handle.read()
+    for raw in reversed(data.rstrip().split(b"\n")[-1000:]):
+        fields = raw.split()
+        if len(fields) >= 6 and not raw.lstrip().startswith(b"#"):
+            return fields[5].decode("utf-8", "replace")
+    return None
 
 
 def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels:
@@ -63,6 +81,25 @@ def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels
         table.column("query_id").combine_chunks(), table.column("doc_id").combine_chunks(),
         table.column("relevance").to_numpy(), source=path,
     )
+
+
+def read_judgment_groups(path: str | os.PathLike) -> list[tuple[str, Qrels]]:
+    """trec_eval's qrels_jg: TREC qrels whose second column names a judgment group (one assessor's
+    judgments), as [(group, its qrels)], groups in order of first appearance."""
+    path = str(path)
+    types = {"query_id": pa.string(), "iteration": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
+    table = read_plain_file(path, QRELS_COLUMNS, types)
+    if table is None:
+        table = read_columns(read_bytes(path), path, QRELS_COLUMNS, types, {3: ("an integer relevance grade", int)},
+                             "qid group docid rel")
+    groups, codes = dictionary_codes(table.column("iteration"))
+    found = []
+    for code, group in enumerate(groups.to_pylist()):
+        rows = pa.array(np.flatnonzero(codes == code))
+        found.append((group, Qrels(table.column("query_id").take(rows).combine_chunks(),
+                                   table.column("doc_id").take(rows).combine_chunks(),
+                                   table.column("relevance").to_numpy()[rows.to_numpy()], source=None)))
+    return found
 
 
 def _check_ids(query_ids: list[str], doc_ids: list[str]) -> None:

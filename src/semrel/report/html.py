@@ -27,7 +27,7 @@ from ..analysis.sensitivity import cliff_warnings
 from ..analysis.significance import StatSettings
 from ..errors import FormatError, SemrelError, UsageError
 from ..evaluation.files import evaluate_files
-from ..evaluation.measures import Measure, parse_measures
+from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..formats import read_qrels, read_run
 from ..formats.corpus import read_corpus, read_golden
 from ..formats.files import atomic_writer, display_name, read_text
@@ -83,7 +83,7 @@ class ReportInputs:
     places: int = 4
 
     def chosen_measures(self) -> list[Measure]:
-        return parse_measures(self.measures)
+        return numeric_measures(parse_measures(self.measures), "report")
 
     def files(self) -> list[str]:
         """Every input file, for the manifest."""

@@ -24,6 +24,7 @@ from ..formats.manifest import write_manifest
 from ..formats.trec import ranked, read_run, run_name, write_run
 from ..progress import Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run
+from .fusion import RRF_K, FusionSpec, Ranking, fuse_rankings
 from .lexical import DiskBm25, LexicalStore, indexed_text
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 
 METHODS = ("bm25", "dense", "hybrid")
 RERANKERS = ("dense",)
-RRF_K = 60
 BM25_PARAMS: dict[str, Any] = {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en", "stemmer": "english"}
 """The defaults; `retrieve --bm25-*` and `[bm25]` in `semrel run` change them (bm25_params)."""
 BM25_METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
@@ -209,16 +209,22 @@ class DenseIndex:
         return search_vectors(query_vectors, self._vectors, k, self._rows)
 
 
-def fuse(rankings: Sequence[Hits], k: int, rrf_k: int = RRF_K) -> Hits:
-    """Reciprocal rank fusion: a chunk scores sum(1 / (rrf_k + rank)) over the rankings that hold it."""
-    fused: Hits = []
-    for per_query in zip(*rankings):
-        totals: dict[int, float] = {}
-        for positions, _ in per_query:
-            for rank, position in enumerate(positions.tolist(), start=1):
-                totals[position] = totals.get(position, 0.0) + 1.0 / (rrf_k + rank)
-        fused.append(strictly_ranked(np.fromiter(totals, np.int64, len(totals)), np.fromiter(totals.values(), np.float64, len(totals)), k))
-    return fused
+def fuse(rankings: Sequence[Hits], k: int, rrf_k: int = RRF_K, spec: FusionSpec | None = None) -> Hits:
+    """Fused hits (fusion.py; default reciprocal rank fusion: a chunk scores sum(1 / (rrf_k + rank)) over
+    the rankings that hold it), the best `k` per query, ties to the earlier corpus position."""
+    spec = spec or FusionSpec("rrf", rrf_k=rrf_k)
+    queries = len(rankings[0]) if rankings else 0
+    arrays = []
+    for hits in rankings:
+        lengths = np.array([len(positions) for positions, _ in hits], dtype=np.int64)
+        query = np.repeat(np.arange(queries, dtype=np.int64), lengths)
+        positions = np.concatenate([p for p, _ in hits]).astype(np.int64) if queries else np.zeros(0, dtype=np.int64)
+        scores = np.concatenate([s for _, s in hits]).astype(np.float64) if queries else np.zeros(0)
+        arrays.append(Ranking(query, positions, np.arange(len(query)) - np.repeat(np.cumsum(lengths) - lengths, lengths), scores))
+    documents = 1 + max((int(r.doc.max()) for r in arrays if len(r.doc)), default=0)
+    query, position, score = fuse_rankings(arrays, spec, documents)
+    bounds = np.searchsorted(query, np.arange(queries + 1))
+    return [strictly_ranked(position[a:b], score[a:b], k) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def rerank_hits(

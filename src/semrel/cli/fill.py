@@ -1,0 +1,62 @@
+"""`semrel fill`: judge the unjudged chunks runs rank in their top k, with the settings the qrels were derived with."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import click
+
+from ..errors import Interrupted
+from ..progress import stderr_steps
+from .base import SemrelCommand
+from .paths import input_path, output_path
+
+
+def fill_and_report(qrels: str, runs: Sequence[str], judgments: str, corpus: str, golden: str, depth: int,
+                    output: str | None = None):
+    """Fill the holes (judging.fill), then tell on stderr how many and Judged@depth of each run before and after."""
+    from ..evaluation.files import run_names
+    from ..evaluation.metrics import evaluate
+    from ..formats import read_qrels, read_run
+    from ..judging.fill import fill
+
+    try:
+        result = fill(qrels, runs, judgments, corpus, golden, depth, output, steps=stderr_steps)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted; judged holes are kept in {judgments}.fill.partial; run the same command again "
+                          "to resume") from None
+    before = read_qrels(qrels)
+    judged = f"Judged@{depth}"
+    loaded = [read_run(path, name) for path, name in zip(runs, run_names(runs))]
+    old = {e.run_name: e.aggregate(judged) for e in evaluate(before, loaded, [judged])}
+    new = {e.run_name: e.aggregate(judged) for e in evaluate(result.qrels, loaded, [judged])}
+    record = result.params
+    click.echo(f"filled {record['holes']} holes in the runs' top {depth}: {record['judged']} judged now, "
+               f"{record['from_judgments']} already in {judgments}; {result.relevant} relevant"
+               + (f" ({result.resumed} resumed)" if result.resumed else ""), err=True)
+    for name in old:
+        click.echo(f"{judged} {name}: {old[name]:.4f} before, {new[name]:.4f} after", err=True)
+    return result
+
+
+@click.command("fill", cls=SemrelCommand, short_help="Judge the unjudged chunks in runs' top k (holes of derived qrels).")
+@click.argument("qrels", type=input_path(exists=True, dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=input_path(exists=True, dir_okay=False))
+@click.option("--judgments", required=True, type=input_path(exists=True, dir_okay=False),
+              help="judgments.jsonl the qrels were labelled from; the new judgments are appended to it.")
+@click.option("--corpus", required=True, type=input_path(exists=True, dir_okay=False), help="corpus.jsonl the judgments were made from.")
+@click.option("--golden", required=True, type=input_path(exists=True, dir_okay=False), help="golden.jsonl (reference answers).")
+@click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True, help="Fill each run's top DEPTH chunks per query.")
+@click.option("-o", "--output", required=True, type=output_path(), help="The completed qrels to write (with a manifest).")
+def fill_command(qrels, runs, judgments, corpus, golden, depth, output):
+    """Judge the holes of QRELS in the top DEPTH of RUNS and write the completed qrels.
+
+    A hole is a chunk a run ranks in its top DEPTH for a query of QRELS that QRELS do not judge
+    (a run that did not contribute to the pool). Each is judged with the model, layer, idf, windows
+    and rescaling of JUDGMENTS and labelled with the rule QRELS record (both read from their
+    manifests; other settings are refused), appended to JUDGMENTS (the embedding cache is reused;
+    an interrupted fill resumes). Prints how many holes were filled and each run's Judged@DEPTH
+    before and after.
+    """
+    fill_and_report(qrels, runs, judgments, corpus, golden, depth, output)
+    click.echo(f"wrote {output}", err=True)

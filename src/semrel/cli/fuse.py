@@ -1,0 +1,45 @@
+"""`semrel fuse`: one run from several (reciprocal rank fusion, CombSUM, CombMNZ, weighted sum)."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import UsageError
+from ..retrieval.fusion import METHODS, NORMS, RRF_K, FusionSpec, fuse_files
+from .base import SemrelCommand
+from .paths import input_path, output_path
+
+
+def _weights(text: str | None) -> tuple[float, ...] | None:
+    if text is None:
+        return None
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise UsageError(f"--weights {text!r}: give comma-separated numbers, one per run, e.g. 0.3,0.7") from None
+
+
+@click.command("fuse", cls=SemrelCommand, short_help="Fuse runs into one (RRF, CombSUM, CombMNZ, weighted sum).")
+@click.argument("runs", nargs=-1, required=True, type=input_path(allow_dash=True))
+@click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="The fused TREC run ('-' = stdout).")
+@click.option("--method", type=click.Choice(METHODS), default="rrf", show_default=True,
+              help="rrf: sum of 1/(k + rank); combsum: sum of normalised scores; combmnz: that sum times the number "
+                   "of runs holding the document; wsum: weighted sum of normalised scores.")
+@click.option("--norm", type=click.Choice(NORMS), default=None,
+              help="Per-query score normalisation before combining (as ranx) [default: minmax; rrf uses ranks only].")
+@click.option("--weights", default=None, metavar="W1,W2,...", help="wsum: one weight per run [default: equal].")
+@click.option("--rrf-k", type=click.IntRange(min=0), default=RRF_K, show_default=True, help="rrf's k.")
+@click.option("-k", "depth", type=click.IntRange(min=1), default=None, help="Keep each query's top K fused documents [default: all].")
+def fuse_command(runs, output, method, norm, weights, rrf_k, depth):
+    """Fuse RUNS (TREC run files) into one run, written with its manifest.
+
+    Each run is ranked as trec_eval ranks it (score descending, ties by doc id descending); a
+    document a run lacks contributes nothing from it. Queries of any run are in the output.
+    """
+    if len(runs) < 2:
+        raise UsageError("fuse needs at least two runs")
+    if method == "rrf" and norm not in (None, "none"):
+        raise UsageError("--norm does not apply to --method rrf (it uses ranks only)")
+    spec = FusionSpec(method, norm, _weights(weights), rrf_k, depth)
+    fused = fuse_files(runs, output, spec)
+    click.echo(f"fused {len(runs)} runs ({method}): {len(fused)} rows to {output}", err=True)

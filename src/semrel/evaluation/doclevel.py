@@ -1,0 +1,82 @@
+"""Document-level scoring of chunk runs, and the check that a run and qrels speak of the same ids.
+
+Document qrels (TREC collections, BEIR) judge documents; a chunk retriever returns chunks. Each
+chunk id is mapped to its document (its `doc_id` in corpus.jsonl where a corpus is given, else the
+id before its last `#`, semrel's `<doc_id>#<n>`), and each query keeps the first occurrence of each
+document in trec_eval's rank order, scored by that chunk (MaxP: a document is as good as its best
+chunk). The result is an ordinary run of documents.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import ValidationError
+from ..formats.corpus import iter_corpus
+from ..records import Qrels, Run, dictionary_codes
+from .metrics import Evaluation, rank_order
+
+
+def corpus_documents(path: str | os.PathLike) -> tuple[pa.Array, pa.Array]:
+    """(chunk ids, their doc ids) of a corpus.jsonl, read as a stream."""
+    chunks, docs = [], []
+    for _, chunk in iter_corpus(path):
+        chunks.append(chunk.id)
+        docs.append(chunk.doc_id)
+    return pa.array(chunks, type=pa.string()), pa.array(docs, type=pa.string())
+
+
+def document_ids(chunk_ids: pa.Array | pa.ChunkedArray, mapping: tuple[pa.Array, pa.Array] | None = None) -> pa.Array:
+    """Each chunk's document: from `mapping` (chunk ids, doc ids) where it lists the chunk, else the id
+    before the chunk id's last `#` (the whole id where it has none)."""
+    ids = chunk_ids.combine_chunks() if isinstance(chunk_ids, pa.ChunkedArray) else chunk_ids
+    stem = pc.replace_substring_regex(ids, pattern="#[^#]*$", replacement="")
+    if mapping is None:
+        return stem
+    at = pc.index_in(ids, value_set=mapping[0])
+    return pc.if_else(pc.is_null(at), stem, mapping[1].take(at.fill_null(0)))
+
+
+def to_documents(run: Run, mapping: tuple[pa.Array, pa.Array] | None = None) -> Run:
+    """The run at document level (MaxP): each query's documents in the order of their best chunk, scored by it."""
+    docs = document_ids(run.doc_ids, mapping)
+    order = rank_order(run)
+    _, query_code = dictionary_codes(run.query_ids)
+    names, doc_code = dictionary_codes(docs)
+    key = query_code[order] * max(len(names), 1) + doc_code[order]
+    _, first = np.unique(key, return_index=True)
+    keep = order[np.sort(first)]  # each (query, document) at its best chunk, in rank order
+    taken = pa.array(keep)
+    return Run(run.query_ids.take(taken), docs.take(taken), run.scores[keep], run.name, run.source, run.tag)
+
+
+def _examples(values: Iterable[str], count: int = 3) -> str:
+    return ", ".join(repr(v) for v in list(dict.fromkeys(values))[:count])
+
+
+def require_overlap(result: Evaluation, qrels: Qrels, run: Run, qrels_label: str, run_label: str) -> None:
+    """A run that shares no query, or no document, with the qrels would score 0 everywhere for a
+    reason no measure shows (ids from another collection, chunk ids against document qrels): an
+    error naming the first ids of each side."""
+    if len(result.missing_queries) == len(result.query_ids):
+        run_queries = dictionary_codes(run.query_ids)[0].to_pylist()
+        raise ValidationError(
+            f"{run_label} shares no query id with {qrels_label}: the qrels have {_examples(result.query_ids)}, "
+            f"the run has {_examples(run_queries) or 'no rows'}; check that both come from the same queries")
+    if result.judged_rows or not len(run):
+        return
+    judged_docs = pc.unique(qrels.doc_ids)
+    if pc.any(pc.is_in(run.doc_ids, value_set=judged_docs)).as_py():
+        return  # some of its documents are judged, for other queries: a real score of 0
+    run_docs = run.doc_ids.slice(0, 3).to_pylist()
+    hint = ""
+    if any("#" in d for d in run_docs) and not any("#" in d for d in judged_docs.slice(0, 100).to_pylist()):
+        hint = "; the run's ids look like chunk ids and the qrels' like document ids: score at document level with --doc-level"
+    raise ValidationError(
+        f"{run_label} shares no document id with {qrels_label}: the qrels judge {_examples(judged_docs.slice(0, 3).to_pylist())}, "
+        f"the run returns {_examples(run_docs)}{hint}")

@@ -1,0 +1,212 @@
+"""Filling the holes of derived qrels: the unjudged chunks a run ranks in its top `depth`, judged on demand.
+
+Derived qrels are judged only where the pool reached. A system that did not contribute to the pool
+retrieves chunks nobody judged, and every measure counts them as non-relevant. `fill` judges those
+holes with exactly the settings the qrels were derived with, read from the manifests: the model
+(its fingerprint), layer, idf, windows and rescaling of judgments.jsonl, and the label rule of the
+qrels (judging.labels.relabel, so whatever rule the qrels record is the one applied). A hole is judged
+with the rest of its query's pool (cached, so cheap), since the probability p is relative to the pool
+and to whether the query has gold chunks; the labels of pairs judged before stay as they were. Settings that
+differ, or a corpus or golden set other than the judgments were made from, are refused. The new
+judgments are appended to judgments.jsonl (its manifest records the fill), the embedding cache the
+judge used is reused, and an interrupted fill resumes from `<judgments>.fill.partial`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import UsageError, ValidationError
+from ..evaluation.measures import ranks_within
+from ..evaluation.metrics import query_codes, rank_order
+from ..formats.corpus import iter_corpus, read_golden
+from ..formats.files import allow_rewrite, display_name, file_digest
+from ..formats.judgments import read_judgments, write_judgments
+from ..formats.manifest import read_manifest, write_manifest
+from ..formats.trec import read_run, read_trec_qrels, write_qrels
+from ..progress import Steps, no_progress
+from ..records import Judgment, Qrels, Run
+from .bertscore import rescale
+from .judge import JudgeOptions, judge_pairs
+from .labels import NULL_SAMPLE, relabel
+
+# judge settings that must agree between the qrels' manifest and judgments.jsonl's
+SAME_SETTINGS = ("model_fingerprint", "layer", "idf", "rescale", "baseline", "windows.tokens", "windows.overlap")
+
+
+@dataclass
+class FillResult:
+    qrels: Qrels  # the completed qrels: the given ones plus the holes, labelled
+    holes: list[tuple[str, str]]  # (query, chunk) pairs judged by this fill
+    added: Qrels  # the labels of the holes
+    resumed: int = 0
+    params: dict[str, Any] = field(default_factory=dict)  # what the manifests record of the fill
+
+    @property
+    def relevant(self) -> int:
+        return int((self.added.relevance > 0).sum())
+
+
+def _setting(params: Mapping[str, Any], dotted: str) -> Any:
+    value: Any = params
+    for key in dotted.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def judge_settings(qrels_path: str | os.PathLike, judgments_path: str | os.PathLike) -> tuple[dict, dict]:
+    """(the qrels' label rule, the judge's settings), from their manifests; refused where either is
+    missing or where the qrels were labelled from judgments made with other settings."""
+    qrels_manifest = read_manifest(qrels_path)
+    judged = read_manifest(judgments_path)
+    if qrels_manifest is None or not isinstance(qrels_manifest.get("params"), dict):
+        raise ValidationError(f"{display_name(str(qrels_path))} has no current manifest: the label rule to judge holes "
+                              "with is unknown; fill the qrels `semrel label` wrote")
+    if judged is None or not isinstance(judged.get("params"), dict) or "model" not in judged["params"]:
+        raise ValidationError(f"{display_name(str(judgments_path))} has no current manifest: the judge's settings are "
+                              "unknown; fill judgments `semrel judge` wrote")
+    rule, settings = qrels_manifest["params"], judged["params"]
+    recorded = rule.get("judge")
+    if isinstance(recorded, Mapping):
+        for key in SAME_SETTINGS:
+            if _setting(recorded, key) != _setting(settings, key):
+                raise ValidationError(
+                    f"{display_name(str(qrels_path))} was labelled from judgments made with {key}={_setting(recorded, key)!r}, "
+                    f"{display_name(str(judgments_path))} has {key}={_setting(settings, key)!r}: holes judged now would not be "
+                    "comparable; give the judgments the qrels were labelled from")
+    return rule, {**settings, "inputs": judged.get("inputs", [])}
+
+
+def _same_input(recorded: Sequence[Mapping[str, Any]], given: str | os.PathLike, what: str, judgments: str) -> None:
+    """The corpus and golden set must be those the judgments were made from (chunk texts, idf, answers)."""
+    if not os.path.isfile(given):
+        return
+    digest = file_digest(given).get("sha256")
+    known = [r.get("sha256") for r in recorded if r.get("sha256")]
+    if known and digest not in known:
+        raise ValidationError(f"{display_name(str(given))} is not the {what} {display_name(judgments)} was judged from "
+                              f"(its sha256 is none of the inputs its manifest records); judge holes against the same {what}")
+
+
+def holes(qrels: Qrels, runs: Iterable[Run], depth: int) -> list[tuple[str, str]]:
+    """(query, chunk) pairs in a run's top `depth` (trec_eval's ranking) for a query of the qrels that
+    the qrels do not judge; each once, in the order found."""
+    judged = set(zip(qrels.query_ids.to_pylist(), qrels.doc_ids.to_pylist()))
+    queries = {q for q, _ in judged}
+    found: dict[tuple[str, str], None] = {}
+    for run in runs:
+        order = rank_order(run)
+        ranked_queries = run.query_ids.take(pa.array(order))
+        _, codes, _ = query_codes(ranked_queries)
+        top = pa.array(order[ranks_within(codes) < depth])  # only the top `depth` rows become Python strings
+        for q, d in zip(run.query_ids.take(top).to_pylist(), run.doc_ids.take(top).to_pylist()):
+            if q in queries and (q, d) not in judged:
+                found[q, d] = None
+    return list(found)
+
+
+def _options(settings: Mapping[str, Any]) -> JudgeOptions:
+    windows = settings.get("windows") or {}
+    recorded = settings.get("options") or {}
+    cache = settings.get("cache")
+    return JudgeOptions(
+        model=settings.get("model_folder") or settings.get("model"), layer=settings.get("layer"), idf=bool(settings.get("idf")),
+        rescale="none",  # the judgments' own baseline is applied below, so holes are rescaled exactly as they were
+        window=windows.get("tokens"), overlap=windows.get("overlap"),
+        cache_dir=str(Path(cache).parent) if cache else recorded.get("cache_dir"),  # `cache` is the cache's database file
+        use_cache=bool(cache) or bool(recorded.get("use_cache", True)),
+        max_tokens=int(recorded.get("max_tokens", JudgeOptions.max_tokens)),
+        null_sample=int((settings.get("null_sample") or {}).get("size", recorded.get("null_sample", NULL_SAMPLE))),
+        seed=int(recorded.get("seed", JudgeOptions.seed)),
+    )
+
+
+def fill(
+    qrels_path: str | os.PathLike,
+    runs: Sequence[str | os.PathLike],
+    judgments_path: str | os.PathLike,
+    corpus: str | os.PathLike,
+    golden: str | os.PathLike,
+    depth: int = 10,
+    output: str | os.PathLike | None = None,
+    steps: Steps = no_progress,
+    judge: Callable[..., Any] = judge_pairs,
+) -> FillResult:
+    """Judge the holes of `runs`' top `depth` in the qrels (see the module docstring), append them to
+    `judgments_path`, label them with the qrels' rule and return the completed qrels (written to
+    `output` with a manifest, where given). Nothing to fill: nothing is judged or written but `output`."""
+    if depth < 1:
+        raise UsageError(f"depth={depth}: must be at least 1")
+    rule, settings = judge_settings(qrels_path, judgments_path)
+    for given, what in ((corpus, "corpus"), (golden, "golden set")):
+        _same_input(settings["inputs"], given, what, str(judgments_path))
+    qrels = read_trec_qrels(qrels_path)
+    loaded = [read_run(p) for p in runs]
+    wanted = holes(qrels, loaded, depth)
+    existing = read_judgments(judgments_path)
+    known = {(j.query_id, j.chunk_id): j for j in existing}
+    already = [known[p] for p in wanted if p in known]  # judged before but not in these qrels: label, do not re-judge
+    todo = [p for p in wanted if p not in known]
+    fresh: list[Judgment] = []
+    resumed = 0
+    if todo:
+        info = settings.get("model_fingerprint")
+        items = read_golden(golden)
+        source = "fill:" + ",".join(r.name for r in loaded)
+        partial = f"{judgments_path}.fill.partial"
+        affected = {q for q, _ in todo}
+        context = [(j.query_id, j.chunk_id, tuple(j.source.split(","))) for j in existing if j.query_id in affected]
+        result = judge(lambda: iter_corpus(corpus), items, [*context, *((q, c, (source,)) for q, c in todo)], _options(settings),
+                       partial, steps, {"corpus": str(corpus), "golden": str(golden), "pool": "holes"})
+        if result.params.get("model_fingerprint") not in (None, info):
+            raise ValidationError(f"the model found now ({result.params.get('model')}) is not the one {display_name(str(judgments_path))} "
+                                  "was judged with (its fingerprint differs)")
+        new = set(todo)
+        judged = [j for j in result.judgments if (j.query_id, j.chunk_id) in new]
+        scores = np.array([[j.P, j.R, j.F] for j in judged], dtype=np.float64).reshape(-1, 3)
+        baseline = settings.get("baseline")
+        if settings.get("rescale", "none") != "none" and isinstance(baseline, Mapping):
+            scores = rescale(scores, np.array([baseline[k] for k in "PRF"], dtype=np.float64))
+        fresh = [dataclasses.replace(j, P=float(p), R=float(r), F=float(f), source=source) for j, (p, r, f) in zip(judged, scores)]
+        resumed = result.resumed
+        _append(judgments_path, existing, fresh, {"runs": [str(p) for p in runs], "depth": depth, "pairs": len(fresh)})
+        Path(partial).unlink(missing_ok=True)
+    added = relabel(already + fresh, rule) if (already or fresh) else Qrels.from_columns([], [], [])
+    completed = _concat(qrels, added)
+    record = {"runs": [str(p) for p in runs], "depth": depth, "holes": len(wanted), "judged": len(fresh),
+              "from_judgments": len(already), "relevant": int((added.relevance > 0).sum()), "judgments": str(judgments_path)}
+    if output is not None:
+        write_qrels(completed, output)
+        filled = [*(rule.get("filled") or []), record]
+        write_manifest(output, inputs=[qrels_path, judgments_path, *runs], rows=len(completed), params={**rule, "filled": filled})
+    return FillResult(completed, wanted, added, resumed, record)
+
+
+def _concat(qrels: Qrels, added: Qrels) -> Qrels:
+    if not len(added):
+        return qrels
+    query_ids = pa.concat_arrays([_flat(qrels.query_ids), _flat(added.query_ids)])
+    doc_ids = pa.concat_arrays([_flat(qrels.doc_ids), _flat(added.doc_ids)])
+    return Qrels(query_ids, doc_ids, np.concatenate([qrels.relevance, added.relevance]).astype(np.int64), qrels.source)
+
+
+def _flat(values):
+    return values.combine_chunks() if hasattr(values, "combine_chunks") else values
+
+
+def _append(path: str | os.PathLike, existing: list[Judgment], fresh: list[Judgment], record: dict) -> None:
+    """judgments.jsonl rewritten (atomically) with the fresh rows after the old, and its manifest with the fill recorded."""
+    manifest = read_manifest(path) or {}
+    params = dict(manifest.get("params") or {})
+    params["filled"] = [*(params.get("filled") or []), record]
+    inputs = [r.get("path") for r in manifest.get("inputs", []) if r.get("path")]
+    allow_rewrite(path)  # the one file a fill extends: every old row is kept, the new ones follow
+    write_judgments([*existing, *fresh], path)
+    write_manifest(path, inputs=inputs, params=params, rows=len(existing) + len(fresh))

@@ -1,0 +1,181 @@
+"""Fusing runs: reciprocal rank fusion and score combination (CombSUM, CombMNZ, weighted sum), with
+the per-query score normalisations ranx offers. Hybrid retrieval (retrieve.py) fuses through here too.
+
+Every method works on one run's (query, doc) pairs at a time, in trec_eval's rank order (score
+descending, ties by doc id descending), per query:
+
+- rrf: each run gives a document 1 / (k + rank), rank from 1, k = 60 (Cormack et al.); the scores
+  and the normalisation play no part.
+- combsum: the sum of the document's normalised scores over the runs that hold it.
+- combmnz: that sum times the number of runs that hold it.
+- wsum: the sum of weight x normalised score (weights default to 1 / number of runs).
+
+Normalisations, per run and query, as ranx defines them: none; minmax (s - min) / (max - min);
+zscore (s - mean) / standard deviation; sum (s - min) / (sum of s - min x count); a zero
+denominator is taken as 1e-9, as ranx does. Sums are added in the order the runs are given.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import UsageError
+from ..evaluation.measures import ranks_within
+from ..evaluation.metrics import query_codes, rank_order
+from ..records import Run, dictionary_codes
+
+METHODS = ("rrf", "combsum", "combmnz", "wsum")
+NORMS = ("none", "minmax", "zscore", "sum")
+RRF_K = 60
+_TINY = 1e-9
+
+
+@dataclass(frozen=True)
+class FusionSpec:
+    """How runs are fused; every field is recorded in the fused run's manifest."""
+
+    method: str = "rrf"
+    norm: str | None = None  # None: minmax for the score methods, none for rrf
+    weights: tuple[float, ...] | None = None  # wsum: one per run
+    rrf_k: int = RRF_K
+    depth: int | None = None  # keep each query's top `depth` fused documents (None: all)
+
+    @property
+    def normalisation(self) -> str:
+        return self.norm or ("none" if self.method == "rrf" else "minmax")
+
+    def check(self, runs: int) -> "FusionSpec":
+        if self.method not in METHODS:
+            raise UsageError(f"--method {self.method!r}: choose one of {', '.join(METHODS)}")
+        if self.normalisation not in NORMS:
+            raise UsageError(f"--norm {self.norm!r}: choose one of {', '.join(NORMS)}")
+        if self.weights is not None and self.method != "wsum":
+            raise UsageError("--weights go with --method wsum")
+        if self.weights is not None and len(self.weights) != runs:
+            raise UsageError(f"--weights: give one weight per run ({runs}), got {len(self.weights)}")
+        if self.rrf_k < 0:
+            raise UsageError(f"--rrf-k must be 0 or more, got {self.rrf_k}")
+        if self.depth is not None and self.depth < 1:
+            raise UsageError(f"-k must be a positive number of documents per query, got {self.depth}")
+        return self
+
+    def params(self, names: Sequence[str]) -> dict:
+        return {"method": self.method, "norm": None if self.method == "rrf" else self.normalisation,
+                "weights": dict(zip(names, self.weights or [1.0 / len(names)] * len(names))) if self.method == "wsum" else None,
+                "rrf_k": self.rrf_k if self.method == "rrf" else None, "depth": self.depth, "runs": list(names),
+                "rank_order": "score descending, ties by doc id descending (trec_eval's)",
+                "sum_order": "contributions added in the order the runs are given"}
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One run as integer arrays grouped by query in rank order: query and doc codes, 0-based rank, score."""
+
+    query: np.ndarray
+    doc: np.ndarray
+    rank: np.ndarray
+    score: np.ndarray
+
+
+def _blocks(query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if not len(query):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+    return starts, np.diff(np.r_[starts, len(query)])
+
+
+def normalised(ranking: Ranking, norm: str) -> np.ndarray:
+    """The ranking's scores normalised per query (see the module docstring)."""
+    scores = ranking.score.astype(np.float64)
+    if norm == "none" or not len(scores):
+        return scores
+    starts, lengths = _blocks(ranking.query)
+    low = np.repeat(np.minimum.reduceat(scores, starts), lengths)
+    if norm == "minmax":
+        high = np.repeat(np.maximum.reduceat(scores, starts), lengths)
+        return (scores - low) / np.maximum(high - low, _TINY)
+    if norm == "zscore":
+        mean = np.repeat(np.add.reduceat(scores, starts) / lengths, lengths)
+        spread = np.sqrt(np.repeat(np.add.reduceat((scores - mean) ** 2, starts) / lengths, lengths))
+        return (scores - mean) / np.maximum(spread, _TINY)
+    if norm == "sum":
+        total = np.repeat(np.add.reduceat(scores, starts), lengths)
+        return (scores - low) / np.maximum(total - low * np.repeat(lengths, lengths), _TINY)
+    raise UsageError(f"unknown normalisation {norm!r}; choose one of {', '.join(NORMS)}")
+
+
+def fuse_rankings(rankings: Sequence[Ranking], spec: FusionSpec, documents: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(query, doc, fused score) of every pair any ranking holds, grouped by query (doc codes below
+    `documents`); the core both `fuse_runs` and hybrid retrieval use."""
+    spec = spec.check(len(rankings))
+    weights = spec.weights or (1.0 / len(rankings),) * len(rankings)
+    parts_query, parts_doc, parts_value = [], [], []
+    for ranking, weight in zip(rankings, weights):
+        if spec.method == "rrf":
+            value = 1.0 / (spec.rrf_k + ranking.rank + 1.0)
+        else:
+            value = normalised(ranking, spec.normalisation)
+            if spec.method == "wsum":
+                value = weight * value
+        parts_query.append(ranking.query)
+        parts_doc.append(ranking.doc)
+        parts_value.append(value)
+    query, doc = np.concatenate(parts_query), np.concatenate(parts_doc)
+    value = np.concatenate(parts_value)
+    pairs, inverse = np.unique(query.astype(np.int64) * max(documents, 1) + doc, return_inverse=True)
+    total = np.bincount(inverse, weights=value, minlength=len(pairs))  # added in run order, pair by pair
+    if spec.method == "combmnz":
+        total = total * np.bincount(inverse, minlength=len(pairs))
+    return pairs // max(documents, 1), pairs % max(documents, 1), total
+
+
+def _ranking(run: Run, query_codes: np.ndarray, doc_codes: np.ndarray) -> Ranking:
+    """A run's rows in trec_eval's rank order as codes (`*_codes`: each of the run's rows' code)."""
+    order = rank_order(run)
+    query = query_codes[order]
+    return Ranking(query, doc_codes[order], ranks_within(query), run.scores[order])
+
+
+def fuse_runs(runs: Sequence[Run], spec: FusionSpec = FusionSpec(), name: str = "fused") -> Run:
+    """The fused run of `runs` (see the module docstring); each query's documents scored once.
+    A query any run holds is in the fused run."""
+    if len(runs) < 2:
+        raise UsageError("fuse needs at least two runs")
+    spec = spec.check(len(runs))
+    query_names, query_all = dictionary_codes(pa.chunked_array([_chunked(r.query_ids) for r in runs]).combine_chunks())
+    doc_names, doc_all = dictionary_codes(pa.chunked_array([_chunked(r.doc_ids) for r in runs]).combine_chunks())
+    bounds = np.cumsum([0] + [len(r) for r in runs])
+    rankings = [_ranking(r, query_all[a:b], doc_all[a:b]) for r, a, b in zip(runs, bounds[:-1], bounds[1:])]
+    query, doc, score = fuse_rankings(rankings, spec, len(doc_names))
+    fused = Run(query_names.take(pa.array(query)), doc_names.take(pa.array(doc)), score, name)
+    return top_per_query(fused, spec.depth) if spec.depth else fused
+
+
+def _chunked(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+
+
+def top_per_query(run: Run, depth: int) -> Run:
+    """Each query's `depth` best documents (trec_eval's order)."""
+    order = rank_order(run)
+    _, codes, _ = query_codes(run.query_ids.take(pa.array(order)))
+    keep = order[ranks_within(codes) < depth]
+    return Run(run.query_ids.take(pa.array(keep)), run.doc_ids.take(pa.array(keep)), run.scores[keep], run.name)
+
+
+def fuse_files(paths: Sequence[str | os.PathLike], output: str, spec: FusionSpec = FusionSpec()) -> Run:
+    """Fuse run files into `output` (a TREC run named after it) with its manifest."""
+    from ..formats.manifest import write_manifest
+    from ..formats.trec import read_run, run_name, write_run
+
+    runs = [read_run(p) for p in paths]
+    names = [r.name for r in runs]
+    fused = fuse_runs(runs, spec, run_name(output) if output != "-" else "fused")
+    write_run(fused, output)
+    write_manifest(output, inputs=list(paths), params={"fusion": spec.params(names)}, rows=len(fused))
+    return fused

@@ -1,0 +1,62 @@
+"""Chunk runs scored against document qrels (--doc-level, MaxP), and runs that share no query or no
+document with the qrels refused instead of scoring silent zeros."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import assert_one_error
+from semrel import evaluate
+from semrel.evaluation.doclevel import to_documents
+from semrel.records import Run
+
+DOC_QRELS = "q1 0 A 1\nq1 0 B 0\nq1 0 C 2\nq2 0 D 1\n"
+# chunks of A, B, C (ids <doc>#<n>): A's best chunk ranks 2nd, B's 1st, C's 4th (after A's second chunk)
+CHUNK_RUN = "q1 Q0 B#0 1 0.9 c\nq1 Q0 A#3 2 0.8 c\nq1 Q0 A#1 3 0.7 c\nq1 Q0 C#0 4 0.6 c\nq2 Q0 X#0 1 0.5 c\nq2 Q0 D#2 2 0.4 c\n"
+DOC_RUN = "q1 Q0 B 1 0.9 d\nq1 Q0 A 2 0.8 d\nq1 Q0 C 3 0.6 d\nq2 Q0 X 1 0.5 d\nq2 Q0 D 2 0.4 d\n"
+
+
+def test_chunk_run_scored_at_document_level_equals_the_document_run(cli, write):
+    qrels, chunks, docs = write("docs.qrels", DOC_QRELS), write("chunks.run", CHUNK_RUN), write("docs.run", DOC_RUN)
+    measures = ["-m", "nDCG@10,AP,RR,P@2,NumRet", "-f", "json"]
+    chunk_level = json.loads(cli("eval", qrels, chunks, "--doc-level", *measures).stdout)["chunks"]
+    doc_level = json.loads(cli("eval", qrels, docs, *measures).stdout)["docs"]
+    assert chunk_level == doc_level and chunk_level["all"]["NumRet"] == 5  # A counted once, at its best chunk
+
+
+def test_corpus_maps_chunks_whose_ids_do_not_name_their_document(cli, write):
+    corpus = write("corpus.jsonl", "".join(json.dumps({"_id": c, "text": "t", "doc_id": d}) + "\n"
+                                           for c, d in [("c1", "A"), ("c2", "B"), ("c3", "A"), ("c4", "D")]))
+    qrels = write("docs.qrels", DOC_QRELS)
+    run = write("chunks.run", "q1 Q0 c2 1 3 x\nq1 Q0 c3 2 2 x\nq1 Q0 c1 3 1 x\nq2 Q0 c4 1 1 x\n")
+    out = json.loads(cli("eval", qrels, run, "--doc-level", "--corpus", corpus, "-m", "NumRet,RR,P@2", "-q", "-f", "json").stdout)
+    assert out["chunks"]["q1"] == {"NumRet": 2, "RR": 0.5, "P@2": 0.5} and out["chunks"]["q2"]["RR"] == 1.0
+    assert_one_error(cli("eval", qrels, run, "--corpus", corpus), "--corpus is for --doc-level", code=2)
+
+
+def test_maxp_keeps_each_document_once_at_its_best_chunk():
+    run = Run.from_dict({"q": {"d#0": 0.2, "d#1": 0.9, "e#0": 0.5, "f": 0.9}})
+    assert to_documents(run).to_dict() == {"q": {"d": 0.9, "f": 0.9, "e": 0.5}}
+
+
+def test_chunk_ids_against_document_qrels_are_refused_with_a_hint(cli, write):
+    qrels, chunks = write("docs.qrels", DOC_QRELS), write("chunks.run", CHUNK_RUN)
+    line = assert_one_error(cli("eval", qrels, chunks), "chunks.run shares no document id with", "docs.qrels")
+    assert "'A'" in line and "'B#0'" in line and "--doc-level" in line
+    with pytest.raises(Exception, match="shares no document id"):
+        evaluate({"q1": {"A": 1}}, {"q1": {"A#0": 1.0}})
+
+
+def test_a_run_of_other_queries_is_refused(cli, write):
+    qrels = write("docs.qrels", DOC_QRELS)
+    other = write("other.run", "301 Q0 A 1 1 x\n302 Q0 B 1 1 x\n")
+    assert_one_error(cli("eval", qrels, other), "other.run shares no query id with", "'q1'", "'301'")
+
+
+def test_documents_judged_only_for_other_queries_score_zero_without_error(cli, write):
+    qrels = write("docs.qrels", DOC_QRELS)
+    crossed = write("crossed.run", "q1 Q0 D 1 1 x\nq2 Q0 A 1 1 x\n")  # judged documents, for the other query
+    result = cli("eval", qrels, crossed, "-m", "P@1", "-f", "tsv")
+    assert result.exit_code == 0 and result.stdout.splitlines()[1] == "P@1\t0.0000"

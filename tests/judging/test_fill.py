@@ -1,0 +1,119 @@
+"""Holes filled on demand: a run that did not contribute to the pool gets its unjudged top chunks judged
+with the qrels' own settings, and then scores as if it had been pooled.
+
+Real all-MiniLM-L6-v2 on the bundled data/: the qrels come from pooling one run; a second run's holes
+are filled; the result must equal judging and labelling the pool of both runs directly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import assert_one_error, run
+from semrel.formats.judgments import read_judgments
+from semrel.formats.manifest import read_manifest, read_params
+from semrel.formats.trec import read_run, read_trec_qrels, write_run
+from semrel.records import Run
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+def _ok(*args):
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
+    """corpus, golden, two runs (bm25, and the same chunks ranked from the bottom up), qrels pooled from bm25 only."""
+    f = tmp_path_factory.mktemp("fill")
+    _ok("corpus", "chunk", DATA / "docs", "--size", "60", "--overlap", "10", "-o", f / "corpus.jsonl")
+    _ok("golden", "import", DATA / "golden.csv", "--corpus", f / "corpus.jsonl", "-o", f / "golden.jsonl")
+    _ok("retrieve", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--method", "bm25", "-k", "12",
+        "-o", f / "bm25.run")
+    bm25 = read_run(f / "bm25.run")
+    reverse = Run.from_columns(bm25.query_ids, bm25.doc_ids, -bm25.scores, "reverse")  # bm25's bottom first: mostly holes
+    write_run(reverse, f / "reverse.run")
+    for pool, runs in (("pool", ["bm25.run"]), ("both", ["bm25.run", "reverse.run"])):
+        _ok("pool", *[f / r for r in runs], "--golden", f / "golden.jsonl", "--depth", "4", "-o", f / f"{pool}.tsv")
+        _ok("judge", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--pool", f / f"{pool}.tsv",
+            "-o", f / f"{pool}.jsonl", "--cache", f / "cache")
+        _ok("label", f / f"{pool}.jsonl", "-o", f / f"{pool}.qrels", "--threshold", "0.6")
+    return f
+
+
+@pytest.mark.slow
+def test_filled_run_scores_as_if_it_had_been_pooled(pipeline):
+    f = pipeline
+    before = read_trec_qrels(f / "pool.qrels")
+    args = ["eval", f / "pool.qrels", f / "reverse.run", "-m", "nDCG@4,P@4,Judged@4", "-q", "-f", "json"]
+    unfilled = json.loads(_ok(*args).stdout)["reverse"]
+    result = _ok(*args, "--fill-judgments", f / "pool.jsonl", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl",
+                 "--fill-depth", "4", "--filled-qrels", f / "filled.qrels")
+    filled = json.loads(result.stdout)["reverse"]
+    pooled = json.loads(_ok("eval", f / "both.qrels", f / "reverse.run", "-m", "nDCG@4,P@4,Judged@4", "-q", "-f", "json").stdout)
+    assert unfilled["all"]["Judged@4"] < 1.0 and filled["all"]["Judged@4"] == 1.0
+    assert filled == pooled["reverse"]  # as if the run had been in the pool
+    assert "holes in the runs' top 4" in result.stderr and "Judged@4 reverse:" in result.stderr
+
+    # the new judgments equal the pooled judge's, were appended, and the manifests say so
+    judged = {(j.query_id, j.chunk_id): j for j in read_judgments(f / "pool.jsonl")}
+    direct = {(j.query_id, j.chunk_id): j for j in read_judgments(f / "both.jsonl")}
+    completed = read_trec_qrels(f / "filled.qrels")
+    assert len(completed) > len(before) and set(judged) <= set(direct)
+    for pair, j in judged.items():
+        assert (j.P, j.R, j.F) == pytest.approx((direct[pair].P, direct[pair].R, direct[pair].F), abs=1e-5)
+    fills = read_params(f / "pool.jsonl")["filled"]
+    assert fills[-1]["pairs"] == len(completed) - len(before)
+    assert read_manifest(f / "filled.qrels")["params"]["filled"][-1]["holes"] == len(completed) - len(before)
+    assert not (f / "pool.jsonl.fill.partial").exists()
+
+    # a second fill finds nothing to judge
+    again = _ok("fill", f / "filled.qrels", f / "reverse.run", "--judgments", f / "pool.jsonl", "--corpus", f / "corpus.jsonl",
+                "--golden", f / "golden.jsonl", "--depth", "4", "-o", f / "again.qrels")
+    assert "filled 0 holes" in again.stderr and read_trec_qrels(f / "again.qrels").to_dict() == completed.to_dict()
+
+
+@pytest.mark.slow
+def test_holes_are_not_judged_with_other_settings(pipeline, tmp_path):
+    f = pipeline
+    manifest = json.loads((f / "pool.qrels.manifest.json").read_text())
+    manifest["params"]["judge"]["layer"] = 3  # as if the qrels had been labelled from judgments of another layer
+    qrels = tmp_path / "other.qrels"
+    qrels.write_bytes((f / "pool.qrels").read_bytes())
+    manifest["output"] = str(qrels)
+    (tmp_path / "other.qrels.manifest.json").write_text(json.dumps(manifest))
+    common = ["--judgments", f / "pool.jsonl", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "-o", tmp_path / "x"]
+    assert_one_error(run("fill", qrels, f / "reverse.run", *common), "labelled from judgments made with layer=3")
+    bare = tmp_path / "bare.qrels"
+    bare.write_bytes((f / "pool.qrels").read_bytes())
+    assert_one_error(run("fill", bare, f / "reverse.run", *common), "has no current manifest")
+    other_golden = tmp_path / "golden.jsonl"
+    other_golden.write_text((f / "golden.jsonl").read_text().replace("?", "?!"))
+    assert_one_error(run("fill", f / "pool.qrels", f / "reverse.run", "--judgments", f / "pool.jsonl", "--corpus",
+                         f / "corpus.jsonl", "--golden", other_golden, "-o", tmp_path / "y"), "is not the golden set")
+
+
+@pytest.mark.slow
+def test_holes_get_the_probability_rule_the_pooled_judge_gives(pipeline, tmp_path):
+    """Under the default rule (p, relative to the query's pool), a hole is judged with its query's whole
+    pool, so its label is the one judging the pool of both runs gives; labels made before stay."""
+    f = pipeline
+    judgments = tmp_path / "pool.jsonl"  # judged afresh (from the cache): other tests fill the fixture's own
+    _ok("judge", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--pool", f / "pool.tsv", "-o", judgments,
+        "--cache", f / "cache")
+    _ok("label", judgments, "-o", tmp_path / "pool.qrels")
+    _ok("label", f / "both.jsonl", "-o", tmp_path / "both.qrels")
+    before = read_trec_qrels(tmp_path / "pool.qrels").to_dict()
+    _ok("fill", tmp_path / "pool.qrels", f / "reverse.run", "--judgments", judgments, "--corpus", f / "corpus.jsonl",
+        "--golden", f / "golden.jsonl", "--depth", "4", "-o", tmp_path / "filled.qrels")
+    filled = read_trec_qrels(tmp_path / "filled.qrels").to_dict()
+    pooled = read_trec_qrels(tmp_path / "both.qrels").to_dict()
+    holes = {(q, d) for q, docs in filled.items() for d in docs} - {(q, d) for q, docs in before.items() for d in docs}
+    assert holes and {pooled[q][d] for q, d in holes} == {0, 1}  # some holes relevant, some not
+    assert {(q, d): filled[q][d] for q, d in holes} == {(q, d): pooled[q][d] for q, d in holes}
+    assert all(filled[q][d] == rel for q, docs in before.items() for d, rel in docs.items())

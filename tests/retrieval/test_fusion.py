@@ -1,0 +1,96 @@
+"""`semrel fuse` and retrieval/fusion.py: the methods and normalisations equal ranx's, a fused run gets
+a manifest, and hybrid retrieval's fusion is the same code."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from helpers import assert_one_error
+from semrel.formats.trec import read_run
+from semrel.records import Run
+from semrel.retrieval.fusion import FusionSpec, fuse_runs
+from semrel.retrieval.retrieve import fuse
+
+RANX = {"rrf": "rrf", "combsum": "sum", "combmnz": "mnz", "wsum": "wsum"}
+RANX_NORM = {"none": None, "minmax": "min-max", "zscore": "zmuv", "sum": "sum"}
+
+
+def _random_runs(seed: int, count: int = 3) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i}" for i in range(30)]
+    runs = []
+    for _ in range(count):
+        run = {}
+        for q in ("q1", "q2", "q3"):
+            chosen = rng.choice(docs, int(rng.integers(2, 15)), replace=False)
+            run[q] = {str(d): float(s) for d, s in zip(chosen, rng.permutation(len(chosen)) * 1.7 + rng.random(len(chosen)))}
+        runs.append(run)
+    return runs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method,norm", [(m, n) for m in RANX for n in RANX_NORM if m != "rrf" or n == "none"])  # rrf: ranks only
+def test_fusion_equals_ranx(method, norm):
+    ranx = pytest.importorskip("ranx")
+    for seed in range(3):
+        given = _random_runs(seed)
+        weights = (0.5, 0.2, 0.3) if method == "wsum" else None
+        spec = FusionSpec(method, norm, weights)
+        ours = fuse_runs([Run.from_dict(r, f"r{i}") for i, r in enumerate(given)], spec).to_dict()
+        params = {"weights": list(weights)} if weights else {"k": 60} if method == "rrf" else {}
+        theirs = ranx.fuse([ranx.Run(r, name=f"r{i}") for i, r in enumerate(given)], norm=RANX_NORM[norm],
+                           method=RANX[method], params=params).to_dict()
+        assert ours.keys() == theirs.keys()
+        for q in ours:
+            assert ours[q].keys() == theirs[q].keys()
+            for d, score in ours[q].items():
+                assert score == pytest.approx(theirs[q][d], rel=1e-9, abs=1e-12), (method, norm, q, d)
+
+
+def test_rrf_and_combmnz_by_hand():
+    a = Run.from_dict({"q": {"x": 3.0, "y": 2.0, "z": 1.0}})
+    b = Run.from_dict({"q": {"y": 9.0, "w": 8.0}, "p": {"x": 1.0}})
+    rrf = fuse_runs([a, b]).to_dict()
+    assert rrf["q"] == pytest.approx({"x": 1 / 61, "y": 1 / 62 + 1 / 61, "z": 1 / 63, "w": 1 / 62})
+    assert rrf["p"] == pytest.approx({"x": 1 / 61})  # a query of one run only is fused too
+    mnz = fuse_runs([a, b], FusionSpec("combmnz", "minmax")).to_dict()
+    assert mnz["q"] == pytest.approx({"x": 1.0, "y": 2 * (0.5 + 1.0), "z": 0.0, "w": 0.0})
+    top = fuse_runs([a, b], FusionSpec("rrf", depth=2)).to_dict()
+    assert set(top["q"]) == {"x", "y"}
+
+
+def test_hybrid_retrieval_fuses_with_the_same_code():
+    """retrieve.fuse (hits as corpus positions) equals fuse_runs on the same rankings, best k per query."""
+    first = [(np.array([4, 1, 7]), np.array([3.0, 2.0, 1.0])), (np.array([2]), np.array([1.0]))]
+    second = [(np.array([1, 9]), np.array([0.9, 0.8])), (np.array([], dtype=np.int64), np.array([]))]
+    hits = fuse([first, second], k=10)
+    as_runs = [Run.from_dict({f"q{i}": {f"c{p}": s for p, s in zip(pos.tolist(), sc.tolist())} for i, (pos, sc) in enumerate(h)})
+               for h in (first, second)]
+    expected = fuse_runs(as_runs).to_dict()
+    for i, (positions, scores) in enumerate(hits):
+        assert [f"c{p}" for p in positions.tolist()] == sorted(expected[f"q{i}"], key=lambda d: (-expected[f"q{i}"][d], int(d[1:])))
+        assert scores[0] == pytest.approx(max(expected[f"q{i}"].values()))
+
+
+def test_cli_writes_the_fused_run_and_its_manifest(cli, write, tmp_path):
+    a = write("a.run", "q Q0 x 1 3 a\nq Q0 y 2 2 a\n")
+    b = write("b.run", "q Q0 y 1 0.9 b\nq Q0 z 2 0.1 b\n")
+    out = tmp_path / "fused.run"
+    result = cli("fuse", a, b, "-o", out, "--method", "wsum", "--norm", "minmax", "--weights", "0.25,0.75")
+    assert result.exit_code == 0, result.output
+    fused = read_run(out).to_dict()
+    assert fused["q"] == pytest.approx({"x": 0.25, "y": 0.75, "z": 0.0})
+    manifest = json.loads((tmp_path / "fused.run.manifest.json").read_text())
+    assert manifest["params"]["fusion"]["method"] == "wsum" and manifest["params"]["fusion"]["weights"] == {"a": 0.25, "b": 0.75}
+    assert [i["path"] for i in manifest["inputs"]] == [a, b]
+
+
+def test_cli_refuses_what_cannot_work(cli, write, tmp_path):
+    a, b = write("a.run", "q Q0 x 1 3 a\n"), write("b.run", "q Q0 y 1 2 b\n")
+    out = str(tmp_path / "f.run")
+    assert_one_error(cli("fuse", a, "-o", out), "at least two runs", code=2)
+    assert_one_error(cli("fuse", a, b, "-o", out, "--norm", "zscore"), "does not apply to --method rrf", code=2)
+    assert_one_error(cli("fuse", a, b, "-o", out, "--method", "wsum", "--weights", "1"), "one weight per run", code=2)
