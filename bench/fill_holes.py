@@ -6,7 +6,10 @@ pool of the *other* runs; each left-out run is then scored (a) on those qrels as
 chunks count as non-relevant), (b) on condensed lists (-J) and with bpref, which skip unjudged chunks,
 and (c) after `semrel fill` has judged its holes in the top 10, and in the top 20 (the pool depth),
 and each is compared with its score when it was pooled (qrels derived from the pool of all runs). The
-judge, label rule and pool depth are those of bench/covid.toml (MiniLM, R >= 0.70, depth 20).
+judge and pool depth are those of bench/covid.toml (MiniLM, depth 20); the label rule is semrel's default
+(the probability p of judging.labels, relevant at p >= 0.40). p is relative to the query's pool, so the
+pairs the smaller pool labelled can get other labels in the pooled qrels; fill keeps them as they were,
+and the figures show what that costs.
 
     python bench/fill_holes.py [--questions 200] [--seed 0] [--work out/fill-holes]
 
