@@ -16,6 +16,13 @@ def run(*args: str, input: str | None = None) -> Result:
     return CliRunner().invoke(main, [str(a) for a in args], input=input, catch_exceptions=False)
 
 
+def ok(*args: str, input: str | None = None) -> Result:
+    """The CLI run as a user runs it, which must succeed."""
+    result = run(*args, input=input)
+    assert result.exit_code == 0, result.output
+    return result
+
+
 def assert_one_error(result: Result, *fragments: str, code: int = 1) -> str:
     """The command failed with `code` and said why in one stderr line holding every fragment."""
     assert result.exit_code == code, result.output

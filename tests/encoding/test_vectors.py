@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import run
+from helpers import ok
 from semrel.encoding.models import resolve_model
 from semrel.formats.corpus import read_corpus
 from semrel.progress import no_progress
@@ -18,23 +18,18 @@ from semrel.retrieval.retrieve import embed, indexed_text, search_vectors, top_k
 DATA = Path(__file__).parents[2] / "data"
 
 
-def cli(*args):
-    result = run(*args)
-    assert result.exit_code == 0, result.output
-    return result
-
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
     """The bundled docs chunked as the demo does, and its golden set."""
     folder = tmp_path_factory.mktemp("sample")
-    cli("corpus", "chunk", DATA / "docs", "--size", "120", "--overlap", "20", "-o", folder / "corpus.jsonl")
-    cli("golden", "import", DATA / "golden.csv", "--corpus", folder / "corpus.jsonl", "-o", folder / "golden.jsonl")
+    ok("corpus", "chunk", DATA / "docs", "--size", "120", "--overlap", "20", "-o", folder / "corpus.jsonl")
+    ok("golden", "import", DATA / "golden.csv", "--corpus", folder / "corpus.jsonl", "-o", folder / "golden.jsonl")
     return folder
 
 
 def dense(sample, out, *options):
-    result = cli("retrieve", "--corpus", sample / "corpus.jsonl", "--golden", sample / "golden.jsonl",
+    result = ok("retrieve", "--corpus", sample / "corpus.jsonl", "--golden", sample / "golden.jsonl",
                  "--method", "dense", "-k", "10", "-o", out, *options)
     manifest = json.loads(Path(f"{out}.manifest.json").read_text())
     return Path(out).read_text(), result.stderr, manifest["params"].get("vector_store")
@@ -61,7 +56,7 @@ def test_a_grown_corpus_encodes_only_its_new_chunks_and_keeps_the_old_rows(sampl
     half = len(lines) // 2
     (tmp_path / "half.jsonl").write_text("".join(lines[:half]))
     cache = tmp_path / "cache"
-    cli("retrieve", "--corpus", tmp_path / "half.jsonl", "--golden", sample / "golden.jsonl", "--method", "dense",
+    ok("retrieve", "--corpus", tmp_path / "half.jsonl", "--golden", sample / "golden.jsonl", "--method", "dense",
         "-o", tmp_path / "half.run", "--cache", cache)
     folder = json.loads((tmp_path / "half.run.manifest.json").read_text())["params"]["vector_store"]["folder"]
     before = (Path(folder) / "vectors.f32").read_bytes()

@@ -21,16 +21,12 @@ import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from random_collections import collections
 from semrel.evaluation import measures
 from semrel.evaluation.measures import parse_measure, parse_measures
 from semrel.evaluation.metrics import evaluate
 from semrel.formats.trec import ranked
 from semrel.records import Qrels, Run
-
-QUERIES = [f"q{i}" for i in range(1, 7)]
-DOCS = [f"d{i}" for i in range(1, 13)]  # d9 vs d10 and d1 vs d10 exercise byte-order ties
-GRADES = st.sampled_from([-1, 0, 0, 1, 1, 2, 3])
-SCORES = st.one_of(st.sampled_from([0.0, 0.5, 1.0, 2.0]), st.floats(-5, 5, allow_nan=False, width=32))
 
 # semrel name: pytrec_eval measure (its output key is the name with "." -> "_", fractions as %.2f)
 TREC = {
@@ -53,22 +49,6 @@ def _key(trec: str) -> str:
     if not param:
         return base
     return f"{base}_{float(param):.2f}" if base in ("iprec_at_recall", "Rprec_mult") else f"{base}_{param}"
-
-
-@st.composite
-def collections(draw):
-    qrels = {}
-    for q in draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=5, unique=True)):
-        docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=8, unique=True))
-        grades = {d: draw(GRADES) for d in docs}
-        if max(grades.values()) < 0:  # pytrec_eval hangs on a query whose only grades are negative
-            grades[docs[0]] = 0
-        qrels[q] = grades
-    run = {}
-    for q in draw(st.lists(st.sampled_from(QUERIES), max_size=6, unique=True)):
-        docs = draw(st.lists(st.sampled_from(DOCS), max_size=12, unique=True))
-        run[q] = {d: float(draw(SCORES)) for d in docs}
-    return qrels, run, draw(st.sampled_from([1, 1, 2, 3]))
 
 
 @contextlib.contextmanager

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import assert_one_error, read_lines, run, write
+from helpers import assert_one_error, ok, read_lines, run, write
 from semrel.golden.trec import read_topics
 from semrel.records import QuerySample
 
@@ -35,11 +35,6 @@ COVID_STYLE = """<topics>
 </topics>
 """
 
-
-def ok(*args):
-    result = run(*args)
-    assert result.exit_code == 0, result.output
-    return result
 
 
 def test_topics_classic_with_or_without_closing_tags_and_trec_covid_style(tmp_path):

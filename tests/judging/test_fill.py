@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import assert_one_error, run
+from helpers import assert_one_error, ok, run
 from semrel.formats.judgments import read_judgments
 from semrel.formats.manifest import read_manifest, read_params
 from semrel.formats.trec import read_run, read_trec_qrels, write_run
@@ -21,28 +21,23 @@ from semrel.records import Run
 DATA = Path(__file__).resolve().parents[2] / "data"
 
 
-def _ok(*args):
-    result = run(*args)
-    assert result.exit_code == 0, result.output
-    return result
-
 
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
     """corpus, golden, two runs (bm25, and the same chunks ranked from the bottom up), qrels pooled from bm25 only."""
     f = tmp_path_factory.mktemp("fill")
-    _ok("corpus", "chunk", DATA / "docs", "--size", "60", "--overlap", "10", "-o", f / "corpus.jsonl")
-    _ok("golden", "import", DATA / "golden.csv", "--corpus", f / "corpus.jsonl", "-o", f / "golden.jsonl")
-    _ok("retrieve", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--method", "bm25", "-k", "12",
+    ok("corpus", "chunk", DATA / "docs", "--size", "60", "--overlap", "10", "-o", f / "corpus.jsonl")
+    ok("golden", "import", DATA / "golden.csv", "--corpus", f / "corpus.jsonl", "-o", f / "golden.jsonl")
+    ok("retrieve", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--method", "bm25", "-k", "12",
         "-o", f / "bm25.run")
     bm25 = read_run(f / "bm25.run")
     reverse = Run.from_columns(bm25.query_ids, bm25.doc_ids, -bm25.scores, "reverse")  # bm25's bottom first: mostly holes
     write_run(reverse, f / "reverse.run")
     for pool, runs in (("pool", ["bm25.run"]), ("both", ["bm25.run", "reverse.run"])):
-        _ok("pool", *[f / r for r in runs], "--golden", f / "golden.jsonl", "--depth", "4", "-o", f / f"{pool}.tsv")
-        _ok("judge", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--pool", f / f"{pool}.tsv",
+        ok("pool", *[f / r for r in runs], "--golden", f / "golden.jsonl", "--depth", "4", "-o", f / f"{pool}.tsv")
+        ok("judge", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--pool", f / f"{pool}.tsv",
             "-o", f / f"{pool}.jsonl", "--cache", f / "cache")
-        _ok("label", f / f"{pool}.jsonl", "-o", f / f"{pool}.qrels", "--threshold", "0.6")
+        ok("label", f / f"{pool}.jsonl", "-o", f / f"{pool}.qrels", "--threshold", "0.6")
     return f
 
 
@@ -51,11 +46,11 @@ def test_filled_run_scores_as_if_it_had_been_pooled(pipeline):
     f = pipeline
     before = read_trec_qrels(f / "pool.qrels")
     args = ["eval", f / "pool.qrels", f / "reverse.run", "-m", "nDCG@4,P@4,Judged@4", "-q", "-f", "json"]
-    unfilled = json.loads(_ok(*args).stdout)["reverse"]
-    result = _ok(*args, "--fill-judgments", f / "pool.jsonl", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl",
+    unfilled = json.loads(ok(*args).stdout)["reverse"]
+    result = ok(*args, "--fill-judgments", f / "pool.jsonl", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl",
                  "--fill-depth", "4", "--filled-qrels", f / "filled.qrels")
     filled = json.loads(result.stdout)["reverse"]
-    pooled = json.loads(_ok("eval", f / "both.qrels", f / "reverse.run", "-m", "nDCG@4,P@4,Judged@4", "-q", "-f", "json").stdout)
+    pooled = json.loads(ok("eval", f / "both.qrels", f / "reverse.run", "-m", "nDCG@4,P@4,Judged@4", "-q", "-f", "json").stdout)
     assert unfilled["all"]["Judged@4"] < 1.0 and filled["all"]["Judged@4"] == 1.0
     assert filled == pooled["reverse"]  # as if the run had been in the pool
     assert "holes in the runs' top 4" in result.stderr and "Judged@4 reverse:" in result.stderr
@@ -73,7 +68,7 @@ def test_filled_run_scores_as_if_it_had_been_pooled(pipeline):
     assert not (f / "pool.jsonl.fill.partial").exists()
 
     # a second fill finds nothing to judge
-    again = _ok("fill", f / "filled.qrels", f / "reverse.run", "--judgments", f / "pool.jsonl", "--corpus", f / "corpus.jsonl",
+    again = ok("fill", f / "filled.qrels", f / "reverse.run", "--judgments", f / "pool.jsonl", "--corpus", f / "corpus.jsonl",
                 "--golden", f / "golden.jsonl", "--depth", "4", "-o", f / "again.qrels")
     assert "filled 0 holes" in again.stderr and read_trec_qrels(f / "again.qrels").to_dict() == completed.to_dict()
 
@@ -104,12 +99,12 @@ def test_holes_get_the_probability_rule_the_pooled_judge_gives(pipeline, tmp_pat
     pool, so its label is the one judging the pool of both runs gives; labels made before stay."""
     f = pipeline
     judgments = tmp_path / "pool.jsonl"  # judged afresh (from the cache): other tests fill the fixture's own
-    _ok("judge", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--pool", f / "pool.tsv", "-o", judgments,
+    ok("judge", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--pool", f / "pool.tsv", "-o", judgments,
         "--cache", f / "cache")
-    _ok("label", judgments, "-o", tmp_path / "pool.qrels")
-    _ok("label", f / "both.jsonl", "-o", tmp_path / "both.qrels")
+    ok("label", judgments, "-o", tmp_path / "pool.qrels")
+    ok("label", f / "both.jsonl", "-o", tmp_path / "both.qrels")
     before = read_trec_qrels(tmp_path / "pool.qrels").to_dict()
-    _ok("fill", tmp_path / "pool.qrels", f / "reverse.run", "--judgments", judgments, "--corpus", f / "corpus.jsonl",
+    ok("fill", tmp_path / "pool.qrels", f / "reverse.run", "--judgments", judgments, "--corpus", f / "corpus.jsonl",
         "--golden", f / "golden.jsonl", "--depth", "4", "-o", tmp_path / "filled.qrels")
     filled = read_trec_qrels(tmp_path / "filled.qrels").to_dict()
     pooled = read_trec_qrels(tmp_path / "both.qrels").to_dict()

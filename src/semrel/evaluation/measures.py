@@ -107,6 +107,13 @@ class Measure:
         """The value of parameter `key`, or `default` where the measure was named without it."""
         return dict(self.params).get(key, default)
 
+    def required(self, key: str, what: str) -> float:
+        """The number parameter `key` holds; a measure named without it is refused, saying `what` it needs."""
+        value = self.param(key)
+        if value is None:
+            raise UsageError(f"{self.family} needs {what}")
+        return float(value)
+
     def __str__(self) -> str:
         return self.name
 
@@ -545,10 +552,7 @@ def _fraction_label(stem: str, key: str) -> Callable[[Measure], str | None]:
         trec_defaults=RECALL_POINTS, trec_label=_fraction_label("iprec_at_recall", "recall"))
 def iprec(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Interpolated precision at a recall point (IPrec@0.1): the best precision once recall reaches it."""
-    recall = m.param("recall")
-    if recall is None:
-        raise UsageError("IPrec needs a recall point, e.g. IPrec@0.1 (iprec_at_recall.0.1)")
-    return interpolated_precision(r, ctx, [float(recall)])[0]
+    return interpolated_precision(r, ctx, [m.required("recall", "a recall point, e.g. IPrec@0.1 (iprec_at_recall.0.1)")])[0]
 
 
 @family("P", Cutoff.REQUIRED, trec="P", trec_cut="P", aliases=("precision",), trec_params="cutoffs",
@@ -615,10 +619,7 @@ def gm_bpref(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
         trec_defaults=R_MULTIPLES, trec_label=_fraction_label("Rprec_mult", "mult"))
 def rprec_mult(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Precision at a multiple of R (Rprec_mult@0.2): at floor(mult x R + 0.9) documents, as trec_eval."""
-    mult = m.param("mult")
-    if mult is None:
-        raise UsageError("Rprec_mult needs a multiple of R, e.g. Rprec_mult@0.2")
-    depth = np.floor(float(mult) * ctx.num_rel + 0.9)
+    depth = np.floor(m.required("mult", "a multiple of R, e.g. Rprec_mult@0.2") * ctx.num_rel + 0.9)
     hits = ctx.count(r, r.relevant & (r.rank < depth[r.query]))
     return np.divide(hits, depth, out=np.zeros(ctx.n), where=depth > 0)
 

@@ -1,0 +1,31 @@
+"""Random qrels and runs for comparing semrel's measures with pytrec_eval and ir_measures (hypothesis).
+
+Graded and negative grades, tied scores, ids whose byte order differs from their numeric order
+(d9 vs d10, d1 vs d10), queries on one side only and empty runs: the cases where tools disagree.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+QUERIES = [f"q{i}" for i in range(1, 7)]
+DOCS = [f"d{i}" for i in range(1, 13)]
+GRADES = st.sampled_from([-1, 0, 0, 1, 1, 2, 3])
+SCORES = st.one_of(st.sampled_from([0.0, 0.5, 1.0, 2.0]), st.floats(-5, 5, allow_nan=False, width=32))
+
+
+@st.composite
+def collections(draw):
+    """(qrels dict, run dict, relevance level)."""
+    qrels = {}
+    for q in draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=5, unique=True)):
+        docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=8, unique=True))
+        grades = {d: draw(GRADES) for d in docs}
+        if max(grades.values()) < 0:  # pytrec_eval hangs on a query whose only grades are negative; keep one >= 0
+            grades[docs[0]] = 0
+        qrels[q] = grades
+    run = {}
+    for q in draw(st.lists(st.sampled_from(QUERIES), max_size=6, unique=True)):
+        docs = draw(st.lists(st.sampled_from(DOCS), max_size=12, unique=True))
+        run[q] = {d: float(draw(SCORES)) for d in docs}
+    return qrels, run, draw(st.sampled_from([1, 1, 2, 3]))
