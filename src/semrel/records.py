@@ -177,6 +177,23 @@ class Run:
         return f"Run({self.name!r}: {_count(len(self), 'result')}, {_count(pc.count_distinct(self.query_ids).as_py(), 'query')})"
 
 
+@dataclass(frozen=True, eq=False)
+class Preferences:
+    """Preference judgments (trec_eval's prefs): one row per (query, judgment group, subgroup, doc) and
+    its value. Within a subgroup a document is preferred to each with a lower value; a group is one
+    user's consistent view of a query. Plain lists: they are read per query, never in bulk."""
+
+    query_ids: list[str]
+    groups: list[str]
+    subgroups: list[str]
+    doc_ids: list[str]
+    values: np.ndarray
+    source: str | None = None  # the file read, so errors found later can name its line
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
 @dataclass(frozen=True)
 class Chunk:
     """A passage of a document, with character offsets into that document's (extracted) text.

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import click
 
 from ..analysis.ppi import corrected_estimates
 from ..errors import UsageError
-from ..evaluation.files import evaluate_files, run_names
+from ..evaluation.files import coverage_warnings, evaluate_files, run_names
 from ..evaluation.groups import evaluate_groups
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..evaluation.metrics import Options
+from ..evaluation.prefs import evaluate_preferences
 from ..evaluation.render import render_evaluations
 from ..evaluation.zscores import read_zscores, standardise
 from ..formats import read_qrels, read_run
 from ..formats.tables import FORMATS
-from ..formats.trec import read_judgment_groups
+from ..formats.trec import read_judgment_groups, read_preferences
 from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand, warn
 from .estimate import render_estimates
@@ -36,9 +39,12 @@ from .paths import database_path, input_path, output_path
 @click.option("-c/-C", "--complete/--no-complete", default=True, show_default=True,
               help="Average over every query of QRELS, those a run lacks scoring as an empty ranking (trec_eval -c); "
                    "--no-complete: only over the queries a run has (trec_eval without -c).")
-@click.option("-R", "--relation", type=click.Choice(["qrels", "qrels_jg"]), default="qrels", show_default=True,
-              help="QRELS' format (trec_eval -R): qrels, or qrels_jg, whose second column names a judgment group "
-                   "(map_avgjg, P_avgjg, Rprec_mult_avgjg average over the groups).")
+@click.option("-R", "--relation", type=click.Choice(["qrels", "qrels_jg", "prefs", "qrels_prefs"]), default="qrels",
+              show_default=True,
+              help="QRELS' format (trec_eval -R): qrels; qrels_jg, whose second column names a judgment group "
+                   "(map_avgjg, P_avgjg, Rprec_mult_avgjg average over the groups); prefs, preference judgments "
+                   "('qid group subgroup docid value' lines), or qrels_prefs, qrels read as preferences (each grade "
+                   "preferred to the lower ones), both scored by the prefs_* measures (-m all_prefs).")
 @click.option("-J", "--judged-only", is_flag=True,
               help="Score condensed lists: drop unjudged documents first (trec_eval -J).")
 @click.option("-M", "--depth", type=click.IntRange(min=1), default=None, metavar="N",
@@ -74,10 +80,13 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
     queries only in a run are ignored. Both are reported on stderr. With -f trec the output
     is trec_eval's, line for line.
     """
+    own_set = {"qrels_jg": "qrels_jg", "prefs": "all_prefs", "qrels_prefs": "all_prefs"}
     if measures is None:
-        measures = parse_measures("qrels_jg" if relation == "qrels_jg" else "official" if fmt == "trec" else list(DEFAULT_MEASURES))
-    if relation == "qrels_jg" and (doc_level or fill_judgments or reviewed):
-        raise UsageError("-R qrels_jg scores judgment groups; it does not go with --doc-level, --fill-judgments or --reviewed")
+        measures = parse_measures(own_set.get(relation) or ("official" if fmt == "trec" else list(DEFAULT_MEASURES)))
+    if relation != "qrels" and (doc_level or fill_judgments or reviewed):
+        raise UsageError(f"-R {relation} scores its own judgments; it does not go with --doc-level, --fill-judgments or --reviewed")
+    if relation == "qrels" and any(m.entry.prefs for m in parse_measures(measures)):
+        raise UsageError("the prefs_* measures score preference judgments: give -R prefs or -R qrels_prefs")
     if reviewed:
         if per_query or fmt not in ("table", "markdown", "csv", "tsv", "latex", "json"):
             raise UsageError("--reviewed gives one estimate per run and measure: use it without --per-query, "
@@ -87,9 +96,16 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
         click.echo(render_estimates(estimates, 0.95, fmt, places), nl=False)
         return
     options = Options(rel_level, complete, judged_only, depth, num_docs)
-    if relation == "qrels_jg":
-        groups = read_judgment_groups(qrels)
-        results = [evaluate_groups(groups, read_run(path, name), measures, options) for path, name in zip(runs, run_names(runs))]
+    if relation != "qrels":
+        if relation == "qrels_jg":
+            score = partial(evaluate_groups, read_judgment_groups(qrels))
+        else:
+            score = partial(evaluate_preferences, read_preferences(qrels, from_qrels=relation == "qrels_prefs"))
+        results = []
+        for path, name in zip(runs, run_names(runs)):
+            results.append(score(read_run(path, name), measures, options))
+            for message in coverage_warnings(results[-1], str(qrels), str(path)):
+                warn(message)
         click.echo(render_evaluations(results, fmt, per_query, places), nl=False)
         return
     if corpus and not (doc_level or fill_judgments):

@@ -256,6 +256,7 @@ class Family:
     summary_line: bool = True  # trec_eval prints it in the 'all' rows (relstring: per query only)
     trec_label: Callable[[Measure], str | None] | None = field(default=None, compare=False)
     per_group: bool = False  # averaged over the judgment groups of trec_eval's qrels_jg (map_avgjg)
+    prefs: bool = False  # scored on preference judgments (trec_eval -R prefs, qrels_prefs: evaluation/prefs.py)
 
     @property
     def spellings(self) -> set[str]:
@@ -927,6 +928,38 @@ def rprec_mult_avgjg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return rprec_mult(m, r, ctx)
 
 
+# ---- preference judgments (trec_eval -R prefs, qrels_prefs) ----------------------------------------------
+# evaluation/prefs.py scores these from the preferences A>B a ranking fulfils (A ranked above B, or A
+# retrieved and B not), per judgment group; the registry holds their names, order and meaning. Qrels rows
+# cannot score them, so on ordinary qrels they are refused.
+
+
+def _needs_preferences(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
+    raise UsageError(f"{m.name} scores preference judgments, not qrels: use semrel.evaluation.prefs.evaluate_preferences")
+
+
+PREFS_MEASURES = {  # trec_eval's order; _ret: only preferences with both documents retrieved; _imp: with one at least
+    "prefs_num_prefs_poss": "Preferences judged (per judgment group), whether retrieved or not (summed in 'all').",
+    "prefs_num_prefs_ful": "Preferences fulfilled (summed in 'all').",
+    "prefs_num_prefs_ful_ret": "Preferences fulfilled with both documents retrieved (summed in 'all').",
+    "prefs_simp": "Preferences fulfilled over preferences judged (neither document retrieved: failed).",
+    "prefs_pair": "Per document pair, the share of its preferences (from every group) fulfilled, averaged over pairs.",
+    "prefs_avgjg": "prefs_simp within each judgment group, averaged over the groups.",
+    "prefs_avgjg_Rnonrel": "prefs_avgjg with as many non-relevant (value 0) documents per group as relevant ones (akin to bpref).",
+    "prefs_simp_ret": "prefs_simp over the preferences whose documents are both retrieved.",
+    "prefs_pair_ret": "prefs_pair over the pairs whose documents are both retrieved.",
+    "prefs_avgjg_ret": "prefs_avgjg over the preferences whose documents are both retrieved.",
+    "prefs_avgjg_Rnonrel_ret": "prefs_avgjg_Rnonrel over the retrieved documents.",
+    "prefs_simp_imp": "prefs_simp over the preferences with at least one document retrieved.",
+    "prefs_pair_imp": "prefs_pair over the pairs with at least one document retrieved.",
+    "prefs_avgjg_imp": "prefs_avgjg over the preferences with at least one document retrieved.",
+}
+for _name, _doc in PREFS_MEASURES.items():
+    _counted = _name.startswith("prefs_num")
+    register(Family(_name, _needs_preferences, Cutoff.NONE, trec=_name, aggregate=total if _counted else mean, doc=_doc,
+                    kind=Kind.COUNT if _counted else Kind.REAL, prefs=True))
+
+
 # ---- trec_eval's measure sets and output order -------------------------------------------------------
 
 TREC_ORDER = (
@@ -934,7 +967,7 @@ TREC_ORDER = (
     "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
     "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
     "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj",
-    "map_avgjg", "P_avgjg", "Rprec_mult_avgjg",
+    "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", *PREFS_MEASURES,
 )
 ALL_TREC = TREC_ORDER[: TREC_ORDER.index("unj") + 1]  # `-m all_trec`: trec_eval 10's measures of TREC qrels, default parameters
 QRELS_JG = ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg")  # `-m qrels_jg`, for -R qrels_jg
@@ -942,7 +975,8 @@ OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_ma
             "iprec_at_recall", "P")  # trec_eval's output without -m
 SET_MEASURES = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall", "set_map",
                 "set_F", "set_relative_P")
-MEASURE_SETS = {"all_trec": ALL_TREC, "official": OFFICIAL, "set": SET_MEASURES, "qrels_jg": QRELS_JG}
+ALL_PREFS = ("runid", "num_q", *PREFS_MEASURES)  # `-m all_prefs`, for -R prefs and -R qrels_prefs
+MEASURE_SETS = {"all_trec": ALL_TREC, "official": OFFICIAL, "set": SET_MEASURES, "qrels_jg": QRELS_JG, "all_prefs": ALL_PREFS}
 
 
 def trec_order(measures: Iterable[Measure]) -> list[Measure]:

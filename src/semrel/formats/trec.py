@@ -14,12 +14,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import FormatError
-from ..records import Qrels, Run, dictionary_codes
+from ..records import Preferences, Qrels, Run, dictionary_codes
 from .columns import finite_float, first_nonfinite, line_number, read_columns, read_plain_file
 from .files import STDIO, atomic_writer, check_id, display_name, read_bytes
 
 RUN_COLUMNS = ("query_id", "q0", "doc_id", "rank", "score", "tag")
 QRELS_COLUMNS = ("query_id", "iteration", "doc_id", "relevance")
+PREFS_COLUMNS = ("query_id", "group", "subgroup", "doc_id", "value")
 
 
 def run_name(path: str | os.PathLike) -> str:
@@ -100,6 +101,27 @@ def read_judgment_groups(path: str | os.PathLike) -> list[tuple[str, Qrels]]:
                                    table.column("doc_id").take(rows).combine_chunks(),
                                    table.column("relevance").to_numpy()[rows.to_numpy()], source=None)))
     return found
+
+
+def read_preferences(path: str | os.PathLike, from_qrels: bool = False) -> Preferences:
+    """trec_eval's preference judgments, `qid jg jsg docno value` lines (its -R prefs); `from_qrels`:
+    TREC qrels read as preferences (its -R qrels_prefs), the second column naming the judgment group,
+    each group one subgroup ("0"), the grade the value. Values are numbers, as trec_eval's atof reads them."""
+    path = str(path)
+    names = QRELS_COLUMNS if from_qrels else PREFS_COLUMNS
+    types = {name: pa.string() for name in names} | {names[-1]: pa.float64()}
+    table = read_plain_file(path, names, types)
+    if table is None:
+        table = read_columns(read_bytes(path), path, names, types, {len(names) - 1: ("a number", finite_float)},
+                             "qid group docid rel" if from_qrels else "qid jg jsg docno value")
+    values = table.column(names[-1]).to_numpy()
+    bad = first_nonfinite(values)
+    if bad is not None:
+        raise FormatError(display_name(path), f"value {values[bad]} is not a finite number", line=line_number(read_bytes(path), bad))
+    groups = table.column(names[1]).to_pylist()
+    subgroups = ["0"] * len(groups) if from_qrels else table.column("subgroup").to_pylist()
+    return Preferences(table.column("query_id").to_pylist(), groups, subgroups, table.column("doc_id").to_pylist(),
+                       values, source=path)
 
 
 def _check_ids(query_ids: list[str], doc_ids: list[str]) -> None:
