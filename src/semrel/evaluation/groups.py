@@ -12,19 +12,15 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import UsageError
 from ..records import Qrels, Run, dictionary_codes
-from .measures import Measure, parse_measures
-from .metrics import Evaluation, Options, evaluate_gradings
+from .measures import Measure
+from .metrics import Evaluation, Options, evaluate_gradings, own_evaluation, own_measures
 
 
 def evaluate_groups(groups: Sequence[tuple[str, Qrels]], run: Run, measures, options: Options = Options()) -> Evaluation:
     """The run scored on each group's judgments, averaged per query over the groups that judge it."""
-    chosen = parse_measures(measures)
-    other = [m for m in chosen if not m.entry.per_group and m.family not in ("NumQ", "runid")]
-    if other:
-        raise UsageError(f"with judgment groups (-R qrels_jg) the measures are map_avgjg, P_avgjg@k, Rprec_mult_avgjg@x, "
-                         f"num_q and runid; {other[0].name} is not one of them")
+    chosen = own_measures(measures, lambda m: m.entry.per_group, "judgment groups (relation='qrels_jg')",
+                          "map_avgjg, P_avgjg@k, Rprec_mult_avgjg@x")
     grouped = [m for m in chosen if m.entry.per_group]
     queries = sorted({q for _, qrels in groups for q in qrels.query_ids.to_pylist()}, key=lambda q: q.encode())
     position = {q: i for i, q in enumerate(queries)}
@@ -38,16 +34,6 @@ def evaluate_groups(groups: Sequence[tuple[str, Qrels]], run: Run, measures, opt
             sums[m][at] += result.values[m]
         judged_by[at] += 1
         present |= set(result.query_ids) - set(result.missing_queries)
-    values = {}
-    tag = run.tag if run.tag is not None else run.name
-    for m in chosen:
-        if m.family == "NumQ":
-            values[m] = np.ones(len(queries))
-        elif m.family == "runid":
-            values[m] = np.full(len(queries), tag, dtype=object)
-        else:
-            values[m] = np.divide(sums[m], judged_by, out=np.zeros(len(queries)), where=judged_by > 0)
     names = dictionary_codes(run.query_ids)[0].to_pylist()
-    missing = [q for q in queries if q not in present]
-    ignored = [q for q in names if q not in position]
-    return Evaluation(run.name, queries, values, missing, ignored, tag, options.complete)
+    return own_evaluation(run, chosen, queries, lambda m: np.divide(sums[m], judged_by, out=np.zeros(len(queries)), where=judged_by > 0),
+                          [q for q in queries if q not in present], [q for q in names if q not in position], options.complete)

@@ -18,7 +18,7 @@ import dataclasses
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -91,6 +91,31 @@ class Evaluation:
 
 
 DOC_BITS = 24  # a 16 MB table of judged doc fingerprints lets most unjudged run rows skip the pair lookup
+
+
+def own_measures(measures, scored: Callable[[Measure], bool], relation: str, names: str) -> list[Measure]:
+    """The measures for judgments other than qrels (judgment groups, preferences): those `scored` by
+    them, plus num_q and runid; any other is refused, naming what these judgments take."""
+    chosen = parse_measures(measures)
+    other = [m for m in chosen if not scored(m) and m.family not in ("NumQ", "runid")]
+    if other:
+        raise UsageError(f"with {relation} the measures are {names}, num_q and runid; {other[0].name} is not one of them")
+    return chosen
+
+
+def own_evaluation(run: Run, chosen: Sequence[Measure], queries: list[str], value: Callable[[Measure], np.ndarray],
+                   missing: list[str], ignored: list[str], complete: bool) -> Evaluation:
+    """An Evaluation over `queries` whose measures' values come from `value`; num_q and runid as trec_eval prints them."""
+    tag = run.tag if run.tag is not None else run.name
+    values: dict[Measure, np.ndarray] = {}
+    for m in chosen:
+        if m.family == "NumQ":
+            values[m] = np.ones(len(queries))
+        elif m.family == "runid":
+            values[m] = np.full(len(queries), tag, dtype=object)
+        else:
+            values[m] = value(m)
+    return Evaluation(run.name, queries, values, missing, ignored, tag, complete)
 
 
 class _QrelsIndex:

@@ -21,12 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow.compute as pc
 
-from ..errors import FormatError, UsageError, ValidationError
+from ..errors import FormatError, ValidationError
 from ..formats.columns import duplicate_error, line_number
 from ..formats.files import display_name, read_bytes
 from ..records import Preferences, Run, dictionary_codes
-from .measures import Measure, parse_measures
-from .metrics import Evaluation, Options
+from .metrics import Evaluation, Options, own_evaluation, own_measures
 
 
 @dataclass(frozen=True)
@@ -56,29 +55,16 @@ class _Tally:
 def evaluate_preferences(prefs: Preferences, run: Run, measures, options: Options = Options()) -> Evaluation:
     """The run scored on preference judgments, per query of `prefs` (sorted by id); queries only in the
     run are ignored, those it lacks score as an empty ranking. `options.depth` (-M) cuts each ranking."""
-    chosen = parse_measures(measures)
-    other = [m for m in chosen if not m.entry.prefs and m.family not in ("NumQ", "runid")]
-    if other:
-        raise UsageError(f"with preference judgments (relation 'prefs' or 'qrels_prefs') the measures are the prefs_* ones "
-                         f"(all_prefs), num_q and runid; {other[0].name} is not one of them")
+    chosen = own_measures(measures, lambda m: m.entry.prefs, "preference judgments (relation='prefs' or relation='qrels_prefs')",
+                          "the prefs_* ones (all_prefs)")
     rows: dict[str, list[int]] = {}
     for row, q in enumerate(prefs.query_ids):
         rows.setdefault(q, []).append(row)
     queries = sorted(rows, key=str.encode)
     rankings = _rankings(run, options.depth)
     scores = [_scores(_tally(prefs, q, rows[q], rankings.get(q, []))) for q in queries]
-    tag = run.tag if run.tag is not None else run.name
-    values: dict[Measure, np.ndarray] = {}
-    for m in chosen:
-        if m.family == "NumQ":
-            values[m] = np.ones(len(queries))
-        elif m.family == "runid":
-            values[m] = np.full(len(queries), tag, dtype=object)
-        else:
-            values[m] = np.array([s[m.family] for s in scores])
-    missing = [q for q in queries if q not in rankings]
-    ignored = [q for q in rankings if q not in rows]
-    return Evaluation(run.name, queries, values, missing, ignored, tag, options.complete)
+    return own_evaluation(run, chosen, queries, lambda m: np.array([s[m.family] for s in scores]),
+                          [q for q in queries if q not in rankings], [q for q in rankings if q not in rows], options.complete)
 
 
 def _rankings(run: Run, depth: int | None) -> dict[str, list[str]]:
