@@ -54,8 +54,7 @@
     $("chunk").textContent = current.chunk;
     $("chunk").dataset.taskId = String(current.id);
     const j = current.judge;
-    $("judge").textContent = j ? `judge: P ${j.P.toFixed(3)}  R ${j.R.toFixed(3)}  F ${j.F.toFixed(3)} -> proposed grade ${j.proposed}`
-      + ` (${j.on} thresholds ${j.thresholds.join(", ")})` : "";
+    $("judge").textContent = j ? j.line : "";
     $("shared").hidden = !current.shared;
     shownAt = performance.now();
     if (current.highlight) shade(current.id);

@@ -3,6 +3,8 @@ database, stats and export; plus the engine's rules (queue order, staleness, sch
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import re
 import sqlite3
@@ -11,11 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from review_helpers import R_SCORES, queued_db, write_pool
+from review_helpers import R_SCORES, queued_db, reviewed_by_two, write_pool
 from semrel.errors import SemrelError
 from semrel.review.engine import QueueSettings, Session
 from semrel.review.order import review_queue
 from semrel.review.store import SCHEMA_VERSION, open_db
+from semrel.review.tasks import Labelling, Task, judge_line
 
 
 def start(cli, pool, db, reviewer, keys, *extra):
@@ -255,3 +258,40 @@ def test_a_queue_from_probability_labels_puts_the_pairs_nearest_the_cut_on_p_fir
     assert distance == sorted(distance)
     assert [r["proposed"] for r in conn.execute("SELECT proposed FROM tasks ORDER BY position")] == \
         [int(p[pair] >= labels.CUT) for pair in queued]
+    stored = [r["probability"] for r in conn.execute("SELECT probability FROM tasks ORDER BY position")]
+    assert stored == [p[pair] for pair in queued]  # kept, so both review screens show the p the queue is ordered by
+
+
+def test_a_schema_1_database_is_read_as_it_is_and_upgraded_by_a_session_keeping_every_decision(tmp_path, cli):
+    pool, db, _, _ = reviewed_by_two(tmp_path)
+    conn = sqlite3.connect(db)
+    conn.execute("ALTER TABLE tasks DROP COLUMN probability")  # as semrel wrote it before tasks kept the judge's p
+    conn.execute("PRAGMA user_version = 1")
+    decisions = conn.execute("SELECT * FROM decisions ORDER BY id").fetchall()
+    conn.close()
+
+    def version_and_columns():
+        with contextlib.closing(sqlite3.connect(db)) as c:
+            return c.execute("PRAGMA user_version").fetchone()[0], [r[1] for r in c.execute("PRAGMA table_info(tasks)")]
+
+    assert cli("review", "stats", "--db", db, "--format", "json").exit_code == 0
+    exported = cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(tmp_path / "out.qrels"))
+    assert exported.exit_code == 0, exported.output
+    version, columns = version_and_columns()
+    assert version == 1 and "probability" not in columns  # export and stats read it as it is: nothing converted
+
+    session = cli("review", "start", "--db", db, "--reviewer", "carol", "--no-highlight", input="q")
+    assert session.exit_code == 0, session.output
+    version, columns = version_and_columns()
+    assert version == SCHEMA_VERSION and "probability" in columns
+    with contextlib.closing(sqlite3.connect(db)) as c:
+        assert c.execute("SELECT * FROM decisions ORDER BY id").fetchall() == decisions
+        assert c.execute("SELECT count(*) FROM tasks WHERE probability IS NOT NULL").fetchone()[0] == 0  # no p was judged then
+
+
+def test_the_judge_line_leads_with_p_where_the_judge_computed_it():
+    task = Task("q1", "c1", "query", ("answer",), "chunk", P=0.61, R=0.72, F=0.66, proposed=1, distance=0.1, p=0.734)
+    line = judge_line(task, Labelling("p", (0.4,)))
+    assert line == "judge: p 0.734  P 0.610  R 0.720  F 0.660 -> proposed grade 1 (p thresholds 0.4)"
+    without = dataclasses.replace(task, p=None)
+    assert judge_line(without, Labelling("R", (0.5, 0.7))).startswith("judge: P 0.610  R 0.720")

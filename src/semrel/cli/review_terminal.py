@@ -20,7 +20,7 @@ from rich.text import Text
 from ..review.engine import Session
 from ..review.highlight import shades
 from ..review.keys import grade_keys, note_keys
-from ..review.tasks import Labelling, Task
+from ..review.tasks import Labelling, Task, judge_line
 from ..terminal import safe, safe_offsets
 
 Spans = Sequence[tuple[int, int, float]]
@@ -93,9 +93,7 @@ class TerminalReview:
             Panel(pages[page], title=plain(title), title_align="left"),
         ]
         if not self.blind:
-            cuts = ", ".join(f"{t:g}" for t in self.labelling.thresholds)
-            parts.append(Text(f"judge: P {task.P:.3f}  R {task.R:.3f}  F {task.F:.3f} -> proposed grade {task.proposed}"
-                              f" ({self.labelling.on} thresholds {cuts})"))
+            parts.append(Text(judge_line(task, self.labelling)))
         if task.shared:
             parts.append(Text("(overlap item: other reviewers grade it too)", style="dim"))
         parts.append(plain(message or self.help_text(), style="italic"))

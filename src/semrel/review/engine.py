@@ -63,14 +63,14 @@ def create_queue(conn: sqlite3.Connection, tasks: Sequence[Task], labelling: Lab
         t, rank = tasks[index], int(queue.sample_rank[index])
         rows.append((
             position, t.query_id, t.chunk_id, t.query, json.dumps(list(t.answers), ensure_ascii=False), t.chunk,
-            t.P, t.R, t.F, t.proposed, t.distance, rank if rank >= 0 else None, int(position < settings.overlap), t.hash,
+            t.P, t.R, t.F, t.p, t.proposed, t.distance, rank if rank >= 0 else None, int(position < settings.overlap), t.hash,
         ))
     with transaction(conn):
         if has_queue(conn):  # another reviewer's process built it a moment ago: join that one
             return 0
         conn.executemany(
-            "INSERT INTO tasks (position, query_id, chunk_id, query, answers, chunk, P, R, F, proposed, distance,"
-            " sample_rank, shared, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows,
+            "INSERT INTO tasks (position, query_id, chunk_id, query, answers, chunk, P, R, F, probability, proposed, distance,"
+            " sample_rank, shared, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows,
         )
         write_meta(conn, {
             **labelling.to_json(), "order": settings.order, "random_share": settings.random_share, "seed": settings.seed,
@@ -87,9 +87,9 @@ def refresh_tasks(conn: sqlite3.Connection, tasks: Sequence[Task]) -> tuple[int,
     changed = [t for t in tasks if (t.query_id, t.chunk_id) in stored and stored[t.query_id, t.chunk_id] != t.hash]
     with transaction(conn):
         conn.executemany(
-            "UPDATE tasks SET query = ?, answers = ?, chunk = ?, P = ?, R = ?, F = ?, proposed = ?, hash = ?"
+            "UPDATE tasks SET query = ?, answers = ?, chunk = ?, P = ?, R = ?, F = ?, probability = ?, proposed = ?, hash = ?"
             " WHERE query_id = ? AND chunk_id = ?",
-            [(t.query, json.dumps(list(t.answers), ensure_ascii=False), t.chunk, t.P, t.R, t.F, t.proposed, t.hash,
+            [(t.query, json.dumps(list(t.answers), ensure_ascii=False), t.chunk, t.P, t.R, t.F, t.p, t.proposed, t.hash,
               t.query_id, t.chunk_id) for t in tasks if (t.query_id, t.chunk_id) in stored],
         )
     return len(changed), sum((t.query_id, t.chunk_id) not in stored for t in tasks)
@@ -106,6 +106,7 @@ def task_from_row(row: sqlite3.Row) -> Task:
     return Task(
         query_id=row["query_id"], chunk_id=row["chunk_id"], query=row["query"], answers=tuple(json.loads(row["answers"])),
         chunk=row["chunk"], P=row["P"], R=row["R"], F=row["F"], proposed=row["proposed"], distance=row["distance"],
+        p=row["probability"] if "probability" in row.keys() else None,  # a schema-1 database read without upgrading it (export, stats)
         id=row["id"], position=row["position"], sample_rank=row["sample_rank"], shared=bool(row["shared"]),
     )
 

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 from ..errors import SemrelError
 from ..formats.files import check_input_file, note_input
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: tasks.probability
 BUSY_TIMEOUT_MS = 30_000
 
 SCHEMA = """
@@ -32,6 +32,7 @@ CREATE TABLE tasks (
     answers TEXT NOT NULL,            -- JSON list of reference answers
     chunk TEXT NOT NULL,
     P REAL, R REAL, F REAL,
+    probability REAL,                -- the judge's p (SQLite names ignore case, so not 'p' beside 'P'); NULL: judged without it
     proposed INTEGER,                 -- the derived qrels' grade
     distance REAL NOT NULL,           -- to the nearest threshold
     sample_rank INTEGER,              -- place in the uniform random sample, NULL if not sampled
@@ -100,7 +101,19 @@ def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
                 for statement in _statements(SCHEMA):
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    elif version < SCHEMA_VERSION:
+        with transaction(conn):
+            _upgrade(conn)
     return conn
+
+
+def _upgrade(conn: sqlite3.Connection) -> None:
+    """Bring a review database of an older schema to this one by adding columns only, so every
+    task and decision stays as it was (a read-only connection reads the old schema as it is)."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have just upgraded it
+    if version < 2:
+        conn.execute("ALTER TABLE tasks ADD COLUMN probability REAL")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 REVIEW_TABLES = {"meta", "tasks", "reviewers", "claims", "decisions"}

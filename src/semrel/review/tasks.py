@@ -33,6 +33,7 @@ class Task:
     F: float
     proposed: int
     distance: float
+    p: float | None = None  # the judge's probability of relevance (None: judged without it)
     id: int | None = None
     position: int | None = None
     sample_rank: int | None = None
@@ -41,6 +42,15 @@ class Task:
     @property
     def hash(self) -> str:
         return text_hash(self.query, self.answers, self.chunk)
+
+
+def judge_line(task: Task, labelling: Labelling) -> str:
+    """The judge's view of a task, one line for both review screens: p first where the judge
+    computed it, since the default rule (and the queue's order) is on p, not on R."""
+    p = f"p {task.p:.3f}  " if task.p is not None else ""
+    cuts = ", ".join(f"{t:g}" for t in labelling.thresholds)
+    return (f"judge: {p}P {task.P:.3f}  R {task.R:.3f}  F {task.F:.3f} -> proposed grade {task.proposed}"
+            f" ({labelling.on} thresholds {cuts})")
 
 
 def text_hash(query: str, answers: Sequence[str], chunk: str) -> str:
@@ -123,7 +133,7 @@ def load_tasks(
         item = golden[j.query_id]
         tasks.append(Task(
             query_id=j.query_id, chunk_id=j.chunk_id, query=item.query, answers=item.reference_answers,
-            chunk=chunks[j.chunk_id], P=j.P, R=j.R, F=j.F,
+            chunk=chunks[j.chunk_id], P=j.P, R=j.R, F=j.F, p=j.p,
             proposed=int(proposed.get(j.query_id, {}).get(j.chunk_id, grade)), distance=gap,
         ))
     return tasks

@@ -25,7 +25,7 @@ from ..engine import MAX_REVIEWER_NAME, Session, check_reviewer_name, labelling_
 from ..keys import grade_keys, note_keys
 from ..stats import review_stats
 from ..store import open_db
-from ..tasks import Labelling, Task
+from ..tasks import Labelling, Task, judge_line
 from .guard import check_csrf, csrf_token, grant_access, is_local_host, secure
 from .highlights import Highlights, Spans
 from .sessions import MemorySessions, ServerSession
@@ -245,8 +245,8 @@ def json_body() -> dict:
 
 def task_json(task: Task, labelling: Labelling, blind: bool, highlight: bool) -> dict:
     """What the page shows of a task; the judge's view is left out when the review is blind."""
-    judge = None if blind else {"P": task.P, "R": task.R, "F": task.F, "proposed": task.proposed, "on": labelling.on,
-                                "thresholds": list(labelling.thresholds)}
+    judge = None if blind else {"P": task.P, "R": task.R, "F": task.F, "p": task.p, "proposed": task.proposed, "on": labelling.on,
+                                "thresholds": list(labelling.thresholds), "line": judge_line(task, labelling)}
     return {"id": task.id, "query_id": safe(task.query_id), "chunk_id": safe(task.chunk_id), "query": safe(task.query),
             "answers": [safe(a) for a in task.answers], "chunk": safe(task.chunk), "shared": task.shared, "judge": judge,
             "highlight": highlight}
