@@ -54,7 +54,7 @@ from sklearn.metrics import roc_auc_score
 
 import semrel
 from semrel.analysis.agreement import cohen_kappa
-from semrel.analysis.calibrate import best_thresholds, fit_probability
+from semrel.analysis.calibrate import best_thresholds, expected_calibration_error, fit_probability
 from semrel.formats.corpus import read_corpus, read_golden, write_corpus, write_golden
 from semrel.formats.judgments import read_judgments
 from semrel.formats.tables import Table, render
@@ -285,16 +285,6 @@ def weighted_kappa(y, grades) -> float:
     return float(agreement(np.asarray(y, np.int64), np.asarray(grades, np.int64), "quadratic", labels=range(4), resamples=0).kappa)
 
 
-def ece(y, p, bins: int = 10) -> float:
-    y, p = np.asarray(y, float), np.asarray(p, float)
-    edges, total = np.linspace(0, 1, bins + 1), 0.0
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        m = (p >= lo) & ((p < hi) if hi < 1 else (p <= hi))
-        if m.any():
-            total += m.sum() * abs(p[m].mean() - y[m].mean())
-    return total / len(p)
-
-
 _NDCG: dict = {}
 
 
@@ -372,7 +362,7 @@ def rule_rows(d: SetData, name: str, score: np.ndarray, cuts: tuple[float, ...],
     row = {"set": d.name, "condition": d.condition, "rule": name, "pairs": len(d.y), "gold": int(d.y.sum()),
            "kappa": kappa(d.y, score >= cuts[0]), "oracle": oracle(d.y, score), "auc": float(roc_auc_score(d.y, score)),
            "weighted_kappa": weighted_kappa(d.y, labels.reached(score, grade_cuts)),
-           "ece": ece(d.y, score) if calibrated else None}
+           "ece": expected_calibration_error(d.y, score) if calibrated else None}
     if tau and score_all is not None and d.all is not None:
         row["tau_full"], row["tau_mean20"] = ranking_tau(d, qrels_of(d.all, score_all >= cuts[0]), f"{name}")
     return row

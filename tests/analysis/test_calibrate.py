@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from semrel.analysis.calibrate import best_thresholds, calibrate
+from semrel.analysis.calibrate import best_thresholds, calibrate, expected_calibration_error
 
 
 def test_binary_threshold_is_found_exactly():
@@ -67,3 +67,10 @@ def test_calibrate_refuses_files_that_share_no_pair(write, cli):
     result = cli("calibrate", judgments, human)
     assert result.exit_code == 1
     assert "no pairs have both a judge score and a human label" in result.stderr
+
+
+def test_expected_calibration_error_by_hand():
+    # bin [0.1, 0.2): p 0.1, 0.1 against 1 of 2 relevant (gap 0.4); bin [0.9, 1]: p 0.9, 1.0 against 2 of 2 (gap 0.05)
+    relevant, p = np.array([1, 0, 1, 1]), np.array([0.1, 0.1, 0.9, 1.0])
+    assert expected_calibration_error(relevant, p) == pytest.approx((2 * 0.4 + 2 * 0.05) / 4)
+    assert expected_calibration_error(np.array([0, 1]), np.array([0.0, 1.0])) == 0.0

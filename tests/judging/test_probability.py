@@ -13,6 +13,7 @@ import pytest
 
 import semrel
 from helpers import run
+from semrel.analysis.calibrate import expected_calibration_error
 from semrel.formats.corpus import read_golden, write_golden
 from semrel.formats.pool import write_pool
 from semrel.judging import labels
@@ -116,15 +117,6 @@ def _held_apart(tmp_path: Path, name: str, source: Path, fmt: str, options: list
     return folder, folder / "pool.tsv"
 
 
-def _ece(y: np.ndarray, p: np.ndarray, bins: int = 10) -> float:
-    edges, total = np.linspace(0, 1, bins + 1), 0.0
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        m = (p >= lo) & ((p < hi) if hi < 1 else (p <= hi))
-        if m.any():
-            total += m.sum() * abs(p[m].mean() - y[m].mean())
-    return total / len(p)
-
-
 @pytest.mark.slow
 @needs_data
 def test_p_is_calibrated_on_questions_held_apart_from_the_fit(tmp_path):
@@ -145,7 +137,7 @@ def test_p_is_calibrated_on_questions_held_apart_from_the_fit(tmp_path):
         p += [j.p for j in judged.judgments]
     y_, p_ = np.array(y, float), np.array(p, float)
     assert len(y_) > 1000 and 0.05 < y_.mean() < 0.3
-    assert _ece(y_, p_) < 0.05, f"ECE {_ece(y_, p_):.3f} over {len(y_)} pairs"
+    assert expected_calibration_error(y_, p_) < 0.05, f"ECE {expected_calibration_error(y_, p_):.3f} over {len(y_)} pairs"
 
 
 @pytest.mark.slow

@@ -145,6 +145,18 @@ def _log_loss(z: np.ndarray, y: np.ndarray) -> float:
     return float(np.sum(np.logaddexp(0.0, z) - y * z))
 
 
+def expected_calibration_error(relevant: np.ndarray, p: np.ndarray, bins: int = 10) -> float:
+    """How far p is from the share of pairs actually relevant: over `bins` equal-width bins of p
+    (the last one closed), the gap between mean p and that share, weighted by the bin's pairs."""
+    y, p = np.asarray(relevant, dtype=np.float64), np.asarray(p, dtype=np.float64)
+    edges, total = np.linspace(0, 1, bins + 1), 0.0
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        inside = (p >= lo) & ((p < hi) if hi < 1 else (p <= hi))
+        if inside.any():
+            total += inside.sum() * abs(p[inside].mean() - y[inside].mean())
+    return total / len(p)
+
+
 def fit_probability(p: np.ndarray, relevant: np.ndarray, fit: str = "shift") -> tuple[float, float]:
     """(slope, shift) mapping the judge's p to sigmoid(slope * logit(p) + shift), fitted by maximum
     likelihood on reviewed pairs (`relevant`: 1/0). Both classes must be present."""
