@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import UsageError
-from ..evaluation.files import require_distinct_names
+from ..evaluation.files import coverage_warnings, require_distinct_names
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate_gradings
 from ..formats.files import atomic_writer
@@ -116,18 +116,6 @@ def _labelled(judgments: Sequence[Judgment], on: str) -> tuple[pa.Array, pa.Arra
     return query_ids, chunk_ids, scores
 
 
-def _coverage_warnings(result, runs: Sequence[Run]) -> list[str]:
-    notes = []
-    for run, e in zip(runs, result):
-        if e.missing_queries:
-            notes.append(f"{len(e.missing_queries)} of {len(e.query_ids)} judged queries have no results in run "
-                         f"{run.name!r}; they score 0 (e.g. {e.missing_queries[0]!r})")
-        if e.ignored_queries:
-            notes.append(f"{len(e.ignored_queries)} queries of run {run.name!r} have no judgments and are ignored "
-                         f"(e.g. {e.ignored_queries[0]!r})")
-    return notes
-
-
 def sensitivity(
     judgments: Sequence[Judgment],
     runs: Sequence[Run],
@@ -159,7 +147,7 @@ def sensitivity(
         graded = evaluate_gradings(qrels, [reached(scores, (t,)) for t in points], runs, measures, rel_level)
     per_query = [[[e.values[m] for m in measures] for e in result] for result in graded]
     aggregates = [[[e.aggregate(m) for m in measures] for e in result] for result in graded]
-    notes = _coverage_warnings(graded[ref], runs)
+    notes = [note for run, e in zip(runs, graded[ref]) for note in coverage_warnings(e, "the judgments", f"run {run.name!r}")]
     per_query_values = np.asarray(per_query, dtype=np.float64)  # (points, runs, measures, queries)
     values = np.asarray(aggregates, dtype=np.float64)
     taus = np.array([[kendall_tau_b(values[k, :, m], values[ref, :, m]) for m in range(len(measures))]
