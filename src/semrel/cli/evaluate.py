@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import click
 
 from ..analysis.ppi import corrected_estimates
 from ..errors import UsageError
-from ..evaluation.files import coverage_warnings, evaluate_files, run_names
-from ..evaluation.groups import evaluate_groups
+from ..evaluation.files import evaluate_files
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..evaluation.metrics import Options
-from ..evaluation.prefs import evaluate_preferences
 from ..evaluation.render import render_evaluations
 from ..evaluation.zscores import read_zscores, standardise
 from ..formats import read_qrels, read_run
 from ..formats.tables import FORMATS
-from ..formats.trec import read_judgment_groups, read_preferences
 from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand, warn
 from .estimate import render_estimates
@@ -85,7 +80,7 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
         measures = parse_measures(own_set.get(relation) or ("official" if fmt == "trec" else list(DEFAULT_MEASURES)))
     if relation != "qrels" and (doc_level or fill_judgments or reviewed):
         raise UsageError(f"-R {relation} scores its own judgments; it does not go with --doc-level, --fill-judgments or --reviewed")
-    if relation == "qrels" and any(m.entry.prefs for m in parse_measures(measures)):
+    if relation == "qrels" and any(m.entry.prefs for m in measures):
         raise UsageError("the prefs_* measures score preference judgments: give -R prefs or -R qrels_prefs")
     if reviewed:
         if per_query or fmt not in ("table", "markdown", "csv", "tsv", "latex", "json"):
@@ -96,17 +91,9 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
         click.echo(render_estimates(estimates, 0.95, fmt, places), nl=False)
         return
     options = Options(rel_level, complete, judged_only, depth, num_docs)
-    if relation != "qrels":
-        if relation == "qrels_jg":
-            score = partial(evaluate_groups, read_judgment_groups(qrels))
-        else:
-            score = partial(evaluate_preferences, read_preferences(qrels, from_qrels=relation == "qrels_prefs"))
-        results = []
-        for path, name in zip(runs, run_names(runs)):
-            results.append(score(read_run(path, name), measures, options))
-            for message in coverage_warnings(results[-1], str(qrels), str(path)):
-                warn(message)
-        click.echo(render_evaluations(results, fmt, per_query, places), nl=False)
+    if relation != "qrels":  # -Z standardises qrels scores only
+        click.echo(render_evaluations(evaluate_files(qrels, runs, measures, warn=warn, options=options, relation=relation),
+                                      fmt, per_query, places), nl=False)
         return
     if corpus and not (doc_level or fill_judgments):
         raise UsageError("--corpus is for --doc-level (chunks to documents) or --fill-judgments (chunk texts)")

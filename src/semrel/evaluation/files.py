@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ..errors import SemrelError, UsageError
 from ..formats import read_qrels, read_run
 from ..formats.files import display_name
-from ..formats.trec import run_name
+from ..formats.trec import read_judgment_groups, read_preferences, run_name
 from ..records import Qrels, Run
 from .doclevel import corpus_documents, require_overlap, to_documents
+from .groups import evaluate_groups
 from .measures import Measure, parse_measures
 from .metrics import Evaluation, Options, evaluate_gradings
+from .prefs import evaluate_preferences
 
 
 def run_names(paths: Sequence[str | os.PathLike]) -> list[str]:
@@ -43,14 +46,19 @@ def evaluate_files(
     doc_level: bool = False,
     corpus: str | os.PathLike | None = None,
     qrels: Qrels | None = None,
+    relation: str = "qrels",
 ) -> list[Evaluation]:
     """Read the qrels once and each run in turn (one run in memory at a time); warn about
     queries missing on either side; refuse a run that shares no query or no document with the
     qrels. `options`: trec_eval's -c, -J, -M, -N (its rel_level wins). `doc_level`: score chunk
     runs against document qrels (doclevel.py), documents found in `corpus` or by the chunk ids.
-    `qrels`: already read (or completed) qrels, used instead of reading `qrels_path` (still the name shown)."""
+    `qrels`: already read (or completed) qrels, used instead of reading `qrels_path` (still the name shown).
+    `relation`: the qrels file's format, as trec_eval's -R: qrels, qrels_jg (judgment groups), prefs or
+    qrels_prefs (preference judgments); the last three are scored by their own measures, runs one at a time."""
     chosen = parse_measures(measures)
     names = run_names(run_paths)
+    if relation != "qrels":
+        return _evaluate_other_judgments(qrels_path, run_paths, names, relation, chosen, options or Options(rel_level), warn)
     with ThreadPoolExecutor(1) as pool:  # the first run is read while the qrels are read and indexed
         first = pool.submit(read_run, run_paths[0], names[0]) if run_paths else None
         qrels = read_qrels(qrels_path) if qrels is None else qrels
@@ -73,6 +81,24 @@ def evaluate_files(
                 for message in coverage_warnings(result, str(qrels_path), str(path)):
                     warn(message)
             results.append(result)
+    return results
+
+
+def _evaluate_other_judgments(qrels_path: str | os.PathLike, run_paths: Sequence[str | os.PathLike], names: list[str], relation: str,
+                              measures: list[Measure], options: Options, warn: Callable[[str], None] | None) -> list[Evaluation]:
+    """Runs scored on judgment groups (qrels_jg) or preference judgments (prefs, qrels_prefs)."""
+    if relation == "qrels_jg":
+        score = partial(evaluate_groups, read_judgment_groups(qrels_path))
+    elif relation in ("prefs", "qrels_prefs"):
+        score = partial(evaluate_preferences, read_preferences(qrels_path, from_qrels=relation == "qrels_prefs"))
+    else:
+        raise UsageError(f"relation={relation!r}: give qrels, qrels_jg, prefs or qrels_prefs")
+    results = []
+    for path, name in zip(run_paths, names):
+        results.append(score(read_run(path, name), measures, options))
+        if warn is not None:
+            for message in coverage_warnings(results[-1], str(qrels_path), str(path)):
+                warn(message)
     return results
 
 
