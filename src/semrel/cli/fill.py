@@ -14,10 +14,7 @@ from .paths import input_path, output_path
 
 def fill_and_report(qrels: str, runs: Sequence[str], judgments: str, corpus: str, golden: str, depth: int,
                     output: str | None = None):
-    """Fill the holes (judging.fill), then tell on stderr how many and Judged@depth of each run before and after."""
-    from ..evaluation.files import run_names
-    from ..evaluation.metrics import evaluate
-    from ..formats import read_qrels, read_run
+    """Fill the holes (judging.fill), then tell on stderr how many and each run's Judged@depth before and after."""
     from ..judging.fill import fill
 
     try:
@@ -25,17 +22,12 @@ def fill_and_report(qrels: str, runs: Sequence[str], judgments: str, corpus: str
     except KeyboardInterrupt:
         raise Interrupted(f"interrupted; judged holes are kept in {judgments}.fill.partial; run the same command again "
                           "to resume") from None
-    before = read_qrels(qrels)
-    judged = f"Judged@{depth}"
-    loaded = [read_run(path, name) for path, name in zip(runs, run_names(runs))]
-    old = {e.run_name: e.aggregate(judged) for e in evaluate(before, loaded, [judged])}
-    new = {e.run_name: e.aggregate(judged) for e in evaluate(result.qrels, loaded, [judged])}
     record = result.params
     click.echo(f"filled {record['holes']} holes in the runs' top {depth}: {record['judged']} judged now, "
                f"{record['from_judgments']} already in {judgments}; {result.relevant} relevant"
                + (f" ({result.resumed} resumed)" if result.resumed else ""), err=True)
-    for name in old:
-        click.echo(f"{judged} {name}: {old[name]:.4f} before, {new[name]:.4f} after", err=True)
+    for name, before in result.judged_before.items():
+        click.echo(f"Judged@{depth} {name}: {before:.4f} before, {result.judged_after[name]:.4f} after", err=True)
     return result
 
 

@@ -24,8 +24,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import UsageError, ValidationError
+from ..evaluation.files import run_names
 from ..evaluation.measures import ranks_within
-from ..evaluation.metrics import query_codes, rank_order
+from ..evaluation.metrics import evaluate, query_codes, rank_order
 from ..formats.corpus import iter_corpus, read_golden
 from ..formats.files import allow_rewrite, display_name, file_digest
 from ..formats.judgments import read_judgments, write_judgments
@@ -48,6 +49,8 @@ class FillResult:
     added: Qrels  # the labels of the holes
     resumed: int = 0
     params: dict[str, Any] = field(default_factory=dict)  # what the manifests record of the fill
+    judged_before: dict[str, float] = field(default_factory=dict)  # Judged@depth of each run (named as eval names it)
+    judged_after: dict[str, float] = field(default_factory=dict)
 
     @property
     def relevant(self) -> int:
@@ -186,7 +189,11 @@ def fill(
         write_qrels(completed, output)
         filled = [*(rule.get("filled") or []), record]
         write_manifest(output, inputs=[qrels_path, judgments_path, *runs], rows=len(completed), params={**rule, "filled": filled})
-    return FillResult(completed, wanted, added, resumed, record)
+    judged = [f"Judged@{depth}"]
+    names = run_names(runs)
+    before = [e.aggregate(judged[0]) for e in evaluate(qrels, loaded, judged)]
+    after = [e.aggregate(judged[0]) for e in evaluate(completed, loaded, judged)]
+    return FillResult(completed, wanted, added, resumed, record, dict(zip(names, before)), dict(zip(names, after)))
 
 
 def _concat(qrels: Qrels, added: Qrels) -> Qrels:
