@@ -68,9 +68,9 @@ def serve_command(db, host, port, token, secure_cookies, blind, no_highlight, mo
     if not is_loopback(host) and not secure_cookies:
         warn(f"listening on {host} over plain HTTP: the session cookie (and the link's token) cross the network "
              "unencrypted; serve it behind a TLS proxy and pass --secure-cookies")
-    click.echo(f"semrel: review page at {server.url} (Ctrl-C stops)", err=True)
-    signal.signal(signal.SIGTERM, stop)
-    try:
+    try:  # from the moment the link is printed, Ctrl-C stops the page cleanly
+        signal.signal(signal.SIGTERM, stop)
+        click.echo(f"semrel: review page at {server.url} (Ctrl-C stops)", err=True)
         server.run()
     except KeyboardInterrupt:
         pass
