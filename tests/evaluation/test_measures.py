@@ -90,7 +90,7 @@ def test_a_new_family_is_one_entry(monkeypatch):
             aggregate=measures.total)
     def hits(m, r, ctx):
         """Documents in the top k with a grade of at least `rel` (default: the relevance level)."""
-        return ctx.count(r, top(m, r) & (r.gain >= m.param("rel", ctx.level)) & r.judged)
+        return ctx.count(r, top(m, r) & (r.grade >= m.param("rel", ctx.level)))
 
     qrels = Qrels.from_dict({"a": {"x": 2, "y": 1}, "b": {"x": 1}})
     run = Run.from_dict({"a": {"x": 0.9, "y": 0.8, "z": 0.7}, "b": {"z": 0.9, "x": 0.1}})

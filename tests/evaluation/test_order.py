@@ -10,8 +10,9 @@ import pyarrow as pa
 import pytest
 
 from semrel.errors import ValidationError
-from semrel.evaluation.metrics import _order, _refuse_repeated_documents, query_codes
-from semrel.records import Run
+from semrel.evaluation import metrics
+from semrel.evaluation.metrics import _order, evaluate, query_codes
+from semrel.records import Qrels, Run
 
 
 def _expected(query: np.ndarray, scores: np.ndarray, docs: list[str]) -> list[tuple[int, float, str]]:
@@ -95,18 +96,16 @@ def test_big_unsorted_run_uses_threads_and_equals_the_definition():
     assert got_threads == got_one and _same_per_query(got_threads, query, scores, docs)
 
 
+@pytest.mark.parametrize("segment_rows", [1, 2, metrics.SEGMENT_ROWS])
 @pytest.mark.parametrize("interleave", [False, True])
-def test_a_document_twice_for_one_query_is_refused_with_its_line(interleave):
+def test_a_document_twice_for_one_query_is_refused_with_its_line(interleave, segment_rows, monkeypatch):
+    monkeypatch.setattr(metrics, "SEGMENT_ROWS", segment_rows)  # the run joined in segments of whole queries
     query_ids = ["q1", "q1", "q2", "q2", "q1"] if interleave else ["q1", "q1", "q1", "q2", "q2"]
     docs = ["a", "b", "a", "c", "a"] if interleave else ["a", "b", "a", "a", "c"]
     run = Run.from_columns(query_ids, docs, [1.0, 2.0, 3.0, 4.0, 5.0])
-    from semrel.evaluation.hashing import fingerprints
-
-    names, codes, starts = query_codes(run.query_ids)
-    grouped = np.argsort(codes, kind="stable") if interleave else None
+    qrels = Qrels.from_dict({"q1": {"a": 1}, "q2": {"c": 1}})
     with pytest.raises(ValidationError, match="duplicate document in run for query 'q1' and doc 'a' \\(row 5" if interleave
                        else "duplicate document in run for query 'q1' and doc 'a' \\(row 3"):
-        _refuse_repeated_documents(codes, fingerprints(run.doc_ids), run.doc_ids, run, grouped, None if interleave else starts)
+        evaluate(qrels, run, "P@5")
     fine = Run.from_columns(["q1", "q2"], ["a", "a"], [1.0, 1.0])  # one doc for two queries: allowed
-    names, codes, starts = query_codes(fine.query_ids)
-    _refuse_repeated_documents(codes, fingerprints(fine.doc_ids), fine.doc_ids, fine, None, starts)
+    assert evaluate(qrels, fine, "P@5")[0].aggregate("P@5") == pytest.approx(0.1)

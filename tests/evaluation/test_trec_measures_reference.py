@@ -14,6 +14,8 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import random
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -22,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from random_collections import collections
-from semrel.evaluation import measures
+from semrel.evaluation import measures, metrics
 from semrel.evaluation.measures import parse_measure, parse_measures
 from semrel.evaluation.metrics import evaluate
 from semrel.formats.trec import ranked
@@ -61,10 +63,17 @@ def trec_eval_9_rounding():
         measures.TREC_EVAL_9_ROUNDING = saved
 
 
-def _compare(qrels, run, level, *, judged_only=False, complete=True, depth=None, names=tuple(TREC)):
+def _compare(qrels, run, level, *, judged_only=False, complete=True, depth=None, names=tuple(TREC), interleaved=False,
+             segment_rows=metrics.SEGMENT_ROWS):
+    """semrel against pytrec_eval; `interleaved`: the run's rows shuffled across queries (its queries not in
+    blocks); `segment_rows`: the rows semrel joins together (small: each query a segment of its own)."""
     chosen = parse_measures(list(names))
-    with trec_eval_9_rounding():
-        (result,) = evaluate(Qrels.from_dict(qrels), Run.from_dict(run), chosen, rel_level=level,
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    if interleaved:
+        random.Random(len(rows)).shuffle(rows)
+    ours = Run.from_columns(*map(list, zip(*rows))) if rows else Run.from_dict(run)
+    with trec_eval_9_rounding(), mock.patch.object(metrics, "SEGMENT_ROWS", segment_rows):
+        (result,) = evaluate(Qrels.from_dict(qrels), ours, chosen, rel_level=level,
                              judged_only=judged_only, complete=complete, depth=depth)
     reference_run = {q: d for q, d in run.items() if d}
     if depth is not None:  # -M: trec_eval's own top `depth` of each query, as pytrec_eval has no -M
@@ -122,14 +131,14 @@ def test_trec_eval_measures_equal_pytrec_eval(data):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collections())
 def test_judged_only_equals_trec_eval_J(data):
-    _compare(*data, judged_only=True)
+    _compare(*data, judged_only=True, interleaved=True, segment_rows=3)
 
 
 @pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collections(), st.sampled_from([1, 2, 3, 5]))
 def test_depth_equals_trec_eval_M(data, depth):
-    _compare(*data, depth=depth)
+    _compare(*data, depth=depth, segment_rows=4)
 
 
 @pytest.mark.slow
@@ -137,7 +146,7 @@ def test_depth_equals_trec_eval_M(data, depth):
 @given(collections())
 def test_no_complete_averages_over_the_queries_both_sides_have(data):
     """trec_eval without -c: the 'all' row is over the queries in both the qrels and the run."""
-    _compare(*data, complete=False)
+    _compare(*data, complete=False, interleaved=True)
 
 
 def test_one_case_of_each_check_runs_quickly():

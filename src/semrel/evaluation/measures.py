@@ -17,7 +17,8 @@ naming (`Measure.name`, `.trec_name`), aggregation, trec_eval's output order and
 `semrel.evaluation.metrics` all read that entry and nothing else.
 
 A compute function receives the measure (family, cutoff, parameters), the run's rows joined to the
-qrels (`Ranked`: query, rank, grade, relevant, judged; grouped by query in rank order) and a `Context`
+qrels (`Ranked`: the judged rows' query, rank, grade and relevance, grouped by query in rank order,
+and each query's number of documents returned) and a `Context`
 (the prepared qrels, relevant documents per query, the relevance level, -N), and returns one value per
 qrels query (queries the run lacks included: they have no rows, so they score what an empty ranking
 scores). Measures with parameters besides the cutoff (`utility`, `RBP(p=0.8)`) declare them in
@@ -132,29 +133,33 @@ def _param_text(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Ranked:
-    """One run's rows on the qrels' queries, grouped by query and in rank order (rows of queries the
-    qrels lack are dropped; -M and -J already applied)."""
+    """One run's judged rows on the qrels' queries, grouped by query and in rank order, with how many
+    documents each query returned (-M and -J already applied).
+
+    Only the documents in the qrels are rows: the rest of a ranking is known by its length
+    (`retrieved`) and the ranks the judged rows keep, so a run of ten million rows with a tenth of them
+    judged is scored on a million."""
 
     query: np.ndarray  # index into the qrels' (sorted) query list
-    rank: np.ndarray  # 0-based rank within the query
-    gain: np.ndarray  # graded rel as float, 0 for unjudged or negative
-    relevant: np.ndarray  # judged with rel >= the relevance level
-    judged: np.ndarray  # the pair is in the qrels (any grade)
-    grade: np.ndarray | None = None  # the qrels grade where judged (may be negative), 0 elsewhere
+    rank: np.ndarray  # 0-based rank within the query's whole ranking
+    grade: np.ndarray  # the qrels grade (negative: in the pool, unjudged)
+    relevant: np.ndarray  # grade >= the relevance level
+    retrieved: np.ndarray  # per qrels query: documents returned, judged or not (0 where the run lacks it)
 
     @property
-    def grades(self) -> np.ndarray:
-        return self.grade if self.grade is not None else self.gain.astype(np.int64)
+    def gain(self) -> np.ndarray:
+        """The grade as a float gain, 0 for negative grades."""
+        return np.maximum(self.grade, 0).astype(np.float64)
 
     @property
     def assessed(self) -> np.ndarray:
-        """Judged with a grade of 0 or more: what trec_eval calls judged."""
-        return self.judged & (self.grades >= 0)
+        """Rows with a grade of 0 or more: what trec_eval calls judged."""
+        return self.grade >= 0
 
-    @property
-    def unjudged(self) -> np.ndarray:
-        """Not in the qrels, or in them with a negative grade (in the pool, not judged)."""
-        return ~self.assessed
+    def returned(self, cutoff: int | None = None) -> np.ndarray:
+        """Per query: documents returned in the top `cutoff` (all where None), as float."""
+        counts = self.retrieved.astype(np.float64)
+        return counts if cutoff is None else np.minimum(counts, float(cutoff))
 
 
 class JudgedPairs(Protocol):
@@ -376,6 +381,20 @@ def lround(values: np.ndarray) -> np.ndarray:
     return (low + (values - low >= 0.5)).astype(np.int64)
 
 
+def last_row_above(ctx: Context, r: Ranked, query: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Per (query, rank) asked: the last of the query's rows ranked above `rank`, -1 where none is."""
+    starts, lengths = _segments(r.query)
+    segment = np.full(ctx.n, -1, dtype=np.int64)
+    segment[r.query[starts]] = np.arange(len(starts))
+    width = int(r.rank.max()) + 2 if len(r.rank) else 1  # rows sort by (segment, rank) as segment x width + rank
+    keys = np.repeat(np.arange(len(starts), dtype=np.int64), lengths) * width + r.rank
+    seg = segment[query]
+    found = np.searchsorted(keys, np.maximum(seg, 0) * width + np.minimum(rank, width - 1)) - 1
+    inside = (seg >= 0) & (found >= 0)
+    inside[inside] &= found[inside] >= starts[seg[inside]]
+    return np.where(inside, found, -1)
+
+
 def query_starts(ctx: Context, query: np.ndarray) -> np.ndarray:
     """Index of each query's first row among rows grouped by query (any order of groups); -1 where none."""
     at = np.full(ctx.n, -1, dtype=np.int64)
@@ -391,9 +410,9 @@ def gain_table(m: Measure) -> dict[int, float]:
 
 def row_gains(m: Measure, r: Ranked) -> np.ndarray:
     """Each row's gain: the grade (or its given gain) for judged rows with a grade >= 0, else 0."""
-    gains = np.where(r.assessed, r.grades, 0).astype(np.float64)
+    gains = np.where(r.assessed, r.grade, 0).astype(np.float64)
     for level, gain in gain_table(m).items():
-        gains[r.assessed & (r.grades == level)] = gain
+        gains[r.assessed & (r.grade == level)] = gain
     return gains
 
 
@@ -406,13 +425,6 @@ class Ideal:
     gain: np.ndarray
     start: np.ndarray  # per query: index of its first entry, -1 where it has none
     length: np.ndarray  # per query: entries (documents with a positive gain)
-
-    def at(self, query: np.ndarray, position: np.ndarray) -> np.ndarray:
-        """The ideal gain at each (query, position), 0 past the end."""
-        inside = position < self.length[query]
-        found = np.zeros(len(query))
-        found[inside] = self.gain[self.start[query[inside]] + position[inside]]
-        return found
 
     def dcg(self, ctx: Context, cutoff: np.ndarray | int | None = None) -> np.ndarray:
         """Per query: DCG of the ideal ranking over its first `cutoff` positions (all where None)."""
@@ -458,7 +470,7 @@ def num_q(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
 @family("NumRet", Cutoff.NONE, trec="num_ret", aggregate=total, kind=Kind.COUNT)
 def num_ret(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Documents returned (summed in the 'all' row)."""
-    return ctx.count(r, top(m, r))
+    return r.returned(m.cutoff)
 
 
 @family("NumRel", Cutoff.NONE, trec="num_rel", aggregate=total, kind=Kind.COUNT)
@@ -572,16 +584,13 @@ def _relstring_label(m: Measure) -> str:
 def relstring(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """The grades of the top k (default 10) documents as text: 0-9, '>' above 9, '-' not in the
     qrels, '.' judged with a negative grade (in the pool, unjudged)."""
-    within = r.rank < (m.cutoff or 10)
-    grades = r.grades[within]
-    judged = r.judged[within]
-    chars = np.where(~judged, "-", np.where(grades < 0, ".", np.where(grades > 9, ">", np.clip(grades, 0, 9).astype(str))))
-    texts = np.full(ctx.n, "", dtype=object)
-    q = r.query[within]
-    starts, lengths = _segments(q)
-    for s, n in zip(starts.tolist(), lengths.tolist()):
-        texts[q[s]] = "".join(chars[s : s + n])
-    return texts
+    width = m.cutoff or 10
+    within = r.rank < width
+    grades = r.grade[within]
+    grid = np.full((ctx.n, width), "-", dtype="<U1")
+    grid[r.query[within], r.rank[within]] = np.where(grades < 0, ".", np.where(grades > 9, ">", np.clip(grades, 0, 9).astype(str)))
+    shown = r.returned(width).astype(np.int64).tolist()
+    return np.array(["".join(row[:k]) for row, k in zip(grid.tolist(), shown)], dtype=object)
 
 
 @family("R", Cutoff.REQUIRED, trec="recall", trec_cut="recall", trec_params="cutoffs", trec_defaults=DEFAULT_CUTOFFS)
@@ -598,7 +607,7 @@ def inferred_ap(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Inferred AP (Yilmaz and Aslam): precision above each relevant document estimated from the judged
     documents above it; documents in the pool but unjudged (negative grades) count as sampled out."""
     judged_nonrel = r.assessed & ~r.relevant
-    pooled_unjudged = r.judged & (r.grades < 0)
+    pooled_unjudged = r.grade < 0
     rel_above = (running_count(r.query, r.relevant) - 1)[r.relevant].astype(np.float64)
     nonrel_above = running_count(r.query, judged_nonrel)[r.relevant].astype(np.float64)
     unjudged_above = running_count(r.query, pooled_unjudged)[r.relevant].astype(np.float64)
@@ -651,7 +660,7 @@ def utility(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """a x relevant retrieved + b x non-relevant retrieved + c x relevant missed + d x non-relevant
     missed (coefficients a,b,c,d; default 1,-1,0,0; d needs -N, the collection's size)."""
     a, b, c, d = (float(v) for v in (m.param("coefficients") or UTILITY))
-    ret, rel_ret = ctx.count(r, np.ones(len(r.rank), dtype=bool)), ctx.count(r, r.relevant)
+    ret, rel_ret = r.returned(), ctx.count(r, r.relevant)
     return a * rel_ret + b * (ret - rel_ret) + c * (ctx.num_rel - rel_ret) + d * (ctx.num_docs + rel_ret - ret - ctx.num_rel)
 
 
@@ -678,7 +687,8 @@ def normalised_gain(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     (ideal gains, at least 1 a rank) - the run's gain so far), summed, over the ideal's total gain."""
     best = ideal(m, ctx)
     gains = row_gains(m, r)
-    cost = running_sum(r.query, np.maximum(best.at(r.query, r.rank), 1.0))
+    # the ideal's cost through rank k: one a rank, plus what ideal gains above 1 add through min(k, its end)
+    cost = r.rank + 1.0 + _ideal_through(best, running_sum(best.query, np.maximum(best.gain, 1.0) - 1.0), r.query, r.rank)
     weight = np.divide(gains, np.log2(2.0 + cost - running_sum(r.query, gains)), out=np.zeros(len(gains)), where=gains != 0)
     whole = sums(best.query, weights=best.gain, n=ctx.n)
     return np.divide(sums(r.query, weights=weight, n=ctx.n), whole, out=np.zeros(ctx.n), where=whole > 0)
@@ -710,7 +720,7 @@ def ndcg_rel(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     best = ideal(m, ctx)
     gains = row_gains(m, r)
     dcg = running_sum(r.query, np.where(gains != 0, gains / np.log2(r.rank + 2.0), 0.0))
-    ideal_at = _ideal_dcg_through(best, ctx, r.query, r.rank)
+    ideal_at = _ideal_through(best, best.running_dcg(), r.query, r.rank)
     positive = gains > 0
     points = sums(r.query[positive], weights=dcg[positive] / ideal_at[positive], n=ctx.n)
     final = _last_per_query(ctx, r.query, dcg)
@@ -721,9 +731,9 @@ def ndcg_rel(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return np.divide(total_points, best.length, out=np.zeros(ctx.n), where=(total_points > 0) & (best.length > 0))
 
 
-def _ideal_dcg_through(best: Ideal, ctx: Context, query: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    """The ideal DCG through position `rank` of each row's query (the whole ideal past its end)."""
-    running = best.running_dcg()
+def _ideal_through(best: Ideal, running: np.ndarray, query: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """A running sum over the ideal's entries (`running`) through position `rank` of each row's query
+    (through its end past the end; 0 where the ideal is empty)."""
     last = np.minimum(rank, best.length[query] - 1)
     found = np.zeros(len(query))
     inside = last >= 0
@@ -747,17 +757,16 @@ def r_ndcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     best = ideal(m, ctx)
     gains = row_gains(m, r)
     dcg = running_sum(r.query, np.where(gains != 0, gains / np.log2(r.rank + 2.0), 0.0))
-    retrieved = np.bincount(r.query, minlength=ctx.n)
+    retrieved = r.retrieved
     # change points t (1 <= t <= length): the ideal gain at t differs from the one at t - 1 (0 past the end)
     after = np.r_[best.gain[1:], 0.0]
     last = np.r_[best.query[1:] != best.query[:-1], True] if len(best.query) else np.zeros(0, dtype=bool)
     changes = np.flatnonzero(last | (after != best.gain))
     q, t = best.query[changes], best.position[changes] + 1  # a change before position t
     through = np.minimum(t, retrieved[q])  # the run's DCG over its first t documents
-    start = query_starts(ctx, r.query)
+    row = last_row_above(ctx, r, q, through)
     run_dcg = np.zeros(len(q))
-    some = through > 0
-    run_dcg[some] = dcg[start[q[some]] + through[some] - 1]
+    run_dcg[row >= 0] = dcg[row[row >= 0]]
     points = run_dcg / best.running_dcg()[changes]
     total_points = sums(q, weights=points, n=ctx.n)
     count = np.bincount(q, minlength=ctx.n).astype(np.float64)
@@ -792,7 +801,7 @@ def _set_p_label(m: Measure) -> str | None:
 @family("SetP", Cutoff.NONE, trec="set_P", aliases=("set_relative_P",), params=("relative",), trec_label=_set_p_label)
 def set_precision(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Relevant retrieved over retrieved; with relative=True over min(retrieved, R) (set_relative_P)."""
-    ret, rel_ret = ctx.count(r, np.ones(len(r.rank), dtype=bool)), ctx.count(r, r.relevant)
+    ret, rel_ret = r.returned(), ctx.count(r, r.relevant)
     below = np.minimum(ret, ctx.num_rel) if m.param("relative") else ret
     return np.divide(rel_ret, below, out=np.zeros(ctx.n), where=below > 0)
 
@@ -806,7 +815,7 @@ def set_recall(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
 @family("SetAP", Cutoff.NONE, trec="set_map")
 def set_ap(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Set precision x set recall: relevant retrieved^2 / (retrieved x R)."""
-    ret, rel_ret = ctx.count(r, np.ones(len(r.rank), dtype=bool)), ctx.count(r, r.relevant)
+    ret, rel_ret = r.returned(), ctx.count(r, r.relevant)
     below = ret * ctx.num_rel
     return np.divide(rel_ret * rel_ret, below, out=np.zeros(ctx.n), where=below > 0)
 
@@ -820,7 +829,7 @@ def _set_f_label(m: Measure) -> str | None:
 def set_f(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """(beta + 1) P R / (beta P + R) of set precision and set recall (beta as trec_eval's set_F parameter, default 1)."""
     beta = float(m.param("beta", 1.0))
-    ret, rel_ret = ctx.count(r, np.ones(len(r.rank), dtype=bool)), ctx.count(r, r.relevant)
+    ret, rel_ret = r.returned(), ctx.count(r, r.relevant)
     defined = (ret > 0) & (ctx.num_rel > 0) & (rel_ret > 0)
     p = np.divide(rel_ret, ret, out=np.zeros(ctx.n), where=defined)
     rr = np.divide(rel_ret, ctx.num_rel, out=np.zeros(ctx.n), where=defined)
@@ -883,24 +892,24 @@ def rbp_residual(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """RBP's residual (p=0.9): what unjudged documents and the ranking's tail could still add,
     p^returned + (1 - p) sum over unjudged documents of p^(rank - 1); 0 when every document is judged."""
     p = float(m.param("p", 0.9))
-    unjudged = r.unjudged
-    mass = sums(r.query[unjudged], weights=np.power(p, r.rank[unjudged]), n=ctx.n)
-    tail = np.power(p, np.bincount(r.query, minlength=ctx.n).astype(np.float64))
-    return np.where(np.bincount(r.query[unjudged], minlength=ctx.n) > 0, tail + (1.0 - p) * mass, 0.0)
+    returned, assessed = r.returned(), r.assessed
+    every = returned if p == 1.0 else (1.0 - np.power(p, returned)) / (1.0 - p)  # p^(rank - 1) over all ranks returned
+    mass = every - sums(r.query[assessed], weights=np.power(p, r.rank[assessed]), n=ctx.n)  # over the unjudged ones
+    unjudged = returned - ctx.count(r, assessed)
+    return np.where(unjudged > 0, np.power(p, returned) + (1.0 - p) * mass, 0.0)
 
 
 @family("unj", Cutoff.REQUIRED, trec="unj", trec_cut="unj", trec_params="cutoffs", trec_defaults=(5, 10, 20))
 def unjudged_share(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Unjudged documents (not in the qrels, or with a negative grade) in the top k, divided by k."""
-    return ctx.count(r, top(m, r) & r.unjudged) / m.cutoff
+    return (r.returned(m.cutoff) - ctx.count(r, top(m, r) & r.assessed)) / m.cutoff
 
 
 @family("Judged", Cutoff.REQUIRED)
 def judged(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """The judged share of the documents returned in the top k (as ir_measures)."""
-    within = top(m, r)
-    returned = ctx.count(r, within)
-    return np.divide(ctx.count(r, within & r.judged), returned, out=np.zeros(ctx.n), where=returned > 0)
+    returned = r.returned(m.cutoff)
+    return np.divide(ctx.count(r, top(m, r)), returned, out=np.zeros(ctx.n), where=returned > 0)
 
 
 # ---- averages over judgment groups (trec_eval -R qrels_jg, evaluation/groups.py) ----------------------

@@ -18,6 +18,7 @@ import dataclasses
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -337,26 +338,15 @@ def _break_ties(order: np.ndarray, tie: np.ndarray, doc_ids: pa.Array | pa.Chunk
     return fixed
 
 
-def _refuse_repeated_documents(query: np.ndarray, prints: np.ndarray, doc_ids, run: Run, grouped: np.ndarray | None,
-                               starts: np.ndarray | None = None) -> None:
-    """A document listed twice for one query is an error, as in trec_eval. Each query's fingerprints are
-    sorted on their own (`grouped`: the rows in query order, None where they come that way; `starts`:
-    the first row of each query's block, where known); only where two are equal are the ids compared
-    and the first repeat named."""
-    if len(prints) < 2:
-        return
-    if starts is None:
-        starts, lengths = _blocks(query if grouped is None else query[grouped])
-    else:
-        lengths = np.diff(np.r_[starts, len(query)])
-    if not _blocks_repeat(prints if grouped is None else prints[grouped], starts, lengths):
-        return
-    keys = pair_fingerprints(query, prints)
+def _repeated_rows(block: np.ndarray, prints: np.ndarray, doc_ids, starts: np.ndarray, lengths: np.ndarray) -> list[int]:
+    """Rows that list a document already listed for their query (trec_eval refuses such a run), for rows
+    in blocks of one query each (`block`: each row's block; `starts`, `lengths`: the blocks). Each
+    block's fingerprints are sorted on their own; only where two are equal are the ids compared."""
+    if len(prints) < 2 or not _blocks_repeat(prints, starts, lengths):
+        return []
+    keys = pair_fingerprints(block, prints)
     order = np.argsort(keys, kind="stable")
-    repeats, _ = _repeats(order, keys[order], query, doc_ids)
-    if repeats:
-        row = min(repeats)
-        raise duplicate_error(run.source, row, run.query_ids[row].as_py(), run.doc_ids[row].as_py(), "document in run")
+    return _repeats(order, keys[order], block, doc_ids)[0]
 
 
 def _blocks_repeat(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> bool:
@@ -399,74 +389,116 @@ class Options:
 
 @dataclass(frozen=True)
 class _Joined:
-    """A run joined to the judged pairs: each kept row's query, rank and qrels row (-1: unjudged)."""
+    """A run joined to the judged pairs: its judged rows' query, rank and qrels row, grouped by query in
+    rank order, and how many documents each qrels query returned."""
 
     query: np.ndarray
     rank: np.ndarray
     qrels_row: np.ndarray
+    retrieved: np.ndarray
 
     def graded(self, relevance: np.ndarray, options: Options) -> Ranked:
-        query, rank, rows = self.query, self.rank, self.qrels_row
-        if options.depth is not None and len(rank) and rank.max() >= options.depth:
+        query, rank, rows, retrieved = self.query, self.rank, self.qrels_row, self.retrieved
+        if options.depth is not None:
             keep = rank < options.depth
-            query, rank, rows = query[keep], rank[keep], rows[keep]
-        judged = rows >= 0
-        grade = np.where(judged, relevance[rows], 0)
+            query, rank, rows, retrieved = query[keep], rank[keep], rows[keep], np.minimum(retrieved, options.depth)
+        grade = relevance[rows]
         if options.judged_only:  # condensed lists: only documents judged with a grade >= 0, ranked among themselves
-            keep = judged & (grade >= 0)
-            query, rows, judged, grade = query[keep], rows[keep], judged[keep], grade[keep]
-            rank = ranks_within(query)
-        return Ranked(query=query, rank=rank, gain=np.maximum(grade, 0).astype(np.float64),
-                      relevant=judged & (grade >= options.rel_level), judged=judged, grade=grade)
+            keep = grade >= 0
+            query, grade = query[keep], grade[keep]
+            rank, retrieved = ranks_within(query), np.bincount(query, minlength=len(retrieved))
+        return Ranked(query=query, rank=rank, grade=grade, relevant=grade >= options.rel_level, retrieved=retrieved)
+
+
+SEGMENT_ROWS = 1 << 17  # rows joined together: their temporaries stay in cache and are reused, not faulted in
 
 
 def _join(index: _QrelsIndex, run: Run) -> tuple[_Joined, list[str], list[str]]:
-    """Each run row's query, rank and judgment; plus the qrels queries it lacks and those it adds.
+    """The run's judged rows (query, rank, qrels row) and each query's length; plus the qrels queries
+    it lacks and those it adds.
 
-    Fingerprints, the repeated-document check and the qrels lookup work on the rows as read; only
-    the resulting integers are put in rank order."""
-    names, local, starts = query_codes(run.query_ids)
+    The rows are joined a segment of whole queries at a time, two segments at once (numpy and Arrow
+    release the GIL): fingerprints, the repeated-document check, the order within each query and the
+    qrels lookup of a million rows fit in cache, and only the judged rows (a small share of a deep run)
+    outlive their segment."""
+    names, codes, starts = query_blocks(run.query_ids)
     known = pc.index_in(names, value_set=index.query_names).fill_null(-1).to_numpy().astype(np.int64)
     ignored = [q for q, k in zip(names.to_pylist(), known) if k < 0]
-    with ThreadPoolExecutor(2) as pool:  # the halves release the GIL: two cores, half the wait
-        printed = pool.submit(fingerprints, run.doc_ids)
-        rows = _order(local, run.scores, run.doc_ids, starts=starts)
-        prints = printed.result()
-        contiguous = bool(np.all(local[starts[1:]] > local[starts[:-1]])) if len(starts) else True
-        checked = pool.submit(_refuse_repeated_documents, local, prints, run.doc_ids, run,
-                              None if contiguous else np.argsort(local, kind="stable"), starts if contiguous else None)
-        query = known[local]
-        keep = np.flatnonzero(query >= 0) if (query < 0).any() else None
-        if keep is None:
-            qrels_rows = index.rows_of(query, prints, run.doc_ids)
-        else:
-            qrels_rows = np.full(len(query), -1, dtype=np.int64)
-            qrels_rows[keep] = index.rows_of(query[keep], prints[keep], run.doc_ids, keep)
-        checked.result()
-    if rows is not None:
-        query, qrels_rows = query[rows], qrels_rows[rows]
-    if keep is not None:
-        kept = query >= 0
-        query, qrels_rows = query[kept], qrels_rows[kept]
-    present = np.zeros(index.n, dtype=bool)
-    present[query] = True
-    missing = [q for q, p in zip(index.query_names.to_pylist(), present) if not p]
-    return _Joined(query, ranks_within(query), qrels_rows), missing, ignored
+    lengths = np.diff(np.r_[starts, len(run)])
+    doc_ids, scores, source = run.doc_ids, run.scores, None
+    if len(codes) and not np.all(codes[1:] > codes[:-1]):  # a query's rows in several blocks: gather them
+        source = np.argsort(np.repeat(codes, lengths), kind="stable")
+        doc_ids, scores = doc_ids.take(pa.array(source)), scores[source]
+        lengths = np.bincount(codes, weights=lengths, minlength=len(names)).astype(np.int64)
+        codes, starts = np.arange(len(names)), np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64)
+    part = partial(_join_segment, index, known[codes], starts, lengths, doc_ids, scores)
+    with ThreadPoolExecutor(2) as pool:
+        parts = list(pool.map(part, _segments_of(lengths, SEGMENT_ROWS)))
+    repeats = [row for *_, rows in parts for row in rows]
+    if repeats:
+        row = min(repeats if source is None else source[repeats].tolist())
+        raise duplicate_error(run.source, row, run.query_ids[row].as_py(), run.doc_ids[row].as_py(), "document in run")
+    retrieved = np.zeros(index.n, dtype=np.int64)
+    judged = known[codes] >= 0
+    retrieved[known[codes][judged]] = lengths[judged]
+    missing = [q for q, count in zip(index.query_names.to_pylist(), retrieved.tolist()) if not count]
+    query, rank, qrels_rows = (np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, dtype=np.int64) for i in range(3))
+    return _Joined(query, rank, qrels_rows, retrieved), missing, ignored
+
+
+def _segments_of(lengths: np.ndarray, rows: int) -> list[slice]:
+    """Consecutive blocks in groups of about `rows` rows (a longer block alone)."""
+    ends = np.cumsum(lengths)
+    cuts = np.unique(np.searchsorted(ends, np.arange(rows, int(ends[-1]) if len(ends) else 0, rows), side="left"))
+    bounds = [0, *(cuts + 1).tolist(), len(lengths)]
+    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+def _join_segment(index: _QrelsIndex, query_of_block: np.ndarray, starts: np.ndarray, lengths: np.ndarray, doc_ids,
+                  scores: np.ndarray, blocks: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
+    """One segment of whole queries (`blocks`): its judged rows (qrels query, rank, qrels row) in rank
+    order, and the rows (of the whole run) that repeat a document of their query."""
+    first, size = int(starts[blocks.start]), int(lengths[blocks].sum())
+    within, counts = starts[blocks] - first, lengths[blocks]
+    docs = doc_ids.slice(first, size)
+    block = np.repeat(np.arange(len(counts)), counts)
+    prints = fingerprints(docs)
+    repeats = [first + row for row in _repeated_rows(block, prints, docs, within, counts)]
+    order = _order(block, scores[first : first + size], docs, threads=1, starts=within)
+    query = np.repeat(query_of_block[blocks], counts)
+    if (query < 0).any():  # queries the qrels lack: never judged
+        keep = np.flatnonzero(query >= 0)
+        qrels_rows = np.full(size, -1, dtype=np.int64)
+        qrels_rows[keep] = index.rows_of(query[keep], prints[keep], docs, keep)
+    else:
+        qrels_rows = index.rows_of(query, prints, docs)
+    place = np.flatnonzero(qrels_rows >= 0 if order is None else (qrels_rows >= 0)[order])  # judged rows, in rank order
+    row = place if order is None else order[place]
+    return query[row], place - within[block[row]], qrels_rows[row], repeats
+
+
+def query_blocks(query_ids: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """(distinct query ids in order of first appearance, the code of each block of equal ids, the first
+    row of each block). Runs list each query's rows together, so only the first id of each block is hashed."""
+    chunks = [c for c in (query_ids.chunks if isinstance(query_ids, pa.ChunkedArray) else [query_ids]) if len(c)]
+    with ThreadPoolExecutor(2) as pool:  # Arrow's comparison releases the GIL: the chunks two at a time
+        inside = list(pool.map(lambda c: np.flatnonzero(pc.not_equal(c.slice(1), c.slice(0, len(c) - 1)).to_numpy(
+            zero_copy_only=False)) + 1, chunks))
+    changes, offset, previous = [], 0, None
+    for chunk, at in zip(chunks, inside):
+        new = previous is None or chunk[0].as_py() != previous
+        changes.append(np.r_[[0] if new else [], at].astype(np.int64) + offset)
+        offset, previous = offset + len(chunk), chunk[len(chunk) - 1].as_py()
+    starts = np.concatenate(changes) if changes else np.zeros(0, dtype=np.int64)
+    names, codes = dictionary_codes(query_ids.take(pa.array(starts)))
+    return names, codes, starts
 
 
 def query_codes(query_ids: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     """(distinct query ids in order of first appearance, each row's index into them, the first row of
-    each block of equal ids), as records.dictionary_codes but found block by block: runs list each
-    query's rows together, so only the first id of each block is hashed."""
-    n = len(query_ids)
-    if n < 2:
-        names, codes = dictionary_codes(query_ids)
-        return names, codes, np.zeros(min(n, 1), dtype=np.int64)
-    flat = query_ids.combine_chunks() if isinstance(query_ids, pa.ChunkedArray) else query_ids
-    change = pc.not_equal(flat.slice(1), flat.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    starts = np.r_[0, np.flatnonzero(change) + 1]
-    names, codes = dictionary_codes(flat.take(starts))
-    return names, np.repeat(codes, np.diff(np.r_[starts, n])), starts
+    each block of equal ids): query_blocks with a code per row."""
+    names, codes, starts = query_blocks(query_ids)
+    return names, np.repeat(codes, np.diff(np.r_[starts, len(query_ids)])), starts
 
 
 def evaluate(
@@ -499,13 +531,13 @@ def evaluate_gradings(
     contexts = [Context(g, g.num_relevant(options.rel_level), options.rel_level, options.num_docs) for g in graded]
     names = index.query_names.to_pylist()
     results: list[list[Evaluation]] = [[] for _ in graded]
-    with _small_pages():
+    with small_pages():
         for run in [runs] if isinstance(runs, Run) else runs:
             _evaluate_run(run, index, contexts, measures, options, names, results)
     return results
 
 
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8  # glibc's mallopt parameters
 _GLIBC_DEFAULT = 128 * 1024  # glibc's default for both thresholds
 
 
@@ -521,14 +553,15 @@ _scoring = 0  # evaluations under way (nested or on other threads): only the out
 
 
 @contextlib.contextmanager
-def _small_pages() -> Iterator[None]:
+def small_pages() -> Iterator[None]:
     """Allocator settings for the many short-lived 10M-row arrays of an evaluation, while runs are
     scored. numpy asks the kernel for transparent huge pages for big arrays, and glibc's malloc hands
     each block over 128 KiB back to the kernel when freed, so the next array faults its pages in
     again: together about half the CPU time of a 10M-row evaluation goes to the kernel (page faults,
     zeroing, compaction). Huge pages are turned off (numpy's own switch) and glibc keeps freed blocks
-    for reuse (its mmap and trim thresholds raised); afterwards the memory kept is returned
-    (malloc_trim) and both are put back (the thresholds at glibc's 128 KiB default)."""
+    for reuse (its mmap and trim thresholds raised) in one arena, so a block freed by a worker thread
+    serves the next array on any thread; afterwards the memory kept is returned (malloc_trim) and the
+    settings are put back (glibc's defaults)."""
     global _scoring
     try:
         from numpy._core.multiarray import _set_madvise_hugepage  # type: ignore[attr-defined]
@@ -541,6 +574,7 @@ def _small_pages() -> Iterator[None]:
     if libc is not None and outermost:
         libc.mallopt(M_MMAP_THRESHOLD, 1 << 30)
         libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
+        libc.mallopt(M_ARENA_MAX, 1)
     try:
         yield
     finally:
@@ -551,6 +585,7 @@ def _small_pages() -> Iterator[None]:
             if libc is not None:
                 libc.mallopt(M_MMAP_THRESHOLD, _GLIBC_DEFAULT)
                 libc.mallopt(M_TRIM_THRESHOLD, _GLIBC_DEFAULT)
+                libc.mallopt(M_ARENA_MAX, 0)  # 0: glibc's default, eight arenas a core
                 libc.malloc_trim(0)
 
 
@@ -559,7 +594,7 @@ def _evaluate_run(run: Run, index: _QrelsIndex, contexts: list[Context], measure
     """One run ordered and joined to the pairs once, then scored under each grading (appended to `results`)."""
     joined, missing, ignored = _join(index, run)
     tag = run.tag if run.tag is not None else run.name
-    judged_rows = int(np.count_nonzero(joined.qrels_row >= 0))
+    judged_rows = len(joined.qrels_row)
     for k, ctx in enumerate(contexts):
         ranked = joined.graded(ctx.qrels.relevance, options)
         scoped = dataclasses.replace(ctx, run_tag=tag)
