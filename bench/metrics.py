@@ -142,6 +142,7 @@ def main() -> None:
         # Written by a child process: a child forked from a big parent would report the
         # parent's memory as its own peak.
         subprocess.run([sys.executable, __file__, "--make", folder, str(args.queries), str(args.docs), str(args.judged)], check=True)
+        os.sync()  # the files just written go to disk now, not as writeback competing with the timed runs
         qrels = Path(folder) / "bench.qrels"
         files = {"sorted": Path(folder) / "bench.run", "unsorted": Path(folder) / "bench.unsorted.run"}
         print(f"collection: {args.queries:,} queries x {args.docs:,} retrieved, {args.judged} judged per query "

@@ -10,6 +10,18 @@ pandas or scipy until a name that needs them is touched.
 
 from __future__ import annotations
 
+import os
+
+# Arrow's allocator (mimalloc), as it comes, commits memory a whole arena at a time in transparent huge
+# pages and gives freed memory back to the system 10 ms after a free, for the next allocation to fault in
+# again. Reading a ten-million-row run allocates and frees hundreds of MB in bursts: on a machine whose
+# memory another big process has just freed, zeroing those huge pages cost `semrel eval` more than its own
+# work. Committed as used, and kept once freed, the memory is faulted in once and reused; Arrow's freed
+# memory stays with the process. Arrow reads these when it loads (so only where semrel is imported
+# first); values already set win.
+os.environ.setdefault("MIMALLOC_ARENA_EAGER_COMMIT", "0")
+os.environ.setdefault("MIMALLOC_PURGE_DELAY", "-1")
+
 # name -> (module, attribute). The judge lives in semrel.judging.judge, not semrel.judge: importing a
 # submodule named `judge` would replace this function.
 _LAZY = {

@@ -16,7 +16,7 @@ from ..records import Qrels, Run
 from .doclevel import corpus_documents, require_overlap, to_documents
 from .groups import evaluate_groups
 from .measures import Measure, parse_measures
-from .metrics import Evaluation, Options, evaluate_gradings
+from .metrics import Evaluation, Options, evaluate_gradings, small_pages
 from .prefs import evaluate_preferences
 
 
@@ -59,7 +59,7 @@ def evaluate_files(
     names = run_names(run_paths)
     if relation != "qrels":
         return _evaluate_other_judgments(qrels_path, run_paths, names, relation, chosen, options or Options(rel_level), warn)
-    with ThreadPoolExecutor(1) as pool:  # the first run is read while the qrels are read and indexed
+    with small_pages(), ThreadPoolExecutor(1) as pool:  # the first run is read while the qrels are read and indexed
         first = pool.submit(read_run, run_paths[0], names[0]) if run_paths else None
         qrels = read_qrels(qrels_path) if qrels is None else qrels
         if not len(qrels):
