@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from helpers import assert_one_error, ok, run
+from semrel.evaluation import files as files_module
 from semrel.formats.judgments import read_judgments
 from semrel.formats.manifest import read_manifest, read_params
 from semrel.formats.trec import read_run, read_trec_qrels, write_run
+from semrel.judging import fill as fill_module
 from semrel.records import Run
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -42,13 +44,17 @@ def pipeline(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_filled_run_scores_as_if_it_had_been_pooled(pipeline):
+def test_filled_run_scores_as_if_it_had_been_pooled(pipeline, monkeypatch):
     f = pipeline
     before = read_trec_qrels(f / "pool.qrels")
     args = ["eval", f / "pool.qrels", f / "reverse.run", "-m", "nDCG@4,P@4,Judged@4", "-q", "-f", "json"]
     unfilled = json.loads(ok(*args).stdout)["reverse"]
+    reads = []
+    for module in (fill_module, files_module):  # each reads runs through its own name for read_run
+        monkeypatch.setattr(module, "read_run", lambda path, *rest, read=module.read_run: reads.append(path) or read(path, *rest))
     result = ok(*args, "--fill-judgments", f / "pool.jsonl", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl",
                  "--fill-depth", "4", "--filled-qrels", f / "filled.qrels")
+    assert [Path(p).name for p in reads] == ["reverse.run"]  # the fill's read is the one the scores use
     filled = json.loads(result.stdout)["reverse"]
     pooled = json.loads(ok("eval", f / "both.qrels", f / "reverse.run", "-m", "nDCG@4,P@4,Judged@4", "-q", "-f", "json").stdout)
     assert unfilled["all"]["Judged@4"] < 1.0 and filled["all"]["Judged@4"] == 1.0

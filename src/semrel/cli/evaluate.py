@@ -97,17 +97,18 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
         return
     if corpus and not (doc_level or fill_judgments):
         raise UsageError("--corpus is for --doc-level (chunks to documents) or --fill-judgments (chunk texts)")
-    completed = None
+    completed, loaded = None, None
     if fill_judgments:
         if not (corpus and golden):
             raise UsageError("--fill-judgments judges chunks against reference answers: give --corpus and --golden")
         if doc_level:
             raise UsageError("--fill-judgments fills chunk qrels; it does not go with --doc-level")
-        completed = fill_and_report(qrels, runs, fill_judgments, corpus, golden, fill_depth, filled_qrels).qrels
+        filled = fill_and_report(qrels, runs, fill_judgments, corpus, golden, fill_depth, filled_qrels)
+        completed, loaded = filled.qrels, filled.runs
     elif golden or filled_qrels:
         raise UsageError("--golden and --filled-qrels go with --fill-judgments")
     results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, options=options, doc_level=doc_level,
-                             corpus=corpus if doc_level else None, qrels=completed)
+                             corpus=corpus if doc_level else None, qrels=completed, runs=loaded)
     if zscores:
         table = read_zscores(zscores)
         results = [standardise(r, table) for r in results]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -47,12 +48,14 @@ def evaluate_files(
     corpus: str | os.PathLike | None = None,
     qrels: Qrels | None = None,
     relation: str = "qrels",
+    runs: Sequence[Run] | None = None,
 ) -> list[Evaluation]:
     """Read the qrels once and each run in turn (one run in memory at a time); warn about
     queries missing on either side; refuse a run that shares no query or no document with the
     qrels. `options`: trec_eval's -c, -J, -M, -N (its rel_level wins). `doc_level`: score chunk
     runs against document qrels (doclevel.py), documents found in `corpus` or by the chunk ids.
-    `qrels`: already read (or completed) qrels, used instead of reading `qrels_path` (still the name shown).
+    `qrels`: already read (or completed) qrels, used instead of reading `qrels_path` (still the name shown);
+    `runs`: the runs of `run_paths` already read, in that order (a fill read them), used instead of reading them again.
     `relation`: the qrels file's format, as trec_eval's -R: qrels, qrels_jg (judgment groups), prefs or
     qrels_prefs (preference judgments); the last three are scored by their own measures, runs one at a time."""
     chosen = parse_measures(measures)
@@ -60,22 +63,25 @@ def evaluate_files(
     if relation != "qrels":
         return _evaluate_other_judgments(qrels_path, run_paths, names, relation, chosen, options or Options(rel_level), warn)
     with small_pages(), ThreadPoolExecutor(1) as pool:  # the first run is read while the qrels are read and indexed
-        first = pool.submit(read_run, run_paths[0], names[0]) if run_paths else None
+        first = pool.submit(read_run, run_paths[0], names[0]) if run_paths and runs is None else None
         qrels = read_qrels(qrels_path) if qrels is None else qrels
         if not len(qrels):
             raise SemrelError(f"{display_name(qrels_path)}: no judgments (the qrels are empty); every measure would be 0")
         mapping = corpus_documents(corpus) if doc_level and corpus is not None else None
         current: list[Run] = []
 
-        def runs() -> Iterator[Run]:
+        def each_run() -> Iterator[Run]:
             for i, (path, name) in enumerate(zip(run_paths, names)):
-                run = first.result() if i == 0 and first is not None else read_run(path, name)
+                if runs is not None:
+                    run = dataclasses.replace(runs[i], name=name)
+                else:
+                    run = first.result() if i == 0 and first is not None else read_run(path, name)
                 current[:] = [to_documents(run, mapping) if doc_level else run]
                 yield current[0]
 
         options = options or Options(rel_level)
         results = []
-        for path, result in zip(run_paths, evaluate_gradings(qrels, [qrels.relevance], runs(), chosen, options=options)[0]):
+        for path, result in zip(run_paths, evaluate_gradings(qrels, [qrels.relevance], each_run(), chosen, options=options)[0]):
             require_overlap(result, qrels, current[0], display_name(str(qrels_path)), display_name(str(path)))
             if warn is not None:
                 for message in coverage_warnings(result, str(qrels_path), str(path)):

@@ -51,6 +51,7 @@ class FillResult:
     params: dict[str, Any] = field(default_factory=dict)  # what the manifests record of the fill
     judged_before: dict[str, float] = field(default_factory=dict)  # Judged@depth of each run (named as eval names it)
     judged_after: dict[str, float] = field(default_factory=dict)
+    runs: list[Run] = field(default_factory=list)  # the runs as read, for scoring them without reading them again
 
     @property
     def relevant(self) -> int:
@@ -193,7 +194,7 @@ def fill(
     names = run_names(runs)
     before = [e.aggregate(judged[0]) for e in evaluate(qrels, loaded, judged)]
     after = [e.aggregate(judged[0]) for e in evaluate(completed, loaded, judged)]
-    return FillResult(completed, wanted, added, resumed, record, dict(zip(names, before)), dict(zip(names, after)))
+    return FillResult(completed, wanted, added, resumed, record, dict(zip(names, before)), dict(zip(names, after)), loaded)
 
 
 def _concat(qrels: Qrels, added: Qrels) -> Qrels:
