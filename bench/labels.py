@@ -116,11 +116,10 @@ def runs_and_pools(folder: Path, cache: Path, own_pool: Path | None = None) -> N
         if own_pool is not None:
             os.replace(own_pool, folder / "pool.tsv")
         else:
-            cli("pool", "--golden", folder / "golden.jsonl", "--run", folder / "runs" / "bm25.run", "--depth", "20",
-                "-o", folder / "pool.tsv")
+            cli("pool", folder / "runs" / "bm25.run", "--golden", folder / "golden.jsonl", "--depth", "20", "-o", folder / "pool.tsv")
     if not (folder / "pool-all.tsv").exists():
-        cli("pool", "--golden", folder / "golden.jsonl", *[a for r in RUNS for a in ("--run", folder / "runs" / f"{r}.run")],
-            "--depth", "10", "-o", folder / "pool-runs.tsv")
+        cli("pool", *[folder / "runs" / f"{r}.run" for r in RUNS], "--golden", folder / "golden.jsonl", "--depth", "10",
+            "-o", folder / "pool-runs.tsv")
         pairs: dict[tuple[str, str], set[str]] = {}
         for f in (folder / "pool.tsv", folder / "pool-runs.tsv"):
             for q, c, sources in read_pool_rows(f):
