@@ -60,6 +60,8 @@ def test_python_api_matches_the_command(judgments):
     rows = [Judgment(q, c, p, r, f) for q, c, p, r, f in ROWS]
     assert semrel.label(rows, on="F", threshold=0.5).to_dict() == {"q1": {"a": 1, "b": 0, "c": 0}, "q2": {"a": 1, "d": 1}}
     assert semrel.label(judgments, on="F", grades=[0.3, 0.55]).to_dict() == {"q1": {"a": 2, "b": 0, "c": 0}, "q2": {"a": 2, "d": 1}}
+    with pytest.raises(TypeError, match="unexpected keyword argument 'thresold'"):  # not silently the default rule
+        semrel.label(rows, on="F", thresold=0.5)  # type: ignore[call-arg]
 
 
 @pytest.mark.slow

@@ -51,7 +51,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypedDict
 
 import numpy as np
 
@@ -60,6 +60,9 @@ from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, read_judgments 
 from ..formats.manifest import read_params, write_manifest
 from ..formats.trec import write_qrels
 from ..records import Judgment, Qrels
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack for keyword arguments is Python 3.12's
 
 # ---------------------------------------------------------------- the threshold rule (on P, R or F)
 DEFAULT_COMPONENT = "R"
@@ -379,17 +382,22 @@ class Labelled:
     warnings: list[str]
 
 
-def label_with_rule(
-    judgments: str | os.PathLike | Iterable[Judgment],
-    output: str | os.PathLike | None = None,
-    *,
-    on: str | None = None,
-    threshold: float | None = None,
-    grades: Sequence[float] | None = None,
-    graded: bool = False,
-    calibration: str | os.PathLike | Rule | None = None,
-) -> Labelled:
+class LabelOptions(TypedDict, total=False):
+    """How `label` chooses its rule (see `label`)."""
+
+    on: str | None
+    threshold: float | None
+    grades: Sequence[float] | None
+    graded: bool
+    calibration: str | os.PathLike | Rule | None
+
+
+def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: str | os.PathLike | None = None,
+                    **options: Unpack[LabelOptions]) -> Labelled:
     """`label` returning the rule used and the warnings too (see `label`)."""
+    unknown = sorted(set(options) - set(LabelOptions.__annotations__))
+    if unknown:  # as Python refuses a keyword a signature lacks: a misspelt option must not fall back to the default rule
+        raise TypeError(f"label() got an unexpected keyword argument {unknown[0]!r}")
     source: str | None = None
     if isinstance(judgments, (str, os.PathLike)):
         source = str(judgments)
@@ -397,8 +405,10 @@ def label_with_rule(
     else:
         rows = list(judgments)
     notes: list[str] = []
+    calibration = options.get("calibration")
     loaded = read_calibration(calibration) if isinstance(calibration, (str, os.PathLike)) else calibration
-    rule = choose_rule(rows, on, threshold, grades, graded, loaded, notes.append)
+    rule = choose_rule(rows, options.get("on"), options.get("threshold"), options.get("grades"), options.get("graded", False),
+                       loaded, notes.append)
     qrels = apply_rule(rows, rule)
     notes += label_warnings(rows, qrels.relevance, rule, source)
     if output is not None:
@@ -411,27 +421,18 @@ def label_with_rule(
     return Labelled(qrels, rule, notes)
 
 
-def label(
-    judgments: str | os.PathLike | Iterable[Judgment],
-    output: str | os.PathLike | None = None,
-    *,
-    on: str | None = None,
-    threshold: float | None = None,
-    grades: Sequence[float] | None = None,
-    graded: bool = False,
-    calibration: str | os.PathLike | Rule | None = None,
-    warn: Callable[[str], None] | None = None,
-) -> Qrels:
+def label(judgments: str | os.PathLike | Iterable[Judgment], output: str | os.PathLike | None = None, *,
+          warn: Callable[[str], None] | None = None, **options: Unpack[LabelOptions]) -> Qrels:
     """Qrels from judgments (the Python side of `semrel label`).
 
-    Default: the probability rule, binary (p >= CUT), or graded 0..3 with `graded`; judgments without
-    p (older semrel) get R >= 0.70 instead. `threshold` (binary) or `grades` (increasing thresholds)
-    on `on` (P, R, F or p; default R) give the threshold rule. `calibration`: a file written by
-    `semrel calibrate -o` (or a rule). With `output`, the qrels are written atomically with a
-    manifest recording the rule and its parameters, the warnings and the judge's settings.
+    Default: the probability rule, binary (p >= CUT), or graded 0..3 with `graded=True`; judgments
+    without p (older semrel) get R >= 0.70 instead. `threshold=` (binary) or `grades=` (increasing
+    thresholds) on `on=` (P, R, F or p; default R) give the threshold rule. `calibration=`: a file
+    written by `semrel calibrate -o` (or a rule). With `output`, the qrels are written atomically
+    with a manifest recording the rule and its parameters, the warnings and the judge's settings.
     `warn` receives each warning (labels that look wrong, the fallback for old judgments).
     """
-    result = label_with_rule(judgments, output, on=on, threshold=threshold, grades=grades, graded=graded, calibration=calibration)
+    result = label_with_rule(judgments, output, **options)
     for message in result.warnings:
         if warn:
             warn(message)
