@@ -109,3 +109,14 @@ def test_a_document_twice_for_one_query_is_refused_with_its_line(interleave, seg
         evaluate(qrels, run, "P@5")
     fine = Run.from_columns(["q1", "q2"], ["a", "a"], [1.0, 1.0])  # one doc for two queries: allowed
     assert evaluate(qrels, fine, "P@5")[0].aggregate("P@5") == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("cuts", [[], [2], [3], [0, 3, 3, 6], [1, 2, 4, 5, 6]])
+def test_query_blocks_are_the_same_however_the_ids_are_chunked(cuts):
+    """Arrow's reader hands query ids over in chunks; a block may start, end or continue across a chunk boundary."""
+    ids = ["q2", "q2", "q2", "q1", "q1", "q2", "q3"]  # q2 comes back: two blocks of it
+    bounds = [0, *cuts, len(ids)]
+    chunked = pa.chunked_array([pa.array(ids[a:b], pa.string()) for a, b in zip(bounds[:-1], bounds[1:])], pa.string())
+    names, codes, starts = query_codes(chunked)
+    assert names.to_pylist() == ["q2", "q1", "q3"]
+    assert codes.tolist() == [0, 0, 0, 1, 1, 0, 2] and starts.tolist() == [0, 3, 5, 6]
