@@ -537,7 +537,7 @@ def evaluate_gradings(
     return results
 
 
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8  # glibc's mallopt parameters
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
 _GLIBC_DEFAULT = 128 * 1024  # glibc's default for both thresholds
 
 
@@ -559,9 +559,8 @@ def small_pages() -> Iterator[None]:
     each block over 128 KiB back to the kernel when freed, so the next array faults its pages in
     again: together about half the CPU time of a 10M-row evaluation goes to the kernel (page faults,
     zeroing, compaction). Huge pages are turned off (numpy's own switch) and glibc keeps freed blocks
-    for reuse (its mmap and trim thresholds raised) in one arena, so a block freed by a worker thread
-    serves the next array on any thread; afterwards the memory kept is returned (malloc_trim) and the
-    settings are put back (glibc's defaults)."""
+    for reuse (its mmap and trim thresholds raised); afterwards the memory kept is returned
+    (malloc_trim) and both are put back (the thresholds at glibc's 128 KiB default)."""
     global _scoring
     try:
         from numpy._core.multiarray import _set_madvise_hugepage  # type: ignore[attr-defined]
@@ -574,7 +573,6 @@ def small_pages() -> Iterator[None]:
     if libc is not None and outermost:
         libc.mallopt(M_MMAP_THRESHOLD, 1 << 30)
         libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
-        libc.mallopt(M_ARENA_MAX, 1)
     try:
         yield
     finally:
@@ -585,7 +583,6 @@ def small_pages() -> Iterator[None]:
             if libc is not None:
                 libc.mallopt(M_MMAP_THRESHOLD, _GLIBC_DEFAULT)
                 libc.mallopt(M_TRIM_THRESHOLD, _GLIBC_DEFAULT)
-                libc.mallopt(M_ARENA_MAX, 0)  # 0: glibc's default, eight arenas a core
                 libc.malloc_trim(0)
 
 
