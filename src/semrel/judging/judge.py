@@ -400,6 +400,12 @@ class FeatureScorer(PairScorer):
                  plain: np.ndarray, wanted: Callable[[int], bool]):
         super().__init__(encoder, weights, answers, advance)
         self.plain, self.wanted = plain, wanted  # plain: bert_score's weights without idf, 0 for the special tokens
+        self.kept: dict[str, np.ndarray] = {}  # per reference text: which of its tokens are not special
+        self.lengths: dict[str, float] = {}  # per query: its references' mean count of such tokens
+
+    def load_references(self, texts: Sequence[str]) -> None:
+        super().load_references(texts)
+        self.kept = {text: self._kept(entry.ids) for text, entry in self.references.items()}
 
     def _kept(self, ids: np.ndarray) -> np.ndarray:
         """The tokens that are not special ([CLS], [SEP]), found without loading the tokenizer."""
@@ -410,7 +416,7 @@ class FeatureScorer(PairScorer):
         """(task numbers, their P, R, F as rows, windows, {wanted task: (token bests, chunk tokens, reference tokens)})."""
         for text in [t for t in by_text if not t.strip()]:  # nothing to match: 0, 0, 0, and no token matches
             group = by_text[text]
-            extra = {i: ([np.zeros(int(self._kept(self.references[a].ids).sum()), np.float32) for a in self.answers[query_of(i)]],
+            extra = {i: ([np.zeros(int(self.kept[a].sum()), np.float32) for a in self.answers[query_of(i)]],
                          0, self._reference_tokens(query_of(i))) for i in group if self.wanted(i)}
             yield (*self._done(group, np.zeros((len(group), 3)), 1), extra)
         texts = [t for t in by_text if t.strip()]
@@ -418,7 +424,8 @@ class FeatureScorer(PairScorer):
             group = by_text[texts[n]]
             queries = [query_of(k) for k in group]
             unique = {q: k for k, q in enumerate(dict.fromkeys(queries))}
-            refs = [self.references[a] for q in unique for a in self.answers[q]]
+            texts_of = [a for q in unique for a in self.answers[q]]
+            refs = [self.references[a] for a in texts_of]
             lengths = np.array([len(r.ids) for r in refs])
             starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
             ref_ids = np.concatenate([r.ids for r in refs])
@@ -432,13 +439,15 @@ class FeatureScorer(PairScorer):
             for i, q in zip(group, queries):
                 if self.wanted(i):
                     k = unique[q]
-                    bests = [tokens[starts[r] : starts[r] + lengths[r]][self._kept(refs[r].ids)].astype(np.float32)
+                    bests = [tokens[starts[r] : starts[r] + lengths[r]][self.kept[texts_of[r]]].astype(np.float32, copy=False)
                              for r in range(bounds[k], bounds[k + 1])]
                     extra[i] = (bests, chunk_tokens, self._reference_tokens(q))
             yield (*self._done(group, per_query[[unique[q] for q in queries]], entry.windows), extra)
 
     def _reference_tokens(self, query: str) -> float:
-        return float(np.mean([self._kept(self.references[a].ids).sum() for a in self.answers[query]]))
+        if query not in self.lengths:
+            self.lengths[query] = float(np.mean([self.kept[a].sum() for a in self.answers[query]]))
+        return self.lengths[query]
 
 
 class Judgments(SequenceABC):
