@@ -28,7 +28,7 @@ same for bm25, dense and hybrid alone, the issue's own check).
 Rules: `R>=0.70` (the old default), `p` (the shipped probability rule: in-sample, since its
 coefficients were fitted on these sets) and `p LODO` (the same model refitted without the set's
 family, with its own cut: the honest figure for data unlike the development sets), and both again with
-a cut per condition (`cut/cond`: chosen, as the shared cut is, by the worst margin over the sets, but
+a cut per condition (`cut/cond`: chosen, as the shared cut is, by the mean margin over the sets, but
 on each condition's sets alone). Per rule and
 set: kappa at the rule's setting, the rule's own oracle (best kappa of any threshold on its score
 on that set), AUC, quadratic-weighted kappa of the grades (0-3) against gold, expected calibration
@@ -350,9 +350,10 @@ class Fitted:
 
 
 def choose_cut(items: list[tuple[np.ndarray, np.ndarray, float]]) -> float:
-    """The cut maximising the worst margin kappa - raw oracle over the items (p, y, raw oracle)."""
+    """The cut maximising the mean margin kappa - raw oracle over the items (p, y, raw oracle): the
+    worst margin, chosen before, chased the hardest fitting set's convention and travelled worse."""
     grid = np.round(np.linspace(0.05, 0.95, 91), 2)
-    return float(max(grid, key=lambda c: min(kappa(y, p >= c) - o for p, y, o in items)))
+    return float(max(grid, key=lambda c: np.mean([kappa(y, p >= c) - o for p, y, o in items])))
 
 
 def refit(train: list[tuple[SetData, SetData]], raw: dict) -> Fitted:
@@ -427,7 +428,7 @@ def main() -> None:
         for condition in CONDITIONS:
             data[name, condition] = SetData(name, folder, condition, cache, not args.no_tau)
     raw = {k: oracle(d.y, d.R) for k, d in data.items()}
-    # the candidate: the shipped p with a cut of its own per condition, chosen as the shared cut was (worst margin, in-sample)
+    # the candidate: the shipped p with a cut of its own per condition, chosen as the shared cut was (mean margin, in-sample)
     own_cuts = {c: choose_cut([(d.p, d.y, raw[k]) for k, d in data.items() if d.condition == c]) for c in CONDITIONS}
     rows, curves, lodo_models = [], {}, {}
     for family in dict.fromkeys(FAMILY[n] for n in names):
@@ -469,7 +470,7 @@ def main() -> None:
                   fmt(r.get("tau3_full")), fmt(r.get("tau3_mean20")), fmt(r.get("cut"))] for r in mine]
         print(render(Table(header, table), "markdown", places=3))
         margins = [r["kappa"] - r["raw_oracle"] for r in mine]
-        print(f"\nworst margin to the raw oracle: {min(margins):+.3f} ({mine[int(np.argmin(margins))]['set']}/"
+        print(f"\nmean margin to the raw oracle: {np.mean(margins):+.3f}; worst: {min(margins):+.3f} ({mine[int(np.argmin(margins))]['set']}/"
               f"{mine[int(np.argmin(margins))]['condition']})")
     if curves:
         print("\n### Learning curve: LODO p refitted on n reviewed pairs (shift / platt), against re-choosing a threshold on R\n")

@@ -126,7 +126,7 @@ def test_default_labels_threshold_p_and_the_manifest_records_the_rule(tmp_path):
     assert code == 0, text
     assert read_qrels(tmp_path / "q.txt").to_dict() == {"q1": {"a": 1, "b": 0, "c": 0}, "q2": {"d": 1, "e": 0}}
     params = json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]
-    assert params["rule"] == "probability" and params["on"] == "p" and params["thresholds"] == [0.40] and params["cut"] == 0.40
+    assert params["rule"] == "probability" and params["on"] == "p" and params["thresholds"] == [0.35] and params["cut"] == 0.35
     assert params["model"]["with_gold"]["relR"] == labels.WITH_GOLD.weights[0] and params["calibration"] is None
     assert f"by p >= {labels.CUT}: 2 relevant, 3 not" in text
     code, text = _run("label", judgments, "-o", tmp_path / "g.txt", "--graded")

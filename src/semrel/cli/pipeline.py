@@ -27,6 +27,7 @@ from ..errors import SemrelError, UsageError
 from ..formats.files import read_text
 from ..formats.jsonl import check_nesting, too_deep
 from ..formats.manifest import manifest_is_stale
+from ..judging.labels import CUT
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -566,7 +567,7 @@ rescale = "none"               # none, baseline or corpus
 cache = "cache"                # embedding cache, inside out
 
 [label]
-# default: relevant when the judge's probability p >= 0.40 (docs/judge.md, "Label quality")
+# default: relevant when the judge's probability p >= {cut} (docs/judge.md, "Label quality")
 # graded = false               # true: grades 0-3 from p
 # calibration = "cal.json"     # `semrel calibrate JUDGMENTS REVIEWED -o cal.json`: p refitted on reviewed pairs
 # threshold = 0.70             # instead: a threshold on one BERTScore component (on), binary
@@ -678,5 +679,5 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
                                "`semrel golden import --answer-col desc` and give the golden.jsonl here to judge")
     text = (STARTER_TOP.format(name=os.path.basename(output), golden=rel(golden), what=what, out=out)
             + "\n[corpus]\n" + "\n".join(corpus) + "\n\n[golden]\n" + "\n".join(golden_lines) + "\n"
-            + STARTER_REST.format(judge=judge, judge_note=judge_note))
+            + STARTER_REST.format(judge=judge, judge_note=judge_note, cut=CUT))
     return text, [what, *notes]
