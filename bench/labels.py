@@ -57,7 +57,7 @@ from sklearn.metrics import roc_auc_score
 
 import semrel
 from semrel.analysis.agreement import cohen_kappa
-from semrel.analysis.calibrate import best_thresholds, expected_calibration_error, fit_probability
+from semrel.analysis.calibrate import PROBABILITY_FITS, best_thresholds, expected_calibration_error, fit_probability
 from semrel.formats.corpus import read_corpus, read_golden, write_corpus, write_golden
 from semrel.formats.judgments import read_judgments
 from semrel.formats.tables import Table, render
@@ -384,7 +384,7 @@ def learning_curve(d: SetData, p: np.ndarray, cut: float, seeds: int = 10) -> di
     """Kappa on the pairs not reviewed after refitting on n reviewed ones (queued as `semrel review` does)."""
     out = {"0": kappa(d.y, p >= cut)}
     for n in REVIEWED:
-        found: dict[str, list[float]] = {"shift": [], "platt": [], "raw": []}
+        found: dict[str, list[float]] = {fit_kind: [] for fit_kind in (*PROBABILITY_FITS, "raw")}
         for seed in range(seeds):
             for method, score, start in (("model", p, cut), ("raw", d.R, labels.DEFAULT_THRESHOLD)):
                 reviewed = review_queue(np.abs(score - start), d.qid, "uncertain", 0.25, seed, n).order
@@ -393,7 +393,7 @@ def learning_curve(d: SetData, p: np.ndarray, cut: float, seeds: int = 10) -> di
                     t = best_thresholds(d.R[reviewed], d.y[reviewed], 1, "none")[0]
                     found["raw"].append(kappa(d.y[rest], d.R[rest] >= t))
                     continue
-                for fit_kind in ("shift", "platt"):
+                for fit_kind in PROBABILITY_FITS:
                     try:
                         slope, shift = fit_probability(p[reviewed], d.y[reviewed], fit_kind)
                     except Exception:  # one class only among the reviewed pairs: no refit
@@ -470,13 +470,15 @@ def main() -> None:
                   fmt(r.get("tau3_full")), fmt(r.get("tau3_mean20")), fmt(r.get("cut"))] for r in mine]
         print(render(Table(header, table), "markdown", places=3))
         margins = [r["kappa"] - r["raw_oracle"] for r in mine]
-        print(f"\nmean margin to the raw oracle: {np.mean(margins):+.3f}; worst: {min(margins):+.3f} ({mine[int(np.argmin(margins))]['set']}/"
-              f"{mine[int(np.argmin(margins))]['condition']})")
+        worst = mine[int(np.argmin(margins))]
+        print(f"\nmean margin to the raw oracle: {np.mean(margins):+.3f}; worst: {min(margins):+.3f} ({worst['set']}/{worst['condition']})")
     if curves:
-        print("\n### Learning curve: LODO p refitted on n reviewed pairs (shift / platt), against re-choosing a threshold on R\n")
-        print(render(Table(["set", "raw oracle", "0 reviewed", *[f"{n}: shift / platt / raw R" for n in REVIEWED]],
-                           [[n, raw[n, "gold"], c["0"], *[f"{c[str(k)]['shift']:.3f} / {c[str(k)]['platt']:.3f} / {c[str(k)]['raw']:.3f}"
-                                                          for k in REVIEWED]] for n, c in curves.items()]), "markdown", places=3))
+        kinds = (*PROBABILITY_FITS, "raw")
+        print(f"\n### Learning curve: LODO p refitted on n reviewed pairs ({' / '.join(PROBABILITY_FITS)}), against re-choosing a "
+              "threshold on R\n")
+        print(render(Table(["set", "raw oracle", "0 reviewed", *[f"{n}: {' / '.join(kinds)}" for n in REVIEWED]],
+                           [[n, raw[n, "gold"], c["0"], *[" / ".join(f"{c[str(k)][kind]:.3f}" for kind in kinds) for k in REVIEWED]]
+                            for n, c in curves.items()]), "markdown", places=3))
     fitted = None
     if args.fit:
         full = refit([(data[n, "gold"], data[n, "nogold"]) for n in names], raw)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from semrel.analysis.calibrate import best_thresholds, calibrate, expected_calibration_error
+from semrel.analysis.calibrate import ANCHOR_SD, best_thresholds, calibrate, expected_calibration_error, fit_probability
+from semrel.judging.labels import logit, sigmoid
 
 
 def test_binary_threshold_is_found_exactly():
@@ -74,3 +75,29 @@ def test_expected_calibration_error_by_hand():
     relevant, p = np.array([1, 0, 1, 1]), np.array([0.1, 0.1, 0.9, 1.0])
     assert expected_calibration_error(relevant, p) == pytest.approx((2 * 0.4 + 2 * 0.05) / 4)
     assert expected_calibration_error(np.array([0, 1]), np.array([0.0, 1.0])) == 0.0
+
+
+def _reviewed(n: int, slope: float, shift: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """n pairs whose p the reviewers see as sigmoid(slope * logit(p) + shift)."""
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.02, 0.98, n)
+    return p, (rng.uniform(size=n) < sigmoid(slope * logit(p) + shift)).astype(int)
+
+
+def test_anchored_fit_is_the_penalised_maximum_likelihood():
+    """At the anchored fit both derivatives of log-likelihood minus the prior on slope - 1 vanish."""
+    p, y = _reviewed(400, 1.8, -0.6, seed=3)
+    slope, shift = fit_probability(p, y, "anchored")
+    residual = sigmoid(slope * logit(p) + shift) - y
+    assert np.sum(residual * logit(p)) + (slope - 1) / ANCHOR_SD**2 == pytest.approx(0, abs=1e-3)
+    assert np.sum(residual) == pytest.approx(0, abs=1e-3)
+
+
+def test_anchored_fit_keeps_the_spread_on_little_evidence_and_follows_much():
+    few, many = _reviewed(40, 2.0, 0.0, seed=1), _reviewed(4000, 2.0, 0.0, seed=1)
+    anchored_few, platt_few = fit_probability(*few, "anchored")[0], fit_probability(*few, "platt")[0]
+    assert abs(anchored_few - 1) < abs(platt_few - 1)  # 40 pairs hardly move the slope off 1
+    assert 1.7 < fit_probability(*many, "anchored")[0] < fit_probability(*many, "platt")[0] < 2.3  # 4,000 pairs do
+    p, y = _reviewed(300, 1.0, 1.5, seed=5)  # reviewers differ by an offset only: anchored is the shift, nearly
+    (slope, shift), (_, shift_only) = fit_probability(p, y, "anchored"), fit_probability(p, y, "shift")
+    assert abs(slope - 1) < 0.15 and abs(shift - shift_only) < 0.15

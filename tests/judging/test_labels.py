@@ -161,15 +161,17 @@ def test_calibrate_then_label_round_trip(tmp_path):
     code, text = _run("calibrate", judgments, tmp_path / "human.qrels", "-o", tmp_path / "cal.json")
     assert code == 0, text
     written = json.loads((tmp_path / "cal.json").read_text())
-    assert written["rule"] == "probability" and 1.0 < written["calibration"]["shift"] < 2.0 and written["calibration"]["slope"] == 1
+    calibration = written["calibration"]
+    assert written["rule"] == "probability" and calibration["fit"] == "anchored"  # the default refit
+    assert 1.0 < calibration["shift"] < 2.0 and abs(calibration["slope"] - 1) < 0.2  # an offset, the spread kept
     code, text = _run("label", judgments, "-o", tmp_path / "q.txt", "--calibration", tmp_path / "cal.json")
     assert code == 0, text
-    moved = labels.sigmoid((labels.logit(labels.CUT) - written["calibration"]["shift"]))
+    moved = labels.sigmoid((labels.logit(labels.CUT) - calibration["shift"]) / calibration["slope"])
     assert written["thresholds"] == [pytest.approx(moved)]
     got = read_qrels(tmp_path / "q.txt").to_dict()
     assert [got[f"q{i % 30}"][f"c{i}"] for i in range(300)] == (p >= moved).astype(int).tolist()
     params = json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]
-    assert params["calibration"]["shift"] == written["calibration"]["shift"] and params["calibration"]["fit"] == "shift"
+    assert params["calibration"]["shift"] == written["calibration"]["shift"] and params["calibration"]["fit"] == "anchored"
     # a threshold calibration (--on R) goes through the same option
     code, text = _run("calibrate", judgments, tmp_path / "human.qrels", "--on", "R", "-o", tmp_path / "r.json")
     assert code == 0, text

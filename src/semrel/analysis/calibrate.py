@@ -1,12 +1,13 @@
 """Fitting the labels to human labels: the judge's probability refitted on reviewed pairs, or
 thresholds on a judge score that agree best with them.
 
-The probability (the default rule, semrel.judging.labels) is refitted on logit(p): `shift` moves
-it by the one offset that makes the reviewed pairs most likely (one parameter: the safest with a
-few dozen pairs), `platt` fits slope and offset (logistic regression on logit(p), the slope
-lightly penalised as scikit-learn's C=10 does). The cut stays where it is; the labels move
-because p does. bench/labels.py measured what each gains against the number of pairs reviewed
-(docs/review.md).
+The probability (the default rule, semrel.judging.labels) is refitted on logit(p) as
+sigmoid(slope * logit(p) + shift), by maximum likelihood on the reviewed pairs: `anchored` (the
+default) with a Gaussian prior of sd ANCHOR_SD on slope - 1, so that a few dozen pairs, most of
+them near the cut, move little more than the offset and a few hundred can change the spread too;
+`shift` fits the offset alone, `platt` slope and offset (the slope lightly penalised toward 0 as
+scikit-learn's C=10 does). The cut stays where it is; the labels move because p does.
+bench/labels.py measured what each gains against the number of pairs reviewed (docs/review.md).
 
 Thresholds:
 
@@ -37,8 +38,9 @@ from ..judging.labels import CUT, ProbabilityRule, logit, reached
 from ..records import Judgment
 from .agreement import Agreement, Weights, agreement, kappa_from_confusion
 
-PROBABILITY_FITS = ("shift", "platt")
+PROBABILITY_FITS = ("anchored", "shift", "platt")
 PLATT_C = 10.0  # inverse penalty on the slope, as scikit-learn's LogisticRegression(C=10)
+ANCHOR_SD = 0.25  # the anchored fit's prior on the slope: 1 (the judge's spread of p is right) give or take this
 
 EXHAUSTIVE_COMBINATIONS = 200_000
 
@@ -157,7 +159,7 @@ def expected_calibration_error(relevant: np.ndarray, p: np.ndarray, bins: int = 
     return total / len(p)
 
 
-def fit_probability(p: np.ndarray, relevant: np.ndarray, fit: str = "shift") -> tuple[float, float]:
+def fit_probability(p: np.ndarray, relevant: np.ndarray, fit: str = "anchored") -> tuple[float, float]:
     """(slope, shift) mapping the judge's p to sigmoid(slope * logit(p) + shift), fitted by maximum
     likelihood on reviewed pairs (`relevant`: 1/0). Both classes must be present."""
     from scipy.optimize import minimize, minimize_scalar
@@ -172,7 +174,8 @@ def fit_probability(p: np.ndarray, relevant: np.ndarray, fit: str = "shift") -> 
     if fit == "shift":
         found = minimize_scalar(lambda g: _log_loss(z + g, y), bounds=(-10.0, 10.0), method="bounded", options={"xatol": 1e-7})
         return 1.0, float(found.x)
-    found = minimize(lambda v: _log_loss(v[0] * z + v[1], y) + v[0] ** 2 / (2 * PLATT_C), x0=np.array([1.0, 0.0]),
+    prior = (lambda slope: (slope - 1) ** 2 / (2 * ANCHOR_SD**2)) if fit == "anchored" else (lambda slope: slope**2 / (2 * PLATT_C))
+    found = minimize(lambda v: _log_loss(v[0] * z + v[1], y) + prior(v[0]), x0=np.array([1.0, 0.0]),
                      method="L-BFGS-B", bounds=[(1e-3, 20.0), (-20.0, 20.0)])
     return float(found.x[0]), float(found.x[1])
 
@@ -193,7 +196,7 @@ class ProbabilityCalibration:
                 "before": self.before.to_json(), "after": self.after.to_json()}
 
 
-def calibrate_probability(p: np.ndarray, human: np.ndarray, fit: str = "shift", cut: float = CUT, graded: bool = False,
+def calibrate_probability(p: np.ndarray, human: np.ndarray, fit: str = "anchored", cut: float = CUT, graded: bool = False,
                           resamples: int = 1000, seed: int = 0) -> ProbabilityCalibration:
     """Refit p on pairs with human grades (grade > 0: relevant); the labels keep the cut `cut`."""
     p = np.asarray(p, dtype=np.float64)

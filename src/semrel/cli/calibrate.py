@@ -30,8 +30,9 @@ from .paths import input_path, output_path
 @click.argument("human", type=input_path(exists=True, dir_okay=False))
 @click.option("--on", type=click.Choice(SCORES), default=None,
               help="p: refit the judge's probability (the default when the judgments hold p); P, R or F: fit thresholds on that score.")
-@click.option("--fit", type=click.Choice(PROBABILITY_FITS), default="shift", show_default=True,
-              help="Probability refit: shift (one offset on logit p: the safest with 50-200 pairs) or platt (slope and offset).")
+@click.option("--fit", type=click.Choice(PROBABILITY_FITS), default="anchored", show_default=True,
+              help="Probability refit: anchored (offset and slope, the slope held near 1 unless the pairs insist), "
+                   "shift (the offset only) or platt (slope and offset, free).")
 @click.option("--graded", is_flag=True, help="Probability refit: the calibrated labels are grades 0-3 (as `label --graded`).")
 @click.option("--grades", type=click.IntRange(1),
               help="Thresholds on P, R or F: their number (top grade) [default: the human labels' top grade].")
