@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers import assert_one_error, read_lines, run
+from semrel.judging import labels
 from small_corpus import TEXTS
 
 GOLDEN = [
@@ -81,7 +82,7 @@ def test_run_bm25_then_skip_everything(tmp_path):
 
 
 @pytest.mark.slow
-def test_threshold_change_relabels_without_rejudging(tmp_path):
+def test_threshold_change_relabels_without_rejudging(tmp_path, monkeypatch):
     config = write_config(write_data(tmp_path), judge=True)
     first = run("run", config)
     assert first.exit_code == 0, first.output
@@ -97,6 +98,12 @@ def test_threshold_change_relabels_without_rejudging(tmp_path):
     assert after["eval gold"] == "skipped"
     manifest = json.loads((tmp_path / "out" / "derived.qrels.manifest.json").read_text())
     assert manifest["params"]["thresholds"] == [0.5]
+    # an upgrade of semrel that moves the default cut relabels; one that changes p's model rejudges
+    monkeypatch.setattr(labels, "GRADE_CUTS", (0.1, 0.2, 0.3))
+    upgraded = statuses(run("run", config).stdout)
+    assert upgraded["label"] == "ran" and upgraded["judge"] == "skipped", upgraded
+    monkeypatch.setattr(labels, "NULL_SAMPLE", labels.NULL_SAMPLE + 1)
+    assert statuses(run("run", config).stdout)["judge"] == "ran"
 
 
 @pytest.mark.parametrize("extra, fragments", [

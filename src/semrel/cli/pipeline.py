@@ -27,7 +27,7 @@ from ..errors import SemrelError, UsageError
 from ..formats.files import read_text
 from ..formats.jsonl import check_nesting, too_deep
 from ..formats.manifest import manifest_is_stale
-from ..judging.labels import CUT
+from ..judging import labels
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -220,9 +220,13 @@ class Step:
     stdout: str | None = None  # file that receives what the command prints
     placement: list[str] = field(default_factory=list)  # where the model runs: passed on, not hashed (same outputs)
     extra: dict[str, Any] = field(default_factory=dict)
+    # what the command takes from semrel itself, not from its arguments (p's model, the label cut): hashed,
+    # so that an upgrade which changes them reruns the step instead of leaving outputs made the old way
+    builtin: Any = None
 
     def settings_hash(self) -> str:
-        return hashlib.sha256(json.dumps([self.command, self.args], sort_keys=True).encode()).hexdigest()[:16]
+        hashed = [self.command, self.args] + ([self.builtin] if self.builtin is not None else [])
+        return hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16]
 
     def shell(self, width: int = 100) -> str:
         """The command line a person would type for this step, wrapped at `width` with backslashes."""
@@ -330,7 +334,8 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
             judge_args += ["--model", j["model"]]
         if j["layer"] is not None:
             judge_args += ["--layer", str(j["layer"])]
-        steps.append(Step("judge", ("judge",), judge_args, judge_inputs, [judgments], placement=placement))
+        steps.append(Step("judge", ("judge",), judge_args, judge_inputs, [judgments], placement=placement,
+                          builtin=labels.model_params()))
         derived = o("derived.qrels")
         label_args = [judgments, "-o", derived]
         for key in ("on", "threshold", "grades", "calibration"):
@@ -338,7 +343,8 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
                 label_args += [f"--{key}", str(lab[key])]
         label_args += ["--graded"] if lab["graded"] else []
         label_inputs = [judgments] + ([lab["calibration"]] if lab["calibration"] else [])
-        steps.append(Step("label", ("label",), label_args, label_inputs, [derived]))
+        steps.append(Step("label", ("label",), label_args, label_inputs, [derived],
+                          builtin={"cut": labels.CUT, "grade_cuts": labels.GRADE_CUTS, "fallback": labels.DEFAULT_THRESHOLD}))
     qrels = derived or gold
     measures = [a for m in config["eval"]["measures"] for a in ("-m", m)]
     if config["eval"]["enabled"]:
@@ -679,5 +685,5 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
                                "`semrel golden import --answer-col desc` and give the golden.jsonl here to judge")
     text = (STARTER_TOP.format(name=os.path.basename(output), golden=rel(golden), what=what, out=out)
             + "\n[corpus]\n" + "\n".join(corpus) + "\n\n[golden]\n" + "\n".join(golden_lines) + "\n"
-            + STARTER_REST.format(judge=judge, judge_note=judge_note, cut=CUT))
+            + STARTER_REST.format(judge=judge, judge_note=judge_note, cut=labels.CUT))
     return text, [what, *notes]
