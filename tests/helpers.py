@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner, Result
 
 from semrel.cli import main
+
+
+def takes_ctrl_c() -> dict[str, Any]:
+    """Popen arguments that give the child Ctrl-C (SIGINT) as a terminal delivers it. A background
+    job starts with SIGINT ignored, Python then leaves it ignored, and a child sent SIGINT would
+    never stop: the tests that interrupt a process would hang when the suite runs in the background."""
+    return {"preexec_fn": lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)}
 
 
 def run(*args: str, input: str | None = None) -> Result:

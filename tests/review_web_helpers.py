@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import semrel
+from helpers import takes_ctrl_c
 from review_helpers import write_judged
 
 SRC = str(Path(semrel.__file__).resolve().parents[1])
@@ -29,7 +30,7 @@ class Server:
         command = [sys.executable, "-c", "from semrel.cli import main; main()", "review", "serve", "--db", db,
                    "--port", "0", *files, *options]
         self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, "PYTHONPATH": SRC})
+                                     env={**os.environ, "PYTHONPATH": SRC}, **takes_ctrl_c())
         self.lines: list[str] = []
         for line in self.proc.stderr:
             self.lines.append(line)
@@ -43,9 +44,12 @@ class Server:
         """Ctrl-C, as a person stops it; returns all it wrote to stderr."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
-        rest = self.proc.stderr.read()
+        try:
+            rest = self.proc.communicate(timeout=30)[1]
+        except subprocess.TimeoutExpired:  # a failure, not a hang
+            self.proc.kill()
+            rest = self.proc.communicate()[1] + "\n(the server did not stop within 30 s of Ctrl-C)"
         self.lines.append(rest)
-        self.proc.wait(timeout=30)
         return "".join(self.lines)
 
     def __enter__(self) -> Server:

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import semrel
-from helpers import run
+from helpers import run, takes_ctrl_c
 from semrel.formats.pool import write_pool
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -58,7 +58,8 @@ def _saved(partial: Path) -> list[tuple[str, str, str]]:
 def _stop(folder: Path, sig: int, total: int) -> subprocess.CompletedProcess:
     """Start the judge, send `sig` once its checkpoint holds some scored rows, and wait for it."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    process = subprocess.Popen(_command(folder), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(_command(folder), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               **takes_ctrl_c())
     partial, before = folder / "j.jsonl.partial", len(_saved(folder / "j.jsonl.partial"))
     deadline = time.monotonic() + 300
     while len(_saved(partial)) <= before and process.poll() is None and time.monotonic() < deadline:
