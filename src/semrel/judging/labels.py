@@ -206,7 +206,7 @@ class ThresholdRule:
 
     def describe(self) -> str:
         return f"{self.on} >= {self.thresholds[0]:g}" if len(self.thresholds) == 1 else \
-            f"grades by {self.on} at {', '.join(f'{t:g}' for t in self.thresholds)}"
+            f"{self.on} at grade cuts {', '.join(f'{t:g}' for t in self.thresholds)}"
 
     def params(self) -> dict:
         return {"rule": self.name, "on": self.on, "thresholds": list(self.thresholds),
@@ -253,7 +253,7 @@ class ProbabilityRule:
         return reached(score_values(judgments, PROBABILITY), self.judge_thresholds)
 
     def describe(self) -> str:
-        what = f"p >= {self.cut:g}" if not self.graded else f"grades by p at {', '.join(f'{t:g}' for t in self.thresholds)}"
+        what = f"p >= {self.cut:g}" if not self.graded else f"p at grade cuts {', '.join(f'{t:g}' for t in self.thresholds)}"
         return what + (f" (calibrated: slope {self.slope:.3g}, shift {self.shift:+.3g})" if self.is_calibrated else "")
 
     @property
