@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers import assert_one_error, read_lines, run
+from semrel.cli import pipeline
 from semrel.judging import labels
 from small_corpus import TEXTS
 
@@ -361,6 +362,19 @@ def test_run_config_samples_queries_tunes_bm25_and_reports_both_qrels(tmp_path):
     config.write_text(config.read_text().replace("enabled = false", "enabled = true"))
     planned = run("run", config, "--dry-run").stdout
     assert re.search(r"--gold-qrels \S*out/gold.qrels", planned.replace(" \\\n    ", " "))
+def test_the_steps_that_use_the_default_cut_are_replanned_when_it_moves(tmp_path, monkeypatch):
+    """label and sensitivity take the cut from semrel, not from the config: their settings hash follows it."""
+    config = pipeline.load_config(str(write_config(write_data(tmp_path), judge=True)), ["retrieve.methods=bm25,dense"])
+
+    def hashes() -> dict[str, str]:
+        return {step.name: step.settings_hash() for step in pipeline.plan(config)}
+
+    before = hashes()
+    monkeypatch.setattr(labels, "CUT", 0.5)
+    after = hashes()
+    assert {name for name in before if before[name] != after[name]} == {"label", "sensitivity"}
+
+
 def test_label_calibration_and_graded_reach_label_and_sensitivity(tmp_path):
     """[label] calibration = the file `semrel calibrate -o` wrote: label applies it, sensitivity marks its cut on p."""
     config = write_config(write_data(tmp_path), judge=True)

@@ -220,7 +220,7 @@ class Step:
     stdout: str | None = None  # file that receives what the command prints
     placement: list[str] = field(default_factory=list)  # where the model runs: passed on, not hashed (same outputs)
     extra: dict[str, Any] = field(default_factory=dict)
-    # what the command takes from semrel itself, not from its arguments (p's model, the label cut): hashed,
+    # what the command takes from semrel itself, not from its arguments (p's model, the label cuts): hashed,
     # so that an upgrade which changes them reruns the step instead of leaving outputs made the old way
     builtin: Any = None
 
@@ -343,8 +343,7 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
                 label_args += [f"--{key}", str(lab[key])]
         label_args += ["--graded"] if lab["graded"] else []
         label_inputs = [judgments] + ([lab["calibration"]] if lab["calibration"] else [])
-        steps.append(Step("label", ("label",), label_args, label_inputs, [derived],
-                          builtin={"cut": labels.CUT, "grade_cuts": labels.GRADE_CUTS, "fallback": labels.DEFAULT_THRESHOLD}))
+        steps.append(Step("label", ("label",), label_args, label_inputs, [derived], builtin=labels.rule_defaults()))
     qrels = derived or gold
     measures = [a for m in config["eval"]["measures"] for a in ("-m", m)]
     if config["eval"]["enabled"]:
@@ -376,7 +375,8 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
         elif lab["calibration"] is not None and lab["grades"] is None:  # the calibrated cut, on the judge's own score
             args += _calibrated_at(lab["calibration"])
         text = o("sensitivity.txt")
-        steps.append(Step("sensitivity", ("sensitivity",), args, [judgments, *runs], [curves, text], stdout=text))
+        steps.append(Step("sensitivity", ("sensitivity",), args, [judgments, *runs], [curves, text], stdout=text,
+                          builtin=labels.rule_defaults()))
     lift_args = []
     if base and reranked:
         lift_args = ["--base", base, "--reranked", reranked] + (["--depth", str(lift["depth"])] if lift["depth"] else [])

@@ -128,6 +128,12 @@ def probability(features: np.ndarray, with_gold: np.ndarray | bool) -> np.ndarra
     return np.where(gold, sigmoid(WITH_GOLD.logit(x)), sigmoid(WITHOUT_GOLD.logit(x)))
 
 
+def rule_defaults() -> dict:
+    """The label rules' built-in settings: what labelling (and the sensitivity curve's mark) takes from
+    semrel itself rather than from its options, so a pipeline can tell when an upgrade changed them."""
+    return {"cut": CUT, "grade_cuts": list(GRADE_CUTS), "threshold": DEFAULT_THRESHOLD}
+
+
 def model_params() -> dict:
     """The probability model, for manifests."""
     return {"features": [*FEATURES, "P_max*lenratio"], "with_gold": WITH_GOLD.to_json(), "without_gold": WITHOUT_GOLD.to_json(),
