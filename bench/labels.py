@@ -33,8 +33,10 @@ on each condition's sets alone). Per rule and
 set: kappa at the rule's setting, the rule's own oracle (best kappa of any threshold on its score
 on that set), AUC, quadratic-weighted kappa of the grades (0-3) against gold, expected calibration
 error (10 bins; p only) and tau. The bar's reference is the raw-R oracle (best threshold on R).
-Then the learning curve of `semrel calibrate` (LODO p refitted on 50/100/200 pairs queued as
-`semrel review` queues them: uncertain first, a quarter random; kappa on the other pairs; mean of
+Then how the one cut is chosen (CUT_RULES: the mean margin that ships, the worst margin used
+before, all pairs pooled, fixed cuts), each judged left out of the fit and in-sample. Then the
+learning curve of `semrel calibrate` (LODO p refitted on 50/100/200 pairs queued as `semrel
+review` queues them: uncertain first, a quarter random; kappa on the other pairs; mean of
 10 seeds) against re-choosing a threshold on R. `--fit` refits the shipped coefficients from the
 judgments and prints them beside semrel.judging.labels' constants.
 """
@@ -49,6 +51,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from scipy.stats import kendalltau
@@ -349,11 +352,24 @@ class Fitted:
         return labels.sigmoid((self.gold if d.with_gold else self.nogold).logit(d.X if X is None else X))
 
 
-def choose_cut(items: list[tuple[np.ndarray, np.ndarray, float]]) -> float:
-    """The cut maximising the mean margin kappa - raw oracle over the items (p, y, raw oracle): the
-    worst margin, chosen before, chased the hardest fitting set's convention and travelled worse."""
+Items = list[tuple[np.ndarray, np.ndarray, float]]  # (p, gold labels, the set's raw oracle) per fitting set
+
+# How the one cut is chosen over the fitting sets: the score each candidate cut gets. The mean margin ships;
+# the worst margin, chosen before, chased the hardest fitting set's convention and travelled worse.
+CUT_RULES: dict[str, Callable[[Items, float], float]] = {
+    "mean margin (shipped)": lambda items, c: float(np.mean([kappa(y, p >= c) - o for p, y, o in items])),
+    "worst margin (before)": lambda items, c: min(kappa(y, p >= c) - o for p, y, o in items),
+    "kappa of all pairs pooled": lambda items, c: kappa(np.concatenate([y for _, y, _ in items]),
+                                                        np.concatenate([p for p, _, _ in items]) >= c),
+    "fixed 0.30": lambda items, c: -abs(c - 0.30),
+    "fixed 0.50": lambda items, c: -abs(c - 0.50),
+}
+
+
+def choose_cut(items: Items, rule: str = "mean margin (shipped)") -> float:
+    """The cut of a 0.01 grid that `rule` (CUT_RULES) scores best over the items."""
     grid = np.round(np.linspace(0.05, 0.95, 91), 2)
-    return float(max(grid, key=lambda c: np.mean([kappa(y, p >= c) - o for p, y, o in items])))
+    return float(max(grid, key=lambda c: CUT_RULES[rule](items, c)))
 
 
 def refit(train: list[tuple[SetData, SetData]], raw: dict) -> Fitted:
@@ -404,6 +420,27 @@ def learning_curve(d: SetData, p: np.ndarray, cut: float, seeds: int = 10) -> di
     return out
 
 
+def compare_cut_rules(data: dict[tuple[str, str], SetData], raw: dict, lodo_models: dict[str, Fitted | None],
+                      trains: dict[str, list[tuple[SetData, SetData]]]) -> dict[str, dict]:
+    """Per rule of CUT_RULES: the cut each left-out family gets from the others and the margins it reaches on
+    the held-out sets (both conditions), and the in-sample cut on the shipped p with its margins. The
+    coefficients do not depend on the cut, so the LODO models are those already refitted."""
+    out: dict[str, dict] = {}
+    if any(m is None for m in lodo_models.values()):
+        return out  # a single family: nothing to leave out
+    for rule in CUT_RULES:
+        lodo_cuts, lodo = {}, []
+        for family, model in lodo_models.items():
+            assert model is not None
+            lodo_cuts[family] = choose_cut([(model.p(d), d.y, raw[d.name, d.condition]) for pair in trains[family] for d in pair], rule)
+            lodo += [kappa(d.y, model.p(d) >= lodo_cuts[family]) - raw[k] for k, d in data.items() if FAMILY[d.name] == family]
+        cut = choose_cut([(d.p, d.y, raw[k]) for k, d in data.items()], rule)
+        inside = [kappa(d.y, d.p >= cut) - raw[k] for k, d in data.items()]
+        out[rule] = {"lodo_cuts": lodo_cuts, "lodo_worst": min(lodo), "lodo_mean": float(np.mean(lodo)), "cut": cut,
+                     "worst": min(inside), "mean": float(np.mean(inside))}
+    return out
+
+
 def fmt(v) -> str:
     return "-" if v is None else f"{v:.3f}"
 
@@ -430,10 +467,10 @@ def main() -> None:
     raw = {k: oracle(d.y, d.R) for k, d in data.items()}
     # the candidate: the shipped p with a cut of its own per condition, chosen as the shared cut was (mean margin, in-sample)
     own_cuts = {c: choose_cut([(d.p, d.y, raw[k]) for k, d in data.items() if d.condition == c]) for c in CONDITIONS}
-    rows, curves, lodo_models = [], {}, {}
+    rows, curves, lodo_models, trains = [], {}, {}, {}
     for family in dict.fromkeys(FAMILY[n] for n in names):
-        train = [(data[n, "gold"], data[n, "nogold"]) for n in names if FAMILY[n] != family]
-        lodo_models[family] = refit(train, raw) if train else None
+        trains[family] = [(data[n, "gold"], data[n, "nogold"]) for n in names if FAMILY[n] != family]
+        lodo_models[family] = refit(trains[family], raw) if trains[family] else None
     for (name, condition), d in data.items():
         every = np.array([[j.features[f] for f in labels.FEATURES] for j in d.all]) if d.all is not None else None
         rows.append(rule_rows(d, "R>=0.70", d.R, (labels.DEFAULT_THRESHOLD,), RAW_GRADES, not args.no_tau,
@@ -472,6 +509,13 @@ def main() -> None:
         margins = [r["kappa"] - r["raw_oracle"] for r in mine]
         worst = mine[int(np.argmin(margins))]
         print(f"\nmean margin to the raw oracle: {np.mean(margins):+.3f}; worst: {min(margins):+.3f} ({worst['set']}/{worst['condition']})")
+    cut_rules = compare_cut_rules(data, raw, lodo_models, trains)
+    if cut_rules:
+        print("\n### How the cut is chosen: each rule's cut, left out of the fit (LODO) and in-sample\n")
+        print(render(Table(["cut chosen by", "cuts, family left out", "LODO worst / mean", "in-sample cut: worst / mean"],
+                           [[rule, " / ".join(f"{f} {c:.2f}" for f, c in r["lodo_cuts"].items()),
+                             f"{r['lodo_worst']:+.3f} / {r['lodo_mean']:+.3f}",
+                             f"{r['cut']:.2f}: {r['worst']:+.3f} / {r['mean']:+.3f}"] for rule, r in cut_rules.items()]), "markdown"))
     if curves:
         kinds = (*PROBABILITY_FITS, "raw")
         print(f"\n### Learning curve: LODO p refitted on n reviewed pairs ({' / '.join(PROBABILITY_FITS)}), against re-choosing a "
@@ -491,7 +535,7 @@ def main() -> None:
         print(f"cut: refitted {full.cut}, shipped {labels.CUT}; pairs {fitted['pairs']}")
     out = args.out or args.work / "labels.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"rows": rows, "learning_curve": curves, "fit": fitted,
+    out.write_text(json.dumps({"rows": rows, "learning_curve": curves, "fit": fitted, "cut_rules": cut_rules,
                                "lodo": {f: None if m is None else {"with_gold": m.gold.to_json(), "without_gold": m.nogold.to_json(),
                                                                    "cut": m.cut} for f, m in lodo_models.items()}},
                               indent=1) + "\n", encoding="utf-8")
