@@ -251,6 +251,40 @@ def judged(folder: Path, condition: str, pool: str, cache: Path) -> list:
     return read_judgments(out)
 
 
+OTHER_POOLS = {  # pool shapes the model was not fitted on: (BM25 depth, dense depth); the judge adds the gold chunks
+    "bm25@10": (10, 0),
+    "bm25@20+dense@10": (20, 10),
+}
+
+
+def top(run: Path, depth: int) -> dict[str, list[str]]:
+    """Each query's first `depth` chunks of a TREC run."""
+    out: dict[str, list[str]] = {}
+    for line in open(run, encoding="utf-8"):
+        q, _, c, rank, *_ = line.split()
+        if int(rank) <= depth:
+            out.setdefault(q, []).append(c)
+    return out
+
+
+def other_pools(folder: Path, cache: Path) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(gold labels, p, R) of the set judged, gold known, on each pool of OTHER_POOLS (judgments reused)."""
+    gold = {(g.query_id, c) for g in read_golden(folder / "golden.jsonl") for c in g.gold_chunk_ids}
+    out = {}
+    for name, (bm25, dense) in OTHER_POOLS.items():
+        judgments = folder / f"judgments-gold-{name}.jsonl"
+        if not judgments.exists():
+            pairs = {(q, c) for q, cs in top(folder / "runs" / "bm25.run", bm25).items() for c in cs}
+            pairs |= {(q, c) for q, cs in top(folder / "runs" / "dense.run", dense).items() for c in cs} if dense else set()
+            write_pool_rows(folder / f"pool-{name}.tsv", [(q, c, {"pool"}) for q, c in sorted(pairs)])
+            print(f"  judging {folder.name} on {name}", file=sys.stderr)
+            semrel.judge(folder / "corpus.jsonl", folder / "golden.jsonl", folder / f"pool-{name}.tsv", judgments, cache=cache)
+        rows = read_judgments(judgments)
+        out[name] = (np.array([(j.query_id, j.chunk_id) in gold for j in rows], dtype=np.int64), np.array([j.p for j in rows]),
+                     np.array([j.R for j in rows]))
+    return out
+
+
 class SetData:
     """One set in one condition: the kappa pool's judgments with gold labels, and the ranking pool's."""
 
@@ -421,10 +455,12 @@ def learning_curve(d: SetData, p: np.ndarray, cut: float, seeds: int = 10) -> di
 
 
 def compare_cut_rules(data: dict[tuple[str, str], SetData], raw: dict, lodo_models: dict[str, Fitted | None],
-                      trains: dict[str, list[tuple[SetData, SetData]]]) -> dict[str, dict]:
+                      trains: dict[str, list[tuple[SetData, SetData]]], others: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+                      ) -> dict[str, dict]:
     """Per rule of CUT_RULES: the cut each left-out family gets from the others and the margins it reaches on
-    the held-out sets (both conditions), and the in-sample cut on the shipped p with its margins. The
-    coefficients do not depend on the cut, so the LODO models are those already refitted."""
+    the held-out sets (both conditions); the in-sample cut on the shipped p with its margins; and that cut's
+    margins on `others`, pools of shapes the model was not fitted on ((gold, p, R) each). The coefficients do
+    not depend on the cut, so the LODO models are those already refitted."""
     out: dict[str, dict] = {}
     if any(m is None for m in lodo_models.values()):
         return out  # a single family: nothing to leave out
@@ -436,8 +472,10 @@ def compare_cut_rules(data: dict[tuple[str, str], SetData], raw: dict, lodo_mode
             lodo += [kappa(d.y, model.p(d) >= lodo_cuts[family]) - raw[k] for k, d in data.items() if FAMILY[d.name] == family]
         cut = choose_cut([(d.p, d.y, raw[k]) for k, d in data.items()], rule)
         inside = [kappa(d.y, d.p >= cut) - raw[k] for k, d in data.items()]
+        elsewhere = [kappa(y, p >= cut) - oracle(y, r) for y, p, r in others] or [float("nan")]
         out[rule] = {"lodo_cuts": lodo_cuts, "lodo_worst": min(lodo), "lodo_mean": float(np.mean(lodo)), "cut": cut,
-                     "worst": min(inside), "mean": float(np.mean(inside))}
+                     "worst": min(inside), "mean": float(np.mean(inside)), "other_worst": min(elsewhere),
+                     "other_mean": float(np.mean(elsewhere))}
     return out
 
 
@@ -509,13 +547,18 @@ def main() -> None:
         margins = [r["kappa"] - r["raw_oracle"] for r in mine]
         worst = mine[int(np.argmin(margins))]
         print(f"\nmean margin to the raw oracle: {np.mean(margins):+.3f}; worst: {min(margins):+.3f} ({worst['set']}/{worst['condition']})")
-    cut_rules = compare_cut_rules(data, raw, lodo_models, trains)
+    # pools of other shapes need the runs, which the ranking check builds; MS MARCO's pool is the query's own passages
+    others = [] if args.no_tau else [v for n in names if FAMILY[n] != "msmarco"
+                                     for v in other_pools(args.work / "sets" / n, cache).values()]
+    cut_rules = compare_cut_rules(data, raw, lodo_models, trains, others)
     if cut_rules:
-        print("\n### How the cut is chosen: each rule's cut, left out of the fit (LODO) and in-sample\n")
-        print(render(Table(["cut chosen by", "cuts, family left out", "LODO worst / mean", "in-sample cut: worst / mean"],
+        print("\n### How the cut is chosen: each rule's cut, left out of the fit (LODO), in-sample, and on "
+              f"{len(others)} set-pools of other shapes ({', '.join(OTHER_POOLS)}; with gold)\n")
+        print(render(Table(["cut chosen by", "cuts, family left out", "LODO worst / mean", "in-sample cut: worst / mean",
+                            "other pools worst / mean"],
                            [[rule, " / ".join(f"{f} {c:.2f}" for f, c in r["lodo_cuts"].items()),
-                             f"{r['lodo_worst']:+.3f} / {r['lodo_mean']:+.3f}",
-                             f"{r['cut']:.2f}: {r['worst']:+.3f} / {r['mean']:+.3f}"] for rule, r in cut_rules.items()]), "markdown"))
+                             f"{r['lodo_worst']:+.3f} / {r['lodo_mean']:+.3f}", f"{r['cut']:.2f}: {r['worst']:+.3f} / {r['mean']:+.3f}",
+                             f"{r['other_worst']:+.3f} / {r['other_mean']:+.3f}"] for rule, r in cut_rules.items()]), "markdown"))
     if curves:
         kinds = (*PROBABILITY_FITS, "raw")
         print(f"\n### Learning curve: LODO p refitted on n reviewed pairs ({' / '.join(PROBABILITY_FITS)}), against re-choosing a "
