@@ -44,6 +44,7 @@ judgments and prints them beside semrel.judging.labels' constants.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -63,6 +64,7 @@ from semrel.analysis.agreement import cohen_kappa
 from semrel.analysis.calibrate import PROBABILITY_FITS, best_thresholds, expected_calibration_error, fit_probability
 from semrel.formats.corpus import read_corpus, read_golden, write_corpus, write_golden
 from semrel.formats.judgments import read_judgments
+from semrel.formats.manifest import read_params
 from semrel.formats.tables import Table, render
 from semrel.judging import labels
 from semrel.records import Chunk, GoldenItem
@@ -236,10 +238,17 @@ def build(name: str, folder: Path, queries: int, seed: int, cache: Path) -> None
 # ---------------------------------------------------------------- judging, in both conditions
 
 
+def current(judgments: Path) -> bool:
+    """Whether judgments exist and their p comes from the shipped model (a changed model rejudges them)."""
+    params = read_params(judgments) if judgments.exists() else None
+    model = ((params or {}).get("probability") or {}).get("model")
+    return model == json.loads(json.dumps(labels.model_params()))
+
+
 def judged(folder: Path, condition: str, pool: str, cache: Path) -> list:
     """Judgments of pool.tsv ("kappa") or pool-all.tsv ("all") with or without the gold chunks known."""
     out = folder / f"judgments-{condition}-{pool}.jsonl"
-    if not out.exists():
+    if not current(out):
         source = folder / ("pool.tsv" if pool == "kappa" else "pool-all.tsv")
         golden, pairs = folder / "golden.jsonl", source
         if condition == "nogold":  # no gold known: the golden set without gold, the pool without gold-only pairs
@@ -273,7 +282,7 @@ def other_pools(folder: Path, cache: Path) -> dict[str, tuple[np.ndarray, np.nda
     out = {}
     for name, (bm25, dense) in OTHER_POOLS.items():
         judgments = folder / f"judgments-gold-{name}.jsonl"
-        if not judgments.exists():
+        if not current(judgments):
             pairs = {(q, c) for q, cs in top(folder / "runs" / "bm25.run", bm25).items() for c in cs}
             pairs |= {(q, c) for q, cs in top(folder / "runs" / "dense.run", dense).items() for c in cs} if dense else set()
             write_pool_rows(folder / f"pool-{name}.tsv", [(q, c, {"pool"}) for q, c in sorted(pairs)])
@@ -372,7 +381,9 @@ def fit(parts: list[SetData]) -> labels.Coefficients:
     y = np.concatenate([d.y for d in parts])
     w = np.concatenate([np.full(len(d.y), 1.0 / len(d.y)) for d in parts])
     model = LogisticRegression(C=100.0, max_iter=5000).fit(X, y, sample_weight=w * len(y) / w.sum())
-    return labels.Coefficients(float(model.intercept_[0]), tuple(float(v) for v in model.coef_[0]))
+    features = np.vstack([d.X for d in parts])
+    return labels.Coefficients(float(model.intercept_[0]), tuple(float(v) for v in model.coef_[0]),
+                               tuple(float(v) for v in np.nanmin(features, axis=0)), tuple(float(v) for v in np.nanmax(features, axis=0)))
 
 
 class Fitted:
@@ -479,6 +490,36 @@ def compare_cut_rules(data: dict[tuple[str, str], SetData], raw: dict, lodo_mode
     return out
 
 
+def compare_holding(data: dict[tuple[str, str], SetData], raw: dict, lodo_models: dict[str, Fitted | None],
+                    trains: dict[str, list[tuple[SetData, SetData]]]) -> dict[str, dict]:
+    """The LODO models with each feature held to the range of the sets they were fitted on (as shipped) and
+    extrapolated beyond it: margins on the held-out sets, each with the cut its fitting sets give it."""
+    if any(m is None for m in lodo_models.values()):
+        return {}
+    out: dict[str, dict] = {}
+    for kind in ("held (shipped)", "extrapolated"):
+        margins = {}
+        for family, model in lodo_models.items():
+            assert model is not None
+            if kind == "extrapolated":
+                model = Fitted(*(dataclasses.replace(c, lower=None, upper=None) for c in (model.gold, model.nogold)), model.cut)
+            cut = choose_cut([(model.p(d), d.y, raw[d.name, d.condition]) for pair in trains[family] for d in pair])
+            margins |= {f"{k[0]}/{k[1]}": kappa(d.y, model.p(d) >= cut) - raw[k] for k, d in data.items() if FAMILY[d.name] == family}
+        out[kind] = {"margins": margins, "worst": min(margins.values()), "mean": float(np.mean(list(margins.values())))}
+    if out:
+        held, free = out["held (shipped)"]["margins"], out["extrapolated"]["margins"]
+        out["held (shipped)"]["against"] = {"higher": sum(held[k] > free[k] + 1e-12 for k in held),
+                                            "lower": sum(held[k] < free[k] - 1e-12 for k in held), "sets": len(held)}
+    return out
+
+
+def share_beyond(judgments) -> float:
+    """The share of the pairs with a feature beyond the range the shipped model was fitted on (the warning's measure)."""
+    x = np.array([[j.features[f] for f in labels.FEATURES] for j in judgments])
+    found = labels.beyond_range(labels.outside_range(x, np.array([j.features[labels.WITH_GOLD_FLAG] > 0 for j in judgments])))
+    return found["pairs"] / max(found["of"], 1)
+
+
 def fmt(v) -> str:
     return "-" if v is None else f"{v:.3f}"
 
@@ -559,6 +600,19 @@ def main() -> None:
                            [[rule, " / ".join(f"{f} {c:.2f}" for f, c in r["lodo_cuts"].items()),
                              f"{r['lodo_worst']:+.3f} / {r['lodo_mean']:+.3f}", f"{r['cut']:.2f}: {r['worst']:+.3f} / {r['mean']:+.3f}",
                              f"{r['other_worst']:+.3f} / {r['other_mean']:+.3f}"] for rule, r in cut_rules.items()]), "markdown"))
+    holding = compare_holding(data, raw, lodo_models, trains)
+    if holding:
+        against = holding["held (shipped)"]["against"]
+        print("\n### Features held to the range they were fitted on, or extrapolated (LODO, each with its own cut)\n")
+        print(render(Table(["features", "LODO worst / mean margin"],
+                           [[kind, f"{r['worst']:+.3f} / {r['mean']:+.3f}"] for kind, r in holding.items()]), "markdown"))
+        print(f"\nheld against extrapolated: higher on {against['higher']}, lower on {against['lower']} of {against['sets']} "
+              "held-out set-conditions")
+    beyond = {f"{k[0]}/{k[1]}/{pool}": share_beyond(rows_) for k, d in data.items() for pool, rows_ in (("kappa", d.kappa), ("all", d.all))
+              if rows_}
+    worst = max(beyond, key=beyond.get)
+    print(f"pairs beyond the shipped model's range (the judge warns over {labels.OUTSIDE_WARNING:.0%}): at most {beyond[worst]:.2%} "
+          f"({worst}) over the {len(beyond)} kappa and ranking pools")
     if curves:
         kinds = (*PROBABILITY_FITS, "raw")
         print(f"\n### Learning curve: LODO p refitted on n reviewed pairs ({' / '.join(PROBABILITY_FITS)}), against re-choosing a "
@@ -574,11 +628,14 @@ def main() -> None:
         print("\n### Refitted on all sets (compare semrel.judging.labels)\n")
         for key, mine, constant in (("with_gold", full.gold, labels.WITH_GOLD), ("without_gold", full.nogold, labels.WITHOUT_GOLD)):
             print(f"{key}: refitted {np.round([mine.intercept, *mine.weights], 6).tolist()}\n"
-                  f"{' ' * len(key)}  shipped   {np.round([constant.intercept, *constant.weights], 6).tolist()}")
+                  f"{' ' * len(key)}  shipped   {np.round([constant.intercept, *constant.weights], 6).tolist()}\n"
+                  f"{' ' * len(key)}  range     refitted {mine.lower} .. {mine.upper}\n"
+                  f"{' ' * len(key)}            shipped  {constant.lower} .. {constant.upper}")
         print(f"cut: refitted {full.cut}, shipped {labels.CUT}; pairs {fitted['pairs']}")
     out = args.out or args.work / "labels.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"rows": rows, "learning_curve": curves, "fit": fitted, "cut_rules": cut_rules,
+    out.write_text(json.dumps({"rows": rows, "learning_curve": curves, "fit": fitted, "cut_rules": cut_rules, "holding": holding,
+                               "beyond": beyond,
                                "lodo": {f: None if m is None else {"with_gold": m.gold.to_json(), "without_gold": m.nogold.to_json(),
                                                                    "cut": m.cut} for f, m in lodo_models.items()}},
                               indent=1) + "\n", encoding="utf-8")

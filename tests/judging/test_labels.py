@@ -100,11 +100,11 @@ def test_bad_judgments_name_file_and_line(tmp_path, line, expected):
 
 # ---------------------------------------------------------------- the probability rule (the default)
 
-def _with_p(path, rows, manifest=True):
+def _with_p(path, rows, manifest=True, lenratio=0.0):
     """judgments.jsonl rows (query, chunk, R, p, source) as the judge writes them."""
     path.write_text("".join(json.dumps({"query_id": q, "chunk_id": c, "P": r, "R": r, "F": r, "source": s, "p": p,
                                         "features": {"relR": 0.5, "R_max": 0.0, "own": 0.5, "F_max": 0.0, "P_max": 0.0,
-                                                     "lenratio": 0.0, "with_gold": float("gold" in s)}}) + "\n"
+                                                     "lenratio": lenratio, "with_gold": float("gold" in s)}}) + "\n"
                             for q, c, r, p, s in rows))
     if manifest:
         (path.parent / f"{path.name}.manifest.json").write_text(json.dumps({"params": {"model": "all-MiniLM-L6-v2"}}))
@@ -190,6 +190,31 @@ def test_labels_that_look_wrong_are_warned_about_with_what_to_do(tmp_path):
     assert len(json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]["warnings"]) == 2
     code, text = _run("label", judgments, "-o", tmp_path / "ok.txt")  # the default labels both gold chunks: no warning
     assert code == 0 and "warning" not in text
+
+
+def test_pairs_unlike_the_development_sets_are_warned_about(tmp_path):
+    """References far shorter than their chunks (lenratio under the fitted range) on every pair: `label` says so."""
+    far = min(labels.WITH_GOLD.lower[-1], labels.WITHOUT_GOLD.lower[-1]) - 1
+    code, text = _run("label", _with_p(tmp_path / "j.jsonl", PROBABLE, lenratio=far), "-o", tmp_path / "q.txt")
+    assert code == 0, text
+    assert "5 of 5 pairs (100%) lie beyond the development sets p was fitted on (most often lenratio: references far" in text
+    assert "semrel calibrate" in text and text.count("warning") == 1
+    code, text = _run("label", _with_p(tmp_path / "j.jsonl", PROBABLE, lenratio=far), "-o", tmp_path / "r.txt", "--threshold", "0.5")
+    assert code == 0 and "beyond" not in text  # a threshold on R does not rest on the model
+
+
+def test_the_share_beyond_the_range_that_is_warned_about():
+    x = np.zeros((100, len(labels.FEATURES)))
+    x[:, labels.FEATURES.index("relR")] = 0.5
+    x[:5, labels.FEATURES.index("R_max")] = 2.0  # 5%: as many as a development pool may hold (0.5% at most there)
+    found = labels.beyond_range(labels.outside_range(x, True))
+    assert found == {"pairs": 5, "of": 100, "by_feature": {f: 5 * (f == "R_max") for f in labels.FEATURES}}
+    assert labels.beyond_range_note(found, "do this") is None
+    x[5, labels.FEATURES.index("relR")] = -50.0
+    found = labels.beyond_range(labels.outside_range(x, True))
+    assert labels.beyond_range_note(found, "do this") == (
+        "6 of 100 pairs (6%) lie beyond the development sets p was fitted on (most often R_max: chunks that copy the reference); "
+        "p holds at the edge of that range there and is less sure; do this")
 
 
 def test_no_gold_in_the_golden_set_is_warned_about(tmp_path):

@@ -18,7 +18,7 @@ from semrel.formats.corpus import read_golden, write_golden
 from semrel.formats.pool import write_pool
 from semrel.judging import labels
 from semrel.judging.checkpoint import Checkpoint
-from semrel.records import GoldenItem, Judgment
+from semrel.records import Chunk, GoldenItem, Judgment
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = (ROOT / ".." / "shared" / "data").resolve()
@@ -41,6 +41,25 @@ def test_probability_is_the_published_formula_with_coefficients_by_gold():
         assert np.allclose(labels.probability(x, gold), 1 / (1 + np.exp(-z)), rtol=0, atol=1e-15)
     mixed = labels.probability(x, np.array([True, False]))
     assert np.allclose(mixed, [labels.probability(x[:1], True)[0], labels.probability(x[1:], False)[0]], rtol=0, atol=1e-15)
+
+
+def test_beyond_the_fitted_range_p_holds_at_the_edge():
+    """A feature past the range of the pairs a model was fitted on gives the p of the range's edge, not an extrapolation."""
+    inside = np.array([[0.9, 0.1, 0.5, 0.05, -0.02, -1.2]])
+    for coefficients, gold in ((labels.WITH_GOLD, True), (labels.WITHOUT_GOLD, False)):
+        assert coefficients.lower is not None and coefficients.upper is not None
+        for k in range(len(labels.FEATURES)):
+            for edge, step in ((coefficients.lower[k], -3.0), (coefficients.upper[k], 3.0)):
+                at, past = inside.copy(), inside.copy()
+                at[0, k], past[0, k] = edge, edge + step
+                assert labels.probability(past, gold)[0] == labels.probability(at, gold)[0]
+                assert labels.outside_range(past, gold)[0].tolist() == [i == k for i in range(len(labels.FEATURES))]
+                assert not labels.outside_range(at, gold).any()
+        free = labels.Coefficients(coefficients.intercept, coefficients.weights)  # the same model, extrapolating
+        past = inside.copy()
+        past[0, -1] = coefficients.upper[-1] + 3.0
+        assert labels.sigmoid(free.logit(past))[0] != labels.probability(past, gold)[0]
+    assert not labels.outside_range(np.full((1, len(labels.FEATURES)), np.nan), True).any()  # no null sample: no p, not "beyond"
 
 
 def _research_model(fixture: dict) -> labels.Coefficients:
@@ -97,6 +116,29 @@ def test_the_judge_reproduces_rule_py_on_a_fixed_pool(tmp_path):
         assert np.abs(np.array([j.features[f] for f in labels.FEATURES]) - np.array(_features(r))).max() < 1e-5
         assert abs(float(labels.sigmoid(research.logit(np.array([[j.features[f] for f in labels.FEATURES]])))[0]) - r["p"]) < 1e-5
     assert judged.params["probability"]["null_sample"]["chunks"] == 100
+
+
+@pytest.mark.slow
+@needs_data
+def test_one_word_answers_against_long_chunks_are_held_at_the_edge_and_warned_about(tmp_path):
+    """'Yes' as the reference of COVID-QA questions, against their articles cut to 1,000 words: the reference is
+    about 1/1,400 of a chunk, past the shortest ratio the development sets hold (lenratio under the fitted range)."""
+    articles = json.loads(COVID_QA.read_text())["data"][:10]
+    texts = [" ".join(a["paragraphs"][0]["context"].split()[:1000]) for a in articles]
+    chunks = [Chunk(f"a{i}", text, f"a{i}", 0, len(text)) for i, text in enumerate(texts)]
+    golden = [GoldenItem(f"q{i}", articles[i]["paragraphs"][0]["qas"][0]["question"], ("Yes",), (f"a{i}",)) for i in range(3)]
+    pool = [(f"q{i}", f"a{(i + 1) % 3}", ("bm25",)) for i in range(3)]
+    result = semrel.judge(chunks, golden, pool, cache=tmp_path / "cache", null_sample=5)
+    beyond = result.params["probability"]["beyond_fitted_range"]
+    assert beyond["of"] == 6 and beyond["pairs"] == 6 and beyond["by_feature"]["lenratio"] == 6, beyond
+    model = labels.WITH_GOLD
+    for j in result.judgments:  # the published formula on the features held to the range, computed here
+        x = np.clip(np.array([j.features[f] for f in labels.FEATURES]), model.lower, model.upper)
+        assert j.features["lenratio"] < model.lower[-1] and x[-1] == model.lower[-1]
+        z = model.intercept + np.append(x, x[4] * x[5]) @ np.array(model.weights)
+        assert j.p == pytest.approx(1 / (1 + np.exp(-z)), rel=0, abs=1e-12)
+    assert any(w.startswith("6 of 6 pairs (100%) lie beyond the development sets p was fitted on") and "semrel calibrate" in w
+               for w in result.warnings), result.warnings
 
 
 def _held_apart(tmp_path: Path, name: str, source: Path, fmt: str, options: list, dev_seed: int, count: int) -> tuple[Path, Path]:

@@ -626,7 +626,8 @@ def judge_pairs(
     probability_notes: list[str] = []
     if features is not None and chance is not None:
         null_texts = {scan.texts[c] for _, c in null} - {scan.texts[c] for c in {c for _, c, _ in work} | {c for _, c in baseline_pairs}}
-        params["probability"] = probability_params(options, info.name, layer, window, with_gold, queries, null, chance,
+        assert table is not None
+        params["probability"] = probability_params(options, info.name, layer, window, with_gold, queries, null, chance, table,
                                                    len(null_texts), null_seconds, features.peak)
         probability_notes = probability_warnings(params["probability"], info.name, layer, options, window, info.max_length)
     result = JudgeResult(Judgments(work, final, chance, table), params, encoder.encoded, encoder.cached, windowed, scorer.truncated,
@@ -639,9 +640,9 @@ def judge_pairs(
 
 
 def probability_params(options: JudgeOptions, model: str, layer: int, window: int, with_gold: Mapping[str, bool],
-                       queries: Sequence[str], null: Sequence[tuple[str, str]], chance: np.ndarray, null_texts: int,
-                       null_seconds: float, peak: int) -> dict[str, Any]:
-    """The manifest's record of p: the null sample, what it cost, and the model."""
+                       queries: Sequence[str], null: Sequence[tuple[str, str]], chance: np.ndarray, table: np.ndarray,
+                       null_texts: int, null_seconds: float, peak: int) -> dict[str, Any]:
+    """The manifest's record of p: the null sample, what it cost, the pairs beyond the fitted range, and the model."""
     missing = int(np.sum(~np.isfinite(chance)))
     return {
         "rule": "semrel.judging.labels: p = sigmoid(intercept + b . features), coefficients by with_gold",
@@ -651,6 +652,7 @@ def probability_params(options: JudgeOptions, model: str, layer: int, window: in
                                      "minus each query's judged chunks"},
         "queries": len(queries), "queries_with_gold": sum(bool(with_gold.get(q)) for q in queries),
         "pairs_without_p": missing, "token_arrays_held_at_most": peak,
+        "beyond_fitted_range": labels.beyond_range(labels.outside_range(table[:, :-1], table[:, -1] > 0)),
         "fitted_settings": {"model": "all-MiniLM-L6-v2", "layer": 6, "idf": False, "window": 512},
         "settings": {"model": model, "layer": layer, "idf": options.idf, "window": window},
         "model": labels.model_params(),
@@ -668,6 +670,8 @@ def probability_warnings(record: Mapping[str, Any], model: str, layer: int, opti
     if record["pairs_without_p"]:
         notes.append(f"{record['pairs_without_p']} pairs have no probability p: their queries have no corpus chunk outside "
                      "their pool to compare with (the corpus is too small); `semrel label` labels such judgments on R instead")
+    beyond = labels.beyond_range_note(record["beyond_fitted_range"], "review about 100 pairs and run `semrel calibrate` on them")
+    notes += [beyond] if beyond else []
     if model != "all-MiniLM-L6-v2" or layer != 6 or options.idf or window != min(512, limit):
         notes.append(f"p's coefficients were fitted for all-MiniLM-L6-v2, layer 6, no idf, {min(512, limit)}-token windows; "
                      f"with {model}, layer {layer}{', idf' if options.idf else ''}, {window}-token windows p is not calibrated: "

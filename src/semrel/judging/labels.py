@@ -41,7 +41,7 @@ added), scikit-learn LogisticRegression(C=100), each set weighted equally. CUT m
 margin, over the 8 sets x 2 conditions, of kappa against gold minus the best kappa a threshold on
 raw R reaches on that set. The worst margin, the criterion before (cut 0.40), follows the hardest
 fitting set's convention: refitted leave-one-family-out, the mean criterion's worst margin is
--0.186 against -0.226 and its mean -0.002 against -0.014, for -0.107 against -0.100 in-sample
+-0.186 against -0.226 and its mean -0.000 against -0.013, for -0.107 against -0.100 in-sample
 (docs/judge.md has every figure). One model per condition with one
 shared cut was chosen over the research's single model fitted with gold (worst margins across both
 conditions -0.254 in-sample / -0.316 LODO, at N = 100) and one model fitted on both conditions
@@ -80,27 +80,53 @@ WITH_GOLD_FLAG = "with_gold"  # the feature that picks the coefficients: 1 when 
 
 @dataclass(frozen=True)
 class Coefficients:
-    """A logistic model on FEATURES and P_max * lenratio."""
+    """A logistic model on FEATURES and P_max * lenratio.
+
+    `lower` and `upper`: each feature's range on the pairs it was fitted on. A feature beyond it is
+    held at the edge, so p does not extrapolate a straight line into data unlike the development
+    sets (a reference far longer than its chunks, say); refitted leave-one-family-out, holding
+    gave every held-out set the same kappa or a higher one (docs/judge.md)."""
 
     intercept: float
     weights: tuple[float, ...]  # FEATURES, then the interaction P_max * lenratio
+    lower: tuple[float, ...] | None = None
+    upper: tuple[float, ...] | None = None
+
+    def held(self, x: np.ndarray) -> np.ndarray:
+        """x: (pairs, len(FEATURES)) in FEATURES order, held to the fitted range (NaN stays NaN)."""
+        x = np.asarray(x, dtype=np.float64).reshape(-1, len(FEATURES))
+        return x if self.lower is None or self.upper is None else np.clip(x, self.lower, self.upper)
+
+    def outside(self, x: np.ndarray) -> np.ndarray:
+        """(pairs, len(FEATURES)) booleans: where a feature lies beyond the fitted range."""
+        x = np.asarray(x, dtype=np.float64).reshape(-1, len(FEATURES))
+        if self.lower is None or self.upper is None:
+            return np.zeros(x.shape, dtype=bool)
+        return (x < np.asarray(self.lower)) | (x > np.asarray(self.upper))  # NaN (no null sample): neither
 
     def logit(self, x: np.ndarray) -> np.ndarray:
-        """x: (pairs, len(FEATURES)) in FEATURES order."""
-        x = np.asarray(x, dtype=np.float64).reshape(-1, len(FEATURES))
+        x = self.held(x)
         design = np.column_stack([x, x[:, FEATURES.index("P_max")] * x[:, FEATURES.index("lenratio")]])
         return self.intercept + design @ np.asarray(self.weights, dtype=np.float64)
 
     def to_json(self) -> dict:
-        return {"intercept": self.intercept, **dict(zip((*FEATURES, "P_max*lenratio"), self.weights))}
+        out: dict = {"intercept": self.intercept, **dict(zip((*FEATURES, "P_max*lenratio"), self.weights))}
+        if self.lower is not None and self.upper is not None:
+            out["range"] = {f: [lo, hi] for f, lo, hi in zip(FEATURES, self.lower, self.upper)}
+        return out
 
 
-# Fitted with the query's gold pairs in the pool (the golden set lists gold chunks): 43,345 pairs.
+# Fitted with the query's gold pairs in the pool (the golden set lists gold chunks): 43,345 pairs; lower and upper: their range.
 WITH_GOLD = Coefficients(-4.583723256187483, (5.626467805996409, -0.28079325468656646, 3.43592277526067, -0.23492503256448757,
-                                               -0.43135334852653007, 0.7541326273821172, 1.3377496431148554))
-# Fitted on retrieved pairs only (no gold chunks known for the query): 42,507 pairs.
+                                               -0.43135334852653007, 0.7541326273821172, 1.3377496431148554),
+                         lower=(-3.961821028180591, -0.7275050729513168, 0.0, -0.4412813620495108, -0.4091626555680094, -6.927557906278317),
+                         upper=(1.0, 0.7886508839825789, 1.0, 0.7961267342116447, 0.8000355032198722, 3.784189633918261))
+# Fitted on retrieved pairs only (no gold chunks known for the query): 42,507 pairs; lower and upper: their range.
 WITHOUT_GOLD = Coefficients(-5.708949840446439, (4.965120322398585, -1.881699223191277, 2.9849322372980844, 14.928369905733149,
-                                                  -8.712622147672064, 0.33104541171674173, 3.281560294953683))
+                                                  -8.712622147672064, 0.33104541171674173, 3.281560294953683),
+                            lower=(-3.961821028180591, -0.7275050729513168, 0.0, -0.6194654066188425, -0.5697265687729325,
+                                   -6.927557906278317),
+                            upper=(1.0, 0.7886508839825789, 1.0, 0.7961267342116447, 0.8000355032198722, 3.367295829986474))
 CUT = 0.35  # binary label: p >= CUT
 
 
@@ -121,11 +147,44 @@ def logit(p: np.ndarray | float, eps: float = 1e-9) -> np.ndarray:
     return np.log(q) - np.log1p(-q)
 
 
-def probability(features: np.ndarray, with_gold: np.ndarray | bool) -> np.ndarray:
-    """p for rows of FEATURES; `with_gold` (per row or for all) picks WITH_GOLD or WITHOUT_GOLD."""
+def _by_gold(features: np.ndarray, with_gold: np.ndarray | bool, of: Callable[[Coefficients, np.ndarray], np.ndarray]) -> np.ndarray:
+    """of(WITH_GOLD, rows) where `with_gold` (per row or for all), of(WITHOUT_GOLD, rows) elsewhere."""
     x = np.asarray(features, dtype=np.float64).reshape(-1, len(FEATURES))
     gold = np.broadcast_to(np.asarray(with_gold, dtype=bool), (len(x),))
-    return np.where(gold, sigmoid(WITH_GOLD.logit(x)), sigmoid(WITHOUT_GOLD.logit(x)))
+    a, b = of(WITH_GOLD, x), of(WITHOUT_GOLD, x)
+    return np.where(gold.reshape(-1, *[1] * (a.ndim - 1)), a, b)
+
+
+def probability(features: np.ndarray, with_gold: np.ndarray | bool) -> np.ndarray:
+    """p for rows of FEATURES; `with_gold` (per row or for all) picks WITH_GOLD or WITHOUT_GOLD."""
+    return _by_gold(features, with_gold, lambda model, x: sigmoid(model.logit(x)))
+
+
+def outside_range(features: np.ndarray, with_gold: np.ndarray | bool) -> np.ndarray:
+    """(pairs, len(FEATURES)) booleans: where a feature lies beyond the range its model was fitted on."""
+    return _by_gold(features, with_gold, lambda model, x: model.outside(x))
+
+
+OUTSIDE_WARNING = 0.05  # warn when more pairs than this share lie beyond the fitted range (0.5% at most on the development pools)
+_COPY = "chunks that copy the reference"
+_OUTSIDE_CAUSE = {"relR": "pools whose best chunk barely beats unrelated text", "own": "", "R_max": _COPY, "F_max": _COPY, "P_max": _COPY,
+                  "lenratio": "references far longer or shorter than the chunks"}
+
+
+def beyond_range(outside: np.ndarray) -> dict[str, Any]:
+    """What `outside_range` found, as the manifest records it: pairs with any feature beyond the range, and per feature."""
+    outside = np.asarray(outside, dtype=bool).reshape(-1, len(FEATURES))
+    return {"pairs": int(outside.any(axis=1).sum()), "of": len(outside), "by_feature": dict(zip(FEATURES, outside.sum(axis=0).tolist()))}
+
+
+def beyond_range_note(found: Mapping[str, Any], what_to_do: str) -> str | None:
+    """A warning when many pairs lie beyond the development sets' range (`beyond_range`'s record), else None."""
+    if not found["of"] or found["pairs"] <= OUTSIDE_WARNING * found["of"]:
+        return None
+    feature = max(found["by_feature"], key=found["by_feature"].get)
+    cause = f": {_OUTSIDE_CAUSE[feature]}" if _OUTSIDE_CAUSE[feature] else ""
+    return (f"{found['pairs']} of {found['of']} pairs ({found['pairs'] / found['of']:.0%}) lie beyond the development sets p was "
+            f"fitted on (most often {feature}{cause}); p holds at the edge of that range there and is less sure; {what_to_do}")
 
 
 def rule_defaults() -> dict:
@@ -349,8 +408,8 @@ NO_RELEVANT_WARNING = 0.10  # warn when more queries than this share have no rel
 def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.ndarray, rule: Rule, judgments_path: str | None = None,
                    gold_pairs: set[tuple[str, str]] | None = None) -> list[str]:
     """Signs that the labels look wrong, each with what to do: gold chunks left non-relevant (the
-    pairs the judge marked source `gold`, or `gold_pairs`), queries with no relevant pair, and a
-    golden set without gold chunks."""
+    pairs the judge marked source `gold`, or `gold_pairs`), queries with no relevant pair, a
+    golden set without gold chunks, and pairs unlike those p was fitted on."""
     notes: list[str] = []
     if not len(judgments):
         return notes
@@ -377,6 +436,12 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
     if isinstance(rule, ProbabilityRule) and with_gold and not any(with_gold) and not gold.any():
         notes.append("the golden set lists no gold chunks: p assumes each query's best judged chunk is relevant, which "
                      f"retrieval alone does not ensure (kappa fell to 0.84 where 0.94 was possible on a development set); {review}")
+    featured = [j.features for j in judgments if j.features and all(f in j.features for f in FEATURES)]
+    if isinstance(rule, ProbabilityRule) and featured:
+        x = np.array([[row[f] for f in FEATURES] for row in featured])
+        beyond = beyond_range(outside_range(x, np.array([bool(row.get(WITH_GOLD_FLAG)) for row in featured])))
+        note = beyond_range_note(beyond, review)
+        notes += [note] if note else []
     return notes
 
 
