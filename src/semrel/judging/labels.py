@@ -22,6 +22,7 @@ is a logistic regression on label-free features the judge computes per pair (FEA
              best any judged chunk of the query reaches for that token (best reference)
     lenratio ln(reference tokens / chunk tokens)
     p = sigmoid(intercept + b . [relR, R_max, own, F_max, P_max, lenratio, P_max * lenratio])
+    each feature first held to the range it took on the pairs the coefficients were fitted on
 
 with "null" = the NULL_SAMPLE (25) corpus chunks with the smallest seeded hash of their id (seed 0),
 minus the query's judged chunks, scored against the query's reference(s). The research proposed
