@@ -12,6 +12,7 @@ import semrel
 from helpers import run
 from semrel.errors import UsageError
 from semrel.formats import read_qrels
+from semrel.formats.judgments import read_judgments
 from semrel.judging import labels
 from semrel.records import Judgment
 
@@ -201,6 +202,9 @@ def test_pairs_unlike_the_development_sets_are_warned_about(tmp_path):
     assert "semrel calibrate" in text and text.count("warning") == 1
     code, text = _run("label", _with_p(tmp_path / "j.jsonl", PROBABLE, lenratio=far), "-o", tmp_path / "r.txt", "--threshold", "0.5")
     assert code == 0 and "beyond" not in text  # a threshold on R does not rest on the model
+    calibrated = labels.ProbabilityRule(slope=1.2, shift=0.3, calibration={"fit": "anchored"})
+    judged = read_judgments(tmp_path / "j.jsonl")
+    assert labels.label_warnings(judged, calibrated.grades(judged), calibrated) == []  # refitted on the user's reviewed pairs
 
 
 def test_the_share_beyond_the_range_that_is_warned_about():

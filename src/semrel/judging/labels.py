@@ -433,12 +433,13 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
     if empty and len(empty) > NO_RELEVANT_WARNING * len(relevant):
         notes.append(f"{len(empty)} of {len(relevant)} queries have no pair labelled relevant (e.g. {empty[0]!r}): "
                      f"either their pools miss the answer or {rule.describe()} is too strict for this data; {review}")
+    uncalibrated = isinstance(rule, ProbabilityRule) and rule.calibration is None  # a refit on reviewed pairs answers the next two
     with_gold = [j.features.get(WITH_GOLD_FLAG) for j in judgments if j.features]
-    if isinstance(rule, ProbabilityRule) and with_gold and not any(with_gold) and not gold.any():
+    if uncalibrated and with_gold and not any(with_gold) and not gold.any():
         notes.append("the golden set lists no gold chunks: p assumes each query's best judged chunk is relevant, which "
                      f"retrieval alone does not ensure (kappa fell to 0.84 where 0.94 was possible on a development set); {review}")
     featured = [j.features for j in judgments if j.features and all(f in j.features for f in FEATURES)]
-    if isinstance(rule, ProbabilityRule) and featured:
+    if uncalibrated and featured:
         x = np.array([[row[f] for f in FEATURES] for row in featured])
         beyond = beyond_range(outside_range(x, np.array([bool(row.get(WITH_GOLD_FLAG)) for row in featured])))
         note = beyond_range_note(beyond, review)
