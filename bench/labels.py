@@ -61,7 +61,8 @@ from sklearn.metrics import roc_auc_score
 
 import semrel
 from semrel.analysis.agreement import cohen_kappa
-from semrel.analysis.calibrate import PROBABILITY_FITS, best_thresholds, expected_calibration_error, fit_probability
+from semrel.analysis.calibrate import PROBABILITY_FITS, best_thresholds, calibrate_probability, expected_calibration_error
+from semrel.errors import ValidationError
 from semrel.formats.corpus import read_corpus, read_golden, write_corpus, write_golden
 from semrel.formats.judgments import read_judgments
 from semrel.formats.manifest import read_params
@@ -442,10 +443,12 @@ def rule_rows(d: SetData, name: str, score: np.ndarray, cuts: tuple[float, ...],
 
 
 def learning_curve(d: SetData, p: np.ndarray, cut: float, seeds: int = 10) -> dict:
-    """Kappa on the pairs not reviewed after refitting on n reviewed ones (queued as `semrel review` does)."""
+    """Kappa on the pairs not reviewed after refitting on n reviewed ones (queued as `semrel review` does), as
+    `semrel calibrate` refits: each fit of PROBABILITY_FITS with the cut moved to the highest expected kappa over the
+    set's pairs; also the anchored fit keeping the cut ("kept", as before 2026-12-01) and a threshold on R re-chosen."""
     out = {"0": kappa(d.y, p >= cut)}
     for n in REVIEWED:
-        found: dict[str, list[float]] = {fit_kind: [] for fit_kind in (*PROBABILITY_FITS, "raw")}
+        found: dict[str, list[float]] = {kind: [] for kind in (*PROBABILITY_FITS, "kept", "raw")}
         for seed in range(seeds):
             for method, score, start in (("model", p, cut), ("raw", d.R, labels.DEFAULT_THRESHOLD)):
                 reviewed = review_queue(np.abs(score - start), d.qid, "uncertain", 0.25, seed, n).order
@@ -454,13 +457,14 @@ def learning_curve(d: SetData, p: np.ndarray, cut: float, seeds: int = 10) -> di
                     t = best_thresholds(d.R[reviewed], d.y[reviewed], 1, "none")[0]
                     found["raw"].append(kappa(d.y[rest], d.R[rest] >= t))
                     continue
-                for fit_kind in PROBABILITY_FITS:
+                for kind, judged in [(fit_kind, p) for fit_kind in PROBABILITY_FITS] + [("kept", None)]:
                     try:
-                        slope, shift = fit_probability(p[reviewed], d.y[reviewed], fit_kind)
-                    except Exception:  # one class only among the reviewed pairs: no refit
-                        slope, shift = 1.0, 0.0
-                    moved = labels.sigmoid((labels.logit(cut) - shift) / slope)
-                    found[fit_kind].append(kappa(d.y[rest], p[rest] >= moved))
+                        rule = calibrate_probability(p[reviewed], d.y[reviewed], "anchored" if kind == "kept" else kind, cut,
+                                                     resamples=0, judged=judged).rule
+                        moved = rule.judge_thresholds[0]
+                    except ValidationError:  # one class only among the reviewed pairs: `calibrate` refuses, p stays
+                        moved = cut
+                    found[kind].append(kappa(d.y[rest], p[rest] >= moved))
         out[str(n)] = {k: float(np.mean(v)) for k, v in found.items()}
     return out
 
@@ -644,6 +648,13 @@ def main() -> None:
         print(render(Table(["set", "raw oracle", "0 reviewed", *[f"{n}: {' / '.join(kinds)}" for n in REVIEWED]],
                            [[n, raw[n, "gold"], c["0"], *[" / ".join(f"{c[str(k)][kind]:.3f}" for kind in kinds) for k in REVIEWED]]
                             for n, c in curves.items()]), "markdown", places=3))
+        print("\n### The anchored refit keeping the cut, against moving it to the highest expected kappa (shipped)\n")
+        print(render(Table(["set", *[f"{n}: kept / moved" for n in REVIEWED]],
+                           [[n, *[f"{c[str(k)]['kept']:.3f} / {c[str(k)]['anchored']:.3f}" for k in REVIEWED]] for n, c in curves.items()]),
+                     "markdown"))
+        change = [c[str(k)]["anchored"] - c[str(k)]["kept"] for c in curves.values() for k in REVIEWED]
+        print(f"\nmoved minus kept over the {len(change)} cells: mean {np.mean(change):+.3f}, "
+              f"from {min(change):+.3f} to {max(change):+.3f}")
     fitted = None
     if args.fit:
         full = refit([(data[n, "gold"], data[n, "nogold"]) for n in names], raw)

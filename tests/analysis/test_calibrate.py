@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from semrel.analysis.calibrate import ANCHOR_SD, best_thresholds, calibrate, expected_calibration_error, fit_probability
+from semrel.analysis.calibrate import (
+    ANCHOR_SD,
+    CUT_GRID,
+    best_thresholds,
+    calibrate,
+    expected_calibration_error,
+    expected_kappa_cut,
+    expected_kappas,
+    fit_probability,
+)
 from semrel.judging.labels import logit, sigmoid
 
 
@@ -101,3 +110,25 @@ def test_anchored_fit_keeps_the_spread_on_little_evidence_and_follows_much():
     p, y = _reviewed(300, 1.0, 1.5, seed=5)  # reviewers differ by an offset only: anchored is the shift, nearly
     (slope, shift), (_, shift_only) = fit_probability(p, y, "anchored"), fit_probability(p, y, "shift")
     assert abs(slope - 1) < 0.15 and abs(shift - shift_only) < 0.15
+
+
+def test_expected_kappa_is_kappa_of_the_expected_confusion_matrix():
+    q = np.random.default_rng(2).beta(0.5, 3.0, 500)
+    for cut in (0.1, 0.35, 0.6):
+        s = q >= cut
+        tp, fp, fn, tn = q[s].sum(), (1 - q[s]).sum(), q[~s].sum(), (1 - q[~s]).sum()
+        observed, chance = (tp + tn) / 500, ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / 500**2
+        assert expected_kappas(q, np.array([cut]))[0] == pytest.approx((observed - chance) / (1 - chance), abs=1e-12)
+    certain = np.array([0.0] * 90 + [1.0] * 10)
+    assert expected_kappas(certain, np.array([0.5]))[0] == pytest.approx(1.0)
+
+
+def test_the_expected_kappa_cut_follows_the_share_of_relevant_pairs_and_pays_off():
+    """Labels drawn from calibrated q: the cut chosen on q alone is low where few pairs are likely relevant (7%) and
+    high where most are (66%), and over 100 draws of labels its kappa beats a cut fixed at 0.35 on both."""
+    rng = np.random.default_rng(4)
+    for q, low, high in ((rng.beta(0.3, 4.0, 3000), 0.15, 0.30), (rng.beta(2.0, 1.0, 3000), 0.50, 0.70)):
+        cut = expected_kappa_cut(q)
+        assert cut in CUT_GRID and low < cut < high
+        draws = rng.uniform(size=(100, len(q))) < q
+        assert np.mean([cohen_kappa_score(y, q >= cut) - cohen_kappa_score(y, q >= 0.35) for y in draws]) > 0.03

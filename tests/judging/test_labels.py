@@ -10,6 +10,7 @@ import pytest
 
 import semrel
 from helpers import run
+from semrel.analysis.calibrate import expected_kappa_cut
 from semrel.errors import UsageError
 from semrel.formats import read_qrels
 from semrel.formats.judgments import read_judgments
@@ -167,7 +168,10 @@ def test_calibrate_then_label_round_trip(tmp_path):
     assert 1.0 < calibration["shift"] < 2.0 and abs(calibration["slope"] - 1) < 0.2  # an offset, the spread kept
     code, text = _run("label", judgments, "-o", tmp_path / "q.txt", "--calibration", tmp_path / "cal.json")
     assert code == 0, text
-    moved = labels.sigmoid((labels.logit(labels.CUT) - calibration["shift"]) / calibration["slope"])
+    # the cut moves to the highest expected kappa over every judged pair's refitted p (most pairs are relevant here)
+    refitted = labels.sigmoid(calibration["slope"] * labels.logit(p) + calibration["shift"])
+    assert written["cut"] == expected_kappa_cut(refitted) > labels.CUT and "expected kappa" in calibration["cut_from"]
+    moved = labels.sigmoid((labels.logit(written["cut"]) - calibration["shift"]) / calibration["slope"])
     assert written["thresholds"] == [pytest.approx(moved)]
     got = read_qrels(tmp_path / "q.txt").to_dict()
     assert [got[f"q{i % 30}"][f"c{i}"] for i in range(300)] == (p >= moved).astype(int).tolist()

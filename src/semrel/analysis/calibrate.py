@@ -6,8 +6,11 @@ sigmoid(slope * logit(p) + shift), by maximum likelihood on the reviewed pairs: 
 default) with a Gaussian prior of sd ANCHOR_SD on slope - 1, so that a few dozen pairs, most of
 them near the cut, move little more than the offset and a few hundred can change the spread too;
 `shift` fits the offset alone, `platt` slope and offset (the slope lightly penalised toward 0 as
-scikit-learn's C=10 does). The cut stays where it is; the labels move because p does.
-bench/labels.py measured what each gains against the number of pairs reviewed (docs/review.md).
+scikit-learn's C=10 does). Given every judged pair's p, the cut then moves to where labels agree
+best, in expectation, with labels drawn from the refitted p (`expected_kappa_cut`): once p is
+fitted to the user's own data its cut can follow that data's share of relevant pairs, which the
+shipped cut, chosen on the development sets, cannot. bench/labels.py measured what each gains
+against the number of pairs reviewed (docs/review.md).
 
 Thresholds:
 
@@ -27,6 +30,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -180,6 +184,31 @@ def fit_probability(p: np.ndarray, relevant: np.ndarray, fit: str = "anchored") 
     return float(found.x[0]), float(found.x[1])
 
 
+CUT_GRID = np.round(np.linspace(0.05, 0.95, 91), 2)  # the cuts expected_kappa_cut considers (as the shipped cut's choice)
+
+
+def expected_kappas(q: np.ndarray, cuts: np.ndarray = CUT_GRID) -> np.ndarray:
+    """Cohen's kappa expected at each cut between labels q >= cut and labels drawn from the
+    probabilities q: the confusion matrix's expected cells (true positives = the sum of q at or
+    above the cut, and so on) put in kappa's formula."""
+    q = np.sort(np.asarray(q, dtype=np.float64))
+    n = len(q)
+    below = np.searchsorted(q, cuts, side="left")  # pairs labelled 0 at each cut
+    mass = np.concatenate([[0.0], np.cumsum(q)])
+    fn = mass[below]  # relevant mass labelled 0
+    tp = mass[-1] - fn
+    fp, tn = (n - below) - tp, below - fn
+    observed = (tp + tn) / n
+    chance = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / n**2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(chance < 1, (observed - chance) / (1 - chance), 0.0)
+
+
+def expected_kappa_cut(q: np.ndarray) -> float:
+    """The cut of CUT_GRID with the highest expected kappa on calibrated probabilities q (the lowest on ties)."""
+    return float(CUT_GRID[int(np.argmax(expected_kappas(q)))])
+
+
 @dataclass(frozen=True)
 class ProbabilityCalibration:
     """The judge's p refitted on reviewed pairs, with the agreement before and after (on those pairs)."""
@@ -197,16 +226,21 @@ class ProbabilityCalibration:
 
 
 def calibrate_probability(p: np.ndarray, human: np.ndarray, fit: str = "anchored", cut: float = CUT, graded: bool = False,
-                          resamples: int = 1000, seed: int = 0) -> ProbabilityCalibration:
-    """Refit p on pairs with human grades (grade > 0: relevant); the labels keep the cut `cut`."""
+                          resamples: int = 1000, seed: int = 0, judged: Sequence[float] | None = None) -> ProbabilityCalibration:
+    """Refit p on pairs with human grades (grade > 0: relevant). With `judged` (the p of every judged
+    pair, reviewed or not) the cut moves to expected_kappa_cut of their refitted p; else it stays `cut`."""
     p = np.asarray(p, dtype=np.float64)
     human = np.maximum(np.asarray(human, dtype=np.int64), 0)
     if len(p) == 0:
         raise ValidationError("no pairs have both a judge probability and a human label; check that the ids match")
     slope, shift = fit_probability(p, human, fit)
     relevant = int((human > 0).sum())
-    rule = ProbabilityRule(graded, cut, slope, shift, {"fit": fit, "pairs": len(p), "relevant": relevant})
+    how: dict = {"fit": fit, "pairs": len(p), "relevant": relevant}
     plain = ProbabilityRule(graded, cut)
+    if judged is not None and len(judged):
+        cut = expected_kappa_cut(ProbabilityRule(graded, cut, slope, shift).calibrated(np.asarray(judged, dtype=np.float64)))
+        how["cut_from"] = f"the highest expected kappa over the {len(judged)} judged pairs' refitted p"
+    rule = ProbabilityRule(graded, cut, slope, shift, how)
     weights: Weights = "quadratic" if graded else "none"
     target = human if graded else (human > 0).astype(np.int64)
 

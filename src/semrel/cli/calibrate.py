@@ -51,8 +51,8 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
                       seed):
     """Fit the labels of JUDGMENTS (judgments.jsonl) to HUMAN labels (qrels, e.g. from `semrel review
     export --only-reviewed`, or a golden.jsonl): by default the judge's probability p is refitted on
-    the reviewed pairs (grade > 0 = relevant) and the labels keep their cut; with --on P, R or F,
-    the thresholds on that score maximizing kappa."""
+    the reviewed pairs (grade > 0 = relevant) and the cut moves to the highest expected kappa over
+    every judged pair's refitted p; with --on P, R or F, the thresholds on that score maximizing kappa."""
     judged = read_judgments(judgments)
     if on is None:
         on = "p" if has_probability(judged) else "R"
@@ -66,7 +66,8 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
     if grades is not None or weights is not None:
         raise UsageError("--grades and --weights apply to thresholds on P, R or F (--on); the probability refit takes --graded")
     paired = paired_probabilities(judged, human, unlisted_as_zero)
-    result = calibrate_probability(paired.scores, paired.grades, fit, graded=graded, seed=seed)
+    result = calibrate_probability(paired.scores, paired.grades, fit, graded=graded, seed=seed,
+                                   judged=[j.p for j in judged if j.p is not None])
     held_out = None
     if test:
         rest = paired_probabilities(judged, test, test_unlisted_as_zero).without(set(paired.pairs))
@@ -83,7 +84,8 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
         return
     rule = result.rule
     click.echo(f"p refitted ({fit}) on {result.pairs} reviewed pairs ({result.relevant} relevant): "
-               f"slope {rule.slope:.3f}, shift {rule.shift:+.3f}; labels: {rule.describe()}, "
+               f"slope {rule.slope:.3f}, shift {rule.shift:+.3f}; cut {rule.cut:g} (the highest expected kappa over the "
+               f"{len(judged)} judged pairs' refitted p); labels: {rule.describe()}, "
                f"i.e. p >= {', '.join(f'{t:.3f}' for t in rule.judge_thresholds)} on the judge's p")
     rows = [agreement_row("human", "judge before", result.before), agreement_row("human", "judge after", result.after)]
     if held_out:
