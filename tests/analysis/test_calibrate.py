@@ -11,13 +11,17 @@ from sklearn.metrics import cohen_kappa_score
 from semrel.analysis.calibrate import (
     ANCHOR_SD,
     CUT_GRID,
+    Probabilities,
     best_thresholds,
     calibrate,
     expected_calibration_error,
     expected_kappa_cut,
     expected_kappas,
+    fit_features,
     fit_probability,
 )
+from semrel.errors import ValidationError
+from semrel.judging import labels
 from semrel.judging.labels import logit, sigmoid
 
 
@@ -132,3 +136,26 @@ def test_the_expected_kappa_cut_follows_the_share_of_relevant_pairs_and_pays_off
         assert cut in CUT_GRID and low < cut < high
         draws = rng.uniform(size=(100, len(q))) < q
         assert np.mean([cohen_kappa_score(y, q >= cut) - cohen_kappa_score(y, q >= 0.35) for y in draws]) > 0.03
+
+
+def _featured(n: int, delta: np.ndarray, seed: int) -> tuple[Probabilities, np.ndarray]:
+    """n pairs with features inside the shipped range, p from the shipped model, and labels drawn from that model
+    moved by `delta` (intercept first): reviewers whose idea of relevance weighs the features differently."""
+    rng = np.random.default_rng(seed)
+    lo, hi = np.array(labels.WITH_GOLD.lower), np.array(labels.WITH_GOLD.upper)
+    x = lo + (hi - lo) * rng.beta(2, 2, (n, len(labels.FEATURES)))
+    pairs = Probabilities(labels.probability(x, True), x, np.ones(n, dtype=bool))
+    return pairs, (rng.uniform(size=n) < labels.probability(x, True, tuple(delta))).astype(int)
+
+
+def test_the_features_refit_is_the_penalised_maximum_likelihood_and_finds_a_planted_move():
+    delta = np.zeros(len(labels.FEATURES) + 2)
+    delta[0], delta[1 + labels.FEATURES.index("relR")] = 1.0, -2.0  # more relevant overall, less reliance on relR
+    pairs, y = _featured(6000, delta, seed=7)
+    found = np.array(fit_features(pairs, y))
+    design = labels.designs(pairs.x, True)
+    z = labels.logits(pairs.x, True, tuple(found))
+    assert np.abs(design.T @ (sigmoid(z) - y) + found / 1.0**2).max() < 1e-2  # the penalised likelihood's gradient vanishes
+    assert abs(found[0] - 1.0) < 0.6 and abs(found[1 + labels.FEATURES.index("relR")] + 2.0) < 0.6
+    with pytest.raises(ValidationError, match="all non-relevant"):
+        fit_features(pairs, np.zeros(6000))

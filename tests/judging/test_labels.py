@@ -11,11 +11,12 @@ import pytest
 import semrel
 from helpers import run
 from semrel.analysis.calibrate import expected_kappa_cut
-from semrel.errors import UsageError
+from semrel.errors import UsageError, ValidationError
 from semrel.formats import read_qrels
 from semrel.formats.judgments import read_judgments
 from semrel.judging import labels
 from semrel.records import Judgment
+from semrel.review.tasks import parse_labelling
 
 ROWS = [  # query, chunk, P, R, F
     ("q1", "a", 0.90, 0.80, 0.85),
@@ -182,6 +183,45 @@ def test_calibrate_then_label_round_trip(tmp_path):
     assert code == 0, text
     code, text = _run("label", judgments, "-o", tmp_path / "r.txt", "--calibration", tmp_path / "r.json")
     assert code == 0 and "by R >= " in text
+
+
+def test_a_refit_of_every_coefficient_labels_from_the_features(tmp_path):
+    """Reviewers who weigh relR less than the shipped model: `calibrate --fit features` moves every coefficient, `label`
+    recomputes p from each pair's features (no longer a cut on the judge's p), and the review queue refuses it in one line."""
+    rng = np.random.default_rng(3)
+    lo, hi = np.array(labels.WITH_GOLD.lower), np.array(labels.WITH_GOLD.upper)
+    x = lo + (hi - lo) * rng.beta(2, 2, (400, len(labels.FEATURES)))
+    planted = np.zeros(len(labels.FEATURES) + 2)
+    planted[0], planted[1 + labels.FEATURES.index("relR")] = 2.0, -3.0
+    truth = rng.uniform(size=400) < labels.probability(x, True, tuple(planted))
+    rows = [{"query_id": f"q{i % 40}", "chunk_id": f"c{i}", "P": 0.5, "R": 0.5, "F": 0.5, "source": "bm25",
+             "p": float(labels.probability(x[i], True)[0]), "features": {**dict(zip(labels.FEATURES, x[i].tolist())), "with_gold": 1.0}}
+            for i in range(400)]
+    judgments = tmp_path / "j.jsonl"
+    judgments.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "human.qrels").write_text("".join(f"q{i % 40} 0 c{i} {int(t)}\n" for i, t in enumerate(truth)))
+    code, text = _run("calibrate", judgments, tmp_path / "human.qrels", "--fit", "features", "-o", tmp_path / "cal.json")
+    assert code == 0, text
+    assert "every coefficient moved" in text and "p recomputed from each pair's features" in text
+    written = json.loads((tmp_path / "cal.json").read_text())
+    refit = written["calibration"]["refit"]
+    assert written["calibration"]["fit"] == "features" and written["thresholds"] is None and len(refit) == len(labels.FEATURES) + 2
+    assert refit[0] > 0.5 and refit[1 + labels.FEATURES.index("relR")] < -0.5  # the planted move, shrunk by the prior
+    code, text = _run("label", judgments, "-o", tmp_path / "q.txt", "--calibration", tmp_path / "cal.json")
+    assert code == 0, text
+    got = read_qrels(tmp_path / "q.txt").to_dict()
+    expected = labels.probability(x, True, tuple(refit)) >= written["cut"]
+    assert [got[f"q{i % 40}"][f"c{i}"] for i in range(400)] == expected.astype(int).tolist()
+    assert expected.tolist() != (np.array([r["p"] for r in rows]) >= written["cut"]).tolist()  # not a cut on the judge's p
+    rule = labels.read_calibration(tmp_path / "cal.json")
+    assert rule == labels.rule_from_params(rule.params()) and not rule.cuts_on_p
+    with pytest.raises(UsageError, match="not cuts on the judge's p"):
+        assert rule.judge_thresholds is None  # never reached: the property raises
+    with pytest.raises(UsageError, match="no set of cuts on p"):
+        parse_labelling(None, str(tmp_path / "cal.json"))
+    bare = [Judgment("q", "c", 0.5, 0.5, 0.5, p=0.5)]
+    with pytest.raises(ValidationError, match="hold no features"):
+        rule.grades(bare)
 
 
 def test_labels_that_look_wrong_are_warned_about_with_what_to_do(tmp_path):

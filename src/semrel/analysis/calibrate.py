@@ -38,13 +38,15 @@ from ..errors import ValidationError
 from ..formats import read_qrels
 from ..formats.files import atomic_writer
 from ..formats.manifest import write_manifest
-from ..judging.labels import CUT, ProbabilityRule, logit, reached
+from ..judging import labels
+from ..judging.labels import CUT, FEATURES, WITH_GOLD_FLAG, ProbabilityRule, logit, reached
 from ..records import Judgment
 from .agreement import Agreement, Weights, agreement, kappa_from_confusion
 
-PROBABILITY_FITS = ("anchored", "shift", "platt")
+PROBABILITY_FITS = ("anchored", "shift", "platt", "features")
 PLATT_C = 10.0  # inverse penalty on the slope, as scikit-learn's LogisticRegression(C=10)
 ANCHOR_SD = 0.25  # the anchored fit's prior on the slope: 1 (the judge's spread of p is right) give or take this
+FEATURES_SD = 1.0  # --fit features: the prior on each coefficient's move off the shipped one (0, give or take this)
 
 EXHAUSTIVE_COMBINATIONS = 200_000
 
@@ -163,17 +165,23 @@ def expected_calibration_error(relevant: np.ndarray, p: np.ndarray, bins: int = 
     return total / len(p)
 
 
+def _both_classes(relevant: np.ndarray) -> np.ndarray:
+    """The reviewed labels as 1.0/0.0, refused unless both occur (no refit can come from one class)."""
+    y = (np.asarray(relevant) > 0).astype(np.float64)
+    if not 0 < y.sum() < len(y):
+        raise ValidationError(f"the {len(y)} reviewed pairs are all {'relevant' if y.sum() else 'non-relevant'}: a refit needs "
+                              "both; review more pairs (the review queue mixes uncertain and random ones)")
+    return y
+
+
 def fit_probability(p: np.ndarray, relevant: np.ndarray, fit: str = "anchored") -> tuple[float, float]:
     """(slope, shift) mapping the judge's p to sigmoid(slope * logit(p) + shift), fitted by maximum
     likelihood on reviewed pairs (`relevant`: 1/0). Both classes must be present."""
     from scipy.optimize import minimize, minimize_scalar
 
-    if fit not in PROBABILITY_FITS:
-        raise ValidationError(f"fit={fit!r}: choose one of {', '.join(PROBABILITY_FITS)}")
-    y = (np.asarray(relevant) > 0).astype(np.float64)
-    if not 0 < y.sum() < len(y):
-        raise ValidationError(f"the {len(y)} reviewed pairs are all {'relevant' if y.sum() else 'non-relevant'}: a refit needs "
-                              "both; review more pairs (the review queue mixes uncertain and random ones)")
+    if fit not in PROBABILITY_FITS or fit == "features":
+        raise ValidationError(f"fit={fit!r}: choose one of anchored, shift, platt (fit_features refits every coefficient)")
+    y = _both_classes(relevant)
     z = logit(p)
     if fit == "shift":
         found = minimize_scalar(lambda g: _log_loss(z + g, y), bounds=(-10.0, 10.0), method="bounded", options={"xatol": 1e-7})
@@ -210,6 +218,62 @@ def expected_kappa_cut(q: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
+class Probabilities:
+    """Judged pairs' p with the features it came from (rows of FEATURES and with_gold; NaN where a
+    judgment holds none), what the probability refits need."""
+
+    p: np.ndarray
+    x: np.ndarray
+    with_gold: np.ndarray
+
+    @classmethod
+    def of(cls, judgments: Sequence[Judgment], pairs: Sequence[tuple[str, str]] | None = None) -> Probabilities:
+        """The judgments' (with `pairs`: those of these (query, chunk) ids, in their order)."""
+        if pairs is not None:
+            by_id = {(j.query_id, j.chunk_id): j for j in judgments}
+            judgments = [by_id[pair] for pair in pairs]
+        rows = [j.features or {} for j in judgments]
+        return cls(np.array([j.p for j in judgments], dtype=np.float64),
+                   np.array([[row.get(f, np.nan) for f in FEATURES] for row in rows], dtype=np.float64).reshape(-1, len(FEATURES)),
+                   np.array([bool(row.get(WITH_GOLD_FLAG)) for row in rows]))
+
+    def features(self) -> np.ndarray:
+        if np.isnan(self.x).any():
+            raise ValidationError("--fit features needs the features the judge writes beside p; some judgments lack them: "
+                                  "re-run `semrel judge`")
+        return self.x
+
+    def probability(self, rule: ProbabilityRule, models: labels.Models | None = None) -> np.ndarray:
+        """The rule's calibrated probability of each pair."""
+        return rule.calibrated(self.p) if rule.cuts_on_p else labels.probability(self.features(), self.with_gold, rule.refit, models)
+
+    def scored(self, rule: ProbabilityRule, models: labels.Models | None = None) -> tuple[np.ndarray, tuple[float, ...]]:
+        """(scores, thresholds) whose `reached` are the rule's grades: p and the cuts moved onto it, or, for a
+        refit of every coefficient, the probability recomputed from the features and the cuts themselves."""
+        return (self.p, rule.judge_thresholds) if rule.cuts_on_p else (self.probability(rule, models), rule.thresholds)
+
+
+def fit_features(pairs: Probabilities, relevant: np.ndarray, sd: float = FEATURES_SD, models: labels.Models | None = None
+                 ) -> tuple[float, ...]:
+    """The move of every coefficient (intercept first) of each pair's model that makes the reviewed labels most
+    likely, under a Gaussian prior of sd `sd` on each move: a hundred pairs can reweigh the features where this
+    data's idea of relevance differs from the development sets'."""
+    from scipy.optimize import minimize
+
+    y = _both_classes(relevant)
+    design = labels.designs(pairs.features(), pairs.with_gold, models)
+    base = labels.logits(pairs.x, pairs.with_gold, None, models)
+
+    def loss(delta: np.ndarray) -> tuple[float, np.ndarray]:
+        z = base + design @ delta
+        gradient = design.T @ (labels.sigmoid(z) - y) + delta / sd**2
+        return _log_loss(z, y) + float(delta @ delta) / (2 * sd**2), gradient
+
+    found = minimize(loss, np.zeros(design.shape[1]), jac=True, method="L-BFGS-B")
+    return tuple(float(v) for v in found.x)
+
+
+@dataclass(frozen=True)
 class ProbabilityCalibration:
     """The judge's p refitted on reviewed pairs, with the agreement before and after (on those pairs)."""
 
@@ -225,30 +289,35 @@ class ProbabilityCalibration:
                 "before": self.before.to_json(), "after": self.after.to_json()}
 
 
-def calibrate_probability(p: np.ndarray, human: np.ndarray, fit: str = "anchored", cut: float = CUT, graded: bool = False,
-                          resamples: int = 1000, seed: int = 0, judged: Sequence[float] | None = None) -> ProbabilityCalibration:
-    """Refit p on pairs with human grades (grade > 0: relevant). With `judged` (the p of every judged
-    pair, reviewed or not) the cut moves to expected_kappa_cut of their refitted p; else it stays `cut`."""
-    p = np.asarray(p, dtype=np.float64)
+def calibrate_probability(reviewed: Probabilities, human: np.ndarray, fit: str = "anchored", cut: float = CUT, graded: bool = False,
+                          resamples: int = 1000, seed: int = 0, judged: Probabilities | None = None,
+                          models: labels.Models | None = None) -> ProbabilityCalibration:
+    """Refit p on pairs with human grades (grade > 0: relevant): slope and shift on logit(p), or with
+    fit="features" every coefficient. With `judged` (every judged pair, reviewed or not) the cut moves
+    to expected_kappa_cut of their refitted p; else it stays `cut`. `models`: the coefficients the
+    judge's p came from (default the shipped ones; bench/labels.py passes those it refitted)."""
     human = np.maximum(np.asarray(human, dtype=np.int64), 0)
-    if len(p) == 0:
+    if len(reviewed.p) == 0:
         raise ValidationError("no pairs have both a judge probability and a human label; check that the ids match")
-    slope, shift = fit_probability(p, human, fit)
+    if fit == "features":
+        slope, shift, refit = 1.0, 0.0, fit_features(reviewed, human, models=models)
+    else:
+        (slope, shift), refit = fit_probability(reviewed.p, human, fit), None
     relevant = int((human > 0).sum())
-    how: dict = {"fit": fit, "pairs": len(p), "relevant": relevant}
+    how: dict = {"fit": fit, "pairs": len(reviewed.p), "relevant": relevant}
     plain = ProbabilityRule(graded, cut)
-    if judged is not None and len(judged):
-        cut = expected_kappa_cut(ProbabilityRule(graded, cut, slope, shift).calibrated(np.asarray(judged, dtype=np.float64)))
-        how["cut_from"] = f"the highest expected kappa over the {len(judged)} judged pairs' refitted p"
-    rule = ProbabilityRule(graded, cut, slope, shift, how)
+    if judged is not None and len(judged.p):
+        cut = expected_kappa_cut(judged.probability(ProbabilityRule(graded, cut, slope, shift, refit=refit), models))
+        how["cut_from"] = f"the highest expected kappa over the {len(judged.p)} judged pairs' refitted p"
+    rule = ProbabilityRule(graded, cut, slope, shift, how, refit)
     weights: Weights = "quadratic" if graded else "none"
     target = human if graded else (human > 0).astype(np.int64)
 
     def agree(r: ProbabilityRule) -> Agreement:
-        return agreement(target, reached(p, r.judge_thresholds), weights, labels=range(len(r.thresholds) + 1),
-                         resamples=resamples, seed=seed)
+        scores, thresholds = reviewed.scored(r, models)
+        return agreement(target, reached(scores, thresholds), weights, labels=range(len(thresholds) + 1), resamples=resamples, seed=seed)
 
-    return ProbabilityCalibration(rule, fit, len(p), relevant, agree(plain), agree(rule))
+    return ProbabilityCalibration(rule, fit, len(reviewed.p), relevant, agree(plain), agree(rule))
 
 
 def write_probability_calibration(result: ProbabilityCalibration, output: str | os.PathLike, inputs: list[str | os.PathLike],

@@ -7,6 +7,7 @@ import click
 from ..analysis.agreement import WEIGHTS
 from ..analysis.calibrate import (
     PROBABILITY_FITS,
+    Probabilities,
     calibrate,
     calibrate_probability,
     graded_agreement,
@@ -32,7 +33,8 @@ from .paths import input_path, output_path
               help="p: refit the judge's probability (the default when the judgments hold p); P, R or F: fit thresholds on that score.")
 @click.option("--fit", type=click.Choice(PROBABILITY_FITS), default="anchored", show_default=True,
               help="Probability refit: anchored (offset and slope, the slope held near 1 unless the pairs insist), "
-                   "shift (the offset only) or platt (slope and offset, free).")
+                   "shift (the offset only), platt (slope and offset, free) or features (every coefficient of the model, "
+                   "each held near the shipped one unless the pairs insist; labels then come from the features, not from p).")
 @click.option("--graded", is_flag=True, help="Probability refit: the calibrated labels are grades 0-3 (as `label --graded`).")
 @click.option("--grades", type=click.IntRange(1),
               help="Thresholds on P, R or F: their number (top grade) [default: the human labels' top grade].")
@@ -66,16 +68,17 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
     if grades is not None or weights is not None:
         raise UsageError("--grades and --weights apply to thresholds on P, R or F (--on); the probability refit takes --graded")
     paired = paired_probabilities(judged, human, unlisted_as_zero)
-    result = calibrate_probability(paired.scores, paired.grades, fit, graded=graded, seed=seed,
-                                   judged=[j.p for j in judged if j.p is not None])
+    result = calibrate_probability(Probabilities.of(judged, paired.pairs), paired.grades, fit, graded=graded, seed=seed,
+                                   judged=Probabilities.of(judged))
     held_out = None
     if test:
         rest = paired_probabilities(judged, test, test_unlisted_as_zero).without(set(paired.pairs))
         if not rest.pairs:
             raise ValidationError(f"{test}: no judged pair is left once the calibration pairs are set aside")
         target = rest.grades if graded else (rest.grades > 0).astype(int)
-        held_out = [graded_agreement(rest.scores, target, list(r.judge_thresholds), "quadratic" if graded else "none", seed=seed)
-                    for r in (_plain(result.rule), result.rule)]
+        tested = Probabilities.of(judged, rest.pairs)
+        held_out = [graded_agreement(scores, target, list(thresholds), "quadratic" if graded else "none", seed=seed)
+                    for scores, thresholds in (tested.scored(r) for r in (ProbabilityRule(graded), result.rule))]
     if output:
         write_probability_calibration(result, output, [judgments, human], {"unlisted_as_zero": unlisted_as_zero, "seed": seed})
     if fmt == "json":
@@ -83,10 +86,12 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
         click.echo(json_text({**result.to_json(), **extra}))
         return
     rule = result.rule
-    click.echo(f"p refitted ({fit}) on {result.pairs} reviewed pairs ({result.relevant} relevant): "
-               f"slope {rule.slope:.3f}, shift {rule.shift:+.3f}; cut {rule.cut:g} (the highest expected kappa over the "
-               f"{len(judged)} judged pairs' refitted p); labels: {rule.describe()}, "
-               f"i.e. p >= {', '.join(f'{t:.3f}' for t in rule.judge_thresholds)} on the judge's p")
+    fitted = (f"slope {rule.slope:.3f}, shift {rule.shift:+.3f}" if rule.cuts_on_p
+              else "every coefficient moved (the largest move " f"{max(rule.refit or (0.0,), key=abs):+.3f})")
+    click.echo(f"p refitted ({fit}) on {result.pairs} reviewed pairs ({result.relevant} relevant): {fitted}; cut {rule.cut:g} "
+               f"(the highest expected kappa over the {len(judged)} judged pairs' refitted p); labels: {rule.describe()}, "
+               + (f"i.e. p >= {', '.join(f'{t:.3f}' for t in rule.judge_thresholds)} on the judge's p" if rule.cuts_on_p
+                  else "p recomputed from each pair's features"))
     rows = [agreement_row("human", "judge before", result.before), agreement_row("human", "judge after", result.after)]
     if held_out:
         rows += [agreement_row("test", "judge before", held_out[0]), agreement_row("test", "judge after", held_out[1])]
@@ -94,10 +99,6 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
     click.echo("(before/after on the reviewed pairs themselves: the after figure is in-sample; --test measures it on others)")
     click.echo(confusion_text("reviewed pairs, after", result.after, "human", "judge"), nl=False)
 
-
-def _plain(rule: ProbabilityRule) -> ProbabilityRule:
-    """The same cut without the calibration."""
-    return ProbabilityRule(rule.graded, rule.cut)
 
 
 def _thresholds(judged, judgments, human, on, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, output, fmt, seed):

@@ -419,12 +419,14 @@ def check_outputs_spare_inputs(config_path: str, config: dict[str, dict[str, Any
                                       f"{path}; semrel never writes over its inputs: set `out` to another folder")
 def _calibrated_at(path: str) -> list[str]:
     """--on and --at for `sensitivity` from a calibration file: its (first) threshold on the judge's score."""
-    from ..judging.labels import read_calibration
+    from ..judging.labels import ProbabilityRule, read_calibration
 
     try:
         rule = read_calibration(path)
     except SemrelError:
         return []  # the label step reports the bad file
+    if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p:
+        return []  # a refit of every coefficient labels from the features: no cut on p to mark
     return ["--on", rule.on, "--at", repr(float(rule.judge_thresholds[len(rule.judge_thresholds) // 2]))]
 
 

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypedDict
 
 import numpy as np
@@ -105,10 +105,18 @@ class Coefficients:
             return np.zeros(x.shape, dtype=bool)
         return (x < np.asarray(self.lower)) | (x > np.asarray(self.upper))  # NaN (no null sample): neither
 
-    def logit(self, x: np.ndarray) -> np.ndarray:
+    def design(self, x: np.ndarray) -> np.ndarray:
+        """(pairs, 1 + len(weights)): 1, the held features and P_max * lenratio, what the coefficients multiply."""
         x = self.held(x)
-        design = np.column_stack([x, x[:, FEATURES.index("P_max")] * x[:, FEATURES.index("lenratio")]])
-        return self.intercept + design @ np.asarray(self.weights, dtype=np.float64)
+        return np.column_stack([np.ones(len(x)), x, x[:, FEATURES.index("P_max")] * x[:, FEATURES.index("lenratio")]])
+
+    def logit(self, x: np.ndarray) -> np.ndarray:
+        return self.design(x) @ np.asarray([self.intercept, *self.weights], dtype=np.float64)
+
+    def plus(self, delta: Sequence[float]) -> Coefficients:
+        """These coefficients moved by `delta` (intercept first), on the same range."""
+        return Coefficients(self.intercept + delta[0], tuple(w + d for w, d in zip(self.weights, delta[1:], strict=True)),
+                            self.lower, self.upper)
 
     def to_json(self) -> dict:
         out: dict = {"intercept": self.intercept, **dict(zip((*FEATURES, "P_max*lenratio"), self.weights))}
@@ -148,17 +156,35 @@ def logit(p: np.ndarray | float, eps: float = 1e-9) -> np.ndarray:
     return np.log(q) - np.log1p(-q)
 
 
-def _by_gold(features: np.ndarray, with_gold: np.ndarray | bool, of: Callable[[Coefficients, np.ndarray], np.ndarray]) -> np.ndarray:
+Models = tuple[Coefficients, Coefficients]  # (with gold, without gold)
+
+
+def _by_gold(features: np.ndarray, with_gold: np.ndarray | bool, of: Callable[[Coefficients, np.ndarray], np.ndarray],
+             models: Models | None = None) -> np.ndarray:
     """of(WITH_GOLD, rows) where `with_gold` (per row or for all), of(WITHOUT_GOLD, rows) elsewhere."""
     x = np.asarray(features, dtype=np.float64).reshape(-1, len(FEATURES))
     gold = np.broadcast_to(np.asarray(with_gold, dtype=bool), (len(x),))
-    a, b = of(WITH_GOLD, x), of(WITHOUT_GOLD, x)
+    with_model, without_model = models or (WITH_GOLD, WITHOUT_GOLD)
+    a, b = of(with_model, x), of(without_model, x)
     return np.where(gold.reshape(-1, *[1] * (a.ndim - 1)), a, b)
 
 
-def probability(features: np.ndarray, with_gold: np.ndarray | bool) -> np.ndarray:
-    """p for rows of FEATURES; `with_gold` (per row or for all) picks WITH_GOLD or WITHOUT_GOLD."""
-    return _by_gold(features, with_gold, lambda model, x: sigmoid(model.logit(x)))
+def logits(features: np.ndarray, with_gold: np.ndarray | bool, refit: Sequence[float] | None = None,
+           models: Models | None = None) -> np.ndarray:
+    """logit(p) for rows of FEATURES; `with_gold` (per row or for all) picks WITH_GOLD or WITHOUT_GOLD; `refit`
+    (from `semrel calibrate --fit features`) moves every coefficient of either."""
+    return _by_gold(features, with_gold, lambda model, x: (model.plus(refit) if refit is not None else model).logit(x), models)
+
+
+def probability(features: np.ndarray, with_gold: np.ndarray | bool, refit: Sequence[float] | None = None,
+                models: Models | None = None) -> np.ndarray:
+    """p for rows of FEATURES, as `logits`."""
+    return sigmoid(logits(features, with_gold, refit, models))
+
+
+def designs(features: np.ndarray, with_gold: np.ndarray | bool, models: Models | None = None) -> np.ndarray:
+    """Each row's design (Coefficients.design) under its own model: what a refit's coefficients multiply."""
+    return _by_gold(features, with_gold, lambda model, x: model.design(x), models)
 
 
 def outside_range(features: np.ndarray, with_gold: np.ndarray | bool) -> np.ndarray:
@@ -285,7 +311,9 @@ class ProbabilityRule:
     """Grade = number of cuts the (calibrated) probability reaches: one cut (binary) or GRADE_CUTS-style three.
 
     The calibration maps the judge's p to sigmoid(slope * logit(p) + shift); slope > 0 keeps the
-    order, so the labels equal thresholds on the judge's own p (`judge_thresholds`).
+    order, so the labels equal thresholds on the judge's own p (`judge_thresholds`). A `refit`
+    (`semrel calibrate --fit features`) instead moves every coefficient of the model, so the
+    probability is recomputed from each pair's features and is no function of p alone.
     """
 
     graded: bool = False
@@ -293,6 +321,7 @@ class ProbabilityRule:
     slope: float = 1.0
     shift: float = 0.0
     calibration: Mapping[str, Any] | None = None  # how slope and shift were fitted (from `semrel calibrate`)
+    refit: tuple[float, ...] | None = None  # added to the intercept and weights of either model (Coefficients.plus)
     name = "probability"
     on = PROBABILITY
 
@@ -301,6 +330,8 @@ class ProbabilityRule:
             raise UsageError(f"the cut on p must be between 0 and 1, got {self.cut:g}")
         if not (math.isfinite(self.slope) and self.slope > 0 and math.isfinite(self.shift)):
             raise UsageError(f"calibration slope must be a positive number and shift finite, got {self.slope:g}, {self.shift:g}")
+        if self.refit is not None and (len(self.refit) != len(FEATURES) + 2 or not all(math.isfinite(v) for v in self.refit)):
+            raise UsageError(f"a refit moves the intercept and the {len(FEATURES) + 1} weights: give {len(FEATURES) + 2} finite numbers")
 
     @property
     def thresholds(self) -> tuple[float, ...]:
@@ -308,29 +339,56 @@ class ProbabilityRule:
         return grade_cuts(self.cut) if self.graded else (self.cut,)
 
     @property
+    def cuts_on_p(self) -> bool:
+        """Whether the labels are cuts on the judge's own p (all but a refit of every coefficient)."""
+        return self.refit is None
+
+    @property
     def judge_thresholds(self) -> tuple[float, ...]:
         """The same cuts moved to the judge's own p: p' >= c  <=>  p >= sigmoid((logit(c) - shift) / slope)."""
+        if not self.cuts_on_p:
+            raise UsageError("labels refitted on every coefficient (`semrel calibrate --fit features`) are not cuts on the "
+                             "judge's p: label with the calibration file, or give the cuts on p yourself")
         return tuple(float(sigmoid((logit(c) - self.shift) / self.slope)) for c in self.thresholds)
 
     def calibrated(self, p: np.ndarray) -> np.ndarray:
         return sigmoid(self.slope * logit(p) + self.shift) if (self.slope, self.shift) != (1.0, 0.0) else np.asarray(p, float)
 
+    def scores(self, judgments: Sequence[Judgment]) -> np.ndarray:
+        """Each pair's calibrated probability: from p, or with a refit from its features."""
+        if self.cuts_on_p:
+            return self.calibrated(score_values(judgments, PROBABILITY))
+        missing = sum(not j.features or any(f not in j.features for f in FEATURES) for j in judgments)
+        if missing:
+            raise ValidationError(f"{missing} of {len(judgments)} judgments hold no features, which a refit of every coefficient "
+                                  "needs: re-run `semrel judge` (semrel 0.x writes them beside p)")
+        rows = [j.features or {} for j in judgments]
+        x = np.array([[row[f] for f in FEATURES] for row in rows], dtype=np.float64).reshape(-1, len(FEATURES))
+        return probability(x, np.array([bool(row.get(WITH_GOLD_FLAG)) for row in rows]), self.refit)
+
     def grades(self, judgments: Sequence[Judgment]) -> np.ndarray:
+        if not self.cuts_on_p:
+            return reached(self.scores(judgments), self.thresholds)
         return reached(score_values(judgments, PROBABILITY), self.judge_thresholds)
 
     def describe(self) -> str:
         what = f"p >= {self.cut:g}" if not self.graded else f"p at grade cuts {', '.join(f'{t:g}' for t in self.thresholds)}"
+        if not self.cuts_on_p:
+            return what + " (refitted: every coefficient)"
         return what + (f" (calibrated: slope {self.slope:.3g}, shift {self.shift:+.3g})" if self.is_calibrated else "")
 
     @property
     def is_calibrated(self) -> bool:
-        return bool(self.calibration) or (self.slope, self.shift) != (1.0, 0.0)
+        return bool(self.calibration) or (self.slope, self.shift) != (1.0, 0.0) or not self.cuts_on_p
 
     def params(self) -> dict:
-        return {"rule": self.name, "on": PROBABILITY, "thresholds": [float(t) for t in self.judge_thresholds],
+        refit = {"refit": list(self.refit)} if self.refit is not None else {}
+        return {"rule": self.name, "on": PROBABILITY, "thresholds": [float(t) for t in self.judge_thresholds] if self.cuts_on_p else None,
                 "cut": self.cut, "cuts": list(self.thresholds), "labels": "graded" if self.graded else "binary",
-                "grade": "number of cuts the calibrated p reaches; thresholds: the same cuts on the judge's p",
-                "calibration": {"slope": self.slope, "shift": self.shift, **(self.calibration or {})} if self.is_calibrated else None,
+                "grade": "number of cuts the calibrated p reaches; thresholds: the same cuts on the judge's p"
+                         + ("" if self.cuts_on_p else " (none: a refit of every coefficient recomputes p from the features)"),
+                "calibration": {"slope": self.slope, "shift": self.shift, **(self.calibration or {}), **refit}
+                if self.is_calibrated else None,
                 "model": model_params()}
 
 
@@ -344,8 +402,10 @@ def rule_from_params(params: Mapping[str, Any], where: str = "manifest") -> Rule
         if params.get("rule") == ProbabilityRule.name:
             calibration = dict(params.get("calibration") or {})
             slope, shift = float(calibration.pop("slope", 1.0)), float(calibration.pop("shift", 0.0))
+            refit = calibration.pop("refit", None)
             return ProbabilityRule(graded=params.get("labels") == "graded", cut=float(params.get("cut", CUT)), slope=slope, shift=shift,
-                                   calibration=calibration or None)
+                                   calibration=calibration or None,
+                                   refit=tuple(float(v) for v in refit) if refit is not None else None)
         return ThresholdRule(str(params.get("on", DEFAULT_COMPONENT)), tuple(float(t) for t in params["thresholds"]))
     except (KeyError, TypeError, ValueError):
         raise ValidationError(f"{where}: no label rule recorded (expected \"rule\" with its parameters, "
@@ -382,8 +442,7 @@ def choose_rule(judgments: Sequence[Judgment], on: str | None = None, threshold:
         return ThresholdRule(on or DEFAULT_COMPONENT, (threshold,) if threshold is not None else tuple(grades or ()))
     if calibration is not None:
         if isinstance(calibration, ProbabilityRule):
-            calibration = ProbabilityRule(graded or calibration.graded, calibration.cut, calibration.slope, calibration.shift,
-                                          calibration.calibration)
+            calibration = replace(calibration, graded=graded or calibration.graded)
         elif graded:
             raise UsageError("graded= grades by p; this calibration holds thresholds on a component")
         if on is not None and calibration.on != on:

@@ -88,13 +88,23 @@ def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | N
         return checked_labelling(on or "R", values, "--thresholds")
     params = read_params(labels_path) if labels_path else None
     if labels_path and params and "thresholds" in params:
+        _cuts_on_p(params, manifest_path(labels_path))
         return checked_labelling(on or str(params.get("on", "R")), tuple(map(float, params["thresholds"])), manifest_path(labels_path))
     raise UsageError("give the labelling thresholds, e.g. --on R --thresholds 0.5 (or 0.4,0.5,0.6 for grades 0-3)")
+
+
+def _cuts_on_p(params: dict, where: str) -> None:
+    """Refuses a rule whose labels are not thresholds on one score (`calibrate --fit features`), saying what to give."""
+    if params.get("rule") == "probability" and params.get("thresholds") is None:
+        raise UsageError(f"{where}: the labels come from a refit of every coefficient (`semrel calibrate --fit features`), "
+                         "which is no set of cuts on p; give the queue's cuts yourself, e.g. --on p --thresholds 0.35")
 
 
 def labelling_from_json(path: str, on: str | None = None) -> Labelling:
     """A thresholds.json: `{"on": "R", "thresholds": [...]}`."""
     data = loads(read_text(path), path)
+    if isinstance(data, dict):
+        _cuts_on_p(data, path)
     try:
         values = tuple(float(t) for t in data["thresholds"])
     except (ValueError, KeyError, TypeError):
