@@ -61,7 +61,7 @@ from sklearn.metrics import roc_auc_score
 
 import semrel
 from semrel.analysis.agreement import cohen_kappa
-from semrel.analysis.calibrate import PROBABILITY_FITS, best_thresholds, calibrate_probability, expected_calibration_error
+from semrel.analysis.calibrate import PROBABILITY_FITS, Probabilities, best_thresholds, calibrate_probability, expected_calibration_error
 from semrel.errors import ValidationError
 from semrel.formats.corpus import read_corpus, read_golden, write_corpus, write_golden
 from semrel.formats.judgments import read_judgments
@@ -442,10 +442,14 @@ def rule_rows(d: SetData, name: str, score: np.ndarray, cuts: tuple[float, ...],
     return row
 
 
-def learning_curve(d: SetData, p: np.ndarray, cut: float, seeds: int = 10) -> dict:
+def learning_curve(d: SetData, model: Fitted, seeds: int = 10) -> dict:
     """Kappa on the pairs not reviewed after refitting on n reviewed ones (queued as `semrel review` does), as
     `semrel calibrate` refits: each fit of PROBABILITY_FITS with the cut moved to the highest expected kappa over the
     set's pairs; also the anchored fit keeping the cut ("kept", as before 2026-12-01) and a threshold on R re-chosen."""
+    models = (model.gold, model.nogold)
+    gold = np.full(len(d.y), d.with_gold)
+    p, cut = model.p(d), model.cut
+    every = Probabilities(p, d.X, gold)
     out = {"0": kappa(d.y, p >= cut)}
     for n in REVIEWED:
         found: dict[str, list[float]] = {kind: [] for kind in (*PROBABILITY_FITS, "kept", "raw")}
@@ -457,14 +461,15 @@ def learning_curve(d: SetData, p: np.ndarray, cut: float, seeds: int = 10) -> di
                     t = best_thresholds(d.R[reviewed], d.y[reviewed], 1, "none")[0]
                     found["raw"].append(kappa(d.y[rest], d.R[rest] >= t))
                     continue
-                for kind, judged in [(fit_kind, p) for fit_kind in PROBABILITY_FITS] + [("kept", None)]:
+                for kind, judged in [(fit_kind, every) for fit_kind in PROBABILITY_FITS] + [("kept", None)]:
                     try:
-                        rule = calibrate_probability(p[reviewed], d.y[reviewed], "anchored" if kind == "kept" else kind, cut,
-                                                     resamples=0, judged=judged).rule
-                        moved = rule.judge_thresholds[0]
+                        rule = calibrate_probability(Probabilities(p[reviewed], d.X[reviewed], gold[reviewed]), d.y[reviewed],
+                                                     "anchored" if kind == "kept" else kind, cut, resamples=0, judged=judged,
+                                                     models=models).rule
                     except ValidationError:  # one class only among the reviewed pairs: `calibrate` refuses, p stays
-                        moved = cut
-                    found[kind].append(kappa(d.y[rest], p[rest] >= moved))
+                        rule = labels.ProbabilityRule(cut=cut)
+                    scores, thresholds = Probabilities(p[rest], d.X[rest], gold[rest]).scored(rule, models)
+                    found[kind].append(kappa(d.y[rest], labels.reached(scores, thresholds) > 0))
         out[str(n)] = {k: float(np.mean(v)) for k, v in found.items()}
     return out
 
@@ -590,7 +595,7 @@ def main() -> None:
             cut = model.cuts[condition]
             rows.append(rule_rows(d, "p LODO cut/cond", p, (cut,), labels.grade_cuts(cut), not args.no_tau, p_every, True) | {"cut": cut})
             if condition == "gold":
-                curves[name] = learning_curve(d, p, model.cut)
+                curves[name] = learning_curve(d, model)
     for r in rows:
         r["raw_oracle"] = raw[r["set"], r["condition"]]
     header = ["set", "cond", "pairs", "gold", "raw oracle", "kappa", "margin", "own oracle", "AUC", "w. kappa grades", "ECE",
