@@ -574,7 +574,7 @@ def main() -> None:
     raw = {k: oracle(d.y, d.R) for k, d in data.items()}
     # the candidate: the shipped p with a cut of its own per condition, chosen as the shared cut was (mean margin, in-sample)
     own_cuts = {c: choose_cut([(d.p, d.y, raw[k]) for k, d in data.items() if d.condition == c]) for c in CONDITIONS}
-    rows, curves, lodo_models, trains = [], {}, {}, {}
+    rows, curves, curves_nogold, lodo_models, trains = [], {}, {}, {}, {}
     for family in dict.fromkeys(FAMILY[n] for n in names):
         trains[family] = [(data[n, "gold"], data[n, "nogold"]) for n in names if FAMILY[n] != family]
         lodo_models[family] = refit(trains[family], raw) if trains[family] else None
@@ -596,6 +596,8 @@ def main() -> None:
             rows.append(rule_rows(d, "p LODO cut/cond", p, (cut,), labels.grade_cuts(cut), not args.no_tau, p_every, True) | {"cut": cut})
             if condition == "gold":
                 curves[name] = learning_curve(d, model)
+            else:
+                curves_nogold[name] = learning_curve(d, model)
     for r in rows:
         r["raw_oracle"] = raw[r["set"], r["condition"]]
     header = ["set", "cond", "pairs", "gold", "raw oracle", "kappa", "margin", "own oracle", "AUC", "w. kappa grades", "ECE",
@@ -657,6 +659,15 @@ def main() -> None:
         print(render(Table(["set", *[f"{n}: kept / moved" for n in REVIEWED]],
                            [[n, *[f"{c[str(k)]['kept']:.3f} / {c[str(k)]['anchored']:.3f}" for k in REVIEWED]] for n, c in curves.items()]),
                      "markdown"))
+        for title, found in (("with gold", curves), ("without gold", curves_nogold)):
+            gain = [c[str(k)]["features"] - c[str(k)]["anchored"] for c in found.values() for k in REVIEWED]
+            def along(curve: dict, kind: str) -> str:
+                return " / ".join(f"{curve[str(k)][kind]:.3f}" for k in REVIEWED)
+
+            print(f"\nfeatures minus anchored, {title}, over the {len(gain)} cells: mean {np.mean(gain):+.3f}, "
+                  f"from {min(gain):+.3f} to {max(gain):+.3f}"
+                  + "".join(f"; {n} {along(c, 'features')} (anchored {along(c, 'anchored')})" for n, c in found.items()
+                            if FAMILY[n] == "pubmed"))
         change = [c[str(k)]["anchored"] - c[str(k)]["kept"] for c in curves.values() for k in REVIEWED]
         print(f"\nmoved minus kept over the {len(change)} cells: mean {np.mean(change):+.3f}, "
               f"from {min(change):+.3f} to {max(change):+.3f}")
@@ -674,7 +685,8 @@ def main() -> None:
         print(f"cut: refitted {full.cut}, shipped {labels.CUT}; pairs {fitted['pairs']}")
     out = args.out or args.work / "labels.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"rows": rows, "learning_curve": curves, "fit": fitted, "cut_rules": cut_rules, "holding": holding,
+    out.write_text(json.dumps({"rows": rows, "learning_curve": curves, "learning_curve_nogold": curves_nogold, "fit": fitted,
+                               "cut_rules": cut_rules, "holding": holding,
                                "beyond": beyond, "bar": bar,
                                "lodo": {f: None if m is None else {"with_gold": m.gold.to_json(), "without_gold": m.nogold.to_json(),
                                                                    "cut": m.cut} for f, m in lodo_models.items()}},
