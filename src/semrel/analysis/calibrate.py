@@ -6,7 +6,10 @@ sigmoid(slope * logit(p) + shift), by maximum likelihood on the reviewed pairs: 
 default) with a Gaussian prior of sd ANCHOR_SD on slope - 1, so that a few dozen pairs, most of
 them near the cut, move little more than the offset and a few hundred can change the spread too;
 `shift` fits the offset alone, `platt` slope and offset (the slope lightly penalised toward 0 as
-scikit-learn's C=10 does). Given every judged pair's p, the cut then moves to where labels agree
+scikit-learn's C=10 does). `features` refits the model itself, every coefficient with a Gaussian
+prior of sd FEATURES_SD on its move off the shipped one, from the features judgments keep beside
+p: where the user's idea of relevance weighs the features differently a hundred pairs reorder the
+pairs, so its labels are computed from the features, not cut on p. Given every judged pair's p, the cut then moves to where labels agree
 best, in expectation, with labels drawn from the refitted p (`expected_kappa_cut`): once p is
 fitted to the user's own data its cut can follow that data's share of relevant pairs, which the
 shipped cut, chosen on the development sets, cannot. bench/labels.py measured what each gains
@@ -238,6 +241,7 @@ class Probabilities:
                    np.array([bool(row.get(WITH_GOLD_FLAG)) for row in rows]))
 
     def features(self) -> np.ndarray:
+        """The feature rows, refused when a judgment lacks them (older judgments hold p alone)."""
         if np.isnan(self.x).any():
             raise ValidationError("--fit features needs the features the judge writes beside p; some judgments lack them: "
                                   "re-run `semrel judge`")
@@ -329,6 +333,7 @@ def write_probability_calibration(result: ProbabilityCalibration, output: str | 
         out.write("\n")
     write_manifest(output, inputs=inputs, rows=result.pairs, params={
         "rule": "probability", "fit": result.fit, "slope": result.rule.slope, "shift": result.rule.shift,
+        "refit": list(result.rule.refit) if result.rule.refit is not None else None, "cut": result.rule.cut,
         "relevant": result.relevant, "kappa_before": result.before.kappa, "kappa_after": result.after.kappa, **params})
 
 
