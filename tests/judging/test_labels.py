@@ -187,7 +187,7 @@ def test_calibrate_then_label_round_trip(tmp_path):
 
 def test_a_refit_of_every_coefficient_labels_from_the_features(tmp_path):
     """Reviewers who weigh relR less than the shipped model: `calibrate --fit features` moves every coefficient, `label`
-    recomputes p from each pair's features (no longer a cut on the judge's p), and the review queue refuses it in one line."""
+    recomputes p from each pair's features (no longer a cut on the judge's p), and the review queue orders by that p."""
     rng = np.random.default_rng(3)
     lo, hi = np.array(labels.WITH_GOLD.lower), np.array(labels.WITH_GOLD.upper)
     x = lo + (hi - lo) * rng.beta(2, 2, (400, len(labels.FEATURES)))
@@ -217,8 +217,11 @@ def test_a_refit_of_every_coefficient_labels_from_the_features(tmp_path):
     assert rule == labels.rule_from_params(rule.params()) and not rule.cuts_on_p
     with pytest.raises(UsageError, match="not cuts on the judge's p"):
         assert rule.judge_thresholds is None  # never reached: the property raises
-    with pytest.raises(UsageError, match="no set of cuts on p"):
-        parse_labelling(None, str(tmp_path / "cal.json"))
+    queue = parse_labelling(None, str(tmp_path / "cal.json"))  # the review queue orders by the refitted p
+    assert (queue.on, queue.thresholds, queue.refit) == ("p", (written["cut"],), tuple(refit))
+    assert np.allclose(queue.scores(read_judgments(judgments)), labels.probability(x, True, tuple(refit)), rtol=0, atol=1e-12)
+    with pytest.raises(UsageError, match="give it without --on"):
+        parse_labelling("R", str(tmp_path / "cal.json"))
     bare = [Judgment("q", "c", 0.5, 0.5, 0.5, p=0.5)]
     with pytest.raises(ValidationError, match="hold no features"):
         rule.grades(bare)

@@ -262,6 +262,39 @@ def test_a_queue_from_probability_labels_puts_the_pairs_nearest_the_cut_on_p_fir
     assert stored == [p[pair] for pair in queued]  # kept, so both review screens show the p the queue is ordered by
 
 
+def test_a_queue_from_a_refit_of_every_coefficient_orders_by_the_refitted_p(tmp_path):
+    """`calibrate --fit features` labels by p recomputed from the features: the queue orders by that p, keeps it as the
+    probability both review screens show, and the database remembers the refit."""
+    from semrel.judging import labels
+    from semrel.review.engine import create_queue, labelling_of
+    from semrel.review.store import open_db
+    from semrel.review.tasks import load_tasks, parse_labelling
+
+    pool = write_pool(tmp_path / "pool")
+    rows = [json.loads(line) for line in Path(pool["judgments"]).read_text().splitlines()]
+    rng = np.random.default_rng(1)
+    lo, hi = np.array(labels.WITH_GOLD.lower), np.array(labels.WITH_GOLD.upper)
+    x = lo + (hi - lo) * rng.beta(2, 2, (len(rows), len(labels.FEATURES)))
+    Path(pool["judgments"]).write_text("".join(
+        json.dumps({**r, "p": float(labels.probability(x[i], True)[0]),
+                    "features": {**dict(zip(labels.FEATURES, x[i].tolist())), "with_gold": 1.0}}) + "\n" for i, r in enumerate(rows)))
+    refit = (1.0, -2.0, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0)
+    (tmp_path / "cal.json").write_text(json.dumps(labels.ProbabilityRule(cut=0.4, calibration={"fit": "features"}, refit=refit).params()))
+    labels.label(pool["judgments"], pool["labels"], calibration=tmp_path / "cal.json")
+    labelling = parse_labelling(None, str(tmp_path / "cal.json"))
+    conn = open_db(tmp_path / "r.sqlite")
+    create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling), labelling,
+                 QueueSettings(random_share=0.0))
+    q = dict(zip([(r["query_id"], r["chunk_id"]) for r in rows], labels.probability(x, True, refit).tolist()))
+    queued = [(r["query_id"], r["chunk_id"]) for r in conn.execute("SELECT query_id, chunk_id FROM tasks ORDER BY position")]
+    distance = [abs(q[pair] - 0.4) for pair in queued]
+    judge_p = dict(zip([(r["query_id"], r["chunk_id"]) for r in rows], labels.probability(x, True).tolist()))
+    assert distance == sorted(distance) and queued != sorted(queued, key=lambda pair: abs(judge_p[pair] - 0.4))  # not the judge's order
+    assert [r["probability"] for r in conn.execute("SELECT probability FROM tasks ORDER BY position")] == [q[pair] for pair in queued]
+    assert [r["proposed"] for r in conn.execute("SELECT proposed FROM tasks ORDER BY position")] == [int(q[pair] >= 0.4) for pair in queued]
+    assert labelling_of(conn) == labelling
+
+
 def test_a_schema_1_database_is_read_as_it_is_and_upgraded_by_a_session_keeping_every_decision(tmp_path, cli):
     pool, db, _, _ = reviewed_by_two(tmp_path)
     conn = sqlite3.connect(db)

@@ -99,7 +99,8 @@ def labelling_of(conn: sqlite3.Connection) -> Labelling:
     meta = read_meta(conn)
     if "thresholds" not in meta:
         raise ValidationError("the review database holds no queue yet; give --judgments, --labels, --corpus and --golden")
-    return Labelling(meta["on"], tuple(meta["thresholds"]))
+    refit = meta.get("refit")
+    return Labelling(meta["on"], tuple(meta["thresholds"]), tuple(refit) if refit is not None else None)
 
 
 def task_from_row(row: sqlite3.Row) -> Task:

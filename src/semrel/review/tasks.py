@@ -8,6 +8,8 @@ import os
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 from ..errors import SemrelError, UsageError, ValidationError
 from ..formats import read_qrels
 from ..formats.corpus import read_corpus, read_golden
@@ -15,7 +17,8 @@ from ..formats.files import read_text
 from ..formats.jsonl import loads
 from ..formats.judgments import SCORES, read_judgments
 from ..formats.manifest import manifest_path, read_params
-from ..judging.labels import reached, score_values
+from ..judging.labels import PROBABILITY, ProbabilityRule, reached, rule_from_params, score_values
+from ..records import Judgment
 from .order import distance_to_threshold
 
 
@@ -49,8 +52,9 @@ def judge_line(task: Task, labelling: Labelling) -> str:
     computed it, since the default rule (and the queue's order) is on p, not on R."""
     p = f"p {task.p:.3f}  " if task.p is not None else ""
     cuts = ", ".join(f"{t:g}" for t in labelling.thresholds)
+    refitted = ", p refitted on every coefficient" if labelling.refit is not None else ""
     return (f"judge: {p}P {task.P:.3f}  R {task.R:.3f}  F {task.F:.3f} -> proposed grade {task.proposed}"
-            f" ({labelling.on} thresholds {cuts})")
+            f" ({labelling.on} thresholds {cuts}{refitted})")
 
 
 def text_hash(query: str, answers: Sequence[str], chunk: str) -> str:
@@ -61,17 +65,24 @@ def text_hash(query: str, answers: Sequence[str], chunk: str) -> str:
 @dataclass(frozen=True)
 class Labelling:
     """Which judge score is thresholded (p for the probability rule: its cuts moved to the judge's
-    p where a calibration applies), and where: grade = number of thresholds reached."""
+    p where a calibration applies), and where: grade = number of thresholds reached. With `refit`
+    (`semrel calibrate --fit features`) the score is p recomputed from each pair's features."""
 
     on: str
     thresholds: tuple[float, ...]
+    refit: tuple[float, ...] | None = None
 
     @property
     def max_grade(self) -> int:
         return len(self.thresholds)
 
+    def scores(self, judgments: Sequence[Judgment]) -> np.ndarray:
+        if self.refit is None:
+            return score_values(judgments, self.on)
+        return ProbabilityRule(refit=self.refit).scores(judgments)
+
     def to_json(self) -> dict:
-        return {"on": self.on, "thresholds": list(self.thresholds)}
+        return {"on": self.on, "thresholds": list(self.thresholds), **({"refit": list(self.refit)} if self.refit is not None else {})}
 
 
 def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | None = None) -> Labelling:
@@ -88,23 +99,28 @@ def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | N
         return checked_labelling(on or "R", values, "--thresholds")
     params = read_params(labels_path) if labels_path else None
     if labels_path and params and "thresholds" in params:
-        _cuts_on_p(params, manifest_path(labels_path))
-        return checked_labelling(on or str(params.get("on", "R")), tuple(map(float, params["thresholds"])), manifest_path(labels_path))
+        return _refitted(params, on, manifest_path(labels_path)) or checked_labelling(
+            on or str(params.get("on", "R")), tuple(map(float, params["thresholds"])), manifest_path(labels_path))
     raise UsageError("give the labelling thresholds, e.g. --on R --thresholds 0.5 (or 0.4,0.5,0.6 for grades 0-3)")
 
 
-def _cuts_on_p(params: dict, where: str) -> None:
-    """Refuses a rule whose labels are not thresholds on one score (`calibrate --fit features`), saying what to give."""
-    if params.get("rule") == "probability" and params.get("thresholds") is None:
-        raise UsageError(f"{where}: the labels come from a refit of every coefficient (`semrel calibrate --fit features`), "
-                         "which is no set of cuts on p; give the queue's cuts yourself, e.g. --on p --thresholds 0.35")
+def _refitted(params: dict, on: str | None, where: str) -> Labelling | None:
+    """The labelling of a refit of every coefficient (`calibrate --fit features`), whose cuts are on p
+    recomputed from the features rather than on the judge's p; None for any other rule."""
+    if params.get("rule") != "probability" or params.get("thresholds") is not None:
+        return None
+    rule = rule_from_params(params, where)
+    if on not in (None, PROBABILITY) or not isinstance(rule, ProbabilityRule) or rule.refit is None:
+        raise UsageError(f"{where}: a refit of every coefficient labels by p recomputed from the features; give it without --on")
+    return Labelling(PROBABILITY, rule.thresholds, rule.refit)
 
 
 def labelling_from_json(path: str, on: str | None = None) -> Labelling:
     """A thresholds.json: `{"on": "R", "thresholds": [...]}`."""
     data = loads(read_text(path), path)
-    if isinstance(data, dict):
-        _cuts_on_p(data, path)
+    refitted = _refitted(data, on, path) if isinstance(data, dict) else None
+    if refitted is not None:
+        return refitted
     try:
         values = tuple(float(t) for t in data["thresholds"])
     except (ValueError, KeyError, TypeError):
@@ -132,10 +148,10 @@ def load_tasks(
     proposed = read_qrels(labels_path).to_dict()
     chunks = {c.id: c.text for c in read_corpus(corpus_path)}
     golden = {g.query_id: g for g in read_golden(golden_path)}
-    scores = score_values(judgments, labelling.on)
+    scores = labelling.scores(judgments)
     grades, distance = reached(scores, labelling.thresholds), distance_to_threshold(scores, labelling.thresholds)
     tasks = []
-    for j, grade, gap in zip(judgments, grades.tolist(), distance.tolist()):
+    for j, grade, gap, score in zip(judgments, grades.tolist(), distance.tolist(), scores.tolist()):
         if j.chunk_id not in chunks:
             raise ValidationError(f"{judgments_path}: chunk {j.chunk_id!r} (query {j.query_id!r}) is not in {corpus_path}")
         if j.query_id not in golden:
@@ -143,7 +159,7 @@ def load_tasks(
         item = golden[j.query_id]
         tasks.append(Task(
             query_id=j.query_id, chunk_id=j.chunk_id, query=item.query, answers=item.reference_answers,
-            chunk=chunks[j.chunk_id], P=j.P, R=j.R, F=j.F, p=j.p,
+            chunk=chunks[j.chunk_id], P=j.P, R=j.R, F=j.F, p=j.p if labelling.refit is None else float(score),
             proposed=int(proposed.get(j.query_id, {}).get(j.chunk_id, grade)), distance=gap,
         ))
     return tasks
