@@ -442,7 +442,7 @@ def rule_rows(d: SetData, name: str, score: np.ndarray, cuts: tuple[float, ...],
     return row
 
 
-def learning_curve(d: SetData, model: Fitted, seeds: int = 10) -> dict:
+def learning_curve(d: SetData, model: Fitted, reviewed_counts: tuple[int, ...] = REVIEWED, seeds: int = 10) -> dict:
     """Kappa on the pairs not reviewed after refitting on n reviewed ones (queued as `semrel review` does), as
     `semrel calibrate` refits: each fit of PROBABILITY_FITS with the cut moved to the highest expected kappa over the
     set's pairs; also the anchored fit keeping the cut ("kept", as before 2026-12-01) and a threshold on R re-chosen."""
@@ -451,7 +451,7 @@ def learning_curve(d: SetData, model: Fitted, seeds: int = 10) -> dict:
     p, cut = model.p(d), model.cut
     every = Probabilities(p, d.X, gold)
     out = {"0": kappa(d.y, p >= cut)}
-    for n in REVIEWED:
+    for n in reviewed_counts:
         found: dict[str, list[float]] = {kind: [] for kind in (*PROBABILITY_FITS, "kept", "raw")}
         for seed in range(seeds):
             for method, score, start in (("model", p, cut), ("raw", d.R, labels.DEFAULT_THRESHOLD)):
@@ -562,6 +562,8 @@ def main() -> None:
     parser.add_argument("--no-tau", action="store_true", help="skip the ranking check (and judging pool-all.tsv)")
     parser.add_argument("--fit", action="store_true", help="refit the shipped coefficients and compare them with the constants")
     parser.add_argument("--out", type=Path, default=None, help="JSON results [default: WORK/labels.json]")
+    parser.add_argument("--reviewed", type=lambda text: tuple(int(v) for v in text.split(",")), default=REVIEWED,
+                        help=f"reviewed pairs of the learning curve [default: {','.join(map(str, REVIEWED))}]")
     args = parser.parse_args()
     cache = args.cache or args.work / "cache"
     names = [n for n in args.sets.split(",") if n]
@@ -595,9 +597,9 @@ def main() -> None:
             cut = model.cuts[condition]
             rows.append(rule_rows(d, "p LODO cut/cond", p, (cut,), labels.grade_cuts(cut), not args.no_tau, p_every, True) | {"cut": cut})
             if condition == "gold":
-                curves[name] = learning_curve(d, model)
+                curves[name] = learning_curve(d, model, args.reviewed)
             else:
-                curves_nogold[name] = learning_curve(d, model)
+                curves_nogold[name] = learning_curve(d, model, args.reviewed)
     for r in rows:
         r["raw_oracle"] = raw[r["set"], r["condition"]]
     header = ["set", "cond", "pairs", "gold", "raw oracle", "kappa", "margin", "own oracle", "AUC", "w. kappa grades", "ECE",
@@ -652,23 +654,24 @@ def main() -> None:
         kinds = (*PROBABILITY_FITS, "raw")
         print(f"\n### Learning curve: LODO p refitted on n reviewed pairs ({' / '.join(PROBABILITY_FITS)}), against re-choosing a "
               "threshold on R\n")
-        print(render(Table(["set", "raw oracle", "0 reviewed", *[f"{n}: {' / '.join(kinds)}" for n in REVIEWED]],
-                           [[n, raw[n, "gold"], c["0"], *[" / ".join(f"{c[str(k)][kind]:.3f}" for kind in kinds) for k in REVIEWED]]
+        print(render(Table(["set", "raw oracle", "0 reviewed", *[f"{n}: {' / '.join(kinds)}" for n in args.reviewed]],
+                           [[n, raw[n, "gold"], c["0"], *[" / ".join(f"{c[str(k)][kind]:.3f}" for kind in kinds) for k in args.reviewed]]
                             for n, c in curves.items()]), "markdown", places=3))
         print("\n### The anchored refit keeping the cut, against moving it to the highest expected kappa (shipped)\n")
-        print(render(Table(["set", *[f"{n}: kept / moved" for n in REVIEWED]],
-                           [[n, *[f"{c[str(k)]['kept']:.3f} / {c[str(k)]['anchored']:.3f}" for k in REVIEWED]] for n, c in curves.items()]),
+        print(render(Table(["set", *[f"{n}: kept / moved" for n in args.reviewed]],
+                           [[n, *[f"{c[str(k)]['kept']:.3f} / {c[str(k)]['anchored']:.3f}" for k in args.reviewed]]
+                            for n, c in curves.items()]),
                      "markdown"))
         for title, found in (("with gold", curves), ("without gold", curves_nogold)):
-            gain = [c[str(k)]["features"] - c[str(k)]["anchored"] for c in found.values() for k in REVIEWED]
+            gain = [c[str(k)]["features"] - c[str(k)]["anchored"] for c in found.values() for k in args.reviewed]
             def along(curve: dict, kind: str) -> str:
-                return " / ".join(f"{curve[str(k)][kind]:.3f}" for k in REVIEWED)
+                return " / ".join(f"{curve[str(k)][kind]:.3f}" for k in args.reviewed)
 
             print(f"\nfeatures minus anchored, {title}, over the {len(gain)} cells: mean {np.mean(gain):+.3f}, "
                   f"from {min(gain):+.3f} to {max(gain):+.3f}"
                   + "".join(f"; {n} {along(c, 'features')} (anchored {along(c, 'anchored')})" for n, c in found.items()
                             if FAMILY[n] == "pubmed"))
-        change = [c[str(k)]["anchored"] - c[str(k)]["kept"] for c in curves.values() for k in REVIEWED]
+        change = [c[str(k)]["anchored"] - c[str(k)]["kept"] for c in curves.values() for k in args.reviewed]
         print(f"\nmoved minus kept over the {len(change)} cells: mean {np.mean(change):+.3f}, "
               f"from {min(change):+.3f} to {max(change):+.3f}")
     fitted = None
