@@ -154,3 +154,38 @@ def test_a_threshold_on_a_cliff_is_warned_about_and_a_flat_one_is_not():
     assert cliff_warnings(grid, ["a", "b"], ["nDCG@10"], steep, 0.32, "p") == []  # the step is more than 0.05 away
     swapped = np.array([[[0.50], [0.49 if t < 0.40 else 0.52]] for t in grid])  # small moves, but the order flips
     assert "order changes" in cliff_warnings(grid, ["a", "b"], ["nDCG@10"], swapped, 0.38, "p")[0]
+
+
+def test_a_refit_of_every_coefficient_sweeps_its_recomputed_p(cli, write, tmp_path):
+    """`--calibration` with a `calibrate --fit features` file: the sweep is over p recomputed from the features (here in
+    the opposite order to the judge's p), marked at the refit's cut."""
+    from semrel.judging import labels
+
+    rng = np.random.default_rng(2)
+    lo, hi = np.array(labels.WITH_GOLD.lower), np.array(labels.WITH_GOLD.upper)
+    rows, x = [], {}
+    for q in QUERIES:
+        for c in ("a", "b", "z"):
+            x[q, c] = lo + (hi - lo) * rng.beta(2, 2, len(labels.FEATURES))
+            rows.append({"query_id": q, "chunk_id": f"{q}-{c}", "P": 0.5, "R": 0.5, "F": 0.5, "source": "pool",
+                         "p": float(labels.probability(x[q, c], True)[0]),
+                         "features": {**dict(zip(labels.FEATURES, x[q, c].tolist())), "with_gold": 1.0}})
+    judgments = write("judgments.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    refit = (0.5, -4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # relR now counts against relevance
+    cal = write("cal.json", json.dumps(labels.ProbabilityRule(cut=0.3, calibration={"fit": "features"}, refit=refit).params()))
+    result = cli("sensitivity", judgments, write("first.run", FIRST), write("second.run", SECOND), "-m", "RR",
+                 "--calibration", cal, "--from", "0.1", "--to", "0.9", "--step", "0.1", "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["at"] == 0.3 and out["on"] == "p"
+    q = {key: labels.probability(v, True, refit)[0] for key, v in x.items()}
+    values = {(v["threshold"], v["run"]): v["value"] for v in out["values"]}
+    for t in out["thresholds"]:
+        assert values[t, "first"] == pytest.approx(np.mean([float(q[k, "a"] >= t) for k in QUERIES]))
+        assert values[t, "second"] == pytest.approx(np.mean([1.0 if q[k, "z"] >= t else 0.5 if q[k, "b"] >= t else 0.0
+                                                             for k in QUERIES]))
+    plain = cli("sensitivity", judgments, write("f.run", FIRST), write("s.run", SECOND), "-m", "RR", "-f", "json",
+                "--from", "0.1", "--to", "0.9", "--step", "0.1")
+    assert json.loads(plain.stdout)["values"] != out["values"]  # the judge's p orders the pairs otherwise
+    wrong = cli("sensitivity", judgments, write("f2.run", FIRST), write("s2.run", SECOND), "--calibration", cal, "--on", "R")
+    assert wrong.exit_code == 2 and "without --on" in wrong.stderr

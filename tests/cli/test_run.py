@@ -392,6 +392,6 @@ def test_label_calibration_and_graded_reach_label_and_sensitivity(tmp_path):
                                                      "calibration": {"slope": 1.0, "shift": 0.0, "fit": "features",
                                                                      "refit": [0.5, -1.0, 0, 0, 0, 0, 0, 0]}}))
     refit = run("run", config, "--dry-run", "--set", f"label.calibration={tmp_path / 'refit.json'}", "--set", "retrieve.methods=bm25,dense")
-    assert refit.exit_code == 0, refit.output  # labels from the features: the sensitivity curve on p gets no mark
+    assert refit.exit_code == 0, refit.output  # labels from the features: the sensitivity curve sweeps that p
     sensitivity = re.search(r"semrel sensitivity [^\n]*", refit.stdout.replace(" \\\n    ", " "))
-    assert sensitivity and "--at" not in sensitivity.group(0)
+    assert sensitivity and f"--calibration {tmp_path / 'refit.json'}" in sensitivity.group(0) and "--at" not in sensitivity.group(0)

@@ -163,3 +163,20 @@ def test_labels_that_look_wrong_are_warned_about_at_the_top(cli, files, tmp_path
     assert any("8 of 8 queries have no pair labelled relevant" in w for w in warnings)
     assert any("sits on a cliff of the sensitivity curve: RR of run &#39;bm25&#39; moves from 0.600 to 0.200" in w for w in warnings)
     assert all("semrel calibrate" in w for w in warnings) and result.stderr.count("warning") >= 3
+
+
+def test_a_refit_of_every_coefficient_marks_the_sensitivity_curves_at_its_cut(cli, files, tmp_path):
+    """Labels from `calibrate --fit features` are cuts on p recomputed from the features, the p `sensitivity
+    --calibration` sweeps: the report marks its curves there and warns of a cliff at that cut."""
+    from semrel.formats.manifest import write_manifest
+    from semrel.judging.labels import ProbabilityRule
+
+    rule = ProbabilityRule(cut=0.6, calibration={"fit": "features"}, refit=(0.5, -1.0, 0, 0, 0, 0, 0, 0))
+    write_manifest(files["qrels"], params=rule.params())
+    Path(files["sensitivity"]).write_text("threshold\trun\tmeasure\tvalue\n" + "".join(
+        f"{t}\t{run}\tRR\t{v if t <= 0.6 else v / 3}\n" for t in (0.58, 0.59, 0.6, 0.61, 0.62) for run, v in (("bm25", 0.6), ("rr", 0.7))))
+    output = tmp_path / "r.html"
+    result = cli("report", files["qrels"], "--sensitivity", files["sensitivity"], "-o", str(output))
+    assert result.exit_code == 0, result.stderr
+    html = output.read_text(encoding="utf-8")
+    assert "sits on a cliff of the sensitivity curve: RR of run &#39;bm25&#39; moves from 0.600 to 0.200" in html

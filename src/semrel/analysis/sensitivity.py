@@ -27,7 +27,7 @@ from ..evaluation.metrics import evaluate_gradings
 from ..formats.files import atomic_writer
 from ..formats.manifest import write_manifest
 from ..formats.tables import Table, render
-from ..judging.labels import check_thresholds, reached, score_values
+from ..judging.labels import ProbabilityRule, check_thresholds, reached, score_values
 from ..progress import Steps, no_progress
 from ..records import Judgment, Qrels, Run
 from .agreement import kendall_tau_b
@@ -107,10 +107,10 @@ class Sensitivity:
         return text
 
 
-def _labelled(judgments: Sequence[Judgment], on: str) -> tuple[pa.Array, pa.Array, np.ndarray]:
+def _labelled(judgments: Sequence[Judgment], on: str, refit: ProbabilityRule | None) -> tuple[pa.Array, pa.Array, np.ndarray]:
     if not judgments:
         raise UsageError("the judgments hold no pair to label")
-    scores = score_values(judgments, on)
+    scores = score_values(judgments, on) if refit is None else refit.scores(judgments)
     query_ids = pa.array([j.query_id for j in judgments], type=pa.string())
     chunk_ids = pa.array([j.chunk_id for j in judgments], type=pa.string())
     return query_ids, chunk_ids, scores
@@ -126,10 +126,13 @@ def sensitivity(
     settings: StatSettings = StatSettings(),
     rel_level: int = 1,
     steps: Steps = no_progress,
+    refit: ProbabilityRule | None = None,
 ) -> Sensitivity:
     """Label `judgments` on `on` at each threshold (binary: score >= threshold) and at `at`,
     evaluate `runs` on each labelling, and test every pair of runs at every threshold (the p-values
-    of `settings.test`, corrected within each threshold and measure across the pairs)."""
+    of `settings.test`, corrected within each threshold and measure across the pairs). `refit`: a
+    rule refitted on every coefficient (`calibrate --fit features`), whose p, recomputed from the
+    features, is swept instead of the judge's."""
     names = [r.name for r in runs]
     if len(names) < 2:
         raise UsageError("give at least two runs: a ranking needs two")
@@ -138,7 +141,7 @@ def sensitivity(
         raise UsageError("at= must be a finite number")
     measures = numeric_measures(parse_measures(measures), "sensitivity")
     grid = list(check_thresholds(thresholds))
-    query_ids, chunk_ids, scores = _labelled(judgments, on)
+    query_ids, chunk_ids, scores = _labelled(judgments, on, refit)
     matches = [k for k, t in enumerate(grid) if abs(t - at) < 1e-9]
     points = grid if matches else grid + [at]
     ref = matches[0] if matches else len(grid)

@@ -375,8 +375,8 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
         elif lab["calibration"] is not None and lab["grades"] is None:  # the calibrated cut, on the judge's own score
             args += _calibrated_at(lab["calibration"])
         text = o("sensitivity.txt")
-        steps.append(Step("sensitivity", ("sensitivity",), args, [judgments, *runs], [curves, text], stdout=text,
-                          builtin=labels.rule_defaults()))
+        read = [judgments, *runs, *([lab["calibration"]] if "--calibration" in args else [])]
+        steps.append(Step("sensitivity", ("sensitivity",), args, read, [curves, text], stdout=text, builtin=labels.rule_defaults()))
     lift_args = []
     if base and reranked:
         lift_args = ["--base", base, "--reranked", reranked] + (["--depth", str(lift["depth"])] if lift["depth"] else [])
@@ -418,7 +418,8 @@ def check_outputs_spare_inputs(config_path: str, config: dict[str, dict[str, Any
                     raise ConfigError(f"{os.path.basename(config_path)}: the {step.name} step would write {output} over {key} "
                                       f"{path}; semrel never writes over its inputs: set `out` to another folder")
 def _calibrated_at(path: str) -> list[str]:
-    """--on and --at for `sensitivity` from a calibration file: its (first) threshold on the judge's score."""
+    """--on and --at for `sensitivity` from a calibration file: its (first) threshold on the judge's score; for a
+    refit of every coefficient, the file itself (its p is recomputed from the features)."""
     from ..judging.labels import ProbabilityRule, read_calibration
 
     try:
@@ -426,7 +427,7 @@ def _calibrated_at(path: str) -> list[str]:
     except SemrelError:
         return []  # the label step reports the bad file
     if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p:
-        return []  # a refit of every coefficient labels from the features: no cut on p to mark
+        return ["--calibration", path]  # a refit of every coefficient: sweep its p, recomputed from the features
     return ["--on", rule.on, "--at", repr(float(rule.judge_thresholds[len(rule.judge_thresholds) // 2]))]
 
 

@@ -6,10 +6,11 @@ import click
 
 from ..analysis.sensitivity import SENSITIVITY_FORMATS, cliff_warnings, render_sensitivity, sensitivity, threshold_grid, write_curves
 from ..analysis.significance import CORRECTIONS
+from ..errors import UsageError
 from ..evaluation.files import run_names
 from ..formats import read_run
 from ..formats.judgments import PROBABILITY, SCORES, read_judgments
-from ..judging.labels import CUT, DEFAULT_COMPONENT, DEFAULT_THRESHOLD, has_probability
+from ..judging.labels import CUT, DEFAULT_COMPONENT, DEFAULT_THRESHOLD, ProbabilityRule, has_probability, read_calibration
 from ..progress import stderr_steps
 from .base import SemrelCommand, warn
 from .options import measure_option, places_option, rel_level_option, stat_settings, test_options
@@ -33,18 +34,27 @@ from .paths import input_path, output_path
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
               help="Multiple-comparison correction within each threshold and measure, across the pairs of runs.")
 @rel_level_option
+@click.option("--calibration", type=input_path(exists=True, dir_okay=False),
+              help="A refit of every coefficient (`semrel calibrate --fit features -o FILE`): sweep its p, recomputed from each "
+                   "pair's features, with --at its cut.")
 @click.option("--curves", type=output_path(allow_dash=True),
               help="Write rows threshold,run,measure,value here (CSV) for `semrel report --sensitivity`.")
 @click.option("-f", "--format", "fmt", type=click.Choice(SENSITIVITY_FORMATS), default="table", show_default=True)
 @places_option
 def sensitivity_command(judgments, runs, on, start, stop, step, at, measures, test, permutations, bootstrap, seed, alpha,
-                        correction, rel_level, curves, fmt, places):
+                        correction, rel_level, calibration, curves, fmt, places):
     """Relabel JUDGMENTS (judgments.jsonl) at each threshold from --from to --to (binary, in memory, no model) and show
     each run's values, Kendall's tau of the runs' ranking with the ranking at --at, and, for every
     pair of runs, the threshold ranges where one beats the other significantly. By default the
     threshold is the cut on the judge's probability p; --on R (P, F) sweeps raw scores. A chosen
     threshold on a cliff of the curves is warned about."""
     judged = read_judgments(judgments)
+    refit = read_calibration(calibration) if calibration else None
+    if refit is not None:
+        if not isinstance(refit, ProbabilityRule) or refit.cuts_on_p or on not in (None, PROBABILITY):
+            raise UsageError(f"--calibration {calibration}: give a refit of every coefficient (`calibrate --fit features`) "
+                             "without --on; other calibrations are cuts on a score: give --on and --at")
+        on, at = PROBABILITY, refit.cut if at is None else at
     if on is None:
         on = PROBABILITY if has_probability(judged) else DEFAULT_COMPONENT
     on_p = on == PROBABILITY
@@ -54,7 +64,7 @@ def sensitivity_command(judgments, runs, on, start, stop, step, at, measures, te
     grid = threshold_grid(start, stop, step)
     settings = stat_settings(test, permutations, bootstrap, seed, alpha, correction)
     loaded = [read_run(path, name) for path, name in zip(runs, run_names(runs))]
-    result = sensitivity(judged, loaded, measures, grid, at, on, settings, rel_level, steps=stderr_steps)
+    result = sensitivity(judged, loaded, measures, grid, at, on, settings, rel_level, steps=stderr_steps, refit=refit)
     for message in result.warnings + cliff_warnings(result.thresholds, result.runs, [m.name for m in result.measures],
                                                     result.values, at, on):
         warn(message)

@@ -254,6 +254,15 @@ def _label_warnings(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None
     return [str(m) for m in recorded] if isinstance(recorded, list) else []
 
 
+def _refit_cuts(params: Mapping[str, Any] | None) -> list[float]:
+    """The cuts of labels refitted on every coefficient (`calibrate --fit features`): on p recomputed from the
+    features, which is what `sensitivity --calibration` sweeps, so they mark its curves (not the judge's p)."""
+    params = params or {}
+    refitted = params.get("rule") == "probability" and params.get("thresholds") is None and (params.get("calibration") or {}).get("refit")
+    cuts = params.get("cuts")
+    return [float(c) for c in cuts] if refitted and isinstance(cuts, list) else []
+
+
 def _cliffs(inputs: ReportInputs, component: str, thresholds: list[float]) -> list[str]:
     """Warnings where the chosen threshold sits on a cliff of the sensitivity curves."""
     at = inputs.sensitivity_at if inputs.sensitivity_at is not None else (thresholds[0] if len(thresholds) == 1 else None)
@@ -392,9 +401,10 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         for problem in problems:
             note(problem)
     if inputs.sensitivity:
+        marks = thresholds or _refit_cuts(qrels_params)
         with steps("report: threshold sensitivity", 0):
-            page.sections["sensitivity"] = _sensitivity_section(inputs.sensitivity, thresholds)
-        for message in _cliffs(inputs, component, thresholds):
+            page.sections["sensitivity"] = _sensitivity_section(inputs.sensitivity, marks)
+        for message in _cliffs(inputs, component, marks):
             note(message)
     if inputs.agreement is not None:
         page.sections["agreement"] = _agreement_section(inputs.agreement, inputs.gold_qrels)
