@@ -10,8 +10,8 @@ are skipped, so a rerun only redoes what is missing:
 1. gold qrels (`golden qrels`) and the derived qrels by the shipped default (`label`: p >= the cut);
 2. `review simulate` of 300 pairs, a third of them the seeded random sample, the rest nearest the
    cut; `review export --only-reviewed` gives the simulated human labels;
-3. `calibrate` on them (p refitted; then again with `--fit features`, every coefficient refitted), each
-   tested on every other judged pair (`--test gold.qrels`);
+3. `calibrate` on them (the default refit, every coefficient; then again with `--fit anchored`, p's slope
+   and offset), each tested on every other judged pair (`--test gold.qrels`);
 4. `label --calibration` with each refit; runs over the sampled queries in review-runs/ (bm25, dense,
    hybrid, bm25 reranked by dense; -k 100) and `agree` between the derived and the gold qrels over them.
 """
@@ -59,14 +59,14 @@ def main() -> None:
     step(folder, None, "calibrate", judgments, "sim-human.qrels", "--test", "gold.qrels",
          "--test-unlisted-as-zero", "-o", "cal.json")
     step(folder, None, "label", judgments, "--calibration", "cal.json", "-o", "calibrated.qrels")
-    step(folder, None, "calibrate", judgments, "sim-human.qrels", "--fit", "features", "--test", "gold.qrels",
-         "--test-unlisted-as-zero", "-o", "cal-features.json")
-    step(folder, None, "label", judgments, "--calibration", "cal-features.json", "-o", "calibrated-features.qrels")
+    step(folder, None, "calibrate", judgments, "sim-human.qrels", "--fit", "anchored", "--test", "gold.qrels",
+         "--test-unlisted-as-zero", "-o", "cal-anchored.json")
+    step(folder, None, "label", judgments, "--calibration", "cal-anchored.json", "-o", "calibrated-anchored.qrels")
     for name, options in RUNS.items():
         step(folder, f"review-runs/{name}.run", "retrieve", "--corpus", "corpus.jsonl", "--golden", "golden.jsonl", *options,
              "-k", "100", "-o", f"review-runs/{name}.run")
     runs = [f"review-runs/{name}.run" for name in RUNS]
-    for qrels in ("derived.qrels", "calibrated.qrels", "calibrated-features.qrels"):
+    for qrels in ("derived.qrels", "calibrated.qrels", "calibrated-anchored.qrels"):
         step(folder, None, "agree", "gold.qrels", qrels, "--unlisted-as-zero", *runs)
 
 

@@ -161,11 +161,11 @@ def test_calibrate_then_label_round_trip(tmp_path):
     truth = rng.uniform(size=300) < labels.sigmoid(labels.logit(p) + 1.5)  # reviewers: one logit unit and a half more
     judgments = _with_p(tmp_path / "j.jsonl", [(f"q{i % 30}", f"c{i}", 0.5, float(v), "bm25") for i, v in enumerate(p)])
     (tmp_path / "human.qrels").write_text("".join(f"q{i % 30} 0 c{i} {int(t)}\n" for i, t in enumerate(truth)))
-    code, text = _run("calibrate", judgments, tmp_path / "human.qrels", "-o", tmp_path / "cal.json")
+    code, text = _run("calibrate", judgments, tmp_path / "human.qrels", "--fit", "anchored", "-o", tmp_path / "cal.json")
     assert code == 0, text
     written = json.loads((tmp_path / "cal.json").read_text())
     calibration = written["calibration"]
-    assert written["rule"] == "probability" and calibration["fit"] == "anchored"  # the default refit
+    assert written["rule"] == "probability" and calibration["fit"] == "anchored"
     assert 1.0 < calibration["shift"] < 2.0 and abs(calibration["slope"] - 1) < 0.2  # an offset, the spread kept
     code, text = _run("label", judgments, "-o", tmp_path / "q.txt", "--calibration", tmp_path / "cal.json")
     assert code == 0, text
@@ -178,6 +178,15 @@ def test_calibrate_then_label_round_trip(tmp_path):
     assert [got[f"q{i % 30}"][f"c{i}"] for i in range(300)] == (p >= moved).astype(int).tolist()
     params = json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]
     assert params["calibration"]["shift"] == written["calibration"]["shift"] and params["calibration"]["fit"] == "anchored"
+    # the default refit is every coefficient; judgments holding p without its features fall back to anchored, saying so
+    code, text = _run("calibrate", judgments, tmp_path / "human.qrels", "-o", tmp_path / "default.json")
+    assert code == 0 and json.loads((tmp_path / "default.json").read_text())["calibration"]["fit"] == "features"
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "features"}) + "\n"
+                            for line in judgments.read_text().splitlines()))
+    code, text = _run("calibrate", bare, tmp_path / "human.qrels", "-o", tmp_path / "bare.json")
+    assert code == 0 and json.loads((tmp_path / "bare.json").read_text())["calibration"]["fit"] == "anchored"
+    assert "without the features it came from" in text and "--fit anchored" in text
     # a threshold calibration (--on R) goes through the same option
     code, text = _run("calibrate", judgments, tmp_path / "human.qrels", "--on", "R", "-o", tmp_path / "r.json")
     assert code == 0, text

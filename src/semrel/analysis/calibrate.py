@@ -1,19 +1,18 @@
 """Fitting the labels to human labels: the judge's probability refitted on reviewed pairs, or
 thresholds on a judge score that agree best with them.
 
-The probability (the default rule, semrel.judging.labels) is refitted on logit(p) as
-sigmoid(slope * logit(p) + shift), by maximum likelihood on the reviewed pairs: `anchored` (the
-default) with a Gaussian prior of sd ANCHOR_SD on slope - 1, so that a few dozen pairs, most of
-them near the cut, move little more than the offset and a few hundred can change the spread too;
-`shift` fits the offset alone, `platt` slope and offset (the slope lightly penalised toward 0 as
-scikit-learn's C=10 does). `features` refits the model itself, every coefficient with a Gaussian
-prior of sd FEATURES_SD on its move off the shipped one, from the features judgments keep beside
-p: where the user's idea of relevance weighs the features differently a hundred pairs reorder the
-pairs, so its labels are computed from the features, not cut on p. Given every judged pair's p, the cut then moves to where labels agree
-best, in expectation, with labels drawn from the refitted p (`expected_kappa_cut`): once p is
-fitted to the user's own data its cut can follow that data's share of relevant pairs, which the
-shipped cut, chosen on the development sets, cannot. bench/labels.py measured what each gains
-against the number of pairs reviewed (docs/review.md).
+The probability (the default rule, semrel.judging.labels) is refitted by maximum likelihood on
+the reviewed pairs. `features` (the default) refits the model itself: every coefficient, with a
+Gaussian prior of sd FEATURES_SD on its move off the shipped one, from the features judgments keep
+beside p; where the user's idea of relevance weighs the features differently a few dozen pairs
+reorder the pairs, so its labels are computed from the features, not cut on the judge's p. The
+others refit logit(p) as sigmoid(slope * logit(p) + shift): `anchored` with a Gaussian prior of sd
+ANCHOR_SD on slope - 1, `shift` the offset alone, `platt` slope and offset (the slope lightly
+penalised toward 0 as scikit-learn's C=10 does). Given every judged pair's p, the cut then moves
+to where labels agree best, in expectation, with labels drawn from the refitted p
+(`expected_kappa_cut`): once p is fitted to the user's own data its cut can follow that data's
+share of relevant pairs, which the shipped cut, chosen on the development sets, cannot.
+bench/labels.py measured what each gains against the number of pairs reviewed (docs/review.md).
 
 Thresholds:
 
@@ -46,7 +45,8 @@ from ..judging.labels import CUT, FEATURES, WITH_GOLD_FLAG, ProbabilityRule, log
 from ..records import Judgment
 from .agreement import Agreement, Weights, agreement, kappa_from_confusion
 
-PROBABILITY_FITS = ("anchored", "shift", "platt", "features")
+PROBABILITY_FITS = ("features", "anchored", "shift", "platt")
+DEFAULT_FIT = "features"  # "anchored" where the judgments hold p without its features (an older semrel judge)
 PLATT_C = 10.0  # inverse penalty on the slope, as scikit-learn's LogisticRegression(C=10)
 ANCHOR_SD = 0.25  # the anchored fit's prior on the slope: 1 (the judge's spread of p is right) give or take this
 FEATURES_SD = 1.0  # --fit features: the prior on each coefficient's move off the shipped one (0, give or take this)
@@ -293,7 +293,7 @@ class ProbabilityCalibration:
                 "before": self.before.to_json(), "after": self.after.to_json()}
 
 
-def calibrate_probability(reviewed: Probabilities, human: np.ndarray, fit: str = "anchored", cut: float = CUT, graded: bool = False,
+def calibrate_probability(reviewed: Probabilities, human: np.ndarray, fit: str = DEFAULT_FIT, cut: float = CUT, graded: bool = False,
                           resamples: int = 1000, seed: int = 0, judged: Probabilities | None = None,
                           models: labels.Models | None = None) -> ProbabilityCalibration:
     """Refit p on pairs with human grades (grade > 0: relevant): slope and shift on logit(p), or with

@@ -6,6 +6,7 @@ import click
 
 from ..analysis.agreement import WEIGHTS
 from ..analysis.calibrate import (
+    DEFAULT_FIT,
     PROBABILITY_FITS,
     Probabilities,
     calibrate,
@@ -19,7 +20,7 @@ from ..analysis.calibrate import (
 from ..errors import UsageError, ValidationError
 from ..formats.judgments import SCORES, read_judgments
 from ..formats.tables import Table, render
-from ..judging.labels import ProbabilityRule, has_probability
+from ..judging.labels import ProbabilityRule, has_features, has_probability
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .base import SemrelCommand, warn
 from .jsonout import json_text
@@ -31,10 +32,11 @@ from .paths import input_path, output_path
 @click.argument("human", type=input_path(exists=True, dir_okay=False))
 @click.option("--on", type=click.Choice(SCORES), default=None,
               help="p: refit the judge's probability (the default when the judgments hold p); P, R or F: fit thresholds on that score.")
-@click.option("--fit", type=click.Choice(PROBABILITY_FITS), default="anchored", show_default=True,
-              help="Probability refit: anchored (offset and slope, the slope held near 1 unless the pairs insist), "
-                   "shift (the offset only), platt (slope and offset, free) or features (every coefficient of the model, "
-                   "each held near the shipped one unless the pairs insist; labels then come from the features, not from p).")
+@click.option("--fit", type=click.Choice(PROBABILITY_FITS), default=None,
+              help="Probability refit: features (every coefficient of the model, each held near the shipped one unless the "
+                   "pairs insist; labels then come from the features, not from p), anchored (offset and slope of logit p, the "
+                   "slope held near 1), shift (the offset only) or platt (slope and offset, free) "
+                   f"[default: {DEFAULT_FIT}; anchored for judgments holding p without its features].")
 @click.option("--graded", is_flag=True, help="Probability refit: the calibrated labels are grades 0-3 (as `label --graded`).")
 @click.option("--grades", type=click.IntRange(1),
               help="Thresholds on P, R or F: their number (top grade) [default: the human labels' top grade].")
@@ -67,6 +69,11 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
                            fmt, seed)
     if grades is not None or weights is not None:
         raise UsageError("--grades and --weights apply to thresholds on P, R or F (--on); the probability refit takes --graded")
+    if fit is None:
+        fit = DEFAULT_FIT if has_features(judged) else "anchored"
+        if fit != DEFAULT_FIT:
+            warn("the judgments hold p without the features it came from (an older semrel judge): refitting p's slope and "
+                 "offset (--fit anchored); re-run `semrel judge` for a refit of every coefficient")
     paired = paired_probabilities(judged, human, unlisted_as_zero)
     result = calibrate_probability(Probabilities.of(judged, paired.pairs), paired.grades, fit, graded=graded, seed=seed,
                                    judged=Probabilities.of(judged))

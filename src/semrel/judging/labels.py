@@ -6,9 +6,10 @@ stays meaningful:
 
 * the probability rule (the default): thresholds on `p`, the probability of relevance the judge
   writes for every pair (`ProbabilityRule`). Binary: p >= CUT. Graded (0..3): the cuts GRADE_CUTS
-  (CUT/2, CUT, CUT + (1 - CUT)/2). A calibration from `semrel calibrate` maps p through
-  sigmoid(slope * logit(p) + shift) first, which is the same as moving the thresholds on p, so
-  the labels' manifest records the thresholds on the judge's own p as well.
+  (CUT/2, CUT, CUT + (1 - CUT)/2). A calibration from `semrel calibrate` either moves every
+  coefficient of the model (the default: p is recomputed from each pair's features) or maps p
+  through sigmoid(slope * logit(p) + shift) first, which is the same as moving the thresholds on
+  p, so the labels' manifest then records the thresholds on the judge's own p as well.
 * the threshold rule: thresholds on one BERTScore component, P, R or F (`ThresholdRule`;
   `semrel label --threshold/--grades --on`), as before; judgments written without p (older
   semrel) are labelled with it, R >= 0.70.
@@ -255,6 +256,11 @@ def reached(scores: np.ndarray, thresholds: Sequence[float]) -> np.ndarray:
     return np.searchsorted(np.asarray(thresholds, dtype=np.float64), scores, side="right")
 
 
+def has_features(judgments: Sequence[Judgment]) -> bool:
+    """Whether every judgment carries the features its p came from (what a refit of every coefficient needs)."""
+    return bool(judgments) and all(j.features is not None and all(f in j.features for f in FEATURES) for j in judgments)
+
+
 def has_probability(judgments: Sequence[Judgment]) -> bool:
     """Whether every judgment carries the judge's p (judgments from an older semrel do not)."""
     return bool(judgments) and all(j.p is not None for j in judgments)
@@ -358,10 +364,10 @@ class ProbabilityRule:
         """Each pair's calibrated probability: from p, or with a refit from its features."""
         if self.cuts_on_p:
             return self.calibrated(score_values(judgments, PROBABILITY))
-        missing = sum(not j.features or any(f not in j.features for f in FEATURES) for j in judgments)
-        if missing:
+        if judgments and not has_features(judgments):
+            missing = sum(not j.features or any(f not in j.features for f in FEATURES) for j in judgments)
             raise ValidationError(f"{missing} of {len(judgments)} judgments hold no features, which a refit of every coefficient "
-                                  "needs: re-run `semrel judge` (semrel 0.x writes them beside p)")
+                                  "needs: re-run `semrel judge`, which writes them beside p")
         rows = [j.features or {} for j in judgments]
         x = np.array([[row[f] for f in FEATURES] for row in rows], dtype=np.float64).reshape(-1, len(FEATURES))
         return probability(x, np.array([bool(row.get(WITH_GOLD_FLAG)) for row in rows]), self.refit)
