@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from report_helpers import HOSTILE, QUERIES, report_args, report_files
@@ -180,3 +181,17 @@ def test_a_refit_of_every_coefficient_marks_the_sensitivity_curves_at_its_cut(cl
     assert result.exit_code == 0, result.stderr
     html = output.read_text(encoding="utf-8")
     assert "sits on a cliff of the sensitivity curve: RR of run &#39;bm25&#39; moves from 0.600 to 0.200" in html
+    # with the judgments (features beside p), the score section shows that recomputed p, cut where the labels are
+    from semrel.judging import labels
+
+    rows = [json.loads(line) for line in Path(files["judgments"]).read_text().splitlines()]
+    x = {(r["query_id"], r["chunk_id"]): [-0.4 + 0.2 * int(r["chunk_id"][1:]) if r["chunk_id"].startswith("c") else -0.5,
+                                          0.1, 0.5, 0.1, 0.1, -1.0] for r in rows}
+    Path(files["judgments"]).write_text("".join(json.dumps({**r, "p": 0.5, "features": {
+        **dict(zip(labels.FEATURES, x[r["query_id"], r["chunk_id"]])), "with_gold": 1.0}}) + "\n" for r in rows))
+    q = {k: float(labels.probability(v, True, rule.refit)[0]) for k, v in x.items()}
+    result = cli("report", files["qrels"], "--judgments", files["judgments"], "--golden", files["golden"], "-o", str(output))
+    assert result.exit_code == 0, result.stderr
+    scores = output.read_text(encoding="utf-8").split('<section id="scores"')[1].split("</section>")[0]
+    gold_share = np.mean([q[k] >= 0.6 for k in q if k[1].startswith("c")])
+    assert 0 < gold_share < 1 and f'<td class="num">0.600</td><td class="num">{gold_share:.3f}</td>' in scores

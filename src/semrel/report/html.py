@@ -36,7 +36,7 @@ from ..formats.judgments import PROBABILITY, SCORES, read_judgments
 from ..formats.manifest import read_params, write_manifest
 from ..formats.tables import Table, cell_text
 from ..golden.validate import golden_stats, stats_tables
-from ..judging.labels import ThresholdRule, label_warnings, rule_from_params
+from ..judging.labels import ProbabilityRule, ThresholdRule, has_features, label_warnings, rule_from_params
 from ..progress import Steps, no_progress
 from ..records import GoldenItem, Judgment
 from ..resources import template_dir
@@ -148,9 +148,11 @@ def _signature(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None) -> 
 
 
 def _score_section(judgments: list[Judgment], golden: list[GoldenItem] | None, component: str,
-                   thresholds: list[float]) -> dict[str, Any]:
-    """Score distributions of gold and other judged pairs, and how many of each reach each threshold."""
-    scores = [(j.query_id, j.chunk_id, getattr(j, component)) for j in judgments]
+                   thresholds: list[float], values: Sequence[float] | None = None) -> dict[str, Any]:
+    """Score distributions of gold and other judged pairs, and how many of each reach each threshold
+    (`values`: the scores themselves, where they are not a judgment's field, e.g. a refit's p)."""
+    found = [getattr(j, component) for j in judgments] if values is None else list(values)
+    scores = [(j.query_id, j.chunk_id, v) for j, v in zip(judgments, found)]
     if golden is not None:
         gold = {(item.query_id, c) for item in golden for c in item.gold_chunk_ids}
         groups = {"gold": [s for q, c, s in scores if (q, c) in gold],
@@ -254,13 +256,16 @@ def _label_warnings(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None
     return [str(m) for m in recorded] if isinstance(recorded, list) else []
 
 
-def _refit_cuts(params: Mapping[str, Any] | None) -> list[float]:
-    """The cuts of labels refitted on every coefficient (`calibrate --fit features`): on p recomputed from the
-    features, which is what `sensitivity --calibration` sweeps, so they mark its curves (not the judge's p)."""
-    params = params or {}
-    refitted = params.get("rule") == "probability" and params.get("thresholds") is None and (params.get("calibration") or {}).get("refit")
-    cuts = params.get("cuts")
-    return [float(c) for c in cuts] if refitted and isinstance(cuts, list) else []
+def _refit_rule(params: Mapping[str, Any] | None) -> ProbabilityRule | None:
+    """The rule of labels refitted on every coefficient (`calibrate --fit features`), whose cuts are on p
+    recomputed from the features (what `sensitivity --calibration` sweeps), not on the judge's p; else None."""
+    if not params or params.get("rule") != ProbabilityRule.name or params.get("thresholds") is not None:
+        return None
+    try:
+        rule = rule_from_params(params)
+    except SemrelError:
+        return None
+    return rule if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p else None
 
 
 def _cliffs(inputs: ReportInputs, component: str, thresholds: list[float]) -> list[str]:
@@ -390,8 +395,10 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     if judged is not None:
         if component == PROBABILITY and not all(j.p is not None for j in judged):  # judgments from an older semrel
             component, thresholds = "R", []
+        refit = _refit_rule(qrels_params) if not (inputs.on or inputs.thresholds) and has_features(judged) else None
         with steps("report: judge score distributions", 0):
-            page.sections["scores"] = _score_section(judged, golden, component, thresholds)
+            page.sections["scores"] = (_score_section(judged, golden, component, thresholds) if refit is None else
+                                       _score_section(judged, golden, "p, refitted", list(refit.thresholds), refit.scores(judged).tolist()))
     if inputs.runs and inputs.qrels:  # runs without qrels were refused above
         with steps(f"report: evaluating and testing {len(inputs.runs)} runs", 0):
             page.sections["metrics"] = _metric_section(inputs, note)
@@ -401,7 +408,8 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         for problem in problems:
             note(problem)
     if inputs.sensitivity:
-        marks = thresholds or _refit_cuts(qrels_params)
+        refitted = _refit_rule(qrels_params)
+        marks = thresholds or (list(refitted.thresholds) if refitted else [])
         with steps("report: threshold sensitivity", 0):
             page.sections["sensitivity"] = _sensitivity_section(inputs.sensitivity, marks)
         for message in _cliffs(inputs, component, marks):
