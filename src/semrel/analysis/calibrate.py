@@ -41,7 +41,7 @@ from ..formats import read_qrels
 from ..formats.files import atomic_writer
 from ..formats.manifest import write_manifest
 from ..judging import labels
-from ..judging.labels import CUT, FEATURES, WITH_GOLD_FLAG, ProbabilityRule, logit, reached
+from ..judging.labels import CUT, ProbabilityRule, logit, reached
 from ..records import Judgment
 from .agreement import Agreement, Weights, agreement, kappa_from_confusion
 
@@ -235,10 +235,7 @@ class Probabilities:
         if pairs is not None:
             by_id = {(j.query_id, j.chunk_id): j for j in judgments}
             judgments = [by_id[pair] for pair in pairs]
-        rows = [j.features or {} for j in judgments]
-        return cls(np.array([j.p for j in judgments], dtype=np.float64),
-                   np.array([[row.get(f, np.nan) for f in FEATURES] for row in rows], dtype=np.float64).reshape(-1, len(FEATURES)),
-                   np.array([bool(row.get(WITH_GOLD_FLAG)) for row in rows]))
+        return cls(np.array([j.p for j in judgments], dtype=np.float64), *labels.feature_rows(judgments))
 
     def features(self) -> np.ndarray:
         """The feature rows, refused when a judgment lacks them (older judgments hold p alone)."""

@@ -256,9 +256,20 @@ def reached(scores: np.ndarray, thresholds: Sequence[float]) -> np.ndarray:
     return np.searchsorted(np.asarray(thresholds, dtype=np.float64), scores, side="right")
 
 
+def _featured(judgment: Judgment) -> bool:
+    return judgment.features is not None and all(f in judgment.features for f in FEATURES)
+
+
 def has_features(judgments: Sequence[Judgment]) -> bool:
     """Whether every judgment carries the features its p came from (what a refit of every coefficient needs)."""
-    return bool(judgments) and all(j.features is not None and all(f in j.features for f in FEATURES) for j in judgments)
+    return bool(judgments) and all(_featured(j) for j in judgments)
+
+
+def feature_rows(judgments: Sequence[Judgment]) -> tuple[np.ndarray, np.ndarray]:
+    """(pairs, len(FEATURES)) the features each judgment's p came from (NaN where it holds none), and its with_gold flag."""
+    rows = [j.features or {} for j in judgments]
+    x = np.array([[row.get(f, np.nan) for f in FEATURES] for row in rows], dtype=np.float64).reshape(-1, len(FEATURES))
+    return x, np.array([bool(row.get(WITH_GOLD_FLAG)) for row in rows], dtype=bool)
 
 
 def has_probability(judgments: Sequence[Judgment]) -> bool:
@@ -364,13 +375,11 @@ class ProbabilityRule:
         """Each pair's calibrated probability: from p, or with a refit from its features."""
         if self.cuts_on_p:
             return self.calibrated(score_values(judgments, PROBABILITY))
-        if judgments and not has_features(judgments):
-            missing = sum(not j.features or any(f not in j.features for f in FEATURES) for j in judgments)
+        missing = sum(not _featured(j) for j in judgments)
+        if missing:
             raise ValidationError(f"{missing} of {len(judgments)} judgments hold no features, which a refit of every coefficient "
                                   "needs: re-run `semrel judge`, which writes them beside p")
-        rows = [j.features or {} for j in judgments]
-        x = np.array([[row[f] for f in FEATURES] for row in rows], dtype=np.float64).reshape(-1, len(FEATURES))
-        return probability(x, np.array([bool(row.get(WITH_GOLD_FLAG)) for row in rows]), self.refit)
+        return probability(*feature_rows(judgments), self.refit)
 
     def grades(self, judgments: Sequence[Judgment]) -> np.ndarray:
         if not self.cuts_on_p:
@@ -399,6 +408,15 @@ class ProbabilityRule:
 
 
 Rule = ThresholdRule | ProbabilityRule
+
+
+def refit_from_params(params: Mapping[str, Any], where: str = "manifest") -> ProbabilityRule | None:
+    """The rule a labels manifest or calibration file records when it refits every coefficient (so it
+    records no thresholds on p), else None."""
+    if params.get("rule") != ProbabilityRule.name or params.get("thresholds") is not None:
+        return None
+    rule = rule_from_params(params, where)
+    return rule if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p else None
 
 
 def rule_from_params(params: Mapping[str, Any], where: str = "manifest") -> Rule:
@@ -498,15 +516,14 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
     if empty and len(empty) > NO_RELEVANT_WARNING * len(relevant):
         notes.append(f"{len(empty)} of {len(relevant)} queries have no pair labelled relevant (e.g. {empty[0]!r}): "
                      f"either their pools miss the answer or {rule.describe()} is too strict for this data; {review}")
-    uncalibrated = isinstance(rule, ProbabilityRule) and rule.calibration is None  # a refit on reviewed pairs answers the next two
+    uncalibrated = isinstance(rule, ProbabilityRule) and not rule.is_calibrated  # a refit on reviewed pairs answers the next two
     with_gold = [j.features.get(WITH_GOLD_FLAG) for j in judgments if j.features]
     if uncalibrated and with_gold and not any(with_gold) and not gold.any():
         notes.append("the golden set lists no gold chunks: p assumes each query's best judged chunk is relevant, which "
                      f"retrieval alone does not ensure (kappa fell to 0.84 where 0.94 was possible on a development set); {review}")
-    featured = [j.features for j in judgments if j.features and all(f in j.features for f in FEATURES)]
+    featured = [j for j in judgments if _featured(j)]
     if uncalibrated and featured:
-        x = np.array([[row[f] for f in FEATURES] for row in featured])
-        beyond = beyond_range(outside_range(x, np.array([bool(row.get(WITH_GOLD_FLAG)) for row in featured])))
+        beyond = beyond_range(outside_range(*feature_rows(featured)))
         note = beyond_range_note(beyond, review)
         notes += [note] if note else []
     return notes

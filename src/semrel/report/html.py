@@ -36,7 +36,7 @@ from ..formats.judgments import PROBABILITY, SCORES, read_judgments
 from ..formats.manifest import read_params, write_manifest
 from ..formats.tables import Table, cell_text
 from ..golden.validate import golden_stats, stats_tables
-from ..judging.labels import ProbabilityRule, ThresholdRule, has_features, label_warnings, rule_from_params
+from ..judging.labels import ProbabilityRule, ThresholdRule, has_features, label_warnings, refit_from_params, rule_from_params
 from ..progress import Steps, no_progress
 from ..records import GoldenItem, Judgment
 from ..resources import template_dir
@@ -259,13 +259,10 @@ def _label_warnings(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None
 def _refit_rule(params: Mapping[str, Any] | None) -> ProbabilityRule | None:
     """The rule of labels refitted on every coefficient (`calibrate --fit features`), whose cuts are on p
     recomputed from the features (what `sensitivity --calibration` sweeps), not on the judge's p; else None."""
-    if not params or params.get("rule") != ProbabilityRule.name or params.get("thresholds") is not None:
-        return None
     try:
-        rule = rule_from_params(params)
+        return refit_from_params(params or {})
     except SemrelError:
         return None
-    return rule if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p else None
 
 
 def _cliffs(inputs: ReportInputs, component: str, thresholds: list[float]) -> list[str]:
@@ -390,12 +387,13 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
             counts, lengths = stats_tables(golden_stats(golden, read_corpus(inputs.corpus) if inputs.corpus else None))
             page.sections["golden"] = {"counts": _html_table(counts, 0), "lengths": _html_table(lengths, 1)}
     judged = read_judgments(inputs.judgments) if inputs.judgments else None
+    refitted = _refit_rule(qrels_params)
     for message in _label_warnings(inputs, qrels_params, judged, golden):
         note(message)
     if judged is not None:
         if component == PROBABILITY and not all(j.p is not None for j in judged):  # judgments from an older semrel
             component, thresholds = "R", []
-        refit = _refit_rule(qrels_params) if not (inputs.on or inputs.thresholds) and has_features(judged) else None
+        refit = refitted if not (inputs.on or inputs.thresholds) and has_features(judged) else None
         with steps("report: judge score distributions", 0):
             page.sections["scores"] = (_score_section(judged, golden, component, thresholds) if refit is None else
                                        _score_section(judged, golden, "p, refitted", list(refit.thresholds), refit.scores(judged).tolist()))
@@ -408,7 +406,6 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         for problem in problems:
             note(problem)
     if inputs.sensitivity:
-        refitted = _refit_rule(qrels_params)
         marks = thresholds or (list(refitted.thresholds) if refitted else [])
         with steps("report: threshold sensitivity", 0):
             page.sections["sensitivity"] = _sensitivity_section(inputs.sensitivity, marks)

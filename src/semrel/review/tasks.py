@@ -17,7 +17,7 @@ from ..formats.files import read_text
 from ..formats.jsonl import loads
 from ..formats.judgments import SCORES, read_judgments
 from ..formats.manifest import manifest_path, read_params
-from ..judging.labels import PROBABILITY, ProbabilityRule, reached, rule_from_params, score_values
+from ..judging.labels import PROBABILITY, ProbabilityRule, reached, refit_from_params, score_values
 from ..records import Judgment
 from .order import distance_to_threshold
 
@@ -107,10 +107,12 @@ def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | N
 def _refitted(params: dict, on: str | None, where: str) -> Labelling | None:
     """The labelling of a refit of every coefficient (`calibrate --fit features`), whose cuts are on p
     recomputed from the features rather than on the judge's p; None for any other rule."""
-    if params.get("rule") != "probability" or params.get("thresholds") is not None:
+    rule = refit_from_params(params, where)
+    if rule is None:
+        if params.get("rule") == ProbabilityRule.name and params.get("thresholds") is None:
+            raise UsageError(f"{where}: a probability rule without thresholds on p must hold the refit that recomputes p")
         return None
-    rule = rule_from_params(params, where)
-    if on not in (None, PROBABILITY) or not isinstance(rule, ProbabilityRule) or rule.refit is None:
+    if on not in (None, PROBABILITY):
         raise UsageError(f"{where}: a refit of every coefficient labels by p recomputed from the features; give it without --on")
     return Labelling(PROBABILITY, rule.thresholds, rule.refit)
 
