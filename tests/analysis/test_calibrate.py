@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from helpers import drawn_features
 from semrel.analysis.calibrate import (
     ANCHOR_SD,
     CUT_GRID,
@@ -142,20 +143,19 @@ def _featured(n: int, delta: np.ndarray, seed: int) -> tuple[Probabilities, np.n
     """n pairs with features inside the shipped range, p from the shipped model, and labels drawn from that model
     moved by `delta` (intercept first): reviewers whose idea of relevance weighs the features differently."""
     rng = np.random.default_rng(seed)
-    lo, hi = np.array(labels.WITH_GOLD.lower), np.array(labels.WITH_GOLD.upper)
-    x = lo + (hi - lo) * rng.beta(2, 2, (n, len(labels.FEATURES)))
+    x = drawn_features(rng, n)
     pairs = Probabilities(labels.probability(x, True), x, np.ones(n, dtype=bool))
     return pairs, (rng.uniform(size=n) < labels.probability(x, True, tuple(delta))).astype(int)
 
 
 def test_the_features_refit_is_the_penalised_maximum_likelihood_and_finds_a_planted_move():
     delta = np.zeros(len(labels.FEATURES) + 2)
-    delta[0], delta[1 + labels.FEATURES.index("relR")] = 1.0, -2.0  # more relevant overall, less reliance on relR
+    delta[0], delta[1 + labels.FEATURES.index("relR_idf")] = 1.0, -2.0  # more relevant overall, less reliance on relR_idf
     pairs, y = _featured(6000, delta, seed=7)
     found = np.array(fit_features(pairs, y))
     design = labels.designs(pairs.x, True)
     z = labels.logits(pairs.x, True, tuple(found))
     assert np.abs(design.T @ (sigmoid(z) - y) + found / 1.0**2).max() < 1e-2  # the penalised likelihood's gradient vanishes
-    assert abs(found[0] - 1.0) < 0.6 and abs(found[1 + labels.FEATURES.index("relR")] + 2.0) < 0.6
+    assert abs(found[0] - 1.0) < 0.6 and abs(found[1 + labels.FEATURES.index("relR_idf")] + 2.0) < 0.6
     with pytest.raises(ValidationError, match="all non-relevant"):
         fit_features(pairs, np.zeros(6000))

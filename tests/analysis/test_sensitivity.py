@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from helpers import drawn_features
 from semrel.analysis.sensitivity import sensitivity, threshold_grid
 from semrel.evaluation.measures import parse_measures
 from semrel.records import Judgment, Run
@@ -162,16 +163,15 @@ def test_a_refit_of_every_coefficient_sweeps_its_recomputed_p(cli, write, tmp_pa
     from semrel.judging import labels
 
     rng = np.random.default_rng(2)
-    lo, hi = np.array(labels.WITH_GOLD.lower), np.array(labels.WITH_GOLD.upper)
     rows, x = [], {}
     for q in QUERIES:
         for c in ("a", "b", "z"):
-            x[q, c] = lo + (hi - lo) * rng.beta(2, 2, len(labels.FEATURES))
+            x[q, c] = drawn_features(rng)
             rows.append({"query_id": q, "chunk_id": f"{q}-{c}", "P": 0.5, "R": 0.5, "F": 0.5, "source": "pool",
                          "p": float(labels.probability(x[q, c], True)[0]),
                          "features": {**dict(zip(labels.FEATURES, x[q, c].tolist())), "with_gold": 1.0}})
     judgments = write("judgments.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
-    refit = (0.5, -4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # relR now counts against relevance
+    refit = (0.5, -4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # relR_idf now counts against relevance
     cal = write("cal.json", json.dumps(labels.ProbabilityRule(cut=0.3, calibration={"fit": "features"}, refit=refit).params()))
     result = cli("sensitivity", judgments, write("first.run", FIRST), write("second.run", SECOND), "-m", "RR",
                  "--calibration", cal, "--from", "0.1", "--to", "0.9", "--step", "0.1", "-f", "json")

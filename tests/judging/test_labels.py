@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import semrel
-from helpers import run
+from helpers import drawn_features, run
 from semrel.analysis.calibrate import expected_kappa_cut
 from semrel.errors import UsageError, ValidationError
 from semrel.formats import read_qrels
@@ -106,7 +106,7 @@ def test_bad_judgments_name_file_and_line(tmp_path, line, expected):
 def _with_p(path, rows, manifest=True, lenratio=0.0):
     """judgments.jsonl rows (query, chunk, R, p, source) as the judge writes them."""
     path.write_text("".join(json.dumps({"query_id": q, "chunk_id": c, "P": r, "R": r, "F": r, "source": s, "p": p,
-                                        "features": {"relR": 0.5, "R_max": 0.0, "own": 0.5, "F_max": 0.0, "P_max": 0.0,
+                                        "features": {"relR_idf": 0.5, "R_idf_max": 0.0, "own_idf": 0.5, "F_max": 0.0, "P_max": 0.0,
                                                      "lenratio": lenratio, "with_gold": float("gold" in s)}}) + "\n"
                             for q, c, r, p, s in rows))
     if manifest:
@@ -129,8 +129,8 @@ def test_default_labels_threshold_p_and_the_manifest_records_the_rule(tmp_path):
     assert code == 0, text
     assert read_qrels(tmp_path / "q.txt").to_dict() == {"q1": {"a": 1, "b": 0, "c": 0}, "q2": {"d": 1, "e": 0}}
     params = json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]
-    assert params["rule"] == "probability" and params["on"] == "p" and params["thresholds"] == [0.35] and params["cut"] == 0.35
-    assert params["model"]["with_gold"]["relR"] == labels.WITH_GOLD.weights[0] and params["calibration"] is None
+    assert params["rule"] == "probability" and params["on"] == "p" and params["thresholds"] == [labels.CUT] and params["cut"] == labels.CUT
+    assert params["model"]["with_gold"]["relR_idf"] == labels.WITH_GOLD.weights[0] and params["calibration"] is None
     assert f"by p >= {labels.CUT}: 2 relevant, 3 not" in text
     code, text = _run("label", judgments, "-o", tmp_path / "g.txt", "--graded")
     assert read_qrels(tmp_path / "g.txt").to_dict() == {"q1": {"a": 3, "b": 1, "c": 0}, "q2": {"d": 2, "e": 0}}
@@ -195,13 +195,12 @@ def test_calibrate_then_label_round_trip(tmp_path):
 
 
 def test_a_refit_of_every_coefficient_labels_from_the_features(tmp_path):
-    """Reviewers who weigh relR less than the shipped model: `calibrate --fit features` moves every coefficient, `label`
+    """Reviewers who weigh relR_idf less than the shipped model: `calibrate --fit features` moves every coefficient, `label`
     recomputes p from each pair's features (no longer a cut on the judge's p), and the review queue orders by that p."""
     rng = np.random.default_rng(3)
-    lo, hi = np.array(labels.WITH_GOLD.lower), np.array(labels.WITH_GOLD.upper)
-    x = lo + (hi - lo) * rng.beta(2, 2, (400, len(labels.FEATURES)))
+    x = drawn_features(rng, 400)
     planted = np.zeros(len(labels.FEATURES) + 2)
-    planted[0], planted[1 + labels.FEATURES.index("relR")] = 2.0, -3.0
+    planted[0], planted[1 + labels.FEATURES.index("relR_idf")] = 2.0, -3.0
     truth = rng.uniform(size=400) < labels.probability(x, True, tuple(planted))
     rows = [{"query_id": f"q{i % 40}", "chunk_id": f"c{i}", "P": 0.5, "R": 0.5, "F": 0.5, "source": "bm25",
              "p": float(labels.probability(x[i], True)[0]), "features": {**dict(zip(labels.FEATURES, x[i].tolist())), "with_gold": 1.0}}
@@ -215,7 +214,7 @@ def test_a_refit_of_every_coefficient_labels_from_the_features(tmp_path):
     written = json.loads((tmp_path / "cal.json").read_text())
     refit = written["calibration"]["refit"]
     assert written["calibration"]["fit"] == "features" and written["thresholds"] is None and len(refit) == len(labels.FEATURES) + 2
-    assert refit[0] > 0.5 and refit[1 + labels.FEATURES.index("relR")] < -0.5  # the planted move, shrunk by the prior
+    assert refit[0] > 0.5 and refit[1 + labels.FEATURES.index("relR_idf")] < -0.5  # the planted move, shrunk by the prior
     code, text = _run("label", judgments, "-o", tmp_path / "q.txt", "--calibration", tmp_path / "cal.json")
     assert code == 0, text
     got = read_qrels(tmp_path / "q.txt").to_dict()
@@ -265,15 +264,15 @@ def test_pairs_unlike_the_development_sets_are_warned_about(tmp_path):
 
 def test_the_share_beyond_the_range_that_is_warned_about():
     x = np.zeros((100, len(labels.FEATURES)))
-    x[:, labels.FEATURES.index("relR")] = 0.5
-    x[:5, labels.FEATURES.index("R_max")] = 2.0  # 5%: as many as a development pool may hold (0.5% at most there)
+    x[:, labels.FEATURES.index("relR_idf")] = 0.5
+    x[:5, labels.FEATURES.index("R_idf_max")] = 2.0  # 5%: as many as a development pool may hold (0.5% at most there)
     found = labels.beyond_range(labels.outside_range(x, True))
-    assert found == {"pairs": 5, "of": 100, "by_feature": {f: 5 * (f == "R_max") for f in labels.FEATURES}}
+    assert found == {"pairs": 5, "of": 100, "by_feature": {f: 5 * (f == "R_idf_max") for f in labels.FEATURES}}
     assert labels.beyond_range_note(found, "do this") is None
-    x[5, labels.FEATURES.index("relR")] = -50.0
+    x[5, labels.FEATURES.index("relR_idf")] = -500.0
     found = labels.beyond_range(labels.outside_range(x, True))
     assert labels.beyond_range_note(found, "do this") == (
-        "6 of 100 pairs (6%) lie beyond the development sets p was fitted on (most often R_max: chunks that copy the reference); "
+        "6 of 100 pairs (6%) lie beyond the development sets p was fitted on (most often R_idf_max: chunks that copy the reference); "
         "p holds at the edge of that range there and is less sure; do this")
 
 

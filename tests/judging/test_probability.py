@@ -209,6 +209,6 @@ def test_an_interrupted_run_resumes_to_the_same_probabilities(tmp_path, monkeypa
     # resumed pairs keep their checkpointed scores and token matches; the rest are scored in other groupings,
     # which moves a float's last bits at most
     assert np.abs(np.array([j.p for j in resumed.judgments]) - np.array([j.p for j in fresh.judgments])).max() < 1e-9
-    assert [j.features["own"] for j in resumed.judgments] == [j.features["own"] for j in fresh.judgments]
+    assert [j.features["own_idf"] for j in resumed.judgments] == [j.features["own_idf"] for j in fresh.judgments]
     written = [json.loads(line) for line in output.read_text().splitlines()]
     assert [r["p"] for r in written] == [j.p for j in resumed.judgments]

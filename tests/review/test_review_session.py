@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import drawn_features
 from review_helpers import R_SCORES, queued_db, reviewed_by_two, write_pool
 from semrel.errors import SemrelError
 from semrel.review.engine import QueueSettings, Session
@@ -273,8 +274,7 @@ def test_a_queue_from_a_refit_of_every_coefficient_orders_by_the_refitted_p(tmp_
     pool = write_pool(tmp_path / "pool")
     rows = [json.loads(line) for line in Path(pool["judgments"]).read_text().splitlines()]
     rng = np.random.default_rng(1)
-    lo, hi = np.array(labels.WITH_GOLD.lower), np.array(labels.WITH_GOLD.upper)
-    x = lo + (hi - lo) * rng.beta(2, 2, (len(rows), len(labels.FEATURES)))
+    x = drawn_features(rng, len(rows))
     Path(pool["judgments"]).write_text("".join(
         json.dumps({**r, "p": float(labels.probability(x[i], True)[0]),
                     "features": {**dict(zip(labels.FEATURES, x[i].tolist())), "with_gold": 1.0}}) + "\n" for i, r in enumerate(rows)))

@@ -51,7 +51,7 @@ from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample
 from . import labels
 from .bertscore import default_layer, greedy_match, greedy_match_tokens, idf_table, plain_weights, rescale, shipped_baseline
 from .checkpoint import Checkpoint
-from .probability import PoolFeatures, null_pairs
+from .probability import PoolFeatures, idf_sample, null_pairs, weighted_recall
 
 Pair = tuple[str, str, tuple[str, ...]]
 # Texts tokenized and batched at a time: ~120 MB of token lists for 200-token chunks, and few
@@ -391,34 +391,39 @@ class PairScorer:
 
 
 class FeatureScorer(PairScorer):
-    """A PairScorer that also hands over, for the tasks `wanted` says, what p needs of the pair:
-    each reference token's best cosine over the chunk (non-special reference tokens, one array
-    per reference answer), the chunk's token count and the query's mean reference length. P, R
-    and F come from the same product and arithmetic as PairScorer's."""
+    """A PairScorer that also hands over what p needs: for every task its idf-weighted R (a fourth
+    score column), and for the tasks `wanted` says each reference token's best cosine over the
+    chunk and its idf weight (non-special reference tokens, one array each per reference answer),
+    the chunk's token count and the query's mean reference length. P, R and F come from the same
+    product and arithmetic as PairScorer's."""
 
     def __init__(self, encoder: TextEncoder, weights: np.ndarray, answers: Mapping[str, tuple[str, ...]], advance: Advance,
-                 plain: np.ndarray, wanted: Callable[[int], bool]):
+                 plain: np.ndarray, idf: np.ndarray, wanted: Callable[[int], bool]):
         super().__init__(encoder, weights, answers, advance)
-        self.plain, self.wanted = plain, wanted  # plain: bert_score's weights without idf, 0 for the special tokens
+        self.plain, self.idf, self.wanted = plain, idf, wanted  # plain: bert_score's weights without idf, 0 for the special tokens
         self.kept: dict[str, np.ndarray] = {}  # per reference text: which of its tokens are not special
+        self.token_idf: dict[str, np.ndarray] = {}  # per reference text: the idf of those tokens (p's sample)
         self.lengths: dict[str, float] = {}  # per query: its references' mean count of such tokens
 
     def load_references(self, texts: Sequence[str]) -> None:
         super().load_references(texts)
         self.kept = {text: self._kept(entry.ids) for text, entry in self.references.items()}
+        self.token_idf = {text: self.idf[entry.ids][self.kept[text]].astype(np.float32) for text, entry in self.references.items()}
 
     def _kept(self, ids: np.ndarray) -> np.ndarray:
         """The tokens that are not special ([CLS], [SEP]), found without loading the tokenizer."""
         return self.plain[ids] > 0
 
     def score_features(self, by_text: Mapping[str, list[int]], query_of: Callable[[int], str]
-                       ) -> Iterator[tuple[list[int], np.ndarray, int, dict[int, tuple[list[np.ndarray], int, float]]]]:
-        """(task numbers, their P, R, F as rows, windows, {wanted task: (token bests, chunk tokens, reference tokens)})."""
+                       ) -> Iterator[tuple[list[int], np.ndarray, int, dict[int, tuple[list[np.ndarray], list[np.ndarray], int, float]]]]:
+        """(task numbers, their P, R, F and idf-weighted R as rows, windows,
+        {wanted task: (token bests, their idf, chunk tokens, reference tokens)})."""
         for text in [t for t in by_text if not t.strip()]:  # nothing to match: 0, 0, 0, and no token matches
             group = by_text[text]
             extra = {i: ([np.zeros(int(self.kept[a].sum()), np.float32) for a in self.answers[query_of(i)]],
-                         0, self._reference_tokens(query_of(i))) for i in group if self.wanted(i)}
-            yield (*self._done(group, np.zeros((len(group), 3)), 1), extra)
+                         [self.token_idf[a] for a in self.answers[query_of(i)]], 0, self._reference_tokens(query_of(i)))
+                     for i in group if self.wanted(i)}
+            yield (*self._done(group, np.zeros((len(group), 4)), 1), extra)
         texts = [t for t in by_text if t.strip()]
         for n, entry in self.encoder.encode(texts):
             group = by_text[texts[n]]
@@ -435,14 +440,15 @@ class FeatureScorer(PairScorer):
             bounds = np.cumsum([0] + [len(self.answers[q]) for q in unique])
             per_query = np.stack([best[bounds[k] : bounds[k + 1]].max(axis=0) for k in range(len(unique))])
             chunk_tokens = int(self._kept(entry.ids).sum())
-            extra = {}
-            for i, q in zip(group, queries):
-                if self.wanted(i):
-                    k = unique[q]
-                    bests = [tokens[starts[r] : starts[r] + lengths[r]][self.kept[texts_of[r]]].astype(np.float32, copy=False)
-                             for r in range(bounds[k], bounds[k + 1])]
-                    extra[i] = (bests, chunk_tokens, self._reference_tokens(q))
-            yield (*self._done(group, per_query[[unique[q] for q in queries]], entry.windows), extra)
+            bests = [tokens[starts[r] : starts[r] + lengths[r]][self.kept[texts_of[r]]].astype(np.float32, copy=False)
+                     for r in range(len(refs))]
+            idf = [self.token_idf[a] for a in texts_of]
+            recall = np.array([weighted_recall(bests[bounds[k] : bounds[k + 1]], idf[bounds[k] : bounds[k + 1]])
+                               for k in range(len(unique))])
+            extra = {i: (bests[bounds[unique[q]] : bounds[unique[q] + 1]], idf[bounds[unique[q]] : bounds[unique[q] + 1]],
+                         chunk_tokens, self._reference_tokens(q)) for i, q in zip(group, queries) if self.wanted(i)}
+            rows = [unique[q] for q in queries]
+            yield (*self._done(group, np.column_stack([per_query[rows], recall[rows]]), entry.windows), extra)
 
     def _reference_tokens(self, query: str) -> float:
         if query not in self.lengths:
@@ -518,8 +524,8 @@ def judge_pairs(
     sampling = options.baseline_pairs if options.rescale == "corpus" else 0
     if options.null_sample < 0:
         raise UsageError(f"null_sample={options.null_sample!r}: give 0 (no probability p) or more chunks")
-    scan = scan_corpus(corpus(), {c for _, c, _ in work}, max(sampling, options.null_sample), options.seed, names["corpus"],
-                       options.idf)
+    kept = max(sampling, options.null_sample, labels.IDF_SAMPLE if options.null_sample else 0)  # seeded-hash candidates
+    scan = scan_corpus(corpus(), {c for _, c, _ in work}, kept, options.seed, names["corpus"], options.idf)
     require_known(golden, work, set(scan.texts), names)
     answers = reference_answers(golden, {q for q, _, _ in work}, names["golden"])
     baseline_pairs: list[tuple[str, str]] = []
@@ -546,18 +552,20 @@ def judge_pairs(
     cache = EmbeddingCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
     encoder = TextEncoder(info, layer, window, overlap, cache, options.max_tokens, engine)
     weights, weights_info = encoder.weights(options.idf, lambda: (c.text for _, c in corpus()), scan.digest)
+    idf_texts = idf_sample(scan.candidates, scan.texts) if features else []
+    idf_key = _digest(*idf_texts)
     fingerprint = _digest(encoder.namespace, overlap, weights_info, scan.digest if options.idf else None,
                           _digest(*sorted((c, scan.texts[c]) for c in used)), _digest(*sorted(answers.items())), baseline_pairs,
-                          *([options.null_sample, _digest(null)] if features else []))
+                          *([options.null_sample, _digest(null), idf_key] if features else []))
     saved = Checkpoint(checkpoint, fingerprint) if checkpoint else None
-    scores = np.zeros((total, 3))
+    scores = np.zeros((total, 4 if features else 3))  # P, R, F (and the idf-weighted R p needs)
     windows = np.zeros(total, dtype=np.int32)
     done = np.zeros(total, dtype=bool)
     for row in saved.rows() if saved else ():
         i = row.get("i")
         if isinstance(i, int) and 0 <= i < total and not done[i] and task(i) == (row["kind"], row["query_id"], row["chunk_id"]) \
-                and (features is None or i >= len(work) or features.restore(i, row)):
-            scores[i], windows[i], done[i] = (row["P"], row["R"], row["F"]), row["windows"], True
+                and (features is None or (isinstance(row.get("Ri"), float) and (i >= len(work) or features.restore(i, row)))):
+            scores[i], windows[i], done[i] = (row["P"], row["R"], row["F"], *([row["Ri"]] if features else [])), row["windows"], True
     todo = np.flatnonzero(~done)
     resumed, scored = total - len(todo), 0
     null_seconds = 0.0
@@ -571,7 +579,7 @@ def judge_pairs(
         # the plain table is in the cache beside any idf table, so a cached run still loads no tokenizer or torch
         plain = (weights if not options.idf else encoder.weights(False, lambda: (), "")[0]) if features else None
         scorer = PairScorer(encoder, weights, answers, advance) if plain is None else FeatureScorer(
-            encoder, weights, answers, advance, plain, lambda i: i < len(work))
+            encoder, weights, answers, advance, plain, encoder.weights(True, lambda: idf_texts, idf_key)[0], lambda i: i < len(work))
         if saved:
             stack.callback(saved.close)
         if cache:
@@ -595,18 +603,19 @@ def judge_pairs(
                 for i, values in extra.items():
                     features.add(i, *values)
             if saved:
-                saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))), "P": float(p), "R": float(r),
-                              "F": float(f), "windows": count, **(PoolFeatures.row(*extra[i]) if i in extra else {})}
-                             for i, (p, r, f) in zip(group, best))
+                saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))),
+                              **dict(zip(("P", "R", "F", "Ri"), (float(v) for v in row))), "windows": count,
+                              **(PoolFeatures.row(*extra[i]) if i in extra else {})}
+                             for i, row in zip(group, best))
 
     baseline: np.ndarray | None = None
     baseline_info: dict[str, object] = {}  # how the baseline was made, when there is one
     if shipped is not None:
         baseline, baseline_info = shipped[0], {"source": shipped[1], "layer": layer}
     elif sampling:
-        baseline = scores[len(work):null_start].mean(axis=0)
+        baseline = scores[len(work):null_start, :3].mean(axis=0)
         baseline_info = {"source": "corpus", "pairs": len(baseline_pairs), "seed": options.seed}
-    final = rescale(scores[: len(work)], baseline) if baseline is not None else scores[: len(work)]
+    final = rescale(scores[: len(work), :3], baseline) if baseline is not None else scores[: len(work), :3]
     chance = table = None
     if features is not None:  # from the raw scores: p does not depend on --rescale
         table, chance = features.compute(scores[: len(work)], scores[null_start:], [q for q, _ in null])
@@ -628,7 +637,7 @@ def judge_pairs(
         null_texts = {scan.texts[c] for _, c in null} - {scan.texts[c] for c in {c for _, c, _ in work} | {c for _, c in baseline_pairs}}
         assert table is not None
         params["probability"] = probability_params(options, info.name, layer, window, with_gold, queries, null, chance, table,
-                                                   len(null_texts), null_seconds, features.peak)
+                                                   len(null_texts), null_seconds, features.peak, len(idf_texts))
         probability_notes = probability_warnings(params["probability"], info.name, layer, options, window, info.max_length)
     result = JudgeResult(Judgments(work, final, chance, table), params, encoder.encoded, encoder.cached, windowed, scorer.truncated,
                          resumed, scored, len(null))
@@ -641,8 +650,8 @@ def judge_pairs(
 
 def probability_params(options: JudgeOptions, model: str, layer: int, window: int, with_gold: Mapping[str, bool],
                        queries: Sequence[str], null: Sequence[tuple[str, str]], chance: np.ndarray, table: np.ndarray,
-                       null_texts: int, null_seconds: float, peak: int) -> dict[str, Any]:
-    """The manifest's record of p: the null sample, what it cost, the pairs beyond the fitted range, and the model."""
+                       null_texts: int, null_seconds: float, peak: int, idf_chunks: int) -> dict[str, Any]:
+    """The manifest's record of p: the null and idf samples, what the null cost, the pairs beyond the fitted range, and the model."""
     missing = int(np.sum(~np.isfinite(chance)))
     return {
         "rule": "semrel.judging.labels: p = sigmoid(intercept + b . features), coefficients by with_gold",
@@ -650,6 +659,8 @@ def probability_params(options: JudgeOptions, model: str, layer: int, window: in
                         "pairs": len(null), "texts_only_for_null": null_texts, "seconds_for_null_texts": round(null_seconds, 3),
                         "selection": "non-blank chunks with the smallest blake2b hash of seed\\0chunk_id, "
                                      "minus each query's judged chunks"},
+        "idf_sample": {"size": labels.IDF_SAMPLE, "seed": options.seed, "chunks": idf_chunks,
+                       "selection": "the same order, first chunks; idf = log((N+1)/(df+1)) as bert_score's"},
         "queries": len(queries), "queries_with_gold": sum(bool(with_gold.get(q)) for q in queries),
         "pairs_without_p": missing, "token_arrays_held_at_most": peak,
         "beyond_fitted_range": labels.beyond_range(labels.outside_range(table[:, :-1], table[:, -1] > 0)),
