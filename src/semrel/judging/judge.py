@@ -51,7 +51,7 @@ from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample
 from . import labels
 from .bertscore import default_layer, greedy_match, greedy_match_tokens, idf_table, plain_weights, rescale, shipped_baseline
 from .checkpoint import Checkpoint
-from .probability import PoolFeatures, idf_sample, null_pairs, weighted_recall
+from .probability import PoolFeatures, idf_sample, null_pairs
 
 Pair = tuple[str, str, tuple[str, ...]]
 # Texts tokenized and batched at a time: ~120 MB of token lists for 200-token chunks, and few
@@ -402,13 +402,16 @@ class FeatureScorer(PairScorer):
         super().__init__(encoder, weights, answers, advance)
         self.plain, self.idf, self.wanted = plain, idf, wanted  # plain: bert_score's weights without idf, 0 for the special tokens
         self.kept: dict[str, np.ndarray] = {}  # per reference text: which of its tokens are not special
-        self.token_idf: dict[str, np.ndarray] = {}  # per reference text: the idf of those tokens (p's sample)
+        self.idf_full: dict[str, np.ndarray] = {}  # per reference text: each token's idf (p's sample), 0 for the special ones
+        self.token_idf: dict[str, np.ndarray] = {}  # per reference text: the idf of the tokens that are not special
         self.lengths: dict[str, float] = {}  # per query: its references' mean count of such tokens
 
     def load_references(self, texts: Sequence[str]) -> None:
         super().load_references(texts)
         self.kept = {text: self._kept(entry.ids) for text, entry in self.references.items()}
-        self.token_idf = {text: self.idf[entry.ids][self.kept[text]].astype(np.float32) for text, entry in self.references.items()}
+        self.idf_full = {text: (self.idf[entry.ids] * self.kept[text]).astype(np.float32).astype(np.float64)  # as checkpointed
+                         for text, entry in self.references.items()}
+        self.token_idf = {text: weights[self.kept[text]].astype(np.float32) for text, weights in self.idf_full.items()}
 
     def _kept(self, ids: np.ndarray) -> np.ndarray:
         """The tokens that are not special ([CLS], [SEP]), found without loading the tokenizer."""
@@ -440,13 +443,15 @@ class FeatureScorer(PairScorer):
             bounds = np.cumsum([0] + [len(self.answers[q]) for q in unique])
             per_query = np.stack([best[bounds[k] : bounds[k + 1]].max(axis=0) for k in range(len(unique))])
             chunk_tokens = int(self._kept(entry.ids).sum())
-            bests = [tokens[starts[r] : starts[r] + lengths[r]][self.kept[texts_of[r]]].astype(np.float32, copy=False)
-                     for r in range(len(refs))]
-            idf = [self.token_idf[a] for a in texts_of]
-            recall = np.array([weighted_recall(bests[bounds[k] : bounds[k + 1]], idf[bounds[k] : bounds[k + 1]])
-                               for k in range(len(unique))])
-            extra = {i: (bests[bounds[unique[q]] : bounds[unique[q] + 1]], idf[bounds[unique[q]] : bounds[unique[q] + 1]],
-                         chunk_tokens, self._reference_tokens(q)) for i, q in zip(group, queries) if self.wanted(i)}
+            idf = np.concatenate([self.idf_full[a] for a in texts_of])  # 0 on the special tokens
+            weighted, total = np.add.reduceat(tokens * idf, starts), np.add.reduceat(idf, starts)
+            recall = np.maximum.reduceat(np.where(total > 0, weighted / np.where(total > 0, total, 1.0), 0.0), bounds[:-1])
+            wanted = {i: q for i, q in zip(group, queries) if self.wanted(i)}
+            kept = {q: [(tokens[starts[r] : starts[r] + lengths[r]][self.kept[texts_of[r]]].astype(np.float32, copy=False),
+                         self.token_idf[texts_of[r]]) for r in range(bounds[unique[q]], bounds[unique[q] + 1])]
+                    for q in set(wanted.values())}
+            extra = {i: ([b for b, _ in kept[q]], [w for _, w in kept[q]], chunk_tokens, self._reference_tokens(q))
+                     for i, q in wanted.items()}
             rows = [unique[q] for q in queries]
             yield (*self._done(group, np.column_stack([per_query[rows], recall[rows]]), entry.windows), extra)
 
