@@ -33,10 +33,14 @@ RUNS = {
 }
 
 
-def step(folder: Path, output: str | None, *args: str) -> None:
-    """Run one semrel command in `folder` unless its `output` is already there."""
-    if output and (folder / output).exists():
-        return
+def step(folder: Path, output: str | None, *args: str, after: str | None = None) -> None:
+    """Run one semrel command in `folder` unless its `output` is already there and newer than `after` (an
+    input it derives from: judgments rejudged by bench/labels.py redo the review); a stale output is removed first."""
+    if output and (target := folder / output).exists():
+        if after is None or target.stat().st_mtime >= (folder / after).stat().st_mtime:
+            return
+        for stale in (target, *(target.with_name(target.name + end) for end in ("-wal", "-shm"))):
+            stale.unlink(missing_ok=True)
     print("$ semrel " + " ".join(args), file=sys.stderr)
     subprocess.run([*SEMREL, *args], check=True, cwd=folder)
 
@@ -50,12 +54,12 @@ def main() -> None:
     if not (folder / judgments).exists():
         raise SystemExit(f"{folder / judgments} is missing: run bench/labels.py first")
     step(folder, "gold.qrels", "golden", "qrels", "golden.jsonl", "-o", "gold.qrels")
-    step(folder, "derived.qrels", "label", judgments, "-o", "derived.qrels")
+    step(folder, "derived.qrels", "label", judgments, "-o", "derived.qrels", after=judgments)
     step(folder, "sim.sqlite", "review", "simulate", "--db", "sim.sqlite", "--reviewer", "gold", "--judgments", judgments,
          "--labels", "derived.qrels", "--corpus", "corpus.jsonl", "--golden", "golden.jsonl", "--limit", "300",
-         "--random-share", "0.34", "--human", "gold.qrels", "--unlisted-as-zero")
+         "--random-share", "0.34", "--human", "gold.qrels", "--unlisted-as-zero", after="derived.qrels")
     step(folder, "sim-human.qrels", "review", "export", "--db", "sim.sqlite", "--labels", "derived.qrels",
-         "-o", "sim-human.qrels", "--only-reviewed")
+         "-o", "sim-human.qrels", "--only-reviewed", after="sim.sqlite")
     step(folder, None, "calibrate", judgments, "sim-human.qrels", "--test", "gold.qrels",
          "--test-unlisted-as-zero", "-o", "cal.json")
     step(folder, None, "label", judgments, "--calibration", "cal.json", "-o", "calibrated.qrels")

@@ -689,7 +689,7 @@ def probability_warnings(record: Mapping[str, Any], model: str, layer: int, opti
     beyond = labels.beyond_range_note(record["beyond_fitted_range"], "review about 100 pairs and run `semrel calibrate` on them")
     notes += [beyond] if beyond else []
     if model != "all-MiniLM-L6-v2" or layer != 6 or options.idf or window != min(512, limit):
-        notes.append(f"p's coefficients were fitted for all-MiniLM-L6-v2, layer 6, no idf, {min(512, limit)}-token windows; "
+        notes.append(f"p's coefficients were fitted for all-MiniLM-L6-v2, layer 6, without --idf, {min(512, limit)}-token windows; "
                      f"with {model}, layer {layer}{', idf' if options.idf else ''}, {window}-token windows p is not calibrated: "
                      "review about 100 pairs and run `semrel calibrate` on them")
     return notes
