@@ -506,8 +506,8 @@ def judge_pairs(
     """Judgments of the pool pairs plus every gold pair, in query order; see the module docstring.
 
     `corpus()` yields (line number, Chunk) and is read as a stream (twice for idf weights not in
-    the cache): only the texts of judged chunks and of the baseline sample are kept, so memory
-    follows the pool, not the corpus. `checkpoint` names an append-only file of finished pairs:
+    the cache): only the texts of judged chunks, of the baseline sample and of p's null and idf
+    samples are kept, so memory follows the pool, not the corpus. `checkpoint` names an append-only file of finished pairs:
     a run killed halfway and started again with the same inputs and options scores only the
     pairs it lacks. `names` label the inputs in error messages. `engine` runs the model (judgments do not depend on it).
     """
