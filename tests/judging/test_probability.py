@@ -5,6 +5,8 @@ fit, resumes exactly, and grades rise with it."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import numpy as np
 import pytest
 
 import semrel
+import small_corpus
 from helpers import run
 from semrel.analysis.calibrate import expected_calibration_error
 from semrel.formats.corpus import read_golden, write_golden
@@ -212,3 +215,17 @@ def test_an_interrupted_run_resumes_to_the_same_probabilities(tmp_path, monkeypa
     assert [j.features["own_idf"] for j in resumed.judgments] == [j.features["own_idf"] for j in fresh.judgments]
     written = [json.loads(line) for line in output.read_text().splitlines()]
     assert [r["p"] for r in written] == [j.p for j in resumed.judgments]
+
+
+@pytest.mark.slow
+def test_a_rerun_on_a_warm_cache_loads_no_model_or_tokenizer_for_p(tmp_path):
+    """p's idf weights and the null's embeddings come from the cache like the pool's, so judging the same pool
+    again computes p without importing torch or transformers (the first run fills the cache)."""
+    small_corpus.write_corpus(tmp_path / "corpus.jsonl")
+    small_corpus.write_golden(tmp_path / "golden.jsonl", [("q1", "Why do cats purr?", "cats purr when content", ["cats#0"]),
+                                             ("q2", "How does rain form?", "vapour condenses into droplets", ["rain#0"])])
+    code = ("import sys, semrel; r = semrel.judge('corpus.jsonl', 'golden.jsonl', cache='cache'); "
+            "assert all(j.p == j.p for j in r.judgments), 'no p'; "
+            "print(int('torch' in sys.modules), int('transformers' in sys.modules))")
+    runs = [subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True) for _ in range(2)]
+    assert [r.stdout.split() for r in runs] == [["1", "1"], ["0", "0"]]
