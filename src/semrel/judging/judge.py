@@ -507,9 +507,10 @@ def judge_pairs(
 
     `corpus()` yields (line number, Chunk) and is read as a stream (twice for idf weights not in
     the cache): only the texts of judged chunks, of the baseline sample and of p's null and idf
-    samples are kept, so memory follows the pool, not the corpus. `checkpoint` names an append-only file of finished pairs:
-    a run killed halfway and started again with the same inputs and options scores only the
-    pairs it lacks. `names` label the inputs in error messages. `engine` runs the model (judgments do not depend on it).
+    samples are kept, so memory follows the pool, not the corpus. `checkpoint` names an
+    append-only file of finished pairs: a run killed halfway and started again with the same
+    inputs and options scores only the pairs it lacks. `names` label the inputs in error
+    messages. `engine` runs the model (judgments do not depend on it).
     """
     names = {"corpus": "corpus", "golden": "golden set", "pool": "pool", **(names or {})}
     if options.rescale not in RESCALE_MODES:
@@ -529,8 +530,8 @@ def judge_pairs(
     sampling = options.baseline_pairs if options.rescale == "corpus" else 0
     if options.null_sample < 0:
         raise UsageError(f"null_sample={options.null_sample!r}: give 0 (no probability p) or more chunks")
-    kept = max(sampling, options.null_sample, labels.IDF_SAMPLE if options.null_sample else 0)  # seeded-hash candidates
-    scan = scan_corpus(corpus(), {c for _, c, _ in work}, kept, options.seed, names["corpus"], options.idf)
+    candidates = max(sampling, options.null_sample, labels.IDF_SAMPLE if options.null_sample else 0)  # in seeded-hash order
+    scan = scan_corpus(corpus(), {c for _, c, _ in work}, candidates, options.seed, names["corpus"], options.idf)
     require_known(golden, work, set(scan.texts), names)
     answers = reference_answers(golden, {q for q, _, _ in work}, names["golden"])
     baseline_pairs: list[tuple[str, str]] = []
