@@ -22,12 +22,14 @@ from .paths import input_path, output_path
 @click.option("--model", default=None, metavar="NAME_OR_PATH", show_envvar=True, help=f"Encoder [default: {DEFAULT_MODEL}, offline].")
 @click.option("--layer", type=int, default=None,
               help="Hidden layer [default: bert_score's recommended layer for the model, else the last].")
-@click.option("--idf/--no-idf", default=False, show_default=True, help="Weight tokens by idf over the corpus chunks.")
+@click.option("--idf/--no-idf", default=False, show_default=True,
+              help="Weight the tokens of P, R and F by idf over the corpus chunks (p's features always weigh the "
+                   "answer's tokens by idf over a sample of 1,000 chunks).")
 @click.option("--rescale", type=click.Choice(["none", "baseline", "corpus"]), default="none", show_default=True,
               help="baseline: bert_score's shipped baseline for the model; corpus: one from random unrelated pairs.")
 @click.option("--baseline-pairs", type=click.IntRange(10), default=500, show_default=True,
               help="Unrelated pairs sampled for --rescale corpus.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --rescale corpus sample and of the null sample.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --rescale corpus sample and of p's null and idf samples.")
 @click.option("--null-sample", type=click.IntRange(0), default=NULL_SAMPLE, show_default=True, metavar="CHUNKS",
               help="Corpus chunks (a seeded sample) scored against every query, behind each pair's probability p; 0: no p.")
 @click.option("--window", type=int, default=None, metavar="TOKENS",
@@ -46,7 +48,8 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
 
     Writes {"query_id","chunk_id","P","R","F","source","p","features"} per pair and a manifest: p is
     the probability that the chunk is relevant (what `semrel label` thresholds), from label-free
-    features of the pair, its query's pool and a null sample of corpus chunks. Chunks over the
+    features of the pair, its query's pool and a null sample of corpus chunks, the answer's tokens
+    weighted by their idf over a sample of the corpus. Chunks over the
     model's token limit are scored in overlapping windows (best window kept); a run that is
     stopped resumes from OUTPUT.partial when started again with the same inputs. With --engine ray
     only texts missing from the cache go to the cluster; the judgments are the local engine's.
