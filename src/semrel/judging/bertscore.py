@@ -89,7 +89,7 @@ def plain_weights(vocab_size: int, special_ids: Iterable[int]) -> np.ndarray:
     return weights
 
 
-def _weighted_mean(values: np.ndarray, weights: np.ndarray, starts: np.ndarray, axis: int) -> np.ndarray:
+def weighted_mean(values: np.ndarray, weights: np.ndarray, starts: np.ndarray, axis: int) -> np.ndarray:
     """Per-segment weighted average along `axis`; a segment whose weights sum to 0 scores 0."""
     shape = [1, 1]
     shape[axis] = -1
@@ -126,8 +126,8 @@ def _greedy_scores(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     best_ref = np.maximum.reduceat(sim, ref_starts, axis=1)  # each candidate token's best match per reference
     best_cand = np.maximum.reduceat(sim, cand_starts, axis=0)  # each reference token's best match per candidate
-    precision = _weighted_mean(best_ref, cand_weights, cand_starts, axis=0)
-    recall = _weighted_mean(best_cand, ref_weights, ref_starts, axis=1)
+    precision = weighted_mean(best_ref, cand_weights, cand_starts, axis=0)
+    recall = weighted_mean(best_cand, ref_weights, ref_starts, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         f1 = np.nan_to_num(2 * precision * recall / (precision + recall), nan=0.0)
     return precision, recall, f1

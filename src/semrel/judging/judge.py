@@ -49,7 +49,7 @@ from ..formats.pool import read_pool
 from ..progress import Advance, Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample
 from . import labels
-from .bertscore import default_layer, greedy_match, greedy_match_tokens, idf_table, plain_weights, rescale, shipped_baseline
+from .bertscore import default_layer, greedy_match, greedy_match_tokens, idf_table, plain_weights, rescale, shipped_baseline, weighted_mean
 from .checkpoint import Checkpoint
 from .probability import PoolFeatures, idf_sample, null_pairs
 
@@ -444,8 +444,7 @@ class FeatureScorer(PairScorer):
             per_query = np.stack([best[bounds[k] : bounds[k + 1]].max(axis=0) for k in range(len(unique))])
             chunk_tokens = int(self._kept(entry.ids).sum())
             idf = np.concatenate([self.idf_full[a] for a in texts_of])  # 0 on the special tokens
-            weighted, total = np.add.reduceat(tokens * idf, starts), np.add.reduceat(idf, starts)
-            recall = np.maximum.reduceat(np.where(total > 0, weighted / np.where(total > 0, total, 1.0), 0.0), bounds[:-1])
+            recall = np.maximum.reduceat(weighted_mean(tokens[None, :], idf, starts, axis=1)[0], bounds[:-1])
             wanted = {i: q for i, q in zip(group, queries) if self.wanted(i)}
             kept = {q: [(tokens[starts[r] : starts[r] + lengths[r]][self.kept[texts_of[r]]].astype(np.float32, copy=False),
                          self.token_idf[texts_of[r]]) for r in range(bounds[unique[q]], bounds[unique[q] + 1])]

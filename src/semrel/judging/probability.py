@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from . import labels
+from .bertscore import weighted_mean
 
 Pair = tuple[str, str, tuple[str, ...]]
 
@@ -27,12 +28,6 @@ Pair = tuple[str, str, tuple[str, ...]]
 def idf_sample(candidates: Sequence[tuple[int, str]], texts: Mapping[str, str]) -> list[str]:
     """The texts the idf weights of p are counted on: the first IDF_SAMPLE candidates (seeded hash order)."""
     return [texts[c] for _, c in candidates[: labels.IDF_SAMPLE]]
-
-
-def weighted_recall(bests: Sequence[np.ndarray], weights: Sequence[np.ndarray]) -> float:
-    """R with each reference token weighted (by idf): the best over the references; 0 where no token weighs."""
-    return max((float(np.dot(w, b) / total) if (total := float(np.sum(w, dtype=np.float64))) > 0 else 0.0)
-               for b, w in ((np.asarray(b, np.float64), np.asarray(w, np.float64)) for b, w in zip(bests, weights)))
 
 
 def null_pairs(queries: Sequence[str], candidates: Sequence[tuple[int, str]], judged: Mapping[str, set[str]]) -> list[tuple[str, str]]:
@@ -68,7 +63,8 @@ class PoolFeatures:
         for i, k in enumerate(self.query_of.tolist()):
             self.members[k].append(i)
         self.left = Counter(self.query_of.tolist())
-        self.tokens: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+        self.tokens: dict[int, list[np.ndarray]] = {}
+        self.idf: dict[int, list[np.ndarray]] = {}  # per query: its references' token idf (the same for each of its pairs)
         self.chunk_tokens = np.zeros(len(work), dtype=np.int64)
         self.ref_tokens = np.full(len(self.queries), np.nan)
         self.own = np.full(len(work), np.nan)
@@ -76,7 +72,7 @@ class PoolFeatures:
 
     def add(self, i: int, bests: list[np.ndarray], weights: list[np.ndarray], chunk_tokens: int, ref_tokens: float) -> None:
         k = int(self.query_of[i])
-        self.tokens[i], self.chunk_tokens[i], self.ref_tokens[k] = (bests, weights), chunk_tokens, ref_tokens
+        self.tokens[i], self.idf[k], self.chunk_tokens[i], self.ref_tokens[k] = bests, weights, chunk_tokens, ref_tokens
         self.peak = max(self.peak, len(self.tokens))
         self.left[k] -= 1
         if self.left[k] == 0:
@@ -87,11 +83,12 @@ class PoolFeatures:
         OWN_MARGIN of the pool's best."""
         pairs = self.members[k]
         arrays = [self.tokens.pop(i) for i in pairs]
-        for r in range(len(arrays[0][0])):
-            best = np.max(np.stack([bests[r] for bests, _ in arrays]), axis=0)
-            for i, (bests, weights) in zip(pairs, arrays):
-                share = weighted_recall([(bests[r] >= best - labels.OWN_MARGIN).astype(np.float64)], [weights[r]])
-                self.own[i] = share if r == 0 else max(self.own[i], share)
+        for r, weights in enumerate(self.idf.pop(k)):
+            bests = np.stack([a[r] for a in arrays])  # (pairs, reference tokens)
+            hit = (bests >= bests.max(axis=0) - labels.OWN_MARGIN).astype(np.float64)
+            share = weighted_mean(hit, weights.astype(np.float64), np.zeros(1, dtype=np.int64), axis=1)[:, 0] if hit.shape[1] \
+                else np.zeros(len(pairs))
+            self.own[pairs] = share if r == 0 else np.maximum(self.own[pairs], share)
 
     @staticmethod
     def row(bests: list[np.ndarray], weights: list[np.ndarray], chunk_tokens: int, ref_tokens: float) -> dict[str, Any]:
