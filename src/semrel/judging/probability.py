@@ -6,8 +6,8 @@ once and scored against every judged query's reference(s), leaving out the query
 chunks: (query, null chunk) pairs scored like any other, so they resume from the checkpoint too.
 
 Per judged pair the judge keeps, until its query's pool is complete, each reference token's best
-cosine over the chunk and its idf weight (for `own_idf`), then drops them: memory follows the pool,
-not the corpus. Everything else p needs (R, P, F, the idf-weighted recall, the null statistics,
+cosine over the chunk (and per query its reference tokens' idf) for `own_idf`, then drops them:
+memory follows the pool, not the corpus. Everything else p needs (R, P, F, the idf-weighted recall, the null statistics,
 token counts) is a number per pair or query.
 """
 
