@@ -8,6 +8,7 @@ are filled; the result must equal judging and labelling the pool of both runs di
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,25 @@ def test_holes_get_the_probability_rule_the_pooled_judge_gives(pipeline, tmp_pat
     assert holes and {pooled[q][d] for q, d in holes} == {0, 1}  # some holes relevant, some not
     assert {(q, d): filled[q][d] for q, d in holes} == {(q, d): pooled[q][d] for q, d in holes}
     assert all(filled[q][d] == rel for q, docs in before.items() for d, rel in docs.items())
+
+
+@pytest.mark.slow
+def test_a_fill_run_from_another_folder_uses_the_judges_cache(pipeline, tmp_path, monkeypatch):
+    """The judge records its cache as it was named, relative to where it ran; a fill run from another
+    folder finds that cache through the judgments file instead of starting a new one where it runs."""
+    f = pipeline
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copytree(f / "cache", work / "cache")
+    for name in ("corpus.jsonl", "golden.jsonl", "pool.tsv"):
+        shutil.copy(f / name, work / name)
+    monkeypatch.chdir(tmp_path)
+    ok("judge", "--corpus", "work/corpus.jsonl", "--golden", "work/golden.jsonl", "--pool", "work/pool.tsv",
+        "-o", "work/pool.jsonl", "--cache", "work/cache")
+    ok("label", "work/pool.jsonl", "-o", "work/pool.qrels", "--threshold", "0.6")
+    assert read_params(work / "pool.jsonl")["options"]["cache_dir"] == "work/cache"
+    monkeypatch.chdir(elsewhere)
+    result = ok("fill", work / "pool.qrels", f / "reverse.run", "--judgments", work / "pool.jsonl", "--corpus",
+                work / "corpus.jsonl", "--golden", work / "golden.jsonl", "--depth", "4", "-o", work / "filled.qrels")
+    assert "filled 0 holes" not in result.stderr
+    assert list(elsewhere.iterdir()) == []  # no new cache where the fill ran

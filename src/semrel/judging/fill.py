@@ -85,7 +85,7 @@ def judge_settings(qrels_path: str | os.PathLike, judgments_path: str | os.PathL
                     f"{display_name(str(qrels_path))} was labelled from judgments made with {key}={_setting(recorded, key)!r}, "
                     f"{display_name(str(judgments_path))} has {key}={_setting(settings, key)!r}: holes judged now would not be "
                     "comparable; give the judgments the qrels were labelled from")
-    return rule, {**settings, "inputs": judged.get("inputs", [])}
+    return rule, {**settings, "inputs": judged.get("inputs", []), "written_as": judged.get("output")}
 
 
 def _same_input(recorded: Sequence[Mapping[str, Any]], given: str | os.PathLike, what: str, judgments: str) -> None:
@@ -116,7 +116,19 @@ def holes(qrels: Qrels, runs: Iterable[Run], depth: int) -> list[tuple[str, str]
     return list(found)
 
 
-def _options(settings: Mapping[str, Any]) -> JudgeOptions:
+def _cache_folder(recorded: str | None, written_as: Any, judgments: str | os.PathLike) -> str | None:
+    """The judge's cache folder, found from wherever the fill runs. A relative path was relative to
+    the folder the judge ran in; where it is not found from here, it is taken relative to the
+    judgments file as the judge named it, and that file's folder now."""
+    if not recorded or os.path.isabs(recorded) or os.path.isdir(recorded):
+        return recorded
+    if not isinstance(written_as, str) or os.path.isabs(written_as):
+        return recorded
+    moved = os.path.join(os.path.dirname(os.fspath(judgments)), os.path.relpath(recorded, os.path.dirname(written_as) or "."))
+    return os.path.normpath(moved) if os.path.isdir(moved) else recorded
+
+
+def _options(settings: Mapping[str, Any], judgments: str | os.PathLike) -> JudgeOptions:
     windows = settings.get("windows") or {}
     recorded = settings.get("options") or {}
     cache = settings.get("cache")
@@ -124,7 +136,8 @@ def _options(settings: Mapping[str, Any]) -> JudgeOptions:
         model=settings.get("model_folder") or settings.get("model"), layer=settings.get("layer"), idf=bool(settings.get("idf")),
         rescale="none",  # the judgments' own baseline is applied below, so holes are rescaled exactly as they were
         window=windows.get("tokens"), overlap=windows.get("overlap"),
-        cache_dir=str(Path(cache).parent) if cache else recorded.get("cache_dir"),  # `cache` is the cache's database file
+        cache_dir=_cache_folder(str(Path(cache).parent) if cache else recorded.get("cache_dir"),  # `cache` is its database file
+                                settings.get("written_as"), judgments),
         use_cache=bool(cache) or bool(recorded.get("use_cache", True)),
         max_tokens=int(recorded.get("max_tokens", JudgeOptions.max_tokens)),
         null_sample=int((settings.get("null_sample") or {}).get("size", recorded.get("null_sample", NULL_SAMPLE))),
@@ -167,7 +180,8 @@ def fill(
         partial = f"{judgments_path}.fill.partial"
         affected = {q for q, _ in todo}
         context = [(j.query_id, j.chunk_id, tuple(j.source.split(","))) for j in existing if j.query_id in affected]
-        result = judge(lambda: iter_corpus(corpus), items, [*context, *((q, c, (source,)) for q, c in todo)], _options(settings),
+        result = judge(lambda: iter_corpus(corpus), items, [*context, *((q, c, (source,)) for q, c in todo)],
+                       _options(settings, judgments_path),
                        partial, steps, {"corpus": str(corpus), "golden": str(golden), "pool": "holes"})
         if result.params.get("model_fingerprint") not in (None, info):
             raise ValidationError(f"the model found now ({result.params.get('model')}) is not the one {display_name(str(judgments_path))} "
