@@ -28,7 +28,7 @@ def test_names_and_measures_give_the_same_results():
     assert compare_evaluations(by_name, FAST).tests == compare_evaluations(by_object, FAST).tests
     assert lift(QRELS, BASE, RERANKED, NAMES, FAST).rows == lift(QRELS, BASE, RERANKED, MEASURES, FAST).rows
     assert ranking_agreement(QRELS, QRELS, [BASE, RERANKED], NAMES) == ranking_agreement(QRELS, QRELS, [BASE, RERANKED], MEASURES)
-    sample = ReviewedSample({("a", "x"): 0}, pool=4)
+    sample = ReviewedSample({("a", "x"): 0, ("b", "x"): 1}, pool=4)
     assert repr(corrected_estimates(QRELS, [BASE], NAMES, sample)) == repr(corrected_estimates(QRELS, [BASE], MEASURES, sample))
     judgments = [Judgment(q, d, 0.5, r, 0.5) for q, d, r in [("a", "x", 0.8), ("a", "y", 0.6), ("b", "x", 0.9), ("c", "z", 0.7)]]
     named = sensitivity(judgments, [BASE, RERANKED], NAMES, [0.6, 0.8], 0.7, settings=FAST)

@@ -10,6 +10,7 @@ import pytest
 
 from review_helpers import R_SCORES, queued_db
 from semrel.analysis.ppi import ReviewedSample, corrected_estimates
+from semrel.errors import ValidationError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
 from semrel.records import Qrels, Run
@@ -106,3 +107,17 @@ def test_eval_reviewed_shows_the_same_estimates_as_estimate(tmp_path, cli):
     assert [e["measure"] for e in via_eval] == ["P@4", "nDCG@10"] and via_eval[0]["changed"] == 5
     refused = cli("eval", pool["labels"], run, "--reviewed", db, "--per-query")
     assert refused.exit_code == 2 and "--reviewed gives one estimate" in refused.stderr
+
+
+@pytest.mark.parametrize("reviewed", [1, 0])
+def test_a_sample_of_fewer_than_two_pairs_is_refused(reviewed):
+    """One sampled pair's change scaled to the whole pool is no estimate (it gave nDCG@10 -0.92 on the
+    demo), and its variance is undefined; pairs of queries the qrels lack do not count."""
+    truth, judge, run = synthetic(2)
+    pairs = [(q, d) for q in truth for d in truth[q]]
+    grades = {p: 1 - judge[p[0]][p[1]] for p in pairs[:reviewed]} | {("unknown query", "d0"): 1}
+    with pytest.raises(ValidationError, match=f"holds {reviewed} reviewed pair"):
+        corrected_estimates(Qrels.from_dict(judge), [run], parse_measures(["nDCG@10"]), ReviewedSample(grades, len(pairs)))
+    two = {p: 1 - judge[p[0]][p[1]] for p in pairs[:2]}
+    (estimate,) = corrected_estimates(Qrels.from_dict(judge), [run], parse_measures(["nDCG@10"]), ReviewedSample(two, len(pairs)))
+    assert estimate.sampled == 2 and estimate.changed == 2 and np.isfinite([estimate.low, estimate.high]).all()

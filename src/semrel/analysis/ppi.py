@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import ValidationError
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
 from ..records import Qrels, Run
@@ -98,6 +99,9 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
     derived = qrels.to_dict()
     known = {q for q in derived}
     sampled = {pair: grade for pair, grade in sample.grades.items() if pair[0] in known}
+    if len(sampled) < 2:  # one pair's change, scaled to the pool, is no estimate, and it has no variance
+        raise ValidationError(f"the review's random sample holds {len(sampled)} reviewed pair(s) of the qrels' queries: "
+                              "a corrected estimate and its interval need at least 2; review more pairs (`semrel review start`)")
     changed = {pair: grade for pair, grade in sampled.items() if derived[pair[0]].get(pair[1], 0) != grade}
     evaluations = evaluate(qrels, runs, measures, rel_level)
     base = {e.run_name: {m: dict(zip(e.query_ids, e.values[m].tolist())) for m in measures} for e in evaluations}
@@ -111,9 +115,8 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
             values[: len(changed)] = deltas.get(e.run_name, {}).get(m, np.zeros(0))
             per = 1.0 if m.summed else float(len(e.query_ids))
             derived_value = e.aggregate(m)
-            corrected = derived_value + pool * values.mean() / per if n else derived_value
-            spread = values.var(ddof=1) if n > 1 else float("nan")
-            half = z * pool * np.sqrt(max(1.0 - n / pool, 0.0) * spread / n) / per if n else float("nan")
+            corrected = derived_value + pool * values.mean() / per
+            half = z * pool * np.sqrt(max(1.0 - n / pool, 0.0) * values.var(ddof=1) / n) / per
             estimates.append(Estimate(e.run_name, m.name, derived_value, float(corrected), float(corrected - half),
                                       float(corrected + half), n, len(changed), pool))
     return estimates
