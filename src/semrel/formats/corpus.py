@@ -91,6 +91,12 @@ def golden_item(obj: dict, path: str | os.PathLike, line: int) -> GoldenItem:
     meta = obj.get("meta") or {}
     if not isinstance(meta, dict):
         raise FormatError(display_name(path), "meta should be an object", line=line)
+    grades = meta.get("grades")
+    if grades is not None and not (isinstance(grades, dict) and all(type(g) is int and abs(g) < 2**31 for g in grades.values())):
+        raise FormatError(display_name(path), 'meta.grades should map chunk ids to whole-number grades, e.g. {"doc#0": 2}',
+                          line=line)
+    for chunk in grades or ():
+        _token(chunk, "chunk id", path, line)
     return GoldenItem(
         query_id=query_id, query=str(require(obj, "query", path, line)),
         reference_answers=tuple(a for a in answers), gold_chunk_ids=tuple(str(g) for g in gold), meta=meta,

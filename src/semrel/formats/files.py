@@ -501,7 +501,11 @@ def _temp_file(name: str, target: Path) -> tuple[int, str]:
 
 
 def check_id(value: str, kind: str) -> str:
-    """Ids go into whitespace-separated files, so they may not be empty or hold whitespace."""
+    """Ids go into whitespace-separated files, so they may not be empty or hold whitespace; a query
+    id opens a TREC line, which a leading '#' would make a comment (and the query vanish)."""
     if not value or any(ch.isspace() for ch in value):
         raise SemrelError(f"{kind} {value!r} is empty or contains whitespace; ids must be single tokens")
+    if kind == "query id" and value.startswith("#"):
+        raise SemrelError(f"query id {value!r} starts with '#', which makes its lines comments in TREC qrels and runs; "
+                          "rename the query")
     return value
