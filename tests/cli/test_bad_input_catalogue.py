@@ -119,6 +119,11 @@ CASES = [
      "column"),
     ("missing run file", {"q": QRELS}, "eval {tmp}/q {tmp}/nowhere.run", "no such file"),
     ("empty golden set", {"g.jsonl": ""}, "golden qrels {tmp}/g.jsonl -o {tmp}/out.qrels", "g.jsonl: no queries"),
+    ("empty golden set to validate", {"g.jsonl": ""}, "golden validate {tmp}/g.jsonl", "g.jsonl: no queries"),
+    ("gold chunk id with a space", {"g.jsonl": GOLDEN.replace('"a#0"', '"a 0"')}, "golden qrels {tmp}/g.jsonl -o {tmp}/out.qrels",
+     "g.jsonl:1: gold chunk id 'a 0'"),
+    ("CSV with an empty query", {"g.csv": GOLDEN_CSV_TEXT.replace("q1,oil?,", "q1,,")}, "golden import {tmp}/g.csv -o {tmp}/out.jsonl",
+     "the query of 'q1' is empty"),
     ("empty corpus", {"c.jsonl": "", "g.jsonl": GOLDEN}, "retrieve --corpus {tmp}/c.jsonl --golden {tmp}/g.jsonl -o {tmp}/out.run",
      "c.jsonl: no chunks"),
     ("empty CSV", {"g.csv": ""}, "golden import {tmp}/g.csv -o {tmp}/out.jsonl", "no query column"),
@@ -446,6 +451,16 @@ def test_stdout_on_a_full_device_is_one_line(tmp_path, args):
     with open("/dev/full", "wb") as full:
         outcome = fenced(args, tmp_path, stdout=full.fileno())
     refused_cleanly(f"{args[0]}: stdout is /dev/full", outcome, before, digests(tmp_path), "No space left on device")
+
+
+def test_a_pdf_that_is_not_one_is_one_line(tmp_path):
+    """pypdf logs its repair notes ('invalid pdf header', 'EOF marker not found'); in a process of its own
+    (pytest captures logging in this one) they must not come before the error line."""
+    prepare(tmp_path, {"bad.pdf": bytes(range(256)) * 8})
+    before = digests(tmp_path)
+    outcome = fenced(["corpus", "chunk", "bad.pdf", "-o", "out.jsonl"], tmp_path)
+    refused_cleanly("a PDF that is not one", outcome, before, digests(tmp_path), "bad.pdf: not a readable PDF")
+    assert outcome.stderr.count("\n") == 0, outcome.stderr
 
 
 def test_a_closed_pipe_stops_quietly(tmp_path):

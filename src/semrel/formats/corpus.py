@@ -99,7 +99,8 @@ def golden_item(obj: dict, path: str | os.PathLike, line: int) -> GoldenItem:
         _token(chunk, "chunk id", path, line)
     return GoldenItem(
         query_id=query_id, query=str(require(obj, "query", path, line)),
-        reference_answers=tuple(a for a in answers), gold_chunk_ids=tuple(str(g) for g in gold), meta=meta,
+        reference_answers=tuple(a for a in answers), gold_chunk_ids=tuple(_token(str(g), "gold chunk id", path, line) for g in gold),
+        meta=meta,
     )
 
 

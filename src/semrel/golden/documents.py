@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import html
+import logging
 import os
 import re
 from collections import Counter
@@ -167,6 +168,7 @@ def pdf_document(path: Path, doc_id: str) -> Document:
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # its repair notes ("EOF marker not found") are noise on stderr
     try:
         reader = PdfReader(str(path))
         if reader.is_encrypted and not reader.decrypt(""):

@@ -347,6 +347,9 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     result.params["format"] = fmt
     if any(not i.query_id for i in result.items):
         raise ValidationError(f"{source}: a query id is empty (or only spaces); give every query an id")
+    blank = [i.query_id for i in result.items if not i.query.strip()]
+    if blank:  # `golden validate` calls it an error, and there is nothing to retrieve for
+        raise ValidationError(f"{source}: the query of {blank[0]!r} is empty ({len(blank)} such); give every query its text")
     repeated = [q for q, n in Counter(i.query_id for i in result.items).items() if n > 1]
     if repeated:
         raise ValidationError(f"{source}: query id {repeated[0]!r} occurs more than once; query ids must be unique")

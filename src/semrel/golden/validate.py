@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import FormatError
 from ..formats.corpus import golden_item
+from ..formats.files import display_name
 from ..formats.jsonl import read_jsonl
 from ..formats.tables import Table
 from ..records import Chunk, GoldenItem
@@ -66,6 +67,8 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
             for chunk_id in item.gold_chunk_ids:
                 if chunk_id not in chunk_ids:
                     issues.append(Issue(line, "error", f"gold chunk {chunk_id!r} of query {item.query_id!r} is not in the corpus"))
+    if not count:
+        raise FormatError(display_name(path), "no queries (the file is empty)")
     return issues, count
 
 
