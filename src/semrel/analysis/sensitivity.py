@@ -25,6 +25,7 @@ from ..evaluation.files import coverage_warnings, require_distinct_names
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate_gradings
 from ..formats.files import atomic_writer
+from ..formats.judgments import PROBABILITY
 from ..formats.manifest import write_manifest
 from ..formats.tables import Table, render
 from ..judging.labels import ProbabilityRule, check_thresholds, reached, score_values
@@ -141,6 +142,10 @@ def sensitivity(
         raise UsageError("at= must be a finite number")
     measures = numeric_measures(parse_measures(measures), "sensitivity")
     grid = list(check_thresholds(thresholds))
+    outside = [t for t in [*grid, at] if not 0.0 <= t <= 1.0]
+    if on == PROBABILITY and outside:  # a cut of p beyond 0..1 labels all pairs or none
+        raise UsageError(f"on=p sweeps a probability: thresholds and at= must lie in 0..1, found {outside[0]:g}; "
+                         "give --on R (or P, F) for raw scores")
     query_ids, chunk_ids, scores = _labelled(judgments, on, refit)
     matches = [k for k, t in enumerate(grid) if abs(t - at) < 1e-9]
     points = grid if matches else grid + [at]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import click
 
@@ -66,18 +66,20 @@ def _label(param: click.Parameter) -> str:
     return param.human_readable_name
 
 
-def command_paths(ctx: click.Context) -> list[NamedPath]:
-    """The path parameters given to the command of `ctx` (after parsing), '-' left out."""
-    found = []
+def _given(ctx: click.Context) -> Iterator[tuple[click.Parameter, RolePath, Any]]:
+    """(parameter, its path type, value) for each path the command of `ctx` was given (after parsing)."""
     for param in ctx.command.params:
         if not isinstance(param.type, RolePath) or param.name is None:
             continue
         value = ctx.params.get(param.name)
         values: Iterable[Any] = value if isinstance(value, (tuple, list)) else [value]
-        for item in values:
-            if item is not None and str(item) != STDIO and str(item) != "":
-                found.append(NamedPath(_label(param), os.fspath(item), param.type.role, param.type.sidecars))
-    return found
+        yield from ((param, param.type, item) for item in values if item is not None and str(item) != "")
+
+
+def command_paths(ctx: click.Context) -> list[NamedPath]:
+    """The path parameters given to the command of `ctx` (after parsing), '-' left out."""
+    return [NamedPath(_label(param), os.fspath(item), kind.role, kind.sidecars)
+            for param, kind, item in _given(ctx) if str(item) != STDIO]
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -93,6 +95,9 @@ def check_command_paths(ctx: click.Context) -> None:
     paths = command_paths(ctx)
     read: dict[tuple[int, int], NamedPath] = {}
     reserved: dict[str, NamedPath] = {}  # a database's journal files, which SQLite may make at any time
+    stdin = [_label(param) for param, kind, item in _given(ctx) if kind.role == INPUT and str(item) == STDIO]
+    if len(stdin) > 1:  # the first would read it all and the second find nothing
+        raise SemrelError(f"{stdin[0]} and {stdin[1]} both read '-' (stdin): only one input can come from stdin")
     for named in paths:
         if named.role == OUTPUT:
             continue

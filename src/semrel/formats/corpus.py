@@ -5,18 +5,10 @@ from __future__ import annotations
 import os
 from typing import Iterable, Iterator
 
-from ..errors import FormatError, SemrelError, ValidationError
+from ..errors import FormatError, ValidationError
 from ..records import Chunk, GoldenItem, Qrels
-from .files import check_id, display_name
+from .files import check_id, display_name, line_id
 from .jsonl import read_jsonl, require, write_jsonl
-
-
-def _token(value: str, kind: str, path: str | os.PathLike, line: int) -> str:
-    """check_id, naming the file and line: ids go into whitespace-separated qrels and runs."""
-    try:
-        return check_id(value, kind)
-    except SemrelError as exc:
-        raise FormatError(display_name(path), str(exc), line=line) from None
 
 
 def _nonempty(records: list, what: str, path: str | os.PathLike) -> list:
@@ -33,7 +25,7 @@ def iter_corpus(path: str | os.PathLike) -> Iterator[tuple[int, Chunk]]:
 
 def chunk_of(obj: dict, path: str | os.PathLike, line: int) -> Chunk:
     """The Chunk of one parsed corpus.jsonl line."""
-    chunk_id = _token(str(require(obj, "_id", path, line, (str, int))), "chunk id", path, line)
+    chunk_id = line_id(str(require(obj, "_id", path, line, (str, int))), "chunk id", path, line)
     text = require(obj, "text", path, line)
     meta = obj.get("meta") or {}
     if not isinstance(meta, dict):
@@ -80,7 +72,7 @@ def golden_item(obj: dict, path: str | os.PathLike, line: int) -> GoldenItem:
 
     `reference_answer` may be a string or a list of strings (several acceptable answers).
     """
-    query_id = _token(str(require(obj, "query_id", path, line, (str, int))), "query id", path, line)
+    query_id = line_id(str(require(obj, "query_id", path, line, (str, int))), "query id", path, line)
     answer = obj.get("reference_answer", "")
     answers = tuple(answer) if isinstance(answer, list) else (answer,)
     if not all(isinstance(a, str) for a in answers):
@@ -96,10 +88,10 @@ def golden_item(obj: dict, path: str | os.PathLike, line: int) -> GoldenItem:
         raise FormatError(display_name(path), 'meta.grades should map chunk ids to whole-number grades, e.g. {"doc#0": 2}',
                           line=line)
     for chunk in grades or ():
-        _token(chunk, "chunk id", path, line)
+        line_id(chunk, "chunk id", path, line)
     return GoldenItem(
         query_id=query_id, query=str(require(obj, "query", path, line)),
-        reference_answers=tuple(a for a in answers), gold_chunk_ids=tuple(_token(str(g), "gold chunk id", path, line) for g in gold),
+        reference_answers=tuple(a for a in answers), gold_chunk_ids=tuple(line_id(str(g), "gold chunk id", path, line) for g in gold),
         meta=meta,
     )
 

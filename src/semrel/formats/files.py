@@ -509,3 +509,11 @@ def check_id(value: str, kind: str) -> str:
         raise SemrelError(f"query id {value!r} starts with '#', which makes its lines comments in TREC qrels and runs; "
                           "rename the query")
     return value
+
+
+def line_id(value: str, kind: str, path: str | os.PathLike, line: int) -> str:
+    """check_id, naming the file and line the id was read from."""
+    try:
+        return check_id(value, kind)
+    except SemrelError as exc:
+        raise FormatError(display_name(path), str(exc), line=line) from None

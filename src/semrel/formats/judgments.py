@@ -10,7 +10,7 @@ from typing import Iterable
 
 from ..errors import FormatError
 from ..records import Judgment
-from .files import display_name
+from .files import display_name, line_id
 from .jsonl import read_jsonl, require, write_jsonl
 
 COMPONENTS = ("P", "R", "F")
@@ -50,8 +50,8 @@ def read_judgments(path: str | os.PathLike) -> list[Judgment]:
     judgments: list[Judgment] = []
     seen: dict[tuple[str, str], int] = {}
     for line, obj in read_jsonl(path):
-        query_id = str(require(obj, "query_id", path, line, (str, int)))
-        chunk_id = str(require(obj, "chunk_id", path, line, (str, int)))
+        query_id = line_id(str(require(obj, "query_id", path, line, (str, int))), "query id", path, line)
+        chunk_id = line_id(str(require(obj, "chunk_id", path, line, (str, int))), "chunk id", path, line)
         if (query_id, chunk_id) in seen:
             raise FormatError(display_name(path), f"pair ({query_id!r}, {chunk_id!r}) already judged on line "
                               f"{seen[query_id, chunk_id]}", line=line)

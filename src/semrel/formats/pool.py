@@ -10,7 +10,7 @@ import os
 from typing import Iterable
 
 from ..errors import FormatError, SemrelError
-from .files import atomic_writer, check_id, display_name, read_text
+from .files import atomic_writer, check_id, display_name, line_id, read_text
 
 POOL_HEADER = ("query_id", "chunk_id", "sources")
 PoolRow = tuple[str, str, tuple[str, ...]]
@@ -36,9 +36,8 @@ def read_pool(path: str | os.PathLike) -> list[PoolRow]:
         if len(fields) != 3:
             raise FormatError(name, f"expected 3 tab-separated fields, found {len(fields)}", line=number)
         query_id, chunk_id, joined = fields
-        for value, kind in ((query_id, "query id"), (chunk_id, "chunk id")):
-            if not value or any(ch.isspace() for ch in value):
-                raise FormatError(name, f"{kind} {value!r} is empty or contains whitespace", line=number)
+        line_id(query_id, "query id", path, number)
+        line_id(chunk_id, "chunk id", path, number)
         sources = tuple(joined.split(","))
         if not all(_source_ok(s) for s in sources):
             raise FormatError(name, f"sources {joined!r} should be comma-joined names (runs or 'gold')", line=number)

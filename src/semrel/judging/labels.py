@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Ty
 import numpy as np
 
 from ..errors import UsageError, ValidationError
+from ..formats.files import display_name
 from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, read_judgments  # noqa: F401  (COMPONENTS: re-exported)
 from ..formats.manifest import read_params, write_manifest
 from ..formats.trec import write_qrels
@@ -571,6 +572,9 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
         rows = read_judgments(source)
     else:
         rows = list(judgments)
+    if not rows:  # empty qrels would score every run 0
+        raise ValidationError(f"{display_name(source) if source else 'judgments'}: no judgments to label (the file is empty); "
+                              "judge a pool first (`semrel judge`)")
     notes: list[str] = []
     calibration = options.get("calibration")
     loaded = read_calibration(calibration) if isinstance(calibration, (str, os.PathLike)) else calibration

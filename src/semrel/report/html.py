@@ -370,6 +370,8 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         raise UsageError("runs need qrels: give QRELS first")
     if inputs.gold_qrels and not inputs.runs:
         raise UsageError("--gold-qrels scores the runs a second time: give QRELS and runs")
+    if inputs.corpus and not inputs.golden:
+        raise UsageError("--corpus gives its stats beside the golden set's: give --golden too")
     if inputs.on is not None and inputs.on not in SCORES:
         raise UsageError(f"--on {inputs.on!r}: choose one of {', '.join(SCORES)}")
     qrels_params = read_params(inputs.qrels) if inputs.qrels else None
