@@ -157,6 +157,18 @@ def test_rerank_of_the_methods_own_output_keeps_its_candidates(tmp_path):
     assert {q: set(d) for q, d in reranked.items()} == {q: set(d) for q, d in bm25.items()}
 
 
+@pytest.mark.parametrize("first_run", ["", "elsewhere Q0 bread#0 1 9 first\n"], ids=["empty", "unknown queries"])
+def test_a_first_stage_run_without_candidates_reranks_to_an_empty_run_with_or_without_the_cache(tmp_path, first_run):
+    corpus, golden = write_inputs(tmp_path)
+    first = write(tmp_path / "first.run", first_run)
+    for cache in (["--no-cache"], ["--cache", str(tmp_path / "cache")]):  # nothing to encode: no chunk, nothing to fail on
+        out = tmp_path / "reranked.run"
+        result = run("retrieve", "--corpus", corpus, "--golden", golden, "--run", first, "--rerank", "dense", *cache, "-o", out)
+        assert result.exit_code == 0, result.output
+        assert "3 of 3 queries got no chunks" in result.stderr
+        assert out.read_text() == ""
+
+
 @pytest.mark.parametrize("options, code, message", [
     (["-k", "0"], 2, "-k must be a positive number"),
     (["--rerank", "dense", "--rerank-depth", "-1"], 2, "--rerank-depth must be positive"),

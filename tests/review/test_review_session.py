@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
+import os
 import re
 import sqlite3
 from pathlib import Path
@@ -13,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import drawn_features
+from helpers import assert_one_error, drawn_features
 from review_helpers import R_SCORES, queued_db, reviewed_by_two, write_pool
 from semrel.errors import SemrelError
 from semrel.review.engine import QueueSettings, Session
@@ -143,6 +145,33 @@ def test_resume_needs_all_four_inputs_or_none(tmp_path, cli):
     assert result.exit_code == 2 and "give all of --judgments" in result.stderr
     fresh = cli("review", "start", "--db", str(tmp_path / "new.sqlite"), "--reviewer", "a", "--no-highlight")
     assert fresh.exit_code == 1 and "the review database is new" in fresh.stderr
+
+
+def test_a_failed_start_leaves_no_new_database_behind_and_an_existing_one_as_it_was(tmp_path, cli, monkeypatch):
+    pool = write_pool(tmp_path / "pool")
+    db = tmp_path / "new.sqlite"
+
+    def ctrl_c(*args):
+        raise KeyboardInterrupt
+
+    def no_hard_links(*args):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    assert_one_error(start(cli, None, str(db), "a", "q"), "the review database is new")
+    with monkeypatch.context() as patch:
+        patch.setattr("semrel.review.engine.review_queue", ctrl_c)  # while the new queue is written
+        assert_one_error(start(cli, pool, str(db), "a", "q"), "interrupted", code=130)
+    assert [p.name for p in tmp_path.iterdir()] == ["pool"]  # no database, no -wal, no hidden half-built file
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "link", no_hard_links)  # FAT: the built database is moved into place instead
+        assert start(cli, pool, str(db), "a", "1q").exit_code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.sqlite", "pool"]
+    decided, kept = live(db), db.read_bytes()
+    assert len(decided) == 1
+    with monkeypatch.context() as patch:
+        patch.setattr("semrel.review.engine.refresh_tasks", ctrl_c)  # while an existing queue is refreshed
+        assert_one_error(start(cli, pool, str(db), "a", "q"), "interrupted", code=130)
+    assert db.read_bytes() == kept and live(db) == decided
 
 
 def test_a_database_from_a_newer_version_is_refused(tmp_path, cli):

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from helpers import assert_one_error
 from review_helpers import R_SCORES, write_pool
 
 
@@ -41,3 +42,17 @@ def test_simulate_export_and_calibrate_on_held_out_pairs(tmp_path, write, cli):
     assert sum(map(sum, report["test"]["confusion"])) == 4
     assert report["test"]["percent_agreement"] == pytest.approx(
         100.0 * sum(held_out[p] == int(p in relevant) for p in held_out) / 4)
+
+
+def test_a_bad_human_file_is_refused_before_the_database_is_made_or_touched(tmp_path, write, cli):
+    pool = write_pool(tmp_path / "pool")
+    bad = write("bad.qrels", "q1 0 c1 x\n")
+    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"]]
+    db = tmp_path / "sim.sqlite"
+    simulate = ["review", "simulate", "--db", str(db), "--reviewer", "gold", *files, "--thresholds", "0.5"]
+    assert_one_error(cli(*simulate, "--human", bad), "bad.qrels:1", "expected an integer")
+    assert not db.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["bad.qrels", "pool"]
+    assert cli(*simulate, "--human", write("gold.qrels", "q1 0 c2 1\n")).exit_code == 0
+    kept = db.read_bytes()
+    assert_one_error(cli(*simulate, "--human", bad), "bad.qrels:1")
+    assert db.read_bytes() == kept and sorted(p.name for p in tmp_path.iterdir()) == ["bad.qrels", "gold.qrels", "pool", "sim.sqlite"]

@@ -19,7 +19,7 @@ from ..review.engine import QueueSettings, Session, TaskFiles, check_reviewer_na
 from ..review.highlight import DEFAULT_LAYER, token_similarities
 from ..review.simulate import simulate_review
 from ..review.stats import review_stats
-from ..review.store import open_db
+from ..review.store import create_db, open_db
 from ..review.tasks import parse_labelling
 from ..terminal import unfiltered
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
@@ -47,13 +47,16 @@ def joined_queue(db, judgments, labels, corpus, golden, on, thresholds, order, r
         raise UsageError("give all of --judgments, --labels, --corpus and --golden, or none to resume a database")
     files = TaskFiles(judgments, labels, corpus, golden) if all(given) else None
     labelling = parse_labelling(on, thresholds, labels) if files and thresholds else None
-    if files and not os.path.exists(db):  # a new database is made only once its inputs are known to be good
-        labelling = labelling or parse_labelling(on, thresholds, labels)
-        files = files.preloaded(labelling)
+    settings = QueueSettings(order, random_share, seed, limit, overlap)
+    if not os.path.exists(db):  # a new database: its inputs read first, then built aside and put in place whole
+        if files:
+            labelling = labelling or parse_labelling(on, thresholds, labels)
+            files = files.preloaded(labelling)
+        return create_db(db, lambda conn: prepare_queue(conn, files, labelling, settings, warn))
     conn = open_db(db)
     if files and labelling is None and not has_queue(conn):
         labelling = parse_labelling(on, thresholds, labels)
-    prepare_queue(conn, files, labelling, QueueSettings(order, random_share, seed, limit, overlap), warn)
+    prepare_queue(conn, files, labelling, settings, warn)
     return conn
 
 
@@ -98,9 +101,10 @@ def simulate_command(db, reviewer, human, unlisted_as_zero, **queue):
     for people): measures agreement, calibration and corrected estimates before a real review.
     Pairs the file does not cover are skipped."""
     check_reviewer_name(reviewer)
+    grades = read_qrels(human).to_dict()  # before the database is opened: a bad file leaves no database behind
     session = joined_session(db, reviewer, **queue)
     with contextlib.closing(session.conn):
-        graded, skipped = simulate_review(session, read_qrels(human).to_dict(), unlisted_as_zero)
+        graded, skipped = simulate_review(session, grades, unlisted_as_zero)
     click.echo(f"{reviewer}: graded {graded} pairs from {human}, skipped {skipped}", err=True)
 
 

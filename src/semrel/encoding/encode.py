@@ -139,7 +139,10 @@ def reduced_batches(
 
 
 def truncated_ids(texts: Sequence[str], model_name: str | None = None, max_length: int | None = None) -> list[list[int]]:
-    """Token ids with special tokens, cut at `max_length` (default: the model's limit); no weights loaded."""
+    """Token ids with special tokens, cut at `max_length` (default: the model's limit); no weights loaded.
+    No texts give no ids (a tokenizer fails on an empty batch), so encoding nothing yields nothing."""
+    if not texts:
+        return []
     from transformers import AutoConfig
 
     tokenizer = load_tokenizer(model_name)

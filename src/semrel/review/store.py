@@ -10,10 +10,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..errors import SemrelError
 from ..formats.files import check_input_file, note_input
@@ -105,6 +106,33 @@ def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
         with transaction(conn):
             _upgrade(conn)
     return conn
+
+
+def create_db(path: str | os.PathLike, build: Callable[[sqlite3.Connection], object]) -> sqlite3.Connection:
+    """The new review database `path`, whole or not at all: `build` fills a hidden file beside it,
+    which is linked into place only then, so a bad input, an error or Ctrl-C midway leaves nothing
+    behind, and no file at `path` is ever removed. A database another process (another reviewer's
+    start) put there meanwhile is kept and joined; this one is dropped."""
+    target = Path(path)
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        raise SemrelError(f"{path}: cannot make the review database (its folder is missing or not writable)")
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        with contextlib.closing(open_db(temp)) as conn:
+            build(conn)
+            conn.execute("PRAGMA journal_mode = DELETE")  # the WAL folded into the file that is linked
+        try:
+            os.link(temp, target)
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links (FAT): moved there instead, while the name is free
+            if not os.path.lexists(target):
+                os.replace(temp, target)
+    finally:
+        for name in (temp, f"{temp}-wal", f"{temp}-shm", f"{temp}-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(name)
+    return open_db(target)
 
 
 def _upgrade(conn: sqlite3.Connection) -> None:
