@@ -92,3 +92,15 @@ def test_write_pool_sorts_rows_and_sources(tmp_path):
     path = tmp_path / "pool.tsv.gz"
     assert write_pool([("q2", "b", ("x",)), ("q1", "z", ("gold", "bm25", "gold")), ("q1", "a", ("y",))], path) == 3
     assert read_pool(path) == [("q1", "a", ("y",)), ("q1", "z", ("bm25", "gold")), ("q2", "b", ("x",))]
+
+
+@pytest.mark.parametrize("rows, why", [("", "it holds no row"), ("q9 Q0 a#0 1 1.0 other\n", "it holds no row of a golden query")],
+                         ids=["empty", "other queries"])
+def test_a_run_that_adds_nothing_is_warned_about(tmp_path, rows, why):
+    golden, bm25, _ = write_files(tmp_path)
+    other = tmp_path / "other.run"
+    other.write_text(rows)
+    result = run("pool", "--golden", golden, bm25, other, "-o", tmp_path / "pool.tsv")
+    assert result.exit_code == 0, result.output
+    assert f"semrel: warning: run other adds no pair to the pool: {why}" in result.stderr
+    assert "run bm25 adds no pair" not in result.stderr

@@ -15,7 +15,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import UsageError, ValidationError
 from ..formats.corpus import write_corpus
 from ..formats.manifest import write_manifest
 from ..progress import Steps, no_progress
@@ -246,6 +246,10 @@ def chunk_files(inputs: Sequence[str], output: str | os.PathLike, settings: Chun
     memory is the documents' text plus a small multiple of the longest one, not every chunk at once."""
     documents, report = read_documents_report(inputs, exclude)
     count = len(documents)
+    if not count:  # an empty corpus.jsonl would only fail later, in import, retrieve or judge
+        skipped = "; ".join(report.skip_lines())
+        raise ValidationError(f"no document with text to chunk in {', '.join(map(str, inputs))}"
+                              + (f" ({skipped})" if skipped else "") + "; nothing was written")
     rows = write_corpus(iter_document_chunks(_released(documents), count, settings, steps), output)
     params = {**settings.describe(), **({"exclude": list(exclude)} if exclude else {}), "documents": report.params()}
     write_manifest(output, inputs=inputs, params=params, rows=rows)

@@ -523,6 +523,8 @@ def judge_pairs(
     if not 0 <= overlap < window // 2:
         raise UsageError(f"overlap={overlap!r}: must be 0 or more and under half the {window}-token window")
     work = build_pairs(golden, pairs, names)
+    if not work:  # an empty judgments.jsonl would label nothing and score every run 0
+        raise ValidationError(f"{names['pool']}: nothing to judge: the pool holds no pair and {names['golden']} no gold chunk")
     shipped = shipped_baseline(info.name, info.folder, layer) if options.rescale == "baseline" else None
     if options.rescale == "baseline" and shipped is None:
         raise UsageError(f"bert_score ships no rescaling baseline for {info.name}; use rescale='corpus' (or none)")

@@ -45,6 +45,8 @@ def pool(items: Sequence[GoldenItem], runs: Sequence[Run], depth: int, warn: Cal
                 sources.setdefault((q, d), set()).add(run.name)
         if warn and unknown:
             warn(f"{len(unknown)} queries of run {run.name} are not in the golden set and are left out (e.g. {min(unknown)!r})")
+        if warn and not taken:
+            warn(f"run {run.name} adds no pair to the pool: it holds no row{' of a golden query' if unknown else ''}")
     return sorted((q, c, tuple(sorted(s))) for (q, c), s in sources.items())
 
 
