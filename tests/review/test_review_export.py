@@ -64,3 +64,14 @@ def test_stats_report_agreement_between_reviewers(tmp_path, cli):
     assert between["percent_agreement"] == pytest.approx(200 / 3)
     assert between["confusion"] == [[1, 0], [1, 1]]
     assert {a["second"] for a in report["agreement"]} == {"bob", "judge"}
+
+
+def test_labels_of_another_set_are_refused(tmp_path, cli):
+    """Derived qrels that share no query with the reviewed pairs would be merged with them into one file."""
+    _, db, _, _ = reviewed_by_two(tmp_path)
+    other = tmp_path / "other.qrels"
+    other.write_text("elsewhere 0 x#0 1\n")
+    out = tmp_path / "mixed.qrels"
+    result = cli("review", "export", "--db", db, "--labels", str(other), "-o", str(out))
+    assert result.exit_code == 1 and "other.qrels shares no query with the pairs reviewed in" in result.stderr
+    assert result.stderr.count("\n") == 1 and not out.exists()

@@ -89,6 +89,9 @@ def export_reviewed(db: str | os.PathLike, labels_path: str | os.PathLike, outpu
     by_pair = grades_by_pair(grades)
     settled = adjudicate(by_pair, rule, {g.reviewer for g in grades})
     derived = read_qrels(labels_path).to_dict()
+    if settled and not any(query in derived for query, _ in settled):  # another set's qrels: merging them would mix two sets
+        raise ValidationError(f"{labels_path} shares no query with the pairs reviewed in {db}: give the derived qrels "
+                              "the review was queued from")
     rows: list[dict] = []
     judged: dict[str, dict[str, int]] = {}
     for query_id, docs in derived.items():
