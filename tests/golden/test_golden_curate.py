@@ -139,6 +139,23 @@ def test_split_sizes_leave_a_rest_part(tmp_path):
                      "3 names for 2 parts (1 --sizes and the rest)", code=2)
 
 
+def test_split_refuses_part_names_that_are_no_file_of_their_own_and_sizes_below_one(tmp_path):
+    golden = write(tmp_path / "golden.jsonl", "".join(item(q, t) for q, t in NEAR))
+    for args, message in [
+        (("--names", "a,a"), "--names gives two parts the name 'a': give each part its own name"),
+        (("--sizes", "2", "--names", "rest"), "--names has no name for the queries --sizes leave over, and 'rest', "
+                                              "their default, is taken: add a last name for them"),
+        (("--names", "../escaped,b"), "part name '../escaped' in --names is not a plain file name"),
+        (("--names", ",b"), "part name '' in --names is not a plain file name: give names that are not empty, "
+                            "do not start with '.' and hold no '/'"),
+        (("--names", ".a,b"), "part name '.a' in --names"),
+        (("--sizes", "-1"), "--sizes -1: sizes must be positive query counts"),
+        (("--sizes", "2,0"), "--sizes 2,0: sizes must be positive query counts"),
+    ]:
+        assert_one_error(run("golden", "split", golden, "-o", tmp_path / "parts", *args), message, code=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["golden.jsonl"]  # nothing written, in -o or beside it
+
+
 def test_dedup_reports_and_deletes_only_with_apply(tmp_path):
     golden = write(tmp_path / "golden.jsonl", "".join(item(q, t) for q, t in NEAR))
     before = golden.read_bytes()

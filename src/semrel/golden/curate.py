@@ -58,6 +58,17 @@ class Part:
     queries: int
 
 
+def check_part_names(names: Sequence[str]) -> None:
+    """Each part is written to output_dir/NAME.jsonl: a repeated name would write one part over another, an empty name or
+    one starting with '.' a hidden file, and a path separator a file outside output_dir."""
+    for k, name in enumerate(names):
+        if not name or name.startswith(".") or "/" in name or os.sep in name:
+            raise UsageError(f"part name {name!r} in names= is not a plain file name: give names that are not empty, "
+                             f"do not start with '.' and hold no '/'")
+        if name in names[:k]:
+            raise UsageError(f"names= gives two parts the name {name!r}: give each part its own name")
+
+
 def split_golden(golden: Path_, output_dir: Path_, targets: Sequence[int], names: Sequence[str], seed: int = 0,
                  threshold: float = 0.95, model: str | None = None, steps: Steps = no_progress) -> tuple[list[Part], int]:
     """Parts of `golden` written to `output_dir/NAME.jsonl` (near-duplicates kept together) and the

@@ -102,7 +102,9 @@ def split_targets(total: int, ratios: Sequence[float] | None, sizes: Sequence[in
     """How many items each part should get: `sizes` as given, or `ratios` of `total` (a missing
     last ratio is the rest, so `0.8` means 80/20)."""
     if sizes:
-        if any(s < 0 for s in sizes) or sum(sizes) > total:
+        if any(s <= 0 for s in sizes):
+            raise UsageError(f"sizes={','.join(map(str, sizes))!r}: sizes must be positive query counts")
+        if sum(sizes) > total:
             raise UsageError(f"sizes={','.join(map(str, sizes))!r} ask for more than the {total} queries there are")
         return list(sizes)
     ratios = list(ratios or [0.8])
