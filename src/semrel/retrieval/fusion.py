@@ -13,10 +13,13 @@ descending, ties by doc id descending), per query:
 Normalisations, per run and query, as ranx defines them: none; minmax (s - min) / (max - min);
 zscore (s - mean) / standard deviation; sum (s - min) / (sum of s - min x count); a zero
 denominator is taken as 1e-9, as ranx does. Sums are added in the order the runs are given.
+A query whose scores pass 2^400 in size is first scaled down by a power of two (exact, and every
+normalisation is scale-free), so that its span, sum and squares stay within float64.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Sequence
@@ -33,6 +36,7 @@ METHODS = ("rrf", "combsum", "combmnz", "wsum")
 NORMS = ("none", "minmax", "zscore", "sum")
 RRF_K = 60
 _TINY = 1e-9
+_LARGEST = 400  # log2 of the largest score normalised as it is
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,8 @@ class FusionSpec:
             raise UsageError("--weights go with --method wsum")
         if self.weights is not None and len(self.weights) != runs:
             raise UsageError(f"--weights: give one weight per run ({runs}), got {len(self.weights)}")
+        if self.weights is not None and not all(math.isfinite(w) and w >= 0 for w in self.weights):
+            raise UsageError(f"--weights {','.join(f'{w:g}' for w in self.weights)}: weights must be finite numbers of 0 or more")
         if self.rrf_k < 0:
             raise UsageError(f"--rrf-k must be 0 or more, got {self.rrf_k}")
         if self.depth is not None and self.depth < 1:
@@ -95,6 +101,9 @@ def normalised(ranking: Ranking, norm: str) -> np.ndarray:
     if norm == "none" or not len(scores):
         return scores
     starts, lengths = _blocks(ranking.query)
+    exponent = np.frexp(np.maximum.reduceat(np.abs(scores), starts))[1]
+    if exponent.max() > _LARGEST:
+        scores = scores * np.repeat(np.ldexp(1.0, -np.maximum(exponent - _LARGEST, 0)), lengths)
     low = np.repeat(np.minimum.reduceat(scores, starts), lengths)
     if norm == "minmax":
         high = np.repeat(np.maximum.reduceat(scores, starts), lengths)
@@ -109,6 +118,7 @@ def normalised(ranking: Ranking, norm: str) -> np.ndarray:
     raise UsageError(f"unknown normalisation {norm!r}; choose one of {', '.join(NORMS)}")
 
 
+@np.errstate(over="ignore", invalid="ignore")  # scores past float64's range: refused at the end
 def fuse_rankings(rankings: Sequence[Ranking], spec: FusionSpec, documents: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(query, doc, fused score) of every pair any ranking holds, grouped by query (doc codes below
     `documents`); the core both `fuse_runs` and hybrid retrieval use."""
@@ -131,12 +141,16 @@ def fuse_rankings(rankings: Sequence[Ranking], spec: FusionSpec, documents: int)
     total = np.bincount(inverse, weights=value, minlength=len(pairs))  # added in run order, pair by pair
     if spec.method == "combmnz":
         total = total * np.bincount(inverse, minlength=len(pairs))
+    if not np.all(np.isfinite(total)):
+        fix = "scale the runs' scores with --norm minmax, zscore or sum" if spec.normalisation == "none" else "give smaller --weights"
+        raise UsageError(f"--method {spec.method} --norm {spec.normalisation} gives fused scores past float64's range: {fix}")
     return pairs // max(documents, 1), pairs % max(documents, 1), total
 
 
 def _ranking(run: Run, query_codes: np.ndarray, doc_codes: np.ndarray) -> Ranking:
     """A run's rows in trec_eval's rank order as codes (`*_codes`: each of the run's rows' code)."""
-    order = rank_order(run)
+    with np.errstate(over="ignore"):  # rank_order compares neighbours' differences: past float64 (1e308 - -1e308) still signed
+        order = rank_order(run)
     query = query_codes[order]
     return Ranking(query, doc_codes[order], ranks_within(query), run.scores[order])
 
