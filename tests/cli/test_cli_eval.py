@@ -9,6 +9,8 @@ import json
 
 import pytest
 
+from helpers import assert_one_error
+
 QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d9 1\nq3 0 d1 1\n"
 RUN_A = "q1 Q0 d1 1 0.9 a\nq1 Q0 d3 2 0.8 a\nq1 Q0 d4 3 0.7 a\nq2 Q0 d10 1 0.5 a\nq2 Q0 d9 2 0.5 a\nq4 Q0 d1 1 1 a\n"
 RUN_B = "q1 Q0 d2 1 3 b\nq1 Q0 d1 2 2 b\nq2 Q0 d9 1 1 b\nq3 Q0 d1 1 1 b\n"
@@ -131,6 +133,19 @@ def test_bad_qrels_missing_file_and_unknown_measure(cli, write, files):
     # trec_eval's families with default cutoffs stand for them when named alone, as in trec_eval
     names = [line.split("\t")[0].strip() for line in cli("eval", files[0], files[1], "-m", "P", "-f", "trec").stdout.splitlines()]
     assert names == ["P_5", "P_10", "P_15", "P_20", "P_30", "P_100", "P_200", "P_500", "P_1000"]
+
+
+@pytest.mark.parametrize("measure,message", [
+    ("RBP(p=2)", "measure 'RBP(p=2)': p is a persistence, a number between 0 and 1 (exclusive), e.g. p=0.8"),
+    ("RBP(p=-1)", "measure 'RBP(p=-1)': p is a persistence"), ("RBP(p=1)", "measure 'RBP(p=1)': p is a persistence"),
+    ("rbp.p=0", "measure 'rbp.p=0': p is a persistence"), ("RBP(p=nan)", "measure 'RBP(p=nan)': p takes a number"),
+    ("rbp_resid(p=inf)", "measure 'rbp_resid(p=inf)': p takes a number"),
+    ("SetF(beta=nan)", "measure 'SetF(beta=nan)': beta takes a number"),
+])
+def test_measure_parameters_out_of_range_are_refused(cli, files, measure, message):
+    result = cli("eval", files[0], files[1], "-m", measure)
+    assert_one_error(result, message, code=2)
+    assert result.stdout == ""
 
 
 def test_qrels_from_stdin(cli, files):

@@ -1032,15 +1032,29 @@ def _normalise(key: str, value: Any, text: str) -> Any:
     if key in ("recalls", "coefficients"):
         values = value if isinstance(value, (tuple, list)) else (value,)
         try:
-            return tuple(float(v) for v in values)
+            numbers = tuple(float(v) for v in values)
         except (TypeError, ValueError):
-            raise UsageError(f"measure {text!r}: {key} takes numbers") from None
+            numbers = (math.nan,)
+        if not all(map(math.isfinite, numbers)):  # float() takes 'nan' and 'inf'; trec_eval's lists refuse them too
+            raise UsageError(f"measure {text!r}: {key} takes numbers")
+        return numbers
     if key in ("p", "recall", "mult", "beta"):
         try:
-            return float(value)
+            number = float(value)
         except (TypeError, ValueError):
-            raise UsageError(f"measure {text!r}: {key} takes a number") from None
+            number = math.nan
+        if not math.isfinite(number):
+            raise UsageError(f"measure {text!r}: {key} takes a number")
+        return _persistence(number, text) if key == "p" else number
     return value
+
+
+def _persistence(p: float, text: str) -> float:
+    """RBP's p is the chance that a user goes on to the next document: 0 < p < 1, else its weights
+    (1 - p) p^(rank - 1) are no probabilities (p = 1 scores every ranking 0, p = 2 below 0)."""
+    if not 0 < p < 1:
+        raise UsageError(f"measure {text!r}: p is a persistence, a number between 0 and 1 (exclusive), e.g. p=0.8")
+    return p
 
 
 def _params(entry: Family, given: str | None, text: str) -> tuple[tuple[str, Any], ...]:
@@ -1155,7 +1169,7 @@ def _trec_form(text: str) -> list[Measure] | None:
             if not eq:
                 raise UsageError(f"measure {text!r}: {entry.trec} takes grade=gain pairs, e.g. {entry.trec}.1=3,2=9")
             if key.strip() == "p" and "p" in entry.params:
-                p = _trec_number(value, False, text)
+                p = _persistence(_trec_number(value, False, text), text)
             elif re.fullmatch(r"\s*[-+]?\d+\s*", key):
                 gains.append((int(key), _trec_number(value, False, text)))
             # trec_eval ignores pairs whose name is not a grade
