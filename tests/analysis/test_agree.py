@@ -7,7 +7,9 @@ import json
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from helpers import assert_one_error
 from semrel.analysis.agreement import common_labels, ranking_agreement
+from semrel.errors import UsageError
 from semrel.evaluation.measures import parse_measures
 from semrel.records import Qrels, Run
 
@@ -55,3 +57,17 @@ def test_agree_command(write, cli):
 def test_agree_refuses_qrels_without_common_pairs(write, cli):
     result = cli("agree", write("a.qrels", "q1 0 a 1\n"), write("b.qrels", "q9 0 a 1\n"))
     assert result.exit_code == 1 and "share no judged pair" in result.stderr
+
+
+def test_agree_refuses_one_run(write, cli):
+    """Kendall's tau needs two systems to order: one run gave a table of nan; none gives the labels' agreement only."""
+    ref = write("ref.qrels", "".join(f"{q} 0 {d} {r}\n" for q, docs in REF.items() for d, r in docs.items()))
+    test = write("test.qrels", "".join(f"{q} 0 {d} {r}\n" for q, docs in TEST.items() for d, r in docs.items()))
+    run_a = write("a.run", "q1 Q0 a 1 3 a\nq1 Q0 b 2 2 a\nq2 Q0 b 1 3 a\n")
+    for fmt in ("table", "json"):
+        result = cli("agree", ref, test, run_a, "--unlisted-as-zero", "-f", fmt)
+        assert_one_error(result, "give two or more runs to compare how the qrels rank them (got 1)", code=2)
+        assert result.stdout == ""
+    assert json.loads(cli("agree", ref, test, "-f", "json").stdout)["rankings"] == []
+    with pytest.raises(UsageError, match="two or more runs"):
+        ranking_agreement(Qrels.from_dict(REF), Qrels.from_dict(TEST), [], parse_measures(["P@1"]))

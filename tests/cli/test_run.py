@@ -375,6 +375,19 @@ def test_the_steps_that_use_the_default_cut_are_replanned_when_it_moves(tmp_path
     assert {name for name in before if before[name] != after[name]} == {"label", "sensitivity"}
 
 
+def test_agree_ranks_the_runs_only_where_there_are_two(tmp_path):
+    """One method and no lift: the agree step compares the labels only (`semrel agree` refuses a single run, which
+    has no ranking to agree on) instead of failing the pipeline."""
+    config = write_config(write_data(tmp_path), judge=True)
+    for methods, ranked in (("bm25", []), ("bm25,dense", ["bm25.run", "dense.run"])):
+        dry = run("run", config, "--dry-run", "--set", f"retrieve.methods={methods}")
+        assert dry.exit_code == 0, dry.output
+        agree = re.search(r"semrel agree [^>]*", dry.stdout.replace(" \\\n    ", " "))
+        assert agree and [os.path.basename(a) for a in agree.group(0).split() if a.endswith(".run")] == ranked
+        assert statuses(dry.stdout)["agree"] == "run"
+    assert not (tmp_path / "out").exists()
+
+
 def test_label_calibration_and_graded_reach_label_and_sensitivity(tmp_path):
     """[label] calibration = the file `semrel calibrate -o` wrote: label applies it, sensitivity marks its cut on p."""
     config = write_config(write_data(tmp_path), judge=True)

@@ -14,7 +14,7 @@ from typing import Callable, Literal, Sequence
 
 import numpy as np
 
-from ..errors import ValidationError
+from ..errors import UsageError, ValidationError
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
 from ..records import Qrels, Run
@@ -191,7 +191,9 @@ class RankingAgreement:
 
 def ranking_agreement(ref: Qrels, test: Qrels, runs: Sequence[Run], measures: Sequence[Measure | str],
                       rel_level: int = 1) -> list[RankingAgreement]:
-    """Per measure: do both qrels order the runs alike?"""
+    """Per measure: do both qrels order the runs alike? One run has no order (Kendall's tau would be nan)."""
+    if len(runs) < 2:
+        raise UsageError(f"give two or more runs to compare how the qrels rank them (got {len(runs)})")
     measures = numeric_measures(parse_measures(measures), "agreement")
     names = [r.name for r in runs]
     if len(set(names)) != len(names):

@@ -355,8 +355,9 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
     agreement = None
     if derived and config["agree"]["enabled"]:
         agreement = o("agreement.json")
-        steps.append(Step("agree", ("agree",), [gold, derived, *runs, "--unlisted-as-zero", "-f", "json"],
-                          [gold, derived, *runs], [agreement], stdout=agreement))
+        ranked = runs if len(runs) > 1 else []  # one run has no ranking to agree on: the labels' agreement only
+        steps.append(Step("agree", ("agree",), [gold, derived, *ranked, "--unlisted-as-zero", "-f", "json"],
+                          [gold, derived, *ranked], [agreement], stdout=agreement))
     if config["compare"]["enabled"] and len(runs) > 1:
         text = o("compare.txt")
         steps.append(Step("compare", ("compare",), [qrels, *runs], [qrels, *runs], [text], stdout=text))
