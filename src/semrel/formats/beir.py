@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from ..errors import FormatError, SemrelError
 from ..records import Qrels
-from .columns import read_columns
+from .columns import read_columns, whole_number
 from .files import display_name, read_bytes
 from .jsonl import read_jsonl, require
 
@@ -27,7 +27,7 @@ def read_beir_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels
     table = read_columns(
         b"\n" + body, path, ("query_id", "doc_id", "relevance"),
         {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()},
-        {2: ("an integer relevance grade", int)}, "query-id corpus-id score",
+        {2: ("an integer relevance grade", whole_number)}, "query-id corpus-id score",
     )
     return Qrels(
         table.column("query_id").combine_chunks(), table.column("doc_id").combine_chunks(),

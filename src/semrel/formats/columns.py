@@ -156,11 +156,24 @@ def line_number(data: bytes, row: int) -> int:
     return seen + 1
 
 
+_DECIMAL = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
 def finite_float(text: str) -> float:
+    """A number as Arrow reads one (ASCII digits: Python's float also takes '١' and '1_000'), and finite."""
+    if not _DECIMAL.fullmatch(text):
+        raise ValueError(text)
     value = float(text)
     if not math.isfinite(value):
         raise ValueError(text)
     return value
+
+
+def whole_number(text: str) -> int:
+    """An integer as Arrow's int64 reads one: ASCII digits, a minus sign at most (no plus), within 64 bits."""
+    if not re.fullmatch(r"-?[0-9]+", text) or not -(2**63) <= int(text) < 2**63:
+        raise ValueError(text)
+    return int(text)
 
 
 def first_nonfinite(values: np.ndarray) -> int | None:

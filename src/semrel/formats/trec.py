@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from ..errors import FormatError
 from ..records import Preferences, Qrels, Run, dictionary_codes
-from .columns import finite_float, first_nonfinite, line_number, read_columns, read_plain_file
+from .columns import finite_float, first_nonfinite, line_number, read_columns, read_plain_file, whole_number
 from .files import STDIO, atomic_writer, check_id, display_name, read_bytes
 
 RUN_COLUMNS = ("query_id", "q0", "doc_id", "rank", "score", "tag")
@@ -76,7 +76,7 @@ def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels
     if table is None:
         table = read_columns(
             read_bytes(path) if data is None else data, path, QRELS_COLUMNS, types,
-            {3: ("an integer relevance grade", int)}, "qid 0 docid rel",
+            {3: ("an integer relevance grade", whole_number)}, "qid 0 docid rel",
         )
     return Qrels(
         table.column("query_id").combine_chunks(), table.column("doc_id").combine_chunks(),
@@ -91,7 +91,7 @@ def read_judgment_groups(path: str | os.PathLike) -> list[tuple[str, Qrels]]:
     types = {"query_id": pa.string(), "iteration": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
     table = read_plain_file(path, QRELS_COLUMNS, types)
     if table is None:
-        table = read_columns(read_bytes(path), path, QRELS_COLUMNS, types, {3: ("an integer relevance grade", int)},
+        table = read_columns(read_bytes(path), path, QRELS_COLUMNS, types, {3: ("an integer relevance grade", whole_number)},
                              "qid group docid rel")
     groups, codes = dictionary_codes(table.column("iteration"))
     found = []
