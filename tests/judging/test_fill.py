@@ -94,6 +94,10 @@ def test_holes_are_not_judged_with_other_settings(pipeline, tmp_path):
     bare = tmp_path / "bare.qrels"
     bare.write_bytes((f / "pool.qrels").read_bytes())
     assert_one_error(run("fill", bare, f / "reverse.run", *common), "has no current manifest")
+    write_run(Run.from_columns(["chain-oil"], ["no-such-chunk#0"], [1.0], "stranger"), tmp_path / "stranger.run")
+    assert_one_error(run("fill", f / "pool.qrels", tmp_path / "stranger.run", "--judgments", f / "pool.jsonl", "--corpus",
+                         f / "corpus.jsonl", "--golden", f / "golden.jsonl", "-o", tmp_path / "z"),
+                     "the holes of", "stranger.run: chunk 'no-such-chunk#0'")
     other_golden = tmp_path / "golden.jsonl"
     other_golden.write_text((f / "golden.jsonl").read_text().replace("?", "?!"))
     assert_one_error(run("fill", f / "pool.qrels", f / "reverse.run", "--judgments", f / "pool.jsonl", "--corpus",

@@ -182,7 +182,7 @@ def fill(
         context = [(j.query_id, j.chunk_id, tuple(j.source.split(","))) for j in existing if j.query_id in affected]
         result = judge(lambda: iter_corpus(corpus), items, [*context, *((q, c, (source,)) for q, c in todo)],
                        _options(settings, judgments_path),
-                       partial, steps, {"corpus": str(corpus), "golden": str(golden), "pool": "holes"})
+                       partial, steps, {"corpus": str(corpus), "golden": str(golden), "pool": f"the holes of {', '.join(map(str, runs))}"})
         if result.params.get("model_fingerprint") not in (None, info):
             raise ValidationError(f"the model found now ({result.params.get('model')}) is not the one {display_name(str(judgments_path))} "
                                   "was judged with (its fingerprint differs)")
