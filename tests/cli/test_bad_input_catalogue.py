@@ -129,6 +129,8 @@ CASES = [
     ("nothing to judge", {"c.jsonl": CORPUS, "g.jsonl": GOLDEN.replace('"a#0"', ""), "p.tsv": "query_id\tchunk_id\tsources\n"},
      "judge --corpus {tmp}/c.jsonl --golden {tmp}/g.jsonl --pool {tmp}/p.tsv --no-cache -o {tmp}/out.jsonl", "nothing to judge"),
     ("no document with text", {"e.txt": " \n"}, "corpus chunk {tmp}/e.txt -o {tmp}/out.jsonl", "no document with text to chunk"),
+    ("document id twice in a JSONL file", {"d.jsonl": '{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n'},
+     "corpus chunk {tmp}/d.jsonl -o {tmp}/out.jsonl", "d.jsonl:2: document id 'a' is already used on line 1"),
     ("judged query id with a space", {"j.jsonl": JUDGMENTS.replace('"q1"', '"q 1"')}, "label {tmp}/j.jsonl -o {tmp}/out.qrels",
      "j.jsonl:1: query id 'q 1'"),
     ("qrels and run both from stdin", {}, "eval - -", "QRELS and RUNS both read '-' (stdin)"),

@@ -435,12 +435,16 @@ def looks_like_trec(path: str | os.PathLike) -> bool:
 
 
 def jsonl_documents(path: str | os.PathLike) -> Iterator[Document]:
-    """Lines `{"id", "title", "text"}`; BEIR's `_id` is accepted for `id`."""
+    """Lines `{"id", "title", "text"}`; BEIR's `_id` is accepted for `id`. A repeated id names both lines."""
+    seen: dict[str, int] = {}
     for line, obj in read_jsonl(path):
         key = "id" if "id" in obj else "_id"
         doc_id = sanitise_id(str(require(obj, key, path, line, (str, int))))
         if not doc_id:
             raise FormatError(display_name(path), f"empty document id in field {key!r}", line=line)
+        if doc_id in seen:
+            raise FormatError(display_name(path), f"document id {doc_id!r} is already used on line {seen[doc_id]}", line=line)
+        seen[doc_id] = line
         yield Document(doc_id, require(obj, "text", path, line), str(obj.get("title") or ""))
 
 
