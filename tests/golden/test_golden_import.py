@@ -145,7 +145,7 @@ def test_csv_and_jsonl_errors(tmp_path):
     rows = write(tmp_path / "e.jsonl", '{"query": "x", "answer": "y"}\n{"query": "z"}\n')
     assert_one_error(run("golden", "import", rows, "-o", tmp_path / "g.jsonl"), "e.jsonl:2", "missing field 'answer'")
     twice = write(tmp_path / "t.csv", "id,query,answer\n7,x,y\n7,z,w\n")
-    assert_one_error(run("golden", "import", twice, "-o", tmp_path / "g.jsonl"), "t.csv", "'7' occurs more than once")
+    assert_one_error(run("golden", "import", twice, "-o", tmp_path / "g.jsonl"), "t.csv:3", "'7' occurs more than once (first on line 2)")
     assert_one_error(run("golden", "import", named, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
                      "--corpus-out only applies", code=2)
     bad = write(tmp_path / "f.jsonl", '{"query": "x", "answer": "y"}\n{"query": \n')

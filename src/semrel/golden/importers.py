@@ -325,6 +325,12 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
     return Imported(items, None, counts, {"split": options.split})
 
 
+def _where(source: str, item: GoldenItem) -> str:
+    """The source file, and the line an item came from where the importer recorded it (CSV, JSONL)."""
+    line = item.meta.get("line")
+    return f"{display_name(source)}:{line}" if isinstance(line, int) else display_name(source)
+
+
 def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     """Run the importer for `fmt` ('auto' detects it), keep the queries of `options.sample`, and check
     the gold chunk ids against --corpus (gold document ids made chunk ids as --doc-qrels says)."""
@@ -347,12 +353,17 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     result.params["format"] = fmt
     if any(not i.query_id for i in result.items):
         raise ValidationError(f"{source}: a query id is empty (or only spaces); give every query an id")
-    blank = [i.query_id for i in result.items if not i.query.strip()]
+    blank = [i for i in result.items if not i.query.strip()]
     if blank:  # `golden validate` calls it an error, and there is nothing to retrieve for
-        raise ValidationError(f"{source}: the query of {blank[0]!r} is empty ({len(blank)} such); give every query its text")
-    repeated = [q for q, n in Counter(i.query_id for i in result.items).items() if n > 1]
-    if repeated:
-        raise ValidationError(f"{source}: query id {repeated[0]!r} occurs more than once; query ids must be unique")
+        raise ValidationError(f"{_where(source, blank[0])}: the query of {blank[0].query_id!r} is empty ({len(blank)} such); "
+                              "give every query its text")
+    first: dict[str, GoldenItem] = {}
+    for item in result.items:
+        if item.query_id in first:
+            earlier = first[item.query_id].meta.get("line")
+            raise ValidationError(f"{_where(source, item)}: query id {item.query_id!r} occurs more than once"
+                                  + (f" (first on line {earlier})" if isinstance(earlier, int) else "") + "; query ids must be unique")
+        first[item.query_id] = item
     if options.sample.active:
         total = len(result.items)
         result.items = options.sample.apply(result.items)
