@@ -14,10 +14,11 @@ import pytest
 
 import semrel
 from semrel import Qrels, Run
-from semrel.analysis.compare import comparison_json
+from semrel.analysis.compare import comparison_json, render_comparison
 from semrel.errors import UsageError, ValidationError
 from semrel.evaluation.measures import DEFAULT_MEASURES, Measure
 from semrel.evaluation.metrics import evaluate as evaluate_objects
+from semrel.records import Chunk, GoldenItem, Judgment
 
 pd = pytest.importorskip("pandas")
 
@@ -154,6 +155,50 @@ def test_api_errors_name_parameters():
         semrel.compare(qrels, runs, ["RR"], baseline="a", all_pairs=True)
     with pytest.raises(UsageError, match="runs: give two or more runs"):
         semrel.compare(qrels, runs["a"], ["RR"])
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": NAN, "d2": 0.5}}, ["RR"]),  # ranked first or last by dict order
+     r"Run 'run': scores must be finite numbers; \('q1', 'd1'\) has nan"),
+    (lambda: semrel.evaluate({"q1": {"d1": 0.5, "d2": 1}}, {"q1": {"d1": 1.0}}, ["NumRel"]),  # 0.5 was cut to 0
+     r"Qrels: grades must be whole numbers; \('q1', 'd1'\) has 0.5"),
+    (lambda: Qrels.from_dict({"q1": {"d1": 2**70}}), "grades must be whole numbers"),
+    (lambda: Qrels.from_dict({"q1": {"d1": None}}), "grades must be whole numbers"),
+    (lambda: Run.from_columns(["q1", "q2"], ["d1"], [1.0, 2.0]), "2 query ids, 1 doc ids and 2 scores"),
+    (lambda: Run.from_columns([None], ["d"], [1.0]), "an id is None"),
+    (lambda: Run.from_dict({"q1": {"d1": "abc"}}), "scores must be numbers"),
+    (lambda: semrel.evaluate({"q1": {"d1": 1}}, [], ["P@1"]), "runs: none given"),
+    (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, depth=1.5), "depth=1.5: give a whole number"),
+    (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, num_docs=float("inf")), "num_docs=inf"),
+    (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, [Measure("P", 0)]), "the cutoff must be at least 1"),
+    (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, [Measure("P", 1.5)]), "the cutoff must be a whole number"),
+    (lambda: semrel.label([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=NAN)]), "p must be a probability between 0 and 1, found nan"),
+    (lambda: semrel.label([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.9), Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.1)]),
+     "is given twice"),
+    (lambda: semrel.judge([Chunk("a#0", "chain oil", "a", 0, 9)], [GoldenItem("q1", "oil?", ("chain oil",), ("a#0",))],
+                          rescale="corpus", baseline_pairs=0, cache=False), "rescale='corpus' needs 1 or more unrelated pairs"),
+])
+def test_what_the_file_readers_refuse_is_refused_from_python_objects_too(call, message):
+    """Dicts, columns, Measure and Judgment objects get the checks files get, instead of wrong numbers."""
+    with pytest.raises((UsageError, ValidationError), match=message):
+        call()
+
+
+def test_a_comparison_refuses_runs_measures_and_formats_it_does_not_hold():
+    qrels = {"q1": {"d1": 1}, "q2": {"d1": 1}}
+    c = semrel.compare(qrels, {"a": {"q1": {"d1": 1.0}, "q2": {"d1": 1.0}}, "b": {"q1": {"d2": 1.0}, "q2": {"d1": 1.0}}}, ["P@1"])
+    assert c.value("a", "P@1") == 1.0 and c.value("b", "P@1") == 0.5
+    with pytest.raises(UsageError, match="run 'zz' was not compared"):
+        c.value("zz", "P@1")
+    with pytest.raises(UsageError, match="AP was not compared"):
+        c.marks("a", "AP")
+    with pytest.raises(UsageError, match="format 'html'"):
+        render_comparison(c, "html")
+    one = semrel.compare({"q1": {"d1": 1}}, {"a": {"q1": {"d1": 1.0}}, "b": {"q1": {"d2": 1.0, "d1": 0.5}}}, ["P@1"], test="bootstrap")
+    assert one.tests[0].bootstrap_p == 1.0 and not one.tests[0].significant  # one query resamples to itself
 
 
 def test_warnings_point_at_the_callers_line():

@@ -21,13 +21,41 @@ def _strings(values) -> pa.Array:
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
         array = values
     else:
+        values = values if hasattr(values, "__len__") else list(values)
         try:
-            array = pa.array(values if hasattr(values, "__len__") else list(values), type=pa.string())
-        except (pa.ArrowTypeError, pa.ArrowInvalid):  # ids given as numbers: their decimal text
-            array = pa.array(values if hasattr(values, "__len__") else list(values))
+            array = pa.array(values, type=pa.string())
+        except (pa.ArrowTypeError, pa.ArrowInvalid):  # ids given as whole numbers (or some of them): their decimal text
+            if not all(isinstance(v, str) or isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+                raise ValidationError("ids must be strings or whole numbers") from None
+            array = pa.array([v if isinstance(v, str) else str(int(v)) for v in values], type=pa.string())
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
+    if array.null_count:
+        raise ValidationError("an id is None (or null): every row needs a query id and a doc id")
     return array.cast(pa.string()) if array.type != pa.string() else array
+
+
+def _column(values, queries: pa.Array, docs: pa.Array, caller: str, what: str, whole: bool) -> np.ndarray:
+    """One number per row, finite; for grades, whole numbers within 64 bits (a fraction is not cut
+    down to a grade without a word, as the file readers and from_df refuse it too)."""
+    try:
+        array = np.asarray(values)
+        if array.dtype.kind not in "iu" or not whole:
+            array = array.astype(np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ValidationError(f"{caller}: {what} must be numbers") from None
+    if len(queries) != len(docs) or array.ndim != 1 or len(array) != len(queries):
+        found = f"{len(array)} {what}" if array.ndim == 1 else f"not a list of {what}"
+        raise ValidationError(f"{caller}: {len(queries)} query ids, {len(docs)} doc ids and {found}; give one of each per row")
+    if array.dtype.kind == "f":
+        bad = ~np.isfinite(array)
+        if whole:
+            bad |= ~bad & ((array != np.round(array)) | (np.abs(array) >= 2.0**63))
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise ValidationError(f"{caller}: {what} must be {'whole numbers' if whole else 'finite numbers'}; "
+                                  f"({queries[k].as_py()!r}, {docs[k].as_py()!r}) has {float(array[k]):g}")
+    return array.astype(np.int64 if whole else np.float64)
 
 
 def dictionary_codes(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
@@ -95,11 +123,12 @@ class Qrels:
 
     @classmethod
     def from_columns(cls, query_ids, doc_ids, relevance) -> "Qrels":
-        return cls(_strings(query_ids), _strings(doc_ids), np.asarray(relevance, dtype=np.int64))
+        queries, docs = _strings(query_ids), _strings(doc_ids)
+        return cls(queries, docs, _column(relevance, queries, docs, "Qrels", "grades", whole=True))
 
     @classmethod
     def from_dict(cls, judged: Mapping[str, Mapping[str, int]]) -> "Qrels":
-        rows = [(q, d, int(r)) for q, docs in judged.items() for d, r in docs.items()]
+        rows = [(q, d, r) for q, docs in judged.items() for d, r in docs.items()]
         return cls.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
 
     @classmethod
@@ -144,11 +173,12 @@ class Run:
 
     @classmethod
     def from_columns(cls, query_ids, doc_ids, scores, name: str = "run") -> "Run":
-        return cls(_strings(query_ids), _strings(doc_ids), np.asarray(scores, dtype=np.float64), name)
+        queries, docs = _strings(query_ids), _strings(doc_ids)
+        return cls(queries, docs, _column(scores, queries, docs, f"Run {name!r}", "scores", whole=False), name)
 
     @classmethod
     def from_dict(cls, ranked: Mapping[str, Mapping[str, float]], name: str = "run") -> "Run":
-        rows = [(q, d, float(s)) for q, docs in ranked.items() for d, s in docs.items()]
+        rows = [(q, d, s) for q, docs in ranked.items() for d, s in docs.items()]
         return cls.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], name)
 
     @classmethod

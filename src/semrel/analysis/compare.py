@@ -59,14 +59,15 @@ class Comparison:
         return [e.run_name for e in self.evaluations]
 
     def letter(self, run: str) -> str:
-        return run_letter(self.runs.index(run))
+        return run_letter(self._index(run))
 
     def value(self, run: str, measure: Measure | str) -> float:
-        return self.evaluations[self.runs.index(run)].aggregate(measure)
+        return self.evaluations[self._index(run)].aggregate(self._compared(measure))
 
     def beaten(self, run: str, measure: Measure | str) -> list[str]:
         """Runs that `run` beats significantly on `measure`, in table order."""
-        measure = parse_measure(measure)
+        self._index(run)
+        measure = self._compared(measure)
         losers = set()
         for t in self.tests:
             if t.measure == measure and t.significant and run in (t.run, t.other):
@@ -77,6 +78,17 @@ class Comparison:
 
     def marks(self, run: str, measure: Measure | str) -> str:
         return "".join(self.letter(r) for r in self.beaten(run, measure))
+
+    def _index(self, run: str) -> int:
+        if run not in self.runs:
+            raise UsageError(f"run {run!r} was not compared; the runs are {', '.join(map(repr, self.runs))}")
+        return self.runs.index(run)
+
+    def _compared(self, measure: Measure | str) -> Measure:
+        found = parse_measure(measure)
+        if found not in self.measures:
+            raise UsageError(f"{found.name} was not compared; the measures are {', '.join(m.name for m in self.measures)}")
+        return found
 
 
 def run_letter(index: int) -> str:
@@ -229,6 +241,8 @@ def comparison_json(c: Comparison) -> dict:
 
 def render_comparison(c: Comparison, fmt: str, places: int = 4, detail: bool = False) -> str:
     """The run table (or, with `detail`, the table of paired tests) in one of COMPARE_FORMATS."""
+    if fmt not in COMPARE_FORMATS:
+        raise UsageError(f"format {fmt!r}: choose one of {', '.join(COMPARE_FORMATS)}")
     if fmt == "json":
         return json.dumps(comparison_json(c), indent=2) + "\n"
     if detail:

@@ -117,8 +117,9 @@ def bootstrap(diffs: np.ndarray, resamples: int, seed: int, confidence: float) -
     means recentred on 0: how often they stray from 0 as far as the observed mean)."""
     d = _columns(diffs)
     n, k = d.shape
-    if n == 0:
-        return np.ones(k), np.zeros(k), np.zeros(k)
+    if n < 2:  # one query resamples to itself: no spread to test against, so no evidence (as the t-test)
+        mean = d.mean(axis=0) if n else np.zeros(k)
+        return np.ones(k), mean, mean
     rng = np.random.default_rng(seed)
     batches: list[np.ndarray] = []
     for size in _batches(resamples, n):

@@ -116,6 +116,8 @@ def as_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> tuple[
         given, several = [runs], False
     if not several:
         return [], (as_run(r) for r in given), False
+    if not given:  # nothing would be scored, and an empty result looks like one
+        raise UsageError("runs: none given; give a run, a list of runs or {name: run}")
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise UsageError(f"runs: two runs are named {repeated[0]!r}; give a dict {{name: run}} or name each Run")

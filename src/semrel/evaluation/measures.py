@@ -1264,6 +1264,10 @@ def parse_measures(measures: str | Measure | Iterable[str | Measure] | None = No
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     given = list(measures or ())
+    for m in (m for m in given if isinstance(m, Measure)):  # built by a caller, not parsed: its cutoff checked as a parsed one's
+        if m.cutoff is not None and (not isinstance(m.cutoff, int) or isinstance(m.cutoff, bool)):
+            raise UsageError(f"measure {m.family}: the cutoff must be a whole number, got {m.cutoff!r}")
+        _check_cutoff(m.entry, m.cutoff, f"{m.family}@{m.cutoff}")
     if given and all(isinstance(m, Measure) for m in given):
         return list(dict.fromkeys(m for m in given if isinstance(m, Measure)))
     names = [part for item in (given or DEFAULT_MEASURES)

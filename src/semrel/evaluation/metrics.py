@@ -380,10 +380,13 @@ class Options:
     num_docs: int = 0  # -N: documents in the collection (utility's non-relevant missed)
 
     def check(self) -> "Options":
-        if self.depth is not None and self.depth < 1:
-            raise UsageError(f"depth={self.depth}: must be at least 1")
-        if self.num_docs < 0:
-            raise UsageError(f"num_docs={self.num_docs}: the collection size cannot be negative")
+        whole = (int, np.integer)
+        if self.depth is not None and (not isinstance(self.depth, whole) or isinstance(self.depth, bool) or self.depth < 1):
+            raise UsageError(f"depth={self.depth!r}: give a whole number of documents, at least 1")
+        if not isinstance(self.num_docs, whole) or isinstance(self.num_docs, bool) or self.num_docs < 0:
+            raise UsageError(f"num_docs={self.num_docs!r}: give the collection size, a whole number of 0 or more")
+        if not isinstance(self.rel_level, whole) or isinstance(self.rel_level, bool):
+            raise UsageError(f"rel_level={self.rel_level!r}: give the lowest relevant grade, a whole number")
         return self
 
 

@@ -32,8 +32,6 @@ def _probability(obj: dict, path: str | os.PathLike, line: int) -> tuple[float |
     p = features = None
     if obj.get("p") is not None:
         p = float(require(obj, "p", path, line, (int, float)))
-        if not 0.0 <= p <= 1.0:
-            raise FormatError(display_name(path), f"p must be a probability between 0 and 1, found {p!r}", line=line)
     if obj.get("features") is not None:
         raw = require(obj, "features", path, line, dict)
         try:
@@ -56,14 +54,23 @@ def read_judgments(path: str | os.PathLike) -> list[Judgment]:
             raise FormatError(display_name(path), f"pair ({query_id!r}, {chunk_id!r}) already judged on line "
                               f"{seen[query_id, chunk_id]}", line=line)
         seen[query_id, chunk_id] = line
-        scores = [float(require(obj, key, path, line, (int, float))) for key in COMPONENTS]
-        if not all(math.isfinite(s) for s in scores):
-            raise FormatError(display_name(path), "P, R and F must be finite numbers", line=line)
-        precision, recall, f1 = scores
+        precision, recall, f1 = [float(require(obj, key, path, line, (int, float))) for key in COMPONENTS]
         p, features = _probability(obj, path, line)
-        judgments.append(Judgment(query_id, chunk_id, precision, recall, f1, source=str(obj.get("source") or ""), p=p,
-                                  features=features))
+        judgment = Judgment(query_id, chunk_id, precision, recall, f1, source=str(obj.get("source") or ""), p=p, features=features)
+        problem = judgment_problem(judgment)
+        if problem:
+            raise FormatError(display_name(path), problem, line=line)
+        judgments.append(judgment)
     return judgments
+
+
+def judgment_problem(j: Judgment) -> str | None:
+    """What is wrong with a judgment's numbers, if anything: P, R and F finite, p a probability."""
+    if not all(math.isfinite(s) for s in (j.P, j.R, j.F)):
+        return "P, R and F must be finite numbers"
+    if j.p is not None and not 0.0 <= j.p <= 1.0:  # NaN too
+        return f"p must be a probability between 0 and 1, found {j.p!r}"
+    return None
 
 
 def write_judgments(judgments: Iterable[Judgment], path: str | os.PathLike) -> int:

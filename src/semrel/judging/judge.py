@@ -514,6 +514,8 @@ def judge_pairs(
     names = {"corpus": "corpus", "golden": "golden set", "pool": "pool", **(names or {})}
     if options.rescale not in RESCALE_MODES:
         raise UsageError(f"rescale={options.rescale!r}: choose one of {', '.join(RESCALE_MODES)}")
+    if options.rescale == "corpus" and not (isinstance(options.baseline_pairs, int) and options.baseline_pairs >= 1):
+        raise UsageError(f"baseline_pairs={options.baseline_pairs!r}: rescale='corpus' needs 1 or more unrelated pairs to rescale by")
     info = describe_model(options.model)
     layer, layer_source = _layer(info, options.layer)
     window = options.window or info.max_length

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypedDict
 
@@ -68,7 +69,7 @@ import numpy as np
 
 from ..errors import UsageError, ValidationError
 from ..formats.files import display_name
-from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, read_judgments  # noqa: F401  (COMPONENTS: re-exported)
+from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, judgment_problem, read_judgments  # noqa: F401  (COMPONENTS: re-exported)
 from ..formats.manifest import read_params, write_manifest
 from ..formats.trec import write_qrels
 from ..records import Judgment, Qrels
@@ -572,6 +573,14 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
         rows = read_judgments(source)
     else:
         rows = list(judgments)
+        seen: set[tuple[str, str]] = set()
+        for k, j in enumerate(rows):  # the checks read_judgments makes of a file's lines
+            if not isinstance(j, Judgment):
+                raise UsageError(f"judgments: item {k} is a {type(j).__name__}, not a Judgment")
+            problem = judgment_problem(j) or ("is given twice" if (j.query_id, j.chunk_id) in seen else None)
+            if problem:
+                raise ValidationError(f"judgments: ({j.query_id!r}, {j.chunk_id!r}): {problem}")
+            seen.add((j.query_id, j.chunk_id))
     if not rows:  # empty qrels would score every run 0
         raise ValidationError(f"{display_name(source) if source else 'judgments'}: no judgments to label (the file is empty); "
                               "judge a pool first (`semrel judge`)")
@@ -601,12 +610,15 @@ def label(judgments: str | os.PathLike | Iterable[Judgment], output: str | os.Pa
     thresholds) on `on=` (P, R, F or p; default R) give the threshold rule. `calibration=`: a file
     written by `semrel calibrate -o` (or a rule). With `output`, the qrels are written atomically
     with a manifest recording the rule and its parameters, the warnings and the judge's settings.
-    `warn` receives each warning (labels that look wrong, the fallback for old judgments).
+    `warn` receives each warning (labels that look wrong, the fallback for old judgments); without
+    it they are Python warnings, so none is lost.
     """
     result = label_with_rule(judgments, output, **options)
     for message in result.warnings:
         if warn:
             warn(message)
+        else:
+            warnings.warn(message, stacklevel=2)
     return result.qrels
 
 
