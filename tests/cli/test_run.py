@@ -121,6 +121,26 @@ def test_bad_config_is_one_line(tmp_path, extra, fragments):
     assert_one_error(result, *fragments, code=2)
 
 
+@pytest.mark.parametrize("out, golden, extra, fragments", [
+    ('"."', 'qrels = "gold.qrels"', "", ("the qrels step would write ./gold.qrels over [golden] qrels",)),
+    ('"docs"', "", "", ("the chunk step would write docs/corpus.jsonl into [corpus] docs",)),
+    ('"."', "", '[bm25]\nstopwords = "eval.gold.txt"', ("would write ./eval.gold.txt over [bm25] stopwords",)),
+])
+def test_outputs_never_land_on_the_users_files_or_in_their_documents(tmp_path, monkeypatch, out, golden, extra, fragments):
+    """`out` beside the user's qrels or stopwords, or inside the documents folder, is refused before any step
+    runs (the user's 22-line qrels were cut to the sampled queries' 6, and the documents folder filled up)."""
+    data = write_data(tmp_path)
+    (data / "gold.qrels").write_text("q-cats 0 cats#0 1\n")
+    (data / "eval.gold.txt").write_text("a\nthe\n")
+    config = write_config(data, extra=extra)
+    config.write_text(config.read_text().replace('out = "out"', f"out = {out}")
+                      .replace('file = "golden.csv"', f'file = "golden.csv"\n{golden}'))
+    before = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
+    monkeypatch.chdir(data)
+    assert_one_error(run("run", config.name), *fragments, "set `out` to another folder", code=2)
+    assert {p: p.read_bytes() for p in data.rglob("*") if p.is_file()} == before
+
+
 def test_missing_files_name_the_key(tmp_path):
     config = write_config(tmp_path)  # no docs, no golden.csv
     assert_one_error(run("run", config), "[corpus] docs: no such folder or file 'docs'", code=2)
@@ -178,9 +198,10 @@ def test_set_beats_environment_beats_file_and_reruns_what_changed(tmp_path, monk
     assert run("run", config, "--set", "retrieve.k=2").exit_code == 0 and run_k(runs) == 2  # --set over both
     assert set(statuses(run("run", config, "--set", "retrieve.k=2").stdout).values()) == {"skipped"}
     # paths given in the environment or with --set are relative to the current folder, not the config's
-    monkeypatch.chdir(tmp_path / "docs")
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
     moved = run("run", config, "--set", "out=elsewhere", "--dry-run")
-    assert moved.exit_code == 0 and f"-o {tmp_path / 'docs' / 'elsewhere' / 'corpus.jsonl'}" in moved.stdout
+    assert moved.exit_code == 0 and f"-o {tmp_path / 'here' / 'elsewhere' / 'corpus.jsonl'}" in moved.stdout
     state = json.loads((tmp_path / "out" / ".semrel-run.json").read_text())["steps"]
     assert state["retrieve bm25"]["seconds"] > 0 and state["retrieve bm25"]["finished"].endswith("Z")
     # steps ran in process without changing the commands a user runs next (click caches help options)

@@ -407,17 +407,28 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+USER_FILES = (("golden", "file"), ("golden", "qrels"), ("corpus", "file"), ("corpus", "docs"), ("bm25", "stopwords"),
+              ("label", "calibration"))  # the config's keys that name the user's own files and folders
+
+
 def check_outputs_spare_inputs(config_path: str, config: dict[str, dict[str, Any]], steps: Sequence[Step]) -> None:
-    """Refuse, before any step runs, a config whose steps would write over one of its own files
-    (the config, the golden set, the corpus), e.g. `out = "."` beside golden.jsonl. (Each step's
-    command checks its own inputs too; this names the config key to change.)"""
-    given = {"the config": config_path, "[golden] file": config["golden"]["file"], "[corpus] file": config["corpus"]["file"]}
+    """Refuse, before any step runs, a config whose steps would write over one of its own files (the
+    config, the golden set and its qrels, the corpus, stopwords, a calibration), e.g. `out = "."`
+    beside gold.qrels, or into the documents folder (whose next chunking would read the outputs).
+    (Each step's command checks its own inputs too; this names the config key to change.)"""
+    given = {"the config": config_path, **{f"[{section}] {key}": config[section][key] for section, key in USER_FILES}}
     for step in steps:
         for output in step.outputs + [f"{o}.manifest.json" for o in step.outputs]:
             for key, path in given.items():
-                if path is not None and _same_file(output, path):
-                    raise ConfigError(f"{os.path.basename(config_path)}: the {step.name} step would write {output} over {key} "
-                                      f"{path}; semrel never writes over its inputs: set `out` to another folder")
+                inside = path is not None and os.path.isdir(path) and _within(output, path)
+                if path is not None and (_same_file(output, path) or inside):
+                    raise ConfigError(f"{os.path.basename(config_path)}: the {step.name} step would write {output} "
+                                      f"{'into' if inside else 'over'} {key} {path}; semrel never writes over its inputs: "
+                                      "set `out` to another folder")
+
+
+def _within(path: str, folder: str) -> bool:
+    return os.path.realpath(path).startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep)
 def _calibrated_at(path: str) -> list[str]:
     """--on and --at for `sensitivity` from a calibration file: its (first) threshold on the judge's score; for a
     refit of every coefficient, the file itself (its p is recomputed from the features)."""
