@@ -141,6 +141,19 @@ def test_outputs_never_land_on_the_users_files_or_in_their_documents(tmp_path, m
     assert {p: p.read_bytes() for p in data.rglob("*") if p.is_file()} == before
 
 
+def test_ctrl_c_in_a_step_is_interrupted_with_130(tmp_path, monkeypatch):
+    """click turns Ctrl-C inside a step into Abort ('Aborted!', exit 1); semrel run reports it as every command does."""
+    import semrel.cli.corpus
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(semrel.cli.corpus, "chunk_files", ctrl_c)
+    result = run("run", write_config(write_data(tmp_path)))
+    assert result.exit_code == 130 and result.stderr.strip().splitlines()[-1] == "semrel: error: interrupted", result.stderr
+    assert "Aborted" not in result.output and "Traceback" not in result.output
+
+
 def test_missing_files_name_the_key(tmp_path):
     config = write_config(tmp_path)  # no docs, no golden.csv
     assert_one_error(run("run", config), "[corpus] docs: no such folder or file 'docs'", code=2)

@@ -488,6 +488,8 @@ def _invoke(step: Step) -> None:
             settings = {k: v for k, v in main.context_settings.items() if k != "auto_envvar_prefix"}
             command.main(args=[*step.args, *step.placement], prog_name=f"semrel {' '.join(step.command)}", standalone_mode=False,
                          **settings)
+        except click.exceptions.Abort:  # Ctrl-C in a step, which click (not standalone) turns into Abort
+            raise KeyboardInterrupt from None
         except click.exceptions.Exit as exc:
             if exc.exit_code:
                 raise SemrelError(f"{step.name}: exited with code {exc.exit_code}") from None
