@@ -69,8 +69,9 @@ def test_output_elsewhere_keeps_the_input_and_help_and_bad_keys_answer(files):
     corpus, golden = files
     before = golden.read_text()
     out = golden.parent / "picked.jsonl"
-    text = pick(files, "?x9u1q", "-o", str(out))
+    text = pick(files, "?x9\u00b2u1q", "-o", str(out))
     assert "n next query" in text and "unknown key 'x'" in text and "no candidate 9" in text and "nothing to undo" in text
+    assert "unknown key '\u00b2'" in text  # a digit, but not a candidate's number
     assert golden.read_text() == before
     assert gold(out)["q1"] == ("bread#0",)
     assert (golden.parent / "picked.jsonl.pick.jsonl").exists()
@@ -94,6 +95,10 @@ def test_session_state_survives_without_a_clean_exit(files):
     (lambda g: g.write_text('{"query_id": "q1", "query": "x", "gold_chunk_ids": ["nowhere#1"]}\n'), [],
      "1 gold chunk ids are not in the corpus"),
     (lambda g: None, ["--candidates", "6"], "--candidates must be between 1 and 5"),
+    (lambda g: g.with_name("golden.jsonl.pick.jsonl").write_text(  # made over another chunking
+        '{"action": "toggle", "query_id": "q1", "before": {"gold_chunk_ids": [], "status": "open"},'
+        ' "after": {"gold_chunk_ids": ["bread#7"], "status": "open"}}\n'), [],
+     "golden.jsonl.pick.jsonl:1: chunk 'bread#7' is not in the corpus"),
 ])
 def test_bad_input_is_one_line(files, setup, extra, message):
     corpus, golden = files

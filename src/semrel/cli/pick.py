@@ -59,7 +59,7 @@ def interact(session: PickSession, chars: int) -> None:
             break
         if key.isspace():
             continue
-        if key.isdigit():
+        if key.isascii() and key.isdigit():  # '²' and '٣' are digits too, but no candidate's number
             chunk_id = session.toggle(int(key) or 10)
             if chunk_id is None:
                 click.echo(f"no candidate {key}")

@@ -118,8 +118,9 @@ def _state(obj: object, path: str, line: int) -> State:
     return State(tuple(gold), status)
 
 
-def read_journal(path: str, query_ids: set[str]) -> list[Event]:
-    """The journal's events, or none when there is no journal yet."""
+def read_journal(path: str, query_ids: set[str], chunk_ids: set[str] | None = None) -> list[Event]:
+    """The journal's events, or none when there is no journal yet; with `chunk_ids`, every chunk it
+    marks must be one of them (a journal resumed over another chunking would write unknown gold ids)."""
     if not os.path.exists(path):
         return []
     events = []
@@ -131,7 +132,13 @@ def read_journal(path: str, query_ids: set[str]) -> list[Event]:
         if query_id not in query_ids:
             raise FormatError(display_name(path), f"query {query_id!r} is not in the golden set",
                               line=line, hint="this journal belongs to another golden set; move it away")
-        events.append(Event(action, query_id, _state(obj.get("before"), path, line), _state(obj.get("after"), path, line)))
+        event = Event(action, query_id, _state(obj.get("before"), path, line), _state(obj.get("after"), path, line))
+        unknown = [c for c in event.before.gold + event.after.gold if chunk_ids is not None and c not in chunk_ids]
+        if unknown:
+            raise FormatError(display_name(path), f"chunk {unknown[0]!r} is not in the corpus", line=line,
+                              hint="this journal was made over another corpus, e.g. another chunking: give that corpus, "
+                                   "or move the journal away")
+        events.append(event)
     return events
 
 
@@ -148,13 +155,13 @@ class PickSession:
     """The queue of queries without gold chunks and the actions on it; each action is saved at once."""
 
     def __init__(self, items: Sequence[GoldenItem], output: str, finder: Callable[[str], list[Candidate]],
-                 inputs: Sequence[str] = (), params: dict | None = None):
+                 inputs: Sequence[str] = (), params: dict | None = None, chunk_ids: set[str] | None = None):
         self.items, self.output, self.finder = list(items), output, finder
         self.inputs, self.params = list(inputs), dict(params or {})
         self.journal = journal_path(output)
         self.states = {i.query_id: State(i.gold_chunk_ids, GIVEN if i.gold_chunk_ids else OPEN) for i in self.items}
         self.history: list[Event] = []
-        for event in read_journal(self.journal, set(self.states)):
+        for event in read_journal(self.journal, set(self.states), chunk_ids):
             self._apply(event)
         self._shown: tuple[str, list[Candidate]] | None = None
 
@@ -252,4 +259,4 @@ def open_pick_session(
     if output is None or (os.path.exists(output) and os.path.samefile(output, golden_path)):
         allow_rewrite(golden_path)
     return PickSession(items, output or golden_path, CandidateFinder(chunks, per_method, model, steps), [golden_path, corpus_path],
-                       {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL})
+                       {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL}, {c.id for c in chunks})
