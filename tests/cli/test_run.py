@@ -154,6 +154,23 @@ def test_ctrl_c_in_a_step_is_interrupted_with_130(tmp_path, monkeypatch):
     assert "Aborted" not in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.slow
+def test_a_golden_set_without_gold_runs_to_the_end_on_derived_labels(tmp_path):
+    """semrel's promise, an unlabelled corpus bootstrapped into qrels: with no gold chunks nothing is scored
+    against them (eval gold, agree and the report's gold column failed on the empty gold qrels)."""
+    data = write_data(tmp_path)
+    (data / "golden.csv").write_text("query_id,query,reference_answer\n" + "".join(f'{q},"{text}","{answer}"\n'
+                                                                               for q, text, answer, _ in GOLDEN))
+    config = write_config(data, judge=True)
+    result = run("run", config)
+    assert result.exit_code == 0, result.output
+    assert "the golden set has no gold chunks: nothing is scored against them" in result.stderr
+    ran = statuses(result.stdout)
+    assert ran["judge"] == "ran" and ran["eval derived"] == "ran" and ran["report"] == "ran"
+    assert "eval gold" not in ran and "agree" not in ran
+    assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
+
+
 def test_missing_files_name_the_key(tmp_path):
     config = write_config(tmp_path)  # no docs, no golden.csv
     assert_one_error(run("run", config), "[corpus] docs: no such folder or file 'docs'", code=2)

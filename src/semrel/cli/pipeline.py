@@ -247,8 +247,9 @@ class Step:
         return " \\\n".join(lines)
 
 
-def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
-    """The steps the config asks for, in order, with their exact arguments."""
+def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
+    """The steps the config asks for, in order, with their exact arguments. `gold` False: the golden
+    set has no gold chunks, so nothing is scored against them (eval gold, agree, the report's gold column)."""
     out = config[""]["out"]
 
     def o(name: str) -> str:
@@ -256,7 +257,7 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
 
     steps: list[Step] = []
     c, g, r, j, lab = config["corpus"], config["golden"], config["retrieve"], config["judge"], config["label"]
-    golden, gold = o("golden.jsonl"), o("gold.qrels")
+    golden, gold_qrels = o("golden.jsonl"), o("gold.qrels")
     import_args = [g["file"]] + (["--format", g["format"]] if g["format"] != "auto" else [])
     import_inputs = [g["file"]]
     if g["qrels"] is not None:
@@ -283,7 +284,7 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
     else:
         steps.append(Step("import", ("golden", "import"), [*import_args, "--corpus", corpus, "-o", golden],
                           [*import_inputs, corpus], [golden]))
-    steps.append(Step("qrels", ("golden", "qrels"), [golden, "-o", gold], [golden], [gold]))
+    steps.append(Step("qrels", ("golden", "qrels"), [golden, "-o", gold_qrels], [golden], [gold_qrels]))
     runs = []
     vectors = ["--cache", os.path.join(out, j["cache"])]  # dense chunk vectors kept beside the judge's embeddings
     e = config["engine"]
@@ -344,20 +345,20 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
         label_args += ["--graded"] if lab["graded"] else []
         label_inputs = [judgments] + ([lab["calibration"]] if lab["calibration"] else [])
         steps.append(Step("label", ("label",), label_args, label_inputs, [derived], builtin=labels.rule_defaults()))
-    qrels = derived or gold
+    qrels = derived or gold_qrels
     measures = [a for m in config["eval"]["measures"] for a in ("-m", m)]
     if config["eval"]["enabled"]:
-        for name, q in (("derived", derived), ("gold", gold)):
+        for name, q in (("derived", derived), ("gold", gold_qrels if gold else None)):
             if q is None:
                 continue
             text = o(f"eval.{name}.txt")
             steps.append(Step(f"eval {name}", ("eval",), [q, *runs, *measures], [q, *runs], [text], stdout=text))
     agreement = None
-    if derived and config["agree"]["enabled"]:
+    if derived and gold and config["agree"]["enabled"]:
         agreement = o("agreement.json")
         ranked = runs if len(runs) > 1 else []  # one run has no ranking to agree on: the labels' agreement only
-        steps.append(Step("agree", ("agree",), [gold, derived, *ranked, "--unlisted-as-zero", "-f", "json"],
-                          [gold, derived, *ranked], [agreement], stdout=agreement))
+        steps.append(Step("agree", ("agree",), [gold_qrels, derived, *ranked, "--unlisted-as-zero", "-f", "json"],
+                          [gold_qrels, derived, *ranked], [agreement], stdout=agreement))
     if config["compare"]["enabled"] and len(runs) > 1:
         text = o("compare.txt")
         steps.append(Step("compare", ("compare",), [qrels, *runs], [qrels, *runs], [text], stdout=text))
@@ -387,9 +388,9 @@ def plan(config: dict[str, dict[str, Any]]) -> list[Step]:
         report = o("report.html")
         args = [qrels, *runs, "--golden", golden, "--corpus", corpus, *lift_args]
         inputs = [qrels, *runs, golden, corpus]
-        if derived:  # the metrics of both qrels, side by side
-            args += ["--gold-qrels", gold]
-            inputs.append(gold)
+        if derived and gold:  # the metrics of both qrels, side by side
+            args += ["--gold-qrels", gold_qrels]
+            inputs.append(gold_qrels)
         for option, path in (("--judgments", judgments), ("--sensitivity", curves), ("--agreement", agreement)):
             if path:
                 args += [option, path]
@@ -535,25 +536,29 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
             raise UsageError(f"--force {name}: unknown step (steps: {', '.join(STEPS)})")
     out = config[""]["out"]
     state = _read_state(out)
-    summary = []
+    summary: list[tuple[Step, str, float]] = []
     pending: set[str] = set()  # outputs a dry run would rewrite: whatever reads them would run too
-    for step in steps:
+    while len(summary) < len(steps):
+        step = steps[len(summary)]
         stale = step.name.split()[0] in force or pending.intersection(step.inputs)
         if not stale and up_to_date(step, state.get(step.name, {}).get("settings")):
             summary.append((step, "skipped", 0.0))
-            continue
-        if dry_run:
+        elif dry_run:
             pending.update(step.outputs)
             summary.append((step, "would run", 0.0))
-            continue
-        echo(f"semrel run: {step.name}")
-        start = time.perf_counter()
-        _invoke(step)
-        seconds = time.perf_counter() - start
-        state[step.name] = {"settings": step.settings_hash(), "seconds": round(seconds, 3),
-                            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        _write_state(out, state)
-        summary.append((step, "ran", seconds))
+        else:
+            echo(f"semrel run: {step.name}")
+            start = time.perf_counter()
+            _invoke(step)
+            seconds = time.perf_counter() - start
+            state[step.name] = {"settings": step.settings_hash(), "seconds": round(seconds, 3),
+                                "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            _write_state(out, state)
+            summary.append((step, "ran", seconds))
+        if step.name == "qrels" and os.path.isfile(step.outputs[0]) and os.path.getsize(step.outputs[0]) == 0:
+            echo("semrel run: the golden set has no gold chunks: nothing is scored against them (no eval gold, no agree, "
+                 "the report without the gold column)")
+            steps = steps[: len(summary)] + [s for s in plan(config, gold=False) if s.name not in {d.name for d, _, _ in summary}]
     return summary
 
 
