@@ -80,6 +80,11 @@ def test_run_bm25_then_skip_everything(tmp_path):
     third = statuses(run("run", config).stdout)
     assert third["chunk"] == "skipped" and all(third[s] == "ran" for s in ("import", "qrels", "retrieve bm25", "report"))
     assert statuses(run("run", config, "--force", "chunk").stdout)["chunk"] == "ran"
+    # a document removed from the folder (its newest file unchanged) rechunks too
+    os.remove(tmp_path / "docs" / "chess.md")
+    after_removal = run("run", config)
+    assert statuses(after_removal.stdout)["chunk"] == "ran", after_removal.output
+    assert "chess#0" not in (out / "corpus.jsonl").read_text()
 
 
 @pytest.mark.slow

@@ -445,10 +445,10 @@ def _calibrated_at(path: str) -> list[str]:
 
 
 def _mtime(path: str) -> int | None:
-    """Newest modification time of a file, or of any file under a folder; None when missing."""
+    """Newest modification time of a file, or of any file or folder under a folder (a folder's own
+    time moves when a file in it is deleted or renamed); None when missing."""
     if os.path.isdir(path):
-        times = [os.stat(os.path.join(root, f)).st_mtime_ns for root, _, files in os.walk(path) for f in files]
-        return max(times, default=os.stat(path).st_mtime_ns)
+        return max(os.stat(os.path.join(root, name)).st_mtime_ns for root, _, files in os.walk(path) for name in [".", *files])
     try:
         return os.stat(path).st_mtime_ns
     except OSError:
