@@ -119,6 +119,10 @@ def test_threshold_change_relabels_without_rejudging(tmp_path, monkeypatch):
     ("[retrieve2]", ("[retrieve2]",)),
     ("[golden]\nformat = 3", ("not valid TOML", "twice")),  # TOML itself refuses a second [golden]
     ("[engine]\nname = \"spark\"", ("semrel.toml: [engine] name: expected local or ray",)),
+    ("rescale = \"bogus\"", ("semrel.toml: [judge] rescale: choose one of none, baseline, corpus",)),  # before any step runs
+    ("[retrieve]\nmethods = [\"bm26\"]", ("not valid TOML",)),  # TOML refuses a second [retrieve]; the key below
+    ("[label]\nthreshold = nan", ("semrel.toml: [label] threshold: give a finite number",)),
+    ("[sensitivity]\nstep = 0.0", ("semrel.toml: [sensitivity] step: give a number above 0",)),
 ])
 def test_bad_config_is_one_line(tmp_path, extra, fragments):
     config = write_config(write_data(tmp_path), extra=extra)
@@ -174,6 +178,19 @@ def test_a_golden_set_without_gold_runs_to_the_end_on_derived_labels(tmp_path):
     assert ran["judge"] == "ran" and ran["eval derived"] == "ran" and ran["report"] == "ran"
     assert "eval gold" not in ran and "agree" not in ran
     assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
+
+
+@pytest.mark.parametrize("setting, message", [
+    ('retrieve.methods=["bm26"]', "[retrieve] methods: 'bm26' is not a method"),
+    ('retrieve.methods=["bm25","bm25"]', "[retrieve] methods: a method is listed twice"),
+    ("pool.depth=-1", "[pool] depth: give 1 or more"),
+    ("corpus.overlap=500", "[corpus] overlap: give 0 or more, below the chunk size"),
+    ("out=", "out: empty; give a path"),
+])
+def test_values_the_steps_would_refuse_are_refused_before_any_step(tmp_path, setting, message):
+    config = write_config(write_data(tmp_path))
+    assert_one_error(run("run", config, "--set", setting), message, code=2)
+    assert not (tmp_path / "out").exists()
 
 
 def test_missing_files_name_the_key(tmp_path):
@@ -262,7 +279,7 @@ def test_bad_override_is_one_line_naming_its_source(tmp_path, monkeypatch, env, 
 
 def test_override_values_are_toml_or_plain_text(tmp_path, monkeypatch):
     config = write_config(write_data(tmp_path))
-    monkeypatch.setenv("SEMREL_RETRIEVE_METHODS", "bm25, bm25")  # comma-separated list
+    monkeypatch.setenv("SEMREL_RETRIEVE_METHODS", "bm25, hybrid")  # comma-separated list
     monkeypatch.setenv("SEMREL_REPORT_TITLE", "2026")  # a string key keeps the text as typed
     monkeypatch.setenv("SEMREL_EVAL_MEASURES", '["nDCG@5"]')  # a TOML list
     dry = run("run", config, "--dry-run", "--set", "label.grades=0.6,0.7")

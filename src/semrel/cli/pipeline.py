@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
@@ -171,6 +172,8 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
         if value is None:
             return
         where, folder = origin[section, key]
+        if not value.strip():  # '' would be the current folder: `--set out=` would write beside whatever is there
+            raise ConfigError(f"{where}: empty; give a path")
         full = os.path.normpath(os.path.join(folder, value))
         if must_exist == "path" and not os.path.exists(full):
             raise ConfigError(f"{where}: no such folder or file '{value}'")
@@ -203,11 +206,49 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
         raise ConfigError(f"{origin['retrieve', 'methods'][0]}: give at least one method")
     if config["engine"]["name"] not in ("local", "ray"):
         raise ConfigError(f"{origin['engine', 'name'][0]}: expected local or ray")
+    _check_values(config, origin)
     lift = config["lift"]
     if lift["base"] is not None and lift["base"] not in config["retrieve"]["methods"]:
         raise ConfigError(f"{origin['lift', 'base'][0]}: {lift['base']!r} is not one of [retrieve] methods "
                           f"({', '.join(config['retrieve']['methods'])})")
     return config
+
+
+def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, str], tuple[str, str]]) -> None:
+    """Values the steps' commands would refuse, refused before any step runs, naming the config key
+    (a bad method or depth otherwise failed after the steps before it had run, naming a command option)."""
+    from ..formats.judgments import SCORES
+    from ..judging.judge import RESCALE_MODES
+    from ..retrieval.retrieve import METHODS, RERANKERS
+
+    def refuse(section: str, key: str, what: str) -> None:
+        raise ConfigError(f"{origin[section, key][0]}: {what}")
+
+    methods = config["retrieve"]["methods"]
+    for method in methods:
+        if method not in METHODS:
+            refuse("retrieve", "methods", f"{method!r} is not a method (choose from {', '.join(METHODS)})")
+    if len(set(methods)) < len(methods):
+        refuse("retrieve", "methods", "a method is listed twice")
+    for section, key in (("retrieve", "k"), ("pool", "depth"), ("corpus", "size"), ("lift", "depth")):
+        if config[section][key] is not None and config[section][key] < 1:
+            refuse(section, key, "give 1 or more")
+    size, overlap = config["corpus"]["size"] or CHUNK_SIZE, config["corpus"]["overlap"]
+    if overlap is not None and not 0 <= overlap < size:
+        refuse("corpus", "overlap", f"give 0 or more, below the chunk size ({size})")
+    if config["judge"]["rescale"] not in RESCALE_MODES:
+        refuse("judge", "rescale", f"choose one of {', '.join(RESCALE_MODES)}")
+    if config["lift"]["rerank"] not in RERANKERS:
+        refuse("lift", "rerank", f"choose one of {', '.join(RERANKERS)}")
+    if config["label"]["on"] is not None and config["label"]["on"] not in SCORES:
+        refuse("label", "on", f"choose one of {', '.join(SCORES)}")
+    if config["label"]["threshold"] is not None and not math.isfinite(config["label"]["threshold"]):
+        refuse("label", "threshold", "give a finite number")
+    sweep = config["sensitivity"]
+    if sweep["step"] is not None and not sweep["step"] > 0:
+        refuse("sensitivity", "step", "give a number above 0")
+    if sweep["from"] is not None and sweep["to"] is not None and not sweep["from"] < sweep["to"]:
+        refuse("sensitivity", "from", f"give a number below [sensitivity] to ({sweep['to']:g})")
 
 
 @dataclass
