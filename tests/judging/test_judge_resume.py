@@ -101,3 +101,15 @@ def test_killed_and_interrupted_runs_resume_scoring_every_pair_exactly_once(inpu
     assert fresh.encoded == 0  # every text was encoded (once) by the stopped runs and cached
     assert [(r["query_id"], r["chunk_id"], r["source"]) for r in rows] == [(j.query_id, j.chunk_id, j.source) for j in fresh.judgments]
     assert np.abs(np.array([[r[k] for k in "PRF"] for r in rows]) - np.array([[j.P, j.R, j.F] for j in fresh.judgments])).max() < 1e-6
+
+
+def test_an_interrupt_before_any_pair_is_finished_names_no_file(tmp_path, monkeypatch):
+    """The message promised a .partial file that the judge had not written yet."""
+    import semrel.judging.judge
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(semrel.judging.judge, "judge", ctrl_c)
+    result = run("judge", "--corpus", tmp_path / "c.jsonl", "--golden", tmp_path / "g.jsonl", "-o", tmp_path / "j.jsonl")
+    assert result.exit_code == 130 and result.stderr.strip() == "semrel: error: interrupted; no pair was finished yet", result.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from ..encoding.models import DEFAULT_MODEL
@@ -65,7 +67,8 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
                        sample=query_sample(limit, sample_size, sample_seed))
     except KeyboardInterrupt:
         kept = ("nothing was written" if output == "-"
-                else f"finished pairs are kept in {output}.partial; run the same command again to resume")
+                else f"finished pairs are kept in {output}.partial; run the same command again to resume"
+                if os.path.exists(f"{output}.partial") else "no pair was finished yet")
         raise Interrupted(f"interrupted; {kept}") from None
     for message in result.warnings:
         warn(message)
