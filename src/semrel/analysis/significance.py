@@ -36,8 +36,18 @@ class StatSettings:
             raise UsageError(f"unknown test {self.test!r}; choose one of {', '.join(TESTS)}")
         if self.correction not in CORRECTIONS:
             raise UsageError(f"unknown correction {self.correction!r}; choose one of {', '.join(CORRECTIONS)}")
+        for name in ("permutations", "bootstrap", "seed"):  # a float or text here failed deep in numpy
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+                raise UsageError(f"{name}={value!r}: give a whole number")
         if self.permutations < 1 or self.bootstrap < 1:
             raise UsageError("permutations= and bootstrap= must be at least 1")
+        if self.seed < 0:
+            raise UsageError(f"seed={self.seed}: give 0 or more")
+        for name in ("alpha", "confidence"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float, np.floating)) or isinstance(value, bool):
+                raise UsageError(f"{name}={value!r}: give a number")
         if not 0 < self.alpha < 1 or not 0 < self.confidence < 1:
             raise UsageError("alpha= and the confidence level must lie strictly between 0 and 1")
 
