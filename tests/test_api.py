@@ -184,6 +184,8 @@ NAN = float("nan")
      "alpha='0.05': give a number"),
     (lambda: semrel.judge([Chunk("a#0", "chain oil", "a", 0, 9)], [GoldenItem("q1", "oil?", ("chain oil",), ("a#0",))],
                           rescale="corpus", baseline_pairs=0, cache=False), "rescale='corpus' needs 1 or more unrelated pairs"),
+    (lambda: semrel.judge([Chunk("a#0", "chain oil", "a", 0, 9)], [GoldenItem("q1", "oil?", ("chain oil",), ("a#0",))],
+                          layer=1.5, cache=False), "layer=1.5: give a whole number"),  # transformers' own error before
 ])
 def test_what_the_file_readers_refuse_is_refused_from_python_objects_too(call, message):
     """Dicts, columns, Measure and Judgment objects get the checks files get, instead of wrong numbers."""

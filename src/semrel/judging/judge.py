@@ -77,6 +77,12 @@ class JudgeOptions:
     max_tokens: int = 4096  # tokens per encoder batch: bigger batches are no faster on CPU and cost memory
     null_sample: int = labels.NULL_SAMPLE  # corpus chunks scored against every query for p; 0: no p
 
+    def __post_init__(self) -> None:
+        for name in ("layer", "window", "overlap", "baseline_pairs", "seed", "max_tokens", "null_sample"):
+            value = getattr(self, name)  # a float or text here failed in transformers or numpy
+            if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool)):
+                raise UsageError(f"{name}={value!r}: give a whole number")
+
 
 @dataclass
 class JudgeResult:
