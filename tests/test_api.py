@@ -178,6 +178,8 @@ NAN = float("nan")
     (lambda: semrel.label([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=NAN)]), "p must be a probability between 0 and 1, found nan"),
     (lambda: semrel.label([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.9), Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.1)]),
      "is given twice"),
+    (lambda: semrel.label([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.9)], grades="0.5,0.7"),  # its characters became thresholds
+     "grades='0.5,0.7': give increasing thresholds as a list"),
     (lambda: semrel.compare({"q": {"d": 1}}, {"a": {"q": {"d": 1.0}}, "b": {"q": {"d": 0.5, "e": 1.0}}}, permutations=1.5),
      "permutations=1.5: give a whole number"),  # a numpy TypeError deep in the test before
     (lambda: semrel.compare({"q": {"d": 1}}, {"a": {"q": {"d": 1.0}}, "b": {"q": {"d": 0.5, "e": 1.0}}}, alpha="0.05"),

@@ -251,6 +251,8 @@ def parse_thresholds(text: str) -> tuple[float, ...]:
 
 
 def check_thresholds(thresholds: Sequence[float]) -> tuple[float, ...]:
+    if not all(isinstance(t, (int, float, np.number)) and not isinstance(t, bool) for t in thresholds):
+        raise UsageError(f"thresholds {', '.join(map(repr, thresholds))}: give numbers")
     values = tuple(float(t) for t in thresholds)
     if not values:
         raise UsageError("give at least one threshold")
@@ -472,6 +474,10 @@ def choose_rule(judgments: Sequence[Judgment], on: str | None = None, threshold:
         raise UsageError("give either threshold= (binary labels) or grades= (graded), not both")
     if calibration is not None and (threshold is not None or grades is not None):
         raise UsageError("calibration= sets the rule: give it without threshold= or grades=")
+    if threshold is not None and (not isinstance(threshold, (int, float, np.number)) or isinstance(threshold, bool)):
+        raise UsageError(f"threshold={threshold!r}: give a number")
+    if grades is not None and (isinstance(grades, str) or not isinstance(grades, Iterable)):
+        raise UsageError(f"grades={grades!r}: give increasing thresholds as a list, e.g. [0.6, 0.7, 0.8]")
     if threshold is not None or grades is not None:
         if graded:
             raise UsageError("graded= grades by p: give it without threshold= or grades= (which set thresholds on on=)")
