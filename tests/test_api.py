@@ -180,6 +180,8 @@ NAN = float("nan")
      "is given twice"),
     (lambda: semrel.label([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.9)], grades="0.5,0.7"),  # its characters became thresholds
      "grades='0.5,0.7': give increasing thresholds as a list"),
+    (lambda: semrel.label([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.9)], 5), "output=5: give a file path"),  # wrote to fd 5
+    (lambda: semrel.label([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.9)], calibration={"cut": 0.5}), "calibration={'cut': 0.5}"),
     (lambda: semrel.compare({"q": {"d": 1}}, {"a": {"q": {"d": 1.0}}, "b": {"q": {"d": 0.5, "e": 1.0}}}, permutations=1.5),
      "permutations=1.5: give a whole number"),  # a numpy TypeError deep in the test before
     (lambda: semrel.compare({"q": {"d": 1}}, {"a": {"q": {"d": 1.0}}, "b": {"q": {"d": 0.5, "e": 1.0}}}, alpha="0.05"),

@@ -592,6 +592,10 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
                               "judge a pool first (`semrel judge`)")
     notes: list[str] = []
     calibration = options.get("calibration")
+    if output is not None and not isinstance(output, (str, os.PathLike)):  # an int was taken as a file descriptor
+        raise UsageError(f"output={output!r}: give a file path")
+    if calibration is not None and not isinstance(calibration, (str, os.PathLike, ThresholdRule, ProbabilityRule)):
+        raise UsageError(f"calibration={calibration!r}: give the file `semrel calibrate -o` wrote, or a rule")
     loaded = read_calibration(calibration) if isinstance(calibration, (str, os.PathLike)) else calibration
     rule = choose_rule(rows, options.get("on"), options.get("threshold"), options.get("grades"), options.get("graded", False),
                        loaded, notes.append)
@@ -640,6 +644,8 @@ def read_calibration(path: str | os.PathLike) -> Rule:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SemrelError(f"{path}: no such file (check the path)") from None
+    except OSError as exc:  # a folder, a file it may not read
+        raise SemrelError(f"{path}: cannot be read ({exc.strerror or exc}); give the file `semrel calibrate -o` wrote") from None
     except (ValueError, UnicodeDecodeError):
         raise SemrelError(f"{path}: not JSON; expected the file `semrel calibrate -o` writes") from None
     if not isinstance(data, dict):
