@@ -193,6 +193,19 @@ def test_values_the_steps_would_refuse_are_refused_before_any_step(tmp_path, set
     assert not (tmp_path / "out").exists()
 
 
+def test_the_config_named_from_another_folder_reruns_nothing(tmp_path, monkeypatch):
+    """Steps are hashed with absolute paths: `semrel run data/x.toml`, then the same config by its full
+    path or from its own folder, reran every step (the judge and dense retrieval too)."""
+    (tmp_path / "project").mkdir()
+    config = write_config(write_data(tmp_path / "project"))
+    monkeypatch.chdir(tmp_path)
+    assert run("run", "project/semrel.toml").exit_code == 0
+    for folder, name in ((tmp_path, str(config)), (tmp_path / "project", "semrel.toml"),
+                         (tmp_path / "project" / "docs", "../semrel.toml")):
+        monkeypatch.chdir(folder)
+        assert set(statuses(run("run", name, "--dry-run").stdout).values()) == {"skipped"}, (folder, name)
+
+
 def test_missing_files_name_the_key(tmp_path):
     config = write_config(tmp_path)  # no docs, no golden.csv
     assert_one_error(run("run", config), "[corpus] docs: no such folder or file 'docs'", code=2)

@@ -266,7 +266,11 @@ class Step:
     builtin: Any = None
 
     def settings_hash(self) -> str:
-        hashed = [self.command, self.args] + ([self.builtin] if self.builtin is not None else [])
+        """The command line, its paths made absolute: the same config named from another folder, or by
+        its full path, gives paths spelled otherwise but the same files (and reran every step)."""
+        paths = {*self.inputs, *self.outputs}
+        args = [os.path.abspath(a) if a in paths or os.sep in a or os.path.exists(a) else a for a in self.args]
+        hashed = [self.command, args] + ([self.builtin] if self.builtin is not None else [])
         return hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16]
 
     def shell(self, width: int = 100) -> str:
