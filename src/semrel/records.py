@@ -25,7 +25,7 @@ def _strings(values) -> pa.Array:
         try:
             array = pa.array(values, type=pa.string())
         except (pa.ArrowTypeError, pa.ArrowInvalid):  # ids given as whole numbers (or some of them): their decimal text
-            if not all(isinstance(v, str) or isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+            if not all(isinstance(v, str) or is_whole(v) for v in values):
                 raise ValidationError("ids must be strings or whole numbers") from None
             array = pa.array([v if isinstance(v, str) else str(int(v)) for v in values], type=pa.string())
     if isinstance(array, pa.ChunkedArray):
@@ -33,6 +33,24 @@ def _strings(values) -> pa.Array:
     if array.null_count:
         raise ValidationError("an id is None (or null): every row needs a query id and a doc id")
     return array.cast(pa.string()) if array.type != pa.string() else array
+
+
+def is_whole(value: Any) -> bool:
+    """An int (numpy's too) and not a bool: what a count, a cutoff or a seed must be."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    """An int or a float (numpy's too) and not a bool."""
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+
+
+def _unfit(numbers: np.ndarray, whole: bool) -> np.ndarray:
+    """Rows of a float64 column that are no finite number, or, for grades, no whole number within 64 bits."""
+    bad = ~np.isfinite(numbers)
+    if whole:
+        bad |= (numbers != np.round(numbers)) | (np.abs(numbers) >= 2.0**63)
+    return np.flatnonzero(bad)
 
 
 def _column(values, queries: pa.Array, docs: pa.Array, caller: str, what: str, whole: bool) -> np.ndarray:
@@ -47,14 +65,11 @@ def _column(values, queries: pa.Array, docs: pa.Array, caller: str, what: str, w
     if len(queries) != len(docs) or array.ndim != 1 or len(array) != len(queries):
         found = f"{len(array)} {what}" if array.ndim == 1 else f"not a list of {what}"
         raise ValidationError(f"{caller}: {len(queries)} query ids, {len(docs)} doc ids and {found}; give one of each per row")
-    if array.dtype.kind == "f":
-        bad = ~np.isfinite(array)
-        if whole:
-            bad |= ~bad & ((array != np.round(array)) | (np.abs(array) >= 2.0**63))
-        if bad.any():
-            k = int(np.flatnonzero(bad)[0])
-            raise ValidationError(f"{caller}: {what} must be {'whole numbers' if whole else 'finite numbers'}; "
-                                  f"({queries[k].as_py()!r}, {docs[k].as_py()!r}) has {float(array[k]):g}")
+    bad = _unfit(array, whole) if array.dtype.kind == "f" else np.zeros(0, dtype=np.int64)  # ints are whole and finite
+    if len(bad):
+        k = int(bad[0])
+        raise ValidationError(f"{caller}: {what} must be {'whole numbers' if whole else 'finite numbers'}; "
+                              f"({queries[k].as_py()!r}, {docs[k].as_py()!r}) has {float(array[k]):g}")
     return array.astype(np.int64 if whole else np.float64)
 
 
@@ -104,7 +119,7 @@ def _numbers(values, caller: str, param: str, whole: bool) -> np.ndarray:
         numbers = np.asarray(values.to_numpy(), dtype=np.float64)
     except (TypeError, ValueError):
         raise ValidationError(f"{caller}: column {values.name!r} ({param}=) must hold numbers") from None
-    bad = np.flatnonzero(~np.isfinite(numbers) | ((numbers != np.round(numbers)) if whole else False))
+    bad = _unfit(numbers, whole)
     if len(bad):
         what = "whole-number grades" if whole else "finite numbers"
         raise ValidationError(f"{caller}: column {values.name!r} ({param}=) must hold {what}; "

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UsageError
+from ..records import is_number, is_whole
 
 TESTS = ("t", "randomization", "bootstrap")
 CORRECTIONS = ("holm", "bonferroni", "none")
@@ -38,7 +39,7 @@ class StatSettings:
             raise UsageError(f"unknown correction {self.correction!r}; choose one of {', '.join(CORRECTIONS)}")
         for name in ("permutations", "bootstrap", "seed"):  # a float or text here failed deep in numpy
             value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+            if not is_whole(value):
                 raise UsageError(f"{name}={value!r}: give a whole number")
         if self.permutations < 1 or self.bootstrap < 1:
             raise UsageError("permutations= and bootstrap= must be at least 1")
@@ -46,7 +47,7 @@ class StatSettings:
             raise UsageError(f"seed={self.seed}: give 0 or more")
         for name in ("alpha", "confidence"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float, np.floating)) or isinstance(value, bool):
+            if not is_number(value):
                 raise UsageError(f"{name}={value!r}: give a number")
         if not 0 < self.alpha < 1 or not 0 < self.confidence < 1:
             raise UsageError("alpha= and the confidence level must lie strictly between 0 and 1")

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from ..errors import UsageError
 from ..formats.columns import duplicate_error
-from ..records import Qrels, Run, dictionary_codes
+from ..records import Qrels, Run, dictionary_codes, is_whole
 from .hashing import KeyTable, fingerprints, pair_fingerprints
 from .measures import Context, Kind, Measure, Ranked, parse_measure, parse_measures, ranks_within
 
@@ -380,12 +380,11 @@ class Options:
     num_docs: int = 0  # -N: documents in the collection (utility's non-relevant missed)
 
     def check(self) -> "Options":
-        whole = (int, np.integer)
-        if self.depth is not None and (not isinstance(self.depth, whole) or isinstance(self.depth, bool) or self.depth < 1):
+        if self.depth is not None and (not is_whole(self.depth) or self.depth < 1):
             raise UsageError(f"depth={self.depth!r}: give a whole number of documents, at least 1")
-        if not isinstance(self.num_docs, whole) or isinstance(self.num_docs, bool) or self.num_docs < 0:
+        if not is_whole(self.num_docs) or self.num_docs < 0:
             raise UsageError(f"num_docs={self.num_docs!r}: give the collection size, a whole number of 0 or more")
-        if not isinstance(self.rel_level, whole) or isinstance(self.rel_level, bool):
+        if not is_whole(self.rel_level):
             raise UsageError(f"rel_level={self.rel_level!r}: give the lowest relevant grade, a whole number")
         return self
 

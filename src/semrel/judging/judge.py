@@ -47,7 +47,7 @@ from ..formats.judgments import write_judgments
 from ..formats.manifest import write_manifest
 from ..formats.pool import read_pool
 from ..progress import Advance, Steps, no_progress
-from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample
+from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample, is_whole
 from . import labels
 from .bertscore import default_layer, greedy_match, greedy_match_tokens, idf_table, plain_weights, rescale, shipped_baseline, weighted_mean
 from .checkpoint import Checkpoint
@@ -80,7 +80,7 @@ class JudgeOptions:
     def __post_init__(self) -> None:
         for name in ("layer", "window", "overlap", "baseline_pairs", "seed", "max_tokens", "null_sample"):
             value = getattr(self, name)  # a float or text here failed in transformers or numpy
-            if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool)):
+            if value is not None and not is_whole(value):
                 raise UsageError(f"{name}={value!r}: give a whole number")
 
 

@@ -72,7 +72,7 @@ from ..formats.files import display_name
 from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, judgment_problem, read_judgments  # noqa: F401  (COMPONENTS: re-exported)
 from ..formats.manifest import read_params, write_manifest
 from ..formats.trec import write_qrels
-from ..records import Judgment, Qrels
+from ..records import Judgment, Qrels, is_number
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack for keyword arguments is Python 3.12's
@@ -251,7 +251,7 @@ def parse_thresholds(text: str) -> tuple[float, ...]:
 
 
 def check_thresholds(thresholds: Sequence[float]) -> tuple[float, ...]:
-    if not all(isinstance(t, (int, float, np.number)) and not isinstance(t, bool) for t in thresholds):
+    if not all(map(is_number, thresholds)):
         raise UsageError(f"thresholds {', '.join(map(repr, thresholds))}: give numbers")
     values = tuple(float(t) for t in thresholds)
     if not values:
@@ -474,7 +474,7 @@ def choose_rule(judgments: Sequence[Judgment], on: str | None = None, threshold:
         raise UsageError("give either threshold= (binary labels) or grades= (graded), not both")
     if calibration is not None and (threshold is not None or grades is not None):
         raise UsageError("calibration= sets the rule: give it without threshold= or grades=")
-    if threshold is not None and (not isinstance(threshold, (int, float, np.number)) or isinstance(threshold, bool)):
+    if threshold is not None and not is_number(threshold):
         raise UsageError(f"threshold={threshold!r}: give a number")
     if grades is not None and (isinstance(grades, str) or not isinstance(grades, Iterable)):
         raise UsageError(f"grades={grades!r}: give increasing thresholds as a list, e.g. [0.6, 0.7, 0.8]")
