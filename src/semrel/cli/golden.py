@@ -13,7 +13,7 @@ from ..errors import UsageError
 from ..formats.corpus import read_corpus, read_golden
 from ..formats.files import check_not_input
 from ..formats.tables import render
-from ..golden.curate import check_part_names, dedup_golden, golden_qrels_file, import_golden_files, split_golden
+from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, split_golden
 from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions
 from ..golden.neardup import split_targets
 from ..golden.sources import DOC_QRELS
@@ -176,7 +176,6 @@ def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, mode
     if len(labels) != len(targets):
         what = f" ({len(targets) - 1} --sizes and the rest)" if rest else ""
         raise UsageError(f"--names gives {len(labels)} names for {len(targets)} parts{what}")
-    check_part_names(labels)
     for label in labels:  # the parts' files are known now: none may be the golden set, checked before any work
         check_not_input(os.path.join(output_dir, f"{label}.jsonl"))
     parts, left = split_golden(golden, output_dir, targets, labels, seed, threshold, model, stderr_steps)

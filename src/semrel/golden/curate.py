@@ -58,7 +58,7 @@ class Part:
     queries: int
 
 
-def check_part_names(names: Sequence[str]) -> None:
+def _check_part_names(names: Sequence[str]) -> None:
     """Each part is written to output_dir/NAME.jsonl: a repeated name would write one part over another, an empty name or
     one starting with '.' a hidden file, and a path separator a file outside output_dir."""
     for k, name in enumerate(names):
@@ -73,6 +73,7 @@ def split_golden(golden: Path_, output_dir: Path_, targets: Sequence[int], names
                  threshold: float = 0.95, model: str | None = None, steps: Steps = no_progress) -> tuple[list[Part], int]:
     """Parts of `golden` written to `output_dir/NAME.jsonl` (near-duplicates kept together) and the
     number of queries left in no part."""
+    _check_part_names(names)
     items = read_golden(golden)
     found = near_duplicate_groups([i.query for i in items], threshold, model, steps)
     parts = split_groups(found.groups, targets, seed)
