@@ -475,6 +475,8 @@ def check_outputs_spare_inputs(config_path: str, config: dict[str, dict[str, Any
 
 def _within(path: str, folder: str) -> bool:
     return os.path.realpath(path).startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep)
+
+
 def _calibrated_at(path: str) -> list[str]:
     """--on and --at for `sensitivity` from a calibration file: its (first) threshold on the judge's score; for a
     refit of every coefficient, the file itself (its p is recomputed from the features)."""
