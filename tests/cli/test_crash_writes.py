@@ -153,7 +153,7 @@ class Killed(BaseException):
 
 
 def test_manifest_left_from_before_a_crash_is_not_trusted(tmp_path, monkeypatch):
-    from semrel.cli.pipeline import Step, up_to_date
+    from semrel.cli.pipeline import Digests, Step, up_to_date
     from semrel.errors import UsageError
     from semrel.formats.manifest import manifest_is_stale, manifest_path, read_params
     from semrel.judging import labels
@@ -166,7 +166,7 @@ def test_manifest_left_from_before_a_crash_is_not_trusted(tmp_path, monkeypatch)
     step = Step("label", ("label",), [str(judgments), "-o", str(output)], [str(judgments)], [str(output)])
     labels.label(str(judgments), str(output), threshold=0.5)
     assert read_params(output)["thresholds"] == [0.5] and not manifest_is_stale(output)
-    assert up_to_date(step, step.settings_hash())
+    assert up_to_date(step, {"settings": step.settings_hash()}, Digests())
     assert parse_labelling(None, None, str(output)).thresholds == (0.5,)
 
     def killed(*args, **kwargs):
@@ -178,10 +178,10 @@ def test_manifest_left_from_before_a_crash_is_not_trusted(tmp_path, monkeypatch)
     assert output.read_text() == "q1 0 c0 0\nq1 0 c1 0\nq1 0 c2 1\n"  # the new file, whole
     assert json.loads(open(manifest_path(output)).read())["params"]["thresholds"] == [0.5]  # the old manifest
     assert manifest_is_stale(output) and read_params(output) is None
-    assert not up_to_date(step, step.settings_hash())  # `semrel run` makes the step again
+    assert not up_to_date(step, {"settings": step.settings_hash()}, Digests())  # `semrel run` makes the step again
     with pytest.raises(UsageError):  # review no longer takes 0.5 from a manifest of another file
         parse_labelling(None, None, str(output))
 
     monkeypatch.undo()
     labels.label(str(judgments), str(output), threshold=0.9)
-    assert read_params(output)["thresholds"] == [0.9] and up_to_date(step, step.settings_hash())
+    assert read_params(output)["thresholds"] == [0.9] and up_to_date(step, {"settings": step.settings_hash()}, Digests())

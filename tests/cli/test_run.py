@@ -75,8 +75,11 @@ def test_run_bm25_then_skip_everything(tmp_path):
     assert (out / "eval.gold.txt").read_text().strip()  # the eval table, captured
     second = run("run", config)
     assert set(statuses(second.stdout).values()) == {"skipped"}, second.stdout
-    # an input newer than its outputs reruns that step and what depends on it
-    (tmp_path / "golden.csv").write_text((tmp_path / "golden.csv").read_text())
+    # an input newer than its outputs but with the same bytes (a touch, a checkout) reruns nothing
+    os.utime(tmp_path / "golden.csv", ns=(os.stat(out / "report.html").st_mtime_ns + 10**9,) * 2)
+    assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
+    # a changed input reruns that step and what depends on it
+    (tmp_path / "golden.csv").write_text((tmp_path / "golden.csv").read_text().replace("content", "happy"))
     third = statuses(run("run", config).stdout)
     assert third["chunk"] == "skipped" and all(third[s] == "ran" for s in ("import", "qrels", "retrieve bm25", "report"))
     assert statuses(run("run", config, "--force", "chunk").stdout)["chunk"] == "ran"

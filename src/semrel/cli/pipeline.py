@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..errors import SemrelError, UsageError
 from ..formats.files import read_text
 from ..formats.jsonl import check_nesting, too_deep
-from ..formats.manifest import manifest_is_stale
+from ..formats.manifest import manifest_is_stale, manifest_path
 from ..judging import labels
 
 if sys.version_info >= (3, 11):
@@ -502,15 +502,56 @@ def _mtime(path: str) -> int | None:
         return None
 
 
-def up_to_date(step: Step, recorded: str | None) -> bool:
-    if recorded != step.settings_hash():
+def _digest(path: str) -> str | None:
+    """sha256 of a file's bytes, or of a folder's files and their names under it; None when missing."""
+    digest = hashlib.sha256()
+    if os.path.isdir(path):
+        for root, folders, files in os.walk(path):
+            folders.sort()
+            for name in sorted(files):
+                full = os.path.join(root, name)
+                digest.update(f"{os.path.relpath(full, path)}\0{_digest(full)}\0".encode())
+        return digest.hexdigest()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+class Digests:
+    """Input digests, each computed once per modification time (several steps read the corpus)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, int | None], str | None] = {}
+
+    def __call__(self, path: str) -> str | None:
+        key = (os.path.abspath(path), _mtime(path))
+        if key not in self._seen:
+            self._seen[key] = _digest(path)
+        return self._seen[key]
+
+    def of(self, step: Step) -> dict[str, list[str | None]]:
+        """Each input's digest and its manifest's: steps read manifests too (the report shows the label
+        rule), and a manifest records when it was made, so a derived input made again always counts as new."""
+        return {os.path.abspath(p): [self(p), self(manifest_path(p))] for p in step.inputs}
+
+
+def up_to_date(step: Step, recorded: Mapping[str, Any], digests: Digests) -> bool:
+    """Outputs all there, with current manifests, made by the same settings from the same inputs: the
+    inputs are older than every output, or else their contents are those the last run read (a `touch`,
+    a checkout or a copy of the user's files moves their mtimes alone)."""
+    if recorded.get("settings") != step.settings_hash():
         return False
     outs = [t for t in map(_mtime, step.outputs) if t is not None]
-    if len(outs) < len(step.outputs):
+    if len(outs) < len(step.outputs) or any(manifest_is_stale(p) for p in step.outputs):
         return False
     ins = [t for t in map(_mtime, step.inputs) if t is not None]
-    return (len(ins) == len(step.inputs) and min(outs) >= max(ins, default=0)
-            and not any(manifest_is_stale(p) for p in step.outputs))
+    if len(ins) < len(step.inputs):
+        return False
+    return min(outs) >= max(ins, default=0) or recorded.get("inputs") == digests.of(step)
 
 
 def _invoke(step: Step) -> None:
@@ -550,7 +591,8 @@ def _invoke(step: Step) -> None:
 
 
 def _read_state(out: str) -> dict[str, dict[str, Any]]:
-    """step -> {"settings": hash, "seconds": wall time, "finished": UTC time} of its last successful run."""
+    """step -> {"settings": hash, "inputs": {path: sha256}, "seconds": wall time, "finished": UTC time} of its
+    last successful run."""
     try:
         state = os.path.join(out, STATE_FILE)
         if not os.path.isfile(state):
@@ -583,22 +625,24 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
             raise UsageError(f"--force {name}: unknown step (steps: {', '.join(STEPS)})")
     out = config[""]["out"]
     state = _read_state(out)
+    digests = Digests()
     summary: list[tuple[Step, str, float]] = []
     pending: set[str] = set()  # outputs a dry run would rewrite: whatever reads them would run too
     while len(summary) < len(steps):
         step = steps[len(summary)]
         stale = step.name.split()[0] in force or pending.intersection(step.inputs)
-        if not stale and up_to_date(step, state.get(step.name, {}).get("settings")):
+        if not stale and up_to_date(step, state.get(step.name, {}), digests):
             summary.append((step, "skipped", 0.0))
         elif dry_run:
             pending.update(step.outputs)
             summary.append((step, "would run", 0.0))
         else:
             echo(f"semrel run: {step.name}")
+            read = digests.of(step)
             start = time.perf_counter()
             _invoke(step)
             seconds = time.perf_counter() - start
-            state[step.name] = {"settings": step.settings_hash(), "seconds": round(seconds, 3),
+            state[step.name] = {"settings": step.settings_hash(), "inputs": read, "seconds": round(seconds, 3),
                                 "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             _write_state(out, state)
             summary.append((step, "ran", seconds))
@@ -610,8 +654,8 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
 
 
 STARTER_TOP = """\
-# semrel run config: `semrel run {name}` runs every step below; a step whose outputs are newer
-# than its inputs and whose settings are unchanged is skipped. Paths are relative to this file.
+# semrel run config: `semrel run {name}` runs every step below; a step whose inputs and settings
+# are unchanged since it last ran is skipped. Paths are relative to this file.
 # Any key can be overridden: SEMREL_LABEL_THRESHOLD=0.72, or `--set label.threshold=0.72` (wins).
 # Reference: docs/run.md.
 # Written by `semrel init` for {golden} ({what}).
