@@ -115,3 +115,13 @@ def test_queries_missing_from_a_run_are_reported(cli, files, write):
     result = cli("lift", qrels, "--base", base, "--reranked", partial, "-m", "RR", "-f", "json")
     assert "3 of 4 queries have no results in the reranked run; they score 0" in result.stderr
     assert json.loads(result.stdout)["measures"][0]["reranked"] == pytest.approx(1 / 4)
+
+
+@pytest.mark.parametrize("text, shown", [("", "the run has no rows"), ("x1 Q0 d1 1 9 ce\n", "the run has 'x1'")])
+def test_a_run_sharing_no_query_with_the_qrels_is_refused(cli, files, write, text, shown):
+    """As in eval and compare: a reranked run of other queries (or an empty one) would show a -100% lift."""
+    qrels, base, _ = files
+    result = cli("lift", qrels, "--base", base, "--reranked", write("other.run", text))
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "other.run shares no query id with " in result.stderr
+    assert f"qrels.txt: the qrels have 'q1', 'q2', 'q3', {shown}" in result.stderr

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import FormatError, UsageError
+from ..evaluation.doclevel import require_overlap
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate, ranks_within
 from ..formats.files import display_name, read_text
@@ -187,6 +188,9 @@ def lift(
         raise UsageError("give at least one measure")
     measures = numeric_measures(parse_measures(measures), "lift")
     first, second = evaluate(qrels, [base, reranked], measures, rel_level)
+    for result, run, which in ((first, base, "the base run"), (second, reranked, "the reranked run")):
+        require_overlap(result, qrels, run, display_name(qrels.source) if qrels.source else "the qrels",
+                        display_name(run.source) if run.source else which)
     diffs = np.column_stack([second.values[m] - first.values[m] for m in measures])
     found = paired_stats(diffs, settings)
     p_values = found.p_values(settings.test)
