@@ -146,6 +146,13 @@ def test_api_errors_name_parameters():
         semrel.evaluate(qrels, [{"q": {"d": 1.0}}, {"q": {"d": 2.0}}])
     with pytest.raises(TypeError, match="qrels: give a Qrels"):
         semrel.evaluate(3, {"q": {"d": 1.0}})
+    with pytest.raises(TypeError, match="measures: give a name, a Measure or a list of them, not int"):
+        semrel.evaluate(qrels, {"q": {"d": 1.0}}, 5)  # "'int' object is not iterable" before
+    for args, message in (((5, [], []), "corpus: give a file path or an iterable of Chunk, not int"),
+                          (([], 5, []), "golden set: give a file path or an iterable of GoldenItem, not int"),
+                          (([], [], 5), r"pool: give a file path or an iterable of \(query_id, chunk_id, sources\) tuples")):
+        with pytest.raises(TypeError, match=message):
+            semrel.judge(*args, cache=False)
     with pytest.raises(UsageError, match="unknown measure 'nDCG@x'"):
         semrel.evaluate(qrels, {"q": {"d": 1.0}}, ["nDCG@x"])
     runs = {"a": {"q": {"d": 1.0}}, "b": {"q": {"e": 1.0, "d": 0.5}}}

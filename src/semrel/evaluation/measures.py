@@ -1263,7 +1263,10 @@ def parse_measures(measures: str | Measure | Iterable[str | Measure] | None = No
     """
     if isinstance(measures, (str, Measure)):
         measures = [measures]
-    given = list(measures or ())
+    try:
+        given = list(measures or ())
+    except TypeError:
+        raise TypeError(f"measures: give a name, a Measure or a list of them, not {type(measures).__name__}") from None
     for m in (m for m in given if isinstance(m, Measure)):  # built by a caller, not parsed: its cutoff checked as a parsed one's
         if m.cutoff is not None and (not isinstance(m.cutoff, int) or isinstance(m.cutoff, bool)):
             raise UsageError(f"measure {m.family}: the cutoff must be a whole number, got {m.cutoff!r}")

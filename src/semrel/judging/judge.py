@@ -742,10 +742,10 @@ def judge(
         if isinstance(corpus, (str, os.PathLike)):
             records, corpus_name = list(iter_corpus(corpus)), str(corpus)
         else:
-            records, corpus_name = list(enumerate(corpus, start=1)), "corpus"
+            records, corpus_name = list(enumerate(_listed(corpus, "corpus", "Chunk"), start=1)), "corpus"
         chunks = records.__iter__
-    items, golden_name = _load(golden, read_golden, "golden set")
-    pairs, pool_name = _load(pool or (), read_pool, "pool")
+    items, golden_name = _load(golden, read_golden, "golden set", "GoldenItem")
+    pairs, pool_name = _load(pool or (), read_pool, "pool", "(query_id, chunk_id, sources) tuples")
     if sample.active:
         every = {item.query_id for item in items}
         items = sample.apply(items)
@@ -769,8 +769,15 @@ def judge(
     return result
 
 
-def _load(value, reader, kind: str):
+def _load(value, reader, kind: str, what: str):
     """Records from a path (read with `reader`) or an in-memory iterable; the name used in messages."""
     if isinstance(value, (str, os.PathLike)):
         return reader(value), str(value)
-    return list(value), kind
+    return _listed(value, kind, what), kind
+
+
+def _listed(value: Any, kind: str, what: str) -> list:
+    try:
+        return list(value)
+    except TypeError:
+        raise TypeError(f"{kind}: give a file path or an iterable of {what}, not {type(value).__name__}") from None
