@@ -113,3 +113,21 @@ def test_a_broken_run_names_its_line(cli, files, write):
     result = cli("compare", files[0], files[1], broken)
     assert result.exit_code == 1
     assert "broken.run:1" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_geometric_means_and_sums_are_tested_and_reported_on_their_own_scale():
+    """gm_map's 'all' row is exp(mean log AP): its test runs on log(max(AP, 1e-5)), and a difference
+    or interval is of that row, as for a sum (NumRelRet: the total). Before, both copied AP's
+    per-query mean difference: B's gm_map 0.0032 was marked significantly better than A's 0.3333."""
+    queries = [f"q{i}" for i in range(60)]
+    qrels = Qrels.from_dict({q: {"r": 1} for q in queries})
+    a = Run.from_dict({q: {"x": 3.0, "y": 2.0, "r": 1.0} for q in queries}, name="a")  # AP 1/3 everywhere
+    b = Run.from_dict({q: {"r": 1.0} if i % 2 == 0 else {"x": 1.0} for i, q in enumerate(queries)}, name="b")  # 1 or 0
+    comparison = compare_evaluations(evaluate(qrels, [a, b], parse_measures(["AP", "gm_map", "NumRelRet"])),
+                                     StatSettings(permutations=2000, bootstrap=2000))
+    ap, gm, found = comparison.tests
+    assert comparison.value("b", gm.measure) == pytest.approx(1e-5 ** 0.5)  # half 1, half floored at 1e-5
+    assert ap.difference == pytest.approx(1 / 6) and ap.significant  # b's AP is higher
+    assert gm.difference == pytest.approx(1e-5 ** 0.5 - 1 / 3) and gm.significant  # b's gm_map is far lower
+    assert gm.ci_low <= gm.difference <= gm.ci_high < 0 and comparison.marks("a", gm.measure) == "b"
+    assert found.difference == -30 and found.ci_low <= -30 <= found.ci_high and found.ci_high < -1

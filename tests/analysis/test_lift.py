@@ -125,3 +125,19 @@ def test_a_run_sharing_no_query_with_the_qrels_is_refused(cli, files, write, tex
     assert result.exit_code == 1 and result.stdout == ""
     assert "other.run shares no query id with " in result.stderr
     assert f"qrels.txt: the qrels have 'q1', 'q2', 'q3', {shown}" in result.stderr
+
+
+def test_the_interval_is_of_the_change_shown_for_geometric_means_and_sums(cli, write):
+    """gm_map's change is of the geometric mean and NumRelRet's of the total; their intervals were of
+    AP's and of the per-query mean change, and lay beside the change instead of around it."""
+    queries = [f"q{i}" for i in range(40)]
+    qrels = write("g.qrels", "".join(f"{q} 0 r 1\n" for q in queries))
+    base = write("a.run", "".join(f"{q} Q0 x 1 3 a\n{q} Q0 y 2 2 a\n{q} Q0 r 3 1 a\n" for q in queries))
+    reranked = write("b.run", "".join(f"{q} Q0 r 1 3 b\n{q} Q0 x 2 2 b\n{q} Q0 y 3 1 b\n" if i % 2 == 0
+                                      else f"{q} Q0 x 1 3 b\n{q} Q0 y 2 2 b\n" for i, q in enumerate(queries)))
+    result = cli("lift", qrels, "--base", base, "--reranked", reranked, "-m", "gm_map,NumRelRet", "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    gm, found = json.loads(result.stdout)["measures"]
+    assert gm["change"] == pytest.approx(1e-5 ** 0.5 - 1 / 3) and found["change"] == -20
+    for row in (gm, found):
+        assert row["ci"][0] <= row["change"] <= row["ci"][1] < 0, row

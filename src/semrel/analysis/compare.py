@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import UsageError
 from ..evaluation.api import Measures, QrelsLike, evaluate_runs
 from ..evaluation.files import require_distinct_names
-from ..evaluation.measures import Measure, numeric_measures, parse_measure
+from ..evaluation.measures import Measure, aggregate_change, numeric_measures, paired_values, parse_measure
 from ..evaluation.metrics import Evaluation
 from ..formats.tables import Cell, Latex, Table, cell_text, render
 from .significance import StatSettings, adjust, paired_stats
@@ -159,7 +159,8 @@ def compare_evaluations(
         pairs = [(i, base) for i in range(len(names)) if i != base]
         baseline_name = names[base] if names else None
     columns = [(m, i, j) for m in measures for i, j in pairs]
-    diffs = np.column_stack([evaluations[i].values[m] - evaluations[j].values[m] for m, i, j in columns]) if columns else None
+    diffs = np.column_stack([paired_values(m, evaluations[i].values[m]) - paired_values(m, evaluations[j].values[m])
+                             for m, i, j in columns]) if columns else None
     tests: list[PairTest] = []
     if diffs is not None:
         found = paired_stats(diffs, settings)
@@ -169,9 +170,12 @@ def compare_evaluations(
             at = [k for k, (mm, _, _) in enumerate(columns) if mm == m]
             corrected[at] = adjust(chosen[at], settings.correction)
         for k, (m, i, j) in enumerate(columns):
+            # on the scale of the 'all' row: a sum's total, a geometric mean's change
+            low, difference, high = (aggregate_change(m, evaluations[j].aggregate(m), len(diffs), float(v))
+                                     for v in (found.ci_low[k], found.mean[k], found.ci_high[k]))
             tests.append(PairTest(
-                measure=m, run=names[i], other=names[j], difference=float(found.mean[k]),
-                ci_low=float(found.ci_low[k]), ci_high=float(found.ci_high[k]), t_p=float(found.t_p[k]),
+                measure=m, run=names[i], other=names[j], difference=difference,
+                ci_low=low, ci_high=high, t_p=float(found.t_p[k]),
                 randomization_p=float(found.randomization_p[k]), bootstrap_p=float(found.bootstrap_p[k]),
                 p=float(corrected[k]), significant=bool(corrected[k] < settings.alpha and found.mean[k] != 0),
             ))

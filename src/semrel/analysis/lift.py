@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from ..errors import FormatError, UsageError
 from ..evaluation.doclevel import require_overlap
-from ..evaluation.measures import Measure, numeric_measures, parse_measures
+from ..evaluation.measures import Measure, aggregate_change, numeric_measures, paired_values, parse_measures
 from ..evaluation.metrics import evaluate, ranks_within
 from ..formats.files import display_name, read_text
 from ..formats.tables import Cell, Table, render
@@ -191,7 +191,7 @@ def lift(
     for result, run, which in ((first, base, "the base run"), (second, reranked, "the reranked run")):
         require_overlap(result, qrels, run, display_name(qrels.source) if qrels.source else "the qrels",
                         display_name(run.source) if run.source else which)
-    diffs = np.column_stack([second.values[m] - first.values[m] for m in measures])
+    diffs = np.column_stack([paired_values(m, second.values[m]) - paired_values(m, first.values[m]) for m in measures])
     found = paired_stats(diffs, settings)
     p_values = found.p_values(settings.test)
     rows = []
@@ -201,7 +201,8 @@ def lift(
         per_ms = (r - b) / latency.extra_ms if latency and latency.extra_ms > 0 else None
         rows.append(LiftRow(
             measure=m, base=b, reranked=r, change=r - b, relative=(r - b) / b if b else None,
-            ci_low=float(found.ci_low[k]), ci_high=float(found.ci_high[k]), p=float(p_values[k]),
+            ci_low=aggregate_change(m, b, len(column), float(found.ci_low[k])),
+            ci_high=aggregate_change(m, b, len(column), float(found.ci_high[k])), p=float(p_values[k]),
             wins=int((column > 0).sum()), ties=int((column == 0).sum()), losses=int((column < 0).sum()),
             gain_per_ms=per_ms,
         ))

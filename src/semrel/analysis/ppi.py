@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import ValidationError
+from ..errors import UsageError, ValidationError
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
 from ..records import Qrels, Run
@@ -96,6 +96,10 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
                         confidence: float = 0.95, rel_level: int = 1) -> list[Estimate]:
     """Each run's value of each measure on the derived qrels, corrected by the reviewed sample."""
     measures = numeric_measures(parse_measures(measures), "estimate")
+    geometric = [m.name for m in measures if m.geometric]
+    if geometric:  # the correction adds per-query changes, which a mean of logs does not
+        raise UsageError(f"estimate corrects means and sums, and {', '.join(geometric)} "
+                         f"{'is a geometric mean' if len(geometric) == 1 else 'are geometric means'}: estimate AP (or bpref) instead")
     derived = qrels.to_dict()
     known = {q for q in derived}
     sampled = {pair: grade for pair, grade in sample.grades.items() if pair[0] in known}

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from ..errors import UsageError
 from ..evaluation.files import coverage_warnings, require_distinct_names
-from ..evaluation.measures import Measure, numeric_measures, parse_measures
+from ..evaluation.measures import Measure, numeric_measures, paired_values, parse_measures
 from ..evaluation.metrics import evaluate_gradings
 from ..formats.files import atomic_writer
 from ..formats.judgments import PROBABILITY
@@ -153,10 +153,10 @@ def sensitivity(
     with steps(f"sensitivity: labelling at {len(points)} thresholds, evaluating {len(runs)} runs on each", 0):
         qrels = Qrels.from_columns(query_ids, chunk_ids, np.zeros(len(scores), dtype=np.int64))
         graded = evaluate_gradings(qrels, [reached(scores, (t,)) for t in points], runs, measures, rel_level)
-    per_query = [[[e.values[m] for m in measures] for e in result] for result in graded]
+    per_query = [[[paired_values(m, e.values[m]) for m in measures] for e in result] for result in graded]
     aggregates = [[[e.aggregate(m) for m in measures] for e in result] for result in graded]
     notes = [note for run, e in zip(runs, graded[ref]) for note in coverage_warnings(e, "the judgments", f"run {run.name!r}")]
-    per_query_values = np.asarray(per_query, dtype=np.float64)  # (points, runs, measures, queries)
+    per_query_values = np.asarray(per_query, dtype=np.float64)  # (points, runs, measures, queries), as tested
     values = np.asarray(aggregates, dtype=np.float64)
     taus = np.array([[kendall_tau_b(values[k, :, m], values[ref, :, m]) for m in range(len(measures))]
                      for k in range(len(grid))]).reshape(len(grid), len(measures))

@@ -101,6 +101,11 @@ class Measure:
         return self.entry.aggregate is total
 
     @property
+    def geometric(self) -> bool:
+        """gm_map and gm_bpref: the 'all' row is a geometric mean."""
+        return self.entry.aggregate is geometric
+
+    @property
     def kind(self) -> Kind:
         return self.entry.kind
 
@@ -224,6 +229,22 @@ MIN_GEO_MEAN = 0.00001
 def geometric(values: np.ndarray) -> float:
     """gm_map, gm_bpref: exp of the mean log, each value floored at 0.00001 (as trec_eval)."""
     return float(math.exp(np.log(np.maximum(values, MIN_GEO_MEAN)).mean())) if len(values) else 0.0
+
+
+def paired_values(m: "Measure", values: np.ndarray) -> np.ndarray:
+    """Per-query values on the scale whose mean the 'all' row is an increasing function of, so that a
+    paired test of them tests that row: log(max(v, 0.00001)) for a geometric mean (gm_map's row is
+    exp of their mean); the values themselves for means and sums (a sum is the mean times the queries)."""
+    return np.log(np.maximum(values, MIN_GEO_MEAN)) if m.geometric else values
+
+
+def aggregate_change(m: "Measure", base: float, queries: int, difference: float) -> float:
+    """The change in the 'all' row from `base` that a mean per-query difference of paired_values makes:
+    the difference for a mean, times the queries for a sum, base * (e^difference - 1) for a geometric
+    mean. It rises with the difference, so an interval's ends map to the interval of the change."""
+    if m.geometric:
+        return base * math.expm1(difference)
+    return difference * queries if m.summed else difference
 
 
 def first(values: np.ndarray) -> Any:
