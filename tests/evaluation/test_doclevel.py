@@ -41,6 +41,15 @@ def test_maxp_keeps_each_document_once_at_its_best_chunk():
     assert to_documents(run).to_dict() == {"q": {"d": 0.9, "f": 0.9, "e": 0.5}}
 
 
+def test_documents_tied_in_score_are_ordered_as_trec_eval_orders_ties(cli, write):
+    """By document id descending, as on the MaxP run written out, not by their chunks' ids."""
+    corpus = write("corpus.jsonl", "".join(json.dumps({"_id": c, "text": "t", "doc_id": d}) + "\n" for c, d in [("c1", "Z"), ("c2", "A")]))
+    qrels, run = write("docs.qrels", "q1 0 A 1\n"), write("chunks.run", "q1 Q0 c1 1 1.0 x\nq1 Q0 c2 2 1.0 x\n")
+    docs = write("docs.run", "q1 Q0 A 1 1.0 x\nq1 Q0 Z 2 1.0 x\n")
+    chunk_level = json.loads(cli("eval", qrels, run, "--doc-level", "--corpus", corpus, "-m", "RR", "-f", "json").stdout)
+    assert chunk_level["chunks"]["all"] == json.loads(cli("eval", qrels, docs, "-m", "RR", "-f", "json").stdout)["docs"]["all"] == {"RR": 0.5}
+
+
 def test_chunk_ids_against_document_qrels_are_refused_with_a_hint(cli, write):
     qrels, chunks = write("docs.qrels", DOC_QRELS), write("chunks.run", CHUNK_RUN)
     line = assert_one_error(cli("eval", qrels, chunks), "chunks.run shares no document id with", "docs.qrels")
