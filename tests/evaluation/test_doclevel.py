@@ -47,7 +47,8 @@ def test_documents_tied_in_score_are_ordered_as_trec_eval_orders_ties(cli, write
     qrels, run = write("docs.qrels", "q1 0 A 1\n"), write("chunks.run", "q1 Q0 c1 1 1.0 x\nq1 Q0 c2 2 1.0 x\n")
     docs = write("docs.run", "q1 Q0 A 1 1.0 x\nq1 Q0 Z 2 1.0 x\n")
     chunk_level = json.loads(cli("eval", qrels, run, "--doc-level", "--corpus", corpus, "-m", "RR", "-f", "json").stdout)
-    assert chunk_level["chunks"]["all"] == json.loads(cli("eval", qrels, docs, "-m", "RR", "-f", "json").stdout)["docs"]["all"] == {"RR": 0.5}
+    doc_level = json.loads(cli("eval", qrels, docs, "-m", "RR", "-f", "json").stdout)
+    assert chunk_level["chunks"]["all"] == doc_level["docs"]["all"] == {"RR": 0.5}
 
 
 def test_chunk_ids_against_document_qrels_are_refused_with_a_hint(cli, write):
