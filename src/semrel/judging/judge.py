@@ -657,6 +657,12 @@ def judge_pairs(
     result = JudgeResult(Judgments(work, final, chance, table), params, encoder.encoded, encoder.cached, windowed, scorer.truncated,
                          resumed, scored, len(null))
     result.warnings.extend(probability_notes)
+    questions = {item.query_id: " ".join(item.query.casefold().split()) for item in golden}
+    echoed = sum(any(" ".join(a.casefold().split()) == questions.get(q) for a in refs) for q, refs in answers.items())
+    if echoed:
+        result.warnings.append(f"{echoed} of {len(answers)} queries have their question as the reference answer: BERTScore "
+                               "measures how far a chunk restates the reference, and a question is not restated by what answers "
+                               "it (on Cranfield such labels carried no signal, docs/judge.md); give real answers")
     if scorer.truncated:
         result.warnings.append(f"{scorer.truncated} reference answers exceed the {window}-token window "
                                "and were truncated to it (as bert_score does at the model's limit)")
