@@ -122,6 +122,33 @@ def test_unknown_key_and_help_leave_the_task_undecided(tmp_path, cli):
     assert live(db) == []
 
 
+def test_a_key_on_a_pair_this_name_decided_elsewhere_says_it_was_not_recorded(tmp_path, cli, monkeypatch):
+    """Two front ends under one name show the same pair; the second decision is not recorded, and the
+    terminal said nothing (it counted no decision and moved on)."""
+    from semrel.cli import review_terminal
+
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "r.sqlite")
+    assert start(cli, pool, db, "dave", "q").exit_code == 0
+    keys = iter("0q")
+
+    def web_grades_first() -> str:
+        key = next(keys)
+        if key == "0":  # meanwhile the web page, signed in as dave, grades the pair the terminal shows
+            with contextlib.closing(open_db(db)) as conn:
+                session = Session(conn, "dave")
+                session.grade(session.next_task(), 1)
+        return key
+
+    monkeypatch.setattr(review_terminal, "read_key", web_grades_first)
+    result = start(cli, pool, db, "dave", "")
+    shown = live(db)
+    assert [(kind, grade) for _, kind, grade in shown] == [("grade", 1)]
+    said = " ".join(result.stdout.split())  # the console wraps long lines
+    assert f"you had decided {shown[0][0]} already (under this name elsewhere): that key was not recorded" in said
+    assert "0 decisions this session" in result.stdout
+
+
 def test_edited_texts_make_old_decisions_stale(tmp_path, cli):
     pool = write_pool(tmp_path / "pool")
     db = str(tmp_path / "r.sqlite")

@@ -116,13 +116,14 @@ class TerminalReview:
             while True:
                 self.show(task, pages, page, message)
                 message, key = "", read_key()
-                if key in self.grades:
-                    if self.session.grade(task, self.grades[key], time.monotonic() - shown):
+                if key in self.grades or key == "s":
+                    seconds = time.monotonic() - shown
+                    if (self.session.grade(task, self.grades[key], seconds) if key in self.grades
+                            else self.session.skip(task, seconds)):
                         self.decided += 1
-                    break
-                if key == "s":
-                    if self.session.skip(task, time.monotonic() - shown):
-                        self.decided += 1
+                    else:  # this name has a decision standing on the pair (another terminal, the web page)
+                        message = (f"you had decided {task.query_id}/{task.chunk_id} already (under this name elsewhere): "
+                                   "that key was not recorded")
                     break
                 if key == "u":
                     undone = self.session.undo()
