@@ -201,6 +201,20 @@ def test_a_failed_start_leaves_no_new_database_behind_and_an_existing_one_as_it_
     assert db.read_bytes() == kept and live(db) == decided
 
 
+def test_an_empty_file_at_db_is_a_new_database_and_stays_empty_when_the_start_fails(tmp_path, cli):
+    """A touched or mktemp'd --db got the schema written into it (and -wal, -shm beside it) by a start
+    that then failed, after which stats no longer called it empty."""
+    pool = write_pool(tmp_path / "pool")
+    db = tmp_path / "e.sqlite"
+    db.touch()
+    assert_one_error(start(cli, None, str(db), "bob", "q"), "the review database is new")
+    broken = dict(pool, judgments=str(tmp_path / "missing.jsonl"))
+    assert start(cli, broken, str(db), "bob", "q").exit_code != 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.sqlite", "pool"] and db.stat().st_size == 0
+    assert start(cli, pool, str(db), "bob", "1q").exit_code == 0
+    assert len(live(db)) == 1
+
+
 def test_a_database_from_a_newer_version_is_refused(tmp_path, cli):
     db = tmp_path / "future.sqlite"
     open_db(db).close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 import sys
 
@@ -19,7 +18,7 @@ from ..review.engine import QueueSettings, Session, TaskFiles, check_reviewer_na
 from ..review.highlight import DEFAULT_LAYER, token_similarities
 from ..review.simulate import simulate_review
 from ..review.stats import review_stats
-from ..review.store import create_db, open_db
+from ..review.store import create_db, is_new_db, open_db
 from ..review.tasks import parse_labelling
 from ..terminal import unfiltered
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
@@ -48,7 +47,7 @@ def joined_queue(db, judgments, labels, corpus, golden, on, thresholds, order, r
     files = TaskFiles(judgments, labels, corpus, golden) if all(given) else None
     labelling = parse_labelling(on, thresholds, labels) if files and thresholds else None
     settings = QueueSettings(order, random_share, seed, limit, overlap)
-    if not os.path.exists(db):  # a new database: its inputs read first, then built aside and put in place whole
+    if is_new_db(db):  # a new database: its inputs read first, then built aside and put in place whole
         if files:
             labelling = labelling or parse_labelling(on, thresholds, labels)
             files = files.preloaded(labelling)

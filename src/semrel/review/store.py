@@ -108,10 +108,23 @@ def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
     return conn
 
 
+def is_new_db(path: str | os.PathLike) -> bool:
+    """Nothing there yet, or an empty file (`touch`ed, or made by a mktemp) with no write-ahead log
+    beside it: built aside and put in place whole, like a new path, so a failed start leaves it empty."""
+    name = str(path)
+    if not os.path.lexists(name):
+        return True
+    try:
+        wal = os.path.getsize(f"{name}-wal") if os.path.lexists(f"{name}-wal") else 0
+        return os.path.isfile(name) and not os.path.islink(name) and os.path.getsize(name) == 0 and wal == 0
+    except OSError:
+        return False
+
+
 def create_db(path: str | os.PathLike, build: Callable[[sqlite3.Connection], object]) -> sqlite3.Connection:
     """The new review database `path`, whole or not at all: `build` fills a hidden file beside it,
     which is linked into place only then, so a bad input, an error or Ctrl-C midway leaves nothing
-    behind, and no file at `path` is ever removed. A database another process (another reviewer's
+    behind, and no file at `path` is ever removed (an empty one is replaced). A database another process (another reviewer's
     start) put there meanwhile is kept and joined; this one is dropped."""
     target = Path(path)
     if not os.access(target.parent, os.W_OK | os.X_OK):
@@ -122,7 +135,10 @@ def create_db(path: str | os.PathLike, build: Callable[[sqlite3.Connection], obj
             build(conn)
             conn.execute("PRAGMA journal_mode = DELETE")  # the WAL folded into the file that is linked
         try:
-            os.link(temp, target)
+            if is_new_db(target) and os.path.lexists(target):
+                os.replace(temp, target)  # over an empty file, which holds nothing to keep
+            else:
+                os.link(temp, target)
         except FileExistsError:
             pass
         except OSError:  # a file system without hard links (FAT): moved there instead, while the name is free
