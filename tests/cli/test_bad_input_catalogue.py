@@ -104,6 +104,8 @@ CASES = [
     ("golden chunk not in the corpus", {"c.jsonl": CORPUS, "g.jsonl": GOLDEN.replace("a#0", "zz#9")},
      "golden validate {tmp}/g.jsonl --corpus {tmp}/c.jsonl", "zz#9"),
     ("bad JSON in a golden set", {"g.jsonl": GOLDEN + "{oops\n"}, "golden qrels {tmp}/g.jsonl -o {tmp}/out.qrels", "g.jsonl:2"),
+    ("a lone surrogate escape in a corpus", {"c.jsonl": CORPUS.replace("chain oil", "chain \\ud800 oil"), "g.jsonl": GOLDEN},
+     "golden validate {tmp}/g.jsonl --corpus {tmp}/c.jsonl", "c.jsonl:1: holds a lone surrogate escape"),
     ("duplicate query id", {"g.jsonl": GOLDEN + GOLDEN}, "golden qrels {tmp}/g.jsonl -o {tmp}/out.qrels", "g.jsonl:2"),
     ("id with a space", {"g.jsonl": GOLDEN.replace('"q1"', '"q 1"')}, "golden qrels {tmp}/g.jsonl -o {tmp}/out.qrels", "q 1"),
     ("query id opening with #", {"g.jsonl": GOLDEN.replace('"q1"', '"#q1"')}, "golden validate {tmp}/g.jsonl",

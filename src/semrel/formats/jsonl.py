@@ -16,6 +16,7 @@ MAX_DEPTH = 100  # nesting of JSON and TOML inputs: semrel's files need a handfu
 _JSON_SKIP = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _TOML_SKIP = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|\'[^\'\n]*\'|#[^\n]*')
 _BRACKETS = re.compile(r"[\[\]{}]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def too_deep(text: str, toml: bool = False, limit: int = MAX_DEPTH) -> bool:
@@ -44,7 +45,13 @@ def loads(text: str, path: str | os.PathLike, line: int | None = None) -> Any:
     """json.loads with one FormatError (naming the file and line) for bad syntax or deep nesting."""
     check_nesting(text, path, line)
     try:
-        return json.loads(text)
+        value = json.loads(text)
+        if _SURROGATE_ESCAPE.search(text):  # a pair escaped as two (an emoji) is one character; one alone is no text
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        raise FormatError(display_name(path), "holds a lone surrogate escape (\\ud800 to \\udfff without its pair), which is "
+                          "not a character: write the character itself or drop the escape", line=line) from None
     except json.JSONDecodeError as exc:
         raise FormatError(display_name(path), f"invalid JSON ({exc.msg})", line=exc.lineno if line is None else line) from None
     except RecursionError:
