@@ -186,6 +186,8 @@ CASES = [
      "review export --db {tmp}/r.db --labels {tmp}/l.qrels.sources.jsonl -o {tmp}/l.qrels", "l.qrels.sources.jsonl"),
     ("review start with an input as its database", dict(REVIEW_FILES),
      "review start --db {tmp}/j.jsonl --reviewer ann " + QUEUE, "are the same file"),
+    ("review thresholds that are not numbers", dict(REVIEW_FILES),
+     "review start --db {tmp}/new.db --reviewer ann " + QUEUE.replace("0.7", "0.5,nan"), "thresholds must be finite numbers"),
     ("label over its judgments", {"j.jsonl": JUDGMENTS}, "label {tmp}/j.jsonl -o {tmp}/j.jsonl", NEVER),
     ("corpus chunk over its documents", {"docs.jsonl": DOCS}, "corpus chunk {tmp}/docs.jsonl -o {tmp}/docs.jsonl", NEVER),
     ("golden import over its CSV", {"g.csv": GOLDEN_CSV_TEXT}, "golden import {tmp}/g.csv -o {tmp}/g.csv", NEVER),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from dataclasses import dataclass
 from typing import Sequence
@@ -133,6 +134,8 @@ def labelling_from_json(path: str, on: str | None = None) -> Labelling:
 def checked_labelling(on: str, thresholds: tuple[float, ...], where: str) -> Labelling:
     if on not in SCORES:
         raise UsageError(f"{where}: the thresholded score must be one of {', '.join(SCORES)}, not {on!r}")
+    if not all(math.isfinite(t) for t in thresholds):  # nan compares false both ways: the queue's order had no distance
+        raise UsageError(f"{where}: thresholds must be finite numbers (got {list(thresholds)})")
     if not thresholds or list(thresholds) != sorted(set(thresholds)):
         raise UsageError(f"{where}: thresholds must be increasing and distinct (got {list(thresholds)})")
     return Labelling(on, thresholds)
