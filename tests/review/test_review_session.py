@@ -10,6 +10,8 @@ import json
 import os
 import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -147,6 +149,20 @@ def test_a_key_on_a_pair_this_name_decided_elsewhere_says_it_was_not_recorded(tm
     said = " ".join(result.stdout.split())  # the console wraps long lines
     assert f"you had decided {shown[0][0]} already (under this name elsewhere): that key was not recorded" in said
     assert "0 decisions this session" in result.stdout
+
+
+def test_a_note_typed_in_a_terminal_that_is_not_utf8_is_kept(tmp_path):
+    """Python holds such bytes as lone surrogates, which SQLite cannot store: the note was lost to a traceback."""
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "r.sqlite")
+    args = ["review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", "--judgments", pool["judgments"], "--labels",
+            pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"], "--thresholds", "0.5"]
+    result = subprocess.run([sys.executable, "-m", "semrel", *args], input=b"mcaf\xe9 au lait\nq", capture_output=True,
+                            env={**os.environ, "PYTHONIOENCODING": "utf-8:surrogateescape"}, check=False)
+    assert result.returncode == 0 and b"Traceback" not in result.stderr, result.stderr
+    assert b"note saved (bytes that were not UTF-8 became" in result.stdout
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT note FROM decisions WHERE kind = 'note'").fetchone()[0] == "caf\ufffd au lait"
 
 
 def test_edited_texts_make_old_decisions_stale(tmp_path, cli):

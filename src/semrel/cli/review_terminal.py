@@ -27,6 +27,16 @@ Spans = Sequence[tuple[int, int, float]]
 Highlighter = Callable[[Task], Spans]
 
 
+def as_utf8(text: str) -> str:
+    """What a terminal that is not UTF-8 typed (bytes Python holds as lone surrogates, which no file or
+    database can store) with those bytes as U+FFFD, so the note is kept rather than lost to an error."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "replace")
+    return raw.decode("utf-8", "replace")
+
+
 def read_key() -> str:
     """One key press, raw from the terminal; from piped input (scripts, tests), its next
     character ('' once it ends, which quits)."""
@@ -136,10 +146,11 @@ class TerminalReview:
                     self.session.flag(task)
                     message = "flagged"
                 elif key in self.notes:
-                    text = click.prompt("note", default="", show_default=False).strip()
+                    typed = click.prompt("note", default="", show_default=False).strip()
+                    text = as_utf8(typed)
                     if text:
                         self.session.note(task, text)
-                        message = "note saved"
+                        message = "note saved" if text == typed else "note saved (bytes that were not UTF-8 became \ufffd)"
                 elif key in (" ", ">"):
                     page = min(page + 1, len(pages) - 1)
                 elif key in ("b", "<"):
