@@ -189,6 +189,8 @@ CASES = [
     ("review thresholds that are not numbers", dict(REVIEW_FILES),
      "review start --db {tmp}/new.db --reviewer ann " + QUEUE.replace("0.7", "0.5,nan"), "thresholds must be finite numbers"),
     ("label over its judgments", {"j.jsonl": JUDGMENTS}, "label {tmp}/j.jsonl -o {tmp}/j.jsonl", NEVER),
+    ("label over its judgments' manifest", {"j.jsonl": JUDGMENTS, "j.jsonl.manifest.json": "{}"},
+     "label {tmp}/j.jsonl -o {tmp}/j.jsonl.manifest.json", "JUDGMENTS's manifest"),
     ("corpus chunk over its documents", {"docs.jsonl": DOCS}, "corpus chunk {tmp}/docs.jsonl -o {tmp}/docs.jsonl", NEVER),
     ("golden import over its CSV", {"g.csv": GOLDEN_CSV_TEXT}, "golden import {tmp}/g.csv -o {tmp}/g.csv", NEVER),
     ("golden import over its corpus", {"g.csv": GOLDEN_CSV_TEXT, "c.jsonl": CORPUS},

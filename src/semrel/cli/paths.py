@@ -105,14 +105,16 @@ def check_command_paths(ctx: click.Context) -> None:
             reserved.update({os.path.realpath(named.path + suffix): named for suffix in DATABASE_FILES})
         if named.role == INPUT and os.path.lexists(named.path):
             check_input_file(named.path, folder_ok=True)
-        files = [named.path + suffix for suffix in DATABASE_FILES] if named.role == DATABASE else [named.path]
+        # an input's manifest is read too (label takes the judge's settings, review the labels' rule from it)
+        files = [named.path + suffix for suffix in DATABASE_FILES] if named.role == DATABASE else [named.path, manifest_path(named.path)]
         for file in files:
             info = _stat(file)
             if info is None:
                 continue
             if named.role == DATABASE and file == named.path and (kind := special_kind(info.st_mode)):
                 raise SemrelError(f"{file}: is {kind}, not a review database file")
-            first = read.setdefault((info.st_dev, info.st_ino), named)
+            source = named if file == named.path or named.role == DATABASE else NamedPath(f"{named.label}'s manifest", file, named.role)
+            first = read.setdefault((info.st_dev, info.st_ino), source)
             if first.role != named.role and DATABASE in (first.role, named.role):
                 raise SemrelError(f"{named.label} {named.path} and {first.label} {first.path} are the same file: a review "
                                   "database is never read as another input, nor written as one")
