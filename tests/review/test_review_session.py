@@ -165,6 +165,20 @@ def test_a_note_typed_in_a_terminal_that_is_not_utf8_is_kept(tmp_path):
         assert conn.execute("SELECT note FROM decisions WHERE kind = 'note'").fetchone()[0] == "caf\ufffd au lait"
 
 
+def test_queue_options_a_database_already_holds_otherwise_are_warned_about(tmp_path, cli):
+    """--overlap 3 on a queue built without shared pairs gave no shared pairs and said nothing."""
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "r.sqlite")
+    assert start(cli, pool, db, "ann", "q", "--limit", "5").exit_code == 0
+    again = start(cli, pool, db, "ann", "q", "--limit", "5")  # as it was built: nothing to say
+    assert again.exit_code == 0 and "was built with" not in again.stderr
+    assert "was built with" not in start(cli, None, db, "ann", "q").stderr  # resumed without options
+    other = start(cli, pool, db, "ann", "q", "--order", "random", "--overlap", "3", "--seed", "9")
+    assert other.exit_code == 0
+    assert ("warning: this queue was built with --order uncertain, --seed 0, --overlap 0; it keeps its order and shared "
+            "pairs (a new --db builds a queue with yours)") in " ".join(other.stderr.split())
+
+
 def test_edited_texts_make_old_decisions_stale(tmp_path, cli):
     pool = write_pool(tmp_path / "pool")
     db = str(tmp_path / "r.sqlite")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -294,6 +294,11 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
     """Refresh the database's queue from `files` when given, or build it (a web server does
     this once at start; its reviewers join later)."""
     if has_queue(conn):
+        built, defaults = read_meta(conn), QueueSettings()
+        asked = [k for k, v in asdict(settings).items() if v != getattr(defaults, k) and k in built and built[k] != v]
+        if asked:
+            warn("this queue was built with " + ", ".join(f"--{k.replace('_', '-')} {'none' if built[k] is None else built[k]}" for k in asked)
+                 + "; it keeps its order and shared pairs (a new --db builds a queue with yours)")
         if files is not None:
             stored = labelling_of(conn)
             if labelling is not None and labelling != stored:
