@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import json
 import math
+import re
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -137,6 +138,18 @@ def create_app(settings: WebSettings) -> Flask:
         session.clear()  # deleted on the server: the cookie, even copied, no longer signs anyone in
         return redirect("/", 303)
 
+    deciding = threading.Lock()
+
+    def shown_id(s: Session) -> int | None:
+        """The id of the pair the page shows this reviewer: the one the engine has them hold
+        (claimed and undecided), the same next_task() gave the page with its last answer."""
+        task = s.next_task()
+        return None if task is None else task.id
+
+    def recent_ids(s: Session) -> set[int | None]:
+        """The ids of the standing decisions the recent decisions page offers to change."""
+        return {d.task.id for d in s.recent(RECENT)}
+
     def state(message: str = "") -> Any:
         s = reviewer_session()
         task = s.next_task()
@@ -157,25 +170,36 @@ def create_app(settings: WebSettings) -> Flask:
         if action == "undo":
             undone = s.undo()
             return state(f"undid your decision on {undone.query_id}/{undone.chunk_id}" if undone else "nothing to undo")
-        task = s.task(integer(body.get("task_id"), "task_id", 1, MAX_ID))
-        seconds = body.get("seconds")
-        seconds = float(seconds) if isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds >= 0 else None
-        if action == "grade":
-            recorded = s.grade(task, integer(body.get("grade"), "grade"), seconds)
-        elif action == "skip":
-            recorded = s.skip(task, seconds)
-        elif action == "flag":
-            s.flag(task)
-            return state("flagged")
-        elif action == "note":
-            text = str(body.get("text", "")).strip()[:MAX_NOTE]
-            if text:
-                s.note(task, text)
-            return state("note saved" if text else "empty note: nothing saved")
-        else:
+        if action not in ("grade", "skip", "flag", "note"):
             abort(400, "action must be one of grade, skip, undo, flag, note")
-        return state("" if recorded else f"you had decided {task.query_id}/{task.chunk_id} already (in another tab?); "
-                     "change it under recent decisions")
+        # every value is checked (400) before the task is looked at (409)
+        task_id = integer(body.get("task_id"), "task_id", 1, MAX_ID, strict=True)
+        grade = integer(body.get("grade"), "grade", strict=True) if action == "grade" else 0
+        text = note_text(body.get("text", "")) if action == "note" else ""
+        seconds = body.get("seconds")
+        seconds = (float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+                   and math.isfinite(seconds) and seconds >= 0 else None)
+        with deciding:  # the check and the write as one step among this server's reviewers
+            task, shown = s.task(task_id), shown_id(s)
+            already = (f"you had decided {task.query_id}/{task.chunk_id} already (in another tab?); "
+                       "change it under recent decisions")
+            if action in ("grade", "skip") and task.id != shown and task.id in recent_ids(s):
+                message = already  # decided in another tab, or a terminal under the same name: nothing is written
+            elif task.id != shown:
+                abort(409, f"task {task.id} is not the pair shown to you now (another reviewer may have decided it, or "
+                      "another tab moved on): reload the page")
+            elif action == "grade":
+                message = "" if s.grade(task, grade, seconds) else already
+            elif action == "skip":
+                message = "" if s.skip(task, seconds) else already
+            elif action == "flag":
+                s.flag(task)
+                message = "flagged"
+            else:
+                if text:
+                    s.note(task, text)
+                message = "note saved" if text else "empty note: nothing saved"
+        return state(message)
 
     @app.get("/api/highlight/<int:task_id>")
     def highlight(task_id: int) -> Any:
@@ -193,8 +217,12 @@ def create_app(settings: WebSettings) -> Flask:
     def revise() -> Any:
         s = reviewer_session()
         choice = request.form.get("grade", "")
-        s.revise(s.task(integer(request.form.get("task_id"), "task_id", 1, MAX_ID)),
-                 None if choice == "skip" else integer(choice, "grade"))
+        task_id = integer(request.form.get("task_id"), "task_id", 1, MAX_ID)
+        grade = None if choice == "skip" else integer(choice, "grade")
+        with deciding:
+            if task_id not in recent_ids(s):  # only what the recent decisions page offers
+                abort(409, f"task {task_id} is not among your last {RECENT} decisions: only those can be changed here")
+            s.revise(s.task(task_id), grade)
         return redirect("/recent", 303)
 
     @app.get("/stats")
@@ -210,9 +238,14 @@ def cookie_name(db: str) -> str:
     return "semrel_review_" + hashlib.sha256(str(Path(db).resolve()).encode()).hexdigest()[:12]
 
 
-def integer(value: Any, name: str, low: int = -MAX_ID, high: int = MAX_ID) -> int:
-    """An integer of the request within [low, high]; 400 otherwise (never an error past SQLite's range)."""
+def integer(value: Any, name: str, low: int = -MAX_ID, high: int = MAX_ID, strict: bool = False) -> int:
+    """An integer of the request within [low, high]; 400 otherwise (never an error past SQLite's range).
+    A form gives it as ASCII digits; a JSON body (strict) as a number, never true/false or a string."""
+    if isinstance(value, bool) or (strict and not isinstance(value, (int, float))):
+        abort(400, f"{name} must be an integer")
     if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        abort(400, f"{name} must be an integer")
+    if isinstance(value, str) and not re.fullmatch(r"-?[0-9]+", value):
         abort(400, f"{name} must be an integer")
     try:
         number = int(value)
@@ -221,6 +254,20 @@ def integer(value: Any, name: str, low: int = -MAX_ID, high: int = MAX_ID) -> in
     if not low <= number <= high:
         abort(400, f"{name} must be between {low} and {high}")
     return number
+
+
+def note_text(value: Any) -> str:
+    """A note of the request, stripped: a JSON string of valid Unicode within MAX_NOTE characters; 400 otherwise."""
+    if not isinstance(value, str):
+        abort(400, "text (the note) must be a JSON string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        abort(400, "the note is not valid Unicode text (it holds a lone surrogate)")
+    text = value.strip()
+    if len(text) > MAX_NOTE:
+        abort(400, f"a note is at most {MAX_NOTE:,} characters; this one has {len(text):,}")
+    return text
 
 
 def json_body() -> dict:
