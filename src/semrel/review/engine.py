@@ -297,8 +297,8 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
         built, defaults = read_meta(conn), QueueSettings()
         asked = [k for k, v in asdict(settings).items() if v != getattr(defaults, k) and k in built and built[k] != v]
         if asked:
-            warn("this queue was built with " + ", ".join(f"--{k.replace('_', '-')} {'none' if built[k] is None else built[k]}" for k in asked)
-                 + "; it keeps its order and shared pairs (a new --db builds a queue with yours)")
+            kept = ", ".join(f"--{k.replace('_', '-')} {'none' if built[k] is None else built[k]}" for k in asked)
+            warn(f"this queue was built with {kept}; it keeps its order and shared pairs (a new --db builds a queue with yours)")
         if files is not None:
             stored = labelling_of(conn)
             if labelling is not None and labelling != stored:
