@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from helpers import drawn_features
+from helpers import assert_one_error, drawn_features
 from semrel.analysis.calibrate import (
     ANCHOR_SD,
     CUT_GRID,
@@ -159,3 +159,23 @@ def test_the_features_refit_is_the_penalised_maximum_likelihood_and_finds_a_plan
     assert abs(found[0] - 1.0) < 0.6 and abs(found[1 + labels.FEATURES.index("relR_idf")] + 2.0) < 0.6
     with pytest.raises(ValidationError, match="all non-relevant"):
         fit_features(pairs, np.zeros(6000))
+
+
+def test_thresholds_on_reviewed_pairs_of_one_class_are_refused_as_the_refit_is(tmp_path, write, cli):
+    """Two reviewed pairs, both grade 0: any threshold above both fits them perfectly and says nothing;
+    `--on R` used to write one (under which both were relevant) and exit 0."""
+    judgments = write("j.jsonl", "".join(
+        json.dumps({"query_id": f"q{i}", "chunk_id": "c", "P": r, "R": r, "F": r, "p": r, "source": ""}) + "\n"
+        for i, r in enumerate([0.2, 0.5, 0.7, 0.9])))
+    human = write("oneclass.qrels", "q0 0 c 0\nq2 0 c 0\n")
+    out = tmp_path / "c2.json"
+    line = assert_one_error(cli("calibrate", judgments, human, "--on", "R", "-o", str(out)),
+                            "the 2 reviewed pairs are all non-relevant: a fit of thresholds needs both")
+    assert not out.exists()
+    refit = assert_one_error(cli("calibrate", judgments, human, "--fit", "anchored", "-o", str(out)))
+    assert refit.replace("a refit", "a fit of thresholds") == line  # one check, one wording
+    with pytest.raises(ValidationError, match="all relevant: a fit of thresholds needs both"):
+        calibrate(np.array([0.1, 0.4]), np.array([1, 1]), 1)
+    with pytest.raises(ValidationError, match="all grade 2: a fit of thresholds needs two grades at least"):
+        calibrate(np.array([0.1, 0.4, 0.6]), np.array([2, 2, 2]), 3)
+    assert calibrate(np.array([0.1, 0.4, 0.6]), np.array([1, 2, 2]), 2).thresholds  # two grades, none 0: a fit

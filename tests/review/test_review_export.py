@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import signal
+import sqlite3
 
 import pytest
 
 from review_helpers import reviewed_by_two
-from semrel.errors import UsageError, ValidationError
+from semrel.errors import SemrelError, UsageError, ValidationError
 from semrel.formats import read_qrels
+from semrel.formats.files import file_digest, write_error
+from semrel.formats.manifest import read_manifest
+from semrel.review import adjudicate as adjudicate_module
 from semrel.review.adjudicate import adjudicate, export_reviewed, settle
+from semrel.review.engine import Session
+from semrel.review.store import open_db
 
 
 def test_settle_rules():
@@ -75,3 +84,152 @@ def test_labels_of_another_set_are_refused(tmp_path, cli):
     result = cli("review", "export", "--db", db, "--labels", str(other), "-o", str(out))
     assert result.exit_code == 1 and "other.qrels shares no query with the pairs reviewed in" in result.stderr
     assert result.stderr.count("\n") == 1 and not out.exists()
+
+
+def sources_of(out) -> dict:
+    return {(r["query_id"], r["chunk_id"]): r for r in map(json.loads, open(f"{out}.sources.jsonl"))}
+
+
+def test_a_named_adjudicator_is_the_source_only_where_they_graded_the_pair(tmp_path):
+    """--adjudicate carol on a conflict carol did not grade is settled by majority, and says so
+    (it used to say adjudicated:carol)."""
+    pool, db, pairs, _ = reviewed_by_two(tmp_path)
+    carol = Session(open_db(db), "carol")
+    task = carol.next_task()
+    assert task.id == pairs[0].id  # alice 1, bob 1
+    carol.grade(task, 0)
+    out = tmp_path / "carol.qrels"
+    counts = export_reviewed(db, pool["labels"], out, "carol")
+    sources = sources_of(out)
+    mine, theirs = sources[pairs[0].query_id, pairs[0].chunk_id], sources[pairs[1].query_id, pairs[1].chunk_id]
+    assert (mine["source"], mine["grade"], mine["reviewers"]) == ("adjudicated:carol", 0, {"alice": 1, "bob": 1, "carol": 0})
+    assert (theirs["source"], theirs["grade"], theirs["reviewers"]) == ("adjudicated:majority", 0, {"alice": 1, "bob": 0})
+    assert counts == {"review": 2, "adjudicated:carol": 1, "adjudicated:majority": 1, "judge": 8}
+
+
+def test_export_says_how_many_decisions_it_left_out_because_their_texts_changed(tmp_path, cli):
+    pool, db, pairs, _ = reviewed_by_two(tmp_path)
+    edited = pairs[1].chunk_id  # alice and bob graded it (in every query it is queued for)
+    with sqlite3.connect(db) as conn:
+        grades, on_pairs = conn.execute("SELECT count(*), count(DISTINCT d.task_id) FROM decisions d JOIN tasks t"
+                                        " ON t.id = d.task_id WHERE d.kind = 'grade' AND t.chunk_id = ?", (edited,)).fetchone()
+    assert grades >= 2
+    corpus = open(pool["corpus"]).read()
+
+    def start(text: str):
+        with open(pool["corpus"], "w") as handle:
+            handle.write(text)
+        return cli("review", "start", "--db", db, "--reviewer", "alice", "--no-highlight", "--judgments", pool["judgments"],
+                   "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"], "--thresholds", "0.5",
+                   input="q")
+
+    rows = [json.loads(line) for line in corpus.splitlines()]
+    assert "new texts" in start("".join(json.dumps({**r, "text": r["text"] + " "} if r["_id"] == edited else r) + "\n"
+                                        for r in rows)).stderr
+    out = tmp_path / "after.qrels"
+    result = cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(out))
+    assert result.exit_code == 0, result.output
+    warning = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert warning == [f"semrel: warning: left out {grades} reviewed decisions ({grades} grades) on {on_pairs} "
+                       f"pair{'s' if on_pairs > 1 else ''} whose texts changed since they were made; they are kept in {db} "
+                       "and count again if the texts change back (review the pairs again to label the new texts)"]
+    assert sources_of(out)[pairs[1].query_id, edited]["source"] == "judge"
+    assert read_manifest(out)["params"]["stale_decisions_left_out"] == grades
+
+    start(corpus)  # the texts as they were: the decisions count again, and nothing is left out
+    again = cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(out))
+    assert again.exit_code == 0 and "warning" not in again.stderr
+    assert sources_of(out)[pairs[1].query_id, edited]["reviewers"] == {"alice": 1, "bob": 0}
+
+
+def export_twice(tmp_path):
+    """A first export (majority) in place, and what the second (alice) is to write."""
+    pool, db, pairs, _ = reviewed_by_two(tmp_path)
+    out = tmp_path / "out" / "reviewed.qrels"
+    export_reviewed(db, pool["labels"], out, "majority")
+    names = [out, f"{out}.manifest.json", f"{out}.sources.jsonl", f"{out}.sources.jsonl.manifest.json"]
+    old = {str(name): open(name, "rb").read() for name in names}
+    return pool, db, pairs, out, old
+
+
+def test_an_interrupt_while_the_export_is_written_leaves_the_old_files_together(tmp_path, monkeypatch):
+    """The qrels were written, then their sources: Ctrl-C between the two left new qrels beside old
+    sources, whose manifest still vouched for them."""
+    pool, db, _, out, old = export_twice(tmp_path)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(adjudicate_module, "write_jsonl", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        export_reviewed(db, pool["labels"], out, "alice")
+    assert {name: open(name, "rb").read() for name in old} == old
+    assert sorted(os.listdir(out.parent)) == sorted(os.path.basename(name) for name in old)  # no staged file left
+
+
+def test_an_interrupt_while_the_export_is_renamed_into_place_waits_for_the_whole_set(tmp_path, monkeypatch):
+    pool, db, pairs, out, old = export_twice(tmp_path)
+    replace, renamed = os.replace, []
+
+    def replace_then_ctrl_c(source, target):
+        replace(source, target)
+        if os.path.dirname(target) == str(out.parent):  # put in place (not a temp file renamed while staged)
+            renamed.append(os.path.basename(target))
+            if len(renamed) == 1:
+                signal.raise_signal(signal.SIGINT)  # Ctrl-C once the first file is in place
+
+    monkeypatch.setattr(os, "replace", replace_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        export_reviewed(db, pool["labels"], out, "alice")
+    monkeypatch.undo()
+    assert renamed[-1] == "reviewed.qrels"  # the qrels last
+    assert all(open(name, "rb").read() != data for name, data in old.items())  # all four are the new ones
+    assert read_qrels(out).to_dict()[pairs[1].query_id][pairs[1].chunk_id] == 1  # alice's grade wins
+    for name in (out, f"{out}.sources.jsonl"):
+        manifest = read_manifest(name)
+        assert manifest is not None and manifest["output"] == str(name) and manifest["params"]["adjudicate"] == "alice"
+    assert len(os.listdir(out.parent)) == 4
+    assert read_manifest(f"{out}.sources.jsonl")["params"]["qrels"] == {"path": str(out), **file_digest(out)}  # a pair
+
+
+def test_the_export_keeps_the_replaced_files_permissions_and_refuses_stdout(tmp_path):
+    pool, db, _, out, _ = export_twice(tmp_path)
+    os.chmod(out, 0o640)
+    os.chmod(f"{out}.sources.jsonl", 0o600)
+    export_reviewed(db, pool["labels"], out, "alice")
+    assert (os.stat(out).st_mode & 0o777, os.stat(f"{out}.sources.jsonl").st_mode & 0o777) == (0o640, 0o600)
+    with pytest.raises(UsageError, match="give -o a file name"):
+        export_reviewed(db, pool["labels"], "-", "alice")
+
+
+def test_a_reviewer_called_judge_is_not_taken_for_the_judge_in_stats(tmp_path, cli):
+    _, db, pairs, _ = reviewed_by_two(tmp_path)
+    namesake = Session(open_db(db), "judge")
+    task = namesake.next_task()
+    assert task.id == pairs[0].id
+    namesake.grade(task, 1)
+    report = json.loads(cli("review", "stats", "--db", db, "--format", "json", "--resamples", "20").stdout)
+    assert report["judge"] == "judge (semrel)"
+    vs_judge = {a["first"]: a["n"] for a in report["agreement"] if a["with_judge"]}
+    assert vs_judge == {"alice": 4, "bob": 3, "judge": 1}
+    assert all(a["second"] == "judge (semrel)" for a in report["agreement"] if a["with_judge"])
+    assert {(a["first"], a["second"]) for a in report["agreement"] if not a["with_judge"]} == {
+        ("alice", "bob"), ("alice", "judge"), ("bob", "judge")}
+    table = cli("review", "stats", "--db", db, "--resamples", "20").stdout
+    assert "judge vs judge (semrel)" in table and "alice vs judge (semrel)" in table
+    plain = json.loads(cli("review", "stats", "--db", str(reviewed_by_two(tmp_path / "plain")[1]), "--format", "json",
+                           "--resamples", "20").stdout)
+    assert plain["judge"] == "judge" and {a["second"] for a in plain["agreement"] if a["with_judge"]} == {"judge"}
+
+
+def test_a_full_disk_while_the_export_is_staged_names_the_output_and_keeps_the_old_files(tmp_path, monkeypatch):
+    pool, db, _, out, old = export_twice(tmp_path)
+
+    def full(qrels, path):
+        raise write_error(str(path), OSError(errno.ENOSPC, "No space left on device"), False)
+
+    monkeypatch.setattr(adjudicate_module, "write_qrels", full)
+    with pytest.raises(SemrelError) as raised:
+        export_reviewed(db, pool["labels"], out, "alice")
+    assert str(raised.value) == f"{out}: cannot write (no space left on device); nothing was written, the old files are kept"
+    assert {name: open(name, "rb").read() for name in old} == old and len(os.listdir(out.parent)) == 4

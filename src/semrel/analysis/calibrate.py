@@ -124,6 +124,7 @@ def calibrate(scores: np.ndarray, human: np.ndarray, count: int, weights: Weight
     thresholds: an in-sample, optimistic figure) and the confusion matrix."""
     if len(scores) == 0:
         raise ValidationError("no pairs have both a judge score and a human label; check that the ids match")
+    require_two_classes(human, "a fit of thresholds", binary=count == 1)
     chosen: Weights = weights or ("quadratic" if count > 1 else "none")
     thresholds = [round(t, 6) for t in best_thresholds(scores, human, count, chosen)]
     return Calibration(on, thresholds, graded_agreement(scores, human, thresholds, chosen, resamples, seed))
@@ -168,12 +169,23 @@ def expected_calibration_error(relevant: np.ndarray, p: np.ndarray, bins: int = 
     return total / len(p)
 
 
+def require_two_classes(grades: np.ndarray, fitting: str, binary: bool = True) -> None:
+    """Refuse to fit to reviewed labels of one class (all relevant, all non-relevant, or, for
+    grades, all one grade): no refit and no threshold can come from them, only a rule that labels
+    every pair alike. Negative grades count as 0. The one check of every fit to human labels."""
+    values = np.unique(np.maximum(np.asarray(grades, dtype=np.int64), 0))
+    if len(values) == 1:
+        only = int(values[0])
+        kind = "non-relevant" if only == 0 else "relevant" if binary else f"grade {only}"
+        raise ValidationError(f"the {len(grades)} reviewed pairs are all {kind}: {fitting} needs "
+                              f"{'both' if binary else 'two grades at least'}; review more pairs (the review queue mixes "
+                              "uncertain and random ones)")
+
+
 def _both_classes(relevant: np.ndarray) -> np.ndarray:
     """The reviewed labels as 1.0/0.0, refused unless both occur (no refit can come from one class)."""
     y = (np.asarray(relevant) > 0).astype(np.float64)
-    if not 0 < y.sum() < len(y):
-        raise ValidationError(f"the {len(y)} reviewed pairs are all {'relevant' if y.sum() else 'non-relevant'}: a refit needs "
-                              "both; review more pairs (the review queue mixes uncertain and random ones)")
+    require_two_classes(y, "a refit")
     return y
 
 

@@ -141,8 +141,9 @@ def stats_command(db, fmt, seed, resamples):
 @click.option("--only-reviewed", is_flag=True, help="Write only the pairs with a human grade (e.g. to calibrate on).")
 def export_command(db, labels, output, adjudicate, only_reviewed):
     """Write the derived qrels with human grades overriding them, and OUTPUT.sources.jsonl
-    saying where each label came from."""
-    counts = export_reviewed(db, labels, output, adjudicate, only_reviewed)
+    saying where each label came from (both with their manifests, put in place together).
+    Decisions on pairs whose texts changed since are left out, and counted in a warning."""
+    counts = export_reviewed(db, labels, output, adjudicate, only_reviewed, warn)
     summary = ", ".join(f"{source} {n}" for source, n in sorted(counts.items()))
     click.echo(f"wrote {output}: {sum(counts.values())} labels ({summary})", err=True)
 

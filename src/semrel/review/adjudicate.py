@@ -4,20 +4,34 @@ reviewers settled by a rule, and the derived qrels with human labels overriding 
 Rules: `majority` takes the most common grade (a tie goes to the lowest tied grade, the
 conservative choice); a reviewer's name makes that reviewer's grade win where they gave one
 (majority elsewhere); `strict` makes any disagreement an error that lists the pairs.
+
+The export's files (the qrels, their `.sources.jsonl` and both manifests) are written as one
+unit: all four are made whole in a hidden folder beside the output, then renamed into place
+together, the qrels last, with Ctrl-C and SIGTERM held back while they are renamed, so an
+interrupt leaves the old files or the new ones.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import shutil
+import signal
 import sqlite3
+import tempfile
+import threading
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
 
 from ..analysis.ppi import ReviewedSample
-from ..errors import UsageError, ValidationError
+from ..errors import SemrelError, UsageError, ValidationError
 from ..formats import read_qrels
+from ..formats.files import STDIO, file_digest, new_file_mode, prepare_output, write_error
 from ..formats.jsonl import write_jsonl
-from ..formats.manifest import write_manifest
+from ..formats.manifest import manifest_path, write_manifest
 from ..formats.trec import write_qrels
 from ..records import Qrels
 from .store import open_db_read_only
@@ -51,9 +65,15 @@ def grades_by_pair(grades: list[HumanGrade]) -> dict[Pair, dict[str, int]]:
     return by_pair
 
 
+def settled_by(by_reviewer: dict[str, int], rule: str) -> str:
+    """The rule that settles a pair: the named reviewer where they graded it, else majority
+    (whose ties go to the lowest tied grade)."""
+    return rule if rule not in ("majority", "strict") and rule in by_reviewer else "majority"
+
+
 def settle(by_reviewer: dict[str, int], rule: str) -> int:
     """One grade from several reviewers' grades of a pair (see the module's rules)."""
-    if rule not in ("majority", "strict") and rule in by_reviewer:
+    if settled_by(by_reviewer, rule) != "majority":
         return by_reviewer[rule]
     counts = Counter(by_reviewer.values())
     top = max(counts.values())
@@ -80,12 +100,19 @@ def adjudicate(by_pair: dict[Pair, dict[str, int]], rule: str, reviewers: set[st
 
 
 def export_reviewed(db: str | os.PathLike, labels_path: str | os.PathLike, output: str | os.PathLike,
-                    rule: str = "majority", only_reviewed: bool = False) -> dict[str, int]:
+                    rule: str = "majority", only_reviewed: bool = False,
+                    warn: Callable[[str], None] | None = None) -> dict[str, int]:
     """Write the derived qrels with human grades overriding them (only the human grades with
     `only_reviewed`), a `<output>.sources.jsonl` saying where each label came from, and
-    manifests; returns counts by source."""
+    manifests, as one unit (see the module); returns counts by source. `warn` is told how many
+    reviewed decisions were left out because their pairs' texts changed since."""
+    if str(output) == STDIO:
+        raise UsageError("review export writes its qrels with OUTPUT.sources.jsonl beside them: give -o a file name, not '-'")
     conn = open_db_read_only(db)
+    conn.execute("BEGIN")  # one snapshot: the grades and the stale decisions left out agree
     grades = human_grades(conn)
+    stale = stale_decisions(conn)
+    conn.execute("COMMIT")
     by_pair = grades_by_pair(grades)
     settled = adjudicate(by_pair, rule, {g.reviewer for g in grades})
     derived = read_qrels(labels_path).to_dict()
@@ -105,14 +132,134 @@ def export_reviewed(db: str | os.PathLike, labels_path: str | os.PathLike, outpu
     for row in rows:
         judged.setdefault(row["query_id"], {})[row["chunk_id"]] = row["grade"]
     qrels = Qrels.from_dict(judged)
-    write_qrels(qrels, output)
-    sidecar = f"{output}.sources.jsonl"
-    write_jsonl(rows, sidecar)
     params = {"adjudicate": rule, "only_reviewed": only_reviewed, "reviewed_pairs": len(settled),
-              "reviewers": sorted({g.reviewer for g in grades})}
-    write_manifest(output, inputs=[db, labels_path], params=params, rows=len(qrels))
-    write_manifest(sidecar, inputs=[db, labels_path], params=params, rows=len(rows))
+              "reviewers": sorted({g.reviewer for g in grades}), "stale_decisions_left_out": stale.decisions}
+    _write_export(str(output), qrels, rows, [db, labels_path], params)
+    if stale.decisions and warn is not None:
+        warn(stale.describe(db))
     return dict(Counter(row["source"] for row in rows))
+
+
+@dataclass(frozen=True)
+class Stale:
+    """Reviewed decisions (grades and skips) made on texts that have changed since, that nothing
+    has replaced: neither undone nor followed by the same reviewer's decision on the new texts."""
+
+    grades: int
+    skips: int
+    pairs: int
+
+    @property
+    def decisions(self) -> int:
+        return self.grades + self.skips
+
+    def describe(self, db: str | os.PathLike) -> str:
+        kinds = ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for n, kind in ((self.grades, "grade"), (self.skips, "skip")) if n)
+        return (f"left out {self.decisions} reviewed decision{'s' if self.decisions != 1 else ''} ({kinds}) on {self.pairs} "
+                f"pair{'s' if self.pairs != 1 else ''} whose texts changed since they were made; they are kept in {db} and count "
+                "again if the texts change back (review the pairs again to label the new texts)")
+
+
+def stale_decisions(conn: sqlite3.Connection) -> Stale:
+    """The reviewed decisions an export leaves out because their pairs' texts changed (see Stale)."""
+    rows = conn.execute(
+        "SELECT d.kind, d.task_id FROM decisions d JOIN tasks t ON t.id = d.task_id"
+        " WHERE d.kind IN ('grade', 'skip') AND d.task_hash != t.hash"
+        " AND NOT EXISTS (SELECT 1 FROM decisions u WHERE u.kind = 'undo' AND u.undoes = d.id)"
+        " AND NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = d.task_id AND l.reviewer = d.reviewer)"
+    ).fetchall()
+    kinds = Counter(kind for kind, _ in rows)
+    return Stale(kinds["grade"], kinds["skip"], len({task for _, task in rows}))
+
+
+def _write_export(output: str, qrels: Qrels, rows: list[dict], inputs: list, params: dict) -> None:
+    """The qrels, their sources and both manifests as one unit: each made whole in a hidden folder
+    beside OUTPUT (named as atomic_writer names its temp files), then renamed into place with
+    interrupts held back: the sources and their manifest first, the qrels' manifest, the qrels last.
+    An error or interrupt before the renames leaves every old file and removes the folder; only a
+    hard kill between two renames (microseconds) can split them, and that shows: the qrels are then
+    the old ones, and a manifest no longer matches its file, or the sources' manifest names
+    (params.qrels) a digest the qrels beside them do not have."""
+    sidecar = f"{output}.sources.jsonl"
+    order = [sidecar, manifest_path(sidecar), manifest_path(output), output]
+    existed = {target: prepare_output(target) for target in order}  # not an input, not a folder; its folder made
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{Path(output).name}.", suffix=".tmp", dir=os.path.dirname(output) or "."))
+    except OSError as exc:
+        raise write_error(output, exc, existed[output]) from None
+    try:
+        staged = {target: str(staging / Path(target).name) for target in order}
+        with _named_as(staged[output], output, any(existed.values())):
+            write_qrels(qrels, staged[output])
+            write_jsonl(rows, staged[sidecar])
+            _staged_manifest(staged[output], output, inputs, params, len(qrels))
+            explained = {"qrels": {"path": output, **file_digest(staged[output])}}  # the sources belong to these qrels
+            _staged_manifest(staged[sidecar], sidecar, inputs, {**params, **explained}, len(rows))
+            for target in order:
+                os.chmod(staged[target], new_file_mode(target))  # the replaced file's permissions, else the umask's
+        done: list[str] = []
+        with _signals_held():
+            for target in order:
+                try:
+                    os.replace(staged[target], target)
+                except OSError as exc:
+                    if not done:
+                        raise write_error(target, exc, existed[target]) from None
+                    raise SemrelError(f"{target}: cannot put it in place ({exc.strerror or exc}); {', '.join(done)} already "
+                                      "hold the new export: run it again") from None
+                done.append(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _staged_manifest(staged: str, target: str, inputs: list, params: dict, rows: int) -> None:
+    """write_manifest of a file made under another name, its record naming `target`, where it goes."""
+    written = write_manifest(staged, inputs=inputs, params=params, rows=rows)
+    assert written is not None
+    with open(written, encoding="utf-8") as handle:
+        record = json.load(handle)
+    record["output"] = target
+    with open(written, "w", encoding="utf-8") as out:  # in the hidden folder: nothing reads it before it is renamed
+        json.dump(record, out, indent=2, sort_keys=True, default=str)
+        out.write("\n")
+        out.flush()
+        os.fsync(out.fileno())
+
+
+@contextlib.contextmanager
+def _named_as(staged: str, target: str, existed: bool) -> Iterator[None]:
+    """Errors of writing a staged file name the file it stands for (the staged names extend `staged`)."""
+    try:
+        yield
+    except SemrelError as exc:
+        message = str(exc).replace(staged, target)
+        if existed:
+            message = message.replace("no file was made", "the old files are kept")
+        error = SemrelError(message)
+        error.exit_code = exc.exit_code
+        raise error from None
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP arriving inside the block are delivered when it ends, to the
+    handlers there were (Python runs handlers in the main thread only: elsewhere nothing is held)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            previous[number] = signal.signal(number, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 def _source_row(query_id: str, chunk_id: str, derived: int | None, settled: dict[Pair, int],
@@ -121,7 +268,7 @@ def _source_row(query_id: str, chunk_id: str, derived: int | None, settled: dict
     if pair not in settled:
         return {"query_id": query_id, "chunk_id": chunk_id, "grade": derived, "source": "judge", "judge": derived}
     reviewers = by_pair[pair]
-    source = "review" if len(set(reviewers.values())) == 1 else f"adjudicated:{rule}"
+    source = "review" if len(set(reviewers.values())) == 1 else f"adjudicated:{settled_by(reviewers, rule)}"
     return {"query_id": query_id, "chunk_id": chunk_id, "grade": settled[pair], "source": source, "judge": derived,
             "reviewers": reviewers}
 

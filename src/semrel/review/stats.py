@@ -7,6 +7,7 @@ import itertools
 import os
 import sqlite3
 from dataclasses import asdict, dataclass
+from typing import Iterable
 
 import numpy as np
 
@@ -15,7 +16,16 @@ from .adjudicate import grades_by_pair, human_grades
 from .engine import labelling_of
 from .store import open_db_read_only
 
-JUDGE = "judge"
+JUDGE = "judge"  # how the judge is named beside the reviewers, unless a reviewer goes by that name (judge_label)
+
+
+def judge_label(reviewers: Iterable[str]) -> str:
+    """The judge's name in the figures: JUDGE, or, where a reviewer is called that (reviewer names
+    are free text, and a name shown in a table loses its case and spaces to the eye), the first of
+    "judge (semrel)", "judge (semrel 2)", ... that no reviewer's name can be taken for."""
+    taken = {name.strip().casefold() for name in reviewers}
+    candidates = itertools.chain([JUDGE, f"{JUDGE} (semrel)"], (f"{JUDGE} (semrel {n})" for n in itertools.count(2)))
+    return next(label for label in candidates if label.casefold() not in taken)
 
 
 @dataclass(frozen=True)
@@ -34,8 +44,9 @@ class ReviewerStats:
 @dataclass(frozen=True)
 class PairAgreement:
     first: str
-    second: str  # a reviewer, or "judge"
+    second: str  # a reviewer, or the judge (ReviewStats.judge names it; with_judge tells)
     agreement: Agreement
+    with_judge: bool = False
 
 
 @dataclass(frozen=True)
@@ -44,11 +55,13 @@ class ReviewStats:
     reviewed: int  # tasks with at least one standing grade
     reviewers: list[ReviewerStats]
     agreements: list[PairAgreement]
+    judge: str = JUDGE  # the judge's name in `agreements` (judge_label)
 
     def to_json(self) -> dict:
         return {
-            "tasks": self.tasks, "reviewed": self.reviewed, "reviewers": [asdict(r) for r in self.reviewers],
-            "agreement": [{"first": a.first, "second": a.second, **a.agreement.to_json()} for a in self.agreements],
+            "tasks": self.tasks, "reviewed": self.reviewed, "reviewers": [asdict(r) for r in self.reviewers], "judge": self.judge,
+            "agreement": [{"first": a.first, "second": a.second, "with_judge": a.with_judge, **a.agreement.to_json()}
+                          for a in self.agreements],
         }
 
 
@@ -83,6 +96,8 @@ def review_stats(db: str | os.PathLike, resamples: int = 1000, seed: int = 0) ->
     by_pair = grades_by_pair(grades)
     proposed = {(g.query_id, g.chunk_id): g.proposed for g in grades}
     reviewers = sorted({g.reviewer for g in grades})
+    people = reviewer_stats(conn)
+    judge = judge_label([r.reviewer for r in people] + reviewers)
     agreements = []
     for first, second in itertools.combinations(reviewers, 2):
         both = [(r[first], r[second]) for r in by_pair.values() if first in r and second in r]
@@ -93,8 +108,8 @@ def review_stats(db: str | os.PathLike, resamples: int = 1000, seed: int = 0) ->
         mine = [(r[name], proposed[pair]) for pair, r in by_pair.items() if name in r and proposed[pair] is not None]
         if mine:
             a, b = zip(*mine)
-            agreements.append(PairAgreement(name, JUDGE, agreement(a, b, labels=labels, resamples=resamples, seed=seed)))
+            agreements.append(PairAgreement(name, judge, agreement(a, b, labels=labels, resamples=resamples, seed=seed), True))
     return ReviewStats(
         tasks=conn.execute("SELECT count(*) FROM tasks").fetchone()[0], reviewed=len(by_pair),
-        reviewers=reviewer_stats(conn), agreements=agreements,
+        reviewers=people, agreements=agreements, judge=judge,
     )
