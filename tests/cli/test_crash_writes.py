@@ -185,3 +185,22 @@ def test_manifest_left_from_before_a_crash_is_not_trusted(tmp_path, monkeypatch)
     monkeypatch.undo()
     labels.label(str(judgments), str(output), threshold=0.9)
     assert read_params(output)["thresholds"] == [0.9] and up_to_date(step, {"settings": step.settings_hash()}, Digests())
+
+
+@pytest.mark.slow
+def test_sigterm_while_writing_stops_as_ctrl_c_does_leaving_the_old_output_and_no_temp_file(tmp_path):
+    """SIGTERM ended the process at once and left the hidden half-written temp file beside the output."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"_id": f"d{i}", "text": " ".join(f"word{i}x{k}" for k in range(400))}) + "\n"
+                            for i in range(20000)))
+    output = tmp_path / "corpus.jsonl"
+    output.write_bytes(OLD)
+    process = subprocess.Popen([sys.executable, "-m", "semrel.cli", "corpus", "chunk", str(docs), "-o", str(output), "--size", "50"],
+                               env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    temp = re.compile(r"\.corpus\.jsonl\.\w+\.tmp")
+    while process.poll() is None and not any(temp.fullmatch(f) for f in os.listdir(tmp_path)):
+        time.sleep(0.001)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130 and stderr.decode().strip().endswith("semrel: error: interrupted")
+    assert output.read_bytes() == OLD and not [f for f in os.listdir(tmp_path) if temp.fullmatch(f)]

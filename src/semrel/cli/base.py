@@ -103,6 +103,7 @@ class SemrelGroup(LazyGroup):
 
     def invoke(self, ctx: click.Context) -> Any:
         _report_file_size_limit()
+        _interrupt_on_termination()
         try:
             with safe_streams():
                 result = super().invoke(ctx)
@@ -166,6 +167,17 @@ def _report_file_size_limit() -> None:
     if hasattr(signal, "SIGXFSZ") and threading.current_thread() is threading.main_thread():
         with contextlib.suppress(ValueError, OSError):
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def _interrupt_on_termination() -> None:
+    """SIGTERM (kill, a service stopping) and SIGHUP (the terminal closed) stop a command as Ctrl-C
+    does, so its temp files are removed and its checkpoints kept; by default they end the process
+    at once and leave a hidden half-written file beside the output."""
+    if threading.current_thread() is threading.main_thread():
+        for name in ("SIGTERM", "SIGHUP"):
+            if hasattr(signal, name):
+                with contextlib.suppress(ValueError, OSError):
+                    signal.signal(getattr(signal, name), signal.default_int_handler)
 
 
 def _environment_note(exc: click.BadParameter) -> str:
