@@ -188,12 +188,16 @@ def note_input(path: str | os.PathLike, info: os.stat_result | None = None) -> N
 
 
 def allow_rewrite(path: str | os.PathLike) -> None:
-    """Let the current command rewrite `path` although it read it (`golden pick` edits its
-    golden set in place, with a journal of every change)."""
+    """Let the current command rewrite `path`, and the manifest beside it, although it read them
+    (`golden pick` edits its golden set in place, with a journal of every change; `fill` extends
+    judgments.jsonl)."""
+    from .manifest import manifest_path  # manifest.py builds on this module
+
     guard = _GUARD.get()
     if guard is not None:
-        with contextlib.suppress(OSError):
-            guard.rewritable.add(_identity(os.stat(path)))
+        for name in (path, manifest_path(path)):
+            with contextlib.suppress(OSError):
+                guard.rewritable.add(_identity(os.stat(name)))
 
 
 def check_not_input(path: str | os.PathLike, what: str = "output") -> None:
