@@ -64,6 +64,7 @@ class ModelInfo:
     num_layers: int
     max_length: int
     fingerprint: str
+    sentence_length: int = 512  # sentence-transformers' max_seq_length, where the folder has one: dense vectors cut there
 
 
 def _json(path: Path) -> dict:
@@ -89,9 +90,11 @@ def describe_model(name_or_path: str | None = None) -> ModelInfo:
             digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
         elif path.suffix in (".safetensors", ".bin"):
             digest.update(f"{path.name}\0{path.stat().st_size}\0{path.stat().st_mtime_ns}".encode())
+    limit = limits[0] if limits else 512
+    sentence = _json(folder / "sentence_bert_config.json").get("max_seq_length")
     return ModelInfo(
-        name=name_or_path or DEFAULT_MODEL, folder=folder, num_layers=layers,
-        max_length=limits[0] if limits else 512, fingerprint=digest.hexdigest()[:32],
+        name=name_or_path or DEFAULT_MODEL, folder=folder, num_layers=layers, max_length=limit, fingerprint=digest.hexdigest()[:32],
+        sentence_length=min(sentence, limit) if isinstance(sentence, int) and sentence > 0 else limit,
     )
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from ..progress import Advance
 from .encode import mean_pooled, truncated_ids
 from .engines import LOCAL, Engine
+from .models import describe_model
 
 
 def sentence_embeddings(
@@ -16,10 +17,13 @@ def sentence_embeddings(
 ) -> np.ndarray:
     """(texts, dim) float32, sentence-transformers' recipe; `advance(n)` after each batch.
 
-    `engine` runs the model (default: here, in this process); every engine gives the same vectors.
+    Texts are cut where sentence-transformers cuts them: the model folder's max_seq_length (256 for
+    all-MiniLM-L6-v2, its training length), else the model's limit. `engine` runs the model (default:
+    here, in this process); every engine gives the same vectors.
     """
     result: np.ndarray | None = None
-    for batch, pooled in (engine or LOCAL).run(truncated_ids(texts, model_name), model_name, None, 16384, mean_pooled):
+    ids = truncated_ids(texts, model_name, describe_model(model_name).sentence_length)
+    for batch, pooled in (engine or LOCAL).run(ids, model_name, None, 16384, mean_pooled):
         if result is None:
             result = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
         result[batch] = pooled

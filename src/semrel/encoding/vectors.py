@@ -46,8 +46,10 @@ class VectorStore:
     def __init__(self, cache_dir: str | os.PathLike, model: str | None = None, precision: str = "exact"):
         info = describe_model(model)
         self.model, self.fingerprint, self.precision = model, info.fingerprint, precision
-        # another precision's vectors live in a folder of their own: exact and int8 vectors never mix
-        self.folder = Path(cache_dir).expanduser() / "vectors" / (info.fingerprint + ("" if precision == "exact" else f"-{precision}"))
+        # another precision's vectors live in a folder of their own: exact and int8 vectors never mix; so do
+        # vectors cut at another length (before 2026-12-01 at the model's 512, not sentence-transformers' 256)
+        name = f"{info.fingerprint}-t{info.sentence_length}" + ("" if precision == "exact" else f"-{precision}")
+        self.folder = Path(cache_dir).expanduser() / "vectors" / name
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
