@@ -189,6 +189,11 @@ def test_a_golden_set_without_gold_runs_to_the_end_on_derived_labels(tmp_path):
     ("pool.depth=-1", "[pool] depth: give 1 or more"),
     ("corpus.overlap=500", "[corpus] overlap: give 0 or more, below the chunk size"),
     ("out=", "out: empty; give a path"),
+    ("bm25.k1=nan", "[bm25] k1: give a finite number, 0 or more"),  # every query got an empty run, then eval failed
+    ("bm25.b=1.5", "[bm25] b: give a number from 0 to 1"),
+    ("bm25.stemmer=klingon", "[bm25] stemmer: none or a PyStemmer algorithm"),
+    ('eval.measures=["nDCG@x"]', "[eval] measures: unknown measure 'nDCG@x'"),
+    ("sensitivity.measure=P@0", "[sensitivity] measure: "),
 ])
 def test_values_the_steps_would_refuse_are_refused_before_any_step(tmp_path, setting, message):
     config = write_config(write_data(tmp_path))

@@ -217,9 +217,10 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
 def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, str], tuple[str, str]]) -> None:
     """Values the steps' commands would refuse, refused before any step runs, naming the config key
     (a bad method or depth otherwise failed after the steps before it had run, naming a command option)."""
+    from ..evaluation.measures import parse_measures
     from ..formats.judgments import SCORES
     from ..judging.judge import RESCALE_MODES
-    from ..retrieval.retrieve import METHODS, RERANKERS
+    from ..retrieval.retrieve import METHODS, RERANKERS, bm25_problem
 
     def refuse(section: str, key: str, what: str) -> None:
         raise ConfigError(f"{origin[section, key][0]}: {what}")
@@ -236,6 +237,15 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
     size, overlap = config["corpus"]["size"] or CHUNK_SIZE, config["corpus"]["overlap"]
     if overlap is not None and not 0 <= overlap < size:
         refuse("corpus", "overlap", f"give 0 or more, below the chunk size ({size})")
+    problem = bm25_problem(config["bm25"])
+    if problem:
+        refuse("bm25", *problem)
+    for section, key in (("eval", "measures"), ("sensitivity", "measure")):
+        if config[section].get(key):
+            try:
+                parse_measures(config[section][key])
+            except SemrelError as exc:
+                refuse(section, key, str(exc))
     if config["judge"]["rescale"] not in RESCALE_MODES:
         refuse("judge", "rescale", f"choose one of {', '.join(RESCALE_MODES)}")
     if config["lift"]["rerank"] not in RERANKERS:

@@ -8,6 +8,7 @@ earlier in corpus.jsonl ranks higher) and then nudged apart by one float step.
 from __future__ import annotations
 
 import functools
+import math
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
@@ -100,25 +101,36 @@ def bm25_params(k1: float | None = None, b: float | None = None, method: str | N
     """BM25_PARAMS with the given values over them, checked. `stemmer`: a PyStemmer algorithm
     (english = Snowball English, porter = Porter's original) or none; `stopwords`: a bm25s list
     (en, de, fr, ...), none, or a file of one word per line (recorded with its sha256)."""
-    import Stemmer
-
     params = dict(BM25_PARAMS)
     given = {"k1": k1, "b": b, "method": method, "stemmer": stemmer, "stopwords": stopwords}
     params.update({key: value for key, value in given.items() if value is not None})
-    if params["k1"] < 0:
-        raise UsageError(f"--bm25-k1 {params['k1']}: give 0 or more")
-    if not 0 <= params["b"] <= 1:
-        raise UsageError(f"--bm25-b {params['b']}: give a number from 0 to 1")
-    if params["method"] not in BM25_METHODS:
-        raise UsageError(f"--bm25-method {params['method']!r}: choose one of {', '.join(BM25_METHODS)}")
-    if params["stemmer"] != "none" and params["stemmer"] not in Stemmer.algorithms():
-        raise UsageError(f"--bm25-stemmer {params['stemmer']!r}: none or a PyStemmer algorithm ({', '.join(Stemmer.algorithms())})")
+    problem = bm25_problem(params)
+    if problem:
+        key, what = problem
+        raise UsageError(f"--bm25-{key} {params[key]!r}: {what}")
     words = params["stopwords"]
     if isinstance(words, str) and words not in (*BM25_STOPWORDS, "none"):
         if not os.path.isfile(words):
             raise UsageError(f"--bm25-stopwords {words!r}: none, a list name ({', '.join(BM25_STOPWORDS)}) or a file of words")
         params["stopwords"] = {"file": words, "sha256": file_digest(words)["sha256"]}
     return params
+
+
+def bm25_problem(params: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(key, what to give) for the first value of k1, b, method and stemmer that BM25 cannot take;
+    None when all can (nan and inf included: a k1 of nan gave every query an empty run)."""
+    import Stemmer
+
+    k1, b = params.get("k1"), params.get("b")
+    if k1 is not None and not (math.isfinite(k1) and k1 >= 0):
+        return "k1", "give a finite number, 0 or more"
+    if b is not None and not 0 <= b <= 1:
+        return "b", "give a number from 0 to 1"
+    if params.get("method") is not None and params["method"] not in BM25_METHODS:
+        return "method", f"choose one of {', '.join(BM25_METHODS)}"
+    if params.get("stemmer") not in (None, "none") and params["stemmer"] not in Stemmer.algorithms():
+        return "stemmer", f"none or a PyStemmer algorithm ({', '.join(Stemmer.algorithms())})"
+    return None
 
 
 def _stopwords(value: Any) -> list[str] | str:
