@@ -288,5 +288,8 @@ def test_bm25_settings_are_options_and_go_in_the_manifest(tmp_path):
     assert tuned["q1"]["volcano#0"] != default["q1"]["volcano#0"]  # k1 and b change the score
     assert_one_error(run("retrieve", "--corpus", corpus, "--golden", golden, "--bm25-b", "2", "-o", tmp_path / "x.run"),
                      "--bm25-b", code=2)
+    for k1 in ("nan", "inf"):  # every query got an empty run, with exit 0
+        assert_one_error(run("retrieve", "--corpus", corpus, "--golden", golden, "--bm25-k1", k1, "-o", tmp_path / "x.run"),
+                         f"--bm25-k1 {k1}: give a finite number, 0 or more", code=2)
     assert_one_error(run("retrieve", "--corpus", corpus, "--golden", golden, "--bm25-stemmer", "klingon", "-o", tmp_path / "x.run"),
                      "--bm25-stemmer", "porter", code=2)
