@@ -167,3 +167,22 @@ def test_an_edited_file_is_hashed_again(tmp_path, small_segments):
     write(corpus, rows)
     index = store.index(str(corpus))
     assert index.built == 100 and StoredBm25(index).search(["vaccine"], 1)[0][0].tolist() == [50]
+
+
+def test_a_file_replaced_in_place_with_its_size_and_mtime_kept_is_hashed_again(tmp_path, small_segments):
+    """`cp -p` over the corpus (same inode, size and mtime) served the old index: only the ctime tells."""
+    import os
+
+    rows = generated(100)
+    rows[10]["text"], rows[20]["text"] = "horse riding!", "zebra stripes"
+    corpus = tmp_path / "corpus.jsonl"
+    store = LexicalStore(tmp_path / "cache", BM25_PARAMS)
+    assert store.index(write(corpus, rows)).built == 100
+    was = os.stat(corpus)
+    rows[10]["text"], rows[20]["text"] = rows[20]["text"], rows[10]["text"]
+    write(corpus, rows)  # rewritten in place, then its mtime set back
+    os.utime(corpus, ns=(was.st_atime_ns, was.st_mtime_ns))
+    now = os.stat(corpus)
+    assert (now.st_size, now.st_mtime_ns, now.st_ino) == (was.st_size, was.st_mtime_ns, was.st_ino)
+    index = store.index(str(corpus))
+    assert index.built == 100 and StoredBm25(index).search(["zebra"], 1)[0][0].tolist() == [10]

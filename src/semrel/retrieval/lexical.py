@@ -19,7 +19,9 @@ A corpus is matched to a chain by the sha256 of its non-blank lines at the chain
 equal at the last boundary (the same corpus, or one that grew past it), the chain is reused and
 only the chunks past it are indexed, as new segments; equal at an earlier boundary (a corpus the
 chain has since grown from), its first segments are searched alone; no match, a new chain is
-built. A file whose path, size, mtime and inode were seen before is not hashed again.
+built. A file whose path, size, mtime, ctime and inode were seen before is not hashed again (the
+ctime, which no user can set, catches a file replaced in place with its size and mtime kept: `cp -p`,
+`rsync -t`).
 
 Scores equal bm25s' (same tokens, same float64 arithmetic rounded to float32 per term, summed in
 float32 in query-token order), so rankings equal the in-memory Bm25Index's.
@@ -321,6 +323,13 @@ class DiskBm25:
         return {"folder": str(self.folder), "built": self.built, "reused": self.reused, "segments": len(self.segments)}
 
 
+_STAMP = ("size", "mtime_ns", "ctime_ns", "ino")
+
+
+def _stamp(stat: os.stat_result) -> list[int]:
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+
+
 class LexicalStore:
     """The on-disk BM25 indexes under CACHE/bm25/<tokenizer key>/; `index(corpus)` finds or builds one."""
 
@@ -364,7 +373,7 @@ class LexicalStore:
         except (OSError, ValueError):
             return None
         entry = memo.get(os.path.realpath(path))
-        if entry and [entry.get(k) for k in ("size", "mtime_ns", "ino")] == [stat.st_size, stat.st_mtime_ns, stat.st_ino]:
+        if entry and [entry.get(k) for k in _STAMP] == _stamp(stat):
             return entry
         return None
 
@@ -375,8 +384,7 @@ class LexicalStore:
         except (OSError, ValueError):
             memo = {}
         stat = os.stat(path)
-        memo[os.path.realpath(path)] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "ino": stat.st_ino,
-                                        "chunks": chunks, "digest": digest}
+        memo[os.path.realpath(path)] = {**dict(zip(_STAMP, _stamp(stat))), "chunks": chunks, "digest": digest}
         with atomic_writer(files) as out:
             json.dump(memo, out)
 
