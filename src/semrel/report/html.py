@@ -38,7 +38,7 @@ from ..formats.tables import Table, cell_text
 from ..golden.validate import golden_stats, stats_tables
 from ..judging.labels import ProbabilityRule, ThresholdRule, has_features, label_warnings, refit_from_params, rule_from_params
 from ..progress import Steps, no_progress
-from ..records import GoldenItem, Judgment
+from ..records import GoldenItem, Judgment, is_number, is_whole
 from ..resources import template_dir
 
 SECTIONS = ("golden", "scores", "metrics", "lift", "sensitivity", "agreement")
@@ -313,6 +313,9 @@ def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> 
     labels = agreement.get("labels")
     if not isinstance(labels, Mapping) or not isinstance(labels.get("confusion"), list):
         return {"kind": "flat", "title": "Agreement figures", "rows": _flatten(agreement)}
+    problem = agreement_problem(agreement)
+    if problem:
+        raise UsageError(f"agreement: {problem}")
     ref = describe_qrels(agreement.get("ref")) if agreement.get("ref") else None
     test = describe_qrels(agreement.get("test")) if agreement.get("test") else None
     ref_label = ref.label if ref and ref.key != "qrels" else "gold chunks" if gold_qrels and agreement.get("ref") == gold_qrels \
@@ -461,8 +464,31 @@ def read_sensitivity(path: str | os.PathLike) -> list[SensitivityPoint]:
 
 
 def read_agreement(path: str | os.PathLike) -> dict[str, Any]:
-    """A JSON object of agreement figures (free-form keys and values)."""
+    """A JSON object of agreement figures (free-form keys and values; shaped as `semrel agree -f json`
+    writes it where it holds labels.confusion)."""
     value = loads(read_text(path), path)
     if not isinstance(value, dict):
         raise FormatError(display_name(path), f"expected a JSON object, found {type(value).__name__}")
+    problem = agreement_problem(value)
+    if problem:
+        raise FormatError(display_name(path), problem, hint="give the output of `semrel agree -f json`")
     return value
+
+
+def agreement_problem(agreement: Mapping[str, Any]) -> str | None:
+    """What keeps an object holding labels.confusion from being read as `semrel agree -f json`'s, or None."""
+    labels = agreement.get("labels")
+    if not isinstance(labels, Mapping) or not isinstance(labels.get("confusion"), list):
+        return None  # free-form figures
+    confusion = labels["confusion"]
+    size = len(confusion)
+    if not size or not all(isinstance(row, list) and len(row) == size and all(is_whole(n) and n >= 0 for n in row)
+                           for row in confusion):
+        return "labels.confusion must be a square table of counts (equal-length lists of whole numbers, 0 or more)"
+    names = labels.get("labels")
+    if names is not None and (not isinstance(names, list) or len(names) != size):
+        return f"labels.labels must list the {size} grades of labels.confusion"
+    for key in ("n", "percent_agreement", "kappa", "kappa_low", "kappa_high"):
+        if labels.get(key) is not None and not is_number(labels[key]):
+            return f"labels.{key} must be a number"
+    return None
