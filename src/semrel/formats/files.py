@@ -187,12 +187,15 @@ def note_input(path: str | os.PathLike, info: os.stat_result | None = None) -> N
         pass
 
 
+def manifest_path(output: str | os.PathLike) -> str:
+    """Where the manifest of `output` lies (semrel.formats.manifest writes it)."""
+    return f"{output}.manifest.json"
+
+
 def allow_rewrite(path: str | os.PathLike) -> None:
     """Let the current command rewrite `path`, and the manifest beside it, although it read them
     (`golden pick` edits its golden set in place, with a journal of every change; `fill` extends
     judgments.jsonl)."""
-    from .manifest import manifest_path  # manifest.py builds on this module
-
     guard = _GUARD.get()
     if guard is not None:
         for name in (path, manifest_path(path)):

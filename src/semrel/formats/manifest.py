@@ -10,7 +10,7 @@ import sys
 from importlib import metadata
 from typing import Any, Iterable, Mapping
 
-from .files import STDIO, atomic_writer, file_digest
+from .files import STDIO, atomic_writer, file_digest, manifest_path
 from .jsonl import too_deep
 
 LIBRARIES = ("numpy", "pyarrow", "torch", "transformers", "bert-score", "click", "jsonlines")
@@ -33,10 +33,6 @@ def describe_input(path: str | os.PathLike) -> dict[str, Any]:
     if name == STDIO or not os.path.isfile(name):
         return {"path": name}
     return {"path": name, **file_digest(name)}
-
-
-def manifest_path(output: str | os.PathLike) -> str:
-    return f"{output}.manifest.json"
 
 
 def write_manifest(
