@@ -5,15 +5,20 @@ each page (PDF) or headed section (HTML, .docx, Markdown) lies in that text, so 
 its pages or headings along with character offsets into the extracted text.
 
 - PDF: pypdf (pure Python), `page.extract_text()` page by page, pages joined by a blank line.
+  AES needs the optional cryptography package; without it such a PDF is unreadable, and says so.
 - HTML: selectolax (lexbor, a browser-grade HTML5 parser). The main text is the `<main>` element
-  (else `role="main"`, else the first `<article>`, else `<body>`) without navigation, asides,
-  forms, scripts, styles and hidden elements, and without page headers and footers when the body
-  is used. Headings, paragraphs, list items, table rows and preformatted blocks become blocks
-  separated by a blank line. A rule, not a heuristic: the same page gives the same text, and no
-  paragraph is dropped for being short (docs/golden.md says why not trafilatura).
-- .docx: python-docx, paragraphs and table rows in document order; `Heading N` and `Title`
-  styles are headings.
-- TREC SGML: `<DOC><DOCNO>id</DOCNO>...</DOC>`, several per file (see trec_documents).
+  (else `role="main"`, else the page's only top-level `<article>`, else `<body>`) without
+  navigation, asides, forms, scripts, styles and hidden elements, and without page headers and
+  footers when the body is used. Headings, paragraphs, list items, table rows and preformatted
+  blocks become blocks separated by a blank line (a nested table's rows after the row holding it).
+  A rule, not a heuristic: the same page gives the same text, and no paragraph is dropped for being
+  short (docs/golden.md says why not trafilatura).
+- .docx: python-docx, paragraphs and table rows in document order, also inside content controls
+  (`w:sdt`); `Heading N` and `Title` styles are headings.
+- Markdown: the file as it is; ATX `#` headings outside code fences make the sections, the first
+  `# ` heading is the title.
+- TREC SGML: `<DOC><DOCNO>id</DOCNO>...</DOC>`, several per file (see trec_documents); in a folder a
+  record without a DOCNO is skipped on its own.
 
 Folders are read recursively; what is not read is counted per reason (DocumentReport).
 """
@@ -84,6 +89,15 @@ class Document:
         return meta
 
 
+class UnreadableDocument(FormatError):
+    """A file semrel cannot read for a reason worth its own line when a folder skips it
+    ("encrypted PDF: save an unprotected copy"), not merged into "unreadable PDF"."""
+
+    def __init__(self, path: str, message: str, reason: str, hint: str | None = None):
+        super().__init__(path, message, hint=hint)
+        self.reason = reason
+
+
 class TextBuilder:
     """Blocks joined by a blank line, with the sections (pages, headings) they fall in."""
 
@@ -128,56 +142,71 @@ class TextBuilder:
 
 # ---------------------------------------------------------------- plain text and Markdown
 
-_MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+# An ATX heading: 1-6 '#', a space, the text; a closing run of '#' counts only after a space
+# (CommonMark: `# C#` is "C#", `# Setup #` is "Setup").
+_MD_HEADING = re.compile(r"^(#{1,6})(?:[ \t]+(.*?))??(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 _MD_FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def _markdown_headings(text: str) -> list[tuple[int, str, int]]:
+    """(level, text, offset) of each `#` heading outside code fences."""
+    fenced = [m.span() for m in _MD_FENCE.finditer(text)]
+    return [(len(m.group(1)), (m.group(2) or "").strip(), m.start()) for m in _MD_HEADING.finditer(text)
+            if (m.group(2) or "").strip() and not any(a <= m.start() < b for a, b in fenced)]
 
 
 def markdown_sections(text: str) -> tuple[Section, ...]:
     """`#` headings (outside code fences) and the stretches they head."""
-    fenced = [m.span() for m in _MD_FENCE.finditer(text)]
-    found = [m for m in _MD_HEADING.finditer(text) if not any(a <= m.start() < b for a, b in fenced)]
+    found = _markdown_headings(text)
     sections: list[Section] = []
     path: list[tuple[int, str]] = []
-    for n, m in enumerate(found):
-        level = len(m.group(1))
-        path = [(lv, t) for lv, t in path if lv < level] + [(level, m.group(2).strip())]
-        end = found[n + 1].start() if n + 1 < len(found) else len(text)
-        sections.append(Section(m.start(), end, {"headings": tuple(t for _, t in path)}))
+    for n, (level, heading, start) in enumerate(found):
+        path = [(lv, t) for lv, t in path if lv < level] + [(level, heading)]
+        end = found[n + 1][2] if n + 1 < len(found) else len(text)
+        sections.append(Section(start, end, {"headings": tuple(t for _, t in path)}))
     return tuple(sections)
 
 
 def text_document(path: Path, doc_id: str) -> Document:
+    """A .txt file as it is; a .md file with its `#` sections and, as title, its first `# ` heading."""
     text = read_text(path)
     if KINDS.get(_suffix(path)) != "markdown":
         return Document(sanitise_id(doc_id), text)
-    sections = markdown_sections(text)
-    title = ""
-    for line in text.splitlines():
-        if line.startswith("# "):
-            title = line[2:].strip()
-        if line.strip():
-            break
-    return Document(sanitise_id(doc_id), text, title, sections)
+    title = next((heading for level, heading, _ in _markdown_headings(text) if level == 1), "")
+    return Document(sanitise_id(doc_id), text, title, markdown_sections(text))
 
 
 # ---------------------------------------------------------------- PDF
 
 
 def pdf_document(path: Path, doc_id: str) -> Document:
-    """Each page's text (pypdf's extract_text), pages separated by a blank line; sections = pages from 1."""
+    """Each page's text (pypdf's extract_text), pages separated by a blank line; sections = pages from 1.
+    A PDF pypdf cannot read (broken, encrypted, AES without the cryptography package, a filter pypdf
+    does not implement) is a FormatError saying why."""
     from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+    from pypdf.errors import DependencyError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # its repair notes ("EOF marker not found") are noise on stderr
     try:
         reader = PdfReader(str(path))
         if reader.is_encrypted and not reader.decrypt(""):
-            raise FormatError(str(path), "the PDF is encrypted", hint="save an unprotected copy")
+            raise UnreadableDocument(str(path), "the PDF is encrypted", "encrypted PDF: save an unprotected copy",
+                                     hint="save an unprotected copy")
         builder = TextBuilder()
         for number, page in enumerate(reader.pages, start=1):
             builder.page(number, page.extract_text() or "")
         title = str(reader.metadata.title or "").strip() if reader.metadata is not None else ""
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
+    except SemrelError:
+        raise
+    except DependencyError as exc:  # pypdf reads AES only with the optional cryptography package
+        if "AES" in str(exc):
+            raise UnreadableDocument(str(path), "the PDF is encrypted with AES",
+                                     "PDF encrypted with AES: pip install cryptography to read it",
+                                     hint="pip install cryptography to read it") from None
+        raise FormatError(str(path), f"not a readable PDF ({exc})") from None
+    except NotImplementedError as exc:  # e.g. "Unsupported filter /JBIG2Decode"
+        raise FormatError(str(path), f"not a readable PDF (pypdf cannot read it: {exc})") from None
+    except Exception as exc:  # noqa: BLE001 - a malformed PDF makes pypdf raise almost anything; it is one unreadable file
         raise FormatError(str(path), f"not a readable PDF ({type(exc).__name__}: {exc})") from None
     return builder.document(sanitise_id(doc_id), title)
 
@@ -225,11 +254,12 @@ def html_text_document(page: str, doc_id: str) -> Document:
     tree = LexborHTMLParser(page)
     title_node = tree.css_first("title")
     title = _squash(title_node.text()) if title_node is not None else ""
-    root = None
-    for selector in ("main", '[role="main"]', "article"):
-        root = tree.css_first(selector)
-        if root is not None:
-            break
+    root = tree.css_first("main")
+    if root is None:
+        root = tree.css_first('[role="main"]')
+    if root is None:
+        articles = [node for node in tree.css("article") if not _inside_article(node)]
+        root = articles[0] if len(articles) == 1 else None  # several articles: the page is read from <body>
     whole_body = root is None
     root = root if root is not None else tree.body
     builder = TextBuilder()
@@ -239,6 +269,15 @@ def html_text_document(page: str, doc_id: str) -> Document:
             first = root.css_first("h1")
             title = _squash(first.text()) if first is not None else ""
     return builder.document(doc_id, title)
+
+
+def _inside_article(node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.tag == "article":
+            return True
+        parent = parent.parent
+    return False
 
 
 def _dropped(node, whole_body: bool) -> bool:
@@ -253,12 +292,23 @@ def _dropped(node, whole_body: bool) -> bool:
             or whole_body and role in _CHROME_ROLES or bool(_HIDDEN_STYLE.search(attributes.get("style") or "")))
 
 
+@dataclass
+class _Row:
+    """An open table row: its cells so far, the rows of tables nested in it, and the text of the
+    cell a nested row interrupted."""
+
+    cells: list[str] = field(default_factory=list)
+    nested: list[str] = field(default_factory=list)
+    before: str = ""
+
+
 def _walk(root, builder: TextBuilder, whole_body: bool) -> None:
     """Depth-first over the elements, without recursion (pages nest deeply). Text gathers in the
     open block, which the start or end of a block element closes; inside a heading or a table row
-    block elements do not split it (a row's cells are joined with ' | ')."""
+    block elements do not split it (a row's cells are joined with ' | '). The rows of a table inside
+    a cell come after the row that holds it."""
     pending: list[str] = []
-    cells: list[list[str]] = []  # one list per open table row
+    rows: list[_Row] = []  # the open table rows, innermost last
     held = 0  # open headings and table rows
     preformatted = 0
 
@@ -283,13 +333,19 @@ def _walk(root, builder: TextBuilder, whole_body: bool) -> None:
                 text = _squash(take())
                 if text:
                     builder.heading(_HEADINGS[tag], text)
-            elif tag == "tr":
+            elif tag == "tr" and rows:
                 held -= 1
-                row = [c for c in cells.pop() + [_squash(take())] if c]
-                if row:
-                    builder.add(" | ".join(row))
-            elif tag in ("td", "th") and cells:
-                cells[-1].append(_squash(take()))
+                row = rows.pop()
+                cells = [c for c in row.cells + [_squash(take())] if c]
+                blocks = ([" | ".join(cells)] if cells else []) + row.nested
+                if rows:  # a nested table: its rows wait for the row that holds it, whose cell text goes on
+                    rows[-1].nested.extend(blocks)
+                    pending.append(rows[-1].before)
+                else:
+                    for block in blocks:
+                        builder.add(block)
+            elif tag in ("td", "th") and rows:
+                rows[-1].cells.append(_squash(take()))
             elif tag == "pre" and not held:
                 flush()
                 preformatted -= 1
@@ -313,12 +369,14 @@ def _walk(root, builder: TextBuilder, whole_body: bool) -> None:
         elif tag == "tr":
             if not held:
                 flush()
+            elif rows:
+                rows[-1].before = take()  # the text of the cell holding this table so far
             held += 1
-            cells.append([])
-        elif tag in ("td", "th") and cells:
+            rows.append(_Row())
+        elif tag in ("td", "th") and rows:
             stray = _squash(take())
             if stray:
-                cells[-1].append(stray)
+                rows[-1].cells.append(stray)
         elif tag in _BLOCKS and not held:
             flush()
             if tag == "pre":
@@ -338,39 +396,74 @@ def _walk(root, builder: TextBuilder, whole_body: bool) -> None:
 # ---------------------------------------------------------------- .docx
 
 
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_DOCX_WRAPPERS = (f"{_W}sdt", f"{_W}sdtContent", f"{_W}customXml")  # content controls (title pages, tables of contents)
+
+
 def docx_document(path: Path, doc_id: str) -> Document:
-    """Paragraphs and table rows in order; paragraphs styled `Title` or `Heading N` are headings."""
+    """Paragraphs and table rows in order, also inside content controls; paragraphs styled `Title`
+    or `Heading N` are headings. A table row's cells are joined with ' | ' (a merged cell once), and
+    the rows of a table inside a cell come after the row that holds it."""
+    import zipfile
+
     import docx
     from docx.opc.exceptions import PackageNotFoundError
 
     try:
         document = docx.Document(str(path))
-    except (PackageNotFoundError, KeyError, ValueError, OSError) as exc:
+    # a broken document.xml raises lxml's XMLSyntaxError, a SyntaxError
+    except (PackageNotFoundError, zipfile.BadZipFile, SyntaxError, KeyError, ValueError, OSError) as exc:
         raise FormatError(str(path), f"not a readable .docx file ({type(exc).__name__}: {exc})") from None
     builder = TextBuilder()
-    namespace = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+    for block in _docx_blocks(document.element.body, document):
+        if isinstance(block, str):
+            builder.add(block)
+            continue
+        text = _squash(block.text)
+        if not text:
+            continue
+        style = (block.style.name if block.style is not None else "") or ""
+        level = 0 if style == "Title" else int(style.split()[-1]) if re.fullmatch(r"Heading [1-9]", style) else None
+        if level is not None:
+            builder.heading(level, text)
+        else:
+            builder.add(text)
+    title = (document.core_properties.title or "").strip()
+    return builder.document(sanitise_id(doc_id), title)
+
+
+def _docx_children(element) -> Iterator[Any]:
+    """The paragraphs and tables of a body or cell element, looking into content controls."""
+    for child in element.iterchildren():
+        if child.tag in _DOCX_WRAPPERS:
+            yield from _docx_children(child)
+        elif child.tag in (f"{_W}p", f"{_W}tbl"):
+            yield child
+
+
+def _docx_blocks(element, parent) -> Iterator[Any]:
+    """The paragraphs (python-docx Paragraphs) and table rows (text) of a body or a cell, in order."""
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
-    for element in document.element.body.iterchildren():
-        if element.tag == f"{namespace}p":
-            paragraph = Paragraph(element, document)
-            text = _squash(paragraph.text)
-            if not text:
-                continue
-            style = (paragraph.style.name if paragraph.style is not None else "") or ""
-            level = 0 if style == "Title" else int(style.split()[-1]) if re.fullmatch(r"Heading [1-9]", style) else None
-            if level is not None:
-                builder.heading(level, text)
-            else:
-                builder.add(text)
-        elif element.tag == f"{namespace}tbl":
-            for row in Table(element, document).rows:
-                cells = list(dict.fromkeys(_squash(c.text) for c in row.cells))  # merged cells repeat
-                if any(cells):
-                    builder.add(" | ".join(c for c in cells if c))
-    title = (document.core_properties.title or "").strip()
-    return builder.document(sanitise_id(doc_id), title)
+    for child in _docx_children(element):
+        if child.tag == f"{_W}p":
+            yield Paragraph(child, parent)
+            continue
+        for row in Table(child, parent).rows:
+            cells: list[str] = []
+            nested: list[str] = []
+            for cell in {c._tc: c for c in row.cells}.values():  # a merged cell repeats: once per row
+                words = []
+                for block in _docx_blocks(cell._tc, cell):
+                    if isinstance(block, str):
+                        nested.append(block)
+                    else:
+                        words.append(block.text)
+                cells.append(_squash(" ".join(words)))
+            if any(cells):
+                yield " | ".join(c for c in cells if c)
+            yield from nested
 
 
 # ---------------------------------------------------------------- TREC SGML
@@ -396,11 +489,13 @@ def _sgml_text(value: str) -> str:
     return "\n\n".join(p for p in paragraphs if p)
 
 
-def trec_documents(path: str | os.PathLike, text: str | None = None) -> Iterator[tuple[int, Document]]:
+def trec_documents(path: str | os.PathLike, text: str | None = None,
+                   skip: Callable[[FormatError], None] | None = None) -> Iterator[tuple[int, Document]]:
     """(line, Document) per `<DOC>` of a TREC SGML file. Id: DOCNO. Title: the first of TITLE,
     HEADLINE, HEAD, HL, TTL. Text: TEXT (with LEADPARA/LP/BODY) when the document has one, else
     everything but DOCNO and the bibliographic fields (dates, bylines, ids). Tags are removed and
-    entities decoded."""
+    entities decoded. A `<DOC>` without a DOCNO is a FormatError naming its line, or, given `skip`,
+    is passed to it and the other documents are read."""
     text = read_text(path) if text is None else text
     found = False
     for match in _DOC.finditer(text):
@@ -409,7 +504,11 @@ def trec_documents(path: str | os.PathLike, text: str | None = None) -> Iterator
         line = text.count("\n", 0, match.start()) + 1
         number = _DOCNO.search(body)
         if not number or not sanitise_id(_TAG.sub("", number.group(1))):
-            raise FormatError(display_name(path), "a <DOC> without a <DOCNO>", line=line)
+            error = FormatError(display_name(path), "a <DOC> without a <DOCNO>", line=line)
+            if skip is None:
+                raise error
+            skip(error)
+            continue
         doc_id = sanitise_id(_TAG.sub("", number.group(1)))
         title = next((_squash(_sgml_text(v)) for tag in TREC_TITLE_TAGS for v in _field(body, tag) if v.strip()), "")
         parts = [v for tag in TREC_TEXT_TAGS for v in _field(body, tag)]
@@ -521,10 +620,12 @@ def _excluded(relative: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatch(relative, p) or fnmatch.fnmatch(name, p) for p in patterns)
 
 
-def file_documents(path: Path, doc_id: str, kind: str) -> Iterable[Document]:
-    """The documents of one file of `kind` (a TREC file holds many, named by DOCNO)."""
+def file_documents(path: Path, doc_id: str, kind: str,
+                   skip: Callable[[FormatError], None] | None = None) -> Iterable[Document]:
+    """The documents of one file of `kind` (a TREC file holds many, named by DOCNO; `skip` takes
+    its unreadable records, else they are errors)."""
     if kind == "trec":
-        return [doc for _, doc in trec_documents(path)]
+        return [doc for _, doc in trec_documents(path, skip=skip)]
     return [READERS[kind](path, doc_id)]
 
 
@@ -555,8 +656,20 @@ def _folder_documents(folder: Path, report: DocumentReport, exclude: Sequence[st
             continue
         found += 1
         doc_id = relative[: -len(path.name)] + file_stem(path)
+
+        def skip_record(error: FormatError, relative: str = relative) -> None:
+            report.skip(f"TREC SGML record: {error.message}", f"{relative}:{error.line}")
+
         try:
-            documents = list(file_documents(path, doc_id, kind))
+            documents = list(file_documents(path, doc_id, kind, skip_record))
+        except UnreadableDocument as exc:
+            report.skip(exc.reason, relative)
+            continue
+        except FormatError as exc:
+            where = f"line {exc.line}: " if exc.line is not None else ""
+            report.skip(f"unreadable {KIND_NAMES[kind]}", f"{relative} ({where}{exc.message}"
+                        + (f"; {exc.hint})" if exc.hint else ")"))
+            continue
         except SemrelError as exc:
             report.skip(f"unreadable {KIND_NAMES[kind]}", f"{relative} ({str(exc).removeprefix(str(path) + ': ')})")
             continue

@@ -1,0 +1,195 @@
+"""Document readers on the inputs an audit found them losing text or failing on: .docx tables and
+content controls, HTML pages of several articles and nested tables, AES-encrypted PDFs and PDFs with a
+filter pypdf lacks, Markdown titles and `#` headings, TREC records without a DOCNO in a folder."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+from pathlib import Path
+
+from document_helpers import PAGE_ONE, PAGE_TWO, pdf_bytes
+from helpers import assert_one_error, read_lines, run, write
+from semrel.golden.documents import html_text_document, read_documents_report, text_document
+
+
+def chunk(tmp_path: Path, *args) -> tuple[list[dict], list[str]]:
+    out = tmp_path / "corpus.jsonl"
+    result = run("corpus", "chunk", *args, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    return read_lines(out), result.stderr.splitlines()
+
+
+# ---------------------------------------------------------------- .docx
+
+
+def report_docx(path: Path) -> Path:
+    """Equal values in a row, a merged header, a table inside a cell and a paragraph in a content control."""
+    import docx
+    from docx.oxml import OxmlElement
+
+    document = docx.Document()
+    document.add_heading("Results", level=1)
+    table = document.add_table(rows=2, cols=3)
+    for r, values in enumerate([["Item", "Before", "After"], ["Brake pads", "0", "0"]]):
+        for c, value in enumerate(values):
+            table.cell(r, c).text = value
+    merged = document.add_table(rows=2, cols=3)
+    merged.cell(0, 0).merge(merged.cell(0, 1)).text = "Merged header"
+    merged.cell(0, 2).text = "Other"
+    for c, value in enumerate("abc"):
+        merged.cell(1, c).text = value
+    outer = document.add_table(rows=1, cols=2)
+    outer.cell(0, 0).text = "Outer"
+    inner = outer.cell(0, 1).add_table(rows=1, cols=2)
+    inner.cell(0, 0).text, inner.cell(0, 1).text = "Nested one", "Nested two"
+    sdt, content, paragraph, run_, text = (OxmlElement(t) for t in ("w:sdt", "w:sdtContent", "w:p", "w:r", "w:t"))
+    text.text = "Inside a content control."
+    run_.append(text)
+    paragraph.append(run_)
+    content.append(paragraph)
+    sdt.append(content)
+    document.element.body.insert(len(document.element.body) - 1, sdt)  # before the section properties
+    document.add_paragraph("Last paragraph.")
+    document.save(str(path))
+    return path
+
+
+def test_docx_keeps_equal_cells_nested_tables_and_content_controls(tmp_path):
+    rows, _ = chunk(tmp_path, report_docx(tmp_path / "report.docx"), "--whole")
+    assert rows[0]["text"].split("\n\n") == [
+        "Results", "Item | Before | After", "Brake pads | 0 | 0", "Merged header | Other", "a | b | c",
+        "Outer", "Nested one | Nested two", "Inside a content control.", "Last paragraph."]
+
+
+# ---------------------------------------------------------------- HTML
+
+
+def test_html_with_several_articles_reads_the_body():
+    doc = html_text_document("<html><body><nav>Home</nav><header>Site</header><h1>Bike FAQ</h1>"
+                             "<article><h2>Brakes</h2><p>Replace pads at 1 mm.</p></article>"
+                             "<article><h2>Chains</h2><p>Oil every 200 km.</p></article>"
+                             "<footer>(c) 2024</footer></body></html>", "faq")
+    assert doc.text == "Bike FAQ\n\nBrakes\n\nReplace pads at 1 mm.\n\nChains\n\nOil every 200 km."
+    assert doc.title == "Bike FAQ"
+    assert [s.meta["headings"] for s in doc.sections] == [("Bike FAQ",), ("Bike FAQ", "Brakes"), ("Bike FAQ", "Chains")]
+
+
+def test_html_with_one_article_and_articles_inside_it_reads_that_article():
+    doc = html_text_document("<body><p>Site blurb.</p><article><h1>Post</h1><p>Body.</p>"
+                             "<article><p>A comment.</p></article></article></body>", "post")
+    assert doc.text == "Post\n\nBody.\n\nA comment."
+
+
+def test_html_nested_table_rows_follow_the_row_holding_them():
+    doc = html_text_document("<main><table><tr><td>A<table><tr><td>n1</td><td>n2</td></tr><tr><td>n3</td></tr>"
+                             "</table> tail</td><td>B</td></tr><tr><td>C</td></tr></table><p>after</p></main>", "t")
+    assert doc.text == "A tail | B\n\nn1 | n2\n\nn3\n\nC\n\nafter"
+
+
+# ---------------------------------------------------------------- PDF
+
+
+def aes_pdf() -> bytes:
+    """A PDF whose trailer says AES-256 (V5 R6): pypdf needs the cryptography package to check even
+    the empty password. The trailer comes after the cross-reference table, so its offsets stay right."""
+    zeros = "00"
+    encrypt = (f"/Encrypt << /Filter /Standard /V 5 /R 6 /Length 256 /P -4 /O <{zeros * 48}> /U <{zeros * 48}> "
+               f"/OE <{zeros * 32}> /UE <{zeros * 32}> /Perms <{zeros * 16}> "
+               "/CF << /StdCF << /CFM /AESV3 /Length 32 /AuthEvent /DocOpen >> >> /StmF /StdCF /StrF /StdCF >> "
+               f"/ID [<{zeros * 16}> <{zeros * 16}>]")
+    data = pdf_bytes([PAGE_ONE])
+    assert data.count(b"/Info 4 0 R >>") == 1
+    return data.replace(b"/Info 4 0 R >>", b"/Info 4 0 R " + encrypt.encode() + b" >>")
+
+
+def unsupported_filter_pdf() -> bytes:
+    """A PDF whose page content claims a stream filter pypdf does not implement."""
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import NameObject
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes([PAGE_ONE]))))
+    writer.pages[0]["/Contents"].get_object()[NameObject("/Filter")] = NameObject("/NoSuchDecode")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+HAS_CRYPTOGRAPHY = importlib.util.find_spec("cryptography") is not None
+
+
+def test_an_aes_pdf_without_cryptography_is_an_error_saying_so(tmp_path):
+    pdf = write(tmp_path / "locked.pdf", aes_pdf())
+    result = run("corpus", "chunk", pdf, "-o", tmp_path / "c.jsonl")
+    if HAS_CRYPTOGRAPHY:  # pypdf can check the password, which is wrong here: an encrypted PDF
+        assert_one_error(result, "locked.pdf", "encrypted")
+    else:
+        assert_one_error(result, "locked.pdf", "encrypted with AES", "pip install cryptography")
+
+
+def test_a_pdf_with_an_unsupported_filter_is_an_error_not_a_traceback(tmp_path):
+    pdf = write(tmp_path / "odd.pdf", unsupported_filter_pdf())
+    assert_one_error(run("corpus", "chunk", pdf, "-o", tmp_path / "c.jsonl"), "odd.pdf", "not a readable PDF",
+                     "/NoSuchDecode")
+
+
+def test_a_folder_skips_unreadable_pdfs_and_reads_the_rest(tmp_path):
+    folder = tmp_path / "pdfs"
+    write(folder / "a_locked.pdf", aes_pdf())
+    write(folder / "b_odd.pdf", unsupported_filter_pdf())
+    write(folder / "c_manual.pdf", pdf_bytes([PAGE_ONE, PAGE_TWO]))
+    rows, lines = chunk(tmp_path, folder, "--whole")
+    assert [r["_id"] for r in rows] == ["c_manual"]
+    assert any(line.startswith("semrel: warning: skipped 1 (unreadable PDF): b_odd.pdf (not a readable PDF")
+               and "/NoSuchDecode" in line for line in lines), lines
+    locked = ("semrel: warning: skipped 1 (encrypted PDF: save an unprotected copy): a_locked.pdf" if HAS_CRYPTOGRAPHY
+              else "semrel: warning: skipped 1 (PDF encrypted with AES: pip install cryptography to read it): a_locked.pdf")
+    assert locked in lines, lines
+
+
+# ---------------------------------------------------------------- Markdown
+
+
+def test_markdown_title_is_the_first_top_level_heading_anywhere(tmp_path):
+    doc = text_document(write(tmp_path / "notes.md", "Intro text.\n\n## Setup\n\n# Real Title\n\nBody.\n"), "notes")
+    assert doc.title == "Real Title"
+    fenced = text_document(write(tmp_path / "f.md", "```\n# not a heading\n```\n\n# Title\n"), "f")
+    assert fenced.title == "Title"
+
+
+def test_markdown_headings_keep_a_hash_that_is_not_a_closing_sequence(tmp_path):
+    doc = text_document(write(tmp_path / "c.md", "# C#\n\nText.\n\n## Setup #2 ##\n\nMore.\n\n### F# #\n"), "c")
+    assert doc.title == "C#"
+    assert [s.meta["headings"] for s in doc.sections] == [("C#",), ("C#", "Setup #2"), ("C#", "Setup #2", "F#")]
+
+
+# ---------------------------------------------------------------- TREC SGML
+
+
+def test_a_trec_record_without_docno_in_a_folder_skips_only_that_record(tmp_path):
+    write(tmp_path / "coll" / "la01", "<DOC>\n<DOCNO> A1 </DOCNO>\n<TEXT>good one</TEXT>\n</DOC>\n"
+                                      "<DOC>\n<TEXT>no docno</TEXT>\n</DOC>\n"
+                                      "<DOC>\n<DOCNO>A3</DOCNO><TEXT>third</TEXT></DOC>\n")
+    rows, lines = chunk(tmp_path, tmp_path / "coll", "--whole")
+    assert [(r["_id"], r["text"]) for r in rows] == [("A1", "good one"), ("A3", "third")]
+    assert "semrel: warning: skipped 1 (TREC SGML record: a <DOC> without a <DOCNO>): la01:5" in lines
+    documents, report = read_documents_report([tmp_path / "coll"])
+    assert [d.id for d in documents] == ["A1", "A3"] and report.files["trec"] == 1
+
+
+def test_a_docx_with_broken_xml_is_skipped_in_a_folder(tmp_path):
+    import zipfile
+
+    good = report_docx(tmp_path / "good.docx")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    with zipfile.ZipFile(good) as source, zipfile.ZipFile(folder / "broken.docx", "w") as broken:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            broken.writestr(item, data[: len(data) // 2] if item.filename == "word/document.xml" else data)
+    write(folder / "notes.txt", "Plain notes.\n")
+    rows, lines = chunk(tmp_path, folder, "--whole")
+    assert [r["_id"] for r in rows] == ["notes"]
+    assert any(line.startswith("semrel: warning: skipped 1 (unreadable .docx): broken.docx (not a readable .docx file "
+                               "(XMLSyntaxError") for line in lines), lines
