@@ -56,7 +56,10 @@ def test_validate_reports_every_problem_with_its_line(tmp_path):
     result = run("golden", "validate", clean, "--corpus", corpus)
     assert result.exit_code == 0 and result.stdout == "" and "0 errors, 0 warnings" in result.stderr
     broken = write(tmp_path / "broken.jsonl", item("q1", "x") + "{oops\n")
-    assert_one_error(run("golden", "validate", broken), "broken.jsonl:2", "invalid JSON")
+    result = run("golden", "validate", broken)  # a malformed line is one more problem, listed like the others
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.stdout.startswith(f"{broken}:2: error: invalid JSON") and len(result.stdout.splitlines()) == 1
+    assert "2 queries: 1 errors, 0 warnings" in result.stderr
 
 
 def test_stats_counts_and_distributions(tmp_path):

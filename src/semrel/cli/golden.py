@@ -197,7 +197,7 @@ def dedup_command(golden, report, apply, output, threshold, model):
     """Find near-duplicate queries in GOLDEN; only --apply removes them (keeping the first of each group)."""
     if apply != bool(output):
         raise UsageError("--apply and -o go together: -o names the deduplicated golden set")
-    rows, kept = dedup_golden(golden, report, output if apply else None, threshold, model, stderr_steps)
+    rows, kept = dedup_golden(golden, report, output if apply else None, threshold, model, stderr_steps, warn)
     removed = sum(len(r["duplicates"]) for r in rows)
     if apply:
         click.echo(f"{len(rows)} groups of near-duplicates; removed {removed}, kept {kept} -> {output}", err=True)

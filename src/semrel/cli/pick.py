@@ -14,7 +14,8 @@ from .base import SemrelCommand
 from .paths import input_path, output_path
 
 HELP = """keys: 1-9 and 0 mark or unmark a candidate (0 = the tenth) · n next query (marks accepted; none = no
-chunk holds the answer) · s skip (left without gold, not offered again) · u undo · q quit (all is saved) · ? help"""
+chunk holds the answer) · s skip (left without gold, its marks dropped; not offered again) · u undo · q quit (all is
+saved) · ? help"""
 QUIT_KEYS = ("q", "", "\x03", "\x04")
 
 
@@ -70,6 +71,9 @@ def interact(session: PickSession, chars: int) -> None:
             session.next()
         elif key == "s":
             session.skip()
+            dropped = [g for g in current.gold if g not in session.states[current.item.query_id].gold]
+            if dropped:
+                click.echo(f"skipped {current.item.query_id}: left without gold, marks dropped: {', '.join(dropped)} (u undoes)")
         elif key == "u":
             undone = session.undo()
             click.echo(f"undid {undone.action} of query {undone.query_id}" if undone else "nothing to undo")
@@ -95,9 +99,11 @@ def pick_command(golden, corpus, output, per_method, chars, model):
     Every key is saved at once (journal + golden set rewritten atomically); run the same
     command again to resume where you stopped.
     """
+    # Nothing is written before the first key that changes something (see golden.pick), so the
+    # closing line says whether anything was saved.
     session = open_pick_session(golden, corpus, output, per_method, model, steps=stderr_steps)
-    session.save()
     interact(session, chars)
     counts = session.counts()
     left = "; run the same command to resume" if counts["open"] else ""
-    click.echo(f"saved {session.output}: {counts['done']} done, {counts['skipped']} skipped, {counts['open']} open{left}")
+    done = f"saved {session.output}" if session.saved else f"no changes; {session.output} left as it was"
+    click.echo(f"{done}: {counts['done']} done, {counts['skipped']} skipped, {counts['open']} open{left}")

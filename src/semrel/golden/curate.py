@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import UsageError
@@ -88,9 +89,12 @@ def split_golden(golden: Path_, output_dir: Path_, targets: Sequence[int], names
 
 
 def dedup_golden(golden: Path_, report: Path_, output: Path_ | None = None, threshold: float = 0.95, model: str | None = None,
-                 steps: Steps = no_progress) -> tuple[list[dict[str, Any]], int | None]:
+                 steps: Steps = no_progress, warn: Callable[[str], None] | None = None,
+                 ) -> tuple[list[dict[str, Any]], int | None]:
     """The near-duplicate groups of `golden` written to `report` (JSONL); with `output`, the golden set
-    without the duplicates (the first of each group kept). Returns (groups, queries kept or None)."""
+    without the duplicates: the first of each group kept, with the gold chunk ids and reference answers
+    of the others merged into it (see deduplicated), each merge that adds something told to `warn`
+    (a Python warning without it). Returns (groups, queries kept or None)."""
     items = read_golden(golden)
     found = near_duplicate_groups([i.query for i in items], threshold, model, steps)
     rows = dedup_report(items, found)
@@ -99,6 +103,12 @@ def dedup_golden(golden: Path_, report: Path_, output: Path_ | None = None, thre
     write_manifest(report, inputs=[golden], params=params, rows=len(rows))
     kept = None
     if output is not None:
-        kept = write_golden(deduplicated(items, found), output)
+        notes: list[str] = []
+        kept = write_golden(deduplicated(items, found, notes), output)
         write_manifest(output, inputs=[golden], params=params, rows=kept)
+        for note in notes:
+            if warn is not None:
+                warn(note)
+            else:
+                warnings.warn(note, stacklevel=2)
     return rows, kept

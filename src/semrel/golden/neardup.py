@@ -6,6 +6,7 @@ removes exactly what the split would have kept together.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
@@ -87,27 +88,72 @@ def dedup_report(items: Sequence[GoldenItem], found: NearDuplicates) -> list[dic
     return rows
 
 
-def deduplicated(items: Sequence[GoldenItem], found: NearDuplicates) -> list[GoldenItem]:
-    """The first item of each group, in the original order; the ids it stands for go in its meta."""
+def _union(*sequences: Sequence[str]) -> tuple[str, ...]:
+    """Every value of the sequences once, in the order first seen."""
+    return tuple(dict.fromkeys(v for seq in sequences for v in seq))
+
+
+def _merged(keep: GoldenItem, removed: Sequence[GoldenItem]) -> tuple[GoldenItem, list[str]]:
+    """`keep` standing for itself and `removed`: the gold chunk ids and reference answers `keep` lacks
+    added after its own (in order, each once), grades too where any of them has grades, and the removed
+    ids in `meta.duplicates_removed`; with one note per removed item that brought something."""
+    extra_gold = [c for c in _union(*(r.gold_chunk_ids for r in removed)) if c not in keep.gold_chunk_ids]
+    extra_answers = [a for a in _union(*(r.reference_answers for r in removed)) if a.strip() and a not in keep.reference_answers]
+    answers = keep.reference_answers
+    if extra_answers:  # an empty answer of the kept query ("no answer given") makes way for the others'
+        answers = (*(a for a in answers if a.strip()), *extra_answers)
+    earlier = [str(q) for i in (keep, *removed) if isinstance(i.meta.get("duplicates_removed"), list)
+               for q in i.meta["duplicates_removed"]]  # from an earlier dedup: still removed, still listed
+    meta: dict[str, Any] = {**keep.meta, "duplicates_removed": list(_union([r.query_id for r in removed], earlier))}
+    if any(isinstance(i.meta.get("grades"), dict) and i.meta["grades"] for i in (keep, *removed)):
+        grades: dict[str, int] = {}
+        for i in (keep, *removed):  # the kept query's grade wins; gold without grades counts as 1, as in qrels
+            own = i.meta.get("grades")
+            for chunk, grade in (own.items() if isinstance(own, dict) and own else ((c, 1) for c in i.gold_chunk_ids)):
+                grades.setdefault(str(chunk), grade)
+        meta["grades"] = grades
+    notes = []
+    for r in removed:
+        new_gold = [c for c in _union(r.gold_chunk_ids) if c not in keep.gold_chunk_ids]
+        new_answers = [a for a in _union(r.reference_answers) if a.strip() and a not in keep.reference_answers]
+        brought = ([f"gold chunks {', '.join(new_gold)}"] if new_gold else []) + \
+                  ([f"reference answers {', '.join(map(repr, new_answers))}"] if new_answers else [])
+        if brought:
+            notes.append(f"query {r.query_id!r}, removed as a near-duplicate of {keep.query_id!r}, had "
+                         f"{' and '.join(brought)} that {keep.query_id!r} lacked: merged into {keep.query_id!r}")
+    return replace(keep, gold_chunk_ids=(*keep.gold_chunk_ids, *extra_gold), reference_answers=answers, meta=meta), notes
+
+
+def deduplicated(items: Sequence[GoldenItem], found: NearDuplicates,
+                 notes: list[str] | None = None) -> list[GoldenItem]:
+    """The first item of each group, in the original order, standing for the whole group: the gold
+    chunk ids and reference answers of the others are merged into it (nothing is lost) and their ids
+    listed in its `meta.duplicates_removed`. With `notes`, one line is appended to it for each removed
+    item that brought gold chunks or answers the kept one lacked."""
     kept = []
     for group in sorted(found.groups, key=lambda g: g[0]):
         item = items[group[0]]
         if len(group) > 1:
-            item = replace(item, meta={**item.meta, "duplicates_removed": [items[i].query_id for i in group[1:]]})
+            item, said = _merged(item, [items[i] for i in group[1:]])
+            if notes is not None:
+                notes.extend(said)
         kept.append(item)
     return kept
 
 
 def split_targets(total: int, ratios: Sequence[float] | None, sizes: Sequence[int] | None) -> list[int]:
     """How many items each part should get: `sizes` as given, or `ratios` of `total` (a missing
-    last ratio is the rest, so `0.8` means 80/20)."""
+    last ratio is the rest, so `0.8` means 80/20). NaN and infinity are refused: NaN passes no
+    comparison, so it would slip past every range check below."""
     if sizes:
-        if any(s <= 0 for s in sizes):
+        if any(not math.isfinite(s) or s != int(s) or s <= 0 for s in sizes):
             raise UsageError(f"sizes={','.join(map(str, sizes))!r}: sizes must be positive query counts")
         if sum(sizes) > total:
             raise UsageError(f"sizes={','.join(map(str, sizes))!r} ask for more than the {total} queries there are")
         return list(sizes)
     ratios = list(ratios or [0.8])
+    if not all(math.isfinite(r) for r in ratios):
+        raise UsageError(f"ratio={','.join(map(str, ratios))!r}: ratios must be finite numbers, e.g. 0.8")
     if any(r <= 0 for r in ratios) or sum(ratios) > 1 + 1e-9:
         raise UsageError("ratio= values must be positive and sum to at most 1")
     if sum(ratios) < 1 - 1e-9:

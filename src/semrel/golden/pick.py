@@ -2,6 +2,9 @@
 
 Every action is appended to a journal (`<output>.pick.jsonl`, one JSON object per line, flushed
 and fsynced) and the golden set is rewritten atomically, so quitting or crashing loses nothing.
+Nothing is written before the first action (opening a session and quitting leaves every file as it
+was), and the rewrite changes only `gold_chunk_ids`: every other field of each line, including
+fields semrel does not know, is written back as it was read.
 Each journal line records the query's state before and after the action; replaying the journal
 gives the state and the undo history back, whatever the golden file already holds.
 """
@@ -11,16 +14,16 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ..encoding.models import DEFAULT_MODEL
-from ..errors import FormatError, UsageError
-from ..formats.corpus import read_corpus, read_golden, require_known_chunks, write_golden
+from ..errors import FormatError, SemrelError, UsageError
+from ..formats.corpus import read_corpus, read_golden, require_known_chunks
 from ..formats.files import allow_rewrite, display_name
-from ..formats.jsonl import read_jsonl, require
+from ..formats.jsonl import read_jsonl, require, write_jsonl
 from ..formats.manifest import write_manifest
 from ..progress import Steps, no_progress
 from ..records import Chunk, GoldenItem
@@ -155,14 +158,27 @@ class PickSession:
     """The queue of queries without gold chunks and the actions on it; each action is saved at once."""
 
     def __init__(self, items: Sequence[GoldenItem], output: str, finder: Callable[[str], list[Candidate]],
-                 inputs: Sequence[str] = (), params: dict | None = None, chunk_ids: set[str] | None = None):
+                 inputs: Sequence[str] = (), params: dict | None = None, chunk_ids: set[str] | None = None,
+                 rows: Sequence[dict] | None = None):
+        """`rows`: the golden set's lines as read (one object per item, in order); saving writes them
+        back with only `gold_chunk_ids` replaced, so fields semrel does not know are kept."""
         self.items, self.output, self.finder = list(items), output, finder
+        if rows is not None and len(rows) != len(self.items):
+            raise ValueError(f"rows= has {len(rows)} lines for {len(self.items)} items")
+        self.rows = [dict(r) for r in rows] if rows is not None else [_golden_row(i) for i in self.items]
         self.inputs, self.params = list(inputs), dict(params or {})
         self.journal = journal_path(output)
         self.states = {i.query_id: State(i.gold_chunk_ids, GIVEN if i.gold_chunk_ids else OPEN) for i in self.items}
         self.history: list[Event] = []
-        for event in read_journal(self.journal, set(self.states), chunk_ids):
+        self.saved = False
+        events = read_journal(self.journal, set(self.states), chunk_ids)
+        # Each query's gold before any pick session touched it: what a skip leaves it with.
+        self.origin = {q: s.gold for q, s in self.states.items()}
+        for event in reversed(events):
+            self.origin[event.query_id] = event.before.gold
+        for event in events:
             self._apply(event)
+        self.resumed = bool(events)
         self._shown: tuple[str, list[Candidate]] | None = None
 
     def _apply(self, event: Event) -> None:
@@ -203,10 +219,25 @@ class PickSession:
         self.save()
 
     def save(self) -> None:
-        """Rewrite the golden set (atomically) with every query's current gold chunks, and its manifest."""
-        rows = write_golden([replace(i, gold_chunk_ids=self.states[i.query_id].gold) for i in self.items], self.output)
+        """Rewrite the golden set (atomically) with every query's current gold chunks, and its manifest.
+
+        Only `gold_chunk_ids` changes: the other fields of each line are written back as read."""
+        rows = write_jsonl(({**row, "gold_chunk_ids": list(self.states[i.query_id].gold)}
+                            for i, row in zip(self.items, self.rows)), self.output)
         write_manifest(self.output, inputs=[*self.inputs, self.journal] if os.path.exists(self.journal) else self.inputs,
                        params=self.params, rows=rows)
+        self.saved = True
+
+    def sync(self, written: dict[str, tuple[str, ...]] | None) -> bool:
+        """Save only if the golden set to write lags the journal (a crash between the journal's line and
+        the rewrite, or an output removed since): `written` is each query's gold chunks as the output
+        holds them now, None if it does not exist. True if it saved. Opening a session writes nothing else."""
+        if not self.resumed:
+            return False
+        if written is not None and written == {i.query_id: self.states[i.query_id].gold for i in self.items}:
+            return False
+        self.save()
+        return True
 
     def toggle(self, number: int) -> str | None:
         """Mark or unmark candidate `number` (1-based) of the current query; its chunk id, or None if there is none."""
@@ -218,11 +249,12 @@ class PickSession:
         self._record("toggle", current.item.query_id, State(gold, OPEN))
         return chunk_id
 
-    def _close(self, action: str, status: str) -> bool:
+    def _close(self, action: str, status: str, gold: tuple[str, ...] | None = None) -> bool:
         current = self.current()
         if current is None:
             return False
-        self._record(action, current.item.query_id, State(current.gold, status))
+        query_id = current.item.query_id
+        self._record(action, query_id, State(current.gold if gold is None else gold, status))
         return True
 
     def next(self) -> bool:
@@ -230,8 +262,11 @@ class PickSession:
         return self._close("next", DONE)
 
     def skip(self) -> bool:
-        """Leave the current query undecided; later sessions do not offer it again."""
-        return self._close("skip", SKIPPED)
+        """Leave the current query undecided: without gold (its marks are dropped; it keeps only what the
+        golden set held before picking began, which for a query offered here is nothing), and not offered
+        again by later sessions. `undo` brings the marks back."""
+        current = self.current()
+        return current is not None and self._close("skip", SKIPPED, self.origin[current.item.query_id])
 
     def undo(self) -> Event | None:
         """Revert the last action not yet undone, from this session or an earlier one."""
@@ -240,6 +275,21 @@ class PickSession:
         last = self.history[-1]
         self._record("undo", last.query_id, last.before)
         return last
+
+
+def _golden_row(item: GoldenItem) -> dict:
+    """A golden.jsonl line for an item given without the line it was read from (as write_golden writes it)."""
+    answer = item.reference_answers[0] if len(item.reference_answers) == 1 else list(item.reference_answers)
+    return {"query_id": item.query_id, "query": item.query, "reference_answer": answer,
+            "gold_chunk_ids": list(item.gold_chunk_ids), "meta": dict(item.meta)}
+
+
+def _written_gold(path: str) -> dict[str, tuple[str, ...]] | None:
+    """Each query's gold chunks as the golden set at `path` holds them (which must exist); None if it cannot be read."""
+    try:
+        return {i.query_id: i.gold_chunk_ids for i in read_golden(path)}
+    except (SemrelError, OSError, ValueError):
+        return None
 
 
 def open_pick_session(
@@ -251,12 +301,26 @@ def open_pick_session(
         raise UsageError("pick rewrites the golden set after every choice, so it needs a file, not '-'")
     chunks = read_corpus(corpus_path)
     items = read_golden(golden_path)
+    rows = [obj for _, obj in read_jsonl(golden_path)]  # the lines as they are, unknown fields included
     require_known_chunks(items, {c.id for c in chunks}, golden_path)
     # The one command that edits a file it reads, on purpose: the golden set (when -o does not name
     # another file) and the journal of every change, which is what makes each edit recoverable.
     target = output or golden_path
     allow_rewrite(journal_path(target))
-    if output is None or (os.path.exists(output) and os.path.samefile(output, golden_path)):
+    in_place = output is None or (os.path.exists(output) and os.path.samefile(output, golden_path))
+    if in_place:
         allow_rewrite(golden_path)
-    return PickSession(items, output or golden_path, CandidateFinder(chunks, per_method, model, steps), [golden_path, corpus_path],
-                       {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL}, {c.id for c in chunks})
+    session = PickSession(items, target, CandidateFinder(chunks, per_method, model, steps), [golden_path, corpus_path],
+                          {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL}, {c.id for c in chunks},
+                          rows)
+    if session.resumed:  # bring the golden set up to the journal, if a crash (or a removal) left it behind
+        if in_place:
+            session.sync({i.query_id: i.gold_chunk_ids for i in items})
+        elif not os.path.exists(target):
+            session.sync(None)
+        else:
+            allow_rewrite(target)  # read only to compare: it is the file this session writes
+            written = _written_gold(target)
+            if written is not None:  # one that cannot be read is left alone until the first action
+                session.sync(written)
+    return session

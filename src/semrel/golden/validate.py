@@ -10,8 +10,8 @@ import numpy as np
 
 from ..errors import FormatError
 from ..formats.corpus import golden_item
-from ..formats.files import display_name
-from ..formats.jsonl import read_jsonl
+from ..formats.files import display_name, read_lines
+from ..formats.jsonl import json_object
 from ..formats.tables import Table
 from ..records import Chunk, GoldenItem
 
@@ -33,7 +33,8 @@ def normalised_query(text: str) -> str:
 def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) -> tuple[list[Issue], int]:
     """(every issue in line order, number of items read).
 
-    Errors: a malformed line, a repeated query id, an empty query, an empty reference answer
+    Errors: a malformed line (not JSON, or JSON but not an object: reported like any other error,
+    and the lines after it are still checked), a repeated query id, an empty query, an empty reference answer
     (unless meta marks `no_answer`: some collections have none), a gold chunk id not in the corpus.
     Warnings: a query text seen before (the same wording may ask about different documents) and
     a query without gold chunks.
@@ -42,12 +43,14 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
     ids: dict[str, int] = {}
     texts: dict[str, int] = {}
     count = 0
-    for line, obj in read_jsonl(path):
+    for line, text in read_lines(path):
+        if not text.strip():
+            continue
         count += 1
         try:
-            item = golden_item(obj, path, line)
+            item = golden_item(json_object(text, path, line), path, line)
         except FormatError as exc:
-            issues.append(Issue(line, "error", exc.message))
+            issues.append(Issue(line, "error", exc.message + (f" ({exc.hint})" if exc.hint else "")))
             continue
         if item.query_id in ids:
             issues.append(Issue(line, "error", f"query id {item.query_id!r} already used on line {ids[item.query_id]}"))

@@ -1,0 +1,184 @@
+"""Defects an audit found in `golden pick|dedup|split|validate`, each pinned by a test that failed before its fix:
+skip kept the marks, pick rewrote (and stripped) the golden set on opening, dedup dropped the removed queries'
+gold chunks and answers, split took a NaN ratio, validate stopped at the first malformed line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from helpers import assert_one_error, read_lines, run, write
+from semrel.errors import UsageError
+from semrel.formats.corpus import read_golden
+from semrel.golden.neardup import NearDuplicates, deduplicated, split_targets
+from semrel.golden.pick import open_pick_session
+from semrel.records import GoldenItem
+from small_corpus import write_corpus
+
+GOLDEN = [
+    {"query_id": "q1", "query": "why does sourdough bread rise slowly", "reference_answer": "wild yeast",
+     "gold_chunk_ids": [], "meta": {"line": 1}, "extra_field": "keep me"},
+    {"query_id": "q2", "query": "which chess piece is the most powerful", "reference_answer": "the queen",
+     "gold_chunk_ids": [], "source": {"page": 3}},
+    {"query_id": "q3", "query": "do cats purr", "reference_answer": "when content", "gold_chunk_ids": ["cats#0"]},
+]
+
+
+@pytest.fixture
+def files(tmp_path):
+    golden = write(tmp_path / "golden.jsonl", "".join(json.dumps(r) + "\n" for r in GOLDEN))
+    return write_corpus(tmp_path / "corpus.jsonl"), golden
+
+
+def pick(files, keys, *extra):
+    corpus, golden = files
+    result = run("golden", "pick", "--golden", golden, "--corpus", corpus, "--candidates", "2", *extra, input=keys)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def gold(path) -> dict[str, tuple[str, ...]]:
+    return {i.query_id: i.gold_chunk_ids for i in read_golden(path)}
+
+
+# ---------------------------------------------------------------- pick: skip leaves the query without gold
+
+def test_skip_drops_the_marks_of_the_query_and_undo_brings_them_back(files, tmp_path):
+    out = tmp_path / "picked.jsonl"
+    text = pick(files, "1s", "-o", out)
+    assert "marked bread#0" in text and "skipped q1: left without gold, marks dropped: bread#0" in text
+    assert gold(out)["q1"] == () and "1 skipped" in text
+    journal = [json.loads(line) for line in (tmp_path / "picked.jsonl.pick.jsonl").read_text().splitlines()]
+    assert journal[-1]["action"] == "skip" and journal[-1]["after"] == {"gold_chunk_ids": [], "status": "skipped"}
+    pick(files, "u", "-o", out)  # the marks are in the journal: undo restores them, the query open again
+    assert gold(out)["q1"] == ("bread#0",)
+
+
+def test_skip_in_a_later_session_drops_marks_saved_by_an_earlier_one(files):
+    corpus, golden = files
+    pick(files, "1q")  # in place: the golden set now holds q1's mark, the journal says q1 is still open
+    assert gold(golden)["q1"] == ("bread#0",)
+    session = open_pick_session(str(golden), str(corpus), per_method=1)
+    assert session.current().gold == ("bread#0",) and session.skip()
+    assert gold(golden) == {"q1": (), "q2": (), "q3": ("cats#0",)}  # q3 came with gold: untouched
+
+
+# ---------------------------------------------------------------- pick: nothing written before a change, fields kept
+
+def test_opening_and_quitting_writes_nothing(files, tmp_path):
+    corpus, golden = files
+    before = golden.read_bytes()
+    text = pick(files, "q")
+    assert "no changes; " in text and "left as it was" in text
+    assert golden.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "golden.jsonl"]  # no manifest, no journal
+    pick(files, "q", "-o", tmp_path / "picked.jsonl")
+    assert not (tmp_path / "picked.jsonl").exists()
+
+
+def test_rewrites_change_only_the_gold_chunk_ids(files, tmp_path):
+    corpus, golden = files
+    pick(files, "1n")
+    rows = read_lines(golden)
+    assert rows[0] == {**GOLDEN[0], "gold_chunk_ids": ["bread#0"]}  # extra_field kept, key order too
+    assert rows[1] == GOLDEN[1] and rows[2] == GOLDEN[2]
+    assert list(rows[0]) == list(GOLDEN[0])
+    out = tmp_path / "picked.jsonl"
+    pick(files, "n", "-o", out)  # and into another file
+    assert read_lines(out)[1] == {**GOLDEN[1], "gold_chunk_ids": []} and read_lines(out)[0]["extra_field"] == "keep me"
+
+
+def test_a_resumed_session_restores_an_output_that_lags_its_journal(files, tmp_path):
+    out = tmp_path / "picked.jsonl"
+    pick(files, "1n", "-o", out)
+    out.unlink()  # e.g. removed, or a crash between the journal's line and the rewrite
+    pick(files, "q", "-o", out)
+    assert gold(out)["q1"] == ("bread#0",) and read_lines(out)[0]["extra_field"] == "keep me"
+    stamp = out.stat().st_mtime_ns
+    pick(files, "q", "-o", out)  # in step with its journal: left alone
+    assert out.stat().st_mtime_ns == stamp
+
+
+# ---------------------------------------------------------------- dedup: the removed queries' gold is merged
+
+NEAR = [
+    ("q1", "What is the conclusion of this report?", "A", ["a#0"]),
+    ("q2", "How do I feed bees in winter?", "B", ["b#0"]),
+    ("q3", "what is the  conclusion of this REPORT?", "C", ["a#1", "a#0"]),
+    ("q4", "how do i feed bees in winter", "B", ["b#0"]),
+]
+
+
+def test_dedup_apply_merges_the_gold_and_answers_of_removed_queries_and_warns(tmp_path):
+    golden = write(tmp_path / "golden.jsonl", "".join(
+        json.dumps({"query_id": q, "query": t, "reference_answer": a, "gold_chunk_ids": g}) + "\n" for q, t, a, g in NEAR))
+    out = tmp_path / "deduped.jsonl"
+    result = run("golden", "dedup", golden, "--report", tmp_path / "r.jsonl", "--apply", "-o", out)
+    assert result.exit_code == 0, result.output
+    kept = read_lines(out)
+    assert [i["query_id"] for i in kept] == ["q1", "q2"]
+    assert kept[0]["gold_chunk_ids"] == ["a#0", "a#1"] and kept[0]["reference_answer"] == ["A", "C"]
+    assert kept[0]["meta"] == {"duplicates_removed": ["q3"]}
+    assert kept[1]["gold_chunk_ids"] == ["b#0"] and kept[1]["reference_answer"] == "B"  # q4 brought nothing new
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert warnings == ["semrel: warning: query 'q3', removed as a near-duplicate of 'q1', had gold chunks a#1 and "
+                        "reference answers 'C' that 'q1' lacked: merged into 'q1'"]
+
+
+def test_deduplicated_merges_grades_and_fills_an_empty_answer():
+    items = [GoldenItem("k", "x", ("",), ("a",), {"grades": {"a": 2}}),
+             GoldenItem("r1", "x", ("yes",), ("b", "a")),
+             GoldenItem("r2", "x", ("yes", "also"), (), {"grades": {"c": 3, "a": 0}, "duplicates_removed": ["old"]})]
+    notes: list[str] = []
+    [merged] = deduplicated(items, NearDuplicates([[0, 1, 2]], np.zeros((3, 1))), notes)
+    assert merged.gold_chunk_ids == ("a", "b") and merged.reference_answers == ("yes", "also")
+    assert merged.meta == {"grades": {"a": 2, "b": 1, "c": 3}, "duplicates_removed": ["r1", "r2", "old"]}
+    assert len(notes) == 2 and "gold chunks b and reference answers 'yes'" in notes[0]
+    assert "'r2', removed as a near-duplicate of 'k', had reference answers 'yes', 'also' that 'k' lacked" in notes[1]
+
+
+# ---------------------------------------------------------------- split: non-finite ratios and sizes
+
+@pytest.mark.parametrize("ratio", ["nan", "inf", "0.5,nan", "-inf"])
+def test_split_refuses_a_ratio_that_is_not_a_finite_number(tmp_path, ratio):
+    golden = write(tmp_path / "golden.jsonl", "".join(
+        json.dumps({"query_id": q, "query": t, "reference_answer": a, "gold_chunk_ids": g}) + "\n" for q, t, a, g in NEAR))
+    assert_one_error(run("golden", "split", golden, "-o", tmp_path / "parts", "--ratio", ratio),
+                     "ratios must be finite numbers", code=2)
+    assert not (tmp_path / "parts").exists()
+
+
+def test_split_targets_refuse_non_finite_or_fractional_sizes():
+    for sizes in ([float("nan")], [float("inf")], [2.5]):
+        with pytest.raises(UsageError, match="positive query counts"):
+            split_targets(10, None, sizes)
+    with pytest.raises(UsageError, match="finite"):
+        split_targets(10, [float("nan")], None)
+
+
+# ---------------------------------------------------------------- validate: malformed lines are issues
+
+def test_validate_lists_malformed_lines_and_goes_on(tmp_path):
+    corpus = write(tmp_path / "corpus.jsonl", json.dumps({"_id": "a#0", "title": "", "text": "x"}) + "\n")
+    golden = write(tmp_path / "golden.jsonl", "\n".join([
+        '{"query_id":"a","query":"Q one","reference_answer":"x","gold_chunk_ids":["a#0"]}',
+        '{"query_id":"b","query":"Q two","reference_answer":"x","gold_chunk_ids":["nope#9"]',
+        '[1]',
+        '',
+        '{"query_id":"a","query":"q  ONE","reference_answer":"","gold_chunk_ids":[]}',
+        '{"query_id":"d","query":"Q d","reference_answer":"y","gold_chunk_ids":["nope#1"]}',
+    ]) + "\n")
+    result = run("golden", "validate", golden, "--corpus", corpus)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.stdout.splitlines() == [
+        f"{golden}:2: error: invalid JSON (Expecting ',' delimiter)",
+        f"{golden}:3: error: expected a JSON object, found list",
+        f"{golden}:5: error: query id 'a' already used on line 1",
+        f"{golden}:5: warning: query 'a' has the same text as line 1",
+        f"{golden}:5: error: query 'a' has an empty reference answer",
+        f"{golden}:5: warning: query 'a' has no gold chunks",
+        f"{golden}:6: error: gold chunk 'nope#1' of query 'd' is not in the corpus",
+    ]
+    assert "5 queries: 5 errors, 2 warnings" in result.stderr
