@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Iterable, Iterator
 
 from ..errors import FormatError, ValidationError
-from ..records import Chunk, GoldenItem, Qrels
+from ..records import Chunk, GoldenItem, Qrels, is_whole
 from .files import check_id, display_name, line_id
 from .jsonl import read_jsonl, require, write_jsonl
+
+
+def shown_json(value: object, limit: int = 40) -> str:
+    """A JSON value as an error message quotes it (null, "abc", Infinity), cut at `limit` characters."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _nonempty(records: list, what: str, path: str | os.PathLike) -> list:
@@ -30,9 +37,18 @@ def chunk_of(obj: dict, path: str | os.PathLike, line: int) -> Chunk:
     meta = obj.get("meta") or {}
     if not isinstance(meta, dict):
         raise FormatError(display_name(path), "meta should be an object", line=line)
+    doc_id = obj.get("doc_id", chunk_id)
+    if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
+        raise FormatError(display_name(path), f"doc_id should be a string (the chunk's document id), found {shown_json(doc_id)}; "
+                          "leave it out to make the chunk its own document", line=line)
+    start, end = obj.get("start", 0), obj.get("end", len(text))
+    for name, value in (("start", start), ("end", end)):
+        if not is_whole(value) or value < 0:
+            raise FormatError(display_name(path), f"{name} should be a whole number (a character offset into the document, "
+                              f"0 or more), found {shown_json(value)}; leave it out when not known", line=line)
     return Chunk(
-        id=chunk_id, text=text, title=str(obj.get("title") or ""), doc_id=str(obj.get("doc_id", chunk_id)),
-        start=int(obj.get("start", 0)), end=int(obj.get("end", len(text))), meta=meta,
+        id=chunk_id, text=text, title=str(obj.get("title") or ""), doc_id=str(doc_id), start=int(start), end=int(end),
+        meta=meta,
     )
 
 

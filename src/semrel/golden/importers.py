@@ -16,10 +16,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ..errors import FormatError, UsageError, ValidationError
+from ..errors import FormatError, SemrelError, UsageError, ValidationError
 from ..formats.beir import beir_paths, read_beir_qrels
-from ..formats.corpus import read_corpus, require_known_chunks
-from ..formats.files import display_name, read_head, read_text
+from ..formats.corpus import read_corpus, require_known_chunks, shown_json
+from ..formats.files import check_id, display_name, line_id, read_head, read_text
 from ..formats.jsonl import check_nesting, read_jsonl
 from ..records import Chunk, GoldenItem
 from .chunking import Document, chunk_documents, sanitise_id
@@ -38,7 +38,33 @@ DEFAULT_COLUMNS = {
     "answer": ("reference_answer", "answer", "answers"),
     "chunk_ids": ("gold_chunk_ids", "chunk_ids", "gold"),
 }
+ROLE_NAMES = {"id": "query id", "query": "query", "answer": "answer", "chunk_ids": "gold chunk ids"}
+ROLE_OPTIONS = {"id": "--id-col", "query": "--query-col", "answer": "--answer-col", "chunk_ids": "--chunk-ids-col"}
 _ID_SEPARATORS = re.compile(r"[\s,;|]+")
+
+
+def _is_id(value: Any) -> bool:
+    """A string or a whole number (not a bool): what a JSON id may be."""
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
+def _query_id(value: Any, path: str | Path, where: str, line: int | None = None) -> str:
+    """The query id `value` (a string or a whole number; None or "" give ""), made one token and
+    checked as write_golden checks it, so a bad id is refused naming the file (and line) it is in."""
+    if value is None or value == "":
+        return ""
+    if not _is_id(value):
+        raise FormatError(display_name(path), f"{where} should be a string or a whole number, found {shown_json(value)}",
+                          line=line)
+    query_id = sanitise_id(str(value))
+    if not query_id:
+        return ""
+    if line is not None:
+        return line_id(query_id, "query id", path, line)
+    try:
+        return check_id(query_id, "query id")
+    except SemrelError as exc:
+        raise FormatError(display_name(path), f"{where}: {exc}") from None
 
 
 def detect_format(source: str) -> str:
@@ -76,13 +102,19 @@ def _squad_paragraphs(data: Any, path: str) -> Iterable[tuple[Document, list[dic
     for a, article in enumerate(articles):
         article = expect(article, dict, path, f"data[{a}]")
         paragraphs = expect(article.get("paragraphs"), list, path, f"data[{a}].paragraphs")
-        title = str(article.get("title") or "")
+        title = article.get("title") or ""
+        if not isinstance(title, str):
+            raise FormatError(display_name(path), f"data[{a}].title should be a string, found {shown_json(title)}")
         for p, paragraph in enumerate(paragraphs):
             where = f"data[{a}].paragraphs[{p}]"
             paragraph = expect(paragraph, dict, path, where)
             context = expect(paragraph.get("context"), str, path, f"{where}.context")
             if "document_id" in paragraph:
-                doc_id = str(paragraph["document_id"])
+                doc_id = paragraph["document_id"]
+                if not _is_id(doc_id):
+                    raise FormatError(display_name(path), f"{where}.document_id should be a string or a whole number, "
+                                      f"found {shown_json(doc_id)}; leave it out to name the document after the title")
+                doc_id = str(doc_id)
             else:
                 doc_id = (title or f"doc{a}") + (f"_{p}" if len(paragraphs) > 1 else "")
             yield Document(sanitise_id(doc_id), context, title), expect(paragraph.get("qas"), list, path, f"{where}.qas")
@@ -107,15 +139,26 @@ def import_squad(source: str, options: ImportOptions) -> Imported:
             qa = expect(qa, dict, source, f"question {q} of document {doc.id!r}")
             if "question" not in qa or "id" not in qa:
                 raise FormatError(source, f"question {q} of document {doc.id!r} lacks 'question' or 'id'")
-            question = expect(qa["question"], str, source, f"question {q} of document {doc.id!r}: 'question'")
-            answers = [a for a in qa.get("answers") or [] if isinstance(a, dict) and str(a.get("text", "")).strip()]
+            where = f"question {q} of document {doc.id!r}"
+            question = expect(qa["question"], str, source, f"{where}: 'question'")
+            query_id = _query_id(qa["id"], source, f"{where}: 'id'")
+            answers = []
+            listed = qa.get("answers")
+            for n, answer in enumerate(expect([] if listed is None else listed, list, source, f"{where}: 'answers'")):
+                answer = expect(answer, dict, source, f"{where}: answers[{n}]")
+                text = answer.get("text", "")
+                if not isinstance(text, str):
+                    raise FormatError(display_name(source), f"{where}: answers[{n}].text should be a string, found "
+                                      f"{shown_json(text)}")
+                if text.strip():
+                    answers.append(answer)
             texts = tuple(dict.fromkeys(str(a["text"]).strip() for a in answers))
             gold: list[str] = []
             spans = []
             for answer in answers:
                 start = answer.get("answer_start")
                 if start is not None:
-                    expect(start, int, source, f"answer_start of question {q} of document {doc.id!r}")
+                    expect(start, int, source, f"answer_start of {where}")
                 span = find_answer(doc.text, str(answer["text"]), start)
                 if span:
                     spans.append(list(span))
@@ -127,7 +170,7 @@ def import_squad(source: str, options: ImportOptions) -> Imported:
             elif not spans:
                 meta["answer_not_found"] = True
                 counts["queries whose answer text is not in its context (kept, meta answer_not_found)"] += 1
-            items.append(GoldenItem(sanitise_id(str(qa["id"])), question.strip(), texts, tuple(gold), meta))
+            items.append(GoldenItem(query_id, question.strip(), texts, tuple(gold), meta))
     return Imported(items, chunks, counts)
 
 
@@ -154,12 +197,14 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
     for n, example in enumerate(examples):
         example = expect(example, dict, source, f"examples[{n}]")
         query = expect(example.get("query"), str, source, f"examples[{n}].query")
-        contexts = expect(example.get("reference_contexts") or [], list, source, f"examples[{n}].reference_contexts")
-        answer = str(example.get("reference_answer") or "").strip()
+        contexts = example.get("reference_contexts")
+        contexts = expect([] if contexts is None else contexts, list, source, f"examples[{n}].reference_contexts")
+        answer = example.get("reference_answer")
+        answer = expect("" if answer is None else answer, str, source, f"examples[{n}].reference_answer").strip()
         gold: list[str] = []
         matches = []
-        for context in contexts:
-            found = matcher.match(str(context))
+        for c, context in enumerate(contexts):
+            found = matcher.match(expect(context, str, source, f"examples[{n}].reference_contexts[{c}]"))
             matched[found.how] += 1
             matches.append(found.meta())
             spanning[len(found.ids)] += len(found.ids) > 1
@@ -169,7 +214,7 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
         if not answer:
             meta["no_answer"] = True
             counts["queries without an answer"] += 1
-        query_id = sanitise_id(str(example.get("query_id") or f"q{n + 1}"))
+        query_id = _query_id(example.get("query_id"), source, f"examples[{n}].query_id") or f"q{n + 1}"
         items.append(GoldenItem(query_id, query.strip(), (answer,) if answer else (), tuple(gold), meta))
     contexts_total = sum(matched.values())
     return Imported(items, None, counts, {
@@ -202,7 +247,7 @@ def _resolve_columns(available: Sequence[str], chosen: dict[str, str | None], pa
     return resolved
 
 
-def _id_list(value: Any, path: str, line: int) -> tuple[str, ...]:
+def _id_list(value: Any, column: str, path: str, line: int) -> tuple[str, ...]:
     """Chunk ids from a list, a JSON list in a string, or a string separated by spaces , ; or |."""
     if value is None:
         return ()
@@ -213,22 +258,51 @@ def _id_list(value: Any, path: str, line: int) -> tuple[str, ...]:
         except json.JSONDecodeError:
             raise FormatError(display_name(path), f"chunk id list {value!r} is not valid JSON", line=line) from None
     if isinstance(value, list):
-        return tuple(str(v) for v in value)
-    return tuple(i for i in _ID_SEPARATORS.split(str(value)) if i)
+        wrong = next((v for v in value if not _is_id(v)), None)
+        if wrong is not None or None in value:
+            raise FormatError(display_name(path), f"field {column!r} (the gold chunk ids) should list chunk ids (strings), "
+                              f"found {shown_json(wrong)} in the list", line=line)
+        ids: Sequence[str] = [str(v) for v in value]
+    elif _is_id(value):
+        ids = [i for i in _ID_SEPARATORS.split(str(value)) if i]
+    else:
+        raise FormatError(display_name(path), f"field {column!r} (the gold chunk ids) should be a list of chunk ids or a string of "
+                          f"ids separated by spaces, ',', ';' or '|', found {shown_json(value)}", line=line)
+    return tuple(line_id(i, "gold chunk id", path, line) for i in ids)
 
 
-def _answers(value: Any, path: str, line: int) -> tuple[str, ...]:
+def _answers(value: Any, column: str, path: str, line: int) -> tuple[str, ...]:
     values = value if isinstance(value, list) else [value]
-    if not all(isinstance(v, (str, type(None))) for v in values):
-        raise FormatError(display_name(path), "the answer should be a string or a list of strings", line=line)
+    wrong = next((v for v in values if not isinstance(v, (str, type(None)))), None)
+    if wrong is not None:
+        raise FormatError(display_name(path), f"field {column!r} (the answer) should be a string or a list of strings, "
+                          f"found {shown_json(wrong if isinstance(value, list) else value)}", line=line)
     return tuple(v.strip() for v in values if v and v.strip())
 
 
-def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str, str | None], path: str) -> Imported:
+def _other_name(row: dict[str, Any], role: str, column: str | None) -> str | None:
+    """A default name of `role` that `row` has although the chosen column is not in it (JSONL lines
+    that name a field differently)."""
+    if column in row:
+        return None
+    return next((d for d in DEFAULT_COLUMNS[role] if d != column and d in row), None)
+
+
+def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str, str | None], path: str,
+                   named: Iterable[str] = ()) -> Imported:
+    """GoldenItems of the rows; a row lacking a column it holds under another default name (of a
+    role the user did not name a column for) is refused."""
     items: list[GoldenItem] = []
     counts: Counter[str] = Counter()
     query_column, answer_column = columns["query"], columns["answer"]
+    guessed = {role: column for role, column in columns.items() if role not in set(named)}
     for line, row in rows:
+        for role, column in guessed.items():
+            other = _other_name(row, role, column)
+            if other is not None:
+                raise FormatError(display_name(path), f"no {column!r} field but {other!r}: other lines give the "
+                                  f"{ROLE_NAMES[role]} as {column!r}; name it the same on every line "
+                                  f"(or choose the field with {ROLE_OPTIONS[role]})", line=line)
         if query_column not in row:
             raise FormatError(display_name(path), f"missing field {query_column!r}", line=line)
         if answer_column not in row:
@@ -236,13 +310,18 @@ def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str
         query = row[query_column]
         if not isinstance(query, str):
             raise FormatError(display_name(path), f"the query should be a string, found {type(query).__name__}", line=line)
-        answers = _answers(row[answer_column], path, line)
+        answers = _answers(row[answer_column], str(answer_column), path, line)
         meta: dict[str, Any] = {"line": line}
         if not answers:
             meta["no_answer"] = True
             counts["queries without an answer"] += 1
-        query_id = sanitise_id(str(row.get(columns["id"]) or "")) if columns["id"] else ""
-        gold = _id_list(row.get(columns["chunk_ids"]) if columns["chunk_ids"] else None, path, line)
+        id_column, chunks_column = columns["id"], columns["chunk_ids"]
+        if id_column and id_column not in row:
+            counts[f"lines without a {id_column!r} field (given the id q<n>, n the line's query number)"] += 1
+        if chunks_column and chunks_column not in row:
+            counts[f"lines without a {chunks_column!r} field (no gold chunks)"] += 1
+        query_id = _query_id(row.get(id_column), path, f"field {id_column!r} (the query id)", line) if id_column else ""
+        gold = _id_list(row.get(chunks_column), chunks_column, path, line) if chunks_column else ()
         items.append(GoldenItem(query_id or f"q{len(items) + 1}", query.strip(), answers, gold, meta))
     return Imported(items, None, counts, {"columns": columns})
 
@@ -286,10 +365,12 @@ def _check_cells(cells: list[str], columns: int, source: str, line: int) -> None
 
 
 def import_jsonl(source: str, options: ImportOptions) -> Imported:
-    """One JSON object per line; the columns are chosen from the first line's keys."""
+    """One JSON object per line; the columns are chosen from the keys of all lines (a line may leave
+    out the id or gold chunk ids, but a line naming a field otherwise than the rest is refused)."""
     rows = list(read_jsonl(source))
-    columns = _resolve_columns(list(rows[0][1]) if rows else [], options.columns, source)
-    return _rows_to_items(rows, columns, source)
+    keys = list(dict.fromkeys(key for _, row in rows for key in row))
+    columns = _resolve_columns(keys, options.columns, source)
+    return _rows_to_items(rows, columns, source, named=[role for role, name in options.columns.items() if name])
 
 
 # ---------------------------------------------------------------- BEIR folders
@@ -298,31 +379,46 @@ def import_jsonl(source: str, options: ImportOptions) -> Imported:
 def import_beir(source: str, options: ImportOptions) -> Imported:
     """queries.jsonl and qrels/<split>.tsv; gold = grade > 0, grades kept in meta when not all 1.
 
-    BEIR queries rarely carry answers; one in `answer` or `metadata.answer` is used when present.
+    As BEIR's own loader, only the queries the split's qrels judge are kept (queries.jsonl holds the
+    queries of every split); how many were left out is counted. BEIR queries rarely carry answers;
+    one in `answer` or `metadata.answer` is used when present.
     """
     _, queries_path, qrels_path = beir_paths(source, options.split)
     judged = read_beir_qrels(qrels_path).to_dict()
     graded = any(r != 1 for docs in judged.values() for r in docs.values())
     items: list[GoldenItem] = []
     counts: Counter[str] = Counter()
+    in_split, left_out = set(judged), 0
     for line, obj in read_jsonl(queries_path):
-        query_id = str(obj.get("_id", ""))
-        if not query_id or not isinstance(obj.get("text"), str):
-            raise FormatError(display_name(queries_path), "a query needs '_id' and 'text'", line=line)
+        raw_id = obj.get("_id")
+        if not _is_id(raw_id) or raw_id == "" or not isinstance(obj.get("text"), str):
+            raise FormatError(display_name(queries_path), "a query needs '_id' (a string) and 'text' (a string)", line=line)
+        query_id = str(raw_id)
+        if query_id not in in_split:
+            left_out += 1
+            continue
         metadata = obj.get("metadata")
         if not isinstance(metadata, dict):
             metadata = {}
-        answers = _answers(obj.get("answer", metadata.get("answer")), str(queries_path), line)
-        grades = judged.pop(query_id, {})
+        field = "answer" if "answer" in obj else "metadata.answer"
+        answers = _answers(obj.get("answer", metadata.get("answer")), field, str(queries_path), line)
+        grades = judged.pop(query_id, {})  # {}: a repeated query, which import_golden refuses
         meta: dict[str, Any] = {"grades": grades} if graded and grades else {}
         if not answers:
             meta["no_answer"] = True
             counts["queries without an answer"] += 1
         gold = tuple(d for d, r in grades.items() if r > 0)
-        items.append(GoldenItem(sanitise_id(query_id), obj["text"].strip(), answers, gold, meta))
+        query_id = _query_id(query_id, queries_path, "'_id'", line)
+        items.append(GoldenItem(query_id, obj["text"].strip(), answers, gold, meta))
+    split_file = f"qrels/{options.split}.tsv"
+    if left_out and not items:
+        raise FormatError(display_name(qrels_path), f"judges none of the {left_out} queries of queries.jsonl",
+                          hint="is --split right? it names the qrels file read")
+    if left_out:
+        counts[f"queries of queries.jsonl that {split_file} does not judge (other splits'; left out)"] += left_out
     if judged:
         counts["qrels queries not in queries.jsonl (ignored)"] += len(judged)
-    return Imported(items, None, counts, {"split": options.split})
+    return Imported(items, None, counts, {"split": options.split, "queries_left_out": left_out})
 
 
 def _where(source: str, item: GoldenItem) -> str:

@@ -1,0 +1,206 @@
+"""`semrel golden import` and corpus reading on inputs an audit found mishandled: JSONL columns
+chosen from the first line only, BEIR splits ignored for the queries, wrongly typed fields turned
+into garbage ids and answers, a '#' query id refused without its line, and corpus offsets that
+crashed every command reading the corpus."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import assert_one_error, read_lines, run, write
+
+CORPUS = [
+    {"_id": "a#0", "title": "", "text": "The hive holds wax combs built by young workers.", "doc_id": "a", "start": 0, "end": 48},
+    {"_id": "b#0", "title": "", "text": "Queens mate in flight early in life.", "doc_id": "b", "start": 0, "end": 36},
+]
+
+
+def corpus_file(tmp_path):
+    return write(tmp_path / "corpus.jsonl", "".join(json.dumps(c) + "\n" for c in CORPUS))
+
+
+def lines(*rows: dict) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+# ---------------------------------------------------------------- JSONL columns from every line
+
+
+def test_jsonl_columns_come_from_every_line_not_the_first(tmp_path):
+    source = write(tmp_path / "g.jsonl", lines(
+        {"query": "Oil the chain?", "answer": "monthly"},
+        {"query_id": "k2", "query": "Brakes?", "answer": "adjust", "gold_chunk_ids": ["a#0"]},
+        {"query_id": "k3", "query": "Tyres?", "answer": "80 psi", "gold_chunk_ids": ["a#0", "b#0"]},
+    ))
+    result = run("golden", "import", source, "--corpus", corpus_file(tmp_path), "-o", tmp_path / "out.jsonl")
+    assert result.exit_code == 0, result.output
+    items = read_lines(tmp_path / "out.jsonl")
+    assert [(i["query_id"], i["gold_chunk_ids"]) for i in items] == [("q1", []), ("k2", ["a#0"]), ("k3", ["a#0", "b#0"])]
+    assert "2 with gold chunks" in result.stderr
+    assert "lines without a 'query_id' field" in result.stderr and "lines without a 'gold_chunk_ids' field" in result.stderr
+    manifest = json.loads((tmp_path / "out.jsonl.manifest.json").read_text())
+    assert manifest["params"]["columns"] == {"id": "query_id", "query": "query", "answer": "answer", "chunk_ids": "gold_chunk_ids"}
+
+
+def test_jsonl_line_naming_a_field_otherwise_is_refused_with_its_line(tmp_path):
+    source = write(tmp_path / "g.jsonl", lines(
+        {"query_id": "a", "query": "x", "answer": "y"},
+        {"id": "b", "query": "z", "answer": "w"},
+    ))
+    assert_one_error(run("golden", "import", source, "-o", tmp_path / "out.jsonl"),
+                     "g.jsonl:2", "no 'query_id' field but 'id'", "--id-col")
+    answers = write(tmp_path / "h.jsonl", lines({"query": "x", "answer": "y"}, {"query": "z", "answers": ["w"]}))
+    assert_one_error(run("golden", "import", answers, "-o", tmp_path / "out.jsonl"), "h.jsonl:2", "no 'answer' field but 'answers'")
+    assert not (tmp_path / "out.jsonl").exists()
+    # a column the user named is taken as named: a line without it is numbered, not refused
+    named = write(tmp_path / "n.jsonl", lines({"key": "a", "query": "x", "answer": "y"}, {"id": "b", "query": "z", "answer": "w"}))
+    result = run("golden", "import", named, "--id-col", "key", "-o", tmp_path / "out.jsonl")
+    assert result.exit_code == 0, result.output
+    assert [i["query_id"] for i in read_lines(tmp_path / "out.jsonl")] == ["a", "q2"]
+
+
+# ---------------------------------------------------------------- BEIR: the split's queries only
+
+
+def beir(tmp_path):
+    write(tmp_path / "beir" / "corpus.jsonl", '{"_id": "d1", "text": "x"}\n{"_id": "d2", "text": "y"}\n')
+    write(tmp_path / "beir" / "queries.jsonl",
+          '{"_id": "1", "text": "train query"}\n{"_id": "2", "text": "test query"}\n{"_id": "3", "text": "dev query"}\n')
+    write(tmp_path / "beir" / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\n2\td1\t1\n")
+    write(tmp_path / "beir" / "qrels" / "train.tsv", "query-id\tcorpus-id\tscore\n1\td2\t1\n3\td2\t0\n")
+    write(tmp_path / "beir" / "qrels" / "dev.tsv", "query-id\tcorpus-id\tscore\n7\td2\t1\n")
+    return tmp_path / "beir"
+
+
+def test_beir_keeps_only_the_queries_of_the_split(tmp_path):
+    folder = beir(tmp_path)
+    result = run("golden", "import", folder, "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    assert [i["query_id"] for i in read_lines(tmp_path / "g.jsonl")] == ["2"]
+    assert "queries of queries.jsonl that qrels/test.tsv does not judge (other splits'; left out): 2" in result.stderr
+    assert json.loads((tmp_path / "g.jsonl.manifest.json").read_text())["params"]["queries_left_out"] == 2
+    result = run("golden", "import", folder, "--split", "train", "-o", tmp_path / "t.jsonl")
+    assert result.exit_code == 0, result.output
+    items = read_lines(tmp_path / "t.jsonl")  # a query judged only with grade 0 is the split's too (as in BEIR)
+    assert [(i["query_id"], i["gold_chunk_ids"]) for i in items] == [("1", ["d2"]), ("3", [])]
+    assert_one_error(run("golden", "import", folder, "--split", "dev", "-o", tmp_path / "d.jsonl"),
+                     "dev.tsv", "judges none of the 3 queries of queries.jsonl", "--split")
+
+
+def test_beir_query_repeated_in_queries_jsonl_is_refused_not_left_out(tmp_path):
+    folder = beir(tmp_path)
+    write(folder / "queries.jsonl", '{"_id": "2", "text": "test query"}\n{"_id": "2", "text": "again"}\n')
+    assert_one_error(run("golden", "import", folder, "-o", tmp_path / "g.jsonl"), "'2' occurs more than once")
+
+
+# ---------------------------------------------------------------- wrongly typed fields
+
+
+@pytest.mark.parametrize(("row", "fragments"), [
+    ({"query": "q", "answer": "a", "gold_chunk_ids": {"x": 1}}, ("'gold_chunk_ids'", "list of chunk ids", '{"x": 1}')),
+    ({"query": "q", "answer": "a", "gold_chunk_ids": [["x"]]}, ("'gold_chunk_ids'", "list chunk ids", '["x"]')),
+    ({"query": "q", "answer": "a", "gold_chunk_ids": ["a#0", None]}, ("'gold_chunk_ids'", "found null")),
+    ({"query": "q", "answer": "a", "gold_chunk_ids": "[\"a#0\", 1.5]"}, ("'gold_chunk_ids'", "found 1.5")),
+    ({"query": "q", "answer": "a", "gold_chunk_ids": ["a #0"]}, ("gold chunk id 'a #0'", "whitespace")),
+    ({"query": "q", "answer": "a", "gold_chunk_ids": 1.5}, ("'gold_chunk_ids'", "found 1.5")),
+    ({"query": "q", "answer": "a", "query_id": 1.5}, ("'query_id'", "string or a whole number", "found 1.5")),
+    ({"query": "q", "answer": "a", "query_id": ["x"]}, ("'query_id'", '["x"]')),
+    ({"query": "q", "answer": {"a": 1}}, ("'answer'", "string or a list of strings", '{"a": 1}')),
+    ({"query": "q", "answer": ["a", ["b"]]}, ("'answer'", '["b"]')),
+])
+def test_jsonl_wrongly_typed_fields_are_refused_with_file_line_and_field(tmp_path, row, fragments):
+    source = write(tmp_path / "g.jsonl", lines({"query": "ok", "answer": "fine"}, row))
+    assert_one_error(run("golden", "import", source, "-o", tmp_path / "out.jsonl"), "g.jsonl:2", *fragments)
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_query_id_of_zero_is_kept(tmp_path):
+    source = write(tmp_path / "g.jsonl", lines({"id": 0, "query": "q", "answer": "a"}))
+    assert run("golden", "import", source, "-o", tmp_path / "out.jsonl").exit_code == 0
+    assert read_lines(tmp_path / "out.jsonl")[0]["query_id"] == "0"
+
+
+@pytest.mark.parametrize(("example", "fragments"), [
+    ({"query": "q", "reference_contexts": [None], "reference_answer": "x"}, ("examples[0].reference_contexts[0]", "str", "NoneType")),
+    ({"query": "q", "reference_contexts": ["ok", {"a": 1}], "reference_answer": "x"}, ("examples[0].reference_contexts[1]", "dict")),
+    ({"query": "q", "reference_contexts": ["ok"], "reference_answer": {"a": 1}}, ("examples[0].reference_answer", "str", "dict")),
+    ({"query": "q", "reference_contexts": ["ok"], "reference_answer": []}, ("examples[0].reference_answer", "str", "list")),
+    ({"query": "q", "reference_contexts": "", "reference_answer": "x"}, ("examples[0].reference_contexts", "list", "str")),
+    ({"query": "q", "reference_contexts": ["ok"], "query_id": {"a": 1}}, ("examples[0].query_id", "string or a whole number")),
+    ({"query": "q", "reference_contexts": ["ok"], "query_id": "#7"}, ("examples[0].query_id", "starts with '#'")),
+])
+def test_llamaindex_wrongly_typed_fields_are_refused(tmp_path, example, fragments):
+    source = write(tmp_path / "rag.json", json.dumps({"examples": [example]}))
+    assert_one_error(run("golden", "import", source, "--corpus", corpus_file(tmp_path), "-o", tmp_path / "g.jsonl"),
+                     "rag.json", *fragments)
+    assert not (tmp_path / "g.jsonl").exists()
+
+
+def squad(paragraph: dict | None = None, qa: dict | None = None) -> str:
+    question = {"id": "1", "question": "q?", "answers": [{"text": "abc", "answer_start": 0}], **(qa or {})}
+    return json.dumps({"data": [{"title": "T", "paragraphs": [{"context": "abc def", "qas": [question], **(paragraph or {})}]}]})
+
+
+@pytest.mark.parametrize(("text", "fragments"), [
+    (squad(qa={"answers": "abc"}), ("question 0 of document 'T'", "'answers' should be a list", "str")),
+    (squad(qa={"answers": ""}), ("'answers' should be a list", "str")),
+    (squad(qa={"answers": ["abc"]}), ("answers[0] should be a dict", "str")),
+    (squad(qa={"answers": [{"text": ["abc"], "answer_start": 0}]}), ("answers[0].text should be a string", '["abc"]')),
+    (squad(qa={"id": {"a": 1}}), ("'id' should be a string or a whole number", '{"a": 1}')),
+    (squad(qa={"id": "#1"}), ("'id'", "starts with '#'")),
+    (squad(paragraph={"document_id": None}), ("data[0].paragraphs[0].document_id", "string or a whole number", "null")),
+    (squad(paragraph={"document_id": [1]}), ("document_id", "[1]")),
+])
+def test_squad_wrongly_typed_fields_are_refused(tmp_path, text, fragments):
+    source = write(tmp_path / "s.json", text)
+    assert_one_error(run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
+                     "s.json", *fragments)
+    assert not (tmp_path / "g.jsonl").exists()
+
+
+def test_squad_without_answers_is_still_no_answer(tmp_path):
+    source = write(tmp_path / "s.json", squad(qa={"answers": []}))
+    result = run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    assert read_lines(tmp_path / "g.jsonl")[0]["meta"]["no_answer"] is True
+
+
+# ---------------------------------------------------------------- '#' query ids where they are read
+
+
+def test_a_hash_query_id_is_refused_with_its_file_and_line(tmp_path):
+    jsonl = write(tmp_path / "j.jsonl", lines({"query": "q", "answer": "a"}, {"query": "q", "answer": "a", "query_id": "#x"}))
+    assert_one_error(run("golden", "import", jsonl, "-o", tmp_path / "o.jsonl"), "j.jsonl:2", "query id '#x' starts with '#'")
+    table = write(tmp_path / "t.csv", "id,query,answer\n1,x,y\n#2,z,w\n")
+    assert_one_error(run("golden", "import", table, "-o", tmp_path / "o.jsonl"), "t.csv:3", "query id '#2' starts with '#'")
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+# ---------------------------------------------------------------- corpus offsets and doc ids
+
+
+@pytest.mark.parametrize(("fields", "fragments"), [
+    ('"start": "abc"', ("start should be a whole number", 'found "abc"')),
+    ('"start": null', ("start should be a whole number", "found null")),
+    ('"start": 1e400', ("start should be a whole number", "found Infinity")),
+    ('"start": 2.5', ("start should be a whole number", "found 2.5")),
+    ('"start": -1', ("start should be a whole number", "0 or more", "found -1")),
+    ('"start": true', ("start should be a whole number", "found true")),
+    ('"end": "7"', ("end should be a whole number", 'found "7"')),
+    ('"doc_id": null', ("doc_id should be a string", "found null")),
+    ('"doc_id": {"a": 1}', ("doc_id should be a string", '{"a": 1}')),
+])
+def test_corpus_offsets_and_doc_ids_of_the_wrong_type_are_refused_with_their_line(tmp_path, fields, fragments):
+    corpus = write(tmp_path / "cs.jsonl", '{"_id": "a#0", "text": "abc"}\n{"_id": "a#1", "text": "x", ' + fields + "}\n")
+    golden = write(tmp_path / "gq.jsonl", lines({"query_id": "q", "query": "x", "reference_answer": "y", "gold_chunk_ids": ["a#0"]}))
+    assert_one_error(run("golden", "validate", golden, "--corpus", corpus), "cs.jsonl:2", *fragments)
+
+
+def test_corpus_without_offsets_still_reads(tmp_path):
+    corpus = write(tmp_path / "cs.jsonl", '{"_id": "a#0", "text": "abc"}\n{"_id": 7, "text": "x", "doc_id": 3, "start": 4, "end": 5}\n')
+    golden = write(tmp_path / "gq.jsonl", lines({"query_id": "q", "query": "x", "reference_answer": "y", "gold_chunk_ids": ["a#0"]}))
+    result = run("golden", "validate", golden, "--corpus", corpus)
+    assert result.exit_code == 0, result.output
+
