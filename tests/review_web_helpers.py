@@ -3,6 +3,7 @@ with cookies, for the web review tests."""
 
 from __future__ import annotations
 
+import contextlib
 import http.cookiejar
 import json
 import os
@@ -13,10 +14,11 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Iterator
 
 import semrel
 from helpers import takes_ctrl_c
-from review_helpers import write_judged
+from review_helpers import write_judged, write_pool
 
 SRC = str(Path(semrel.__file__).resolve().parents[1])
 
@@ -103,6 +105,16 @@ class Client:
         status, text = self.get("/api/task")
         assert status == 200, text
         return json.loads(text)
+
+
+@contextlib.contextmanager
+def alice_at_her_first_pair(tmp_path: Path, *options: str) -> Iterator[tuple[Client, int, str]]:
+    """A server on a new pool with alice signed in: her client, the id of the pair she is shown, the database."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    with Server(db, pool, "--no-highlight", *options) as server:
+        alice = Client(server.base)
+        alice.sign_in("alice")
+        yield alice, alice.task()["task"]["id"], db
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):

@@ -13,7 +13,7 @@ import pytest
 
 from catalogue import TALLY
 from review_helpers import write_judged, write_pool
-from review_web_helpers import Client, Server
+from review_web_helpers import Client, Server, alice_at_her_first_pair
 
 NESTED = '{"action": "grade", "task_id": ' + "[" * 20_000 + "]" * 20_000 + ', "grade": 1}'
 
@@ -24,11 +24,7 @@ def post(client: Client, body: bytes, content_type: str = "application/json") ->
 
 @pytest.mark.slow
 def test_malformed_bodies_and_huge_ids_get_400_never_500(tmp_path):
-    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
-    with Server(db, pool, "--no-highlight") as server:
-        alice = Client(server.base)
-        alice.sign_in("alice")
-        task_id = alice.task()["task"]["id"]
+    with alice_at_her_first_pair(tmp_path) as (alice, task_id, db):
         hostile = {
             "JSON nested 20,000 deep": NESTED.encode(),
             "an array nested 30,000 deep": b"[" * 30_000,

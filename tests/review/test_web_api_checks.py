@@ -14,7 +14,7 @@ from test_review_processes import query
 
 from catalogue import TALLY
 from review_helpers import queued_db, write_pool
-from review_web_helpers import Client, Server
+from review_web_helpers import Client, Server, alice_at_her_first_pair
 from semrel.review import engine
 from semrel.review.web.app import WebSettings, create_app
 
@@ -88,11 +88,7 @@ def refused(client: Client, task_id: int, loose: dict[str, tuple[dict, str]]) ->
 
 @pytest.mark.slow
 def test_a_grade_or_id_must_be_a_json_integer(tmp_path):
-    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
-    with Server(db, pool, "--no-highlight") as server:
-        alice = Client(server.base)
-        alice.sign_in("alice")
-        task_id = alice.task()["task"]["id"]
+    with alice_at_her_first_pair(tmp_path) as (alice, task_id, db):
         refused(alice, task_id, {
             "grade true": ({"action": "grade", "grade": True}, "grade must be an integer"),
             "grade false": ({"action": "grade", "grade": False}, "grade must be an integer"),
@@ -108,11 +104,7 @@ def test_a_grade_or_id_must_be_a_json_integer(tmp_path):
 
 @pytest.mark.slow
 def test_a_note_must_be_a_json_string_within_the_limit(tmp_path):
-    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
-    with Server(db, pool, "--no-highlight") as server:
-        alice = Client(server.base)
-        alice.sign_in("alice")
-        task_id = alice.task()["task"]["id"]
+    with alice_at_her_first_pair(tmp_path) as (alice, task_id, db):
         refused(alice, task_id, {
             "note an object": ({"action": "note", "text": {"a": 1}}, "must be a JSON string"),
             "note a list": ({"action": "note", "text": ["unsure"]}, "must be a JSON string"),
@@ -128,11 +120,7 @@ def test_a_note_must_be_a_json_string_within_the_limit(tmp_path):
 
 @pytest.mark.slow
 def test_a_note_that_is_not_valid_unicode_is_refused_not_a_500(tmp_path):
-    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
-    with Server(db, pool, "--no-highlight") as server:
-        alice = Client(server.base)
-        alice.sign_in("alice")
-        task_id = alice.task()["task"]["id"]
+    with alice_at_her_first_pair(tmp_path) as (alice, task_id, db):
         refused(alice, task_id, {
             "note with a lone surrogate": ({"action": "note", "text": "unsure \ud800"}, "not valid Unicode"),
             "note of a lone low surrogate": ({"action": "note", "text": "\udfff"}, "not valid Unicode"),
