@@ -265,6 +265,8 @@ class GoldenItem:
     reference_answers: tuple[str, ...]
     gold_chunk_ids: tuple[str, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
+    # the other top-level keys of its golden.jsonl line: a user's own fields, written back as they were
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def reference_answer(self) -> str:

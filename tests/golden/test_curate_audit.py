@@ -182,3 +182,20 @@ def test_validate_lists_malformed_lines_and_goes_on(tmp_path):
         f"{golden}:6: error: gold chunk 'nope#1' of query 'd' is not in the corpus",
     ]
     assert "5 queries: 5 errors, 2 warnings" in result.stderr
+
+
+def test_split_and_dedup_keep_a_lines_own_fields(tmp_path, cli):
+    """GoldenItem had no place for them: split and dedup --apply wrote every line without its own keys."""
+    golden = tmp_path / "g.jsonl"
+    golden.write_text("".join(json.dumps(row) + "\n" for row in [
+        {"query_id": "q1", "query": "why do cats purr?", "reference_answer": "content", "source": "forum", "tags": ["a"]},
+        {"query_id": "q2", "query": "why do cats purr?", "reference_answer": "content", "gold_chunk_ids": ["c#1"]},
+        {"query_id": "q3", "query": "how do ships float?", "reference_answer": "buoyancy", "source": "faq"},
+    ]))
+    assert cli("golden", "split", golden, "-o", tmp_path / "parts", "--sizes", "1,2").exit_code == 0
+    rows = [json.loads(line) for part in sorted((tmp_path / "parts").glob("*.jsonl")) for line in part.read_text().splitlines()]
+    assert {r["query_id"]: (r.get("source"), r.get("tags")) for r in rows} == {
+        "q1": ("forum", ["a"]), "q2": (None, None), "q3": ("faq", None)}
+    assert cli("golden", "dedup", golden, "--report", tmp_path / "r.jsonl", "--apply", "-o", tmp_path / "d.jsonl").exit_code == 0
+    kept = [json.loads(line) for line in (tmp_path / "d.jsonl").read_text().splitlines()]
+    assert [(r["query_id"], r.get("source"), r["gold_chunk_ids"]) for r in kept] == [("q1", "forum", ["c#1"]), ("q3", "faq", [])]

@@ -83,10 +83,14 @@ def write_corpus(chunks: Iterable[Chunk], path: str | os.PathLike) -> int:
     return write_jsonl(rows(), path)
 
 
+GOLDEN_KEYS = ("query_id", "query", "reference_answer", "gold_chunk_ids", "meta")
+
+
 def golden_item(obj: dict, path: str | os.PathLike, line: int) -> GoldenItem:
     """One golden.jsonl line: `{"query_id", "query", "reference_answer", "gold_chunk_ids", "meta"}`.
 
-    `reference_answer` may be a string or a list of strings (several acceptable answers).
+    `reference_answer` may be a string or a list of strings (several acceptable answers). Other
+    keys are the user's own: kept in `extra` and written back by write_golden (split, dedup, pick).
     """
     query_id = line_id(str(require(obj, "query_id", path, line, (str, int))), "query id", path, line)
     answer = obj.get("reference_answer", "")
@@ -108,7 +112,7 @@ def golden_item(obj: dict, path: str | os.PathLike, line: int) -> GoldenItem:
     return GoldenItem(
         query_id=query_id, query=str(require(obj, "query", path, line)),
         reference_answers=tuple(a for a in answers), gold_chunk_ids=tuple(line_id(str(g), "gold chunk id", path, line) for g in gold),
-        meta=meta,
+        meta=meta, extra={k: v for k, v in obj.items() if k not in GOLDEN_KEYS},
     )
 
 
@@ -135,6 +139,7 @@ def write_golden(items: Iterable[GoldenItem], path: str | os.PathLike) -> int:
             yield {
                 "query_id": item.query_id, "query": item.query, "reference_answer": answer,
                 "gold_chunk_ids": list(item.gold_chunk_ids), "meta": dict(item.meta),
+                **{k: v for k, v in item.extra.items() if k not in GOLDEN_KEYS},
             }
 
     return write_jsonl(rows(), path)
