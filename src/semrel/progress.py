@@ -28,7 +28,7 @@ ANNOUNCE = 100
 
 
 class Steps(Protocol):
-    def __call__(self, label: str, total: int) -> ContextManager[Advance]: ...
+    def __call__(self, label: str, total: int | None) -> ContextManager[Advance]: ...
 
 
 def _ignore(count: int) -> None:
@@ -36,20 +36,21 @@ def _ignore(count: int) -> None:
 
 
 @contextlib.contextmanager
-def no_progress(label: str, total: int) -> Iterator[Advance]:
+def no_progress(label: str, total: int | None) -> Iterator[Advance]:
     yield _ignore
 
 
 @contextlib.contextmanager
-def stderr_steps(label: str, total: int) -> Iterator[Advance]:
-    """Steps drawn on stderr as a ProgressLine (a bare 'semrel: label' line for a step of total 0)."""
-    if total <= 0:
+def stderr_steps(label: str, total: int | None) -> Iterator[Advance]:
+    """Steps drawn on stderr as a ProgressLine (a bare 'semrel: label' line for a step of total 0;
+    a count without a total or time left where the total is None: not known before the work is done)."""
+    if total is not None and total <= 0:
         sys.stderr.write(f"semrel: {label}\n")
         sys.stderr.flush()
         yield _ignore
         return
     line = ProgressLine(label, total)
-    if total >= ANNOUNCE:
+    if total is not None and total >= ANNOUNCE:  # an unknown total shows once the work has run a while
         line.show()
     yield line.add
     line.close()
@@ -67,7 +68,7 @@ class ProgressLine:
     every `every` seconds, at least 10.
     """
 
-    def __init__(self, label: str, total: int, stream: TextIO | None = None, every: float = 1.0):
+    def __init__(self, label: str, total: int | None, stream: TextIO | None = None, every: float = 1.0):
         self.label, self.total, self.done = label, total, 0
         self.stream = stream or unfiltered(sys.stderr)  # it draws on purpose; its label is made safe in text()
         self.tty = self.stream.isatty()
@@ -82,10 +83,11 @@ class ProgressLine:
     def text(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
         rate = self.done / elapsed
+        count = f"{self.done}" if self.total is None else f"{self.done}/{self.total}"
         if not self.done:
-            return f"semrel: {self.label}: 0/{self.total}"
-        parts = [f"{self.done}/{self.total}", f"{rate:.1f}/s"]
-        left = self.total - self.done
+            return f"semrel: {self.label}: {count}"
+        parts = [count, f"{rate:.1f}/s"]
+        left = 0 if self.total is None else self.total - self.done
         if rate > 0 and left > 0:
             parts.append(f"ETA {_duration(left / rate)}")
         return f"semrel: {safe(self.label)}: " + ", ".join(parts)

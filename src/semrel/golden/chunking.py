@@ -20,7 +20,7 @@ from ..formats.corpus import write_corpus
 from ..formats.manifest import write_manifest
 from ..progress import Steps, no_progress
 from ..records import Chunk
-from .documents import Document, DocumentReport, read_documents, read_documents_report, sanitise_id
+from .documents import Document, DocumentReport, iter_documents, read_documents, sanitise_id
 
 __all__ = ["ChunkSettings", "Document", "UNITS", "chunk_document", "chunk_documents", "chunk_files", "read_documents",
            "sanitise_id"]
@@ -212,10 +212,10 @@ def _tokenizer(settings: ChunkSettings):
     return None
 
 
-def iter_document_chunks(documents: Iterable[Document], count: int, settings: ChunkSettings,
+def iter_document_chunks(documents: Iterable[Document], count: int | None, settings: ChunkSettings,
                          steps: Steps = no_progress) -> Iterator[Chunk]:
-    """Chunks of every document in order, one at a time (`count` documents, for the progress line);
-    tokens are counted with the model's tokenizer."""
+    """Chunks of every document in order, one at a time (`count` documents, for the progress line;
+    None when not known before they are read); tokens are counted with the model's tokenizer."""
     tokenizer = _tokenizer(settings)
     with steps("chunking", count) as advance:
         for doc in documents:
@@ -230,27 +230,27 @@ def chunk_documents(
     return list(iter_document_chunks(documents, len(documents), settings, steps))
 
 
-def _released(documents: list[Document]) -> Iterator[Document]:
-    """The documents in order, each let go of (by the list) once the next is asked for."""
-    documents.reverse()
-    while documents:
-        yield documents.pop()
-
-
 def chunk_files(inputs: Sequence[str], output: str | os.PathLike, settings: ChunkSettings, steps: Steps = no_progress,
                 exclude: Sequence[str] = ()) -> tuple[int, int, DocumentReport]:
     """Chunk the documents of `inputs` into `output` (corpus.jsonl) with its manifest:
     (documents, chunks, what was read and skipped).
 
-    Chunks are written as they are cut and each document's text is let go of once it is cut, so
-    memory is the documents' text plus a small multiple of the longest one, not every chunk at once."""
-    documents, report = read_documents_report(inputs, exclude)
-    count = len(documents)
-    if not count:  # an empty corpus.jsonl would only fail later, in import, retrieve or judge
-        skipped = "; ".join(report.skip_lines())
-        raise ValidationError(f"no document with text to chunk in {', '.join(map(str, inputs))}"
-                              + (f" ({skipped})" if skipped else "") + "; nothing was written")
-    rows = write_corpus(iter_document_chunks(_released(documents), count, settings, steps), output)
+    Documents are read, cut and written one at a time, so memory is a small multiple of the longest
+    document (a file's, or a JSONL corpus's line), whatever the corpus's size."""
+    report = DocumentReport()
+    count = 0
+
+    def counted() -> Iterator[Document]:
+        nonlocal count
+        for doc in iter_documents(inputs, report, exclude):
+            count += 1
+            yield doc
+        if not count:  # an empty corpus.jsonl would only fail later, in import, retrieve or judge (the writer drops it)
+            skipped = "; ".join(report.skip_lines())
+            raise ValidationError(f"no document with text to chunk in {', '.join(map(str, inputs))}"
+                                  + (f" ({skipped})" if skipped else "") + "; nothing was written")
+
+    rows = write_corpus(iter_document_chunks(counted(), None, settings, steps), output)
     params = {**settings.describe(), **({"exclude": list(exclude)} if exclude else {}), "documents": report.params()}
     write_manifest(output, inputs=inputs, params=params, rows=rows)
     return count, rows, report

@@ -709,18 +709,23 @@ def read_documents_report(inputs: Sequence[str | os.PathLike], exclude: Sequence
     path relative to the folder (`sub/notes`); a TREC document's, its DOCNO. Documents with no text
     are counted as skipped (they would give no chunk)."""
     report = DocumentReport()
-    documents: list[Document] = []
+    return list(iter_documents(inputs, report, exclude)), report
+
+
+def iter_documents(inputs: Sequence[str | os.PathLike], report: DocumentReport,
+                   exclude: Sequence[str] = ()) -> Iterator[Document]:
+    """The documents of read_documents_report one at a time, `report` filled as they come (a JSONL
+    corpus is read line by line, so its documents are never all in memory)."""
     seen: set[str] = set()
     for kind, doc in _input_documents(inputs, report, exclude):
         if doc.id in seen:
             raise SemrelError(f"document id {doc.id!r} occurs twice; rename one of the documents")
         seen.add(doc.id)
         if doc.text.strip():
-            documents.append(doc)
             report.documents[kind] += 1
+            yield doc
         else:
             report.skip("no text: nothing to chunk" + (", a scanned PDF needs OCR first" if kind == "pdf" else ""), doc.id)
-    return documents, report
 
 
 def read_documents(inputs: Sequence[str | os.PathLike], exclude: Sequence[str] = ()) -> list[Document]:
