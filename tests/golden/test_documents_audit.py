@@ -193,3 +193,21 @@ def test_a_docx_with_broken_xml_is_skipped_in_a_folder(tmp_path):
     assert [r["_id"] for r in rows] == ["notes"]
     assert any(line.startswith("semrel: warning: skipped 1 (unreadable .docx): broken.docx (not a readable .docx file "
                                "(XMLSyntaxError") for line in lines), lines
+
+
+def test_docx_reads_tracked_insertions_and_inline_controls_and_drops_deletions(tmp_path):
+    """python-docx's Paragraph.text reads only a paragraph's direct runs: text inside a tracked
+    insertion or an inline content control was lost in silence."""
+    import docx
+    from docx.oxml import parse_xml
+
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    document = docx.Document()
+    paragraph = document.add_paragraph("Replace the pads ")
+    for xml in (f'<w:ins {w} w:id="1" w:author="ed"><w:r><w:t xml:space="preserve">at 1 mm </w:t></w:r></w:ins>',
+                f'<w:del {w} w:id="2" w:author="ed"><w:r><w:delText>at 3 mm </w:delText></w:r></w:del>',
+                f'<w:sdt {w}><w:sdtContent><w:r><w:t>or when they squeal.</w:t></w:r></w:sdtContent></w:sdt>'):
+        paragraph._p.append(parse_xml(xml))
+    document.save(str(tmp_path / "edited.docx"))
+    rows, _ = chunk(tmp_path, tmp_path / "edited.docx", "--whole")
+    assert rows[0]["text"] == "Replace the pads at 1 mm or when they squeal."

@@ -401,9 +401,9 @@ _DOCX_WRAPPERS = (f"{_W}sdt", f"{_W}sdtContent", f"{_W}customXml")  # content co
 
 
 def docx_document(path: Path, doc_id: str) -> Document:
-    """Paragraphs and table rows in order, also inside content controls; paragraphs styled `Title`
-    or `Heading N` are headings. A table row's cells are joined with ' | ' (a merged cell once), and
-    the rows of a table inside a cell come after the row that holds it."""
+    """Paragraphs and table rows in order, also inside content controls (tracked changes accepted);
+    paragraphs styled `Title` or `Heading N` are headings. A table row's cells are joined with ' | '
+    (a merged cell once), and the rows of a table inside a cell come after the row that holds it."""
     import zipfile
 
     import docx
@@ -419,7 +419,7 @@ def docx_document(path: Path, doc_id: str) -> Document:
         if isinstance(block, str):
             builder.add(block)
             continue
-        text = _squash(block.text)
+        text = _squash(_paragraph_text(block._p))
         if not text:
             continue
         style = (block.style.name if block.style is not None else "") or ""
@@ -430,6 +430,17 @@ def docx_document(path: Path, doc_id: str) -> Document:
             builder.add(text)
     title = (document.core_properties.title or "").strip()
     return builder.document(sanitise_id(doc_id), title)
+
+
+_DOCX_TEXT = {f"{_W}t": None, f"{_W}tab": "\t", f"{_W}br": "\n", f"{_W}cr": "\n"}
+
+
+def _paragraph_text(paragraph) -> str:
+    """The paragraph's text as it reads with tracked changes accepted: every w:t, inside tracked
+    insertions, inline content controls, fields and smart tags too (python-docx's Paragraph.text
+    reads only its direct runs and hyperlinks, and left those out); deleted text is w:delText."""
+    return "".join(element.text or "" if (mark := _DOCX_TEXT[element.tag]) is None else mark
+                   for element in paragraph.iter(*_DOCX_TEXT))
 
 
 def _docx_children(element) -> Iterator[Any]:
@@ -459,7 +470,7 @@ def _docx_blocks(element, parent) -> Iterator[Any]:
                     if isinstance(block, str):
                         nested.append(block)
                     else:
-                        words.append(block.text)
+                        words.append(_paragraph_text(block._p))
                 cells.append(_squash(" ".join(words)))
             if any(cells):
                 yield " | ".join(c for c in cells if c)
