@@ -133,3 +133,14 @@ def test_query_samples_are_reproducible(tmp_path):
     assert [i["query_id"] for i in read_lines(tmp_path / "l.jsonl")] == ["q1", "q2"]
     assert_one_error(run("golden", "import", golden, "--limit", "2", "--sample", "3", "-o", tmp_path / "x.jsonl"), "not both",
                      code=2)
+
+
+def test_documents_of_docs_that_are_skipped_are_said_on_stderr(tmp_path):
+    """They went to the manifest alone: a TREC collection could lose documents without a word."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "bikes.trec").write_bytes((DATA / "bikes.trec").read_bytes())
+    (docs / "empty.md").write_text("\n")
+    result = ok("golden", "import", DATA / "topics.txt", "--qrels", DATA / "qrels.txt", "--docs", docs,
+                "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert "warning: documents of --docs skipped (no text: nothing to chunk): 1" in result.stderr

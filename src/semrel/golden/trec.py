@@ -126,5 +126,6 @@ def import_trec(source: str, options: ImportOptions) -> Imported:
     chunks = chunk_documents(documents, options.settings)
     items, mapped = map_document_ids(items, chunks, options.doc_qrels or "all-chunks", source, "--docs", drop_unknown=True)
     counts.update(mapped)
+    counts.update({f"documents of --docs skipped ({reason})": n for reason, n in report.skipped_counts.items()})
     return Imported(items, chunks, counts, {**params, "docs": list(options.docs), "documents": report.params(),
                                             "doc_qrels": options.doc_qrels or "all-chunks"})
