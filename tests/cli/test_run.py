@@ -469,6 +469,22 @@ def test_the_steps_that_use_the_default_cut_are_replanned_when_it_moves(tmp_path
     assert {name for name in before if before[name] != after[name]} == {"label", "sensitivity"}
 
 
+def test_the_dense_steps_are_replanned_when_the_vectors_recipe_changes(tmp_path, monkeypatch):
+    """Dense vectors changed (cut at 256 tokens, not 512) with no change to the command lines: the old
+    dense, hybrid and reranked runs were skipped as up to date."""
+    from semrel.encoding import sentences
+
+    config = pipeline.load_config(str(write_config(write_data(tmp_path))), ["retrieve.methods=bm25,dense,hybrid", "lift.base=bm25"])
+
+    def hashes() -> dict[str, str]:
+        return {step.name: step.settings_hash() for step in pipeline.plan(config)}
+
+    before = hashes()
+    monkeypatch.setattr(sentences, "RECIPE", "another")
+    after = hashes()
+    assert {name for name in before if before[name] != after[name]} == {"retrieve dense", "retrieve hybrid", "retrieve bm25+dense"}
+
+
 def test_agree_ranks_the_runs_only_where_there_are_two(tmp_path):
     """One method and no lift: the agree step compares the labels only (`semrel agree` refuses a single run, which
     has no ranking to agree on) instead of failing the pipeline."""

@@ -340,6 +340,8 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
         steps.append(Step("import", ("golden", "import"), [*import_args, "--corpus", corpus, "-o", golden],
                           [*import_inputs, corpus], [golden]))
     steps.append(Step("qrels", ("golden", "qrels"), [golden, "-o", gold_qrels], [golden], [gold_qrels]))
+    from ..encoding.sentences import RECIPE  # here: `semrel run --help` stays quick
+
     runs = []
     vectors = ["--cache", os.path.join(out, j["cache"])]  # dense chunk vectors kept beside the judge's embeddings
     e = config["engine"]
@@ -357,7 +359,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
             args[4:4] = vectors
         args += ["-o", run]
         steps.append(Step(f"retrieve {method}", ("retrieve",), args, [corpus, golden], [run],
-                          placement=placement if method != "bm25" else []))
+                          placement=placement if method != "bm25" else [], builtin=None if method == "bm25" else RECIPE))
         runs.append(run)
     lift = config["lift"]
     base = reranked = None
@@ -370,7 +372,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
         if r["model"]:
             args += ["--model", r["model"]]
         steps.append(Step(f"retrieve {lift['base']}+{lift['rerank']}", ("retrieve",), args + ["-o", reranked],
-                          [corpus, golden, base], [reranked], placement=placement))
+                          [corpus, golden, base], [reranked], placement=placement, builtin=RECIPE))
         runs.append(reranked)
     judgments = derived = pool = None
     if j["enabled"]:

@@ -11,6 +11,9 @@ from .encode import mean_pooled, truncated_ids
 from .engines import LOCAL, Engine
 from .models import describe_model
 
+# what dense vectors are, for `semrel run` to hash: a change here reruns the steps that made them
+RECIPE = "mean-pooled, L2-normalised, texts cut at the model folder's max_seq_length (since 2026-12-01; at 512 before)"
+
 
 def sentence_embeddings(
     texts: Sequence[str], model_name: str | None = None, advance: Advance | None = None, engine: Engine | None = None
