@@ -40,6 +40,11 @@ def is_whole(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
+def is_id(value: Any) -> bool:
+    """A string or a whole number (not a bool): what an id in a JSON input may be."""
+    return isinstance(value, str) or is_whole(value)
+
+
 def is_number(value: Any) -> bool:
     """An int or a float (numpy's too) and not a bool."""
     return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from ..errors import FormatError, ValidationError
-from ..records import Chunk, GoldenItem, Qrels, is_whole
+from ..records import Chunk, GoldenItem, Qrels, is_id, is_whole
 from .files import check_id, display_name, line_id
 from .jsonl import read_jsonl, require, write_jsonl
 
@@ -38,7 +38,7 @@ def chunk_of(obj: dict, path: str | os.PathLike, line: int) -> Chunk:
     if not isinstance(meta, dict):
         raise FormatError(display_name(path), "meta should be an object", line=line)
     doc_id = obj.get("doc_id", chunk_id)
-    if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
+    if not is_id(doc_id):
         raise FormatError(display_name(path), f"doc_id should be a string (the chunk's document id), found {shown_json(doc_id)}; "
                           "leave it out to make the chunk its own document", line=line)
     start, end = obj.get("start", 0), obj.get("end", len(text))
@@ -131,16 +131,21 @@ def read_golden(path: str | os.PathLike) -> list[GoldenItem]:
     return _nonempty(items, "queries", path)
 
 
+def golden_row(item: GoldenItem) -> dict[str, Any]:
+    """The golden.jsonl line of an item (golden_item reads it back)."""
+    answer = item.reference_answers[0] if len(item.reference_answers) == 1 else list(item.reference_answers)
+    return {
+        "query_id": item.query_id, "query": item.query, "reference_answer": answer,
+        "gold_chunk_ids": list(item.gold_chunk_ids), "meta": dict(item.meta),
+        **{k: v for k, v in item.extra.items() if k not in GOLDEN_KEYS},
+    }
+
+
 def write_golden(items: Iterable[GoldenItem], path: str | os.PathLike) -> int:
     def rows():
         for item in items:
             check_id(item.query_id, "query id")
-            answer = item.reference_answers[0] if len(item.reference_answers) == 1 else list(item.reference_answers)
-            yield {
-                "query_id": item.query_id, "query": item.query, "reference_answer": answer,
-                "gold_chunk_ids": list(item.gold_chunk_ids), "meta": dict(item.meta),
-                **{k: v for k, v in item.extra.items() if k not in GOLDEN_KEYS},
-            }
+            yield golden_row(item)
 
     return write_jsonl(rows(), path)
 

@@ -21,7 +21,7 @@ from ..formats.beir import beir_paths, read_beir_qrels
 from ..formats.corpus import read_corpus, require_known_chunks, shown_json
 from ..formats.files import check_id, display_name, line_id, read_head, read_text
 from ..formats.jsonl import check_nesting, read_jsonl
-from ..records import Chunk, GoldenItem
+from ..records import Chunk, GoldenItem, is_id
 from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_pubmedqa
 from .locate import ContextMatcher, chunks_holding, find_answer
@@ -43,17 +43,12 @@ ROLE_OPTIONS = {"id": "--id-col", "query": "--query-col", "answer": "--answer-co
 _ID_SEPARATORS = re.compile(r"[\s,;|]+")
 
 
-def _is_id(value: Any) -> bool:
-    """A string or a whole number (not a bool): what a JSON id may be."""
-    return isinstance(value, (str, int)) and not isinstance(value, bool)
-
-
 def _query_id(value: Any, path: str | Path, where: str, line: int | None = None) -> str:
     """The query id `value` (a string or a whole number; None or "" give ""), made one token and
     checked as write_golden checks it, so a bad id is refused naming the file (and line) it is in."""
     if value is None or value == "":
         return ""
-    if not _is_id(value):
+    if not is_id(value):
         raise FormatError(display_name(path), f"{where} should be a string or a whole number, found {shown_json(value)}",
                           line=line)
     query_id = sanitise_id(str(value))
@@ -111,7 +106,7 @@ def _squad_paragraphs(data: Any, path: str) -> Iterable[tuple[Document, list[dic
             context = expect(paragraph.get("context"), str, path, f"{where}.context")
             if "document_id" in paragraph:
                 doc_id = paragraph["document_id"]
-                if not _is_id(doc_id):
+                if not is_id(doc_id):
                     raise FormatError(display_name(path), f"{where}.document_id should be a string or a whole number, "
                                       f"found {shown_json(doc_id)}; leave it out to name the document after the title")
                 doc_id = str(doc_id)
@@ -258,12 +253,12 @@ def _id_list(value: Any, column: str, path: str, line: int) -> tuple[str, ...]:
         except json.JSONDecodeError:
             raise FormatError(display_name(path), f"chunk id list {value!r} is not valid JSON", line=line) from None
     if isinstance(value, list):
-        wrong = next((v for v in value if not _is_id(v)), None)
+        wrong = next((v for v in value if not is_id(v)), None)
         if wrong is not None or None in value:
             raise FormatError(display_name(path), f"field {column!r} (the gold chunk ids) should list chunk ids (strings), "
                               f"found {shown_json(wrong)} in the list", line=line)
         ids: Sequence[str] = [str(v) for v in value]
-    elif _is_id(value):
+    elif is_id(value):
         ids = [i for i in _ID_SEPARATORS.split(str(value)) if i]
     else:
         raise FormatError(display_name(path), f"field {column!r} (the gold chunk ids) should be a list of chunk ids or a string of "
@@ -391,7 +386,7 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
     in_split, left_out = set(judged), 0
     for line, obj in read_jsonl(queries_path):
         raw_id = obj.get("_id")
-        if not _is_id(raw_id) or raw_id == "" or not isinstance(obj.get("text"), str):
+        if not is_id(raw_id) or raw_id == "" or not isinstance(obj.get("text"), str):
             raise FormatError(display_name(queries_path), "a query needs '_id' (a string) and 'text' (a string)", line=line)
         query_id = str(raw_id)
         if query_id not in in_split:

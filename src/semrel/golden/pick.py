@@ -21,7 +21,7 @@ import numpy as np
 
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import FormatError, SemrelError, UsageError
-from ..formats.corpus import read_corpus, read_golden, require_known_chunks
+from ..formats.corpus import golden_row, read_corpus, read_golden, require_known_chunks
 from ..formats.files import allow_rewrite, display_name
 from ..formats.jsonl import read_jsonl, require, write_jsonl
 from ..formats.manifest import write_manifest
@@ -165,7 +165,7 @@ class PickSession:
         self.items, self.output, self.finder = list(items), output, finder
         if rows is not None and len(rows) != len(self.items):
             raise ValueError(f"rows= has {len(rows)} lines for {len(self.items)} items")
-        self.rows = [dict(r) for r in rows] if rows is not None else [_golden_row(i) for i in self.items]
+        self.rows = [dict(r) for r in rows] if rows is not None else [golden_row(i) for i in self.items]
         self.inputs, self.params = list(inputs), dict(params or {})
         self.journal = journal_path(output)
         self.states = {i.query_id: State(i.gold_chunk_ids, GIVEN if i.gold_chunk_ids else OPEN) for i in self.items}
@@ -275,13 +275,6 @@ class PickSession:
         last = self.history[-1]
         self._record("undo", last.query_id, last.before)
         return last
-
-
-def _golden_row(item: GoldenItem) -> dict:
-    """A golden.jsonl line for an item given without the line it was read from (as write_golden writes it)."""
-    answer = item.reference_answers[0] if len(item.reference_answers) == 1 else list(item.reference_answers)
-    return {"query_id": item.query_id, "query": item.query, "reference_answer": answer,
-            "gold_chunk_ids": list(item.gold_chunk_ids), "meta": dict(item.meta)}
 
 
 def _written_gold(path: str) -> dict[str, tuple[str, ...]] | None:
