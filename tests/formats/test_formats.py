@@ -13,7 +13,7 @@ from semrel.errors import FormatError, SemrelError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
 from semrel.formats import read_qrels, read_run, write_qrels, write_run
-from semrel.formats.files import atomic_writer
+from semrel.formats.files import atomic_writer, files_as_one
 from semrel.formats.manifest import write_manifest
 from semrel.records import Qrels, Run
 
@@ -107,3 +107,30 @@ def test_the_cli_writes_files_other_users_can_read(tmp_path):
     finally:
         os.umask(previous)
     assert stat.S_IMODE((tmp_path / "corpus.jsonl").stat().st_mode) == 0o644
+
+
+def test_files_written_as_one_are_put_in_place_together_or_not_at_all(tmp_path, monkeypatch):
+    """A set of files (e.g. an output and its manifest): an error while staging leaves every old file
+    and names the target; a rename failing after the first says which files already hold the new set."""
+    names = [str(tmp_path / "a.txt"), str(tmp_path / "a.txt.extra")]
+    for name in names:
+        open(name, "w").write("old")
+    with pytest.raises(SemrelError, match=r"a\.txt\.extra: bad; the old files are kept$") as raised:
+        with files_as_one(names) as staged:
+            open(staged[names[0]], "w").write("new")
+            raise SemrelError(f"{staged[names[1]]}: bad; no file was made")
+    assert ".tmp" not in str(raised.value)
+    assert [open(name).read() for name in names] == ["old", "old"] and sorted(os.listdir(tmp_path)) == ["a.txt", "a.txt.extra"]
+    replace = os.replace
+
+    def second_fails(source, target):
+        if target == names[1]:
+            raise OSError(5, "Input/output error")
+        replace(source, target)
+
+    monkeypatch.setattr(os, "replace", second_fails)
+    with pytest.raises(SemrelError, match=r"a\.txt\.extra: cannot put it in place \(Input/output error\); .*a\.txt already hold"):
+        with files_as_one(names) as staged:
+            for name in names:
+                open(staged[name], "w").write("new")
+    assert [open(name).read() for name in names] == ["new", "old"] and len(os.listdir(tmp_path)) == 2

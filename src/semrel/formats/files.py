@@ -19,6 +19,8 @@ import gzip
 import hashlib
 import io
 import os
+import shutil
+import signal
 import stat
 import sys
 import tempfile
@@ -459,6 +461,79 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         if isinstance(exc, OSError) and (exc.errno in WRITE_ERRNOS or exc.filename in (tmp, name)):
             raise write_error(name, exc, existed) from None
         raise
+
+
+@contextlib.contextmanager
+def files_as_one(targets: list[str]) -> Iterator[dict[str, str]]:
+    """Write files that belong together (an output, its companions, their manifests; one folder) as
+    one unit. Yields {target: staged name}: each is written whole under its staged name in a hidden
+    folder beside the targets, then all are renamed into place in `targets`' order with Ctrl-C,
+    SIGTERM and SIGHUP held back, so an error or interrupt leaves the old set or the new one. Only a
+    hard kill between two renames (microseconds) can split them: put last the file that vouches for
+    the others. Errors name the target, never the staged file."""
+    existed = {target: prepare_output(target) for target in targets}  # not an input, not a folder; its folder made
+    last = Path(targets[-1])
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{last.name}.", suffix=".tmp", dir=last.parent))
+    except OSError as exc:
+        raise write_error(targets[-1], exc, existed[targets[-1]]) from None
+    try:
+        staged = {target: str(staging / Path(target).name) for target in targets}
+        with _named_as(staged, any(existed.values())):
+            yield staged
+        for target in targets:
+            os.chmod(staged[target], new_file_mode(target))  # the replaced file's permissions, else the umask's
+        done: list[str] = []
+        with _signals_held():
+            for target in targets:
+                try:
+                    os.replace(staged[target], target)
+                except OSError as exc:
+                    if not done:
+                        raise write_error(target, exc, existed[target]) from None
+                    raise SemrelError(f"{target}: cannot put it in place ({exc.strerror or exc}); {', '.join(done)} already "
+                                      "hold the new files: run it again") from None
+                done.append(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _named_as(staged: dict[str, str], existed: bool) -> Iterator[None]:
+    """A SemrelError raised while staged files are written names the targets they stand for."""
+    try:
+        yield
+    except SemrelError as exc:
+        message = str(exc)
+        for target, name in sorted(staged.items(), key=lambda item: -len(item[1])):  # a longer name before its prefix
+            message = message.replace(name, target)
+        if existed:
+            message = message.replace("no file was made", "the old files are kept")
+        error = SemrelError(message)
+        error.exit_code = exc.exit_code
+        raise error from None
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP arriving inside the block are delivered when it ends, to the
+    handlers there were (Python runs handlers in the main thread only: elsewhere nothing is held)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            previous[number] = signal.signal(number, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 # Failures of writing itself (rather than of reading an input inside the writer's block).

@@ -40,12 +40,14 @@ def write_manifest(
     inputs: Iterable[str | os.PathLike] = (),
     params: Mapping[str, Any] | None = None,
     rows: int | None = None,
+    named: str | None = None,
 ) -> str | None:
-    """Write the manifest of `output` (nothing for stdout) and return its path."""
+    """Write the manifest of `output` (nothing for stdout) and return its path. `named`: the name
+    it records when `output` is written under another (staged) name and renamed there later."""
     if str(output) == STDIO:
         return None
     record = {
-        "output": str(output),
+        "output": named or str(output),
         "rows": rows,
         "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": [os.path.basename(sys.argv[0]), *sys.argv[1:]],

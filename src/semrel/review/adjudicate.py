@@ -13,23 +13,16 @@ interrupt leaves the old files or the new ones.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import shutil
-import signal
 import sqlite3
-import tempfile
-import threading
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from ..analysis.ppi import ReviewedSample
-from ..errors import SemrelError, UsageError, ValidationError
+from ..errors import UsageError, ValidationError
 from ..formats import read_qrels
-from ..formats.files import STDIO, file_digest, new_file_mode, prepare_output, write_error
+from ..formats.files import STDIO, file_digest, files_as_one
 from ..formats.jsonl import write_jsonl
 from ..formats.manifest import manifest_path, write_manifest
 from ..formats.trec import write_qrels
@@ -173,93 +166,16 @@ def stale_decisions(conn: sqlite3.Connection) -> Stale:
 
 
 def _write_export(output: str, qrels: Qrels, rows: list[dict], inputs: list, params: dict) -> None:
-    """The qrels, their sources and both manifests as one unit: each made whole in a hidden folder
-    beside OUTPUT (named as atomic_writer names its temp files), then renamed into place with
-    interrupts held back: the sources and their manifest first, the qrels' manifest, the qrels last.
-    An error or interrupt before the renames leaves every old file and removes the folder; only a
-    hard kill between two renames (microseconds) can split them, and that shows: the qrels are then
-    the old ones, and a manifest no longer matches its file, or the sources' manifest names
-    (params.qrels) a digest the qrels beside them do not have."""
+    """The qrels, their sources and both manifests as one unit (files_as_one), the qrels last: a
+    hard kill between two renames shows, as the old qrels beside a manifest that no longer matches
+    its file, or a sources' manifest naming (params.qrels) a digest the qrels do not have."""
     sidecar = f"{output}.sources.jsonl"
-    order = [sidecar, manifest_path(sidecar), manifest_path(output), output]
-    existed = {target: prepare_output(target) for target in order}  # not an input, not a folder; its folder made
-    try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{Path(output).name}.", suffix=".tmp", dir=os.path.dirname(output) or "."))
-    except OSError as exc:
-        raise write_error(output, exc, existed[output]) from None
-    try:
-        staged = {target: str(staging / Path(target).name) for target in order}
-        with _named_as(staged[output], output, any(existed.values())):
-            write_qrels(qrels, staged[output])
-            write_jsonl(rows, staged[sidecar])
-            _staged_manifest(staged[output], output, inputs, params, len(qrels))
-            explained = {"qrels": {"path": output, **file_digest(staged[output])}}  # the sources belong to these qrels
-            _staged_manifest(staged[sidecar], sidecar, inputs, {**params, **explained}, len(rows))
-            for target in order:
-                os.chmod(staged[target], new_file_mode(target))  # the replaced file's permissions, else the umask's
-        done: list[str] = []
-        with _signals_held():
-            for target in order:
-                try:
-                    os.replace(staged[target], target)
-                except OSError as exc:
-                    if not done:
-                        raise write_error(target, exc, existed[target]) from None
-                    raise SemrelError(f"{target}: cannot put it in place ({exc.strerror or exc}); {', '.join(done)} already "
-                                      "hold the new export: run it again") from None
-                done.append(target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-def _staged_manifest(staged: str, target: str, inputs: list, params: dict, rows: int) -> None:
-    """write_manifest of a file made under another name, its record naming `target`, where it goes."""
-    written = write_manifest(staged, inputs=inputs, params=params, rows=rows)
-    assert written is not None
-    with open(written, encoding="utf-8") as handle:
-        record = json.load(handle)
-    record["output"] = target
-    with open(written, "w", encoding="utf-8") as out:  # in the hidden folder: nothing reads it before it is renamed
-        json.dump(record, out, indent=2, sort_keys=True, default=str)
-        out.write("\n")
-        out.flush()
-        os.fsync(out.fileno())
-
-
-@contextlib.contextmanager
-def _named_as(staged: str, target: str, existed: bool) -> Iterator[None]:
-    """Errors of writing a staged file name the file it stands for (the staged names extend `staged`)."""
-    try:
-        yield
-    except SemrelError as exc:
-        message = str(exc).replace(staged, target)
-        if existed:
-            message = message.replace("no file was made", "the old files are kept")
-        error = SemrelError(message)
-        error.exit_code = exc.exit_code
-        raise error from None
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Ctrl-C, SIGTERM and SIGHUP arriving inside the block are delivered when it ends, to the
-    handlers there were (Python runs handlers in the main thread only: elsewhere nothing is held)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-    previous = {}
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        number = getattr(signal, name, None)
-        if number is not None:
-            previous[number] = signal.signal(number, lambda signum, frame: caught.append(signum))
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
-        if caught:
-            signal.raise_signal(caught[0])
+    with files_as_one([sidecar, manifest_path(sidecar), manifest_path(output), output]) as staged:
+        write_qrels(qrels, staged[output])
+        write_jsonl(rows, staged[sidecar])
+        write_manifest(staged[output], inputs=inputs, params=params, rows=len(qrels), named=output)
+        explained = {"qrels": {"path": output, **file_digest(staged[output])}}  # the sources belong to these qrels
+        write_manifest(staged[sidecar], inputs=inputs, params={**params, **explained}, rows=len(rows), named=sidecar)
 
 
 def _source_row(query_id: str, chunk_id: str, derived: int | None, settled: dict[Pair, int],
