@@ -97,8 +97,11 @@ def _merged(keep: GoldenItem, removed: Sequence[GoldenItem]) -> tuple[GoldenItem
     """`keep` standing for itself and `removed`: the gold chunk ids and reference answers `keep` lacks
     added after its own (in order, each once), grades too where any of them has grades, and the removed
     ids in `meta.duplicates_removed`; with one note per removed item that brought something."""
-    extra_gold = [c for c in _union(*(r.gold_chunk_ids for r in removed)) if c not in keep.gold_chunk_ids]
-    extra_answers = [a for a in _union(*(r.reference_answers for r in removed)) if a.strip() and a not in keep.reference_answers]
+    brought = [(r.query_id, [c for c in _union(r.gold_chunk_ids) if c not in keep.gold_chunk_ids],
+                [a for a in _union(r.reference_answers) if a.strip() and a not in keep.reference_answers])
+               for r in removed]  # what each removed item has that `keep` lacks
+    extra_gold = _union(*(gold for _, gold, _ in brought))
+    extra_answers = _union(*(answers for _, _, answers in brought))
     answers = keep.reference_answers
     if extra_answers:  # an empty answer of the kept query ("no answer given") makes way for the others'
         answers = (*(a for a in answers if a.strip()), *extra_answers)
@@ -113,14 +116,12 @@ def _merged(keep: GoldenItem, removed: Sequence[GoldenItem]) -> tuple[GoldenItem
                 grades.setdefault(str(chunk), grade)
         meta["grades"] = grades
     notes = []
-    for r in removed:
-        new_gold = [c for c in _union(r.gold_chunk_ids) if c not in keep.gold_chunk_ids]
-        new_answers = [a for a in _union(r.reference_answers) if a.strip() and a not in keep.reference_answers]
-        brought = ([f"gold chunks {', '.join(new_gold)}"] if new_gold else []) + \
-                  ([f"reference answers {', '.join(map(repr, new_answers))}"] if new_answers else [])
-        if brought:
-            notes.append(f"query {r.query_id!r}, removed as a near-duplicate of {keep.query_id!r}, had "
-                         f"{' and '.join(brought)} that {keep.query_id!r} lacked: merged into {keep.query_id!r}")
+    for query_id, new_gold, new_answers in brought:
+        said = ([f"gold chunks {', '.join(new_gold)}"] if new_gold else []) + \
+               ([f"reference answers {', '.join(map(repr, new_answers))}"] if new_answers else [])
+        if said:
+            notes.append(f"query {query_id!r}, removed as a near-duplicate of {keep.query_id!r}, had "
+                         f"{' and '.join(said)} that {keep.query_id!r} lacked: merged into {keep.query_id!r}")
     return replace(keep, gold_chunk_ids=(*keep.gold_chunk_ids, *extra_gold), reference_answers=answers, meta=meta), notes
 
 
