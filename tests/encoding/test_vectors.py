@@ -67,6 +67,12 @@ def test_a_grown_corpus_encodes_only_its_new_chunks_and_keeps_the_old_rows(sampl
     stored = np.frombuffer(after, dtype="<f4").reshape(len(lines), -1)
     texts = [indexed_text(c) for c in read_corpus(sample / "corpus.jsonl")]
     np.testing.assert_allclose(stored, embed(texts, "", None, no_progress), atol=1e-5)
+    # the first corpus again: its rows are the store's first, and the rows after them are not its chunks
+    ok("retrieve", "--corpus", tmp_path / "half.jsonl", "--golden", sample / "golden.jsonl", "--method", "dense",
+        "-o", tmp_path / "half-again.run", "--cache", cache)
+    again, first = ([line.rsplit(" ", 1)[0] for line in (tmp_path / name).read_text().splitlines()]
+                    for name in ("half-again.run", "half.run"))
+    assert again == first and len(first) > 10
 
 
 @pytest.mark.slow
@@ -124,6 +130,9 @@ def test_block_search_equals_brute_force_with_ties_and_through_a_row_map(k):
     stored, rows = np.empty_like(vectors), np.empty(len(vectors), dtype=np.int64)
     stored[shuffle], rows[:] = vectors, shuffle
     for (p, s), (ep, es) in zip(search_vectors(queries, stored, k, rows=rows, block=512), expected):
+        assert p.tolist() == ep.tolist() and s.tolist() == es.tolist()
+    grown = np.concatenate([vectors, rng.integers(-2, 3, size=(100, 8)).astype(np.float32)])  # another corpus's rows after
+    for (p, s), (ep, es) in zip(search_vectors(queries, grown, k, rows=np.arange(len(vectors)), block=700), expected):
         assert p.tolist() == ep.tolist() and s.tolist() == es.tolist()
     assert all(len(p) == min(k, len(vectors)) for p, _ in expected)
     assert any(len(set(s[: min(k, 20)].round(3))) < min(k, 20) for _, s in expected) or k == 1  # ties occurred

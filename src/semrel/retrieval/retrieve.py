@@ -88,7 +88,8 @@ def search_vectors(
     per_pass = max(1, SCORE_BUDGET_BYTES // (4 * max(1, min(block, n))))
     best = [(np.zeros(0, dtype=np.int64), np.zeros(0))] * len(queries)
     for start in range(0, n, block):
-        part = np.asarray(vectors[start : start + block] if rows is None or in_place else vectors[rows[start : start + block]])
+        end = min(start + block, n)  # a store holds other corpora's rows past this one's
+        part = np.asarray(vectors[start:end] if rows is None or in_place else vectors[rows[start:end]])
         for first in range(0, len(queries), per_pass):
             for i, row in enumerate(queries[first : first + per_pass] @ part.T, start=first):
                 keep = contenders(row, k)
