@@ -72,7 +72,11 @@ def test_run_bm25_then_skip_everything(tmp_path):
     out = tmp_path / "out"
     for name in ("corpus.jsonl", "golden.jsonl", "gold.qrels", "runs/bm25.run", "report.html"):
         assert (out / name).is_file() and (out / f"{name}.manifest.json").is_file(), name
-    assert (out / "eval.gold.txt").read_text().strip()  # the eval table, captured
+    assert (out / "eval.gold.txt").read_text().strip()  # the eval table, captured, with a manifest of its own
+    manifest = json.loads((out / "eval.gold.txt.manifest.json").read_text())
+    assert manifest["params"]["command"].startswith("semrel eval ") and manifest["params"]["command"].endswith(f"> {out / 'eval.gold.txt'}")
+    assert [i["path"] for i in manifest["inputs"]] == [str(out / "gold.qrels"), str(out / "runs" / "bm25.run")]
+    assert all(len(i["sha256"]) == 64 for i in manifest["inputs"]) and manifest["output_digest"]["bytes"] > 0
     second = run("run", config)
     assert set(statuses(second.stdout).values()) == {"skipped"}, second.stdout
     # an input newer than its outputs but with the same bytes (a touch, a checkout) reruns nothing
@@ -113,6 +117,22 @@ def test_threshold_change_relabels_without_rejudging(tmp_path, monkeypatch):
     assert upgraded["label"] == "ran" and upgraded["judge"] == "skipped", upgraded
     monkeypatch.setattr(labels, "NULL_SAMPLE", labels.NULL_SAMPLE + 1)
     assert statuses(run("run", config).stdout)["judge"] == "ran"
+
+
+def test_a_threshold_is_swept_on_the_score_it_labels_and_lift_reranks_all_of_base(tmp_path):
+    """[label] threshold without `on` labels on R (label's default): sensitivity sweeps R too, where it swept p
+    and marked 0.65 on p's curves; [lift] without depth reranks every chunk of the base run, as documented."""
+    config = write_config(write_data(tmp_path), judge=True, extra="")
+    config.write_text(config.read_text().replace('methods = ["bm25"]', 'methods = ["bm25", "dense"]').replace("k = 5", "k = 150")
+                      + "[label]\nthreshold = 0.65\n[lift]\nbase = \"bm25\"\n")
+    planned = " ".join(run("run", config, "--dry-run").stdout.replace("\\\n", " ").split())
+    sensitivity = planned.split("semrel sensitivity ", 1)[1].split(" > ", 1)[0]
+    assert "--on R --at 0.65" in sensitivity
+    assert "--rerank dense -k 150" in planned and "--rerank-depth 150" in planned
+    (tmp_path / "graded").mkdir()
+    graded = write_config(write_data(tmp_path / "graded"), judge=True, extra="")
+    graded.write_text(graded.read_text().replace('methods = ["bm25"]', 'methods = ["bm25", "dense"]') + '[label]\ngrades = "0.6,0.7"\n')
+    assert "--on R" in run("run", graded, "--dry-run").stdout.split("semrel sensitivity ", 1)[1].split(" > ", 1)[0]
 
 
 @pytest.mark.parametrize("extra, fragments", [

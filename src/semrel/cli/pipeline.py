@@ -367,8 +367,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
         base = o(f"runs/{lift['base']}.run")
         reranked = o(f"runs/{lift['base']}+{lift['rerank']}.run")
         args = ["--corpus", corpus, "--golden", golden, "--run", base, "--rerank", lift["rerank"], "-k", str(r["k"]), *vectors]
-        if lift["depth"] is not None:
-            args += ["--rerank-depth", str(lift["depth"])]
+        args += ["--rerank-depth", str(lift["depth"] if lift["depth"] is not None else r["k"])]  # default: all of base's chunks
         if r["model"]:
             args += ["--model", r["model"]]
         steps.append(Step(f"retrieve {lift['base']}+{lift['rerank']}", ("retrieve",), args + ["-o", reranked],
@@ -427,8 +426,9 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
         for key in ("from", "to", "step"):
             if s[key] is not None:
                 args += [f"--{key}", str(s[key])]
-        if lab["on"] is not None:
-            args += ["--on", lab["on"]]
+        thresholds = lab["threshold"] is not None or lab["grades"] is not None
+        if lab["on"] is not None or thresholds:  # the score label's thresholds are on (label's default R), not p
+            args += ["--on", lab["on"] or labels.DEFAULT_COMPONENT]
         if lab["threshold"] is not None:
             args += ["--at", str(lab["threshold"])]
         elif lab["calibration"] is not None and lab["grades"] is None:  # the calibrated cut, on the judge's own score
@@ -600,6 +600,10 @@ def _invoke(step: Step) -> None:
             if type(exc) in (SemrelError, UsageError):
                 raise type(exc)(f"{step.name}: {exc}") from None
             raise
+    if step.stdout and step.stdout != os.devnull:  # what it printed is derived too: its manifest names the step's command
+        from ..formats.manifest import write_manifest
+
+        write_manifest(step.stdout, inputs=step.inputs, params={"step": step.name, "command": step.shell(width=10**6)})
 
 
 def _read_state(out: str) -> dict[str, dict[str, Any]]:
