@@ -22,6 +22,13 @@ def test_answer_words_match_strongest_and_spans_are_the_chunk_tokens():
     assert 0.8 < words["tube"] <= 1.0 + 1e-6
 
 
+def test_highlights_are_at_the_layer_the_judge_takes():
+    """The judge takes MiniLM's last layer (6; not in bert_score's table); the shading took layer 4."""
+    at_default = token_similarities(CHUNK, ["Patch the inner tube."])
+    assert at_default == token_similarities(CHUNK, ["Patch the inner tube."], layer=6)
+    assert at_default != token_similarities(CHUNK, ["Patch the inner tube."], layer=4)
+
+
 @pytest.mark.slow
 def test_several_answers_take_the_best_match_and_long_chunks_are_not_truncated():
     spans_one = token_similarities(CHUNK, ["Patch the inner tube."])

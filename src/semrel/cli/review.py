@@ -15,7 +15,7 @@ from ..formats import read_qrels
 from ..formats.tables import Table, render
 from ..review.adjudicate import export_reviewed
 from ..review.engine import QueueSettings, Session, TaskFiles, check_reviewer_name, has_queue, labelling_of, prepare_queue
-from ..review.highlight import DEFAULT_LAYER, token_similarities
+from ..review.highlight import token_similarities
 from ..review.simulate import simulate_review
 from ..review.stats import review_stats
 from ..review.store import create_db, is_new_db, open_db
@@ -71,7 +71,8 @@ def joined_session(db, reviewer, **queue) -> Session:
 @click.option("--blind", is_flag=True, help="Hide the judge's scores, proposed grade and highlights.")
 @click.option("--no-highlight", is_flag=True, help="Do not shade the chunk tokens BERTScore matched (no model needed).")
 @click.option("--model", help=f"Encoder for the highlights [default: {DEFAULT_MODEL}, offline].")
-@click.option("--layer", type=int, default=DEFAULT_LAYER, show_default=True, help="The judge's layer.")
+@click.option("--layer", type=click.IntRange(0), default=None,
+              help="Layer of the highlights [default: the one `semrel judge` takes for --model: 6 for all-MiniLM-L6-v2].")
 @click.option("--page-lines", type=click.IntRange(3), help="Chunk lines per page [default: from the terminal height].")
 def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, **queue):
     """Review pairs one key at a time. The first start builds the queue from the files; later

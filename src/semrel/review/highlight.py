@@ -12,16 +12,20 @@ from typing import Sequence
 import numpy as np
 
 from ..encoding.encode import hidden_states
-from ..encoding.models import load_encoder
+from ..encoding.models import describe_model, load_encoder
+from ..judging.bertscore import default_layer
 
 WINDOW_TOKENS = 256
-DEFAULT_LAYER = 4
 
 
 def token_similarities(
-    chunk: str, answers: Sequence[str], model_name: str | None = None, layer: int = DEFAULT_LAYER
+    chunk: str, answers: Sequence[str], model_name: str | None = None, layer: int | None = None
 ) -> list[tuple[int, int, float]]:
-    """(start, end, best similarity to an answer token) for each token of `chunk`."""
+    """(start, end, best similarity to an answer token) for each token of `chunk`; `layer` None is the
+    one `semrel judge` takes for the model when not told (bert_score's recommended layer, else the last)."""
+    if layer is None:
+        info = describe_model(model_name)
+        layer = default_layer(info.name, info.folder, info.num_layers)[0]
     tokenizer, _ = load_encoder(model_name)
     offsets = tokenizer(chunk, add_special_tokens=False, return_offsets_mapping=True, verbose=False)["offset_mapping"]
     if not offsets or not any(a.strip() for a in answers):
