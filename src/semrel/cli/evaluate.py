@@ -31,7 +31,7 @@ from .paths import database_path, input_path, output_path
 @click.option("-q", "--per-query", is_flag=True, help="Also print each query's values.")
 @click.option("-l", "--rel-level", default=1, show_default=True, type=int,
               help="Lowest grade that counts as relevant (nDCG uses the graded rel regardless).")
-@click.option("-c/-C", "--complete/--no-complete", default=True, show_default=True,
+@click.option("--complete/--no-complete", "-c/-C", default=True, show_default=True,
               help="Average over every query of QRELS, those a run lacks scoring as an empty ranking (trec_eval -c); "
                    "--no-complete: only over the queries a run has (trec_eval without -c).")
 @click.option("-R", "--relation", type=click.Choice(["qrels", "qrels_jg", "prefs", "qrels_prefs"]), default="qrels",
