@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -69,8 +70,8 @@ def test_filled_run_scores_as_if_it_had_been_pooled(pipeline, monkeypatch):
     assert len(completed) > len(before) and set(judged) <= set(direct)
     for pair, j in judged.items():
         assert (j.P, j.R, j.F) == pytest.approx((direct[pair].P, direct[pair].R, direct[pair].F), abs=1e-5)
-    fills = read_params(f / "pool.jsonl")["filled"]
-    assert fills[-1]["pairs"] == len(completed) - len(before)
+    fills = read_manifest(f / "pool.jsonl")["fills"]
+    assert fills[-1]["params"]["pairs"] == len(completed) - len(before)
     assert read_manifest(f / "filled.qrels")["params"]["filled"][-1]["holes"] == len(completed) - len(before)
     assert not (f / "pool.jsonl.fill.partial").exists()
 
@@ -145,3 +146,73 @@ def test_a_fill_run_from_another_folder_uses_the_judges_cache(pipeline, tmp_path
                 work / "corpus.jsonl", "--golden", work / "golden.jsonl", "--depth", "4", "-o", work / "filled.qrels")
     assert "filled 0 holes" not in result.stderr
     assert list(elsewhere.iterdir()) == []  # no new cache where the fill ran
+    # judgments copied without their cache: the user cache dir, not a new cache where the fill runs
+    copied = tmp_path / "copied"
+    copied.mkdir()
+    for name in ("pool.jsonl", "pool.jsonl.manifest.json", "filled.qrels", "filled.qrels.manifest.json"):
+        shutil.copy(work / name, copied / name)
+    monkeypatch.chdir(copied)
+    result = ok("fill", "filled.qrels", f / "bm25.run", "--judgments", "pool.jsonl", "--corpus", work / "corpus.jsonl",
+                "--golden", work / "golden.jsonl", "--depth", "8", "-o", "again.qrels")
+    assert "filled 0 holes" not in result.stderr
+    assert not (copied / "work").exists() and not (copied / "cache").exists()
+    assert read_manifest(copied / "pool.jsonl")["fills"][-1]["params"]["cache_dir"] is None
+
+
+@pytest.mark.slow
+def test_the_judgments_manifest_keeps_the_judges_record_through_fills(pipeline, tmp_path, monkeypatch):
+    """Filling rewrites judgments.jsonl; its manifest keeps the judge's command and inputs (with their
+    sha256, as the judge named them) and lists each fill's own record, so from any folder and after any
+    number of fills a golden set other than the judge's is still refused."""
+    f = pipeline
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir()
+    elsewhere.mkdir()
+    for name in ("corpus.jsonl", "golden.jsonl", "pool.tsv"):
+        shutil.copy(f / name, work / name)
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(sys, "argv", ["semrel", "judge"])  # the command a manifest records
+    ok("judge", "--corpus", "corpus.jsonl", "--golden", "golden.jsonl", "--pool", "pool.tsv", "-o", "pool.jsonl", "--cache", f / "cache")
+    ok("label", "pool.jsonl", "-o", "pool.qrels", "--threshold", "0.6")
+    judged = read_manifest(work / "pool.jsonl")
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setattr(sys, "argv", ["semrel", "fill"])
+    common = ["--judgments", work / "pool.jsonl", "--corpus", work / "corpus.jsonl"]
+    ok("fill", work / "pool.qrels", f / "reverse.run", *common, "--golden", work / "golden.jsonl", "--depth", "4", "-o", "one.qrels")
+    ok("fill", "one.qrels", f / "bm25.run", *common, "--golden", work / "golden.jsonl", "--depth", "8", "-o", "two.qrels")
+    manifest = read_manifest(work / "pool.jsonl")
+    assert manifest is not None and judged["command"] == ["semrel", "judge"] and all(r["sha256"] for r in judged["inputs"])
+    for key in ("command", "inputs", "params", "output", "created_utc", "versions"):
+        assert manifest[key] == judged[key], key
+    fills = manifest["fills"]
+    added = [len(read_trec_qrels(elsewhere / "one.qrels")) - len(read_trec_qrels(work / "pool.qrels")),
+             len(read_trec_qrels(elsewhere / "two.qrels")) - len(read_trec_qrels(elsewhere / "one.qrels"))]
+    assert [fill["params"]["pairs"] for fill in fills] == added and all(added)
+    assert manifest["rows"] == judged["rows"] + sum(added) == len(read_judgments(work / "pool.jsonl"))
+    for fill, qrels, run_file in zip(fills, ("pool.qrels", "one.qrels"), ("reverse.run", "bm25.run")):
+        assert fill["command"] == ["semrel", "fill"] and fill["created_utc"]
+        assert [Path(r["path"]).name for r in fill["inputs"]] == [qrels, run_file, "corpus.jsonl", "golden.jsonl"]
+        assert all(r["sha256"] for r in fill["inputs"])
+    other_golden = elsewhere / "golden.jsonl"
+    other_golden.write_text((f / "golden.jsonl").read_text().replace("?", "?!"))
+    assert_one_error(run("fill", "two.qrels", f / "reverse.run", *common, "--golden", other_golden, "--depth", "8", "-o", "three.qrels"),
+                     "is not the golden set")
+
+
+@pytest.mark.slow
+def test_judgments_whose_manifest_records_no_sha256_are_filled_with_a_warning(pipeline, tmp_path):
+    """A manifest without the sha256 of its inputs (rewritten by an older fill) cannot tell whether the
+    corpus and golden set are the judge's: the fill goes on, since the judgments are sound, but says so."""
+    f = pipeline
+    for name in ("both.jsonl", "both.qrels"):
+        shutil.copy(f / name, tmp_path / name)
+        shutil.copy(f / f"{name}.manifest.json", tmp_path / f"{name}.manifest.json")
+    manifest = json.loads((tmp_path / "both.jsonl.manifest.json").read_text())
+    manifest["inputs"] = [{"path": r["path"]} for r in manifest["inputs"]]
+    (tmp_path / "both.jsonl.manifest.json").write_text(json.dumps(manifest))
+    result = ok("fill", tmp_path / "both.qrels", f / "reverse.run", "--judgments", tmp_path / "both.jsonl", "--corpus",
+                f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--depth", "8", "-o", tmp_path / "filled.qrels")
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("semrel: warning:")]
+    assert len(warnings) == 1 and "records no sha256" in warnings[0] and "golden.jsonl could not be checked" in warnings[0]
+    unchecked = read_manifest(tmp_path / "both.jsonl")["fills"][-1]["params"]["unchecked"]
+    assert unchecked == [str(f / "corpus.jsonl"), str(f / "golden.jsonl")]

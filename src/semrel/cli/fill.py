@@ -8,7 +8,7 @@ import click
 
 from ..errors import Interrupted
 from ..progress import stderr_steps
-from .base import SemrelCommand
+from .base import SemrelCommand, warn
 from .paths import input_path, output_path
 
 
@@ -23,6 +23,9 @@ def fill_and_report(qrels: str, runs: Sequence[str], judgments: str, corpus: str
         raise Interrupted(f"interrupted; judged holes are kept in {judgments}.fill.partial; run the same command again "
                           "to resume") from None
     record = result.params
+    if record["unchecked"]:
+        warn(f"{judgments}: its manifest records no sha256 of the files it was judged from, so "
+             f"{' and '.join(record['unchecked'])} could not be checked against them")
     click.echo(f"filled {record['holes']} holes in the runs' top {depth}: {record['judged']} judged now, "
                f"{record['from_judgments']} already in {judgments}; {result.relevant} relevant"
                + (f" ({result.resumed} resumed)" if result.resumed else ""), err=True)

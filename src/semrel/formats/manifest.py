@@ -46,7 +46,18 @@ def write_manifest(
     it records when `output` is written under another (staged) name and renamed there later."""
     if str(output) == STDIO:
         return None
-    record = {
+    return save_manifest(manifest_record(output, inputs, params, rows, named), manifest_path(output))
+
+
+def manifest_record(
+    output: str | os.PathLike,
+    inputs: Iterable[str | os.PathLike] = (),
+    params: Mapping[str, Any] | None = None,
+    rows: int | None = None,
+    named: str | None = None,
+) -> dict[str, Any]:
+    """What write_manifest records of `output` (a file that exists): for a caller that keeps it inside another record."""
+    return {
         "output": named or str(output),
         "rows": rows,
         "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -56,11 +67,14 @@ def write_manifest(
         "params": dict(params or {}),
         "output_digest": _output_digest(output),
     }
-    target = manifest_path(output)
+
+
+def save_manifest(record: Mapping[str, Any], target: str | os.PathLike) -> str:
+    """Write a manifest record to `target`, atomically, as every manifest is written."""
     with atomic_writer(target) as out:
         json.dump(record, out, indent=2, sort_keys=True, default=str)
         out.write("\n")
-    return target
+    return str(target)
 
 
 def _output_digest(path: str | os.PathLike) -> dict[str, Any]:

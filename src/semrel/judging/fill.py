@@ -8,8 +8,9 @@ qrels (judging.labels.relabel, so whatever rule the qrels record is the one appl
 with the rest of its query's pool (cached, so cheap), since the probability p is relative to the pool
 and to whether the query has gold chunks; the labels of pairs judged before stay as they were. Settings that
 differ, or a corpus or golden set other than the judgments were made from, are refused. The new
-judgments are appended to judgments.jsonl (its manifest records the fill), the embedding cache the
-judge used is reused, and an interrupted fill resumes from `<judgments>.fill.partial`.
+judgments are appended to judgments.jsonl (its manifest keeps the judge's command and inputs, and lists
+each fill under `fills`), the embedding cache the judge used is reused where it is found, and an
+interrupted fill resumes from `<judgments>.fill.partial`.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from ..evaluation.files import run_names
 from ..evaluation.measures import ranks_within
 from ..evaluation.metrics import evaluate, query_codes, rank_order
 from ..formats.corpus import iter_corpus, read_golden
-from ..formats.files import allow_rewrite, display_name, file_digest
+from ..formats.files import allow_rewrite, display_name, file_digest, files_as_one, manifest_path
 from ..formats.judgments import read_judgments, write_judgments
-from ..formats.manifest import read_manifest, write_manifest
+from ..formats.manifest import manifest_record, read_manifest, save_manifest, write_manifest
 from ..formats.trec import read_run, read_trec_qrels, write_qrels
 from ..progress import Steps, no_progress
 from ..records import Judgment, Qrels, Run
@@ -88,15 +89,21 @@ def judge_settings(qrels_path: str | os.PathLike, judgments_path: str | os.PathL
     return rule, {**settings, "inputs": judged.get("inputs", []), "written_as": judged.get("output")}
 
 
-def _same_input(recorded: Sequence[Mapping[str, Any]], given: str | os.PathLike, what: str, judgments: str) -> None:
-    """The corpus and golden set must be those the judgments were made from (chunk texts, idf, answers)."""
-    if not os.path.isfile(given):
-        return
-    digest = file_digest(given).get("sha256")
+def _unchecked(recorded: Sequence[Mapping[str, Any]], given: Sequence[tuple[str | os.PathLike, str]], judgments: str) -> list[str]:
+    """The corpus and golden set must be those the judgments were made from (chunk texts, idf, answers):
+    one whose sha256 is none the judge's manifest records is refused. Returns the files that could not
+    be checked because the manifest records no sha256 at all (judged from records, or rewritten by a fill
+    before semrel kept the judge's inputs): those judgments are still sound, so the caller says so
+    instead of refusing them."""
     known = [r.get("sha256") for r in recorded if r.get("sha256")]
-    if known and digest not in known:
-        raise ValidationError(f"{display_name(str(given))} is not the {what} {display_name(judgments)} was judged from "
-                              f"(its sha256 is none of the inputs its manifest records); judge holes against the same {what}")
+    files = [(path, what) for path, what in given if os.path.isfile(path)]
+    if not known:
+        return [str(path) for path, _ in files]
+    for path, what in files:
+        if file_digest(path).get("sha256") not in known:
+            raise ValidationError(f"{display_name(str(path))} is not the {what} {display_name(judgments)} was judged from "
+                                  f"(its sha256 is none of the inputs its manifest records); judge holes against the same {what}")
+    return []
 
 
 def holes(qrels: Qrels, runs: Iterable[Run], depth: int) -> list[tuple[str, str]]:
@@ -117,15 +124,17 @@ def holes(qrels: Qrels, runs: Iterable[Run], depth: int) -> list[tuple[str, str]
 
 
 def _cache_folder(recorded: str | None, written_as: Any, judgments: str | os.PathLike) -> str | None:
-    """The judge's cache folder, found from wherever the fill runs. A relative path was relative to
-    the folder the judge ran in; where it is not found from here, it is taken relative to the
-    judgments file as the judge named it, and that file's folder now."""
-    if not recorded or os.path.isabs(recorded) or os.path.isdir(recorded):
-        return recorded
-    if not isinstance(written_as, str) or os.path.isabs(written_as):
-        return recorded
-    moved = os.path.join(os.path.dirname(os.fspath(judgments)), os.path.relpath(recorded, os.path.dirname(written_as) or "."))
-    return os.path.normpath(moved) if os.path.isdir(moved) else recorded
+    """The judge's cache folder, found from wherever the fill runs, else None (the user cache dir): a
+    cache started anew where the fill runs would re-encode every text. A relative path was relative to
+    the folder the judge ran in: the judgments file's folder now, less the folders the judge named it
+    with (judgments copied with their cache keep finding it), else the current folder."""
+    if not recorded:
+        return None
+    found = [recorded]
+    if not os.path.isabs(recorded) and isinstance(written_as, str) and not os.path.isabs(written_as):
+        judge_folder = os.path.relpath(recorded, os.path.dirname(written_as) or ".")
+        found.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.fspath(judgments)), judge_folder)))
+    return next((folder for folder in found if os.path.isdir(folder)), None)
 
 
 def _options(settings: Mapping[str, Any], judgments: str | os.PathLike) -> JudgeOptions:
@@ -162,8 +171,7 @@ def fill(
     if depth < 1:
         raise UsageError(f"depth={depth}: must be at least 1")
     rule, settings = judge_settings(qrels_path, judgments_path)
-    for given, what in ((corpus, "corpus"), (golden, "golden set")):
-        _same_input(settings["inputs"], given, what, str(judgments_path))
+    unchecked = _unchecked(settings["inputs"], [(corpus, "corpus"), (golden, "golden set")], str(judgments_path))
     qrels = read_trec_qrels(qrels_path)
     loaded = [read_run(p) for p in runs]
     wanted = holes(qrels, loaded, depth)
@@ -180,8 +188,8 @@ def fill(
         partial = f"{judgments_path}.fill.partial"
         affected = {q for q, _ in todo}
         context = [(j.query_id, j.chunk_id, tuple(j.source.split(","))) for j in existing if j.query_id in affected]
-        result = judge(lambda: iter_corpus(corpus), items, [*context, *((q, c, (source,)) for q, c in todo)],
-                       _options(settings, judgments_path),
+        options = _options(settings, judgments_path)
+        result = judge(lambda: iter_corpus(corpus), items, [*context, *((q, c, (source,)) for q, c in todo)], options,
                        partial, steps, {"corpus": str(corpus), "golden": str(golden), "pool": f"the holes of {', '.join(map(str, runs))}"})
         if result.params.get("model_fingerprint") not in (None, info):
             raise ValidationError(f"the model found now ({result.params.get('model')}) is not the one {display_name(str(judgments_path))} "
@@ -194,12 +202,15 @@ def fill(
             scores = rescale(scores, np.array([baseline[k] for k in "PRF"], dtype=np.float64))
         fresh = [dataclasses.replace(j, P=float(p), R=float(r), F=float(f), source=source) for j, (p, r, f) in zip(judged, scores)]
         resumed = result.resumed
-        _append(judgments_path, existing, fresh, {"runs": [str(p) for p in runs], "depth": depth, "pairs": len(fresh)})
+        _append(judgments_path, existing, fresh, [qrels_path, *runs, corpus, golden],
+                {"runs": [str(p) for p in runs], "depth": depth, "pairs": len(fresh), "cache_dir": options.cache_dir,
+                 "use_cache": options.use_cache, "unchecked": unchecked})
         Path(partial).unlink(missing_ok=True)
     added = relabel(already + fresh, rule) if (already or fresh) else Qrels.from_columns([], [], [])
     completed = _concat(qrels, added)
     record = {"runs": [str(p) for p in runs], "depth": depth, "holes": len(wanted), "judged": len(fresh),
-              "from_judgments": len(already), "relevant": int((added.relevance > 0).sum()), "judgments": str(judgments_path)}
+              "from_judgments": len(already), "relevant": int((added.relevance > 0).sum()), "judgments": str(judgments_path),
+              "unchecked": unchecked}
     if output is not None:
         write_qrels(completed, output)
         filled = [*(rule.get("filled") or []), record]
@@ -223,12 +234,18 @@ def _flat(values):
     return values.combine_chunks() if hasattr(values, "combine_chunks") else values
 
 
-def _append(path: str | os.PathLike, existing: list[Judgment], fresh: list[Judgment], record: dict) -> None:
-    """judgments.jsonl rewritten (atomically) with the fresh rows after the old, and its manifest with the fill recorded."""
+def _append(path: str | os.PathLike, existing: list[Judgment], fresh: list[Judgment], inputs: Sequence[str | os.PathLike],
+            params: dict) -> None:
+    """judgments.jsonl rewritten with the fresh rows after the old. Its manifest stays the judge's (command,
+    inputs with their sha256, params: what made the rows and what later fills are checked against), with
+    `rows`, the digest and, under `fills`, this fill's own record (command, inputs hashed, versions, time,
+    params) brought up to date. Both are written as one unit, so an interrupted fill loses no record."""
+    target, manifest_file = str(path), manifest_path(path)
     manifest = read_manifest(path) or {}
-    params = dict(manifest.get("params") or {})
-    params["filled"] = [*(params.get("filled") or []), record]
-    inputs = [r.get("path") for r in manifest.get("inputs", []) if r.get("path")]
     allow_rewrite(path)  # the one file a fill extends: every old row is kept, the new ones follow
-    write_judgments([*existing, *fresh], path)
-    write_manifest(path, inputs=inputs, params=params, rows=len(existing) + len(fresh))
+    with files_as_one([target, manifest_file]) as staged:
+        write_judgments([*existing, *fresh], staged[target])
+        record = manifest_record(staged[target], inputs=inputs, params=params, rows=len(existing) + len(fresh))
+        del record["output"]
+        save_manifest({**manifest, "rows": record.pop("rows"), "output_digest": record.pop("output_digest"),
+                       "fills": [*(manifest.get("fills") or []), record]}, staged[manifest_file])
