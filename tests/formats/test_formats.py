@@ -13,7 +13,7 @@ from semrel.errors import FormatError, SemrelError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
 from semrel.formats import read_qrels, read_run, write_qrels, write_run
-from semrel.formats.files import atomic_writer, files_as_one
+from semrel.formats.files import atomic_writer, file_digest, files_as_one
 from semrel.formats.manifest import write_manifest
 from semrel.records import Qrels, Run
 
@@ -134,3 +134,18 @@ def test_files_written_as_one_are_put_in_place_together_or_not_at_all(tmp_path, 
             for name in names:
                 open(staged[name], "w").write("new")
     assert [open(name).read() for name in names] == ["new", "old"] and len(os.listdir(tmp_path)) == 2
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_an_input_read_from_stdin_is_hashed_in_the_manifest_as_a_file_would_be(tmp_path, compressed):
+    import gzip
+
+    runs = tmp_path / "a.run.gz" if compressed else tmp_path / "a.run"
+    text = "q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\n"
+    runs.write_bytes(gzip.compress(text.encode(), mtime=0) if compressed else text.encode())
+    (tmp_path / "b.run").write_text("q1 Q0 d2 1 2.0 b\n")
+    result = run("fuse", "-", tmp_path / "b.run", "-o", tmp_path / "fused.run", input=runs.read_bytes())
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "fused.run.manifest.json").read_text())
+    assert manifest["inputs"][0] == {"path": "-", **file_digest(runs)} and len(file_digest(runs)["sha256"]) == 64
+    assert file_digest(runs)["lines"] == 2

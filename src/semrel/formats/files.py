@@ -156,6 +156,7 @@ class _Guard:
 
     inputs: dict[tuple[int, int], str] = field(default_factory=dict)
     rewritable: set[tuple[int, int]] = field(default_factory=set)
+    stdin: dict[str, Any] = field(default_factory=dict)  # file_digest of what was read from stdin, for the manifest
 
 
 _GUARD: contextvars.ContextVar[_Guard | None] = contextvars.ContextVar("semrel_input_guard", default=None)
@@ -167,7 +168,7 @@ def input_guard() -> Iterator[None]:
     one (a nested guard starts with the inputs of the one around it), so the steps of `semrel
     run`, and code in a notebook outside any guard, are not held back by files read earlier."""
     outer = _GUARD.get()
-    token = _GUARD.set(_Guard(dict(outer.inputs), set(outer.rewritable)) if outer else _Guard())
+    token = _GUARD.set(_Guard(dict(outer.inputs), set(outer.rewritable), dict(outer.stdin)) if outer else _Guard())
     try:
         yield
     finally:
@@ -187,6 +188,12 @@ def note_input(path: str | os.PathLike, info: os.stat_result | None = None) -> N
         guard.inputs.setdefault(_identity(info or os.stat(path)), str(path))
     except OSError:
         pass
+
+
+def stdin_digest() -> dict[str, Any]:
+    """file_digest of what the current command read from stdin ({} outside input_guard, or when it read none)."""
+    guard = _GUARD.get()
+    return dict(guard.stdin) if guard is not None else {}
 
 
 def manifest_path(output: str | os.PathLike) -> str:
@@ -308,9 +315,12 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     """
     name = str(path)
     if name == STDIO:
-        data = _read_bounded(name, sys.stdin.buffer, DOCUMENT_LIMIT)
+        raw = data = _read_bounded(name, sys.stdin.buffer, DOCUMENT_LIMIT)
         if data[:2] == GZIP_MAGIC:
             data = _read_bounded(name, Inflating(name, io.BytesIO(data), DOCUMENT_LIMIT), DOCUMENT_LIMIT)
+        guard = _GUARD.get()
+        if guard is not None:  # stdin cannot be hashed again when the manifest is written: what file_digest gives, now
+            guard.stdin = {"sha256": hashlib.sha256(raw).hexdigest(), "lines": data.count(b"\n") + ((data[-1:] or b"\n") != b"\n")}
         return _without_bom(data)
     with _open_binary(name) as handle:
         if handle.peek(2)[:2] == GZIP_MAGIC:

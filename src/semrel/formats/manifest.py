@@ -10,7 +10,7 @@ import sys
 from importlib import metadata
 from typing import Any, Iterable, Mapping
 
-from .files import STDIO, atomic_writer, file_digest, manifest_path
+from .files import STDIO, atomic_writer, file_digest, manifest_path, stdin_digest
 from .jsonl import too_deep
 
 LIBRARIES = ("numpy", "pyarrow", "torch", "transformers", "bert-score", "click", "jsonlines")
@@ -30,7 +30,9 @@ def versions() -> dict[str, str]:
 def describe_input(path: str | os.PathLike) -> dict[str, Any]:
     """Path, sha256 and line count (after gunzip) of one input file."""
     name = str(path)
-    if name == STDIO or not os.path.isfile(name):
+    if name == STDIO:
+        return {"path": name, **stdin_digest()}
+    if not os.path.isfile(name):
         return {"path": name}
     return {"path": name, **file_digest(name)}
 
