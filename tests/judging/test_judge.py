@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 import semrel
+import small_corpus
 from helpers import run
 from semrel.encoding.models import resolve_model
+from semrel.errors import UsageError
 from semrel.judging import labels
 from semrel.judging.checkpoint import Checkpoint
 
@@ -307,3 +309,12 @@ def test_a_question_given_as_its_own_reference_answer_is_warned_about(tmp_path):
         "1 of 2 queries have their question as the reference answer: BERTScore measures how far a chunk restates the "
         "reference, and a question is not restated by what answers it (on Cranfield such labels carried no signal, "
         "docs/judge.md); give real answers"]
+
+
+@pytest.mark.parametrize("window", [0, 15, 513])
+def test_a_window_outside_16_to_the_models_limit_is_refused(tmp_path, window):
+    """0 was taken for the default (512) and recorded as 0 in the manifest, while 1 was refused."""
+    small_corpus.write_corpus(tmp_path / "corpus.jsonl")
+    small_corpus.write_golden(tmp_path / "golden.jsonl", [("q1", "Why do cats purr?", "cats purr when content", ["cats#0"])])
+    with pytest.raises(UsageError, match=f"window={window}: must be between 16 and the model's limit of 512 tokens"):
+        semrel.judge(tmp_path / "corpus.jsonl", tmp_path / "golden.jsonl", window=window, cache=tmp_path / "cache")

@@ -524,7 +524,7 @@ def judge_pairs(
         raise UsageError(f"baseline_pairs={options.baseline_pairs!r}: rescale='corpus' needs 1 or more unrelated pairs to rescale by")
     info = describe_model(options.model)
     layer, layer_source = _layer(info, options.layer)
-    window = options.window or info.max_length
+    window = options.window if options.window is not None else info.max_length  # 0 is refused below, not the default
     if not 16 <= window <= info.max_length:
         raise UsageError(f"window={window!r}: must be between 16 and the model's limit of {info.max_length} tokens")
     overlap = window // 4 if options.overlap is None else options.overlap
