@@ -32,12 +32,13 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import ValidationError
 from ..formats import read_qrels
+from ..formats.columns import duplicate_error
 from ..formats.files import atomic_writer
 from ..formats.manifest import write_manifest
 from ..judging import labels
@@ -125,6 +126,10 @@ def calibrate(scores: np.ndarray, human: np.ndarray, count: int, weights: Weight
     if len(scores) == 0:
         raise ValidationError("no pairs have both a judge score and a human label; check that the ids match")
     require_two_classes(human, "a fit of thresholds", binary=count == 1)
+    top = int(np.max(human))
+    if count > top:  # a threshold for a grade no pair has would sit above every score: a made-up number
+        raise ValidationError(f"{count} thresholds asked for, but the human labels' top grade is {top}: ask for {top} at most "
+                              "(--grades), one per grade they use")
     chosen: Weights = weights or ("quadratic" if count > 1 else "none")
     thresholds = [round(t, 6) for t in best_thresholds(scores, human, count, chosen)]
     return Calibration(on, thresholds, graded_agreement(scores, human, thresholds, chosen, resamples, seed))
@@ -346,20 +351,43 @@ def write_probability_calibration(result: ProbabilityCalibration, output: str | 
         "relevant": result.relevant, "kappa_before": result.before.kappa, "kappa_after": result.after.kappa, **params})
 
 
-def paired_probabilities(judgments: list[Judgment], human_path: str | os.PathLike, unlisted_as_zero: bool = False) -> Paired:
-    """As paired_scores, on the judge's probability p."""
+def paired_probabilities(judgments: list[Judgment], human_path: str | os.PathLike, unlisted_as_zero: bool = False,
+                         warn: Callable[[str], None] | None = None) -> Paired:
+    """As paired_scores, on the judge's probability p, of the pairs that hold one: the refit cannot use the others
+    (`warn` hears how many there are), which `semrel label` labels by the probability rule's fallback."""
     missing = sum(j.p is None for j in judgments)
-    if missing:
+    if judgments and missing == len(judgments):
         raise ValidationError(f"{missing} of {len(judgments)} judgments hold no probability p (written by an older semrel "
                               "judge): re-run `semrel judge`, or calibrate thresholds on a component with --on R")
-    return paired_scores(judgments, human_path, "p", unlisted_as_zero)
+    paired = paired_scores(judgments, human_path, "p", unlisted_as_zero)
+    lacking = {pair for pair, p in zip(paired.pairs, paired.scores.tolist()) if math.isnan(p)}
+    if missing and warn:
+        warn(f"{missing} of {len(judgments)} judgments hold no probability p (the judge writes none for a query whose pool "
+             f"covers the whole corpus, which leaves no null sample): the refit and its cut use the other "
+             f"{len(judgments) - missing} ({len(lacking)} reviewed pairs left out), and `semrel label` labels those the rule "
+             f"cannot score by {ProbabilityRule().fallback.describe()} (graded: {ProbabilityRule(graded=True).fallback.describe()}); "
+             "judge against a larger corpus to calibrate every pair")
+    return paired.without(lacking)
+
+
+def human_grades(path: str | os.PathLike) -> dict[str, dict[str, int]]:
+    """The human file's grade of each (query, chunk); a pair listed twice is refused as `semrel eval` refuses it,
+    naming its line, rather than the last grade kept."""
+    qrels = read_qrels(path)
+    grades: dict[str, dict[str, int]] = {}
+    for row, (query, chunk, grade) in enumerate(zip(qrels.query_ids.to_pylist(), qrels.doc_ids.to_pylist(), qrels.relevance.tolist())):
+        listed = grades.setdefault(query, {})
+        if chunk in listed:
+            raise duplicate_error(qrels.source, row, query, chunk, "judgment")
+        listed[chunk] = grade
+    return grades
 
 
 def paired_scores(judgments: list[Judgment], human_path: str | os.PathLike, on: str, unlisted_as_zero: bool = False) -> Paired:
     """The judged pairs the human file grades; with unlisted_as_zero, a judged pair of a query
     the human file has but whose chunk it does not list counts as grade 0 (for qrels that list
     only relevant chunks, such as gold chunks)."""
-    human = read_qrels(human_path).to_dict()
+    human = human_grades(human_path)
     pairs, scores, grades = [], [], []
     for j in judgments:
         listed = human.get(j.query_id)

@@ -20,7 +20,7 @@ from ..analysis.calibrate import (
 from ..errors import UsageError, ValidationError
 from ..formats.judgments import SCORES, read_judgments
 from ..formats.tables import Table, render
-from ..judging.labels import ProbabilityRule, has_features, has_probability
+from ..judging.labels import ProbabilityRule, has_features
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .base import SemrelCommand, warn
 from .jsonout import json_text
@@ -57,9 +57,13 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
     export --only-reviewed`, or a golden.jsonl): by default the judge's probability p is refitted on
     the reviewed pairs (grade > 0 = relevant) and the cut moves to the highest expected kappa over
     every judged pair's refitted p; with --on P, R or F, the thresholds on that score maximizing kappa."""
+    if output == "-":  # the summary (or --format json) goes to stdout: the two would make one unreadable stream
+        raise UsageError("calibrate writes a file for `label --calibration` and `review start --thresholds` to read, and its "
+                         "summary to stdout: give -o a file name, not '-'")
     judged = read_judgments(judgments)
+    with_p = [j for j in judged if j.p is not None]  # a query with no null sample has none: `label` labels its pairs on R
     if on is None:
-        on = "p" if has_probability(judged) else "R"
+        on = "p" if with_p else "R"
         if on == "R":
             warn("the judgments hold no probability p (written by an older semrel judge): fitting thresholds on R instead")
     if on != "p":
@@ -70,13 +74,13 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
     if grades is not None or weights is not None:
         raise UsageError("--grades and --weights apply to thresholds on P, R or F (--on); the probability refit takes --graded")
     if fit is None:
-        fit = DEFAULT_FIT if has_features(judged) else "anchored"
+        fit = DEFAULT_FIT if has_features(with_p) else "anchored"
         if fit != DEFAULT_FIT:
             warn("the judgments hold p without the features it came from (an older semrel judge): refitting p's slope and "
                  "offset (--fit anchored); re-run `semrel judge` for a refit of every coefficient")
-    paired = paired_probabilities(judged, human, unlisted_as_zero)
+    paired = paired_probabilities(judged, human, unlisted_as_zero, warn)
     result = calibrate_probability(Probabilities.of(judged, paired.pairs), paired.grades, fit, graded=graded, seed=seed,
-                                   judged=Probabilities.of(judged))
+                                   judged=Probabilities.of(with_p))
     held_out = None
     if test:
         rest = paired_probabilities(judged, test, test_unlisted_as_zero).without(set(paired.pairs))
@@ -96,7 +100,7 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
     fitted = (f"slope {rule.slope:.3f}, shift {rule.shift:+.3f}" if rule.cuts_on_p
               else "every coefficient moved (the largest move " f"{max(rule.refit or (0.0,), key=abs):+.3f})")
     click.echo(f"p refitted ({fit}) on {result.pairs} reviewed pairs ({result.relevant} relevant): {fitted}; cut {rule.cut:g} "
-               f"(the highest expected kappa over the {len(judged)} judged pairs' refitted p); labels: {rule.describe()}, "
+               f"(the highest expected kappa over the {len(with_p)} judged pairs' refitted p); labels: {rule.describe()}, "
                + (f"i.e. p >= {', '.join(f'{t:.3f}' for t in rule.judge_thresholds)} on the judge's p" if rule.cuts_on_p
                   else "p recomputed from each pair's features"))
     rows = [agreement_row("human", "judge before", result.before), agreement_row("human", "judge after", result.after)]

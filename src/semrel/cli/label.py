@@ -27,8 +27,8 @@ from .paths import input_path, output_path
 def label_command(judgments, output, graded, calibration, on, threshold, grades):
     """Turn JUDGMENTS (judgments.jsonl) into TREC qrels, one row per judged pair (0 = not relevant).
 
-    By default a pair is relevant when the judge's probability p reaches {cut}; judgments without p
-    (an older semrel judge) are labelled R >= {threshold} instead. --threshold/--grades put
+    By default a pair is relevant when the judge's probability p reaches {cut}; pairs without p
+    (an older semrel judge, or a query with no null sample) are labelled R >= {threshold} instead. --threshold/--grades put
     thresholds on one score (--on) instead; --calibration applies `semrel calibrate`'s refit.
     Labels that look wrong (gold chunks left out, queries with nothing relevant) are warned about
     on stderr, with what to do.
@@ -36,7 +36,7 @@ def label_command(judgments, output, graded, calibration, on, threshold, grades)
     from ..judging.labels import label_with_rule
     from .base import warn
 
-    result = label_with_rule(judgments, output, on=on, threshold=threshold, grades=parse_thresholds(grades) if grades else None,
+    result = label_with_rule(judgments, output, on=on, threshold=threshold, grades=parse_thresholds(grades) if grades is not None else None,
                              graded=graded, calibration=calibration)
     for message in result.warnings:
         warn(message)

@@ -38,7 +38,7 @@ def _probability(obj: dict, path: str | os.PathLike, line: int) -> tuple[float |
             features = {str(k): float(v) for k, v in raw.items() if not isinstance(v, bool)}
         except (TypeError, ValueError):
             raise FormatError(display_name(path), "features must map names to numbers", line=line) from None
-        if len(features) != len(raw) or not all(math.isfinite(v) for v in features.values()):
+        if len(features) != len(raw):
             raise FormatError(display_name(path), "features must map names to finite numbers", line=line)
     return p, features
 
@@ -65,12 +65,15 @@ def read_judgments(path: str | os.PathLike) -> list[Judgment]:
 
 
 def judgment_problem(j: Judgment) -> str | None:
-    """What is wrong with a judgment's numbers, if anything: P, R and F finite, p a probability."""
+    """What is wrong with a judgment's numbers, if anything: P, R and F finite, p a probability, its
+    features finite numbers (a NaN feature would give a refit's p, and the pair, the top grade)."""
     if not all(math.isfinite(s) for s in (j.P, j.R, j.F)):
         return "P, R and F must be finite numbers"
     if j.p is not None and not 0.0 <= j.p <= 1.0:  # NaN too
         return f"p must be a probability between 0 and 1, found {j.p!r}"
-    return None
+    features = j.features or {}
+    bad = next((k for k, v in features.items() if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)), None)
+    return f"features must map names to finite numbers, found {bad!r}: {features[bad]!r}" if bad is not None else None
 
 
 def write_judgments(judgments: Iterable[Judgment], path: str | os.PathLike) -> int:

@@ -12,7 +12,8 @@ stays meaningful:
   p, so the labels' manifest then records the thresholds on the judge's own p as well.
 * the threshold rule: thresholds on one BERTScore component, P, R or F (`ThresholdRule`;
   `semrel label --threshold/--grades --on`), as before; judgments written without p (older
-  semrel) are labelled with it, R >= 0.70.
+  semrel) are labelled with it, R >= 0.70, and so are the pairs the probability rule cannot score
+  in a file that otherwise holds p (`ProbabilityRule.fallback`: a query with no null sample).
 
 The probability model (docs/judge.md, "Label quality"; bench/labels.py re-fits and evaluates it)
 is a logistic regression on label-free features the judge computes per pair (FEATURES):
@@ -67,8 +68,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Ty
 
 import numpy as np
 
-from ..errors import UsageError, ValidationError
-from ..formats.files import display_name
+from ..errors import FormatError, UsageError, ValidationError
+from ..formats.files import display_name, read_text
+from ..formats.jsonl import loads
 from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, judgment_problem, read_judgments  # noqa: F401  (COMPONENTS: re-exported)
 from ..formats.manifest import read_params, write_manifest
 from ..formats.trec import write_qrels
@@ -247,6 +249,8 @@ def parse_thresholds(text: str) -> tuple[float, ...]:
         values = tuple(float(v) for v in text.split(",") if v.strip())
     except ValueError:
         raise UsageError(f"grades={text!r}: give comma-separated numbers, e.g. 0.6,0.7,0.8") from None
+    if not values:  # not silently the default rule
+        raise UsageError(f"grades={text!r}: give at least one threshold, e.g. 0.6,0.7,0.8")
     return check_thresholds(values)
 
 
@@ -297,7 +301,8 @@ def score_values(judgments: Sequence[Judgment], on: str) -> np.ndarray:
         missing = sum(j.p is None for j in judgments)
         if missing:
             raise ValidationError(f"{missing} of {len(judgments)} judgments hold no probability p (written by an older "
-                                  "semrel judge): re-run `semrel judge`, or label on P, R or F")
+                                  "semrel judge, or for a query whose pool covers the whole corpus, which leaves no null sample): "
+                                  "re-run `semrel judge`, or label on P, R or F")
     return np.array([getattr(j, on) for j in judgments], dtype=np.float64)
 
 
@@ -316,6 +321,9 @@ class ThresholdRule:
         if self.on not in SCORES:
             raise UsageError(f"on={self.on!r}: choose one of {', '.join(SCORES)}")
         object.__setattr__(self, "thresholds", check_thresholds(self.thresholds))
+        if self.on == PROBABILITY and not all(0.0 <= t <= 1.0 for t in self.thresholds):  # else every pair, or none, reaches it
+            raise UsageError(f"thresholds on p must lie between 0 and 1 (p is a probability), got "
+                             f"{', '.join(f'{t:g}' for t in self.thresholds)}")
 
     @property
     def judge_thresholds(self) -> tuple[float, ...]:
@@ -395,7 +403,28 @@ class ProbabilityRule:
                                   "needs: re-run `semrel judge`, which writes them beside p")
         return probability(*feature_rows(judgments), self.refit)
 
+    @property
+    def fallback(self) -> ThresholdRule:
+        """The rule for the pairs this one cannot score (`unscored`): the one judgments of an older semrel get."""
+        return ThresholdRule(DEFAULT_COMPONENT, DEFAULT_GRADES if self.graded else (DEFAULT_THRESHOLD,))
+
+    def unscored(self, judgments: Sequence[Judgment]) -> np.ndarray:
+        """Which pairs lack what the rule scores: p, or for a refit the features. The judge writes neither for a
+        query whose pool covers the whole corpus, as no chunk is left for its null sample."""
+        return np.array([j.p is None if self.cuts_on_p else not _featured(j) for j in judgments], dtype=bool)
+
     def grades(self, judgments: Sequence[Judgment]) -> np.ndarray:
+        """The rule's grades, `fallback`'s for the pairs it cannot score; when it can score none, the scores' own
+        error says what is missing (a calibration applied to no pair is a mistake, not R >= 0.70)."""
+        missing = self.unscored(judgments)
+        if missing.all() or not missing.any():
+            return self._scored_grades(judgments)
+        grades = np.empty(len(judgments), dtype=np.int64)
+        grades[missing] = self.fallback.grades([j for j, m in zip(judgments, missing) if m])
+        grades[~missing] = self._scored_grades([j for j, m in zip(judgments, missing) if not m])
+        return grades
+
+    def _scored_grades(self, judgments: Sequence[Judgment]) -> np.ndarray:
         if not self.cuts_on_p:
             return reached(self.scores(judgments), self.thresholds)
         return reached(score_values(judgments, PROBABILITY), self.judge_thresholds)
@@ -433,21 +462,81 @@ def refit_from_params(params: Mapping[str, Any], where: str = "manifest") -> Pro
     return rule if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p else None
 
 
+_REWRITE = "make the file again with the command that wrote it rather than editing it"
+_MISSING = object()
+
+
+def _shown(value: Any) -> str:
+    text = "missing" if value is _MISSING else "null" if value is None else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _field(params: Mapping[str, Any], name: str, expected: str, valid: Callable[[Any], bool], where: str,
+           default: Any = _MISSING, label: str | None = None) -> Any:
+    """params[name], refused in one line naming the file and the field unless `valid`."""
+    value = params.get(name, default)
+    if value is _MISSING or not valid(value):
+        raise ValidationError(f'{where}: "{label or name}" is {_shown(params.get(name, _MISSING))}, expected {expected}; {_REWRITE}')
+    return value
+
+
+def _numbers(value: Any) -> bool:
+    return isinstance(value, list) and all(is_number(v) for v in value)
+
+
+def _same(recorded: Any, derived: Any) -> bool:
+    """Whether a recorded field agrees with the one derived from the rule; numbers rounded to two decimals (a file
+    written by hand) do, as both readers use the derived ones."""
+    if isinstance(derived, list):
+        return _numbers(recorded) and len(recorded) == len(derived) and all(
+            math.isclose(a, b, rel_tol=0, abs_tol=0.005) for a, b in zip(recorded, derived))
+    return bool(recorded == derived)
+
+
+def _probability_from_params(params: Mapping[str, Any], where: str) -> ProbabilityRule:
+    cut = _field(params, "cut", "a number between 0 and 1", is_number, where)
+    graded = _field(params, "labels", '"binary" or "graded"', lambda v: v in ("binary", "graded"), where) == "graded"
+    calibration = dict(_field(params, "calibration", "an object or null", lambda v: v is None or isinstance(v, dict), where, None) or {})
+    slope, shift = (_field(calibration, key, "a number", is_number, where, default, f"calibration.{key}")
+                    for key, default in (("slope", 1.0), ("shift", 0.0)))
+    refit = _field(calibration, "refit", "a list of numbers or null", lambda v: v is None or _numbers(v), where, None, "calibration.refit")
+    for key in ("slope", "shift", "refit"):
+        calibration.pop(key, None)
+    return ProbabilityRule(graded=graded, cut=float(cut), slope=float(slope), shift=float(shift), calibration=calibration or None,
+                           refit=tuple(float(v) for v in refit) if refit is not None else None)
+
+
+def _threshold_from_params(params: Mapping[str, Any], where: str) -> ThresholdRule:
+    old = "rule" not in params  # manifests before the probability rule: {"on", "thresholds"}
+    on = _field(params, "on", f"one of {', '.join(SCORES)}", lambda v: v in SCORES, where, DEFAULT_COMPONENT if old else _MISSING)
+    thresholds = _field(params, "thresholds", "a list of numbers", _numbers, where)
+    return ThresholdRule(on, tuple(float(t) for t in thresholds))
+
+
 def rule_from_params(params: Mapping[str, Any], where: str = "manifest") -> Rule:
-    """The rule a labels manifest (or a calibration file) records, so new judgments can be labelled
-    alike (e.g. `semrel eval` filling holes). Old manifests ({"on", "thresholds"}) give a ThresholdRule."""
+    """The rule a labels manifest or a calibration file records: what `label`, the review queue and `semrel eval`
+    filling holes all read. A field of the wrong type or value is refused in one line naming the file and the
+    field, never read as a default, and so is one that disagrees with the fields it follows from (an edited
+    "thresholds", which `label` would ignore and the review queue would not). Old manifests ({"on", "thresholds"})
+    give a ThresholdRule."""
+    name = params.get("rule", _MISSING)
+    if name is _MISSING and "thresholds" not in params:
+        raise ValidationError(f"{where}: no label rule recorded (expected \"rule\" with its parameters, or \"on\" and \"thresholds\")")
+    if name not in (_MISSING, ThresholdRule.name, ProbabilityRule.name):
+        raise ValidationError(f'{where}: "rule" is {_shown(name)}, expected "{ProbabilityRule.name}" or "{ThresholdRule.name}"; {_REWRITE}')
     try:
-        if params.get("rule") == ProbabilityRule.name:
-            calibration = dict(params.get("calibration") or {})
-            slope, shift = float(calibration.pop("slope", 1.0)), float(calibration.pop("shift", 0.0))
-            refit = calibration.pop("refit", None)
-            return ProbabilityRule(graded=params.get("labels") == "graded", cut=float(params.get("cut", CUT)), slope=slope, shift=shift,
-                                   calibration=calibration or None,
-                                   refit=tuple(float(v) for v in refit) if refit is not None else None)
-        return ThresholdRule(str(params.get("on", DEFAULT_COMPONENT)), tuple(float(t) for t in params["thresholds"]))
-    except (KeyError, TypeError, ValueError):
-        raise ValidationError(f"{where}: no label rule recorded (expected \"rule\" with its parameters, "
-                              "or \"on\" and \"thresholds\")") from None
+        rule: Rule = (_probability_from_params(params, where) if name == ProbabilityRule.name
+                      else _threshold_from_params(params, where))
+    except UsageError as exc:  # a value the rule refuses (a cut of 0, thresholds out of order): the file's, not an option's
+        raise ValidationError(f"{where}: {exc}; {_REWRITE}") from None
+    derived: dict[str, Any] = ({"on": PROBABILITY, "cuts": list(rule.thresholds),
+                                "thresholds": list(rule.judge_thresholds) if rule.cuts_on_p else None}
+                               if isinstance(rule, ProbabilityRule) else {"labels": "graded" if len(rule.thresholds) > 1 else "binary"})
+    for key, value in derived.items():
+        if key in params and not _same(params[key], value):
+            raise ValidationError(f'{where}: "{key}" is {_shown(params[key])}, but the rule\'s other fields give {_shown(value)} '
+                                  f"(it follows from them: an edit of it alone would not apply); {_REWRITE}")
+    return rule
 
 
 def label_judgments(judgments: Sequence[Judgment], on: str, thresholds: Sequence[float]) -> Qrels:
@@ -489,16 +578,32 @@ def choose_rule(judgments: Sequence[Judgment], on: str | None = None, threshold:
             raise UsageError("graded= grades by p; this calibration holds thresholds on a component")
         if on is not None and calibration.on != on:
             raise UsageError(f"on={on!r} does not match the calibration, which is on {calibration.on}")
-        return calibration
-    if on not in (None, PROBABILITY):
+        rule = calibration
+    elif on not in (None, PROBABILITY):
         return ThresholdRule(on, (DEFAULT_THRESHOLD,) if not graded else DEFAULT_GRADES)
-    if not has_probability(judgments):
-        fallback = ThresholdRule(DEFAULT_COMPONENT, DEFAULT_GRADES if graded else (DEFAULT_THRESHOLD,))
-        if warn and judgments:
-            warn(f"the judgments hold no probability p (written by an older semrel judge): labelled with the threshold rule "
-                 f"{fallback.describe()}; re-run `semrel judge` for the probability rule")
-        return fallback
-    return ProbabilityRule(graded=graded)
+    else:
+        rule = ProbabilityRule(graded=graded)
+        if judgments and rule.unscored(judgments).all():
+            if warn:
+                warn(f"the judgments hold no probability p (written by an older semrel judge): labelled with the threshold rule "
+                     f"{rule.fallback.describe()}; re-run `semrel judge` for the probability rule")
+            return rule.fallback
+    note = fallback_note(rule, judgments) if isinstance(rule, ProbabilityRule) else None
+    if warn and note:
+        warn(note)
+    return rule
+
+
+def fallback_note(rule: ProbabilityRule, judgments: Sequence[Judgment]) -> str | None:
+    """The warning when some pairs, not all, lack what `rule` scores, and get its fallback instead; else None."""
+    missing = int(rule.unscored(judgments).sum())
+    if not missing or missing == len(judgments):
+        return None
+    lacking = "no probability p" if rule.cuts_on_p else "no features, which the refit recomputes p from"
+    return (f"{missing} of {len(judgments)} pairs hold {lacking}: labelled by {rule.fallback.describe()} instead, the other "
+            f"{len(judgments) - missing} by {rule.describe()}. The judge writes no p for a query whose pool covers the whole "
+            "corpus (no chunk is left for its null sample): judge against a larger corpus, or re-run `semrel judge` where lines "
+            "lost p, to label every pair by p")
 
 
 # ---------------------------------------------------------------- warnings
@@ -567,6 +672,14 @@ class LabelOptions(TypedDict, total=False):
     calibration: str | os.PathLike | Rule | None
 
 
+def _fallback_params(rule: Rule, judgments: Sequence[Judgment]) -> dict | None:
+    """For the manifest: how many pairs the probability rule could not score, and the rule they got instead."""
+    if not isinstance(rule, ProbabilityRule):
+        return None
+    missing = int(rule.unscored(judgments).sum())
+    return {"pairs": missing, "lacking": "p" if rule.cuts_on_p else "features", **rule.fallback.params()} if missing else None
+
+
 def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: str | os.PathLike | None = None,
                     **options: Unpack[LabelOptions]) -> Labelled:
     """`label` returning the rule used and the warnings too (see `label`)."""
@@ -606,7 +719,8 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
         counts = np.bincount(qrels.relevance, minlength=len(rule.thresholds) + 1)
         write_manifest(output, inputs=[p for p in (source, calibration if isinstance(calibration, (str, os.PathLike)) else None) if p],
                        rows=len(qrels), params={
-                           **rule.params(), "grade_counts": {str(g): int(n) for g, n in enumerate(counts)},
+                           **rule.params(), "fallback": _fallback_params(rule, rows),
+                           "grade_counts": {str(g): int(n) for g, n in enumerate(counts)},
                            "warnings": notes, "judge": read_params(source) if source else None})
     return Labelled(qrels, rule, notes)
 
@@ -615,12 +729,13 @@ def label(judgments: str | os.PathLike | Iterable[Judgment], output: str | os.Pa
           warn: Callable[[str], None] | None = None, **options: Unpack[LabelOptions]) -> Qrels:
     """Qrels from judgments (the Python side of `semrel label`).
 
-    Default: the probability rule, binary (p >= CUT), or graded 0..3 with `graded=True`; judgments
-    without p (older semrel) get R >= 0.70 instead. `threshold=` (binary) or `grades=` (increasing
-    thresholds) on `on=` (P, R, F or p; default R) give the threshold rule. `calibration=`: a file
-    written by `semrel calibrate -o` (or a rule). With `output`, the qrels are written atomically
-    with a manifest recording the rule and its parameters, the warnings and the judge's settings.
-    `warn` receives each warning (labels that look wrong, the fallback for old judgments); without
+    Default: the probability rule, binary (p >= CUT), or graded 0..3 with `graded=True`; pairs
+    without p (older semrel, or a query with no null sample) get R >= 0.70 instead. `threshold=`
+    (binary) or `grades=` (increasing thresholds) on `on=` (P, R, F or p; default R) give the
+    threshold rule. `calibration=`: a file written by `semrel calibrate -o` (or a rule). With
+    `output`, the qrels are written atomically with a manifest recording the rule and its
+    parameters, the pairs labelled by its fallback, the warnings and the judge's settings. `warn`
+    receives each warning (labels that look wrong, the fallback for pairs without p); without
     it they are Python warnings, so none is lost.
     """
     result = label_with_rule(judgments, output, **options)
@@ -633,21 +748,10 @@ def label(judgments: str | os.PathLike | Iterable[Judgment], output: str | os.Pa
 
 
 def read_calibration(path: str | os.PathLike) -> Rule:
-    """The rule in a file written by `semrel calibrate -o`: {"rule": "probability", "cut", "calibration": {slope,
-    shift}, ...}, or {"on": "R", "thresholds": [...]} for a calibration of thresholds on a component."""
-    import json
-    from pathlib import Path
-
-    from ..errors import SemrelError
-
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SemrelError(f"{path}: no such file (check the path)") from None
-    except OSError as exc:  # a folder, a file it may not read
-        raise SemrelError(f"{path}: cannot be read ({exc.strerror or exc}); give the file `semrel calibrate -o` wrote") from None
-    except (ValueError, UnicodeDecodeError):
-        raise SemrelError(f"{path}: not JSON; expected the file `semrel calibrate -o` writes") from None
+    """The rule in a file written by `semrel calibrate -o` ({"rule": "probability", "cut", "calibration": {slope,
+    shift or refit}, ...}, or {"rule": "threshold", "on": "R", "thresholds": [...]}): the one reader of it, for
+    `label`, `run`, `sensitivity` and the review queue alike."""
+    data = loads(read_text(path), path)
     if not isinstance(data, dict):
-        raise SemrelError(f"{path}: expected a JSON object, as `semrel calibrate -o` writes")
-    return rule_from_params(data, str(path))
+        raise FormatError(display_name(path), "expected a JSON object, as `semrel calibrate -o` writes")
+    return rule_from_params(data, display_name(path))

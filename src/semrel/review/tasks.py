@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from ..errors import SemrelError, UsageError, ValidationError
+from ..errors import UsageError, ValidationError
 from ..formats import read_qrels
 from ..formats.corpus import read_corpus, read_golden
-from ..formats.files import read_text
-from ..formats.jsonl import loads
-from ..formats.judgments import SCORES, read_judgments
+from ..formats.judgments import read_judgments
 from ..formats.manifest import manifest_path, read_params
-from ..judging.labels import PROBABILITY, ProbabilityRule, reached, refit_from_params, score_values
+from ..judging.labels import PROBABILITY, ProbabilityRule, Rule, ThresholdRule, reached, read_calibration, rule_from_params, score_values
 from ..records import Judgment
 from .order import distance_to_threshold
 
@@ -89,56 +86,31 @@ class Labelling:
 def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | None = None) -> Labelling:
     """The labelling from `--on` and `--thresholds` (comma-separated numbers, or the file `semrel
     calibrate -o` writes); else from the labels file's manifest, where `semrel label` records its
-    rule as thresholds on one score (p for the probability rule)."""
+    rule. A file is read as `label` reads it (judging.labels.rule_from_params), so the queue's
+    thresholds are the ones its labels came from."""
     if thresholds and thresholds.endswith(".json"):
-        return labelling_from_json(thresholds, on)
+        return labelling_of_rule(read_calibration(thresholds), on, thresholds)
     if thresholds:
         try:
             values = tuple(float(t) for t in thresholds.split(","))
         except ValueError:
             raise UsageError(f"--thresholds: expected comma-separated numbers or a .json file, not {thresholds!r}") from None
-        return checked_labelling(on or "R", values, "--thresholds")
+        return labelling_of_rule(ThresholdRule(on or "R", values))
     params = read_params(labels_path) if labels_path else None
     if labels_path and params and "thresholds" in params:
-        return _refitted(params, on, manifest_path(labels_path)) or checked_labelling(
-            on or str(params.get("on", "R")), tuple(map(float, params["thresholds"])), manifest_path(labels_path))
+        where = manifest_path(labels_path)
+        return labelling_of_rule(rule_from_params(params, where), on, where)
     raise UsageError("give the labelling thresholds, e.g. --on R --thresholds 0.5 (or 0.4,0.5,0.6 for grades 0-3)")
 
 
-def _refitted(params: dict, on: str | None, where: str) -> Labelling | None:
-    """The labelling of a refit of every coefficient (`calibrate --fit features`), whose cuts are on p
-    recomputed from the features rather than on the judge's p; None for any other rule."""
-    rule = refit_from_params(params, where)
-    if rule is None:
-        if params.get("rule") == ProbabilityRule.name and params.get("thresholds") is None:
-            raise UsageError(f"{where}: a probability rule without thresholds on p must hold the refit that recomputes p")
-        return None
-    if on not in (None, PROBABILITY):
-        raise UsageError(f"{where}: a refit of every coefficient labels by p recomputed from the features; give it without --on")
-    return Labelling(PROBABILITY, rule.thresholds, rule.refit)
-
-
-def labelling_from_json(path: str, on: str | None = None) -> Labelling:
-    """A thresholds.json: `{"on": "R", "thresholds": [...]}`."""
-    data = loads(read_text(path), path)
-    refitted = _refitted(data, on, path) if isinstance(data, dict) else None
-    if refitted is not None:
-        return refitted
-    try:
-        values = tuple(float(t) for t in data["thresholds"])
-    except (ValueError, KeyError, TypeError):
-        raise SemrelError(f"{path}: expected {{\"on\": \"p\", \"thresholds\": [numbers]}}, as `semrel calibrate -o` writes") from None
-    return checked_labelling(on or str(data.get("on", "R")), values, path)
-
-
-def checked_labelling(on: str, thresholds: tuple[float, ...], where: str) -> Labelling:
-    if on not in SCORES:
-        raise UsageError(f"{where}: the thresholded score must be one of {', '.join(SCORES)}, not {on!r}")
-    if not all(math.isfinite(t) for t in thresholds):  # nan compares false both ways: the queue's order had no distance
-        raise UsageError(f"{where}: thresholds must be finite numbers (got {list(thresholds)})")
-    if not thresholds or list(thresholds) != sorted(set(thresholds)):
-        raise UsageError(f"{where}: thresholds must be increasing and distinct (got {list(thresholds)})")
-    return Labelling(on, thresholds)
+def labelling_of_rule(rule: Rule, on: str | None = None, where: str = "--thresholds") -> Labelling:
+    """What the queue thresholds to grade as `rule` does: the score it is on with its thresholds on the judge's own
+    score (a calibration's cuts moved onto p), or for a refit of every coefficient p recomputed from the features."""
+    if on is not None and on != rule.on:
+        raise UsageError(f"--on {on} does not match {where}, whose rule is on {rule.on}: give it without --on")
+    if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p:
+        return Labelling(PROBABILITY, rule.thresholds, rule.refit)
+    return Labelling(rule.on, rule.judge_thresholds)
 
 
 def load_tasks(

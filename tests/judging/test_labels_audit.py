@@ -1,0 +1,126 @@
+"""`semrel label` and the review queue on the inputs an audit found mislabelled: pairs without p in a file that
+holds p, calibration files with a field edited or of the wrong type, thresholds on p outside [0, 1], NaN features."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import semrel
+from helpers import assert_one_error, run
+from semrel.errors import UsageError, ValidationError
+from semrel.formats import read_qrels
+from semrel.formats.judgments import read_judgments
+from semrel.judging import labels
+from semrel.records import Judgment
+from semrel.review.tasks import parse_labelling
+
+FEATURES = {"relR_idf": 0.5, "R_idf_max": 0.0, "own_idf": 0.5, "F_max": 0.0, "P_max": 0.0, "lenratio": 0.0, "with_gold": 1.0}
+DROP = object()  # a field left out of the file
+MIXED = [  # query, chunk, R, p (None: the judge wrote none, nor features: its query had no null sample), source
+    ("q1", "a", 0.80, 0.90, "bm25,gold"),
+    ("q1", "b", 0.75, 0.10, "bm25"),  # R >= 0.70 but p under the cut: not relevant
+    ("q2", "c", 0.75, None, "gold"),
+    ("q2", "d", 0.50, None, "bm25"),
+    ("q3", "e", 0.40, 0.50, "gold"),  # p over the cut but R under 0.70: relevant
+]
+
+
+def _judgments(path, rows=MIXED):
+    path.write_text("".join(json.dumps({"query_id": q, "chunk_id": c, "P": r, "R": r, "F": r, "source": s,
+                                        **({"p": p, "features": FEATURES} if p is not None else {})}) + "\n"
+                            for q, c, r, p, s in rows))
+    return path
+
+
+def test_only_the_pairs_without_p_are_labelled_on_r(tmp_path):
+    """One query without a null sample used to send the whole file to R >= 0.70, with advice to re-run an 'older' judge."""
+    judgments = _judgments(tmp_path / "j.jsonl")
+    result = run("label", judgments, "-o", tmp_path / "q.txt")
+    assert result.exit_code == 0, result.output
+    assert read_qrels(tmp_path / "q.txt").to_dict() == {"q1": {"a": 1, "b": 0}, "q2": {"c": 1, "d": 0}, "q3": {"e": 1}}
+    (warning,) = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert "2 of 5 pairs hold no probability p: labelled by R >= 0.7 instead, the other 3 by p >= 0.34" in warning
+    assert "null sample" in warning and "older" not in warning
+    params = json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]
+    assert params["rule"] == "probability" and params["thresholds"] == [labels.CUT]
+    assert params["fallback"]["pairs"] == 2 and (params["fallback"]["on"], params["fallback"]["thresholds"]) == ("R", [0.7])
+    assert params["warnings"] == [warning.removeprefix("semrel: warning: ")]
+    # judged later (`semrel eval` filling holes), pairs are labelled by the rule the manifest records, the fallback with it
+    later = [Judgment("q4", "x", 0.9, 0.9, 0.9), Judgment("q4", "y", 0.2, 0.2, 0.2, p=0.6)]
+    assert labels.relabel(later, params).to_dict() == {"q4": {"x": 1, "y": 1}}
+    result = run("label", judgments, "-o", tmp_path / "g.txt", "--graded")  # graded: R at 0.6, 0.7, 0.8 for those
+    assert read_qrels(tmp_path / "g.txt").to_dict() == {"q1": {"a": 3, "b": 0}, "q2": {"c": 2, "d": 0}, "q3": {"e": 2}}
+    notes: list[str] = []  # a calibration applies to the pairs with p; the others are labelled on R too
+    calibrated = semrel.label(judgments, calibration=labels.ProbabilityRule(slope=1.0, shift=1.0), warn=notes.append)
+    assert calibrated.to_dict() == {"q1": {"a": 1, "b": 0}, "q2": {"c": 1, "d": 0}, "q3": {"e": 1}}
+    assert len(notes) == 1 and "2 of 5 pairs hold no probability p" in notes[0]
+
+
+def _calibration(tmp_path, **edits):
+    params = {**labels.ProbabilityRule(cut=0.3, slope=1.2, shift=0.4, calibration={"fit": "anchored"}).params(), **edits}
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps({k: v for k, v in params.items() if v is not DROP}))
+    return path
+
+
+def test_label_and_the_review_queue_read_a_calibration_file_alike(tmp_path):
+    """Both read the cut and calibration; an edited "thresholds" (which label ignored and review used) is refused by both."""
+    judgments = _judgments(tmp_path / "j.jsonl", [(q, c, r, p if p is not None else 0.3, s) for q, c, r, p, s in MIXED])
+    cal = _calibration(tmp_path)
+    judged = read_judgments(judgments)
+    queue = parse_labelling(None, str(cal))
+    assert semrel.label(judgments, calibration=cal).relevance.tolist() == labels.reached(queue.scores(judged), queue.thresholds).tolist()
+    cal = _calibration(tmp_path, thresholds=[0.9])
+    line = assert_one_error(run("label", judgments, "-o", tmp_path / "q.txt", "--calibration", cal), f'{cal}: "thresholds" is [0.9]')
+    with pytest.raises(ValidationError) as refused:
+        parse_labelling(None, str(cal))
+    assert line == f"semrel: error: {refused.value}"
+    assert not (tmp_path / "q.txt").exists()
+
+
+THRESHOLD_RULE = {"rule": "threshold", "on": "R", "thresholds": [0.5], "labels": "binary"}
+
+
+@pytest.mark.parametrize("edits, fragment", [
+    ({"cut": DROP}, '"cut" is missing, expected a number'),  # was read as 0.34
+    ({"labels": "grded"}, '"labels" is \'grded\', expected "binary" or "graded"'),  # was read as binary
+    ({"cut": "abc"}, '"cut" is \'abc\''),  # was "no label rule recorded"
+    ({"calibration": {"slope": "x", "shift": 0.0}}, '"calibration.slope" is \'x\''),
+    ({"cut": 0}, "the cut on p must be between 0 and 1, got 0"),  # was a usage error without the file's name
+    ({**THRESHOLD_RULE, "thresholds": "5"}, '"thresholds" is \'5\''),  # was read as [5.0]
+    ({**THRESHOLD_RULE, "thresholds": [True]}, '"thresholds" is [True]'),  # was read as [1.0]
+    ({**THRESHOLD_RULE, "on": "X"}, '"on" is \'X\', expected one of p, P, R, F'),  # was "--on X: ...", an option never given
+    ({**THRESHOLD_RULE, "on": "p", "thresholds": [-0.5]}, "thresholds on p must lie between 0 and 1"),  # was every pair relevant
+])
+def test_a_malformed_calibration_field_is_refused_naming_the_file_and_the_field(tmp_path, edits, fragment):
+    judgments = _judgments(tmp_path / "j.jsonl", [(q, c, r, 0.3, s) for q, c, r, _, s in MIXED])
+    cal = _calibration(tmp_path, **edits)
+    line = assert_one_error(run("label", judgments, "-o", tmp_path / "q.txt", "--calibration", cal), f"{cal}: ", fragment)
+    with pytest.raises(ValidationError) as refused:  # the review queue's --thresholds: the same reader, the same line
+        parse_labelling(None, str(cal))
+    assert line == f"semrel: error: {refused.value}"
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--on", "p", "--threshold", "-1"], "thresholds on p must lie between 0 and 1 (p is a probability), got -1"),
+    (["--on", "p", "--grades", "-1,0,1"], "thresholds on p must lie between 0 and 1 (p is a probability), got -1, 0, 1"),
+    (["--grades", ""], "--grades: give at least one threshold"),  # was the default rule
+])
+def test_thresholds_on_p_are_probabilities_and_grades_are_not_empty(tmp_path, args, fragment):
+    judgments = _judgments(tmp_path / "j.jsonl", [(q, c, r, 0.3, s) for q, c, r, _, s in MIXED])
+    assert_one_error(run("label", judgments, "-o", tmp_path / "q.txt", *args), fragment, code=UsageError.exit_code)
+    assert not (tmp_path / "q.txt").exists()
+    with pytest.raises(UsageError, match="thresholds on p must lie between 0 and 1"):
+        parse_labelling("p", "0.5,1.5")
+
+
+def test_the_library_refuses_a_feature_that_is_no_finite_number(tmp_path):
+    """read_judgments refuses it in a file; handed Judgments, NaN went through the held range to the top grade."""
+    refit = labels.ProbabilityRule(refit=(0.0,) * (len(labels.FEATURES) + 2))
+    rows = [Judgment("q1", "a", 0.1, 0.1, 0.1, p=0.01, features={**FEATURES, "relR_idf": math.nan}),
+            Judgment("q1", "b", 0.1, 0.1, 0.1, p=0.01, features=FEATURES)]
+    with pytest.raises(ValidationError, match=r"\('q1', 'a'\): features must map names to finite numbers, found 'relR_idf': nan"):
+        semrel.label(rows, calibration=refit)
