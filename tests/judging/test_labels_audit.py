@@ -124,3 +124,20 @@ def test_the_library_refuses_a_feature_that_is_no_finite_number(tmp_path):
             Judgment("q1", "b", 0.1, 0.1, 0.1, p=0.01, features=FEATURES)]
     with pytest.raises(ValidationError, match=r"\('q1', 'a'\): features must map names to finite numbers, found 'relR_idf': nan"):
         semrel.label(rows, calibration=refit)
+
+
+def test_sensitivity_sweeps_p_where_the_judge_wrote_it_and_keeps_the_others_labels(tmp_path):
+    """A file mixing pairs with and without p was swept on R (p's cut shown on R's curve); it is labelled on p, so the
+    sweep is on p, the pairs without p keeping their fallback label (R >= 0.70) at every cut, as `label` gives them."""
+    judgments = _judgments(tmp_path / "j.jsonl")
+    (tmp_path / "a.run").write_text("q1 Q0 a 1 3 a\nq1 Q0 b 2 2 a\nq2 Q0 c 1 3 a\nq2 Q0 d 2 2 a\nq3 Q0 e 1 1 a\n")
+    (tmp_path / "b.run").write_text("q1 Q0 b 1 3 b\nq1 Q0 a 2 2 b\nq2 Q0 d 1 3 b\nq2 Q0 c 2 2 b\nq3 Q0 x 1 1 b\n")
+    result = run("sensitivity", judgments, tmp_path / "a.run", tmp_path / "b.run", "-m", "P@1", "--from", "0.05", "--to", "0.95",
+                 "--step", "0.45", "-f", "json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["on"] == "p" and "2 of 5 pairs hold no probability p" in result.stderr
+    values = {(v["threshold"], v["run"]): v["value"] for v in out["values"]}
+    # a's top chunks a (p 0.9), c (no p, R 0.75) and e (p 0.5); b's b (p 0.1), d (no p, R 0.5) and x (unjudged)
+    assert values[0.05, "a"] == values[0.5, "a"] == 1 and values[0.95, "a"] == pytest.approx(1 / 3)  # c stays relevant
+    assert values[0.05, "b"] == pytest.approx(1 / 3) and values[0.5, "b"] == 0  # d stays not relevant

@@ -28,7 +28,7 @@ from ..formats.files import atomic_writer
 from ..formats.judgments import PROBABILITY
 from ..formats.manifest import write_manifest
 from ..formats.tables import Table, render
-from ..judging.labels import ProbabilityRule, check_thresholds, reached, score_values
+from ..judging.labels import ProbabilityRule, check_thresholds, fallback_note, reached, score_values
 from ..progress import Steps, no_progress
 from ..records import Judgment, Qrels, Run
 from .agreement import kendall_tau_b
@@ -108,13 +108,25 @@ class Sensitivity:
         return text
 
 
-def _labelled(judgments: Sequence[Judgment], on: str, refit: ProbabilityRule | None) -> tuple[pa.Array, pa.Array, np.ndarray]:
+def _labelled(judgments: Sequence[Judgment], on: str, refit: ProbabilityRule | None
+              ) -> tuple[pa.Array, pa.Array, np.ndarray, np.ndarray, str | None]:
+    """Ids, the swept scores, and the grade of each pair p cannot be swept for (-1 elsewhere): as `label`
+    labels them, by the probability rule's fallback (no null sample left p unwritten), with the note saying so."""
     if not judgments:
         raise UsageError("the judgments hold no pair to label")
-    scores = score_values(judgments, on) if refit is None else refit.scores(judgments)
+    rule = refit or ProbabilityRule()
+    missing = rule.unscored(judgments) if on == PROBABILITY else np.zeros(len(judgments), dtype=bool)
+    fixed = np.full(len(judgments), -1, dtype=np.int64)
+    scores = np.zeros(len(judgments), dtype=np.float64)
+    if missing.any() and not missing.all():
+        fixed[missing] = rule.fallback.grades([j for j, m in zip(judgments, missing) if m])
+        swept = [j for j, m in zip(judgments, missing) if not m]
+        scores[~missing] = score_values(swept, on) if refit is None else refit.scores(swept)
+    else:  # all swept, or none can be: score_values says what is missing
+        scores = score_values(judgments, on) if refit is None else refit.scores(judgments)
     query_ids = pa.array([j.query_id for j in judgments], type=pa.string())
     chunk_ids = pa.array([j.chunk_id for j in judgments], type=pa.string())
-    return query_ids, chunk_ids, scores
+    return query_ids, chunk_ids, scores, fixed, fallback_note(rule, judgments) if on == PROBABILITY else None
 
 
 def sensitivity(
@@ -146,16 +158,18 @@ def sensitivity(
     if on == PROBABILITY and outside:  # a cut of p beyond 0..1 labels all pairs or none
         raise UsageError(f"on=p sweeps a probability: thresholds and at= must lie in 0..1, found {outside[0]:g}; "
                          "give --on R (or P, F) for raw scores")
-    query_ids, chunk_ids, scores = _labelled(judgments, on, refit)
+    query_ids, chunk_ids, scores, fixed, fallback = _labelled(judgments, on, refit)
     matches = [k for k, t in enumerate(grid) if abs(t - at) < 1e-9]
     points = grid if matches else grid + [at]
     ref = matches[0] if matches else len(grid)
     with steps(f"sensitivity: labelling at {len(points)} thresholds, evaluating {len(runs)} runs on each", 0):
         qrels = Qrels.from_columns(query_ids, chunk_ids, np.zeros(len(scores), dtype=np.int64))
-        graded = evaluate_gradings(qrels, [reached(scores, (t,)) for t in points], runs, measures, rel_level)
+        graded = evaluate_gradings(qrels, [np.where(fixed >= 0, fixed, reached(scores, (t,))) for t in points], runs, measures,
+                                   rel_level)
     per_query = [[[paired_values(m, e.values[m]) for m in measures] for e in result] for result in graded]
     aggregates = [[[e.aggregate(m) for m in measures] for e in result] for result in graded]
-    notes = [note for run, e in zip(runs, graded[ref]) for note in coverage_warnings(e, "the judgments", f"run {run.name!r}")]
+    notes = [*([fallback] if fallback else []),
+             *(note for run, e in zip(runs, graded[ref]) for note in coverage_warnings(e, "the judgments", f"run {run.name!r}"))]
     per_query_values = np.asarray(per_query, dtype=np.float64)  # (points, runs, measures, queries), as tested
     values = np.asarray(aggregates, dtype=np.float64)
     taus = np.array([[kendall_tau_b(values[k, :, m], values[ref, :, m]) for m in range(len(measures))]

@@ -56,7 +56,7 @@ def sensitivity_command(judgments, runs, on, start, stop, step, at, measures, te
                              "without --on; other calibrations are cuts on a score: give --on and --at")
         on, at = PROBABILITY, refit.cut if at is None else at
     if on is None:
-        on = PROBABILITY if has_probability(judged) else DEFAULT_COMPONENT
+        on = PROBABILITY if has_probability(judged) else DEFAULT_COMPONENT  # as `label` labels them
     on_p = on == PROBABILITY
     start = (0.05 if on_p else 0.5) if start is None else start
     stop = (0.95 if on_p else 0.9) if stop is None else stop

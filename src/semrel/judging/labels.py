@@ -289,8 +289,9 @@ def feature_rows(judgments: Sequence[Judgment]) -> tuple[np.ndarray, np.ndarray]
 
 
 def has_probability(judgments: Sequence[Judgment]) -> bool:
-    """Whether every judgment carries the judge's p (judgments from an older semrel do not)."""
-    return bool(judgments) and all(j.p is not None for j in judgments)
+    """Whether the judge wrote p for these judgments: an older semrel wrote none; the pairs of a query with no null
+    sample lack it, and take the probability rule's fallback."""
+    return any(j.p is not None for j in judgments)
 
 
 def score_values(judgments: Sequence[Judgment], on: str) -> np.ndarray:
