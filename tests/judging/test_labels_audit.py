@@ -141,3 +141,16 @@ def test_sensitivity_sweeps_p_where_the_judge_wrote_it_and_keeps_the_others_labe
     # a's top chunks a (p 0.9), c (no p, R 0.75) and e (p 0.5); b's b (p 0.1), d (no p, R 0.5) and x (unjudged)
     assert values[0.05, "a"] == values[0.5, "a"] == 1 and values[0.95, "a"] == pytest.approx(1 / 3)  # c stays relevant
     assert values[0.05, "b"] == pytest.approx(1 / 3) and values[0.5, "b"] == 0  # d stays not relevant
+
+
+def test_the_review_queue_grades_pairs_without_p_as_label_does(tmp_path):
+    """The queue's proposed grades and uncertainty order came from p alone, and a file with some pairs lacking p was
+    refused; those pairs now get label's fallback grade (R >= 0.70), their distance R's to 0.70."""
+    judged = read_judgments(_judgments(tmp_path / "j.jsonl"))
+    labelled = semrel.label(judged, warn=lambda message: None)
+    queue = parse_labelling("p", "0.34")
+    _, grades, distance = queue.graded(judged)
+    assert grades.tolist() == [labelled.to_dict()[j.query_id][j.chunk_id] for j in judged] == [1, 0, 1, 0, 1]
+    assert distance.tolist() == pytest.approx([0.56, 0.24, 0.05, 0.20, 0.16])
+    with pytest.raises(ValidationError, match="hold no probability p"):  # none has p: --on p cannot grade them
+        parse_labelling("p", "0.34").graded([Judgment("q", "c", 0.5, 0.5, 0.5)])

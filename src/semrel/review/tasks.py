@@ -79,6 +79,23 @@ class Labelling:
             return score_values(judgments, self.on)
         return ProbabilityRule(refit=self.refit).scores(judgments)
 
+    def graded(self, judgments: Sequence[Judgment]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(score, grade, distance to the nearest threshold) of each pair. Pairs the probability rule cannot score
+        (the judge wrote no p for a query with no null sample) are graded, as `label` grades them, by its fallback
+        on R, and their distance is R's to its thresholds."""
+        missing = (ProbabilityRule(refit=self.refit).unscored(judgments) if self.on == PROBABILITY
+                   else np.zeros(len(judgments), dtype=bool))
+        if missing.all():
+            missing[:] = False  # none can be scored: scores() says what is missing
+        fallback = ProbabilityRule(graded=self.max_grade > 1).fallback
+        scores, grades, distance = np.zeros(len(judgments)), np.zeros(len(judgments), dtype=np.int64), np.zeros(len(judgments))
+        for rows, labelling in ((~missing, self), (missing, Labelling(fallback.on, fallback.thresholds))):
+            if rows.any():
+                part = labelling.scores([j for j, keep in zip(judgments, rows) if keep])
+                scores[rows], grades[rows] = part, reached(part, labelling.thresholds)
+                distance[rows] = distance_to_threshold(part, labelling.thresholds)
+        return scores, grades, distance
+
     def to_json(self) -> dict:
         return {"on": self.on, "thresholds": list(self.thresholds), **({"refit": list(self.refit)} if self.refit is not None else {})}
 
@@ -125,8 +142,7 @@ def load_tasks(
     proposed = read_qrels(labels_path).to_dict()
     chunks = {c.id: c.text for c in read_corpus(corpus_path)}
     golden = {g.query_id: g for g in read_golden(golden_path)}
-    scores = labelling.scores(judgments)
-    grades, distance = reached(scores, labelling.thresholds), distance_to_threshold(scores, labelling.thresholds)
+    scores, grades, distance = labelling.graded(judgments)
     tasks = []
     for j, grade, gap, score in zip(judgments, grades.tolist(), distance.tolist(), scores.tolist()):
         if j.chunk_id not in chunks:
