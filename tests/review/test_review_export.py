@@ -175,8 +175,8 @@ def test_an_interrupt_while_the_export_is_renamed_into_place_waits_for_the_whole
         replace(source, target)
         if os.path.dirname(target) == str(out.parent):  # put in place (not a temp file renamed while staged)
             renamed.append(os.path.basename(target))
-            if len(renamed) == 1:
-                signal.raise_signal(signal.SIGINT)  # Ctrl-C once the first file is in place
+            if len(renamed) == 1:  # Ctrl-C once the first file is in place: the handler the interpreter would call
+                signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
 
     monkeypatch.setattr(os, "replace", replace_then_ctrl_c)
     with pytest.raises(KeyboardInterrupt):

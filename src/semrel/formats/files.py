@@ -543,7 +543,11 @@ def _signals_held() -> Iterator[None]:
         for number, handler in previous.items():
             signal.signal(number, handler if handler is not None else signal.SIG_DFL)
         if caught:
-            signal.raise_signal(caught[0])
+            handler = previous[caught[0]]
+            if callable(handler):  # Python's own handler (KeyboardInterrupt for Ctrl-C), called as the interpreter would
+                handler(caught[0], None)
+            elif handler != signal.SIG_IGN:
+                signal.raise_signal(caught[0])  # the default action, e.g. the end of the process
 
 
 # Failures of writing itself (rather than of reading an input inside the writer's block).
