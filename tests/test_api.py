@@ -8,14 +8,16 @@ import os
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import semrel
+import small_corpus
 from semrel import Qrels, Run
 from semrel.analysis.compare import comparison_json, render_comparison
-from semrel.errors import UsageError, ValidationError
+from semrel.errors import SemrelError, UsageError, ValidationError
 from semrel.evaluation.measures import DEFAULT_MEASURES, Measure
 from semrel.evaluation.metrics import evaluate as evaluate_objects
 from semrel.records import Chunk, GoldenItem, Judgment
@@ -260,3 +262,29 @@ def test_the_lazy_names():
     assert semrel.compare.__name__ == "compare_runs" and semrel.evaluate.__module__ == "semrel.evaluation.api"
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         semrel.nope  # noqa: B018
+    labelled = semrel.label([Judgment("q1", "d1", 0.9, 0.9, 0.9)], warn=lambda message: None)
+    assert isinstance(labelled, semrel.Qrels) and labelled.to_dict() == {"q1": {"d1": 1}}  # the class semrel names, from_file too
+    assert (Path(semrel.__file__).parent / "py.typed").is_file()  # PEP 561: type checkers read the annotations
+
+
+@pytest.mark.slow
+def test_judge_and_label_from_python_never_write_over_what_they_read_and_warn_at_the_callers_line(tmp_path):
+    """semrel.label(j, output=j) replaced the judgments with their qrels, and judge(..., output=golden) the golden set:
+    the CLI's guard ran only inside commands. Judge's warnings were kept in its result alone."""
+    corpus, golden = tmp_path / "corpus.jsonl", tmp_path / "golden.jsonl"
+    small_corpus.write_corpus(corpus)
+    small_corpus.write_golden(golden, [("q1", "Why do cats purr?", "Why do cats purr?", ["cats#0"])])  # the question as answer
+    before = golden.read_bytes()
+    with pytest.raises(SemrelError, match="is an input of this command"):
+        semrel.judge(corpus, golden, None, golden, cache=tmp_path / "cache")
+    assert golden.read_bytes() == before
+    with pytest.warns(UserWarning, match="question") as caught:
+        result = semrel.judge(corpus, golden, None, tmp_path / "j.jsonl", cache=tmp_path / "cache")
+    assert caught[0].filename == __file__ and any("question" in w for w in result.warnings)
+    heard: list[str] = []
+    semrel.judge(corpus, golden, None, cache=tmp_path / "cache", warn=heard.append)
+    assert heard == result.warnings
+    judgments = (tmp_path / "j.jsonl").read_bytes()
+    with pytest.raises(SemrelError, match="is an input of this command"):
+        semrel.label(tmp_path / "j.jsonl", output=tmp_path / "j.jsonl", warn=lambda message: None)
+    assert (tmp_path / "j.jsonl").read_bytes() == judgments

@@ -14,7 +14,7 @@ import semrel
 SRC = Path(semrel.__file__).resolve().parent
 # Lowest first: a package may import itself and those before it, never one after it.
 LAYERS = ["core", "formats", "evaluation", "encoding", "retrieval", "judging", "golden", "analysis", "review",
-          "report", "doctor", "cli"]
+          "report", "doctor", "cli", "api"]
 CORE = {"errors", "records", "progress", "resources", "terminal"}
 
 
@@ -56,7 +56,7 @@ def graph() -> dict[str, set[str]]:
 def layer(module: str) -> str:
     parts = module.split(".")
     if len(parts) == 1:
-        return "core"  # semrel/__init__: the lazy public API, imports nothing at module level
+        return "api"  # semrel/__init__: the public API, loaded lazily, on top of the packages it names
     if parts[1] == "__main__":
         return "cli"
     return "core" if parts[1] in CORE else parts[1]

@@ -11,6 +11,15 @@ pandas or scipy until a name that needs them is touched.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what the lazy names below are, for type checkers; at run time each loads on first use
+    from .analysis.compare import compare_runs as compare
+    from .evaluation.api import Qrels, Run, evaluate
+    from .judging.judge import judge
+    from .judging.labels import label
+
+    __all__ = ["Qrels", "Run", "compare", "evaluate", "judge", "label"]
 
 # Arrow's allocator (mimalloc), as it comes, commits memory a whole arena at a time in transparent huge
 # pages and gives freed memory back to the system 10 ms after a free, for the next allocation to fault in
@@ -36,18 +45,11 @@ _LAZY = {
 }
 
 
-def _version() -> str:
-    from importlib import metadata  # importlib.metadata alone costs more than the rest of `import semrel`
-
-    try:
-        return metadata.version("semrel")
-    except metadata.PackageNotFoundError:  # running from a source tree without an install
-        return "0.0.0"
-
-
 def __getattr__(name: str):
     if name == "__version__":
-        value = _version()
+        from .resources import semrel_version
+
+        value = semrel_version()
     elif name in _LAZY:
         import importlib
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
+from typing import Callable, Iterable
+
 
 class SemrelError(Exception):
     """Base of every error the CLI turns into one clear line (exit code 1)."""
@@ -38,3 +41,13 @@ class Interrupted(SemrelError):
     """Ctrl-C during long work: what was kept and how to go on (exit code 130, as shells report SIGINT)."""
 
     exit_code = 130
+
+
+def tell(messages: Iterable[str], warn: Callable[[str], None] | None, stacklevel: int = 2) -> None:
+    """Each message to `warn` (the CLI prints it), or without it as a Python warning from the caller's
+    line (stacklevel counts from the function calling this), so a library caller loses none."""
+    for message in messages:
+        if warn is not None:
+            warn(message)
+        else:
+            warnings.warn(message, stacklevel=stacklevel + 1)

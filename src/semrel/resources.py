@@ -24,3 +24,13 @@ def resource_dir(kind: str) -> Path:
 
 def template_dir() -> Path:
     return resource_dir("templates")
+
+
+def semrel_version() -> str:
+    """semrel's installed version (0.0.0 from a source tree without an install); `semrel.__version__`."""
+    from importlib import metadata  # importlib.metadata alone costs more than the rest of `import semrel`
+
+    try:
+        return metadata.version("semrel")
+    except metadata.PackageNotFoundError:
+        return "0.0.0"

@@ -304,7 +304,8 @@ def test_a_question_given_as_its_own_reference_answer_is_warned_about(tmp_path):
     chunks = [Chunk("a#0", "Cats purr when they are content.", "a", 0, 32), Chunk("b#0", "Ships carry steel boxes.", "b", 0, 24)]
     golden = [GoldenItem("q1", "Why do cats  purr?", ("why do cats purr?",), ("a#0",)),
               GoldenItem("q2", "What do ships carry?", ("Steel boxes.",), ("b#0",))]
-    result = semrel.judge(chunks, golden, [("q1", "b#0", ("bm25",))], cache=tmp_path / "cache", null_sample=0)
+    with pytest.warns(UserWarning, match="question as the reference"):  # from Python; the CLI prints it
+        result = semrel.judge(chunks, golden, [("q1", "b#0", ("bm25",))], cache=tmp_path / "cache", null_sample=0)
     assert [w for w in result.warnings if "question as the reference" in w] == [
         "1 of 2 queries have their question as the reference answer: BERTScore measures how far a chunk restates the "
         "reference, and a question is not restated by what answers it (on Cranfield such labels carried no signal, "

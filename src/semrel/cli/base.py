@@ -18,8 +18,8 @@ from typing import Any, Iterator
 
 import click
 
-from .. import __version__
 from ..errors import SemrelError
+from ..resources import semrel_version
 from ..terminal import SafeStream, safe
 
 
@@ -211,7 +211,7 @@ COMMANDS = {name: f"semrel.cli.{target}" for name, target in {
 
 @click.group(cls=SemrelGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100,
                                                 "auto_envvar_prefix": "SEMREL"})
-@click.version_option(__version__, "-V", "--version", prog_name="semrel", allow_from_autoenv=False)
+@click.version_option(semrel_version(), "-V", "--version", prog_name="semrel", allow_from_autoenv=False)
 def main() -> None:
     """Evaluate retrieval: golden datasets, BERTScore-derived qrels, human review, trec_eval-exact metrics.
 

@@ -64,14 +64,12 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
                        overlap=overlap, baseline_pairs=baseline_pairs, seed=seed, null_sample=null_sample,
                        cache=False if no_cache else cache_dir,
                        engine=make_engine(engine, ray_address, ray_workers, device, precision), steps=stderr_steps,
-                       sample=query_sample(limit, sample_size, sample_seed))
+                       sample=query_sample(limit, sample_size, sample_seed), warn=warn)
     except KeyboardInterrupt:
         kept = ("nothing was written" if output == "-"
                 else f"finished pairs are kept in {output}.partial; run the same command again to resume"
                 if os.path.exists(f"{output}.partial") else "no pair was finished yet")
         raise Interrupted(f"interrupted; {kept}") from None
-    for message in result.warnings:
-        warn(message)
     baseline = (result.params["baseline"] or {}).get("pairs", 0) if rescale == "corpus" else 0
     click.echo(
         f"judged {len(result.judgments)} pairs" + (f" and {baseline} baseline pairs" if baseline else "")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import errno
+import functools
 import gzip
 import hashlib
 import io
@@ -28,12 +29,13 @@ import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Iterator, cast
+from typing import IO, Any, BinaryIO, Callable, Iterator, TypeVar, cast
 
 from ..errors import FormatError, SemrelError, UsageError
 from ..terminal import unfiltered
 
 STDIO = "-"
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def display_name(path: str | os.PathLike) -> str:
@@ -173,6 +175,17 @@ def input_guard() -> Iterator[None]:
         yield
     finally:
         _GUARD.reset(token)
+
+
+def guarded(function: F) -> F:
+    """`function` run inside input_guard(): called from Python, as from the CLI, it never writes over
+    a file it read (semrel.label(j, output=j) replaced the judgments with their qrels)."""
+    @functools.wraps(function)
+    def inside(*args: Any, **kwargs: Any) -> Any:
+        with input_guard():
+            return function(*args, **kwargs)
+
+    return cast(F, inside)
 
 
 def _identity(info: os.stat_result) -> tuple[int, int]:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..encoding.models import DEFAULT_MODEL
-from ..errors import UsageError
+from ..errors import UsageError, tell
 from ..formats.corpus import golden_qrels, read_golden, write_corpus, write_golden
 from ..formats.jsonl import write_jsonl
 from ..formats.manifest import write_manifest
@@ -106,9 +105,5 @@ def dedup_golden(golden: Path_, report: Path_, output: Path_ | None = None, thre
         notes: list[str] = []
         kept = write_golden(deduplicated(items, found, notes), output)
         write_manifest(output, inputs=[golden], params=params, rows=kept)
-        for note in notes:
-            if warn is not None:
-                warn(note)
-            else:
-                warnings.warn(note, stacklevel=2)
+        tell(notes, warn)
     return rows, kept

@@ -29,7 +29,7 @@ from ..evaluation.files import run_names
 from ..evaluation.measures import ranks_within
 from ..evaluation.metrics import evaluate, query_codes, rank_order
 from ..formats.corpus import iter_corpus, read_golden
-from ..formats.files import allow_rewrite, display_name, file_digest, files_as_one, manifest_path
+from ..formats.files import allow_rewrite, display_name, file_digest, files_as_one, guarded, manifest_path
 from ..formats.judgments import read_judgments, write_judgments
 from ..formats.manifest import manifest_record, read_manifest, save_manifest, write_manifest
 from ..formats.trec import read_run, read_trec_qrels, write_qrels
@@ -154,6 +154,7 @@ def _options(settings: Mapping[str, Any], judgments: str | os.PathLike) -> Judge
     )
 
 
+@guarded
 def fill(
     qrels_path: str | os.PathLike,
     runs: Sequence[str | os.PathLike],

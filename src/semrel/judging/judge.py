@@ -40,9 +40,9 @@ from ..encoding.cache import EmbeddingCache, Encoded, default_cache_dir, text_ke
 from ..encoding.encode import normalised_tokens, token_windows
 from ..encoding.engines import LOCAL, Engine
 from ..encoding.models import ModelInfo, describe_model, load_tokenizer
-from ..errors import UsageError, ValidationError
+from ..errors import UsageError, ValidationError, tell
 from ..formats.corpus import iter_corpus, read_golden, repeated_id, require_known_chunks
-from ..formats.files import STDIO
+from ..formats.files import STDIO, guarded
 from ..formats.judgments import write_judgments
 from ..formats.manifest import write_manifest
 from ..formats.pool import read_pool
@@ -711,6 +711,7 @@ def probability_warnings(record: Mapping[str, Any], model: str, layer: int, opti
     return notes
 
 
+@guarded
 def judge(
     corpus: str | os.PathLike | Iterable[Chunk],
     golden: str | os.PathLike | Iterable[GoldenItem],
@@ -730,6 +731,7 @@ def judge(
     steps: Steps = no_progress,
     engine: Engine = LOCAL,
     sample: QuerySample = ALL_QUERIES,
+    warn: Callable[[str], None] | None = None,
 ) -> JudgeResult:
     """Score chunks against reference answers with BERTScore (the Python side of `semrel judge`).
 
@@ -739,7 +741,9 @@ def judge(
     and an interrupted run resumes from `<output>.partial`.
     `cache`: a folder, None for the user cache dir, False for none. `engine`: where the model runs
     (engines.make_engine); judgments are the same on every engine. `sample`: judge only those
-    queries of the golden set (pool pairs of the others are left out).
+    queries of the golden set (pool pairs of the others are left out). `warn` receives each warning
+    (also kept in the result's `warnings`); without it they are Python warnings. A file given as
+    `output` that is also read is refused, as in the CLI.
     """
     chunks: Callable[[], Iterable[tuple[int, Chunk]]]
     if isinstance(corpus, (str, os.PathLike)) and str(corpus) != STDIO:
@@ -772,6 +776,7 @@ def judge(
         write_manifest(output, inputs=inputs, params=result.params, rows=len(result.judgments))
         if partial:
             Path(partial).unlink(missing_ok=True)
+    tell(result.warnings, warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
     return result
 
 

@@ -62,14 +62,14 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypedDict
 
 import numpy as np
 
-from ..errors import FormatError, UsageError, ValidationError
-from ..formats.files import display_name, read_text
+from ..errors import FormatError, UsageError, ValidationError, tell
+from ..evaluation.api import Qrels as PublicQrels  # what semrel.label returns: semrel.Qrels, with from_file
+from ..formats.files import display_name, guarded, read_text
 from ..formats.jsonl import loads
 from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, judgment_problem, read_judgments  # noqa: F401  (COMPONENTS: re-exported)
 from ..formats.manifest import read_params, write_manifest
@@ -681,6 +681,7 @@ def _fallback_params(rule: Rule, judgments: Sequence[Judgment]) -> dict | None:
     return {"pairs": missing, "lacking": "p" if rule.cuts_on_p else "features", **rule.fallback.params()} if missing else None
 
 
+@guarded
 def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: str | os.PathLike | None = None,
                     **options: Unpack[LabelOptions]) -> Labelled:
     """`label` returning the rule used and the warnings too (see `label`)."""
@@ -727,8 +728,8 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
 
 
 def label(judgments: str | os.PathLike | Iterable[Judgment], output: str | os.PathLike | None = None, *,
-          warn: Callable[[str], None] | None = None, **options: Unpack[LabelOptions]) -> Qrels:
-    """Qrels from judgments (the Python side of `semrel label`).
+          warn: Callable[[str], None] | None = None, **options: Unpack[LabelOptions]) -> PublicQrels:
+    """semrel.Qrels from judgments (the Python side of `semrel label`).
 
     Default: the probability rule, binary (p >= CUT), or graded 0..3 with `graded=True`; pairs
     without p (older semrel, or a query with no null sample) get R >= 0.70 instead. `threshold=`
@@ -740,12 +741,9 @@ def label(judgments: str | os.PathLike | Iterable[Judgment], output: str | os.Pa
     it they are Python warnings, so none is lost.
     """
     result = label_with_rule(judgments, output, **options)
-    for message in result.warnings:
-        if warn:
-            warn(message)
-        else:
-            warnings.warn(message, stacklevel=2)
-    return result.qrels
+    tell(result.warnings, warn)
+    q = result.qrels
+    return PublicQrels(q.query_ids, q.doc_ids, q.relevance, q.source)
 
 
 def read_calibration(path: str | os.PathLike) -> Rule:

@@ -20,7 +20,6 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from .. import __version__
 from ..analysis.compare import compare_evaluations, legend, tests_table
 from ..analysis.lift import changes_table, lift, lift_table
 from ..analysis.sensitivity import cliff_warnings
@@ -39,7 +38,7 @@ from ..golden.validate import golden_stats, stats_tables
 from ..judging.labels import ProbabilityRule, ThresholdRule, has_features, label_warnings, refit_from_params, rule_from_params
 from ..progress import Steps, no_progress
 from ..records import GoldenItem, Judgment, is_number, is_whole
-from ..resources import template_dir
+from ..resources import semrel_version, template_dir
 
 SECTIONS = ("golden", "scores", "metrics", "lift", "sensitivity", "agreement")
 
@@ -423,7 +422,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
                          "--sensitivity or --agreement")
     environment = Environment(loader=FileSystemLoader(str(template_dir())), autoescape=True,
                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    return environment.get_template("report.html.j2").render(page=page, version=__version__)
+    return environment.get_template("report.html.j2").render(page=page, version=semrel_version())
 
 
 def write_report(inputs: ReportInputs, output: str | os.PathLike, warn: Callable[[str], None], steps: Steps = no_progress,
