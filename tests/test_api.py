@@ -164,6 +164,18 @@ def test_api_errors_name_parameters():
         semrel.compare(qrels, runs, ["RR"], baseline="a", all_pairs=True)
     with pytest.raises(UsageError, match="runs: give two or more runs"):
         semrel.compare(qrels, runs["a"], ["RR"])
+    # an AttributeError or an unpacking error from deep inside before
+    chunk, item = Chunk("c#0", "text", "c", 0, 4), GoldenItem("q", "query?", ("answer",))
+    for call, message in ((lambda: Qrels.from_dict({"q": ["d"]}), r"Qrels.from_dict: give \{query_id: \{doc_id: grade\}\}, not dict"),
+                          (lambda: Run.from_dict([("q", "d", 1.0)]), r"Run.from_dict: give \{query_id: \{doc_id: score\}\}, not list"),
+                          (lambda: semrel.judge([chunk], [{"query_id": "q"}], []), "golden set: .* not of dict"),
+                          (lambda: semrel.judge([chunk], [item], [("q",)]), r"pool: .* not of tuple \(\('q',\)\)"),
+                          (lambda: semrel.label(5), "judgments: give a file path or an iterable of Judgment, not int"),
+                          (lambda: semrel.label([], warn=5), "warn: give a function taking one message, not int")):
+        with pytest.raises(TypeError, match=message):
+            call()
+    with pytest.raises(UsageError, match="engine='spark': choose one of"):  # an engine by name, as --engine gives it
+        semrel.judge([chunk], [item], [], engine="spark")
 
 
 NAN = float("nan")
@@ -282,7 +294,7 @@ def test_judge_and_label_from_python_never_write_over_what_they_read_and_warn_at
         result = semrel.judge(corpus, golden, None, tmp_path / "j.jsonl", cache=tmp_path / "cache")
     assert caught[0].filename == __file__ and any("question" in w for w in result.warnings)
     heard: list[str] = []
-    semrel.judge(corpus, golden, None, cache=tmp_path / "cache", warn=heard.append)
+    semrel.judge(corpus, golden, None, cache=tmp_path / "cache", warn=heard.append, engine="local")  # an engine by name
     assert heard == result.warnings
     judgments = (tmp_path / "j.jsonl").read_bytes()
     with pytest.raises(SemrelError, match="is an input of this command"):

@@ -148,7 +148,7 @@ class Qrels:
 
     @classmethod
     def from_dict(cls, judged: Mapping[str, Mapping[str, int]]) -> "Qrels":
-        rows = [(q, d, r) for q, docs in judged.items() for d, r in docs.items()]
+        rows = _nested_rows(judged, "Qrels.from_dict", "grade")
         return cls.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
 
     @classmethod
@@ -198,7 +198,7 @@ class Run:
 
     @classmethod
     def from_dict(cls, ranked: Mapping[str, Mapping[str, float]], name: str = "run") -> "Run":
-        rows = [(q, d, s) for q, docs in ranked.items() for d, s in docs.items()]
+        rows = _nested_rows(ranked, "Run.from_dict", "score")
         return cls.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], name)
 
     @classmethod
@@ -335,3 +335,11 @@ class Judgment:
     source: str = ""
     p: float | None = None
     features: Mapping[str, float] | None = None  # what p was computed from (semrel.judging.labels.FEATURES)
+
+
+def _nested_rows(value: Any, where: str, inner: str) -> list[tuple[Any, Any, Any]]:
+    """(query, doc, value) rows of {query_id: {doc_id: value}}; anything else is a TypeError saying what to give."""
+    if not isinstance(value, Mapping) or not all(isinstance(docs, Mapping) for docs in value.values()):
+        raise TypeError(f"{where}: give {{query_id: {{doc_id: {inner}}}}}, not {type(value).__name__}"
+                        + ("" if not isinstance(value, Mapping) else " of non-mappings"))
+    return [(q, d, v) for q, docs in value.items() for d, v in docs.items()]

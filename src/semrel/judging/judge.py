@@ -38,7 +38,7 @@ import numpy as np
 
 from ..encoding.cache import EmbeddingCache, Encoded, default_cache_dir, text_key
 from ..encoding.encode import normalised_tokens, token_windows
-from ..encoding.engines import LOCAL, Engine
+from ..encoding.engines import LOCAL, Engine, make_engine
 from ..encoding.models import ModelInfo, describe_model, load_tokenizer
 from ..errors import UsageError, ValidationError, tell
 from ..formats.corpus import iter_corpus, read_golden, repeated_id, require_known_chunks
@@ -729,7 +729,7 @@ def judge(
     null_sample: int = labels.NULL_SAMPLE,
     cache: str | os.PathLike | bool | None = None,
     steps: Steps = no_progress,
-    engine: Engine = LOCAL,
+    engine: Engine | str = LOCAL,
     sample: QuerySample = ALL_QUERIES,
     warn: Callable[[str], None] | None = None,
 ) -> JudgeResult:
@@ -740,11 +740,15 @@ def judge(
     whole. With `output`, judgments.jsonl is written atomically (row by row) with its manifest,
     and an interrupted run resumes from `<output>.partial`.
     `cache`: a folder, None for the user cache dir, False for none. `engine`: where the model runs
-    (engines.make_engine); judgments are the same on every engine. `sample`: judge only those
+    (a name, "local" or "ray", or engines.make_engine(...)); judgments are the same on every engine. `sample`: judge only those
     queries of the golden set (pool pairs of the others are left out). `warn` receives each warning
     (also kept in the result's `warnings`); without it they are Python warnings. A file given as
     `output` that is also read is refused, as in the CLI.
     """
+    if isinstance(engine, str):  # a name, as the CLI's --engine; make_engine() for Ray's address, workers, device
+        engine = make_engine(engine)
+    if warn is not None and not callable(warn):
+        raise TypeError(f"warn: give a function taking one message, not {type(warn).__name__}")
     chunks: Callable[[], Iterable[tuple[int, Chunk]]]
     if isinstance(corpus, (str, os.PathLike)) and str(corpus) != STDIO:
         chunks, corpus_name = (lambda: iter_corpus(corpus)), str(corpus)
@@ -787,8 +791,19 @@ def _load(value, reader, kind: str, what: str):
     return _listed(value, kind, what), kind
 
 
+_KINDS: dict[str, Callable[[Any], bool]] = {  # what an item of each in-memory input must be
+    "corpus": lambda item: isinstance(item, Chunk),
+    "golden set": lambda item: isinstance(item, GoldenItem),
+    "pool": lambda item: isinstance(item, (tuple, list)) and len(item) == 3,
+}
+
+
 def _listed(value: Any, kind: str, what: str) -> list:
     try:
-        return list(value)
+        items = list(value)
     except TypeError:
         raise TypeError(f"{kind}: give a file path or an iterable of {what}, not {type(value).__name__}") from None
+    wrong = next((item for item in items if not _KINDS[kind](item)), None)
+    if wrong is not None:
+        raise TypeError(f"{kind}: give a file path or an iterable of {what}, not of {type(wrong).__name__} ({wrong!r:.60})")
+    return items

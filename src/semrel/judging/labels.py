@@ -693,7 +693,10 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
         source = str(judgments)
         rows = read_judgments(source)
     else:
-        rows = list(judgments)
+        try:
+            rows = list(judgments)
+        except TypeError:
+            raise TypeError(f"judgments: give a file path or an iterable of Judgment, not {type(judgments).__name__}") from None
         seen: set[tuple[str, str]] = set()
         for k, j in enumerate(rows):  # the checks read_judgments makes of a file's lines
             if not isinstance(j, Judgment):
@@ -740,6 +743,8 @@ def label(judgments: str | os.PathLike | Iterable[Judgment], output: str | os.Pa
     receives each warning (labels that look wrong, the fallback for pairs without p); without
     it they are Python warnings, so none is lost.
     """
+    if warn is not None and not callable(warn):  # before the work, not after it
+        raise TypeError(f"warn: give a function taking one message, not {type(warn).__name__}")
     result = label_with_rule(judgments, output, **options)
     tell(result.warnings, warn)
     q = result.qrels
