@@ -204,3 +204,20 @@ def test_sigterm_while_writing_stops_as_ctrl_c_does_leaving_the_old_output_and_n
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130 and stderr.decode().strip().endswith("semrel: error: interrupted")
     assert output.read_bytes() == OLD and not [f for f in os.listdir(tmp_path) if temp.fullmatch(f)]
+
+
+def test_a_termination_signal_the_process_was_started_ignoring_stays_ignored():
+    """`nohup semrel label ... &`: SIGHUP is ignored from the start, and semrel turned it into Ctrl-C (exit 130);
+    one it may act on still stops a command as Ctrl-C does."""
+    from semrel.cli.base import _interrupt_on_termination
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGHUP, signal.SIGTERM)}
+    try:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _interrupt_on_termination()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is signal.default_int_handler
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)

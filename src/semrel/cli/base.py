@@ -172,10 +172,12 @@ def _report_file_size_limit() -> None:
 def _interrupt_on_termination() -> None:
     """SIGTERM (kill, a service stopping) and SIGHUP (the terminal closed) stop a command as Ctrl-C
     does, so its temp files are removed and its checkpoints kept; by default they end the process
-    at once and leave a hidden half-written file beside the output."""
+    at once and leave a hidden half-written file beside the output. One the process was started
+    ignoring stays ignored: `nohup semrel ...` outlives its terminal, as Python leaves an ignored
+    SIGINT alone in a background job."""
     if threading.current_thread() is threading.main_thread():
         for name in ("SIGTERM", "SIGHUP"):
-            if hasattr(signal, name):
+            if hasattr(signal, name) and signal.getsignal(getattr(signal, name)) is not signal.SIG_IGN:
                 with contextlib.suppress(ValueError, OSError):
                     signal.signal(getattr(signal, name), signal.default_int_handler)
 
