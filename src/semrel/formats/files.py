@@ -29,7 +29,7 @@ import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Callable, Iterator, TypeVar, cast
+from typing import IO, Any, BinaryIO, Callable, Iterable, Iterator, TypeVar, cast
 
 from ..errors import FormatError, SemrelError, UsageError
 from ..terminal import unfiltered
@@ -333,7 +333,7 @@ def read_bytes(path: str | os.PathLike) -> bytes:
             data = _read_bounded(name, Inflating(name, io.BytesIO(data), DOCUMENT_LIMIT), DOCUMENT_LIMIT)
         guard = _GUARD.get()
         if guard is not None:  # stdin cannot be hashed again when the manifest is written: what file_digest gives, now
-            guard.stdin = {"sha256": hashlib.sha256(raw).hexdigest(), "lines": data.count(b"\n") + ((data[-1:] or b"\n") != b"\n")}
+            guard.stdin = {"sha256": hashlib.sha256(raw).hexdigest(), "lines": _line_count([data])}
         return _without_bom(data)
     with _open_binary(name) as handle:
         if handle.peek(2)[:2] == GZIP_MAGIC:
@@ -397,21 +397,30 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
 def file_digest(path: str | os.PathLike) -> dict[str, Any]:
     """sha256 of a file's bytes and its line count (after gunzip), reading it block by block
     (inputs can be hundreds of MB; they are neither loaded whole nor read twice when plain)."""
-    digest, lines, last = hashlib.sha256(), 0, b"\n"
+    digest = hashlib.sha256()
+
+    def hashed(handle: IO[bytes]) -> Iterator[bytes]:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+            yield block
+
     with open(path, "rb") as handle:
         compressed = handle.read(2) == GZIP_MAGIC
         handle.seek(0)
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-            lines += block.count(b"\n")
-            last = block[-1:]
+        lines = _line_count(hashed(handle))
     if compressed:
-        lines, last = 0, b"\n"
-        with gzip.open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                lines += block.count(b"\n")
-                last = block[-1:]
-    return {"sha256": digest.hexdigest(), "lines": lines + (last != b"\n")}
+        with gzip.open(path, "rb") as inflated:
+            lines = _line_count(iter(lambda: inflated.read(1 << 20), b""))
+    return {"sha256": digest.hexdigest(), "lines": lines}
+
+
+def _line_count(blocks: Iterable[bytes]) -> int:
+    """Lines in the content the blocks make up, a last line without its newline included."""
+    lines, last = 0, b"\n"
+    for block in blocks:
+        lines += block.count(b"\n")
+        last = block[-1:] or last  # an empty block (empty stdin) ends nothing
+    return lines + (last != b"\n")
 
 
 _UMASK_LOCK = threading.Lock()
