@@ -169,10 +169,16 @@ def test_manifest_left_from_before_a_crash_is_not_trusted(tmp_path, monkeypatch)
     assert up_to_date(step, {"settings": step.settings_hash()}, Digests())
     assert parse_labelling(None, None, str(output)).thresholds == (0.5,)
 
-    def killed(*args, **kwargs):
-        raise Killed  # after the qrels were renamed into place, before their manifest was
+    import semrel.formats.files as files
 
-    monkeypatch.setattr(labels, "write_manifest", killed)
+    replace = os.replace
+
+    def killed(source, target):
+        if str(target) == manifest_path(output):
+            raise Killed  # after the qrels were renamed into place, before their manifest was: the one moment left
+        replace(source, target)
+
+    monkeypatch.setattr(files.os, "replace", killed)
     with pytest.raises(Killed):
         labels.label(str(judgments), str(output), threshold=0.9)
     assert output.read_text() == "q1 0 c0 0\nq1 0 c1 0\nq1 0 c2 1\n"  # the new file, whole

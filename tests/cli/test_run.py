@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -542,3 +544,21 @@ def test_label_calibration_and_graded_reach_label_and_sensitivity(tmp_path):
     assert refit.exit_code == 0, refit.output  # labels from the features: the sensitivity curve sweeps that p
     sensitivity = re.search(r"semrel sensitivity [^\n]*", refit.stdout.replace(" \\\n    ", " "))
     assert sensitivity and f"--calibration {tmp_path / 'refit.json'}" in sensitivity.group(0) and "--at" not in sensitivity.group(0)
+
+
+def test_a_second_run_over_one_folder_waits_for_the_first(tmp_path):
+    """Two runs over one out folder each wrote the state file from what they had read at their start,
+    so it could name outputs the other had replaced since. The second now waits for the first, then
+    reads the state the first left."""
+    config = write_config(write_data(tmp_path))
+    (tmp_path / "out").mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; lock = open(sys.argv[1], 'a'); "
+                               "fcntl.flock(lock, fcntl.LOCK_EX); print('held', flush=True); time.sleep(2)",
+                               str(tmp_path / "out" / pipeline.LOCK_FILE)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    result = run("run", config)
+    assert holder.poll() is not None  # it ran only once the other process had ended
+    holder.stdout.close()
+    assert result.exit_code == 0, result.output
+    assert f"semrel run: waiting for the other `semrel run` writing {tmp_path / 'out'}" in result.stderr
+    assert set(statuses(result.stdout).values()) == {"ran"}

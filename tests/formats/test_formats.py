@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -12,10 +13,11 @@ from helpers import run, write
 from semrel.errors import FormatError, SemrelError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
-from semrel.formats import read_qrels, read_run, write_qrels, write_run
+from semrel.formats import manifest, read_qrels, read_run, write_qrels, write_run
 from semrel.formats.files import atomic_writer, file_digest, files_as_one
 from semrel.formats.manifest import write_manifest
 from semrel.records import Qrels, Run
+from semrel.retrieval.fusion import fuse_files
 
 
 def test_run_round_trip_ranks_like_trec_eval(tmp_path):
@@ -134,6 +136,49 @@ def test_files_written_as_one_are_put_in_place_together_or_not_at_all(tmp_path, 
             for name in names:
                 open(staged[name], "w").write("new")
     assert [open(name).read() for name in names] == ["new", "old"] and len(os.listdir(tmp_path)) == 2
+
+
+def test_files_in_two_folders_are_written_as_one_and_a_file_named_twice_is_refused(tmp_path, monkeypatch):
+    """Each folder gets its own staging area (a rename stays on one file system); an interrupt before
+    the renames leaves every old file and no staging folder."""
+    names = [str(tmp_path / "a" / "out.jsonl"), str(tmp_path / "b" / "out.jsonl")]
+    with files_as_one(names) as staged:
+        assert {Path(staged[n]).parent.parent for n in names} == {tmp_path / "a", tmp_path / "b"}
+        for name in names:
+            open(staged[Path(name)], "w").write("old")  # looked up by a path as by a str
+    with pytest.raises(KeyboardInterrupt):
+        with files_as_one(names) as staged:
+            for name in names:
+                open(staged[name], "w").write("new")
+            raise KeyboardInterrupt
+    assert [open(n).read() for n in names] == ["old", "old"]
+    assert os.listdir(tmp_path / "a") == ["out.jsonl"] and os.listdir(tmp_path / "b") == ["out.jsonl"]
+    monkeypatch.chdir(tmp_path / "a")
+    with pytest.raises(SemrelError, match="out.jsonl: named for two outputs of one command"):
+        with files_as_one([names[0], "out.jsonl"]):
+            pass
+
+
+def test_an_output_and_its_manifest_are_replaced_together(tmp_path, monkeypatch):
+    """An interrupt after the output was written but before its manifest was leaves the old pair,
+    where the new output used to stand beside the old manifest."""
+    runs = [write(tmp_path / "a.run", "q1 Q0 d1 1 2.0 a\n"), write(tmp_path / "b.run", "q1 Q0 d2 1 2.0 b\n")]
+    out = tmp_path / "fused.run"
+    assert run("fuse", *runs, "-o", out).exit_code == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    write(runs[1], "q1 Q0 d3 1 2.0 b\n")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(manifest, "save_manifest", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        fuse_files(runs, str(out))
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "b.run"} == {
+        k: v for k, v in before.items() if k != "b.run"}
+    monkeypatch.undo()
+    fuse_files(runs, str(out))
+    assert "d3" in out.read_text() and manifest.read_manifest(out)["inputs"][1]["sha256"] == file_digest(runs[1])["sha256"]
 
 
 @pytest.mark.parametrize("compressed", [False, True])

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 from helpers import assert_one_error, read_lines, run, write
+from semrel.formats.files import file_digest
+from semrel.formats.manifest import read_manifest
 from semrel.golden.locate import chunks_holding, find_answer
 from semrel.records import Chunk
 
@@ -252,3 +254,30 @@ def test_llamaindex_context_spanning_chunks_marks_every_chunk_it_covers(tmp_path
         in result.stderr
     manifest = json.loads((tmp_path / "g.jsonl.manifest.json").read_text())
     assert manifest["params"]["contexts_spanning_chunks"] == {"2": 1}
+
+
+def test_an_import_interrupted_while_writing_its_qrels_keeps_the_old_corpus_and_golden_set(tmp_path, monkeypatch):
+    """Corpus, golden set and qrels were written one after another: Ctrl-C during the qrels left a new
+    corpus and golden set beside the old qrels. Now the import replaces all of them or none."""
+    from semrel.golden import curate
+
+    source = write(tmp_path / "in" / "squad.json", squad(answer_start=34))
+    out = tmp_path / "out"
+    args = ["golden", "import", source, "--corpus-out", out / "corpus.jsonl", "-o", out / "golden.jsonl",
+            "--qrels-out", out / "gold.qrels"]
+    assert run(*args, "--size", "6").exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(curate, "write_qrels", interrupted)
+    assert run(*args, "--size", "4").exit_code != 0
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    monkeypatch.undo()
+    assert run(*args, "--size", "4").exit_code == 0
+    assert len(read_lines(out / "corpus.jsonl")) == 5 and (out / "gold.qrels").read_text() == "q_1 0 7#1 1\nq2 0 7#3 1\n"
+    qrels_manifest = json.loads((out / "gold.qrels.manifest.json").read_text())
+    assert qrels_manifest["inputs"][0]["path"] == str(out / "golden.jsonl")
+    assert qrels_manifest["inputs"][0]["sha256"] == file_digest(out / "golden.jsonl")["sha256"]
+    assert all(read_manifest(out / name) is not None for name in ("corpus.jsonl", "golden.jsonl", "gold.qrels"))

@@ -40,7 +40,7 @@ from ..errors import ValidationError
 from ..formats import read_qrels
 from ..formats.columns import duplicate_error
 from ..formats.files import atomic_writer
-from ..formats.manifest import write_manifest
+from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..judging import labels
 from ..judging.labels import CUT, ProbabilityRule, logit, reached
 from ..records import Judgment
@@ -342,13 +342,14 @@ def write_probability_calibration(result: ProbabilityCalibration, output: str | 
                                   params: dict) -> None:
     """The calibrated rule (what `label --calibration`, `run`'s [label] calibration and review's
     --thresholds read) with its manifest."""
-    with atomic_writer(output) as out:
-        json.dump(result.rule.params(), out, indent=1)
-        out.write("\n")
-    write_manifest(output, inputs=inputs, rows=result.pairs, params={
-        "rule": "probability", "fit": result.fit, "slope": result.rule.slope, "shift": result.rule.shift,
-        "refit": list(result.rule.refit) if result.rule.refit is not None else None, "cut": result.rule.cut,
-        "relevant": result.relevant, "kappa_before": result.before.kappa, "kappa_after": result.after.kappa, **params})
+    with outputs_with_manifests([output]) as staged:
+        with atomic_writer(staged[output]) as out:
+            json.dump(result.rule.params(), out, indent=1)
+            out.write("\n")
+        write_manifest(output, inputs=inputs, rows=result.pairs, staged=staged, params={
+            "rule": "probability", "fit": result.fit, "slope": result.rule.slope, "shift": result.rule.shift,
+            "refit": list(result.rule.refit) if result.rule.refit is not None else None, "cut": result.rule.cut,
+            "relevant": result.relevant, "kappa_before": result.before.kappa, "kappa_after": result.after.kappa, **params})
 
 
 def paired_probabilities(judgments: list[Judgment], human_path: str | os.PathLike, unlisted_as_zero: bool = False,
@@ -401,10 +402,11 @@ def paired_scores(judgments: list[Judgment], human_path: str | os.PathLike, on: 
 def write_calibration(result: Calibration, output: str | os.PathLike, inputs: list[str | os.PathLike], pairs: int,
                       params: dict) -> None:
     """{"rule": "threshold", "on", "thresholds"} (what `label --calibration FILE` and review's --thresholds read) with its manifest."""
-    with atomic_writer(output) as out:
-        json.dump({"rule": "threshold", "on": result.on, "thresholds": result.thresholds,
-                   "labels": "graded" if len(result.thresholds) > 1 else "binary"}, out)
-        out.write("\n")
-    write_manifest(output, inputs=inputs, rows=pairs, params={
-        "on": result.on, "grades": len(result.thresholds), "weights": result.agreement.weights,
-        "kappa": result.agreement.kappa, **params})
+    with outputs_with_manifests([output]) as staged:
+        with atomic_writer(staged[output]) as out:
+            json.dump({"rule": "threshold", "on": result.on, "thresholds": result.thresholds,
+                       "labels": "graded" if len(result.thresholds) > 1 else "binary"}, out)
+            out.write("\n")
+        write_manifest(output, inputs=inputs, rows=pairs, staged=staged, params={
+            "on": result.on, "grades": len(result.thresholds), "weights": result.agreement.weights,
+            "kappa": result.agreement.kappa, **params})

@@ -26,7 +26,7 @@ from ..evaluation.measures import Measure, numeric_measures, paired_values, pars
 from ..evaluation.metrics import evaluate_gradings
 from ..formats.files import atomic_writer
 from ..formats.judgments import PROBABILITY
-from ..formats.manifest import write_manifest
+from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.tables import Table, render
 from ..judging.labels import ProbabilityRule, check_thresholds, fallback_note, reached, score_values
 from ..progress import Steps, no_progress
@@ -251,13 +251,14 @@ def write_curves(s: Sensitivity, path: str | os.PathLike, inputs: Sequence[str |
     naming `inputs`; returns the row count."""
     rows = [(t, r, m.name, float(s.values[k, i, j]))
             for k, t in enumerate(s.thresholds) for j, m in enumerate(s.measures) for i, r in enumerate(s.runs)]
-    with atomic_writer(path) as out:
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(CURVE_HEADER)
-        writer.writerows((repr(t), r, m, repr(v)) for t, r, m, v in rows)
-    write_manifest(path, inputs=inputs, rows=len(rows), params={
-        "on": s.on, "thresholds": [float(t) for t in s.thresholds], "at": s.at, "rel_level": s.rel_level,
-        "measures": [m.name for m in s.measures], "labels": "binary: score >= threshold"})
+    with outputs_with_manifests([path]) as staged:
+        with atomic_writer(staged[path]) as out:
+            writer = csv.writer(out, lineterminator="\n")
+            writer.writerow(CURVE_HEADER)
+            writer.writerows((repr(t), r, m, repr(v)) for t, r, m, v in rows)
+        write_manifest(path, inputs=inputs, rows=len(rows), staged=staged, params={
+            "on": s.on, "thresholds": [float(t) for t in s.thresholds], "at": s.at, "rel_level": s.rel_level,
+            "measures": [m.name for m in s.measures], "labels": "binary: score >= threshold"})
     return len(rows)
 
 

@@ -36,6 +36,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 STATE_FILE = ".semrel-run.json"
+LOCK_FILE = ".semrel-run.lock"
 STEPS = ("chunk", "import", "qrels", "retrieve", "pool", "judge", "label", "eval", "agree", "compare", "sensitivity", "lift",
          "report")
 
@@ -642,6 +643,19 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
         if name not in STEPS:
             raise UsageError(f"--force {name}: unknown step (steps: {', '.join(STEPS)})")
     out = config[""]["out"]
+    if dry_run:
+        return _run_steps(steps, config, out, dry_run, force, echo)
+    from ..formats.files import locked
+
+    os.makedirs(out, exist_ok=True)
+    with locked(os.path.join(out, LOCK_FILE), lambda: echo(f"semrel run: waiting for the other `semrel run` writing {out}")):
+        return _run_steps(steps, config, out, dry_run, force, echo)
+
+
+def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, dry_run: bool, force: tuple[str, ...],
+               echo: Callable[[str], None]) -> list[tuple[Step, str, float]]:
+    """The steps run or skipped in order, the state read (and kept) under run_pipeline's lock on `out`, so two runs over one
+    folder take turns: the second finds the first one's outputs and skips what they made."""
     state = _read_state(out)
     digests = Digests()
     summary: list[tuple[Step, str, float]] = []

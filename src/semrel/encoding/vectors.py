@@ -14,7 +14,6 @@ encodes only the texts the store lacks; another model gets its own folder and en
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -24,7 +23,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from ..errors import SemrelError
-from ..formats.files import atomic_writer
+from ..formats.files import atomic_writer, locked
 from ..progress import Steps
 from .engines import LOCAL, Engine
 from .models import DEFAULT_MODEL, describe_model
@@ -60,13 +59,9 @@ class VectorStore:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """One writer at a time: a second run over the same store waits for the first."""
-        with open(self.folder / "lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                self._load()
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        with locked(self.folder / "lock"):
+            self._load()
+            yield
 
     def _load(self) -> None:
         """Read the committed row count and cut off anything a killed run appended past it."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import errno
+import fcntl
 import functools
 import gzip
 import hashlib
@@ -495,23 +496,37 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         raise
 
 
+class Staged(dict[str, str]):
+    """{target: staged name}, looked up by a str or a path alike."""
+
+    def __getitem__(self, key: str | os.PathLike) -> str:
+        return super().__getitem__(str(key))
+
+
 @contextlib.contextmanager
-def files_as_one(targets: list[str]) -> Iterator[dict[str, str]]:
-    """Write files that belong together (an output, its companions, their manifests; one folder) as
-    one unit. Yields {target: staged name}: each is written whole under its staged name in a hidden
-    folder beside the targets, then all are renamed into place in `targets`' order with Ctrl-C,
-    SIGTERM and SIGHUP held back, so an error or interrupt leaves the old set or the new one. Only a
-    hard kill between two renames (microseconds) can split them: put last the file that vouches for
-    the others. Errors name the target, never the staged file."""
+def files_as_one(targets: list[str]) -> Iterator[Staged]:
+    """Write files that belong together (an output, its companions, their manifests) as one unit.
+    Yields {target: staged name}: each is written whole under its staged name, in a hidden folder
+    beside its target (so the rename stays on one file system), then all are renamed into place in
+    `targets`' order with Ctrl-C, SIGTERM and SIGHUP held back, so an error or interrupt leaves the
+    old set or the new one. Only a hard kill between two renames (microseconds) can split them: put
+    last the file that vouches for the others. Errors name the target, never the staged file."""
+    given: dict[str, str] = {}
+    for target in targets:
+        if given.setdefault(os.path.abspath(target), target) != target or targets.count(target) > 1:
+            raise UsageError(f"{target}: named for two outputs of one command; give each output its own file")
     existed = {target: prepare_output(target) for target in targets}  # not an input, not a folder; its folder made
-    last = Path(targets[-1])
+    folders: dict[Path, Path] = {}
     try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{last.name}.", suffix=".tmp", dir=last.parent))
-    except OSError as exc:
-        raise write_error(targets[-1], exc, existed[targets[-1]]) from None
-    try:
-        staged = {target: str(staging / Path(target).name) for target in targets}
-        with _named_as(staged, any(existed.values())):
+        for target in reversed(targets):  # a folder's staging area is named after its last target
+            folder = Path(target).parent
+            if folder not in folders:
+                try:
+                    folders[folder] = Path(tempfile.mkdtemp(prefix=f".{Path(target).name}.", suffix=".tmp", dir=folder))
+                except OSError as exc:
+                    raise write_error(target, exc, existed[target]) from None
+        staged = Staged({target: str(folders[Path(target).parent] / Path(target).name) for target in targets})
+        with _named_as(staged, sum(existed.values())):
             yield staged
         for target in targets:
             os.chmod(staged[target], new_file_mode(target))  # the replaced file's permissions, else the umask's
@@ -527,11 +542,30 @@ def files_as_one(targets: list[str]) -> Iterator[dict[str, str]]:
                                       "hold the new files: run it again") from None
                 done.append(target)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        for staging in folders.values():
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 @contextlib.contextmanager
-def _named_as(staged: dict[str, str], existed: bool) -> Iterator[None]:
+def locked(path: str | os.PathLike, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+    """The block holds an exclusive lock on the file `path` (made if missing): another process taking
+    it waits until this one ends the block, or ends however it ends (the kernel drops the lock).
+    `waiting` is called once if this one has to wait."""
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                waiting()
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _named_as(staged: dict[str, str], existed: int) -> Iterator[None]:
     """A SemrelError raised while staged files are written names the targets they stand for."""
     try:
         yield
@@ -540,7 +574,7 @@ def _named_as(staged: dict[str, str], existed: bool) -> Iterator[None]:
         for target, name in sorted(staged.items(), key=lambda item: -len(item[1])):  # a longer name before its prefix
             message = message.replace(name, target)
         if existed:
-            message = message.replace("no file was made", "the old files are kept")
+            message = message.replace("no file was made", "the old file is kept" if existed == 1 else "the old files are kept")
         error = SemrelError(message)
         error.exit_code = exc.exit_code
         raise error from None

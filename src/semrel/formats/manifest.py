@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
 import platform
 import sys
 from importlib import metadata
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from .files import STDIO, atomic_writer, file_digest, manifest_path, stdin_digest
+from .files import STDIO, Staged, atomic_writer, file_digest, files_as_one, manifest_path, stdin_digest
 from .jsonl import too_deep
 
 LIBRARIES = ("numpy", "pyarrow", "torch", "transformers", "bert-score", "click", "jsonlines")
@@ -27,14 +28,16 @@ def versions() -> dict[str, str]:
     return found
 
 
-def describe_input(path: str | os.PathLike) -> dict[str, Any]:
-    """Path, sha256 and line count (after gunzip) of one input file."""
+def describe_input(path: str | os.PathLike, read_from: str | os.PathLike | None = None) -> dict[str, Any]:
+    """Path, sha256 and line count (after gunzip) of one input file; `read_from`: where it lies now,
+    when it is staged under another name (see files_as_one)."""
     name = str(path)
     if name == STDIO:
         return {"path": name, **stdin_digest()}
-    if not os.path.isfile(name):
+    source = str(read_from or name)
+    if not os.path.isfile(source):
         return {"path": name}
-    return {"path": name, **file_digest(name)}
+    return {"path": name, **file_digest(source)}
 
 
 def write_manifest(
@@ -42,13 +45,15 @@ def write_manifest(
     inputs: Iterable[str | os.PathLike] = (),
     params: Mapping[str, Any] | None = None,
     rows: int | None = None,
-    named: str | None = None,
+    staged: Mapping[str, str] | None = None,
 ) -> str | None:
-    """Write the manifest of `output` (nothing for stdout) and return its path. `named`: the name
-    it records when `output` is written under another (staged) name and renamed there later."""
+    """Write the manifest of `output` (nothing for stdout) and return its path. `staged`: the names
+    files_as_one gave `output`, its manifest and any input written with them; the record names the targets."""
     if str(output) == STDIO:
         return None
-    return save_manifest(manifest_record(output, inputs, params, rows, named), manifest_path(output))
+    target = manifest_path(output)
+    save_manifest(manifest_record(output, inputs, params, rows, staged), (staged or {}).get(target, target))
+    return target
 
 
 def manifest_record(
@@ -56,19 +61,31 @@ def manifest_record(
     inputs: Iterable[str | os.PathLike] = (),
     params: Mapping[str, Any] | None = None,
     rows: int | None = None,
-    named: str | None = None,
+    staged: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """What write_manifest records of `output` (a file that exists): for a caller that keeps it inside another record."""
+    where = staged or {}
     return {
-        "output": named or str(output),
+        "output": str(output),
         "rows": rows,
         "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": [os.path.basename(sys.argv[0]), *sys.argv[1:]],
         "versions": versions(),
-        "inputs": [describe_input(p) for p in inputs],
+        "inputs": [describe_input(p, where.get(str(p))) for p in inputs],
         "params": dict(params or {}),
-        "output_digest": _output_digest(output),
+        "output_digest": _output_digest(where.get(str(output), output)),
     }
+
+
+@contextlib.contextmanager
+def outputs_with_manifests(outputs: Sequence[str | os.PathLike]) -> Iterator[Staged]:
+    """Outputs and their manifests written as one unit (files_as_one), each manifest after its
+    output: yields {name: staged name} for outputs and manifests alike ('-', stdout, is itself and
+    has no manifest). Write each output to its staged name, then write_manifest(..., staged=)."""
+    files = [str(o) for o in outputs if str(o) != STDIO]
+    with files_as_one([name for output in files for name in (output, manifest_path(output))]) if files \
+            else contextlib.nullcontext(Staged()) as staged:
+        yield Staged({STDIO: STDIO, **staged})
 
 
 def save_manifest(record: Mapping[str, Any], target: str | os.PathLike) -> str:
@@ -85,9 +102,8 @@ def _output_digest(path: str | os.PathLike) -> dict[str, Any]:
 
 def read_manifest(path: str | os.PathLike) -> dict[str, Any] | None:
     """The manifest beside `path`, or None when there is none, it is unreadable, or it describes
-    another file: the output is renamed into place before its manifest is written, so a crash
-    between the two leaves the previous manifest beside the new file, and its digest tells.
-    Manifests without a digest (older semrel) are taken as they are."""
+    another file (a hard kill between the two renames of outputs_with_manifests, an output edited or
+    written by another tool since: the digest tells). Manifests without a digest (older semrel) are taken as they are."""
     try:
         if not os.path.isfile(manifest_path(path)):  # a FIFO or device is no manifest (and opening one could block)
             return None

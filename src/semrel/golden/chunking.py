@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import UsageError, ValidationError
 from ..formats.corpus import write_corpus
-from ..formats.manifest import write_manifest
+from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..progress import Steps, no_progress
 from ..records import Chunk
 from .documents import Document, DocumentReport, iter_documents, read_documents, sanitise_id
@@ -250,7 +250,8 @@ def chunk_files(inputs: Sequence[str], output: str | os.PathLike, settings: Chun
             raise ValidationError(f"no document with text to chunk in {', '.join(map(str, inputs))}"
                                   + (f" ({skipped})" if skipped else "") + "; nothing was written")
 
-    rows = write_corpus(iter_document_chunks(counted(), None, settings, steps), output)
-    params = {**settings.describe(), **({"exclude": list(exclude)} if exclude else {}), "documents": report.params()}
-    write_manifest(output, inputs=inputs, params=params, rows=rows)
+    with outputs_with_manifests([output]) as staged:
+        rows = write_corpus(iter_document_chunks(counted(), None, settings, steps), staged[output])
+        params = {**settings.describe(), **({"exclude": list(exclude)} if exclude else {}), "documents": report.params()}
+        write_manifest(output, inputs=inputs, params=params, rows=rows, staged=staged)
     return count, rows, report

@@ -11,7 +11,7 @@ from ..encoding.models import DEFAULT_MODEL
 from ..errors import UsageError, tell
 from ..formats.corpus import golden_qrels, read_golden, write_corpus, write_golden
 from ..formats.jsonl import write_jsonl
-from ..formats.manifest import write_manifest
+from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.trec import write_qrels
 from ..progress import Steps, no_progress
 from .importers import BUILDS_CORPUS, import_golden
@@ -23,7 +23,9 @@ Path_ = str | os.PathLike
 
 def import_golden_files(source: str, output: Path_, fmt: str = "auto", options: ImportOptions | None = None,
                         corpus_out: Path_ | None = None, qrels_out: Path_ | None = None) -> Imported:
-    """Import `source` as golden.jsonl (and, for formats that hold the documents, corpus.jsonl)."""
+    """Import `source` as golden.jsonl (and, for formats that hold the documents, corpus.jsonl; with
+    `qrels_out`, the gold chunks as qrels): all of them and their manifests written as one unit, so
+    an interrupt never leaves a golden set beside a corpus or qrels from another import."""
     options = options or ImportOptions()
     result = import_golden(source, fmt, options)
     if result.chunks is not None and not corpus_out:
@@ -33,21 +35,25 @@ def import_golden_files(source: str, output: Path_, fmt: str = "auto", options: 
                          f"this source is {result.params['format']}")
     inputs = [source] + ([options.corpus] if options.corpus else [])
     params = {**result.params, **({"chunking": options.settings.describe()} if result.chunks is not None else {})}
-    if result.chunks is not None and corpus_out:
-        write_manifest(corpus_out, inputs=inputs, params=params, rows=write_corpus(result.chunks, corpus_out))
-    write_manifest(output, inputs=inputs, params=params, rows=write_golden(result.items, output))
-    if qrels_out:
-        qrels = golden_qrels(result.items)
-        write_qrels(qrels, qrels_out)
-        write_manifest(qrels_out, inputs=[output], params={"from": "golden set"}, rows=len(qrels))
+    outputs = [o for o in (corpus_out if result.chunks is not None else None, qrels_out, output) if o]
+    with outputs_with_manifests(outputs) as staged:
+        if result.chunks is not None and corpus_out:
+            write_manifest(corpus_out, inputs=inputs, params=params, rows=write_corpus(result.chunks, staged[corpus_out]),
+                           staged=staged)
+        write_manifest(output, inputs=inputs, params=params, rows=write_golden(result.items, staged[output]), staged=staged)
+        if qrels_out:
+            qrels = golden_qrels(result.items)
+            write_qrels(qrels, staged[qrels_out])
+            write_manifest(qrels_out, inputs=[output], params={"from": "golden set"}, rows=len(qrels), staged=staged)
     return result
 
 
 def golden_qrels_file(golden: Path_, output: Path_) -> int:
     """The gold chunks of `golden` as TREC qrels in `output`; returns the number of judgments."""
     qrels = golden_qrels(read_golden(golden))
-    write_qrels(qrels, output)
-    write_manifest(output, inputs=[golden], params={"from": "golden set"}, rows=len(qrels))
+    with outputs_with_manifests([output]) as staged:
+        write_qrels(qrels, staged[output])
+        write_manifest(output, inputs=[golden], params={"from": "golden set"}, rows=len(qrels), staged=staged)
     return len(qrels)
 
 
@@ -71,19 +77,18 @@ def _check_part_names(names: Sequence[str]) -> None:
 
 def split_golden(golden: Path_, output_dir: Path_, targets: Sequence[int], names: Sequence[str], seed: int = 0,
                  threshold: float = 0.95, model: str | None = None, steps: Steps = no_progress) -> tuple[list[Part], int]:
-    """Parts of `golden` written to `output_dir/NAME.jsonl` (near-duplicates kept together) and the
-    number of queries left in no part."""
+    """Parts of `golden` written to `output_dir/NAME.jsonl` (near-duplicates kept together, the parts
+    written as one unit) and the number of queries left in no part."""
     _check_part_names(names)
     items = read_golden(golden)
     found = near_duplicate_groups([i.query for i in items], threshold, model, steps)
     parts = split_groups(found.groups, targets, seed)
     params: dict[str, Any] = {"seed": seed, "targets": list(targets), "threshold": threshold, "model": model or DEFAULT_MODEL}
-    written = []
-    for name, part in zip(names, parts):
-        path = Path(output_dir) / f"{name}.jsonl"
-        rows = write_golden([items[i] for i in part], path)
-        write_manifest(path, inputs=[golden], params={**params, "part": name}, rows=rows)
-        written.append(Part(name, path, rows))
+    written = [Part(name, Path(output_dir) / f"{name}.jsonl", len(part)) for name, part in zip(names, parts)]
+    with outputs_with_manifests([p.path for p in written]) as staged:
+        for each, part in zip(written, parts):
+            write_golden([items[i] for i in part], staged[each.path])
+            write_manifest(each.path, inputs=[golden], params={**params, "part": each.name}, rows=each.queries, staged=staged)
     return written, len(items) - sum(len(p) for p in parts)
 
 
@@ -98,12 +103,13 @@ def dedup_golden(golden: Path_, report: Path_, output: Path_ | None = None, thre
     found = near_duplicate_groups([i.query for i in items], threshold, model, steps)
     rows = dedup_report(items, found)
     params = {"threshold": threshold, "model": model or DEFAULT_MODEL}
-    write_jsonl(rows, report)
-    write_manifest(report, inputs=[golden], params=params, rows=len(rows))
     kept = None
-    if output is not None:
-        notes: list[str] = []
-        kept = write_golden(deduplicated(items, found, notes), output)
-        write_manifest(output, inputs=[golden], params=params, rows=kept)
-        tell(notes, warn)
+    notes: list[str] = []
+    with outputs_with_manifests([report, *([output] if output is not None else [])]) as staged:
+        write_jsonl(rows, staged[report])
+        write_manifest(report, inputs=[golden], params=params, rows=len(rows), staged=staged)
+        if output is not None:
+            kept = write_golden(deduplicated(items, found, notes), staged[output])
+            write_manifest(output, inputs=[golden], params=params, rows=kept, staged=staged)
+    tell(notes, warn)
     return rows, kept

@@ -24,7 +24,7 @@ from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import golden_row, read_corpus, read_golden, require_known_chunks
 from ..formats.files import allow_rewrite, display_name
 from ..formats.jsonl import read_jsonl, require, write_jsonl
-from ..formats.manifest import write_manifest
+from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..progress import Steps, no_progress
 from ..records import Chunk, GoldenItem
 from ..retrieval.retrieve import Bm25Index, DenseIndex
@@ -222,10 +222,11 @@ class PickSession:
         """Rewrite the golden set (atomically) with every query's current gold chunks, and its manifest.
 
         Only `gold_chunk_ids` changes: the other fields of each line are written back as read."""
-        rows = write_jsonl(({**row, "gold_chunk_ids": list(self.states[i.query_id].gold)}
-                            for i, row in zip(self.items, self.rows)), self.output)
-        write_manifest(self.output, inputs=[*self.inputs, self.journal] if os.path.exists(self.journal) else self.inputs,
-                       params=self.params, rows=rows)
+        with outputs_with_manifests([self.output]) as staged:
+            rows = write_jsonl(({**row, "gold_chunk_ids": list(self.states[i.query_id].gold)}
+                                for i, row in zip(self.items, self.rows)), staged[self.output])
+            write_manifest(self.output, inputs=[*self.inputs, self.journal] if os.path.exists(self.journal) else self.inputs,
+                           params=self.params, rows=rows, staged=staged)
         self.saved = True
 
     def sync(self, written: dict[str, tuple[str, ...]] | None) -> bool:

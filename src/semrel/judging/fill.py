@@ -31,7 +31,7 @@ from ..evaluation.metrics import evaluate, query_codes, rank_order
 from ..formats.corpus import iter_corpus, read_golden
 from ..formats.files import allow_rewrite, display_name, file_digest, files_as_one, guarded, manifest_path
 from ..formats.judgments import read_judgments, write_judgments
-from ..formats.manifest import manifest_record, read_manifest, save_manifest, write_manifest
+from ..formats.manifest import manifest_record, outputs_with_manifests, read_manifest, save_manifest, write_manifest
 from ..formats.trec import read_run, read_trec_qrels, write_qrels
 from ..progress import Steps, no_progress
 from ..records import Judgment, Qrels, Run
@@ -213,9 +213,11 @@ def fill(
               "from_judgments": len(already), "relevant": int((added.relevance > 0).sum()), "judgments": str(judgments_path),
               "unchecked": unchecked}
     if output is not None:
-        write_qrels(completed, output)
         filled = [*(rule.get("filled") or []), record]
-        write_manifest(output, inputs=[qrels_path, judgments_path, *runs], rows=len(completed), params={**rule, "filled": filled})
+        with outputs_with_manifests([output]) as staged:
+            write_qrels(completed, staged[output])
+            write_manifest(output, inputs=[qrels_path, judgments_path, *runs], rows=len(completed),
+                           params={**rule, "filled": filled}, staged=staged)
     judged = [f"Judged@{depth}"]
     names = run_names(runs)
     before = [e.aggregate(judged[0]) for e in evaluate(qrels, loaded, judged)]
@@ -246,7 +248,7 @@ def _append(path: str | os.PathLike, existing: list[Judgment], fresh: list[Judgm
     allow_rewrite(path)  # the one file a fill extends: every old row is kept, the new ones follow
     with files_as_one([target, manifest_file]) as staged:
         write_judgments([*existing, *fresh], staged[target])
-        record = manifest_record(staged[target], inputs=inputs, params=params, rows=len(existing) + len(fresh))
+        record = manifest_record(target, inputs=inputs, params=params, rows=len(existing) + len(fresh), staged=staged)
         del record["output"]
         save_manifest({**manifest, "rows": record.pop("rows"), "output_digest": record.pop("output_digest"),
                        "fills": [*(manifest.get("fills") or []), record]}, staged[manifest_file])

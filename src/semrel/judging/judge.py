@@ -44,7 +44,7 @@ from ..errors import UsageError, ValidationError, tell
 from ..formats.corpus import iter_corpus, read_golden, repeated_id, require_known_chunks
 from ..formats.files import STDIO, guarded
 from ..formats.judgments import write_judgments
-from ..formats.manifest import write_manifest
+from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.pool import read_pool
 from ..progress import Advance, Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample, is_whole
@@ -775,9 +775,10 @@ def judge(
     if sample.active:
         result.params["queries"] = {**(sample.describe() or {}), "kept": len(items)}
     if output is not None:
-        write_judgments(result.judgments, output)
         inputs = [v for v in (corpus, golden, pool) if isinstance(v, (str, os.PathLike))]
-        write_manifest(output, inputs=inputs, params=result.params, rows=len(result.judgments))
+        with outputs_with_manifests([output]) as staged:
+            write_judgments(result.judgments, staged[output])
+            write_manifest(output, inputs=inputs, params=result.params, rows=len(result.judgments), staged=staged)
         if partial:
             Path(partial).unlink(missing_ok=True)
     tell(result.warnings, warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line

@@ -72,7 +72,7 @@ from ..evaluation.api import Qrels as PublicQrels  # what semrel.label returns: 
 from ..formats.files import display_name, guarded, read_text
 from ..formats.jsonl import loads
 from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, judgment_problem, read_judgments  # noqa: F401  (COMPONENTS: re-exported)
-from ..formats.manifest import read_params, write_manifest
+from ..formats.manifest import outputs_with_manifests, read_params, write_manifest
 from ..formats.trec import write_qrels
 from ..records import Judgment, Qrels, is_number
 
@@ -720,13 +720,14 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
     qrels = apply_rule(rows, rule)
     notes += label_warnings(rows, qrels.relevance, rule, source)
     if output is not None:
-        write_qrels(qrels, output)
         counts = np.bincount(qrels.relevance, minlength=len(rule.thresholds) + 1)
-        write_manifest(output, inputs=[p for p in (source, calibration if isinstance(calibration, (str, os.PathLike)) else None) if p],
-                       rows=len(qrels), params={
-                           **rule.params(), "fallback": _fallback_params(rule, rows),
-                           "grade_counts": {str(g): int(n) for g, n in enumerate(counts)},
-                           "warnings": notes, "judge": read_params(source) if source else None})
+        with outputs_with_manifests([output]) as staged:
+            write_qrels(qrels, staged[output])
+            write_manifest(output, inputs=[p for p in (source, calibration if isinstance(calibration, (str, os.PathLike)) else None)
+                                           if p], rows=len(qrels), staged=staged, params={
+                               **rule.params(), "fallback": _fallback_params(rule, rows),
+                               "grade_counts": {str(g): int(n) for g, n in enumerate(counts)},
+                               "warnings": notes, "judge": read_params(source) if source else None})
     return Labelled(qrels, rule, notes)
 
 

@@ -32,7 +32,7 @@ from ..formats.corpus import read_corpus, read_golden
 from ..formats.files import atomic_writer, display_name, read_text
 from ..formats.jsonl import loads, read_jsonl, require
 from ..formats.judgments import PROBABILITY, SCORES, read_judgments
-from ..formats.manifest import read_params, write_manifest
+from ..formats.manifest import outputs_with_manifests, read_params, write_manifest
 from ..formats.tables import Table, cell_text
 from ..golden.validate import golden_stats, stats_tables
 from ..judging.labels import ProbabilityRule, ThresholdRule, has_features, label_warnings, refit_from_params, rule_from_params
@@ -429,11 +429,12 @@ def write_report(inputs: ReportInputs, output: str | os.PathLike, warn: Callable
                  extra_inputs: Sequence[str | os.PathLike] = ()) -> None:
     """The report written to `output` with its manifest (`extra_inputs`: files read before, e.g. curves)."""
     html = build_report(inputs, warn, steps)
-    with atomic_writer(output) as out:
-        out.write(html)
-    write_manifest(output, inputs=[*inputs.files(), *extra_inputs], params={
-        "title": inputs.title, "measures": [m.name for m in inputs.measures], "test": inputs.settings.test,
-        "correction": inputs.settings.correction, "seed": inputs.settings.seed})
+    with outputs_with_manifests([output]) as staged:
+        with atomic_writer(staged[output]) as out:
+            out.write(html)
+        write_manifest(output, inputs=[*inputs.files(), *extra_inputs], staged=staged, params={
+            "title": inputs.title, "measures": [m.name for m in inputs.measures], "test": inputs.settings.test,
+            "correction": inputs.settings.correction, "seed": inputs.settings.seed})
 
 
 def read_sensitivity(path: str | os.PathLike) -> list[SensitivityPoint]:

@@ -184,12 +184,13 @@ def top_per_query(run: Run, depth: int) -> Run:
 
 def fuse_files(paths: Sequence[str | os.PathLike], output: str, spec: FusionSpec = FusionSpec()) -> Run:
     """Fuse run files into `output` (a TREC run named after it) with its manifest."""
-    from ..formats.manifest import write_manifest
+    from ..formats.manifest import outputs_with_manifests, write_manifest
     from ..formats.trec import read_run, run_name, write_run
 
     runs = [read_run(p) for p in paths]
     names = [r.name for r in runs]
     fused = fuse_runs(runs, spec, run_name(output) if output != "-" else "fused")
-    write_run(fused, output)
-    write_manifest(output, inputs=list(paths), params={"fusion": spec.params(names)}, rows=len(fused))
+    with outputs_with_manifests([output]) as staged:
+        write_run(fused, staged[output])
+        write_manifest(output, inputs=list(paths), params={"fusion": spec.params(names)}, rows=len(fused), staged=staged)
     return fused

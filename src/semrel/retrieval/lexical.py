@@ -30,7 +30,6 @@ float32 in query-token order), so rankings equal the in-memory Bm25Index's.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import math
@@ -44,7 +43,7 @@ import numpy as np
 
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import chunk_of, iter_corpus, repeated_id
-from ..formats.files import atomic_writer, display_name, read_lines
+from ..formats.files import atomic_writer, display_name, locked, read_lines
 from ..formats.jsonl import json_object
 from ..progress import Steps, no_progress
 from ..records import Chunk
@@ -352,12 +351,8 @@ class LexicalStore:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """One builder at a time per tokenizer key: a second run waits, then finds the first one's work."""
-        with open(self.folder / "lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        with locked(self.folder / "lock"):
+            yield
 
     def chains(self) -> list[Chain]:
         return [Chain(p.parent) for p in sorted(self.folder.glob("*/index.json"))]

@@ -7,7 +7,7 @@ from typing import Callable, Sequence
 
 from ..errors import UsageError
 from ..formats.corpus import read_golden
-from ..formats.manifest import write_manifest
+from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.pool import PoolRow, write_pool
 from ..formats.trec import ranked, read_run
 from ..records import GoldenItem, Run
@@ -57,6 +57,8 @@ def pool_files(golden_path: str | os.PathLike, run_paths: Sequence[str | os.Path
         raise UsageError(f"depth must be positive, got {depth}")
     rows = pool(read_golden(golden_path), [read_run(p) for p in run_paths], depth, warn)
     if output is not None:
-        count = write_pool(rows, output)
-        write_manifest(output, inputs=[golden_path, *run_paths], params={"depth": depth, "runs": [str(r) for r in run_paths]}, rows=count)
+        with outputs_with_manifests([output]) as staged:
+            count = write_pool(rows, staged[output])
+            write_manifest(output, inputs=[golden_path, *run_paths], params={"depth": depth, "runs": [str(r) for r in run_paths]},
+                           rows=count, staged=staged)
     return rows

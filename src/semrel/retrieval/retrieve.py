@@ -21,7 +21,7 @@ from ..encoding.sentences import sentence_embeddings
 from ..errors import UsageError, ValidationError
 from ..formats.corpus import read_corpus, read_golden
 from ..formats.files import STDIO, file_digest, read_text
-from ..formats.manifest import write_manifest
+from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.trec import ranked, read_run, run_name, write_run
 from ..progress import Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run
@@ -401,7 +401,6 @@ def retrieve_files(
         run = retrieve_indexed(bm25, items, spec.k, name, steps, warn)
     else:
         run = retrieve(read_corpus(corpus_path), items, spec, name, str(corpus_path), steps, warn, store, bm25)
-    write_run(run, output)
     params = spec.params()
     if sample.active:
         params["queries"] = {**(sample.describe() or {}), "kept": len(items)}
@@ -410,5 +409,7 @@ def retrieve_files(
     if bm25 is not None:
         params["bm25_index"] = bm25.info()
     inputs = [corpus_path, golden_path] + ([spec.first_stage_run] if spec.first_stage_run else [])
-    write_manifest(output, inputs=inputs, params=params, rows=len(run))
+    with outputs_with_manifests([output]) as staged:
+        write_run(run, staged[output])
+        write_manifest(output, inputs=inputs, params=params, rows=len(run), staged=staged)
     return run

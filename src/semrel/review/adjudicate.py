@@ -173,9 +173,9 @@ def _write_export(output: str, qrels: Qrels, rows: list[dict], inputs: list, par
     with files_as_one([sidecar, manifest_path(sidecar), manifest_path(output), output]) as staged:
         write_qrels(qrels, staged[output])
         write_jsonl(rows, staged[sidecar])
-        write_manifest(staged[output], inputs=inputs, params=params, rows=len(qrels), named=output)
+        write_manifest(output, inputs=inputs, params=params, rows=len(qrels), staged=staged)
         explained = {"qrels": {"path": output, **file_digest(staged[output])}}  # the sources belong to these qrels
-        write_manifest(staged[sidecar], inputs=inputs, params={**params, **explained}, rows=len(rows), named=sidecar)
+        write_manifest(sidecar, inputs=inputs, params={**params, **explained}, rows=len(rows), staged=staged)
 
 
 def _source_row(query_id: str, chunk_id: str, derived: int | None, settled: dict[Pair, int],
