@@ -1,5 +1,5 @@
 """`python -m semrel`: the same as the `semrel` command."""
 
-from .cli import main
+from .cli import start
 
-main(prog_name="semrel")
+start()

@@ -212,18 +212,84 @@ def test_sigterm_while_writing_stops_as_ctrl_c_does_leaving_the_old_output_and_n
     assert output.read_bytes() == OLD and not [f for f in os.listdir(tmp_path) if temp.fullmatch(f)]
 
 
-def test_a_termination_signal_the_process_was_started_ignoring_stays_ignored():
+def test_a_termination_signal_the_process_was_started_ignoring_stays_ignored(tmp_path):
     """`nohup semrel label ... &`: SIGHUP is ignored from the start, and semrel turned it into Ctrl-C (exit 130);
-    one it may act on still stops a command as Ctrl-C does."""
-    from semrel.cli.base import _interrupt_on_termination
+    one it may act on still stops a command as Ctrl-C does, and the handlers are restored after."""
+    from semrel.formats.files import interrupts_recorded
 
     before = {s: signal.getsignal(s) for s in (signal.SIGHUP, signal.SIGTERM)}
     try:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        _interrupt_on_termination()
-        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
-        assert signal.getsignal(signal.SIGTERM) is signal.default_int_handler
+        with interrupts_recorded():
+            signal.raise_signal(signal.SIGHUP)
+            with pytest.raises(KeyboardInterrupt):
+                signal.raise_signal(signal.SIGTERM)
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     finally:
         for number, handler in before.items():
             signal.signal(number, handler)
+
+
+def test_a_ctrl_c_whose_exception_a_library_swallowed_still_stops_every_write(tmp_path):
+    """Compiled code can swallow the KeyboardInterrupt of a Ctrl-C (pandas' modules did, while they
+    initialised): the command ran on and replaced its output. The signal is remembered, and no file
+    is replaced after it."""
+    from semrel.formats.files import atomic_writer, files_as_one, interrupts_recorded
+
+    output = tmp_path / "out.txt"
+    output.write_bytes(OLD)
+    with interrupts_recorded():
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            pass  # what the library did
+        for writer in (lambda: atomic_writer(output), lambda: files_as_one([str(output)])):
+            with pytest.raises(KeyboardInterrupt):
+                with writer() as out:
+                    if isinstance(out, dict):
+                        open(out[str(output)], "w").write("new")
+                    else:
+                        out.write("new")
+    assert output.read_bytes() == OLD and os.listdir(tmp_path) == ["out.txt"]
+    with atomic_writer(output) as out:  # outside a command nothing is remembered
+        out.write("new")
+    assert output.read_text() == "new"
+
+
+CTRL_C_WHILE_IMPORTING = """
+import signal, sys
+from importlib.abc import MetaPathFinder
+
+class CtrlC(MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == MODULE:  # Ctrl-C while this module is imported
+            try:
+                signal.raise_signal(signal.SIGINT)
+            except KeyboardInterrupt:
+                if EXCEPTION == "raised":
+                    raise
+                # else swallowed, as pandas' compiled modules did when it landed while they initialised
+        return None
+
+MODULE, EXCEPTION = sys.argv.pop(1), sys.argv.pop(1)
+sys.meta_path.insert(0, CtrlC())
+from semrel.cli import start
+start()
+"""
+
+
+@pytest.mark.parametrize("module,exception", [("pandas", "swallowed"), ("click", "raised")])
+def test_ctrl_c_while_modules_load_stops_the_command_in_one_line(tmp_path, module, exception):
+    """pyarrow imported pandas at its first array, and a Ctrl-C landing while pandas' compiled modules
+    initialised was lost: the command ran on and replaced its output (or ended in a traceback, pandas
+    half-imported). Commands now import it first with signals held, and remember every signal. A
+    Ctrl-C while the command's own modules load, before click runs, ended in a traceback."""
+    pytest.importorskip(module)
+    runs = [tmp_path / "a.run", tmp_path / "b.run"]
+    runs[0].write_text("q1 Q0 d1 1 2.0 a\n")
+    runs[1].write_text("q1 Q0 d2 1 2.0 b\n")
+    done = subprocess.run([sys.executable, "-c", CTRL_C_WHILE_IMPORTING, module, exception, "fuse", *map(str, runs),
+                           "-o", str(tmp_path / "f.run")], env=ENV, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr.strip()) == (130, "semrel: error: interrupted")
+    assert sorted(os.listdir(tmp_path)) == ["a.run", "b.run"]

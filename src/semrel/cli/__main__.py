@@ -1,5 +1,5 @@
 """`python -m semrel.cli`: the same as the `semrel` command."""
 
-from . import main
+from . import start
 
-main(prog_name="semrel")
+start()

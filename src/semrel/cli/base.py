@@ -48,12 +48,25 @@ class SemrelCommand(click.Command):
         from .paths import check_command_paths
 
         with input_guard(), safe_streams():
+            _import_pandas_for_pyarrow()
             check_command_paths(ctx)
             try:
                 return super().invoke(ctx)
             except SemrelError as exc:
                 exc.args = (in_flags(str(exc), self),)
                 raise
+
+
+def _import_pandas_for_pyarrow() -> None:
+    """pyarrow imports pandas at its first array (if pandas is installed), and a Ctrl-C, SIGTERM or
+    SIGHUP that lands in the initialisation of pandas' compiled modules is lost (the command ran on
+    and replaced its output) or leaves pandas half-imported (a traceback). A command that loaded
+    pyarrow imports pandas first, with those signals held until it is done."""
+    if "pyarrow" in sys.modules and "pandas" not in sys.modules:
+        from ..formats.files import signals_held
+
+        with signals_held(), contextlib.suppress(ImportError):
+            import pandas  # noqa: F401
 
 
 _PARAMETER = re.compile(r"\b([a-z][a-z0-9_]*)=(?:'([^'\s]*)'(?=[\s,:;)]|$)|(?=[^=]|$))")
@@ -102,10 +115,11 @@ class SemrelGroup(LazyGroup):
     of memory and a broken stdout pipe into one line on stderr, never a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from ..formats.files import interrupts_recorded
+
         _report_file_size_limit()
-        _interrupt_on_termination()
         try:
-            with safe_streams():
+            with interrupts_recorded(), safe_streams():
                 result = super().invoke(ctx)
                 sys.stdout.flush()  # a full disk or /dev/full shows here, not as noise at exit
             return result
@@ -167,19 +181,6 @@ def _report_file_size_limit() -> None:
     if hasattr(signal, "SIGXFSZ") and threading.current_thread() is threading.main_thread():
         with contextlib.suppress(ValueError, OSError):
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-
-
-def _interrupt_on_termination() -> None:
-    """SIGTERM (kill, a service stopping) and SIGHUP (the terminal closed) stop a command as Ctrl-C
-    does, so its temp files are removed and its checkpoints kept; by default they end the process
-    at once and leave a hidden half-written file beside the output. One the process was started
-    ignoring stays ignored: `nohup semrel ...` outlives its terminal, as Python leaves an ignored
-    SIGINT alone in a background job."""
-    if threading.current_thread() is threading.main_thread():
-        for name in ("SIGTERM", "SIGHUP"):
-            if hasattr(signal, name) and signal.getsignal(getattr(signal, name)) is not signal.SIG_IGN:
-                with contextlib.suppress(ValueError, OSError):
-                    signal.signal(getattr(signal, name), signal.default_int_handler)
 
 
 def _environment_note(exc: click.BadParameter) -> str:

@@ -487,6 +487,7 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
                     text.detach()
             raw.flush()
             os.fsync(raw.fileno())
+        check_interrupted()
         os.replace(tmp, target)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
@@ -530,8 +531,9 @@ def files_as_one(targets: list[str]) -> Iterator[Staged]:
             yield staged
         for target in targets:
             os.chmod(staged[target], new_file_mode(target))  # the replaced file's permissions, else the umask's
+        check_interrupted()
         done: list[str] = []
-        with _signals_held():
+        with signals_held():
             for target in targets:
                 try:
                     os.replace(staged[target], target)
@@ -581,7 +583,7 @@ def _named_as(staged: dict[str, str], existed: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
+def signals_held() -> Iterator[None]:
     """Ctrl-C, SIGTERM and SIGHUP arriving inside the block are delivered when it ends, to the
     handlers there were (Python runs handlers in the main thread only: elsewhere nothing is held)."""
     if threading.current_thread() is not threading.main_thread():
@@ -589,7 +591,7 @@ def _signals_held() -> Iterator[None]:
         return
     caught: list[int] = []
     previous = {}
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+    for name in INTERRUPTS:
         number = getattr(signal, name, None)
         if number is not None:
             previous[number] = signal.signal(number, lambda signum, frame: caught.append(signum))
@@ -604,6 +606,48 @@ def _signals_held() -> Iterator[None]:
                 handler(caught[0], None)
             elif handler != signal.SIG_IGN:
                 signal.raise_signal(caught[0])  # the default action, e.g. the end of the process
+
+
+INTERRUPTS = ("SIGINT", "SIGTERM", "SIGHUP")
+_received: list[int] = []  # signals received inside interrupts_recorded
+_depth = [0]
+
+
+def _record(signum: int, frame: Any) -> None:
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def interrupts_recorded() -> Iterator[None]:
+    """Inside the block (a CLI command) Ctrl-C, SIGTERM and SIGHUP raise KeyboardInterrupt, as Python's
+    Ctrl-C does (so temp files are removed and checkpoints kept; SIGTERM and SIGHUP would end the
+    process at once), and are remembered: one whose exception a library swallowed (it happens in
+    compiled code, e.g. while pandas' modules initialise) still stops every write before it replaces
+    a file (check_interrupted). A signal the process was started ignoring stays ignored (nohup)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+    for name in INTERRUPTS:
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
+            previous[number] = signal.signal(number, _record)
+    _depth[0] += 1
+    try:
+        yield
+    finally:
+        _depth[0] -= 1
+        for number, handler in previous.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+        if not _depth[0]:
+            _received.clear()
+
+
+def check_interrupted() -> None:
+    """Raise KeyboardInterrupt if a signal was received whose exception was swallowed: called before a file is replaced."""
+    if _received:
+        raise KeyboardInterrupt
 
 
 # Failures of writing itself (rather than of reading an input inside the writer's block).
