@@ -174,15 +174,15 @@ def test_manifest_left_from_before_a_crash_is_not_trusted(tmp_path, monkeypatch)
     replace = os.replace
 
     def killed(source, target):
-        if str(target) == manifest_path(output):
-            raise Killed  # after the qrels were renamed into place, before their manifest was: the one moment left
+        if str(target) == str(output):
+            raise Killed  # after the manifest was renamed into place, before the qrels were: the one moment left
         replace(source, target)
 
     monkeypatch.setattr(files.os, "replace", killed)
     with pytest.raises(Killed):
         labels.label(str(judgments), str(output), threshold=0.9)
-    assert output.read_text() == "q1 0 c0 0\nq1 0 c1 0\nq1 0 c2 1\n"  # the new file, whole
-    assert json.loads(open(manifest_path(output)).read())["params"]["thresholds"] == [0.5]  # the old manifest
+    assert output.read_text() == "q1 0 c0 0\nq1 0 c1 1\nq1 0 c2 1\n"  # the old file, whole
+    assert json.loads(open(manifest_path(output)).read())["params"]["thresholds"] == [0.9]  # the new manifest
     assert manifest_is_stale(output) and read_params(output) is None
     assert not up_to_date(step, {"settings": step.settings_hash()}, Digests())  # `semrel run` makes the step again
     with pytest.raises(UsageError):  # review no longer takes 0.5 from a manifest of another file
@@ -239,18 +239,22 @@ def test_a_ctrl_c_whose_exception_a_library_swallowed_still_stops_every_write(tm
 
     output = tmp_path / "out.txt"
     output.write_bytes(OLD)
-    with interrupts_recorded():
-        try:
-            signal.raise_signal(signal.SIGINT)
-        except KeyboardInterrupt:
-            pass  # what the library did
-        for writer in (lambda: atomic_writer(output), lambda: files_as_one([str(output)])):
-            with pytest.raises(KeyboardInterrupt):
-                with writer() as out:
-                    if isinstance(out, dict):
-                        open(out[str(output)], "w").write("new")
-                    else:
-                        out.write("new")
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal: a background job starts ignoring it
+    try:
+        with interrupts_recorded():
+            try:
+                signal.raise_signal(signal.SIGINT)
+            except KeyboardInterrupt:
+                pass  # what the library did
+            for writer in (lambda: atomic_writer(output), lambda: files_as_one([str(output)])):
+                with pytest.raises(KeyboardInterrupt):
+                    with writer() as out:
+                        if isinstance(out, dict):
+                            open(out[str(output)], "w").write("new")
+                        else:
+                            out.write("new")
+    finally:
+        signal.signal(signal.SIGINT, before)
     assert output.read_bytes() == OLD and os.listdir(tmp_path) == ["out.txt"]
     with atomic_writer(output) as out:  # outside a command nothing is remembered
         out.write("new")
@@ -273,6 +277,7 @@ class CtrlC(MetaPathFinder):
         return None
 
 MODULE, EXCEPTION = sys.argv.pop(1), sys.argv.pop(1)
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal: a background job starts ignoring it
 sys.meta_path.insert(0, CtrlC())
 from semrel.cli import start
 start()
