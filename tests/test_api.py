@@ -271,7 +271,9 @@ def test_import_semrel_is_light():
 
 def test_the_lazy_names():
     assert {"Qrels", "Run", "evaluate", "compare", "judge", "label", "__version__"} <= set(dir(semrel))
-    assert semrel.compare.__name__ == "compare_runs" and semrel.evaluate.__module__ == "semrel.evaluation.api"
+    assert semrel.compare.__name__ == "compare" and semrel.evaluate.__module__ == "semrel.evaluation.api"
+    with pytest.raises(TypeError, match=r"^compare\(\) got an unexpected keyword argument 'run'"):  # named as the user calls it
+        semrel.compare({"q1": {"d1": 1}}, run={"q1": {"d1": 1.0}})
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         semrel.nope  # noqa: B018
     labelled = semrel.label([Judgment("q1", "d1", 0.9, 0.9, 0.9)], warn=lambda message: None)

@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers; at run time each loads on first use
-    from .analysis.compare import compare_runs as compare
+    from .analysis.compare import compare
     from .evaluation.api import Qrels, Run, evaluate
     from .judging.judge import judge
     from .judging.labels import label
@@ -39,7 +39,7 @@ _LAZY = {
     "Qrels": ("semrel.evaluation.api", "Qrels"),
     "Run": ("semrel.evaluation.api", "Run"),
     "evaluate": ("semrel.evaluation.api", "evaluate"),
-    "compare": ("semrel.analysis.compare", "compare_runs"),
+    "compare": ("semrel.analysis.compare", "compare"),
     "judge": ("semrel.judging.judge", "judge"),
     "label": ("semrel.judging.labels", "label"),
 }

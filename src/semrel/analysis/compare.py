@@ -97,7 +97,7 @@ def run_letter(index: int) -> str:
     return letters[index] if index < 26 else run_letter(index // 26 - 1) + letters[index % 26]
 
 
-def compare_runs(
+def compare(
     qrels: QrelsLike,
     runs,
     measures: Measures = None,
