@@ -72,6 +72,25 @@ class Scenario:
             print(f"{name} killed at {moment}: {'old' if data == OLD else 'new'}")
 
 
+@pytest.mark.slow
+def test_the_temp_files_a_killed_process_left_go_with_the_next_write(tmp_path, label_scenario):
+    """SIGKILL leaves the hidden staging folder (or temp file) of an output behind, as nothing could
+    remove it then. The next write of that output removes it, and only what ended processes left:
+    a live writer's temp (here this test's own id), another output's and the user's files stay."""
+    folder = tmp_path / "run"
+    label_scenario.kill_at(folder, "writing+20")
+    left = [f for f in os.listdir(folder) if f.startswith(".qrels.txt.")]
+    assert left, "the kill left nothing to clean up"
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    dead = int(gone.stdout)
+    kept = [f".qrels.txt.{os.getpid()}_live1234.tmp", f".other.txt.{dead}_abcd1234.tmp", ".qrels.txt.notes"]
+    for name in kept + [f".qrels.txt.{dead}_abcd1234.tmp-wal"]:
+        (folder / name).write_text("x")
+    subprocess.run(label_scenario.semrel(folder), env=ENV, check=True, capture_output=True)
+    assert sorted(f for f in os.listdir(folder) if f.startswith(".")) == sorted(kept)
+    assert label_scenario.normalise((folder / "qrels.txt").read_bytes()) == label_scenario.reference["qrels.txt"]
+
+
 def write_lines(path: Path, lines) -> str:
     path.write_text("".join(lines))
     return str(path)

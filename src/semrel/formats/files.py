@@ -21,6 +21,7 @@ import gzip
 import hashlib
 import io
 import os
+import re
 import shutil
 import signal
 import stat
@@ -523,7 +524,7 @@ def files_as_one(targets: list[str]) -> Iterator[Staged]:
             folder = Path(target).parent
             if folder not in folders:
                 try:
-                    folders[folder] = Path(tempfile.mkdtemp(prefix=f".{Path(target).name}.", suffix=".tmp", dir=folder))
+                    folders[folder] = Path(tempfile.mkdtemp(prefix=temp_prefix(Path(target)), suffix=".tmp", dir=folder))
                 except OSError as exc:
                     raise write_error(target, exc, existed[target]) from None
         staged = Staged({target: str(folders[Path(target).parent] / Path(target).name) for target in targets})
@@ -684,12 +685,55 @@ def prepare_output(name: str) -> bool:
     except OSError as exc:
         raise write_error(name, exc, False) if exc.errno in WRITE_ERRNOS else SemrelError(
             f"{name}: cannot make its folder ({exc.strerror or exc})") from None
+    sweep_stale_temps(Path(name))
     return info is not None
+
+
+def temp_prefix(target: Path) -> str:
+    """The start of the name of a hidden temp file or folder beside `target` (then random letters and
+    `.tmp`): the target's name and the writing process's id, by which a later write of the target
+    knows the ones a killed process left (sweep_stale_temps)."""
+    return f".{target.name}.{os.getpid()}_"
+
+
+_TEMP_REST = re.compile(r"(\d+)_\w+\.tmp(?:-wal|-shm|-journal)?", re.ASCII)  # after ".NAME." (see temp_prefix)
+
+
+def sweep_stale_temps(target: Path) -> None:
+    """Remove the hidden temp files and folders beside `target` that a semrel process writing it left
+    when it was killed outright (SIGKILL, the out-of-memory killer, a power cut: nothing could remove
+    them then). Only those whose process has ended: another one may still be writing."""
+    start = f".{target.name}."
+    try:
+        entries = [e for e in os.scandir(target.parent) if e.name.startswith(start)]
+    except OSError:
+        return
+    for entry in entries:
+        match = _TEMP_REST.fullmatch(entry.name[len(start):])
+        if match is None or not _process_ended(int(match.group(1))):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+
+
+def _process_ended(pid: int) -> bool:
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's process (EPERM): alive
+        return False
+    return False
 
 
 def _temp_file(name: str, target: Path) -> tuple[int, str]:
     try:
-        return tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        return tempfile.mkstemp(prefix=temp_prefix(target), suffix=".tmp", dir=target.parent)
     except OSError as exc:
         if exc.errno in WRITE_ERRNOS:
             raise write_error(name, exc, target.exists()) from None

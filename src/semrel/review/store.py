@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..errors import SemrelError
-from ..formats.files import check_input_file, note_input
+from ..formats.files import check_input_file, note_input, sweep_stale_temps, temp_prefix
 
 SCHEMA_VERSION = 2  # 2: tasks.probability
 BUSY_TIMEOUT_MS = 30_000
@@ -129,7 +129,8 @@ def create_db(path: str | os.PathLike, build: Callable[[sqlite3.Connection], obj
     target = Path(path)
     if not os.access(target.parent, os.W_OK | os.X_OK):
         raise SemrelError(f"{path}: cannot make the review database (its folder is missing or not writable)")
-    temp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    sweep_stale_temps(target)
+    temp = target.with_name(f"{temp_prefix(target)}{secrets.token_hex(6)}.tmp")
     try:
         with contextlib.closing(open_db(temp)) as conn:
             build(conn)
