@@ -118,31 +118,36 @@ class SemrelGroup(LazyGroup):
         from ..formats.files import interrupts_recorded
 
         _report_file_size_limit()
-        try:
-            with interrupts_recorded(), safe_streams():
-                result = super().invoke(ctx)
-                sys.stdout.flush()  # a full disk or /dev/full shows here, not as noise at exit
-            return result
-        except SemrelError as exc:
-            fail(ctx, str(exc), exc.exit_code)
-        except click.UsageError as exc:  # a bad option or argument: one line too, naming the help to read
-            message = exc.format_message()
-            if isinstance(exc, click.BadParameter):
-                message += _environment_note(exc)
-            where = exc.ctx.command_path if exc.ctx else "semrel"
-            fail(ctx, f"{message} (see '{where} --help')", exc.exit_code)
-        except BrokenPipeError:  # `semrel eval ... | head`: stop quietly, as other Unix tools do
-            _silence_stdout()
-            ctx.exit(141)  # 128 + SIGPIPE, what a shell reports for a tool the broken pipe stopped
-        except OSError as exc:
-            fail(ctx, os_error_message(exc), 1)
-        except MemoryError:
-            fail(ctx, "out of memory: the inputs need more memory than this machine has (see the input limits "
-                      "in docs/safety.md)", 1)
-        except RecursionError:
-            fail(ctx, "an input is nested too deeply to read", 1)
-        except KeyboardInterrupt:
-            fail(ctx, "interrupted", 130)
+        with interrupts_recorded() as received:
+            try:
+                with safe_streams():
+                    result = super().invoke(ctx)
+                    sys.stdout.flush()  # a full disk or /dev/full shows here, not as noise at exit
+                return result
+            except SemrelError as exc:
+                fail(ctx, str(exc), exc.exit_code)
+            except click.UsageError as exc:  # a bad option or argument: one line too, naming the help to read
+                message = exc.format_message()
+                if isinstance(exc, click.BadParameter):
+                    message += _environment_note(exc)
+                where = exc.ctx.command_path if exc.ctx else "semrel"
+                fail(ctx, f"{message} (see '{where} --help')", exc.exit_code)
+            except BrokenPipeError:  # `semrel eval ... | head`: stop quietly, as other Unix tools do
+                _silence_stdout()
+                ctx.exit(141)  # 128 + SIGPIPE, what a shell reports for a tool the broken pipe stopped
+            except OSError as exc:
+                fail(ctx, os_error_message(exc), 1)
+            except MemoryError:
+                fail(ctx, "out of memory: the inputs need more memory than this machine has (see the input limits "
+                          "in docs/safety.md)", 1)
+            except RecursionError:
+                fail(ctx, "an input is nested too deeply to read", 1)
+            except KeyboardInterrupt:
+                fail(ctx, "interrupted", 130)
+            except Exception:
+                if received:  # a Ctrl-C whose exception compiled code swallowed, mid-import: what ran on broke
+                    fail(ctx, "interrupted", 130)
+                raise
 
 
 def fail(ctx: click.Context, message: str, code: int) -> None:

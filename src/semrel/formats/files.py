@@ -620,14 +620,15 @@ def _record(signum: int, frame: Any) -> None:
 
 
 @contextlib.contextmanager
-def interrupts_recorded() -> Iterator[None]:
+def interrupts_recorded() -> Iterator[list[int]]:
     """Inside the block (a CLI command) Ctrl-C, SIGTERM and SIGHUP raise KeyboardInterrupt, as Python's
     Ctrl-C does (so temp files are removed and checkpoints kept; SIGTERM and SIGHUP would end the
     process at once), and are remembered: one whose exception a library swallowed (it happens in
     compiled code, e.g. while pandas' modules initialise) still stops every write before it replaces
-    a file (check_interrupted). A signal the process was started ignoring stays ignored (nohup)."""
+    a file (check_interrupted). A signal the process was started ignoring stays ignored (nohup).
+    Yields the signals received so far (a list that grows)."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield []
         return
     previous = {}
     for name in INTERRUPTS:
@@ -636,7 +637,7 @@ def interrupts_recorded() -> Iterator[None]:
             previous[number] = signal.signal(number, _record)
     _depth[0] += 1
     try:
-        yield
+        yield _received
     finally:
         _depth[0] -= 1
         for number, handler in previous.items():
