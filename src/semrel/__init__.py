@@ -2,7 +2,10 @@
 
 The Python API (see docs/python.md):
 
-    from semrel import Qrels, Run, evaluate, compare, judge, label
+    from semrel import Qrels, Run, evaluate, compare, judge, label, retrieve, fuse
+
+evaluate and compare score runs; judge and label make qrels; retrieve makes a run over a chunk corpus
+and fuse one run from several, so a whole experiment runs from a notebook as it does from the commands.
 
 Each name is imported on first use, so `import semrel` stays fast: no numpy, pyarrow, torch,
 pandas or scipy until a name that needs them is touched.
@@ -18,8 +21,9 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers; at run ti
     from .evaluation.api import Qrels, Run, evaluate
     from .judging.judge import judge
     from .judging.labels import label
+    from .retrieval.api import fuse, retrieve
 
-    __all__ = ["Qrels", "Run", "compare", "evaluate", "judge", "label"]
+    __all__ = ["Qrels", "Run", "compare", "evaluate", "fuse", "judge", "label", "retrieve"]
 
 # Arrow's allocator (mimalloc), as it comes, commits memory a whole arena at a time in transparent huge
 # pages and gives freed memory back to the system 10 ms after a free, for the next allocation to fault in
@@ -42,6 +46,8 @@ _LAZY = {
     "compare": ("semrel.analysis.compare", "compare"),
     "judge": ("semrel.judging.judge", "judge"),
     "label": ("semrel.judging.labels", "label"),
+    "retrieve": ("semrel.retrieval.api", "retrieve"),  # a run, as `semrel retrieve` writes it
+    "fuse": ("semrel.retrieval.api", "fuse"),  # one run from several, as `semrel fuse`
 }
 
 
@@ -65,4 +71,4 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-__all__ = ["__version__", "Qrels", "Run", "evaluate", "compare", "judge", "label"]
+__all__ = ["__version__", "Qrels", "Run", "evaluate", "compare", "judge", "label", "retrieve", "fuse"]

@@ -184,8 +184,8 @@ def test_a_first_stage_run_without_candidates_reranks_to_an_empty_run_with_or_wi
 
 
 @pytest.mark.parametrize("options, code, message", [
-    (["-k", "0"], 2, "-k must be a positive number"),
-    (["--rerank", "dense", "--rerank-depth", "-1"], 2, "--rerank-depth must be positive"),
+    (["-k", "0"], 2, "-k 0: give a positive number of chunks per query"),
+    (["--rerank", "dense", "--rerank-depth", "-1"], 2, "--rerank-depth -1: give a positive number"),
     (["--run", "first.run"], 2, "add --rerank dense"),
     (["--run", "first.run", "--rerank", "dense", "--method", "bm25"], 2, "not both"),
     (["--run", "first.run", "--rerank", "dense"], 1, "chunk 'nowhere#3' (query 'q1') is not in"),

@@ -36,10 +36,6 @@ def fuse_command(runs, output, method, norm, weights, rrf_k, depth):
     Each run is ranked as trec_eval ranks it (score descending, ties by doc id descending); a
     document a run lacks contributes nothing from it. Queries of any run are in the output.
     """
-    if len(runs) < 2:
-        raise UsageError("fuse needs at least two runs")
-    if method == "rrf" and norm not in (None, "none"):
-        raise UsageError("--norm does not apply to --method rrf (it uses ranks only)")
-    spec = FusionSpec(method, norm, _weights(weights), rrf_k, depth)
+    spec = FusionSpec(method, norm, _weights(weights), rrf_k, depth).check(len(runs))  # before any file is read
     fused = fuse_files(runs, output, spec)
     click.echo(f"fused {len(runs)} runs ({method}): {len(fused)} rows to {output}", err=True)

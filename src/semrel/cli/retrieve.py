@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import click
 
-from ..encoding.cache import default_cache_dir
 from ..encoding.engines import make_engine
 from ..encoding.models import DEFAULT_MODEL
-from ..encoding.vectors import VectorStore
-from ..formats.files import STDIO
 from ..progress import stderr_steps
-from ..retrieval.lexical import LexicalStore
 from ..retrieval.retrieve import (
     BM25_METHODS,
     BM25_PARAMS,
@@ -20,6 +16,7 @@ from ..retrieval.retrieve import (
     RRF_K,
     RetrievalSpec,
     bm25_params,
+    retrieval_stores,
     retrieve_files,
 )
 from .base import SemrelCommand, warn
@@ -67,10 +64,7 @@ def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stag
                          make_engine(engine, ray_address, ray_workers, device, precision),
                          bm25_params(bm25_k1, bm25_b, bm25_method, bm25_stemmer, bm25_stopwords))
     spec.check()
-    store = VectorStore(cache_dir or default_cache_dir(), model, precision) if spec.dense and not no_cache else None
-    lexical = None
-    if spec.method in ("bm25", "hybrid") and not no_cache and corpus != STDIO:
-        lexical = LexicalStore(cache_dir or default_cache_dir(), spec.bm25)
+    store, lexical = retrieval_stores(spec, corpus, cache_dir, use_cache=not no_cache)
     sample = query_sample(limit, sample_size, sample_seed)
     run = retrieve_files(corpus, golden, spec, output, steps=stderr_steps, warn=warn, store=store, sample=sample, lexical=lexical)
     if lexical is not None and lexical.last is not None:

@@ -54,20 +54,27 @@ class FusionSpec:
         return self.norm or ("none" if self.method == "rrf" else "minmax")
 
     def check(self, runs: int) -> "FusionSpec":
+        """This spec, when it can fuse `runs` runs; else a UsageError naming the parameters (`semrel fuse`
+        names its options instead, see cli.base.in_flags). The one check of a fusion, for `semrel fuse`
+        (before it reads a file), `semrel.fuse` and hybrid retrieval alike."""
+        if runs < 2:
+            raise UsageError("fuse needs at least two runs")
         if self.method not in METHODS:
-            raise UsageError(f"--method {self.method!r}: choose one of {', '.join(METHODS)}")
+            raise UsageError(f"method={self.method!r}: choose one of {', '.join(METHODS)}")
         if self.normalisation not in NORMS:
-            raise UsageError(f"--norm {self.norm!r}: choose one of {', '.join(NORMS)}")
+            raise UsageError(f"norm={self.norm!r}: choose one of {', '.join(NORMS)}")
+        if self.method == "rrf" and self.normalisation != "none":
+            raise UsageError("norm= does not apply to method='rrf' (it uses ranks only)")
         if self.weights is not None and self.method != "wsum":
-            raise UsageError("--weights go with --method wsum")
+            raise UsageError("weights= go with method='wsum'")
         if self.weights is not None and len(self.weights) != runs:
-            raise UsageError(f"--weights: give one weight per run ({runs}), got {len(self.weights)}")
+            raise UsageError(f"give one weight per run in weights= ({runs} runs, {len(self.weights)} given)")
         if self.weights is not None and not all(math.isfinite(w) and w >= 0 for w in self.weights):
-            raise UsageError(f"--weights {','.join(f'{w:g}' for w in self.weights)}: weights must be finite numbers of 0 or more")
+            raise UsageError(f"weights='{','.join(f'{w:g}' for w in self.weights)}': weights must be finite numbers of 0 or more")
         if self.rrf_k < 0:
-            raise UsageError(f"--rrf-k must be 0 or more, got {self.rrf_k}")
+            raise UsageError(f"rrf_k={self.rrf_k}: give 0 or more")
         if self.depth is not None and self.depth < 1:
-            raise UsageError(f"-k must be a positive number of documents per query, got {self.depth}")
+            raise UsageError(f"depth={self.depth}: give a positive number of documents per query")
         return self
 
     def params(self, names: Sequence[str]) -> dict:
@@ -158,8 +165,6 @@ def _ranking(run: Run, query_codes: np.ndarray, doc_codes: np.ndarray) -> Rankin
 def fuse_runs(runs: Sequence[Run], spec: FusionSpec = FusionSpec(), name: str = "fused") -> Run:
     """The fused run of `runs` (see the module docstring); each query's documents scored once.
     A query any run holds is in the fused run."""
-    if len(runs) < 2:
-        raise UsageError("fuse needs at least two runs")
     spec = spec.check(len(runs))
     query_names, query_all = dictionary_codes(pa.chunked_array([_chunked(r.query_ids) for r in runs]).combine_chunks())
     doc_names, doc_all = dictionary_codes(pa.chunked_array([_chunked(r.doc_ids) for r in runs]).combine_chunks())

@@ -108,7 +108,7 @@ def bm25_params(k1: float | None = None, b: float | None = None, method: str | N
     problem = bm25_problem(params)
     if problem:
         key, what = problem
-        raise UsageError(f"--bm25-{key} {params[key]!r}: {what}")
+        raise UsageError(f"bm25_{key}={params[key]!r}: {what}")
     words = params["stopwords"]
     if isinstance(words, str) and words not in (*BM25_STOPWORDS, "none"):
         if not os.path.isfile(words):
@@ -302,9 +302,9 @@ class RetrievalSpec:
 
     def check(self) -> None:
         if self.k <= 0:
-            raise UsageError(f"-k must be a positive number of chunks per query, got {self.k}")
+            raise UsageError(f"k={self.k}: give a positive number of chunks per query")
         if self.rerank_depth <= 0:
-            raise UsageError(f"--rerank-depth must be positive, got {self.rerank_depth}")
+            raise UsageError(f"rerank_depth={self.rerank_depth}: give a positive number")
         if self.first_stage_run and self.method:
             raise UsageError("give --method or --run (a first-stage run to rerank), not both")
         if self.first_stage_run and not self.rerank:
@@ -380,27 +380,54 @@ def retrieve_indexed(index: DiskBm25, items: Sequence[GoldenItem], k: int, name:
     return Run.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], name)
 
 
-def retrieve_files(
-    corpus_path: str | os.PathLike, golden_path: str | os.PathLike, spec: RetrievalSpec, output: str,
-    steps: Steps = no_progress, warn: Callable[[str], None] | None = None, store: VectorStore | None = None,
-    sample: QuerySample = ALL_QUERIES,
-    lexical: LexicalStore | None = None,
-) -> Run:
-    """Retrieve for the queries of the golden set (those of `sample`) and write the run to `output`
-    (named after it) with its manifest.
+def retrieval_stores(
+    spec: RetrievalSpec, corpus: str | os.PathLike | Sequence[Chunk], cache: str | os.PathLike | None = None, use_cache: bool = True,
+) -> tuple[VectorStore | None, LexicalStore | None]:
+    """The persisted indexes a retrieval uses, under `cache` (default: the user cache dir): the dense
+    vector store when the run needs chunk vectors, the on-disk BM25 indexes for bm25 and hybrid over a
+    corpus file (not stdin, not chunks in memory); neither without `use_cache`. `semrel retrieve` and
+    `semrel.retrieve` both open them here."""
+    if not use_cache:
+        return None, None
+    from ..encoding.cache import default_cache_dir
+    from ..encoding.vectors import VectorStore
 
-    With `lexical`, BM25 (bm25 and hybrid) searches the corpus's on-disk index, built or grown as
-    needed; a plain bm25 run then never holds the corpus in memory. stdin is indexed in memory."""
+    folder = cache or default_cache_dir()
+    store = VectorStore(folder, spec.model, spec.engine.precision) if spec.dense else None
+    lexical = None
+    if spec.method in ("bm25", "hybrid") and isinstance(corpus, (str, os.PathLike)) and str(corpus) != STDIO:
+        lexical = LexicalStore(folder, spec.bm25)
+    return store, lexical
+
+
+def retrieve_files(
+    corpus: str | os.PathLike | Sequence[Chunk], golden: str | os.PathLike | Sequence[GoldenItem], spec: RetrievalSpec,
+    output: str | os.PathLike | None, steps: Steps = no_progress, warn: Callable[[str], None] | None = None,
+    store: VectorStore | None = None, sample: QuerySample = ALL_QUERIES, lexical: LexicalStore | None = None,
+    name: str | None = None,
+) -> Run:
+    """Retrieve for the queries of the golden set (those of `sample`) and, with `output`, write the run
+    there with its manifest. The run is named `name`, else after `output`, else after the method.
+
+    `corpus` and `golden` are files, or records already read (checked by the caller; only files are the
+    manifest's inputs). With `lexical`, BM25 (bm25 and hybrid) searches the corpus file's on-disk index,
+    built or grown as needed; a plain bm25 run then never holds the corpus in memory. stdin is indexed
+    in memory."""
     spec.check()
-    name = run_name(output) if output != "-" else spec.method or "rerank"
-    items = sample.apply(read_golden(golden_path))
+    name = name or (run_name(output) if output is not None and str(output) != STDIO else spec.method or "rerank")
+    items = sample.apply(read_golden(golden) if isinstance(golden, (str, os.PathLike)) else golden)
+    path = corpus if isinstance(corpus, (str, os.PathLike)) else None
     bm25 = None
-    if lexical is not None and spec.method in ("bm25", "hybrid") and str(corpus_path) != STDIO:
-        bm25 = lexical.index(corpus_path, steps)
+    if lexical is not None and spec.method in ("bm25", "hybrid") and path is not None and str(path) != STDIO:
+        bm25 = lexical.index(path, steps)
     if bm25 is not None and spec.method == "bm25" and not spec.rerank:
         run = retrieve_indexed(bm25, items, spec.k, name, steps, warn)
+    elif isinstance(corpus, (str, os.PathLike)):
+        run = retrieve(read_corpus(corpus), items, spec, name, str(corpus), steps, warn, store, bm25)
     else:
-        run = retrieve(read_corpus(corpus_path), items, spec, name, str(corpus_path), steps, warn, store, bm25)
+        run = retrieve(corpus, items, spec, name, "corpus", steps, warn, store)
+    if output is None:
+        return run
     params = spec.params()
     if sample.active:
         params["queries"] = {**(sample.describe() or {}), "kept": len(items)}
@@ -408,7 +435,7 @@ def retrieve_files(
         params["vector_store"] = {"folder": str(store.folder), "encoded": store.encoded, "reused": store.reused}
     if bm25 is not None:
         params["bm25_index"] = bm25.info()
-    inputs = [corpus_path, golden_path] + ([spec.first_stage_run] if spec.first_stage_run else [])
+    inputs = [p for p in (corpus, golden, spec.first_stage_run) if isinstance(p, (str, os.PathLike))]
     with outputs_with_manifests([output]) as staged:
         write_run(run, staged[output])
         write_manifest(output, inputs=inputs, params=params, rows=len(run), staged=staged)

@@ -1,0 +1,150 @@
+"""`semrel.fuse` and `semrel.retrieve`: the Python side of `semrel fuse` and `semrel retrieve`.
+
+Thin over fusion.py and retrieve.py, which the commands call too: the same spec, the same checks and
+messages, the same run. Runs come in any form `semrel.evaluate` takes them in; a corpus and a golden
+set as files or as records; each returns the public `semrel.Run` (with `from_file`).
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Callable, Union
+
+from ..encoding.engines import LOCAL, Engine, make_engine
+from ..errors import UsageError, ValidationError, tell
+from ..evaluation.api import Run as PublicRun
+from ..evaluation.api import RunLike, as_runs
+from ..formats.files import guarded
+from ..progress import Steps, no_progress
+from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run
+from .fusion import METHODS as FUSION_METHODS
+from .fusion import RRF_K, FusionSpec, fuse_runs
+from .retrieve import METHODS as RETRIEVAL_METHODS
+from .retrieve import RetrievalSpec, bm25_params, retrieval_stores, retrieve_files
+
+PathLike = Union[str, os.PathLike]
+
+
+def _public(run: Run) -> PublicRun:
+    return PublicRun(run.query_ids, run.doc_ids, run.scores, run.name)
+
+
+def _kind(name: str, value: Any, kinds: tuple[type, ...], what: str) -> None:
+    """TypeError naming the argument unless `value` is None or one of `kinds` (bool is no number)."""
+    if value is not None and (not isinstance(value, kinds) or isinstance(value, bool) and bool not in kinds):
+        raise TypeError(f"{name}: give {what}, not {type(value).__name__}")
+
+
+def fuse(runs: Iterable[RunLike] | Mapping[str, RunLike], method: str = "rrf", *, rrf_k: int | None = None, norm: str | None = None,
+         weights: Sequence[float] | None = None, depth: int | None = None, name: str = "fused") -> PublicRun:
+    """One run from several (the Python side of `semrel fuse`): the same fusion, the same numbers.
+
+    runs: two or more, as `evaluate` takes several (a list, or `{name: run}`; each a Run,
+        `{query: {doc: score}}`, a DataFrame or a TREC run file).
+    method: rrf (sum of 1 / (k + rank)), combsum, combmnz or wsum (see semrel.retrieval.fusion).
+    rrf_k: rrf's k (default 60). norm: the per-query score normalisation of the score methods (none,
+        minmax, zscore, sum; default minmax). weights: wsum's, one per run in the order given
+        (default equal). depth: keep each query's top `depth` fused documents (default all).
+    Returns a `semrel.Run` named `name`. Bad values are UsageErrors naming the argument.
+    """
+    _kind("method", method, (str,), f"a name ({', '.join(FUSION_METHODS)})")
+    _kind("norm", norm, (str,), "a name (none, minmax, zscore, sum)")
+    _kind("rrf_k", rrf_k, (numbers.Integral,), "a whole number")
+    _kind("depth", depth, (numbers.Integral,), "a whole number of documents per query")
+    _kind("name", name, (str,), "a run name")
+    if weights is not None:
+        if isinstance(weights, (str, bytes)) or not isinstance(weights, Iterable):
+            raise TypeError(f"weights: give one number per run, e.g. [0.3, 0.7], not {type(weights).__name__}")
+        weights = list(weights)
+        for weight in weights:
+            _kind("weights", weight, (numbers.Real,), "numbers, one per run")
+    if rrf_k is not None and method != "rrf":  # the command cannot tell a default --rrf-k from a given one; Python can
+        raise UsageError(f"rrf_k={rrf_k!r} is rrf's k; it does not apply to method={method!r}")
+    _, loaded, _ = as_runs(runs)
+    given = list(loaded)
+    spec = FusionSpec(method, norm, None if weights is None else tuple(float(w) for w in weights),
+                      RRF_K if rrf_k is None else int(rrf_k), None if depth is None else int(depth))
+    return _public(fuse_runs(given, spec, name or "fused"))
+
+
+def _records(value: Any, kind: str, record: type, key: str) -> list:
+    """The records of an in-memory corpus or golden set, each a `record`, their `key` ids unique (as a file's must be)."""
+    if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
+        raise TypeError(f"{kind}: give a file path or a list of {record.__name__}, not {type(value).__name__}")
+    items = list(value)
+    seen: set[str] = set()
+    for number, item in enumerate(items):
+        if not isinstance(item, record):
+            raise TypeError(f"{kind}: give a file path or a list of {record.__name__}, not of {type(item).__name__} (item {number})")
+        if getattr(item, key) in seen:
+            raise ValidationError(f"{kind}: item {number}: {key} {getattr(item, key)!r} is given twice")
+        seen.add(getattr(item, key))
+    if not items:
+        raise ValidationError(f"{kind}: the list is empty; give at least one {record.__name__}")
+    return items
+
+
+@guarded
+def retrieve(
+    corpus: PathLike | Iterable[Chunk],
+    golden: PathLike | Iterable[GoldenItem],
+    method: str = "bm25",
+    *,
+    k: int = 100,
+    model: str | None = None,
+    output: PathLike | None = None,
+    bm25_k1: float | None = None,
+    bm25_b: float | None = None,
+    bm25_method: str | None = None,
+    bm25_stemmer: str | None = None,
+    bm25_stopwords: PathLike | None = None,
+    cache: PathLike | bool | None = None,
+    engine: Engine | str = LOCAL,
+    sample: QuerySample = ALL_QUERIES,
+    name: str | None = None,
+    steps: Steps = no_progress,
+    warn: Callable[[str], None] | None = None,
+) -> PublicRun:
+    """A run for the golden set's queries over a chunk corpus (the Python side of `semrel retrieve`).
+
+    corpus: a corpus.jsonl or a list of Chunk; golden: a golden.jsonl or a list of GoldenItem.
+    method: bm25, dense or hybrid (reciprocal rank fusion of the two); k: chunks per query.
+    model: the dense encoder (default MiniLM, as the command's). bm25_k1, bm25_b, bm25_method,
+    bm25_stemmer, bm25_stopwords: the command's --bm25-* (recorded in the manifest).
+    cache: as the command's, the persisted indexes (the BM25 index of a corpus file, the dense
+    chunk vectors) live in the user cache dir; give a folder, or False for neither (`--no-cache`).
+    engine: where the dense encoder runs ("local", "ray" or engines.make_engine(...)).
+    sample: only those queries (as `--limit`/`--sample`). With `output`, the run is written there
+    atomically with its manifest, as the command writes it (an input is never written over); the
+    run is named `name`, else after `output`, else after the method. Queries left without chunks
+    are reported to `warn`, else as Python warnings.
+    """
+    if warn is not None and not callable(warn):
+        raise TypeError(f"warn: give a function taking one message, not {type(warn).__name__}")
+    _kind("method", method, (str,), f"a name ({', '.join(RETRIEVAL_METHODS)})")
+    _kind("k", k, (numbers.Integral,), "a whole number of chunks per query")
+    _kind("model", model, (str, os.PathLike), "a model name or folder")
+    _kind("output", output, (str, os.PathLike), "a file path")
+    _kind("cache", cache, (str, os.PathLike, bool), "a folder, or False for no cache")
+    _kind("sample", sample, (QuerySample,), "a semrel.records.QuerySample")
+    _kind("name", name, (str,), "a run name")
+    for option, value, kinds, what in (("bm25_k1", bm25_k1, (numbers.Real,), "a number"), ("bm25_b", bm25_b, (numbers.Real,), "a number"),
+                                       ("bm25_method", bm25_method, (str,), "a name"), ("bm25_stemmer", bm25_stemmer, (str,), "a name"),
+                                       ("bm25_stopwords", bm25_stopwords, (str, os.PathLike), "a list name or a file")):
+        _kind(option, value, kinds, what)
+    if isinstance(engine, str):  # a name, as the command's --engine
+        engine = make_engine(engine)
+    bm25 = bm25_params(None if bm25_k1 is None else float(bm25_k1), None if bm25_b is None else float(bm25_b), bm25_method,
+                       bm25_stemmer, None if bm25_stopwords is None else str(bm25_stopwords))
+    spec = RetrievalSpec(method, int(k), model=None if model is None else str(model), engine=engine, bm25=bm25)
+    spec.check()
+    chunks = corpus if isinstance(corpus, (str, os.PathLike)) else _records(corpus, "corpus", Chunk, "id")
+    items = golden if isinstance(golden, (str, os.PathLike)) else _records(golden, "golden", GoldenItem, "query_id")
+    folder = None if isinstance(cache, bool) else cache
+    store, lexical = retrieval_stores(spec, chunks, folder, use_cache=cache is not False)
+    notes: list[str] = []
+    run = retrieve_files(chunks, items, spec, output, steps, notes.append, store, sample, lexical, name)
+    tell(notes, warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
+    return _public(run)

@@ -1,0 +1,189 @@
+"""`semrel.fuse` and `semrel.retrieve`: the runs `semrel fuse` and `semrel retrieve` write, on the demo
+data (data/docs, data/golden.csv), from files, dicts and records alike; wrong arguments refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import semrel
+from helpers import ok, run
+from semrel.errors import SemrelError, UsageError, ValidationError
+from semrel.formats.corpus import read_corpus, read_golden
+from semrel.formats.trec import read_run
+from semrel.records import Chunk, GoldenItem
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+BM25_OPTIONS = {"bm25_k1": 0.9, "bm25_b": 0.4, "bm25_stemmer": "none", "bm25_stopwords": "none"}
+
+
+def cli_options(options: dict) -> list[str]:
+    """The command's spelling of the keyword arguments: bm25_k1=0.9 -> --bm25-k1 0.9."""
+    return [part for key, value in options.items() for part in (f"--{key.replace('_', '-')}", str(value))]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> dict[str, Path]:
+    """The demo's corpus and golden set as `make demo` builds them, and two BM25 runs written by the CLI."""
+    folder = tmp_path_factory.mktemp("demo")
+    paths = {"corpus": folder / "corpus.jsonl", "golden": folder / "golden.jsonl", "bm25": folder / "bm25.run",
+             "plain": folder / "plain.run"}
+    ok("corpus", "chunk", DATA / "docs", "--size", "120", "--overlap", "20", "-o", paths["corpus"])
+    ok("golden", "import", DATA / "golden.csv", "--corpus", paths["corpus"], "-o", paths["golden"])
+    for name, options in (("bm25", {}), ("plain", BM25_OPTIONS)):
+        ok("retrieve", "--corpus", paths["corpus"], "--golden", paths["golden"], "-k", "20", "-o", paths[name],
+           "--cache", folder / "cli-cache", *cli_options(options))
+    return paths
+
+
+# ---------------------------------------------------------------- fuse
+
+
+@pytest.mark.parametrize("options,cli_args", [
+    ({}, []),
+    ({"rrf_k": 10, "depth": 5}, ["--rrf-k", "10", "-k", "5"]),
+    ({"method": "combsum", "norm": "zscore"}, ["--method", "combsum", "--norm", "zscore"]),
+    ({"method": "wsum", "weights": [0.25, 0.75]}, ["--method", "wsum", "--weights", "0.25,0.75"]),
+])
+def test_fuse_gives_the_run_semrel_fuse_writes(demo, tmp_path, options, cli_args):
+    out = tmp_path / "fused.run"
+    result = run("fuse", demo["bm25"], demo["plain"], "-o", out, *cli_args)
+    assert result.exit_code == 0, result.output
+    written = read_run(out).to_dict()
+    from_files = semrel.fuse([demo["bm25"], str(demo["plain"])], **options)
+    from_dicts = semrel.fuse({name: read_run(demo[name]).to_dict() for name in ("bm25", "plain")}, name="mine", **options)
+    assert isinstance(from_files, semrel.Run) and (from_files.name, from_dicts.name) == ("fused", "mine")
+    assert from_files.to_dict() == written and from_dicts.to_dict() == written  # exact: the same computation
+    assert written != read_run(demo["bm25"]).to_dict() and written != read_run(demo["plain"]).to_dict()
+    if "depth" in options:
+        assert {len(docs) for docs in written.values()} == {5}
+
+
+def test_fuse_refuses_wrong_kinds_and_bad_values(demo):
+    runs = [demo["bm25"], demo["plain"]]
+    for kwargs, message in [({"method": 3}, "method: give a name"), ({"rrf_k": "60"}, "rrf_k: give a whole number"),
+                            ({"rrf_k": True}, "rrf_k: give a whole number"), ({"depth": 2.5}, "depth: give a whole number"),
+                            ({"method": "wsum", "weights": "0.3,0.7"}, "weights: give one number per run"),
+                            ({"method": "wsum", "weights": [0.3, "x"]}, "weights: give numbers")]:
+        with pytest.raises(TypeError, match=f"^{message}"):
+            semrel.fuse(runs, **kwargs)
+    with pytest.raises(TypeError, match="^runs: give a Run"):
+        semrel.fuse(5)
+    for given, kwargs, message in [
+        (runs[:1], {}, "fuse needs at least two runs"),
+        (runs, {"method": "borda"}, "method='borda': choose one of rrf, combsum, combmnz, wsum"),
+        (runs, {"norm": "minmax"}, "norm= does not apply to method='rrf'"),
+        (runs, {"method": "combsum", "rrf_k": 10}, "rrf_k=10 is rrf's k; it does not apply to method='combsum'"),
+        (runs, {"method": "wsum", "weights": [1.0]}, "give one weight per run in weights= (2 runs, 1 given)"),
+        (runs, {"method": "wsum", "weights": [1.0, float("nan")]}, "weights='1,nan': weights must be finite numbers of 0 or more"),
+        (runs, {"depth": 0}, "depth=0: give a positive number of documents per query"),
+        ([{"q": {"d": 1.0}}, {"q": {"e": 1.0}}], {}, "runs: two runs are named 'run'"),
+    ]:
+        with pytest.raises(UsageError, match=f"^{re.escape(message)}"):
+            semrel.fuse(given, **kwargs)
+
+
+# ---------------------------------------------------------------- retrieve
+
+
+@pytest.mark.parametrize("options", [{}, BM25_OPTIONS, {"bm25_method": "robertson", "k": 3}])
+def test_retrieve_bm25_gives_the_run_semrel_retrieve_writes(demo, tmp_path, options):
+    out = tmp_path / "bm25.run"
+    k = options.get("k", 100)
+    bm25 = {key: value for key, value in options.items() if key != "k"}
+    ok("retrieve", "--corpus", demo["corpus"], "--golden", demo["golden"], "-o", out, "-k", k, "--cache", tmp_path / "cli",
+       *cli_options(bm25))
+    written = read_run(out).to_dict()
+    files = semrel.retrieve(demo["corpus"], str(demo["golden"]), k=k, cache=tmp_path / "api", **bm25)  # the on-disk index
+    records = semrel.retrieve(read_corpus(demo["corpus"]), read_golden(demo["golden"]), "bm25", k=k, cache=False, **bm25)
+    assert isinstance(files, semrel.Run) and (files.name, records.name) == ("bm25", "bm25")
+    assert files.to_dict() == written and records.to_dict() == written
+    assert len(written) == 18 and max(len(docs) for docs in written.values()) <= k
+    assert k == 100 or {len(docs) for docs in written.values()} == {k}
+    assert (tmp_path / "api" / "bm25").is_dir()  # cached as the command caches, in the folder given
+
+
+def test_retrieve_output_writes_the_run_and_manifest_the_command_writes(demo, tmp_path):
+    (tmp_path / "cli").mkdir()
+    ok("retrieve", "--corpus", demo["corpus"], "--golden", demo["golden"], "-o", tmp_path / "cli" / "bm25.run", "-k", "10",
+       "--no-cache", *cli_options(BM25_OPTIONS))
+    returned = semrel.retrieve(demo["corpus"], demo["golden"], k=10, output=tmp_path / "bm25.run", cache=False, **BM25_OPTIONS)
+    assert (tmp_path / "bm25.run").read_bytes() == (tmp_path / "cli" / "bm25.run").read_bytes()
+    assert returned.name == "bm25" and returned.to_dict() == read_run(tmp_path / "bm25.run").to_dict()
+    ours, theirs = (json.loads(Path(f"{p}.manifest.json").read_text()) for p in (tmp_path / "bm25.run", tmp_path / "cli" / "bm25.run"))
+    assert ours["params"] == theirs["params"] and ours["params"]["bm25"]["k1"] == 0.9
+    assert ours["inputs"] == theirs["inputs"] and ours["rows"] == theirs["rows"] == len(returned)
+    # records in memory: only the files among the inputs are recorded
+    semrel.retrieve(read_corpus(demo["corpus"]), demo["golden"], k=10, output=tmp_path / "mixed.run", cache=False, name="x")
+    mixed = json.loads((tmp_path / "mixed.run.manifest.json").read_text())
+    assert [i["path"] for i in mixed["inputs"]] == [str(demo["golden"])] and read_run(tmp_path / "mixed.run").tag == "x"
+    before = demo["golden"].read_bytes()
+    with pytest.raises(SemrelError, match="is an input of this command"):
+        semrel.retrieve(demo["corpus"], demo["golden"], output=demo["golden"], cache=False)
+    assert demo["golden"].read_bytes() == before
+
+
+def test_queries_left_without_chunks_are_warnings_at_the_callers_line_or_go_to_warn(demo):
+    items = [*read_golden(demo["golden"])[:2], GoldenItem("nothing", "xylophone quasar", ("none",))]
+    with pytest.warns(UserWarning, match="1 of 3 queries got no chunks [(]e.g. 'nothing'[)]") as caught:
+        found = semrel.retrieve(demo["corpus"], items, k=5, cache=False)
+    assert caught[0].filename == __file__ and set(found.to_dict()) == {i.query_id for i in items[:2]}
+    heard: list[str] = []
+    semrel.retrieve(demo["corpus"], items, k=5, cache=False, warn=heard.append)
+    assert heard == [str(caught[0].message)]
+
+
+def test_retrieve_refuses_wrong_kinds_and_bad_values(demo):
+    corpus, golden = demo["corpus"], demo["golden"]
+    chunk = Chunk("c1", "a text", "doc", 0, 6)
+    for args, kwargs, message in [
+        ((3, golden), {}, "corpus: give a file path or a list of Chunk, not int"),
+        (([chunk, "text"], golden), {}, "corpus: give a file path or a list of Chunk, not of str (item 1)"),
+        ((corpus, [chunk]), {}, "golden: give a file path or a list of GoldenItem, not of Chunk"),
+        ((corpus, golden, 3), {}, "method: give a name"),
+        ((corpus, golden), {"k": "5"}, "k: give a whole number"),
+        ((corpus, golden), {"bm25_k1": "1.2"}, "bm25_k1: give a number"),
+        ((corpus, golden), {"output": 3}, "output: give a file path"),
+        ((corpus, golden), {"cache": 3}, "cache: give a folder"),
+        ((corpus, golden), {"warn": 3}, "warn: give a function"),
+    ]:
+        with pytest.raises(TypeError, match=f"^{re.escape(message)}"):
+            semrel.retrieve(*args, cache=kwargs.pop("cache", False), **kwargs)
+    for args, kwargs, error, message in [
+        ((corpus, golden, "sparse"), {}, UsageError, "unknown method 'sparse'; choose one of bm25, dense, hybrid"),
+        ((corpus, golden), {"k": 0}, UsageError, "k=0: give a positive number of chunks per query"),
+        ((corpus, golden), {"bm25_b": 2}, UsageError, "bm25_b=2.0: give a number from 0 to 1"),
+        ((corpus, golden), {"bm25_stemmer": "klingon"}, UsageError, "bm25_stemmer='klingon': none or a PyStemmer"),
+        (([chunk, chunk], golden), {}, ValidationError, "corpus: item 1: id 'c1' is given twice"),
+        (([], golden), {}, ValidationError, "corpus: the list is empty"),
+    ]:
+        with pytest.raises(error, match=f"^{re.escape(message)}"):
+            semrel.retrieve(*args, cache=False, **kwargs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["dense", "hybrid"])
+def test_retrieve_dense_and_hybrid_give_the_run_semrel_retrieve_writes(demo, tmp_path, method):
+    out = tmp_path / f"{method}.run"
+    ok("retrieve", "--corpus", demo["corpus"], "--golden", demo["golden"], "--method", method, "-k", "10", "-o", out,
+       "--cache", tmp_path / "cli")
+    ours = semrel.retrieve(read_corpus(demo["corpus"]), demo["golden"], method, k=10, cache=tmp_path / "api")
+    assert ours.name == method and ours.to_dict() == read_run(out).to_dict()
+    assert any((tmp_path / "api" / "vectors").iterdir())  # the chunk vectors kept, as the command keeps them
+
+
+def test_the_names_are_lazy_and_load_no_model_library():
+    assert {"fuse", "retrieve"} <= set(dir(semrel)) and {"fuse", "retrieve"} <= set(semrel.__all__)
+    assert semrel.fuse.__module__ == semrel.retrieve.__module__ == "semrel.retrieval.api"
+    code = ("import sys, json; from semrel import fuse, retrieve; "
+            "print(json.dumps(sorted(m for m in ('torch', 'transformers', 'pandas', 'scipy', 'bm25s') if m in sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(semrel.__file__).parents[1]),
+                                                                            os.environ.get("PYTHONPATH", "")])})
+    assert json.loads(done.stdout) == []
