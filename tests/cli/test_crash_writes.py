@@ -234,7 +234,7 @@ def test_sigterm_while_writing_stops_as_ctrl_c_does_leaving_the_old_output_and_n
 def test_a_termination_signal_the_process_was_started_ignoring_stays_ignored(tmp_path):
     """`nohup semrel label ... &`: SIGHUP is ignored from the start, and semrel turned it into Ctrl-C (exit 130);
     one it may act on still stops a command as Ctrl-C does, and the handlers are restored after."""
-    from semrel.formats.files import interrupts_recorded
+    from semrel.interrupts import interrupts_recorded
 
     before = {s: signal.getsignal(s) for s in (signal.SIGHUP, signal.SIGTERM)}
     try:
@@ -254,7 +254,8 @@ def test_a_ctrl_c_whose_exception_a_library_swallowed_still_stops_every_write(tm
     """Compiled code can swallow the KeyboardInterrupt of a Ctrl-C (pandas' modules did, while they
     initialised): the command ran on and replaced its output. The signal is remembered, and no file
     is replaced after it."""
-    from semrel.formats.files import atomic_writer, files_as_one, interrupts_recorded
+    from semrel.formats.files import atomic_writer, files_as_one
+    from semrel.interrupts import interrupts_recorded
 
     output = tmp_path / "out.txt"
     output.write_bytes(OLD)

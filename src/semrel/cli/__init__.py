@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -12,7 +11,7 @@ __all__ = ["main", "start"]
 
 
 def __getattr__(name: str) -> Any:
-    """`main`, the click group, is imported on first use, so that start() can catch a Ctrl-C that lands while it loads."""
+    """`main`, the click group, is imported on first use, so that start() sets its handlers before it loads."""
     if name == "main":
         from .base import main
 
@@ -21,11 +20,11 @@ def __getattr__(name: str) -> Any:
 
 
 def start() -> None:
-    """The `semrel` console script. A Ctrl-C while the command's modules load, before any handler is
-    in place, ends as one inside a command does (one line, exit 130), not in a traceback."""
-    try:
-        from .base import main
-    except KeyboardInterrupt:
-        sys.stderr.write("semrel: error: interrupted\n")
-        raise SystemExit(130) from None
+    """The `semrel` console script. A Ctrl-C while the command's modules load ends as one inside a
+    command does (one line, exit 130), not in a traceback (see interrupts.stop_on_interrupts)."""
+    from ..interrupts import stop_on_interrupts
+
+    stop_on_interrupts()
+    from .base import main
+
     main(prog_name="semrel")

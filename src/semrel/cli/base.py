@@ -19,6 +19,7 @@ from typing import Any, Iterator
 import click
 
 from ..errors import SemrelError
+from ..interrupts import interrupts_recorded, signals_held
 from ..resources import semrel_version
 from ..terminal import SafeStream, safe
 
@@ -63,8 +64,6 @@ def _import_pandas_for_pyarrow() -> None:
     and replaced its output) or leaves pandas half-imported (a traceback). A command that loaded
     pyarrow imports pandas first, with those signals held until it is done."""
     if "pyarrow" in sys.modules and "pandas" not in sys.modules:
-        from ..formats.files import signals_held
-
         with signals_held(), contextlib.suppress(ImportError):
             import pandas  # noqa: F401
 
@@ -115,8 +114,6 @@ class SemrelGroup(LazyGroup):
     of memory and a broken stdout pipe into one line on stderr, never a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from ..formats.files import interrupts_recorded
-
         _report_file_size_limit()
         with interrupts_recorded() as received:
             try:

@@ -23,7 +23,6 @@ import io
 import os
 import re
 import shutil
-import signal
 import stat
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, Callable, Iterable, Iterator, TypeVar, cast
 
 from ..errors import FormatError, SemrelError, UsageError
+from ..interrupts import check_interrupted, signals_held
 from ..terminal import unfiltered
 
 STDIO = "-"
@@ -491,7 +491,7 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         check_interrupted()
         os.replace(tmp, target)
     except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
+        with signals_held(), contextlib.suppress(FileNotFoundError):  # a second Ctrl-C would leave it there
             os.unlink(tmp)
         if isinstance(exc, OSError) and (exc.errno in WRITE_ERRNOS or exc.filename in (tmp, name)):
             raise write_error(name, exc, existed) from None
@@ -515,7 +515,7 @@ def files_as_one(targets: list[str]) -> Iterator[Staged]:
     last the file that vouches for the others. Errors name the target, never the staged file."""
     given: dict[str, str] = {}
     for target in targets:
-        if given.setdefault(os.path.abspath(target), target) != target or targets.count(target) > 1:
+        if given.setdefault(os.path.realpath(target), target) != target or targets.count(target) > 1:
             raise UsageError(f"{target}: named for two outputs of one command; give each output its own file")
     existed = {target: prepare_output(target) for target in targets}  # not an input, not a folder; its folder made
     folders: dict[Path, Path] = {}
@@ -545,8 +545,9 @@ def files_as_one(targets: list[str]) -> Iterator[Staged]:
                                       "hold the new files: run it again") from None
                 done.append(target)
     finally:
-        for staging in folders.values():
-            shutil.rmtree(staging, ignore_errors=True)
+        with signals_held():  # a second Ctrl-C would leave them there
+            for staging in folders.values():
+                shutil.rmtree(staging, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -581,75 +582,6 @@ def _named_as(staged: dict[str, str], existed: int) -> Iterator[None]:
         error = SemrelError(message)
         error.exit_code = exc.exit_code
         raise error from None
-
-
-@contextlib.contextmanager
-def signals_held() -> Iterator[None]:
-    """Ctrl-C, SIGTERM and SIGHUP arriving inside the block are delivered when it ends, to the
-    handlers there were (Python runs handlers in the main thread only: elsewhere nothing is held)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-    previous = {}
-    for name in INTERRUPTS:
-        number = getattr(signal, name, None)
-        if number is not None:
-            previous[number] = signal.signal(number, lambda signum, frame: caught.append(signum))
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
-        if caught:
-            handler = previous[caught[0]]
-            if callable(handler):  # Python's own handler (KeyboardInterrupt for Ctrl-C), called as the interpreter would
-                handler(caught[0], None)
-            elif handler != signal.SIG_IGN:
-                signal.raise_signal(caught[0])  # the default action, e.g. the end of the process
-
-
-INTERRUPTS = ("SIGINT", "SIGTERM", "SIGHUP")
-_received: list[int] = []  # signals received inside interrupts_recorded
-_depth = [0]
-
-
-def _record(signum: int, frame: Any) -> None:
-    _received.append(signum)
-    raise KeyboardInterrupt
-
-
-@contextlib.contextmanager
-def interrupts_recorded() -> Iterator[list[int]]:
-    """Inside the block (a CLI command) Ctrl-C, SIGTERM and SIGHUP raise KeyboardInterrupt, as Python's
-    Ctrl-C does (so temp files are removed and checkpoints kept; SIGTERM and SIGHUP would end the
-    process at once), and are remembered: one whose exception a library swallowed (it happens in
-    compiled code, e.g. while pandas' modules initialise) still stops every write before it replaces
-    a file (check_interrupted). A signal the process was started ignoring stays ignored (nohup).
-    Yields the signals received so far (a list that grows)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield []
-        return
-    previous = {}
-    for name in INTERRUPTS:
-        number = getattr(signal, name, None)
-        if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
-            previous[number] = signal.signal(number, _record)
-    _depth[0] += 1
-    try:
-        yield _received
-    finally:
-        _depth[0] -= 1
-        for number, handler in previous.items():
-            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
-        if not _depth[0]:
-            _received.clear()
-
-
-def check_interrupted() -> None:
-    """Raise KeyboardInterrupt if a signal was received whose exception was swallowed: called before a file is replaced."""
-    if _received:
-        raise KeyboardInterrupt
 
 
 # Failures of writing itself (rather than of reading an input inside the writer's block).

@@ -1,0 +1,97 @@
+"""Ctrl-C, SIGTERM and SIGHUP: held back where a set of files is put in place, and remembered
+while a CLI command runs, so that no file is replaced after one, whatever swallowed its exception.
+
+A core module (signal, threading and contextlib only), so the CLI can install its handlers before
+it loads anything heavy."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+from typing import Any, Iterator
+
+INTERRUPTS = ("SIGINT", "SIGTERM", "SIGHUP")
+_received: list[int] = []  # signals received inside interrupts_recorded
+_depth = [0]
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP arriving inside the block are delivered when it ends, to the
+    handlers there were (Python runs handlers in the main thread only: elsewhere nothing is held)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {}
+    for name in INTERRUPTS:
+        number = getattr(signal, name, None)
+        if number is not None:
+            previous[number] = signal.signal(number, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+        if caught:
+            handler = previous[caught[0]]
+            if callable(handler):  # Python's own handler (KeyboardInterrupt for Ctrl-C), called as the interpreter would
+                handler(caught[0], None)
+            elif handler != signal.SIG_IGN:
+                signal.raise_signal(caught[0])  # the default action, e.g. the end of the process
+
+
+def _record(signum: int, frame: Any) -> None:
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def interrupts_recorded() -> Iterator[list[int]]:
+    """Inside the block (a CLI command) Ctrl-C, SIGTERM and SIGHUP raise KeyboardInterrupt, as Python's
+    Ctrl-C does (so temp files are removed and checkpoints kept; SIGTERM and SIGHUP would end the
+    process at once), and are remembered: one whose exception a library swallowed (it happens in
+    compiled code, e.g. while pandas' modules initialise) still stops every write before it replaces
+    a file (check_interrupted). A signal the process was started ignoring stays ignored (nohup).
+    Yields the signals received so far (a list that grows)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield []
+        return
+    previous = {}
+    for name in INTERRUPTS:
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
+            previous[number] = signal.signal(number, _record)
+    _depth[0] += 1
+    try:
+        yield _received
+    finally:
+        _depth[0] -= 1
+        for number, handler in previous.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+        if not _depth[0]:
+            _received.clear()
+
+
+def check_interrupted() -> None:
+    """Raise KeyboardInterrupt if a signal was received whose exception was swallowed: called before a file is replaced."""
+    if _received:
+        raise KeyboardInterrupt
+
+
+def _stop(signum: int, frame: Any) -> None:
+    sys.stderr.write("semrel: error: interrupted\n")
+    raise SystemExit(130)
+
+
+def stop_on_interrupts() -> None:
+    """Until a command runs (and installs interrupts_recorded), Ctrl-C, SIGTERM and SIGHUP end the
+    process with the line a command gives, exit 130: not a traceback from the middle of an import, nor
+    click's "Aborted!" (exit 1), nor a silent end. Nothing has been written yet then. For the console
+    script only: it replaces the handlers of the whole process. Ignored signals stay ignored (nohup)."""
+    for name in INTERRUPTS:
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
+            signal.signal(number, _stop)
