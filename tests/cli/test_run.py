@@ -562,3 +562,26 @@ def test_a_second_run_over_one_folder_waits_for_the_first(tmp_path):
     assert result.exit_code == 0, result.output
     assert f"semrel run: waiting for the other `semrel run` writing {tmp_path / 'out'}" in result.stderr
     assert set(statuses(result.stdout).values()) == {"ran"}
+
+
+def test_a_printed_table_and_its_manifest_are_replaced_together(tmp_path, monkeypatch):
+    """What a step prints (eval's table) was renamed into place before its manifest was written: a Ctrl-C
+    between the two left the new table beside the manifest of the old one. Now both or neither."""
+    from semrel.formats import manifest
+
+    config = write_config(write_data(tmp_path), extra='[eval]\nmeasures = ["nDCG@10"]\n')
+    assert run("run", config).exit_code == 0
+    table, record = tmp_path / "out" / "eval.gold.txt", tmp_path / "out" / "eval.gold.txt.manifest.json"
+    before = table.read_bytes(), record.read_bytes()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt  # Ctrl-C as the table's manifest is written
+
+    monkeypatch.setattr(manifest, "write_manifest", interrupted)
+    result = run("run", config, "--set", "eval.measures=AP")
+    assert (result.exit_code, result.stderr.strip().splitlines()[-1]) == (130, "semrel: error: interrupted")
+    assert (table.read_bytes(), record.read_bytes()) == before
+    assert not [f for f in os.listdir(tmp_path / "out") if f.endswith(".tmp")]
+    monkeypatch.undo()
+    assert run("run", config, "--set", "eval.measures=AP").exit_code == 0
+    assert "AP" in table.read_text() and manifest.read_manifest(table) is not None

@@ -570,6 +570,25 @@ def up_to_date(step: Step, recorded: Mapping[str, Any], digests: Digests) -> boo
 
 
 def _invoke(step: Step) -> None:
+    """Run the step's command in process; what it prints goes to step.stdout, which is derived too: it
+    and its manifest (naming the step's command) are written as one unit."""
+    from ..formats.files import atomic_writer
+    from ..formats.manifest import outputs_with_manifests, write_manifest
+
+    captured = step.stdout if step.stdout and step.stdout != os.devnull else None
+    for path in step.outputs:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with outputs_with_manifests([captured] if captured else []) as staged:
+        with (atomic_writer(staged[captured]) if captured else open(os.devnull, "w", encoding="utf-8") if step.stdout
+              else contextlib.nullcontext(None)) as handle:
+            with contextlib.redirect_stdout(handle) if handle is not None else contextlib.nullcontext():
+                _call(step)
+        if captured:
+            write_manifest(captured, inputs=step.inputs, params={"step": step.name, "command": step.shell(width=10**6)},
+                           staged=staged)
+
+
+def _call(step: Step) -> None:
     import click
 
     from .base import main
@@ -577,36 +596,23 @@ def _invoke(step: Step) -> None:
     command: Any = main
     for part in step.command:
         command = command.get_command(click.Context(command), part)
-    for path in step.outputs:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with contextlib.ExitStack() as stack:
-        if step.stdout:
-            from ..formats.files import atomic_writer
-
-            handle = stack.enter_context(atomic_writer(step.stdout) if step.stdout != os.devnull
-                                         else open(os.devnull, "w", encoding="utf-8"))
-            stack.enter_context(contextlib.redirect_stdout(handle))
-        try:
-            # the root's context settings (click caches a command's help option with the names it first
-            # saw), but not its environment prefix: a step reads only its command line, which is hashed
-            settings = {k: v for k, v in main.context_settings.items() if k != "auto_envvar_prefix"}
-            command.main(args=[*step.args, *step.placement], prog_name=f"semrel {' '.join(step.command)}", standalone_mode=False,
-                         **settings)
-        except click.exceptions.Abort:  # Ctrl-C in a step, which click (not standalone) turns into Abort
-            raise KeyboardInterrupt from None
-        except click.exceptions.Exit as exc:
-            if exc.exit_code:
-                raise SemrelError(f"{step.name}: exited with code {exc.exit_code}") from None
-        except click.ClickException as exc:
-            raise UsageError(f"{step.name}: {exc.format_message()}") from None
-        except SemrelError as exc:
-            if type(exc) in (SemrelError, UsageError):
-                raise type(exc)(f"{step.name}: {exc}") from None
-            raise
-    if step.stdout and step.stdout != os.devnull:  # what it printed is derived too: its manifest names the step's command
-        from ..formats.manifest import write_manifest
-
-        write_manifest(step.stdout, inputs=step.inputs, params={"step": step.name, "command": step.shell(width=10**6)})
+    try:
+        # the root's context settings (click caches a command's help option with the names it first
+        # saw), but not its environment prefix: a step reads only its command line, which is hashed
+        settings = {k: v for k, v in main.context_settings.items() if k != "auto_envvar_prefix"}
+        command.main(args=[*step.args, *step.placement], prog_name=f"semrel {' '.join(step.command)}", standalone_mode=False,
+                     **settings)
+    except click.exceptions.Abort:  # Ctrl-C in a step, which click (not standalone) turns into Abort
+        raise KeyboardInterrupt from None
+    except click.exceptions.Exit as exc:
+        if exc.exit_code:
+            raise SemrelError(f"{step.name}: exited with code {exc.exit_code}") from None
+    except click.ClickException as exc:
+        raise UsageError(f"{step.name}: {exc.format_message()}") from None
+    except SemrelError as exc:
+        if type(exc) in (SemrelError, UsageError):
+            raise type(exc)(f"{step.name}: {exc}") from None
+        raise
 
 
 def _read_state(out: str) -> dict[str, dict[str, Any]]:
