@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Sequence
 
 import click
@@ -20,8 +21,10 @@ def fill_and_report(qrels: str, runs: Sequence[str], judgments: str, corpus: str
     try:
         result = fill(qrels, runs, judgments, corpus, golden, depth, output, steps=stderr_steps)
     except KeyboardInterrupt:
-        raise Interrupted(f"interrupted; judged holes are kept in {judgments}.fill.partial; run the same command again "
-                          "to resume") from None
+        partial = f"{judgments}.fill.partial"
+        kept = (f"judged holes are kept in {partial}; run the same command again to resume" if os.path.exists(partial)
+                else "no hole was judged yet")
+        raise Interrupted(f"interrupted; {kept}") from None
     record = result.params
     if record["unchecked"]:
         warn(f"{judgments}: its manifest records no sha256 of the files it was judged from, so "
