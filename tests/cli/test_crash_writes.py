@@ -350,3 +350,26 @@ def test_an_error_after_a_swallowed_ctrl_c_is_the_interruption_not_a_traceback(t
     finally:
         signal.signal(signal.SIGINT, before)
     assert sorted(os.listdir(tmp_path)) == ["a.run", "b.run"]
+
+
+def test_a_second_ctrl_c_while_temp_files_are_removed_leaves_none(tmp_path, monkeypatch):
+    """Ctrl-C twice: the second, landing as the first one's temp files were removed, left the staging folder."""
+    import semrel.formats.files as files
+
+    rmtree = shutil.rmtree
+
+    def interrupted(path, **kwargs):
+        signal.raise_signal(signal.SIGINT)  # the second Ctrl-C, as the cleanup starts
+        rmtree(path, **kwargs)
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal: a background job starts ignoring it
+    monkeypatch.setattr(files.shutil, "rmtree", interrupted)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with files.files_as_one([str(tmp_path / "out.txt")]) as staged:
+                open(staged[tmp_path / "out.txt"], "w").write("new")
+                raise KeyboardInterrupt  # the first
+    finally:
+        signal.signal(signal.SIGINT, before)
+        monkeypatch.undo()
+    assert os.listdir(tmp_path) == []
