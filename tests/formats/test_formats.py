@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -123,6 +124,13 @@ def test_files_written_as_one_are_put_in_place_together_or_not_at_all(tmp_path, 
             raise SemrelError(f"{staged[names[1]]}: bad; no file was made")
     assert ".tmp" not in str(raised.value)
     assert [open(name).read() for name in names] == ["old", "old"] and sorted(os.listdir(tmp_path)) == ["a.txt", "a.txt.extra"]
+    fresh = [str(tmp_path / "new.txt"), names[0]]
+    for failing, said in ((fresh[0], "new.txt: bad; no file was made, the old files beside it are kept"),
+                          (fresh[1], "a.txt: bad; the old file is kept")):
+        with pytest.raises(SemrelError, match=f"{re.escape(said)}$"):
+            with files_as_one(fresh) as staged:
+                raise SemrelError(f"{staged[failing]}: bad; no file was made")
+    assert not os.path.exists(fresh[0])
     replace = os.replace
 
     def second_fails(source, target):

@@ -528,7 +528,7 @@ def files_as_one(targets: list[str]) -> Iterator[Staged]:
                 except OSError as exc:
                     raise write_error(target, exc, existed[target]) from None
         staged = Staged({target: str(folders[Path(target).parent] / Path(target).name) for target in targets})
-        with _named_as(staged, sum(existed.values())):
+        with _named_as(staged, existed):
             yield staged
         for target in targets:
             os.chmod(staged[target], new_file_mode(target))  # the replaced file's permissions, else the umask's
@@ -569,16 +569,22 @@ def locked(path: str | os.PathLike, waiting: Callable[[], None] | None = None) -
 
 
 @contextlib.contextmanager
-def _named_as(staged: dict[str, str], existed: int) -> Iterator[None]:
-    """A SemrelError raised while staged files are written names the targets they stand for."""
+def _named_as(staged: dict[str, str], existed: dict[str, bool]) -> Iterator[None]:
+    """A SemrelError raised while staged files are written names the targets they stand for, and says
+    which old files are kept: none of the set is replaced."""
     try:
         yield
     except SemrelError as exc:
-        message = str(exc)
+        message, named = str(exc), None
         for target, name in sorted(staged.items(), key=lambda item: -len(item[1])):  # a longer name before its prefix
-            message = message.replace(name, target)
-        if existed:
-            message = message.replace("no file was made", "the old file is kept" if existed == 1 else "the old files are kept")
+            if name in message:
+                named = named or target
+                message = message.replace(name, target)
+        others = sum(there for target, there in existed.items() if target != named)
+        if named is not None and existed[named]:  # written under its staged name, which was new
+            message = message.replace("no file was made", "the old files are kept" if others else "the old file is kept")
+        elif others:
+            message = message.replace("no file was made", "no file was made, the old files beside it are kept")
         error = SemrelError(message)
         error.exit_code = exc.exit_code
         raise error from None
