@@ -302,3 +302,16 @@ def test_judge_and_label_from_python_never_write_over_what_they_read_and_warn_at
     with pytest.raises(SemrelError, match="is an input of this command"):
         semrel.label(tmp_path / "j.jsonl", output=tmp_path / "j.jsonl", warn=lambda message: None)
     assert (tmp_path / "j.jsonl").read_bytes() == judgments
+
+
+@pytest.mark.parametrize("names,module", [(("retrieve", "fuse"), "semrel.retrieval.api"),
+                                          (("sensitivity", "calibrate"), "semrel.analysis.api")])
+def test_the_names_load_no_model_library_until_called(names, module):
+    assert set(names) <= set(dir(semrel)) and set(names) <= set(semrel.__all__)
+    assert {getattr(semrel, name).__module__ for name in names} == {module}
+    code = (f"import sys, json; from semrel import {', '.join(names)}; "
+            "print(json.dumps(sorted(m for m in ('torch', 'transformers', 'pandas', 'scipy', 'sklearn', 'bm25s') if m in sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(semrel.__file__).parents[1]),
+                                                                            os.environ.get("PYTHONPATH", "")])})
+    assert json.loads(done.stdout) == []

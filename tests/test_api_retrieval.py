@@ -4,10 +4,7 @@ data (data/docs, data/golden.csv), from files, dicts and records alike; wrong ar
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -176,14 +173,3 @@ def test_retrieve_dense_and_hybrid_give_the_run_semrel_retrieve_writes(demo, tmp
     ours = semrel.retrieve(read_corpus(demo["corpus"]), demo["golden"], method, k=10, cache=tmp_path / "api")
     assert ours.name == method and ours.to_dict() == read_run(out).to_dict()
     assert any((tmp_path / "api" / "vectors").iterdir())  # the chunk vectors kept, as the command keeps them
-
-
-def test_the_names_are_lazy_and_load_no_model_library():
-    assert {"fuse", "retrieve"} <= set(dir(semrel)) and {"fuse", "retrieve"} <= set(semrel.__all__)
-    assert semrel.fuse.__module__ == semrel.retrieve.__module__ == "semrel.retrieval.api"
-    code = ("import sys, json; from semrel import fuse, retrieve; "
-            "print(json.dumps(sorted(m for m in ('torch', 'transformers', 'pandas', 'scipy', 'bm25s') if m in sys.modules)))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(semrel.__file__).parents[1]),
-                                                                            os.environ.get("PYTHONPATH", "")])})
-    assert json.loads(done.stdout) == []

@@ -2,10 +2,12 @@
 
 The Python API (see docs/python.md):
 
-    from semrel import Qrels, Run, evaluate, compare, judge, label, retrieve, fuse
+    from semrel import Qrels, Run, evaluate, compare, judge, label, retrieve, fuse, sensitivity, calibrate
 
 evaluate and compare score runs; judge and label make qrels; retrieve makes a run over a chunk corpus
-and fuse one run from several, so a whole experiment runs from a notebook as it does from the commands.
+and fuse one run from several; sensitivity shows how results move with the label threshold and
+calibrate fits the labels to human ones, so a whole experiment runs from a notebook as it does from
+the commands.
 
 Each name is imported on first use, so `import semrel` stays fast: no numpy, pyarrow, torch,
 pandas or scipy until a name that needs them is touched.
@@ -17,13 +19,14 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers; at run time each loads on first use
+    from .analysis.api import calibrate, sensitivity
     from .analysis.compare import compare
     from .evaluation.api import Qrels, Run, evaluate
     from .judging.judge import judge
     from .judging.labels import label
     from .retrieval.api import fuse, retrieve
 
-    __all__ = ["Qrels", "Run", "compare", "evaluate", "fuse", "judge", "label", "retrieve"]
+    __all__ = ["Qrels", "Run", "calibrate", "compare", "evaluate", "fuse", "judge", "label", "retrieve", "sensitivity"]
 
 # Arrow's allocator (mimalloc), as it comes, commits memory a whole arena at a time in transparent huge
 # pages and gives freed memory back to the system 10 ms after a free, for the next allocation to fault in
@@ -48,6 +51,8 @@ _LAZY = {
     "label": ("semrel.judging.labels", "label"),
     "retrieve": ("semrel.retrieval.api", "retrieve"),  # a run, as `semrel retrieve` writes it
     "fuse": ("semrel.retrieval.api", "fuse"),  # one run from several, as `semrel fuse`
+    "sensitivity": ("semrel.analysis.api", "sensitivity"),  # as `semrel sensitivity`
+    "calibrate": ("semrel.analysis.api", "calibrate"),  # as `semrel calibrate`
 }
 
 
@@ -71,4 +76,4 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-__all__ = ["__version__", "Qrels", "Run", "evaluate", "compare", "judge", "label", "retrieve", "fuse"]
+__all__ = ["__version__", "Qrels", "Run", "evaluate", "compare", "judge", "label", "retrieve", "fuse", "sensitivity", "calibrate"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 
 class SemrelError(Exception):
@@ -51,3 +51,16 @@ def tell(messages: Iterable[str], warn: Callable[[str], None] | None, stacklevel
             warn(message)
         else:
             warnings.warn(message, stacklevel=stacklevel + 1)
+
+
+def check_kind(name: str, value: Any, kinds: tuple[type, ...], what: str) -> None:
+    """The Python API's TypeError naming the argument, unless `value` is None or one of `kinds` (a bool
+    is no number): a wrong kind is refused before any work, not found deep inside it."""
+    if value is not None and (not isinstance(value, kinds) or isinstance(value, bool) and bool not in kinds):
+        raise TypeError(f"{name}: give {what}, not {type(value).__name__}")
+
+
+def check_warn(warn: Any) -> None:
+    """`warn=` of the Python API: a callable taking one message, checked before the work, not after it."""
+    if warn is not None and not callable(warn):
+        raise TypeError(f"warn: give a function taking one message, not {type(warn).__name__}")

@@ -27,6 +27,7 @@ thousands of kappas cost one vectorized call.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -36,15 +37,16 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import ValidationError
+from ..errors import UsageError, ValidationError
 from ..formats import read_qrels
 from ..formats.columns import duplicate_error
 from ..formats.files import atomic_writer
+from ..formats.judgments import PROBABILITY, SCORES
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..judging import labels
-from ..judging.labels import CUT, ProbabilityRule, logit, reached
+from ..judging.labels import CUT, DEFAULT_COMPONENT, ProbabilityRule, has_features, logit, reached
 from ..records import Judgment
-from .agreement import Agreement, Weights, agreement, kappa_from_confusion
+from .agreement import WEIGHTS, Agreement, Weights, agreement, kappa_from_confusion
 
 PROBABILITY_FITS = ("features", "anchored", "shift", "platt")
 DEFAULT_FIT = "features"  # "anchored" where the judgments hold p without its features (an older semrel judge)
@@ -60,9 +62,11 @@ class Calibration:
     on: str
     thresholds: list[float]
     agreement: Agreement  # of the calibrated labels (rows: human, columns: judge) on the calibration pairs
+    held_out: Agreement | None = None  # on the test file's other pairs (calibrate_labels' `test`)
 
     def to_json(self) -> dict:
-        return {"on": self.on, "thresholds": self.thresholds, **self.agreement.to_json()}
+        return {"on": self.on, "thresholds": self.thresholds, **self.agreement.to_json(),
+                **({"test": self.held_out.to_json()} if self.held_out else {})}
 
 
 def _confusions(cum: np.ndarray, combos: np.ndarray, size: int) -> np.ndarray:
@@ -301,10 +305,12 @@ class ProbabilityCalibration:
     relevant: int
     before: Agreement  # the uncalibrated rule against the human labels (rows: human, columns: judge)
     after: Agreement  # the calibrated rule, on the same pairs (in-sample: optimistic)
+    held_out: tuple[Agreement, Agreement] | None = None  # before and after on the test file's other pairs
 
     def to_json(self) -> dict:
         return {"rule": self.rule.params(), "fit": self.fit, "pairs": self.pairs, "relevant": self.relevant,
-                "before": self.before.to_json(), "after": self.after.to_json()}
+                "before": self.before.to_json(), "after": self.after.to_json(),
+                **({"test": {"before": self.held_out[0].to_json(), "after": self.held_out[1].to_json()}} if self.held_out else {})}
 
 
 def calibrate_probability(reviewed: Probabilities, human: np.ndarray, fit: str = DEFAULT_FIT, cut: float = CUT, graded: bool = False,
@@ -410,3 +416,87 @@ def write_calibration(result: Calibration, output: str | os.PathLike, inputs: li
         write_manifest(output, inputs=inputs, rows=pairs, staged=staged, params={
             "on": result.on, "grades": len(result.thresholds), "weights": result.agreement.weights,
             "kappa": result.agreement.kappa, **params})
+
+
+# ---------------------------------------------------------------- what `semrel calibrate` and `semrel.calibrate` fit
+
+
+def calibrate_labels(judgments: list[Judgment], human: str | os.PathLike, on: str | None = None, fit: str | None = None,
+                     graded: bool = False, grades: int | None = None, weights: Weights | None = None,
+                     unlisted_as_zero: bool = False, test: str | os.PathLike | None = None, test_unlisted_as_zero: bool = False,
+                     seed: int = 0, warn: Callable[[str], None] | None = None) -> ProbabilityCalibration | Calibration:
+    """The labels of `judgments` fitted to the `human` labels (a qrels file), with the defaults of `semrel calibrate`:
+    on p (where the judgments hold it, else R, said to `warn`) the judge's probability is refitted (`fit`: features
+    where the judgments keep them, else anchored, said to `warn`; `graded`: grades 0-3) and its cut moved to the
+    highest expected kappa over every judged pair's refitted p; on P, R or F, the `grades` thresholds (default the
+    human labels' top grade) maximizing kappa (`weights`). `test`: human labels to measure the result on, the
+    calibration pairs left out (the result's `held_out`)."""
+    if on is not None and on not in SCORES:
+        raise UsageError(f"on={on!r}: choose one of {', '.join(SCORES)}")
+    if fit is not None and fit not in PROBABILITY_FITS:
+        raise UsageError(f"fit={fit!r}: choose one of {', '.join(PROBABILITY_FITS)}")
+    if weights is not None and weights not in WEIGHTS:
+        raise UsageError(f"weights={weights!r}: choose one of {', '.join(WEIGHTS)}")
+    if grades is not None and grades < 1:
+        raise UsageError(f"grades={grades!r}: give 1 or more thresholds")
+    with_p = [j for j in judgments if j.p is not None]  # a query with no null sample has none: `label` labels its pairs on R
+    if on is None:
+        on = PROBABILITY if with_p else DEFAULT_COMPONENT
+        if on != PROBABILITY and warn:
+            warn(f"the judgments hold no probability p (written by an older semrel judge): fitting thresholds on {on} instead")
+    if on != PROBABILITY:
+        if graded:
+            raise UsageError("graded= applies to the probability refit; with on= P, R or F give grades= N")
+        if fit is not None:
+            raise UsageError(f"fit={fit!r} applies to the probability refit (on='p'); thresholds on P, R or F take grades= N")
+        return _fit_thresholds(judgments, human, on, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, seed)
+    if grades is not None or weights is not None:
+        raise UsageError("grades= and weights= apply to thresholds on P, R or F (on=); the probability refit takes graded=")
+    if fit is None:
+        fit = DEFAULT_FIT if has_features(with_p) else "anchored"
+        if fit != DEFAULT_FIT and warn:
+            warn(f"the judgments hold p without the features it came from (an older semrel judge): refitting p's slope and "
+                 f"offset (fit={fit!r}); re-run `semrel judge` for a refit of every coefficient")
+    paired = paired_probabilities(judgments, human, unlisted_as_zero, warn)
+    result = calibrate_probability(Probabilities.of(judgments, paired.pairs), paired.grades, fit, graded=graded, seed=seed,
+                                   judged=Probabilities.of(with_p))
+    if test is None:
+        return result
+    rest = _held_out(paired_probabilities(judgments, test, test_unlisted_as_zero), paired, test)
+    target = rest.grades if graded else (rest.grades > 0).astype(int)
+    tested = Probabilities.of(judgments, rest.pairs)
+    before, after = (graded_agreement(scores, target, list(thresholds), "quadratic" if graded else "none", seed=seed)
+                     for scores, thresholds in (tested.scored(r) for r in (ProbabilityRule(graded), result.rule)))
+    return dataclasses.replace(result, held_out=(before, after))
+
+
+def _held_out(rest: Paired, used: Paired, test: str | os.PathLike) -> Paired:
+    """The test file's pairs less those the calibration used, refused when none is left."""
+    rest = rest.without(set(used.pairs))
+    if not rest.pairs:
+        raise ValidationError(f"{test}: no judged pair is left once the calibration pairs are set aside")
+    return rest
+
+
+def _fit_thresholds(judgments: list[Judgment], human: str | os.PathLike, on: str, grades: int | None, weights: Weights | None,
+                    unlisted_as_zero: bool, test: str | os.PathLike | None, test_unlisted_as_zero: bool, seed: int) -> Calibration:
+    """Thresholds on P, R or F (or p) maximizing kappa with the human labels."""
+    paired = paired_scores(judgments, human, on, unlisted_as_zero)
+    count = grades or max(1, int(paired.grades.max()) if len(paired.grades) else 1)
+    result = calibrate(paired.scores, paired.grades, count, weights, on, seed=seed)
+    if test is None:
+        return result
+    rest = _held_out(paired_scores(judgments, test, on, test_unlisted_as_zero), paired, test)
+    return dataclasses.replace(result, held_out=graded_agreement(rest.scores, rest.grades, result.thresholds,
+                                                                 result.agreement.weights, seed=seed))
+
+
+def write_fitted(result: ProbabilityCalibration | Calibration, output: str | os.PathLike, inputs: list[str | os.PathLike],
+                 unlisted_as_zero: bool = False, seed: int = 0) -> None:
+    """What calibrate_labels fitted, written where `semrel label --calibration`, [label] calibration in `semrel run` and
+    `review start --thresholds` read it, with its manifest."""
+    params = {"unlisted_as_zero": unlisted_as_zero, "seed": seed}
+    if isinstance(result, ProbabilityCalibration):
+        write_probability_calibration(result, output, inputs, params)
+    else:
+        write_calibration(result, output, inputs, result.agreement.n, params)

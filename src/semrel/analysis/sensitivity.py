@@ -25,10 +25,22 @@ from ..evaluation.files import coverage_warnings, require_distinct_names
 from ..evaluation.measures import Measure, numeric_measures, paired_values, parse_measures
 from ..evaluation.metrics import evaluate_gradings
 from ..formats.files import atomic_writer
-from ..formats.judgments import PROBABILITY
+from ..formats.judgments import PROBABILITY, SCORES
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.tables import Table, render
-from ..judging.labels import ProbabilityRule, check_thresholds, fallback_note, reached, score_values
+from ..judging.labels import (
+    CUT,
+    DEFAULT_COMPONENT,
+    DEFAULT_THRESHOLD,
+    ProbabilityRule,
+    Rule,
+    check_thresholds,
+    fallback_note,
+    has_probability,
+    reached,
+    read_calibration,
+    score_values,
+)
 from ..progress import Steps, no_progress
 from ..records import Judgment, Qrels, Run
 from .agreement import kendall_tau_b
@@ -37,6 +49,9 @@ from .significance import StatSettings, adjust, chosen_p
 SENSITIVITY_FORMATS = ("table", "markdown", "csv", "json")
 MAX_THRESHOLDS = 2001
 CURVE_HEADER = ("threshold", "run", "measure", "value")
+DEFAULT_STEP = 0.01
+P_RANGE = (0.05, 0.95)  # the default grid's ends on p
+RAW_RANGE = (0.5, 0.9)  # and on P, R, F
 
 
 def threshold_grid(start: float, stop: float, step: float) -> list[float]:
@@ -51,8 +66,50 @@ def threshold_grid(start: float, stop: float, step: float) -> list[float]:
     count = int(math.floor((stop - start) / step + 1e-9)) + 1
     if count > MAX_THRESHOLDS:
         raise UsageError(f"{count} thresholds from {start:g} to {stop:g} by {step:g}; at most {MAX_THRESHOLDS}: "
-                         "give a larger --step")
+                         "give a larger step=")
     return [round(start + k * step, 10) for k in range(count)]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What a sensitivity sweep labels on: the score `on`, the grid, the chosen threshold `at`, and the refit
+    (`calibrate --fit features`) whose p, recomputed from the features, is swept instead of the judge's."""
+
+    on: str
+    thresholds: list[float]
+    at: float
+    refit: ProbabilityRule | None = None
+
+
+def choose_sweep(judgments: Sequence[Judgment], on: str | None = None, at: float | None = None,
+                 calibration: str | os.PathLike | Rule | None = None, thresholds: Sequence[float] | None = None,
+                 start: float | None = None, stop: float | None = None, step: float = DEFAULT_STEP) -> Sweep:
+    """The sweep `semrel sensitivity` and `semrel.sensitivity` make of what was given, the rest defaulted:
+    on: p where the judgments hold it (the score `label` labels them on), else R; with a refit of every
+    coefficient as `calibration` (a file `calibrate -o` wrote, or the rule), p recomputed from each pair's
+    features, `at` defaulting to the refit's cut. The grid: `thresholds`, else start..stop by step
+    (start, stop default 0.05..0.95 on p, 0.5..0.9 on P, R, F). at: CUT on p, DEFAULT_THRESHOLD on P, R, F."""
+    if on is not None and on not in SCORES:
+        raise UsageError(f"on={on!r}: choose one of {', '.join(SCORES)}")
+    refit = read_calibration(calibration) if isinstance(calibration, (str, os.PathLike)) else calibration
+    if refit is not None:
+        if not isinstance(refit, ProbabilityRule) or refit.cuts_on_p or on not in (None, PROBABILITY):
+            shown = repr(str(calibration)) if isinstance(calibration, (str, os.PathLike)) else repr(calibration)
+            raise UsageError(f"calibration={shown}: give a refit of every coefficient (`calibrate --fit features`) without on= "
+                             "(other calibrations are cuts on a score: give on= and at=)")
+        on, at = PROBABILITY, refit.cut if at is None else at
+    if on is None:
+        on = PROBABILITY if has_probability(judgments) else DEFAULT_COMPONENT  # as `label` labels them
+    on_p = on == PROBABILITY
+    if thresholds is not None:
+        if start is not None or stop is not None:
+            raise UsageError("give thresholds= or start= and stop=, not both")
+        grid = list(check_thresholds(thresholds))
+    else:
+        low, high = P_RANGE if on_p else RAW_RANGE
+        grid = threshold_grid(low if start is None else start, high if stop is None else stop, step)
+    return Sweep(on, grid, (CUT if on_p else DEFAULT_THRESHOLD) if at is None else at,
+                 refit if isinstance(refit, ProbabilityRule) else None)
 
 
 def ranges(thresholds: Sequence[float], holds: Sequence[bool]) -> list[tuple[float, float]]:
@@ -156,8 +213,8 @@ def sensitivity(
     grid = list(check_thresholds(thresholds))
     outside = [t for t in [*grid, at] if not 0.0 <= t <= 1.0]
     if on == PROBABILITY and outside:  # a cut of p beyond 0..1 labels all pairs or none
-        raise UsageError(f"on=p sweeps a probability: thresholds and at= must lie in 0..1, found {outside[0]:g}; "
-                         "give --on R (or P, F) for raw scores")
+        raise UsageError(f"on='p' sweeps a probability: thresholds and at= must lie in 0..1, found {outside[0]:g}; "
+                         "give on='R' (or P, F) for raw scores")
     query_ids, chunk_ids, scores, fixed, fallback = _labelled(judgments, on, refit)
     matches = [k for k, t in enumerate(grid) if abs(t - at) < 1e-9]
     points = grid if matches else grid + [at]
@@ -260,6 +317,12 @@ def write_curves(s: Sensitivity, path: str | os.PathLike, inputs: Sequence[str |
             "on": s.on, "thresholds": [float(t) for t in s.thresholds], "at": s.at, "rel_level": s.rel_level,
             "measures": [m.name for m in s.measures], "labels": "binary: score >= threshold"})
     return len(rows)
+
+
+def sensitivity_warnings(s: Sensitivity) -> list[str]:
+    """What a sweep warns about: pairs labelled by the rule's fallback, queries on one side only, and a chosen
+    threshold on a cliff of the curves."""
+    return s.warnings + cliff_warnings(s.thresholds, s.runs, [m.name for m in s.measures], s.values, s.at, s.on)
 
 
 # ---------------------------------------------------------------- is the chosen threshold on a cliff?

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.sensitivity import SENSITIVITY_FORMATS, cliff_warnings, render_sensitivity, sensitivity, threshold_grid, write_curves
+from ..analysis.sensitivity import (
+    DEFAULT_STEP,
+    P_RANGE,
+    RAW_RANGE,
+    SENSITIVITY_FORMATS,
+    choose_sweep,
+    render_sensitivity,
+    sensitivity,
+    sensitivity_warnings,
+    write_curves,
+)
 from ..analysis.significance import CORRECTIONS
-from ..errors import UsageError
 from ..evaluation.files import run_names
 from ..formats import read_run
-from ..formats.judgments import PROBABILITY, SCORES, read_judgments
-from ..judging.labels import CUT, DEFAULT_COMPONENT, DEFAULT_THRESHOLD, ProbabilityRule, has_probability, read_calibration
+from ..formats.judgments import SCORES, read_judgments
+from ..judging.labels import CUT, DEFAULT_COMPONENT, DEFAULT_THRESHOLD
 from ..progress import stderr_steps
 from .base import SemrelCommand, warn
 from .options import measure_option, places_option, rel_level_option, stat_settings, test_options
@@ -23,9 +32,11 @@ from .paths import input_path, output_path
 @click.option("--on", type=click.Choice(SCORES), default=None,
               help=f"The score swept: p, the judge's probability (the cut of the default rule), or P, R, F (raw thresholds) "
                    f"[default: p, or {DEFAULT_COMPONENT} for judgments without p].")
-@click.option("--from", "start", type=float, default=None, help="Lowest threshold [default: 0.05 on p, 0.5 on P, R, F].")
-@click.option("--to", "stop", type=float, default=None, help="Highest threshold [default: 0.95 on p, 0.9 on P, R, F].")
-@click.option("--step", type=float, default=0.01, show_default=True, help="Distance between thresholds.")
+@click.option("--from", "start", type=float, default=None,
+              help=f"Lowest threshold [default: {P_RANGE[0]:g} on p, {RAW_RANGE[0]:g} on P, R, F].")
+@click.option("--to", "stop", type=float, default=None,
+              help=f"Highest threshold [default: {P_RANGE[1]:g} on p, {RAW_RANGE[1]:g} on P, R, F].")
+@click.option("--step", type=float, default=DEFAULT_STEP, show_default=True, help="Distance between thresholds.")
 @click.option("--at", type=float, default=None,
               help="The chosen threshold: rankings are compared with the ranking there "
                    f"[default: {CUT} on p, {DEFAULT_THRESHOLD} on P, R, F].")
@@ -49,24 +60,12 @@ def sensitivity_command(judgments, runs, on, start, stop, step, at, measures, te
     threshold is the cut on the judge's probability p; --on R (P, F) sweeps raw scores. A chosen
     threshold on a cliff of the curves is warned about."""
     judged = read_judgments(judgments)
-    refit = read_calibration(calibration) if calibration else None
-    if refit is not None:
-        if not isinstance(refit, ProbabilityRule) or refit.cuts_on_p or on not in (None, PROBABILITY):
-            raise UsageError(f"--calibration {calibration}: give a refit of every coefficient (`calibrate --fit features`) "
-                             "without --on; other calibrations are cuts on a score: give --on and --at")
-        on, at = PROBABILITY, refit.cut if at is None else at
-    if on is None:
-        on = PROBABILITY if has_probability(judged) else DEFAULT_COMPONENT  # as `label` labels them
-    on_p = on == PROBABILITY
-    start = (0.05 if on_p else 0.5) if start is None else start
-    stop = (0.95 if on_p else 0.9) if stop is None else stop
-    at = (CUT if on_p else DEFAULT_THRESHOLD) if at is None else at
-    grid = threshold_grid(start, stop, step)
+    sweep = choose_sweep(judged, on, at, calibration, start=start, stop=stop, step=step)
     settings = stat_settings(test, permutations, bootstrap, seed, alpha, correction)
     loaded = [read_run(path, name) for path, name in zip(runs, run_names(runs))]
-    result = sensitivity(judged, loaded, measures, grid, at, on, settings, rel_level, steps=stderr_steps, refit=refit)
-    for message in result.warnings + cliff_warnings(result.thresholds, result.runs, [m.name for m in result.measures],
-                                                    result.values, at, on):
+    result = sensitivity(judged, loaded, measures, sweep.thresholds, sweep.at, sweep.on, settings, rel_level, steps=stderr_steps,
+                         refit=sweep.refit)
+    for message in sensitivity_warnings(result):
         warn(message)
     if curves:
         write_curves(result, curves, inputs=[judgments, *runs])

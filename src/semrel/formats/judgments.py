@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Iterable
+from typing import Any, Iterable
 
-from ..errors import FormatError
+from ..errors import FormatError, ValidationError
 from ..records import Judgment
 from .files import display_name, line_id
 from .jsonl import read_jsonl, require, write_jsonl
@@ -78,3 +78,22 @@ def judgment_problem(j: Judgment) -> str | None:
 
 def write_judgments(judgments: Iterable[Judgment], path: str | os.PathLike) -> int:
     return write_jsonl((judgment_row(j) for j in judgments), path)
+
+
+def given_judgments(judgments: str | os.PathLike | Iterable[Judgment] | Any) -> tuple[list[Judgment], str | None]:
+    """(the judgments, the file they came from) for the Python API: a judgments.jsonl read, or Judgment
+    records given the checks read_judgments makes of a file's lines (finite scores, no pair twice)."""
+    if isinstance(judgments, (str, os.PathLike)):
+        return read_judgments(judgments), str(judgments)
+    if isinstance(judgments, (bytes, dict)) or not isinstance(judgments, Iterable):
+        raise TypeError(f"judgments: give a file path or an iterable of Judgment, not {type(judgments).__name__}")
+    rows = list(judgments)
+    seen: set[tuple[str, str]] = set()
+    for k, j in enumerate(rows):
+        if not isinstance(j, Judgment):
+            raise TypeError(f"judgments: item {k} is a {type(j).__name__}, not a Judgment")
+        problem = judgment_problem(j) or ("is given twice" if (j.query_id, j.chunk_id) in seen else None)
+        if problem:
+            raise ValidationError(f"judgments: ({j.query_id!r}, {j.chunk_id!r}): {problem}")
+        seen.add((j.query_id, j.chunk_id))
+    return rows, None

@@ -40,7 +40,7 @@ from ..encoding.cache import EmbeddingCache, Encoded, default_cache_dir, text_ke
 from ..encoding.encode import normalised_tokens, token_windows
 from ..encoding.engines import LOCAL, Engine, make_engine
 from ..encoding.models import ModelInfo, describe_model, load_tokenizer
-from ..errors import UsageError, ValidationError, tell
+from ..errors import UsageError, ValidationError, check_warn, tell
 from ..formats.corpus import iter_corpus, read_golden, repeated_id, require_known_chunks
 from ..formats.files import STDIO, guarded
 from ..formats.judgments import write_judgments
@@ -747,8 +747,7 @@ def judge(
     """
     if isinstance(engine, str):  # a name, as the CLI's --engine; make_engine() for Ray's address, workers, device
         engine = make_engine(engine)
-    if warn is not None and not callable(warn):
-        raise TypeError(f"warn: give a function taking one message, not {type(warn).__name__}")
+    check_warn(warn)
     chunks: Callable[[], Iterable[tuple[int, Chunk]]]
     if isinstance(corpus, (str, os.PathLike)) and str(corpus) != STDIO:
         chunks, corpus_name = (lambda: iter_corpus(corpus)), str(corpus)

@@ -67,11 +67,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Ty
 
 import numpy as np
 
-from ..errors import FormatError, UsageError, ValidationError, tell
+from ..errors import FormatError, UsageError, ValidationError, check_warn, tell
 from ..evaluation.api import Qrels as PublicQrels  # what semrel.label returns: semrel.Qrels, with from_file
 from ..formats.files import display_name, guarded, read_text
 from ..formats.jsonl import loads
-from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, judgment_problem, read_judgments  # noqa: F401  (COMPONENTS: re-exported)
+from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, given_judgments  # noqa: F401  (COMPONENTS: re-exported)
 from ..formats.manifest import outputs_with_manifests, read_params, write_manifest
 from ..formats.trec import write_qrels
 from ..records import Judgment, Qrels, is_number
@@ -688,23 +688,7 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
     unknown = sorted(set(options) - set(LabelOptions.__annotations__))
     if unknown:  # as Python refuses a keyword a signature lacks: a misspelt option must not fall back to the default rule
         raise TypeError(f"label() got an unexpected keyword argument {unknown[0]!r}")
-    source: str | None = None
-    if isinstance(judgments, (str, os.PathLike)):
-        source = str(judgments)
-        rows = read_judgments(source)
-    else:
-        try:
-            rows = list(judgments)
-        except TypeError:
-            raise TypeError(f"judgments: give a file path or an iterable of Judgment, not {type(judgments).__name__}") from None
-        seen: set[tuple[str, str]] = set()
-        for k, j in enumerate(rows):  # the checks read_judgments makes of a file's lines
-            if not isinstance(j, Judgment):
-                raise UsageError(f"judgments: item {k} is a {type(j).__name__}, not a Judgment")
-            problem = judgment_problem(j) or ("is given twice" if (j.query_id, j.chunk_id) in seen else None)
-            if problem:
-                raise ValidationError(f"judgments: ({j.query_id!r}, {j.chunk_id!r}): {problem}")
-            seen.add((j.query_id, j.chunk_id))
+    rows, source = given_judgments(judgments)
     if not rows:  # empty qrels would score every run 0
         raise ValidationError(f"{display_name(source) if source else 'judgments'}: no judgments to label (the file is empty); "
                               "judge a pool first (`semrel judge`)")
@@ -744,8 +728,7 @@ def label(judgments: str | os.PathLike | Iterable[Judgment], output: str | os.Pa
     receives each warning (labels that look wrong, the fallback for pairs without p); without
     it they are Python warnings, so none is lost.
     """
-    if warn is not None and not callable(warn):  # before the work, not after it
-        raise TypeError(f"warn: give a function taking one message, not {type(warn).__name__}")
+    check_warn(warn)
     result = label_with_rule(judgments, output, **options)
     tell(result.warnings, warn)
     q = result.qrels

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Callable, Union
 
 from ..encoding.engines import LOCAL, Engine, make_engine
-from ..errors import UsageError, ValidationError, tell
+from ..errors import UsageError, ValidationError, check_kind, check_warn, tell
 from ..evaluation.api import Run as PublicRun
 from ..evaluation.api import RunLike, as_runs
 from ..formats.files import guarded
@@ -31,12 +31,6 @@ def _public(run: Run) -> PublicRun:
     return PublicRun(run.query_ids, run.doc_ids, run.scores, run.name)
 
 
-def _kind(name: str, value: Any, kinds: tuple[type, ...], what: str) -> None:
-    """TypeError naming the argument unless `value` is None or one of `kinds` (bool is no number)."""
-    if value is not None and (not isinstance(value, kinds) or isinstance(value, bool) and bool not in kinds):
-        raise TypeError(f"{name}: give {what}, not {type(value).__name__}")
-
-
 def fuse(runs: Iterable[RunLike] | Mapping[str, RunLike], method: str = "rrf", *, rrf_k: int | None = None, norm: str | None = None,
          weights: Sequence[float] | None = None, depth: int | None = None, name: str = "fused") -> PublicRun:
     """One run from several (the Python side of `semrel fuse`): the same fusion, the same numbers.
@@ -49,17 +43,17 @@ def fuse(runs: Iterable[RunLike] | Mapping[str, RunLike], method: str = "rrf", *
         (default equal). depth: keep each query's top `depth` fused documents (default all).
     Returns a `semrel.Run` named `name`. Bad values are UsageErrors naming the argument.
     """
-    _kind("method", method, (str,), f"a name ({', '.join(FUSION_METHODS)})")
-    _kind("norm", norm, (str,), "a name (none, minmax, zscore, sum)")
-    _kind("rrf_k", rrf_k, (numbers.Integral,), "a whole number")
-    _kind("depth", depth, (numbers.Integral,), "a whole number of documents per query")
-    _kind("name", name, (str,), "a run name")
+    check_kind("method", method, (str,), f"a name ({', '.join(FUSION_METHODS)})")
+    check_kind("norm", norm, (str,), "a name (none, minmax, zscore, sum)")
+    check_kind("rrf_k", rrf_k, (numbers.Integral,), "a whole number")
+    check_kind("depth", depth, (numbers.Integral,), "a whole number of documents per query")
+    check_kind("name", name, (str,), "a run name")
     if weights is not None:
         if isinstance(weights, (str, bytes)) or not isinstance(weights, Iterable):
             raise TypeError(f"weights: give one number per run, e.g. [0.3, 0.7], not {type(weights).__name__}")
         weights = list(weights)
         for weight in weights:
-            _kind("weights", weight, (numbers.Real,), "numbers, one per run")
+            check_kind("weights", weight, (numbers.Real,), "numbers, one per run")
     if rrf_k is not None and method != "rrf":  # the command cannot tell a default --rrf-k from a given one; Python can
         raise UsageError(f"rrf_k={rrf_k!r} is rrf's k; it does not apply to method={method!r}")
     _, loaded, _ = as_runs(runs)
@@ -121,19 +115,18 @@ def retrieve(
     run is named `name`, else after `output`, else after the method. Queries left without chunks
     are reported to `warn`, else as Python warnings.
     """
-    if warn is not None and not callable(warn):
-        raise TypeError(f"warn: give a function taking one message, not {type(warn).__name__}")
-    _kind("method", method, (str,), f"a name ({', '.join(RETRIEVAL_METHODS)})")
-    _kind("k", k, (numbers.Integral,), "a whole number of chunks per query")
-    _kind("model", model, (str, os.PathLike), "a model name or folder")
-    _kind("output", output, (str, os.PathLike), "a file path")
-    _kind("cache", cache, (str, os.PathLike, bool), "a folder, or False for no cache")
-    _kind("sample", sample, (QuerySample,), "a semrel.records.QuerySample")
-    _kind("name", name, (str,), "a run name")
+    check_warn(warn)
+    check_kind("method", method, (str,), f"a name ({', '.join(RETRIEVAL_METHODS)})")
+    check_kind("k", k, (numbers.Integral,), "a whole number of chunks per query")
+    check_kind("model", model, (str, os.PathLike), "a model name or folder")
+    check_kind("output", output, (str, os.PathLike), "a file path")
+    check_kind("cache", cache, (str, os.PathLike, bool), "a folder, or False for no cache")
+    check_kind("sample", sample, (QuerySample,), "a semrel.records.QuerySample")
+    check_kind("name", name, (str,), "a run name")
     for option, value, kinds, what in (("bm25_k1", bm25_k1, (numbers.Real,), "a number"), ("bm25_b", bm25_b, (numbers.Real,), "a number"),
                                        ("bm25_method", bm25_method, (str,), "a name"), ("bm25_stemmer", bm25_stemmer, (str,), "a name"),
                                        ("bm25_stopwords", bm25_stopwords, (str, os.PathLike), "a list name or a file")):
-        _kind(option, value, kinds, what)
+        check_kind(option, value, kinds, what)
     if isinstance(engine, str):  # a name, as the command's --engine
         engine = make_engine(engine)
     bm25 = bm25_params(None if bm25_k1 is None else float(bm25_k1), None if bm25_b is None else float(bm25_b), bm25_method,

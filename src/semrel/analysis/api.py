@@ -1,0 +1,163 @@
+"""`semrel.sensitivity` and `semrel.calibrate`: the Python side of `semrel sensitivity` and `semrel calibrate`.
+
+Thin over sensitivity.py and calibrate.py, which the commands call too: the same defaults (choose_sweep,
+calibrate_labels), the same checks and messages, the same numbers and files. Judgments come as a
+judgments.jsonl or a list of Judgment (as `semrel.label` takes them), runs in any form `semrel.evaluate`
+takes several; each returns the library's own result object.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Callable, Union, cast
+
+from ..errors import UsageError, ValidationError, check_kind, check_warn, tell
+from ..evaluation.api import Measures, RunLike, as_runs
+from ..evaluation.measures import parse_measures
+from ..formats.files import guarded
+from ..formats.judgments import given_judgments
+from ..judging.labels import ProbabilityRule, Rule, ThresholdRule
+from ..records import Judgment
+from .agreement import Weights
+from .calibrate import Calibration, ProbabilityCalibration, calibrate_labels, write_fitted
+from .sensitivity import Sensitivity, choose_sweep, sensitivity_warnings, write_curves
+from .sensitivity import sensitivity as sweep_runs
+from .significance import StatSettings
+
+PathLike = Union[str, os.PathLike]
+Warn = Callable[[str], None]
+
+
+def _judgments(judgments: PathLike | Iterable[Judgment]) -> tuple[list[Judgment], str | None]:
+    rows, source = given_judgments(judgments)
+    if not rows and source is None:
+        raise ValidationError("judgments: the list is empty; give at least one Judgment")
+    return rows, source
+
+
+def _run_paths(runs: Any) -> list[PathLike]:
+    """The files among the runs given (a manifest names the inputs that are files)."""
+    given = runs.values() if isinstance(runs, Mapping) else runs if isinstance(runs, (list, tuple)) else [runs]
+    return [r for r in given if isinstance(r, (str, os.PathLike))]
+
+
+@guarded
+def sensitivity(
+    judgments: PathLike | Iterable[Judgment],
+    runs: Iterable[RunLike] | Mapping[str, RunLike],
+    measures: Measures = None,
+    *,
+    on: str | None = None,
+    thresholds: Sequence[float] | None = None,
+    at: float | None = None,
+    calibration: PathLike | Rule | None = None,
+    rel_level: int = 1,
+    test: str = "randomization",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    permutations: int = 10_000,
+    bootstrap: int = 10_000,
+    seed: int = 0,
+    curves: PathLike | None = None,
+    warn: Warn | None = None,
+) -> Sensitivity:
+    """How runs' values, their ranking and significant wins move with the label threshold (the Python side of
+    `semrel sensitivity`, with its defaults): the judgments relabelled in memory at each threshold (binary: score
+    >= threshold), every run evaluated on each labelling, every pair of runs tested at each threshold.
+
+    judgments: a judgments.jsonl or a list of Judgment. runs: two or more, as `evaluate` takes several.
+    measures: default `DEFAULT_MEASURES`. on: the score swept, p (the default where the judgments hold it)
+    or P, R, F (default R without p). thresholds: the grid (default 0.05..0.95 by 0.01 on p, 0.5..0.9 on
+    P, R, F; `semrel.analysis.sensitivity.threshold_grid` makes others). at: the chosen threshold, rankings
+    compared with the ranking there (default 0.34 on p, 0.7 on P, R, F). calibration: a refit of every
+    coefficient (`semrel calibrate --fit features -o FILE`, or its rule): its p is swept, at its cut.
+    test, correction, alpha, permutations, bootstrap, seed: the paired tests, as `compare`'s.
+    curves: write rows threshold,run,measure,value there (CSV, for `semrel report --sensitivity`) with a
+    manifest. Pairs labelled by the rule's fallback, queries on one side only and a chosen threshold on a
+    cliff of the curves are reported to `warn`, else as Python warnings.
+    Returns the Sensitivity (`render_sensitivity(s, "table")` prints the command's tables).
+    """
+    check_warn(warn)
+    check_kind("on", on, (str,), "a score name (p, P, R, F)")
+    check_kind("at", at, (numbers.Real,), "a number")
+    check_kind("calibration", calibration, (str, os.PathLike, ThresholdRule, ProbabilityRule),
+               "the file `semrel calibrate -o` wrote, or a rule")
+    check_kind("rel_level", rel_level, (numbers.Integral,), "a whole number")
+    check_kind("curves", curves, (str, os.PathLike), "a file path")
+    for name, value in (("test", test), ("correction", correction)):
+        check_kind(name, value, (str,), "a name")
+    if thresholds is not None:
+        if isinstance(thresholds, (str, bytes)) or not isinstance(thresholds, Iterable):
+            raise TypeError(f"thresholds: give a list of numbers, e.g. [0.3, 0.4, 0.5], not {type(thresholds).__name__}")
+        thresholds = list(thresholds)
+        for threshold in thresholds:
+            check_kind("thresholds", threshold, (numbers.Real,), "numbers")
+    chosen = parse_measures(measures)
+    settings = StatSettings(test=test, permutations=permutations, bootstrap=bootstrap, seed=seed, alpha=alpha, correction=correction)
+    judged, source = _judgments(judgments)
+    sweep = choose_sweep(judged, on, None if at is None else float(at), calibration,
+                         None if thresholds is None else [float(t) for t in thresholds])
+    _, read, several = as_runs(runs)
+    loaded = list(read)  # a run of the wrong kind altogether is a TypeError first
+    if not several:
+        raise UsageError("runs: give two or more runs (a list, or a dict {name: run}): a ranking needs two")
+    result = sweep_runs(judged, loaded, chosen, sweep.thresholds, sweep.at, sweep.on, settings, int(rel_level),
+                        refit=sweep.refit)
+    tell(sensitivity_warnings(result), warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
+    if curves is not None:
+        write_curves(result, curves, inputs=[p for p in (source, *_run_paths(runs)) if p is not None])
+    return result
+
+
+@guarded
+def calibrate(
+    judgments: PathLike | Iterable[Judgment],
+    reviewed: PathLike,
+    *,
+    on: str | None = None,
+    fit: str | None = None,
+    graded: bool = False,
+    grades: int | None = None,
+    weights: str | None = None,
+    unlisted_as_zero: bool = False,
+    test: PathLike | None = None,
+    test_unlisted_as_zero: bool = False,
+    seed: int = 0,
+    output: PathLike | None = None,
+    warn: Warn | None = None,
+) -> ProbabilityCalibration | Calibration:
+    """The labels fitted to human labels (the Python side of `semrel calibrate`, with its defaults).
+
+    judgments: a judgments.jsonl or a list of Judgment. reviewed: the human labels, a qrels file (e.g. from
+    `semrel review export --only-reviewed`) or a golden.jsonl; grade > 0 is relevant.
+    By default (on='p', where the judgments hold p) the judge's probability is refitted on the reviewed pairs
+    (fit: features, every coefficient, where the judgments keep them, else anchored; or shift, platt;
+    graded=True: grades 0-3) and the cut moves to the highest expected kappa over every judged pair's refitted
+    p: a ProbabilityCalibration (`.rule`, `.before`, `.after`). With on= P, R or F: the thresholds on that
+    score maximizing kappa (grades=: their number, default the human labels' top grade; weights: none,
+    linear, quadratic), a Calibration (`.thresholds`, `.agreement`). unlisted_as_zero: a judged pair of a
+    query the human file holds but does not list is grade 0. test: human labels to measure the result on,
+    the calibration pairs left out (`.held_out`). output: write the fitted rule there, the file `semrel label
+    --calibration` (and `semrel.label(calibration=...)`) reads, with its manifest. What the command warns of
+    goes to `warn`, else to Python warnings.
+    """
+    check_warn(warn)
+    check_kind("reviewed", reviewed, (str, os.PathLike), "a qrels file of human labels")
+    check_kind("test", test, (str, os.PathLike), "a qrels file of human labels")
+    check_kind("output", output, (str, os.PathLike), "a file path")
+    for name, value in (("on", on), ("fit", fit), ("weights", weights)):
+        check_kind(name, value, (str,), "a name")
+    check_kind("grades", grades, (numbers.Integral,), "a whole number of thresholds")
+    check_kind("seed", seed, (numbers.Integral,), "a whole number")
+    for name, flag in (("graded", graded), ("unlisted_as_zero", unlisted_as_zero), ("test_unlisted_as_zero", test_unlisted_as_zero)):
+        check_kind(name, flag, (bool,), "True or False")
+    judged, source = _judgments(judgments)
+    notes: list[str] = []
+    result = calibrate_labels(judged, reviewed, on, fit, graded, None if grades is None else int(grades), cast(Weights, weights),
+                              unlisted_as_zero, test, test_unlisted_as_zero, int(seed), notes.append)
+    tell(notes, warn, stacklevel=3)
+    if output is not None:
+        write_fitted(result, output, [p for p in (source, reviewed) if p is not None], unlisted_as_zero, int(seed))
+    return result
