@@ -82,6 +82,7 @@ def check_interrupted() -> None:
 
 
 def _stop(signum: int, frame: Any) -> None:
+    _received.append(signum)  # if a bare `except:` in an import swallows the exit, no file is replaced after it
     sys.stderr.write("semrel: error: interrupted\n")
     raise SystemExit(130)
 

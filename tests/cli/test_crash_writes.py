@@ -373,3 +373,29 @@ def test_a_second_ctrl_c_while_temp_files_are_removed_leaves_none(tmp_path, monk
         signal.signal(signal.SIGINT, before)
         monkeypatch.undo()
     assert os.listdir(tmp_path) == []
+
+
+def test_a_ctrl_c_before_the_command_runs_is_remembered_even_if_its_exit_is_swallowed(tmp_path):
+    """Before a command runs, the console script's handler ends the process (SystemExit 130); a bare
+    `except:` in some import could swallow that, and the command ran on to replace its output."""
+    from semrel import interrupts
+    from semrel.formats.files import atomic_writer
+
+    output = tmp_path / "out.txt"
+    output.write_bytes(OLD)
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal: a background job starts ignoring it
+        interrupts.stop_on_interrupts()
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except SystemExit:
+            pass  # swallowed
+        with interrupts.interrupts_recorded(), pytest.raises(KeyboardInterrupt):
+            with atomic_writer(output) as out:
+                out.write("new")
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+    assert output.read_bytes() == OLD and os.listdir(tmp_path) == ["out.txt"]
+    assert not interrupts._received  # forgotten once the command ended
