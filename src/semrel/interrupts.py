@@ -17,6 +17,22 @@ _received: list[int] = []  # signals received inside interrupts_recorded
 _depth = [0]
 
 
+class InterruptedAfterWriting(KeyboardInterrupt):
+    """A signal held while a set of files was put in place, delivered once all of them were: the
+    command stops, but the files it names are new and whole (the message must not suggest otherwise)."""
+
+    def __init__(self, written: list[str]):
+        super().__init__(written)
+        self.written = written
+
+
+def interrupted_message(exc: KeyboardInterrupt) -> str:
+    """What a command says when a signal stops it."""
+    if isinstance(exc, InterruptedAfterWriting):
+        return f"interrupted after {', '.join(exc.written)} had been written in full (new and complete)"
+    return "interrupted"
+
+
 @contextlib.contextmanager
 def signals_held() -> Iterator[None]:
     """Ctrl-C, SIGTERM and SIGHUP arriving inside the block are delivered when it ends, to the

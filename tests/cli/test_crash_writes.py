@@ -399,3 +399,40 @@ def test_a_ctrl_c_before_the_command_runs_is_remembered_even_if_its_exit_is_swal
             signal.signal(number, handler)
     assert output.read_bytes() == OLD and os.listdir(tmp_path) == ["out.txt"]
     assert not interrupts._received  # forgotten once the command ended
+
+
+def test_a_ctrl_c_during_the_renames_says_the_new_files_are_in_place(tmp_path, monkeypatch):
+    """A signal held while a set of files is renamed into place is delivered after the last rename: the
+    command stops (exit 130), but the files are new and whole, which the message used to hide behind a
+    bare 'interrupted'. A checkpoint the set supersedes goes with the renames."""
+    import semrel.formats.files as files
+    from helpers import run
+
+    judgments = tmp_path / "j.jsonl"
+    judgments.write_text('{"query_id": "q1", "chunk_id": "c1", "P": 0.9, "R": 0.8, "F": 0.85, "source": "bm25"}\n')
+    replace, calls = os.replace, []
+
+    def ctrl_c_at_the_first(source, target):
+        if Path(target).parent == tmp_path:  # a rename into place, not a write of a staged file
+            calls.append(target)
+            if len(calls) == 1:
+                signal.raise_signal(signal.SIGINT)  # held until every file of the set is in place
+        replace(source, target)
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal: a background job starts ignoring it
+    monkeypatch.setattr(files.os, "replace", ctrl_c_at_the_first)
+    try:
+        result = run("label", judgments, "--threshold", "0.7", "-o", tmp_path / "out.qrels")
+        (tmp_path / "done.partial").write_text("checkpoint")
+        calls.clear()
+        with pytest.raises(files.InterruptedAfterWriting) as raised:
+            with files.files_as_one([str(tmp_path / "a.txt")], superseded=[str(tmp_path / "done.partial")]) as staged:
+                open(staged[str(tmp_path / "a.txt")], "w").write("new")
+    finally:
+        signal.signal(signal.SIGINT, before)
+    qrels = tmp_path / "out.qrels"
+    assert (result.exit_code, result.stderr.strip()) == (130, f"semrel: error: interrupted after {qrels}.manifest.json, {qrels} "
+                                                              "had been written in full (new and complete)")
+    assert qrels.read_text() == "q1 0 c1 1\n" and json.loads(Path(f"{qrels}.manifest.json").read_text())["rows"] == 1
+    assert raised.value.written == [str(tmp_path / "a.txt")] and (tmp_path / "a.txt").read_text() == "new"
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "j.jsonl", "out.qrels", "out.qrels.manifest.json"]

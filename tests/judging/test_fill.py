@@ -216,3 +216,41 @@ def test_judgments_whose_manifest_records_no_sha256_are_filled_with_a_warning(pi
     assert len(warnings) == 1 and "records no sha256" in warnings[0] and "golden.jsonl could not be checked" in warnings[0]
     unchecked = read_manifest(tmp_path / "both.jsonl")["fills"][-1]["params"]["unchecked"]
     assert unchecked == [str(f / "corpus.jsonl"), str(f / "golden.jsonl")]
+
+
+@pytest.mark.slow
+def test_a_ctrl_c_as_the_judgments_are_replaced_leaves_no_checkpoint(pipeline, tmp_path, monkeypatch):
+    """A Ctrl-C held while the extended judgments and their manifest were renamed into place was delivered
+    before the fill's checkpoint was removed: a stale judgments.jsonl.fill.partial stayed, which no later
+    fill (it finds nothing to judge) removed. The checkpoint now goes with the renames, and the message
+    says the judgments are complete."""
+    import os
+    import signal
+
+    import semrel.formats.files as files
+
+    f, judgments = pipeline, tmp_path / "pool.jsonl"  # judged afresh (from the cache): other tests fill the fixture's own
+    ok("judge", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--pool", f / "pool.tsv", "-o", judgments,
+        "--cache", f / "cache")
+    ok("label", judgments, "-o", tmp_path / "pool.qrels", "--threshold", "0.6")
+    judged = len(read_judgments(judgments))
+    replace, calls = os.replace, []
+
+    def ctrl_c_at_the_first(source, target):
+        if Path(target).parent == tmp_path:  # a rename into place, not a write of a staged file
+            calls.append(target)
+            if len(calls) == 1:
+                signal.raise_signal(signal.SIGINT)
+        replace(source, target)
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal: a background job starts ignoring it
+    monkeypatch.setattr(files.os, "replace", ctrl_c_at_the_first)
+    try:
+        result = run("fill", tmp_path / "pool.qrels", f / "reverse.run", "--judgments", judgments, "--corpus", f / "corpus.jsonl",
+                     "--golden", f / "golden.jsonl", "--depth", "4", "-o", tmp_path / "filled.qrels")
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert (result.exit_code, result.stderr.strip().splitlines()[-1]) == (
+        130, f"semrel: error: interrupted after {judgments}, {judgments}.manifest.json had been written in full (new and complete)")
+    assert not (tmp_path / "pool.jsonl.fill.partial").exists() and not (tmp_path / "filled.qrels").exists()
+    assert len(read_judgments(judgments)) > judged and read_manifest(judgments)["fills"]

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 import click
 
 from ..errors import SemrelError
-from ..interrupts import interrupts_recorded, signals_held
+from ..interrupts import interrupted_message, interrupts_recorded, signals_held
 from ..resources import semrel_version
 from ..terminal import SafeStream, safe
 
@@ -139,8 +139,8 @@ class SemrelGroup(LazyGroup):
                           "in docs/safety.md)", 1)
             except RecursionError:
                 fail(ctx, "an input is nested too deeply to read", 1)
-            except KeyboardInterrupt:
-                fail(ctx, "interrupted", 130)
+            except KeyboardInterrupt as exc:
+                fail(ctx, interrupted_message(exc), 130)
             except Exception:
                 if received:  # a Ctrl-C whose exception compiled code swallowed, mid-import: what ran on broke
                     fail(ctx, "interrupted", 130)

@@ -8,6 +8,7 @@ from typing import Sequence
 import click
 
 from ..errors import Interrupted
+from ..interrupts import InterruptedAfterWriting
 from ..progress import stderr_steps
 from .base import SemrelCommand, warn
 from .paths import input_path, output_path
@@ -20,10 +21,12 @@ def fill_and_report(qrels: str, runs: Sequence[str], judgments: str, corpus: str
 
     try:
         result = fill(qrels, runs, judgments, corpus, golden, depth, output, steps=stderr_steps)
+    except InterruptedAfterWriting:
+        raise  # the files are written in full: the group's message says so
     except KeyboardInterrupt:
         partial = f"{judgments}.fill.partial"
         kept = (f"judged holes are kept in {partial}; run the same command again to resume" if os.path.exists(partial)
-                else "no hole was judged yet")
+                else f"nothing to resume: holes judged before it, if any, are in {judgments}")
         raise Interrupted(f"interrupted; {kept}") from None
     record = result.params
     if record["unchecked"]:

@@ -8,11 +8,12 @@ import click
 
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import Interrupted
+from ..interrupts import InterruptedAfterWriting
 from ..judging.labels import NULL_SAMPLE
 from ..progress import stderr_steps
 from .base import SemrelCommand, warn
 from .options import engine_options, query_sample, sample_options
-from .paths import input_path, output_path
+from .paths import FolderPath, input_path, output_path
 
 
 @click.command("judge", cls=SemrelCommand, short_help='Score pooled pairs with BERTScore.')
@@ -39,7 +40,7 @@ from .paths import input_path, output_path
                    f"256 suits {DEFAULT_MODEL} (its training length).")
 @click.option("--overlap", type=click.IntRange(0), default=None, metavar="TOKENS",
               help="Tokens shared by consecutive windows of a long chunk [default: a quarter of the window].")
-@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, show_envvar=True,
+@click.option("--cache", "cache_dir", type=FolderPath(), default=None, show_envvar=True,
               help="Embedding cache folder [default: the user cache dir].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the embedding cache.")
 @engine_options
@@ -65,6 +66,8 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
                        cache=False if no_cache else cache_dir,
                        engine=make_engine(engine, ray_address, ray_workers, device, precision), steps=stderr_steps,
                        sample=query_sample(limit, sample_size, sample_seed), warn=warn)
+    except InterruptedAfterWriting:
+        raise  # the judgments are written in full: the group's message says so
     except KeyboardInterrupt:
         kept = ("nothing was written" if output == "-"
                 else f"finished pairs are kept in {output}.partial; run the same command again to resume"

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, Callable, Iterable, Iterator, TypeVar, cast
 
 from ..errors import FormatError, SemrelError, UsageError
-from ..interrupts import check_interrupted, signals_held
+from ..interrupts import InterruptedAfterWriting, check_interrupted, signals_held
 from ..terminal import unfiltered
 
 STDIO = "-"
@@ -506,13 +506,16 @@ class Staged(dict[str, str]):
 
 
 @contextlib.contextmanager
-def files_as_one(targets: list[str]) -> Iterator[Staged]:
+def files_as_one(targets: list[str], superseded: Iterable[str] = ()) -> Iterator[Staged]:
     """Write files that belong together (an output, its companions, their manifests) as one unit.
     Yields {target: staged name}: each is written whole under its staged name, in a hidden folder
     beside its target (so the rename stays on one file system), then all are renamed into place in
     `targets`' order with Ctrl-C, SIGTERM and SIGHUP held back, so an error or interrupt leaves the
     old set or the new one. Only a hard kill between two renames (microseconds) can split them: put
-    last the file that vouches for the others. Errors name the target, never the staged file."""
+    last the file that vouches for the others. Errors name the target, never the staged file.
+    `superseded` files (the checkpoint an output was resumed from) are removed with the renames, so an
+    interrupt cannot leave a checkpoint of finished work beside it. A signal held during the renames
+    is raised after them as InterruptedAfterWriting, which says the set is in place."""
     given: dict[str, str] = {}
     for target in targets:
         if given.setdefault(os.path.realpath(target), target) != target or targets.count(target) > 1:
@@ -534,16 +537,23 @@ def files_as_one(targets: list[str]) -> Iterator[Staged]:
             os.chmod(staged[target], new_file_mode(target))  # the replaced file's permissions, else the umask's
         check_interrupted()
         done: list[str] = []
-        with signals_held():
-            for target in targets:
-                try:
-                    os.replace(staged[target], target)
-                except OSError as exc:
-                    if not done:
-                        raise write_error(target, exc, existed[target]) from None
-                    raise SemrelError(f"{target}: cannot put it in place ({exc.strerror or exc}); {', '.join(done)} already "
-                                      "hold the new files: run it again") from None
-                done.append(target)
+        try:
+            with signals_held():
+                for target in targets:
+                    try:
+                        os.replace(staged[target], target)
+                    except OSError as exc:
+                        if not done:
+                            raise write_error(target, exc, existed[target]) from None
+                        raise SemrelError(f"{target}: cannot put it in place ({exc.strerror or exc}); {', '.join(done)} already "
+                                          "hold the new files: run it again") from None
+                    done.append(target)
+                for name in superseded:
+                    Path(name).unlink(missing_ok=True)
+        except KeyboardInterrupt:
+            if len(done) < len(targets):
+                raise
+            raise InterruptedAfterWriting(done) from None
     finally:
         with signals_held():  # a second Ctrl-C would leave them there
             for staging in folders.values():

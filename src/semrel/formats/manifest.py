@@ -78,13 +78,13 @@ def manifest_record(
 
 
 @contextlib.contextmanager
-def outputs_with_manifests(outputs: Sequence[str | os.PathLike]) -> Iterator[Staged]:
+def outputs_with_manifests(outputs: Sequence[str | os.PathLike], superseded: Sequence[str] = ()) -> Iterator[Staged]:
     """Outputs and their manifests written as one unit (files_as_one), each output after its
     manifest (so the hidden staging folder is named after an output): yields {name: staged name} for
     outputs and manifests alike ('-', stdout, is itself and has no manifest). Write each output to
-    its staged name, then write_manifest(..., staged=)."""
+    its staged name, then write_manifest(..., staged=). `superseded`: as files_as_one's."""
     files = [str(o) for o in outputs if str(o) != STDIO]
-    with files_as_one([name for output in files for name in (manifest_path(output), output)]) if files \
+    with files_as_one([name for output in files for name in (manifest_path(output), output)], superseded) if files \
             else contextlib.nullcontext(Staged()) as staged:
         yield Staged({STDIO: STDIO, **staged})
 

@@ -205,8 +205,7 @@ def fill(
         resumed = result.resumed
         _append(judgments_path, existing, fresh, [qrels_path, *runs, corpus, golden],
                 {"runs": [str(p) for p in runs], "depth": depth, "pairs": len(fresh), "cache_dir": options.cache_dir,
-                 "use_cache": options.use_cache, "unchecked": unchecked})
-        Path(partial).unlink(missing_ok=True)
+                 "use_cache": options.use_cache, "unchecked": unchecked}, partial)
     added = relabel(already + fresh, rule) if (already or fresh) else Qrels.from_columns([], [], [])
     completed = _concat(qrels, added)
     record = {"runs": [str(p) for p in runs], "depth": depth, "holes": len(wanted), "judged": len(fresh),
@@ -238,15 +237,16 @@ def _flat(values):
 
 
 def _append(path: str | os.PathLike, existing: list[Judgment], fresh: list[Judgment], inputs: Sequence[str | os.PathLike],
-            params: dict) -> None:
+            params: dict, partial: str) -> None:
     """judgments.jsonl rewritten with the fresh rows after the old. Its manifest stays the judge's (command,
     inputs with their sha256, params: what made the rows and what later fills are checked against), with
     `rows`, the digest and, under `fills`, this fill's own record (command, inputs hashed, versions, time,
-    params) brought up to date. Both are written as one unit, so an interrupted fill loses no record."""
+    params) brought up to date. Both are written as one unit, so an interrupted fill loses no record;
+    the fill's checkpoint `partial` goes with the renames."""
     target, manifest_file = str(path), manifest_path(path)
     manifest = read_manifest(path) or {}
     allow_rewrite(path)  # the one file a fill extends: every old row is kept, the new ones follow
-    with files_as_one([target, manifest_file]) as staged:
+    with files_as_one([target, manifest_file], superseded=[partial]) as staged:
         write_judgments([*existing, *fresh], staged[target])
         record = manifest_record(target, inputs=inputs, params=params, rows=len(existing) + len(fresh), staged=staged)
         del record["output"]

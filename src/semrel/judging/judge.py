@@ -31,7 +31,6 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence as SequenceABC
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -775,11 +774,9 @@ def judge(
         result.params["queries"] = {**(sample.describe() or {}), "kept": len(items)}
     if output is not None:
         inputs = [v for v in (corpus, golden, pool) if isinstance(v, (str, os.PathLike))]
-        with outputs_with_manifests([output]) as staged:
+        with outputs_with_manifests([output], superseded=[partial] if partial else []) as staged:
             write_judgments(result.judgments, staged[output])
             write_manifest(output, inputs=inputs, params=result.params, rows=len(result.judgments), staged=staged)
-        if partial:
-            Path(partial).unlink(missing_ok=True)
     tell(result.warnings, warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
     return result
 
