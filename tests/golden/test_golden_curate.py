@@ -142,7 +142,7 @@ def test_split_sizes_leave_a_rest_part(tmp_path):
                      "3 names for 2 parts (1 --sizes and the rest)", code=2)
 
 
-def test_split_refuses_part_names_that_are_no_file_of_their_own_and_sizes_below_one(tmp_path):
+def test_split_refuses_part_names_that_are_no_file_of_their_own_and_sizes_below_one(tmp_path, monkeypatch):
     golden = write(tmp_path / "golden.jsonl", "".join(item(q, t) for q, t in NEAR))
     for args, message in [
         (("--names", "a,a"), "--names gives two parts the name 'a': give each part its own name"),
@@ -156,7 +156,9 @@ def test_split_refuses_part_names_that_are_no_file_of_their_own_and_sizes_below_
         (("--sizes", "2,0"), "--sizes 2,0: sizes must be positive query counts"),
     ]:
         assert_one_error(run("golden", "split", golden, "-o", tmp_path / "parts", *args), message, code=2)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["golden.jsonl"]  # nothing written, in -o or beside it
+    monkeypatch.chdir(tmp_path)
+    assert_one_error(run("golden", "split", golden, "-o", "-"), "'-' is not a folder (stdout cannot hold files)", code=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["golden.jsonl"]  # nothing written, in -o or beside it (a folder '-' was)
 
 
 def test_dedup_reports_and_deletes_only_with_apply(tmp_path):

@@ -21,7 +21,7 @@ from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
 from .base import LazyGroup, warn
 from .options import chunk_options, chunk_settings, query_sample, sample_options
-from .paths import input_path, output_path
+from .paths import FolderPath, input_path, output_path
 
 
 @click.group("golden", short_help='Import, check and curate golden sets.', cls=LazyGroup, lazy={"pick": "semrel.cli.pick:pick_command"})
@@ -145,7 +145,7 @@ model_option = click.option("--model", default=None, metavar="NAME", help=f"Embe
 
 @golden_group.command("split", short_help='Split a golden set, near-duplicates together.')
 @click.argument("golden", type=input_path(allow_dash=True))
-@click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False), help="Folder for the parts.")
+@click.option("-o", "--output-dir", required=True, type=FolderPath(), help="Folder for the parts.")
 @click.option("--ratio", help="Fraction(s) of the parts, comma-separated; the rest is the last part [default: 0.8].")
 @click.option("--sizes", help="Query counts of the parts, comma-separated (instead of --ratio); the queries left over are "
                              "one more part, the last.")

@@ -52,6 +52,19 @@ def database_path(**kwargs: Any) -> RolePath:
     return RolePath(DATABASE, **kwargs)
 
 
+class FolderPath(click.Path):
+    """A folder the command writes into. '-' is refused: elsewhere it means stdin or stdout, and
+    `-o -` made a folder named '-'."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(file_okay=False, **kwargs)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if str(value) == STDIO:
+            self.fail("'-' is not a folder (stdout cannot hold files); give a folder's path, './-' for one named '-'", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 @dataclass(frozen=True)
 class NamedPath:
     label: str  # how the command line names it: --labels, -o/--output, QRELS

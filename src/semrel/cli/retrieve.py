@@ -21,7 +21,7 @@ from ..retrieval.retrieve import (
 )
 from .base import SemrelCommand, warn
 from .options import engine_options, query_sample, sample_options
-from .paths import input_path, output_path
+from .paths import FolderPath, input_path, output_path
 
 
 @click.command("retrieve", cls=SemrelCommand, short_help='Retrieve chunks for every query (a TREC run).')
@@ -38,7 +38,7 @@ from .paths import input_path, output_path
               help=f"Dense encoder: local folder or Hugging Face name [default: {DEFAULT_MODEL}].")
 @click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="The TREC run to write ('-' = stdout).")
 @engine_options
-@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--cache", "cache_dir", type=FolderPath(), default=None,
               help="Folder of the persisted indexes: the BM25 index (built once per corpus, grown with it) and the dense "
                    "vector store (chunk vectors kept per model, so a chunk is encoded once) [default: the user cache dir].")
 @click.option("--no-cache", is_flag=True, help="Index and encode the chunks in memory; neither read nor write the cache.")
