@@ -151,6 +151,64 @@ def test_a_key_on_a_pair_this_name_decided_elsewhere_says_it_was_not_recorded(tm
     assert "0 decisions this session" in result.stdout
 
 
+@pytest.mark.parametrize(("key", "what"), [("1", "that key"), ("f", "the flag")])
+def test_a_key_on_a_pair_another_reviewer_decided_meanwhile_is_not_recorded(tmp_path, cli, monkeypatch, key, what):
+    """The terminal shows ann a pair; her claim goes stale, and bob, on his own connection (the web
+    page, another terminal), is shown it and grades it before her key: her grade or flag is refused,
+    not written beside his on a pair that is not shared."""
+    from semrel.cli import review_terminal
+    from semrel.review import engine
+
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "r.sqlite")
+    assert start(cli, pool, db, "ann", "q").exit_code == 0
+    monkeypatch.setattr(engine, "CLAIM_SECONDS", -1.0)
+    keys = iter(key + "q")
+
+    def bob_grades_first() -> str:
+        pressed = next(keys)
+        if pressed == key:
+            with contextlib.closing(open_db(db)) as conn:
+                bob = Session(conn, "bob")
+                bob.grade(bob.next_task(), 0)
+        return pressed
+
+    monkeypatch.setattr(review_terminal, "read_key", bob_grades_first)
+    result = start(cli, pool, db, "ann", "")
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        decided = conn.execute("SELECT t.query_id || '/' || t.chunk_id, d.reviewer, d.kind FROM decisions d"
+                               " JOIN tasks t ON t.id = d.task_id").fetchall()
+    assert [(reviewer, kind) for _, reviewer, kind in decided] == [("bob", "grade")]
+    said = " ".join(result.stdout.split())  # the console wraps long lines
+    assert f"{decided[0][0]} was decided elsewhere meanwhile: {what} was not recorded" in said
+    assert "0 decisions this session" in result.stdout
+
+
+def test_a_decision_is_recorded_only_on_the_pair_held_for_the_reviewer(tmp_path, monkeypatch):
+    """Three connections to one database, as separate processes have: once bob has graded the pair
+    shown to alice (her claim gone stale), nothing of hers is written on it; under one name in two
+    places, the second grade is "already decided" and a revision of a decision undone elsewhere is refused."""
+    from semrel.review import engine
+    from semrel.review.engine import Outcome
+
+    monkeypatch.setattr(engine, "CLAIM_SECONDS", -1.0)
+    conn, _ = queued_db(tmp_path)
+    alice, bob = Session(conn, "alice"), Session(open_db(tmp_path / "r.sqlite"), "bob")
+    alice_elsewhere = Session(open_db(tmp_path / "r.sqlite"), "alice")
+    first = alice.next_task()
+    assert bob.next_task() == first and bob.grade(first, 0) is Outcome.RECORDED
+    assert {alice.grade(first, 1), alice.skip(first), alice.flag(first), alice.note(first, "mine")} == {Outcome.NOT_HELD}
+    second = alice.next_task()
+    assert alice_elsewhere.next_task() == second and alice.grade(second, 1) is Outcome.RECORDED
+    assert alice_elsewhere.grade(second, 0) is alice_elsewhere.skip(second) is Outcome.ALREADY_DECIDED
+    assert alice_elsewhere.flag(second) is alice_elsewhere.note(second, "") is Outcome.NOT_HELD
+    assert alice_elsewhere.undo() == second and not alice.revise(second, 0)
+    kinds = [tuple(r) for r in conn.execute("SELECT task_id, reviewer, kind, grade FROM decisions ORDER BY id")]
+    assert kinds == [(first.id, "bob", "grade", 0), (second.id, "alice", "grade", 1), (second.id, "alice", "undo", None)]
+    for session in (bob, alice_elsewhere):
+        session.conn.close()
+
+
 def test_a_note_typed_in_a_terminal_that_is_not_utf8_is_kept(tmp_path):
     """Python holds such bytes as lone surrogates, which SQLite cannot store: the note was lost to a traceback."""
     pool = write_pool(tmp_path / "pool")

@@ -16,6 +16,8 @@ from catalogue import TALLY
 from review_helpers import queued_db, write_pool
 from review_web_helpers import Client, Server, alice_at_her_first_pair
 from semrel.review import engine
+from semrel.review.engine import Session
+from semrel.review.store import open_db
 from semrel.review.web.app import WebSettings, create_app
 
 MAX_NOTE = 4000
@@ -144,13 +146,13 @@ def test_reviewers_racing_for_one_pair_leave_one_grade(tmp_path, monkeypatch):
     """Claims gone stale at once: eight reviewers are shown the same (not shared) pair and grade
     it at the same moment; one grade stands, the others are told 409."""
     monkeypatch.setattr(engine, "CLAIM_SECONDS", -1.0)
-    original = engine.Session.grade
+    original = engine.Session._append
 
-    def slow_grade(self, *args, **kwargs):  # widens the gap between the server's check and the write
+    def slow_write(self, *args, **kwargs):  # after the check, inside its transaction: the others must wait
         time.sleep(0.05)
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(engine.Session, "grade", slow_grade)
+    monkeypatch.setattr(engine.Session, "_append", slow_write)
     conn, _ = queued_db(tmp_path)
     conn.close()
     db = str(tmp_path / "r.sqlite")
@@ -174,3 +176,41 @@ def test_reviewers_racing_for_one_pair_leave_one_grade(tmp_path, monkeypatch):
         thread.join(timeout=60)
     assert sorted(statuses) == [200] + [409] * 7
     assert len(live(db)) == 1
+
+
+@pytest.mark.parametrize("terminal_name", ["bob", "alice"])
+def test_a_pair_graded_in_a_terminal_while_the_web_request_is_under_way_is_not_graded_again(tmp_path, monkeypatch,
+                                                                                            terminal_name):
+    """The page shows alice a pair; a terminal on its own connection to the database (bob once her
+    claim went stale, or alice under her own name) grades it after the server took her request and
+    before it wrote. The server's check and write are one transaction, so her grade is refused
+    (409; "already" when it was her own) rather than written beside the terminal's."""
+    monkeypatch.setattr(engine, "CLAIM_SECONDS", -1.0)
+    conn, _ = queued_db(tmp_path)
+    conn.close()
+    db = str(tmp_path / "r.sqlite")
+    app = create_app(WebSettings(db, secret="test"))
+    alice, csrf = signed_in(app, "alice")
+    shown = alice.get("/api/task").get_json()["task"]
+    terminal, keys = Session(open_db(db), terminal_name), ["1"]
+    original = engine.Session._check_grade
+
+    def terminal_grades_first(self, grade):  # the web request is read, its grade checked: the terminal's key lands now
+        if self is not terminal and keys:
+            keys.pop()
+            task = terminal.next_task()
+            assert task.id == shown["id"]
+            terminal.grade(task, 0)
+        original(self, grade)
+
+    monkeypatch.setattr(engine.Session, "_check_grade", terminal_grades_first)
+    answer = alice.post("/api/decide", json={"action": "grade", "task_id": shown["id"], "grade": 1},
+                        headers={"X-CSRF-Token": csrf})
+    assert not keys  # the terminal did grade while the request was under way
+    if terminal_name == "bob":
+        assert answer.status_code == 409 and "is not the pair shown to you now" in answer.get_json()["error"]
+    else:
+        assert answer.status_code == 200
+        assert answer.get_json()["message"].startswith(f"you had decided {shown['query_id']}/{shown['chunk_id']} already")
+    assert query(db, "SELECT task_id, reviewer, kind, grade FROM decisions") == [(shown["id"], terminal_name, "grade", 0)]
+    terminal.conn.close()

@@ -17,7 +17,7 @@ from rich.panel import Panel
 from rich.style import Style
 from rich.text import Text
 
-from ..review.engine import Session
+from ..review.engine import Outcome, Session
 from ..review.highlight import shades
 from ..review.keys import grade_keys, note_keys
 from ..review.tasks import Labelling, Task, judge_line
@@ -53,6 +53,14 @@ def highlighted(text: str, spans: Spans) -> Text:
         out.stylize(Style(bgcolor=shade, color="black" if strength > 0.5 else None, bold=strength > 0.8),
                     offsets[start], offsets[end])
     return out
+
+
+def not_recorded(task: Task, outcome: Outcome, what: str) -> str:
+    """Why a decision on the pair shown was refused: it was decided elsewhere while it was on screen
+    (this name in another terminal or the web page, or another reviewer once the claim went stale)."""
+    if outcome is Outcome.ALREADY_DECIDED:
+        return f"you had decided {task.query_id}/{task.chunk_id} already (under this name elsewhere): {what} was not recorded"
+    return f"{task.query_id}/{task.chunk_id} was decided elsewhere meanwhile: {what} was not recorded"
 
 
 def plain(text: str, style: str = "") -> Text:
@@ -128,12 +136,12 @@ class TerminalReview:
                 message, key = "", read_key()
                 if key in self.grades or key == "s":
                     seconds = time.monotonic() - shown
-                    if (self.session.grade(task, self.grades[key], seconds) if key in self.grades
-                            else self.session.skip(task, seconds)):
+                    outcome = (self.session.grade(task, self.grades[key], seconds) if key in self.grades
+                               else self.session.skip(task, seconds))
+                    if outcome is Outcome.RECORDED:
                         self.decided += 1
-                    else:  # this name has a decision standing on the pair (another terminal, the web page)
-                        message = (f"you had decided {task.query_id}/{task.chunk_id} already (under this name elsewhere): "
-                                   "that key was not recorded")
+                    else:
+                        message = not_recorded(task, outcome, "that key")
                     break
                 if key == "u":
                     undone = self.session.undo()
@@ -143,13 +151,17 @@ class TerminalReview:
                     self.console.print(f"saved; {self.decided} decisions this session. Start again to go on.")
                     return self.decided
                 if key == "f":
-                    self.session.flag(task)
+                    if (outcome := self.session.flag(task)) is not Outcome.RECORDED:
+                        message = not_recorded(task, outcome, "the flag")
+                        break
                     message = "flagged"
                 elif key in self.notes:
                     typed = click.prompt("note", default="", show_default=False).strip()
                     text = as_utf8(typed)
                     if text:
-                        self.session.note(task, text)
+                        if (outcome := self.session.note(task, text)) is not Outcome.RECORDED:
+                            message = not_recorded(task, outcome, "the note")
+                            break
                         message = "note saved" if text == typed else "note saved (bytes that were not UTF-8 became \ufffd)"
                 elif key in (" ", ">"):
                     page = min(page + 1, len(pages) - 1)

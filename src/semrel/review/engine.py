@@ -3,7 +3,8 @@
 Every call that writes is one BEGIN IMMEDIATE transaction, committed before it returns, so a
 decision is on disk before the next task is shown and a killed process loses nothing. A task
 not marked shared goes to one reviewer: showing it claims it, and others pass over it while
-the claim is fresh (CLAIM_SECONDS) or once someone has decided it.
+the claim is fresh (CLAIM_SECONDS) or once someone has decided it. A grade, skip, flag or note
+is recorded only on the task held for the reviewer, checked in the transaction that writes it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import sqlite3
 import time
 from dataclasses import asdict, dataclass
+from enum import Enum
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -130,6 +132,18 @@ class Progress:
 
 _UNDECIDED_BY_ME = "NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id AND l.reviewer = :r)"
 _UNDECIDED_BY_OTHERS = "NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id AND l.reviewer != :r)"
+_HELD = (  # claimed by this reviewer, decided neither by them nor (unless shared) by anyone else
+    f"SELECT t.* FROM tasks t JOIN claims c ON c.task_id = t.id AND c.reviewer = :r"
+    f" WHERE {_UNDECIDED_BY_ME} AND (t.shared OR {_UNDECIDED_BY_OTHERS}) ORDER BY t.position LIMIT 1"
+)
+
+
+class Outcome(Enum):
+    """What became of a grade, skip, flag or note a front end asked for."""
+
+    RECORDED = "recorded"  # written (an empty note: nothing to write)
+    ALREADY_DECIDED = "already decided"  # a grade or skip on a pair this reviewer's decision stands on: nothing written
+    NOT_HELD = "not held"  # not the pair held for this reviewer now (decided by another, or moved on): nothing written
 
 
 class Session:
@@ -148,10 +162,7 @@ class Session:
         now = time.time()
         args: dict[str, Any] = {"r": self.reviewer, "fresh": now - CLAIM_SECONDS}
         with transaction(self.conn):
-            row = self.conn.execute(
-                f"SELECT t.* FROM tasks t JOIN claims c ON c.task_id = t.id AND c.reviewer = :r"
-                f" WHERE {_UNDECIDED_BY_ME} AND (t.shared OR {_UNDECIDED_BY_OTHERS}) ORDER BY t.position LIMIT 1", args,
-            ).fetchone() or self.conn.execute(
+            row = self._held() or self.conn.execute(
                 f"SELECT t.* FROM tasks t WHERE {_UNDECIDED_BY_ME} AND (t.shared OR ({_UNDECIDED_BY_OTHERS}"
                 " AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.reviewer != :r AND c.claimed > :fresh)))"
                 " ORDER BY t.position LIMIT 1", args,
@@ -160,6 +171,15 @@ class Session:
                 return None
             self._claim(row["id"], now)
         return task_from_row(row)
+
+    def _held(self) -> sqlite3.Row | None:
+        """The task held for this reviewer, the one next_task() shows them; it only reads, so it
+        runs inside the caller's transaction (a nested BEGIN IMMEDIATE is not possible)."""
+        return self.conn.execute(_HELD, {"r": self.reviewer}).fetchone()
+
+    def _standing(self, task: Task) -> list[sqlite3.Row]:
+        """This reviewer's standing grade or skip on `task` (at most one)."""
+        return self.conn.execute("SELECT id FROM live WHERE task_id = ? AND reviewer = ?", (task.id, self.reviewer)).fetchall()
 
     def _claim(self, task_id: int, now: float) -> None:
         self.conn.execute(
@@ -174,36 +194,38 @@ class Session:
             (self.reviewer, kind, grade, note, undoes, seconds, time.time(), task.id),
         )
 
-    def _settle(self, task: Task, kind: str, grade: int | None, seconds: float | None) -> bool:
-        """Record a grade or skip unless this reviewer already has one standing on the task
-        (the same name in two terminals): False then, and nothing is written."""
+    def _decide(self, task: Task, kind: str, grade: int | None = None, note: str | None = None,
+                seconds: float | None = None) -> Outcome:
+        """Record a decision on `task` only while it is the pair held for this reviewer: the check
+        and the write are one transaction, so no other process (a terminal, a second web server,
+        this name elsewhere) can decide or take the pair in between."""
         with transaction(self.conn):
-            if self.conn.execute(
-                "SELECT 1 FROM live WHERE task_id = ? AND reviewer = ?", (task.id, self.reviewer)
-            ).fetchone():
-                return False
-            self._append(task, kind, grade=grade, seconds=seconds)
-        return True
+            held = self._held()
+            if held is None or held["id"] != task.id:
+                settled = kind in ("grade", "skip") and self._standing(task)
+                return Outcome.ALREADY_DECIDED if settled else Outcome.NOT_HELD
+            if kind != "note" or note:
+                self._append(task, kind, grade=grade, note=note, seconds=seconds)
+        return Outcome.RECORDED
 
     def _check_grade(self, grade: int) -> None:
         top = labelling_of(self.conn).max_grade
         if not 0 <= grade <= top:
             raise ValidationError(f"grade {grade} is outside 0..{top}")
 
-    def grade(self, task: Task, grade: int, seconds: float | None = None) -> bool:
+    def grade(self, task: Task, grade: int, seconds: float | None = None) -> Outcome:
         self._check_grade(grade)
-        return self._settle(task, "grade", grade, seconds)
+        return self._decide(task, "grade", grade=grade, seconds=seconds)
 
-    def skip(self, task: Task, seconds: float | None = None) -> bool:
-        return self._settle(task, "skip", None, seconds)
+    def skip(self, task: Task, seconds: float | None = None) -> Outcome:
+        return self._decide(task, "skip", seconds=seconds)
 
-    def flag(self, task: Task) -> None:
-        with transaction(self.conn):
-            self._append(task, "flag")
+    def flag(self, task: Task) -> Outcome:
+        return self._decide(task, "flag")
 
-    def note(self, task: Task, text: str) -> None:
-        with transaction(self.conn):
-            self._append(task, "note", note=text)
+    def note(self, task: Task, text: str) -> Outcome:
+        """An empty note is checked like any decision but nothing is written."""
+        return self._decide(task, "note", note=text)
 
     def task(self, task_id: int) -> Task:
         """A task of the queue by its id (a front end names the task a decision is for)."""
@@ -225,17 +247,20 @@ class Session:
         ).fetchall()
         return [Decided(task_from_row(r), r["grade"] if r["kind"] == "grade" else None) for r in rows]
 
-    def revise(self, task: Task, grade: int | None) -> None:
+    def revise(self, task: Task, grade: int | None) -> bool:
         """Change this reviewer's decision on an earlier task: its standing grade or skip is
-        undone and the new grade (None: a skip) recorded, in one transaction."""
+        undone and the new grade (None: a skip) recorded, in one transaction. False, and nothing
+        written, when no decision of theirs stands on it (undone meanwhile, elsewhere)."""
         if grade is not None:
             self._check_grade(grade)
         with transaction(self.conn):
-            for row in self.conn.execute(
-                "SELECT id FROM live WHERE task_id = ? AND reviewer = ?", (task.id, self.reviewer)
-            ).fetchall():
+            standing = self._standing(task)
+            if not standing:
+                return False
+            for row in standing:
                 self._append(task, "undo", undoes=row["id"])
             self._append(task, "grade" if grade is not None else "skip", grade=grade)
+        return True
 
     def undo(self) -> Task | None:
         """Take back this reviewer's latest standing grade or skip; its task comes next."""

@@ -22,7 +22,7 @@ from ...errors import SemrelError, ValidationError
 from ...formats.jsonl import too_deep
 from ...resources import template_dir
 from ...terminal import safe
-from ..engine import MAX_REVIEWER_NAME, Session, check_reviewer_name, labelling_of
+from ..engine import MAX_REVIEWER_NAME, Outcome, Session, check_reviewer_name, labelling_of
 from ..keys import grade_keys, note_keys
 from ..stats import review_stats
 from ..store import open_db
@@ -138,14 +138,6 @@ def create_app(settings: WebSettings) -> Flask:
         session.clear()  # deleted on the server: the cookie, even copied, no longer signs anyone in
         return redirect("/", 303)
 
-    deciding = threading.Lock()
-
-    def shown_id(s: Session) -> int | None:
-        """The id of the pair the page shows this reviewer: the one the engine has them hold
-        (claimed and undecided), the same next_task() gave the page with its last answer."""
-        task = s.next_task()
-        return None if task is None else task.id
-
     def recent_ids(s: Session) -> set[int | None]:
         """The ids of the standing decisions the recent decisions page offers to change."""
         return {d.task.id for d in s.recent(RECENT)}
@@ -179,26 +171,23 @@ def create_app(settings: WebSettings) -> Flask:
         seconds = body.get("seconds")
         seconds = (float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
                    and math.isfinite(seconds) and seconds >= 0 else None)
-        with deciding:  # the check and the write as one step among this server's reviewers
-            task, shown = s.task(task_id), shown_id(s)
-            already = (f"you had decided {task.query_id}/{task.chunk_id} already (in another tab?); "
+        task = s.task(task_id)
+        if action == "grade":
+            outcome = s.grade(task, grade, seconds)
+        elif action == "skip":
+            outcome = s.skip(task, seconds)
+        elif action == "flag":
+            outcome = s.flag(task)
+        else:
+            outcome = s.note(task, text)
+        if outcome is Outcome.NOT_HELD:
+            abort(409, f"task {task.id} is not the pair shown to you now (another reviewer may have decided it, or "
+                  "another tab moved on): reload the page")
+        if outcome is Outcome.ALREADY_DECIDED:  # in another tab, or a terminal under the same name: nothing was written
+            message = (f"you had decided {task.query_id}/{task.chunk_id} already (in another tab?); "
                        "change it under recent decisions")
-            if action in ("grade", "skip") and task.id != shown and task.id in recent_ids(s):
-                message = already  # decided in another tab, or a terminal under the same name: nothing is written
-            elif task.id != shown:
-                abort(409, f"task {task.id} is not the pair shown to you now (another reviewer may have decided it, or "
-                      "another tab moved on): reload the page")
-            elif action == "grade":
-                message = "" if s.grade(task, grade, seconds) else already
-            elif action == "skip":
-                message = "" if s.skip(task, seconds) else already
-            elif action == "flag":
-                s.flag(task)
-                message = "flagged"
-            else:
-                if text:
-                    s.note(task, text)
-                message = "note saved" if text else "empty note: nothing saved"
+        else:
+            message = {"flag": "flagged", "note": "note saved" if text else "empty note: nothing saved"}.get(action, "")
         return state(message)
 
     @app.get("/api/highlight/<int:task_id>")
@@ -219,10 +208,9 @@ def create_app(settings: WebSettings) -> Flask:
         choice = request.form.get("grade", "")
         task_id = integer(request.form.get("task_id"), "task_id", 1, MAX_ID)
         grade = None if choice == "skip" else integer(choice, "grade")
-        with deciding:
-            if task_id not in recent_ids(s):  # only what the recent decisions page offers
-                abort(409, f"task {task_id} is not among your last {RECENT} decisions: only those can be changed here")
-            s.revise(s.task(task_id), grade)
+        # only what the recent decisions page offers, and still standing when it is changed (not undone meanwhile)
+        if task_id not in recent_ids(s) or not s.revise(s.task(task_id), grade):
+            abort(409, f"task {task_id} is not among your last {RECENT} decisions: only those can be changed here")
         return redirect("/recent", 303)
 
     @app.get("/stats")
