@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.semrel-installed
 
-.PHONY: install demo test test-quick lint bench clean
+.PHONY: install demo test test-quick lint bench screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ test: install
 # The quick loop while editing: everything but the tests marked slow (models, subprocesses, browsers).
 test-quick: install
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# docs/report.png and docs/review-web.png, made anew by the browser tests that check those pages.
+screenshots: install
+	SEMREL_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/report/test_report_browser.py tests/review/test_review_browser.py
 
 # ruff (style, imports, likely bugs) on all Python; mypy on the library (settings in pyproject.toml).
 lint: install

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import signal
 from pathlib import Path
 from typing import Any
@@ -70,3 +72,10 @@ def drawn_features(rng: np.random.Generator, *shape: int) -> np.ndarray:
     lo, hi = np.array(labels.WITH_GOLD.lower), np.array(labels.WITH_GOLD.upper)
     lo[labels.FEATURES.index("relR_idf")] = -1.0
     return lo + (hi - lo) * rng.beta(2, 2, (*shape, len(labels.FEATURES)))
+
+
+def keep_screenshot(made: Path, name: str) -> None:
+    """Copy a screenshot a browser test made to docs/`name` when SEMREL_SCREENSHOTS=1 (`make screenshots`):
+    a test run must not change the tracked files of a clone."""
+    if os.environ.get("SEMREL_SCREENSHOTS") == "1":
+        shutil.copyfile(made, Path(__file__).resolve().parents[1] / "docs" / name)

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
+from helpers import keep_screenshot
 from report_helpers import realistic_files, report_args, report_files
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-DOCS_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "report.png"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
 
@@ -82,5 +82,4 @@ def test_a_realistic_report_reads_well_and_is_the_docs_screenshot(browser, cli, 
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     page.close()
     assert problems == []
-    DOCS_SCREENSHOT.parent.mkdir(exist_ok=True)
-    shutil.copyfile(tmp_path / "report.png", DOCS_SCREENSHOT)
+    keep_screenshot(tmp_path / "report.png", "report.png")

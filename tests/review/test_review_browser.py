@@ -4,20 +4,19 @@ a real `semrel review serve` process: keyboard review, restart and resume, escap
 from __future__ import annotations
 
 import json
-import shutil
 import statistics
 from pathlib import Path
 
 import pytest
 from test_review_processes import query
 
+from helpers import keep_screenshot
 from review_helpers import write_pool
 from review_web_helpers import Server, write_large_pool
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync"]
-DOCS_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "review-web.png"
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 if not Path(CHROMIUM).exists():
@@ -90,8 +89,7 @@ def test_grade_undo_skip_quit_restart_and_resume(browser, tmp_path):
             ("alice", "grade", 1) + third]
     assert decisions(db) == made
     assert query(db, "SELECT note FROM decisions WHERE kind = 'note'") == [("check <b>units</b>",)]
-    DOCS_SCREENSHOT.parent.mkdir(exist_ok=True)
-    shutil.copyfile(tmp_path / "review-web.png", DOCS_SCREENSHOT)
+    keep_screenshot(tmp_path / "review-web.png", "review-web.png")
 
     with Server(db, None, "--no-highlight") as server:  # restarted; the files are not needed to resume
         page = open_review(browser, server, "alice")
