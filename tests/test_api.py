@@ -150,11 +150,6 @@ def test_api_errors_name_parameters():
         semrel.evaluate(3, {"q": {"d": 1.0}})
     with pytest.raises(TypeError, match="measures: give a name, a Measure or a list of them, not int"):
         semrel.evaluate(qrels, {"q": {"d": 1.0}}, 5)  # "'int' object is not iterable" before
-    for args, message in (((5, [], []), "corpus: give a file path or an iterable of Chunk, not int"),
-                          (([], 5, []), "golden set: give a file path or an iterable of GoldenItem, not int"),
-                          (([], [], 5), r"pool: give a file path or an iterable of \(query_id, chunk_id, sources\) tuples")):
-        with pytest.raises(TypeError, match=message):
-            semrel.judge(*args, cache=False)
     with pytest.raises(UsageError, match="unknown measure 'nDCG@x'"):
         semrel.evaluate(qrels, {"q": {"d": 1.0}}, ["nDCG@x"])
     runs = {"a": {"q": {"d": 1.0}}, "b": {"q": {"e": 1.0, "d": 0.5}}}
@@ -166,11 +161,21 @@ def test_api_errors_name_parameters():
         semrel.compare(qrels, runs["a"], ["RR"])
     # an AttributeError or an unpacking error from deep inside before
     chunk, item = Chunk("c#0", "text", "c", 0, 4), GoldenItem("q", "query?", ("answer",))
+    for args, message in (((5, [item], []), "corpus: give a file path or a list of Chunk, not int"),
+                          (([chunk], 5, []), "golden: give a file path or a list of GoldenItem, not int"),
+                          (([chunk], [item], 5), r"pool: give a file path or a list of \(query_id, chunk_id, sources\) tuples, not int")):
+        with pytest.raises(TypeError, match=message):
+            semrel.judge(*args, cache=False)
+    for args, message in ((([], [item]), "corpus: the list is empty; give at least one Chunk"),
+                          (([chunk], [item], [("q",)]), r"pool: item 0: \('q',\) is not \(query_id, chunk_id, sources\)"),
+                          (([chunk], [item], [("q", "c#0", "bm25")]), r"pool: item 0: .* sources a tuple of names"),
+                          (([chunk], [item], [("q", "c#0", ("bm25",))] * 2), r"pool: item 1: pair \('q', 'c#0'\) is given twice")):
+        with pytest.raises(ValidationError, match=message):  # as a pool.tsv's lines are checked
+            semrel.judge(*args, cache=False)
     for call, message in ((lambda: Qrels.from_dict({"q": ["d"]}), r"Qrels.from_dict: give \{query_id: \{doc_id: grade\}\}, not dict"),
                           (lambda: Run.from_dict([("q", "d", 1.0)]), r"Run.from_dict: give \{query_id: \{doc_id: score\}\}, not list"),
-                          (lambda: semrel.judge([chunk], [{"query_id": "q"}], []), "golden set: .* not of dict"),
-                          (lambda: semrel.judge([chunk], [item], [("q",)]), r"pool: .* not of tuple \(\('q',\)\)"),
-                          (lambda: semrel.label(5), "judgments: give a file path or an iterable of Judgment, not int"),
+                          (lambda: semrel.judge([chunk], [{"query_id": "q"}], []), r"golden: .* not of dict \(item 0: \{'query_id'"),
+                          (lambda: semrel.label(5), "judgments: give a file path or a list of Judgment, not int"),
                           (lambda: semrel.label([], warn=5), "warn: give a function taking one message, not int")):
         with pytest.raises(TypeError, match=message):
             call()
@@ -304,8 +309,10 @@ def test_judge_and_label_from_python_never_write_over_what_they_read_and_warn_at
     assert (tmp_path / "j.jsonl").read_bytes() == judgments
 
 
-@pytest.mark.parametrize("names,module", [(("retrieve", "fuse"), "semrel.retrieval.api"),
-                                          (("sensitivity", "calibrate"), "semrel.analysis.api")])
+@pytest.mark.parametrize("names,module", [(("retrieve", "fuse", "pool"), "semrel.retrieval.api"),
+                                          (("sensitivity", "calibrate"), "semrel.analysis.api"),
+                                          (("import_golden", "split_golden", "dedup_golden"), "semrel.golden.api"),
+                                          (("export_reviews",), "semrel.review.api")])
 def test_the_names_load_no_model_library_until_called(names, module):
     assert set(names) <= set(dir(semrel)) and set(names) <= set(semrel.__all__)
     assert {getattr(semrel, name).__module__ for name in names} == {module}

@@ -175,8 +175,8 @@ def test_sensitivity_refuses_wrong_kinds_and_bad_values(sweep_files):
     judgments, runs = sweep_files["raw"], [sweep_files["first"], sweep_files["second"]]
     judgment = Judgment("q", "c", 0.5, 0.5, 0.5, "pool")
     for args, kwargs, message in [
-        ((3, runs), {}, "judgments: give a file path or an iterable of Judgment, not int"),
-        (([judgment, "x"], runs), {}, "judgments: item 1 is a str, not a Judgment"),
+        ((3, runs), {}, "judgments: give a file path or a list of Judgment, not int"),
+        (([judgment, "x"], runs), {}, "judgments: give a file path or a list of Judgment, not of str (item 1: 'x')"),
         ((judgments, runs, 3), {}, "measures: give a name, a Measure or a list of them, not int"),
         ((judgments, runs), {"on": 1}, "on: give a score name (p, P, R, F), not int"),
         ((judgments, runs), {"thresholds": "0.5,0.6"}, "thresholds: give a list of numbers, e.g. [0.3, 0.4, 0.5], not str"),
@@ -208,7 +208,7 @@ def test_sensitivity_refuses_wrong_kinds_and_bad_values(sweep_files):
         ((judgments, runs), {"alpha": 1.5}, UsageError, "alpha= and the confidence level must lie strictly between 0 and 1"),
         ((sweep_files["raw"], runs), {"on": "p"}, ValidationError, "36 of 36 judgments hold no probability p"),
         (([], runs), {}, ValidationError, "judgments: the list is empty; give at least one Judgment"),
-        (([judgment, judgment], runs), {}, ValidationError, "judgments: ('q', 'c'): is given twice"),
+        (([judgment, judgment], runs), {}, ValidationError, "judgments: item 1: pair ('q', 'c') is given twice (first as item 0)"),
     ]:
         with pytest.raises(error, match=f"^{re.escape(message)}"):
             semrel.sensitivity(*args, **kwargs)
@@ -345,7 +345,7 @@ def test_calibrate_warnings_go_to_warn_or_are_python_warnings_at_the_callers_lin
 def test_calibrate_refuses_wrong_kinds_and_bad_values(reviewed):
     judgments, human = reviewed["featured"], reviewed["human"]
     for args, kwargs, message in [
-        ((3, human), {}, "judgments: give a file path or an iterable of Judgment, not int"),
+        ((3, human), {}, "judgments: give a file path or a list of Judgment, not int"),
         ((judgments, 3), {}, "reviewed: give a qrels file of human labels, not int"),
         ((judgments, {"q0": {"c": 1}}), {}, "reviewed: give a qrels file of human labels, not dict"),
         ((judgments, human), {"on": 1}, "on: give a name, not int"),
@@ -385,7 +385,7 @@ def test_calibrate_refuses_wrong_kinds_and_bad_values(reviewed):
         ((judgments, reviewed["human"]), {"test": reviewed["human"]},
          f"{reviewed['human']}: no judged pair is left once the calibration pairs are set aside"),
         (([], human), {}, "judgments: the list is empty; give at least one Judgment"),
-        (([judgment, judgment], human), {}, "judgments: ('q0', 'c'): is given twice"),
+        (([judgment, judgment], human), {}, "judgments: item 1: pair ('q0', 'c') is given twice (first as item 0)"),
         (([judgment], human), {"on": "R"}, "the 1 reviewed pairs are all non-relevant: a fit of thresholds needs both"),
     ]:
         with pytest.raises(ValidationError, match=f"^{re.escape(message)}"):

@@ -1,5 +1,6 @@
-"""`semrel.fuse` and `semrel.retrieve`: the runs `semrel fuse` and `semrel retrieve` write, on the demo
-data (data/docs, data/golden.csv), from files, dicts and records alike; wrong arguments refused."""
+"""`semrel.fuse`, `semrel.retrieve` and `semrel.pool`: the runs `semrel fuse` and `semrel retrieve` write and the
+pool `semrel pool` writes, on the demo data (data/docs, data/golden.csv), from files, dicts and records alike;
+wrong arguments refused."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import semrel
 from helpers import ok, run
 from semrel.errors import SemrelError, UsageError, ValidationError
 from semrel.formats.corpus import read_corpus, read_golden
+from semrel.formats.pool import given_pool, read_pool
 from semrel.formats.trec import read_run
 from semrel.records import Chunk, GoldenItem
 
@@ -141,7 +143,7 @@ def test_retrieve_refuses_wrong_kinds_and_bad_values(demo):
     chunk = Chunk("c1", "a text", "doc", 0, 6)
     for args, kwargs, message in [
         ((3, golden), {}, "corpus: give a file path or a list of Chunk, not int"),
-        (([chunk, "text"], golden), {}, "corpus: give a file path or a list of Chunk, not of str (item 1)"),
+        (([chunk, "text"], golden), {}, "corpus: give a file path or a list of Chunk, not of str (item 1: 'text')"),
         ((corpus, [chunk]), {}, "golden: give a file path or a list of GoldenItem, not of Chunk"),
         ((corpus, golden, 3), {}, "method: give a name"),
         ((corpus, golden), {"k": "5"}, "k: give a whole number"),
@@ -157,7 +159,7 @@ def test_retrieve_refuses_wrong_kinds_and_bad_values(demo):
         ((corpus, golden), {"k": 0}, UsageError, "k=0: give a positive number of chunks per query"),
         ((corpus, golden), {"bm25_b": 2}, UsageError, "bm25_b=2.0: give a number from 0 to 1"),
         ((corpus, golden), {"bm25_stemmer": "klingon"}, UsageError, "bm25_stemmer='klingon': none or a PyStemmer"),
-        (([chunk, chunk], golden), {}, ValidationError, "corpus: item 1: id 'c1' is given twice"),
+        (([chunk, chunk], golden), {}, ValidationError, "corpus: item 1: id 'c1' is given twice (first as item 0)"),
         (([], golden), {}, ValidationError, "corpus: the list is empty"),
     ]:
         with pytest.raises(error, match=f"^{re.escape(message)}"):
@@ -173,3 +175,65 @@ def test_retrieve_dense_and_hybrid_give_the_run_semrel_retrieve_writes(demo, tmp
     ours = semrel.retrieve(read_corpus(demo["corpus"]), demo["golden"], method, k=10, cache=tmp_path / "api")
     assert ours.name == method and ours.to_dict() == read_run(out).to_dict()
     assert any((tmp_path / "api" / "vectors").iterdir())  # the chunk vectors kept, as the command keeps them
+
+
+# ---------------------------------------------------------------- pool
+
+
+def test_pool_gives_the_pairs_semrel_pool_writes_and_judge_takes(demo, tmp_path):
+    (tmp_path / "cli").mkdir()
+    ok("pool", "--golden", demo["golden"], demo["bm25"], demo["plain"], "--depth", "5", "-o", tmp_path / "cli" / "pool.tsv")
+    written = read_pool(tmp_path / "cli" / "pool.tsv")
+    from_files = semrel.pool([demo["bm25"], str(demo["plain"])], demo["golden"], depth=5, output=tmp_path / "pool.tsv")
+    from_records = semrel.pool({"bm25": read_run(demo["bm25"]).to_dict(), "plain": semrel.Run.from_file(demo["plain"])},
+                               read_golden(demo["golden"]), depth=5)
+    assert from_files == from_records == written  # exact: the same computation, sources named alike
+    assert {sources for _, _, sources in written} >= {("bm25", "plain"), ("bm25", "gold", "plain")}
+    assert (tmp_path / "pool.tsv").read_bytes() == (tmp_path / "cli" / "pool.tsv").read_bytes()
+    ours, theirs = (json.loads(Path(f"{p}.manifest.json").read_text()) for p in (tmp_path / "pool.tsv", tmp_path / "cli" / "pool.tsv"))
+    assert ours["params"] == theirs["params"] == {"depth": 5, "runs": [str(demo["bm25"]), str(demo["plain"])]}
+    assert ours["inputs"] == theirs["inputs"] and ours["rows"] == theirs["rows"] == len(written)
+    assert given_pool(from_files)[0] == written  # the pool semrel.judge takes, as it takes pool.tsv
+    gold = sorted((item.query_id, chunk, ("gold",)) for item in read_golden(demo["golden"]) for chunk in item.gold_chunk_ids)
+    assert semrel.pool([], demo["golden"]) == gold  # no run: the gold chunks alone, as `semrel pool` without runs
+
+
+def test_pool_warnings_are_the_commands_at_the_callers_line_or_go_to_warn(demo, write):
+    other = write("other.run", "nowhere Q0 a#0 1 1.0 other\n")
+    result = run("pool", "--golden", demo["golden"], demo["bm25"], other, "-o", Path(other).with_suffix(".tsv"))
+    assert result.exit_code == 0, result.output
+    printed = [line.removeprefix("semrel: warning: ") for line in result.stderr.splitlines() if line.startswith("semrel: warning: ")]
+    assert len(printed) == 2 and "run other adds no pair to the pool" in printed[1]
+    heard: list[str] = []
+    semrel.pool([demo["bm25"], other], demo["golden"], warn=heard.append)
+    assert heard == printed
+    with pytest.warns(UserWarning) as caught:
+        semrel.pool([demo["bm25"], other], demo["golden"])
+    assert [str(w.message) for w in caught] == printed and caught[0].filename == __file__
+
+
+def test_pool_refuses_wrong_kinds_and_bad_values(demo, write):
+    runs, golden = [demo["bm25"], demo["plain"]], demo["golden"]
+    for args, kwargs, message in [
+        ((runs, golden), {"depth": "5"}, "depth: give a whole number of chunks per run and query, not str"),
+        ((runs, golden), {"output": 3}, "output: give a file path, not int"),
+        ((runs, golden), {"warn": 3}, "warn: give a function taking one message, not int"),
+        ((runs, 3), {}, "golden: give a file path or a list of GoldenItem, not int"),
+        ((runs, [Chunk("c1", "a text", "doc", 0, 6)]), {}, "golden: give a file path or a list of GoldenItem, not of Chunk"),
+        ((5, golden), {}, "runs: give a Run, a dict {query: {doc: score}}, a pandas DataFrame or a file path, not int"),
+    ]:
+        with pytest.raises(TypeError, match=f"^{re.escape(message)}"):
+            semrel.pool(*args, **kwargs)
+    item = read_golden(golden)[0]
+    for args, kwargs, error, message in [
+        ((runs, golden), {"depth": 0}, UsageError, "depth=0: give a positive number of chunks per run and query"),
+        (({"gold": runs[0]}, golden), {}, UsageError, "run name 'gold' is reserved"),
+        ((runs, [item, item]), {}, ValidationError, f"golden: item 1: query_id {item.query_id!r} is given twice (first as item 0)"),
+        ((runs, []), {}, ValidationError, "golden: the list is empty; give at least one GoldenItem"),
+    ]:
+        with pytest.raises(error, match=f"^{re.escape(message)}"):
+            semrel.pool(*args, **kwargs)
+    before = golden.read_bytes()
+    with pytest.raises(SemrelError, match="is an input of this command"):
+        semrel.pool(runs, golden, output=golden)
+    assert golden.read_bytes() == before

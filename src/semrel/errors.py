@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 
 class SemrelError(Exception):
@@ -58,6 +58,19 @@ def check_kind(name: str, value: Any, kinds: tuple[type, ...], what: str) -> Non
     is no number): a wrong kind is refused before any work, not found deep inside it."""
     if value is not None and (not isinstance(value, kinds) or isinstance(value, bool) and bool not in kinds):
         raise TypeError(f"{name}: give {what}, not {type(value).__name__}")
+
+
+def check_list(name: str, value: Any, kinds: tuple[type, ...], what: str, each: str) -> list | None:
+    """A list argument of the Python API (None stays None) as a list: an iterable, not text or a mapping
+    (TypeError: give `what`), of `kinds` (TypeError: give `each`), so "0.3,0.7" is not taken letter by letter."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise TypeError(f"{name}: give {what}, not {type(value).__name__}")
+    values = list(value)
+    for item in values:
+        check_kind(name, item, kinds, each)
+    return values
 
 
 def check_warn(warn: Any) -> None:

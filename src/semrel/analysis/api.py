@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Callable, Union, cast
 
-from ..errors import UsageError, ValidationError, check_kind, check_warn, tell
+from ..errors import UsageError, check_kind, check_list, check_warn, tell
 from ..evaluation.api import Measures, RunLike, as_runs
 from ..evaluation.measures import parse_measures
 from ..formats.files import guarded
@@ -28,13 +28,6 @@ from .significance import StatSettings
 
 PathLike = Union[str, os.PathLike]
 Warn = Callable[[str], None]
-
-
-def _judgments(judgments: PathLike | Iterable[Judgment]) -> tuple[list[Judgment], str | None]:
-    rows, source = given_judgments(judgments)
-    if not rows and source is None:
-        raise ValidationError("judgments: the list is empty; give at least one Judgment")
-    return rows, source
 
 
 def _run_paths(runs: Any) -> list[PathLike]:
@@ -88,15 +81,10 @@ def sensitivity(
     check_kind("curves", curves, (str, os.PathLike), "a file path")
     for name, value in (("test", test), ("correction", correction)):
         check_kind(name, value, (str,), "a name")
-    if thresholds is not None:
-        if isinstance(thresholds, (str, bytes)) or not isinstance(thresholds, Iterable):
-            raise TypeError(f"thresholds: give a list of numbers, e.g. [0.3, 0.4, 0.5], not {type(thresholds).__name__}")
-        thresholds = list(thresholds)
-        for threshold in thresholds:
-            check_kind("thresholds", threshold, (numbers.Real,), "numbers")
+    thresholds = check_list("thresholds", thresholds, (numbers.Real,), "a list of numbers, e.g. [0.3, 0.4, 0.5]", "numbers")
     chosen = parse_measures(measures)
     settings = StatSettings(test=test, permutations=permutations, bootstrap=bootstrap, seed=seed, alpha=alpha, correction=correction)
-    judged, source = _judgments(judgments)
+    judged, source = given_judgments(judgments, empty_ok=False)
     sweep = choose_sweep(judged, on, None if at is None else float(at), calibration,
                          None if thresholds is None else [float(t) for t in thresholds])
     _, read, several = as_runs(runs)
@@ -153,7 +141,7 @@ def calibrate(
     check_kind("seed", seed, (numbers.Integral,), "a whole number")
     for name, flag in (("graded", graded), ("unlisted_as_zero", unlisted_as_zero), ("test_unlisted_as_zero", test_unlisted_as_zero)):
         check_kind(name, flag, (bool,), "True or False")
-    judged, source = _judgments(judgments)
+    judged, source = given_judgments(judgments, empty_ok=False)
     notes: list[str] = []
     result = calibrate_labels(judged, reviewed, on, fit, graded, None if grades is None else int(grades), cast(Weights, weights),
                               unlisted_as_zero, test, test_unlisted_as_zero, int(seed), notes.append)

@@ -83,7 +83,7 @@ def in_flags(message: str, command: click.Command) -> str:
         return f"{flags[name]} {quoted}" if quoted is not None else f"{flags[name]} "
 
     text = _PARAMETER.sub(flag, message)
-    for space, tight in ((" ,", ","), (" )", ")"), (" :", ":"), ("  ", " ")):
+    for space, tight in ((" ,", ","), (" )", ")"), (" :", ":"), (" ;", ";"), ("  ", " ")):
         text = text.replace(space, tight)
     return text.strip()
 
@@ -200,6 +200,11 @@ def _environment_note(exc: click.BadParameter) -> str:
 
 def warn(message: str) -> None:
     click.echo(f"semrel: warning: {safe(message)}", err=True)
+
+
+def warn_in_flags(message: str) -> None:
+    """warn() of a library message that names its parameters (fit='anchored') as the options typed (--fit anchored)."""
+    warn(in_flags(message, click.get_current_context().command))
 
 
 COMMANDS = {name: f"semrel.cli.{target}" for name, target in {

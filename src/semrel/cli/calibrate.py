@@ -10,7 +10,7 @@ from ..errors import UsageError
 from ..formats.judgments import SCORES, read_judgments
 from ..formats.tables import Table, render
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
-from .base import SemrelCommand, in_flags, warn
+from .base import SemrelCommand, warn_in_flags
 from .jsonout import json_text
 from .paths import input_path, output_path
 
@@ -49,13 +49,8 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
         raise UsageError("calibrate writes a file for `label --calibration` and `review start --thresholds` to read, and its "
                          "summary to stdout: give -o a file name, not '-'")
     judged = read_judgments(judgments)
-    command = click.get_current_context().command
-
-    def flagged(message: str) -> None:  # the library names its parameters (fit='anchored'); here, the options typed
-        warn(in_flags(message, command))
-
     result = calibrate_labels(judged, human, on, fit, graded, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, seed,
-                              flagged)
+                              warn_in_flags)
     if output:
         write_fitted(result, output, [judgments, human], unlisted_as_zero, seed)
     if fmt == "json":

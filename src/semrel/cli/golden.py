@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import click
@@ -11,15 +10,13 @@ import click
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import UsageError
 from ..formats.corpus import read_corpus, read_golden
-from ..formats.files import check_not_input
 from ..formats.tables import render
-from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, split_golden
+from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, import_warnings, part_path, split_golden
 from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions
-from ..golden.neardup import split_targets
 from ..golden.sources import DOC_QRELS
 from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
-from .base import LazyGroup, warn
+from .base import LazyGroup, warn, warn_in_flags
 from .options import chunk_options, chunk_settings, query_sample, sample_options
 from .paths import FolderPath, input_path, output_path
 
@@ -41,7 +38,7 @@ def _numbers(text: str | None, kind: type) -> list | None:
 @golden_group.command("import", short_help='Import a golden set (SQuAD, CSV, BEIR and more).')
 @click.argument("source", type=input_path(allow_dash=True))
 @click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="golden.jsonl to write.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
+@click.option("--format", "format", type=click.Choice(FORMATS), default="auto", show_default=True)
 @click.option("--corpus", type=input_path(exists=True, dir_okay=False),
               help="corpus.jsonl the gold chunk ids refer to (checked; needed for llamaindex).")
 @click.option("--corpus-out", type=output_path(allow_dash=True),
@@ -65,7 +62,7 @@ def _numbers(text: str | None, kind: type) -> list | None:
 @click.option("--split", default="test", show_default=True, help="beir: the qrels split to read.")
 @chunk_options(default_size=None)
 @sample_options
-def import_command(source, output, fmt, corpus, corpus_out, qrels_out, qrels, docs, doc_qrels, query_col, answer_col,
+def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels, docs, doc_qrels, query_col, answer_col,
                    chunk_ids_col, id_col, threshold, split, size, overlap, unit, sentences, model, whole, limit, sample_size,
                    sample_seed):
     """Import SOURCE (SQuAD-style JSON, LlamaIndex rag_dataset.json, CSV, JSONL, a BEIR folder,
@@ -76,12 +73,10 @@ def import_command(source, output, fmt, corpus, corpus_out, qrels_out, qrels, do
     columns = {"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col}
     options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split, qrels=qrels,
                             docs=tuple(docs), doc_qrels=doc_qrels, sample=query_sample(limit, sample_size, sample_seed))
-    result = import_golden_files(source, output, fmt, options, corpus_out, qrels_out)
-    if result.params["format"] == "pubmedqa" and size:
-        warn("--size does not apply to pubmedqa: each context is one chunk")
+    result = import_golden_files(source, output, format, options, corpus_out, qrels_out)
+    for note in import_warnings(result, options):
+        warn_in_flags(note)
     rows = len(result.items)
-    for what, n in sorted(result.counts.items()):
-        warn(f"{what}: {n}")
     if "contexts_matched" in result.params:
         p = result.params
         matched = ", ".join(f"{n} {how}" for how, n in p["contexts_matched"].items())
@@ -156,33 +151,10 @@ model_option = click.option("--model", default=None, metavar="NAME", help=f"Embe
 @model_option
 def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, model):
     """Split GOLDEN into parts (deterministic by --seed); near-duplicate queries stay together."""
-    if ratio and sizes:
-        raise UsageError("give --ratio or --sizes, not both")
-    total = len(read_golden(golden))
-    targets = split_targets(total, _numbers(ratio, float), _numbers(sizes, int))
-    rest = total - sum(targets)
-    given = names.split(",") if names else None
-    if rest and (given is None or len(given) <= len(targets)):  # --sizes leave a rest: it is a part too, as with --ratio
-        if given and len(given) == len(targets):
-            if "rest" in given:
-                raise UsageError("--names has no name for the queries --sizes leave over, and 'rest', their default, "
-                                 "is taken: add a last name for them")
-            given = given + ["rest"]
-    if rest:
-        targets.append(rest)
-    labels = given or (["train", "test"] if len(targets) == 2 and not rest else
-                       ["train", "dev", "test"] if len(targets) == 3 and not rest else
-                       [f"part{k + 1}" for k in range(len(targets) - bool(rest))] + (["rest"] if rest else []))
-    if len(labels) != len(targets):
-        what = f" ({len(targets) - 1} --sizes and the rest)" if rest else ""
-        raise UsageError(f"--names gives {len(labels)} names for {len(targets)} parts{what}")
-    for label in labels:  # the parts' files are known now: none may be the golden set, checked before any work
-        check_not_input(os.path.join(output_dir, f"{label}.jsonl"))
-    parts, left = split_golden(golden, output_dir, targets, labels, seed, threshold, model, stderr_steps)
-    for part in parts:
-        click.echo(f"{part.name}: {part.queries} queries -> {part.path}", err=True)
-    if left:
-        warn(f"{left} queries are in no part")
+    parts = split_golden(read_golden(golden), golden, output_dir, _numbers(ratio, float), _numbers(sizes, int),
+                         names.split(",") if names else None, seed, threshold, model, stderr_steps, warn)
+    for name, part in parts.items():
+        click.echo(f"{name}: {len(part)} queries -> {part_path(output_dir, name)}", err=True)
 
 
 @golden_group.command("dedup", short_help='Find (and remove) near-duplicate queries.')
@@ -197,10 +169,12 @@ def dedup_command(golden, report, apply, output, threshold, model):
     """Find near-duplicate queries in GOLDEN; only --apply removes them (keeping the first of each group)."""
     if apply != bool(output):
         raise UsageError("--apply and -o go together: -o names the deduplicated golden set")
-    rows, kept = dedup_golden(golden, report, output if apply else None, threshold, model, stderr_steps, warn)
-    removed = sum(len(r["duplicates"]) for r in rows)
+    result = dedup_golden(read_golden(golden), golden, report, output if apply else None, threshold, model, stderr_steps)
+    removed = sum(len(r["duplicates"]) for r in result.report)
     if apply:
-        click.echo(f"{len(rows)} groups of near-duplicates; removed {removed}, kept {kept} -> {output}", err=True)
+        for note in result.merges:
+            warn(note)
+        click.echo(f"{len(result.report)} groups of near-duplicates; removed {removed}, kept {len(result.kept)} -> {output}", err=True)
     else:
-        click.echo(f"{len(rows)} groups of near-duplicates ({removed} queries would go); "
+        click.echo(f"{len(result.report)} groups of near-duplicates ({removed} queries would go); "
                    "nothing removed (use --apply -o FILE)", err=True)

@@ -59,8 +59,9 @@ def _is_path(value: Any) -> TypeGuard[str | os.PathLike]:
     return isinstance(value, (str, os.PathLike))
 
 
-def as_qrels(qrels: QrelsLike) -> records.Qrels:
-    """Qrels from a Qrels, a `{query: {doc: grade}}` dict, a DataFrame (q_id, doc_id, score) or a file path."""
+def as_qrels(qrels: QrelsLike, name: str = "qrels") -> records.Qrels:
+    """Qrels from a Qrels, a `{query: {doc: grade}}` dict, a DataFrame (q_id, doc_id, score) or a file path;
+    a wrong kind is a TypeError naming the parameter `name`."""
     if isinstance(qrels, records.Qrels):
         return qrels
     if _is_path(qrels):
@@ -69,7 +70,7 @@ def as_qrels(qrels: QrelsLike) -> records.Qrels:
         return Qrels.from_df(qrels)
     if isinstance(qrels, Mapping):
         return Qrels.from_dict(qrels)
-    raise TypeError(f"qrels: give a Qrels, a dict {{query: {{doc: grade}}}}, a pandas DataFrame or a file path, "
+    raise TypeError(f"{name}: give a Qrels, a dict {{query: {{doc: grade}}}}, a pandas DataFrame or a file path, "
                     f"not {type(qrels).__name__}")
 
 

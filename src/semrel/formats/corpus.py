@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+from operator import attrgetter
 from typing import Any, Iterable, Iterator
 
 from ..errors import FormatError, ValidationError
 from ..records import Chunk, GoldenItem, Qrels, is_id, is_whole
 from .files import check_id, display_name, line_id
+from .given import records_given
 from .jsonl import read_jsonl, require, write_jsonl
 
 
@@ -129,6 +131,23 @@ def read_golden(path: str | os.PathLike) -> list[GoldenItem]:
         seen[item.query_id] = line
         items.append(item)
     return _nonempty(items, "queries", path)
+
+
+def corpus_records(chunks: Iterable[Chunk]) -> list[Chunk]:
+    """Chunks given for `corpus` in place of a corpus.jsonl, checked as its lines are (no id twice)."""
+    return records_given(chunks, "corpus", Chunk, attrgetter("id"), "id")
+
+
+def golden_records(items: Iterable[GoldenItem]) -> list[GoldenItem]:
+    """GoldenItems given for `golden` in place of a golden.jsonl, checked as its lines are (no query id twice)."""
+    return records_given(items, "golden", GoldenItem, attrgetter("query_id"), "query_id")
+
+
+def given_golden(golden: str | os.PathLike | Iterable[GoldenItem]) -> tuple[list[GoldenItem], str | os.PathLike | None]:
+    """(the items, the file they came from) for the Python API: a golden.jsonl read, or golden_records."""
+    if isinstance(golden, (str, os.PathLike)):
+        return read_golden(golden), golden
+    return golden_records(golden), None
 
 
 def golden_row(item: GoldenItem) -> dict[str, Any]:

@@ -8,9 +8,10 @@ import math
 import os
 from typing import Any, Iterable
 
-from ..errors import FormatError, ValidationError
+from ..errors import FormatError
 from ..records import Judgment
 from .files import display_name, line_id
+from .given import records_given
 from .jsonl import read_jsonl, require, write_jsonl
 
 COMPONENTS = ("P", "R", "F")
@@ -80,20 +81,10 @@ def write_judgments(judgments: Iterable[Judgment], path: str | os.PathLike) -> i
     return write_jsonl((judgment_row(j) for j in judgments), path)
 
 
-def given_judgments(judgments: str | os.PathLike | Iterable[Judgment] | Any) -> tuple[list[Judgment], str | None]:
+def given_judgments(judgments: str | os.PathLike | Iterable[Judgment] | Any, empty_ok: bool = True) -> tuple[list[Judgment], str | None]:
     """(the judgments, the file they came from) for the Python API: a judgments.jsonl read, or Judgment
     records given the checks read_judgments makes of a file's lines (finite scores, no pair twice)."""
     if isinstance(judgments, (str, os.PathLike)):
         return read_judgments(judgments), str(judgments)
-    if isinstance(judgments, (bytes, dict)) or not isinstance(judgments, Iterable):
-        raise TypeError(f"judgments: give a file path or an iterable of Judgment, not {type(judgments).__name__}")
-    rows = list(judgments)
-    seen: set[tuple[str, str]] = set()
-    for k, j in enumerate(rows):
-        if not isinstance(j, Judgment):
-            raise TypeError(f"judgments: item {k} is a {type(j).__name__}, not a Judgment")
-        problem = judgment_problem(j) or ("is given twice" if (j.query_id, j.chunk_id) in seen else None)
-        if problem:
-            raise ValidationError(f"judgments: ({j.query_id!r}, {j.chunk_id!r}): {problem}")
-        seen.add((j.query_id, j.chunk_id))
-    return rows, None
+    return records_given(judgments, "judgments", Judgment, lambda j: (j.query_id, j.chunk_id), "pair", problem=judgment_problem,
+                         empty_ok=empty_ok), None

@@ -11,6 +11,7 @@ from typing import Iterable
 
 from ..errors import FormatError, SemrelError
 from .files import atomic_writer, check_id, display_name, line_id, read_text
+from .given import records_given
 
 POOL_HEADER = ("query_id", "chunk_id", "sources")
 PoolRow = tuple[str, str, tuple[str, ...]]
@@ -46,6 +47,23 @@ def read_pool(path: str | os.PathLike) -> list[PoolRow]:
         seen[query_id, chunk_id] = number
         rows.append((query_id, chunk_id, sources))
     return rows
+
+
+def _pair_problem(pair: tuple | list) -> str | None:
+    """What keeps a record from being a pool.tsv line, if anything: two ids and a non-empty list of sources."""
+    if len(pair) == 3 and isinstance(pair[0], str) and isinstance(pair[1], str) and isinstance(pair[2], (tuple, list)) \
+            and pair[2] and all(isinstance(s, str) and _source_ok(s) for s in pair[2]):
+        return None
+    return f"{pair!r:.80} is not (query_id, chunk_id, sources), sources a tuple of names (runs or 'gold')"
+
+
+def given_pool(pool: str | os.PathLike | Iterable[PoolRow]) -> tuple[list[PoolRow], str | os.PathLike | None]:
+    """(the pairs, the file they came from) for the Python API: a pool.tsv read, or (query_id, chunk_id, sources)
+    tuples checked as its lines are (no pair twice); none is a pool of the gold chunks alone."""
+    if isinstance(pool, (str, os.PathLike)):
+        return read_pool(pool), pool
+    return records_given(pool, "pool", (tuple, list), lambda pair: (pair[0], pair[1]), "pair",
+                         what="(query_id, chunk_id, sources) tuples", problem=_pair_problem, empty_ok=True), None
 
 
 def write_pool(rows: Iterable[PoolRow], path: str | os.PathLike) -> int:

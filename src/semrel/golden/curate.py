@@ -1,4 +1,4 @@
-"""Golden sets written as files, each with its manifest: imports, their qrels, splits and deduplication."""
+"""Golden sets imported, split and deduplicated, and written as files (each with its manifest) where an output is given."""
 
 from __future__ import annotations
 
@@ -10,28 +10,31 @@ from typing import Any, Callable, Sequence
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import UsageError, tell
 from ..formats.corpus import golden_qrels, read_golden, write_corpus, write_golden
+from ..formats.files import check_not_input
 from ..formats.jsonl import write_jsonl
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.trec import write_qrels
 from ..progress import Steps, no_progress
+from ..records import GoldenItem
 from .importers import BUILDS_CORPUS, import_golden
-from .neardup import dedup_report, deduplicated, near_duplicate_groups, split_groups
+from .neardup import dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
 from .sources import Imported, ImportOptions
 
 Path_ = str | os.PathLike
 
 
-def import_golden_files(source: str, output: Path_, fmt: str = "auto", options: ImportOptions | None = None,
+def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", options: ImportOptions | None = None,
                         corpus_out: Path_ | None = None, qrels_out: Path_ | None = None) -> Imported:
     """Import `source` as golden.jsonl (and, for formats that hold the documents, corpus.jsonl; with
     `qrels_out`, the gold chunks as qrels): all of them and their manifests written as one unit, so
-    an interrupt never leaves a golden set beside a corpus or qrels from another import."""
+    an interrupt never leaves a golden set beside a corpus or qrels from another import. Without
+    `output` the golden set is only returned."""
     options = options or ImportOptions()
     result = import_golden(source, fmt, options)
     if result.chunks is not None and not corpus_out:
-        raise UsageError(f"--format {result.params['format']} builds the corpus too: give --corpus-out corpus.jsonl")
+        raise UsageError(f"format={result.params['format']!r} builds the corpus too: give corpus_out='corpus.jsonl'")
     if result.chunks is None and corpus_out:
-        raise UsageError(f"--corpus-out only applies to {', '.join(BUILDS_CORPUS)} and trec with --docs; "
+        raise UsageError(f"corpus_out= only applies to {', '.join(BUILDS_CORPUS)} and trec with docs=; "
                          f"this source is {result.params['format']}")
     inputs = [source] + ([options.corpus] if options.corpus else [])
     params = {**result.params, **({"chunking": options.settings.describe()} if result.chunks is not None else {})}
@@ -40,12 +43,21 @@ def import_golden_files(source: str, output: Path_, fmt: str = "auto", options: 
         if result.chunks is not None and corpus_out:
             write_manifest(corpus_out, inputs=inputs, params=params, rows=write_corpus(result.chunks, staged[corpus_out]),
                            staged=staged)
-        write_manifest(output, inputs=inputs, params=params, rows=write_golden(result.items, staged[output]), staged=staged)
+        if output:
+            write_manifest(output, inputs=inputs, params=params, rows=write_golden(result.items, staged[output]), staged=staged)
         if qrels_out:
             qrels = golden_qrels(result.items)
             write_qrels(qrels, staged[qrels_out])
-            write_manifest(qrels_out, inputs=[output], params={"from": "golden set"}, rows=len(qrels), staged=staged)
+            write_manifest(qrels_out, inputs=[output] if output else [], params={"from": "golden set"}, rows=len(qrels),
+                           staged=staged)
     return result
+
+
+def import_warnings(result: Imported, options: ImportOptions) -> list[str]:
+    """What an import warns of: a chunk size where it does not apply, then each count worth a warning."""
+    notes = ["size= does not apply to pubmedqa: each context is one chunk"] \
+        if result.params["format"] == "pubmedqa" and options.settings.size else []
+    return notes + [f"{what}: {n}" for what, n in sorted(result.counts.items())]
 
 
 def golden_qrels_file(golden: Path_, output: Path_) -> int:
@@ -57,11 +69,8 @@ def golden_qrels_file(golden: Path_, output: Path_) -> int:
     return len(qrels)
 
 
-@dataclass(frozen=True)
-class Part:
-    name: str
-    path: Path
-    queries: int
+def part_path(output_dir: Path_, name: str) -> Path:
+    return Path(output_dir) / f"{name}.jsonl"
 
 
 def _check_part_names(names: Sequence[str]) -> None:
@@ -75,41 +84,84 @@ def _check_part_names(names: Sequence[str]) -> None:
             raise UsageError(f"names= gives two parts the name {name!r}: give each part its own name")
 
 
-def split_golden(golden: Path_, output_dir: Path_, targets: Sequence[int], names: Sequence[str], seed: int = 0,
-                 threshold: float = 0.95, model: str | None = None, steps: Steps = no_progress) -> tuple[list[Part], int]:
-    """Parts of `golden` written to `output_dir/NAME.jsonl` (near-duplicates kept together, the parts
-    written as one unit) and the number of queries left in no part."""
-    _check_part_names(names)
-    items = read_golden(golden)
-    found = near_duplicate_groups([i.query for i in items], threshold, model, steps)
-    parts = split_groups(found.groups, targets, seed)
-    params: dict[str, Any] = {"seed": seed, "targets": list(targets), "threshold": threshold, "model": model or DEFAULT_MODEL}
-    written = [Part(name, Path(output_dir) / f"{name}.jsonl", len(part)) for name, part in zip(names, parts)]
-    with outputs_with_manifests([p.path for p in written]) as staged:
-        for each, part in zip(written, parts):
-            write_golden([items[i] for i in part], staged[each.path])
-            write_manifest(each.path, inputs=[golden], params={**params, "part": each.name}, rows=each.queries, staged=staged)
-    return written, len(items) - sum(len(p) for p in parts)
+def split_plan(total: int, ratio: Sequence[float] | None = None, sizes: Sequence[int] | None = None,
+               names: Sequence[str] | None = None) -> tuple[list[int], list[str]]:
+    """The query count and name of each part of `total` queries: `sizes`, or `ratio` (default 0.8; a last
+    ratio left out is the rest), the queries `sizes` leave over one more part, named last in `names` or
+    'rest'; default names train,test or train,dev,test, else part1,... (and rest)."""
+    if ratio and sizes:
+        raise UsageError("give ratio= or sizes=, not both")
+    targets = split_targets(total, ratio, sizes)
+    rest = total - sum(targets)
+    given = list(names) if names else None
+    if rest and given is not None and len(given) == len(targets):  # the queries sizes= leave over are a part too
+        if "rest" in given:
+            raise UsageError("names= has no name for the queries sizes= leave over, and 'rest', their default, "
+                             "is taken: add a last name for them")
+        given.append("rest")
+    if rest:
+        targets.append(rest)
+    labels = given or (["train", "test"] if len(targets) == 2 and not rest else
+                       ["train", "dev", "test"] if len(targets) == 3 and not rest else
+                       [f"part{k + 1}" for k in range(len(targets) - bool(rest))] + (["rest"] if rest else []))
+    if len(labels) != len(targets):
+        what = f" ({len(targets) - 1} sizes= and the rest)" if rest else ""
+        raise UsageError(f"names= gives {len(labels)} names for {len(targets)} parts{what}")
+    _check_part_names(labels)
+    return targets, labels
 
 
-def dedup_golden(golden: Path_, report: Path_, output: Path_ | None = None, threshold: float = 0.95, model: str | None = None,
-                 steps: Steps = no_progress, warn: Callable[[str], None] | None = None,
-                 ) -> tuple[list[dict[str, Any]], int | None]:
-    """The near-duplicate groups of `golden` written to `report` (JSONL); with `output`, the golden set
-    without the duplicates: the first of each group kept, with the gold chunk ids and reference answers
-    of the others merged into it (see deduplicated), each merge that adds something told to `warn`
-    (a Python warning without it). Returns (groups, queries kept or None)."""
-    items = read_golden(golden)
+def split_golden(items: Sequence[GoldenItem], source: Path_ | None, output_dir: Path_ | None, ratio: Sequence[float] | None = None,
+                 sizes: Sequence[int] | None = None, names: Sequence[str] | None = None, seed: int = 0, threshold: float = 0.95,
+                 model: str | None = None, steps: Steps = no_progress,
+                 warn: Callable[[str], None] | None = None) -> dict[str, list[GoldenItem]]:
+    """The parts of a golden set (see split_plan), near-duplicates kept together, by name; with `output_dir`,
+    each written to output_dir/NAME.jsonl with its manifest, the parts as one unit (none may be `source`:
+    checked before the work). Queries left in no part are told to `warn` (a Python warning without it)."""
+    targets, labels = split_plan(len(items), ratio, sizes, names)
+    if output_dir is not None:
+        for label in labels:
+            check_not_input(part_path(output_dir, label))
     found = near_duplicate_groups([i.query for i in items], threshold, model, steps)
-    rows = dedup_report(items, found)
+    parts = {label: [items[i] for i in part] for label, part in zip(labels, split_groups(found.groups, targets, seed))}
+    if output_dir is not None:
+        params: dict[str, Any] = {"seed": seed, "targets": list(targets), "threshold": threshold, "model": model or DEFAULT_MODEL}
+        with outputs_with_manifests([part_path(output_dir, label) for label in parts]) as staged:
+            for label, part in parts.items():
+                path = part_path(output_dir, label)
+                write_golden(part, staged[path])
+                write_manifest(path, inputs=[source] if source is not None else [], params={**params, "part": label},
+                               rows=len(part), staged=staged)
+    left = len(items) - sum(len(p) for p in parts.values())
+    tell([f"{left} queries are in no part"] if left else [], warn)
+    return parts
+
+
+@dataclass(frozen=True)
+class Deduplicated:
+    """A golden set without its near-duplicates: the first query of each group standing for the group (see
+    deduplicated), the groups (the report's rows) and what each merge brought (`merges`)."""
+
+    kept: list[GoldenItem]
+    report: list[dict[str, Any]]
+    merges: list[str]
+
+
+def dedup_golden(items: Sequence[GoldenItem], source: Path_ | None, report: Path_ | None = None, output: Path_ | None = None,
+                 threshold: float = 0.95, model: str | None = None, steps: Steps = no_progress) -> Deduplicated:
+    """The near-duplicate groups of a golden set and the set without them: the first of each group kept,
+    with the gold chunk ids and reference answers of the others merged into it (see deduplicated), each
+    merge that adds something in `merges`. With `report`, the groups written there (JSONL), with `output`
+    the deduplicated golden set, both with manifests, as one unit."""
+    found = near_duplicate_groups([i.query for i in items], threshold, model, steps)
+    merges: list[str] = []
+    result = Deduplicated(deduplicated(items, found, merges), dedup_report(items, found), merges)
     params = {"threshold": threshold, "model": model or DEFAULT_MODEL}
-    kept = None
-    notes: list[str] = []
-    with outputs_with_manifests([report, *([output] if output is not None else [])]) as staged:
-        write_jsonl(rows, staged[report])
-        write_manifest(report, inputs=[golden], params=params, rows=len(rows), staged=staged)
+    inputs = [source] if source is not None else []
+    with outputs_with_manifests([o for o in (report, output) if o is not None]) as staged:
+        if report is not None:
+            write_jsonl(result.report, staged[report])
+            write_manifest(report, inputs=inputs, params=params, rows=len(result.report), staged=staged)
         if output is not None:
-            kept = write_golden(deduplicated(items, found, notes), staged[output])
-            write_manifest(output, inputs=[golden], params=params, rows=kept, staged=staged)
-    tell(notes, warn)
-    return rows, kept
+            write_manifest(output, inputs=inputs, params=params, rows=write_golden(result.kept, staged[output]), staged=staged)
+    return result

@@ -177,7 +177,7 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
     context longer than the chunks marks every chunk it covers. Contexts spanning several chunks are
     counted, and so are contexts longer than the corpus's median chunk."""
     if not options.corpus:
-        raise UsageError("a LlamaIndex rag_dataset needs --corpus (the chunks its reference contexts are matched to)")
+        raise UsageError("a LlamaIndex rag_dataset needs corpus= (the chunks its reference contexts are matched to)")
     data = expect(load_json(source), dict, source, "the top level")
     examples = expect(data.get("examples"), list, source, "'examples'")
     chunks = read_corpus(options.corpus)
@@ -431,15 +431,15 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     }
     fmt = detect_format(source) if fmt == "auto" else fmt
     if fmt not in importers:
-        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        raise UsageError(f"format={fmt!r}: choose one of {', '.join(FORMATS)}")
     if options.docs and options.corpus:
-        raise UsageError("give --docs (documents chunked by this import, with --corpus-out) or --corpus (chunked already), not both")
+        raise UsageError("give docs= (documents chunked by this import, with corpus_out=) or corpus= (chunked already), not both")
     if options.docs and fmt != "trec":
-        raise UsageError(f"--docs goes with --format trec (the collection's documents); this source is {fmt}")
+        raise UsageError(f"docs= goes with format='trec' (the collection's documents); this source is {fmt}")
     if options.qrels and fmt != "trec":
-        raise UsageError(f"--qrels goes with --format trec; this source is {fmt}")
+        raise UsageError(f"qrels= goes with format='trec'; this source is {fmt}")
     if options.doc_qrels and fmt not in ("trec", "beir", "csv", "jsonl"):
-        raise UsageError(f"--doc-qrels applies to gold document ids (trec, beir, csv, jsonl); this source is {fmt}")
+        raise UsageError(f"doc_qrels= applies to gold document ids (trec, beir, csv, jsonl); this source is {fmt}")
     result = importers[fmt](source, options)
     result.params["format"] = fmt
     if any(not i.query_id for i in result.items):

@@ -108,8 +108,8 @@ def map_document_ids(items: list[GoldenItem], chunks: list[Chunk], mode: str | N
         raise ValidationError(
             f"{source}: gold ids are document ids of {corpus_name}, not chunk ids (first: {doc!r} of query {query!r}, "
             f"whose chunks are {', '.join(repr(c) for c in of_document[doc][:2])}{', ...' if len(of_document[doc]) > 2 else ''}): "
-            "give --doc-qrels all-chunks (every chunk of a relevant document is gold) or --doc-qrels first-chunk, "
+            "give doc_qrels='all-chunks' (every chunk of a relevant document is gold) or doc_qrels='first-chunk', "
             "or chunk with `semrel corpus chunk --whole` (one chunk per document, its id the document id)")
     if first is not None:
-        counts[f"relevant documents made gold chunks (--doc-qrels {mode}; {targets} chunks in all)"] = documents
+        counts[f"relevant documents made gold chunks (doc_qrels={mode!r}; {targets} chunks in all)"] = documents
     return mapped_items, counts

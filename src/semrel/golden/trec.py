@@ -27,7 +27,7 @@ _PREFIXES = {"num": r"Number:", "title": r"Topic:", "desc": r"Description:", "na
 _TOP = re.compile(r"<top>(.*?)</top>", re.IGNORECASE | re.DOTALL)
 _TOPIC = re.compile(r"<topic\b([^>]*)>(.*?)</topic>", re.IGNORECASE | re.DOTALL)
 _FIELD_TAG = re.compile(r"<(/?)(num|title|desc|narr|query|question|narrative)\b[^>]*>", re.IGNORECASE)
-NO_ANSWER_NOTE = ("TREC topics have no reference answers and the BERTScore judge needs them: give --answer-col desc "
+NO_ANSWER_NOTE = ("TREC topics have no reference answers and the BERTScore judge needs them: give answer_col='desc' "
                   "(or narr) to use a topic field as the answer, or evaluate on the qrels only (no judge)")
 
 
@@ -106,7 +106,7 @@ def import_trec(source: str, options: ImportOptions) -> Imported:
         query = topic.fields.get(query_field, "")
         if not query:
             raise FormatError(display_name(source), f"topic {topic.number} has no <{query_field}>", line=topic.line,
-                              hint="choose another field with --query-col")
+                              hint="choose another field with query_col=")
         answer = topic.fields.get(answer_field, "") if answer_field else ""
         grades = judged.pop(topic.number, {})
         meta: dict[str, Any] = {"grades": grades, "topic": {k: v for k, v in topic.fields.items() if k != query_field}}
@@ -124,8 +124,8 @@ def import_trec(source: str, options: ImportOptions) -> Imported:
         return Imported(items, None, counts, params)
     documents, report = read_documents_report(options.docs)
     chunks = chunk_documents(documents, options.settings)
-    items, mapped = map_document_ids(items, chunks, options.doc_qrels or "all-chunks", source, "--docs", drop_unknown=True)
+    items, mapped = map_document_ids(items, chunks, options.doc_qrels or "all-chunks", source, "docs=", drop_unknown=True)
     counts.update(mapped)
-    counts.update({f"documents of --docs skipped ({reason})": n for reason, n in report.skipped_counts.items()})
+    counts.update({f"documents of docs= skipped ({reason})": n for reason, n in report.skipped_counts.items()})
     return Imported(items, chunks, counts, {**params, "docs": list(options.docs), "documents": report.params(),
                                             "doc_qrels": options.doc_qrels or "all-chunks"})

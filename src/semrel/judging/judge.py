@@ -40,11 +40,11 @@ from ..encoding.encode import normalised_tokens, token_windows
 from ..encoding.engines import LOCAL, Engine, make_engine
 from ..encoding.models import ModelInfo, describe_model, load_tokenizer
 from ..errors import UsageError, ValidationError, check_warn, tell
-from ..formats.corpus import iter_corpus, read_golden, repeated_id, require_known_chunks
+from ..formats.corpus import corpus_records, given_golden, iter_corpus, repeated_id, require_known_chunks
 from ..formats.files import STDIO, guarded
 from ..formats.judgments import write_judgments
 from ..formats.manifest import outputs_with_manifests, write_manifest
-from ..formats.pool import read_pool
+from ..formats.pool import given_pool
 from ..progress import Advance, Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample, is_whole
 from . import labels
@@ -754,10 +754,10 @@ def judge(
         if isinstance(corpus, (str, os.PathLike)):
             records, corpus_name = list(iter_corpus(corpus)), str(corpus)
         else:
-            records, corpus_name = list(enumerate(_listed(corpus, "corpus", "Chunk"), start=1)), "corpus"
+            records, corpus_name = list(enumerate(corpus_records(corpus), start=1)), "corpus"
         chunks = records.__iter__
-    items, golden_name = _load(golden, read_golden, "golden set", "GoldenItem")
-    pairs, pool_name = _load(pool or (), read_pool, "pool", "(query_id, chunk_id, sources) tuples")
+    items, golden_file = given_golden(golden)
+    pairs, pool_file = given_pool(pool or ())
     if sample.active:
         every = {item.query_id for item in items}
         items = sample.apply(items)
@@ -769,7 +769,7 @@ def judge(
     )
     partial = f"{output}.partial" if output is not None and str(output) != STDIO else None
     result = judge_pairs(chunks, items, pairs, options, partial, steps,
-                         {"corpus": corpus_name, "golden": golden_name, "pool": pool_name}, engine)
+                         {"corpus": corpus_name, "golden": str(golden_file or "golden set"), "pool": str(pool_file or "pool")}, engine)
     if sample.active:
         result.params["queries"] = {**(sample.describe() or {}), "kept": len(items)}
     if output is not None:
@@ -779,28 +779,3 @@ def judge(
             write_manifest(output, inputs=inputs, params=result.params, rows=len(result.judgments), staged=staged)
     tell(result.warnings, warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
     return result
-
-
-def _load(value, reader, kind: str, what: str):
-    """Records from a path (read with `reader`) or an in-memory iterable; the name used in messages."""
-    if isinstance(value, (str, os.PathLike)):
-        return reader(value), str(value)
-    return _listed(value, kind, what), kind
-
-
-_KINDS: dict[str, Callable[[Any], bool]] = {  # what an item of each in-memory input must be
-    "corpus": lambda item: isinstance(item, Chunk),
-    "golden set": lambda item: isinstance(item, GoldenItem),
-    "pool": lambda item: isinstance(item, (tuple, list)) and len(item) == 3,
-}
-
-
-def _listed(value: Any, kind: str, what: str) -> list:
-    try:
-        items = list(value)
-    except TypeError:
-        raise TypeError(f"{kind}: give a file path or an iterable of {what}, not {type(value).__name__}") from None
-    wrong = next((item for item in items if not _KINDS[kind](item)), None)
-    if wrong is not None:
-        raise TypeError(f"{kind}: give a file path or an iterable of {what}, not of {type(wrong).__name__} ({wrong!r:.60})")
-    return items

@@ -1,8 +1,9 @@
-"""`semrel.fuse` and `semrel.retrieve`: the Python side of `semrel fuse` and `semrel retrieve`.
+"""`semrel.fuse`, `semrel.retrieve` and `semrel.pool`: the Python side of `semrel fuse`, `semrel retrieve` and `semrel pool`.
 
-Thin over fusion.py and retrieve.py, which the commands call too: the same spec, the same checks and
-messages, the same run. Runs come in any form `semrel.evaluate` takes them in; a corpus and a golden
-set as files or as records; each returns the public `semrel.Run` (with `from_file`).
+Thin over fusion.py, retrieve.py and pool.py, which the commands call too: the same spec, the same checks
+and messages, the same run or pool. Runs come in any form `semrel.evaluate` takes them in; a corpus and a
+golden set as files or as records; fuse and retrieve return the public `semrel.Run` (with `from_file`),
+pool the pairs `semrel.judge` takes.
 """
 
 from __future__ import annotations
@@ -10,17 +11,20 @@ from __future__ import annotations
 import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Callable, Union
+from typing import Callable, Union
 
 from ..encoding.engines import LOCAL, Engine, make_engine
-from ..errors import UsageError, ValidationError, check_kind, check_warn, tell
+from ..errors import UsageError, check_kind, check_list, check_warn, tell
 from ..evaluation.api import Run as PublicRun
 from ..evaluation.api import RunLike, as_runs
+from ..formats.corpus import corpus_records, golden_records
 from ..formats.files import guarded
+from ..formats.pool import PoolRow
 from ..progress import Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run
 from .fusion import METHODS as FUSION_METHODS
 from .fusion import RRF_K, FusionSpec, fuse_runs
+from .pool import pool_files
 from .retrieve import METHODS as RETRIEVAL_METHODS
 from .retrieve import RetrievalSpec, bm25_params, retrieval_stores, retrieve_files
 
@@ -48,12 +52,7 @@ def fuse(runs: Iterable[RunLike] | Mapping[str, RunLike], method: str = "rrf", *
     check_kind("rrf_k", rrf_k, (numbers.Integral,), "a whole number")
     check_kind("depth", depth, (numbers.Integral,), "a whole number of documents per query")
     check_kind("name", name, (str,), "a run name")
-    if weights is not None:
-        if isinstance(weights, (str, bytes)) or not isinstance(weights, Iterable):
-            raise TypeError(f"weights: give one number per run, e.g. [0.3, 0.7], not {type(weights).__name__}")
-        weights = list(weights)
-        for weight in weights:
-            check_kind("weights", weight, (numbers.Real,), "numbers, one per run")
+    weights = check_list("weights", weights, (numbers.Real,), "one number per run, e.g. [0.3, 0.7]", "numbers, one per run")
     if rrf_k is not None and method != "rrf":  # the command cannot tell a default --rrf-k from a given one; Python can
         raise UsageError(f"rrf_k={rrf_k!r} is rrf's k; it does not apply to method={method!r}")
     _, loaded, _ = as_runs(runs)
@@ -61,23 +60,6 @@ def fuse(runs: Iterable[RunLike] | Mapping[str, RunLike], method: str = "rrf", *
     spec = FusionSpec(method, norm, None if weights is None else tuple(float(w) for w in weights),
                       RRF_K if rrf_k is None else int(rrf_k), None if depth is None else int(depth))
     return _public(fuse_runs(given, spec, name or "fused"))
-
-
-def _records(value: Any, kind: str, record: type, key: str) -> list:
-    """The records of an in-memory corpus or golden set, each a `record`, their `key` ids unique (as a file's must be)."""
-    if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
-        raise TypeError(f"{kind}: give a file path or a list of {record.__name__}, not {type(value).__name__}")
-    items = list(value)
-    seen: set[str] = set()
-    for number, item in enumerate(items):
-        if not isinstance(item, record):
-            raise TypeError(f"{kind}: give a file path or a list of {record.__name__}, not of {type(item).__name__} (item {number})")
-        if getattr(item, key) in seen:
-            raise ValidationError(f"{kind}: item {number}: {key} {getattr(item, key)!r} is given twice")
-        seen.add(getattr(item, key))
-    if not items:
-        raise ValidationError(f"{kind}: the list is empty; give at least one {record.__name__}")
-    return items
 
 
 @guarded
@@ -133,11 +115,35 @@ def retrieve(
                        bm25_stemmer, None if bm25_stopwords is None else str(bm25_stopwords))
     spec = RetrievalSpec(method, int(k), model=None if model is None else str(model), engine=engine, bm25=bm25)
     spec.check()
-    chunks = corpus if isinstance(corpus, (str, os.PathLike)) else _records(corpus, "corpus", Chunk, "id")
-    items = golden if isinstance(golden, (str, os.PathLike)) else _records(golden, "golden", GoldenItem, "query_id")
+    chunks = corpus if isinstance(corpus, (str, os.PathLike)) else corpus_records(corpus)
+    items = golden if isinstance(golden, (str, os.PathLike)) else golden_records(golden)
     folder = None if isinstance(cache, bool) else cache
     store, lexical = retrieval_stores(spec, chunks, folder, use_cache=cache is not False)
     notes: list[str] = []
     run = retrieve_files(chunks, items, spec, output, steps, notes.append, store, sample, lexical, name)
     tell(notes, warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
     return _public(run)
+
+
+@guarded
+def pool(runs: Iterable[RunLike] | Mapping[str, RunLike], golden: PathLike | Iterable[GoldenItem], *, depth: int = 20,
+         output: PathLike | None = None, warn: Callable[[str], None] | None = None) -> list[PoolRow]:
+    """The pairs to judge (the Python side of `semrel pool`): per query of the golden set, each run's top `depth`
+    chunks and the query's gold chunks, as sorted (query_id, chunk_id, sources) tuples, sources the names of the
+    runs that retrieved the chunk and `gold`: the pool `semrel.judge` takes.
+
+    runs: as `evaluate` takes several (a list, or `{name: run}`; each a Run, `{query: {doc: score}}`, a
+    DataFrame or a TREC run file, named as `evaluate` names them); an empty list pools the gold chunks alone.
+    golden: a golden.jsonl or a list of GoldenItem. With `output`, the pool is written there as pool.tsv
+    atomically with its manifest, as the command writes it. A run's queries the golden set lacks, and a run
+    that adds no pair, are reported to `warn`, else as Python warnings.
+    """
+    check_warn(warn)
+    check_kind("depth", depth, (numbers.Integral,), "a whole number of chunks per run and query")
+    check_kind("output", output, (str, os.PathLike), "a file path")
+    items = golden if isinstance(golden, (str, os.PathLike)) else golden_records(golden)
+    loaded = [] if isinstance(runs, (list, tuple)) and not runs else list(as_runs(runs)[1])
+    notes: list[str] = []
+    rows = pool_files(items, loaded, int(depth), output, notes.append)
+    tell(notes, warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
+    return rows

@@ -22,7 +22,7 @@ def pool(items: Sequence[GoldenItem], runs: Sequence[Run], depth: int, warn: Cal
     (no reference answer), so they are left out and reported through `warn`.
     """
     if depth <= 0:
-        raise UsageError(f"depth= must be positive, got {depth}")
+        raise UsageError(f"depth={depth}: give a positive number of chunks per run and query")
     names = [r.name for r in runs]
     for name in names:
         if name == GOLD or names.count(name) > 1:
@@ -50,15 +50,18 @@ def pool(items: Sequence[GoldenItem], runs: Sequence[Run], depth: int, warn: Cal
     return sorted((q, c, tuple(sorted(s))) for (q, c), s in sources.items())
 
 
-def pool_files(golden_path: str | os.PathLike, run_paths: Sequence[str | os.PathLike], depth: int,
+def pool_files(golden: str | os.PathLike | Sequence[GoldenItem], runs: Sequence[str | os.PathLike | Run], depth: int,
                output: str | os.PathLike | None = None, warn: Callable[[str], None] | None = None) -> list[PoolRow]:
-    """The pool of the run files; with `output`, written as pool.tsv with its manifest."""
-    if depth <= 0:
-        raise UsageError(f"depth must be positive, got {depth}")
-    rows = pool(read_golden(golden_path), [read_run(p) for p in run_paths], depth, warn)
+    """The pool of `runs` (run files, or Runs) and `golden` (a golden.jsonl, or its items); with `output`, written
+    as pool.tsv with its manifest, which names the files read (a Run's own file too) as inputs."""
+    items = read_golden(golden) if isinstance(golden, (str, os.PathLike)) else golden
+    loaded = [read_run(r) if isinstance(r, (str, os.PathLike)) else r for r in runs]
+    rows = pool(items, loaded, depth, warn)
     if output is not None:
+        files = [r.source for r in loaded if r.source is not None]
         with outputs_with_manifests([output]) as staged:
             count = write_pool(rows, staged[output])
-            write_manifest(output, inputs=[golden_path, *run_paths], params={"depth": depth, "runs": [str(r) for r in run_paths]},
+            write_manifest(output, inputs=[*([golden] if isinstance(golden, (str, os.PathLike)) else []), *files],
+                           params={"depth": depth, "runs": [str(r.source) if r.source is not None else r.name for r in loaded]},
                            rows=count, staged=staged)
     return rows

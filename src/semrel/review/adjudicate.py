@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..analysis.ppi import ReviewedSample
-from ..errors import UsageError, ValidationError
+from ..errors import UsageError, ValidationError, tell
 from ..formats import read_qrels
 from ..formats.files import STDIO, file_digest, files_as_one
 from ..formats.jsonl import write_jsonl
@@ -87,20 +87,32 @@ def adjudicate(by_pair: dict[Pair, dict[str, int]], rule: str, reviewers: set[st
             more = f" and {len(conflicts) - 5} more" if len(conflicts) > 5 else ""
             raise ValidationError(
                 f"{len(conflicts)} reviewed pairs have conflicting grades: {listed}{more}; "
-                "settle them in a review or use --adjudicate majority or a reviewer's name"
+                "settle them in a review or use adjudicate='majority' or a reviewer's name"
             )
     return {pair: settle(grades, rule) for pair, grades in by_pair.items()}
 
 
-def export_reviewed(db: str | os.PathLike, labels_path: str | os.PathLike, output: str | os.PathLike,
-                    rule: str = "majority", only_reviewed: bool = False,
-                    warn: Callable[[str], None] | None = None) -> dict[str, int]:
-    """Write the derived qrels with human grades overriding them (only the human grades with
-    `only_reviewed`), a `<output>.sources.jsonl` saying where each label came from, and
-    manifests, as one unit (see the module); returns counts by source. `warn` is told how many
-    reviewed decisions were left out because their pairs' texts changed since."""
-    if str(output) == STDIO:
-        raise UsageError("review export writes its qrels with OUTPUT.sources.jsonl beside them: give -o a file name, not '-'")
+@dataclass(frozen=True)
+class ReviewedLabels:
+    """The derived qrels with the human grades overriding them (`qrels`), where each label came from (`sources`,
+    the rows of `<output>.sources.jsonl`), the export's settings (`params`, for the manifests) and what it warns of."""
+
+    qrels: Qrels
+    sources: list[dict]
+    params: dict
+    warnings: list[str]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many labels came from each source: judge, review, adjudicated:RULE."""
+        return dict(Counter(row["source"] for row in self.sources))
+
+
+def reviewed_labels(db: str | os.PathLike, labels: str | os.PathLike | Qrels, rule: str = "majority",
+                    only_reviewed: bool = False) -> ReviewedLabels:
+    """The derived qrels `labels` (a file, or Qrels) with the human grades of `db` overriding them (only the human
+    grades with `only_reviewed`), reviewers' conflicts settled by `rule`. Reviewed decisions left out because
+    their pairs' texts changed since are counted in a warning."""
     conn = open_db_read_only(db)
     conn.execute("BEGIN")  # one snapshot: the grades and the stale decisions left out agree
     grades = human_grades(conn)
@@ -108,10 +120,10 @@ def export_reviewed(db: str | os.PathLike, labels_path: str | os.PathLike, outpu
     conn.execute("COMMIT")
     by_pair = grades_by_pair(grades)
     settled = adjudicate(by_pair, rule, {g.reviewer for g in grades})
-    derived = read_qrels(labels_path).to_dict()
+    derived = (read_qrels(labels) if isinstance(labels, (str, os.PathLike)) else labels).to_dict()
     if settled and not any(query in derived for query, _ in settled):  # another set's qrels: merging them would mix two sets
-        raise ValidationError(f"{labels_path} shares no query with the pairs reviewed in {db}: give the derived qrels "
-                              "the review was queued from")
+        raise ValidationError(f"{labels if isinstance(labels, (str, os.PathLike)) else 'labels'} shares no query with the pairs "
+                              f"reviewed in {db}: give the derived qrels the review was queued from")
     rows: list[dict] = []
     judged: dict[str, dict[str, int]] = {}
     for query_id, docs in derived.items():
@@ -124,13 +136,38 @@ def export_reviewed(db: str | os.PathLike, labels_path: str | os.PathLike, outpu
         rows = [row for row in rows if row["source"] != "judge"]
     for row in rows:
         judged.setdefault(row["query_id"], {})[row["chunk_id"]] = row["grade"]
-    qrels = Qrels.from_dict(judged)
     params = {"adjudicate": rule, "only_reviewed": only_reviewed, "reviewed_pairs": len(settled),
               "reviewers": sorted({g.reviewer for g in grades}), "stale_decisions_left_out": stale.decisions}
-    _write_export(str(output), qrels, rows, [db, labels_path], params)
-    if stale.decisions and warn is not None:
-        warn(stale.describe(db))
-    return dict(Counter(row["source"] for row in rows))
+    return ReviewedLabels(Qrels.from_dict(judged), rows, params, [stale.describe(db)] if stale.decisions else [])
+
+
+def export_reviewed(db: str | os.PathLike, labels_path: str | os.PathLike, output: str | os.PathLike,
+                    rule: str = "majority", only_reviewed: bool = False,
+                    warn: Callable[[str], None] | None = None) -> dict[str, int]:
+    """Write the derived qrels with human grades overriding them (see reviewed_labels), a
+    `<output>.sources.jsonl` saying where each label came from, and manifests, as one unit (see the
+    module); returns counts by source. `warn` is told how many reviewed decisions were left out because
+    their pairs' texts changed since."""
+    result = reviewed_labels(db, labels_path, rule, only_reviewed)
+    write_reviewed(result, output, [db, labels_path])
+    tell(result.warnings, warn)
+    return result.counts
+
+
+def write_reviewed(result: ReviewedLabels, output: str | os.PathLike, inputs: list) -> None:
+    """The qrels, their sources and both manifests as one unit (files_as_one), the qrels last: a
+    hard kill between two renames shows, as the old qrels beside a manifest that no longer matches
+    its file, or a sources' manifest naming (params.qrels) a digest the qrels do not have."""
+    if str(output) == STDIO:
+        raise UsageError("review export writes its qrels with OUTPUT.sources.jsonl beside them: give -o a file name, not '-'")
+    output = str(output)
+    sidecar = f"{output}.sources.jsonl"
+    with files_as_one([sidecar, manifest_path(sidecar), manifest_path(output), output]) as staged:
+        write_qrels(result.qrels, staged[output])
+        write_jsonl(result.sources, staged[sidecar])
+        write_manifest(output, inputs=inputs, params=result.params, rows=len(result.qrels), staged=staged)
+        explained = {"qrels": {"path": output, **file_digest(staged[output])}}  # the sources belong to these qrels
+        write_manifest(sidecar, inputs=inputs, params={**result.params, **explained}, rows=len(result.sources), staged=staged)
 
 
 @dataclass(frozen=True)
@@ -163,19 +200,6 @@ def stale_decisions(conn: sqlite3.Connection) -> Stale:
     ).fetchall()
     kinds = Counter(kind for kind, _ in rows)
     return Stale(kinds["grade"], kinds["skip"], len({task for _, task in rows}))
-
-
-def _write_export(output: str, qrels: Qrels, rows: list[dict], inputs: list, params: dict) -> None:
-    """The qrels, their sources and both manifests as one unit (files_as_one), the qrels last: a
-    hard kill between two renames shows, as the old qrels beside a manifest that no longer matches
-    its file, or a sources' manifest naming (params.qrels) a digest the qrels do not have."""
-    sidecar = f"{output}.sources.jsonl"
-    with files_as_one([sidecar, manifest_path(sidecar), manifest_path(output), output]) as staged:
-        write_qrels(qrels, staged[output])
-        write_jsonl(rows, staged[sidecar])
-        write_manifest(output, inputs=inputs, params=params, rows=len(qrels), staged=staged)
-        explained = {"qrels": {"path": output, **file_digest(staged[output])}}  # the sources belong to these qrels
-        write_manifest(sidecar, inputs=inputs, params={**params, **explained}, rows=len(rows), staged=staged)
 
 
 def _source_row(query_id: str, chunk_id: str, derived: int | None, settled: dict[Pair, int],

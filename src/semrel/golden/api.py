@@ -1,0 +1,169 @@
+"""`semrel.import_golden`, `semrel.split_golden` and `semrel.dedup_golden`: the Python side of `semrel golden
+import`, `golden split` and `golden dedup`.
+
+Thin over curate.py, which the commands call too: the same defaults, checks and messages, the same records
+and files (with their manifests, written as one unit). A golden set comes as a golden.jsonl or a list of
+GoldenItem; each returns records, and writes files only where an output is given.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+from collections.abc import Iterable, Sequence
+from typing import Callable, Union
+
+from ..errors import check_kind, check_list, check_warn, tell
+from ..formats.corpus import given_golden
+from ..formats.files import guarded
+from ..progress import Steps, no_progress
+from ..records import ALL_QUERIES, GoldenItem, QuerySample
+from . import curate
+from .chunking import ChunkSettings
+from .curate import Deduplicated
+from .sources import ImportOptions
+
+PathLike = Union[str, os.PathLike]
+Warn = Callable[[str], None]
+PATH = (str, os.PathLike)
+
+
+@guarded
+def import_golden(
+    source: PathLike,
+    output: PathLike | None = None,
+    *,
+    format: str = "auto",
+    corpus: PathLike | None = None,
+    corpus_out: PathLike | None = None,
+    qrels_out: PathLike | None = None,
+    qrels: PathLike | None = None,
+    docs: PathLike | Sequence[PathLike] = (),
+    doc_qrels: str | None = None,
+    query_col: str | None = None,
+    answer_col: str | None = None,
+    chunk_ids_col: str | None = None,
+    id_col: str | None = None,
+    threshold: float = 0.5,
+    split: str = "test",
+    size: int | None = None,
+    overlap: int = 0,
+    unit: str = "words",
+    sentences: bool = False,
+    model: str | None = None,
+    whole: bool = False,
+    sample: QuerySample = ALL_QUERIES,
+    warn: Warn | None = None,
+) -> list[GoldenItem]:
+    """A golden set from SQuAD-style JSON, a LlamaIndex rag_dataset.json, CSV, JSONL, a BEIR folder, PubMedQA's
+    ori_pqal.json, a Cranfield folder or TREC topics (the Python side of `semrel golden import`, with its defaults).
+
+    format: auto (detected) or squad, llamaindex, csv, jsonl, beir, pubmedqa, cranfield, trec. corpus: the
+    corpus.jsonl the gold chunk ids refer to (checked; llamaindex's contexts are matched to its chunks).
+    corpus_out: where squad, pubmedqa, cranfield (and trec with docs=) write the corpus they build (required:
+    their gold ids are its chunks), chunked by size, overlap, unit, sentences, model, whole (as `semrel corpus
+    chunk`). qrels, docs: trec's document qrels and documents; doc_qrels: all-chunks or first-chunk, for gold
+    ids that are document ids. query_col, answer_col, chunk_ids_col, id_col: the columns (csv, jsonl; trec:
+    topic fields). threshold: llamaindex's least word overlap; split: beir's qrels split. sample: only those
+    queries. With `output` (and qrels_out=, the gold chunks as qrels) the files are written as the command
+    writes them, with their manifests, as one unit. Counts worth a warning go to `warn`, else to Python warnings.
+    """
+    check_warn(warn)
+    check_kind("source", source, PATH, "a file or folder path")
+    for name, path in (("output", output), ("corpus", corpus), ("corpus_out", corpus_out), ("qrels_out", qrels_out), ("qrels", qrels)):
+        check_kind(name, path, PATH, "a file path")
+    for name, text in (("format", format), ("doc_qrels", doc_qrels), ("query_col", query_col), ("answer_col", answer_col),
+                       ("chunk_ids_col", chunk_ids_col), ("id_col", id_col), ("split", split), ("unit", unit), ("model", model)):
+        check_kind(name, text, (str,), "a name")
+    check_kind("threshold", threshold, (numbers.Real,), "a number")
+    for name, count in (("size", size), ("overlap", overlap)):
+        check_kind(name, count, (numbers.Integral,), "a whole number")
+    for name, flag in (("sentences", sentences), ("whole", whole)):
+        check_kind(name, flag, (bool,), "True or False")
+    check_kind("sample", sample, (QuerySample,), "a semrel.records.QuerySample")
+    folders = check_list("docs", [docs] if isinstance(docs, PATH) else docs, PATH, "a path or a list of paths", "paths") or []
+    settings = ChunkSettings(size=None if size is None else int(size), overlap=int(overlap), unit=unit, sentences=sentences,
+                             model=model, whole=whole)
+    options = ImportOptions(settings=settings, corpus=None if corpus is None else str(corpus),
+                            columns={"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col},
+                            threshold=float(threshold), split=split, qrels=None if qrels is None else str(qrels),
+                            docs=tuple(str(d) for d in folders), doc_qrels=doc_qrels, sample=sample)
+    result = curate.import_golden_files(str(source), output, format, options, corpus_out, qrels_out)
+    tell(curate.import_warnings(result, options), warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
+    return result.items
+
+
+def _check_curation(threshold: float, model: str | None, warn: Warn | None) -> None:
+    """The arguments split and dedup share: the near-duplicate threshold, the embedding model, warn."""
+    check_warn(warn)
+    check_kind("threshold", threshold, (numbers.Real,), "a cosine similarity, e.g. 0.95")
+    check_kind("model", model, (str, os.PathLike), "a model name or folder")
+
+
+@guarded
+def split_golden(
+    golden: PathLike | Iterable[GoldenItem],
+    output_dir: PathLike | None = None,
+    *,
+    ratio: float | Sequence[float] | None = None,
+    sizes: int | Sequence[int] | None = None,
+    names: Sequence[str] | None = None,
+    seed: int = 0,
+    threshold: float = 0.95,
+    model: str | None = None,
+    steps: Steps = no_progress,
+    warn: Warn | None = None,
+) -> dict[str, list[GoldenItem]]:
+    """The golden set in parts, near-duplicate queries (cosine of their embeddings >= threshold) always in one
+    part (the Python side of `semrel golden split`, with its defaults): {name: items}, deterministic by `seed`.
+
+    ratio: the parts' fractions (default 0.8; a last one left out is the rest, so 0.8 is 80/20); or sizes:
+    their query counts, the queries left over one more part. names: default train,test or train,dev,test, else
+    part1,... and rest. model: the embedding model (default MiniLM). With `output_dir`, each part is written to
+    output_dir/NAME.jsonl with its manifest, the parts as one unit. Queries left in no part (a group too big for
+    the parts left) are told to `warn`, else as a Python warning.
+    """
+    _check_curation(threshold, model, warn)
+    check_kind("output_dir", output_dir, PATH, "a folder path")
+    check_kind("seed", seed, (numbers.Integral,), "a whole number")
+    fractions = check_list("ratio", [ratio] if isinstance(ratio, numbers.Real) else ratio, (numbers.Real,),
+                           "a number or a list of numbers, e.g. [0.8, 0.1]", "numbers")
+    counts = check_list("sizes", [sizes] if isinstance(sizes, numbers.Integral) else sizes, (numbers.Integral,),
+                        "a whole number or a list of them, e.g. [100, 50]", "whole numbers")
+    labels = check_list("names", names, (str,), "a list of names, e.g. ['train', 'test']", "names")
+    items, source = given_golden(golden)
+    notes: list[str] = []
+    parts = curate.split_golden(items, source, output_dir, fractions, counts, labels, int(seed), float(threshold),
+                                None if model is None else str(model), steps, notes.append)
+    tell(notes, warn, stacklevel=3)
+    return parts
+
+
+@guarded
+def dedup_golden(
+    golden: PathLike | Iterable[GoldenItem],
+    output: PathLike | None = None,
+    *,
+    report: PathLike | None = None,
+    threshold: float = 0.95,
+    model: str | None = None,
+    steps: Steps = no_progress,
+    warn: Warn | None = None,
+) -> Deduplicated:
+    """The golden set without its near-duplicate queries (the Python side of `semrel golden dedup`, with its
+    defaults): queries whose embeddings' cosine is >= threshold, or equal but for case and spacing, form a
+    group; the first of each is kept, the gold chunk ids and reference answers of the others merged into it.
+
+    Returns a Deduplicated: `.kept` (the items kept, in order), `.report` (one row per group: the query kept
+    and its duplicates with their similarity) and `.merges` (what each merge brought). With `output`, the
+    deduplicated golden set is written there (as `--apply -o`), with `report` the groups (JSONL), each with
+    its manifest, as one unit. Each merge that brought gold chunks or answers goes to `warn`, else to Python
+    warnings.
+    """
+    _check_curation(threshold, model, warn)
+    check_kind("output", output, PATH, "a file path")
+    check_kind("report", report, PATH, "a file path")
+    items, source = given_golden(golden)
+    result = curate.dedup_golden(items, source, report, output, float(threshold), None if model is None else str(model), steps)
+    tell(result.merges, warn, stacklevel=3)
+    return result

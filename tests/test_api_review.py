@@ -1,0 +1,79 @@
+"""`semrel.export_reviews`: the labels and files `semrel review export` writes, from a qrels file or qrels in
+memory; wrong arguments refused, naming them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import semrel
+from helpers import ok, read_lines, run
+from review_helpers import reviewed_by_two
+from semrel.errors import SemrelError, UsageError, ValidationError
+from semrel.formats import read_qrels
+from semrel.review.adjudicate import ReviewedLabels
+
+
+def manifest(path) -> dict:
+    return json.loads(Path(f"{path}.manifest.json").read_text())
+
+
+@pytest.mark.parametrize("options,cli_args", [
+    ({}, []),
+    ({"adjudicate": "bob"}, ["--adjudicate", "bob"]),
+    ({"adjudicate": "alice", "only_reviewed": True}, ["--adjudicate", "alice", "--only-reviewed"]),
+])
+def test_export_reviews_gives_the_labels_semrel_review_export_writes(tmp_path, options, cli_args):
+    pool, db, pairs, _ = reviewed_by_two(tmp_path)
+    (tmp_path / "cli").mkdir()
+    ok("review", "export", "--db", db, "--labels", pool["labels"], "-o", tmp_path / "cli" / "reviewed.qrels", *cli_args)
+    written = read_qrels(tmp_path / "cli" / "reviewed.qrels").to_dict()
+    sources = read_lines(tmp_path / "cli" / "reviewed.qrels.sources.jsonl")
+    exported = semrel.export_reviews(db, pool["labels"], tmp_path / "reviewed.qrels", **options)
+    assert isinstance(exported, ReviewedLabels) and isinstance(exported.qrels, semrel.Qrels)
+    assert exported.qrels.to_dict() == written and exported.sources == sources  # exact: the same computation
+    assert exported.counts == {s: sum(r["source"] == s for r in sources) for s in {r["source"] for r in sources}}
+    assert ("judge" in exported.counts) != options.get("only_reviewed", False)
+    for name in ("reviewed.qrels", "reviewed.qrels.sources.jsonl"):
+        ours, theirs = tmp_path / name, tmp_path / "cli" / name
+        assert ours.read_bytes() == theirs.read_bytes()
+        assert manifest(ours)["inputs"] == manifest(theirs)["inputs"] and manifest(ours)["rows"] == manifest(theirs)["rows"]
+        assert {k: v for k, v in manifest(ours)["params"].items() if k != "qrels"} == \
+            {k: v for k, v in manifest(theirs)["params"].items() if k != "qrels"}
+    in_memory = semrel.export_reviews(db, read_qrels(pool["labels"]).to_dict(), **options)  # nothing written
+    assert in_memory.qrels.to_dict() == written and in_memory.sources == sources
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("reviewed")) == [
+        "reviewed.qrels", "reviewed.qrels.manifest.json", "reviewed.qrels.sources.jsonl", "reviewed.qrels.sources.jsonl.manifest.json"]
+    contested = pairs[1]  # alice 1, bob 0
+    assert exported.qrels.to_dict()[contested.query_id][contested.chunk_id] == {"bob": 0, "alice": 1}.get(options.get("adjudicate"), 0)
+
+
+def test_export_reviews_refuses_wrong_kinds_and_bad_values(tmp_path):
+    pool, db, pairs, _ = reviewed_by_two(tmp_path)
+    labels = pool["labels"]
+    for args, kwargs, message in [
+        ((3, labels), {}, "db: give the review database's file path, not int"),
+        ((db, 3), {}, "labels: give a Qrels, a dict {query: {doc: grade}}, a pandas DataFrame or a file path, not int"),
+        ((db, labels, 3), {}, "output: give a file path, not int"),
+        ((db, labels), {"adjudicate": 1}, "adjudicate: give majority, strict or a reviewer's name, not int"),
+        ((db, labels), {"only_reviewed": "yes"}, "only_reviewed: give True or False, not str"),
+        ((db, labels), {"warn": 3}, "warn: give a function taking one message, not int"),
+    ]:
+        with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+            semrel.export_reviews(*args, **kwargs)
+    with pytest.raises(UsageError, match=r"^adjudicate='zed': not majority, strict or a reviewer of this database \(alice, bob\)$"):
+        semrel.export_reviews(db, labels, adjudicate="zed")
+    conflict = f"{pairs[1].query_id}/{pairs[1].chunk_id}: alice=1, bob=0"
+    with pytest.raises(ValidationError, match=re.escape(f"{conflict}; settle them in a review or use adjudicate='majority' or")):
+        semrel.export_reviews(db, labels, tmp_path / "strict.qrels", adjudicate="strict")
+    result = run("review", "export", "--db", db, "--labels", labels, "-o", tmp_path / "strict.qrels", "--adjudicate", "strict")
+    assert result.exit_code == 1 and f"{conflict}; settle them in a review or use --adjudicate majority or a reviewer's" in result.stderr
+    with pytest.raises(ValidationError, match=r"^labels shares no query with the pairs reviewed in"):
+        semrel.export_reviews(db, {"elsewhere": {"x#0": 1}})
+    before = Path(labels).read_bytes()
+    with pytest.raises(SemrelError, match="is an input of this command"):
+        semrel.export_reviews(db, labels, labels)
+    assert Path(labels).read_bytes() == before and not (tmp_path / "strict.qrels").exists()
