@@ -66,6 +66,8 @@ def test_export_reviews_refuses_wrong_kinds_and_bad_values(tmp_path):
             semrel.export_reviews(*args, **kwargs)
     with pytest.raises(UsageError, match=r"^adjudicate='zed': not majority, strict or a reviewer of this database \(alice, bob\)$"):
         semrel.export_reviews(db, labels, adjudicate="zed")
+    with pytest.raises(UsageError, match=r"^output='-': the reviewed qrels are written with OUTPUT.sources.jsonl beside them"):
+        semrel.export_reviews(db, labels, "-")
     conflict = f"{pairs[1].query_id}/{pairs[1].chunk_id}: alice=1, bob=0"
     with pytest.raises(ValidationError, match=re.escape(f"{conflict}; settle them in a review or use adjudicate='majority' or")):
         semrel.export_reviews(db, labels, tmp_path / "strict.qrels", adjudicate="strict")

@@ -122,7 +122,7 @@ def test_the_library_refuses_a_feature_that_is_no_finite_number(tmp_path):
     refit = labels.ProbabilityRule(refit=(0.0,) * (len(labels.FEATURES) + 2))
     rows = [Judgment("q1", "a", 0.1, 0.1, 0.1, p=0.01, features={**FEATURES, "relR_idf": math.nan}),
             Judgment("q1", "b", 0.1, 0.1, 0.1, p=0.01, features=FEATURES)]
-    with pytest.raises(ValidationError, match=r"\('q1', 'a'\): features must map names to finite numbers, found 'relR_idf': nan"):
+    with pytest.raises(ValidationError, match=r"^judgments: item 0: features must map names to finite numbers, found 'relR_idf': nan$"):
         semrel.label(rows, calibration=refit)
 
 

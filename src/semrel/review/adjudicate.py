@@ -159,7 +159,7 @@ def write_reviewed(result: ReviewedLabels, output: str | os.PathLike, inputs: li
     hard kill between two renames shows, as the old qrels beside a manifest that no longer matches
     its file, or a sources' manifest naming (params.qrels) a digest the qrels do not have."""
     if str(output) == STDIO:
-        raise UsageError("review export writes its qrels with OUTPUT.sources.jsonl beside them: give -o a file name, not '-'")
+        raise UsageError("output='-': the reviewed qrels are written with OUTPUT.sources.jsonl beside them: give a file name")
     output = str(output)
     sidecar = f"{output}.sources.jsonl"
     with files_as_one([sidecar, manifest_path(sidecar), manifest_path(output), output]) as staged:
