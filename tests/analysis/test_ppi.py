@@ -71,6 +71,41 @@ def test_a_whole_pool_review_recovers_the_human_value_of_an_additive_measure():
     assert estimate.high - estimate.low == pytest.approx(0.0, abs=1e-12)  # no pair left unsampled
 
 
+def test_a_whole_pool_review_recovers_the_human_value_of_every_measure():
+    """A review of every pair leaves nothing to estimate. Single-pair changes added up were wrong for the
+    measures that do not add over documents: with every pair found irrelevant, Success@10 stayed 1.0 and
+    R@100 0.525 (flipping one of several relevant chunks moves neither), with zero-width intervals."""
+    truth, judge, run = synthetic(4)
+    measures = parse_measures(["nDCG@10", "AP", "RR", "R@10", "Success@5", "P@5"])
+    pairs = [(q, d) for q in truth for d in truth[q]]
+    nothing = {q: {d: 0 for d in docs} for q, docs in truth.items()}
+    for human in (truth, nothing):
+        sample = ReviewedSample({p: human[p[0]][p[1]] for p in pairs}, len(pairs))
+        estimates = corrected_estimates(Qrels.from_dict(judge), [run], measures, sample)
+        (true_eval,) = evaluate(Qrels.from_dict(human), run, measures)
+        assert [e.corrected for e in estimates] == pytest.approx([true_eval.aggregate(m) for m in measures], abs=1e-12)
+        assert all(e.high - e.low == pytest.approx(0.0, abs=1e-12) for e in estimates)
+
+
+def test_a_sample_corrects_a_measure_that_does_not_add_over_documents_less_biased_than_single_changes():
+    """Half the pairs reviewed, the judge wrong on 20% of them: a query's sampled changes applied together
+    move nDCG@10 and Success@5 toward the human value on average over samples."""
+    truth, judge, run = synthetic(5)
+    measures = parse_measures(["nDCG@10", "Success@5"])
+    (true_eval,) = evaluate(Qrels.from_dict(truth), run, measures)
+    pairs = [(q, d) for q in truth for d in truth[q]]
+    truths = np.array([true_eval.aggregate(m) for m in measures])
+    errors = []
+    for seed in range(30):
+        chosen = np.random.default_rng(seed).choice(len(pairs), len(pairs) // 2, replace=False)
+        sample = ReviewedSample({pairs[i]: truth[pairs[i][0]][pairs[i][1]] for i in chosen}, len(pairs))
+        estimates = corrected_estimates(Qrels.from_dict(judge), [run], measures, sample)
+        errors.append(np.array([e.corrected for e in estimates]) - truths)
+    derived = np.array([e.derived for e in estimates]) - truths
+    bias = np.abs(np.mean(errors, axis=0))
+    assert (bias < np.abs(derived) / 2).all(), (bias, derived)
+
+
 def _review_against_the_judge(tmp_path, seed: int, decisions: int) -> tuple[dict, str, str, list]:
     """A review database whose reviewer disagrees with the judge on the first `decisions` pairs
     of a random queue; returns the pool files, the database, a run and the flipped pairs."""

@@ -2,15 +2,22 @@
 ARES does for RAG judges).
 
 The derived-label metric M(judge) is known exactly on the whole pool; what is unknown is how
-far human labels would move it. Each sampled pair p whose human grade differs from the
-derived one contributes delta_p: the change in its query's metric value when that one label
-is replaced (exact for measures additive over documents such as P@k, a first-order term for
-nDCG, AP and RR). The pool total of the deltas is estimated from the simple random sample,
-with the finite-population variance, so
+far human labels would move it. The sampled pairs whose human grade differs from the derived
+one are applied together, per query: the query's change Delta_q is exact for the labels
+reviewed. Each such pair p gets a share delta_p of it (its change when its label alone is
+replaced, scaled so that a query's shares add up to Delta_q; equal shares where those single
+changes add up to 0), so that the pool total is estimated from the simple random sample, with
+the finite-population variance:
 
     corrected = M(judge) + (N / n) * sum(delta over the sample) / queries
     interval  = corrected +- z * N * sqrt((1 - n/N) * var(delta) / n) / queries
 
+For measures that add over documents (P@k) the single changes already add up, and the
+estimate is unbiased. For the others (nDCG, AP, RR, R@k, Success@k) a query's value depends
+on all its labels at once: the correction is exact when the whole pool is reviewed (n = N,
+the interval then has zero width) and a first-order one for a sample, whose interval covers
+the sampling only. Adding single-pair changes instead left Success@10 at 1.0 when a full
+review found every pair irrelevant (flipping one of several relevant chunks moves nothing).
 Where judge and human agree on every sampled pair, corrected equals M(judge) and the
 interval has zero width.
 """
@@ -63,32 +70,42 @@ def _rows_of(query_ids: pa.Array, wanted: Sequence[str]) -> np.ndarray:
 
 def pair_deltas(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Measure], changed: Mapping[Pair, int],
                 base: Mapping[str, Mapping[Measure, dict[str, float]]], rel_level: int = 1) -> dict[str, dict[Measure, np.ndarray]]:
-    """delta of each changed pair (in `changed` order) per run and measure: the pair's query
-    evaluated with that one label replaced, minus its value on the derived qrels. Each pair
-    becomes its own copy of the query, so one evaluation covers all of them."""
+    """delta of each changed pair (in `changed` order) per run and measure: its share of its query's
+    change when all of the query's changed pairs take their human grades (see the module docstring).
+    Each pair, and each query with all its changes, becomes its own copy of the query, so one
+    evaluation covers all of them."""
     pairs = list(changed)
     queries = sorted({q for q, _ in pairs})
     q_rows = _rows_of(qrels.query_ids, queries)
     q_ids, d_ids, rels = qrels.query_ids.take(q_rows).to_pylist(), qrels.doc_ids.take(q_rows).to_pylist(), qrels.relevance[q_rows].tolist()
-    judged: dict[str, dict[str, int]] = {}
-    for k, (query, doc) in enumerate(pairs):
-        copy = judged.setdefault(f"{k}\t{query}", {})
-        copy.update({d: r for q, d, r in zip(q_ids, d_ids, rels) if q == query})
-        copy[doc] = changed[query, doc]
+    derived: dict[str, dict[str, int]] = {q: {} for q in queries}
+    for q, d, r in zip(q_ids, d_ids, rels):
+        derived[q][d] = r
+    copies = {f"{k}\t{query}": (query, {**derived[query], doc: changed[query, doc]}) for k, (query, doc) in enumerate(pairs)}
+    copies |= {f"all\t{query}": (query, {**derived[query], **{d: g for (q, d), g in changed.items() if q == query}}) for query in queries}
     perturbed_runs = []
     for run in runs:
         rows = _rows_of(run.query_ids, queries)
-        r_q, r_d, r_s = run.query_ids.take(rows).to_pylist(), run.doc_ids.take(rows).to_pylist(), run.scores[rows].tolist()
-        copies = [(f"{k}\t{query}", d, s) for k, (query, _) in enumerate(pairs) for q, d, s in zip(r_q, r_d, r_s) if q == query]
-        perturbed_runs.append(Run.from_columns([c[0] for c in copies], [c[1] for c in copies], [c[2] for c in copies], run.name))
-    results = evaluate(Qrels.from_dict(judged), perturbed_runs, measures, rel_level) if pairs else []
+        ranked: dict[str, list[tuple[str, float]]] = {}
+        for q, d, score in zip(run.query_ids.take(rows).to_pylist(), run.doc_ids.take(rows).to_pylist(), run.scores[rows].tolist()):
+            ranked.setdefault(q, []).append((d, score))
+        retrieved = [(name, d, score) for name, (query, _) in copies.items() for d, score in ranked.get(query, ())]
+        perturbed_runs.append(Run.from_columns([c[0] for c in retrieved], [c[1] for c in retrieved], [c[2] for c in retrieved], run.name))
+    results = evaluate(Qrels.from_dict({name: labels for name, (_, labels) in copies.items()}), perturbed_runs, measures,
+                       rel_level) if pairs else []
+    of_query = np.array([queries.index(q) for q, _ in pairs], dtype=np.int64)
     deltas: dict[str, dict[Measure, np.ndarray]] = {}
     for run, result in zip(runs, results):
         at = {name: i for i, name in enumerate(result.query_ids)}
-        deltas[run.name] = {
-            m: np.array([result.values[m][at[f"{k}\t{q}"]] - base[run.name][m][q] for k, (q, _) in enumerate(pairs)])
-            for m in measures
-        }
+        deltas[run.name] = {}
+        for m in measures:
+            values = result.values[m]
+            single = np.array([values[at[f"{k}\t{q}"]] - base[run.name][m][q] for k, (q, _) in enumerate(pairs)])
+            joint = np.array([values[at[f"all\t{q}"]] - base[run.name][m][q] for q in queries])
+            added = np.bincount(of_query, weights=single, minlength=len(queries))
+            count = np.bincount(of_query, minlength=len(queries))
+            scale = np.divide(joint, added, out=np.zeros_like(joint), where=np.abs(added) > 1e-12)
+            deltas[run.name][m] = np.where(np.abs(added[of_query]) > 1e-12, single * scale[of_query], joint[of_query] / count[of_query])
     return deltas
 
 
