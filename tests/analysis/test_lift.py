@@ -95,6 +95,15 @@ def test_latency_usage_errors(cli, files, write, args, message):
     assert result.exit_code == 2 and message in result.stderr
 
 
+def test_a_reranker_that_is_not_slower_gets_no_change_per_ms(cli, files):
+    """It printed '(+-2.0 ms)' and a change/ms column of blank cells."""
+    slower, faster = (_lift(cli, files, "--base-latency-ms", base, "--reranked-latency-ms", reranked).stdout
+                      for base, reranked in (("5", "8"), ("5", "3")))
+    assert "change/ms" in slower.splitlines()[0] and "(+3.0 ms)." in slower
+    assert "change/ms" not in faster.splitlines()[0]
+    assert "Latency per query: base 5.0 ms, reranked 3.0 ms (-2.0 ms; not slower: no change/ms)." in faster
+
+
 def test_missing_runs_are_a_usage_error(cli, files):
     result = cli("lift", files[0], "--base", files[1])
     assert result.exit_code == 2 and "--reranked" in result.stderr

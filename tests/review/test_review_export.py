@@ -206,7 +206,7 @@ def test_the_export_keeps_the_replaced_files_permissions_and_refuses_stdout(tmp_
     os.chmod(f"{out}.sources.jsonl", 0o600)
     export_reviewed(db, pool["labels"], out, "alice")
     assert (os.stat(out).st_mode & 0o777, os.stat(f"{out}.sources.jsonl").st_mode & 0o777) == (0o640, 0o600)
-    with pytest.raises(UsageError, match="output=.-.: the reviewed qrels are written with OUTPUT.sources.jsonl beside them: give a file name"):
+    with pytest.raises(UsageError, match="output=.-.: the reviewed qrels are written with OUTPUT.sources.jsonl beside them"):
         export_reviewed(db, pool["labels"], "-", "alice")
 
 

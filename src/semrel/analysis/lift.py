@@ -220,7 +220,8 @@ def lift_table(result: Lift, places: int) -> Table:
     level = f"{result.settings.confidence:.0%}"
     header = ["measure", "base", "reranked", "change", "relative", f"{level} low", f"{level} high",
               f"p ({result.settings.test})", "significant", "wins", "ties", "losses"]
-    if result.latency:
+    per_ms = result.latency is not None and result.latency.extra_ms > 0  # a change per extra ms, where there is one
+    if per_ms:
         header.append("change/ms")
     rows: list[list[Cell]] = []
     for row in result.rows:
@@ -228,7 +229,7 @@ def lift_table(result: Lift, places: int) -> Table:
         relative = f"{row.relative:+.1%}" if row.relative is not None else ""
         cells: list[Cell] = [row.measure.name, row.base, row.reranked, row.change, relative, row.ci_low, row.ci_high,
                              row.p, "yes" if significant else "no", row.wins, row.ties, row.losses]
-        if result.latency:
+        if per_ms:
             cells.append("" if row.gain_per_ms is None else f"{row.gain_per_ms:.3g}")
         rows.append(cells)
     return Table(header, rows)
@@ -270,7 +271,7 @@ def render_lift(result: Lift, fmt: str, places: int = 4) -> str:
     notes = f"\n{result.queries} queries; significant: p < {result.settings.alpha:g}; wins/ties/losses count queries.\n"
     if result.latency:
         notes += (f"Latency per query: base {result.latency.base_ms:.1f} ms, reranked {result.latency.reranked_ms:.1f} ms "
-                  f"(+{result.latency.extra_ms:.1f} ms).\n")
+                  f"({result.latency.extra_ms:+.1f} ms" + ("" if result.latency.extra_ms > 0 else "; not slower: no change/ms") + ").\n")
     if result.gained or result.lost:
         notes += "\n" + render(changes_table(result), fmt, places)
     return text + notes
