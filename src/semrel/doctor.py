@@ -1,7 +1,10 @@
-"""What semrel finds on this machine: versions, the default model, the embedding cache, a browser."""
+"""What semrel finds on this machine: versions, the default model, the embedding cache, a browser, and
+the SEMREL_* variables that change a command's defaults (a model or a cache set there is checked too:
+the defaults shown above them are not what such a command uses)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from importlib import metadata
 from pathlib import Path
@@ -16,17 +19,34 @@ def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
 
 
-def diagnose() -> list[tuple[str, str]]:
+def _model(name: str | None) -> str:
+    try:
+        model = describe_model(name)
+    except SemrelError as exc:
+        return f"MISSING: {exc}"
+    return f"{name or DEFAULT_MODEL}: {model.folder} ({model.num_layers} layers, {model.max_length} tokens)"
+
+
+def _cache(folder: Path) -> str:
+    return f"{folder} ({_size(folder) / 2**20:.1f} MiB)" if folder.is_dir() else f"{folder} (empty)"
+
+
+def _variable(name: str, value: str) -> str:
+    """What a SEMREL_<COMMAND>_<OPTION> variable sets, checked where it names a model or a cache folder."""
+    if name.endswith("_MODEL"):
+        return _model(value)
+    if name.endswith(("_CACHE", "_CACHE_DIR")):
+        return _cache(Path(value))
+    return value
+
+
+def diagnose(environ: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """(item, finding) rows; nothing here loads torch or a model's weights."""
     rows = [(name, version) for name, version in versions().items()]
-    try:
-        model = describe_model(None)
-        rows.append(("default model", f"{DEFAULT_MODEL}: {model.folder} ({model.num_layers} layers, "
-                                      f"{model.max_length} tokens)"))
-    except SemrelError as exc:
-        rows.append(("default model", f"MISSING: {exc}"))
-    cache = default_cache_dir()
-    rows.append(("embedding cache", f"{cache} ({_size(cache) / 2**20:.1f} MiB)" if cache.is_dir() else f"{cache} (empty)"))
+    rows.append(("default model", _model(None)))
+    rows.append(("embedding cache", _cache(default_cache_dir())))
+    environ = dict(os.environ if environ is None else environ)
+    rows += [(name, _variable(name, value)) for name, value in sorted(environ.items()) if name.startswith("SEMREL_")]
     try:
         rows.append(("ray (--engine ray)", metadata.version("ray")))
     except metadata.PackageNotFoundError:

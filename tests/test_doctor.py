@@ -1,0 +1,21 @@
+"""`semrel doctor` reports what the commands will use: a SEMREL_* variable that sets a model or a cache
+is checked and shown (it reported the default model as found while `judge` failed on the variable's)."""
+
+from __future__ import annotations
+
+from helpers import run
+
+
+def test_doctor_checks_the_models_and_caches_the_environment_sets(tmp_path, monkeypatch):
+    (tmp_path / "cache" / "x").mkdir(parents=True)
+    (tmp_path / "cache" / "x" / "blob").write_bytes(b"\0" * 2**20)
+    monkeypatch.setenv("SEMREL_JUDGE_MODEL", str(tmp_path / "no-model"))
+    monkeypatch.setenv("SEMREL_RETRIEVE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SEMREL_LABEL_THRESHOLD", "0.6")
+    result = run("doctor")
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
+    assert rows["SEMREL_JUDGE_MODEL"] == f"MISSING: {tmp_path / 'no-model'}: no such model folder"
+    assert rows["SEMREL_RETRIEVE_CACHE_DIR"] == f"{tmp_path / 'cache'} (1.0 MiB)"
+    assert rows["SEMREL_LABEL_THRESHOLD"] == "0.6"
+    assert rows["default"].startswith("model all-MiniLM-L6-v2: ") and "(6 layers, 512 tokens)" in rows["default"]
