@@ -18,7 +18,8 @@ from .paths import input_path, output_path
 @click.option("--calibration", type=input_path(exists=True, dir_okay=False),
               help="The file `semrel calibrate -o` wrote: its refitted probability (or thresholds) set the labels.")
 @click.option("--on", type=click.Choice(SCORES), default=None,
-              help=f"Score --threshold/--grades apply to [default: {DEFAULT_COMPONENT}].")
+              help=f"Score --threshold/--grades apply to [default: {DEFAULT_COMPONENT}]. Alone, P, R or F labels by that score "
+                   f"at {DEFAULT_THRESHOLD} (--graded: {','.join(map(str, DEFAULT_GRADES))}) instead of by p.")
 @click.option("--threshold", type=float, default=None,
               help=f"Binary labels on a score instead: 1 when --on reaches it (e.g. {DEFAULT_THRESHOLD} on R).")
 @click.option("--grades", default=None, metavar="T1,T2,...",
