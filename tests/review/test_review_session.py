@@ -124,6 +124,22 @@ def test_unknown_key_and_help_leave_the_task_undecided(tmp_path, cli):
     assert live(db) == []
 
 
+def decided_elsewhere_first(db: str, keys: str, reviewer: str, grade: int):
+    """The terminal's read_key pressing `keys`: before the first is read, `reviewer` on a connection of
+    their own (the web page, another terminal) grades the pair they are shown."""
+    pending, graded = iter(keys), []
+
+    def read_key() -> str:
+        if not graded:
+            graded.append(True)
+            with contextlib.closing(open_db(db)) as conn:
+                other = Session(conn, reviewer)
+                other.grade(other.next_task(), grade)
+        return next(pending)
+
+    return read_key
+
+
 def test_a_key_on_a_pair_this_name_decided_elsewhere_says_it_was_not_recorded(tmp_path, cli, monkeypatch):
     """Two front ends under one name show the same pair; the second decision is not recorded, and the
     terminal said nothing (it counted no decision and moved on)."""
@@ -132,17 +148,8 @@ def test_a_key_on_a_pair_this_name_decided_elsewhere_says_it_was_not_recorded(tm
     pool = write_pool(tmp_path / "pool")
     db = str(tmp_path / "r.sqlite")
     assert start(cli, pool, db, "dave", "q").exit_code == 0
-    keys = iter("0q")
-
-    def web_grades_first() -> str:
-        key = next(keys)
-        if key == "0":  # meanwhile the web page, signed in as dave, grades the pair the terminal shows
-            with contextlib.closing(open_db(db)) as conn:
-                session = Session(conn, "dave")
-                session.grade(session.next_task(), 1)
-        return key
-
-    monkeypatch.setattr(review_terminal, "read_key", web_grades_first)
+    # meanwhile the web page, signed in as dave, grades the pair the terminal shows
+    monkeypatch.setattr(review_terminal, "read_key", decided_elsewhere_first(db, "0q", "dave", 1))
     result = start(cli, pool, db, "dave", "")
     shown = live(db)
     assert [(kind, grade) for _, kind, grade in shown] == [("grade", 1)]
@@ -163,17 +170,7 @@ def test_a_key_on_a_pair_another_reviewer_decided_meanwhile_is_not_recorded(tmp_
     db = str(tmp_path / "r.sqlite")
     assert start(cli, pool, db, "ann", "q").exit_code == 0
     monkeypatch.setattr(engine, "CLAIM_SECONDS", -1.0)
-    keys = iter(key + "q")
-
-    def bob_grades_first() -> str:
-        pressed = next(keys)
-        if pressed == key:
-            with contextlib.closing(open_db(db)) as conn:
-                bob = Session(conn, "bob")
-                bob.grade(bob.next_task(), 0)
-        return pressed
-
-    monkeypatch.setattr(review_terminal, "read_key", bob_grades_first)
+    monkeypatch.setattr(review_terminal, "read_key", decided_elsewhere_first(db, key + "q", "bob", 0))
     result = start(cli, pool, db, "ann", "")
     with contextlib.closing(sqlite3.connect(db)) as conn:
         decided = conn.execute("SELECT t.query_id || '/' || t.chunk_id, d.reviewer, d.kind FROM decisions d"
