@@ -18,7 +18,8 @@ from semrel.formats.files import allow_rewrite, atomic_writer, input_guard, read
 
 # Paths that are neither inputs nor outputs to compare: pick rewrites --golden in place (on purpose,
 # with a journal), split writes a folder of parts (checked by name before it works), caches are folders.
-PLAIN_PATHS = {("golden", "pick", "golden"), ("golden", "split", "output_dir"), ("judge", "cache_dir"), ("retrieve", "cache_dir")}
+PLAIN_PATHS = {("golden", "pick", "golden"), ("golden", "split", "output_dir"),
+               ("golden", "pick", "cache_dir"), ("judge", "cache_dir"), ("retrieve", "cache_dir")}
 
 
 def leaves(group: click.Group, ctx: click.Context, prefix: tuple[str, ...] = ()):

@@ -10,8 +10,8 @@ import click
 from ..encoding.models import DEFAULT_MODEL
 from ..golden.pick import Current, PickSession, excerpt, open_pick_session
 from ..progress import stderr_steps
-from .base import SemrelCommand
-from .paths import input_path, output_path
+from .base import SemrelCommand, warn
+from .paths import FolderPath, input_path, output_path
 
 HELP = """keys: 1-9 and 0 mark or unmark a candidate (0 = the tenth) · n next query (marks accepted; none = no
 chunk holds the answer) · s skip (left without gold, its marks dropped; not offered again) · u undo · q quit (all is
@@ -93,15 +93,24 @@ def interact(session: PickSession, chars: int) -> None:
               help="Top chunks from each of BM25 and dense (1-5; duplicates shown once).")
 @click.option("--chars", default=400, show_default=True, type=click.IntRange(40), help="Characters of each chunk shown.")
 @click.option("--model", default=None, help=f"Dense encoder [default: {DEFAULT_MODEL}].")
-def pick_command(golden, corpus, output, per_method, chars, model):
+@click.option("--cache", "cache_dir", type=FolderPath(), default=None,
+              help="Folder of the dense vector store `semrel retrieve` keeps (chunk vectors per model, so a chunk is "
+                   "encoded once) [default: the user cache dir].")
+@click.option("--no-cache", is_flag=True, help="Encode the chunks in memory; neither read nor write the cache.")
+def pick_command(golden, corpus, output, per_method, chars, model, cache_dir, no_cache):
     """Mark gold chunks by hand for queries that have none, one key per choice.
 
     Every key is saved at once (journal + golden set rewritten atomically); run the same
-    command again to resume where you stopped.
+    command again to resume where you stopped. Gold chunks edited by hand in the golden set
+    since are kept over the journal's (with a warning; u brings the journal's back).
     """
     # Nothing is written before the first key that changes something (see golden.pick), so the
     # closing line says whether anything was saved.
-    session = open_pick_session(golden, corpus, output, per_method, model, steps=stderr_steps)
+    session = open_pick_session(golden, corpus, output, per_method, model, stderr_steps, cache_dir, not no_cache)
+    undo = " (u brings those back)" if session.remaining else ""  # u is read only while a query is open
+    for edit in session.edits:
+        warn(f"query {edit.query_id!r}: {session.output} was edited since pick wrote it; kept its gold chunks "
+             f"{', '.join(edit.after.gold) or 'none'} over the journal's {', '.join(edit.before.gold) or 'none'}{undo}")
     interact(session, chars)
     counts = session.counts()
     left = "; run the same command to resume" if counts["open"] else ""

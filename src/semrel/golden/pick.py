@@ -6,7 +6,9 @@ Nothing is written before the first action (opening a session and quitting leave
 was), and the rewrite changes only `gold_chunk_ids`: every other field of each line, including
 fields semrel does not know, is written back as it was read.
 Each journal line records the query's state before and after the action; replaying the journal
-gives the state and the undo history back, whatever the golden file already holds.
+gives the state and the undo history back. Where the golden set, changed since pick last wrote it,
+holds other gold chunks for a query than the journal, the file's are kept: a hand edit after the
+pick is the later decision (an undoable `edit`, reported; `undo` brings the pick back).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -24,13 +26,16 @@ from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import golden_row, read_corpus, read_golden, require_known_chunks
 from ..formats.files import allow_rewrite, display_name
 from ..formats.jsonl import read_jsonl, require, write_jsonl
-from ..formats.manifest import outputs_with_manifests, write_manifest
+from ..formats.manifest import outputs_with_manifests, read_manifest, write_manifest
 from ..progress import Steps, no_progress
 from ..records import Chunk, GoldenItem
-from ..retrieval.retrieve import Bm25Index, DenseIndex
+from ..retrieval.retrieve import Bm25Index, DenseIndex, RetrievalSpec, retrieval_stores
+
+if TYPE_CHECKING:
+    from ..encoding.vectors import VectorStore
 
 OPEN, DONE, SKIPPED, GIVEN = "open", "done", "skipped", "given"
-ACTIONS = ("toggle", "next", "skip", "undo")
+ACTIONS = ("toggle", "next", "skip", "undo", "edit")
 MAX_CANDIDATES = 10
 """Candidates are chosen with one key each: 1-9 and 0 for the tenth."""
 
@@ -55,18 +60,20 @@ class Candidate:
 
 
 class CandidateFinder:
-    """Top chunks of BM25 and dense retrieval for one query at a time; indexes are built on first use."""
+    """Top chunks of BM25 and dense retrieval for one query at a time; indexes are built on first use,
+    the chunk vectors taken from `store` (the retriever's vector store) when given, so a resume encodes nothing."""
 
-    def __init__(self, chunks: Sequence[Chunk], per_method: int, model: str | None = None, steps: Steps = no_progress):
+    def __init__(self, chunks: Sequence[Chunk], per_method: int, model: str | None = None, steps: Steps = no_progress,
+                 store: VectorStore | None = None):
         if not 1 <= per_method <= MAX_CANDIDATES // 2:
             raise UsageError(f"per_method= must be between 1 and {MAX_CANDIDATES // 2} (one key per candidate)")
-        self.chunks, self.per_method, self.model, self.steps = chunks, per_method, model, steps
+        self.chunks, self.per_method, self.model, self.steps, self.store = chunks, per_method, model, steps, store
         self._indexes: tuple[Bm25Index, DenseIndex] | None = None
 
     def __call__(self, query: str) -> list[Candidate]:
         """Candidates interleaved by rank (bm25 #1, dense #1, bm25 #2 ...), each chunk once."""
         if not self._indexes:
-            self._indexes = (Bm25Index(self.chunks), DenseIndex(self.chunks, self.model, self.steps))
+            self._indexes = (Bm25Index(self.chunks), DenseIndex(self.chunks, self.model, self.steps, store=self.store))
         found: dict[int, list[tuple[str, int]]] = {}
         bm25, dense = self._indexes
         lists = [("bm25", bm25.search([query], self.per_method)[0][0].tolist()),
@@ -101,10 +108,15 @@ def excerpt(text: str, answer: str, chars: int) -> str:
 
 @dataclass(frozen=True)
 class Event:
+    """One journal line: an action on a query, with the query's state before and after it."""
+
     action: str
     query_id: str
     before: State
     after: State
+
+    def to_json(self) -> dict:
+        return {"action": self.action, "query_id": self.query_id, "before": self.before.to_json(), "after": self.after.to_json()}
 
 
 def journal_path(output: str | os.PathLike) -> str:
@@ -172,6 +184,9 @@ class PickSession:
         self.history: list[Event] = []
         self.saved = False
         events = read_journal(self.journal, set(self.states), chunk_ids)
+        self.journaled = {e.query_id for e in events}
+        self.edits: list[Event] = []  # hand edits taken from the golden set (adopt); journaled with the next action
+        self._unjournaled: list[Event] = []
         # Each query's gold before any pick session touched it: what a skip leaves it with.
         self.origin = {q: s.gold for q, s in self.states.items()}
         for event in reversed(events):
@@ -211,10 +226,10 @@ class PickSession:
     def _record(self, action: str, query_id: str, after: State) -> None:
         event = Event(action, query_id, self.states[query_id], after)
         with open(self.journal, "a", encoding="utf-8") as out:
-            out.write(json.dumps({"action": action, "query_id": query_id, "before": event.before.to_json(),
-                                  "after": after.to_json()}) + "\n")
+            out.write("".join(json.dumps(e.to_json()) + "\n" for e in [*self._unjournaled, event]))
             out.flush()
             os.fsync(out.fileno())
+        self._unjournaled = []
         self._apply(event)
         self.save()
 
@@ -229,7 +244,20 @@ class PickSession:
                            params=self.params, rows=rows, staged=staged)
         self.saved = True
 
-    def sync(self, written: dict[str, tuple[str, ...]] | None) -> bool:
+    def adopt(self, written: Mapping[str, tuple[str, ...]]) -> None:
+        """Keep the gold chunks of `written` (the golden set as it is now, changed since pick last wrote
+        it) for each query the journal holds others for: a hand edit after the pick is the later decision.
+        Each becomes an `edit` in the history (`undo` brings the journal's chunks back) and in `edits`, to
+        report; it is journaled with the next action, so opening still writes nothing."""
+        edits = [Event("edit", q, self.states[q], State(written[q], self.states[q].status))
+                 for q in (i.query_id for i in self.items)
+                 if q in self.journaled and q in written and written[q] != self.states[q].gold]
+        for event in edits:
+            self._apply(event)
+        self.edits += edits
+        self._unjournaled += edits
+
+    def sync(self, written: Mapping[str, tuple[str, ...]] | None) -> bool:
         """Save only if the golden set to write lags the journal (a crash between the journal's line and
         the rewrite, or an output removed since): `written` is each query's gold chunks as the output
         holds them now, None if it does not exist. True if it saved. Opening a session writes nothing else."""
@@ -278,25 +306,38 @@ class PickSession:
         return last
 
 
-def _written_gold(path: str) -> dict[str, tuple[str, ...]] | None:
-    """Each query's gold chunks as the golden set at `path` holds them (which must exist); None if it cannot be read."""
+def _written_items(path: str) -> list[GoldenItem] | None:
+    """The golden set at `path` (which must exist); None if it cannot be read."""
     try:
-        return {i.query_id: i.gold_chunk_ids for i in read_golden(path)}
+        return read_golden(path)
     except (SemrelError, OSError, ValueError):
         return None
 
 
+def _written_by_pick(path: str) -> bool:
+    """Whether the golden set at `path` is as pick last wrote it: its manifest describes it (read_manifest
+    checks the digest) and names the journal among its inputs. Then a difference from the journal is a
+    crash's lag, to make up; else the file was edited, or written by another command, since."""
+    record = read_manifest(path) or {}
+    inputs = record.get("inputs")
+    return isinstance(inputs, list) and any(
+        isinstance(i, dict) and i.get("path") == journal_path(str(record.get("output"))) for i in inputs)
+
+
 def open_pick_session(
     golden_path: str, corpus_path: str, output: str | None = None, per_method: int = 5, model: str | None = None,
-    steps: Steps = no_progress,
+    steps: Steps = no_progress, cache: str | os.PathLike | None = None, use_cache: bool = True,
 ) -> PickSession:
-    """A session over the golden set's queries without gold chunks, resumed from its journal if one exists."""
+    """A session over the golden set's queries without gold chunks, resumed from its journal if one exists.
+    Chunk vectors come from the retriever's vector store under `cache` (as retrieval_stores opens it),
+    encoded in memory without `use_cache`."""
     if (output or golden_path) == "-":
         raise UsageError("pick rewrites the golden set after every choice, so it needs a file, not '-'")
     chunks = read_corpus(corpus_path)
+    chunk_ids = {c.id for c in chunks}
     items = read_golden(golden_path)
     rows = [obj for _, obj in read_jsonl(golden_path)]  # the lines as they are, unknown fields included
-    require_known_chunks(items, {c.id for c in chunks}, golden_path)
+    require_known_chunks(items, chunk_ids, golden_path)
     # The one command that edits a file it reads, on purpose: the golden set (when -o does not name
     # another file) and the journal of every change, which is what makes each edit recoverable.
     target = output or golden_path
@@ -304,17 +345,22 @@ def open_pick_session(
     in_place = output is None or (os.path.exists(output) and os.path.samefile(output, golden_path))
     if in_place:
         allow_rewrite(golden_path)
-    session = PickSession(items, target, CandidateFinder(chunks, per_method, model, steps), [golden_path, corpus_path],
-                          {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL}, {c.id for c in chunks},
-                          rows)
-    if session.resumed:  # bring the golden set up to the journal, if a crash (or a removal) left it behind
-        if in_place:
-            session.sync({i.query_id: i.gold_chunk_ids for i in items})
-        elif not os.path.exists(target):
-            session.sync(None)
-        else:
-            allow_rewrite(target)  # read only to compare: it is the file this session writes
-            written = _written_gold(target)
-            if written is not None:  # one that cannot be read is left alone until the first action
-                session.sync(written)
+    store, _ = retrieval_stores(RetrievalSpec("dense", model=model), corpus_path, cache, use_cache)
+    session = PickSession(items, target, CandidateFinder(chunks, per_method, model, steps, store), [golden_path, corpus_path],
+                          {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL}, chunk_ids, rows)
+    if not session.resumed:
+        return session
+    written: list[GoldenItem] | None = None  # the golden set to write as it is now; None if it does not exist
+    if in_place:
+        written = items
+    elif os.path.exists(target):
+        allow_rewrite(target)  # read only to compare: it is the file this session writes
+        written = _written_items(target)
+        if written is None:  # one that cannot be read is left alone until the first action
+            return session
+        require_known_chunks(written, chunk_ids, target)
+    gold = None if written is None else {i.query_id: i.gold_chunk_ids for i in written}
+    if gold is not None and not _written_by_pick(target):  # edited since pick wrote it: the edits are kept
+        session.adopt(gold)
+    session.sync(gold)  # and a golden set that lags the journal (a crash, a removal) is brought up to it
     return session
