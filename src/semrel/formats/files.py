@@ -211,6 +211,15 @@ def stdin_digest() -> dict[str, Any]:
     return dict(guard.stdin) if guard is not None else {}
 
 
+STAMP = ("size", "mtime_ns", "ctime_ns", "ino")
+
+
+def stamp(info: os.stat_result) -> list[int]:
+    """What stands for a file's bytes without reading them: the same STAMP means the same file (the ctime,
+    which no user can set, catches a file replaced in place with its size and mtime kept: `cp -p`, `rsync -t`)."""
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+
+
 def manifest_path(output: str | os.PathLike) -> str:
     """Where the manifest of `output` lies (semrel.formats.manifest writes it)."""
     return f"{output}.manifest.json"

@@ -489,7 +489,8 @@ class Judgments(SequenceABC):
         return Judgment(query_id, chunk_id, p, r, f, source=",".join(sources), p=chance, features=named)
 
 
-def _layer(info: ModelInfo, layer: int | None) -> tuple[int, str]:
+def choose_layer(info: ModelInfo, layer: int | None) -> tuple[int, str]:
+    """The layer the judge reads (the given one, which the model must have, else its default) and where it came from."""
     if layer is None:
         return default_layer(info.name, info.folder, info.num_layers)
     if not 0 <= layer <= info.num_layers:
@@ -522,7 +523,7 @@ def judge_pairs(
     if options.rescale == "corpus" and not (isinstance(options.baseline_pairs, int) and options.baseline_pairs >= 1):
         raise UsageError(f"baseline_pairs={options.baseline_pairs!r}: rescale='corpus' needs 1 or more unrelated pairs to rescale by")
     info = describe_model(options.model)
-    layer, layer_source = _layer(info, options.layer)
+    layer, layer_source = choose_layer(info, options.layer)
     window = options.window if options.window is not None else info.max_length  # 0 is refused below, not the default
     if not 16 <= window <= info.max_length:
         raise UsageError(f"window={window!r}: must be between 16 and the model's limit of {info.max_length} tokens")

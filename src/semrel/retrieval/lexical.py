@@ -43,7 +43,7 @@ import numpy as np
 
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import chunk_of, iter_corpus, repeated_id
-from ..formats.files import atomic_writer, display_name, locked, read_lines
+from ..formats.files import STAMP, atomic_writer, display_name, locked, read_lines, stamp
 from ..formats.jsonl import json_object
 from ..progress import Steps, no_progress
 from ..records import Chunk
@@ -322,13 +322,6 @@ class DiskBm25:
         return {"folder": str(self.folder), "built": self.built, "reused": self.reused, "segments": len(self.segments)}
 
 
-_STAMP = ("size", "mtime_ns", "ctime_ns", "ino")
-
-
-def _stamp(stat: os.stat_result) -> list[int]:
-    return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
-
-
 class LexicalStore:
     """The on-disk BM25 indexes under CACHE/bm25/<tokenizer key>/; `index(corpus)` finds or builds one."""
 
@@ -368,7 +361,7 @@ class LexicalStore:
         except (OSError, ValueError):
             return None
         entry = memo.get(os.path.realpath(path))
-        if entry and [entry.get(k) for k in _STAMP] == _stamp(stat):
+        if entry and [entry.get(k) for k in STAMP] == stamp(stat):
             return entry
         return None
 
@@ -379,7 +372,7 @@ class LexicalStore:
         except (OSError, ValueError):
             memo = {}
         stat = os.stat(path)
-        memo[os.path.realpath(path)] = {**dict(zip(_STAMP, _stamp(stat))), "chunks": chunks, "digest": digest}
+        memo[os.path.realpath(path)] = {**dict(zip(STAMP, stamp(stat))), "chunks": chunks, "digest": digest}
         with atomic_writer(files) as out:
             json.dump(memo, out)
 

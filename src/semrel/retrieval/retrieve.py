@@ -110,11 +110,16 @@ def bm25_params(k1: float | None = None, b: float | None = None, method: str | N
         key, what = problem
         raise UsageError(f"bm25_{key}={params[key]!r}: {what}")
     words = params["stopwords"]
-    if isinstance(words, str) and words not in (*BM25_STOPWORDS, "none"):
+    if stopwords_file(words):
         if not os.path.isfile(words):
             raise UsageError(f"--bm25-stopwords {words!r}: none, a list name ({', '.join(BM25_STOPWORDS)}) or a file of words")
         params["stopwords"] = {"file": words, "sha256": file_digest(words)["sha256"]}
     return params
+
+
+def stopwords_file(words: Any) -> bool:
+    """Whether a stopwords value names a file of words (read, so an input of what uses it), not a bm25s list or none."""
+    return isinstance(words, str) and words not in (*BM25_STOPWORDS, "none")
 
 
 def bm25_problem(params: Mapping[str, Any]) -> tuple[str, str] | None:
