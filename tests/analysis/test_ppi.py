@@ -4,6 +4,7 @@ judge and human agree."""
 from __future__ import annotations
 
 import json
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -104,6 +105,20 @@ def test_a_sample_corrects_a_measure_that_does_not_add_over_documents_less_biase
     derived = np.array([e.derived for e in estimates]) - truths
     bias = np.abs(np.mean(errors, axis=0))
     assert (bias < np.abs(derived) / 2).all(), (bias, derived)
+
+
+def test_changes_that_cancel_within_a_query_keep_their_own_p_at_k_shares():
+    """One relevant chunk found irrelevant and one irrelevant found relevant, both in a query's top 10: P@10
+    moves by +0.1 and -0.1. Shares scaled to the query's joint change (0) were both 0, a zero-width interval
+    although judge and human disagree; they are the single changes again."""
+    judge = {"q1": {f"d{i}": int(i == 0) for i in range(10)}, "q2": {f"d{i}": int(i < 2) for i in range(10)}}
+    run = Run.from_dict({q: {f"d{i}": 10.0 - i for i in range(10)} for q in judge}, "system")
+    sample = ReviewedSample({("q1", "d0"): 0, ("q1", "d1"): 1, ("q2", "d0"): 1, ("q2", "d5"): 0}, 20)
+    (estimate,) = corrected_estimates(Qrels.from_dict(judge), [run], parse_measures(["P@10"]), sample)
+    shares = np.array([-0.1, 0.1, 0.0, 0.0])  # per sampled pair, over 2 queries, scaled from 4 sampled to 20
+    assert estimate.changed == 2 and estimate.corrected == pytest.approx(estimate.derived)
+    half = NormalDist().inv_cdf(0.975) * 20 * np.sqrt((1 - 4 / 20) * shares.var(ddof=1) / 4) / 2
+    assert (estimate.low, estimate.high) == pytest.approx((estimate.derived - half, estimate.derived + half)) and half > 0.1
 
 
 def _review_against_the_judge(tmp_path, seed: int, decisions: int) -> tuple[dict, str, str, list]:

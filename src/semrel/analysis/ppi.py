@@ -4,10 +4,11 @@ ARES does for RAG judges).
 The derived-label metric M(judge) is known exactly on the whole pool; what is unknown is how
 far human labels would move it. The sampled pairs whose human grade differs from the derived
 one are applied together, per query: the query's change Delta_q is exact for the labels
-reviewed. Each such pair p gets a share delta_p of it (its change when its label alone is
-replaced, scaled so that a query's shares add up to Delta_q; equal shares where those single
-changes add up to 0), so that the pool total is estimated from the simple random sample, with
-the finite-population variance:
+reviewed. Each such pair p gets a share delta_p of it: its change when its label alone is
+replaced, plus an equal part of what the query's changes together add to the sum of those
+single changes (nothing for P@k; a bounded share, never a ratio of near-cancelling changes),
+so that the pool total is estimated from the simple random sample, with the finite-population
+variance:
 
     corrected = M(judge) + (N / n) * sum(delta over the sample) / queries
     interval  = corrected +- z * N * sqrt((1 - n/N) * var(delta) / n) / queries
@@ -102,10 +103,8 @@ def pair_deltas(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Measure], 
             values = result.values[m]
             single = np.array([values[at[f"{k}\t{q}"]] - base[run.name][m][q] for k, (q, _) in enumerate(pairs)])
             joint = np.array([values[at[f"all\t{q}"]] - base[run.name][m][q] for q in queries])
-            added = np.bincount(of_query, weights=single, minlength=len(queries))
-            count = np.bincount(of_query, minlength=len(queries))
-            scale = np.divide(joint, added, out=np.zeros_like(joint), where=np.abs(added) > 1e-12)
-            deltas[run.name][m] = np.where(np.abs(added[of_query]) > 1e-12, single * scale[of_query], joint[of_query] / count[of_query])
+            residual = joint - np.bincount(of_query, weights=single, minlength=len(queries))
+            deltas[run.name][m] = single + (residual / np.bincount(of_query, minlength=len(queries)))[of_query]
     return deltas
 
 
