@@ -437,3 +437,32 @@ def test_a_ctrl_c_during_the_renames_says_the_new_files_are_in_place(tmp_path, m
     assert qrels.read_text() == "q1 0 c1 1\n" and json.loads(Path(f"{qrels}.manifest.json").read_text())["rows"] == 1
     assert raised.value.written == [str(tmp_path / "a.txt")] and (tmp_path / "a.txt").read_text() == "new"
     assert sorted(os.listdir(tmp_path)) == ["a.txt", "j.jsonl", "out.qrels", "out.qrels.manifest.json"]
+
+
+def test_a_rename_failing_after_a_held_ctrl_c_says_which_files_hold_the_new_set(tmp_path, monkeypatch):
+    """A Ctrl-C held during the renames and then a rename failing: the error that says which files already hold
+    the new set is what the user needs; the signal, delivered as the renames end, replaced it with 'interrupted'."""
+    import semrel.formats.files as files
+    from semrel.errors import SemrelError
+
+    names = [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    replace = os.replace
+
+    def ctrl_c_then_failure(source, target):
+        if target == names[0]:
+            signal.raise_signal(signal.SIGINT)
+        if target == names[1]:
+            raise OSError(5, "Input/output error")
+        replace(source, target)
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal: a background job starts ignoring it
+    monkeypatch.setattr(files.os, "replace", ctrl_c_then_failure)
+    try:
+        with pytest.raises(SemrelError, match=r"b\.txt: cannot put it in place \(Input/output error\); .*a\.txt already hold the new"):
+            with files.files_as_one(names) as staged:
+                for name in names:
+                    with open(staged[name], "w") as out:  # written directly: atomic_writer's own rename is not the one tested
+                        out.write("new")
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert open(names[0]).read() == "new" and not os.path.exists(names[1])

@@ -251,6 +251,7 @@ def test_a_ctrl_c_as_the_judgments_are_replaced_leaves_no_checkpoint(pipeline, t
     finally:
         signal.signal(signal.SIGINT, before)
     assert (result.exit_code, result.stderr.strip().splitlines()[-1]) == (
-        130, f"semrel: error: interrupted after {judgments}, {judgments}.manifest.json had been written in full (new and complete)")
+        130, f"semrel: error: interrupted after {judgments} took the judged holes (new and complete), before the filled qrels: "
+             "run the same command again (it judges nothing twice)")
     assert not (tmp_path / "pool.jsonl.fill.partial").exists() and not (tmp_path / "filled.qrels").exists()
     assert len(read_judgments(judgments)) > judged and read_manifest(judgments)["fills"]

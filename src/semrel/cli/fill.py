@@ -21,8 +21,11 @@ def fill_and_report(qrels: str, runs: Sequence[str], judgments: str, corpus: str
 
     try:
         result = fill(qrels, runs, judgments, corpus, golden, depth, output, steps=stderr_steps)
-    except InterruptedAfterWriting:
-        raise  # the files are written in full: the group's message says so
+    except InterruptedAfterWriting as exc:
+        if str(judgments) not in exc.written:
+            raise  # the filled qrels are written in full, the last of the work: the group's message says so
+        raise Interrupted(f"interrupted after {judgments} took the judged holes (new and complete), before the filled qrels: "
+                          "run the same command again (it judges nothing twice)") from None
     except KeyboardInterrupt:
         partial = f"{judgments}.fill.partial"
         kept = (f"judged holes are kept in {partial}; run the same command again to resume" if os.path.exists(partial)

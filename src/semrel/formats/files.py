@@ -558,11 +558,14 @@ def files_as_one(targets: list[str], superseded: Iterable[str] = ()) -> Iterator
                                           "hold the new files: run it again") from None
                     done.append(target)
                 for name in superseded:
-                    Path(name).unlink(missing_ok=True)
-        except KeyboardInterrupt:
-            if len(done) < len(targets):
-                raise
-            raise InterruptedAfterWriting(done) from None
+                    with contextlib.suppress(OSError):  # the new set is in place: a checkpoint left over fails nothing
+                        Path(name).unlink()
+        except KeyboardInterrupt as exc:
+            if len(done) == len(targets):
+                raise InterruptedAfterWriting(done) from None
+            if isinstance(exc.__context__, SemrelError):  # a rename failed too: which files hold the new set matters more
+                raise exc.__context__ from None
+            raise
     finally:
         with signals_held():  # a second Ctrl-C would leave them there
             for staging in folders.values():
