@@ -1,5 +1,8 @@
 """Defects an audit found in `golden pick`, each pinned by a test that failed before its fix: a resume wrote
-the journal's gold chunks over a later hand edit of the golden set, and re-encoded the whole corpus every time."""
+the journal's gold chunks over a later hand edit of the golden set, and re-encoded the whole corpus every time.
+A review of that fix found more: a golden set imported again was taken for a hand edit (every pick undone), so
+was a key whose rewrite a crash cut short, a hand edit of `-o`'s file was written over for queries never picked
+(or after the next open), and opening needed the model and a writable cache even when nothing was to pick."""
 
 from __future__ import annotations
 
@@ -101,6 +104,97 @@ def test_a_crash_before_the_rewrite_is_still_made_up_from_the_journal(small, tmp
     assert gold(golden)["q1"] == ("bread#0",)
     resumed = pick(corpus, golden, "q", candidates=2)
     assert gold(golden)["q1"] == ("bread#0", "rain#0") and "warning" not in resumed.stderr
+
+
+def test_a_golden_set_imported_again_gets_the_journal_replayed_onto_it(demo, tmp_path):
+    """`semrel run --force import` (or `golden import` again) writes the imported gold, without the picks, and a
+    current manifest of its own: no hand edit, so the journal is replayed onto it and every pick is back."""
+    corpus, golden = demo
+    pick(corpus, golden, "1n")
+    ok("golden", "import", tmp_path / "golden.csv", "--corpus", corpus, "-o", golden)
+    assert gold(golden)["chain-oil"] == ()
+    resumed = pick(corpus, golden, "q")
+    assert "warning" not in resumed.stderr and f"saved {golden}: 1 done, 0 skipped, 1 open" in resumed.stdout
+    assert gold(golden)["chain-oil"] == ("chain-care#2",)
+    assert [e["action"] for e in read_lines(f"{golden}.pick.jsonl")] == ["toggle", "next"]
+
+
+@pytest.mark.parametrize("earlier, key, picked", [("", "1", ("bread#0",)), ("1", "2", ("bread#0", "rain#0"))],
+                         ids=["the first key: no manifest yet", "a later key: the new manifest, the old file"])
+def test_a_key_whose_rewrite_a_crash_cut_short_is_made_up_not_taken_for_an_edit(small, tmp_path, earlier, key, picked):
+    """The journal's line is fsynced, then the rewrite is cut short: the golden set holds the state before that
+    key, beside the manifest it had (none before pick's first rewrite) or, after a hard kill between the two
+    renames, the manifest of the rewrite. Either way the key is made up, with no warning."""
+    corpus, golden = small
+    if earlier:
+        pick(corpus, golden, earlier, candidates=2)
+    kept = golden.read_bytes()
+    pick(corpus, golden, key, candidates=2)
+    golden.write_bytes(kept)
+    if not earlier:
+        (tmp_path / "golden.jsonl.manifest.json").unlink()
+    resumed = pick(corpus, golden, "q", candidates=2)
+    assert "warning" not in resumed.stderr and "saved " in resumed.stdout and gold(golden)["q1"] == picked
+
+
+def test_a_key_cut_short_after_a_kept_edit_is_made_up_and_the_edit_kept(small):
+    """The key that journals a kept hand edit with itself: a crash before its rewrite loses only the key."""
+    corpus, golden = small
+    pick(corpus, golden, "1n")
+    hand_edit(golden, "q1", ["rain#0"])
+    kept = golden.read_bytes()
+    pick(corpus, golden, "1")  # journals the edit of q1, then marks q2's first candidate
+    assert gold(golden) == {"q1": ("rain#0",), "q2": ("chess#0",)}
+    golden.write_bytes(kept)
+    resumed = pick(corpus, golden, "q")
+    assert "warning" not in resumed.stderr and gold(golden) == {"q1": ("rain#0",), "q2": ("chess#0",)}
+
+
+@pytest.mark.parametrize("manifest", ["stale", "removed"])
+def test_a_hand_edit_of_the_output_is_kept_for_every_query_and_nothing_written_before_it_is_journaled(
+        small, tmp_path, manifest):
+    """With -o the states come from --golden: a query never picked was written over on opening, with no word;
+    and that rewrite named the journal, so the next opening took the kept edits for a lag and wrote over them."""
+    corpus, golden = small
+    out = tmp_path / "picked.jsonl"
+    pick(corpus, golden, "1n", "-o", out)
+    hand_edit(out, "q1", ["rain#0"])  # picked, then corrected
+    hand_edit(out, "q2", ["chess#0"])  # never picked
+    if manifest == "removed":
+        (tmp_path / "picked.jsonl.manifest.json").unlink()
+    files = {p: p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("picked")}
+    for _ in range(2):  # opening and quitting writes nothing, and says so each time
+        resumed = pick(corpus, golden, "q", "-o", out)
+        assert {p: p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("picked")} == files
+        assert "no changes; " in resumed.stdout
+        warnings = [line for line in resumed.stderr.splitlines() if "warning" in line]
+        assert warnings == [
+            f"semrel: warning: query 'q1': {out} was edited since pick wrote it; kept its gold chunks rain#0 over "
+            "the journal's bread#0 (u brings those back)",
+            f"semrel: warning: query 'q2': {out} was edited since pick wrote it; kept its gold chunks chess#0 over "
+            f"{golden}'s none (u brings those back)"]
+    assert " [1]* chess#0" in resumed.stdout  # q2 is still open, the edit's chunk marked
+    pick(corpus, golden, "n", "-o", out)  # journals both edits, then accepts q2
+    assert gold(out) == {"q1": ("rain#0",), "q2": ("chess#0",)}
+    assert "warning" not in pick(corpus, golden, "q", "-o", out).stderr
+    session = open_pick_session(str(golden), str(corpus), str(out), per_method=1)
+    assert [session.undo().action for _ in range(3)] == ["next", "edit", "edit"]
+    assert gold(out) == {"q1": ("bread#0",), "q2": ()}
+
+
+@pytest.mark.parametrize("option", [("--model", "{tmp}/no-model"), ("--cache", "{tmp}/corpus.jsonl/cache")])
+def test_a_session_with_nothing_to_pick_opens_without_the_model_or_the_cache(small, tmp_path, option):
+    """The vector store is opened with the indexes, when candidates are first needed: not to close a finished
+    session, nor to make up a crash's lag."""
+    corpus, golden = small
+    option = tuple(o.format(tmp=tmp_path) for o in option)
+    pick(corpus, golden, "1n1")
+    kept = golden.read_bytes()
+    pick(corpus, golden, "s")  # the last query skipped, its mark dropped: nothing left to pick
+    assert "no changes; " in pick(corpus, golden, "q", *option).stdout
+    golden.write_bytes(kept)  # and the skip's rewrite lost to a crash
+    resumed = pick(corpus, golden, "q", *option)
+    assert "saved " in resumed.stdout and gold(golden) == {"q1": ("bread#0",), "q2": ()}
 
 
 def test_a_hand_edit_of_another_output_is_kept_and_its_chunks_checked(small, tmp_path):

@@ -108,9 +108,10 @@ def pick_command(golden, corpus, output, per_method, chars, model, cache_dir, no
     # closing line says whether anything was saved.
     session = open_pick_session(golden, corpus, output, per_method, model, stderr_steps, cache_dir, not no_cache)
     undo = " (u brings those back)" if session.remaining else ""  # u is read only while a query is open
-    for edit in session.edits:
+    for edit in session.edits:  # a query never picked had its chunks from --golden (-o names another file)
+        source = "the journal" if edit.query_id in session.journaled else golden
         warn(f"query {edit.query_id!r}: {session.output} was edited since pick wrote it; kept its gold chunks "
-             f"{', '.join(edit.after.gold) or 'none'} over the journal's {', '.join(edit.before.gold) or 'none'}{undo}")
+             f"{', '.join(edit.after.gold) or 'none'} over {source}'s {', '.join(edit.before.gold) or 'none'}{undo}")
     interact(session, chars)
     counts = session.counts()
     left = "; run the same command to resume" if counts["open"] else ""

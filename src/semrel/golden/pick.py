@@ -6,9 +6,11 @@ Nothing is written before the first action (opening a session and quitting leave
 was), and the rewrite changes only `gold_chunk_ids`: every other field of each line, including
 fields semrel does not know, is written back as it was read.
 Each journal line records the query's state before and after the action; replaying the journal
-gives the state and the undo history back. Where the golden set, changed since pick last wrote it,
-holds other gold chunks for a query than the journal, the file's are kept: a hand edit after the
-pick is the later decision (an undoable `edit`, reported; `undo` brings the pick back).
+gives the state and the undo history back. Where the golden set to write was edited by hand since
+(its manifest no longer describes it, or it has none) and holds other gold chunks for a query than
+the session, the file's are kept: the later decision (an undoable `edit`, reported; `undo` brings
+the pick back). One a command wrote (its manifest describes it: `golden import` again) gets the
+journal replayed onto it, as does one a crash left a key behind.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -30,9 +32,6 @@ from ..formats.manifest import outputs_with_manifests, read_manifest, write_mani
 from ..progress import Steps, no_progress
 from ..records import Chunk, GoldenItem
 from ..retrieval.retrieve import Bm25Index, DenseIndex, RetrievalSpec, retrieval_stores
-
-if TYPE_CHECKING:
-    from ..encoding.vectors import VectorStore
 
 OPEN, DONE, SKIPPED, GIVEN = "open", "done", "skipped", "given"
 ACTIONS = ("toggle", "next", "skip", "undo", "edit")
@@ -60,20 +59,24 @@ class Candidate:
 
 
 class CandidateFinder:
-    """Top chunks of BM25 and dense retrieval for one query at a time; indexes are built on first use,
-    the chunk vectors taken from `store` (the retriever's vector store) when given, so a resume encodes nothing."""
+    """Top chunks of BM25 and dense retrieval for one query at a time. The indexes are built on first use,
+    the chunk vectors taken from the retriever's vector store under `cache` (as retrieval_stores opens it;
+    in memory without `use_cache`), so a resume encodes nothing, and a session with nothing to pick needs
+    neither the model nor the cache."""
 
     def __init__(self, chunks: Sequence[Chunk], per_method: int, model: str | None = None, steps: Steps = no_progress,
-                 store: VectorStore | None = None):
+                 cache: str | os.PathLike | None = None, use_cache: bool = True):
         if not 1 <= per_method <= MAX_CANDIDATES // 2:
             raise UsageError(f"per_method= must be between 1 and {MAX_CANDIDATES // 2} (one key per candidate)")
-        self.chunks, self.per_method, self.model, self.steps, self.store = chunks, per_method, model, steps, store
+        self.chunks, self.per_method, self.model, self.steps = chunks, per_method, model, steps
+        self.cache, self.use_cache = cache, use_cache
         self._indexes: tuple[Bm25Index, DenseIndex] | None = None
 
     def __call__(self, query: str) -> list[Candidate]:
         """Candidates interleaved by rank (bm25 #1, dense #1, bm25 #2 ...), each chunk once."""
         if not self._indexes:
-            self._indexes = (Bm25Index(self.chunks), DenseIndex(self.chunks, self.model, self.steps, store=self.store))
+            store, _ = retrieval_stores(RetrievalSpec("dense", model=self.model), self.chunks, self.cache, self.use_cache)
+            self._indexes = (Bm25Index(self.chunks), DenseIndex(self.chunks, self.model, self.steps, store=store))
         found: dict[int, list[tuple[str, int]]] = {}
         bm25, dense = self._indexes
         lists = [("bm25", bm25.search([query], self.per_method)[0][0].tolist()),
@@ -184,7 +187,8 @@ class PickSession:
         self.history: list[Event] = []
         self.saved = False
         events = read_journal(self.journal, set(self.states), chunk_ids)
-        self.journaled = {e.query_id for e in events}
+        self.journaled = {e.query_id for e in events}  # as the journal was at opening
+        self._last = events[-1] if events else None
         self.edits: list[Event] = []  # hand edits taken from the golden set (adopt); journaled with the next action
         self._unjournaled: list[Event] = []
         # Each query's gold before any pick session touched it: what a skip leaves it with.
@@ -245,28 +249,37 @@ class PickSession:
         self.saved = True
 
     def adopt(self, written: Mapping[str, tuple[str, ...]]) -> None:
-        """Keep the gold chunks of `written` (the golden set as it is now, changed since pick last wrote
-        it) for each query the journal holds others for: a hand edit after the pick is the later decision.
-        Each becomes an `edit` in the history (`undo` brings the journal's chunks back) and in `edits`, to
-        report; it is journaled with the next action, so opening still writes nothing."""
+        """Keep the gold chunks of `written` (the golden set to write, edited by hand since pick wrote it)
+        for each query the session holds others for (from the journal, or with -o from --golden): the later
+        decision. Each becomes an `edit` in the history (`undo` brings the session's chunks back) and in
+        `edits`, to report; it is journaled with the next action, and nothing is saved before, so opening
+        writes nothing and a rewrite never names a journal that lacks the edits it holds."""
         edits = [Event("edit", q, self.states[q], State(written[q], self.states[q].status))
-                 for q in (i.query_id for i in self.items)
-                 if q in self.journaled and q in written and written[q] != self.states[q].gold]
+                 for q in (i.query_id for i in self.items) if q in written and written[q] != self.states[q].gold]
         for event in edits:
             self._apply(event)
         self.edits += edits
         self._unjournaled += edits
 
-    def sync(self, written: Mapping[str, tuple[str, ...]] | None) -> bool:
-        """Save only if the golden set to write lags the journal (a crash between the journal's line and
-        the rewrite, or an output removed since): `written` is each query's gold chunks as the output
-        holds them now, None if it does not exist. True if it saved. Opening a session writes nothing else."""
-        if not self.resumed:
-            return False
-        if written is not None and written == {i.query_id: self.states[i.query_id].gold for i in self.items}:
-            return False
-        self.save()
-        return True
+    def reconcile(self, written: Mapping[str, tuple[str, ...]] | None, edited: bool) -> None:
+        """Bring the golden set to write in step with a resumed journal. `written`: each query's gold chunks
+        as it holds them now, None if it does not exist; `edited`: its manifest does not describe it.
+
+        A file in step is left alone (opening writes nothing). One that lacks only the journal's last event
+        (the one a crash can cut short: each is saved before the next key, and the kept edits it journaled
+        are in the file already) is brought up to it whatever its manifest says (a crash leaves the old,
+        the new or none); so is one removed, or written by a command since (`golden import` again: its
+        manifest describes it). Otherwise an `edited` file was edited by hand: its gold chunks are kept (adopt).
+        A hand edit that exactly undoes the last action looks like that lag: the action stays, `undo` gives the edit back."""
+        if self._last is None:  # not resumed
+            return
+        now = {i.query_id: self.states[i.query_id].gold for i in self.items}
+        if written == now:
+            return
+        if written is not None and edited and written != {**now, self._last.query_id: self._last.before.gold}:
+            self.adopt(written)
+        else:
+            self.save()
 
     def toggle(self, number: int) -> str | None:
         """Mark or unmark candidate `number` (1-based) of the current query; its chunk id, or None if there is none."""
@@ -314,23 +327,12 @@ def _written_items(path: str) -> list[GoldenItem] | None:
         return None
 
 
-def _written_by_pick(path: str) -> bool:
-    """Whether the golden set at `path` is as pick last wrote it: its manifest describes it (read_manifest
-    checks the digest) and names the journal among its inputs. Then a difference from the journal is a
-    crash's lag, to make up; else the file was edited, or written by another command, since."""
-    record = read_manifest(path) or {}
-    inputs = record.get("inputs")
-    return isinstance(inputs, list) and any(
-        isinstance(i, dict) and i.get("path") == journal_path(str(record.get("output"))) for i in inputs)
-
-
 def open_pick_session(
     golden_path: str, corpus_path: str, output: str | None = None, per_method: int = 5, model: str | None = None,
     steps: Steps = no_progress, cache: str | os.PathLike | None = None, use_cache: bool = True,
 ) -> PickSession:
     """A session over the golden set's queries without gold chunks, resumed from its journal if one exists.
-    Chunk vectors come from the retriever's vector store under `cache` (as retrieval_stores opens it),
-    encoded in memory without `use_cache`."""
+    Chunk vectors come from the retriever's vector store under `cache` (see CandidateFinder)."""
     if (output or golden_path) == "-":
         raise UsageError("pick rewrites the golden set after every choice, so it needs a file, not '-'")
     chunks = read_corpus(corpus_path)
@@ -345,9 +347,9 @@ def open_pick_session(
     in_place = output is None or (os.path.exists(output) and os.path.samefile(output, golden_path))
     if in_place:
         allow_rewrite(golden_path)
-    store, _ = retrieval_stores(RetrievalSpec("dense", model=model), corpus_path, cache, use_cache)
-    session = PickSession(items, target, CandidateFinder(chunks, per_method, model, steps, store), [golden_path, corpus_path],
-                          {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL}, chunk_ids, rows)
+    session = PickSession(items, target, CandidateFinder(chunks, per_method, model, steps, cache, use_cache),
+                          [golden_path, corpus_path], {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL},
+                          chunk_ids, rows)
     if not session.resumed:
         return session
     written: list[GoldenItem] | None = None  # the golden set to write as it is now; None if it does not exist
@@ -359,8 +361,6 @@ def open_pick_session(
         if written is None:  # one that cannot be read is left alone until the first action
             return session
         require_known_chunks(written, chunk_ids, target)
-    gold = None if written is None else {i.query_id: i.gold_chunk_ids for i in written}
-    if gold is not None and not _written_by_pick(target):  # edited since pick wrote it: the edits are kept
-        session.adopt(gold)
-    session.sync(gold)  # and a golden set that lags the journal (a crash, a removal) is brought up to it
+    session.reconcile(None if written is None else {i.query_id: i.gold_chunk_ids for i in written},
+                      read_manifest(target) is None)
     return session
