@@ -4,12 +4,14 @@ bad config is one line naming the key and where the value came from."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -664,28 +666,150 @@ def test_a_stamp_is_kept_only_once_its_file_is_old_enough(tmp_path, monkeypatch)
     assert pipeline.Digests().of(step)["stamps"][str(tmp_path / "in.txt")][0] is not None
 
 
+@contextlib.contextmanager
+def typed(*argv: str) -> Iterator[None]:
+    """sys.argv as a user's command line: the manifests written meanwhile name that command (under pytest they name pytest)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "argv", list(argv))
+        yield
+
+
+def picked(golden: Path) -> str:
+    """golden.jsonl as `semrel golden pick` leaves it: a gold chunk added to a query, the manifest naming pick."""
+    from semrel.formats.manifest import write_manifest
+
+    golden.write_text(golden.read_text().replace('"cats#0"', '"cats#0", "rain#0"'))
+    with typed("semrel", "golden", "pick", "--golden", str(golden), "--corpus", "corpus.jsonl"):
+        write_manifest(golden, inputs=[golden])
+    return golden.read_text()
+
+
 def test_an_output_another_command_rewrote_is_not_replaced_unasked(tmp_path, monkeypatch):
     """`semrel golden pick` writes its picks into out/golden.jsonl; `semrel run` after a config change imported the
     golden set again over them. Now it refuses, naming the file, the command and the way on."""
-    from semrel.formats.manifest import write_manifest
-
     config = write_config(write_data(tmp_path))
     assert run("run", config).exit_code == 0
     golden = tmp_path / "out" / "golden.jsonl"
-    picked = golden.read_text().replace('"cats#0"', '"cats#0", "rain#0"')
-    golden.write_text(picked)
-    monkeypatch.setattr(sys, "argv", ["semrel", "golden", "pick", "--golden", str(golden), "--corpus", "corpus.jsonl"])
-    write_manifest(golden, inputs=[golden])
-    monkeypatch.undo()
+    picks_made = picked(golden)
     picks = statuses(run("run", config).stdout)  # the same config: the picks are the golden set from now on
     assert picks["import"] == "skipped" and picks["qrels"] == "ran", picks
     assert "rain#0" in (tmp_path / "out" / "gold.qrels").read_text()
     for args in ((), ("--dry-run",)):
         assert_one_error(run("run", config, "--set", "golden.limit=2", *args),
                          f"import would replace {golden}, which `semrel golden pick --golden {golden}", "--force import", code=2)
-    assert golden.read_text() == picked
+    assert golden.read_text() == picks_made
     forced = run("run", config, "--set", "golden.limit=2", "--force", "import")
     assert forced.exit_code == 0 and "rain#0" not in golden.read_text(), forced.output
+
+
+def test_an_output_changed_since_run_made_it_is_not_replaced_even_with_the_config_unchanged(tmp_path, monkeypatch):
+    """A hand edit after a pick left golden.jsonl's manifest describing another file, which was taken for a plain
+    hand edit and made again: the picks and the edit were lost, silently (a hand edit alone was lost too). Now
+    `semrel run` replaces only what it made itself."""
+    config = write_config(write_data(tmp_path))
+    monkeypatch.setattr(sys, "argv", ["semrel", "run", str(config)])  # as a user runs it: its manifests name `semrel run`
+    assert run("run", config).exit_code == 0
+    out = tmp_path / "out"
+    golden = out / "golden.jsonl"
+    golden.write_text(golden.read_text().replace("Cats purr", "Cats often purr"))
+    edited = golden.read_text()
+    for args in ((), ("--dry-run",)):
+        assert_one_error(run("run", config, *args),
+                         f"import would replace {golden}, which was changed after `semrel run {config}` wrote it: to keep it, "
+                         f"copy it out of {out} and give the copy as [golden] file; to replace it, run again with --force import",
+                         code=2)
+    assert golden.read_text() == edited
+    picks = picked(golden)
+    assert statuses(run("run", config).stdout)["import"] == "skipped"  # the picks are the golden set
+    golden.write_text(picks.replace("Steel boxes", "Steel containers"))  # one line fixed by hand after the pick
+    assert_one_error(run("run", config), f"import would replace {golden}, which was changed after `semrel golden pick --golden "
+                     f"{golden} --corpus corpus.jsonl` wrote it", "--force import", code=2)
+    assert "often" in golden.read_text() and "rain#0" in golden.read_text() and "Steel containers" in golden.read_text()
+    forced = run("run", config, "--force", "import")
+    assert forced.exit_code == 0 and "often" not in golden.read_text(), forced.output
+
+
+def test_what_a_stopped_run_left_is_made_again(tmp_path, monkeypatch):
+    """What a run killed mid-step leaves is its own: the old output beside the new manifest (a kill between the two
+    renames), or the new output with its manifest, unrecorded (a kill before the state was written). Both are made again."""
+    config = write_config(write_data(tmp_path))
+    monkeypatch.setattr(sys, "argv", ["semrel", "run", str(config)])
+    assert run("run", config).exit_code == 0
+    golden = tmp_path / "out" / "golden.jsonl"
+    old = golden.read_bytes()
+    write_state = pipeline._write_state
+
+    def killed(*args):
+        raise KeyboardInterrupt
+
+    for limit in ("2", "1"):
+        monkeypatch.setattr(pipeline, "_write_state", killed)
+        assert run("run", config, "--set", f"golden.limit={limit}").exit_code == 130
+        assert len(read_lines(golden)) == int(limit)
+        if limit == "2":
+            golden.write_bytes(old)  # the old file beside the new manifest
+        monkeypatch.setattr(pipeline, "_write_state", write_state)
+        again = run("run", config, "--set", f"golden.limit={limit}")
+        assert again.exit_code == 0 and statuses(again.stdout)["import"] == "ran", again.output
+        assert len(read_lines(golden)) == int(limit)
+        old = golden.read_bytes()
+
+
+def test_a_refusal_comes_before_any_step_runs(tmp_path):
+    """A document changed: chunk wrote a new corpus.jsonl before import refused to replace the picked golden.jsonl,
+    leaving a new chunking beside gold chunk ids of the old one. Every step that would run is checked first."""
+    config = write_config(write_data(tmp_path))
+    assert run("run", config).exit_code == 0
+    out = tmp_path / "out"
+    picked(out / "golden.jsonl")
+    (tmp_path / "docs" / "chess.md").write_text("Chess is a board game for two.\n")
+    before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    assert_one_error(run("run", config), f"import would replace {out / 'golden.jsonl'}, which `semrel golden pick", code=2)
+    assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
+
+
+def test_an_output_no_config_key_names_is_kept_by_copying_it_elsewhere(tmp_path):
+    """The refusal advised pointing [golden] file or [corpus] file at a copy, for any output: gold.qrels, derived.qrels
+    have no key. A manifest another command wrote counts even over the same bytes: that command's file would go."""
+    config = write_config(write_data(tmp_path))
+    assert run("run", config).exit_code == 0
+    out = tmp_path / "out"
+    qrels = ["golden", "qrels", str(out / "golden.jsonl"), "-o", str(out / "gold.qrels")]
+    made = (out / "gold.qrels").read_bytes()
+    with typed("semrel", *qrels):
+        assert run(*qrels).exit_code == 0
+    assert (out / "gold.qrels").read_bytes() == made
+    assert_one_error(run("run", config, "--force", "import"),
+                     f"qrels would replace {out / 'gold.qrels'}, which `semrel golden qrels {out / 'golden.jsonl'} -o "
+                     f"{out / 'gold.qrels'}` wrote: to keep it, copy it elsewhere; to replace it, run again with --force qrels",
+                     code=2)
+
+
+@pytest.mark.slow
+def test_rows_a_fill_added_and_qrels_another_command_wrote_are_not_replaced_unasked(tmp_path, monkeypatch):
+    """`semrel fill` adds rows to judgments.jsonl and keeps the judge's manifest (`semrel run ...`): a judge rerun dropped
+    them, silently. A derived.qrels that a `semrel label` run by hand wrote was refused with advice to give a copy as
+    [golden] file or [corpus] file, keys that take no qrels."""
+    config = write_config(write_data(tmp_path), judge=True)
+    config.write_text(config.read_text().replace('methods = ["bm25"]', 'methods = ["dense"]'))  # 5 chunks a query, 2 pooled
+    monkeypatch.setattr(sys, "argv", ["semrel", "run", str(config)])
+    assert run("run", config).exit_code == 0
+    out = tmp_path / "out"
+    judgments, derived = out / "judgments.jsonl", out / "derived.qrels"
+    rows = len(read_lines(judgments))
+    fill = ["fill", str(derived), str(out / "runs" / "dense.run"), "--judgments", str(judgments), "--corpus",
+            str(out / "corpus.jsonl"), "--golden", str(out / "golden.jsonl"), "--depth", "5", "-o", str(out / "filled.qrels")]
+    with typed("semrel", *fill):
+        assert run(*fill).exit_code == 0
+    assert len(read_lines(judgments)) > rows
+    assert_one_error(run("run", config, "--set", "judge.idf=true"),
+                     f"judge would replace {judgments}, to which `semrel fill {derived}", "added rows: to keep it, copy it "
+                     "elsewhere; to replace it, run again with --force judge", code=2)
+    label = ["label", str(judgments), "-o", str(derived), "--threshold", "0.5"]
+    with typed("semrel", *label):
+        assert run(*label).exit_code == 0
+    assert_one_error(run("run", config), f"label would replace {derived}, which `semrel label {judgments}", "wrote: to keep "
+                     "it, copy it elsewhere; to replace it, run again with --force label", code=2)
 
 
 @pytest.mark.parametrize("sets, message", [

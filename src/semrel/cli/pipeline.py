@@ -621,7 +621,7 @@ in the same tick of the file system's clock (2 s on FAT) would leave it as it wa
 
 
 def _pair(value: Any) -> list[Any]:
-    """A recorded [input's, manifest's] pair; [None, None] where the state holds none (older, or damaged)."""
+    """A recorded [file's, manifest's] sha256 or stamp pair; [None, None] where the state holds none (older, or damaged)."""
     return value if isinstance(value, list) and len(value) == 2 else [None, None]
 
 
@@ -748,7 +748,8 @@ def _write_state(out: str, state: dict[str, dict[str, Any]]) -> None:
 def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[str, str] | None = None,
                  dry_run: bool = False, force: tuple[str, ...] = (), echo: Callable[[str], None] = print,
                  ) -> list[tuple[Step, str, float]]:
-    """Run (or with dry_run, only decide) every step; returns (step, "ran"/"skipped"/"would run", seconds)."""
+    """Run (or with dry_run, only decide) every step; returns (step, "ran"/"skipped"/"would run", seconds). A dry pass
+    comes first, so that a step which would replace work `semrel run` did not make stops the run before any step runs."""
     config = load_config(config_path, sets, environ)
     steps = plan(config)
     check_outputs_spare_inputs(config_path, config, steps)
@@ -757,21 +758,22 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
         if name not in planned:
             raise UsageError(f"--force {name}: no {name} step in this config (its steps: {', '.join(planned)})")
     out = config[""]["out"]
+    digests = Digests()  # one for both passes: a file the dry pass read is not read again
     if dry_run:
-        return _run_steps(steps, config, out, dry_run, force, echo)
+        return check_not_replacing_work(_run_steps(steps, config, out, True, force, echo, digests), out, force)
     from ..formats.files import locked
 
     os.makedirs(out, exist_ok=True)
     with locked(os.path.join(out, LOCK_FILE), lambda: echo(f"semrel run: waiting for the other `semrel run` writing {out}")):
-        return _run_steps(steps, config, out, dry_run, force, echo)
+        check_not_replacing_work(_run_steps(steps, config, out, True, force, lambda line: None, digests), out, force)
+        return _run_steps(steps, config, out, False, force, echo, digests)
 
 
 def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, dry_run: bool, force: tuple[str, ...],
-               echo: Callable[[str], None]) -> list[tuple[Step, str, float]]:
+               echo: Callable[[str], None], digests: Digests) -> list[tuple[Step, str, float]]:
     """The steps run or skipped in order, the state read (and kept) under run_pipeline's lock on `out`, so two runs over one
     folder take turns: the second finds the first one's outputs and skips what they made."""
     state = _read_state(out)
-    digests = Digests()
     summary: list[tuple[Step, str, float]] = []
     pending: set[str] = set()  # outputs a dry run would rewrite: whatever reads them would run too
     restamped = False
@@ -786,8 +788,6 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
                 state[step.name] = {**recorded, "stamps": read["stamps"]}
                 restamped = True
         else:
-            if not forced:
-                check_not_replacing_work(step, recorded)
             if dry_run:
                 pending.update(step.outputs)
                 summary.append((step, "would run", 0.0))
@@ -811,30 +811,58 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
     return summary
 
 
-def _made(step: Step) -> dict[str, str | None]:
-    """The sha256 of each output's manifest, as the step left it: that record, unique to the write, says later
-    whether another command has rewritten the output since."""
-    return {os.path.abspath(output): _digest(manifest_path(output)) for output in step.outputs}
+def _made(step: Step) -> dict[str, list[str | None]]:
+    """The sha256 of each output and of its manifest as the step left them: one that differs later holds work
+    `semrel run` did not make (check_not_replacing_work)."""
+    return {os.path.abspath(output): [_digest(output), _digest(manifest_path(output))] for output in step.outputs}
 
 
-def check_not_replacing_work(step: Step, recorded: Mapping[str, Any]) -> None:
-    """Refuse to run `step` over an output another command rewrote since the step made it (`semrel golden pick`
-    writes its picks into golden.jsonl): that work would be lost. Its manifest names the command; one naming
-    `semrel run` is a run stopped before it recorded the step. --force STEP replaces it."""
-    made = recorded.get("outputs")
-    if not isinstance(made, dict):
-        return  # made by a semrel that did not record its outputs
-    for output in step.outputs:
-        key = os.path.abspath(output)
-        if key not in made or not os.path.exists(output) or made[key] == _digest(manifest_path(output)):
-            continue
-        record = read_manifest(output)
-        command = record.get("command") if record is not None else None
-        if record is None or not isinstance(command, list) or command[1:2] == ["run"]:
-            continue  # edited by hand (its manifest describes another file), or written by `semrel run` itself
-        raise UsageError(f"{step.name} would replace {output}, which `{shlex.join(map(str, command))}` has written since "
-                         "`semrel run` made it: to keep it, copy it elsewhere and point the config at the copy "
-                         f"([golden] file, [corpus] file); to replace it, run again with --force {step.name.split()[0]}")
+KEPT_AS = {"golden.jsonl": "[golden] file", "corpus.jsonl": "[corpus] file"}  # outputs a config key can take in their place
+
+
+def check_not_replacing_work(planned: list[tuple[Step, str, float]], out: str, force: tuple[str, ...]
+                             ) -> list[tuple[Step, str, float]]:
+    """Refuse, before any step runs, a plan (a dry pass's) whose steps would replace work `semrel run` did not
+    make: an output or manifest changed since the step left them (`semrel golden pick` writes its picks into
+    golden.jsonl, `semrel fill` adds rows to judgments.jsonl, `semrel label` run by hand, a hand edit).
+    --force STEP replaces it. Returns `planned`."""
+    state = _read_state(out)
+    for step, status, _ in planned:
+        name = step.name.split()[0]
+        made = state.get(step.name, {}).get("outputs")
+        for output in step.outputs if status == "would run" and name not in force else ():
+            work = _work_in(output, _pair(made.get(os.path.abspath(output)) if isinstance(made, dict) else None))
+            if work:
+                key = KEPT_AS.get(os.path.basename(output))
+                keep = f"copy it out of {out} and give the copy as {key}" if key else "copy it elsewhere"
+                raise UsageError(f"{step.name} would replace {output}, {work}: to keep it, {keep}; to replace it, "
+                                 f"run again with --force {name}")
+    return planned
+
+
+def _work_in(output: str, made: list[Any]) -> str | None:
+    """What put work into `output` that `semrel run` did not make ("which `semrel golden pick ...` wrote", "which was
+    changed after `semrel run ...` wrote it"); None when replacing it loses nothing: it is missing; it and its
+    manifest are as the step left them (`made`: their sha256); or a run stopped before it recorded the step left
+    them: a manifest naming `semrel run` (and no fill) that describes the file, or one beside the old file (a
+    kill between the two renames). Nothing tells of other work in a file without a manifest that no run recorded
+    (a table printed by a semrel that gave it none)."""
+    if not os.path.exists(output):
+        return None
+    record = read_manifest(output, current=False)
+    if record is None:
+        return None if made[0] in (None, _digest(output)) else "which holds other bytes than `semrel run` wrote and no manifest"
+    fills = record.get("fills")
+    last = fills[-1] if isinstance(fills, list) and fills and isinstance(fills[-1], dict) else record
+    command = last.get("command")
+    writer = f"`{shlex.join(map(str, command))}`" if isinstance(command, list) else "another command"
+    by_run = last is record and isinstance(command, list) and command[1:2] == ["run"]
+    if (_digest(manifest_path(output)) == made[1] or by_run) and (_digest(output) == made[0] or
+                                                                  (by_run and read_manifest(output) is not None)):
+        return None
+    if read_manifest(output) is None:
+        return f"which was changed after {writer} wrote it"
+    return f"to which {writer} added rows" if last is not record else f"which {writer} wrote"
 
 
 STARTER_TOP = """\

@@ -19,7 +19,7 @@ from .pipeline import STEPS, run_pipeline, starter_config
               help="Override a config value (repeatable), e.g. --set label.threshold=0.72 --set retrieve.methods=bm25,dense.")
 @click.option("--dry-run", is_flag=True, help="Print the commands of the steps that would run, and run none.")
 @click.option("--force", multiple=True, type=click.Choice(STEPS), metavar="STEP",
-              help=f"Run STEP even when up to date, or over an output another command has rewritten since (repeatable; "
+              help=f"Run STEP even when up to date, or over an output changed since it made it (repeatable; "
                    f"its dependants follow): {', '.join(STEPS)}.")
 def run_command(config, sets, dry_run, force):
     """Run the pipeline CONFIG describes (see `semrel init` and docs/run.md), skipping up-to-date steps.

@@ -101,10 +101,11 @@ def _output_digest(path: str | os.PathLike) -> dict[str, Any]:
     return {"bytes": os.path.getsize(path), **file_digest(path)}
 
 
-def read_manifest(path: str | os.PathLike) -> dict[str, Any] | None:
-    """The manifest beside `path`, or None when there is none, it is unreadable, or it describes
+def read_manifest(path: str | os.PathLike, current: bool = True) -> dict[str, Any] | None:
+    """The manifest beside `path`, or None when there is none, it is unreadable, or (`current`) it describes
     another file (a hard kill between the two renames of outputs_with_manifests, an output edited or
-    written by another tool since: the digest tells). Manifests without a digest (older semrel) are taken as they are."""
+    written by another tool since: the digest tells). Manifests without a digest (older semrel) are taken as they are.
+    current=False: the record whichever file it describes, to say what wrote the file before it changed."""
     try:
         if not os.path.isfile(manifest_path(path)):  # a FIFO or device is no manifest (and opening one could block)
             return None
@@ -116,7 +117,7 @@ def read_manifest(path: str | os.PathLike) -> dict[str, Any] | None:
     if not isinstance(record, dict):
         return None
     recorded = record.get("output_digest")
-    if recorded is None:
+    if recorded is None or not current:
         return record
     try:
         same = os.path.getsize(path) == recorded.get("bytes") and _output_digest(path) == recorded
