@@ -143,8 +143,10 @@ def test_import_refuses_wrong_kinds_and_bad_values(corpus, tmp_path):
         ({"corpus_out": tmp_path / "c.jsonl"}, "corpus_out= only applies to squad, pubmedqa, cranfield and trec with docs=; "
                                               "this source is csv"),
         ({"size": 10, "whole": True}, "give size= (chunks of N words) or whole= (one chunk per document), not both"),
+        ({"threshold": 5.0}, "threshold=5.0: give the least share of an answer's words a context must hold, 0 to 1"),
+        ({"threshold": float("nan")}, "threshold=nan: give the least share"),
     ]:
-        with pytest.raises(UsageError, match=f"^{re.escape(message)}$"):
+        with pytest.raises(UsageError, match=f"^{re.escape(message)}"):
             semrel.import_golden(source, **kwargs)
     result = run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
     assert result.stderr == ("semrel: error: --corpus-out only applies to squad, pubmedqa, cranfield and trec with --docs; "
@@ -198,6 +200,9 @@ def test_split_refuses_wrong_kinds_and_bad_values_naming_parameters_where_the_co
         assert result.exit_code == 2 and result.stderr == f"semrel: error: {flags}\n"
     with pytest.raises(ValidationError, match=r"^golden: the list is empty; give at least one GoldenItem$"):
         semrel.split_golden([])
+    for name in ("ratio", "sizes", "names"):  # an empty list meant something: it is not the default
+        with pytest.raises(UsageError, match=f"^{name}=\\[\\]: give at least one value, or leave {name} out$"):
+            semrel.split_golden(near, **{name: []})
     before = Path(near).read_bytes()
     with pytest.raises(SemrelError, match="is an input of this command"):  # before any work, as the command checks
         semrel.split_golden(near, Path(near).parent, names=["golden", "test"])
@@ -243,3 +248,19 @@ def test_dedup_refuses_wrong_kinds_and_bad_values(near, tmp_path):
     with pytest.raises(SemrelError, match="is an input of this command"):
         semrel.dedup_golden(near, near)
     assert Path(near).read_bytes() == before
+
+
+def test_qrels_of_an_import_written_alone_name_its_sources_and_numpy_sizes_are_counts(corpus, tmp_path):
+    """qrels_out= without output= wrote a manifest with no inputs; numpy's ints in sizes= went into the
+    parts' manifests as strings ("5")."""
+    import numpy as np
+
+    from semrel.formats.manifest import read_manifest
+    from semrel.golden.neardup import split_targets
+
+    semrel.import_golden(DATA / "golden.csv", corpus=corpus, qrels_out=tmp_path / "gold.qrels")
+    inputs = [Path(i["path"]).name for i in read_manifest(tmp_path / "gold.qrels")["inputs"]]
+    assert inputs == ["golden.csv", Path(corpus).name]
+    targets = split_targets(12, None, [np.int64(5), np.int64(4)])  # as split_golden passes sizes=np.array([5, 4]) on
+    assert targets == [5, 4] and all(type(t) is int for t in targets)
+

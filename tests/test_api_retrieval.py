@@ -230,6 +230,15 @@ def test_pool_refuses_wrong_kinds_and_bad_values(demo, write):
         (({"gold": runs[0]}, golden), {}, UsageError, "run name 'gold' is reserved"),
         ((runs, [item, item]), {}, ValidationError, f"golden: item 1: query_id {item.query_id!r} is given twice (first as item 0)"),
         ((runs, []), {}, ValidationError, "golden: the list is empty; give at least one GoldenItem"),
+        # a record gets the checks a golden.jsonl line gets: a str of gold ids was read letter by letter, a None id accepted
+        ((runs, [GoldenItem("q1", "q", ("a",), "chain")]), {}, ValidationError,
+         "golden: item 0: gold_chunk_ids should be a tuple of strings, found str 'chain'"),
+        ((runs, [GoldenItem(None, "q", ("a",), ("c1",))]), {}, ValidationError,
+         "golden: item 0: query id should be a string, found NoneType"),
+        ((runs, [GoldenItem("q 1", "q", ("a",), ("c1",))]), {}, ValidationError,
+         "golden: item 0: query id 'q 1' is empty or contains whitespace"),
+        ((runs, [GoldenItem("q1", "q", "an answer", ("c1",))]), {}, ValidationError,
+         "golden: item 0: reference_answers should be a tuple of strings"),
     ]:
         with pytest.raises(error, match=f"^{re.escape(message)}"):
             semrel.pool(*args, **kwargs)

@@ -68,7 +68,9 @@ def _import_pandas_for_pyarrow() -> None:
             import pandas  # noqa: F401
 
 
-_PARAMETER = re.compile(r"\b([a-z][a-z0-9_]*)=(?:'([^'\s]*)'(?=[\s,:;)]|$)|(?=[^=]|$))")
+# name='value', or name=value where the value is a plain token (a number, a word) or nothing: not a
+# path that holds '=' ("size=1/corpus.jsonl" is a folder, not the parameter size)
+_PARAMETER = re.compile(r"\b([a-z][a-z0-9_]*)=(?:'([^'\s]*)'(?=[\s,:;)]|$)|(?=[\w.+-]*(?:[\s,:;)]|$)))")
 
 
 def in_flags(message: str, command: click.Command) -> str:

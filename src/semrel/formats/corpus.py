@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import os
 from operator import attrgetter
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
-from ..errors import FormatError, ValidationError
+from ..errors import FormatError, SemrelError, ValidationError
 from ..records import Chunk, GoldenItem, Qrels, is_id, is_whole
 from .files import check_id, display_name, line_id
 from .given import records_given
@@ -133,14 +133,49 @@ def read_golden(path: str | os.PathLike) -> list[GoldenItem]:
     return _nonempty(items, "queries", path)
 
 
+def _id_problem(value: Any, kind: str) -> str | None:
+    """What keeps `value` from being an id in a record (a line's id is read as text, a record's must be text)."""
+    if not isinstance(value, str):
+        return f"{kind} should be a string, found {type(value).__name__} {value!r:.40}"
+    try:
+        check_id(value, kind)
+    except SemrelError as exc:
+        return str(exc)
+    return None
+
+
+def _texts_problem(values: Any, what: str, each: Callable[[Any], str | None]) -> str | None:
+    """What is wrong with a record's tuple of texts (a str would be taken letter by letter), if anything."""
+    if not isinstance(values, (tuple, list)):
+        return f"{what} should be a tuple of strings, found {type(values).__name__} {values!r:.40}"
+    return next((problem for problem in map(each, values) if problem), None)
+
+
+def chunk_problem(chunk: Chunk) -> str | None:
+    """What a corpus.jsonl line would be refused for, in a Chunk given as a record."""
+    return (_id_problem(chunk.id, "chunk id") or _id_problem(chunk.doc_id, "doc_id")
+            or (None if isinstance(chunk.text, str) else f"text should be a string, found {type(chunk.text).__name__}")
+            or next((f"{name} should be a whole number, 0 or more, found {value!r}" for name, value in
+                     (("start", chunk.start), ("end", chunk.end)) if not is_whole(value) or value < 0), None))
+
+
+def golden_problem(item: GoldenItem) -> str | None:
+    """What a golden.jsonl line would be refused for, in a GoldenItem given as a record."""
+    return (_id_problem(item.query_id, "query id")
+            or (None if isinstance(item.query, str) else f"query should be a string, found {type(item.query).__name__}")
+            or _texts_problem(item.reference_answers, "reference_answers",
+                              lambda a: None if isinstance(a, str) else f"reference_answers should hold strings, found {a!r:.40}")
+            or _texts_problem(item.gold_chunk_ids, "gold_chunk_ids", lambda c: _id_problem(c, "gold chunk id")))
+
+
 def corpus_records(chunks: Iterable[Chunk]) -> list[Chunk]:
     """Chunks given for `corpus` in place of a corpus.jsonl, checked as its lines are (no id twice)."""
-    return records_given(chunks, "corpus", Chunk, attrgetter("id"), "id")
+    return records_given(chunks, "corpus", Chunk, attrgetter("id"), "id", problem=chunk_problem)
 
 
 def golden_records(items: Iterable[GoldenItem]) -> list[GoldenItem]:
     """GoldenItems given for `golden` in place of a golden.jsonl, checked as its lines are (no query id twice)."""
-    return records_given(items, "golden", GoldenItem, attrgetter("query_id"), "query_id")
+    return records_given(items, "golden", GoldenItem, attrgetter("query_id"), "query_id", problem=golden_problem)
 
 
 def given_golden(golden: str | os.PathLike | Iterable[GoldenItem]) -> tuple[list[GoldenItem], str | os.PathLike | None]:

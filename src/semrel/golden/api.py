@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Callable, Union
 
-from ..errors import check_kind, check_list, check_warn, tell
+from ..errors import UsageError, check_kind, check_list, check_warn, tell
 from ..formats.corpus import given_golden
 from ..formats.files import guarded
 from ..progress import Steps, no_progress
@@ -50,7 +50,7 @@ def import_golden(
     overlap: int = 0,
     unit: str = "words",
     sentences: bool = False,
-    model: str | None = None,
+    model: PathLike | None = None,
     whole: bool = False,
     sample: QuerySample = ALL_QUERIES,
     warn: Warn | None = None,
@@ -73,9 +73,12 @@ def import_golden(
     for name, path in (("output", output), ("corpus", corpus), ("corpus_out", corpus_out), ("qrels_out", qrels_out), ("qrels", qrels)):
         check_kind(name, path, PATH, "a file path")
     for name, text in (("format", format), ("doc_qrels", doc_qrels), ("query_col", query_col), ("answer_col", answer_col),
-                       ("chunk_ids_col", chunk_ids_col), ("id_col", id_col), ("split", split), ("unit", unit), ("model", model)):
+                       ("chunk_ids_col", chunk_ids_col), ("id_col", id_col), ("split", split), ("unit", unit)):
         check_kind(name, text, (str,), "a name")
+    check_kind("model", model, (str, os.PathLike), "a model name or folder")
     check_kind("threshold", threshold, (numbers.Real,), "a number")
+    if not 0 <= threshold <= 1:  # NaN too, which passes no comparison
+        raise UsageError(f"threshold={threshold!r}: give the least share of an answer's words a context must hold, 0 to 1")
     for name, count in (("size", size), ("overlap", overlap)):
         check_kind(name, count, (numbers.Integral,), "a whole number")
     for name, flag in (("sentences", sentences), ("whole", whole)):
@@ -83,7 +86,7 @@ def import_golden(
     check_kind("sample", sample, (QuerySample,), "a semrel.records.QuerySample")
     folders = check_list("docs", [docs] if isinstance(docs, PATH) else docs, PATH, "a path or a list of paths", "paths") or []
     settings = ChunkSettings(size=None if size is None else int(size), overlap=int(overlap), unit=unit, sentences=sentences,
-                             model=model, whole=whole)
+                             model=None if model is None else str(model), whole=whole)
     options = ImportOptions(settings=settings, corpus=None if corpus is None else str(corpus),
                             columns={"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col},
                             threshold=float(threshold), split=split, qrels=None if qrels is None else str(qrels),
@@ -93,7 +96,7 @@ def import_golden(
     return result.items
 
 
-def _check_curation(threshold: float, model: str | None, warn: Warn | None) -> None:
+def _check_curation(threshold: float, model: PathLike | None, warn: Warn | None) -> None:
     """The arguments split and dedup share: the near-duplicate threshold, the embedding model, warn."""
     check_warn(warn)
     check_kind("threshold", threshold, (numbers.Real,), "a cosine similarity, e.g. 0.95")
@@ -110,7 +113,7 @@ def split_golden(
     names: Sequence[str] | None = None,
     seed: int = 0,
     threshold: float = 0.95,
-    model: str | None = None,
+    model: PathLike | None = None,
     steps: Steps = no_progress,
     warn: Warn | None = None,
 ) -> dict[str, list[GoldenItem]]:
@@ -131,6 +134,9 @@ def split_golden(
     counts = check_list("sizes", [sizes] if isinstance(sizes, numbers.Integral) else sizes, (numbers.Integral,),
                         "a whole number or a list of them, e.g. [100, 50]", "whole numbers")
     labels = check_list("names", names, (str,), "a list of names, e.g. ['train', 'test']", "names")
+    for name, given in (("ratio", fractions), ("sizes", counts), ("names", labels)):
+        if given is not None and not given:  # an empty list is no default: it was meant to say something
+            raise UsageError(f"{name}=[]: give at least one value, or leave {name} out")
     items, source = given_golden(golden)
     notes: list[str] = []
     parts = curate.split_golden(items, source, output_dir, fractions, counts, labels, int(seed), float(threshold),
@@ -146,7 +152,7 @@ def dedup_golden(
     *,
     report: PathLike | None = None,
     threshold: float = 0.95,
-    model: str | None = None,
+    model: PathLike | None = None,
     steps: Steps = no_progress,
     warn: Warn | None = None,
 ) -> Deduplicated:

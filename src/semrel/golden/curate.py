@@ -48,7 +48,7 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
         if qrels_out:
             qrels = golden_qrels(result.items)
             write_qrels(qrels, staged[qrels_out])
-            write_manifest(qrels_out, inputs=[output] if output else [], params={"from": "golden set"}, rows=len(qrels),
+            write_manifest(qrels_out, inputs=[output] if output else inputs, params={"from": "golden set"}, rows=len(qrels),
                            staged=staged)
     return result
 

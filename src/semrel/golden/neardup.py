@@ -151,7 +151,7 @@ def split_targets(total: int, ratios: Sequence[float] | None, sizes: Sequence[in
             raise UsageError(f"sizes={','.join(map(str, sizes))!r}: sizes must be positive query counts")
         if sum(sizes) > total:
             raise UsageError(f"sizes={','.join(map(str, sizes))!r} ask for more than the {total} queries there are")
-        return list(sizes)
+        return [int(s) for s in sizes]  # numpy's ints too: they go into manifests
     ratios = list(ratios or [0.8])
     if not all(math.isfinite(r) for r in ratios):
         raise UsageError(f"ratio={','.join(map(str, ratios))!r}: ratios must be finite numbers, e.g. 0.8")

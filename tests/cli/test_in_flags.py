@@ -1,0 +1,22 @@
+"""The library names its parameters (`size=`, `format='trec'`); the CLI shows the options a user typed
+(`--size`, `--format trec`), and leaves alone text that only looks like a parameter (a path holding '=')."""
+
+from __future__ import annotations
+
+import pytest
+
+from semrel.cli.base import in_flags
+from semrel.cli.golden import golden_group
+
+
+@pytest.mark.parametrize(("message", "shown"), [
+    ("size= does not apply to pubmedqa: each context is one chunk", "--size does not apply to pubmedqa: each context is one chunk"),
+    ("format='trec' needs qrels=", "--format trec needs --qrels"),
+    ("threshold=5.0: out of range", "--threshold 5.0: out of range"),
+    ("doc_qrels=all-chunks; see docs", "--doc-qrels all-chunks; see docs"),
+    # a folder named size=1 is a path: the warning printed '--size 1/corpus.jsonl'
+    ("judged documents not in size=1/corpus.jsonl or without text: 3", "judged documents not in size=1/corpus.jsonl or without text: 3"),
+    ("unknown=3 stays", "unknown=3 stays"),
+])
+def test_parameters_become_the_options_typed(message, shown):
+    assert in_flags(message, golden_group.get_command(None, "import")) == shown
