@@ -118,6 +118,17 @@ def test_import_warnings_and_errors_name_parameters_where_the_command_names_opti
     with pytest.warns(UserWarning, match="made gold chunks") as caught:
         semrel.import_golden(source, corpus=corpus, doc_qrels="first-chunk")
     assert caught[0].filename == __file__
+    topics = write(tmp_path / "topics.txt", "<top>\n<num> Number: 1\n<title> chain oil\n</top>\n")
+    qrels = write(tmp_path / "q.txt", "1 0 chain-care 1\n")
+    for kwargs, cli_args, said, shown in [  # the importers' own messages named options to Python callers too
+        ({"format": "trec"}, ["--format", "trec"], "format='trec' needs qrels=QRELS", "--format trec needs --qrels QRELS"),
+        ({"format": "trec", "qrels": qrels, "query_col": "body"}, ["--format", "trec", "--qrels", qrels, "--query-col", "body"],
+         "query_col='body': a TREC topic field is one of", "--query-col body: a TREC topic field is one of"),
+    ]:
+        with pytest.raises(UsageError, match=f"^{re.escape(said)}"):
+            semrel.import_golden(topics, corpus=corpus, **kwargs)
+        result = run("golden", "import", topics, "--corpus", corpus, *cli_args, "-o", tmp_path / "t.jsonl")
+        assert result.exit_code == 2 and result.stderr.startswith(f"semrel: error: {shown}"), result.stderr
 
 
 def test_import_refuses_wrong_kinds_and_bad_values(corpus, tmp_path):
@@ -132,6 +143,9 @@ def test_import_refuses_wrong_kinds_and_bad_values(corpus, tmp_path):
         ({"whole": "yes"}, "whole: give True or False, not str"),
         ({"docs": [3]}, "docs: give paths, not int"),
         ({"sample": 3}, "sample: give a semrel.records.QuerySample, not int"),
+        ({"sample": None}, "sample: give a semrel.records.QuerySample, not None"),  # it failed deep inside, naming nothing
+        ({"overlap": None}, "overlap: give a whole number, not None"),
+        ({"format": None}, "format: give a name, not None"),
         ({"warn": 3}, "warn: give a function taking one message, not int"),
     ]:
         with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
@@ -178,6 +192,8 @@ def test_split_refuses_wrong_kinds_and_bad_values_naming_parameters_where_the_co
         ({"sizes": [2.5]}, "sizes: give whole numbers, not float"),
         ({"names": "a,b"}, "names: give a list of names, e.g. ['train', 'test'], not str"),
         ({"seed": "1"}, "seed: give a whole number, not str"),
+        ({"seed": None}, "seed: give a whole number, not None"),
+        ({"threshold": None}, "threshold: give a cosine similarity, e.g. 0.95, not None"),
         ({"threshold": "high"}, "threshold: give a cosine similarity, e.g. 0.95, not str"),
         ({"output_dir": 3}, "output_dir: give a folder path, not int"),
     ]:

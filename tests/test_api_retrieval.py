@@ -216,6 +216,7 @@ def test_pool_refuses_wrong_kinds_and_bad_values(demo, write):
     runs, golden = [demo["bm25"], demo["plain"]], demo["golden"]
     for args, kwargs, message in [
         ((runs, golden), {"depth": "5"}, "depth: give a whole number of chunks per run and query, not str"),
+        ((runs, golden), {"depth": None}, "depth: give a whole number of chunks per run and query, not None"),
         ((runs, golden), {"output": 3}, "output: give a file path, not int"),
         ((runs, golden), {"warn": 3}, "warn: give a function taking one message, not int"),
         ((runs, 3), {}, "golden: give a file path or a list of GoldenItem, not int"),

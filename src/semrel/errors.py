@@ -53,9 +53,12 @@ def tell(messages: Iterable[str], warn: Callable[[str], None] | None, stacklevel
             warnings.warn(message, stacklevel=stacklevel + 1)
 
 
-def check_kind(name: str, value: Any, kinds: tuple[type, ...], what: str) -> None:
-    """The Python API's TypeError naming the argument, unless `value` is None or one of `kinds` (a bool
-    is no number): a wrong kind is refused before any work, not found deep inside it."""
+def check_kind(name: str, value: Any, kinds: tuple[type, ...], what: str, required: bool = False) -> None:
+    """The Python API's TypeError naming the argument, unless `value` is one of `kinds` (a bool is no
+    number) or None where the argument may be left unset (not `required`): a wrong kind is refused
+    before any work, not found deep inside it."""
+    if value is None and required:
+        raise TypeError(f"{name}: give {what}, not None")
     if value is not None and (not isinstance(value, kinds) or isinstance(value, bool) and bool not in kinds):
         raise TypeError(f"{name}: give {what}, not {type(value).__name__}")
 

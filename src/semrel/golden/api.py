@@ -69,21 +69,23 @@ def import_golden(
     writes them, with their manifests, as one unit. Counts worth a warning go to `warn`, else to Python warnings.
     """
     check_warn(warn)
-    check_kind("source", source, PATH, "a file or folder path")
+    check_kind("source", source, PATH, "a file or folder path", required=True)
     for name, path in (("output", output), ("corpus", corpus), ("corpus_out", corpus_out), ("qrels_out", qrels_out), ("qrels", qrels)):
         check_kind(name, path, PATH, "a file path")
-    for name, text in (("format", format), ("doc_qrels", doc_qrels), ("query_col", query_col), ("answer_col", answer_col),
-                       ("chunk_ids_col", chunk_ids_col), ("id_col", id_col), ("split", split), ("unit", unit)):
-        check_kind(name, text, (str,), "a name")
+    for name, text in (("format", format), ("split", split), ("unit", unit)):
+        check_kind(name, text, (str,), "a name", required=True)
+    for name, column in (("doc_qrels", doc_qrels), ("query_col", query_col), ("answer_col", answer_col),
+                         ("chunk_ids_col", chunk_ids_col), ("id_col", id_col)):
+        check_kind(name, column, (str,), "a name")
     check_kind("model", model, (str, os.PathLike), "a model name or folder")
-    check_kind("threshold", threshold, (numbers.Real,), "a number")
+    check_kind("threshold", threshold, (numbers.Real,), "a number", required=True)
     if not 0 <= threshold <= 1:  # NaN too, which passes no comparison
         raise UsageError(f"threshold={threshold!r}: give the least share of an answer's words a context must hold, 0 to 1")
-    for name, count in (("size", size), ("overlap", overlap)):
-        check_kind(name, count, (numbers.Integral,), "a whole number")
+    for name, count, required in (("size", size, False), ("overlap", overlap, True)):
+        check_kind(name, count, (numbers.Integral,), "a whole number", required)
     for name, flag in (("sentences", sentences), ("whole", whole)):
-        check_kind(name, flag, (bool,), "True or False")
-    check_kind("sample", sample, (QuerySample,), "a semrel.records.QuerySample")
+        check_kind(name, flag, (bool,), "True or False", required=True)
+    check_kind("sample", sample, (QuerySample,), "a semrel.records.QuerySample", required=True)
     folders = check_list("docs", [docs] if isinstance(docs, PATH) else docs, PATH, "a path or a list of paths", "paths") or []
     settings = ChunkSettings(size=None if size is None else int(size), overlap=int(overlap), unit=unit, sentences=sentences,
                              model=None if model is None else str(model), whole=whole)
@@ -99,7 +101,7 @@ def import_golden(
 def _check_curation(threshold: float, model: PathLike | None, warn: Warn | None) -> None:
     """The arguments split and dedup share: the near-duplicate threshold, the embedding model, warn."""
     check_warn(warn)
-    check_kind("threshold", threshold, (numbers.Real,), "a cosine similarity, e.g. 0.95")
+    check_kind("threshold", threshold, (numbers.Real,), "a cosine similarity, e.g. 0.95", required=True)
     check_kind("model", model, (str, os.PathLike), "a model name or folder")
 
 
@@ -128,7 +130,7 @@ def split_golden(
     """
     _check_curation(threshold, model, warn)
     check_kind("output_dir", output_dir, PATH, "a folder path")
-    check_kind("seed", seed, (numbers.Integral,), "a whole number")
+    check_kind("seed", seed, (numbers.Integral,), "a whole number", required=True)
     fractions = check_list("ratio", [ratio] if isinstance(ratio, numbers.Real) else ratio, (numbers.Real,),
                            "a number or a list of numbers, e.g. [0.8, 0.1]", "numbers")
     counts = check_list("sizes", [sizes] if isinstance(sizes, numbers.Integral) else sizes, (numbers.Integral,),

@@ -39,7 +39,7 @@ DEFAULT_COLUMNS = {
     "chunk_ids": ("gold_chunk_ids", "chunk_ids", "gold"),
 }
 ROLE_NAMES = {"id": "query id", "query": "query", "answer": "answer", "chunk_ids": "gold chunk ids"}
-ROLE_OPTIONS = {"id": "--id-col", "query": "--query-col", "answer": "--answer-col", "chunk_ids": "--chunk-ids-col"}
+ROLE_OPTIONS = {"id": "id_col=", "query": "query_col=", "answer": "answer_col=", "chunk_ids": "chunk_ids_col="}  # shown as --id-col ...
 _ID_SEPARATORS = re.compile(r"[\s,;|]+")
 
 
@@ -86,7 +86,7 @@ def detect_format(source: str) -> str:
             return "squad"
         if re.search(r'"QUESTION"\s*:', head):
             return "pubmedqa"
-    raise FormatError(source, "cannot tell the format", hint="give --format")
+    raise FormatError(source, "cannot tell the format", hint="give format=")
 
 
 # ---------------------------------------------------------------- SQuAD-style JSON
@@ -408,7 +408,7 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
     split_file = f"qrels/{options.split}.tsv"
     if left_out and not items:
         raise FormatError(display_name(qrels_path), f"judges none of the {left_out} queries of queries.jsonl",
-                          hint="is --split right? it names the qrels file read")
+                          hint="is split= right? it names the qrels file read")
     if left_out:
         counts[f"queries of queries.jsonl that {split_file} does not judge (other splits'; left out)"] += left_out
     if judged:

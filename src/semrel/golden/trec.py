@@ -93,12 +93,12 @@ def import_trec(source: str, options: ImportOptions) -> Imported:
     same mapping is made onto that corpus's chunks (import_golden).
     """
     if not options.qrels:
-        raise UsageError("--format trec needs --qrels QRELS (TREC qrels, `qid 0 docno rel`, judging the documents)")
+        raise UsageError("format='trec' needs qrels=QRELS (TREC qrels, `qid 0 docno rel`, judging the documents)")
     query_field = options.columns.get("query") or "title"
     answer_field = options.columns.get("answer")
-    for option, name in (("--query-col", query_field), ("--answer-col", answer_field)):
+    for option, name in (("query_col", query_field), ("answer_col", answer_field)):
         if name is not None and name not in TOPIC_FIELDS:
-            raise UsageError(f"{option} {name!r}: a TREC topic field is one of {', '.join(TOPIC_FIELDS)}")
+            raise UsageError(f"{option}={name!r}: a TREC topic field is one of {', '.join(TOPIC_FIELDS)}")
     judged = read_qrels(options.qrels).to_dict()
     items: list[GoldenItem] = []
     counts: Counter = Counter()

@@ -47,7 +47,7 @@ def fuse(runs: Iterable[RunLike] | Mapping[str, RunLike], method: str = "rrf", *
         (default equal). depth: keep each query's top `depth` fused documents (default all).
     Returns a `semrel.Run` named `name`. Bad values are UsageErrors naming the argument.
     """
-    check_kind("method", method, (str,), f"a name ({', '.join(FUSION_METHODS)})")
+    check_kind("method", method, (str,), f"a name ({', '.join(FUSION_METHODS)})", required=True)
     check_kind("norm", norm, (str,), "a name (none, minmax, zscore, sum)")
     check_kind("rrf_k", rrf_k, (numbers.Integral,), "a whole number")
     check_kind("depth", depth, (numbers.Integral,), "a whole number of documents per query")
@@ -98,12 +98,12 @@ def retrieve(
     are reported to `warn`, else as Python warnings.
     """
     check_warn(warn)
-    check_kind("method", method, (str,), f"a name ({', '.join(RETRIEVAL_METHODS)})")
-    check_kind("k", k, (numbers.Integral,), "a whole number of chunks per query")
+    check_kind("method", method, (str,), f"a name ({', '.join(RETRIEVAL_METHODS)})", required=True)
+    check_kind("k", k, (numbers.Integral,), "a whole number of chunks per query", required=True)
     check_kind("model", model, (str, os.PathLike), "a model name or folder")
     check_kind("output", output, (str, os.PathLike), "a file path")
     check_kind("cache", cache, (str, os.PathLike, bool), "a folder, or False for no cache")
-    check_kind("sample", sample, (QuerySample,), "a semrel.records.QuerySample")
+    check_kind("sample", sample, (QuerySample,), "a semrel.records.QuerySample", required=True)
     check_kind("name", name, (str,), "a run name")
     for option, value, kinds, what in (("bm25_k1", bm25_k1, (numbers.Real,), "a number"), ("bm25_b", bm25_b, (numbers.Real,), "a number"),
                                        ("bm25_method", bm25_method, (str,), "a name"), ("bm25_stemmer", bm25_stemmer, (str,), "a name"),
@@ -139,7 +139,7 @@ def pool(runs: Iterable[RunLike] | Mapping[str, RunLike], golden: PathLike | Ite
     that adds no pair, are reported to `warn`, else as Python warnings.
     """
     check_warn(warn)
-    check_kind("depth", depth, (numbers.Integral,), "a whole number of chunks per run and query")
+    check_kind("depth", depth, (numbers.Integral,), "a whole number of chunks per run and query", required=True)
     check_kind("output", output, (str, os.PathLike), "a file path")
     items = golden if isinstance(golden, (str, os.PathLike)) else golden_records(golden)
     loaded = [] if isinstance(runs, (list, tuple)) and not runs else list(as_runs(runs)[1])

@@ -33,10 +33,10 @@ def export_reviews(db: PathLike, labels: QrelsLike, output: PathLike | None = No
     decisions left out because their pairs' texts changed since are told to `warn`, else as a Python warning.
     """
     check_warn(warn)
-    check_kind("db", db, (str, os.PathLike), "the review database's file path")
+    check_kind("db", db, (str, os.PathLike), "the review database's file path", required=True)
     check_kind("output", output, (str, os.PathLike), "a file path")
-    check_kind("adjudicate", adjudicate, (str,), "majority, strict or a reviewer's name")
-    check_kind("only_reviewed", only_reviewed, (bool,), "True or False")
+    check_kind("adjudicate", adjudicate, (str,), "majority, strict or a reviewer's name", required=True)
+    check_kind("only_reviewed", only_reviewed, (bool,), "True or False", required=True)
     given = labels if isinstance(labels, (str, os.PathLike)) else as_qrels(labels, "labels")
     result = reviewed_labels(db, given, adjudicate, only_reviewed)
     if output is not None:
