@@ -195,7 +195,7 @@ def test_pool_gives_the_pairs_semrel_pool_writes_and_judge_takes(demo, tmp_path)
     assert ours["inputs"] == theirs["inputs"] and ours["rows"] == theirs["rows"] == len(written)
     assert given_pool(from_files)[0] == written  # the pool semrel.judge takes, as it takes pool.tsv
     gold = sorted((item.query_id, chunk, ("gold",)) for item in read_golden(demo["golden"]) for chunk in item.gold_chunk_ids)
-    assert semrel.pool([], demo["golden"]) == gold  # no run: the gold chunks alone, as `semrel pool` without runs
+    assert semrel.pool([], demo["golden"]) == semrel.pool({}, demo["golden"]) == gold  # the gold chunks alone, as `pool` without runs
 
 
 def test_pool_warnings_are_the_commands_at_the_callers_line_or_go_to_warn(demo, write):
@@ -228,7 +228,9 @@ def test_pool_refuses_wrong_kinds_and_bad_values(demo, write):
     item = read_golden(golden)[0]
     for args, kwargs, error, message in [
         ((runs, golden), {"depth": 0}, UsageError, "depth=0: give a positive number of chunks per run and query"),
-        (({"gold": runs[0]}, golden), {}, UsageError, "run name 'gold' is reserved"),
+        (({"gold": runs[0]}, golden), {}, UsageError, "run name 'gold' is reserved; runs are named by their file stem (in Python, "
+                                                      "their key): rename it"),
+        (({"a,b": runs[0]}, golden), {}, UsageError, "run name 'a,b' is not one word without commas"),  # pool.tsv's sources
         ((runs, [item, item]), {}, ValidationError, f"golden: item 1: query_id {item.query_id!r} is given twice (first as item 0)"),
         ((runs, []), {}, ValidationError, "golden: the list is empty; give at least one GoldenItem"),
         # a record gets the checks a golden.jsonl line gets: a str of gold ids was read letter by letter, a None id accepted

@@ -17,7 +17,8 @@ POOL_HEADER = ("query_id", "chunk_id", "sources")
 PoolRow = tuple[str, str, tuple[str, ...]]
 
 
-def _source_ok(source: str) -> bool:
+def source_ok(source: str) -> bool:
+    """Whether a run name can be a pool.tsv source: one token, no comma (sources are comma-separated)."""
     return bool(source) and "," not in source and not any(ch.isspace() for ch in source)
 
 
@@ -40,7 +41,7 @@ def read_pool(path: str | os.PathLike) -> list[PoolRow]:
         line_id(query_id, "query id", path, number)
         line_id(chunk_id, "chunk id", path, number)
         sources = tuple(joined.split(","))
-        if not all(_source_ok(s) for s in sources):
+        if not all(source_ok(s) for s in sources):
             raise FormatError(name, f"sources {joined!r} should be comma-joined names (runs or 'gold')", line=number)
         if (query_id, chunk_id) in seen:
             raise FormatError(name, f"pair ({query_id!r}, {chunk_id!r}) already on line {seen[query_id, chunk_id]}", line=number)
@@ -52,7 +53,7 @@ def read_pool(path: str | os.PathLike) -> list[PoolRow]:
 def _pair_problem(pair: tuple | list) -> str | None:
     """What keeps a record from being a pool.tsv line, if anything: two ids and a non-empty list of sources."""
     if len(pair) == 3 and isinstance(pair[0], str) and isinstance(pair[1], str) and isinstance(pair[2], (tuple, list)) \
-            and pair[2] and all(isinstance(s, str) and _source_ok(s) for s in pair[2]):
+            and pair[2] and all(isinstance(s, str) and source_ok(s) for s in pair[2]):
         return None
     return f"{pair!r:.80} is not (query_id, chunk_id, sources), sources a tuple of names (runs or 'gold')"
 
@@ -72,7 +73,7 @@ def write_pool(rows: Iterable[PoolRow], path: str | os.PathLike) -> int:
     for q, c, sources in ordered:
         check_id(q, "query id")
         check_id(c, "chunk id")
-        if not sources or not all(_source_ok(s) for s in sources):
+        if not sources or not all(source_ok(s) for s in sources):
             raise SemrelError(f"pair ({q!r}, {c!r}) has bad sources {sources!r}; sources are names without commas or blanks")
     with atomic_writer(path) as out:
         out.write("\t".join(POOL_HEADER) + "\n")

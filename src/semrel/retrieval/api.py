@@ -142,7 +142,7 @@ def pool(runs: Iterable[RunLike] | Mapping[str, RunLike], golden: PathLike | Ite
     check_kind("depth", depth, (numbers.Integral,), "a whole number of chunks per run and query", required=True)
     check_kind("output", output, (str, os.PathLike), "a file path")
     items = golden if isinstance(golden, (str, os.PathLike)) else golden_records(golden)
-    loaded = [] if isinstance(runs, (list, tuple)) and not runs else list(as_runs(runs)[1])
+    loaded = [] if isinstance(runs, (list, tuple, Mapping)) and not runs else list(as_runs(runs)[1])
     notes: list[str] = []
     rows = pool_files(items, loaded, int(depth), output, notes.append)
     tell(notes, warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line

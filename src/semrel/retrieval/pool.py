@@ -8,7 +8,7 @@ from typing import Callable, Sequence
 from ..errors import UsageError
 from ..formats.corpus import read_golden
 from ..formats.manifest import outputs_with_manifests, write_manifest
-from ..formats.pool import PoolRow, write_pool
+from ..formats.pool import PoolRow, source_ok, write_pool
 from ..formats.trec import ranked, read_run
 from ..records import GoldenItem, Run
 
@@ -25,9 +25,10 @@ def pool(items: Sequence[GoldenItem], runs: Sequence[Run], depth: int, warn: Cal
         raise UsageError(f"depth={depth}: give a positive number of chunks per run and query")
     names = [r.name for r in runs]
     for name in names:
-        if name == GOLD or names.count(name) > 1:
-            raise UsageError(f"run name {name!r} is {'reserved' if name == GOLD else 'used twice'}; "
-                             "runs are named by their file stem, so rename the file")
+        if name == GOLD or names.count(name) > 1 or not source_ok(name):
+            problem = "reserved" if name == GOLD else "used twice" if names.count(name) > 1 else "not one word without commas"
+            raise UsageError(f"run name {name!r} is {problem}; runs are named by their file stem (in Python, their key): "
+                             "rename it")
     sources: dict[tuple[str, str], set[str]] = {}
     wanted = {i.query_id for i in items}
     for item in items:
