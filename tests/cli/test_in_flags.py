@@ -20,3 +20,12 @@ from semrel.cli.golden import golden_group
 ])
 def test_parameters_become_the_options_typed(message, shown):
     assert in_flags(message, golden_group.get_command(None, "import")) == shown
+
+
+def test_a_parameter_named_as_its_option_is_shown_as_that_option():
+    """judge's --sample is the parameter sample_size; the library's sample= was printed as it was."""
+    from semrel.cli.judge import judge_command
+
+    assert in_flags("give limit= N (the first N queries) or sample= N (N at random), not both", judge_command) == \
+        "give --limit N (the first N queries) or --sample N (N at random), not both"
+

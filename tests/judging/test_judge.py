@@ -250,6 +250,22 @@ def test_shipped_baseline_and_recommended_layer_follow_bert_score(data, tmp_path
     assert np.allclose(_scores(scaled.judgments), (_scores(raw.judgments) - b) / (1 - b), atol=1e-9)
 
 
+def test_a_recommended_layer_the_model_lacks_is_refused_not_made_of_random_weights(data, tmp_path):
+    """A 6-layer MiniLM in a folder named bert-base-uncased got bert_score's layer 9 for that name, and the model
+    was loaded with three randomly initialised layers: scores that differed between two runs."""
+    folder = tmp_path / "bert-base-uncased"
+    folder.symlink_to(resolve_model(), target_is_directory=True)
+    golden = [_item(g) for g in data["golden"][:1]]
+    with pytest.raises(UsageError, match=r"has layers 0\.\.6, but bert_score recommends layer 9 for bert-base-uncased, the name "
+                                         r"it goes by: is it that model\? give layer= to choose one$"):
+        semrel.judge(data["corpus"], golden, None, model=str(folder), cache=data["cache"])
+    golden_file = _write_jsonl(tmp_path / "golden.jsonl", data["golden"][:1])
+    refused = run("judge", "--corpus", data["corpus"], "--golden", golden_file, "--model", folder, "-o", tmp_path / "j.jsonl",
+                  "--cache", data["cache"])
+    assert refused.exit_code == 2 and refused.stderr.strip().endswith("is it that model? give --layer to choose one"), refused.stderr
+    assert semrel.judge(data["corpus"], golden, None, model=str(folder), layer=6, cache=data["cache"]).params["layer"] == 6
+
+
 def _run(*args) -> tuple[int, str]:
     result = run(*args)
     return result.exit_code, result.output

@@ -76,7 +76,10 @@ _PARAMETER = re.compile(r"\b([a-z][a-z0-9_]*)=(?:'([^'\s]*)'(?=[\s,:;)]|$)|(?=[\
 def in_flags(message: str, command: click.Command) -> str:
     """The library names its parameters (`depth=0`, `engine='ray'`); on the command line a message
     names the options a user typed (`--depth 0`, `--engine ray`)."""
-    flags = {p.name: max(p.opts, key=len) for p in command.params if isinstance(p, click.Option) and p.name}
+    options = [p for p in command.params if isinstance(p, click.Option) and p.name]
+    # by the option's own name too (--sample, whose parameter is sample_size, for the library's sample=)
+    flags = {opt[2:].replace("-", "_"): opt for p in options for opt in p.opts if opt.startswith("--")}
+    flags |= {p.name: max(p.opts, key=len) for p in options if p.name}
 
     def flag(match: re.Match) -> str:
         name, quoted = match.group(1), match.group(2)

@@ -19,7 +19,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..errors import SemrelError
+from ..errors import SemrelError, UsageError
 
 
 def _package_dir() -> Path | None:
@@ -49,6 +49,9 @@ def default_layer(name: str, folder: Path, num_layers: int) -> tuple[int, str]:
     table = recommended_layers()
     for key in (name, folder.name):
         if key in table:
+            if table[key] > num_layers:  # a folder named like a bigger model: loading would add random layers
+                raise UsageError(f"model {name} has layers 0..{num_layers}, but bert_score recommends layer {table[key]} for "
+                                 f"{key}, the name it goes by: is it that model? give layer= to choose one")
             return table[key], f"bert_score's recommended layer for {key}"
     return num_layers, "last layer (model not in bert_score's table)"
 
