@@ -176,6 +176,14 @@ def test_thresholds_on_reviewed_pairs_of_one_class_are_refused_as_the_refit_is(t
     assert refit.replace("a refit", "a fit of thresholds") == line  # one check, one wording
     with pytest.raises(ValidationError, match="all relevant: a fit of thresholds needs both"):
         calibrate(np.array([0.1, 0.4]), np.array([1, 1]), 1)
+    # a golden set or gold qrels as the reviewed labels list only relevant pairs: the option that counts the rest is named
+    two_each = write("j2.jsonl", "".join(
+        json.dumps({"query_id": f"q{i}", "chunk_id": c, "P": r, "R": r, "F": r, "source": ""}) + "\n"
+        for i in range(3) for c, r in (("c", 0.8 - 0.1 * i), ("d", 0.3 + 0.1 * i))))
+    positives = write("gold.qrels", "q0 0 c 1\nq1 0 c 1\nq2 0 c 1\n")
+    assert assert_one_error(cli("calibrate", two_each, positives, "--on", "R", "-o", str(out))).endswith(
+        "count the judged pairs they leave out as non-relevant with --unlisted-as-zero")
+    assert cli("calibrate", two_each, positives, "--unlisted-as-zero", "--on", "R", "-o", str(out)).exit_code == 0
     with pytest.raises(ValidationError, match="all grade 2: a fit of thresholds needs two grades at least"):
         calibrate(np.array([0.1, 0.4, 0.6]), np.array([2, 2, 2]), 3)
     assert calibrate(np.array([0.1, 0.4, 0.6]), np.array([1, 2, 2]), 2).thresholds  # two grades, none 0: a fit

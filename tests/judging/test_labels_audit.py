@@ -154,3 +154,15 @@ def test_the_review_queue_grades_pairs_without_p_as_label_does(tmp_path):
     assert distance.tolist() == pytest.approx([0.56, 0.24, 0.05, 0.20, 0.16])
     with pytest.raises(ValidationError, match="hold no probability p"):  # none has p: --on p cannot grade them
         parse_labelling("p", "0.34").graded([Judgment("q", "c", 0.5, 0.5, 0.5)])
+
+
+def test_labels_from_a_calibration_that_still_miss_gold_chunks_do_not_send_the_user_to_calibrate_again():
+    """After `semrel calibrate` and `label --calibration`, the warning said: review about 100 pairs and refit with
+    `semrel calibrate` -- what had just been done."""
+    rows = [Judgment("q1", f"c{k}", 0.5, 0.5, 0.5, source="gold") for k in range(4)] + [Judgment("q1", "c9", 0.9, 0.9, 0.9, "bm25")]
+    grades = [1, 0, 0, 0, 1]
+    plain = labels.label_warnings(rows, grades, labels.ThresholdRule("R", (0.6,)), "j.jsonl")
+    refit = labels.label_warnings(rows, grades, labels.ThresholdRule("R", (0.6,)), "j.jsonl", calibrated=True)
+    assert plain[0].startswith("only 25% of the 4 gold chunks") and "refit on them with `semrel calibrate j.jsonl REVIEWED" in plain[0]
+    assert refit[0].startswith("only 25% of the 4 gold chunks") and "the rule is already fitted to reviewed pairs: review more" in refit[0]
+    assert "semrel calibrate j.jsonl REVIEWED" not in refit[0]

@@ -614,16 +614,22 @@ NO_RELEVANT_WARNING = 0.10  # warn when more queries than this share have no rel
 
 
 def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.ndarray, rule: Rule, judgments_path: str | None = None,
-                   gold_pairs: set[tuple[str, str]] | None = None) -> list[str]:
+                   gold_pairs: set[tuple[str, str]] | None = None, calibrated: bool = False) -> list[str]:
     """Signs that the labels look wrong, each with what to do: gold chunks left non-relevant (the
     pairs the judge marked source `gold`, or `gold_pairs`), queries with no relevant pair, a
-    golden set without gold chunks, and pairs unlike those p was fitted on."""
+    golden set without gold chunks, and pairs unlike those p was fitted on. `calibrated`: the rule
+    came from `semrel calibrate` (a refitted p is seen as such anyway), so the advice is not to calibrate again."""
     notes: list[str] = []
     if not len(judgments):
         return notes
     judged = judgments_path or "JUDGMENTS"
-    review = (f"review about 100 pairs (`semrel review start`, docs/review.md), then refit on them with `semrel calibrate {judged} "
-              f"REVIEWED -o cal.json` and label with `semrel label {judged} --calibration cal.json`")
+    if calibrated or isinstance(rule, ProbabilityRule) and rule.is_calibrated:
+        review = ("the rule is already fitted to reviewed pairs: review more of them (the most uncertain first, `semrel review "
+                  "start`) and refit on all with `semrel calibrate`, or check whether the gold chunks mark relevance as your "
+                  "reviewers do")
+    else:
+        review = (f"review about 100 pairs (`semrel review start`, docs/review.md), then refit on them with `semrel calibrate "
+                  f"{judged} REVIEWED -o cal.json` and label with `semrel label {judged} --calibration cal.json`")
     grades = np.asarray(grades)
     gold = np.array([(j.query_id, j.chunk_id) in gold_pairs if gold_pairs is not None else "gold" in j.source.split(",")
                      for j in judgments])
@@ -702,7 +708,7 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
     rule = choose_rule(rows, options.get("on"), options.get("threshold"), options.get("grades"), options.get("graded", False),
                        loaded, notes.append)
     qrels = apply_rule(rows, rule)
-    notes += label_warnings(rows, qrels.relevance, rule, source)
+    notes += label_warnings(rows, qrels.relevance, rule, source, calibrated=loaded is not None)
     if output is not None:
         counts = np.bincount(qrels.relevance, minlength=len(rule.thresholds) + 1)
         with outputs_with_manifests([output]) as staged:
