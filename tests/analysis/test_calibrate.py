@@ -187,3 +187,14 @@ def test_thresholds_on_reviewed_pairs_of_one_class_are_refused_as_the_refit_is(t
     with pytest.raises(ValidationError, match="all grade 2: a fit of thresholds needs two grades at least"):
         calibrate(np.array([0.1, 0.4, 0.6]), np.array([2, 2, 2]), 3)
     assert calibrate(np.array([0.1, 0.4, 0.6]), np.array([1, 2, 2]), 2).thresholds  # two grades, none 0: a fit
+
+
+def test_judgments_without_p_refitted_on_p_get_one_error_not_a_warning_that_says_otherwise(write, cli):
+    """It warned that the judgments held p without its features, then said they held no p (both of an 'older
+    semrel', where --null-sample 0 had written them)."""
+    judgments = write("j.jsonl", "".join(json.dumps({"query_id": "q", "chunk_id": c, "P": r, "R": r, "F": r, "source": ""}) + "\n"
+                                         for c, r in (("a", 0.9), ("b", 0.2))))
+    line = assert_one_error(cli("calibrate", judgments, write("h.qrels", "q 0 a 1\nq 0 b 0\n"), "--on", "p"))
+    assert line == ("semrel: error: 2 of 2 judgments hold no probability p (judged with a null sample of 0 chunks, or by a semrel "
+                    "judge older than p): judge again with a null sample (the default), or calibrate thresholds on a component "
+                    "with --on R")

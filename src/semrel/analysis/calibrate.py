@@ -44,7 +44,7 @@ from ..formats.files import atomic_writer
 from ..formats.judgments import PROBABILITY, SCORES
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..judging import labels
-from ..judging.labels import CUT, DEFAULT_COMPONENT, ProbabilityRule, has_features, logit, reached
+from ..judging.labels import CUT, DEFAULT_COMPONENT, WITHOUT_P, ProbabilityRule, has_features, logit, reached
 from ..records import Judgment
 from .agreement import WEIGHTS, Agreement, Weights, agreement, kappa_from_confusion
 
@@ -366,8 +366,8 @@ def paired_probabilities(judgments: list[Judgment], human_path: str | os.PathLik
     (`warn` hears how many there are), which `semrel label` labels by the probability rule's fallback."""
     missing = sum(j.p is None for j in judgments)
     if judgments and missing == len(judgments):
-        raise ValidationError(f"{missing} of {len(judgments)} judgments hold no probability p (written by an older semrel "
-                              "judge): re-run `semrel judge`, or calibrate thresholds on a component with --on R")
+        raise ValidationError(f"{missing} of {len(judgments)} judgments hold no probability p ({WITHOUT_P}): judge again "
+                              "with a null sample (the default), or calibrate thresholds on a component with on='R'")
     paired = paired_scores(judgments, human_path, "p", unlisted_as_zero)
     lacking = {pair for pair, p in zip(paired.pairs, paired.scores.tolist()) if math.isnan(p)}
     if missing and warn:
@@ -445,7 +445,7 @@ def calibrate_labels(judgments: list[Judgment], human: str | os.PathLike, on: st
     if on is None:
         on = PROBABILITY if with_p else DEFAULT_COMPONENT
         if on != PROBABILITY and warn:
-            warn(f"the judgments hold no probability p (written by an older semrel judge): fitting thresholds on {on} instead")
+            warn(f"the judgments hold no probability p ({WITHOUT_P}): fitting thresholds on {on} instead")
     if on != PROBABILITY:
         if graded:
             raise UsageError("graded= applies to the probability refit; with on= P, R or F give grades= N")
@@ -454,12 +454,12 @@ def calibrate_labels(judgments: list[Judgment], human: str | os.PathLike, on: st
         return _fit_thresholds(judgments, human, on, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, seed)
     if grades is not None or weights is not None:
         raise UsageError("grades= and weights= apply to thresholds on P, R or F (on=); the probability refit takes graded=")
+    paired = paired_probabilities(judgments, human, unlisted_as_zero, warn)  # first: judgments without any p are refused
     if fit is None:
         fit = DEFAULT_FIT if has_features(with_p) else "anchored"
         if fit != DEFAULT_FIT and warn:
             warn(f"the judgments hold p without the features it came from (an older semrel judge): refitting p's slope and "
                  f"offset (fit={fit!r}); re-run `semrel judge` for a refit of every coefficient")
-    paired = paired_probabilities(judgments, human, unlisted_as_zero, warn)
     result = calibrate_probability(Probabilities.of(judgments, paired.pairs), paired.grades, fit, graded=graded, seed=seed,
                                    judged=Probabilities.of(with_p))
     if test is None:
