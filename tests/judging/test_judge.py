@@ -266,6 +266,19 @@ def test_a_recommended_layer_the_model_lacks_is_refused_not_made_of_random_weigh
     assert semrel.judge(data["corpus"], golden, None, model=str(folder), layer=6, cache=data["cache"]).params["layer"] == 6
 
 
+def test_a_checkpoint_of_other_settings_is_not_reused_and_the_judge_says_so(data, tmp_path):
+    """A run stopped with one option, then started with another (a mistyped --idf): the checkpoint's pairs were
+    dropped without a word."""
+    output, golden = tmp_path / "j.jsonl", [_item(g) for g in data["golden"][:1]]
+    rows = [{"i": k, "kind": "pair", "query_id": "x", "chunk_id": "y", "P": 0.5, "R": 0.5, "F": 0.5, "windows": 1} for k in range(3)]
+    Path(f"{output}.partial").write_text("".join(json.dumps(r) + "\n" for r in [{"fingerprint": "other settings"}, *rows]))
+    heard: list[str] = []
+    result = semrel.judge(data["corpus"], golden, None, output, cache=data["cache"], warn=heard.append)
+    assert result.resumed == 0 and not Path(f"{output}.partial").exists()
+    assert f"{output}.partial held 3 pairs judged from other inputs or settings (model, layer, idf, window, null sample, the " \
+           "texts): none was reused; this run's pairs replaced them" in heard
+
+
 def _run(*args) -> tuple[int, str]:
     result = run(*args)
     return result.exit_code, result.output

@@ -24,6 +24,7 @@ class Checkpoint:
     def __init__(self, path: str | os.PathLike, fingerprint: str):
         self.path = Path(path)
         self.fingerprint = fingerprint
+        self.stale = 0  # complete rows of an earlier run with another fingerprint: not reused, replaced at the first append
         self.saved, self._end = self._scan()  # complete rows of an earlier run; the byte after the last one
         self._handle: BinaryIO | None = None
 
@@ -47,6 +48,7 @@ class Checkpoint:
             except (ValueError, RecursionError):
                 break
             if end == 0 and (not isinstance(value, dict) or value.get("fingerprint") != self.fingerprint):
+                self.stale = sum(1 for _ in self._lines()) - 1
                 return 0, 0
             count += end > 0
             end = offset

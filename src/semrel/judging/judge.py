@@ -657,6 +657,9 @@ def judge_pairs(
     result = JudgeResult(Judgments(work, final, chance, table), params, encoder.encoded, encoder.cached, windowed, scorer.truncated,
                          resumed, scored, len(null))
     result.warnings.extend(probability_notes)
+    if saved and saved.stale > 0:
+        result.warnings.append(f"{checkpoint} held {saved.stale} pairs judged from other inputs or settings (model, layer, idf, "
+                               "window, null sample, the texts): none was reused; this run's pairs replaced them")
     questions = {item.query_id: " ".join(item.query.casefold().split()) for item in golden}
     echoed = sum(any(" ".join(a.casefold().split()) == questions.get(q) for a in refs) for q, refs in answers.items())
     if echoed:
