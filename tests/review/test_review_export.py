@@ -74,6 +74,9 @@ def test_stats_report_agreement_between_reviewers(tmp_path, cli):
     assert between["percent_agreement"] == pytest.approx(200 / 3)
     assert between["confusion"] == [[1, 0], [1, 1]]
     assert {a["second"] for a in report["agreement"]} == {"bob", "judge"}
+    table = cli("review", "stats", "--db", db, "--resamples", "200").stdout  # graded without seconds: no speed, shown as '-'
+    rows = {line.split()[0]: line.split()[-2:] for line in table.splitlines()[4:6]}
+    assert rows == {"alice": ["-", "-"], "bob": ["-", "-"]} and "nan" not in table
 
 
 def test_labels_of_another_set_are_refused(tmp_path, cli):

@@ -39,7 +39,7 @@ from .paths import FolderPath, input_path, output_path
               help="Tokens per window when a chunk is longer [default: the model's limit, as bert_score]; "
                    f"256 suits {DEFAULT_MODEL} (its training length).")
 @click.option("--overlap", type=click.IntRange(0), default=None, metavar="TOKENS",
-              help="Tokens shared by consecutive windows of a long chunk [default: a quarter of the window].")
+              help="Tokens shared by consecutive windows of a long chunk, under half the window [default: a quarter of it].")
 @click.option("--cache", "cache_dir", type=FolderPath(), default=None, show_envvar=True,
               help="Embedding cache folder [default: the user cache dir].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the embedding cache.")

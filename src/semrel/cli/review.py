@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import sqlite3
 import sys
 
@@ -108,6 +109,11 @@ def simulate_command(db, reviewer, human, unlisted_as_zero, **queue):
     click.echo(f"{reviewer}: graded {graded} pairs from {human}, skipped {skipped}", err=True)
 
 
+def _timed(value: float | None) -> float | str:
+    """A speed figure, or '-' where none was timed (a simulated reviewer, decisions without seconds): not 'nan'."""
+    return "-" if value is None or math.isnan(value) else value
+
+
 @review_group.command("stats", short_help='Show reviewer agreement and progress.')
 @db_option
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
@@ -121,7 +127,7 @@ def stats_command(db, fmt, seed, resamples):
         return
     click.echo(f"{stats.reviewed} of {stats.tasks} pairs have a human grade\n")
     reviewers = Table(["reviewer", "graded", "skipped", "flags", "notes", "undos", "stale", "median s", "per hour"],
-                      [[r.reviewer, r.graded, r.skipped, r.flags, r.notes, r.undos, r.stale, r.median_seconds, r.per_hour]
+                      [[r.reviewer, r.graded, r.skipped, r.flags, r.notes, r.undos, r.stale, *map(_timed, (r.median_seconds, r.per_hour))]
                        for r in stats.reviewers])
     click.echo(render(reviewers, "table", places=1))
     if stats.agreements:

@@ -401,7 +401,7 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
         meta: dict[str, Any] = {"grades": grades} if graded and grades else {}
         if not answers:
             meta["no_answer"] = True
-            counts["queries without an answer"] += 1
+            counts["queries without an answer (BEIR sets rarely have one; judging needs one)"] += 1
         gold = tuple(d for d, r in grades.items() if r > 0)
         query_id = _query_id(query_id, queries_path, "'_id'", line)
         items.append(GoldenItem(query_id, obj["text"].strip(), answers, gold, meta))
