@@ -445,12 +445,14 @@ def test_init_fits_the_config_to_a_squad_file(tmp_path):
 def test_init_fits_llamaindex_beir_and_csv(tmp_path):
     (tmp_path / "rag" / "source_files").mkdir(parents=True)
     (tmp_path / "rag" / "source_files" / "notes.txt").write_text(" ".join(TEXTS.values()))
-    dataset = {"examples": [{"query": "Why?", "reference_contexts": [" ".join(["word"] * 84)], "reference_answer": "So."}]}
+    # chunks as long as 9 in 10 contexts, rounded up: at the median (it said 70 for 73-word contexts) half were split
+    lengths = [84] + [40] * 8 + [300]
+    dataset = {"examples": [{"query": "Why?", "reference_contexts": [" ".join(["word"] * n)], "reference_answer": "So."} for n in lengths]}
     (tmp_path / "rag" / "rag_dataset.json").write_text(json.dumps(dataset))
     text, _, planned = init_and_plan(tmp_path, "--golden", tmp_path / "rag" / "rag_dataset.json")
-    assert 'docs = "rag/source_files"' in text and "\nsize = 80" in text
+    assert 'docs = "rag/source_files"' in text and "\nsize = 90" in text and "9 in 10 have 84 words or fewer; median 40" in text
     planned = planned.replace(" \\\n    ", " ")
-    assert re.search(r"semrel corpus chunk \S*rag/source_files --size 80 --overlap 0", planned)
+    assert re.search(r"semrel corpus chunk \S*rag/source_files --size 90 --overlap 0", planned)
     beir = tmp_path / "beir"
     (beir / "qrels").mkdir(parents=True)
     (beir / "corpus.jsonl").write_text("".join(json.dumps({"_id": k.split("#")[0], "text": t}) + "\n" for k, t in TEXTS.items()))

@@ -935,10 +935,9 @@ name = "local"                 # where the model runs for judge and dense retrie
 FORMAT_NAMES = {"squad": "SQuAD-style JSON", "llamaindex": "a LlamaIndex rag_dataset", "csv": "CSV", "jsonl": "JSON Lines",
                 "beir": "a BEIR folder", "pubmedqa": "PubMedQA", "cranfield": "a Cranfield folder", "trec": "TREC topics"}
 LONG_CONTEXT = 200  # words: SQuAD contexts longer than this (at the median) are chunked (MiniLM reads 256 tokens)
-
-
-def _round(words: int) -> int:
-    return max(20, int(round(words / 10.0)) * 10)
+# words: the largest chunk init suggests for a rag_dataset. A chunk at the contexts' median split half of them, a
+# context then covering two or more chunks, a few words of its tail one of them (a gold chunk that barely holds it).
+LLAMAINDEX_MAX = 200
 
 
 def starter_config(output: str, golden: str, docs: str | None = None, out: str = "out", qrels: str | None = None,
@@ -990,10 +989,11 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
         corpus += ["# The documents to chunk: a folder or a file (.txt, .md, .pdf, .html, .docx, TREC SGML).",
                    f'docs = "{rel(folder)}"']
         if fmt == "llamaindex":
-            size = _round(median or 200)
-            corpus += [f"# Chunks near the reference contexts' median length ({median or 0:,} words): a context then",
-                       "# covers about one chunk (every chunk it covers is gold).",
-                       f"size = {size}                     # words per chunk", "overlap = 0"]
+            longest = found.long_context
+            size = min(LLAMAINDEX_MAX, max(20, math.ceil((longest or 200) / 10) * 10))
+            corpus += [f"# Chunks as long as most reference contexts (9 in 10 have {longest or 0:,} words or fewer; median "
+                       f"{median or 0:,}): a", "# context then falls in one chunk, or two where it straddles a boundary "
+                       "(every chunk it covers is gold).", f"size = {size}                     # words per chunk", "overlap = 0"]
         elif fmt == "trec":
             corpus.append("whole = true                   # one chunk per document, named by its DOCNO as the qrels are")
         else:

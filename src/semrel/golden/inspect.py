@@ -3,6 +3,7 @@ its queries and answers, whether it holds the documents, and how long its contex
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,14 @@ class SourceSummary:
     @property
     def median_context(self) -> int | None:
         return int(statistics.median(self.context_words)) if self.context_words else None
+
+    @property
+    def long_context(self) -> int | None:
+        """The length 9 in 10 contexts stay within (a chunk this long holds most contexts whole)."""
+        if not self.context_words:
+            return None
+        ordered = sorted(self.context_words)
+        return ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)]
 
 
 def _documents_folder(source: Path) -> str | None:
