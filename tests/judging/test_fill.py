@@ -255,3 +255,20 @@ def test_a_ctrl_c_as_the_judgments_are_replaced_leaves_no_checkpoint(pipeline, t
              "run the same command again (it judges nothing twice)")
     assert not (tmp_path / "pool.jsonl.fill.partial").exists() and not (tmp_path / "filled.qrels").exists()
     assert len(read_judgments(judgments)) > judged and read_manifest(judgments)["fills"]
+
+
+@pytest.mark.slow
+def test_another_model_is_refused_before_any_hole_is_judged(pipeline, tmp_path):
+    """The judgments' model fingerprint was compared after every hole had been judged (27 s on an audit's set),
+    leaving a .fill.partial, and the message did not say what differs or what to do."""
+    f, judgments = pipeline, tmp_path / "pool.jsonl"
+    ok("judge", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--pool", f / "pool.tsv", "-o", judgments,
+        "--cache", f / "cache")
+    manifest = json.loads(Path(f"{judgments}.manifest.json").read_text())
+    manifest["params"]["model_fingerprint"] = "0" * 32  # as if the weights had been touched or copied since
+    Path(f"{judgments}.manifest.json").write_text(json.dumps(manifest))
+    ok("label", judgments, "-o", tmp_path / "pool.qrels", "--threshold", "0.6")
+    result = run("fill", tmp_path / "pool.qrels", f / "reverse.run", "--judgments", judgments, "--corpus", f / "corpus.jsonl",
+                 "--golden", f / "golden.jsonl", "--depth", "4", "-o", tmp_path / "filled.qrels")
+    assert_one_error(result, "was judged with: its fingerprint differs (the weights' files differ in size or time", code=1)
+    assert "judging" not in result.stderr and not (tmp_path / "pool.jsonl.fill.partial").exists()

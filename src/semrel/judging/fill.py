@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
+from ..encoding.models import describe_model
 from ..errors import UsageError, ValidationError
 from ..evaluation.files import run_names
 from ..evaluation.measures import ranks_within
@@ -183,18 +184,21 @@ def fill(
     fresh: list[Judgment] = []
     resumed = 0
     if todo:
-        info = settings.get("model_fingerprint")
+        options = _options(settings, judgments_path)
+        recorded = settings.get("model_fingerprint")
+        found = describe_model(options.model)  # before any work: reading the weights and judging would be wasted
+        if recorded not in (None, found.fingerprint):
+            raise ValidationError(f"the model found now ({found.folder}) is not the one {display_name(str(judgments_path))} was judged "
+                                  "with: its fingerprint differs (the weights' files differ in size or time; a copy without -p, a "
+                                  "reinstall or a touch counts): judge with the model the judgments were made with, or judge the "
+                                  "pool again")
         items = read_golden(golden)
         source = "fill:" + ",".join(r.name for r in loaded)
         partial = f"{judgments_path}.fill.partial"
         affected = {q for q, _ in todo}
         context = [(j.query_id, j.chunk_id, tuple(j.source.split(","))) for j in existing if j.query_id in affected]
-        options = _options(settings, judgments_path)
         result = judge(lambda: iter_corpus(corpus), items, [*context, *((q, c, (source,)) for q, c in todo)], options,
                        partial, steps, {"corpus": str(corpus), "golden": str(golden), "pool": f"the holes of {', '.join(map(str, runs))}"})
-        if result.params.get("model_fingerprint") not in (None, info):
-            raise ValidationError(f"the model found now ({result.params.get('model')}) is not the one {display_name(str(judgments_path))} "
-                                  "was judged with (its fingerprint differs)")
         new = set(todo)
         judged = [j for j in result.judgments if (j.query_id, j.chunk_id) in new]
         scores = np.array([[j.P, j.R, j.F] for j in judged], dtype=np.float64).reshape(-1, 3)
