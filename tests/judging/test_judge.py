@@ -266,6 +266,18 @@ def test_a_recommended_layer_the_model_lacks_is_refused_not_made_of_random_weigh
     assert semrel.judge(data["corpus"], golden, None, model=str(folder), layer=6, cache=data["cache"]).params["layer"] == 6
 
 
+def test_the_shipped_model_under_another_name_is_known_by_its_bytes(data, tmp_path):
+    """A copy of all-MiniLM-L6-v2 in a folder of its own was warned about as a model p was not fitted for."""
+    folder = tmp_path / "mymini"
+    folder.symlink_to(resolve_model(), target_is_directory=True)
+    golden = [_item(g) for g in data["golden"][:1]]
+    heard: list[str] = []
+    semrel.judge(data["corpus"], golden, None, model=str(folder), cache=data["cache"], warn=heard.append)
+    assert not any("p is not calibrated" in w for w in heard), heard
+    semrel.judge(data["corpus"], golden, None, model=str(folder), layer=5, cache=data["cache"], warn=heard.append)
+    assert any(f"with {folder}, layer 5" in w and "p is not calibrated" in w for w in heard), heard
+
+
 def test_a_checkpoint_of_other_settings_is_not_reused_and_the_judge_says_so(data, tmp_path):
     """A run stopped with one option, then started with another (a mistyped --idf): the checkpoint's pairs were
     dropped without a word."""

@@ -71,8 +71,9 @@ class ModelInfo:
     folder: Path
     num_layers: int
     max_length: int
-    fingerprint: str
+    fingerprint: str  # of the files' contents: a copy, a touch or a reinstall of the same bytes is the same model
     sentence_length: int = 512  # sentence-transformers' max_seq_length, where the folder has one: dense vectors cut there
+    stamped_fingerprint: str = ""  # what semrel before 2026-12-02 recorded (the weights' sizes and mtimes): still the same model
 
 
 def _json(path: Path) -> dict:
@@ -92,18 +93,54 @@ def describe_model(name_or_path: str | None = None) -> ModelInfo:
         raise SemrelError(f"{folder}: config.json gives no layer count; is this an encoder model?")
     limits = [v for v in (tokenizer_config.get("model_max_length"), config.get("max_position_embeddings"))
               if isinstance(v, int) and 0 < v < 1_000_000]
-    digest = hashlib.sha256()
+    digest, stamped = hashlib.sha256(), hashlib.sha256()
     for path in sorted(folder.iterdir()):
         if path.suffix in (".json", ".txt", ".model"):
-            digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+            part = path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest()
+            digest.update(part)
+            stamped.update(part)
         elif path.suffix in (".safetensors", ".bin"):
-            digest.update(f"{path.name}\0{path.stat().st_size}\0{path.stat().st_mtime_ns}".encode())
+            digest.update(f"{path.name}\0{_weights_sha256(path)}".encode())
+            stamped.update(f"{path.name}\0{path.stat().st_size}\0{path.stat().st_mtime_ns}".encode())
     limit = limits[0] if limits else 512
     sentence = _json(folder / "sentence_bert_config.json").get("max_seq_length")
     return ModelInfo(
         name=name_or_path or DEFAULT_MODEL, folder=folder, num_layers=layers, max_length=limit, fingerprint=digest.hexdigest()[:32],
         sentence_length=min(sentence, limit) if isinstance(sentence, int) and sentence > 0 else limit,
+        stamped_fingerprint=stamped.hexdigest()[:32],
     )
+
+
+WEIGHTS_MEMO = "weights-sha256.json"  # in the user cache dir: {path and stamp of a weights file: its sha256}
+
+
+def _weights_sha256(path: Path) -> str:
+    """The sha256 of a weights file (hundreds of MB), read once per version of it: remembered by its stamp
+    (size, mtime, ctime, inode) in the user cache dir, so the fingerprint costs a stat after the first time."""
+    from ..formats.files import file_digest, stamp
+    from .cache import default_cache_dir
+
+    real = path.resolve()  # the Hugging Face cache links its files to blobs
+    key = f"{real}\0{stamp(real.stat())}"
+    memo_file = default_cache_dir() / WEIGHTS_MEMO
+    try:
+        memo = json.loads(memo_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        memo = {}
+    if not isinstance(memo, dict):
+        memo = {}
+    if isinstance(memo.get(key), str):
+        return memo[key]
+    sha = str(file_digest(real)["sha256"])
+    memo = {k: v for k, v in memo.items() if not k.startswith(f"{real}\0")}  # earlier versions of this file
+    try:  # a cache that cannot be written (read-only home) costs a re-read next time, nothing else
+        memo_file.parent.mkdir(parents=True, exist_ok=True)
+        temporary = memo_file.with_name(f".{WEIGHTS_MEMO}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps({**memo, key: sha}), encoding="utf-8")
+        os.replace(temporary, memo_file)
+    except OSError:
+        pass
+    return sha
 
 
 PRECISIONS = ("exact", "int8", "fp16")

@@ -187,11 +187,10 @@ def fill(
         options = _options(settings, judgments_path)
         recorded = settings.get("model_fingerprint")
         found = describe_model(options.model)  # before any work: reading the weights and judging would be wasted
-        if recorded not in (None, found.fingerprint):
+        if recorded not in (None, found.fingerprint, found.stamped_fingerprint):  # judgments before 2026-12-02 hold the latter
             raise ValidationError(f"the model found now ({found.folder}) is not the one {display_name(str(judgments_path))} was judged "
-                                  "with: its fingerprint differs (the weights' files differ in size or time; a copy without -p, a "
-                                  "reinstall or a touch counts): judge with the model the judgments were made with, or judge the "
-                                  "pool again")
+                                  "with: its fingerprint differs (its files hold other bytes): judge with the model the judgments "
+                                  "were made with, or judge the pool again")
         items = read_golden(golden)
         source = "fill:" + ",".join(r.name for r in loaded)
         partial = f"{judgments_path}.fill.partial"

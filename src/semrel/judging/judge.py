@@ -38,8 +38,8 @@ import numpy as np
 from ..encoding.cache import EmbeddingCache, Encoded, default_cache_dir, text_key
 from ..encoding.encode import normalised_tokens, token_windows
 from ..encoding.engines import LOCAL, Engine, make_engine
-from ..encoding.models import ModelInfo, describe_model, load_tokenizer
-from ..errors import UsageError, ValidationError, check_warn, tell
+from ..encoding.models import DEFAULT_MODEL, ModelInfo, describe_model, load_tokenizer
+from ..errors import SemrelError, UsageError, ValidationError, check_warn, tell
 from ..formats.corpus import corpus_records, given_golden, iter_corpus, repeated_id, require_known_chunks
 from ..formats.files import STDIO, guarded
 from ..formats.judgments import write_judgments
@@ -653,7 +653,7 @@ def judge_pairs(
         assert table is not None
         params["probability"] = probability_params(options, info.name, layer, window, with_gold, queries, null, chance, table,
                                                    len(null_texts), null_seconds, features.peak, len(idf_texts))
-        probability_notes = probability_warnings(params["probability"], info.name, layer, options, window, info.max_length)
+        probability_notes = probability_warnings(params["probability"], info, layer, options, window)
     result = JudgeResult(Judgments(work, final, chance, table), params, encoder.encoded, encoder.cached, windowed, scorer.truncated,
                          resumed, scored, len(null))
     result.warnings.extend(probability_notes)
@@ -694,9 +694,19 @@ def probability_params(options: JudgeOptions, model: str, layer: int, window: in
     }
 
 
-def probability_warnings(record: Mapping[str, Any], model: str, layer: int, options: JudgeOptions, window: int,
-                         limit: int) -> list[str]:
+def _is_shipped(info: ModelInfo) -> bool:
+    """Whether the model is the one p was fitted with: by name, or by its files' bytes (a copy of it elsewhere)."""
+    if info.name == DEFAULT_MODEL:
+        return True
+    try:
+        return info.fingerprint == describe_model(None).fingerprint
+    except SemrelError:  # the default model's package is not installed
+        return False
+
+
+def probability_warnings(record: Mapping[str, Any], info: ModelInfo, layer: int, options: JudgeOptions, window: int) -> list[str]:
     """Where p rests on an assumption the data may not meet, or was fitted under other settings."""
+    model, limit = info.name, info.max_length
     notes = []
     if record["queries"] and not record["queries_with_gold"]:
         notes.append("the golden set lists no gold chunks: p then rests on each query's best judged chunk being relevant, "
@@ -707,7 +717,7 @@ def probability_warnings(record: Mapping[str, Any], model: str, layer: int, opti
                      "their pool to compare with (the corpus is too small); `semrel label` labels such judgments on R instead")
     beyond = labels.beyond_range_note(record["beyond_fitted_range"], "review about 100 pairs and run `semrel calibrate` on them")
     notes += [beyond] if beyond else []
-    if model != "all-MiniLM-L6-v2" or layer != 6 or options.idf or window != min(512, limit):
+    if not _is_shipped(info) or layer != 6 or options.idf or window != min(512, limit):
         notes.append(f"p's coefficients were fitted for all-MiniLM-L6-v2, layer 6, without --idf, {min(512, limit)}-token windows; "
                      f"with {model}, layer {layer}{', idf' if options.idf else ''}, {window}-token windows p is not calibrated: "
                      "review about 100 pairs and run `semrel calibrate` on them")

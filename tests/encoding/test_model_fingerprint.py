@@ -1,0 +1,31 @@
+"""A model is known by its files' bytes: a copy, a touch or a reinstall of the same weights is the same model
+(the fingerprint took the weights' mtimes, so each missed the embedding cache and fill refused the judgments),
+and other weights are another model. The weights are read once per version: later calls only stat them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import semrel.formats.files as files
+from semrel.encoding.models import describe_model, resolve_model
+
+
+def test_the_same_bytes_are_the_same_model_and_other_bytes_another(tmp_path, monkeypatch):
+    original = describe_model(None)
+    copy = shutil.copytree(resolve_model(None), tmp_path / "copy", copy_function=shutil.copyfile)  # new mtimes, as cp without -p
+    weights = next(p for p in copy.iterdir() if p.suffix in (".safetensors", ".bin"))
+    os.utime(weights, ns=(1, 1))
+    assert describe_model(str(copy)).fingerprint == original.fingerprint
+    assert describe_model(str(copy)).stamped_fingerprint != original.stamped_fingerprint  # what semrel recorded before
+    reads: list[str] = []
+
+    real = files.file_digest
+    monkeypatch.setattr(files, "file_digest", lambda path: reads.append(str(path)) or real(path))
+    assert describe_model(str(copy)).fingerprint == original.fingerprint and reads == []  # remembered by its stamp
+    with open(weights, "r+b") as handle:  # one byte of the weights changed
+        handle.seek(-1, os.SEEK_END)
+        last = handle.read(1)
+        handle.seek(-1, os.SEEK_END)
+        handle.write(bytes([last[0] ^ 1]))
+    assert describe_model(str(copy)).fingerprint != original.fingerprint and reads == [str(weights.resolve())]
