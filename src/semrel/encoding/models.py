@@ -117,7 +117,7 @@ WEIGHTS_MEMO = "weights-sha256.json"  # in the user cache dir: {path and stamp o
 def _weights_sha256(path: Path) -> str:
     """The sha256 of a weights file (hundreds of MB), read once per version of it: remembered by its stamp
     (size, mtime, ctime, inode) in the user cache dir, so the fingerprint costs a stat after the first time."""
-    from ..formats.files import file_digest, stamp
+    from ..formats.files import atomic_writer, file_digest, stamp
     from .cache import default_cache_dir
 
     real = path.resolve()  # the Hugging Face cache links its files to blobs
@@ -135,10 +135,9 @@ def _weights_sha256(path: Path) -> str:
     memo = {k: v for k, v in memo.items() if not k.startswith(f"{real}\0")}  # earlier versions of this file
     try:  # a cache that cannot be written (read-only home) costs a re-read next time, nothing else
         memo_file.parent.mkdir(parents=True, exist_ok=True)
-        temporary = memo_file.with_name(f".{WEIGHTS_MEMO}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps({**memo, key: sha}), encoding="utf-8")
-        os.replace(temporary, memo_file)
-    except OSError:
+        with atomic_writer(memo_file) as out:
+            json.dump({**memo, key: sha}, out)
+    except (OSError, SemrelError):
         pass
     return sha
 
