@@ -15,6 +15,7 @@ from typing import Iterator
 
 import pytest
 
+import semrel.formats.files as files
 from helpers import assert_one_error, read_lines, run
 from semrel.cli import pipeline
 from semrel.judging import labels
@@ -640,7 +641,7 @@ def test_a_changed_input_reruns_whatever_its_mtime(tmp_path, monkeypatch):
     """The skip rule trusted mtimes: an input replaced by other bytes with an older mtime (mv of an older version,
     cp -p, rsync -a, tar x) left the outputs made from the old bytes. Bytes decide; a stamp (size, mtime, ctime,
     inode) the last run recorded spares reading the file again, and one read again after a touch is kept."""
-    monkeypatch.setattr(pipeline, "RACY_NS", 0)  # this test's files are seconds old: take their stamps all the same
+    monkeypatch.setattr(files, "RACY_NS", 0)  # this test's files are seconds old: take their stamps all the same
     config = write_config(write_data(tmp_path))
     golden = tmp_path / "golden.csv"
     assert run("run", config).exit_code == 0
@@ -664,7 +665,7 @@ def test_a_stamp_is_kept_only_once_its_file_is_old_enough(tmp_path, monkeypatch)
     (tmp_path / "in.txt").write_text("a\n")
     step = pipeline.Step("x", ("eval",), [], [str(tmp_path / "in.txt")], [])
     assert pipeline.Digests().of(step)["stamps"] == {str(tmp_path / "in.txt"): [None, None]}
-    monkeypatch.setattr(pipeline, "RACY_NS", 0)
+    monkeypatch.setattr(files, "RACY_NS", 0)
     assert pipeline.Digests().of(step)["stamps"][str(tmp_path / "in.txt")][0] is not None
 
 

@@ -12,6 +12,7 @@ from semrel.encoding.models import describe_model, resolve_model
 
 
 def test_the_same_bytes_are_the_same_model_and_other_bytes_another(tmp_path, monkeypatch):
+    monkeypatch.setattr(files, "RACY_NS", 0)  # the copy is seconds old: take its stamp all the same
     original = describe_model(None)
     copy = shutil.copytree(resolve_model(None), tmp_path / "copy", copy_function=shutil.copyfile)  # new mtimes, as cp without -p
     weights = next(p for p in copy.iterdir() if p.suffix in (".safetensors", ".bin"))
@@ -29,3 +30,19 @@ def test_the_same_bytes_are_the_same_model_and_other_bytes_another(tmp_path, mon
         handle.seek(-1, os.SEEK_END)
         handle.write(bytes([last[0] ^ 1]))
     assert describe_model(str(copy)).fingerprint != original.fingerprint and reads == [str(weights.resolve())]
+
+
+def test_weights_changed_within_a_tick_of_the_clock_are_read_again(tmp_path, monkeypatch):
+    """A file rewritten in the same tick of the file system's clock can keep its stamp: a stamp taken that soon
+    after a change is not remembered, so the next call reads the weights again rather than trust it."""
+    copy = shutil.copytree(resolve_model(None), tmp_path / "copy", copy_function=shutil.copyfile)
+    reads: list[str] = []
+    real = files.file_digest
+    monkeypatch.setattr(files, "file_digest", lambda path: reads.append(str(path)) or real(path))
+    describe_model(str(copy))
+    describe_model(str(copy))
+    assert len(reads) == 2 and len(set(reads)) == 1, reads
+    monkeypatch.setattr(files, "RACY_NS", 0)
+    describe_model(str(copy))
+    describe_model(str(copy))
+    assert len(reads) == 3, reads

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from ..errors import SemrelError, UsageError
-from ..formats.files import read_text, stamp
+from ..formats.files import lasting, read_text, stamp
 from ..formats.jsonl import check_nesting, too_deep
 from ..formats.manifest import manifest_is_stale, manifest_path, read_manifest
 from ..judging import labels
@@ -615,11 +615,6 @@ def _digest(path: str) -> str | None:
     return digest.hexdigest()
 
 
-RACY_NS = 2 * 10**9
-"""A stamp taken this soon after its file last changed is not kept (git's racily clean entries): a write
-in the same tick of the file system's clock (2 s on FAT) would leave it as it was, and be taken for no change."""
-
-
 def _pair(value: Any) -> list[Any]:
     """A recorded [file's, manifest's] sha256 or stamp pair; [None, None] where the state holds none (older, or damaged)."""
     return value if isinstance(value, list) and len(value) == 2 else [None, None]
@@ -635,7 +630,6 @@ class Digests:
     def _file(self, path: str, known_sha: Any, known_stamp: Any) -> tuple[str | None, Any]:
         """(sha256, the stamp a later run may take it by, or None) of `path` as it is now: `known_sha` when its
         stamp is `known_stamp`, else read."""
-        now = time.time_ns()
         found = _stamp(path)
         if found is None:
             return None, None
@@ -644,7 +638,7 @@ class Digests:
             return known_sha, known_stamp
         key = (os.path.abspath(path), json.dumps(current))
         if key not in self._read:
-            self._read[key] = (_digest(path), current if changed < now - RACY_NS else None)
+            self._read[key] = (_digest(path), lasting(current, changed))
         return self._read[key]
 
     def of(self, step: Step, recorded: Mapping[str, Any] | None = None) -> dict[str, dict[str, list[Any]]]:

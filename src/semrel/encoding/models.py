@@ -111,32 +111,23 @@ def describe_model(name_or_path: str | None = None) -> ModelInfo:
     )
 
 
-WEIGHTS_MEMO = "weights-sha256.json"  # in the user cache dir: {path and stamp of a weights file: its sha256}
+WEIGHTS_MEMO = "weights-sha256.json"  # in the user cache dir: files.StampMemo of the weights files' sha256
 
 
 def _weights_sha256(path: Path) -> str:
-    """The sha256 of a weights file (hundreds of MB), read once per version of it: remembered by its stamp
-    (size, mtime, ctime, inode) in the user cache dir, so the fingerprint costs a stat after the first time."""
-    from ..formats.files import atomic_writer, file_digest, stamp
+    """The sha256 of a weights file (hundreds of MB), read once per version of it, so the fingerprint costs a
+    stat after the first time."""
+    from ..formats.files import StampMemo, file_digest
     from .cache import default_cache_dir
 
     real = path.resolve()  # the Hugging Face cache links its files to blobs
-    key = f"{real}\0{stamp(real.stat())}"
-    memo_file = default_cache_dir() / WEIGHTS_MEMO
-    try:
-        memo = json.loads(memo_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        memo = {}
-    if not isinstance(memo, dict):
-        memo = {}
-    if isinstance(memo.get(key), str):
-        return memo[key]
+    memo = StampMemo(default_cache_dir() / WEIGHTS_MEMO)
+    known, taken = memo.recall(real)
+    if known is not None and isinstance(known.get("sha256"), str):
+        return str(known["sha256"])
     sha = str(file_digest(real)["sha256"])
-    memo = {k: v for k, v in memo.items() if not k.startswith(f"{real}\0")}  # earlier versions of this file
     try:  # a cache that cannot be written (read-only home) costs a re-read next time, nothing else
-        memo_file.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_writer(memo_file) as out:
-            json.dump({**memo, key: sha}, out)
+        memo.remember(real, taken, {"sha256": sha})
     except (OSError, SemrelError):
         pass
     return sha

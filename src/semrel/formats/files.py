@@ -20,6 +20,7 @@ import functools
 import gzip
 import hashlib
 import io
+import json
 import os
 import re
 import shutil
@@ -27,6 +28,7 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +40,7 @@ from ..terminal import unfiltered
 
 STDIO = "-"
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 def display_name(path: str | os.PathLike) -> str:
@@ -218,6 +221,54 @@ def stamp(info: os.stat_result) -> list[int]:
     """What stands for a file's bytes without reading them: the same STAMP means the same file (the ctime,
     which no user can set, catches a file replaced in place with its size and mtime kept: `cp -p`, `rsync -t`)."""
     return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+
+
+RACY_NS = 2 * 10**9
+"""A stamp taken this soon after its file last changed is not kept (git's racily clean entries): a write
+in the same tick of the file system's clock (2 s on FAT) would leave it as it was, and be taken for no change."""
+
+
+def lasting(taken: T, changed_ns: int) -> T | None:
+    """A stamp `taken` of a file (or folder) last changed at `changed_ns` (its ctime), when it may stand for the
+    bytes read after it; None while the change is within RACY_NS."""
+    return taken if changed_ns < time.time_ns() - RACY_NS else None
+
+
+class StampMemo:
+    """What reading a file taught (its sha256, its line count), kept in a JSON file under the file's real path
+    and taken back while the file's stamp is the one it had before that read, so a later call only stats it
+    (the model fingerprint hashes hundreds of MB of weights; the BM25 index digests the corpus)."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+
+    def _entries(self) -> dict[str, Any]:
+        try:
+            entries = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}  # none yet, or damaged: the files are read again
+        return {k: v for k, v in entries.items() if isinstance(v, dict)} if isinstance(entries, dict) else {}
+
+    def recall(self, file: str | os.PathLike) -> tuple[dict[str, Any] | None, list[int] | None]:
+        """(what was remembered of `file` as it is now, or None; the stamp to remember what is read next by, or
+        None when `file` is missing or changed too recently to be taken by its stamp)."""
+        try:
+            info = os.stat(file)
+        except OSError:
+            return None, None
+        now = stamp(info)
+        entry = self._entries().get(os.path.realpath(file))
+        known = entry if entry is not None and [entry.get(k) for k in STAMP] == now else None
+        return known, lasting(now, info.st_ctime_ns)
+
+    def remember(self, file: str | os.PathLike, taken: list[int] | None, facts: dict[str, Any]) -> None:
+        """Keep `facts` about `file`, read after `taken` (recall's stamp; None keeps nothing)."""
+        if taken is None:
+            return
+        entries = {**self._entries(), os.path.realpath(file): {**dict(zip(STAMP, taken)), **facts}}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_writer(self.path) as out:
+            json.dump(entries, out)
 
 
 def manifest_path(output: str | os.PathLike) -> str:

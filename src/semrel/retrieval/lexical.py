@@ -43,7 +43,7 @@ import numpy as np
 
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import chunk_of, iter_corpus, repeated_id
-from ..formats.files import STAMP, atomic_writer, display_name, locked, read_lines, stamp
+from ..formats.files import StampMemo, atomic_writer, display_name, locked, read_lines
 from ..formats.jsonl import json_object
 from ..progress import Steps, no_progress
 from ..records import Chunk
@@ -350,38 +350,13 @@ class LexicalStore:
     def chains(self) -> list[Chain]:
         return [Chain(p.parent) for p in sorted(self.folder.glob("*/index.json"))]
 
-    def _seen(self, path: str) -> dict[str, Any] | None:
-        try:
-            stat = os.stat(path)
-        except OSError:
-            return None  # reading it says what is wrong, in the corpus reader's words
-        files = self.folder / "files.json"
-        try:
-            memo = json.loads(files.read_text(encoding="utf-8")) if files.exists() else {}
-        except (OSError, ValueError):
-            return None
-        entry = memo.get(os.path.realpath(path))
-        if entry and [entry.get(k) for k in STAMP] == stamp(stat):
-            return entry
-        return None
-
-    def _remember(self, path: str, chunks: int, digest: str) -> None:
-        files = self.folder / "files.json"
-        try:
-            memo = json.loads(files.read_text(encoding="utf-8")) if files.exists() else {}
-        except (OSError, ValueError):
-            memo = {}
-        stat = os.stat(path)
-        memo[os.path.realpath(path)] = {**dict(zip(STAMP, stamp(stat))), "chunks": chunks, "digest": digest}
-        with atomic_writer(files) as out:
-            json.dump(memo, out)
-
     def index(self, corpus_path: str | os.PathLike, steps: Steps = no_progress) -> DiskBm25:
         """The index of the corpus file: reused, grown by its new chunks, or built (streaming the file)."""
         path = str(corpus_path)
         with self._locked():
             chains = self.chains()
-            seen = self._seen(path)
+            memo = StampMemo(self.folder / "files.json")
+            seen, taken = memo.recall(path)
             if seen is not None:
                 count, digest = int(seen["chunks"]), str(seen["digest"])
                 at = {count: digest}
@@ -398,14 +373,14 @@ class LexicalStore:
                     if at.get(end) == value and end <= count and end > reuse:
                         best, reuse = chain, end
             if best is not None and reuse == count:
-                self._remember(path, count, digest)
+                memo.remember(path, taken, {"chunks": count, "digest": digest})
                 self.last = DiskBm25(best, count, self.settings)
                 return self.last
             if best is None or reuse != best.chunks:  # nothing shared, or shared with a chain that grew otherwise
                 best, reuse = self._new_chain(digest), 0
             best.cut_uncommitted()
             _Builder(best, self.settings, path, reuse, count).run(steps)
-            self._remember(path, count, digest)
+            memo.remember(path, taken, {"chunks": count, "digest": digest})
             self.last = DiskBm25(Chain(best.folder), count, self.settings, built=count - reuse)
             return self.last
 
