@@ -242,3 +242,18 @@ def test_no_cache_encodes_in_memory_and_writes_no_store(small, tmp_path, encoded
     corpus, golden = small
     pick(corpus, golden, "q", "--cache", tmp_path / "cache", "--no-cache")
     assert sum(encoded) == 6 + 1 and not (tmp_path / "cache").exists()
+
+
+def test_a_hand_edit_of_another_fields_of_the_output_is_kept(small, tmp_path):
+    """With -o every line was written back from --golden: a reference corrected in the output, or a field of
+    the user's own added there, was lost at the next action."""
+    corpus, golden = small
+    out = tmp_path / "picked.jsonl"
+    pick(corpus, golden, "1n", "-o", out)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    lines[1] = {**lines[1], "reference_answer": "corrected by hand", "note": "mine"}
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    pick(corpus, golden, "1n", "-o", out)
+    written = {row["query_id"]: row for row in map(json.loads, out.read_text().splitlines())}
+    assert written["q2"]["reference_answer"] == "corrected by hand" and written["q2"]["note"] == "mine"
+    assert written["q2"]["gold_chunk_ids"] and gold(out)["q1"] == ("bread#0",)

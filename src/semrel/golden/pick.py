@@ -4,7 +4,8 @@ Every action is appended to a journal (`<output>.pick.jsonl`, one JSON object pe
 and fsynced) and the golden set is rewritten atomically, so quitting or crashing loses nothing.
 Nothing is written before the first action (opening a session and quitting leaves every file as it
 was), and the rewrite changes only `gold_chunk_ids`: every other field of each line, including
-fields semrel does not know, is written back as it was read.
+fields semrel does not know, is written back as it was read (with -o, from that file where it was
+edited by hand since pick wrote it, else from --golden).
 Each journal line records the query's state before and after the action; replaying the journal
 gives the state and the undo history back. Where the golden set to write was edited by hand since
 (its manifest no longer describes it, or it has none) and holds other gold chunks for a query than
@@ -261,6 +262,11 @@ class PickSession:
         self.edits += edits
         self._unjournaled += edits
 
+    def keep_rows(self, written: Mapping[str, dict]) -> None:
+        """Write back the lines of `written` (-o's file, edited by hand since pick wrote it; by query id) instead
+        of --golden's, so an edit of a reference or of a field semrel does not know is kept as its gold chunks are."""
+        self.rows = [dict(written.get(i.query_id, row)) for i, row in zip(self.items, self.rows)]
+
     def reconcile(self, written: Mapping[str, tuple[str, ...]] | None, edited: bool) -> None:
         """Bring the golden set to write in step with a resumed journal. `written`: each query's gold chunks
         as it holds them now, None if it does not exist; `edited`: its manifest does not describe it.
@@ -361,6 +367,8 @@ def open_pick_session(
         if written is None:  # one that cannot be read is left alone until the first action
             return session
         require_known_chunks(written, chunk_ids, target)
+        if read_manifest(target) is None:  # edited by hand: its other fields are the later word too
+            session.keep_rows({i.query_id: row for i, (_, row) in zip(written, read_jsonl(target))})
     session.reconcile(None if written is None else {i.query_id: i.gold_chunk_ids for i in written},
                       read_manifest(target) is None)
     return session
