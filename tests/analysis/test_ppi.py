@@ -157,6 +157,25 @@ def test_eval_reviewed_shows_the_same_estimates_as_estimate(tmp_path, cli):
     assert [e["measure"] for e in via_eval] == ["P@4", "nDCG@10"] and via_eval[0]["changed"] == 5
     refused = cli("eval", pool["labels"], run, "--reviewed", db, "--per-query")
     assert refused.exit_code == 2 and "--reviewed gives one estimate" in refused.stderr
+    for option in (["-M", "1"], ["-J"], ["-C"], ["-N", "5"]):  # each changed nothing, silently
+        refused = cli("eval", *args, *option)
+        assert refused.exit_code == 2 and "--reviewed estimates on complete rankings" in refused.stderr, option
+
+
+def test_runs_of_one_file_name_in_two_folders_are_estimated_apart(tmp_path, cli):
+    """Each run's changes are kept by its name: two runs both named 'sys' were both corrected by the second's."""
+    pool, db, run, _ = _review_against_the_judge(tmp_path, seed=2, decisions=5)
+    other = tmp_path / "other" / "sys.run"
+    other.parent.mkdir()
+    other.write_text("".join(f"{q} Q0 {c} 1 {1 - r} sys\n" for (q, c), r in R_SCORES.items()))
+    args = ("--reviewed", db, "-m", "RR,P@2", "-f", "json")
+    alone = [e for path in (run, str(other)) for e in json.loads(cli("estimate", pool["labels"], path, *args).stdout)]
+    together = json.loads(cli("estimate", pool["labels"], run, str(other), *args).stdout)
+    assert [e["run"] for e in together] == [f"{tmp_path.name}/sys"] * 2 + ["other/sys"] * 2
+    assert [e["corrected"] for e in together] == [e["corrected"] for e in alone]
+    runs = [Run.from_dict({"q1": {"c1": 1.0}}, "sys"), Run.from_dict({"q1": {"c2": 1.0}}, "sys")]
+    with pytest.raises(UsageError, match="two runs are named 'sys'"):
+        corrected_estimates(Qrels.from_dict({"q1": {"c1": 1}}), runs, ["RR"], ReviewedSample({("q1", "c1"): 0, ("q1", "c2"): 1}, 2))
 
 
 @pytest.mark.parametrize("reviewed", [1, 0])

@@ -114,6 +114,7 @@ def test_curves_round_trip_through_the_report_reader(cli, files, tmp_path):
     (("--step", "-0.1"), "--step must be greater than 0"),
     (("--step", "0.00001"), "give a larger --step"),
     (("--at", "nan"), "--at must be a finite number"),
+    (("--curves", "-"), "--curves -: stdout holds the tables"),  # curves and tables together on stdout: neither readable
 ])
 def test_bad_thresholds_give_one_line(cli, files, extra, message):
     judgments, first, second = files
@@ -128,6 +129,15 @@ def test_unknown_run_and_single_run_give_one_line(cli, files, tmp_path):
     assert missing.exit_code != 0 and missing.stderr.count("\n") == 1 and "nope.run" in missing.stderr
     single = cli("sensitivity", judgments, first)
     assert single.exit_code != 0 and single.stderr.strip() == "semrel: error: give at least two runs: a ranking needs two"
+
+
+def test_a_run_of_other_ids_is_refused_as_eval_refuses_it(cli, files, write):
+    """It scored 0 at every threshold, exit code 0, and the other run 'significantly better' everywhere."""
+    judgments, first, _ = files
+    other = write("other.run", "".join(f"{q} Q0 {q}-other 1 1.0 other\n" for q in QUERIES))
+    result = cli("sensitivity", judgments, first, other, "-m", "RR")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "semrel: error: run 'other' shares no document id with the judgments" in result.stderr
 
 
 def test_grid_is_rounded_and_includes_the_end():

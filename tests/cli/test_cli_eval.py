@@ -141,6 +141,7 @@ def test_bad_qrels_missing_file_and_unknown_measure(cli, write, files):
     ("rbp.p=0", "measure 'rbp.p=0': p is a persistence"), ("RBP(p=nan)", "measure 'RBP(p=nan)': p takes a number"),
     ("rbp_resid(p=inf)", "measure 'rbp_resid(p=inf)': p takes a number"),
     ("SetF(beta=nan)", "measure 'SetF(beta=nan)': beta takes a number"),
+    ("SetF(beta=-1)", "measure 'SetF(beta=-1)': beta weighs recall against precision, a number of 0 or more"),  # was NaN
 ])
 def test_measure_parameters_out_of_range_are_refused(cli, files, measure, message):
     result = cli("eval", files[0], files[1], "-m", measure)

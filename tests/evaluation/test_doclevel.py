@@ -59,6 +59,18 @@ def test_chunk_ids_against_document_qrels_are_refused_with_a_hint(cli, write):
         evaluate({"q1": {"A": 1}}, {"q1": {"A#0": 1.0}})
 
 
+def test_each_of_several_runs_is_checked_against_its_own_ids(cli, write):
+    """The check looked at the last run read: a chunk run before a document run scored 0 with exit code 0,
+    and a run of other queries was described by the ids of the run after it."""
+    qrels, chunks, docs = write("docs.qrels", DOC_QRELS), write("chunks.run", CHUNK_RUN), write("docs.run", DOC_RUN)
+    for command in ("eval", "compare"):
+        assert_one_error(cli(command, qrels, chunks, docs, "-m", "P@1"), "chunks.run shares no document id with")
+    with pytest.raises(Exception, match="run 'chunks' shares no document id"):
+        evaluate(qrels, {"chunks": chunks, "docs": docs}, ["P@1"])
+    other = write("other.run", "301 Q0 A 1 1 x\n")
+    assert_one_error(cli("eval", qrels, other, docs), "other.run shares no query id with", "the run has '301'")
+
+
 def test_a_run_of_other_queries_is_refused(cli, write):
     qrels = write("docs.qrels", DOC_QRELS)
     other = write("other.run", "301 Q0 A 1 1 x\n302 Q0 B 1 1 x\n")

@@ -60,6 +60,13 @@ def test_empty_run_is_valid_and_empty_lines_are_skipped(write):
     assert len(read_run(write("gaps.run", "\nq Q0 d 1 1 r\n\n"))) == 1
 
 
+def test_a_tab_at_a_line_edge_or_beside_a_space_separates_fields(write):
+    """Arrow splits on spaces alone: a tab there stayed in the id (query 'TAB q1', doc 'd1 TAB'), which matched
+    nothing in the other file and scored 0 without a word."""
+    assert read_run(write("t.run", "\tq1 Q0 d1 1 2 r\nq1 Q0 d2\t 2 1 r\n")).to_dict() == {"q1": {"d1": 2.0, "d2": 1.0}}
+    assert read_qrels(write("t.qrels", "q1 0 d1\t 1\n\tq1 0 d2 0\n")).to_dict() == {"q1": {"d1": 1, "d2": 0}}
+
+
 @pytest.mark.parametrize(
     "name,text,line",
     [("dup.qrels", "q 0 a 1\n\nq 0 b 1\nq 0 a 0\n", 4), ("test.tsv", "query-id\tcorpus-id\tscore\nq\ta\t1\nq\ta\t0\n", 3)],

@@ -73,6 +73,12 @@ def test_report_of_the_golden_set_alone(cli, files, tmp_path):
     assert "<th>thresholds</th><td>none given</td>" in html
 
 
+def test_report_to_stdout_is_the_page_alone(cli, files):
+    result = cli("report", "--golden", files["golden"], "-o", "-")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.rstrip().endswith("</html>")  # not followed by the output's name, '-'
+
+
 @pytest.mark.parametrize("args, message", [
     ((), "nothing to report"),
     (("--base", "bm25.run"), "--base and --reranked go together"),

@@ -89,6 +89,15 @@ def test_cli_writes_the_fused_run_and_its_manifest(cli, write, tmp_path):
     assert [i["path"] for i in manifest["inputs"]] == [a, b]
 
 
+def test_runs_of_one_file_name_keep_their_own_weights_in_the_manifest(cli, write, tmp_path):
+    """Both were named 'bm25', and the manifest kept one weight of the two: {'bm25': 0.7}."""
+    a, b = write("first/bm25.run", "q Q0 x 1 3 a\n"), write("second/bm25.run", "q Q0 y 1 3 b\n")
+    out = tmp_path / "fused.run"
+    assert cli("fuse", a, b, "-o", out, "--method", "wsum", "--weights", "0.3,0.7").exit_code == 0
+    fusion = json.loads((tmp_path / "fused.run.manifest.json").read_text())["params"]["fusion"]
+    assert fusion["weights"] == {"first/bm25": 0.3, "second/bm25": 0.7} and fusion["runs"] == ["first/bm25", "second/bm25"]
+
+
 def test_cli_refuses_what_cannot_work(cli, write, tmp_path):
     a, b = write("a.run", "q Q0 x 1 3 a\n"), write("b.run", "q Q0 y 1 2 b\n")
     out = str(tmp_path / "f.run")
@@ -98,6 +107,16 @@ def test_cli_refuses_what_cannot_work(cli, write, tmp_path):
     for weights in ("nan,1", "1,-0.5", "inf,1"):
         assert_one_error(cli("fuse", a, b, "-o", out, "--method", "wsum", "--weights", weights),
                          f"--weights {weights}: weights must be finite numbers of 0 or more", code=2)
+    assert not (tmp_path / "f.run").exists()
+
+
+def test_a_document_twice_in_a_run_is_refused_as_eval_refuses_it(cli, write, tmp_path):
+    """It counted twice: 1/61 + 1/63 from one run under rrf, and as held by two runs under combmnz."""
+    a = write("a.run", "q Q0 x 1 3 a\nq Q0 y 2 2 a\nq Q0 x 3 1 a\n")
+    b = write("b.run", "q Q0 y 1 3 b\n")
+    for method in ("rrf", "combmnz"):
+        assert_one_error(cli("fuse", b, a, "-o", str(tmp_path / "f.run"), "--method", method),
+                         f"{a}:3: duplicate document in run for query 'q' and doc 'x'")
     assert not (tmp_path / "f.run").exists()
 
 

@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import UsageError, ValidationError
+from ..evaluation.files import require_distinct_names
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
 from ..records import Qrels, Run
@@ -112,6 +113,7 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
                         confidence: float = 0.95, rel_level: int = 1) -> list[Estimate]:
     """Each run's value of each measure on the derived qrels, corrected by the reviewed sample."""
     measures = numeric_measures(parse_measures(measures), "estimate")
+    require_distinct_names([r.name for r in runs])  # the changes are kept by run name: one name would take another's
     geometric = [m.name for m in measures if m.geometric]
     if geometric:  # the correction adds per-query changes, which a mean of logs does not
         raise UsageError(f"estimate corrects means and sums, and {', '.join(geometric)} "

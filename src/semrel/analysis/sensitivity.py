@@ -21,9 +21,10 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import UsageError
+from ..evaluation.doclevel import require_overlap
 from ..evaluation.files import coverage_warnings, require_distinct_names
 from ..evaluation.measures import Measure, numeric_measures, paired_values, parse_measures
-from ..evaluation.metrics import evaluate_gradings
+from ..evaluation.metrics import Evaluation, evaluate_gradings
 from ..formats.files import atomic_writer
 from ..formats.judgments import PROBABILITY, SCORES
 from ..formats.manifest import outputs_with_manifests, write_manifest
@@ -219,10 +220,14 @@ def sensitivity(
     matches = [k for k, t in enumerate(grid) if abs(t - at) < 1e-9]
     points = grid if matches else grid + [at]
     ref = matches[0] if matches else len(grid)
+    qrels = Qrels.from_columns(query_ids, chunk_ids, np.zeros(len(scores), dtype=np.int64))
+
+    def shares_ids(run: Run, result: Evaluation) -> None:  # a run of other ids scored 0 at every threshold, as eval refuses it
+        require_overlap(result, qrels, run, "the judgments", f"run {run.name!r}")
+
     with steps(f"sensitivity: labelling at {len(points)} thresholds, evaluating {len(runs)} runs on each", 0):
-        qrels = Qrels.from_columns(query_ids, chunk_ids, np.zeros(len(scores), dtype=np.int64))
         graded = evaluate_gradings(qrels, [np.where(fixed >= 0, fixed, reached(scores, (t,))) for t in points], runs, measures,
-                                   rel_level)
+                                   rel_level, checked=shares_ids)
     per_query = [[[paired_values(m, e.values[m]) for m in measures] for e in result] for result in graded]
     aggregates = [[[e.aggregate(m) for m in measures] for e in result] for result in graded]
     notes = [*([fallback] if fallback else []),

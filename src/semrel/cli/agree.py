@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from ..analysis.agreement import label_agreement, ranking_agreement
-from ..formats import read_qrels, read_run
+from ..evaluation.files import read_runs
+from ..formats import read_qrels
 from ..formats.tables import Cell, Table, render
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .base import SemrelCommand
@@ -30,7 +31,7 @@ def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed):
     Kendall's tau between the system rankings each produces and the pairs of systems whose order flips."""
     ref_qrels, test_qrels = read_qrels(ref), read_qrels(test)
     labels = label_agreement(ref_qrels, test_qrels, unlisted_as_zero, seed=seed)
-    rankings = ranking_agreement(ref_qrels, test_qrels, [read_run(r) for r in runs],
+    rankings = ranking_agreement(ref_qrels, test_qrels, read_runs(runs),
                                  measures) if runs else []
     if fmt == "json":
         click.echo(json_text({"ref": ref, "test": test, "unlisted_as_zero": unlisted_as_zero, "labels": labels.to_json(),

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from ..analysis.ppi import Estimate, corrected_estimates
-from ..formats import read_qrels, read_run
+from ..evaluation.files import read_runs
+from ..formats import read_qrels
 from ..formats.tables import Cell, Table, render
 from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand
@@ -27,7 +28,7 @@ from .paths import database_path, input_path
 def estimate_command(qrels, runs, reviewed, measures, adjudicate, confidence, rel_level, fmt):
     """Each RUN's metrics on QRELS (derived labels) next to prediction-powered estimates corrected
     by the human grades of the review's random sample, with a confidence interval."""
-    estimates = corrected_estimates(read_qrels(qrels), [read_run(r) for r in runs], measures,
+    estimates = corrected_estimates(read_qrels(qrels), read_runs(runs), measures,
                                     reviewed_sample(reviewed, adjudicate), confidence, rel_level)
     click.echo(render_estimates(estimates, confidence, fmt), nl=False)
 

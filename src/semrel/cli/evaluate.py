@@ -6,12 +6,12 @@ import click
 
 from ..analysis.ppi import corrected_estimates
 from ..errors import UsageError
-from ..evaluation.files import evaluate_files
+from ..evaluation.files import evaluate_files, read_runs
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..evaluation.metrics import Options
 from ..evaluation.render import render_evaluations
 from ..evaluation.zscores import read_zscores, standardise
-from ..formats import read_qrels, read_run
+from ..formats import read_qrels
 from ..formats.tables import FORMATS
 from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand, warn
@@ -86,7 +86,11 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
         if per_query or fmt not in ("table", "markdown", "csv", "tsv", "latex", "json"):
             raise UsageError("--reviewed gives one estimate per run and measure: use it without --per-query, "
                              "with --format table, markdown, csv, tsv, latex or json")
-        estimates = corrected_estimates(read_qrels(qrels), [read_run(r) for r in runs], measures,
+        # the estimate scores the qrels as they are (trec_eval -c); these were ignored, silently
+        if not complete or judged_only or depth or num_docs or zscores or doc_level or fill_judgments:
+            raise UsageError("--reviewed estimates on complete rankings and the qrels as they are: "
+                             "it does not go with -C, -J, -M, -N, -Z, --doc-level or --fill-judgments")
+        estimates = corrected_estimates(read_qrels(qrels), read_runs(runs), measures,
                                         reviewed_sample(reviewed), 0.95, rel_level)
         click.echo(render_estimates(estimates, 0.95, fmt, places), nl=False)
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import UsageError
+from ..formats.files import STDIO
 from ..formats.judgments import SCORES
 from ..formats.manifest import read_params
 from ..progress import stderr_steps
@@ -68,4 +69,5 @@ def report_command(qrels, runs, output, title, gold_qrels, golden, corpus, judgm
         agreement=read_agreement(agreement) if agreement else None,
     )
     write_report(inputs, output, warn, stderr_steps, extra_inputs=[p for p in (sensitivity, agreement) if p])
-    click.echo(output)
+    if output != STDIO:  # with -o - stdout is the page itself: its path appended would end the HTML with '-'
+        click.echo(output)

@@ -16,8 +16,9 @@ from ..analysis.sensitivity import (
     write_curves,
 )
 from ..analysis.significance import CORRECTIONS
-from ..evaluation.files import run_names
-from ..formats import read_run
+from ..errors import UsageError
+from ..evaluation.files import read_runs
+from ..formats.files import STDIO
 from ..formats.judgments import SCORES, read_judgments
 from ..judging.labels import CUT, DEFAULT_COMPONENT, DEFAULT_THRESHOLD
 from ..progress import stderr_steps
@@ -59,10 +60,12 @@ def sensitivity_command(judgments, runs, on, start, stop, step, at, measures, te
     pair of runs, the threshold ranges where one beats the other significantly. By default the
     threshold is the cut on the judge's probability p; --on R (P, F) sweeps raw scores. A chosen
     threshold on a cliff of the curves is warned about."""
+    if curves == STDIO:  # the tables go to stdout: the curves before them made neither readable
+        raise UsageError("--curves -: stdout holds the tables; give --curves a file name (./- for a file named '-')")
     judged = read_judgments(judgments)
     sweep = choose_sweep(judged, on, at, calibration, start=start, stop=stop, step=step)
     settings = stat_settings(test, permutations, bootstrap, seed, alpha, correction)
-    loaded = [read_run(path, name) for path, name in zip(runs, run_names(runs))]
+    loaded = read_runs(runs)
     result = sensitivity(judged, loaded, measures, sweep.thresholds, sweep.at, sweep.on, settings, rel_level, steps=stderr_steps,
                          refit=sweep.refit)
     for message in sensitivity_warnings(result):

@@ -20,8 +20,7 @@ from ..formats import read_qrels, read_run
 from .doclevel import require_overlap
 from .files import coverage_warnings, run_names
 from .measures import Measure, parse_measures
-from .metrics import Evaluation
-from .metrics import evaluate as evaluate_runs_on
+from .metrics import Evaluation, Options, evaluate_gradings
 
 
 class Qrels(records.Qrels):
@@ -133,19 +132,15 @@ def evaluate_runs(qrels: QrelsLike, runs, measures: Measures = None, rel_level: 
     judged = as_qrels(qrels)
     chosen = parse_measures(measures)
     _, loaded, several = as_runs(runs)
-    kept: list[records.Run] = []
-
-    def remembered(given: Iterable[records.Run]) -> Iterator[records.Run]:
-        for run in given:
-            kept[:] = [run]
-            yield run
-
     results = []
-    for result in evaluate_runs_on(judged, remembered(loaded), chosen, rel_level, **options):
-        require_overlap(result, judged, kept[0], "the qrels", f"run {result.run_name!r}")
+
+    def check(run: records.Run, result: Evaluation) -> None:
+        require_overlap(result, judged, run, "the qrels", f"run {result.run_name!r}")
         for message in coverage_warnings(result, "the qrels", f"run {result.run_name!r}"):
-            warnings.warn(message, stacklevel=stacklevel + 1)
+            warnings.warn(message, stacklevel=stacklevel + 3)  # through evaluate_gradings and check
         results.append(result)
+
+    evaluate_gradings(judged, [judged.relevance], loaded, chosen, options=Options(rel_level, **options), checked=check)
     return results, several
 
 

@@ -30,6 +30,11 @@ def run_names(paths: Sequence[str | os.PathLike]) -> list[str]:
     ]
 
 
+def read_runs(paths: Sequence[str | os.PathLike]) -> list[Run]:
+    """Run files read and named as every table names them (run_names): runs/a.run and x/a.run are 'runs/a' and 'x/a'."""
+    return [read_run(path, name) for path, name in zip(paths, run_names(paths))]
+
+
 def require_distinct_names(names: Sequence[str]) -> None:
     """Runs are told apart by name in every table: two with one name is a usage error."""
     repeated = sorted({n for n in names if list(names).count(n) > 1})
@@ -68,7 +73,6 @@ def evaluate_files(
         if not len(qrels):
             raise SemrelError(f"{display_name(qrels_path)}: no judgments (the qrels are empty); every measure would be 0")
         mapping = corpus_documents(corpus) if doc_level and corpus is not None else None
-        current: list[Run] = []
 
         def each_run() -> Iterator[Run]:
             for i, (path, name) in enumerate(zip(run_paths, names)):
@@ -76,17 +80,21 @@ def evaluate_files(
                     run = dataclasses.replace(runs[i], name=name)
                 else:
                     run = first.result() if i == 0 and first is not None else read_run(path, name)
-                current[:] = [to_documents(run, mapping) if doc_level else run]
-                yield current[0]
+                yield to_documents(run, mapping) if doc_level else run
 
-        options = options or Options(rel_level)
-        results = []
-        for path, result in zip(run_paths, evaluate_gradings(qrels, [qrels.relevance], each_run(), chosen, options=options)[0]):
-            require_overlap(result, qrels, current[0], display_name(str(qrels_path)), display_name(str(path)))
+        judged = qrels  # not None, for check
+        results: list[Evaluation] = []
+
+        def check(run: Run, result: Evaluation) -> None:
+            """Each run against its own ids (require_overlap), while it is in memory."""
+            path = str(run_paths[len(results)])
+            require_overlap(result, judged, run, display_name(str(qrels_path)), display_name(path))
             if warn is not None:
-                for message in coverage_warnings(result, str(qrels_path), str(path)):
+                for message in coverage_warnings(result, str(qrels_path), path):
                     warn(message)
             results.append(result)
+
+        evaluate_gradings(qrels, [qrels.relevance], each_run(), chosen, options=options or Options(rel_level), checked=check)
     return results
 
 

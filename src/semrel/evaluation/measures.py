@@ -1066,6 +1066,8 @@ def _normalise(key: str, value: Any, text: str) -> Any:
             number = math.nan
         if not math.isfinite(number):
             raise UsageError(f"measure {text!r}: {key} takes a number")
+        if key == "beta" and number < 0:  # F's denominator beta P + R then crosses 0: NaN, inf, negative F
+            raise UsageError(f"measure {text!r}: beta weighs recall against precision, a number of 0 or more, e.g. beta=2")
         return _persistence(number, text) if key == "p" else number
     return value
 

@@ -520,10 +520,13 @@ def evaluate(
 def evaluate_gradings(
     qrels: Qrels, gradings: Sequence[np.ndarray], runs: Run | Iterable[Run],
     measures: Iterable[Measure | str] | str | None = None, rel_level: int = 1, *, options: Options | None = None,
+    checked: Callable[[Run, Evaluation], None] | None = None,
 ) -> list[list[Evaluation]]:
     """Evaluate each run under each grading of the qrels' pairs (`gradings[k][i]`: the grade of
     qrels row i), as result[k][run]. Each run is ordered and joined to the pairs once, so another
-    grading (a relabelling at another threshold) costs only the measures."""
+    grading (a relabelling at another threshold) costs only the measures. `checked(run, result)` (the
+    first grading's) is called as each run is scored, while that run is in memory: runs given one at a
+    time are gone once the next is read."""
     options = (options or Options(rel_level)).check()
     measures = parse_measures(measures)
     index = _QrelsIndex(qrels)
@@ -536,6 +539,8 @@ def evaluate_gradings(
     with small_pages():
         for run in [runs] if isinstance(runs, Run) else runs:
             _evaluate_run(run, index, contexts, measures, options, names, results)
+            if checked is not None:
+                checked(run, results[0][-1])
     return results
 
 

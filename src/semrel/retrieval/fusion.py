@@ -30,6 +30,7 @@ import pyarrow as pa
 from ..errors import UsageError
 from ..evaluation.measures import ranks_within
 from ..evaluation.metrics import query_codes, rank_order
+from ..formats.columns import duplicate_error
 from ..records import Run, dictionary_codes
 
 METHODS = ("rrf", "combsum", "combmnz", "wsum")
@@ -154,8 +155,16 @@ def fuse_rankings(rankings: Sequence[Ranking], spec: FusionSpec, documents: int)
     return pairs // max(documents, 1), pairs % max(documents, 1), total
 
 
-def _ranking(run: Run, query_codes: np.ndarray, doc_codes: np.ndarray) -> Ranking:
-    """A run's rows in trec_eval's rank order as codes (`*_codes`: each of the run's rows' code)."""
+def _ranking(run: Run, query_codes: np.ndarray, doc_codes: np.ndarray, documents: int) -> Ranking:
+    """A run's rows in trec_eval's rank order as codes (`*_codes`: each of the run's rows' code, doc codes
+    below `documents`). A document listed twice for one query is refused, as `semrel eval` refuses it: it
+    would add two contributions from one run (and count as two runs in combmnz)."""
+    _, first = np.unique(query_codes.astype(np.int64) * max(documents, 1) + doc_codes, return_index=True)
+    if len(first) < len(run):
+        once = np.zeros(len(run), dtype=bool)
+        once[first] = True
+        row = int(np.argmin(once))  # the first row that repeats an earlier one
+        raise duplicate_error(run.source, row, run.query_ids[row].as_py(), run.doc_ids[row].as_py(), "document in run")
     with np.errstate(over="ignore"):  # rank_order compares neighbours' differences: past float64 (1e308 - -1e308) still signed
         order = rank_order(run)
     query = query_codes[order]
@@ -169,7 +178,7 @@ def fuse_runs(runs: Sequence[Run], spec: FusionSpec = FusionSpec(), name: str = 
     query_names, query_all = dictionary_codes(pa.chunked_array([_chunked(r.query_ids) for r in runs]).combine_chunks())
     doc_names, doc_all = dictionary_codes(pa.chunked_array([_chunked(r.doc_ids) for r in runs]).combine_chunks())
     bounds = np.cumsum([0] + [len(r) for r in runs])
-    rankings = [_ranking(r, query_all[a:b], doc_all[a:b]) for r, a, b in zip(runs, bounds[:-1], bounds[1:])]
+    rankings = [_ranking(r, query_all[a:b], doc_all[a:b], len(doc_names)) for r, a, b in zip(runs, bounds[:-1], bounds[1:])]
     query, doc, score = fuse_rankings(rankings, spec, len(doc_names))
     fused = Run(query_names.take(pa.array(query)), doc_names.take(pa.array(doc)), score, name)
     return top_per_query(fused, spec.depth) if spec.depth else fused
@@ -189,10 +198,11 @@ def top_per_query(run: Run, depth: int) -> Run:
 
 def fuse_files(paths: Sequence[str | os.PathLike], output: str, spec: FusionSpec = FusionSpec()) -> Run:
     """Fuse run files into `output` (a TREC run named after it) with its manifest."""
+    from ..evaluation.files import read_runs
     from ..formats.manifest import outputs_with_manifests, write_manifest
-    from ..formats.trec import read_run, run_name, write_run
+    from ..formats.trec import run_name, write_run
 
-    runs = [read_run(p) for p in paths]
+    runs = read_runs(paths)  # named apart, so that the manifest keeps each run's weight
     names = [r.name for r in runs]
     fused = fuse_runs(runs, spec, run_name(output) if output != "-" else "fused")
     with outputs_with_manifests([output]) as staged:
