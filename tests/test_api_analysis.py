@@ -16,9 +16,9 @@ import semrel
 from helpers import drawn_features, ok, run
 from semrel.analysis.calibrate import Calibration, ProbabilityCalibration
 from semrel.analysis.sensitivity import Sensitivity, render_sensitivity, sensitivity_json
-from semrel.cli.jsonout import json_text
 from semrel.errors import SemrelError, UsageError, ValidationError
 from semrel.formats import read_qrels
+from semrel.formats.jsonl import json_text
 from semrel.formats.judgments import read_judgments
 from semrel.judging import labels
 from semrel.records import Judgment

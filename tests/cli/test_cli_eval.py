@@ -152,3 +152,22 @@ def test_measure_parameters_out_of_range_are_refused(cli, files, measure, messag
 def test_qrels_from_stdin(cli, files):
     expected = cli("eval", files[0], files[1], "-f", "tsv").stdout
     assert cli("eval", "-", files[1], "-f", "tsv", input=QRELS).stdout == expected
+
+
+@pytest.mark.parametrize("line", ["q1 P_5 nan 1", "q1 P_5 0.1 inf"])
+def test_a_zscore_file_of_nan_is_refused_and_json_stays_json(cli, write, files, line):
+    """A -Z line of nan (or inf) made every value nan, and `-f json` wrote NaN, which is not JSON."""
+    assert_one_error(cli("eval", *files[:2], "-m", "P@5", "-Z", write("z.txt", line + "\n")),
+                     "z.txt:1: expected 'qid measure mean stddev' (finite numbers)")
+
+
+def test_json_output_writes_an_undefined_value_as_null():
+    from semrel.evaluation.api import evaluate_runs
+    from semrel.evaluation.render import render_evaluations
+
+    [result], _ = evaluate_runs({"q1": {"d1": 1}}, {"r": {"q1": {"d1": 1.0}}}, ["P@1"])
+    for measure in result.values:
+        result.values[measure] = result.values[measure] * float("nan")
+    for fmt in ("json", "jsonl"):
+        text = render_evaluations([result], fmt, per_query=True)
+        assert "NaN" not in text and "null" in text, text

@@ -7,10 +7,10 @@ import click
 from ..analysis.ppi import Estimate, corrected_estimates
 from ..evaluation.files import read_runs
 from ..formats import read_qrels
+from ..formats.jsonl import json_text
 from ..formats.tables import Cell, Table, render
 from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand
-from .jsonout import json_text
 from .options import measure_option, rel_level_option
 from .paths import database_path, input_path
 

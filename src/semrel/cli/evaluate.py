@@ -101,6 +101,7 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
         return
     if corpus and not (doc_level or fill_judgments):
         raise UsageError("--corpus is for --doc-level (chunks to documents) or --fill-judgments (chunk texts)")
+    table = read_zscores(zscores) if zscores else None  # a bad file is said before any run is read
     completed, loaded = None, None
     if fill_judgments:
         if not (corpus and golden):
@@ -113,7 +114,6 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
         raise UsageError("--golden and --filled-qrels go with --fill-judgments")
     results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, options=options, doc_level=doc_level,
                              corpus=corpus if doc_level else None, qrels=completed, runs=loaded)
-    if zscores:
-        table = read_zscores(zscores)
+    if table is not None:
         results = [standardise(r, table) for r in results]
     click.echo(render_evaluations(results, fmt, per_query, places), nl=False)

@@ -13,6 +13,7 @@ from rich.console import Console
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import UsageError
 from ..formats import read_qrels
+from ..formats.jsonl import json_text
 from ..formats.tables import Table, render
 from ..review.adjudicate import export_reviewed
 from ..review.engine import QueueSettings, Session, TaskFiles, check_reviewer_name, has_queue, labelling_of, prepare_queue
@@ -24,7 +25,6 @@ from ..review.tasks import parse_labelling
 from ..terminal import unfiltered
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .base import LazyGroup, warn
-from .jsonout import json_text
 from .options import db_option, queue_options
 from .paths import input_path, output_path
 from .review_terminal import TerminalReview

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
 
+from ..formats.jsonl import json_text
 from ..formats.tables import Cell, Table, render
 from .measures import Kind, Measure, trec_order
 from .metrics import Evaluation
@@ -90,12 +90,12 @@ def trec_lines(results: Sequence[Evaluation], per_query: bool = False, places: i
 
 def render_evaluations(results: Sequence[Evaluation], fmt: str, per_query: bool = False, places: int = 4) -> str:
     if fmt == "jsonl":
-        return "".join(json.dumps(rec) + "\n" for rec in evaluation_records(results, per_query))
+        return "".join(json_text(rec, None) + "\n" for rec in evaluation_records(results, per_query))
     if fmt == "json":
         nested: dict = {}
         for rec in evaluation_records(results, per_query):
             nested.setdefault(rec["run"], {}).setdefault(rec["query_id"], {})[rec["measure"]] = rec["value"]
-        return json.dumps(nested, indent=2) + "\n"
+        return json_text(nested) + "\n"  # a -Z mean of nan is null: JSON has no NaN
     if fmt == "trec":
         return trec_lines(results, per_query, places)
     return render(evaluation_table(results, per_query), fmt, places)

@@ -31,9 +31,12 @@ def read_zscores(path: str | os.PathLike) -> ZScores:
         try:
             if len(fields) != 4:
                 raise ValueError
-            found[(fields[0], fields[1])] = (float(fields[2]), float(fields[3]))
+            mean, stddev = float(fields[2]), float(fields[3])
+            if not (np.isfinite(mean) and np.isfinite(stddev)):  # every standardised value would be nan
+                raise ValueError
+            found[(fields[0], fields[1])] = (mean, stddev)
         except ValueError:
-            raise FormatError(display_name(str(path)), f"expected 'qid measure mean stddev', found {raw.strip()!r}",
+            raise FormatError(display_name(str(path)), f"expected 'qid measure mean stddev' (finite numbers), found {raw.strip()!r}",
                               line=number) from None
     return found
 

@@ -1,8 +1,10 @@
-"""JSON Lines: one object per line, read with line numbers for errors, written atomically."""
+"""JSON Lines: one object per line, read with line numbers for errors, written atomically; and JSON output
+that stays valid JSON."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from typing import Any, Iterable, Iterator
@@ -17,6 +19,21 @@ _JSON_SKIP = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _TOML_SKIP = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|\'[^\'\n]*\'|#[^\n]*')
 _BRACKETS = re.compile(r"[\[\]{}]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def finite(value: Any) -> Any:
+    """`value` with NaN and infinities (an undefined kappa, interval or z-score) as null: JSON has no NaN."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def json_text(value: Any, indent: int | None = 2) -> str:
+    return json.dumps(finite(value), indent=indent, allow_nan=False)
 
 
 def too_deep(text: str, toml: bool = False, limit: int = MAX_DEPTH) -> bool:
