@@ -207,6 +207,8 @@ CASES = [
     ("golden import: two outputs, one file", {"g.csv": GOLDEN_CSV_TEXT},
      "golden import {tmp}/g.csv --qrels-out {tmp}/out.jsonl -o {tmp}/out.jsonl", "name the same file"),
     ("golden qrels over its golden set", {"g.jsonl": GOLDEN}, "golden qrels {tmp}/g.jsonl -o {tmp}/g.jsonl", NEVER),
+    ("an output over an input through a folder not made yet", {"g.jsonl": GOLDEN},
+     "golden qrels {tmp}/g.jsonl -o {tmp}/new/../g.jsonl", "is an input of this command"),
     ("golden split over its golden set", {"g.jsonl": GOLDEN + GOLDEN.replace("q1", "q2")},
      "golden split {tmp}/g.jsonl -o {tmp} --names g,rest", "is an input of this command"),
     ("golden dedup report over its golden set", {"g.jsonl": GOLDEN}, "golden dedup {tmp}/g.jsonl --report {tmp}/g.jsonl", NEVER),

@@ -295,7 +295,10 @@ def check_not_input(path: str | os.PathLike, what: str = "output") -> None:
     try:
         key = _identity(os.stat(path))
     except OSError:
-        return  # not there yet: it cannot be an input
+        try:  # not there yet; but new/../in.run is an input once `new` is made: refused before anything is
+            key = _identity(os.stat(os.path.normpath(path)))
+        except OSError:
+            return
     if key in guard.inputs and key not in guard.rewritable:
         source = guard.inputs[key]
         same = "" if os.path.abspath(source) == os.path.abspath(str(path)) else f" (the same file as {source})"
@@ -580,6 +583,8 @@ def files_as_one(targets: list[str], superseded: Iterable[str] = ()) -> Iterator
     for target in targets:
         if given.setdefault(os.path.realpath(target), target) != target or targets.count(target) > 1:
             raise UsageError(f"{target}: named for two outputs of one command; give each output its own file")
+    for target in targets:  # every one before any folder is made
+        check_not_input(target)
     existed = {target: prepare_output(target) for target in targets}  # not an input, not a folder; its folder made
     folders: dict[Path, Path] = {}
     try:
