@@ -159,6 +159,7 @@ def test_import_refuses_wrong_kinds_and_bad_values(corpus, tmp_path):
         ({"size": 10, "whole": True}, "give size= (chunks of N words) or whole= (one chunk per document), not both"),
         ({"threshold": 5.0}, "threshold=5.0: give the least share of an answer's words a context must hold, 0 to 1"),
         ({"threshold": float("nan")}, "threshold=nan: give the least share"),
+        ({"output": "-", "qrels_out": "-"}, "two outputs are '-' (stdout): only one output can go to stdout"),  # they ran together
     ]:
         with pytest.raises(UsageError, match=f"^{re.escape(message)}"):
             semrel.import_golden(source, **kwargs)

@@ -206,3 +206,26 @@ def test_a_jsonl_corpus_is_chunked_as_a_stream(tmp_path):
     megabytes, rss = chunk_peak(40_000)
     print(f"corpus chunk of a {megabytes:.0f} MB JSONL corpus: peak RSS {rss:.0f} MB, {rss - baseline:.0f} MB above 100 documents")
     assert megabytes > 60 and rss - baseline < 0.4 * megabytes
+
+
+@pytest.mark.parametrize("command", ["validate", "stats"])
+def test_golden_validate_and_stats_read_the_corpus_as_a_stream(tmp_path, command):
+    """They held every chunk's text to check ids or count words: a 69 MB corpus peaked 66 MB above a small one's run.
+    Now they keep the ids (validate) or the lengths (stats). The small corpus's run is the baseline, as above."""
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps({"query_id": "q", "query": "Q?", "reference_answer": "A.", "gold_chunk_ids": ["d1#0"]}) + "\n")
+    text = "bees forage within three kilometres of the hive " * 500
+
+    def peak(chunks: int) -> tuple[float, float]:
+        corpus = tmp_path / f"c{chunks}.jsonl"
+        with open(corpus, "w", encoding="ascii") as out:
+            for i in range(chunks):
+                out.write(json.dumps({"_id": f"d{i}#0", "text": text}) + "\n")
+        code, rss = peak_rss_mb(["golden", command, str(golden), "--corpus", str(corpus)])
+        assert code == 0
+        return os.path.getsize(corpus) / 2**20, rss
+
+    _, baseline = peak(10)
+    megabytes, rss = peak(3_000)
+    print(f"golden {command} with a {megabytes:.0f} MB corpus: peak RSS {rss:.0f} MB, {rss - baseline:.0f} MB above 10 chunks")
+    assert megabytes > 60 and rss - baseline < 0.4 * megabytes

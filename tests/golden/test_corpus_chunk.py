@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -65,6 +66,20 @@ def test_impossible_settings_are_refused(size, overlap):
         ChunkSettings(size=size, overlap=overlap)
 
 
+@pytest.mark.parametrize("given", [{"overlap": 5}, {"sentences": True}, {"unit": "tokens"}, {"whole": True, "overlap": 1}])
+def test_options_that_do_nothing_without_a_size_are_refused(given):
+    """They were accepted, ignored, and recorded in the manifest as if the chunks had been cut with them."""
+    with pytest.raises(UsageError, match=f"^{next(iter(given.keys() - {'whole'}))}= only applies to chunks of size="):
+        ChunkSettings(**given)
+
+
+def test_cli_refuses_overlap_with_whole(tmp_path):
+    docs = write(tmp_path / "a.txt", "Bees forage far.\n")
+    assert_one_error(run("corpus", "chunk", docs, "--whole", "--overlap", "2", "-o", tmp_path / "c.jsonl"),
+                     "--overlap only applies to chunks of --size", "--whole keeps each document as one chunk", code=2)
+    assert not (tmp_path / "c.jsonl").exists()
+
+
 def test_cli_reads_folders_jsonl_and_beir_and_writes_identical_bytes(tmp_path):
     write(tmp_path / "docs" / "a.md", "# Hives\n\nBees forage far. They return at dusk.\n")
     write(tmp_path / "docs" / "sub" / "b c.txt", "Wax is made by young workers.\n")
@@ -84,6 +99,25 @@ def test_cli_reads_folders_jsonl_and_beir_and_writes_identical_bytes(tmp_path):
     assert "meta" not in rows[3]  # plain text: nothing to say
     manifest = json.loads((tmp_path / "corpus1.jsonl.manifest.json").read_text())
     assert manifest["rows"] == 7 and manifest["params"]["size"] == 4 and len(manifest["inputs"]) == 3
+
+
+def test_the_manifest_records_an_input_folder_by_its_files_bytes(tmp_path):
+    """A folder was recorded by its path alone: nothing said which documents a corpus was cut from. Hidden files (the
+    staged output, when it is written inside the folder) do not count."""
+    docs = tmp_path / "docs"
+    write(docs / "a.txt", "Bees forage far.\n")
+    write(docs / "sub" / "b.md", "Wax is made by young workers.\n")
+
+    def recorded(output: Path) -> dict:
+        assert run("corpus", "chunk", docs, "-o", output).exit_code == 0
+        [folder] = json.loads(Path(f"{output}.manifest.json").read_text())["inputs"]
+        return folder
+
+    first = recorded(tmp_path / "c1.jsonl")
+    assert first["path"] == str(docs) and first["files"] == 2 and len(first["sha256"]) == 64
+    assert recorded(docs / ".hidden.jsonl") == first == recorded(tmp_path / "c2.jsonl")
+    write(docs / "a.txt", "Bees forage farther.\n")
+    assert recorded(tmp_path / "c3.jsonl")["sha256"] != first["sha256"]
 
 
 def test_cli_errors_are_one_line(tmp_path):

@@ -199,3 +199,11 @@ def test_split_and_dedup_keep_a_lines_own_fields(tmp_path, cli):
     assert cli("golden", "dedup", golden, "--report", tmp_path / "r.jsonl", "--apply", "-o", tmp_path / "d.jsonl").exit_code == 0
     kept = [json.loads(line) for line in (tmp_path / "d.jsonl").read_text().splitlines()]
     assert [(r["query_id"], r.get("source"), r["gold_chunk_ids"]) for r in kept] == [("q1", "forum", ["c#1"]), ("q3", "faq", [])]
+
+
+def test_validate_names_stdin_as_every_other_message_does(tmp_path):
+    """Its lines began '-:2:' where errors say '<stdin>:2:'."""
+    result = run("golden", "validate", "-", input='{"query_id":"a","query":"Q","reference_answer":"x","gold_chunk_ids":[]}\n[1]\n')
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == ["<stdin>:1: warning: query 'a' has no gold chunks",
+                                          "<stdin>:2: error: expected a JSON object, found list"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import os
 from pathlib import Path
 
 from document_helpers import PAGE_ONE, PAGE_TWO, pdf_bytes
@@ -146,6 +147,45 @@ def test_a_folder_skips_unreadable_pdfs_and_reads_the_rest(tmp_path):
     locked = ("semrel: warning: skipped 1 (encrypted PDF: save an unprotected copy): a_locked.pdf" if HAS_CRYPTOGRAPHY
               else "semrel: warning: skipped 1 (PDF encrypted with AES: pip install cryptography to read it): a_locked.pdf")
     assert locked in lines, lines
+
+
+def test_gzipped_pdf_and_docx_are_read_as_the_plain_files(tmp_path):
+    """A .gz is read transparently, and `manual.pdf.gz` was taken for a PDF, but handed to pypdf compressed: 'not a
+    readable PDF'."""
+    import gzip
+
+    plain = tmp_path / "plain"
+    write(plain / "manual.pdf", pdf_bytes([PAGE_ONE, PAGE_TWO]))
+    report_docx(plain / "report.docx")
+    for name in ("manual.pdf", "report.docx"):
+        write(tmp_path / "zipped" / f"{name}.gz", gzip.compress((plain / name).read_bytes()))
+    assert chunk(tmp_path, tmp_path / "zipped")[0] == chunk(tmp_path, plain)[0]
+
+
+def test_a_folder_says_it_skips_linked_folders_fifos_and_broken_links(tmp_path):
+    """rglob does not go into a linked folder, and the walk passed over what was not a file: their documents were
+    left out without a word. The manifest's digest of the folder does not open the FIFO (it would block)."""
+    folder = tmp_path / "docs"
+    write(folder / "real" / "a.txt", "Chain oil.\n")
+    write(tmp_path / "elsewhere" / "b.txt", "Brake pads.\n")
+    (folder / "linked").symlink_to(tmp_path / "elsewhere")
+    (folder / "broken").symlink_to(tmp_path / "nowhere")
+    os.mkfifo(folder / "pipe")
+    rows, lines = chunk(tmp_path, folder)
+    assert [r["_id"] for r in rows] == ["real/a#0"]
+    assert "semrel: warning: skipped 1 (a link to a folder, not followed: give the folder itself): linked" in lines, lines
+    assert "semrel: warning: skipped 2 (not a regular file (a FIFO, device or broken link)): broken, pipe" in lines, lines
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_in_a_folder_and_refused_by_name(tmp_path):
+    """Its document id is made of the name, which no UTF-8 file can hold: it ended in a UnicodeEncodeError traceback."""
+    folder = tmp_path / "docs"
+    latin = write(folder / os.fsdecode(b"caf\xe9.txt"), "Coffee notes.\n")
+    write(folder / "tea.txt", "Tea notes.\n")
+    rows, lines = chunk(tmp_path, folder)
+    assert [r["_id"] for r in rows] == ["tea#0"]
+    assert any(line.startswith("semrel: warning: skipped 1 (file name not valid UTF-8: rename the file): caf") for line in lines), lines
+    assert_one_error(run("corpus", "chunk", latin, "-o", tmp_path / "c.jsonl"), "the file name is not valid UTF-8", "rename the file")
 
 
 # ---------------------------------------------------------------- Markdown

@@ -133,6 +133,15 @@ def test_csv_with_default_and_named_columns(tmp_path):
     assert read_lines(tmp_path / "n.jsonl")[0]["gold_chunk_ids"] == ["b#0"]
 
 
+def test_qrels_beside_a_golden_set_on_stdout_name_the_import_s_sources(tmp_path):
+    """Their manifest named '-' as the input, which a manifest reads as stdin: the golden set had gone to stdout."""
+    source = write(tmp_path / "g.csv", "query,answer,gold\nWhat holds wax?,The hive.,a#0\n")
+    result = run("golden", "import", source, "-o", "-", "--qrels-out", tmp_path / "q.txt")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith('{"query_id":"q1"')
+    assert read_manifest(tmp_path / "q.txt")["inputs"] == [{"path": str(source), **file_digest(source)}]
+
+
 def test_csv_and_jsonl_errors(tmp_path):
     no_query = write(tmp_path / "a.csv", "prompt,answer\nx,y\n")
     assert_one_error(run("golden", "import", no_query, "-o", tmp_path / "g.jsonl"), "a.csv", "no query column", "--query-col")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,16 @@ def test_trec_answers_from_a_topic_field_and_chunked_documents(tmp_path):
                          "--corpus", tmp_path / "c.jsonl", "-o", tmp_path / "x.jsonl"), "--answer-col", "title, desc, narr", code=2)
     assert_one_error(run("golden", "import", DATA / "topics.txt", "--format", "trec", "-o", tmp_path / "x.jsonl"),
                      "--qrels", code=2)
+
+
+def test_the_manifests_of_a_trec_import_record_its_qrels_and_documents(tmp_path):
+    """They recorded the topics alone: the qrels that make the gold and the documents that make the corpus went unhashed."""
+    ok("golden", "import", DATA / "topics.txt", "--qrels", DATA / "qrels.txt", "--docs", DATA / "bikes.trec",
+       "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    for output in ("g.jsonl", "c.jsonl"):
+        inputs = json.loads((tmp_path / f"{output}.manifest.json").read_text())["inputs"]
+        assert [i["path"] for i in inputs] == [str(DATA / name) for name in ("topics.txt", "qrels.txt", "bikes.trec")]
+        assert all(len(i["sha256"]) == 64 for i in inputs)
 
 
 @pytest.fixture

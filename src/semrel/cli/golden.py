@@ -9,7 +9,8 @@ import click
 
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import UsageError
-from ..formats.corpus import read_corpus, read_golden
+from ..formats.corpus import read_golden, unique_chunks
+from ..formats.files import display_name
 from ..formats.tables import render
 from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, import_warnings, part_path, split_golden
 from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions
@@ -107,10 +108,10 @@ def qrels_command(golden, output):
 @click.option("--corpus", type=input_path(exists=True, dir_okay=False), help="corpus.jsonl: check every gold chunk id.")
 def validate_command(golden, corpus):
     """Report every problem of GOLDEN with its line; exit 1 if any is an error."""
-    chunk_ids = {c.id for c in read_corpus(corpus)} if corpus else None
+    chunk_ids = {c.id for c in unique_chunks(corpus)} if corpus else None
     issues, count = validate_golden(golden, chunk_ids)
     for issue in issues:
-        click.echo(f"{golden}:{issue.line}: {issue.severity}: {issue.message}")
+        click.echo(f"{display_name(golden)}:{issue.line}: {issue.severity}: {issue.message}")
     errors = sum(i.severity == "error" for i in issues)
     warnings = len(issues) - errors
     checked = "" if corpus else " (gold chunk ids not checked: no --corpus)"
@@ -125,7 +126,7 @@ def validate_command(golden, corpus):
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True)
 def stats_command(golden, corpus, fmt):
     """Counts and length distributions (in words) of GOLDEN and its corpus."""
-    stats = golden_stats(read_golden(golden), read_corpus(corpus) if corpus else None)
+    stats = golden_stats(read_golden(golden), unique_chunks(corpus) if corpus else None)
     if fmt == "json":
         click.echo(json.dumps(stats, indent=2))
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from operator import attrgetter
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sized, TypeVar
 
 from ..errors import FormatError, SemrelError, ValidationError
 from ..records import Chunk, GoldenItem, Qrels, is_id, is_whole
@@ -20,7 +20,10 @@ def shown_json(value: object, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _nonempty(records: list, what: str, path: str | os.PathLike) -> list:
+Records = TypeVar("Records", bound=Sized)
+
+
+def _nonempty(records: Records, what: str, path: str | os.PathLike) -> Records:
     if not records:
         raise FormatError(display_name(path), f"no {what} (the file is empty)")
     return records
@@ -60,14 +63,19 @@ def repeated_id(path: str | os.PathLike, chunk_id: str, first: int, line: int) -
 
 def read_corpus(path: str | os.PathLike) -> list[Chunk]:
     """Chunks of a corpus.jsonl; a repeated `_id` is an error naming its line."""
-    chunks: list[Chunk] = []
+    return list(unique_chunks(path))
+
+
+def unique_chunks(path: str | os.PathLike) -> Iterator[Chunk]:
+    """The chunks of read_corpus one at a time, for a reader that keeps less than all of them (`golden validate`
+    keeps their ids, `golden stats` their lengths); a repeated `_id` or an empty file is an error as there."""
     seen: dict[str, int] = {}
     for line, chunk in iter_corpus(path):
         if chunk.id in seen:
             raise repeated_id(path, chunk.id, seen[chunk.id], line)
         seen[chunk.id] = line
-        chunks.append(chunk)
-    return _nonempty(chunks, "chunks", path)
+        yield chunk
+    _nonempty(seen, "chunks", path)
 
 
 def write_corpus(chunks: Iterable[Chunk], path: str | os.PathLike) -> int:

@@ -479,6 +479,30 @@ def file_digest(path: str | os.PathLike) -> dict[str, Any]:
     return {"sha256": digest.hexdigest(), "lines": lines}
 
 
+def folder_digest(path: str | os.PathLike) -> dict[str, Any]:
+    """sha256 over a folder's files (recursively, in sorted order): each one's path inside it and the sha256
+    of its bytes ('None' for one that cannot be read), and how many there are. Hidden files and folders
+    are left out: semrel reads none of them, and an output written inside the folder is staged in one."""
+    digest, count = hashlib.sha256(), 0
+    for root, folders, files in os.walk(os.fspath(path)):
+        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        for name in sorted(f for f in files if not f.startswith(".")):
+            full = os.path.join(root, name)
+            sha: str | None = None
+            if os.path.isfile(full):  # not a FIFO (opened, it would block), a device or a dangling link
+                try:
+                    with open(full, "rb") as handle:
+                        content = hashlib.sha256()
+                        for block in iter(lambda: handle.read(1 << 20), b""):
+                            content.update(block)
+                    sha = content.hexdigest()
+                except OSError:  # no permission to read it
+                    pass
+            digest.update(f"{os.path.relpath(full, path)}\0{sha}\0".encode("utf-8", "surrogateescape"))
+            count += 1
+    return {"sha256": digest.hexdigest(), "files": count}
+
+
 def _line_count(blocks: Iterable[bytes]) -> int:
     """Lines in the content the blocks make up, a last line without its newline included."""
     lines, last = 0, b"\n"

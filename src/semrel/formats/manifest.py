@@ -11,7 +11,8 @@ import sys
 from importlib import metadata
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from .files import STDIO, Staged, atomic_writer, file_digest, files_as_one, manifest_path, stdin_digest
+from ..errors import UsageError
+from .files import STDIO, Staged, atomic_writer, file_digest, files_as_one, folder_digest, manifest_path, stdin_digest
 from .jsonl import too_deep
 
 LIBRARIES = ("numpy", "pyarrow", "torch", "transformers", "bert-score", "click", "jsonlines")
@@ -29,12 +30,15 @@ def versions() -> dict[str, str]:
 
 
 def describe_input(path: str | os.PathLike, read_from: str | os.PathLike | None = None) -> dict[str, Any]:
-    """Path, sha256 and line count (after gunzip) of one input file; `read_from`: where it lies now,
-    when it is staged under another name (see files_as_one)."""
+    """Path, sha256 and line count (after gunzip) of one input file, or sha256 and file count of an input
+    folder (documents, a BEIR or Cranfield folder); `read_from`: where it lies now, when it is staged under
+    another name (see files_as_one)."""
     name = str(path)
     if name == STDIO:
         return {"path": name, **stdin_digest()}
     source = str(read_from or name)
+    if os.path.isdir(source):
+        return {"path": name, **folder_digest(source)}
     if not os.path.isfile(source):
         return {"path": name}
     return {"path": name, **file_digest(source)}
@@ -84,6 +88,8 @@ def outputs_with_manifests(outputs: Sequence[str | os.PathLike], superseded: Seq
     outputs and manifests alike ('-', stdout, is itself and has no manifest). Write each output to
     its staged name, then write_manifest(..., staged=). `superseded`: as files_as_one's."""
     files = [str(o) for o in outputs if str(o) != STDIO]
+    if len(outputs) - len(files) > 1:  # they would follow one another on stdout, as if they were one file
+        raise UsageError("two outputs are '-' (stdout): only one output can go to stdout; give the others file names")
     with files_as_one([name for output in files for name in (manifest_path(output), output)], superseded) if files \
             else contextlib.nullcontext(Staged()) as staged:
         yield Staged({STDIO: STDIO, **staged})

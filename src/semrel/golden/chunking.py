@@ -54,6 +54,11 @@ class ChunkSettings:
             raise UsageError(f"size= must be at least 1, not {self.size}")
         if self.overlap < 0 or self.size is not None and self.overlap >= self.size:
             raise UsageError(f"overlap= must be at least 0 and less than size= ({self.overlap} given)")
+        idle = [name for name, given in (("overlap", self.overlap), ("sentences", self.sentences),
+                                         ("unit", self.unit != "words")) if given]
+        if self.size is None and idle:  # it was accepted, did nothing, and went into the manifest as if it had
+            kept = "whole= keeps each document as one chunk" if self.whole else "without size= each document is one chunk"
+            raise UsageError(f"{idle[0]}= only applies to chunks of size= words or tokens: {kept}")
 
     def describe(self) -> dict:
         described = asdict(self)

@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import UsageError, tell
 from ..formats.corpus import golden_qrels, read_golden, write_corpus, write_golden
-from ..formats.files import check_not_input
+from ..formats.files import STDIO, check_not_input
 from ..formats.jsonl import write_jsonl
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.trec import write_qrels
@@ -36,7 +36,7 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
     if result.chunks is None and corpus_out:
         raise UsageError(f"corpus_out= only applies to {', '.join(BUILDS_CORPUS)} and trec with docs=; "
                          f"this source is {result.params['format']}")
-    inputs = [source] + ([options.corpus] if options.corpus else [])
+    inputs = [source, *(path for path in (options.corpus, options.qrels) if path), *options.docs]  # trec's qrels and documents too
     params = {**result.params, **({"chunking": options.settings.describe()} if result.chunks is not None else {})}
     outputs = [o for o in (corpus_out if result.chunks is not None else None, qrels_out, output) if o]
     with outputs_with_manifests(outputs) as staged:
@@ -48,8 +48,8 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
         if qrels_out:
             qrels = golden_qrels(result.items)
             write_qrels(qrels, staged[qrels_out])
-            write_manifest(qrels_out, inputs=[output] if output else inputs, params={"from": "golden set"}, rows=len(qrels),
-                           staged=staged)
+            made_from = [output] if output and str(output) != STDIO else inputs  # a golden set on stdout is no file to name
+            write_manifest(qrels_out, inputs=made_from, params={"from": "golden set"}, rows=len(qrels), staged=staged)
     return result
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import html
+import io
 import logging
 import os
 import re
@@ -187,8 +188,9 @@ def pdf_document(path: Path, doc_id: str) -> Document:
     from pypdf.errors import DependencyError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # its repair notes ("EOF marker not found") are noise on stderr
+    content = io.BytesIO(read_bytes(path))  # a .pdf.gz too (pypdf reads the whole file into memory either way)
     try:
-        reader = PdfReader(str(path))
+        reader = PdfReader(content)
         if reader.is_encrypted and not reader.decrypt(""):
             raise UnreadableDocument(str(path), "the PDF is encrypted", "encrypted PDF: save an unprotected copy",
                                      hint="save an unprotected copy")
@@ -409,8 +411,9 @@ def docx_document(path: Path, doc_id: str) -> Document:
     import docx
     from docx.opc.exceptions import PackageNotFoundError
 
+    content = io.BytesIO(read_bytes(path))  # a .docx.gz too
     try:
-        document = docx.Document(str(path))
+        document = docx.Document(content)
     # a broken document.xml raises lxml's XMLSyntaxError, a SyntaxError
     except (PackageNotFoundError, zipfile.BadZipFile, SyntaxError, KeyError, ValueError, OSError) as exc:
         raise FormatError(str(path), f"not a readable .docx file ({type(exc).__name__}: {exc})") from None
@@ -637,23 +640,32 @@ def file_documents(path: Path, doc_id: str, kind: str,
     its unreadable records, else they are errors)."""
     if kind == "trec":
         return [doc for _, doc in trec_documents(path, skip=skip)]
+    try:
+        doc_id.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the file system's encoding could not decode: no id can be written of them
+        raise UnreadableDocument(str(path), "the file name is not valid UTF-8, and the document's id is made of it",
+                                 "file name not valid UTF-8: rename the file", hint="rename the file") from None
     return [READERS[kind](path, doc_id)]
 
 
-def _folder_documents(folder: Path, report: DocumentReport, exclude: Sequence[str]) -> Iterator[tuple[str, Document]]:
-    """(kind, document) of every file of a folder that semrel reads; the others are counted in `report`."""
+def _folder_documents(folder: Path, report: DocumentReport, exclude: Sequence[str]) -> Iterator[tuple[str, Document, str]]:
+    """(kind, document, file) of every file of a folder that semrel reads; the others are counted in `report`."""
     if (folder / "corpus.jsonl").is_file():  # a BEIR folder
         report.files["beir"] += 1
         for doc in jsonl_documents(folder / "corpus.jsonl"):
-            yield "beir", doc
+            yield "beir", doc, str(folder / "corpus.jsonl")
         return
     found = 0
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder).as_posix()
-        if not path.is_file():
+        if path.is_dir() and not path.is_symlink():  # its files come in turn
             continue
         if any(part.startswith(".") for part in path.relative_to(folder).parts):
             report.skip("hidden", relative)
+            continue
+        if not path.is_file():  # rglob does not go into a linked folder: its files were left out unsaid
+            report.skip("a link to a folder, not followed: give the folder itself" if path.is_dir()
+                        else "not a regular file (a FIFO, device or broken link)", relative)
             continue
         if exclude and _excluded(relative, exclude):
             report.skip("--exclude", relative)
@@ -686,7 +698,7 @@ def _folder_documents(folder: Path, report: DocumentReport, exclude: Sequence[st
             continue
         report.files[kind] += 1
         for doc in documents:
-            yield kind, doc
+            yield kind, doc, str(path)
     if not found:
         kinds = ", ".join(sorted(KINDS))
         raise SemrelError(f"{folder}: no documents in this folder (read: {kinds}, TREC SGML files and a BEIR corpus.jsonl)"
@@ -694,14 +706,15 @@ def _folder_documents(folder: Path, report: DocumentReport, exclude: Sequence[st
 
 
 def _input_documents(inputs: Sequence[str | os.PathLike], report: DocumentReport,
-                     exclude: Sequence[str]) -> Iterator[tuple[str, Document]]:
+                     exclude: Sequence[str]) -> Iterator[tuple[str, Document, str]]:
+    """(kind, document, the file it came from) of every input, in order."""
     for name in inputs:
         path = Path(name)
         if path.is_dir():
             yield from _folder_documents(path, report, exclude)
         elif str(name).lower().endswith(JSONL_SUFFIXES) or str(name) == "-":
             report.files["jsonl"] += 1
-            yield from (("jsonl", doc) for doc in jsonl_documents(name))
+            yield from (("jsonl", doc, display_name(name)) for doc in jsonl_documents(name))
         elif not path.exists():
             raise SemrelError(f"{name}: no such file or folder (check the path)")
         else:
@@ -711,7 +724,7 @@ def _input_documents(inputs: Sequence[str | os.PathLike], report: DocumentReport
                                   hint="give .txt, .md, .pdf, .html, .docx, TREC SGML or .jsonl files, or folders")
             found = list(file_documents(path, file_stem(path), kind))
             report.files[kind] += 1
-            yield from ((kind, doc) for doc in found)
+            yield from ((kind, doc, str(name)) for doc in found)
 
 
 def read_documents_report(inputs: Sequence[str | os.PathLike], exclude: Sequence[str] = ()) -> tuple[list[Document], DocumentReport]:
@@ -727,11 +740,12 @@ def iter_documents(inputs: Sequence[str | os.PathLike], report: DocumentReport,
                    exclude: Sequence[str] = ()) -> Iterator[Document]:
     """The documents of read_documents_report one at a time, `report` filled as they come (a JSONL
     corpus is read line by line, so its documents are never all in memory)."""
-    seen: set[str] = set()
-    for kind, doc in _input_documents(inputs, report, exclude):
-        if doc.id in seen:
-            raise SemrelError(f"document id {doc.id!r} occurs twice; rename one of the documents")
-        seen.add(doc.id)
+    seen: dict[str, str] = {}  # id -> its file (a file's documents share one str)
+    for kind, doc, source in _input_documents(inputs, report, exclude):
+        if doc.id in seen:  # two files whose names differ only in suffix or spacing (notes.md, notes.pdf) make one id
+            where = f"twice in {source}" if seen[doc.id] == source else f"in {seen[doc.id]} and in {source}"
+            raise SemrelError(f"document id {doc.id!r} occurs {where}; rename one of the documents")
+        seen[doc.id] = source
         if doc.text.strip():
             report.documents[kind] += 1
             yield doc

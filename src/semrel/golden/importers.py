@@ -442,6 +442,8 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
         raise UsageError(f"doc_qrels= applies to gold document ids (trec, beir, csv, jsonl); this source is {fmt}")
     result = importers[fmt](source, options)
     result.params["format"] = fmt
+    if not result.items:  # an empty golden set, written with exit 0, only failed later (validate, retrieve, judge)
+        raise ValidationError(f"{display_name(source)}: no queries in this {fmt} source; nothing was written")
     if any(not i.query_id for i in result.items):
         raise ValidationError(f"{source}: a query id is empty (or only spaces); give every query an id")
     blank = [i for i in result.items if not i.query.strip()]

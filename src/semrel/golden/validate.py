@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Iterable, Literal, Sequence
 
 import numpy as np
 
@@ -91,7 +92,7 @@ def distribution(values: Sequence[float] | np.ndarray) -> dict[str, float]:
     }
 
 
-def golden_stats(items: Sequence[GoldenItem], chunks: Sequence[Chunk] | None = None) -> dict[str, Any]:
+def golden_stats(items: Sequence[GoldenItem], chunks: Iterable[Chunk] | None = None) -> dict[str, Any]:
     """Counts and length distributions (in words) of a golden set and, if given, its corpus."""
     answers = [a for item in items for a in item.reference_answers if a.strip()]
     counts: dict[str, int] = {
@@ -106,11 +107,16 @@ def golden_stats(items: Sequence[GoldenItem], chunks: Sequence[Chunk] | None = N
         "answer words": distribution([_words(a) for a in answers]),
         "gold chunks per query": distribution([len(i.gold_chunk_ids) for i in items]),
     }
-    if chunks is not None:
-        counts["corpus chunks"] = len(chunks)
-        counts["corpus documents"] = len({c.doc_id for c in chunks})
-        lengths["chunk words"] = distribution([_words(c.text) for c in chunks])
-        lengths["chunks per document"] = distribution(np.unique([c.doc_id for c in chunks], return_counts=True)[1])
+    if chunks is not None:  # read once, a chunk at a time: only lengths are kept, not the texts
+        words: list[int] = []
+        per_document: Counter[str] = Counter()
+        for chunk in chunks:
+            words.append(_words(chunk.text))
+            per_document[chunk.doc_id] += 1
+        counts["corpus chunks"] = len(words)
+        counts["corpus documents"] = len(per_document)
+        lengths["chunk words"] = distribution(words)
+        lengths["chunks per document"] = distribution(list(per_document.values()))
     return {"counts": counts, "lengths": lengths}
 
 
