@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from ..errors import SemrelError, UsageError
-from ..formats.files import folder_digest, lasting, read_text, stamp
+from ..formats.files import bytes_sha256, folder_digest, lasting, read_text, stamp
 from ..formats.jsonl import check_nesting, too_deep
 from ..formats.manifest import manifest_is_stale, manifest_path, read_manifest
 from ..judging import labels
@@ -599,16 +599,7 @@ def _stamp(path: str) -> tuple[Any, int] | None:
 def _digest(path: str) -> str | None:
     """sha256 of a file's bytes, or of a folder's files and their names under it (as its manifests record
     it: files.folder_digest); None when missing."""
-    if os.path.isdir(path):
-        return folder_digest(path)["sha256"]
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    except OSError:
-        return None
-    return digest.hexdigest()
+    return folder_digest(path)["sha256"] if os.path.isdir(path) else bytes_sha256(path)
 
 
 def _pair(value: Any) -> list[Any]:

@@ -479,6 +479,18 @@ def file_digest(path: str | os.PathLike) -> dict[str, Any]:
     return {"sha256": digest.hexdigest(), "lines": lines}
 
 
+def bytes_sha256(path: str | os.PathLike) -> str | None:
+    """sha256 of a file's bytes, read block by block; None when it cannot be read."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
 def folder_digest(path: str | os.PathLike) -> dict[str, Any]:
     """sha256 over a folder's files (recursively, in sorted order): each one's path inside it and the sha256
     of its bytes ('None' for one that cannot be read), and how many there are. Hidden files and folders
@@ -488,16 +500,7 @@ def folder_digest(path: str | os.PathLike) -> dict[str, Any]:
         folders[:] = sorted(f for f in folders if not f.startswith("."))
         for name in sorted(f for f in files if not f.startswith(".")):
             full = os.path.join(root, name)
-            sha: str | None = None
-            if os.path.isfile(full):  # not a FIFO (opened, it would block), a device or a dangling link
-                try:
-                    with open(full, "rb") as handle:
-                        content = hashlib.sha256()
-                        for block in iter(lambda: handle.read(1 << 20), b""):
-                            content.update(block)
-                    sha = content.hexdigest()
-                except OSError:  # no permission to read it
-                    pass
+            sha = bytes_sha256(full) if os.path.isfile(full) else None  # not a FIFO (it would block), device or dangling link
             digest.update(f"{os.path.relpath(full, path)}\0{sha}\0".encode("utf-8", "surrogateescape"))
             count += 1
     return {"sha256": digest.hexdigest(), "files": count}
