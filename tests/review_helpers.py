@@ -87,4 +87,6 @@ def reviewed_by_two(tmp_path):
         pairs.append(task)
     extra = alice.next_task()
     alice.grade(extra, 1 - extra.proposed)
+    for connection in (alice.conn, bob.conn):  # closed now, not whenever the collector gets to them: the last
+        connection.close()  # to close folds the WAL into the file, which would change an input between two exports
     return pool, db, pairs, extra

@@ -148,6 +148,24 @@ def test_a_killed_build_is_cut_back_to_its_last_commit(tmp_path, small_segments)
     assert same_hits(StoredBm25(index).search(QUERIES, 30), Bm25Index(read_corpus(grown)).search(QUERIES, 30))
 
 
+@pytest.mark.parametrize("damaged", ["seg-00000.docs", "seg-00000.tf", "ids.bin"])
+def test_an_index_file_cut_short_is_one_line_naming_it(tmp_path, small_segments, damaged):
+    """A segment's postings or the chunk ids cut short (a copied cache, a failing disk) ended in numpy's traceback
+    (`buffer size must be a multiple of element size`) or an empty chunk id blamed on the corpus."""
+    corpus = write(tmp_path / "corpus.jsonl", generated(200))
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("".join(json.dumps({"query_id": f"q{i}", "query": q, "reference_answer": "x"}) + "\n" for i, q in enumerate(QUERIES)))
+    cache = tmp_path / "cache"
+    assert run("retrieve", "--corpus", corpus, "--golden", golden, "--cache", cache, "-o", tmp_path / "a.run").exit_code == 0
+    (path,) = cache.glob(f"bm25/*/*/{damaged}")
+    path.write_bytes(path.read_bytes()[:5])
+    result = run("retrieve", "--corpus", corpus, "--golden", golden, "--cache", cache, "-o", tmp_path / "b.run")
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("semrel: error: ")]  # after the progress lines
+    assert len(errors) == 1 and f"{damaged}: shorter than" in errors[0] and "to rebuild it" in errors[0], result.stderr
+    assert not (tmp_path / "b.run").exists()
+
+
 def test_repeated_chunk_id_is_an_error_naming_both_lines(tmp_path, small_segments):
     rows = generated(200)
     store = LexicalStore(tmp_path / "cache", BM25_PARAMS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import gc
 import json
 import os
 import signal
@@ -10,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from review_helpers import reviewed_by_two
+from review_helpers import reviewed_by_two, write_pool
 from semrel.errors import SemrelError, UsageError, ValidationError
 from semrel.formats import read_qrels
 from semrel.formats.files import file_digest, write_error
@@ -144,6 +145,46 @@ def test_export_says_how_many_decisions_it_left_out_because_their_texts_changed(
     again = cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(out))
     assert again.exit_code == 0 and "warning" not in again.stderr
     assert sources_of(out)[pairs[1].query_id, edited]["reviewers"] == {"alice": 1, "bob": 0}
+
+
+def test_stats_count_as_stale_the_decisions_export_leaves_out(tmp_path, cli):
+    """A grade taken back before the texts changed never stood: stats counted it stale beside the undo, and
+    so said 2 where export left out 1."""
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "r.sqlite")
+    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"]]
+    assert cli("review", "start", "--db", db, "--reviewer", "alice", "--no-highlight", *files, "--thresholds", "0.5",
+               input="1u0q").exit_code == 0
+    with sqlite3.connect(db) as conn:
+        (chunk_id,) = conn.execute("SELECT t.chunk_id FROM decisions d JOIN tasks t ON t.id = d.task_id LIMIT 1").fetchone()
+    rows = [json.loads(line) for line in open(pool["corpus"])]
+    with open(pool["corpus"], "w") as handle:
+        handle.writelines(json.dumps({**r, "text": r["text"] + " (edited)"} if r["_id"] == chunk_id else r) + "\n" for r in rows)
+    assert "new texts" in cli("review", "start", "--db", db, "--reviewer", "alice", "--no-highlight", *files, input="q").stderr
+    out = tmp_path / "out.qrels"
+    assert cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(out)).exit_code == 0
+    stats = json.loads(cli("review", "stats", "--db", db, "--format", "json").stdout)
+    assert stats["reviewers"][0]["stale"] == read_manifest(out)["params"]["stale_decisions_left_out"] == 1
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts open files through /proc")
+def test_stats_and_export_close_the_database_they_read(tmp_path):
+    """The review page's Stats reads the database at every view; each read left its connection (two open
+    files) to the garbage collector, which sqlite3's reference cycles make the only way it is closed."""
+    from semrel.review.adjudicate import reviewed_labels
+    from semrel.review.stats import review_stats
+
+    pool, db, _, _ = reviewed_by_two(tmp_path)
+    gc.collect()
+    gc.disable()
+    try:
+        before = len(os.listdir("/proc/self/fd"))
+        for _ in range(3):
+            review_stats(db, resamples=10)
+            reviewed_labels(db, pool["labels"])
+        assert len(os.listdir("/proc/self/fd")) == before
+    finally:
+        gc.enable()
 
 
 def export_twice(tmp_path):

@@ -6,8 +6,10 @@ import json
 
 import pytest
 
+from helpers import assert_one_error
 from review_helpers import write_pool
 from semrel.cli.review_terminal import highlighted
+from semrel.errors import UsageError
 from semrel.review.highlight import WINDOW_TOKENS, token_similarities
 
 CHUNK = "To fix a flat tyre, remove the wheel and find the puncture. Patch the inner tube with glue."
@@ -27,6 +29,17 @@ def test_highlights_are_at_the_layer_the_judge_takes():
     at_default = token_similarities(CHUNK, ["Patch the inner tube."])
     assert at_default == token_similarities(CHUNK, ["Patch the inner tube."], layer=6)
     assert at_default != token_similarities(CHUNK, ["Patch the inner tube."], layer=4)
+
+
+def test_a_layer_the_model_lacks_is_refused_as_the_judge_refuses_it(tmp_path, cli):
+    """review start --layer 99 shaded MiniLM's chunks at some other layer without a word; judge --layer 99 is refused."""
+    with pytest.raises(UsageError, match="has layers 0..6"):
+        token_similarities(CHUNK, ["Patch the inner tube."], layer=99)
+    pool = write_pool(tmp_path / "pool")
+    result = cli("review", "start", "--db", str(tmp_path / "r.sqlite"), "--reviewer", "ann", "--layer", "7", "--judgments",
+                 pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"],
+                 "--thresholds", "0.5", input="1q")
+    assert_one_error(result, "--layer 7", "has layers 0..6", code=2)
 
 
 @pytest.mark.slow

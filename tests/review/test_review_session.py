@@ -206,6 +206,26 @@ def test_a_decision_is_recorded_only_on_the_pair_held_for_the_reviewer(tmp_path,
         session.conn.close()
 
 
+def test_an_undone_pair_comes_back_next_even_before_an_earlier_pair_shown(tmp_path, monkeypatch):
+    """alice passes over the pair bob holds and grades the next; bob leaves, so she is shown his pair. `u` takes
+    back her grade, but the pair earlier in the queue (bob's) stayed on screen: her next key, meant for the pair
+    she undid, graded that one."""
+    from semrel.review import engine
+
+    conn, _ = queued_db(tmp_path)
+    alice, bob = Session(conn, "alice"), Session(open_db(tmp_path / "r.sqlite"), "bob")
+    held_by_bob = bob.next_task()
+    mine = alice.next_task()
+    alice.grade(mine, 1)
+    monkeypatch.setattr(engine, "CLAIM_SECONDS", -1.0)  # bob's claim gone stale
+    assert alice.next_task() == held_by_bob
+    assert alice.undo() == mine
+    assert alice.next_task() == mine
+    alice.grade(mine, 0)
+    assert alice.next_task() == held_by_bob  # and then the pair that was on screen
+    bob.conn.close()
+
+
 def test_a_note_typed_in_a_terminal_that_is_not_utf8_is_kept(tmp_path):
     """Python holds such bytes as lone surrogates, which SQLite cannot store: the note was lost to a traceback."""
     pool = write_pool(tmp_path / "pool")
@@ -232,6 +252,21 @@ def test_queue_options_a_database_already_holds_otherwise_are_warned_about(tmp_p
     assert other.exit_code == 0
     assert ("warning: this queue was built with --order uncertain, --seed 0, --overlap 0; it keeps its order and shared "
             "pairs (a new --db builds a queue with yours)") in " ".join(other.stderr.split())
+
+
+def test_resuming_a_limited_queue_with_its_files_does_not_call_the_pairs_limit_kept_out_unqueued(tmp_path, cli):
+    """Every start of a --limit 5 queue given its files warned that the 7 other judged pairs were not in the
+    queue and to review them with a new --db; only judged pairs beyond those the queue was built from are."""
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "r.sqlite")
+    assert start(cli, pool, db, "ann", "q", "--limit", "5").exit_code == 0
+    again = start(cli, pool, db, "ann", "q", "--limit", "5")
+    assert again.exit_code == 0 and "not in this database's queue" not in again.stderr
+    with open(pool["corpus"], "a") as corpus, open(pool["judgments"], "a") as judgments:
+        corpus.write(json.dumps({"_id": "c5", "title": "", "text": "Brakes squeal when wet.", "doc_id": "d", "start": 0, "end": 23}) + "\n")
+        judgments.write(json.dumps({"query_id": "q1", "chunk_id": "c5", "P": 0.3, "R": 0.3, "F": 0.3, "source": "bm25"}) + "\n")
+    grown = start(cli, pool, db, "ann", "q")
+    assert "warning: 8 judged pairs are not in this database's queue" in grown.stderr
 
 
 def test_edited_texts_make_old_decisions_stale(tmp_path, cli):
@@ -371,6 +406,61 @@ def test_a_database_locked_past_the_timeout_is_one_clear_error(tmp_path, monkeyp
             Session(conn, "alice")
     finally:
         holder.execute("ROLLBACK")
+
+
+def test_a_database_locked_while_it_is_opened_is_not_called_another_file(tmp_path, monkeypatch):
+    from semrel.review import store
+
+    conn, _ = queued_db(tmp_path)
+    conn.execute("PRAGMA journal_mode = DELETE")  # a rollback journal: a writer's exclusive lock keeps readers out
+    conn.close()
+    db = tmp_path / "r.sqlite"
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("INSERT INTO reviewers (name, created) VALUES ('zoe', 0)")
+    try:
+        monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 50)
+        for opening in (store.open_db, store.open_db_read_only):
+            with pytest.raises(SemrelError) as caught:
+                opening(db)
+            assert "database is locked" in str(caught.value) and "not a review database" not in str(caught.value)
+    finally:
+        holder.execute("ROLLBACK")
+
+
+def damaged_db(tmp_path: Path) -> Path:
+    """A review database whose tasks table is overwritten, as a copy cut short or a bad disk leaves it: its
+    header and schema read well, so it opens, and it fails when a statement reads the tasks."""
+    conn, _ = queued_db(tmp_path)
+    Session(conn, "alice").grade(Session(conn, "alice").next_task(), 1)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'tasks'").fetchone()[0]
+    conn.close()
+    db = tmp_path / "r.sqlite"
+    with open(db, "r+b") as f:
+        f.seek((root - 1) * size)
+        f.write(b"\xff" * size)
+    return db
+
+
+def test_a_database_damaged_past_its_schema_is_one_line_for_every_command(tmp_path, cli):
+    db = damaged_db(tmp_path)
+    labels = tmp_path / "pool" / "labels.qrels"
+    for args in (["review", "stats", "--db", db], ["review", "export", "--db", db, "--labels", labels, "-o", tmp_path / "x.qrels"],
+                 ["review", "start", "--db", db, "--reviewer", "bob", "--no-highlight"]):
+        result = cli(*map(str, args), input="1q")
+        assert_one_error(result, "r.sqlite", "damaged", "malformed")
+    assert not (tmp_path / "x.qrels").exists()
+
+
+def test_the_end_of_piped_input_at_the_note_prompt_quits_as_q_does(tmp_path, cli):
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "r.sqlite")
+    result = start(cli, pool, db, "alice", "1m")  # the input ends while the note is typed (or Ctrl-C there)
+    assert result.exit_code == 0, result.output
+    assert "saved; 1 decisions this session" in result.stdout and "Aborted" not in result.output
+    assert [kind for _, kind, _ in live(db)] == ["grade"]
 
 
 def test_revising_an_earlier_decision_replaces_it_and_keeps_the_history(tmp_path):

@@ -119,10 +119,10 @@ class TerminalReview:
 
     def run(self) -> int:
         """Review until the queue is empty or the reviewer quits (q, Ctrl-C or the end of piped
-        input); returns the decisions made."""
+        input, also at the note prompt, where click turns them into Abort); returns the decisions made."""
         try:
             return self._loop()
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, click.Abort):
             self.console.print(f"saved; {self.decided} decisions this session. Start again to go on.")
             return self.decided
 

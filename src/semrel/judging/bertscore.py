@@ -56,6 +56,16 @@ def default_layer(name: str, folder: Path, num_layers: int) -> tuple[int, str]:
     return num_layers, "last layer (model not in bert_score's table)"
 
 
+def model_layer(name: str, folder: Path, num_layers: int, layer: int | None) -> tuple[int, str]:
+    """The layer the judge reads (the given one, which the model must have, else its default) and where it came
+    from; the review's highlights read the same, so a layer the model lacks is refused there too."""
+    if layer is None:
+        return default_layer(name, folder, num_layers)
+    if not 0 <= layer <= num_layers:
+        raise UsageError(f"layer={layer!r}: model {name} has layers 0..{num_layers}")
+    return layer, "given"
+
+
 def shipped_baseline(name: str, folder: Path, layer: int, lang: str = "en") -> tuple[np.ndarray, str] | None:
     """bert_score's rescaling baseline (P, R, F) for this model and layer, and its file; None if it has none."""
     root = _package_dir()

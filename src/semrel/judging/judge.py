@@ -48,7 +48,7 @@ from ..formats.pool import given_pool
 from ..progress import Advance, Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample, is_whole
 from . import labels
-from .bertscore import default_layer, greedy_match, greedy_match_tokens, idf_table, plain_weights, rescale, shipped_baseline, weighted_mean
+from .bertscore import greedy_match, greedy_match_tokens, idf_table, model_layer, plain_weights, rescale, shipped_baseline, weighted_mean
 from .checkpoint import Checkpoint
 from .probability import PoolFeatures, idf_sample, null_pairs
 
@@ -491,11 +491,7 @@ class Judgments(SequenceABC):
 
 def choose_layer(info: ModelInfo, layer: int | None) -> tuple[int, str]:
     """The layer the judge reads (the given one, which the model must have, else its default) and where it came from."""
-    if layer is None:
-        return default_layer(info.name, info.folder, info.num_layers)
-    if not 0 <= layer <= info.num_layers:
-        raise UsageError(f"layer={layer!r}: model {info.name} has layers 0..{info.num_layers}")
-    return layer, "given"
+    return model_layer(info.name, info.folder, info.num_layers, layer)
 
 
 def judge_pairs(

@@ -179,13 +179,26 @@ def _fsync_append(path: Path, data: bytes) -> None:
         os.fsync(handle.fileno())
 
 
+def _cut_short(folder: Path, name: str) -> SemrelError:
+    return SemrelError(f"{folder / name}: shorter than {folder / 'index.json'} says; delete {folder} to rebuild it")
+
+
+def _pread(fd: int, size: int, offset: int, folder: Path, name: str) -> bytes:
+    """`size` bytes at `offset` of the index file `name`; fewer (a file cut short by a copy or a failing disk) is
+    one line naming it, not numpy's error on a short buffer or an empty chunk id."""
+    data = os.pread(fd, size, offset)
+    if len(data) < size:
+        raise _cut_short(folder, name)
+    return data
+
+
 def _read(path: Path, dtype: Any, first: int, count: int) -> np.ndarray:
     """`count` items of `dtype` from item `first` of a file, read (not mapped): the process keeps only what it asked for."""
     dtype = np.dtype(dtype)
     if count <= 0:
         return np.zeros(0, dtype=dtype)
     with open(path, "rb") as handle:
-        data = os.pread(handle.fileno(), count * dtype.itemsize, first * dtype.itemsize)
+        data = _pread(handle.fileno(), count * dtype.itemsize, first * dtype.itemsize, path.parent, path.name)
     return np.frombuffer(data, dtype=dtype)
 
 
@@ -218,7 +231,7 @@ class Chain:
             path = self.folder / name
             have = path.stat().st_size if path.exists() else 0
             if have < size:
-                raise SemrelError(f"{path}: shorter than {self.folder / 'index.json'} says; delete {self.folder} to rebuild it")
+                raise _cut_short(self.folder, name)
             if have > size:
                 os.truncate(path, size)
         terms = self.folder / "terms.txt"
@@ -263,10 +276,12 @@ class DiskBm25:
         if term >= segment["vocab"]:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         indptr, docs, tfs = self._files(segment)
-        start, end = np.frombuffer(os.pread(indptr, 16, 8 * term), dtype="<i8").tolist()
+        name = segment["name"]
+        start, end = np.frombuffer(_pread(indptr, 16, 8 * term, self.folder, f"{name}.indptr"), dtype="<i8").tolist()
         tf_type = np.dtype(segment["tf"])
-        found = np.frombuffer(os.pread(docs, 4 * (end - start), 4 * start), dtype="<u4")
-        counts = np.frombuffer(os.pread(tfs, tf_type.itemsize * (end - start), tf_type.itemsize * start), dtype=tf_type)
+        found = np.frombuffer(_pread(docs, 4 * (end - start), 4 * start, self.folder, f"{name}.docs"), dtype="<u4")
+        counts = np.frombuffer(_pread(tfs, tf_type.itemsize * (end - start), tf_type.itemsize * start, self.folder, f"{name}.tf"),
+                               dtype=tf_type)
         return found.astype(np.int64), counts.astype(np.float32)
 
     def _files(self, segment: dict) -> tuple[int, int, int]:
@@ -527,9 +542,9 @@ def read_ids(folder: Path, positions: np.ndarray) -> list[str]:
     out = []
     with open(folder / "ids.bin", "rb") as names, open(folder / "ids.end", "rb") as ends:
         for p in np.asarray(positions, dtype=np.int64).tolist():
-            bounds = np.frombuffer(os.pread(ends.fileno(), 16 if p else 8, 8 * (p - 1) if p else 0), dtype="<u8")
+            bounds = np.frombuffer(_pread(ends.fileno(), 16 if p else 8, 8 * (p - 1) if p else 0, folder, "ids.end"), dtype="<u8")
             start, end = (int(bounds[0]), int(bounds[1])) if p else (0, int(bounds[0]))
-            out.append(os.pread(names.fileno(), end - start, start).decode("utf-8"))
+            out.append(_pread(names.fileno(), end - start, start, folder, "ids.bin").decode("utf-8"))
     return out
 
 

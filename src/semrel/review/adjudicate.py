@@ -13,6 +13,7 @@ interrupt leaves the old files or the new ones.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections import Counter
@@ -113,11 +114,11 @@ def reviewed_labels(db: str | os.PathLike, labels: str | os.PathLike | Qrels, ru
     """The derived qrels `labels` (a file, or Qrels) with the human grades of `db` overriding them (only the human
     grades with `only_reviewed`), reviewers' conflicts settled by `rule`. Reviewed decisions left out because
     their pairs' texts changed since are counted in a warning."""
-    conn = open_db_read_only(db)
-    conn.execute("BEGIN")  # one snapshot: the grades and the stale decisions left out agree
-    grades = human_grades(conn)
-    stale = stale_decisions(conn)
-    conn.execute("COMMIT")
+    with contextlib.closing(open_db_read_only(db)) as conn:  # closed also on an error mid-read, which would hold its lock
+        conn.execute("BEGIN")  # one snapshot: the grades and the stale decisions left out agree
+        grades = human_grades(conn)
+        stale = stale_decisions(conn)
+        conn.execute("COMMIT")
     by_pair = grades_by_pair(grades)
     settled = adjudicate(by_pair, rule, {g.reviewer for g in grades})
     derived = (read_qrels(labels) if isinstance(labels, (str, os.PathLike)) else labels).to_dict()
@@ -190,13 +191,14 @@ class Stale:
                 "again if the texts change back (review the pairs again to label the new texts)")
 
 
-def stale_decisions(conn: sqlite3.Connection) -> Stale:
-    """The reviewed decisions an export leaves out because their pairs' texts changed (see Stale)."""
+def stale_decisions(conn: sqlite3.Connection, reviewer: str | None = None) -> Stale:
+    """The reviewed decisions (of `reviewer`, or of all) an export leaves out because their pairs' texts
+    changed (see Stale); `review stats` counts the same ones."""
     rows = conn.execute(
         "SELECT d.kind, d.task_id FROM decisions d JOIN tasks t ON t.id = d.task_id"
-        " WHERE d.kind IN ('grade', 'skip') AND d.task_hash != t.hash"
+        " WHERE d.kind IN ('grade', 'skip') AND d.task_hash != t.hash AND (:r IS NULL OR d.reviewer = :r)"
         " AND NOT EXISTS (SELECT 1 FROM decisions u WHERE u.kind = 'undo' AND u.undoes = d.id)"
-        " AND NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = d.task_id AND l.reviewer = d.reviewer)"
+        " AND NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = d.task_id AND l.reviewer = d.reviewer)", {"r": reviewer},
     ).fetchall()
     kinds = Counter(kind for kind, _ in rows)
     return Stale(kinds["grade"], kinds["skip"], len({task for _, task in rows}))
@@ -216,13 +218,14 @@ def _source_row(query_id: str, chunk_id: str, derived: int | None, settled: dict
 def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSample:
     """The longest prefix of the review queue's random sample that has been decided (graded
     or skipped), less the skipped pairs; grades of several reviewers settled by `rule`."""
-    conn = open_db_read_only(db)
-    pool = conn.execute("SELECT value FROM meta WHERE key = 'pool_size'").fetchone()
-    first_open = conn.execute(
-        "SELECT min(sample_rank) FROM tasks t WHERE sample_rank IS NOT NULL"
-        " AND NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id)"
-    ).fetchone()[0]
-    grades = [g for g in human_grades(conn) if g.sample_rank is not None and (first_open is None or g.sample_rank < first_open)]
+    with contextlib.closing(open_db_read_only(db)) as conn:
+        pool = conn.execute("SELECT value FROM meta WHERE key = 'pool_size'").fetchone()
+        first_open = conn.execute(
+            "SELECT min(sample_rank) FROM tasks t WHERE sample_rank IS NOT NULL"
+            " AND NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id)"
+        ).fetchone()[0]
+        every = human_grades(conn)
+    grades = [g for g in every if g.sample_rank is not None and (first_open is None or g.sample_rank < first_open)]
     if not grades:
         raise ValidationError(
             f"{db}: no pair of the random sample is reviewed yet (review in --order uncertain or random, "

@@ -132,9 +132,10 @@ class Progress:
 
 _UNDECIDED_BY_ME = "NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id AND l.reviewer = :r)"
 _UNDECIDED_BY_OTHERS = "NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id AND l.reviewer != :r)"
-_HELD = (  # claimed by this reviewer, decided neither by them nor (unless shared) by anyone else
+_HELD = (  # claimed by this reviewer, decided neither by them nor (unless shared) by anyone else; of several (an undo
+    # while a pair is shown) the one claimed last, the pair undone, even where the pair shown is earlier in the queue
     f"SELECT t.* FROM tasks t JOIN claims c ON c.task_id = t.id AND c.reviewer = :r"
-    f" WHERE {_UNDECIDED_BY_ME} AND (t.shared OR {_UNDECIDED_BY_OTHERS}) ORDER BY t.position LIMIT 1"
+    f" WHERE {_UNDECIDED_BY_ME} AND (t.shared OR {_UNDECIDED_BY_OTHERS}) ORDER BY c.claimed DESC, t.position LIMIT 1"
 )
 
 
@@ -329,10 +330,12 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
             if labelling is not None and labelling != stored:
                 warn(f"this queue was built with --on {stored.on} --thresholds {','.join(map(str, stored.thresholds))}; "
                      "it keeps them")
-            changed, left_out = refresh_tasks(conn, files.load(stored))
+            tasks = files.load(stored)
+            changed, left_out = refresh_tasks(conn, tasks)
             if changed:
                 warn(f"{changed} pairs have new texts; their earlier decisions are stale and they are shown again")
-            if left_out:
+            pool, queued = built.get("pool_size"), conn.execute("SELECT count(*) FROM tasks").fetchone()[0]
+            if left_out and (len(tasks), left_out) != (pool, (pool or 0) - queued):  # not just the pairs --limit kept out
                 warn(f"{left_out} judged pairs are not in this database's queue; review them with a new --db")
     elif files is None:
         raise ValidationError("the review database is new: give --judgments, --labels, --corpus and --golden")

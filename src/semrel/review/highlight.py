@@ -13,7 +13,7 @@ import numpy as np
 
 from ..encoding.encode import hidden_states
 from ..encoding.models import describe_model, load_encoder
-from ..judging.bertscore import default_layer
+from ..judging.bertscore import model_layer
 
 WINDOW_TOKENS = 256
 
@@ -21,11 +21,10 @@ WINDOW_TOKENS = 256
 def token_similarities(
     chunk: str, answers: Sequence[str], model_name: str | None = None, layer: int | None = None
 ) -> list[tuple[int, int, float]]:
-    """(start, end, best similarity to an answer token) for each token of `chunk`; `layer` None is the
-    one `semrel judge` takes for the model when not told (bert_score's recommended layer, else the last)."""
-    if layer is None:
-        info = describe_model(model_name)
-        layer = default_layer(info.name, info.folder, info.num_layers)[0]
+    """(start, end, best similarity to an answer token) for each token of `chunk`, at `layer` as `semrel judge`
+    reads it: None is the one it takes for the model when not told (bert_score's recommended layer, else the last)."""
+    info = describe_model(model_name)
+    layer = model_layer(info.name, info.folder, info.num_layers, layer)[0]  # one the model lacks is refused, as the judge refuses it
     tokenizer, _ = load_encoder(model_name)
     offsets = tokenizer(chunk, add_special_tokens=False, return_offsets_mapping=True, verbose=False)["offset_mapping"]
     if not offsets or not any(a.strip() for a in answers):

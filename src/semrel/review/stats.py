@@ -3,6 +3,7 @@ reviewers and between each reviewer and the judge on the pairs both labelled."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sqlite3
@@ -12,7 +13,7 @@ from typing import Iterable
 import numpy as np
 
 from ..analysis.agreement import Agreement, agreement
-from .adjudicate import grades_by_pair, human_grades
+from .adjudicate import grades_by_pair, human_grades, stale_decisions
 from .engine import labelling_of
 from .store import open_db_read_only
 
@@ -36,7 +37,7 @@ class ReviewerStats:
     flags: int
     notes: int
     undos: int
-    stale: int  # grades and skips given to texts that have since changed
+    stale: int  # grades and skips on texts changed since, neither undone nor made again on the new texts: those an export leaves out
     median_seconds: float  # per grade or skip, undone ones included: the time was spent
     per_hour: float
 
@@ -71,16 +72,12 @@ def reviewer_stats(conn: sqlite3.Connection) -> list[ReviewerStats]:
     for name in names:
         kinds = dict(conn.execute("SELECT kind, count(*) FROM decisions WHERE reviewer = ? GROUP BY kind", (name,)).fetchall())
         standing = dict(conn.execute("SELECT kind, count(*) FROM live WHERE reviewer = ? GROUP BY kind", (name,)).fetchall())
-        stale = conn.execute(
-            "SELECT count(*) FROM decisions d JOIN tasks t ON t.id = d.task_id WHERE d.reviewer = ?"
-            " AND d.kind IN ('grade', 'skip') AND d.task_hash != t.hash", (name,),
-        ).fetchone()[0]
         seconds = np.array([r[0] for r in conn.execute(
             "SELECT seconds FROM decisions WHERE reviewer = ? AND kind IN ('grade', 'skip') AND seconds IS NOT NULL", (name,)
         )], dtype=np.float64)
         result.append(ReviewerStats(
             reviewer=name, graded=standing.get("grade", 0), skipped=standing.get("skip", 0), flags=kinds.get("flag", 0),
-            notes=kinds.get("note", 0), undos=kinds.get("undo", 0), stale=stale,
+            notes=kinds.get("note", 0), undos=kinds.get("undo", 0), stale=stale_decisions(conn, name).decisions,
             median_seconds=float(np.median(seconds)) if len(seconds) else float("nan"),
             per_hour=float(3600.0 / seconds.mean()) if len(seconds) and seconds.mean() > 0 else float("nan"),
         ))
@@ -90,13 +87,14 @@ def reviewer_stats(conn: sqlite3.Connection) -> list[ReviewerStats]:
 def review_stats(db: str | os.PathLike, resamples: int = 1000, seed: int = 0) -> ReviewStats:
     """Counts, speed and agreement (kappa quadratic-weighted for graded labels, with a seeded
     bootstrap interval) of a review database."""
-    conn = open_db_read_only(db)
-    labels = list(range(labelling_of(conn).max_grade + 1))
-    grades = human_grades(conn)
+    with contextlib.closing(open_db_read_only(db)) as conn:  # closed also on an error mid-read, which would hold its lock
+        labels = list(range(labelling_of(conn).max_grade + 1))
+        grades = human_grades(conn)
+        people = reviewer_stats(conn)
+        tasks = conn.execute("SELECT count(*) FROM tasks").fetchone()[0]
     by_pair = grades_by_pair(grades)
     proposed = {(g.query_id, g.chunk_id): g.proposed for g in grades}
     reviewers = sorted({g.reviewer for g in grades})
-    people = reviewer_stats(conn)
     judge = judge_label([r.reviewer for r in people] + reviewers)
     agreements = []
     for first, second in itertools.combinations(reviewers, 2):
@@ -110,6 +108,6 @@ def review_stats(db: str | os.PathLike, resamples: int = 1000, seed: int = 0) ->
             a, b = zip(*mine)
             agreements.append(PairAgreement(name, judge, agreement(a, b, labels=labels, resamples=resamples, seed=seed), True))
     return ReviewStats(
-        tasks=conn.execute("SELECT count(*) FROM tasks").fetchone()[0], reviewed=len(by_pair),
+        tasks=tasks, reviewed=len(by_pair),
         reviewers=people, agreements=agreements, judge=judge,
     )

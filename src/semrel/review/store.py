@@ -8,19 +8,21 @@ for each other (busy timeout), so no decision is lost or recorded twice.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import secrets
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from ..errors import SemrelError
 from ..formats.files import check_input_file, note_input, sweep_stale_temps, temp_prefix
 
 SCHEMA_VERSION = 2  # 2: tasks.probability
 BUSY_TIMEOUT_MS = 30_000
+T = TypeVar("T")
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -75,6 +77,68 @@ CREATE VIEW live AS
 """
 
 
+def database_error(name: str, exc: sqlite3.Error) -> SemrelError | None:
+    """One line for an SQLite error on the review database `name`: a lock held past the busy timeout, a file
+    that cannot be read or written (OperationalError), or a file that is not SQLite or is damaged (a copy cut
+    short, overwritten pages). None for the others (a constraint, a misuse), which are not the file's fault."""
+    if isinstance(exc, sqlite3.OperationalError):
+        return SemrelError(f"{name}: {exc} (nothing of this step was saved; try again)")
+    if type(exc) is sqlite3.DatabaseError:
+        return SemrelError(f"{name}: not a review database, or a damaged one ({exc}); restore it from a copy or give a new --db path")
+    return None
+
+
+class ReviewConnection(sqlite3.Connection):
+    """A review database's connection: once open (`name` set), an SQLite error of any statement or row fetched
+    is one line naming the file (database_error). A database damaged past its first pages opens and fails only
+    when a statement reads those pages, mid-session: a traceback before."""
+
+    name = ""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        return self.cursor(_Cursor).execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        return self.cursor(_Cursor).executemany(sql, parameters)
+
+
+def _told(method: Callable[..., T]) -> Callable[..., T]:
+    """`method` of a cursor, its SQLite errors told as database_error's line where it has one, on a connection
+    open_db has finished opening; the cursor is closed first, so the read lock of a statement cut short does
+    not outlive the error."""
+
+    @functools.wraps(method)
+    def checked(cursor: sqlite3.Cursor, *args: Any) -> T:
+        try:
+            return method(cursor, *args)
+        except sqlite3.Error as exc:
+            name = getattr(cursor.connection, "name", "")
+            told = database_error(name, exc) if name else None
+            if told is None:
+                raise
+            cursor.close()
+            raise told from None
+
+    return checked
+
+
+class _Cursor(sqlite3.Cursor):
+    execute = _told(sqlite3.Cursor.execute)
+    executemany = _told(sqlite3.Cursor.executemany)
+    fetchone = _told(sqlite3.Cursor.fetchone)
+    fetchall = _told(sqlite3.Cursor.fetchall)
+    __next__ = _told(sqlite3.Cursor.__next__)
+
+
+def _connect(name: str, uri: str | None = None) -> ReviewConnection:
+    """A ReviewConnection in autocommit mode (transactions are explicit) with rows by name and the busy timeout."""
+    conn = sqlite3.connect(uri or name, uri=uri is not None, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                           factory=ReviewConnection)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return conn
+
+
 def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit), WAL, with a busy timeout;
     the schema is created in a new (or empty) file. Nothing is written to a file before it is
@@ -86,14 +150,13 @@ def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
     if os.path.lexists(name):
         note_input(name, check_input_file(name))  # a device or FIFO is neither read nor written; no output replaces it
     try:
-        conn = sqlite3.connect(name, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        conn.row_factory = sqlite3.Row
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn = _connect(name)
         version = _check_review_db(conn, name, allow_new=True)  # read only: a file that is not ours is left as it was
         _wal(conn)
         conn.execute("PRAGMA foreign_keys = ON")
-    except sqlite3.DatabaseError as exc:
-        raise SemrelError(f"{name}: not a review database ({exc})") from None
+    except sqlite3.Error as exc:
+        raise database_error(name, exc) or exc from None
+    conn.name = name
     if version == 0:
         with transaction(conn):
             if conn.execute("PRAGMA user_version").fetchone()[0] == 0:  # another process may have just made it
@@ -193,14 +256,12 @@ def open_db_read_only(path: str | os.PathLike) -> sqlite3.Connection:
         raise SemrelError(f"{name}: no such review database (start one with `semrel review start`)")
     note_input(name, check_input_file(name))
     try:
-        conn = sqlite3.connect(f"{Path(name).resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-                               isolation_level=None)
-        conn.row_factory = sqlite3.Row
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn = _connect(name, f"{Path(name).resolve().as_uri()}?mode=ro")
         _check_review_db(conn, name, allow_new=False)
         conn.execute("PRAGMA query_only = ON")
-    except sqlite3.DatabaseError as exc:
-        raise SemrelError(f"{name}: not a review database ({exc})") from None
+    except sqlite3.Error as exc:
+        raise database_error(name, exc) or exc from None
+    conn.name = name
     return conn
 
 
@@ -233,17 +294,16 @@ def _statements(script: str) -> Iterator[str]:
 @contextlib.contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """BEGIN IMMEDIATE ... COMMIT: the write lock is taken first, so concurrent writers queue
-    instead of failing halfway; an exception rolls back."""
+    instead of failing halfway; an exception rolls back. Busy past the timeout, a read-only file or a
+    full disk is one line (ReviewConnection)."""
+    conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
+        yield conn
+    except BaseException:
+        if conn.in_transaction:  # SQLite may have rolled back itself (a full disk): the error that did it is the one to tell
             conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-    except sqlite3.OperationalError as exc:  # busy past the timeout, read-only file, full disk
-        raise SemrelError(f"review database: {exc} (nothing of this step was saved; try again)") from None
+        raise
+    conn.execute("COMMIT")
 
 
 def read_meta(conn: sqlite3.Connection) -> dict[str, Any]:
