@@ -175,6 +175,8 @@ def test_stats_and_export_close_the_database_they_read(tmp_path):
     from semrel.review.stats import review_stats
 
     pool, db, _, _ = reviewed_by_two(tmp_path)
+    review_stats(db, resamples=10)  # what a first call opens for good (a module's files) is not the database's
+    reviewed_labels(db, pool["labels"])
     gc.collect()
     gc.disable()
     try:
