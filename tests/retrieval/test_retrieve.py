@@ -181,6 +181,9 @@ def test_a_first_stage_run_without_candidates_reranks_to_an_empty_run_with_or_wi
         assert result.exit_code == 0, result.output
         assert "3 of 3 queries got no chunks" in result.stderr
         assert out.read_text() == ""
+        # queries the golden set lacks are said, as `semrel pool` says them (they went unsaid)
+        assert ("1 queries of run first are not in the golden set and are left out (e.g. 'elsewhere')" in result.stderr) \
+            == bool(first_run)
 
 
 @pytest.mark.parametrize("options, code, message", [

@@ -263,8 +263,10 @@ def rerank_hits(
     return reranked
 
 
-def hits_from_run(run: Run, query_ids: Sequence[str], position: dict[str, int], corpus_path: str) -> Hits:
-    """A run file's ranking as hits; a chunk id the corpus lacks is an error, a query it lacks has no hits."""
+def hits_from_run(run: Run, query_ids: Sequence[str], position: dict[str, int], corpus_path: str,
+                  warn: Callable[[str], None] | None = None) -> Hits:
+    """A run file's ranking as hits; a chunk id the corpus lacks is an error, a query it lacks has no hits,
+    and queries the golden set lacks are left out and reported through `warn`, as `semrel pool` reports them."""
     ordered = ranked(run)
     by_query: dict[str, list[tuple[int, float]]] = {}
     for q, d, s in zip(ordered.query_ids.to_pylist(), ordered.doc_ids.to_pylist(), ordered.scores.tolist()):
@@ -274,6 +276,9 @@ def hits_from_run(run: Run, query_ids: Sequence[str], position: dict[str, int], 
                 "rerank a run made from the same corpus"
             )
         by_query.setdefault(q, []).append((position[d], s))
+    unknown = sorted(set(by_query) - set(query_ids))
+    if warn and unknown:
+        warn(f"{len(unknown)} queries of run {run.name} are not in the golden set and are left out (e.g. {unknown[0]!r})")
     empty = (np.zeros(0, dtype=np.int64), np.zeros(0))
     return [
         (np.array([p for p, _ in by_query[q]], dtype=np.int64), np.array([s for _, s in by_query[q]]))
@@ -357,7 +362,7 @@ def retrieve(
     depth = max(spec.k, spec.rerank_depth) if spec.rerank else spec.k
     if spec.first_stage_run:
         position = {c.id: p for p, c in enumerate(chunks)}
-        hits = hits_from_run(read_run(spec.first_stage_run), query_ids, position, corpus_path)
+        hits = hits_from_run(read_run(spec.first_stage_run), query_ids, position, corpus_path, warn)
     else:
         hits = first_stage(spec, chunks, queries, depth, steps, store, bm25)
     if spec.rerank:
