@@ -134,10 +134,11 @@ def test_unknown_run_and_single_run_give_one_line(cli, files, tmp_path):
 def test_a_run_of_other_ids_is_refused_as_eval_refuses_it(cli, files, write):
     """It scored 0 at every threshold, exit code 0, and the other run 'significantly better' everywhere."""
     judgments, first, _ = files
-    other = write("other.run", "".join(f"{q} Q0 {q}-other 1 1.0 other\n" for q in QUERIES))
+    other = write("other.run", "".join(f"{q} Q0 {q}-other#0 1 1.0 other\n" for q in QUERIES))
     result = cli("sensitivity", judgments, first, other, "-m", "RR")
     assert result.exit_code == 1 and result.stdout == ""
     assert "semrel: error: run 'other' shares no document id with the judgments" in result.stderr
+    assert "--doc-level" not in result.stderr  # eval's way out; sensitivity has no such option
 
 
 def test_grid_is_rounded_and_includes_the_end():

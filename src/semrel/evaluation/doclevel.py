@@ -59,10 +59,11 @@ def _examples(values: Iterable[str], count: int = 3) -> str:
     return ", ".join(repr(v) for v in list(dict.fromkeys(values))[:count])
 
 
-def require_overlap(result: Evaluation, qrels: Qrels, run: Run, qrels_label: str, run_label: str) -> None:
+def require_overlap(result: Evaluation, qrels: Qrels, run: Run, qrels_label: str, run_label: str,
+                    doc_level: bool = True) -> None:
     """A run that shares no query, or no document, with the qrels would score 0 everywhere for a
     reason no measure shows (ids from another collection, chunk ids against document qrels): an
-    error naming the first ids of each side."""
+    error naming the first ids of each side (and --doc-level, where the command has it and it fits)."""
     if len(result.missing_queries) == len(result.query_ids):
         run_queries = dictionary_codes(run.query_ids)[0].to_pylist()
         raise ValidationError(
@@ -75,7 +76,7 @@ def require_overlap(result: Evaluation, qrels: Qrels, run: Run, qrels_label: str
         return  # some of its documents are judged, for other queries: a real score of 0
     run_docs = run.doc_ids.slice(0, 3).to_pylist()
     hint = ""
-    if any("#" in d for d in run_docs) and not any("#" in d for d in judged_docs.slice(0, 100).to_pylist()):
+    if doc_level and any("#" in d for d in run_docs) and not any("#" in d for d in judged_docs.slice(0, 100).to_pylist()):
         hint = "; the run's ids look like chunk ids and the qrels' like document ids: score at document level with --doc-level"
     raise ValidationError(
         f"{run_label} shares no document id with {qrels_label}: the qrels judge {_examples(judged_docs.slice(0, 3).to_pylist())}, "
