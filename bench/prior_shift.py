@@ -14,18 +14,11 @@ chosen again on the fitting sets' moved p); the margins to the raw-R oracle, lef
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location("bench_labels", HERE / "labels.py")
-assert spec is not None and spec.loader is not None
-bench = importlib.util.module_from_spec(spec)
-sys.modules["bench_labels"] = bench
-spec.loader.exec_module(bench)
+import labels as bench  # bench/labels.py: python puts a script's folder first on sys.path
 
 
 def em_prior(p: np.ndarray, fitted_share: float, rounds: int = 1000) -> tuple[float, np.ndarray]:
@@ -58,7 +51,7 @@ def rows_for(data: dict, raw: dict, sets: list[str], left_out: str | None) -> li
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--work", type=Path, default=HERE.parent / "out" / "bench-labels")
+    parser.add_argument("--work", type=Path, default=bench.ROOT / "out" / "bench-labels")
     args = parser.parse_args()
     sets = [s for s in bench.SETS if (args.work / "sets" / s).exists()]
     data = {(n, c): bench.SetData(n, args.work / "sets" / n, c, args.work / "cache", False) for n in sets for c in bench.CONDITIONS}

@@ -15,18 +15,12 @@ systems' nDCG@10 under that rule. The answer, 2026-12-02: no (docs/judge.md, "Tr
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location("bench_labels", HERE / "labels.py")
-assert spec is not None and spec.loader is not None
-bench = importlib.util.module_from_spec(spec)
-sys.modules["bench_labels"] = bench
-spec.loader.exec_module(bench)
+import labels as bench  # bench/labels.py: python puts a script's folder first on sys.path
+
 labels = bench.labels
 
 
