@@ -1,5 +1,6 @@
 # `make demo` and `make test` work on a fresh clone: they create .venv, install torch
-# first (the CPU build by default; override with `make TORCH=...`), then semrel.
+# first (torch==2.13.0: the CPU build where pip's index offers one, else CUDA's, as on plain PyPI
+# for Linux; override with `make TORCH=...`, README.md), then semrel.
 PYTHON ?= python3
 TORCH ?= torch==2.13.0
 VENV ?= .venv
