@@ -74,6 +74,7 @@ class ProgressLine:
         self.tty = self.stream.isatty()
         self.every = every if self.tty else max(every, 10.0)
         self.started = self.last = time.monotonic()
+        self.shown: int | None = None  # the count the last line printed showed
 
     def add(self, count: int = 1) -> None:
         self.done += count
@@ -93,7 +94,7 @@ class ProgressLine:
         return f"semrel: {safe(self.label)}: " + ", ".join(parts)
 
     def show(self, final: bool = False) -> None:
-        self.last = time.monotonic()
+        self.last, self.shown = time.monotonic(), self.done
         if self.tty:
             self.stream.write("\r\033[K" + self.text() + ("\n" if final else ""))
         else:
@@ -101,4 +102,5 @@ class ProgressLine:
         self.stream.flush()
 
     def close(self) -> None:
-        self.show(final=True)
+        if self.tty or self.shown != self.done:  # in a log, a last line that says it already is not printed twice
+            self.show(final=True)
