@@ -287,3 +287,25 @@ def test_a_full_disk_while_the_export_is_staged_names_the_output_and_keeps_the_o
         export_reviewed(db, pool["labels"], out, "alice")
     assert str(raised.value) == f"{out}: cannot write (no space left on device); nothing was written, the old files are kept"
     assert {name: open(name, "rb").read() for name in old} == old and len(os.listdir(out.parent)) == 4
+
+
+def test_the_manifest_names_the_grades_exported_whatever_the_write_ahead_log_holds(tmp_path):
+    """The manifest recorded the database by its file's sha256 alone, which misses decisions still in the
+    write-ahead log (and moves when SQLite folds the log in, though no grade changed): the grades read are
+    recorded by their own digest, which moves with a grade and only with one."""
+    from semrel.review.engine import Session
+    from semrel.review.store import open_db
+
+    pool, db, pairs, _ = reviewed_by_two(tmp_path)
+    out = tmp_path / "reviewed.qrels"
+    export_reviewed(db, pool["labels"], out)
+    first = read_manifest(out)["params"]["grades_sha256"]
+    held = open_db(db)  # a reader left open keeps the next decision in the log
+    carol = Session(open_db(db), "carol")
+    carol.grade(carol.next_task(), 1)
+    export_reviewed(db, pool["labels"], out)
+    second = read_manifest(out)["params"]["grades_sha256"]
+    carol.conn.close()
+    held.close()
+    export_reviewed(db, pool["labels"], out)
+    assert first != second == read_manifest(out)["params"]["grades_sha256"]

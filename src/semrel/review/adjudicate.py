@@ -14,6 +14,8 @@ interrupt leaves the old files or the new ones.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import sqlite3
 from collections import Counter
@@ -50,6 +52,13 @@ def human_grades(conn: sqlite3.Connection) -> list[HumanGrade]:
         " JOIN tasks t ON t.id = l.task_id WHERE l.kind = 'grade' ORDER BY t.position, l.reviewer"
     )
     return [HumanGrade(*row) for row in rows]
+
+
+def grades_digest(grades: list[HumanGrade]) -> str:
+    """sha256 of the standing grades an export read: the database file's own digest in the manifest misses the
+    decisions still in its write-ahead log, and changes when SQLite folds the log in although no grade did."""
+    rows = sorted((g.query_id, g.chunk_id, g.reviewer, g.grade) for g in grades)
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
 
 
 def grades_by_pair(grades: list[HumanGrade]) -> dict[Pair, dict[str, int]]:
@@ -138,7 +147,8 @@ def reviewed_labels(db: str | os.PathLike, labels: str | os.PathLike | Qrels, ru
     for row in rows:
         judged.setdefault(row["query_id"], {})[row["chunk_id"]] = row["grade"]
     params = {"adjudicate": rule, "only_reviewed": only_reviewed, "reviewed_pairs": len(settled),
-              "reviewers": sorted({g.reviewer for g in grades}), "stale_decisions_left_out": stale.decisions}
+              "reviewers": sorted({g.reviewer for g in grades}), "stale_decisions_left_out": stale.decisions,
+              "grades_sha256": grades_digest(grades)}
     return ReviewedLabels(Qrels.from_dict(judged), rows, params, [stale.describe(db)] if stale.decisions else [])
 
 
