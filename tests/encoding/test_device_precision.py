@@ -53,6 +53,16 @@ def test_precision_and_device_must_fit():
     assert engines.LOCAL.precision == "exact"
 
 
+def test_int8_on_a_gpu_machine_says_how_to_get_it(monkeypatch):
+    """With the default device (auto) on a GPU machine int8 was refused with only "use fp16 on a GPU", not
+    that --device cpu runs it."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    with pytest.raises(UsageError, match=r"runs on CPU only: give device='cpu' \(auto takes a GPU torch sees\), or use fp16"):
+        _ = LocalEngine("auto", "int8").device
+
+
 @pytest.mark.slow
 def test_cpu_given_explicitly_runs_the_same_path_and_says_so():
     engine = make_engine("local", device="cpu")

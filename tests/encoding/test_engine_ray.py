@@ -112,3 +112,27 @@ def test_unreachable_cluster_is_one_line_within_seconds(sample, address):
     assert len(lines) == 1 and lines[0].startswith(f"semrel: error: --ray-address {address}: cannot reach a Ray cluster there"), done.stderr
     assert time.perf_counter() - started < 40
     assert not (sample / "never.jsonl").exists()
+
+
+@pytest.mark.parametrize(("gpus", "device", "precision", "message"), [
+    (False, "cuda", "exact", "device='cuda': the Ray cluster has no GPU; use auto or cpu"),
+    (False, "auto", "fp16", "precision='fp16' runs on a GPU only"),
+    (True, "auto", "int8", "precision='int8' is torch's dynamic quantization, which runs on CPU only"),
+])
+def test_a_device_or_precision_the_cluster_cannot_give_is_one_error_before_any_worker_starts(monkeypatch, gpus, device, precision,
+                                                                                             message):
+    """It failed in every worker's constructor: a Ray traceback of some 260 lines on stderr, exit 1."""
+    import ray.data
+
+    from semrel.encoding.encode import normalised_tokens
+    from semrel.encoding.engines import RayEngine
+    from semrel.errors import UsageError
+
+    def connect(self):  # a cluster of CPUs (gpus=False) or of GPUs, without starting Ray
+        self.gpus = gpus
+        return 1
+
+    monkeypatch.setattr(RayEngine, "connect", connect)
+    monkeypatch.setattr(ray.data, "from_items", lambda *args, **kwargs: pytest.fail("Ray workers were started"))
+    with pytest.raises(UsageError, match=message):
+        next(RayEngine(device=device, precision=precision).run([[101, 1037, 102]], None, None, 4096, normalised_tokens))

@@ -272,3 +272,33 @@ def test_another_model_is_refused_before_any_hole_is_judged(pipeline, tmp_path):
                  "--golden", f / "golden.jsonl", "--depth", "4", "-o", tmp_path / "filled.qrels")
     assert_one_error(result, "was judged with: its fingerprint differs (its files hold other bytes)", code=1)
     assert "judging" not in result.stderr and not (tmp_path / "pool.jsonl.fill.partial").exists()
+
+
+@pytest.mark.slow
+def test_holes_of_int8_judgments_are_judged_at_int8(pipeline, tmp_path):
+    """fill judged every hole at exact precision whatever the judgments recorded: exact scores beside int8
+    ones (0.08 apart here), and exact vectors encoded where an int8 cache was meant."""
+    f, judgments, cache = pipeline, tmp_path / "pool.jsonl", tmp_path / "cache"
+    ok("judge", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--pool", f / "pool.tsv", "-o", judgments,
+       "--cache", cache, "--precision", "int8")
+    ok("label", judgments, "-o", tmp_path / "pool.qrels")
+    ok("fill", tmp_path / "pool.qrels", f / "reverse.run", "--judgments", judgments, "--corpus", f / "corpus.jsonl",
+       "--golden", f / "golden.jsonl", "--depth", "4", "-o", tmp_path / "filled.qrels")
+    # the holes' texts are in the int8 cache now (if the fill encoded them at int8), so judging the pool of both runs
+    # at int8 reads every text the fill read and must give the holes the same scores
+    ok("judge", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--pool", f / "both.tsv", "-o", tmp_path / "both.jsonl",
+       "--cache", cache, "--precision", "int8")
+    both = {(j.query_id, j.chunk_id): (j.P, j.R, j.F) for j in read_judgments(tmp_path / "both.jsonl")}
+    holes = [j for j in read_judgments(judgments) if j.source.startswith("fill:")]
+    assert holes
+    assert max(abs(a - b) for j in holes for a, b in zip((j.P, j.R, j.F), both[j.query_id, j.chunk_id])) < 1e-6
+
+
+def test_holes_of_fp16_judgments_need_a_gpu(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(fill_module.ValidationError, match=r"j.jsonl was judged at precision fp16, which runs on a GPU only"):
+        fill_module._engine({"precision": "fp16"}, "j.jsonl")
+    assert fill_module._engine({}, "j.jsonl").precision == "exact"  # judged before --precision
+    assert fill_module._engine({"precision": "int8"}, "j.jsonl").params()["device"] == "cpu"  # where int8 runs

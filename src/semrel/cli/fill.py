@@ -56,8 +56,8 @@ def fill_command(qrels, runs, judgments, corpus, golden, depth, output):
     """Judge the holes of QRELS in the top DEPTH of RUNS and write the completed qrels.
 
     A hole is a chunk a run ranks in its top DEPTH for a query of QRELS that QRELS do not judge
-    (a run that did not contribute to the pool). Each is judged with the model, layer, idf, windows
-    and rescaling of JUDGMENTS and labelled with the rule QRELS record (both read from their
+    (a run that did not contribute to the pool). Each is judged with the model, layer, idf, windows,
+    rescaling and precision of JUDGMENTS and labelled with the rule QRELS record (both read from their
     manifests; other settings are refused), appended to JUDGMENTS (the embedding cache is reused;
     an interrupted fill resumes). Prints how many holes were filled and each run's Judged@DEPTH
     before and after.

@@ -156,7 +156,8 @@ class RayEngine:
         if not encoded:
             return
         workers = self.connect()
-        tokens, rows_per_batch = batch_limits("cuda" if self.gpus and self.device != "cpu" else "cpu", max_tokens)
+        device = self.worker_device()
+        tokens, rows_per_batch = batch_limits(device, max_tokens)
         batches = length_batches([len(e) for e in encoded], max_tokens=tokens, max_batch=rows_per_batch)
         import ray.data
 
@@ -168,11 +169,20 @@ class RayEngine:
         dataset = ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(
             _Worker, fn_constructor_args=(model_name, layer, max_tokens, reduce, self.device, self.precision), batch_size=1,
             batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=min(workers, len(rows))),
-            num_gpus=1 if self.gpus and self.device != "cpu" else None,  # None: not requested
-            num_cpus=None if self.gpus and self.device != "cpu" else 1,
+            num_gpus=1 if device == "cuda" else None,  # None: not requested
+            num_cpus=None if device == "cuda" else 1,
         )
         for row in dataset.iter_rows():
             yield batches[int(row["batch"])], row["vectors"]
+
+    def worker_device(self) -> str:
+        """Where the workers will compute, checked here once connected: a device or precision the cluster cannot
+        give failed in every worker's constructor, a Ray traceback of hundreds of lines instead of one line."""
+        if self.device == "cuda" and not self.gpus:
+            raise UsageError("device='cuda': the Ray cluster has no GPU; use auto or cpu")
+        device = "cuda" if self.gpus and self.device != "cpu" else "cpu"
+        check_precision(self.precision, device)
+        return device
 
     def params(self) -> dict[str, Any]:
         return {"name": "ray", "address": self.address or "local", "workers": self.workers, "gpus": self.gpus,

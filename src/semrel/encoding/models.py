@@ -142,7 +142,8 @@ def check_precision(precision: str, device: str) -> None:
     if precision not in PRECISIONS:
         raise UsageError(f"precision={precision!r}: choose one of {', '.join(PRECISIONS)}")
     if precision == "int8" and device != "cpu":
-        raise UsageError("precision='int8' is torch's dynamic quantization, which runs on CPU only; use fp16 on a GPU")
+        raise UsageError("precision='int8' is torch's dynamic quantization, which runs on CPU only: "
+                         "give device='cpu' (auto takes a GPU torch sees), or use fp16 on a GPU")
     if precision == "fp16" and device != "cuda":
         raise UsageError("precision='fp16' runs on a GPU only (device='cuda'); on CPU use int8")
 

@@ -3,7 +3,7 @@
 Derived qrels are judged only where the pool reached. A system that did not contribute to the pool
 retrieves chunks nobody judged, and every measure counts them as non-relevant. `fill` judges those
 holes with exactly the settings the qrels were derived with, read from the manifests: the model
-(its fingerprint), layer, idf, windows and rescaling of judgments.jsonl, and the label rule of the
+(its fingerprint), layer, idf, windows, rescaling and precision of judgments.jsonl, and the label rule of the
 qrels (judging.labels.relabel, so whatever rule the qrels record is the one applied). A hole is judged
 with the rest of its query's pool (cached, so cheap), since the probability p is relative to the pool
 and to whether the query has gold chunks; the labels of pairs judged before stay as they were. Settings that
@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
+from ..encoding.engines import LocalEngine, resolve_device
 from ..encoding.models import describe_model
 from ..errors import UsageError, ValidationError
 from ..evaluation.files import run_names
@@ -155,6 +156,16 @@ def _options(settings: Mapping[str, Any], judgments: str | os.PathLike) -> Judge
     )
 
 
+def _engine(settings: Mapping[str, Any], judgments: str | os.PathLike) -> LocalEngine:
+    """The model at the precision the judgments were made at: holes encoded at another (exact beside int8 moved
+    scores by up to 0.08) would not be comparable, and the cache keeps each precision's vectors apart."""
+    precision = settings.get("precision") or "exact"  # judgments before --precision were exact
+    if precision == "fp16" and resolve_device("auto") != "cuda":
+        raise ValidationError(f"{display_name(str(judgments))} was judged at precision fp16, which runs on a GPU only: "
+                              "fill it where torch sees a CUDA device")
+    return LocalEngine("cpu" if precision == "int8" else "auto", precision)  # int8 runs on the CPU only
+
+
 @guarded
 def fill(
     qrels_path: str | os.PathLike,
@@ -197,7 +208,8 @@ def fill(
         affected = {q for q, _ in todo}
         context = [(j.query_id, j.chunk_id, tuple(j.source.split(","))) for j in existing if j.query_id in affected]
         result = judge(lambda: iter_corpus(corpus), items, [*context, *((q, c, (source,)) for q, c in todo)], options,
-                       partial, steps, {"corpus": str(corpus), "golden": str(golden), "pool": f"the holes of {', '.join(map(str, runs))}"})
+                       partial, steps, {"corpus": str(corpus), "golden": str(golden), "pool": f"the holes of {', '.join(map(str, runs))}"},
+                       _engine(settings, judgments_path))
         new = set(todo)
         judged = [j for j in result.judgments if (j.query_id, j.chunk_id) in new]
         scores = np.array([[j.P, j.R, j.F] for j in judged], dtype=np.float64).reshape(-1, 3)
