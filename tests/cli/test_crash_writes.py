@@ -12,12 +12,15 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import pytest
+
+import semrel.formats.files as files
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 OLD = b"the previous complete file\n"
@@ -189,7 +192,6 @@ def test_manifest_left_from_before_a_crash_is_not_trusted(tmp_path, monkeypatch)
     assert up_to_date(step, recorded, Digests())
     assert parse_labelling(None, None, str(output)).thresholds == (0.5,)
 
-    import semrel.formats.files as files
 
     replace = os.replace
 
@@ -355,7 +357,6 @@ def test_an_error_after_a_swallowed_ctrl_c_is_the_interruption_not_a_traceback(t
 
 def test_a_second_ctrl_c_while_temp_files_are_removed_leaves_none(tmp_path, monkeypatch):
     """Ctrl-C twice: the second, landing as the first one's temp files were removed, left the staging folder."""
-    import semrel.formats.files as files
 
     rmtree = shutil.rmtree
 
@@ -406,7 +407,6 @@ def test_a_ctrl_c_during_the_renames_says_the_new_files_are_in_place(tmp_path, m
     """A signal held while a set of files is renamed into place is delivered after the last rename: the
     command stops (exit 130), but the files are new and whole, which the message used to hide behind a
     bare 'interrupted'. A checkpoint the set supersedes goes with the renames."""
-    import semrel.formats.files as files
     from helpers import run
 
     judgments = tmp_path / "j.jsonl"
@@ -442,7 +442,6 @@ def test_a_ctrl_c_during_the_renames_says_the_new_files_are_in_place(tmp_path, m
 def test_a_rename_failing_after_a_held_ctrl_c_says_which_files_hold_the_new_set(tmp_path, monkeypatch):
     """A Ctrl-C held during the renames and then a rename failing: the error that says which files already hold
     the new set is what the user needs; the signal, delivered as the renames end, replaced it with 'interrupted'."""
-    import semrel.formats.files as files
     from semrel.errors import SemrelError
 
     names = [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
@@ -466,3 +465,27 @@ def test_a_rename_failing_after_a_held_ctrl_c_says_which_files_hold_the_new_set(
     finally:
         signal.signal(signal.SIGINT, before)
     assert open(names[0]).read() == "new" and not os.path.exists(names[1])
+
+
+@pytest.mark.parametrize("maker", ["mkstemp", "mkdtemp"])
+def test_a_signal_as_the_temp_file_is_made_leaves_no_temp_file(tmp_path, monkeypatch, maker):
+    """SIGTERM in the full suite left `.corpus.jsonl.<pid>_x.tmp` behind: a signal landing after the temp file (or
+    staging folder) was made, before the writer had its name, skipped the clean-up."""
+    made = getattr(tempfile, maker)
+
+    def signalled(*args, **kwargs):
+        result = made(*args, **kwargs)
+        signal.raise_signal(signal.SIGINT)  # Ctrl-C, the instant the file is there
+        return result
+
+    monkeypatch.setattr(tempfile, maker, signalled)
+    output = tmp_path / "out.txt"
+    output.write_bytes(OLD)
+    with pytest.raises(KeyboardInterrupt):
+        if maker == "mkstemp":
+            with files.atomic_writer(output) as out:
+                out.write("new\n")
+        else:
+            with files.files_as_one([str(output)]) as staged:
+                Path(staged[str(output)]).write_text("new\n")
+    assert output.read_bytes() == OLD and sorted(os.listdir(tmp_path)) == ["out.txt"]

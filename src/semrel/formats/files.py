@@ -561,9 +561,13 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         return
     target = Path(name)
     existed = prepare_output(name)
-    fd, tmp = _temp_file(name, target)
+    tmp: str | None = None
+    raw: IO[bytes] | None = None
     try:
-        with os.fdopen(fd, "wb") as raw:
+        with signals_held():  # a signal between making the temp file and naming it here would leave it behind
+            fd, tmp = _temp_file(name, target)
+            raw = os.fdopen(fd, "wb")
+        with raw:
             os.fchmod(raw.fileno(), new_file_mode(target))
             # cast: typeshed declares GzipFile a BufferedIOBase only, though it has every method of IO[bytes]
             sink = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)) if name.endswith(".gz") else raw
@@ -581,8 +585,11 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         check_interrupted()
         os.replace(tmp, target)
     except BaseException as exc:
-        with signals_held(), contextlib.suppress(FileNotFoundError):  # a second Ctrl-C would leave it there
-            os.unlink(tmp)
+        if raw is not None:
+            raw.close()  # closed already, unless a signal came as the temp file was made
+        if tmp is not None:
+            with signals_held(), contextlib.suppress(FileNotFoundError):  # a second Ctrl-C would leave it there
+                os.unlink(tmp)
         if isinstance(exc, OSError) and (exc.errno in WRITE_ERRNOS or exc.filename in (tmp, name)):
             raise write_error(name, exc, existed) from None
         raise
@@ -619,7 +626,8 @@ def files_as_one(targets: list[str], superseded: Iterable[str] = ()) -> Iterator
             folder = Path(target).parent
             if folder not in folders:
                 try:
-                    folders[folder] = Path(tempfile.mkdtemp(prefix=temp_prefix(Path(target)), suffix=".tmp", dir=folder))
+                    with signals_held():  # a signal between making the folder and naming it here would leave it behind
+                        folders[folder] = Path(tempfile.mkdtemp(prefix=temp_prefix(Path(target)), suffix=".tmp", dir=folder))
                 except OSError as exc:
                     raise write_error(target, exc, existed[target]) from None
         staged = Staged({target: str(folders[Path(target).parent] / Path(target).name) for target in targets})
