@@ -175,3 +175,17 @@ def test_a_typo_on_the_first_timing_line_is_not_taken_for_a_header(write):
     with pytest.raises(FormatError, match=r"w.tsv:1: timings '1O' '20' are not numbers"):
         read_latency(write("w.tsv", "q1 1O 20\nq2 1 2\n"))
     assert read_latency(write("h.tsv", "qid base_ms reranked_ms\nq2 1 2\n")) == {"q2": (1.0, 2.0)}
+
+
+def test_tied_queries_are_cut_by_id_among_gained_and_lost_alike():
+    """Gained queries of equal change were listed by id and lost ones by id reversed, so --top cut a tie at
+    opposite ends."""
+    from semrel.analysis.lift import lift
+    from semrel.evaluation.api import as_qrels, as_runs
+
+    qrels = as_qrels({q: {"hit": 1} for q in ("a", "b", "c", "d")})
+    base = {"a": {"hit": 1.0}, "b": {"hit": 1.0}, "c": {"miss": 1.0, "hit": 0.5}, "d": {"miss": 1.0, "hit": 0.5}}
+    reranked = {"a": {"miss": 1.0, "hit": 0.5}, "b": {"miss": 1.0, "hit": 0.5}, "c": {"hit": 1.0}, "d": {"hit": 1.0}}
+    _, runs, _ = as_runs({"base": base, "reranked": reranked})
+    result = lift(qrels, *runs, ["RR"], top=1)
+    assert [c.query_id for c in result.gained] == ["c"] and [c.query_id for c in result.lost] == ["a"]

@@ -224,7 +224,7 @@ def lift(
     changes = [QueryChange(q, float(b), float(r)) for q, b, r in zip(first.query_ids, first.values[by], second.values[by])]
     order = sorted(changes, key=lambda c: (-c.change, c.query_id))
     gained = [c for c in order if c.change > 0][:top]
-    lost = [c for c in reversed(order) if c.change < 0][:top]
+    lost = sorted((c for c in changes if c.change < 0), key=lambda c: (c.change, c.query_id))[:top]  # ties by id, as gained
     check = check_reorder(base, reranked, depth)
     missing = (len(first.missing_queries), len(second.missing_queries))
     ignored = (len(first.ignored_queries), len(second.ignored_queries))
