@@ -19,3 +19,20 @@ def test_doctor_checks_the_models_and_caches_the_environment_sets(tmp_path, monk
     assert rows["SEMREL_RETRIEVE_CACHE_DIR"] == f"{tmp_path / 'cache'} (1.0 MiB)"
     assert rows["SEMREL_LABEL_THRESHOLD"] == "0.6"
     assert rows["default"].startswith("model all-MiniLM-L6-v2: ") and "(6 layers, 512 tokens)" in rows["default"]
+
+
+def test_doctor_says_when_the_browser_tests_lack_the_playwright_client(monkeypatch):
+    """It showed chromium's path as if the browser tests could run, while they skip without Playwright."""
+    import semrel.doctor as doctor
+
+    real = doctor.metadata.version
+
+    def version(name: str) -> str:
+        if name == "playwright":
+            raise doctor.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: "/usr/bin/chromium")
+    monkeypatch.setattr(doctor.metadata, "version", version)
+    found = dict(doctor.diagnose({}))
+    assert found["browser for tests"] == "/usr/bin/chromium, but no Playwright client (browser tests skip; scripts/install-browser.sh)"

@@ -51,6 +51,17 @@ def diagnose(environ: dict[str, str] | None = None) -> list[tuple[str, str]]:
         rows.append(("ray (--engine ray)", metadata.version("ray")))
     except metadata.PackageNotFoundError:
         rows.append(("ray (--engine ray)", "not installed (pip install 'semrel[ray]')"))
-    browser = shutil.which("chromium")
-    rows.append(("browser for tests", browser or "no chromium (browser tests skip; scripts/install-browser.sh)"))
+    rows.append(("browser for tests", _browser()))
     return rows
+
+
+def _browser() -> str:
+    """Chromium and the Playwright client that drives it: the browser tests skip without either."""
+    browser = shutil.which("chromium")
+    if not browser:
+        return "no chromium (browser tests skip; scripts/install-browser.sh)"
+    try:
+        metadata.version("playwright")
+    except metadata.PackageNotFoundError:
+        return f"{browser}, but no Playwright client (browser tests skip; scripts/install-browser.sh)"
+    return browser

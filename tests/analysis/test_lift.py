@@ -150,3 +150,42 @@ def test_the_interval_is_of_the_change_shown_for_geometric_means_and_sums(cli, w
     assert gm["change"] == pytest.approx(1e-5 ** 0.5 - 1 / 3) and found["change"] == -20
     for row in (gm, found):
         assert row["ci"][0] <= row["change"] <= row["ci"][1] < 0, row
+
+
+def test_empty_qrels_are_refused_as_eval_refuses_them(cli, files, write):
+    """Empty qrels gave 'the qrels have, the run has ...': a sentence with no ids on one side."""
+    _, base, reranked = files
+    result = cli("lift", write("empty.qrels", ""), "--base", base, "--reranked", reranked)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "empty.qrels: no judgments (the qrels are empty); every measure would be 0" in result.stderr
+
+
+def test_run_queries_not_in_the_qrels_are_reported_as_eval_reports_them(cli, files, write):
+    """eval and compare warn that such queries are ignored; lift left them out without a word."""
+    qrels, base, reranked = files
+    extra = write("extra.run", BASE + "q9 Q0 d1 1 1 bm25\nq8 Q0 d1 1 1 bm25\n")
+    result = cli("lift", qrels, "--base", extra, "--reranked", reranked, "-m", "RR")
+    assert result.exit_code == 0, result.stderr
+    assert "2 queries in the base run are not in the qrels and are ignored" in result.stderr
+    assert "reranked run are not in the qrels" not in result.stderr
+
+
+def test_a_typo_on_the_first_timing_line_is_not_taken_for_a_header(write):
+    """'q1 1O 20' (a letter O) was skipped as a header, its query then left out of the means without a word."""
+    with pytest.raises(FormatError, match=r"w.tsv:1: timings '1O' '20' are not numbers"):
+        read_latency(write("w.tsv", "q1 1O 20\nq2 1 2\n"))
+    assert read_latency(write("h.tsv", "qid base_ms reranked_ms\nq2 1 2\n")) == {"q2": (1.0, 2.0)}
+
+
+def test_tied_queries_are_cut_by_id_among_gained_and_lost_alike():
+    """Gained queries of equal change were listed by id and lost ones by id reversed, so --top cut a tie at
+    opposite ends."""
+    from semrel.analysis.lift import lift
+    from semrel.evaluation.api import as_qrels, as_runs
+
+    qrels = as_qrels({q: {"hit": 1} for q in ("a", "b", "c", "d")})
+    base = {"a": {"hit": 1.0}, "b": {"hit": 1.0}, "c": {"miss": 1.0, "hit": 0.5}, "d": {"miss": 1.0, "hit": 0.5}}
+    reranked = {"a": {"miss": 1.0, "hit": 0.5}, "b": {"miss": 1.0, "hit": 0.5}, "c": {"hit": 1.0}, "d": {"hit": 1.0}}
+    _, runs, _ = as_runs({"base": base, "reranked": reranked})
+    result = lift(qrels, *runs, ["RR"], top=1)
+    assert [c.query_id for c in result.gained] == ["c"] and [c.query_id for c in result.lost] == ["a"]

@@ -473,6 +473,37 @@ def test_init_fits_llamaindex_beir_and_csv(tmp_path):
     assert made.exit_code == 0 and "nowhere: no such folder yet: put the documents there" in made.stderr
 
 
+def test_init_says_which_options_it_could_not_use(tmp_path):
+    """--docs beside a file that holds its documents, and a sample of more queries than there are, were dropped unsaid."""
+    (tmp_path / "docs").mkdir()
+    text, said, _ = init_and_plan(tmp_path, "--golden", squad_file(tmp_path / "xquad.json", 30), "--docs", tmp_path / "docs",
+                                  "--sample", "50")
+    assert 'docs = "' not in text
+    assert f"--docs {tmp_path / 'docs'}: not used: SQuAD-style JSON holds its documents" in said
+    assert "--sample 50: the file has 6 queries; all of them are used" in said
+
+
+def test_init_keeps_the_outputs_out_of_a_folder_that_holds_the_golden_set(tmp_path):
+    """A golden.jsonl in out/ got `out = "out"`, a config whose import step `run` refused to write over it."""
+    (tmp_path / "out").mkdir()
+    write_data(tmp_path / "out")
+    (tmp_path / "out" / "golden.jsonl").write_text("".join(json.dumps(
+        {"query_id": q, "query": t, "reference_answer": a, "gold_chunk_ids": [c]}) + "\n" for q, t, a, c in GOLDEN))
+    text, said, planned = init_and_plan(tmp_path, "--golden", tmp_path / "out" / "golden.jsonl", "--docs", tmp_path / "out" / "docs")
+    assert '\nout = "out-2"' in text and 'out = "out-2": out/ holds files of yours' in said
+    assert "out-2/golden.jsonl" in planned
+
+
+def test_init_quotes_paths_that_hold_quotes_backslashes_or_newlines(tmp_path):
+    """The paths init writes are TOML strings: a quote, backslash or newline in a name must not break the config."""
+    folder = tmp_path / 'we"ird\\dir\nx'
+    folder.mkdir()
+    write_data(folder)
+    text, _, planned = init_and_plan(tmp_path, "--golden", folder / "golden.csv", "--docs", folder / "docs")
+    assert 'file = "we\\"ird\\\\dir\\nx/golden.csv"' in text
+    assert "semrel corpus chunk" in planned
+
+
 def test_run_config_samples_queries_tunes_bm25_and_reports_both_qrels(tmp_path):
     write_data(tmp_path)
     config = write_config(tmp_path, extra='[bm25]\nk1 = 1.2\nstemmer = "porter"\n')

@@ -83,3 +83,21 @@ def test_a_realistic_report_reads_well_and_is_the_docs_screenshot(browser, cli, 
     page.close()
     assert problems == []
     keep_screenshot(tmp_path / "report.png", "report.png")
+
+
+@pytest.mark.slow
+def test_a_long_id_wraps_within_the_page(browser, cli, tmp_path):
+    """A 300-character query id in the gained/lost table made the page three times the window's width."""
+    long_id = "x" * 300
+    (tmp_path / "q.qrels").write_text(f"{long_id} 0 a 1\nq2 0 a 1\n")
+    (tmp_path / "base.run").write_text(f"{long_id} Q0 b 1 2 s\n{long_id} Q0 a 2 1 s\nq2 Q0 a 1 2 s\nq2 Q0 b 2 1 s\n")
+    (tmp_path / "rr.run").write_text(f"{long_id} Q0 a 1 2 s\n{long_id} Q0 b 2 1 s\nq2 Q0 a 1 2 s\nq2 Q0 b 2 1 s\n")
+    output = tmp_path / "report.html"
+    result = cli("report", str(tmp_path / "q.qrels"), str(tmp_path / "base.run"), "--base", str(tmp_path / "base.run"),
+                 "--reranked", str(tmp_path / "rr.run"), "-o", str(output))
+    assert result.exit_code == 0, result.stderr
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(output.as_uri())
+    width = page.evaluate("document.documentElement.scrollWidth")
+    page.close()
+    assert width <= 1100

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 
 from ..errors import FormatError, UsageError
 from ..evaluation.doclevel import require_overlap
+from ..evaluation.files import require_judgments
 from ..evaluation.measures import Measure, aggregate_change, numeric_measures, paired_values, parse_measures
 from ..evaluation.metrics import evaluate, ranks_within
 from ..formats.files import display_name, read_text
@@ -98,6 +99,7 @@ class Lift:
     settings: StatSettings
     queries: int
     missing: tuple[int, int]  # qrels queries the base and the reranked run lack (they score 0)
+    ignored: tuple[int, int] = (0, 0)  # queries of the base and the reranked run not in the qrels (left out)
 
     def warnings(self) -> list[str]:
         """What a user should know before trusting the numbers."""
@@ -105,6 +107,9 @@ class Lift:
         for which, count in zip(("base", "reranked"), self.missing):
             if count:
                 found.append(f"{count} of {self.queries} queries have no results in the {which} run; they score 0")
+        for which, count in zip(("base", "reranked"), self.ignored):
+            if count:  # as eval warns: a run of other queries, or qrels of a sample, is worth knowing about
+                found.append(f"{count} queries in the {which} run are not in the qrels and are ignored")
         return found
 
 
@@ -130,6 +135,14 @@ def check_reorder(base: Run, reranked: Run, depth: int | None = None) -> Reorder
     return ReorderCheck(depth, len(reranked), outside.num_rows, len(pc.unique(outside["q"])), example)
 
 
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def read_latency(path: str | os.PathLike) -> dict[str, tuple[float, float]]:
     """`qid<TAB>base_ms<TAB>reranked_ms` per line (any whitespace; a header line and `#` comments are skipped)."""
     timings: dict[str, tuple[float, float]] = {}
@@ -145,7 +158,7 @@ def read_latency(path: str | os.PathLike) -> dict[str, tuple[float, float]]:
         try:
             base_ms, reranked_ms = float(fields[1]), float(fields[2])
         except ValueError:
-            if header:
+            if header and not any(_is_float(f) for f in fields[1:]):  # a header names both columns; '1O 20' is a typo
                 continue
             raise FormatError(display_name(path), f"timings {fields[1]!r} {fields[2]!r} are not numbers", line=number,
                               hint="milliseconds, e.g. 'q1\t12.5\t80.2'") from None
@@ -187,6 +200,7 @@ def lift(
     if not measures:
         raise UsageError("give at least one measure")
     measures = numeric_measures(parse_measures(measures), "lift")
+    require_judgments(qrels, display_name(qrels.source) if qrels.source else "the qrels")
     first, second = evaluate(qrels, [base, reranked], measures, rel_level)
     for result, run, which in ((first, base, "the base run"), (second, reranked, "the reranked run")):
         require_overlap(result, qrels, run, display_name(qrels.source) if qrels.source else "the qrels",
@@ -210,10 +224,11 @@ def lift(
     changes = [QueryChange(q, float(b), float(r)) for q, b, r in zip(first.query_ids, first.values[by], second.values[by])]
     order = sorted(changes, key=lambda c: (-c.change, c.query_id))
     gained = [c for c in order if c.change > 0][:top]
-    lost = [c for c in reversed(order) if c.change < 0][:top]
+    lost = sorted((c for c in changes if c.change < 0), key=lambda c: (c.change, c.query_id))[:top]  # ties by id, as gained
     check = check_reorder(base, reranked, depth)
     missing = (len(first.missing_queries), len(second.missing_queries))
-    return Lift(rows, by, changes, gained, lost, check, latency, settings, len(first.query_ids), missing)
+    ignored = (len(first.ignored_queries), len(second.ignored_queries))
+    return Lift(rows, by, changes, gained, lost, check, latency, settings, len(first.query_ids), missing, ignored)
 
 
 def lift_table(result: Lift, places: int) -> Table:

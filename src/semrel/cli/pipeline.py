@@ -931,20 +931,26 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
     base = os.path.dirname(os.path.abspath(output))
 
     def rel(path: str) -> str:
-        return os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
+        """`path` relative to the config, as a TOML string (a quote or backslash in a name must not end it)."""
+        text = os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
+        return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")  # JSON's escapes are TOML's, bar DEL
 
     found = summarise_source(golden)
     fmt, notes = found.format, []
     what = f"{FORMAT_NAMES.get(fmt, fmt)}, {found.queries:,} queries, {found.with_answers:,} with a reference answer"
     corpus: list[str] = []
-    golden_lines = [f'file = "{rel(golden)}"', f'format = "{fmt}"']
+    golden_lines = [f'file = {rel(golden)}', f'format = "{fmt}"']
     if qrels:
-        golden_lines.append(f'qrels = "{rel(qrels)}"  # the document qrels of the topics')
+        golden_lines.append(f'qrels = {rel(qrels)}  # the document qrels of the topics')
     elif fmt == "trec":
         raise UsageError(f"{golden}: TREC topics need their qrels: give --qrels QRELS")
     golden_lines.append(f"sample = {sample}                   # queries drawn at random with the seed below; remove for all"
                         if sample else "# sample = 100                 # work on 100 queries drawn at random (or: limit = 100)")
     golden_lines.append("seed = 0")
+    if sample and sample >= found.queries:
+        notes.append(f"--sample {sample}: the file has {found.queries:,} queries; all of them are used")
+    if docs and (found.holds_documents or fmt == "beir"):  # said, not dropped without a word
+        notes.append(f"--docs {docs}: not used: {FORMAT_NAMES[fmt]} holds its documents")
     median = found.median_context
     if found.holds_documents:
         corpus.append(f"# No docs: {FORMAT_NAMES[fmt]} holds its documents; the import step writes corpus.jsonl from it.")
@@ -961,14 +967,14 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
         else:
             corpus.append("# size = 120                   # one chunk per document unless set")
     elif fmt == "beir":
-        corpus += [f'file = "{rel(found.corpus_file or "")}"   # the BEIR corpus as it is: one chunk per document, '
+        corpus += [f'file = {rel(found.corpus_file or "")}   # the BEIR corpus as it is: one chunk per document, '
                    "ids as the qrels name them"]
     else:
         folder = docs or found.docs_folder or "docs"
         if not os.path.exists(folder):
             notes.append(f"{folder}: no such folder yet: put the documents there or edit [corpus] docs")
         corpus += ["# The documents to chunk: a folder or a file (.txt, .md, .pdf, .html, .docx, TREC SGML).",
-                   f'docs = "{rel(folder)}"']
+                   f'docs = {rel(folder)}']
         if fmt == "llamaindex":
             longest = found.long_context
             size = min(LLAMAINDEX_MAX, max(20, math.ceil((longest or 200) / 10) * 10))
@@ -989,7 +995,15 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
     if fmt == "trec" and found.with_answers == 0:
         golden_lines.insert(2, "# format options such as --answer-col are not in the config: import with "
                                "`semrel golden import --answer-col desc` and give the golden.jsonl here to judge")
-    text = (STARTER_TOP.format(name=os.path.basename(output), golden=rel(golden), what=what, out=out)
+    given = [golden, qrels, found.corpus_file if fmt == "beir" else None,
+             None if found.holds_documents or fmt == "beir" else docs or found.docs_folder or "docs"]
+    chosen, n = out, 1
+    while any(p and _within(p, os.path.join(base, chosen)) for p in given):  # `run` would refuse to write over them
+        n += 1
+        chosen = f"{out}-{n}"
+    if chosen != out:
+        notes.append(f'out = "{chosen}": {out}/ holds files of yours, which the pipeline\'s outputs could overwrite')
+    text = (STARTER_TOP.format(name=os.path.basename(output), golden=rel(golden), what=what, out=chosen)
             + "\n[corpus]\n" + "\n".join(corpus) + "\n\n[golden]\n" + "\n".join(golden_lines) + "\n"
             + STARTER_REST.format(judge=judge, judge_note=judge_note, cut=labels.CUT))
     return text, [what, *notes]

@@ -70,8 +70,7 @@ def evaluate_files(
     with small_pages(), ThreadPoolExecutor(1) as pool:  # the first run is read while the qrels are read and indexed
         first = pool.submit(read_run, run_paths[0], names[0]) if run_paths and runs is None else None
         qrels = read_qrels(qrels_path) if qrels is None else qrels
-        if not len(qrels):
-            raise SemrelError(f"{display_name(qrels_path)}: no judgments (the qrels are empty); every measure would be 0")
+        require_judgments(qrels, display_name(qrels_path))
         mapping = corpus_documents(corpus) if doc_level and corpus is not None else None
 
         def each_run() -> Iterator[Run]:
@@ -114,6 +113,12 @@ def _evaluate_other_judgments(qrels_path: str | os.PathLike, run_paths: Sequence
             for message in coverage_warnings(results[-1], str(qrels_path), str(path)):
                 warn(message)
     return results
+
+
+def require_judgments(qrels: Qrels, label: str) -> None:
+    """Empty qrels score every run 0 everywhere: an error, not a table of zeros."""
+    if not len(qrels):
+        raise SemrelError(f"{label}: no judgments (the qrels are empty); every measure would be 0")
 
 
 def coverage_warnings(result: Evaluation, qrels_label: str, run_label: str) -> list[str]:
