@@ -71,3 +71,13 @@ def test_agree_refuses_one_run(write, cli):
     assert json.loads(cli("agree", ref, test, "-f", "json").stdout)["rankings"] == []
     with pytest.raises(UsageError, match="two or more runs"):
         ranking_agreement(Qrels.from_dict(REF), Qrels.from_dict(TEST), [], parse_measures(["P@1"]))
+
+
+def test_a_run_of_other_ids_is_refused_as_eval_refuses_it(write, cli):
+    """A run sharing no document with the qrels scored 0 under both and was shown as agreeing."""
+    ref = write("ref.qrels", "".join(f"{q} 0 {d} {r}\n" for q, docs in REF.items() for d, r in docs.items()))
+    test = write("test.qrels", "".join(f"{q} 0 {d} {r}\n" for q, docs in TEST.items() for d, r in docs.items()))
+    run_a = write("a.run", "q1 Q0 a 1 3 a\nq1 Q0 b 2 2 a\nq2 Q0 b 1 3 a\n")
+    other = write("other.run", "q1 Q0 x#0 1 3 o\nq2 Q0 y#0 1 3 o\n")
+    assert_one_error(cli("agree", ref, test, run_a, other, "-m", "P@1"),
+                     "run 'other' shares no document id with the reference qrels")

@@ -886,3 +886,13 @@ def test_out_is_a_folder_and_corpus_file_takes_no_chunking(tmp_path, monkeypatch
     assert_one_error(run("run", config, "--force", "chunk"),
                      "--force chunk: no chunk step in this config (its steps: import, qrels, retrieve, eval, report)", code=2)
     assert not (data / "out").exists()
+
+
+def test_init_takes_the_format_where_the_file_does_not_tell_it(tmp_path):
+    """A file whose format the name and first bytes do not tell was refused with 'give format=', an option
+    init lacked: it has --format, as `golden import` has."""
+    golden = squad_file(tmp_path / "xquad.json", 30).rename(tmp_path / "xquad.txt")
+    with_hint = run("init", "--golden", golden, "-o", tmp_path / "q.toml")
+    assert_one_error(with_hint, "cannot tell the format", "--format")
+    text, said, _ = init_and_plan(tmp_path, "--golden", golden, "--format", "squad")
+    assert 'format = "squad"' in text and "SQuAD-style JSON, 6 queries" in said

@@ -131,3 +131,15 @@ def test_dense_retrieval_at_int8_records_it_and_uses_its_own_store(tmp_path, wri
         assert params["vector_store"]["folder"].endswith("-int8") == (precision == "int8")
         runs[precision] = [line.split()[2] for line in out.read_text().splitlines()]
     assert runs["exact"][0] == runs["int8"][0] == "c0"  # the bread chunk first either way
+
+
+def test_a_gpu_asked_for_where_there_is_none_is_said_before_any_work(monkeypatch):
+    """--device cuda or --precision fp16 on a machine without a GPU failed when the model first ran: after
+    the judge had read the corpus and the pool."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for device, precision in (("cuda", "exact"), ("auto", "fp16")):
+        with pytest.raises(UsageError, match="CUDA device|GPU only"):
+            LocalEngine(device, precision)
+    assert LocalEngine("auto", "int8")._device is None  # auto stays lazy: a cached run never imports torch

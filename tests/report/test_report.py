@@ -201,3 +201,13 @@ def test_a_refit_of_every_coefficient_marks_the_sensitivity_curves_at_its_cut(cl
     scores = output.read_text(encoding="utf-8").split('<section id="scores"')[1].split("</section>")[0]
     gold_share = np.mean([q[k] >= 0.6 for k in q if k[1].startswith("c")])
     assert 0 < gold_share < 1 and f'<td class="num">0.600</td><td class="num">{gold_share:.3f}</td>' in scores
+
+
+def test_the_manifest_records_every_option_that_changes_the_page(cli, files, tmp_path):
+    """It recorded the test, correction and seed: not alpha, the draws, --rel-level, lift's depth and top."""
+    output = tmp_path / "report.html"
+    result = cli("report", "--golden", files["golden"], "-o", output, "--alpha", "0.01", "--rel-level", "2")
+    assert result.exit_code == 0, result.stderr
+    params = json.loads(Path(f"{output}.manifest.json").read_text())["params"]
+    assert params["alpha"] == 0.01 and params["rel_level"] == 2 and params["permutations"] == 10_000
+    assert {"bootstrap", "depth", "top", "on", "thresholds", "baseline"} <= set(params)

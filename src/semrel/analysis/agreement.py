@@ -15,6 +15,7 @@ from typing import Callable, Literal, Sequence
 import numpy as np
 
 from ..errors import UsageError, ValidationError
+from ..evaluation.doclevel import require_overlap
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
 from ..records import Qrels, Run
@@ -199,6 +200,9 @@ def ranking_agreement(ref: Qrels, test: Qrels, runs: Sequence[Run], measures: Se
     if len(set(names)) != len(names):
         raise ValidationError(f"runs need distinct names to be compared; got {', '.join(names)}")
     on_ref, on_test = evaluate(ref, runs, measures, rel_level), evaluate(test, runs, measures, rel_level)
+    for qrels, results, which in ((ref, on_ref, "the reference qrels"), (test, on_test, "the qrels tested")):
+        for run, evaluated in zip(runs, results):  # a run of other ids scores 0 under both and agrees with nothing
+            require_overlap(evaluated, qrels, run, which, f"run {run.name!r}", doc_level=False)
     result = []
     for m in measures:
         x = {e.run_name: e.aggregate(m) for e in on_ref}

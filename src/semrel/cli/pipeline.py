@@ -922,8 +922,8 @@ LLAMAINDEX_MAX = 200
 
 
 def starter_config(output: str, golden: str, docs: str | None = None, out: str = "out", qrels: str | None = None,
-                   sample: int | None = None) -> tuple[str, list[str]]:
-    """A commented config that fits `golden` (its format read from the file: SQuAD, LlamaIndex, BEIR,
+                   sample: int | None = None, fmt: str = "auto") -> tuple[str, list[str]]:
+    """A commented config that fits `golden` (its format `fmt`, or read from the file: SQuAD, LlamaIndex, BEIR,
     PubMedQA, Cranfield, CSV/JSONL, TREC topics), with paths relative to the config's folder, and
     notes for the user (what was found, what is missing)."""
     from ..golden.inspect import summarise_source
@@ -935,7 +935,7 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
         text = os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
         return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")  # JSON's escapes are TOML's, bar DEL
 
-    found = summarise_source(golden)
+    found = summarise_source(golden, fmt)
     fmt, notes = found.format, []
     what = f"{FORMAT_NAMES.get(fmt, fmt)}, {found.queries:,} queries, {found.with_answers:,} with a reference answer"
     corpus: list[str] = []

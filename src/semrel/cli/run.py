@@ -8,6 +8,7 @@ import click
 
 from ..errors import UsageError
 from ..formats.files import atomic_writer
+from ..golden.importers import FORMATS
 from .base import SemrelCommand
 from .paths import input_path, output_path
 from .pipeline import STEPS, run_pipeline, starter_config
@@ -58,11 +59,13 @@ def run_command(config, sets, dry_run, force):
 @click.option("--docs", default=None,
               help="Folder (or file) of the documents to chunk, for formats that do not hold them "
                    "[default: a folder of documents beside a rag_dataset.json, else docs].")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="GOLDEN's format, where it cannot be told from the file (as for `semrel golden import`).")
 @click.option("--qrels", type=input_path(exists=True, dir_okay=False), help="TREC topics: their document qrels.")
 @click.option("--sample", type=click.IntRange(min=1), default=None, metavar="N", help="Work on N queries drawn at random.")
 @click.option("-o", "--output", default="semrel.toml", show_default=True, type=output_path(dir_okay=False))
 @click.option("--force", is_flag=True, help="Overwrite an existing config.")
-def init_command(golden, docs, qrels, sample, output, force):
+def init_command(golden, docs, fmt, qrels, sample, output, force):
     """Write a commented starter config for `semrel run` that fits GOLDEN: a file that holds its
     documents (SQuAD, PubMedQA, Cranfield) gets no docs folder and chunking to suit its contexts; a
     BEIR folder uses its corpus.jsonl as it is; a rag_dataset.json gets chunks near its contexts'
@@ -71,7 +74,7 @@ def init_command(golden, docs, qrels, sample, output, force):
         raise UsageError(f"{output}: already exists (--force overwrites it)")
     if not os.path.exists(golden):
         raise UsageError(f"--golden {golden}: no such file or folder")
-    text, notes = starter_config(output, golden, docs, qrels=qrels, sample=sample)
+    text, notes = starter_config(output, golden, docs, qrels=qrels, sample=sample, fmt=fmt)
     with atomic_writer(output) as out:
         out.write(text)
     for note in notes:

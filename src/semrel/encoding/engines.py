@@ -65,7 +65,9 @@ class LocalEngine:
         if precision not in PRECISIONS:
             raise UsageError(f"precision={precision!r}: choose one of {', '.join(PRECISIONS)}")
         self.requested, self.precision = device, precision
-        self._device: str | None = "cpu" if device == "cpu" else None  # auto and cuda are resolved when the model first runs
+        self._device: str | None = "cpu" if device == "cpu" else None  # auto is resolved when the model first runs
+        if device == "cuda" or precision == "fp16":  # they need a GPU: said now, not after the corpus is read
+            _ = self.device
 
     @property
     def device(self) -> str:

@@ -13,7 +13,7 @@ import io
 import json
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -433,8 +433,10 @@ def write_report(inputs: ReportInputs, output: str | os.PathLike, warn: Callable
         with atomic_writer(staged[output]) as out:
             out.write(html)
         write_manifest(output, inputs=[*inputs.files(), *extra_inputs], staged=staged, params={
-            "title": inputs.title, "measures": [m.name for m in inputs.measures], "test": inputs.settings.test,
-            "correction": inputs.settings.correction, "seed": inputs.settings.seed})
+            "title": inputs.title, "measures": [m.name for m in inputs.measures], **asdict(inputs.settings),
+            # every option that changes the page: the tests' alpha and draws, the label rule given, lift's depth and top
+            "baseline": inputs.baseline, "all_pairs": inputs.all_pairs, "rel_level": inputs.rel_level, "on": inputs.on,
+            "thresholds": list(inputs.thresholds), "depth": inputs.depth, "top": inputs.top, "places": inputs.places})
 
 
 def read_sensitivity(path: str | os.PathLike) -> list[SensitivityPoint]:
