@@ -7,8 +7,11 @@ from __future__ import annotations
 import os
 import shutil
 
+import pytest
+
 import semrel.formats.files as files
 from semrel.encoding.models import describe_model, resolve_model
+from semrel.errors import SemrelError
 
 
 def test_the_same_bytes_are_the_same_model_and_other_bytes_another(tmp_path, monkeypatch):
@@ -21,8 +24,8 @@ def test_the_same_bytes_are_the_same_model_and_other_bytes_another(tmp_path, mon
     assert describe_model(str(copy)).stamped_fingerprint != original.stamped_fingerprint  # what semrel recorded before
     reads: list[str] = []
 
-    real = files.file_digest
-    monkeypatch.setattr(files, "file_digest", lambda path: reads.append(str(path)) or real(path))
+    real = files.bytes_sha256
+    monkeypatch.setattr(files, "bytes_sha256", lambda path: reads.append(str(path)) or real(path))
     assert describe_model(str(copy)).fingerprint == original.fingerprint and reads == []  # remembered by its stamp
     with open(weights, "r+b") as handle:  # one byte of the weights changed
         handle.seek(-1, os.SEEK_END)
@@ -37,8 +40,8 @@ def test_weights_changed_within_a_tick_of_the_clock_are_read_again(tmp_path, mon
     after a change is not remembered, so the next call reads the weights again rather than trust it."""
     copy = shutil.copytree(resolve_model(None), tmp_path / "copy", copy_function=shutil.copyfile)
     reads: list[str] = []
-    real = files.file_digest
-    monkeypatch.setattr(files, "file_digest", lambda path: reads.append(str(path)) or real(path))
+    real = files.bytes_sha256
+    monkeypatch.setattr(files, "bytes_sha256", lambda path: reads.append(str(path)) or real(path))
     describe_model(str(copy))
     describe_model(str(copy))
     assert len(reads) == 2 and len(set(reads)) == 1, reads
@@ -46,3 +49,13 @@ def test_weights_changed_within_a_tick_of_the_clock_are_read_again(tmp_path, mon
     describe_model(str(copy))
     describe_model(str(copy))
     assert len(reads) == 3, reads
+
+
+def test_weights_that_cannot_be_read_are_named_in_one_line(tmp_path):
+    """A weights file that is a dangling link (a half-removed Hugging Face cache) is named, with what to do."""
+    copy = shutil.copytree(resolve_model(None), tmp_path / "copy", copy_function=shutil.copyfile)
+    weights = next(p for p in copy.iterdir() if p.suffix in (".safetensors", ".bin"))
+    weights.unlink()
+    weights.symlink_to(tmp_path / "gone" / weights.name)
+    with pytest.raises(SemrelError, match=rf"{weights.name}: cannot read the model's weights; .*reinstall"):
+        describe_model(str(copy))

@@ -117,7 +117,7 @@ WEIGHTS_MEMO = "weights-sha256.json"  # in the user cache dir: files.StampMemo o
 def _weights_sha256(path: Path) -> str:
     """The sha256 of a weights file (hundreds of MB), read once per version of it, so the fingerprint costs a
     stat after the first time."""
-    from ..formats.files import StampMemo, file_digest
+    from ..formats.files import StampMemo, bytes_sha256
     from .cache import default_cache_dir
 
     real = path.resolve()  # the Hugging Face cache links its files to blobs
@@ -125,7 +125,9 @@ def _weights_sha256(path: Path) -> str:
     known, taken = memo.recall(real)
     if known is not None and isinstance(known.get("sha256"), str):
         return str(known["sha256"])
-    sha = str(file_digest(real)["sha256"])
+    sha = bytes_sha256(real)
+    if sha is None:
+        raise SemrelError(f"{path}: cannot read the model's weights; check the file's permissions or reinstall the model")
     try:  # a cache that cannot be written (read-only home) costs a re-read next time, nothing else
         memo.remember(real, taken, {"sha256": sha})
     except (OSError, SemrelError):
