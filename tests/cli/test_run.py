@@ -896,3 +896,23 @@ def test_init_takes_the_format_where_the_file_does_not_tell_it(tmp_path):
     assert_one_error(with_hint, "cannot tell the format", "--format")
     text, said, _ = init_and_plan(tmp_path, "--golden", golden, "--format", "squad")
     assert 'format = "squad"' in text and "SQuAD-style JSON, 6 queries" in said
+
+
+def test_a_hidden_file_changing_in_a_folder_input_reads_nothing(tmp_path, monkeypatch):
+    """A folder input is known by the files its digest reads (files.folder_files): a hidden file (an editor's
+    swap file, a staged output) changing made run read the whole folder again to find the same digest."""
+    monkeypatch.setattr(files, "RACY_NS", 0)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("a\n")
+    step = pipeline.Step("x", ("eval",), [], [str(docs)], [])
+    recorded = pipeline.Digests().of(step)
+    read = []
+    digest = pipeline._digest
+    monkeypatch.setattr(pipeline, "_digest", lambda path: read.append(path) or digest(path))
+    (docs / ".a.txt.swp").write_text("x\n")
+    (docs / ".staged").mkdir()
+    (docs / ".staged" / "b.txt").write_text("b\n")
+    assert pipeline.Digests().of(step, recorded) == recorded and not read, read
+    (docs / "b.txt").write_text("b\n")
+    assert pipeline.Digests().of(step, recorded) != recorded and read == [str(docs)], read

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from ..errors import SemrelError, UsageError
-from ..formats.files import bytes_sha256, folder_digest, lasting, read_text, stamp
+from ..formats.files import bytes_sha256, folder_digest, folder_files, lasting, read_text, stamp
 from ..formats.jsonl import check_nesting, too_deep
 from ..formats.manifest import manifest_is_stale, manifest_path, read_manifest
 from ..judging import labels
@@ -582,17 +582,15 @@ def _stamp(path: str) -> tuple[Any, int] | None:
             return None
         return stamp(info), info.st_ctime_ns
     listing, newest = hashlib.sha256(), 0
-    for root, folders, files in os.walk(path):
-        folders.sort()
-        for name in sorted(files):
-            full = os.path.join(root, name)
-            try:
-                info = os.stat(full)
-            except OSError:  # a dangling link: its name alone, as _digest reads none of it
-                listing.update(f"{os.path.relpath(full, path)}\0".encode())
-                continue
-            listing.update(f"{os.path.relpath(full, path)}\0{stamp(info)}\0".encode())
-            newest = max(newest, info.st_ctime_ns)
+    for full in folder_files(path):  # the files _digest reads
+        name = os.path.relpath(full, path).encode("utf-8", "surrogateescape")
+        try:
+            info = os.stat(full)
+        except OSError:  # a dangling link: its name alone, as _digest reads none of it
+            listing.update(name + b"\0")
+            continue
+        listing.update(name + f"\0{stamp(info)}\0".encode())
+        newest = max(newest, info.st_ctime_ns)
     return listing.hexdigest(), newest
 
 

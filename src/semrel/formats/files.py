@@ -493,17 +493,22 @@ def bytes_sha256(path: str | os.PathLike) -> str | None:
 
 def folder_digest(path: str | os.PathLike) -> dict[str, Any]:
     """sha256 over a folder's files (recursively, in sorted order): each one's path inside it and the sha256
-    of its bytes ('None' for one that cannot be read), and how many there are. Hidden files and folders
-    are left out: semrel reads none of them, and an output written inside the folder is staged in one."""
+    of its bytes ('None' for one that cannot be read), and how many there are (folder_files)."""
     digest, count = hashlib.sha256(), 0
+    for full in folder_files(path):
+        sha = bytes_sha256(full) if os.path.isfile(full) else None  # not a FIFO (it would block), device or dangling link
+        digest.update(f"{os.path.relpath(full, path)}\0{sha}\0".encode("utf-8", "surrogateescape"))
+        count += 1
+    return {"sha256": digest.hexdigest(), "files": count}
+
+
+def folder_files(path: str | os.PathLike) -> Iterator[str]:
+    """The paths of the files under a folder that count as its content, in sorted order: hidden files and
+    folders are left out (semrel reads none of them, and an output written inside the folder is staged in one)."""
     for root, folders, files in os.walk(os.fspath(path)):
         folders[:] = sorted(f for f in folders if not f.startswith("."))
         for name in sorted(f for f in files if not f.startswith(".")):
-            full = os.path.join(root, name)
-            sha = bytes_sha256(full) if os.path.isfile(full) else None  # not a FIFO (it would block), device or dangling link
-            digest.update(f"{os.path.relpath(full, path)}\0{sha}\0".encode("utf-8", "surrogateescape"))
-            count += 1
-    return {"sha256": digest.hexdigest(), "files": count}
+            yield os.path.join(root, name)
 
 
 def _line_count(blocks: Iterable[bytes]) -> int:
