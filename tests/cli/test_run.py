@@ -916,3 +916,5 @@ def test_a_hidden_file_changing_in_a_folder_input_reads_nothing(tmp_path, monkey
     assert pipeline.Digests().of(step, recorded) == recorded and not read, read
     (docs / "b.txt").write_text("b\n")
     assert pipeline.Digests().of(step, recorded) != recorded and read == [str(docs)], read
+    (docs / os.fsdecode(b"caf\xe9.txt")).write_text("c\n")  # a name that is not UTF-8 failed to encode
+    assert pipeline.Digests().of(step, recorded) != recorded
