@@ -82,3 +82,17 @@ def test_documents_judged_only_for_other_queries_score_zero_without_error(cli, w
     crossed = write("crossed.run", "q1 Q0 D 1 1 x\nq2 Q0 A 1 1 x\n")  # judged documents, for the other query
     result = cli("eval", qrels, crossed, "-m", "P@1", "-f", "tsv")
     assert result.exit_code == 0 and result.stdout.splitlines()[1] == "P@1\t0.0000"
+
+
+def test_a_chunk_listed_twice_is_refused_as_at_chunk_level(cli, write):
+    """Merged into its document, a chunk listed twice for one query passed unseen; at chunk level it is refused."""
+    qrels = write("docs.qrels", DOC_QRELS)
+    repeated = write("chunks.run", CHUNK_RUN + "q1 Q0 A#3 5 0.3 c\n")
+    for args in ((), ("--doc-level",)):
+        line = assert_one_error(cli("eval", write("chunk.qrels", "q1 0 A#3 1\n") if not args else qrels, repeated, *args),
+                                "chunks.run:7: duplicate document in run for query 'q1' and doc 'A#3'")
+        assert "once per query" in line
+    together = write("together.run", CHUNK_RUN.replace("q1 Q0 C#0", "q1 Q0 A#1 5 0.5 c\nq1 Q0 C#0"))  # within q1's rows
+    assert_one_error(cli("eval", qrels, together, "--doc-level"), "together.run:4: duplicate document in run for query 'q1' and doc 'A#1'")
+    assert json.loads(cli("eval", qrels, write("other.run", CHUNK_RUN + "q2 Q0 A#3 3 0.3 c\n"), "--doc-level",
+                          "-m", "NumRet", "-f", "json").stdout)["other"]["all"]["NumRet"] == 6  # the same chunk, another query

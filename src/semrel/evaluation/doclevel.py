@@ -17,9 +17,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import ValidationError
+from ..formats.columns import duplicate_error
 from ..formats.corpus import iter_corpus
 from ..records import Qrels, Run, dictionary_codes
-from .metrics import Evaluation, rank_order
+from .metrics import Evaluation, rank_order, repeated_rows
 
 
 def corpus_documents(path: str | os.PathLike) -> tuple[pa.Array, pa.Array]:
@@ -47,12 +48,22 @@ def to_documents(run: Run, mapping: tuple[pa.Array, pa.Array] | None = None) -> 
     docs = document_ids(run.doc_ids, mapping)
     order = rank_order(run)
     _, query_code = dictionary_codes(run.query_ids)
+    _refuse_repeated_chunks(run, query_code)
     names, doc_code = dictionary_codes(docs)
     key = query_code[order] * max(len(names), 1) + doc_code[order]
     _, first = np.unique(key, return_index=True)
     keep = order[np.sort(first)]  # each (query, document) at its best chunk, in rank order
     taken = pa.array(keep)
     return Run(run.query_ids.take(taken), docs.take(taken), run.scores[keep], run.name, run.source, run.tag)
+
+
+def _refuse_repeated_chunks(run: Run, query_code: np.ndarray) -> None:
+    """A chunk listed twice for one query is an error at chunk level (trec_eval's rule, the metrics' join):
+    merged into its document it would pass unseen."""
+    repeats = repeated_rows(query_code, run.doc_ids)
+    if repeats:
+        row = min(repeats)
+        raise duplicate_error(run.source, row, run.query_ids[row].as_py(), run.doc_ids[row].as_py(), "document in run")
 
 
 def _examples(values: Iterable[str], count: int = 3) -> str:

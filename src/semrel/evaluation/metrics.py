@@ -344,9 +344,26 @@ def _repeated_rows(block: np.ndarray, prints: np.ndarray, doc_ids, starts: np.nd
     block's fingerprints are sorted on their own; only where two are equal are the ids compared."""
     if len(prints) < 2 or not _blocks_repeat(prints, starts, lengths):
         return []
-    keys = pair_fingerprints(block, prints)
+    return _repeated_pairs(block, prints, doc_ids)
+
+
+def repeated_rows(query_code: np.ndarray, doc_ids: pa.Array | pa.ChunkedArray) -> list[int]:
+    """Rows whose (query, doc) repeats an earlier row, for rows in any order (`query_code`: each row's query).
+    Each query's fingerprints are first sorted on their own (_blocks_repeat): the whole run is sorted only
+    where one repeats."""
+    prints = fingerprints(doc_ids)
+    grouped = None if not len(query_code) or np.all(query_code[1:] >= query_code[:-1]) else np.argsort(query_code, kind="stable")
+    codes, ordered = (query_code, prints) if grouped is None else (query_code[grouped], prints[grouped])
+    starts, lengths = _blocks(codes)
+    if len(prints) < 2 or not _blocks_repeat(ordered, starts, lengths):
+        return []
+    return _repeated_pairs(query_code, prints, doc_ids)
+
+
+def _repeated_pairs(group: np.ndarray, prints: np.ndarray, doc_ids) -> list[int]:
+    keys = pair_fingerprints(group, prints)
     order = np.argsort(keys, kind="stable")
-    return _repeats(order, keys[order], block, doc_ids)[0]
+    return _repeats(order, keys[order], group, doc_ids)[0]
 
 
 def _blocks_repeat(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> bool:
