@@ -55,7 +55,7 @@ def test_ray_judgments_equal_the_local_ones(sample):
     local = run_cli("judge", *inputs, "--cache", sample / "cache-local", "-o", sample / "local.jsonl")
     local_s = time.perf_counter() - started
     remote = semrel_process("judge", *inputs, "--cache", sample / "cache-ray", "--engine", "ray", "--ray-address", "auto",
-                            "--ray-workers", 2, "-o", sample / "ray.jsonl")
+                            "--ray-workers", 2, "--device", "auto", "-o", sample / "ray.jsonl")
     print(f"judge on the sample: local {local_s:.1f} s, ray {time.perf_counter() - started - local_s:.1f} s", file=sys.stderr)
     assert remote.returncode == 0 and remote.stdout == "", remote.stderr  # nothing of Ray's on stdout
     ours, theirs = (sample / "local.jsonl").read_bytes(), (sample / "ray.jsonl").read_bytes()
@@ -66,7 +66,8 @@ def test_ray_judgments_equal_the_local_ones(sample):
         texts = int(stderr.split(" texts encoded")[0].rsplit(" ", 1)[1])
         assert texts > 30 and ", 0 from cache" in stderr  # both engines really encoded every text
     assert manifest_engine(sample / "local.jsonl") == {"name": "local", "workers": 1, "device": "cpu", "precision": "exact"}
-    assert manifest_engine(sample / "ray.jsonl") == {"name": "ray", "address": "auto", "workers": 2, "gpus": False, "device": "auto",
+    # the device the workers used, as the local engine records it (it recorded `auto`, the one asked for)
+    assert manifest_engine(sample / "ray.jsonl") == {"name": "ray", "address": "auto", "workers": 2, "gpus": False, "device": "cpu",
                                                      "precision": "exact"}
 
 
@@ -136,3 +137,31 @@ def test_a_device_or_precision_the_cluster_cannot_give_is_one_error_before_any_w
     monkeypatch.setattr(ray.data, "from_items", lambda *args, **kwargs: pytest.fail("Ray workers were started"))
     with pytest.raises(UsageError, match=message):
         next(RayEngine(device=device, precision=precision).run([[101, 1037, 102]], None, None, 4096, normalised_tokens))
+
+
+def test_workers_that_resolved_auto_differently_are_each_recorded(monkeypatch):
+    """A node whose torch sees no GPU takes auto to cpu beside the GPU nodes: the manifest names both, and says they differed."""
+    import ray.data
+
+    from semrel.encoding.encode import normalised_tokens
+    from semrel.encoding.engines import RayEngine
+
+    class Workers:  # what the Ray Data job streams back: each row with the device its worker resolved
+        def map_batches(self, *args, **kwargs):
+            return self
+
+        def iter_rows(self):
+            return iter([{"batch": 0, "vectors": None, "device": device} for device in ("cuda", "cpu", "cuda")])
+
+    def connect(self):  # a cluster of GPUs, without starting Ray
+        self.gpus, self.workers = True, 3
+        return 3
+
+    monkeypatch.setattr(RayEngine, "connect", connect)
+    monkeypatch.setattr(ray.data, "from_items", lambda *args, **kwargs: Workers())
+    engine = RayEngine()
+    assert engine.params()["device"] == "auto (model not run)"  # as LocalEngine's: auto is resolved only by running the model
+    assert RayEngine(device="cpu").params()["device"] == "cpu"
+    list(engine.run([[101, 1037, 102]], None, None, 4096, normalised_tokens))
+    assert engine.params() == {"name": "ray", "address": "local", "workers": 3, "gpus": True, "device": "cpu, cuda (workers differed)",
+                               "precision": "exact"}

@@ -105,7 +105,8 @@ class _Worker:
             # the batch is already length-sorted and within the batch limits, so it stays one batch, same order
             ((order, vectors),) = reduced_batches(encoded, model_name, layer, max_tokens, reduce, self.device, precision)
             out.append(vectors[np.argsort(order)])
-        return {"batch": rows["batch"], "vectors": np.array(out + [None], dtype=object)[:-1]}
+        return {"batch": rows["batch"], "vectors": np.array(out + [None], dtype=object)[:-1],
+                "device": np.array([self.device] * len(out))}  # for the manifest: the driver only guessed it from the cluster
 
 
 def _reachable(address: str) -> None:
@@ -134,6 +135,10 @@ class RayEngine:
     device: str = "auto"  # on each worker: auto = its GPU when the cluster has GPUs
     precision: str = "exact"
     gpus: bool = field(default=False, init=False)
+    used: set[str] = field(init=False)  # the devices the workers reported, for the manifest
+
+    def __post_init__(self) -> None:
+        self.used = {"cpu"} if self.device == "cpu" else set()  # as LocalEngine: cpu needs no resolving, auto needs the model run
 
     def connect(self) -> int:
         """Join (or start) Ray and settle the number of workers, which is returned."""
@@ -175,6 +180,7 @@ class RayEngine:
             num_cpus=None if device == "cuda" else 1,
         )
         for row in dataset.iter_rows():
+            self.used.add(str(row["device"]))
             yield batches[int(row["batch"])], row["vectors"]
 
     def worker_device(self) -> str:
@@ -187,8 +193,11 @@ class RayEngine:
         return device
 
     def params(self) -> dict[str, Any]:
+        """As LocalEngine's, the device being the one the workers used; workers that differed (a node whose torch sees no
+        GPU resolves auto to cpu) give each, said so."""
+        used = ", ".join(sorted(self.used)) + (" (workers differed)" if len(self.used) > 1 else "")
         return {"name": "ray", "address": self.address or "local", "workers": self.workers, "gpus": self.gpus,
-                "device": self.device, "precision": self.precision}
+                "device": used or f"{self.device} (model not run)", "precision": self.precision}
 
 
 def make_engine(name: str = "local", address: str | None = None, workers: int | None = None, device: str = "auto",
