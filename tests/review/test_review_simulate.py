@@ -56,3 +56,29 @@ def test_a_bad_human_file_is_refused_before_the_database_is_made_or_touched(tmp_
     kept = db.read_bytes()
     assert_one_error(cli(*simulate, "--human", bad), "bad.qrels:1")
     assert db.read_bytes() == kept and sorted(p.name for p in tmp_path.iterdir()) == ["bad.qrels", "gold.qrels", "pool", "sim.sqlite"]
+
+
+def test_pairs_another_process_under_the_same_name_decided_are_not_counted(tmp_path, write, cli, monkeypatch):
+    """Two simulations under one name at once share the held pair: the one that loses a pair to the
+    other between taking and grading it counted it all the same (the two counts summed past the queue)."""
+    from semrel.review.engine import Session
+    from semrel.review.store import open_db
+
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "sim.sqlite")
+    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"]]
+    taken = Session.next_task
+
+    def raced(self):  # the other process grades every second pair the moment this one takes it
+        task = taken(self)
+        if task is not None and task.position % 2:
+            other = Session(open_db(db, create=False), self.reviewer)
+            other.grade(taken(other), 0)
+            other.conn.close()
+        return task
+
+    monkeypatch.setattr(Session, "next_task", raced)
+    simulated = cli("review", "simulate", "--db", db, "--reviewer", "gold", *files, "--thresholds", "0.3",
+                    "--limit", "8", "--human", write("gold.qrels", "q1 0 c2 1\nq2 0 c3 1\nq3 0 c4 1\n"), "--unlisted-as-zero")
+    assert simulated.exit_code == 0, simulated.output
+    assert "graded 4 pairs" in simulated.stderr and "skipped 0" in simulated.stderr, simulated.stderr

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from .engine import Session, labelling_of
+from .engine import Outcome, Session, labelling_of
 
 
 def simulate_review(session: Session, human: Mapping[str, Mapping[str, int]], unlisted_as_zero: bool = False) -> tuple[int, int]:
     """Grade each pair the session is given from `human` (grades clipped to the queue's scale);
-    skip pairs it does not cover. Returns (graded, skipped)."""
+    skip pairs it does not cover. Returns (graded, skipped): the decisions this call recorded (a second
+    process under the same name can take a pair between next_task and the grade)."""
     top = labelling_of(session.conn).max_grade
     graded = skipped = 0
     while (task := session.next_task()) is not None:
         listed = human.get(task.query_id)
         if listed is not None and (task.chunk_id in listed or unlisted_as_zero):
-            session.grade(task, min(max(int(listed.get(task.chunk_id, 0)), 0), top))
-            graded += 1
+            graded += session.grade(task, min(max(int(listed.get(task.chunk_id, 0)), 0), top)) is Outcome.RECORDED
         else:
-            session.skip(task)
-            skipped += 1
+            skipped += session.skip(task) is Outcome.RECORDED
     return graded, skipped
