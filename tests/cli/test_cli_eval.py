@@ -154,6 +154,12 @@ def test_qrels_from_stdin(cli, files):
     assert cli("eval", "-", files[1], "-f", "tsv", input=QRELS).stdout == expected
 
 
+def test_a_bad_score_on_stdin_names_its_line(cli, files):
+    """The line was found by reading stdin a second time, which gives nothing: it was named '<stdin>:0'."""
+    assert_one_error(cli("eval", files[0], "-", input="q1 Q0 d1 1 0.5 a\nq1 Q0 d2 2 nan a\n"),
+                     "<stdin>:2: score nan is not a finite number")
+
+
 @pytest.mark.parametrize("line", ["q1 P_5 nan 1", "q1 P_5 0.1 inf"])
 def test_a_zscore_file_of_nan_is_refused_and_json_stays_json(cli, write, files, line):
     """A -Z line of nan (or inf) made every value nan, and `-f json` wrote NaN, which is not JSON."""

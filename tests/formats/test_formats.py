@@ -209,3 +209,10 @@ def test_an_input_read_from_stdin_is_hashed_in_the_manifest_as_a_file_would_be(t
     manifest = json.loads((tmp_path / "fused.run.manifest.json").read_text())
     assert manifest["inputs"][0] == {"path": "-", **file_digest(runs)} and len(file_digest(runs)["sha256"]) == 64
     assert file_digest(runs)["lines"] == 2
+
+
+def test_stdin_has_no_manifest(tmp_path, monkeypatch):
+    """A file named '-.manifest.json' beside the command was read as the manifest of stdin: the label rule of qrels piped in."""
+    monkeypatch.chdir(tmp_path)
+    Path("-.manifest.json").write_text(json.dumps({"params": {"rule": "threshold", "on": "R", "thresholds": [0.7]}}))
+    assert manifest.read_params("-") is None and not manifest.manifest_is_stale("-")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -36,19 +37,77 @@ def test_report_has_every_section_and_escapes_data(cli, files, tmp_path):
     assert json.loads(Path(f"{output}.manifest.json").read_text())["params"]["measures"] == ["RR", "P@1"]
 
 
+def signature_rows(html: str) -> dict[str, str]:
+    signature = html[html.index('<section id="signature"'):html.index("</section>")]
+    return dict(re.findall(r"<tr><th>([^<]+)</th><td>([^<]*)</td></tr>", signature))
+
+
+def top_warnings(html: str) -> list[str]:
+    """The warning lines between the signature and the first section."""
+    start = html.index("</section>")
+    return re.findall(r'<p class="warning">([^<]*)</p>', html[start:html.index("<section", start)])
+
+
 @pytest.mark.slow
 def test_signature_comes_from_the_manifests(cli, files, tmp_path):
     output = tmp_path / "r.html"
-    cli("report", *report_args(files), "-o", str(output))
+    result = cli("report", *report_args(files), "-o", str(output))
     html = output.read_text(encoding="utf-8")
-    signature = html[html.index('<section id="signature"'):html.index("</section>")]
-    rows = dict(re.findall(r"<tr><th>(\w+)</th><td>([^<]*)</td></tr>", signature))
-    assert rows == {"model": "all-MiniLM-L6-v2", "layer": "4", "idf": "not recorded",
-                    "rescaling": "corpus (baseline: corpus)", "component": "F", "thresholds": "0.6"}
-    # options win over the qrels' manifest
-    cli("report", *report_args(files), "--on", "R", "--grades", "0.5,0.75", "-o", str(output))
-    rows = dict(re.findall(r"<tr><th>(\w+)</th><td>([^<]*)</td></tr>", output.read_text(encoding="utf-8")))
-    assert rows["component"] == "R" and rows["thresholds"] == "0.5, 0.75"
+    assert signature_rows(html) == {"model": "all-MiniLM-L6-v2", "layer": "4", "idf": "not recorded",
+                                    "rescaling": "corpus (baseline: corpus)", "label rule": "F &gt;= 0.6"}
+    assert not top_warnings(html) and "were made by" not in result.stderr
+    assert json.loads(Path(f"{output}.manifest.json").read_text())["params"]["label_rule"] == "F >= 0.6"
+
+
+def test_options_other_than_the_labels_rule_are_drawn_and_warned_about(cli, files, tmp_path):
+    """--on/--threshold/--grades showed in the signature as the labels' rule, whatever rule the manifest records."""
+    output = tmp_path / "r.html"
+    result = cli("report", files["qrels"], files["base"], "--judgments", files["judgments"], "--on", "R", "--grades", "0.5,0.75",
+                 "-o", str(output))
+    assert result.exit_code == 0, result.stderr
+    html = output.read_text(encoding="utf-8")
+    rows = signature_rows(html)
+    assert rows["label rule"] == "F &gt;= 0.6"
+    assert rows["plots drawn at"] == "R at grade cuts 0.5, 0.75 (--on/--threshold/--grades)"
+    message = (f"{files['qrels']}: its labels were made by F >= 0.6, as {files['qrels']}.manifest.json records, not by "
+               "R at grade cuts 0.5, 0.75 (--on/--threshold/--grades)")
+    assert message in result.stderr and [w for w in top_warnings(html) if w.startswith(message.replace(">", "&gt;"))]
+    assert "dashed lines: the thresholds of --on/--threshold/--grades." in html
+    params = json.loads(Path(f"{output}.manifest.json").read_text())["params"]
+    assert (params["label_rule"], params["on"], params["thresholds"]) == ("F >= 0.6", "R", [0.5, 0.75])
+    # the probability rule: the signature said R >= 0.7, as the options gave, and named the rule "probability"
+    from semrel.formats.manifest import write_manifest
+    from semrel.judging.labels import CUT, ProbabilityRule
+
+    write_manifest(files["qrels"], params=ProbabilityRule().params())
+    result = cli("report", files["qrels"], files["base"], "--on", "R", "--threshold", "0.7", "-o", str(output))
+    rows = signature_rows(output.read_text(encoding="utf-8"))
+    assert rows["label rule"] == f"p &gt;= {CUT:g}" and rows["plots drawn at"] == "R &gt;= 0.7 (--on/--threshold/--grades)"
+    assert f"its labels were made by p >= {CUT:g}, as" in result.stderr
+    # options that are the rule: nothing to warn about
+    result = cli("report", files["qrels"], files["base"], "--threshold", f"{CUT}", "-o", str(output))
+    assert result.exit_code == 0 and "were made by" not in result.stderr and not top_warnings(output.read_text(encoding="utf-8"))
+
+
+def test_without_a_labels_manifest_the_rule_is_unknown(cli, files, tmp_path):
+    """No manifest beside QRELS: the signature said component R (a default), and the label warnings named R >= 0.7."""
+    Path(f"{files['qrels']}.manifest.json").unlink()
+    Path(files["qrels"]).write_text("".join(f"{q} 0 c{i} 0\n" for i, q in enumerate(QUERIES)))  # gold chunks left out
+    output = tmp_path / "r.html"
+    result = cli("report", files["qrels"], files["base"], "--judgments", files["judgments"], "--golden", files["golden"],
+                 "-o", str(output))
+    assert result.exit_code == 0, result.stderr
+    html = output.read_text(encoding="utf-8")
+    rows = signature_rows(html)
+    assert rows["label rule"] == f"not recorded: {files['qrels']} has no manifest from `semrel label`"
+    assert "component" not in rows and "plots drawn at" not in rows
+    assert "by their unrecorded rule" in result.stderr and "R >= 0.7" not in result.stderr
+    assert "dashed lines: none drawn" in html
+    assert json.loads(Path(f"{output}.manifest.json").read_text())["params"]["label_rule"] is None
+    # options draw what they say; there is no recorded rule for them to disagree with
+    result = cli("report", files["qrels"], files["base"], "--on", "R", "--threshold", "0.7", "-o", str(output))
+    assert signature_rows(output.read_text(encoding="utf-8"))["plots drawn at"] == "R &gt;= 0.7 (--on/--threshold/--grades)"
+    assert "were made by" not in result.stderr
 
 
 @pytest.mark.slow
@@ -70,7 +129,7 @@ def test_report_of_the_golden_set_alone(cli, files, tmp_path):
     assert result.exit_code == 0
     html = output.read_text(encoding="utf-8")
     assert '<section id="golden"' in html and '<section id="metrics"' not in html and "<svg" not in html
-    assert "<th>thresholds</th><td>none given</td>" in html
+    assert "<th>label rule</th><td>no qrels given</td>" in html
 
 
 def test_report_to_stdout_is_the_page_alone(cli, files):
@@ -121,7 +180,7 @@ def test_metrics_name_their_qrels_and_show_derived_and_gold_side_by_side(cli, fi
     assert cli("report", *report_args(files), "-o", str(output)).exit_code == 0
     html = output.read_text(encoding="utf-8")
     metrics = html[html.index('<section id="metrics"'):html.index("</section>", html.index('<section id="metrics"'))]
-    assert "<strong>derived labels</strong>" in metrics and "BERTScore F at 0.6" in metrics
+    assert "<strong>derived labels</strong>" in metrics and "labels derived from F &gt;= 0.6 on the judged pool" in metrics
     assert "<strong>gold chunks</strong>" in metrics and "the golden set&#39;s gold chunks" in metrics
     assert re.search(r'<th colspan="2" class="group">RR</th>', metrics)
     cells = re.findall(r'<td class="num (derived|gold)">([^<]*)', metrics)
@@ -131,6 +190,35 @@ def test_metrics_name_their_qrels_and_show_derived_and_gold_side_by_side(cli, fi
     # one qrels: the table says which
     assert cli("report", files["qrels"], files["base"], "-m", "RR", "-o", str(output)).exit_code == 0
     assert "Scored on <strong>derived labels</strong>" in output.read_text(encoding="utf-8")
+
+
+def test_a_run_from_stdin_is_scored_on_both_qrels(cli, files, tmp_path):
+    """With --gold-qrels each run is scored twice; one from stdin found nothing the second time and was refused."""
+    args = ["--gold-qrels", files["gold"], "-m", "RR,P@1"]
+    by_file, by_stdin = tmp_path / "file.html", tmp_path / "stdin.html"
+    assert cli("report", files["qrels"], files["reranked"], *args, "-o", str(by_file)).exit_code == 0
+    result = cli("report", files["qrels"], "-", *args, "-o", str(by_stdin), input=Path(files["reranked"]).read_text())
+    assert result.exit_code == 0, result.stderr
+
+    def cells(path: Path) -> list[tuple[str, str]]:
+        return re.findall(r'<td class="num (derived|gold)">([^<]*)', path.read_text(encoding="utf-8"))
+
+    assert cells(by_stdin) == cells(by_file) == [("derived", "0.9375"), ("gold", "0.8125"), ("derived", "0.8750"), ("gold", "0.6250")]
+    read = json.loads(Path(f"{by_stdin}.manifest.json").read_text())["inputs"]
+    digest = next(i for i in read if i["path"] == "-")
+    assert digest["sha256"] == hashlib.sha256(Path(files["reranked"]).read_bytes()).hexdigest()
+
+
+def test_qrels_from_stdin_serve_every_section(cli, files, tmp_path):
+    """The metrics, the lift and the label warnings each read QRELS: from stdin, the second found it empty."""
+    output = tmp_path / "r.html"
+    result = cli("report", "-", files["base"], files["reranked"], "--judgments", files["judgments"], "--golden", files["golden"],
+                 "--base", files["base"], "--reranked", files["reranked"], "-m", "RR", "--permutations", "200",
+                 "--bootstrap", "200", "-o", str(output), input=Path(files["qrels"]).read_text())
+    assert result.exit_code == 0, result.stderr
+    html = output.read_text(encoding="utf-8")
+    assert '<section id="metrics"' in html and '<section id="lift"' in html and "0.9375<sup>a</sup>" in html
+    assert signature_rows(html)["label rule"] == "not recorded: &lt;stdin&gt; has no manifest from `semrel label`"
 
 
 def test_agreement_is_shown_as_labelled_tables(cli, files, tmp_path):

@@ -37,9 +37,11 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
 @click.option("--corpus", type=input_path(allow_dash=True), help="corpus.jsonl: its stats beside the golden set's.")
 @click.option("--judgments", type=input_path(allow_dash=True), help="judgments.jsonl: the distribution of judge scores.")
 @click.option("--on", type=click.Choice(SCORES),
-              help="Score the thresholds apply to: p (the judge's probability), P, R or F [default: the qrels' manifest, else R].")
-@click.option("--threshold", type=float, help="The binary label threshold [default: the qrels' manifest].")
-@click.option("--grades", metavar="T1,T2,...", help="The graded label thresholds.")
+              help="Score the judge-score plots show: p (the judge's probability), P, R or F [default: that of the rule in the "
+                   "qrels' manifest, else R]. The metrics stay on QRELS as labelled; options other than that rule are warned about.")
+@click.option("--threshold", type=float,
+              help="A threshold to draw on those plots and the sensitivity curves [default: the rule's in the qrels' manifest].")
+@click.option("--grades", metavar="T1,T2,...", help="Thresholds to draw, as --threshold, for graded labels.")
 @lift_options
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="Queries gained and lost to list.")
 @click.option("--sensitivity", type=input_path(allow_dash=True),
@@ -52,12 +54,13 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
 def report_command(qrels, runs, output, title, gold_qrels, golden, corpus, judgments, on, threshold, grades, base, reranked, depth,
                    top, sensitivity, agreement, measures, baseline, all_pairs, correction, test, permutations, bootstrap, seed,
                    alpha, rel_level, places):
-    """Write one HTML page (no network needed to open it) with the judge signature at the top and,
+    """Write one HTML page (no network needed to open it) with the judge signature at the top (the judge's
+    settings and the rule that made QRELS' labels, as their manifest records it) and,
     as far as the inputs allow: golden-set stats, judge score distributions, the metric table of
     QRELS and RUNS with significance marks, the lift of --reranked over --base, threshold
     sensitivity curves and agreement figures (as `semrel agree -f json` writes them: kappa, the
     confusion matrix and the runs' ranking on each qrels)."""
-    curves = (read_params(sensitivity) if sensitivity and sensitivity != "-" else None) or {}
+    curves = (read_params(sensitivity) if sensitivity else None) or {}
     inputs = ReportInputs(
         qrels=qrels, runs=runs, gold_qrels=gold_qrels, measures=measures, baseline=baseline, all_pairs=all_pairs,
         settings=stat_settings(test, permutations, bootstrap, seed, alpha, correction), rel_level=rel_level,

@@ -53,14 +53,15 @@ def evaluate_files(
     corpus: str | os.PathLike | None = None,
     qrels: Qrels | None = None,
     relation: str = "qrels",
-    runs: Sequence[Run] | None = None,
+    runs: Sequence[Run | None] | None = None,
 ) -> list[Evaluation]:
     """Read the qrels once and each run in turn (one run in memory at a time); warn about
     queries missing on either side; refuse a run that shares no query or no document with the
     qrels. `options`: trec_eval's -c, -J, -M, -N (its rel_level wins). `doc_level`: score chunk
     runs against document qrels (doclevel.py), documents found in `corpus` or by the chunk ids.
     `qrels`: already read (or completed) qrels, used instead of reading `qrels_path` (still the name shown);
-    `runs`: the runs of `run_paths` already read, in that order (a fill read them), used instead of reading them again.
+    `runs`: the runs of `run_paths` already read, in that order (a fill read them; a report scoring a run from stdin on
+    two qrels), used instead of reading them again; a None among them is read from its path.
     `relation`: the qrels file's format, as trec_eval's -R: qrels, qrels_jg (judgment groups), prefs or
     qrels_prefs (preference judgments); the last three are scored by their own measures, runs one at a time."""
     chosen = parse_measures(measures)
@@ -68,15 +69,16 @@ def evaluate_files(
     if relation != "qrels":
         return _evaluate_other_judgments(qrels_path, run_paths, names, relation, chosen, options or Options(rel_level), warn)
     with small_pages(), ThreadPoolExecutor(1) as pool:  # the first run is read while the qrels are read and indexed
-        first = pool.submit(read_run, run_paths[0], names[0]) if run_paths and runs is None else None
+        given = list(runs) if runs is not None else [None] * len(run_paths)
+        first = pool.submit(read_run, run_paths[0], names[0]) if run_paths and given[0] is None else None
         qrels = read_qrels(qrels_path) if qrels is None else qrels
         require_judgments(qrels, display_name(qrels_path))
         mapping = corpus_documents(corpus) if doc_level and corpus is not None else None
 
         def each_run() -> Iterator[Run]:
-            for i, (path, name) in enumerate(zip(run_paths, names)):
-                if runs is not None:
-                    run = dataclasses.replace(runs[i], name=name)
+            for i, (path, name, read) in enumerate(zip(run_paths, names, given)):
+                if read is not None:
+                    run = dataclasses.replace(read, name=name)
                 else:
                     run = first.result() if i == 0 and first is not None else read_run(path, name)
                 yield to_documents(run, mapping) if doc_level else run

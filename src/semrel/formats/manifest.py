@@ -111,7 +111,10 @@ def read_manifest(path: str | os.PathLike, current: bool = True) -> dict[str, An
     """The manifest beside `path`, or None when there is none, it is unreadable, or (`current`) it describes
     another file (a hard kill between the two renames of outputs_with_manifests, an output edited or
     written by another tool since: the digest tells). Manifests without a digest (older semrel) are taken as they are.
-    current=False: the record whichever file it describes, to say what wrote the file before it changed."""
+    current=False: the record whichever file it describes, to say what wrote the file before it changed.
+    stdin ('-') has none: a file named '-.manifest.json' describes no stream."""
+    if str(path) == STDIO:
+        return None
     try:
         if not os.path.isfile(manifest_path(path)):  # a FIFO or device is no manifest (and opening one could block)
             return None
@@ -134,7 +137,7 @@ def read_manifest(path: str | os.PathLike, current: bool = True) -> dict[str, An
 
 def manifest_is_stale(path: str | os.PathLike) -> bool:
     """True when a manifest lies beside `path` but does not describe it (see read_manifest)."""
-    return os.path.exists(manifest_path(path)) and read_manifest(path) is None
+    return str(path) != STDIO and os.path.exists(manifest_path(path)) and read_manifest(path) is None
 
 
 def read_params(path: str | os.PathLike) -> dict[str, Any] | None:

@@ -47,7 +47,7 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     scores = table.column("score").to_numpy()
     bad = first_nonfinite(scores)
     if bad is not None:
-        line = line_number(read_bytes(path), bad)
+        line = line_number(read_bytes(path) if data is None else data, bad)  # stdin is read once: its bytes, kept
         raise FormatError(display_name(path), f"score {scores[bad]} is not a finite number", line=line)
     # Ids stay in Arrow's chunks: joining ten million strings into one buffer is a copy nobody needs.
     return Run(table.column("query_id"), table.column("doc_id"), scores, name or run_name(path), source=path,

@@ -455,15 +455,6 @@ class ProbabilityRule:
 Rule = ThresholdRule | ProbabilityRule
 
 
-def refit_from_params(params: Mapping[str, Any], where: str = "manifest") -> ProbabilityRule | None:
-    """The rule a labels manifest or calibration file records when it refits every coefficient (so it
-    records no thresholds on p), else None."""
-    if params.get("rule") != ProbabilityRule.name or params.get("thresholds") is not None:
-        return None
-    rule = rule_from_params(params, where)
-    return rule if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p else None
-
-
 _REWRITE = "make the file again with the command that wrote it rather than editing it"
 _MISSING = object()
 
@@ -541,6 +532,13 @@ def rule_from_params(params: Mapping[str, Any], where: str = "manifest") -> Rule
     return rule
 
 
+def recorded_rule(params: Mapping[str, Any] | None, where: str = "manifest") -> Rule | None:
+    """The rule that made a qrels file's labels, from the params of its manifest as `semrel label` writes them
+    (read by rule_from_params: a broken field is refused); None where they are no labels manifest's: qrels of the
+    gold chunks or from elsewhere, or no current manifest (read_params: none, or one of an earlier version of the file)."""
+    return rule_from_params(params, where) if params is not None and "thresholds" in params else None
+
+
 def label_judgments(judgments: Sequence[Judgment], on: str, thresholds: Sequence[float]) -> Qrels:
     """Qrels with one row per judged pair, graded by how many thresholds `on` (p, P, R or F) reaches."""
     return apply_rule(judgments, ThresholdRule(on, tuple(thresholds)))
@@ -614,15 +612,17 @@ GOLD_SHARE_WARNING = 0.80  # warn when fewer gold chunks than this share are lab
 NO_RELEVANT_WARNING = 0.10  # warn when more queries than this share have no relevant label
 
 
-def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.ndarray, rule: Rule, judgments_path: str | None = None,
+def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.ndarray, rule: Rule | None, judgments_path: str | None = None,
                    gold_pairs: set[tuple[str, str]] | None = None, calibrated: bool = False) -> list[str]:
     """Signs that the labels look wrong, each with what to do: gold chunks left non-relevant (the
     pairs the judge marked source `gold`, or `gold_pairs`), queries with no relevant pair, a
     golden set without gold chunks, and pairs unlike those p was fitted on. `calibrated`: the rule
-    came from `semrel calibrate` (a refitted p is seen as such anyway), so the advice is not to calibrate again."""
+    came from `semrel calibrate` (a refitted p is seen as such anyway), so the advice is not to calibrate again.
+    `rule` None: the grades' rule is not recorded (qrels without a labels manifest), and none is named in its place."""
     notes: list[str] = []
     if not len(judgments):
         return notes
+    named = rule.describe() if rule is not None else "their unrecorded rule"
     judged = judgments_path or "JUDGMENTS"
     if calibrated or isinstance(rule, ProbabilityRule) and rule.is_calibrated:
         review = ("the rule is already fitted to reviewed pairs: review more of them (the most uncertain first, `semrel review "
@@ -637,7 +637,7 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
     if gold.any():
         share = float((grades[gold] > 0).mean())
         if share < GOLD_SHARE_WARNING:
-            notes.append(f"only {share:.0%} of the {int(gold.sum())} gold chunks are labelled relevant by {rule.describe()} "
+            notes.append(f"only {share:.0%} of the {int(gold.sum())} gold chunks are labelled relevant by {named} "
                          f"(expected {GOLD_SHARE_WARNING:.0%} or more where the rule fits the data): the labels likely miss "
                          f"relevant chunks; {review}")
     relevant: dict[str, bool] = {}
@@ -646,7 +646,7 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
     empty = [q for q, r in relevant.items() if not r]
     if empty and len(empty) > NO_RELEVANT_WARNING * len(relevant):
         notes.append(f"{len(empty)} of {len(relevant)} queries have no pair labelled relevant (e.g. {empty[0]!r}): "
-                     f"either their pools miss the answer or {rule.describe()} is too strict for this data; {review}")
+                     f"either their pools miss the answer or {named} is too strict for this data; {review}")
     uncalibrated = isinstance(rule, ProbabilityRule) and not rule.is_calibrated  # a refit on reviewed pairs answers the next two
     with_gold = [j.features.get(WITH_GOLD_FLAG) for j in judgments if j.features]
     if uncalibrated and with_gold and not any(with_gold) and not gold.any():

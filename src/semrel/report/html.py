@@ -24,20 +24,20 @@ from ..analysis.compare import compare_evaluations, legend, tests_table
 from ..analysis.lift import changes_table, lift, lift_table
 from ..analysis.sensitivity import cliff_warnings
 from ..analysis.significance import StatSettings
-from ..errors import FormatError, SemrelError, UsageError
+from ..errors import FormatError, UsageError
 from ..evaluation.files import evaluate_files
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..formats import read_qrels, read_run
 from ..formats.corpus import read_corpus, read_golden
-from ..formats.files import atomic_writer, display_name, read_text
+from ..formats.files import STDIO, atomic_writer, display_name, read_text
 from ..formats.jsonl import loads, read_jsonl, require
 from ..formats.judgments import PROBABILITY, SCORES, read_judgments
-from ..formats.manifest import outputs_with_manifests, read_params, write_manifest
+from ..formats.manifest import manifest_is_stale, manifest_path, outputs_with_manifests, read_params, write_manifest
 from ..formats.tables import Table, cell_text
 from ..golden.validate import golden_stats, stats_tables
-from ..judging.labels import ProbabilityRule, ThresholdRule, has_features, label_warnings, refit_from_params, rule_from_params
+from ..judging.labels import DEFAULT_COMPONENT, ProbabilityRule, Rule, ThresholdRule, has_features, label_warnings, recorded_rule
 from ..progress import Steps, no_progress
-from ..records import GoldenItem, Judgment, is_number, is_whole
+from ..records import GoldenItem, Judgment, Qrels, is_number, is_whole
 from ..resources import semrel_version, template_dir
 
 SECTIONS = ("golden", "scores", "metrics", "lift", "sensitivity", "agreement")
@@ -68,8 +68,8 @@ class ReportInputs:
     golden: str | None = None
     corpus: str | None = None
     judgments: str | None = None
-    on: str | None = None  # None: as the qrels' manifest says, else R
-    thresholds: Sequence[float] = ()  # empty: as the qrels' manifest says
+    on: str | None = None  # the score the judge-score plots show; None: the labels' rule's (their manifest), else R
+    thresholds: Sequence[float] = ()  # the thresholds drawn there and on the curves; empty: the labels' rule's
     base: str | None = None
     reranked: str | None = None
     depth: int | None = None
@@ -116,19 +116,16 @@ def _html_table(table: Table, places: int) -> dict[str, Any]:
     return {"header": list(table.header), "rows": rows, "numeric": numeric}
 
 
-def _signature(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None) -> tuple[list[tuple[str, str]], dict | None, str, list[float]]:
-    """(signature lines, the judge's params, component, thresholds). The component and thresholds come
-    from the options, else the qrels' manifest (written by `semrel label`); the judge's settings from
-    the judgments' manifest (written by `semrel judge`), else the `judge` entry of the qrels' manifest."""
-    labelled = qrels_params or {}
-    judge = (read_params(inputs.judgments) if inputs.judgments else None) or labelled.get("judge")
-    judge = judge if isinstance(judge, dict) else None
-    recorded_on = labelled.get("on")
-    component = inputs.on or (recorded_on if isinstance(recorded_on, str) and recorded_on in SCORES else "R")
-    recorded = labelled.get("thresholds")
-    if not isinstance(recorded, list) or not all(isinstance(t, (int, float)) for t in recorded):
-        recorded = []
-    thresholds = [float(t) for t in inputs.thresholds or recorded]
+def _judge_settings(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None) -> dict | None:
+    """The judge's settings: from the judgments' manifest (written by `semrel judge`), else the `judge` entry
+    of the qrels' manifest (written by `semrel label`)."""
+    judge = (read_params(inputs.judgments) if inputs.judgments else None) or (qrels_params or {}).get("judge")
+    return judge if isinstance(judge, dict) else None
+
+
+def _signature(judge: Mapping[str, Any] | None, label_rule: str, drawn: str | None) -> list[tuple[str, str]]:
+    """The judge's settings, the rule that made the labels and, where --on/--threshold/--grades are given, what
+    the plots draw instead (`drawn`)."""
     unknown = "not recorded"
 
     def get(key: str) -> str:
@@ -140,16 +137,69 @@ def _signature(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None) -> 
     if isinstance(baseline, dict) and baseline.get("source"):
         rescaling += f" (baseline: {baseline['source']})"
     lines = [("model", get("model")), ("layer", get("layer")), ("idf", get("idf")), ("rescaling", rescaling),
-             ("component", component), ("thresholds", ", ".join(f"{t:g}" for t in thresholds) or "none given")]
-    if labelled.get("rule"):
-        lines.append(("label rule", str(labelled["rule"]) + (" (calibrated)" if labelled.get("calibration") else "")))
-    return lines, judge, component, thresholds
+             ("label rule", label_rule)]
+    return lines + [("plots drawn at", f"{drawn} (--on/--threshold/--grades)")] if drawn else lines
+
+
+def _label_rule_text(qrels: str | None, rule: Rule | None, qrels_params: Mapping[str, Any] | None) -> str:
+    """How QRELS' labels were made, as their manifest records it; where none records it, that is said: no
+    default stands in for a rule nobody recorded."""
+    if qrels is None:
+        return "no qrels given"
+    name = display_name(qrels)
+    if rule is not None:
+        fallback = (qrels_params or {}).get("fallback")
+        pairs = fallback.get("pairs") if isinstance(fallback, dict) else None
+        if isinstance(rule, ProbabilityRule) and is_whole(pairs) and pairs:
+            return f"{rule.describe()}; {pairs} pairs without {'p' if rule.cuts_on_p else 'features'}: {rule.fallback.describe()}"
+        return rule.describe()
+    if describe_qrels(qrels).key == "gold":
+        return f"none: {name} holds the golden set's gold chunks"
+    if manifest_is_stale(qrels):
+        return f"not recorded: {name} changed since its manifest was written"
+    return f"not recorded: {name} has no manifest from `semrel label`"
+
+
+def _cuts_on_judge_score(rule: Rule) -> bool:
+    """Whether the labels are cuts on a score the judge wrote (all but a refit of every coefficient, whose p is
+    recomputed from the features)."""
+    return not isinstance(rule, ProbabilityRule) or rule.cuts_on_p
+
+
+def _drawn(inputs: ReportInputs, rule: Rule | None) -> tuple[str, list[float]]:
+    """The score the judge-score plots show and the thresholds drawn there and on the sensitivity curves:
+    --on and --threshold/--grades, else the labels' rule on the judge's own score, else R and none."""
+    component = inputs.on or (rule.on if rule is not None else DEFAULT_COMPONENT)
+    if inputs.thresholds:
+        return component, list(ThresholdRule(component, tuple(inputs.thresholds)).thresholds)  # checked as `label` checks them
+    if rule is not None and component == rule.on and _cuts_on_judge_score(rule):
+        return component, list(rule.judge_thresholds)
+    return component, []
+
+
+def _drawn_text(component: str, thresholds: Sequence[float]) -> str:
+    return ThresholdRule(component, tuple(thresholds)).describe() if thresholds else f"{component}, no thresholds"
+
+
+def _options_differ(inputs: ReportInputs, rule: Rule | None, component: str, thresholds: Sequence[float]) -> str | None:
+    """The warning when --on/--threshold/--grades are not the rule that made QRELS' labels: the metrics are
+    on the labels as they were made, only the plots take the options."""
+    if rule is None or inputs.qrels is None or not (inputs.on or inputs.thresholds):
+        return None
+    made = rule.judge_thresholds if _cuts_on_judge_score(rule) else None  # a refit's p is not the judge's, which the plots show
+    if made is not None and component == rule.on and len(made) == len(thresholds) and all(map(math.isclose, made, thresholds)):
+        return None
+    drawn = _drawn_text(component, thresholds) + ("" if _cuts_on_judge_score(rule) else " on the judge's own p")
+    return (f"{display_name(inputs.qrels)}: its labels were made by {rule.describe()}, as {manifest_path(inputs.qrels)} records, "
+            f"not by {drawn} (--on/--threshold/--grades): the metrics are on its labels, only the judge-score plots and "
+            f"sensitivity marks at {drawn}; to score at {drawn}, label again with those options (`semrel label`)")
 
 
 def _score_section(judgments: list[Judgment], golden: list[GoldenItem] | None, component: str,
-                   thresholds: list[float], values: Sequence[float] | None = None) -> dict[str, Any]:
+                   thresholds: list[float], lines: str, values: Sequence[float] | None = None) -> dict[str, Any]:
     """Score distributions of gold and other judged pairs, and how many of each reach each threshold
-    (`values`: the scores themselves, where they are not a judgment's field, e.g. a refit's p)."""
+    (`values`: the scores themselves, where they are not a judgment's field, e.g. a refit's p; `lines`: what
+    the thresholds drawn are, for the caption)."""
     found = [getattr(j, component) for j in judgments] if values is None else list(values)
     scores = [(j.query_id, j.chunk_id, v) for j, v in zip(judgments, found)]
     if golden is not None:
@@ -161,7 +211,7 @@ def _score_section(judgments: list[Judgment], golden: list[GoldenItem] | None, c
     rows = [[t] + [sum(s >= t for s in values) / len(values) if values else None for values in groups.values()]
             for t in thresholds]
     table = Table(["threshold"] + [f"{name}: share at or above" for name in groups], rows)
-    return {"plot": Markup(_plots().score_histogram(groups, thresholds, component)),
+    return {"plot": Markup(_plots().score_histogram(groups, thresholds, component)), "lines": lines,
             "counts": {name: len(values) for name, values in groups.items()}, "table": _html_table(table, 3)}
 
 
@@ -175,33 +225,35 @@ class QrelsKind:
 
 
 def describe_qrels(path: str | None) -> QrelsKind:
-    """Derived labels (a `semrel label` manifest), gold chunks (a `golden qrels` manifest, or a
-    golden.jsonl given as qrels), or qrels of unknown origin."""
+    """Derived labels (a `semrel label` manifest, whose rule is named), gold chunks (a `golden qrels` manifest,
+    or a golden.jsonl given as qrels), or qrels of unknown origin."""
     if path is None:
         return QrelsKind("qrels", "qrels", "")
     name = os.path.basename(display_name(path))
     params = read_params(path) or {}
-    if "thresholds" in params or "on" in params:
-        thresholds = params.get("thresholds") or []
-        rule = f"BERTScore {params.get('on', 'R')} at {', '.join(f'{t:g}' for t in thresholds)}" if thresholds else "the judge"
-        return QrelsKind("derived", "derived labels", f"{name}: labels derived from {rule} on the judged pool")
+    rule = recorded_rule(params, manifest_path(path))
+    if rule is not None:
+        return QrelsKind("derived", "derived labels", f"{name}: labels derived from {rule.describe()} on the judged pool")
     if params.get("from") == "golden set" or name.endswith((".jsonl", ".jsonl.gz")):
         return QrelsKind("gold", "gold chunks", f"{name}: the golden set's gold chunks")
     return QrelsKind("qrels", os.path.basename(name), f"{name}: qrels")
 
 
-def _metric_section(inputs: ReportInputs, warn: Callable[[str], None]) -> dict[str, Any]:
-    """The runs on QRELS and, with gold_qrels, on the gold chunks too: one column per measure and qrels."""
+def _metric_section(inputs: ReportInputs, judged: Qrels, warn: Callable[[str], None]) -> dict[str, Any]:
+    """The runs on QRELS (`judged`, read already) and, with gold_qrels, on the gold chunks too: one column per
+    measure and qrels. A run from stdin is read once and scored on both (stdin cannot be read again; it is
+    held whole anyway, within SEMREL_MAX_DOCUMENT_MB); the other runs are read one at a time for each qrels."""
     assert inputs.qrels is not None  # build_report checks it
-    named: list[tuple[str, QrelsKind]] = [(inputs.qrels, describe_qrels(inputs.qrels))]
+    named: list[tuple[str, QrelsKind, Qrels | None]] = [(inputs.qrels, describe_qrels(inputs.qrels), judged)]
     if inputs.gold_qrels:
         gold = describe_qrels(inputs.gold_qrels)
-        named.append((inputs.gold_qrels, gold if gold.key != "qrels" else QrelsKind("gold", "gold chunks", gold.description)))
+        named.append((inputs.gold_qrels, gold if gold.key != "qrels" else QrelsKind("gold", "gold chunks", gold.description), None))
     if len(named) == 2 and named[0][1].key == "qrels":
-        named[0] = (inputs.qrels, QrelsKind("derived", "derived labels", named[0][1].description))
+        named[0] = (inputs.qrels, QrelsKind("derived", "derived labels", named[0][1].description), judged)
+    runs = [read_run(path) if str(path) == STDIO else None for path in inputs.runs]
     comparisons, qrels = [], []
-    for path, kind in named:
-        results = evaluate_files(path, inputs.runs, inputs.chosen_measures(), inputs.rel_level, warn=warn)
+    for path, kind, given in named:
+        results = evaluate_files(path, inputs.runs, inputs.chosen_measures(), inputs.rel_level, warn=warn, qrels=given, runs=runs)
         c = compare_evaluations(results, inputs.settings, baseline=inputs.baseline, all_pairs=inputs.all_pairs)
         comparisons.append(c)
         qrels.append({"key": kind.key, "label": kind.label, "description": kind.description,
@@ -215,8 +267,7 @@ def _metric_section(inputs: ReportInputs, warn: Callable[[str], None]) -> dict[s
     return {"measures": [m.name for m in first.measures], "rows": rows, "qrels": qrels}
 
 
-def _lift_section(inputs: ReportInputs, qrels_path: str, base: str, reranked: str) -> tuple[dict[str, Any], list[str]]:
-    qrels = read_qrels(qrels_path)
+def _lift_section(inputs: ReportInputs, qrels: Qrels, base: str, reranked: str) -> tuple[dict[str, Any], list[str]]:
     result = lift(qrels, read_run(base), read_run(reranked), inputs.chosen_measures(), inputs.settings,
                   inputs.depth, None, inputs.top, inputs.rel_level)
     section = {
@@ -238,30 +289,16 @@ def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]
             "range": f"{thresholds[0]:g} to {thresholds[-1]:g}", "steps": len(thresholds)}
 
 
-def _label_warnings(inputs: ReportInputs, qrels_params: Mapping[str, Any] | None, judged: list[Judgment] | None,
-                    golden: list[GoldenItem] | None) -> list[str]:
+def _label_warnings(inputs: ReportInputs, qrels: Qrels | None, rule: Rule | None, qrels_params: Mapping[str, Any] | None,
+                    judged: list[Judgment] | None, golden: list[GoldenItem] | None) -> list[str]:
     """Signs the labels look wrong (semrel.judging.labels.label_warnings): from the judgments and the
     qrels' grades of them when both are given, else as `semrel label` recorded them in the manifest."""
-    params = qrels_params or {}
-    if judged is not None and inputs.qrels:
-        grades = read_qrels(inputs.qrels).to_dict()
-        try:
-            rule = rule_from_params(params)
-        except SemrelError:
-            rule = ThresholdRule()
+    if judged is not None and qrels is not None:
+        grades = qrels.to_dict()
         gold = {(g.query_id, c) for g in golden for c in g.gold_chunk_ids} if golden is not None else None
         return label_warnings(judged, [grades.get(j.query_id, {}).get(j.chunk_id, 0) for j in judged], rule, inputs.judgments, gold)
-    recorded = params.get("warnings")
+    recorded = (qrels_params or {}).get("warnings")
     return [str(m) for m in recorded] if isinstance(recorded, list) else []
-
-
-def _refit_rule(params: Mapping[str, Any] | None) -> ProbabilityRule | None:
-    """The rule of labels refitted on every coefficient (`calibrate --fit features`), whose cuts are on p
-    recomputed from the features (what `sensitivity --calibration` sweeps), not on the judge's p; else None."""
-    try:
-        return refit_from_params(params or {})
-    except SemrelError:
-        return None
 
 
 def _cliffs(inputs: ReportInputs, component: str, thresholds: list[float]) -> list[str]:
@@ -364,8 +401,9 @@ def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> 
     }
 
 
-def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps = no_progress) -> str:
-    """The report's HTML text."""
+def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps = no_progress) -> tuple[str, Rule | None]:
+    """The report's HTML text, and the rule that made QRELS' labels as their manifest records it (None: not
+    recorded), for the report's manifest."""
     if (inputs.base is None) != (inputs.reranked is None):
         raise UsageError("--base and --reranked go together")
     if (inputs.runs or inputs.base) and not inputs.qrels:
@@ -377,13 +415,21 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     if inputs.on is not None and inputs.on not in SCORES:
         raise UsageError(f"--on {inputs.on!r}: choose one of {', '.join(SCORES)}")
     qrels_params = read_params(inputs.qrels) if inputs.qrels else None
-    lines, judge, component, thresholds = _signature(inputs, qrels_params)
-    page = _Page(inputs.title, _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), lines,
+    rule = recorded_rule(qrels_params, manifest_path(inputs.qrels)) if inputs.qrels else None
+    component, thresholds = _drawn(inputs, rule)
+    judge = _judge_settings(inputs, qrels_params)
+    drawn = _drawn_text(component, thresholds) if inputs.on or inputs.thresholds else None
+    page = _Page(inputs.title, _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                 _signature(judge, _label_rule_text(inputs.qrels, rule, qrels_params), drawn),
                  json.dumps(judge, indent=2, sort_keys=True, default=str) if judge else None)
 
     def note(message: str) -> None:
         page.warnings.append(message)
         warn(message)
+
+    differ = _options_differ(inputs, rule, component, thresholds)
+    if differ:
+        note(differ)
 
     golden = read_golden(inputs.golden) if inputs.golden else None
     if golden is not None:
@@ -391,22 +437,27 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
             counts, lengths = stats_tables(golden_stats(golden, read_corpus(inputs.corpus) if inputs.corpus else None))
             page.sections["golden"] = {"counts": _html_table(counts, 0), "lengths": _html_table(lengths, 1)}
     judged = read_judgments(inputs.judgments) if inputs.judgments else None
-    refitted = _refit_rule(qrels_params)
-    for message in _label_warnings(inputs, qrels_params, judged, golden):
+    # read once for every section that needs them: from stdin they could not be read again
+    qrels = read_qrels(inputs.qrels) if inputs.qrels and (inputs.runs or inputs.base or judged is not None) else None
+    refitted = rule if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p else None
+    for message in _label_warnings(inputs, qrels, rule, qrels_params, judged, golden):
         note(message)
     if judged is not None:
         if component == PROBABILITY and not all(j.p is not None for j in judged):  # judgments from an older semrel
             component, thresholds = "R", []
         refit = refitted if not (inputs.on or inputs.thresholds) and has_features(judged) else None
+        lines = ("the thresholds of --on/--threshold/--grades" if inputs.thresholds and thresholds else
+                 "the label thresholds" if thresholds or refit else "none drawn (no label thresholds on this score)")
         with steps("report: judge score distributions", 0):
-            page.sections["scores"] = (_score_section(judged, golden, component, thresholds) if refit is None else
-                                       _score_section(judged, golden, "p, refitted", list(refit.thresholds), refit.scores(judged).tolist()))
-    if inputs.runs and inputs.qrels:  # runs without qrels were refused above
+            page.sections["scores"] = (_score_section(judged, golden, component, thresholds, lines) if refit is None else
+                                       _score_section(judged, golden, "p, refitted", list(refit.thresholds), lines,
+                                                      refit.scores(judged).tolist()))
+    if inputs.runs and qrels is not None:  # runs without qrels were refused above
         with steps(f"report: evaluating and testing {len(inputs.runs)} runs", 0):
-            page.sections["metrics"] = _metric_section(inputs, note)
-    if inputs.base and inputs.reranked is not None and inputs.qrels:  # both given, with qrels: checked above
+            page.sections["metrics"] = _metric_section(inputs, qrels, note)
+    if inputs.base and inputs.reranked is not None and qrels is not None:  # both given, with qrels: checked above
         with steps("report: reranking lift", 0):
-            page.sections["lift"], problems = _lift_section(inputs, inputs.qrels, inputs.base, inputs.reranked)
+            page.sections["lift"], problems = _lift_section(inputs, qrels, inputs.base, inputs.reranked)
         for problem in problems:
             note(problem)
     if inputs.sensitivity:
@@ -422,21 +473,23 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
                          "--sensitivity or --agreement")
     environment = Environment(loader=FileSystemLoader(str(template_dir())), autoescape=True,
                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    return environment.get_template("report.html.j2").render(page=page, version=semrel_version())
+    return environment.get_template("report.html.j2").render(page=page, version=semrel_version()), rule
 
 
 def write_report(inputs: ReportInputs, output: str | os.PathLike, warn: Callable[[str], None], steps: Steps = no_progress,
                  extra_inputs: Sequence[str | os.PathLike] = ()) -> None:
     """The report written to `output` with its manifest (`extra_inputs`: files read before, e.g. curves)."""
-    html = build_report(inputs, warn, steps)
+    html, label_rule = build_report(inputs, warn, steps)
     with outputs_with_manifests([output]) as staged:
         with atomic_writer(staged[output]) as out:
             out.write(html)
         write_manifest(output, inputs=[*inputs.files(), *extra_inputs], staged=staged, params={
             "title": inputs.title, "measures": [m.name for m in inputs.measures], **asdict(inputs.settings),
-            # every option that changes the page: the tests' alpha and draws, the label rule given, lift's depth and top
+            # every option that changes the page: the tests' alpha and draws, the thresholds drawn (on, thresholds), lift's
+            # depth and top; and the rule that made QRELS' labels (their manifest), which the options do not change
             "baseline": inputs.baseline, "all_pairs": inputs.all_pairs, "rel_level": inputs.rel_level, "on": inputs.on,
-            "thresholds": list(inputs.thresholds), "depth": inputs.depth, "top": inputs.top, "places": inputs.places})
+            "thresholds": list(inputs.thresholds), "depth": inputs.depth, "top": inputs.top, "places": inputs.places,
+            "label_rule": label_rule.describe() if label_rule is not None else None})
 
 
 def read_sensitivity(path: str | os.PathLike) -> list[SensitivityPoint]:

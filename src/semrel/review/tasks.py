@@ -15,7 +15,7 @@ from ..formats import read_qrels
 from ..formats.corpus import read_corpus, read_golden
 from ..formats.judgments import read_judgments
 from ..formats.manifest import manifest_path, read_params
-from ..judging.labels import PROBABILITY, ProbabilityRule, Rule, ThresholdRule, reached, read_calibration, rule_from_params, score_values
+from ..judging.labels import PROBABILITY, ProbabilityRule, Rule, ThresholdRule, reached, read_calibration, recorded_rule, score_values
 from ..records import Judgment
 from .order import distance_to_threshold
 
@@ -113,10 +113,11 @@ def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | N
         except ValueError:
             raise UsageError(f"--thresholds: expected comma-separated numbers or a .json file, not {thresholds!r}") from None
         return labelling_of_rule(ThresholdRule(on or "R", values))
-    params = read_params(labels_path) if labels_path else None
-    if labels_path and params and "thresholds" in params:
+    if labels_path:
         where = manifest_path(labels_path)
-        return labelling_of_rule(rule_from_params(params, where), on, where)
+        rule = recorded_rule(read_params(labels_path), where)
+        if rule is not None:
+            return labelling_of_rule(rule, on, where)
     raise UsageError("give the labelling thresholds, e.g. --on R --thresholds 0.5 (or 0.4,0.5,0.6 for grades 0-3)")
 
 
