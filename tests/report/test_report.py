@@ -143,6 +143,8 @@ def test_report_to_stdout_is_the_page_alone(cli, files):
     (("--base", "bm25.run"), "--base and --reranked go together"),
     (("--threshold", "0.5", "--grades", "0.4,0.6"), "not both"),
     (("--grades", "low,high", "--golden", "golden.jsonl"), "comma-separated numbers"),
+    (("--grades", "", "--golden", "golden.jsonl"), "give at least one threshold"),  # as `label`: not read as no option
+    (("--grades", "0.6,0.4", "--golden", "golden.jsonl"), "strictly increasing"),
 ])
 def test_usage_errors(cli, files, tmp_path, args, message):
     args = [str(tmp_path / a) if a.endswith((".run", ".jsonl")) else a for a in args]

@@ -8,6 +8,7 @@ from ..errors import UsageError
 from ..formats.files import STDIO
 from ..formats.judgments import SCORES
 from ..formats.manifest import read_params
+from ..judging.labels import parse_thresholds
 from ..progress import stderr_steps
 from ..report.html import ReportInputs, read_agreement, read_sensitivity, write_report
 from .base import SemrelCommand, warn
@@ -20,10 +21,7 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
         raise UsageError("give --threshold (binary labels) or --grades (graded), not both")
     if threshold is not None:
         return (threshold,)
-    try:
-        return tuple(float(g) for g in grades.split(",") if g.strip()) if grades else ()
-    except ValueError:
-        raise UsageError(f"--grades {grades!r}: give comma-separated numbers, e.g. 0.45,0.55,0.65") from None
+    return parse_thresholds(grades) if grades is not None else ()  # as `label` reads them: --grades '' is refused, not none
 
 
 @click.command("report", cls=SemrelCommand, short_help='Write the HTML report.')
