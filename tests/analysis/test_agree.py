@@ -52,6 +52,13 @@ def test_agree_command(write, cli):
     assert p1["swapped"] == [] and p1["tau"] is None  # one side ties the systems: tau undefined, null in JSON
     table = cli("agree", ref, test, run_a, run_b, "-m", "P@1")
     assert "kendall tau" in table.stdout and "ref \\ test" in table.stdout
+    for at in (0, 1, 2):  # any one input from stdin, as elsewhere in semrel: the same figures (the run's name aside)
+        args = [ref, test, run_a, run_b]
+        given = open(args[at]).read()
+        args[at] = "-"
+        piped = json.loads(cli("agree", *args, "-m", "P@1", "--format", "json", input=given).stdout)
+        assert piped["labels"] == report["labels"] and piped["rankings"][0]["tau"] is None
+        assert sorted(piped["rankings"][0]["ref"].values()) == [0.0, 1.0]
 
 
 def test_agree_refuses_qrels_without_common_pairs(write, cli):

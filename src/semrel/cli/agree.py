@@ -18,9 +18,9 @@ AGREE_MEASURES = ("nDCG@10", "AP", "RR", "P@10")
 
 
 @click.command("agree", cls=SemrelCommand, short_help='Measure how two qrels agree on labels and rankings.')
-@click.argument("ref", type=input_path(exists=True, dir_okay=False))
-@click.argument("test", type=input_path(exists=True, dir_okay=False))
-@click.argument("runs", nargs=-1, type=input_path(exists=True, dir_okay=False), metavar="[RUN]...")
+@click.argument("ref", type=input_path(exists=True, dir_okay=False, allow_dash=True))
+@click.argument("test", type=input_path(exists=True, dir_okay=False, allow_dash=True))
+@click.argument("runs", nargs=-1, type=input_path(exists=True, dir_okay=False, allow_dash=True), metavar="[RUN]...")
 @measures_option(AGREE_MEASURES, "Measures for the rankings")
 @click.option("--unlisted-as-zero", is_flag=True,
               help="Compare every pair either file lists for a shared query, a missing grade counting as 0.")
