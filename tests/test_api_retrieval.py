@@ -138,6 +138,17 @@ def test_queries_left_without_chunks_are_warnings_at_the_callers_line_or_go_to_w
     assert heard == [str(caught[0].message)]
 
 
+def test_blank_queries_of_records_are_counted_in_one_warning_naming_the_first_few():
+    """The command's warning (tests/retrieval/test_retrieve.py), for records: past three ids the list ends with '...'."""
+    chunks = [Chunk("ships#0", "Container ships carry steel boxes between ports.", "ships", 0, 48)]
+    items = [GoldenItem(f"q{n}", "" if n % 2 else "ocean ports", ("x",)) for n in range(1, 10)]
+    heard: list[str] = []
+    semrel.retrieve(chunks, items, cache=False, warn=heard.append)
+    assert [note for note in heard if "empty or blank" in note] == [
+        "golden: 5 of 9 queries are empty or blank ('q1', 'q3', 'q5', ...): there is nothing to retrieve for them (bm25 finds "
+        "no chunk, dense ranks chunks against empty text); give them their text (`semrel golden validate` lists them)"]
+
+
 def test_retrieve_refuses_wrong_kinds_and_bad_values(demo):
     corpus, golden = demo["corpus"], demo["golden"]
     chunk = Chunk("c1", "a text", "doc", 0, 6)

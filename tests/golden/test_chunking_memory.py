@@ -208,21 +208,31 @@ def test_a_jsonl_corpus_is_chunked_as_a_stream(tmp_path):
     assert megabytes > 60 and rss - baseline < 0.4 * megabytes
 
 
-@pytest.mark.parametrize("command", ["validate", "stats"])
-def test_golden_validate_and_stats_read_the_corpus_as_a_stream(tmp_path, command):
-    """They held every chunk's text to check ids or count words: a 69 MB corpus peaked 66 MB above a small one's run.
-    Now they keep the ids (validate) or the lengths (stats). The small corpus's run is the baseline, as above."""
+@pytest.mark.parametrize("command", ["validate", "stats", "import", "import llamaindex"])
+def test_golden_commands_read_the_corpus_as_a_stream(tmp_path, command):
+    """They held every chunk's text to check ids, count words or match contexts: a 69 MB corpus peaked 66 MB above a small
+    one's run (import 67 MB; a rag_dataset's import, which indexed every chunk, 970 MB). Now they keep the ids (validate,
+    import) or the lengths (stats, a rag_dataset's median chunk); a rag_dataset's contexts are indexed, not the chunks.
+    The small corpus's run is the baseline, as above."""
+    queen = "The queen lays up to two thousand eggs a day."
     golden = tmp_path / "golden.jsonl"
     golden.write_text(json.dumps({"query_id": "q", "query": "Q?", "reference_answer": "A.", "gold_chunk_ids": ["d1#0"]}) + "\n")
+    rag = tmp_path / "rag_dataset.json"
+    rag.write_text(json.dumps({"examples": [{"query": "Eggs?", "reference_contexts": [queen], "reference_answer": "2000."}]}))
+    source = {"validate": [str(golden)], "stats": [str(golden)], "import": [str(golden), "--format", "jsonl"],
+              "import llamaindex": [str(rag)]}[command]
     text = "bees forage within three kilometres of the hive " * 500
 
     def peak(chunks: int) -> tuple[float, float]:
-        corpus = tmp_path / f"c{chunks}.jsonl"
+        corpus, output = tmp_path / f"c{chunks}.jsonl", tmp_path / f"g{chunks}.jsonl"
         with open(corpus, "w", encoding="ascii") as out:
             for i in range(chunks):
-                out.write(json.dumps({"_id": f"d{i}#0", "text": text}) + "\n")
-        code, rss = peak_rss_mb(["golden", command, str(golden), "--corpus", str(corpus)])
+                out.write(json.dumps({"_id": f"d{i}#0", "text": text + queen * (i == 1)}) + "\n")
+        written = ["-o", str(output)] if command.startswith("import") else []
+        code, rss = peak_rss_mb(["golden", command.split()[0], *source, "--corpus", str(corpus), *written])
         assert code == 0
+        if written:
+            assert [json.loads(line)["gold_chunk_ids"] for line in open(output, encoding="utf-8")] == [["d1#0"]]
         return os.path.getsize(corpus) / 2**20, rss
 
     _, baseline = peak(10)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import random
+from collections import Counter
 from pathlib import Path
+
+import pytest
 
 from helpers import assert_one_error, read_lines, run, write
 from semrel.formats.files import file_digest
 from semrel.formats.manifest import read_manifest
-from semrel.golden.locate import chunks_holding, find_answer
+from semrel.golden.locate import COVER, ContextMatcher, _pairs, _squash, _tokens, chunks_holding, find_answer
 from semrel.records import Chunk
 
 CONTEXT = "Bees forage widely. The hive holds wax combs. Honey is stored in the upper combs of the hive."
@@ -113,6 +117,55 @@ def test_llamaindex_matches_contexts_exactly_then_by_overlap(tmp_path):
     assert items[2]["meta"]["no_answer"] is True
     assert "1 exact" in result.stderr and "1 none" in result.stderr and "threshold 0.5" in result.stderr
     assert_one_error(run("golden", "import", source, "-o", tmp_path / "g.jsonl"), "--corpus", code=2)
+
+
+def reference_match(chunks: list[Chunk], context: str, threshold: float) -> tuple[list[str], str, float, int]:
+    """What the matcher did when it indexed every chunk and looked each context up: the definition the streaming
+    matcher, which indexes the contexts and reads each chunk once, must agree with."""
+    texts = [_squash(c.text) for c in chunks]
+    tokens = [_tokens(c.text) for c in chunks]
+    chunk_words, chunk_pairs = [set(t) for t in tokens], [_pairs(t) for t in tokens]
+    squashed, context_tokens = _squash(context), _tokens(context)
+    words, pairs = set(context_tokens), _pairs(context_tokens)
+    shared_pairs = Counter(i for pair in pairs for i, p in enumerate(chunk_pairs) if pair in p)
+    exact = {i for i in shared_pairs if squashed and (squashed in texts[i] or texts[i] and texts[i] in squashed)}
+    covered = {i for i, n in shared_pairs.items() if n >= COVER * len(chunk_pairs[i]) or n >= COVER * len(pairs)}
+    marked = sorted(exact | covered)
+    if marked:
+        held = any(squashed in texts[i] for i in exact)
+        union = set().union(*(chunk_pairs[i] for i in marked)) & pairs
+        score = 1.0 if held else len(union) / max(1, len(pairs))
+        return [chunks[i].id for i in marked], "exact" if covered <= exact else "covered", score, len(context_tokens)
+    shared = Counter(i for word in words for i, w in enumerate(chunk_words) if word in w)
+    scored = [(n / max(1, min(len(words), len(chunk_words[i]))), -i) for i, n in shared.items()]
+    if not scored:
+        return [], "none", 0.0, len(context_tokens)
+    score, neg_index = max(scored)
+    return ([chunks[-neg_index].id], "overlap", score, len(context_tokens)) if score >= threshold else \
+        ([], "none", score, len(context_tokens))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_contexts_match_the_chunks_they_did_when_every_chunk_was_indexed(seed):
+    """The matcher reads the corpus a chunk at a time; on random chunks and contexts of a small vocabulary (so that
+    exact, covered, overlap, none and ties all occur) it marks what indexing every chunk marked, with the same scores."""
+    rng = random.Random(seed)
+    vocabulary = ["bees", "Forage", "wax", "comb", "hive", "queen", "drone", "honey"][: rng.randint(2, 8)]
+
+    def text(most: int) -> str:
+        return rng.choice([" ", "\n", "  ", ", "]).join(rng.choice(vocabulary) for _ in range(rng.randint(0, most)))
+
+    chunks = [Chunk(f"c{i}", text(12), "d", 0, 0) for i in range(rng.randint(1, 25))]
+    contexts = [text(20) for _ in range(8)] + [rng.choice(chunks).text[2:30] for _ in range(4)] + \
+        [" ".join(c.text for c in rng.sample(chunks, min(2, len(chunks)))) for _ in range(2)]
+    contexts += rng.sample(contexts, 3)  # a context given twice
+    threshold = rng.choice([0.0, 0.3, 0.5, 0.8, 1.0])
+    matcher = ContextMatcher(contexts, threshold)
+    for chunk in chunks:
+        matcher.add(chunk)
+    for context in contexts:
+        found = matcher.match(context)
+        assert (found.ids, found.how, found.score, found.words) == reference_match(chunks, context, threshold), context
 
 
 def test_csv_with_default_and_named_columns(tmp_path):

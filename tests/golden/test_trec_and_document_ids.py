@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from helpers import assert_one_error, ok, read_lines, run, write
+from semrel.errors import ValidationError
+from semrel.golden.sources import CorpusIds, corpus_ids, map_document_ids
 from semrel.golden.trec import read_topics
-from semrel.records import QuerySample
+from semrel.records import Chunk, GoldenItem, QuerySample
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "trec"
 CLASSIC = """<top>
@@ -126,6 +128,28 @@ def test_document_qrels_on_a_chunked_corpus_get_advice_that_works(beir, tmp_path
     write(tmp_path / "odd.csv", "query,answer,gold_chunk_ids\nq?,a,nowhere#3\n")
     assert_one_error(run("golden", "import", tmp_path / "odd.csv", "--corpus", tmp_path / "whole.jsonl", "-o", tmp_path / "x.jsonl"),
                      "'nowhere#3'", "neither as chunk ids nor as document ids", "--size and --overlap")
+
+
+@pytest.mark.parametrize(("mode", "drop_unknown"), [("all-chunks", False), ("first-chunk", False), ("all-chunks", True), (None, False)])
+def test_import_keeps_the_ids_its_golden_set_names_and_maps_them_as_with_every_id(mode, drop_unknown):
+    """The corpus is read once for the ids the golden set names (chunk ids, document ids and their chunks); mapping
+    and checking with those gives what the whole corpus's ids gave, so no more than those needs keeping."""
+    chunks = [Chunk(chunk_id, "text", doc_id, 0, 4) for chunk_id, doc_id in
+              [("a#0", "a"), ("a#1", "a"), ("a#2", "a"), ("b", "b"), ("c#0", "c"), ("c#1", "c"), ("unnamed#0", "unnamed")]]
+    items = [GoldenItem("q1", "Q?", (), ("a", "b", "nowhere"), {}),
+             GoldenItem("q2", "Q?", (), ("c",), {"grades": {"c": 2, "a#1": 1, "x": 0}}),
+             GoldenItem("q3", "Q?", (), ("b",), {})]
+    named = corpus_ids(chunks, items)
+    assert named == CorpusIds({"a#0", "a#1", "a#2", "b", "c#0", "c#1"}, {"a": ["a#0", "a#1", "a#2"], "b": ["b"], "c": ["c#0", "c#1"]})
+    every = CorpusIds({c.id for c in chunks}, {d: [c.id for c in chunks if c.doc_id == d] for d in dict.fromkeys(c.doc_id for c in chunks)})
+
+    def mapped(ids: CorpusIds) -> object:
+        try:
+            return map_document_ids(items, ids, mode, "g.jsonl", "corpus.jsonl", drop_unknown)
+        except ValidationError as exc:
+            return str(exc)
+
+    assert mapped(named) == mapped(every)
 
 
 def test_query_samples_are_reproducible(tmp_path):

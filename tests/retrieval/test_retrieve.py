@@ -78,6 +78,24 @@ def test_queries_without_results_are_reported_and_stdout_takes_the_run(tmp_path)
     assert not (tmp_path / "-.manifest.json").exists()
 
 
+BLANK = "{golden}: 2 of 3 queries are empty or blank ('q1', 'q3'): there is nothing to retrieve for them (bm25 finds no " \
+    "chunk, dense ranks chunks against empty text); give them their text (`semrel golden validate` lists them)"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", [("--method", "bm25"), ("--method", "dense"), ("--method", "hybrid"),
+                                    ("--method", "bm25", "--rerank", "dense"), ("--method", "bm25", "--no-cache")])
+def test_blank_queries_are_named_once_whichever_the_method(tmp_path, method):
+    """Dense ranked every chunk for an empty query without a word (bm25 only said it got no chunks, not why), where
+    `golden validate` calls such a query an error. Every method now names them in one warning, before it runs."""
+    corpus = write_corpus(tmp_path / "corpus.jsonl")
+    golden = write_golden(tmp_path / "golden.jsonl", [("q1", "", "x", []), ("q2", "ocean ports", "x", []), ("q3", " \t ", "x", [])])
+    result = run("retrieve", "--corpus", corpus, "--golden", golden, "-o", tmp_path / "r.run", *method)
+    assert result.exit_code == 0, result.output
+    assert [line for line in result.stderr.splitlines() if "empty or blank" in line] == [f"semrel: warning: {BLANK.format(golden=golden)}"]
+    assert "ships#0" in read_run(tmp_path / "r.run").to_dict()["q2"]
+
+
 def brute_force_cosine(texts: list[str], queries: list[str]) -> np.ndarray:
     from sentence_transformers import SentenceTransformer
 

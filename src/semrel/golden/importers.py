@@ -18,14 +18,14 @@ from typing import Any, Iterable, Sequence
 
 from ..errors import FormatError, SemrelError, UsageError, ValidationError
 from ..formats.beir import beir_paths, read_beir_qrels
-from ..formats.corpus import read_corpus, require_known_chunks, shown_json
+from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
 from ..formats.files import check_id, display_name, line_id, read_head, read_text
 from ..formats.jsonl import check_nesting, read_jsonl
 from ..records import Chunk, GoldenItem, is_id
 from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_pubmedqa
 from .locate import ContextMatcher, chunks_holding, find_answer
-from .sources import Imported, ImportOptions, expect, load_json, map_document_ids
+from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map_document_ids
 from .trec import import_trec
 
 FORMATS = ("auto", "squad", "llamaindex", "csv", "jsonl", "beir", "pubmedqa", "cranfield", "trec")
@@ -175,31 +175,38 @@ def import_squad(source: str, options: ImportOptions) -> Imported:
 def import_llamaindex(source: str, options: ImportOptions) -> Imported:
     """Gold chunks are the `--corpus` chunks the reference contexts cover (see ContextMatcher): a
     context longer than the chunks marks every chunk it covers. Contexts spanning several chunks are
-    counted, and so are contexts longer than the corpus's median chunk."""
+    counted, and so are contexts longer than the corpus's median chunk. The examples are checked
+    before the corpus is read, a chunk at a time: of the chunks, only their ids and lengths are kept."""
     if not options.corpus:
         raise UsageError("a LlamaIndex rag_dataset needs corpus= (the chunks its reference contexts are matched to)")
     data = expect(load_json(source), dict, source, "the top level")
-    examples = expect(data.get("examples"), list, source, "'examples'")
-    chunks = read_corpus(options.corpus)
-    matcher = ContextMatcher(chunks, options.threshold)
-    lengths = sorted(len(c.text.split()) for c in chunks)
-    median = lengths[len(lengths) // 2]
-    items: list[GoldenItem] = []
-    counts: Counter[str] = Counter()
-    matched = Counter({"exact": 0, "covered": 0, "overlap": 0, "none": 0})
-    spanning: Counter[int] = Counter()
-    longer = 0
-    for n, example in enumerate(examples):
+    examples = []
+    for n, example in enumerate(expect(data.get("examples"), list, source, "'examples'")):
         example = expect(example, dict, source, f"examples[{n}]")
         query = expect(example.get("query"), str, source, f"examples[{n}].query")
         contexts = example.get("reference_contexts")
         contexts = expect([] if contexts is None else contexts, list, source, f"examples[{n}].reference_contexts")
         answer = example.get("reference_answer")
         answer = expect("" if answer is None else answer, str, source, f"examples[{n}].reference_answer").strip()
+        contexts = [expect(context, str, source, f"examples[{n}].reference_contexts[{c}]") for c, context in enumerate(contexts)]
+        query_id = _query_id(example.get("query_id"), source, f"examples[{n}].query_id") or f"q{n + 1}"
+        examples.append((query_id, query, contexts, answer))
+    matcher = ContextMatcher((context for *_, contexts, _ in examples for context in contexts), options.threshold)
+    lengths: list[int] = []
+    for chunk in unique_chunks(options.corpus):
+        matcher.add(chunk)
+        lengths.append(len(chunk.text.split()))
+    median = sorted(lengths)[len(lengths) // 2]
+    items: list[GoldenItem] = []
+    counts: Counter[str] = Counter()
+    matched = Counter({"exact": 0, "covered": 0, "overlap": 0, "none": 0})
+    spanning: Counter[int] = Counter()
+    longer = 0
+    for query_id, query, contexts, answer in examples:
         gold: list[str] = []
         matches = []
-        for c, context in enumerate(contexts):
-            found = matcher.match(expect(context, str, source, f"examples[{n}].reference_contexts[{c}]"))
+        for context in contexts:
+            found = matcher.match(context)
             matched[found.how] += 1
             matches.append(found.meta())
             spanning[len(found.ids)] += len(found.ids) > 1
@@ -209,7 +216,6 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
         if not answer:
             meta["no_answer"] = True
             counts["queries without an answer"] += 1
-        query_id = _query_id(example.get("query_id"), source, f"examples[{n}].query_id") or f"q{n + 1}"
         items.append(GoldenItem(query_id, query.strip(), (answer,) if answer else (), tuple(gold), meta))
     contexts_total = sum(matched.values())
     return Imported(items, None, counts, {
@@ -462,11 +468,11 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
         result.items = options.sample.apply(result.items)
         result.params["queries"] = {"source": total, **(options.sample.describe() or {})}
     if options.corpus and result.chunks is None and fmt != "llamaindex":
-        chunks = read_corpus(options.corpus)
+        ids = corpus_ids(unique_chunks(options.corpus), result.items)
         mode = options.doc_qrels or ("all-chunks" if fmt == "trec" else None)
-        result.items, mapped = map_document_ids(result.items, chunks, mode, source, options.corpus, drop_unknown=fmt == "trec")
+        result.items, mapped = map_document_ids(result.items, ids, mode, source, options.corpus, drop_unknown=fmt == "trec")
         result.counts.update(mapped)
         if mapped:
             result.params["doc_qrels"] = mode
-        require_known_chunks(result.items, {c.id for c in chunks}, source)
+        require_known_chunks(result.items, ids.chunks, source)
     return result

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from ..records import Chunk
 
@@ -78,22 +78,24 @@ class ContextMatch:
 
 
 class ContextMatcher:
-    """Matches reference contexts (LlamaIndex rag_dataset) to corpus chunks.
+    """Matches reference contexts (LlamaIndex rag_dataset) to corpus chunks, read one at a time: the
+    contexts are indexed and each chunk is compared with them as it comes (`add`), so no chunk is kept.
 
     A context often spans several chunks (LlamaIndex cut the documents its own way), so it marks
     every chunk it substantially covers: a chunk that holds it, a chunk it holds (whitespace
     normalised), and a chunk sharing at least COVER of the chunk's word pairs (it lies mostly inside
     the context) or of the context's (it holds most of the context). When none qualifies, the chunk
     with the highest overlap coefficient of word sets, |A & B| / min(|A|, |B|), matches alone if that
-    reaches `threshold`.
+    reaches `threshold` (the first such chunk on a tie).
     """
 
-    def __init__(self, chunks: Sequence[Chunk], threshold: float, cover: float = COVER):
-        self.chunks = chunks
+    def __init__(self, contexts: Iterable[str], threshold: float, cover: float = COVER):
         self.threshold = threshold
         self.cover = cover
-        self.texts = [_squash(c.text) for c in chunks]
-        tokens = [_tokens(c.text) for c in chunks]
+        self.index = {context: i for i, context in enumerate(dict.fromkeys(contexts))}  # each distinct context once
+        self.texts = [_squash(c) for c in self.index]
+        tokens = [_tokens(c) for c in self.index]
+        self.lengths = [len(t) for t in tokens]
         self.words = [set(t) for t in tokens]
         self.pairs = [_pairs(t) for t in tokens]
         self.postings: dict[str, list[int]] = {}
@@ -104,31 +106,49 @@ class ContextMatcher:
         for i, pairs in enumerate(self.pairs):
             for pair in pairs:
                 self.pair_postings.setdefault(pair, []).append(i)
+        count = len(self.texts)
+        self.marked: list[list[str]] = [[] for _ in range(count)]  # chunk ids, in corpus order
+        self.found: list[set[tuple[str, ...]]] = [set() for _ in range(count)]  # the context's pairs in marked chunks
+        self.held = [False] * count  # a marked chunk holds the whole context
+        self.covered = [False] * count  # a marked chunk is covered, not exact
+        self.best: list[tuple[float, int, str | None]] = [(0.0, 0, None)] * count  # (overlap, order, chunk id)
+        self.order = 0  # minus the chunks added so far: larger for an earlier chunk, which wins a tie
 
-    def match(self, context: str) -> ContextMatch:
-        squashed = _squash(context)
-        tokens = _tokens(context)
-        words, pairs = set(tokens), _pairs(tokens)
+    def add(self, chunk: Chunk) -> None:
+        """Compare one chunk with every context (chunks in corpus order: ties go to the first)."""
+        text = _squash(chunk.text)
+        tokens = _tokens(chunk.text)
+        pairs = _pairs(tokens)
         shared_pairs: Counter[int] = Counter()
         for pair in pairs:
             shared_pairs.update(self.pair_postings.get(pair, ()))
-        exact = {i for i in shared_pairs if squashed and (squashed in self.texts[i] or self.texts[i] and self.texts[i] in squashed)}
-        covered = {i for i, n in shared_pairs.items()
-                   if n >= self.cover * len(self.pairs[i]) or n >= self.cover * len(pairs)}
-        marked = sorted(exact | covered)
-        if marked:
-            held = any(squashed in self.texts[i] for i in exact)  # one chunk holds the whole context
-            union = set().union(*(self.pairs[i] for i in marked)) & pairs
-            score = 1.0 if held else len(union) / max(1, len(pairs))
-            how = "exact" if covered <= exact else "covered"
-            return ContextMatch([self.chunks[i].id for i in marked], how, score, len(tokens))
+        for i, n in shared_pairs.items():
+            context = self.texts[i]
+            exact = bool(context) and (context in text or bool(text) and text in context)
+            covered = n >= self.cover * len(pairs) or n >= self.cover * len(self.pairs[i])
+            if exact or covered:
+                self.marked[i].append(chunk.id)
+                self.found[i] |= pairs & self.pairs[i]
+                self.held[i] = self.held[i] or exact and context in text
+                self.covered[i] = self.covered[i] or not exact
+        words = set(tokens)
         shared: Counter[int] = Counter()
         for word in words:
             shared.update(self.postings.get(word, ()))
-        scored = [(n / max(1, min(len(words), len(self.words[i]))), -i) for i, n in shared.items()]
-        if not scored:
-            return ContextMatch([], "none", 0.0, len(tokens))
-        score, neg_index = max(scored)
-        if score >= self.threshold:
-            return ContextMatch([self.chunks[-neg_index].id], "overlap", score, len(tokens))
-        return ContextMatch([], "none", score, len(tokens))
+        self.order -= 1
+        for i, n in shared.items():
+            if not self.marked[i]:  # the overlap only counts for a context no chunk covers
+                score = n / max(1, min(len(self.words[i]), len(words)))
+                if (score, self.order) > self.best[i][:2]:
+                    self.best[i] = (score, self.order, chunk.id)
+
+    def match(self, context: str) -> ContextMatch:
+        """What `context` (one of those given) matched among the chunks added."""
+        i = self.index[context]
+        if self.marked[i]:
+            score = 1.0 if self.held[i] else len(self.found[i]) / max(1, len(self.pairs[i]))
+            return ContextMatch(list(self.marked[i]), "covered" if self.covered[i] else "exact", score, self.lengths[i])
+        score, _, chunk_id = self.best[i]
+        if chunk_id is not None and score >= self.threshold:
+            return ContextMatch([chunk_id], "overlap", score, self.lengths[i])
+        return ContextMatch([], "none", score, self.lengths[i])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from ..errors import FormatError, UsageError, ValidationError
 from ..formats.files import display_name, read_text
@@ -54,9 +54,38 @@ def expect(value: Any, kind: type, path: str, where: str) -> Any:
     return value
 
 
-def map_document_ids(items: list[GoldenItem], chunks: list[Chunk], mode: str | None, source: str,
+def _judged(item: GoldenItem) -> dict[str, int]:
+    """An item's judged ids and their grades: meta["grades"] where it records them, else its gold ids at grade 1."""
+    grades = item.meta.get("grades")
+    return {str(k): int(v) for k, v in grades.items()} if isinstance(grades, dict) and grades else \
+        {g: 1 for g in item.gold_chunk_ids}
+
+
+@dataclass
+class CorpusIds:
+    """What checking and mapping a golden set's ids needs of a corpus, without its texts: `chunks`, the chunk
+    ids among the set's ids and those of the documents it names; `of_document`, each named document's chunks."""
+
+    chunks: set[str]
+    of_document: dict[str, list[str]]  # in corpus order
+
+
+def corpus_ids(chunks: Iterable[Chunk], items: Iterable[GoldenItem]) -> CorpusIds:
+    """The CorpusIds of `chunks` for the gold and graded ids of `items`, read in one pass: memory follows
+    the golden set, not the corpus."""
+    wanted = {i for item in items for i in (*item.gold_chunk_ids, *_judged(item))}
+    ids = CorpusIds(set(), {})
+    for chunk in chunks:
+        if chunk.doc_id in wanted:
+            ids.of_document.setdefault(chunk.doc_id, []).append(chunk.id)
+        if chunk.id in wanted or chunk.doc_id in wanted:
+            ids.chunks.add(chunk.id)
+    return ids
+
+
+def map_document_ids(items: list[GoldenItem], corpus: CorpusIds, mode: str | None, source: str,
                      corpus_name: str, drop_unknown: bool = False) -> tuple[list[GoldenItem], Counter]:
-    """Gold (and graded) ids that are document ids of `chunks`, not chunk ids, made chunk ids:
+    """Gold (and graded) ids that are document ids of the corpus, not chunk ids, made chunk ids:
     `all-chunks` gives every chunk of the document the document's grade, `first-chunk` its first
     chunk only; with `mode` None they are refused, with advice that works. Ids that are chunk ids, or
     neither (require_known_chunks reports those), are left as they are. The documents mapped are
@@ -65,15 +94,11 @@ def map_document_ids(items: list[GoldenItem], chunks: list[Chunk], mode: str | N
     are neither are dropped and counted."""
     if mode is not None and mode not in DOC_QRELS:
         raise UsageError(f"doc_qrels={mode!r}: choose one of {', '.join(DOC_QRELS)}")
-    chunk_ids = {c.id for c in chunks}
-    of_document: dict[str, list[str]] = {}
-    for chunk in chunks:
-        of_document.setdefault(chunk.doc_id, []).append(chunk.id)
+    chunk_ids, of_document = corpus.chunks, corpus.of_document
     mapped_items, documents, targets, dropped, first = [], 0, 0, 0, None
     for item in items:
         grades = item.meta.get("grades")
-        judged = {str(k): int(v) for k, v in grades.items()} if isinstance(grades, dict) and grades else \
-            {g: 1 for g in item.gold_chunk_ids}
+        judged = _judged(item)
         unknown = [j for j in judged if j not in chunk_ids and j not in of_document]
         if drop_unknown and unknown:
             dropped += len(unknown)

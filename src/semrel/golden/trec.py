@@ -18,7 +18,7 @@ from ..formats.files import display_name, read_text
 from ..records import GoldenItem
 from .chunking import chunk_documents
 from .documents import read_documents_report, sanitise_id
-from .sources import Imported, ImportOptions, map_document_ids
+from .sources import Imported, ImportOptions, corpus_ids, map_document_ids
 
 TOPIC_FIELDS = ("title", "desc", "narr")
 # TREC-COVID style <topic number="1"><query>..</query><question>..</question><narrative>..</narrative></topic>
@@ -124,7 +124,8 @@ def import_trec(source: str, options: ImportOptions) -> Imported:
         return Imported(items, None, counts, params)
     documents, report = read_documents_report(options.docs)
     chunks = chunk_documents(documents, options.settings)
-    items, mapped = map_document_ids(items, chunks, options.doc_qrels or "all-chunks", source, "docs=", drop_unknown=True)
+    items, mapped = map_document_ids(items, corpus_ids(chunks, items), options.doc_qrels or "all-chunks", source, "docs=",
+                                     drop_unknown=True)
     counts.update(mapped)
     counts.update({f"documents of docs= skipped ({reason})": n for reason, n in report.skipped_counts.items()})
     return Imported(items, chunks, counts, {**params, "docs": list(options.docs), "documents": report.params(),

@@ -94,8 +94,8 @@ def retrieve(
     engine: where the dense encoder runs ("local", "ray" or engines.make_engine(...)).
     sample: only those queries (as `--limit`/`--sample`). With `output`, the run is written there
     atomically with its manifest, as the command writes it (an input is never written over); the
-    run is named `name`, else after `output`, else after the method. Queries left without chunks
-    are reported to `warn`, else as Python warnings.
+    run is named `name`, else after `output`, else after the method. Blank queries and queries left
+    without chunks are reported to `warn`, else as Python warnings.
     """
     check_warn(warn)
     check_kind("method", method, (str,), f"a name ({', '.join(RETRIEVAL_METHODS)})", required=True)

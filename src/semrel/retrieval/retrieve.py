@@ -20,7 +20,7 @@ from ..encoding.models import DEFAULT_MODEL
 from ..encoding.sentences import sentence_embeddings
 from ..errors import UsageError, ValidationError
 from ..formats.corpus import read_corpus, read_golden
-from ..formats.files import STDIO, file_digest, read_text
+from ..formats.files import STDIO, display_name, file_digest, read_text
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.trec import ranked, read_run, run_name, write_run
 from ..progress import Steps, no_progress
@@ -372,6 +372,17 @@ def retrieve(
     return hits_to_run(hits, query_ids, chunks, name)
 
 
+def warn_blank(items: Sequence[GoldenItem], golden_name: str, warn: Callable[[str], None] | None) -> None:
+    """One warning, before any method runs, naming the queries that are empty or only spaces: bm25 finds no chunk
+    for them and dense ranks chunks against an empty text, without a word; `golden validate` calls them errors."""
+    blank = [item.query_id for item in items if not item.query.strip()]
+    if warn and blank:
+        shown = ", ".join(repr(q) for q in blank[:3]) + (", ..." if len(blank) > 3 else "")
+        warn(f"{golden_name}: {len(blank)} of {len(items)} queries are empty or blank ({shown}): there is nothing to retrieve "
+             "for them (bm25 finds no chunk, dense ranks chunks against empty text); give them their text "
+             "(`semrel golden validate` lists them)")
+
+
 def warn_empty(hits: Hits, query_ids: Sequence[str], warn: Callable[[str], None] | None) -> None:
     empty = [q for q, (positions, _) in zip(query_ids, hits) if not len(positions)]
     if warn and empty:
@@ -426,6 +437,7 @@ def retrieve_files(
     spec.check()
     name = name or (run_name(output) if output is not None and str(output) != STDIO else spec.method or "rerank")
     items = sample.apply(read_golden(golden) if isinstance(golden, (str, os.PathLike)) else golden)
+    warn_blank(items, display_name(golden) if isinstance(golden, (str, os.PathLike)) else "golden", warn)
     path = corpus if isinstance(corpus, (str, os.PathLike)) else None
     bm25 = None
     if lexical is not None and spec.method in ("bm25", "hybrid") and path is not None and str(path) != STDIO:
