@@ -28,7 +28,7 @@ from ..errors import FormatError, UsageError
 from ..evaluation.files import evaluate_files
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..formats import read_qrels, read_run
-from ..formats.corpus import read_corpus, read_golden
+from ..formats.corpus import read_golden, unique_chunks
 from ..formats.files import STDIO, atomic_writer, display_name, read_text
 from ..formats.jsonl import loads, read_jsonl, require
 from ..formats.judgments import PROBABILITY, SCORES, read_judgments
@@ -434,7 +434,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     golden = read_golden(inputs.golden) if inputs.golden else None
     if golden is not None:
         with steps("report: golden set statistics", 0):
-            counts, lengths = stats_tables(golden_stats(golden, read_corpus(inputs.corpus) if inputs.corpus else None))
+            counts, lengths = stats_tables(golden_stats(golden, unique_chunks(inputs.corpus) if inputs.corpus else None))
             page.sections["golden"] = {"counts": _html_table(counts, 0), "lengths": _html_table(lengths, 1)}
     judged = read_judgments(inputs.judgments) if inputs.judgments else None
     # read once for every section that needs them: from stdin they could not be read again
