@@ -77,11 +77,17 @@ def test_calibrate_command_writes_thresholds_and_manifest(tmp_path, write, cli):
 
 
 def test_calibrate_refuses_files_that_share_no_pair(write, cli):
-    judgments = write("j.jsonl", json.dumps({"query_id": "a", "chunk_id": "c", "P": 0, "R": 0.5, "F": 0}) + "\n")
-    human = write("h.qrels", "b 0 c 1\n")
-    result = cli("calibrate", judgments, human)
-    assert result.exit_code == 1
-    assert "no pairs have both a judge score and a human label" in result.stderr
+    """The line named neither file and said to check the ids, for an empty export too."""
+    judgments = write("j.jsonl", json.dumps({"query_id": "a", "chunk_id": "c", "P": 0, "R": 0.5, "F": 0, "p": 0.5}) + "\n")
+    human = write("h.qrels", "b 0 c 1\nb 0 d 0\n")
+    for args in ([], ["--on", "R"]):
+        result = cli("calibrate", judgments, human, *args)
+        assert result.exit_code == 1 and result.stderr == (
+            f"semrel: error: {human}: none of its 2 labelled pairs is judged (it labels e.g. ('b', 'c'), the judgments hold "
+            "e.g. ('a', 'c')); give the human labels of these judgments' pairs\n")
+    result = cli("calibrate", judgments, write("empty.qrels", ""))
+    assert result.exit_code == 1 and "empty.qrels: no human labels in the file; export the reviewed pairs with `semrel review " \
+        "export --only-reviewed`" in result.stderr
 
 
 def test_expected_calibration_error_by_hand():

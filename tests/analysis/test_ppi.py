@@ -72,6 +72,41 @@ def test_a_whole_pool_review_recovers_the_human_value_of_an_additive_measure():
     assert estimate.high - estimate.low == pytest.approx(0.0, abs=1e-12)  # no pair left unsampled
 
 
+def test_qrels_of_some_of_the_reviewed_queries_are_corrected_by_the_sample_of_the_whole_pool():
+    """The sample is drawn from the whole pool the review was queued from; its pairs of queries the qrels lack were left
+    out while the pool's size still scaled the rest, so the correction of a split's qrels came out pool / theirs too large
+    (here 400 / 192 times: a whole-pool review moved P@10 from 0.425 to 0.095 where the human labels give 0.267)."""
+    truth, judge, run = synthetic(2)
+    measure = parse_measures(["P@10"])
+    pairs = [(q, d) for q in truth for d in truth[q]]
+    split = {q: docs for q, docs in judge.items() if int(q[1:]) < 12}
+    (true_eval,) = evaluate(Qrels.from_dict({q: truth[q] for q in split}), run, measure)
+    whole = ReviewedSample({p: truth[p[0]][p[1]] for p in pairs}, len(pairs))
+    (estimate,) = corrected_estimates(Qrels.from_dict(split), [run], measure, whole)
+    assert estimate.corrected == pytest.approx(true_eval.aggregate(measure[0]), abs=1e-12)
+    assert (estimate.sampled, estimate.pool) == (400, 400)
+    assert estimate.high - estimate.low == pytest.approx(0.0, abs=1e-12)
+    # a random sample of the pool: the same estimate as the pairs of the split's queries scaled by the split's pairs
+    chosen = np.random.default_rng(5).choice(len(pairs), 120, replace=False)
+    sample = ReviewedSample({pairs[i]: truth[pairs[i][0]][pairs[i][1]] for i in chosen}, len(pairs))
+    (estimate,) = corrected_estimates(Qrels.from_dict(split), [run], measure, sample)
+    in_split = [pairs[i] for i in chosen if pairs[i][0] in split]
+    (on_split,) = corrected_estimates(Qrels.from_dict(split), [run], measure,
+                                      ReviewedSample({p: truth[p[0]][p[1]] for p in in_split}, 12 * DOCS))
+    assert estimate.corrected - estimate.derived == pytest.approx((on_split.corrected - on_split.derived) * len(in_split) / 120 / (
+        12 * DOCS / len(pairs)))
+
+
+def test_a_run_of_other_queries_is_refused_rather_than_estimated_at_zero():
+    """eval, agree and sensitivity refuse a run that shares no query with the qrels; estimate scored it 0 +- 0."""
+    truth, judge, run = synthetic(2)
+    pairs = [(q, d) for q in truth for d in truth[q]]
+    sample = ReviewedSample({p: truth[p[0]][p[1]] for p in pairs[:40]}, len(pairs))
+    other = Run.from_dict({"zz": {"d0": 1.0}}, "other")
+    with pytest.raises(ValidationError, match="^run 'other' shares no query id with the qrels: the qrels have 'q0', "):
+        corrected_estimates(Qrels.from_dict(judge), [run, other], parse_measures(["P@10"]), sample)
+
+
 def test_a_whole_pool_review_recovers_the_human_value_of_every_measure():
     """A review of every pair leaves nothing to estimate. Single-pair changes added up were wrong for the
     measures that do not add over documents: with every pair found irrelevant, Success@10 stayed 1.0 and

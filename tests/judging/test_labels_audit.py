@@ -166,3 +166,64 @@ def test_labels_from_a_calibration_that_still_miss_gold_chunks_do_not_send_the_u
     assert plain[0].startswith("only 25% of the 4 gold chunks") and "refit on them with `semrel calibrate j.jsonl REVIEWED" in plain[0]
     assert refit[0].startswith("only 25% of the 4 gold chunks") and "the rule is already fitted to reviewed pairs: review more" in refit[0]
     assert "semrel calibrate j.jsonl REVIEWED" not in refit[0]
+
+
+def test_a_refit_of_another_models_coefficients_is_refused(tmp_path):
+    """A refit moves the coefficients its file records; added to other ones (a semrel whose model was refitted since)
+    it gave other labels than calibrate reported, without a word. A cut on the judge's p does not depend on them."""
+    judgments = _judgments(tmp_path / "j.jsonl", [(q, c, r, 0.3, s) for q, c, r, _, s in MIXED])
+    refit = (1.0,) + (0.0,) * (len(labels.FEATURES) + 1)
+    params = labels.ProbabilityRule(refit=refit, calibration={"fit": "features"}).params()
+    (tmp_path / "same.json").write_text(json.dumps(params))
+    assert semrel.label(judgments, calibration=tmp_path / "same.json").to_dict() == {
+        "q1": {"a": 1, "b": 1}, "q2": {"c": 1, "d": 1}, "q3": {"e": 1}}  # p recomputed from FEATURES, moved: 0.75 (the judge's: 0.3)
+    other = {**params["model"], "with_gold": {**params["model"]["with_gold"], "intercept": -2.0}}
+    cal = tmp_path / "other.json"
+    cal.write_text(json.dumps({**params, "model": other}))
+    line = assert_one_error(run("label", judgments, "-o", tmp_path / "q.txt", "--calibration", cal),
+                            f'{cal}: "model" records coefficients other than this semrel\'s probability model',
+                            "run `semrel calibrate` again on the same reviewed pairs")
+    with pytest.raises(ValidationError) as refused:  # the review queue's --thresholds and eval's hole filling: the same reader
+        parse_labelling(None, str(cal))
+    assert line == f"semrel: error: {refused.value}"
+    assert not (tmp_path / "q.txt").exists()
+    moved = {**labels.ProbabilityRule(slope=1.2, shift=0.4).params(), "model": other}  # cuts on the judge's own p: read
+    assert labels.rule_from_params(moved).judge_thresholds == labels.ProbabilityRule(slope=1.2, shift=0.4).judge_thresholds
+
+
+def _judged_by(path, rows, **settings):
+    """Judgments with a manifest recording the judge's settings (the shipped ones, less `settings`)."""
+    judgments = _judgments(path, rows)
+    params = {"model": "all-MiniLM-L6-v2", "model_fingerprint": "f1", "layer": 6, "idf": False, "rescale": "none", **settings}
+    (path.parent / f"{path.name}.manifest.json").write_text(json.dumps({"params": params}))
+    return judgments
+
+
+def test_a_calibration_fitted_on_another_judges_scores_is_refused(tmp_path):
+    """cal.json recorded nothing of the judge: fitted on one model's judgments, it labelled another's (a config whose [judge]
+    model changed) without a word, though its cut, refit or thresholds on R are that model's scores'."""
+    rows = [(f"q{i}", f"c{k}", 0.5 + 0.1 * k, 0.2 + 0.3 * k, "bm25") for i in range(4) for k in range(3)]
+    fitted = _judged_by(tmp_path / "j.jsonl", rows)
+    (tmp_path / "human.qrels").write_text("".join(f"{q} 0 {c} {int(k == 2 or (k == 1 and q == 'q0'))}\n"
+                                                  for q, c, _, _, _ in rows for k in [int(c[1:])]))
+    for args, name, shown in (([], "cal.json", "layer 6, idf False"), (["--on", "R"], "r.json", "layer 6, idf False, rescale none")):
+        assert run("calibrate", fitted, tmp_path / "human.qrels", *args, "-o", tmp_path / name).exit_code == 0
+        assert json.loads((tmp_path / name).read_text())["judged_with"] == {
+            "model": "all-MiniLM-L6-v2", "model_fingerprint": "f1", "layer": 6, "idf": False, "rescale": "none"}
+        other = _judged_by(tmp_path / "other.jsonl", rows, model="roberta-large", model_fingerprint="f2", layer=17)
+        assert_one_error(run("label", other, "-o", tmp_path / f"{name}.txt", "--calibration", tmp_path / name),
+                         f"{tmp_path / name} was fitted on judgments of all-MiniLM-L6-v2 ({shown}), but "
+                         f"{other} are of roberta-large ({shown.replace('6', '17')}): its labels do not carry over",
+                         "run `semrel calibrate` on them")
+        assert not (tmp_path / f"{name}.txt").exists()
+        rescaled = _judged_by(tmp_path / "rescaled.jsonl", rows, rescale="baseline")  # R on another scale; p the same
+        result = run("label", rescaled, "-o", tmp_path / "q.txt", "--calibration", tmp_path / name)
+        if name == "r.json":
+            assert_one_error(result, "rescale baseline")
+        else:
+            assert result.exit_code == 0, result.output
+        for same in ({"model": "/models/minilm"}, {"model_fingerprint": "f0"}):  # a copy elsewhere; the name, fingerprinted anew
+            alike = _judged_by(tmp_path / "alike.jsonl", rows, **same)
+            assert run("label", alike, "-o", tmp_path / "q.txt", "--calibration", tmp_path / name).exit_code == 0
+            assert read_qrels(tmp_path / "q.txt").to_dict() == semrel.label(fitted, calibration=tmp_path / name,
+                                                                             warn=lambda message: None).to_dict()

@@ -18,6 +18,7 @@ from ..errors import UsageError, ValidationError
 from ..evaluation.doclevel import require_overlap
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
+from ..formats.columns import duplicate_error
 from ..records import Qrels, Run
 
 Weights = Literal["none", "linear", "quadratic"]
@@ -157,10 +158,22 @@ def agreement(
     )
 
 
+def graded_pairs(qrels: Qrels) -> dict[str, dict[str, int]]:
+    """{query: {doc: grade}}; a pair listed twice is refused as `semrel eval` refuses it, naming its line, rather than
+    the last grade kept (as Qrels.to_dict keeps it): labels compared to others must be the file's, not one of two."""
+    grades: dict[str, dict[str, int]] = {}
+    for row, (query, doc, grade) in enumerate(zip(qrels.query_ids.to_pylist(), qrels.doc_ids.to_pylist(), qrels.relevance.tolist())):
+        listed = grades.setdefault(query, {})
+        if doc in listed:
+            raise duplicate_error(qrels.source, row, query, doc, "judgment")
+        listed[doc] = grade
+    return grades
+
+
 def common_labels(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False) -> tuple[list[int], list[int]]:
     """(ref grades, test grades) of the pairs both list; with unlisted_as_zero, of every pair
     either lists for a query both hold, the other's missing grade counting as 0."""
-    a, b = ref.to_dict(), test.to_dict()
+    a, b = graded_pairs(ref), graded_pairs(test)
     first, second = [], []
     for query in sorted(a.keys() & b.keys()):
         docs = a[query].keys() | b[query].keys() if unlisted_as_zero else a[query].keys() & b[query].keys()

@@ -147,5 +147,5 @@ def calibrate(
                               unlisted_as_zero, test, test_unlisted_as_zero, int(seed), notes.append)
     tell(notes, warn, stacklevel=3)
     if output is not None:
-        write_fitted(result, output, [p for p in (source, reviewed) if p is not None], unlisted_as_zero, int(seed))
+        write_fitted(result, output, [p for p in (source, reviewed) if p is not None], unlisted_as_zero, int(seed), source)
     return result

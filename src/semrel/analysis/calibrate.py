@@ -39,14 +39,13 @@ import numpy as np
 
 from ..errors import UsageError, ValidationError
 from ..formats import read_qrels
-from ..formats.columns import duplicate_error
-from ..formats.files import atomic_writer
+from ..formats.files import atomic_writer, display_name
 from ..formats.judgments import PROBABILITY, SCORES
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..judging import labels
 from ..judging.labels import CUT, DEFAULT_COMPONENT, WITHOUT_P, ProbabilityRule, has_features, logit, reached
 from ..records import Judgment
-from .agreement import WEIGHTS, Agreement, Weights, agreement, kappa_from_confusion
+from .agreement import WEIGHTS, Agreement, Weights, agreement, graded_pairs, kappa_from_confusion
 
 PROBABILITY_FITS = ("features", "anchored", "shift", "platt")
 DEFAULT_FIT = "features"  # "anchored" where the judgments hold p without its features (an older semrel judge)
@@ -347,12 +346,12 @@ def calibrate_probability(reviewed: Probabilities, human: np.ndarray, fit: str =
 
 
 def write_probability_calibration(result: ProbabilityCalibration, output: str | os.PathLike, inputs: list[str | os.PathLike],
-                                  params: dict) -> None:
+                                  params: dict, judged: dict | None = None) -> None:
     """The calibrated rule (what `label --calibration`, `run`'s [label] calibration and review's
-    --thresholds read) with its manifest."""
+    --thresholds read), with the judge settings of the judgments it was fitted on (`judged`), and its manifest."""
     with outputs_with_manifests([output]) as staged:
         with atomic_writer(staged[output]) as out:
-            json.dump(result.rule.params(), out, indent=1)
+            json.dump({**result.rule.params(), **({"judged_with": judged} if judged else {})}, out, indent=1)
             out.write("\n")
         write_manifest(output, inputs=inputs, rows=result.pairs, staged=staged, params={
             "rule": "probability", "fit": result.fit, "slope": result.rule.slope, "shift": result.rule.shift,
@@ -379,24 +378,24 @@ def paired_probabilities(judgments: list[Judgment], human_path: str | os.PathLik
     return paired.without(lacking)
 
 
-def human_grades(path: str | os.PathLike) -> dict[str, dict[str, int]]:
-    """The human file's grade of each (query, chunk); a pair listed twice is refused as `semrel eval` refuses it,
-    naming its line, rather than the last grade kept."""
-    qrels = read_qrels(path)
-    grades: dict[str, dict[str, int]] = {}
-    for row, (query, chunk, grade) in enumerate(zip(qrels.query_ids.to_pylist(), qrels.doc_ids.to_pylist(), qrels.relevance.tolist())):
-        listed = grades.setdefault(query, {})
-        if chunk in listed:
-            raise duplicate_error(qrels.source, row, query, chunk, "judgment")
-        listed[chunk] = grade
-    return grades
+def _nothing_shared(human: dict[str, dict[str, int]], judgments: list[Judgment], human_path: str | os.PathLike) -> ValidationError:
+    """The error for human labels of no judged pair, naming the file and an id of each side: an empty export, or the
+    labels of other judgments, was "no pairs have both ...", with neither file named."""
+    name = display_name(human_path)
+    if not human:
+        return ValidationError(f"{name}: no human labels in the file; export the reviewed pairs with `semrel review export "
+                               "--only-reviewed` (after reviewing some) and calibrate on that")
+    labelled = next((q, c) for q, chunks in human.items() for c in chunks)
+    judged = (judgments[0].query_id, judgments[0].chunk_id) if judgments else None
+    return ValidationError(f"{name}: none of its {sum(map(len, human.values()))} labelled pairs is judged (it labels e.g. "
+                           f"{labelled}, the judgments hold e.g. {judged}); give the human labels of these judgments' pairs")
 
 
 def paired_scores(judgments: list[Judgment], human_path: str | os.PathLike, on: str, unlisted_as_zero: bool = False) -> Paired:
     """The judged pairs the human file grades; with unlisted_as_zero, a judged pair of a query
     the human file has but whose chunk it does not list counts as grade 0 (for qrels that list
     only relevant chunks, such as gold chunks)."""
-    human = human_grades(human_path)
+    human = graded_pairs(read_qrels(human_path))
     pairs, scores, grades = [], [], []
     for j in judgments:
         listed = human.get(j.query_id)
@@ -404,16 +403,19 @@ def paired_scores(judgments: list[Judgment], human_path: str | os.PathLike, on: 
             pairs.append((j.query_id, j.chunk_id))
             scores.append(getattr(j, on))
             grades.append(listed.get(j.chunk_id, 0))
+    if not pairs:
+        raise _nothing_shared(human, judgments, human_path)
     return Paired(pairs, np.asarray(scores, dtype=np.float64), np.asarray(grades, dtype=np.int64))
 
 
 def write_calibration(result: Calibration, output: str | os.PathLike, inputs: list[str | os.PathLike], pairs: int,
-                      params: dict) -> None:
-    """{"rule": "threshold", "on", "thresholds"} (what `label --calibration FILE` and review's --thresholds read) with its manifest."""
+                      params: dict, judged: dict | None = None) -> None:
+    """{"rule": "threshold", "on", "thresholds"} (what `label --calibration FILE` and review's --thresholds read), with the
+    judge settings of the judgments it was fitted on (`judged`), and its manifest."""
     with outputs_with_manifests([output]) as staged:
         with atomic_writer(staged[output]) as out:
             json.dump({"rule": "threshold", "on": result.on, "thresholds": result.thresholds,
-                       "labels": "graded" if len(result.thresholds) > 1 else "binary"}, out)
+                       "labels": "graded" if len(result.thresholds) > 1 else "binary", **({"judged_with": judged} if judged else {})}, out)
             out.write("\n")
         write_manifest(output, inputs=inputs, rows=pairs, staged=staged, params={
             "on": result.on, "grades": len(result.thresholds), "weights": result.agreement.weights,
@@ -482,7 +484,7 @@ def _held_out(rest: Paired, used: Paired, test: str | os.PathLike) -> Paired:
 
 def _fit_thresholds(judgments: list[Judgment], human: str | os.PathLike, on: str, grades: int | None, weights: Weights | None,
                     unlisted_as_zero: bool, test: str | os.PathLike | None, test_unlisted_as_zero: bool, seed: int) -> Calibration:
-    """Thresholds on P, R or F (or p) maximizing kappa with the human labels."""
+    """Thresholds on P, R or F maximizing kappa with the human labels."""
     paired = paired_scores(judgments, human, on, unlisted_as_zero)
     count = grades or max(1, int(paired.grades.max()) if len(paired.grades) else 1)
     result = calibrate(paired.scores, paired.grades, count, weights, on, seed=seed)
@@ -494,11 +496,12 @@ def _fit_thresholds(judgments: list[Judgment], human: str | os.PathLike, on: str
 
 
 def write_fitted(result: ProbabilityCalibration | Calibration, output: str | os.PathLike, inputs: list[str | os.PathLike],
-                 unlisted_as_zero: bool = False, seed: int = 0) -> None:
-    """What calibrate_labels fitted, written where `semrel label --calibration`, [label] calibration in `semrel run` and
-    `review start --thresholds` read it, with its manifest."""
+                 unlisted_as_zero: bool = False, seed: int = 0, judgments: str | os.PathLike | None = None) -> None:
+    """What calibrate_labels fitted to `judgments` (the file, where they came from one), written where `semrel label
+    --calibration`, [label] calibration in `semrel run` and `review start --thresholds` read it, with its manifest."""
     params = {"unlisted_as_zero": unlisted_as_zero, "seed": seed}
+    judged = labels.judged_with(judgments) if judgments is not None else None
     if isinstance(result, ProbabilityCalibration):
-        write_probability_calibration(result, output, inputs, params)
+        write_probability_calibration(result, output, inputs, params, judged)
     else:
-        write_calibration(result, output, inputs, result.agreement.n, params)
+        write_calibration(result, output, inputs, result.agreement.n, params, judged)

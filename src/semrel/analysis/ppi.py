@@ -13,6 +13,9 @@ variance:
     corrected = M(judge) + (N / n) * sum(delta over the sample) / queries
     interval  = corrected +- z * N * sqrt((1 - n/N) * var(delta) / n) / queries
 
+Qrels of some of the pool's queries (a split) make a domain of it: the sample's pairs of
+other queries count with delta 0, so N and n stay the pool's and the sample's.
+
 For measures that add over documents (P@k) the single changes already add up, and the
 estimate is unbiased. For the others (nDCG, AP, RR, R@k, Success@k) a query's value depends
 on all its labels at once: the correction is exact when the whole pool is reviewed (n = N,
@@ -34,9 +37,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import UsageError, ValidationError
+from ..evaluation.doclevel import require_overlap
 from ..evaluation.files import require_distinct_names
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
+from ..formats.files import display_name
 from ..records import Qrels, Run
 
 Pair = tuple[str, str]
@@ -126,9 +131,13 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
                               "a corrected estimate and its interval need at least 2; review more pairs (`semrel review start`)")
     changed = {pair: grade for pair, grade in sampled.items() if derived[pair[0]].get(pair[1], 0) != grade}
     evaluations = evaluate(qrels, runs, measures, rel_level)
+    for run, evaluated in zip(runs, evaluations):  # a run of other ids would get 0 and an interval of zero width
+        require_overlap(evaluated, qrels, run, display_name(qrels.source) if qrels.source else "the qrels", f"run {run.name!r}",
+                        doc_level=False)
     base = {e.run_name: {m: dict(zip(e.query_ids, e.values[m].tolist())) for m in measures} for e in evaluations}
     deltas = pair_deltas(qrels, runs, measures, changed, base, rel_level)
-    n, pool = len(sampled), max(sample.pool, len(sampled))
+    # the whole sample (its pairs of queries the qrels lack: delta 0), as the pool scales it; the qrels' pairs alone overstated it
+    n, pool = len(sample.grades), max(sample.pool, len(sample.grades))
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     estimates = []
     for e in evaluations:

@@ -52,7 +52,7 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
     result = calibrate_labels(judged, human, on, fit, graded, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, seed,
                               warn_in_flags)
     if output:
-        write_fitted(result, output, [judgments, human], unlisted_as_zero, seed)
+        write_fitted(result, output, [judgments, human], unlisted_as_zero, seed, judgments)
     if fmt == "json":
         click.echo(json_text(result.to_json()))
     elif isinstance(result, ProbabilityCalibration):

@@ -60,6 +60,7 @@ conditions -0.254 in-sample / -0.316 LODO, at N = 100) and one model fitted on b
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import dataclass, replace
@@ -493,10 +494,23 @@ def _probability_from_params(params: Mapping[str, Any], where: str) -> Probabili
     slope, shift = (_field(calibration, key, "a number", is_number, where, default, f"calibration.{key}")
                     for key, default in (("slope", 1.0), ("shift", 0.0)))
     refit = _field(calibration, "refit", "a list of numbers or null", lambda v: v is None or _numbers(v), where, None, "calibration.refit")
+    if refit is not None:
+        _require_this_model(params, where)
     for key in ("slope", "shift", "refit"):
         calibration.pop(key, None)
     return ProbabilityRule(graded=graded, cut=float(cut), slope=float(slope), shift=float(shift), calibration=calibration or None,
                            refit=tuple(float(v) for v in refit) if refit is not None else None)
+
+
+def _require_this_model(params: Mapping[str, Any], where: str) -> None:
+    """A refit is a move of the coefficients the file records ("model"): added to other ones (a semrel whose model
+    was refitted since) it would give labels unlike those `semrel calibrate` reported, so it is refused."""
+    recorded, shipped = params.get("model"), json.loads(json.dumps(model_params()))
+    keys = ("features", "with_gold", "without_gold")  # what the refit's moves are added to
+    if isinstance(recorded, dict) and any(recorded.get(k) != shipped[k] for k in keys):
+        raise ValidationError(f'{where}: "model" records coefficients other than this semrel\'s probability model (a calibration '
+                              "by another semrel version): its refit moves those, so here it would not give the labels it was "
+                              "fitted to; run `semrel calibrate` again on the same reviewed pairs")
 
 
 def _threshold_from_params(params: Mapping[str, Any], where: str) -> ThresholdRule:
@@ -705,7 +719,7 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
         raise UsageError(f"output={output!r}: give a file path")
     if calibration is not None and not isinstance(calibration, (str, os.PathLike, ThresholdRule, ProbabilityRule)):
         raise UsageError(f"calibration={calibration!r}: give the file `semrel calibrate -o` wrote, or a rule")
-    loaded = read_calibration(calibration) if isinstance(calibration, (str, os.PathLike)) else calibration
+    loaded = read_calibration(calibration, source) if isinstance(calibration, (str, os.PathLike)) else calibration
     rule = choose_rule(rows, options.get("on"), options.get("threshold"), options.get("grades"), options.get("graded", False),
                        loaded, notes.append)
     qrels = apply_rule(rows, rule)
@@ -742,11 +756,42 @@ def label(judgments: str | os.PathLike | Iterable[Judgment], output: str | os.Pa
     return PublicQrels(q.query_ids, q.doc_ids, q.relevance, q.source)
 
 
-def read_calibration(path: str | os.PathLike) -> Rule:
+def read_calibration(path: str | os.PathLike, judgments: str | os.PathLike | None = None) -> Rule:
     """The rule in a file written by `semrel calibrate -o` ({"rule": "probability", "cut", "calibration": {slope,
     shift or refit}, ...}, or {"rule": "threshold", "on": "R", "thresholds": [...]}): the one reader of it, for
-    `label`, `run`, `sensitivity` and the review queue alike."""
+    `label`, `run`, `sensitivity` and the review queue alike. With `judgments`, refused when they were judged
+    otherwise than those it was fitted on ("judged_with")."""
     data = loads(read_text(path), path)
     if not isinstance(data, dict):
         raise FormatError(display_name(path), "expected a JSON object, as `semrel calibrate -o` writes")
-    return rule_from_params(data, display_name(path))
+    rule = rule_from_params(data, display_name(path))
+    fitted = _field(data, "judged_with", "an object or null", lambda v: v is None or isinstance(v, dict), display_name(path), None)
+    if fitted and judgments is not None:
+        _require_judged_alike(fitted, judged_with(judgments), rule, display_name(path), display_name(judgments))
+    return rule
+
+
+JUDGE_SETTINGS = ("layer", "idf", "rescale")  # beside the model, what P, R and F depend on; p, all but rescale (docs/judge.md)
+
+
+def judged_with(judgments: str | os.PathLike) -> dict[str, Any] | None:
+    """The judge settings of a judgments file (its manifest's), which `semrel calibrate -o` records; None without one."""
+    params = read_params(judgments)
+    return {key: params.get(key) for key in ("model", "model_fingerprint", *JUDGE_SETTINGS)} if params else None
+
+
+def _require_judged_alike(fitted: Mapping[str, Any], judged: Mapping[str, Any] | None, rule: Rule, where: str, judgments: str) -> None:
+    """A calibration is fitted to one judge's scores: applied to another model's (a config's [judge] model changed since,
+    say) it gave labels nobody had checked. A model is the same by name or by its files' fingerprint."""
+    if not judged:
+        return
+    settings = JUDGE_SETTINGS if isinstance(rule, ThresholdRule) else tuple(k for k in JUDGE_SETTINGS if k != "rescale")
+    model = any(fitted.get(key) is not None and fitted.get(key) == judged.get(key) for key in ("model", "model_fingerprint"))
+    if model and all(fitted.get(key) == judged.get(key) for key in settings if None not in (fitted.get(key), judged.get(key))):
+        return  # a setting an older manifest lacks is no difference
+
+    def shown(values: Mapping[str, Any]) -> str:
+        return f"{values.get('model')} (" + ", ".join(f"{key} {values.get(key)}" for key in settings) + ")"
+
+    raise ValidationError(f"{where} was fitted on judgments of {shown(fitted)}, but {judgments} are of {shown(judged)}: its labels "
+                          "do not carry over to other scores; review pairs of these judgments and run `semrel calibrate` on them")
