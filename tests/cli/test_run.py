@@ -223,10 +223,22 @@ def test_a_golden_set_without_gold_runs_to_the_end_on_derived_labels(tmp_path):
     ("bm25.stemmer=klingon", "[bm25] stemmer: none or a PyStemmer algorithm"),
     ('eval.measures=["nDCG@x"]', "[eval] measures: unknown measure 'nDCG@x'"),
     ("sensitivity.measure=P@0", "[sensitivity] measure: "),
+    ("golden.format=xyz", "--set golden.format=xyz: [golden] format: choose one of auto, squad, llamaindex, csv, "),
 ])
 def test_values_the_steps_would_refuse_are_refused_before_any_step(tmp_path, setting, message):
     config = write_config(write_data(tmp_path))
     assert_one_error(run("run", config, "--set", setting), message, code=2)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_golden_set_without_documents_needs_a_corpus_key(tmp_path):
+    """A CSV golden set with no [corpus] passed the dry run, then failed in the import step on an option the user never
+    gave: 'import: --corpus-out only applies to squad, pubmedqa, cranfield and trec with --docs; this source is csv'."""
+    config = write_config(write_data(tmp_path))
+    config.write_text(config.read_text().replace("[corpus]\ndocs = \"docs\"\n", ""))
+    for args in ((), ("--dry-run",)):
+        assert_one_error(run("run", config, *args), "semrel.toml: [corpus] docs: missing: a csv golden set holds no documents; "
+                         "give [corpus] docs (a folder of documents to chunk) or [corpus] file (a corpus.jsonl)", code=2)
     assert not (tmp_path / "out").exists()
 
 
@@ -241,6 +253,44 @@ def test_the_config_named_from_another_folder_reruns_nothing(tmp_path, monkeypat
                          (tmp_path / "project" / "docs", "../semrel.toml")):
         monkeypatch.chdir(folder)
         assert set(statuses(run("run", name, "--dry-run").stdout).values()) == {"skipped"}, (folder, name)
+
+
+def test_a_step_hashes_the_same_whatever_its_values_look_like(tmp_path, monkeypatch):
+    """Arguments were made absolute in the hash when they held a '/' or named something in the current folder: a
+    Hugging Face model name (org/name) reran dense retrieval and the judge when the config was named from another
+    folder, and with `out = "."` the cache folder ("cache") hashed otherwise once deleted (or a folder named "dense")."""
+    config = write_config(write_data(tmp_path), judge=True, extra='model = "sentence-transformers/all-MiniLM-L6-v2"')
+    config.write_text(config.read_text().replace('out = "out"', 'out = "."').replace(
+        "k = 5", 'k = 5\nmodel = "sentence-transformers/all-MiniLM-L6-v2"').replace('["bm25"]', '["bm25", "dense"]'))
+
+    def hashes() -> dict[str, str]:
+        return {s.name: s.settings_hash() for s in pipeline.plan(pipeline.load_config(os.path.relpath(config)))}
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cache").mkdir()
+    before = hashes()
+    assert {"retrieve dense", "judge"} <= set(before)
+    (tmp_path / "cache").rmdir()
+    (tmp_path / "dense").mkdir()
+    assert hashes() == before
+    monkeypatch.chdir(tmp_path / "docs")
+    assert hashes() == before
+
+
+def test_a_path_from_home_is_one_in_every_key(tmp_path, monkeypatch):
+    """`~` was expanded in a model path only: `out = "~/semrel-out"` made a folder named '~' beside the config
+    (which `rm -rf ~` then removes with the home folder), and `[golden] file = "~/..."` was 'no such folder or file'."""
+    (tmp_path / "home").mkdir()
+    data = write_data(tmp_path / "home")
+    monkeypatch.setenv("HOME", str(data))
+    config = write_config(tmp_path)
+    config.write_text(config.read_text().replace('out = "out"', 'out = "~/semrel-out"').replace('"docs"', '"~/docs"')
+                      .replace('"golden.csv"', '"~/golden.csv"'))
+    loaded = pipeline.load_config(str(config))
+    assert (loaded[""]["out"], loaded["corpus"]["docs"], loaded["golden"]["file"]) == (
+        str(data / "semrel-out"), str(data / "docs"), str(data / "golden.csv"))
+    assert run("run", config).exit_code == 0
+    assert (data / "semrel-out" / "report.html").is_file() and not (tmp_path / "~").exists()
 
 
 def test_missing_files_name_the_key(tmp_path):
@@ -423,6 +473,27 @@ def squad_file(path: Path, words_per_context: int) -> Path:
     return path
 
 
+def test_an_output_another_config_wrote_into_a_shared_out_is_made_again(tmp_path):
+    """Two configs over one `out`: a SQuAD import wrote its corpus.jsonl over the one the other config's chunk step
+    made, and that chunk step, its settings and documents unchanged, was skipped: the import then read the other
+    corpus ('3 gold chunk ids are not in the corpus'; with no gold ids, every run was on the wrong documents)."""
+    data = write_data(tmp_path)
+    squad_file(data / "squad.json", 10)
+    chunked = write_config(data)
+    imported = tmp_path / "squad.toml"
+    imported.write_text('out = "out"\n[golden]\nfile = "squad.json"\n[judge]\nenabled = false\n')
+    for config in (chunked, imported):
+        with typed("semrel", "run", str(config)):
+            assert run("run", config).exit_code == 0
+    assert "doc0#0" in (tmp_path / "out" / "corpus.jsonl").read_text()
+    with typed("semrel", "run", str(chunked)):
+        again = run("run", chunked)
+    assert again.exit_code == 0, again.output
+    assert statuses(again.stdout)["chunk"] == "ran" and statuses(again.stdout)["import"] == "ran", again.stdout
+    assert {c["_id"] for c in read_lines(tmp_path / "out" / "corpus.jsonl")} == set(TEXTS)
+    assert set(statuses(run("run", chunked).stdout).values()) == {"skipped"}
+
+
 def init_and_plan(tmp_path: Path, *args) -> tuple[str, str, str]:
     """`semrel init ARGS` then `semrel run --dry-run`: (config text, init's stderr, the planned commands)."""
     config = tmp_path / "semrel.toml"
@@ -492,6 +563,13 @@ def test_init_keeps_the_outputs_out_of_a_folder_that_holds_the_golden_set(tmp_pa
     text, said, planned = init_and_plan(tmp_path, "--golden", tmp_path / "out" / "golden.jsonl", "--docs", tmp_path / "out" / "docs")
     assert '\nout = "out-2"' in text and 'out = "out-2": out/ holds files of yours' in said
     assert "out-2/golden.jsonl" in planned
+    # the documents folder named out: `out = "out"` too, which run refused ('would write out/corpus.jsonl into [corpus] docs')
+    (tmp_path / "out" / "docs").rename(tmp_path / "docs-out")
+    (tmp_path / "out").rename(tmp_path / "elsewhere")
+    (tmp_path / "docs-out").rename(tmp_path / "out")
+    text, said, planned = init_and_plan(tmp_path, "--golden", tmp_path / "elsewhere" / "golden.csv", "--docs", tmp_path / "out")
+    assert '\nout = "out-2"' in text and 'out = "out-2": out/ holds files of yours' in said
+    assert "out-2/corpus.jsonl" in planned
 
 
 def test_init_quotes_paths_that_hold_quotes_backslashes_or_newlines(tmp_path):

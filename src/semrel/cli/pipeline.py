@@ -188,7 +188,7 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
         folder = under or folder
         if not value.strip():  # '' would be the current folder: `--set out=` would write beside whatever is there
             raise ConfigError(f"{where}: empty; give a path")
-        full = os.path.normpath(os.path.join(folder, value))
+        full = os.path.normpath(os.path.join(folder, os.path.expanduser(value)))  # `~/x` as a shell, or the model loader, takes it
         if must_exist == "path" and not os.path.exists(full):
             raise ConfigError(f"{where}: no such folder or file '{value}'")
         if must_exist == "file" and not os.path.isfile(full):
@@ -212,7 +212,6 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
     for section in ("retrieve", "judge"):  # a model folder (relative to the config, as every path) or a Hugging Face name
         model = config[section]["model"]
         if model is not None and (is_path(model) or os.path.exists(os.path.join(origin[section, "model"][1], model))):
-            config[section]["model"] = os.path.expanduser(model)  # as the model loader would
             resolve(section, "model", "path")
     if config["corpus"]["docs"] is not None and config["corpus"]["file"] is not None:
         raise ConfigError(f"{name}: [corpus] docs: give docs (a folder to chunk) or file (a corpus.jsonl), not both")
@@ -254,6 +253,7 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
     from ..encoding.models import ModelInfo, describe_model
     from ..evaluation.measures import parse_measures
     from ..formats.judgments import SCORES
+    from ..golden.importers import BUILDS_CORPUS, FORMATS, detect_format
     from ..judging.judge import RESCALE_MODES, choose_layer
     from ..judging.labels import choose_rule, parse_thresholds, read_calibration
     from ..retrieval.retrieve import METHODS, RERANKERS, bm25_problem
@@ -261,6 +261,15 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
     def refuse(section: str, key: str, what: str) -> NoReturn:
         raise ConfigError(f"{origin[section, key][0]}: {what}")
 
+    fmt = config["golden"]["format"]
+    if fmt not in FORMATS:
+        refuse("golden", "format", f"choose one of {', '.join(FORMATS)}")
+    if config["corpus"]["docs"] is None and config["corpus"]["file"] is None:  # the golden file must hold the documents
+        with contextlib.suppress(SemrelError):  # a format it cannot tell: the import step says why
+            fmt = detect_format(config["golden"]["file"]) if fmt == "auto" else fmt
+        if fmt not in (*BUILDS_CORPUS, "auto"):
+            refuse("corpus", "docs", f"missing: a {fmt} golden set holds no documents; give [corpus] docs (a folder of "
+                   "documents to chunk) or [corpus] file (a corpus.jsonl)")
     methods = config["retrieve"]["methods"]
     for method in methods:
         if method not in METHODS:
@@ -334,6 +343,7 @@ class Step:
     outputs: list[str]
     stdout: str | None = None  # file that receives what the command prints
     placement: list[str] = field(default_factory=list)  # where the model runs: passed on, not hashed (same outputs)
+    folders: list[str] = field(default_factory=list)  # paths passed on that are neither inputs nor outputs (the cache)
     extra: dict[str, Any] = field(default_factory=dict)
     # what the command takes from semrel itself, not from its arguments (p's model, the label cuts): hashed,
     # so that an upgrade which changes them reruns the step instead of leaving outputs made the old way
@@ -341,9 +351,10 @@ class Step:
 
     def settings_hash(self) -> str:
         """The command line, its paths made absolute: the same config named from another folder, or by
-        its full path, gives paths spelled otherwise but the same files (and reran every step)."""
-        paths = {*self.inputs, *self.outputs}
-        args = [os.path.abspath(a) if a in paths or os.sep in a or os.path.exists(a) else a for a in self.args]
+        its full path, gives paths spelled otherwise but the same files (and reran every step). Only the
+        paths: a value that looks like one (a model name `org/name`) or is a file's name here is no path."""
+        paths = {*self.inputs, *self.outputs, *self.folders}
+        args = [os.path.abspath(a) if a in paths else a for a in self.args]
         hashed = [self.command, args] + ([self.builtin] if self.builtin is not None else [])
         return hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -430,8 +441,8 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
             args[4:4] = vectors
         args += ["-o", run]
         inputs = [corpus, golden, *(words if method != "dense" else []), *(on_disk(r["model"]) if method != "bm25" else [])]
-        steps.append(Step(f"retrieve {method}", ("retrieve",), args, inputs, [run],
-                          placement=placement if method != "bm25" else [], builtin=None if method == "bm25" else RECIPE))
+        steps.append(Step(f"retrieve {method}", ("retrieve",), args, inputs, [run], placement=placement if method != "bm25" else [],
+                          folders=[j["cache"]], builtin=None if method == "bm25" else RECIPE))
         runs.append(run)
     lift = config["lift"]
     base = reranked = None
@@ -443,7 +454,8 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
         if r["model"]:
             args += ["--model", r["model"]]
         steps.append(Step(f"retrieve {lift['base']}+{lift['rerank']}", ("retrieve",), args + ["-o", reranked],
-                          [corpus, golden, base, *on_disk(r["model"])], [reranked], placement=placement, builtin=RECIPE))
+                          [corpus, golden, base, *on_disk(r["model"])], [reranked], placement=placement, folders=[j["cache"]],
+                          builtin=RECIPE))
         runs.append(reranked)
     judgments = derived = pool = None
     if j["enabled"]:
@@ -463,7 +475,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
             judge_args += ["--model", j["model"]]
         if j["layer"] is not None:
             judge_args += ["--layer", str(j["layer"])]
-        steps.append(Step("judge", ("judge",), judge_args, judge_inputs, [judgments], placement=placement,
+        steps.append(Step("judge", ("judge",), judge_args, judge_inputs, [judgments], placement=placement, folders=[j["cache"]],
                           builtin=labels.model_params()))
         derived = o("derived.qrels")
         label_args = [judgments, "-o", derived]
@@ -652,7 +664,27 @@ def up_to_date(step: Step, recorded: Mapping[str, Any], digests: Digests) -> boo
         return False
     if step.stdout and step.stdout != os.devnull and not os.path.exists(manifest_path(step.stdout)):
         return False  # printed before semrel gave captured tables a manifest
+    made = recorded.get("outputs")
+    if isinstance(made, dict) and any(_replaced_by_run(p, _pair(made.get(os.path.abspath(p)))) for p in step.outputs):
+        return False
     return all(map(os.path.exists, step.inputs)) and digests.of(step, recorded)["inputs"] == recorded.get("inputs")
+
+
+def _replaced_by_run(output: str, made: list[Any]) -> bool:
+    """Whether another step or config of `semrel run` wrote `output` since this step made it (`made`: the sha256 of it
+    and its manifest then; the first tells): a SQuAD import's corpus.jsonl over the chunk step's, in an `out` two configs share. Work of
+    other commands (`semrel golden pick`'s picks) is kept: check_not_replacing_work. The manifest's digest of its
+    file (current: up_to_date has checked it) tells, so that nothing is read again."""
+    record = read_manifest(output, current=False) or {}
+    digest = record.get("output_digest")
+    return isinstance(digest, dict) and made[0] is not None and digest.get("sha256") != made[0] and _by_run(record)
+
+
+def _by_run(record: Mapping[str, Any]) -> bool:
+    """Whether a manifest names `semrel run` as the command that wrote its file (and no fill added rows since)."""
+    fills, command = record.get("fills"), record.get("command")
+    filled = isinstance(fills, list) and bool(fills) and isinstance(fills[-1], dict)
+    return not filled and isinstance(command, list) and command[1:2] == ["run"]
 
 
 def _invoke(step: Step) -> None:
@@ -835,7 +867,7 @@ def _work_in(output: str, made: list[Any]) -> str | None:
     last = fills[-1] if isinstance(fills, list) and fills and isinstance(fills[-1], dict) else record
     command = last.get("command")
     writer = f"`{shlex.join(map(str, command))}`" if isinstance(command, list) else "another command"
-    by_run = last is record and isinstance(command, list) and command[1:2] == ["run"]
+    by_run = _by_run(record)
     if (_digest(manifest_path(output)) == made[1] or by_run) and (_digest(output) == made[0] or
                                                                   (by_run and read_manifest(output) is not None)):
         return None
@@ -996,7 +1028,8 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
     given = [golden, qrels, found.corpus_file if fmt == "beir" else None,
              None if found.holds_documents or fmt == "beir" else docs or found.docs_folder or "docs"]
     chosen, n = out, 1
-    while any(p and _within(p, os.path.join(base, chosen)) for p in given):  # `run` would refuse to write over them
+    while any(p and (_within(p, os.path.join(base, chosen)) or _same_file(p, os.path.join(base, chosen))) for p in given):
+        # `run` would refuse to write over them, or into the documents folder
         n += 1
         chosen = f"{out}-{n}"
     if chosen != out:
