@@ -162,6 +162,13 @@ def test_bad_config_is_one_line(tmp_path, extra, fragments):
     assert_one_error(result, *fragments, code=2)
 
 
+def test_a_config_that_is_not_utf8_is_a_config_error(tmp_path):
+    """Exit 2, as every other problem of the config (it was 1, a data error)."""
+    config = write_config(write_data(tmp_path))
+    config.write_bytes(config.read_bytes() + b"# caf\xe9\n")
+    assert_one_error(run("run", config), "semrel.toml:", "not valid UTF-8", "re-save the file as UTF-8", code=2)
+
+
 @pytest.mark.parametrize("out, golden, extra, fragments", [
     ('"."', 'qrels = "gold.qrels"', "", ("the qrels step would write ./gold.qrels over [golden] qrels",)),
     ('"docs"', "", "", ("the chunk step would write docs/corpus.jsonl into [corpus] docs",)),

@@ -216,3 +216,16 @@ def test_stdin_has_no_manifest(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("-.manifest.json").write_text(json.dumps({"params": {"rule": "threshold", "on": "R", "thresholds": [0.7]}}))
     assert manifest.read_params("-") is None and not manifest.manifest_is_stale("-")
+
+
+def test_a_manifest_names_the_command_as_typed_under_python_m(tmp_path):
+    """`python -m semrel` runs semrel/__main__.py: manifests (and run's messages quoting them) named `__main__.py`."""
+    import subprocess
+    import sys
+
+    golden = write(tmp_path / "g.jsonl", '{"query_id": "q1", "query": "what", "reference_answers": ["a"], "gold_chunk_ids": ["d#0"]}\n')
+    done = subprocess.run([sys.executable, "-m", "semrel", "golden", "qrels", str(golden), "-o", str(tmp_path / "q.qrels")],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")})
+    assert done.returncode == 0, done.stderr
+    command = manifest.read_manifest(tmp_path / "q.qrels")["command"]
+    assert command == ["semrel", "golden", "qrels", str(golden), "-o", str(tmp_path / "q.qrels")]

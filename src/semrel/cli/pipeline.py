@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
-from ..errors import SemrelError, UsageError
+from ..errors import FormatError, SemrelError, UsageError
 from ..formats.files import bytes_sha256, folder_digest, folder_files, lasting, read_text, stamp
 from ..formats.jsonl import check_nesting, too_deep
 from ..formats.manifest import manifest_is_stale, manifest_path, read_manifest
@@ -148,6 +148,8 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
         raw = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{name}: not valid TOML: {exc}") from None
+    except FormatError as exc:  # not UTF-8, not a regular file, too large: a config problem like any other (exit 2)
+        raise ConfigError(str(exc)) from None
     except RecursionError:
         raise ConfigError(f"{name}: nested too deeply to read") from None
     unknown_sections = [k for k in raw if isinstance(raw[k], dict) and k not in SCHEMA]
@@ -344,7 +346,6 @@ class Step:
     stdout: str | None = None  # file that receives what the command prints
     placement: list[str] = field(default_factory=list)  # where the model runs: passed on, not hashed (same outputs)
     folders: list[str] = field(default_factory=list)  # paths passed on that are neither inputs nor outputs (the cache)
-    extra: dict[str, Any] = field(default_factory=dict)
     # what the command takes from semrel itself, not from its arguments (p's model, the label cuts): hashed,
     # so that an upgrade which changes them reruns the step instead of leaving outputs made the old way
     builtin: Any = None

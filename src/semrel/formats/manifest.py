@@ -73,12 +73,18 @@ def manifest_record(
         "output": str(output),
         "rows": rows,
         "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "command": [os.path.basename(sys.argv[0]), *sys.argv[1:]],
+        "command": [_program(), *sys.argv[1:]],
         "versions": versions(),
         "inputs": [describe_input(p, where.get(str(p))) for p in inputs],
         "params": dict(params or {}),
         "output_digest": _output_digest(where.get(str(output), output)),
     }
+
+
+def _program() -> str:
+    """The command's name as a user types it: `python -m semrel` runs semrel/__main__.py, which is `semrel`."""
+    name = os.path.basename(sys.argv[0])
+    return "semrel" if name == "__main__.py" else name
 
 
 @contextlib.contextmanager
