@@ -227,3 +227,16 @@ def test_a_calibration_fitted_on_another_judges_scores_is_refused(tmp_path):
             assert run("label", alike, "-o", tmp_path / "q.txt", "--calibration", tmp_path / name).exit_code == 0
             assert read_qrels(tmp_path / "q.txt").to_dict() == semrel.label(fitted, calibration=tmp_path / name,
                                                                              warn=lambda message: None).to_dict()
+
+
+def test_label_names_the_file_that_lacks_what_the_rule_needs_and_a_calibration_that_is_no_json(tmp_path):
+    judgments = tmp_path / "j.jsonl"
+    judgments.write_text('{"query_id": "q1", "chunk_id": "c1", "P": 0.5, "R": 0.6, "F": 0.55, "source": "pool"}\n'
+                         '{"query_id": "q1", "chunk_id": "c2", "P": 0.5, "R": 0.6, "F": 0.55, "source": "pool", "p": 0.4}\n')
+    assert_one_error(run("label", judgments, "-o", tmp_path / "l.qrels", "--on", "p", "--threshold", "0.5"),
+                     f"{judgments}: 1 of 2 judgments hold no probability p", "label on P, R or F")
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("q1 0 c1 1\n")  # the reviewed qrels given for the calibration they were fitted into
+    assert_one_error(run("label", judgments, "-o", tmp_path / "l.qrels", "--calibration", qrels),
+                     f"{qrels}:1: invalid JSON", "give the JSON file `semrel calibrate -o` wrote")
+    assert not (tmp_path / "l.qrels").exists()

@@ -722,7 +722,10 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
     loaded = read_calibration(calibration, source) if isinstance(calibration, (str, os.PathLike)) else calibration
     rule = choose_rule(rows, options.get("on"), options.get("threshold"), options.get("grades"), options.get("graded", False),
                        loaded, notes.append)
-    qrels = apply_rule(rows, rule)
+    try:
+        qrels = apply_rule(rows, rule)
+    except ValidationError as exc:  # what the pairs lack (p, features): said of the file that lacks it
+        raise ValidationError(f"{display_name(source)}: {exc}") if source else exc from None
     notes += label_warnings(rows, qrels.relevance, rule, source, calibrated=loaded is not None)
     if output is not None:
         counts = np.bincount(qrels.relevance, minlength=len(rule.thresholds) + 1)
@@ -761,7 +764,10 @@ def read_calibration(path: str | os.PathLike, judgments: str | os.PathLike | Non
     shift or refit}, ...}, or {"rule": "threshold", "on": "R", "thresholds": [...]}): the one reader of it, for
     `label`, `run`, `sensitivity` and the review queue alike. With `judgments`, refused when they were judged
     otherwise than those it was fitted on ("judged_with")."""
-    data = loads(read_text(path), path)
+    try:
+        data = loads(read_text(path), path)
+    except FormatError as exc:  # a qrels or judgments file given in its place, most likely
+        raise FormatError(exc.path, exc.message, exc.line, exc.hint or "give the JSON file `semrel calibrate -o` wrote") from None
     if not isinstance(data, dict):
         raise FormatError(display_name(path), "expected a JSON object, as `semrel calibrate -o` writes")
     rule = rule_from_params(data, display_name(path))
