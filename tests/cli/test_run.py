@@ -231,6 +231,7 @@ def test_a_golden_set_without_gold_runs_to_the_end_on_derived_labels(tmp_path):
     ('eval.measures=["nDCG@x"]', "[eval] measures: unknown measure 'nDCG@x'"),
     ("sensitivity.measure=P@0", "[sensitivity] measure: "),
     ("golden.format=xyz", "--set golden.format=xyz: [golden] format: choose one of auto, squad, llamaindex, csv, "),
+    ("sensitivity.to=1.5", "[sensitivity] to: give a number in 0..1: the sweep is on the judge's probability p"),  # after the judge
 ])
 def test_values_the_steps_would_refuse_are_refused_before_any_step(tmp_path, setting, message):
     config = write_config(write_data(tmp_path))

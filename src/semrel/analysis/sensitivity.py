@@ -113,6 +113,14 @@ def choose_sweep(judgments: Sequence[Judgment], on: str | None = None, at: float
                  refit if isinstance(refit, ProbabilityRule) else None)
 
 
+def check_range(on: str, thresholds: Sequence[float]) -> None:
+    """A cut of p beyond 0..1 labels all pairs or none: refused on p."""
+    outside = [t for t in thresholds if not 0.0 <= t <= 1.0]
+    if on == PROBABILITY and outside:
+        raise UsageError(f"on='p' sweeps a probability: thresholds and at= must lie in 0..1, found {outside[0]:g}; "
+                         "give on='R' (or P, F) for raw scores")
+
+
 def ranges(thresholds: Sequence[float], holds: Sequence[bool]) -> list[tuple[float, float]]:
     """The (first, last) thresholds of each unbroken stretch of the grid where `holds` is true."""
     spans: list[tuple[float, float]] = []
@@ -212,10 +220,7 @@ def sensitivity(
         raise UsageError("at= must be a finite number")
     measures = numeric_measures(parse_measures(measures), "sensitivity")
     grid = list(check_thresholds(thresholds))
-    outside = [t for t in [*grid, at] if not 0.0 <= t <= 1.0]
-    if on == PROBABILITY and outside:  # a cut of p beyond 0..1 labels all pairs or none
-        raise UsageError(f"on='p' sweeps a probability: thresholds and at= must lie in 0..1, found {outside[0]:g}; "
-                         "give on='R' (or P, F) for raw scores")
+    check_range(on, [*grid, at])
     query_ids, chunk_ids, scores, fixed, fallback = _labelled(judgments, on, refit)
     matches = [k for k, t in enumerate(grid) if abs(t - at) < 1e-9]
     points = grid if matches else grid + [at]

@@ -252,9 +252,10 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
     """Values the steps' commands would refuse, refused before any step runs, naming the config key
     (a bad method or depth otherwise failed after the steps before it had run, naming a command option),
     each by the library's own check."""
+    from ..analysis.sensitivity import check_range
     from ..encoding.models import ModelInfo, describe_model
     from ..evaluation.measures import parse_measures
-    from ..formats.judgments import SCORES
+    from ..formats.judgments import PROBABILITY, SCORES
     from ..golden.importers import BUILDS_CORPUS, FORMATS, detect_format
     from ..judging.judge import RESCALE_MODES, choose_layer
     from ..judging.labels import choose_rule, parse_thresholds, read_calibration
@@ -334,6 +335,13 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
         refuse("sensitivity", "step", "give a number above 0")
     if sweep["from"] is not None and sweep["to"] is not None and not sweep["from"] < sweep["to"]:
         refuse("sensitivity", "from", f"give a number below [sensitivity] to ({sweep['to']:g})")
+    if not any(config["label"][key] is not None for key in ("on", "threshold", "grades", "calibration")):  # the sweep is on p
+        for key in ("from", "to"):
+            try:
+                check_range(PROBABILITY, [] if sweep[key] is None else [sweep[key]])
+            except SemrelError:
+                refuse("sensitivity", key, "give a number in 0..1: the sweep is on the judge's probability p "
+                       "(set [label] on and threshold to sweep a raw score)")
 
 
 @dataclass
