@@ -1004,3 +1004,13 @@ def test_a_hidden_file_changing_in_a_folder_input_reads_nothing(tmp_path, monkey
     assert pipeline.Digests().of(step, recorded) != recorded and read == [str(docs)], read
     (docs / os.fsdecode(b"caf\xe9.txt")).write_text("c\n")  # a name that is not UTF-8 failed to encode
     assert pipeline.Digests().of(step, recorded) != recorded
+
+
+def test_init_refuses_documents_in_the_configs_own_folder(tmp_path, monkeypatch):
+    """`semrel init --docs .` wrote a config whose every `out` lay inside the documents folder, which run then refused."""
+    write_data(tmp_path)
+    monkeypatch.chdir(tmp_path / "docs")
+    for docs in (".", str(tmp_path)):  # the config's folder itself, or a folder above it
+        made = run("init", "--golden", tmp_path / "golden.csv", "--docs", docs, "-o", "semrel.toml")
+        assert_one_error(made, f"--docs {docs}: the documents folder holds the config's folder", "(e.g. docs/)", "-o", code=2)
+        assert not (tmp_path / "docs" / "semrel.toml").exists()

@@ -1010,6 +1010,10 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
                    "ids as the qrels name them"]
     else:
         folder = docs or found.docs_folder or "docs"
+        if os.path.isdir(folder) and (_same_file(folder, base) or _within(base, folder)):  # every `out` beside the config is in it
+            raise UsageError(f"--docs {folder}: the documents folder holds the config's folder, so the outputs would be written "
+                             "among the documents (and chunked at the next run): move the documents into a folder of their own "
+                             "(e.g. docs/), or write the config outside them with -o")
         if not os.path.exists(folder):
             notes.append(f"{folder}: no such folder yet: put the documents there or edit [corpus] docs")
         corpus += ["# The documents to chunk: a folder or a file (.txt, .md, .pdf, .html, .docx, TREC SGML).",
