@@ -240,3 +240,23 @@ def test_label_names_the_file_that_lacks_what_the_rule_needs_and_a_calibration_t
     assert_one_error(run("label", judgments, "-o", tmp_path / "l.qrels", "--calibration", qrels),
                      f"{qrels}:1: invalid JSON", "give the JSON file `semrel calibrate -o` wrote")
     assert not (tmp_path / "l.qrels").exists()
+
+
+def test_sensitivity_and_the_review_queue_refuse_a_calibration_of_another_judge_as_label_does(tmp_path):
+    rows = [(f"q{i}", f"c{k}", 0.5 + 0.1 * k, 0.2 + 0.3 * k, "bm25") for i in range(4) for k in range(3)]
+    fitted = _judged_by(tmp_path / "j.jsonl", rows)
+    (tmp_path / "human.qrels").write_text("".join(f"{q} 0 {c} {int(k == 2 or (k == 1 and q == 'q0'))}\n"
+                                                  for q, c, _, _, _ in rows for k in [int(c[1:])]))
+    calibration = tmp_path / "cal.json"
+    assert run("calibrate", fitted, tmp_path / "human.qrels", "-o", calibration).exit_code == 0
+    other = _judged_by(tmp_path / "other.jsonl", rows, model="roberta-large", model_fingerprint="f2", layer=17)
+    runs = [tmp_path / "a.run", tmp_path / "b.run"]
+    for path, order in zip(runs, ((0, 1, 2), (2, 1, 0))):
+        path.write_text("".join(f"q{i} Q0 c{k} {r + 1} {3 - r} x\n" for i in range(4) for r, k in enumerate(order)))
+    refused = f"{calibration} was fitted on judgments of all-MiniLM-L6-v2"
+    assert_one_error(run("sensitivity", other, *runs, "--calibration", calibration), refused, f"but {other} are of roberta-large",
+                     code=1)
+    assert run("sensitivity", fitted, *runs, "--calibration", calibration).exit_code == 0
+    with pytest.raises(ValidationError, match=refused):
+        parse_labelling(None, str(calibration), None, str(other))
+    assert parse_labelling(None, str(calibration), None, str(fitted)).refit is not None

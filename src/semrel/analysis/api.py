@@ -86,7 +86,7 @@ def sensitivity(
     settings = StatSettings(test=test, permutations=permutations, bootstrap=bootstrap, seed=seed, alpha=alpha, correction=correction)
     judged, source = given_judgments(judgments, empty_ok=False)
     sweep = choose_sweep(judged, on, None if at is None else float(at), calibration,
-                         None if thresholds is None else [float(t) for t in thresholds])
+                         None if thresholds is None else [float(t) for t in thresholds], source=source)
     _, read, several = as_runs(runs)
     loaded = list(read)  # a run of the wrong kind altogether is a TypeError first
     if not several:

@@ -84,15 +84,17 @@ class Sweep:
 
 def choose_sweep(judgments: Sequence[Judgment], on: str | None = None, at: float | None = None,
                  calibration: str | os.PathLike | Rule | None = None, thresholds: Sequence[float] | None = None,
-                 start: float | None = None, stop: float | None = None, step: float = DEFAULT_STEP) -> Sweep:
+                 start: float | None = None, stop: float | None = None, step: float = DEFAULT_STEP,
+                 source: str | os.PathLike | None = None) -> Sweep:
     """The sweep `semrel sensitivity` and `semrel.sensitivity` make of what was given, the rest defaulted:
     on: p where the judgments hold it (the score `label` labels them on), else R; with a refit of every
     coefficient as `calibration` (a file `calibrate -o` wrote, or the rule), p recomputed from each pair's
     features, `at` defaulting to the refit's cut. The grid: `thresholds`, else start..stop by step
-    (start, stop default 0.05..0.95 on p, 0.5..0.9 on P, R, F). at: CUT on p, DEFAULT_THRESHOLD on P, R, F."""
+    (start, stop default 0.05..0.95 on p, 0.5..0.9 on P, R, F). at: CUT on p, DEFAULT_THRESHOLD on P, R, F.
+    `source`: the judgments' file, whose judge a calibration file must have been fitted to (read_calibration)."""
     if on is not None and on not in SCORES:
         raise UsageError(f"on={on!r}: choose one of {', '.join(SCORES)}")
-    refit = read_calibration(calibration) if isinstance(calibration, (str, os.PathLike)) else calibration
+    refit = read_calibration(calibration, source) if isinstance(calibration, (str, os.PathLike)) else calibration
     if refit is not None:
         if not isinstance(refit, ProbabilityRule) or refit.cuts_on_p or on not in (None, PROBABILITY):
             shown = repr(str(calibration)) if isinstance(calibration, (str, os.PathLike)) else repr(calibration)

@@ -46,16 +46,16 @@ def joined_queue(db, judgments, labels, corpus, golden, on, thresholds, order, r
     if any(given) and not all(given):
         raise UsageError("give all of --judgments, --labels, --corpus and --golden, or none to resume a database")
     files = TaskFiles(judgments, labels, corpus, golden) if all(given) else None
-    labelling = parse_labelling(on, thresholds, labels) if files and thresholds else None
+    labelling = parse_labelling(on, thresholds, labels, judgments) if files and thresholds else None
     settings = QueueSettings(order, random_share, seed, limit, overlap)
     if is_new_db(db):  # a new database: its inputs read first, then built aside and put in place whole
         if files:
-            labelling = labelling or parse_labelling(on, thresholds, labels)
+            labelling = labelling or parse_labelling(on, thresholds, labels, judgments)
             files = files.preloaded(labelling)
         return create_db(db, lambda conn: prepare_queue(conn, files, labelling, settings, warn))
     conn = open_db(db)
     if files and labelling is None and not has_queue(conn):
-        labelling = parse_labelling(on, thresholds, labels)
+        labelling = parse_labelling(on, thresholds, labels, judgments)
     prepare_queue(conn, files, labelling, settings, warn)
     return conn
 

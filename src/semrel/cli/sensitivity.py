@@ -63,7 +63,7 @@ def sensitivity_command(judgments, runs, on, start, stop, step, at, measures, te
     if curves == STDIO:  # the tables go to stdout: the curves before them made neither readable
         raise UsageError("--curves -: stdout holds the tables; give --curves a file name (./- for a file named '-')")
     judged = read_judgments(judgments)
-    sweep = choose_sweep(judged, on, at, calibration, start=start, stop=stop, step=step)
+    sweep = choose_sweep(judged, on, at, calibration, start=start, stop=stop, step=step, source=judgments)
     settings = stat_settings(test, permutations, bootstrap, seed, alpha, correction)
     loaded = read_runs(runs)
     result = sensitivity(judged, loaded, measures, sweep.thresholds, sweep.at, sweep.on, settings, rel_level, steps=stderr_steps,

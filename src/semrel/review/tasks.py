@@ -100,13 +100,14 @@ class Labelling:
         return {"on": self.on, "thresholds": list(self.thresholds), **({"refit": list(self.refit)} if self.refit is not None else {})}
 
 
-def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | None = None) -> Labelling:
+def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | None = None,
+                    judgments_path: str | None = None) -> Labelling:
     """The labelling from `--on` and `--thresholds` (comma-separated numbers, or the file `semrel
     calibrate -o` writes); else from the labels file's manifest, where `semrel label` records its
     rule. A file is read as `label` reads it (judging.labels.rule_from_params), so the queue's
     thresholds are the ones its labels came from."""
     if thresholds and thresholds.endswith(".json"):
-        return labelling_of_rule(read_calibration(thresholds), on, thresholds)
+        return labelling_of_rule(read_calibration(thresholds, judgments_path), on, thresholds)  # fitted to these judgments' judge
     if thresholds:
         try:
             values = tuple(float(t) for t in thresholds.split(","))
