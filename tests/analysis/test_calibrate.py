@@ -76,6 +76,21 @@ def test_calibrate_command_writes_thresholds_and_manifest(tmp_path, write, cli):
     assert manifest["params"]["on"] == "R" and manifest["rows"] == 60
 
 
+def test_grades_nobody_gave_are_warned_about_not_silently_fitted(write, cli):
+    """Reviewed grades 0 and 3 fitted three thresholds on R, two of them between grades no pair has."""
+    scores = np.random.default_rng(4).uniform(size=60)
+    judgments = write("j.jsonl", "".join(
+        json.dumps({"query_id": f"q{i}", "chunk_id": "c", "P": 0.0, "R": float(s), "F": 0.0, "source": ""}) + "\n"
+        for i, s in enumerate(scores)))
+    human = write("human.qrels", "".join(f"q{i} 0 c {3 * int(s >= 0.55)}\n" for i, s in enumerate(scores)))
+    result = cli("calibrate", judgments, human, "--on", "R", "--format", "json")
+    assert result.exit_code == 0 and len(json.loads(result.stdout)["thresholds"]) == 3, result.output
+    assert "human.qrels: no reviewed pair has grade 1, 2 of 0..3, so the thresholds around them rest on no label" in result.stderr
+    assert "give --grades with the number of grades used" in result.stderr and result.stderr.count("\n") == 1
+    binary = cli("calibrate", judgments, human, "--on", "R", "--grades", "1", "--format", "json")  # as told: one threshold, no warning
+    assert binary.exit_code == 0 and binary.stderr == "" and len(json.loads(binary.stdout)["thresholds"]) == 1
+
+
 def test_calibrate_refuses_files_that_share_no_pair(write, cli):
     """The line named neither file and said to check the ids, for an empty export too."""
     judgments = write("j.jsonl", json.dumps({"query_id": "a", "chunk_id": "c", "P": 0, "R": 0.5, "F": 0, "p": 0.5}) + "\n")

@@ -453,7 +453,7 @@ def calibrate_labels(judgments: list[Judgment], human: str | os.PathLike, on: st
             raise UsageError("graded= applies to the probability refit; with on= P, R or F give grades= N")
         if fit is not None:
             raise UsageError(f"fit={fit!r} applies to the probability refit (on='p'); thresholds on P, R or F take grades= N")
-        return _fit_thresholds(judgments, human, on, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, seed)
+        return _fit_thresholds(judgments, human, on, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, seed, warn)
     if grades is not None or weights is not None:
         raise UsageError("grades= and weights= apply to thresholds on P, R or F (on=); the probability refit takes graded=")
     paired = paired_probabilities(judgments, human, unlisted_as_zero, warn)  # first: judgments without any p are refused
@@ -483,10 +483,16 @@ def _held_out(rest: Paired, used: Paired, test: str | os.PathLike) -> Paired:
 
 
 def _fit_thresholds(judgments: list[Judgment], human: str | os.PathLike, on: str, grades: int | None, weights: Weights | None,
-                    unlisted_as_zero: bool, test: str | os.PathLike | None, test_unlisted_as_zero: bool, seed: int) -> Calibration:
+                    unlisted_as_zero: bool, test: str | os.PathLike | None, test_unlisted_as_zero: bool, seed: int,
+                    warn: Callable[[str], None] | None = None) -> Calibration:
     """Thresholds on P, R or F maximizing kappa with the human labels."""
     paired = paired_scores(judgments, human, on, unlisted_as_zero)
     count = grades or max(1, int(paired.grades.max()) if len(paired.grades) else 1)
+    unused = sorted(set(range(1, count)) - set(paired.grades.tolist()))
+    if grades is None and unused and warn:  # a threshold between two grades nobody gave is placed by nothing
+        warn(f"{display_name(human)}: no reviewed pair has grade {', '.join(map(str, unused))} of 0..{count}, so the thresholds "
+             f"around {'them' if len(unused) > 1 else 'it'} rest on no label; give grades= with the number of grades used, "
+             "or review pairs of those grades")
     result = calibrate(paired.scores, paired.grades, count, weights, on, seed=seed)
     if test is None:
         return result
