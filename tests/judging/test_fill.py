@@ -302,3 +302,25 @@ def test_holes_of_fp16_judgments_need_a_gpu(monkeypatch):
         fill_module._engine({"precision": "fp16"}, "j.jsonl")
     assert fill_module._engine({}, "j.jsonl").precision == "exact"  # judged before --precision
     assert fill_module._engine({"precision": "int8"}, "j.jsonl").params()["device"] == "cpu"  # where int8 runs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["twice", "other queries"])
+def test_a_run_eval_would_refuse_is_refused_before_any_hole_is_judged(pipeline, tmp_path, case):
+    """A document twice in a run took two of its top-depth places and was refused only by the Judged@depth
+    figures, after the holes were judged, appended to the judgments and the qrels written; a run of other
+    queries (empty, or of another golden set) filled 0 holes and exited 0."""
+    f = pipeline
+    for name in ("pool.jsonl", "pool.jsonl.manifest.json", "pool.qrels", "pool.qrels.manifest.json"):
+        shutil.copy(f / name, tmp_path / name)
+    judged = (tmp_path / "pool.jsonl").read_bytes()
+    rows = (f / "reverse.run").read_text().splitlines(keepends=True)
+    given = tmp_path / "given.run"
+    given.write_text(rows[0] + "".join(rows) if case == "twice" else "other Q0 x 1 1.0 r\n")
+    result = run("fill", tmp_path / "pool.qrels", given, "--judgments", tmp_path / "pool.jsonl", "--corpus", f / "corpus.jsonl",
+                 "--golden", f / "golden.jsonl", "--depth", "4", "-o", tmp_path / "filled.qrels")
+    query = rows[0].split()[0]
+    assert_one_error(result, f"{given}:2: duplicate document in run for query {query!r}" if case == "twice"
+                     else f"{given} shares no query id with {tmp_path / 'pool.qrels'}")
+    assert "judging" not in result.stderr and (tmp_path / "pool.jsonl").read_bytes() == judged
+    assert not (tmp_path / "filled.qrels").exists() and not (tmp_path / "pool.jsonl.fill.partial").exists()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from helpers import run
+from helpers import assert_one_error, run
 from semrel.errors import FormatError
 from semrel.formats.pool import read_pool, write_pool
 
@@ -104,3 +104,13 @@ def test_a_run_that_adds_nothing_is_warned_about(tmp_path, rows, why):
     assert result.exit_code == 0, result.output
     assert f"semrel: warning: run other adds no pair to the pool: {why}" in result.stderr
     assert "run bm25 adds no pair" not in result.stderr
+
+
+def test_a_document_twice_in_a_run_is_refused_as_eval_refuses_it(tmp_path):
+    """It took two of the run's `depth` places: at depth 2, x twice and y (third) left out of the pool."""
+    golden, _, _ = write_files(tmp_path)
+    twice = tmp_path / "twice.run"
+    twice.write_text("q1 Q0 x 1 3 r\nq1 Q0 x 2 2 r\nq1 Q0 y 3 1 r\n")
+    result = run("pool", "--golden", golden, twice, "--depth", "2", "-o", tmp_path / "pool.tsv")
+    assert_one_error(result, f"{twice}:2: duplicate document in run for query 'q1' and doc 'x'")
+    assert not (tmp_path / "pool.tsv").exists()

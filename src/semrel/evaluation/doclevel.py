@@ -17,10 +17,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import ValidationError
-from ..formats.columns import duplicate_error
 from ..formats.corpus import iter_corpus
 from ..records import Qrels, Run, dictionary_codes
-from .metrics import Evaluation, rank_order, repeated_rows
+from .metrics import Evaluation, rank_order, refuse_repeats
 
 
 def corpus_documents(path: str | os.PathLike) -> tuple[pa.Array, pa.Array]:
@@ -48,7 +47,7 @@ def to_documents(run: Run, mapping: tuple[pa.Array, pa.Array] | None = None) -> 
     docs = document_ids(run.doc_ids, mapping)
     order = rank_order(run)
     _, query_code = dictionary_codes(run.query_ids)
-    _refuse_repeated_chunks(run, query_code)
+    refuse_repeats(run, query_code)  # at chunk level: merged into its document a repeated chunk would pass unseen
     names, doc_code = dictionary_codes(docs)
     key = query_code[order] * max(len(names), 1) + doc_code[order]
     _, first = np.unique(key, return_index=True)
@@ -57,17 +56,18 @@ def to_documents(run: Run, mapping: tuple[pa.Array, pa.Array] | None = None) -> 
     return Run(run.query_ids.take(taken), docs.take(taken), run.scores[keep], run.name, run.source, run.tag)
 
 
-def _refuse_repeated_chunks(run: Run, query_code: np.ndarray) -> None:
-    """A chunk listed twice for one query is an error at chunk level (trec_eval's rule, the metrics' join):
-    merged into its document it would pass unseen."""
-    repeats = repeated_rows(query_code, run.doc_ids)
-    if repeats:
-        row = min(repeats)
-        raise duplicate_error(run.source, row, run.query_ids[row].as_py(), run.doc_ids[row].as_py(), "document in run")
-
-
 def _examples(values: Iterable[str], count: int = 3) -> str:
     return ", ".join(repr(v) for v in list(dict.fromkeys(values))[:count])
+
+
+def require_shared_queries(result: Evaluation, run: Run, qrels_label: str, run_label: str) -> None:
+    """A run that shares no query with the qrels (empty, or of other queries): an error naming the first
+    ids of each side. Alone where unjudged documents are expected (fill judges them)."""
+    if len(result.missing_queries) == len(result.query_ids):
+        run_queries = dictionary_codes(run.query_ids)[0].to_pylist()
+        raise ValidationError(
+            f"{run_label} shares no query id with {qrels_label}: the qrels have {_examples(result.query_ids)}, "
+            f"the run has {_examples(run_queries) or 'no rows'}; check that both come from the same queries")
 
 
 def require_overlap(result: Evaluation, qrels: Qrels, run: Run, qrels_label: str, run_label: str,
@@ -75,11 +75,7 @@ def require_overlap(result: Evaluation, qrels: Qrels, run: Run, qrels_label: str
     """A run that shares no query, or no document, with the qrels would score 0 everywhere for a
     reason no measure shows (ids from another collection, chunk ids against document qrels): an
     error naming the first ids of each side (and --doc-level, where the command has it and it fits)."""
-    if len(result.missing_queries) == len(result.query_ids):
-        run_queries = dictionary_codes(run.query_ids)[0].to_pylist()
-        raise ValidationError(
-            f"{run_label} shares no query id with {qrels_label}: the qrels have {_examples(result.query_ids)}, "
-            f"the run has {_examples(run_queries) or 'no rows'}; check that both come from the same queries")
+    require_shared_queries(result, run, qrels_label, run_label)
     if result.judged_rows or not len(run):
         return
     judged_docs = pc.unique(qrels.doc_ids)

@@ -360,6 +360,16 @@ def repeated_rows(query_code: np.ndarray, doc_ids: pa.Array | pa.ChunkedArray) -
     return _repeated_pairs(query_code, prints, doc_ids)
 
 
+def refuse_repeats(run: Run, query_code: np.ndarray | None = None) -> None:
+    """A document listed twice for one query is an error (trec_eval's rule): every step that reads a
+    ranking (eval, fuse, pool, fill) would count it twice. Names the first row that repeats an earlier one
+    (`query_code`: each row's query, where the caller has it)."""
+    repeats = repeated_rows(dictionary_codes(run.query_ids)[1] if query_code is None else query_code, run.doc_ids)
+    if repeats:
+        row = min(repeats)
+        raise duplicate_error(run.source, row, run.query_ids[row].as_py(), run.doc_ids[row].as_py(), "document in run")
+
+
 def _repeated_pairs(group: np.ndarray, prints: np.ndarray, doc_ids) -> list[int]:
     keys = pair_fingerprints(group, prints)
     order = np.argsort(keys, kind="stable")

@@ -27,6 +27,7 @@ import pyarrow as pa
 from ..encoding.engines import LocalEngine, resolve_device
 from ..encoding.models import describe_model
 from ..errors import UsageError, ValidationError
+from ..evaluation.doclevel import require_shared_queries
 from ..evaluation.files import run_names
 from ..evaluation.measures import ranks_within
 from ..evaluation.metrics import evaluate, query_codes, rank_order
@@ -187,6 +188,10 @@ def fill(
     unchecked = _unchecked(settings["inputs"], [(corpus, "corpus"), (golden, "golden set")], str(judgments_path))
     qrels = read_trec_qrels(qrels_path)
     loaded = [read_run(p) for p in runs]
+    measure = f"Judged@{depth}"
+    evaluated = evaluate(qrels, loaded, [measure])  # before any hole is judged: it refuses a document twice in a run
+    for run, result in zip(loaded, evaluated):
+        require_shared_queries(result, run, display_name(str(qrels_path)), display_name(str(run.source)))
     wanted = holes(qrels, loaded, depth)
     existing = read_judgments(judgments_path)
     known = {(j.query_id, j.chunk_id): j for j in existing}
@@ -232,10 +237,9 @@ def fill(
             write_qrels(completed, staged[output])
             write_manifest(output, inputs=[qrels_path, judgments_path, *runs], rows=len(completed),
                            params={**rule, "filled": filled}, staged=staged)
-    judged = [f"Judged@{depth}"]
     names = run_names(runs)
-    before = [e.aggregate(judged[0]) for e in evaluate(qrels, loaded, judged)]
-    after = [e.aggregate(judged[0]) for e in evaluate(completed, loaded, judged)]
+    before = [e.aggregate(measure) for e in evaluated]
+    after = [e.aggregate(measure) for e in evaluate(completed, loaded, [measure])]
     return FillResult(completed, wanted, added, resumed, record, dict(zip(names, before)), dict(zip(names, after)), loaded)
 
 

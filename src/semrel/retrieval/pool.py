@@ -6,6 +6,7 @@ import os
 from typing import Callable, Sequence
 
 from ..errors import UsageError
+from ..evaluation.metrics import refuse_repeats
 from ..formats.corpus import read_golden
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.pool import PoolRow, source_ok, write_pool
@@ -35,6 +36,7 @@ def pool(items: Sequence[GoldenItem], runs: Sequence[Run], depth: int, warn: Cal
         for chunk_id in item.gold_chunk_ids:
             sources.setdefault((item.query_id, chunk_id), set()).add(GOLD)
     for run in runs:
+        refuse_repeats(run)  # a repeated document took two of the run's `depth` places
         ordered = ranked(run)
         taken: dict[str, int] = {}
         unknown: set[str] = set()
