@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -86,6 +87,7 @@ def test_every_input_form_gives_the_same_numbers(write):
         assert semrel.evaluate(judged, {"a": runs["a"], "b": run_paths[1]}, MEASURES) == expected
     run_objects = [Run.from_df(runs["a"], name="a"), Run.from_file(run_paths[1])]
     assert semrel.evaluate(qrels, run_objects, MEASURES) == expected
+    assert semrel.evaluate(qrels, (path for path in run_paths), MEASURES) == expected  # "runs: give a Run ..., not generator" before
     assert semrel.evaluate(qrels, {"a": run_objects[0].to_dict(), "b": runs["b"]}, MEASURES) == expected
     assert semrel.evaluate(qrels, run_paths[0], MEASURES) == expected["a"]
     assert semrel.evaluate(qrels, run_objects[0].to_dict(), MEASURES) == expected["a"]
@@ -181,6 +183,17 @@ def test_api_errors_name_parameters():
             call()
     with pytest.raises(UsageError, match="engine='spark': choose one of"):  # an engine by name, as --engine gives it
         semrel.judge([chunk], [item], [], engine="spark")
+
+
+@pytest.mark.parametrize("measures, message", [
+    (b"nDCG@10", "measures: give a name, a Measure or a list of them, not bytes"),  # "unknown measure '110'" before
+    ({"nDCG@10": 1}, "measures: give a name, a Measure or a list of them, not dict"),  # its keys were taken
+    (["RR", None], "measures: give names or Measures, not None"),  # "unknown measure 'None'" before
+    ([10], "measures: give names or Measures, not int"),
+])
+def test_measures_of_the_wrong_kind_are_a_type_error_naming_measures(measures, message):
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        semrel.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, measures)
 
 
 NAN = float("nan")
@@ -284,6 +297,26 @@ def test_the_lazy_names():
     labelled = semrel.label([Judgment("q1", "d1", 0.9, 0.9, 0.9)], warn=lambda message: None)
     assert isinstance(labelled, semrel.Qrels) and labelled.to_dict() == {"q1": {"d1": 1}}  # the class semrel names, from_file too
     assert (Path(semrel.__file__).parent / "py.typed").is_file()  # PEP 561: type checkers read the annotations
+
+
+@pytest.mark.slow
+def test_a_script_using_the_api_as_documented_type_checks(tmp_path):
+    """mypy takes the constructors' results for the class they are called on: Run.from_df gave a semrel.records.Run,
+    which a `run: semrel.Run` annotation refused (and which has no from_file)."""
+    script = tmp_path / "user.py"
+    script.write_text("import semrel\n"
+                      "run: semrel.Run = semrel.Run.from_dict({'q': {'d': 1.0}}, 'r')\n"
+                      "qrels: semrel.Qrels = semrel.Qrels.from_dict({'q': {'d': 1}})\n"
+                      "frame = semrel.Run.from_df(run.to_df())\n"
+                      "values: dict = semrel.evaluate(qrels, [run, frame], ['nDCG@10'])\n"
+                      "fused: semrel.Run = semrel.fuse([run, frame])\n")
+    heavy = "torch,transformers,pandas,scipy,matplotlib,sklearn,ray,bert_score,pyarrow,numpy,flask,rich,jinja2,click"
+    (tmp_path / "mypy.ini").write_text(  # the libraries below semrel are not what is checked here (and take minutes)
+        "[mypy]\nignore_missing_imports = True\n[mypy-" + ",".join(f"{m}.*" for m in heavy.split(",")) + "]\nfollow_imports = skip\n")
+    src = os.path.dirname(os.path.dirname(semrel.__file__))
+    done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--no-incremental", "--cache-dir", os.devnull,
+                           "user.py"], capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "MYPYPATH": src})
+    assert [line for line in done.stdout.splitlines() if line.startswith("user.py")] == []
 
 
 @pytest.mark.slow

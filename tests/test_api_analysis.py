@@ -347,6 +347,7 @@ def test_calibrate_refuses_wrong_kinds_and_bad_values(reviewed):
     for args, kwargs, message in [
         ((3, human), {}, "judgments: give a file path or a list of Judgment, not int"),
         ((judgments, 3), {}, "reviewed: give a qrels file of human labels, not int"),
+        ((judgments, None), {}, "reviewed: give a qrels file of human labels, not None"),  # "None: no such file" before
         ((judgments, {"q0": {"c": 1}}), {}, "reviewed: give a qrels file of human labels, not dict"),
         ((judgments, human), {"on": 1}, "on: give a name, not int"),
         ((judgments, human), {"fit": 1}, "fit: give a name, not int"),

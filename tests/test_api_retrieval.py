@@ -13,6 +13,7 @@ import pytest
 import semrel
 from helpers import ok, run
 from semrel.errors import SemrelError, UsageError, ValidationError
+from semrel.formats import files
 from semrel.formats.corpus import read_corpus, read_golden
 from semrel.formats.pool import given_pool, read_pool
 from semrel.formats.trec import read_run
@@ -69,7 +70,8 @@ def test_fuse_refuses_wrong_kinds_and_bad_values(demo):
     for kwargs, message in [({"method": 3}, "method: give a name"), ({"rrf_k": "60"}, "rrf_k: give a whole number"),
                             ({"rrf_k": True}, "rrf_k: give a whole number"), ({"depth": 2.5}, "depth: give a whole number"),
                             ({"method": "wsum", "weights": "0.3,0.7"}, "weights: give one number per run"),
-                            ({"method": "wsum", "weights": [0.3, "x"]}, "weights: give numbers")]:
+                            ({"method": "wsum", "weights": [0.3, "x"]}, "weights: give numbers"),
+                            ({"method": "wsum", "weights": [None, 1.0]}, "weights: give numbers, one per run, not None")]:  # float()'s own
         with pytest.raises(TypeError, match=f"^{message}"):
             semrel.fuse(runs, **kwargs)
     with pytest.raises(TypeError, match="^runs: give a Run"):
@@ -126,6 +128,19 @@ def test_retrieve_output_writes_the_run_and_manifest_the_command_writes(demo, tm
     with pytest.raises(SemrelError, match="is an input of this command"):
         semrel.retrieve(demo["corpus"], demo["golden"], output=demo["golden"], cache=False)
     assert demo["golden"].read_bytes() == before
+
+
+def test_retrieve_refuses_an_output_over_the_corpus_its_cached_index_stands_for(demo, tmp_path, monkeypatch):
+    """A BM25 index taken from the cache by the corpus's stamp stands for reading it: the corpus is an input all the same
+    (the run was written over it, and the corpus lost)."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_bytes(demo["corpus"].read_bytes())
+    monkeypatch.setattr(files, "RACY_NS", 0)  # the corpus is taken by its stamp although it was just written
+    semrel.retrieve(corpus, demo["golden"], cache=tmp_path / "cache")  # builds the index
+    before = corpus.read_bytes()
+    with pytest.raises(SemrelError, match="is an input of this command"):
+        semrel.retrieve(corpus, demo["golden"], output=corpus, cache=tmp_path / "cache")
+    assert corpus.read_bytes() == before
 
 
 def test_queries_left_without_chunks_are_warnings_at_the_callers_line_or_go_to_warn(demo):

@@ -72,7 +72,7 @@ def check_list(name: str, value: Any, kinds: tuple[type, ...], what: str, each: 
         raise TypeError(f"{name}: give {what}, not {type(value).__name__}")
     values = list(value)
     for item in values:
-        check_kind(name, item, kinds, each)
+        check_kind(name, item, kinds, each, required=True)  # None is no item
     return values
 
 

@@ -132,6 +132,10 @@ def _numbers(values, caller: str, param: str, whole: bool) -> np.ndarray:
     return numbers.astype(np.int64) if whole else numbers
 
 
+QrelsT = TypeVar("QrelsT", bound="Qrels")  # the constructors return the class they are called on: semrel.Qrels, semrel.Run
+RunT = TypeVar("RunT", bound="Run")
+
+
 @dataclass(frozen=True, eq=False)
 class Qrels:
     """Relevance judgments: one (query, doc, grade) row per judged pair."""
@@ -142,17 +146,17 @@ class Qrels:
     source: str | None = None  # the file read, so errors found later can name its line
 
     @classmethod
-    def from_columns(cls, query_ids, doc_ids, relevance) -> "Qrels":
+    def from_columns(cls: type[QrelsT], query_ids, doc_ids, relevance) -> QrelsT:
         queries, docs = _strings(query_ids), _strings(doc_ids)
         return cls(queries, docs, _column(relevance, queries, docs, "Qrels", "grades", whole=True))
 
     @classmethod
-    def from_dict(cls, judged: Mapping[str, Mapping[str, int]]) -> "Qrels":
+    def from_dict(cls: type[QrelsT], judged: Mapping[str, Mapping[str, int]]) -> QrelsT:
         rows = _nested_rows(judged, "Qrels.from_dict", "grade")
         return cls.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
 
     @classmethod
-    def from_df(cls, df, q_id_col: str = "q_id", doc_id_col: str = "doc_id", score_col: str = "score") -> "Qrels":
+    def from_df(cls: type[QrelsT], df, q_id_col: str = "q_id", doc_id_col: str = "doc_id", score_col: str = "score") -> QrelsT:
         """A pandas DataFrame with one row per judged pair and a whole-number grade (ranx's column names)."""
         q, d, grade = _frame_columns(df, "Qrels.from_df", q_id_col=q_id_col, doc_id_col=doc_id_col, score_col=score_col)
         return cls.from_columns(pa.array(q), pa.array(d), _numbers(grade, "Qrels.from_df", "score_col", whole=True))
@@ -192,18 +196,18 @@ class Run:
     tag: str | None = None  # the run file's tag (its last line's sixth field, trec_eval's runid); None: not read from a file
 
     @classmethod
-    def from_columns(cls, query_ids, doc_ids, scores, name: str = "run") -> "Run":
+    def from_columns(cls: type[RunT], query_ids, doc_ids, scores, name: str = "run") -> RunT:
         queries, docs = _strings(query_ids), _strings(doc_ids)
         return cls(queries, docs, _column(scores, queries, docs, f"Run {name!r}", "scores", whole=False), name)
 
     @classmethod
-    def from_dict(cls, ranked: Mapping[str, Mapping[str, float]], name: str = "run") -> "Run":
+    def from_dict(cls: type[RunT], ranked: Mapping[str, Mapping[str, float]], name: str = "run") -> RunT:
         rows = _nested_rows(ranked, "Run.from_dict", "score")
         return cls.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], name)
 
     @classmethod
-    def from_df(cls, df, q_id_col: str = "q_id", doc_id_col: str = "doc_id", score_col: str = "score",
-                name: str = "run") -> "Run":
+    def from_df(cls: type[RunT], df, q_id_col: str = "q_id", doc_id_col: str = "doc_id", score_col: str = "score",
+                name: str = "run") -> RunT:
         """A pandas DataFrame with one row per retrieved document and its score (ranx's column names).
         Rows may come in any order: the ranking comes from the scores, as in trec_eval."""
         q, d, score = _frame_columns(df, "Run.from_df", q_id_col=q_id_col, doc_id_col=doc_id_col, score_col=score_col)

@@ -132,7 +132,7 @@ def calibrate(
     goes to `warn`, else to Python warnings.
     """
     check_warn(warn)
-    check_kind("reviewed", reviewed, (str, os.PathLike), "a qrels file of human labels")
+    check_kind("reviewed", reviewed, (str, os.PathLike), "a qrels file of human labels", required=True)
     check_kind("test", test, (str, os.PathLike), "a qrels file of human labels")
     check_kind("output", output, (str, os.PathLike), "a file path")
     for name, value in (("on", on), ("fit", fit), ("weights", weights)):

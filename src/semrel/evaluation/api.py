@@ -99,14 +99,14 @@ def _is_one_run_dict(runs: Mapping) -> bool:
 
 def as_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> tuple[list[str], Iterator[records.Run], bool]:
     """(run names, the runs, whether several were given). One run: a Run, a run dict, a DataFrame or a
-    path. Several: a list or tuple of those, or a dict {name: run}. Files are read one at a time, as
+    path. Several: a list, tuple or iterator of those, or a dict {name: run}. Files are read one at a time, as
     the iterator reaches them; names must differ (files are named by stem, with their folder where
     two stems are the same)."""
     if isinstance(runs, Mapping) and not _is_one_run_dict(runs):
         names = [str(k) for k in runs]
         given: list[Any] = list(runs.values())
         several = True
-    elif isinstance(runs, (list, tuple)):
+    elif isinstance(runs, (list, tuple, Iterator)):  # a generator of runs too, as the type says
         given = list(runs)
         paths = [r for r in given if _is_path(r)]
         stems = iter(run_names(paths))

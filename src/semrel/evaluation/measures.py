@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import UsageError, check_list
 
 
 class Cutoff(enum.Enum):
@@ -1286,10 +1286,7 @@ def parse_measures(measures: str | Measure | Iterable[str | Measure] | None = No
     """
     if isinstance(measures, (str, Measure)):
         measures = [measures]
-    try:
-        given = list(measures or ())
-    except TypeError:
-        raise TypeError(f"measures: give a name, a Measure or a list of them, not {type(measures).__name__}") from None
+    given = check_list("measures", measures, (str, Measure), "a name, a Measure or a list of them", "names or Measures") or []
     for m in (m for m in given if isinstance(m, Measure)):  # built by a caller, not parsed: its cutoff checked as a parsed one's
         if m.cutoff is not None and (not isinstance(m.cutoff, int) or isinstance(m.cutoff, bool)):
             raise UsageError(f"measure {m.family}: the cutoff must be a whole number, got {m.cutoff!r}")

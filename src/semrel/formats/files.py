@@ -256,6 +256,7 @@ class StampMemo:
             info = os.stat(file)
         except OSError:
             return None, None
+        note_input(file, info)  # what is taken by its stamp stands for a read: no output may replace it
         now = stamp(info)
         entry = self._entries().get(os.path.realpath(file))
         known = entry if entry is not None and [entry.get(k) for k in STAMP] == now else None
