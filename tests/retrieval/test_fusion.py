@@ -107,6 +107,8 @@ def test_cli_refuses_what_cannot_work(cli, write, tmp_path):
     for weights in ("nan,1", "1,-0.5", "inf,1"):
         assert_one_error(cli("fuse", a, b, "-o", out, "--method", "wsum", "--weights", weights),
                          f"--weights {weights}: weights must be finite numbers of 0 or more", code=2)
+    assert_one_error(cli("fuse", a, b, "-o", out, "--method", "wsum", "--weights", "0,0"),  # every score 0: ordered by id alone
+                     "--weights 0,0: give at least one weight above 0", code=2)
     assert not (tmp_path / "f.run").exists()
 
 

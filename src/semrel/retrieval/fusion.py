@@ -72,6 +72,8 @@ class FusionSpec:
             raise UsageError(f"give one weight per run in weights= ({runs} runs, {len(self.weights)} given)")
         if self.weights is not None and not all(math.isfinite(w) and w >= 0 for w in self.weights):
             raise UsageError(f"weights='{','.join(f'{w:g}' for w in self.weights)}': weights must be finite numbers of 0 or more")
+        if self.weights is not None and not any(self.weights):  # every score 0: the order would be the doc ids' alone
+            raise UsageError(f"weights='{','.join(f'{w:g}' for w in self.weights)}': give at least one weight above 0")
         if self.rrf_k < 0:
             raise UsageError(f"rrf_k={self.rrf_k}: give 0 or more")
         if self.depth is not None and self.depth < 1:
