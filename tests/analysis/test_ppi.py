@@ -107,6 +107,21 @@ def test_a_run_of_other_queries_is_refused_rather_than_estimated_at_zero():
         corrected_estimates(Qrels.from_dict(judge), [run, other], parse_measures(["P@10"]), sample)
 
 
+def test_qrels_with_more_pairs_than_the_reviewed_pool_are_warned_about():
+    """Filled holes lie outside the pool the sample was drawn from: their label errors were never corrected, silently."""
+    truth, judge, run = synthetic(2)
+    pairs = [(q, d) for q in truth for d in truth[q]]
+    heard: list[str] = []
+    sample = ReviewedSample({p: truth[p[0]][p[1]] for p in pairs[:40]}, len(pairs))
+    corrected_estimates(Qrels.from_dict(judge), [run], parse_measures(["P@10"]), sample, warn=heard.append)
+    assert heard == []  # the pool the qrels were labelled from
+    filled = {q: {**docs, "hole": 0} for q, docs in judge.items()}
+    corrected_estimates(Qrels.from_dict(filled), [run], parse_measures(["P@10"]), sample, warn=heard.append)
+    assert heard == [f"the qrels hold {len(pairs) + len(judge):,} pairs, more than the {len(pairs):,} of the review's pool "
+                     "(holes filled since?): the sample was drawn from the pool alone, so label errors among the others are not "
+                     "corrected and the interval does not cover them; review a queue built from these qrels' judgments"]
+
+
 def test_a_whole_pool_review_recovers_the_human_value_of_every_measure():
     """A review of every pair leaves nothing to estimate. Single-pair changes added up were wrong for the
     measures that do not add over documents: with every pair found irrelevant, Success@10 stayed 1.0 and

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -115,14 +115,20 @@ def pair_deltas(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Measure], 
 
 
 def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Measure | str], sample: ReviewedSample,
-                        confidence: float = 0.95, rel_level: int = 1) -> list[Estimate]:
-    """Each run's value of each measure on the derived qrels, corrected by the reviewed sample."""
+                        confidence: float = 0.95, rel_level: int = 1, warn: Callable[[str], None] | None = None) -> list[Estimate]:
+    """Each run's value of each measure on the derived qrels, corrected by the reviewed sample. `warn` hears when the
+    qrels hold more pairs than the review's pool (holes filled since): those pairs lie outside the sample."""
     measures = numeric_measures(parse_measures(measures), "estimate")
     require_distinct_names([r.name for r in runs])  # the changes are kept by run name: one name would take another's
     geometric = [m.name for m in measures if m.geometric]
     if geometric:  # the correction adds per-query changes, which a mean of logs does not
         raise UsageError(f"estimate corrects means and sums, and {', '.join(geometric)} "
                          f"{'is a geometric mean' if len(geometric) == 1 else 'are geometric means'}: estimate AP (or bpref) instead")
+    if warn and len(qrels) > sample.pool:
+        warn(f"{display_name(qrels.source) if qrels.source else 'the qrels'} hold {len(qrels):,} pairs, more than the "
+             f"{sample.pool:,} of the review's pool (holes filled since?): the sample was drawn from the pool alone, so "
+             "label errors among the others are not corrected and the interval does not cover them; review a queue built "
+             "from these qrels' judgments")
     derived = qrels.to_dict()
     known = {q for q in derived}
     sampled = {pair: grade for pair, grade in sample.grades.items() if pair[0] in known}

@@ -10,7 +10,7 @@ from ..formats import read_qrels
 from ..formats.jsonl import json_text
 from ..formats.tables import Cell, Table, render
 from ..review.adjudicate import reviewed_sample
-from .base import SemrelCommand
+from .base import SemrelCommand, warn
 from .options import measure_option, rel_level_option
 from .paths import database_path, input_path
 
@@ -29,7 +29,7 @@ def estimate_command(qrels, runs, reviewed, measures, adjudicate, confidence, re
     """Each RUN's metrics on QRELS (derived labels) next to prediction-powered estimates corrected
     by the human grades of the review's random sample, with a confidence interval."""
     estimates = corrected_estimates(read_qrels(qrels), read_runs(runs), measures,
-                                    reviewed_sample(reviewed, adjudicate), confidence, rel_level)
+                                    reviewed_sample(reviewed, adjudicate), confidence, rel_level, warn)
     click.echo(render_estimates(estimates, confidence, fmt), nl=False)
 
 

@@ -91,7 +91,7 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
             raise UsageError("--reviewed estimates on complete rankings and the qrels as they are: "
                              "it does not go with -C, -J, -M, -N, -Z, --doc-level or --fill-judgments")
         estimates = corrected_estimates(read_qrels(qrels), read_runs(runs), measures,
-                                        reviewed_sample(reviewed), 0.95, rel_level)
+                                        reviewed_sample(reviewed), 0.95, rel_level, warn)
         click.echo(render_estimates(estimates, 0.95, fmt, places), nl=False)
         return
     options = Options(rel_level, complete, judged_only, depth, num_docs)
