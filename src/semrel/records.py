@@ -281,6 +281,11 @@ class GoldenItem:
     def reference_answer(self) -> str:
         return self.reference_answers[0] if self.reference_answers else ""
 
+    @property
+    def blank(self) -> bool:
+        """No query text (empty or spaces): nothing to retrieve for, an error to `golden validate` and import."""
+        return not self.query.strip()
+
 
 T = TypeVar("T")
 

@@ -452,7 +452,7 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
         raise ValidationError(f"{display_name(source)}: no queries in this {fmt} source; nothing was written")
     if any(not i.query_id for i in result.items):
         raise ValidationError(f"{source}: a query id is empty (or only spaces); give every query an id")
-    blank = [i for i in result.items if not i.query.strip()]
+    blank = [i for i in result.items if i.blank]
     if blank:  # `golden validate` calls it an error, and there is nothing to retrieve for
         raise ValidationError(f"{_where(source, blank[0])}: the query of {blank[0].query_id!r} is empty ({len(blank)} such); "
                               "give every query its text")

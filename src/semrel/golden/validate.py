@@ -56,7 +56,7 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
         if item.query_id in ids:
             issues.append(Issue(line, "error", f"query id {item.query_id!r} already used on line {ids[item.query_id]}"))
         ids.setdefault(item.query_id, line)
-        if not item.query.strip():
+        if item.blank:
             issues.append(Issue(line, "error", f"query {item.query_id!r} is empty"))
         else:
             key = normalised_query(item.query)

@@ -375,7 +375,7 @@ def retrieve(
 def warn_blank(items: Sequence[GoldenItem], golden_name: str, warn: Callable[[str], None] | None) -> None:
     """One warning, before any method runs, naming the queries that are empty or only spaces: bm25 finds no chunk
     for them and dense ranks chunks against an empty text, without a word; `golden validate` calls them errors."""
-    blank = [item.query_id for item in items if not item.query.strip()]
+    blank = [item.query_id for item in items if item.blank]
     if warn and blank:
         shown = ", ".join(repr(q) for q in blank[:3]) + (", ..." if len(blank) > 3 else "")
         warn(f"{golden_name}: {len(blank)} of {len(items)} queries are empty or blank ({shown}): there is nothing to retrieve "
