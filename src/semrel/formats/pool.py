@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from ..errors import FormatError, SemrelError
-from .files import atomic_writer, check_id, display_name, line_id, read_text
+from ..errors import FormatError, SemrelError, ValidationError
+from .files import STDIO, atomic_writer, check_id, display_name, line_id, read_text
 from .given import records_given
 
 POOL_HEADER = ("query_id", "chunk_id", "sources")
@@ -48,6 +48,17 @@ def read_pool(path: str | os.PathLike) -> list[PoolRow]:
         seen[query_id, chunk_id] = number
         rows.append((query_id, chunk_id, sources))
     return rows
+
+
+def pool_error(pool: str, message: str, query_id: str, chunk_id: str | None = None) -> SemrelError:
+    """The error for a pair of the pool named `pool` (a pool.tsv, or records): its file and, where the file holds
+    the pair, its line. Only read when there is an error, so read_pool keeps no line numbers."""
+    if pool != STDIO and os.path.isfile(pool):
+        for number, line in enumerate(read_text(pool).splitlines()[1:], start=2):
+            fields = line.split("\t")
+            if fields[0] == query_id and (chunk_id is None or fields[1:2] == [chunk_id]):
+                return FormatError(display_name(pool), message, line=number)
+    return ValidationError(f"{display_name(pool)}: {message}")
 
 
 def _pair_problem(pair: tuple | list) -> str | None:

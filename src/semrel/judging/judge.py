@@ -44,7 +44,7 @@ from ..formats.corpus import corpus_records, given_golden, iter_corpus, repeated
 from ..formats.files import STDIO, guarded
 from ..formats.judgments import write_judgments
 from ..formats.manifest import outputs_with_manifests, write_manifest
-from ..formats.pool import given_pool
+from ..formats.pool import given_pool, pool_error
 from ..progress import Advance, Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample, is_whole
 from . import labels
@@ -257,8 +257,8 @@ def build_pairs(golden: Sequence[GoldenItem], pairs: Iterable[Pair], names: Mapp
     by_query: dict[str, dict[str, set[str]]] = {g.query_id: {} for g in golden}
     for query_id, chunk_id, sources in pairs:
         if query_id not in by_query:
-            raise ValidationError(f"{names['pool']}: query {query_id!r} is not in {names['golden']}; "
-                                  "pool and golden set must come from the same queries")
+            raise pool_error(names["pool"], f"query {query_id!r} is not in {names['golden']}; "
+                             "pool and golden set must come from the same queries", query_id)
         by_query[query_id].setdefault(shared.setdefault(chunk_id, chunk_id), set()).update(sources)
     for item in golden:
         for chunk_id in item.gold_chunk_ids:
@@ -271,8 +271,8 @@ def require_known(golden: Sequence[GoldenItem], work: Sequence[Pair], known: set
     require_known_chunks(golden, known, names["golden"])
     for query_id, chunk_id, _ in work:
         if chunk_id not in known:
-            raise ValidationError(f"{names['pool']}: chunk {chunk_id!r} (query {query_id!r}) is not in {names['corpus']}; "
-                                  "pool runs retrieved over this corpus")
+            raise pool_error(names["pool"], f"chunk {chunk_id!r} (query {query_id!r}) is not in {names['corpus']}; "
+                             "pool runs retrieved over this corpus", query_id, chunk_id)
 
 
 def reference_answers(golden: Sequence[GoldenItem], queries: set[str], golden_name: str) -> dict[str, tuple[str, ...]]:
