@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
+import semrel
 from helpers import assert_one_error
 from semrel.formats.trec import read_run
 from semrel.records import Run
@@ -142,3 +143,18 @@ def test_scores_past_float64s_span_keep_their_order_or_are_refused(cli, write, t
         assert_one_error(cli("fuse", big, big, "-o", out, "--method", "wsum", "--weights", "1e308,1e308"),
                          "--method wsum --norm minmax gives fused scores past float64's range: give smaller --weights", code=2)
     assert not out.exists()
+
+
+def test_an_empty_run_is_said_to_add_nothing(cli, write, tmp_path):
+    """pool says so of a run with no rows; fuse said nothing and wrote the other runs' fusion."""
+    a, empty, b = write("a.run", "q Q0 x 1 3 a\n"), write("empty.run", ""), write("b.run", "q Q0 y 1 2 b\n")
+    result = cli("fuse", a, empty, b, "-o", str(tmp_path / "f.run"))
+    assert result.exit_code == 0, result.output
+    assert "semrel: warning: run empty holds no row: it adds nothing to the fusion" in result.stderr
+    assert cli("fuse", a, b, "-o", str(tmp_path / "g.run")).stderr.count("warning") == 0
+    with pytest.warns(UserWarning, match="run empty holds no row"):
+        fused = semrel.fuse({"a": Run.from_dict({"q": {"x": 3.0}}), "empty": Run.from_dict({})})
+    assert fused.to_dict() == {"q": {"x": pytest.approx(1 / 61)}}
+    heard: list[str] = []
+    semrel.fuse({"a": Run.from_dict({"q": {"x": 3.0}}), "empty": Run.from_dict({})}, warn=heard.append)
+    assert heard == ["run empty holds no row: it adds nothing to the fusion"]

@@ -6,7 +6,7 @@ import click
 
 from ..errors import UsageError
 from ..retrieval.fusion import METHODS, NORMS, RRF_K, FusionSpec, fuse_files
-from .base import SemrelCommand
+from .base import SemrelCommand, warn
 from .paths import input_path, output_path
 
 
@@ -37,5 +37,5 @@ def fuse_command(runs, output, method, norm, weights, rrf_k, depth):
     document a run lacks contributes nothing from it. Queries of any run are in the output.
     """
     spec = FusionSpec(method, norm, _weights(weights), rrf_k, depth).check(len(runs))  # before any file is read
-    fused = fuse_files(runs, output, spec)
+    fused = fuse_files(runs, output, spec, warn)
     click.echo(f"fused {len(runs)} runs ({method}): {len(fused)} rows to {output}", err=True)

@@ -36,7 +36,8 @@ def _public(run: Run) -> PublicRun:
 
 
 def fuse(runs: Iterable[RunLike] | Mapping[str, RunLike], method: str = "rrf", *, rrf_k: int | None = None, norm: str | None = None,
-         weights: Sequence[float] | None = None, depth: int | None = None, name: str = "fused") -> PublicRun:
+         weights: Sequence[float] | None = None, depth: int | None = None, name: str = "fused",
+         warn: Callable[[str], None] | None = None) -> PublicRun:
     """One run from several (the Python side of `semrel fuse`): the same fusion, the same numbers.
 
     runs: two or more, as `evaluate` takes several (a list, or `{name: run}`; each a Run,
@@ -45,8 +46,10 @@ def fuse(runs: Iterable[RunLike] | Mapping[str, RunLike], method: str = "rrf", *
     rrf_k: rrf's k (default 60). norm: the per-query score normalisation of the score methods (none,
         minmax, zscore, sum; default minmax). weights: wsum's, one per run in the order given
         (default equal). depth: keep each query's top `depth` fused documents (default all).
-    Returns a `semrel.Run` named `name`. Bad values are UsageErrors naming the argument.
+    Returns a `semrel.Run` named `name`. Bad values are UsageErrors naming the argument. A run with no
+    rows is reported to `warn`, else as a Python warning.
     """
+    check_warn(warn)
     check_kind("method", method, (str,), f"a name ({', '.join(FUSION_METHODS)})", required=True)
     check_kind("norm", norm, (str,), "a name (none, minmax, zscore, sum)")
     check_kind("rrf_k", rrf_k, (numbers.Integral,), "a whole number")
@@ -59,7 +62,10 @@ def fuse(runs: Iterable[RunLike] | Mapping[str, RunLike], method: str = "rrf", *
     given = list(loaded)
     spec = FusionSpec(method, norm, None if weights is None else tuple(float(w) for w in weights),
                       RRF_K if rrf_k is None else int(rrf_k), None if depth is None else int(depth))
-    return _public(fuse_runs(given, spec, name or "fused"))
+    notes: list[str] = []
+    fused = fuse_runs(given, spec, name or "fused", notes.append)
+    tell(notes, warn, stacklevel=2)
+    return _public(fused)
 
 
 @guarded

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -173,10 +173,15 @@ def _ranking(run: Run, query_codes: np.ndarray, doc_codes: np.ndarray, documents
     return Ranking(query, doc_codes[order], ranks_within(query), run.scores[order])
 
 
-def fuse_runs(runs: Sequence[Run], spec: FusionSpec = FusionSpec(), name: str = "fused") -> Run:
+def fuse_runs(runs: Sequence[Run], spec: FusionSpec = FusionSpec(), name: str = "fused",
+              warn: Callable[[str], None] | None = None) -> Run:
     """The fused run of `runs` (see the module docstring); each query's documents scored once.
-    A query any run holds is in the fused run."""
+    A query any run holds is in the fused run. `warn` hears of a run with no rows (it adds nothing, as
+    `pool` says of such a run)."""
     spec = spec.check(len(runs))
+    for run in runs:
+        if not len(run) and warn:
+            warn(f"run {run.name} holds no row: it adds nothing to the fusion")
     query_names, query_all = dictionary_codes(pa.chunked_array([_chunked(r.query_ids) for r in runs]).combine_chunks())
     doc_names, doc_all = dictionary_codes(pa.chunked_array([_chunked(r.doc_ids) for r in runs]).combine_chunks())
     bounds = np.cumsum([0] + [len(r) for r in runs])
@@ -198,7 +203,8 @@ def top_per_query(run: Run, depth: int) -> Run:
     return Run(run.query_ids.take(pa.array(keep)), run.doc_ids.take(pa.array(keep)), run.scores[keep], run.name)
 
 
-def fuse_files(paths: Sequence[str | os.PathLike], output: str, spec: FusionSpec = FusionSpec()) -> Run:
+def fuse_files(paths: Sequence[str | os.PathLike], output: str, spec: FusionSpec = FusionSpec(),
+               warn: Callable[[str], None] | None = None) -> Run:
     """Fuse run files into `output` (a TREC run named after it) with its manifest."""
     from ..evaluation.files import read_runs
     from ..formats.manifest import outputs_with_manifests, write_manifest
@@ -206,7 +212,7 @@ def fuse_files(paths: Sequence[str | os.PathLike], output: str, spec: FusionSpec
 
     runs = read_runs(paths)  # named apart, so that the manifest keeps each run's weight
     names = [r.name for r in runs]
-    fused = fuse_runs(runs, spec, run_name(output) if output != "-" else "fused")
+    fused = fuse_runs(runs, spec, run_name(output) if output != "-" else "fused", warn)
     with outputs_with_manifests([output]) as staged:
         write_run(fused, staged[output])
         write_manifest(output, inputs=list(paths), params={"fusion": spec.params(names)}, rows=len(fused), staged=staged)
