@@ -16,6 +16,10 @@ from click.testing import CliRunner, Result
 from semrel.cli import main
 from semrel.judging import labels
 
+SHARED_DATA = Path(os.environ.get("SEMREL_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+"""The shared data folder beside the repo (../shared/data), read where it lies, never copied; SEMREL_DATA (as for
+bench/) points elsewhere, for a clone that does not lie beside it."""
+
 
 def takes_ctrl_c() -> dict[str, Any]:
     """Popen arguments that give the child Ctrl-C (SIGINT) as a terminal delivers it. A background

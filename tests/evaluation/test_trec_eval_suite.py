@@ -3,17 +3,18 @@
 
 The files are trec_eval's test/ folder (NIST), kept outside the repository in
 ../shared/data/trec_eval_test (SOURCE.md there lists the command line behind each out.* file);
-they are read from there at test time, and the tests skip where the folder is absent.
+they are read from there (or SEMREL_DATA) at test time, and the tests skip where the folder is absent.
 """
 
 from __future__ import annotations
 
 import difflib
-from pathlib import Path
 
 import pytest
 
-SUITE = (Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "trec_eval_test").resolve()
+from helpers import SHARED_DATA
+
+SUITE = SHARED_DATA / "trec_eval_test"
 
 # (expected output, qrels, run, trec_eval's options), as in trec_eval's Makefile (quicktest)
 CASES = [

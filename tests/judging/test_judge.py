@@ -13,16 +13,16 @@ import pytest
 
 import semrel
 import small_corpus
-from helpers import run
+from helpers import SHARED_DATA, run
 from semrel.encoding.models import resolve_model
 from semrel.errors import UsageError
 from semrel.judging import labels
 from semrel.judging.checkpoint import Checkpoint
 
-COVID_QA = Path("/work/shared/data/covid_qa_deepset/200423_covidQA.json")
+COVID_QA = SHARED_DATA / "covid_qa_deepset" / "200423_covidQA.json"
 WORDS_PER_CHUNK = 60
 
-pytestmark = pytest.mark.skipif(not COVID_QA.exists(), reason="needs the shared COVID-QA data")
+pytestmark = pytest.mark.skipif(not COVID_QA.exists(), reason=f"needs COVID-QA at {COVID_QA} (SEMREL_DATA: the shared data folder)")
 
 
 def _articles(count: int) -> list[dict]:

@@ -15,7 +15,7 @@ import pytest
 
 import semrel
 import small_corpus
-from helpers import run
+from helpers import SHARED_DATA, run
 from semrel.analysis.calibrate import expected_calibration_error
 from semrel.formats.corpus import read_golden, write_golden
 from semrel.formats.pool import write_pool
@@ -23,8 +23,7 @@ from semrel.judging import labels
 from semrel.judging.checkpoint import Checkpoint
 from semrel.records import Chunk, GoldenItem, Judgment
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = (ROOT / ".." / "shared" / "data").resolve()
+DATA = SHARED_DATA
 COVID_QA = DATA / "covid_qa_deepset" / "200423_covidQA.json"
 PUBMED_QA = DATA / "pubmedqa_pqal" / "ori_pqal.json"
 RULE_POOL = Path(__file__).with_name("rule_pool.json")
