@@ -978,6 +978,7 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
     fmt, notes = found.format, []
     what = f"{FORMAT_NAMES.get(fmt, fmt)}, {found.queries:,} queries, {found.with_answers:,} with a reference answer"
     corpus: list[str] = []
+    folder: str | None = None  # the documents folder to chunk, for formats that do not hold their documents
     golden_lines = [f'file = {rel(golden)}', f'format = "{fmt}"']
     if qrels:
         golden_lines.append(f'qrels = {rel(qrels)}  # the document qrels of the topics')
@@ -1038,8 +1039,7 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
     if fmt == "trec" and found.with_answers == 0:
         golden_lines.insert(2, "# format options such as --answer-col are not in the config: import with "
                                "`semrel golden import --answer-col desc` and give the golden.jsonl here to judge")
-    given = [golden, qrels, found.corpus_file if fmt == "beir" else None,
-             None if found.holds_documents or fmt == "beir" else docs or found.docs_folder or "docs"]
+    given = [golden, qrels, found.corpus_file if fmt == "beir" else None, folder]
     chosen, n = out, 1
     while any(p and (_within(p, os.path.join(base, chosen)) or _same_file(p, os.path.join(base, chosen))) for p in given):
         # `run` would refuse to write over them, or into the documents folder
