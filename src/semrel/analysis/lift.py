@@ -200,11 +200,11 @@ def lift(
     if not measures:
         raise UsageError("give at least one measure")
     measures = numeric_measures(parse_measures(measures), "lift")
-    require_judgments(qrels, display_name(qrels.source) if qrels.source else "the qrels")
+    named = display_name(qrels.source) if qrels.source else "the qrels"
+    require_judgments(qrels, named)
     first, second = evaluate(qrels, [base, reranked], measures, rel_level)
     for result, run, which in ((first, base, "the base run"), (second, reranked, "the reranked run")):
-        require_overlap(result, qrels, run, display_name(qrels.source) if qrels.source else "the qrels",
-                        display_name(run.source) if run.source else which)
+        require_overlap(result, qrels, run, named, display_name(run.source) if run.source else which)
     diffs = np.column_stack([paired_values(m, second.values[m]) - paired_values(m, first.values[m]) for m in measures])
     found = paired_stats(diffs, settings)
     p_values = found.p_values(settings.test)

@@ -124,8 +124,9 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
     if geometric:  # the correction adds per-query changes, which a mean of logs does not
         raise UsageError(f"estimate corrects means and sums, and {', '.join(geometric)} "
                          f"{'is a geometric mean' if len(geometric) == 1 else 'are geometric means'}: estimate AP (or bpref) instead")
+    named = display_name(qrels.source) if qrels.source else "the qrels"
     if warn and len(qrels) > sample.pool:
-        warn(f"{display_name(qrels.source) if qrels.source else 'the qrels'} hold {len(qrels):,} pairs, more than the "
+        warn(f"{named} hold {len(qrels):,} pairs, more than the "
              f"{sample.pool:,} of the review's pool (holes filled since?): the sample was drawn from the pool alone, so "
              "label errors among the others are not corrected and the interval does not cover them; review a queue built "
              "from these qrels' judgments")
@@ -138,8 +139,7 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
     changed = {pair: grade for pair, grade in sampled.items() if derived[pair[0]].get(pair[1], 0) != grade}
     evaluations = evaluate(qrels, runs, measures, rel_level)
     for run, evaluated in zip(runs, evaluations):  # a run of other ids would get 0 and an interval of zero width
-        require_overlap(evaluated, qrels, run, display_name(qrels.source) if qrels.source else "the qrels", f"run {run.name!r}",
-                        doc_level=False)
+        require_overlap(evaluated, qrels, run, named, f"run {run.name!r}", doc_level=False)
     base = {e.run_name: {m: dict(zip(e.query_ids, e.values[m].tolist())) for m in measures} for e in evaluations}
     deltas = pair_deltas(qrels, runs, measures, changed, base, rel_level)
     # the whole sample (its pairs of queries the qrels lack: delta 0), as the pool scales it; the qrels' pairs alone overstated it
