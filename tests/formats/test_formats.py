@@ -109,6 +109,28 @@ def test_a_replaced_file_keeps_its_permissions(tmp_path):
     assert target.read_text() == "new\n" and stat.S_IMODE(target.stat().st_mode) == 0o640
 
 
+def test_an_output_named_through_a_link_replaces_the_file_it_points_at(tmp_path):
+    """The link stays and follows the new content, as after open(link, "w"); the temp file is made
+    beside the real file (so the rename stays on its file system) and none is left behind."""
+    store = write(tmp_path / "store" / "fused.run", "old\n")
+    (tmp_path / "work").mkdir()
+    link = tmp_path / "work" / "fused.run"
+    link.symlink_to(store)
+    runs = [write(tmp_path / "a.run", "q1 Q0 d1 1 2.0 a\n"), write(tmp_path / "b.run", "q1 Q0 d2 1 2.0 b\n")]
+    assert run("fuse", *runs, "-o", link).exit_code == 0  # the run and its manifest are written as one
+    assert link.is_symlink() and os.readlink(link) == str(store)
+    assert "d1" in store.read_text() and "d2" in store.read_text()
+    with atomic_writer(tmp_path / "work" / "fused.run.manifest.json") as out:  # a plain file: written beside the link
+        out.write("{}")
+    assert sorted(os.listdir(tmp_path / "store")) == ["fused.run"]
+    assert sorted(os.listdir(tmp_path / "work")) == ["fused.run", "fused.run.manifest.json"]
+    dangling = tmp_path / "work" / "later.txt"
+    dangling.symlink_to(tmp_path / "store" / "later.txt")
+    with atomic_writer(dangling) as out:
+        out.write("made\n")
+    assert dangling.is_symlink() and (tmp_path / "store" / "later.txt").read_text() == "made\n"
+
+
 def test_the_cli_writes_files_other_users_can_read(tmp_path):
     previous = os.umask(0o022)
     try:

@@ -565,7 +565,7 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         yield stream
         stream.flush()
         return
-    target = Path(name)
+    target = Path(landing(name))
     existed = prepare_output(name)
     tmp: str | None = None
     raw: IO[bytes] | None = None
@@ -626,17 +626,18 @@ def files_as_one(targets: list[str], superseded: Iterable[str] = ()) -> Iterator
     for target in targets:  # every one before any folder is made
         check_not_input(target)
     existed = {target: prepare_output(target) for target in targets}  # not an input, not a folder; its folder made
+    landings = {target: landing(target) for target in targets}
     folders: dict[Path, Path] = {}
     try:
         for target in reversed(targets):  # a folder's staging area is named after its last target
-            folder = Path(target).parent
+            folder = Path(landings[target]).parent
             if folder not in folders:
                 try:
                     with signals_held():  # a signal between making the folder and naming it here would leave it behind
                         folders[folder] = Path(tempfile.mkdtemp(prefix=temp_prefix(Path(target)), suffix=".tmp", dir=folder))
                 except OSError as exc:
                     raise write_error(target, exc, existed[target]) from None
-        staged = Staged({target: str(folders[Path(target).parent] / Path(target).name) for target in targets})
+        staged = Staged({target: str(folders[Path(landings[target]).parent] / Path(landings[target]).name) for target in targets})
         with _named_as(staged, existed):
             yield staged
         for target in targets:
@@ -647,7 +648,7 @@ def files_as_one(targets: list[str], superseded: Iterable[str] = ()) -> Iterator
             with signals_held():
                 for target in targets:
                     try:
-                        os.replace(staged[target], target)
+                        os.replace(staged[target], landings[target])
                     except OSError as exc:
                         if not done:
                             raise write_error(target, exc, existed[target]) from None
@@ -737,14 +738,20 @@ def prepare_output(name: str) -> bool:
         if kind:
             raise SemrelError(f"{name}: is {kind}; semrel writes outputs to files (use '-' for stdout)")
     try:
-        Path(name).parent.mkdir(parents=True, exist_ok=True)
+        Path(landing(name)).parent.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
         raise SemrelError(f"{name}: cannot write (a part of the path is a file, not a folder)") from None
     except OSError as exc:
         raise write_error(name, exc, False) if exc.errno in WRITE_ERRNOS else SemrelError(
             f"{name}: cannot make its folder ({exc.strerror or exc})") from None
-    sweep_stale_temps(Path(name))
+    sweep_stale_temps(Path(landing(name)))
     return info is not None
+
+
+def landing(name: str | os.PathLike) -> str:
+    """The file a write of `name` replaces: the one a symbolic link `name` points at (so the link
+    follows the new content, as a plain open(name, "w") would have it), else `name` itself."""
+    return os.path.realpath(name) if os.path.islink(name) else os.fspath(name)
 
 
 def temp_prefix(target: Path) -> str:
