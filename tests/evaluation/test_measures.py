@@ -64,7 +64,10 @@ def test_a_spelling_two_families_share_is_refused(monkeypatch):
 
 def test_parse_measures_takes_measures_names_and_mixtures_once():
     ndcg10 = Measure("nDCG", 10)
-    assert parse_measures(None) == parse_measures(list(DEFAULT_MEASURES)) == parse_measures(())
+    assert parse_measures(None) == parse_measures(list(DEFAULT_MEASURES))
+    for nothing in ((), "", [" , "]):  # a filter that kept nothing is not "the defaults"
+        with pytest.raises(UsageError, match="measures: none named"):
+            parse_measures(nothing)
     assert parse_measures("nDCG@10,RR") == [ndcg10, Measure("RR")]
     assert parse_measures([ndcg10, "ndcg_cut.10", "P@5, RR"]) == [ndcg10, Measure("P", 5), Measure("RR")]
     assert parse_measures(ndcg10) == [ndcg10]

@@ -1277,7 +1277,7 @@ def split_names(text: str) -> list[str]:
 
 
 def parse_measures(measures: str | Measure | Iterable[str | Measure] | None = None) -> list[Measure]:
-    """The measures named, in order, without repeats; DEFAULT_MEASURES when none are.
+    """The measures named, in order, without repeats; DEFAULT_MEASURES for None.
 
     Takes what a library caller or a repeatable option gives: Measure objects (kept as they are),
     names, or comma-separated names (`["nDCG@10,RR", "P@5"]`), mixed; trec_eval's spellings too
@@ -1286,15 +1286,17 @@ def parse_measures(measures: str | Measure | Iterable[str | Measure] | None = No
     """
     if isinstance(measures, (str, Measure)):
         measures = [measures]
-    given = check_list("measures", measures, (str, Measure), "a name, a Measure or a list of them", "names or Measures") or []
-    for m in (m for m in given if isinstance(m, Measure)):  # built by a caller, not parsed: its cutoff checked as a parsed one's
+    given = check_list("measures", measures, (str, Measure), "a name, a Measure or a list of them", "names or Measures")
+    for m in (m for m in given or () if isinstance(m, Measure)):  # built by a caller, not parsed: its cutoff checked as a parsed one's
         if m.cutoff is not None and (not isinstance(m.cutoff, int) or isinstance(m.cutoff, bool)):
             raise UsageError(f"measure {m.family}: the cutoff must be a whole number, got {m.cutoff!r}")
         _check_cutoff(m.entry, m.cutoff, f"{m.family}@{m.cutoff}")
     if given and all(isinstance(m, Measure) for m in given):
         return list(dict.fromkeys(m for m in given if isinstance(m, Measure)))
-    names = [part for item in (given or DEFAULT_MEASURES)
+    names = [part for item in (DEFAULT_MEASURES if given is None else given)
              for part in ([item] if isinstance(item, Measure) else split_names(str(item)))]
+    if not names:  # None asks for the defaults; nothing named ([], "") is more likely a filter that kept nothing
+        raise UsageError("measures: none named; name at least one measure, or leave measures out for the defaults")
     found = [pair for name in names for pair in _parse(name)]
     # as trec_eval: parameters given for a measure replace its defaults (`-m all_trec -m relstring.20`)
     explicit = {m.entry.trec_stem(m) for m, defaulted in found if not defaulted}
