@@ -183,6 +183,20 @@ def test_api_errors_name_parameters():
             call()
     with pytest.raises(UsageError, match="engine='spark': choose one of"):  # an engine by name, as --engine gives it
         semrel.judge([chunk], [item], [], engine="spark")
+    # a truthy "no" was taken as True, an engine of the wrong kind failed deep in the encoder, None or "" as a run's name
+    for call, message in ((lambda: semrel.evaluate(qrels, {"q": {"d": 1.0}}, per_query="no"), "per_query: give True or False, not str"),
+                          (lambda: semrel.evaluate(qrels, {"q": {"d": 1.0}}, judged_only=1), "judged_only: give True or False, not int"),
+                          (lambda: semrel.compare(qrels, runs, all_pairs="yes"), "all_pairs: give True or False, not str"),
+                          (lambda: semrel.judge([chunk], [item], [], idf="no"), "idf: give True or False, not str"),
+                          (lambda: semrel.judge([chunk], [item], [], cache=3), "cache: give a folder, or False for no cache, not int"),
+                          (lambda: semrel.judge([chunk], [item], [], engine=3), r"engine: give a name \(local, ray\) or"),
+                          (lambda: Run.from_dict({"q": {"d": 1.0}}, None), "name: give a run name, not None")):
+        with pytest.raises(TypeError, match=message):
+            call()
+    with pytest.raises(UsageError, match="name: a run name may not be empty"):
+        Run.from_dict({"q": {"d": 1.0}}, "")
+    with pytest.raises(UsageError, match="measures: none named"):  # it evaluated the default measures
+        semrel.evaluate(qrels, {"q": {"d": 1.0}}, [])
 
 
 @pytest.mark.parametrize("measures, message", [

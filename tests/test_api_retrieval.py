@@ -85,6 +85,7 @@ def test_fuse_refuses_wrong_kinds_and_bad_values(demo):
         (runs, {"method": "wsum", "weights": [1.0, float("nan")]}, "weights='1,nan': weights must be finite numbers of 0 or more"),
         (runs, {"depth": 0}, "depth=0: give a positive number of documents per query"),
         ([{"q": {"d": 1.0}}, {"q": {"e": 1.0}}], {}, "runs: two runs are named 'run'"),
+        (runs, {"name": ""}, "name: a run name may not be empty"),  # it was taken for no name: "fused"
     ]:
         with pytest.raises(UsageError, match=f"^{re.escape(message)}"):
             semrel.fuse(given, **kwargs)
@@ -177,6 +178,8 @@ def test_retrieve_refuses_wrong_kinds_and_bad_values(demo):
         ((corpus, golden), {"output": 3}, "output: give a file path"),
         ((corpus, golden), {"cache": 3}, "cache: give a folder"),
         ((corpus, golden), {"warn": 3}, "warn: give a function"),
+        ((corpus, golden), {"engine": 3}, "engine: give a name (local, ray) or semrel.encoding.engines.make_engine(...), not int"),
+        ((corpus, golden), {"name": 3}, "name: give a run name, not int"),
     ]:
         with pytest.raises(TypeError, match=f"^{re.escape(message)}"):
             semrel.retrieve(*args, cache=kwargs.pop("cache", False), **kwargs)
@@ -187,6 +190,7 @@ def test_retrieve_refuses_wrong_kinds_and_bad_values(demo):
         ((corpus, golden), {"bm25_stemmer": "klingon"}, UsageError, "bm25_stemmer='klingon': none or a PyStemmer"),
         (([chunk, chunk], golden), {}, ValidationError, "corpus: item 1: id 'c1' is given twice (first as item 0)"),
         (([], golden), {}, ValidationError, "corpus: the list is empty"),
+        ((corpus, golden), {"name": " "}, UsageError, "name: a run name may not be empty"),
     ]:
         with pytest.raises(error, match=f"^{re.escape(message)}"):
             semrel.retrieve(*args, cache=False, **kwargs)

@@ -63,6 +63,12 @@ def check_kind(name: str, value: Any, kinds: tuple[type, ...], what: str, requir
         raise TypeError(f"{name}: give {what}, not {type(value).__name__}")
 
 
+def check_flags(**flags: Any) -> None:
+    """Flags of the Python API are True or False: "no" or 0.5 would be taken as true or false silently."""
+    for name, value in flags.items():
+        check_kind(name, value, (bool,), "True or False", required=True)
+
+
 def check_list(name: str, value: Any, kinds: tuple[type, ...], what: str, each: str) -> list | None:
     """A list argument of the Python API (None stays None) as a list: an iterable, not text or a mapping
     (TypeError: give `what`), of `kinds` (TypeError: give `each`), so "0.3,0.7" is not taken letter by letter."""

@@ -14,7 +14,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import UsageError, ValidationError
+from .errors import UsageError, ValidationError, check_kind
+
+
+def check_run_name(name: Any, required: bool = True) -> None:
+    """A run name given to the Python API (None allowed unless `required`): text that names something, as it
+    becomes the run's key in results and its tag in a file ("" was taken for no name, or failed on writing)."""
+    check_kind("name", name, (str,), "a run name", required)
+    if name is not None and not name.strip():
+        raise UsageError("name: a run name may not be empty")
 
 
 def _strings(values) -> pa.Array:
@@ -197,6 +205,7 @@ class Run:
 
     @classmethod
     def from_columns(cls: type[RunT], query_ids, doc_ids, scores, name: str = "run") -> RunT:
+        check_run_name(name)
         queries, docs = _strings(query_ids), _strings(doc_ids)
         return cls(queries, docs, _column(scores, queries, docs, f"Run {name!r}", "scores", whole=False), name)
 

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Callable, Union, cast
 
-from ..errors import UsageError, check_kind, check_list, check_warn, tell
+from ..errors import UsageError, check_flags, check_kind, check_list, check_warn, tell
 from ..evaluation.api import Measures, RunLike, as_runs
 from ..evaluation.measures import parse_measures
 from ..formats.files import guarded
@@ -139,8 +139,7 @@ def calibrate(
         check_kind(name, value, (str,), "a name")
     check_kind("grades", grades, (numbers.Integral,), "a whole number of thresholds")
     check_kind("seed", seed, (numbers.Integral,), "a whole number")
-    for name, flag in (("graded", graded), ("unlisted_as_zero", unlisted_as_zero), ("test_unlisted_as_zero", test_unlisted_as_zero)):
-        check_kind(name, flag, (bool,), "True or False")
+    check_flags(graded=graded, unlisted_as_zero=unlisted_as_zero, test_unlisted_as_zero=test_unlisted_as_zero)
     judged, source = given_judgments(judgments, empty_ok=False)
     notes: list[str] = []
     result = calibrate_labels(judged, reviewed, on, fit, graded, None if grades is None else int(grades), cast(Weights, weights),

@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import UsageError, check_flags
 from ..evaluation.api import Measures, QrelsLike, evaluate_runs
 from ..evaluation.files import require_distinct_names
 from ..evaluation.measures import Measure, aggregate_change, numeric_measures, paired_values, parse_measure
@@ -122,6 +122,7 @@ def compare(
     The Comparison answers `value(run, measure)`, `marks(run, measure)` (letters of the runs beaten
     significantly) and holds every PairTest in `tests`; render_comparison(c, "markdown") is its table.
     """
+    check_flags(all_pairs=all_pairs)
     settings = StatSettings(test=test, permutations=permutations, bootstrap=bootstrap, seed=seed, alpha=alpha,
                             confidence=confidence, correction=correction)
     if all_pairs and baseline is not None:

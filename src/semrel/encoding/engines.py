@@ -41,6 +41,16 @@ class Engine(Protocol):
         ...
 
 
+def as_engine(engine: Engine | str) -> Engine:
+    """The Python API's engine= argument: a name, as the CLI's --engine, or what make_engine() made."""
+    if isinstance(engine, str):
+        return make_engine(engine)
+    if not all(callable(getattr(engine, method, None)) for method in ("run", "params")):
+        raise TypeError(f"engine: give a name ({', '.join(ENGINES)}) or semrel.encoding.engines.make_engine(...), "
+                        f"not {type(engine).__name__}")
+    return engine
+
+
 def resolve_device(device: str) -> str:
     """cpu or cuda: `auto` takes CUDA when torch sees a GPU; asking for cuda without one is an error."""
     if device not in DEVICES:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeGuard, Union
 
 from .. import records
-from ..errors import UsageError
+from ..errors import UsageError, check_flags
 from ..formats import read_qrels, read_run
 from .doclevel import require_overlap
 from .files import coverage_warnings, run_names
@@ -166,6 +166,7 @@ def evaluate(qrels: QrelsLike, runs: RunLike | Iterable[RunLike] | Mapping[str, 
     For the Evaluation objects themselves (numpy arrays per measure) call
     `semrel.evaluation.metrics.evaluate`.
     """
+    check_flags(per_query=per_query, complete=complete, judged_only=judged_only)
     results, several = evaluate_runs(qrels, runs, measures, rel_level, stacklevel=2, complete=complete,
                                      judged_only=judged_only, depth=depth, num_docs=num_docs)
 

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Callable, Union
 
-from ..errors import UsageError, check_kind, check_list, check_warn, tell
+from ..errors import UsageError, check_flags, check_kind, check_list, check_warn, tell
 from ..formats.corpus import given_golden
 from ..formats.files import guarded
 from ..progress import Steps, no_progress
@@ -83,8 +83,7 @@ def import_golden(
         raise UsageError(f"threshold={threshold!r}: give the least share of an answer's words a context must hold, 0 to 1")
     for name, count, required in (("size", size, False), ("overlap", overlap, True)):
         check_kind(name, count, (numbers.Integral,), "a whole number", required)
-    for name, flag in (("sentences", sentences), ("whole", whole)):
-        check_kind(name, flag, (bool,), "True or False", required=True)
+    check_flags(sentences=sentences, whole=whole)
     check_kind("sample", sample, (QuerySample,), "a semrel.records.QuerySample", required=True)
     folders = check_list("docs", [docs] if isinstance(docs, PATH) else docs, PATH, "a path or a list of paths", "paths") or []
     settings = ChunkSettings(size=None if size is None else int(size), overlap=int(overlap), unit=unit, sentences=sentences,

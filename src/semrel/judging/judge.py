@@ -37,9 +37,9 @@ import numpy as np
 
 from ..encoding.cache import EmbeddingCache, Encoded, default_cache_dir, text_key
 from ..encoding.encode import normalised_tokens, token_windows
-from ..encoding.engines import LOCAL, Engine, make_engine
+from ..encoding.engines import LOCAL, Engine, as_engine
 from ..encoding.models import DEFAULT_MODEL, ModelInfo, describe_model, load_tokenizer
-from ..errors import SemrelError, UsageError, ValidationError, check_warn, tell
+from ..errors import SemrelError, UsageError, ValidationError, check_flags, check_kind, check_warn, tell
 from ..formats.corpus import corpus_records, given_golden, iter_corpus, repeated_id, require_known_chunks
 from ..formats.files import STDIO, guarded
 from ..formats.judgments import write_judgments
@@ -754,9 +754,10 @@ def judge(
     (also kept in the result's `warnings`); without it they are Python warnings. A file given as
     `output` that is also read is refused, as in the CLI.
     """
-    if isinstance(engine, str):  # a name, as the CLI's --engine; make_engine() for Ray's address, workers, device
-        engine = make_engine(engine)
+    engine = as_engine(engine)
     check_warn(warn)
+    check_flags(idf=idf)
+    check_kind("cache", cache, (str, os.PathLike, bool), "a folder, or False for no cache")
     chunks: Callable[[], Iterable[tuple[int, Chunk]]]
     if isinstance(corpus, (str, os.PathLike)) and str(corpus) != STDIO:
         chunks, corpus_name = (lambda: iter_corpus(corpus)), str(corpus)

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Callable, Union
 
-from ..encoding.engines import LOCAL, Engine, make_engine
+from ..encoding.engines import LOCAL, Engine, as_engine
 from ..errors import UsageError, check_kind, check_list, check_warn, tell
 from ..evaluation.api import Run as PublicRun
 from ..evaluation.api import RunLike, as_runs
@@ -21,7 +21,7 @@ from ..formats.corpus import corpus_records, golden_records
 from ..formats.files import guarded
 from ..formats.pool import PoolRow
 from ..progress import Steps, no_progress
-from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run
+from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run, check_run_name
 from .fusion import METHODS as FUSION_METHODS
 from .fusion import RRF_K, FusionSpec, fuse_runs
 from .pool import pool_files
@@ -54,7 +54,7 @@ def fuse(runs: Iterable[RunLike] | Mapping[str, RunLike], method: str = "rrf", *
     check_kind("norm", norm, (str,), "a name (none, minmax, zscore, sum)")
     check_kind("rrf_k", rrf_k, (numbers.Integral,), "a whole number")
     check_kind("depth", depth, (numbers.Integral,), "a whole number of documents per query")
-    check_kind("name", name, (str,), "a run name")
+    check_run_name(name, required=False)
     weights = check_list("weights", weights, (numbers.Real,), "one number per run, e.g. [0.3, 0.7]", "numbers, one per run")
     if rrf_k is not None and method != "rrf":  # the command cannot tell a default --rrf-k from a given one; Python can
         raise UsageError(f"rrf_k={rrf_k!r} is rrf's k; it does not apply to method={method!r}")
@@ -63,7 +63,7 @@ def fuse(runs: Iterable[RunLike] | Mapping[str, RunLike], method: str = "rrf", *
     spec = FusionSpec(method, norm, None if weights is None else tuple(float(w) for w in weights),
                       RRF_K if rrf_k is None else int(rrf_k), None if depth is None else int(depth))
     notes: list[str] = []
-    fused = fuse_runs(given, spec, name or "fused", notes.append)
+    fused = fuse_runs(given, spec, "fused" if name is None else name, notes.append)
     tell(notes, warn, stacklevel=2)
     return _public(fused)
 
@@ -110,13 +110,12 @@ def retrieve(
     check_kind("output", output, (str, os.PathLike), "a file path")
     check_kind("cache", cache, (str, os.PathLike, bool), "a folder, or False for no cache")
     check_kind("sample", sample, (QuerySample,), "a semrel.records.QuerySample", required=True)
-    check_kind("name", name, (str,), "a run name")
+    check_run_name(name, required=False)
     for option, value, kinds, what in (("bm25_k1", bm25_k1, (numbers.Real,), "a number"), ("bm25_b", bm25_b, (numbers.Real,), "a number"),
                                        ("bm25_method", bm25_method, (str,), "a name"), ("bm25_stemmer", bm25_stemmer, (str,), "a name"),
                                        ("bm25_stopwords", bm25_stopwords, (str, os.PathLike), "a list name or a file")):
         check_kind(option, value, kinds, what)
-    if isinstance(engine, str):  # a name, as the command's --engine
-        engine = make_engine(engine)
+    engine = as_engine(engine)
     bm25 = bm25_params(None if bm25_k1 is None else float(bm25_k1), None if bm25_b is None else float(bm25_b), bm25_method,
                        bm25_stemmer, None if bm25_stopwords is None else str(bm25_stopwords))
     spec = RetrievalSpec(method, int(k), model=None if model is None else str(model), engine=engine, bm25=bm25)

@@ -9,7 +9,7 @@ import dataclasses
 import os
 from typing import Callable, Union
 
-from ..errors import check_kind, check_warn, tell
+from ..errors import check_flags, check_kind, check_warn, tell
 from ..evaluation.api import Qrels, QrelsLike, as_qrels
 from ..formats.files import guarded
 from .adjudicate import ReviewedLabels, reviewed_labels, write_reviewed
@@ -36,7 +36,7 @@ def export_reviews(db: PathLike, labels: QrelsLike, output: PathLike | None = No
     check_kind("db", db, (str, os.PathLike), "the review database's file path", required=True)
     check_kind("output", output, (str, os.PathLike), "a file path")
     check_kind("adjudicate", adjudicate, (str,), "majority, strict or a reviewer's name", required=True)
-    check_kind("only_reviewed", only_reviewed, (bool,), "True or False", required=True)
+    check_flags(only_reviewed=only_reviewed)
     given = labels if isinstance(labels, (str, os.PathLike)) else as_qrels(labels, "labels")
     result = reviewed_labels(db, given, adjudicate, only_reviewed)
     if output is not None:
