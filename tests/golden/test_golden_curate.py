@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+import pytest
+
 from helpers import assert_one_error, read_lines, run, write
 from semrel.golden.neardup import split_groups, split_targets
+from semrel.golden.validate import Tally, distribution
 
 CORPUS = "".join(json.dumps({"_id": i, "title": "", "text": t, "doc_id": i[0]}) + "\n" for i, t in [
     ("a#0", "Bees forage widely."), ("a#1", "Honey is stored in the upper combs."), ("b#0", "Queens mate in flight."),
@@ -80,6 +84,19 @@ def test_stats_counts_and_distributions(tmp_path):
     table = run("golden", "stats", golden).stdout
     assert "queries with gold chunks" in table and "corpus chunks" not in table
     assert [line.split()[-1] for line in table.splitlines() if line.startswith("query words")] == ["4.0"]
+
+
+def test_length_distributions_equal_numpys_from_counts_alone():
+    """The corpus's chunk lengths are kept as {length: chunks} (memory by distinct lengths, not chunks); the
+    quartiles are numpy.percentile's to the last bit and the importer's median is sorted(lengths)[n // 2]."""
+    rng = np.random.default_rng(7)
+    for size in (1, 2, 3, 4, 7, 40, 999):
+        values = rng.integers(0, rng.choice([3, 60, 3000]), size).tolist()
+        got, tally = distribution(values), Tally(values)
+        assert [got[k] for k in ("p25", "median", "p75")] == np.percentile(values, [25, 50, 75]).tolist()
+        assert (got["min"], got["max"], got["count"]) == (min(values), max(values), size)
+        assert got["mean"] == pytest.approx(np.mean(values), rel=1e-15) and distribution(tally) == got
+        assert tally.at(size // 2) == sorted(values)[size // 2]
 
 
 def test_split_targets_and_group_assignment_are_deterministic():

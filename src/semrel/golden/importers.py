@@ -27,6 +27,7 @@ from .converters import import_cranfield, import_pubmedqa
 from .locate import ContextMatcher, chunks_holding, find_answer
 from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map_document_ids
 from .trec import import_trec
+from .validate import Tally
 
 FORMATS = ("auto", "squad", "llamaindex", "csv", "jsonl", "beir", "pubmedqa", "cranfield", "trec")
 # Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs).
@@ -192,11 +193,11 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
         query_id = _query_id(example.get("query_id"), source, f"examples[{n}].query_id") or f"q{n + 1}"
         examples.append((query_id, query, contexts, answer))
     matcher = ContextMatcher((context for *_, contexts, _ in examples for context in contexts), options.threshold)
-    lengths: list[int] = []
+    lengths = Tally()
     for chunk in unique_chunks(options.corpus):
         matcher.add(chunk)
-        lengths.append(len(chunk.text.split()))
-    median = sorted(lengths)[len(lengths) // 2]
+        lengths[len(chunk.text.split())] += 1
+    median = lengths.at(lengths.total() // 2)
     items: list[GoldenItem] = []
     counts: Counter[str] = Counter()
     matched = Counter({"exact": 0, "covered": 0, "overlap": 0, "none": 0})

@@ -80,15 +80,32 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-def distribution(values: Sequence[float] | np.ndarray) -> dict[str, float]:
+class Tally(Counter[int]):
+    """{value: how many times it was seen}: the order statistics of a corpus's chunk lengths in memory that
+    grows with the distinct lengths, not with the chunks."""
+
+    def at(self, rank: int) -> int:
+        """The value at 0-based `rank` of the sorted values (sorted(values)[rank])."""
+        values = sorted(self)
+        return values[int(np.searchsorted(np.cumsum([self[v] for v in values]), rank, side="right"))]
+
+    def percentile(self, q: float) -> float:
+        """numpy.percentile's default (linear) rule: between the two ranks around (n - 1) q / 100."""
+        index = (self.total() - 1) * q / 100
+        low = int(index)
+        a, b, t = self.at(low), self.at(min(low + 1, self.total() - 1)), index - low
+        return a + (b - a) * t if t < 0.5 else b - (b - a) * (1 - t)  # numpy's own two forms, for its last bit
+
+
+def distribution(values: Iterable[int] | Tally) -> dict[str, float]:
     """count, min, quartiles, mean and max of `values` (zeros when empty)."""
-    if not len(values):
+    tally = values if isinstance(values, Tally) else Tally(values)
+    if not tally:
         return {"count": 0, "min": 0, "p25": 0, "median": 0, "mean": 0.0, "p75": 0, "max": 0}
-    array = np.asarray(values, dtype=np.float64)
-    p25, median, p75 = np.percentile(array, [25, 50, 75])
+    p25, median, p75 = (tally.percentile(q) for q in (25, 50, 75))
     return {
-        "count": len(array), "min": float(array.min()), "p25": float(p25), "median": float(median),
-        "mean": float(array.mean()), "p75": float(p75), "max": float(array.max()),
+        "count": tally.total(), "min": float(min(tally)), "p25": float(p25), "median": float(median),
+        "mean": sum(v * n for v, n in tally.items()) / tally.total(), "p75": float(p75), "max": float(max(tally)),
     }
 
 
@@ -108,15 +125,15 @@ def golden_stats(items: Sequence[GoldenItem], chunks: Iterable[Chunk] | None = N
         "gold chunks per query": distribution([len(i.gold_chunk_ids) for i in items]),
     }
     if chunks is not None:  # read once, a chunk at a time: only lengths are kept, not the texts
-        words: list[int] = []
+        words = Tally()
         per_document: Counter[str] = Counter()
         for chunk in chunks:
-            words.append(_words(chunk.text))
+            words[_words(chunk.text)] += 1
             per_document[chunk.doc_id] += 1
-        counts["corpus chunks"] = len(words)
+        counts["corpus chunks"] = words.total()
         counts["corpus documents"] = len(per_document)
         lengths["chunk words"] = distribution(words)
-        lengths["chunks per document"] = distribution(list(per_document.values()))
+        lengths["chunks per document"] = distribution(per_document.values())
     return {"counts": counts, "lengths": lengths}
 
 
