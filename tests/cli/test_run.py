@@ -219,6 +219,28 @@ def test_a_golden_set_without_gold_runs_to_the_end_on_derived_labels(tmp_path):
     assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
 
 
+@pytest.mark.slow
+def test_a_dry_run_does_not_plan_from_the_gold_qrels_the_golden_set_had_before(tmp_path):
+    """The gold steps hang on whether the golden set has gold chunks; a dry run that would remake it cannot know
+    before the import runs, so it lists them and says so (it dropped them, reading the old empty gold.qrels).
+    Without gold or the judge nothing can be scored: refused once that is known (the report failed on empty qrels)."""
+    data = write_data(tmp_path)
+    with_gold = (data / "golden.csv").read_text()
+    (data / "golden.csv").write_text("query_id,query,reference_answer\n" + "".join(f'{q},"{text}","{answer}"\n'
+                                                                               for q, text, answer, _ in GOLDEN))
+    refused = run("run", write_config(data))  # once the import has shown it, after the steps before it
+    assert refused.exit_code == 2 and refused.stderr.splitlines()[-1].startswith(
+        "semrel: error: the golden set has no gold chunks and [judge] enabled = false: there are no qrels to score the runs on")
+    config = write_config(data, judge=True)
+    first = run("run", config)
+    assert first.exit_code == 0 and "eval gold" not in statuses(first.stdout), first.output
+    (data / "golden.csv").write_text(with_gold)
+    dry = run("run", config, "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert statuses(dry.stdout)["eval gold"] == "run" and "is known only once it is: those steps are listed" in dry.stderr
+    assert statuses(run("run", config).stdout)["eval gold"] == "ran"
+
+
 @pytest.mark.parametrize("setting, message", [
     ('retrieve.methods=["bm26"]', "[retrieve] methods: 'bm26' is not a method"),
     ('retrieve.methods=["bm25","bm25"]', "[retrieve] methods: a method is listed twice"),

@@ -494,6 +494,9 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
         label_args += ["--graded"] if lab["graded"] else []
         label_inputs = [judgments] + ([lab["calibration"]] if lab["calibration"] else [])
         steps.append(Step("label", ("label",), label_args, label_inputs, [derived], builtin=labels.rule_defaults()))
+    if not gold and derived is None:  # eval, compare, lift and the report failed on the empty gold qrels
+        raise UsageError("the golden set has no gold chunks and [judge] enabled = false: there are no qrels to score the runs "
+                         "on; set [judge] enabled = true to derive them with BERTScore, or give the queries gold chunk ids")
     qrels = derived or gold_qrels
     measures = [a for m in config["eval"]["measures"] for a in ("-m", m)]
     if config["eval"]["enabled"]:
@@ -780,7 +783,11 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
     out = config[""]["out"]
     digests = Digests()  # one for both passes: a file the dry pass read is not read again
     if dry_run:
-        return check_not_replacing_work(_run_steps(steps, config, out, True, force, echo, digests), out, force)
+        notes: list[str] = []  # said once the plan is not refused
+        plan_made = check_not_replacing_work(_run_steps(steps, config, out, True, force, notes.append, digests), out, force)
+        for note in notes:
+            echo(note)
+        return plan_made
     from ..formats.files import locked
 
     os.makedirs(out, exist_ok=True)
@@ -822,13 +829,35 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
                 _write_state(out, state)
                 restamped = False
                 summary.append((step, "ran", seconds))
-        if step.name == "qrels" and os.path.isfile(step.outputs[0]) and os.path.getsize(step.outputs[0]) == 0:
+        gold = _has_gold(step, pending) if step.name == "qrels" else True
+        if gold is None:
+            echo(f"semrel run: {step.inputs[0]} would be made anew, so whether its gold chunks are scored against "
+                 "(eval gold, agree, the report's gold column) is known only once it is: those steps are listed")
+        elif not gold:
+            rest = [s for s in plan(config, gold=False) if s.name not in {d.name for d, _, _ in summary}]
             echo("semrel run: the golden set has no gold chunks: nothing is scored against them (no eval gold, no agree, "
                  "the report without the gold column)")
-            steps = steps[: len(summary)] + [s for s in plan(config, gold=False) if s.name not in {d.name for d, _, _ in summary}]
+            steps = steps[: len(summary)] + rest
     if restamped:
         _write_state(out, state)
     return summary
+
+
+def _has_gold(qrels: Step, pending: set[str]) -> bool | None:
+    """Whether the golden set has gold chunks: the qrels step's output is empty when it has none. In a dry pass that
+    would remake that output, the golden set tells (the old output may be another set's), unless it would be made
+    anew too (None: not known before the import runs)."""
+    (golden,), (gold_qrels,) = qrels.inputs, qrels.outputs
+    if gold_qrels not in pending:
+        return not (os.path.isfile(gold_qrels) and os.path.getsize(gold_qrels) == 0)
+    if golden in pending or not os.path.isfile(golden):
+        return None
+    from ..formats.corpus import read_golden
+
+    try:
+        return any(item.gold_chunk_ids for item in read_golden(golden))
+    except SemrelError:  # the qrels step will say what is wrong with it
+        return None
 
 
 def _made(step: Step) -> dict[str, list[str | None]]:
