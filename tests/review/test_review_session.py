@@ -573,3 +573,25 @@ def test_the_judge_line_leads_with_p_where_the_judge_computed_it():
     assert line == "judge: p 0.734  P 0.610  R 0.720  F 0.660 -> proposed grade 1 (p thresholds 0.4)"
     without = dataclasses.replace(task, p=None)
     assert judge_line(without, Labelling("R", (0.5, 0.7))).startswith("judge: P 0.610  R 0.720")
+
+
+def test_the_queue_keeps_the_judged_chunks_texts_not_the_corpus(tmp_path):
+    """A review of a few pairs over a large corpus: only the judged chunks' texts are held (every text was)."""
+    import tracemalloc
+
+    from semrel.review.tasks import load_tasks
+
+    def peak(pool):
+        tracemalloc.start()
+        tasks = load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], Labelling("R", (0.5,)))
+        most = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert len(tasks) == len(R_SCORES) and {t.chunk for t in tasks if t.chunk_id == "c2"} == {
+            "Patch the inner tube with glue and a rubber patch, then let it dry."}
+        return most
+
+    small, large = write_pool(tmp_path / "small"), write_pool(tmp_path / "large")
+    with open(large["corpus"], "a") as corpus:  # ~25 MB of texts no pair judges
+        corpus.writelines(json.dumps({"_id": f"x{i}", "text": f"unjudged filler {i} " * 60}) + "\n" for i in range(20_000))
+    peak(small)  # the imports
+    assert peak(large) < peak(small) + 4_000_000  # the corpus's ids while it streams by (25 MB more before)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import UsageError, ValidationError
 from ..formats import read_qrels
-from ..formats.corpus import read_corpus, read_golden
+from ..formats.corpus import read_golden, unique_chunks
 from ..formats.judgments import read_judgments
 from ..formats.manifest import manifest_path, read_params
 from ..judging.labels import PROBABILITY, ProbabilityRule, Rule, ThresholdRule, reached, read_calibration, recorded_rule, score_values
@@ -142,7 +142,8 @@ def load_tasks(
     if not judgments:
         raise ValidationError(f"{judgments_path}: no judged pairs to review")
     proposed = read_qrels(labels_path).to_dict()
-    chunks = {c.id: c.text for c in read_corpus(corpus_path)}
+    judged = {j.chunk_id for j in judgments}
+    chunks = {c.id: c.text for c in unique_chunks(corpus_path) if c.id in judged}  # the judged texts, not the corpus's
     golden = {g.query_id: g for g in read_golden(golden_path)}
     scores, grades, distance = labelling.graded(judgments)
     tasks = []
