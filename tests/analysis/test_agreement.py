@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.stats import kendalltau
@@ -81,3 +83,53 @@ def test_agreement_interval_is_seeded_and_holds_the_estimate():
     assert sum(map(sum, first.confusion)) == 200
     assert agreement(a, b, seed=5).low != first.low
     assert agreement([0, 1, 1, 0], [0, 1, 0, 0]).weights == "none"
+
+
+def test_kappa_is_nan_when_both_raters_give_one_label_alone():
+    """No expected disagreement leaves kappa undefined: nan (as scikit-learn), never a made-up 0 or 1."""
+    assert np.isnan(cohen_kappa([2, 2, 2], [2, 2, 2]))
+    batch = kappa_from_confusion(np.array([[[3, 0], [0, 0]], [[2, 1], [0, 1]]]), "quadratic")
+    assert np.isnan(batch[0])
+    assert batch[1] == pytest.approx(cohen_kappa_score([0, 0, 0, 1], [0, 0, 1, 1], weights="quadratic"))
+
+
+def resampled_kappas(a, b, resamples, seed):
+    """scikit-learn's kappa of each resample agreement draws (rows from default_rng(seed)); nan where undefined."""
+    rows = np.random.default_rng(seed).integers(0, len(a), size=(resamples, len(a)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.array([cohen_kappa_score(a[r], b[r], labels=[0, 1]) for r in rows])
+
+
+@pytest.mark.parametrize("level", [0.95, 0.8])
+def test_agreement_interval_is_the_central_level_share_of_the_resampled_kappas(level):
+    """low and high are the (1 - level) / 2 and 1 - (1 - level) / 2 percentiles of the seeded resamples' kappas."""
+    rng = np.random.default_rng(8)
+    a = rng.integers(0, 2, 40)
+    b = np.where(rng.uniform(size=40) < 0.75, a, 1 - a)
+    kappas = resampled_kappas(a, b, 300, 2)
+    tail = (1 - level) / 2 * 100
+    result = agreement(a, b, resamples=300, seed=2, level=level)
+    assert (result.low, result.high) == pytest.approx(tuple(np.percentile(kappas, [tail, 100 - tail])))
+
+
+def test_agreement_interval_leaves_out_resamples_where_kappa_is_undefined():
+    """Resamples of four items that draw only those both label 0 (or the one both label 1) have no kappa: they are
+    left out of the percentiles, not turned into a nan interval."""
+    a, b = np.array([0, 1, 1, 0]), np.array([0, 1, 0, 0])
+    kappas = resampled_kappas(a, b, 400, 3)
+    assert np.isnan(kappas).sum() > 10  # the case this checks occurs
+    result = agreement(a, b, resamples=400, seed=3)
+    assert (result.low, result.high) == pytest.approx(tuple(np.percentile(kappas[np.isfinite(kappas)], [2.5, 97.5])))
+
+
+def test_agreement_weighs_by_position_among_the_labels_given_used_or_not():
+    """With labels 0..3 given and grade 2 unused, quadratic weights put 1 and 3 two places apart (as scikit-learn
+    with labels=), not one: the confusion matrix keeps the empty row and column of grade 2."""
+    a, b = [0, 1, 3, 3, 1, 0, 3, 1, 0], [0, 1, 3, 1, 1, 0, 3, 3, 1]
+    result = agreement(a, b, "quadratic", labels=range(4), resamples=10)
+    assert result.labels == [0, 1, 2, 3]
+    assert result.confusion[2] == [0, 0, 0, 0] and [row[2] for row in result.confusion] == [0, 0, 0, 0]
+    expected = cohen_kappa_score(a, b, weights="quadratic", labels=[0, 1, 2, 3])
+    assert expected != pytest.approx(cohen_kappa_score(a, b, weights="quadratic"))  # the position matters here
+    assert result.kappa == pytest.approx(expected)

@@ -15,6 +15,7 @@ from semrel.analysis.calibrate import (
     Probabilities,
     best_thresholds,
     calibrate,
+    calibrate_probability,
     expected_calibration_error,
     expected_kappa_cut,
     expected_kappas,
@@ -112,6 +113,13 @@ def test_expected_calibration_error_by_hand():
     assert expected_calibration_error(np.array([0, 1]), np.array([0.0, 1.0])) == 0.0
 
 
+
+def test_expected_calibration_error_counts_p_of_one_in_the_last_bin():
+    """The last bin is closed: p = 1.0 with a non-relevant label is the worst miscalibration, not a pair left out."""
+    # bin [0.9, 1]: p 0.95 and 1.0 (mean 0.975) against 1 of 2 relevant: gap 0.475 over both pairs
+    assert expected_calibration_error(np.array([1, 0]), np.array([0.95, 1.0])) == pytest.approx(0.475)
+    assert expected_calibration_error(np.array([0]), np.array([1.0])) == pytest.approx(1.0)
+
 def _reviewed(n: int, slope: float, shift: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """n pairs whose p the reviewers see as sigmoid(slope * logit(p) + shift)."""
     rng = np.random.default_rng(seed)
@@ -127,6 +135,20 @@ def test_anchored_fit_is_the_penalised_maximum_likelihood():
     assert np.sum(residual * logit(p)) + (slope - 1) / ANCHOR_SD**2 == pytest.approx(0, abs=1e-3)
     assert np.sum(residual) == pytest.approx(0, abs=1e-3)
 
+
+
+def test_anchored_fit_has_the_documented_prior_sd_of_a_quarter_on_the_slope():
+    """The anchored fit is the maximum of the likelihood less (slope - 1)^2 / (2 * 0.25^2), found here independently."""
+    from scipy.optimize import minimize
+
+    p, y = _reviewed(60, 2.0, -0.4, seed=9)
+    z = logit(p)
+
+    def loss(v):
+        return np.sum(np.logaddexp(0, v[0] * z + v[1]) - y * (v[0] * z + v[1])) + (v[0] - 1) ** 2 / (2 * 0.25**2)
+
+    expected = minimize(loss, np.array([1.0, 0.0]), method="Nelder-Mead", options={"xatol": 1e-8, "fatol": 1e-10}).x
+    assert fit_probability(p, y, "anchored") == pytest.approx(tuple(expected), abs=1e-3)
 
 def test_anchored_fit_keeps_the_spread_on_little_evidence_and_follows_much():
     few, many = _reviewed(40, 2.0, 0.0, seed=1), _reviewed(4000, 2.0, 0.0, seed=1)
@@ -148,6 +170,18 @@ def test_expected_kappa_is_kappa_of_the_expected_confusion_matrix():
     certain = np.array([0.0] * 90 + [1.0] * 10)
     assert expected_kappas(certain, np.array([0.5]))[0] == pytest.approx(1.0)
 
+
+
+def test_a_pair_whose_q_equals_the_cut_is_labelled_relevant_in_the_expected_kappa():
+    """Labels are q >= cut, so at cut 0.5 the pairs of q 0.5 count as labelled 1; by hand: q 0.1, 0.5, 0.5, 0.6 give
+    tp 1.6, fp 1.4, fn 0.1, tn 0.9, observed 0.625, chance (3 * 1.7 + 1 * 2.3) / 16 = 0.4625."""
+    q = np.array([0.1, 0.5, 0.5, 0.6])
+    assert expected_kappas(q, np.array([0.5]))[0] == pytest.approx((0.625 - 0.4625) / (1 - 0.4625), abs=1e-12)
+
+
+def test_the_expected_kappa_cut_is_the_lowest_of_tied_cuts():
+    """q of 0 and 1 alone gives kappa 1 at every cut of the grid: the lowest, 0.05, is taken."""
+    assert expected_kappa_cut(np.array([0.0] * 90 + [1.0] * 10)) == 0.05
 
 def test_the_expected_kappa_cut_follows_the_share_of_relevant_pairs_and_pays_off():
     """Labels drawn from calibrated q: the cut chosen on q alone is low where few pairs are likely relevant (7%) and
@@ -219,3 +253,35 @@ def test_judgments_without_p_refitted_on_p_get_one_error_not_a_warning_that_says
     assert line == ("semrel: error: 2 of 2 judgments hold no probability p (judged with a null sample of 0 chunks, or by a semrel "
                     "judge older than p): judge again with a null sample (the default), or calibrate thresholds on a component "
                     "with --on R")
+
+
+
+def test_a_probability_refit_counts_negative_human_grades_as_zero():
+    """Grade -1 (a qrels' "unjudgeable") is non-relevant: the counts and both agreements equal those of the same
+    labels with -1 written as 0, and `relevant` counts the pairs of grade above 0 alone."""
+    rng = np.random.default_rng(6)
+    p = rng.uniform(0.02, 0.98, 80)
+    human = np.where(rng.uniform(size=80) < p, rng.integers(1, 4, 80), rng.choice([-1, 0], 80))
+    reviewed = Probabilities(p, np.full((80, len(labels.FEATURES)), np.nan), np.zeros(80, dtype=bool))
+    result = calibrate_probability(reviewed, human, "shift", graded=True, resamples=20)
+    zeroed = calibrate_probability(reviewed, np.maximum(human, 0), "shift", graded=True, resamples=20)
+    assert result.relevant == int((human > 0).sum()) < 80
+    assert (result.before, result.after, result.rule) == (zeroed.before, zeroed.after, zeroed.rule)
+    assert result.before.labels == [0, 1, 2, 3]
+
+
+def test_thresholds_on_labels_of_grade_minus_one_and_zero_are_refused_as_one_class():
+    """-1 counts as 0, so these reviewed pairs are all non-relevant: refused by the one-class check itself."""
+    with pytest.raises(ValidationError, match="all non-relevant"):
+        calibrate(np.array([0.1, 0.4, 0.6, 0.9]), np.array([-1, 0, -1, 0]), 1)
+
+
+def test_coordinate_ascent_keeps_the_thresholds_strictly_increasing():
+    """Past EXHAUSTIVE_COMBINATIONS the search refines a grid one threshold at a time, each between its neighbours:
+    where no pair has grade 2, a threshold equal to the one below (an empty grade 2) would fit better, but no two
+    thresholds may be equal; the lowest still splits grades 0 and 1 as they were generated."""
+    scores = np.linspace(0.0, 1.0, 150)
+    human = np.where(scores >= 0.7, 3, np.where(scores >= 0.3, 1, 0))
+    found = best_thresholds(scores, human, 3, "quadratic")
+    assert all(b > a for a, b in zip(found, found[1:]))
+    assert scores[human == 0].max() < found[0] <= scores[human == 1].min()

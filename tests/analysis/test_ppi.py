@@ -72,6 +72,18 @@ def test_a_whole_pool_review_recovers_the_human_value_of_an_additive_measure():
     assert estimate.high - estimate.low == pytest.approx(0.0, abs=1e-12)  # no pair left unsampled
 
 
+
+def test_a_whole_pool_review_recovers_the_human_total_of_a_count():
+    """Counts are summed over queries, not averaged: the pool's total change is added to the total as it is."""
+    truth, judge, run = synthetic(3)
+    measures = parse_measures(["NumRel", "NumRelRet"])
+    pairs = [(q, d) for q in truth for d in truth[q]]
+    sample = ReviewedSample({p: truth[p[0]][p[1]] for p in pairs}, len(pairs))
+    estimates = corrected_estimates(Qrels.from_dict(judge), [run], measures, sample)
+    relevant = sum(map(sum, (docs.values() for docs in truth.values())))  # the run returns every pair
+    assert estimates[0].derived != relevant
+    assert [e.corrected for e in estimates] == pytest.approx([relevant, relevant], abs=1e-9)
+
 def test_qrels_of_some_of_the_reviewed_queries_are_corrected_by_the_sample_of_the_whole_pool():
     """The sample is drawn from the whole pool the review was queued from; its pairs of queries the qrels lack were left
     out while the pool's size still scaled the rest, so the correction of a split's qrels came out pool / theirs too large

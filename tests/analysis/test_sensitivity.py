@@ -13,6 +13,7 @@ from scipy import stats
 
 from helpers import drawn_features
 from semrel.analysis.sensitivity import sensitivity, threshold_grid
+from semrel.analysis.significance import StatSettings
 from semrel.evaluation.measures import parse_measures
 from semrel.records import Judgment, Run
 from semrel.report.html import read_sensitivity
@@ -200,3 +201,37 @@ def test_a_refit_of_every_coefficient_sweeps_its_recomputed_p(cli, write, tmp_pa
     assert json.loads(plain.stdout)["values"] != out["values"]  # the judge's p orders the pairs otherwise
     wrong = cli("sensitivity", judgments, write("f2.run", FIRST), write("s2.run", SECOND), "--calibration", cal, "--on", "R")
     assert wrong.exit_code == 2 and "without --on" in wrong.stderr
+
+
+def _five_queries_three_runs():
+    """On 5 queries at R >= 0.5, `first` (a relevant chunk at rank 1) has RR 1 and `second` and `third` (the same
+    ranking: an irrelevant chunk, then a relevant one) RR 0.5: first - second is +0.5 on every query, whose exact
+    randomization p is 2 / 2**5 = 0.0625 (only all signs kept or all flipped reach the observed sum)."""
+    queries = [f"q{i}" for i in range(5)]
+    judgments = [Judgment(q, f"{q}-{c}", 0.5, r, 0.5, "pool") for q in queries for c, r in (("a", 0.57), ("b", 0.83), ("z", 0.30))]
+    first = Run.from_columns(queries, [f"{q}-a" for q in queries], [1.0] * 5, name="first")
+    ids, docs = [q for q in queries for _ in "zb"], [f"{q}-{c}" for q in queries for c in "zb"]
+    return judgments, [first, Run.from_columns(ids, docs, [2.0, 1.0] * 5, name="second"),
+                       Run.from_columns(ids, docs, [2.0, 1.0] * 5, name="third")]
+
+
+def test_a_p_value_equal_to_alpha_is_not_significant():
+    """Significant means p < alpha: p = 0.0625 wins at alpha 0.07 and not at alpha 0.0625."""
+    judgments, runs = _five_queries_three_runs()
+    for alpha, wins in ((0.07, [(0.5, 0.5)]), (0.0625, [])):
+        settings = StatSettings(test="randomization", alpha=alpha, correction="none")
+        result = sensitivity(judgments, runs[:2], ["RR"], [0.5], at=0.5, on="R", settings=settings)
+        (conclusion,) = result.conclusions
+        assert (conclusion.first, conclusion.first_wins, conclusion.second_wins) == ("first", wins, [])
+
+
+def test_the_correction_is_across_the_pairs_of_runs_at_each_threshold_and_measure():
+    """Three runs make three comparisons: Bonferroni multiplies first vs second's p of 0.0625 by 3, past alpha 0.1,
+    though one measure alone would leave it significant."""
+    judgments, runs = _five_queries_three_runs()
+    for correction, wins in (("none", [(0.5, 0.5)]), ("bonferroni", [])):
+        settings = StatSettings(test="randomization", alpha=0.1, correction=correction)
+        result = sensitivity(judgments, runs, ["RR"], [0.5], at=0.5, on="R", settings=settings)
+        by_pair = {(c.first, c.second): c for c in result.conclusions}
+        assert by_pair["first", "second"].first_wins == wins and by_pair["first", "second"].at == ("first" if wins else None)
+        assert by_pair["second", "third"].first_wins == by_pair["second", "third"].second_wins == []

@@ -37,6 +37,13 @@ def test_t_test_constant_differences():
     assert t_test_p(np.full(5, 0.1))[0] == 0.0
 
 
+
+def test_t_test_of_two_queries_equals_scipy_and_one_query_is_no_evidence():
+    """Two queries already give a t statistic (one degree of freedom); only one query is p = 1."""
+    assert t_test_p(np.array([0.1, 0.3]))[0] == pytest.approx(stats.ttest_1samp([0.1, 0.3], 0.0).pvalue, rel=1e-12)
+    assert t_test_p(np.array([0.1, 0.3]))[0] < 1
+    assert t_test_p(np.array([0.4]))[0] == 1.0
+
 def test_randomization_exhaustive_equals_loop_exactly():
     diffs = A - B  # 10 queries: 1024 patterns <= 10,000 permutations, so enumerated
     expected = _loop_p(diffs.tolist())

@@ -283,3 +283,25 @@ def test_no_gold_in_the_golden_set_is_warned_about(tmp_path):
     rows = [(q, c, r, p, "bm25") for q, c, r, p, _ in PROBABLE]
     code, text = _run("label", _with_p(tmp_path / "j.jsonl", rows), "-o", tmp_path / "q.txt")
     assert code == 0 and "the golden set lists no gold chunks" in text
+
+
+def test_the_wrong_label_warnings_start_just_past_their_shares():
+    """Gold chunks warn below 80% labelled relevant, and queries with nothing relevant above 10% of them: 8 of 10 gold
+    chunks relevant and 1 of 10 queries empty is no warning; 7 of 10 and 2 of 10 are both."""
+    judged = [Judgment(f"q{i}", c, 0.5, 0.5, 0.5, source) for i in range(10) for c, source in (("g", "gold"), ("x", "bm25"))]
+
+    def grades(gold_relevant: int, empty: int) -> list[int]:
+        return [g for i in range(10) for g in (int(i < gold_relevant), int(i < 10 - empty))]
+
+    rule = labels.ThresholdRule()
+    assert labels.label_warnings(judged, grades(8, 1), rule) == []
+    notes = labels.label_warnings(judged, grades(7, 2), rule)
+    assert len(notes) == 2
+    assert notes[0].startswith("only 70% of the 10 gold chunks are labelled relevant by R >= 0.7")
+    assert notes[1].startswith("2 of 10 queries have no pair labelled relevant (e.g. 'q8')")
+
+
+def test_logit_holds_p_of_zero_and_one_short_of_infinity():
+    """A judge's p of exactly 0 or 1 maps to logit(1e-9) and its negative, finite, so a refit on it stays finite."""
+    assert labels.logit(np.array([0.0, 1.0])) == pytest.approx([np.log(1e-9 / (1 - 1e-9)), np.log((1 - 1e-9) / 1e-9)])
+    assert labels.logit(0.5) == 0.0

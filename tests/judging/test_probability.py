@@ -228,3 +228,41 @@ def test_a_rerun_on_a_warm_cache_loads_no_model_or_tokenizer_for_p(tmp_path):
             "print(int('torch' in sys.modules), int('transformers' in sys.modules))")
     runs = [subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True) for _ in range(2)]
     assert [r.stdout.split() for r in runs] == [["1", "1"], ["0", "0"]]
+
+
+def test_pool_features_by_hand():
+    """Each feature of p from the pair's scores, its query's null sample and token bests, computed by hand: own_idf
+    counts a token within OWN_MARGIN of the pool's best (0.50 against 0.52 included) and takes the best reference;
+    relR_idf's denominator is held at 1e-3 where the pool's best is below the null mean; a chunk of 0 tokens counts as
+    1 in lenratio; a query with no null chunk has no p."""
+    from semrel.judging.probability import PoolFeatures
+
+    work = [("q", "c1", ("ref",)), ("q", "c2", ("ref",)), ("s", "c3", ("ref",)), ("r", "c4", ("ref",))]
+    pool = PoolFeatures(work, {"q": True})
+    first_ref_weights, second_ref_weights = np.array([1.0, 2.0, 1.0]), np.array([1.0, 1.0])
+    pool.add(0, [np.array([0.90, 0.50, 0.70]), np.array([0.2, 0.8])], [first_ref_weights, second_ref_weights], 10, 20.0)
+    pool.add(1, [np.array([0.89, 0.52, 0.60]), np.array([0.5, 0.1])], [first_ref_weights, second_ref_weights], 40, 20.0)
+    pool.add(2, [np.array([0.3])], [np.array([1.0])], 0, 5.0)
+    pool.add(3, [np.array([0.3])], [np.array([1.0])], 8, 5.0)
+    scores = np.array([[0.6, 0.7, 0.65, 0.8], [0.5, 0.6, 0.55, 0.5], [0.3, 0.3, 0.25, 0.2], [0.4, 0.4, 0.4, 0.4]])  # P, R, F, R_idf
+    null = np.array([[0.3, 0.4, 0.35, 0.2], [0.2, 0.5, 0.3, 0.4], [0.1, 0.1, 0.1, 0.5]])
+    features, p = pool.compute(scores, null, ["q", "q", "s"])
+    # q: null mean R_idf 0.3, highest P 0.3, F 0.35, R_idf 0.4, best pooled R_idf 0.8; s: mean 0.5 above its best 0.2
+    expected = np.array([  # relR_idf, R_idf_max, own_idf, F_max, P_max, lenratio
+        [(0.8 - 0.3) / 0.5, 0.4, 1.0, 0.3, 0.3, np.log(20 / 10)],  # own: ref 1 all 3 tokens (4/4), ref 2 one of 2
+        [(0.5 - 0.3) / 0.5, 0.1, 0.75, 0.2, 0.2, np.log(20 / 40)],  # own: ref 1 tokens 1, 2 (3/4), ref 2 one of 2
+        [(0.2 - 0.5) / 1e-3, -0.3, 1.0, 0.15, 0.2, np.log(5 / 1)],
+    ])
+    assert features[:3, :-1] == pytest.approx(expected, abs=1e-9)
+    assert features[:, -1].tolist() == [1.0, 1.0, 0.0, 0.0]  # with_gold
+    assert p[:3] == pytest.approx(labels.probability(expected, np.array([True, True, False])), abs=1e-12)
+    assert np.isnan(p[3]) and np.isnan(features[3, labels.FEATURES.index("R_idf_max")])
+
+
+def test_idf_is_counted_on_the_first_idf_sample_candidates():
+    """The idf sample is the first IDF_SAMPLE candidates in their (seeded hash) order, no more and no fewer."""
+    from semrel.judging.probability import idf_sample
+
+    candidates = [(k, f"c{k}") for k in range(labels.IDF_SAMPLE + 5)]
+    texts = {c: f"text of {c}" for _, c in candidates}
+    assert idf_sample(candidates, texts) == [f"text of c{k}" for k in range(labels.IDF_SAMPLE)]
