@@ -13,7 +13,7 @@ from semrel.encoding import engines
 from semrel.encoding.encode import CPU_BATCH, GPU_BATCH, GPU_TOKENS, batch_limits
 from semrel.encoding.engines import LocalEngine, make_engine, resolve_device
 from semrel.encoding.sentences import sentence_embeddings
-from semrel.encoding.vectors import VectorStore
+from semrel.encoding.vectors import VectorStore, text_keys
 from semrel.errors import SemrelError, UsageError
 from semrel.progress import no_progress
 
@@ -73,14 +73,19 @@ def test_cpu_given_explicitly_runs_the_same_path_and_says_so():
     assert engine.params() == {"name": "local", "workers": 1, "device": "cpu", "precision": "exact"}
 
 
+def held(texts):
+    """rows_for's texts of a list in memory."""
+    return lambda at: [texts[i] for i in at]
+
+
 @pytest.mark.slow
 def test_int8_vectors_are_close_to_exact_and_kept_apart_in_the_vector_store(tmp_path):
     exact_engine, int8_engine = make_engine("local", device="cpu"), make_engine("local", device="cpu", precision="int8")
     exact = VectorStore(tmp_path, None)
     int8 = VectorStore(tmp_path, None, "int8")
     assert int8.folder != exact.folder and int8.folder.name.endswith("-int8")
-    exact_rows = exact.rows_for(TEXTS, "x", no_progress, exact_engine)
-    int8_rows = int8.rows_for(TEXTS, "x", no_progress, int8_engine)
+    exact_rows = exact.rows_for(text_keys(TEXTS), held(TEXTS), "x", no_progress, exact_engine)
+    int8_rows = int8.rows_for(text_keys(TEXTS), held(TEXTS), "x", no_progress, int8_engine)
     assert exact.encoded == int8.encoded == 3  # neither found the other's vectors
     a, b = exact.vectors()[exact_rows], int8.vectors()[int8_rows]
     assert not np.array_equal(a, b)
@@ -88,7 +93,7 @@ def test_int8_vectors_are_close_to_exact_and_kept_apart_in_the_vector_store(tmp_
     assert cosine.min() > 0.9  # the same sentences, slightly moved
     assert np.argmax(a @ a.T, axis=1).tolist() == np.argmax(b @ b.T, axis=1).tolist()
     with pytest.raises(SemrelError, match="holds exact vectors; the encoder runs at int8"):
-        exact.rows_for(["a new text"], "x", no_progress, int8_engine)
+        exact.rows_for(text_keys(["a new text"]), held(["a new text"]), "x", no_progress, int8_engine)
 
 
 @pytest.mark.slow

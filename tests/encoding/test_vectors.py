@@ -13,7 +13,8 @@ from helpers import ok
 from semrel.encoding.models import resolve_model
 from semrel.formats.corpus import read_corpus
 from semrel.progress import no_progress
-from semrel.retrieval.retrieve import embed, indexed_text, search_vectors, top_k
+from semrel.retrieval.lexical import indexed_text
+from semrel.retrieval.retrieve import embed, search_vectors, top_k
 
 DATA = Path(__file__).parents[2] / "data"
 

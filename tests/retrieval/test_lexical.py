@@ -12,6 +12,7 @@ from helpers import run
 from semrel.errors import FormatError
 from semrel.formats.corpus import read_corpus
 from semrel.formats.trec import read_run
+from semrel.retrieval.corpus import Corpus
 from semrel.retrieval.lexical import LexicalStore
 from semrel.retrieval.retrieve import BM25_PARAMS, Bm25Index, StoredBm25
 
@@ -54,7 +55,7 @@ def same_hits(a, b) -> bool:
 
 def test_disk_index_gives_bm25s_scores_and_top_k(tmp_path, small_segments):
     corpus = write(tmp_path / "corpus.jsonl", generated(600))
-    memory = Bm25Index(read_corpus(corpus))
+    memory = Bm25Index(Corpus.read(corpus))
     index = LexicalStore(tmp_path / "cache", BM25_PARAMS).index(corpus)
     assert len(index.segments) > 3 and index.built == 600 and index.reused == 0
     for query, tokens in zip(QUERIES, memory._tokenize(QUERIES, return_ids=False)):
@@ -79,7 +80,7 @@ def test_scoring_settings_reuse_the_index_and_tokenizer_settings_do_not(tmp_path
         assert index.built == 0
         reference = bm25s.BM25(k1=0.9, b=0.4, method=method)
         chunks = read_corpus(corpus)
-        tokenize = Bm25Index(chunks)._tokenize
+        tokenize = Bm25Index(Corpus.of_chunks(chunks))._tokenize
         reference.index(tokenize([(c.title + " " + c.text) if c.title else c.text for c in chunks]), show_progress=False)
         for query, tokens in zip(QUERIES, tokenize(QUERIES, return_ids=False)):
             ids = reference.get_tokens_ids(tokens)
@@ -123,15 +124,15 @@ def test_grown_corpus_indexes_only_its_new_chunks(tmp_path, small_segments):
     folder, segments = first.folder, len(first.segments)
     index = store.index(grown)
     assert (index.built, index.reused, index.folder) == (150, 300, folder) and len(index.segments) > segments
-    assert same_hits(StoredBm25(index).search(QUERIES, 50), Bm25Index(read_corpus(grown)).search(QUERIES, 50))
+    assert same_hits(StoredBm25(index).search(QUERIES, 50), Bm25Index(Corpus.read(grown)).search(QUERIES, 50))
     assert index.chunk_ids(np.array([0, 299, 300, 449])) == ["c0", "c299", "c300", "c449"]
     again = store.index(old)  # the corpus it grew from: the first segments, nothing built
     assert (again.built, again.size, len(again.segments)) == (0, 300, segments)
-    assert same_hits(StoredBm25(again).search(QUERIES, 50), Bm25Index(read_corpus(old)).search(QUERIES, 50))
+    assert same_hits(StoredBm25(again).search(QUERIES, 50), Bm25Index(Corpus.read(old)).search(QUERIES, 50))
     forked = write(tmp_path / "forked.jsonl", old_rows[:-1] + new_rows)  # shares no boundary: a chain of its own
     index = store.index(forked)
     assert index.built == 449 and index.folder != folder
-    assert same_hits(StoredBm25(index).search(QUERIES, 50), Bm25Index(read_corpus(forked)).search(QUERIES, 50))
+    assert same_hits(StoredBm25(index).search(QUERIES, 50), Bm25Index(Corpus.read(forked)).search(QUERIES, 50))
 
 
 def test_a_killed_build_is_cut_back_to_its_last_commit(tmp_path, small_segments):
@@ -145,7 +146,7 @@ def test_a_killed_build_is_cut_back_to_its_last_commit(tmp_path, small_segments)
     grown = write(tmp_path / "grown.jsonl", rows)
     index = store.index(grown)
     assert (index.built, index.reused) == (80, 120)
-    assert same_hits(StoredBm25(index).search(QUERIES, 30), Bm25Index(read_corpus(grown)).search(QUERIES, 30))
+    assert same_hits(StoredBm25(index).search(QUERIES, 30), Bm25Index(Corpus.read(grown)).search(QUERIES, 30))
 
 
 @pytest.mark.parametrize("damaged", ["seg-00000.docs", "seg-00000.tf", "ids.bin"])

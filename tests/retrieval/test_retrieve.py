@@ -260,6 +260,7 @@ def test_retrieve_and_judge_work_on_the_same_sample_of_queries(tmp_path):
 def test_dense_retrieval_reports_its_progress_on_stderr(tmp_path):
     from semrel.encoding.vectors import VectorStore
     from semrel.records import Chunk
+    from semrel.retrieval.corpus import Corpus
     from semrel.retrieval.retrieve import DenseIndex
 
     texts = {f"c{n}#0": f"{TEXTS[k]} Note {n}." for n, k in enumerate(list(TEXTS) * 25)}  # 150 chunks
@@ -282,7 +283,7 @@ def test_dense_retrieval_reports_its_progress_on_stderr(tmp_path):
 
     chunks = [Chunk(i, t + " again", i, 0, len(t)) for i, t in texts.items()]
     store = VectorStore(tmp_path / "cache2", None)
-    DenseIndex(chunks, None, steps, store=store)
+    DenseIndex(Corpus.of_chunks(chunks), None, steps, store=store)
     assert calls[0] == ("encoding chunks", 150) and sum(calls[1:]) == 150 and len(calls) > 2
 
 

@@ -17,8 +17,9 @@ import contextlib
 import hashlib
 import json
 import os
+from itertools import islice
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -35,12 +36,17 @@ PIECE = 4096
 KEY = np.dtype("S16")
 
 
+def text_key(text: str) -> bytes:
+    """A text's key in the store: the first 16 bytes of its UTF-8 sha256."""
+    return hashlib.sha256(text.encode("utf-8")).digest()[:16]
+
+
 def text_keys(texts: Sequence[str]) -> np.ndarray:
-    return np.array([hashlib.sha256(t.encode("utf-8")).digest()[:16] for t in texts], dtype=KEY)
+    return np.array([text_key(t) for t in texts], dtype=KEY)
 
 
 class VectorStore:
-    """The vectors of one model; `rows_for(texts)` encodes what is missing, `vectors()` maps them read-only."""
+    """The vectors of one model; `rows_for(keys, texts)` encodes what is missing, `vectors()` maps them read-only."""
 
     def __init__(self, cache_dir: str | os.PathLike, model: str | None = None, precision: str = "exact"):
         info = describe_model(model)
@@ -96,17 +102,19 @@ class VectorStore:
             json.dump({"model": self.model or DEFAULT_MODEL, "fingerprint": self.fingerprint,
                        "dim": self.dim, "rows": self.rows, "dtype": "float32", "precision": self.precision}, handle)
 
-    def rows_for(self, texts: Sequence[str], label: str, steps: Steps, engine: Engine = LOCAL) -> np.ndarray:
-        """The store row of each text's vector, encoding (on `engine`, progress under `label`) the texts it lacks."""
+    def rows_for(self, keys: np.ndarray, texts: Callable[[np.ndarray], Iterable[str]], label: str, steps: Steps,
+                 engine: Engine = LOCAL) -> np.ndarray:
+        """The store row of each key's vector (text_keys), encoding (on `engine`, progress under `label`) the texts it
+        lacks: `texts(indices)` gives the texts of those ascending indices into `keys`, in order, and is called only
+        when some are missing, so a warm store needs no text."""
         if getattr(engine, "precision", "exact") != self.precision:
             raise SemrelError(f"{self.folder}: holds {self.precision} vectors; the encoder runs at {engine.precision}")
-        keys = text_keys(texts)
         with self._locked():
             stored = np.fromfile(self.folder / "keys.bin", dtype=KEY, count=self.rows) if self.rows else np.zeros(0, KEY)
             order = np.argsort(stored, kind="stable")
             at = np.minimum(np.searchsorted(stored[order], keys), max(len(stored) - 1, 0))
             found = stored[order][at] == keys if len(stored) else np.zeros(len(keys), dtype=bool)
-            rows = np.full(len(texts), -1, dtype=np.int64)
+            rows = np.full(len(keys), -1, dtype=np.int64)
             rows[found] = order[at[found]]
             missing = np.flatnonzero(~found)
             _, first, inverse = np.unique(keys[missing], return_index=True, return_inverse=True)
@@ -116,11 +124,15 @@ class VectorStore:
             todo = missing[first[appear]]
             rows[missing] = self.rows + slot[inverse.reshape(-1)]
             with steps(label, len(todo)) if len(todo) else contextlib.nullcontext(lambda n: None) as advance:
+                read = iter(texts(todo)) if len(todo) else iter(())
                 for start in range(0, len(todo), PIECE):
                     piece = todo[start : start + PIECE]
-                    self._append(keys[piece], sentence_embeddings([texts[i] for i in piece], self.model, advance, engine))
+                    batch = list(islice(read, len(piece)))
+                    if len(batch) != len(piece) or not np.array_equal(text_keys(batch), keys[piece]):
+                        raise SemrelError("the texts to encode changed while they were read (their file was written to); run again")
+                    self._append(keys[piece], sentence_embeddings(batch, self.model, advance, engine))
         self.encoded += len(todo)
-        self.reused += len(texts) - len(todo)
+        self.reused += len(keys) - len(todo)
         return rows
 
     def vectors(self) -> np.ndarray:

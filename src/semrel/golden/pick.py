@@ -32,6 +32,7 @@ from ..formats.jsonl import read_jsonl, require, write_jsonl
 from ..formats.manifest import outputs_with_manifests, read_manifest, write_manifest
 from ..progress import Steps, no_progress
 from ..records import Chunk, GoldenItem
+from ..retrieval.corpus import Corpus
 from ..retrieval.retrieve import Bm25Index, DenseIndex, RetrievalSpec, retrieval_stores
 
 OPEN, DONE, SKIPPED, GIVEN = "open", "done", "skipped", "given"
@@ -77,7 +78,8 @@ class CandidateFinder:
         """Candidates interleaved by rank (bm25 #1, dense #1, bm25 #2 ...), each chunk once."""
         if not self._indexes:
             store, _ = retrieval_stores(RetrievalSpec("dense", model=self.model), self.chunks, self.cache, self.use_cache)
-            self._indexes = (Bm25Index(self.chunks), DenseIndex(self.chunks, self.model, self.steps, store=store))
+            corpus = Corpus.of_chunks(self.chunks)
+            self._indexes = (Bm25Index(corpus), DenseIndex(corpus, self.model, self.steps, store=store))
         found: dict[int, list[tuple[str, int]]] = {}
         bm25, dense = self._indexes
         lists = [("bm25", bm25.search([query], self.per_method)[0][0].tolist()),

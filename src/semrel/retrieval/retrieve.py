@@ -25,8 +25,9 @@ from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.trec import ranked, read_run, run_name, write_run
 from ..progress import Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run
+from .corpus import Corpus
 from .fusion import RRF_K, FusionSpec, Ranking, fuse_rankings
-from .lexical import DiskBm25, LexicalStore, indexed_text
+from .lexical import DiskBm25, LexicalStore
 
 if TYPE_CHECKING:
     from ..encoding.vectors import VectorStore
@@ -146,10 +147,10 @@ def _stopwords(value: Any) -> list[str] | str:
 
 
 class Bm25Index:
-    """BM25 over the chunks (bm25s) with `params` (bm25_params; default BM25_PARAMS: Lucene variant,
-    English stopwords, Snowball English stemmer)."""
+    """BM25 over the corpus's texts, indexed in memory (bm25s) with `params` (bm25_params; default BM25_PARAMS:
+    Lucene variant, English stopwords, Snowball English stemmer)."""
 
-    def __init__(self, chunks: Sequence[Chunk], params: Mapping[str, Any] = BM25_PARAMS):
+    def __init__(self, corpus: Corpus, params: Mapping[str, Any] = BM25_PARAMS):
         import bm25s
         import Stemmer
 
@@ -157,9 +158,9 @@ class Bm25Index:
         self._tokenize = functools.partial(
             bm25s.tokenize, stopwords=_stopwords(params["stopwords"]), stemmer=stemmer, show_progress=False
         )
-        self._size = len(chunks)
+        self._size = len(corpus)
         self._index = bm25s.BM25(k1=params["k1"], b=params["b"], method=params["method"])
-        self._index.index(self._tokenize([indexed_text(c) for c in chunks]), show_progress=False)
+        self._index.index(self._tokenize(corpus.texts(np.arange(len(corpus)))), show_progress=False)
 
     def search(self, queries: Sequence[str], k: int) -> Hits:
         """Top-k per query; chunks scoring 0 (no query word) are left out, so a run may hold fewer."""
@@ -202,13 +203,14 @@ def embed(texts: Sequence[str], label: str, model: str | None, steps: Steps, eng
 
 
 def chunk_vectors(
-    texts: Sequence[str], label: str, model: str | None, steps: Steps, engine: Engine, store: VectorStore | None
+    corpus: Corpus, positions: np.ndarray, label: str, model: str | None, steps: Steps, engine: Engine,
+    store: VectorStore | None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """(vectors, row of each text): from the vector store, encoding only what it lacks, or (no store)
-    encoded here and held in memory, row i for text i (rows None)."""
+    """(vectors, row of each of the ascending `positions`): from the vector store, which is asked for the texts
+    only of the chunks it lacks, or (no store) encoded here and held in memory, row i for position i (rows None)."""
     if store is None:
-        return embed(texts, label, model, steps, engine), None
-    rows = store.rows_for(texts, label, steps, engine)
+        return embed(corpus.texts(positions), label, model, steps, engine), None
+    rows = store.rows_for(corpus.keys[positions], lambda at: corpus.iter_texts(positions[at]), label, steps, engine)
     return store.vectors(), rows
 
 
@@ -216,11 +218,11 @@ class DenseIndex:
     """Normalised chunk embeddings (in memory, or memory-mapped from a VectorStore); search is exact
     cosine top-k, a block of chunks and of queries at a time (search_vectors)."""
 
-    def __init__(self, chunks: Sequence[Chunk], model: str | None = None, steps: Steps = no_progress,
+    def __init__(self, corpus: Corpus, model: str | None = None, steps: Steps = no_progress,
                  engine: Engine = LOCAL, store: VectorStore | None = None):
         self.model, self.steps, self.engine = model, steps, engine
-        texts = [indexed_text(c) for c in chunks]
-        self._vectors, self._rows = chunk_vectors(texts, "encoding chunks", model, steps, engine, store)
+        positions = np.arange(len(corpus))
+        self._vectors, self._rows = chunk_vectors(corpus, positions, "encoding chunks", model, steps, engine, store)
 
     def search(self, queries: Sequence[str], k: int, steps: Steps | None = None) -> Hits:
         query_vectors = embed(queries, "encoding queries", self.model, steps or self.steps, self.engine)
@@ -246,14 +248,14 @@ def fuse(rankings: Sequence[Hits], k: int, rrf_k: int = RRF_K, spec: FusionSpec 
 
 
 def rerank_hits(
-    first: Hits, chunks: Sequence[Chunk], queries: Sequence[str], depth: int, model: str | None = None,
+    first: Hits, corpus: Corpus, queries: Sequence[str], depth: int, model: str | None = None,
     steps: Steps = no_progress, engine: Engine = LOCAL, store: VectorStore | None = None,
 ) -> Hits:
-    """Order each query's top-`depth` first-stage chunks by dense cosine; only those chunks are encoded."""
+    """Order each query's top-`depth` first-stage chunks by dense cosine; only those chunks are encoded (and their
+    texts read only where the store lacks them)."""
     candidates = [positions[:depth] for positions, _ in first]
     needed = np.unique(np.concatenate(candidates)) if candidates else np.zeros(0, dtype=np.int64)
-    texts = [indexed_text(chunks[i]) for i in needed.tolist()]
-    vectors, stored = chunk_vectors(texts, "encoding candidates", model, steps, engine, store)
+    vectors, stored = chunk_vectors(corpus, needed, "encoding candidates", model, steps, engine, store)
     query_vectors = embed(queries, "encoding queries", model, steps, engine)
     rows = {int(p): r for r, p in zip(stored if stored is not None else range(len(needed)), needed)}
     reranked: Hits = []
@@ -287,8 +289,8 @@ def hits_from_run(run: Run, query_ids: Sequence[str], position: dict[str, int], 
     ]
 
 
-def hits_to_run(hits: Hits, query_ids: Sequence[str], chunks: Sequence[Chunk], name: str) -> Run:
-    rows = [(q, chunks[p].id, s) for q, (positions, scores) in zip(query_ids, hits) for p, s in zip(positions.tolist(), scores.tolist())]
+def hits_to_run(hits: Hits, query_ids: Sequence[str], corpus: Corpus, name: str) -> Run:
+    rows = [(q, corpus.ids[p], s) for q, (positions, scores) in zip(query_ids, hits) for p, s in zip(positions.tolist(), scores.tolist())]
     return Run.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], name)
 
 
@@ -336,40 +338,40 @@ class RetrievalSpec:
 
 
 def first_stage(
-    spec: RetrievalSpec, chunks: Sequence[Chunk], queries: Sequence[str], k: int, steps: Steps, store: VectorStore | None,
+    spec: RetrievalSpec, corpus: Corpus, queries: Sequence[str], k: int, steps: Steps, store: VectorStore | None,
     bm25: DiskBm25 | None = None,
 ) -> Hits:
     rankings = []
     if spec.method in ("bm25", "hybrid"):
-        rankings.append((Bm25Index(chunks, spec.bm25) if bm25 is None else StoredBm25(bm25, steps)).search(queries, k))
+        rankings.append((Bm25Index(corpus, spec.bm25) if bm25 is None else StoredBm25(bm25, steps)).search(queries, k))
     if spec.method in ("dense", "hybrid"):
-        rankings.append(DenseIndex(chunks, spec.model, steps, spec.engine, store).search(queries, k))
+        rankings.append(DenseIndex(corpus, spec.model, steps, spec.engine, store).search(queries, k))
     return rankings[0] if len(rankings) == 1 else fuse(rankings, k)
 
 
 def retrieve(
-    chunks: Sequence[Chunk], items: Sequence[GoldenItem], spec: RetrievalSpec, name: str,
+    corpus: Corpus, items: Sequence[GoldenItem], spec: RetrievalSpec, name: str,
     corpus_path: str = "corpus", steps: Steps = no_progress, warn: Callable[[str], None] | None = None,
     store: VectorStore | None = None, bm25: DiskBm25 | None = None,
 ) -> Run:
-    """The run of `spec` for the golden set's queries over `chunks`; `warn` hears of queries left empty.
+    """The run of `spec` for the golden set's queries over `corpus`; `warn` hears of queries left empty.
     Dense vectors come from `store` (encoding only the chunks it lacks), or are encoded in memory;
     BM25 searches `bm25` (an on-disk index of these chunks) when given, else indexes them in memory."""
     spec.check()
-    if not chunks:
+    if not len(corpus):
         raise ValidationError(f"{corpus_path}: the corpus has no chunks")
     query_ids, queries = [i.query_id for i in items], [i.query for i in items]
     depth = max(spec.k, spec.rerank_depth) if spec.rerank else spec.k
     if spec.first_stage_run:
-        position = {c.id: p for p, c in enumerate(chunks)}
+        position = {chunk_id: p for p, chunk_id in enumerate(corpus.ids)}
         hits = hits_from_run(read_run(spec.first_stage_run), query_ids, position, corpus_path, warn)
     else:
-        hits = first_stage(spec, chunks, queries, depth, steps, store, bm25)
+        hits = first_stage(spec, corpus, queries, depth, steps, store, bm25)
     if spec.rerank:
-        reranked = rerank_hits(hits, chunks, queries, spec.rerank_depth, spec.model, steps, spec.engine, store)
+        reranked = rerank_hits(hits, corpus, queries, spec.rerank_depth, spec.model, steps, spec.engine, store)
         hits = [(p[: spec.k], s[: spec.k]) for p, s in reranked]
     warn_empty(hits, query_ids, warn)
-    return hits_to_run(hits, query_ids, chunks, name)
+    return hits_to_run(hits, query_ids, corpus, name)
 
 
 def warn_blank(items: Sequence[GoldenItem], golden_name: str, warn: Callable[[str], None] | None) -> None:
@@ -421,6 +423,13 @@ def retrieval_stores(
     return store, lexical
 
 
+def corpus_file(path: str | os.PathLike, spec: RetrievalSpec, store: VectorStore | None, bm25: DiskBm25 | None) -> Corpus:
+    """The corpus file streamed for its ids and text keys (Corpus.read), or read whole where the run reads every
+    text anyway (BM25 indexed in memory, chunks encoded without a store) or cannot read it twice (stdin)."""
+    every_text = (spec.method in ("bm25", "hybrid") and bm25 is None) or (spec.method in ("dense", "hybrid") and store is None)
+    return Corpus.of_chunks(read_corpus(path)) if every_text or str(path) == STDIO else Corpus.read(path)
+
+
 def retrieve_files(
     corpus: str | os.PathLike | Sequence[Chunk], golden: str | os.PathLike | Sequence[GoldenItem], spec: RetrievalSpec,
     output: str | os.PathLike | None, steps: Steps = no_progress, warn: Callable[[str], None] | None = None,
@@ -432,7 +441,8 @@ def retrieve_files(
 
     `corpus` and `golden` are files, or records already read (checked by the caller; only files are the
     manifest's inputs). With `lexical`, BM25 (bm25 and hybrid) searches the corpus file's on-disk index,
-    built or grown as needed; a plain bm25 run then never holds the corpus in memory. stdin is indexed
+    built or grown as needed; a plain bm25 run then never holds the corpus in memory, and with the vector
+    store too a run holds the chunks' ids and text keys, not their texts (corpus_file). stdin is indexed
     in memory."""
     spec.check()
     name = name or (run_name(output) if output is not None and str(output) != STDIO else spec.method or "rerank")
@@ -445,9 +455,9 @@ def retrieve_files(
     if bm25 is not None and spec.method == "bm25" and not spec.rerank:
         run = retrieve_indexed(bm25, items, spec.k, name, steps, warn)
     elif isinstance(corpus, (str, os.PathLike)):
-        run = retrieve(read_corpus(corpus), items, spec, name, str(corpus), steps, warn, store, bm25)
+        run = retrieve(corpus_file(corpus, spec, store, bm25), items, spec, name, str(corpus), steps, warn, store, bm25)
     else:
-        run = retrieve(corpus, items, spec, name, "corpus", steps, warn, store)
+        run = retrieve(Corpus.of_chunks(corpus), items, spec, name, "corpus", steps, warn, store)
     if output is None:
         return run
     params = spec.params()
