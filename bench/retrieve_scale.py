@@ -2,10 +2,13 @@
 
     python bench/retrieve_scale.py search 1000000 --queries 1000 -k 20 --folder /tmp/semrel-scale
     python bench/retrieve_scale.py encode 512
+    python bench/retrieve_scale.py warm CORPUS CACHE     # then: /usr/bin/time -v semrel retrieve --method dense --cache CACHE ...
 
 `search` scans synthetic unit vectors (384 dims, written once to FOLDER/vectors.f32) exactly as
 `semrel retrieve --method dense` scans its vector store; `encode` times all-MiniLM-L6-v2 on chunks
-of bench/corpus_gen.py (real biomedical sentences). Peak RSS is read from /proc (anonymous memory
+of bench/corpus_gen.py (real biomedical sentences); `warm` fills the vector store under CACHE with synthetic unit
+vectors for every chunk of CORPUS, so a dense run over it measures a warm store without a day of encoding
+(docs/retrieve.md's 1M-chunk dense rows). Peak RSS is read from /proc (anonymous memory
 apart from the mapped file's cached pages, which the kernel can drop).
 """
 
@@ -18,7 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from semrel.encoding.vectors import VectorStore
 from semrel.progress import no_progress
+from semrel.retrieval.corpus import Corpus
 from semrel.retrieval.retrieve import embed, search_vectors
 
 DIM = 384
@@ -66,6 +71,16 @@ def encode(n: int) -> None:
           f"{n / seconds:.1f} chunks/s; {memory()}")
 
 
+def warm(corpus_path: Path, cache: Path) -> None:
+    corpus, store = Corpus.read(corpus_path), VectorStore(cache)
+    rng = np.random.default_rng(0)
+    with store._locked():  # the store's own commit path: rows, keys and store.json as a real run writes them
+        for start in range(0, len(corpus), 65536):
+            keys = corpus.keys[start : start + 65536]
+            store._append(keys, unit_vectors(rng, len(keys)))
+    print(f"vector store {store.folder}: {store.rows} rows")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -76,9 +91,14 @@ def main() -> None:
     s.add_argument("--folder", type=Path, default=Path("/tmp/semrel-scale"))
     e = sub.add_parser("encode")
     e.add_argument("n", type=int)
+    w = sub.add_parser("warm")
+    w.add_argument("corpus", type=Path)
+    w.add_argument("cache", type=Path)
     args = parser.parse_args()
     if args.what == "search":
         search(args.n, args.queries, args.k, args.folder)
+    elif args.what == "warm":
+        warm(args.corpus, args.cache)
     else:
         encode(args.n)
 
