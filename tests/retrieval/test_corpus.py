@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 from semrel.encoding.vectors import text_keys
-from semrel.errors import SemrelError
+from semrel.errors import SemrelError, ValidationError
 from semrel.formats.corpus import read_corpus
 from semrel.retrieval.corpus import Corpus
 from semrel.retrieval.lexical import indexed_text
-from semrel.retrieval.retrieve import RetrievalSpec, retrieval_stores, retrieve_files
+from semrel.records import Run
+from semrel.retrieval.retrieve import RetrievalSpec, hits_from_run, retrieval_stores, retrieve_files
 from small_corpus import TEXTS, write_corpus, write_golden
 
 QUERIES = {"q1": "why does sourdough bread rise slowly", "q2": "which chess piece is the most powerful",
@@ -106,3 +107,18 @@ def test_the_store_refuses_texts_that_are_not_the_ones_keyed(tmp_path):
     with pytest.raises(SemrelError, match="changed while they were read"):
         store.rows_for(text_keys(["one", "two"]), lambda at: ["one", "three"], "x", no_progress)
     assert store.rows == 0
+
+
+def test_a_first_stage_run_maps_its_own_chunks_not_the_corpus():
+    ids = [f"doc{n}#0" for n in range(200_000)]
+    run = Run.from_dict({"q1": {"doc7#0": 2.0, "doc199999#0": 3.0}, "q3": {"doc0#0": 1.0}})
+    tracemalloc.start()
+    try:
+        hits = hits_from_run(run, ["q1", "q2"], ids, "corpus.jsonl")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [(p.tolist(), s.tolist()) for p, s in hits] == [([199_999, 7], [3.0, 2.0]), ([], [])]
+    assert peak < 1_000_000, peak  # a dictionary of every corpus id took 16 MB here
+    with pytest.raises(ValidationError, match="^run run: chunk 'doc9#1' \\(query 'q1'\\) is not in corpus.jsonl; rerank"):
+        hits_from_run(Run.from_dict({"q1": {"doc9#1": 1.0}}), ["q1"], ids, "corpus.jsonl")

@@ -265,13 +265,17 @@ def rerank_hits(
     return reranked
 
 
-def hits_from_run(run: Run, query_ids: Sequence[str], position: dict[str, int], corpus_path: str,
+def hits_from_run(run: Run, query_ids: Sequence[str], corpus_ids: Sequence[str], corpus_path: str,
                   warn: Callable[[str], None] | None = None) -> Hits:
     """A run file's ranking as hits; a chunk id the corpus lacks is an error, a query it lacks has no hits,
-    and queries the golden set lacks are left out and reported through `warn`, as `semrel pool` reports them."""
+    and queries the golden set lacks are left out and reported through `warn`, as `semrel pool` reports them.
+    Positions are looked up for the run's chunks only, so memory follows the run, not the corpus."""
     ordered = ranked(run)
+    docs = ordered.doc_ids.to_pylist()
+    named = set(docs)
+    position = {chunk_id: p for p, chunk_id in enumerate(corpus_ids) if chunk_id in named}
     by_query: dict[str, list[tuple[int, float]]] = {}
-    for q, d, s in zip(ordered.query_ids.to_pylist(), ordered.doc_ids.to_pylist(), ordered.scores.tolist()):
+    for q, d, s in zip(ordered.query_ids.to_pylist(), docs, ordered.scores.tolist()):
         if d not in position:
             raise ValidationError(
                 f"run {run.name}: chunk {d!r} (query {q!r}) is not in {corpus_path}; "
@@ -363,8 +367,7 @@ def retrieve(
     query_ids, queries = [i.query_id for i in items], [i.query for i in items]
     depth = max(spec.k, spec.rerank_depth) if spec.rerank else spec.k
     if spec.first_stage_run:
-        position = {chunk_id: p for p, chunk_id in enumerate(corpus.ids)}
-        hits = hits_from_run(read_run(spec.first_stage_run), query_ids, position, corpus_path, warn)
+        hits = hits_from_run(read_run(spec.first_stage_run), query_ids, corpus.ids, corpus_path, warn)
     else:
         hits = first_stage(spec, corpus, queries, depth, steps, store, bm25)
     if spec.rerank:
