@@ -7,8 +7,9 @@ import json
 import pytest
 
 from helpers import run
-from semrel.formats.corpus import read_golden
+from semrel.formats.corpus import read_corpus, read_golden
 from semrel.golden.pick import excerpt, open_pick_session
+from semrel.retrieval import corpus as retrieval_corpus
 from small_corpus import write_corpus, write_golden
 
 GOLDEN = [
@@ -86,6 +87,23 @@ def test_session_state_survives_without_a_clean_exit(files):
     assert resumed.current().item.query_id == "q3"
     assert resumed.counts() == {"open": 1, "done": 1, "skipped": 1}
     assert resumed.undo().action == "skip" and resumed.current().item.query_id == "q2"
+
+
+def test_candidates_over_the_cache_equal_those_found_in_memory_and_are_read_in_one_pass(files, tmp_path, monkeypatch):
+    corpus, golden = files
+    passes = []
+    reads = retrieval_corpus.iter_corpus
+    monkeypatch.setattr(retrieval_corpus, "iter_corpus", lambda path: passes.append(path) or reads(path))
+    open_pick_session(str(golden), str(corpus), per_method=2, cache=tmp_path / "cache").current()  # fills the store
+    passes.clear()
+    cached = open_pick_session(str(golden), str(corpus), per_method=2, cache=tmp_path / "cache")
+    memory = open_pick_session(str(golden), str(corpus), per_method=2, use_cache=False)
+    assert cached.finder.corpus.path == str(corpus) and memory.finder.corpus.path is None  # ids and keys; all the chunks
+    queries = [item.query for _, item in zip(range(3), cached.remaining)]
+    found = [[(c.chunk, c.found_by) for c in cached.finder(q)] for q in queries]
+    assert len(passes) == 1  # the open queries' candidates, searched together, fetched in one pass
+    assert found == [[(c.chunk, c.found_by) for c in memory.finder(q)] for q in queries]
+    assert found[0][0] == (read_corpus(corpus)[2], (("bm25", 1), ("dense", 1)))  # bread#0, as the keys test shows
 
 
 @pytest.mark.parametrize("setup, extra, message", [

@@ -27,13 +27,13 @@ import numpy as np
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import golden_row, read_corpus, read_golden, require_known_chunks
-from ..formats.files import allow_rewrite, display_name
+from ..formats.files import STDIO, allow_rewrite, display_name
 from ..formats.jsonl import read_jsonl, require, write_jsonl
 from ..formats.manifest import outputs_with_manifests, read_manifest, write_manifest
 from ..progress import Steps, no_progress
 from ..records import Chunk, GoldenItem
 from ..retrieval.corpus import Corpus
-from ..retrieval.retrieve import Bm25Index, DenseIndex, RetrievalSpec, retrieval_stores
+from ..retrieval.retrieve import Bm25Index, DenseIndex, RetrievalSpec, StoredBm25, retrieval_stores
 
 OPEN, DONE, SKIPPED, GIVEN = "open", "done", "skipped", "given"
 ACTIONS = ("toggle", "next", "skip", "undo", "edit")
@@ -61,34 +61,64 @@ class Candidate:
 
 
 class CandidateFinder:
-    """Top chunks of BM25 and dense retrieval for one query at a time. The indexes are built on first use,
-    the chunk vectors taken from the retriever's vector store under `cache` (as retrieval_stores opens it;
-    in memory without `use_cache`), so a resume encodes nothing, and a session with nothing to pick needs
-    neither the model nor the cache."""
+    """Top chunks of BM25 and dense retrieval per query. The indexes are built on first use, so a session
+    with nothing to pick needs neither the model nor the cache. With the cache (a corpus file), BM25
+    searches the on-disk index `semrel retrieve` keeps and dense the chunk vectors of its vector store
+    (retrieval_stores), and the corpus is held as ids and text keys (retrieval.corpus.Corpus): the
+    queries `expect` names are searched together at the first call and their candidates' chunks
+    fetched in one pass over the file, so memory follows the candidates, not the corpus, and a resume
+    encodes nothing. Without the cache (or from stdin) the chunks are read whole and indexed in memory."""
 
-    def __init__(self, chunks: Sequence[Chunk], per_method: int, model: str | None = None, steps: Steps = no_progress,
+    def __init__(self, corpus_path: str, per_method: int, model: str | None = None, steps: Steps = no_progress,
                  cache: str | os.PathLike | None = None, use_cache: bool = True):
         if not 1 <= per_method <= MAX_CANDIDATES // 2:
             raise UsageError(f"per_method= must be between 1 and {MAX_CANDIDATES // 2} (one key per candidate)")
-        self.chunks, self.per_method, self.model, self.steps = chunks, per_method, model, steps
+        self.path, self.per_method, self.model, self.steps = corpus_path, per_method, model, steps
         self.cache, self.use_cache = cache, use_cache
-        self._indexes: tuple[Bm25Index, DenseIndex] | None = None
+        self._chunks = None if use_cache and corpus_path != STDIO else read_corpus(corpus_path)
+        self.corpus = Corpus.read(corpus_path) if self._chunks is None else Corpus.of_chunks(self._chunks)
+        self._indexes: tuple[Bm25Index | StoredBm25, DenseIndex] | None = None
+        self._expected: list[str] = []
+        self._found: dict[str, list[Candidate]] = {}
+
+    @property
+    def ids(self) -> list[str]:
+        return self.corpus.ids
+
+    def expect(self, queries: Sequence[str]) -> None:
+        """Queries to search together with the first one asked for (the session's open queries)."""
+        self._expected = list(queries)
 
     def __call__(self, query: str) -> list[Candidate]:
         """Candidates interleaved by rank (bm25 #1, dense #1, bm25 #2 ...), each chunk once."""
+        if query not in self._found:
+            queries = list(dict.fromkeys([query, *self._expected]))
+            self._expected = []
+            self._found.update(zip(queries, self._search(queries)))
+        return self._found[query]
+
+    def _search(self, queries: list[str]) -> list[list[Candidate]]:
         if not self._indexes:
-            store, _ = retrieval_stores(RetrievalSpec("dense", model=self.model), self.chunks, self.cache, self.use_cache)
-            corpus = Corpus.of_chunks(self.chunks)
-            self._indexes = (Bm25Index(corpus), DenseIndex(corpus, self.model, self.steps, store=store))
-        found: dict[int, list[tuple[str, int]]] = {}
-        bm25, dense = self._indexes
-        lists = [("bm25", bm25.search([query], self.per_method)[0][0].tolist()),
-                 ("dense", dense.search([query], self.per_method, steps=no_progress)[0][0].tolist())]
-        for rank in range(self.per_method):
-            for name, positions in lists:
-                if rank < len(positions):
-                    found.setdefault(positions[rank], []).append((name, rank + 1))
-        return [Candidate(self.chunks[p], tuple(by)) for p, by in found.items()]
+            spec = RetrievalSpec("hybrid", model=self.model)
+            store, lexical = retrieval_stores(spec, self.path if self._chunks is None else self._chunks, self.cache, self.use_cache)
+            bm25 = StoredBm25(lexical.index(self.path, self.steps), self.steps) if lexical else Bm25Index(self.corpus)
+            self._indexes = (bm25, DenseIndex(self.corpus, self.model, self.steps, store=store))
+        bm25_index, dense_index = self._indexes
+        steps = self.steps if len(queries) > 1 else no_progress  # one query (after an undo): no bar over the screen
+        methods = [("bm25", bm25_index.search(queries, self.per_method)),
+                   ("dense", dense_index.search(queries, self.per_method, steps=steps))]
+        found: list[dict[int, list[tuple[str, int]]]] = []
+        for q in range(len(queries)):
+            by: dict[int, list[tuple[str, int]]] = {}
+            for rank in range(self.per_method):
+                for name, hits in methods:
+                    positions = hits[q][0].tolist()
+                    if rank < len(positions):
+                        by.setdefault(positions[rank], []).append((name, rank + 1))
+            found.append(by)
+        wanted = np.unique(np.array([p for by in found for p in by], dtype=np.int64))
+        chunks = self._chunks if self._chunks is not None else dict(zip(wanted.tolist(), self.corpus.iter_chunks(wanted)))
+        return [[Candidate(chunks[p], tuple(names)) for p, names in by.items()] for by in found]
 
 
 def excerpt(text: str, answer: str, chars: int) -> str:
@@ -343,8 +373,8 @@ def open_pick_session(
     Chunk vectors come from the retriever's vector store under `cache` (see CandidateFinder)."""
     if (output or golden_path) == "-":
         raise UsageError("pick rewrites the golden set after every choice, so it needs a file, not '-'")
-    chunks = read_corpus(corpus_path)
-    chunk_ids = {c.id for c in chunks}
+    finder = CandidateFinder(corpus_path, per_method, model, steps, cache, use_cache)
+    chunk_ids = set(finder.ids)
     items = read_golden(golden_path)
     rows = [obj for _, obj in read_jsonl(golden_path)]  # the lines as they are, unknown fields included
     require_known_chunks(items, chunk_ids, golden_path)
@@ -355,9 +385,10 @@ def open_pick_session(
     in_place = output is None or (os.path.exists(output) and os.path.samefile(output, golden_path))
     if in_place:
         allow_rewrite(golden_path)
-    session = PickSession(items, target, CandidateFinder(chunks, per_method, model, steps, cache, use_cache),
+    session = PickSession(items, target, finder,
                           [golden_path, corpus_path], {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL},
                           chunk_ids, rows)
+    finder.expect([i.query for i in session.remaining])
     if not session.resumed:
         return session
     written: list[GoldenItem] | None = None  # the golden set to write as it is now; None if it does not exist

@@ -61,6 +61,12 @@ class Corpus:
         if self._held is not None:
             yield from (self._held[p] for p in positions.tolist())
             return
+        yield from (indexed_text(chunk) for chunk in self.iter_chunks(positions))
+
+    def iter_chunks(self, positions: np.ndarray) -> Iterator[Chunk]:
+        """The chunks at ascending `positions` of a corpus read from a file, read again from it, one at a time."""
+        if self.path is None:
+            raise ValueError("iter_chunks reads a corpus file again; this corpus was given in memory")
         wanted = iter(positions.tolist())
         due = next(wanted, None)
         self._check()
@@ -68,7 +74,7 @@ class Corpus:
             if due is None:
                 break
             if position == due:
-                yield indexed_text(chunk)
+                yield chunk
                 due = next(wanted, None)
         self._check()
         if due is not None:
