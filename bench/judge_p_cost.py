@@ -1,5 +1,6 @@
 """What the probability of relevance p costs `semrel judge`: the same pool judged with `--null-sample 0`
-(no p, no null pairs) and with the default, each run in its own process, the two interleaved.
+(no p, no null pairs) and with the default, each run in its own process, interleaved; and, to part the
+null pairs' cost from the rest of p's, the pool plus the null pairs judged as ordinary pairs without p.
 
     python bench/judge_p_cost.py [--folder out/bench-labels/sets/covid150] [--repeats 3] [--cold-queries 40]
 
@@ -9,7 +10,9 @@ pool-all.tsv = also every run's top 10). Pools:
   all    pool-all.tsv, cache warm
   cold   the first --cold-queries questions of pool.tsv, each run with an empty cache (encoding included)
 Prints per pool the null pairs p adds and the medians of CPU seconds (user + system), wall seconds and
-peak RSS without and with p (docs/judge.md, "What p costs").
+peak RSS without p, with p, and without p on the pool plus the null pairs (the issue lets the null sample
+add pairs: what p costs beyond matching them is the last two compared), and the medians of the ratios of
+each repeat's runs (docs/judge.md, "What p costs").
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ import tempfile
 from pathlib import Path
 
 from measured import measured
+from semrel.formats.corpus import iter_corpus, read_golden
+from semrel.judging.judge import scan_corpus
+from semrel.judging.labels import NULL_SAMPLE
+from semrel.judging.probability import null_pairs
 
 ROOT = Path(__file__).resolve().parent.parent
 SEMREL = [sys.executable, "-c", "from semrel.cli import main; main()"]
@@ -36,6 +43,22 @@ def subset(folder: Path, work: Path, queries: int) -> tuple[Path, Path]:
     (work / "golden.jsonl").write_text("\n".join(golden) + "\n", encoding="utf-8")
     (work / "pool.tsv").write_text("\n".join([rows[0], *[r for r in rows[1:] if r.split("\t")[0] in kept]]) + "\n", encoding="utf-8")
     return work / "golden.jsonl", work / "pool.tsv"
+
+
+def with_null(corpus: Path, golden: Path, pool: Path, out: Path) -> Path:
+    """`pool` plus the judge's null pairs (the default seed and size) as ordinary pool rows."""
+    rows = [line for line in pool.read_text(encoding="utf-8").splitlines() if line.strip()]
+    judged: dict[str, set[str]] = {}
+    for row in rows[1:]:
+        q, c, *_ = row.split("\t")
+        judged.setdefault(q, set()).add(c)
+    for item in read_golden(golden):
+        if item.gold_chunk_ids:  # the judge adds them to the pool
+            judged.setdefault(item.query_id, set()).update(item.gold_chunk_ids)
+    candidates = scan_corpus(iter_corpus(corpus), set(), NULL_SAMPLE, 0, str(corpus), False).candidates
+    extra = null_pairs(list(judged), candidates, judged)
+    out.write_text("\n".join([*rows, *(f"{q}\t{c}\tnull" for q, c in extra)]) + "\n", encoding="utf-8")
+    return out
 
 
 def main() -> None:
@@ -57,26 +80,36 @@ def main() -> None:
             pools["cold"] = (*subset(folder, work, args.cold_queries), None)
         figures: dict[tuple[str, int], list] = {}
         added: dict[str, str] = {}
+        arms = {name: [(pool, 0), (pool, None), (with_null(folder / "corpus.jsonl", golden, pool, work / f"{name}-null.tsv"), 0)]
+                for name, (golden, pool, _) in pools.items()}
         for _ in range(args.repeats):
-            for name, (golden, pool, warm) in pools.items():
-                for null in (0, None):  # interleaved: without p, then the default
+            for name, (golden, _, warm) in pools.items():
+                for arm, (pool, null) in enumerate(arms[name]):  # interleaved: without p, the default, the pool + null without p
                     run_cache = warm or work / "cold-cache"
                     shutil.rmtree(work / "cold-cache", ignore_errors=True)
                     command = [*SEMREL, "judge", "--corpus", str(folder / "corpus.jsonl"), "--golden", str(golden), "--pool", str(pool),
                                "--cache", str(run_cache), "-o", str(work / f"{name}.jsonl"), *(["--null-sample", "0"] if null == 0 else [])]
                     step = measured(command)
-                    figures.setdefault((name, 0 if null == 0 else 1), []).append(step)
+                    figures.setdefault((name, arm), []).append(step)
                     if null is None:
                         added[name] = step.stderr.strip().splitlines()[-1]
-    print("| pool | judge summary with p | CPU s without / with p | wall s without / with p | peak RSS MiB without / with p |")
+    print("| pool | judge summary with p | CPU s without / with p / pool + null pairs without p | wall s, the same three | "
+          "peak RSS MiB, the same three |")
     print("|---|---|---:|---:|---:|")
     for name in pools:
-        off, on = figures[name, 0], figures[name, 1]
-        cpu = [statistics.median(s.cpu_seconds for s in runs) for runs in (off, on)]
-        wall = [statistics.median(s.seconds for s in runs) for runs in (off, on)]
-        peak = [statistics.median(s.peak_mb for s in runs) for runs in (off, on)]
-        print(f"| {name} | {added[name]} | {cpu[0]:.2f} / {cpu[1]:.2f} ({cpu[1] / cpu[0] - 1:+.0%}) | {wall[0]:.2f} / {wall[1]:.2f} | "
-              f"{peak[0]:.0f} / {peak[1]:.0f} ({peak[1] / peak[0] - 1:+.0%}) |")
+        cpu, wall, peak = ([statistics.median(getattr(s, what) for s in figures[name, arm]) for arm in range(3)]
+                           for what in ("cpu_seconds", "seconds", "peak_mb"))
+        print(f"| {name} | {added[name]} | {cpu[0]:.2f} / {cpu[1]:.2f} / {cpu[2]:.2f} ({ratio(figures, name, 0, 'cpu_seconds')}; "
+              f"{ratio(figures, name, 2, 'cpu_seconds')} beyond the null pairs) | {wall[0]:.2f} / {wall[1]:.2f} / {wall[2]:.2f} | "
+              f"{peak[0]:.0f} / {peak[1]:.0f} / {peak[2]:.0f} ({ratio(figures, name, 0, 'peak_mb')}; "
+              f"{ratio(figures, name, 2, 'peak_mb')}) |")
+
+
+def ratio(figures: dict, name: str, against: int, what: str) -> str:
+    """The median over repeats of the default's figure over the `against` arm's in the same repeat: paired,
+    so a drift of the shared machine's speed between repeats does not move it."""
+    pairs = zip(figures[name, 1], figures[name, against])
+    return f"{statistics.median(getattr(a, what) / getattr(b, what) for a, b in pairs) - 1:+.0%}"
 
 
 if __name__ == "__main__":
