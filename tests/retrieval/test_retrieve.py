@@ -227,6 +227,10 @@ def test_missing_corpus_and_broken_golden_are_one_line_errors(tmp_path):
     corpus, golden = write_inputs(tmp_path)
     result = run("retrieve", "--corpus", tmp_path / "nope.jsonl", "--golden", golden, "-o", tmp_path / "x.run")
     assert result.exit_code == 1 and result.output.strip() == f"semrel: error: {tmp_path / 'nope.jsonl'}: no such file (check the path)"
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "moved.jsonl")  # the file a link names was moved away
+    result = run("retrieve", "--corpus", tmp_path / "link.jsonl", "--golden", golden, "-o", tmp_path / "x.run")
+    assert result.exit_code == 1 and result.output.strip() == \
+        f"semrel: error: {tmp_path / 'link.jsonl'}: a link to {tmp_path / 'moved.jsonl'}, which does not exist (check the link)"
     (tmp_path / "golden.jsonl").write_text('{"query_id": "q1", "query": "a"}\n{"query_id": "q2"\n')
     result = run("retrieve", "--corpus", corpus, "--golden", golden, "-o", tmp_path / "x.run")
     assert result.exit_code == 1 and f"{golden}:2: invalid JSON" in result.output

@@ -102,6 +102,8 @@ def _not_a_file(name: str, kind: str) -> SemrelError:
 
 def _os_error(name: str, exc: OSError) -> SemrelError:
     if isinstance(exc, FileNotFoundError):
+        if os.path.islink(name):  # "no such file" would send the user looking for a file they can see
+            return SemrelError(f"{name}: a link to {os.path.realpath(name)}, which does not exist (check the link)")
         return SemrelError(f"{name}: no such file (check the path)")
     if isinstance(exc, PermissionError):
         return SemrelError(f"{name}: permission denied")
