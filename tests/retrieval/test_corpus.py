@@ -13,9 +13,9 @@ import pytest
 from semrel.encoding.vectors import text_keys
 from semrel.errors import SemrelError, ValidationError
 from semrel.formats.corpus import read_corpus
+from semrel.records import Run
 from semrel.retrieval.corpus import Corpus
 from semrel.retrieval.lexical import indexed_text
-from semrel.records import Run
 from semrel.retrieval.retrieve import RetrievalSpec, hits_from_run, retrieval_stores, retrieve_files
 from small_corpus import TEXTS, write_corpus, write_golden
 
