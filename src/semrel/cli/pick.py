@@ -94,9 +94,10 @@ def interact(session: PickSession, chars: int) -> None:
 @click.option("--chars", default=400, show_default=True, type=click.IntRange(40), help="Characters of each chunk shown.")
 @click.option("--model", default=None, help=f"Dense encoder [default: {DEFAULT_MODEL}].")
 @click.option("--cache", "cache_dir", type=FolderPath(), default=None,
-              help="Folder of the dense vector store `semrel retrieve` keeps (chunk vectors per model, so a chunk is "
-                   "encoded once) [default: the user cache dir].")
-@click.option("--no-cache", is_flag=True, help="Encode the chunks in memory; neither read nor write the cache.")
+              help="Folder of the indexes `semrel retrieve` keeps (chunk vectors per model and the BM25 index on disk, so "
+                   "a chunk is encoded and indexed once, and the corpus is not held in memory) [default: the user cache dir].")
+@click.option("--no-cache", is_flag=True, help="Read the corpus whole and encode and index it in memory; neither read nor write "
+                                               "the cache.")
 def pick_command(golden, corpus, output, per_method, chars, model, cache_dir, no_cache):
     """Mark gold chunks by hand for queries that have none, one key per choice.
 
