@@ -109,10 +109,10 @@ class CandidateFinder:
                    ("dense", dense_index.search(queries, self.per_method, steps=steps))]
         found: list[dict[int, list[tuple[str, int]]]] = []
         for q in range(len(queries)):
+            lists = [(name, hits[q][0].tolist()) for name, hits in methods]
             by: dict[int, list[tuple[str, int]]] = {}
             for rank in range(self.per_method):
-                for name, hits in methods:
-                    positions = hits[q][0].tolist()
+                for name, positions in lists:
                     if rank < len(positions):
                         by.setdefault(positions[rank], []).append((name, rank + 1))
             found.append(by)
