@@ -194,16 +194,20 @@ def test_an_interrupted_run_resumes_to_the_same_probabilities(tmp_path, monkeypa
     write_pool([(r["query_id"], r["chunk_id"], ("bm25",)) for r in fixture["pairs"] if "bm25" in r["sources"]], tmp_path / "pool.tsv")
     output, calls, original = tmp_path / "j.jsonl", {"n": 0}, Checkpoint.append
 
-    def stop_after_three(self, rows):
+    def stop_after_forty(self, rows):
         original(self, rows)
         calls["n"] += 1
-        if calls["n"] == 3:
+        if calls["n"] == 40:  # groups: pool chunks come first, several of a query among them
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(Checkpoint, "append", stop_after_three)
+    monkeypatch.setattr(Checkpoint, "append", stop_after_forty)
     with pytest.raises(KeyboardInterrupt):
         semrel.judge(tmp_path / "corpus.jsonl", golden, tmp_path / "pool.tsv", output, cache=tmp_path / "cache")
     monkeypatch.setattr(Checkpoint, "append", original)
+    saved = [json.loads(line) for line in (tmp_path / "j.jsonl.partial").read_text().splitlines()[1:]]
+    pooled = [row for row in saved if "tok" in row]
+    # a query's idf weights ride on its first row only; the others take them from it when restored
+    assert sum("tokw" in row for row in pooled) == len({row["query_id"] for row in pooled}) < len(pooled)
     resumed = semrel.judge(tmp_path / "corpus.jsonl", golden, tmp_path / "pool.tsv", output, cache=tmp_path / "cache")
     fresh = semrel.judge(tmp_path / "corpus.jsonl", golden, tmp_path / "pool.tsv", cache=tmp_path / "cache")
     assert resumed.resumed > 0

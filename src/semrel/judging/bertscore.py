@@ -121,7 +121,7 @@ def greedy_match(
     `cand` and `ref` hold normalised token embeddings of several texts (or windows) stacked
     row-wise, segment k starting at row `starts[k]`; one matrix product scores them all.
     """
-    return _greedy_scores(np.maximum(cand @ ref.T, 0.0), cand_weights, cand_starts, ref_weights, ref_starts)
+    return _greedy_scores(np.maximum(cand @ ref.T, 0.0), cand_weights, cand_starts, ref_weights, ref_starts)[:3]
 
 
 def greedy_match_tokens(
@@ -129,21 +129,23 @@ def greedy_match_tokens(
     ref: np.ndarray, ref_weights: np.ndarray, ref_starts: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """greedy_match's P, R, F (the same arithmetic, one product) and each reference token's best
-    cosine over every candidate token (all segments): what the judge's `own` feature reads."""
-    sim = np.maximum(cand @ ref.T, 0.0)
-    return (*_greedy_scores(sim, cand_weights, cand_starts, ref_weights, ref_starts), sim.max(axis=0))
+    cosine over every candidate token (all segments): what the judge's `own` feature reads. That is
+    the best over segments of each segment's best, already at hand, not another pass over the product."""
+    *scores, best_cand = _greedy_scores(np.maximum(cand @ ref.T, 0.0), cand_weights, cand_starts, ref_weights, ref_starts)
+    return (*scores, best_cand.max(axis=0))
 
 
 def _greedy_scores(
     sim: np.ndarray, cand_weights: np.ndarray, cand_starts: np.ndarray, ref_weights: np.ndarray, ref_starts: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """P, R, F and each reference token's best match per candidate segment."""
     best_ref = np.maximum.reduceat(sim, ref_starts, axis=1)  # each candidate token's best match per reference
     best_cand = np.maximum.reduceat(sim, cand_starts, axis=0)  # each reference token's best match per candidate
     precision = weighted_mean(best_ref, cand_weights, cand_starts, axis=0)
     recall = weighted_mean(best_cand, ref_weights, ref_starts, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         f1 = np.nan_to_num(2 * precision * recall / (precision + recall), nan=0.0)
-    return precision, recall, f1
+    return precision, recall, f1, best_cand
 
 
 def rescale(scores: np.ndarray, baseline: np.ndarray) -> np.ndarray:

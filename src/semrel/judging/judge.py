@@ -616,7 +616,7 @@ def judge_pairs(
             if saved:
                 saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))),
                               **dict(zip(("P", "R", "F", "Ri"), (float(v) for v in row))), "windows": count,
-                              **(PoolFeatures.row(*extra[i]) if i in extra else {})}
+                              **(features.row(i, *extra[i]) if features is not None and i in extra else {})}
                              for i, row in zip(group, best))
 
     baseline: np.ndarray | None = None

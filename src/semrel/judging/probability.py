@@ -69,6 +69,7 @@ class PoolFeatures:
         self.ref_tokens = np.full(len(self.queries), np.nan)
         self.own = np.full(len(work), np.nan)
         self.peak = 0  # most token arrays held at once (for the manifest: memory follows the pool)
+        self.written: set[int] = set()  # queries whose idf weights a checkpoint row of this run holds
 
     def add(self, i: int, bests: list[np.ndarray], weights: list[np.ndarray], chunk_tokens: int, ref_tokens: float) -> None:
         k = int(self.query_of[i])
@@ -90,17 +91,21 @@ class PoolFeatures:
                 else np.zeros(len(pairs))
             self.own[pairs] = share if r == 0 else np.maximum(self.own[pairs], share)
 
-    @staticmethod
-    def row(bests: list[np.ndarray], weights: list[np.ndarray], chunk_tokens: int, ref_tokens: float) -> dict[str, Any]:
-        """What a checkpoint row keeps for the pair (restored by `restore`)."""
-        return {"tok": [pack(b) for b in bests], "tokw": [pack(w) for w in weights], "tokens": int(chunk_tokens),
-                "ref_tokens": float(ref_tokens)}
+    def row(self, i: int, bests: list[np.ndarray], weights: list[np.ndarray], chunk_tokens: int, ref_tokens: float) -> dict[str, Any]:
+        """What a checkpoint row keeps for the pair (restored by `restore`). The idf weights are the
+        same for every pair of a query, so only the query's first row of each run holds them."""
+        k = int(self.query_of[i])
+        first = k not in self.written
+        self.written.add(k)
+        return {"tok": [pack(b) for b in bests], **({"tokw": [pack(w) for w in weights]} if first else {}),
+                "tokens": int(chunk_tokens), "ref_tokens": float(ref_tokens)}
 
     def restore(self, i: int, row: Mapping[str, Any]) -> bool:
-        """A checkpoint row's features back in; False when the row has none (then the pair is rescored)."""
+        """A checkpoint row's features back in; False when the row has none, or lacks the weights and no
+        earlier row of its query gave them (then the pair is rescored)."""
         try:
-            bests, weights = [unpack(t) for t in row["tok"]], [unpack(t) for t in row["tokw"]]
-            tokens, ref_tokens = int(row["tokens"]), float(row["ref_tokens"])
+            bests, tokens, ref_tokens = [unpack(t) for t in row["tok"]], int(row["tokens"]), float(row["ref_tokens"])
+            weights = [unpack(t) for t in row["tokw"]] if "tokw" in row else self.idf[int(self.query_of[i])]
         except (KeyError, TypeError, ValueError):
             return False
         self.add(i, bests, weights, tokens, ref_tokens)
