@@ -3,6 +3,7 @@
 null pairs' cost from the rest of p's, the pool plus the null pairs judged as ordinary pairs without p.
 
     python bench/judge_p_cost.py [--folder out/bench-labels/sets/covid150] [--repeats 3] [--cold-queries 40]
+    python bench/judge_p_cost.py --instructions 40    # the same arms counted in instructions (valgrind)
 
 Runs on the COVID-QA folder bench/labels.py prepared (corpus, golden set, pool.tsv = BM25 top 20 + gold,
 pool-all.tsv = also every run's top 10). Pools:
@@ -13,14 +14,21 @@ Prints per pool the null pairs p adds and the medians of CPU seconds (user + sys
 peak RSS without p, with p, and without p on the pool plus the null pairs (the issue lets the null sample
 add pairs: what p costs beyond matching them is the last two compared), and the medians of the ratios of
 each repeat's runs (docs/judge.md, "What p costs").
+
+CPU seconds on a shared machine drift too much to show a change of a few percent; --instructions N
+counts the instructions of each arm once under valgrind's callgrind (deterministic), on the first N
+questions with the warm cache, plus one question alone as the start-up (imports, the corpus pass) that
+the ratios leave out. Several minutes an arm: the command's own start-up is most of the count.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -67,6 +75,8 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None, help="the warm embedding cache [default: bench/labels.py's, WORK/cache]")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cold-queries", type=int, default=40, help="questions in the cold-cache pool (0: skip it)")
+    parser.add_argument("--instructions", type=int, default=0, metavar="N",
+                        help="count instructions instead, on the first N questions (needs valgrind)")
     args = parser.parse_args()
     folder = args.folder
     if not (folder / "pool-all.tsv").exists():
@@ -74,6 +84,9 @@ def main() -> None:
     cache = args.cache or folder.parent.parent / "cache"
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        if args.instructions:
+            count_instructions(folder, cache, work, args.instructions)
+            return
         pools = {"kappa": (folder / "golden.jsonl", folder / "pool.tsv", cache),
                  "all": (folder / "golden.jsonl", folder / "pool-all.tsv", cache)}
         if args.cold_queries:
@@ -103,6 +116,36 @@ def main() -> None:
               f"{ratio(figures, name, 2, 'cpu_seconds')} beyond the null pairs) | {wall[0]:.2f} / {wall[1]:.2f} / {wall[2]:.2f} | "
               f"{peak[0]:.0f} / {peak[1]:.0f} / {peak[2]:.0f} ({ratio(figures, name, 0, 'peak_mb')}; "
               f"{ratio(figures, name, 2, 'peak_mb')}) |")
+
+
+def count_instructions(folder: Path, cache: Path, work: Path, queries: int) -> None:
+    """Each arm's instructions (one callgrind run each) on the first `queries` questions, less start-up."""
+    arms = {}
+    for name, size in (("start-up", 1), ("questions", queries)):
+        (work / name).mkdir()
+        golden, pool = subset(folder, work / name, size)
+        arms[name] = (golden, pool, with_null(folder / "corpus.jsonl", golden, pool, work / name / "null.tsv"))
+
+    def judge(golden: Path, pool: Path, null: bool) -> list[str]:
+        return [*SEMREL, "judge", "--corpus", str(folder / "corpus.jsonl"), "--golden", str(golden), "--pool", str(pool),
+                "--cache", str(cache), "-o", str(work / "j.jsonl"), *([] if null else ["--null-sample", "0"])]
+
+    golden, pool, padded = arms["questions"]
+    runs = {"start-up (1 question, no p)": judge(*arms["start-up"][:2], False), "no p": judge(golden, pool, False),
+            "p": judge(golden, pool, True), "pool + null pairs, no p": judge(golden, padded, False)}
+    subprocess.run(runs["no p"], check=True, capture_output=True)  # compiles what a fresh checkout lacks, outside the counts
+    counts = {}
+    for name, command in runs.items():
+        done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+                              capture_output=True, text=True, check=True)
+        counts[name] = int(re.search(r"I\s+refs:\s+([\d,]+)", done.stderr).group(1).replace(",", ""))  # type: ignore[union-attr]
+        print(f"{name}: {counts[name] / 1e9:.3f} G instructions", file=sys.stderr)
+    base = counts["start-up (1 question, no p)"]
+    print(f"| questions | instructions G: {' / '.join(runs)} | p over no p | p beyond the null pairs |")
+    print("|---:|---|---:|---:|")
+    print(f"| {queries} | {' / '.join(f'{c / 1e9:.3f}' for c in counts.values())} | "
+          f"{(counts['p'] - base) / (counts['no p'] - base) - 1:+.1%} | "
+          f"{(counts['p'] - base) / (counts['pool + null pairs, no p'] - base) - 1:+.1%} |")
 
 
 def ratio(figures: dict, name: str, against: int, what: str) -> str:
