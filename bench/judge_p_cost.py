@@ -18,13 +18,14 @@ each repeat's runs (docs/judge.md, "What p costs").
 CPU seconds on a shared machine drift too much to show a change of a few percent; --instructions N
 counts the instructions of each arm once under valgrind's callgrind (deterministic), on the first N
 questions with the warm cache, plus one question alone as the start-up (imports, the corpus pass) that
-the ratios leave out. Several minutes an arm: the command's own start-up is most of the count.
+the ratios leave out. Several minutes an arm, with one BLAS thread (see count_instructions).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -133,11 +134,14 @@ def count_instructions(folder: Path, cache: Path, work: Path, queries: int) -> N
     golden, pool, padded = arms["questions"]
     runs = {"start-up (1 question, no p)": judge(*arms["start-up"][:2], False), "no p": judge(golden, pool, False),
             "p": judge(golden, pool, True), "pool + null pairs, no p": judge(golden, padded, False)}
-    subprocess.run(runs["no p"], check=True, capture_output=True)  # compiles what a fresh checkout lacks, outside the counts
+    # one BLAS thread: valgrind runs threads one at a time, so an idle BLAS thread's spinning wait would be
+    # counted as work (the 40-question arm without p counted 10.7 G instructions with two threads, 4.4 G with one)
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    subprocess.run(runs["no p"], check=True, capture_output=True, env=env)  # compiles what a fresh checkout lacks, outside the counts
     counts = {}
     for name, command in runs.items():
         done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
-                              capture_output=True, text=True, check=True)
+                              capture_output=True, text=True, check=True, env=env)
         counts[name] = int(re.search(r"I\s+refs:\s+([\d,]+)", done.stderr).group(1).replace(",", ""))  # type: ignore[union-attr]
         print(f"{name}: {counts[name] / 1e9:.3f} G instructions", file=sys.stderr)
     base = counts["start-up (1 question, no p)"]
