@@ -291,6 +291,16 @@ def test_a_checkpoint_of_other_settings_is_not_reused_and_the_judge_says_so(data
            "texts): none was reused; this run's pairs replaced them" in heard
 
 
+def test_texts_are_digested_with_their_boundaries():
+    """The checkpoint's fingerprint and the idf table's cache key hash the texts themselves: an edited text,
+    or texts cut at another place, give another digest (else a stale checkpoint or idf table is reused)."""
+    from semrel.judging.judge import _texts_digest
+
+    digests = {_texts_digest(texts) for texts in (["ab", "c"], ["a", "bc"], ["abc"], ["ab", "d"], ["ab", "c", ""])}
+    assert len(digests) == 5
+    assert _texts_digest(iter(["ab", "c"])) == _texts_digest(["ab", "c"])
+
+
 def _run(*args) -> tuple[int, str]:
     result = run(*args)
     return result.exit_code, result.output

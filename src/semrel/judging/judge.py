@@ -48,7 +48,7 @@ from ..formats.pool import given_pool, pool_error
 from ..progress import Advance, Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample, is_whole
 from . import labels
-from .bertscore import greedy_match, greedy_match_tokens, idf_table, model_layer, plain_weights, rescale, shipped_baseline, weighted_mean
+from .bertscore import greedy_match, greedy_match_tokens, idf_table, model_layer, plain_weights, rescale, shipped_baseline
 from .checkpoint import Checkpoint
 from .probability import PoolFeatures, idf_sample, null_pairs
 
@@ -99,6 +99,17 @@ class JudgeResult:
 
 def _digest(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _texts_digest(texts: Iterable[str]) -> str:
+    """sha256 of texts, each after its byte length: for many long texts, where _digest would first
+    JSON-escape them all (on a 40-question judge, the idf sample's escaping was a fifth of p's cost
+    beyond its null pairs)."""
+    hasher = hashlib.sha256()
+    for text in texts:
+        data = text.encode()
+        hasher.update(len(data).to_bytes(8, "big") + data)
+    return hasher.hexdigest()
 
 
 class TextEncoder:
@@ -352,31 +363,47 @@ def baseline_sample(candidates: Sequence[tuple[int, str]], queries: Sequence[str
     return chosen
 
 
+@dataclass
+class Stacked:
+    """The reference answers of a group's queries stacked for one matrix product with the chunk."""
+
+    texts: list[str]  # the answers, query by query
+    vectors: np.ndarray
+    weights: np.ndarray  # each answer token's weight
+    starts: np.ndarray  # each answer's first row
+    bounds: np.ndarray  # each query's first answer, then the count of answers
+
+
 class PairScorer:
     """Scores (query, chunk) pairs: references encoded once up front, chunks streamed and dropped."""
 
     def __init__(self, encoder: TextEncoder, weights: np.ndarray, answers: Mapping[str, tuple[str, ...]], advance: Advance):
         self.encoder, self.weights, self.answers, self.advance = encoder, weights, answers, advance
         self.references: dict[str, Encoded] = {}
+        self.reference_weights: dict[str, np.ndarray] = {}
         self.truncated = 0
 
     def load_references(self, texts: Sequence[str]) -> None:
         for i, entry in self.encoder.encode(texts):
             self.references[texts[i]], cut = first_window(entry)
+            self.reference_weights[texts[i]] = self.weights[self.references[texts[i]].ids]
             self.truncated += cut
 
-    def _best(self, entry: Encoded, queries: list[str]) -> np.ndarray:
-        """Best P, R, F of one chunk (all its windows) against each query's answers, in one product."""
-        refs = [self.references[a] for q in queries for a in self.answers[q]]
-        lengths = np.array([len(r.ids) for r in refs])
-        ref_ids = np.concatenate([r.ids for r in refs])
-        scores = greedy_match(
-            entry.vectors, self.weights[entry.ids], entry.starts,
-            np.concatenate([r.vectors for r in refs]), self.weights[ref_ids], np.concatenate([[0], np.cumsum(lengths)[:-1]]),
-        )
-        best = np.stack([s.max(axis=0) for s in scores], axis=1)  # (references, 3): best window each
-        bounds = np.cumsum([0] + [len(self.answers[q]) for q in queries])
-        return np.stack([best[bounds[k] : bounds[k + 1]].max(axis=0) for k in range(len(queries))])
+    def _stack(self, queries: list[str]) -> Stacked:
+        """One query with one answer (most chunks) takes the answer's arrays as they are, uncopied."""
+        texts = [a for q in queries for a in self.answers[q]]
+        if len(texts) == 1:
+            return Stacked(texts, self.references[texts[0]].vectors, self.reference_weights[texts[0]], _FIRST, _ONE)
+        lengths = [len(self.references[a].ids) for a in texts]
+        return Stacked(texts, np.concatenate([self.references[a].vectors for a in texts]),
+                       np.concatenate([self.reference_weights[a] for a in texts]), np.cumsum([0] + lengths[:-1]),
+                       np.cumsum([0] + [len(self.answers[q]) for q in queries]))
+
+    @staticmethod
+    def _per_query(scores: Sequence[np.ndarray], stacked: Stacked) -> np.ndarray:
+        """(queries, 3): the best P, R, F over the chunk's windows and each query's answers (each taken
+        on its own)."""
+        return np.maximum.reduceat(np.stack(scores, axis=-1).max(axis=0), stacked.bounds[:-1], axis=0)
 
     def score(self, by_text: Mapping[str, list[int]], query_of: Callable[[int], str]) -> Iterator[tuple[list[int], np.ndarray, int]]:
         """(task numbers, their P, R, F as rows, windows) per chunk text, as each is scored."""
@@ -387,12 +414,16 @@ class PairScorer:
             group = by_text[texts[i]]
             queries = [query_of(k) for k in group]
             unique = {q: k for k, q in enumerate(dict.fromkeys(queries))}
-            best = self._best(entry, list(unique))
-            yield self._done(group, best[[unique[q] for q in queries]], entry.windows)
+            stacked = self._stack(list(unique))
+            scores = greedy_match(entry.vectors, self.weights[entry.ids], entry.starts, stacked.vectors, stacked.weights, stacked.starts)
+            yield self._done(group, self._per_query(scores, stacked)[[unique[q] for q in queries]], entry.windows)
 
     def _done(self, group: list[int], scores: np.ndarray, windows: int) -> tuple[list[int], np.ndarray, int]:
         self.advance(len(group))
         return group, scores, windows
+
+
+_FIRST, _ONE = np.zeros(1, dtype=np.int64), np.array([0, 1])  # a lone answer's starts and bounds
 
 
 class FeatureScorer(PairScorer):
@@ -408,6 +439,7 @@ class FeatureScorer(PairScorer):
         self.plain, self.idf, self.wanted = plain, idf, wanted  # plain: bert_score's weights without idf, 0 for the special tokens
         self.kept: dict[str, np.ndarray] = {}  # per reference text: which of its tokens are not special
         self.idf_full: dict[str, np.ndarray] = {}  # per reference text: each token's idf (p's sample), 0 for the special ones
+        self.idf_sum: dict[str, np.ndarray] = {}  # per reference text: the sum of idf_full, as weighted_mean sums it
         self.token_idf: dict[str, np.ndarray] = {}  # per reference text: the idf of the tokens that are not special
         self.lengths: dict[str, float] = {}  # per query: its references' mean count of such tokens
 
@@ -416,6 +448,7 @@ class FeatureScorer(PairScorer):
         self.kept = {text: self._kept(entry.ids) for text, entry in self.references.items()}
         self.idf_full = {text: (self.idf[entry.ids] * self.kept[text]).astype(np.float32).astype(np.float64)  # as checkpointed
                          for text, entry in self.references.items()}
+        self.idf_sum = {text: np.add.reduceat(weights, _FIRST) for text, weights in self.idf_full.items()}
         self.token_idf = {text: weights[self.kept[text]].astype(np.float32) for text, weights in self.idf_full.items()}
 
     def _kept(self, ids: np.ndarray) -> np.ndarray:
@@ -437,27 +470,33 @@ class FeatureScorer(PairScorer):
             group = by_text[texts[n]]
             queries = [query_of(k) for k in group]
             unique = {q: k for k, q in enumerate(dict.fromkeys(queries))}
-            texts_of = [a for q in unique for a in self.answers[q]]
-            refs = [self.references[a] for a in texts_of]
-            lengths = np.array([len(r.ids) for r in refs])
-            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-            ref_ids = np.concatenate([r.ids for r in refs])
+            stacked = self._stack(list(unique))
             *scores, tokens = greedy_match_tokens(entry.vectors, self.weights[entry.ids], entry.starts,
-                                                  np.concatenate([r.vectors for r in refs]), self.weights[ref_ids], starts)
-            best = np.stack([s.max(axis=0) for s in scores], axis=1)  # (references, 3): best window each
-            bounds = np.cumsum([0] + [len(self.answers[q]) for q in unique])
-            per_query = np.stack([best[bounds[k] : bounds[k + 1]].max(axis=0) for k in range(len(unique))])
-            chunk_tokens = int(self._kept(entry.ids).sum())
-            idf = np.concatenate([self.idf_full[a] for a in texts_of])  # 0 on the special tokens
-            recall = np.maximum.reduceat(weighted_mean(tokens[None, :], idf, starts, axis=1)[0], bounds[:-1])
+                                                  stacked.vectors, stacked.weights, stacked.starts)
+            recall = np.maximum.reduceat(self._recall_idf(tokens, stacked), stacked.bounds[:-1])
             wanted = {i: q for i, q in zip(group, queries) if self.wanted(i)}
-            kept = {q: [(tokens[starts[r] : starts[r] + lengths[r]][self.kept[texts_of[r]]].astype(np.float32, copy=False),
-                         self.token_idf[texts_of[r]]) for r in range(bounds[unique[q]], bounds[unique[q] + 1])]
-                    for q in set(wanted.values())}
-            extra = {i: ([b for b, _ in kept[q]], [w for _, w in kept[q]], chunk_tokens, self._reference_tokens(q))
-                     for i, q in wanted.items()}
+            extra = {}
+            if wanted:
+                chunk_tokens = int(np.count_nonzero(self.plain[entry.ids]))
+                ends = [*stacked.starts[1:].tolist(), len(tokens)]
+                kept = {q: ([tokens[stacked.starts[r] : ends[r]][self.kept[stacked.texts[r]]].astype(np.float32, copy=False)
+                             for r in range(stacked.bounds[unique[q]], stacked.bounds[unique[q] + 1])],
+                            [self.token_idf[a] for a in self.answers[q]], chunk_tokens, self._reference_tokens(q))
+                        for q in set(wanted.values())}
+                extra = {i: kept[q] for i, q in wanted.items()}
             rows = [unique[q] for q in queries]
-            yield (*self._done(group, np.column_stack([per_query[rows], recall[rows]]), entry.windows), extra)
+            yield (*self._done(group, np.column_stack([self._per_query(scores, stacked)[rows], recall[rows]]), entry.windows), extra)
+
+    def _recall_idf(self, tokens: np.ndarray, stacked: Stacked) -> np.ndarray:
+        """Each answer's idf-weighted recall from its tokens' bests: weighted_mean's arithmetic, the
+        answers' idf sums taken once at load."""
+        if len(stacked.texts) == 1:
+            idf, norm = self.idf_full[stacked.texts[0]], self.idf_sum[stacked.texts[0]]
+        else:
+            idf = np.concatenate([self.idf_full[a] for a in stacked.texts])
+            norm = np.concatenate([self.idf_sum[a] for a in stacked.texts])
+        total = np.add.reduceat(tokens * idf, stacked.starts)
+        return np.divide(total, norm, out=np.zeros_like(total), where=norm > 0)
 
     def _reference_tokens(self, query: str) -> float:
         if query not in self.lengths:
@@ -564,9 +603,10 @@ def judge_pairs(
     encoder = TextEncoder(info, layer, window, overlap, cache, options.max_tokens, engine)
     weights, weights_info = encoder.weights(options.idf, lambda: (c.text for _, c in corpus()), scan.digest)
     idf_texts = idf_sample(scan.candidates, scan.texts) if features else []
-    idf_key = _digest(*idf_texts)
+    idf_key = _texts_digest(idf_texts)
     fingerprint = _digest(encoder.namespace, overlap, weights_info, scan.digest if options.idf else None,
-                          _digest(*sorted((c, scan.texts[c]) for c in used)), _digest(*sorted(answers.items())), baseline_pairs,
+                          _texts_digest(itertools.chain.from_iterable((c, scan.texts[c]) for c in sorted(used))),
+                          _digest(*sorted(answers.items())), baseline_pairs,
                           *([options.null_sample, _digest(null), idf_key] if features else []))
     saved = Checkpoint(checkpoint, fingerprint) if checkpoint else None
     scores = np.zeros((total, 4 if features else 3))  # P, R, F (and the idf-weighted R p needs)
