@@ -363,6 +363,9 @@ def baseline_sample(candidates: Sequence[tuple[int, str]], queries: Sequence[str
     return chosen
 
 
+_FIRST, _ONE = np.zeros(1, dtype=np.int64), np.array([0, 1])  # a lone answer's starts and bounds
+
+
 @dataclass
 class Stacked:
     """The reference answers of a group's queries stacked for one matrix product with the chunk."""
@@ -390,7 +393,8 @@ class PairScorer:
             self.truncated += cut
 
     def _stack(self, queries: list[str]) -> Stacked:
-        """One query with one answer (most chunks) takes the answer's arrays as they are, uncopied."""
+        """The answers of `queries`, stacked; one query with one answer (most chunks) takes the answer's
+        arrays as loaded, uncopied."""
         texts = [a for q in queries for a in self.answers[q]]
         if len(texts) == 1:
             return Stacked(texts, self.references[texts[0]].vectors, self.reference_weights[texts[0]], _FIRST, _ONE)
@@ -421,9 +425,6 @@ class PairScorer:
     def _done(self, group: list[int], scores: np.ndarray, windows: int) -> tuple[list[int], np.ndarray, int]:
         self.advance(len(group))
         return group, scores, windows
-
-
-_FIRST, _ONE = np.zeros(1, dtype=np.int64), np.array([0, 1])  # a lone answer's starts and bounds
 
 
 class FeatureScorer(PairScorer):
