@@ -124,15 +124,15 @@ def count_instructions(folder: Path, cache: Path, work: Path, queries: int) -> N
     arms = {}
     for name, size in (("start-up", 1), ("questions", queries)):
         (work / name).mkdir()
-        golden, pool = subset(folder, work / name, size)
-        arms[name] = (golden, pool, with_null(folder / "corpus.jsonl", golden, pool, work / name / "null.tsv"))
+        arms[name] = subset(folder, work / name, size)
 
     def judge(golden: Path, pool: Path, null: bool) -> list[str]:
         return [*SEMREL, "judge", "--corpus", str(folder / "corpus.jsonl"), "--golden", str(golden), "--pool", str(pool),
                 "--cache", str(cache), "-o", str(work / "j.jsonl"), *([] if null else ["--null-sample", "0"])]
 
-    golden, pool, padded = arms["questions"]
-    runs = {"start-up (1 question, no p)": judge(*arms["start-up"][:2], False), "no p": judge(golden, pool, False),
+    golden, pool = arms["questions"]
+    padded = with_null(folder / "corpus.jsonl", golden, pool, work / "questions" / "null.tsv")
+    runs = {"start-up (1 question, no p)": judge(*arms["start-up"], False), "no p": judge(golden, pool, False),
             "p": judge(golden, pool, True), "pool + null pairs, no p": judge(golden, padded, False)}
     # one BLAS thread: valgrind runs threads one at a time, so an idle BLAS thread's spinning wait would be
     # counted as work (the 40-question arm without p counted 10.7 G instructions with two threads, 4.4 G with one)

@@ -491,11 +491,8 @@ class FeatureScorer(PairScorer):
     def _recall_idf(self, tokens: np.ndarray, stacked: Stacked) -> np.ndarray:
         """Each answer's idf-weighted recall from its tokens' bests: weighted_mean's arithmetic, the
         answers' idf sums taken once at load."""
-        if len(stacked.texts) == 1:
-            idf, norm = self.idf_full[stacked.texts[0]], self.idf_sum[stacked.texts[0]]
-        else:
-            idf = np.concatenate([self.idf_full[a] for a in stacked.texts])
-            norm = np.concatenate([self.idf_sum[a] for a in stacked.texts])
+        idf = np.concatenate([self.idf_full[a] for a in stacked.texts])
+        norm = np.concatenate([self.idf_sum[a] for a in stacked.texts])
         total = np.add.reduceat(tokens * idf, stacked.starts)
         return np.divide(total, norm, out=np.zeros_like(total), where=norm > 0)
 
