@@ -17,6 +17,7 @@ from helpers import SHARED_DATA, run
 from semrel.encoding.models import resolve_model
 from semrel.errors import UsageError
 from semrel.judging import labels
+from semrel.judging.bertscore import greedy_match_tokens
 from semrel.judging.checkpoint import Checkpoint
 
 COVID_QA = SHARED_DATA / "covid_qa_deepset" / "200423_covidQA.json"
@@ -138,6 +139,28 @@ def test_texts_encoded_in_slices_score_as_in_one(data, monkeypatch):
     assert [(j.query_id, j.chunk_id) for j in sliced.judgments] == [(j.query_id, j.chunk_id) for j in whole.judgments]
     assert sliced.encoded == whole.encoded > 7 * 5  # many slices, each text once
     assert np.abs(_scores(sliced.judgments) - _scores(whole.judgments)).max() < 1e-6
+
+
+@pytest.mark.parametrize("cells", [1, 20000])
+def test_answers_matched_in_bounded_blocks_score_as_in_one_product(data, monkeypatch, cells):
+    """A chunk pooled for many queries is matched against their answers a bounded block at a time
+    (MATCH_CELLS); blocks of one query each, or of a few, move no score, feature or p beyond float32
+    rounding (BLAS may sum a product's cell in another order with other columns beside it)."""
+    import semrel.judging.judge as judge_module
+
+    whole = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"])
+    products = []
+    monkeypatch.setattr(judge_module, "MATCH_CELLS", cells)
+    monkeypatch.setattr(judge_module, "greedy_match_tokens",
+                        lambda *a: products.append(len(a[3])) or greedy_match_tokens(*a))
+    blocked = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"])
+    assert len(products) > len({j.chunk_id for j in whole.judgments}) + 25  # chunks matched in several blocks
+    assert [(j.query_id, j.chunk_id) for j in blocked.judgments] == [(j.query_id, j.chunk_id) for j in whole.judgments]
+
+    def figures(judgments):
+        return np.array([[j.P, j.R, j.F, j.p, *j.features.values()] for j in judgments])
+    assert np.abs(figures(blocked.judgments) - figures(whole.judgments)).max() < 1e-5
+    assert sum(j.features["own_idf"] > 0 for j in whole.judgments) > 40  # the token bests were compared, not absent
 
 
 @pytest.mark.slow

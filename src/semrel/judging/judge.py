@@ -364,6 +364,10 @@ def baseline_sample(candidates: Sequence[tuple[int, str]], queries: Sequence[str
 
 
 _FIRST, _ONE = np.zeros(1, dtype=np.int64), np.array([0, 1])  # a lone answer's starts and bounds
+# floats in one product of a chunk with stacked answers (and in the stack): 4 MiB. A chunk pooled for
+# every query (the null sample's are) made 32 MiB products; freeing one raises glibc's mmap and trim
+# thresholds to its size, and the heap then kept up to twice that free but resident.
+MATCH_CELLS = 1 << 20
 
 
 @dataclass
@@ -384,6 +388,7 @@ class PairScorer:
         self.encoder, self.weights, self.answers, self.advance = encoder, weights, answers, advance
         self.references: dict[str, Encoded] = {}
         self.reference_weights: dict[str, np.ndarray] = {}
+        self.rows: dict[str, int] = {}  # per query: its answers' token rows
         self.truncated = 0
 
     def load_references(self, texts: Sequence[str]) -> None:
@@ -391,6 +396,24 @@ class PairScorer:
             self.references[texts[i]], cut = first_window(entry)
             self.reference_weights[texts[i]] = self.weights[self.references[texts[i]].ids]
             self.truncated += cut
+
+    def _blocks(self, queries: Iterable[str], chunk: np.ndarray) -> Iterator[list[str]]:
+        """`queries` in runs whose stacked answers, and their product with `chunk`'s token rows, hold
+        at most MATCH_CELLS floats (a query over that alone is a run of its own). An answer's scores
+        are those of one product to float32 rounding: BLAS may sum a cell in another order beside
+        other columns, as it always could beside the answers of whichever queries pooled the chunk."""
+        width, cells = max(chunk.shape), 0
+        block: list[str] = []
+        for query in queries:
+            if query not in self.rows:
+                self.rows[query] = sum(len(self.references[a].ids) for a in self.answers[query])
+            size = width * self.rows[query]
+            if block and cells + size > MATCH_CELLS:
+                yield block
+                block, cells = [], 0
+            block.append(query)
+            cells += size
+        yield block
 
     def _stack(self, queries: list[str]) -> Stacked:
         """The answers of `queries`, stacked; one query with one answer (most chunks) takes the answer's
@@ -417,10 +440,13 @@ class PairScorer:
         for i, entry in self.encoder.encode(texts):
             group = by_text[texts[i]]
             queries = [query_of(k) for k in group]
-            unique = {q: k for k, q in enumerate(dict.fromkeys(queries))}
-            stacked = self._stack(list(unique))
-            scores = greedy_match(entry.vectors, self.weights[entry.ids], entry.starts, stacked.vectors, stacked.weights, stacked.starts)
-            yield self._done(group, self._per_query(scores, stacked)[[unique[q] for q in queries]], entry.windows)
+            best: dict[str, np.ndarray] = {}
+            for block in self._blocks(dict.fromkeys(queries), entry.vectors):
+                stacked = self._stack(block)
+                scores = greedy_match(entry.vectors, self.weights[entry.ids], entry.starts,
+                                      stacked.vectors, stacked.weights, stacked.starts)
+                best.update(zip(block, self._per_query(scores, stacked)))
+            yield self._done(group, np.array([best[q] for q in queries]), entry.windows)
 
     def _done(self, group: list[int], scores: np.ndarray, windows: int) -> tuple[list[int], np.ndarray, int]:
         self.advance(len(group))
@@ -470,23 +496,23 @@ class FeatureScorer(PairScorer):
         for n, entry in self.encoder.encode(texts):
             group = by_text[texts[n]]
             queries = [query_of(k) for k in group]
-            unique = {q: k for k, q in enumerate(dict.fromkeys(queries))}
-            stacked = self._stack(list(unique))
-            *scores, tokens = greedy_match_tokens(entry.vectors, self.weights[entry.ids], entry.starts,
-                                                  stacked.vectors, stacked.weights, stacked.starts)
-            recall = np.maximum.reduceat(self._recall_idf(tokens, stacked), stacked.bounds[:-1])
             wanted = {i: q for i, q in zip(group, queries) if self.wanted(i)}
-            extra = {}
-            if wanted:
-                chunk_tokens = int(np.count_nonzero(self.plain[entry.ids]))
+            wanted_queries = set(wanted.values())
+            chunk_tokens = int(np.count_nonzero(self.plain[entry.ids]))
+            best: dict[str, np.ndarray] = {}
+            kept: dict[str, tuple[list[np.ndarray], list[np.ndarray], int, float]] = {}
+            for block in self._blocks(dict.fromkeys(queries), entry.vectors):
+                stacked = self._stack(block)
+                *scores, tokens = greedy_match_tokens(entry.vectors, self.weights[entry.ids], entry.starts,
+                                                      stacked.vectors, stacked.weights, stacked.starts)
+                recall = np.maximum.reduceat(self._recall_idf(tokens, stacked), stacked.bounds[:-1])
+                best.update(zip(block, np.column_stack([self._per_query(scores, stacked), recall])))
                 ends = [*stacked.starts[1:].tolist(), len(tokens)]
-                kept = {q: ([tokens[stacked.starts[r] : ends[r]][self.kept[stacked.texts[r]]].astype(np.float32, copy=False)
-                             for r in range(stacked.bounds[unique[q]], stacked.bounds[unique[q] + 1])],
-                            [self.token_idf[a] for a in self.answers[q]], chunk_tokens, self._reference_tokens(q))
-                        for q in set(wanted.values())}
-                extra = {i: kept[q] for i, q in wanted.items()}
-            rows = [unique[q] for q in queries]
-            yield (*self._done(group, np.column_stack([self._per_query(scores, stacked)[rows], recall[rows]]), entry.windows), extra)
+                kept.update((q, ([tokens[stacked.starts[r] : ends[r]][self.kept[stacked.texts[r]]].astype(np.float32, copy=False)
+                                  for r in range(stacked.bounds[k], stacked.bounds[k + 1])],
+                                 [self.token_idf[a] for a in self.answers[q]], chunk_tokens, self._reference_tokens(q)))
+                            for k, q in enumerate(block) if q in wanted_queries)
+            yield (*self._done(group, np.array([best[q] for q in queries]), entry.windows), {i: kept[q] for i, q in wanted.items()})
 
     def _recall_idf(self, tokens: np.ndarray, stacked: Stacked) -> np.ndarray:
         """Each answer's idf-weighted recall from its tokens' bests: weighted_mean's arithmetic, the
