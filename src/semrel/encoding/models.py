@@ -12,6 +12,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import SemrelError, UsageError
 
@@ -191,7 +192,8 @@ def _load_encoder(location: str, device: str, layers: int | None, precision: str
     if layers is not None:  # the layers left out are reported as unexpected weights: expected here
         hf_logging.set_verbosity_error()
     try:
-        model = AutoModel.from_pretrained(location, **({} if layers is None else {"num_hidden_layers": layers}))
+        options: dict[str, Any] = {} if layers is None else {"num_hidden_layers": layers}  # typed so transformers' stubs take it
+        model = AutoModel.from_pretrained(location, **options)
     except OSError as exc:
         raise _unloadable(location, exc) from None
     finally:
