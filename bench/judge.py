@@ -8,9 +8,12 @@ the articles every 100 words, answers the real expert answers of 10-40 words fro
 that each peak RSS and each process time is its own:
 
   bert_score    bert_score.score(cands, refs, model_type=<all-MiniLM-L6-v2>, num_layers=6), defaults otherwise
-  semrel        semrel.judge on the same pairs with an empty embedding cache (cold), --precision exact
+  semrel        semrel.judge on the same pairs with an empty embedding cache (cold), --precision exact,
+                --null-sample 0: P, R and F only, the work bert_score does
   semrel warm   the same again, the cache now filled
   semrel int8   (and each other mode of --modes) cold, at that precision
+  semrel+p      the default judge, with the probability p (cold, then warm): one pair per query here, so
+                its null sample adds 25 pairs per pair, the most it can (--no-p skips these two)
   ceiling       the bare encoder forward pass over the same unique texts in length-sorted batches
                 (model loading and tokenizing not timed: a stricter ceiling than the others get; --no-ceiling skips it)
 
@@ -113,7 +116,8 @@ def child(name: str, folder: Path) -> None:
         scores = np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1)
         extra = {"import_seconds": imported - main_started}
     elif name.startswith("semrel"):
-        precision = name.split("_")[1] if name.count("_") else "exact"
+        kind, _, precision = name.partition("_")
+        precision = precision or "exact"
         if precision != "warm":  # imported untimed, as bert_score's are; a warm run never imports them
             import torch  # noqa: F401
             import transformers  # noqa: F401
@@ -132,11 +136,12 @@ def child(name: str, folder: Path) -> None:
             return manager()
 
         engine = make_engine("local", device="cpu", precision="exact" if precision == "warm" else precision)
-        result = judge(folder / "corpus.jsonl", folder / "golden.jsonl", folder / "pool.tsv", cache=folder / "cache",
-                       engine=engine, steps=steps)
+        options = {} if kind == "semrel+p" else {"null_sample": 0}
+        result = judge(folder / "corpus.jsonl", folder / "golden.jsonl", folder / "pool.tsv", cache=folder / f"cache-{kind}",
+                       engine=engine, steps=steps, **options)
         seconds, cpu = time.perf_counter() - imported, time.process_time() - cpu
         scores = np.array([[j.P, j.R, j.F] for j in result.judgments])
-        extra = {"encoded": result.encoded, "cached": result.cached, "windowed": result.windowed,
+        extra = {"encoded": result.encoded, "cached": result.cached, "windowed": result.windowed, "null_pairs": result.null_pairs,
                  "import_seconds": imported - main_started, "first_pair_seconds": (first[0] if first else time.perf_counter()) - STARTED}
     else:
         from semrel.encoding.encode import forward_batches
@@ -188,6 +193,7 @@ def main() -> None:
     parser.add_argument("--modes", default="exact,int8", help="encoder precisions judged (exact always)")
     parser.add_argument("--no-agreement", action="store_true", help="skip the MS MARCO judging runs")
     parser.add_argument("--no-ceiling", action="store_true", help="skip the bare forward pass")
+    parser.add_argument("--no-p", action="store_true", help="skip the default judge's runs (with the probability p)")
     parser.add_argument("--out", type=Path, default=None, help="JSON file for the figures")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
@@ -203,7 +209,8 @@ def main() -> None:
         print(f"{len(cands)} pairs: {len(set(cands))} unique chunks (~{CHUNK_WORDS} words), "
               f"{len(set(refs))} unique answers (mean {np.mean([len(r.split()) for r in refs]):.1f} words), "
               f"{int(covid_gold.sum())} gold (the chunk holds the answer)", flush=True)
-        names = ["ceiling"] * (not args.no_ceiling) + ["bert_score", "semrel", "semrel_warm"] + [f"semrel_{m}" for m in modes[1:]]
+        names = (["ceiling"] * (not args.no_ceiling) + ["bert_score", "semrel", "semrel_warm"] + [f"semrel_{m}" for m in modes[1:]]
+                 + ["semrel+p", "semrel+p_warm"] * (not args.no_p))
         runs = {name: measure(name, folder) for name in names}
         scores = {name: np.load(folder / f"{name}.npy") for name in runs if name != "ceiling"}
         marco: dict[str, np.ndarray] = {}
@@ -241,6 +248,13 @@ def main() -> None:
     print(f"max |semrel - bert_score|:     P {diff[:, 0].max():.2e}  R {diff[:, 1].max():.2e}  F {diff[:, 2].max():.2e}; "
           f"warm == cold scores: {bool(np.array_equal(warm, ours))}; "
           f"texts encoded cold/warm: {sr['encoded']}/{runs['semrel_warm']['encoded']}")
+    if "semrel+p" in runs:
+        cold, warm_p = runs["semrel+p"], runs["semrel+p_warm"]
+        print(f"the default judge (with p) over --null-sample 0: cold {cold['cpu'] / sr['cpu']:.2f}x CPU, "
+              f"warm {warm_p['cpu'] / runs['semrel_warm']['cpu']:.2f}x CPU; peak RSS {cold['peak_rss'] / 2**20:.0f} / "
+              f"{warm_p['peak_rss'] / 2**20:.0f} MB; bert_score / default, whole process: "
+              f"{bs['process_cpu'] / cold['process_cpu']:.2f}x CPU; p's null pairs: {cold['null_pairs']:,} "
+              f"({cold['null_pairs'] / n:.0f} per pair)")
     figures: dict = {"pairs": n, "runs": runs, "modes": {}}
     print(f"\n{'mode':<6} {'pairs/CPU-s':>11} {'vs exact':>8} {'vs bert_score':>13} {'process vs bs':>13} {'peak RSS':>9} "
           f"{'max|d| COVID':>12} {'max|d| MARCO':>12}  kappa R>=0.70 (best) COVID-QA | MS MARCO  (speed ratios in CPU time)")
