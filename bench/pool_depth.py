@@ -18,15 +18,14 @@ from pathlib import Path
 import numpy as np
 
 import labels as bench  # bench/labels.py: python puts a script's folder first on sys.path
-from semrel.analysis.calibrate import expected_calibration_error
+from semrel.analysis.calibrate import best_thresholds, expected_calibration_error
 from semrel.formats.corpus import read_golden
 from semrel.formats.judgments import read_judgments
 from semrel.judging import labels
 
 
 def pool_line(name: str, y: np.ndarray, p: np.ndarray) -> str:
-    cuts = np.round(np.arange(0.02, 0.9, 0.01), 2)
-    best = max(cuts, key=lambda c: bench.kappa(y, p >= c))
+    best = best_thresholds(p, y, 1, "none")[0]
     return (f"  {name:<8} pairs {len(y):>5}  gold share {y.mean():.3f}  mean p {p.mean():.3f}  kappa at {labels.CUT} "
             f"{bench.kappa(y, p >= labels.CUT):.3f}  best {bench.kappa(y, p >= best):.3f} at {best:.2f}  "
             f"ECE {expected_calibration_error(y, p):.3f}")
