@@ -5,6 +5,7 @@ byte for byte; clear one-line errors when Ray is missing or the cluster cannot b
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers import message_lines, run
+from semrel.encoding.engines import LOCAL_RAY_CONFIG
 
 ray = pytest.importorskip("ray", reason="--engine ray needs the test extra (ray[data])")
 
@@ -27,13 +29,14 @@ def run_cli(*args, code: int = 0):
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
-    """The demo's corpus, golden set and a depth-10 bm25 pool, with one Ray instance of 2 CPUs for the module."""
+    """The demo's corpus, golden set and a depth-10 bm25 pool, with one Ray instance of 2 CPUs for the module, set up
+    as semrel sets up the instance it starts (its workers not niced: beside the suite's other tests they starved)."""
     folder = tmp_path_factory.mktemp("ray")
     run_cli("corpus", "chunk", DATA / "docs", "--size", 120, "--overlap", 20, "-o", folder / "corpus.jsonl")
     run_cli("golden", "import", DATA / "golden.csv", "--corpus", folder / "corpus.jsonl", "-o", folder / "golden.jsonl")
     run_cli("retrieve", "--corpus", folder / "corpus.jsonl", "--golden", folder / "golden.jsonl", "-k", 10, "-o", folder / "bm25.run")
     run_cli("pool", "--golden", folder / "golden.jsonl", folder / "bm25.run", "--depth", 10, "-o", folder / "pool.tsv")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR", _system_config=LOCAL_RAY_CONFIG)
     yield folder
     ray.shutdown()
 
@@ -99,6 +102,17 @@ def test_bad_ray_options_are_a_usage_error(sample, options, message):
     result = run_cli("retrieve", "--corpus", sample / "corpus.jsonl", "--golden", sample / "golden.jsonl", "--method", "dense",
                      *options, "-o", sample / "never.run", code=2)
     assert result.stderr.strip().splitlines() == [f"semrel: error: {message}"]
+
+
+@pytest.mark.slow
+def test_the_ray_instance_semrel_starts_runs_its_workers_at_full_priority():
+    """Ray nices its workers to 15; semrel's workers do all the work, and niced they starved beside busy processes.
+    A separate process, as this one is already connected to the module's instance."""
+    probe = ("import os, ray; from semrel.encoding.engines import RayEngine; RayEngine(workers=1).connect(); "
+             "print(ray.get(ray.remote(num_cpus=0)(lambda: os.nice(0)).remote()))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == "0\n", done.stderr
+    assert os.nice(0) == 0  # this process's own, for comparison: the workers' is the same
 
 
 @pytest.mark.slow
