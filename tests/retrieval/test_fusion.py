@@ -20,6 +20,15 @@ RANX = {"rrf": "rrf", "combsum": "sum", "combmnz": "mnz", "wsum": "wsum"}
 RANX_NORM = {"none": None, "minmax": "min-max", "zscore": "zmuv", "sum": "sum"}
 
 
+@pytest.fixture(scope="module")
+def ranx():
+    """ranx with numba's JIT off: the same functions, interpreted. Compiling them cost 50-90 s (a fresh
+    install has no numba cache) for runs of three queries that take 4 s interpreted."""
+    numba = pytest.importorskip("numba")
+    numba.config.DISABLE_JIT = True  # read when ranx's functions are decorated, so set before ranx is imported
+    return pytest.importorskip("ranx")
+
+
 def _random_runs(seed: int, count: int = 3) -> list[dict]:
     rng = np.random.default_rng(seed)
     docs = [f"d{i}" for i in range(30)]
@@ -35,8 +44,7 @@ def _random_runs(seed: int, count: int = 3) -> list[dict]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("method,norm", [(m, n) for m in RANX for n in RANX_NORM if m != "rrf" or n == "none"])  # rrf: ranks only
-def test_fusion_equals_ranx(method, norm):
-    ranx = pytest.importorskip("ranx")
+def test_fusion_equals_ranx(ranx, method, norm):
     for seed in range(3):
         given = _random_runs(seed)
         weights = (0.5, 0.2, 0.3) if method == "wsum" else None
