@@ -106,13 +106,12 @@ def test_bad_ray_options_are_a_usage_error(sample, options, message):
 
 @pytest.mark.slow
 def test_the_ray_instance_semrel_starts_runs_its_workers_at_full_priority():
-    """Ray nices its workers to 15; semrel's workers do all the work, and niced they starved beside busy processes.
+    """Ray adds 15 to its workers' niceness; semrel's workers do all the work, and niced they starved beside busy processes.
     A separate process, as this one is already connected to the module's instance."""
     probe = ("import os, ray; from semrel.encoding.engines import RayEngine; RayEngine(workers=1).connect(); "
              "print(ray.get(ray.remote(num_cpus=0)(lambda: os.nice(0)).remote()))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout == "0\n", done.stderr
-    assert os.nice(0) == 0  # this process's own, for comparison: the workers' is the same
+    assert done.returncode == 0 and done.stdout == f"{os.nice(0)}\n", done.stderr  # this process's own (Ray's: 15 more)
 
 
 @pytest.mark.slow

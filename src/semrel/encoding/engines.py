@@ -26,9 +26,9 @@ ENGINES = ("local", "ray")
 DEVICES = ("auto", "cpu", "cuda")
 CONNECT_TIMEOUT_S = 10.0
 MISSING_RAY = "--engine ray needs Ray: pip install 'semrel[ray]'"
-# For a Ray instance semrel starts itself. Ray runs its workers at niceness 15 so that they yield to the driver; here
+# For a Ray instance semrel starts itself. Ray starts its workers 15 nicer than itself, to yield to the driver; here
 # the workers do all the work and the driver waits, so niced they yield to everything else instead: beside three busy
-# processes on 2 cores, the demo's 479 pairs stood at 0 for 400 s, against 92 s at niceness 0 (35 s on a quiet machine).
+# processes on 2 cores, the demo's 479 pairs stood at 0 for 400 s, against 92 s at niceness +0 (35 s on a quiet machine).
 LOCAL_RAY_CONFIG = {"worker_niceness": 0}
 
 
