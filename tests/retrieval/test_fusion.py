@@ -25,8 +25,10 @@ def ranx():
     """ranx with numba's JIT off: the same functions, interpreted. Compiling them cost 50-90 s (a fresh
     install has no numba cache) for runs of three queries that take 4 s interpreted."""
     numba = pytest.importorskip("numba")
-    numba.config.DISABLE_JIT = True  # read when ranx's functions are decorated, so set before ranx is imported
-    return pytest.importorskip("ranx")
+    # read when ranx's functions are decorated, so set before ranx is imported
+    previous, numba.config.DISABLE_JIT = numba.config.DISABLE_JIT, True
+    yield pytest.importorskip("ranx")
+    numba.config.DISABLE_JIT = previous  # for whatever this process runs next (ranx's functions stay interpreted)
 
 
 def _random_runs(seed: int, count: int = 3) -> list[dict]:
