@@ -54,6 +54,7 @@ bench: install
 	$(BIN)/python bench/covid_review.py
 	$(BIN)/python bench/judge_p_cost.py
 	$(BIN)/python bench/question_as_reference.py
+	$(BIN)/python bench/ray_load.py
 	$(BIN)/python bench/scale.py --sizes 10000,100000 --queries 200 --ray-sizes 10000 --before-sizes 100000
 
 clean:

@@ -28,7 +28,7 @@ CONNECT_TIMEOUT_S = 10.0
 MISSING_RAY = "--engine ray needs Ray: pip install 'semrel[ray]'"
 # For a Ray instance semrel starts itself. Ray starts its workers 15 nicer than itself, to yield to the driver; here
 # the workers do all the work and the driver waits, so niced they yield to everything else instead: beside three busy
-# processes on 2 cores, the demo's 479 pairs stood at 0 for 400 s, against 92 s at niceness +0 (35 s on a quiet machine).
+# processes on 2 cores, the demo's 479 pairs stood at 0 after 240 s, against 81 s at +0 and 38 s quiet (bench/ray_load.py).
 LOCAL_RAY_CONFIG = {"worker_niceness": 0}
 
 
