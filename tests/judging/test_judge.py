@@ -13,6 +13,7 @@ import pytest
 
 import semrel
 import small_corpus
+from bert_score_reference import bert_score_reference
 from helpers import SHARED_DATA, run
 from semrel.encoding.models import resolve_model
 from semrel.errors import UsageError
@@ -82,24 +83,7 @@ def data(tmp_path_factory):
 
 
 def _bert_score(cands: list[str], refs: list, **kwargs) -> np.ndarray:
-    """bert_score.score in one batch behind a longer sentinel pair, as (n, 3) P, R, F.
-
-    bert_score pads each batch and masks padding to similarity 0, so a token's best match is
-    max(0, best cosine) for every pair that is not the longest of its batch (nearly all pairs);
-    semrel applies that rule to all pairs. The sentinel makes every real pair a padded one, so
-    the comparison does not depend on how bert_score happened to batch them. It is one token longer
-    than the longest real text on each side: bert_score pads every text of a batch to it.
-    """
-    import bert_score
-    from transformers import AutoTokenizer
-
-    refs = [list(r) if isinstance(r, (list, tuple)) else [r] for r in refs]
-    tokenizer = AutoTokenizer.from_pretrained(resolve_model())
-    longest = max(len(tokenizer.tokenize(text)) for text in cands + [r for rs in refs for r in rs])
-    sentinel_cand, sentinel_ref = " ".join(["sentinel"] * (longest + 1)), " ".join(["padding"] * (longest + 1))
-    P, R, F = bert_score.score(cands + [sentinel_cand], refs + [[sentinel_ref]], model_type=resolve_model(),
-                               batch_size=len(cands) + 1, **kwargs)
-    return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1)[:-1]
+    return bert_score_reference(resolve_model(), cands, refs, **kwargs)
 
 
 def _scores(judgments) -> np.ndarray:

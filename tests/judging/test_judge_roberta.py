@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import semrel
+from bert_score_reference import bert_score_reference
 from semrel.records import Chunk, GoldenItem
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -63,15 +64,6 @@ def data():
     return chunks, golden, pool
 
 
-def _bert_score(model: Path, cands: list[str], refs: list[str], **kwargs) -> np.ndarray:
-    """bert_score.score behind a longer sentinel pair, as tests/test_judge.py does (see there why)."""
-    import bert_score
-
-    P, R, F = bert_score.score(cands + [" ".join(["sentinel"] * 300)], refs + [" ".join(["padding"] * 300)],
-                               model_type=str(model), batch_size=len(cands) + 1, **kwargs)
-    return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1)[:-1]
-
-
 def _compare(model: Path, data, idf: bool) -> float:
     chunks, golden, pool = data
     result = semrel.judge(chunks, golden, pool, model=str(model), layer=2, idf=idf, cache=False)
@@ -84,8 +76,8 @@ def _compare(model: Path, data, idf: bool) -> float:
         from transformers import AutoTokenizer
 
         extra["idf"] = get_idf_dict([c.text for c in chunks], AutoTokenizer.from_pretrained(str(model), use_fast=False), nthreads=0)
-    expected = _bert_score(model, [texts[j.chunk_id] for j in result.judgments], [answers[j.query_id] for j in result.judgments],
-                           num_layers=2, **extra)
+    expected = bert_score_reference(str(model), [texts[j.chunk_id] for j in result.judgments],
+                                    [answers[j.query_id] for j in result.judgments], num_layers=2, **extra)
     scores = np.array([[j.P, j.R, j.F] for j in result.judgments])
     assert scores.std(axis=0).min() > 0.005  # real spread, not a constant
     return float(np.abs(scores - expected).max())
