@@ -31,6 +31,17 @@ needs_data = pytest.mark.skipif(not (COVID_QA.exists() and PUBMED_QA.exists()),
                                 reason=f"needs COVID-QA and PubMedQA under {DATA} (the shared data folder beside the repo)")
 
 
+@pytest.fixture(scope="module")
+def covid150(tmp_path_factory) -> Path:
+    """COVID-QA in 150-word chunks (corpus.jsonl) and an embedding cache the module's tests share: the tests that judge
+    rule_pool.json's queries encode their texts once (the cache is what a rerun reads; encoding is tested elsewhere)."""
+    folder = tmp_path_factory.mktemp("covid150")
+    result = run("golden", "import", COVID_QA, "--format", "squad", "--size", "150", "--corpus-out", folder / "corpus.jsonl",
+                 "-o", folder / "all.jsonl")
+    assert result.exit_code == 0, result.output
+    return folder
+
+
 def _features(row: dict) -> list[float]:
     return [row["features"][f] for f in labels.FEATURES]
 
@@ -96,18 +107,15 @@ def test_a_calibration_moves_the_cuts_on_the_judges_p_and_keeps_the_order():
 
 @pytest.mark.slow
 @needs_data
-def test_the_judge_reproduces_rule_py_on_a_fixed_pool(tmp_path):
+def test_the_judge_reproduces_rule_py_on_a_fixed_pool(covid150):
     """The research's reference implementation (rule.py) on 4 COVID-QA queries, pool = BM25 top 20 + gold,
     null = the 100 chunks of the 150-word COVID-QA corpus with the smallest seeded hash (rule.py's size; the
     shipped model uses the first NULL_SAMPLE of them, whose features the same code computes)."""
     fixture = json.loads(RULE_POOL.read_text())
-    result = run("golden", "import", COVID_QA, "--format", "squad", "--size", "150", "--corpus-out", tmp_path / "corpus.jsonl",
-                 "-o", tmp_path / "all.jsonl")
-    assert result.exit_code == 0, result.output
     golden = [GoldenItem(g["query_id"], g["query"], (g["reference_answer"],), tuple(g["gold_chunk_ids"])) for g in fixture["golden"]]
     rows = fixture["pairs"]
     pool = [(r["query_id"], r["chunk_id"], tuple(s for s in r["sources"].split(",") if s != "gold")) for r in rows]
-    judged = semrel.judge(tmp_path / "corpus.jsonl", golden, [p for p in pool if p[2]], cache=tmp_path / "cache",
+    judged = semrel.judge(covid150 / "corpus.jsonl", golden, [p for p in pool if p[2]], cache=covid150 / "cache",
                           null_sample=fixture["null_sample"])
     research = _research_model(fixture)
     mine = {(j.query_id, j.chunk_id): j for j in judged.judgments}
@@ -186,10 +194,8 @@ def test_p_is_calibrated_on_questions_held_apart_from_the_fit(tmp_path):
 
 @pytest.mark.slow
 @needs_data
-def test_an_interrupted_run_resumes_to_the_same_probabilities(tmp_path, monkeypatch):
+def test_an_interrupted_run_resumes_to_the_same_probabilities(covid150, tmp_path, monkeypatch):
     fixture = json.loads(RULE_POOL.read_text())
-    assert run("golden", "import", COVID_QA, "--format", "squad", "--size", "150", "--corpus-out", tmp_path / "corpus.jsonl",
-               "-o", tmp_path / "all.jsonl").exit_code == 0
     golden = [GoldenItem(g["query_id"], g["query"], (g["reference_answer"],), tuple(g["gold_chunk_ids"])) for g in fixture["golden"]]
     write_pool([(r["query_id"], r["chunk_id"], ("bm25",)) for r in fixture["pairs"] if "bm25" in r["sources"]], tmp_path / "pool.tsv")
     output, calls, original = tmp_path / "j.jsonl", {"n": 0}, Checkpoint.append
@@ -202,14 +208,14 @@ def test_an_interrupted_run_resumes_to_the_same_probabilities(tmp_path, monkeypa
 
     monkeypatch.setattr(Checkpoint, "append", stop_after_forty)
     with pytest.raises(KeyboardInterrupt):
-        semrel.judge(tmp_path / "corpus.jsonl", golden, tmp_path / "pool.tsv", output, cache=tmp_path / "cache")
+        semrel.judge(covid150 / "corpus.jsonl", golden, tmp_path / "pool.tsv", output, cache=covid150 / "cache")
     monkeypatch.setattr(Checkpoint, "append", original)
     saved = [json.loads(line) for line in (tmp_path / "j.jsonl.partial").read_text().splitlines()[1:]]
     pooled = [row for row in saved if "tok" in row]
     # a query's idf weights ride on its first row only; the others take them from it when restored
     assert sum("tokw" in row for row in pooled) == len({row["query_id"] for row in pooled}) < len(pooled)
-    resumed = semrel.judge(tmp_path / "corpus.jsonl", golden, tmp_path / "pool.tsv", output, cache=tmp_path / "cache")
-    fresh = semrel.judge(tmp_path / "corpus.jsonl", golden, tmp_path / "pool.tsv", cache=tmp_path / "cache")
+    resumed = semrel.judge(covid150 / "corpus.jsonl", golden, tmp_path / "pool.tsv", output, cache=covid150 / "cache")
+    fresh = semrel.judge(covid150 / "corpus.jsonl", golden, tmp_path / "pool.tsv", cache=covid150 / "cache")
     assert resumed.resumed > 0
     assert [(j.query_id, j.chunk_id) for j in resumed.judgments] == [(j.query_id, j.chunk_id) for j in fresh.judgments]
     # resumed pairs keep their checkpointed scores and token matches; the rest are scored in other groupings,
