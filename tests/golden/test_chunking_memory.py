@@ -195,7 +195,7 @@ def test_a_jsonl_corpus_is_chunked_as_a_stream(tmp_path):
         corpus = tmp_path / f"docs{documents}.jsonl"
         with open(corpus, "w", encoding="ascii") as out:
             for i in range(documents):
-                out.write(json.dumps({"id": f"d{i}", "text": " ".join(rng.choice(words) for _ in range(300))}) + "\n")
+                out.write(json.dumps({"id": f"d{i}", "text": " ".join(rng.choices(words, k=300))}) + "\n")
         output = tmp_path / f"c{documents}.jsonl"
         code, rss = peak_rss_mb(["corpus", "chunk", str(corpus), "--size", "100", "-o", str(output)])
         assert code == 0

@@ -172,13 +172,13 @@ def _held_apart(tmp_path: Path, name: str, source: Path, fmt: str, options: list
 @pytest.mark.slow
 @needs_data
 def test_p_is_calibrated_on_questions_held_apart_from_the_fit(tmp_path):
-    """COVID-QA (150-word chunks) and PubMedQA questions the development sets did not use: the mean
-    predicted probability matches the share of gold chunks within 0.05 (ECE, 10 bins; 0.017 here when
-    written). Pools as the fit's: on depth-10 pools PubMedQA's p is under-confident (ECE 0.095 there,
-    docs/judge.md), which `semrel calibrate` corrects."""
+    """20 COVID-QA (150-word chunks) and 20 PubMedQA questions the development sets did not use: the mean
+    predicted probability matches the share of gold chunks within 0.05 (ECE, 10 bins; 0.029 over 811 pairs here
+    when written; 30 of each, 0.017 over 1,228 pairs, took 40 s more). Pools as the fit's: on depth-10 pools
+    PubMedQA's p is under-confident (ECE 0.095 there, docs/judge.md), which `semrel calibrate` corrects."""
     y, p = [], []
-    for name, source, fmt, options, count in (("covid", COVID_QA, "squad", ["--size", "150"], 30),
-                                              ("pubmed", PUBMED_QA, "pubmedqa", [], 30)):
+    for name, source, fmt, options, count in (("covid", COVID_QA, "squad", ["--size", "150"], 20),
+                                              ("pubmed", PUBMED_QA, "pubmedqa", [], 20)):
         folder, pool = _held_apart(tmp_path, name, source, fmt, options, 0, count)
         golden = read_golden(folder / "golden.jsonl")
         gold = {(g.query_id, c) for g in golden for c in g.gold_chunk_ids}
@@ -188,7 +188,7 @@ def test_p_is_calibrated_on_questions_held_apart_from_the_fit(tmp_path):
         y += [(j.query_id, j.chunk_id) in gold for j in judged.judgments]
         p += [j.p for j in judged.judgments]
     y_, p_ = np.array(y, float), np.array(p, float)
-    assert len(y_) > 1000 and 0.05 < y_.mean() < 0.3
+    assert len(y_) > 750 and 0.05 < y_.mean() < 0.3
     assert expected_calibration_error(y_, p_) < 0.05, f"ECE {expected_calibration_error(y_, p_):.3f} over {len(y_)} pairs"
 
 
