@@ -33,8 +33,8 @@ needs_data = pytest.mark.skipif(not (COVID_QA.exists() and PUBMED_QA.exists()),
 
 @pytest.fixture(scope="module")
 def covid150(tmp_path_factory) -> Path:
-    """COVID-QA in 150-word chunks (corpus.jsonl) and an embedding cache the module's tests share: the tests that judge
-    rule_pool.json's queries encode their texts once (the cache is what a rerun reads; encoding is tested elsewhere)."""
+    """COVID-QA in 150-word chunks (corpus.jsonl) and an embedding cache (cache/) that the tests judging rule_pool.json's
+    queries share: their texts are encoded once, by whichever runs first (cached and fresh embeddings are the same)."""
     folder = tmp_path_factory.mktemp("covid150")
     result = run("golden", "import", COVID_QA, "--format", "squad", "--size", "150", "--corpus-out", folder / "corpus.jsonl",
                  "-o", folder / "all.jsonl")
