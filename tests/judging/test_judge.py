@@ -375,6 +375,30 @@ def test_a_question_given_as_its_own_reference_answer_is_warned_about(tmp_path):
         "docs/judge.md); give real answers"]
 
 
+def test_queries_an_import_marked_as_unanswered_are_left_out_with_a_warning(tmp_path):
+    """MS MARCO, SQuAD 2.0 and BEIR have queries without an answer, which their importers mark no_answer; the
+    judge stopped the whole pipeline on them. Now their pairs are not judged and it says so; a blank answer
+    the import did not mark is still an error."""
+    from semrel.errors import ValidationError
+    from semrel.records import Chunk, GoldenItem
+
+    chunks = [Chunk("a#0", "Cats purr when they are content.", "a", 0, 32), Chunk("b#0", "Ships carry steel boxes.", "b", 0, 24)]
+    golden = [GoldenItem("q1", "Why do cats purr?", ("Cats purr when content.",), ("a#0",)),
+              GoldenItem("q2", "Is it safe?", (), ("b#0",), {"no_answer": True})]
+    pool = [("q1", "b#0", ("bm25",)), ("q2", "a#0", ("bm25",))]
+    heard: list[str] = []
+    result = semrel.judge(chunks, golden, pool, cache=tmp_path / "cache", null_sample=0, warn=heard.append)
+    assert [(j.query_id, j.chunk_id) for j in result.judgments] == [("q1", "b#0"), ("q1", "a#0")]  # pool, then gold
+    assert heard == ["1 queries have no reference answer (marked no_answer by the import, e.g. 'q2'): their pool pairs "
+                     "are not judged, so the derived qrels leave them out"]
+    assert result.params["unanswered"] == {"queries": 1, "first": ["q2"]}
+    with pytest.raises(ValidationError, match="no judged query has a reference answer"):
+        semrel.judge(chunks, golden[1:], pool[1:], cache=tmp_path / "cache", null_sample=0)
+    unmarked = [golden[0], GoldenItem("q2", "Is it safe?", (), ("b#0",))]
+    with pytest.raises(ValidationError, match="'q2' has an empty reference_answer"):
+        semrel.judge(chunks, unmarked, pool, cache=tmp_path / "cache", null_sample=0)
+
+
 @pytest.mark.parametrize("window", [0, 15, 513])
 def test_a_window_outside_16_to_the_models_limit_is_refused(tmp_path, window):
     """0 was taken for the default (512) and recorded as 0 in the manifest, while 1 was refused."""

@@ -595,6 +595,13 @@ def judge_pairs(
     if not 0 <= overlap < window // 2:
         raise UsageError(f"overlap={overlap!r}: must be 0 or more and under half the {window}-token window")
     work = build_pairs(golden, pairs, names)
+    unanswered = {g.query_id for g in golden if g.meta.get("no_answer") and not any(a.strip() for a in g.reference_answers)}
+    skipped = [q for q in dict.fromkeys(q for q, _, _ in work) if q in unanswered]
+    if skipped:  # the import marked them (MS MARCO, SQuAD 2.0 and BEIR have such queries): nothing to judge against
+        work = [pair for pair in work if pair[0] not in unanswered]
+        if not work:
+            raise ValidationError(f"{names['golden']}: no judged query has a reference answer (each is marked no_answer); the "
+                                  "judge scores chunks against one: score the runs on the gold qrels, or give answers")
     if not work:  # an empty judgments.jsonl would label nothing and score every run 0
         raise ValidationError(f"{names['pool']}: nothing to judge: the pool holds no pair and {names['golden']} no gold chunk")
     shipped = shipped_baseline(info.name, info.folder, layer) if options.rescale == "baseline" else None
@@ -722,6 +729,10 @@ def judge_pairs(
     result = JudgeResult(Judgments(work, final, chance, table), params, encoder.encoded, encoder.cached, windowed, scorer.truncated,
                          resumed, scored, len(null))
     result.warnings.extend(probability_notes)
+    if skipped:
+        result.params["unanswered"] = {"queries": len(skipped), "first": skipped[:5]}
+        result.warnings.append(f"{len(skipped)} queries have no reference answer (marked no_answer by the import, e.g. "
+                               f"{skipped[0]!r}): their pool pairs are not judged, so the derived qrels leave them out")
     if saved and saved.stale > 0:
         result.warnings.append(f"{checkpoint} held {saved.stale} pairs judged from other inputs or settings (model, layer, idf, "
                                "window, null sample, the texts): none was reused; this run's pairs replaced them")
