@@ -16,7 +16,7 @@ from typing import Iterator
 import pytest
 
 import semrel.formats.files as files
-from helpers import assert_one_error, read_lines, run
+from helpers import SHARED_DATA, assert_one_error, read_lines, run
 from semrel.cli import pipeline
 from semrel.judging import labels
 from small_corpus import TEXTS
@@ -542,6 +542,14 @@ def test_init_fits_the_config_to_a_squad_file(tmp_path):
     text, said, planned = init_and_plan(tmp_path, "--golden", squad_file(tmp_path / "long.json", 400), "--sample", "3")
     assert "\nsize = 150" in text and "--size 150 --overlap 0" in planned and "--sample 3 --sample-seed 0" in planned
     assert "contexts are long (median" in said
+
+
+def test_init_fits_the_config_to_an_ms_marco_file(tmp_path):
+    source = SHARED_DATA / "msmarco_qna_v11" / "ifn647_sample.json"
+    text, said, planned = init_and_plan(tmp_path, "--golden", source)
+    assert 'format = "msmarco"' in text and "each MS MARCO passage is one chunk" in text and 'docs = "' not in text
+    assert "MS MARCO QnA, 50 queries, 48 with a reference answer" in said
+    assert "semrel golden import" in planned and "--corpus-out" in planned and "corpus chunk" not in planned
 
 
 def test_init_fits_llamaindex_beir_and_csv(tmp_path):

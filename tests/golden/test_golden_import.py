@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import assert_one_error, read_lines, run, write
+from helpers import SHARED_DATA, assert_one_error, read_lines, run, write
 from semrel.formats.files import file_digest
 from semrel.formats.manifest import read_manifest
 from semrel.golden.locate import COVER, ContextMatcher, _pairs, _squash, _tokens, chunks_holding, find_answer
@@ -258,6 +258,55 @@ def test_pubmedqa_contexts_become_chunks_of_their_pmid(tmp_path):
     items = read_lines(tmp_path / "g.jsonl")
     assert items[0]["gold_chunk_ids"] == ["123#0", "123#1"] and items[0]["reference_answer"] == "It works."
     assert items[1]["meta"]["no_answer"] is True and items[1]["meta"]["final_decision"] == "maybe"
+
+
+@pytest.mark.parametrize(("name", "queries", "passages", "selected", "with_gold", "unanswered"), [
+    ("ifn647_sample.json", 50, 413, 52, 48, 2),  # the official v1.1 layout: a list of passage objects
+    ("rag-robustness_ms_marco_sample.json", 200, 1629, 211, 189, 7),  # Hugging Face's: parallel lists
+])
+def test_msmarco_passages_become_chunks_and_is_selected_their_gold(tmp_path, name, queries, passages, selected, with_gold,
+                                                                     unanswered):
+    """The counts are SOURCE.md's (its check.py) for the shared samples; the format is told from the file."""
+    source = SHARED_DATA / "msmarco_qna_v11" / name
+    result = run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    chunks, items = read_lines(tmp_path / "c.jsonl"), read_lines(tmp_path / "g.jsonl")
+    assert (len(items), len(chunks), sum(len(i["gold_chunk_ids"]) for i in items)) == (queries, passages, selected)
+    assert sum(bool(i["gold_chunk_ids"]) for i in items) == with_gold
+    assert sum(bool(i["meta"].get("no_answer")) for i in items) == unanswered
+    assert f"queries without an answer: {unanswered}" in result.stderr
+    assert f"queries with no passage marked is_selected (no gold): {queries - with_gold}" in result.stderr
+    assert read_manifest(tmp_path / "g.jsonl")["params"]["format"] == "msmarco"
+    if name == "ifn647_sample.json":
+        reagan = next(i for i in items if i["query_id"] == "19700")
+        assert (reagan["query"], reagan["reference_answer"], reagan["gold_chunk_ids"]) == (
+            "was ronald reagan a democrat", "Yes", ["19700p1"])
+        first = chunks[0]
+        assert (first["_id"], first["doc_id"], first["meta"]["url"]) == (
+            "19699p0", "19699p0", "https://en.wikipedia.org/wiki/Reserve_Bank_of_Australia")
+
+
+def test_msmarco_v21_columns_and_its_no_answer_text(tmp_path):
+    """The official v2.1 file is columns keyed by row; "No Answer Present." and wellFormedAnswers "[]" are no answer."""
+    data = {"query_id": {"0": 7, "1": 8}, "query": {"0": "what is rba", "1": "is it safe"}, "query_type": {"0": "x", "1": "y"},
+            "answers": {"0": ["Reserve Bank of Australia"], "1": ["No Answer Present."]},
+            "wellFormedAnswers": {"0": ["RBA is the Reserve Bank of Australia."], "1": "[]"},
+            "passages": {"0": [{"is_selected": 0, "passage_text": "Bees.", "url": "u"},
+                               {"is_selected": 1, "passage_text": "The RBA is a bank.", "url": "v"}],
+                         "1": [{"is_selected": 0, "passage_text": "Maybe."}]}}
+    source = write(tmp_path / "dev_v2.1.json", json.dumps(data))
+    result = run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl", "--size", "5")
+    assert result.exit_code == 0, result.output
+    assert "--size does not apply to msmarco: each passage is one chunk" in result.stderr
+    items = read_lines(tmp_path / "g.jsonl")
+    assert items[0]["reference_answer"] == ["Reserve Bank of Australia", "RBA is the Reserve Bank of Australia."]
+    assert items[0]["gold_chunk_ids"] == ["7p1"]
+    assert items[1]["reference_answer"] == [] and items[1]["meta"]["no_answer"] is True
+    assert [c["_id"] for c in read_lines(tmp_path / "c.jsonl")] == ["7p0", "7p1", "8p0"]
+    data["passages"]["1"][0]["is_selected"] = 2
+    write(source, json.dumps(data))
+    assert_one_error(run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
+                     "row 1.passages[0].is_selected should be 0 or 1, found 2")
 
 
 def test_cranfield_numbers_queries_by_position_and_maps_grades(tmp_path):

@@ -1,4 +1,4 @@
-"""Every golden importer (CSV/TSV, JSONL, SQuAD, LlamaIndex, PubMedQA, Cranfield) and the TOML
+"""Every golden importer (CSV/TSV, JSONL, SQuAD, LlamaIndex, PubMedQA, MS MARCO, Cranfield) and the TOML
 config reader, fed arbitrary or almost-right input, returns a result or raises one SemrelError:
 never another exception. What an importer returns must be writable: query ids are single tokens
 and unique. Examples per reader are bounded (EXAMPLES) so the file runs in CI."""
@@ -25,7 +25,8 @@ CORPUS = '{"_id": "a#0", "text": "chain oil keeps the chain quiet", "doc_id": "a
 WORDS = ["q1", "q 1", " ", "", "a#0", "c1", "x,y", "chain oil", "[1, 2]", '["a#0"]', "[oops", "\t", "\u00e9", "nan", "-1", "3"]
 KEYS = ["query_id", "id", "qid", "_id", "query", "question", "text", "reference_answer", "answer", "answers",
         "gold_chunk_ids", "chunk_ids", "gold", "data", "paragraphs", "context", "qas", "answer_start", "title",
-        "document_id", "examples", "reference_contexts", "CONTEXTS", "QUESTION", "LONG_ANSWER", "x"]
+        "document_id", "examples", "reference_contexts", "CONTEXTS", "QUESTION", "LONG_ANSWER", "passages", "is_selected",
+        "passage_text", "x"]
 SCALARS = st.one_of(st.sampled_from(WORDS), st.integers(-3, 40), st.none(), st.booleans(), st.floats(allow_nan=True))
 JSON_VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=5),
                            max_leaves=25)
@@ -54,6 +55,18 @@ def pubmedqa_like():
     record = st.fixed_dictionaries({"QUESTION": SCALARS, "CONTEXTS": st.lists(SCALARS, max_size=3) | SCALARS},
                                    optional={"LONG_ANSWER": SCALARS, "final_decision": SCALARS})
     return st.dictionaries(st.sampled_from(WORDS), record | SCALARS, max_size=3)
+
+
+def msmarco_like():
+    passage = st.fixed_dictionaries({"passage_text": SCALARS, "is_selected": SCALARS}, optional={"url": SCALARS})
+    columns = st.fixed_dictionaries({"passage_text": st.lists(SCALARS, max_size=3) | SCALARS,
+                                     "is_selected": st.lists(SCALARS, max_size=3) | SCALARS})
+    record = st.fixed_dictionaries({"query": SCALARS, "passages": st.lists(passage, max_size=3) | columns | SCALARS},
+                                   optional={"query_id": SCALARS, "answers": st.lists(SCALARS, max_size=2) | SCALARS,
+                                             "wellFormedAnswers": st.lists(SCALARS, max_size=2) | SCALARS})
+    v21 = st.dictionaries(st.sampled_from(["query", "query_id", "passages", "answers"]),
+                          st.dictionaries(st.sampled_from(["0", "1"]), SCALARS | st.lists(passage, max_size=2), max_size=2) | SCALARS)
+    return st.lists(record | SCALARS, max_size=3) | v21
 
 
 def as_json(strategy):
@@ -97,6 +110,7 @@ SINGLE_FILE = {
     "jsonl": ("golden.jsonl", jsonl_rows() | RAW),
     "squad": ("squad.json", as_json(squad_like() | JSON_VALUES) | RAW),
     "pubmedqa": ("ori_pqal.json", as_json(pubmedqa_like() | JSON_VALUES) | RAW),
+    "msmarco": ("train_v1.1.json", as_json(msmarco_like() | JSON_VALUES) | RAW),
 }
 
 

@@ -67,7 +67,8 @@ def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels,
                    chunk_ids_col, id_col, threshold, split, size, overlap, unit, sentences, model, whole, limit, sample_size,
                    sample_seed):
     """Import SOURCE (SQuAD-style JSON, LlamaIndex rag_dataset.json, CSV, JSONL, a BEIR folder,
-    PubMedQA's ori_pqal.json, a Cranfield folder or TREC topics with --qrels) as a golden.jsonl.
+    PubMedQA's ori_pqal.json, MS MARCO QnA JSON, a Cranfield folder or TREC topics with --qrels) as a
+    golden.jsonl.
 
     With --limit or --sample only those queries are kept (the corpus keeps every document)."""
     settings = chunk_settings(size, overlap, unit, sentences, model, whole)

@@ -415,7 +415,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
             overlap = CHUNK_OVERLAP if c["overlap"] is None else c["overlap"]
             chunking = ["--size", str(size), "--overlap", str(overlap)]
         steps.append(Step("chunk", ("corpus", "chunk"), [c["docs"], *chunking, "-o", corpus], [c["docs"]], [corpus]))
-    if c["docs"] is None and c["file"] is None:  # SQuAD, PubMedQA, Cranfield: the golden file holds the documents
+    if c["docs"] is None and c["file"] is None:  # SQuAD, PubMedQA, MS MARCO, Cranfield: the golden file holds the documents
         chunking = [a for key in ("size", "overlap") if c[key] is not None for a in (f"--{key}", str(c[key]))]
         chunking += ["--whole"] if c["whole"] else []
         steps.append(Step("import", ("golden", "import"), [*import_args, *chunking, "--corpus-out", corpus, "-o", golden],
@@ -982,7 +982,8 @@ name = "local"                 # where the model runs for judge and dense retrie
 """
 
 FORMAT_NAMES = {"squad": "SQuAD-style JSON", "llamaindex": "a LlamaIndex rag_dataset", "csv": "CSV", "jsonl": "JSON Lines",
-                "beir": "a BEIR folder", "pubmedqa": "PubMedQA", "cranfield": "a Cranfield folder", "trec": "TREC topics"}
+                "beir": "a BEIR folder", "pubmedqa": "PubMedQA", "msmarco": "MS MARCO QnA", "cranfield": "a Cranfield folder",
+                "trec": "TREC topics"}
 LONG_CONTEXT = 200  # words: SQuAD contexts longer than this (at the median) are chunked (MiniLM reads 256 tokens)
 # words: the largest chunk init suggests for a rag_dataset. A chunk at the contexts' median split half of them, a
 # context then covering two or more chunks, a few words of its tail one of them (a gold chunk that barely holds it).
@@ -992,7 +993,7 @@ LLAMAINDEX_MAX = 200
 def starter_config(output: str, golden: str, docs: str | None = None, out: str = "out", qrels: str | None = None,
                    sample: int | None = None, fmt: str = "auto") -> tuple[str, list[str]]:
     """A commented config that fits `golden` (its format `fmt`, or read from the file: SQuAD, LlamaIndex, BEIR,
-    PubMedQA, Cranfield, CSV/JSONL, TREC topics), with paths relative to the config's folder, and
+    PubMedQA, MS MARCO QnA, Cranfield, CSV/JSONL, TREC topics), with paths relative to the config's folder, and
     notes for the user (what was found, what is missing)."""
     from ..golden.inspect import summarise_source
 
@@ -1033,6 +1034,8 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
                        "# size = 150"]
         elif fmt == "pubmedqa":
             corpus.append("# (each PubMedQA context is one chunk: size does not apply)")
+        elif fmt == "msmarco":
+            corpus.append("# (each MS MARCO passage is one chunk: size does not apply)")
         else:
             corpus.append("# size = 120                   # one chunk per document unless set")
     elif fmt == "beir":

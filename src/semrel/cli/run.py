@@ -55,7 +55,7 @@ def run_command(config, sets, dry_run, force):
 @click.command("init", cls=SemrelCommand, short_help='Write a starter config for `semrel run`.')
 @click.option("--golden", default="golden.csv", show_default=True,
               help="The golden QA file (SQuAD, LlamaIndex rag_dataset, CSV/JSONL, a BEIR or Cranfield folder, PubMedQA, "
-                   "TREC topics): its format decides the config.")
+                   "MS MARCO QnA, TREC topics): its format decides the config.")
 @click.option("--docs", default=None,
               help="Folder (or file) of the documents to chunk, for formats that do not hold them "
                    "[default: a folder of documents beside a rag_dataset.json, else docs].")
@@ -67,7 +67,7 @@ def run_command(config, sets, dry_run, force):
 @click.option("--force", is_flag=True, help="Overwrite an existing config.")
 def init_command(golden, docs, fmt, qrels, sample, output, force):
     """Write a commented starter config for `semrel run` that fits GOLDEN: a file that holds its
-    documents (SQuAD, PubMedQA, Cranfield) gets no docs folder and chunking to suit its contexts; a
+    documents (SQuAD, PubMedQA, MS MARCO, Cranfield) gets no docs folder and chunking to suit its contexts; a
     BEIR folder uses its corpus.jsonl as it is; a rag_dataset.json gets chunks near its contexts'
     length; queries without reference answers turn the judge off. What it found is printed."""
     if os.path.exists(output) and not force:

@@ -56,11 +56,11 @@ def import_golden(
     warn: Warn | None = None,
 ) -> list[GoldenItem]:
     """A golden set from SQuAD-style JSON, a LlamaIndex rag_dataset.json, CSV, JSONL, a BEIR folder, PubMedQA's
-    ori_pqal.json, a Cranfield folder or TREC topics (the Python side of `semrel golden import`, with its defaults).
+    ori_pqal.json, MS MARCO QnA JSON, a Cranfield folder or TREC topics (the Python side of `semrel golden import`, with its defaults).
 
-    format: auto (detected) or squad, llamaindex, csv, jsonl, beir, pubmedqa, cranfield, trec. corpus: the
+    format: auto (detected) or squad, llamaindex, csv, jsonl, beir, pubmedqa, msmarco, cranfield, trec. corpus: the
     corpus.jsonl the gold chunk ids refer to (checked; llamaindex's contexts are matched to its chunks).
-    corpus_out: where squad, pubmedqa, cranfield (and trec with docs=) write the corpus they build (required:
+    corpus_out: where squad, pubmedqa, msmarco, cranfield (and trec with docs=) write the corpus they build (required:
     their gold ids are its chunks), chunked by size, overlap, unit, sentences, model, whole (as `semrel corpus
     chunk`). qrels, docs: trec's document qrels and documents; doc_qrels: all-chunks or first-chunk, for gold
     ids that are document ids. query_col, answer_col, chunk_ids_col, id_col: the columns (csv, jsonl; trec:

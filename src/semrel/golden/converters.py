@@ -1,6 +1,6 @@
-"""Converters for two public collections: PubMedQA (PQA-L) and Cranfield (SMART files).
+"""Converters for three public collections: PubMedQA (PQA-L), MS MARCO QnA and Cranfield (SMART files).
 
-Both build the corpus and the golden set in one step, as the SQuAD importer does.
+Each builds the corpus and the golden set in one step, as the SQuAD importer does.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FormatError, SemrelError
-from ..formats.files import read_text
-from ..records import Chunk, GoldenItem
+from ..formats.corpus import shown_json
+from ..formats.files import check_id, read_text
+from ..records import Chunk, GoldenItem, is_id
 from .chunking import Document, chunk_documents, sanitise_id
 from .sources import Imported, ImportOptions, expect, load_json
 
@@ -46,6 +47,87 @@ def import_pubmedqa(source: str, options: ImportOptions) -> Imported:
             counts["queries without an answer"] += 1
         items.append(GoldenItem(doc_id, question.strip(), (answer,) if answer else (), tuple(ids), meta))
     return Imported(items, chunks, counts, {"gold": "all contexts of the question's PMID"})
+
+
+# MS MARCO's own text for a query its annotator could not answer (v2.1; v1.1 leaves `answers` empty)
+MSMARCO_NO_ANSWER = "No Answer Present."
+
+
+def _msmarco_records(data: Any, source: str) -> list[tuple[str, dict]]:
+    """(where, record) of an MS MARCO QnA file: a list of records (v1.1, or Hugging Face's rows as JSON), or the
+    official v2.1 file's columns ({"query": {"0": ...}, "passages": {"0": [...]}, ...})."""
+    if isinstance(data, dict) and isinstance(data.get("passages"), dict):
+        columns = {name: expect(column, dict, source, f"column {name!r}") for name, column in data.items()}
+        return [(f"row {row}", {name: column.get(row) for name, column in columns.items()}) for row in columns["passages"]]
+    return [(f"record {i}", record) for i, record in enumerate(expect(data, list, source, "the top level"))]
+
+
+def _msmarco_passages(passages: Any, source: str, where: str) -> list[tuple[str, bool, str]]:
+    """(text, is_selected, url) of a record's passages: a list of objects, or Hugging Face's parallel lists."""
+    if isinstance(passages, dict):  # {"is_selected": [...], "passage_text": [...], "url": [...]}
+        texts = expect(passages.get("passage_text"), list, source, f"{where}.passages.passage_text")
+        selected = expect(passages.get("is_selected"), list, source, f"{where}.passages.is_selected")
+        found = passages.get("url")
+        urls: list = found if isinstance(found, list) else []
+        if len(selected) != len(texts):
+            raise FormatError(source, f"{where}.passages: {len(texts)} passage_text but {len(selected)} is_selected")
+        passages = [{"passage_text": t, "is_selected": f, "url": urls[i] if i < len(urls) else None}
+                    for i, (t, f) in enumerate(zip(texts, selected))]
+    out = []
+    for i, passage in enumerate(expect(passages, list, source, f"{where}.passages")):
+        passage = expect(passage, dict, source, f"{where}.passages[{i}]")
+        text = expect(passage.get("passage_text"), str, source, f"{where}.passages[{i}].passage_text")
+        flag = passage.get("is_selected")
+        if flag not in (0, 1) or isinstance(flag, float):  # True and False are 1 and 0
+            raise FormatError(source, f"{where}.passages[{i}].is_selected should be 0 or 1, found {flag!r}")
+        out.append((text, bool(flag), str(passage.get("url") or "")))
+    return out
+
+
+def import_msmarco(source: str, options: ImportOptions) -> Imported:
+    """MS MARCO QnA (v1.1 or v2.1, the official layout or Hugging Face's): each query's passages are its chunks
+    `<query_id>p<i>` (each passage its own document, its url in meta); query = `query`, references = `answers` and
+    `wellFormedAnswers`; gold = the passages marked `is_selected`, which are the ones the annotator used to write the
+    answer, not every one that answers it (docs/golden.md). Chunking options do not apply."""
+    chunks: list[Chunk] = []
+    items: list[GoldenItem] = []
+    counts: Counter = Counter()
+    for where, record in _msmarco_records(load_json(source), source):
+        record = expect(record, dict, source, where)
+        if not is_id(record.get("query_id")):
+            raise FormatError(source, f"{where}.query_id should be a string or a whole number, found "
+                                      f"{shown_json(record.get('query_id'))}")
+        query_id = sanitise_id(str(record["query_id"]))
+        try:
+            check_id(query_id, "query id")
+        except SemrelError as exc:
+            raise FormatError(source, f"{where}.query_id: {exc}") from None
+        query = expect(record.get("query"), str, source, f"{where}.query")
+        answers: list[str] = []
+        for key in ("answers", "wellFormedAnswers"):
+            value = record.get(key) or []
+            if value == "[]":  # v2.1's own file writes an empty wellFormedAnswers so
+                value = []
+            for answer in expect(value, list, source, f"{where}.{key}"):
+                answer = expect(answer, str, source, f"{where}.{key}").strip()
+                if answer and answer != MSMARCO_NO_ANSWER and answer not in answers:
+                    answers.append(answer)
+        ids, gold = [], []
+        for i, (text, selected, url) in enumerate(_msmarco_passages(record.get("passages"), source, where)):
+            chunk_id = f"{query_id}p{i}"
+            chunks.append(Chunk(id=chunk_id, text=text, doc_id=chunk_id, start=0, end=len(text), meta={"url": url} if url else {}))
+            ids.append(chunk_id)
+            if selected:
+                gold.append(chunk_id)
+        meta: dict[str, Any] = {"query_type": record.get("query_type")}
+        if not answers:
+            meta["no_answer"] = True
+            counts["queries without an answer"] += 1
+        if not gold:
+            counts["queries with no passage marked is_selected (no gold)"] += 1
+        items.append(GoldenItem(query_id, query.strip(), tuple(answers), tuple(gold), meta))
+    return Imported(items, chunks, counts, {"gold": "passages marked is_selected (used to write the answer; unselected "
+                                                    "passages may answer too)"})
 
 
 def smart_records(path: Path) -> list[dict[str, str]]:

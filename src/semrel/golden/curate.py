@@ -55,8 +55,8 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
 
 def import_warnings(result: Imported, options: ImportOptions) -> list[str]:
     """What an import warns of: a chunk size where it does not apply, then each count worth a warning."""
-    notes = ["size= does not apply to pubmedqa: each context is one chunk"] \
-        if result.params["format"] == "pubmedqa" and options.settings.size else []
+    whole = {"pubmedqa": "each context is one chunk", "msmarco": "each passage is one chunk"}.get(result.params["format"])
+    notes = [f"size= does not apply to {result.params['format']}: {whole}"] if whole and options.settings.size else []
     return notes + [f"{what}: {n}" for what, n in sorted(result.counts.items())]
 
 

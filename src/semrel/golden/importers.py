@@ -1,5 +1,5 @@
 """Golden sets from the formats people already have: SQuAD-style JSON, LlamaIndex rag_dataset,
-CSV/JSONL with named columns and BEIR folders (PubMedQA and Cranfield live in converters.py, TREC
+CSV/JSONL with named columns and BEIR folders (PubMedQA, MS MARCO and Cranfield live in converters.py, TREC
 topics in trec.py).
 
 Every importer takes the source and ImportOptions and returns an Imported (see sources.py);
@@ -23,15 +23,15 @@ from ..formats.files import check_id, display_name, line_id, read_head, read_tex
 from ..formats.jsonl import check_nesting, read_jsonl
 from ..records import Chunk, GoldenItem, is_id
 from .chunking import Document, chunk_documents, sanitise_id
-from .converters import import_cranfield, import_pubmedqa
+from .converters import import_cranfield, import_msmarco, import_pubmedqa
 from .locate import ContextMatcher, chunks_holding, find_answer
 from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map_document_ids
 from .trec import import_trec
 from .validate import Tally
 
-FORMATS = ("auto", "squad", "llamaindex", "csv", "jsonl", "beir", "pubmedqa", "cranfield", "trec")
+FORMATS = ("auto", "squad", "llamaindex", "csv", "jsonl", "beir", "pubmedqa", "msmarco", "cranfield", "trec")
 # Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs).
-BUILDS_CORPUS = ("squad", "pubmedqa", "cranfield")
+BUILDS_CORPUS = ("squad", "pubmedqa", "msmarco", "cranfield")
 
 DEFAULT_COLUMNS = {
     "id": ("query_id", "id", "qid", "_id"),
@@ -87,6 +87,8 @@ def detect_format(source: str) -> str:
             return "squad"
         if re.search(r'"QUESTION"\s*:', head):
             return "pubmedqa"
+        if re.search(r'"passages"\s*:', head) and re.search(r'"is_selected"\s*:', head):
+            return "msmarco"
     raise FormatError(source, "cannot tell the format", hint="give format=")
 
 
@@ -434,7 +436,8 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     the gold chunk ids against --corpus (gold document ids made chunk ids as --doc-qrels says)."""
     importers = {
         "squad": import_squad, "llamaindex": import_llamaindex, "csv": import_csv, "jsonl": import_jsonl,
-        "beir": import_beir, "pubmedqa": import_pubmedqa, "cranfield": import_cranfield, "trec": import_trec,
+        "beir": import_beir, "pubmedqa": import_pubmedqa, "msmarco": import_msmarco, "cranfield": import_cranfield,
+        "trec": import_trec,
     }
     fmt = detect_format(source) if fmt == "auto" else fmt
     if fmt not in importers:

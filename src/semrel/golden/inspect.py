@@ -21,7 +21,7 @@ class SourceSummary:
     format: str
     queries: int
     with_answers: int
-    holds_documents: bool  # squad, pubmedqa, cranfield: the import writes the corpus
+    holds_documents: bool  # squad, pubmedqa, msmarco, cranfield: the import writes the corpus
     context_words: list[int] = field(default_factory=list)  # SQuAD contexts, LlamaIndex reference contexts
     with_gold: int = 0
     corpus_file: str | None = None  # BEIR: its corpus.jsonl
