@@ -112,11 +112,10 @@ def import_msmarco(source: str, options: ImportOptions) -> Imported:
                 answer = expect(answer, str, source, f"{where}.{key}").strip()
                 if answer and answer != MSMARCO_NO_ANSWER and answer not in answers:
                     answers.append(answer)
-        ids, gold = [], []
+        gold = []
         for i, (text, selected, url) in enumerate(_msmarco_passages(record.get("passages"), source, where)):
             chunk_id = f"{query_id}p{i}"
             chunks.append(Chunk(id=chunk_id, text=text, doc_id=chunk_id, start=0, end=len(text), meta={"url": url} if url else {}))
-            ids.append(chunk_id)
             if selected:
                 gold.append(chunk_id)
         meta: dict[str, Any] = {"query_type": record.get("query_type")}
