@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FormatError, SemrelError
-from ..formats.corpus import shown_json
-from ..formats.files import check_id, read_text
-from ..records import Chunk, GoldenItem, is_id
+from ..formats.files import read_text
+from ..records import Chunk, GoldenItem
 from .chunking import Document, chunk_documents, sanitise_id
-from .sources import Imported, ImportOptions, expect, load_json
+from .sources import Imported, ImportOptions, expect, load_json, query_id_of
 
 PUBMEDQA_SEPARATOR = "\n\n"
 # Cleverdon's codes (cranqrel.readme): 1 complete answer .. 4 minimum interest; -1 is no interest.
@@ -94,14 +93,7 @@ def import_msmarco(source: str, options: ImportOptions) -> Imported:
     counts: Counter = Counter()
     for where, record in _msmarco_records(load_json(source), source):
         record = expect(record, dict, source, where)
-        if not is_id(record.get("query_id")):
-            raise FormatError(source, f"{where}.query_id should be a string or a whole number, found "
-                                      f"{shown_json(record.get('query_id'))}")
-        query_id = sanitise_id(str(record["query_id"]))
-        try:
-            check_id(query_id, "query id")
-        except SemrelError as exc:
-            raise FormatError(source, f"{where}.query_id: {exc}") from None
+        query_id = query_id_of(record.get("query_id"), source, f"{where}.query_id")
         query = expect(record.get("query"), str, source, f"{where}.query")
         answers: list[str] = []
         for key in ("answers", "wellFormedAnswers"):

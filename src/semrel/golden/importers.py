@@ -16,16 +16,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ..errors import FormatError, SemrelError, UsageError, ValidationError
+from ..errors import FormatError, UsageError, ValidationError
 from ..formats.beir import beir_paths, read_beir_qrels
 from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
-from ..formats.files import check_id, display_name, line_id, read_head, read_text
+from ..formats.files import display_name, line_id, read_head, read_text
 from ..formats.jsonl import check_nesting, read_jsonl
 from ..records import Chunk, GoldenItem, is_id
 from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_msmarco, import_pubmedqa
 from .locate import ContextMatcher, chunks_holding, find_answer
-from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map_document_ids
+from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map_document_ids, query_id_of
 from .trec import import_trec
 from .validate import Tally
 
@@ -42,25 +42,6 @@ DEFAULT_COLUMNS = {
 ROLE_NAMES = {"id": "query id", "query": "query", "answer": "answer", "chunk_ids": "gold chunk ids"}
 ROLE_OPTIONS = {"id": "id_col=", "query": "query_col=", "answer": "answer_col=", "chunk_ids": "chunk_ids_col="}  # shown as --id-col ...
 _ID_SEPARATORS = re.compile(r"[\s,;|]+")
-
-
-def _query_id(value: Any, path: str | Path, where: str, line: int | None = None) -> str:
-    """The query id `value` (a string or a whole number; None or "" give ""), made one token and
-    checked as write_golden checks it, so a bad id is refused naming the file (and line) it is in."""
-    if value is None or value == "":
-        return ""
-    if not is_id(value):
-        raise FormatError(display_name(path), f"{where} should be a string or a whole number, found {shown_json(value)}",
-                          line=line)
-    query_id = sanitise_id(str(value))
-    if not query_id:
-        return ""
-    if line is not None:
-        return line_id(query_id, "query id", path, line)
-    try:
-        return check_id(query_id, "query id")
-    except SemrelError as exc:
-        raise FormatError(display_name(path), f"{where}: {exc}") from None
 
 
 def detect_format(source: str) -> str:
@@ -139,7 +120,7 @@ def import_squad(source: str, options: ImportOptions) -> Imported:
                 raise FormatError(source, f"question {q} of document {doc.id!r} lacks 'question' or 'id'")
             where = f"question {q} of document {doc.id!r}"
             question = expect(qa["question"], str, source, f"{where}: 'question'")
-            query_id = _query_id(qa["id"], source, f"{where}: 'id'")
+            query_id = query_id_of(qa["id"], source, f"{where}: 'id'")
             answers = []
             listed = qa.get("answers")
             for n, answer in enumerate(expect([] if listed is None else listed, list, source, f"{where}: 'answers'")):
@@ -192,7 +173,7 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
         answer = example.get("reference_answer")
         answer = expect("" if answer is None else answer, str, source, f"examples[{n}].reference_answer").strip()
         contexts = [expect(context, str, source, f"examples[{n}].reference_contexts[{c}]") for c, context in enumerate(contexts)]
-        query_id = _query_id(example.get("query_id"), source, f"examples[{n}].query_id") or f"q{n + 1}"
+        query_id = query_id_of(example.get("query_id"), source, f"examples[{n}].query_id") or f"q{n + 1}"
         examples.append((query_id, query, contexts, answer))
     matcher = ContextMatcher((context for *_, contexts, _ in examples for context in contexts), options.threshold)
     lengths = Tally()
@@ -324,7 +305,7 @@ def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str
             counts[f"lines without a {id_column!r} field (given the id q<n>, n the line's query number)"] += 1
         if chunks_column and chunks_column not in row:
             counts[f"lines without a {chunks_column!r} field (no gold chunks)"] += 1
-        query_id = _query_id(row.get(id_column), path, f"field {id_column!r} (the query id)", line) if id_column else ""
+        query_id = query_id_of(row.get(id_column), path, f"field {id_column!r} (the query id)", line) if id_column else ""
         gold = _id_list(row.get(chunks_column), chunks_column, path, line) if chunks_column else ()
         items.append(GoldenItem(query_id or f"q{len(items) + 1}", query.strip(), answers, gold, meta))
     return Imported(items, None, counts, {"columns": columns})
@@ -412,7 +393,7 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
             meta["no_answer"] = True
             counts["queries without an answer (BEIR sets rarely have one; judging needs one)"] += 1
         gold = tuple(d for d, r in grades.items() if r > 0)
-        query_id = _query_id(query_id, queries_path, "'_id'", line)
+        query_id = query_id_of(query_id, queries_path, "'_id'", line)
         items.append(GoldenItem(query_id, obj["text"].strip(), answers, gold, meta))
     split_file = f"qrels/{options.split}.tsv"
     if left_out and not items:

@@ -7,11 +7,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ..errors import FormatError, UsageError, ValidationError
-from ..formats.files import display_name, read_text
+from ..errors import FormatError, SemrelError, UsageError, ValidationError
+from ..formats.corpus import shown_json
+from ..formats.files import check_id, display_name, line_id, read_text
 from ..formats.jsonl import loads
-from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample
-from .chunking import ChunkSettings
+from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, is_id
+from .chunking import ChunkSettings, sanitise_id
 
 DOC_QRELS = ("all-chunks", "first-chunk")
 
@@ -40,6 +41,25 @@ class Imported:
     chunks: list[Chunk] | None = None
     counts: Counter[str] = field(default_factory=Counter)
     params: dict[str, Any] = field(default_factory=dict)
+
+
+def query_id_of(value: Any, path: str | os.PathLike, where: str, line: int | None = None) -> str:
+    """The query id `value` (a string or a whole number; None or "" give ""), made one token and
+    checked as write_golden checks it, so a bad id is refused naming the file (and line) it is in."""
+    if value is None or value == "":
+        return ""
+    if not is_id(value):
+        raise FormatError(display_name(path), f"{where} should be a string or a whole number, found {shown_json(value)}",
+                          line=line)
+    query_id = sanitise_id(str(value))
+    if not query_id:
+        return ""
+    if line is not None:
+        return line_id(query_id, "query id", path, line)
+    try:
+        return check_id(query_id, "query id")
+    except SemrelError as exc:
+        raise FormatError(display_name(path), f"{where}: {exc}") from None
 
 
 def load_json(path: str | os.PathLike) -> Any:
