@@ -34,28 +34,29 @@ VARIANTS = {"shipped 7 features": (), "+ lexR_rel": ("lexR_rel",)}
 
 
 class Lexical:
-    """lex of any (query, chunk) of one set and condition: token ids and idf as p's judge counts them."""
+    """lex of any (query, chunk) of one set (both conditions: their answers are the same): token ids and idf as
+    p's judge counts them, the corpus read once, as the judge reads it."""
 
-    def __init__(self, folder: Path, golden: Path):
+    def __init__(self, folder: Path, chunks: set[str]):
         self.tokenizer = load_tokenizer(None)
-        scan = scan_corpus(iter_corpus(folder / "corpus.jsonl"), set(), max(labels.NULL_SAMPLE, labels.IDF_SAMPLE), 0,
+        scan = scan_corpus(iter_corpus(folder / "corpus.jsonl"), chunks, max(labels.NULL_SAMPLE, labels.IDF_SAMPLE), 0,
                            "corpus", False)
+        self.texts = scan.texts
         self.null = [c for _, c in scan.candidates[: labels.NULL_SAMPLE]]
         specials = [self.tokenizer.cls_token_id, self.tokenizer.sep_token_id]
         sample = [self.ids(scan.texts[c]) for _, c in scan.candidates[: labels.IDF_SAMPLE]]
         self.idf = idf_table(([specials[0], *ids, specials[1]] for ids in sample), max(len(self.tokenizer), self.tokenizer.vocab_size))[0]
-        self.texts = {c.id: c.text for _, c in iter_corpus(folder / "corpus.jsonl")}
-        self.answers = {g.query_id: [np.array(self.ids(a)) for a in g.reference_answers] for g in read_golden(golden)}
-        self.chunk_ids: dict[str, set[int]] = {}
+        self.answers = {g.query_id: [np.array(self.ids(a)) for a in g.reference_answers] for g in read_golden(folder / "golden.jsonl")}
+        self.chunk_ids: dict[str, np.ndarray] = {}
 
     def ids(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
     def lex(self, query: str, chunk: str) -> float:
         if chunk not in self.chunk_ids:
-            self.chunk_ids[chunk] = set(self.ids(self.texts[chunk]))
+            self.chunk_ids[chunk] = np.unique(self.ids(self.texts[chunk]))
         found = self.chunk_ids[chunk]
-        shares = [float(self.idf[ref] @ np.isin(ref, list(found))) / max(float(self.idf[ref].sum()), 1e-12) for ref in self.answers[query]
+        shares = [float(self.idf[ref] @ np.isin(ref, found)) / max(float(self.idf[ref].sum()), 1e-12) for ref in self.answers[query]
                   if len(ref)]
         return max(shares, default=0.0)
 
@@ -119,9 +120,9 @@ def main() -> None:
     data, raw = [], {}
     for name in bench.SETS:
         folder = args.work / "sets" / name
-        for condition in bench.CONDITIONS:
-            d = bench.SetData(name, folder, condition, args.work / "cache", tau=True)
-            lexical = Lexical(folder, folder / ("golden.jsonl" if condition == "gold" else "golden-nogold.jsonl"))
+        conditions = [bench.SetData(name, folder, condition, args.work / "cache", tau=True) for condition in bench.CONDITIONS]
+        lexical = Lexical(folder, {j.chunk_id for d in conditions for j in (*d.kappa, *d.all)})
+        for condition, d in zip(bench.CONDITIONS, conditions):
             d.columns = {"X": d.X, "lexR_rel": lexical.relative(d.kappa, args.floor)}
             d.all_columns = {"X": np.array([[j.features[f] for f in labels.FEATURES] for j in d.all]),
                              "lexR_rel": lexical.relative(d.all, args.floor)}
