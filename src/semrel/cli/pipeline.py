@@ -995,6 +995,7 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
     """A commented config that fits `golden` (its format `fmt`, or read from the file: SQuAD, LlamaIndex, BEIR,
     PubMedQA, MS MARCO QnA, Cranfield, CSV/JSONL, TREC topics), with paths relative to the config's folder, and
     notes for the user (what was found, what is missing)."""
+    from ..golden.importers import ONE_CHUNK_EACH
     from ..golden.inspect import summarise_source
 
     base = os.path.dirname(os.path.abspath(output))
@@ -1032,10 +1033,9 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
         elif fmt == "squad":
             corpus += [f"# Each context is one chunk (median {median or 0:,} words); set a size to cut them.",
                        "# size = 150"]
-        elif fmt == "pubmedqa":
-            corpus.append("# (each PubMedQA context is one chunk: size does not apply)")
-        elif fmt == "msmarco":
-            corpus.append("# (each MS MARCO passage is one chunk: size does not apply)")
+        elif fmt in ONE_CHUNK_EACH:
+            collection, item = ONE_CHUNK_EACH[fmt]
+            corpus.append(f"# (each {collection} {item} is one chunk: size does not apply)")
         else:
             corpus.append("# size = 120                   # one chunk per document unless set")
     elif fmt == "beir":

@@ -16,7 +16,7 @@ from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.trec import write_qrels
 from ..progress import Steps, no_progress
 from ..records import GoldenItem
-from .importers import BUILDS_CORPUS, import_golden
+from .importers import BUILDS_CORPUS, ONE_CHUNK_EACH, import_golden
 from .neardup import dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
 from .sources import Imported, ImportOptions
 
@@ -55,8 +55,9 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
 
 def import_warnings(result: Imported, options: ImportOptions) -> list[str]:
     """What an import warns of: a chunk size where it does not apply, then each count worth a warning."""
-    whole = {"pubmedqa": "each context is one chunk", "msmarco": "each passage is one chunk"}.get(result.params["format"])
-    notes = [f"size= does not apply to {result.params['format']}: {whole}"] if whole and options.settings.size else []
+    fmt = result.params["format"]
+    notes = [f"size= does not apply to {fmt}: each {ONE_CHUNK_EACH[fmt][1]} is one chunk"] \
+        if fmt in ONE_CHUNK_EACH and options.settings.size else []
     return notes + [f"{what}: {n}" for what, n in sorted(result.counts.items())]
 
 

@@ -32,6 +32,8 @@ from .validate import Tally
 FORMATS = ("auto", "squad", "llamaindex", "csv", "jsonl", "beir", "pubmedqa", "msmarco", "cranfield", "trec")
 # Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs).
 BUILDS_CORPUS = ("squad", "pubmedqa", "msmarco", "cranfield")
+# Formats whose items become one chunk each, so chunking options do not apply: (collection, what an item is).
+ONE_CHUNK_EACH = {"pubmedqa": ("PubMedQA", "context"), "msmarco": ("MS MARCO", "passage")}
 
 DEFAULT_COLUMNS = {
     "id": ("query_id", "id", "qid", "_id"),
