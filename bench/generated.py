@@ -1,0 +1,81 @@
+"""Label quality on generated answers, held out from the fit: LlamaIndex rag_dataset.json files.
+
+    python bench/generated.py DATASET.json [DATASET.json ...] [--work out/bench-generated] [--cache DIR]
+
+No development set of bench/labels.py has answers written by an LLM; the issue's held-out sets do. p's
+coefficients were fitted without these files, so their figures are what a user with such a file gets,
+at the shipped default. A rag_dataset.json holds questions, reference answers and the contexts they were
+generated from, not the documents, so each file's corpus is its distinct reference contexts, a chunk
+each: a closed corpus, as MS MARCO's passages are, in which the other questions' contexts are the
+negatives. Gold = the context(s) a question was generated from, which is incomplete where two questions
+share a topic. Then as bench/labels.py (its functions): pool.tsv (BM25 top 20 + gold) judged with gold
+known and without; per condition and rule (R >= 0.70, the shipped p >= 0.34): kappa against gold, the
+rule's own oracle, AUC, ECE, the share of gold chunks labelled relevant and the questions left with
+nothing relevant. No ranking check: a corpus of a few dozen contexts is nearly all in every run's top
+20. The files stay where they are: WORK/<file's folder name>/ gets the corpus, golden set and judgments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import labels as bench  # bench/labels.py (python puts a script's folder first on sys.path): building, judging, measures
+from semrel.formats.corpus import write_corpus
+from semrel.formats.manifest import read_params
+from semrel.formats.tables import Table, render
+from semrel.judging import labels
+from semrel.records import Chunk
+
+
+def build(source: Path, folder: Path) -> tuple[int, int]:
+    """corpus.jsonl of the file's distinct contexts, golden.jsonl and pool.tsv by the CLI; (questions, chunks)."""
+    examples = json.loads(source.read_text(encoding="utf-8"))["examples"]
+    contexts = list(dict.fromkeys(c for e in examples for c in e["reference_contexts"]))
+    if not (folder / "golden.jsonl").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        write_corpus([Chunk(f"c{i}", text, f"c{i}", 0, len(text)) for i, text in enumerate(contexts)], folder / "corpus.jsonl")
+        bench.cli("golden", "import", source, "--format", "llamaindex", "--corpus", folder / "corpus.jsonl", "-o", folder / "golden.jsonl")
+        bench.cli("retrieve", "--corpus", folder / "corpus.jsonl", "--golden", folder / "golden.jsonl", "-k", "20",
+                  "-o", folder / "bm25.run")
+        bench.cli("pool", folder / "bm25.run", "--golden", folder / "golden.jsonl", "--depth", "20", "-o", folder / "pool.tsv")
+    return len(examples), len(contexts)
+
+
+def rows_of(d: bench.SetData) -> list[list[str]]:
+    out = []
+    for rule, (score, cut, calibrated) in {"R>=0.70": (d.R, labels.DEFAULT_THRESHOLD, False), "p>=0.34": (d.p, labels.CUT, True)}.items():
+        row = bench.rule_rows(d, rule, score, (cut,), labels.GRADE_CUTS if calibrated else bench.RAW_GRADES, False, None, calibrated)
+        relevant = score >= cut
+        empty = len(set(d.qid) - {q for q, r in zip(d.qid, relevant) if r})
+        out.append([d.name, d.condition, rule, str(row["pairs"]), str(row["gold"]), f"{bench.oracle(d.y, d.R):.3f}", f"{row['kappa']:.3f}",
+                    f"{row['oracle']:.3f}", f"{row['auc']:.3f}", bench.fmt(row["ece"]), f"{relevant[d.y == 1].mean():.2f}",
+                    str(empty)])
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("datasets", nargs="+", type=Path, help="LlamaIndex rag_dataset.json files")
+    parser.add_argument("--work", type=Path, default=bench.ROOT / "out" / "bench-generated")
+    parser.add_argument("--cache", type=Path, default=None, help="embedding cache folder [default: WORK/cache]")
+    args = parser.parse_args()
+    cache = args.cache or args.work / "cache"
+    rows, sizes = [], []
+    for source in args.datasets:
+        name = source.resolve().parent.name
+        questions, chunks = build(source, args.work / name)
+        for condition in bench.CONDITIONS:
+            rows += rows_of(bench.SetData(name, args.work / name, condition, cache, tau=False))
+        null = (read_params(args.work / name / "judgments-gold-kappa.jsonl") or {})["probability"]["null_sample"]["pairs"]
+        sizes.append(f"{name}: {questions} questions, {chunks} distinct contexts, {null / questions:.1f} null chunks per question "
+                     "(the pool leaves few out)")
+    print("\n".join(sizes), end="\n\n")
+    print(render(Table(["set", "cond", "rule", "pairs", "gold", "raw oracle", "kappa", "rule's oracle", "AUC", "ECE",
+                        "gold labelled relevant", "questions with none"], rows), "markdown"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
