@@ -563,6 +563,12 @@ def test_init_fits_llamaindex_beir_and_csv(tmp_path):
     assert 'docs = "rag/source_files"' in text and "\nsize = 90" in text and "9 in 10 have 84 words or fewer; median 40" in text
     planned = planned.replace(" \\\n    ", " ")
     assert re.search(r"semrel corpus chunk \S*rag/source_files --size 90 --overlap 0", planned)
+    # without documents beside it (it said "docs: no such folder yet"), the import writes the contexts as the corpus
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "rag_dataset.json").write_text(json.dumps(dataset))
+    text, said, planned = init_and_plan(tmp_path, "--golden", tmp_path / "bare" / "rag_dataset.json")
+    assert 'docs = "' not in text and "writes its reference contexts as" in text and "the corpus is its reference contexts" in said
+    assert "--corpus-out" in planned and "corpus chunk" not in planned
     beir = tmp_path / "beir"
     (beir / "qrels").mkdir(parents=True)
     (beir / "corpus.jsonl").write_text("".join(json.dumps({"_id": k.split("#")[0], "text": t}) + "\n" for k, t in TEXTS.items()))

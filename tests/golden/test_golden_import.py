@@ -116,7 +116,40 @@ def test_llamaindex_matches_contexts_exactly_then_by_overlap(tmp_path):
     assert items[1]["meta"]["context_matches"] == [{"how": "overlap", "score": 0.8889, "chunks": 1}]
     assert items[2]["meta"]["no_answer"] is True
     assert "1 exact" in result.stderr and "1 none" in result.stderr and "threshold 0.5" in result.stderr
-    assert_one_error(run("golden", "import", source, "-o", tmp_path / "g.jsonl"), "--corpus", code=2)
+    assert_one_error(run("golden", "import", source, "-o", tmp_path / "g.jsonl"), "--corpus", "--corpus-out", code=2)
+
+
+def test_llamaindex_without_its_documents_makes_the_contexts_the_corpus(tmp_path):
+    """A rag_dataset.json often comes without the documents its contexts were cut from; its import then stopped at
+    'needs --corpus'. --corpus-out writes the distinct contexts as the corpus, each named by its text."""
+    honey, drones = "Bees keep honey in the upper combs.", "Drones have no sting."
+    dataset = {"examples": [
+        {"query": "Where is honey?", "reference_contexts": [honey], "reference_answer": "Upper combs."},
+        {"query": "Drones?", "reference_contexts": [drones, honey, "  "], "reference_answer": "No sting."},
+        {"query": "Wax?", "reference_contexts": [drones], "reference_answer": None},
+    ]}
+    source = write(tmp_path / "rag_dataset.json", json.dumps(dataset))
+    result = run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    chunks = read_lines(tmp_path / "c.jsonl")
+    assert [c["text"] for c in chunks] == [honey, drones]  # each once, the blank one left out
+    ids = [c["_id"] for c in chunks]
+    assert all(i.startswith("ctx-") and len(i) == 16 for i in ids) and ids[0] != ids[1]
+    items = read_lines(tmp_path / "g.jsonl")
+    assert [i["gold_chunk_ids"] for i in items] == [[ids[0]], [ids[1], ids[0]], [ids[1]]]
+    assert items[2]["meta"]["no_answer"] is True and items[1]["meta"]["context_matches"][0]["how"] == "exact"
+    assert read_manifest(tmp_path / "c.jsonl")["params"]["corpus"] == "the 2 distinct reference contexts, a chunk each"
+    assert "corpus: the 2 distinct reference contexts, a chunk each ->" in result.stderr
+    # the same ids whatever the examples' order, and the chunks they name are what the matcher finds
+    dataset["examples"].reverse()
+    write(source, json.dumps(dataset))
+    assert run("golden", "import", source, "--corpus-out", tmp_path / "c2.jsonl", "-o", tmp_path / "g2.jsonl").exit_code == 0
+    assert sorted(read_lines(tmp_path / "c2.jsonl"), key=lambda c: c["_id"]) == sorted(chunks, key=lambda c: c["_id"])
+    matched = run("golden", "import", source, "--corpus", tmp_path / "c.jsonl", "-o", tmp_path / "g3.jsonl")
+    assert matched.exit_code == 0, matched.output
+    assert [i["gold_chunk_ids"] for i in read_lines(tmp_path / "g3.jsonl")] == [[ids[1]], [ids[1], ids[0]], [ids[0]]]
+    assert_one_error(run("golden", "import", source, "--corpus", tmp_path / "c.jsonl", "--corpus-out", tmp_path / "c4.jsonl",
+                         "-o", tmp_path / "g4.jsonl"), "--corpus", "--corpus-out", "not both", code=2)
 
 
 def reference_match(chunks: list[Chunk], context: str, threshold: float) -> tuple[list[str], str, float, int]:

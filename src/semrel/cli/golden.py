@@ -13,7 +13,7 @@ from ..formats.corpus import read_golden, unique_chunks
 from ..formats.files import display_name
 from ..formats.tables import render
 from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, import_warnings, part_path, split_golden
-from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions
+from ..golden.importers import FORMATS, ImportOptions
 from ..golden.sources import DOC_QRELS
 from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
@@ -41,9 +41,11 @@ def _numbers(text: str | None, kind: type) -> list | None:
 @click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="golden.jsonl to write.")
 @click.option("--format", "format", type=click.Choice(FORMATS), default="auto", show_default=True)
 @click.option("--corpus", type=input_path(exists=True, dir_okay=False),
-              help="corpus.jsonl the gold chunk ids refer to (checked; needed for llamaindex).")
+              help="corpus.jsonl the gold chunk ids refer to (checked; llamaindex: the chunks its reference contexts are "
+                   "matched to).")
 @click.option("--corpus-out", type=output_path(allow_dash=True),
-              help=f"corpus.jsonl to write ({', '.join(BUILDS_CORPUS)}: the source holds the documents; trec with --docs).")
+              help="corpus.jsonl to write (squad, pubmedqa, msmarco, cranfield: the source holds the documents; llamaindex "
+                   "without --corpus: its reference contexts, a chunk each; trec with --docs).")
 @click.option("--qrels-out", type=output_path(allow_dash=True), help="Also write the gold chunks as TREC qrels.")
 @click.option("--qrels", type=input_path(exists=True, dir_okay=False),
               help="trec: the document qrels (qid 0 docno rel) of the topics.")
@@ -84,7 +86,9 @@ def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels,
         matched = ", ".join(f"{n} {how}" for how, n in p["contexts_matched"].items())
         click.echo(f"reference contexts matched: {matched} (overlap threshold {threshold})", err=True)
         spans = sum(p["contexts_spanning_chunks"].values())
-        if p["contexts_longer_than_median_chunk"] or spans:
+        if "corpus" in p:
+            click.echo(f"corpus: {p['corpus']} -> {corpus_out}", err=True)
+        elif p["contexts_longer_than_median_chunk"] or spans:
             widest = max((int(k) for k in p["contexts_spanning_chunks"]), default=1)
             spanning = (f"{spans} span several chunks (up to {widest}), and every chunk they cover is gold" if spans
                         else "each lies within one chunk")

@@ -1023,7 +1023,13 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
     if docs and (found.holds_documents or fmt == "beir"):  # said, not dropped without a word
         notes.append(f"--docs {docs}: not used: {FORMAT_NAMES[fmt]} holds its documents")
     median = found.median_context
-    if found.holds_documents:
+    if fmt == "llamaindex" and not (docs or found.docs_folder):
+        corpus += ["# No docs: none were found beside the file, so the import step writes its reference contexts as",
+                   "# corpus.jsonl, a chunk each: retrieval then searches the contexts alone. To search the documents",
+                   "# they were cut from, set docs to their folder (and size, words per chunk)."]
+        notes.append("no documents beside the file: the corpus is its reference contexts, a chunk each (give --docs to chunk "
+                     "the documents instead)")
+    elif found.holds_documents:
         corpus.append(f"# No docs: {FORMAT_NAMES[fmt]} holds its documents; the import step writes corpus.jsonl from it.")
         if fmt == "squad" and median is not None and median > LONG_CONTEXT:
             corpus += [f"# The contexts are long (median {median:,} words): each is cut into chunks, and the chunk",

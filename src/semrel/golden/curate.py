@@ -32,10 +32,16 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
     options = options or ImportOptions()
     result = import_golden(source, fmt, options)
     if result.chunks is not None and not corpus_out:
+        if result.params["format"] == "llamaindex":
+            raise UsageError("a LlamaIndex rag_dataset needs corpus= (the chunks of its documents, which its reference contexts are "
+                             "matched to) or corpus_out='corpus.jsonl' (its reference contexts written as the corpus, a chunk each)")
         raise UsageError(f"format={result.params['format']!r} builds the corpus too: give corpus_out='corpus.jsonl'")
     if result.chunks is None and corpus_out:
-        raise UsageError(f"corpus_out= only applies to {', '.join(BUILDS_CORPUS)} and trec with docs=; "
-                         f"this source is {result.params['format']}")
+        if result.params["format"] == "llamaindex":
+            raise UsageError("give corpus= (the reference contexts matched to its chunks) or corpus_out= (the contexts written as "
+                             "the corpus), not both")
+        raise UsageError(f"corpus_out= only applies to {', '.join(f for f in BUILDS_CORPUS if f != 'llamaindex')}, llamaindex "
+                         f"without corpus= and trec with docs=; this source is {result.params['format']}")
     inputs = [source, *(path for path in (options.corpus, options.qrels) if path), *options.docs]  # trec's qrels and documents too
     params = {**result.params, **({"chunking": options.settings.describe()} if result.chunks is not None else {})}
     outputs = [o for o in (corpus_out if result.chunks is not None else None, qrels_out, output) if o]

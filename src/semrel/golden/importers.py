@@ -9,6 +9,7 @@ nothing is written here.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
@@ -30,10 +31,12 @@ from .trec import import_trec
 from .validate import Tally
 
 FORMATS = ("auto", "squad", "llamaindex", "csv", "jsonl", "beir", "pubmedqa", "msmarco", "cranfield", "trec")
-# Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs).
-BUILDS_CORPUS = ("squad", "pubmedqa", "msmarco", "cranfield")
+# Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs;
+# llamaindex: its reference contexts, without --corpus).
+BUILDS_CORPUS = ("squad", "pubmedqa", "msmarco", "cranfield", "llamaindex")
 # Formats whose items become one chunk each, so chunking options do not apply: (collection, what an item is).
-ONE_CHUNK_EACH = {"pubmedqa": ("PubMedQA", "context"), "msmarco": ("MS MARCO", "passage")}
+ONE_CHUNK_EACH = {"pubmedqa": ("PubMedQA", "context"), "msmarco": ("MS MARCO", "passage"),
+                  "llamaindex": ("LlamaIndex", "reference context")}
 
 DEFAULT_COLUMNS = {
     "id": ("query_id", "id", "qid", "_id"),
@@ -162,9 +165,10 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
     """Gold chunks are the `--corpus` chunks the reference contexts cover (see ContextMatcher): a
     context longer than the chunks marks every chunk it covers. Contexts spanning several chunks are
     counted, and so are contexts longer than the corpus's median chunk. The examples are checked
-    before the corpus is read, a chunk at a time: of the chunks, only their ids and lengths are kept."""
-    if not options.corpus:
-        raise UsageError("a LlamaIndex rag_dataset needs corpus= (the chunks its reference contexts are matched to)")
+    before the corpus is read, a chunk at a time: of the chunks, only their ids and lengths are kept.
+    Without a corpus the contexts themselves become it (a rag_dataset.json often comes without its
+    documents; see _contexts_as_chunks), matched the same way: contexts that LlamaIndex cut with overlap
+    cover each other."""
     data = expect(load_json(source), dict, source, "the top level")
     examples = []
     for n, example in enumerate(expect(data.get("examples"), list, source, "'examples'")):
@@ -177,9 +181,10 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
         contexts = [expect(context, str, source, f"examples[{n}].reference_contexts[{c}]") for c, context in enumerate(contexts)]
         query_id = query_id_of(example.get("query_id"), source, f"examples[{n}].query_id") or f"q{n + 1}"
         examples.append((query_id, query, contexts, answer))
+    chunks = None if options.corpus else _contexts_as_chunks(context for *_, contexts, _ in examples for context in contexts)
     matcher = ContextMatcher((context for *_, contexts, _ in examples for context in contexts), options.threshold)
     lengths = Tally()
-    for chunk in unique_chunks(options.corpus):
+    for chunk in unique_chunks(options.corpus) if options.corpus else chunks or ():
         matcher.add(chunk)
         lengths[len(chunk.text.split())] += 1
     median = lengths.at(lengths.total() // 2)
@@ -204,11 +209,24 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
             counts["queries without an answer"] += 1
         items.append(GoldenItem(query_id, query.strip(), (answer,) if answer else (), tuple(gold), meta))
     contexts_total = sum(matched.values())
-    return Imported(items, None, counts, {
+    return Imported(items, chunks, counts, {
         "overlap_threshold": options.threshold, "cover": matcher.cover, "contexts_matched": dict(matched),
         "contexts": contexts_total, "contexts_longer_than_median_chunk": longer, "median_chunk_words": median,
         "contexts_spanning_chunks": {str(k): v for k, v in sorted(spanning.items()) if v},
+        **({"corpus": f"the {len(chunks)} distinct reference contexts, a chunk each"} if chunks is not None else {}),
     })
+
+
+def _contexts_as_chunks(contexts: Iterable[str]) -> list[Chunk]:
+    """The distinct non-blank contexts as chunks, each named by a hash of its text: the same id whatever the
+    examples' order and when examples are added. Retrieval then searches the contexts alone, not the
+    documents they were cut from."""
+    chunks: dict[str, Chunk] = {}
+    for context in filter(str.strip, contexts):
+        if context not in chunks:
+            name = "ctx-" + hashlib.blake2b(context.encode("utf-8"), digest_size=6).hexdigest()
+            chunks[context] = Chunk(name, context, name, 0, len(context))
+    return list(chunks.values())
 
 
 # ---------------------------------------------------------------- CSV and JSONL with named columns
