@@ -6,7 +6,7 @@ No development set of bench/labels.py has answers written by an LLM; the issue's
 coefficients were fitted without these files, so their figures are what a user with such a file gets,
 at the shipped default. A rag_dataset.json holds questions, reference answers and the contexts they were
 generated from, not the documents, so each file's corpus is its distinct reference contexts, a chunk
-each: a closed corpus, as MS MARCO's passages are, in which the other questions' contexts are the
+each (`semrel golden import --corpus-out`): a closed corpus, as MS MARCO's passages are, in which the other questions' contexts are the
 negatives. Gold = the context(s) a question was generated from, which is incomplete where two questions
 share a topic. Then as bench/labels.py (its functions): pool.tsv (BM25 top 20 + gold) judged with gold
 known and without; per condition and rule (R >= 0.70, the shipped p >= 0.34): kappa against gold, the
@@ -18,30 +18,26 @@ nothing relevant. No ranking check: a corpus of a few dozen contexts is nearly a
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import labels as bench  # bench/labels.py (python puts a script's folder first on sys.path): building, judging, measures
-from semrel.formats.corpus import write_corpus
+from semrel.formats.corpus import read_corpus, read_golden
 from semrel.formats.manifest import read_params
 from semrel.formats.tables import Table, render
 from semrel.judging import labels
-from semrel.records import Chunk
 
 
 def build(source: Path, folder: Path) -> tuple[int, int]:
-    """corpus.jsonl of the file's distinct contexts, golden.jsonl and pool.tsv by the CLI; (questions, chunks)."""
-    examples = json.loads(source.read_text(encoding="utf-8"))["examples"]
-    contexts = list(dict.fromkeys(c for e in examples for c in e["reference_contexts"]))
+    """corpus.jsonl of the file's distinct contexts, golden.jsonl and pool.tsv, by the CLI; (questions, chunks)."""
     if not (folder / "golden.jsonl").exists():
         folder.mkdir(parents=True, exist_ok=True)
-        write_corpus([Chunk(f"c{i}", text, f"c{i}", 0, len(text)) for i, text in enumerate(contexts)], folder / "corpus.jsonl")
-        bench.cli("golden", "import", source, "--format", "llamaindex", "--corpus", folder / "corpus.jsonl", "-o", folder / "golden.jsonl")
+        bench.cli("golden", "import", source, "--format", "llamaindex", "--corpus-out", folder / "corpus.jsonl",
+                  "-o", folder / "golden.jsonl")
         bench.cli("retrieve", "--corpus", folder / "corpus.jsonl", "--golden", folder / "golden.jsonl", "-k", "20",
                   "-o", folder / "bm25.run")
         bench.cli("pool", folder / "bm25.run", "--golden", folder / "golden.jsonl", "--depth", "20", "-o", folder / "pool.tsv")
-    return len(examples), len(contexts)
+    return len(read_golden(folder / "golden.jsonl")), len(read_corpus(folder / "corpus.jsonl"))
 
 
 def rows_of(d: bench.SetData) -> list[list[str]]:
