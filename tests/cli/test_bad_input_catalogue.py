@@ -490,7 +490,8 @@ def test_read_only_file_systems_and_failed_writes_are_one_line(tmp_path, cli, mo
     assert files.WRITE_ERRNOS >= {errno.EROFS, errno.ENOSPC}
 
 
-@pytest.mark.parametrize("args", [["eval", "q", "r.run"], ["label", "j.jsonl", "-o", "-"], ["golden", "qrels", "g.jsonl", "-o", "-"]],
+@pytest.mark.parametrize("args", [["eval", "q", "r.run", "-m", "AP"], ["label", "j.jsonl", "-o", "-"],
+                                  ["golden", "qrels", "g.jsonl", "-o", "-"]],
                          ids=["eval", "label -o -", "golden qrels -o -"])
 def test_stdout_on_a_full_device_is_one_line(tmp_path, args):
     prepare(tmp_path, BASE)
@@ -517,7 +518,7 @@ def test_a_closed_pipe_stops_quietly(tmp_path):
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        outcome = fenced(["eval", "q", "r.run", "-q"], tmp_path, stdout=write_end)
+        outcome = fenced(["eval", "q", "r.run", "-q", "-m", "AP"], tmp_path, stdout=write_end)
     finally:
         os.close(write_end)
     TALLY.record("stdout is a closed pipe", refused=True, traceback="Traceback" in outcome.stderr or "Exception" in outcome.stderr)

@@ -33,6 +33,20 @@ def test_table_has_one_column_per_run_and_warns_on_stderr(cli, files):
     assert "not in" in result.stderr and "'q4'" in result.stderr
 
 
+def test_a_cutoff_past_every_ranking_is_said(cli, files):
+    """`semrel init` retrieves 20 chunks a query and the default set holds R@100: the table said 'R@100' of
+    recall at 20 without a word. The values stay trec_eval's; stderr says what they count."""
+    result = cli("eval", *files, "-m", "P@3,R@100,nDCG@5,RR")
+    assert result.exit_code == 0
+    # run a, as pytrec_eval gives them (-c: q3 scores 0)
+    assert [line.split()[:2] for line in result.stdout.splitlines()[2:]] == [["P@3", "0.3333"], ["R@100", "0.6667"],
+                                                                           ["nDCG@5", "0.6667"], ["RR", "0.6667"]]
+    said = [line for line in result.stderr.splitlines() if "no run ranks" in line]
+    assert said == ["semrel: warning: R@100, nDCG@5: no run ranks more than 3 documents for a query, so these count the top 3 "
+                    "(as trec_eval does); retrieve deeper (-k) or ask for a cutoff of 3 or less"]
+    assert "no run ranks" not in cli("eval", *files, "-m", "P@3,RR").stderr
+
+
 def test_jsonl_records_use_canonical_names(cli, files):
     result = cli("eval", files[0], files[2], "-m", "ndcg_cut.10,MRR@10,num_ret", "-q", "-f", "jsonl")
     records = [json.loads(line) for line in result.stdout.splitlines()]

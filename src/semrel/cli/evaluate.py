@@ -72,8 +72,8 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
     """Score RUNS (TREC run files) on QRELS with trec_eval's exact semantics.
 
     Queries in QRELS that a run lacks score 0 and count in the mean (trec_eval -c);
-    queries only in a run are ignored. Both are reported on stderr. With -f trec the output
-    is trec_eval's, line for line.
+    queries only in a run are ignored. Both are reported on stderr, as is a cutoff past every
+    run's deepest ranking (R@100 of runs of 20). With -f trec the output is trec_eval's, line for line.
     """
     own_set = {"qrels_jg": "qrels_jg", "prefs": "all_prefs", "qrels_prefs": "all_prefs"}
     if measures is None:
@@ -113,7 +113,7 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
     elif golden or filled_qrels:
         raise UsageError("--golden and --filled-qrels go with --fill-judgments")
     results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, options=options, doc_level=doc_level,
-                             corpus=corpus if doc_level else None, qrels=completed, runs=loaded)
+                             corpus=corpus if doc_level else None, qrels=completed, runs=loaded, cutoffs=True)
     if table is not None:
         results = [standardise(r, table) for r in results]
     click.echo(render_evaluations(results, fmt, per_query, places), nl=False)

@@ -9,6 +9,8 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+import pyarrow.compute as pc
+
 from ..errors import SemrelError, UsageError
 from ..formats import read_qrels, read_run
 from ..formats.files import display_name
@@ -54,6 +56,7 @@ def evaluate_files(
     qrels: Qrels | None = None,
     relation: str = "qrels",
     runs: Sequence[Run | None] | None = None,
+    cutoffs: bool = False,
 ) -> list[Evaluation]:
     """Read the qrels once and each run in turn (one run in memory at a time); warn about
     queries missing on either side; refuse a run that shares no query or no document with the
@@ -63,7 +66,8 @@ def evaluate_files(
     `runs`: the runs of `run_paths` already read, in that order (a fill read them; a report scoring a run from stdin on
     two qrels), used instead of reading them again; a None among them is read from its path.
     `relation`: the qrels file's format, as trec_eval's -R: qrels, qrels_jg (judgment groups), prefs or
-    qrels_prefs (preference judgments); the last three are scored by their own measures, runs one at a time."""
+    qrels_prefs (preference judgments); the last three are scored by their own measures, runs one at a time.
+    `cutoffs`: also warn of cutoffs past every run's deepest ranking (cutoff_warnings), for a table of the values."""
     chosen = parse_measures(measures)
     names = run_names(run_paths)
     if relation != "qrels":
@@ -85,18 +89,41 @@ def evaluate_files(
 
         judged = qrels  # not None, for check
         results: list[Evaluation] = []
+        deepest = 0
 
         def check(run: Run, result: Evaluation) -> None:
             """Each run against its own ids (require_overlap), while it is in memory."""
+            nonlocal deepest
             path = str(run_paths[len(results)])
             require_overlap(result, judged, run, display_name(str(qrels_path)), display_name(path))
             if warn is not None:
                 for message in coverage_warnings(result, str(qrels_path), path):
                     warn(message)
+            deepest = max(deepest, longest_ranking(run))
             results.append(result)
 
         evaluate_gradings(qrels, [qrels.relevance], each_run(), chosen, options=options or Options(rel_level), checked=check)
+    if warn is not None and cutoffs:
+        for message in cutoff_warnings(chosen, deepest):
+            warn(message)
     return results
+
+
+def longest_ranking(run: Run) -> int:
+    """The most documents the run ranks for one query."""
+    counts = pc.value_counts(run.query_ids).field("counts")
+    return int(pc.max(counts).as_py() or 0) if len(counts) else 0
+
+
+def cutoff_warnings(measures: Sequence[Measure], deepest: int) -> list[str]:
+    """Cutoffs past every run's deepest ranking: R@100 over runs of 20 is recall at 20, by trec_eval's semantics too,
+    which a reader of the table takes for recall at 100."""
+    beyond = [m.name for m in measures if m.cutoff is not None and deepest and m.cutoff > deepest]
+    if not beyond:
+        return []
+    named = ", ".join(beyond[:3]) + (f" and {len(beyond) - 3} more" if len(beyond) > 3 else "")
+    return [f"{named}: no run ranks more than {deepest} documents for a query, so {'these count' if len(beyond) > 1 else 'it counts'} "
+            f"the top {deepest} (as trec_eval does); retrieve deeper (-k) or ask for a cutoff of {deepest} or less"]
 
 
 def _evaluate_other_judgments(qrels_path: str | os.PathLike, run_paths: Sequence[str | os.PathLike], names: list[str], relation: str,
