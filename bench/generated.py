@@ -11,8 +11,11 @@ negatives. Gold = the context(s) a question was generated from, which is incompl
 share a topic. Then as bench/labels.py (its functions): pool.tsv (BM25 top 20 + gold) judged with gold
 known and without; per condition and rule (R >= 0.70, the shipped p >= 0.34): kappa against gold, the
 rule's own oracle, AUC, ECE, the share of gold chunks labelled relevant and the questions left with
-nothing relevant. No ranking check: a corpus of a few dozen contexts is nearly all in every run's top
-20. The files stay where they are: WORK/<file's folder name>/ gets the corpus, golden set and judgments.
+nothing relevant. Then the remedy the judge's warnings point to, as bench/labels.py's learning curve
+measures it: n pairs reviewed in `semrel review`'s order (gold standing in for the reviewer), p refitted
+as `semrel calibrate` refits it, kappa on the pairs not reviewed (mean of 10 seeds). No ranking check: a
+corpus of a few dozen contexts is nearly all in every run's top 20. The files stay where they are:
+WORK/<file's folder name>/ gets the corpus, golden set and judgments.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from semrel.formats.corpus import read_corpus, read_golden
 from semrel.formats.manifest import read_params
 from semrel.formats.tables import Table, render
 from semrel.judging import labels
+
+REMEDIES = {"features": "p refitted (calibrate's default)", "anchored": "--fit anchored", "raw": "a threshold on R re-chosen"}
 
 
 def build(source: Path, folder: Path) -> tuple[int, int]:
@@ -59,18 +64,25 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None, help="embedding cache folder [default: WORK/cache]")
     args = parser.parse_args()
     cache = args.cache or args.work / "cache"
-    rows, sizes = [], []
+    rows, sizes, curves = [], [], []
+    shipped = bench.Fitted(labels.WITH_GOLD, labels.WITHOUT_GOLD, labels.CUT)
     for source in args.datasets:
         name = source.resolve().parent.name
         questions, chunks = build(source, args.work / name)
         for condition in bench.CONDITIONS:
-            rows += rows_of(bench.SetData(name, args.work / name, condition, cache, tau=False))
+            d = bench.SetData(name, args.work / name, condition, cache, tau=False)
+            rows += rows_of(d)
+            curve = bench.learning_curve(d, shipped, bench.REVIEWED)
+            curves.append([name, condition, f"{curve['0']:.3f}", *[" / ".join(f"{curve[str(n)][k]:.3f}" for k in REMEDIES)
+                                                                 for n in bench.REVIEWED]])
         null = (read_params(args.work / name / "judgments-gold-kappa.jsonl") or {})["probability"]["null_sample"]["pairs"]
         sizes.append(f"{name}: {questions} questions, {chunks} distinct contexts, {null / questions:.1f} null chunks per question "
                      "(the pool leaves few out)")
     print("\n".join(sizes), end="\n\n")
     print(render(Table(["set", "cond", "rule", "pairs", "gold", "raw oracle", "kappa", "rule's oracle", "AUC", "ECE",
                         "gold labelled relevant", "questions with none"], rows), "markdown"))
+    print(f"\nAfter review, kappa on the pairs not reviewed: {' / '.join(REMEDIES.values())}\n")
+    print(render(Table(["set", "cond", "0 reviewed", *[f"{n} reviewed" for n in bench.REVIEWED]], curves), "markdown"))
 
 
 if __name__ == "__main__":
