@@ -955,7 +955,8 @@ cache = "cache"                # embedding cache, inside out
 # grades = "0.6,0.7,0.8"       # instead: graded labels by thresholds on `on`
 
 [eval]
-measures = []                  # e.g. ["nDCG@10", "MRR"]; empty = the default set
+# eval's default set with recall at the runs' depth (R@100 of 20 chunks a query would be recall at 20); [] = the default
+measures = ["nDCG@10", "AP", "RR", "R@20", "P@10", "Success@10"]
 
 [agree]
 enabled = true                 # judge labels against the golden set's labels -> agreement.json
