@@ -108,6 +108,16 @@ def test_usage_errors_are_one_line(cli, files, tmp_path, args, message):
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
+def test_run_names_are_checked_before_any_run_is_read(cli, files, write):
+    """A --baseline that names no run (or two runs of one name) was said only after every run had been read and
+    scored; a broken run then hid it behind its own error."""
+    broken = write("broken.run", "q1 Q0 r 1 high a\n")
+    result = cli("compare", files[0], files[1], broken, "--baseline", "zzz")
+    assert result.exit_code == 2 and "--baseline 'zzz' is none of the runs (a, broken)" in result.stderr, result.stderr
+    result = cli("compare", files[0], broken, broken)
+    assert result.exit_code == 2 and "two runs are named '" in result.stderr and "broken'" in result.stderr, result.stderr
+
+
 def test_a_broken_run_names_its_line(cli, files, write):
     broken = write("broken.run", "q1 Q0 r 1 high a\n")
     result = cli("compare", files[0], files[1], broken)
