@@ -13,7 +13,7 @@ from ..formats.corpus import read_golden, unique_chunks
 from ..formats.files import display_name
 from ..formats.tables import render
 from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, import_warnings, part_path, split_golden
-from ..golden.importers import FORMATS, ImportOptions
+from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions
 from ..golden.sources import DOC_QRELS
 from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
@@ -44,8 +44,8 @@ def _numbers(text: str | None, kind: type) -> list | None:
               help="corpus.jsonl the gold chunk ids refer to (checked; llamaindex: the chunks its reference contexts are "
                    "matched to).")
 @click.option("--corpus-out", type=output_path(allow_dash=True),
-              help="corpus.jsonl to write (squad, pubmedqa, msmarco, cranfield: the source holds the documents; llamaindex "
-                   "without --corpus: its reference contexts, a chunk each; trec with --docs).")
+              help=f"corpus.jsonl to write ({', '.join(BUILDS_CORPUS)}: the source holds the documents; llamaindex without "
+                   "--corpus: its reference contexts, a chunk each; trec with --docs).")
 @click.option("--qrels-out", type=output_path(allow_dash=True), help="Also write the gold chunks as TREC qrels.")
 @click.option("--qrels", type=input_path(exists=True, dir_okay=False),
               help="trec: the document qrels (qid 0 docno rel) of the topics.")

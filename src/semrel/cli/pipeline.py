@@ -270,7 +270,7 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
     if config["corpus"]["docs"] is None and config["corpus"]["file"] is None:  # the golden file must hold the documents
         with contextlib.suppress(SemrelError):  # a format it cannot tell: the import step says why
             fmt = detect_format(config["golden"]["file"]) if fmt == "auto" else fmt
-        if fmt not in (*BUILDS_CORPUS, "auto"):
+        if fmt not in (*BUILDS_CORPUS, "llamaindex", "auto"):  # llamaindex: its reference contexts become the corpus
             refuse("corpus", "docs", f"missing: a {fmt} golden set holds no documents; give [corpus] docs (a folder of "
                    "documents to chunk) or [corpus] file (a corpus.jsonl)")
     methods = config["retrieve"]["methods"]

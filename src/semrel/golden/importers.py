@@ -31,9 +31,9 @@ from .trec import import_trec
 from .validate import Tally
 
 FORMATS = ("auto", "squad", "llamaindex", "csv", "jsonl", "beir", "pubmedqa", "msmarco", "cranfield", "trec")
-# Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs;
-# llamaindex: its reference contexts, without --corpus).
-BUILDS_CORPUS = ("squad", "pubmedqa", "msmarco", "cranfield", "llamaindex")
+# Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs; llamaindex,
+# without --corpus, writes its reference contexts).
+BUILDS_CORPUS = ("squad", "pubmedqa", "msmarco", "cranfield")
 # Formats whose items become one chunk each, so chunking options do not apply: (collection, what an item is).
 ONE_CHUNK_EACH = {"pubmedqa": ("PubMedQA", "context"), "msmarco": ("MS MARCO", "passage"),
                   "llamaindex": ("LlamaIndex", "reference context")}
