@@ -492,6 +492,24 @@ def test_a_squad_file_holds_the_corpus(tmp_path):
     assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
 
 
+def test_a_llamaindex_file_without_documents_runs_on_its_contexts(tmp_path):
+    """A rag_dataset.json with no [corpus] was refused by the config check ('holds no documents'); its contexts are
+    now the corpus, a chunk each."""
+    contexts = list(TEXTS.values())
+    dataset = {"examples": [{"query": f"What about {text.split()[1]}?", "reference_contexts": [text],
+                             "reference_answer": " ".join(text.split()[:6])} for text in contexts]}
+    (tmp_path / "rag_dataset.json").write_text(json.dumps(dataset))
+    config = tmp_path / "semrel.toml"
+    config.write_text('[golden]\nfile = "rag_dataset.json"\n[judge]\nenabled = false\n')
+    result = run("run", config)
+    assert result.exit_code == 0, result.output
+    assert list(statuses(result.stdout)) == ["import", "qrels", "retrieve bm25", "eval gold", "report"]
+    corpus = read_lines(tmp_path / "out" / "corpus.jsonl")
+    assert [c["text"] for c in corpus] == contexts
+    gold = [line.split() for line in (tmp_path / "out" / "gold.qrels").read_text().splitlines()]
+    assert [(q, c) for q, _, c, _ in gold] == [(f"q{i + 1}", chunk["_id"]) for i, chunk in enumerate(corpus)]
+
+
 def squad_file(path: Path, words_per_context: int) -> Path:
     paragraphs = []
     for i, text in enumerate(TEXTS.values()):
