@@ -99,7 +99,8 @@ def evaluate_files(
             if warn is not None:
                 for message in coverage_warnings(result, str(qrels_path), path):
                     warn(message)
-            deepest = max(deepest, longest_ranking(run))
+            if cutoffs:
+                deepest = max(deepest, longest_ranking(run))
             results.append(result)
 
         evaluate_gradings(qrels, [qrels.relevance], each_run(), chosen, options=options or Options(rel_level), checked=check)
