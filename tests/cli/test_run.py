@@ -471,6 +471,17 @@ def test_engine_is_passed_on_but_does_not_rerun_steps(tmp_path):
     assert not any("--engine" in c for c in commands if "--method bm25" in c)  # bm25 runs no model
 
 
+def run_from_the_golden_file(tmp_path: Path, golden: str) -> tuple[Path, list[dict]]:
+    """`semrel run` on a config of `golden` (the [golden] section's lines, and any sections after) with no [corpus]
+    docs and the judge off: the import writes the corpus, and the steps are those that need no model. (config, corpus)."""
+    config = tmp_path / "semrel.toml"
+    config.write_text(f"[judge]\nenabled = false\n[golden]\n{golden}")
+    result = run("run", config)
+    assert result.exit_code == 0, result.output
+    assert list(statuses(result.stdout)) == ["import", "qrels", "retrieve bm25", "eval gold", "report"]
+    return config, read_lines(tmp_path / "out" / "corpus.jsonl")
+
+
 def test_a_squad_file_holds_the_corpus(tmp_path):
     paragraphs = []
     for i, text in enumerate(TEXTS.values()):
@@ -479,12 +490,7 @@ def test_a_squad_file_holds_the_corpus(tmp_path):
                                                      "answers": [{"text": answer, "answer_start": text.index(answer)}]}]})
     squad = {"data": [{"title": f"doc{i}", "paragraphs": [p]} for i, p in enumerate(paragraphs)]}
     (tmp_path / "squad.json").write_text(json.dumps(squad))
-    config = tmp_path / "semrel.toml"
-    config.write_text('[golden]\nfile = "squad.json"\nformat = "squad"\n[judge]\nenabled = false\n[corpus]\nsize = 4\n')
-    result = run("run", config)
-    assert result.exit_code == 0, result.output
-    assert list(statuses(result.stdout)) == ["import", "qrels", "retrieve bm25", "eval gold", "report"]
-    corpus = read_lines(tmp_path / "out" / "corpus.jsonl")
+    config, corpus = run_from_the_golden_file(tmp_path, 'file = "squad.json"\nformat = "squad"\n[corpus]\nsize = 4\n')
     assert len(corpus) > len(paragraphs)  # 4-word chunks: several per context
     assert max(len(c["text"].split()) for c in corpus) == 4
     gold = (tmp_path / "out" / "gold.qrels").read_text().split("\n")
@@ -499,12 +505,7 @@ def test_a_llamaindex_file_without_documents_runs_on_its_contexts(tmp_path):
     dataset = {"examples": [{"query": f"What about {text.split()[1]}?", "reference_contexts": [text],
                              "reference_answer": " ".join(text.split()[:6])} for text in contexts]}
     (tmp_path / "rag_dataset.json").write_text(json.dumps(dataset))
-    config = tmp_path / "semrel.toml"
-    config.write_text('[golden]\nfile = "rag_dataset.json"\n[judge]\nenabled = false\n')
-    result = run("run", config)
-    assert result.exit_code == 0, result.output
-    assert list(statuses(result.stdout)) == ["import", "qrels", "retrieve bm25", "eval gold", "report"]
-    corpus = read_lines(tmp_path / "out" / "corpus.jsonl")
+    _, corpus = run_from_the_golden_file(tmp_path, 'file = "rag_dataset.json"\n')
     assert [c["text"] for c in corpus] == contexts
     gold = [line.split() for line in (tmp_path / "out" / "gold.qrels").read_text().splitlines()]
     assert [(q, c) for q, _, c, _ in gold] == [(f"q{i + 1}", chunk["_id"]) for i, chunk in enumerate(corpus)]
