@@ -46,12 +46,12 @@ def build(source: Path, folder: Path) -> tuple[int, int]:
 
 
 def rows_of(d: bench.SetData) -> list[list[str]]:
-    out = []
+    out, raw = [], f"{bench.oracle(d.y, d.R):.3f}"
     for rule, (score, cut, calibrated) in {"R>=0.70": (d.R, labels.DEFAULT_THRESHOLD, False), "p>=0.34": (d.p, labels.CUT, True)}.items():
         row = bench.rule_rows(d, rule, score, (cut,), labels.GRADE_CUTS if calibrated else bench.RAW_GRADES, False, None, calibrated)
         relevant = score >= cut
         empty = len(set(d.qid) - {q for q, r in zip(d.qid, relevant) if r})
-        out.append([d.name, d.condition, rule, str(row["pairs"]), str(row["gold"]), f"{bench.oracle(d.y, d.R):.3f}", f"{row['kappa']:.3f}",
+        out.append([d.name, d.condition, rule, str(row["pairs"]), str(row["gold"]), raw, f"{row['kappa']:.3f}",
                     f"{row['oracle']:.3f}", f"{row['auc']:.3f}", bench.fmt(row["ece"]), f"{relevant[d.y == 1].mean():.2f}",
                     str(empty)])
     return out
