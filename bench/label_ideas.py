@@ -1,0 +1,119 @@
+"""Tried and not shipped (2026-12-04): two more changes to the probability of relevance p.
+
+    python bench/label_ideas.py [--work out/bench-labels] [--generated out/bench-generated]
+
+Run after bench/labels.py, whose sets and judgments it reads (and, with --generated, after
+bench/generated.py, whose held-out sets it scores too). Each variant is refitted as bench/labels.py
+fits p (a model per condition, sets weighted equally, C=100, columns held to their fitted range, the
+cut by the mean margin to the raw oracle), in-sample and leave-one-family-out (LODO):
+
+  pool count   log(1 + the query's pooled chunks with R_idf_max > 0), alone and times relR_idf: a
+               query with several chunks above the null (PubMedQA's sections) would lean less on the
+               standing against its best chunk. Fitted as lexical_feature.py fits its extra column.
+  monotone     the weights of relR_idf, R_idf_max, own_idf, F_max and P_max held >= 0 (the shipped fit
+               with gold weighs R_idf_max at -0.34), against the same optimiser (bounded L-BFGS) free.
+
+It prints the worst / mean margin in-sample and LODO, and kappa per set-condition (in-sample, then
+LODO). Why neither ships: docs/judge.md, "Tried and not shipped".
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import minimize
+
+import labels as bench  # bench/labels.py (python puts a script's folder first on sys.path): the sets, judgments, measures
+import lexical_feature  # its Model: the shipped design plus extra columns, fitted as bench/labels.py fits p
+from semrel.formats.tables import Table, render
+from semrel.judging import labels
+
+SIMILARITIES = [labels.FEATURES.index(f) for f in ("relR_idf", "R_idf_max", "own_idf", "F_max", "P_max")]
+
+
+def pool_count(d: bench.SetData) -> np.ndarray:
+    """Per pair, log(1 + how many of its query's pooled chunks stand above the null's highest idf-weighted R)."""
+    above: dict[str, int] = {}
+    for q, x in zip(d.qid, d.X[:, labels.FEATURES.index("R_idf_max")]):
+        above[q] = above.get(q, 0) + int(x > 0)
+    return np.log1p([above[q] for q in d.qid])
+
+
+class Bounded:
+    """p's logistic model fitted by bounded L-BFGS (the same loss, penalty and weights as the shipped fit), the
+    similarity weights held >= 0 when `monotone`; one model per condition and one cut, as shipped."""
+
+    def __init__(self, parts: list, monotone: bool, raw: dict):
+        self.fits = {c: self.fit([d for d in parts if d.condition == c], monotone) for c in bench.CONDITIONS}
+        self.cut = bench.choose_cut([(self.p(d), d.y, raw[d.name, d.condition]) for d in parts])
+
+    @staticmethod
+    def fit(parts: list, monotone: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        X, y = np.vstack([bench.design(d.X) for d in parts]), np.concatenate([d.y for d in parts])
+        w = np.concatenate([np.full(len(d.y), len(y) / len(parts) / len(d.y)) for d in parts])
+
+        def loss(b: np.ndarray) -> tuple[float, np.ndarray]:
+            z = b[0] + X @ b[1:]
+            g = w * (1 / (1 + np.exp(-z)) - y)
+            return (float(np.sum(w * (np.logaddexp(0, z) - y * z)) + 0.005 * np.sum(b[1:] ** 2)),  # C = 100
+                    np.concatenate([[g.sum()], X.T @ g + b[1:] / 100]))
+
+        bounds = [(None, None)] + [(0, None) if monotone and i in SIMILARITIES else (None, None) for i in range(X.shape[1])]
+        found = minimize(loss, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 20000})
+        return found.x, X.min(0), X.max(0)
+
+    def p(self, d) -> np.ndarray:
+        b, lower, upper = self.fits[d.condition]
+        return 1 / (1 + np.exp(-(b[0] + np.clip(bench.design(d.X), lower, upper) @ b[1:])))
+
+
+VARIANTS = {
+    "pool count: shipped 7 features": lambda parts, raw: lexical_feature.Model(parts, (), raw),
+    "pool count: + count": lambda parts, raw: lexical_feature.Model(parts, ("count",), raw),
+    "pool count: + count, count x relR_idf": lambda parts, raw: lexical_feature.Model(parts, ("count", "count x relR"), raw),
+    "monotone: free": lambda parts, raw: Bounded(parts, False, raw),
+    "monotone: similarities >= 0": lambda parts, raw: Bounded(parts, True, raw),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--work", type=Path, default=bench.ROOT / "out" / "bench-labels")
+    parser.add_argument("--generated", type=Path, default=None, help="bench/generated.py's work folder: score its sets too")
+    args = parser.parse_args()
+    data, held_out, raw = [], [], {}
+    sets = [(name, args.work / "sets" / name, args.work / "cache", data) for name in bench.SETS]
+    if args.generated:
+        sets += [(f.name, f, args.generated / "cache", held_out) for f in sorted(args.generated.iterdir()) if (f / "pool.tsv").exists()]
+    for name, folder, cache, into in sets:
+        for condition in bench.CONDITIONS:
+            d = bench.SetData(name, folder, condition, cache, tau=False)
+            count = pool_count(d)
+            d.columns = {"X": d.X, "count": count, "count x relR": count * d.X[:, labels.FEATURES.index("relR_idf")]}
+            raw[name, condition] = bench.oracle(d.y, d.R)
+            into.append(d)
+    summary, rows = [], []
+    for variant, train in VARIANTS.items():
+        inside = train(data, raw)
+        left_out = {}
+        for family in sorted(set(bench.FAMILY.values())):
+            model = train([d for d in data if bench.FAMILY[d.name] != family], raw)
+            left_out |= {(d.name, d.condition): model for d in data if bench.FAMILY[d.name] == family}
+        kappas = [(bench.kappa(d.y, inside.p(d) >= inside.cut),
+                   bench.kappa(d.y, left_out[d.name, d.condition].p(d) >= left_out[d.name, d.condition].cut)) for d in data]
+        margins = np.array([(k - raw[d.name, d.condition], kl - raw[d.name, d.condition]) for d, (k, kl) in zip(data, kappas)])
+        summary.append([variant, f"{inside.cut:.2f}", f"{margins[:, 0].min():+.3f} / {margins[:, 0].mean():+.3f}",
+                        f"{margins[:, 1].min():+.3f} / {margins[:, 1].mean():+.3f}"])
+        rows += [[variant, d.name, d.condition, f"{raw[d.name, d.condition]:.3f}", f"{k:.3f} / {kl:.3f}"]
+                 for d, (k, kl) in zip(data, kappas)]
+        rows += [[variant, d.name, d.condition, f"{raw[d.name, d.condition]:.3f}",
+                  f"{bench.kappa(d.y, inside.p(d) >= inside.cut):.3f} / held out"] for d in held_out]
+    print(render(Table(["variant", "set", "cond", "raw oracle", "kappa in-sample / LODO"], rows), "markdown"))
+    print()
+    print(render(Table(["variant", "cut", "in-sample worst / mean margin", "LODO worst / mean margin"], summary), "markdown"))
+
+
+if __name__ == "__main__":
+    main()
