@@ -150,6 +150,11 @@ def test_llamaindex_without_its_documents_makes_the_contexts_the_corpus(tmp_path
     assert [i["gold_chunk_ids"] for i in read_lines(tmp_path / "g3.jsonl")] == [[ids[1]], [ids[1], ids[0]], [ids[0]]]
     assert_one_error(run("golden", "import", source, "--corpus", tmp_path / "c.jsonl", "--corpus-out", tmp_path / "c4.jsonl",
                          "-o", tmp_path / "g4.jsonl"), "--corpus", "--corpus-out", "not both", code=2)
+    # no context with text: no corpus to write (it was an IndexError from the median of no chunks)
+    write(source, json.dumps({"examples": [{"query": "Wax?", "reference_contexts": ["  "], "reference_answer": "Combs."}]}))
+    assert_one_error(run("golden", "import", source, "--corpus-out", tmp_path / "c5.jsonl", "-o", tmp_path / "g5.jsonl"),
+                     "rag_dataset.json: no reference context holds any text", "give --corpus")
+    assert not (tmp_path / "c5.jsonl").exists() and not (tmp_path / "g5.jsonl").exists()
 
 
 def reference_match(chunks: list[Chunk], context: str, threshold: float) -> tuple[list[str], str, float, int]:

@@ -126,12 +126,13 @@ def test_single_file_import(tmp_path, fmt, data):
 
 
 @SETTINGS
-@given(content=as_json(llamaindex_like() | JSON_VALUES) | RAW)
-def test_llamaindex_import(tmp_path, content):
+@given(content=as_json(llamaindex_like() | JSON_VALUES) | RAW, with_corpus=st.booleans())
+def test_llamaindex_import(tmp_path, content, with_corpus):
+    """With a corpus its contexts are matched to its chunks; without one they become the corpus."""
     path, corpus = tmp_path / "rag_dataset.json", tmp_path / "corpus.jsonl"
     path.write_bytes(content)
     corpus.write_text(CORPUS)
-    check_import(path, "llamaindex", corpus=str(corpus))
+    check_import(path, "llamaindex", corpus=str(corpus) if with_corpus else None)
 
 
 SMART = st.lists(st.sampled_from([".I 1", ".I 2", ".I", ".T", ".W", ".A x", ".B", ".X", "chain oil", "", " ", "\r"]),

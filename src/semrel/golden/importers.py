@@ -182,6 +182,9 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
         query_id = query_id_of(example.get("query_id"), source, f"examples[{n}].query_id") or f"q{n + 1}"
         examples.append((query_id, query, contexts, answer))
     chunks = None if options.corpus else _contexts_as_chunks(context for *_, contexts, _ in examples for context in contexts)
+    if chunks == []:  # as an empty --corpus is refused
+        raise ValidationError(f"{display_name(source)}: no reference context holds any text, so there is no corpus to write; "
+                              "give corpus= (the chunks of the documents the questions were asked of)")
     matcher = ContextMatcher((context for *_, contexts, _ in examples for context in contexts), options.threshold)
     lengths = Tally()
     for chunk in unique_chunks(options.corpus) if options.corpus else chunks or ():
