@@ -5,6 +5,7 @@ bad config is one line naming the key and where the value came from."""
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import os
 import re
@@ -252,7 +253,7 @@ def test_a_dry_run_does_not_plan_from_the_gold_qrels_the_golden_set_had_before(t
     ("bm25.stemmer=klingon", "[bm25] stemmer: none or a PyStemmer algorithm"),
     ('eval.measures=["nDCG@x"]', "[eval] measures: unknown measure 'nDCG@x'"),
     ("sensitivity.measure=P@0", "[sensitivity] measure: "),
-    ("golden.format=xyz", "--set golden.format=xyz: [golden] format: choose one of auto, squad, llamaindex, csv, "),
+    ("golden.format=xyz", "--set golden.format=xyz: [golden] format: choose one of auto, squad, llamaindex, ragas, csv, "),
     ("sensitivity.to=1.5", "[sensitivity] to: give a number in 0..1: the sweep is on the judge's probability p"),  # after the judge
 ])
 def test_values_the_steps_would_refuse_are_refused_before_any_step(tmp_path, setting, message):
@@ -498,14 +499,20 @@ def test_a_squad_file_holds_the_corpus(tmp_path):
     assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
 
 
-def test_a_llamaindex_file_without_documents_runs_on_its_contexts(tmp_path):
-    """A rag_dataset.json with no [corpus] was refused by the config check ('holds no documents'); its contexts are
-    now the corpus, a chunk each."""
+@pytest.mark.parametrize("name", ["rag_dataset.json", "testset.csv"])
+def test_a_testset_without_documents_runs_on_its_contexts(tmp_path, name):
+    """A LlamaIndex rag_dataset.json (or a ragas testset) with no [corpus] was refused by the config check ('holds no
+    documents'); its contexts are now the corpus, a chunk each."""
     contexts = list(TEXTS.values())
-    dataset = {"examples": [{"query": f"What about {text.split()[1]}?", "reference_contexts": [text],
-                             "reference_answer": " ".join(text.split()[:6])} for text in contexts]}
-    (tmp_path / "rag_dataset.json").write_text(json.dumps(dataset))
-    _, corpus = run_from_the_golden_file(tmp_path, 'file = "rag_dataset.json"\n')
+    examples = [(f"What about {text.split()[1]}?", text, " ".join(text.split()[:6])) for text in contexts]
+    if name == "rag_dataset.json":
+        (tmp_path / name).write_text(json.dumps({"examples": [
+            {"query": query, "reference_contexts": [text], "reference_answer": answer} for query, text, answer in examples]}))
+    else:  # as pandas writes ragas's to_pandas(): the list of contexts a Python literal
+        with open(tmp_path / name, "w", newline="") as f:
+            csv.writer(f).writerows([["user_input", "reference_contexts", "reference"],
+                                     *[[query, repr([text]), answer] for query, text, answer in examples]])
+    _, corpus = run_from_the_golden_file(tmp_path, f'file = "{name}"\n')
     assert [c["text"] for c in corpus] == contexts
     gold = [line.split() for line in (tmp_path / "out" / "gold.qrels").read_text().splitlines()]
     assert [(q, c) for q, _, c, _ in gold] == [(f"q{i + 1}", chunk["_id"]) for i, chunk in enumerate(corpus)]

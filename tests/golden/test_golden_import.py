@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import random
 from collections import Counter
@@ -155,6 +156,82 @@ def test_llamaindex_without_its_documents_makes_the_contexts_the_corpus(tmp_path
     assert_one_error(run("golden", "import", source, "--corpus-out", tmp_path / "c5.jsonl", "-o", tmp_path / "g5.jsonl"),
                      "rag_dataset.json: no reference context holds any text", "give --corpus")
     assert not (tmp_path / "c5.jsonl").exists() and not (tmp_path / "g5.jsonl").exists()
+
+
+HONEY, DRONES = "Bees keep honey in the upper combs.", "Drones have no sting, said \"Ann\"; it's so."
+RAGAS = [  # as ragas's TestsetGenerator writes them (v0.2 on): a multi-hop context starts with its hop
+    {"user_input": "Where is honey?", "reference_contexts": [HONEY], "reference": "Upper combs.",
+     "synthesizer_name": "single_hop_specifc_query_synthesizer"},
+    {"user_input": "Drones and honey?", "reference_contexts": [f"<1-hop>\n\n{DRONES}", f"<2-hop>\n\n{HONEY}"],
+     "reference": " No sting; upper combs. ", "synthesizer_name": "multi_hop_specific_query_synthesizer"},
+]
+
+
+def ragas_files(folder: Path, rows: list[dict]) -> list[Path]:
+    """`rows` saved as a user saves ragas's to_pandas(): CSV (lists as Python literals, the index first), JSON Lines,
+    JSON records and pandas' default to_json (column -> row -> value)."""
+    folder.mkdir(exist_ok=True)
+    with open(folder / "testset.csv", "w", newline="") as f:
+        csv.writer(f).writerows([["", *rows[0]], *[[n, *(repr(v) if isinstance(v, list) else v for v in row.values())]
+                                                     for n, row in enumerate(rows)]])
+    write(folder / "testset.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    write(folder / "records.json", json.dumps(rows))
+    write(folder / "columns.json", json.dumps({k: {str(n): row[k] for n, row in enumerate(rows)} for k in rows[0]}))
+    return [folder / name for name in ("testset.csv", "testset.jsonl", "records.json", "columns.json")]
+
+
+def test_a_ragas_testset_imports_alike_from_csv_json_and_jsonl(tmp_path):
+    """Its questions, references and the contexts they were written from, detected by their field names; a multi-hop
+    context is the same chunk as the single-hop one once its "<1-hop>" marker is cut."""
+    found = []
+    for source in ragas_files(tmp_path / "in", RAGAS):
+        out = tmp_path / source.name
+        result = run("golden", "import", source, "--corpus-out", f"{out}.corpus.jsonl", "-o", f"{out}.golden.jsonl")
+        assert result.exit_code == 0, result.output
+        assert "reference contexts matched: 3 exact" in result.stderr
+        assert read_manifest(f"{out}.golden.jsonl")["params"]["format"] == "ragas"
+        chunks = read_lines(f"{out}.corpus.jsonl")
+        items = [{k: v for k, v in item.items() if k != "meta"} for item in read_lines(f"{out}.golden.jsonl")]
+        found.append((chunks, items))
+    chunks, items = found[0]
+    assert [c["text"] for c in chunks] == [HONEY, DRONES]
+    assert items == [{"query_id": "q1", "query": "Where is honey?", "reference_answer": "Upper combs.",
+                      "gold_chunk_ids": [chunks[0]["_id"]]},
+                     {"query_id": "q2", "query": "Drones and honey?", "reference_answer": "No sting; upper combs.",
+                      "gold_chunk_ids": [chunks[1]["_id"], chunks[0]["_id"]]}]
+    assert all(f == found[0] for f in found[1:])
+    # v0.1's names, and v0.0's list of references; a corpus given is matched as for a rag_dataset
+    old = [{"question": "Where is honey?", "contexts": [HONEY], "ground_truths": ["Upper combs.", "Top combs."],
+            "evolution_type": "simple"}]
+    source = ragas_files(tmp_path / "old", old)[0]
+    result = run("golden", "import", source, "--corpus", f"{tmp_path / 'testset.csv'}.corpus.jsonl", "-o", tmp_path / "old.jsonl")
+    assert result.exit_code == 0, result.output
+    assert [(i["reference_answer"], i["gold_chunk_ids"]) for i in read_lines(tmp_path / "old.jsonl")] == \
+        [(["Upper combs.", "Top combs."], [chunks[0]["_id"]])]
+
+
+def test_ragas_errors_name_the_line_and_what_to_do(tmp_path):
+    def fails(content: str, *expected: str, name: str = "t.csv") -> None:
+        write(tmp_path / name, content)
+        assert_one_error(run("golden", "import", tmp_path / name, "--format", "ragas", "--corpus-out", tmp_path / "c.jsonl",
+                             "-o", tmp_path / "g.jsonl"), *expected)
+        assert not (tmp_path / "g.jsonl").exists() and not (tmp_path / "c.jsonl").exists()
+
+    # an evaluation file: v0.1's `contexts` beside the system's `answer` were retrieved, not what the question came from
+    fails("question,answer,contexts,ground_truth\nWhere?,Lower,['x'],Upper\n", "t.csv: a ragas evaluation file",
+          "retrieved for its 'answer'", "--format csv with --answer-col ground_truth")
+    fails("question,ground_truth\nWhere?,Upper\n", "t.csv: no reference contexts (looked for reference_contexts, contexts",
+          "--format csv or --format jsonl")
+    fails("question,contexts,ground_truth\nWhere?,['x'],Upper\nWhy?,\"['x', 'y\",No\n", "t.csv:3: field 'contexts' starts as a list "
+          "but is not one")
+    fails('[{"question": "Where?", "contexts": ["x", 3], "ground_truth": "Up"}]', "t.json record 1: field 'contexts' should be a "
+          "list of texts, found [\"x\", 3]", name="t.json")
+    fails('{"user_input": "Where?", "reference_contexts": ["x"], "reference": ["Up"]}\n', "t.jsonl:1: field 'reference' (the "
+          "reference answer) should be a text", name="t.jsonl")
+    # a context that only looks like a list at its first character is text
+    write(tmp_path / "ok.csv", "question,contexts,ground_truth\nWhere?,[1] Upper combs,Upper\n")
+    assert run("golden", "import", tmp_path / "ok.csv", "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl").exit_code == 0
+    assert [c["text"] for c in read_lines(tmp_path / "c.jsonl")] == ["[1] Upper combs"]
 
 
 def reference_match(chunks: list[Chunk], context: str, threshold: float) -> tuple[list[str], str, float, int]:

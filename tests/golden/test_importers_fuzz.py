@@ -1,10 +1,12 @@
-"""Every golden importer (CSV/TSV, JSONL, SQuAD, LlamaIndex, PubMedQA, MS MARCO, Cranfield) and the TOML
+"""Every golden importer (CSV/TSV, JSONL, SQuAD, LlamaIndex, ragas, PubMedQA, MS MARCO, Cranfield) and the TOML
 config reader, fed arbitrary or almost-right input, returns a result or raises one SemrelError:
 never another exception. What an importer returns must be writable: query ids are single tokens
 and unique. Examples per reader are bounded (EXAMPLES) so the file runs in CI."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
@@ -133,6 +135,43 @@ def test_llamaindex_import(tmp_path, content, with_corpus):
     path.write_bytes(content)
     corpus.write_text(CORPUS)
     check_import(path, "llamaindex", corpus=str(corpus) if with_corpus else None)
+
+
+RAGAS_KEYS = ["user_input", "question", "reference_contexts", "contexts", "reference", "ground_truth", "ground_truths", "answer",
+              "query_id", "x"]
+
+
+def ragas_like():
+    """Rows of ragas's field names, as CSV (lists as Python literals, as pandas writes them), JSON Lines, JSON records or
+    pandas' column-wise JSON."""
+    value = SCALARS | st.lists(SCALARS, max_size=3) | st.sampled_from(["['a']", "['a', 'b'", "[]", "[1] a", "['<1-hop>\\n\\na']"])
+    almost = st.fixed_dictionaries({"user_input": st.sampled_from(WORDS) | SCALARS, "reference_contexts": value, "reference": value},
+                                   optional={"query_id": SCALARS, "x": value})
+    rows = st.lists(st.dictionaries(st.sampled_from(RAGAS_KEYS), value, max_size=5) | almost, max_size=4)
+
+    def as_csv(rows: list[dict]) -> bytes:
+        header = list(dict.fromkeys(k for row in rows for k in row))
+        out = io.StringIO()
+        csv.writer(out).writerows([header, *[[repr(v) if isinstance(v, list) else v for v in (row.get(k) for k in header)]
+                                             for row in rows]])
+        return out.getvalue().encode()
+
+    return st.one_of(
+        rows.map(as_csv).map(lambda b: ("testset.csv", b)),
+        rows.map(lambda rows: ("testset.jsonl", "\n".join(map(json.dumps, rows)).encode())),
+        (rows.map(json.dumps) | rows.map(lambda rows: json.dumps({k: {str(n): row.get(k) for n, row in enumerate(rows)}
+                                                                    for k in dict.fromkeys(k for row in rows for k in row)})))
+        .map(lambda text: ("testset.json", text.encode())),
+        RAW.map(lambda b: ("testset.csv", b)))
+
+
+@SETTINGS
+@given(named=ragas_like(), with_corpus=st.booleans())
+def test_ragas_import(tmp_path, named, with_corpus):
+    name, content = named
+    (tmp_path / name).write_bytes(content)
+    (tmp_path / "corpus.jsonl").write_text(CORPUS)
+    check_import(tmp_path / name, "ragas", corpus=str(tmp_path / "corpus.jsonl") if with_corpus else None)
 
 
 SMART = st.lists(st.sampled_from([".I 1", ".I 2", ".I", ".T", ".W", ".A x", ".B", ".X", "chain oil", "", " ", "\r"]),

@@ -256,7 +256,7 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
     from ..encoding.models import ModelInfo, describe_model
     from ..evaluation.measures import parse_measures
     from ..formats.judgments import PROBABILITY, SCORES
-    from ..golden.importers import BUILDS_CORPUS, FORMATS, detect_format
+    from ..golden.importers import BUILDS_CORPUS, CONTEXT_FORMATS, FORMATS, detect_format
     from ..judging.judge import RESCALE_MODES, choose_layer
     from ..judging.labels import choose_rule, parse_thresholds, read_calibration
     from ..retrieval.retrieve import METHODS, RERANKERS, bm25_problem
@@ -270,7 +270,7 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
     if config["corpus"]["docs"] is None and config["corpus"]["file"] is None:  # the golden file must hold the documents
         with contextlib.suppress(SemrelError):  # a format it cannot tell: the import step says why
             fmt = detect_format(config["golden"]["file"]) if fmt == "auto" else fmt
-        if fmt not in (*BUILDS_CORPUS, "llamaindex", "auto"):  # llamaindex: its reference contexts become the corpus
+        if fmt not in (*BUILDS_CORPUS, *CONTEXT_FORMATS, "auto"):  # CONTEXT_FORMATS: their reference contexts become the corpus
             refuse("corpus", "docs", f"missing: a {fmt} golden set holds no documents; give [corpus] docs (a folder of "
                    "documents to chunk) or [corpus] file (a corpus.jsonl)")
     methods = config["retrieve"]["methods"]
@@ -982,13 +982,11 @@ name = "local"                 # where the model runs for judge and dense retrie
 # workers = 4                  # ray: model workers [default: the cluster's GPUs, else its CPUs]
 """
 
-FORMAT_NAMES = {"squad": "SQuAD-style JSON", "llamaindex": "a LlamaIndex rag_dataset", "csv": "CSV", "jsonl": "JSON Lines",
-                "beir": "a BEIR folder", "pubmedqa": "PubMedQA", "msmarco": "MS MARCO QnA", "cranfield": "a Cranfield folder",
-                "trec": "TREC topics"}
 LONG_CONTEXT = 200  # words: SQuAD contexts longer than this (at the median) are chunked (MiniLM reads 256 tokens)
-# words: the largest chunk init suggests for a rag_dataset. A chunk at the contexts' median split half of them, a
-# context then covering two or more chunks, a few words of its tail one of them (a gold chunk that barely holds it).
-LLAMAINDEX_MAX = 200
+# words: the largest chunk init suggests for a testset of reference contexts (rag_dataset, ragas). A chunk at the
+# contexts' median split half of them, a context then covering two or more chunks, a few words of its tail one of them
+# (a gold chunk that barely holds it).
+CONTEXT_CHUNK_MAX = 200
 
 
 def starter_config(output: str, golden: str, docs: str | None = None, out: str = "out", qrels: str | None = None,
@@ -996,7 +994,7 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
     """A commented config that fits `golden` (its format `fmt`, or read from the file: SQuAD, LlamaIndex, BEIR,
     PubMedQA, MS MARCO QnA, Cranfield, CSV/JSONL, TREC topics), with paths relative to the config's folder, and
     notes for the user (what was found, what is missing)."""
-    from ..golden.importers import ONE_CHUNK_EACH
+    from ..golden.importers import CONTEXT_FORMATS, FORMAT_NAMES, ONE_CHUNK_EACH
     from ..golden.inspect import summarise_source
 
     base = os.path.dirname(os.path.abspath(output))
@@ -1024,7 +1022,7 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
     if docs and (found.holds_documents or fmt == "beir"):  # said, not dropped without a word
         notes.append(f"--docs {docs}: not used: {FORMAT_NAMES[fmt]} holds its documents")
     median = found.median_context
-    if fmt == "llamaindex" and not (docs or found.docs_folder):
+    if fmt in CONTEXT_FORMATS and not (docs or found.docs_folder):
         corpus += ["# No docs: none were found beside the file, so the import step writes its reference contexts as",
                    "# corpus.jsonl, a chunk each: retrieval then searches the contexts alone. To search the documents",
                    "# they were cut from, set docs to their folder (and size, words per chunk)."]
@@ -1058,9 +1056,9 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
             notes.append(f"{folder}: no such folder yet: put the documents there or edit [corpus] docs")
         corpus += ["# The documents to chunk: a folder or a file (.txt, .md, .pdf, .html, .docx, TREC SGML).",
                    f'docs = {rel(folder)}']
-        if fmt == "llamaindex":
+        if fmt in CONTEXT_FORMATS:
             longest = found.long_context
-            size = min(LLAMAINDEX_MAX, max(20, math.ceil((longest or 200) / 10) * 10))
+            size = min(CONTEXT_CHUNK_MAX, max(20, math.ceil((longest or 200) / 10) * 10))
             corpus += [f"# Chunks as long as most reference contexts (9 in 10 have {longest or 0:,} words or fewer; median "
                        f"{median or 0:,}): a", "# context then falls in one chunk, or two where it straddles a boundary "
                        "(every chunk it covers is gold).", f"size = {size}                     # words per chunk", "overlap = 0"]

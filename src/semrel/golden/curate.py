@@ -16,7 +16,7 @@ from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.trec import write_qrels
 from ..progress import Steps, no_progress
 from ..records import GoldenItem
-from .importers import BUILDS_CORPUS, ONE_CHUNK_EACH, import_golden
+from .importers import BUILDS_CORPUS, CONTEXT_FORMATS, FORMAT_NAMES, ONE_CHUNK_EACH, import_golden
 from .neardup import dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
 from .sources import Imported, ImportOptions
 
@@ -32,16 +32,17 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
     options = options or ImportOptions()
     result = import_golden(source, fmt, options)
     if result.chunks is not None and not corpus_out:
-        if result.params["format"] == "llamaindex":
-            raise UsageError("a LlamaIndex rag_dataset needs corpus= (the chunks of its documents, which its reference contexts are "
-                             "matched to) or corpus_out='corpus.jsonl' (its reference contexts written as the corpus, a chunk each)")
+        if result.params["format"] in CONTEXT_FORMATS:
+            raise UsageError(f"{FORMAT_NAMES[result.params['format']]} needs corpus= (the chunks of its documents, which its reference "
+                             "contexts are matched to) or corpus_out='corpus.jsonl' (its reference contexts written as the corpus, a "
+                             "chunk each)")
         raise UsageError(f"format={result.params['format']!r} builds the corpus too: give corpus_out='corpus.jsonl'")
     if result.chunks is None and corpus_out:
-        if result.params["format"] == "llamaindex":
+        if result.params["format"] in CONTEXT_FORMATS:
             raise UsageError("give corpus= (the reference contexts matched to its chunks) or corpus_out= (the contexts written as "
                              "the corpus), not both")
-        raise UsageError(f"corpus_out= only applies to {', '.join(BUILDS_CORPUS)}, llamaindex without corpus= and trec with "
-                         f"docs=; this source is {result.params['format']}")
+        raise UsageError(f"corpus_out= only applies to {', '.join(BUILDS_CORPUS)}, {' and '.join(CONTEXT_FORMATS)} without corpus= "
+                         f"and trec with docs=; this source is {result.params['format']}")
     inputs = [source, *(path for path in (options.corpus, options.qrels) if path), *options.docs]  # trec's qrels and documents too
     params = {**result.params, **({"chunking": options.settings.describe()} if result.chunks is not None else {})}
     outputs = [o for o in (corpus_out if result.chunks is not None else None, qrels_out, output) if o]

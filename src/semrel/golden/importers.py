@@ -8,14 +8,16 @@ nothing is written here.
 
 from __future__ import annotations
 
+import ast
 import csv
 import hashlib
 import io
 import json
 import re
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import FormatError, UsageError, ValidationError
 from ..formats.beir import beir_paths, read_beir_qrels
@@ -30,13 +32,18 @@ from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map
 from .trec import import_trec
 from .validate import Tally
 
-FORMATS = ("auto", "squad", "llamaindex", "csv", "jsonl", "beir", "pubmedqa", "msmarco", "cranfield", "trec")
-# Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs; llamaindex,
-# without --corpus, writes its reference contexts).
+FORMATS = ("auto", "squad", "llamaindex", "ragas", "csv", "jsonl", "beir", "pubmedqa", "msmarco", "cranfield", "trec")
+FORMAT_NAMES = {"squad": "SQuAD-style JSON", "llamaindex": "a LlamaIndex rag_dataset", "ragas": "a ragas testset", "csv": "CSV",
+                "jsonl": "JSON Lines", "beir": "a BEIR folder", "pubmedqa": "PubMedQA", "msmarco": "MS MARCO QnA",
+                "cranfield": "a Cranfield folder", "trec": "TREC topics"}
+# Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs; the
+# CONTEXT_FORMATS, without --corpus, write their reference contexts).
 BUILDS_CORPUS = ("squad", "pubmedqa", "msmarco", "cranfield")
+# Synthetic testsets: each question comes with the contexts it was written from, matched to --corpus as gold.
+CONTEXT_FORMATS = ("llamaindex", "ragas")
 # Formats whose items become one chunk each, so chunking options do not apply: (collection, what an item is).
 ONE_CHUNK_EACH = {"pubmedqa": ("PubMedQA", "context"), "msmarco": ("MS MARCO", "passage"),
-                  "llamaindex": ("LlamaIndex", "reference context")}
+                  "llamaindex": ("LlamaIndex", "reference context"), "ragas": ("ragas", "reference context")}
 
 DEFAULT_COLUMNS = {
     "id": ("query_id", "id", "qid", "_id"),
@@ -63,12 +70,15 @@ def detect_format(source: str) -> str:
     if re.match(r"\s*<(top|topics|topic)\b", head, re.IGNORECASE):
         return "trec"
     if name.endswith((".csv", ".tsv")):
-        return "csv"
+        first = next(csv.reader([head.lstrip("\ufeff").split("\n", 1)[0]], delimiter="\t" if name.endswith(".tsv") else ","), [])
+        return "ragas" if _ragas_shaped({cell.strip() for cell in first}) else "csv"
     if name.endswith(".jsonl"):
-        return "jsonl"
+        return "ragas" if _ragas_shaped(set(re.findall(r'"(\w+)"\s*:', head))) else "jsonl"
     if name.endswith(".json"):
         if re.search(r'"examples"\s*:', head):
             return "llamaindex"
+        if _ragas_shaped(set(re.findall(r'"(\w+)"\s*:', head))):
+            return "ragas"
         if re.search(r'"data"\s*:', head):
             return "squad"
         if re.search(r'"QUESTION"\s*:', head):
@@ -76,6 +86,11 @@ def detect_format(source: str) -> str:
         if re.search(r'"passages"\s*:', head) and re.search(r'"is_selected"\s*:', head):
             return "msmarco"
     raise FormatError(source, "cannot tell the format", hint="give format=")
+
+
+def _ragas_shaped(fields: set[str]) -> bool:
+    """Fields (of a header, or keys seen at a file's head) naming a question and the contexts it was written from."""
+    return bool(fields & set(RAGAS_COLUMNS["query"])) and bool(fields & set(RAGAS_CONTEXTS))
 
 
 # ---------------------------------------------------------------- SQuAD-style JSON
@@ -158,17 +173,21 @@ def import_squad(source: str, options: ImportOptions) -> Imported:
     return Imported(items, chunks, counts)
 
 
-# ---------------------------------------------------------------- LlamaIndex rag_dataset.json
+# ---------------------------------------------------------------- questions written from contexts: LlamaIndex, ragas
 
 
-def import_llamaindex(source: str, options: ImportOptions) -> Imported:
-    """Gold chunks are the `--corpus` chunks the reference contexts cover (see ContextMatcher): a
-    context longer than the chunks marks every chunk it covers. Contexts spanning several chunks are
-    counted, and so are contexts longer than the corpus's median chunk. The examples are checked
-    before the corpus is read, a chunk at a time: of the chunks, only their ids and lengths are kept.
-    Without a corpus the contexts themselves become it (a rag_dataset.json often comes without its
-    documents; see _contexts_as_chunks), matched the same way: contexts that LlamaIndex cut with overlap
-    cover each other."""
+@dataclass(frozen=True)
+class Example:
+    """A question of a synthetic testset with the reference contexts it was written from (gold, once matched to chunks)."""
+    query_id: str
+    query: str
+    contexts: list[str]
+    answers: tuple[str, ...]
+    line: int | None = None  # where the source has lines (CSV, JSONL)
+
+
+def llamaindex_examples(source: str, columns: dict[str, str | None] | None = None) -> list[Example]:
+    """The examples of a LlamaIndex rag_dataset.json (`columns` does not apply: its fields have fixed names)."""
     data = expect(load_json(source), dict, source, "the top level")
     examples = []
     for n, example in enumerate(expect(data.get("examples"), list, source, "'examples'")):
@@ -180,12 +199,26 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
         answer = expect("" if answer is None else answer, str, source, f"examples[{n}].reference_answer").strip()
         contexts = [expect(context, str, source, f"examples[{n}].reference_contexts[{c}]") for c, context in enumerate(contexts)]
         query_id = query_id_of(example.get("query_id"), source, f"examples[{n}].query_id") or f"q{n + 1}"
-        examples.append((query_id, query, contexts, answer))
-    chunks = None if options.corpus else _contexts_as_chunks(context for *_, contexts, _ in examples for context in contexts)
+        examples.append(Example(query_id, query, contexts, (answer,) if answer else ()))
+    return examples
+
+
+def import_llamaindex(source: str, options: ImportOptions) -> Imported:
+    return _import_examples(llamaindex_examples(source), source, options)
+
+
+def _import_examples(examples: list[Example], source: str, options: ImportOptions) -> Imported:
+    """Gold chunks are the `--corpus` chunks the reference contexts cover (see ContextMatcher): a
+    context longer than the chunks marks every chunk it covers. Contexts spanning several chunks are
+    counted, and so are contexts longer than the corpus's median chunk. The examples are checked
+    before the corpus is read, a chunk at a time: of the chunks, only their ids and lengths are kept.
+    Without a corpus the contexts themselves become it (a testset often comes without its documents;
+    see _contexts_as_chunks), matched the same way: contexts cut with overlap cover each other."""
+    chunks = None if options.corpus else _contexts_as_chunks(context for example in examples for context in example.contexts)
     if chunks == []:  # as an empty --corpus is refused
         raise ValidationError(f"{display_name(source)}: no reference context holds any text, so there is no corpus to write; "
                               "give corpus= (the chunks of the documents the questions were asked of)")
-    matcher = ContextMatcher((context for *_, contexts, _ in examples for context in contexts), options.threshold)
+    matcher = ContextMatcher((context for example in examples for context in example.contexts), options.threshold)
     lengths = Tally()
     for chunk in unique_chunks(options.corpus) if options.corpus else chunks or ():
         matcher.add(chunk)
@@ -196,21 +229,21 @@ def import_llamaindex(source: str, options: ImportOptions) -> Imported:
     matched = Counter({"exact": 0, "covered": 0, "overlap": 0, "none": 0})
     spanning: Counter[int] = Counter()
     longer = 0
-    for query_id, query, contexts, answer in examples:
+    for example in examples:
         gold: list[str] = []
         matches = []
-        for context in contexts:
+        for context in example.contexts:
             found = matcher.match(context)
             matched[found.how] += 1
             matches.append(found.meta())
             spanning[len(found.ids)] += len(found.ids) > 1
             longer += found.words > median
             gold.extend(i for i in found.ids if i not in gold)
-        meta: dict[str, Any] = {"context_matches": matches}
-        if not answer:
+        meta: dict[str, Any] = {"context_matches": matches, **({"line": example.line} if example.line is not None else {})}
+        if not example.answers:
             meta["no_answer"] = True
             counts["queries without an answer"] += 1
-        items.append(GoldenItem(query_id, query.strip(), (answer,) if answer else (), tuple(gold), meta))
+        items.append(GoldenItem(example.query_id, example.query.strip(), example.answers, tuple(gold), meta))
     contexts_total = sum(matched.values())
     return Imported(items, chunks, counts, {
         "overlap_threshold": options.threshold, "cover": matcher.cover, "contexts_matched": dict(matched),
@@ -232,13 +265,99 @@ def _contexts_as_chunks(contexts: Iterable[str]) -> list[Chunk]:
     return list(chunks.values())
 
 
+# A ragas testset (TestsetGenerator's to_pandas, saved as CSV, JSON or JSONL): v0.2 on names its fields user_input,
+# reference_contexts and reference; v0.1 question, contexts and ground_truth (ground_truths, a list, before it).
+RAGAS_COLUMNS = {"id": ("query_id", "id"), "query": ("user_input", "question"), "answer": ("reference", "ground_truth", "ground_truths")}
+RAGAS_CONTEXTS = ("reference_contexts", "contexts")
+SYSTEM_ANSWERS = ("answer", "response")  # a ragas evaluation file's RAG output: beside them v0.1's `contexts` were retrieved
+LIST_LITERAL = re.compile(r"""\A\[\s*(['"]|\]\Z)""")  # a list of strings as pandas or json wrote it: [ then a quote, or []
+HOP_MARKER = re.compile(r"\A<\d+-hop>\s*")  # ragas's multi-hop synthesizers put "<1-hop>\n\n" before each context's text
+
+
+def ragas_examples(source: str, columns: dict[str, str | None] | None = None) -> list[Example]:
+    """The questions of a ragas testset; `columns` names other fields for the query, answer and id. CSV cells hold
+    the lists as pandas wrote them (Python literals: "['first context', 'second']")."""
+    header, rows = _records(source)
+    resolved = _resolve_columns(header, columns or {}, source, RAGAS_COLUMNS)
+    contexts_column = next((c for c in RAGAS_CONTEXTS if c in header), None)
+    if contexts_column is None:
+        raise FormatError(display_name(source), f"no reference contexts (looked for {', '.join(RAGAS_CONTEXTS)}; columns: "
+                          f"{', '.join(header)})", hint="a file of questions and answers alone imports as format='csv' or format='jsonl'")
+    system = next((c for c in SYSTEM_ANSWERS if c in header), None)
+    if contexts_column == "contexts" and system:
+        table = next((f for f in ("csv", "jsonl") if source.lower().removesuffix(".gz").endswith(f".{f}")), None)
+        raise FormatError(display_name(source), f"a ragas evaluation file: its 'contexts' are what the RAG system retrieved for its "
+                          f"{system!r}, not the contexts the questions were written from; import the testset itself" +
+                          (f" (or this file without gold: format={table!r} with answer_col={resolved['answer']!r})" if table else ""))
+    examples = []
+    for n, (line, row) in enumerate(rows):
+        where = {"path": display_name(source), "line": line} if line is not None else {"path": f"{display_name(source)} record {n + 1}"}
+        query_column, answer_column = str(resolved["query"]), str(resolved["answer"])
+        query, answer = row.get(query_column), row.get(answer_column)
+        if not isinstance(query, str):
+            raise FormatError(**where, message=f"field {query_column!r} (the question) should be a string, found {shown_json(query)}")
+        if answer is not None and not isinstance(answer, str) and answer_column != "ground_truths":
+            raise FormatError(**where, message=f"field {answer_column!r} (the reference answer) should be a text, found "
+                              f"{shown_json(answer)[:80]}")
+        texts = _text_list(answer, answer_column, where) if answer_column == "ground_truths" else [answer or ""]
+        answers = tuple(text.strip() for text in texts if text.strip())
+        contexts = [HOP_MARKER.sub("", context, count=1) for context in _text_list(row.get(contexts_column), contexts_column, where)]
+        query_id = query_id_of(row.get(resolved["id"]), source, f"field {resolved['id']!r} (the query id)", line) \
+            if resolved["id"] else ""
+        examples.append(Example(query_id or f"q{n + 1}", query, contexts, answers, line))
+    return examples
+
+
+def import_ragas(source: str, options: ImportOptions) -> Imported:
+    return _import_examples(ragas_examples(source, options.columns), source, options)
+
+
+def _text_list(value: Any, column: str, where: dict[str, Any]) -> list[str]:
+    """Texts from a list, from a list written as a Python or JSON literal in a string, or one text (which may start
+    with "[", as "[1] Smith et al." does, but not with "['")."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        text = value.strip()
+        if not LIST_LITERAL.match(text):
+            return [value] if text else []
+        check_nesting(text, where["path"], where.get("line"))
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            raise FormatError(**where, message=f"field {column!r} starts as a list but is not one: {text[:60]!r}...") from None
+    if not isinstance(value, list) or any(not isinstance(v, str) for v in value):
+        raise FormatError(**where, message=f"field {column!r} should be a list of texts, found {shown_json(value)[:80]}")
+    return value
+
+
+def _records(source: str) -> tuple[list[str], Iterable[tuple[int | None, dict[str, Any]]]]:
+    """The field names and (line or None, row) of a table saved as CSV/TSV, JSON Lines or JSON: a list of records,
+    or pandas' default to_json, {column: {row: value}}."""
+    name = source.lower().removesuffix(".gz")
+    if name.endswith((".csv", ".tsv")):
+        return _csv_table(source)
+    if name.endswith(".jsonl"):
+        lines = list(read_jsonl(source))
+        return list(dict.fromkeys(key for _, row in lines for key in row)), lines
+    data = load_json(source)
+    if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
+        index = list(dict.fromkeys(key for column in data.values() for key in column))
+        data = [{column: values.get(key) for column, values in data.items()} for key in index]
+    records = expect(data, list, source, "the top level (a list of records)")
+    for n, record in enumerate(records):
+        expect(record, dict, source, f"record {n + 1}")
+    return list(dict.fromkeys(key for record in records for key in record)), [(None, record) for record in records]
+
+
 # ---------------------------------------------------------------- CSV and JSONL with named columns
 
 
-def _resolve_columns(available: Sequence[str], chosen: dict[str, str | None], path: str) -> dict[str, str | None]:
-    """Column name per role: the one the user named (which must exist) or the first default present."""
+def _resolve_columns(available: Sequence[str], chosen: dict[str, str | None], path: str,
+                     known: dict[str, tuple[str, ...]] = DEFAULT_COLUMNS) -> dict[str, str | None]:
+    """Column name per role of `known`: the one the user named (which must exist) or the first default present."""
     resolved: dict[str, str | None] = {}
-    for role, defaults in DEFAULT_COLUMNS.items():
+    for role, defaults in known.items():
         name = chosen.get(role)
         if name:
             if name not in available:
@@ -249,7 +368,7 @@ def _resolve_columns(available: Sequence[str], chosen: dict[str, str | None], pa
     for role in ("query", "answer"):
         if resolved[role] is None:
             raise FormatError(
-                display_name(path), f"no {role} column (looked for {', '.join(DEFAULT_COLUMNS[role])}; "
+                display_name(path), f"no {role} column (looked for {', '.join(known[role])}; "
                 f"columns: {', '.join(available) or 'none'})", hint=f"name it with --{role}-col",
             )
     return resolved
@@ -335,32 +454,42 @@ def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str
 
 
 def import_csv(source: str, options: ImportOptions) -> Imported:
-    """A CSV (or .tsv) file with a header row; see DEFAULT_COLUMNS for the names it looks for.
+    """A CSV (or .tsv) file with a header row; see DEFAULT_COLUMNS for the names it looks for."""
+    header, rows = _csv_table(source)
+    return _rows_to_items(rows, _resolve_columns(header, options.columns, source), source)
 
-    Strict: a row with more or fewer cells than the header, or a quote that is never closed (which
-    would swallow the rows after it into one cell), is an error naming the line the row starts on.
-    """
+
+def _csv_table(source: str) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
+    """The header and the (line, row) of a CSV (or .tsv) file. Strict: a row with more or fewer cells than the
+    header, or a quote that is never closed (which would swallow the rows after it into one cell), is an error
+    naming the line the row starts on."""
     text = read_text(source)
     delimiter = "\t" if source.lower().removesuffix(".gz").endswith(".tsv") else ","
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     start = 1  # the line the row being read starts on
+
+    def refused(exc: csv.Error) -> FormatError:
+        unclosed = "; a quote opened there is never closed" if "end of data" in str(exc) else ""
+        return FormatError(display_name(source), f"not valid CSV ({exc}{unclosed})", line=start)
+
     try:
         header = [h.strip() for h in next(reader, [])]
-        columns = _resolve_columns(header, options.columns, source)
+    except csv.Error as exc:
+        raise refused(exc) from None
 
-        def rows() -> Iterable[tuple[int, dict[str, Any]]]:
-            nonlocal start
-            start = reader.line_num + 1
+    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+        nonlocal start
+        start = reader.line_num + 1
+        try:
             for cells in reader:
                 if cells:
                     _check_cells(cells, len(header), source, start)
                     yield start, dict(zip(header, cells))
                 start = reader.line_num + 1
+        except csv.Error as exc:
+            raise refused(exc) from None
 
-        return _rows_to_items(rows(), columns, source)
-    except csv.Error as exc:
-        unclosed = "; a quote opened there is never closed" if "end of data" in str(exc) else ""
-        raise FormatError(display_name(source), f"not valid CSV ({exc}{unclosed})", line=start) from None
+    return header, rows()
 
 
 def _check_cells(cells: list[str], columns: int, source: str, line: int) -> None:
@@ -439,7 +568,7 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     """Run the importer for `fmt` ('auto' detects it), keep the queries of `options.sample`, and check
     the gold chunk ids against --corpus (gold document ids made chunk ids as --doc-qrels says)."""
     importers = {
-        "squad": import_squad, "llamaindex": import_llamaindex, "csv": import_csv, "jsonl": import_jsonl,
+        "squad": import_squad, "llamaindex": import_llamaindex, "ragas": import_ragas, "csv": import_csv, "jsonl": import_jsonl,
         "beir": import_beir, "pubmedqa": import_pubmedqa, "msmarco": import_msmarco, "cranfield": import_cranfield,
         "trec": import_trec,
     }
@@ -475,7 +604,7 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
         total = len(result.items)
         result.items = options.sample.apply(result.items)
         result.params["queries"] = {"source": total, **(options.sample.describe() or {})}
-    if options.corpus and result.chunks is None and fmt != "llamaindex":
+    if options.corpus and result.chunks is None and fmt not in CONTEXT_FORMATS:
         ids = corpus_ids(unique_chunks(options.corpus), result.items)
         mode = options.doc_qrels or ("all-chunks" if fmt == "trec" else None)
         result.items, mapped = map_document_ids(result.items, ids, mode, source, options.corpus, drop_unknown=fmt == "trec")

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..formats.beir import beir_paths
-from .importers import BUILDS_CORPUS, detect_format, import_golden
-from .sources import ImportOptions, expect, load_json
+from .importers import BUILDS_CORPUS, CONTEXT_FORMATS, detect_format, import_golden, llamaindex_examples, ragas_examples
+from .sources import ImportOptions
 from .trec import read_topics
 
 DOCUMENT_SUFFIXES = (".pdf", ".html", ".htm", ".docx", ".txt", ".md", ".trec")
@@ -22,10 +22,10 @@ class SourceSummary:
     queries: int
     with_answers: int
     holds_documents: bool  # squad, pubmedqa, msmarco, cranfield: the import writes the corpus
-    context_words: list[int] = field(default_factory=list)  # SQuAD contexts, LlamaIndex reference contexts
+    context_words: list[int] = field(default_factory=list)  # SQuAD contexts, LlamaIndex and ragas reference contexts
     with_gold: int = 0
     corpus_file: str | None = None  # BEIR: its corpus.jsonl
-    docs_folder: str | None = None  # LlamaIndex: a folder of documents beside the file
+    docs_folder: str | None = None  # LlamaIndex, ragas: a folder of documents beside the file
 
     @property
     def median_context(self) -> int | None:
@@ -41,7 +41,7 @@ class SourceSummary:
 
 
 def _documents_folder(source: Path) -> str | None:
-    """A folder beside a rag_dataset.json that holds documents (llamahub ships `source_files/`)."""
+    """A folder beside a testset that holds documents (llamahub ships a rag_dataset.json with `source_files/`)."""
     base = source.parent
     candidates = [base / "source_files", base / "source_docs", base / "docs", base / "data"]
     candidates += sorted(p for p in base.iterdir() if p.is_dir() and p not in candidates)
@@ -54,10 +54,10 @@ def _documents_folder(source: Path) -> str | None:
 def summarise_source(source: str, fmt: str = "auto") -> SourceSummary:
     """Read `source` as `semrel golden import` would (without a corpus) and say what it holds."""
     fmt = detect_format(source) if fmt == "auto" else fmt
-    if fmt == "llamaindex":
-        examples = expect(expect(load_json(source), dict, source, "the top level").get("examples"), list, source, "'examples'")
-        words = [len(str(c).split()) for e in examples if isinstance(e, dict) for c in e.get("reference_contexts") or []]
-        answers = sum(bool(str(e.get("reference_answer") or "").strip()) for e in examples if isinstance(e, dict))
+    if fmt in CONTEXT_FORMATS:
+        examples = (llamaindex_examples if fmt == "llamaindex" else ragas_examples)(source)
+        words = [len(context.split()) for example in examples for context in example.contexts]
+        answers = sum(bool(example.answers) for example in examples)
         return SourceSummary(fmt, len(examples), answers, False, words, docs_folder=_documents_folder(Path(source)))
     if fmt == "trec":
         topics = read_topics(source)
