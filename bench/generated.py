@@ -1,11 +1,11 @@
-"""Label quality on generated answers, held out from the fit: LlamaIndex rag_dataset.json files.
+"""Label quality on generated answers, held out from the fit: LlamaIndex rag_dataset.json files and ragas testsets.
 
-    python bench/generated.py DATASET.json [DATASET.json ...] [--work out/bench-generated] [--cache DIR]
+    python bench/generated.py DATASET [DATASET ...] [--work out/bench-generated] [--cache DIR]
 
 No development set of bench/labels.py has answers written by an LLM; the issue's held-out sets do. p's
 coefficients were fitted without these files, so their figures are what a user with such a file gets,
-at the shipped default. A rag_dataset.json holds questions, reference answers and the contexts they were
-generated from, not the documents, so each file's corpus is its distinct reference contexts, a chunk
+at the shipped default. A rag_dataset.json (or a ragas testset) holds questions, reference answers and the contexts
+they were generated from, not the documents, so each file's corpus is its distinct reference contexts, a chunk
 each (`semrel golden import --corpus-out`): a closed corpus, as MS MARCO's passages are, in which the other questions' contexts are the
 negatives. Gold = the context(s) a question was generated from, which is incomplete where two questions
 share a topic. Then as bench/labels.py (its functions): pool.tsv (BM25 top 20 + gold) judged with gold
@@ -37,7 +37,7 @@ def build(source: Path, folder: Path) -> tuple[int, int]:
     """corpus.jsonl of the file's distinct contexts, golden.jsonl and pool.tsv, by the CLI; (questions, chunks)."""
     if not (folder / "golden.jsonl").exists():
         folder.mkdir(parents=True, exist_ok=True)
-        bench.cli("golden", "import", source, "--format", "llamaindex", "--corpus-out", folder / "corpus.jsonl",
+        bench.cli("golden", "import", source, "--corpus-out", folder / "corpus.jsonl",
                   "-o", folder / "golden.jsonl")
         bench.cli("retrieve", "--corpus", folder / "corpus.jsonl", "--golden", folder / "golden.jsonl", "-k", "20",
                   "-o", folder / "bm25.run")
@@ -59,7 +59,8 @@ def rows_of(d: bench.SetData) -> list[list[str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("datasets", nargs="+", type=Path, help="LlamaIndex rag_dataset.json files")
+    parser.add_argument("datasets", nargs="+", type=Path, help="LlamaIndex rag_dataset.json files or ragas testsets (CSV, JSON, "
+                        "JSONL), each in a folder of its own: the folder's name names the set")
     parser.add_argument("--work", type=Path, default=bench.ROOT / "out" / "bench-generated")
     parser.add_argument("--cache", type=Path, default=None, help="embedding cache folder [default: WORK/cache]")
     args = parser.parse_args()

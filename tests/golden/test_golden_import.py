@@ -169,7 +169,8 @@ RAGAS = [  # as ragas's TestsetGenerator writes them (v0.2 on): a multi-hop cont
 
 def ragas_files(folder: Path, rows: list[dict]) -> list[Path]:
     """`rows` saved as a user saves ragas's to_pandas(): CSV (lists as Python literals, the index first), JSON Lines,
-    JSON records and pandas' default to_json (column -> row -> value)."""
+    JSON records and pandas' default to_json (column -> row -> value); and as the Ragas app exports them, each
+    sample's fields in `eval_sample`, with a sample its reviewer rejected."""
     folder.mkdir(exist_ok=True)
     with open(folder / "testset.csv", "w", newline="") as f:
         csv.writer(f).writerows([["", *rows[0]], *[[n, *(repr(v) if isinstance(v, list) else v for v in row.values())]
@@ -177,7 +178,12 @@ def ragas_files(folder: Path, rows: list[dict]) -> list[Path]:
     write(folder / "testset.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
     write(folder / "records.json", json.dumps(rows))
     write(folder / "columns.json", json.dumps({k: {str(n): row[k] for n, row in enumerate(rows)} for k in rows[0]}))
-    return [folder / name for name in ("testset.csv", "testset.jsonl", "records.json", "columns.json")]
+    app = [{"eval_sample": {**{k: v for k, v in row.items() if k != "synthesizer_name"}, "response": None, "rubrics": None},
+            "synthesizer_name": row.get("synthesizer_name"), "approval_status": "approved"} for row in rows]
+    rejected = {"eval_sample": {**app[0]["eval_sample"], "user_input": "Wat iz hunny?", "reference_contexts": ["Junk."]},
+                "approval_status": "rejected"}
+    write(folder / "app.json", json.dumps([*app, rejected]))
+    return [folder / name for name in ("testset.csv", "testset.jsonl", "records.json", "columns.json", "app.json")]
 
 
 def test_a_ragas_testset_imports_alike_from_csv_json_and_jsonl(tmp_path):
@@ -189,6 +195,7 @@ def test_a_ragas_testset_imports_alike_from_csv_json_and_jsonl(tmp_path):
         result = run("golden", "import", source, "--corpus-out", f"{out}.corpus.jsonl", "-o", f"{out}.golden.jsonl")
         assert result.exit_code == 0, result.output
         assert "reference contexts matched: 3 exact" in result.stderr
+        assert ("samples rejected in review (approval_status), left out: 1" in result.stderr) == (source.name == "app.json")
         assert read_manifest(f"{out}.golden.jsonl")["params"]["format"] == "ragas"
         chunks = read_lines(f"{out}.corpus.jsonl")
         items = [{k: v for k, v in item.items() if k != "meta"} for item in read_lines(f"{out}.golden.jsonl")]

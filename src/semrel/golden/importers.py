@@ -277,7 +277,20 @@ HOP_MARKER = re.compile(r"\A<\d+-hop>\s*")  # ragas's multi-hop synthesizers put
 def ragas_examples(source: str, columns: dict[str, str | None] | None = None) -> list[Example]:
     """The questions of a ragas testset; `columns` names other fields for the query, answer and id. CSV cells hold
     the lists as pandas wrote them (Python literals: "['first context', 'second']")."""
-    header, rows = _records(source)
+    return _ragas(source, columns)[0]
+
+
+def import_ragas(source: str, options: ImportOptions) -> Imported:
+    examples, rejected = _ragas(source, options.columns)
+    result = _import_examples(examples, source, options)
+    if rejected:
+        result.counts["samples rejected in review (approval_status), left out"] = rejected
+    return result
+
+
+def _ragas(source: str, columns: dict[str, str | None] | None) -> tuple[list[Example], int]:
+    """ragas_examples, and how many samples a reviewer rejected in the Ragas app (approval_status): left out."""
+    header, rows = _ragas_records(source)
     resolved = _resolve_columns(header, columns or {}, source, RAGAS_COLUMNS)
     contexts_column = next((c for c in RAGAS_CONTEXTS if c in header), None)
     if contexts_column is None:
@@ -289,8 +302,11 @@ def ragas_examples(source: str, columns: dict[str, str | None] | None = None) ->
         raise FormatError(display_name(source), f"a ragas evaluation file: its 'contexts' are what the RAG system retrieved for its "
                           f"{system!r}, not the contexts the questions were written from; import the testset itself" +
                           (f" (or this file without gold: format={table!r} with answer_col={resolved['answer']!r})" if table else ""))
-    examples = []
+    examples, rejected = [], 0
     for n, (line, row) in enumerate(rows):
+        if row.get("approval_status") == "rejected":
+            rejected += 1
+            continue
         where = {"path": display_name(source), "line": line} if line is not None else {"path": f"{display_name(source)} record {n + 1}"}
         query_column, answer_column = str(resolved["query"]), str(resolved["answer"])
         query, answer = row.get(query_column), row.get(answer_column)
@@ -305,11 +321,7 @@ def ragas_examples(source: str, columns: dict[str, str | None] | None = None) ->
         query_id = query_id_of(row.get(resolved["id"]), source, f"field {resolved['id']!r} (the query id)", line) \
             if resolved["id"] else ""
         examples.append(Example(query_id or f"q{n + 1}", query, contexts, answers, line))
-    return examples
-
-
-def import_ragas(source: str, options: ImportOptions) -> Imported:
-    return _import_examples(ragas_examples(source, options.columns), source, options)
+    return examples, rejected
 
 
 def _text_list(value: Any, column: str, where: dict[str, Any]) -> list[str]:
@@ -331,23 +343,26 @@ def _text_list(value: Any, column: str, where: dict[str, Any]) -> list[str]:
     return value
 
 
-def _records(source: str) -> tuple[list[str], Iterable[tuple[int | None, dict[str, Any]]]]:
-    """The field names and (line or None, row) of a table saved as CSV/TSV, JSON Lines or JSON: a list of records,
-    or pandas' default to_json, {column: {row: value}}."""
+def _ragas_records(source: str) -> tuple[list[str], list[tuple[int | None, dict[str, Any]]]]:
+    """The field names and (line or None, row) of a testset saved as CSV/TSV, JSON Lines or JSON: a list of records,
+    pandas' default to_json ({column: {row: value}}), or the Ragas app's samples ({"eval_sample": {...},
+    "synthesizer_name", "approval_status"}, the sample's fields taken up beside the others)."""
     name = source.lower().removesuffix(".gz")
     if name.endswith((".csv", ".tsv")):
-        return _csv_table(source)
+        header, table = _csv_table(source)
+        return header, list(table)
     if name.endswith(".jsonl"):
-        lines = list(read_jsonl(source))
-        return list(dict.fromkeys(key for _, row in lines for key in row)), lines
-    data = load_json(source)
-    if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
-        index = list(dict.fromkeys(key for column in data.values() for key in column))
-        data = [{column: values.get(key) for column, values in data.items()} for key in index]
-    records = expect(data, list, source, "the top level (a list of records)")
-    for n, record in enumerate(records):
-        expect(record, dict, source, f"record {n + 1}")
-    return list(dict.fromkeys(key for record in records for key in record)), [(None, record) for record in records]
+        rows: list[tuple[int | None, dict[str, Any]]] = list(read_jsonl(source))
+    else:
+        data = load_json(source)
+        if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
+            index = list(dict.fromkeys(key for column in data.values() for key in column))
+            data = [{column: values.get(key) for column, values in data.items()} for key in index]
+        records = expect(data, list, source, "the top level (a list of records)")
+        rows = [(None, expect(record, dict, source, f"record {n + 1}")) for n, record in enumerate(records)]
+    rows = [(line, {**row["eval_sample"], **{k: v for k, v in row.items() if k != "eval_sample"}})
+            if isinstance(row.get("eval_sample"), dict) else (line, row) for line, row in rows]
+    return list(dict.fromkeys(key for _, row in rows for key in row)), rows
 
 
 # ---------------------------------------------------------------- CSV and JSONL with named columns
