@@ -78,7 +78,7 @@ def main() -> None:
                                                                  for n in bench.REVIEWED]])
         null = (read_params(args.work / name / "judgments-gold-kappa.jsonl") or {})["probability"]["null_sample"]["pairs"]
         sizes.append(f"{name}: {questions} questions, {chunks} distinct contexts, {null / questions:.1f} null chunks per question "
-                     "(the pool leaves few out)")
+                     "(of 25: the pool leaves the rest)")
     print("\n".join(sizes), end="\n\n")
     print(render(Table(["set", "cond", "rule", "pairs", "gold", "raw oracle", "kappa", "rule's oracle", "AUC", "ECE",
                         "gold labelled relevant", "questions with none"], rows), "markdown"))
