@@ -186,8 +186,8 @@ class Example:
     line: int | None = None  # where the source has lines (CSV, JSONL)
 
 
-def llamaindex_examples(source: str, columns: dict[str, str | None] | None = None) -> list[Example]:
-    """The examples of a LlamaIndex rag_dataset.json (`columns` does not apply: its fields have fixed names)."""
+def llamaindex_examples(source: str) -> list[Example]:
+    """The examples of a LlamaIndex rag_dataset.json."""
     data = expect(load_json(source), dict, source, "the top level")
     examples = []
     for n, example in enumerate(expect(data.get("examples"), list, source, "'examples'")):
