@@ -214,6 +214,9 @@ def test_a_golden_set_without_gold_runs_to_the_end_on_derived_labels(tmp_path):
     result = run("run", config)
     assert result.exit_code == 0, result.output
     assert "the golden set has no gold chunks: nothing is scored against them" in result.stderr
+    # the label step warns that p rests on each pool's best chunk, and the report (which shows it) does not say it again
+    said = [line for line in result.stderr.splitlines() if line.startswith("semrel: warning: ")]
+    assert any("lists no gold chunks" in line for line in said) and len(said) == len(set(said)), said
     ran = statuses(result.stdout)
     assert ran["judge"] == "ran" and ran["eval derived"] == "ran" and ran["report"] == "ran"
     assert "eval gold" not in ran and "agree" not in ran

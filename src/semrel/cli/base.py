@@ -7,6 +7,7 @@ eval's module and no other: neither Flask nor rich nor torch.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import importlib
 import os
@@ -203,8 +204,28 @@ def _environment_note(exc: click.BadParameter) -> str:
     return ""
 
 
+_SAID: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("semrel_warnings_said", default=None)
+
+
 def warn(message: str) -> None:
+    """One warning line on stderr; within warnings_once(), a message said already is not said again."""
+    said = _SAID.get()
+    if said is not None:
+        if message in said:
+            return
+        said.add(message)
     click.echo(f"semrel: warning: {safe(message)}", err=True)
+
+
+@contextlib.contextmanager
+def warnings_once() -> Iterator[None]:
+    """Each warning said once (`semrel run`: the label and report steps find the same signs in the same labels, the
+    eval steps the same shallow runs)."""
+    token = _SAID.set(set())
+    try:
+        yield
+    finally:
+        _SAID.reset(token)
 
 
 def warn_in_flags(message: str) -> None:

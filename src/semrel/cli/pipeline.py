@@ -793,7 +793,10 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
     os.makedirs(out, exist_ok=True)
     with locked(os.path.join(out, LOCK_FILE), lambda: echo(f"semrel run: waiting for the other `semrel run` writing {out}")):
         check_not_replacing_work(_run_steps(steps, config, out, True, force, lambda line: None, digests), out, force)
-        return _run_steps(steps, config, out, False, force, echo, digests)
+        from .base import warnings_once
+
+        with warnings_once():
+            return _run_steps(steps, config, out, False, force, echo, digests)
 
 
 def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, dry_run: bool, force: tuple[str, ...],
