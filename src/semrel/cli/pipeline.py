@@ -994,7 +994,7 @@ CONTEXT_CHUNK_MAX = 200
 
 def starter_config(output: str, golden: str, docs: str | None = None, out: str = "out", qrels: str | None = None,
                    sample: int | None = None, fmt: str = "auto") -> tuple[str, list[str]]:
-    """A commented config that fits `golden` (its format `fmt`, or read from the file: SQuAD, LlamaIndex, BEIR,
+    """A commented config that fits `golden` (its format `fmt`, or read from the file: SQuAD, LlamaIndex, ragas, BEIR,
     PubMedQA, MS MARCO QnA, Cranfield, CSV/JSONL, TREC topics), with paths relative to the config's folder, and
     notes for the user (what was found, what is missing)."""
     from ..golden.importers import CONTEXT_FORMATS, FORMAT_NAMES, ONE_CHUNK_EACH
