@@ -598,6 +598,15 @@ def test_init_fits_llamaindex_beir_and_csv(tmp_path):
     text, said, planned = init_and_plan(tmp_path, "--golden", tmp_path / "bare" / "rag_dataset.json")
     assert 'docs = "' not in text and "writes its reference contexts as" in text and "the corpus is its reference contexts" in said
     assert "--corpus-out" in planned and "corpus chunk" not in planned
+    # a ragas testset the same: documents beside it are chunked near its contexts' length, else its contexts are the corpus
+    for folder, docs in (("rag", True), ("bare", False)):
+        with open(tmp_path / folder / "testset.csv", "w", newline="") as f:
+            csv.writer(f).writerows([["user_input", "reference_contexts", "reference"],
+                                     *[["Why?", repr(e["reference_contexts"]), "So."] for e in dataset["examples"]]])
+        text, said, planned = init_and_plan(tmp_path, "--golden", tmp_path / folder / "testset.csv")
+        assert 'format = "ragas"' in text and "a ragas testset, 10 queries" in said
+        assert ('docs = "rag/source_files"' in text and "\nsize = 90" in text) if docs else \
+            ("--corpus-out" in planned and 'docs = "' not in text)
     beir = tmp_path / "beir"
     (beir / "qrels").mkdir(parents=True)
     (beir / "corpus.jsonl").write_text("".join(json.dumps({"_id": k.split("#")[0], "text": t}) + "\n" for k, t in TEXTS.items()))
