@@ -217,6 +217,32 @@ def test_a_ragas_testset_imports_alike_from_csv_json_and_jsonl(tmp_path):
         [(["Upper combs.", "Top combs."], [chunks[0]["_id"]])]
 
 
+def test_a_deepeval_dataset_imports_from_json_and_csv(tmp_path):
+    """Goldens as DeepEval's save_as writes them: `context` (a list; in CSV joined by "|") is gold, `retrieval_context`
+    (what a RAG system retrieved) is not."""
+    goldens = [{"input": "Where is honey?", "actual_output": None, "expected_output": "Upper combs.", "context": [HONEY, DRONES],
+                "retrieval_context": ["Wax is white."], "source_file": "bees.txt"},
+               {"input": "Drones?", "actual_output": "They sting.", "expected_output": "No sting.", "context": [DRONES]}]
+    write(tmp_path / "goldens.json", json.dumps(goldens, indent=4))
+    with open(tmp_path / "goldens.csv", "w", newline="") as f:
+        csv.writer(f).writerows([["input", "actual_output", "expected_output", "context", "retrieval_context", "source_file"],
+                                 *[[g["input"], g["actual_output"], g["expected_output"], "|".join(g["context"]),
+                                    "|".join(g.get("retrieval_context", [])), g.get("source_file")] for g in goldens]])
+    found = []
+    for name in ("goldens.json", "goldens.csv"):
+        result = run("golden", "import", tmp_path / name, "--corpus-out", tmp_path / f"{name}.c.jsonl", "-o", tmp_path / f"{name}.g.jsonl")
+        assert result.exit_code == 0, result.output
+        assert read_manifest(tmp_path / f"{name}.g.jsonl")["params"]["format"] == "deepeval"
+        chunks = read_lines(tmp_path / f"{name}.c.jsonl")
+        assert [c["text"] for c in chunks] == [HONEY, DRONES]  # retrieval_context's "Wax is white." is no chunk
+        found.append([(i["query"], i["reference_answer"], i["gold_chunk_ids"]) for i in read_lines(tmp_path / f"{name}.g.jsonl")])
+    assert found[0] == found[1] == [("Where is honey?", "Upper combs.", [chunks[0]["_id"], chunks[1]["_id"]]),
+                                    ("Drones?", "No sting.", [chunks[1]["_id"]])]
+    write(tmp_path / "bare.csv", "input,expected_output\nWhere?,Up\n")
+    assert_one_error(run("golden", "import", tmp_path / "bare.csv", "--format", "deepeval", "--corpus-out", tmp_path / "c.jsonl",
+                         "-o", tmp_path / "g.jsonl"), "bare.csv: no 'context' field (columns: input, expected_output)")
+
+
 def test_ragas_errors_name_the_line_and_what_to_do(tmp_path):
     def fails(content: str, *expected: str, name: str = "t.csv") -> None:
         write(tmp_path / name, content)

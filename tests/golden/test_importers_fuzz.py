@@ -1,4 +1,4 @@
-"""Every golden importer (CSV/TSV, JSONL, SQuAD, LlamaIndex, ragas, PubMedQA, MS MARCO, Cranfield) and the TOML
+"""Every golden importer (CSV/TSV, JSONL, SQuAD, LlamaIndex, ragas, DeepEval, PubMedQA, MS MARCO, Cranfield) and the TOML
 config reader, fed arbitrary or almost-right input, returns a result or raises one SemrelError:
 never another exception. What an importer returns must be writable: query ids are single tokens
 and unique. Examples per reader are bounded (EXAMPLES) so the file runs in CI."""
@@ -137,17 +137,20 @@ def test_llamaindex_import(tmp_path, content, with_corpus):
     check_import(path, "llamaindex", corpus=str(corpus) if with_corpus else None)
 
 
-RAGAS_KEYS = ["user_input", "question", "reference_contexts", "contexts", "reference", "ground_truth", "ground_truths", "answer",
-              "query_id", "x"]
+TESTSET_KEYS = ["user_input", "question", "reference_contexts", "contexts", "reference", "ground_truth", "ground_truths", "answer",
+                "query_id", "x", "input", "expected_output", "context", "retrieval_context", "eval_sample", "approval_status"]
 
 
-def ragas_like():
-    """Rows of ragas's field names, as CSV (lists as Python literals, as pandas writes them), JSON Lines, JSON records or
-    pandas' column-wise JSON."""
+def synthetic_testsets():
+    """Rows of ragas's and DeepEval's field names, as CSV (lists as Python literals, as pandas writes them), JSON Lines,
+    JSON records or pandas' column-wise JSON."""
     value = SCALARS | st.lists(SCALARS, max_size=3) | st.sampled_from(["['a']", "['a', 'b'", "[]", "[1] a", "['<1-hop>\\n\\na']"])
     almost = st.fixed_dictionaries({"user_input": st.sampled_from(WORDS) | SCALARS, "reference_contexts": value, "reference": value},
-                                   optional={"query_id": SCALARS, "x": value})
-    rows = st.lists(st.dictionaries(st.sampled_from(RAGAS_KEYS), value, max_size=5) | almost, max_size=4)
+                                   optional={"query_id": SCALARS, "x": value, "approval_status": st.sampled_from(["rejected", "x"])})
+    golden = st.fixed_dictionaries({"input": st.sampled_from(WORDS) | SCALARS, "expected_output": value,
+                                    "context": value | st.sampled_from(["a|b", "|", "a|"])}, optional={"name": SCALARS})
+    nested = st.fixed_dictionaries({"eval_sample": almost | value})
+    rows = st.lists(st.dictionaries(st.sampled_from(TESTSET_KEYS), value, max_size=5) | almost | golden | nested, max_size=4)
 
     def as_csv(rows: list[dict]) -> bytes:
         header = list(dict.fromkeys(k for row in rows for k in row))
@@ -165,13 +168,14 @@ def ragas_like():
         RAW.map(lambda b: ("testset.csv", b)))
 
 
+@pytest.mark.parametrize("fmt", ["ragas", "deepeval", "auto"])
 @SETTINGS
-@given(named=ragas_like(), with_corpus=st.booleans())
-def test_ragas_import(tmp_path, named, with_corpus):
+@given(named=synthetic_testsets(), with_corpus=st.booleans())
+def test_testset_import(tmp_path, fmt, named, with_corpus):
     name, content = named
     (tmp_path / name).write_bytes(content)
     (tmp_path / "corpus.jsonl").write_text(CORPUS)
-    check_import(tmp_path / name, "ragas", corpus=str(tmp_path / "corpus.jsonl") if with_corpus else None)
+    check_import(tmp_path / name, fmt, corpus=str(tmp_path / "corpus.jsonl") if with_corpus else None)
 
 
 SMART = st.lists(st.sampled_from([".I 1", ".I 2", ".I", ".T", ".W", ".A x", ".B", ".X", "chain oil", "", " ", "\r"]),

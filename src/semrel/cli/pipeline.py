@@ -986,7 +986,7 @@ name = "local"                 # where the model runs for judge and dense retrie
 """
 
 LONG_CONTEXT = 200  # words: SQuAD contexts longer than this (at the median) are chunked (MiniLM reads 256 tokens)
-# words: the largest chunk init suggests for a testset of reference contexts (rag_dataset, ragas). A chunk at the
+# words: the largest chunk init suggests for a testset of reference contexts (rag_dataset, ragas, DeepEval). A chunk at the
 # contexts' median split half of them, a context then covering two or more chunks, a few words of its tail one of them
 # (a gold chunk that barely holds it).
 CONTEXT_CHUNK_MAX = 200
@@ -994,7 +994,7 @@ CONTEXT_CHUNK_MAX = 200
 
 def starter_config(output: str, golden: str, docs: str | None = None, out: str = "out", qrels: str | None = None,
                    sample: int | None = None, fmt: str = "auto") -> tuple[str, list[str]]:
-    """A commented config that fits `golden` (its format `fmt`, or read from the file: SQuAD, LlamaIndex, ragas, BEIR,
+    """A commented config that fits `golden` (its format `fmt`, or read from the file: SQuAD, LlamaIndex, ragas, DeepEval, BEIR,
     PubMedQA, MS MARCO QnA, Cranfield, CSV/JSONL, TREC topics), with paths relative to the config's folder, and
     notes for the user (what was found, what is missing)."""
     from ..golden.importers import CONTEXT_FORMATS, FORMAT_NAMES, ONE_CHUNK_EACH

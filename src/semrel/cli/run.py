@@ -54,11 +54,11 @@ def run_command(config, sets, dry_run, force):
 
 @click.command("init", cls=SemrelCommand, short_help='Write a starter config for `semrel run`.')
 @click.option("--golden", default="golden.csv", show_default=True,
-              help="The golden QA file (SQuAD, LlamaIndex rag_dataset, a ragas testset, CSV/JSONL, a BEIR or Cranfield "
-                   "folder, PubMedQA, MS MARCO QnA, TREC topics): its format decides the config.")
+              help="The golden QA file (SQuAD, LlamaIndex rag_dataset, a ragas testset or DeepEval dataset, CSV/JSONL, a "
+                   "BEIR or Cranfield folder, PubMedQA, MS MARCO QnA, TREC topics): its format decides the config.")
 @click.option("--docs", default=None,
               help="Folder (or file) of the documents to chunk, for formats that do not hold them "
-                   "[default: a folder of documents beside a rag_dataset.json or ragas testset, else docs].")
+                   "[default: a folder of documents beside a rag_dataset.json or a ragas or DeepEval testset, else docs].")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="GOLDEN's format, where it cannot be told from the file (as for `semrel golden import`).")
 @click.option("--qrels", type=input_path(exists=True, dir_okay=False), help="TREC topics: their document qrels.")
@@ -68,7 +68,7 @@ def run_command(config, sets, dry_run, force):
 def init_command(golden, docs, fmt, qrels, sample, output, force):
     """Write a commented starter config for `semrel run` that fits GOLDEN: a file that holds its
     documents (SQuAD, PubMedQA, MS MARCO, Cranfield) gets no docs folder and chunking to suit its contexts; a
-    BEIR folder uses its corpus.jsonl as it is; a rag_dataset.json or ragas testset gets chunks near its
+    BEIR folder uses its corpus.jsonl as it is; a rag_dataset.json, ragas testset or DeepEval dataset gets chunks near its
     contexts' length (without documents, its contexts are the corpus); queries without reference answers turn the
     judge off. What it found is printed."""
     if os.path.exists(output) and not force:

@@ -41,8 +41,9 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
         if result.params["format"] in CONTEXT_FORMATS:
             raise UsageError("give corpus= (the reference contexts matched to its chunks) or corpus_out= (the contexts written as "
                              "the corpus), not both")
-        raise UsageError(f"corpus_out= only applies to {', '.join(BUILDS_CORPUS)}, {' and '.join(CONTEXT_FORMATS)} without corpus= "
-                         f"and trec with docs=; this source is {result.params['format']}")
+        testsets = f"{', '.join(CONTEXT_FORMATS[:-1])} and {CONTEXT_FORMATS[-1]}"
+        raise UsageError(f"corpus_out= only applies to {', '.join(BUILDS_CORPUS)}, to {testsets} without corpus=, and to trec "
+                         f"with docs=; this source is {result.params['format']}")
     inputs = [source, *(path for path in (options.corpus, options.qrels) if path), *options.docs]  # trec's qrels and documents too
     params = {**result.params, **({"chunking": options.settings.describe()} if result.chunks is not None else {})}
     outputs = [o for o in (corpus_out if result.chunks is not None else None, qrels_out, output) if o]

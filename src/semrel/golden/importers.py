@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import FormatError, UsageError, ValidationError
 from ..formats.beir import beir_paths, read_beir_qrels
@@ -32,18 +32,20 @@ from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map
 from .trec import import_trec
 from .validate import Tally
 
-FORMATS = ("auto", "squad", "llamaindex", "ragas", "csv", "jsonl", "beir", "pubmedqa", "msmarco", "cranfield", "trec")
-FORMAT_NAMES = {"squad": "SQuAD-style JSON", "llamaindex": "a LlamaIndex rag_dataset", "ragas": "a ragas testset", "csv": "CSV",
+FORMATS = ("auto", "squad", "llamaindex", "ragas", "deepeval", "csv", "jsonl", "beir", "pubmedqa", "msmarco", "cranfield", "trec")
+FORMAT_NAMES = {"squad": "SQuAD-style JSON", "llamaindex": "a LlamaIndex rag_dataset", "ragas": "a ragas testset",
+                "deepeval": "a DeepEval dataset", "csv": "CSV",
                 "jsonl": "JSON Lines", "beir": "a BEIR folder", "pubmedqa": "PubMedQA", "msmarco": "MS MARCO QnA",
                 "cranfield": "a Cranfield folder", "trec": "TREC topics"}
 # Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs; the
 # CONTEXT_FORMATS, without --corpus, write their reference contexts).
 BUILDS_CORPUS = ("squad", "pubmedqa", "msmarco", "cranfield")
 # Synthetic testsets: each question comes with the contexts it was written from, matched to --corpus as gold.
-CONTEXT_FORMATS = ("llamaindex", "ragas")
+CONTEXT_FORMATS = ("llamaindex", "ragas", "deepeval")
 # Formats whose items become one chunk each, so chunking options do not apply: (collection, what an item is).
 ONE_CHUNK_EACH = {"pubmedqa": ("PubMedQA", "context"), "msmarco": ("MS MARCO", "passage"),
-                  "llamaindex": ("LlamaIndex", "reference context"), "ragas": ("ragas", "reference context")}
+                  "llamaindex": ("LlamaIndex", "reference context"), "ragas": ("ragas", "reference context"),
+                  "deepeval": ("DeepEval", "context")}
 
 DEFAULT_COLUMNS = {
     "id": ("query_id", "id", "qid", "_id"),
@@ -71,14 +73,15 @@ def detect_format(source: str) -> str:
         return "trec"
     if name.endswith((".csv", ".tsv")):
         first = next(csv.reader([head.lstrip("\ufeff").split("\n", 1)[0]], delimiter="\t" if name.endswith(".tsv") else ","), [])
-        return "ragas" if _ragas_shaped({cell.strip() for cell in first}) else "csv"
+        return _testset_shaped({cell.strip() for cell in first}) or "csv"
     if name.endswith(".jsonl"):
-        return "ragas" if _ragas_shaped(set(re.findall(r'"(\w+)"\s*:', head))) else "jsonl"
+        return _testset_shaped(set(re.findall(r'"(\w+)"\s*:', head))) or "jsonl"
     if name.endswith(".json"):
         if re.search(r'"examples"\s*:', head):
             return "llamaindex"
-        if _ragas_shaped(set(re.findall(r'"(\w+)"\s*:', head))):
-            return "ragas"
+        shaped = _testset_shaped(set(re.findall(r'"(\w+)"\s*:', head)))
+        if shaped:
+            return shaped
         if re.search(r'"data"\s*:', head):
             return "squad"
         if re.search(r'"QUESTION"\s*:', head):
@@ -88,9 +91,11 @@ def detect_format(source: str) -> str:
     raise FormatError(source, "cannot tell the format", hint="give format=")
 
 
-def _ragas_shaped(fields: set[str]) -> bool:
-    """Fields (of a header, or keys seen at a file's head) naming a question and the contexts it was written from."""
-    return bool(fields & set(RAGAS_COLUMNS["query"])) and bool(fields & set(RAGAS_CONTEXTS))
+def _testset_shaped(fields: set[str]) -> str | None:
+    """ragas or deepeval where fields (of a header, or keys seen at a file's head) name them."""
+    if {"input", "expected_output"} <= fields:
+        return "deepeval"
+    return "ragas" if fields & set(RAGAS_COLUMNS["query"]) and fields & set(RAGAS_CONTEXTS) else None
 
 
 # ---------------------------------------------------------------- SQuAD-style JSON
@@ -272,6 +277,9 @@ RAGAS_CONTEXTS = ("reference_contexts", "contexts")
 SYSTEM_ANSWERS = ("answer", "response")  # a ragas evaluation file's RAG output: beside them v0.1's `contexts` were retrieved
 LIST_LITERAL = re.compile(r"""\A\[\s*(['"]|\]\Z)""")  # a list of strings as pandas or json wrote it: [ then a quote, or []
 HOP_MARKER = re.compile(r"\A<\d+-hop>\s*")  # ragas's multi-hop synthesizers put "<1-hop>\n\n" before each context's text
+# A DeepEval dataset of goldens: input, expected_output, context (a list; in CSV joined by "|"), as save_as writes it.
+DEEPEVAL_COLUMNS = {"id": ("query_id", "id", "name"), "query": ("input",), "answer": ("expected_output",)}
+DEEPEVAL_JOIN = "|"
 
 
 def ragas_examples(source: str, columns: dict[str, str | None] | None = None) -> list[Example]:
@@ -290,7 +298,7 @@ def import_ragas(source: str, options: ImportOptions) -> Imported:
 
 def _ragas(source: str, columns: dict[str, str | None] | None) -> tuple[list[Example], int]:
     """ragas_examples, and how many samples a reviewer rejected in the Ragas app (approval_status): left out."""
-    header, rows = _ragas_records(source)
+    header, rows = _table_records(source)
     resolved = _resolve_columns(header, columns or {}, source, RAGAS_COLUMNS)
     contexts_column = next((c for c in RAGAS_CONTEXTS if c in header), None)
     if contexts_column is None:
@@ -302,26 +310,55 @@ def _ragas(source: str, columns: dict[str, str | None] | None) -> tuple[list[Exa
         raise FormatError(display_name(source), f"a ragas evaluation file: its 'contexts' are what the RAG system retrieved for its "
                           f"{system!r}, not the contexts the questions were written from; import the testset itself" +
                           (f" (or this file without gold: format={table!r} with answer_col={resolved['answer']!r})" if table else ""))
+
+    def contexts(row: dict[str, Any], where: dict[str, Any]) -> list[str]:
+        return [HOP_MARKER.sub("", context, count=1) for context in _text_list(row.get(contexts_column), contexts_column, where)]
+
     examples, rejected = [], 0
     for n, (line, row) in enumerate(rows):
         if row.get("approval_status") == "rejected":
             rejected += 1
             continue
-        where = {"path": display_name(source), "line": line} if line is not None else {"path": f"{display_name(source)} record {n + 1}"}
-        query_column, answer_column = str(resolved["query"]), str(resolved["answer"])
-        query, answer = row.get(query_column), row.get(answer_column)
-        if not isinstance(query, str):
-            raise FormatError(**where, message=f"field {query_column!r} (the question) should be a string, found {shown_json(query)}")
-        if answer is not None and not isinstance(answer, str) and answer_column != "ground_truths":
-            raise FormatError(**where, message=f"field {answer_column!r} (the reference answer) should be a text, found "
-                              f"{shown_json(answer)[:80]}")
-        texts = _text_list(answer, answer_column, where) if answer_column == "ground_truths" else [answer or ""]
-        answers = tuple(text.strip() for text in texts if text.strip())
-        contexts = [HOP_MARKER.sub("", context, count=1) for context in _text_list(row.get(contexts_column), contexts_column, where)]
-        query_id = query_id_of(row.get(resolved["id"]), source, f"field {resolved['id']!r} (the query id)", line) \
-            if resolved["id"] else ""
-        examples.append(Example(query_id or f"q{n + 1}", query, contexts, answers, line))
+        examples.append(_example(source, n, line, row, resolved, contexts))
     return examples, rejected
+
+
+def deepeval_examples(source: str, columns: dict[str, str | None] | None = None) -> list[Example]:
+    """The goldens of a DeepEval dataset (`save_as` of an EvaluationDataset or a Synthesizer: JSON, CSV, or JSONL):
+    input, expected_output and `context`, the contexts a golden was written from (`retrieval_context`, what a RAG
+    system retrieved, is not gold). A CSV cell joins a golden's contexts with "|", as DeepEval writes them."""
+    header, rows = _table_records(source)
+    resolved = _resolve_columns(header, columns or {}, source, DEEPEVAL_COLUMNS)
+    if "context" not in header:
+        raise FormatError(display_name(source), f"no 'context' field (columns: {', '.join(header)}): DeepEval keeps there the "
+                          "contexts a golden was written from", hint="a file of questions and answers alone imports as "
+                          "format='csv' or format='jsonl'")
+
+    def contexts(row: dict[str, Any], where: dict[str, Any]) -> list[str]:
+        cell = row.get("context")
+        return [c for c in cell.split(DEEPEVAL_JOIN) if c.strip()] if isinstance(cell, str) else _text_list(cell, "context", where)
+
+    return [_example(source, n, line, row, resolved, contexts) for n, (line, row) in enumerate(rows)]
+
+
+def import_deepeval(source: str, options: ImportOptions) -> Imported:
+    return _import_examples(deepeval_examples(source, options.columns), source, options)
+
+
+def _example(source: str, n: int, line: int | None, row: dict[str, Any], resolved: dict[str, str | None],
+             contexts: Callable[[dict[str, Any], dict[str, Any]], list[str]]) -> Example:
+    """The n-th row of a testset table as an Example; `contexts(row, where)` reads its contexts (where: for errors)."""
+    where = {"path": display_name(source), "line": line} if line is not None else {"path": f"{display_name(source)} record {n + 1}"}
+    query_column, answer_column = str(resolved["query"]), str(resolved["answer"])
+    query, answer = row.get(query_column), row.get(answer_column)
+    if not isinstance(query, str):
+        raise FormatError(**where, message=f"field {query_column!r} (the question) should be a string, found {shown_json(query)}")
+    if answer is not None and not isinstance(answer, str) and answer_column != "ground_truths":
+        raise FormatError(**where, message=f"field {answer_column!r} (the reference answer) should be a text, found "
+                          f"{shown_json(answer)[:80]}")
+    texts = _text_list(answer, answer_column, where) if answer_column == "ground_truths" else [answer or ""]
+    query_id = query_id_of(row.get(resolved["id"]), source, f"field {resolved['id']!r} (the query id)", line) if resolved["id"] else ""
+    return Example(query_id or f"q{n + 1}", query, contexts(row, where), tuple(t.strip() for t in texts if t.strip()), line)
 
 
 def _text_list(value: Any, column: str, where: dict[str, Any]) -> list[str]:
@@ -343,7 +380,7 @@ def _text_list(value: Any, column: str, where: dict[str, Any]) -> list[str]:
     return value
 
 
-def _ragas_records(source: str) -> tuple[list[str], list[tuple[int | None, dict[str, Any]]]]:
+def _table_records(source: str) -> tuple[list[str], list[tuple[int | None, dict[str, Any]]]]:
     """The field names and (line or None, row) of a testset saved as CSV/TSV, JSON Lines or JSON: a list of records,
     pandas' default to_json ({column: {row: value}}), or the Ragas app's samples ({"eval_sample": {...},
     "synthesizer_name", "approval_status"}, the sample's fields taken up beside the others)."""
@@ -363,6 +400,10 @@ def _ragas_records(source: str) -> tuple[list[str], list[tuple[int | None, dict[
     rows = [(line, {**row["eval_sample"], **{k: v for k, v in row.items() if k != "eval_sample"}})
             if isinstance(row.get("eval_sample"), dict) else (line, row) for line, row in rows]
     return list(dict.fromkeys(key for _, row in rows for key in row)), rows
+
+
+READ_EXAMPLES: dict[str, Callable[[str], list[Example]]] = {  # the questions of each of CONTEXT_FORMATS, with their contexts
+    "llamaindex": llamaindex_examples, "ragas": ragas_examples, "deepeval": deepeval_examples}
 
 
 # ---------------------------------------------------------------- CSV and JSONL with named columns
@@ -583,7 +624,8 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     """Run the importer for `fmt` ('auto' detects it), keep the queries of `options.sample`, and check
     the gold chunk ids against --corpus (gold document ids made chunk ids as --doc-qrels says)."""
     importers = {
-        "squad": import_squad, "llamaindex": import_llamaindex, "ragas": import_ragas, "csv": import_csv, "jsonl": import_jsonl,
+        "squad": import_squad, "llamaindex": import_llamaindex, "ragas": import_ragas, "deepeval": import_deepeval,
+        "csv": import_csv, "jsonl": import_jsonl,
         "beir": import_beir, "pubmedqa": import_pubmedqa, "msmarco": import_msmarco, "cranfield": import_cranfield,
         "trec": import_trec,
     }

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..formats.beir import beir_paths
-from .importers import BUILDS_CORPUS, CONTEXT_FORMATS, detect_format, import_golden, llamaindex_examples, ragas_examples
+from .importers import BUILDS_CORPUS, CONTEXT_FORMATS, READ_EXAMPLES, detect_format, import_golden
 from .sources import ImportOptions
 from .trec import read_topics
 
@@ -55,7 +55,7 @@ def summarise_source(source: str, fmt: str = "auto") -> SourceSummary:
     """Read `source` as `semrel golden import` would (without a corpus) and say what it holds."""
     fmt = detect_format(source) if fmt == "auto" else fmt
     if fmt in CONTEXT_FORMATS:
-        examples = (llamaindex_examples if fmt == "llamaindex" else ragas_examples)(source)
+        examples = READ_EXAMPLES[fmt](source)
         words = [len(context.split()) for example in examples for context in example.contexts]
         answers = sum(bool(example.answers) for example in examples)
         return SourceSummary(fmt, len(examples), answers, False, words, docs_folder=_documents_folder(Path(source)))
