@@ -1,4 +1,4 @@
-"""Tried and not shipped (2026-12-04): two more changes to the probability of relevance p.
+"""Tried and not shipped (2026-12-04): three more changes to the probability of relevance p.
 
     python bench/label_ideas.py [--work out/bench-labels] [--generated out/bench-generated]
 
@@ -12,9 +12,16 @@ cut by the mean margin to the raw oracle), in-sample and leave-one-family-out (L
                standing against its best chunk. Fitted as lexical_feature.py fits its extra column.
   monotone     the weights of relR_idf, R_idf_max, own_idf, F_max and P_max held >= 0 (the shipped fit
                with gold weighs R_idf_max at -0.34), against the same optimiser (bounded L-BFGS) free.
+  gold count   log(the number of gold chunks the golden set lists for the query), known with gold only (0
+               without): a query with several gold chunks has several relevant ones, each further from the
+               pool's best (PubMedQA's sections, COVID-QA's joined questions, generated multi-hop questions).
+               As a feature (alone and times relR_idf), and as an offset b log k on the logit of the model
+               fitted without it (b fitted on the training sets' pairs with gold), so that queries with one gold
+               chunk keep their p.
 
-It prints the worst / mean margin in-sample and LODO, and kappa per set-condition (in-sample, then
-LODO). Why neither ships: docs/judge.md, "Tried and not shipped".
+It prints the worst / mean margin in-sample and LODO (and on the held-out generated-answer sets, with the
+model fitted on every development set), and kappa per set-condition (in-sample, then LODO). Why none
+ships: docs/judge.md, "Tried and not shipped".
 """
 
 from __future__ import annotations
@@ -23,10 +30,11 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import minimize, minimize_scalar
 
 import labels as bench  # bench/labels.py (python puts a script's folder first on sys.path): the sets, judgments, measures
 import lexical_feature  # its Model: the shipped design plus extra columns, fitted as bench/labels.py fits p
+from semrel.formats.corpus import read_golden
 from semrel.formats.tables import Table, render
 from semrel.judging import labels
 
@@ -69,12 +77,36 @@ class Bounded:
         return 1 / (1 + np.exp(-(b[0] + np.clip(bench.design(d.X), lower, upper) @ b[1:])))
 
 
+class Offset:
+    """The shipped design refitted on `parts`, plus b log(gold count) on its logit, b fitted on the pairs with gold; the
+    cut chosen again, or the refitted model's (`keep_cut`: pairs without gold keep their labels)."""
+
+    def __init__(self, parts: list, raw: dict, keep_cut: bool = False):
+        self.base = lexical_feature.Model(parts, (), raw)
+        gold = [d for d in parts if d.condition == "gold"]
+        z, k = [self.logit(d) for d in gold], [d.columns["gold count"] for d in gold]
+        self.b = minimize_scalar(lambda b: sum(np.mean(np.logaddexp(0, zi + b * ki) - d.y * (zi + b * ki))
+                                               for d, zi, ki in zip(gold, z, k)), bounds=(0, 5), method="bounded").x
+        self.cut = self.base.cut if keep_cut else bench.choose_cut([(self.p(d), d.y, raw[d.name, d.condition]) for d in parts])
+
+    def logit(self, d) -> np.ndarray:
+        p = np.clip(self.base.p(d), 1e-12, 1 - 1e-12)
+        return np.log(p / (1 - p))
+
+    def p(self, d) -> np.ndarray:
+        return 1 / (1 + np.exp(-(self.logit(d) + self.b * d.columns["gold count"])))
+
+
 VARIANTS = {
     "pool count: shipped 7 features": lambda parts, raw: lexical_feature.Model(parts, (), raw),
     "pool count: + count": lambda parts, raw: lexical_feature.Model(parts, ("count",), raw),
     "pool count: + count, count x relR_idf": lambda parts, raw: lexical_feature.Model(parts, ("count", "count x relR"), raw),
     "monotone: free": lambda parts, raw: Bounded(parts, False, raw),
     "monotone: similarities >= 0": lambda parts, raw: Bounded(parts, True, raw),
+    "gold count: + log k": lambda parts, raw: lexical_feature.Model(parts, ("gold count",), raw),
+    "gold count: + log k, log k x relR_idf": lambda parts, raw: lexical_feature.Model(parts, ("gold count", "gold count x relR"), raw),
+    "gold count: offset b log k": Offset,
+    "gold count: offset b log k, the cut kept": lambda parts, raw: Offset(parts, raw, keep_cut=True),
 }
 
 
@@ -88,10 +120,12 @@ def main() -> None:
     if args.generated:
         sets += [(f.name, f, args.generated / "cache", held_out) for f in sorted(args.generated.iterdir()) if (f / "pool.tsv").exists()]
     for name, folder, cache, into in sets:
+        gold_chunks = {item.query_id: max(1, len(item.gold_chunk_ids)) for item in read_golden(folder / "golden.jsonl")}
         for condition in bench.CONDITIONS:
             d = bench.SetData(name, folder, condition, cache, tau=False)
-            count = pool_count(d)
-            d.columns = {"X": d.X, "count": count, "count x relR": count * d.X[:, labels.FEATURES.index("relR_idf")]}
+            count, relR = pool_count(d), d.X[:, labels.FEATURES.index("relR_idf")]
+            k = np.log([gold_chunks[q] for q in d.qid]) if condition == "gold" else np.zeros(len(d.qid))
+            d.columns = {"X": d.X, "count": count, "count x relR": count * relR, "gold count": k, "gold count x relR": k * relR}
             raw[name, condition] = bench.oracle(d.y, d.R)
             into.append(d)
     summary, rows = [], []
@@ -104,15 +138,18 @@ def main() -> None:
         kappas = [(bench.kappa(d.y, inside.p(d) >= inside.cut),
                    bench.kappa(d.y, left_out[d.name, d.condition].p(d) >= left_out[d.name, d.condition].cut)) for d in data]
         margins = np.array([(k - raw[d.name, d.condition], kl - raw[d.name, d.condition]) for d, (k, kl) in zip(data, kappas)])
+        generated = np.array([bench.kappa(d.y, inside.p(d) >= inside.cut) - raw[d.name, d.condition] for d in held_out])
         summary.append([variant, f"{inside.cut:.2f}", f"{margins[:, 0].min():+.3f} / {margins[:, 0].mean():+.3f}",
-                        f"{margins[:, 1].min():+.3f} / {margins[:, 1].mean():+.3f}"])
+                        f"{margins[:, 1].min():+.3f} / {margins[:, 1].mean():+.3f}",
+                        f"{generated.min():+.3f} / {generated.mean():+.3f}" if held_out else "-"])
         rows += [[variant, d.name, d.condition, f"{raw[d.name, d.condition]:.3f}", f"{k:.3f} / {kl:.3f}"]
                  for d, (k, kl) in zip(data, kappas)]
         rows += [[variant, d.name, d.condition, f"{raw[d.name, d.condition]:.3f}",
                   f"{bench.kappa(d.y, inside.p(d) >= inside.cut):.3f} / held out"] for d in held_out]
     print(render(Table(["variant", "set", "cond", "raw oracle", "kappa in-sample / LODO"], rows), "markdown"))
     print()
-    print(render(Table(["variant", "cut", "in-sample worst / mean margin", "LODO worst / mean margin"], summary), "markdown"))
+    print(render(Table(["variant", "cut", "in-sample worst / mean margin", "LODO worst / mean margin",
+                        "generated worst / mean margin"], summary), "markdown"))
 
 
 if __name__ == "__main__":
