@@ -17,7 +17,11 @@ cut by the mean margin to the raw oracle), in-sample and leave-one-family-out (L
                pool's best (PubMedQA's sections, COVID-QA's joined questions, generated multi-hop questions).
                As a feature (alone and times relR_idf), and as an offset b log k on the logit of the model
                fitted without it (b fitted on the training sets' pairs with gold), so that queries with one gold
-               chunk keep their p.
+               chunk keep their p. With --hidden-gold, one gold chunk of each query that lists two or more is
+               hidden (seeded), the query judged with the rest listed (the hidden chunk stays in the pool only
+               where BM25 retrieved it), and the offset (the in-sample b, on the shipped logit, the shipped cut)
+               is weighed on what the gold chunks cannot show: how many hidden gold chunks it labels relevant,
+               and how many non-gold pairs of the same queries.
 
 It prints the worst / mean margin in-sample and LODO (and on the held-out generated-answer sets, with the
 model fitted on every development set), and kappa per set-condition (in-sample, then LODO). Why none
@@ -27,6 +31,7 @@ ships: docs/judge.md, "Tried and not shipped".
 from __future__ import annotations
 
 import argparse
+import random
 from pathlib import Path
 
 import numpy as np
@@ -34,9 +39,12 @@ from scipy.optimize import minimize, minimize_scalar
 
 import labels as bench  # bench/labels.py (python puts a script's folder first on sys.path): the sets, judgments, measures
 import lexical_feature  # its Model: the shipped design plus extra columns, fitted as bench/labels.py fits p
-from semrel.formats.corpus import read_golden
+import semrel
+from semrel.formats.corpus import read_golden, write_golden
+from semrel.formats.judgments import read_judgments
 from semrel.formats.tables import Table, render
 from semrel.judging import labels
+from semrel.records import GoldenItem
 
 SIMILARITIES = [labels.FEATURES.index(f) for f in ("relR_idf", "R_idf_max", "own_idf", "F_max", "P_max")]
 
@@ -110,10 +118,47 @@ VARIANTS = {
 }
 
 
+def hidden_gold(sets: list, b: float) -> list[list[str]]:
+    """Per set with queries of two or more gold chunks: hidden gold chunks in the pool and how many the shipped p and
+    the offset label relevant; the non-gold pairs of those queries and the same; kappa against all the gold."""
+    rows = []
+    for name, folder, cache, _ in sets:
+        golden, rng = read_golden(folder / "golden.jsonl"), random.Random(0)
+        hidden, listed = {}, []
+        for item in golden:
+            ids = list(item.gold_chunk_ids)
+            if len(ids) >= 2:
+                hidden[item.query_id] = rng.choice(ids)
+                ids.remove(hidden[item.query_id])
+            listed.append(GoldenItem(item.query_id, item.query, item.reference_answers, tuple(ids), item.meta))
+        if not hidden:
+            continue
+        out = folder / "judgments-hidden-kappa.jsonl"
+        if not bench.current(out):
+            write_golden(listed, folder / "golden-hidden.jsonl")
+            bench.write_pool_rows(folder / "pool-hidden.tsv", [(q, c, s - {"gold"} if hidden.get(q) == c else s)
+                                                               for q, c, s in bench.read_pool_rows(folder / "pool.tsv")
+                                                               if s - {"gold"} or hidden.get(q) != c])
+            semrel.judge(folder / "corpus.jsonl", folder / "golden-hidden.jsonl", folder / "pool-hidden.tsv", out, cache=cache)
+        judged = read_judgments(out)
+        k = {item.query_id: max(1, len(item.gold_chunk_ids)) for item in listed}
+        gold = {(item.query_id, c) for item in golden for c in item.gold_chunk_ids}
+        logit = labels.logits(np.array([[j.features[f] for f in labels.FEATURES] for j in judged]), True)
+        shipped = np.array([j.p for j in judged]) >= labels.CUT
+        offset = 1 / (1 + np.exp(-(logit + b * np.log([k[j.query_id] for j in judged])))) >= labels.CUT
+        y = np.array([(j.query_id, j.chunk_id) in gold for j in judged])
+        masked = np.array([hidden.get(j.query_id) == j.chunk_id for j in judged])
+        others = np.array([j.query_id in hidden for j in judged]) & ~y
+        rows.append([name, f"{masked.sum()} of {len(hidden)}", f"{shipped[masked].sum()} / {offset[masked].sum()}", str(others.sum()),
+                     f"{shipped[others].sum()} / {offset[others].sum()}", f"{bench.kappa(y, shipped):.3f} / {bench.kappa(y, offset):.3f}"])
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=bench.ROOT / "out" / "bench-labels")
     parser.add_argument("--generated", type=Path, default=None, help="bench/generated.py's work folder: score its sets too")
+    parser.add_argument("--hidden-gold", action="store_true", help="also judge each set with one gold chunk of a query hidden")
     args = parser.parse_args()
     data, held_out, raw = [], [], {}
     sets = [(name, args.work / "sets" / name, args.work / "cache", data) for name in bench.SETS]
@@ -150,6 +195,12 @@ def main() -> None:
     print()
     print(render(Table(["variant", "cut", "in-sample worst / mean margin", "LODO worst / mean margin",
                         "generated worst / mean margin"], summary), "markdown"))
+    if args.hidden_gold:
+        b = Offset(data, raw).b
+        print(f"\nOne gold chunk of each query with two or more hidden; the offset b log k with b = {b:.3f}, cut {labels.CUT}\n")
+        print(render(Table(["set", "hidden gold in the pool", "labelled relevant: shipped / offset", "non-gold pairs of those queries",
+                            "labelled relevant: shipped / offset", "kappa against all gold: shipped / offset"],
+                           hidden_gold(sets, b)), "markdown"))
 
 
 if __name__ == "__main__":
