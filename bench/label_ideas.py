@@ -119,8 +119,9 @@ VARIANTS = {
 
 
 def hidden_gold(sets: list, b: float) -> list[list[str]]:
-    """Per set with queries of two or more gold chunks: hidden gold chunks in the pool and how many the shipped p and
-    the offset label relevant; the non-gold pairs of those queries and the same; kappa against all the gold."""
+    """Per set with queries of two or more gold chunks: hidden gold chunks in the pool and how many R >= 0.70, the
+    shipped p and the offset label relevant; the non-gold pairs of those queries and the same; kappa against all the
+    gold (p and the offset)."""
     rows = []
     for name, folder, cache, _ in sets:
         golden, rng = read_golden(folder / "golden.jsonl"), random.Random(0)
@@ -144,13 +145,14 @@ def hidden_gold(sets: list, b: float) -> list[list[str]]:
         k = {item.query_id: max(1, len(item.gold_chunk_ids)) for item in listed}
         gold = {(item.query_id, c) for item in golden for c in item.gold_chunk_ids}
         logit = labels.logits(np.array([[j.features[f] for f in labels.FEATURES] for j in judged]), True)
-        shipped = np.array([j.p for j in judged]) >= labels.CUT
+        shipped, raw = np.array([j.p for j in judged]) >= labels.CUT, np.array([j.R for j in judged]) >= labels.DEFAULT_THRESHOLD
         offset = 1 / (1 + np.exp(-(logit + b * np.log([k[j.query_id] for j in judged])))) >= labels.CUT
         y = np.array([(j.query_id, j.chunk_id) in gold for j in judged])
         masked = np.array([hidden.get(j.query_id) == j.chunk_id for j in judged])
         others = np.array([j.query_id in hidden for j in judged]) & ~y
-        rows.append([name, f"{masked.sum()} of {len(hidden)}", f"{shipped[masked].sum()} / {offset[masked].sum()}", str(others.sum()),
-                     f"{shipped[others].sum()} / {offset[others].sum()}", f"{bench.kappa(y, shipped):.3f} / {bench.kappa(y, offset):.3f}"])
+        rows.append([name, f"{masked.sum()} of {len(hidden)}", " / ".join(str(v[masked].sum()) for v in (raw, shipped, offset)),
+                     str(others.sum()), " / ".join(str(v[others].sum()) for v in (raw, shipped, offset)),
+                     f"{bench.kappa(y, shipped):.3f} / {bench.kappa(y, offset):.3f}"])
     return rows
 
 
@@ -198,8 +200,9 @@ def main() -> None:
     if args.hidden_gold:
         b = Offset(data, raw).b
         print(f"\nOne gold chunk of each query with two or more hidden; the offset b log k with b = {b:.3f}, cut {labels.CUT}\n")
-        print(render(Table(["set", "hidden gold in the pool", "labelled relevant: shipped / offset", "non-gold pairs of those queries",
-                            "labelled relevant: shipped / offset", "kappa against all gold: shipped / offset"],
+        print(render(Table(["set", "hidden gold in the pool", "labelled relevant: R >= 0.70 / p / offset",
+                            "non-gold pairs of those queries", "labelled relevant: R >= 0.70 / p / offset",
+                            "kappa against all gold: p / offset"],
                            hidden_gold(sets, b)), "markdown"))
 
 
