@@ -261,6 +261,9 @@ def test_ragas_errors_name_the_line_and_what_to_do(tmp_path):
           "list of texts, found [\"x\", 3]", name="t.json")
     fails('{"user_input": "Where?", "reference_contexts": ["x"], "reference": ["Up"]}\n', "t.jsonl:1: field 'reference' (the "
           "reference answer) should be a text", name="t.jsonl")
+    # which of CSV, JSON or JSONL a testset is comes from its suffix: stdin was read as JSON ("invalid JSON" for a CSV)
+    assert_one_error(run("golden", "import", "-", "--format", "ragas", "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl",
+                         input="user_input,reference_contexts,reference\nWhere?,['x'],Up\n"), "read from a file", "not from stdin", code=2)
     # a context that only looks like a list at its first character is text
     write(tmp_path / "ok.csv", "question,contexts,ground_truth\nWhere?,[1] Upper combs,Upper\n")
     assert run("golden", "import", tmp_path / "ok.csv", "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl").exit_code == 0

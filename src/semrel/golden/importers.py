@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from ..errors import FormatError, UsageError, ValidationError
 from ..formats.beir import beir_paths, read_beir_qrels
 from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
-from ..formats.files import display_name, line_id, read_head, read_text
+from ..formats.files import STDIO, display_name, line_id, read_head, read_text
 from ..formats.jsonl import check_nesting, read_jsonl
 from ..records import Chunk, GoldenItem, is_id
 from .chunking import Document, chunk_documents, sanitise_id
@@ -384,6 +384,8 @@ def _table_records(source: str) -> tuple[list[str], list[tuple[int | None, dict[
     """The field names and (line or None, row) of a testset saved as CSV/TSV, JSON Lines or JSON: a list of records,
     pandas' default to_json ({column: {row: value}}), or the Ragas app's samples ({"eval_sample": {...},
     "synthesizer_name", "approval_status"}, the sample's fields taken up beside the others)."""
+    if source == STDIO:  # which of the three it is comes from the suffix
+        raise UsageError("a ragas or DeepEval testset is read from a file (.csv, .json or .jsonl), not from stdin")
     name = source.lower().removesuffix(".gz")
     if name.endswith((".csv", ".tsv")):
         header, table = _csv_table(source)
