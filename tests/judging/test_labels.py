@@ -299,6 +299,18 @@ def test_the_wrong_label_warnings_start_just_past_their_shares():
     assert len(notes) == 2
     assert notes[0].startswith("only 70% of the 10 gold chunks are labelled relevant by R >= 0.7")
     assert notes[1].startswith("2 of 10 queries have no pair labelled relevant (e.g. 'q8')")
+    assert "lists several" not in notes[0]  # every query lists one gold chunk: no split to show
+
+
+def test_the_gold_share_warning_says_when_queries_with_several_gold_chunks_are_the_ones_missed():
+    """On generated multi-hop questions p labelled 94% of lone gold chunks relevant and 52-68% of the others: the
+    warning shows the split where it is that large, so the user sees where the labels miss."""
+    judged = [Judgment(f"q{i}", c, 0.5, 0.5, 0.5, "gold") for i in range(10) for c in (("a",) if i < 5 else ("a", "b"))]
+    grades = [int(i < 5 or c == "a") for i in range(10) for c in (("a",) if i < 5 else ("a", "b"))]
+    note = labels.label_warnings(judged, grades, labels.ThresholdRule())[0]
+    assert note.startswith("only 67% of the 15 gold chunks are labelled relevant by R >= 0.7 (expected 80% or more where the "
+                           "rule fits the data; 100% where a query lists one gold chunk, 50% where it lists several: answers "
+                           "drawn from several chunks match each less well): the labels likely miss relevant chunks;")
 
 
 def test_logit_holds_p_of_zero_and_one_short_of_infinity():
