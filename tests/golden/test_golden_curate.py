@@ -66,6 +66,26 @@ def test_validate_reports_every_problem_with_its_line(tmp_path):
     assert "2 queries: 1 errors, 0 warnings" in result.stderr
 
 
+def test_validate_warns_of_reference_answers_that_say_their_context_lacks_the_answer(tmp_path):
+    """Generated testsets hold them (ragas's stock phrase; 7 of LlamaIndex's 58 BlockchainSolana answers); none of the
+    2,630 human answers of COVID-QA, PubMedQA and the MS MARCO samples matches."""
+    golden = write(tmp_path / "golden.jsonl", item("q1", "Where?", answer="The answer to given question is not present in context")
+                   + item("q2", "Which?", answer="PoW uses energy. Its disadvantages are not provided in the given context information.")
+                   + item("q3", "How long?", answer="The context window holds 512 tokens; the text does say so.")
+                   + item("q4", "Why?", answer="The document doesn't mention why."))
+    result = run("golden", "validate", golden)
+    assert result.exit_code == 0, result.output
+    said = ("says its context does not hold (all of) the answer; the judge scores chunks against those words: write the answer, "
+            "or drop the query")
+    assert result.stdout.splitlines() == [f"{golden}:{n}: warning: the reference answer of 'q{n}' {said}" for n in (1, 2, 4)]
+    write(tmp_path / "testset.csv", "user_input,reference_contexts,reference\nWhere?,['Up there.'],Up there.\n"
+          "Why?,['Bees.'],The answer to given question is not present in context\n")
+    imported = run("golden", "import", tmp_path / "testset.csv", "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert imported.exit_code == 0, imported.output
+    assert ("semrel: warning: reference answers that say their context does not hold (all of) the answer (e.g. 'q2'; `semrel golden "
+            "validate` lists them): 1") in imported.stderr
+
+
 def test_stats_counts_and_distributions(tmp_path):
     corpus = write(tmp_path / "corpus.jsonl", CORPUS)
     golden = write(tmp_path / "golden.jsonl", item("q1", "Where do bees go?", answer="Far.", gold=("a#0", "a#1"))

@@ -30,7 +30,7 @@ from .converters import import_cranfield, import_msmarco, import_pubmedqa
 from .locate import ContextMatcher, chunks_holding, find_answer
 from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map_document_ids, query_id_of
 from .trec import import_trec
-from .validate import Tally
+from .validate import Tally, lacks_answer
 
 FORMATS = ("auto", "squad", "llamaindex", "ragas", "deepeval", "csv", "jsonl", "beir", "pubmedqa", "msmarco", "cranfield", "trec")
 FORMAT_NAMES = {"squad": "SQuAD-style JSON", "llamaindex": "a LlamaIndex rag_dataset", "ragas": "a ragas testset",
@@ -646,6 +646,10 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     result.params["format"] = fmt
     if not result.items:  # an empty golden set, written with exit 0, only failed later (validate, retrieve, judge)
         raise ValidationError(f"{display_name(source)}: no queries in this {fmt} source; nothing was written")
+    lacking = [item.query_id for item in result.items if lacks_answer(item)]
+    if lacking:
+        result.counts[f"reference answers that say their context does not hold (all of) the answer (e.g. {lacking[0]!r}; "
+                      "`semrel golden validate` lists them)"] = len(lacking)
     if any(not i.query_id for i in result.items):
         raise ValidationError(f"{source}: a query id is empty (or only spaces); give every query an id")
     blank = [i for i in result.items if i.blank]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Sequence
@@ -26,6 +27,25 @@ class Issue:
     message: str
 
 
+# A reference answer that says its context lacks (part of) the answer: generated testsets hold them (ragas's "The
+# answer to given question is not present in context"; 6 of LlamaIndex's 58 BlockchainSolana answers). The judge
+# scores chunks against its words, which name the question's topic, not an answer.
+_SOURCE = r"(?:context|text|passage|document|excerpt|information)"
+LACKS_ANSWER = re.compile(rf"""\b(?:
+    not\ (?:explicitly\ )?(?:present|found|given|included|provided|available|mentioned|stated|specified|detailed|discussed
+        |addressed)\ (?:explicitly\ )?in\ (?:the\ )?(?:given\ |provided\ )?{_SOURCE}
+  | {_SOURCE}\ (?:provided\ |given\ )?(?:does|do)\ (?:not|n't)\ (?:provide|contain|mention|specify|include|give|say|state
+        |offer|address|detail|discuss)
+  | {_SOURCE}\ (?:provided\ |given\ )?(?:doesn't|don't)\ (?:provide|contain|mention|specify|include|give|say)
+  | cannot\ be\ (?:determined|answered|found|inferred)\ from\ the\ (?:given\ |provided\ )?{_SOURCE}
+)""", re.IGNORECASE | re.VERBOSE)
+
+
+def lacks_answer(item: GoldenItem) -> bool:
+    """Whether a reference answer of `item` says that its context does not hold (all of) the answer."""
+    return any(LACKS_ANSWER.search(answer) for answer in item.reference_answers)
+
+
 def normalised_query(text: str) -> str:
     """The form in which two queries count as the same text: case and spacing ignored."""
     return " ".join(text.casefold().split())
@@ -37,8 +57,8 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
     Errors: a malformed line (not JSON, or JSON but not an object: reported like any other error,
     and the lines after it are still checked), a repeated query id, an empty query, an empty reference answer
     (unless meta marks `no_answer`: some collections have none), a gold chunk id not in the corpus.
-    Warnings: a query text seen before (the same wording may ask about different documents) and
-    a query without gold chunks.
+    Warnings: a query text seen before (the same wording may ask about different documents), a
+    reference answer that says its context lacks the answer (lacks_answer), and a query without gold chunks.
     """
     issues: list[Issue] = []
     ids: dict[str, int] = {}
@@ -65,6 +85,9 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
             texts.setdefault(key, line)
         if not any(a.strip() for a in item.reference_answers) and not item.meta.get("no_answer"):
             issues.append(Issue(line, "error", f"query {item.query_id!r} has an empty reference answer"))
+        elif lacks_answer(item):
+            issues.append(Issue(line, "warning", f"the reference answer of {item.query_id!r} says its context does not hold (all of) "
+                                "the answer; the judge scores chunks against those words: write the answer, or drop the query"))
         if not item.gold_chunk_ids:
             issues.append(Issue(line, "warning", f"query {item.query_id!r} has no gold chunks"))
         if chunk_ids is not None:
