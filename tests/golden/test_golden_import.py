@@ -363,6 +363,9 @@ def test_csv_and_jsonl_errors(tmp_path):
     assert_one_error(run("golden", "import", twice, "-o", tmp_path / "g.jsonl"), "t.csv:3", "'7' occurs more than once (first on line 2)")
     assert_one_error(run("golden", "import", named, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
                      "--corpus-out only applies", code=2)
+    # a lone carriage return in the header: telling csv from a ragas testset by it raised csv.Error, a traceback
+    carriage = write(tmp_path / "r.csv", "query\rx,answer\nq,a\n")
+    assert_one_error(run("golden", "import", carriage, "-o", tmp_path / "g.jsonl"), "r.csv: no answer column")
     bad = write(tmp_path / "f.jsonl", '{"query": "x", "answer": "y"}\n{"query": \n')
     assert_one_error(run("golden", "import", bad, "-o", tmp_path / "g.jsonl"), "f.jsonl:2", "invalid JSON")
     assert not (tmp_path / "g.jsonl").exists()

@@ -72,7 +72,10 @@ def detect_format(source: str) -> str:
     if re.match(r"\s*<(top|topics|topic)\b", head, re.IGNORECASE):
         return "trec"
     if name.endswith((".csv", ".tsv")):
-        first = next(csv.reader([head.lstrip("\ufeff").split("\n", 1)[0]], delimiter="\t" if name.endswith(".tsv") else ","), [])
+        try:
+            first = next(csv.reader([head.lstrip("\ufeff").split("\n", 1)[0]], delimiter="\t" if name.endswith(".tsv") else ","), [])
+        except csv.Error:  # a header csv cannot read (a lone carriage return): the CSV import says what is wrong
+            first = []
         return _testset_shaped({cell.strip() for cell in first}) or "csv"
     if name.endswith(".jsonl"):
         return _testset_shaped(set(re.findall(r'"(\w+)"\s*:', head))) or "jsonl"
