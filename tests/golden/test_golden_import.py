@@ -243,6 +243,30 @@ def test_a_deepeval_dataset_imports_from_json_and_csv(tmp_path):
                          "-o", tmp_path / "g.jsonl"), "bare.csv: no 'context' field (columns: input, expected_output)")
 
 
+def test_llamaindex_question_context_pairs_hold_their_corpus(tmp_path):
+    """generate_question_context_pairs' file (EmbeddingQAFinetuneDataset.save_json): its nodes are the chunks, each
+    query's relevant_docs its gold; the questions have no answers, so every query is marked no_answer."""
+    pairs = {"queries": {"q 1": "Where is honey?", "q2": "Drones?"}, "corpus": {"n-1": HONEY, "n 2": DRONES},
+             "relevant_docs": {"q 1": ["n-1"], "q2": ["n 2", "n-1"]}, "mode": "text"}
+    source = write(tmp_path / "qa_pairs.json", json.dumps(pairs, indent=2))
+    result = run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    assert read_manifest(tmp_path / "g.jsonl")["params"]["format"] == "llamaindex-pairs"
+    assert [(c["_id"], c["text"]) for c in read_lines(tmp_path / "c.jsonl")] == [("n-1", HONEY), ("n_2", DRONES)]
+    assert [(i["query_id"], i["reference_answer"], i["gold_chunk_ids"], i["meta"]) for i in read_lines(tmp_path / "g.jsonl")] == [
+        ("q_1", [], ["n-1"], {"no_answer": True}), ("q2", [], ["n_2", "n-1"], {"no_answer": True})]
+    assert "queries without an answer (LlamaIndex's question-context pairs hold none): 2" in result.stderr
+    pairs["relevant_docs"]["q2"] = ["n-9"]
+    write(source, json.dumps(pairs))
+    assert_one_error(run("golden", "import", source, "--corpus-out", tmp_path / "c2.jsonl", "-o", tmp_path / "g2.jsonl"),
+                     "qa_pairs.json: relevant_docs['q2'] names 'n-9', which 'corpus' does not hold")
+    assert not (tmp_path / "g2.jsonl").exists()
+    for nodes in ({"": HONEY}, {"n 2": HONEY, "n_2": DRONES}):  # no id, or two made one: said here, not at writing the corpus
+        write(source, json.dumps({"queries": {"q1": "Where?"}, "corpus": nodes, "relevant_docs": {}}))
+        assert_one_error(run("golden", "import", source, "--corpus-out", tmp_path / "c3.jsonl", "-o", tmp_path / "g3.jsonl"),
+                         "qa_pairs.json: 'corpus' holds a node id", "that is empty or, spaces made '_', another's")
+
+
 def test_ragas_errors_name_the_line_and_what_to_do(tmp_path):
     def fails(content: str, *expected: str, name: str = "t.csv") -> None:
         write(tmp_path / name, content)

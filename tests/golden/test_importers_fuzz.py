@@ -97,6 +97,8 @@ def check_import(path, fmt, corpus=None):
     assert len(set(ids)) == len(ids), ids
     for query_id in ids:
         check_id(query_id, "query id")
+    for chunk in result.chunks or ():  # the corpus it builds must be writable too
+        check_id(chunk.id, "chunk id")
 
 
 @SETTINGS
@@ -108,11 +110,21 @@ def test_csv_import(tmp_path, content, suffix):
 
 
 # format: (file name, what goes in it)
+def llamaindex_pairs_like():
+    nodes = st.sampled_from(["n1", "n 2", "n_2", "", "#n"])
+    text = st.sampled_from(["chain oil", "Where?", " "]) | SCALARS
+    return st.fixed_dictionaries({"queries": st.dictionaries(st.sampled_from(["q1", "q 2", "", "#q"]), text, max_size=3) | SCALARS,
+                                  "corpus": st.dictionaries(nodes, text, max_size=4) | SCALARS,
+                                  "relevant_docs": st.dictionaries(st.sampled_from(["q1", "q 2"]), st.lists(nodes, max_size=3) | SCALARS)
+                                  | SCALARS})
+
+
 SINGLE_FILE = {
     "jsonl": ("golden.jsonl", jsonl_rows() | RAW),
     "squad": ("squad.json", as_json(squad_like() | JSON_VALUES) | RAW),
     "pubmedqa": ("ori_pqal.json", as_json(pubmedqa_like() | JSON_VALUES) | RAW),
     "msmarco": ("train_v1.1.json", as_json(msmarco_like() | JSON_VALUES) | RAW),
+    "llamaindex-pairs": ("qa_pairs.json", as_json(llamaindex_pairs_like() | JSON_VALUES) | RAW),
 }
 
 

@@ -69,8 +69,8 @@ def _numbers(text: str | None, kind: type) -> list | None:
 def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels, docs, doc_qrels, query_col, answer_col,
                    chunk_ids_col, id_col, threshold, split, size, overlap, unit, sentences, model, whole, limit, sample_size,
                    sample_seed):
-    """Import SOURCE (SQuAD-style JSON, LlamaIndex rag_dataset.json, a ragas testset or DeepEval dataset (CSV,
-    JSON or JSONL), CSV, JSONL, a BEIR folder, PubMedQA's ori_pqal.json, MS MARCO QnA JSON, a Cranfield folder or
+    """Import SOURCE (SQuAD-style JSON, LlamaIndex rag_dataset.json or question-context pairs, a ragas testset or
+    DeepEval dataset (CSV, JSON or JSONL), CSV, JSONL, a BEIR folder, PubMedQA's ori_pqal.json, MS MARCO QnA JSON, a Cranfield folder or
     TREC topics with --qrels) as a golden.jsonl.
 
     With --limit or --sample only those queries are kept (the corpus keeps every document)."""

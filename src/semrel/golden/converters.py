@@ -1,4 +1,5 @@
-"""Converters for three public collections: PubMedQA (PQA-L), MS MARCO QnA and Cranfield (SMART files).
+"""Converters for three public collections, PubMedQA (PQA-L), MS MARCO QnA and Cranfield (SMART files), and for
+LlamaIndex's question-context pairs (the retrieval evaluation file its `generate_question_context_pairs` writes).
 
 Each builds the corpus and the golden set in one step, as the SQuAD importer does.
 """
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FormatError, SemrelError
-from ..formats.files import read_text
+from ..formats.files import display_name, read_text
 from ..records import Chunk, GoldenItem
 from .chunking import Document, chunk_documents, sanitise_id
 from .sources import Imported, ImportOptions, expect, load_json, query_id_of
@@ -160,6 +161,36 @@ def read_cranfield_qrels(path: Path) -> dict[int, dict[str, int]]:
             raise FormatError(str(path), f"expected 'query doc code' with code in {sorted(CRANFIELD_GAIN)}", line=number)
         judged.setdefault(int(parts[0]), {})[parts[1]] = CRANFIELD_GAIN[int(parts[2])]
     return judged
+
+
+def import_llamaindex_pairs(source: str, options: ImportOptions) -> Imported:
+    """LlamaIndex's EmbeddingQAFinetuneDataset JSON ({"queries": {id: text}, "corpus": {node id: text},
+    "relevant_docs": {query id: [node ids]}}): each corpus node is a chunk of its own id, a query's relevant nodes its
+    gold. The questions were generated from the nodes and have no reference answers, so the judge has nothing to
+    score them against (`semrel init` turns it off); retrieval is measured against the gold."""
+    data = expect(load_json(source), dict, source, "the top level")
+    queries = expect(data.get("queries"), dict, source, "'queries'")
+    corpus = expect(data.get("corpus"), dict, source, "'corpus'")
+    relevant = expect(data.get("relevant_docs"), dict, source, "'relevant_docs'")
+    chunks, ids, taken = [], {}, set()
+    for node, text in corpus.items():
+        ids[node] = sanitise_id(node)
+        if not ids[node] or ids[node] in taken:
+            raise FormatError(display_name(source), f"'corpus' holds a node id {node!r} that is empty or, spaces made '_', another's")
+        taken.add(ids[node])
+        text = expect(text, str, source, f"corpus[{node!r}]")
+        chunks.append(Chunk(id=ids[node], text=text, doc_id=ids[node], start=0, end=len(text)))
+    items: list[GoldenItem] = []
+    for query_id, query in queries.items():
+        nodes = expect(relevant.get(query_id, []), list, source, f"relevant_docs[{query_id!r}]")
+        unknown = next((n for n in nodes if not isinstance(n, str) or n not in ids), None)
+        if unknown is not None:
+            raise FormatError(display_name(source), f"relevant_docs[{query_id!r}] names {unknown!r}, which 'corpus' does not hold")
+        items.append(GoldenItem(query_id_of(query_id, source, f"the query id {query_id!r}"),
+                                expect(query, str, source, f"queries[{query_id!r}]").strip(), (), tuple(ids[n] for n in nodes),
+                                {"no_answer": True}))
+    counts = Counter({"queries without an answer (LlamaIndex's question-context pairs hold none)": len(items)})
+    return Imported(items, chunks, counts, {"gold": "the query's relevant_docs"})
 
 
 def import_cranfield(source: str, options: ImportOptions) -> Imported:

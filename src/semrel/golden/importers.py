@@ -26,24 +26,26 @@ from ..formats.files import STDIO, display_name, line_id, read_head, read_text
 from ..formats.jsonl import check_nesting, read_jsonl
 from ..records import Chunk, GoldenItem, is_id
 from .chunking import Document, chunk_documents, sanitise_id
-from .converters import import_cranfield, import_msmarco, import_pubmedqa
+from .converters import import_cranfield, import_llamaindex_pairs, import_msmarco, import_pubmedqa
 from .locate import ContextMatcher, chunks_holding, find_answer
 from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map_document_ids, query_id_of
 from .trec import import_trec
 from .validate import Tally, lacks_answer
 
-FORMATS = ("auto", "squad", "llamaindex", "ragas", "deepeval", "csv", "jsonl", "beir", "pubmedqa", "msmarco", "cranfield", "trec")
-FORMAT_NAMES = {"squad": "SQuAD-style JSON", "llamaindex": "a LlamaIndex rag_dataset", "ragas": "a ragas testset",
+FORMATS = ("auto", "squad", "llamaindex", "llamaindex-pairs", "ragas", "deepeval", "csv", "jsonl", "beir", "pubmedqa", "msmarco",
+           "cranfield", "trec")
+FORMAT_NAMES = {"squad": "SQuAD-style JSON", "llamaindex": "a LlamaIndex rag_dataset",
+                "llamaindex-pairs": "LlamaIndex question-context pairs", "ragas": "a ragas testset",
                 "deepeval": "a DeepEval dataset", "csv": "CSV",
                 "jsonl": "JSON Lines", "beir": "a BEIR folder", "pubmedqa": "PubMedQA", "msmarco": "MS MARCO QnA",
                 "cranfield": "a Cranfield folder", "trec": "TREC topics"}
 # Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs; the
 # CONTEXT_FORMATS, without --corpus, write their reference contexts).
-BUILDS_CORPUS = ("squad", "pubmedqa", "msmarco", "cranfield")
+BUILDS_CORPUS = ("squad", "pubmedqa", "msmarco", "cranfield", "llamaindex-pairs")
 # Synthetic testsets: each question comes with the contexts it was written from, matched to --corpus as gold.
 CONTEXT_FORMATS = ("llamaindex", "ragas", "deepeval")
 # Formats whose items become one chunk each, so chunking options do not apply: (collection, what an item is).
-ONE_CHUNK_EACH = {"pubmedqa": ("PubMedQA", "context"), "msmarco": ("MS MARCO", "passage"),
+ONE_CHUNK_EACH = {"pubmedqa": ("PubMedQA", "context"), "msmarco": ("MS MARCO", "passage"), "llamaindex-pairs": ("LlamaIndex", "node"),
                   "llamaindex": ("LlamaIndex", "reference context"), "ragas": ("ragas", "reference context"),
                   "deepeval": ("DeepEval", "context")}
 
@@ -82,6 +84,8 @@ def detect_format(source: str) -> str:
     if name.endswith(".json"):
         if re.search(r'"examples"\s*:', head):
             return "llamaindex"
+        if re.match(r'\s*\{\s*"queries"\s*:\s*\{', head):  # EmbeddingQAFinetuneDataset: queries, corpus, relevant_docs
+            return "llamaindex-pairs"
         shaped = _testset_shaped(set(re.findall(r'"(\w+)"\s*:', head)))
         if shaped:
             return shaped
@@ -629,7 +633,8 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     """Run the importer for `fmt` ('auto' detects it), keep the queries of `options.sample`, and check
     the gold chunk ids against --corpus (gold document ids made chunk ids as --doc-qrels says)."""
     importers = {
-        "squad": import_squad, "llamaindex": import_llamaindex, "ragas": import_ragas, "deepeval": import_deepeval,
+        "squad": import_squad, "llamaindex": import_llamaindex, "llamaindex-pairs": import_llamaindex_pairs, "ragas": import_ragas,
+        "deepeval": import_deepeval,
         "csv": import_csv, "jsonl": import_jsonl,
         "beir": import_beir, "pubmedqa": import_pubmedqa, "msmarco": import_msmarco, "cranfield": import_cranfield,
         "trec": import_trec,
