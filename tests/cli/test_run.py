@@ -521,6 +521,20 @@ def test_a_testset_without_documents_runs_on_its_contexts(tmp_path, name):
     assert [(q, c) for q, _, c, _ in gold] == [(f"q{i + 1}", chunk["_id"]) for i, chunk in enumerate(corpus)]
 
 
+def test_llamaindex_question_context_pairs_run_on_their_nodes(tmp_path):
+    """The file generate_question_context_pairs writes holds its corpus and no answers: init gives no docs and the
+    judge off, and the run scores bm25 against the relevant nodes."""
+    nodes = {f"node-{i}": text for i, text in enumerate(TEXTS.values())}
+    pairs = {"queries": {f"q{i}": f"What about {text.split()[1]}?" for i, text in enumerate(nodes.values())}, "corpus": nodes,
+             "relevant_docs": {f"q{i}": [node] for i, node in enumerate(nodes)}, "mode": "text"}
+    (tmp_path / "qa_pairs.json").write_text(json.dumps(pairs))
+    text, said, _ = init_and_plan(tmp_path, "--golden", tmp_path / "qa_pairs.json")
+    assert 'format = "llamaindex-pairs"' in text and 'docs = "' not in text and "enabled = false" in text
+    assert "LlamaIndex question-context pairs, 6 queries, 0 with a reference answer" in said
+    _, corpus = run_from_the_golden_file(tmp_path, 'file = "qa_pairs.json"\n')
+    assert [(c["_id"], c["text"]) for c in corpus] == list(nodes.items())
+
+
 def squad_file(path: Path, words_per_context: int) -> Path:
     paragraphs = []
     for i, text in enumerate(TEXTS.values()):
