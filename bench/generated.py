@@ -3,19 +3,21 @@
     python bench/generated.py DATASET [DATASET ...] [--work out/bench-generated] [--cache DIR]
 
 No development set of bench/labels.py has answers written by an LLM; the issue's held-out sets do. p's
-coefficients were fitted without these files, so their figures are what a user with such a file gets,
-at the shipped default. A rag_dataset.json (or a ragas testset) holds questions, reference answers and the contexts
+coefficients were fitted without these files, so their figures are what a user with such a file gets, at the
+shipped default. A rag_dataset.json (or a ragas testset) holds questions, reference answers and the contexts
 they were generated from, not the documents, so each file's corpus is its distinct reference contexts, a chunk
-each (`semrel golden import --corpus-out`): a closed corpus, as MS MARCO's passages are, in which the other questions' contexts are the
-negatives. Gold = the context(s) a question was generated from, which is incomplete where two questions
-share a topic. Then as bench/labels.py (its functions): pool.tsv (BM25 top 20 + gold) judged with gold
-known and without; per condition and rule (R >= 0.70, the shipped p >= 0.34): kappa against gold, the
-rule's own oracle, AUC, ECE, the share of gold chunks labelled relevant and the questions left with
-nothing relevant. Then the remedy the judge's warnings point to, as bench/labels.py's learning curve
-measures it: n pairs reviewed in `semrel review`'s order (gold standing in for the reviewer), p refitted
-as `semrel calibrate` refits it, kappa on the pairs not reviewed (mean of 10 seeds). No ranking check: a
-corpus of a few dozen contexts is nearly all in every run's top 20. The files stay where they are:
-WORK/<file's folder name>/ gets the corpus, golden set and judgments.
+each (`semrel golden import --corpus-out`): a closed corpus, as MS MARCO's passages are, in which the other
+questions' contexts are the negatives. Gold = the context(s) a question was generated from, which is
+incomplete where two questions share a topic. Then as bench/labels.py (its functions): pool.tsv (BM25 top 20 +
+gold) judged with gold known and without; per condition and rule (R >= 0.70, the shipped p >= 0.34): kappa
+against gold, the rule's own oracle, AUC, ECE, the share of gold chunks labelled relevant and the questions
+left with nothing relevant; with gold known, the gold pairs p labels relevant by how many gold contexts the
+question has, and the non-gold pairs it labels relevant (how many lie near a gold context). Then the remedy
+the judge's warnings point to, as bench/labels.py's learning curve measures it: n pairs reviewed in `semrel
+review`'s order (gold standing in for the reviewer), p refitted as `semrel calibrate` refits it, kappa on the
+pairs not reviewed (mean of 10 seeds). No ranking check: a corpus of a few dozen contexts is nearly all in
+every run's top 20. The files stay where they are: WORK/<file's folder name>/ gets the corpus, golden set and
+judgments.
 """
 
 from __future__ import annotations
@@ -57,6 +59,32 @@ def rows_of(d: bench.SetData) -> list[list[str]]:
     return out
 
 
+def by_gold_count(d: bench.SetData, folder: Path) -> tuple[list[int], list[int], int, int]:
+    """With gold known: gold pairs and those p labels relevant, for questions with 1, 2 and 3+ gold contexts; and the
+    non-gold pairs labelled relevant, and how many of them share a tenth of their word pairs with a gold context of their
+    question (LlamaIndex's overlapping neighbours would)."""
+    golden = read_golden(folder / "golden.jsonl")
+    listed = {g.query_id: len(g.gold_chunk_ids) for g in golden}
+    gold_of = {g.query_id: g.gold_chunk_ids for g in golden}
+    text = {c.id: c.text.lower().split() for c in read_corpus(folder / "corpus.jsonl")}
+
+    def bigrams(chunk: str) -> set:
+        return set(zip(text[chunk], text[chunk][1:]))
+
+    total, found, wrong, near = [0, 0, 0], [0, 0, 0], 0, 0
+    for j, y, p in zip(d.kappa, d.y, d.p):
+        relevant = p >= labels.CUT
+        if y:
+            k = min(listed[j.query_id], 3) - 1
+            total[k] += 1
+            found[k] += int(relevant)
+        elif relevant:
+            wrong += 1
+            mine = bigrams(j.chunk_id)
+            near += any(len(mine & bigrams(g)) >= 0.1 * max(1, min(len(mine), len(bigrams(g)))) for g in gold_of[j.query_id])
+    return total, found, wrong, near
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("datasets", nargs="+", type=Path, help="LlamaIndex rag_dataset.json files or ragas testsets (CSV, JSON, "
@@ -65,7 +93,8 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None, help="embedding cache folder [default: WORK/cache]")
     args = parser.parse_args()
     cache = args.cache or args.work / "cache"
-    rows, sizes, curves = [], [], []
+    rows, sizes, curves, gold_rows = [], [], [], []
+    gold_total, gold_found = [0, 0, 0], [0, 0, 0]
     shipped = bench.Fitted(labels.WITH_GOLD, labels.WITHOUT_GOLD, labels.CUT)
     for source in args.datasets:
         name = source.resolve().parent.name
@@ -73,6 +102,10 @@ def main() -> None:
         for condition in bench.CONDITIONS:
             d = bench.SetData(name, args.work / name, condition, cache, tau=False)
             rows += rows_of(d)
+            if condition == "gold":
+                total, found, wrong, near = by_gold_count(d, args.work / name)
+                gold_total, gold_found = [a + b for a, b in zip(gold_total, total)], [a + b for a, b in zip(gold_found, found)]
+                gold_rows.append([name, *[f"{f} / {t}" for f, t in zip(found, total)], f"{wrong} ({near})"])
             curve = bench.learning_curve(d, shipped, bench.REVIEWED)
             curves.append([name, condition, f"{curve['0']:.3f}", *[" / ".join(f"{curve[str(n)][k]:.3f}" for k in REMEDIES)
                                                                  for n in bench.REVIEWED]])
@@ -82,6 +115,11 @@ def main() -> None:
     print("\n".join(sizes), end="\n\n")
     print(render(Table(["set", "cond", "rule", "pairs", "gold", "raw oracle", "kappa", "rule's oracle", "AUC", "ECE",
                         "gold labelled relevant", "questions with none"], rows), "markdown"))
+    gold_rows.append(["all", *[f"{f} / {t} = {f / t:.2f}" if t else "-" for f, t in zip(gold_found, gold_total)], "-"])
+    print("\nWith gold known, gold pairs p labels relevant by how many gold contexts the question has; non-gold pairs it labels "
+          "relevant (of them, sharing a tenth of their word pairs with a gold context of the question)\n")
+    print(render(Table(["set", "1 gold context", "2", "3 or more", "non-gold labelled relevant (near a gold context)"], gold_rows),
+                 "markdown"))
     print(f"\nAfter review, kappa on the pairs not reviewed: {' / '.join(REMEDIES.values())}\n")
     print(render(Table(["set", "cond", "0 reviewed", *[f"{n} reviewed" for n in bench.REVIEWED]], curves), "markdown"))
 
