@@ -84,6 +84,9 @@ def test_validate_warns_of_reference_answers_that_say_their_context_lacks_the_an
     assert imported.exit_code == 0, imported.output
     assert ("semrel: warning: reference answers that say their context does not hold (all of) the answer (e.g. 'q2'; `semrel golden "
             "validate` lists them): 1") in imported.stderr
+    first = run("golden", "import", tmp_path / "testset.csv", "--limit", "1", "--corpus-out", tmp_path / "c1.jsonl",
+                "-o", tmp_path / "g1.jsonl")
+    assert first.exit_code == 0 and "reference answers that say" not in first.stderr  # q2 is not imported: nothing to say of it
 
 
 def test_stats_counts_and_distributions(tmp_path):

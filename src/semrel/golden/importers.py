@@ -654,10 +654,6 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     result.params["format"] = fmt
     if not result.items:  # an empty golden set, written with exit 0, only failed later (validate, retrieve, judge)
         raise ValidationError(f"{display_name(source)}: no queries in this {fmt} source; nothing was written")
-    lacking = [item.query_id for item in result.items if lacks_answer(item)]
-    if lacking:
-        result.counts[f"reference answers that say their context does not hold (all of) the answer (e.g. {lacking[0]!r}; "
-                      "`semrel golden validate` lists them)"] = len(lacking)
     if any(not i.query_id for i in result.items):
         raise ValidationError(f"{source}: a query id is empty (or only spaces); give every query an id")
     blank = [i for i in result.items if i.blank]
@@ -675,6 +671,10 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
         total = len(result.items)
         result.items = options.sample.apply(result.items)
         result.params["queries"] = {"source": total, **(options.sample.describe() or {})}
+    lacking = [item.query_id for item in result.items if lacks_answer(item)]  # of the queries kept, as validate sees them
+    if lacking:
+        result.counts[f"reference answers that say their context does not hold (all of) the answer (e.g. {lacking[0]!r}; "
+                      "`semrel golden validate` lists them)"] = len(lacking)
     if options.corpus and result.chunks is None and fmt not in CONTEXT_FORMATS:
         ids = corpus_ids(unique_chunks(options.corpus), result.items)
         mode = options.doc_qrels or ("all-chunks" if fmt == "trec" else None)

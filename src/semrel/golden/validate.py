@@ -28,7 +28,7 @@ class Issue:
 
 
 # A reference answer that says its context lacks (part of) the answer: generated testsets hold them (ragas's "The
-# answer to given question is not present in context"; 6 of LlamaIndex's 58 BlockchainSolana answers). The judge
+# answer to given question is not present in context"; 7 of LlamaIndex's 58 BlockchainSolana answers). The judge
 # scores chunks against its words, which name the question's topic, not an answer.
 _SOURCE = r"(?:context|text|passage|document|excerpt|information)"
 LACKS_ANSWER = re.compile(rf"""\b(?:
