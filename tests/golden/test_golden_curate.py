@@ -7,9 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from helpers import assert_one_error, read_lines, run, write
+from helpers import SHARED_DATA, assert_one_error, read_lines, run, write
+from semrel.golden.importers import import_golden
 from semrel.golden.neardup import split_groups, split_targets
-from semrel.golden.validate import Tally, distribution
+from semrel.golden.sources import ImportOptions
+from semrel.golden.validate import Tally, distribution, lacks_answer
 
 CORPUS = "".join(json.dumps({"_id": i, "title": "", "text": t, "doc_id": i[0]}) + "\n" for i, t in [
     ("a#0", "Bees forage widely."), ("a#1", "Honey is stored in the upper combs."), ("b#0", "Queens mate in flight."),
@@ -68,7 +70,7 @@ def test_validate_reports_every_problem_with_its_line(tmp_path):
 
 def test_validate_warns_of_reference_answers_that_say_their_context_lacks_the_answer(tmp_path):
     """Generated testsets hold them (ragas's stock phrase; 7 of LlamaIndex's 58 BlockchainSolana answers); none of the
-    2,630 human answers of COVID-QA, PubMedQA and the MS MARCO samples matches."""
+    2,638 human answers of COVID-QA, PubMedQA and the MS MARCO samples matches (the next test)."""
     golden = write(tmp_path / "golden.jsonl", item("q1", "Where?", answer="The answer to given question is not present in context")
                    + item("q2", "Which?", answer="PoW uses energy. Its disadvantages are not provided in the given context information.")
                    + item("q3", "How long?", answer="The context window holds 512 tokens; the text does say so.")
@@ -87,6 +89,15 @@ def test_validate_warns_of_reference_answers_that_say_their_context_lacks_the_an
     first = run("golden", "import", tmp_path / "testset.csv", "--limit", "1", "--corpus-out", tmp_path / "c1.jsonl",
                 "-o", tmp_path / "g1.jsonl")
     assert first.exit_code == 0 and "reference answers that say" not in first.stderr  # q2 is not imported: nothing to say of it
+
+
+def test_no_human_reference_answer_of_the_shared_data_reads_as_lacking_an_answer():
+    """The phrases lacks_answer looks for, against every reference answer people wrote in ../shared/data."""
+    sources = [("covid_qa_deepset/200423_covidQA.json", "squad"), ("pubmedqa_pqal/ori_pqal.json", "pubmedqa"),
+               ("msmarco_qna_v11/ifn647_sample.json", "msmarco"), ("msmarco_qna_v11/rag-robustness_ms_marco_sample.json", "msmarco")]
+    items = [item for path, fmt in sources for item in import_golden(str(SHARED_DATA / path), fmt, ImportOptions()).items]
+    assert sum(len(item.reference_answers) for item in items) == 2638
+    assert [item.query_id for item in items if lacks_answer(item)] == []
 
 
 def test_stats_counts_and_distributions(tmp_path):
