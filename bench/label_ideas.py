@@ -22,6 +22,14 @@ cut by the mean margin to the raw oracle), in-sample and leave-one-family-out (L
                where BM25 retrieved it), and the offset (the in-sample b, on the shipped logit, the shipped cut)
                is weighed on what the gold chunks cannot show: how many hidden gold chunks it labels relevant,
                and how many non-gold pairs of the same queries.
+  gold as reference   (with --hidden-gold) each pooled chunk of those queries scored by BERTScore against
+               the gold chunks still listed, as if they were reference answers: does likeness to the listed
+               gold find the hidden one beyond p? AUC on hidden gold against the other unlisted pairs, of p,
+               of that F, and of both in a logistic model cross-validated within the set (the most either
+               could give).
+  gold-anchored cut   the cut lowered, per set, to where a share s of the listed gold chunks reach it (as a
+               user might, seeing the gold-share warning): chosen on half the queries, measured on the other
+               half, both ways (seeded).
 
 It prints the worst / mean margin in-sample and LODO (and on the held-out generated-answer sets, with the
 model fitted on every development set), and kappa per set-condition (in-sample, then LODO). Why none
@@ -36,11 +44,14 @@ from pathlib import Path
 
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import cross_val_predict
 
 import labels as bench  # bench/labels.py (python puts a script's folder first on sys.path): the sets, judgments, measures
 import lexical_feature  # its Model: the shipped design plus extra columns, fitted as bench/labels.py fits p
 import semrel
-from semrel.formats.corpus import read_golden, write_golden
+from semrel.formats.corpus import read_corpus, read_golden, write_golden
 from semrel.formats.judgments import read_judgments
 from semrel.formats.tables import Table, render
 from semrel.judging import labels
@@ -156,6 +167,59 @@ def hidden_gold(sets: list, b: float) -> list[list[str]]:
     return rows
 
 
+def gold_as_reference(sets: list) -> list[list[str]]:
+    """Per set judged with hidden gold: AUC on the hidden gold chunks against the unlisted pairs of the same queries,
+    of p, of F against the listed gold chunks, and of both combined (logistic, 5-fold within the set)."""
+    rows = []
+    for name, folder, cache, _ in sets:
+        if not (folder / "judgments-hidden-kappa.jsonl").exists():
+            continue
+        listed = {item.query_id: item for item in read_golden(folder / "golden-hidden.jsonl")}
+        hidden = {item.query_id: set(item.gold_chunk_ids) - set(listed[item.query_id].gold_chunk_ids)
+                  for item in read_golden(folder / "golden.jsonl")}
+        judged = [j for j in read_judgments(folder / "judgments-hidden-kappa.jsonl")
+                  if hidden[j.query_id] and j.chunk_id not in listed[j.query_id].gold_chunk_ids]
+        out = folder / "judgments-goldref.jsonl"
+        if not bench.current(out):
+            texts = {c.id: c.text for c in read_corpus(folder / "corpus.jsonl")}
+            write_golden([GoldenItem(q, listed[q].query, tuple(texts[c] for c in listed[q].gold_chunk_ids), (), {})
+                          for q in hidden if hidden[q]], folder / "golden-goldref.jsonl")
+            bench.write_pool_rows(folder / "pool-goldref.tsv", [(j.query_id, j.chunk_id, {"listed-gold"}) for j in judged])
+            semrel.judge(folder / "corpus.jsonl", folder / "golden-goldref.jsonl", folder / "pool-goldref.tsv", out,
+                         cache=cache, null_sample=0)
+        likeness = {(j.query_id, j.chunk_id): j.F for j in read_judgments(out)}
+        y = np.array([j.chunk_id in hidden[j.query_id] for j in judged])
+        p = np.clip([j.p for j in judged], 1e-6, 1 - 1e-6)
+        F = np.array([likeness[j.query_id, j.chunk_id] for j in judged])
+        both = cross_val_predict(LogisticRegression(C=100), np.c_[np.log(p / (1 - p)), F], y, cv=min(5, int(y.sum())),
+                                 method="predict_proba")[:, 1]
+        rows.append([name, str(y.sum()), str((~y).sum())] + [f"{roc_auc_score(y, s):.3f}" for s in (p, F, both)])
+    return rows
+
+
+GOLD_SHARES = (0.8, 0.9)
+
+
+def gold_anchored_cut(data: list, raw: dict) -> list[list[str]]:
+    """Per set with gold: kappa at the shipped cut, and at the cut lowered to where a share s of the listed gold reaches
+    it, chosen on one half of the queries and measured on the other (the mean cut in brackets)."""
+    rows = []
+    for d in data:
+        if d.condition != "gold":
+            continue
+        queries = sorted(set(d.qid))
+        random.Random(0).shuffle(queries)
+        half = dict(zip(queries, [i % 2 for i in range(len(queries))]))
+        h = np.array([half[q] for q in d.qid])
+        cells = []
+        for share in GOLD_SHARES:
+            cuts = [min(labels.CUT, float(np.quantile(d.p[(h != k) & (d.y == 1)], 1 - share))) for k in (0, 1)]
+            pred = d.p >= np.choose(h, cuts)
+            cells.append(f"{bench.kappa(d.y, pred):.3f} ({np.mean(cuts):.2f})")
+        rows.append([d.name, f"{raw[d.name, d.condition]:.3f}", f"{bench.kappa(d.y, d.p >= labels.CUT):.3f}", *cells])
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=bench.ROOT / "out" / "bench-labels")
@@ -204,6 +268,12 @@ def main() -> None:
                             "non-gold pairs of those queries", "labelled relevant: R >= 0.70 / p / offset",
                             "kappa against all gold: p / offset"],
                            hidden_gold(sets, b)), "markdown"))
+        print("\nThe same queries: AUC on the hidden gold against their other unlisted pairs\n")
+        print(render(Table(["set", "hidden gold", "other pairs", "p", "F against the listed gold", "both (5-fold)"],
+                           gold_as_reference(sets)), "markdown"))
+    print("\nThe cut lowered to where a share s of the listed gold reaches it (halves of the queries, seeded)\n")
+    print(render(Table(["set", "raw oracle", f"p >= {labels.CUT}", *(f"s = {s}: kappa (cut)" for s in GOLD_SHARES)],
+                       gold_anchored_cut(data + held_out, raw)), "markdown"))
 
 
 if __name__ == "__main__":
