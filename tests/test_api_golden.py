@@ -151,12 +151,12 @@ def test_import_refuses_wrong_kinds_and_bad_values(corpus, tmp_path):
         with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
             semrel.import_golden(**{"source": source, **kwargs})
     for kwargs, message in [
-        ({"format": "xml"}, "format='xml': choose one of auto, squad, llamaindex, llamaindex-pairs, ragas, deepeval, csv, jsonl, "
-                            "beir, pubmedqa, msmarco, cranfield, trec"),
+        ({"format": "xml"}, "format='xml': choose one of auto, squad, llamaindex, llamaindex-pairs, ragas, deepeval, giskard, csv, "
+                            "jsonl, beir, pubmedqa, msmarco, cranfield, trec"),
         ({"docs": DATA / "docs"}, "docs= goes with format='trec' (the collection's documents); this source is csv"),
         ({"qrels": source}, "qrels= goes with format='trec'; this source is csv"),
         ({"corpus_out": tmp_path / "c.jsonl"}, "corpus_out= only applies to squad, pubmedqa, msmarco, cranfield, llamaindex-pairs, "
-                                              "to llamaindex, ragas and deepeval without corpus=, and to trec with docs=; "
+                                              "to llamaindex, ragas, deepeval and giskard without corpus=, and to trec with docs=; "
                                               "this source is csv"),
         ({"size": 10, "whole": True}, "give size= (chunks of N words) or whole= (one chunk per document), not both"),
         ({"threshold": 5.0}, "threshold=5.0: give the least share of an answer's words a context must hold, 0 to 1"),
@@ -167,7 +167,7 @@ def test_import_refuses_wrong_kinds_and_bad_values(corpus, tmp_path):
             semrel.import_golden(source, **kwargs)
     result = run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
     assert result.stderr == ("semrel: error: --corpus-out only applies to squad, pubmedqa, msmarco, cranfield, llamaindex-pairs, to "
-                             "llamaindex, ragas and deepeval without --corpus, and to trec with --docs; this source is csv\n")
+                             "llamaindex, ragas, deepeval and giskard without --corpus, and to trec with --docs; this source is csv\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 

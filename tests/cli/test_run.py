@@ -502,15 +502,20 @@ def test_a_squad_file_holds_the_corpus(tmp_path):
     assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
 
 
-@pytest.mark.parametrize("name", ["rag_dataset.json", "testset.csv"])
+@pytest.mark.parametrize("name", ["rag_dataset.json", "testset.csv", "testset.jsonl"])
 def test_a_testset_without_documents_runs_on_its_contexts(tmp_path, name):
-    """A LlamaIndex rag_dataset.json (or a ragas testset) with no [corpus] was refused by the config check ('holds no
-    documents'); its contexts are now the corpus, a chunk each."""
+    """A LlamaIndex rag_dataset.json (or a ragas or Giskard testset) with no [corpus] was refused by the config check
+    ('holds no documents'); its contexts are now the corpus, a chunk each."""
     contexts = list(TEXTS.values())
     examples = [(f"What about {text.split()[1]}?", text, " ".join(text.split()[:6])) for text in contexts]
     if name == "rag_dataset.json":
         (tmp_path / name).write_text(json.dumps({"examples": [
             {"query": query, "reference_contexts": [text], "reference_answer": answer} for query, text, answer in examples]}))
+    elif name == "testset.jsonl":  # as Giskard's QATestset.save writes it
+        (tmp_path / name).write_text("".join(json.dumps({
+            "id": f"q{n + 1}", "question": query, "reference_answer": answer, "reference_context": f"Document {n}: {text}",
+            "conversation_history": [], "metadata": {"question_type": "simple", "seed_document_id": n}}) + "\n"
+            for n, (query, text, answer) in enumerate(examples)))
     else:  # as pandas writes ragas's to_pandas(): the list of contexts a Python literal
         with open(tmp_path / name, "w", newline="") as f:
             csv.writer(f).writerows([["user_input", "reference_contexts", "reference"],

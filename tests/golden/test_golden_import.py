@@ -243,6 +243,68 @@ def test_a_deepeval_dataset_imports_from_json_and_csv(tmp_path):
                          "-o", tmp_path / "g.jsonl"), "bare.csv: no 'context' field (columns: input, expected_output)")
 
 
+WAX = "Workers make wax.\n\nThey build combs of it."  # a document with a blank line inside, as a reference_context holds it
+GISKARD = [  # as Giskard's QATestset.save writes them: each document of reference_context as "Document <id>: <text>"
+    {"id": "9b1e-4c", "question": "Where is honey?", "reference_answer": "Upper combs.", "reference_context": f"Document 3: {HONEY}",
+     "conversation_history": [], "metadata": {"question_type": "simple", "seed_document_id": 3, "topic": "Bees"}},
+    {"id": "77ad-02", "question": "Is that true of drones?", "reference_answer": " No sting. ",
+     "reference_context": f"Document 12: {DRONES}\n\nDocument 3: {HONEY}",
+     "conversation_history": [{"role": "user", "content": "Bees sting, I hear. "},
+                              {"role": "assistant", "content": "How can I help you with that?"}],
+     "metadata": {"question_type": "conversational", "seed_document_id": 12, "topic": "Bees"}},
+    {"id": "0f3c-9a", "question": "What do drones pay for honey?", "reference_answer": "This question can not be answered by the "
+     "context. No sufficient information is provided in the context to answer this question.",
+     "reference_context": f"Document 3: {HONEY}", "conversation_history": [],
+     "metadata": {"question_type": "out of scope", "seed_document_id": 3, "fake_fact": "drones pay one euro"}},
+    {"id": "c1d2-33", "question": "What is wax for?", "reference_answer": "Combs.", "reference_context": f"Document doc-7: {WAX}",
+     "conversation_history": [], "metadata": {"question_type": "distracting element", "seed_document_id": "doc-7"}},
+]
+
+
+def test_a_giskard_testset_imports_from_jsonl_json_and_csv(tmp_path):
+    """Each document of reference_context is a context (a blank line inside one does not cut it); a conversational
+    question is asked with its opening user turns; an out-of-scope question, on a fact no document holds, is left out
+    and counted; question_type goes to meta. JSON Lines as Giskard writes them (also under a .json name), a JSON list
+    (also in a .jsonl file), and CSV as pandas writes the table (dicts and lists as Python literals), all detected by
+    their field names."""
+    write(tmp_path / "testset.jsonl", "".join(json.dumps(row) + "\n" for row in GISKARD))
+    write(tmp_path / "lines.json", (tmp_path / "testset.jsonl").read_text())
+    write(tmp_path / "records.json", json.dumps(GISKARD))
+    write(tmp_path / "list.jsonl", json.dumps(GISKARD, indent=1))
+    with open(tmp_path / "testset.csv", "w", newline="") as f:
+        csv.writer(f).writerows([["", *GISKARD[0]], *[[n, *(repr(v) if isinstance(v, (list, dict)) else v for v in row.values())]
+                                                        for n, row in enumerate(GISKARD)]])
+    found = []
+    for name in ("testset.jsonl", "lines.json", "records.json", "list.jsonl", "testset.csv"):
+        out = tmp_path / name
+        result = run("golden", "import", out, "--corpus-out", f"{out}.c.jsonl", "-o", f"{out}.g.jsonl")
+        assert result.exit_code == 0, result.output
+        assert read_manifest(f"{out}.g.jsonl")["params"]["format"] == "giskard"
+        assert "out-of-scope questions (on a fact the documents lack, so no chunk is relevant), left out: 1" in result.stderr
+        assert "reference contexts matched: 4 exact" in result.stderr
+        chunks = read_lines(f"{out}.c.jsonl")
+        found.append((chunks, [(i["query_id"], i["query"], i["reference_answer"], i["gold_chunk_ids"], i["meta"]["question_type"])
+                               for i in read_lines(f"{out}.g.jsonl")]))
+    chunks, items = found[0]
+    assert [c["text"] for c in chunks] == [HONEY, DRONES, WAX]
+    assert items == [("9b1e-4c", "Where is honey?", "Upper combs.", [chunks[0]["_id"]], "simple"),
+                     ("77ad-02", "Bees sting, I hear. Is that true of drones?", "No sting.", [chunks[1]["_id"], chunks[0]["_id"]],
+                      "conversational"),
+                     ("c1d2-33", "What is wax for?", "Combs.", [chunks[2]["_id"]], "distracting element")]
+    assert all(f == found[0] for f in found[1:])
+    # a reference_context not written by Giskard is one context; broken fields are one line each
+    write(tmp_path / "own.jsonl", json.dumps({"question": "Wax?", "reference_answer": "Combs.", "reference_context": WAX}) + "\n")
+    result = run("golden", "import", tmp_path / "own.jsonl", "--corpus-out", tmp_path / "own.c.jsonl", "-o", tmp_path / "own.g.jsonl")
+    assert result.exit_code == 0, result.output
+    assert [c["text"] for c in read_lines(tmp_path / "own.c.jsonl")] == [WAX]
+    for field, value, message in [("reference_context", ["a"], "field 'reference_context' should be a text, found [\"a\"]"),
+                                  ("metadata", "{'question_type': 'simple'", "field 'metadata' starts as a mapping but is not one"),
+                                  ("conversation_history", {"role": "user"}, "field 'conversation_history' should be a list")]:
+        write(tmp_path / "bad.jsonl", json.dumps(GISKARD[0]) + "\n" + json.dumps({**GISKARD[0], field: value}) + "\n")
+        assert_one_error(run("golden", "import", tmp_path / "bad.jsonl", "--corpus-out", tmp_path / "bad.c.jsonl",
+                             "-o", tmp_path / "bad.g.jsonl"), f"bad.jsonl:2: {message}")
+
+
 def test_llamaindex_question_context_pairs_hold_their_corpus(tmp_path):
     """generate_question_context_pairs' file (EmbeddingQAFinetuneDataset.save_json): its nodes are the chunks, each
     query's relevant_docs its gold; the questions have no answers, so every query is marked no_answer."""

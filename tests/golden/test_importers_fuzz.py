@@ -150,11 +150,12 @@ def test_llamaindex_import(tmp_path, content, with_corpus):
 
 
 TESTSET_KEYS = ["user_input", "question", "reference_contexts", "contexts", "reference", "ground_truth", "ground_truths", "answer",
-                "query_id", "x", "input", "expected_output", "context", "retrieval_context", "eval_sample", "approval_status"]
+                "query_id", "x", "input", "expected_output", "context", "retrieval_context", "eval_sample", "approval_status",
+                "reference_answer", "reference_context", "conversation_history", "metadata"]
 
 
 def synthetic_testsets():
-    """Rows of ragas's and DeepEval's field names, as CSV (lists as Python literals, as pandas writes them), JSON Lines,
+    """Rows of ragas's, DeepEval's and Giskard's field names, as CSV (lists as Python literals, as pandas writes them), JSON Lines,
     JSON records or pandas' column-wise JSON."""
     value = SCALARS | st.lists(SCALARS, max_size=3) | st.sampled_from(["['a']", "['a', 'b'", "[]", "[1] a", "['<1-hop>\\n\\na']"])
     almost = st.fixed_dictionaries({"user_input": st.sampled_from(WORDS) | SCALARS, "reference_contexts": value, "reference": value},
@@ -162,7 +163,15 @@ def synthetic_testsets():
     golden = st.fixed_dictionaries({"input": st.sampled_from(WORDS) | SCALARS, "expected_output": value,
                                     "context": value | st.sampled_from(["a|b", "|", "a|"])}, optional={"name": SCALARS})
     nested = st.fixed_dictionaries({"eval_sample": almost | value})
-    rows = st.lists(st.dictionaries(st.sampled_from(TESTSET_KEYS), value, max_size=5) | almost | golden | nested, max_size=4)
+    documents = st.sampled_from(["Document 1: a", "Document 1: a\n\nDocument x y: b", "Document : ", "Document 2: \n\nDocument 3: c",
+                                 "a\n\nDocument 1: b", "{'a': 1}"])
+    turns = st.lists(st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", 1]), "content": SCALARS}) | SCALARS, max_size=2)
+    giskard = st.fixed_dictionaries({"question": st.sampled_from(WORDS) | SCALARS, "reference_answer": value,
+                                     "reference_context": documents | value},
+                                    optional={"id": SCALARS, "conversation_history": turns | value,
+                                              "metadata": st.fixed_dictionaries({}, optional={
+                                                  "question_type": st.sampled_from(["simple", "out of scope"]) | SCALARS}) | value})
+    rows = st.lists(st.dictionaries(st.sampled_from(TESTSET_KEYS), value, max_size=5) | almost | golden | nested | giskard, max_size=4)
 
     def as_csv(rows: list[dict]) -> bytes:
         header = list(dict.fromkeys(k for row in rows for k in row))
@@ -180,7 +189,7 @@ def synthetic_testsets():
         RAW.map(lambda b: ("testset.csv", b)))
 
 
-@pytest.mark.parametrize("fmt", ["ragas", "deepeval", "auto"])
+@pytest.mark.parametrize("fmt", ["ragas", "deepeval", "giskard", "auto"])
 @SETTINGS
 @given(named=synthetic_testsets(), with_corpus=st.booleans())
 def test_testset_import(tmp_path, fmt, named, with_corpus):

@@ -41,11 +41,11 @@ def _numbers(text: str | None, kind: type) -> list | None:
 @click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="golden.jsonl to write.")
 @click.option("--format", "format", type=click.Choice(FORMATS), default="auto", show_default=True)
 @click.option("--corpus", type=input_path(exists=True, dir_okay=False),
-              help="corpus.jsonl the gold chunk ids refer to (checked; llamaindex, ragas, deepeval: the chunks its reference "
-                   "contexts are matched to).")
+              help="corpus.jsonl the gold chunk ids refer to (checked; llamaindex, ragas, deepeval, giskard: the chunks its "
+                   "reference contexts are matched to).")
 @click.option("--corpus-out", type=output_path(allow_dash=True),
-              help=f"corpus.jsonl to write ({', '.join(BUILDS_CORPUS)}: the source holds the documents; llamaindex, ragas and "
-                   "deepeval without --corpus: its reference contexts, a chunk each; trec with --docs).")
+              help=f"corpus.jsonl to write ({', '.join(BUILDS_CORPUS)}: the source holds the documents; llamaindex, ragas, "
+                   "deepeval and giskard without --corpus: its reference contexts, a chunk each; trec with --docs).")
 @click.option("--qrels-out", type=output_path(allow_dash=True), help="Also write the gold chunks as TREC qrels.")
 @click.option("--qrels", type=input_path(exists=True, dir_okay=False),
               help="trec: the document qrels (qid 0 docno rel) of the topics.")
@@ -54,15 +54,17 @@ def _numbers(text: str | None, kind: type) -> list | None:
 @click.option("--doc-qrels", type=click.Choice(DOC_QRELS), default=None,
               help="Gold ids that are document ids of the corpus: every chunk of a relevant document is gold (all-chunks), "
                    "or its first chunk [default: trec all-chunks; otherwise an error that says so].")
-@click.option("--query-col", help="Column of the query (csv/jsonl/ragas/deepeval; trec: a topic field, title, desc or narr) "
-                                  "[default: query, question or text; ragas: user_input or question; deepeval: input; trec: title].")
+@click.option("--query-col", help="Column of the query (csv/jsonl/ragas/deepeval/giskard; trec: a topic field, title, desc or "
+                                  "narr) [default: query, question or text; ragas: user_input or question; deepeval: input; "
+                                  "giskard: question; trec: title].")
 @click.option("--answer-col", help="Column of the reference answer [default: reference_answer, answer or answers; ragas: "
-                                   "reference, ground_truth or ground_truths; deepeval: expected_output; trec: none, or a topic "
-                                   "field: desc or narr].")
+                                   "reference, ground_truth or ground_truths; deepeval: expected_output; giskard: reference_answer; "
+                                   "trec: none, or a topic field: desc or narr].")
 @click.option("--chunk-ids-col", help="Column of the gold chunk ids [default: gold_chunk_ids, chunk_ids or gold].")
 @click.option("--id-col", help="Column of the query id [default: query_id, id, qid or _id; else q1, q2, ...].")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
-              help="llamaindex, ragas, deepeval: least word overlap for a context to match a chunk when no chunk contains it.")
+              help="llamaindex, ragas, deepeval, giskard: least word overlap for a context to match a chunk when no chunk "
+                   "contains it.")
 @click.option("--split", default="test", show_default=True, help="beir: the qrels split to read.")
 @chunk_options(default_size=None)
 @sample_options

@@ -1,5 +1,5 @@
-"""Golden sets from the formats people already have: SQuAD-style JSON, LlamaIndex rag_dataset,
-CSV/JSONL with named columns and BEIR folders (PubMedQA, MS MARCO and Cranfield live in converters.py, TREC
+"""Golden sets from the formats people already have: SQuAD-style JSON, the testsets LlamaIndex, ragas,
+DeepEval and Giskard write, CSV/JSONL with named columns and BEIR folders (PubMedQA, MS MARCO and Cranfield live in converters.py, TREC
 topics in trec.py).
 
 Every importer takes the source and ImportOptions and returns an Imported (see sources.py);
@@ -15,15 +15,15 @@ import io
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import FormatError, UsageError, ValidationError
 from ..formats.beir import beir_paths, read_beir_qrels
 from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
-from ..formats.files import STDIO, display_name, line_id, read_head, read_text
-from ..formats.jsonl import check_nesting, read_jsonl
+from ..formats.files import STDIO, display_name, line_id, read_head, read_lines, read_text
+from ..formats.jsonl import check_nesting, read_jsonl, too_deep
 from ..records import Chunk, GoldenItem, is_id
 from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_llamaindex_pairs, import_msmarco, import_pubmedqa
@@ -32,22 +32,22 @@ from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map
 from .trec import import_trec
 from .validate import Tally, lacks_answer
 
-FORMATS = ("auto", "squad", "llamaindex", "llamaindex-pairs", "ragas", "deepeval", "csv", "jsonl", "beir", "pubmedqa", "msmarco",
+FORMATS = ("auto", "squad", "llamaindex", "llamaindex-pairs", "ragas", "deepeval", "giskard", "csv", "jsonl", "beir", "pubmedqa", "msmarco",
            "cranfield", "trec")
 FORMAT_NAMES = {"squad": "SQuAD-style JSON", "llamaindex": "a LlamaIndex rag_dataset",
                 "llamaindex-pairs": "LlamaIndex question-context pairs", "ragas": "a ragas testset",
-                "deepeval": "a DeepEval dataset", "csv": "CSV",
+                "deepeval": "a DeepEval dataset", "giskard": "a Giskard RAGET testset", "csv": "CSV",
                 "jsonl": "JSON Lines", "beir": "a BEIR folder", "pubmedqa": "PubMedQA", "msmarco": "MS MARCO QnA",
                 "cranfield": "a Cranfield folder", "trec": "TREC topics"}
 # Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs; the
 # CONTEXT_FORMATS, without --corpus, write their reference contexts).
 BUILDS_CORPUS = ("squad", "pubmedqa", "msmarco", "cranfield", "llamaindex-pairs")
 # Synthetic testsets: each question comes with the contexts it was written from, matched to --corpus as gold.
-CONTEXT_FORMATS = ("llamaindex", "ragas", "deepeval")
+CONTEXT_FORMATS = ("llamaindex", "ragas", "deepeval", "giskard")
 # Formats whose items become one chunk each, so chunking options do not apply: (collection, what an item is).
 ONE_CHUNK_EACH = {"pubmedqa": ("PubMedQA", "context"), "msmarco": ("MS MARCO", "passage"), "llamaindex-pairs": ("LlamaIndex", "node"),
                   "llamaindex": ("LlamaIndex", "reference context"), "ragas": ("ragas", "reference context"),
-                  "deepeval": ("DeepEval", "context")}
+                  "deepeval": ("DeepEval", "context"), "giskard": ("Giskard", "reference document")}
 
 DEFAULT_COLUMNS = {
     "id": ("query_id", "id", "qid", "_id"),
@@ -99,9 +99,11 @@ def detect_format(source: str) -> str:
 
 
 def _testset_shaped(fields: set[str]) -> str | None:
-    """ragas or deepeval where fields (of a header, or keys seen at a file's head) name them."""
+    """ragas, deepeval or giskard where fields (of a header, or keys seen at a file's head) name them."""
     if {"input", "expected_output"} <= fields:
         return "deepeval"
+    if {*GISKARD_COLUMNS["query"], *GISKARD_COLUMNS["answer"], GISKARD_CONTEXT} <= fields:
+        return "giskard"
     return "ragas" if fields & set(RAGAS_COLUMNS["query"]) and fields & set(RAGAS_CONTEXTS) else None
 
 
@@ -196,6 +198,7 @@ class Example:
     contexts: list[str]
     answers: tuple[str, ...]
     line: int | None = None  # where the source has lines (CSV, JSONL)
+    meta: dict[str, Any] = field(default_factory=dict)  # what the source says of the question, kept in the golden item's meta
 
 
 def llamaindex_examples(source: str) -> list[Example]:
@@ -251,7 +254,7 @@ def _import_examples(examples: list[Example], source: str, options: ImportOption
             spanning[len(found.ids)] += len(found.ids) > 1
             longer += found.words > median
             gold.extend(i for i in found.ids if i not in gold)
-        meta: dict[str, Any] = {"context_matches": matches, **({"line": example.line} if example.line is not None else {})}
+        meta: dict[str, Any] = {"context_matches": matches, **example.meta, **({"line": example.line} if example.line is not None else {})}
         if not example.answers:
             meta["no_answer"] = True
             counts["queries without an answer"] += 1
@@ -287,6 +290,13 @@ HOP_MARKER = re.compile(r"\A<\d+-hop>\s*")  # ragas's multi-hop synthesizers put
 # A DeepEval dataset of goldens: input, expected_output, context (a list; in CSV joined by "|"), as save_as writes it.
 DEEPEVAL_COLUMNS = {"id": ("query_id", "id", "name"), "query": ("input",), "answer": ("expected_output",)}
 DEEPEVAL_JOIN = "|"
+# A Giskard RAGET testset (generate_testset's QATestset.save: JSON Lines of id, question, reference_answer,
+# reference_context, conversation_history, metadata): reference_context joins the knowledge-base documents the
+# question was written from, each as "Document <id>: <text>", with a blank line between two.
+GISKARD_COLUMNS: dict[str, tuple[str, ...]] = {"id": ("id",), "query": ("question",), "answer": ("reference_answer",)}
+GISKARD_CONTEXT = "reference_context"
+GISKARD_DOCUMENT = re.compile(r"(?:\A|\n\n)Document ([^\n]*?): ")
+GISKARD_OUT_OF_SCOPE = "out of scope"  # metadata.question_type of a question on a fact the documents lack: nothing is relevant
 
 
 def ragas_examples(source: str, columns: dict[str, str | None] | None = None) -> list[Example]:
@@ -352,10 +362,69 @@ def import_deepeval(source: str, options: ImportOptions) -> Imported:
     return _import_examples(deepeval_examples(source, options.columns), source, options)
 
 
+def giskard_examples(source: str, columns: dict[str, str | None] | None = None) -> list[Example]:
+    """The questions of a Giskard RAGET testset, each with the documents of its reference_context (its gold once
+    matched), its metadata's question_type in meta, and a conversational question's opening user turns put before
+    it (alone it is not meant to be understood: "Is it possible?")."""
+    return _giskard(source, columns)[0]
+
+
+def import_giskard(source: str, options: ImportOptions) -> Imported:
+    examples, out_of_scope = _giskard(source, options.columns)
+    result = _import_examples(examples, source, options)
+    if out_of_scope:
+        result.counts["out-of-scope questions (on a fact the documents lack, so no chunk is relevant), left out"] = out_of_scope
+    return result
+
+
+def _giskard(source: str, columns: dict[str, str | None] | None) -> tuple[list[Example], int]:
+    """giskard_examples, and how many out-of-scope questions were left out."""
+    header, rows = _table_records(source)
+    resolved = _resolve_columns(header, columns or {}, source, GISKARD_COLUMNS)
+    if GISKARD_CONTEXT not in header:
+        raise FormatError(display_name(source), f"no {GISKARD_CONTEXT!r} field (columns: {', '.join(header)}): Giskard keeps there the "
+                          "documents a question was written from", hint="a file of questions and answers alone imports as "
+                          "format='csv' or format='jsonl'")
+
+    def contexts(row: dict[str, Any], where: dict[str, Any]) -> list[str]:
+        text = row.get(GISKARD_CONTEXT)
+        if text is None:
+            return []
+        if not isinstance(text, str):
+            raise FormatError(**where, message=f"field {GISKARD_CONTEXT!r} should be a text, found {shown_json(text)[:80]}")
+        marks = list(GISKARD_DOCUMENT.finditer(text))
+        if not marks or marks[0].start():  # not written by Giskard: the whole text is the context
+            return [text] if text.strip() else []
+        return [text[mark.end():ends.start() if ends else len(text)] for mark, ends in zip(marks, [*marks[1:], None])]
+
+    examples, out_of_scope = [], 0
+    for n, (line, row) in enumerate(rows):
+        where = _row_where(source, n, line)
+        metadata = _literal(row.get("metadata"), dict, "metadata", where)
+        if metadata.get("question_type") == GISKARD_OUT_OF_SCOPE:
+            out_of_scope += 1
+            continue
+        history = _literal(row.get("conversation_history"), list, "conversation_history", where)
+        opening = [turn["content"] for turn in history if isinstance(turn, dict) and turn.get("role") == "user"
+                   and isinstance(turn.get("content"), str) and turn["content"].strip()]
+        query = str(resolved["query"])
+        if opening and isinstance(row.get(query), str):
+            row = {**row, query: " ".join([*(turn.strip() for turn in opening), row[query].strip()])}
+        kind = metadata.get("question_type")
+        example = _example(source, n, line, row, resolved, contexts)
+        examples.append(replace(example, meta={"question_type": kind}) if isinstance(kind, str) else example)
+    return examples, out_of_scope
+
+
+def _row_where(source: str, n: int, line: int | None) -> dict[str, Any]:
+    """Where the n-th row of a testset table is, for FormatError: its line, or its record number."""
+    return {"path": display_name(source), "line": line} if line is not None else {"path": f"{display_name(source)} record {n + 1}"}
+
+
 def _example(source: str, n: int, line: int | None, row: dict[str, Any], resolved: dict[str, str | None],
              contexts: Callable[[dict[str, Any], dict[str, Any]], list[str]]) -> Example:
     """The n-th row of a testset table as an Example; `contexts(row, where)` reads its contexts (where: for errors)."""
-    where = {"path": display_name(source), "line": line} if line is not None else {"path": f"{display_name(source)} record {n + 1}"}
+    where = _row_where(source, n, line)
     query_column, answer_column = str(resolved["query"]), str(resolved["answer"])
     query, answer = row.get(query_column), row.get(answer_column)
     if not isinstance(query, str):
@@ -377,27 +446,45 @@ def _text_list(value: Any, column: str, where: dict[str, Any]) -> list[str]:
         text = value.strip()
         if not LIST_LITERAL.match(text):
             return [value] if text else []
-        check_nesting(text, where["path"], where.get("line"))
-        try:
-            value = ast.literal_eval(text)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            raise FormatError(**where, message=f"field {column!r} starts as a list but is not one: {text[:60]!r}...") from None
+        value = _parsed_literal(text, column, where)
     if not isinstance(value, list) or any(not isinstance(v, str) for v in value):
         raise FormatError(**where, message=f"field {column!r} should be a list of texts, found {shown_json(value)[:80]}")
     return value
 
 
+def _literal(value: Any, kind: type, column: str, where: dict[str, Any]) -> Any:
+    """A dict or list field (`kind`), which a CSV cell holds as the Python literal pandas wrote; empty where missing."""
+    if isinstance(value, str) and value.strip()[:1] in ("{", "["):
+        value = _parsed_literal(value.strip(), column, where)
+    if value is None or value == "":
+        return kind()
+    if not isinstance(value, kind):
+        raise FormatError(**where, message=f"field {column!r} should be a {'mapping' if kind is dict else 'list'}, found "
+                          f"{shown_json(value)[:80]}")
+    return value
+
+
+def _parsed_literal(text: str, column: str, where: dict[str, Any]) -> Any:
+    check_nesting(text, where["path"], where.get("line"))
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise FormatError(**where, message=f"field {column!r} starts as a {'list' if text[0] == '[' else 'mapping'} but is not "
+                          f"one: {text[:60]!r}...") from None
+
+
 def _table_records(source: str) -> tuple[list[str], list[tuple[int | None, dict[str, Any]]]]:
     """The field names and (line or None, row) of a testset saved as CSV/TSV, JSON Lines or JSON: a list of records,
     pandas' default to_json ({column: {row: value}}), or the Ragas app's samples ({"eval_sample": {...},
-    "synthesizer_name", "approval_status"}, the sample's fields taken up beside the others)."""
+    "synthesizer_name", "approval_status"}, the sample's fields taken up beside the others). Whether a .json or
+    .jsonl file holds JSON or JSON Lines is read from its first line (see _json_lines)."""
     if source == STDIO:  # which of the three it is comes from the suffix
-        raise UsageError("a ragas or DeepEval testset is read from a file (.csv, .json or .jsonl), not from stdin")
+        raise UsageError("a ragas, DeepEval or Giskard testset is read from a file (.csv, .json or .jsonl), not from stdin")
     name = source.lower().removesuffix(".gz")
     if name.endswith((".csv", ".tsv")):
         header, table = _csv_table(source)
         return header, list(table)
-    if name.endswith(".jsonl"):
+    if _json_lines(source):
         rows: list[tuple[int | None, dict[str, Any]]] = list(read_jsonl(source))
     else:
         data = load_json(source)
@@ -411,8 +498,24 @@ def _table_records(source: str) -> tuple[list[str], list[tuple[int | None, dict[
     return list(dict.fromkeys(key for _, row in rows for key in row)), rows
 
 
+def _json_lines(source: str) -> bool:
+    """Whether a testset file holds JSON Lines: a .jsonl does, unless it holds one JSON list (as some save a testset);
+    so does a .json whose first line is a whole object with more lines after it (pandas' to_json(lines=True) to a
+    .json name, as Giskard's QATestset.save("testset.json") writes)."""
+    lines = (line for _, line in read_lines(source) if line.strip())
+    first = next(lines, "").strip().lstrip("\ufeff")
+    if source.lower().removesuffix(".gz").endswith(".jsonl"):
+        return not first.startswith("[")
+    if not first.startswith("{") or next(lines, None) is None or too_deep(first):
+        return False
+    try:
+        return isinstance(json.loads(first), dict)
+    except ValueError:
+        return False
+
+
 READ_EXAMPLES: dict[str, Callable[[str], list[Example]]] = {  # the questions of each of CONTEXT_FORMATS, with their contexts
-    "llamaindex": llamaindex_examples, "ragas": ragas_examples, "deepeval": deepeval_examples}
+    "llamaindex": llamaindex_examples, "ragas": ragas_examples, "deepeval": deepeval_examples, "giskard": giskard_examples}
 
 
 # ---------------------------------------------------------------- CSV and JSONL with named columns
@@ -634,7 +737,7 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     the gold chunk ids against --corpus (gold document ids made chunk ids as --doc-qrels says)."""
     importers = {
         "squad": import_squad, "llamaindex": import_llamaindex, "llamaindex-pairs": import_llamaindex_pairs, "ragas": import_ragas,
-        "deepeval": import_deepeval,
+        "deepeval": import_deepeval, "giskard": import_giskard,
         "csv": import_csv, "jsonl": import_jsonl,
         "beir": import_beir, "pubmedqa": import_pubmedqa, "msmarco": import_msmarco, "cranfield": import_cranfield,
         "trec": import_trec,
