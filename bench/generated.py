@@ -1,10 +1,10 @@
-"""Label quality on generated answers, held out from the fit: LlamaIndex rag_dataset.json files and ragas testsets.
+"""Label quality on generated answers, held out from the fit: LlamaIndex rag_dataset.json files, ragas and Giskard testsets.
 
     python bench/generated.py DATASET [DATASET ...] [--work out/bench-generated] [--cache DIR]
 
 No development set of bench/labels.py has answers written by an LLM; the issue's held-out sets do. p's
 coefficients were fitted without these files, so their figures are what a user with such a file gets, at the
-shipped default. A rag_dataset.json (or a ragas testset) holds questions, reference answers and the contexts
+shipped default. A rag_dataset.json (or a ragas or Giskard testset) holds questions, reference answers and the contexts
 they were generated from, not the documents, so each file's corpus is its distinct reference contexts, a chunk
 each (`semrel golden import --corpus-out`): a closed corpus, as MS MARCO's passages are, in which the other
 questions' contexts are the negatives. Gold = the context(s) a question was generated from, which is
