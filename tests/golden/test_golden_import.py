@@ -297,6 +297,12 @@ def test_a_giskard_testset_imports_from_jsonl_json_and_csv(tmp_path):
     result = run("golden", "import", tmp_path / "own.jsonl", "--corpus-out", tmp_path / "own.c.jsonl", "-o", tmp_path / "own.g.jsonl")
     assert result.exit_code == 0, result.output
     assert [c["text"] for c in read_lines(tmp_path / "own.c.jsonl")] == [WAX]
+    # a file that names gold chunk ids beside its contexts is no testset to detect: its ids are its gold (they were lost)
+    write(tmp_path / "ids.jsonl", json.dumps({**GISKARD[0], "gold_chunk_ids": ["hive#0"]}) + "\n")
+    result = run("golden", "import", tmp_path / "ids.jsonl", "-o", tmp_path / "ids.g.jsonl")
+    assert result.exit_code == 0, result.output
+    assert read_manifest(tmp_path / "ids.g.jsonl")["params"]["format"] == "jsonl"
+    assert [i["gold_chunk_ids"] for i in read_lines(tmp_path / "ids.g.jsonl")] == [["hive#0"]]
     for field, value, message in [("reference_context", ["a"], "field 'reference_context' should be a text, found [\"a\"]"),
                                   ("metadata", "{'question_type': 'simple'", "field 'metadata' starts as a mapping but is not one"),
                                   ("conversation_history", {"role": "user"}, "field 'conversation_history' should be a list")]:

@@ -99,7 +99,10 @@ def detect_format(source: str) -> str:
 
 
 def _testset_shaped(fields: set[str]) -> str | None:
-    """ragas, deepeval or giskard where fields (of a header, or keys seen at a file's head) name them."""
+    """ragas, deepeval or giskard where fields (of a header, or keys seen at a file's head) name them; not where they
+    name gold chunk ids too: a testset's importer reads its contexts as the gold, so the ids would be lost."""
+    if fields & set(DEFAULT_COLUMNS["chunk_ids"]):
+        return None
     if {"input", "expected_output"} <= fields:
         return "deepeval"
     if {*GISKARD_COLUMNS["query"], *GISKARD_COLUMNS["answer"], GISKARD_CONTEXT} <= fields:
