@@ -1,6 +1,6 @@
-"""Tried and not shipped (2026-12-04): three more changes to the probability of relevance p.
+"""Tried and not shipped (2026-12-04): more changes to the probability of relevance p and to its cut.
 
-    python bench/label_ideas.py [--work out/bench-labels] [--generated out/bench-generated]
+    python bench/label_ideas.py [--work out/bench-labels] [--generated out/bench-generated] [--hidden-gold]
 
 Run after bench/labels.py, whose sets and judgments it reads (and, with --generated, after
 bench/generated.py, whose held-out sets it scores too). Each variant is refitted as bench/labels.py
@@ -22,6 +22,9 @@ cut by the mean margin to the raw oracle), in-sample and leave-one-family-out (L
                where BM25 retrieved it), and the offset (the in-sample b, on the shipped logit, the shipped cut)
                is weighed on what the gold chunks cannot show: how many hidden gold chunks it labels relevant,
                and how many non-gold pairs of the same queries.
+  blend        pairs with gold get (1 - w) times the with-gold model's p plus w times the no-gold model's, as a
+               shrinkage of the model that leans on the listed gold (Solana with gold, a closed corpus of one
+               paper, is the held-out set where it leans too far), w = 0.25 and 0.5.
   gold as reference   (with --hidden-gold) each pooled chunk of those queries scored by BERTScore against
                the gold chunks still listed, as if they were reference answers: does likeness to the listed
                gold find the hidden one beyond p? AUC on hidden gold against the other unlisted pairs, of p,
@@ -116,6 +119,21 @@ class Offset:
         return 1 / (1 + np.exp(-(self.logit(d) + self.b * d.columns["gold count"])))
 
 
+class Blend(lexical_feature.Model):
+    """The shipped design refitted per condition; pairs with gold get (1 - w) p_gold + w p_nogold."""
+
+    def __init__(self, parts: list, raw: dict, w: float):
+        self.w = w
+        super().__init__(parts, (), raw)
+
+    def p(self, d, columns: dict | None = None) -> np.ndarray:
+        def of(condition: str) -> np.ndarray:
+            fit, lower, upper = self.fits[condition]
+            return fit.predict_proba(np.clip(self.design(d, columns), lower, upper))[:, 1]
+
+        return (1 - self.w) * of("gold") + self.w * of("nogold") if d.condition == "gold" else of("nogold")
+
+
 VARIANTS = {
     "pool count: shipped 7 features": lambda parts, raw: lexical_feature.Model(parts, (), raw),
     "pool count: + count": lambda parts, raw: lexical_feature.Model(parts, ("count",), raw),
@@ -126,6 +144,8 @@ VARIANTS = {
     "gold count: + log k, log k x relR_idf": lambda parts, raw: lexical_feature.Model(parts, ("gold count", "gold count x relR"), raw),
     "gold count: offset b log k": Offset,
     "gold count: offset b log k, the cut kept": lambda parts, raw: Offset(parts, raw, keep_cut=True),
+    "blend: w = 0.25": lambda parts, raw: Blend(parts, raw, 0.25),
+    "blend: w = 0.5": lambda parts, raw: Blend(parts, raw, 0.5),
 }
 
 
