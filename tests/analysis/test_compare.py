@@ -9,7 +9,7 @@ import json
 import pytest
 from scipy import stats
 
-from semrel.analysis.compare import compare_evaluations, run_letter
+from semrel.analysis.compare import Reversal, compare_evaluations, reversals, run_letter
 from semrel.analysis.significance import StatSettings
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
@@ -89,6 +89,28 @@ def test_randomization_reproducible_through_the_api():
     other = compare_evaluations(results, StatSettings(permutations=500, bootstrap=300, seed=10))
     assert other.tests[0].randomization_p != first.tests[0].randomization_p
     assert 0 < first.tests[0].randomization_p < 1
+
+
+def test_reversals_are_opposite_orders_that_one_qrels_finds_significant():
+    """Run a puts each query's g first, run b its x: the gold chunks (g) find a significantly better, labels that
+    call x relevant find b better. A tie under one qrels, or a difference neither finds significant, is no reversal."""
+    a = Run.from_dict({f"q{i}": {"g": 2.0, "x": 1.0, "y": 0.5} for i in range(10)}, name="a")
+    b = Run.from_dict({f"q{i}": {"x": 2.0, "g": 1.0, "y": 0.5} for i in range(10)}, name="b")
+    settings = StatSettings(permutations=2000, bootstrap=200)
+
+    def compared(relevant: str | dict[int, str], queries: int = 10, measures=("RR", "P@3")):
+        qrels = Qrels.from_dict({f"q{i}": {relevant if isinstance(relevant, str) else relevant[i]: 1} for i in range(queries)})
+        return compare_evaluations(evaluate(qrels, [a, b], parse_measures(list(measures))), settings)
+
+    gold, derived = compared("g"), compared("x")
+    found = reversals(derived, gold)
+    rr = parse_measures(["RR"])[0]
+    assert found == [Reversal(rr, "a", "b", (1.0, 0.5), (0.5, 1.0), ("ref", "test"))]  # P@3 ties under both: none
+    # significant under the derived labels only (half the gold favours each run): still one conclusion reversed
+    assert [r.significant for r in reversals(derived, compared({i: "g" if i < 6 else "x" for i in range(10)}))] == [("test",)]
+    assert reversals(derived, derived) == []
+    few = reversals(compared("x", queries=3, measures=("RR",)), compared("g", queries=3, measures=("RR",)))
+    assert few == []  # 3 queries: neither difference is significant
 
 
 def test_letters_go_on_past_z():

@@ -262,6 +262,34 @@ def test_labels_that_look_wrong_are_warned_about_at_the_top(cli, files, tmp_path
     assert all("semrel calibrate" in w for w in warnings) and result.stderr.count("warning") >= 3
 
 
+def test_runs_the_derived_labels_order_against_the_gold_chunks_are_warned_about(cli, tmp_path):
+    """Run a puts each query's gold chunk g first, run b the chunk x that the derived labels call relevant: the two
+    qrels find opposite differences, both significant, and the top of the report (and stderr) says so."""
+    def put(name: str, lines: list[str]) -> str:
+        (tmp_path / name).write_text("".join(f"{line}\n" for line in lines))
+        return str(tmp_path / name)
+
+    derived, gold = (put(name, [f"q{i} 0 {c}{i} 1" for i in range(10)]) for name, c in (("derived.qrels", "x"), ("gold.qrels", "g")))
+    a = put("a.run", [line for i in range(10) for line in (f"q{i} Q0 g{i} 1 2 a", f"q{i} Q0 x{i} 2 1 a")])
+    b = put("b.run", [line for i in range(10) for line in (f"q{i} Q0 x{i} 1 2 b", f"q{i} Q0 g{i} 2 1 b")])
+    output = tmp_path / "r.html"
+    result = cli("report", derived, a, b, "--gold-qrels", gold, "-m", "RR,P@2", "--permutations", "1000", "-o", str(output))
+    assert result.exit_code == 0, result.stderr
+    said = ("the derived labels and the gold chunks order runs oppositely where one of them finds the difference significant: "
+            "on RR the gold chunks rank a above b (1.0000 against 0.5000), the derived labels b above a (1.0000 against 0.5000; "
+            "significant on both). A comparison on the derived labels may be reversed")
+    assert [w[:len(said)] for w in top_warnings(output.read_text(encoding="utf-8"))] == [said]  # P@2: a tie, no warning
+    assert result.stderr.count(said) == 1 and "semrel calibrate" in result.stderr
+    # the same qrels twice: nothing reversed, nothing said
+    assert not top_warnings(cli_report(cli, tmp_path, gold, a, b))
+
+
+def cli_report(cli, folder: Path, qrels: str, *runs: str) -> str:
+    output = folder / "same.html"
+    assert cli("report", qrels, *runs, "--gold-qrels", qrels, "-m", "RR", "-o", str(output)).exit_code == 0
+    return output.read_text(encoding="utf-8")
+
+
 def test_a_refit_of_every_coefficient_marks_the_sensitivity_curves_at_its_cut(cli, files, tmp_path):
     """Labels from `calibrate --fit features` are cuts on p recomputed from the features, the p `sensitivity
     --calibration` sweeps: the report marks its curves there and warns of a cliff at that cut."""

@@ -91,6 +91,35 @@ class Comparison:
         return found
 
 
+@dataclass(frozen=True)
+class Reversal:
+    """Two runs that one qrels orders one way and another the other way, a difference one of them calls significant."""
+
+    measure: Measure
+    ahead: str  # the run `ref` puts first
+    behind: str
+    ref: tuple[float, float]  # (ahead, behind) under ref
+    test: tuple[float, float]  # the same runs under test, where `behind` leads
+    significant: tuple[str, ...]  # which of "ref" and "test" call their difference significant
+
+
+def reversals(test: Comparison, ref: Comparison) -> list[Reversal]:
+    """The tested pairs of runs that `test` and `ref` (the same runs and measures on two qrels: derived labels and
+    gold chunks) order oppositely where either comparison's paired test finds the difference significant: there
+    the two qrels lead to opposite conclusions, not to a tie read two ways."""
+    found = []
+    against = {(t.measure, t.run, t.other): t for t in ref.tests}
+    for t in test.tests:
+        r = against.get((t.measure, t.run, t.other))
+        if r is None or t.difference * r.difference >= 0 or not (t.significant or r.significant):
+            continue
+        ahead, behind = (t.run, t.other) if r.difference > 0 else (t.other, t.run)
+        found.append(Reversal(t.measure, ahead, behind, (ref.value(ahead, t.measure), ref.value(behind, t.measure)),
+                              (test.value(ahead, t.measure), test.value(behind, t.measure)),
+                              tuple(name for name, s in (("ref", r.significant), ("test", t.significant)) if s)))
+    return found
+
+
 def run_letter(index: int) -> str:
     """a, b, ..., z, then aa, ab, ...: the key by which marks name runs."""
     letters = string.ascii_lowercase

@@ -20,7 +20,7 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from ..analysis.compare import compare_evaluations, legend, tests_table
+from ..analysis.compare import Reversal, compare_evaluations, legend, reversals, tests_table
 from ..analysis.lift import changes_table, lift, lift_table
 from ..analysis.sensitivity import cliff_warnings
 from ..analysis.significance import StatSettings
@@ -259,12 +259,36 @@ def _metric_section(inputs: ReportInputs, judged: Qrels, warn: Callable[[str], N
         qrels.append({"key": kind.key, "label": kind.label, "description": kind.description,
                       "queries": len(results[0].query_ids), "legend": legend(c),
                       "tests": _html_table(tests_table(c), inputs.places)})
+    if len(comparisons) == 2:
+        reversed_ = reversals(comparisons[0], comparisons[1])
+        if reversed_:
+            warn(_reversal_warning(reversed_, named[0][1].label, named[1][1].label, inputs.places))
     first = comparisons[0]
     rows = [{"key": first.letter(run), "run": run,
              "cells": [{"text": cell_text(c.value(run, m), inputs.places), "marks": c.marks(run, m)}
                        for m in first.measures for c in comparisons]}
             for run in first.runs]
     return {"measures": [m.name for m in first.measures], "rows": rows, "qrels": qrels}
+
+
+REVERSALS_SHOWN = 3
+
+
+def _reversal_warning(found: list[Reversal], test: str, ref: str, places: int) -> str:
+    """One line for the pairs of runs QRELS and the gold chunks order oppositely (analysis.compare.reversals)."""
+    def pair(r: Reversal) -> str:
+        significant = "both" if len(r.significant) == 2 else f"the {ref if r.significant == ('ref',) else test}"
+        return (f"on {r.measure.name} the {ref} rank {r.ahead} above {r.behind} ({r.ref[0]:.{places}f} against "
+                f"{r.ref[1]:.{places}f}), the {test} {r.behind} above {r.ahead} ({r.test[1]:.{places}f} against "
+                f"{r.test[0]:.{places}f}; significant on {significant})")
+
+    more = len(found) - REVERSALS_SHOWN
+    return (f"the {test} and the {ref} order runs oppositely where one of them finds the difference significant: "
+            + "; ".join(pair(r) for r in found[:REVERSALS_SHOWN]) + (f"; and {more} more" if more > 0 else "")
+            + f". A comparison on the {test} may be reversed: they can favour what the judge's own model retrieves (dense "
+            "retrieval with the same model) and miss chunks that differ from the answer only in names or numbers, and gold "
+            "chunks may not list every relevant chunk. Review the pairs where they disagree (`semrel review start`, most "
+            "uncertain first) and refit with `semrel calibrate` before trusting this comparison")
 
 
 def _lift_section(inputs: ReportInputs, qrels: Qrels, base: str, reranked: str) -> tuple[dict[str, Any], list[str]]:
