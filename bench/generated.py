@@ -15,9 +15,11 @@ left with nothing relevant; with gold known, the gold pairs p labels relevant by
 question has, and the non-gold pairs it labels relevant (how many lie near a gold context). Then the remedy
 the judge's warnings point to, as bench/labels.py's learning curve measures it: n pairs reviewed in `semrel
 review`'s order (gold standing in for the reviewer), p refitted as `semrel calibrate` refits it, kappa on the
-pairs not reviewed (mean of 10 seeds). No ranking check: a corpus of a few dozen contexts is nearly all in
-every run's top 20. The files stay where they are: WORK/<file's folder name>/ gets the corpus, golden set and
-judgments.
+pairs not reviewed (mean of 10 seeds). And the ranking check of bench/labels.py on the full set: its 8 runs
+(bm25, dense, hybrid, bm25 reranked by dense, each again on half-queries) by nDCG@10 over the pool plus every
+run's top 10, under gold and under each rule's labels: Kendall's tau over the 8 and over bm25, dense and hybrid
+(a few dozen to a few hundred questions: no samples of 150). The files stay where they are: WORK/<file's folder
+name>/ gets the corpus, golden set, runs and judgments.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from scipy.stats import kendalltau
 
 import labels as bench  # bench/labels.py (python puts a script's folder first on sys.path): building, judging, measures
 from semrel.formats.corpus import read_corpus, read_golden
@@ -56,6 +60,20 @@ def rows_of(d: bench.SetData) -> list[list[str]]:
         out.append([d.name, d.condition, rule, str(row["pairs"]), str(row["gold"]), raw, f"{row['kappa']:.3f}",
                     f"{row['oracle']:.3f}", f"{row['auc']:.3f}", bench.fmt(row["ece"]), f"{relevant[d.y == 1].mean():.2f}",
                     str(empty)])
+    return out
+
+
+def ranking_rows(d: bench.SetData) -> list[list[str]]:
+    """Per rule: tau over the 8 runs and over bm25, dense and hybrid (gold against the rule's labels), and the
+    three's nDCG@10 under gold and under the labels."""
+    three = [list(bench.RUNS).index(r) for r in bench.BAR_RUNS]
+    gold = bench.system_values(d, d.gold_qrels, "gold").mean(1)
+    out = []
+    rules = {"R>=0.70": labels.choose_rule(d.all, on="R", threshold=labels.DEFAULT_THRESHOLD), "p>=0.34": labels.choose_rule(d.all)}
+    for rule, chosen in rules.items():  # as `semrel label` labels: a pair without p (no null chunk left) by R >= 0.70
+        mine = bench.system_values(d, labels.apply_rule(d.all, chosen).to_dict(), rule).mean(1)
+        out.append([d.name, d.condition, rule, f"{kendalltau(gold, mine)[0]:.3f}", f"{kendalltau(gold[three], mine[three])[0]:.3f}",
+                    " / ".join(f"{v:.3f}" for v in gold[three]), " / ".join(f"{v:.3f}" for v in mine[three])])
     return out
 
 
@@ -93,15 +111,17 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None, help="embedding cache folder [default: WORK/cache]")
     args = parser.parse_args()
     cache = args.cache or args.work / "cache"
-    rows, sizes, curves, gold_rows = [], [], [], []
+    rows, sizes, curves, gold_rows, ranks = [], [], [], [], []
     gold_total, gold_found = [0, 0, 0], [0, 0, 0]
     shipped = bench.Fitted(labels.WITH_GOLD, labels.WITHOUT_GOLD, labels.CUT)
     for source in args.datasets:
         name = source.resolve().parent.name
         questions, chunks = build(source, args.work / name)
+        bench.runs_and_pools(args.work / name, cache)
         for condition in bench.CONDITIONS:
-            d = bench.SetData(name, args.work / name, condition, cache, tau=False)
+            d = bench.SetData(name, args.work / name, condition, cache, tau=True)
             rows += rows_of(d)
+            ranks += ranking_rows(d)
             if condition == "gold":
                 total, found, wrong, near = by_gold_count(d, args.work / name)
                 gold_total, gold_found = [a + b for a, b in zip(gold_total, total)], [a + b for a, b in zip(gold_found, found)]
@@ -122,6 +142,9 @@ def main() -> None:
                  "markdown"))
     print(f"\nAfter review, kappa on the pairs not reviewed: {' / '.join(REMEDIES.values())}\n")
     print(render(Table(["set", "cond", "0 reviewed", *[f"{n} reviewed" for n in bench.REVIEWED]], curves), "markdown"))
+    print("\nSystem ranking by nDCG@10, gold against each rule's labels (the full set)\n")
+    print(render(Table(["set", "cond", "rule", "tau, 8 runs", "tau, bm25 dense hybrid", "bm25 / dense / hybrid: gold",
+                        "the rule's labels"], ranks), "markdown"))
 
 
 if __name__ == "__main__":
