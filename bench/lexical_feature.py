@@ -1,6 +1,6 @@
 """Tried and not shipped (2026-12-04): an exact-token feature for the probability of relevance p.
 
-    python bench/lexical_feature.py [--work out/bench-labels] [--floor 0.1]
+    python bench/lexical_feature.py [--work out/bench-labels] [--floor 0.1] [--generated out/bench-generated]
 
 Run after bench/labels.py, whose sets and judgments it reads. Per judged pair, lex = the idf-weighted
 share of the reference's tokens (token ids, not vectors; idf counted on p's own idf sample) that occur
@@ -10,7 +10,10 @@ exact tokens. p's 7 shipped features, and the same plus lexR_rel, are each refit
 fits them (a model per condition, sets weighted equally, C=100, each column held to its fitted range,
 the cut by the mean margin to the raw oracle), in-sample and leave-one-family-out, then compared on
 kappa against gold and on how the derived qrels of pool-all.tsv rank bm25, dense and hybrid by
-nDCG@10 (tau3, as the issue's bar) and measure dense's lead over bm25. Why it does not ship: docs/judge.md, "Tried and not shipped".
+nDCG@10 (tau3, as the issue's bar) and measure dense's lead over bm25. With --generated, the models fitted on
+every development set also label bench/generated.py's held-out sets (run it first: it builds their runs and
+pools), where the labels favour dense, which runs on the judge's own model. Why it does not ship: docs/judge.md,
+"Tried and not shipped".
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ class Lexical:
         null: dict[str, list[float]] = {}
         for q, c in null_pairs(queries, [(0, c) for c in self.null], judged):
             null.setdefault(q, []).append(self.lex(q, c))
-        mean = np.array([np.mean(null[j.query_id]) for j in rows])
+        mean = np.array([np.mean(null.get(j.query_id, [0.0])) for j in rows])  # no null chunk left: no p either
         best: dict[str, float] = {}
         for j, v in zip(rows, lex):
             best[j.query_id] = max(best.get(j.query_id, -np.inf), v)
@@ -103,7 +106,10 @@ def ranking(d, model: Model) -> tuple[float, float, float, float]:
     """bm25, dense and hybrid by nDCG@10 under gold and under the model's labels of pool-all.tsv: tau3 (full set,
     mean of 20x150) and dense's lead over bm25 under gold and under the labels (does a feature favour a retriever?)."""
     derived: dict[str, dict[str, int]] = {}
-    for j, relevant in zip(d.all, model.p(d, d.all_columns) >= model.cut):
+    has = np.array([bool(j.features) for j in d.all])  # as `semrel label`: a pair without p (no null chunk left) by R >= 0.70
+    columns = {k: np.where(has.reshape(-1, *[1] * (v.ndim - 1)), v, 0.0) for k, v in d.all_columns.items()}
+    labelled = np.where(has, model.p(d, columns) >= model.cut, np.array([j.R for j in d.all]) >= labels.DEFAULT_THRESHOLD)
+    for j, relevant in zip(d.all, labelled):
         derived.setdefault(j.query_id, {})[j.chunk_id] = int(relevant)
     key = " ".join(model.extra) or "shipped"
     bm25, dense = list(bench.RUNS).index("bm25"), list(bench.RUNS).index("dense")
@@ -116,18 +122,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=bench.ROOT / "out" / "bench-labels")
     parser.add_argument("--floor", type=float, default=0.1, help="lexR_rel's smallest denominator")
+    parser.add_argument("--generated", type=Path, default=None, help="bench/generated.py's work folder: label its sets too")
     args = parser.parse_args()
-    data, raw = [], {}
-    for name in bench.SETS:
-        folder = args.work / "sets" / name
-        conditions = [bench.SetData(name, folder, condition, args.work / "cache", tau=True) for condition in bench.CONDITIONS]
+    data, held_out, raw = [], [], {}
+    sets = [(name, args.work / "sets" / name, args.work / "cache", data) for name in bench.SETS]
+    if args.generated:
+        sets += [(f.name, f, args.generated / "cache", held_out) for f in sorted(args.generated.iterdir()) if (f / "pool-all.tsv").exists()]
+    for name, folder, cache, into in sets:
+        conditions = [bench.SetData(name, folder, condition, cache, tau=True) for condition in bench.CONDITIONS]
         lexical = Lexical(folder, {j.chunk_id for d in conditions for j in (*d.kappa, *d.all)})
         for condition, d in zip(bench.CONDITIONS, conditions):
             d.columns = {"X": d.X, "lexR_rel": lexical.relative(d.kappa, args.floor)}
-            d.all_columns = {"X": np.array([[j.features[f] for f in labels.FEATURES] for j in d.all]),
+            d.all_columns = {"X": np.array([[(j.features or {}).get(f, np.nan) for f in labels.FEATURES] for j in d.all]),
                              "lexR_rel": lexical.relative(d.all, args.floor)}
             raw[name, condition] = bench.oracle(d.y, d.R)
-            data.append(d)
+            into.append(d)
             print(f"  {name} {condition}: {len(d.y)} pairs", file=sys.stderr)
     rows, summary = [], []
     for variant, extra in VARIANTS.items():
@@ -145,14 +154,22 @@ def main() -> None:
             full, mean20, gold_lead, lead = ranking(d, inside)
             rows.append([variant, d.name, d.condition, f"{raw[d.name, d.condition]:.3f}", f"{k:.3f}", f"{k_lodo:.3f}",
                          f"{full:.3f} / {mean20:.3f}", f"{gold_lead:+.3f} / {lead:+.3f}"])
+        held = []
+        for d in held_out:
+            k = bench.kappa(d.y, inside.p(d) >= inside.cut)
+            held.append(k - raw[d.name, d.condition])
+            full, _, gold_lead, lead = ranking(d, inside)
+            rows.append([variant, d.name, d.condition, f"{raw[d.name, d.condition]:.3f}", f"{k:.3f}", "held out", f"{full:.3f}",
+                         f"{gold_lead:+.3f} / {lead:+.3f}"])
         summary.append([variant, f"{inside.cut:.2f}", f"{min(margins):+.3f} / {np.mean(margins):+.3f}",
-                        f"{min(lodo_margins):+.3f} / {np.mean(lodo_margins):+.3f}"])
+                        f"{min(lodo_margins):+.3f} / {np.mean(lodo_margins):+.3f}",
+                        f"{min(held):+.3f} / {np.mean(held):+.3f}" if held else "-"])
     print(bench.render(bench.Table(["features", "set", "cond", "raw oracle", "kappa in-sample", "kappa LODO",
                                     "tau3 full / mean20 (in-sample)",
                                     "dense - bm25 nDCG@10: gold / labels"], rows), "markdown"))
     print()
-    print(bench.render(bench.Table(["features", "cut", "in-sample worst / mean margin", "LODO worst / mean margin"], summary),
-                       "markdown"))
+    print(bench.render(bench.Table(["features", "cut", "in-sample worst / mean margin", "LODO worst / mean margin",
+                                    "generated worst / mean margin"], summary), "markdown"))
 
 
 if __name__ == "__main__":
