@@ -1,6 +1,6 @@
 """Golden sets from the formats people already have: SQuAD-style JSON, the testsets LlamaIndex, ragas,
-DeepEval and Giskard write, CSV/JSONL with named columns and BEIR folders (PubMedQA, MS MARCO and Cranfield live in converters.py, TREC
-topics in trec.py).
+DeepEval and Giskard write, CSV/JSONL with named columns and BEIR folders (PubMedQA, MS MARCO and Cranfield
+live in converters.py, TREC topics in trec.py).
 
 Every importer takes the source and ImportOptions and returns an Imported (see sources.py);
 nothing is written here.
