@@ -308,12 +308,16 @@ def ragas_examples(source: str, columns: dict[str, str | None] | None = None) ->
     return _ragas(source, columns)[0]
 
 
-def import_ragas(source: str, options: ImportOptions) -> Imported:
-    examples, rejected = _ragas(source, options.columns)
-    result = _import_examples(examples, source, options)
-    if rejected:
-        result.counts["samples rejected in review (approval_status), left out"] = rejected
-    return result
+def _counting_importer(read: Callable[[str, dict[str, str | None] | None], tuple[list[Example], int]],
+                       left_out: str) -> Callable[[str, ImportOptions], Imported]:
+    """The importer of the examples `read` returns, with how many it left out, counted in a warning as `left_out`."""
+    def run(source: str, options: ImportOptions) -> Imported:
+        examples, skipped = read(source, options.columns)
+        result = _import_examples(examples, source, options)
+        if skipped:
+            result.counts[left_out] = skipped
+        return result
+    return run
 
 
 def _ragas(source: str, columns: dict[str, str | None] | None) -> tuple[list[Example], int]:
@@ -370,14 +374,6 @@ def giskard_examples(source: str, columns: dict[str, str | None] | None = None) 
     matched), its metadata's question_type in meta, and a conversational question's opening user turns put before
     it (alone it is not meant to be understood: "Is it possible?")."""
     return _giskard(source, columns)[0]
-
-
-def import_giskard(source: str, options: ImportOptions) -> Imported:
-    examples, out_of_scope = _giskard(source, options.columns)
-    result = _import_examples(examples, source, options)
-    if out_of_scope:
-        result.counts["out-of-scope questions (on a fact the documents lack, so no chunk is relevant), left out"] = out_of_scope
-    return result
 
 
 def _giskard(source: str, columns: dict[str, str | None] | None) -> tuple[list[Example], int]:
@@ -517,6 +513,8 @@ def _json_lines(source: str) -> bool:
         return False
 
 
+import_ragas = _counting_importer(_ragas, "samples rejected in review (approval_status), left out")
+import_giskard = _counting_importer(_giskard, "out-of-scope questions (on a fact the documents lack, so no chunk is relevant), left out")
 READ_EXAMPLES: dict[str, Callable[[str], list[Example]]] = {  # the questions of each of CONTEXT_FORMATS, with their contexts
     "llamaindex": llamaindex_examples, "ragas": ragas_examples, "deepeval": deepeval_examples, "giskard": giskard_examples}
 
