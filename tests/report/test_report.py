@@ -284,6 +284,25 @@ def test_runs_the_derived_labels_order_against_the_gold_chunks_are_warned_about(
     assert not top_warnings(cli_report(cli, tmp_path, gold, a, b))
 
 
+def test_runs_on_the_judges_own_model_are_named_under_the_metrics(cli, files, tmp_path):
+    """Labels from the model a dense run retrieved with can favour that run: the metrics say which runs did, from the
+    runs' manifests and the judge's; a run on another model, or without a manifest, is not named."""
+    for run, params in ((files["base"], {"method": "hybrid", "model": "all-MiniLM-L6-v2"}),
+                        (files["reranked"], {"method": "dense", "model": "another-model"})):
+        Path(f"{run}.manifest.json").write_text(json.dumps({"params": params}), encoding="utf-8")
+    output = tmp_path / "r.html"
+    assert cli("report", files["qrels"], files["base"], files["reranked"], "--judgments", files["judgments"], "-m", "RR",
+               "-o", str(output)).exit_code == 0
+    note = re.findall(r'<p class="muted own-model">([^<]*)</p>', output.read_text(encoding="utf-8"))
+    assert note == ["bm25 retrieved with the judge&#39;s own model (all-MiniLM-L6-v2): labels it derives can favour such runs "
+                    "over lexical ones (docs/judge.md, &#39;Generated answers&#39;); judge with another model where that "
+                    "comparison matters."]
+    Path(f"{files['base']}.manifest.json").unlink()
+    assert cli("report", files["qrels"], files["base"], files["reranked"], "--judgments", files["judgments"], "-m", "RR",
+               "-o", str(output)).exit_code == 0
+    assert "own-model" not in output.read_text(encoding="utf-8")
+
+
 def cli_report(cli, folder: Path, qrels: str, *runs: str) -> str:
     output = folder / "same.html"
     assert cli("report", qrels, *runs, "--gold-qrels", qrels, "-m", "RR", "-o", str(output)).exit_code == 0

@@ -239,10 +239,11 @@ def describe_qrels(path: str | None) -> QrelsKind:
     return QrelsKind("qrels", os.path.basename(name), f"{name}: qrels")
 
 
-def _metric_section(inputs: ReportInputs, judged: Qrels, warn: Callable[[str], None]) -> dict[str, Any]:
+def _metric_section(inputs: ReportInputs, judged: Qrels, warn: Callable[[str], None], judge_model: Any = None) -> dict[str, Any]:
     """The runs on QRELS (`judged`, read already) and, with gold_qrels, on the gold chunks too: one column per
     measure and qrels. A run from stdin is read once and scored on both (stdin cannot be read again; it is
-    held whole anyway, within SEMREL_MAX_DOCUMENT_MB); the other runs are read one at a time for each qrels."""
+    held whole anyway, within SEMREL_MAX_DOCUMENT_MB); the other runs are read one at a time for each qrels.
+    `judge_model`: the model that judged QRELS' pairs, to name the runs that retrieved with it (_own_model)."""
     assert inputs.qrels is not None  # build_report checks it
     named: list[tuple[str, QrelsKind, Qrels | None]] = [(inputs.qrels, describe_qrels(inputs.qrels), judged)]
     if inputs.gold_qrels:
@@ -268,7 +269,18 @@ def _metric_section(inputs: ReportInputs, judged: Qrels, warn: Callable[[str], N
              "cells": [{"text": cell_text(c.value(run, m), inputs.places), "marks": c.marks(run, m)}
                        for m in first.measures for c in comparisons]}
             for run in first.runs]
-    return {"measures": [m.name for m in first.measures], "rows": rows, "qrels": qrels}
+    own = [run for run, path in zip(first.runs, inputs.runs) if _own_model(path, judge_model)]
+    return {"measures": [m.name for m in first.measures], "rows": rows, "qrels": qrels,
+            "own_model": f"{', '.join(own)} retrieved with the judge's own model ({judge_model}): labels it derives can favour "
+                         "such runs over lexical ones (docs/judge.md, 'Generated answers'); judge with another model where that "
+                         "comparison matters" if own else None}
+
+
+def _own_model(run: str | os.PathLike, judge_model: Any) -> bool:
+    """Whether the run's manifest says it retrieved (or reranked) by vectors of `judge_model`."""
+    params = (read_params(run) if judge_model and str(run) != STDIO else None) or {}
+    by_vectors = params.get("method") in ("dense", "hybrid") or params.get("rerank") == "dense"
+    return by_vectors and params.get("model") == judge_model
 
 
 REVERSALS_SHOWN = 3
@@ -478,7 +490,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
                                                       refit.scores(judged).tolist()))
     if inputs.runs and qrels is not None:  # runs without qrels were refused above
         with steps(f"report: evaluating and testing {len(inputs.runs)} runs", 0):
-            page.sections["metrics"] = _metric_section(inputs, qrels, note)
+            page.sections["metrics"] = _metric_section(inputs, qrels, note, (judge or {}).get("model"))
     if inputs.base and inputs.reranked is not None and qrels is not None:  # both given, with qrels: checked above
         with steps("report: reranking lift", 0):
             page.sections["lift"], problems = _lift_section(inputs, qrels, inputs.base, inputs.reranked)
