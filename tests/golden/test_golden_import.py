@@ -311,6 +311,23 @@ def test_a_giskard_testset_imports_from_jsonl_json_and_csv(tmp_path):
                              "-o", tmp_path / "bad.g.jsonl"), f"bad.jsonl:2: {message}")
 
 
+def test_testset_fields_past_the_first_4096_bytes_are_found(tmp_path):
+    """The format is told from a file's head; a long first record (a long context before the answer) and pandas'
+    column-wise JSON (each column's values before the next column's name) put the fields that tell it further on."""
+    long_context = "Bees keep honey in the upper combs. " * 150  # 5,400 characters
+    rows = [{"question": f"Where is honey {n}?", "reference_context": f"Document {n}: {long_context}{n}", "reference_answer": "Up."}
+            for n in range(3)]
+    write(tmp_path / "long.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    write(tmp_path / "columns.json", json.dumps({k: {str(n): row[k] for n, row in enumerate(rows)} for k in rows[0]}))
+    for name in ("long.jsonl", "columns.json"):
+        result = run("golden", "import", tmp_path / name, "--corpus-out", tmp_path / f"{name}.c.jsonl", "-o", tmp_path / f"{name}.g.jsonl")
+        assert result.exit_code == 0, result.output
+        assert read_manifest(tmp_path / f"{name}.g.jsonl")["params"]["format"] == "giskard"
+        assert len(read_lines(tmp_path / f"{name}.c.jsonl")) == 3
+    write(tmp_path / "other.json", json.dumps({"notes": {"0": "x" * 5000}, "more": 1}))
+    assert_one_error(run("golden", "import", tmp_path / "other.json", "-o", tmp_path / "o.jsonl"), "other.json: cannot tell the format")
+
+
 def test_llamaindex_question_context_pairs_hold_their_corpus(tmp_path):
     """generate_question_context_pairs' file (EmbeddingQAFinetuneDataset.save_json): its nodes are the chunks, each
     query's relevant_docs its gold; the questions have no answers, so every query is marked no_answer."""

@@ -80,7 +80,7 @@ def detect_format(source: str) -> str:
             first = []
         return _testset_shaped({cell.strip() for cell in first}) or "csv"
     if name.endswith(".jsonl"):
-        return _testset_shaped(set(re.findall(r'"(\w+)"\s*:', head))) or "jsonl"
+        return _testset_shaped(set(re.findall(r'"(\w+)"\s*:', head)) | _first_record_fields(source, head)) or "jsonl"
     if name.endswith(".json"):
         if re.search(r'"examples"\s*:', head):
             return "llamaindex"
@@ -95,7 +95,31 @@ def detect_format(source: str) -> str:
             return "pubmedqa"
         if re.search(r'"passages"\s*:', head) and re.search(r'"is_selected"\s*:', head):
             return "msmarco"
+        shaped = _testset_shaped(_table_fields(source))
+        if shaped:
+            return shaped
     raise FormatError(source, "cannot tell the format", hint="give format=")
+
+
+def _first_record_fields(source: str, head: str) -> set[str]:
+    """The keys of a JSON Lines file's first record when it runs past the head the format is told from."""
+    if "\n" in head.strip() or len(head.encode("utf-8")) < 4096:
+        return set()
+    line = next((text for _, text in read_lines(source) if text.strip()), "")
+    try:
+        record = json.loads(line) if not too_deep(line) else None
+    except ValueError:
+        return set()
+    return set(record) if isinstance(record, dict) else set()
+
+
+def _table_fields(source: str) -> set[str]:
+    """The fields of a .json testset whose head does not show them (a long first record, or pandas' column-wise
+    to_json, which names a column only after every value of the one before): the records, read whole."""
+    try:
+        return set(_table_records(source)[0])
+    except FormatError:
+        return set()
 
 
 def _testset_shaped(fields: set[str]) -> str | None:
