@@ -105,12 +105,21 @@ def _first_record_fields(source: str, head: str) -> set[str]:
     """The keys of a JSON Lines file's first record when it runs past the head the format is told from."""
     if "\n" in head.strip() or len(head.encode("utf-8")) < 4096:
         return set()
-    line = next((text for _, text in read_lines(source) if text.strip()), "")
-    try:
-        record = json.loads(line) if not too_deep(line) else None
-    except ValueError:
-        return set()
+    record = _first_line(source)[1]
     return set(record) if isinstance(record, dict) else set()
+
+
+def _first_line(source: str) -> tuple[str, Any, bool]:
+    """A JSON or JSON Lines file's first non-blank line, its JSON value (None where it is none) and whether a
+    non-blank line follows: what tells a testset's records apart without reading them all."""
+    lines = (line for _, line in read_lines(source) if line.strip())
+    first = next(lines, "").strip().lstrip("\ufeff")
+    more = next(lines, None) is not None
+    try:
+        value = json.loads(first) if first and not too_deep(first) else None
+    except ValueError:
+        value = None
+    return first, value, more
 
 
 def _table_fields(source: str) -> set[str]:
@@ -525,16 +534,10 @@ def _json_lines(source: str) -> bool:
     """Whether a testset file holds JSON Lines: a .jsonl does, unless it holds one JSON list (as some save a testset);
     so does a .json whose first line is a whole object with more lines after it (pandas' to_json(lines=True) to a
     .json name, as Giskard's QATestset.save("testset.json") writes)."""
-    lines = (line for _, line in read_lines(source) if line.strip())
-    first = next(lines, "").strip().lstrip("\ufeff")
+    first, value, more = _first_line(source)
     if source.lower().removesuffix(".gz").endswith(".jsonl"):
         return not first.startswith("[")
-    if not first.startswith("{") or next(lines, None) is None or too_deep(first):
-        return False
-    try:
-        return isinstance(json.loads(first), dict)
-    except ValueError:
-        return False
+    return more and isinstance(value, dict)
 
 
 import_ragas = _counting_importer(_ragas, "samples rejected in review (approval_status), left out")
