@@ -247,10 +247,9 @@ def main() -> None:
     parser.add_argument("--hidden-gold", action="store_true", help="also judge each set with one gold chunk of a query hidden")
     args = parser.parse_args()
     data, held_out, raw = [], [], {}
-    sets = [(name, args.work / "sets" / name, args.work / "cache", data) for name in bench.SETS]
-    if args.generated:
-        sets += [(f.name, f, args.generated / "cache", held_out) for f in sorted(args.generated.iterdir()) if (f / "pool.tsv").exists()]
-    for name, folder, cache, into in sets:
+    sets = bench.set_folders(args.work, args.generated, "pool.tsv")
+    for name, folder, cache, held in sets:
+        into = held_out if held else data
         gold_chunks = {item.query_id: max(1, len(item.gold_chunk_ids)) for item in read_golden(folder / "golden.jsonl")}
         for condition in bench.CONDITIONS:
             d = bench.SetData(name, folder, condition, cache, tau=False)

@@ -133,6 +133,15 @@ def runs_and_pools(folder: Path, cache: Path, own_pool: Path | None = None) -> N
         write_pool_rows(folder / "pool-all.tsv", [(q, c, s) for (q, c), s in pairs.items()])
 
 
+def set_folders(work: Path, generated: Path | None, built: str) -> list[tuple[str, Path, Path, bool]]:
+    """(name, folder, embedding cache, held out) of the development sets under WORK and, with GENERATED, of
+    bench/generated.py's sets whose folder holds `built` (the pool a script needs)."""
+    sets = [(name, work / "sets" / name, work / "cache", False) for name in SETS]
+    if generated:
+        sets += [(f.name, f, generated / "cache", True) for f in sorted(generated.iterdir()) if (f / built).exists()]
+    return sets
+
+
 def read_pool_rows(path: Path) -> list[tuple[str, str, set[str]]]:
     rows = []
     for line in open(path, encoding="utf-8"):

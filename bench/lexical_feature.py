@@ -125,10 +125,8 @@ def main() -> None:
     parser.add_argument("--generated", type=Path, default=None, help="bench/generated.py's work folder: label its sets too")
     args = parser.parse_args()
     data, held_out, raw = [], [], {}
-    sets = [(name, args.work / "sets" / name, args.work / "cache", data) for name in bench.SETS]
-    if args.generated:
-        sets += [(f.name, f, args.generated / "cache", held_out) for f in sorted(args.generated.iterdir()) if (f / "pool-all.tsv").exists()]
-    for name, folder, cache, into in sets:
+    for name, folder, cache, held in bench.set_folders(args.work, args.generated, "pool-all.tsv"):
+        into = held_out if held else data
         conditions = [bench.SetData(name, folder, condition, cache, tau=True) for condition in bench.CONDITIONS]
         lexical = Lexical(folder, {j.chunk_id for d in conditions for j in (*d.kappa, *d.all)})
         for condition, d in zip(bench.CONDITIONS, conditions):
