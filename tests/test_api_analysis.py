@@ -62,7 +62,7 @@ def cli_json(*args) -> dict:
 
 @pytest.mark.parametrize("which,cli_args,options", [
     ("raw", [], {}),  # on R: 0.5..0.9 by 0.01, at 0.7
-    ("p", [], {}),  # on p: 0.05..0.95 by 0.01, at 0.34
+    ("p", [], {}),  # on p: 0.05..0.95 by 0.01, at the cut
     ("raw", ["--on", "R", "--from", "0.5", "--to", "0.9", "--step", "0.05", "--at", "0.55", "--test", "t", "--correction", "none"],
      {"on": "R", "thresholds": [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9], "at": 0.55, "test": "t", "correction": "none"}),
     ("p", ["--on", "R", "-l", "1", "--alpha", "0.01", "--seed", "3"], {"on": "R", "rel_level": 1, "alpha": 0.01, "seed": 3}),
@@ -77,15 +77,16 @@ def test_sensitivity_gives_what_semrel_sensitivity_prints(sweep_files, which, cl
     assert sensitivity_json(from_files) == printed and sensitivity_json(from_records) == printed  # exact: the same computation
     assert render_sensitivity(from_files, "json") == json.dumps(printed, indent=2) + "\n"
     expected_on = options.get("on", "p" if which == "p" else "R")
-    assert printed["on"] == expected_on and printed["at"] == options.get("at", 0.34 if expected_on == "p" else 0.7)
+    assert printed["on"] == expected_on and printed["at"] == options.get("at", labels.CUT if expected_on == "p" else 0.7)
     grid = printed["thresholds"]
     expected_grid = (0.05, 0.95, 91) if expected_on == "p" else (0.5, 0.9, 9 if options.get("thresholds") else 41)
     assert (grid[0], grid[-1], len(grid)) == expected_grid
     rr = {(v["threshold"], v["run"]): v["value"] for v in printed["values"] if v["measure"] == "RR"}
     if expected_on == "R":  # a (0.57) and b (0.83) relevant at 0.5; b alone at 0.7
         assert (rr[0.5, "first"], rr[0.5, "second"], rr[0.7, "first"], rr[0.7, "second"]) == (1.0, 0.5, 0.0, 0.5)
-    else:  # on p: a (0.62) and b (0.41) relevant at 0.34; a alone at 0.5
-        assert (rr[0.34, "first"], rr[0.34, "second"], rr[0.5, "first"], rr[0.5, "second"]) == (1.0, 0.5, 1.0, 0.0)
+    else:  # on p: a (0.62) and b (0.41) relevant at the cut; a alone at 0.5
+        cut = labels.CUT
+        assert (rr[cut, "first"], rr[cut, "second"], rr[0.5, "first"], rr[0.5, "second"]) == (1.0, 0.5, 1.0, 0.0)
 
 
 def test_sensitivity_defaults_measures_as_the_command(sweep_files):
@@ -104,7 +105,7 @@ def test_a_refit_of_every_coefficient_is_swept_as_the_command_sweeps_it(write, s
             x = drawn_features(rng)
             featured[q, c] = (float(labels.probability(x, True)[0]), {**dict(zip(labels.FEATURES, x.tolist())), "with_gold": 1.0})
     judgments = write("featured.jsonl", judgment_lines(features=featured))
-    rule = labels.ProbabilityRule(cut=0.3, calibration={"fit": "features"}, refit=(0.5, -4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+    rule = labels.ProbabilityRule(cut=0.3, calibration={"fit": "features"}, refit=(0.5, -4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     cal = write("cal.json", json.dumps(rule.params()))
     runs = [sweep_files["first"], sweep_files["second"]]
     printed = cli_json("sensitivity", judgments, *runs, "-m", "RR", "--calibration", cal, "--from", "0.1", "--to", "0.9",

@@ -183,7 +183,7 @@ def test_a_refit_of_every_coefficient_sweeps_its_recomputed_p(cli, write, tmp_pa
                          "p": float(labels.probability(x[q, c], True)[0]),
                          "features": {**dict(zip(labels.FEATURES, x[q, c].tolist())), "with_gold": 1.0}})
     judgments = write("judgments.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
-    refit = (0.5, -4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # relR_idf now counts against relevance
+    refit = (0.5, -4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # relR_idf now counts against relevance
     cal = write("cal.json", json.dumps(labels.ProbabilityRule(cut=0.3, calibration={"fit": "features"}, refit=refit).params()))
     result = cli("sensitivity", judgments, write("first.run", FIRST), write("second.run", SECOND), "-m", "RR",
                  "--calibration", cal, "--from", "0.1", "--to", "0.9", "--step", "0.1", "-f", "json")

@@ -107,7 +107,7 @@ def _with_p(path, rows, manifest=True, lenratio=0.0):
     """judgments.jsonl rows (query, chunk, R, p, source) as the judge writes them."""
     path.write_text("".join(json.dumps({"query_id": q, "chunk_id": c, "P": r, "R": r, "F": r, "source": s, "p": p,
                                         "features": {"relR_idf": 0.5, "R_idf_max": 0.0, "own_idf": 0.5, "F_max": 0.0, "P_max": 0.0,
-                                                     "lenratio": lenratio, "with_gold": float("gold" in s)}}) + "\n"
+                                                     "lenratio": lenratio, "lexR_rel": 0.5, "with_gold": float("gold" in s)}}) + "\n"
                             for q, c, r, p, s in rows))
     if manifest:
         (path.parent / f"{path.name}.manifest.json").write_text(json.dumps({"params": {"model": "all-MiniLM-L6-v2"}}))
@@ -234,7 +234,7 @@ def test_a_refit_of_every_coefficient_labels_from_the_features(tmp_path):
     with pytest.raises(UsageError, match="give it without --on"):
         parse_labelling("R", str(tmp_path / "cal.json"))
     bare = [Judgment("q", "c", 0.5, 0.5, 0.5, p=0.5)]
-    with pytest.raises(ValidationError, match="hold no features"):
+    with pytest.raises(ValidationError, match="lack some of p.s features"):
         rule.grades(bare)
 
 
@@ -253,7 +253,8 @@ def test_labels_that_look_wrong_are_warned_about_with_what_to_do(tmp_path):
 
 def test_pairs_unlike_the_development_sets_are_warned_about(tmp_path):
     """References far shorter than their chunks (lenratio under the fitted range) on every pair: `label` says so."""
-    far = min(labels.WITH_GOLD.lower[-1], labels.WITHOUT_GOLD.lower[-1]) - 1
+    k = labels.FEATURES.index("lenratio")
+    far = min(labels.WITH_GOLD.lower[k], labels.WITHOUT_GOLD.lower[k]) - 1
     code, text = _run("label", _with_p(tmp_path / "j.jsonl", PROBABLE, lenratio=far), "-o", tmp_path / "q.txt")
     assert code == 0, text
     assert "5 of 5 pairs (100%) lie beyond the development sets p was fitted on (most often lenratio: references far" in text

@@ -17,7 +17,8 @@ from semrel.judging import labels
 from semrel.records import Judgment
 from semrel.review.tasks import parse_labelling
 
-FEATURES = {"relR_idf": 0.5, "R_idf_max": 0.0, "own_idf": 0.5, "F_max": 0.0, "P_max": 0.0, "lenratio": 0.0, "with_gold": 1.0}
+FEATURES = {"relR_idf": 0.5, "R_idf_max": 0.0, "own_idf": 0.5, "F_max": 0.0, "P_max": 0.0, "lenratio": 0.0, "lexR_rel": 0.5,
+            "with_gold": 1.0}
 DROP = object()  # a field left out of the file
 MIXED = [  # query, chunk, R, p (None: the judge wrote none, nor features: its query had no null sample), source
     ("q1", "a", 0.80, 0.90, "bm25,gold"),
@@ -42,7 +43,7 @@ def test_only_the_pairs_without_p_are_labelled_on_r(tmp_path):
     assert result.exit_code == 0, result.output
     assert read_qrels(tmp_path / "q.txt").to_dict() == {"q1": {"a": 1, "b": 0}, "q2": {"c": 1, "d": 0}, "q3": {"e": 1}}
     (warning,) = [line for line in result.stderr.splitlines() if "warning" in line]
-    assert "2 of 5 pairs hold no probability p: labelled by R >= 0.7 instead, the other 3 by p >= 0.34" in warning
+    assert f"2 of 5 pairs hold no probability p: labelled by R >= 0.7 instead, the other 3 by p >= {labels.CUT}" in warning
     assert "null sample" in warning and "older" not in warning
     params = json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]
     assert params["rule"] == "probability" and params["thresholds"] == [labels.CUT]
@@ -176,7 +177,7 @@ def test_a_refit_of_another_models_coefficients_is_refused(tmp_path):
     params = labels.ProbabilityRule(refit=refit, calibration={"fit": "features"}).params()
     (tmp_path / "same.json").write_text(json.dumps(params))
     assert semrel.label(judgments, calibration=tmp_path / "same.json").to_dict() == {
-        "q1": {"a": 1, "b": 1}, "q2": {"c": 1, "d": 1}, "q3": {"e": 1}}  # p recomputed from FEATURES, moved: 0.75 (the judge's: 0.3)
+        "q1": {"a": 1, "b": 1}, "q2": {"c": 1, "d": 1}, "q3": {"e": 1}}  # p recomputed from FEATURES, moved: 0.85 (the judge's: 0.3)
     other = {**params["model"], "with_gold": {**params["model"]["with_gold"], "intercept": -2.0}}
     cal = tmp_path / "other.json"
     cal.write_text(json.dumps({**params, "model": other}))
@@ -189,6 +190,30 @@ def test_a_refit_of_another_models_coefficients_is_refused(tmp_path):
     assert not (tmp_path / "q.txt").exists()
     moved = {**labels.ProbabilityRule(slope=1.2, shift=0.4).params(), "model": other}  # cuts on the judge's own p: read
     assert labels.rule_from_params(moved).judge_thresholds == labels.ProbabilityRule(slope=1.2, shift=0.4).judge_thresholds
+
+
+def test_a_cut_on_p_from_another_probability_model_is_warned_about(tmp_path):
+    """Judgments of a semrel whose probability model has been refitted since: their p is another model's, and this
+    semrel's cut was chosen for its own, so `label` says so and how to bring the two together; its own model's p is
+    labelled without a word."""
+    judgments = _judgments(tmp_path / "j.jsonl", [r for r in MIXED if r[3] is not None])
+    manifest = tmp_path / "j.jsonl.manifest.json"
+    older = {**labels.model_params(), "with_gold": {**labels.WITH_GOLD.to_json(), "intercept": -3.97}}
+    for model, warned in ((older, True), ({**older, "features": [*labels.FEATURES[:-1], "P_max*lenratio"]}, True),
+                          (labels.model_params(), False)):
+        manifest.write_text(json.dumps({"params": {"probability": {"model": model}}}))
+        result = run("label", judgments, "-o", tmp_path / "q.txt")
+        assert result.exit_code == 0, result.output
+        assert (f"its p comes from another semrel's probability model, and the cut p >= {labels.CUT} was chosen for this one's p: "
+                "re-run `semrel judge`" in result.stderr) is warned
+        recorded = json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]
+        assert any("another semrel's probability model" in w for w in recorded["warnings"]) is warned
+    calibrated = tmp_path / "cal.json"  # a refit recomputes p from the features by this semrel's model: nothing to say
+    calibrated.write_text(json.dumps(labels.ProbabilityRule(refit=(0.0,) * (len(labels.FEATURES) + 2),
+                                                            calibration={"fit": "features"}).params()))
+    manifest.write_text(json.dumps({"params": {"probability": {"model": older}}}))
+    result = run("label", judgments, "-o", tmp_path / "r.txt", "--calibration", calibrated)
+    assert result.exit_code == 0 and "another semrel's probability model" not in result.stderr
 
 
 def _judged_by(path, rows, **settings):

@@ -42,12 +42,17 @@ def covid150(tmp_path_factory) -> Path:
     return folder
 
 
+# The research's model had no lexR_rel: its fixture's features and weights are of these.
+RESEARCH = tuple(f for f in labels.FEATURES if f != "lexR_rel")
+
+
 def _features(row: dict) -> list[float]:
-    return [row["features"][f] for f in labels.FEATURES]
+    """The fixture's features in FEATURES order, lexR_rel (which the research model does not weigh) as 0."""
+    return [row["features"].get(f, 0.0) for f in labels.FEATURES]
 
 
 def test_probability_is_the_published_formula_with_coefficients_by_gold():
-    x = np.array([[0.9, 0.1, 0.5, 0.05, -0.02, -1.2], [0.2, -0.1, 0.0, -0.1, -0.2, 0.3]])
+    x = np.array([[0.9, 0.1, 0.5, 0.05, -0.02, -1.2, 0.4], [0.2, -0.1, 0.0, -0.1, -0.2, 0.3, -0.3]])
     for coefficients, gold in ((labels.WITH_GOLD, True), (labels.WITHOUT_GOLD, False)):
         b = np.array(coefficients.weights)
         z = coefficients.intercept + np.column_stack([x, x[:, 4] * x[:, 5]]) @ b
@@ -58,7 +63,7 @@ def test_probability_is_the_published_formula_with_coefficients_by_gold():
 
 def test_beyond_the_fitted_range_p_holds_at_the_edge():
     """A feature past the range of the pairs a model was fitted on gives the p of the range's edge, not an extrapolation."""
-    inside = np.array([[0.9, 0.1, 0.5, 0.05, -0.02, -1.2]])
+    inside = np.array([[0.9, 0.1, 0.5, 0.05, -0.02, -1.2, 0.4]])
     for coefficients, gold in ((labels.WITH_GOLD, True), (labels.WITHOUT_GOLD, False)):
         assert coefficients.lower is not None and coefficients.upper is not None
         for k in range(len(labels.FEATURES)):
@@ -76,7 +81,10 @@ def test_beyond_the_fitted_range_p_holds_at_the_edge():
 
 
 def _research_model(fixture: dict) -> labels.Coefficients:
-    return labels.Coefficients(fixture["coefficients"]["intercept"], tuple(fixture["coefficients"]["weights"]))
+    """The research's model as Coefficients: its weights (RESEARCH, then the interaction), lexR_rel's 0."""
+    *weights, interaction = fixture["coefficients"]["weights"]
+    return labels.Coefficients(fixture["coefficients"]["intercept"],
+                               (*[weights[RESEARCH.index(f)] if f in RESEARCH else 0.0 for f in labels.FEATURES], interaction))
 
 
 def test_the_rule_reproduces_the_research_probabilities_from_their_features():
@@ -123,9 +131,43 @@ def test_the_judge_reproduces_rule_py_on_a_fixed_pool(covid150):
     for r in rows:
         j = mine[r["query_id"], r["chunk_id"]]
         assert abs(j.R - r["R"]) < 1e-6
-        assert np.abs(np.array([j.features[f] for f in labels.FEATURES]) - np.array(_features(r))).max() < 1e-5
+        assert np.abs(np.array([j.features[f] for f in RESEARCH]) - np.array([r["features"][f] for f in RESEARCH])).max() < 1e-5
         assert abs(float(labels.sigmoid(research.logit(np.array([[j.features[f] for f in labels.FEATURES]])))[0]) - r["p"]) < 1e-5
     assert judged.params["probability"]["null_sample"]["chunks"] == 100
+
+
+@pytest.mark.slow
+@needs_data
+def test_lexr_rel_is_the_share_of_the_answers_tokens_in_the_chunk_against_the_null(covid150):
+    """lexR_rel of rule_pool.json's pairs computed here from the tokenizer's ids: the idf-weighted share of the reference's
+    tokens whose id occurs in the chunk, against its mean over the query's null chunks and its best in the query's pool."""
+    from semrel.encoding.models import load_tokenizer
+    from semrel.formats.corpus import iter_corpus
+    from semrel.judging.bertscore import idf_table
+    from semrel.judging.judge import scan_corpus
+
+    fixture = json.loads(RULE_POOL.read_text())
+    golden = [GoldenItem(g["query_id"], g["query"], (g["reference_answer"],), tuple(g["gold_chunk_ids"])) for g in fixture["golden"]]
+    pool = [(r["query_id"], r["chunk_id"], ("bm25",)) for r in fixture["pairs"] if "bm25" in r["sources"]]
+    judged = semrel.judge(covid150 / "corpus.jsonl", golden, pool, cache=covid150 / "cache").judgments
+    tokenizer = load_tokenizer(None)
+    scan = scan_corpus(iter_corpus(covid150 / "corpus.jsonl"), {j.chunk_id for j in judged}, labels.IDF_SAMPLE, 0, "corpus", False)
+    order = [c for _, c in scan.candidates]
+    ids = {c: tokenizer(scan.texts[c], add_special_tokens=False)["input_ids"] for c in {*order, *(j.chunk_id for j in judged)}}
+    specials = [tokenizer.cls_token_id, tokenizer.sep_token_id]
+    idf = idf_table(([specials[0], *ids[c], specials[1]] for c in order), max(len(tokenizer), tokenizer.vocab_size))[0]
+    for g in golden:
+        answer = np.array(tokenizer(g.reference_answers[0], add_special_tokens=False)["input_ids"])
+
+        def lex(chunk: str) -> float:
+            return float(idf[answer] @ np.isin(answer, ids[chunk])) / float(idf[answer].sum())  # noqa: B023
+
+        mine = {j.chunk_id: j.features["lexR_rel"] for j in judged if j.query_id == g.query_id}
+        mean = np.mean([lex(c) for c in order[: labels.NULL_SAMPLE] if c not in mine])
+        best = max(lex(c) for c in mine)
+        assert len(mine) > 10 and 0 < mean < best
+        for chunk, value in mine.items():
+            assert value == pytest.approx(np.clip((lex(chunk) - mean) / max(best - mean, labels.LEX_FLOOR), -1, 1), abs=1e-6)
 
 
 @pytest.mark.slow
@@ -144,8 +186,9 @@ def test_one_word_answers_against_long_chunks_are_held_at_the_edge_and_warned_ab
     model = labels.WITH_GOLD
     for j in result.judgments:  # the published formula on the features held to the range, computed here
         x = np.clip(np.array([j.features[f] for f in labels.FEATURES]), model.lower, model.upper)
-        assert j.features["lenratio"] < model.lower[-1] and x[-1] == model.lower[-1]
-        z = model.intercept + np.append(x, x[4] * x[5]) @ np.array(model.weights)
+        k, pk = labels.FEATURES.index("lenratio"), labels.FEATURES.index("P_max")
+        assert j.features["lenratio"] < model.lower[k] and x[k] == model.lower[k]
+        z = model.intercept + np.append(x, x[pk] * x[k]) @ np.array(model.weights)
         assert j.p == pytest.approx(1 / (1 + np.exp(-z)), rel=0, abs=1e-12)
     assert any(w.startswith("6 of 6 pairs (100%) lie beyond the development sets p was fitted on") and "semrel calibrate" in w
                for w in result.warnings), result.warnings
@@ -243,8 +286,8 @@ def test_a_rerun_on_a_warm_cache_loads_no_model_or_tokenizer_for_p(tmp_path):
 def test_pool_features_by_hand():
     """Each feature of p from the pair's scores, its query's null sample and token bests, computed by hand: own_idf
     counts a token within OWN_MARGIN of the pool's best (0.50 against 0.52 included) and takes the best reference;
-    relR_idf's denominator is held at 1e-3 where the pool's best is below the null mean; a chunk of 0 tokens counts as
-    1 in lenratio; a query with no null chunk has no p."""
+    relR_idf's denominator is held at 1e-3 where the pool's best is below the null mean, lexR_rel's at LEX_FLOOR, and
+    lexR_rel is held to [-1, 1]; a chunk of 0 tokens counts as 1 in lenratio; a query with no null chunk has no p."""
     from semrel.judging.probability import PoolFeatures
 
     work = [("q", "c1", ("ref",)), ("q", "c2", ("ref",)), ("s", "c3", ("ref",)), ("r", "c4", ("ref",))]
@@ -254,14 +297,16 @@ def test_pool_features_by_hand():
     pool.add(1, [np.array([0.89, 0.52, 0.60]), np.array([0.5, 0.1])], [first_ref_weights, second_ref_weights], 40, 20.0)
     pool.add(2, [np.array([0.3])], [np.array([1.0])], 0, 5.0)
     pool.add(3, [np.array([0.3])], [np.array([1.0])], 8, 5.0)
-    scores = np.array([[0.6, 0.7, 0.65, 0.8], [0.5, 0.6, 0.55, 0.5], [0.3, 0.3, 0.25, 0.2], [0.4, 0.4, 0.4, 0.4]])  # P, R, F, R_idf
-    null = np.array([[0.3, 0.4, 0.35, 0.2], [0.2, 0.5, 0.3, 0.4], [0.1, 0.1, 0.1, 0.5]])
+    scores = np.array([[0.6, 0.7, 0.65, 0.8, 0.35], [0.5, 0.6, 0.55, 0.5, 0.0], [0.3, 0.3, 0.25, 0.2, 0.1],
+                       [0.4, 0.4, 0.4, 0.4, 0.5]])  # P, R, F, R_idf, exact-token share
+    null = np.array([[0.3, 0.4, 0.35, 0.2, 0.2], [0.2, 0.5, 0.3, 0.4, 0.4], [0.1, 0.1, 0.1, 0.5, 0.15]])
     features, p = pool.compute(scores, null, ["q", "q", "s"])
-    # q: null mean R_idf 0.3, highest P 0.3, F 0.35, R_idf 0.4, best pooled R_idf 0.8; s: mean 0.5 above its best 0.2
-    expected = np.array([  # relR_idf, R_idf_max, own_idf, F_max, P_max, lenratio
-        [(0.8 - 0.3) / 0.5, 0.4, 1.0, 0.3, 0.3, np.log(20 / 10)],  # own: ref 1 all 3 tokens (4/4), ref 2 one of 2
-        [(0.5 - 0.3) / 0.5, 0.1, 0.75, 0.2, 0.2, np.log(20 / 40)],  # own: ref 1 tokens 1, 2 (3/4), ref 2 one of 2
-        [(0.2 - 0.5) / 1e-3, -0.3, 1.0, 0.15, 0.2, np.log(5 / 1)],
+    # q: null mean R_idf 0.3, highest P 0.3, F 0.35, R_idf 0.4, best pooled R_idf 0.8; null mean share 0.3, best 0.35
+    # (lexR_rel's denominator LEX_FLOOR); s: mean R_idf 0.5 above its best 0.2, mean share 0.15 above its best 0.1
+    expected = np.array([  # relR_idf, R_idf_max, own_idf, F_max, P_max, lenratio, lexR_rel
+        [(0.8 - 0.3) / 0.5, 0.4, 1.0, 0.3, 0.3, np.log(20 / 10), (0.35 - 0.3) / 0.1],  # own: ref 1 all 3 tokens (4/4), ref 2 one of 2
+        [(0.5 - 0.3) / 0.5, 0.1, 0.75, 0.2, 0.2, np.log(20 / 40), -1.0],  # own: ref 1 tokens 1, 2 (3/4), ref 2 1 of 2; lexR_rel held
+        [(0.2 - 0.5) / 1e-3, -0.3, 1.0, 0.15, 0.2, np.log(5 / 1), (0.1 - 0.15) / 0.1],
     ])
     assert features[:3, :-1] == pytest.approx(expected, abs=1e-9)
     assert features[:, -1].tolist() == [1.0, 1.0, 0.0, 0.0]  # with_gold

@@ -315,7 +315,7 @@ def test_a_refit_of_every_coefficient_marks_the_sensitivity_curves_at_its_cut(cl
     from semrel.formats.manifest import write_manifest
     from semrel.judging.labels import ProbabilityRule
 
-    rule = ProbabilityRule(cut=0.6, calibration={"fit": "features"}, refit=(0.5, -1.0, 0, 0, 0, 0, 0, 0))
+    rule = ProbabilityRule(cut=0.6, calibration={"fit": "features"}, refit=(0.5, -1.0, 0, 0, 0, 0, 0, 0, 0))
     write_manifest(files["qrels"], params=rule.params())
     Path(files["sensitivity"]).write_text("threshold\trun\tmeasure\tvalue\n" + "".join(
         f"{t}\t{run}\tRR\t{v if t <= 0.6 else v / 3}\n" for t in (0.58, 0.59, 0.6, 0.61, 0.62) for run, v in (("bm25", 0.6), ("rr", 0.7))))
@@ -329,7 +329,7 @@ def test_a_refit_of_every_coefficient_marks_the_sensitivity_curves_at_its_cut(cl
 
     rows = [json.loads(line) for line in Path(files["judgments"]).read_text().splitlines()]
     x = {(r["query_id"], r["chunk_id"]): [-0.4 + 0.2 * int(r["chunk_id"][1:]) if r["chunk_id"].startswith("c") else -0.5,
-                                          0.1, 0.5, 0.1, 0.1, -1.0] for r in rows}
+                                          0.1, 0.5, 0.1, 0.1, -1.0, 0.5] for r in rows}
     Path(files["judgments"]).write_text("".join(json.dumps({**r, "p": 0.5, "features": {
         **dict(zip(labels.FEATURES, x[r["query_id"], r["chunk_id"]])), "with_gold": 1.0}}) + "\n" for r in rows))
     q = {k: float(labels.probability(v, True, rule.refit)[0]) for k, v in x.items()}

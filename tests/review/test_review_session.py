@@ -523,7 +523,7 @@ def test_a_queue_from_a_refit_of_every_coefficient_orders_by_the_refitted_p(tmp_
     Path(pool["judgments"]).write_text("".join(
         json.dumps({**r, "p": float(labels.probability(x[i], True)[0]),
                     "features": {**dict(zip(labels.FEATURES, x[i].tolist())), "with_gold": 1.0}}) + "\n" for i, r in enumerate(rows)))
-    refit = (1.0, -2.0, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0)
+    refit = (1.0, -2.0, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0)
     (tmp_path / "cal.json").write_text(json.dumps(labels.ProbabilityRule(cut=0.4, calibration={"fit": "features"}, refit=refit).params()))
     labels.label(pool["judgments"], pool["labels"], calibration=tmp_path / "cal.json")
     labelling = parse_labelling(None, str(tmp_path / "cal.json"))

@@ -64,7 +64,7 @@ def sensitivity(
     measures: default `DEFAULT_MEASURES`. on: the score swept, p (the default where the judgments hold it)
     or P, R, F (default R without p). thresholds: the grid (default 0.05..0.95 by 0.01 on p, 0.5..0.9 on
     P, R, F; `semrel.analysis.sensitivity.threshold_grid` makes others). at: the chosen threshold, rankings
-    compared with the ranking there (default 0.34 on p, 0.7 on P, R, F). calibration: a refit of every
+    compared with the ranking there (default the shipped cut on p, 0.7 on P, R, F). calibration: a refit of every
     coefficient (`semrel calibrate --fit features -o FILE`, or its rule): its p is swept, at its cut.
     test, correction, alpha, permutations, bootstrap, seed: the paired tests, as `compare`'s.
     curves: write rows threshold,run,measure,value there (CSV, for `semrel report --sensitivity`) with a

@@ -462,11 +462,12 @@ class PairScorer:
 
 
 class FeatureScorer(PairScorer):
-    """A PairScorer that also hands over what p needs: for every task its idf-weighted R (a fourth
-    score column), and for the tasks `wanted` says each reference token's best cosine over the
-    chunk and its idf weight (non-special reference tokens, one array each per reference answer),
-    the chunk's token count and the query's mean reference length. P, R and F come from the same
-    product and arithmetic as PairScorer's."""
+    """A PairScorer that also hands over what p needs: for every task its idf-weighted R and the
+    idf-weighted share of the reference's tokens whose id the chunk holds (a fourth and fifth score
+    column: the vectors' near matches and the exact ones), and for the tasks `wanted` says each
+    reference token's best cosine over the chunk and its idf weight (non-special reference tokens,
+    one array each per reference answer), the chunk's token count and the query's mean reference
+    length. P, R and F come from the same product and arithmetic as PairScorer's."""
 
     def __init__(self, encoder: TextEncoder, weights: np.ndarray, answers: Mapping[str, tuple[str, ...]], advance: Advance,
                  plain: np.ndarray, idf: np.ndarray, wanted: Callable[[int], bool]):
@@ -492,14 +493,14 @@ class FeatureScorer(PairScorer):
 
     def score_features(self, by_text: Mapping[str, list[int]], query_of: Callable[[int], str]
                        ) -> Iterator[tuple[list[int], np.ndarray, int, dict[int, tuple[list[np.ndarray], list[np.ndarray], int, float]]]]:
-        """(task numbers, their P, R, F and idf-weighted R as rows, windows,
+        """(task numbers, their P, R, F, idf-weighted R and exact-token share as rows, windows,
         {wanted task: (token bests, their idf, chunk tokens, reference tokens)})."""
         for text in [t for t in by_text if not t.strip()]:  # nothing to match: 0, 0, 0, and no token matches
             group = by_text[text]
             extra = {i: ([np.zeros(int(self.kept[a].sum()), np.float32) for a in self.answers[query_of(i)]],
                          [self.token_idf[a] for a in self.answers[query_of(i)]], 0, self._reference_tokens(query_of(i)))
                      for i in group if self.wanted(i)}
-            yield (*self._done(group, np.zeros((len(group), 4)), 1), extra)
+            yield (*self._done(group, np.zeros((len(group), 5)), 1), extra)
         texts = [t for t in by_text if t.strip()]
         for n, entry in self.encoder.encode(texts):
             group = by_text[texts[n]]
@@ -509,9 +510,11 @@ class FeatureScorer(PairScorer):
             chunk_tokens = int(np.count_nonzero(self.plain[entry.ids]))
             best: dict[str, np.ndarray] = {}
             kept: dict[str, tuple[list[np.ndarray], list[np.ndarray], int, float]] = {}
+            held = np.zeros(len(self.idf), dtype=bool)
+            held[entry.ids] = True
             for block, stacked, (*scores, tokens) in self._matched(entry, queries, greedy_match_tokens):
                 recall = np.maximum.reduceat(self._recall_idf(tokens, stacked), stacked.bounds[:-1])
-                best.update(zip(block, np.column_stack([self._per_query(scores, stacked), recall])))
+                best.update(zip(block, np.column_stack([self._per_query(scores, stacked), recall, self._exact(held, block)])))
                 ends = [*stacked.starts[1:].tolist(), len(tokens)]
                 kept.update((q, ([tokens[stacked.starts[r] : ends[r]][self.kept[stacked.texts[r]]].astype(np.float32, copy=False)
                                   for r in range(stacked.bounds[k], stacked.bounds[k + 1])],
@@ -526,6 +529,12 @@ class FeatureScorer(PairScorer):
         norm = np.concatenate([self.idf_sum[a] for a in stacked.texts])
         total = np.add.reduceat(tokens * idf, stacked.starts)
         return np.divide(total, norm, out=np.zeros_like(total), where=norm > 0)
+
+    def _exact(self, held: np.ndarray, queries: Sequence[str]) -> np.ndarray:
+        """Per query, the best over its answers of the idf-weighted share of the answer's tokens whose id
+        is among the chunk's (`held`, by token id): lexR_rel's input."""
+        return np.array([max(float(self.idf_full[a] @ held[self.references[a].ids]) / float(self.idf_sum[a][0])
+                             if self.idf_sum[a][0] > 0 else 0.0 for a in self.answers[q]) for q in queries])
 
     def _reference_tokens(self, query: str) -> float:
         if query not in self.lengths:
@@ -645,14 +654,16 @@ def judge_pairs(
                           _digest(*sorted(answers.items())), baseline_pairs,
                           *([options.null_sample, _digest(null), idf_key] if features else []))
     saved = Checkpoint(checkpoint, fingerprint) if checkpoint else None
-    scores = np.zeros((total, 4 if features else 3))  # P, R, F (and the idf-weighted R p needs)
+    scores = np.zeros((total, 5 if features else 3))  # P, R, F (and the idf-weighted R and exact-token share p needs)
     windows = np.zeros(total, dtype=np.int32)
     done = np.zeros(total, dtype=bool)
     for row in saved.rows() if saved else ():
         i = row.get("i")
         if isinstance(i, int) and 0 <= i < total and not done[i] and task(i) == (row["kind"], row["query_id"], row["chunk_id"]) \
-                and (features is None or (isinstance(row.get("Ri"), float) and (i >= len(work) or features.restore(i, row)))):
-            scores[i], windows[i], done[i] = (row["P"], row["R"], row["F"], *([row["Ri"]] if features else [])), row["windows"], True
+                and (features is None or (all(isinstance(row.get(k), float) for k in ("Ri", "lex"))
+                                          and (i >= len(work) or features.restore(i, row)))):
+            scores[i], windows[i], done[i] = (row["P"], row["R"], row["F"], *([row["Ri"], row["lex"]] if features else [])), \
+                row["windows"], True
     todo = np.flatnonzero(~done)
     resumed, scored = total - len(todo), 0
     null_seconds = 0.0
@@ -691,7 +702,7 @@ def judge_pairs(
                     features.add(i, *values)
             if saved:
                 saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))),
-                              **dict(zip(("P", "R", "F", "Ri"), (float(v) for v in row))), "windows": count,
+                              **dict(zip(("P", "R", "F", "Ri", "lex"), (float(v) for v in row))), "windows": count,
                               **(features.row(i, *extra[i]) if features is not None and i in extra else {})}
                              for i, row in zip(group, best))
 

@@ -24,7 +24,9 @@ is a logistic regression on label-free features the judge computes per pair (FEA
     own_idf   idf-weighted share of the reference's tokens on which this chunk's best cosine is within
               0.02 of the best any judged chunk of the query reaches for that token (best reference)
     lenratio  ln(reference tokens / chunk tokens)
-    p = sigmoid(intercept + b . [relR_idf, R_idf_max, own_idf, F_max, P_max, lenratio, P_max * lenratio])
+    lex       idf-weighted share of the reference's tokens whose token id occurs in the chunk (best reference)
+    lexR_rel  (lex - mean null lex) / max(best pooled lex - mean null lex, LEX_FLOOR), held to [-1, 1]
+    p = sigmoid(intercept + b . [relR_idf, R_idf_max, own_idf, F_max, P_max, lenratio, lexR_rel, P_max * lenratio])
     each feature first held to the range it took on the pairs the coefficients were fitted on
 
 with "null" = the NULL_SAMPLE (25) corpus chunks with the smallest seeded hash of their id (seed 0),
@@ -34,7 +36,10 @@ corpus). Weighting the reference's tokens by idf lets a chunk that matches the a
 count for more than one that matches its "the" and "of": refitted leave-one-family-out it raised the
 mean margin to the raw oracle (bench/labels.py, docs/judge.md has the figures). A sample, not the
 whole corpus, keeps the cost bounded: in the research, idf from 200 or 1,000 chunks did as well as
-idf from all of them. The plain features (relR, R_max, own) were the model before. The null: the research
+idf from all of them. The plain features (relR, R_max, own) were the model before. lexR_rel is relR_idf's
+normalisation on exact tokens: every other feature rests on the judge's vectors, which are the vectors of a
+dense retriever on the same model, so labels without it leaned towards that retriever on held-out generated
+sets (docs/judge.md, "The exact-token feature"). The null: the research
 proposed 100; refitted at 10, 25 and 100 the model reaches the same worst margins and calibration, and 25
 costs a quarter of the matching. The coefficients differ
 with whether the query's gold chunks were judged (`with_gold`: the golden set lists gold for it,
@@ -50,8 +55,8 @@ query's own passages) and WITHOUT_GOLD on the 42,507 retrieved pairs of the same
 added), scikit-learn LogisticRegression(C=100), each set weighted equally. CUT maximises the mean
 margin, over the 8 sets x 2 conditions, of kappa against gold minus the best kappa a threshold on
 raw R reaches on that set. The worst margin, the criterion before, follows the hardest fitting
-set's convention: refitted leave-one-family-out, the mean criterion's worst margin is -0.176
-against -0.192 and its mean +0.027 against +0.019, for -0.084 against -0.077 in-sample
+set's convention: refitted leave-one-family-out, the mean criterion's worst margin is -0.170
+against -0.252 and its mean +0.045 against +0.020, for -0.082 against -0.075 in-sample
 (docs/judge.md has every figure). One model per condition with one
 shared cut was chosen over the research's single model fitted with gold (worst margins across both
 conditions -0.254 in-sample / -0.316 LODO, at N = 100) and one model fitted on both conditions
@@ -90,7 +95,8 @@ NULL_SAMPLE = 25  # corpus chunks in the judge's null sample (seeded hash order,
 WITHOUT_P = "judged with a null sample of 0 chunks, or by a semrel judge older than p"  # why judgments can lack p
 IDF_SAMPLE = 1000  # corpus chunks the idf weights of relR_idf, R_idf_max and own_idf are counted on (the same order)
 OWN_MARGIN = 0.02  # a token is the chunk's "own" when its best cosine is within this of the pool's best
-FEATURES = ("relR_idf", "R_idf_max", "own_idf", "F_max", "P_max", "lenratio")  # the model adds P_max * lenratio
+FEATURES = ("relR_idf", "R_idf_max", "own_idf", "F_max", "P_max", "lenratio", "lexR_rel")  # the model adds P_max * lenratio
+LEX_FLOOR = 0.1  # lexR_rel's smallest denominator: a pool whose best chunk shares hardly more answer tokens than the null
 WITH_GOLD_FLAG = "with_gold"  # the feature that picks the coefficients: 1 when the query's gold chunks were judged
 
 
@@ -141,16 +147,18 @@ class Coefficients:
 
 
 # Fitted with the query's gold pairs in the pool (the golden set lists gold chunks): 43,345 pairs; lower and upper: their range.
-WITH_GOLD = Coefficients(-3.970926993076545, (4.27606649354107, -0.33949153511175917, 3.8111253820743145, 0.5411809636216267,
-                                               0.578603391867534, 0.6642276484136634, 1.5860292248358503),
-    lower=(-108.13980761387371, -0.7238501325263851, 0.0, -0.4412813620495108, -0.4091626555680094, -6.927557906278317),
-    upper=(1.0, 0.7794280395171435, 1.0, 0.7961267342116447, 0.8000355032198722, 3.784189633918261))
+WITH_GOLD = Coefficients(-4.04456744487824, (-0.030768835152353034, -4.47299361908084, 3.5124049535016453, 1.8440271659544913,
+                                              2.5413279778317093, 0.6991153552671466, 6.105241981823819, 1.6900731824030384),
+    lower=(-108.13978210992298, -0.7238499708384277, 0.0, -0.4412813650387708, -0.4091626698976974, -6.927557906278317,
+           -0.7857142857142854),
+    upper=(1.0, 0.7794280080359298, 1.0, 0.7961266902161617, 0.8000354769358796, 3.784189633918261, 1.0))
 # Fitted on retrieved pairs only (no gold chunks known for the query): 42,507 pairs; lower and upper: their range.
-WITHOUT_GOLD = Coefficients(-4.756111068799541, (3.4261006153962614, 0.7622558366469019, 3.666185388557061, 2.598679936735045,
-                                                  1.8443289866992745, 0.323044917932342, 2.8452328053541156),
-    lower=(-108.13980761387371, -0.7781705511073956, 0.0, -0.6194654066188425, -0.5697265687729325, -6.927557906278317),
-    upper=(1.0, 0.7794280395171435, 1.0, 0.7961267342116447, 0.8000355032198722, 3.367295829986474))
-CUT = 0.34  # binary label: p >= CUT
+WITHOUT_GOLD = Coefficients(-5.053063580126359, (-0.03392130292032207, -4.273936144094034, 3.2377928092474155, 16.059873118658317,
+                                                  -6.967071452280338, 0.355162039352054, 5.0964510518527595, 3.54921793232682),
+    lower=(-108.13978210992298, -0.7781706940528471, 0.0, -0.6194653633079947, -0.5697265224494021, -6.927557906278317,
+           -0.9227102247927342),
+    upper=(1.0, 0.7794280080359298, 1.0, 0.7961266902161617, 0.8000354769358796, 3.367295829986474, 1.0))
+CUT = 0.38  # binary label: p >= CUT
 
 
 def grade_cuts(cut: float) -> tuple[float, float, float]:
@@ -402,8 +410,8 @@ class ProbabilityRule:
             return self.calibrated(score_values(judgments, PROBABILITY))
         missing = sum(not _featured(j) for j in judgments)
         if missing:
-            raise ValidationError(f"{missing} of {len(judgments)} judgments hold no features, which a refit of every coefficient "
-                                  "needs: re-run `semrel judge`, which writes them beside p")
+            raise ValidationError(f"{missing} of {len(judgments)} judgments lack some of p's features ({', '.join(FEATURES)}), "
+                                  "which a refit of every coefficient needs: re-run `semrel judge`, which writes them beside p")
         return probability(*feature_rows(judgments), self.refit)
 
     @property
@@ -502,12 +510,16 @@ def _probability_from_params(params: Mapping[str, Any], where: str) -> Probabili
                            refit=tuple(float(v) for v in refit) if refit is not None else None)
 
 
+def _other_model(recorded: Any) -> bool:
+    """Whether a manifest's "model" records coefficients other than this semrel's (a semrel whose model was refitted since)."""
+    shipped = json.loads(json.dumps(model_params()))
+    return isinstance(recorded, dict) and any(recorded.get(k) != shipped[k] for k in ("features", "with_gold", "without_gold"))
+
+
 def _require_this_model(params: Mapping[str, Any], where: str) -> None:
-    """A refit is a move of the coefficients the file records ("model"): added to other ones (a semrel whose model
-    was refitted since) it would give labels unlike those `semrel calibrate` reported, so it is refused."""
-    recorded, shipped = params.get("model"), json.loads(json.dumps(model_params()))
-    keys = ("features", "with_gold", "without_gold")  # what the refit's moves are added to
-    if isinstance(recorded, dict) and any(recorded.get(k) != shipped[k] for k in keys):
+    """A refit is a move of the coefficients the file records ("model"): added to other ones it would give labels
+    unlike those `semrel calibrate` reported, so it is refused."""
+    if _other_model(params.get("model")):
         raise ValidationError(f'{where}: "model" records coefficients other than this semrel\'s probability model (a calibration '
                               "by another semrel version): its refit moves those, so here it would not give the labels it was "
                               "fitted to; run `semrel calibrate` again on the same reviewed pairs")
@@ -743,6 +755,12 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
     except ValidationError as exc:  # what the pairs lack (p, features): said of the file that lacks it
         raise ValidationError(f"{display_name(source)}: {exc}") if source else exc from None
     notes += label_warnings(rows, qrels.relevance, rule, source, calibrated=loaded is not None)
+    judge = read_params(source) if source else None
+    recorded = ((judge or {}).get("probability") or {}).get("model")
+    if source and isinstance(rule, ProbabilityRule) and rule.cuts_on_p and _other_model(recorded):
+        notes.append(f"{display_name(source)}: its p comes from another semrel's probability model, and the cut {rule.describe()} "
+                     "was chosen for this one's p: re-run `semrel judge` (its embedding cache makes that quick) to label the "
+                     "pairs as this semrel would")
     if output is not None:
         counts = np.bincount(qrels.relevance, minlength=len(rule.thresholds) + 1)
         with outputs_with_manifests([output]) as staged:
@@ -751,7 +769,7 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
                                            if p], rows=len(qrels), staged=staged, params={
                                **rule.params(), "fallback": _fallback_params(rule, rows),
                                "grade_counts": {str(g): int(n) for g, n in enumerate(counts)},
-                               "warnings": notes, "judge": read_params(source) if source else None})
+                               "warnings": notes, "judge": judge})
     return Labelled(qrels, rule, notes)
 
 

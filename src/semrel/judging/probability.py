@@ -114,28 +114,30 @@ class PoolFeatures:
     def compute(self, scores: np.ndarray, null_scores: np.ndarray, null_queries: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(features (pairs, len(FEATURES) + 1: with_gold last), p (NaN where the query has no null chunk)).
 
-        `scores`: the pairs' raw P, R, F and idf-weighted R; `null_scores`: the same of the null
-        pairs, whose queries are `null_queries`."""
+        `scores`: the pairs' raw P, R, F, idf-weighted R and exact-token share; `null_scores`: the same of
+        the null pairs, whose queries are `null_queries`."""
         index = {q: k for k, q in enumerate(self.queries)}
         nq = len(self.queries)
         at = np.array([index[q] for q in null_queries], dtype=np.int64)
         count = np.bincount(at, minlength=nq).astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean_ri = np.bincount(at, weights=null_scores[:, 3], minlength=nq) / count
-        highest = np.full((nq, 4), -np.inf)
+            mean_ri, mean_lex = (np.bincount(at, weights=null_scores[:, c], minlength=nq) / count for c in (3, 4))
+        highest = np.full((nq, 5), -np.inf)
         if len(at):
             np.maximum.at(highest, at, null_scores)
         highest[count == 0] = np.nan
         q = self.query_of
-        p_, f_, ri = scores[:, 0], scores[:, 2], scores[:, 3]
-        best = np.full(nq, -np.inf)
+        p_, f_, ri, lex = scores[:, 0], scores[:, 2], scores[:, 3], scores[:, 4]
+        best, best_lex = np.full(nq, -np.inf), np.full(nq, -np.inf)
         np.maximum.at(best, q, ri)
+        np.maximum.at(best_lex, q, lex)
         mu = mean_ri[q]
         columns = {
             "relR_idf": (ri - mu) / np.maximum(best[q] - mu, 1e-3),
             "R_idf_max": ri - highest[q, 3], "F_max": f_ - highest[q, 2], "P_max": p_ - highest[q, 0],
             "own_idf": self.own,
             "lenratio": np.log(self.ref_tokens[q] / np.maximum(self.chunk_tokens, 1)),
+            "lexR_rel": np.clip((lex - mean_lex[q]) / np.maximum(best_lex[q] - mean_lex[q], labels.LEX_FLOOR), -1.0, 1.0),
         }
         features = np.column_stack([columns[name] for name in labels.FEATURES] + [self.with_gold[q].astype(np.float64)])
         with np.errstate(invalid="ignore"):
