@@ -280,6 +280,14 @@ def test_the_share_beyond_the_range_that_is_warned_about():
         "p holds at the edge of that range there and is less sure; do this")
 
 
+@pytest.mark.parametrize("feature", labels.FEATURES)
+def test_each_feature_beyond_the_range_is_named_in_the_warning(feature):
+    """The warning names the feature most often beyond the range, whichever it is (lexR_rel, added later, once had no
+    entry and raised a KeyError mid-judge)."""
+    found = {"pairs": 10, "of": 100, "by_feature": {f: 10 * (f == feature) for f in labels.FEATURES}}
+    assert f"(most often {feature}" in (labels.beyond_range_note(found, "do this") or "")
+
+
 def test_no_gold_in_the_golden_set_is_warned_about(tmp_path):
     rows = [(q, c, r, p, "bm25") for q, c, r, p, _ in PROBABLE]
     code, text = _run("label", _with_p(tmp_path / "j.jsonl", rows), "-o", tmp_path / "q.txt")

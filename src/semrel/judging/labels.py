@@ -218,7 +218,9 @@ OUTSIDE_WARNING = 0.05  # warn when more pairs than this share lie beyond the fi
 _COPY = "chunks that copy the reference"
 _OUTSIDE_CAUSE = {"relR_idf": "pools whose best chunk barely beats unrelated text", "own_idf": "", "R_idf_max": _COPY,
                   "F_max": _COPY, "P_max": _COPY,
-                  "lenratio": "references far longer or shorter than the chunks"}
+                  "lenratio": "references far longer or shorter than the chunks",
+                  "lexR_rel": "unrelated chunks that share more of the answer's words than the pool's chunks do, as templated "
+                              "records"}
 
 
 def beyond_range(outside: np.ndarray) -> dict[str, Any]:
