@@ -22,6 +22,8 @@ import numpy as np
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
+from semrel.judging import labels
+
 ROOT = Path(__file__).resolve().parent.parent
 SEMREL = [sys.executable, "-c", "from semrel.cli import main; main()"]
 
@@ -69,13 +71,14 @@ def main() -> None:
         rows = [json.loads(line) for line in handle]
     grade = np.array([gains[r["query_id"]].get(r["chunk_id"], 0) for r in rows])
     p, recall = np.array([r["p"] for r in rows]), np.array([r["R"] for r in rows])
-    print("| human gain | pairs | mean p | mean R | labelled relevant (p >= 0.34) |\n|---:|---:|---:|---:|---:|")
+    cut = labels.CUT
+    print(f"| human gain | pairs | mean p | mean R | labelled relevant (p >= {cut}) |\n|---:|---:|---:|---:|---:|")
     for g in range(5):
         at = grade == g
-        print(f"| {g} | {at.sum()} | {p[at].mean():.3f} | {recall[at].mean():.3f} | {(p[at] >= 0.34).mean():.3f} |")
+        print(f"| {g} | {at.sum()} | {p[at].mean():.3f} | {recall[at].mean():.3f} | {(p[at] >= cut).mean():.3f} |")
     relevant = (grade > 0).astype(int)
     print(f"\nAUC p {roc_auc_score(relevant, p):.3f}, R {roc_auc_score(relevant, recall):.3f}; "
-          f"kappa p >= 0.34 {cohen_kappa_score(relevant, p >= 0.34):.3f}, best threshold on R {best_kappa(relevant, recall):.3f}; "
+          f"kappa p >= {cut} {cohen_kappa_score(relevant, p >= cut):.3f}, best threshold on R {best_kappa(relevant, recall):.3f}; "
           f"Spearman p ~ gain {stats.spearmanr(p, grade).statistic:.3f} (assessed documents only "
           f"{stats.spearmanr(p[grade > 0], grade[grade > 0]).statistic:.3f})")
 
