@@ -513,8 +513,9 @@ class FeatureScorer(PairScorer):
             held = np.zeros(len(self.idf), dtype=bool)
             held[entry.ids] = True
             for block, stacked, (*scores, tokens) in self._matched(entry, queries, greedy_match_tokens):
-                recall = np.maximum.reduceat(self._recall_idf(tokens, stacked), stacked.bounds[:-1])
-                best.update(zip(block, np.column_stack([self._per_query(scores, stacked), recall, self._exact(held, block)])))
+                found = held[self._reference_ids(stacked)]  # exact matches beside the vectors' best ones
+                means = np.maximum.reduceat(self._idf_means(np.column_stack([tokens, found]), stacked), stacked.bounds[:-1], axis=0)
+                best.update(zip(block, np.column_stack([self._per_query(scores, stacked), means])))
                 ends = [*stacked.starts[1:].tolist(), len(tokens)]
                 kept.update((q, ([tokens[stacked.starts[r] : ends[r]][self.kept[stacked.texts[r]]].astype(np.float32, copy=False)
                                   for r in range(stacked.bounds[k], stacked.bounds[k + 1])],
@@ -522,19 +523,18 @@ class FeatureScorer(PairScorer):
                             for k, q in enumerate(block) if q in wanted_queries)
             yield (*self._done(group, np.array([best[q] for q in queries]), entry.windows), {i: kept[q] for i, q in wanted.items()})
 
-    def _recall_idf(self, tokens: np.ndarray, stacked: Stacked) -> np.ndarray:
-        """Each answer's idf-weighted recall from its tokens' bests: weighted_mean's arithmetic, the
-        answers' idf sums taken once at load."""
+    def _idf_means(self, columns: np.ndarray, stacked: Stacked) -> np.ndarray:
+        """(answers, columns): each column's idf-weighted mean over each answer's tokens (rows in `stacked`'s
+        order; weighted_mean's arithmetic, the answers' idf sums taken once at load). Of the token bests it is
+        the idf-weighted recall; of the tokens whose id the chunk holds, the exact-token share lexR_rel reads."""
         idf = np.concatenate([self.idf_full[a] for a in stacked.texts])
-        norm = np.concatenate([self.idf_sum[a] for a in stacked.texts])
-        total = np.add.reduceat(tokens * idf, stacked.starts)
+        norm = np.concatenate([self.idf_sum[a] for a in stacked.texts])[:, None]
+        total = np.add.reduceat(columns * idf[:, None], stacked.starts, axis=0)
         return np.divide(total, norm, out=np.zeros_like(total), where=norm > 0)
 
-    def _exact(self, held: np.ndarray, queries: Sequence[str]) -> np.ndarray:
-        """Per query, the best over its answers of the idf-weighted share of the answer's tokens whose id
-        is among the chunk's (`held`, by token id): lexR_rel's input."""
-        return np.array([max(float(self.idf_full[a] @ held[self.references[a].ids]) / float(self.idf_sum[a][0])
-                             if self.idf_sum[a][0] > 0 else 0.0 for a in self.answers[q]) for q in queries])
+    def _reference_ids(self, stacked: Stacked) -> np.ndarray:
+        texts = stacked.texts
+        return self.references[texts[0]].ids if len(texts) == 1 else np.concatenate([self.references[a].ids for a in texts])
 
     def _reference_tokens(self, query: str) -> float:
         if query not in self.lengths:
