@@ -45,6 +45,12 @@ def unpack(text: str) -> np.ndarray:
     return np.frombuffer(base64.b64decode(text), dtype="<f4").astype(np.float32)
 
 
+def _standing(values: np.ndarray, null_mean: np.ndarray, best: np.ndarray, floor: float) -> np.ndarray:
+    """Where each pair stands between its query's null mean (0) and its pool's best (1): relR_idf on the
+    idf-weighted R, lexR_rel on the exact-token share; the denominator at least `floor`."""
+    return (values - null_mean) / np.maximum(best - null_mean, floor)
+
+
 class PoolFeatures:
     """The per-pair inputs of p, gathered as pairs are scored (in any order) or resumed.
 
@@ -120,24 +126,22 @@ class PoolFeatures:
         nq = len(self.queries)
         at = np.array([index[q] for q in null_queries], dtype=np.int64)
         count = np.bincount(at, minlength=nq).astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean_ri, mean_lex = (np.bincount(at, weights=null_scores[:, c], minlength=nq) / count for c in (3, 4))
+        with np.errstate(invalid="ignore", divide="ignore"):  # Ri and lex: their mean over each query's null chunks
+            mean = np.column_stack([np.bincount(at, weights=null_scores[:, c], minlength=nq) / count for c in (3, 4)])
         highest = np.full((nq, 5), -np.inf)
         if len(at):
             np.maximum.at(highest, at, null_scores)
         highest[count == 0] = np.nan
         q = self.query_of
         p_, f_, ri, lex = scores[:, 0], scores[:, 2], scores[:, 3], scores[:, 4]
-        best, best_lex = np.full(nq, -np.inf), np.full(nq, -np.inf)
-        np.maximum.at(best, q, ri)
-        np.maximum.at(best_lex, q, lex)
-        mu = mean_ri[q]
+        best = np.full((nq, 2), -np.inf)  # Ri and lex: their best over each query's pool
+        np.maximum.at(best, q, scores[:, 3:5])
         columns = {
-            "relR_idf": (ri - mu) / np.maximum(best[q] - mu, 1e-3),
+            "relR_idf": _standing(ri, mean[q, 0], best[q, 0], 1e-3),
             "R_idf_max": ri - highest[q, 3], "F_max": f_ - highest[q, 2], "P_max": p_ - highest[q, 0],
             "own_idf": self.own,
             "lenratio": np.log(self.ref_tokens[q] / np.maximum(self.chunk_tokens, 1)),
-            "lexR_rel": np.clip((lex - mean_lex[q]) / np.maximum(best_lex[q] - mean_lex[q], labels.LEX_FLOOR), -1.0, 1.0),
+            "lexR_rel": np.clip(_standing(lex, mean[q, 1], best[q, 1], labels.LEX_FLOOR), -1.0, 1.0),
         }
         features = np.column_stack([columns[name] for name in labels.FEATURES] + [self.with_gold[q].astype(np.float64)])
         with np.errstate(invalid="ignore"):
