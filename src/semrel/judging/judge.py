@@ -461,6 +461,9 @@ class PairScorer:
         return group, scores, windows
 
 
+FEATURE_SCORES = ("Ri", "lex")  # the score columns p adds: idf-weighted R and the exact-token share, as checkpointed
+
+
 class FeatureScorer(PairScorer):
     """A PairScorer that also hands over what p needs: for every task its idf-weighted R and the
     idf-weighted share of the reference's tokens whose id the chunk holds (a fourth and fifth score
@@ -654,16 +657,16 @@ def judge_pairs(
                           _digest(*sorted(answers.items())), baseline_pairs,
                           *([options.null_sample, _digest(null), idf_key] if features else []))
     saved = Checkpoint(checkpoint, fingerprint) if checkpoint else None
-    scores = np.zeros((total, 5 if features else 3))  # P, R, F (and the idf-weighted R and exact-token share p needs)
+    columns = ("P", "R", "F", *(FEATURE_SCORES if features else ()))
+    scores = np.zeros((total, len(columns)))
     windows = np.zeros(total, dtype=np.int32)
     done = np.zeros(total, dtype=bool)
     for row in saved.rows() if saved else ():
         i = row.get("i")
         if isinstance(i, int) and 0 <= i < total and not done[i] and task(i) == (row["kind"], row["query_id"], row["chunk_id"]) \
-                and (features is None or (all(isinstance(row.get(k), float) for k in ("Ri", "lex"))
+                and (features is None or (all(isinstance(row.get(k), float) for k in FEATURE_SCORES)
                                           and (i >= len(work) or features.restore(i, row)))):
-            scores[i], windows[i], done[i] = (row["P"], row["R"], row["F"], *([row["Ri"], row["lex"]] if features else [])), \
-                row["windows"], True
+            scores[i], windows[i], done[i] = [row[k] for k in columns], row["windows"], True
     todo = np.flatnonzero(~done)
     resumed, scored = total - len(todo), 0
     null_seconds = 0.0
@@ -702,7 +705,7 @@ def judge_pairs(
                     features.add(i, *values)
             if saved:
                 saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))),
-                              **dict(zip(("P", "R", "F", "Ri", "lex"), (float(v) for v in row))), "windows": count,
+                              **dict(zip(columns, (float(v) for v in row))), "windows": count,
                               **(features.row(i, *extra[i]) if features is not None and i in extra else {})}
                              for i, row in zip(group, best))
 
