@@ -299,8 +299,15 @@ def reference_answers(golden: Sequence[GoldenItem], queries: set[str], golden_na
     return answers
 
 
-def _seeded_hash(seed: int, chunk_id: str) -> int:
-    return int.from_bytes(hashlib.blake2b(f"{seed}\0{chunk_id}".encode(), digest_size=8).digest(), "big")
+def _seeded_hash(seed: int) -> Callable[[str], int]:
+    """A chunk id's 8-byte blake2b of "seed\0id", as an int; the seed's prefix is hashed once."""
+    prefix = hashlib.blake2b(f"{seed}\0".encode(), digest_size=8)
+
+    def value(chunk_id: str) -> int:
+        hasher = prefix.copy()
+        hasher.update(chunk_id.encode())
+        return int.from_bytes(hasher.digest(), "big")
+    return value
 
 
 @dataclass
@@ -319,7 +326,7 @@ def scan_corpus(corpus: Iterable[tuple[int, Chunk]], needed: set[str], candidate
     texts: dict[str, str] = {}
     lines: dict[str, int] = {}
     heap: list[tuple[int, str, str]] = []  # (-hash, id, text): the largest kept hash on top
-    hasher = hashlib.sha256()
+    hasher, hashed = hashlib.sha256(), _seeded_hash(seed)
     count = 0
     for line, chunk in corpus:
         count += 1
@@ -330,8 +337,8 @@ def scan_corpus(corpus: Iterable[tuple[int, Chunk]], needed: set[str], candidate
                 raise repeated_id(name, chunk.id, lines[chunk.id], line)
             lines[chunk.id] = line
             texts[chunk.id] = chunk.text
-        if candidates and chunk.text.strip():
-            entry = (-_seeded_hash(seed, chunk.id), chunk.id, chunk.text)
+        if candidates and chunk.text and not chunk.text.isspace():  # not blank, and no copy of the text made to find out
+            entry = (-hashed(chunk.id), chunk.id, chunk.text)
             if len(heap) < candidates:
                 heapq.heappush(heap, entry)
             elif entry > heap[0]:
@@ -438,10 +445,11 @@ class PairScorer:
                        np.cumsum([0] + [len(self.answers[q]) for q in queries]))
 
     @staticmethod
-    def _per_query(scores: Sequence[np.ndarray], stacked: Stacked) -> np.ndarray:
+    def _per_query(scores: Sequence[np.ndarray], stacked: Stacked, more: np.ndarray | None = None) -> np.ndarray:
         """(queries, 3): the best P, R, F over the chunk's windows and each query's answers (each taken
-        on its own)."""
-        return np.maximum.reduceat(np.stack(scores, axis=-1).max(axis=0), stacked.bounds[:-1], axis=0)
+        on its own); with `more` (answers, k), (queries, 3 + k), each query's best of those columns too."""
+        answers = np.stack(scores, axis=-1).max(axis=0)
+        return np.maximum.reduceat(answers if more is None else np.concatenate([answers, more], axis=1), stacked.bounds[:-1], axis=0)
 
     def score(self, by_text: Mapping[str, list[int]], query_of: Callable[[int], str]) -> Iterator[tuple[list[int], np.ndarray, int]]:
         """(task numbers, their P, R, F as rows, windows) per chunk text, as each is scored."""
@@ -476,19 +484,20 @@ class FeatureScorer(PairScorer):
                  plain: np.ndarray, idf: np.ndarray, wanted: Callable[[int], bool]):
         super().__init__(encoder, weights, answers, advance)
         self.plain, self.idf, self.wanted = plain, idf, wanted  # plain: bert_score's weights without idf, 0 for the special tokens
-        self.kept: dict[str, np.ndarray] = {}  # per reference text: which of its tokens are not special
+        self.kept: dict[str, np.ndarray] = {}  # per reference text: the positions of its tokens that are not special
         self.idf_full: dict[str, np.ndarray] = {}  # per reference text: each token's idf (p's sample), 0 for the special ones
-        self.idf_sum: dict[str, np.ndarray] = {}  # per reference text: the sum of idf_full, as weighted_mean sums it
+        self.idf_sum: dict[str, np.ndarray] = {}  # per reference text: the sum of idf_full, as weighted_mean sums it (1 for 0)
         self.token_idf: dict[str, np.ndarray] = {}  # per reference text: the idf of the tokens that are not special
-        self.lengths: dict[str, float] = {}  # per query: its references' mean count of such tokens
+        self.per_query: dict[str, tuple[list[np.ndarray], float]] = {}  # see _query
 
     def load_references(self, texts: Sequence[str]) -> None:
         super().load_references(texts)
-        self.kept = {text: self._kept(entry.ids) for text, entry in self.references.items()}
-        self.idf_full = {text: (self.idf[entry.ids] * self.kept[text]).astype(np.float32).astype(np.float64)  # as checkpointed
-                         for text, entry in self.references.items()}
-        self.idf_sum = {text: np.add.reduceat(weights, _FIRST) for text, weights in self.idf_full.items()}
-        self.token_idf = {text: weights[self.kept[text]].astype(np.float32) for text, weights in self.idf_full.items()}
+        for text, entry in self.references.items():
+            kept = self._kept(entry.ids)
+            weights = (self.idf[entry.ids] * kept).astype(np.float32).astype(np.float64)  # as checkpointed
+            total = np.add.reduceat(weights, _FIRST)[:, None]
+            self.kept[text], self.idf_full[text], self.token_idf[text] = np.flatnonzero(kept), weights, weights[kept].astype(np.float32)
+            self.idf_sum[text] = np.where(total > 0, total, 1.0)  # a sum of 0 has every weight 0, so every mean is 0 whatever it is
 
     def _kept(self, ids: np.ndarray) -> np.ndarray:
         """The tokens that are not special ([CLS], [SEP]), found without loading the tokenizer."""
@@ -500,8 +509,7 @@ class FeatureScorer(PairScorer):
         {wanted task: (token bests, their idf, chunk tokens, reference tokens)})."""
         for text in [t for t in by_text if not t.strip()]:  # nothing to match: 0, 0, 0, and no token matches
             group = by_text[text]
-            extra = {i: ([np.zeros(int(self.kept[a].sum()), np.float32) for a in self.answers[query_of(i)]],
-                         [self.token_idf[a] for a in self.answers[query_of(i)]], 0, self._reference_tokens(query_of(i)))
+            extra = {i: ([np.zeros(len(self.kept[a]), np.float32) for a in self.answers[query_of(i)]], *self._query(query_of(i), 0))
                      for i in group if self.wanted(i)}
             yield (*self._done(group, np.zeros((len(group), 5)), 1), extra)
         texts = [t for t in by_text if t.strip()]
@@ -510,39 +518,46 @@ class FeatureScorer(PairScorer):
             queries = [query_of(k) for k in group]
             wanted = {i: q for i, q in zip(group, queries) if self.wanted(i)}
             wanted_queries = set(wanted.values())
-            chunk_tokens = int(np.count_nonzero(self.plain[entry.ids]))
+            chunk_tokens = int(np.count_nonzero(self.plain[entry.ids])) if wanted else 0
             best: dict[str, np.ndarray] = {}
             kept: dict[str, tuple[list[np.ndarray], list[np.ndarray], int, float]] = {}
             held = np.zeros(len(self.idf), dtype=bool)
             held[entry.ids] = True
             for block, stacked, (*scores, tokens) in self._matched(entry, queries, greedy_match_tokens):
-                found = held[self._reference_ids(stacked)]  # exact matches beside the vectors' best ones
-                means = np.maximum.reduceat(self._idf_means(np.column_stack([tokens, found]), stacked), stacked.bounds[:-1], axis=0)
-                best.update(zip(block, np.column_stack([self._per_query(scores, stacked), means])))
-                ends = [*stacked.starts[1:].tolist(), len(tokens)]
-                kept.update((q, ([tokens[stacked.starts[r] : ends[r]][self.kept[stacked.texts[r]]].astype(np.float32, copy=False)
-                                  for r in range(stacked.bounds[k], stacked.bounds[k + 1])],
-                                 [self.token_idf[a] for a in self.answers[q]], chunk_tokens, self._reference_tokens(q)))
-                            for k, q in enumerate(block) if q in wanted_queries)
+                columns = np.empty((len(tokens), 2))
+                columns[:, 0] = tokens
+                columns[:, 1] = held[self._reference_ids(stacked)]  # exact matches beside the vectors' best ones
+                best.update(zip(block, self._per_query(scores, stacked, self._idf_means(columns, stacked))))
+                for k, q in enumerate(block):
+                    if q in wanted_queries:
+                        rows = range(stacked.bounds[k], stacked.bounds[k + 1])
+                        bests = [tokens[stacked.starts[r]:][self.kept[stacked.texts[r]]].astype(np.float32, copy=False) for r in rows]
+                        kept[q] = (bests, *self._query(q, chunk_tokens))
             yield (*self._done(group, np.array([best[q] for q in queries]), entry.windows), {i: kept[q] for i, q in wanted.items()})
 
     def _idf_means(self, columns: np.ndarray, stacked: Stacked) -> np.ndarray:
         """(answers, columns): each column's idf-weighted mean over each answer's tokens (rows in `stacked`'s
         order; weighted_mean's arithmetic, the answers' idf sums taken once at load). Of the token bests it is
         the idf-weighted recall; of the tokens whose id the chunk holds, the exact-token share lexR_rel reads."""
-        idf = np.concatenate([self.idf_full[a] for a in stacked.texts])
-        norm = np.concatenate([self.idf_sum[a] for a in stacked.texts])[:, None]
-        total = np.add.reduceat(columns * idf[:, None], stacked.starts, axis=0)
-        return np.divide(total, norm, out=np.zeros_like(total), where=norm > 0)
+        texts = stacked.texts
+        if len(texts) == 1:
+            idf, norm = self.idf_full[texts[0]], self.idf_sum[texts[0]]
+        else:
+            idf, norm = np.concatenate([self.idf_full[a] for a in texts]), np.concatenate([self.idf_sum[a] for a in texts])
+        return np.add.reduceat(columns * idf[:, None], stacked.starts, axis=0) / norm
 
     def _reference_ids(self, stacked: Stacked) -> np.ndarray:
         texts = stacked.texts
         return self.references[texts[0]].ids if len(texts) == 1 else np.concatenate([self.references[a].ids for a in texts])
 
-    def _reference_tokens(self, query: str) -> float:
-        if query not in self.lengths:
-            self.lengths[query] = float(np.mean([self.kept[a].sum() for a in self.answers[query]]))
-        return self.lengths[query]
+    def _query(self, query: str, chunk_tokens: int) -> tuple[list[np.ndarray], int, float]:
+        """The query's references' token idf, `chunk_tokens`, and the references' mean count of tokens
+        that are not special: what PoolFeatures.add takes beside the token bests (made once a query)."""
+        if query not in self.per_query:
+            answers = self.answers[query]
+            self.per_query[query] = [self.token_idf[a] for a in answers], float(np.mean([len(self.kept[a]) for a in answers]))
+        weights, length = self.per_query[query]
+        return weights, chunk_tokens, length
 
 
 class Judgments(SequenceABC):
@@ -704,10 +719,9 @@ def judge_pairs(
                 for i, values in extra.items():
                     features.add(i, *values)
             if saved:
-                saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))),
-                              **dict(zip(columns, (float(v) for v in row))), "windows": count,
+                saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))), **dict(zip(columns, row)), "windows": count,
                               **(features.row(i, *extra[i]) if features is not None and i in extra else {})}
-                             for i, row in zip(group, best))
+                             for i, row in zip(group, best.tolist()))
 
     baseline: np.ndarray | None = None
     baseline_info: dict[str, object] = {}  # how the baseline was made, when there is one
