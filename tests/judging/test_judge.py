@@ -19,7 +19,7 @@ from semrel.encoding.models import resolve_model
 from semrel.errors import UsageError
 from semrel.judging import labels
 from semrel.judging.bertscore import greedy_match_tokens
-from semrel.judging.checkpoint import Checkpoint
+from semrel.judging.checkpoint import Checkpoint, unpack
 
 COVID_QA = SHARED_DATA / "covid_qa_deepset" / "200423_covidQA.json"
 WORDS_PER_CHUNK = 60
@@ -301,6 +301,35 @@ def test_a_checkpoint_of_other_settings_is_not_reused_and_the_judge_says_so(data
     assert result.resumed == 0 and not Path(f"{output}.partial").exists()
     assert f"{output}.partial held 3 pairs judged from other inputs or settings (model, layer, idf, window, null sample, the " \
            "texts): none was reused; this run's pairs replaced them" in heard
+
+
+def test_checkpoint_rows_of_an_older_semrel_are_scored_again(data, tmp_path, monkeypatch):
+    """Rows held their scores as JSON numbers until the scores were packed: such rows (same inputs, same
+    fingerprint) are scored again, neither reused as garbage nor a crash; packed rows are reused as they are."""
+    output, golden = tmp_path / "j.jsonl", [_item(g) for g in data["golden"][:2]]
+    original = Checkpoint.append
+
+    def stop(self, rows):
+        original(self, rows)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Checkpoint, "append", stop)
+    with pytest.raises(KeyboardInterrupt):
+        semrel.judge(data["corpus"], golden, None, output, cache=data["cache"])
+    monkeypatch.setattr(Checkpoint, "append", original)
+    partial = Path(f"{output}.partial")
+    header, *rows = [json.loads(line) for line in partial.read_text().splitlines()]
+    assert rows and all(len(unpack(row["scores"], "<f8")) == 5 for row in rows)
+    packed = partial.read_text()
+    older = [{**{k: v for k, v in row.items() if k != "scores"},
+              **dict(zip(("P", "R", "F", "Ri", "lex"), unpack(row["scores"], "<f8").tolist()))} for row in rows]
+    partial.write_text("".join(json.dumps(row) + "\n" for row in [header, *older]))
+    again = semrel.judge(data["corpus"], golden, None, output, cache=data["cache"])
+    fresh = semrel.judge(data["corpus"], golden, None, cache=data["cache"])
+    assert again.resumed == 0 and again.judgments[:] == fresh.judgments[:]
+    partial.write_text(packed)
+    reused = semrel.judge(data["corpus"], golden, None, output, cache=data["cache"])
+    assert reused.resumed == len(rows) and reused.judgments[:] == fresh.judgments[:]
 
 
 def test_texts_are_digested_with_their_boundaries():

@@ -49,7 +49,7 @@ from ..progress import Advance, Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample, is_whole
 from . import labels
 from .bertscore import greedy_match, greedy_match_tokens, idf_table, model_layer, plain_weights, rescale, shipped_baseline
-from .checkpoint import Checkpoint
+from .checkpoint import Checkpoint, pack, unpack
 from .probability import PoolFeatures, idf_sample, null_pairs
 
 Pair = tuple[str, str, tuple[str, ...]]
@@ -469,7 +469,7 @@ class PairScorer:
         return group, scores, windows
 
 
-FEATURE_SCORES = ("Ri", "lex")  # the score columns p adds: idf-weighted R and the exact-token share, as checkpointed
+FEATURE_SCORES = ("Ri", "lex")  # the score columns p adds after P, R, F: idf-weighted R and the exact-token share
 
 
 class FeatureScorer(PairScorer):
@@ -588,6 +588,16 @@ class Judgments(SequenceABC):
         return Judgment(query_id, chunk_id, p, r, f, source=",".join(sources), p=chance, features=named)
 
 
+def _saved_scores(row: Mapping[str, Any], columns: int) -> np.ndarray | None:
+    """A checkpoint row's score columns (P, R, F, and p's when it is computed), or None where the row has
+    not that many (a run without p, or one of an older semrel, whose rows held them as JSON numbers)."""
+    try:
+        values = unpack(row["scores"], "<f8")
+    except (KeyError, TypeError, ValueError):
+        return None
+    return values if len(values) == columns else None
+
+
 def choose_layer(info: ModelInfo, layer: int | None) -> tuple[int, str]:
     """The layer the judge reads (the given one, which the model must have, else its default) and where it came from."""
     return model_layer(info.name, info.folder, info.num_layers, layer)
@@ -681,11 +691,11 @@ def judge_pairs(
     windows = np.zeros(total, dtype=np.int32)
     done = np.zeros(total, dtype=bool)
     for row in saved.rows() if saved else ():
-        i = row.get("i")
-        if isinstance(i, int) and 0 <= i < total and not done[i] and task(i) == (row["kind"], row["query_id"], row["chunk_id"]) \
-                and (features is None or (all(isinstance(row.get(k), float) for k in FEATURE_SCORES)
-                                          and (i >= len(work) or features.restore(i, row)))):
-            scores[i], windows[i], done[i] = [row[k] for k in columns], row["windows"], True
+        i, restored = row.get("i"), _saved_scores(row, len(columns))
+        if isinstance(i, int) and 0 <= i < total and not done[i] and restored is not None \
+                and task(i) == (row["kind"], row["query_id"], row["chunk_id"]) \
+                and (features is None or i >= len(work) or features.restore(i, row)):
+            scores[i], windows[i], done[i] = restored, row["windows"], True
     todo = np.flatnonzero(~done)
     resumed, scored = total - len(todo), 0
     null_seconds = 0.0
@@ -723,9 +733,9 @@ def judge_pairs(
                 for i, values in extra.items():
                     features.add(i, *values)
             if saved:
-                saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))), **dict(zip(columns, row)), "windows": count,
+                saved.append({"i": i, **dict(zip(("kind", "query_id", "chunk_id"), task(i))), "scores": pack(row, "<f8"), "windows": count,
                               **(features.row(i, *extra[i]) if features is not None and i in extra else {})}
-                             for i, row in zip(group, best.tolist()))
+                             for i, row in zip(group, best))
 
     baseline: np.ndarray | None = None
     baseline_info: dict[str, object] = {}  # how the baseline was made, when there is one

@@ -13,7 +13,6 @@ token counts) is a number per pair or query.
 
 from __future__ import annotations
 
-import base64
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
@@ -21,6 +20,7 @@ import numpy as np
 
 from . import labels
 from .bertscore import weighted_mean
+from .checkpoint import pack, unpack
 
 Pair = tuple[str, str, tuple[str, ...]]
 
@@ -34,15 +34,6 @@ def null_pairs(queries: Sequence[str], candidates: Sequence[tuple[int, str]], ju
     """(query, chunk) for every query and null chunk (`candidates`, smallest hash first) that the
     query's own pool does not hold."""
     return [(q, c) for q in queries for _, c in candidates if c not in judged.get(q, ())]
-
-
-def pack(values: np.ndarray) -> str:
-    """float32 values as base64 (exact, and a quarter the size of JSON numbers) for the checkpoint."""
-    return base64.b64encode(np.ascontiguousarray(values, dtype="<f4").tobytes()).decode("ascii")
-
-
-def unpack(text: str) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(text), dtype="<f4").astype(np.float32)
 
 
 def _standing(values: np.ndarray, null_mean: np.ndarray, best: np.ndarray, floor: float) -> np.ndarray:
@@ -103,15 +94,15 @@ class PoolFeatures:
         k = int(self.query_of[i])
         first = k not in self.written
         self.written.add(k)
-        return {"tok": [pack(b) for b in bests], **({"tokw": [pack(w) for w in weights]} if first else {}),
+        return {"tok": [pack(b, "<f4") for b in bests], **({"tokw": [pack(w, "<f4") for w in weights]} if first else {}),
                 "tokens": int(chunk_tokens), "ref_tokens": float(ref_tokens)}
 
     def restore(self, i: int, row: Mapping[str, Any]) -> bool:
         """A checkpoint row's features back in; False when the row has none, or lacks the weights and no
         earlier row of its query gave them (then the pair is rescored)."""
         try:
-            bests, tokens, ref_tokens = [unpack(t) for t in row["tok"]], int(row["tokens"]), float(row["ref_tokens"])
-            weights = [unpack(t) for t in row["tokw"]] if "tokw" in row else self.idf[int(self.query_of[i])]
+            bests, tokens, ref_tokens = [unpack(t, "<f4") for t in row["tok"]], int(row["tokens"]), float(row["ref_tokens"])
+            weights = [unpack(t, "<f4") for t in row["tokw"]] if "tokw" in row else self.idf[int(self.query_of[i])]
         except (KeyError, TypeError, ValueError):
             return False
         self.add(i, bests, weights, tokens, ref_tokens)
