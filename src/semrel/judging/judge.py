@@ -299,7 +299,7 @@ def reference_answers(golden: Sequence[GoldenItem], queries: set[str], golden_na
     return answers
 
 
-def _seeded_hash(seed: int) -> Callable[[str], int]:
+def _seeded_hasher(seed: int) -> Callable[[str], int]:
     """A chunk id's 8-byte blake2b of "seed\0id", as an int; the seed's prefix is hashed once."""
     prefix = hashlib.blake2b(f"{seed}\0".encode(), digest_size=8)
 
@@ -326,7 +326,7 @@ def scan_corpus(corpus: Iterable[tuple[int, Chunk]], needed: set[str], candidate
     texts: dict[str, str] = {}
     lines: dict[str, int] = {}
     heap: list[tuple[int, str, str]] = []  # (-hash, id, text): the largest kept hash on top
-    hasher, hashed = hashlib.sha256(), _seeded_hash(seed)
+    hasher, hashed = hashlib.sha256(), _seeded_hasher(seed)
     count = 0
     for line, chunk in corpus:
         count += 1
@@ -467,9 +467,6 @@ class PairScorer:
     def _done(self, group: list[int], scores: np.ndarray, windows: int) -> tuple[list[int], np.ndarray, int]:
         self.advance(len(group))
         return group, scores, windows
-
-
-FEATURE_SCORES = ("Ri", "lex")  # the score columns p adds after P, R, F: idf-weighted R and the exact-token share
 
 
 class FeatureScorer(PairScorer):
@@ -686,12 +683,12 @@ def judge_pairs(
                           _digest(*sorted(answers.items())), baseline_pairs,
                           *([options.null_sample, _digest(null), idf_key] if features else []))
     saved = Checkpoint(checkpoint, fingerprint) if checkpoint else None
-    columns = ("P", "R", "F", *(FEATURE_SCORES if features else ()))
-    scores = np.zeros((total, len(columns)))
+    width = 5 if features else 3  # P, R, F, and with p the idf-weighted R and the exact-token share
+    scores = np.zeros((total, width))
     windows = np.zeros(total, dtype=np.int32)
     done = np.zeros(total, dtype=bool)
     for row in saved.rows() if saved else ():
-        i, restored = row.get("i"), _saved_scores(row, len(columns))
+        i, restored = row.get("i"), _saved_scores(row, width)
         if isinstance(i, int) and 0 <= i < total and not done[i] and restored is not None \
                 and task(i) == (row["kind"], row["query_id"], row["chunk_id"]) \
                 and (features is None or i >= len(work) or features.restore(i, row)):
