@@ -4,6 +4,7 @@ null pairs' cost from the rest of p's, the pool plus the null pairs judged as or
 
     python bench/judge_p_cost.py [--folder out/bench-labels/sets/covid150] [--repeats 3] [--cold-queries 40]
     python bench/judge_p_cost.py --instructions 40    # the same arms counted in instructions (valgrind)
+    python bench/judge_p_cost.py --in-process 5       # the warm pools' last two arms timed in this process
 
 Runs on the COVID-QA folder bench/labels.py prepared (corpus, golden set, pool.tsv = BM25 top 20 + gold,
 pool-all.tsv = also every run's top 10). Pools:
@@ -19,24 +20,33 @@ CPU seconds on a shared machine drift too much to show a change of a few percent
 counts the instructions of each arm once under valgrind's callgrind (deterministic), on the first N
 questions with the warm cache, plus one question alone as the start-up (imports, the corpus pass) that
 the ratios leave out. Several minutes an arm, with one BLAS thread (see count_instructions).
+--in-process N times the default against the pool plus its null pairs without p as judge_pairs calls in
+one process (one BLAS thread, a checkpoint written, no output file), N interleaved repeats after one of
+each: no start-up, no output, and less drift than separate processes, on either warm pool's depth.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+
+if "--in-process" in sys.argv:  # one BLAS thread, set before numpy loads, as the valgrind counts are made
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
+
 import argparse
 import json
-import os
 import re
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
+import time
 from pathlib import Path
 
 from measured import measured
 from semrel.formats.corpus import iter_corpus, read_golden
-from semrel.judging.judge import scan_corpus
+from semrel.formats.pool import read_pool
+from semrel.judging.judge import JudgeOptions, judge_pairs, scan_corpus
 from semrel.judging.labels import NULL_SAMPLE
 from semrel.judging.probability import null_pairs
 
@@ -78,6 +88,8 @@ def main() -> None:
     parser.add_argument("--cold-queries", type=int, default=40, help="questions in the cold-cache pool (0: skip it)")
     parser.add_argument("--instructions", type=int, default=0, metavar="N",
                         help="count instructions instead, on the first N questions (needs valgrind)")
+    parser.add_argument("--in-process", type=int, default=0, metavar="N",
+                        help="time the warm pools' default and pool + null pairs arms in this process instead, N repeats")
     args = parser.parse_args()
     folder = args.folder
     if not (folder / "pool-all.tsv").exists():
@@ -87,6 +99,9 @@ def main() -> None:
         work = Path(tmp)
         if args.instructions:
             count_instructions(folder, cache, work, args.instructions)
+            return
+        if args.in_process:
+            time_in_process(folder, cache, work, args.in_process)
             return
         pools = {"kappa": (folder / "golden.jsonl", folder / "pool.tsv", cache),
                  "all": (folder / "golden.jsonl", folder / "pool-all.tsv", cache)}
@@ -150,6 +165,29 @@ def count_instructions(folder: Path, cache: Path, work: Path, queries: int) -> N
     print(f"| {queries} | {' / '.join(f'{c / 1e9:.3f}' for c in counts.values())} | "
           f"{(counts['p'] - base) / (counts['no p'] - base) - 1:+.1%} | "
           f"{(counts['p'] - base) / (counts['pool + null pairs, no p'] - base) - 1:+.1%} |")
+
+
+def time_in_process(folder: Path, cache: Path, work: Path, repeats: int) -> None:
+    """Per warm pool, CPU seconds of judge_pairs with p on the pool and without p on the pool plus the null pairs."""
+    chunks = list(iter_corpus(folder / "corpus.jsonl"))
+    golden = read_golden(folder / "golden.jsonl")
+    print("| pool | pooled pairs a query | CPU s: p / pool + null pairs, no p | p beyond the null pairs |")
+    print("|---|---:|---:|---:|")
+    for name, pool in (("kappa", folder / "pool.tsv"), ("all", folder / "pool-all.tsv")):
+        padded = with_null(folder / "corpus.jsonl", folder / "golden.jsonl", pool, work / f"{name}-null.tsv")
+        arms = [([tuple(r) for r in read_pool(pool)], JudgeOptions(cache_dir=str(cache))),
+                ([tuple(r) for r in read_pool(padded)], JudgeOptions(cache_dir=str(cache), null_sample=0))]
+        seconds: list[list[float]] = [[], []]
+        for repeat in range(repeats + 1):  # the first round warms caches and is not kept
+            for arm, (pairs, options) in enumerate(arms):
+                (work / "checkpoint").unlink(missing_ok=True)
+                started = time.process_time()
+                judge_pairs(lambda: iter(chunks), golden, pairs, options, checkpoint=str(work / "checkpoint"))
+                if repeat:
+                    seconds[arm].append(time.process_time() - started)
+        paired = statistics.median(a / b for a, b in zip(*seconds)) - 1
+        depth = len(arms[0][0]) / len({q for q, _, _ in arms[0][0]})
+        print(f"| {name} | {depth:.0f} | {statistics.median(seconds[0]):.2f} / {statistics.median(seconds[1]):.2f} | {paired:+.1%} |")
 
 
 def ratio(figures: dict, name: str, against: int, what: str) -> str:
