@@ -19,7 +19,7 @@ from semrel.encoding.models import resolve_model
 from semrel.errors import UsageError
 from semrel.judging import labels
 from semrel.judging.bertscore import greedy_match_tokens
-from semrel.judging.checkpoint import Checkpoint, unpack
+from semrel.judging.checkpoint import Checkpoint, pack, unpack
 
 COVID_QA = SHARED_DATA / "covid_qa_deepset" / "200423_covidQA.json"
 WORDS_PER_CHUNK = 60
@@ -304,14 +304,17 @@ def test_a_checkpoint_of_other_settings_is_not_reused_and_the_judge_says_so(data
 
 
 def test_checkpoint_rows_of_an_older_semrel_are_scored_again(data, tmp_path, monkeypatch):
-    """Rows held their scores as JSON numbers until the scores were packed: such rows (same inputs, same
-    fingerprint) are scored again, neither reused as garbage nor a crash; packed rows are reused as they are."""
+    """Rows held their scores as JSON numbers until the scores were packed, and their token bests as one list
+    per reference answer, special tokens left out, until they became one array of every token: such rows (same
+    inputs, same fingerprint) are scored again, neither reused as garbage nor a crash; current rows are reused."""
     output, golden = tmp_path / "j.jsonl", [_item(g) for g in data["golden"][:2]]
     original = Checkpoint.append
 
-    def stop(self, rows):
+    def stop(self, rows):  # once a pool pair's row (token bests and all) is written
+        rows = list(rows)
         original(self, rows)
-        raise KeyboardInterrupt
+        if any("tok" in row for row in rows):
+            raise KeyboardInterrupt
 
     monkeypatch.setattr(Checkpoint, "append", stop)
     with pytest.raises(KeyboardInterrupt):
@@ -323,10 +326,13 @@ def test_checkpoint_rows_of_an_older_semrel_are_scored_again(data, tmp_path, mon
     packed = partial.read_text()
     older = [{**{k: v for k, v in row.items() if k != "scores"},
               **dict(zip(("P", "R", "F", "Ri", "lex"), unpack(row["scores"], "<f8").tolist()))} for row in rows]
-    partial.write_text("".join(json.dumps(row) + "\n" for row in [header, *older]))
-    again = semrel.judge(data["corpus"], golden, None, output, cache=data["cache"])
     fresh = semrel.judge(data["corpus"], golden, None, cache=data["cache"])
-    assert again.resumed == 0 and again.judgments[:] == fresh.judgments[:]
+    listed = [{**row, "tok": [pack(unpack(row["tok"], "<f4")[1:-1], "<f4")]} if "tok" in row else row  # one answer: [CLS] ... [SEP]
+              for row in rows]
+    for earlier, reusable in ((older, 0), (listed, sum("tok" not in row for row in rows))):  # null pairs' rows hold no token bests
+        partial.write_text("".join(json.dumps(row) + "\n" for row in [header, *earlier]))
+        again = semrel.judge(data["corpus"], golden, None, output, cache=data["cache"])
+        assert again.resumed == reusable and again.judgments[:] == fresh.judgments[:]
     partial.write_text(packed)
     reused = semrel.judge(data["corpus"], golden, None, output, cache=data["cache"])
     assert reused.resumed == len(rows) and reused.judgments[:] == fresh.judgments[:]

@@ -293,10 +293,10 @@ def test_pool_features_by_hand():
     work = [("q", "c1", ("ref",)), ("q", "c2", ("ref",)), ("s", "c3", ("ref",)), ("r", "c4", ("ref",))]
     pool = PoolFeatures(work, {"q": True})
     first_ref_weights, second_ref_weights = np.array([1.0, 2.0, 1.0]), np.array([1.0, 1.0])
-    pool.add(0, [np.array([0.90, 0.50, 0.70]), np.array([0.2, 0.8])], [first_ref_weights, second_ref_weights], 10, 20.0)
-    pool.add(1, [np.array([0.89, 0.52, 0.60]), np.array([0.5, 0.1])], [first_ref_weights, second_ref_weights], 40, 20.0)
-    pool.add(2, [np.array([0.3])], [np.array([1.0])], 0, 5.0)
-    pool.add(3, [np.array([0.3])], [np.array([1.0])], 8, 5.0)
+    pool.add(0, np.array([0.90, 0.50, 0.70, 0.2, 0.8]), [first_ref_weights, second_ref_weights], 10, 20.0)
+    pool.add(1, np.array([0.89, 0.52, 0.60, 0.5, 0.1]), [first_ref_weights, second_ref_weights], 40, 20.0)
+    pool.add(2, np.array([0.3]), [np.array([1.0])], 0, 5.0)
+    pool.add(3, np.array([0.3]), [np.array([1.0])], 8, 5.0)
     scores = np.array([[0.6, 0.7, 0.65, 0.8, 0.35], [0.5, 0.6, 0.55, 0.5, 0.0], [0.3, 0.3, 0.25, 0.2, 0.1],
                        [0.4, 0.4, 0.4, 0.4, 0.5]])  # P, R, F, R_idf, exact-token share
     null = np.array([[0.3, 0.4, 0.35, 0.2, 0.2], [0.2, 0.5, 0.3, 0.4, 0.4], [0.1, 0.1, 0.1, 0.5, 0.15]])

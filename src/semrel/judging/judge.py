@@ -472,93 +472,91 @@ class PairScorer:
 class FeatureScorer(PairScorer):
     """A PairScorer that also hands over what p needs: for every task its idf-weighted R and the
     idf-weighted share of the reference's tokens whose id the chunk holds (a fourth and fifth score
-    column: the vectors' near matches and the exact ones), and for the tasks `wanted` says each
-    reference token's best cosine over the chunk and its idf weight (non-special reference tokens,
-    one array each per reference answer), the chunk's token count and the query's mean reference
-    length. P, R and F come from the same product and arithmetic as PairScorer's."""
+    column: the vectors' near matches and the exact ones), and for the tasks numbered below `wanted`
+    (the pool's pairs) each reference token's best cosine over the chunk (the tokens of the query's
+    reference answers one after another, as stacked) and their idf weights (one array per answer, 0
+    for the special tokens), the chunk's token count and the query's mean reference length. P, R and
+    F come from the same product and arithmetic as PairScorer's."""
 
     def __init__(self, encoder: TextEncoder, weights: np.ndarray, answers: Mapping[str, tuple[str, ...]], advance: Advance,
-                 plain: np.ndarray, idf: np.ndarray, wanted: Callable[[int], bool]):
+                 plain: np.ndarray, idf: np.ndarray, wanted: int):
         super().__init__(encoder, weights, answers, advance)
-        self.plain, self.idf, self.wanted = plain, idf, wanted  # plain: bert_score's weights without idf, 0 for the special tokens
-        self.kept: dict[str, np.ndarray] = {}  # per reference text: the positions of its tokens that are not special
-        self.idf_full: dict[str, np.ndarray] = {}  # per reference text: each token's idf (p's sample), 0 for the special ones
-        self.idf_sum: dict[str, np.ndarray] = {}  # per reference text: the sum of idf_full, as weighted_mean sums it (1 for 0)
-        self.token_idf: dict[str, np.ndarray] = {}  # per reference text: the idf of the tokens that are not special
-        self.per_query: dict[str, tuple[list[np.ndarray], float]] = {}  # see _query
+        self.plain, self.wanted = plain, wanted  # plain: bert_score's weights without idf, 0 for the special tokens
+        # per token id: its idf in p's sample, 0 for the special tokens, rounded to float32 as the checkpoint keeps it
+        self.idf = (idf * (plain > 0)).astype(np.float32).astype(np.float64)
+        self.kept: dict[str, int] = {}  # per reference text: how many of its tokens are not special
+        self.ids: dict[str, np.ndarray] = {}  # per reference text: its token ids as numpy's index type (int32 ones are cast per index)
+        self.token_idf: dict[str, np.ndarray] = {}  # per reference text: its tokens' idf (float32)
+        self.per_query: dict[str, tuple[int, list[np.ndarray], float]] = {}  # see _query
         # the token ids the chunk being scored holds: one table set and cleared per chunk (a fresh zeroed one
         # per chunk cost a 30 KB memset each, counted byte by byte by valgrind's rep stosb, bench/judge_p_cost.py)
         self.held = np.zeros(len(idf), dtype=bool)
 
     def load_references(self, texts: Sequence[str]) -> None:
         super().load_references(texts)
-        for text, entry in self.references.items():
-            kept = self._kept(entry.ids)
-            weights = (self.idf[entry.ids] * kept).astype(np.float32).astype(np.float64)  # as checkpointed
-            total = np.add.reduceat(weights, _FIRST)[:, None]
-            self.kept[text], self.idf_full[text], self.token_idf[text] = np.flatnonzero(kept), weights, weights[kept].astype(np.float32)
-            self.idf_sum[text] = np.where(total > 0, total, 1.0)  # a sum of 0 has every weight 0, so every mean is 0 whatever it is
-
-    def _kept(self, ids: np.ndarray) -> np.ndarray:
-        """The tokens that are not special ([CLS], [SEP]), found without loading the tokenizer."""
-        return self.plain[ids] > 0
+        for text, entry in self.references.items():  # the special tokens are found from `plain`, without loading the tokenizer
+            ids = self.ids[text] = entry.ids.astype(np.intp)
+            self.kept[text], self.token_idf[text] = int(np.count_nonzero(self.plain[ids])), self.idf[ids].astype(np.float32)
 
     def score_features(self, by_text: Mapping[str, list[int]], query_of: Callable[[int], str]
-                       ) -> Iterator[tuple[list[int], np.ndarray, int, dict[int, tuple[list[np.ndarray], list[np.ndarray], int, float]]]]:
+                       ) -> Iterator[tuple[list[int], np.ndarray, int, dict[int, tuple[np.ndarray, list[np.ndarray], int, float]]]]:
         """(task numbers, their P, R, F, idf-weighted R and exact-token share as rows, windows,
         {wanted task: (token bests, their idf, chunk tokens, reference tokens)})."""
         for text in [t for t in by_text if not t.strip()]:  # nothing to match: 0, 0, 0, and no token matches
             group = by_text[text]
-            extra = {i: ([np.zeros(len(self.kept[a]), np.float32) for a in self.answers[query_of(i)]], *self._query(query_of(i), 0))
-                     for i in group if self.wanted(i)}
+            extra = {}
+            for i in group:
+                if i < self.wanted:
+                    span, weights, length = self._query(query_of(i))
+                    extra[i] = (np.zeros(span, np.float32), weights, 0, length)
             yield (*self._done(group, np.zeros((len(group), 5)), 1), extra)
         texts = [t for t in by_text if t.strip()]
         for n, entry in self.encoder.encode(texts):
             group = by_text[texts[n]]
             queries = [query_of(k) for k in group]
-            wanted = {i: q for i, q in zip(group, queries) if self.wanted(i)}
+            wanted = {i: q for i, q in zip(group, queries) if i < self.wanted}
             wanted_queries = set(wanted.values())
-            chunk_tokens = int(np.count_nonzero(self.plain[entry.ids])) if wanted else 0
+            chunk_ids = entry.ids.astype(np.intp)
+            chunk_tokens = int(np.count_nonzero(self.plain[chunk_ids])) if wanted else 0
             best: dict[str, np.ndarray] = {}
-            kept: dict[str, tuple[list[np.ndarray], list[np.ndarray], int, float]] = {}
+            kept: dict[str, tuple[np.ndarray, list[np.ndarray], int, float]] = {}
             held = self.held
-            held[entry.ids] = True
+            held[chunk_ids] = True
             for block, stacked, (*scores, tokens) in self._matched(entry, queries, greedy_match_tokens):
-                columns = np.empty((len(tokens), 2))
-                columns[:, 0] = tokens
-                columns[:, 1] = held[self._reference_ids(stacked)]  # exact matches beside the vectors' best ones
-                best.update(zip(block, self._per_query(scores, stacked, self._idf_means(columns, stacked))))
-                for k, q in enumerate(block):
-                    if q in wanted_queries:
-                        rows = range(stacked.bounds[k], stacked.bounds[k + 1])
-                        bests = [tokens[stacked.starts[r]:][self.kept[stacked.texts[r]]].astype(np.float32, copy=False) for r in rows]
-                        kept[q] = (bests, *self._query(q, chunk_tokens))
-            held[entry.ids] = False
+                ids = self._reference_ids(stacked)  # exact matches (held) beside the vectors' best ones (tokens)
+                best.update(zip(block, self._per_query(scores, stacked, self._idf_means(tokens, held[ids], self.idf[ids], stacked.starts))))
+                if wanted_queries:
+                    for q, first in zip(block, stacked.starts[stacked.bounds[:-1]].tolist()):
+                        if q in wanted_queries:  # the query's rows of `tokens`, a view: PoolFeatures.add copies them
+                            span, weights, length = self._query(q)
+                            kept[q] = (tokens[first : first + span], weights, chunk_tokens, length)
+            held[chunk_ids] = False
             yield (*self._done(group, np.array([best[q] for q in queries]), entry.windows), {i: kept[q] for i, q in wanted.items()})
 
-    def _idf_means(self, columns: np.ndarray, stacked: Stacked) -> np.ndarray:
-        """(answers, columns): each column's idf-weighted mean over each answer's tokens (rows in `stacked`'s
-        order; weighted_mean's arithmetic, the answers' idf sums taken once at load). Of the token bests it is
-        the idf-weighted recall; of the tokens whose id the chunk holds, the exact-token share lexR_rel reads."""
-        texts = stacked.texts
-        if len(texts) == 1:
-            idf, norm = self.idf_full[texts[0]], self.idf_sum[texts[0]]
-        else:
-            idf, norm = np.concatenate([self.idf_full[a] for a in texts]), np.concatenate([self.idf_sum[a] for a in texts])
-        return np.add.reduceat(columns * idf[:, None], stacked.starts, axis=0) / norm
+    @staticmethod
+    def _idf_means(tokens: np.ndarray, exact: np.ndarray, idf: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """(answers, 2): the idf-weighted means over each answer's tokens (answers from `starts`; weighted_mean's
+        arithmetic) of the token bests, the idf-weighted recall, and of the tokens whose id the chunk holds
+        (`exact`), the exact-token share lexR_rel reads."""
+        weighted = np.empty((len(idf), 2))
+        np.multiply(tokens, idf, out=weighted[:, 0])
+        np.multiply(exact, idf, out=weighted[:, 1])
+        total = np.add.reduceat(idf, starts)
+        return np.add.reduceat(weighted, starts, axis=0) / np.where(total > 0, total, 1.0)[:, None]  # a sum of 0: every weight 0
 
     def _reference_ids(self, stacked: Stacked) -> np.ndarray:
         texts = stacked.texts
-        return self.references[texts[0]].ids if len(texts) == 1 else np.concatenate([self.references[a].ids for a in texts])
+        return self.ids[texts[0]] if len(texts) == 1 else np.concatenate([self.ids[a] for a in texts])
 
-    def _query(self, query: str, chunk_tokens: int) -> tuple[list[np.ndarray], int, float]:
-        """The query's references' token idf, `chunk_tokens`, and the references' mean count of tokens
-        that are not special: what PoolFeatures.add takes beside the token bests (made once a query)."""
+    def _query(self, query: str) -> tuple[int, list[np.ndarray], float]:
+        """The query's rows in a stack (its answers' tokens), its references' token idf, and their mean count
+        of tokens that are not special: what PoolFeatures.add takes beside the token bests and the chunk's
+        token count (made once a query)."""
         if query not in self.per_query:
             answers = self.answers[query]
-            self.per_query[query] = [self.token_idf[a] for a in answers], float(np.mean([len(self.kept[a]) for a in answers]))
-        weights, length = self.per_query[query]
-        return weights, chunk_tokens, length
+            self.per_query[query] = (sum(len(self.references[a].ids) for a in answers), [self.token_idf[a] for a in answers],
+                                     float(np.mean([self.kept[a] for a in answers])))
+        return self.per_query[query]
 
 
 class Judgments(SequenceABC):
@@ -706,7 +704,7 @@ def judge_pairs(
         # the plain table is in the cache beside any idf table, so a cached run still loads no tokenizer or torch
         plain = (weights if not options.idf else encoder.weights(False, lambda: (), "")[0]) if features else None
         scorer = PairScorer(encoder, weights, answers, advance) if plain is None else FeatureScorer(
-            encoder, weights, answers, advance, plain, encoder.weights(True, lambda: idf_texts, idf_key)[0], lambda i: i < len(work))
+            encoder, weights, answers, advance, plain, encoder.weights(True, lambda: idf_texts, idf_key)[0], len(work))
         if saved:
             stack.callback(saved.close)
         if cache:
@@ -801,7 +799,7 @@ def probability_params(options: JudgeOptions, model: str, layer: int, window: in
         "idf_sample": {"size": labels.IDF_SAMPLE, "seed": options.seed, "chunks": idf_chunks,
                        "selection": "the same order, first chunks; idf = log((N+1)/(df+1)) as bert_score's"},
         "queries": len(queries), "queries_with_gold": sum(bool(with_gold.get(q)) for q in queries),
-        "pairs_without_p": missing, "token_arrays_held_at_most": peak,
+        "pairs_without_p": missing, "token_rows_held_at_most": peak,
         "beyond_fitted_range": labels.beyond_range(labels.outside_range(table[:, :-1], table[:, -1] > 0)),
         "fitted_settings": {"model": "all-MiniLM-L6-v2", "layer": 6, "idf": False, "window": 512},
         "settings": {"model": model, "layer": layer, "idf": options.idf, "window": window},

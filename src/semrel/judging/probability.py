@@ -6,9 +6,9 @@ once and scored against every judged query's reference(s), leaving out the query
 chunks: (query, null chunk) pairs scored like any other, so they resume from the checkpoint too.
 
 Per judged pair the judge keeps, until its query's pool is complete, each reference token's best
-cosine over the chunk (and per query its reference tokens' idf) for `own_idf`, then drops them:
-memory follows the pool, not the corpus. Everything else p needs (R, P, F, the idf-weighted recall, the null statistics,
-token counts) is a number per pair or query.
+cosine over the chunk (a row of the query's table; per query its reference tokens' idf) for
+`own_idf`, then drops them: memory follows the pool, not the corpus. Everything else p needs (R, P,
+F, the idf-weighted recall, the null statistics, token counts) is a number per pair or query.
 """
 
 from __future__ import annotations
@@ -45,10 +45,12 @@ def _standing(values: np.ndarray, null_mean: np.ndarray, best: np.ndarray, floor
 class PoolFeatures:
     """The per-pair inputs of p, gathered as pairs are scored (in any order) or resumed.
 
-    `add` takes a pair's token bests and their idf weights (one float32 array each per reference,
-    non-special reference tokens only), its chunk's token count and its query's mean reference
-    length; once the last pair of a query arrives, `own_idf` is computed for the query's pairs and
-    the arrays are dropped.
+    `add` takes a pair's token bests (the tokens of its query's references one after another), its
+    query's references' token idf (one array each, 0 for the special tokens), its chunk's token count
+    and its query's mean reference length. A query's token bests fill one table, a row a pair, made
+    when its first pair arrives: one array copy a pair, where an array per pair and reference, stacked
+    at the end, cost p a few percent of the judge's time. Once the last pair arrives, `own_idf` is
+    computed for the query's pairs and the table is dropped.
     """
 
     def __init__(self, work: Sequence[Pair], with_gold: Mapping[str, bool]):
@@ -59,51 +61,70 @@ class PoolFeatures:
         self.members: list[list[int]] = [[] for _ in self.queries]
         for i, k in enumerate(self.query_of.tolist()):
             self.members[k].append(i)
+        self.slot = np.zeros(len(work), dtype=np.int64)  # each pair's row in its query's table
+        for pairs in self.members:
+            self.slot[pairs] = np.arange(len(pairs))
         self.left = Counter(self.query_of.tolist())
-        self.tokens: dict[int, list[np.ndarray]] = {}
+        self.tokens: dict[int, np.ndarray] = {}  # per query with pairs to come: (its pairs, its reference tokens)
         self.idf: dict[int, list[np.ndarray]] = {}  # per query: its references' token idf (the same for each of its pairs)
         self.chunk_tokens = np.zeros(len(work), dtype=np.int64)
         self.ref_tokens = np.full(len(self.queries), np.nan)
         self.own = np.full(len(work), np.nan)
-        self.peak = 0  # most token arrays held at once (for the manifest: memory follows the pool)
+        self.held = self.peak = 0  # rows of token bests held, and the most at once (for the manifest: memory follows the pool)
         self.written: set[int] = set()  # queries whose idf weights a checkpoint row of this run holds
 
-    def add(self, i: int, bests: list[np.ndarray], weights: list[np.ndarray], chunk_tokens: int, ref_tokens: float) -> None:
+    def add(self, i: int, bests: np.ndarray, weights: list[np.ndarray], chunk_tokens: int, ref_tokens: float) -> None:
         k = int(self.query_of[i])
-        self.tokens[i], self.idf[k], self.chunk_tokens[i], self.ref_tokens[k] = bests, weights, chunk_tokens, ref_tokens
-        self.peak = max(self.peak, len(self.tokens))
+        table = self.tokens.get(k)
+        if table is None:
+            table = self.tokens[k] = np.empty((len(self.members[k]), len(bests)), dtype=np.float32)
+            self.idf[k], self.ref_tokens[k] = weights, ref_tokens
+            self.held += len(table)
+            self.peak = max(self.peak, self.held)
+        table[self.slot[i]] = bests
+        self.chunk_tokens[i] = chunk_tokens
         self.left[k] -= 1
         if self.left[k] == 0:
             self._own(k)
 
     def _own(self, k: int) -> None:
         """own_idf = max over references of the idf-weighted share of tokens where the pair is within
-        OWN_MARGIN of the pool's best."""
-        pairs = self.members[k]
-        arrays = [self.tokens.pop(i) for i in pairs]
+        OWN_MARGIN of the pool's best; tokens of weight 0 (the special ones) count for nothing, so they
+        are left out."""
+        pairs, table, end = self.members[k], self.tokens.pop(k), 0
+        self.held -= len(table)
         for r, weights in enumerate(self.idf.pop(k)):
-            bests = np.stack([a[r] for a in arrays])  # (pairs, reference tokens)
+            counted = weights > 0
+            bests, end = table[:, end : end + len(weights)][:, counted], end + len(weights)  # (pairs, the reference's tokens)
             hit = (bests >= bests.max(axis=0) - labels.OWN_MARGIN).astype(np.float64)
-            share = weighted_mean(hit, weights.astype(np.float64), np.zeros(1, dtype=np.int64), axis=1)[:, 0] if hit.shape[1] \
-                else np.zeros(len(pairs))
+            share = weighted_mean(hit, weights[counted].astype(np.float64), np.zeros(1, dtype=np.int64), axis=1)[:, 0] \
+                if hit.shape[1] else np.zeros(len(pairs))
             self.own[pairs] = share if r == 0 else np.maximum(self.own[pairs], share)
 
-    def row(self, i: int, bests: list[np.ndarray], weights: list[np.ndarray], chunk_tokens: int, ref_tokens: float) -> dict[str, Any]:
-        """What a checkpoint row keeps for the pair (restored by `restore`). The idf weights are the
-        same for every pair of a query, so only the query's first row of each run holds them."""
+    def row(self, i: int, bests: np.ndarray, weights: list[np.ndarray], chunk_tokens: int, ref_tokens: float) -> dict[str, Any]:
+        """What a checkpoint row keeps for the pair (restored by `restore`). The idf weights and the mean
+        reference length are the same for every pair of a query, so only the query's first row of each run
+        holds them."""
         k = int(self.query_of[i])
         first = k not in self.written
         self.written.add(k)
-        return {"tok": [pack(b, "<f4") for b in bests], **({"tokw": [pack(w, "<f4") for w in weights]} if first else {}),
-                "tokens": int(chunk_tokens), "ref_tokens": float(ref_tokens)}
+        return {"tok": pack(bests, "<f4"), "tokens": int(chunk_tokens),
+                **({"tokw": [pack(w, "<f4") for w in weights], "ref_tokens": float(ref_tokens)} if first else {})}
 
     def restore(self, i: int, row: Mapping[str, Any]) -> bool:
-        """A checkpoint row's features back in; False when the row has none, or lacks the weights and no
-        earlier row of its query gave them (then the pair is rescored)."""
+        """A checkpoint row's features back in; False when the row has none (or the per-reference token
+        lists of an older semrel), or lacks the query's weights and no earlier row of its query gave them
+        (then the pair is rescored)."""
+        k = int(self.query_of[i])
         try:
-            bests, tokens, ref_tokens = [unpack(t, "<f4") for t in row["tok"]], int(row["tokens"]), float(row["ref_tokens"])
-            weights = [unpack(t, "<f4") for t in row["tokw"]] if "tokw" in row else self.idf[int(self.query_of[i])]
+            bests, tokens = unpack(row["tok"], "<f4"), int(row["tokens"])
+            if "tokw" in row:
+                weights, ref_tokens = [unpack(t, "<f4") for t in row["tokw"]], float(row["ref_tokens"])
+            else:
+                weights, ref_tokens = self.idf[k], float(self.ref_tokens[k])
         except (KeyError, TypeError, ValueError):
+            return False
+        if len(bests) != sum(len(w) for w in weights):
             return False
         self.add(i, bests, weights, tokens, ref_tokens)
         return True
