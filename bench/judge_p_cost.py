@@ -5,6 +5,7 @@ null pairs' cost from the rest of p's, the pool plus the null pairs judged as or
     python bench/judge_p_cost.py [--folder out/bench-labels/sets/covid150] [--repeats 3] [--cold-queries 40]
     python bench/judge_p_cost.py --instructions 40    # the same arms counted in instructions (valgrind)
     python bench/judge_p_cost.py --in-process 5       # the warm pools' last two arms timed in this process
+    python bench/judge_p_cost.py --in-process-instructions 60   # those arms counted in instructions (valgrind)
 
 Runs on the COVID-QA folder bench/labels.py prepared (corpus, golden set, pool.tsv = BM25 top 20 + gold,
 pool-all.tsv = also every run's top 10). Pools:
@@ -23,6 +24,9 @@ the ratios leave out. Several minutes an arm, with one BLAS thread (see count_in
 --in-process N times the default against the pool plus its null pairs without p as judge_pairs calls in
 one process (one BLAS thread, a checkpoint written, no output file), N interleaved repeats after one of
 each: no start-up, no output, and less drift than separate processes, on either warm pool's depth.
+--in-process-instructions N counts those two arms' instructions on the first N questions of the larger
+pool (pool-all.tsv): each arm in a child process under callgrind, counted between two marker calls
+around its second judge_pairs call (the first warms).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from __future__ import annotations
 import os
 import sys
 
-if "--in-process" in sys.argv:  # one BLAS thread, set before numpy loads, as the valgrind counts are made
+if any(a.startswith("--in-process") for a in sys.argv):  # one BLAS thread, set before numpy loads, as the valgrind counts are made
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
 
 import argparse
@@ -46,9 +50,10 @@ from pathlib import Path
 from measured import measured
 from semrel.formats.corpus import iter_corpus, read_golden
 from semrel.formats.pool import read_pool
-from semrel.judging.judge import JudgeOptions, judge_pairs, scan_corpus
+from semrel.judging.judge import JudgeOptions, Pair, judge_pairs, scan_corpus
 from semrel.judging.labels import NULL_SAMPLE
 from semrel.judging.probability import null_pairs
+from semrel.records import GoldenItem
 
 ROOT = Path(__file__).resolve().parent.parent
 SEMREL = [sys.executable, "-c", "from semrel.cli import main; main()"]
@@ -90,6 +95,9 @@ def main() -> None:
                         help="count instructions instead, on the first N questions (needs valgrind)")
     parser.add_argument("--in-process", type=int, default=0, metavar="N",
                         help="time the warm pools' default and pool + null pairs arms in this process instead, N repeats")
+    parser.add_argument("--in-process-instructions", type=int, default=0, metavar="N",
+                        help="count those two arms' instructions instead, on the first N questions of pool-all.tsv (needs valgrind)")
+    parser.add_argument("--arm", choices=("p", "null"), help=argparse.SUPPRESS)  # the child that callgrind counts
     args = parser.parse_args()
     folder = args.folder
     if not (folder / "pool-all.tsv").exists():
@@ -102,6 +110,9 @@ def main() -> None:
             return
         if args.in_process:
             time_in_process(folder, cache, work, args.in_process)
+            return
+        if args.in_process_instructions:
+            (run_marked if args.arm else count_in_process)(folder, cache, work, args.in_process_instructions, args.arm)
             return
         pools = {"kappa": (folder / "golden.jsonl", folder / "pool.tsv", cache),
                  "all": (folder / "golden.jsonl", folder / "pool-all.tsv", cache)}
@@ -167,16 +178,54 @@ def count_instructions(folder: Path, cache: Path, work: Path, queries: int) -> N
           f"{(counts['p'] - base) / (counts['pool + null pairs, no p'] - base) - 1:+.1%} |")
 
 
+def in_process_arms(folder: Path, cache: Path, work: Path, pool: Path, queries: int = 0
+                    ) -> tuple[list[GoldenItem], list[tuple[list[Pair], JudgeOptions]]]:
+    """The golden set (its first `queries` questions, or all) and judge_pairs' pairs and options for the
+    default on `pool` and for the pool plus its null pairs without p."""
+    golden = read_golden(folder / "golden.jsonl")
+    golden = golden[:queries] if queries else golden
+    kept = {item.query_id for item in golden}
+    padded = with_null(folder / "corpus.jsonl", folder / "golden.jsonl", pool, work / f"{pool.stem}-null.tsv")
+    return golden, [([tuple(r) for r in read_pool(pool) if r[0] in kept], JudgeOptions(cache_dir=str(cache))),
+                    ([tuple(r) for r in read_pool(padded) if r[0] in kept], JudgeOptions(cache_dir=str(cache), null_sample=0))]
+
+
+def count_in_process(folder: Path, cache: Path, work: Path, queries: int, _: str | None) -> None:
+    """Each in-process arm's instructions between the markers of its child process (run_marked)."""
+    counts = {}
+    for arm in ("p", "null"):
+        out = work / f"callgrind.{arm}"
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--zero-before=getppid", "--dump-before=getpgrp",
+                        sys.executable, __file__, "--folder", str(folder), "--cache", str(cache), "--in-process-instructions",
+                        str(queries), "--arm", arm], check=True, capture_output=True)
+        counts[arm] = int(re.search(r"^summary: (\d+)$", Path(f"{out}.1").read_text(), re.M).group(1))  # type: ignore[union-attr]
+        print(f"{arm}: {counts[arm] / 1e9:.3f} G instructions", file=sys.stderr)
+    print("| questions of pool-all.tsv | instructions G: p / pool + null pairs, no p | p beyond the null pairs |")
+    print("|---:|---:|---:|")
+    print(f"| {queries} | {counts['p'] / 1e9:.3f} / {counts['null'] / 1e9:.3f} | {counts['p'] / counts['null'] - 1:+.1%} |")
+
+
+def run_marked(folder: Path, cache: Path, work: Path, queries: int, arm: str | None) -> None:
+    """One in-process arm run twice, the second between the calls callgrind zeroes and dumps its counts at."""
+    chunks = list(iter_corpus(folder / "corpus.jsonl"))
+    golden, arms = in_process_arms(folder, cache, work, folder / "pool-all.tsv", queries)
+    pairs, options = arms[0 if arm == "p" else 1]
+    for marked in (False, True):
+        (work / "checkpoint").unlink(missing_ok=True)
+        if marked:
+            os.getppid()  # --zero-before
+        judge_pairs(lambda: iter(chunks), golden, pairs, options, checkpoint=str(work / "checkpoint"))
+        if marked:
+            os.getpgrp()  # --dump-before
+
+
 def time_in_process(folder: Path, cache: Path, work: Path, repeats: int) -> None:
     """Per warm pool, CPU seconds of judge_pairs with p on the pool and without p on the pool plus the null pairs."""
     chunks = list(iter_corpus(folder / "corpus.jsonl"))
-    golden = read_golden(folder / "golden.jsonl")
     print("| pool | pooled pairs a query | CPU s: p / pool + null pairs, no p | p beyond the null pairs |")
     print("|---|---:|---:|---:|")
     for name, pool in (("kappa", folder / "pool.tsv"), ("all", folder / "pool-all.tsv")):
-        padded = with_null(folder / "corpus.jsonl", folder / "golden.jsonl", pool, work / f"{name}-null.tsv")
-        arms = [([tuple(r) for r in read_pool(pool)], JudgeOptions(cache_dir=str(cache))),
-                ([tuple(r) for r in read_pool(padded)], JudgeOptions(cache_dir=str(cache), null_sample=0))]
+        golden, arms = in_process_arms(folder, cache, work, pool)
         seconds: list[list[float]] = [[], []]
         for repeat in range(repeats + 1):  # the first round warms caches and is not kept
             for arm, (pairs, options) in enumerate(arms):
