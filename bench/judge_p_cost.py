@@ -112,7 +112,10 @@ def main() -> None:
             time_in_process(folder, cache, work, args.in_process)
             return
         if args.in_process_instructions:
-            (run_marked if args.arm else count_in_process)(folder, cache, work, args.in_process_instructions, args.arm)
+            if args.arm:
+                run_marked(folder, cache, work, args.in_process_instructions, args.arm)
+            else:
+                count_in_process(folder, cache, work, args.in_process_instructions)
             return
         pools = {"kappa": (folder / "golden.jsonl", folder / "pool.tsv", cache),
                  "all": (folder / "golden.jsonl", folder / "pool-all.tsv", cache)}
@@ -190,7 +193,7 @@ def in_process_arms(folder: Path, cache: Path, work: Path, pool: Path, queries: 
                     ([tuple(r) for r in read_pool(padded) if r[0] in kept], JudgeOptions(cache_dir=str(cache), null_sample=0))]
 
 
-def count_in_process(folder: Path, cache: Path, work: Path, queries: int, _: str | None) -> None:
+def count_in_process(folder: Path, cache: Path, work: Path, queries: int) -> None:
     """Each in-process arm's instructions between the markers of its child process (run_marked)."""
     counts = {}
     for arm in ("p", "null"):
@@ -205,7 +208,7 @@ def count_in_process(folder: Path, cache: Path, work: Path, queries: int, _: str
     print(f"| {queries} | {counts['p'] / 1e9:.3f} / {counts['null'] / 1e9:.3f} | {counts['p'] / counts['null'] - 1:+.1%} |")
 
 
-def run_marked(folder: Path, cache: Path, work: Path, queries: int, arm: str | None) -> None:
+def run_marked(folder: Path, cache: Path, work: Path, queries: int, arm: str) -> None:
     """One in-process arm run twice, the second between the calls callgrind zeroes and dumps its counts at."""
     chunks = list(iter_corpus(folder / "corpus.jsonl"))
     golden, arms = in_process_arms(folder, cache, work, folder / "pool-all.tsv", queries)

@@ -484,7 +484,7 @@ class FeatureScorer(PairScorer):
         self.plain, self.wanted = plain, wanted  # plain: bert_score's weights without idf, 0 for the special tokens
         # per token id: its idf in p's sample, 0 for the special tokens, rounded to float32 as the checkpoint keeps it
         self.idf = (idf * (plain > 0)).astype(np.float32).astype(np.float64)
-        self.kept: dict[str, int] = {}  # per reference text: how many of its tokens are not special
+        self.lengths: dict[str, int] = {}  # per reference text: how many of its tokens are not special
         self.ids: dict[str, np.ndarray] = {}  # per reference text: its token ids as numpy's index type (int32 ones are cast per index)
         self.token_idf: dict[str, np.ndarray] = {}  # per reference text: its tokens' idf (float32)
         self.per_query: dict[str, tuple[int, list[np.ndarray], float]] = {}  # see _query
@@ -496,7 +496,7 @@ class FeatureScorer(PairScorer):
         super().load_references(texts)
         for text, entry in self.references.items():  # the special tokens are found from `plain`, without loading the tokenizer
             ids = self.ids[text] = entry.ids.astype(np.intp)
-            self.kept[text], self.token_idf[text] = int(np.count_nonzero(self.plain[ids])), self.idf[ids].astype(np.float32)
+            self.lengths[text], self.token_idf[text] = int(np.count_nonzero(self.plain[ids])), self.idf[ids].astype(np.float32)
 
     def score_features(self, by_text: Mapping[str, list[int]], query_of: Callable[[int], str]
                        ) -> Iterator[tuple[list[int], np.ndarray, int, dict[int, tuple[np.ndarray, list[np.ndarray], int, float]]]]:
@@ -555,7 +555,7 @@ class FeatureScorer(PairScorer):
         if query not in self.per_query:
             answers = self.answers[query]
             self.per_query[query] = (sum(len(self.references[a].ids) for a in answers), [self.token_idf[a] for a in answers],
-                                     float(np.mean([self.kept[a] for a in answers])))
+                                     float(np.mean([self.lengths[a] for a in answers])))
         return self.per_query[query]
 
 

@@ -13,7 +13,6 @@ F, the idf-weighted recall, the null statistics, token counts) is a number per p
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -59,12 +58,11 @@ class PoolFeatures:
         self.query_of = np.array([index[q] for q, _, _ in work], dtype=np.int64)
         self.with_gold = np.array([bool(with_gold.get(q)) for q in self.queries])
         self.members: list[list[int]] = [[] for _ in self.queries]
-        for i, k in enumerate(self.query_of.tolist()):
-            self.members[k].append(i)
         self.slot = np.zeros(len(work), dtype=np.int64)  # each pair's row in its query's table
-        for pairs in self.members:
-            self.slot[pairs] = np.arange(len(pairs))
-        self.left = Counter(self.query_of.tolist())
+        for i, k in enumerate(self.query_of.tolist()):
+            self.slot[i] = len(self.members[k])
+            self.members[k].append(i)
+        self.left = [len(pairs) for pairs in self.members]  # per query: its pairs still to come
         self.tokens: dict[int, np.ndarray] = {}  # per query with pairs to come: (its pairs, its reference tokens)
         self.idf: dict[int, list[np.ndarray]] = {}  # per query: its references' token idf (the same for each of its pairs)
         self.chunk_tokens = np.zeros(len(work), dtype=np.int64)
