@@ -54,15 +54,18 @@ class PoolFeatures:
 
     def __init__(self, work: Sequence[Pair], with_gold: Mapping[str, bool]):
         self.queries = list(dict.fromkeys(q for q, _, _ in work))
-        index = {q: k for k, q in enumerate(self.queries)}
-        self.query_of = np.array([index[q] for q, _, _ in work], dtype=np.int64)
+        self.index = {q: k for k, q in enumerate(self.queries)}
+        self.of = [self.index[q] for q, _, _ in work]  # each pair's query, as a list: `add` reads it a pair at a time
+        self.query_of = np.array(self.of, dtype=np.int64)
         self.with_gold = np.array([bool(with_gold.get(q)) for q in self.queries])
-        self.members: list[list[int]] = [[] for _ in self.queries]
-        self.slot = np.zeros(len(work), dtype=np.int64)  # each pair's row in its query's table
-        for i, k in enumerate(self.query_of.tolist()):
-            self.slot[i] = len(self.members[k])
-            self.members[k].append(i)
-        self.left = [len(pairs) for pairs in self.members]  # per query: its pairs still to come
+        counts = np.bincount(self.query_of, minlength=len(self.queries))
+        firsts = np.cumsum(counts) - counts
+        order = np.argsort(self.query_of, kind="stable")
+        self.members = [order[first : first + count] for first, count in zip(firsts.tolist(), counts.tolist())]  # in work order
+        slot = np.empty(len(work), dtype=np.int64)
+        slot[order] = np.arange(len(work)) - np.repeat(firsts, counts)
+        self.slot = slot.tolist()  # each pair's row in its query's table
+        self.left = counts.tolist()  # per query: its pairs still to come
         self.tokens: dict[int, np.ndarray] = {}  # per query with pairs to come: (its pairs, its reference tokens)
         self.idf: dict[int, list[np.ndarray]] = {}  # per query: its references' token idf (the same for each of its pairs)
         self.chunk_tokens = np.zeros(len(work), dtype=np.int64)
@@ -72,7 +75,7 @@ class PoolFeatures:
         self.written: set[int] = set()  # queries whose idf weights a checkpoint row of this run holds
 
     def add(self, i: int, bests: np.ndarray, weights: list[np.ndarray], chunk_tokens: int, ref_tokens: float) -> None:
-        k = int(self.query_of[i])
+        k = self.of[i]
         table = self.tokens.get(k)
         if table is None:
             table = self.tokens[k] = np.empty((len(self.members[k]), len(bests)), dtype=np.float32)
@@ -103,7 +106,7 @@ class PoolFeatures:
         """What a checkpoint row keeps for the pair (restored by `restore`). The idf weights and the mean
         reference length are the same for every pair of a query, so only the query's first row of each run
         holds them."""
-        k = int(self.query_of[i])
+        k = self.of[i]
         first = k not in self.written
         self.written.add(k)
         return {"tok": pack(bests, "<f4"), "tokens": int(chunk_tokens),
@@ -113,7 +116,7 @@ class PoolFeatures:
         """A checkpoint row's features back in; False when the row has none (or the per-reference token
         lists of an older semrel), or lacks the query's weights and no earlier row of its query gave them
         (then the pair is rescored)."""
-        k = int(self.query_of[i])
+        k = self.of[i]
         try:
             bests, tokens = unpack(row["tok"], "<f4"), int(row["tokens"])
             if "tokw" in row:
@@ -132,9 +135,8 @@ class PoolFeatures:
 
         `scores`: the pairs' raw P, R, F, idf-weighted R and exact-token share; `null_scores`: the same of
         the null pairs, whose queries are `null_queries`."""
-        index = {q: k for k, q in enumerate(self.queries)}
         nq = len(self.queries)
-        at = np.array([index[q] for q in null_queries], dtype=np.int64)
+        at = np.array([self.index[q] for q in null_queries], dtype=np.int64)
         count = np.bincount(at, minlength=nq).astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):  # Ri and lex: their mean over each query's null chunks
             mean = np.column_stack([np.bincount(at, weights=null_scores[:, c], minlength=nq) / count for c in (3, 4)])
