@@ -130,9 +130,10 @@ def greedy_match_tokens(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """greedy_match's P, R, F (the same arithmetic, one product) and each reference token's best
     cosine over every candidate token (all segments): what the judge's `own` feature reads. That is
-    the best over segments of each segment's best, already at hand, not another pass over the product."""
+    the best over segments of each segment's best, already at hand, not another pass over the product
+    (with one segment, its row)."""
     *scores, best_cand = _greedy_scores(np.maximum(cand @ ref.T, 0.0), cand_weights, cand_starts, ref_weights, ref_starts)
-    return (*scores, best_cand.max(axis=0))
+    return (*scores, best_cand[0] if len(best_cand) == 1 else best_cand.max(axis=0))
 
 
 def _greedy_scores(

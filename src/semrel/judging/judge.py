@@ -445,11 +445,14 @@ class PairScorer:
                        np.cumsum([0] + [len(self.answers[q]) for q in queries]))
 
     @staticmethod
-    def _per_query(scores: Sequence[np.ndarray], stacked: Stacked, more: np.ndarray | None = None) -> np.ndarray:
+    def _per_query(scores: Sequence[np.ndarray], stacked: Stacked, table: np.ndarray | None = None) -> np.ndarray:
         """(queries, 3): the best P, R, F over the chunk's windows and each query's answers (each taken
-        on its own); with `more` (answers, k), (queries, 3 + k), each query's best of those columns too."""
-        answers = np.stack(scores, axis=-1).max(axis=0)
-        return np.maximum.reduceat(answers if more is None else np.concatenate([answers, more], axis=1), stacked.bounds[:-1], axis=0)
+        on its own); with `table` (answers, 3 + k), whose last k columns hold more per-answer scores, P, R, F
+        fill its first three and the result is (queries, 3 + k), each query's best of those columns too."""
+        if table is None:
+            return np.maximum.reduceat(np.stack(scores, axis=-1).max(axis=0), stacked.bounds[:-1], axis=0)
+        np.stack(scores, axis=-1).max(axis=0, out=table[:, :3])
+        return np.maximum.reduceat(table, stacked.bounds[:-1], axis=0)
 
     def score(self, by_text: Mapping[str, list[int]], query_of: Callable[[int], str]) -> Iterator[tuple[list[int], np.ndarray, int]]:
         """(task numbers, their P, R, F as rows, windows) per chunk text, as each is scored."""
@@ -524,7 +527,9 @@ class FeatureScorer(PairScorer):
             held[chunk_ids] = True
             for block, stacked, (*scores, tokens) in self._matched(entry, queries, greedy_match_tokens):
                 ids = self._reference_ids(stacked)  # exact matches (held) beside the vectors' best ones (tokens)
-                best.update(zip(block, self._per_query(scores, stacked, self._idf_means(tokens, held[ids], self.idf[ids], stacked.starts))))
+                table = np.empty((len(stacked.starts), 5))
+                self._idf_means(tokens, held[ids], self.idf[ids], stacked.starts, table[:, 3:])
+                best.update(zip(block, self._per_query(scores, stacked, table)))
                 if wanted_queries:
                     for q, first in zip(block, stacked.starts[stacked.bounds[:-1]].tolist()):
                         if q in wanted_queries:  # the query's rows of `tokens`, a view: PoolFeatures.add copies them
@@ -534,15 +539,15 @@ class FeatureScorer(PairScorer):
             yield (*self._done(group, np.array([best[q] for q in queries]), entry.windows), {i: kept[q] for i, q in wanted.items()})
 
     @staticmethod
-    def _idf_means(tokens: np.ndarray, exact: np.ndarray, idf: np.ndarray, starts: np.ndarray) -> np.ndarray:
-        """(answers, 2): the idf-weighted means over each answer's tokens (answers from `starts`; weighted_mean's
-        arithmetic) of the token bests, the idf-weighted recall, and of the tokens whose id the chunk holds
-        (`exact`), the exact-token share lexR_rel reads."""
+    def _idf_means(tokens: np.ndarray, exact: np.ndarray, idf: np.ndarray, starts: np.ndarray, out: np.ndarray) -> None:
+        """Into `out` (answers, 2): the idf-weighted means over each answer's tokens (answers from `starts`;
+        weighted_mean's arithmetic) of the token bests, the idf-weighted recall, and of the tokens whose id the
+        chunk holds (`exact`), the exact-token share lexR_rel reads."""
         weighted = np.empty((len(idf), 2))
         np.multiply(tokens, idf, out=weighted[:, 0])
         np.multiply(exact, idf, out=weighted[:, 1])
         total = np.add.reduceat(idf, starts)
-        return np.add.reduceat(weighted, starts, axis=0) / np.where(total > 0, total, 1.0)[:, None]  # a sum of 0: every weight 0
+        np.divide(np.add.reduceat(weighted, starts, axis=0), np.where(total > 0, total, 1.0)[:, None], out=out)  # total 0: weights all 0
 
     def _reference_ids(self, stacked: Stacked) -> np.ndarray:
         texts = stacked.texts
