@@ -21,12 +21,17 @@ CPU seconds on a shared machine drift too much to show a change of a few percent
 counts the instructions of each arm once under valgrind's callgrind (deterministic), on the first N
 questions with the warm cache, plus one question alone as the start-up (imports, the corpus pass) that
 the ratios leave out. Several minutes an arm, with one BLAS thread (see count_instructions).
---in-process N times the default against the pool plus its null pairs without p as judge_pairs calls in
-one process (one BLAS thread, a checkpoint written, no output file), N interleaved repeats after one of
-each: no start-up, no output, and less drift than separate processes, on either warm pool's depth.
---in-process-instructions N counts those two arms' instructions on the first N questions of the larger
-pool (pool-all.tsv): each arm in a child process under callgrind, counted between two marker calls
-around its second judge_pairs call (the first warms).
+--in-process N times the default against the pool plus its null pairs without p in one process (one
+BLAS thread, a checkpoint written, no output file), each arm reading its pool file and calling
+judge_pairs as `semrel judge` does, N interleaved repeats after one of each: no start-up, no output,
+and less drift than separate processes, on either warm pool's depth. (Until 2026-12-05 the pools were
+read before the clock started, which left out the arm without p parsing its 7,252 extra rows while
+the default's building of its null pairs was counted.)
+--in-process-instructions N counts those two arms' judge_pairs instructions on the first N questions
+of the larger pool (pool-all.tsv): each arm in a child process under callgrind, counted between two
+marker calls around its second judge_pairs call (the first warms). The pool is read outside the
+count: the file holds every question's rows, and reading them all would weigh N questions' judging
+against 300 questions' parsing.
 """
 
 from __future__ import annotations
@@ -182,15 +187,24 @@ def count_instructions(folder: Path, cache: Path, work: Path, queries: int) -> N
 
 
 def in_process_arms(folder: Path, cache: Path, work: Path, pool: Path, queries: int = 0
-                    ) -> tuple[list[GoldenItem], list[tuple[list[Pair], JudgeOptions]]]:
-    """The golden set (its first `queries` questions, or all) and judge_pairs' pairs and options for the
-    default on `pool` and for the pool plus its null pairs without p."""
+                    ) -> tuple[list[GoldenItem], list[tuple[Path, JudgeOptions]]]:
+    """The golden set (its first `queries` questions, or all), and the pool file and options of the default
+    on `pool` and of the pool plus its null pairs without p."""
     golden = read_golden(folder / "golden.jsonl")
     golden = golden[:queries] if queries else golden
-    kept = {item.query_id for item in golden}
     padded = with_null(folder / "corpus.jsonl", folder / "golden.jsonl", pool, work / f"{pool.stem}-null.tsv")
-    return golden, [([tuple(r) for r in read_pool(pool) if r[0] in kept], JudgeOptions(cache_dir=str(cache))),
-                    ([tuple(r) for r in read_pool(padded) if r[0] in kept], JudgeOptions(cache_dir=str(cache), null_sample=0))]
+    return golden, [(pool, JudgeOptions(cache_dir=str(cache))), (padded, JudgeOptions(cache_dir=str(cache), null_sample=0))]
+
+
+def arm_pairs(golden: list[GoldenItem], pool: Path) -> list[Pair]:
+    """The pool's rows of the golden set's questions."""
+    kept = {item.query_id for item in golden}
+    return [tuple(r) for r in read_pool(pool) if r[0] in kept]  # type: ignore[misc]
+
+
+def run_arm(chunks: list, golden: list[GoldenItem], pairs: list[Pair], options: JudgeOptions, checkpoint: Path) -> None:
+    checkpoint.unlink(missing_ok=True)
+    judge_pairs(lambda: iter(chunks), golden, pairs, options, checkpoint=str(checkpoint))
 
 
 def count_in_process(folder: Path, cache: Path, work: Path, queries: int) -> None:
@@ -212,18 +226,18 @@ def run_marked(folder: Path, cache: Path, work: Path, queries: int, arm: str) ->
     """One in-process arm run twice, the second between the calls callgrind zeroes and dumps its counts at."""
     chunks = list(iter_corpus(folder / "corpus.jsonl"))
     golden, arms = in_process_arms(folder, cache, work, folder / "pool-all.tsv", queries)
-    pairs, options = arms[0 if arm == "p" else 1]
+    pool, options = arms[0 if arm == "p" else 1]
+    pairs = arm_pairs(golden, pool)  # read outside the count: the file holds every question's rows, the count N's
     for marked in (False, True):
-        (work / "checkpoint").unlink(missing_ok=True)
         if marked:
             os.getppid()  # --zero-before
-        judge_pairs(lambda: iter(chunks), golden, pairs, options, checkpoint=str(work / "checkpoint"))
+        run_arm(chunks, golden, pairs, options, work / "checkpoint")
         if marked:
             os.getpgrp()  # --dump-before
 
 
 def time_in_process(folder: Path, cache: Path, work: Path, repeats: int) -> None:
-    """Per warm pool, CPU seconds of judge_pairs with p on the pool and without p on the pool plus the null pairs."""
+    """Per warm pool, CPU seconds of the default on the pool and of the pool plus the null pairs without p."""
     chunks = list(iter_corpus(folder / "corpus.jsonl"))
     print("| pool | pooled pairs a query | CPU s: p / pool + null pairs, no p | p beyond the null pairs |")
     print("|---|---:|---:|---:|")
@@ -231,14 +245,14 @@ def time_in_process(folder: Path, cache: Path, work: Path, repeats: int) -> None
         golden, arms = in_process_arms(folder, cache, work, pool)
         seconds: list[list[float]] = [[], []]
         for repeat in range(repeats + 1):  # the first round warms caches and is not kept
-            for arm, (pairs, options) in enumerate(arms):
-                (work / "checkpoint").unlink(missing_ok=True)
-                started = time.process_time()
-                judge_pairs(lambda: iter(chunks), golden, pairs, options, checkpoint=str(work / "checkpoint"))
+            for arm, (path, options) in enumerate(arms):
+                started = time.process_time()  # the pool read as `semrel judge` reads it: the other arm's has 7,252 more rows
+                run_arm(chunks, golden, arm_pairs(golden, path), options, work / "checkpoint")
                 if repeat:
                     seconds[arm].append(time.process_time() - started)
         paired = statistics.median(a / b for a, b in zip(*seconds)) - 1
-        depth = len(arms[0][0]) / len({q for q, _, _ in arms[0][0]})
+        rows = list(read_pool(pool))
+        depth = len(rows) / len({r[0] for r in rows})
         print(f"| {name} | {depth:.0f} | {statistics.median(seconds[0]):.2f} / {statistics.median(seconds[1]):.2f} | {paired:+.1%} |")
 
 
