@@ -43,6 +43,7 @@ if any(a.startswith("--in-process") for a in sys.argv):  # one BLAS thread, set 
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
 
 import argparse
+import gc
 import json
 import re
 import shutil
@@ -237,23 +238,38 @@ def run_marked(folder: Path, cache: Path, work: Path, queries: int, arm: str) ->
 
 
 def time_in_process(folder: Path, cache: Path, work: Path, repeats: int) -> None:
-    """Per warm pool, CPU seconds of the default on the pool and of the pool plus the null pairs without p."""
+    """Per warm pool, CPU seconds of the default on the pool and of the pool plus the null pairs without p, and
+    each arm's full collections of Python's cyclic garbage collector (a walk of every object the process holds,
+    which an arm's extra long-lived objects can bring about, so part of a difference in CPU time)."""
     chunks = list(iter_corpus(folder / "corpus.jsonl"))
-    print("| pool | pooled pairs a query | CPU s: p / pool + null pairs, no p | p beyond the null pairs |")
-    print("|---|---:|---:|---:|")
+    collected = [0, 0]  # full collections in the kept repeats, per arm
+    timing: list[int | None] = [None]  # the arm being timed, if kept
+
+    def count(phase: str, info: dict) -> None:
+        if phase == "start" and info["generation"] == 2 and timing[0] is not None:
+            collected[timing[0]] += 1
+
+    gc.callbacks.append(count)
+    print("| pool | pooled pairs a query | CPU s: p / pool + null pairs, no p | p beyond the null pairs | full GC collections |")
+    print("|---|---:|---:|---:|---:|")
     for name, pool in (("kappa", folder / "pool.tsv"), ("all", folder / "pool-all.tsv")):
         golden, arms = in_process_arms(folder, cache, work, pool)
         seconds: list[list[float]] = [[], []]
+        collected[:] = [0, 0]
         for repeat in range(repeats + 1):  # the first round warms caches and is not kept
             for arm, (path, options) in enumerate(arms):
+                timing[0] = arm if repeat else None
                 started = time.process_time()  # the pool read as `semrel judge` reads it: the other arm's has 7,252 more rows
                 run_arm(chunks, golden, arm_pairs(golden, path), options, work / "checkpoint")
                 if repeat:
                     seconds[arm].append(time.process_time() - started)
+        timing[0] = None
         paired = statistics.median(a / b for a, b in zip(*seconds)) - 1
         rows = list(read_pool(pool))
         depth = len(rows) / len({r[0] for r in rows})
-        print(f"| {name} | {depth:.0f} | {statistics.median(seconds[0]):.2f} / {statistics.median(seconds[1]):.2f} | {paired:+.1%} |")
+        print(f"| {name} | {depth:.0f} | {statistics.median(seconds[0]):.2f} / {statistics.median(seconds[1]):.2f} | {paired:+.1%} | "
+              f"{collected[0]} / {collected[1]} |")
+    gc.callbacks.remove(count)
 
 
 def ratio(figures: dict, name: str, against: int, what: str) -> str:
