@@ -1,4 +1,4 @@
-"""Tried and not shipped (2026-12-04): more changes to the probability of relevance p and to its cut.
+"""Tried and not shipped (2026-12-04, spread and runner-up 2026-12-05): more changes to the probability of relevance p and to its cut.
 
     python bench/label_ideas.py [--work out/bench-labels] [--generated out/bench-generated] [--hidden-gold]
 
@@ -10,6 +10,13 @@ cut by the mean margin to the raw oracle), in-sample and leave-one-family-out (L
   pool count   log(1 + the query's pooled chunks with R_idf_max > 0), alone and times relR_idf: a
                query with several chunks above the null (PubMedQA's sections) would lean less on the
                standing against its best chunk. Fitted as an extra column of the design.
+  spread       1 - own_idf of the query's best chunk (highest relR_idf): the share of the answer that chunk is not
+               the best source for, high where the answer is drawn from several chunks (PubMedQA's conclusion
+               from its sections, covidmulti's joined answers) and low where one chunk holds it (COVID-QA's span).
+               Alone, and with its product with own_idf (a chunk that is the best source for a part of a spread
+               answer would count for more). Known without labels, with gold and without.
+  runner-up    the relR_idf of the query's second best chunk, held to [-1, 1]: near 1 where another chunk stands
+               as high as the best (several relevant chunks), low where one stands alone.
   monotone     the weights of relR_idf, R_idf_max, own_idf, F_max and P_max held >= 0 (the shipped fit
                with gold weighs R_idf_max at -4.47), against the same optimiser (bounded L-BFGS) free.
   gold count   log(the number of gold chunks the golden set lists for the query), known with gold only (0
@@ -62,6 +69,26 @@ from semrel.judging import labels
 from semrel.records import GoldenItem
 
 SIMILARITIES = [labels.FEATURES.index(f) for f in ("relR_idf", "R_idf_max", "own_idf", "F_max", "P_max")]
+
+
+def spread(d: bench.SetData) -> np.ndarray:
+    """Per pair, 1 - own_idf of its query's chunk with the highest relR_idf (the first such pair)."""
+    relR, own = d.X[:, labels.FEATURES.index("relR_idf")], d.X[:, labels.FEATURES.index("own_idf")]
+    best: dict[str, int] = {}
+    for i, q in enumerate(d.qid):
+        if q not in best or relR[i] > relR[best[q]]:
+            best[q] = i
+    return np.array([1 - own[best[q]] for q in d.qid])
+
+
+def runner_up(d: bench.SetData) -> np.ndarray:
+    """Per pair, the relR_idf of its query's second best pooled chunk (0 for a query with one), held to [-1, 1]."""
+    relR = d.X[:, labels.FEATURES.index("relR_idf")]
+    values: dict[str, list[float]] = {}
+    for q, r in zip(d.qid, relR.tolist()):
+        values.setdefault(q, []).append(r)
+    second = {q: sorted(v, reverse=True)[1] if len(v) > 1 else 0.0 for q, v in values.items()}
+    return np.clip([second[q] for q in d.qid], -1.0, 1.0)
 
 
 def pool_count(d: bench.SetData) -> np.ndarray:
@@ -139,6 +166,9 @@ VARIANTS = {
     "pool count: shipped 8 features": lambda parts, raw: lexical_feature.Model(parts, (), raw),
     "pool count: + count": lambda parts, raw: lexical_feature.Model(parts, ("count",), raw),
     "pool count: + count, count x relR_idf": lambda parts, raw: lexical_feature.Model(parts, ("count", "count x relR"), raw),
+    "spread: + spread": lambda parts, raw: lexical_feature.Model(parts, ("spread",), raw),
+    "spread: + spread, spread x own_idf": lambda parts, raw: lexical_feature.Model(parts, ("spread", "spread x own"), raw),
+    "runner-up: + runner-up relR_idf": lambda parts, raw: lexical_feature.Model(parts, ("runner-up",), raw),
     "monotone: free": lambda parts, raw: Bounded(parts, False, raw),
     "monotone: similarities >= 0": lambda parts, raw: Bounded(parts, True, raw),
     "gold count: + log k": lambda parts, raw: lexical_feature.Model(parts, ("gold count",), raw),
@@ -259,7 +289,9 @@ def main() -> None:
             d = bench.SetData(name, folder, condition, cache, tau=False)
             count, relR = pool_count(d), d.X[:, labels.FEATURES.index("relR_idf")]
             k = np.log([gold_chunks[q] for q in d.qid]) if condition == "gold" else np.zeros(len(d.qid))
-            d.columns = {"X": d.X, "count": count, "count x relR": count * relR, "gold count": k, "gold count x relR": k * relR}
+            share = spread(d)
+            d.columns = {"X": d.X, "count": count, "count x relR": count * relR, "gold count": k, "gold count x relR": k * relR,
+                         "spread": share, "spread x own": share * d.X[:, labels.FEATURES.index("own_idf")], "runner-up": runner_up(d)}
             raw[name, condition] = bench.oracle(d.y, d.R)
             into.append(d)
     summary, rows = [], []
