@@ -6,6 +6,7 @@ null pairs' cost from the rest of p's, the pool plus the null pairs judged as or
     python bench/judge_p_cost.py --instructions 40    # the same arms counted in instructions (valgrind)
     python bench/judge_p_cost.py --in-process 5       # the warm pools' last two arms timed in this process
     python bench/judge_p_cost.py --in-process-instructions 60   # those arms counted in instructions (valgrind)
+    python bench/judge_p_cost.py --in-process-instructions 60 --no-checkpoint   # the same, no checkpoint written
 
 Runs on the COVID-QA folder bench/labels.py prepared (corpus, golden set, pool.tsv = BM25 top 20 + gold,
 pool-all.tsv = also every run's top 10). Pools:
@@ -24,14 +25,16 @@ the ratios leave out. Several minutes an arm, with one BLAS thread (see count_in
 --in-process N times the default against the pool plus its null pairs without p in one process (one
 BLAS thread, a checkpoint written, no output file), each arm reading its pool file and calling
 judge_pairs as `semrel judge` does, N interleaved repeats after one of each: no start-up, no output,
-and less drift than separate processes, on either warm pool's depth. (Until 2026-12-05 the pools were
+and less drift than separate processes, on either warm pool's depth; the ratio is the median of the
+repeats' paired ratios, with a distribution-free 95% interval for it (order statistics). (Until 2026-12-05 the pools were
 read before the clock started, which left out the arm without p parsing its 7,252 extra rows while
 the default's building of its null pairs was counted.)
 --in-process-instructions N counts those two arms' judge_pairs instructions on the first N questions
 of the larger pool (pool-all.tsv): each arm in a child process under callgrind, counted between two
 marker calls around its second judge_pairs call (the first warms). The pool is read outside the
 count: the file holds every question's rows, and reading them all would weigh N questions' judging
-against 300 questions' parsing.
+against 300 questions' parsing. --no-checkpoint runs either in-process mode without a checkpoint file: what
+p costs beyond the checkpoint, which holds each pooled pair's token bests so a killed run resumes exactly.
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from scipy.stats import binom
 
 from measured import measured
 from semrel.formats.corpus import iter_corpus, read_golden
@@ -103,6 +108,8 @@ def main() -> None:
                         help="time the warm pools' default and pool + null pairs arms in this process instead, N repeats")
     parser.add_argument("--in-process-instructions", type=int, default=0, metavar="N",
                         help="count those two arms' instructions instead, on the first N questions of pool-all.tsv (needs valgrind)")
+    parser.add_argument("--no-checkpoint", action="store_true",
+                        help="in-process arms without a checkpoint file, to part its cost (each pooled pair's token bests) from p's")
     parser.add_argument("--arm", choices=("p", "null"), help=argparse.SUPPRESS)  # the child that callgrind counts
     args = parser.parse_args()
     folder = args.folder
@@ -111,17 +118,18 @@ def main() -> None:
     cache = args.cache or folder.parent.parent / "cache"
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        checkpoint = None if args.no_checkpoint else work / "checkpoint"
         if args.instructions:
             count_instructions(folder, cache, work, args.instructions)
             return
         if args.in_process:
-            time_in_process(folder, cache, work, args.in_process)
+            time_in_process(folder, cache, work, args.in_process, checkpoint)
             return
         if args.in_process_instructions:
             if args.arm:
-                run_marked(folder, cache, work, args.in_process_instructions, args.arm)
+                run_marked(folder, cache, work, args.in_process_instructions, args.arm, checkpoint)
             else:
-                count_in_process(folder, cache, work, args.in_process_instructions)
+                count_in_process(folder, cache, work, args.in_process_instructions, checkpoint is None)
             return
         pools = {"kappa": (folder / "golden.jsonl", folder / "pool.tsv", cache),
                  "all": (folder / "golden.jsonl", folder / "pool-all.tsv", cache)}
@@ -203,27 +211,29 @@ def arm_pairs(golden: list[GoldenItem], pool: Path) -> list[Pair]:
     return [tuple(r) for r in read_pool(pool) if r[0] in kept]  # type: ignore[misc]
 
 
-def run_arm(chunks: list, golden: list[GoldenItem], pairs: list[Pair], options: JudgeOptions, checkpoint: Path) -> None:
-    checkpoint.unlink(missing_ok=True)
-    judge_pairs(lambda: iter(chunks), golden, pairs, options, checkpoint=str(checkpoint))
+def run_arm(chunks: list, golden: list[GoldenItem], pairs: list[Pair], options: JudgeOptions, checkpoint: Path | None) -> None:
+    if checkpoint:
+        checkpoint.unlink(missing_ok=True)
+    judge_pairs(lambda: iter(chunks), golden, pairs, options, checkpoint=str(checkpoint) if checkpoint else None)
 
 
-def count_in_process(folder: Path, cache: Path, work: Path, queries: int) -> None:
+def count_in_process(folder: Path, cache: Path, work: Path, queries: int, no_checkpoint: bool) -> None:
     """Each in-process arm's instructions between the markers of its child process (run_marked)."""
     counts = {}
     for arm in ("p", "null"):
         out = work / f"callgrind.{arm}"
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--zero-before=getppid", "--dump-before=getpgrp",
                         sys.executable, __file__, "--folder", str(folder), "--cache", str(cache), "--in-process-instructions",
-                        str(queries), "--arm", arm], check=True, capture_output=True)
+                        str(queries), "--arm", arm, *(["--no-checkpoint"] if no_checkpoint else [])], check=True, capture_output=True)
         counts[arm] = int(re.search(r"^summary: (\d+)$", Path(f"{out}.1").read_text(), re.M).group(1))  # type: ignore[union-attr]
         print(f"{arm}: {counts[arm] / 1e9:.3f} G instructions", file=sys.stderr)
-    print("| questions of pool-all.tsv | instructions G: p / pool + null pairs, no p | p beyond the null pairs |")
-    print("|---:|---:|---:|")
-    print(f"| {queries} | {counts['p'] / 1e9:.3f} / {counts['null'] / 1e9:.3f} | {counts['p'] / counts['null'] - 1:+.1%} |")
+    print("| questions of pool-all.tsv | checkpoint | instructions G: p / pool + null pairs, no p | p beyond the null pairs |")
+    print("|---:|---|---:|---:|")
+    print(f"| {queries} | {'none' if no_checkpoint else 'written'} | {counts['p'] / 1e9:.3f} / {counts['null'] / 1e9:.3f} | "
+          f"{counts['p'] / counts['null'] - 1:+.1%} |")
 
 
-def run_marked(folder: Path, cache: Path, work: Path, queries: int, arm: str) -> None:
+def run_marked(folder: Path, cache: Path, work: Path, queries: int, arm: str, checkpoint: Path | None) -> None:
     """One in-process arm run twice, the second between the calls callgrind zeroes and dumps its counts at."""
     chunks = list(iter_corpus(folder / "corpus.jsonl"))
     golden, arms = in_process_arms(folder, cache, work, folder / "pool-all.tsv", queries)
@@ -232,12 +242,12 @@ def run_marked(folder: Path, cache: Path, work: Path, queries: int, arm: str) ->
     for marked in (False, True):
         if marked:
             os.getppid()  # --zero-before
-        run_arm(chunks, golden, pairs, options, work / "checkpoint")
+        run_arm(chunks, golden, pairs, options, checkpoint)
         if marked:
             os.getpgrp()  # --dump-before
 
 
-def time_in_process(folder: Path, cache: Path, work: Path, repeats: int) -> None:
+def time_in_process(folder: Path, cache: Path, work: Path, repeats: int, checkpoint: Path | None) -> None:
     """Per warm pool, CPU seconds of the default on the pool and of the pool plus the null pairs without p, and
     each arm's full collections of Python's cyclic garbage collector (a walk of every object the process holds,
     which an arm's extra long-lived objects can bring about, so part of a difference in CPU time)."""
@@ -250,7 +260,8 @@ def time_in_process(folder: Path, cache: Path, work: Path, repeats: int) -> None
             collected[timing[0]] += 1
 
     gc.callbacks.append(count)
-    print("| pool | pooled pairs a query | CPU s: p / pool + null pairs, no p | p beyond the null pairs | full GC collections |")
+    print("| pool | pooled pairs a query | CPU s: p / pool + null pairs, no p | p beyond the null pairs (95% CI of the median) | "
+          "full GC collections |")
     print("|---|---:|---:|---:|---:|")
     for name, pool in (("kappa", folder / "pool.tsv"), ("all", folder / "pool-all.tsv")):
         golden, arms = in_process_arms(folder, cache, work, pool)
@@ -260,16 +271,27 @@ def time_in_process(folder: Path, cache: Path, work: Path, repeats: int) -> None
             for arm, (path, options) in enumerate(arms):
                 timing[0] = arm if repeat else None
                 started = time.process_time()  # the pool read as `semrel judge` reads it: the other arm's has 7,252 more rows
-                run_arm(chunks, golden, arm_pairs(golden, path), options, work / "checkpoint")
+                run_arm(chunks, golden, arm_pairs(golden, path), options, checkpoint)
                 if repeat:
                     seconds[arm].append(time.process_time() - started)
         timing[0] = None
-        paired = statistics.median(a / b for a, b in zip(*seconds)) - 1
+        ratios = sorted(a / b - 1 for a, b in zip(*seconds))
+        low, high = median_interval(ratios)
         rows = list(read_pool(pool))
         depth = len(rows) / len({r[0] for r in rows})
-        print(f"| {name} | {depth:.0f} | {statistics.median(seconds[0]):.2f} / {statistics.median(seconds[1]):.2f} | {paired:+.1%} | "
-              f"{collected[0]} / {collected[1]} |")
+        print(f"| {name} | {depth:.0f} | {statistics.median(seconds[0]):.2f} / {statistics.median(seconds[1]):.2f} | "
+              f"{statistics.median(ratios):+.1%} ({low:+.1%} to {high:+.1%}) | {collected[0]} / {collected[1]} |")
     gc.callbacks.remove(count)
+
+
+def median_interval(ordered: list[float], level: float = 0.95) -> tuple[float, float]:
+    """A distribution-free confidence interval for the median of `ordered` (sorted): the order statistics k and n-1-k
+    (from 0), k the largest with P(Binomial(n, 1/2) <= k) <= (1 - level) / 2, which covers the median with
+    probability 1 - 2 P(B <= k) (97.3% for n = 21); the whole range when n is too small for `level`."""
+    n, k = len(ordered), 0
+    while k + 1 < n - 2 - k and binom.cdf(k + 1, n, 0.5) <= (1 - level) / 2:
+        k += 1
+    return ordered[k], ordered[n - 1 - k]
 
 
 def ratio(figures: dict, name: str, against: int, what: str) -> str:
