@@ -1,4 +1,4 @@
-"""Tried and not shipped (2026-12-04, spread and runner-up 2026-12-05): more changes to the probability of relevance p and to its cut.
+"""Tried and not shipped (2026-12-04; spread, runner-up, siblings 2026-12-05): more changes to p and to its cut.
 
     python bench/label_ideas.py [--work out/bench-labels] [--generated out/bench-generated] [--hidden-gold]
 
@@ -17,6 +17,11 @@ cut by the mean margin to the raw oracle), in-sample and leave-one-family-out (L
                answer would count for more). Known without labels, with gold and without.
   runner-up    the relR_idf of the query's second best chunk, held to [-1, 1]: near 1 where another chunk stands
                as high as the best (several relevant chunks), low where one stands alone.
+  siblings     the best relR_idf among the query's other pooled chunks of the same document (-1 where there is
+               none), alone, with its share by the document's chunk count ((sibling + 1) / chunks), and with
+               1 / chunks too: where a golden set's convention makes every part of a short document relevant
+               (PubMedQA lists every section of the abstract), a chunk beside a strong one would count for more.
+               Known without labels, from the corpus's doc_id.
   monotone     the weights of relR_idf, R_idf_max, own_idf, F_max and P_max held >= 0 (the shipped fit
                with gold weighs R_idf_max at -4.47), against the same optimiser (bounded L-BFGS) free.
   gold count   log(the number of gold chunks the golden set lists for the query), known with gold only (0
@@ -50,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import random
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -89,6 +95,23 @@ def runner_up(d: bench.SetData) -> np.ndarray:
         values.setdefault(q, []).append(r)
     second = {q: sorted(v, reverse=True)[1] if len(v) > 1 else 0.0 for q, v in values.items()}
     return np.clip([second[q] for q in d.qid], -1.0, 1.0)
+
+
+def siblings(d: bench.SetData) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair, the best relR_idf among its query's other pooled chunks of the same document (-1 for none), and
+    1 / that document's chunk count in the corpus."""
+    chunks = read_corpus(d.folder / "corpus.jsonl")
+    doc, size = {c.id: c.doc_id for c in chunks}, Counter(c.doc_id for c in chunks)
+    relR = d.X[:, labels.FEATURES.index("relR_idf")]
+    pooled = [doc[j.chunk_id] for j in d.kappa]
+    members: dict[tuple[str, str], list[int]] = {}
+    for i, key in enumerate(zip(d.qid, pooled)):
+        members.setdefault(key, []).append(i)
+    best = np.full(len(pooled), -1.0)
+    for group in members.values():
+        for i in group:
+            best[i] = max((relR[k] for k in group if k != i), default=-1.0)
+    return np.clip(best, -1.0, 1.0), np.array([1 / size[c] for c in pooled])
 
 
 def pool_count(d: bench.SetData) -> np.ndarray:
@@ -169,6 +192,10 @@ VARIANTS = {
     "spread: + spread": lambda parts, raw: lexical_feature.Model(parts, ("spread",), raw),
     "spread: + spread, spread x own_idf": lambda parts, raw: lexical_feature.Model(parts, ("spread", "spread x own"), raw),
     "runner-up: + runner-up relR_idf": lambda parts, raw: lexical_feature.Model(parts, ("runner-up",), raw),
+    "siblings: + sibling": lambda parts, raw: lexical_feature.Model(parts, ("sibling",), raw),
+    "siblings: + sibling, sibling / chunks": lambda parts, raw: lexical_feature.Model(parts, ("sibling", "sibling / chunks"), raw),
+    "siblings: + sibling, sibling / chunks, 1 / chunks": lambda parts, raw: lexical_feature.Model(
+        parts, ("sibling", "sibling / chunks", "1 / chunks"), raw),
     "monotone: free": lambda parts, raw: Bounded(parts, False, raw),
     "monotone: similarities >= 0": lambda parts, raw: Bounded(parts, True, raw),
     "gold count: + log k": lambda parts, raw: lexical_feature.Model(parts, ("gold count",), raw),
@@ -292,6 +319,8 @@ def main() -> None:
             share = spread(d)
             d.columns = {"X": d.X, "count": count, "count x relR": count * relR, "gold count": k, "gold count x relR": k * relR,
                          "spread": share, "spread x own": share * d.X[:, labels.FEATURES.index("own_idf")], "runner-up": runner_up(d)}
+            sibling, inverse = siblings(d)
+            d.columns |= {"sibling": sibling, "sibling / chunks": (sibling + 1) * inverse, "1 / chunks": inverse}
             raw[name, condition] = bench.oracle(d.y, d.R)
             into.append(d)
     summary, rows = [], []
