@@ -91,6 +91,10 @@ NEVER = "semrel never writes over its inputs"
 CASES = [
     ("empty qrels file", {"q": "", "r.run": RUN}, "eval {tmp}/q {tmp}/r.run", "no judgments"),
     ("wrong columns in a run", {"q": QRELS, "r.run": "q1 Q0 d1 1\n"}, "eval {tmp}/q {tmp}/r.run", "r.run:1: expected 6 columns"),
+    ("run and qrels swapped", {"q": QRELS, "r.run": RUN}, "eval {tmp}/r.run {tmp}/q",
+     "r.run:1: expected 4 columns (qid 0 docid rel), found 6: a TREC run? qrels go here (commands that take both take the qrels first)"),
+    ("qrels given for a run", {"q": QRELS}, "eval {tmp}/q {tmp}/q", "q:1: expected 6 columns (qid Q0 docid rank score tag; any after "
+     "them are ignored), found 4: qrels? a TREC run goes here"),
     ("non-UTF-8 qrels", {"q": b"q1 0 d\xe9 1\n", "r.run": RUN}, "eval {tmp}/q {tmp}/r.run", "q:1: not valid UTF-8"),
     ("duplicate doc in a run", {"q": QRELS, "r.run": RUN + "q1 Q0 d1 3 0.1 r\n"}, "eval {tmp}/q {tmp}/r.run",
      "r.run:3: duplicate document"),

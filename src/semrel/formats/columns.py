@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -85,13 +85,14 @@ def normalise(data: bytes) -> bytes:
 
 def read_columns(
     data: bytes, path: str, names: Sequence[str], types: dict[str, pa.DataType], checks: dict[int, tuple[str, Check]], what: str,
-    extra_fields: bool = False, comments: bool = True,
+    extra_fields: bool = False, comments: bool = True, hints: Mapping[int, str] | None = None,
 ) -> pa.Table:
     """Parse `data` into the typed columns named in `types`; a bad line raises FormatError naming it.
 
     `checks` maps a column position to (what it should be, a parser that raises on bad values)
     for the line-by-line pass that explains a refusal. `extra_fields`: fields after the last named
-    column are ignored (trec_eval's runs); `comments`: lines starting with `#` are skipped.
+    column are ignored (trec_eval's runs); `comments`: lines starting with `#` are skipped; `hints`: see
+    first_bad_line.
     """
     if not data or data.isspace():
         return _empty(types)
@@ -110,7 +111,7 @@ def read_columns(
     try:
         return _arrow_read(data, names, types)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        first_bad_line(data, path, len(names), checks, what, extra_fields)
+        first_bad_line(data, path, len(names), checks, what, extra_fields, hints)
         raise FormatError(display_name(path), f"could not be read as {what}") from None
 
 
@@ -124,8 +125,9 @@ def _has_comment_rows(table: pa.Table, names: Sequence[str], types: dict[str, pa
 
 
 def first_bad_line(data: bytes, path: str, ncols: int, checks: dict[int, tuple[str, Check]], what: str,
-                   extra_fields: bool = False) -> None:
-    """Raise FormatError for the first line that is not `ncols` valid columns (or more, with `extra_fields`)."""
+                   extra_fields: bool = False, hints: Mapping[int, str] | None = None) -> None:
+    """Raise FormatError for the first line that is not `ncols` valid columns (or more, with `extra_fields`);
+    `hints` says, by the count found, what the file more likely is (a run given for qrels)."""
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip() or raw.lstrip().startswith(b"#"):
             continue
@@ -136,8 +138,10 @@ def first_bad_line(data: bytes, path: str, ncols: int, checks: dict[int, tuple[s
         parts = line.split()
         if len(parts) < ncols or len(parts) > ncols and not extra_fields:
             later = "; any after them are ignored" if extra_fields else ""
+            hint = (hints or {}).get(len(parts))
             raise FormatError(
-                display_name(path), f"expected {ncols} columns ({what}{later}), found {len(parts)}", line=number
+                display_name(path), f"expected {ncols} columns ({what}{later}), found {len(parts)}{f': {hint}' if hint else ''}",
+                line=number,
             )
         for column, (expected, parse) in checks.items():
             try:

@@ -21,6 +21,10 @@ from .files import STDIO, atomic_writer, check_id, display_name, read_bytes
 RUN_COLUMNS = ("query_id", "q0", "doc_id", "rank", "score", "tag")
 QRELS_COLUMNS = ("query_id", "iteration", "doc_id", "relevance")
 PREFS_COLUMNS = ("query_id", "group", "subgroup", "doc_id", "value")
+# a run given where qrels go, or the reverse: the commonest cause of the wrong count (semrel's commands, as
+# trec_eval, take the qrels before the runs)
+AS_RUN = {4: "qrels? a TREC run goes here"}
+AS_QRELS = {6: "a TREC run? qrels go here (commands that take both take the qrels first)"}
 
 
 def run_name(path: str | os.PathLike) -> str:
@@ -43,7 +47,7 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     if table is None:
         data = read_bytes(path)
         table = read_columns(data, path, RUN_COLUMNS, types, {4: ("a number (the score)", finite_float)},
-                             "qid Q0 docid rank score tag", extra_fields=True)
+                             "qid Q0 docid rank score tag", extra_fields=True, hints=AS_RUN)
     scores = table.column("score").to_numpy()
     bad = first_nonfinite(scores)
     if bad is not None:
@@ -76,7 +80,7 @@ def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels
     if table is None:
         table = read_columns(
             read_bytes(path) if data is None else data, path, QRELS_COLUMNS, types,
-            {3: ("an integer relevance grade", whole_number)}, "qid 0 docid rel",
+            {3: ("an integer relevance grade", whole_number)}, "qid 0 docid rel", hints=AS_QRELS,
         )
     return Qrels(
         table.column("query_id").combine_chunks(), table.column("doc_id").combine_chunks(),
