@@ -99,3 +99,19 @@ def test_a_pair_listed_twice_is_refused_as_eval_refuses_it(write, cli):
         result = cli("agree", *args)
         assert_one_error(result, f"{ref}:7: duplicate judgment for query 'q1' and doc 'a' (each document may appear once per query)")
         assert result.stdout == ""
+
+
+def test_agree_warns_when_one_side_gives_every_pair_one_grade(write, cli):
+    """Gold qrels list only relevant pairs: compared on the pairs both list, kappa is 0 whatever the judge says, so
+    `agree` says so on stderr and names --unlisted-as-zero, which compares every pair and agrees here."""
+    gold = write("gold.qrels", "q1 0 a 1\nq2 0 b 1\n")
+    derived = write("derived.qrels", "q1 0 a 1\nq1 0 c 0\nq2 0 b 0\nq2 0 d 0\n")
+    result = cli("agree", gold, derived, "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["labels"]["kappa"] == 0.0
+    assert result.stderr == (f"semrel: warning: {gold} gives all 2 compared pairs grade 1: kappa is 0 by construction, whatever the "
+                             "other labels say; if it lists only relevant pairs (a golden set's gold, gold qrels), count the pairs it "
+                             "leaves out as 0 with --unlisted-as-zero\n")
+    counted = cli("agree", gold, derived, "--unlisted-as-zero", "--format", "json")
+    assert counted.stderr == "" and json.loads(counted.stdout)["labels"]["kappa"] == pytest.approx(
+        cohen_kappa_score([1, 0, 1, 0], [1, 0, 0, 0]))

@@ -14,7 +14,7 @@ from typing import Callable, Literal, Sequence
 
 import numpy as np
 
-from ..errors import UsageError, ValidationError
+from ..errors import UsageError, ValidationError, tell
 from ..evaluation.doclevel import require_overlap
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
@@ -183,11 +183,22 @@ def common_labels(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False) -> tu
     return first, second
 
 
-def label_agreement(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False, resamples: int = 1000, seed: int = 0) -> Agreement:
+def label_agreement(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False, resamples: int = 1000, seed: int = 0,
+                    warn: Callable[[str], None] | None = None) -> Agreement:
+    """Agreement on the pairs both list (or, unlisted_as_zero, either lists); `warn` hears when one side gives every
+    such pair one grade, so that kappa is 0 whatever the other says (gold qrels list only relevant pairs)."""
     first, second = common_labels(ref, test, unlisted_as_zero)
     if not first:
         raise ValidationError("the two qrels share no judged pair (different query or document ids?)")
+    tell([_one_grade(qrels, grades, unlisted_as_zero) for qrels, grades in ((ref, first), (test, second)) if len(set(grades)) == 1], warn)
     return agreement(first, second, resamples=resamples, seed=seed)
+
+
+def _one_grade(qrels: Qrels, grades: list[int], unlisted_as_zero: bool) -> str:
+    listed = ("; if it lists only relevant pairs (a golden set's gold, gold qrels), count the pairs it leaves out as 0 with "
+              "unlisted_as_zero=") if grades[0] > 0 and not unlisted_as_zero else ""
+    return (f"{qrels.source or 'one of the qrels'} gives all {len(grades)} compared pairs grade {grades[0]}: kappa is 0 "
+            f"by construction, whatever the other labels say{listed}")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from ..formats import read_qrels
 from ..formats.jsonl import json_text
 from ..formats.tables import Cell, Table, render
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
-from .base import SemrelCommand
+from .base import SemrelCommand, warn_in_flags
 from .options import measures_option
 from .paths import input_path
 
@@ -30,7 +30,7 @@ def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed):
     """Agreement of TEST with REF (qrels) on the pairs both judged; with RUNs (two or more),
     Kendall's tau between the system rankings each produces and the pairs of systems whose order flips."""
     ref_qrels, test_qrels = read_qrels(ref), read_qrels(test)
-    labels = label_agreement(ref_qrels, test_qrels, unlisted_as_zero, seed=seed)
+    labels = label_agreement(ref_qrels, test_qrels, unlisted_as_zero, seed=seed, warn=warn_in_flags)
     rankings = ranking_agreement(ref_qrels, test_qrels, read_runs(runs),
                                  measures) if runs else []
     if fmt == "json":
