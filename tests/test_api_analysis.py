@@ -326,8 +326,9 @@ def test_calibrate_output_writes_the_file_and_manifest_the_command_writes(review
 
 def test_calibrate_warnings_go_to_warn_or_are_python_warnings_at_the_callers_line(reviewed):
     for which, human, text in [("p", "human", "refitting p's slope and offset (fit='anchored'); re-run `semrel judge`"),
-                               ("raw", "graded", "the judgments hold no probability p (judged with a null sample of 0 chunks, or "
-                                                 "by a semrel judge older than p): fitting thresholds on R instead")]:
+                               ("raw", "graded", "the judgments hold no probability p (judged with a null sample of 0 chunks, "
+                                                 "against a corpus with no chunk outside each query's pool, or by a semrel judge "
+                                                 "older than p): fitting thresholds on R instead")]:
         heard: list[str] = []
         semrel.calibrate(reviewed[which], reviewed[human], warn=heard.append)
         assert len(heard) == 1 and text in heard[0]

@@ -250,9 +250,9 @@ def test_judgments_without_p_refitted_on_p_get_one_error_not_a_warning_that_says
     judgments = write("j.jsonl", "".join(json.dumps({"query_id": "q", "chunk_id": c, "P": r, "R": r, "F": r, "source": ""}) + "\n"
                                          for c, r in (("a", 0.9), ("b", 0.2))))
     line = assert_one_error(cli("calibrate", judgments, write("h.qrels", "q 0 a 1\nq 0 b 0\n"), "--on", "p"))
-    assert line == ("semrel: error: 2 of 2 judgments hold no probability p (judged with a null sample of 0 chunks, or by a semrel "
-                    "judge older than p): judge again with a null sample (the default), or calibrate thresholds on a component "
-                    "with --on R")
+    assert line == ("semrel: error: 2 of 2 judgments hold no probability p (judged with a null sample of 0 chunks, against a corpus "
+                    "with no chunk outside each query's pool, or by a semrel judge older than p): judge again with a null sample "
+                    "(the default), against a corpus larger than the pool, or calibrate thresholds on a component with --on R")
 
 
 

@@ -143,8 +143,9 @@ def test_judgments_without_p_still_label_with_the_threshold_rule(judgments, tmp_
     assert code == 0, text
     assert read_qrels(tmp_path / "q.txt").to_dict() == {"q1": {"a": 1, "b": 0, "c": 0}, "q2": {"a": 0, "d": 0}}  # R >= 0.70
     # judgments of an older judge, or of --null-sample 0 (which the message said was an older judge)
-    assert ("hold no probability p (judged with a null sample of 0 chunks, or by a semrel judge older than p): labelled with the "
-            "threshold rule R >= 0.7; judge again with a null sample (the default) for the probability rule") in " ".join(text.split())
+    assert ("hold no probability p (judged with a null sample of 0 chunks, against a corpus with no chunk outside each query's "
+            "pool, or by a semrel judge older than p): labelled with the threshold rule R >= 0.7; judge again with a null sample "
+            "(the default), against a corpus larger than the pool, for the probability rule") in " ".join(text.split())
     assert json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]["rule"] == "threshold"
 
 

@@ -367,7 +367,8 @@ def paired_probabilities(judgments: list[Judgment], human_path: str | os.PathLik
     missing = sum(j.p is None for j in judgments)
     if judgments and missing == len(judgments):
         raise ValidationError(f"{missing} of {len(judgments)} judgments hold no probability p ({WITHOUT_P}): judge again "
-                              "with a null sample (the default), or calibrate thresholds on a component with on='R'")
+                              "with a null sample (the default), against a corpus larger than the pool, or calibrate thresholds on "
+                              "a component with on='R'")
     paired = paired_scores(judgments, human_path, "p", unlisted_as_zero)
     lacking = {pair for pair, p in zip(paired.pairs, paired.scores.tolist()) if math.isnan(p)}
     if missing and warn:
