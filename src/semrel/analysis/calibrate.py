@@ -43,7 +43,7 @@ from ..formats.files import atomic_writer, display_name
 from ..formats.judgments import PROBABILITY, SCORES
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..judging import labels
-from ..judging.labels import CUT, DEFAULT_COMPONENT, WITHOUT_P, ProbabilityRule, has_features, logit, reached
+from ..judging.labels import CUT, DEFAULT_COMPONENT, GET_P, WITHOUT_P, ProbabilityRule, has_features, logit, reached
 from ..records import Judgment
 from .agreement import WEIGHTS, Agreement, Weights, agreement, graded_pairs, kappa_from_confusion
 
@@ -366,9 +366,8 @@ def paired_probabilities(judgments: list[Judgment], human_path: str | os.PathLik
     (`warn` hears how many there are), which `semrel label` labels by the probability rule's fallback."""
     missing = sum(j.p is None for j in judgments)
     if judgments and missing == len(judgments):
-        raise ValidationError(f"{missing} of {len(judgments)} judgments hold no probability p ({WITHOUT_P}): judge again "
-                              "with a null sample (the default), against a corpus larger than the pool, or calibrate thresholds on "
-                              "a component with on='R'")
+        raise ValidationError(f"{missing} of {len(judgments)} judgments hold no probability p ({WITHOUT_P}): {GET_P}, or "
+                              "calibrate thresholds on a component with on='R'")
     paired = paired_scores(judgments, human_path, "p", unlisted_as_zero)
     lacking = {pair for pair, p in zip(paired.pairs, paired.scores.tolist()) if math.isnan(p)}
     if missing and warn:

@@ -94,6 +94,7 @@ DEFAULT_GRADES = (0.60, 0.70, 0.80)
 NULL_SAMPLE = 25  # corpus chunks in the judge's null sample (seeded hash order, seed = the judge's --seed)
 WITHOUT_P = ("judged with a null sample of 0 chunks, against a corpus with no chunk outside each query's pool, "  # why judgments can lack p
              "or by a semrel judge older than p")
+GET_P = "judge again with a null sample (the default), against a corpus larger than the pool"  # what gives judgments p
 IDF_SAMPLE = 1000  # corpus chunks the idf weights of relR_idf, R_idf_max and own_idf are counted on (the same order)
 OWN_MARGIN = 0.02  # a token is the chunk's "own" when its best cosine is within this of the pool's best
 FEATURES = ("relR_idf", "R_idf_max", "own_idf", "F_max", "P_max", "lenratio", "lexR_rel")  # the model adds P_max * lenratio
@@ -615,8 +616,7 @@ def choose_rule(judgments: Sequence[Judgment], on: str | None = None, threshold:
         if judgments and rule.unscored(judgments).all():
             if warn:
                 warn(f"the judgments hold no probability p ({WITHOUT_P}): labelled with the threshold rule "
-                     f"{rule.fallback.describe()}; judge again with a null sample (the default), against a corpus larger than the "
-                     "pool, for the probability rule")
+                     f"{rule.fallback.describe()}; {GET_P}, for the probability rule")
             return rule.fallback
     note = fallback_note(rule, judgments) if isinstance(rule, ProbabilityRule) else None
     if warn and note:
