@@ -97,11 +97,9 @@ def runner_up(d: bench.SetData) -> np.ndarray:
     return np.clip([second[q] for q in d.qid], -1.0, 1.0)
 
 
-def siblings(d: bench.SetData) -> tuple[np.ndarray, np.ndarray]:
+def siblings(d: bench.SetData, doc: dict[str, str], size: Counter) -> tuple[np.ndarray, np.ndarray]:
     """Per pair, the best relR_idf among its query's other pooled chunks of the same document (-1 for none), and
-    1 / that document's chunk count in the corpus."""
-    chunks = read_corpus(d.folder / "corpus.jsonl")
-    doc, size = {c.id: c.doc_id for c in chunks}, Counter(c.doc_id for c in chunks)
+    1 / that document's chunk count in the corpus (`doc`: each chunk's document, `size`: each document's chunks)."""
     relR = d.X[:, labels.FEATURES.index("relR_idf")]
     pooled = [doc[j.chunk_id] for j in d.kappa]
     members: dict[tuple[str, str], list[int]] = {}
@@ -312,6 +310,8 @@ def main() -> None:
     for name, folder, cache, held in sets:
         into = held_out if held else data
         gold_chunks = {item.query_id: max(1, len(item.gold_chunk_ids)) for item in read_golden(folder / "golden.jsonl")}
+        chunks = read_corpus(folder / "corpus.jsonl")
+        doc, size = {c.id: c.doc_id for c in chunks}, Counter(c.doc_id for c in chunks)
         for condition in bench.CONDITIONS:
             d = bench.SetData(name, folder, condition, cache, tau=False)
             count, relR = pool_count(d), d.X[:, labels.FEATURES.index("relR_idf")]
@@ -319,7 +319,7 @@ def main() -> None:
             share = spread(d)
             d.columns = {"X": d.X, "count": count, "count x relR": count * relR, "gold count": k, "gold count x relR": k * relR,
                          "spread": share, "spread x own": share * d.X[:, labels.FEATURES.index("own_idf")], "runner-up": runner_up(d)}
-            sibling, inverse = siblings(d)
+            sibling, inverse = siblings(d, doc, size)
             d.columns |= {"sibling": sibling, "sibling / chunks": (sibling + 1) * inverse, "1 / chunks": inverse}
             raw[name, condition] = bench.oracle(d.y, d.R)
             into.append(d)
