@@ -444,7 +444,7 @@ def test_every_command_reads_its_options_from_the_environment(tmp_path, monkeypa
 
 @pytest.mark.slow
 def test_lift_step_reranks_the_base_run_and_reports_it(tmp_path):
-    config = write_config(write_data(tmp_path), extra="[lift]\nbase = \"bm25\"\ndepth = 3")
+    config = write_config(write_data(tmp_path), extra="[lift]\nbase = \"bm25\"\ndepth = 3\n[eval]\nmeasures = [\"nDCG@10\", \"R@5\"]")
     result = run("run", config)
     assert result.exit_code == 0, result.output
     assert list(statuses(result.stdout)) == ["chunk", "import", "qrels", "retrieve bm25", "retrieve bm25+dense",
@@ -457,6 +457,10 @@ def test_lift_step_reranks_the_base_run_and_reports_it(tmp_path):
     assert lift[2].split()[:3] == ["nDCG@10", *gold["nDCG@10"]]  # base and reranked as eval scores them
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "bm25+dense" in html and "3 queries" in (out / "lift.txt").read_text()
+    # every table shows the config's measures (compare and the report once kept their defaults, R@100 among them)
+    assert (out / "compare.txt").read_text().splitlines()[0].split()[2:] == ["nDCG@10", "R@5"]
+    assert [line.split()[0] for line in lift[2:4]] == ["nDCG@10", "R@5"]
+    assert ">R@5<" in html and "R@100" not in html
     assert f"report: {os.path.abspath(out / 'report.html')}" in result.stdout.splitlines()[-1]
 
 

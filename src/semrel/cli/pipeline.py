@@ -498,7 +498,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
         raise UsageError("the golden set has no gold chunks and [judge] enabled = false: there are no qrels to score the runs "
                          "on; set [judge] enabled = true to derive them with BERTScore, or give the queries gold chunk ids")
     qrels = derived or gold_qrels
-    measures = [a for m in config["eval"]["measures"] for a in ("-m", m)]
+    measures = [a for m in config["eval"]["measures"] for a in ("-m", m)]  # every table of metrics: eval, compare, lift, report
     if config["eval"]["enabled"]:
         for name, q in (("derived", derived), ("gold", gold_qrels if gold else None)):
             if q is None:
@@ -513,7 +513,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
                           [gold_qrels, derived, *ranked], [agreement], stdout=agreement))
     if config["compare"]["enabled"] and len(runs) > 1:
         text = o("compare.txt")
-        steps.append(Step("compare", ("compare",), [qrels, *runs], [qrels, *runs], [text], stdout=text))
+        steps.append(Step("compare", ("compare",), [qrels, *runs, *measures], [qrels, *runs], [text], stdout=text))
     curves = None
     s = config["sensitivity"]
     if judgments and s["enabled"] and len(runs) > 1:
@@ -539,7 +539,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
         steps.append(Step("lift", ("lift",), [qrels, *lift_args, *measures], [qrels, base, reranked], [text], stdout=text))
     if config["report"]["enabled"]:
         report = o("report.html")
-        args = [qrels, *runs, "--golden", golden, "--corpus", corpus, *lift_args]
+        args = [qrels, *runs, "--golden", golden, "--corpus", corpus, *lift_args, *measures]
         inputs = [qrels, *runs, golden, corpus]
         if derived and gold:  # the metrics of both qrels, side by side
             args += ["--gold-qrels", gold_qrels]
