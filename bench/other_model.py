@@ -1,7 +1,7 @@
 """How p travels to another judge model: the development sets' kappa pools judged with MODEL, uncalibrated (as a user
 who passes `--model` gets them) and refitted on reviewed pairs, beside the shipped model's.
 
-    python bench/other_model.py --model PATH [--layer N] [--idf] [--sets covid150,pubmed,msmix] [--work out/bench-labels]
+    python bench/other_model.py --model PATH [--layer N] [--idf] [--ranking] [--sets covid150,pubmed,msmix] [--work out/bench-labels]
 
 p's coefficients were fitted on all-MiniLM-L6-v2's layer 6, and the judge warns when another model, layer, idf or
 window is used and names the check: review about 100 pairs and run `semrel calibrate`. This measures how far p
@@ -13,20 +13,27 @@ calibration error of p, and kappa on the pairs not reviewed after `semrel calibr
 the cut moved to the highest expected kappa) on 50, 100 and 200 pairs queued as `semrel review` queues them (most
 uncertain first, a quarter random; mean of --seeds seeds). The shipped model's rows read bench/labels.py's
 judgments; MODEL's are judged into WORK/other-model/<model folder name>[-layerN][-idf]/<set>.jsonl (with their own
-embedding cache beside them) and reused while current. MODEL may be the shipped model at another layer."""
+embedding cache beside them) and reused while current. MODEL may be the shipped model at another layer.
+
+--ranking also judges each set's pool-all.tsv (BM25 top 20, every run's top 10, gold) and ranks bench/labels.py's 8
+runs by nDCG@10 under the gold chunks and under p >= 0.38 of each judge: Kendall's tau over the 8 and over bm25,
+dense and hybrid, and the lean to dense (how much more the labels favour dense over bm25 than gold does), which
+a judge sharing the dense retriever's model may show."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+from scipy.stats import kendalltau
 from sklearn.metrics import roc_auc_score
 
 import semrel
-from labels import ROOT, Fitted, kappa, learning_curve, oracle
+from labels import BAR_RUNS, ROOT, RUNS, Fitted, kappa, learning_curve, oracle
 from semrel.analysis.calibrate import expected_calibration_error
 from semrel.encoding.models import DEFAULT_MODEL
 from semrel.formats.corpus import read_golden
@@ -36,12 +43,12 @@ from semrel.formats.tables import Table, render
 from semrel.judging import labels
 
 
-def judged(folder: Path, out: Path, model: str, layer: int | None, idf: bool, cache: Path) -> list:
-    """The set's kappa pool (gold known) judged with `model`, or the judgments already there for it."""
+def judged(folder: Path, out: Path, model: str, layer: int | None, idf: bool, cache: Path, pool: str = "pool.tsv") -> list:
+    """The set's `pool` (gold known) judged with `model`, or the judgments already there for it."""
     params = read_params(out) if out.exists() else None
     if not params or params.get("model") != model or layer not in (None, params.get("layer")) or params.get("idf") != idf:
         print(f"  judging {folder.name} with {model}", file=sys.stderr)
-        semrel.judge(folder / "corpus.jsonl", folder / "golden.jsonl", folder / "pool.tsv", out, model=model, layer=layer, idf=idf,
+        semrel.judge(folder / "corpus.jsonl", folder / "golden.jsonl", folder / pool, out, model=model, layer=layer, idf=idf,
                      cache=cache)
     return read_judgments(out)
 
@@ -58,6 +65,29 @@ def row(name: str, model: str, judgments: list, gold: set[tuple[str, str]], seed
             " / ".join(f"{curve[str(n)]['features']:.3f}" for n in (50, 100, 200))]
 
 
+def ranking_row(name: str, model: str, judgments: list, gold: set[tuple[str, str]], folder: Path) -> list:
+    """The runs of bench/labels.py ranked by nDCG@10 over the ranking pool under the gold chunks and under p >= 0.38."""
+    queries = [g.query_id for g in read_golden(folder / "golden.jsonl")]
+    truth: dict[str, dict[str, int]] = {q: {} for q in queries}
+    derived: dict[str, dict[str, int]] = {q: {} for q in queries}
+    for j in judgments:
+        truth[j.query_id][j.chunk_id] = int((j.query_id, j.chunk_id) in gold)
+        derived[j.query_id][j.chunk_id] = int(j.p >= labels.CUT)
+    runs = {r: str(folder / "runs" / f"{r}.run") for r in RUNS}
+
+    def means(qrels: dict[str, dict[str, int]]) -> dict[str, float]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            per = semrel.evaluate(qrels, runs, ["nDCG@10"], per_query=True)
+        return {r: float(np.mean([per[r]["nDCG@10"].get(q, 0.0) for q in queries])) for r in RUNS}
+
+    g, d = means(truth), means(derived)
+    tau8 = kendalltau([g[r] for r in RUNS], [d[r] for r in RUNS])[0]
+    tau3 = kendalltau([g[r] for r in BAR_RUNS], [d[r] for r in BAR_RUNS])[0]
+    return [name, model, f"{tau8:.3f}", f"{tau3:.3f}", " / ".join(f"{g[r]:.3f}" for r in BAR_RUNS),
+            " / ".join(f"{d[r]:.3f}" for r in BAR_RUNS), f"{(d['dense'] - d['bm25']) - (g['dense'] - g['bm25']):+.3f}"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="the other judge model: a folder or a Hugging Face name")
@@ -66,12 +96,15 @@ def main() -> None:
     parser.add_argument("--sets", default="covid150,pubmed,msmix")
     parser.add_argument("--work", type=Path, default=ROOT / "out" / "bench-labels")
     parser.add_argument("--seeds", type=int, default=5, help="review queues drawn per reviewed count")
+    parser.add_argument("--ranking", action="store_true", help="also judge pool-all.tsv and rank bench/labels.py's runs")
     args = parser.parse_args()
     tag = Path(args.model).name + (f"-layer{args.layer}" if args.layer is not None else "") + ("-idf" if args.idf else "")
     other = args.work / "other-model" / tag
     other.mkdir(parents=True, exist_ok=True)
     table = Table(["set", "model", "raw oracle", "R >= 0.70", "p >= 0.38", "best cut on p", "AUC p", "ECE p",
                    "calibrated on 50 / 100 / 200 reviewed"], [])
+    ranks = Table(["set", "model", "tau, 8 runs", "tau, bm25 dense hybrid", "nDCG@10 gold: bm25 / dense / hybrid", "derived",
+                   "lean to dense"], [])
     for name in args.sets.split(","):
         folder = args.work / "sets" / name
         if not (folder / "judgments-gold-kappa.jsonl").exists():
@@ -80,7 +113,15 @@ def main() -> None:
         table.rows.append(row(name, DEFAULT_MODEL, read_judgments(folder / "judgments-gold-kappa.jsonl"), gold, args.seeds))
         mine = judged(folder, other / f"{name}.jsonl", args.model, args.layer, args.idf, other / "cache")
         table.rows.append(row(name, tag, mine, gold, args.seeds))
+        if args.ranking:
+            ranks.rows.append(ranking_row(name, DEFAULT_MODEL, read_judgments(folder / "judgments-gold-all.jsonl"), gold, folder))
+            everything = judged(folder, other / f"{name}-all.jsonl", args.model, args.layer, args.idf, other / "cache", "pool-all.tsv")
+            ranks.rows.append(ranking_row(name, tag, everything, gold, folder))
     print(render(table, "markdown"))
+    if args.ranking:
+        print("\nRanking the 8 runs by nDCG@10 (pool-all.tsv: BM25 top 20, every run's top 10, gold) under gold and under p >= 0.38; "
+              "lean: how much more the labels favour dense over bm25 than gold does\n")
+        print(render(ranks, "markdown"))
 
 
 if __name__ == "__main__":
