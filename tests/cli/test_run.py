@@ -217,10 +217,13 @@ def test_a_golden_set_without_gold_runs_to_the_end_on_derived_labels(tmp_path):
     # the label step warns that p rests on each pool's best chunk, and the report (which shows it) does not say it again
     said = [line for line in result.stderr.splitlines() if line.startswith("semrel: warning: ")]
     assert any("lists no gold chunks" in line for line in said) and len(said) == len(set(said)), said
+    # its remedy names `semrel label --calibration`; under `semrel run` the refit goes in the config, and run says where
+    assert f"set [label] calibration in {config} to the file `semrel calibrate -o` wrote" in result.stderr, result.stderr
     ran = statuses(result.stdout)
     assert ran["judge"] == "ran" and ran["eval derived"] == "ran" and ran["report"] == "ran"
     assert "eval gold" not in ran and "agree" not in ran
-    assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
+    again = run("run", config)
+    assert set(statuses(again.stdout).values()) == {"skipped"} and "[label] calibration" not in again.stderr
 
 
 @pytest.mark.slow

@@ -796,7 +796,25 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
         from .base import warnings_once
 
         with warnings_once():
-            return _run_steps(steps, config, out, False, force, echo, digests)
+            summary = _run_steps(steps, config, out, False, force, echo, digests)
+    _calibration_hint(summary, config, config_path, echo)
+    return summary
+
+
+def _calibration_hint(summary: list[tuple[Step, str, float]], config: dict[str, dict[str, Any]], config_path: str,
+                      echo: Callable[[str], None]) -> None:
+    """The label step's warnings say to label with `semrel label --calibration`; under `semrel run` the refit belongs in
+    the config, where label and every step after it follow it (a derived.qrels relabelled by hand is work the next run
+    refuses to replace)."""
+    label = next((step for step, status, _ in summary if step.name == "label" and status == "ran"), None)
+    if label is None or config["label"]["calibration"] is not None:
+        return
+    from ..formats.manifest import read_params
+
+    if any("semrel calibrate" in str(w) for w in (read_params(label.outputs[0]) or {}).get("warnings", [])):
+        echo(f"semrel run: to label with the refit the warning names, set [label] calibration in {config_path} to the file "
+             "`semrel calibrate -o` wrote (relative to the config), or pass --set label.calibration=FILE: label, the "
+             "scores and the report follow it on the next run")
 
 
 def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, dry_run: bool, force: tuple[str, ...],
