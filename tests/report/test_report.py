@@ -296,7 +296,7 @@ def test_runs_on_the_judges_own_model_are_named_under_the_metrics(cli, files, tm
     note = re.findall(r'<p class="muted own-model">([^<]*)</p>', output.read_text(encoding="utf-8"))
     assert note == ["bm25 retrieved with the judge&#39;s own model (all-MiniLM-L6-v2): labels it derives can favour such runs "
                     "over lexical ones (docs/judge.md, &#39;Generated answers&#39;); judge with another model where that "
-                    "comparison matters."]
+                    "comparison matters (p held its kappa with all-mpnet-base-v2: docs/judge.md, &#39;Another judge model&#39;)."]
     Path(f"{files['base']}.manifest.json").unlink()
     assert cli("report", files["qrels"], files["base"], files["reranked"], "--judgments", files["judgments"], "-m", "RR",
                "-o", str(output)).exit_code == 0

@@ -273,7 +273,8 @@ def _metric_section(inputs: ReportInputs, judged: Qrels, warn: Callable[[str], N
     return {"measures": [m.name for m in first.measures], "rows": rows, "qrels": qrels,
             "own_model": f"{', '.join(own)} retrieved with the judge's own model ({judge_model}): labels it derives can favour "
                          "such runs over lexical ones (docs/judge.md, 'Generated answers'); judge with another model where that "
-                         "comparison matters" if own else None}
+                         "comparison matters (p held its kappa with all-mpnet-base-v2: docs/judge.md, 'Another judge model')"
+                         if own else None}
 
 
 def _own_model(run: str | os.PathLike, judge_model: Any) -> bool:
