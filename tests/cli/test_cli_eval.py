@@ -33,6 +33,18 @@ def test_table_has_one_column_per_run_and_warns_on_stderr(cli, files):
     assert "not in" in result.stderr and "'q4'" in result.stderr
 
 
+def test_runs_that_miss_the_same_queries_share_one_line(cli, write, files):
+    """A golden set's unanswered queries are in no run: `semrel run` said so once per run and per qrels (six lines
+    for two runs on the MS MARCO sample)."""
+    qrels, a, b = files
+    c = write("c.run", RUN_A.replace(" a\n", " c\n"))
+    result = cli("eval", qrels, a, b, c, "-m", "RR")
+    assert result.exit_code == 0
+    said = [line for line in result.stderr.splitlines() if line.startswith("semrel: warning:")]
+    assert said == [f"semrel: warning: 1 of 3 queries in {qrels} have no results in {a} and {c}; they score 0 (e.g. 'q3')",
+                    f"semrel: warning: 1 queries in {a} and {c} are not in {qrels} and are ignored (e.g. 'q4')"], said
+
+
 def test_a_cutoff_past_every_ranking_is_said(cli, files):
     """`semrel init` retrieves 20 chunks a query and the default set holds R@100: the table said 'R@100' of
     recall at 20 without a word. The values stay trec_eval's; stderr says what they count."""

@@ -238,7 +238,7 @@ def sensitivity(
     per_query = [[[paired_values(m, e.values[m]) for m in measures] for e in result] for result in graded]
     aggregates = [[[e.aggregate(m) for m in measures] for e in result] for result in graded]
     notes = [*([fallback] if fallback else []),
-             *(note for run, e in zip(runs, graded[ref]) for note in coverage_warnings(e, "the judgments", f"run {run.name!r}"))]
+             *coverage_warnings([(e, f"run {run.name!r}") for run, e in zip(runs, graded[ref])], "the judgments")]
     per_query_values = np.asarray(per_query, dtype=np.float64)  # (points, runs, measures, queries), as tested
     values = np.asarray(aggregates, dtype=np.float64)
     taus = np.array([[kendall_tau_b(values[k, :, m], values[ref, :, m]) for m in range(len(measures))]

@@ -136,11 +136,11 @@ def evaluate_runs(qrels: QrelsLike, runs, measures: Measures = None, rel_level: 
 
     def check(run: records.Run, result: Evaluation) -> None:
         require_overlap(result, judged, run, "the qrels", f"run {result.run_name!r}")
-        for message in coverage_warnings(result, "the qrels", f"run {result.run_name!r}"):
-            warnings.warn(message, stacklevel=stacklevel + 3)  # through evaluate_gradings and check
         results.append(result)
 
     evaluate_gradings(judged, [judged.relevance], loaded, chosen, options=Options(rel_level, **options), checked=check)
+    for message in coverage_warnings([(r, f"run {r.run_name!r}") for r in results], "the qrels"):
+        warnings.warn(message, stacklevel=stacklevel + 1)
     return results, several
 
 

@@ -96,14 +96,14 @@ def evaluate_files(
             nonlocal deepest
             path = str(run_paths[len(results)])
             require_overlap(result, judged, run, display_name(str(qrels_path)), display_name(path))
-            if warn is not None:
-                for message in coverage_warnings(result, str(qrels_path), path):
-                    warn(message)
             if cutoffs:
                 deepest = max(deepest, longest_ranking(run))
             results.append(result)
 
         evaluate_gradings(qrels, [qrels.relevance], each_run(), chosen, options=options or Options(rel_level), checked=check)
+    if warn is not None:
+        for message in coverage_warnings([(r, str(p)) for r, p in zip(results, run_paths)], str(qrels_path)):
+            warn(message)
     if warn is not None and cutoffs:
         for message in cutoff_warnings(chosen, deepest):
             warn(message)
@@ -136,12 +136,10 @@ def _evaluate_other_judgments(qrels_path: str | os.PathLike, run_paths: Sequence
         score = partial(evaluate_preferences, read_preferences(qrels_path, from_qrels=relation == "qrels_prefs"))
     else:
         raise UsageError(f"relation={relation!r}: give qrels, qrels_jg, prefs or qrels_prefs")
-    results = []
-    for path, name in zip(run_paths, names):
-        results.append(score(read_run(path, name), measures, options))
-        if warn is not None:
-            for message in coverage_warnings(results[-1], str(qrels_path), str(path)):
-                warn(message)
+    results = [score(read_run(path, name), measures, options) for path, name in zip(run_paths, names)]
+    if warn is not None:
+        for message in coverage_warnings([(r, str(p)) for r, p in zip(results, run_paths)], str(qrels_path)):
+            warn(message)
     return results
 
 
@@ -151,14 +149,26 @@ def require_judgments(qrels: Qrels, label: str) -> None:
         raise SemrelError(f"{label}: no judgments (the qrels are empty); every measure would be 0")
 
 
-def coverage_warnings(result: Evaluation, qrels_label: str, run_label: str) -> list[str]:
-    """Warnings about queries on one side only: in the qrels, not the run (scored 0), and in the run only (ignored)."""
+def coverage_warnings(results: Sequence[tuple[Evaluation, str]], qrels_label: str) -> list[str]:
+    """Warnings about queries on one side only: in the qrels, not the run (scored 0), and in the run only (ignored),
+    for each (result, run label). Runs that lack or add the same queries share one line: a golden set's unanswered
+    queries, missing from every run, were said once per run."""
+    missing: dict[tuple[tuple[str, ...], int, bool], list[str]] = {}
+    ignored: dict[tuple[str, ...], list[str]] = {}
+    for result, label in results:
+        if result.missing_queries:
+            missing.setdefault((tuple(result.missing_queries), len(result.query_ids), result.complete), []).append(label)
+        if result.ignored_queries:
+            ignored.setdefault(tuple(result.ignored_queries), []).append(label)
     messages = []
-    if result.missing_queries:
-        fate = "they score 0" if result.complete else "they are left out of the 'all' row (--no-complete)"
-        messages.append(f"{len(result.missing_queries)} of {len(result.query_ids)} queries in {qrels_label} have no "
-                        f"results in {run_label}; {fate} (e.g. {result.missing_queries[0]!r})")
-    if result.ignored_queries:
-        messages.append(f"{len(result.ignored_queries)} queries in {run_label} are not in {qrels_label} and are ignored "
-                        f"(e.g. {result.ignored_queries[0]!r})")
+    for (queries, total, complete), labels in missing.items():
+        fate = "they score 0" if complete else "they are left out of the 'all' row (--no-complete)"
+        messages.append(f"{len(queries)} of {total} queries in {qrels_label} have no results in {_listed(labels)}; {fate} "
+                        f"(e.g. {queries[0]!r})")
+    for queries, labels in ignored.items():
+        messages.append(f"{len(queries)} queries in {_listed(labels)} are not in {qrels_label} and are ignored (e.g. {queries[0]!r})")
     return messages
+
+
+def _listed(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
