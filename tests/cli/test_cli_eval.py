@@ -42,7 +42,7 @@ def test_runs_that_miss_the_same_queries_share_one_line(cli, write, files):
     assert result.exit_code == 0
     said = [line for line in result.stderr.splitlines() if line.startswith("semrel: warning:")]
     assert said == [f"semrel: warning: 1 of 3 queries in {qrels} have no results in {a} and {c}; they score 0 (e.g. 'q3')",
-                    f"semrel: warning: 1 queries in {a} and {c} are not in {qrels} and are ignored (e.g. 'q4')"], said
+                    f"semrel: warning: 1 query in {a} and {c} is not in {qrels} and is ignored (e.g. 'q4')"], said
 
 
 def test_a_cutoff_past_every_ranking_is_said(cli, files):

@@ -166,7 +166,9 @@ def coverage_warnings(results: Sequence[tuple[Evaluation, str]], qrels_label: st
         messages.append(f"{len(queries)} of {total} queries in {qrels_label} have no results in {_listed(labels)}; {fate} "
                         f"(e.g. {queries[0]!r})")
     for queries, labels in ignored.items():
-        messages.append(f"{len(queries)} queries in {_listed(labels)} are not in {qrels_label} and are ignored (e.g. {queries[0]!r})")
+        noun, verb = ("query", "is") if len(queries) == 1 else ("queries", "are")
+        messages.append(f"{len(queries)} {noun} in {_listed(labels)} {verb} not in {qrels_label} and {verb} ignored "
+                        f"(e.g. {queries[0]!r})")
     return messages
 
 
