@@ -718,6 +718,15 @@ def test_the_steps_that_use_the_default_cut_are_replanned_when_it_moves(tmp_path
     assert {name for name in before if before[name] != after[name]} == {"label", "sensitivity"}
 
 
+def test_every_table_of_metrics_takes_the_eval_measures(tmp_path):
+    """compare and the report kept their default set (R@100 of runs 20 deep) and agree its own, beside eval's R@20."""
+    config = pipeline.load_config(str(write_config(write_data(tmp_path), judge=True, extra='[eval]\nmeasures = ["nDCG@10", "R@5"]')),
+                                  ["retrieve.methods=bm25,dense", "lift.base=bm25"])
+    measures = {step.name: [value for flag, value in zip(step.args, step.args[1:]) if flag == "-m"] for step in pipeline.plan(config)}
+    tables = ("eval derived", "eval gold", "agree", "compare", "lift", "report")
+    assert {name: measures[name] for name in tables} == {name: ["nDCG@10", "R@5"] for name in tables}
+
+
 def test_the_dense_steps_are_replanned_when_the_vectors_recipe_changes(tmp_path, monkeypatch):
     """Dense vectors changed (cut at 256 tokens, not 512) with no change to the command lines: the old
     dense, hybrid and reranked runs were skipped as up to date."""

@@ -498,7 +498,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
         raise UsageError("the golden set has no gold chunks and [judge] enabled = false: there are no qrels to score the runs "
                          "on; set [judge] enabled = true to derive them with BERTScore, or give the queries gold chunk ids")
     qrels = derived or gold_qrels
-    measures = [a for m in config["eval"]["measures"] for a in ("-m", m)]  # every table of metrics: eval, compare, lift, report
+    measures = [a for m in config["eval"]["measures"] for a in ("-m", m)]  # every table of metrics: eval, agree, compare, lift, report
     if config["eval"]["enabled"]:
         for name, q in (("derived", derived), ("gold", gold_qrels if gold else None)):
             if q is None:
@@ -509,7 +509,8 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
     if derived and gold and config["agree"]["enabled"]:
         agreement = o("agreement.json")
         ranked = runs if len(runs) > 1 else []  # one run has no ranking to agree on: the labels' agreement only
-        steps.append(Step("agree", ("agree",), [gold_qrels, derived, *ranked, "--unlisted-as-zero", "-f", "json"],
+        steps.append(Step("agree", ("agree",), [gold_qrels, derived, *ranked, *(measures if ranked else []), "--unlisted-as-zero",
+                                                "-f", "json"],
                           [gold_qrels, derived, *ranked], [agreement], stdout=agreement))
     if config["compare"]["enabled"] and len(runs) > 1:
         text = o("compare.txt")
