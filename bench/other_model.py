@@ -27,16 +27,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
-from scipy.stats import kendalltau
 from sklearn.metrics import roc_auc_score
 
 import semrel
-from labels import BAR_RUNS, ROOT, RUNS, Fitted, kappa, learning_curve, oracle
+from labels import BAR_RUNS, ROOT, RUNS, Fitted, kappa, learning_curve, oracle, qrels_of, ranking_tau, system_values
 from semrel.analysis.calibrate import expected_calibration_error
 from semrel.encoding.models import DEFAULT_MODEL
 from semrel.formats.corpus import read_golden, write_golden
@@ -75,25 +73,13 @@ def row(name: str, model: str, judgments: list, gold: set[tuple[str, str]], seed
 
 def ranking_row(name: str, model: str, judgments: list, gold: set[tuple[str, str]], folder: Path) -> list:
     """The runs of bench/labels.py ranked by nDCG@10 over the ranking pool under the gold chunks and under p >= 0.38."""
-    queries = [g.query_id for g in read_golden(folder / "golden.jsonl")]
-    truth: dict[str, dict[str, int]] = {q: {} for q in queries}
-    derived: dict[str, dict[str, int]] = {q: {} for q in queries}
-    for j in judgments:
-        truth[j.query_id][j.chunk_id] = int((j.query_id, j.chunk_id) in gold)
-        derived[j.query_id][j.chunk_id] = int(j.p >= labels.CUT)
-    runs = {r: str(folder / "runs" / f"{r}.run") for r in RUNS}
-
-    def means(qrels: dict[str, dict[str, int]]) -> dict[str, float]:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            per = semrel.evaluate(qrels, runs, ["nDCG@10"], per_query=True)
-        return {r: float(np.mean([per[r]["nDCG@10"].get(q, 0.0) for q in queries])) for r in RUNS}
-
-    g, d = means(truth), means(derived)
-    tau8 = kendalltau([g[r] for r in RUNS], [d[r] for r in RUNS])[0]
-    tau3 = kendalltau([g[r] for r in BAR_RUNS], [d[r] for r in BAR_RUNS])[0]
-    return [name, model, f"{tau8:.3f}", f"{tau3:.3f}", " / ".join(f"{g[r]:.3f}" for r in BAR_RUNS),
-            " / ".join(f"{d[r]:.3f}" for r in BAR_RUNS), f"{(d['dense'] - d['bm25']) - (g['dense'] - g['bm25']):+.3f}"]
+    d = SimpleNamespace(name=name, condition=model, folder=folder, queries=[g.query_id for g in read_golden(folder / "golden.jsonl")],
+                        gold_qrels=qrels_of(judgments, [(j.query_id, j.chunk_id) in gold for j in judgments]))
+    derived = qrels_of(judgments, [j.p >= labels.CUT for j in judgments])
+    g, m = (dict(zip(RUNS, system_values(d, q, key).mean(axis=1))) for q, key in ((d.gold_qrels, "gold"), (derived, "p")))
+    return [name, model, f"{ranking_tau(d, derived, 'p')[0]:.3f}", f"{ranking_tau(d, derived, 'p', runs=BAR_RUNS)[0]:.3f}",
+            " / ".join(f"{g[r]:.3f}" for r in BAR_RUNS), " / ".join(f"{m[r]:.3f}" for r in BAR_RUNS),
+            f"{(m['dense'] - m['bm25']) - (g['dense'] - g['bm25']):+.3f}"]
 
 
 def main() -> None:
