@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, NoReturn, Sequence
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.files import bytes_sha256, folder_digest, folder_files, lasting, read_text, stamp
 from ..formats.jsonl import check_nesting, too_deep
-from ..formats.manifest import manifest_is_stale, manifest_path, read_manifest
+from ..formats.manifest import manifest_is_stale, manifest_path, read_manifest, read_params
 from ..judging import labels
 
 if sys.version_info >= (3, 11):
@@ -810,8 +810,6 @@ def _calibration_hint(summary: list[tuple[Step, str, float]], config: dict[str, 
     label = next((step for step, status, _ in summary if step.name == "label" and status == "ran"), None)
     if label is None or config["label"]["calibration"] is not None:
         return
-    from ..formats.manifest import read_params
-
     if any("semrel calibrate" in str(w) for w in (read_params(label.outputs[0]) or {}).get("warnings", [])):
         echo(f"semrel run: to label with the refit the warning names, set [label] calibration in {config_path} to the file "
              "`semrel calibrate -o` wrote (relative to the config), or pass --set label.calibration=FILE: label, the "

@@ -101,9 +101,7 @@ def evaluate_files(
             results.append(result)
 
         evaluate_gradings(qrels, [qrels.relevance], each_run(), chosen, options=options or Options(rel_level), checked=check)
-    if warn is not None:
-        for message in coverage_warnings([(r, str(p)) for r, p in zip(results, run_paths)], str(qrels_path)):
-            warn(message)
+    _say_coverage(results, run_paths, qrels_path, warn)
     if warn is not None and cutoffs:
         for message in cutoff_warnings(chosen, deepest):
             warn(message)
@@ -137,9 +135,7 @@ def _evaluate_other_judgments(qrels_path: str | os.PathLike, run_paths: Sequence
     else:
         raise UsageError(f"relation={relation!r}: give qrels, qrels_jg, prefs or qrels_prefs")
     results = [score(read_run(path, name), measures, options) for path, name in zip(run_paths, names)]
-    if warn is not None:
-        for message in coverage_warnings([(r, str(p)) for r, p in zip(results, run_paths)], str(qrels_path)):
-            warn(message)
+    _say_coverage(results, run_paths, qrels_path, warn)
     return results
 
 
@@ -147,6 +143,13 @@ def require_judgments(qrels: Qrels, label: str) -> None:
     """Empty qrels score every run 0 everywhere: an error, not a table of zeros."""
     if not len(qrels):
         raise SemrelError(f"{label}: no judgments (the qrels are empty); every measure would be 0")
+
+
+def _say_coverage(results: Sequence[Evaluation], run_paths: Sequence[str | os.PathLike], qrels_path: str | os.PathLike,
+                  warn: Callable[[str], None] | None) -> None:
+    if warn is not None:
+        for message in coverage_warnings([(r, str(p)) for r, p in zip(results, run_paths)], str(qrels_path)):
+            warn(message)
 
 
 def coverage_warnings(results: Sequence[tuple[Evaluation, str]], qrels_label: str) -> list[str]:
