@@ -344,6 +344,9 @@ def test_judge_and_label_from_python_never_write_over_what_they_read_and_warn_at
     with pytest.raises(SemrelError, match="is an input of this command"):
         semrel.judge(corpus, golden, None, golden, cache=tmp_path / "cache")
     assert golden.read_bytes() == before
+    with pytest.raises(SemrelError, match="is an input of this command"):  # the corpus, streamed later: refused before the work
+        semrel.judge(corpus, golden, None, corpus, cache=tmp_path / "cache")
+    assert not (tmp_path / "corpus.jsonl.partial").exists()
     with pytest.warns(UserWarning, match="question") as caught:
         result = semrel.judge(corpus, golden, None, tmp_path / "j.jsonl", cache=tmp_path / "cache")
     assert caught[0].filename == __file__ and any("question" in w for w in result.warnings)
@@ -354,6 +357,10 @@ def test_judge_and_label_from_python_never_write_over_what_they_read_and_warn_at
     with pytest.raises(SemrelError, match="is an input of this command"):
         semrel.label(tmp_path / "j.jsonl", output=tmp_path / "j.jsonl", warn=lambda message: None)
     assert (tmp_path / "j.jsonl").read_bytes() == judgments
+    settings = (tmp_path / "j.jsonl.manifest.json").read_bytes()
+    with pytest.raises(SemrelError, match="is an input of this command"):  # label reads the judge's settings there
+        semrel.label(tmp_path / "j.jsonl", output=tmp_path / "j.jsonl.manifest.json", warn=lambda message: None)
+    assert (tmp_path / "j.jsonl.manifest.json").read_bytes() == settings
 
 
 @pytest.mark.parametrize("names,module", [(("retrieve", "fuse", "pool"), "semrel.retrieval.api"),

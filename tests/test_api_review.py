@@ -79,3 +79,5 @@ def test_export_reviews_refuses_wrong_kinds_and_bad_values(tmp_path):
     with pytest.raises(SemrelError, match="is an input of this command"):
         semrel.export_reviews(db, labels, labels)
     assert Path(labels).read_bytes() == before and not (tmp_path / "strict.qrels").exists()
+    with pytest.raises(SemrelError, match="SQLite keeps the review database"):
+        semrel.export_reviews(db, labels, f"{db}-wal")

@@ -14,7 +14,7 @@ from semrel.cli import main
 from semrel.cli.base import SemrelCommand
 from semrel.cli.paths import RolePath
 from semrel.errors import SemrelError
-from semrel.formats.files import allow_rewrite, atomic_writer, input_guard, read_text
+from semrel.formats.files import allow_rewrite, atomic_writer, input_guard, note_database, read_text
 
 # Paths that are neither inputs nor outputs to compare: pick rewrites --golden in place (on purpose,
 # with a journal), split writes a folder of parts (checked by name before it works), caches are folders.
@@ -38,6 +38,24 @@ def test_every_command_checks_its_paths_and_declares_them():
         for param in command.params:
             if isinstance(param.type, click.Path) and not isinstance(param.type, RolePath):
                 assert (*path, param.name) in PLAIN_PATHS, f"{' '.join(path)} {param.name}: declare it input_path or output_path"
+
+
+def test_the_guard_holds_an_inputs_manifest_and_a_review_databases_sqlite_files(tmp_path):
+    """From Python (no command line to check first), an output over the manifest of a file read (label reads the judge's
+    settings there) or over a review database's -wal, which SQLite may not have made yet, was written."""
+    source, manifest = tmp_path / "j.jsonl", tmp_path / "j.jsonl.manifest.json"
+    source.write_text("data\n")
+    manifest.write_text("{}\n")
+    with input_guard():
+        read_text(source)
+        with pytest.raises(SemrelError, match="j.jsonl.manifest.json: is an input of this command"):
+            with atomic_writer(manifest) as out:
+                out.write("oops\n")
+        note_database(source, os.stat(source))
+        with pytest.raises(SemrelError, match="is a file SQLite keeps the review database .*j.jsonl's pages in"):
+            with atomic_writer(f"{source}-wal") as out:
+                out.write("oops\n")
+    assert manifest.read_text() == "{}\n" and not (tmp_path / "j.jsonl-wal").exists()
 
 
 def test_the_guard_refuses_a_write_over_a_file_read_in_it(tmp_path):

@@ -20,11 +20,11 @@ from typing import Any, Iterable, Iterator
 import click
 
 from ..errors import SemrelError
-from ..formats.files import STDIO, check_input_file, note_input, special_kind
+from ..formats.files import SQLITE_FILES, STDIO, check_input_file, note_input, special_kind
 from ..formats.manifest import manifest_path
 
 INPUT, OUTPUT, DATABASE = "input", "output", "database"
-DATABASE_FILES = ("", "-wal", "-shm", "-journal")  # SQLite keeps a database's pages in these too
+DATABASE_FILES = ("", *SQLITE_FILES)  # a review database and the files SQLite keeps beside it
 
 
 class RolePath(click.Path):

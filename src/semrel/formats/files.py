@@ -164,6 +164,7 @@ class _Guard:
     """The inputs a command has opened, by identity (device, inode), and the files it may rewrite."""
 
     inputs: dict[tuple[int, int], str] = field(default_factory=dict)
+    reserved: dict[str, str] = field(default_factory=dict)  # real paths of a review database's other files, which may not exist yet
     rewritable: set[tuple[int, int]] = field(default_factory=set)
     stdin: dict[str, Any] = field(default_factory=dict)  # file_digest of what was read from stdin, for the manifest
 
@@ -177,7 +178,7 @@ def input_guard() -> Iterator[None]:
     one (a nested guard starts with the inputs of the one around it), so the steps of `semrel
     run`, and code in a notebook outside any guard, are not held back by files read earlier."""
     outer = _GUARD.get()
-    token = _GUARD.set(_Guard(dict(outer.inputs), set(outer.rewritable), dict(outer.stdin)) if outer else _Guard())
+    token = _GUARD.set(_Guard(dict(outer.inputs), dict(outer.reserved), set(outer.rewritable), dict(outer.stdin)) if outer else _Guard())
     try:
         yield
     finally:
@@ -200,14 +201,25 @@ def _identity(info: os.stat_result) -> tuple[int, int]:
 
 
 def note_input(path: str | os.PathLike, info: os.stat_result | None = None) -> None:
-    """Remember `path` as an input of the current command (nothing outside input_guard)."""
+    """Remember `path` as an input of the current command (nothing outside input_guard), and the manifest
+    beside it, which is read too (label takes the judge's settings there, review the labels' rule)."""
     guard = _GUARD.get()
     if guard is None or str(path) == STDIO:
         return
-    try:
-        guard.inputs.setdefault(_identity(info or os.stat(path)), str(path))
-    except OSError:
-        pass
+    for name, known in ((str(path), info), (manifest_path(path), None)):
+        with contextlib.suppress(OSError):
+            guard.inputs.setdefault(_identity(known or os.stat(name)), name)
+
+
+SQLITE_FILES = ("-wal", "-shm", "-journal")  # SQLite keeps a database's pages in these beside it
+
+
+def note_database(path: str | os.PathLike, info: os.stat_result) -> None:
+    """Remember a review database as an input, and its SQLite files beside it, there or not yet."""
+    note_input(path, info)
+    guard = _GUARD.get()
+    if guard is not None:
+        guard.reserved.update({os.path.realpath(f"{path}{suffix}"): str(path) for suffix in SQLITE_FILES})
 
 
 def stdin_digest() -> dict[str, Any]:
@@ -291,10 +303,15 @@ def allow_rewrite(path: str | os.PathLike) -> None:
 
 
 def check_not_input(path: str | os.PathLike, what: str = "output") -> None:
-    """Refuse to write `path` when it is (by identity, links resolved) a file the current command read."""
+    """Refuse to write `path` when it is (by identity, links resolved) a file the current command read, or
+    one of the SQLite files of a review database it opened."""
     guard = _GUARD.get()
     if guard is None or str(path) == STDIO:
         return
+    database = guard.reserved.get(os.path.realpath(path))
+    if database is not None:
+        raise SemrelError(f"{path}: is a file SQLite keeps the review database {database}'s pages in; semrel never writes its "
+                          f"{what} over an input: give another file name (nothing was written)")
     try:
         key = _identity(os.stat(path))
     except OSError:
@@ -307,6 +324,14 @@ def check_not_input(path: str | os.PathLike, what: str = "output") -> None:
         same = "" if os.path.abspath(source) == os.path.abspath(str(path)) else f" (the same file as {source})"
         raise SemrelError(f"{path}: is an input of this command{same}; semrel never writes its {what} over an input: "
                           "give another file name (nothing was written)")
+
+
+def check_outputs(*outputs: str | os.PathLike | None) -> None:
+    """Refuse, before any work, outputs that are (or whose manifests are) inputs read so far."""
+    for output in outputs:
+        if output is not None and str(output) != STDIO:
+            check_not_input(output)
+            check_not_input(manifest_path(output), "manifest")
 
 
 GZIP_MAGIC = b"\x1f\x8b"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 from ..errors import SemrelError
-from ..formats.files import check_input_file, note_input, sweep_stale_temps, temp_prefix
+from ..formats.files import check_input_file, note_database, sweep_stale_temps, temp_prefix
 
 SCHEMA_VERSION = 2  # 2: tasks.probability
 BUSY_TIMEOUT_MS = 30_000
@@ -148,7 +148,7 @@ def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
     if not create and not os.path.exists(name):
         raise SemrelError(f"{name}: no such review database (start one with `semrel review start`)")
     if os.path.lexists(name):
-        note_input(name, check_input_file(name))  # a device or FIFO is neither read nor written; no output replaces it
+        note_database(name, check_input_file(name))  # a device or FIFO is neither read nor written; no output replaces it
     try:
         conn = _connect(name)
         version = _check_review_db(conn, name, allow_new=True)  # read only: a file that is not ours is left as it was
@@ -254,7 +254,7 @@ def open_db_read_only(path: str | os.PathLike) -> sqlite3.Connection:
     name = str(path)
     if not os.path.exists(name):
         raise SemrelError(f"{name}: no such review database (start one with `semrel review start`)")
-    note_input(name, check_input_file(name))
+    note_database(name, check_input_file(name))
     try:
         conn = _connect(name, f"{Path(name).resolve().as_uri()}?mode=ro")
         _check_review_db(conn, name, allow_new=False)
