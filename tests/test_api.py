@@ -3,6 +3,7 @@ the same data, whatever form the data comes in; round trips; a light `import sem
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -117,6 +118,8 @@ def test_round_trips():
     assert Run.from_df(renamed, q_id_col="qid", doc_id_col="docno", score_col="s").to_dict() == ranked
     numbered = pd.DataFrame({"q_id": [1, 1], "doc_id": [7, 8], "score": [1.0, 0.0]})  # ids as numbers: their text
     assert Qrels.from_df(numbered).to_dict() == {"1": {"7": 1, "8": 0}}
+    mixed = pd.DataFrame({"q_id": [1, "q2"], "doc_id": ["d", 7], "score": [1.0, 0.5]})  # pyarrow's ArrowInvalid before
+    assert Run.from_df(mixed).to_dict() == {"1": {"d": 1.0}, "q2": {"7": 0.5}}
     assert repr(run) == "Run('x': 3 results, 2 queries)" and repr(qrels) == "Qrels(4 judgments, 2 queries)"
 
 
@@ -190,7 +193,16 @@ def test_api_errors_name_parameters():
                           (lambda: semrel.judge([chunk], [item], [], idf="no"), "idf: give True or False, not str"),
                           (lambda: semrel.judge([chunk], [item], [], cache=3), "cache: give a folder, or False for no cache, not int"),
                           (lambda: semrel.judge([chunk], [item], [], engine=3), r"engine: give a name \(local, ray\) or"),
-                          (lambda: Run.from_dict({"q": {"d": 1.0}}, None), "name: give a run name, not None")):
+                          (lambda: Run.from_dict({"q": {"d": 1.0}}, None), "name: give a run name, not None"),
+                          (lambda: semrel.label([], graded="no"), "graded: give True or False, not str"),  # graded labels before
+                          # an open file or a Run where a path goes was "no such file (check the path)"; an open run file
+                          # was taken for a list of runs, each line a missing file
+                          (lambda: Qrels.from_file(io.StringIO("q 0 d 1\n")), "path: give a file path, not StringIO"),
+                          (lambda: Qrels.from_file(Run.from_dict({"q": {"d": 1.0}})), "path: give a file path, not Run"),
+                          (lambda: Run.from_file(None), "path: give a file path, not None"),
+                          (lambda: Run.from_file("r.run", name=5), "name: give a run name, not int"),
+                          (lambda: semrel.evaluate(qrels, io.StringIO("q Q0 d 1 1.0 t\n")), "runs: give a Run, .* not StringIO"),
+                          (lambda: render_comparison(None, "table"), "c: give the Comparison semrel.compare returns, not None")):
         with pytest.raises(TypeError, match=message):
             call()
     with pytest.raises(UsageError, match="name: a run name may not be empty"):
@@ -223,6 +235,12 @@ NAN = float("nan")
     (lambda: Run.from_columns(["q1", "q2"], ["d1"], [1.0, 2.0]), "2 query ids, 1 doc ids and 2 scores"),
     (lambda: Run.from_columns([None], ["d"], [1.0]), "an id is None"),
     (lambda: Run.from_dict({"q1": {"d1": "abc"}}), "scores must be numbers"),
+    (lambda: Run.from_dict({"q1": {"d1": 1 + 2j}}), "scores must be real numbers, not complex"),  # 1.0, with a numpy warning
+    (lambda: semrel.evaluate({}, {"q1": {"d1": 1.0}}, ["P@5"]), "the qrels have no rows, the run has 'q1'"),  # "have , the run"
+    (lambda: semrel.split_golden([GoldenItem("q1", "oil?", ("chain oil",))], seed=-1), r"seed=-1: give 0 or more"),  # numpy's
+    (lambda: semrel.calibrate([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.9)], "human.qrels", seed=-1), r"seed=-1: give 0 or more"),
+    (lambda: semrel.retrieve([Chunk("a#0", "chain oil", "a", 0, 9)], [GoldenItem("q1", "oil?", ("chain oil",))], "dense",
+                             bm25_k1=1.0, cache=False), "bm25_k1=1.0 is BM25's; it does not apply to method='dense'"),  # ignored
     (lambda: semrel.evaluate({"q1": {"d1": 1}}, [], ["P@1"]), "runs: none given"),
     (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, depth=1.5), "depth=1.5: give a whole number"),
     (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, num_docs=float("inf")), "num_docs=inf"),

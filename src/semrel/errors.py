@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import Any, Callable, Iterable, Mapping
 
@@ -67,6 +68,13 @@ def check_flags(**flags: Any) -> None:
     """Flags of the Python API are True or False: "no" or 0.5 would be taken as true or false silently."""
     for name, value in flags.items():
         check_kind(name, value, (bool,), "True or False", required=True)
+
+
+def check_seed(seed: Any) -> None:
+    """A seed of the Python API: a whole number, 0 or more (numpy's generators refuse a negative one)."""
+    check_kind("seed", seed, (numbers.Integral,), "a whole number", required=True)
+    if seed < 0:
+        raise UsageError(f"seed={seed}: give 0 or more")
 
 
 def check_list(name: str, value: Any, kinds: tuple[type, ...], what: str, each: str) -> list | None:

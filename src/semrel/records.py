@@ -71,10 +71,12 @@ def _column(values, queries: pa.Array, docs: pa.Array, caller: str, what: str, w
     down to a grade without a word, as the file readers and from_df refuse it too)."""
     try:
         array = np.asarray(values)
-        if array.dtype.kind not in "iu" or not whole:
+        if array.dtype.kind != "c" and (array.dtype.kind not in "iu" or not whole):
             array = array.astype(np.float64)
     except (TypeError, ValueError, OverflowError):
         raise ValidationError(f"{caller}: {what} must be numbers") from None
+    if array.dtype.kind == "c":  # astype would drop the imaginary part with only a warning
+        raise ValidationError(f"{caller}: {what} must be real numbers, not complex")
     if len(queries) != len(docs) or array.ndim != 1 or len(array) != len(queries):
         found = f"{len(array)} {what}" if array.ndim == 1 else f"not a list of {what}"
         raise ValidationError(f"{caller}: {len(queries)} query ids, {len(docs)} doc ids and {found}; give one of each per row")
@@ -126,6 +128,14 @@ def _frame_columns(df, caller: str, **columns: str) -> list:
     return found
 
 
+def _frame_ids(values) -> pa.Array:
+    """A DataFrame's id column as Arrow, in one step where it holds one kind; mixed ("q1" beside 2) id by id."""
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return _strings(values.tolist())
+
+
 def _numbers(values, caller: str, param: str, whole: bool) -> np.ndarray:
     """A DataFrame column as float64 (whole=False) or int64 grades (whole=True); finite values only."""
     try:
@@ -167,7 +177,7 @@ class Qrels:
     def from_df(cls: type[QrelsT], df, q_id_col: str = "q_id", doc_id_col: str = "doc_id", score_col: str = "score") -> QrelsT:
         """A pandas DataFrame with one row per judged pair and a whole-number grade (ranx's column names)."""
         q, d, grade = _frame_columns(df, "Qrels.from_df", q_id_col=q_id_col, doc_id_col=doc_id_col, score_col=score_col)
-        return cls.from_columns(pa.array(q), pa.array(d), _numbers(grade, "Qrels.from_df", "score_col", whole=True))
+        return cls.from_columns(_frame_ids(q), _frame_ids(d), _numbers(grade, "Qrels.from_df", "score_col", whole=True))
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
@@ -220,7 +230,7 @@ class Run:
         """A pandas DataFrame with one row per retrieved document and its score (ranx's column names).
         Rows may come in any order: the ranking comes from the scores, as in trec_eval."""
         q, d, score = _frame_columns(df, "Run.from_df", q_id_col=q_id_col, doc_id_col=doc_id_col, score_col=score_col)
-        return cls.from_columns(pa.array(q), pa.array(d), _numbers(score, "Run.from_df", "score_col", whole=False), name)
+        return cls.from_columns(_frame_ids(q), _frame_ids(d), _numbers(score, "Run.from_df", "score_col", whole=False), name)
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}

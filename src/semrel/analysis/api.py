@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Callable, Union, cast
 
-from ..errors import UsageError, check_flags, check_kind, check_list, check_warn, tell
+from ..errors import UsageError, check_flags, check_kind, check_list, check_seed, check_warn, tell
 from ..evaluation.api import Measures, RunLike, as_runs
 from ..evaluation.measures import parse_measures
 from ..formats.files import guarded
@@ -138,7 +138,7 @@ def calibrate(
     for name, value in (("on", on), ("fit", fit), ("weights", weights)):
         check_kind(name, value, (str,), "a name")
     check_kind("grades", grades, (numbers.Integral,), "a whole number of thresholds")
-    check_kind("seed", seed, (numbers.Integral,), "a whole number")
+    check_seed(seed)
     check_flags(graded=graded, unlisted_as_zero=unlisted_as_zero, test_unlisted_as_zero=test_unlisted_as_zero)
     judged, source = given_judgments(judgments, empty_ok=False)
     notes: list[str] = []

@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import UsageError, check_flags
+from ..errors import UsageError, check_flags, check_kind
 from ..evaluation.api import Measures, QrelsLike, evaluate_runs
 from ..evaluation.files import require_distinct_names
 from ..evaluation.measures import Measure, aggregate_change, numeric_measures, paired_values, parse_measure
@@ -275,6 +275,7 @@ def comparison_json(c: Comparison) -> dict:
 
 def render_comparison(c: Comparison, fmt: str, places: int = 4, detail: bool = False) -> str:
     """The run table (or, with `detail`, the table of paired tests) in one of COMPARE_FORMATS."""
+    check_kind("c", c, (Comparison,), "the Comparison semrel.compare returns", required=True)
     if fmt not in COMPARE_FORMATS:
         raise UsageError(f"format {fmt!r}: choose one of {', '.join(COMPARE_FORMATS)}")
     if fmt == "json":

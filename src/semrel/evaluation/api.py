@@ -9,13 +9,14 @@ Measure objects, parsed once here.
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeGuard, Union
 
 from .. import records
-from ..errors import UsageError, check_flags
+from ..errors import UsageError, check_flags, check_kind
 from ..formats import read_qrels, read_run
 from .doclevel import require_overlap
 from .files import coverage_warnings, run_names
@@ -30,6 +31,7 @@ class Qrels(records.Qrels):
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> Qrels:
         """A TREC qrels file, a BEIR qrels .tsv or a golden.jsonl (its gold chunks); `.gz` is read too."""
+        check_kind("path", path, (str, os.PathLike), "a file path", required=True)
         read = read_qrels(path)
         return cls(read.query_ids, read.doc_ids, read.relevance, read.source)
 
@@ -40,6 +42,8 @@ class Run(records.Run):
     @classmethod
     def from_file(cls, path: str | os.PathLike, name: str | None = None) -> Run:
         """A TREC run file (`.gz` too), named `name` or by its file's stem."""
+        check_kind("path", path, (str, os.PathLike), "a file path", required=True)
+        records.check_run_name(name, required=False)
         read = read_run(path, name)
         return cls(read.query_ids, read.doc_ids, read.scores, read.name, read.source, read.tag)
 
@@ -106,7 +110,7 @@ def as_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> tuple[
         names = [str(k) for k in runs]
         given: list[Any] = list(runs.values())
         several = True
-    elif isinstance(runs, (list, tuple, Iterator)):  # a generator of runs too, as the type says
+    elif isinstance(runs, (list, tuple, Iterator)) and not isinstance(runs, io.IOBase):  # a generator of runs too, as the type says
         given = list(runs)
         paths = [r for r in given if _is_path(r)]
         stems = iter(run_names(paths))

@@ -66,7 +66,7 @@ def require_shared_queries(result: Evaluation, run: Run, qrels_label: str, run_l
     if len(result.missing_queries) == len(result.query_ids):
         run_queries = dictionary_codes(run.query_ids)[0].to_pylist()
         raise ValidationError(
-            f"{run_label} shares no query id with {qrels_label}: the qrels have {_examples(result.query_ids)}, "
+            f"{run_label} shares no query id with {qrels_label}: the qrels have {_examples(result.query_ids) or 'no rows'}, "
             f"the run has {_examples(run_queries) or 'no rows'}; check that both come from the same queries")
 
 

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Callable, Union
 
-from ..errors import UsageError, check_flags, check_kind, check_list, check_warn, tell
+from ..errors import UsageError, check_flags, check_kind, check_list, check_seed, check_warn, tell
 from ..formats.corpus import given_golden
 from ..formats.files import guarded
 from ..progress import Steps, no_progress
@@ -132,7 +132,7 @@ def split_golden(
     """
     _check_curation(threshold, model, warn)
     check_kind("output_dir", output_dir, PATH, "a folder path")
-    check_kind("seed", seed, (numbers.Integral,), "a whole number", required=True)
+    check_seed(seed)
     fractions = check_list("ratio", [ratio] if isinstance(ratio, numbers.Real) else ratio, (numbers.Real,),
                            "a number or a list of numbers, e.g. [0.8, 0.1]", "numbers")
     counts = check_list("sizes", [sizes] if isinstance(sizes, numbers.Integral) else sizes, (numbers.Integral,),

@@ -73,7 +73,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Ty
 
 import numpy as np
 
-from ..errors import FormatError, UsageError, ValidationError, check_warn, tell
+from ..errors import FormatError, UsageError, ValidationError, check_flags, check_warn, tell
 from ..evaluation.api import Qrels as PublicQrels  # what semrel.label returns: semrel.Qrels, with from_file
 from ..formats.files import display_name, guarded, read_text
 from ..formats.jsonl import loads
@@ -741,6 +741,7 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
     unknown = sorted(set(options) - set(LabelOptions.__annotations__))
     if unknown:  # as Python refuses a keyword a signature lacks: a misspelt option must not fall back to the default rule
         raise TypeError(f"label() got an unexpected keyword argument {unknown[0]!r}")
+    check_flags(graded=options.get("graded", False))
     rows, source = given_judgments(judgments)
     if not rows:  # empty qrels would score every run 0
         raise ValidationError(f"{display_name(source) if source else 'judgments'}: no judgments to label (the file is empty); "
