@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from semrel.errors import SemrelError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
-from semrel.formats import read_qrels, read_run
+from semrel.formats import columns, read_qrels, read_run
 from semrel.formats.beir import read_beir_queries
 from semrel.formats.corpus import read_corpus, read_golden
 from semrel.formats.judgments import read_judgments
@@ -67,3 +67,26 @@ def test_readers_give_a_result_or_one_semrel_error(tmp_path, content, compress):
                 evaluate(Qrels.from_dict({"q1": {"d9": 1}}), result, parse_measures(["nDCG@10,RR,P@5"]))
             except SemrelError:
                 pass
+
+
+RUN_LINES = st.lists(st.lists(st.sampled_from([b"q1", b"q2", b"Q0", b"d9", b"d10", b"1", b"2.5", b"run", b"x"]), min_size=5, max_size=8)
+                     .flatmap(lambda fields: st.sampled_from([b" ", b"\t", b"  ", b" \t"]).map(lambda gap: gap.join(fields)))
+                     | st.sampled_from([b"# a comment", b"", b"  "]), max_size=12)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=RUN_LINES, end=st.sampled_from([b"\n", b"\r\n"]))
+def test_a_run_read_in_blocks_of_lines_reads_as_in_one(tmp_path, monkeypatch, lines, end):
+    """Tabs, runs of blanks, extra fields and comments are mended a block of lines at a time (memory); tiny
+    blocks must give what one block gives, or the same error."""
+    path = tmp_path / "r.run"
+    path.write_bytes(end.join(lines) + end)
+
+    def read(block: int):
+        monkeypatch.setattr(columns, "BLOCK_BYTES", block)
+        try:
+            return read_run(str(path)).to_dict()
+        except SemrelError as exc:
+            return str(exc)
+
+    assert read(1 << 24) == read(5)
