@@ -227,6 +227,12 @@ CASES = [
     ("golden import: two outputs, one file", {"g.csv": GOLDEN_CSV_TEXT},
      "golden import {tmp}/g.csv --qrels-out {tmp}/out.jsonl -o {tmp}/out.jsonl", "name the same file"),
     ("golden qrels over its golden set", {"g.jsonl": GOLDEN}, "golden qrels {tmp}/g.jsonl -o {tmp}/g.jsonl", NEVER),
+    ("golden import over a BEIR folder's corpus", {"b/corpus.jsonl": '{"_id": "d1", "text": "chain oil"}\n',
+                                                   "b/queries.jsonl": '{"_id": "q1", "text": "oil?"}\n',
+                                                   "b/qrels/test.tsv": "query-id\tcorpus-id\tscore\nq1\td1\t1\n"},
+     "golden import {tmp}/b -o {tmp}/b/corpus.jsonl", "is an input of this command"),  # the import reads only the others
+    ("corpus chunk into its documents folder", {"d/a.txt": "Chain oil keeps the chain quiet."},
+     "corpus chunk {tmp}/d -o {tmp}/d/corpus.jsonl", "inside the documents folder"),  # its next run chunked the corpus in place
     ("an output over an input through a folder not made yet", {"g.jsonl": GOLDEN},
      "golden qrels {tmp}/g.jsonl -o {tmp}/new/../g.jsonl", "is an input of this command"),
     ("golden split over its golden set", {"g.jsonl": GOLDEN + GOLDEN.replace("q1", "q2")},

@@ -5,6 +5,7 @@ command, also when the CLI's check could not know the file (a part of golden spl
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import click
 import pytest
@@ -14,7 +15,7 @@ from semrel.cli import main
 from semrel.cli.base import SemrelCommand
 from semrel.cli.paths import RolePath
 from semrel.errors import SemrelError
-from semrel.formats.files import allow_rewrite, atomic_writer, input_guard, note_database, read_text
+from semrel.formats.files import allow_rewrite, atomic_writer, files_as_one, input_guard, note_database, read_text
 
 # Paths that are neither inputs nor outputs to compare: pick rewrites --golden in place (on purpose,
 # with a journal), split writes a folder of parts (checked by name before it works), caches are folders.
@@ -56,6 +57,22 @@ def test_the_guard_holds_an_inputs_manifest_and_a_review_databases_sqlite_files(
             with atomic_writer(f"{source}-wal") as out:
                 out.write("oops\n")
     assert manifest.read_text() == "{}\n" and not (tmp_path / "j.jsonl-wal").exists()
+
+
+@pytest.mark.parametrize("writer", ["atomic_writer", "files_as_one"])
+def test_an_output_read_while_it_is_written_is_not_put_in_place(tmp_path, writer):
+    """A streamed input (a folder's files, read as the output is written) is an input too: `corpus chunk d -o
+    d/corpus.jsonl`, run again, read d/corpus.jsonl as a BEIR corpus and replaced it with chunks of itself."""
+    target = tmp_path / "corpus.jsonl"
+    target.write_text("the input\n")
+    with input_guard(), pytest.raises(SemrelError, match="is an input of this command"):
+        if writer == "atomic_writer":
+            with atomic_writer(target) as out:
+                out.write(read_text(target))
+        else:
+            with files_as_one([str(target)]) as staged:
+                Path(staged[target]).write_text(read_text(target))
+    assert target.read_text() == "the input\n" and os.listdir(tmp_path) == ["corpus.jsonl"]
 
 
 def test_the_guard_refuses_a_write_over_a_file_read_in_it(tmp_path):

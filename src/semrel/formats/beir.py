@@ -11,7 +11,7 @@ import pyarrow as pa
 from ..errors import FormatError, SemrelError
 from ..records import Qrels
 from .columns import read_columns, whole_number
-from .files import display_name, read_bytes
+from .files import display_name, note_input, read_bytes
 from .jsonl import read_jsonl, require
 
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
@@ -47,4 +47,5 @@ def beir_paths(folder: str | os.PathLike, split: str = "test") -> tuple[Path, Pa
     for p in paths:
         if not p.exists():
             raise SemrelError(f"{root}: not a BEIR folder, {p.relative_to(root)} is missing")
+        note_input(p)  # the folder is the input, its corpus.jsonl too, although an import reads only the others
     return paths

@@ -615,6 +615,7 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
                     text.detach()
             raw.flush()
             os.fsync(raw.fileno())
+        check_not_input(target)  # again: an input streamed while it was written counts too
         check_interrupted()
         os.replace(tmp, target)
     except BaseException as exc:
@@ -668,6 +669,7 @@ def files_as_one(targets: list[str], superseded: Iterable[str] = ()) -> Iterator
         with _named_as(staged, existed):
             yield staged
         for target in targets:
+            check_not_input(target)  # again: an input streamed while these were written (a folder's files) counts too
             os.chmod(staged[target], new_file_mode(target))  # the replaced file's permissions, else the umask's
         check_interrupted()
         done: list[str] = []

@@ -11,12 +11,14 @@ import os
 import re
 from array import array
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
 from ..errors import UsageError, ValidationError
 from ..formats.corpus import write_corpus
+from ..formats.files import STDIO
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..progress import Steps, no_progress
 from ..records import Chunk
@@ -242,6 +244,13 @@ def chunk_files(inputs: Sequence[str], output: str | os.PathLike, settings: Chun
 
     Documents are read, cut and written one at a time, so memory is a small multiple of the longest
     document (a file's, or a JSONL corpus's line), whatever the corpus's size."""
+    for folder in (i for i in inputs if os.path.isdir(i) and str(output) != STDIO):
+        inside = Path(os.path.realpath(output))
+        if inside.is_relative_to(os.path.realpath(folder)) and not any(
+                part.startswith(".") for part in inside.relative_to(os.path.realpath(folder)).parts):  # hidden files are not read
+            raise UsageError(f"{output}: inside the documents folder {folder}, whose files are all read: the next run would "
+                             "read the corpus as documents (or as a BEIR folder's corpus.jsonl, and write over it); write it "
+                             "outside the folder, or under a hidden name (nothing was written)")
     report = DocumentReport()
     count = 0
 
