@@ -35,7 +35,7 @@ def compare_command(qrels, runs, measures, baseline, all_pairs, correction, test
         raise UsageError("give --baseline or --all-pairs, not both")
     settings = stat_settings(test, permutations, bootstrap, seed, alpha, correction)
     names = run_names(runs)  # checked before any run is read and scored
-    require_distinct_names(names)
+    require_distinct_names(names, runs)
     if baseline is not None and baseline not in names:
         raise UsageError(f"--baseline {baseline!r} is none of the runs ({', '.join(names)})")
     results = evaluate_files(qrels, runs, measures, rel_level, warn=warn)

@@ -37,11 +37,13 @@ def read_runs(paths: Sequence[str | os.PathLike]) -> list[Run]:
     return [read_run(path, name) for path, name in zip(paths, run_names(paths))]
 
 
-def require_distinct_names(names: Sequence[str]) -> None:
-    """Runs are told apart by name in every table: two with one name is a usage error."""
+def require_distinct_names(names: Sequence[str], paths: Sequence[str | os.PathLike] = ()) -> None:
+    """Runs are told apart by name in every table: two with one name is a usage error (naming their `paths`, if files)."""
     repeated = sorted({n for n in names if list(names).count(n) > 1})
     if repeated:
-        raise UsageError(f"two runs are named {repeated[0]!r}; give the run files distinct names")
+        files = [display_name(str(p)) for p, n in zip(paths, names) if n == repeated[0]]
+        which = f" ({' and '.join(files[:2])})" if files else ""
+        raise UsageError(f"two runs are named {repeated[0]!r}{which}; give the run files distinct names")
 
 
 def evaluate_files(
@@ -70,6 +72,7 @@ def evaluate_files(
     `cutoffs`: also warn of cutoffs past every run's deepest ranking (cutoff_warnings), for a table of the values."""
     chosen = parse_measures(measures)
     names = run_names(run_paths)
+    require_distinct_names(names, run_paths)  # r.run and r.trec were one 'r' in json, two columns 'r' in the table
     if relation != "qrels":
         return _evaluate_other_judgments(qrels_path, run_paths, names, relation, chosen, options or Options(rel_level), warn)
     with small_pages(), ThreadPoolExecutor(1) as pool:  # the first run is read while the qrels are read and indexed
