@@ -100,6 +100,8 @@ CASES = [
      "r.run:3: duplicate document"),
     ("infinite score", {"q": QRELS, "r.run": "q1 Q0 d1 1 inf r\n"}, "eval {tmp}/q {tmp}/r.run", "not a finite number"),
     ("unknown measure", {"q": QRELS, "r.run": RUN}, "eval {tmp}/q {tmp}/r.run -m nDCG@ten", "unknown measure"),
+    ("two runs of one name", {"q": QRELS, "r.run": RUN, "r.trec": RUN}, "eval {tmp}/q {tmp}/r.run {tmp}/r.trec -f json",
+     "r.run and "),  # json kept one of them
     ("negative pool depth", {"g.jsonl": GOLDEN, "r.run": RUN}, "pool {tmp}/r.run --golden {tmp}/g.jsonl --depth -3 -o {tmp}/out.tsv",
      "depth"),
     ("thresholds out of order", {"j.jsonl": JUDGMENTS}, "label {tmp}/j.jsonl --grades 0.8,0.6 -o {tmp}/out.qrels", "increasing"),
@@ -108,6 +110,10 @@ CASES = [
     ("golden chunk not in the corpus", {"c.jsonl": CORPUS, "g.jsonl": GOLDEN.replace("a#0", "zz#9")},
      "golden validate {tmp}/g.jsonl --corpus {tmp}/c.jsonl", "zz#9"),
     ("bad JSON in a golden set", {"g.jsonl": GOLDEN + "{oops\n"}, "golden qrels {tmp}/g.jsonl -o {tmp}/out.qrels", "g.jsonl:2"),
+    ("a number of 5,000 digits in a golden set", {"g.jsonl": GOLDEN.replace("}\n", ', "meta": {"n": ' + "9" * 5000 + "}}\n")},
+     "golden qrels {tmp}/g.jsonl -o {tmp}/out.qrels", "g.jsonl:1: holds a number of more than 4,300 digits"),  # Python's ValueError
+    ("a number of 5,000 digits in a config", {"c.toml": 'out = "o"\nx = ' + "9" * 5000 + "\n"}, "run {tmp}/c.toml",
+     "c.toml: holds a number of more than 4,300 digits"),
     ("agreement figures of the wrong shape", {"q": QRELS, "r.run": RUN, "a.json": '{"labels": {"confusion": [[1, "x"]]}}'},
      "report {tmp}/q {tmp}/r.run --agreement {tmp}/a.json -o {tmp}/out.html", "a.json: labels.confusion must be a square table"),
     ("agreement figures with a count in words", {"q": QRELS, "r.run": RUN,

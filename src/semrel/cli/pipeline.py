@@ -105,7 +105,7 @@ def _override_value(text: str, kind: str) -> Any:
     quotes and a list may be comma-separated, as a shell user would type them."""
     try:
         value = text if too_deep(text, toml=True) else tomllib.loads(f"v = {text}")["v"]
-    except (tomllib.TOMLDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not TOML (a TOMLDecodeError), or a number of too many digits: taken as text
         value = text
     if kind == _STR and not isinstance(value, str):
         return text
@@ -148,6 +148,8 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
         raw = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{name}: not valid TOML: {exc}") from None
+    except ValueError:  # Python reads no integer of more digits
+        raise ConfigError(f"{name}: holds a number of more than {sys.get_int_max_str_digits():,} digits, which no key takes") from None
     except FormatError as exc:  # not UTF-8, not a regular file, too large: a config problem like any other (exit 2)
         raise ConfigError(str(exc)) from None
     except RecursionError:

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+import sys
 from typing import Any, Iterable, Iterator
 
 import jsonlines
@@ -71,6 +72,9 @@ def loads(text: str, path: str | os.PathLike, line: int | None = None) -> Any:
                           "not a character: write the character itself or drop the escape", line=line) from None
     except json.JSONDecodeError as exc:
         raise FormatError(display_name(path), f"invalid JSON ({exc.msg})", line=exc.lineno if line is None else line) from None
+    except ValueError:  # Python reads no integer of more digits (reading one costs time quadratic in its length)
+        raise FormatError(display_name(path), f"holds a number of more than {sys.get_int_max_str_digits():,} digits, which no "
+                          "semrel field takes", line=line) from None
     except RecursionError:
         raise FormatError(display_name(path), "nested too deeply to read", line=line) from None
 

@@ -578,8 +578,8 @@ def _id_list(value: Any, column: str, path: str, line: int) -> tuple[str, ...]:
         check_nesting(value, path, line)
         try:
             value = json.loads(value)
-        except json.JSONDecodeError:
-            raise FormatError(display_name(path), f"chunk id list {value!r} is not valid JSON", line=line) from None
+        except ValueError:  # invalid JSON, or a number of more digits than Python reads
+            raise FormatError(display_name(path), f"chunk id list {value[:80]!r} is not valid JSON", line=line) from None
     if isinstance(value, list):
         wrong = next((v for v in value if not is_id(v)), None)
         if wrong is not None or None in value:
