@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 import tracemalloc
 
 import pytest
 
-from semrel.errors import FormatError
+from semrel.errors import FormatError, SemrelError
 from semrel.formats.corpus import iter_corpus
 from semrel.formats.files import read_lines, read_text
 from semrel.judging.checkpoint import Checkpoint
@@ -83,3 +84,17 @@ def test_checkpoint_drops_a_torn_line_and_keeps_every_row_once(tmp_path):
     again.close()
     assert [json.loads(line) for line in path.read_text().splitlines()] == [{"fingerprint": "fp"}, {"i": 0}, {"i": 1}, {"i": 2}]
     assert Checkpoint(path, "other").saved == 0 and list(Checkpoint(path, "other").rows()) == []
+
+
+@pytest.mark.parametrize("kind", ["FIFO", "link"])
+def test_a_checkpoint_that_is_no_plain_file_is_refused_untouched(tmp_path, kind):
+    """A FIFO hung the judge until killed; through a link, any file was rewritten as a checkpoint."""
+    path, other = tmp_path / "o.jsonl.partial", tmp_path / "mine.jsonl"
+    other.write_text("my data\n")
+    if kind == "FIFO":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(other)
+    with pytest.raises(SemrelError, match=f"o.jsonl.partial: the checkpoint of this output is a {kind}"):
+        Checkpoint(path, "fp")
+    assert other.read_text() == "my data\n"
