@@ -1,12 +1,13 @@
 """Ctrl-C, SIGTERM and SIGHUP: held back where a set of files is put in place, and remembered
 while a CLI command runs, so that no file is replaced after one, whatever swallowed its exception.
 
-A core module (signal, threading and contextlib only), so the CLI can install its handlers before
+A core module (signal, threading, os and contextlib only), so the CLI can install its handlers before
 it loads anything heavy."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -101,6 +102,24 @@ def _stop(signum: int, frame: Any) -> None:
     _received.append(signum)  # if a bare `except:` in an import swallows the exit, no file is replaced after it
     sys.stderr.write("semrel: error: interrupted\n")
     raise SystemExit(130)
+
+
+def _exit_now(signum: int, frame: Any) -> None:
+    sys.stderr.write("semrel: error: interrupted\n")
+    for stream in (sys.stdout, sys.stderr):  # what the command printed is whole; os._exit flushes nothing
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(130)
+
+
+def stop_at_exit() -> None:
+    """Once the command has returned, Ctrl-C, SIGTERM and SIGHUP end the process at once, with the command's line and
+    exit 130: raised in an atexit callback as the interpreter shuts down (torch's, ray's), SystemExit printed a
+    traceback and the process exited 0. Everything the command wrote is in place by then."""
+    for name in INTERRUPTS:
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
+            signal.signal(number, _exit_now)
 
 
 def stop_on_interrupts() -> None:

@@ -22,9 +22,12 @@ def __getattr__(name: str) -> Any:
 def start() -> None:
     """The `semrel` console script. A Ctrl-C while the command's modules load ends as one inside a
     command does (one line, exit 130), not in a traceback (see interrupts.stop_on_interrupts)."""
-    from ..interrupts import stop_on_interrupts
+    from ..interrupts import stop_at_exit, stop_on_interrupts
 
     stop_on_interrupts()
-    from .base import main
+    try:
+        from .base import main
 
-    main(prog_name="semrel")
+        main(prog_name="semrel")
+    finally:
+        stop_at_exit()
