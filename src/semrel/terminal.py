@@ -38,6 +38,18 @@ def safe(text: str) -> str:
     return _UNSAFE.sub(_escape, text)
 
 
+MESSAGE_CHARS = 2000
+
+
+def brief(text: str) -> str:
+    """A message cut in the middle past MESSAGE_CHARS, its start (file, line, what) and end (what to do) kept: an id or
+    path of megabytes (a runaway line) made a line of megabytes on stderr."""
+    if len(text) <= MESSAGE_CHARS:
+        return text
+    head, tail = MESSAGE_CHARS * 2 // 3, MESSAGE_CHARS // 3
+    return f"{text[:head]} [... {len(text) - head - tail:,} characters left out ...] {text[-tail:]}"
+
+
 def safe_offsets(text: str) -> tuple[str, list[int]]:
     """safe(text) and, for each offset 0..len(text) of `text`, its offset in the safe text (for
     styles laid over character ranges, such as the review's highlights)."""

@@ -100,6 +100,10 @@ CASES = [
      "r.run:3: duplicate document"),
     ("infinite score", {"q": QRELS, "r.run": "q1 Q0 d1 1 inf r\n"}, "eval {tmp}/q {tmp}/r.run", "not a finite number"),
     ("unknown measure", {"q": QRELS, "r.run": RUN}, "eval {tmp}/q {tmp}/r.run -m nDCG@ten", "unknown measure"),
+    ("a no-break space between columns", {"q": QRELS, "r.run": RUN + "q1\u00a0Q0 d9 3 0.1 r\n"}, "eval {tmp}/q {tmp}/r.run",
+     "r.run:3: expected 6 columns (qid Q0 docid rank score tag; any after them are ignored), found 5: it holds NO-BREAK SPACE"),
+    ("a doc id of a megabyte, twice", {"q": QRELS, "r.run": RUN + f"q1 Q0 {'x' * (1 << 20)} 3 0.1 r\n" * 2},
+     "eval {tmp}/q {tmp}/r.run", "characters left out"),  # the error line was a megabyte long
     ("two runs of one name", {"q": QRELS, "r.run": RUN, "r.trec": RUN}, "eval {tmp}/q {tmp}/r.run {tmp}/r.trec -f json",
      "r.run and "),  # json kept one of them
     ("negative pool depth", {"g.jsonl": GOLDEN, "r.run": RUN}, "pool {tmp}/r.run --golden {tmp}/g.jsonl --depth -3 -o {tmp}/out.tsv",
@@ -327,6 +331,7 @@ def test_bad_input_is_one_clear_line(tmp_path, cli, monkeypatch, name, files, co
     TALLY.record(name, refused=True, traceback="Traceback" in result.output, modified=bool(changed))
     assert result.exit_code in (1, 2), result.output
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert len(lines[0]) < 2100, lines[0][:300]
     assert expected in lines[0] + result.stdout, lines[0]  # validate lists its problems on stdout
     assert "\x1b" not in result.stderr + result.stdout  # an escape in the input is shown, not sent to the terminal
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before  # nothing written, not even a temp file

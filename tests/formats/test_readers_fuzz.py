@@ -90,3 +90,12 @@ def test_a_run_read_in_blocks_of_lines_reads_as_in_one(tmp_path, monkeypatch, li
             return str(exc)
 
     assert read(1 << 24) == read(5)
+
+
+def test_a_line_longer_than_arrow_reads_is_named(tmp_path, monkeypatch):
+    """It was "could not be read as qid Q0 docid rank score tag", naming no line (a 200 MB line)."""
+    monkeypatch.setattr(columns, "ARROW_BLOCK", 1 << 10)
+    path = tmp_path / "r.run"
+    path.write_text("q1\tQ0\td1\t1\t0.5\tr\n" + f"q1\tQ0\t{'d' * 5000}\t2\t0.4\tr\n")
+    with pytest.raises(SemrelError, match=r"r.run:2: the line is 5,0\d\d bytes long; semrel reads lines of up to 0 MB"):
+        read_run(str(path))

@@ -22,7 +22,7 @@ import click
 from ..errors import SemrelError
 from ..interrupts import interrupted_message, interrupts_recorded, signals_held
 from ..resources import semrel_version
-from ..terminal import SafeStream, safe
+from ..terminal import SafeStream, brief, safe
 
 
 @contextlib.contextmanager
@@ -156,7 +156,7 @@ class SemrelGroup(LazyGroup):
 def fail(ctx: click.Context, message: str, code: int) -> None:
     """One line on stderr (made terminal-safe), then exit with `code`."""
     try:
-        click.echo(f"semrel: error: {safe(message)}", err=True)
+        click.echo(f"semrel: error: {safe(brief(message))}", err=True)
     except OSError:
         pass
     if code:
@@ -214,7 +214,7 @@ def warn(message: str) -> None:
         if message in said:
             return
         said.add(message)
-    click.echo(f"semrel: warning: {safe(message)}", err=True)
+    click.echo(f"semrel: warning: {safe(brief(message))}", err=True)
 
 
 @contextlib.contextmanager

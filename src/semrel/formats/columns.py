@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import unicodedata
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -24,12 +25,13 @@ _LINE_EDGES = re.compile(rb"^ +| +$", re.MULTILINE)
 _COMMENT_LINES = re.compile(rb"^[ \t]*#[^\n]*", re.MULTILINE)
 
 Check = Callable[[str], object]
+ARROW_BLOCK = 1 << 24  # bytes Arrow's CSV reader takes at a time: no line may be longer
 
 
 def _arrow_read(data: bytes | str, names: Sequence[str], types: dict[str, pa.DataType]) -> pa.Table:
     return pacsv.read_csv(
         io.BytesIO(data) if isinstance(data, bytes) else data,
-        read_options=pacsv.ReadOptions(column_names=list(names), block_size=1 << 24),
+        read_options=pacsv.ReadOptions(column_names=list(names), block_size=ARROW_BLOCK),
         parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False),
         convert_options=pacsv.ConvertOptions(
             column_types=types, include_columns=[n for n in names if n in types], strings_can_be_null=False,
@@ -133,7 +135,20 @@ def read_columns(
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             pass
     first_bad_line(data, path, len(names), checks, what, extra_fields, hints)
+    _first_long_line(data, path)
     raise FormatError(display_name(path), f"could not be read as {what}")
+
+
+def _first_long_line(data: bytes, path: str) -> None:
+    """Arrow reads no line longer than its block (a run or qrels line is a few dozen bytes): name the first."""
+    start, number = 0, 1
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        if end - start > ARROW_BLOCK:
+            raise FormatError(display_name(path), f"the line is {end - start:,} bytes long; semrel reads lines of up to "
+                              f"{ARROW_BLOCK >> 20} MB here", line=number)
+        start, number = end + 1, number + 1
 
 
 def _empty(types: dict[str, pa.DataType]) -> pa.Table:
@@ -156,10 +171,13 @@ def first_bad_line(data: bytes, path: str, ncols: int, checks: dict[int, tuple[s
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise not_utf8(path, number) from None
-        parts = line.split()
+        parts = line.split(" ")  # normalised: one space between columns (str.split() would also split at a no-break space)
         if len(parts) < ncols or len(parts) > ncols and not extra_fields:
             later = "; any after them are ignored" if extra_fields else ""
             hint = (hints or {}).get(len(parts))
+            odd = next((c for c in line if c.isspace() and c != " "), None)
+            if odd is not None:
+                hint = f"it holds {unicodedata.name(odd, 'a blank')} (U+{ord(odd):04X}), which separates no columns: use spaces or tabs"
             raise FormatError(
                 display_name(path), f"expected {ncols} columns ({what}{later}), found {len(parts)}{f': {hint}' if hint else ''}",
                 line=number,
