@@ -109,6 +109,19 @@ def test_a_replaced_file_keeps_its_permissions(tmp_path):
     assert target.read_text() == "new\n" and stat.S_IMODE(target.stat().st_mode) == 0o640
 
 
+def test_a_read_only_output_is_not_replaced(tmp_path):
+    """A rename replaced a file its owner had made read-only (or another user's: the folder's permission was enough)."""
+    target = write(tmp_path / "kept.run", "old\n")
+    target.chmod(0o444)
+    runs = [write(tmp_path / "a.run", "q1 Q0 d1 1 2.0 a\n"), write(tmp_path / "b.run", "q1 Q0 d2 1 2.0 b\n")]
+    result = run("fuse", *runs, "-o", target)
+    assert result.exit_code == 1 and "kept.run: is read-only; semrel does not replace" in result.stderr
+    with pytest.raises(SemrelError, match="kept.run: is read-only"):
+        with atomic_writer(target) as out:
+            out.write("new\n")
+    assert target.read_text() == "old\n" and sorted(os.listdir(tmp_path)) == ["a.run", "b.run", "kept.run"]
+
+
 def test_an_output_named_through_a_link_replaces_the_file_it_points_at(tmp_path):
     """The link stays and follows the new content, as after open(link, "w"); the temp file is made
     beside the real file (so the rename stays on its file system) and none is left behind."""

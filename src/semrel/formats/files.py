@@ -766,6 +766,9 @@ def prepare_output(name: str) -> bool:
         kind = special_kind(info.st_mode)
         if kind:
             raise SemrelError(f"{name}: is {kind}; semrel writes outputs to files (use '-' for stdout)")
+        if not info.st_mode & 0o222 or not os.access(name, os.W_OK):  # the rename would replace it all the same
+            raise SemrelError(f"{name}: is read-only; semrel does not replace a file you may not write: make it writable, "
+                              "or give another file name (nothing was written)")
     try:
         Path(landing(name)).parent.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
