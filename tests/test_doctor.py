@@ -36,3 +36,18 @@ def test_doctor_says_when_the_browser_tests_lack_the_playwright_client(monkeypat
     monkeypatch.setattr(doctor.metadata, "version", version)
     found = dict(doctor.diagnose({}))
     assert found["browser for tests"] == "/usr/bin/chromium, but no Playwright client (browser tests skip; scripts/install-browser.sh)"
+
+
+def test_doctor_reports_a_cache_it_cannot_read_and_goes_on(tmp_path, monkeypatch):
+    """A cache folder the user may not read ended the report with an error (as root, tests cannot make one: _size fails)."""
+    import semrel.doctor as doctor
+
+    def unreadable(folder):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(doctor, "_size", unreadable)
+    monkeypatch.setenv("SEMREL_JUDGE_CACHE_DIR", str(tmp_path))
+    result = run("doctor")
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
+    assert rows["SEMREL_JUDGE_CACHE_DIR"].startswith(f"UNREADABLE: {tmp_path} (Permission denied)")

@@ -28,7 +28,10 @@ def _model(name: str | None) -> str:
 
 
 def _cache(folder: Path) -> str:
-    return f"{folder} ({_size(folder) / 2**20:.1f} MiB)" if folder.is_dir() else f"{folder} (empty)"
+    try:
+        return f"{folder} ({_size(folder) / 2**20:.1f} MiB)" if folder.is_dir() else f"{folder} (empty)"
+    except OSError as exc:  # a finding like the others, not the end of the report
+        return f"UNREADABLE: {folder} ({exc.strerror or exc}): semrel cannot keep embeddings there; give another with --cache"
 
 
 def _variable(name: str, value: str) -> str:
