@@ -138,6 +138,8 @@ CASES = [
      "g.jsonl:1: meta.grades"),
     ("CSV without a query column", {"g.csv": "question_text,answer\nx,y\n"}, "golden import {tmp}/g.csv -o {tmp}/out.jsonl",
      "column"),
+    ("CSV with two query columns", {"g.csv": "query,query,answer\nx,y,z\n"}, "golden import {tmp}/g.csv -o {tmp}/out.jsonl",
+     "g.csv:1: the header names column 'query' twice"),  # the second was taken, without a word
     ("missing run file", {"q": QRELS}, "eval {tmp}/q {tmp}/nowhere.run", "no such file"),
     ("empty golden set", {"g.jsonl": ""}, "golden qrels {tmp}/g.jsonl -o {tmp}/out.qrels", "g.jsonl: no queries"),
     ("empty golden set to validate", {"g.jsonl": ""}, "golden validate {tmp}/g.jsonl", "g.jsonl: no queries"),

@@ -672,6 +672,9 @@ def _csv_table(source: str) -> tuple[list[str], Iterator[tuple[int, dict[str, An
         header = [h.strip() for h in next(reader, [])]
     except csv.Error as exc:
         raise refused(exc) from None
+    twice = next((h for n, h in enumerate(header) if h and h in header[:n]), None)
+    if twice is not None:  # a row's cells are taken by column name: the second would silently win
+        raise FormatError(display_name(source), f"the header names column {twice!r} twice; rename one of them", line=1)
 
     def rows() -> Iterator[tuple[int, dict[str, Any]]]:
         nonlocal start
