@@ -43,7 +43,7 @@ def test_validate_reports_every_problem_with_its_line(tmp_path):
     golden = write(tmp_path / "golden.jsonl", item("q1", "Where do bees go?")
                    + item("q1", "Who mates?", gold=("b#0",))
                    + item("q3", "  ", gold=("zz#1", "a#1"))
-                   + item("q4", "where do  BEES go?", answer="")
+                   + item("q4", "where do  BEES go?", answer="", gold=("a#0", "a#0"))
                    + item("q5", "Cranfield-like", answer="", gold=(), meta={"no_answer": True})
                    + '{"query_id": "q6", "query": "x", "gold_chunk_ids": "a#0"}\n')
     result = run("golden", "validate", golden, "--corpus", corpus)
@@ -54,10 +54,11 @@ def test_validate_reports_every_problem_with_its_line(tmp_path):
         f"{golden}:3: error: gold chunk 'zz#1' of query 'q3' is not in the corpus",
         f"{golden}:4: warning: query 'q4' has the same text as line 1",
         f"{golden}:4: error: query 'q4' has an empty reference answer",
+        f"{golden}:4: warning: query 'q4' lists gold chunk 'a#0' twice",
         f"{golden}:5: warning: query 'q5' has no gold chunks",
         f"{golden}:6: error: gold_chunk_ids should be a list of chunk ids",
     ]
-    assert "6 queries: 5 errors, 2 warnings" in result.stderr
+    assert "6 queries: 5 errors, 3 warnings" in result.stderr
     clean = write(tmp_path / "clean.jsonl", item("q1", "Where do bees go?") + item("q2", "Who mates?", gold=("b#0",)))
     result = run("golden", "validate", clean, "--corpus", corpus)
     assert result.exit_code == 0 and result.stdout == "" and "0 errors, 0 warnings" in result.stderr

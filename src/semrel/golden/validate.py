@@ -90,6 +90,9 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
                                 "the answer; the judge scores chunks against those words: write the answer, or drop the query"))
         if not item.gold_chunk_ids:
             issues.append(Issue(line, "warning", f"query {item.query_id!r} has no gold chunks"))
+        twice = next((c for n, c in enumerate(item.gold_chunk_ids) if c in item.gold_chunk_ids[:n]), None)
+        if twice is not None:  # counted once everywhere; a list made by hand or by a script that went wrong
+            issues.append(Issue(line, "warning", f"query {item.query_id!r} lists gold chunk {twice!r} twice"))
         if chunk_ids is not None:
             for chunk_id in item.gold_chunk_ids:
                 if chunk_id not in chunk_ids:
