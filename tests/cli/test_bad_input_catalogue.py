@@ -100,6 +100,7 @@ CASES = [
      "r.run:3: duplicate document"),
     ("infinite score", {"q": QRELS, "r.run": "q1 Q0 d1 1 inf r\n"}, "eval {tmp}/q {tmp}/r.run", "not a finite number"),
     ("unknown measure", {"q": QRELS, "r.run": RUN}, "eval {tmp}/q {tmp}/r.run -m nDCG@ten", "unknown measure"),
+    ("an empty host", {"r.db": REVIEW_DB}, "review serve --db {tmp}/r.db --host= --port 0", "--host is empty"),  # "cannot listen on:0"
     ("a no-break space between columns", {"q": QRELS, "r.run": RUN + "q1\u00a0Q0 d9 3 0.1 r\n"}, "eval {tmp}/q {tmp}/r.run",
      "r.run:3: expected 6 columns (qid Q0 docid rank score tag; any after them are ignored), found 5: it holds NO-BREAK SPACE"),
     ("a doc id of a megabyte, twice", {"q": QRELS, "r.run": RUN + f"q1 Q0 {'x' * (1 << 20)} 3 0.1 r\n" * 2},

@@ -21,6 +21,8 @@ from .review import joined_queue
 
 def check_host(host: str, port: int) -> None:
     """A host that is neither an address nor a name this machine resolves is one line, early."""
+    if not host.strip():  # getaddrinfo takes "" for every address: not what an empty value means
+        raise SemrelError("--host is empty; give an address such as 127.0.0.1 (this machine alone) or 0.0.0.0 (every network)")
     try:
         socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
