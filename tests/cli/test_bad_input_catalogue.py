@@ -112,6 +112,8 @@ CASES = [
     ("thresholds out of order", {"j.jsonl": JUDGMENTS}, "label {tmp}/j.jsonl --grades 0.8,0.6 -o {tmp}/out.qrels", "increasing"),
     ("judgment score not a number", {"j.jsonl": JUDGMENTS.replace("0.8", '"high"')}, "label {tmp}/j.jsonl -o {tmp}/out.qrels",
      "j.jsonl:1"),
+    ("judgment score past 1", {"j.jsonl": JUDGMENTS.replace("0.8", "1e300", 1)}, "label {tmp}/j.jsonl -o {tmp}/out.qrels",
+     "BERTScores, at most 1"),  # labelled without a word
     ("golden chunk not in the corpus", {"c.jsonl": CORPUS, "g.jsonl": GOLDEN.replace("a#0", "zz#9")},
      "golden validate {tmp}/g.jsonl --corpus {tmp}/c.jsonl", "zz#9"),
     ("bad JSON in a golden set", {"g.jsonl": GOLDEN + "{oops\n"}, "golden qrels {tmp}/g.jsonl -o {tmp}/out.qrels", "g.jsonl:2"),

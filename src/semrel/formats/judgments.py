@@ -70,6 +70,8 @@ def judgment_problem(j: Judgment) -> str | None:
     features finite numbers (a NaN feature would give a refit's p, and the pair, the top grade)."""
     if not all(math.isfinite(s) for s in (j.P, j.R, j.F)):
         return "P, R and F must be finite numbers"
+    if max(j.P, j.R, j.F) > 1 + 1e-6:  # means of cosines (rescaled or not) never pass 1: a file edited or made elsewhere
+        return f"P, R and F are BERTScores, at most 1; found {max(j.P, j.R, j.F)!r}"
     if j.p is not None and not 0.0 <= j.p <= 1.0:  # NaN too
         return f"p must be a probability between 0 and 1, found {j.p!r}"
     features = j.features or {}
