@@ -315,10 +315,14 @@ CASES = [
     # ---- limits named with their variable
     ("a JSONL line over SEMREL_MAX_LINE_MB", {"j.jsonl": '{"x": "' + "y" * (2 << 20) + '"}\n'}, "label {tmp}/j.jsonl -o {tmp}/o.qrels",
      "SEMREL_MAX_LINE_MB"),
+    ("a pool line over SEMREL_MAX_LINE_MB", {"c.jsonl": CORPUS, "g.jsonl": GOLDEN,
+                                             "p.tsv": "query_id\tchunk_id\tsources\nq1\t" + "y" * (2 << 20) + "\tbm25\n"},
+     "judge --corpus {tmp}/c.jsonl --golden {tmp}/g.jsonl --pool {tmp}/p.tsv --no-cache -o {tmp}/o.jsonl", "SEMREL_MAX_LINE_MB"),
     ("a document over SEMREL_MAX_DOCUMENT_MB", {"d.txt": "word " * (1 << 20)}, "corpus chunk {tmp}/d.txt -o {tmp}/o.jsonl",
      "SEMREL_MAX_DOCUMENT_MB"),
 ]
 SMALL_LIMITS = {"a JSONL line over SEMREL_MAX_LINE_MB": {"SEMREL_MAX_LINE_MB": "1"},
+                "a pool line over SEMREL_MAX_LINE_MB": {"SEMREL_MAX_LINE_MB": "1"},
                 "a document over SEMREL_MAX_DOCUMENT_MB": {"SEMREL_MAX_DOCUMENT_MB": "1"}}
 
 

@@ -10,7 +10,7 @@ import os
 from typing import Iterable
 
 from ..errors import FormatError, SemrelError, ValidationError
-from .files import STDIO, atomic_writer, check_id, display_name, line_id, read_text
+from .files import STDIO, atomic_writer, check_id, display_name, line_id, read_lines
 from .given import records_given
 
 POOL_HEADER = ("query_id", "chunk_id", "sources")
@@ -25,13 +25,14 @@ def source_ok(source: str) -> bool:
 def read_pool(path: str | os.PathLike) -> list[PoolRow]:
     """The rows of a pool.tsv in file order; a malformed line is a FormatError naming it."""
     name = display_name(path)
-    lines = read_text(path).splitlines()
-    if not lines or tuple(lines[0].split("\t")) != POOL_HEADER:
+    lines = ((number, line.removesuffix("\r")) for number, line in read_lines(path))  # a line at a time: SEMREL_MAX_LINE_MB
+    _, header = next(lines, (1, ""))
+    if tuple(header.split("\t")) != POOL_HEADER:
         raise FormatError(name, "first line should be the header 'query_id<TAB>chunk_id<TAB>sources'", line=1,
                           hint="write pools with `semrel pool`")
     rows: list[PoolRow] = []
     seen: dict[tuple[str, str], int] = {}
-    for number, line in enumerate(lines[1:], start=2):
+    for number, line in lines:
         if not line.strip():
             continue
         fields = line.split("\t")
@@ -54,9 +55,9 @@ def pool_error(pool: str, message: str, query_id: str, chunk_id: str | None = No
     """The error for a pair of the pool named `pool` (a pool.tsv, or records): its file and, where the file holds
     the pair, its line. Only read when there is an error, so read_pool keeps no line numbers."""
     if pool != STDIO and os.path.isfile(pool):
-        for number, line in enumerate(read_text(pool).splitlines()[1:], start=2):
-            fields = line.split("\t")
-            if fields[0] == query_id and (chunk_id is None or fields[1:2] == [chunk_id]):
+        for number, line in read_lines(pool):
+            fields = line.removesuffix("\r").split("\t")
+            if number > 1 and fields[0] == query_id and (chunk_id is None or fields[1:2] == [chunk_id]):
                 return FormatError(display_name(pool), message, line=number)
     return ValidationError(f"{display_name(pool)}: {message}")
 
