@@ -470,6 +470,9 @@ def test_csv_and_jsonl_errors(tmp_path):
     assert_one_error(run("golden", "import", rows, "-o", tmp_path / "g.jsonl"), "e.jsonl:2", "missing field 'answer'")
     twice = write(tmp_path / "t.csv", "id,query,answer\n7,x,y\n7,z,w\n")
     assert_one_error(run("golden", "import", twice, "-o", tmp_path / "g.jsonl"), "t.csv:3", "'7' occurs more than once (first on line 2)")
+    blanks = write(tmp_path / "blanks.csv", "id,query,answer\nq 1,x,y\nq_1,z,w\n")  # named 'q_1' twice, as if line 2 had said so
+    assert_one_error(run("golden", "import", blanks, "-o", tmp_path / "g.jsonl"), "blanks.csv:3",
+                     "'q_1' occurs more than once (first on line 2)", "blanks in an id become '_': 'a b' and 'a_b' are one id")
     assert_one_error(run("golden", "import", named, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
                      "--corpus-out only applies", code=2)
     # a lone carriage return in the header: telling csv from a ragas testset by it raised csv.Error, a traceback

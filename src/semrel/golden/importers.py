@@ -798,8 +798,10 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     for item in result.items:
         if item.query_id in first:
             earlier = first[item.query_id].meta.get("line")
-            raise ValidationError(f"{_where(source, item)}: query id {item.query_id!r} occurs more than once"
-                                  + (f" (first on line {earlier})" if isinstance(earlier, int) else "") + "; query ids must be unique")
+            blanks = " (blanks in an id become '_': 'a b' and 'a_b' are one id)" if "_" in item.query_id else ""
+            first_line = f" (first on line {earlier})" if isinstance(earlier, int) else ""
+            raise ValidationError(f"{_where(source, item)}: query id {item.query_id!r} occurs more than once{first_line}; "
+                                  f"query ids must be unique{blanks}")
         first[item.query_id] = item
     if options.sample.active:
         total = len(result.items)
