@@ -180,7 +180,8 @@ def test_changes_that_cancel_within_a_query_keep_their_own_p_at_k_shares():
     shares = np.array([-0.1, 0.1, 0.0, 0.0])  # per sampled pair, over 2 queries, scaled from 4 sampled to 20
     assert estimate.changed == 2 and estimate.corrected == pytest.approx(estimate.derived)
     half = NormalDist().inv_cdf(0.975) * 20 * np.sqrt((1 - 4 / 20) * shares.var(ddof=1) / 4) / 2
-    assert (estimate.low, estimate.high) == pytest.approx((estimate.derived - half, estimate.derived + half)) and half > 0.1
+    low, high = estimate.derived - half, estimate.derived + half  # a share's interval stops at 0
+    assert (estimate.low, estimate.high) == pytest.approx((max(low, 0.0), min(high, 1.0))) and half > 0.1
 
 
 def _review_against_the_judge(tmp_path, seed: int, decisions: int) -> tuple[dict, str, str, list]:
@@ -209,6 +210,23 @@ def test_estimate_command_uses_the_reviewed_random_sample(tmp_path, cli):
     shift = sum(0.25 if R_SCORES[p] < 0.5 else -0.25 for p in flipped)
     assert estimate["corrected"] == pytest.approx(estimate["derived"] + 2 * shift / 3)
     assert estimate["low"] < estimate["corrected"] < estimate["high"]
+
+
+def test_a_whole_pool_reviewed_in_uncertainty_order_gives_the_human_values(tmp_path, cli):
+    """docs/review.md: exact when every pair is reviewed. In the default (uncertain) order only the queue's random
+    sample was used, a part of the pool, and the estimate missed the fully reviewed qrels' value."""
+    conn, pool = queued_db(tmp_path, QueueSettings())
+    db = str(tmp_path / "r.sqlite")
+    session = Session(conn, "alice")
+    while (task := session.next_task()) is not None:
+        session.grade(task, 1 - task.proposed if task.position % 3 == 0 else task.proposed)
+    run = tmp_path / "sys.run"
+    run.write_text("".join(f"{q} Q0 {c} 1 {r} sys\n" for (q, c), r in R_SCORES.items()))
+    assert cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", tmp_path / "human.qrels").exit_code == 0
+    human = json.loads(cli("eval", tmp_path / "human.qrels", run, "-m", "nDCG@10,RR,AP", "-f", "json").stdout)["sys"]["all"]
+    estimates = json.loads(cli("estimate", pool["labels"], run, "--reviewed", db, "-m", "nDCG@10,RR,AP", "-f", "json").stdout)
+    assert {e["measure"]: e["corrected"] for e in estimates} == pytest.approx({m: human[m] for m in ("nDCG@10", "RR", "AP")})
+    assert all(e["low"] == e["high"] == e["corrected"] and e["sampled"] == e["pool"] == 12 and e["changed"] for e in estimates)
 
 
 def test_eval_reviewed_shows_the_same_estimates_as_estimate(tmp_path, cli):
@@ -252,6 +270,18 @@ def test_a_sample_of_fewer_than_two_pairs_is_refused(reviewed):
     two = {p: 1 - judge[p[0]][p[1]] for p in pairs[:2]}
     (estimate,) = corrected_estimates(Qrels.from_dict(judge), [run], parse_measures(["nDCG@10"]), ReviewedSample(two, len(pairs)))
     assert estimate.sampled == 2 and estimate.changed == 2 and np.isfinite([estimate.low, estimate.high]).all()
+
+
+def test_an_estimate_past_its_measures_range_is_shown_at_the_edge_with_a_warning():
+    """Two sampled changes scaled to a pool of 100 gave P@1 = 25 (and nDCG below 0 in a real review), without a word."""
+    qrels = Qrels.from_dict({"q1": {"d1": 0, "d2": 0}, "q2": {"d1": 0, "d2": 0}})
+    run = Run.from_dict({"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d1": 2.0, "d2": 1.0}}, "sys")
+    heard: list[str] = []
+    p1, count = corrected_estimates(qrels, [run], ["P@1", "NumRelRet"], ReviewedSample({("q1", "d1"): 1, ("q2", "d1"): 1}, 100),
+                                    warn=heard.append)
+    assert (p1.derived, p1.corrected, p1.low, p1.high) == (0.0, 1.0, 1.0, 1.0)
+    assert count.corrected == pytest.approx(100.0)  # a count has no upper edge: 2 of 2 sampled changed, scaled to 100
+    assert len(heard) == 1 and "put 1 estimate(s) past their measure's range (e.g. sys P@1 50.0000)" in heard[0]
 
 
 def test_a_geometric_mean_is_refused():

@@ -23,7 +23,8 @@ the interval then has zero width) and a first-order one for a sample, whose inte
 the sampling only. Adding single-pair changes instead left Success@10 at 1.0 when a full
 review found every pair irrelevant (flipping one of several relevant chunks moves nothing).
 Where judge and human agree on every sampled pair, corrected equals M(judge) and the
-interval has zero width.
+interval has zero width. An estimate (or interval) past its measure's range (a share below 0 or
+above 1: a few large changes scaled to the pool) is shown at the edge, with a warning.
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
     # the whole sample (its pairs of queries the qrels lack: delta 0), as the pool scales it; the qrels' pairs alone overstated it
     n, pool = len(sample.grades), max(sample.pool, len(sample.grades))
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
-    estimates = []
+    estimates, outside = [], []
     for e in evaluations:
         for m in measures:
             values = np.zeros(n)
@@ -154,6 +155,13 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
             derived_value = e.aggregate(m)
             corrected = derived_value + pool * values.mean() / per
             half = z * pool * np.sqrt(max(1.0 - n / pool, 0.0) * values.var(ddof=1) / n) / per
-            estimates.append(Estimate(e.run_name, m.name, derived_value, float(corrected), float(corrected - half),
-                                      float(corrected + half), n, len(changed), pool))
+            low, high = corrected - half, corrected + half
+            if m.bounds is not None:  # a few sampled changes scaled to the pool can carry a share past 0 or 1
+                if not m.bounds[0] <= corrected <= m.bounds[1]:
+                    outside.append(f"{e.run_name} {m.name} {corrected:.4f}")
+                corrected, low, high = (float(np.clip(v, *m.bounds)) for v in (corrected, low, high))
+            estimates.append(Estimate(e.run_name, m.name, derived_value, float(corrected), float(low), float(high), n, len(changed), pool))
+    if warn and outside:
+        warn(f"the sample's changes, scaled to the pool, put {len(outside)} estimate(s) past their measure's range (e.g. "
+             f"{outside[0]}), shown at the edge: {n} reviewed pairs are too few for a correction this large; review more pairs")
     return estimates

@@ -109,6 +109,13 @@ class Measure:
     def kind(self) -> Kind:
         return self.entry.kind
 
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """The range of the 'all' value: [0, 1] for shares, [0, inf) for counts; None where unknown (gains set, utility)."""
+        if self.entry.share and self.param("gains") is None:
+            return (0.0, 1.0)
+        return (0.0, float("inf")) if self.summed else None
+
     def param(self, key: str, default: Any = None) -> Any:
         """The value of parameter `key`, or `default` where the measure was named without it."""
         return dict(self.params).get(key, default)
@@ -283,6 +290,7 @@ class Family:
     trec_label: Callable[[Measure], str | None] | None = field(default=None, compare=False)
     per_group: bool = False  # averaged over the judgment groups of trec_eval's qrels_jg (map_avgjg)
     prefs: bool = False  # scored on preference judgments (trec_eval -R prefs, qrels_prefs: evaluation/prefs.py)
+    share: bool = False  # each query's value is a share, in [0, 1] (with its default gains)
 
     @property
     def spellings(self) -> set[str]:
@@ -506,7 +514,7 @@ def num_rel_ret(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return ctx.count(r, top(m, r) & r.relevant)
 
 
-@family("AP", Cutoff.OPTIONAL, trec="map", trec_cut="map_cut", trec_params="cutoffs", trec_defaults=DEFAULT_CUTOFFS)
+@family("AP", Cutoff.OPTIONAL, share=True, trec="map", trec_cut="map_cut", trec_params="cutoffs", trec_defaults=DEFAULT_CUTOFFS)
 def average_precision(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Precision at each relevant document retrieved (in the top k), summed, over all relevant documents."""
     hits = top(m, r) & r.relevant
@@ -520,13 +528,13 @@ def gm_map(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return average_precision(Measure("AP"), r, ctx)
 
 
-@family("Rprec", Cutoff.NONE, trec="Rprec", aliases=("r-prec",))
+@family("Rprec", Cutoff.NONE, share=True, trec="Rprec", aliases=("r-prec",))
 def r_precision(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Precision at R, the query's number of relevant documents."""
     return ctx.per_relevant(ctx.count(r, r.relevant & (r.rank < ctx.num_rel[r.query])))
 
 
-@family("Bpref", Cutoff.NONE, trec="bpref")
+@family("Bpref", Cutoff.NONE, share=True, trec="bpref")
 def bpref(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Per relevant document retrieved, 1 - (judged non-relevant above it, at most R) / min(judged
     non-relevant, R); summed over R. Unjudged documents are skipped."""
@@ -538,7 +546,7 @@ def bpref(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return ctx.per_relevant(sums(q, weights=1.0 - share, n=ctx.n))
 
 
-@family("RR", Cutoff.OPTIONAL, trec="recip_rank", aliases=("mrr",))
+@family("RR", Cutoff.OPTIONAL, share=True, trec="recip_rank", aliases=("mrr",))
 def reciprocal_rank(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """1 / rank of the first relevant document (in the top k), 0 when there is none."""
     hits = top(m, r) & r.relevant
@@ -582,14 +590,14 @@ def _fraction_label(stem: str, key: str) -> Callable[[Measure], str | None]:
     return lambda m: f"{stem}_{m.param(key):3.2f}" if m.params and m.params[0][0] == key and len(m.params) == 1 else None
 
 
-@family("IPrec", Cutoff.NONE, trec="iprec_at_recall", params=("recall",), at="recall", trec_params="fractions",
+@family("IPrec", Cutoff.NONE, share=True, trec="iprec_at_recall", params=("recall",), at="recall", trec_params="fractions",
         trec_defaults=RECALL_POINTS, trec_label=_fraction_label("iprec_at_recall", "recall"))
 def iprec(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Interpolated precision at a recall point (IPrec@0.1): the best precision once recall reaches it."""
     return interpolated_precision(r, ctx, [m.required("recall", "a recall point, e.g. IPrec@0.1 (iprec_at_recall.0.1)")])[0]
 
 
-@family("P", Cutoff.REQUIRED, trec="P", trec_cut="P", aliases=("precision",), trec_params="cutoffs",
+@family("P", Cutoff.REQUIRED, share=True, trec="P", trec_cut="P", aliases=("precision",), trec_params="cutoffs",
         trec_defaults=DEFAULT_CUTOFFS)
 def precision(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Relevant documents in the top k, divided by k (even when fewer were returned)."""
@@ -614,7 +622,7 @@ def relstring(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return np.array(["".join(row[:k]) for row, k in zip(grid.tolist(), shown)], dtype=object)
 
 
-@family("R", Cutoff.REQUIRED, trec="recall", trec_cut="recall", trec_params="cutoffs", trec_defaults=DEFAULT_CUTOFFS)
+@family("R", Cutoff.REQUIRED, share=True, trec="recall", trec_cut="recall", trec_params="cutoffs", trec_defaults=DEFAULT_CUTOFFS)
 def recall(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Relevant documents in the top k, divided by all relevant documents of the query."""
     return ctx.per_relevant(ctx.count(r, top(m, r) & r.relevant))
@@ -623,7 +631,7 @@ def recall(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
 INFAP_EPSILON = 0.00001
 
 
-@family("infAP", Cutoff.NONE, trec="infAP")
+@family("infAP", Cutoff.NONE, share=True, trec="infAP")
 def inferred_ap(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Inferred AP (Yilmaz and Aslam): precision above each relevant document estimated from the judged
     documents above it; documents in the pool but unjudged (negative grades) count as sampled out."""
@@ -685,7 +693,7 @@ def utility(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return a * rel_ret + b * (ret - rel_ret) + c * (ctx.num_rel - rel_ret) + d * (ctx.num_docs + rel_ret - ret - ctx.num_rel)
 
 
-@family("11pt_avg", Cutoff.NONE, trec="11pt_avg", aliases=("11-pt_avg",), params=("recalls",), trec_params="fraction_set",
+@family("11pt_avg", Cutoff.NONE, share=True, trec="11pt_avg", aliases=("11-pt_avg",), params=("recalls",), trec_params="fraction_set",
         trec_label=_joined_text("11pt_avg", "recalls"))
 def eleven_point(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Interpolated precision averaged over recall points (default 0, 0.1, ..., 1)."""
@@ -715,7 +723,7 @@ def normalised_gain(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return np.divide(sums(r.query, weights=weight, n=ctx.n), whole, out=np.zeros(ctx.n), where=whole > 0)
 
 
-@family("nDCG", Cutoff.OPTIONAL, trec="ndcg", trec_cut="ndcg_cut", params=("gains",), trec_params="gains",
+@family("nDCG", Cutoff.OPTIONAL, share=True, trec="ndcg", trec_cut="ndcg_cut", params=("gains",), trec_params="gains",
         trec_defaults=DEFAULT_CUTOFFS, trec_label=lambda m: _ndcg_label(m))
 def ndcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """DCG with the graded rel as a linear gain (or the gains given per grade) over the ideal DCG
@@ -800,7 +808,7 @@ def r_ndcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return np.where(ctx.num_rel > 0, value, 0.0)
 
 
-@family("Success", Cutoff.REQUIRED, trec="success", trec_cut="success", aliases=("hit_rate", "hitrate", "hit"),
+@family("Success", Cutoff.REQUIRED, share=True, trec="success", trec_cut="success", aliases=("hit_rate", "hitrate", "hit"),
         trec_params="cutoffs", trec_defaults=(1, 5, 10))
 def success(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """1 when a relevant document is in the top k, else 0."""
@@ -819,7 +827,7 @@ def _set_p_label(m: Measure) -> str | None:
     return {(): "set_P", (("relative", True),): "set_relative_P", (("relative", False),): "set_P"}.get(m.params)
 
 
-@family("SetP", Cutoff.NONE, trec="set_P", aliases=("set_relative_P",), params=("relative",), trec_label=_set_p_label)
+@family("SetP", Cutoff.NONE, share=True, trec="set_P", aliases=("set_relative_P",), params=("relative",), trec_label=_set_p_label)
 def set_precision(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Relevant retrieved over retrieved; with relative=True over min(retrieved, R) (set_relative_P)."""
     ret, rel_ret = r.returned(), ctx.count(r, r.relevant)
@@ -827,13 +835,13 @@ def set_precision(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return np.divide(rel_ret, below, out=np.zeros(ctx.n), where=below > 0)
 
 
-@family("SetR", Cutoff.NONE, trec="set_recall")
+@family("SetR", Cutoff.NONE, share=True, trec="set_recall")
 def set_recall(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Relevant retrieved over R."""
     return ctx.per_relevant(ctx.count(r, r.relevant))
 
 
-@family("SetAP", Cutoff.NONE, trec="set_map")
+@family("SetAP", Cutoff.NONE, share=True, trec="set_map")
 def set_ap(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Set precision x set recall: relevant retrieved^2 / (retrieved x R)."""
     ret, rel_ret = r.returned(), ctx.count(r, r.relevant)
@@ -846,7 +854,7 @@ def _set_f_label(m: Measure) -> str | None:
     return "set_F" if beta is None or float(beta) == 1.0 else f"set_F_{_number(beta)}"
 
 
-@family("SetF", Cutoff.NONE, trec="set_F", params=("beta",), trec_label=_set_f_label)
+@family("SetF", Cutoff.NONE, share=True, trec="set_F", params=("beta",), trec_label=_set_f_label)
 def set_f(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """(beta + 1) P R / (beta P + R) of set precision and set recall (beta as trec_eval's set_F parameter, default 1)."""
     beta = float(m.param("beta", 1.0))
@@ -926,7 +934,7 @@ def unjudged_share(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return (r.returned(m.cutoff) - ctx.count(r, top(m, r) & r.assessed)) / m.cutoff
 
 
-@family("Judged", Cutoff.REQUIRED)
+@family("Judged", Cutoff.REQUIRED, share=True)
 def judged(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """The judged share of the documents returned in the top k (as ir_measures)."""
     returned = r.returned(m.cutoff)

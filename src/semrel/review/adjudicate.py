@@ -227,7 +227,8 @@ def _source_row(query_id: str, chunk_id: str, derived: int | None, settled: dict
 
 def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSample:
     """The longest prefix of the review queue's random sample that has been decided (graded
-    or skipped), less the skipped pairs; grades of several reviewers settled by `rule`."""
+    or skipped), less the skipped pairs; grades of several reviewers settled by `rule`. Where every
+    pair of the pool is graded, in whatever order, all of them (the sample is then the pool)."""
     with contextlib.closing(open_db_read_only(db)) as conn:
         pool = conn.execute("SELECT value FROM meta WHERE key = 'pool_size'").fetchone()
         first_open = conn.execute(
@@ -235,6 +236,9 @@ def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSa
             " AND NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id)"
         ).fetchone()[0]
         every = human_grades(conn)
+    whole = adjudicate(grades_by_pair(every), rule, {g.reviewer for g in every})
+    if len(whole) >= int(pool[0]):  # every pair of the pool graded: the pool itself, which makes the correction exact
+        return ReviewedSample(whole, int(pool[0]))
     grades = [g for g in every if g.sample_rank is not None and (first_open is None or g.sample_rank < first_open)]
     if not grades:
         raise ValidationError(
