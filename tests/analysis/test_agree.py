@@ -62,8 +62,9 @@ def test_agree_command(write, cli):
 
 
 def test_agree_refuses_qrels_without_common_pairs(write, cli):
-    result = cli("agree", write("a.qrels", "q1 0 a 1\n"), write("b.qrels", "q9 0 a 1\n"))
-    assert result.exit_code == 1 and "share no judged pair" in result.stderr
+    first, second = write("a.qrels", "q1 0 a 1\n"), write("b.qrels", "q9 0 a 1\n")
+    result = cli("agree", first, second)
+    assert result.exit_code == 1 and f"{first} and {second} share no judged pair" in result.stderr  # named neither
 
 
 def test_agree_refuses_one_run(write, cli):
@@ -115,3 +116,16 @@ def test_agree_warns_when_one_side_gives_every_pair_one_grade(write, cli):
     counted = cli("agree", gold, derived, "--unlisted-as-zero", "--format", "json")
     assert counted.stderr == "" and json.loads(counted.stdout)["labels"]["kappa"] == pytest.approx(
         cohen_kappa_score([1, 0, 1, 0], [1, 0, 0, 0]))
+
+
+def test_agree_says_why_kappa_and_tau_are_nan_where_both_sides_are_constant(write, cli):
+    """The table showed nan while the warning said "kappa is 0 by construction", and tau nan with no word."""
+    zeros = write("z1.qrels", "q1 0 d1 0\nq1 0 d2 0\n")
+    same = write("z2.qrels", "q1 0 d1 0\nq1 0 d2 0\n")
+    runs = write("a.run", "q1 Q0 d1 1 2 a\n"), write("b.run", "q1 Q0 d2 1 2 b\n")
+    result = cli("agree", zeros, same, *runs, "-m", "P@1")
+    assert result.exit_code == 0 and result.stderr.splitlines() == [
+        "semrel: warning: both qrels give all 2 compared pairs grade 0: they agree on every pair, and kappa is undefined (nan): "
+        "chance alone would agree as much; compare pairs of more than one grade",
+        "semrel: warning: Kendall's tau is undefined (nan) for P@1: one of the qrels gives every run the same value there, so it "
+        "ranks none above another"]

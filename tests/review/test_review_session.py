@@ -595,3 +595,20 @@ def test_the_queue_keeps_the_judged_chunks_texts_not_the_corpus(tmp_path):
         corpus.writelines(json.dumps({"_id": f"x{i}", "text": f"unjudged filler {i} " * 60}) + "\n" for i in range(20_000))
     peak(small)  # the imports
     assert peak(large) < peak(small) + 4_000_000  # the corpus's ids while it streams by (25 MB more before)
+
+
+def test_stats_say_why_kappa_is_nan_where_reviewer_and_judge_both_give_one_grade(tmp_path, cli):
+    """kappa showed nan, with no word, for a reviewer who agreed with the judge on pairs that were all 0."""
+    conn, _ = queued_db(tmp_path, QueueSettings(order="random"))
+    session = Session(conn, "alice")
+    graded = 0
+    while graded < 3 and (task := session.next_task()) is not None:
+        if task.proposed == 0:
+            session.grade(task, 0)
+            graded += 1
+        else:
+            session.skip(task)
+    result = cli("review", "stats", "--db", tmp_path / "r.sqlite")
+    assert result.exit_code == 0 and graded == 3, result.output
+    assert ("kappa is undefined (nan) for alice vs judge: both gave every pair they share one grade, so chance alone would "
+            "agree as much") in result.stdout

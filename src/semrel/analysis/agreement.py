@@ -189,8 +189,14 @@ def label_agreement(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False, res
     such pair one grade, so that kappa is 0 whatever the other says (gold qrels list only relevant pairs)."""
     first, second = common_labels(ref, test, unlisted_as_zero)
     if not first:
-        raise ValidationError("the two qrels share no judged pair (different query or document ids?)")
-    tell([_one_grade(qrels, grades, unlisted_as_zero) for qrels, grades in ((ref, first), (test, second)) if len(set(grades)) == 1], warn)
+        raise ValidationError(f"{ref.source or 'the first qrels'} and {test.source or 'the second'} share no judged pair "
+                              "(different query or document ids?)")
+    if set(first) == set(second) and len(set(first)) == 1:  # 0/0: no agreement beyond chance can be measured
+        tell([f"both qrels give all {len(first)} compared pairs grade {first[0]}: they agree on every pair, and kappa is "
+              "undefined (nan): chance alone would agree as much; compare pairs of more than one grade"], warn)
+    else:
+        tell([_one_grade(qrels, grades, unlisted_as_zero) for qrels, grades in ((ref, first), (test, second)) if len(set(grades)) == 1],
+             warn)
     return agreement(first, second, resamples=resamples, seed=seed)
 
 
@@ -215,8 +221,9 @@ class RankingAgreement:
 
 
 def ranking_agreement(ref: Qrels, test: Qrels, runs: Sequence[Run], measures: Sequence[Measure | str],
-                      rel_level: int = 1) -> list[RankingAgreement]:
-    """Per measure: do both qrels order the runs alike? One run has no order (Kendall's tau would be nan)."""
+                      rel_level: int = 1, warn: Callable[[str], None] | None = None) -> list[RankingAgreement]:
+    """Per measure: do both qrels order the runs alike? One run has no order (Kendall's tau would be nan); `warn`
+    hears of the measures under which one qrels give every run one value (tau is nan there too)."""
     if len(runs) < 2:
         raise UsageError(f"give two or more runs to compare how the qrels rank them (got {len(runs)})")
     measures = numeric_measures(parse_measures(measures), "agreement")
@@ -233,4 +240,8 @@ def ranking_agreement(ref: Qrels, test: Qrels, runs: Sequence[Run], measures: Se
         y = {e.run_name: e.aggregate(m) for e in on_test}
         swapped = [(a, b) for a, b in itertools.combinations(names, 2) if (x[a] - x[b]) * (y[a] - y[b]) < 0]
         result.append(RankingAgreement(m.name, kendall_tau_b([x[n] for n in names], [y[n] for n in names]), x, y, swapped))
+    undefined = [r.measure for r in result if np.isnan(r.tau)]
+    if undefined:
+        tell([f"Kendall's tau is undefined (nan) for {', '.join(undefined)}: one of the qrels gives every run the same value "
+              "there, so it ranks none above another"], warn)
     return result

@@ -31,8 +31,7 @@ def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed):
     Kendall's tau between the system rankings each produces and the pairs of systems whose order flips."""
     ref_qrels, test_qrels = read_qrels(ref), read_qrels(test)
     labels = label_agreement(ref_qrels, test_qrels, unlisted_as_zero, seed=seed, warn=warn_in_flags)
-    rankings = ranking_agreement(ref_qrels, test_qrels, read_runs(runs),
-                                 measures) if runs else []
+    rankings = ranking_agreement(ref_qrels, test_qrels, read_runs(runs), measures, warn=warn_in_flags) if runs else []
     if fmt == "json":
         click.echo(json_text({"ref": ref, "test": test, "unlisted_as_zero": unlisted_as_zero, "labels": labels.to_json(),
                               "rankings": [r.to_json() for r in rankings]}))

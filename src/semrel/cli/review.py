@@ -133,6 +133,10 @@ def stats_command(db, fmt, seed, resamples):
     if stats.agreements:
         rows = [agreement_row(a.first, a.second, a.agreement) for a in stats.agreements]
         click.echo("\n" + render(Table(AGREEMENT_HEADER, rows), "table", places=3))
+        undefined = [f"{a.first} vs {a.second}" for a in stats.agreements if math.isnan(a.agreement.kappa)]
+        if undefined:
+            click.echo(f"kappa is undefined (nan) for {', '.join(undefined)}: both gave every pair they share one grade, "
+                       "so chance alone would agree as much")
         for a in stats.agreements:
             click.echo("\n" + confusion_text(f"{a.first} vs {a.second}", a.agreement, a.first, a.second), nl=False)
 
