@@ -82,3 +82,20 @@ def test_pairs_another_process_under_the_same_name_decided_are_not_counted(tmp_p
                     "--limit", "8", "--human", write("gold.qrels", "q1 0 c2 1\nq2 0 c3 1\nq3 0 c4 1\n"), "--unlisted-as-zero")
     assert simulated.exit_code == 0, simulated.output
     assert "graded 4 pairs" in simulated.stderr and "skipped 0" in simulated.stderr, simulated.stderr
+
+
+def test_a_simulation_and_a_person_never_share_a_reviewer_name(tmp_path, write, cli):
+    """simulate --reviewer ann recorded its grades as ann's beside her own (stats and export could not tell them apart),
+    and ann's next start said every pair was reviewed, with no word of why."""
+    pool = write_pool(tmp_path / "pool")
+    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"],
+             "--thresholds", "0.5"]
+    db = str(tmp_path / "r.sqlite")
+    by_hand = cli("review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", *files, input="yq")
+    assert by_hand.exit_code == 0, by_hand.output
+    gold = write("gold.qrels", "q1 0 c2 1\n")
+    assert_one_error(cli("review", "simulate", "--db", db, "--reviewer", "ann", "--human", gold, "--unlisted-as-zero"),
+                     "r.sqlite: ann has made 1 decisions here by hand; a simulation would add its grades under that name")
+    assert cli("review", "simulate", "--db", db, "--reviewer", "gold", "--human", gold, "--unlisted-as-zero").exit_code == 0
+    again = cli("review", "start", "--db", db, "--reviewer", "gold", "--no-highlight", input="q")
+    assert again.exit_code == 0 and "decisions here carry no time, as those of `review simulate`" in again.stderr

@@ -11,14 +11,14 @@ import click
 from rich.console import Console
 
 from ..encoding.models import DEFAULT_MODEL
-from ..errors import UsageError
+from ..errors import SemrelError, UsageError
 from ..formats import read_qrels
 from ..formats.jsonl import json_text
 from ..formats.tables import Table, render
 from ..review.adjudicate import export_reviewed
 from ..review.engine import QueueSettings, Session, TaskFiles, check_reviewer_name, has_queue, labelling_of, prepare_queue
 from ..review.highlight import token_similarities
-from ..review.simulate import simulate_review
+from ..review.simulate import decisions_by_kind, simulate_review
 from ..review.stats import review_stats
 from ..review.store import create_db, is_new_db, open_db
 from ..review.tasks import parse_labelling
@@ -80,6 +80,11 @@ def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, *
     starts (any reviewer, at the same time too) join it and resume at the next unreviewed pair."""
     check_reviewer_name(reviewer)  # before the database is opened
     session = joined_session(db, reviewer, **queue)
+    _, simulated = decisions_by_kind(session)
+    if simulated:
+        warn(f"{db}: {simulated} of {reviewer}'s decisions here carry no time, as those of `review simulate` (a person's, in the "
+             f"terminal or the browser, do): they count as {reviewer}'s in stats and export, and their pairs are not shown "
+             "again; if they were simulated, review under another name")
 
     def highlighter(task):
         return token_similarities(task.chunk, task.answers, model, layer)
@@ -105,6 +110,10 @@ def simulate_command(db, reviewer, human, unlisted_as_zero, **queue):
     grades = read_qrels(human).to_dict()  # before the database is opened: a bad file leaves no database behind
     session = joined_session(db, reviewer, **queue)
     with contextlib.closing(session.conn):
+        person, _ = decisions_by_kind(session)
+        if person:  # its grades would count as that person's in stats, export and estimates
+            raise SemrelError(f"{db}: {reviewer} has made {person} decisions here by hand; a simulation would add its grades "
+                              "under that name: give --reviewer another name (e.g. gold)")
         graded, skipped = simulate_review(session, grades, unlisted_as_zero)
     click.echo(f"{reviewer}: graded {graded} pairs from {human}, skipped {skipped}", err=True)
 

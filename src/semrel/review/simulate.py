@@ -8,6 +8,13 @@ from typing import Mapping
 from .engine import Outcome, Session, labelling_of
 
 
+def decisions_by_kind(session: Session) -> tuple[int, int]:
+    """(a person's, a simulation's) grades and skips of the session's reviewer: a simulation records no seconds."""
+    row = session.conn.execute("SELECT count(seconds), count(*) - count(seconds) FROM decisions WHERE reviewer = ?"
+                               " AND kind IN ('grade', 'skip')", (session.reviewer,)).fetchone()
+    return int(row[0]), int(row[1])
+
+
 def simulate_review(session: Session, human: Mapping[str, Mapping[str, int]], unlisted_as_zero: bool = False) -> tuple[int, int]:
     """Grade each pair the session is given from `human` (grades clipped to the queue's scale);
     skip pairs it does not cover. Returns (graded, skipped): the decisions this call recorded (a second
