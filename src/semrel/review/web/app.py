@@ -166,7 +166,7 @@ def create_app(settings: WebSettings) -> Flask:
             abort(400, "action must be one of grade, skip, undo, flag, note")
         # every value is checked (400) before the task is looked at (409)
         task_id = integer(body.get("task_id"), "task_id", 1, MAX_ID, strict=True)
-        grade = integer(body.get("grade"), "grade", strict=True) if action == "grade" else 0
+        grade = integer(body.get("grade"), "grade", 0, labelling.max_grade, strict=True) if action == "grade" else 0
         text = note_text(body.get("text", "")) if action == "note" else ""
         seconds = body.get("seconds")
         seconds = (float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
