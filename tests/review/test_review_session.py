@@ -612,3 +612,26 @@ def test_stats_say_why_kappa_is_nan_where_reviewer_and_judge_both_give_one_grade
     assert result.exit_code == 0 and graded == 3, result.output
     assert ("kappa is undefined (nan) for alice vs judge: both gave every pair they share one grade, so chance alone would "
             "agree as much") in result.stdout
+
+
+def test_resuming_on_other_labels_or_fewer_pairs_says_so_and_export_refuses_another_scale(tmp_path, cli):
+    """Labels of another rule silently replaced the queue's proposed grades (agreement with the judge then measured
+    against them), a pair dropped from the files stayed queued without a word, and graded labels (0-3) were merged
+    with a two-grade review's 1s."""
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "r.sqlite")
+    assert start(cli, pool, db, "alice", "yq").exit_code == 0
+    lines = Path(pool["labels"]).read_text().splitlines()
+    q, _, c, grade = lines[0].split()
+    Path(pool["labels"]).write_text("\n".join([f"{q} 0 {c} {1 - int(grade)}", *lines[1:]]) + "\n")  # another rule's grade
+    resumed = start(cli, pool, db, "alice", "q")
+    assert resumed.exit_code == 0 and "1 pairs have another proposed grade in these labels than the queue held" in resumed.stderr
+    judged = Path(pool["judgments"]).read_text().splitlines()
+    Path(pool["judgments"]).write_text("\n".join(judged[1:]) + "\n")
+    Path(pool["labels"]).write_text("\n".join(lines[1:]) + "\n")
+    fewer = start(cli, pool, db, "alice", "q")
+    assert fewer.exit_code == 0 and "1 pairs of this queue are no longer judged in these files" in fewer.stderr
+    graded = tmp_path / "graded.qrels"
+    graded.write_text("".join(f"{a} 0 {b} 3\n" for a, _, b, _ in map(str.split, lines)))
+    assert_one_error(cli("review", "export", "--db", db, "--labels", graded, "-o", tmp_path / "out.qrels"),
+                     "graded.qrels grade up to 3, and the review in", "grades 0..1")

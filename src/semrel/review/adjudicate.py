@@ -30,6 +30,7 @@ from ..formats.jsonl import write_jsonl
 from ..formats.manifest import manifest_path, write_manifest
 from ..formats.trec import write_qrels
 from ..records import Qrels
+from .engine import labelling_of
 from .store import open_db_read_only
 
 Pair = tuple[str, str]
@@ -128,9 +129,14 @@ def reviewed_labels(db: str | os.PathLike, labels: str | os.PathLike | Qrels, ru
         grades = human_grades(conn)
         stale = stale_decisions(conn)
         conn.execute("COMMIT")
+        top = labelling_of(conn).max_grade
     by_pair = grades_by_pair(grades)
     settled = adjudicate(by_pair, rule, {g.reviewer for g in grades})
     derived = (read_qrels(labels) if isinstance(labels, (str, os.PathLike)) else labels).to_dict()
+    highest = max((g for docs in derived.values() for g in docs.values()), default=0)
+    if highest > top:  # a reviewer's 1 (relevant) beside the judge's 3 (highly relevant) would be one scale read as two
+        raise ValidationError(f"{labels if isinstance(labels, (str, os.PathLike)) else 'labels'} grade up to {highest}, and the "
+                              f"review in {db} grades 0..{top}: give the derived qrels the review was queued from")
     if settled and not any(query in derived for query, _ in settled):  # another set's qrels: merging them would mix two sets
         raise ValidationError(f"{labels if isinstance(labels, (str, os.PathLike)) else 'labels'} shares no query with the pairs "
                               f"reviewed in {db}: give the derived qrels the review was queued from")

@@ -81,12 +81,23 @@ def create_queue(conn: sqlite3.Connection, tasks: Sequence[Task], labelling: Lab
     return len(rows)
 
 
-def refresh_tasks(conn: sqlite3.Connection, tasks: Sequence[Task]) -> tuple[int, int]:
+@dataclass(frozen=True)
+class Refreshed:
+    """What re-reading the inputs of a queue changed (counts of pairs)."""
+
+    texts: int  # new texts: their earlier decisions are stale
+    proposed: int  # another proposed grade (labels of another rule?)
+    left_out: int  # judged pairs the queue lacks
+    dropped: int  # queued pairs the inputs lack: they stay in the queue
+
+
+def refresh_tasks(conn: sqlite3.Connection, tasks: Sequence[Task]) -> Refreshed:
     """Bring stored tasks up to date with re-read inputs: changed texts get a new hash (their
-    old decisions become stale), scores and proposed grades are updated. Returns (tasks whose
-    texts changed, pairs not in the queue, which are left out)."""
-    stored = {(r["query_id"], r["chunk_id"]): r["hash"] for r in conn.execute("SELECT query_id, chunk_id, hash FROM tasks")}
-    changed = [t for t in tasks if (t.query_id, t.chunk_id) in stored and stored[t.query_id, t.chunk_id] != t.hash]
+    old decisions become stale), scores and proposed grades are updated."""
+    rows = conn.execute("SELECT query_id, chunk_id, hash, proposed FROM tasks")
+    stored = {(r["query_id"], r["chunk_id"]): (r["hash"], r["proposed"]) for r in rows}
+    changed = [t for t in tasks if (t.query_id, t.chunk_id) in stored and stored[t.query_id, t.chunk_id][0] != t.hash]
+    regraded = sum(1 for t in tasks if (t.query_id, t.chunk_id) in stored and stored[t.query_id, t.chunk_id][1] != t.proposed)
     with transaction(conn):
         conn.executemany(
             "UPDATE tasks SET query = ?, answers = ?, chunk = ?, P = ?, R = ?, F = ?, probability = ?, proposed = ?, hash = ?"
@@ -94,7 +105,8 @@ def refresh_tasks(conn: sqlite3.Connection, tasks: Sequence[Task]) -> tuple[int,
             [(t.query, json.dumps(list(t.answers), ensure_ascii=False), t.chunk, t.P, t.R, t.F, t.p, t.proposed, t.hash,
               t.query_id, t.chunk_id) for t in tasks if (t.query_id, t.chunk_id) in stored],
         )
-    return len(changed), sum((t.query_id, t.chunk_id) not in stored for t in tasks)
+    given = {(t.query_id, t.chunk_id) for t in tasks}
+    return Refreshed(len(changed), regraded, sum(pair not in stored for pair in given), sum(pair not in given for pair in stored))
 
 
 def labelling_of(conn: sqlite3.Connection) -> Labelling:
@@ -331,12 +343,19 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
                 warn(f"this queue was built with --on {stored.on} --thresholds {','.join(map(str, stored.thresholds))}; "
                      "it keeps them")
             tasks = files.load(stored)
-            changed, left_out = refresh_tasks(conn, tasks)
-            if changed:
-                warn(f"{changed} pairs have new texts; their earlier decisions are stale and they are shown again")
+            refreshed = refresh_tasks(conn, tasks)
+            if refreshed.texts:
+                warn(f"{refreshed.texts} pairs have new texts; their earlier decisions are stale and they are shown again")
+            if refreshed.proposed:
+                warn(f"{refreshed.proposed} pairs have another proposed grade in these labels than the queue held (labels of "
+                     "another rule?): reviewers' agreement with the judge is now measured against these labels")
             pool, queued = built.get("pool_size"), conn.execute("SELECT count(*) FROM tasks").fetchone()[0]
+            left_out = refreshed.left_out
             if left_out and (len(tasks), left_out) != (pool, (pool or 0) - queued):  # not just the pairs --limit kept out
                 warn(f"{left_out} judged pairs are not in this database's queue; review them with a new --db")
+            if refreshed.dropped:
+                warn(f"{refreshed.dropped} pairs of this queue are no longer judged in these files; they stay in the queue, its "
+                     "decisions and exports (a new --db leaves them out)")
     elif files is None:
         raise ValidationError("the review database is new: give --judgments, --labels, --corpus and --golden")
     elif labelling is None:
