@@ -29,6 +29,15 @@ def files(write):
     return write("qrels.txt", QRELS), write("a.run", RUN_A), write("b.run", RUN_B), write("c.run", RUN_C)
 
 
+def test_a_comparison_on_fewer_than_five_queries_says_its_tests_mean_little(cli, write):
+    """Two queries with one difference each gave the t-test p 0.0000 and "significant yes", without a word."""
+    qrels = write("two.qrels", "".join(f"{q} 0 r 1\n" for q in QUERIES[:2]))
+    runs = write("a.run", RUN_A), write("b.run", RUN_B)
+    result = cli("compare", qrels, *runs, "-m", "RR", "--test", "t")
+    assert result.exit_code == 0 and "the runs are compared on 2 queries: paired tests of so few differences mean little" in result.stderr
+    assert "compared on" not in cli("compare", write("all.qrels", QRELS), *runs, "-m", "RR").stderr  # eight are enough here
+
+
 def test_baseline_marks_only_the_run_that_beats_it(cli, files):
     result = cli("compare", *files, "-m", "RR,P@1", "--seed", "3")
     assert result.exit_code == 0, result.stderr

@@ -12,11 +12,11 @@ import dataclasses
 import json
 import string
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import UsageError, check_flags, check_kind
+from ..errors import UsageError, check_flags, check_kind, tell
 from ..evaluation.api import Measures, QrelsLike, evaluate_runs
 from ..evaluation.files import require_distinct_names
 from ..evaluation.measures import Measure, aggregate_change, numeric_measures, paired_values, parse_measure
@@ -162,15 +162,23 @@ def compare(
     return compare_evaluations(evaluations, settings, baseline=baseline, all_pairs=all_pairs)
 
 
+FEW_QUERIES = 5  # paired tests on fewer differences are not worth their p-values
+
+
 def compare_evaluations(
     evaluations: Sequence[Evaluation],
     settings: StatSettings = StatSettings(),
     baseline: str | None = None,
     all_pairs: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> Comparison:
     """Test each run against `baseline` (default: the first), or every pair with `all_pairs`. Text
-    measures (runid, relstring) are left out."""
+    measures (runid, relstring) are left out. `warn` hears when the runs share fewer than FEW_QUERIES queries."""
     evaluations = list(evaluations)
+    queries = len(evaluations[0].query_ids) if evaluations else 0
+    if 0 < queries < FEW_QUERIES:  # one query gave p = 1 and a zero-width interval; two, a zero-variance t "significant"
+        tell([f"the runs are compared on {queries} quer{'y' if queries == 1 else 'ies'}: paired tests of so few differences "
+              "mean little (p-values and intervals are shown as computed); compare on more queries"], warn)
     if evaluations:
         kept = numeric_measures(evaluations[0].values, "compare")
         evaluations = [dataclasses.replace(e, values={m: e.values[m] for m in kept}) for e in evaluations]

@@ -39,5 +39,5 @@ def compare_command(qrels, runs, measures, baseline, all_pairs, correction, test
     if baseline is not None and baseline not in names:
         raise UsageError(f"--baseline {baseline!r} is none of the runs ({', '.join(names)})")
     results = evaluate_files(qrels, runs, measures, rel_level, warn=warn)
-    comparison = compare_evaluations(results, settings, baseline=baseline, all_pairs=all_pairs)
+    comparison = compare_evaluations(results, settings, baseline=baseline, all_pairs=all_pairs, warn=warn)
     click.echo(render_comparison(comparison, fmt, places, detail), nl=False)
