@@ -204,7 +204,8 @@ def test_sensitivity_refuses_wrong_kinds_and_bad_values(sweep_files):
         ((judgments, runs), {"thresholds": [0.5, math.inf]}, UsageError, "thresholds must be finite numbers, got 0.5, inf"),
         ((judgments, runs), {"at": math.nan}, UsageError, "at= must be a finite number"),
         ((sweep_files["p"], runs), {"thresholds": [0.5, 1.5]}, UsageError,
-         "on='p' sweeps a probability: thresholds and at= must lie in 0..1, found 1.5; give on='R' (or P, F) for raw scores"),
+         "on='p' sweeps a probability: thresholds and at= must lie in 0..1, and these reach 1.5 (they run from 0.38 to 1.5); "
+         "give on='R' (or P, F) for raw scores"),
         ((judgments, runs), {"test": "z"}, UsageError, "unknown test 'z'; choose one of t, randomization, bootstrap"),
         ((judgments, runs), {"alpha": 1.5}, UsageError, "alpha= and the confidence level must lie strictly between 0 and 1"),
         ((sweep_files["raw"], runs), {"on": "p"}, ValidationError, "36 of 36 judgments hold no probability p"),
@@ -216,7 +217,8 @@ def test_sensitivity_refuses_wrong_kinds_and_bad_values(sweep_files):
 
 
 @pytest.mark.parametrize("extra,message", [
-    (["--on", "p"], "--on p sweeps a probability: thresholds and --at must lie in 0..1, found 1.01; give --on R (or P, F) for raw scores"),
+    (["--on", "p"], "--on p sweeps a probability: thresholds and --at must lie in 0..1, and these reach 1.01 (they run from 0.05 "
+                    "to 1.5); give --on R (or P, F) for raw scores"),  # "found 1.01", a number never typed
     (["--step", "0.00001"], "40001 thresholds from 0.5 to 0.9 by 1e-05; at most 2001: give a larger --step"),
 ])
 def test_the_command_names_its_options_where_the_library_names_parameters(sweep_files, extra, message):
@@ -393,3 +395,10 @@ def test_calibrate_refuses_wrong_kinds_and_bad_values(reviewed):
     ]:
         with pytest.raises(ValidationError, match=f"^{re.escape(message)}"):
             semrel.calibrate(*args, **kwargs)
+
+
+def test_a_sweep_past_every_score_says_each_threshold_labels_every_pair_alike(sweep_files):
+    """--on R --from 1.5 --to 3 gave all-zero curves, a blank tau and "better at 5: neither" without a word."""
+    result = run("sensitivity", sweep_files["raw"], sweep_files["first"], sweep_files["second"], "--on", "R", "--from", "1.5",
+                 "--to", "3", "--at", "2", "--permutations", "100")
+    assert result.exit_code == 0 and "every threshold (1.5 to 3) lies beyond the judgments' R (" in result.stderr, result.stderr

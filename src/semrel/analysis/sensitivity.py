@@ -119,8 +119,8 @@ def check_range(on: str, thresholds: Sequence[float]) -> None:
     """A cut of p beyond 0..1 labels all pairs or none: refused on p."""
     outside = [t for t in thresholds if not 0.0 <= t <= 1.0]
     if on == PROBABILITY and outside:
-        raise UsageError(f"on='p' sweeps a probability: thresholds and at= must lie in 0..1, found {outside[0]:g}; "
-                         "give on='R' (or P, F) for raw scores")
+        raise UsageError(f"on='p' sweeps a probability: thresholds and at= must lie in 0..1, and these reach {outside[0]:g} "
+                         f"(they run from {min(thresholds):g} to {max(thresholds):g}); give on='R' (or P, F) for raw scores")
 
 
 def ranges(thresholds: Sequence[float], holds: Sequence[bool]) -> list[tuple[float, float]]:
@@ -237,8 +237,12 @@ def sensitivity(
                                    rel_level, checked=shares_ids)
     per_query = [[[paired_values(m, e.values[m]) for m in measures] for e in result] for result in graded]
     aggregates = [[[e.aggregate(m) for m in measures] for e in result] for result in graded]
+    swept = scores[fixed < 0]
+    beyond = len(swept) and (min(grid) > swept.max() or max(grid) <= swept.min())  # every threshold labels all pairs alike
     notes = [*([fallback] if fallback else []),
-             *coverage_warnings([(e, f"run {run.name!r}") for run, e in zip(runs, graded[ref])], "the judgments")]
+             *coverage_warnings([(e, f"run {run.name!r}") for run, e in zip(runs, graded[ref])], "the judgments"),
+             *([f"every threshold ({min(grid):g} to {max(grid):g}) lies beyond the judgments' {on} ({swept.min():g} to "
+                f"{swept.max():g}), so each labels every pair alike: sweep within that range"] if beyond else [])]
     per_query_values = np.asarray(per_query, dtype=np.float64)  # (points, runs, measures, queries), as tested
     values = np.asarray(aggregates, dtype=np.float64)
     taus = np.array([[kendall_tau_b(values[k, :, m], values[ref, :, m]) for m in range(len(measures))]
