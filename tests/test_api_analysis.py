@@ -391,7 +391,7 @@ def test_calibrate_refuses_wrong_kinds_and_bad_values(reviewed):
          f"{reviewed['human']}: no judged pair is left once the calibration pairs are set aside"),
         (([], human), {}, "judgments: the list is empty; give at least one Judgment"),
         (([judgment, judgment], human), {}, "judgments: item 1: pair ('q0', 'c') is given twice (first as item 0)"),
-        (([judgment], human), {"on": "R"}, "the 1 reviewed pairs are all non-relevant: a fit of thresholds needs both"),
+        (([judgment], human), {"on": "R"}, "the one reviewed pair is non-relevant: a fit of thresholds needs both"),
     ]:
         with pytest.raises(ValidationError, match=f"^{re.escape(message)}"):
             semrel.calibrate(*args, **kwargs)

@@ -187,7 +187,8 @@ def require_two_classes(grades: np.ndarray, fitting: str, binary: bool = True) -
         kind = "non-relevant" if only == 0 else "relevant" if binary else f"grade {only}"
         listed = ("; or, if the labels list only relevant pairs (a golden set, gold qrels), count the judged pairs they leave "
                   "out as non-relevant with unlisted_as_zero=") if only > 0 else ""
-        raise ValidationError(f"the {len(grades)} reviewed pairs are all {kind}: {fitting} needs "
+        counted = "the one reviewed pair is" if len(grades) == 1 else f"the {len(grades)} reviewed pairs are all"
+        raise ValidationError(f"{counted} {kind}: {fitting} needs "
                               f"{'both' if binary else 'two grades at least'}; review more pairs (the review queue mixes "
                               f"uncertain and random ones){listed}")
 
