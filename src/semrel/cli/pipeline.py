@@ -682,7 +682,20 @@ def up_to_date(step: Step, recorded: Mapping[str, Any], digests: Digests) -> boo
     made = recorded.get("outputs")
     if isinstance(made, dict) and any(_replaced_by_run(p, _pair(made.get(os.path.abspath(p)))) for p in step.outputs):
         return False
+    if isinstance(made, dict) and any(not _manifest_as_left(p, _pair(made.get(os.path.abspath(p)))) for p in step.outputs):
+        return False  # a manifest deleted or edited by hand: semrel's record of the file, made again by the step
     return all(map(os.path.exists, step.inputs)) and digests.of(step, recorded)["inputs"] == recorded.get("inputs")
+
+
+def _manifest_as_left(output: str, made: list[Any]) -> bool:
+    """Whether the manifest of `output` is the one the step left (`made`: the sha256 of the output and of its manifest
+    then; a state without them vouches for nothing): there, and holding those bytes, or another command's record since
+    (a fill's rows: work that check_not_replacing_work keeps). A deleted one, or one still naming `semrel run` with other
+    bytes (edited by hand), is not."""
+    digest = bytes_sha256(manifest_path(output))  # a few KB, read on every run (inputs are taken by their stamps)
+    if made[1] is None or digest == made[1]:
+        return True
+    return digest is not None and not _by_run(read_manifest(output, current=False) or {})
 
 
 def _replaced_by_run(output: str, made: list[Any]) -> bool:
