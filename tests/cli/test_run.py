@@ -351,6 +351,9 @@ def test_init_writes_a_config_that_runs(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "report.html").is_file()
     assert run("init", "--force", "-o", "sub.toml").exit_code == 0
+    piped = run("init", "--docs", "docs", "--golden", "golden.csv", "-o", "-")  # its closing line went into the config
+    Path("piped.toml").write_text(piped.stdout)
+    assert piped.exit_code == 0 and "wrote the config to stdout" in piped.stderr and run("run", "piped.toml", "--dry-run").exit_code == 0
 
 
 def test_a_failing_step_is_one_line_and_reruns_next_time(tmp_path):
@@ -1123,3 +1126,21 @@ def test_init_refuses_documents_in_the_configs_own_folder(tmp_path, monkeypatch)
         made = run("init", "--golden", tmp_path / "golden.csv", "--docs", docs, "-o", "semrel.toml")
         assert_one_error(made, f"--docs {docs}: the documents folder holds the config's folder", "(e.g. docs/)", "-o", code=2)
         assert not (tmp_path / "docs" / "semrel.toml").exists()
+
+
+def test_a_manifest_deleted_or_edited_by_hand_is_made_again_by_its_step(tmp_path, monkeypatch):
+    """A deleted manifest was never made again (pool.tsv kept none for good), and one edited by hand (the judge's model
+    said roberta-large; the corpus's overlap 21) was skipped over, its lie copied into later manifests and the report."""
+    config = write_config(write_data(tmp_path))
+    monkeypatch.setattr(sys, "argv", ["semrel", "run", str(config)])  # as a user runs it: its manifests name `semrel run`
+    assert run("run", config).exit_code == 0
+    out = tmp_path / "out"
+    corpus, golden = out / "corpus.jsonl.manifest.json", out / "golden.jsonl.manifest.json"
+    kept = json.loads(golden.read_text())["params"]
+    golden.unlink()
+    assert statuses(run("run", config).stdout)["import"] == "ran" and json.loads(golden.read_text())["params"] == kept
+    record = json.loads(corpus.read_text())
+    overlap = record["params"]["overlap"]
+    corpus.write_text(json.dumps({**record, "params": {**record["params"], "overlap": overlap + 1}}))
+    assert statuses(run("run", config).stdout)["chunk"] == "ran" and json.loads(corpus.read_text())["params"]["overlap"] == overlap
+    assert set(statuses(run("run", config).stdout).values()) == {"skipped"}

@@ -80,4 +80,7 @@ def init_command(golden, docs, fmt, qrels, sample, output, force):
         out.write(text)
     for note in notes:
         click.echo(f"semrel: {note}", err=True)
-    click.echo(f"wrote {output}; check it with `semrel run {output} --dry-run`, run it with: semrel run {output}")
+    if output == "-":  # the config itself went to stdout: the line would end up inside it, and `semrel run -` reads no stdin
+        click.echo("wrote the config to stdout; save it to a file and check it with `semrel run FILE --dry-run`", err=True)
+    else:
+        click.echo(f"wrote {output}; check it with `semrel run {output} --dry-run`, run it with: semrel run {output}")
