@@ -177,7 +177,7 @@ CASES = [
      "j.jsonl:1: query id 'q 1'"),
     ("qrels and run both from stdin", {}, "eval - -", "QRELS and RUNS both read '-' (stdin)"),
     ("a cut of p above 1", {"j.jsonl": JUDGMENTS, "r.run": RUN, "s.run": RUN},
-     "sensitivity {tmp}/j.jsonl {tmp}/r.run {tmp}/s.run --on p --at 5", "thresholds and --at must lie in 0..1, found 5"),
+     "sensitivity {tmp}/j.jsonl {tmp}/r.run {tmp}/s.run --on p --at 5", "thresholds and --at must lie in 0..1, and these reach 5"),
     ("report corpus without its golden set", {"q.qrels": QRELS, "r.run": RUN},
      "report {tmp}/q.qrels {tmp}/r.run --corpus {tmp}/missing.jsonl -o {tmp}/out.html", "give --golden too"),
     ("gold chunk id with a space", {"g.jsonl": GOLDEN.replace('"a#0"', '"a 0"')}, "golden qrels {tmp}/g.jsonl -o {tmp}/out.qrels",
