@@ -74,6 +74,7 @@ def manifest_record(
         "rows": rows,
         "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": [_program(), *sys.argv[1:]],
+        "cwd": os.getcwd(),  # where the command's relative paths (and those below) are read from
         "versions": versions(),
         "inputs": [describe_input(p, where.get(str(p))) for p in inputs],
         "params": dict(params or {}),
