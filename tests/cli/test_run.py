@@ -1144,3 +1144,13 @@ def test_a_manifest_deleted_or_edited_by_hand_is_made_again_by_its_step(tmp_path
     corpus.write_text(json.dumps({**record, "params": {**record["params"], "overlap": overlap + 1}}))
     assert statuses(run("run", config).stdout)["chunk"] == "ran" and json.loads(corpus.read_text())["params"]["overlap"] == overlap
     assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
+
+
+@pytest.mark.parametrize("own,make", [(".semrel-run.lock", os.mkfifo), (".semrel-run.json", os.mkdir)])
+def test_run_refuses_its_own_lock_or_state_when_no_plain_file(tmp_path, own, make):
+    """A FIFO as the lock hung the run for good; a folder as the state failed the run after chunk had rewritten corpus.jsonl."""
+    config = write_config(write_data(tmp_path))
+    (tmp_path / "out").mkdir()
+    make(tmp_path / "out" / own)
+    assert_one_error(run("run", config), f"{own}: semrel run keeps its own", "no plain file: remove it (nothing was run)", code=2)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [own]

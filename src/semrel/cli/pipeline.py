@@ -19,6 +19,7 @@ import math
 import os
 import re
 import shlex
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
@@ -807,6 +808,11 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
     from ..formats.files import locked
 
     os.makedirs(out, exist_ok=True)
+    for own in (LOCK_FILE, STATE_FILE):  # a FIFO would hang the lock; a folder fail the state's write after the first step
+        path = os.path.join(out, own)
+        if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+            raise UsageError(f"{path}: semrel run keeps its own {'lock' if own == LOCK_FILE else 'state'} there, and this is "
+                             "no plain file: remove it (nothing was run)")
     with locked(os.path.join(out, LOCK_FILE), lambda: echo(f"semrel run: waiting for the other `semrel run` writing {out}")):
         check_not_replacing_work(_run_steps(steps, config, out, True, force, lambda line: None, digests), out, force)
         from .base import warnings_once
