@@ -407,6 +407,7 @@ def test_set_beats_environment_beats_file_and_reruns_what_changed(tmp_path, monk
     ({}, ("retrieve.colour=red",), "--set retrieve.colour=red: [retrieve] colour: unknown key (known: methods, k, model)"),
     ({}, ("colour.k=1",), "--set colour.k=1: [colour]: unknown section (known: corpus, golden,"),
     ({}, ("threshold",), "--set threshold: expected SECTION.KEY=VALUE"),
+    ({}, ("=1",), "--set =1: expected SECTION.KEY=VALUE"),  # "--set =1:: unknown key"
     ({"SEMREL_RETRIEVE_K": "many"}, ("retrieve.k=3",), "SEMREL_RETRIEVE_K=many: [retrieve] k: expected an integer"),
     ({}, ("corpus.docs=nowhere",), "--set corpus.docs=nowhere: [corpus] docs: no such folder or file 'nowhere'"),
     ({}, ("lift.base=dense",), "--set lift.base=dense: [lift] base: 'dense' is not one of [retrieve] methods (bm25)"),

@@ -126,7 +126,7 @@ def _overrides(environ: Mapping[str, str], sets: Sequence[str]) -> list[tuple[st
     for item in sets:
         target, equals, text = item.partition("=")
         section, _, key = target.strip().rpartition(".")
-        if not equals:
+        if not equals or not key:
             raise ConfigError(f"--set {item}: expected SECTION.KEY=VALUE with a config key, e.g. label.threshold=0.72 "
                               "(keys: docs/run.md)")
         unknown = _unknown(section, key)
