@@ -215,6 +215,11 @@ class RankingAgreement:
     test: dict[str, float]
     swapped: list[tuple[str, str]]  # pairs ordered one way by ref and the other way by test
 
+    @property
+    def all_tie(self) -> bool:
+        """Both qrels give every run one value: they agree (no order to swap), though tau is nan."""
+        return len(set(self.ref.values())) == 1 and len(set(self.test.values())) == 1
+
     def to_json(self) -> dict:
         return {"measure": self.measure, "tau": self.tau, "ref": self.ref, "test": self.test,
                 "swapped": [list(pair) for pair in self.swapped]}
@@ -223,7 +228,8 @@ class RankingAgreement:
 def ranking_agreement(ref: Qrels, test: Qrels, runs: Sequence[Run], measures: Sequence[Measure | str],
                       rel_level: int = 1, warn: Callable[[str], None] | None = None) -> list[RankingAgreement]:
     """Per measure: do both qrels order the runs alike? One run has no order (Kendall's tau would be nan); `warn`
-    hears of the measures under which one qrels give every run one value (tau is nan there too)."""
+    hears of the measures under which one qrels, and not the other, give every run one value (tau is nan there too;
+    where both do, they agree: all_tie)."""
     if len(runs) < 2:
         raise UsageError(f"give two or more runs to compare how the qrels rank them (got {len(runs)})")
     measures = numeric_measures(parse_measures(measures), "agreement")
@@ -240,8 +246,9 @@ def ranking_agreement(ref: Qrels, test: Qrels, runs: Sequence[Run], measures: Se
         y = {e.run_name: e.aggregate(m) for e in on_test}
         swapped = [(a, b) for a, b in itertools.combinations(names, 2) if (x[a] - x[b]) * (y[a] - y[b]) < 0]
         result.append(RankingAgreement(m.name, kendall_tau_b([x[n] for n in names], [y[n] for n in names]), x, y, swapped))
-    undefined = [r.measure for r in result if np.isnan(r.tau)]
-    if undefined:
-        tell([f"Kendall's tau is undefined (nan) for {', '.join(undefined)}: one of the qrels gives every run the same value "
-              "there, so it ranks none above another"], warn)
+    for qrels, side, name in ((ref, "ref", "the reference qrels"), (test, "test", "the qrels tested")):
+        tied = [r.measure for r in result if not r.all_tie and len(set(getattr(r, side).values())) == 1]
+        if tied:
+            tell([f"Kendall's tau is undefined (nan) for {', '.join(tied)}: {qrels.source or name} gives every run the same "
+                  "value there, so it ranks none above another"], warn)
     return result

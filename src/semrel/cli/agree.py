@@ -39,5 +39,6 @@ def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed):
     click.echo(render(Table(AGREEMENT_HEADER, [agreement_row(ref, test, labels)]), "table", places=3))
     click.echo(confusion_text("", labels, "ref", "test"), nl=False)
     if rankings:
-        rows: list[list[Cell]] = [[r.measure, r.tau, len(r.swapped), "; ".join(f"{a}/{b}" for a, b in r.swapped)] for r in rankings]
+        rows: list[list[Cell]] = [[r.measure, "all tie" if r.all_tie else r.tau, len(r.swapped),
+                                   "; ".join(f"{a}/{b}" for a, b in r.swapped)] for r in rankings]
         click.echo("\n" + render(Table(["measure", "kendall tau", "swaps", "swapped pairs"], rows), "table", places=3), nl=False)
