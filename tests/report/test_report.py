@@ -237,6 +237,18 @@ def test_agreement_is_shown_as_labelled_tables(cli, files, tmp_path):
     assert "rankings.1" not in section and "[[0, 2]" not in section  # no flattened JSON dump
 
 
+def test_a_ranking_every_run_ties_under_both_qrels_is_said_to_tie(cli, files, tmp_path):
+    """Both qrels give every run one value: they agree, and tau was a bare 'n/a', as where they cannot be compared."""
+    record = json.loads(Path(files["agreement"]).read_text())
+    record["rankings"] += [{"measure": "P@1", "tau": None, "ref": {"bm25": 1.0, "<i>rr": 1.0}, "test": {"bm25": 1.0, "<i>rr": 1.0},
+                            "swapped": []}]
+    Path(files["agreement"]).write_text(json.dumps(record))
+    output = tmp_path / "r.html"
+    assert cli("report", *report_args(files), "-o", str(output)).exit_code == 0
+    html = output.read_text(encoding="utf-8")
+    assert "P@1: Kendall's tau n/a (every run ties under both)" in html and "RR: Kendall's tau -1.000" in html
+
+
 def test_free_form_agreement_figures_still_show(cli, files, tmp_path, write):
     free = write("free.json", json.dumps({"kappa": 0.61234, HOSTILE: {"linear": 0.7}}))
     output = tmp_path / "r.html"

@@ -426,7 +426,9 @@ def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> 
         for a, b in r.get("swapped") or []:
             high, low = (a, b) if on_ref.get(a, 0) > on_ref.get(b, 0) else (b, a)
             flips.append(f"{ref_label} rank {high} above {low}; {test_label} rank {low} above {high}")
-        rankings.append({"measure": str(r.get("measure", "")), "tau": _number(r.get("tau")), "runs": runs, "flips": flips})
+        tied = len(set(map(str, on_ref.values()))) == 1 and len(set(map(str, on_test.values()))) == 1  # tau nan, yet agreed
+        rankings.append({"measure": str(r.get("measure", "")), "tau": "n/a (every run ties under both)" if tied else _number(r.get("tau")),
+                         "runs": runs, "flips": flips})
     return {
         "kind": "labels", "title": f"Agreement of the {test_label} with the {ref_label}", "ref": ref_label, "test": test_label,
         "summary": summary,
