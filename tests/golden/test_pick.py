@@ -89,6 +89,24 @@ def test_session_state_survives_without_a_clean_exit(files):
     assert resumed.undo().action == "skip" and resumed.current().item.query_id == "q2"
 
 
+@pytest.mark.parametrize("cut", [5, 1])  # mid-line; or only the newline lost
+def test_a_journal_whose_last_line_a_crash_cut_short_resumes(files, cut):
+    """Every later session failed on the cut line ("invalid JSON (Unterminated string ...)"): the crash the journal exists
+    to recover from. The cut action is dropped (it saved nothing: the journal is written first); a line lacking only
+    its newline is whole and kept; the next action is appended after the last whole line."""
+    corpus, golden = files
+    journal = golden.parent / "golden.jsonl.pick.jsonl"
+    session = open_pick_session(str(golden), str(corpus), per_method=1)
+    assert session.toggle(1) == "bread#0" and session.next()
+    whole = journal.read_bytes()
+    journal.write_bytes(whole[:-cut])
+    resumed = open_pick_session(str(golden), str(corpus), per_method=1)
+    assert resumed.current().item.query_id == ("q1" if cut > 1 else "q2")
+    resumed.skip()
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert [e["action"] for e in lines] == (["toggle", "skip"] if cut > 1 else ["toggle", "next", "skip"])
+
+
 def test_candidates_over_the_cache_equal_those_found_in_memory_and_are_read_in_one_pass(files, tmp_path, monkeypatch):
     corpus, golden = files
     passes = []

@@ -20,7 +20,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -169,13 +169,53 @@ def _state(obj: object, path: str, line: int) -> State:
     return State(tuple(gold), status)
 
 
+def _torn_tail(path: str) -> tuple[int, int, bytes] | None:
+    """(where the last complete line ends, how many lines end there, what follows) when the journal does not end with
+    a newline: a crash cut its last write short (each action is one line, flushed whole)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if not data or data.endswith(b"\n"):
+        return None
+    end = data.rfind(b"\n") + 1
+    return end, data.count(b"\n", 0, end), data[end:]
+
+
+def _complete_lines(path: str) -> Iterator[tuple[int, dict]]:
+    """read_jsonl's lines, less a last one a crash cut short (it holds no whole action; _mend_tail drops it)."""
+    torn = _torn_tail(path)
+    try:
+        yield from read_jsonl(path)
+    except FormatError as exc:
+        if torn is None or exc.line != torn[1] + 1:
+            raise
+
+
+def _mend_tail(path: str) -> None:
+    """Before an append: a last line cut short is dropped; one whole but for its newline gets it."""
+    torn = _torn_tail(path) if os.path.exists(path) else None
+    if torn is None:
+        return
+    end, _, tail = torn
+    try:
+        json.loads(tail)
+        whole = True
+    except ValueError:
+        whole = False
+    with open(path, "r+b") as handle:
+        if whole:
+            handle.seek(0, os.SEEK_END)
+            handle.write(b"\n")
+        else:
+            handle.truncate(end)
+
+
 def read_journal(path: str, query_ids: set[str], chunk_ids: set[str] | None = None) -> list[Event]:
     """The journal's events, or none when there is no journal yet; with `chunk_ids`, every chunk it
     marks must be one of them (a journal resumed over another chunking would write unknown gold ids)."""
     if not os.path.exists(path):
         return []
     events = []
-    for line, obj in read_jsonl(path):
+    for line, obj in _complete_lines(path):
         action = require(obj, "action", path, line)
         query_id = require(obj, "query_id", path, line)
         if action not in ACTIONS:
@@ -262,6 +302,7 @@ class PickSession:
 
     def _record(self, action: str, query_id: str, after: State) -> None:
         event = Event(action, query_id, self.states[query_id], after)
+        _mend_tail(self.journal)
         with open(self.journal, "a", encoding="utf-8") as out:
             out.write("".join(json.dumps(e.to_json()) + "\n" for e in [*self._unjournaled, event]))
             out.flush()
