@@ -508,6 +508,9 @@ def test_beir_folder_keeps_grades_and_marks_missing_answers(tmp_path):
     assert "not in queries.jsonl (ignored): 1" in result.stderr
     assert_one_error(run("golden", "import", tmp_path / "beir", "--split", "dev", "-o", tmp_path / "g.jsonl"),
                      "qrels/dev.tsv is missing")
+    write(tmp_path / "beir" / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\n1\td1\t0\n1\td1\t2\n")  # the last grade was kept
+    assert_one_error(run("golden", "import", tmp_path / "beir", "-o", tmp_path / "g.jsonl"),
+                     "test.tsv:3: duplicate judgment for query '1' and doc 'd1'")
 
 
 def test_pubmedqa_contexts_become_chunks_of_their_pmid(tmp_path):
@@ -598,6 +601,9 @@ def test_cranfield_numbers_queries_by_position_and_maps_grades(tmp_path):
     write(folder / "cranqrel", "1 1 7\n")
     assert_one_error(run("golden", "import", folder, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
                      "cranqrel:1", "code in")
+    write(folder / "cranqrel", "1 1 1\n1 1 4\n")  # the last code was kept without a word
+    assert_one_error(run("golden", "import", folder, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
+                     "cranqrel:2", "query 1 judges document 1 twice (first on line 1)")
 
 
 def test_the_sample_golden_set_matches_the_demo_chunking(tmp_path):

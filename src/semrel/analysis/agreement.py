@@ -18,7 +18,7 @@ from ..errors import UsageError, ValidationError, tell
 from ..evaluation.doclevel import require_overlap
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
-from ..formats.columns import duplicate_error
+from ..formats.trec import graded_pairs
 from ..records import Qrels, Run
 
 Weights = Literal["none", "linear", "quadratic"]
@@ -156,18 +156,6 @@ def agreement(
         kappa=float(kappa_from_confusion(confusion, chosen)) if len(ca) else float("nan"),
         low=low, high=high, weights=chosen, labels=names, confusion=confusion.tolist(),
     )
-
-
-def graded_pairs(qrels: Qrels) -> dict[str, dict[str, int]]:
-    """{query: {doc: grade}}; a pair listed twice is refused as `semrel eval` refuses it, naming its line, rather than
-    the last grade kept (as Qrels.to_dict keeps it): labels compared to others must be the file's, not one of two."""
-    grades: dict[str, dict[str, int]] = {}
-    for row, (query, doc, grade) in enumerate(zip(qrels.query_ids.to_pylist(), qrels.doc_ids.to_pylist(), qrels.relevance.tolist())):
-        listed = grades.setdefault(query, {})
-        if doc in listed:
-            raise duplicate_error(qrels.source, row, query, doc, "judgment")
-        listed[doc] = grade
-    return grades
 
 
 def common_labels(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False) -> tuple[list[int], list[int]]:

@@ -42,10 +42,11 @@ from ..formats import read_qrels
 from ..formats.files import atomic_writer, display_name
 from ..formats.judgments import PROBABILITY, SCORES
 from ..formats.manifest import outputs_with_manifests, write_manifest
+from ..formats.trec import graded_pairs
 from ..judging import labels
 from ..judging.labels import CUT, DEFAULT_COMPONENT, GET_P, WITHOUT_P, ProbabilityRule, has_features, logit, reached
 from ..records import Judgment
-from .agreement import WEIGHTS, Agreement, Weights, agreement, graded_pairs, kappa_from_confusion
+from .agreement import WEIGHTS, Agreement, Weights, agreement, kappa_from_confusion
 
 PROBABILITY_FITS = ("features", "anchored", "shift", "platt")
 DEFAULT_FIT = "features"  # "anchored" where the judgments hold p without its features (an older semrel judge)

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from ..errors import FormatError
 from ..records import Preferences, Qrels, Run, dictionary_codes
-from .columns import finite_float, first_nonfinite, line_number, read_columns, read_plain_file, whole_number
+from .columns import duplicate_error, finite_float, first_nonfinite, line_number, read_columns, read_plain_file, whole_number
 from .files import STDIO, atomic_writer, check_id, display_name, read_bytes
 
 RUN_COLUMNS = ("query_id", "q0", "doc_id", "rank", "score", "tag")
@@ -162,3 +162,15 @@ def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> None
             rank = rank + 1 if q == previous else 1
             previous = q
             out.write(f"{q} Q0 {d} {rank} {s!r} {tag}\n")
+
+
+def graded_pairs(qrels: Qrels) -> dict[str, dict[str, int]]:
+    """{query: {doc: grade}}; a pair listed twice is refused as `semrel eval` refuses it, naming its line, rather than
+    the last grade kept (as Qrels.to_dict keeps it): labels compared to others must be the file's, not one of two."""
+    grades: dict[str, dict[str, int]] = {}
+    for row, (query, doc, grade) in enumerate(zip(qrels.query_ids.to_pylist(), qrels.doc_ids.to_pylist(), qrels.relevance.tolist())):
+        listed = grades.setdefault(query, {})
+        if doc in listed:
+            raise duplicate_error(qrels.source, row, query, doc, "judgment")
+        listed[doc] = grade
+    return grades

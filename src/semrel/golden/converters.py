@@ -153,13 +153,19 @@ def _squash(text: str) -> str:
 def read_cranfield_qrels(path: Path) -> dict[int, dict[str, int]]:
     """cranqrel lines `query-position docid code` as {position: {docid: gain}} (CRANFIELD_GAIN)."""
     judged: dict[int, dict[str, int]] = {}
+    first: dict[tuple[int, str], int] = {}
     for number, line in enumerate(read_text(path).splitlines(), start=1):
         parts = line.split()
         if not parts:
             continue
         if len(parts) != 3 or not all(re.fullmatch(r"-?\d+", p) for p in parts) or int(parts[2]) not in CRANFIELD_GAIN:
             raise FormatError(str(path), f"expected 'query doc code' with code in {sorted(CRANFIELD_GAIN)}", line=number)
-        judged.setdefault(int(parts[0]), {})[parts[1]] = CRANFIELD_GAIN[int(parts[2])]
+        query, doc = int(parts[0]), parts[1]
+        if (query, doc) in first:  # the last code was kept without a word
+            raise FormatError(str(path), f"query {query} judges document {doc} twice (first on line {first[query, doc]}); "
+                              "each document may appear once per query", line=number)
+        first[query, doc] = number
+        judged.setdefault(query, {})[doc] = CRANFIELD_GAIN[int(parts[2])]
     return judged
 
 

@@ -24,6 +24,7 @@ from ..formats.beir import beir_paths, read_beir_qrels
 from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
 from ..formats.files import STDIO, display_name, line_id, read_head, read_lines, read_text
 from ..formats.jsonl import check_nesting, read_jsonl, too_deep
+from ..formats.trec import graded_pairs
 from ..records import Chunk, GoldenItem, is_id
 from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_llamaindex_pairs, import_msmarco, import_pubmedqa
@@ -720,7 +721,7 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
     one in `answer` or `metadata.answer` is used when present.
     """
     _, queries_path, qrels_path = beir_paths(source, options.split)
-    judged = read_beir_qrels(qrels_path).to_dict()
+    judged = graded_pairs(read_beir_qrels(qrels_path))  # a pair judged twice is refused, as eval refuses it
     graded = any(r != 1 for docs in judged.values() for r in docs.values())
     items: list[GoldenItem] = []
     counts: Counter[str] = Counter()

@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import FormatError, UsageError
 from ..formats import read_qrels
 from ..formats.files import display_name, read_text
+from ..formats.trec import graded_pairs
 from ..records import GoldenItem
 from .chunking import chunk_documents
 from .documents import read_documents_report, sanitise_id
@@ -99,7 +100,7 @@ def import_trec(source: str, options: ImportOptions) -> Imported:
     for option, name in (("query_col", query_field), ("answer_col", answer_field)):
         if name is not None and name not in TOPIC_FIELDS:
             raise UsageError(f"{option}={name!r}: a TREC topic field is one of {', '.join(TOPIC_FIELDS)}")
-    judged = read_qrels(options.qrels).to_dict()
+    judged = graded_pairs(read_qrels(options.qrels))  # a pair judged twice is refused, as eval refuses it
     items: list[GoldenItem] = []
     counts: Counter = Counter()
     for topic in read_topics(source):
