@@ -527,6 +527,10 @@ def test_pubmedqa_contexts_become_chunks_of_their_pmid(tmp_path):
     items = read_lines(tmp_path / "g.jsonl")
     assert items[0]["gold_chunk_ids"] == ["123#0", "123#1"] and items[0]["reference_answer"] == "It works."
     assert items[1]["meta"]["no_answer"] is True and items[1]["meta"]["final_decision"] == "maybe"
+    twice = write(tmp_path / "twice.json", '{"123": {"QUESTION": "a?", "CONTEXTS": ["x"]},\n "123": {"QUESTION": "b?", '
+                                           '"CONTEXTS": ["y"]}}\n')  # JSON keeps the last record: one was lost unsaid
+    assert_one_error(run("golden", "import", twice, "--format", "pubmedqa", "--corpus-out", tmp_path / "c2.jsonl",
+                         "-o", tmp_path / "g2.jsonl"), "twice.json:2: the key '123' is given twice in one object")
 
 
 @pytest.mark.parametrize(("name", "queries", "passages", "selected", "with_gold", "unanswered"), [
