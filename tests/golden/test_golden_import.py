@@ -531,6 +531,9 @@ def test_pubmedqa_contexts_become_chunks_of_their_pmid(tmp_path):
                                            '"CONTEXTS": ["y"]}}\n')  # JSON keeps the last record: one was lost unsaid
     assert_one_error(run("golden", "import", twice, "--format", "pubmedqa", "--corpus-out", tmp_path / "c2.jsonl",
                          "-o", tmp_path / "g2.jsonl"), "twice.json:2: the key '123' is given twice in one object")
+    hashed = write(tmp_path / "hashed.json", '{"#9": {"QUESTION": "a?", "CONTEXTS": ["x"]}}\n')  # named neither file nor record
+    assert_one_error(run("golden", "import", hashed, "--format", "pubmedqa", "--corpus-out", tmp_path / "c2.jsonl",
+                         "-o", tmp_path / "g2.jsonl"), "hashed.json: record '#9': query id '#9' starts with '#'")
 
 
 @pytest.mark.parametrize(("name", "queries", "passages", "selected", "with_gold", "unanswered"), [

@@ -35,7 +35,7 @@ def import_pubmedqa(source: str, options: ImportOptions) -> Imported:
         contexts = expect(record.get("CONTEXTS"), list, source, f"{pmid}.CONTEXTS")
         question = expect(record.get("QUESTION"), str, source, f"{pmid}.QUESTION")
         answer = str(record.get("LONG_ANSWER") or "").strip()
-        doc_id, start, ids = sanitise_id(str(pmid)), 0, []
+        doc_id, start, ids = query_id_of(pmid, source, f"record {pmid!r}"), 0, []  # made one token and checked as an id
         for i, context in enumerate(contexts):
             text = expect(context, str, source, f"{pmid}.CONTEXTS[{i}]")
             chunks.append(Chunk(id=f"{doc_id}#{i}", text=text, doc_id=doc_id, start=start, end=start + len(text)))
