@@ -256,6 +256,9 @@ CASES = [
     ("golden dedup over its golden set", {"g.jsonl": GOLDEN}, "golden dedup {tmp}/g.jsonl --apply -o {tmp}/g.jsonl", NEVER),
     ("golden pick over its corpus", {"g.jsonl": GOLDEN, "c.jsonl": CORPUS},
      "golden pick --golden {tmp}/g.jsonl --corpus {tmp}/c.jsonl -o {tmp}/c.jsonl", NEVER),
+    ("a rerank of a run of other queries", {"c.jsonl": CORPUS, "g.jsonl": GOLDEN, "r.run": "q9 Q0 a#0 1 1.0 r\n"},
+     "retrieve --corpus {tmp}/c.jsonl --golden {tmp}/g.jsonl --run {tmp}/r.run --rerank dense --no-cache -o {tmp}/o.run",
+     "run r: nothing to rerank: its queries (e.g. 'q9') are none of the golden set's"),  # wrote 0 rows, exit 0
     ("retrieve over its golden set", {"c.jsonl": CORPUS, "g.jsonl": GOLDEN},
      "retrieve --corpus {tmp}/c.jsonl --golden {tmp}/g.jsonl -o {tmp}/g.jsonl", NEVER),
     ("pool over its run", {"g.jsonl": GOLDEN, "r.run": RUN}, "pool {tmp}/r.run --golden {tmp}/g.jsonl -o {tmp}/r.run", NEVER),

@@ -283,6 +283,9 @@ def hits_from_run(run: Run, query_ids: Sequence[str], corpus_ids: Sequence[str],
             )
         by_query.setdefault(q, []).append((position[d], s))
     unknown = sorted(set(by_query) - set(query_ids))
+    if not set(by_query) & set(query_ids):  # an empty rerank, written with exit 0, would score 0 everywhere
+        found = f"its queries (e.g. {unknown[0]!r}) are none of the golden set's" if unknown else "it holds no rows"
+        raise ValidationError(f"run {run.name}: nothing to rerank: {found}; rerank a run of the golden set's queries")
     if warn and unknown:
         warn(f"{len(unknown)} queries of run {run.name} are not in the golden set and are left out (e.g. {unknown[0]!r})")
     empty = (np.zeros(0, dtype=np.int64), np.zeros(0))
