@@ -473,6 +473,9 @@ def test_csv_and_jsonl_errors(tmp_path):
     blanks = write(tmp_path / "blanks.csv", "id,query,answer\nq 1,x,y\nq_1,z,w\n")  # named 'q_1' twice, as if line 2 had said so
     assert_one_error(run("golden", "import", blanks, "-o", tmp_path / "g.jsonl"), "blanks.csv:3",
                      "'q_1' occurs more than once (first on line 2)", "blanks in an id become '_': 'a b' and 'a_b' are one id")
+    numbered = write(tmp_path / "numbered.csv", "id,query,answer\n,x,y\nq1,z,w\n")  # "'q1' occurs more than once (first on line 2)"
+    assert_one_error(run("golden", "import", numbered, "-o", tmp_path / "g.jsonl"),
+                     "numbered.csv:3: query id 'q1' is the one semrel gives line 2, which has none")
     assert_one_error(run("golden", "import", named, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
                      "--corpus-out only applies", code=2)
     # a lone carriage return in the header: telling csv from a ragas testset by it raised csv.Error, a traceback

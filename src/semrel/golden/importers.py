@@ -618,6 +618,7 @@ def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str
     role the user did not name a column for) is refused."""
     items: list[GoldenItem] = []
     counts: Counter[str] = Counter()
+    numbered: dict[str, int | None] = {}  # ids semrel gave lines without one -> their line
     query_column, answer_column = columns["query"], columns["answer"]
     guessed = {role: column for role, column in columns.items() if role not in set(named)}
     for line, row in rows:
@@ -646,7 +647,14 @@ def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str
             counts[f"lines without a {chunks_column!r} field (no gold chunks)"] += 1
         query_id = query_id_of(row.get(id_column), path, f"field {id_column!r} (the query id)", line) if id_column else ""
         gold = _id_list(row.get(chunks_column), chunks_column, path, line) if chunks_column else ()
+        if not query_id:
+            numbered[f"q{len(items) + 1}"] = line
         items.append(GoldenItem(query_id or f"q{len(items) + 1}", query.strip(), answers, gold, meta))
+    given = next((i for i in items if i.query_id in numbered and i.meta.get("line") != numbered[i.query_id]), None)
+    if given is not None:  # the duplicate check would blame a line that gives no id at all
+        raise FormatError(display_name(path), f"query id {given.query_id!r} is the one semrel gives line "
+                          f"{numbered[given.query_id]}, which has none (its query's number): give every line an id, or none",
+                          line=given.meta.get("line"))
     return Imported(items, None, counts, {"columns": columns})
 
 
