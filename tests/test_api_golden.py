@@ -219,6 +219,10 @@ def test_split_refuses_wrong_kinds_and_bad_values_naming_parameters_where_the_co
         assert result.exit_code == 2 and result.stderr == f"semrel: error: {flags}\n"
     with pytest.raises(ValidationError, match=r"^golden: the list is empty; give at least one GoldenItem$"):
         semrel.split_golden([])
+    count = len(read_golden(near))
+    result = run("golden", "split", near, "-o", tmp_path / "parts", "--ratio", "0.01")  # wrote an empty train.jsonl, exit 0
+    assert result.exit_code == 2 and result.stderr == (f"semrel: error: train would get none of the {count} queries (targets 0, "
+                                                       f"{count}): give larger ratios or sizes (nothing was written)\n")
     for name in ("ratio", "sizes", "names"):  # an empty list meant something: it is not the default
         with pytest.raises(UsageError, match=f"^{name}=\\[\\]: give at least one value, or leave {name} out$"):
             semrel.split_golden(near, **{name: []})

@@ -131,6 +131,10 @@ def split_golden(items: Sequence[GoldenItem], source: Path_ | None, output_dir: 
     if output_dir is not None:
         for label in labels:
             check_not_input(part_path(output_dir, label))
+    none = [label for label, target in zip(labels, targets) if not target]
+    if none:  # an empty golden set, written with exit 0, that nothing downstream can use
+        raise UsageError(f"{', '.join(none)} would get none of the {len(items)} queries (targets {', '.join(map(str, targets))}): "
+                         "give larger ratios or sizes (nothing was written)")
     found = near_duplicate_groups([i.query for i in items], threshold, model, steps)
     parts = {label: [items[i] for i in part] for label, part in zip(labels, split_groups(found.groups, targets, seed))}
     if output_dir is not None:
@@ -142,7 +146,10 @@ def split_golden(items: Sequence[GoldenItem], source: Path_ | None, output_dir: 
                 write_manifest(path, inputs=[source] if source is not None else [], params={**params, "part": label},
                                rows=len(part), staged=staged)
     left = len(items) - sum(len(p) for p in parts.values())
-    tell([f"{left} queries are in no part"] if left else [], warn)
+    empty = [label for label, part in parts.items() if not part]  # written as an empty golden set, which nothing can use
+    tell([*([f"{left} queries are in no part"] if left else []),
+          *([f"{', '.join(empty)} got no query of the {len(items)} (targets {', '.join(map(str, targets))}): give "
+             "larger ratios or sizes"] if empty else [])], warn)
     return parts
 
 
