@@ -233,6 +233,9 @@ CASES = [
      "label {tmp}/j.jsonl -o {tmp}/j.jsonl.manifest.json", "JUDGMENTS's manifest"),
     ("corpus chunk over its documents", {"docs.jsonl": DOCS}, "corpus chunk {tmp}/docs.jsonl -o {tmp}/docs.jsonl", NEVER),
     ("golden import over its CSV", {"g.csv": GOLDEN_CSV_TEXT}, "golden import {tmp}/g.csv -o {tmp}/g.csv", NEVER),
+    ("SQuAD whose contexts are all empty", {"s.json": SQUAD.replace('"context": "chain oil"', '"context": ""')},
+     "golden import {tmp}/s.json --corpus-out {tmp}/c.jsonl -o {tmp}/g.jsonl",
+     "s.json: no context of this squad source holds text, so the corpus would be empty"),  # a 0-byte corpus, exit 0
     ("golden import over its corpus", {"g.csv": GOLDEN_CSV_TEXT, "c.jsonl": CORPUS},
      "golden import {tmp}/g.csv --corpus {tmp}/c.jsonl -o {tmp}/c.jsonl", NEVER),
     ("golden import corpus over its source", {"s.json": SQUAD},

@@ -797,6 +797,9 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
     result.params["format"] = fmt
     if not result.items:  # an empty golden set, written with exit 0, only failed later (validate, retrieve, judge)
         raise ValidationError(f"{display_name(source)}: no queries in this {fmt} source; nothing was written")
+    if result.chunks is not None and not result.chunks:  # likewise an empty corpus.jsonl
+        raise ValidationError(f"{display_name(source)}: no context of this {fmt} source holds text, so the corpus would be "
+                              "empty; nothing was written")
     if any(not i.query_id for i in result.items):
         raise ValidationError(f"{source}: a query id is empty (or only spaces); give every query an id")
     blank = [i for i in result.items if i.blank]
