@@ -332,7 +332,7 @@ def test_llamaindex_question_context_pairs_hold_their_corpus(tmp_path):
     """generate_question_context_pairs' file (EmbeddingQAFinetuneDataset.save_json): its nodes are the chunks, each
     query's relevant_docs its gold; the questions have no answers, so every query is marked no_answer."""
     pairs = {"queries": {"q 1": "Where is honey?", "q2": "Drones?"}, "corpus": {"n-1": HONEY, "n 2": DRONES},
-             "relevant_docs": {"q 1": ["n-1"], "q2": ["n 2", "n-1"]}, "mode": "text"}
+             "relevant_docs": {"q 1": ["n-1"], "q2": ["n 2", "n-1"], "q9": ["n-1"]}, "mode": "text"}  # q9: no query
     source = write(tmp_path / "qa_pairs.json", json.dumps(pairs, indent=2))
     result = run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
     assert result.exit_code == 0, result.output
@@ -341,6 +341,7 @@ def test_llamaindex_question_context_pairs_hold_their_corpus(tmp_path):
     assert [(i["query_id"], i["reference_answer"], i["gold_chunk_ids"], i["meta"]) for i in read_lines(tmp_path / "g.jsonl")] == [
         ("q_1", [], ["n-1"], {"no_answer": True}), ("q2", [], ["n_2", "n-1"], {"no_answer": True})]
     assert "queries without an answer (LlamaIndex's question-context pairs hold none): 2" in result.stderr
+    assert "relevant_docs entries of queries that 'queries' lacks (left out): 1" in result.stderr  # dropped unsaid
     pairs["relevant_docs"]["q2"] = ["n-9"]
     write(source, json.dumps(pairs))
     assert_one_error(run("golden", "import", source, "--corpus-out", tmp_path / "c2.jsonl", "-o", tmp_path / "g2.jsonl"),

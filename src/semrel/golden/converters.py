@@ -196,6 +196,9 @@ def import_llamaindex_pairs(source: str, options: ImportOptions) -> Imported:
                                 expect(query, str, source, f"queries[{query_id!r}]").strip(), (), tuple(ids[n] for n in nodes),
                                 {"no_answer": True}))
     counts = Counter({"queries without an answer (LlamaIndex's question-context pairs hold none)": len(items)})
+    orphans = len(set(relevant) - set(queries))
+    if orphans:  # their gold had nowhere to go
+        counts["relevant_docs entries of queries that 'queries' lacks (left out)"] = orphans
     return Imported(items, chunks, counts, {"gold": "the query's relevant_docs"})
 
 
