@@ -132,14 +132,15 @@ def reviewed_labels(db: str | os.PathLike, labels: str | os.PathLike | Qrels, ru
         top = labelling_of(conn).max_grade
     by_pair = grades_by_pair(grades)
     settled = adjudicate(by_pair, rule, {g.reviewer for g in grades})
+    named = labels if isinstance(labels, (str, os.PathLike)) else "labels"
     derived = (read_qrels(labels) if isinstance(labels, (str, os.PathLike)) else labels).to_dict()
     highest = max((g for docs in derived.values() for g in docs.values()), default=0)
     if highest > top:  # a reviewer's 1 (relevant) beside the judge's 3 (highly relevant) would be one scale read as two
-        raise ValidationError(f"{labels if isinstance(labels, (str, os.PathLike)) else 'labels'} grade up to {highest}, and the "
-                              f"review in {db} grades 0..{top}: give the derived qrels the review was queued from")
+        raise ValidationError(f"{named} grade up to {highest}, and the review in {db} grades 0..{top}: give the derived qrels "
+                              "the review was queued from")
     if settled and not any(query in derived for query, _ in settled):  # another set's qrels: merging them would mix two sets
-        raise ValidationError(f"{labels if isinstance(labels, (str, os.PathLike)) else 'labels'} shares no query with the pairs "
-                              f"reviewed in {db}: give the derived qrels the review was queued from")
+        raise ValidationError(f"{named} shares no query with the pairs reviewed in {db}: give the derived qrels the review "
+                              "was queued from")
     rows: list[dict] = []
     judged: dict[str, dict[str, int]] = {}
     for query_id, docs in derived.items():
@@ -242,9 +243,9 @@ def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSa
             " AND NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id)"
         ).fetchone()[0]
         every = human_grades(conn)
-    whole = adjudicate(grades_by_pair(every), rule, {g.reviewer for g in every})
-    if len(whole) >= int(pool[0]):  # every pair of the pool graded: the pool itself, which makes the correction exact
-        return ReviewedSample(whole, int(pool[0]))
+    graded = grades_by_pair(every)
+    if len(graded) >= int(pool[0]):  # every pair of the pool graded: the pool itself, which makes the correction exact
+        return ReviewedSample(adjudicate(graded, rule, {g.reviewer for g in every}), int(pool[0]))
     grades = [g for g in every if g.sample_rank is not None and (first_open is None or g.sample_rank < first_open)]
     if not grades:
         raise ValidationError(
