@@ -19,14 +19,13 @@ import math
 import os
 import re
 import shlex
-import stat
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from ..errors import FormatError, SemrelError, UsageError
-from ..formats.files import bytes_sha256, folder_digest, folder_files, lasting, read_text, stamp
+from ..formats.files import bytes_sha256, folder_digest, folder_files, lasting, not_plain, read_text, stamp
 from ..formats.jsonl import check_nesting, too_deep
 from ..formats.manifest import manifest_is_stale, manifest_path, read_manifest, read_params
 from ..judging import labels
@@ -810,7 +809,7 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
     os.makedirs(out, exist_ok=True)
     for own in (LOCK_FILE, STATE_FILE):  # a FIFO would hang the lock; a folder fail the state's write after the first step
         path = os.path.join(out, own)
-        if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+        if not_plain(path):
             raise UsageError(f"{path}: semrel run keeps its own {'lock' if own == LOCK_FILE else 'state'} there, and this is "
                              "no plain file: remove it (nothing was run)")
     with locked(os.path.join(out, LOCK_FILE), lambda: echo(f"semrel run: waiting for the other `semrel run` writing {out}")):

@@ -89,6 +89,18 @@ SPECIAL_FILES = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block devi
                  stat.S_IFSOCK: "a socket"}
 
 
+def not_plain(path: str | os.PathLike) -> str | None:
+    """What a file semrel keeps for itself (a checkpoint, a lock, a state) is when it is there and no plain file ("a link",
+    "a FIFO (named pipe)", "a folder"...): a FIFO would hang it, a link's target be rewritten. None: plain, or absent."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(info.st_mode):
+        return None
+    return "a link" if stat.S_ISLNK(info.st_mode) else special_kind(info.st_mode) or "a folder"
+
+
 def special_kind(mode: int) -> str | None:
     """'a character device', 'a FIFO (named pipe)', ... for a file that is not regular nor a folder."""
     return SPECIAL_FILES.get(stat.S_IFMT(mode))

@@ -10,14 +10,13 @@ from __future__ import annotations
 import base64
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator
 
 import numpy as np
 
 from ..errors import SemrelError
-from ..formats.files import check_not_input, special_kind
+from ..formats.files import check_not_input, not_plain
 
 
 class Checkpoint:
@@ -28,7 +27,10 @@ class Checkpoint:
 
     def __init__(self, path: str | os.PathLike, fingerprint: str):
         self.path = Path(path)
-        _plain_or_missing(self.path)
+        kind = not_plain(self.path)  # a FIFO would hang the scan, and a link's target (any file) be rewritten
+        if kind:
+            raise SemrelError(f"{path}: the checkpoint of this output is {kind}, not a file semrel wrote; remove it, or give "
+                              "another output (nothing was judged)")
         self.fingerprint = fingerprint
         self.stale = 0  # complete rows of an earlier run with another fingerprint: not reused, replaced at the first append
         self.saved, self._end = self._scan()  # complete rows of an earlier run; the byte after the last one
@@ -89,18 +91,6 @@ class Checkpoint:
             os.fsync(self._handle.fileno())
             self._handle.close()
             self._handle = None
-
-
-def _plain_or_missing(path: Path) -> None:
-    """A checkpoint is a plain file semrel wrote: a FIFO would hang the scan, and a link's target (any file) be rewritten."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if not stat.S_ISREG(info.st_mode):
-        kind = "a link" if stat.S_ISLNK(info.st_mode) else special_kind(info.st_mode) or "a folder"
-        raise SemrelError(f"{path}: the checkpoint of this output is {kind}, not a file semrel wrote; remove it, or give "
-                          "another output (nothing was judged)")
 
 
 def _line(row: dict[str, Any]) -> bytes:
