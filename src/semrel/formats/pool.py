@@ -7,7 +7,7 @@ comma-joined sorted list of run names and/or `gold`. Rows are sorted by query id
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from ..errors import FormatError, SemrelError, ValidationError
 from .files import STDIO, atomic_writer, check_id, display_name, line_id, read_lines
@@ -22,10 +22,15 @@ def source_ok(source: str) -> bool:
     return bool(source) and "," not in source and not any(ch.isspace() for ch in source)
 
 
+def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """(number, line) of a pool.tsv, a line at a time (SEMREL_MAX_LINE_MB holds), a CRLF's CR dropped."""
+    return ((number, line.removesuffix("\r")) for number, line in read_lines(path))
+
+
 def read_pool(path: str | os.PathLike) -> list[PoolRow]:
     """The rows of a pool.tsv in file order; a malformed line is a FormatError naming it."""
     name = display_name(path)
-    lines = ((number, line.removesuffix("\r")) for number, line in read_lines(path))  # a line at a time: SEMREL_MAX_LINE_MB
+    lines = _lines(path)
     _, header = next(lines, (1, ""))
     if tuple(header.split("\t")) != POOL_HEADER:
         raise FormatError(name, "first line should be the header 'query_id<TAB>chunk_id<TAB>sources'", line=1,
@@ -55,8 +60,8 @@ def pool_error(pool: str, message: str, query_id: str, chunk_id: str | None = No
     """The error for a pair of the pool named `pool` (a pool.tsv, or records): its file and, where the file holds
     the pair, its line. Only read when there is an error, so read_pool keeps no line numbers."""
     if pool != STDIO and os.path.isfile(pool):
-        for number, line in read_lines(pool):
-            fields = line.removesuffix("\r").split("\t")
+        for number, line in _lines(pool):
+            fields = line.split("\t")
             if number > 1 and fields[0] == query_id and (chunk_id is None or fields[1:2] == [chunk_id]):
                 return FormatError(display_name(pool), message, line=number)
     return ValidationError(f"{display_name(pool)}: {message}")
