@@ -540,6 +540,25 @@ def test_pubmedqa_contexts_become_chunks_of_their_pmid(tmp_path):
                          "-o", tmp_path / "g2.jsonl"), "hashed.json: record '#9': query id '#9' starts with '#'")
 
 
+def test_pubmedqa_blank_contexts_are_no_chunks_nor_gold_and_are_counted_once(tmp_path):
+    """A blank context was a chunk of empty text and gold that no retriever or judge could match; the others keep
+    their index in CONTEXTS (and LABELS) and their offsets, and a PMID with only blank contexts has no gold."""
+    data = {"123": {"QUESTION": "Does it work?", "CONTEXTS": ["First part.", "  ", "Third part."], "LABELS": ["A", "B", "C"],
+                    "LONG_ANSWER": "It works.", "final_decision": "yes"},
+            "456": {"QUESTION": "Is it safe?", "CONTEXTS": ["", "\n"], "LONG_ANSWER": "Yes.", "final_decision": "maybe"}}
+    source = write(tmp_path / "ori_pqal.json", json.dumps(data))
+    result = run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    assert [(c["_id"], c["text"], c["start"], c["end"]) for c in read_lines(tmp_path / "c.jsonl")] == [
+        ("123#0", "First part.", 0, 11), ("123#2", "Third part.", 17, 28)]
+    items = read_lines(tmp_path / "g.jsonl")
+    assert [(i["query_id"], i["gold_chunk_ids"]) for i in items] == [("123", ["123#0", "123#2"]), ("456", [])]
+    assert [line for line in result.stderr.splitlines() if line.startswith("semrel: warning")] == [
+        "semrel: warning: blank contexts (empty or only spaces; not made chunks or gold): 3",
+        "semrel: warning: queries whose contexts are all blank (no gold): 1"]
+    assert "2 queries, 1 with gold chunks" in result.stderr
+
+
 @pytest.mark.parametrize(("name", "queries", "passages", "selected", "with_gold", "unanswered"), [
     ("ifn647_sample.json", 50, 413, 52, 48, 2),  # the official v1.1 layout: a list of passage objects
     ("rag-robustness_ms_marco_sample.json", 200, 1629, 211, 189, 7),  # Hugging Face's: parallel lists

@@ -25,7 +25,9 @@ CRANFIELD_GAIN = {1: 4, 2: 3, 3: 2, 4: 1, -1: 0}
 def import_pubmedqa(source: str, options: ImportOptions) -> Imported:
     """ori_pqal.json: each PMID's CONTEXTS are its chunks `<pmid>#<i>` (the document is the contexts
     joined by a blank line, so offsets hold); query = QUESTION, reference = LONG_ANSWER, gold = all
-    of that PMID's contexts (which one matters most is not labelled). Chunking options do not apply."""
+    of that PMID's contexts (which one matters most is not labelled). Chunking options do not apply. A blank
+    context (empty or only spaces) is no chunk and no gold, and is counted; the others keep their index in
+    CONTEXTS (and in LABELS) and their offsets. A PMID whose contexts are all blank has no gold."""
     data = expect(load_json(source), dict, source, "the top level")
     chunks: list[Chunk] = []
     items: list[GoldenItem] = []
@@ -38,13 +40,18 @@ def import_pubmedqa(source: str, options: ImportOptions) -> Imported:
         doc_id, start, ids = query_id_of(pmid, source, f"record {pmid!r}"), 0, []  # made one token and checked as an id
         for i, context in enumerate(contexts):
             text = expect(context, str, source, f"{pmid}.CONTEXTS[{i}]")
-            chunks.append(Chunk(id=f"{doc_id}#{i}", text=text, doc_id=doc_id, start=start, end=start + len(text)))
-            ids.append(f"{doc_id}#{i}")
+            if text.strip():
+                chunks.append(Chunk(id=f"{doc_id}#{i}", text=text, doc_id=doc_id, start=start, end=start + len(text)))
+                ids.append(f"{doc_id}#{i}")
+            else:  # an empty chunk, and gold, that nothing can match
+                counts["blank contexts (empty or only spaces; not made chunks or gold)"] += 1
             start += len(text) + len(PUBMEDQA_SEPARATOR)
         meta: dict[str, Any] = {"final_decision": record.get("final_decision"), "labels": record.get("LABELS")}
         if not answer:
             meta["no_answer"] = True
             counts["queries without an answer"] += 1
+        if not ids:
+            counts["queries whose contexts are all blank (no gold)"] += 1
         items.append(GoldenItem(doc_id, question.strip(), (answer,) if answer else (), tuple(ids), meta))
     return Imported(items, chunks, counts, {"gold": "all contexts of the question's PMID"})
 
