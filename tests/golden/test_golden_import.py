@@ -77,6 +77,31 @@ def test_squad_default_is_one_chunk_per_context_and_ids_come_from_titles(tmp_pat
     assert read_lines(tmp_path / "g.jsonl")[0]["gold_chunk_ids"] == ["Bee_keeping#0"]
 
 
+def test_ids_whose_blanks_become_underscores_are_counted_in_one_warning(tmp_path):
+    """SQuAD's question ids and title-made document ids, and every other importer's ids (made one token in one place,
+    sanitise_id), differ from the source's once their blanks are '_': one line says so, with a count and an example.
+    Spaces only around an id are dropped without a word."""
+    text = json.loads(squad(34, title="Bee keeping"))
+    paragraph = text["data"][0]["paragraphs"][0]
+    del paragraph["document_id"]
+    paragraph["qas"][1]["id"], paragraph["qas"][2]["id"] = "q\t2", " q3 "
+    source = write(tmp_path / "s.json", json.dumps(text))
+    result = run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    assert [i["query_id"] for i in read_lines(tmp_path / "g.jsonl")] == ["q_1", "q_2", "q3"]
+    blanks = [line for line in result.stderr.splitlines() if "become '_'" in line]
+    assert blanks == ["semrel: warning: ids with blanks, which become '_' so that they differ from the source's "
+                      "(e.g. 'Bee keeping' is 'Bee_keeping'): 3"]
+    rows = write(tmp_path / "g.csv", "id,query,answer\nq 1,x,y\nq2,z,w\n")
+    assert "(e.g. 'q 1' is 'q_1'): 1" in run("golden", "import", rows, "-o", tmp_path / "g2.jsonl").stderr
+    pairs = {"queries": {"q1": "Where is honey?"}, "corpus": {"n 1": HONEY}, "relevant_docs": {"q1": ["n 1"]}}
+    source = write(tmp_path / "qa_pairs.json", json.dumps(pairs))
+    result = run("golden", "import", source, "--corpus-out", tmp_path / "c3.jsonl", "-o", tmp_path / "g3.jsonl")
+    assert "(e.g. 'n 1' is 'n_1'): 1" in result.stderr
+    clean = write(tmp_path / "clean.csv", "id,query,answer\n q1 ,x,y\nq_2,z,w\n")
+    assert "become '_'" not in run("golden", "import", clean, "-o", tmp_path / "g4.jsonl").stderr
+
+
 def test_squad_errors(tmp_path):
     broken = write(tmp_path / "b.json", '{"data": [\n  {"paragraphs": [}\n]}')
     assert_one_error(run("golden", "import", broken, "--format", "squad", "--corpus-out", tmp_path / "c.jsonl",

@@ -33,6 +33,8 @@ import logging
 import os
 import re
 from collections import Counter
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -52,9 +54,30 @@ KINDS = {
 SHOWN = 3  # names listed per skip reason
 
 
+# {id as the source gives it: id made} of the ids sanitise_id changed, while sanitised_ids() collects them
+_SANITISED: ContextVar[dict[str, str] | None] = ContextVar("sanitised_ids", default=None)
+
+
 def sanitise_id(value: str) -> str:
-    """An id safe for whitespace-separated files: runs of whitespace become '_'."""
-    return _WHITESPACE.sub("_", value.strip())
+    """An id safe for whitespace-separated files: runs of whitespace become '_' (spaces around it are dropped)."""
+    given = value.strip()
+    made = _WHITESPACE.sub("_", given)
+    changed = _SANITISED.get()
+    if changed is not None and made != given:
+        changed.setdefault(given, made)
+    return made
+
+
+@contextmanager
+def sanitised_ids() -> Iterator[dict[str, str]]:
+    """{id as the source gives it: id made} of every id that sanitise_id changes (blanks made '_') while open:
+    what `golden import` warns of, once for all its importers, as its ids then differ from the source's."""
+    changed: dict[str, str] = {}
+    token = _SANITISED.set(changed)
+    try:
+        yield changed
+    finally:
+        _SANITISED.reset(token)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from ..formats.trec import graded_pairs
 from ..records import Chunk, GoldenItem, is_id
 from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_llamaindex_pairs, import_msmarco, import_pubmedqa
+from .documents import sanitised_ids
 from .locate import ContextMatcher, chunks_holding, find_answer
 from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map_document_ids, query_id_of
 from .trec import import_trec
@@ -793,8 +794,13 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
         raise UsageError(f"qrels= goes with format='trec'; this source is {fmt}")
     if options.doc_qrels and fmt not in ("trec", "beir", "csv", "jsonl"):
         raise UsageError(f"doc_qrels= applies to gold document ids (trec, beir, csv, jsonl); this source is {fmt}")
-    result = importers[fmt](source, options)
+    with sanitised_ids() as changed:
+        result = importers[fmt](source, options)
     result.params["format"] = fmt
+    if changed:  # one line for all of them: the golden set (and corpus) name them otherwise than the source
+        given, made = next(iter(changed.items()))
+        blanks = f"ids with blanks, which become '_' so that they differ from the source's (e.g. {given!r} is {made!r})"
+        result.counts[blanks] = len(changed)
     if not result.items:  # an empty golden set, written with exit 0, only failed later (validate, retrieve, judge)
         raise ValidationError(f"{display_name(source)}: no queries in this {fmt} source; nothing was written")
     if result.chunks is not None and not result.chunks:  # likewise an empty corpus.jsonl
