@@ -633,6 +633,21 @@ def test_msmarco_v21_columns_and_its_no_answer_text(tmp_path):
                      "row 1.passages[0].is_selected should be 0 or 1, found 2")
 
 
+def test_msmarco_blank_passages_are_no_chunks_nor_gold_and_are_counted(tmp_path):
+    """A blank passage was a chunk of empty text, and gold when selected, that nothing could match; the others keep
+    their index, and a query whose only selected passage is blank has no gold."""
+    data = [{"query_id": 7, "query": "what is rba", "answers": ["A bank."],
+             "passages": [{"is_selected": 0, "passage_text": " "}, {"is_selected": 1, "passage_text": "The RBA is a bank."}]},
+            {"query_id": 8, "query": "is it safe", "answers": ["Yes."], "passages": [{"is_selected": 1, "passage_text": ""}]}]
+    source = write(tmp_path / "msmarco.json", json.dumps(data))
+    result = run("golden", "import", source, "--format", "msmarco", "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    assert [c["_id"] for c in read_lines(tmp_path / "c.jsonl")] == ["7p1"]
+    assert [(i["query_id"], i["gold_chunk_ids"]) for i in read_lines(tmp_path / "g.jsonl")] == [("7", ["7p1"]), ("8", [])]
+    assert "semrel: warning: blank passages (empty or only spaces; not made chunks or gold): 2" in result.stderr
+    assert "queries with no passage marked is_selected (no gold): 1" in result.stderr
+
+
 def test_cranfield_numbers_queries_by_position_and_maps_grades(tmp_path):
     folder = tmp_path / "cran"
     write(folder / "cran.all.1400", (".I 1\r\n.T\r\nwing flow .\r\n.A\r\nsmith\r\n.W\r\nwing flow .\r\n  lift rises .\r\n"

@@ -95,7 +95,8 @@ def import_msmarco(source: str, options: ImportOptions) -> Imported:
     """MS MARCO QnA (v1.1 or v2.1, the official layout or Hugging Face's): each query's passages are its chunks
     `<query_id>p<i>` (each passage its own document, its url in meta); query = `query`, references = `answers` and
     `wellFormedAnswers`; gold = the passages marked `is_selected`, which are the ones the annotator used to write the
-    answer, not every one that answers it (docs/golden.md). Chunking options do not apply."""
+    answer, not every one that answers it (docs/golden.md). A blank passage is no chunk and no gold, and is counted;
+    the others keep their index. Chunking options do not apply."""
     chunks: list[Chunk] = []
     items: list[GoldenItem] = []
     counts: Counter = Counter()
@@ -114,6 +115,9 @@ def import_msmarco(source: str, options: ImportOptions) -> Imported:
                     answers.append(answer)
         gold = []
         for i, (text, selected, url) in enumerate(_msmarco_passages(record.get("passages"), source, where)):
+            if not text.strip():  # an empty chunk, and gold if selected, that nothing can match
+                counts["blank passages (empty or only spaces; not made chunks or gold)"] += 1
+                continue
             chunk_id = f"{query_id}p{i}"
             chunks.append(Chunk(id=chunk_id, text=text, doc_id=chunk_id, start=0, end=len(text), meta={"url": url} if url else {}))
             if selected:
