@@ -408,7 +408,7 @@ def test_set_beats_environment_beats_file_and_reruns_what_changed(tmp_path, monk
     ({}, ("colour.k=1",), "--set colour.k=1: [colour]: unknown section (known: corpus, golden,"),
     ({}, ("threshold",), "--set threshold: expected SECTION.KEY=VALUE"),
     ({}, ("=1",), "--set =1: expected SECTION.KEY=VALUE"),  # "--set =1:: unknown key"
-    ({"SEMREL_RETRIEVE_K": "many"}, ("retrieve.k=3",), "SEMREL_RETRIEVE_K=many: [retrieve] k: expected an integer"),
+    ({"SEMREL_RETRIEVE_K": "3"}, ("retrieve.k=many",), "--set retrieve.k=many: [retrieve] k: expected an integer"),
     ({}, ("corpus.docs=nowhere",), "--set corpus.docs=nowhere: [corpus] docs: no such folder or file 'nowhere'"),
     ({}, ("lift.base=dense",), "--set lift.base=dense: [lift] base: 'dense' is not one of [retrieve] methods (bm25)"),
 ])
@@ -417,6 +417,18 @@ def test_bad_override_is_one_line_naming_its_source(tmp_path, monkeypatch, env, 
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert_one_error(run("run", config, *[a for s in sets for a in ("--set", s)]), message, code=2)
+
+
+def test_only_the_winning_value_of_a_key_is_read_and_checked(tmp_path, monkeypatch):
+    """A bad SEMREL_LABEL_THRESHOLD refused the --set label.threshold given to replace it ("expected a number"), as a
+    bad --set did the later one of the same key: a value overridden is not used, so it is not checked either."""
+    config = write_config(write_data(tmp_path))
+    environ = {"SEMREL_LABEL_THRESHOLD": "abc", "SEMREL_RETRIEVE_K": "many"}
+    loaded = pipeline.load_config(str(config), ["label.threshold=0.5", "retrieve.k=lots", "retrieve.k=3"], environ)
+    assert loaded["label"]["threshold"] == 0.5 and loaded["retrieve"]["k"] == 3
+    monkeypatch.setenv("SEMREL_LABEL_THRESHOLD", "abc")
+    dry = run("run", config, "--dry-run", "--set", "label.threshold=0.5")
+    assert dry.exit_code == 0, dry.output
 
 
 def test_override_values_are_toml_or_plain_text(tmp_path, monkeypatch):

@@ -115,13 +115,15 @@ def _override_value(text: str, kind: str) -> Any:
 
 
 def _overrides(environ: Mapping[str, str], sets: Sequence[str]) -> list[tuple[str, str, str, str]]:
-    """(section, key, value text, source) for every SEMREL_* variable of a config key, then every --set."""
-    found = []
+    """(section, key, value text, source) of each config key that a SEMREL_* variable or --set gives, from the one
+    that wins (the last --set, else the variable): a value overridden is neither read nor checked (a bad
+    SEMREL_LABEL_THRESHOLD refused the --set label.threshold meant to replace it)."""
+    found: dict[tuple[str, str], tuple[str, str]] = {}
     for section, keys in SCHEMA.items():
         for key in keys:
             text = environ.get(env_name(section, key))
             if text:
-                found.append((section, key, text, f"{env_name(section, key)}={text}"))
+                found[section, key] = (text, f"{env_name(section, key)}={text}")
     for item in sets:
         target, equals, text = item.partition("=")
         section, _, key = target.strip().rpartition(".")
@@ -131,8 +133,8 @@ def _overrides(environ: Mapping[str, str], sets: Sequence[str]) -> list[tuple[st
         unknown = _unknown(section, key)
         if unknown:
             raise ConfigError(f"--set {item}: {unknown}")
-        found.append((section, key, text.strip(), f"--set {item}"))
-    return found
+        found[section, key] = (text.strip(), f"--set {item}")
+    return [(section, key, text, source) for (section, key), (text, source) in found.items()]
 
 
 def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] | None = None
