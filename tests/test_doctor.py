@@ -51,3 +51,19 @@ def test_doctor_reports_a_cache_it_cannot_read_and_goes_on(tmp_path, monkeypatch
     assert result.exit_code == 0, result.output
     rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
     assert rows["SEMREL_JUDGE_CACHE_DIR"].startswith(f"UNREADABLE: {tmp_path} (Permission denied)")
+
+
+def test_doctor_marks_the_variables_nothing_reads(monkeypatch):
+    """A misspelt SEMREL_JUDGE_MODLE was listed like the variables commands read: nothing said the command would not see it."""
+    unused = {"SEMREL_JUDGE_MODLE": "SEMREL_JUDGE_MODEL", "SEMREL_LABEL_FOO": None}
+    read = ["SEMREL_GOLDEN_IMPORT_FORMAT", "SEMREL_REVIEW_SERVE_TOKEN", "SEMREL_MAX_GZIP_RATIO", "SEMREL_DATA", "SEMREL_OUT",
+            "SEMREL_SENSITIVITY_FROM", "SEMREL_EVAL_PLACES"]  # an option at any depth, a limit, the tests', config keys
+    for name in [*unused, *read]:
+        monkeypatch.setenv(name, "3")
+    result = run("doctor")
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
+    for name, close in unused.items():
+        assert rows[name].startswith("UNUSED: nothing reads it" + (f" (did you mean {close}?)" if close else "") + ": an option "
+                                     "needs SEMREL_<COMMAND>_<OPTION>"), rows[name]
+    assert all(rows[name] == "3" for name in read), rows

@@ -1,13 +1,15 @@
 """What semrel finds on this machine: versions, the default model, the embedding cache, a browser, and
 the SEMREL_* variables that change a command's defaults (a model or a cache set there is checked too:
-the defaults shown above them are not what such a command uses)."""
+the defaults shown above them are not what such a command uses), and those that nothing reads."""
 
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
 from importlib import metadata
 from pathlib import Path
+from typing import Collection
 
 from .encoding.cache import default_cache_dir
 from .encoding.models import DEFAULT_MODEL, describe_model
@@ -34,8 +36,14 @@ def _cache(folder: Path) -> str:
         return f"UNREADABLE: {folder} ({exc.strerror or exc}): semrel cannot keep embeddings there; give another with --cache"
 
 
-def _variable(name: str, value: str) -> str:
-    """What a SEMREL_<COMMAND>_<OPTION> variable sets, checked where it names a model or a cache folder."""
+def _variable(name: str, value: str, known: Collection[str] | None) -> str:
+    """What a SEMREL_<COMMAND>_<OPTION> variable sets, checked where it names a model or a cache folder; UNUSED where it
+    is not one of the `known` names that semrel reads (None: not checked)."""
+    if known is not None and name not in known:
+        close = difflib.get_close_matches(name[len("SEMREL_"):], [k[len("SEMREL_"):] for k in known], n=1, cutoff=0.85)
+        return (f"UNUSED: nothing reads it{f' (did you mean SEMREL_{close[0]}?)' if close else ''}: an option needs "
+                "SEMREL_<COMMAND>_<OPTION> (its parameter name, as --help shows), a `semrel run` config key "
+                "SEMREL_<SECTION>_<KEY>, a size limit SEMREL_MAX_* (docs/safety.md)")
     if name.endswith("_MODEL"):
         return _model(value)
     if name.endswith(("_CACHE", "_CACHE_DIR")):
@@ -43,13 +51,14 @@ def _variable(name: str, value: str) -> str:
     return value
 
 
-def diagnose(environ: dict[str, str] | None = None) -> list[tuple[str, str]]:
-    """(item, finding) rows; nothing here loads torch or a model's weights."""
+def diagnose(environ: dict[str, str] | None = None, known: Collection[str] | None = None) -> list[tuple[str, str]]:
+    """(item, finding) rows; nothing here loads torch or a model's weights. `known`: every SEMREL_* variable semrel reads
+    (the CLI's options, `semrel run`'s config keys, the limits), those not in it marked UNUSED."""
     rows = [(name, version) for name, version in versions().items()]
     rows.append(("default model", _model(None)))
     rows.append(("embedding cache", _cache(default_cache_dir())))
     environ = dict(os.environ if environ is None else environ)
-    rows += [(name, _variable(name, value)) for name, value in sorted(environ.items()) if name.startswith("SEMREL_")]
+    rows += [(name, _variable(name, value, known)) for name, value in sorted(environ.items()) if name.startswith("SEMREL_")]
     try:
         rows.append(("ray (--engine ray)", metadata.version("ray")))
     except metadata.PackageNotFoundError:

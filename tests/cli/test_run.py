@@ -431,6 +431,23 @@ def test_only_the_winning_value_of_a_key_is_read_and_checked(tmp_path, monkeypat
     assert dry.exit_code == 0, dry.output
 
 
+def test_a_variable_of_a_section_that_is_no_key_is_said_to_be_ignored(tmp_path, monkeypatch):
+    """SEMREL_LABEL_FOO=1 was ignored without a word while --set label.foo=1 is refused; the variables of the commands'
+    options (also SEMREL_<SECTION>_..., read by the command of that name), of groups' subcommands and of the limits are not."""
+    config = write_config(write_data(tmp_path))
+    for name in ("SEMREL_LABEL_FOO", "SEMREL_BM25_K2", "SEMREL_EVAL_PLACES", "SEMREL_JUDGE_CACHE_DIR", "SEMREL_RETRIEVE_BM25_K1",
+                 "SEMREL_GOLDEN_IMPORT_FORMAT", "SEMREL_CORPUS_CHUNK_SIZE", "SEMREL_REVIEW_SERVE_TOKEN", "SEMREL_MAX_LINE_MB",
+                 "SEMREL_LABEL_GRADED", "SEMREL_DATA"):
+        monkeypatch.setenv(name, "1" if name != "SEMREL_LABEL_GRADED" else "false")
+    monkeypatch.setenv("SEMREL_LABEL_BAR", "")  # empty: unset
+    dry = run("run", config, "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert [line for line in dry.stderr.splitlines() if line.startswith("semrel: warning: ")] == [
+        "semrel: warning: SEMREL_BM25_K2: ignored by `semrel run`: [bm25] has no key k2 (keys: k1, b, method, stemmer, stopwords)",
+        "semrel: warning: SEMREL_LABEL_FOO: ignored by `semrel run`: [label] has no key foo (keys: threshold, on, grades, graded, "
+        "calibration), and no option of `semrel label` reads it"]
+
+
 def test_override_values_are_toml_or_plain_text(tmp_path, monkeypatch):
     config = write_config(write_data(tmp_path))
     monkeypatch.setenv("SEMREL_RETRIEVE_METHODS", "bm25, hybrid")  # comma-separated list

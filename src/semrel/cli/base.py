@@ -255,3 +255,28 @@ def main() -> None:
     SEMREL_JUDGE_MODEL=/models/minilm for `semrel judge --model` (--help names the variable of
     per-machine options); the command line wins.
     """
+
+
+def option_variables(command: click.Command, prefix: str) -> set[str]:
+    """The environment variables click reads for the options of `command`, whose prefix is `prefix` (SEMREL_JUDGE
+    for `semrel judge`), and of its subcommands at any depth (SEMREL_GOLDEN_IMPORT_FORMAT), each loaded as running it would."""
+    found: set[str] = set()
+    for param in command.params:
+        found.update([param.envvar] if isinstance(param.envvar, str) else param.envvar or ())
+        if isinstance(param, click.Option) and param.allow_from_autoenv and param.name:
+            found.add(f"{prefix}_{param.name.upper()}")
+    if isinstance(command, click.Group):
+        context = click.Context(command)
+        for name in command.list_commands(context):
+            sub = command.get_command(context, name)
+            if sub is not None:
+                found |= option_variables(sub, f"{prefix}_{name.upper()}".replace("-", "_"))
+    return found
+
+
+def command_variables(name: str | None = None) -> set[str]:
+    """The SEMREL_<COMMAND>_<OPTION> variables of `semrel NAME` (none where NAME is no command), or of every command."""
+    if name is None:
+        return option_variables(main, "SEMREL")
+    command = main.get_command(click.Context(main), name)
+    return set() if command is None else option_variables(command, f"SEMREL_{name.upper()}".replace("-", "_"))

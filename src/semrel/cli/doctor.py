@@ -5,13 +5,25 @@ from __future__ import annotations
 import click
 
 from ..doctor import diagnose
+from ..formats.files import LIMITS
 from ..formats.tables import Table, render
-from .base import SemrelCommand
+from .base import SemrelCommand, command_variables
+from .pipeline import SCHEMA, env_name
+
+TEST_VARIABLES = ("SEMREL_DATA", "SEMREL_SCREENSHOTS")  # the tests' (and bench's) shared data folder, `make screenshots`
 
 
 @click.command("doctor", cls=SemrelCommand, short_help='Show versions, the model, the cache and a browser.')
 def doctor_command() -> None:
     """Report versions, the default model found, the embedding cache's location and size, the
     SEMREL_* variables set (a model or cache one names is checked: commands use it instead of the
-    defaults above), and whether a browser for the tests is present."""
-    click.echo(render(Table(["item", "found"], [list(row) for row in diagnose()]), "table"), nl=False)
+    defaults above; one that nothing reads, a misspelt name, is marked UNUSED), and whether a browser
+    for the tests is present."""
+    click.echo(render(Table(["item", "found"], [list(row) for row in diagnose(known=known_variables())]), "table"), nl=False)
+
+
+def known_variables() -> set[str]:
+    """Every SEMREL_* variable semrel reads: each command's options (click's SEMREL_<COMMAND>_<OPTION>, at any depth, and
+    the variables an option names itself), `semrel run`'s config keys, the size limits and the tests' own."""
+    keys = {env_name(section, key) for section, section_keys in SCHEMA.items() for key in section_keys}
+    return command_variables() | keys | {variable for variable, _ in LIMITS} | set(TEST_VARIABLES)

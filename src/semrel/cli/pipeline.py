@@ -137,6 +137,28 @@ def _overrides(environ: Mapping[str, str], sets: Sequence[str]) -> list[tuple[st
     return [(section, key, text, source) for (section, key), (text, source) in found.items()]
 
 
+def ignored_variables(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each SEMREL_<SECTION>_<REST> variable (set, not empty) of a config section that is neither one of its
+    keys nor an option of the command of that name (SEMREL_EVAL_PLACES is `semrel eval --places`, SEMREL_GOLDEN_IMPORT_FORMAT
+    `semrel golden import --format`): a misspelt key (SEMREL_LABEL_TRESHOLD) was ignored without a word, where --set
+    refuses it."""
+    from .base import COMMANDS, command_variables
+
+    keys = {env_name(section, key) for section, section_keys in SCHEMA.items() for key in section_keys}
+    options: dict[str, set[str]] = {}  # each command loaded only for a variable that is no key
+    found = []
+    for name in sorted(environ):
+        section, _, rest = name.removeprefix("SEMREL_").lower().partition("_")
+        if not name.startswith("SEMREL_") or not section or section not in SCHEMA or not rest or not environ[name] or name in keys:
+            continue
+        if section not in options:
+            options[section] = command_variables(section)
+        if name not in options[section]:
+            nor = f", and no option of `semrel {section}` reads it" if section in COMMANDS else ""
+            found.append(f"{name}: ignored by `semrel run`: [{section}] has no key {rest} (keys: {', '.join(SCHEMA[section])}){nor}")
+    return found
+
+
 def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] | None = None
                 ) -> dict[str, dict[str, Any]]:
     """The config with every default filled in and the SEMREL_* variables (of `environ`) and --set
@@ -791,6 +813,10 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
                  ) -> list[tuple[Step, str, float]]:
     """Run (or with dry_run, only decide) every step; returns (step, "ran"/"skipped"/"would run", seconds). A dry pass
     comes first, so that a step which would replace work `semrel run` did not make stops the run before any step runs."""
+    from .base import warn
+
+    for message in ignored_variables(os.environ if environ is None else environ):
+        warn(message)
     config = load_config(config_path, sets, environ)
     steps = plan(config)
     check_outputs_spare_inputs(config_path, config, steps)

@@ -55,6 +55,7 @@ DOCUMENT_LIMIT = ("SEMREL_MAX_DOCUMENT_MB", 512)  # a file read whole: a text do
 GZIP_RATIO_LIMIT = ("SEMREL_MAX_GZIP_RATIO", 100)  # decompressed / compressed size of a .gz input ...
 GZIP_RATIO_FLOOR = 4 << 20  # ... checked once it has given this many bytes (small files may expand more)
 MB = 1 << 20
+LIMITS = (LINE_LIMIT, DOCUMENT_LIMIT, GZIP_RATIO_LIMIT)  # every limit: `semrel doctor` knows their variables
 
 
 def limit_value(limit: tuple[str, float]) -> float:
