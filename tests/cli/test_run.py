@@ -1126,6 +1126,18 @@ def test_init_takes_the_format_where_the_file_does_not_tell_it(tmp_path):
     assert 'format = "squad"' in text and "SQuAD-style JSON, 6 queries" in said
 
 
+def test_a_golden_file_whose_format_is_not_told_names_the_config_key(tmp_path):
+    """A [golden] file of an extension that does not tell its format failed the import step with '(give --format)', a flag
+    the config's user does not type: the key that gives it is [golden] format."""
+    config = write_config(write_data(tmp_path))
+    (tmp_path / "golden.csv").rename(tmp_path / "golden.toml")
+    config.write_text(config.read_text().replace('file = "golden.csv"', 'file = "golden.toml"'))
+    result = run("run", config)
+    assert result.exit_code == 1 and "semrel run: import" in result.stderr
+    assert result.stderr.strip().splitlines()[-1].endswith("golden.toml: cannot tell the format (give [golden] format)")
+    assert run("run", config, "--set", "golden.format=csv").exit_code == 0
+
+
 def test_a_hidden_file_changing_in_a_folder_input_reads_nothing(tmp_path, monkeypatch):
     """A folder input is known by the files its digest reads (files.folder_files): a hidden file (an editor's
     swap file, a staged output) changing made run read the whole folder again to find the same digest."""

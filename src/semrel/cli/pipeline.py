@@ -780,6 +780,8 @@ def _call(step: Step) -> None:
     except click.ClickException as exc:
         raise UsageError(f"{step.name}: {exc.format_message()}") from None
     except SemrelError as exc:
+        if step.command == ("golden", "import"):  # the import command names its --format, which a config gives as a key
+            exc.args = (str(exc).replace("--format", "[golden] format"),)
         if type(exc) in (SemrelError, UsageError):
             raise type(exc)(f"{step.name}: {exc}") from None
         raise
