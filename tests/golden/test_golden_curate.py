@@ -121,6 +121,23 @@ def test_stats_counts_and_distributions(tmp_path):
     assert [line.split()[-1] for line in table.splitlines() if line.startswith("query words")] == ["4.0"]
 
 
+def test_stats_of_a_golden_set_without_answers_show_no_answer_lengths_not_zeros(tmp_path):
+    """Cranfield (or any golden set whose queries lack answers) has no answer lengths: the quartiles are blank in
+    the tables and null in JSON, not 0 (which reads as answers of 0 words)."""
+    golden = write(tmp_path / "golden.jsonl", item("q1", "Where do bees go?", answer="", meta={"no_answer": True})
+                   + item("q2", "Who mates?", answer="", gold=("b#0",), meta={"no_answer": True}))
+    stats = json.loads(run("golden", "stats", golden, "-f", "json").stdout)
+    assert stats["lengths"]["answer words"] == {"count": 0, "min": None, "p25": None, "median": None, "mean": None,
+                                                "p75": None, "max": None}
+    assert stats["lengths"]["query words"]["min"] == 2.0
+    table = run("golden", "stats", golden).stdout
+    assert [line.split() for line in table.splitlines() if line.startswith("answer words")] == [["answer", "words", "0"]]
+    markdown = run("golden", "stats", golden, "-f", "markdown").stdout
+    assert [[cell.strip() for cell in line.strip("|").split("|")] for line in markdown.splitlines()
+            if line.startswith("| answer words")] == [["answer words", "0", "", "", "", "", "", ""]]
+    assert distribution([]) == stats["lengths"]["answer words"]
+
+
 def test_length_distributions_equal_numpys_from_counts_alone():
     """The corpus's chunk lengths are kept as {length: chunks} (memory by distinct lengths, not chunks); the
     quartiles are numpy.percentile's to the last bit and the importer's median is sorted(lengths)[n // 2]."""

@@ -123,11 +123,12 @@ class Tally(Counter[int]):
         return a + (b - a) * t if t < 0.5 else b - (b - a) * (1 - t)  # numpy's own two forms, for its last bit
 
 
-def distribution(values: Iterable[int] | Tally) -> dict[str, float]:
-    """count, min, quartiles, mean and max of `values` (zeros when empty)."""
+def distribution(values: Iterable[int] | Tally) -> dict[str, float | None]:
+    """count, min, quartiles, mean and max of `values`; when empty, a count of 0 and None for the rest (no values,
+    not values of 0: a golden set without reference answers has no answer lengths), blank in tables, null in JSON."""
     tally = values if isinstance(values, Tally) else Tally(values)
     if not tally:
-        return {"count": 0, "min": 0, "p25": 0, "median": 0, "mean": 0.0, "p75": 0, "max": 0}
+        return {"count": 0, "min": None, "p25": None, "median": None, "mean": None, "p75": None, "max": None}
     p25, median, p75 = (tally.percentile(q) for q in (25, 50, 75))
     return {
         "count": tally.total(), "min": float(min(tally)), "p25": float(p25), "median": float(median),
