@@ -66,4 +66,13 @@ def test_doctor_marks_the_variables_nothing_reads(monkeypatch):
     for name, close in unused.items():
         assert rows[name].startswith("UNUSED: nothing reads it" + (f" (did you mean {close}?)" if close else "") + ": an option "
                                      "needs SEMREL_<COMMAND>_<OPTION>"), rows[name]
-    assert all(rows[name] == "3" for name in read), rows
+    assert all(rows[name] == "3" for name in read if name != "SEMREL_REVIEW_SERVE_TOKEN"), rows
+
+
+def test_doctor_hides_the_review_token(monkeypatch):
+    """doctor's output is pasted into bug reports: the token that guards `review serve` was printed in clear."""
+    monkeypatch.setenv("SEMREL_REVIEW_SERVE_TOKEN", "s3cret-value")
+    result = run("doctor")
+    assert result.exit_code == 0, result.output
+    assert "s3cret" not in result.output
+    assert "SEMREL_REVIEW_SERVE_TOKEN  set (hidden, 12 characters)" in result.stdout

@@ -16,6 +16,8 @@ from .encoding.models import DEFAULT_MODEL, describe_model
 from .errors import SemrelError
 from .formats.manifest import versions
 
+SECRET_ENDINGS = ("_TOKEN", "_PASSWORD", "_SECRET")  # values doctor does not print
+
 
 def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
@@ -44,6 +46,8 @@ def _variable(name: str, value: str, known: Collection[str] | None) -> str:
         return (f"UNUSED: nothing reads it{f' (did you mean SEMREL_{close[0]}?)' if close else ''}: an option needs "
                 "SEMREL_<COMMAND>_<OPTION> (its parameter name, as --help shows), a `semrel run` config key "
                 "SEMREL_<SECTION>_<KEY>, a size limit SEMREL_MAX_* (docs/safety.md)")
+    if name.endswith(SECRET_ENDINGS):  # doctor's output is pasted into bug reports
+        return f"set (hidden, {len(value)} characters)"
     if name.endswith("_MODEL"):
         return _model(value)
     if name.endswith(("_CACHE", "_CACHE_DIR")):
