@@ -129,7 +129,7 @@ def test_letters_go_on_past_z():
 @pytest.mark.parametrize("args, message", [
     (("a.run",), "at least two runs"),
     (("a.run", "b.run", "--baseline", "zzz"), "--baseline 'zzz' is none of the runs"),
-    (("a.run", "a.run"), "two runs are named '"),
+    (("a.run", "a.run"), "a.run is given twice; give each run once"),
     (("a.run", "b.run", "--all-pairs", "--baseline", "a"), "not both"),
     (("a.run", "b.run", "-m", "nDCG@x"), "unknown measure"),
 ])
@@ -146,7 +146,7 @@ def test_run_names_are_checked_before_any_run_is_read(cli, files, write):
     result = cli("compare", files[0], files[1], broken, "--baseline", "zzz")
     assert result.exit_code == 2 and "--baseline 'zzz' is none of the runs (a, broken)" in result.stderr, result.stderr
     result = cli("compare", files[0], broken, broken)
-    assert result.exit_code == 2 and "two runs are named '" in result.stderr and "broken'" in result.stderr, result.stderr
+    assert result.exit_code == 2 and "the run file " in result.stderr and "broken.run is given twice" in result.stderr, result.stderr
 
 
 def test_a_broken_run_names_its_line(cli, files, write):

@@ -120,6 +120,8 @@ def test_cli_refuses_what_cannot_work(cli, write, tmp_path):
                          f"--weights {weights}: weights must be finite numbers of 0 or more", code=2)
     assert_one_error(cli("fuse", a, b, "-o", out, "--method", "wsum", "--weights", "0,0"),  # every score 0: ordered by id alone
                      "--weights 0,0: give at least one weight above 0", code=2)
+    # one file twice counted twice (fused with itself, or its weight doubled) and the manifest kept one weight for both
+    assert_one_error(cli("fuse", a, a, "-o", out), f"the run file {a} is given twice; give each run once", code=2)
     assert not (tmp_path / "f.run").exists()
 
 
@@ -136,21 +138,22 @@ def test_a_document_twice_in_a_run_is_refused_as_eval_refuses_it(cli, write, tmp
 def test_scores_past_float64s_span_keep_their_order_or_are_refused(cli, write, tmp_path):
     """1e308 - -1e308 overflows: min-max scales such a query first (order kept, no numpy warning on stderr); a fused
     score that is still not finite (no normalisation, or huge weights) is refused in one line, nothing written."""
-    big = write("big.run", "q1 Q0 d1 1 1e308 r\nq1 Q0 d2 2 -1e308 r\nq2 Q0 d1 1 2 r\nq2 Q0 d2 2 1 r\n")
+    rows = "q1 Q0 d1 1 1e308 r\nq1 Q0 d2 2 -1e308 r\nq2 Q0 d1 1 2 r\nq2 Q0 d2 2 1 r\n"
+    big, twin = write("big.run", rows), write("twin.run", rows)
     out = tmp_path / "f.run"
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a numpy RuntimeWarning fails the command
         for norm in ("minmax", "zscore", "sum"):
-            result = cli("fuse", big, big, "-o", out, "--method", "combsum", "--norm", norm)
+            result = cli("fuse", big, twin, "-o", out, "--method", "combsum", "--norm", norm)
             assert result.exit_code == 0 and result.stderr == "fused 2 runs (combsum): 4 rows to " + str(out) + "\n", result.output
             fused = read_run(out).to_dict()
             assert fused["q1"]["d1"] > fused["q1"]["d2"] and fused["q1"] == pytest.approx(fused["q2"]), norm
         out.unlink()
         (tmp_path / "f.run.manifest.json").unlink()
-        assert_one_error(cli("fuse", big, big, "-o", out, "--method", "combsum", "--norm", "none"),
+        assert_one_error(cli("fuse", big, twin, "-o", out, "--method", "combsum", "--norm", "none"),
                          "--method combsum --norm none gives fused scores past float64's range: scale the runs' scores "
                          "with --norm minmax, zscore or sum", code=2)
-        assert_one_error(cli("fuse", big, big, "-o", out, "--method", "wsum", "--weights", "1e308,1e308"),
+        assert_one_error(cli("fuse", big, twin, "-o", out, "--method", "wsum", "--weights", "1e308,1e308"),
                          "--method wsum --norm minmax gives fused scores past float64's range: give smaller --weights", code=2)
     assert not out.exists()
 

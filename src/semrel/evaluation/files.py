@@ -41,7 +41,10 @@ def require_distinct_names(names: Sequence[str], paths: Sequence[str | os.PathLi
     """Runs are told apart by name in every table: two with one name is a usage error (naming their `paths`, if files)."""
     repeated = sorted({n for n in names if list(names).count(n) > 1})
     if repeated:
-        files = [display_name(str(p)) for p, n in zip(paths, names) if n == repeated[0]]
+        same = [p for p, n in zip(paths, names) if n == repeated[0]]
+        files = [display_name(str(p)) for p in same]
+        if len(same) > 1 and os.path.realpath(same[0]) == os.path.realpath(same[1]):
+            raise UsageError(f"the run file {files[0]} is given twice; give each run once")
         which = f" ({' and '.join(files[:2])})" if files else ""
         raise UsageError(f"two runs are named {repeated[0]!r}{which}; give the run files distinct names")
 

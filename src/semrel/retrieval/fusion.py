@@ -206,10 +206,11 @@ def top_per_query(run: Run, depth: int) -> Run:
 def fuse_files(paths: Sequence[str | os.PathLike], output: str, spec: FusionSpec = FusionSpec(),
                warn: Callable[[str], None] | None = None) -> Run:
     """Fuse run files into `output` (a TREC run named after it) with its manifest."""
-    from ..evaluation.files import read_runs
+    from ..evaluation.files import read_runs, require_distinct_names, run_names
     from ..formats.manifest import outputs_with_manifests, write_manifest
     from ..formats.trec import run_name, write_run
 
+    require_distinct_names(run_names(paths), paths)  # before reading: one file given twice would count twice
     runs = read_runs(paths)  # named apart, so that the manifest keeps each run's weight
     names = [r.name for r in runs]
     fused = fuse_runs(runs, spec, run_name(output) if output != "-" else "fused", warn)
