@@ -545,6 +545,7 @@ def test_a_schema_1_database_is_read_as_it_is_and_upgraded_by_a_session_keeping_
     conn = sqlite3.connect(db)
     conn.execute("ALTER TABLE tasks DROP COLUMN probability")  # as semrel wrote it before tasks kept the judge's p
     conn.execute("PRAGMA user_version = 1")
+    conn.execute("ALTER TABLE decisions DROP COLUMN simulated")  # as semrel wrote it before it marked a simulation's decisions
     decisions = conn.execute("SELECT * FROM decisions ORDER BY id").fetchall()
     conn.close()
 
@@ -563,8 +564,13 @@ def test_a_schema_1_database_is_read_as_it_is_and_upgraded_by_a_session_keeping_
     version, columns = version_and_columns()
     assert version == SCHEMA_VERSION and "probability" in columns
     with contextlib.closing(sqlite3.connect(db)) as c:
-        assert c.execute("SELECT * FROM decisions ORDER BY id").fetchall() == decisions
+        columns = [r[1] for r in c.execute("PRAGMA table_info(decisions)")]
+        assert c.execute(f"SELECT {', '.join(columns[:-1])} FROM decisions ORDER BY id").fetchall() == decisions
+        assert columns[-1] == "simulated" and c.execute("SELECT count(simulated) FROM decisions").fetchone()[0] == 0  # none made up
         assert c.execute("SELECT count(*) FROM tasks WHERE probability IS NOT NULL").fetchone()[0] == 0  # no p was judged then
+    # alice's grades carry no seconds, and nothing said whose they were: taken for a simulation's, as semrel told them then
+    again = cli("review", "start", "--db", db, "--reviewer", "alice", "--no-highlight", input="q")
+    assert "4 of alice's decisions here were made by `review simulate`" in again.stderr, again.output
 
 
 def test_the_judge_line_leads_with_p_where_the_judge_computed_it():

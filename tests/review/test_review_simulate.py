@@ -3,7 +3,9 @@ measured on the pairs left out: the workflow of the COVID-QA measurement, on a s
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 
 import pytest
 
@@ -98,4 +100,36 @@ def test_a_simulation_and_a_person_never_share_a_reviewer_name(tmp_path, write, 
                      "r.sqlite: ann has made 1 decisions here by hand; a simulation would add its grades under that name")
     assert cli("review", "simulate", "--db", db, "--reviewer", "gold", "--human", gold, "--unlisted-as-zero").exit_code == 0
     again = cli("review", "start", "--db", db, "--reviewer", "gold", "--no-highlight", input="q")
-    assert again.exit_code == 0 and "decisions here carry no time, as those of `review simulate`" in again.stderr
+    assert again.exit_code == 0 and "of gold's decisions here were made by `review simulate`" in again.stderr
+
+
+def test_piped_keys_record_no_time_and_their_decisions_stay_a_persons(tmp_path, write, cli, monkeypatch):
+    """Piped keys were timed by the microseconds between two reads: stats showed a median of 0.0 s and millions of
+    decisions per hour. They record no time now, and are still a person's, not taken for a simulation's (which carry
+    none either): a simulation under that name is refused and her next start does not call them simulated."""
+    from semrel.cli import review_terminal
+
+    pool = write_pool(tmp_path / "pool")
+    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"],
+             "--thresholds", "0.5"]
+    db = str(tmp_path / "r.sqlite")
+    piped = cli("review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", *files, input="10sq")
+    assert piped.exit_code == 0, piped.output
+    table = cli("review", "stats", "--db", db, "--resamples", "20").stdout
+    assert next(line.split() for line in table.splitlines() if line.startswith("ann ")) == ["ann", "2", "1", "0", "0", "0", "0", "-", "-"]
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("SELECT kind, seconds, simulated FROM decisions ORDER BY id").fetchall() == [
+            ("grade", None, 0), ("grade", None, 0), ("skip", None, 0)]
+    gold = write("gold.qrels", "q1 0 c2 1\n")
+    assert_one_error(cli("review", "simulate", "--db", db, "--reviewer", "ann", "--human", gold, "--unlisted-as-zero"),
+                     "r.sqlite: ann has made 3 decisions here by hand; a simulation would add its grades under that name")
+    again = cli("review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", input="q")
+    assert again.exit_code == 0 and "review simulate" not in again.stderr, again.stderr
+
+    keys = iter("1q")  # typed at a terminal: timed
+    monkeypatch.setattr(review_terminal, "keys_typed", lambda: True)
+    monkeypatch.setattr(review_terminal, "read_key", lambda: next(keys))
+    assert cli("review", "start", "--db", db, "--reviewer", "ann", "--no-highlight").exit_code == 0
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        seconds, simulated = conn.execute("SELECT seconds, simulated FROM decisions ORDER BY id DESC LIMIT 1").fetchone()
+    assert seconds is not None and seconds >= 0 and simulated == 0

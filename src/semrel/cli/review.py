@@ -82,9 +82,8 @@ def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, *
     session = joined_session(db, reviewer, **queue)
     _, simulated = decisions_by_kind(session)
     if simulated:
-        warn(f"{db}: {simulated} of {reviewer}'s decisions here carry no time, as those of `review simulate` (a person's, in the "
-             f"terminal or the browser, do): they count as {reviewer}'s in stats and export, and their pairs are not shown "
-             "again; if they were simulated, review under another name")
+        warn(f"{db}: {simulated} of {reviewer}'s decisions here were made by `review simulate`: they count as {reviewer}'s in "
+             "stats and export, and their pairs are not shown again; review under another name")
 
     def highlighter(task):
         return token_similarities(task.chunk, task.answers, model, layer)
@@ -119,7 +118,7 @@ def simulate_command(db, reviewer, human, unlisted_as_zero, **queue):
 
 
 def _timed(value: float | None) -> float | str:
-    """A speed figure, or '-' where none was timed (a simulated reviewer, decisions without seconds): not 'nan'."""
+    """A speed figure, or '-' where none was timed (a simulated reviewer, piped keys): not 'nan'."""
     return "-" if value is None or math.isnan(value) else value
 
 

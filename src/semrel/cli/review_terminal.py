@@ -37,10 +37,16 @@ def as_utf8(text: str) -> str:
     return raw.decode("utf-8", "replace")
 
 
+def keys_typed() -> bool:
+    """Keys come from a person at the terminal, not piped (scripts, tests): piped keys are read as fast as they
+    arrive, so the time between two is no one's time on a pair, and their decisions record none."""
+    return sys.stdin.isatty()
+
+
 def read_key() -> str:
     """One key press, raw from the terminal; from piped input (scripts, tests), its next
     character ('' once it ends, which quits)."""
-    return click.getchar() if sys.stdin.isatty() else sys.stdin.read(1)
+    return click.getchar() if keys_typed() else sys.stdin.read(1)
 
 
 def highlighted(text: str, spans: Spans) -> Text:
@@ -135,7 +141,7 @@ class TerminalReview:
                 self.show(task, pages, page, message)
                 message, key = "", read_key()
                 if key in self.grades or key == "s":
-                    seconds = time.monotonic() - shown
+                    seconds = time.monotonic() - shown if keys_typed() else None
                     outcome = (self.session.grade(task, self.grades[key], seconds) if key in self.grades
                                else self.session.skip(task, seconds))
                     if outcome is Outcome.RECORDED:

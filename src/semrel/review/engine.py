@@ -200,15 +200,15 @@ class Session:
         )
 
     def _append(self, task: Task, kind: str, grade: int | None = None, note: str | None = None,
-                undoes: int | None = None, seconds: float | None = None) -> None:
+                undoes: int | None = None, seconds: float | None = None, simulated: bool = False) -> None:
         self.conn.execute(
-            "INSERT INTO decisions (task_id, task_hash, reviewer, kind, grade, note, undoes, seconds, created)"
-            " SELECT id, hash, ?, ?, ?, ?, ?, ?, ? FROM tasks WHERE id = ?",
-            (self.reviewer, kind, grade, note, undoes, seconds, time.time(), task.id),
+            "INSERT INTO decisions (task_id, task_hash, reviewer, kind, grade, note, undoes, seconds, created, simulated)"
+            " SELECT id, hash, ?, ?, ?, ?, ?, ?, ?, ? FROM tasks WHERE id = ?",
+            (self.reviewer, kind, grade, note, undoes, seconds, time.time(), int(simulated), task.id),
         )
 
     def _decide(self, task: Task, kind: str, grade: int | None = None, note: str | None = None,
-                seconds: float | None = None) -> Outcome:
+                seconds: float | None = None, simulated: bool = False) -> Outcome:
         """Record a decision on `task` only while it is the pair held for this reviewer: the check
         and the write are one transaction, so no other process (a terminal, a second web server,
         this name elsewhere) can decide or take the pair in between."""
@@ -218,7 +218,7 @@ class Session:
                 settled = kind in ("grade", "skip") and self._standing(task)
                 return Outcome.ALREADY_DECIDED if settled else Outcome.NOT_HELD
             if kind != "note" or note:
-                self._append(task, kind, grade=grade, note=note, seconds=seconds)
+                self._append(task, kind, grade=grade, note=note, seconds=seconds, simulated=simulated)
         return Outcome.RECORDED
 
     def _check_grade(self, grade: int) -> None:
@@ -226,12 +226,13 @@ class Session:
         if not 0 <= grade <= top:
             raise ValidationError(f"grade {grade} is outside 0..{top}")
 
-    def grade(self, task: Task, grade: int, seconds: float | None = None) -> Outcome:
+    def grade(self, task: Task, grade: int, seconds: float | None = None, simulated: bool = False) -> Outcome:
+        """`seconds`: the time the reviewer took (None: not measured); `simulated`: made by `review simulate`, not a person."""
         self._check_grade(grade)
-        return self._decide(task, "grade", grade=grade, seconds=seconds)
+        return self._decide(task, "grade", grade=grade, seconds=seconds, simulated=simulated)
 
-    def skip(self, task: Task, seconds: float | None = None) -> Outcome:
-        return self._decide(task, "skip", seconds=seconds)
+    def skip(self, task: Task, seconds: float | None = None, simulated: bool = False) -> Outcome:
+        return self._decide(task, "skip", seconds=seconds, simulated=simulated)
 
     def flag(self, task: Task) -> Outcome:
         return self._decide(task, "flag")

@@ -9,10 +9,11 @@ from .engine import Outcome, Session, labelling_of
 
 
 def decisions_by_kind(session: Session) -> tuple[int, int]:
-    """(a person's, a simulation's) grades and skips of the session's reviewer: a simulation records no seconds."""
-    row = session.conn.execute("SELECT count(seconds), count(*) - count(seconds) FROM decisions WHERE reviewer = ?"
+    """(a person's, a simulation's) grades and skips of the session's reviewer, as `simulated` records them (a person's
+    piped keys carry no seconds either); a decision from before it did is a simulation's where it carries no seconds."""
+    row = session.conn.execute("SELECT count(*), total(coalesce(simulated, seconds IS NULL)) FROM decisions WHERE reviewer = ?"
                                " AND kind IN ('grade', 'skip')", (session.reviewer,)).fetchone()
-    return int(row[0]), int(row[1])
+    return int(row[0] - row[1]), int(row[1])
 
 
 def simulate_review(session: Session, human: Mapping[str, Mapping[str, int]], unlisted_as_zero: bool = False) -> tuple[int, int]:
@@ -24,7 +25,7 @@ def simulate_review(session: Session, human: Mapping[str, Mapping[str, int]], un
     while (task := session.next_task()) is not None:
         listed = human.get(task.query_id)
         if listed is not None and (task.chunk_id in listed or unlisted_as_zero):
-            graded += session.grade(task, min(max(int(listed.get(task.chunk_id, 0)), 0), top)) is Outcome.RECORDED
+            graded += session.grade(task, min(max(int(listed.get(task.chunk_id, 0)), 0), top), simulated=True) is Outcome.RECORDED
         else:
-            skipped += session.skip(task) is Outcome.RECORDED
+            skipped += session.skip(task, simulated=True) is Outcome.RECORDED
     return graded, skipped

@@ -38,7 +38,7 @@ class ReviewerStats:
     notes: int
     undos: int
     stale: int  # grades and skips on texts changed since, neither undone nor made again on the new texts: those an export leaves out
-    median_seconds: float  # per grade or skip, undone ones included: the time was spent
+    median_seconds: float  # per timed grade or skip (keys typed at a terminal, the browser), undone ones included: the time was spent
     per_hour: float
 
 

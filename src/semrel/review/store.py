@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, TypeVar
 from ..errors import SemrelError
 from ..formats.files import check_input_file, note_database, sweep_stale_temps, temp_prefix
 
-SCHEMA_VERSION = 2  # 2: tasks.probability
+SCHEMA_VERSION = 3  # 2: tasks.probability; 3: decisions.simulated
 BUSY_TIMEOUT_MS = 30_000
 T = TypeVar("T")
 
@@ -59,8 +59,9 @@ CREATE TABLE decisions (
     grade INTEGER,
     note TEXT,
     undoes INTEGER REFERENCES decisions(id),
-    seconds REAL,
-    created REAL NOT NULL
+    seconds REAL,                     -- time taken; NULL: none measured (piped keys, `review simulate`)
+    created REAL NOT NULL,
+    simulated INTEGER                 -- 1: `review simulate`'s, 0: a person's; NULL: from before schema 3 (simulated if no seconds)
 );
 CREATE INDEX decisions_by_task ON decisions (task_id, reviewer);
 CREATE INDEX decisions_by_undo ON decisions (undoes);
@@ -221,6 +222,8 @@ def _upgrade(conn: sqlite3.Connection) -> None:
     version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have just upgraded it
     if version < 2:
         conn.execute("ALTER TABLE tasks ADD COLUMN probability REAL")
+    if version < 3:
+        conn.execute("ALTER TABLE decisions ADD COLUMN simulated INTEGER")
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
