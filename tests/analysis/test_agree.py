@@ -125,8 +125,8 @@ def test_agree_says_why_kappa_and_tau_are_nan_where_both_sides_are_constant(writ
     runs = write("a.run", "q1 Q0 d1 1 2 a\n"), write("b.run", "q1 Q0 d2 1 2 b\n")
     result = cli("agree", zeros, same, *runs, "-m", "P@1")
     assert result.exit_code == 0 and result.stderr.splitlines() == [
-        "semrel: warning: both qrels give all 2 compared pairs grade 0: they agree on every pair, and kappa is undefined (nan): "
-        "chance alone would agree as much; compare pairs of more than one grade"]
+        "semrel: warning: kappa is undefined (nan) for the two qrels: both give all 2 compared pairs grade 0, so they agree on "
+        "every pair, but chance alone would agree as much; compare pairs of more than one grade"]
     assert result.stdout.splitlines()[-1].split()[:3] == ["P@1", "all", "tie"]  # both give every run 0: no order to swap
     one = write("one.qrels", "q1 0 d1 1\nq1 0 d2 0\n")
     result = cli("agree", zeros, one, *runs, "-m", "P@1")

@@ -16,6 +16,7 @@ from semrel.analysis.agreement import (
     cohen_kappa,
     confusion_matrix,
     kappa_from_confusion,
+    kappa_undefined,
     kendall_tau_b,
     label_codes,
 )
@@ -91,6 +92,17 @@ def test_kappa_is_nan_when_both_raters_give_one_label_alone():
     batch = kappa_from_confusion(np.array([[[3, 0], [0, 0]], [[2, 1], [0, 1]]]), "quadratic")
     assert np.isnan(batch[0])
     assert batch[1] == pytest.approx(cohen_kappa_score([0, 0, 0, 1], [0, 0, 1, 1], weights="quadratic"))
+
+
+def test_why_kappa_is_undefined_is_said_where_it_is_nan_and_only_there():
+    """One sentence, used by `agree`'s warning and `review stats`, which had each their own wording of it."""
+    assert kappa_undefined(agreement([1, 1, 1], [1, 1, 1], labels=[0, 1, 2], resamples=10), "a vs b") == (
+        "kappa is undefined (nan) for a vs b: both give all 3 compared pairs grade 1, so they agree on every pair, but chance "
+        "alone would agree as much")
+    assert kappa_undefined(agreement([], [], labels=[0, 1], resamples=10), "a vs b") == (
+        "kappa is undefined (nan) for a vs b: there is no pair to compare")
+    for a, b in (([1, 1, 1], [0, 0, 0]), ([1, 1, 1], [1, 0, 1]), ([0, 1, 2], [0, 1, 2])):  # kappa 0, 0 and 1: defined
+        assert kappa_undefined(agreement(a, b, resamples=10), "a vs b") is None
 
 
 def resampled_kappas(a, b, resamples, seed):

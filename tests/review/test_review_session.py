@@ -616,8 +616,8 @@ def test_stats_say_why_kappa_is_nan_where_reviewer_and_judge_both_give_one_grade
             session.skip(task)
     result = cli("review", "stats", "--db", tmp_path / "r.sqlite")
     assert result.exit_code == 0 and graded == 3, result.output
-    assert ("kappa is undefined (nan) for alice vs judge: both gave every pair they share one grade, so chance alone would "
-            "agree as much") in result.stdout
+    assert ("kappa is undefined (nan) for alice vs judge: both give all 3 compared pairs grade 0, so they agree on every pair, "
+            "but chance alone would agree as much") in result.stdout.splitlines()
 
 
 def test_resuming_on_other_labels_or_fewer_pairs_says_so_and_export_refuses_another_scale(tmp_path, cli):

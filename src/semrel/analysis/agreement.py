@@ -133,6 +133,19 @@ class Agreement:
         }
 
 
+def kappa_undefined(a: Agreement, who: str) -> str | None:
+    """Why the kappa of `a` is undefined (nan), as a sentence naming the two labellings `who` ("alice vs bob"); None
+    where it is defined. Kappa is (observed - expected agreement) / (1 - expected): with no pair, or where both give
+    every pair one grade, both agreements are 1 and kappa is 0/0 (kappa_from_confusion)."""
+    if not np.isnan(a.kappa):
+        return None
+    if not a.n:
+        return f"kappa is undefined (nan) for {who}: there is no pair to compare"
+    (grade,) = {label for label, row in zip(a.labels, a.confusion) if any(row)}  # one grade only: no other way to 0/0
+    return (f"kappa is undefined (nan) for {who}: both give all {a.n} compared pairs grade {grade}, so they agree on every "
+            "pair, but chance alone would agree as much")
+
+
 def default_weights(labels: Labels) -> Weights:
     """Quadratic weights for graded labels (more than two values), plain kappa for binary ones."""
     return "quadratic" if len(set(labels)) > 2 else "none"
@@ -179,13 +192,14 @@ def label_agreement(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False, res
     if not first:
         raise ValidationError(f"{ref.source or 'the first qrels'} and {test.source or 'the second'} share no judged pair "
                               "(different query or document ids?)")
-    if set(first) == set(second) and len(set(first)) == 1:  # 0/0: no agreement beyond chance can be measured
-        tell([f"both qrels give all {len(first)} compared pairs grade {first[0]}: they agree on every pair, and kappa is "
-              "undefined (nan): chance alone would agree as much; compare pairs of more than one grade"], warn)
+    result = agreement(first, second, resamples=resamples, seed=seed)
+    undefined = kappa_undefined(result, "the two qrels")
+    if undefined:  # 0/0: no agreement beyond chance can be measured
+        tell([f"{undefined}; compare pairs of more than one grade"], warn)
     else:
         tell([_one_grade(qrels, grades, unlisted_as_zero) for qrels, grades in ((ref, first), (test, second)) if len(set(grades)) == 1],
              warn)
-    return agreement(first, second, resamples=resamples, seed=seed)
+    return result
 
 
 def _one_grade(qrels: Qrels, grades: list[int], unlisted_as_zero: bool) -> str:

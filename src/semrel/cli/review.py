@@ -10,6 +10,7 @@ import sys
 import click
 from rich.console import Console
 
+from ..analysis.agreement import kappa_undefined
 from ..encoding.models import DEFAULT_MODEL
 from ..errors import SemrelError, UsageError
 from ..formats import read_qrels
@@ -141,10 +142,9 @@ def stats_command(db, fmt, seed, resamples):
     if stats.agreements:
         rows = [agreement_row(a.first, a.second, a.agreement) for a in stats.agreements]
         click.echo("\n" + render(Table(AGREEMENT_HEADER, rows), "table", places=3))
-        undefined = [f"{a.first} vs {a.second}" for a in stats.agreements if math.isnan(a.agreement.kappa)]
-        if undefined:
-            click.echo(f"kappa is undefined (nan) for {', '.join(undefined)}: both gave every pair they share one grade, "
-                       "so chance alone would agree as much")
+        for a in stats.agreements:
+            if undefined := kappa_undefined(a.agreement, f"{a.first} vs {a.second}"):
+                click.echo(undefined)
         for a in stats.agreements:
             click.echo("\n" + confusion_text(f"{a.first} vs {a.second}", a.agreement, a.first, a.second), nl=False)
 
