@@ -315,6 +315,24 @@ def test_runs_on_the_judges_own_model_are_named_under_the_metrics(cli, files, tm
     assert "own-model" not in output.read_text(encoding="utf-8")
 
 
+def test_runs_compared_on_few_queries_are_warned_about_at_the_top_once(cli, tmp_path, recwarn):
+    """The warning `semrel compare` gives (paired tests of fewer than 5 differences mean little) left the report as a
+    Python warning, with a line of semrel's source, once per qrels, and not on the page."""
+    def put(name: str, lines: list[str]) -> str:
+        (tmp_path / name).write_text("".join(f"{line}\n" for line in lines))
+        return str(tmp_path / name)
+
+    derived, gold = (put(name, [f"q{i} 0 {c}{i} 1" for i in range(3)]) for name, c in (("derived.qrels", "x"), ("gold.qrels", "g")))
+    a = put("a.run", [line for i in range(3) for line in (f"q{i} Q0 g{i} 1 2 a", f"q{i} Q0 x{i} 2 1 a")])
+    b = put("b.run", [f"q{i} Q0 {c}{i} 1 2 b" for i, c in enumerate("xxg")])
+    output = tmp_path / "r.html"
+    result = cli("report", derived, a, b, "--gold-qrels", gold, "-m", "RR", "--permutations", "200", "-o", str(output))
+    assert result.exit_code == 0, result.stderr
+    said = "the runs are compared on 3 queries: paired tests of so few differences mean little"
+    assert [w[:len(said)] for w in top_warnings(output.read_text(encoding="utf-8"))] == [said]
+    assert result.stderr.count(f"semrel: warning: {said}") == 1 and not [w for w in recwarn if said in str(w.message)]
+
+
 def cli_report(cli, folder: Path, qrels: str, *runs: str) -> str:
     output = folder / "same.html"
     assert cli("report", qrels, *runs, "--gold-qrels", qrels, "-m", "RR", "-o", str(output)).exit_code == 0

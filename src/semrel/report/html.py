@@ -255,7 +255,7 @@ def _metric_section(inputs: ReportInputs, judged: Qrels, warn: Callable[[str], N
     comparisons, qrels = [], []
     for path, kind, given in named:
         results = evaluate_files(path, inputs.runs, inputs.chosen_measures(), inputs.rel_level, warn=warn, qrels=given, runs=runs)
-        c = compare_evaluations(results, inputs.settings, baseline=inputs.baseline, all_pairs=inputs.all_pairs)
+        c = compare_evaluations(results, inputs.settings, baseline=inputs.baseline, all_pairs=inputs.all_pairs, warn=warn)
         comparisons.append(c)
         qrels.append({"key": kind.key, "label": kind.label, "description": kind.description,
                       "queries": len(results[0].query_ids), "legend": legend(c),
@@ -463,8 +463,9 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
                  json.dumps(judge, indent=2, sort_keys=True, default=str) if judge else None)
 
     def note(message: str) -> None:
-        page.warnings.append(message)
-        warn(message)
+        if message not in page.warnings:  # once, where both qrels give the same (runs compared on few queries)
+            page.warnings.append(message)
+            warn(message)
 
     differ = _options_differ(inputs, rule, component, thresholds)
     if differ:
