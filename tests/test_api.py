@@ -158,12 +158,14 @@ def test_api_errors_name_parameters():
     with pytest.raises(UsageError, match="unknown measure 'nDCG@x'"):
         semrel.evaluate(qrels, {"q": {"d": 1.0}}, ["nDCG@x"])
     runs = {"a": {"q": {"d": 1.0}}, "b": {"q": {"e": 1.0, "d": 0.5}}}
-    with pytest.raises(UsageError, match=r"baseline='zzz' is none of the runs \(a, b\)"):
-        semrel.compare(qrels, runs, ["RR"], baseline="zzz")
-    with pytest.raises(UsageError, match="give baseline= or all_pairs=True, not both"):
-        semrel.compare(qrels, runs, ["RR"], baseline="a", all_pairs=True)
-    with pytest.raises(UsageError, match="runs: give two or more runs"):
-        semrel.compare(qrels, runs["a"], ["RR"])
+    with warnings.catch_warnings():  # a call refused is refused first: no warning of its one query before the error
+        warnings.simplefilter("error")
+        with pytest.raises(UsageError, match=r"baseline='zzz' is none of the runs \(a, b\)"):
+            semrel.compare(qrels, runs, ["RR"], baseline="zzz")
+        with pytest.raises(UsageError, match="give baseline= or all_pairs=True, not both"):
+            semrel.compare(qrels, runs, ["RR"], baseline="a", all_pairs=True)
+        with pytest.raises(UsageError, match="runs: give two or more runs"):
+            semrel.compare(qrels, runs["a"], ["RR"])
     # an AttributeError or an unpacking error from deep inside before
     chunk, item = Chunk("c#0", "text", "c", 0, 4), GoldenItem("q", "query?", ("answer",))
     for args, message in (((5, [item], []), "corpus: give a file path or a list of Chunk, not int"),
@@ -269,16 +271,20 @@ def test_what_the_file_readers_refuse_is_refused_from_python_objects_too(call, m
 
 
 def test_a_comparison_refuses_runs_measures_and_formats_it_does_not_hold():
-    qrels = {"q1": {"d1": 1}, "q2": {"d1": 1}}
-    c = semrel.compare(qrels, {"a": {"q1": {"d1": 1.0}, "q2": {"d1": 1.0}}, "b": {"q1": {"d2": 1.0}, "q2": {"d1": 1.0}}}, ["P@1"])
-    assert c.value("a", "P@1") == 1.0 and c.value("b", "P@1") == 0.5
+    queries = [f"q{i}" for i in range(1, 6)]  # enough for paired tests to mean something: no warning
+    qrels = {q: {"d1": 1} for q in queries}
+    c = semrel.compare(qrels, {"a": {q: {"d1": 1.0} for q in queries}, "b": {q: {"d2" if q == "q1" else "d1": 1.0} for q in queries}},
+                       ["P@1"])
+    assert c.value("a", "P@1") == 1.0 and c.value("b", "P@1") == 0.8
     with pytest.raises(UsageError, match="run 'zz' was not compared"):
         c.value("zz", "P@1")
     with pytest.raises(UsageError, match="AP was not compared"):
         c.marks("a", "AP")
     with pytest.raises(UsageError, match="format 'html'"):
         render_comparison(c, "html")
-    one = semrel.compare({"q1": {"d1": 1}}, {"a": {"q1": {"d1": 1.0}}, "b": {"q1": {"d2": 1.0, "d1": 0.5}}}, ["P@1"], test="bootstrap")
+    with pytest.warns(UserWarning, match="the runs are compared on 1 query: paired tests of so few differences mean little"):
+        one = semrel.compare({"q1": {"d1": 1}}, {"a": {"q1": {"d1": 1.0}}, "b": {"q1": {"d2": 1.0, "d1": 0.5}}}, ["P@1"],
+                             test="bootstrap")
     assert one.tests[0].bootstrap_p == 1.0 and not one.tests[0].significant  # one query resamples to itself
 
 

@@ -12,9 +12,12 @@ from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate, evaluate_gradings
 from semrel.records import Judgment, Qrels, Run
 
-QRELS = Qrels.from_dict({"a": {"x": 1, "y": 2}, "b": {"x": 1}, "c": {"z": 1}})
-BASE = Run.from_dict({"a": {"x": 0.9, "y": 0.1, "w": 0.5}, "b": {"w": 0.9, "x": 0.5}, "c": {"z": 0.3}}, "base")
-RERANKED = Run.from_dict({"a": {"y": 0.9, "x": 0.1, "w": 0.5}, "b": {"x": 0.9, "w": 0.5}, "c": {"z": 0.3}}, "reranked")
+# five queries: compare_evaluations warns of fewer (its paired tests would mean little)
+QRELS = Qrels.from_dict({"a": {"x": 1, "y": 2}, "b": {"x": 1}, "c": {"z": 1}, "d": {"v": 1}, "e": {"u": 2}})
+BASE = Run.from_dict({"a": {"x": 0.9, "y": 0.1, "w": 0.5}, "b": {"w": 0.9, "x": 0.5}, "c": {"z": 0.3}, "d": {"w": 0.8, "v": 0.2},
+                      "e": {"u": 0.4}}, "base")
+RERANKED = Run.from_dict({"a": {"y": 0.9, "x": 0.1, "w": 0.5}, "b": {"x": 0.9, "w": 0.5}, "c": {"z": 0.3}, "d": {"v": 0.8, "w": 0.2},
+                          "e": {"u": 0.4}}, "reranked")
 NAMES = ["ndcg_cut.3", "MRR"]
 MEASURES = parse_measures(NAMES)
 FAST = StatSettings(permutations=50, bootstrap=50)

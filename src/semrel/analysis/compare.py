@@ -175,10 +175,6 @@ def compare_evaluations(
     """Test each run against `baseline` (default: the first), or every pair with `all_pairs`. Text
     measures (runid, relstring) are left out. `warn` hears when the runs share fewer than FEW_QUERIES queries."""
     evaluations = list(evaluations)
-    queries = len(evaluations[0].query_ids) if evaluations else 0
-    if 0 < queries < FEW_QUERIES:  # one query gave p = 1 and a zero-width interval; two, a zero-variance t "significant"
-        tell([f"the runs are compared on {queries} quer{'y' if queries == 1 else 'ies'}: paired tests of so few differences "
-              "mean little (p-values and intervals are shown as computed); compare on more queries"], warn)
     if evaluations:
         kept = numeric_measures(evaluations[0].values, "compare")
         evaluations = [dataclasses.replace(e, values={m: e.values[m] for m in kept}) for e in evaluations]
@@ -188,6 +184,10 @@ def compare_evaluations(
         raise UsageError("give baseline= or all_pairs=True, not both")
     if baseline is not None and baseline not in names:
         raise UsageError(f"baseline={baseline!r} is none of the runs ({', '.join(names)})")
+    queries = len(evaluations[0].query_ids) if evaluations else 0
+    if 0 < queries < FEW_QUERIES:  # one query gave p = 1 and a zero-width interval; two, a zero-variance t "significant"
+        tell([f"the runs are compared on {queries} quer{'y' if queries == 1 else 'ies'}: paired tests of so few differences "
+              "mean little (p-values and intervals are shown as computed); compare on more queries"], warn)
     measures = list(evaluations[0].values) if evaluations else []
     if all_pairs:
         pairs = [(j, i) for i in range(len(names)) for j in range(i + 1, len(names))]
