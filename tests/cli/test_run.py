@@ -638,6 +638,8 @@ def test_init_fits_the_config_to_an_ms_marco_file(tmp_path):
     assert 'format = "msmarco"' in text and "each MS MARCO passage is one chunk" in text and 'docs = "' not in text
     assert "MS MARCO QnA, 50 queries, 48 with a reference answer" in said
     assert "semrel golden import" in planned and "--corpus-out" in planned and "corpus chunk" not in planned
+    # tmp_path and the shared data share no folder but the root: "../../../work/shared/..." broke when the config moved
+    assert f"file = {json.dumps(os.path.abspath(source))}" in text
 
 
 def test_init_fits_llamaindex_beir_and_csv(tmp_path):

@@ -1070,8 +1070,11 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
     base = os.path.dirname(os.path.abspath(output))
 
     def rel(path: str) -> str:
-        """`path` relative to the config, as a TOML string (a quote or backslash in a name must not end it)."""
-        text = os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
+        """`path` relative to the config, as a TOML string (a quote or backslash in a name must not end it); absolute
+        where the two share no folder but the root ("../../../data/x" would break when the config moves)."""
+        full = os.path.abspath(path)
+        shared = os.path.commonpath([full, base])
+        text = (full if shared == os.path.dirname(shared) else os.path.relpath(full, base)).replace(os.sep, "/")
         return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")  # JSON's escapes are TOML's, bar DEL
 
     found = summarise_source(golden, fmt)
