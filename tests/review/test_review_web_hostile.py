@@ -10,10 +10,12 @@ import json
 import urllib.request
 
 import pytest
+from test_web_api_checks import signed_in
 
 from catalogue import TALLY
-from review_helpers import write_judged, write_pool
+from review_helpers import queued_db, write_judged, write_pool
 from review_web_helpers import Client, Server, alice_at_her_first_pair
+from semrel.review.web.app import WebSettings, create_app
 
 NESTED = '{"action": "grade", "task_id": ' + "[" * 20_000 + "]" * 20_000 + ', "grade": 1}'
 
@@ -154,3 +156,20 @@ def test_secure_cookies_behind_tls_and_warnings_beyond_loopback(tmp_path):
     with Server(db, None, "--no-highlight", "--host", "0.0.0.0", "--secure-cookies") as server:
         log = "".join(server.lines)
     assert "without --token" in log and "plain HTTP" not in log
+
+
+def test_a_csrf_token_with_non_ascii_characters_is_refused_not_a_500(tmp_path):
+    """hmac.compare_digest raises on str with non-ASCII characters: a header or form field of
+    "été" was a 500 (and a traceback in the server's log) instead of a 403."""
+    conn, _ = queued_db(tmp_path)
+    conn.close()
+    app = create_app(WebSettings(str(tmp_path / "r.sqlite"), secret="test"))
+    alice, csrf = signed_in(app, "alice")
+    task_id = alice.get("/api/task").get_json()["task"]["id"]
+    for forged in ["\xe9t\xe9", csrf[:-1] + "\xe9"]:
+        answer = alice.post("/api/decide", json={"action": "skip", "task_id": task_id}, headers={"X-CSRF-Token": forged})
+        assert answer.status_code == 403 and "CSRF" in answer.get_json()["error"], forged
+        answer = alice.post("/revise", data={"task_id": str(task_id), "grade": "1", "csrf_token": forged})
+        assert answer.status_code == 403 and "CSRF" in answer.get_data(as_text=True), forged
+    assert alice.get("/api/task").get_json()["task"]["id"] == task_id  # nothing was decided
+    assert alice.post("/api/decide", json={"action": "skip", "task_id": task_id}, headers={"X-CSRF-Token": csrf}).status_code == 200

@@ -33,9 +33,10 @@ def csrf_token() -> str:
 
 
 def check_csrf() -> None:
-    """A POST must echo the session's CSRF token (header for fetch(), field for forms)."""
+    """A POST must echo the session's CSRF token (header for fetch(), field for forms). Compared as
+    bytes: compare_digest refuses str with non-ASCII characters (a 500 for any request sending them)."""
     given = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_FIELD, "")
-    if not given or not hmac.compare_digest(given, session.get("csrf", "")):
+    if not given or not hmac.compare_digest(given.encode(), session.get("csrf", "").encode()):
         abort(403, "missing or wrong CSRF token; reload the page")
 
 
