@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import http.cookiejar
 import json
+import re
 import urllib.request
 
 import pytest
@@ -173,3 +174,25 @@ def test_a_csrf_token_with_non_ascii_characters_is_refused_not_a_500(tmp_path):
         assert answer.status_code == 403 and "CSRF" in answer.get_data(as_text=True), forged
     assert alice.get("/api/task").get_json()["task"]["id"] == task_id  # nothing was decided
     assert alice.post("/api/decide", json={"action": "skip", "task_id": task_id}, headers={"X-CSRF-Token": csrf}).status_code == 200
+
+
+def test_a_flood_of_requests_without_a_cookie_does_not_sign_reviewers_out(tmp_path):
+    """Every request without a cookie makes a session (its CSRF token); kept least recently used
+    first, 10,000 of them (an <img> loop on another site's page, or anyone without the token)
+    pushed every signed-in reviewer out. Sessions that hold nothing else go first."""
+    conn, _ = queued_db(tmp_path)
+    conn.close()
+    app = create_app(WebSettings(str(tmp_path / "r.sqlite"), secret="test", token="s3cret"))
+    app.session_interface.limit = 5
+    alice = app.test_client()
+    assert alice.get("/?token=s3cret").status_code == 302
+    csrf = re.search(r'name="csrf-token" content="([^"]+)"', alice.get("/").get_data(as_text=True)).group(1)
+    assert alice.post("/login", data={"name": "alice", "csrf_token": csrf}).status_code == 303
+    bob = app.test_client()
+    assert bob.get("/?token=s3cret").status_code == 302  # access from the link, not signed in yet: kept too
+    for _ in range(20):
+        assert app.test_client().get("/assets/nothing").status_code == 404  # no cookie, no token
+        assert app.test_client().get("/").status_code == 403
+    assert alice.get("/api/task").status_code == 200
+    assert bob.get("/").status_code == 200 and "start reviewing" in bob.get("/").get_data(as_text=True)
+    assert len(app.session_interface.store) <= 5

@@ -2,7 +2,8 @@
 (which deletes the session here) makes that cookie worthless, even replayed by someone who
 copied it. A session is dropped when it empties (sign-out), its id is renewed at sign-in (a
 cookie planted before cannot follow the reviewer in), and at most MAX_SESSIONS are kept (the
-least recently used go first). A restart forgets every session, as the signing key did before."""
+least recently used go first, those that hold nothing but a CSRF token before any other). A
+restart forgets every session, as the signing key did before."""
 
 from __future__ import annotations
 
@@ -43,6 +44,12 @@ class MemorySessions(SessionInterface):
         self.lock = threading.Lock()
         self.limit = limit
 
+    def idle(self) -> str | None:
+        """The least recently used session that holds nothing but its CSRF token (no name, no access
+        from the link): any request without a cookie makes one, so they go before a reviewer's, or a
+        flood of such requests (another web page can send them) would sign every reviewer out."""
+        return next((sid for sid, values in self.store.items() if values.keys() <= {"csrf"}), None)
+
     def open_session(self, app: Flask, request: Request) -> ServerSession:
         sid = request.cookies.get(self.get_cookie_name(app))
         if sid:
@@ -76,7 +83,7 @@ class MemorySessions(SessionInterface):
             self.store[session.sid] = dict(session)
             self.store.move_to_end(session.sid)
             while len(self.store) > self.limit:
-                self.store.popitem(last=False)
+                self.store.pop(self.idle() or next(iter(self.store)))
         if set_cookie:
             response.set_cookie(name, session.sid, path=path, domain=domain, secure=self.get_cookie_secure(app),
                                 httponly=self.get_cookie_httponly(app), samesite=self.get_cookie_samesite(app))
