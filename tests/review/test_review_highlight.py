@@ -73,3 +73,15 @@ def test_only_tokens_above_the_median_are_shaded_and_the_best_most():
     assert len(shaded) <= len(spans) // 2 + 1
     best = max(spans, key=lambda s: s[2])
     assert shaded[CHUNK[best[0]:best[1]]].bold
+
+
+@pytest.mark.parametrize("answer", ["\u200b", "\x00", "\ufeff\u200d", "\u0301"],
+                         ids=["zero-width space", "NUL", "BOM+ZWJ", "combining mark"])
+def test_an_answer_the_tokenizer_drops_whole_shades_nothing_rather_than_failing(answer):
+    """An answer made only of characters the tokenizer drops has no tokens to match: the max over
+    them raised ValueError (a 500 from the review page's /api/highlight, a crash of `review start`)."""
+    assert token_similarities(CHUNK, [answer]) == []
+    beside = token_similarities(CHUNK, [answer, "Patch the inner tube."])  # the other answer still shades
+    alone = token_similarities(CHUNK, ["Patch the inner tube."])
+    assert [span[:2] for span in beside] == [span[:2] for span in alone]
+    assert [span[2] for span in beside] == pytest.approx([span[2] for span in alone], abs=1e-4)

@@ -41,6 +41,8 @@ def token_similarities(
             tokens = states[row, keep].float().numpy()
             vectors[i] = tokens / np.maximum(np.linalg.norm(tokens, axis=1, keepdims=True), 1e-12)
     answer_tokens = np.concatenate(vectors[len(windows):])
+    if not len(answer_tokens):  # answers only of what the tokenizer drops (zero-width or control characters)
+        return []
     spans: list[tuple[int, int, float]] = []
     for w, (start, _) in enumerate(windows):
         token_offsets = [o for o, special in zip(encoded["offset_mapping"][w], encoded["special_tokens_mask"][w]) if not special]
