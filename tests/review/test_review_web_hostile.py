@@ -11,6 +11,7 @@ import re
 import urllib.request
 
 import pytest
+from test_review_processes import query
 from test_web_api_checks import signed_in
 
 from catalogue import TALLY
@@ -196,3 +197,21 @@ def test_a_flood_of_requests_without_a_cookie_does_not_sign_reviewers_out(tmp_pa
     assert alice.get("/api/task").status_code == 200
     assert bob.get("/").status_code == 200 and "start reviewing" in bob.get("/").get_data(as_text=True)
     assert len(app.session_interface.store) <= 5
+
+
+def test_a_revision_to_a_grade_outside_the_scale_is_a_400_as_in_the_api(tmp_path):
+    """/api/decide answered a grade outside 0..top with 400; /revise with 409 Conflict, as if the
+    decision had changed meanwhile, for the same mistake in the request."""
+    conn, _ = queued_db(tmp_path)
+    conn.close()
+    db = str(tmp_path / "r.sqlite")
+    app = create_app(WebSettings(db, secret="test"))
+    alice, csrf = signed_in(app, "alice")
+    task_id = alice.get("/api/task").get_json()["task"]["id"]
+    assert alice.post("/api/decide", json={"action": "grade", "task_id": task_id, "grade": 1},
+                      headers={"X-CSRF-Token": csrf}).status_code == 200
+    for grade in ["2", "-1", "99"]:
+        answer = alice.post("/revise", data={"task_id": str(task_id), "grade": grade, "csrf_token": csrf})
+        assert answer.status_code == 400 and "grade must be between 0 and 1" in answer.get_data(as_text=True), grade
+    assert alice.post("/revise", data={"task_id": str(task_id), "grade": "0", "csrf_token": csrf}).status_code == 303
+    assert query(db, "SELECT kind, grade FROM live") == [("grade", 0)]

@@ -207,7 +207,7 @@ def create_app(settings: WebSettings) -> Flask:
         s = reviewer_session()
         choice = request.form.get("grade", "")
         task_id = integer(request.form.get("task_id"), "task_id", 1, MAX_ID)
-        grade = None if choice == "skip" else integer(choice, "grade")
+        grade = None if choice == "skip" else integer(choice, "grade", 0, labelling.max_grade)
         # only what the recent decisions page offers, and still standing when it is changed (not undone meanwhile)
         if task_id not in recent_ids(s) or not s.revise(s.task(task_id), grade):
             abort(409, f"task {task_id} is not among your last {RECENT} decisions: only those can be changed here")
