@@ -8,6 +8,7 @@ import copy
 import http.cookiejar
 import json
 import re
+import time
 import urllib.request
 
 import pytest
@@ -17,6 +18,7 @@ from test_web_api_checks import signed_in
 from catalogue import TALLY
 from review_helpers import queued_db, write_judged, write_pool
 from review_web_helpers import Client, Server, alice_at_her_first_pair
+from semrel.formats.jsonl import too_deep
 from semrel.review.web.app import WebSettings, create_app
 
 NESTED = '{"action": "grade", "task_id": ' + "[" * 20_000 + "]" * 20_000 + ', "grade": 1}'
@@ -215,3 +217,23 @@ def test_a_revision_to_a_grade_outside_the_scale_is_a_400_as_in_the_api(tmp_path
         assert answer.status_code == 400 and "grade must be between 0 and 1" in answer.get_data(as_text=True), grade
     assert alice.post("/revise", data={"task_id": str(task_id), "grade": "0", "csrf_token": csrf}).status_code == 303
     assert query(db, "SELECT kind, grade FROM live") == [("grade", 0)]
+
+
+def test_a_body_of_escaped_quotes_is_refused_at_once_not_after_seconds_holding_every_thread(tmp_path):
+    """The nesting check skipped JSON strings with a regex that, for a string left open, scanned to
+    the end again from every quote after an escaped one: 64 KiB of \\" took 12 s of CPU, under the
+    GIL, so one request stalled every reviewer's page. An open string now runs to the end."""
+    conn, _ = queued_db(tmp_path)
+    conn.close()
+    app = create_app(WebSettings(str(tmp_path / "r.sqlite"), secret="test"))
+    alice, csrf = signed_in(app, "alice")
+    hostile = "[" * 9 + '"' + '\\"' * 32_000
+    started = time.perf_counter()
+    answer = alice.post("/api/decide", data=hostile, content_type="application/json", headers={"X-CSRF-Token": csrf})
+    assert answer.status_code == 400 and "nested too deeply" in answer.get_json()["error"]
+    answer = alice.post("/api/decide", data='"' + '\\"' * 32_000 + "[" * 9, content_type="application/json",
+                        headers={"X-CSRF-Token": csrf})
+    assert answer.status_code == 400 and answer.get_json()["error"] == "expected a JSON object"  # brackets in the open string
+    assert time.perf_counter() - started < 3  # was 25 s
+    assert too_deep('{"a": "[[[[[[[[[[", "b": "\\\\"}', limit=8) is False  # brackets in closed strings still skipped
+    assert too_deep('{"a": "\\\\\\"", "b": [[[[[[[[[]]]]]]]]]}', limit=8) is True
