@@ -62,6 +62,10 @@ class MemorySessions(SessionInterface):
 
     def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
         assert isinstance(session, ServerSession)
+        if session.new and response.status_code >= 400:
+            # refused, and the browser sent no cookie of ours: a page of another site (which a SameSite=Strict cookie
+            # does not follow) sending the reviewer's browser here must not replace their cookie, signing them out
+            return
         name, path, domain = self.get_cookie_name(app), self.get_cookie_path(app), self.get_cookie_domain(app)
         with self.lock:
             if not session.new and session.sid not in self.store:
