@@ -17,9 +17,9 @@ from .files import atomic_writer, display_name, read_lines
 
 MAX_DEPTH = 100  # nesting of JSON and TOML inputs: semrel's files need a handful of levels
 # a string left open runs to the end of the text: were its closing quote required, each quote after an
-# escaped one would start another scan to the end (quadratic: 64 KiB of \" took 12 s)
+# escaped one would start another scan to the end (quadratic: 64 KiB of \" took 12 s); a TOML one runs to its line's end
 _JSON_SKIP = re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*"?')
-_TOML_SKIP = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|\'[^\'\n]*\'|#[^\n]*')
+_TOML_SKIP = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"?|\'[^\'\n]*\'|#[^\n]*')
 _BRACKETS = re.compile(r"[\[\]{}]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
