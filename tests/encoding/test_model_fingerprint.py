@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 import semrel.formats.files as files
-from semrel.encoding.models import describe_model, resolve_model
+from semrel.encoding.models import describe_model, load_tokenizer, resolve_model
 from semrel.errors import SemrelError
 
 
@@ -59,3 +59,12 @@ def test_weights_that_cannot_be_read_are_named_in_one_line(tmp_path):
     weights.symlink_to(tmp_path / "gone" / weights.name)
     with pytest.raises(SemrelError, match=rf"{weights.name}: cannot read the model's weights; .*reinstall"):
         describe_model(str(copy))
+
+
+def test_a_model_folder_without_its_vocabulary_is_refused(tmp_path):
+    """transformers built a tokenizer of the 5 special tokens alone from a folder whose vocab.txt and tokenizer.json
+    were not copied: every word became [UNK], and the judge scored every pair, exit 0, on nothing."""
+    copy = shutil.copytree(resolve_model(None), tmp_path / "copy", ignore=shutil.ignore_patterns("vocab.txt", "tokenizer*"))
+    with pytest.raises(SemrelError, match="its tokenizer knows 5 tokens where the model has 30,522: its vocabulary files"):
+        load_tokenizer(str(copy))
+    assert len(load_tokenizer(None)) == 30_522  # the whole folder loads as before

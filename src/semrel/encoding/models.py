@@ -176,9 +176,15 @@ def load_tokenizer(name_or_path: str | None = None):
 
     location = resolve_model(name_or_path)
     try:
-        return AutoTokenizer.from_pretrained(location)
+        tokenizer = AutoTokenizer.from_pretrained(location)
     except OSError as exc:
         raise _unloadable(location, exc) from None
+    expected = _json(Path(location) / "config.json").get("vocab_size")
+    if isinstance(expected, int) and len(tokenizer) < expected // 2:  # transformers builds one of the special tokens alone
+        raise SemrelError(f"{location}: its tokenizer knows {len(tokenizer):,} tokens where the model has {expected:,}: its "
+                          "vocabulary files (vocab.txt, tokenizer.json...) are missing, and every word would be one unknown "
+                          "token; copy the model folder whole")
+    return tokenizer
 
 
 @functools.lru_cache(maxsize=4)
