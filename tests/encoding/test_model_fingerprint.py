@@ -4,6 +4,7 @@ and other weights are another model. The weights are read once per version: late
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -68,3 +69,20 @@ def test_a_model_folder_without_its_vocabulary_is_refused(tmp_path):
     with pytest.raises(SemrelError, match="its tokenizer knows 5 tokens where the model has 30,522: its vocabulary files"):
         load_tokenizer(str(copy))
     assert len(load_tokenizer(None)) == 30_522  # the whole folder loads as before
+
+
+@pytest.mark.parametrize("damage", ["weights cut short", "config unlike the weights"])
+def test_a_damaged_model_folder_is_one_error_not_a_traceback(tmp_path, damage):
+    """safetensors' error on a weights file cut short, and transformers' ValueError or RuntimeError on a config.json
+    unlike its weights, went up as tracebacks."""
+    from semrel.encoding.models import load_encoder
+
+    copy = shutil.copytree(resolve_model(None), tmp_path / "copy")
+    if damage == "weights cut short":
+        weights = copy / "model.safetensors"
+        weights.write_bytes(weights.read_bytes()[:1000])
+    else:
+        config = json.loads((copy / "config.json").read_text())
+        (copy / "config.json").write_text(json.dumps({**config, "hidden_size": 768}))
+    with pytest.raises(SemrelError, match=f"could not load model '{copy}' .*; give a complete local model folder"):
+        load_encoder(str(copy))

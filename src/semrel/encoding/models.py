@@ -162,10 +162,10 @@ def load_encoder(name_or_path: str | None = None, device: str = "cpu", layers: i
     return _load_encoder(resolve_model(name_or_path), device, layers, precision)
 
 
-def _unloadable(location: str, exc: OSError) -> SemrelError:
+def _unloadable(location: str, exc: Exception) -> SemrelError:
     return SemrelError(
         f"could not load model {location!r} ({str(exc).splitlines()[0]}); "
-        "give a local folder or a name already in the Hugging Face cache"
+        "give a complete local model folder or a name already in the Hugging Face cache"
     )
 
 
@@ -189,6 +189,7 @@ def load_tokenizer(name_or_path: str | None = None):
 
 @functools.lru_cache(maxsize=4)
 def _load_encoder(location: str, device: str, layers: int | None, precision: str = "exact"):
+    from safetensors import SafetensorError
     from transformers import AutoModel  # imported here, so commands that need no model start fast
     from transformers.utils import logging as hf_logging
 
@@ -200,7 +201,7 @@ def _load_encoder(location: str, device: str, layers: int | None, precision: str
     try:
         options: dict[str, Any] = {} if layers is None else {"num_hidden_layers": layers}  # typed so transformers' stubs take it
         model = AutoModel.from_pretrained(location, **options)
-    except OSError as exc:
+    except (OSError, ValueError, RuntimeError, SafetensorError) as exc:  # missing, cut short, or unlike its config.json
         raise _unloadable(location, exc) from None
     finally:
         hf_logging.set_verbosity(verbosity)
