@@ -235,6 +235,26 @@ def test_a_docx_with_broken_xml_is_skipped_in_a_folder(tmp_path):
                                "(XMLSyntaxError") for line in lines), lines
 
 
+def test_a_docx_that_unpacks_past_the_document_limit_is_refused_before_it_is_unpacked(tmp_path, monkeypatch):
+    """A .docx is a zip: python-docx unpacked every part into memory, so a 3 MB file whose document.xml
+    held 3 GB of blanks took 6.7 GB before lxml gave up. The sizes the zip records are checked first."""
+    import zipfile
+
+    good = report_docx(tmp_path / "good.docx")
+    bomb = tmp_path / "bomb.docx"
+    with zipfile.ZipFile(good) as source, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as packed:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "word/document.xml":
+                data = data.replace(b"<w:body>", b"<w:body>" + b" " * (4 << 20))
+            packed.writestr(item.filename, data)
+    assert bomb.stat().st_size < 1 << 20
+    monkeypatch.setenv("SEMREL_MAX_DOCUMENT_MB", "2")
+    assert_one_error(run("corpus", "chunk", bomb, "-o", tmp_path / "corpus.jsonl"),
+                     "bomb.docx: the .docx unpacked (5 MB) is longer than the limit of 2 MB", "SEMREL_MAX_DOCUMENT_MB")
+    assert not (tmp_path / "corpus.jsonl").exists()
+
+
 def test_docx_reads_tracked_insertions_and_inline_controls_and_drops_deletions(tmp_path):
     """python-docx's Paragraph.text reads only a paragraph's direct runs: text inside a tracked
     insertion or an inline content control was lost in silence."""

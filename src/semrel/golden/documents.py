@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import FormatError, SemrelError
-from ..formats.files import display_name, read_bytes, read_head, read_text
+from ..formats.files import DOCUMENT_LIMIT, display_name, limit_bytes, read_bytes, read_head, read_text, too_large
 from ..formats.jsonl import read_jsonl, require
 
 _WHITESPACE = re.compile(r"\s+")
@@ -436,6 +436,12 @@ def docx_document(path: Path, doc_id: str) -> Document:
 
     content = io.BytesIO(read_bytes(path))  # a .docx.gz too
     try:
+        # python-docx unpacks every part into memory: a few MB of zip can hold GBs of XML (zipfile reads no
+        # more of a part than the size its directory records, so the sizes recorded bound what is read)
+        with zipfile.ZipFile(content) as archive:
+            unpacked = sum(info.file_size for info in archive.infolist())
+        if unpacked > limit_bytes(DOCUMENT_LIMIT):
+            raise too_large(str(path), f"the .docx unpacked ({unpacked / 2**20:,.0f} MB)", DOCUMENT_LIMIT)
         document = docx.Document(content)
     # a broken document.xml raises lxml's XMLSyntaxError, a SyntaxError
     except (PackageNotFoundError, zipfile.BadZipFile, SyntaxError, KeyError, ValueError, OSError) as exc:
