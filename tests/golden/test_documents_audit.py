@@ -218,6 +218,20 @@ def test_a_trec_record_without_docno_in_a_folder_skips_only_that_record(tmp_path
     assert [d.id for d in documents] == ["A1", "A3"] and report.files["trec"] == 1
 
 
+def test_a_trec_record_without_its_closing_tag_is_said_not_lost_or_merged(tmp_path):
+    """A <DOC> whose </DOC> was missing was dropped in silence at the end of a file, and in the middle
+    it swallowed the next record (its DOCNO lost, its text in the first one's)."""
+    write(tmp_path / "coll" / "la01", "<DOC>\n<DOCNO> A1 </DOCNO>\n<TEXT>first, never closed</TEXT>\n"
+                                      "<DOC>\n<DOCNO>A2</DOCNO><TEXT>second</TEXT></DOC>\n"
+                                      "<DOC>\n<DOCNO>A3</DOCNO><TEXT>third, never closed</TEXT>\n")
+    rows, lines = chunk(tmp_path, tmp_path / "coll", "--whole")
+    assert [(r["_id"], r["text"]) for r in rows] == [("A2", "second")]
+    assert ("semrel: warning: skipped 2 (TREC SGML record: a <DOC> without its </DOC> before the next <DOC> or the end "
+            "of the file): la01:1, la01:6") in lines
+    assert_one_error(run("corpus", "chunk", tmp_path / "coll" / "la01", "-o", tmp_path / "one.jsonl"),
+                     "la01:1: a <DOC> without its </DOC>", "add its </DOC>")
+
+
 def test_a_large_trec_file_is_read_in_time_linear_in_its_size():
     """Each <DOC>'s line was counted from the start of the file: 15 MB of 8,000 documents took 20 s
     (100 MB, a quarter of an hour); counted on from the document before, it takes about one."""

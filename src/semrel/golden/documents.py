@@ -29,6 +29,7 @@ import bisect
 import fnmatch
 import html
 import io
+import itertools
 import logging
 import os
 import re
@@ -511,7 +512,9 @@ def _docx_blocks(element, parent) -> Iterator[Any]:
 
 # ---------------------------------------------------------------- TREC SGML
 
-_DOC = re.compile(r"<DOC>(.*?)</DOC>", re.IGNORECASE | re.DOTALL)
+# a <DOC> holds no <DOC>: one opened before the last closed is a record whose </DOC> is missing (_DOC_OPEN finds it)
+_DOC = re.compile(r"<DOC>((?:[^<]++|<(?!DOC>))*?)</DOC>", re.IGNORECASE)
+_DOC_OPEN = re.compile(r"<DOC>", re.IGNORECASE)
 _DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]*>")
 TREC_TITLE_TAGS = ("TITLE", "HEADLINE", "HEAD", "HL", "TTL", "H3")
@@ -537,22 +540,37 @@ def trec_documents(path: str | os.PathLike, text: str | None = None,
     """(line, Document) per `<DOC>` of a TREC SGML file. Id: DOCNO. Title: the first of TITLE,
     HEADLINE, HEAD, HL, TTL. Text: TEXT (with LEADPARA/LP/BODY) when the document has one, else
     everything but DOCNO and the bibliographic fields (dates, bylines, ids). Tags are removed and
-    entities decoded. A `<DOC>` without a DOCNO is a FormatError naming its line, or, given `skip`,
-    is passed to it and the other documents are read."""
+    entities decoded. A `<DOC>` without a DOCNO, or without its `</DOC>` (before the next `<DOC>` or the
+    end of the file), is a FormatError naming its line, or, given `skip`, is passed to it and the other
+    documents are read."""
     text = read_text(path) if text is None else text
     found = False
     line, counted = 1, 0  # lines are counted on from the last <DOC>: from the start each time took minutes on 100 MB
-    for match in _DOC.finditer(text):
+
+    def refuse(message: str, position: int, hint: str | None = None) -> None:
+        nonlocal line, counted, found
         found = True
+        line += text.count("\n", counted, position)
+        counted = position
+        error = FormatError(display_name(path), message, line=line, hint=hint)
+        if skip is None:
+            raise error
+        skip(error)
+
+    after = 0
+    for match in itertools.chain(_DOC.finditer(text), [None]):
+        for opened in _DOC_OPEN.finditer(text, after, match.start() if match else len(text)):
+            refuse("a <DOC> without its </DOC> before the next <DOC> or the end of the file", opened.start(),
+                   hint="add its </DOC>")
+        if match is None:
+            break
+        found, after = True, match.end()
         body = match.group(1)
         line += text.count("\n", counted, match.start())
         counted = match.start()
         number = _DOCNO.search(body)
         if not number or not sanitise_id(_TAG.sub("", number.group(1))):
-            error = FormatError(display_name(path), "a <DOC> without a <DOCNO>", line=line)
-            if skip is None:
-                raise error
-            skip(error)
+            refuse("a <DOC> without a <DOCNO>", match.start())
             continue
         doc_id = sanitise_id(_TAG.sub("", number.group(1)))
         title = next((_squash(_sgml_text(v)) for tag in TREC_TITLE_TAGS for v in _field(body, tag) if v.strip()), "")
