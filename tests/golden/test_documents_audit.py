@@ -4,6 +4,7 @@ filter pypdf lacks, Markdown titles and `#` headings, TREC records without a DOC
 
 from __future__ import annotations
 
+import codecs
 import importlib.util
 import io
 import os
@@ -81,6 +82,17 @@ def test_html_with_one_article_and_articles_inside_it_reads_that_article():
     doc = html_text_document("<body><p>Site blurb.</p><article><h1>Post</h1><p>Body.</p>"
                              "<article><p>A comment.</p></article></article></body>", "post")
     assert doc.text == "Post\n\nBody.\n\nA comment."
+
+
+def test_html_in_utf16_with_a_byte_order_mark_is_read_as_utf16(tmp_path):
+    """Not UTF-8 and with no charset in bytes that read as ASCII, a UTF-16 page (Windows tools save one)
+    was decoded as cp1252: its whole markup, NULs dropped, became one block of text."""
+    page = '<html><head><meta charset="utf-16"><title>Caf\u00e9</title></head><body><p>Na\u00efve text.</p></body></html>'
+    write(tmp_path / "le.html", codecs.BOM_UTF16_LE + page.encode("utf-16-le"))
+    write(tmp_path / "be.htm", codecs.BOM_UTF16_BE + page.encode("utf-16-be"))
+    rows, _ = chunk(tmp_path, tmp_path / "le.html", tmp_path / "be.htm")
+    assert [(r["_id"], r["title"], r["text"]) for r in rows] == [("le#0", "Caf\u00e9", "Na\u00efve text."),
+                                                                ("be#0", "Caf\u00e9", "Na\u00efve text.")]
 
 
 def test_html_nested_table_rows_follow_the_row_holding_them():

@@ -26,6 +26,7 @@ Folders are read recursively; what is not read is counted per reason (DocumentRe
 from __future__ import annotations
 
 import bisect
+import codecs
 import fnmatch
 import html
 import io
@@ -260,7 +261,10 @@ def html_document(path: Path, doc_id: str) -> Document:
 
 
 def decode_html(data: bytes) -> str:
-    """UTF-8, else the charset the page declares, else cp1252 (what browsers assume)."""
+    """UTF-16 where a byte-order mark says so (it wins over any declaration, as in browsers), else UTF-8,
+    else the charset the page declares, else cp1252 (what browsers assume)."""
+    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # the "utf-16" codec reads the mark and drops it
+        return data.decode("utf-16", errors="replace")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
