@@ -20,7 +20,7 @@ from semrel.golden import chunking
 from semrel.golden.chunking import ChunkSettings, Document, chunk_document
 
 WORD = re.compile(r"\S+")
-SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)|\n[ \t]*\n")
+SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)|(?:\r\n|\r(?!\n)|\n)[ \t]*(?:\r\n|\r(?!\n)|\n)")
 
 
 @dataclass(frozen=True)

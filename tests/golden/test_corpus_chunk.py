@@ -38,6 +38,15 @@ def test_sentence_boundaries_keep_sentences_whole():
     ]
 
 
+def test_a_blank_line_ends_a_sentence_whatever_the_line_breaks():
+    """The blank-line rule knew only \\n: in a file saved on Windows (\\r\\n) or with lone \\r, a heading ran on into
+    the next sentence."""
+    for newline in ("\n", "\r\n", "\r"):
+        text = f"Chain care{newline}{newline}Clean the chain every week with a rag{newline}and a degreaser."
+        chunks = chunk_document(Document("d", text), ChunkSettings(size=12, sentences=True))
+        assert [c.text for c in chunks] == ["Chain care", f"Clean the chain every week with a rag{newline}and a degreaser."], newline
+
+
 def test_a_sentence_longer_than_the_size_is_cut_between_words():
     chunks = chunk_document(Document("d", "one two three four five six seven. eight nine."), ChunkSettings(size=3, sentences=True))
     # the tail of the long sentence and the next (whole) sentence fit in one window

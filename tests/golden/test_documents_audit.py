@@ -216,6 +216,15 @@ def test_markdown_headings_keep_a_hash_that_is_not_a_closing_sequence(tmp_path):
     assert [s.meta["headings"] for s in doc.sections] == [("C#",), ("C#", "Setup #2"), ("C#", "Setup #2", "F#")]
 
 
+def test_markdown_with_crlf_line_ends_keeps_code_fences_and_closing_hashes(tmp_path):
+    """`$` matches before \\n only: with \\r\\n line ends no closing fence was found, so a `#` comment in a
+    code block became a heading of every section after it, and `## Setup #` kept its closing `#`."""
+    text = "# Title\n\n```sh\n# install it\n```\n\n## Setup #\n\nBody.\n"
+    for name, content in (("lf", text), ("crlf", text.replace("\n", "\r\n"))):
+        doc = text_document(write(tmp_path / f"{name}.md", content.encode()), name)
+        assert [s.meta["headings"] for s in doc.sections] == [("Title",), ("Title", "Setup")], name
+
+
 # ---------------------------------------------------------------- TREC SGML
 
 
@@ -242,6 +251,13 @@ def test_a_trec_record_without_its_closing_tag_is_said_not_lost_or_merged(tmp_pa
             "of the file): la01:1, la01:6") in lines
     assert_one_error(run("corpus", "chunk", tmp_path / "coll" / "la01", "-o", tmp_path / "one.jsonl"),
                      "la01:1: a <DOC> without its </DOC>", "add its </DOC>")
+
+
+def test_trec_paragraphs_survive_crlf_line_ends():
+    from semrel.golden.documents import trec_documents
+
+    text = "<DOC>\r\n<DOCNO>A1</DOCNO>\r\n<TEXT>\r\nFirst paragraph.\r\n\r\nSecond one.\r\n</TEXT>\r\n</DOC>\r\n"
+    assert [doc.text for _, doc in trec_documents("la.trec", text=text)] == ["First paragraph.\n\nSecond one."]
 
 
 def test_a_large_trec_file_is_read_in_time_linear_in_its_size():

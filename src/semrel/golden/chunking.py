@@ -31,8 +31,8 @@ UNITS = ("words", "tokens")
 
 _WORD = re.compile(r"\S+")
 # A sentence ends at . ! or ? (possibly followed by closing quotes or brackets) before whitespace,
-# and at a blank line (headings and list items have no full stop).
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)|\n[ \t]*\n")
+# and at a blank line (headings and list items have no full stop), whatever the line breaks: \n, \r\n or \r.
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)|(?:\r\n|\r(?!\n)|\n)[ \t]*(?:\r\n|\r(?!\n)|\n)")
 
 
 @dataclass(frozen=True)

@@ -170,8 +170,9 @@ class TextBuilder:
 
 # An ATX heading: 1-6 '#', a space, the text; a closing run of '#' counts only after a space
 # (CommonMark: `# C#` is "C#", `# Setup #` is "Setup").
-_MD_HEADING = re.compile(r"^(#{1,6})(?:[ \t]+(.*?))??(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
-_MD_FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
+# (`$` is before a \n only: the \r of a CRLF line end is allowed before it)
+_MD_HEADING = re.compile(r"^(#{1,6})(?:[ \t]+(.*?))??(?:[ \t]+#+)?[ \t]*\r?$", re.MULTILINE)
+_MD_FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*\r?$", re.MULTILINE | re.DOTALL)
 
 
 def _markdown_headings(text: str) -> list[tuple[int, str, int]]:
@@ -535,7 +536,7 @@ def _sgml_text(value: str) -> str:
     """Tags removed, entities decoded (SGML ones html does not know, such as &hyph;, are left as they are),
     paragraphs (blank lines) kept and other runs of spaces squashed."""
     value = html.unescape(_TAG.sub(" ", value))
-    paragraphs = [_squash(p) for p in re.split(r"\n[ \t]*\n", value)]
+    paragraphs = [_squash(p) for p in re.split(r"\r?\n[ \t]*\r?\n", value)]
     return "\n\n".join(p for p in paragraphs if p)
 
 
