@@ -517,8 +517,9 @@ def _docx_blocks(element, parent) -> Iterator[Any]:
 
 # ---------------------------------------------------------------- TREC SGML
 
-# a <DOC> holds no <DOC>: one opened before the last closed is a record whose </DOC> is missing (_DOC_OPEN finds it)
-_DOC = re.compile(r"<DOC>((?:[^<]++|<(?!DOC>))*?)</DOC>", re.IGNORECASE)
+# a <DOC> holds no <DOC>: one opened before the last closed is a record whose </DOC> is missing (_DOC_OPEN finds it).
+# Unrolled, each turn starting at a '<', so a run of text splits one way only and a record left open fails in linear time
+_DOC = re.compile(r"<DOC>([^<]*(?:<(?!DOC>)[^<]*)*?)</DOC>", re.IGNORECASE)
 _DOC_OPEN = re.compile(r"<DOC>", re.IGNORECASE)
 _DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]*>")
