@@ -13,12 +13,17 @@ from helpers import assert_one_error
 from review_helpers import R_SCORES, write_pool
 
 
+def pool_options(pool: dict) -> list:
+    """The review's files, as `review simulate` and `review start` take them."""
+    return ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"]]
+
+
 def test_simulate_export_and_calibrate_on_held_out_pairs(tmp_path, write, cli):
     pool = write_pool(tmp_path / "pool")
     relevant = [("q1", "c2"), ("q2", "c3"), ("q2", "c4"), ("q3", "c4")]  # by R: all >= 0.53, the rest <= 0.48
     gold = write("gold.qrels", "".join(f"{q} 0 {c} 1\n" for q, c in relevant))
     db = str(tmp_path / "sim.sqlite")
-    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"]]
+    files = pool_options(pool)
     simulated = cli("review", "simulate", "--db", db, "--reviewer", "gold", *files, "--thresholds", "0.3",
                     "--limit", "8", "--random-share", "0.34", "--human", gold, "--unlisted-as-zero")
     assert simulated.exit_code == 0, simulated.output
@@ -49,7 +54,7 @@ def test_simulate_export_and_calibrate_on_held_out_pairs(tmp_path, write, cli):
 def test_a_bad_human_file_is_refused_before_the_database_is_made_or_touched(tmp_path, write, cli):
     pool = write_pool(tmp_path / "pool")
     bad = write("bad.qrels", "q1 0 c1 x\n")
-    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"]]
+    files = pool_options(pool)
     db = tmp_path / "sim.sqlite"
     simulate = ["review", "simulate", "--db", str(db), "--reviewer", "gold", *files, "--thresholds", "0.5"]
     assert_one_error(cli(*simulate, "--human", bad), "bad.qrels:1", "expected an integer")
@@ -68,7 +73,7 @@ def test_pairs_another_process_under_the_same_name_decided_are_not_counted(tmp_p
 
     pool = write_pool(tmp_path / "pool")
     db = str(tmp_path / "sim.sqlite")
-    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"]]
+    files = pool_options(pool)
     taken = Session.next_task
 
     def raced(self):  # the other process grades every second pair the moment this one takes it
@@ -89,9 +94,7 @@ def test_pairs_another_process_under_the_same_name_decided_are_not_counted(tmp_p
 def test_a_simulation_and_a_person_never_share_a_reviewer_name(tmp_path, write, cli):
     """simulate --reviewer ann recorded its grades as ann's beside her own (stats and export could not tell them apart),
     and ann's next start said every pair was reviewed, with no word of why."""
-    pool = write_pool(tmp_path / "pool")
-    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"],
-             "--thresholds", "0.5"]
+    files = [*pool_options(write_pool(tmp_path / "pool")), "--thresholds", "0.5"]
     db = str(tmp_path / "r.sqlite")
     by_hand = cli("review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", *files, input="yq")
     assert by_hand.exit_code == 0, by_hand.output
@@ -109,9 +112,7 @@ def test_piped_keys_record_no_time_and_their_decisions_stay_a_persons(tmp_path, 
     none either): a simulation under that name is refused and her next start does not call them simulated."""
     from semrel.cli import review_terminal
 
-    pool = write_pool(tmp_path / "pool")
-    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"],
-             "--thresholds", "0.5"]
+    files = [*pool_options(write_pool(tmp_path / "pool")), "--thresholds", "0.5"]
     db = str(tmp_path / "r.sqlite")
     piped = cli("review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", *files, input="10sq")
     assert piped.exit_code == 0, piped.output
