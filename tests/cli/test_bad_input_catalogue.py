@@ -163,6 +163,10 @@ CASES = [
     ("no document with text", {"e.txt": " \n"}, "corpus chunk {tmp}/e.txt -o {tmp}/out.jsonl", "no document with text to chunk"),
     ("document id twice in a JSONL file", {"d.jsonl": '{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n'},
      "corpus chunk {tmp}/d.jsonl -o {tmp}/out.jsonl", "d.jsonl:2: document id 'a' is already used on line 1"),
+    ("a document title that is an object", {"d.jsonl": '{"id": "a", "title": {"x": 1}, "text": "x"}\n'},  # was "{'x': 1}"
+     "corpus chunk {tmp}/d.jsonl -o {tmp}/out.jsonl", "d.jsonl:1: field 'title' should be str or int or float, found dict"),
+    ("a chunk title that is a list", {"c.jsonl": '{"_id": "a", "title": ["x"], "text": "x"}\n', "g.jsonl": GOLDEN},
+     "retrieve --corpus {tmp}/c.jsonl --golden {tmp}/g.jsonl -o {tmp}/out.run", "c.jsonl:1: field 'title' should be str or int"),
     ("one document id from two files of a folder", {"d/notes.md": "Chain oil.\n", "d/notes.txt": "Brake pads.\n"},
      "corpus chunk {tmp}/d -o {tmp}/out.jsonl", "document id 'notes' occurs in "),
     ("SQuAD JSON without questions", {"s.json": '{"data": []}'},

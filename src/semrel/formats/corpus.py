@@ -11,7 +11,7 @@ from ..errors import FormatError, SemrelError, ValidationError
 from ..records import Chunk, GoldenItem, Qrels, is_id, is_whole
 from .files import check_id, display_name, line_id
 from .given import records_given
-from .jsonl import read_jsonl, require, write_jsonl
+from .jsonl import optional_text, read_jsonl, require, write_jsonl
 
 
 def shown_json(value: object, limit: int = 40) -> str:
@@ -71,7 +71,7 @@ def chunk_of(obj: dict, path: str | os.PathLike, line: int) -> Chunk:
             raise FormatError(display_name(path), f"{name} should be a whole number (a character offset into the document, "
                               f"0 or more), found {shown_json(value)}; leave it out when not known", line=line)
     return Chunk(
-        id=chunk_id, text=text, title=str(obj.get("title") or ""), doc_id=str(doc_id), start=int(start), end=int(end),
+        id=chunk_id, text=text, title=optional_text(obj, "title", path, line), doc_id=str(doc_id), start=int(start), end=int(end),
         meta=meta,
     )
 

@@ -110,6 +110,13 @@ def require(obj: dict[str, Any], key: str, path: str | os.PathLike, line: int, k
     return value
 
 
+def optional_text(obj: dict[str, Any], key: str, path: str | os.PathLike, line: int) -> str:
+    """obj[key] as text ("" when absent or null); a number is its digits, anything else (an object, a list, true)
+    a FormatError naming the line, not Python's rendering of it ("{'x': 1}") taken as text."""
+    value = obj.get(key)
+    return "" if value is None else str(require(obj, key, path, line, (str, int, float)))
+
+
 def write_jsonl(rows: Iterable[dict[str, Any]], path: str | os.PathLike) -> int:
     """Write rows atomically; returns how many were written."""
     count = 0

@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import FormatError, SemrelError
 from ..formats.files import DOCUMENT_LIMIT, display_name, limit_bytes, read_bytes, read_head, read_text, too_large
-from ..formats.jsonl import read_jsonl, require
+from ..formats.jsonl import optional_text, read_jsonl, require
 
 _WHITESPACE = re.compile(r"\s+")
 TEXT_SUFFIXES = (".txt", ".md")
@@ -613,7 +613,7 @@ def jsonl_documents(path: str | os.PathLike) -> Iterator[Document]:
         if doc_id in seen:
             raise FormatError(display_name(path), f"document id {doc_id!r} is already used on line {seen[doc_id]}", line=line)
         seen[doc_id] = line
-        yield Document(doc_id, require(obj, "text", path, line), str(obj.get("title") or ""))
+        yield Document(doc_id, require(obj, "text", path, line), optional_text(obj, "title", path, line))
 
 
 # ---------------------------------------------------------------- files and folders
