@@ -334,3 +334,15 @@ def test_docx_reads_tracked_insertions_and_inline_controls_and_drops_deletions(t
     document.save(str(tmp_path / "edited.docx"))
     rows, _ = chunk(tmp_path, tmp_path / "edited.docx", "--whole")
     assert rows[0]["text"] == "Replace the pads at 1 mm or when they squeal."
+
+
+def test_a_pdf_without_pages_is_not_said_to_need_ocr(tmp_path):
+    """A PDF of no pages was skipped as "a scanned PDF needs OCR first", which sends the user to OCR for nothing."""
+    folder = tmp_path / "d"
+    write(folder / "none.pdf", pdf_bytes([]))
+    write(folder / "blank.pdf", pdf_bytes([[]]))
+    write(folder / "notes.txt", "Chain oil keeps the chain quiet.")
+    result = run("corpus", "chunk", folder, "-o", tmp_path / "c.jsonl")
+    assert result.exit_code == 0, result.output
+    assert "skipped 1 (no text: nothing to chunk, the PDF has no pages): none" in result.stderr
+    assert "skipped 1 (no text: nothing to chunk, a scanned PDF needs OCR first): blank" in result.stderr

@@ -805,7 +805,8 @@ def iter_documents(inputs: Sequence[str | os.PathLike], report: DocumentReport,
             report.documents[kind] += 1
             yield doc
         else:
-            report.skip("no text: nothing to chunk" + (", a scanned PDF needs OCR first" if kind == "pdf" else ""), doc.id)
+            why = "" if kind != "pdf" else ", a scanned PDF needs OCR first" if doc.sections else ", the PDF has no pages"
+            report.skip("no text: nothing to chunk" + why, doc.id)
 
 
 def read_documents(inputs: Sequence[str | os.PathLike], exclude: Sequence[str] = ()) -> list[Document]:
