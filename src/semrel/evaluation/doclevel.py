@@ -10,7 +10,7 @@ chunk). The result is an ordinary run of documents.
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -42,9 +42,15 @@ def document_ids(chunk_ids: pa.Array | pa.ChunkedArray, mapping: tuple[pa.Array,
     return pc.if_else(pc.is_null(at), stem, mapping[1].take(at.fill_null(0)))
 
 
-def to_documents(run: Run, mapping: tuple[pa.Array, pa.Array] | None = None) -> Run:
-    """The run at document level (MaxP): each query's documents in the order of their best chunk, scored by it."""
+def to_documents(run: Run, mapping: tuple[pa.Array, pa.Array] | None = None, warn: Callable[[str], None] | None = None) -> Run:
+    """The run at document level (MaxP): each query's documents in the order of their best chunk, scored by it.
+    `warn` hears how many of the run's chunks `mapping` (the corpus) does not list: their document is read from their id."""
     docs = document_ids(run.doc_ids, mapping)
+    if mapping is not None and warn is not None:
+        unlisted = pc.filter(run.doc_ids, pc.invert(pc.is_in(run.doc_ids, value_set=mapping[0])))
+        if len(unlisted):
+            warn(f"{len(unlisted):,} chunks of run {run.name!r} are not in the corpus (e.g. {_examples(unlisted.to_pylist())}): "
+                 "each is taken as the document its id names before its last '#'; check that the run and the corpus match")
     order = rank_order(run)
     _, query_code = dictionary_codes(run.query_ids)
     refuse_repeats(run, query_code)  # at chunk level: merged into its document a repeated chunk would pass unseen

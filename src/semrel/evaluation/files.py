@@ -91,7 +91,7 @@ def evaluate_files(
                     run = dataclasses.replace(read, name=name)
                 else:
                     run = first.result() if i == 0 and first is not None else read_run(path, name)
-                yield to_documents(run, mapping) if doc_level else run
+                yield to_documents(run, mapping, warn) if doc_level else run
 
         judged = qrels  # not None, for check
         results: list[Evaluation] = []
