@@ -251,3 +251,37 @@ def test_a_refused_request_without_a_cookie_sets_none(tmp_path):
     answer = cross_site.get("/?token=s3cret")  # the link itself, opened from an e-mail: still gives access
     assert answer.status_code == 302 and "Set-Cookie" in answer.headers
     assert alice.get("/api/task").status_code == 200
+
+
+def test_requests_for_shadings_hold_no_more_than_their_share_of_threads(tmp_path):
+    """Each shading takes about a second of the one worker, and a request waited for it however many waited already: a
+    stream of highlight requests held all 8 server threads, so no reviewer's decision got through. Past WAITING
+    waiting requests the answer is 503 at once (the page shows the text unshaded)."""
+    import threading
+    import time
+
+    from semrel.review.web.highlights import WAITING
+
+    conn, _ = queued_db(tmp_path)
+    conn.close()
+    release = threading.Event()
+    app = create_app(WebSettings(str(tmp_path / "r.sqlite"), secret="test",
+                                 highlighter=lambda task: release.wait(30) and [(0, 1, 1.0)]))
+    highlights = app.extensions["semrel_highlights"]
+    clients = [signed_in(app, f"r{i}")[0] for i in range(WAITING + 1)]
+    answers: list[int] = []
+    waiting = [threading.Thread(target=lambda c=c: answers.append(c.get("/api/highlight/1").status_code)) for c in clients[:WAITING]]
+    for thread in waiting:
+        thread.start()
+    for _ in range(300):  # until every one of them waits
+        if not highlights.waiting.acquire(blocking=False):
+            break
+        highlights.waiting.release()
+        time.sleep(0.01)
+    busy = clients[WAITING].get("/api/highlight/1")
+    assert busy.status_code == 503 and "busy shading other chunks" in busy.get_json()["error"]
+    release.set()
+    for thread in waiting:
+        thread.join(30)
+    assert answers == [200] * WAITING
+    assert clients[WAITING].get("/api/highlight/1").status_code == 200  # done: answered without waiting

@@ -28,7 +28,7 @@ from ..stats import review_stats
 from ..store import open_db
 from ..tasks import Labelling, Task, judge_line
 from .guard import check_csrf, csrf_token, grant_access, is_local_host, secure
-from .highlights import Highlights, Spans
+from .highlights import Busy, Highlights, Spans
 from .sessions import MemorySessions, ServerSession
 
 MAX_BODY = 64 * 1024
@@ -195,7 +195,11 @@ def create_app(settings: WebSettings) -> Flask:
         if highlights is None:
             abort(404, "highlights are off")
         task = reviewer_session().task(integer(task_id, "task id", 1, MAX_ID))
-        return jsonify(segments=[(safe(text), strength) for text, strength in highlights.request(task).result()])
+        try:
+            shading = highlights.wait(task)
+        except Busy:
+            abort(503, "the server is busy shading other chunks; the text is shown without highlights")
+        return jsonify(segments=[(safe(text), strength) for text, strength in shading])
 
     @app.get("/recent")
     def recent() -> Any:

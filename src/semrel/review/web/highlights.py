@@ -15,6 +15,11 @@ from ..tasks import Task
 Spans = Sequence[tuple[int, int, float]]
 Segments = list[tuple[str, float]]
 KEEP = 512
+WAITING = 6  # requests held waiting for a shading at once: of review serve's 8 threads (server.THREADS) 2 stay for decisions
+
+
+class Busy(Exception):
+    """WAITING requests wait for shadings already: one more would hold a thread that decisions need."""
 
 
 def segments(text: str, spans: Spans) -> Segments:
@@ -41,6 +46,7 @@ class Highlights:
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="highlight")
         self.futures: OrderedDict[str, Future] = OrderedDict()
         self.lock = threading.Lock()
+        self.waiting = threading.BoundedSemaphore(WAITING)
 
     def request(self, task: Task) -> Future:
         """The future shading of `task` (started now unless already known)."""
@@ -51,6 +57,19 @@ class Highlights:
                 while len(self.futures) > KEEP:
                     self.futures.popitem(last=False)
             return future
+
+    def wait(self, task: Task) -> Segments:
+        """The shading of `task`, waited for; Busy where WAITING requests wait already (each shading takes about a second
+        of the one worker, so a stream of requests for other chunks would hold every server thread)."""
+        future = self.request(task)
+        if future.done():
+            return future.result()
+        if not self.waiting.acquire(blocking=False):
+            raise Busy
+        try:
+            return future.result()
+        finally:
+            self.waiting.release()
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
