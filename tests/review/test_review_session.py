@@ -124,6 +124,18 @@ def test_unknown_key_and_help_leave_the_task_undecided(tmp_path, cli):
     assert live(db) == []
 
 
+def test_enter_between_keys_is_passed_over(tmp_path, cli):
+    """`printf '1\\n0\\nq'` (or Enter typed after each key) grades two pairs: Enter was an unknown key that
+    showed the pair again, once per line."""
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "r.sqlite")
+    result = start(cli, pool, db, "erin", "1\n0\r\nq\n")
+    assert result.exit_code == 0, result.output
+    assert "unknown key" not in result.stdout
+    assert result.stdout.count("reviewed (") == 3  # two pairs graded, the third shown once before q
+    assert [(kind, grade) for _, kind, grade in live(db)] == [("grade", 1), ("grade", 0)]
+
+
 def decided_elsewhere_first(db: str, keys: str, reviewer: str, grade: int):
     """The terminal's read_key pressing `keys`: before the first is read, `reviewer` on a connection of
     their own (the web page, another terminal) grades the pair they are shown."""

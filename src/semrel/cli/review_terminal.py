@@ -140,6 +140,8 @@ class TerminalReview:
             while True:
                 self.show(task, pages, page, message)
                 message, key = "", read_key()
+                while key in ("\n", "\r"):  # Enter decides nothing: piped `1\n0\n` or a habit, not a key to refuse
+                    key = read_key()
                 if key in self.grades or key == "s":
                     seconds = time.monotonic() - shown if keys_typed() else None
                     outcome = (self.session.grade(task, self.grades[key], seconds) if key in self.grades
