@@ -57,6 +57,9 @@ def test_a_trec_collection_in_three_commands_scores_as_its_document_qrels(tmp_pa
     result = ok("golden", "import", DATA / "topics.txt", "--qrels", DATA / "qrels.txt", "--docs", DATA / "bikes.trec",
                 "--corpus-out", corpus, "-o", golden)
     assert "the BERTScore judge needs them" in result.stderr and "8 queries, 8 with gold chunks" in result.stderr
+    # the remedy first, and the topic field as an answer with what it is worth (it read as the first remedy)
+    assert "needs them: evaluate on the qrels only (no judge); --answer-col desc" in result.stderr
+    assert "a description is no answer" in result.stderr
     items = {i["query_id"]: i for i in read_lines(golden)}
     assert items["402"]["gold_chunk_ids"] == ["BIKE-chain-care-3#0", "BIKE-chain-care-4#0"]
     assert items["402"]["meta"]["grades"] == {"BIKE-chain-care-3#0": 2, "BIKE-chain-care-4#0": 1, "BIKE-gears-3#0": 0}

@@ -28,8 +28,10 @@ _PREFIXES = {"num": r"Number:", "title": r"Topic:", "desc": r"Description:", "na
 _TOP = re.compile(r"<top>(.*?)</top>", re.IGNORECASE | re.DOTALL)
 _TOPIC = re.compile(r"<topic\b([^>]*)>(.*?)</topic>", re.IGNORECASE | re.DOTALL)
 _FIELD_TAG = re.compile(r"<(/?)(num|title|desc|narr|query|question|narrative)\b[^>]*>", re.IGNORECASE)
-NO_ANSWER_NOTE = ("TREC topics have no reference answers and the BERTScore judge needs them: give answer_col='desc' "
-                  "(or narr) to use a topic field as the answer, or evaluate on the qrels only (no judge)")
+NO_ANSWER_NOTE = ("TREC topics have no reference answers and the BERTScore judge needs them: evaluate on the qrels only "
+                  "(no judge); answer_col='desc' (or narr) takes a topic field as the answer, but a description is no "
+                  "answer: labels judged against Cranfield's questions carried no signal (docs/judge.md, "
+                  "'Without reference answers')")
 
 
 @dataclass(frozen=True)
