@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from click.testing import CliRunner, Result
 
 from semrel.cli import main
@@ -19,6 +20,14 @@ from semrel.judging import labels
 SHARED_DATA = Path(os.environ.get("SEMREL_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 """The shared data folder beside the repo (../shared/data), read where it lies, never copied; SEMREL_DATA (as for
 bench/) points elsewhere, for a clone that does not lie beside it."""
+
+
+def needs_shared(*paths: str) -> pytest.MarkDecorator:
+    """Skip a test whose files under SHARED_DATA are absent, saying where it looked (README: tests against real
+    data skip without it)."""
+    missing = [SHARED_DATA / path for path in paths if not (SHARED_DATA / path).exists()]
+    return pytest.mark.skipif(bool(missing), reason=f"needs {missing[0] if missing else SHARED_DATA} "
+                                                    "(SEMREL_DATA: the shared data folder)")
 
 
 def takes_ctrl_c() -> dict[str, Any]:

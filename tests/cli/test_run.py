@@ -17,7 +17,7 @@ from typing import Iterator
 import pytest
 
 import semrel.formats.files as files
-from helpers import SHARED_DATA, assert_one_error, read_lines, run
+from helpers import SHARED_DATA, assert_one_error, needs_shared, read_lines, run
 from semrel.cli import pipeline
 from semrel.judging import labels
 from small_corpus import TEXTS
@@ -632,6 +632,7 @@ def test_init_fits_the_config_to_a_squad_file(tmp_path):
     assert "contexts are long (median" in said
 
 
+@needs_shared("msmarco_qna_v11")
 def test_init_fits_the_config_to_an_ms_marco_file(tmp_path):
     source = SHARED_DATA / "msmarco_qna_v11" / "ifn647_sample.json"
     text, said, planned = init_and_plan(tmp_path, "--golden", source)

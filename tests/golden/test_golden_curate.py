@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from helpers import SHARED_DATA, assert_one_error, read_lines, run, write
+from helpers import SHARED_DATA, assert_one_error, needs_shared, read_lines, run, write
 from semrel.golden.importers import import_golden
 from semrel.golden.neardup import split_groups, split_targets
 from semrel.golden.sources import ImportOptions
@@ -92,6 +92,7 @@ def test_validate_warns_of_reference_answers_that_say_their_context_lacks_the_an
     assert first.exit_code == 0 and "reference answers that say" not in first.stderr  # q2 is not imported: nothing to say of it
 
 
+@needs_shared("covid_qa_deepset", "pubmedqa_pqal", "msmarco_qna_v11")
 def test_no_human_reference_answer_of_the_shared_data_reads_as_lacking_an_answer():
     """The phrases lacks_answer looks for, against every reference answer people wrote in ../shared/data."""
     sources = [("covid_qa_deepset/200423_covidQA.json", "squad"), ("pubmedqa_pqal/ori_pqal.json", "pubmedqa"),

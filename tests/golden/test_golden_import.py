@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SHARED_DATA, assert_one_error, read_lines, run, write
+from helpers import SHARED_DATA, assert_one_error, needs_shared, read_lines, run, write
 from semrel.formats.files import file_digest
 from semrel.formats.manifest import read_manifest
 from semrel.golden.locate import COVER, ContextMatcher, _pairs, _squash, _tokens, chunks_holding, find_answer
@@ -588,6 +588,7 @@ def test_pubmedqa_blank_contexts_are_no_chunks_nor_gold_and_are_counted_once(tmp
     ("ifn647_sample.json", 50, 413, 52, 48, 2),  # the official v1.1 layout: a list of passage objects
     ("rag-robustness_ms_marco_sample.json", 200, 1629, 211, 189, 7),  # Hugging Face's: parallel lists
 ])
+@needs_shared("msmarco_qna_v11")
 def test_msmarco_passages_become_chunks_and_is_selected_their_gold(tmp_path, name, queries, passages, selected, with_gold,
                                                                      unanswered):
     """The counts are SOURCE.md's (its check.py) for the shared samples; the format is told from the file."""
