@@ -173,6 +173,16 @@ def test_query_samples_are_reproducible(tmp_path):
                      code=2)
 
 
+def test_counts_of_a_sampled_import_say_they_are_the_whole_sources(tmp_path):
+    """The importer counts the whole file: `--limit 2` of 30 queries, 10 of them without an answer, said
+    'queries without an answer: 10' of a golden set of 2 queries that all have one."""
+    rows = "".join(f"question {n}?,{'answer ' + str(n) if n < 20 else ''}\n" for n in range(30))
+    golden = write(tmp_path / "g.csv", "query,answer\n" + rows)
+    result = ok("golden", "import", golden, "--limit", "2", "-o", tmp_path / "l.jsonl")
+    assert "queries without an answer (in the whole source of 30 queries, before sampling): 10" in result.stderr
+    assert "before sampling" not in ok("golden", "import", golden, "-o", tmp_path / "all.jsonl").stderr
+
+
 def test_documents_of_docs_that_are_skipped_are_said_on_stderr(tmp_path):
     """They went to the manifest alone: a TREC collection could lose documents without a word."""
     docs = tmp_path / "docs"

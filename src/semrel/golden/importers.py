@@ -825,6 +825,9 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
         total = len(result.items)
         result.items = options.sample.apply(result.items)
         result.params["queries"] = {"source": total, **(options.sample.describe() or {})}
+        # the importer counted the whole source: said as they stand, 2 queries without an answer read as 2 of the sample's
+        result.counts = Counter({f"{what} (in the whole source of {total} queries, before sampling)": n
+                                 for what, n in result.counts.items()})
     lacking = [item.query_id for item in result.items if lacks_answer(item)]  # of the queries kept, as validate sees them
     if lacking:
         result.counts[f"reference answers that say their context does not hold (all of) the answer (e.g. {lacking[0]!r}; "
