@@ -425,7 +425,7 @@ def test_queries_an_import_marked_as_unanswered_are_left_out_with_a_warning(tmp_
     heard: list[str] = []
     result = semrel.judge(chunks, golden, pool, cache=tmp_path / "cache", null_sample=0, warn=heard.append)
     assert [(j.query_id, j.chunk_id) for j in result.judgments] == [("q1", "b#0"), ("q1", "a#0")]  # pool, then gold
-    assert heard == ["1 queries have no reference answer (marked no_answer by the import, e.g. 'q2'): their pool pairs "
+    assert heard == ["1 query has no reference answer (marked no_answer by the import, e.g. 'q2'): their pool pairs "
                      "are not judged, so the derived qrels leave them out"]
     assert result.params["unanswered"] == {"queries": 1, "first": ["q2"]}
     with pytest.raises(ValidationError, match="no judged query has a reference answer"):
