@@ -116,6 +116,7 @@ def test_piped_keys_record_no_time_and_their_decisions_stay_a_persons(tmp_path, 
     db = str(tmp_path / "r.sqlite")
     piped = cli("review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", *files, input="10sq")
     assert piped.exit_code == 0, piped.output
+    assert "this session 2 (-)" in piped.output and "/h)" not in piped.output  # the header's pace was thousands an hour
     table = cli("review", "stats", "--db", db, "--resamples", "20").stdout
     assert next(line.split() for line in table.splitlines() if line.startswith("ann ")) == ["ann", "2", "1", "0", "0", "0", "0", "-", "-"]
     with contextlib.closing(sqlite3.connect(db)) as conn:
