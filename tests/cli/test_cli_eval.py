@@ -57,6 +57,12 @@ def test_a_cutoff_past_every_ranking_is_said(cli, files):
     assert said == ["semrel: warning: R@100, nDCG@5: no run ranks more than 3 documents for a query, so these count the top 3 "
                     "(as trec_eval does); retrieve deeper (-k) or ask for a cutoff of 3 or less"]
     assert "no run ranks" not in cli("eval", *files, "-m", "P@3,RR").stderr
+    # compare and lift print the same measures of the same runs: they said nothing (estimate reads them as lift does)
+    qrels, a, b = files
+    for args in (["compare", qrels, a, b], ["lift", qrels, "--base", a, "--reranked", b]):
+        result = cli(*args, "-m", "P@3,R@100,RR")
+        assert result.exit_code == 0, result.output
+        assert "semrel: warning: R@100: no run ranks more than 3 documents for a query, so it counts the top 3" in result.stderr
 
 
 def test_jsonl_records_use_canonical_names(cli, files):

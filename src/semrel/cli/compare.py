@@ -38,6 +38,6 @@ def compare_command(qrels, runs, measures, baseline, all_pairs, correction, test
     require_distinct_names(names, runs)
     if baseline is not None and baseline not in names:
         raise UsageError(f"--baseline {baseline!r} is none of the runs ({', '.join(names)})")
-    results = evaluate_files(qrels, runs, measures, rel_level, warn=warn)
+    results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, cutoffs=True)
     comparison = compare_evaluations(results, settings, baseline=baseline, all_pairs=all_pairs, warn=warn)
     click.echo(render_comparison(comparison, fmt, places, detail), nl=False)

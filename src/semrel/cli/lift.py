@@ -8,6 +8,7 @@ import pyarrow.compute as pc
 from ..analysis.compare import COMPARE_FORMATS
 from ..analysis.lift import Latency, lift, read_latency, render_lift, timed_latency
 from ..errors import UsageError
+from ..evaluation.files import shallow_cutoffs
 from ..formats import read_qrels, read_run
 from .base import SemrelCommand, warn
 from .options import lift_options, measure_option, places_option, rel_level_option, stat_settings, test_options
@@ -53,6 +54,8 @@ def lift_command(qrels, base, reranked, depth, measures, test, permutations, boo
     settings = stat_settings(test, permutations, bootstrap, seed, alpha)
     judged = read_qrels(qrels)
     first, second = read_run(base), read_run(reranked)
+    for message in shallow_cutoffs(measures, [first, second]):
+        warn(message)
     chosen = measures
     query_ids = pc.unique(judged.query_ids).to_pylist()
     timings = latency_from(latency_file, base_latency_ms, reranked_latency_ms, query_ids)

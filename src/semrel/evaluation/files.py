@@ -131,6 +131,11 @@ def cutoff_warnings(measures: Sequence[Measure], deepest: int) -> list[str]:
             f"the top {deepest} (as trec_eval does); retrieve deeper (-k) or ask for a cutoff of {deepest} or less"]
 
 
+def shallow_cutoffs(measures: Sequence[str | Measure] | str | None, runs: Sequence[Run]) -> list[str]:
+    """cutoff_warnings for runs read already (estimate, lift), as evaluate_files(cutoffs=True) gives them for files."""
+    return cutoff_warnings(parse_measures(measures), max((longest_ranking(run) for run in runs), default=0))
+
+
 def _evaluate_other_judgments(qrels_path: str | os.PathLike, run_paths: Sequence[str | os.PathLike], names: list[str], relation: str,
                               measures: list[Measure], options: Options, warn: Callable[[str], None] | None) -> list[Evaluation]:
     """Runs scored on judgment groups (qrels_jg) or preference judgments (prefs, qrels_prefs)."""
