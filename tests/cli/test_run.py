@@ -104,12 +104,29 @@ def test_run_bm25_then_skip_everything(tmp_path):
     assert "chess#0" not in (out / "corpus.jsonl").read_text()
 
 
+def test_the_run_ends_with_the_labels_agreement_with_gold(tmp_path):
+    from semrel.cli.run import agreement_line
+
+    figures = {"n": 266, "kappa": 0.9241, "kappa_low": 0.8154, "kappa_high": 1.0, "labels": [0, 1], "confusion": [[243, 1], [2, 20]]}
+    path = tmp_path / "agreement.json"
+    path.write_text(json.dumps({"labels": figures}))
+    assert agreement_line(str(path)) == (f"derived labels against the golden set's ({path}): kappa 0.924 (95% 0.815-1.000) over 266 "
+                                         "pairs; check them against people's grades with `semrel review start` (docs/review.md)")
+    path.write_text(json.dumps({"labels": {**figures, "kappa_low": None, "kappa_high": None}}))
+    assert f"({path}): kappa 0.924 over 266 pairs;" in agreement_line(str(path))
+
+
 @pytest.mark.slow
 def test_threshold_change_relabels_without_rejudging(tmp_path, monkeypatch):
     config = write_config(write_data(tmp_path), judge=True)
     first = run("run", config)
     assert first.exit_code == 0, first.output
     assert statuses(first.stdout)["judge"] == "ran" and statuses(first.stdout)["label"] == "ran"
+    # the labels' agreement with gold, which only the report showed, ends the run beside the tables it qualifies
+    agreement = json.loads((tmp_path / "out" / "agreement.json").read_text())["labels"]
+    assert agreement["kappa"] is None  # nan: both sides give these few pairs one grade (formatting None failed)
+    assert (f"derived labels against the golden set's ({tmp_path / 'out' / 'agreement.json'}): kappa undefined over "
+            f"{agreement['n']} pairs; check them against people's grades with `semrel review start` (docs/review.md)") in first.stdout
     assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
     config.write_text(config.read_text() + "[label]\nthreshold = 0.5\n")
     dry = statuses(run("run", config, "--dry-run").stdout)

@@ -27,7 +27,8 @@ def run_command(config, sets, dry_run, force):
 
     A value set with --set wins over the environment variable SEMREL_<SECTION>_<KEY> (e.g.
     SEMREL_LABEL_THRESHOLD=0.72, SEMREL_OUT=out2), which wins over the config file, which wins over
-    the defaults. Ends with each step's wall time, the eval tables and where the report is.
+    the defaults. Ends with each step's wall time, the eval tables, the derived labels' kappa against the golden
+    set's and where the report is.
     """
     summary = run_pipeline(config, sets=sets, environ=os.environ, dry_run=dry_run, force=tuple(force),
                            echo=lambda line: click.echo(line, err=True))
@@ -48,8 +49,23 @@ def run_command(config, sets, dry_run, force):
         if step.command == ("eval",):
             with open(step.outputs[0], encoding="utf-8") as table:
                 click.echo(f"\n{step.name} ({step.outputs[0]}):\n{table.read().rstrip()}")
+        if step.command == ("agree",):
+            click.echo(f"\n{agreement_line(step.outputs[0])}")
         if step.name == "report":
             click.echo(f"\nreport: {os.path.abspath(step.outputs[0])}")
+
+
+def agreement_line(path: str) -> str:
+    """The derived labels' agreement with the golden set's, from the agree step's figures: how far to trust the tables
+    above, which the report shows but the end of a run did not."""
+    from ..report.html import read_agreement
+
+    labels = read_agreement(path)["labels"]
+    low, high = labels.get("kappa_low"), labels.get("kappa_high")  # null where nan (too few pairs to resample)
+    kappa = ("undefined" if labels["kappa"] is None else f"{labels['kappa']:.3f}" +
+             (f" (95% {low:.3f}-{high:.3f})" if low is not None and high is not None else ""))
+    return (f"derived labels against the golden set's ({path}): kappa {kappa} over {labels['n']:,} pairs; "
+            "check them against people's grades with `semrel review start` (docs/review.md)")
 
 
 @click.command("init", cls=SemrelCommand, short_help='Write a starter config for `semrel run`.')
