@@ -57,6 +57,9 @@ def test_a_cutoff_past_every_ranking_is_said(cli, files):
     assert said == ["semrel: warning: R@100, nDCG@5: no run ranks more than 3 documents for a query, so these count the top 3 "
                     "(as trec_eval does); retrieve deeper (-k) or ask for a cutoff of 3 or less"]
     assert "no run ranks" not in cli("eval", *files, "-m", "P@3,RR").stderr
+    # trec_eval's own default set, asked for as its output: P_1000 of 500-deep runs is what its users expect, unsaid
+    assert "no run ranks" not in cli("eval", *files, "-f", "trec").stderr
+    assert "no run ranks" in cli("eval", *files, "-f", "trec", "-m", "P.1000").stderr
     # compare and lift print the same measures of the same runs: they said nothing (estimate reads them as lift does)
     qrels, a, b = files
     for args in (["compare", qrels, a, b], ["lift", qrels, "--base", a, "--reranked", b]):

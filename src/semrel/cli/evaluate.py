@@ -76,6 +76,7 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
     run's deepest ranking (R@100 of runs of 20). With -f trec the output is trec_eval's, line for line.
     """
     own_set = {"qrels_jg": "qrels_jg", "prefs": "all_prefs", "qrels_prefs": "all_prefs"}
+    trec_eval_default = measures is None and fmt == "trec"  # trec_eval's own output, P_1000 and all, as its users expect it
     if measures is None:
         measures = parse_measures(own_set.get(relation) or ("official" if fmt == "trec" else list(DEFAULT_MEASURES)))
     if relation != "qrels" and (doc_level or fill_judgments or reviewed):
@@ -113,7 +114,7 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
     elif golden or filled_qrels:
         raise UsageError("--golden and --filled-qrels go with --fill-judgments")
     results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, options=options, doc_level=doc_level,
-                             corpus=corpus if doc_level else None, qrels=completed, runs=loaded, cutoffs=True)
+                             corpus=corpus if doc_level else None, qrels=completed, runs=loaded, cutoffs=not trec_eval_default)
     if table is not None:
         results = [standardise(r, table) for r in results]
     click.echo(render_evaluations(results, fmt, per_query, places), nl=False)
