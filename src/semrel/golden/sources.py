@@ -173,5 +173,6 @@ def map_document_ids(items: list[GoldenItem], corpus: CorpusIds, mode: str | Non
             "give doc_qrels='all-chunks' (every chunk of a relevant document is gold) or doc_qrels='first-chunk', "
             "or chunk with `semrel corpus chunk --whole` (one chunk per document, its id the document id)")
     if first is not None:
-        counts[f"relevant documents made gold chunks (doc_qrels={mode!r}; {targets} chunks in all)"] = documents
+        made = f"{targets:,} gold chunk{'' if targets == 1 else 's'}"
+        counts[f"relevant documents, made {made} (doc_qrels={mode!r})"] = documents  # "...: 5" counts the documents
     return mapped_items, counts
