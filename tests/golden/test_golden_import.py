@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import semrel
 from helpers import SHARED_DATA, assert_one_error, needs_shared, read_lines, run, write
 from semrel.formats.files import file_digest
 from semrel.formats.manifest import read_manifest
@@ -519,6 +520,26 @@ def test_jsonl_keeps_several_answers_and_list_ids(tmp_path):
     assert read_lines(tmp_path / "out.jsonl")[0] == {
         "query_id": "5", "query": "Q?", "reference_answer": ["one", "two"], "gold_chunk_ids": ["a#1"], "meta": {"line": 1},
     }
+
+
+def test_a_column_left_unread_where_no_column_holds_gold_is_named(tmp_path):
+    """A CSV naming each answer's source file in a column semrel does not read ('source') imported with no gold and
+    no word why; the warning names the column and where gold is read from. A file with no other column, or with a
+    gold column, says nothing of it."""
+    source = write(tmp_path / "g.csv", "\ufeffquestion,answer,source\nWhere is oil applied?,On the rollers.,chain-care.md\n")
+    result = run("golden", "import", source, "--corpus", corpus_file(tmp_path), "-o", tmp_path / "out.jsonl")
+    assert result.exit_code == 0, result.output
+    assert [line for line in result.stderr.splitlines() if line.startswith("semrel: warning")] == [
+        "semrel: warning: queries without gold chunks, as column 'source' is not read (gold is read from a column "
+        "gold_chunk_ids, chunk_ids or gold, or the one --chunk-ids-col names: chunk ids, or document ids, a file's name "
+        "without its suffix, with --doc-qrels): 1"]
+    lines = write(tmp_path / "g.jsonl", '{"question": "Q?", "answer": "A.", "doc": "a", "page": 2}\n')
+    with pytest.warns(UserWarning, match="columns 'doc', 'page' are not read .* chunk_ids_col= names"):
+        semrel.import_golden(lines)
+    for text in ("question,answer\nQ?,A.\n", "question,answer,gold,source\nQ?,A.,a#1,a.md\n"):
+        result = run("golden", "import", write(tmp_path / "h.csv", text), "--corpus", corpus_file(tmp_path), "-o",
+                     tmp_path / "h.jsonl")
+        assert result.exit_code == 0 and "not read" not in result.stderr, result.output
 
 
 def test_beir_folder_keeps_grades_and_marks_missing_answers(tmp_path):

@@ -662,7 +662,22 @@ def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str
 def import_csv(source: str, options: ImportOptions) -> Imported:
     """A CSV (or .tsv) file with a header row; see DEFAULT_COLUMNS for the names it looks for."""
     header, rows = _csv_table(source)
-    return _rows_to_items(rows, _resolve_columns(header, options.columns, source), source)
+    columns = _resolve_columns(header, options.columns, source)
+    return _unread_columns(_rows_to_items(rows, columns, source), header, columns)
+
+
+def _unread_columns(imported: Imported, available: Sequence[str], columns: dict[str, str | None]) -> Imported:
+    """Without a gold chunk ids column, the columns left unread are counted in a warning beside the queries left
+    without gold: a column naming each answer's source file was dropped in silence, and the run then had no gold."""
+    unread = [name for name in available if name and name not in columns.values()]
+    if columns["chunk_ids"] is None and unread and imported.items:
+        names = ", ".join(repr(name) for name in unread)
+        gold, last = DEFAULT_COLUMNS["chunk_ids"][:-1], DEFAULT_COLUMNS["chunk_ids"][-1]
+        imported.counts[f"queries without gold chunks, as {'column' if len(unread) == 1 else 'columns'} {names} "
+                        f"{'is' if len(unread) == 1 else 'are'} not read (gold is read from a column {', '.join(gold)} or "
+                        f"{last}, or the one chunk_ids_col= names: chunk ids, or document ids, a file's name without its "
+                        "suffix, with doc_qrels=)"] = len(imported.items)
+    return imported
 
 
 def _csv_table(source: str) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
@@ -716,7 +731,8 @@ def import_jsonl(source: str, options: ImportOptions) -> Imported:
     rows = list(read_jsonl(source))
     keys = list(dict.fromkeys(key for _, row in rows for key in row))
     columns = _resolve_columns(keys, options.columns, source)
-    return _rows_to_items(rows, columns, source, named=[role for role, name in options.columns.items() if name])
+    named = [role for role, name in options.columns.items() if name]
+    return _unread_columns(_rows_to_items(rows, columns, source, named=named), keys, columns)
 
 
 # ---------------------------------------------------------------- BEIR folders
