@@ -984,6 +984,24 @@ def test_an_output_another_command_rewrote_is_not_replaced_unasked(tmp_path, mon
     assert forced.exit_code == 0 and "rain#0" not in golden.read_text(), forced.output
 
 
+def test_the_refusal_to_replace_picks_says_the_journal_keeps_them(tmp_path):
+    """--force import, as the refusal suggests, made a golden.jsonl without the picks and ran every later step on it;
+    nothing said that pick's journal still held them and replays them. The refusal, and the run's note when the new
+    set has no gold, say so."""
+    config = write_config(write_data(tmp_path))
+    assert run("run", config).exit_code == 0
+    golden = tmp_path / "out" / "golden.jsonl"
+    picked(golden)
+    journal = tmp_path / "out" / "golden.jsonl.pick.jsonl"
+    kept = (f"; the picks of `semrel golden pick` stay in {journal} and are not in a golden.jsonl made anew: `semrel golden "
+            f"pick --golden {golden} --corpus CORPUS` replays them onto it, then run again")
+    refused = run("run", config, "--set", "golden.limit=2")
+    assert refused.exit_code == 2 and kept not in refused.stderr
+    journal.write_text('{"action": "next", "query_id": "q1"}\n')
+    assert_one_error(run("run", config, "--set", "golden.limit=2"), f"run again with --force import{kept}", code=2)
+    assert pipeline._picks_kept(str(tmp_path / "out" / "other.jsonl")) == ""
+
+
 def test_an_output_changed_since_run_made_it_is_not_replaced_even_with_the_config_unchanged(tmp_path, monkeypatch):
     """A hand edit after a pick left golden.jsonl's manifest describing another file, which was taken for a plain
     hand edit and made again: the picks and the edit were lost, silently (a hand edit alone was lost too). Now

@@ -906,11 +906,24 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
         elif not gold:
             rest = [s for s in plan(config, gold=False) if s.name not in {d.name for d, _, _ in summary}]
             echo("semrel run: the golden set has no gold chunks: nothing is scored against them (no eval gold, no agree, "
-                 "the report without the gold column)")
+                 f"the report without the gold column){_picks_kept(step.inputs[0])}")
             steps = steps[: len(summary)] + rest
     if restamped:
         _write_state(out, state)
     return summary
+
+
+def _picks_kept(golden: str) -> str:
+    """Where `golden` has a `semrel golden pick` journal beside it, what becomes of its picks: a golden.jsonl made anew
+    (--force import) holds none of them until pick opens it and replays its journal. Before, --force import ran every
+    later step without the picks, and neither the refusal that suggested it nor the run said they were kept."""
+    from ..golden.pick import journal_path
+
+    journal = journal_path(golden)
+    if not os.path.basename(golden) == "golden.jsonl" or not os.path.isfile(journal):
+        return ""
+    return (f"; the picks of `semrel golden pick` stay in {journal} and are not in a golden.jsonl made anew: "
+            f"`semrel golden pick --golden {golden} --corpus CORPUS` replays them onto it, then run again")
 
 
 def _has_gold(qrels: Step, pending: set[str]) -> bool | None:
@@ -955,7 +968,7 @@ def check_not_replacing_work(planned: list[tuple[Step, str, float]], out: str, f
                 key = KEPT_AS.get(os.path.basename(output))
                 keep = f"copy it out of {out} and give the copy as {key}" if key else "copy it elsewhere"
                 raise UsageError(f"{step.name} would replace {output}, {work}: to keep it, {keep}; to replace it, "
-                                 f"run again with --force {name}")
+                                 f"run again with --force {name}{_picks_kept(output)}")
     return planned
 
 
