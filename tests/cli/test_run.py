@@ -110,8 +110,11 @@ def test_the_run_ends_with_the_labels_agreement_with_gold(tmp_path):
     figures = {"n": 266, "kappa": 0.9241, "kappa_low": 0.8154, "kappa_high": 1.0, "labels": [0, 1], "confusion": [[243, 1], [2, 20]]}
     path = tmp_path / "agreement.json"
     path.write_text(json.dumps({"labels": figures}))
-    assert agreement_line(str(path)) == (f"derived labels against the golden set's ({path}): kappa 0.924 (95% 0.815-1.000) over 266 "
-                                         "pairs; check them against people's grades with `semrel review start` (docs/review.md)")
+    assert agreement_line(str(path)) == (f"derived labels against the golden set's ({path}): kappa 0.924 (95% interval 0.815 to 1.000) "
+                                         "over 266 pairs; check them against people's grades with `semrel review start` (docs/review.md)")
+    # a lower bound below 0 read as a range of '-0.122-1.000', as the report does not write it
+    path.write_text(json.dumps({"labels": {**figures, "kappa": 0.327, "kappa_low": -0.1221, "kappa_high": 1.0}}))
+    assert "kappa 0.327 (95% interval -0.122 to 1.000) over 266 pairs;" in agreement_line(str(path))
     path.write_text(json.dumps({"labels": {**figures, "kappa_low": None, "kappa_high": None}}))
     assert f"({path}): kappa 0.924 over 266 pairs;" in agreement_line(str(path))
 

@@ -63,7 +63,7 @@ def agreement_line(path: str) -> str:
     labels = read_agreement(path)["labels"]
     low, high = labels.get("kappa_low"), labels.get("kappa_high")  # null where nan (too few pairs to resample)
     kappa = ("undefined" if labels["kappa"] is None else f"{labels['kappa']:.3f}" +
-             (f" (95% {low:.3f}-{high:.3f})" if low is not None and high is not None else ""))
+             (f" (95% interval {low:.3f} to {high:.3f})" if low is not None and high is not None else ""))
     return (f"derived labels against the golden set's ({path}): kappa {kappa} over {labels['n']:,} pairs; "
             "check them against people's grades with `semrel review start` (docs/review.md)")
 
