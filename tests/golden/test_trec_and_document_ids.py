@@ -133,6 +133,21 @@ def test_document_qrels_on_a_chunked_corpus_get_advice_that_works(beir, tmp_path
                      "'nowhere#3'", "neither as chunk ids nor as document ids", "--size and --overlap")
 
 
+def test_a_file_name_given_as_a_gold_id_is_told_its_document_id(tmp_path):
+    """A golden CSV naming each answer's source file ('1239.md') was refused as ids found nowhere, with no word that a
+    document's id is its file name without the suffix; an id that is no such file name gets no such word."""
+    write(tmp_path / "docs" / "1239.md", "Cleaning the chain keeps it quiet. " * 5)
+    ok("corpus", "chunk", tmp_path / "docs", "--size", "12", "-o", tmp_path / "chunks.jsonl")
+    write(tmp_path / "files.csv", "query,answer,gold\nq?,a,1239.md\n")
+    assert_one_error(run("golden", "import", tmp_path / "files.csv", "--corpus", tmp_path / "chunks.jsonl", "-o",
+                         tmp_path / "x.jsonl"), "neither as chunk ids nor as document ids", "; '1239.md' names a file: its "
+                     "document id is its name without the suffix, '1239' (with --doc-qrels a document id makes its chunks gold)")
+    write(tmp_path / "other.csv", "query,answer,gold\nq?,a,9999.md\n")
+    line = assert_one_error(run("golden", "import", tmp_path / "other.csv", "--corpus", tmp_path / "chunks.jsonl", "-o",
+                                tmp_path / "x.jsonl"), "neither as chunk ids nor as document ids")
+    assert "names a file" not in line
+
+
 @pytest.mark.parametrize(("mode", "drop_unknown"), [("all-chunks", False), ("first-chunk", False), ("all-chunks", True), (None, False)])
 def test_import_keeps_the_ids_its_golden_set_names_and_maps_them_as_with_every_id(mode, drop_unknown):
     """The corpus is read once for the ids the golden set names (chunk ids, document ids and their chunks); mapping

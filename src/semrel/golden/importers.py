@@ -13,6 +13,7 @@ import csv
 import hashlib
 import io
 import json
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -21,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import FormatError, UsageError, ValidationError
 from ..formats.beir import beir_paths, read_beir_qrels
-from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
+from ..formats.corpus import require_known_chunks, shown_json, unique_chunks, unknown_chunks
 from ..formats.files import STDIO, display_name, line_id, read_head, read_lines, read_text
 from ..formats.jsonl import check_nesting, read_jsonl, too_deep
 from ..formats.trec import graded_pairs
@@ -855,5 +856,17 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
         result.counts.update(mapped)
         if mapped:
             result.params["doc_qrels"] = mode
-        require_known_chunks(result.items, ids.chunks, source)
+        require_known_chunks(result.items, ids.chunks, source, _file_name_hint(result.items, ids.chunks, options.corpus))
     return result
+
+
+def _file_name_hint(items: list[GoldenItem], chunk_ids: set[str], corpus: str) -> str:
+    """Where the first unknown gold id is a file name ('manual.pdf') whose name without suffix is a document of the
+    corpus, the error says so: a column of source file names was refused as ids found nowhere, with no word that a
+    document's id is its file name without the suffix. One more pass over the corpus, only on the way to that error."""
+    missing = unknown_chunks(items, chunk_ids)
+    stem = os.path.splitext(missing[0][1])[0] if missing else ""
+    if not stem or stem == missing[0][1] or not any(chunk.doc_id == stem for chunk in unique_chunks(corpus)):
+        return ""
+    return (f"; {missing[0][1]!r} names a file: its document id is its name without the suffix, {stem!r} (with doc_qrels= "
+            "a document id makes its chunks gold)")
