@@ -212,3 +212,20 @@ def test_json_output_writes_an_undefined_value_as_null():
     for fmt in ("json", "jsonl"):
         text = render_evaluations([result], fmt, per_query=True)
         assert "NaN" not in text and "null" in text, text
+
+
+def test_a_run_of_derived_qrels_with_holes_in_its_top_is_told_to_fill_them(cli, write):
+    """A user's own retriever, scored on labels derived from other runs' pool: 37% of its top chunks were unjudged,
+    counted as not relevant, and compare called it significantly worse, with no word of `--fill-judgments`."""
+    judgments = write("j.jsonl", "".join(json.dumps({"query_id": q, "chunk_id": c, "P": r, "R": r, "F": r}) + "\n"
+                                        for q, c, r in [("q1", "a", 0.9), ("q1", "b", 0.3), ("q2", "c", 0.8), ("q2", "d", 0.2)]))
+    derived = write("derived.qrels", "")
+    assert cli("label", judgments, "-o", derived).exit_code == 0
+    pooled, own = write("pooled.run", "q1 Q0 a 1 2 x\nq1 Q0 b 2 1 x\nq2 Q0 c 1 2 x\nq2 Q0 d 2 1 x\n"), \
+        write("own.run", "q1 Q0 a 1 2 y\nq1 Q0 z 2 1 y\nq2 Q0 y 1 2 y\nq2 Q0 c 2 1 y\n")
+    said = cli("eval", derived, pooled, own, "-m", "P@2").stderr
+    assert f"{own} 50%: the share of its top 10 chunks that {derived} judges; derived labels judge only the pool" in said
+    assert f"--fill-judgments {judgments} --corpus CORPUS --golden GOLDEN" in said and f"{pooled} " not in said
+    gold = write("gold.qrels", "q1 0 a 1\nq2 0 c 1\n")  # qrels without a judge behind them leave the unjudged out by design
+    assert "the share of" not in cli("eval", gold, own, "-m", "P@2").stderr
+

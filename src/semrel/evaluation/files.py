@@ -9,17 +9,19 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+import numpy as np
 import pyarrow.compute as pc
 
 from ..errors import SemrelError, UsageError
 from ..formats import read_qrels, read_run
 from ..formats.files import display_name
+from ..formats.manifest import read_manifest
 from ..formats.trec import read_judgment_groups, read_preferences, run_name
 from ..records import Qrels, Run
 from .doclevel import corpus_documents, require_overlap, to_documents
 from .groups import evaluate_groups
 from .measures import Measure, parse_measures
-from .metrics import Evaluation, Options, evaluate_gradings, small_pages
+from .metrics import Evaluation, Options, evaluate, evaluate_gradings, small_pages
 from .prefs import evaluate_preferences
 
 
@@ -96,6 +98,8 @@ def evaluate_files(
         judged = qrels  # not None, for check
         results: list[Evaluation] = []
         deepest = 0
+        derived_from = derived_judgments(qrels_path) if warn is not None and not doc_level else None
+        holes: list[tuple[str, float]] = []
 
         def check(run: Run, result: Evaluation) -> None:
             """Each run against its own ids (require_overlap), while it is in memory."""
@@ -104,14 +108,46 @@ def evaluate_files(
             require_overlap(result, judged, run, display_name(str(qrels_path)), display_name(path))
             if cutoffs:
                 deepest = max(deepest, longest_ranking(run))
+            if derived_from is not None:
+                share = judged_share(judged, run)
+                if share < JUDGED_ENOUGH:
+                    holes.append((display_name(path), share))
             results.append(result)
 
         evaluate_gradings(qrels, [qrels.relevance], each_run(), chosen, options=options or Options(rel_level), checked=check)
     _say_coverage(results, run_paths, qrels_path, warn)
+    if holes and warn is not None:
+        shares = ", ".join(f"{name} {share:.0%}" for name, share in holes)
+        warn(f"{shares}: the share of {'its' if len(holes) == 1 else 'each run’s'} top {HOLE_DEPTH} chunks that "
+             f"{display_name(str(qrels_path))} judges; derived labels judge only the pool they were made from, and a chunk they "
+             f"do not judge counts as not relevant: judge those first with `semrel eval QRELS RUNS --fill-judgments "
+             f"{derived_from} --corpus CORPUS --golden GOLDEN` (docs/eval.md, 'Filling holes')")
     if warn is not None and cutoffs:
         for message in cutoff_warnings(chosen, deepest):
             warn(message)
     return results
+
+
+HOLE_DEPTH, JUDGED_ENOUGH = 10, 0.9  # a run of derived qrels with less of its top 10 judged (Judged@10) is said to have holes
+
+
+def derived_judgments(qrels_path: str | os.PathLike) -> str | None:
+    """The judgments.jsonl that `semrel label` derived these qrels from (its manifest's rule and first input), else None:
+    gold qrels leave unjudged documents not relevant by design (as TREC's pools do), derived ones by accident."""
+    manifest = read_manifest(qrels_path) or {}
+    params, inputs = manifest.get("params"), manifest.get("inputs")
+    if not isinstance(params, dict) or "rule" not in params or not isinstance(inputs, list) or not inputs:
+        return None
+    first = inputs[0].get("path") if isinstance(inputs[0], dict) else None
+    return first if isinstance(first, str) else None
+
+
+def judged_share(qrels: Qrels, run: Run) -> float:
+    """Judged@HOLE_DEPTH of the run over the queries it has: how much of its top the qrels judge."""
+    result = evaluate(qrels, run, [f"Judged@{HOLE_DEPTH}"])[0]
+    values = next(iter(result.values.values()))
+    kept = ~np.isin(np.array(result.query_ids, dtype=object), np.array(result.missing_queries, dtype=object))
+    return float(values[kept].mean()) if kept.any() else 1.0
 
 
 def longest_ranking(run: Run) -> int:
