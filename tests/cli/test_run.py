@@ -132,8 +132,11 @@ def test_threshold_change_relabels_without_rejudging(tmp_path, monkeypatch):
             f"{agreement['n']} pairs; check them against people's grades with `semrel review start` (docs/review.md)") in first.stdout
     assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
     config.write_text(config.read_text() + "[label]\nthreshold = 0.5\n")
-    dry = statuses(run("run", config, "--dry-run").stdout)
+    planned = run("run", config, "--dry-run").stdout
+    dry = statuses(planned)
     assert dry["label"] == "run" and dry["judge"] == "skipped"
+    # a dry run times nothing: its table had a column of 0.00 and 'total: 0.00s, 0 ran'
+    assert " 0.00" not in planned and f"total: {sum(v == 'run' for v in dry.values())} would run, " in planned
     after = statuses(run("run", config).stdout)
     assert after["judge"] == "skipped" and after["pool"] == "skipped" and after["retrieve bm25"] == "skipped"
     for step in ("label", "eval derived", "agree", "report"):

@@ -39,12 +39,13 @@ def run_command(config, sets, dry_run, force):
         click.echo()
     width = max(len(step.name) for step, _, _ in summary)
     click.echo(f"{'step':<{width}}  status     seconds")
-    for step, status, seconds in summary:
-        click.echo(f"{step.name:<{width}}  {status:<9}  {seconds:7.2f}")
-    click.echo(f"total: {sum(s for _, _, s in summary):.2f}s, {sum(st == 'ran' for _, st, _ in summary)} ran, "
-               f"{sum(st == 'skipped' for _, st, _ in summary)} skipped")
+    for step, status, seconds in summary:  # a dry run times nothing: no column of zeros
+        click.echo(f"{step.name:<{width}}  {status:<9}  {'-' if dry_run else f'{seconds:.2f}':>7}")
+    skipped = sum(st == "skipped" for _, st, _ in summary)
     if dry_run:
+        click.echo(f"total: {sum(st == 'would run' for _, st, _ in summary)} would run, {skipped} skipped")
         return
+    click.echo(f"total: {sum(s for _, _, s in summary):.2f}s, {sum(st == 'ran' for _, st, _ in summary)} ran, {skipped} skipped")
     for step, _, _ in summary:
         if step.command == ("eval",):
             with open(step.outputs[0], encoding="utf-8") as table:
