@@ -18,9 +18,11 @@ TEST = {"q1": {"a": 0, "b": 1, "c": 0}, "q2": {"a": 0, "b": 1}}
 
 
 def test_common_labels_use_pairs_both_judged_or_all_with_zeros():
-    assert common_labels(Qrels.from_dict(REF), Qrels.from_dict(TEST)) == ([1, 0, 0, 0, 1], [0, 1, 0, 0, 1])
-    first, second = common_labels(Qrels.from_dict(REF), Qrels.from_dict(TEST), unlisted_as_zero=True)
-    assert (first, second) == ([1, 0, 0, 0, 1, 1], [0, 1, 0, 0, 1, 0])
+    assert common_labels(Qrels.from_dict(REF), Qrels.from_dict(TEST)) == ([1, 0, 0, 0, 1], [0, 1, 0, 0, 1], 2)
+    first, second, queries = common_labels(Qrels.from_dict(REF), Qrels.from_dict(TEST), unlisted_as_zero=True)
+    assert (first, second, queries) == ([1, 0, 0, 0, 1, 1], [0, 1, 0, 0, 1, 0], 2)
+    # the queries the pairs are of: a kappa over 22 pairs of 2 queries said nothing of the 2 (q3 shares no pair)
+    assert common_labels(Qrels.from_dict({**REF, "q3": {"x": 1}}), Qrels.from_dict({**TEST, "q3": {"y": 1}}))[2] == 2
 
 
 def test_rankings_swap_when_the_qrels_disagree():

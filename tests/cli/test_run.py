@@ -117,6 +117,8 @@ def test_the_run_ends_with_the_labels_agreement_with_gold(tmp_path):
     assert "kappa 0.327 (95% interval -0.122 to 1.000) over 266 pairs;" in agreement_line(str(path))
     path.write_text(json.dumps({"labels": {**figures, "kappa_low": None, "kappa_high": None}}))
     assert f"({path}): kappa 0.924 over 266 pairs;" in agreement_line(str(path))
+    path.write_text(json.dumps({"labels": {**figures, "n": 22, "queries": 2}}))  # how little it rests on
+    assert "kappa 0.924 (95% interval 0.815 to 1.000) over 22 pairs of 2 queries;" in agreement_line(str(path))
 
 
 @pytest.mark.slow
@@ -129,7 +131,8 @@ def test_threshold_change_relabels_without_rejudging(tmp_path, monkeypatch):
     agreement = json.loads((tmp_path / "out" / "agreement.json").read_text())["labels"]
     assert agreement["kappa"] is None  # nan: both sides give these few pairs one grade (formatting None failed)
     assert (f"derived labels against the golden set's ({tmp_path / 'out' / 'agreement.json'}): kappa undefined over "
-            f"{agreement['n']} pairs; check them against people's grades with `semrel review start` (docs/review.md)") in first.stdout
+            f"{agreement['n']} pairs of {agreement['queries']} queries; check them against people's grades with "
+            "`semrel review start` (docs/review.md)") in first.stdout
     assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
     config.write_text(config.read_text() + "[label]\nthreshold = 0.5\n")
     planned = run("run", config, "--dry-run").stdout

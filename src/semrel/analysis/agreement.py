@@ -8,6 +8,7 @@ threshold search computes thousands of kappas in one call.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import Callable, Literal, Sequence
@@ -125,11 +126,13 @@ class Agreement:
     weights: Weights
     labels: list[int]
     confusion: list[list[int]]  # rows: first labelling, columns: second
+    queries: int | None = None  # the queries the items are pairs of, where they are (query, document) pairs
 
     def to_json(self) -> dict:
         return {
             "n": self.n, "percent_agreement": self.percent, "kappa": self.kappa, "kappa_low": self.low,
             "kappa_high": self.high, "weights": self.weights, "labels": self.labels, "confusion": self.confusion,
+            **({} if self.queries is None else {"queries": self.queries}),
         }
 
 
@@ -171,28 +174,29 @@ def agreement(
     )
 
 
-def common_labels(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False) -> tuple[list[int], list[int]]:
-    """(ref grades, test grades) of the pairs both list; with unlisted_as_zero, of every pair
+def common_labels(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False) -> tuple[list[int], list[int], int]:
+    """(ref grades, test grades, the queries they are of) of the pairs both list; with unlisted_as_zero, of every pair
     either lists for a query both hold, the other's missing grade counting as 0."""
     a, b = graded_pairs(ref), graded_pairs(test)
-    first, second = [], []
+    first, second, queries = [], [], 0
     for query in sorted(a.keys() & b.keys()):
         docs = a[query].keys() | b[query].keys() if unlisted_as_zero else a[query].keys() & b[query].keys()
+        queries += bool(docs)
         for doc in sorted(docs):
             first.append(a[query].get(doc, 0))
             second.append(b[query].get(doc, 0))
-    return first, second
+    return first, second, queries
 
 
 def label_agreement(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False, resamples: int = 1000, seed: int = 0,
                     warn: Callable[[str], None] | None = None) -> Agreement:
     """Agreement on the pairs both list (or, unlisted_as_zero, either lists); `warn` hears when one side gives every
     such pair one grade, so that kappa is 0 whatever the other says (gold qrels list only relevant pairs)."""
-    first, second = common_labels(ref, test, unlisted_as_zero)
+    first, second, queries = common_labels(ref, test, unlisted_as_zero)
     if not first:
         raise ValidationError(f"{ref.source or 'the first qrels'} and {test.source or 'the second'} share no judged pair "
                               "(different query or document ids?)")
-    result = agreement(first, second, resamples=resamples, seed=seed)
+    result = dataclasses.replace(agreement(first, second, resamples=resamples, seed=seed), queries=queries)
     undefined = kappa_undefined(result, "the two qrels")
     if undefined:  # 0/0: no agreement beyond chance can be measured
         tell([f"{undefined}; compare pairs of more than one grade"], warn)

@@ -65,7 +65,9 @@ def agreement_line(path: str) -> str:
     low, high = labels.get("kappa_low"), labels.get("kappa_high")  # null where nan (too few pairs to resample)
     kappa = ("undefined" if labels["kappa"] is None else f"{labels['kappa']:.3f}" +
              (f" (95% interval {low:.3f} to {high:.3f})" if low is not None and high is not None else ""))
-    return (f"derived labels against the golden set's ({path}): kappa {kappa} over {labels['n']:,} pairs; "
+    queries = labels.get("queries")  # how little a kappa can rest on: 22 pairs of 2 queries with gold
+    of = f" of {queries:,} quer{'y' if queries == 1 else 'ies'}" if isinstance(queries, int) else ""
+    return (f"derived labels against the golden set's ({path}): kappa {kappa} over {labels['n']:,} pairs{of}; "
             "check them against people's grades with `semrel review start` (docs/review.md)")
 
 
