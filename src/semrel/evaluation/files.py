@@ -136,10 +136,11 @@ def derived_judgments(qrels_path: str | os.PathLike) -> str | None:
     gold qrels leave unjudged documents not relevant by design (as TREC's pools do), derived ones by accident."""
     manifest = read_manifest(qrels_path) or {}
     params, inputs = manifest.get("params"), manifest.get("inputs")
-    if not isinstance(params, dict) or "rule" not in params or not isinstance(inputs, list) or not inputs:
+    at = 1 if isinstance(params, dict) and "filled" in params else 0  # `semrel fill`'s qrels: [qrels, judgments, runs...]
+    if not isinstance(params, dict) or "rule" not in params or not isinstance(inputs, list) or len(inputs) <= at:
         return None
-    first = inputs[0].get("path") if isinstance(inputs[0], dict) else None
-    return first if isinstance(first, str) else None
+    path = inputs[at].get("path") if isinstance(inputs[at], dict) else None
+    return path if isinstance(path, str) else None
 
 
 def judged_share(qrels: Qrels, run: Run) -> float:
