@@ -224,8 +224,12 @@ def test_a_run_of_derived_qrels_with_holes_in_its_top_is_told_to_fill_them(cli, 
     pooled, own = write("pooled.run", "q1 Q0 a 1 2 x\nq1 Q0 b 2 1 x\nq2 Q0 c 1 2 x\nq2 Q0 d 2 1 x\n"), \
         write("own.run", "q1 Q0 a 1 2 y\nq1 Q0 z 2 1 y\nq2 Q0 y 1 2 y\nq2 Q0 c 2 1 y\n")
     said = cli("eval", derived, pooled, own, "-m", "P@2").stderr
-    assert f"{own} 50%: the share of its top 10 chunks that {derived} judges; derived labels judge only the pool" in said
+    assert f"{own} 50%: the share of its top 2 chunks that {derived} judges; derived labels judge only the pool" in said
     assert f"--fill-judgments {judgments} --corpus CORPUS --golden GOLDEN" in said and f"{pooled} " not in said
+    # holes below every cutoff asked for do not count (a depth-5 pool scored at @5); a measure without one sees to 10
+    judged_first = write("first.run", "q1 Q0 a 1 2 y\nq1 Q0 z 2 1 y\nq2 Q0 c 1 2 y\nq2 Q0 y 2 1 y\n")
+    assert "the share of" not in cli("eval", derived, judged_first, "-m", "P@1").stderr
+    assert f"{judged_first} 50%: the share of its top 10 chunks" in cli("eval", derived, judged_first, "-m", "P@1,AP").stderr
     gold = write("gold.qrels", "q1 0 a 1\nq2 0 c 1\n")  # qrels without a judge behind them leave the unjudged out by design
     assert "the share of" not in cli("eval", gold, own, "-m", "P@2").stderr
 

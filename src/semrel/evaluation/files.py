@@ -20,7 +20,7 @@ from ..formats.trec import read_judgment_groups, read_preferences, run_name
 from ..records import Qrels, Run
 from .doclevel import corpus_documents, require_overlap, to_documents
 from .groups import evaluate_groups
-from .measures import Measure, parse_measures
+from .measures import Kind, Measure, parse_measures
 from .metrics import Evaluation, Options, evaluate, evaluate_gradings, small_pages
 from .prefs import evaluate_preferences
 
@@ -99,6 +99,7 @@ def evaluate_files(
         results: list[Evaluation] = []
         deepest = 0
         derived_from = derived_judgments(qrels_path) if warn is not None and not doc_level else None
+        top = hole_depth(chosen)
         holes: list[tuple[str, float]] = []
 
         def check(run: Run, result: Evaluation) -> None:
@@ -109,7 +110,7 @@ def evaluate_files(
             if cutoffs:
                 deepest = max(deepest, longest_ranking(run))
             if derived_from is not None:
-                share = judged_share(judged, run)
+                share = judged_share(judged, run, top)
                 if share < JUDGED_ENOUGH:
                     holes.append((display_name(path), share))
             results.append(result)
@@ -118,7 +119,7 @@ def evaluate_files(
     _say_coverage(results, run_paths, qrels_path, warn)
     if holes and warn is not None:
         shares = ", ".join(f"{name} {share:.0%}" for name, share in holes)
-        warn(f"{shares}: the share of {'its' if len(holes) == 1 else 'each run’s'} top {HOLE_DEPTH} chunks that "
+        warn(f"{shares}: the share of {'its' if len(holes) == 1 else 'each run’s'} top {top} chunks that "
              f"{display_name(str(qrels_path))} judges; derived labels judge only the pool they were made from, and a chunk they "
              f"do not judge counts as not relevant: judge those first with `semrel eval QRELS RUNS --fill-judgments "
              f"{derived_from} --corpus CORPUS --golden GOLDEN` (docs/eval.md, 'Filling holes')")
@@ -129,6 +130,14 @@ def evaluate_files(
 
 
 HOLE_DEPTH, JUDGED_ENOUGH = 10, 0.9  # a run of derived qrels with less of its top 10 judged (Judged@10) is said to have holes
+
+
+def hole_depth(measures: Sequence[Measure]) -> int:
+    """How deep holes matter: HOLE_DEPTH, or the deepest cutoff where every measure has one (P@5 and nDCG@5 of a depth-5
+    pool see no hole at rank 8)."""
+    scored = [m for m in measures if m.kind is not Kind.TEXT]
+    cutoffs = [m.cutoff for m in scored if m.cutoff is not None]
+    return min(HOLE_DEPTH, max(cutoffs)) if cutoffs and len(cutoffs) == len(scored) else HOLE_DEPTH
 
 
 def derived_judgments(qrels_path: str | os.PathLike) -> str | None:
@@ -143,9 +152,9 @@ def derived_judgments(qrels_path: str | os.PathLike) -> str | None:
     return path if isinstance(path, str) else None
 
 
-def judged_share(qrels: Qrels, run: Run) -> float:
-    """Judged@HOLE_DEPTH of the run over the queries it has: how much of its top the qrels judge."""
-    result = evaluate(qrels, run, [f"Judged@{HOLE_DEPTH}"])[0]
+def judged_share(qrels: Qrels, run: Run, depth: int = HOLE_DEPTH) -> float:
+    """Judged@depth of the run over the queries it has: how much of its top the qrels judge."""
+    result = evaluate(qrels, run, [f"Judged@{depth}"])[0]
     values = next(iter(result.values.values()))
     kept = ~np.isin(np.array(result.query_ids, dtype=object), np.array(result.missing_queries, dtype=object))
     return float(values[kept].mean()) if kept.any() else 1.0
