@@ -31,26 +31,25 @@ def corpus_documents(path: str | os.PathLike) -> tuple[pa.Array, pa.Array]:
     return pa.array(chunks, type=pa.string()), pa.array(docs, type=pa.string())
 
 
-def document_ids(chunk_ids: pa.Array | pa.ChunkedArray, mapping: tuple[pa.Array, pa.Array] | None = None) -> pa.Array:
-    """Each chunk's document: from `mapping` (chunk ids, doc ids) where it lists the chunk, else the id
-    before the chunk id's last `#` (the whole id where it has none)."""
+def document_ids(chunk_ids: pa.Array | pa.ChunkedArray, mapping: tuple[pa.Array, pa.Array] | None = None
+                 ) -> tuple[pa.Array, pa.Array]:
+    """(each chunk's document, the chunk ids `mapping` does not list): from `mapping` (chunk ids, doc ids) where it lists
+    the chunk, else the id before the chunk id's last `#` (the whole id where it has none)."""
     ids = chunk_ids.combine_chunks() if isinstance(chunk_ids, pa.ChunkedArray) else chunk_ids
     stem = pc.replace_substring_regex(ids, pattern="#[^#]*$", replacement="")
     if mapping is None:
-        return stem
+        return stem, ids.slice(0, 0)
     at = pc.index_in(ids, value_set=mapping[0])
-    return pc.if_else(pc.is_null(at), stem, mapping[1].take(at.fill_null(0)))
+    return pc.if_else(pc.is_null(at), stem, mapping[1].take(at.fill_null(0))), ids.filter(pc.is_null(at))
 
 
 def to_documents(run: Run, mapping: tuple[pa.Array, pa.Array] | None = None, warn: Callable[[str], None] | None = None) -> Run:
     """The run at document level (MaxP): each query's documents in the order of their best chunk, scored by it.
     `warn` hears how many of the run's chunks `mapping` (the corpus) does not list: their document is read from their id."""
-    docs = document_ids(run.doc_ids, mapping)
-    if mapping is not None and warn is not None:
-        unlisted = pc.filter(run.doc_ids, pc.invert(pc.is_in(run.doc_ids, value_set=mapping[0])))
-        if len(unlisted):
-            warn(f"{len(unlisted):,} chunks of run {run.name!r} are not in the corpus (e.g. {_examples(unlisted.to_pylist())}): "
-                 "each is taken as the document its id names before its last '#'; check that the run and the corpus match")
+    docs, unlisted = document_ids(run.doc_ids, mapping)
+    if len(unlisted) and warn is not None:
+        warn(f"{len(unlisted):,} chunks of run {run.name!r} are not in the corpus (e.g. {_examples(unlisted.slice(0, 1000).to_pylist())}): "
+             "each is taken as the document its id names before its last '#'; check that the run and the corpus match")
     order = rank_order(run)
     _, query_code = dictionary_codes(run.query_ids)
     refuse_repeats(run, query_code)  # at chunk level: merged into its document a repeated chunk would pass unseen

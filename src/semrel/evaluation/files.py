@@ -9,7 +9,6 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-import numpy as np
 import pyarrow.compute as pc
 
 from ..errors import SemrelError, UsageError
@@ -154,10 +153,8 @@ def derived_judgments(qrels_path: str | os.PathLike) -> str | None:
 
 def judged_share(qrels: Qrels, run: Run, depth: int = HOLE_DEPTH) -> float:
     """Judged@depth of the run over the queries it has: how much of its top the qrels judge."""
-    result = evaluate(qrels, run, [f"Judged@{depth}"])[0]
-    values = next(iter(result.values.values()))
-    kept = ~np.isin(np.array(result.query_ids, dtype=object), np.array(result.missing_queries, dtype=object))
-    return float(values[kept].mean()) if kept.any() else 1.0
+    measure = f"Judged@{depth}"
+    return float(evaluate(qrels, run, [measure], complete=False)[0].aggregate(measure))  # the 'all' row of its queries
 
 
 def longest_ranking(run: Run) -> int:
