@@ -8,7 +8,7 @@ from ..doctor import diagnose
 from ..formats.files import LIMITS
 from ..formats.tables import Table, render
 from .base import SemrelCommand, command_variables
-from .pipeline import SCHEMA, env_name
+from .pipeline import config_variables
 
 TEST_VARIABLES = ("SEMREL_DATA", "SEMREL_SCREENSHOTS")  # the tests' (and bench's) shared data folder, `make screenshots`
 
@@ -25,5 +25,4 @@ def doctor_command() -> None:
 def known_variables() -> set[str]:
     """Every SEMREL_* variable semrel reads: each command's options (click's SEMREL_<COMMAND>_<OPTION>, at any depth, and
     the variables an option names itself), `semrel run`'s config keys, the size limits and the tests' own."""
-    keys = {env_name(section, key) for section, section_keys in SCHEMA.items() for key in section_keys}
-    return command_variables() | keys | {variable for variable, _ in LIMITS} | set(TEST_VARIABLES)
+    return command_variables() | config_variables() | {variable for variable, _ in LIMITS} | set(TEST_VARIABLES)

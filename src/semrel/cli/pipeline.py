@@ -87,6 +87,11 @@ def env_name(section: str, key: str) -> str:
     return "_".join(["SEMREL", *(part.upper() for part in (section, key) if part)])
 
 
+def config_variables() -> set[str]:
+    """The environment variable of every config key (what `semrel run` reads, and `semrel doctor` knows)."""
+    return {env_name(section, key) for section, keys in SCHEMA.items() for key in keys}
+
+
 def _key(section: str, key: str) -> str:
     return f"[{section}] {key}" if section else key
 
@@ -144,7 +149,7 @@ def ignored_variables(environ: Mapping[str, str]) -> list[str]:
     refuses it."""
     from .base import COMMANDS, command_variables
 
-    keys = {env_name(section, key) for section, section_keys in SCHEMA.items() for key in section_keys}
+    keys = config_variables()
     options: dict[str, set[str]] = {}  # each command loaded only for a variable that is no key
     found = []
     for name in sorted(environ):
