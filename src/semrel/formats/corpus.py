@@ -236,14 +236,14 @@ def unknown_chunks(items: Iterable[GoldenItem], chunk_ids: set[str]) -> list[tup
     return [(i.query_id, c) for i in items for c in i.gold_chunk_ids if c not in chunk_ids]
 
 
-def require_known_chunks(items: Iterable[GoldenItem], chunk_ids: set[str], golden_path: str, hint: str = "") -> None:
+def require_known_chunks(items: Iterable[GoldenItem], chunk_ids: set[str], golden_path: str) -> None:
     missing = unknown_chunks(items, chunk_ids)
     if missing:
         q, c = missing[0]
         raise ValidationError(
             f"{golden_path}: {len(missing)} gold chunk ids are not in the corpus (first: {c!r} of query {q!r}), neither as "
             "chunk ids nor as document ids: is it the corpus they were made for (the same documents, chunked with the same "
-            f"--size and --overlap)? `semrel golden validate GOLDEN --corpus CORPUS` lists them all{hint}"
+            "--size and --overlap)? `semrel golden validate GOLDEN --corpus CORPUS` lists them all"
         )
 
 

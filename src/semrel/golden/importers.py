@@ -856,14 +856,17 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
         result.counts.update(mapped)
         if mapped:
             result.params["doc_qrels"] = mode
-        require_known_chunks(result.items, ids.chunks, source, _file_name_hint(result.items, ids.chunks, options.corpus))
+        try:
+            require_known_chunks(result.items, ids.chunks, source)
+        except ValidationError as exc:  # the hint is looked for on the way to the error only
+            raise ValidationError(f"{exc}{_file_name_hint(result.items, ids.chunks, options.corpus)}") from None
     return result
 
 
 def _file_name_hint(items: list[GoldenItem], chunk_ids: set[str], corpus: str) -> str:
     """Where the first unknown gold id is a file name ('manual.pdf') whose name without suffix is a document of the
     corpus, the error says so: a column of source file names was refused as ids found nowhere, with no word that a
-    document's id is its file name without the suffix. One more pass over the corpus, only on the way to that error."""
+    document's id is its file name without the suffix. One more pass over the corpus."""
     missing = unknown_chunks(items, chunk_ids)
     stem = os.path.splitext(missing[0][1])[0] if missing else ""
     if not stem or stem == missing[0][1] or not any(chunk.doc_id == stem for chunk in unique_chunks(corpus)):
