@@ -8,7 +8,7 @@ import math
 import os
 import re
 import sys
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import jsonlines
 
@@ -61,14 +61,18 @@ def check_nesting(text: str, path: str | os.PathLike, line: int | None = None, t
                           line=line)
 
 
-def loads(text: str, path: str | os.PathLike, line: int | None = None) -> Any:
-    """json.loads with one FormatError (naming the file and line) for bad syntax or deep nesting."""
+def loads(text: str, path: str | os.PathLike, line: int | None = None,
+          object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None) -> Any:
+    """json.loads with one FormatError (naming the file and line) for bad syntax or deep nesting; `object_pairs_hook` as
+    json.loads takes it (one that raises FormatError has it passed on)."""
     check_nesting(text, path, line)
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=object_pairs_hook)
         if _SURROGATE_ESCAPE.search(text):  # a pair escaped as two (an emoji) is one character; one alone is no text
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         return value
+    except FormatError:
+        raise
     except UnicodeEncodeError:
         raise FormatError(display_name(path), "holds a lone surrogate escape (\\ud800 to \\udfff without its pair), which is "
                           "not a character: write the character itself or drop the escape", line=line) from None

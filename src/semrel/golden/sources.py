@@ -67,21 +67,19 @@ def load_json(path: str | os.PathLike) -> Any:
     """A whole JSON document; a syntax error names its line, and so does a key given twice in one object (JSON keeps
     the last: PubMedQA's records, keyed by PMID, lost one without a word)."""
     text = read_text(path)
-    value = loads(text, path)
-    json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, path, text))
-    return value
+    return loads(text, path, object_pairs_hook=lambda pairs: _unique_keys(pairs, path, text))
 
 
 def _unique_keys(pairs: list[tuple[str, Any]], path: str | os.PathLike, text: str) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    twice = next((k for n, k in enumerate(keys) if k in keys[:n]), None)
-    if twice is not None:
+    value = dict(pairs)
+    if len(value) < len(pairs):  # a key given twice: which one (counted, not each key against those before it)
+        twice = next(key for key, times in Counter(key for key, _ in pairs).items() if times > 1)
         quoted = json.dumps(twice)
         at = text.find(quoted, text.find(quoted) + 1)  # its second place, as near as text search tells
         line = text.count("\n", 0, at) + 1 if at >= 0 else None
         raise FormatError(display_name(path), f"the key {twice!r} is given twice in one object, and JSON keeps only the last: "
                           "give each record its own key", line=line)
-    return dict(pairs)
+    return value
 
 
 def expect(value: Any, kind: type, path: str, where: str) -> Any:
