@@ -1,7 +1,7 @@
 """Tried and not shipped (2026-12-05): a steadier statistic of the null sample in p's three "minus the highest null"
 features (R_idf_max, F_max, P_max).
 
-    python bench/null_statistic.py [--work out/bench-labels]
+    python bench/null_statistic.py [--work out/bench-labels] [--idf-whole SET]
 
 Run after bench/labels.py, whose sets it reads. Each set's kappa pool is judged again with null-sample seeds 0 and 1
 (`semrel.judge`, the embedding cache warm), keeping each query's null scores. The three features subtract the
@@ -11,7 +11,9 @@ highest (as shipped), the second highest, the mean of the highest 3 or 5, or mea
 bench/labels.py fits p (a model per condition, sets weighted equally, C=100, held to the fitted range, the cut by
 the mean margin to the raw oracle), in-sample and leave-one-family-out (LODO). Printed: the margins to each set's raw
 oracle, the labels (in-sample model, its cut) that differ between seeds 0 and 1 over all 16 set-conditions, and
-kappa per set-condition. The shipped row reproduces bench/labels.py's figures.
+kappa per set-condition. The shipped row reproduces bench/labels.py's figures. With --idf-whole SET, instead: the
+labels of the shipped model that seeds 0 and 1 part on in SET with gold, with idf counted on the shipped 1,000-chunk
+sample and on the whole corpus.
 """
 
 from __future__ import annotations
@@ -69,10 +71,32 @@ def with_statistic(d: bench.SetData, nulls: dict[str, np.ndarray], statistic) ->
     return changed
 
 
+def idf_whole_corpus(work: Path, name: str) -> None:
+    """Labels of the shipped model that seeds 0 and 1 part on, with idf counted on the 1,000-chunk sample (shipped) and
+    on the whole corpus: is the idf sample what moves them? And how far p moves, at the median pair and changed one."""
+    folder, cache = work / "sets" / name, work / "cache"
+    for label, size in (("idf sample (shipped)", labels.IDF_SAMPLE), ("idf of the whole corpus", 10**9)):
+        shipped, labels.IDF_SAMPLE = labels.IDF_SAMPLE, size
+        try:
+            p = [np.array([j.p for j in judged_with_nulls(folder, "gold", seed, cache, work / "null-statistic")[0]])
+                 for seed in SEEDS]
+        finally:
+            labels.IDF_SAMPLE = shipped
+        moved = (p[0] >= labels.CUT) != (p[1] >= labels.CUT)
+        print(f"{name} with gold, {label}: {int(moved.sum())} of {len(moved)} labels moved by the seed; p moves by "
+              f"{np.median(abs(p[0] - p[1])):.4f} at the median pair, {np.median(abs(p[0] - p[1])[moved]):.3f} at the median "
+              "moved one")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=bench.ROOT / "out" / "bench-labels")
+    parser.add_argument("--idf-whole", metavar="SET", help="instead: seeds 0 and 1 on SET (e.g. pubmed) with idf on the "
+                        "sample and on the whole corpus")
     args = parser.parse_args()
+    if args.idf_whole:
+        idf_whole_corpus(args.work, args.idf_whole)
+        return
     out = args.work / "null-statistic"
     out.mkdir(exist_ok=True)
     data: dict[int, dict] = {seed: {} for seed in SEEDS}
