@@ -102,12 +102,13 @@ def test_an_import_that_builds_the_corpus_writes_it_as_the_command_does(tmp_path
 def test_import_warnings_and_errors_name_parameters_where_the_command_names_options(corpus, tmp_path):
     source = write(tmp_path / "docs.csv", "query_id,query,reference_answer,gold_chunk_ids\n"
                                           "q1,Where is oil applied?,On the rollers.,chain-care\n")  # a document id as gold
-    message = "give doc_qrels='all-chunks' (every chunk of a relevant document is gold) or doc_qrels='first-chunk'"
+    message = ("give doc_qrels='all-chunks' (every chunk of a relevant document is gold), doc_qrels='first-chunk' or "
+               "doc_qrels='answer-chunk'")
     with pytest.raises(ValidationError, match=re.escape(message)):
         semrel.import_golden(source, corpus=corpus)
     result = run("golden", "import", source, "--corpus", corpus, "-o", tmp_path / "g.jsonl")
-    assert result.exit_code == 1 and "give --doc-qrels all-chunks (every chunk of a relevant document is gold) or --doc-qrels first-chunk" \
-        in result.stderr
+    assert result.exit_code == 1 and ("give --doc-qrels all-chunks (every chunk of a relevant document is gold), --doc-qrels "
+                                      "first-chunk or --doc-qrels answer-chunk") in result.stderr
     heard: list[str] = []
     items = semrel.import_golden(source, corpus=corpus, doc_qrels="first-chunk", warn=heard.append)
     assert items[0].gold_chunk_ids == ("chain-care#0",)

@@ -531,8 +531,8 @@ def test_a_column_left_unread_where_no_column_holds_gold_is_named(tmp_path):
     assert result.exit_code == 0, result.output
     assert [line for line in result.stderr.splitlines() if line.startswith("semrel: warning")] == [
         "semrel: warning: queries without gold chunks, as column 'source' is not read (gold is read from a column "
-        "gold_chunk_ids, chunk_ids or gold, or the one --chunk-ids-col names: chunk ids, or document ids, a file's name "
-        "without its suffix, with --doc-qrels): 1"]
+        "gold_chunk_ids, chunk_ids or gold, or the one --chunk-ids-col names: chunk ids, or document ids or file names with "
+        "--doc-qrels): 1"]
     lines = write(tmp_path / "g.jsonl", '{"question": "Q?", "answer": "A.", "doc": "a", "page": 2}\n')
     with pytest.warns(UserWarning, match="columns 'doc', 'page' are not read .* chunk_ids_col= names"):
         semrel.import_golden(lines)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import assert_one_error, ok, read_lines, run, write
+from helpers import SHARED_DATA, assert_one_error, needs_shared, ok, read_lines, run, write
 from semrel.errors import ValidationError
+from semrel.golden.locate import answer_chunks
 from semrel.golden.sources import CorpusIds, corpus_ids, map_document_ids
 from semrel.golden.trec import read_topics
 from semrel.records import Chunk, GoldenItem, QuerySample
@@ -133,19 +134,91 @@ def test_document_qrels_on_a_chunked_corpus_get_advice_that_works(beir, tmp_path
                      "'nowhere#3'", "neither as chunk ids nor as document ids", "--size and --overlap")
 
 
-def test_a_file_name_given_as_a_gold_id_is_told_its_document_id(tmp_path):
-    """A golden CSV naming each answer's source file ('1239.md') was refused as ids found nowhere, with no word that a
-    document's id is its file name without the suffix; an id that is no such file name gets no such word."""
+def test_a_file_name_given_as_a_gold_id_is_its_document(tmp_path):
+    """A golden CSV naming each answer's source file ('1239.md') was refused as ids found nowhere: a document's id is its
+    file name without the suffix, and the file name now stands for it as the document id does (refused without
+    --doc-qrels, with what works; mapped with it and counted). An id that is no such file name is still unknown."""
     write(tmp_path / "docs" / "1239.md", "Cleaning the chain keeps it quiet. " * 5)
     ok("corpus", "chunk", tmp_path / "docs", "--size", "12", "-o", tmp_path / "chunks.jsonl")
     write(tmp_path / "files.csv", "query,answer,gold\nq?,a,1239.md\n")
     assert_one_error(run("golden", "import", tmp_path / "files.csv", "--corpus", tmp_path / "chunks.jsonl", "-o",
-                         tmp_path / "x.jsonl"), "neither as chunk ids nor as document ids", "; '1239.md' names a file: its "
-                     "document id is its name without the suffix, '1239' (with --doc-qrels a document id makes its chunks gold)")
+                         tmp_path / "x.jsonl"), "gold ids are document ids", "(first: '1239.md' of query 'q1', a file name: the "
+                     "document '1239', whose chunks are '1239#0', '1239#1', ...): give --doc-qrels all-chunks", "--doc-qrels answer-chunk")
+    result = ok("golden", "import", tmp_path / "files.csv", "--corpus", tmp_path / "chunks.jsonl", "--doc-qrels", "first-chunk",
+                "-o", tmp_path / "x.jsonl")
+    assert "gold ids that are file names, taken as their documents (e.g. '1239.md' is '1239'): 1" in result.stderr
+    assert read_lines(tmp_path / "x.jsonl")[0]["gold_chunk_ids"] == ["1239#0"]
     write(tmp_path / "other.csv", "query,answer,gold\nq?,a,9999.md\n")
-    line = assert_one_error(run("golden", "import", tmp_path / "other.csv", "--corpus", tmp_path / "chunks.jsonl", "-o",
-                                tmp_path / "x.jsonl"), "neither as chunk ids nor as document ids")
-    assert "names a file" not in line
+    assert_one_error(run("golden", "import", tmp_path / "other.csv", "--corpus", tmp_path / "chunks.jsonl", "-o",
+                         tmp_path / "x.jsonl"), "'9999.md'", "neither as chunk ids nor as document ids")
+
+
+MANUAL = """# Bike care
+
+Clean the chain every month. Use a rag and degreaser to remove the old grime from each link.
+
+After cleaning, apply a drop of oil on the rollers of each link and wipe off the excess after ten minutes.
+
+Tyres should be pumped to the pressure printed on their sidewall, usually between 80 and 120 psi for road bikes.
+
+Brake pads wear out; replace them when the grooves are gone.
+"""
+
+
+def test_answer_chunk_finds_the_chunk_of_a_named_document_that_holds_the_answer(tmp_path):
+    """A golden CSV that says which file each answer is in, not which chunk: --doc-qrels answer-chunk makes gold the
+    chunk holding the answer's words (punctuation aside), else the one sharing most of its word pairs, else none, and
+    says how many went each way. all-chunks would make all 4 chunks gold, first-chunk the title's."""
+    write(tmp_path / "docs" / "manual.md", MANUAL)
+    ok("corpus", "chunk", tmp_path / "docs", "--size", "20", "--overlap", "0", "-o", tmp_path / "c.jsonl")
+    assert [c["text"].split()[-1] for c in read_lines(tmp_path / "c.jsonl")] == ["each", "after", "for", "gone."]
+    write(tmp_path / "g.csv", "question,answer,source\n"
+                              "Where is oil applied?,On the rollers of each link.,manual.md\n"  # in manual#1 as written
+                              "How hard to pump tyres?,To the pressure on the tyre wall: 80 to 120 psi on a road bike.,manual.md\n"
+                              "Who?,Nobody knows,manual.md\n")  # no word pair of it anywhere
+    result = ok("golden", "import", tmp_path / "g.csv", "--corpus", tmp_path / "c.jsonl", "--chunk-ids-col", "source",
+                "--doc-qrels", "answer-chunk", "-o", tmp_path / "g.jsonl")
+    assert [line for line in result.stderr.splitlines() if "warning" in line] == [
+        "semrel: warning: gold ids that are file names, taken as their documents (e.g. 'manual.md' is 'manual'): 3",
+        "semrel: warning: relevant documents no chunk of which holds the answer's text, whose gold is the chunk sharing most "
+        "of its word pairs (--doc-qrels answer-chunk; meta.answer_chunks gives the share): 1",
+        "semrel: warning: relevant documents sharing no word pair with the answer, which give no gold chunk (--doc-qrels "
+        "answer-chunk; `semrel golden pick` picks it by hand): 1",
+        "semrel: warning: relevant documents, made 2 gold chunks (--doc-qrels answer-chunk): 3"]
+    items = read_lines(tmp_path / "g.jsonl")
+    assert [i["gold_chunk_ids"] for i in items] == [["manual#1"], ["manual#2"], []]
+    assert [i["meta"]["answer_chunks"] for i in items] == [
+        {"manual": {"how": "text", "score": 1.0, "chunks": 1}}, {"manual": {"how": "pairs", "score": 0.2143, "chunks": 1}},
+        {"manual": {"how": "none", "score": 0.0, "chunks": 0}}]
+    assert items[0]["meta"]["gold_documents"] == ["manual"]
+
+
+def test_answer_chunk_where_several_chunks_hold_a_short_answer_keeps_those_nearest_the_question():
+    """'ten' is in two chunks; the question's words tell which (all of them on a tie)."""
+    chunks = [("d#0", "It took ten days to fix the brakes."), ("d#1", "The chain has ten links per inch."), ("d#2", "Nothing.")]
+    assert answer_chunks("How many links per inch has the chain?", ["ten"], chunks) == (["d#1"], "text", 1.0)
+    assert answer_chunks("How many?", ["ten"], chunks) == (["d#0", "d#1"], "text", 1.0)
+    assert answer_chunks("Q?", ["", "the brakes took ten days"], chunks) == (["d#0"], "pairs", 0.75)
+    assert answer_chunks("Q?", ["x"], chunks) == ([], "none", 0.0)
+
+
+@needs_shared("covid_qa_deepset/200423_covidQA.json")
+def test_answer_chunk_recovers_covid_qas_span_gold_from_the_document_alone(tmp_path):
+    """COVID-QA's gold chunks come from each answer's character offset. Given only the article (a document id per
+    question) and the answer text, answer-chunk finds the same gold chunk for 280 of the first 300 questions: the
+    rest are short answers in several chunks, or answers straddling two."""
+    corpus, golden = tmp_path / "c.jsonl", tmp_path / "g.jsonl"
+    ok("golden", "import", SHARED_DATA / "covid_qa_deepset" / "200423_covidQA.json", "--size", "150", "--limit", "300",
+       "--corpus-out", corpus, "-o", golden)
+    doc_of = {c["_id"]: c["doc_id"] for c in read_lines(corpus)}
+    items = [i for i in read_lines(golden) if i["gold_chunk_ids"]]
+    write(tmp_path / "by-doc.jsonl", "".join(json.dumps({
+        "query_id": i["query_id"], "query": i["query"], "reference_answer": i["reference_answer"],
+        "gold_chunk_ids": sorted({doc_of[g] for g in i["gold_chunk_ids"]})}) + "\n" for i in items))
+    ok("golden", "import", tmp_path / "by-doc.jsonl", "--corpus", corpus, "--doc-qrels", "answer-chunk", "-o", tmp_path / "a.jsonl")
+    found = {i["query_id"]: i["gold_chunk_ids"] for i in read_lines(tmp_path / "a.jsonl")}
+    same = sum(found[i["query_id"]] == i["gold_chunk_ids"] for i in items)
+    assert (len(items), same) == (300, 280)
 
 
 @pytest.mark.parametrize(("mode", "drop_unknown"), [("all-chunks", False), ("first-chunk", False), ("all-chunks", True), (None, False)])

@@ -65,11 +65,12 @@ def import_golden(
     cranfield (and trec with docs=; llamaindex, ragas, deepeval and giskard without corpus=: their reference contexts,
     a chunk each) write the corpus they build (required: their gold ids are its chunks), chunked by size, overlap,
     unit, sentences, model, whole (as `semrel corpus chunk`). qrels, docs: trec's document qrels and documents;
-    doc_qrels: all-chunks or first-chunk, for gold ids that are document ids. query_col, answer_col, chunk_ids_col,
-    id_col: the columns (csv, jsonl; ragas, deepeval, giskard: query, answer, id; trec: topic fields). threshold:
-    llamaindex's, ragas's, deepeval's and giskard's least word overlap; split: beir's qrels split. sample: only
-    those queries. With `output` (and qrels_out=, the gold chunks as qrels) the files are written as the command
-    writes them, with their manifests, as one unit. Counts worth a warning go to `warn`, else to Python warnings.
+    doc_qrels: all-chunks, first-chunk or answer-chunk, for gold ids that are document ids (or file names).
+    query_col, answer_col, chunk_ids_col, id_col: the columns (csv, jsonl; ragas, deepeval, giskard: query, answer,
+    id; trec: topic fields). threshold: llamaindex's, ragas's, deepeval's and giskard's least word overlap; split:
+    beir's qrels split. sample: only those queries. With `output` (and qrels_out=, the gold chunks as qrels) the
+    files are written as the command writes them, with their manifests, as one unit. Counts worth a warning go to
+    `warn`, else to Python warnings.
     """
     check_warn(warn)
     check_kind("source", source, PATH, "a file or folder path", required=True)

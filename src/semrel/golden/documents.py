@@ -625,6 +625,12 @@ def file_stem(path: Path) -> str:
     return os.path.splitext(name)[0] or name
 
 
+def file_document_id(relative: str) -> str:
+    """The document id of the file at `relative` (a path inside the folder read, '/'-separated): its folders and stem."""
+    path = Path(relative)
+    return relative[: -len(path.name)] + file_stem(path) if path.name else relative
+
+
 def _suffix(path: Path) -> str:
     name = path.name.lower()
     name = name[:-3] if name.endswith(".gz") else name
@@ -733,7 +739,7 @@ def _folder_documents(folder: Path, report: DocumentReport, exclude: Sequence[st
             report.skip(f"not a kind semrel reads: {_suffix(path) or 'no suffix'}", relative)
             continue
         found += 1
-        doc_id = relative[: -len(path.name)] + file_stem(path)
+        doc_id = file_document_id(relative)
 
         def skip_record(error: FormatError, relative: str = relative) -> None:
             report.skip(f"TREC SGML record: {error.message}", f"{relative}:{error.line}")

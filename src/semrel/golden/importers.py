@@ -13,7 +13,6 @@ import csv
 import hashlib
 import io
 import json
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -22,7 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import FormatError, UsageError, ValidationError
 from ..formats.beir import beir_paths, read_beir_qrels
-from ..formats.corpus import require_known_chunks, shown_json, unique_chunks, unknown_chunks
+from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
 from ..formats.files import STDIO, display_name, line_id, read_head, read_lines, read_text
 from ..formats.jsonl import check_nesting, read_jsonl, too_deep
 from ..formats.trec import graded_pairs
@@ -676,8 +675,8 @@ def _unread_columns(imported: Imported, available: Sequence[str], columns: dict[
         gold, last = DEFAULT_COLUMNS["chunk_ids"][:-1], DEFAULT_COLUMNS["chunk_ids"][-1]
         imported.counts[f"queries without gold chunks, as {'column' if len(unread) == 1 else 'columns'} {names} "
                         f"{'is' if len(unread) == 1 else 'are'} not read (gold is read from a column {', '.join(gold)} or "
-                        f"{last}, or the one chunk_ids_col= names: chunk ids, or document ids, a file's name without its "
-                        "suffix, with doc_qrels=)"] = len(imported.items)
+                        f"{last}, or the one chunk_ids_col= names: chunk ids, or document ids or file names with "
+                        "doc_qrels=)"] = len(imported.items)
     return imported
 
 
@@ -850,26 +849,11 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
         result.counts[f"reference answers that say their context does not hold (all of) the answer (e.g. {lacking[0]!r}; "
                       "`semrel golden validate` lists them)"] = len(lacking)
     if options.corpus and result.chunks is None and fmt not in CONTEXT_FORMATS:
-        ids = corpus_ids(unique_chunks(options.corpus), result.items)
         mode = options.doc_qrels or ("all-chunks" if fmt == "trec" else None)
+        ids = corpus_ids(unique_chunks(options.corpus), result.items, texts=mode == "answer-chunk")
         result.items, mapped = map_document_ids(result.items, ids, mode, source, options.corpus, drop_unknown=fmt == "trec")
         result.counts.update(mapped)
         if mapped:
             result.params["doc_qrels"] = mode
-        try:
-            require_known_chunks(result.items, ids.chunks, source)
-        except ValidationError as exc:  # the hint is looked for on the way to the error only
-            raise ValidationError(f"{exc}{_file_name_hint(result.items, ids.chunks, options.corpus)}") from None
+        require_known_chunks(result.items, ids.chunks, source)
     return result
-
-
-def _file_name_hint(items: list[GoldenItem], chunk_ids: set[str], corpus: str) -> str:
-    """Where the first unknown gold id is a file name ('manual.pdf') whose name without suffix is a document of the
-    corpus, the error says so: a column of source file names was refused as ids found nowhere, with no word that a
-    document's id is its file name without the suffix. One more pass over the corpus."""
-    missing = unknown_chunks(items, chunk_ids)
-    stem = os.path.splitext(missing[0][1])[0] if missing else ""
-    if not stem or stem == missing[0][1] or not any(chunk.doc_id == stem for chunk in unique_chunks(corpus)):
-        return ""
-    return (f"; {missing[0][1]!r} names a file: its document id is its name without the suffix, {stem!r} (with doc_qrels= "
-            "a document id makes its chunks gold)")

@@ -152,3 +152,27 @@ class ContextMatcher:
         if chunk_id is not None and score >= self.threshold:
             return ContextMatch([chunk_id], "overlap", score, self.lengths[i])
         return ContextMatch([], "none", score, self.lengths[i])
+
+
+def answer_chunks(query: str, answers: Sequence[str], chunks: Sequence[tuple[str, str]]) -> tuple[list[str], str, float]:
+    """Which of one document's (chunk id, text) pairs hold a reference answer, for a golden set that names the
+    document an answer came from, not its chunk: 'text', the chunks holding an answer's words in order (case,
+    spacing and punctuation aside; where several do, as a short answer may, those sharing the most of the query's
+    words); else 'pairs', the one chunk sharing the largest share of an answer's word pairs
+    (written answers, generated ones, or one straddling two chunks; the first on a tie), that share the score; else
+    'none' and no chunk, as nothing in the document points to one."""
+    wanted = [f" {' '.join(words)} " for words in (_tokens(a) for a in answers) if words]
+    chunk_words = [(chunk_id, _tokens(text)) for chunk_id, text in chunks]
+    held = [chunk_id for chunk_id, words in chunk_words if any(a in f" {' '.join(words)} " for a in wanted)]
+    if held:
+        asked = set(_tokens(query))
+        shared = {chunk_id: len(asked.intersection(words)) for chunk_id, words in chunk_words if chunk_id in held}
+        return [c for c in held if shared[c] == max(shared.values())], "text", 1.0
+    answer_pairs = [p for p in (_pairs(_tokens(a)) for a in answers) if p]
+    best, best_id = 0.0, None
+    for chunk_id, words in chunk_words:
+        pairs = _pairs(words)
+        share = max((len(a & pairs) / len(a) for a in answer_pairs), default=0.0)
+        if share > best:
+            best, best_id = share, chunk_id
+    return ([best_id], "pairs", best) if best_id is not None else ([], "none", 0.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -14,8 +15,11 @@ from ..formats.files import check_id, display_name, line_id, read_text
 from ..formats.jsonl import loads
 from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, is_id
 from .chunking import ChunkSettings, sanitise_id
+from .documents import file_document_id
+from .locate import answer_chunks
 
-DOC_QRELS = ("all-chunks", "first-chunk")
+DOC_QRELS = ("all-chunks", "first-chunk", "answer-chunk")
+_FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}(\.gz)?$")  # 'manual.pdf' may name the document 'manual'; 'v1.2#3' names none
 
 
 @dataclass(frozen=True)
@@ -98,21 +102,25 @@ def _judged(item: GoldenItem) -> dict[str, int]:
 
 @dataclass
 class CorpusIds:
-    """What checking and mapping a golden set's ids needs of a corpus, without its texts: `chunks`, the chunk
-    ids among the set's ids and those of the documents it names; `of_document`, each named document's chunks."""
+    """What checking and mapping a golden set's ids needs of a corpus: `chunks`, the chunk ids among the set's ids
+    and those of the documents it names; `of_document`, each named document's chunks; `texts`, their texts, kept
+    only where doc_qrels='answer-chunk' looks for the answer in them."""
 
     chunks: set[str]
     of_document: dict[str, list[str]]  # in corpus order
+    texts: dict[str, str] = field(default_factory=dict)
 
 
-def corpus_ids(chunks: Iterable[Chunk], items: Iterable[GoldenItem]) -> CorpusIds:
-    """The CorpusIds of `chunks` for the gold and graded ids of `items`, read in one pass: memory follows
-    the golden set, not the corpus."""
-    wanted = {i for item in items for i in (*item.gold_chunk_ids, *_judged(item))}
+def corpus_ids(chunks: Iterable[Chunk], items: Iterable[GoldenItem], texts: bool = False) -> CorpusIds:
+    """The CorpusIds of `chunks` for the gold and graded ids of `items` (and for the documents of ids that are file
+    names, 'manual.pdf' for 'manual'), read in one pass: memory follows the golden set, not the corpus."""
+    wanted = {i for item in items for j in (*item.gold_chunk_ids, *_judged(item)) for i in (j, file_document_id(j))}
     ids = CorpusIds(set(), {})
     for chunk in chunks:
         if chunk.doc_id in wanted:
             ids.of_document.setdefault(chunk.doc_id, []).append(chunk.id)
+            if texts:
+                ids.texts[chunk.id] = chunk.text
         if chunk.id in wanted or chunk.doc_id in wanted:
             ids.chunks.add(chunk.id)
     return ids
@@ -122,15 +130,29 @@ def map_document_ids(items: list[GoldenItem], corpus: CorpusIds, mode: str | Non
                      corpus_name: str, drop_unknown: bool = False) -> tuple[list[GoldenItem], Counter]:
     """Gold (and graded) ids that are document ids of the corpus, not chunk ids, made chunk ids:
     `all-chunks` gives every chunk of the document the document's grade, `first-chunk` its first
-    chunk only; with `mode` None they are refused, with advice that works. Ids that are chunk ids, or
-    neither (require_known_chunks reports those), are left as they are. The documents mapped are
-    kept in meta["gold_documents"]; the counts say how many became how many chunks. With
-    `drop_unknown` (TREC qrels, which judge documents a collection may lack or leave empty), ids that
-    are neither are dropped and counted."""
+    chunk only, `answer-chunk` the chunks holding the query's reference answer (locate.answer_chunks;
+    a document judged not relevant gives every chunk its 0); with `mode` None they are refused, with
+    advice that works. An id that is a file name ('manual.pdf') whose name without the suffix is a
+    document id is that document. Ids that are chunk ids, or neither (require_known_chunks reports
+    those), are left as they are. The documents mapped are kept in meta["gold_documents"] (and how
+    each answer chunk was found in meta["answer_chunks"]); the counts say how many became how many
+    chunks. With `drop_unknown` (TREC qrels, which judge documents a collection may lack or leave
+    empty), ids that are neither are dropped and counted, and file names are not looked for."""
     if mode is not None and mode not in DOC_QRELS:
         raise UsageError(f"doc_qrels={mode!r}: choose one of {', '.join(DOC_QRELS)}")
     chunk_ids, of_document = corpus.chunks, corpus.of_document
+
+    def document(judged_id: str) -> str | None:
+        if judged_id in chunk_ids:
+            return None
+        if judged_id in of_document:
+            return judged_id
+        named = file_document_id(judged_id) if _FILE_SUFFIX.search(judged_id) and not drop_unknown else None
+        return named if named in of_document else None
+
     mapped_items, documents, targets, dropped, first = [], 0, 0, 0, None
+    files: list[tuple[str, str]] = []
+    found: Counter[str] = Counter()
     for item in items:
         grades = item.meta.get("grades")
         judged = _judged(item)
@@ -138,24 +160,32 @@ def map_document_ids(items: list[GoldenItem], corpus: CorpusIds, mode: str | Non
         if drop_unknown and unknown:
             dropped += len(unknown)
             judged = {j: g for j, g in judged.items() if j not in unknown}
-        elif all(j in chunk_ids or j not in of_document for j in judged):
+        elif all(document(j) is None for j in judged):
             mapped_items.append(item)
             continue
         new: dict[str, int] = {}
-        gold_documents = []
+        gold_documents, located = [], {}
         for judged_id, grade in judged.items():
-            if judged_id in chunk_ids or judged_id not in of_document:
+            doc = document(judged_id)
+            if doc is None:
                 new.setdefault(judged_id, grade)
                 continue
-            first = first or (judged_id, item.query_id)
-            chunk_list = of_document[judged_id] if mode == "all-chunks" else of_document[judged_id][:1]
+            if doc != judged_id:
+                files.append((judged_id, doc))
+            first = first or (judged_id, doc, item.query_id)
+            chunk_list = of_document[doc] if mode == "all-chunks" or mode == "answer-chunk" and grade <= 0 else of_document[doc][:1]
+            if mode == "answer-chunk" and grade > 0:
+                chunk_list, how, share = answer_chunks(item.query, item.reference_answers, [(c, corpus.texts[c]) for c in of_document[doc]])
+                found[how] += 1
+                located[doc] = {"how": how, "score": round(share, 4), "chunks": len(chunk_list)}
             for chunk_id in chunk_list:
                 new.setdefault(chunk_id, grade)
             if grade > 0:
                 documents += 1
                 targets += len(chunk_list)
-                gold_documents.append(judged_id)
-        meta = {**item.meta, **({"gold_documents": gold_documents} if gold_documents else {})}
+                gold_documents.append(doc)
+        meta = {**item.meta, **({"gold_documents": gold_documents} if gold_documents else {}),
+                **({"answer_chunks": located} if located else {})}
         if isinstance(grades, dict) and grades:
             meta["grades"] = new
         gold = tuple(c for c, g in new.items() if g > 0)
@@ -164,13 +194,23 @@ def map_document_ids(items: list[GoldenItem], corpus: CorpusIds, mode: str | Non
     if dropped:
         counts[f"judged documents not in {corpus_name} or without text (judgments dropped)"] = dropped
     if first is not None and mode is None:
-        doc, query = first
+        given, doc, query = first
+        named = f"{given!r} of query {query!r}" + (f", a file name: the document {doc!r}" if given != doc else "")
         raise ValidationError(
-            f"{source}: gold ids are document ids of {corpus_name}, not chunk ids (first: {doc!r} of query {query!r}, "
+            f"{source}: gold ids are document ids of {corpus_name}, not chunk ids (first: {named}, "
             f"whose chunks are {', '.join(repr(c) for c in of_document[doc][:2])}{', ...' if len(of_document[doc]) > 2 else ''}): "
-            "give doc_qrels='all-chunks' (every chunk of a relevant document is gold) or doc_qrels='first-chunk', "
+            "give doc_qrels='all-chunks' (every chunk of a relevant document is gold), doc_qrels='first-chunk' or "
+            "doc_qrels='answer-chunk' (the chunk holding the reference answer), "
             "or chunk with `semrel corpus chunk --whole` (one chunk per document, its id the document id)")
     if first is not None:
         made = f"{targets:,} gold chunk{'' if targets == 1 else 's'}"
         counts[f"relevant documents, made {made} (doc_qrels={mode!r})"] = documents  # "...: 5" counts the documents
+    if files:
+        counts[f"gold ids that are file names, taken as their documents (e.g. {files[0][0]!r} is {files[0][1]!r})"] = len(files)
+    if found["pairs"]:
+        counts["relevant documents no chunk of which holds the answer's text, whose gold is the chunk sharing most of its "
+               "word pairs (doc_qrels='answer-chunk'; meta.answer_chunks gives the share)"] = found["pairs"]
+    if found["none"]:
+        counts["relevant documents sharing no word pair with the answer, which give no gold chunk (doc_qrels='answer-chunk'; "
+               "`semrel golden pick` picks it by hand)"] = found["none"]
     return mapped_items, counts

@@ -127,9 +127,9 @@ def import_trec(source: str, options: ImportOptions) -> Imported:
         return Imported(items, None, counts, params)
     documents, report = read_documents_report(options.docs)
     chunks = chunk_documents(documents, options.settings)
-    items, mapped = map_document_ids(items, corpus_ids(chunks, items), options.doc_qrels or "all-chunks", source, "docs=",
-                                     drop_unknown=True)
+    mode = options.doc_qrels or "all-chunks"
+    items, mapped = map_document_ids(items, corpus_ids(chunks, items, mode == "answer-chunk"), mode, source, "docs=", drop_unknown=True)
     counts.update(mapped)
     counts.update({f"documents of docs= skipped ({reason})": n for reason, n in report.skipped_counts.items()})
     return Imported(items, chunks, counts, {**params, "docs": list(options.docs), "documents": report.params(),
-                                            "doc_qrels": options.doc_qrels or "all-chunks"})
+                                            "doc_qrels": mode})
