@@ -286,6 +286,7 @@ def test_a_dry_run_does_not_plan_from_the_gold_qrels_the_golden_set_had_before(t
     ('eval.measures=["nDCG@x"]', "[eval] measures: unknown measure 'nDCG@x'"),
     ("sensitivity.measure=P@0", "[sensitivity] measure: "),
     ("golden.format=xyz", "--set golden.format=xyz: [golden] format: choose one of auto, squad, llamaindex, "),
+    ("golden.doc_qrels=all", "--set golden.doc_qrels=all: [golden] doc_qrels: choose one of all-chunks, first-chunk, answer-chunk"),
     ("sensitivity.to=1.5", "[sensitivity] to: give a number in 0..1: the sweep is on the judge's probability p"),  # after the judge
 ])
 def test_values_the_steps_would_refuse_are_refused_before_any_step(tmp_path, setting, message):
@@ -1183,6 +1184,22 @@ def test_a_golden_file_whose_format_is_not_told_names_the_config_key(tmp_path):
     assert result.exit_code == 1 and "semrel run: import" in result.stderr
     assert result.stderr.strip().splitlines()[-1].endswith("golden.toml: cannot tell the format (give [golden] format)")
     assert run("run", config, "--set", "golden.format=csv").exit_code == 0
+
+
+def test_a_golden_csv_of_its_own_columns_naming_each_answers_file_runs_with_golden_keys(tmp_path):
+    """`semrel run` had no key for golden import's columns or --doc-qrels: a CSV with its own column names, whose gold
+    column names each answer's file, could not be run from a config. The import's refusal names the key, not a flag."""
+    config = write_config(write_data(tmp_path))
+    rows = [f'"{q}","{a}","{g.split("#")[0]}.md"' for _, q, a, g in GOLDEN]
+    (tmp_path / "golden.csv").write_text("\n".join(["Question,Answer,Source", *rows]) + "\n")
+    config.write_text(config.read_text().replace('file = "golden.csv"', 'file = "golden.csv"\nquery_col = "Question"\n'
+                                                 'answer_col = "Answer"\nchunk_ids_col = "Source"'))
+    result = run("run", config)
+    assert result.exit_code == 1
+    assert "give [golden] doc_qrels all-chunks (every chunk of a relevant document is gold)" in result.stderr.splitlines()[-1]
+    result = run("run", config, "--set", "golden.doc_qrels=answer-chunk")
+    assert result.exit_code == 0, result.output
+    assert [i["gold_chunk_ids"] for i in read_lines(tmp_path / "out" / "golden.jsonl")] == [[g] for *_, g in GOLDEN]
 
 
 def test_a_hidden_file_changing_in_a_folder_input_reads_nothing(tmp_path, monkeypatch):

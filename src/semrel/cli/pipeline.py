@@ -37,6 +37,7 @@ else:  # pragma: no cover - Python 3.10
 
 STATE_FILE = ".semrel-run.json"
 LOCK_FILE = ".semrel-run.lock"
+GOLDEN_OPTIONS = ("query_col", "answer_col", "chunk_ids_col", "id_col", "doc_qrels")  # [golden] keys passed on as they are
 STEPS = ("chunk", "import", "qrels", "retrieve", "pool", "judge", "label", "eval", "agree", "compare", "sensitivity", "lift",
          "report")
 
@@ -46,7 +47,8 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "": {"out": (_STR, "out")},
     "corpus": {"docs": (_STR, None), "size": (_INT, None), "overlap": (_INT, None), "file": (_STR, None), "whole": (_BOOL, False)},
     "golden": {"file": (_STR, None), "format": (_STR, "auto"), "sample": (_INT, None), "limit": (_INT, None), "seed": (_INT, 0),
-               "qrels": (_STR, None)},
+               "qrels": (_STR, None), "query_col": (_STR, None), "answer_col": (_STR, None), "chunk_ids_col": (_STR, None),
+               "id_col": (_STR, None), "doc_qrels": (_STR, None)},
     "retrieve": {"methods": (_LIST, ["bm25"]), "k": (_INT, 20), "model": (_STR, None)},
     "bm25": {"k1": (_FLOAT, None), "b": (_FLOAT, None), "method": (_STR, None), "stemmer": (_STR, None), "stopwords": (_STR, None)},
     "pool": {"depth": (_INT, 10), "enabled": (_BOOL, True)},
@@ -288,6 +290,7 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
     from ..evaluation.measures import parse_measures
     from ..formats.judgments import PROBABILITY, SCORES
     from ..golden.importers import BUILDS_CORPUS, CONTEXT_FORMATS, FORMATS, detect_format
+    from ..golden.sources import DOC_QRELS
     from ..judging.judge import RESCALE_MODES, choose_layer
     from ..judging.labels import choose_rule, parse_thresholds, read_calibration
     from ..retrieval.retrieve import METHODS, RERANKERS, bm25_problem
@@ -298,6 +301,8 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
     fmt = config["golden"]["format"]
     if fmt not in FORMATS:
         refuse("golden", "format", f"choose one of {', '.join(FORMATS)}")
+    if config["golden"]["doc_qrels"] not in (None, *DOC_QRELS):
+        refuse("golden", "doc_qrels", f"choose one of {', '.join(DOC_QRELS)}")
     if config["corpus"]["docs"] is None and config["corpus"]["file"] is None:  # the golden file must hold the documents
         with contextlib.suppress(SemrelError):  # a format it cannot tell: the import step says why
             fmt = detect_format(config["golden"]["file"]) if fmt == "auto" else fmt
@@ -433,6 +438,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
     if g["qrels"] is not None:
         import_args += ["--qrels", g["qrels"]]
         import_inputs.append(g["qrels"])
+    import_args += [a for key in GOLDEN_OPTIONS if g[key] is not None for a in (f"--{key.replace('_', '-')}", g[key])]
     if g["sample"] is not None:
         import_args += ["--sample", str(g["sample"]), "--sample-seed", str(g["seed"])]
     elif g["limit"] is not None:
@@ -785,8 +791,9 @@ def _call(step: Step) -> None:
     except click.ClickException as exc:
         raise UsageError(f"{step.name}: {exc.format_message()}") from None
     except SemrelError as exc:
-        if step.command == ("golden", "import"):  # the import command names its --format, which a config gives as a key
-            exc.args = (str(exc).replace("--format", "[golden] format"),)
+        if step.command == ("golden", "import"):  # the import command names its options, which a config gives as keys
+            exc.args = (re.sub(f"--({'|'.join(k.replace('_', '-') for k in ('format', *GOLDEN_OPTIONS))})\\b",
+                               lambda m: f"[golden] {m[1].replace('-', '_')}", str(exc)),)
         if type(exc) in (SemrelError, UsageError):
             raise type(exc)(f"{step.name}: {exc}") from None
         raise
