@@ -1202,6 +1202,24 @@ def test_a_golden_csv_of_its_own_columns_naming_each_answers_file_runs_with_gold
     assert [i["gold_chunk_ids"] for i in read_lines(tmp_path / "out" / "golden.jsonl")] == [[g] for *_, g in GOLDEN]
 
 
+def test_init_makes_a_column_naming_each_answers_file_the_gold_column(tmp_path, monkeypatch):
+    """A CSV whose 'Source' column names each answer's file in the documents folder had its gold dropped (an unread
+    column) and ran on derived labels alone; init now reads gold from it, the answer's chunk of the file, and the run
+    gets one gold chunk a query. A column naming no document gives no such keys."""
+    monkeypatch.chdir(write_data(tmp_path))
+    rows = [f'"{q}","{a}","{g.split("#")[0]}.md",note' for _, q, a, g in GOLDEN]
+    Path("golden.csv").write_text("\n".join(["Question,Answer,Source,Remark", *rows]) + "\n")
+    result = run("init", "--golden", "golden.csv", "--docs", "docs", "-o", "semrel.toml")
+    assert "column 'Source' names each answer's document: the chunk holding the answer is gold" in result.stderr
+    text = Path("semrel.toml").read_text()
+    assert 'chunk_ids_col = "Source"       # names each answer\'s document\ndoc_qrels = "answer-chunk"' in text
+    assert run("run", "semrel.toml").exit_code == 0
+    assert [i["gold_chunk_ids"] for i in read_lines(Path("out") / "golden.jsonl")] == [[g] for *_, g in GOLDEN]
+    Path("golden.csv").write_text("\n".join(["Question,Answer,Source", *(r.rsplit(",", 2)[0] + ",elsewhere.md" for r in rows)]))
+    run("init", "--golden", "golden.csv", "--docs", "docs", "-o", "other.toml")
+    assert "doc_qrels" not in Path("other.toml").read_text()
+
+
 def test_a_hidden_file_changing_in_a_folder_input_reads_nothing(tmp_path, monkeypatch):
     """A folder input is known by the files its digest reads (files.folder_files): a hidden file (an editor's
     swap file, a staged output) changing made run read the whole folder again to find the same digest."""

@@ -757,3 +757,13 @@ def test_an_import_interrupted_while_writing_its_qrels_keeps_the_old_corpus_and_
     assert qrels_manifest["inputs"][0]["path"] == str(out / "golden.jsonl")
     assert qrels_manifest["inputs"][0]["sha256"] == file_digest(out / "golden.jsonl")["sha256"]
     assert all(read_manifest(out / name) is not None for name in ("corpus.jsonl", "golden.jsonl", "gold.qrels"))
+
+
+def test_default_columns_are_found_in_any_case(tmp_path):
+    """A spreadsheet's 'Question' and 'Answer' were refused as no query column; a column as written still wins."""
+    result = run("golden", "import", write(tmp_path / "g.csv", "ID,Question,Answer,Gold\nx1,Q?,A.,d#1\n"), "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    assert read_lines(tmp_path / "g.jsonl") == [{"query_id": "x1", "query": "Q?", "reference_answer": "A.", "gold_chunk_ids": ["d#1"],
+                                                 "meta": {"line": 2}}]
+    run("golden", "import", write(tmp_path / "h.csv", "Query,query,answer\nupper?,lower?,A.\n"), "-o", tmp_path / "h.jsonl")
+    assert read_lines(tmp_path / "h.jsonl")[0]["query"] == "lower?"

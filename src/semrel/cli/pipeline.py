@@ -1090,7 +1090,7 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
     PubMedQA, MS MARCO QnA, Cranfield, CSV/JSONL, TREC topics), with paths relative to the config's folder, and
     notes for the user (what was found, what is missing)."""
     from ..golden.importers import CONTEXT_FORMATS, FORMAT_NAMES, ONE_CHUNK_EACH
-    from ..golden.inspect import summarise_source
+    from ..golden.inspect import document_column, summarise_source
 
     base = os.path.dirname(os.path.abspath(output))
 
@@ -1172,8 +1172,14 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
                       "                               # needs; the runs are scored on the gold qrels only")
         notes.append("no reference answers: the judge is off; the runs are scored on the gold qrels")
     if fmt == "trec" and found.with_answers == 0:
-        golden_lines.insert(2, "# format options such as --answer-col are not in the config: import with "
-                               "`semrel golden import --answer-col desc` and give the golden.jsonl here to judge")
+        golden_lines.append('# answer_col = "desc"         # a topic field as the reference answer, for the judge to score '
+                            "chunks against")
+    column = document_column(golden, fmt, folder) if folder and os.path.exists(folder) and not found.with_gold else None
+    if column:
+        golden_lines += [f"chunk_ids_col = {json.dumps(column, ensure_ascii=False)}".ljust(30) + " # names each answer's document",
+                         'doc_qrels = "answer-chunk"     # gold: the chunk of that document holding the answer']
+        notes.append(f"column {column!r} names each answer's document: the chunk holding the answer is gold "
+                     '([golden] doc_qrels = "answer-chunk")')
     given = [golden, qrels, found.corpus_file if fmt == "beir" else None, folder]
     chosen, n = out, 1
     while any(p and (_within(p, os.path.join(base, chosen)) or _same_file(p, os.path.join(base, chosen))) for p in given):

@@ -553,7 +553,8 @@ READ_EXAMPLES: dict[str, Callable[[str], list[Example]]] = {  # the questions of
 
 def _resolve_columns(available: Sequence[str], chosen: dict[str, str | None], path: str,
                      known: dict[str, tuple[str, ...]] = DEFAULT_COLUMNS) -> dict[str, str | None]:
-    """Column name per role of `known`: the one the user named (which must exist) or the first default present."""
+    """Column name per role of `known`: the one the user named (which must exist) or the first default present, in any
+    case where none is as written (a spreadsheet's 'Question' and 'Answer' had been refused as no query column)."""
     resolved: dict[str, str | None] = {}
     for role, defaults in known.items():
         name = chosen.get(role)
@@ -562,7 +563,8 @@ def _resolve_columns(available: Sequence[str], chosen: dict[str, str | None], pa
                 raise FormatError(display_name(path), f"no column {name!r} (columns: {', '.join(available)})")
             resolved[role] = name
         else:
-            resolved[role] = next((d for d in defaults if d in available), None)
+            resolved[role] = next((d for d in defaults if d in available), None) or \
+                next((a for d in defaults for a in available if a.lower() == d), None)
     for role in ("query", "answer"):
         if resolved[role] is None:
             raise FormatError(
@@ -661,9 +663,18 @@ def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str
 
 def import_csv(source: str, options: ImportOptions) -> Imported:
     """A CSV (or .tsv) file with a header row; see DEFAULT_COLUMNS for the names it looks for."""
-    header, rows = _csv_table(source)
+    header, rows = table_rows(source, "csv")
     columns = _resolve_columns(header, options.columns, source)
     return _unread_columns(_rows_to_items(rows, columns, source), header, columns)
+
+
+def table_rows(source: str, fmt: str) -> tuple[list[str], Iterable[tuple[int, dict[str, Any]]]]:
+    """The columns and the (line, row) pairs of a CSV or JSONL golden set (a JSONL file's columns are the keys of
+    all its lines)."""
+    if fmt == "csv":
+        return _csv_table(source)
+    rows = list(read_jsonl(source))
+    return list(dict.fromkeys(key for _, row in rows for key in row)), rows
 
 
 def _unread_columns(imported: Imported, available: Sequence[str], columns: dict[str, str | None]) -> Imported:
@@ -728,8 +739,7 @@ def _check_cells(cells: list[str], columns: int, source: str, line: int) -> None
 def import_jsonl(source: str, options: ImportOptions) -> Imported:
     """One JSON object per line; the columns are chosen from the keys of all lines (a line may leave
     out the id or gold chunk ids, but a line naming a field otherwise than the rest is refused)."""
-    rows = list(read_jsonl(source))
-    keys = list(dict.fromkeys(key for _, row in rows for key in row))
+    keys, rows = table_rows(source, "jsonl")
     columns = _resolve_columns(keys, options.columns, source)
     named = [role for role, name in options.columns.items() if name]
     return _unread_columns(_rows_to_items(rows, columns, source, named=named), keys, columns)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..formats.beir import beir_paths
-from .importers import BUILDS_CORPUS, CONTEXT_FORMATS, READ_EXAMPLES, detect_format, import_golden
-from .sources import ImportOptions
+from .documents import file_document_id, file_stem, kind_of
+from .importers import BUILDS_CORPUS, CONTEXT_FORMATS, READ_EXAMPLES, detect_format, import_golden, table_rows
+from .sources import ImportOptions, named_document
 from .trec import read_topics
 
 DOCUMENT_SUFFIXES = (".pdf", ".html", ".htm", ".docx", ".txt", ".md", ".trec")
@@ -75,3 +77,23 @@ def summarise_source(source: str, fmt: str = "auto") -> SourceSummary:
         words = list(contexts.values())
     return SourceSummary(fmt, len(result.items), sum(bool(i.reference_answers) for i in result.items), fmt in BUILDS_CORPUS,
                          words, with_gold=sum(bool(i.gold_chunk_ids) for i in result.items))
+
+
+def document_column(source: str, fmt: str, docs: str) -> str | None:
+    """The column of a CSV or JSONL golden set that names, on most of its lines, a document of the folder (or file)
+    `docs` by its id or its file's name, as `--doc-qrels` reads gold ids: a column of each answer's source file,
+    which `semrel init` makes the gold column. None where no column does (or the set is of another format)."""
+    if fmt not in ("csv", "jsonl"):
+        return None
+    root = Path(docs)
+    files = [root] if root.is_file() else [p for p in root.rglob("*") if p.is_file()] if root.is_dir() else []
+    documents = {file_document_id(p.relative_to(root).as_posix()) if p != root else file_stem(p) for p in files
+                 if kind_of(p) not in (None, "trec") and not any(part.startswith(".") for part in p.parts[len(root.parts):])}
+    header, rows = table_rows(source, fmt)
+    named: Counter[str] = Counter()
+    lines = 0
+    for _, row in rows:
+        lines += 1
+        named.update(column for column, value in row.items() if isinstance(value, str) and named_document(value.strip(), documents))
+    column, count = max(named.items(), key=lambda kv: (kv[1], -header.index(kv[0])), default=(None, 0))
+    return column if column is not None and count >= 0.8 * lines else None

@@ -7,7 +7,7 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Container, Iterable
 
 from ..errors import FormatError, SemrelError, UsageError, ValidationError
 from ..formats.corpus import shown_json
@@ -126,6 +126,15 @@ def corpus_ids(chunks: Iterable[Chunk], items: Iterable[GoldenItem], texts: bool
     return ids
 
 
+def named_document(name: str, documents: Container[str]) -> str | None:
+    """The document of `documents` that a gold id names: itself, or, for a file name ('manual.pdf'), the document
+    `semrel corpus chunk` made of that file ('manual')."""
+    if name in documents:
+        return name
+    named = file_document_id(name) if _FILE_SUFFIX.search(name) else None
+    return named if named in documents else None
+
+
 def map_document_ids(items: list[GoldenItem], corpus: CorpusIds, mode: str | None, source: str,
                      corpus_name: str, drop_unknown: bool = False) -> tuple[list[GoldenItem], Counter]:
     """Gold (and graded) ids that are document ids of the corpus, not chunk ids, made chunk ids:
@@ -145,10 +154,9 @@ def map_document_ids(items: list[GoldenItem], corpus: CorpusIds, mode: str | Non
     def document(judged_id: str) -> str | None:
         if judged_id in chunk_ids:
             return None
-        if judged_id in of_document:
-            return judged_id
-        named = file_document_id(judged_id) if _FILE_SUFFIX.search(judged_id) and not drop_unknown else None
-        return named if named in of_document else None
+        if drop_unknown:  # TREC docnos are no file names
+            return judged_id if judged_id in of_document else None
+        return named_document(judged_id, of_document)
 
     mapped_items, documents, targets, dropped, first = [], 0, 0, 0, None
     files: list[tuple[str, str]] = []
