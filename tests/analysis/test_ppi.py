@@ -53,8 +53,13 @@ def test_judge_equal_to_human_gives_the_classical_estimate_and_a_zero_width_inte
     measures = parse_measures(["P@5", "nDCG@10", "RR"])
     pairs = [(q, d) for q in truth for d in truth[q]]
     sample = ReviewedSample({p: truth[p[0]][p[1]] for p in pairs[::7]}, len(pairs))
-    estimates = corrected_estimates(Qrels.from_dict(truth), [run], measures, sample)
+    heard: list[str] = []
+    estimates = corrected_estimates(Qrels.from_dict(truth), [run], measures, sample, warn=heard.append)
     (plain,) = evaluate(Qrels.from_dict(truth), run, measures)
+    # zero width is what the sample saw, not certainty: 0 of 58 changed still allows 5.0% of 400 labels wrong (1 - 0.05 ** (1 / 58))
+    assert heard == ["none of the 58 sampled pairs changed, so every interval has zero width: it shows only what the sample saw. "
+                     "With 0 of 58 changed, up to 5.0% of the pool's 400 labels (about 21) may still differ from a person's (95% "
+                     "bound); review more pairs to narrow it"]
     for estimate, measure in zip(estimates, measures):
         assert estimate.changed == 0 and estimate.sampled == len(pairs[::7])
         assert estimate.corrected == pytest.approx(plain.aggregate(measure))

@@ -23,12 +23,14 @@ the interval then has zero width) and a first-order one for a sample, whose inte
 the sampling only. Adding single-pair changes instead left Success@10 at 1.0 when a full
 review found every pair irrelevant (flipping one of several relevant chunks moves nothing).
 Where judge and human agree on every sampled pair, corrected equals M(judge) and the
-interval has zero width. An estimate (or interval) past its measure's range (a share below 0 or
-above 1: a few large changes scaled to the pool) is shown at the edge, with a warning.
+interval has zero width, with a warning of how many labels 0 changes in n still allow wrong.
+An estimate (or interval) past its measure's range (a share below 0 or above 1: a few large
+changes scaled to the pool) is shown at the edge, with a warning.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import Callable, Mapping, Sequence
@@ -161,6 +163,11 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
                     outside.append(f"{e.run_name} {m.name} {corrected:.4f}")
                 corrected, low, high = (float(np.clip(v, *m.bounds)) for v in (corrected, low, high))
             estimates.append(Estimate(e.run_name, m.name, derived_value, float(corrected), float(low), float(high), n, len(changed), pool))
+    if warn and not changed and n < pool:
+        share = 1.0 - (1.0 - confidence) ** (1.0 / n)  # the exact one-sided bound on a rate seen 0 times in n; about 3/n at 95%
+        warn(f"none of the {n:,} sampled pairs changed, so every interval has zero width: it shows only what the sample saw. "
+             f"With 0 of {n:,} changed, up to {share:.1%} of the pool's {pool:,} labels (about {math.ceil(share * pool):,}) may "
+             f"still differ from a person's ({confidence:.0%} bound); review more pairs to narrow it")
     if warn and outside:
         warn(f"the sample's changes, scaled to the pool, put {len(outside)} estimate(s) past their measure's range (e.g. "
              f"{outside[0]}), shown at the edge: {n} reviewed pairs are too few for a correction this large; review more pairs")
