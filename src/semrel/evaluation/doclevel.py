@@ -65,6 +65,40 @@ def _examples(values: Iterable[str], count: int = 3) -> str:
     return ", ".join(repr(v) for v in list(dict.fromkeys(values))[:count])
 
 
+def id_hint(ids: pa.Array, known: pa.Array, documents: pa.Array, where: str) -> str:
+    """'; ' and what explains `ids` that `known` does not hold, for the first id a reason fits: `known` holds it spelt
+    otherwise (case, punctuation, leading zeros: 'manual-3' for 'manual#3'); it names a document of `documents` (the
+    document of each id of `known`) where chunk ids are expected; or its document (before its last '#') is there but this
+    chunk of it is not (another chunking). '' where none fits. `where` names `known` ('the corpus', 'the qrels')."""
+    if not len(ids) or not len(known):
+        return ""
+    at = pc.index_in(id_key(ids), value_set=id_key(known))
+    for i, k in zip(ids.to_pylist(), at.to_pylist()):
+        if k is not None:
+            return f" ({known[k].as_py()!r} of {where} is spelt {i!r} in the run)"
+    at = pc.index_in(ids, value_set=documents)
+    for i, k in zip(ids.to_pylist(), at.to_pylist()):
+        if k is not None:
+            return (f" ({i!r} is a document of {where}, whose chunk ids are like {known[k].as_py()!r}: the run names documents "
+                    "where chunk ids are expected)")
+    stems = pc.replace_substring_regex(ids, pattern="#[^#]*$", replacement="")
+    at = pc.index_in(stems, value_set=documents)
+    for i, s, k in zip(ids.to_pylist(), stems.to_pylist(), at.to_pylist()):
+        if k is not None and s != i:
+            return (f" ({i!r} is not a chunk of the document {s!r} of {where}, whose chunks are like {known[k].as_py()!r}: the "
+                    "run may come from another chunking)")
+    return ""
+
+
+def id_key(ids: pa.Array) -> pa.Array:
+    """Each id as a key blind to spelling: lower case, its runs of letters and of digits joined by '#' whatever separated
+    them, leading zeros of numbers dropped ('manual-3', 'Manual#03', 'manual3' and 'manual#3' have one key)."""
+    key = pc.replace_substring_regex(pc.utf8_lower(ids), pattern=r"[^\pL\pN]+", replacement="#")
+    for pattern in (r"(\pL)(\pN)", r"(\pN)(\pL)"):
+        key = pc.replace_substring_regex(key, pattern=pattern, replacement=r"\1#\2")
+    return pc.utf8_trim(pc.replace_substring_regex(key, pattern=r"(^|#)0+(\d)", replacement=r"\1\2"), characters="#")
+
+
 def require_shared_queries(result: Evaluation, run: Run, qrels_label: str, run_label: str) -> None:
     """A run that shares no query with the qrels (empty, or of other queries): an error naming the first
     ids of each side. Alone where unjudged documents are expected (fill judges them)."""
@@ -87,9 +121,10 @@ def require_overlap(result: Evaluation, qrels: Qrels, run: Run, qrels_label: str
     if pc.any(pc.is_in(run.doc_ids, value_set=judged_docs)).as_py():
         return  # some of its documents are judged, for other queries: a real score of 0
     run_docs = run.doc_ids.slice(0, 3).to_pylist()
-    hint = ""
     if doc_level and any("#" in d for d in run_docs) and not any("#" in d for d in judged_docs.slice(0, 100).to_pylist()):
         hint = "; the run's ids look like chunk ids and the qrels' like document ids: score at document level with --doc-level"
+    else:  # a misspelt id ('manual-3' for 'manual#3'), or a document where the qrels judge chunks
+        hint = id_hint(pc.unique(run.doc_ids.slice(0, 10_000)), judged_docs, document_ids(judged_docs)[0], "the qrels")
     raise ValidationError(
         f"{run_label} shares no document id with {qrels_label}: the qrels judge {_examples(judged_docs.slice(0, 3).to_pylist())}, "
         f"the run returns {_examples(run_docs)}{hint}")
