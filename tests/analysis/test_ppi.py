@@ -4,6 +4,7 @@ judge and human agree."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
@@ -247,6 +248,20 @@ def test_eval_reviewed_shows_the_same_estimates_as_estimate(tmp_path, cli):
     for option in (["-M", "1"], ["-J"], ["-C"], ["-N", "5"]):  # each changed nothing, silently
         refused = cli("eval", *args, *option)
         assert refused.exit_code == 2 and "--reviewed estimates on complete rankings" in refused.stderr, option
+
+
+def test_eval_reviewed_with_a_corpus_warns_of_run_chunks_it_does_not_list(tmp_path, cli):
+    """--corpus was taken and ignored by --reviewed: a misspelt chunk id went unsaid, and counts as not relevant."""
+    pool, db, run, _ = _review_against_the_judge(tmp_path, seed=2, decisions=5)
+    args = (pool["labels"], "--reviewed", db, "-m", "P@4", "--format", "json")
+    mine = tmp_path / "mine.run"
+    mine.write_text(Path(run).read_text().replace("q3 Q0 c4 ", "q3 Q0 C-4 "))
+    result = cli("eval", *args[:1], str(mine), *args[1:], "--corpus", pool["corpus"])
+    assert result.exit_code == 0 and result.stderr.splitlines()[0] == (
+        "semrel: warning: 1 of the 12 rows of run 'mine' (8%) names a chunk the corpus does not list (e.g. 'C-4'): it counts "
+        "as not relevant; check that the run and the corpus match ('c4' of the corpus is spelt 'C-4' in the run)"), result.stderr
+    assert result.stdout == cli("eval", *args[:1], str(mine), *args[1:]).stdout  # the estimates as without --corpus
+    assert "corpus" not in cli("eval", *args[:1], run, *args[1:], "--corpus", pool["corpus"]).stderr
 
 
 def test_runs_of_one_file_name_in_two_folders_are_estimated_apart(tmp_path, cli):

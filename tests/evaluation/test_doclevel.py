@@ -33,13 +33,14 @@ def test_corpus_maps_chunks_whose_ids_do_not_name_their_document(cli, write):
     run = write("chunks.run", "q1 Q0 c2 1 3 x\nq1 Q0 c3 2 2 x\nq1 Q0 c1 3 1 x\nq2 Q0 c4 1 1 x\n")
     out = json.loads(cli("eval", qrels, run, "--doc-level", "--corpus", corpus, "-m", "NumRet,RR,P@2", "-q", "-f", "json").stdout)
     assert out["chunks"]["q1"] == {"NumRet": 2, "RR": 0.5, "P@2": 0.5} and out["chunks"]["q2"]["RR"] == 1.0
-    assert_one_error(cli("eval", qrels, run, "--corpus", corpus), "--corpus is for --doc-level", code=2)
+    # without --doc-level the corpus checks the run's chunk ids (all listed), and chunks against document qrels are refused
+    assert_one_error(cli("eval", qrels, run, "--corpus", corpus), "chunks.run shares no document id with")
     assert "not in the corpus" not in cli("eval", qrels, run, "--doc-level", "--corpus", corpus).stderr
     # a chunk the corpus lacks was mapped by its id without a word: a run of another corpus scored silently
     other = write("other.run", "q1 Q0 c2 1 3 x\nq1 Q0 C#7 2 2 x\nq2 Q0 D#1 1 1 x\n")
     result = cli("eval", qrels, other, "--doc-level", "--corpus", corpus, "-m", "NumRet")
-    assert result.exit_code == 0 and "semrel: warning: 2 chunks of run 'other' are not in the corpus (e.g. 'C#7', 'D#1'): each is " \
-        "taken as the document its id names before its last '#'" in result.stderr, result.stderr
+    assert result.exit_code == 0 and "semrel: warning: 2 of the 3 rows of run 'other' (67%) name chunks the corpus does not list " \
+        "(e.g. 'C#7', 'D#1'): each is taken as the document its id names before its last '#'" in result.stderr, result.stderr
 
 
 def test_maxp_keeps_each_document_once_at_its_best_chunk():

@@ -1,9 +1,10 @@
 """A run whose chunk ids are not the corpus's (misspelt, of another chunking, document ids) scores every such chunk as
-not relevant, which no measure but Judged@k shows: a run sharing no id with the qrels is refused with what it likely
-meant. On the demo's data (data/docs chunked as data/demo.toml chunks them)."""
+not relevant, which no measure but Judged@k shows: `eval --corpus` says so, and a run sharing no id with the
+qrels is refused with what it likely meant. On the demo's data (data/docs chunked as data/demo.toml chunks them)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -34,6 +35,40 @@ def respelt(demo, write, name: str, old: str, new: str) -> str:
     return write(f"{name}.run", "".join(" ".join([*f[:2], re.sub(old, new, f[2]), *f[3:]]) + "\n" for f in map(str.split, lines)))
 
 
+def test_eval_with_a_corpus_warns_of_the_run_chunks_it_does_not_list(cli, write, demo):
+    corpus, qrels = demo["corpus.jsonl"], demo["gold.qrels"]
+    measures = ("-m", "nDCG@10,P@10,Judged@10", "-f", "json")
+    right = cli("eval", qrels, demo["bm25.run"], "--corpus", corpus, *measures)
+    assert right.exit_code == 0 and "corpus" not in right.stderr  # the demo's own run names the corpus's chunks
+    mine = respelt(demo, write, "mine", r"^brakes#", "brakes-")  # one document's chunks spelt as a user's retriever spells them
+    assert "brakes-1" in Path(mine).read_text()
+    rows = Path(mine).read_text().count("brakes-")
+    assert rows == 51
+    result = cli("eval", qrels, mine, "--corpus", corpus, *measures)
+    assert result.exit_code == 0 and result.stderr.splitlines()[0] == (
+        "semrel: warning: 51 of the 336 rows of run 'mine' (15%) name chunks the corpus does not list (e.g. 'brakes-3', "
+        "'brakes-0', 'brakes-1'): they count as not relevant; check that the run and the corpus match ('brakes#3' of the "
+        "corpus is spelt 'brakes-3' in the run)"), result.stderr
+    # the values are those without --corpus: the warning says why they are low, and changes nothing
+    assert result.stdout == cli("eval", qrels, mine, *measures).stdout
+    scored = json.loads(result.stdout)["mine"]["all"]
+    assert scored["nDCG@10"] < json.loads(right.stdout)["bm25"]["all"]["nDCG@10"] and scored["Judged@10"] < 1
+
+
+@pytest.mark.parametrize(("old", "new", "hint"), [
+    (r"^(gears)#(\d+)$", r"Gears#0\2", "('gears#0' of the corpus is spelt 'Gears#00' in the run)"),
+    (r"^(gears)#0$", r"\1", "('gears' is a document of the corpus, whose chunk ids are like 'gears#0': the run names documents "
+                              "where chunk ids are expected)"),
+    (r"^(gears)#(\d+)$", r"\1#1\2", "('gears#10' is not a chunk of the document 'gears' of the corpus, whose chunks are like "
+                                    "'gears#0': the run may come from another chunking)"),
+])
+def test_the_warning_says_what_an_unlisted_id_likely_is(cli, write, demo, old, new, hint):
+    """A misspelling (case, punctuation, leading zeros), a document id where chunk ids are expected, another chunking."""
+    result = cli("eval", demo["gold.qrels"], respelt(demo, write, "mine", old, new), "--corpus", demo["corpus.jsonl"], "-m", "P@10")
+    assert result.exit_code == 0 and "semrel: warning: " in result.stderr
+    assert result.stderr.splitlines()[0].endswith(f"check that the run and the corpus match {hint}"), result.stderr
+
+
 def test_a_run_sharing_no_chunk_id_with_the_qrels_is_refused_with_what_it_likely_meant(cli, write, demo):
     """No corpus needed: nothing of the run is judged anywhere, and its ids are the qrels' spelt otherwise."""
     mine = respelt(demo, write, "mine", "#", "-")
@@ -49,3 +84,8 @@ def test_a_run_sharing_no_chunk_id_with_the_qrels_is_refused_with_what_it_likely
                      "('brakes' is a document of the qrels, whose chunk ids are like 'brakes#1': the run names documents "
                      "where chunk ids are expected)")
 
+
+def test_corpus_is_refused_with_judgments_it_does_not_check(cli, demo):
+    """-R prefs/qrels_jg score the runs on their own judgments: --corpus was taken there and did nothing."""
+    assert_one_error(cli("eval", demo["gold.qrels"], demo["bm25.run"], "-R", "qrels_prefs", "--corpus", demo["corpus.jsonl"]),
+                     "-R qrels_prefs scores its own judgments; it does not go with --doc-level, --fill-judgments, --corpus", code=2)

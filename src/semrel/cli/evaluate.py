@@ -6,6 +6,7 @@ import click
 
 from ..analysis.ppi import corrected_estimates
 from ..errors import UsageError
+from ..evaluation.doclevel import corpus_documents, warn_unlisted
 from ..evaluation.files import evaluate_files, read_runs
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..evaluation.metrics import Options
@@ -50,7 +51,8 @@ from .paths import database_path, input_path, output_path
               help="Score a chunk run against document qrels: each chunk counts as its document (its doc_id in --corpus, "
                    "else the id before its last '#'), each document once, at its best chunk (MaxP).")
 @click.option("--corpus", type=input_path(exists=True, dir_okay=False), default=None,
-              help="corpus.jsonl: the chunks' texts for --fill-judgments; their doc_id for --doc-level.")
+              help="corpus.jsonl: the chunks' texts for --fill-judgments; their doc_id for --doc-level; and the chunk ids "
+                   "the runs should name: a run's chunks it does not list (misspelt, another chunking's) are warned of.")
 @click.option("--fill-judgments", type=input_path(exists=True, dir_okay=False), default=None, metavar="JUDGMENTS",
               help="Judge the unjudged chunks in each run's top --fill-depth first (as `semrel fill`, appended to "
                    "JUDGMENTS, the judgments.jsonl QRELS were labelled from; needs --corpus and --golden), then score on "
@@ -73,14 +75,16 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
 
     Queries in QRELS that a run lacks score 0 and count in the mean (trec_eval -c);
     queries only in a run are ignored. Both are reported on stderr, as is a cutoff past every
-    run's deepest ranking (R@100 of runs of 20). With -f trec the output is trec_eval's, line for line.
+    run's deepest ranking (R@100 of runs of 20) and, with --corpus, a run's chunk ids the corpus does not list
+    (misspelt, another chunking's: they count as not relevant). With -f trec the output is trec_eval's, line for line.
     """
     own_set = {"qrels_jg": "qrels_jg", "prefs": "all_prefs", "qrels_prefs": "all_prefs"}
     trec_eval_default = measures is None and fmt == "trec"  # trec_eval's own output, P_1000 and all, as its users expect it
     if measures is None:
         measures = parse_measures(own_set.get(relation) or ("official" if fmt == "trec" else list(DEFAULT_MEASURES)))
-    if relation != "qrels" and (doc_level or fill_judgments or reviewed):
-        raise UsageError(f"-R {relation} scores its own judgments; it does not go with --doc-level, --fill-judgments or --reviewed")
+    if relation != "qrels" and (doc_level or fill_judgments or reviewed or corpus):
+        raise UsageError(f"-R {relation} scores its own judgments; it does not go with --doc-level, --fill-judgments, --corpus "
+                         "or --reviewed")
     if relation == "qrels" and any(m.entry.prefs for m in measures):
         raise UsageError("the prefs_* measures score preference judgments: give -R prefs or -R qrels_prefs")
     if reviewed:
@@ -91,8 +95,12 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
         if not complete or judged_only or depth or num_docs or zscores or doc_level or fill_judgments:
             raise UsageError("--reviewed estimates on complete rankings and the qrels as they are: "
                              "it does not go with -C, -J, -M, -N, -Z, --doc-level or --fill-judgments")
-        estimates = corrected_estimates(read_qrels(qrels), read_runs(runs), measures,
-                                        reviewed_sample(reviewed), 0.95, rel_level, warn)
+        judged, scored = read_qrels(qrels), read_runs(runs)
+        if corpus:
+            mapping = corpus_documents(corpus)
+            for run in scored:
+                warn_unlisted(run, mapping, judged, warn)
+        estimates = corrected_estimates(judged, scored, measures, reviewed_sample(reviewed), 0.95, rel_level, warn)
         click.echo(render_estimates(estimates, 0.95, fmt, places), nl=False)
         return
     options = Options(rel_level, complete, judged_only, depth, num_docs)
@@ -100,8 +108,6 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
         click.echo(render_evaluations(evaluate_files(qrels, runs, measures, warn=warn, options=options, relation=relation),
                                       fmt, per_query, places), nl=False)
         return
-    if corpus and not (doc_level or fill_judgments):
-        raise UsageError("--corpus is for --doc-level (chunks to documents) or --fill-judgments (chunk texts)")
     table = read_zscores(zscores) if zscores else None  # a bad file is said before any run is read
     completed, loaded = None, None
     if fill_judgments:
@@ -114,7 +120,7 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
     elif golden or filled_qrels:
         raise UsageError("--golden and --filled-qrels go with --fill-judgments")
     results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, options=options, doc_level=doc_level,
-                             corpus=corpus if doc_level else None, qrels=completed, runs=loaded, cutoffs=not trec_eval_default)
+                             corpus=None if fill_judgments else corpus, qrels=completed, runs=loaded, cutoffs=not trec_eval_default)
     if table is not None:
         results = [standardise(r, table) for r in results]
     click.echo(render_evaluations(results, fmt, per_query, places), nl=False)

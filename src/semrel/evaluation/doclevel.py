@@ -47,9 +47,8 @@ def to_documents(run: Run, mapping: tuple[pa.Array, pa.Array] | None = None, war
     """The run at document level (MaxP): each query's documents in the order of their best chunk, scored by it.
     `warn` hears how many of the run's chunks `mapping` (the corpus) does not list: their document is read from their id."""
     docs, unlisted = document_ids(run.doc_ids, mapping)
-    if len(unlisted) and warn is not None:
-        warn(f"{len(unlisted):,} chunks of run {run.name!r} are not in the corpus (e.g. {_examples(unlisted.slice(0, 1000).to_pylist())}): "
-             "each is taken as the document its id names before its last '#'; check that the run and the corpus match")
+    if len(unlisted) and warn is not None and mapping is not None:
+        warn(unlisted_message(run, unlisted, mapping, "each is taken as the document its id names before its last '#'"))
     order = rank_order(run)
     _, query_code = dictionary_codes(run.query_ids)
     refuse_repeats(run, query_code)  # at chunk level: merged into its document a repeated chunk would pass unseen
@@ -63,6 +62,34 @@ def to_documents(run: Run, mapping: tuple[pa.Array, pa.Array] | None = None, war
 
 def _examples(values: Iterable[str], count: int = 3) -> str:
     return ", ".join(repr(v) for v in list(dict.fromkeys(values))[:count])
+
+
+def unlisted_chunks(run: Run, mapping: tuple[pa.Array, pa.Array]) -> pa.Array:
+    """The run's chunk ids (one per row) that `mapping` (the corpus: chunk ids, doc ids) does not list."""
+    ids = run.doc_ids.combine_chunks() if isinstance(run.doc_ids, pa.ChunkedArray) else run.doc_ids
+    return ids.filter(pc.invert(pc.is_in(ids, value_set=mapping[0])))
+
+
+def warn_unlisted(run: Run, mapping: tuple[pa.Array, pa.Array], qrels: Qrels, warn: Callable[[str], None]) -> None:
+    """`warn` hears of the run's chunks the corpus does not list (a misspelt id, another chunking's, a document's), which
+    score as not relevant: the run looks bad and no measure but Judged@k says why."""
+    unlisted = unlisted_chunks(run, mapping)
+    if len(unlisted):
+        judged = pc.sum(pc.is_in(unlisted, value_set=qrels.doc_ids)).as_py() or 0
+        fate = (f"{'it counts' if len(unlisted) == 1 else 'they count'} as not relevant" if not judged else
+                f"the qrels judge {judged:,} of them, so the qrels too name chunks the corpus does not list")
+        warn(unlisted_message(run, unlisted, mapping, fate))
+
+
+def unlisted_message(run: Run, unlisted: pa.Array, mapping: tuple[pa.Array, pa.Array], fate: str) -> str:
+    """The warning line for the run's rows whose chunk ids (`unlisted`) the corpus (`mapping`) does not list: how many, their
+    share of the run's rows, a few of them, what becomes of them (`fate`), and what explains them where something does."""
+    share = len(unlisted) / max(len(run), 1)
+    seen = pc.unique(unlisted.slice(0, 10_000))  # the examples and the hint: the distinct ids of the first rows
+    name = "names a chunk" if len(unlisted) == 1 else "name chunks"
+    return (f"{len(unlisted):,} of the {len(run):,} rows of run {run.name!r} ({'<1%' if share < 0.005 else f'{share:.0%}'}) {name} "
+            f"the corpus does not list (e.g. {_examples(seen.to_pylist())}): {fate}; check that the run and the corpus "
+            f"match{id_hint(seen, mapping[0], mapping[1], 'the corpus')}")
 
 
 def id_hint(ids: pa.Array, known: pa.Array, documents: pa.Array, where: str) -> str:

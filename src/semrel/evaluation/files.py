@@ -17,7 +17,7 @@ from ..formats.files import display_name
 from ..formats.manifest import read_manifest
 from ..formats.trec import read_judgment_groups, read_preferences, run_name
 from ..records import Qrels, Run
-from .doclevel import corpus_documents, require_overlap, to_documents
+from .doclevel import corpus_documents, require_overlap, to_documents, warn_unlisted
 from .groups import evaluate_groups
 from .measures import Kind, Measure, parse_measures
 from .metrics import Evaluation, Options, evaluate, evaluate_gradings, small_pages
@@ -67,7 +67,9 @@ def evaluate_files(
     """Read the qrels once and each run in turn (one run in memory at a time); warn about
     queries missing on either side; refuse a run that shares no query or no document with the
     qrels. `options`: trec_eval's -c, -J, -M, -N (its rel_level wins). `doc_level`: score chunk
-    runs against document qrels (doclevel.py), documents found in `corpus` or by the chunk ids.
+    runs against document qrels (doclevel.py), documents found in `corpus` or by the chunk ids. `corpus` (corpus.jsonl,
+    its ids read): `warn` also hears of each run's chunks it does not list, which count as not relevant (or, with
+    `doc_level`, as the document their id names).
     `qrels`: already read (or completed) qrels, used instead of reading `qrels_path` (still the name shown);
     `runs`: the runs of `run_paths` already read, in that order (a fill read them; a report scoring a run from stdin on
     two qrels), used instead of reading them again; a None among them is read from its path.
@@ -84,7 +86,7 @@ def evaluate_files(
         first = pool.submit(read_run, run_paths[0], names[0]) if run_paths and given[0] is None else None
         qrels = read_qrels(qrels_path) if qrels is None else qrels
         require_judgments(qrels, display_name(qrels_path))
-        mapping = corpus_documents(corpus) if doc_level and corpus is not None else None
+        mapping = corpus_documents(corpus) if corpus is not None else None
 
         def each_run() -> Iterator[Run]:
             for i, (path, name, read) in enumerate(zip(run_paths, names, given)):
@@ -92,6 +94,8 @@ def evaluate_files(
                     run = dataclasses.replace(read, name=name)
                 else:
                     run = first.result() if i == 0 and first is not None else read_run(path, name)
+                if not doc_level and mapping is not None and warn is not None:
+                    warn_unlisted(run, mapping, judged, warn)
                 yield to_documents(run, mapping, warn) if doc_level else run
 
         judged = qrels  # not None, for check
