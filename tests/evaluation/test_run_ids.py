@@ -1,5 +1,5 @@
 """A run whose chunk ids are not the corpus's (misspelt, of another chunking, document ids) scores every such chunk as
-not relevant, which no measure but Judged@k shows: `eval --corpus` says so, and a run sharing no id with the
+not relevant, which no measure but Judged@k shows: `eval`/`compare --corpus` say so, and a run sharing no id with the
 qrels is refused with what it likely meant. On the demo's data (data/docs chunked as data/demo.toml chunks them)."""
 
 from __future__ import annotations
@@ -53,6 +53,9 @@ def test_eval_with_a_corpus_warns_of_the_run_chunks_it_does_not_list(cli, write,
     assert result.stdout == cli("eval", qrels, mine, *measures).stdout
     scored = json.loads(result.stdout)["mine"]["all"]
     assert scored["nDCG@10"] < json.loads(right.stdout)["bm25"]["all"]["nDCG@10"] and scored["Judged@10"] < 1
+    compared = cli("compare", qrels, demo["bm25.run"], mine, "--corpus", corpus, "-m", "P@10")
+    assert compared.exit_code == 0 and "51 of the 336 rows of run 'mine' (15%)" in compared.stderr
+    assert "run 'bm25'" not in compared.stderr
 
 
 @pytest.mark.parametrize(("old", "new", "hint"), [

@@ -20,9 +20,12 @@ from .paths import input_path
 @rel_level_option
 @click.option("--detail", is_flag=True, help="Print one row per paired test (difference, interval, every p-value).")
 @click.option("-f", "--format", "fmt", type=click.Choice(COMPARE_FORMATS), default="table", show_default=True)
+@click.option("--corpus", type=input_path(exists=True, dir_okay=False), default=None,
+              help="corpus.jsonl: the chunk ids the runs should name; a run's chunks it does not list (misspelt, another "
+                   "chunking's) are warned of, as `semrel eval --corpus` does.")
 @places_option
 def compare_command(qrels, runs, measures, baseline, all_pairs, correction, test, permutations, bootstrap, seed, alpha,
-                    rel_level, detail, fmt, places):
+                    rel_level, detail, fmt, corpus, places):
     """Compare RUNS on QRELS: one row per run, one column per measure, with significance marks.
 
     A value carries the letters of the runs it is significantly better than (runs are keyed
@@ -38,6 +41,6 @@ def compare_command(qrels, runs, measures, baseline, all_pairs, correction, test
     require_distinct_names(names, runs)
     if baseline is not None and baseline not in names:
         raise UsageError(f"--baseline {baseline!r} is none of the runs ({', '.join(names)})")
-    results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, cutoffs=True)
+    results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, corpus=corpus, cutoffs=True)
     comparison = compare_evaluations(results, settings, baseline=baseline, all_pairs=all_pairs, warn=warn)
     click.echo(render_comparison(comparison, fmt, places, detail), nl=False)
