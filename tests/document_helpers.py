@@ -10,15 +10,17 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def pdf_bytes(pages: Sequence[Sequence[str]], title: str = "") -> bytes:
-    """A valid PDF: one page per item, each line of it drawn in Helvetica (pypdf extracts them as lines)."""
+def pdf_bytes(pages: Sequence[Sequence[str]], title: str = "", differences: str = "") -> bytes:
+    """A valid PDF: one page per item, each line of it drawn in Helvetica (pypdf extracts them as lines). `differences`
+    gives codes other glyphs ('128 /fi': byte 0x80 draws the fi ligature, as typeset PDFs do)."""
     objects: list[bytes] = []
     n_pages = len(pages)
     # 1 catalog, 2 pages, 3 font, 4 info, then (page, content) pairs
     kids = " ".join(f"{5 + 2 * i} 0 R" for i in range(n_pages))
     objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
     objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n_pages} >>".encode())
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+    encoding = f"<< /Type /Encoding /BaseEncoding /WinAnsiEncoding /Differences [{differences}] >>" if differences else "/WinAnsiEncoding"
+    objects.append(f"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding {encoding} >>".encode())
     objects.append(f"<< /Title ({_escape(title)}) >>".encode("latin-1"))
     for i, lines in enumerate(pages):
         stream = "BT /F1 11 Tf 14 TL 72 760 Td " + " ".join(f"({_escape(line)}) Tj T*" for line in lines) + " ET"

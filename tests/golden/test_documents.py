@@ -47,6 +47,15 @@ def test_a_two_page_pdf_gives_chunks_with_their_pages(tmp_path):
     assert len(straddling) == 1 and "oil it." in straddling[0]["text"] and "Brake" in straddling[0]["text"]
 
 
+def test_ligature_glyphs_of_a_typeset_pdf_become_their_letters(tmp_path):
+    """pypdf gives a ligature glyph as its presentation form ('\ufb01le', 'e\ufb03cient'), which the judge's tokenizer reads
+    as an unknown token and BM25 as another word than 'file': a typeset PDF's every fi, fl and ffi missed both."""
+    line = "the \x80le was e\x81cient and \x82at"
+    pdf = write(tmp_path / "paper.pdf", pdf_bytes([[line]], differences="128 /fi 129 /ffi 130 /fl"))
+    rows, _ = chunk(tmp_path, pdf)
+    assert rows[0]["text"] == "the file was efficient and flat"
+
+
 def test_an_html_page_gives_its_main_text_with_section_headings(tmp_path):
     page = write(tmp_path / "care.html", HTML_PAGE)
     rows, _ = chunk(tmp_path, page, "--size", "14", "--sentences")
