@@ -19,6 +19,7 @@ import pytest
 import semrel.formats.files as files
 from helpers import SHARED_DATA, assert_one_error, needs_shared, read_lines, run
 from semrel.cli import pipeline
+from semrel.formats.manifest import write_manifest
 from semrel.judging import labels
 from small_corpus import TEXTS
 
@@ -92,10 +93,10 @@ def test_run_bm25_then_skip_everything(tmp_path):
     # an input newer than its outputs but with the same bytes (a touch, a checkout) reruns nothing
     os.utime(tmp_path / "golden.csv", ns=(os.stat(out / "report.html").st_mtime_ns + 10**9,) * 2)
     assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
-    # a changed input reruns that step and what depends on it
+    # a changed input reruns that step and what depends on it (retrieval reads only the queries, not the reference answers)
     (tmp_path / "golden.csv").write_text((tmp_path / "golden.csv").read_text().replace("content", "happy"))
     third = statuses(run("run", config).stdout)
-    assert third["chunk"] == "skipped" and all(third[s] == "ran" for s in ("import", "qrels", "retrieve bm25", "report"))
+    assert third["chunk"] == third["retrieve bm25"] == "skipped" and all(third[s] == "ran" for s in ("import", "qrels", "report"))
     assert statuses(run("run", config, "--force", "chunk").stdout)["chunk"] == "ran"
     # a document removed from the folder (its newest file unchanged) rechunks too
     os.remove(tmp_path / "docs" / "chess.md")
@@ -968,8 +969,6 @@ def typed(*argv: str) -> Iterator[None]:
 
 def picked(golden: Path) -> str:
     """golden.jsonl as `semrel golden pick` leaves it: a gold chunk added to a query, the manifest naming pick."""
-    from semrel.formats.manifest import write_manifest
-
     golden.write_text(golden.read_text().replace('"cats#0"', '"cats#0", "rain#0"'))
     with typed("semrel", "golden", "pick", "--golden", str(golden), "--corpus", "corpus.jsonl"):
         write_manifest(golden, inputs=[golden])
@@ -1010,6 +1009,34 @@ def test_the_refusal_to_replace_picks_says_the_journal_keeps_them(tmp_path):
     journal.write_text('{"action": "next", "query_id": "q1"}\n')
     assert_one_error(run("run", config, "--set", "golden.limit=2"), f"run again with --force import{kept}", code=2)
     assert pipeline._picks_kept(str(tmp_path / "out" / "other.jsonl")) == ""
+
+
+def test_retrieval_reruns_on_a_changed_query_not_on_changed_gold(tmp_path):
+    """golden.jsonl was an input of retrieve by its bytes: a `semrel golden pick` that changed only gold chunk ids reran every
+    retrieve step (dense encodes). Retrieval reads the queries' ids and texts, and their digest decides: gold alone
+    reruns qrels and what reads gold, a changed query text reruns retrieve; --dry-run says the same."""
+    config = write_config(write_data(tmp_path))
+    assert run("run", config).exit_code == 0
+    csv_file, golden = tmp_path / "golden.csv", tmp_path / "out" / "golden.jsonl"
+    csv_file.write_text(csv_file.read_text().replace('"cats#0"', '"rain#0"'))  # gold only: import makes golden.jsonl anew
+    dry = run("run", config, "--dry-run")
+    assert statuses(dry.stdout)["import"] == statuses(dry.stdout)["retrieve bm25"] == "run", dry.output
+    assert (f"semrel run: retrieve bm25 reads only the queries of {golden}, which would be made anew: listed, but skipped if "
+            "the new file's queries are the old ones") in dry.stderr
+    ran = statuses(run("run", config).stdout)
+    assert ran["import"] == ran["qrels"] == ran["eval gold"] == "ran" and ran["retrieve bm25"] == "skipped", ran
+    assert "q-cats 0 rain#0 1" in (tmp_path / "out" / "gold.qrels").read_text()
+    golden.write_text(golden.read_text().replace('"rain#0"', '"rain#0", "cats#0"'))  # as `semrel golden pick` leaves it
+    with typed("semrel", "golden", "pick", "--golden", str(golden), "--corpus", "corpus.jsonl"):
+        write_manifest(golden, inputs=[golden])
+    dry = run("run", config, "--dry-run")
+    assert statuses(dry.stdout)["retrieve bm25"] == "skipped" and statuses(dry.stdout)["qrels"] == "run", dry.output
+    assert "reads only the queries" not in dry.stderr
+    ran = statuses(run("run", config).stdout)
+    assert ran["qrels"] == "ran" and ran["retrieve bm25"] == "skipped" and ran["import"] == "skipped", ran
+    csv_file.write_text(csv_file.read_text().replace("Why do cats purr?", "Why do cats purr at night?"))
+    assert statuses(run("run", config, "--force", "import").stdout)["retrieve bm25"] == "ran"
+    assert "Why do cats purr at night?" in golden.read_text()
 
 
 def test_an_output_changed_since_run_made_it_is_not_replaced_even_with_the_config_unchanged(tmp_path, monkeypatch):

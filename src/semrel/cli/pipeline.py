@@ -2,7 +2,8 @@
 
 A step is up to date when every output exists and is the file its manifest describes (a crash
 between the two writes leaves an old manifest), every input holds the bytes the last successful
-run read (their sha256, in `<out>/.semrel-run.json`), and the step's settings (the exact command
+run read (their sha256, in `<out>/.semrel-run.json`; of golden.jsonl, retrieval reads and hashes only
+the queries: Step.parts), and the step's settings (the exact command
 line it would run) hash to what that run recorded. Steps run the same click commands a user types
 (in process, no subprocesses), so each output gets the command's own manifest and checks.
 
@@ -21,7 +22,7 @@ import re
 import shlex
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from ..errors import FormatError, SemrelError, UsageError
@@ -393,6 +394,9 @@ class Step:
     # what the command takes from semrel itself, not from its arguments (p's model, the label cuts): hashed,
     # so that an upgrade which changes them reruns the step instead of leaving outputs made the old way
     builtin: Any = None
+    # input -> the part of it the step reads (a name in PARTS): that part's digest stands for the file and its manifest,
+    # so a change elsewhere in it reruns nothing (retrieval reads the golden set's queries, not pick's gold chunks)
+    parts: dict[str, str] = field(default_factory=dict)
 
     def settings_hash(self) -> str:
         """The command line, its paths made absolute: the same config named from another folder, or by
@@ -488,7 +492,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
         args += ["-o", run]
         inputs = [corpus, golden, *(words if method != "dense" else []), *(on_disk(r["model"]) if method != "bm25" else [])]
         steps.append(Step(f"retrieve {method}", ("retrieve",), args, inputs, [run], placement=placement if method != "bm25" else [],
-                          folders=[j["cache"]], builtin=None if method == "bm25" else RECIPE))
+                          folders=[j["cache"]], builtin=None if method == "bm25" else RECIPE, parts={golden: "queries"}))
         runs.append(run)
     lift = config["lift"]
     base = reranked = None
@@ -501,7 +505,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
             args += ["--model", r["model"]]
         steps.append(Step(f"retrieve {lift['base']}+{lift['rerank']}", ("retrieve",), args + ["-o", reranked],
                           [corpus, golden, base, *on_disk(r["model"])], [reranked], placement=placement, folders=[j["cache"]],
-                          builtin=RECIPE))
+                          builtin=RECIPE, parts={golden: "queries"}))
         runs.append(reranked)
     judgments = derived = pool = None
     if j["enabled"]:
@@ -662,6 +666,24 @@ def _digest(path: str) -> str | None:
     return folder_digest(path)["sha256"] if os.path.isdir(path) else bytes_sha256(path)
 
 
+def _queries(path: str) -> str | None:
+    """sha256 of the golden set's query ids and texts, in order: what `semrel retrieve` reads of it (a sample is drawn
+    from them too). One that cannot be read goes by its bytes: the step reruns and says what is wrong with it."""
+    from ..formats.corpus import read_golden
+
+    try:
+        items = read_golden(path)
+    except (SemrelError, OSError):
+        return _digest(path)
+    digest = hashlib.sha256()
+    for item in items:
+        digest.update(json.dumps([item.query_id, item.query], ensure_ascii=False).encode() + b"\n")
+    return f"queries:{digest.hexdigest()}"
+
+
+PARTS: dict[str, Callable[[str], str | None]] = {"queries": _queries}  # the parts of an input a step may read (Step.parts)
+
+
 def _pair(value: Any) -> list[Any]:
     """A recorded [file's, manifest's] sha256 or stamp pair; [None, None] where the state holds none (older, or damaged)."""
     return value if isinstance(value, list) and len(value) == 2 else [None, None]
@@ -672,34 +694,38 @@ class Digests:
     not at all when its stamp is the one recorded beside that sha256 by the last run (as git's index does)."""
 
     def __init__(self) -> None:
-        self._read: dict[tuple[str, str], tuple[str | None, Any]] = {}
+        self._read: dict[tuple[str, str, str], tuple[str | None, Any]] = {}
 
-    def _file(self, path: str, known_sha: Any, known_stamp: Any) -> tuple[str | None, Any]:
-        """(sha256, the stamp a later run may take it by, or None) of `path` as it is now: `known_sha` when its
-        stamp is `known_stamp`, else read."""
+    def _file(self, path: str, known_sha: Any, known_stamp: Any, part: str | None = None) -> tuple[str | None, Any]:
+        """(sha256 of `path`, or of its `part`, and the stamp a later run may take it by, or None) as it is now:
+        `known_sha` when its stamp is `known_stamp`, else read."""
         found = _stamp(path)
         if found is None:
             return None, None
         current, changed = found
         if known_stamp is not None and current == known_stamp:
             return known_sha, known_stamp
-        key = (os.path.abspath(path), json.dumps(current))
+        key = (os.path.abspath(path), json.dumps(current), part or "")
         if key not in self._read:
-            self._read[key] = (_digest(path), lasting(current, changed))
+            self._read[key] = (PARTS[part](path) if part else _digest(path), lasting(current, changed))
         return self._read[key]
 
     def of(self, step: Step, recorded: Mapping[str, Any] | None = None) -> dict[str, dict[str, list[Any]]]:
         """{"inputs": {path: [sha256 of the input, of its manifest]}, "stamps": {path: [their stamps]}}, reading
         only the files whose stamps differ from those in `recorded` (a step's entry in the state). Manifests
         count: steps read them too (the report shows the label rule), and a manifest records when it was
-        made, so a derived input made again always counts as new."""
-        shas, stamps = ((recorded or {}).get(part) for part in ("inputs", "stamps"))
+        made, so a derived input made again always counts as new. Of an input the step reads a part of
+        (Step.parts), that part's digest counts, and its manifest does not."""
+        shas, stamps = ((recorded or {}).get(key) for key in ("inputs", "stamps"))
         inputs, taken = {}, {}
         for path in step.inputs:
             key = os.path.abspath(path)
-            read = [self._file(*known) for known in zip((path, manifest_path(path)),
+            part = step.parts.get(path)
+            read = [self._file(*known) for known in zip((path,) if part else (path, manifest_path(path)),
                                                          _pair(shas.get(key) if isinstance(shas, dict) else None),
-                                                         _pair(stamps.get(key) if isinstance(stamps, dict) else None))]
+                                                         _pair(stamps.get(key) if isinstance(stamps, dict) else None),
+                                                         (part, None))]
+            read += [(None, None)] * (2 - len(read))
             inputs[key], taken[key] = [sha for sha, _ in read], [kept for _, kept in read]
         return {"inputs": inputs, "stamps": taken}
 
@@ -885,12 +911,14 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
     state = _read_state(out)
     summary: list[tuple[Step, str, float]] = []
     pending: set[str] = set()  # outputs a dry run would rewrite: whatever reads them would run too
+    maybe: dict[str, list[str]] = {}  # an input a dry run would rewrite -> the steps that run only if the part they read changes
     restamped = False
     while len(summary) < len(steps):
         step = steps[len(summary)]
         recorded = state.get(step.name, {})
         forced = step.name.split()[0] in force
-        if not forced and not pending.intersection(step.inputs) and up_to_date(step, recorded, digests):
+        waiting = pending.intersection(step.inputs)
+        if not forced and not waiting and up_to_date(step, recorded, digests):
             summary.append((step, "skipped", 0.0))
             read = digests.of(step, recorded)  # the stamps of inputs read again (a touch, a copy) kept, not to read them next time
             if not dry_run and read["inputs"] == recorded.get("inputs") and read["stamps"] != recorded.get("stamps"):
@@ -900,6 +928,9 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
             if dry_run:
                 pending.update(step.outputs)
                 summary.append((step, "would run", 0.0))
+                if not forced and waiting and waiting <= set(step.parts) and _up_to_date_but(step, waiting, recorded, digests):
+                    for path in waiting:
+                        maybe.setdefault(path, []).append(step.name)
             else:
                 echo(f"semrel run: {step.name}")
                 read = digests.of(step, recorded)
@@ -920,9 +951,21 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
             echo("semrel run: the golden set has no gold chunks: nothing is scored against them (no eval gold, no agree, "
                  f"the report without the gold column){_picks_kept(step.inputs[0])}")
             steps = steps[: len(summary)] + rest
+    for path, names in maybe.items():
+        parts = ", ".join(dict.fromkeys(s.parts[path] for s in steps if s.name in names))
+        echo(f"semrel run: {', '.join(names)} read{'s' if len(names) == 1 else ''} only the {parts} of {path}, which would be made "
+             f"anew: listed, but skipped if the new file's {parts} are the old ones")
     if restamped:
         _write_state(out, state)
     return summary
+
+
+def _up_to_date_but(step: Step, inputs: set[str], recorded: Mapping[str, Any], digests: Digests) -> bool:
+    """Whether `step` is up to date but for `inputs`, which a dry run cannot know (a step before would make them anew)."""
+    left = {os.path.abspath(path) for path in inputs}
+    known = recorded.get("inputs")
+    kept = {**recorded, "inputs": {k: v for k, v in known.items() if k not in left} if isinstance(known, dict) else known}
+    return up_to_date(replace(step, inputs=[p for p in step.inputs if p not in inputs]), kept, digests)
 
 
 def _picks_kept(golden: str) -> str:
