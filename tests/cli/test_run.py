@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import json
 import os
 import re
@@ -1037,6 +1038,35 @@ def test_retrieval_reruns_on_a_changed_query_not_on_changed_gold(tmp_path):
     csv_file.write_text(csv_file.read_text().replace("Why do cats purr?", "Why do cats purr at night?"))
     assert statuses(run("run", config, "--force", "import").stdout)["retrieve bm25"] == "ran"
     assert "Why do cats purr at night?" in golden.read_text()
+
+
+def test_a_gold_chunk_whose_text_an_edit_moved_is_warned_of(tmp_path):
+    """Chunk ids are positions: a paragraph inserted at the top of a document gave cats#0 other text, the gold id still
+    resolved, and every score was against the wrong gold without a word. The state keeps the sha256 of each gold chunk's
+    text (gold chunks only), and a run whose corpus moved a gold chunk's text says so once; not a first run, nor one
+    where nothing changed."""
+    config = write_config(write_data(tmp_path))
+    small = ("--set", "corpus.size=6", "--set", "corpus.overlap=0")
+    out = tmp_path / "out"
+    said = "other text than at the last run"
+    first = run("run", config, *small)
+    assert first.exit_code == 0 and said not in first.stderr, first.output
+    gold = json.loads((out / pipeline.STATE_FILE).read_text())["gold"]["chunks"]
+    texts = {c["_id"]: c["text"] for c in read_lines(out / "corpus.jsonl")}
+    assert len(texts) > 3 and gold == {c: hashlib.sha256(texts[c].encode()).hexdigest() for c in ("cats#0", "ships#0", "bread#0")}
+    again = run("run", config, *small)
+    assert set(statuses(again.stdout).values()) == {"skipped"} and said not in again.stderr
+    cats = tmp_path / "docs" / "cats.md"
+    cats.write_text("A note on house pets and their habits.\n\n" + cats.read_text())
+    assert said not in run("run", config, *small, "--dry-run").stderr  # the corpus is not chunked anew in a dry run
+    edited = run("run", config, *small)
+    assert edited.exit_code == 0 and statuses(edited.stdout)["chunk"] == "ran", edited.output
+    warned = [line for line in edited.stderr.splitlines() if said in line]
+    assert warned == [f"semrel: warning: 1 gold chunk of {out / 'golden.jsonl'} holds other text than at the last run (e.g. cats#0, "
+                      "gold for query q-cats): chunk ids are positions in their document, so an edited document moves text between "
+                      "them, and the scores are against the text now there; check the gold and fix the ids, or clear them and pick "
+                      f"again with `semrel golden pick --golden {out / 'golden.jsonl'} --corpus {out / 'corpus.jsonl'}`"], edited.stderr
+    assert said not in run("run", config, *small).stderr  # said once: the state now holds the new texts
 
 
 def test_an_output_changed_since_run_made_it_is_not_replaced_even_with_the_config_unchanged(tmp_path, monkeypatch):

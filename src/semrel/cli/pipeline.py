@@ -825,27 +825,65 @@ def _call(step: Step) -> None:
         raise
 
 
-def _read_state(out: str) -> dict[str, dict[str, Any]]:
-    """step -> {"settings": hash, "inputs": {path: sha256}, "seconds": wall time, "finished": UTC time} of its
-    last successful run."""
+def _read_state(out: str, part: str = "steps") -> dict[str, Any]:
+    """The state's "steps": step -> {"settings": hash, "inputs": {path: sha256}, "seconds": wall time, "finished": UTC
+    time} of its last successful run; or its "gold": the gold chunks' texts as of the last successful run (gold_texts)."""
     try:
         state = os.path.join(out, STATE_FILE)
         if not os.path.isfile(state):
             return {}
         with open(state, encoding="utf-8") as handle:
-            steps = json.load(handle).get("steps", {})
-        return {k: v for k, v in steps.items() if isinstance(v, dict)}
+            found = json.load(handle).get(part, {})
+        return {k: v for k, v in found.items() if isinstance(v, dict) or part != "steps"}
     except (OSError, ValueError, AttributeError, RecursionError):
         return {}
 
 
-def _write_state(out: str, state: dict[str, dict[str, Any]]) -> None:
+def _write_state(out: str, state: dict[str, dict[str, Any]], gold: Mapping[str, Any]) -> None:
     from ..formats.files import atomic_writer
 
     os.makedirs(out, exist_ok=True)
     with atomic_writer(os.path.join(out, STATE_FILE)) as handle:
-        json.dump({"steps": state}, handle, indent=2, sort_keys=True)
+        json.dump({"steps": state, "gold": gold}, handle, indent=2, sort_keys=True)
         handle.write("\n")
+
+
+def gold_texts(golden: str, corpus: str, known: Mapping[str, Any], digests: Digests) -> tuple[dict[str, Any], str | None]:
+    """The gold chunks' texts as the state keeps them ({"golden", "corpus": [sha256, stamp], "chunks": {chunk id: sha256 of
+    its text}}), from `known` (the last successful run's), and a warning when a chunk gold then and now holds other text:
+    chunk ids are positions (`<doc_id>#<n>`), so a paragraph inserted at the top of a document moves the later chunks'
+    texts while the gold ids still resolve, and every score was silently against the wrong gold. golden.jsonl is read only
+    when it or the corpus changed; the corpus is then streamed for the gold chunks' texts alone (memory follows the golden set)."""
+    from ..formats.corpus import iter_corpus, read_golden
+
+    files = {name: list(digests._file(path, *_pair(known.get(name)))) for name, path in (("golden", golden), ("corpus", corpus))}
+    kept = known.get("chunks")
+    before: dict[str, Any] = kept if isinstance(kept, dict) else {}
+    same = {name: files[name][0] is not None and files[name][0] == _pair(known.get(name))[0] for name in files}
+    if all(same.values()) and "chunks" in known:
+        return {**known, **files}, None
+    try:
+        items = read_golden(golden)
+    except (SemrelError, OSError):  # its step has said what is wrong with it
+        return dict(known), None
+    first: dict[str, str] = {}  # each gold chunk -> the first query it is gold for
+    for item in items:
+        for chunk_id in item.gold_chunk_ids:
+            first.setdefault(chunk_id, item.query_id)
+    if same["corpus"] and first.keys() <= before.keys():
+        chunks = {chunk_id: before[chunk_id] for chunk_id in first}
+    else:
+        chunks = {chunk.id: hashlib.sha256(chunk.text.encode("utf-8", "surrogatepass")).hexdigest()
+                  for _, chunk in iter_corpus(corpus) if chunk.id in first}
+    moved = [chunk_id for chunk_id in first if chunk_id in before and chunk_id in chunks and before[chunk_id] != chunks[chunk_id]]
+    if not moved:
+        return {**files, "chunks": chunks}, None
+    some = "s" if len(moved) > 1 else ""
+    return {**files, "chunks": chunks}, (
+        f"{len(moved):,} gold chunk{some} of {golden} hold{'' if some else 's'} other text than at the last run (e.g. {moved[0]}, "
+        f"gold for query {first[moved[0]]}): chunk ids are positions in their document, so an edited document moves text "
+        f"between them, and the scores are against the text now there; check the gold and fix the ids, or clear them and "
+        f"pick again with `semrel golden pick --golden {golden} --corpus {corpus}`")
 
 
 def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[str, str] | None = None,
@@ -909,6 +947,7 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
     """The steps run or skipped in order, the state read (and kept) under run_pipeline's lock on `out`, so two runs over one
     folder take turns: the second finds the first one's outputs and skips what they made."""
     state = _read_state(out)
+    gold_known = {} if dry_run else _read_state(out, "gold")
     summary: list[tuple[Step, str, float]] = []
     pending: set[str] = set()  # outputs a dry run would rewrite: whatever reads them would run too
     maybe: dict[str, list[str]] = {}  # an input a dry run would rewrite -> the steps that run only if the part they read changes
@@ -939,7 +978,7 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
                 seconds = time.perf_counter() - start
                 state[step.name] = {"settings": step.settings_hash(), **read, "outputs": _made(step), "seconds": round(seconds, 3),
                                     "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-                _write_state(out, state)
+                _write_state(out, state, gold_known)
                 restamped = False
                 summary.append((step, "ran", seconds))
         gold = _has_gold(step, pending) if step.name == "qrels" else True
@@ -955,8 +994,17 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
         parts = ", ".join(dict.fromkeys(s.parts[path] for s in steps if s.name in names))
         echo(f"semrel run: {', '.join(names)} read{'s' if len(names) == 1 else ''} only the {parts} of {path}, which would be made "
              f"anew: listed, but skipped if the new file's {parts} are the old ones")
+    if not dry_run:
+        from .base import warn
+
+        corpus = config["corpus"]["file"] or os.path.join(out, "corpus.jsonl")
+        gold_now, moved = gold_texts(os.path.join(out, "golden.jsonl"), corpus, gold_known, digests)
+        if moved:
+            warn(moved)
+        restamped = restamped or gold_now != gold_known
+        gold_known = gold_now
     if restamped:
-        _write_state(out, state)
+        _write_state(out, state, gold_known)
     return summary
 
 
