@@ -257,3 +257,27 @@ def test_a_hand_edit_of_another_fields_of_the_output_is_kept(small, tmp_path):
     written = {row["query_id"]: row for row in map(json.loads, out.read_text().splitlines())}
     assert written["q2"]["reference_answer"] == "corrected by hand" and written["q2"]["note"] == "mine"
     assert written["q2"]["gold_chunk_ids"] and gold(out)["q1"] == ("bread#0",)
+
+
+def test_a_resume_over_a_corpus_that_moved_a_picked_chunks_text_says_so(small):
+    """Chunk ids are positions: rechunked after an edit, bread#0 held other text, and the journal replayed the pick onto it
+    without a word. A toggle records its chunk's text key; a resume where a chunk still gold holds other text says so
+    in one line. A journal from before the key replays as it did."""
+    corpus, golden = small
+    pick(corpus, golden, "1n")
+    journal = Path(f"{golden}.pick.jsonl")
+    toggle = read_lines(journal)[0]
+    assert toggle["action"] == "toggle" and toggle["after"]["gold_chunk_ids"] == ["bread#0"] and len(toggle["text_key"]) == 32
+    said = "other text in"
+    assert said not in pick(corpus, golden, "q").stderr
+    lines = corpus.read_text().splitlines(keepends=True)
+    at = next(n for n, line in enumerate(lines) if json.loads(line)["_id"] == "bread#0")
+    lines[at] = json.dumps({**json.loads(lines[at]), "text": "A note on ovens inserted above the bread."}) + "\n"
+    corpus.write_text("".join(lines))
+    moved = [line for line in pick(corpus, golden, "q").stderr.splitlines() if said in line]
+    assert moved == [f"semrel: warning: 1 picked gold chunk holds other text in {corpus} than when picked (e.g. bread#0, gold for "
+                     "query 'q1'): chunk ids are positions in their document, so an edited document moves text between them; check "
+                     f"them and fix the ids in {golden} by hand (pick keeps a hand edit over its journal)"]
+    journal.write_text("".join(json.dumps({k: v for k, v in line.items() if k != "text_key"}) + "\n" for line in read_lines(journal)))
+    old = pick(corpus, golden, "q")
+    assert said not in old.stderr and gold(golden)["q1"] == ("bread#0",)

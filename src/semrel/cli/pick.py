@@ -113,6 +113,12 @@ def pick_command(golden, corpus, output, per_method, chars, model, cache_dir, no
         source = "the journal" if edit.query_id in session.journaled else golden
         warn(f"query {edit.query_id!r}: {session.output} was edited since pick wrote it; kept its gold chunks "
              f"{', '.join(edit.after.gold) or 'none'} over {source}'s {', '.join(edit.before.gold) or 'none'}{undo}")
+    if session.moved:  # chunk ids are positions: an edited document moved another text under a picked id
+        (query, chunk), some = session.moved[0], len(session.moved) > 1
+        warn(f"{len(session.moved):,} picked gold chunk{'s' if some else ''} hold{'' if some else 's'} other text in {corpus} than "
+             f"when picked (e.g. {chunk}, gold for query {query!r}): chunk ids are positions in their document, so an edited "
+             f"document moves text between them; check them and fix the ids in {session.output} by hand (pick keeps a hand edit "
+             "over its journal)")
     interact(session, chars)
     counts = session.counts()
     left = "; run the same command to resume" if counts["open"] else ""

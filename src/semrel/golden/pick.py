@@ -7,7 +7,9 @@ was), and the rewrite changes only `gold_chunk_ids`: every other field of each l
 fields semrel does not know, is written back as it was read (with -o, from that file where it was
 edited by hand since pick wrote it, else from --golden).
 Each journal line records the query's state before and after the action; replaying the journal
-gives the state and the undo history back. Where the golden set to write was edited by hand since
+gives the state and the undo history back. A toggle records the key of its chunk's text (the vector store's:
+what the picker showed), so a resume over a corpus where a chunk still gold holds other text says so (chunk
+ids are positions: an edited document moves text between them). Where the golden set to write was edited by hand since
 (its manifest no longer describes it, or it has none) and holds other gold chunks for a query than
 the session, the file's are kept: the later decision (an undoable `edit`, reported; `undo` brings
 the pick back). One a command wrote (its manifest describes it: `golden import` again) gets the
@@ -25,6 +27,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from ..encoding.models import DEFAULT_MODEL
+from ..encoding.vectors import text_key
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import golden_row, read_corpus, read_golden, require_known_chunks
 from ..formats.files import STDIO, allow_rewrite, display_name
@@ -33,6 +36,7 @@ from ..formats.manifest import outputs_with_manifests, read_manifest, write_mani
 from ..progress import Steps, no_progress
 from ..records import Chunk, GoldenItem
 from ..retrieval.corpus import Corpus
+from ..retrieval.lexical import indexed_text
 from ..retrieval.retrieve import Bm25Index, DenseIndex, RetrievalSpec, StoredBm25, retrieval_stores
 
 OPEN, DONE, SKIPPED, GIVEN = "open", "done", "skipped", "given"
@@ -84,6 +88,11 @@ class CandidateFinder:
     @property
     def ids(self) -> list[str]:
         return self.corpus.ids
+
+    def text_keys(self, chunk_ids: set[str]) -> dict[str, str]:
+        """text_mark of each of `chunk_ids` in the corpus, from the keys read with its ids (no pass over the file)."""
+        keys = self.corpus.keys
+        return {c: keys[p].hex() for p, c in enumerate(self.corpus.ids) if c in chunk_ids}
 
     def expect(self, queries: Sequence[str]) -> None:
         """Queries to search together with the first one asked for (the session's open queries)."""
@@ -142,17 +151,25 @@ def excerpt(text: str, answer: str, chars: int) -> str:
     return ("… " if start else "") + piece + (" …" if start + len(piece) < len(text) else "")
 
 
+def text_mark(chunk: Chunk) -> str:
+    """The key of a chunk's text as the picker shows it and retrieval reads it (title and text; the vector store's)."""
+    return text_key(indexed_text(chunk)).hex()
+
+
 @dataclass(frozen=True)
 class Event:
-    """One journal line: an action on a query, with the query's state before and after it."""
+    """One journal line: an action on a query, with the query's state before and after it; a toggle, the text_mark of
+    its chunk (None in journals written before pick recorded it)."""
 
     action: str
     query_id: str
     before: State
     after: State
+    text_key: str | None = None
 
     def to_json(self) -> dict:
-        return {"action": self.action, "query_id": self.query_id, "before": self.before.to_json(), "after": self.after.to_json()}
+        line = {"action": self.action, "query_id": self.query_id, "before": self.before.to_json(), "after": self.after.to_json()}
+        return {**line, "text_key": self.text_key} if self.text_key is not None else line
 
 
 def journal_path(output: str | os.PathLike) -> str:
@@ -223,7 +240,10 @@ def read_journal(path: str, query_ids: set[str], chunk_ids: set[str] | None = No
         if query_id not in query_ids:
             raise FormatError(display_name(path), f"query {query_id!r} is not in the golden set",
                               line=line, hint="this journal belongs to another golden set; move it away")
-        event = Event(action, query_id, _state(obj.get("before"), path, line), _state(obj.get("after"), path, line))
+        key = obj.get("text_key")
+        if key is not None and not isinstance(key, str):
+            raise FormatError(display_name(path), f"text_key should be a string, found {key!r:.40}", line=line)
+        event = Event(action, query_id, _state(obj.get("before"), path, line), _state(obj.get("after"), path, line), key)
         unknown = [c for c in event.before.gold + event.after.gold if chunk_ids is not None and c not in chunk_ids]
         if unknown:
             raise FormatError(display_name(path), f"chunk {unknown[0]!r} is not in the corpus", line=line,
@@ -272,6 +292,7 @@ class PickSession:
             self._apply(event)
         self.resumed = bool(events)
         self._shown: tuple[str, list[Candidate]] | None = None
+        self.moved: list[tuple[str, str]] = []  # (query, chunk) picked whose text the corpus now holds otherwise (check_texts)
 
     def _apply(self, event: Event) -> None:
         if event.action == "undo":
@@ -300,8 +321,23 @@ class PickSession:
             self._shown = (item.query_id, self.finder(item.query))
         return Current(item, self._shown[1], self.states[item.query_id].gold)
 
-    def _record(self, action: str, query_id: str, after: State) -> None:
-        event = Event(action, query_id, self.states[query_id], after)
+    def marked_texts(self) -> dict[tuple[str, str], str]:
+        """(query, chunk) -> the text_mark its journal recorded when the chunk was marked, for each chunk still gold."""
+        marks: dict[tuple[str, str], str] = {}
+        for event in self.history:
+            for chunk_id in set(event.after.gold) - set(event.before.gold) if event.text_key else ():
+                marks[event.query_id, chunk_id] = event.text_key or ""
+        return {(q, c): key for (q, c), key in marks.items() if c in self.states[q].gold}
+
+    def check_texts(self, keys: Callable[[set[str]], Mapping[str, str]]) -> None:
+        """Set `moved`: the chunks marked and still gold whose text is not the one marked, by `keys` (chunk id -> text_mark
+        in the corpus): chunk ids are positions, so an edited document moves text between them."""
+        marks = self.marked_texts()
+        now = keys({c for _, c in marks}) if marks else {}
+        self.moved = [(q, c) for (q, c), key in marks.items() if c in now and now[c] != key]
+
+    def _record(self, action: str, query_id: str, after: State, text: str | None = None) -> None:
+        event = Event(action, query_id, self.states[query_id], after, text)
         _mend_tail(self.journal)
         with open(self.journal, "a", encoding="utf-8") as out:
             out.write("".join(json.dumps(e.to_json()) + "\n" for e in [*self._unjournaled, event]))
@@ -365,9 +401,10 @@ class PickSession:
         current = self.current()
         if current is None or not 1 <= number <= len(current.candidates):
             return None
-        chunk_id = current.candidates[number - 1].chunk.id
+        chunk = current.candidates[number - 1].chunk
+        chunk_id = chunk.id
         gold = tuple(g for g in current.gold if g != chunk_id) if chunk_id in current.gold else (*current.gold, chunk_id)
-        self._record("toggle", current.item.query_id, State(gold, OPEN))
+        self._record("toggle", current.item.query_id, State(gold, OPEN), text_mark(chunk))
         return chunk_id
 
     def _close(self, action: str, status: str, gold: tuple[str, ...] | None = None) -> bool:
@@ -432,6 +469,7 @@ def open_pick_session(
     finder.expect([i.query for i in session.remaining])
     if not session.resumed:
         return session
+    session.check_texts(finder.text_keys)
     written: list[GoldenItem] | None = None  # the golden set to write as it is now; None if it does not exist
     if in_place:
         written = items
