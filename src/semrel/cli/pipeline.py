@@ -870,7 +870,7 @@ def gold_texts(golden: str, corpus: str, known: Mapping[str, Any], digests: Dige
     for item in items:
         for chunk_id in item.gold_chunk_ids:
             first.setdefault(chunk_id, item.query_id)
-    if same["corpus"] and first.keys() <= before.keys():
+    if not first or same["corpus"] and first.keys() <= before.keys():  # no gold (the corpus is not read), or no new text
         chunks = {chunk_id: before[chunk_id] for chunk_id in first}
     else:
         chunks = {chunk.id: hashlib.sha256(chunk.text.encode("utf-8", "surrogatepass")).hexdigest()
