@@ -260,7 +260,7 @@ def test_requests_for_shadings_hold_no_more_than_their_share_of_threads(tmp_path
     import threading
     import time
 
-    from semrel.review.web.highlights import WAITING
+    from semrel.review.web.app import HIGHLIGHT_WAITING as WAITING
 
     conn, _ = queued_db(tmp_path)
     conn.close()

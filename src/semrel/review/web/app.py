@@ -32,6 +32,8 @@ from .highlights import Busy, Highlights, Spans
 from .sessions import MemorySessions, ServerSession
 
 MAX_BODY = 64 * 1024
+THREADS = 8  # review serve's request threads (server.py)
+HIGHLIGHT_WAITING = THREADS - 2  # requests that may wait for a shading at once: the other 2 threads stay for decisions
 MAX_NAME = MAX_REVIEWER_NAME
 MAX_NOTE = 4000
 MAX_ID = 2**63 - 1  # SQLite's largest integer
@@ -62,7 +64,7 @@ def create_app(settings: WebSettings) -> Flask:
     connections = threading.local()  # one per server thread, reused across its requests
     with contextlib.closing(open_db(settings.db, create=False)) as conn:
         labelling = labelling_of(conn)
-    highlights = Highlights(settings.highlighter) if settings.highlighter and not settings.blind else None
+    highlights = Highlights(settings.highlighter, HIGHLIGHT_WAITING) if settings.highlighter and not settings.blind else None
     app.extensions["semrel_highlights"] = highlights
 
     def connection() -> sqlite3.Connection:

@@ -15,11 +15,10 @@ from ..tasks import Task
 Spans = Sequence[tuple[int, int, float]]
 Segments = list[tuple[str, float]]
 KEEP = 512
-WAITING = 6  # requests held waiting for a shading at once: of review serve's 8 threads (server.THREADS) 2 stay for decisions
 
 
 class Busy(Exception):
-    """WAITING requests wait for shadings already: one more would hold a thread that decisions need."""
+    """As many requests as may wait for shadings wait already: one more would hold a thread that decisions need."""
 
 
 def segments(text: str, spans: Spans) -> Segments:
@@ -41,12 +40,13 @@ def segments(text: str, spans: Spans) -> Segments:
 
 
 class Highlights:
-    def __init__(self, compute: Callable[[Task], Spans]):
+    def __init__(self, compute: Callable[[Task], Spans], waiting: int):
+        """`waiting`: the requests that may wait for a shading at once (fewer than the server's threads)."""
         self.compute = compute
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="highlight")
         self.futures: OrderedDict[str, Future] = OrderedDict()
         self.lock = threading.Lock()
-        self.waiting = threading.BoundedSemaphore(WAITING)
+        self.waiting = threading.BoundedSemaphore(waiting)
 
     def request(self, task: Task) -> Future:
         """The future shading of `task` (started now unless already known)."""
@@ -59,7 +59,7 @@ class Highlights:
             return future
 
     def wait(self, task: Task) -> Segments:
-        """The shading of `task`, waited for; Busy where WAITING requests wait already (each shading takes about a second
+        """The shading of `task`, waited for; Busy where `waiting` requests wait already (each shading takes about a second
         of the one worker, so a stream of requests for other chunks would hold every server thread)."""
         future = self.request(task)
         if future.done():

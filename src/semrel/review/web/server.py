@@ -9,9 +9,7 @@ from urllib.parse import quote
 from waitress import create_server
 
 from ...errors import SemrelError
-from .app import MAX_BODY, WebSettings, create_app
-
-THREADS = 8
+from .app import MAX_BODY, THREADS, WebSettings, create_app
 
 
 class ReviewServer:
