@@ -346,3 +346,16 @@ def test_a_pdf_without_pages_is_not_said_to_need_ocr(tmp_path):
     assert result.exit_code == 0, result.output
     assert "skipped 1 (no text: nothing to chunk, the PDF has no pages): none" in result.stderr
     assert "skipped 1 (no text: nothing to chunk, a scanned PDF needs OCR first): blank" in result.stderr
+
+
+def test_html_nested_past_the_limit_is_skipped_before_the_parser_sees_it(tmp_path):
+    """The HTML parser's time grows with the square of the nesting (200,000 divs: over a minute, a page of 2 MB). Such a
+    page is skipped, said with its depth; a long page of unclosed paragraphs, formatting and void tags, which the parser
+    closes or caps itself, is read."""
+    folder = tmp_path / "docs"
+    write(folder / "deep.html", "<html><body>" + "<div><span>" * 6000 + "x</body></html>")
+    write(folder / "long.html", "<html><body>" + "<p>para <b>bold<br><li>item" * 12000 + "</body></html>")
+    documents, report = read_documents_report([folder])
+    assert [d.id for d in documents] == ["long"] and documents[0].text.count("para bold") == 12000
+    assert dict(report.skipped_counts) == {"unreadable HTML": 1}
+    assert "deep.html (elements nest 12,002 deep (over 10,000)" in report.skip_lines()[0]
