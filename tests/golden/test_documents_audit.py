@@ -95,6 +95,16 @@ def test_html_in_utf16_with_a_byte_order_mark_is_read_as_utf16(tmp_path):
                                                                 ("be#0", "Caf\u00e9", "Na\u00efve text.")]
 
 
+def test_html_declaring_utf8_over_single_byte_text_is_read_as_cp1252(tmp_path):
+    """A page saved in latin-1 under a utf-8 declaration had every accented letter as U+FFFD ('caf\ufffd'), which no
+    query word matches. One that is UTF-8 but for a stray byte keeps its UTF-8, the stray byte replaced."""
+    head = b'<html><head><meta charset="utf-8"><title>x</title></head><body><p>'
+    write(tmp_path / "latin.html", head + "Caf\u00e9 cr\u00e8me.".encode("latin-1") + b"</p></body></html>")
+    write(tmp_path / "mixed.html", head + "Na\u00efve \u2013 text".encode() + b" \xff.</p></body></html>")
+    rows, _ = chunk(tmp_path, tmp_path / "latin.html", tmp_path / "mixed.html")
+    assert [r["text"] for r in rows] == ["Caf\u00e9 cr\u00e8me.", "Na\u00efve \u2013 text \ufffd."]
+
+
 def test_html_nested_table_rows_follow_the_row_holding_them():
     doc = html_text_document("<main><table><tr><td>A<table><tr><td>n1</td><td>n2</td></tr><tr><td>n3</td></tr>"
                              "</table> tail</td><td>B</td></tr><tr><td>C</td></tr></table><p>after</p></main>", "t")

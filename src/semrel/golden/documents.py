@@ -299,7 +299,9 @@ def nesting(page: str) -> int:
 
 def decode_html(data: bytes) -> str:
     """UTF-16 where a byte-order mark says so (it wins over any declaration, as in browsers), else UTF-8,
-    else the charset the page declares, else cp1252 (what browsers assume)."""
+    else the charset the page declares, else cp1252 (what browsers assume). A page that declares UTF-8 but holds
+    not one UTF-8 sequence beyond ASCII is single-byte text saved under the wrong declaration: read as UTF-8, as
+    browsers do, every 'é' would be U+FFFD, and the words holding it matched nothing."""
     if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # the "utf-16" codec reads the mark and drops it
         return data.decode("utf-16", errors="replace")
     try:
@@ -308,10 +310,15 @@ def decode_html(data: bytes) -> str:
         declared = re.search(rb"""charset=["']?([A-Za-z0-9_.:-]+)""", data[:4096])
         for encoding in ([declared.group(1).decode("ascii")] if declared else []) + ["cp1252"]:
             try:
-                return data.decode(encoding, errors="replace")
+                text = data.decode(encoding, errors="replace")
             except LookupError:
                 continue
+            if codecs.lookup(encoding).name != "utf-8" or _BEYOND_ASCII.search(text):
+                return text
         return data.decode("latin-1")
+
+
+_BEYOND_ASCII = re.compile("[^\x00-\x7f\ufffd]")  # a character UTF-8 decoded, other than the replacement of bad bytes
 
 
 def html_text_document(page: str, doc_id: str) -> Document:
