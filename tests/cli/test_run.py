@@ -1257,6 +1257,11 @@ def test_a_golden_csv_of_its_own_columns_naming_each_answers_file_runs_with_gold
     result = run("run", config, "--set", "golden.doc_qrels=answer-chunk")
     assert result.exit_code == 0, result.output
     assert [i["gold_chunk_ids"] for i in read_lines(tmp_path / "out" / "golden.jsonl")] == [[g] for *_, g in GOLDEN]
+    # gold found by its answer at each import moves with an edit: cats#0 holds other text, and the answer still
+    cats = tmp_path / "docs" / "cats.md"
+    cats.write_text("A note on house pets.\n\n" + cats.read_text())
+    edited = run("run", config, "--set", "golden.doc_qrels=answer-chunk")
+    assert edited.exit_code == 0 and "other text than at the last run" not in edited.stderr, edited.output
 
 
 def test_init_makes_a_column_naming_each_answers_file_the_gold_column(tmp_path, monkeypatch):

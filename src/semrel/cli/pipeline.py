@@ -868,6 +868,8 @@ def gold_texts(golden: str, corpus: str, known: Mapping[str, Any], digests: Dige
         return dict(known), None
     first: dict[str, str] = {}  # each gold chunk -> the first query it is gold for
     for item in items:
+        if "answer_chunks" in item.meta:  # gold found anew by its answer at each import (doc_qrels answer-chunk): it moves along
+            continue
         for chunk_id in item.gold_chunk_ids:
             first.setdefault(chunk_id, item.query_id)
     if not first or same["corpus"] and first.keys() <= before.keys():  # no gold (the corpus is not read), or no new text
