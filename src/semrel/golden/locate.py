@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -162,17 +163,23 @@ def answer_chunks(query: str, answers: Sequence[str], chunks: Sequence[tuple[str
     (written answers, generated ones, or one straddling two chunks; the first on a tie), that share the score; else
     'none' and no chunk, as nothing in the document points to one."""
     wanted = [f" {' '.join(words)} " for words in (_tokens(a) for a in answers) if words]
-    chunk_words = [(chunk_id, _tokens(text)) for chunk_id, text in chunks]
-    held = [chunk_id for chunk_id, words in chunk_words if any(a in f" {' '.join(words)} " for a in wanted)]
+    chunk_words = [(chunk_id, *_chunk_words(text)) for chunk_id, text in chunks]
+    held = [chunk_id for chunk_id, _, joined, _ in chunk_words if any(a in joined for a in wanted)]
     if held:
         asked = set(_tokens(query))
-        shared = {chunk_id: len(asked.intersection(words)) for chunk_id, words in chunk_words if chunk_id in held}
+        shared = {chunk_id: len(asked.intersection(words)) for chunk_id, words, _, _ in chunk_words if chunk_id in held}
         return [c for c in held if shared[c] == max(shared.values())], "text", 1.0
     answer_pairs = [p for p in (_pairs(_tokens(a)) for a in answers) if p]
     best, best_id = 0.0, None
-    for chunk_id, words in chunk_words:
-        pairs = _pairs(words)
+    for chunk_id, _, _, pairs in chunk_words:
         share = max((len(a & pairs) / len(a) for a in answer_pairs), default=0.0)
         if share > best:
             best, best_id = share, chunk_id
     return ([best_id], "pairs", best) if best_id is not None else ([], "none", 0.0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _chunk_words(text: str) -> tuple[tuple[str, ...], str, frozenset[tuple[str, ...]]]:
+    """A chunk's words, joined between spaces, and word pairs: made once for the many questions one document answers."""
+    words = _tokens(text)
+    return tuple(words), f" {' '.join(words)} ", frozenset(_pairs(words))
