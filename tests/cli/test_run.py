@@ -1282,6 +1282,28 @@ def test_init_makes_a_column_naming_each_answers_file_the_gold_column(tmp_path, 
     assert "doc_qrels" not in Path("other.toml").read_text()
 
 
+def test_the_users_own_runs_are_scored_beside_the_configs_with_their_ids_checked(tmp_path):
+    """A RAG engineer's own system could not be scored by `semrel run`: [retrieve] runs takes their run files, which are
+    pooled, judged and scored beside the config's runs, and their chunk ids checked against the corpus (a misspelt id
+    counts as not relevant). A run named as one the config makes is refused before any step."""
+    config = write_config(write_data(tmp_path))
+    assert run("run", config).exit_code == 0
+    out = tmp_path / "out"
+    rows = (out / "runs" / "bm25.run").read_text().splitlines()
+    (tmp_path / "mine.run").write_text("".join(f"{r.replace('cats#', 'cats-')}\n" for r in rows))  # cats' chunks misspelt
+    config.write_text(config.read_text().replace("k = 5", 'k = 5\nruns = ["mine.run"]'))
+    result = run("run", config)
+    assert result.exit_code == 0, result.output
+    assert statuses(result.stdout)["retrieve bm25"] == "skipped" and statuses(result.stdout)["compare"] == "ran"
+    header = (out / "eval.gold.txt").read_text().splitlines()[0].split()
+    assert header == ["measure", "bm25", "mine"]
+    assert "1 of the 3 rows of run 'mine' (33%) names a chunk the corpus does not list (e.g. 'cats-0')" in result.stderr
+    assert "'cats#0' of the corpus is spelt 'cats-0' in the run" in result.stderr
+    (tmp_path / "bm25.run").write_text((tmp_path / "mine.run").read_text())
+    config.write_text(config.read_text().replace('runs = ["mine.run"]', 'runs = ["bm25.run"]'))
+    assert_one_error(run("run", config), "[retrieve] runs: two runs would be named 'bm25' (a run the config makes)", code=2)
+
+
 def test_a_hidden_file_changing_in_a_folder_input_reads_nothing(tmp_path, monkeypatch):
     """A folder input is known by the files its digest reads (files.folder_files): a hidden file (an editor's
     swap file, a staged output) changing made run read the whole folder again to find the same digest."""

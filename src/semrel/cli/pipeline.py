@@ -50,7 +50,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "golden": {"file": (_STR, None), "format": (_STR, "auto"), "sample": (_INT, None), "limit": (_INT, None), "seed": (_INT, 0),
                "qrels": (_STR, None), "query_col": (_STR, None), "answer_col": (_STR, None), "chunk_ids_col": (_STR, None),
                "id_col": (_STR, None), "doc_qrels": (_STR, None)},
-    "retrieve": {"methods": (_LIST, ["bm25"]), "k": (_INT, 20), "model": (_STR, None)},
+    "retrieve": {"methods": (_LIST, ["bm25"]), "k": (_INT, 20), "model": (_STR, None), "runs": (_LIST, [])},
     "bm25": {"k1": (_FLOAT, None), "b": (_FLOAT, None), "method": (_STR, None), "stemmer": (_STR, None), "stopwords": (_STR, None)},
     "pool": {"depth": (_INT, 10), "enabled": (_BOOL, True)},
     "judge": {"enabled": (_BOOL, True), "model": (_STR, None), "layer": (_INT, None), "idf": (_BOOL, False),
@@ -217,21 +217,26 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
         origin[section, key] = (where, os.getcwd())  # paths typed in a shell are relative to it
 
     def resolve(section: str, key: str, must_exist: str | None = None, under: str | None = None) -> None:
+        """The key's path (or each path of a list) made absolute from the folder its value came from, and checked."""
         value = config[section][key]
         if value is None:
             return
         where, folder = origin[section, key]
         folder = under or folder
-        if not value.strip():  # '' would be the current folder: `--set out=` would write beside whatever is there
-            raise ConfigError(f"{where}: empty; give a path")
-        full = os.path.normpath(os.path.join(folder, os.path.expanduser(value)))  # `~/x` as a shell, or the model loader, takes it
-        if must_exist == "path" and not os.path.exists(full):
-            raise ConfigError(f"{where}: no such folder or file '{value}'")
-        if must_exist == "file" and not os.path.isfile(full):
-            raise ConfigError(f"{where}: no such file '{value}'")
-        if must_exist == "folder" and os.path.exists(full) and not os.path.isdir(full):  # made if missing
-            raise ConfigError(f"{where}: '{value}' is a file; give a folder")
-        config[section][key] = full
+
+        def full(value: str) -> str:
+            if not value.strip():  # '' would be the current folder: `--set out=` would write beside whatever is there
+                raise ConfigError(f"{where}: empty; give a path")
+            path = os.path.normpath(os.path.join(folder, os.path.expanduser(value)))  # `~/x` as a shell, or the model loader, takes it
+            if must_exist == "path" and not os.path.exists(path):
+                raise ConfigError(f"{where}: no such folder or file '{value}'")
+            if must_exist == "file" and not os.path.isfile(path):
+                raise ConfigError(f"{where}: no such file '{value}'")
+            if must_exist == "folder" and os.path.exists(path) and not os.path.isdir(path):  # made if missing
+                raise ConfigError(f"{where}: '{value}' is a file; give a folder")
+            return path
+
+        config[section][key] = [full(v) for v in value] if isinstance(value, list) else full(value)
 
     resolve("", "out", "folder")
     resolve("corpus", "docs", "path")
@@ -239,6 +244,7 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
     resolve("golden", "file", "path")  # a file, or a folder (BEIR, Cranfield)
     resolve("golden", "qrels", "file")
     resolve("label", "calibration", "file")
+    resolve("retrieve", "runs", "file")
     resolve("judge", "cache", "folder", under=config[""]["out"])  # inside out, wherever the value came from
     from ..encoding.models import is_path  # here: `semrel run --help` stays quick
     from ..retrieval.retrieve import stopwords_file
@@ -271,6 +277,15 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
     if config["engine"]["name"] not in ("local", "ray"):
         raise ConfigError(f"{origin['engine', 'name'][0]}: expected local or ray")
     _check_values(config, origin)
+    from ..formats.trec import run_name
+
+    made = [*config["retrieve"]["methods"], *([f"{config['lift']['base']}+{config['lift']['rerank']}"] if config["lift"]["base"] else [])]
+    names = [run_name(path) for path in config["retrieve"]["runs"]]
+    taken = next((n for i, n in enumerate(names) if n in made or n in names[:i]), None)
+    if taken is not None:
+        whose = "a run the config makes" if taken in made else "another of them"
+        raise ConfigError(f"{origin['retrieve', 'runs'][0]}: two runs would be named {taken!r} ({whose}): runs are told apart by "
+                          "their file's name, so rename the file")
     lift = config["lift"]
     if lift["base"] is not None and lift["base"] not in config["retrieve"]["methods"]:
         raise ConfigError(f"{origin['lift', 'base'][0]}: {lift['base']!r} is not one of [retrieve] methods "
@@ -507,6 +522,8 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
                           [corpus, golden, base, *on_disk(r["model"])], [reranked], placement=placement, folders=[j["cache"]],
                           builtin=RECIPE, parts={golden: "queries"}))
         runs.append(reranked)
+    runs += r["runs"]  # the user's own runs: pooled, judged and scored beside those the config makes
+    checked = ["--corpus", corpus] if r["runs"] else []  # their chunk ids against the corpus (a misspelt id counts as not relevant)
     judgments = derived = pool = None
     if j["enabled"]:
         judge_inputs = [corpus, golden, *on_disk(j["model"])]
@@ -545,7 +562,8 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
             if q is None:
                 continue
             text = o(f"eval.{name}.txt")
-            steps.append(Step(f"eval {name}", ("eval",), [q, *runs, *measures], [q, *runs], [text], stdout=text))
+            steps.append(Step(f"eval {name}", ("eval",), [q, *runs, *measures, *checked], [q, *runs, *checked[1:]], [text],
+                              stdout=text))
     agreement = None
     if derived and gold and config["agree"]["enabled"]:
         agreement = o("agreement.json")
@@ -555,7 +573,8 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
                           [gold_qrels, derived, *ranked], [agreement], stdout=agreement))
     if config["compare"]["enabled"] and len(runs) > 1:
         text = o("compare.txt")
-        steps.append(Step("compare", ("compare",), [qrels, *runs, *measures], [qrels, *runs], [text], stdout=text))
+        steps.append(Step("compare", ("compare",), [qrels, *runs, *measures, *checked], [qrels, *runs, *checked[1:]], [text],
+                          stdout=text))
     curves = None
     s = config["sensitivity"]
     if judgments and s["enabled"] and len(runs) > 1:
@@ -604,7 +623,7 @@ def _same_file(a: str, b: str) -> bool:
 
 
 USER_FILES = (("golden", "file"), ("golden", "qrels"), ("corpus", "file"), ("corpus", "docs"), ("bm25", "stopwords"),
-              ("label", "calibration"), ("retrieve", "model"), ("judge", "model"))  # the keys naming the user's own files and folders
+              ("label", "calibration"), ("retrieve", "model"), ("judge", "model"), ("retrieve", "runs"))  # the user's own files
 
 
 def check_outputs_spare_inputs(config_path: str, config: dict[str, dict[str, Any]], steps: Sequence[Step]) -> None:
@@ -612,15 +631,21 @@ def check_outputs_spare_inputs(config_path: str, config: dict[str, dict[str, Any
     config, the golden set and its qrels, the corpus, stopwords, a calibration), e.g. `out = "."`
     beside gold.qrels, or into the documents folder (whose next chunking would read the outputs).
     (Each step's command checks its own inputs too; this names the config key to change.)"""
-    given = {"the config": config_path, **{f"[{section}] {key}": config[section][key] for section, key in USER_FILES}}
+    given = [("the config", config_path)] + [(f"[{section}] {key}", path) for section, key in USER_FILES
+                                              for path in _listed(config[section][key])]
     for step in steps:
         for output in step.outputs + [f"{o}.manifest.json" for o in step.outputs]:
-            for key, path in given.items():
+            for key, path in given:
                 inside = path is not None and os.path.isdir(path) and _within(output, path)
                 if path is not None and (_same_file(output, path) or inside):
                     raise ConfigError(f"{os.path.basename(config_path)}: the {step.name} step would write {output} "
                                       f"{'into' if inside else 'over'} {key} {path}; semrel never writes over its inputs: "
                                       "set `out` to another folder")
+
+
+def _listed(value: str | list[str] | None) -> list[str]:
+    """The paths a key gives: its list, its one path, or none."""
+    return value if isinstance(value, list) else [] if value is None else [value]
 
 
 def _within(path: str, folder: str) -> bool:

@@ -280,9 +280,11 @@ def build_pairs(golden: Sequence[GoldenItem], pairs: Iterable[Pair], names: Mapp
 def require_known(golden: Sequence[GoldenItem], work: Sequence[Pair], known: set[str], names: Mapping[str, str]) -> None:
     """Every gold and pooled chunk id must be in the corpus; the first one that is not is the error."""
     require_known_chunks(golden, known, names["golden"])
-    for query_id, chunk_id, _ in work:
+    for query_id, chunk_id, sources in work:
         if chunk_id not in known:
-            raise pool_error(names["pool"], f"chunk {chunk_id!r} (query {query_id!r}) is not in {names['corpus']}; "
+            runs = ", ".join(repr(s) for s in sources if s != "gold")
+            found = f", pooled from run{'s' if len(sources) > 1 else ''} {runs}" if runs else ""
+            raise pool_error(names["pool"], f"chunk {chunk_id!r} (query {query_id!r}{found}) is not in {names['corpus']}; "
                              "pool runs retrieved over this corpus", query_id, chunk_id)
 
 
