@@ -170,6 +170,27 @@ def test_bad_qrels_missing_file_and_unknown_measure(cli, write, files):
     assert names == ["P_5", "P_10", "P_15", "P_20", "P_30", "P_100", "P_200", "P_500", "P_1000"]
 
 
+@pytest.mark.parametrize("measure,hint", [
+    # ir_measures' rel=: one level for every measure, as trec_eval's -l (P(rel=2)@1 is P@1 with -l 2: 0.3333 on a.run)
+    ("P(rel=2)@1", "measure P takes no parameters (got 'P(rel=2)@1'); the relevance level is one for all measures: "
+                   "-l/--rel-level 2 (trec_eval's -l; rel_level=2 in Python)"),
+    ("nDCG(rel=2)@10", "nDCG takes gains= (got 'rel=2'); the relevance level is one for all measures: -l/--rel-level 2"),
+    ("P@10 AP", "unknown measure 'P@10 AP': measures are separated by commas, e.g. 'P@10,AP'"),  # ir_measures' command line
+    ("nDCG@10;RR", "unknown measure 'nDCG@10;RR': measures are separated by commas, e.g. 'nDCG@10,RR'"),
+    ("P10", "unknown measure 'P10': did you mean P@10?"), ("ndcg10", "unknown measure 'ndcg10': did you mean nDCG@10?"),
+    ("ndgc@10", "unknown measure 'ndgc@10': did you mean nDCG@10?"), ("recal@100", "did you mean R@100?"),
+    ("all_trek", "unknown measure 'all_trek': did you mean all_trec?"),
+    # a known name with letters added is another measure: no guess (ERR is not RR, ranx's hits@k is no hit rate)
+    ("ERR@10", "unknown measure 'ERR@10'; known:"), ("hits@10", "unknown measure 'hits@10'; known:"),
+])
+def test_a_near_miss_measure_name_says_what_was_meant(cli, files, measure, hint):
+    """A name typed from ir_measures or ranx habits was refused with the list of 50 families and nothing more
+    (`P(rel=2)@5`: "measure P takes no parameters", which in ir_measures it does)."""
+    result = cli("eval", files[0], files[1], "-m", measure)
+    assert_one_error(result, hint, code=2)
+    assert cli("eval", files[0], files[1], "-m", "P@1", "-l", "2", "-f", "tsv").stdout.splitlines()[1] == "P@1\t0.3333"
+
+
 @pytest.mark.parametrize("measure,message", [
     ("RBP(p=2)", "measure 'RBP(p=2)': p is a persistence, a number between 0 and 1 (exclusive), e.g. p=0.8"),
     ("RBP(p=-1)", "measure 'RBP(p=-1)': p is a persistence"), ("RBP(p=1)", "measure 'RBP(p=1)': p is a persistence"),

@@ -33,6 +33,7 @@ pool (not in the qrels at all).
 from __future__ import annotations
 
 import ast
+import difflib
 import enum
 import math
 import re
@@ -1088,17 +1089,29 @@ def _persistence(p: float, text: str) -> float:
     return p
 
 
+def _rel_hint(given: str) -> str:
+    """ir_measures' `rel=` (`P(rel=2)@5`): semrel has one relevance level for all measures, as trec_eval's -l."""
+    for part in _split(given):
+        key, eq, value = part.partition("=")
+        if eq and key.strip() == "rel":
+            level = value.strip()
+            return (f"; the relevance level is one for all measures: -l/--rel-level {level} (trec_eval's -l; "
+                    f"rel_level={level} in Python) with the measure named without rel=")
+    return ""
+
+
 def _params(entry: Family, given: str | None, text: str) -> tuple[tuple[str, Any], ...]:
     if given is None or not given.strip():
         return ()
     if not entry.params:
-        raise UsageError(f"measure {entry.name} takes no parameters (got {text!r})")
+        raise UsageError(f"measure {entry.name} takes no parameters (got {text!r}){_rel_hint(given)}")
     pairs: dict[str, Any] = {}
     for part in _split(given):
         key, eq, value = part.partition("=")
         key = key.strip()
         if not eq or key not in entry.params:
-            raise UsageError(f"measure {text!r}: {entry.name} takes {', '.join(f'{p}=' for p in entry.params)} (got {part.strip()!r})")
+            raise UsageError(f"measure {text!r}: {entry.name} takes {', '.join(f'{p}=' for p in entry.params)} "
+                             f"(got {part.strip()!r}){_rel_hint(given)}")
         pairs[key] = _normalise(key, _value(value.strip()), text)
     return tuple((k, pairs[k]) for k in entry.params if k in pairs)
 
@@ -1217,6 +1230,32 @@ def _trec_form(text: str) -> list[Measure] | None:
     return None
 
 
+def _parses(text: str) -> bool:
+    try:
+        return bool(_parse(text))
+    except UsageError:
+        return False
+
+
+def _unknown_hint(text: str) -> str:
+    """What a name that is no measure was likely meant to be: several names parted by blanks or semicolons
+    (`P@10 AP`, as ir_measures' command line takes them), a cutoff without its @ (`P10`), a misspelling (`ndgc@10`)."""
+    pieces = [p for p in re.split(r"[\s;]+", text) if p]
+    if len(pieces) > 1 and all(map(_parses, pieces)):
+        return f": measures are separated by commas, e.g. {','.join(pieces)!r}"
+    glued = re.fullmatch(r"([A-Za-z][A-Za-z_\-]*?)(\d+)", text)
+    if glued and _parses(f"{glued.group(1)}@{glued.group(2)}"):
+        return f": did you mean {_parse(f'{glued.group(1)}@{glued.group(2)}')[0][0].name}?"
+    match = _IR_FORM.match(text)
+    name = (match.group(1) if match else text).lower()
+    close = difflib.get_close_matches(name, [*SPELLINGS, *(s.lower() for s in MEASURE_SETS)], n=1, cutoff=0.75)
+    # a known name with letters added is another measure, not a typo: ERR, alpha_nDCG, ranx's hits (relevant in the top k)
+    if close and not (name.startswith(close[0]) or name.endswith(close[0])):
+        spelled = FAMILIES[SPELLINGS[close[0]]].name if close[0] in SPELLINGS else close[0]
+        return f": did you mean {spelled + text[len(name):] if match else spelled}?"
+    return ""
+
+
 def _parse(text: str | Measure) -> list[tuple[Measure, bool]]:
     """One name -> its measures, each marked True where it stands for trec_eval's default parameters
     (from a set such as all_trec, or a bare name such as `P` or `relstring`)."""
@@ -1230,7 +1269,7 @@ def _parse(text: str | Measure) -> list[tuple[Measure, bool]]:
         found = _trec_form(key)
     if not found:
         known = ", ".join(sorted(FAMILIES))
-        raise UsageError(f"unknown measure {text!r}; known: {known} (e.g. nDCG@10, R@100, RR, AP), "
+        raise UsageError(f"unknown measure {text!r}{_unknown_hint(key)}; known: {known} (e.g. nDCG@10, R@100, RR, AP), "
                          f"or a set: {', '.join(MEASURE_SETS)}")
     bare = _IR_FORM.match(key) is not None and "(" not in key and "@" not in key and (
         len(found) > 1 or found[0].family == "relstring")
