@@ -87,6 +87,21 @@ def test_baseline_option_and_worse_runs(cli, files):
     assert runs["b"]["beats"]["RR"] == ["a"]  # the baseline carries the letters of the runs below it
 
 
+def test_baseline_may_be_given_as_its_run_file(cli, files, tmp_path, monkeypatch):
+    """`--baseline runs/b.run`, as a shell completes it, was refused ("is none of the runs (a, b, c)"): only the
+    stem was taken. The file, by the path given or another path to it, is the run of that name."""
+    by_name = json.loads(cli("compare", *files, "-m", "RR", "--baseline", "b", "-f", "json").stdout)
+    monkeypatch.chdir(tmp_path)
+    for given in (files[2], "b.run", "./b.run"):
+        result = cli("compare", *files, "-m", "RR", "--baseline", given, "-f", "json")
+        assert result.exit_code == 0, result.stderr
+        report = json.loads(result.stdout)
+        assert report["settings"]["baseline"] == "b" and report["runs"] == by_name["runs"]
+        assert {(t["run"], t["vs"]) for t in report["tests"]} == {("a", "b"), ("c", "b")}
+    result = cli("compare", *files, "-m", "RR", "--baseline", "d.run")
+    assert result.exit_code == 2 and "--baseline 'd.run' is none of the runs (a, b, c)" in result.stderr, result.stderr
+
+
 def test_randomization_reproducible_through_the_api():
     qrels = Qrels.from_dict({f"q{i}": {"r": 1} for i in range(40)})
     a = Run.from_dict({f"q{i}": {"r": 1.0, "x": 2.0 if i % 3 else 0.5} for i in range(40)}, name="a")

@@ -6,7 +6,7 @@ import click
 
 from ..analysis.compare import COMPARE_FORMATS, compare_evaluations, render_comparison
 from ..errors import UsageError
-from ..evaluation.files import evaluate_files, require_distinct_names, run_names
+from ..evaluation.files import baseline_name, evaluate_files, require_distinct_names, run_names
 from .base import SemrelCommand, warn
 from .options import comparison_options, measure_option, places_option, rel_level_option, stat_settings
 from .paths import input_path
@@ -39,8 +39,7 @@ def compare_command(qrels, runs, measures, baseline, all_pairs, correction, test
     settings = stat_settings(test, permutations, bootstrap, seed, alpha, correction)
     names = run_names(runs)  # checked before any run is read and scored
     require_distinct_names(names, runs)
-    if baseline is not None and baseline not in names:
-        raise UsageError(f"--baseline {baseline!r} is none of the runs ({', '.join(names)})")
+    baseline = baseline_name(baseline, runs, names)
     results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, corpus=corpus, cutoffs=True)
     comparison = compare_evaluations(results, settings, baseline=baseline, all_pairs=all_pairs, warn=warn)
     click.echo(render_comparison(comparison, fmt, places, detail), nl=False)

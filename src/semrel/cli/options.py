@@ -68,7 +68,8 @@ def comparison_options(command: Callable) -> Callable:
     """Which pairs are tested, and how: shared by compare and report."""
     command = test_options(command)
     for option in reversed([
-        click.option("--baseline", metavar="RUN", help="Run (file stem) to test the others against [default: the first]."),
+        click.option("--baseline", metavar="RUN",
+                     help="Run to test the others against: its name (the file stem) or its file [default: the first]."),
         click.option("--all-pairs", is_flag=True, help="Test every pair of runs instead of each against the baseline."),
         click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
                      help="Multiple-comparison correction, within each measure across the pairs tested."),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import UsageError
+from ..evaluation.files import baseline_name
 from ..formats.files import STDIO
 from ..formats.judgments import SCORES
 from ..formats.manifest import read_params
@@ -60,7 +61,8 @@ def report_command(qrels, runs, output, title, gold_qrels, golden, corpus, judgm
     confusion matrix and the runs' ranking on each qrels)."""
     curves = (read_params(sensitivity) if sensitivity else None) or {}
     inputs = ReportInputs(
-        qrels=qrels, runs=runs, gold_qrels=gold_qrels, measures=measures, baseline=baseline, all_pairs=all_pairs,
+        qrels=qrels, runs=runs, gold_qrels=gold_qrels, measures=measures, baseline=baseline_name(baseline, runs) if runs else baseline,
+        all_pairs=all_pairs,
         settings=stat_settings(test, permutations, bootstrap, seed, alpha, correction), rel_level=rel_level,
         golden=golden, corpus=corpus, judgments=judgments, on=on, thresholds=_thresholds(threshold, grades),
         base=base, reranked=reranked, depth=depth, top=top, title=title, places=places,

@@ -50,6 +50,20 @@ def require_distinct_names(names: Sequence[str], paths: Sequence[str | os.PathLi
         raise UsageError(f"two runs are named {repeated[0]!r}{which}; give the run files distinct names")
 
 
+def baseline_name(baseline: str | None, paths: Sequence[str | os.PathLike], names: Sequence[str] | None = None) -> str | None:
+    """--baseline as a run's name (`bm25`, as the tables name it) or as one of the run files given (`runs/bm25.run`,
+    as a shell completes it): the run's name; a usage error where it is neither."""
+    names = list(run_names(paths) if names is None else names)
+    if baseline is None or baseline in names:
+        return baseline
+    for path, name in zip(paths, names):
+        if str(path) == baseline or (str(path) != "-" and os.path.exists(baseline)
+                                     and os.path.realpath(path) == os.path.realpath(baseline)):
+            return name
+    raise UsageError(f"--baseline {baseline!r} is none of the runs ({', '.join(names)}); name a run as the tables do, or give "
+                     "one of the run files")
+
+
 def evaluate_files(
     qrels_path: str | os.PathLike,
     run_paths: Sequence[str | os.PathLike],
