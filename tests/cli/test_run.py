@@ -433,7 +433,7 @@ def test_set_beats_environment_beats_file_and_reruns_what_changed(tmp_path, monk
     ({"SEMREL_LABEL_THRESHOLD": "high"}, (), "SEMREL_LABEL_THRESHOLD=high: [label] threshold: expected a number"),
     ({"SEMREL_JUDGE_ENABLED": "yes"}, (), "SEMREL_JUDGE_ENABLED=yes: [judge] enabled: expected true or false"),
     ({}, ("retrieve.k=many",), "--set retrieve.k=many: [retrieve] k: expected an integer"),
-    ({}, ("retrieve.colour=red",), "--set retrieve.colour=red: [retrieve] colour: unknown key (known: methods, k, model)"),
+    ({}, ("retrieve.colour=red",), "--set retrieve.colour=red: [retrieve] colour: unknown key (known: methods, k, model, runs)"),
     ({}, ("colour.k=1",), "--set colour.k=1: [colour]: unknown section (known: corpus, golden,"),
     ({}, ("threshold",), "--set threshold: expected SECTION.KEY=VALUE"),
     ({}, ("=1",), "--set =1: expected SECTION.KEY=VALUE"),  # "--set =1:: unknown key"
