@@ -102,6 +102,18 @@ def test_baseline_may_be_given_as_its_run_file(cli, files, tmp_path, monkeypatch
     assert result.exit_code == 2 and "--baseline 'd.run' is none of the runs (a, b, c)" in result.stderr, result.stderr
 
 
+def test_condensed_and_cut_lists_are_compared_as_eval_scores_them(cli, files):
+    """compare had none of eval's -J and -M, so significance could not be tested on condensed lists or at a depth.
+    a ranks an unjudged x above the relevant r: condensed (-J) it ties b, cut at 1 (-M 1) it finds nothing."""
+    values = {}
+    for args in ((), ("-J",), ("-M", "1")):
+        report = json.loads(cli("compare", *files[:3], "-m", "RR", "--test", "t", *args, "-f", "json").stdout)
+        values[args] = {r["run"]: r["values"]["RR"] for r in report["runs"]}
+        evaluated = json.loads(cli("eval", *files[:3], "-m", "RR", *args, "-f", "json").stdout)
+        assert values[args] == {run: rows["all"]["RR"] for run, rows in evaluated.items()}
+    assert values == {(): {"a": 0.5, "b": 1.0}, ("-J",): {"a": 1.0, "b": 1.0}, ("-M", "1"): {"a": 0.0, "b": 1.0}}
+
+
 def test_randomization_reproducible_through_the_api():
     qrels = Qrels.from_dict({f"q{i}": {"r": 1} for i in range(40)})
     a = Run.from_dict({f"q{i}": {"r": 1.0, "x": 2.0 if i % 3 else 0.5} for i in range(40)}, name="a")

@@ -18,7 +18,7 @@ from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand, warn
 from .estimate import render_estimates
 from .fill import fill_and_report
-from .options import measures_option, places_option
+from .options import cutting_options, measures_option, places_option
 from .paths import database_path, input_path, output_path
 
 
@@ -41,10 +41,7 @@ from .paths import database_path, input_path, output_path
                    "(map_avgjg, P_avgjg, Rprec_mult_avgjg average over the groups); prefs, preference judgments "
                    "('qid group subgroup docid value' lines), or qrels_prefs, qrels read as preferences (each grade "
                    "preferred to the lower ones), both scored by the prefs_* measures (-m all_prefs).")
-@click.option("-J", "--judged-only", is_flag=True,
-              help="Score condensed lists: drop unjudged documents first (trec_eval -J).")
-@click.option("-M", "--depth", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Score only each query's top N documents (trec_eval -M).")
+@cutting_options
 @click.option("-N", "--num-docs", type=click.IntRange(min=0), default=0, show_default=True, metavar="N",
               help="Documents in the collection, for utility's non-relevant documents not retrieved (trec_eval -N).")
 @click.option("--doc-level", is_flag=True,

@@ -78,6 +78,14 @@ def comparison_options(command: Callable) -> Callable:
     return command
 
 
+def cutting_options(command: Callable) -> Callable:
+    """trec_eval's -J and -M, which change the lists scored (eval's, and compare's, whose tests are on the values scored)."""
+    command = click.option("-M", "--depth", type=click.IntRange(min=1), default=None, metavar="N",
+                           help="Score only each query's top N documents (trec_eval -M).")(command)
+    return click.option("-J", "--judged-only", is_flag=True,
+                        help="Score condensed lists: drop unjudged documents first (trec_eval -J).")(command)
+
+
 def lift_options(command: Callable) -> Callable:
     """--base/--reranked and the reorder depth, shared by lift and report."""
     for option in reversed([
