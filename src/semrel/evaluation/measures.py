@@ -1211,7 +1211,9 @@ def _trec_form(text: str) -> list[Measure] | None:
         for part in rest.split(","):
             key, eq, value = part.partition("=")
             if not eq:
-                raise UsageError(f"measure {text!r}: {entry.trec} takes grade=gain pairs, e.g. {entry.trec}.1=3,2=9")
+                glued = re.fullmatch(r"(cut)_?(\d+)", rest.strip(), re.IGNORECASE)  # ndcg_cut10, meant as ndcg_cut.10
+                meant = f"; did you mean {stripped[: len(spelling)]}_{glued[1]}.{glued[2]}?" if glued else ""
+                raise UsageError(f"measure {text!r}: {entry.trec} takes grade=gain pairs, e.g. {entry.trec}.1=3,2=9{meant}")
             if key.strip() == "p" and "p" in entry.params:
                 p = _persistence(_trec_number(value, False, text), text)
             elif re.fullmatch(r"\s*[-+]?\d+\s*", key):
