@@ -153,6 +153,22 @@ def test_usage_errors(cli, files, tmp_path, args, message):
     assert not (tmp_path / "x.html").exists()
 
 
+def test_a_run_of_chunk_ids_the_corpus_does_not_list_is_warned_of_at_the_top(cli, files, tmp_path):
+    """A run with misspelt chunk ids scored 0 on the report's page without a word; with --corpus (and no golden set,
+    which it had needed) the page says so at the top, once though the runs are scored on two qrels."""
+    misspelt = tmp_path / "mine.run"
+    misspelt.write_text(Path(files["base"]).read_text().replace(" c0 ", " C-0 ").replace(" c1 ", " C-1 "))
+    output = tmp_path / "r.html"
+    result = cli("report", files["qrels"], files["base"], str(misspelt), "--gold-qrels", files["gold"], "--corpus",
+                 files["corpus"], "-o", str(output))
+    assert result.exit_code == 0, result.stderr
+    said = [w for w in top_warnings(output.read_text(encoding="utf-8")) if "does not list" in w]
+    assert said == ["2 of the 16 rows of run &#39;mine&#39; (12%) name chunks the corpus does not list (e.g. &#39;C-0&#39;, "
+                    "&#39;C-1&#39;): they count as not relevant; check that the run and the corpus match "
+                    "(&#39;c0&#39; of the corpus is spelt &#39;C-0&#39; in the run)"]
+    assert result.stderr.count("does not list") == 1
+
+
 def test_sensitivity_rows_from_jsonl_and_errors(write):
     points = read_sensitivity(write("s.jsonl", '{"threshold": 0.5, "run": "a", "measure": "RR", "value": 0.25}\n'))
     assert [(p.threshold, p.run, p.measure, p.value) for p in points] == [(0.5, "a", "RR", 0.25)]

@@ -33,7 +33,9 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
 @click.option("--gold-qrels", type=input_path(allow_dash=True),
               help="Qrels of the gold chunks (or a golden.jsonl): the runs' metrics on them beside those on QRELS (the derived labels).")
 @click.option("--golden", type=input_path(allow_dash=True), help="golden.jsonl: its stats, and which judged pairs are gold.")
-@click.option("--corpus", type=input_path(allow_dash=True), help="corpus.jsonl: its stats beside the golden set's.")
+@click.option("--corpus", type=input_path(allow_dash=True),
+              help="corpus.jsonl: its stats beside the golden set's (with --golden); the chunk ids the runs should name (a "
+                   "run's chunks it does not list, misspelt or another chunking's, are warned of at the top).")
 @click.option("--judgments", type=input_path(allow_dash=True), help="judgments.jsonl: the distribution of judge scores.")
 @click.option("--on", type=click.Choice(SCORES),
               help="Score the judge-score plots show: p (the judge's probability), P, R or F [default: that of the rule in the "

@@ -253,8 +253,11 @@ def _metric_section(inputs: ReportInputs, judged: Qrels, warn: Callable[[str], N
         named[0] = (inputs.qrels, QrelsKind("derived", "derived labels", named[0][1].description), judged)
     runs = [read_run(path) if str(path) == STDIO else None for path in inputs.runs]
     comparisons, qrels = [], []
-    for path, kind, given in named:
-        results = evaluate_files(path, inputs.runs, inputs.chosen_measures(), inputs.rel_level, warn=warn, qrels=given, runs=runs)
+    # the runs' chunk ids checked against the corpus once, with the first qrels (a corpus from stdin went to the stats)
+    corpus = None if str(inputs.corpus) == STDIO and inputs.golden else inputs.corpus
+    for i, (path, kind, given) in enumerate(named):
+        results = evaluate_files(path, inputs.runs, inputs.chosen_measures(), inputs.rel_level, warn=warn, qrels=given, runs=runs,
+                                 corpus=None if i else corpus)
         c = compare_evaluations(results, inputs.settings, baseline=inputs.baseline, all_pairs=inputs.all_pairs, warn=warn)
         comparisons.append(c)
         qrels.append({"key": kind.key, "label": kind.label, "description": kind.description,
@@ -449,8 +452,8 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         raise UsageError("runs need qrels: give QRELS first")
     if inputs.gold_qrels and not inputs.runs:
         raise UsageError("--gold-qrels scores the runs a second time: give QRELS and runs")
-    if inputs.corpus and not inputs.golden:
-        raise UsageError("--corpus gives its stats beside the golden set's: give --golden too")
+    if inputs.corpus and not (inputs.golden or inputs.runs):
+        raise UsageError("--corpus gives its stats beside the golden set's, and checks the runs' chunk ids: give --golden or runs")
     if inputs.on is not None and inputs.on not in SCORES:
         raise UsageError(f"--on {inputs.on!r}: choose one of {', '.join(SCORES)}")
     qrels_params = read_params(inputs.qrels) if inputs.qrels else None
