@@ -79,6 +79,10 @@ def test_formats_carry_marks_their_own_way(cli, files):
     assert [(r["run"], float(r["RR"]), r["RR beats"]) for r in rows] == [("a", 0.5, ""), ("b", 1.0, "a"), ("c", 0.5, "")]
     detail = cli("compare", *files, "-m", "RR", "--detail", "-f", "csv").stdout
     assert len(list(csv.reader(io.StringIO(detail)))) == 3  # header and two pairs against the baseline
+    # tsv, as eval writes it for a shell's cut and sort: csv's cells, tab-separated
+    tsv = cli("compare", *files, "-m", "RR", "-f", "tsv").stdout
+    assert list(csv.reader(io.StringIO(tsv), delimiter="\t")) == list(csv.reader(io.StringIO(cli("compare", *files, "-m", "RR",
+                                                                                                "-f", "csv").stdout)))
 
 
 def test_baseline_option_and_worse_runs(cli, files):

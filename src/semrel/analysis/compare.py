@@ -24,7 +24,7 @@ from ..evaluation.metrics import Evaluation
 from ..formats.tables import Cell, Latex, Table, cell_text, render
 from .significance import StatSettings, adjust, paired_stats
 
-COMPARE_FORMATS = ("table", "markdown", "latex", "csv", "json")
+COMPARE_FORMATS = ("table", "markdown", "latex", "csv", "tsv", "json")
 
 
 @dataclass(frozen=True)
@@ -236,12 +236,12 @@ def summary_table(c: Comparison, fmt: str, places: int) -> Table:
     header = ["#", "run"] + [m.name for m in c.measures]
     rows: list[list[Cell]] = []
     for run in c.runs:
-        if fmt == "csv":
+        if fmt in ("csv", "tsv"):  # for programs: the values as numbers, the marks in columns of their own
             cells: list[Cell] = [c.value(run, m) for m in c.measures]
         else:
             cells = [_marked(c.value(run, m), c.marks(run, m), fmt, places) for m in c.measures]
         rows.append([c.letter(run), run, *cells])
-    if fmt == "csv":
+    if fmt in ("csv", "tsv"):
         header += [f"{m.name} beats" for m in c.measures]
         rows = [row + [c.marks(run, m) for m in c.measures] for row, run in zip(rows, c.runs)]
     return Table(header, rows)
