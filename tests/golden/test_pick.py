@@ -116,11 +116,12 @@ def test_candidates_over_the_cache_equal_those_found_in_memory_and_are_read_in_o
     passes.clear()
     cached = open_pick_session(str(golden), str(corpus), per_method=2, cache=tmp_path / "cache")
     memory = open_pick_session(str(golden), str(corpus), per_method=2, use_cache=False)
-    assert cached.finder.corpus.path == str(corpus) and memory.finder.corpus.path is None  # ids and keys; all the chunks
+    cached_finder, memory_finder = cached.finder.retrieval, memory.finder.retrieval
+    assert cached_finder.corpus.path == str(corpus) and memory_finder.corpus.path is None  # ids and keys; all the chunks
     queries = [item.query for _, item in zip(range(3), cached.remaining)]
-    found = [[(c.chunk, c.found_by) for c in cached.finder(q)] for q in queries]
+    found = [[(c.chunk, c.found_by) for c in cached_finder(q)] for q in queries]
     assert len(passes) == 1  # the open queries' candidates, searched together, fetched in one pass
-    assert found == [[(c.chunk, c.found_by) for c in memory.finder(q)] for q in queries]
+    assert found == [[(c.chunk, c.found_by) for c in memory_finder(q)] for q in queries]
     assert found[0][0] == (read_corpus(corpus)[2], (("bm25", 1), ("dense", 1)))  # bread#0, as the keys test shows
 
 
@@ -141,6 +142,24 @@ def test_bad_input_is_one_line(files, setup, extra, message):
     setup(golden)
     result = run(*["golden", "pick", "--golden", str(golden), "--corpus", str(corpus), *extra], input="q")
     assert result.exit_code != 0 and len(result.output.strip().splitlines()) == 1 and message in result.output, result.output
+
+
+def test_a_query_whose_golden_set_names_its_document_is_offered_that_documents_chunks_first(tmp_path):
+    """A golden set may name the document an answer is in but no chunk (`--doc-qrels answer-chunk` found none, or the
+    gold was cleared); pick offered only what retrieval over the whole corpus found for the question. The document's
+    chunks come first now, the likeliest to hold the answer leading ('document #1'), with what retrieval found after."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "manual.md").write_text("Clean the chain every month with a rag.\n\nOil the rollers, then wipe "
+                                                 "the excess off.\n\nPump the tyres to the pressure on the sidewall.\n")
+    assert run("corpus", "chunk", str(tmp_path / "docs"), "--size", "8", "--overlap", "0", "-o",
+               str(tmp_path / "c.jsonl")).exit_code == 0
+    golden = tmp_path / "g.jsonl"
+    golden.write_text(json.dumps({"query_id": "q1", "query": "What goes on the chain?", "reference_answer": "Oil the rollers of the chain",
+                                  "gold_chunk_ids": [], "meta": {"gold_documents": ["manual"]}}) + "\n")
+    shown = run("golden", "pick", "--golden", str(golden), "--corpus", str(tmp_path / "c.jsonl"), "--candidates", "2",
+                "--no-cache", input="q").output
+    offered = [line.split()[1] for line in shown.splitlines() if line.startswith(" [")]
+    assert offered[:2] == ["manual#1", "manual#0"] and " [1]  manual#1  (document #1" in shown  # 2 and 1 of its 5 word pairs
 
 
 def test_excerpt_shows_the_part_of_a_long_chunk_that_holds_the_answer():

@@ -155,27 +155,36 @@ class ContextMatcher:
         return ContextMatch([], "none", score, self.lengths[i])
 
 
+def answer_ranking(query: str, answers: Sequence[str], chunks: Sequence[tuple[str, str]]) -> list[tuple[str, tuple[bool, int, float]]]:
+    """One document's (chunk id, text) pairs, the likeliest source of a reference answer first, each with its key:
+    (holds an answer's words in order, case, spacing and punctuation aside; if it does, how many of the question's
+    words it shares; the largest share of an answer's word pairs it holds). Document order on a tie."""
+    wanted = [f" {' '.join(words)} " for words in (_tokens(a) for a in answers) if words]
+    answer_pairs = [p for p in (_pairs(_tokens(a)) for a in answers) if p]
+    asked = set(_tokens(query))
+    keys = []
+    for chunk_id, text in chunks:
+        words, joined, pairs = _chunk_words(text)
+        holds = any(a in joined for a in wanted)
+        share = max((len(a & pairs) / len(a) for a in answer_pairs), default=0.0)
+        keys.append((chunk_id, (holds, len(asked.intersection(words)) if holds else 0, share)))
+    return sorted(keys, key=lambda pair: pair[1], reverse=True)  # stable: a tie keeps document order
+
+
 def answer_chunks(query: str, answers: Sequence[str], chunks: Sequence[tuple[str, str]]) -> tuple[list[str], str, float]:
     """Which of one document's (chunk id, text) pairs hold a reference answer, for a golden set that names the
-    document an answer came from, not its chunk: 'text', the chunks holding an answer's words in order (case,
-    spacing and punctuation aside; where several do, as a short answer may, those sharing the most of the query's
-    words); else 'pairs', the one chunk sharing the largest share of an answer's word pairs
-    (written answers, generated ones, or one straddling two chunks; the first on a tie), that share the score; else
-    'none' and no chunk, as nothing in the document points to one."""
-    wanted = [f" {' '.join(words)} " for words in (_tokens(a) for a in answers) if words]
-    chunk_words = [(chunk_id, *_chunk_words(text)) for chunk_id, text in chunks]
-    held = [chunk_id for chunk_id, _, joined, _ in chunk_words if any(a in joined for a in wanted)]
-    if held:
-        asked = set(_tokens(query))
-        shared = {chunk_id: len(asked.intersection(words)) for chunk_id, words, _, _ in chunk_words if chunk_id in held}
-        return [c for c in held if shared[c] == max(shared.values())], "text", 1.0
-    answer_pairs = [p for p in (_pairs(_tokens(a)) for a in answers) if p]
-    best, best_id = 0.0, None
-    for chunk_id, _, _, pairs in chunk_words:
-        share = max((len(a & pairs) / len(a) for a in answer_pairs), default=0.0)
-        if share > best:
-            best, best_id = share, chunk_id
-    return ([best_id], "pairs", best) if best_id is not None else ([], "none", 0.0)
+    document an answer came from, not its chunk: 'text', the chunks holding an answer's words in order (where several
+    do, as a short answer may, those sharing the most of the question's words); else 'pairs', the one chunk sharing
+    the largest share of an answer's word pairs (written answers, generated ones, or one straddling two chunks; the
+    first on a tie), that share the score; else 'none' and no chunk, as nothing in the document points to one."""
+    ranking = answer_ranking(query, answers, chunks)
+    if not ranking:
+        return [], "none", 0.0
+    best, (holds, asked, share) = ranking[0]
+    if holds:
+        nearest = {chunk_id for chunk_id, key in ranking if key[:2] == (True, asked)}
+        return [chunk_id for chunk_id, _ in chunks if chunk_id in nearest], "text", 1.0
+    return ([best], "pairs", share) if share > 0 else ([], "none", 0.0)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -29,7 +29,7 @@ import numpy as np
 from ..encoding.models import DEFAULT_MODEL
 from ..encoding.vectors import text_key
 from ..errors import FormatError, SemrelError, UsageError
-from ..formats.corpus import golden_row, read_corpus, read_golden, require_known_chunks
+from ..formats.corpus import golden_row, iter_corpus, read_corpus, read_golden, require_known_chunks
 from ..formats.files import STDIO, allow_rewrite, display_name
 from ..formats.jsonl import read_jsonl, require, write_jsonl
 from ..formats.manifest import outputs_with_manifests, read_manifest, write_manifest
@@ -38,6 +38,7 @@ from ..records import Chunk, GoldenItem
 from ..retrieval.corpus import Corpus
 from ..retrieval.lexical import indexed_text
 from ..retrieval.retrieve import Bm25Index, DenseIndex, RetrievalSpec, StoredBm25, retrieval_stores
+from .locate import answer_ranking
 
 OPEN, DONE, SKIPPED, GIVEN = "open", "done", "skipped", "given"
 ACTIONS = ("toggle", "next", "skip", "undo", "edit")
@@ -93,6 +94,15 @@ class CandidateFinder:
         """text_mark of each of `chunk_ids` in the corpus, from the keys read with its ids (no pass over the file)."""
         keys = self.corpus.keys
         return {c: keys[p].hex() for p, c in enumerate(self.corpus.ids) if c in chunk_ids}
+
+    def chunks_of(self, documents: set[str]) -> dict[str, list[Chunk]]:
+        """The chunks of `documents`, in corpus order: from memory where the corpus is held, else one pass of its file."""
+        chunks = self._chunks if self._chunks is not None else (chunk for _, chunk in iter_corpus(self.path))
+        found: dict[str, list[Chunk]] = {}
+        for chunk in chunks:
+            if chunk.doc_id in documents:
+                found.setdefault(chunk.doc_id, []).append(chunk)
+        return found
 
     def expect(self, queries: Sequence[str]) -> None:
         """Queries to search together with the first one asked for (the session's open queries)."""
@@ -265,7 +275,7 @@ class Current:
 class PickSession:
     """The queue of queries without gold chunks and the actions on it; each action is saved at once."""
 
-    def __init__(self, items: Sequence[GoldenItem], output: str, finder: Callable[[str], list[Candidate]],
+    def __init__(self, items: Sequence[GoldenItem], output: str, finder: Callable[[GoldenItem], list[Candidate]],
                  inputs: Sequence[str] = (), params: dict | None = None, chunk_ids: set[str] | None = None,
                  rows: Sequence[dict] | None = None):
         """`rows`: the golden set's lines as read (one object per item, in order); saving writes them
@@ -318,7 +328,7 @@ class PickSession:
             return None
         item = remaining[0]
         if self._shown is None or self._shown[0] != item.query_id:
-            self._shown = (item.query_id, self.finder(item.query))
+            self._shown = (item.query_id, self.finder(item))
         return Current(item, self._shown[1], self.states[item.query_id].gold)
 
     def marked_texts(self) -> dict[tuple[str, str], str]:
@@ -435,6 +445,32 @@ class PickSession:
         return last
 
 
+class DocumentsFirst:
+    """The candidates of a query, led, where the golden set names the document its answer is in (meta.gold_documents,
+    as `golden import --doc-qrels` records them) but no gold chunk, by that document's chunks likeliest to hold the
+    answer (locate.answer_ranking; 'document #1'): `--doc-qrels answer-chunk` found none, and retrieval over the whole
+    corpus may not reach the document at all. The chunks of those documents alone are read, in one pass."""
+
+    def __init__(self, retrieval: CandidateFinder, items: Sequence[GoldenItem], per_method: int):
+        self.retrieval, self.per_method = retrieval, per_method
+        wanted = {d for i in items if not i.gold_chunk_ids for d in _documents(i)}
+        self.of_document = retrieval.chunks_of(wanted) if wanted else {}
+
+    def __call__(self, item: GoldenItem) -> list[Candidate]:
+        found = self.retrieval(item.query)
+        chunks = {c.id: c for d in _documents(item) for c in self.of_document.get(d, ())}
+        if not chunks:
+            return found
+        ranked = answer_ranking(item.query, item.reference_answers, [(c.id, c.text) for c in chunks.values()])[: self.per_method]
+        retrieved = {c.chunk.id: c.found_by for c in found}
+        first = [Candidate(chunks[c], (("document", rank), *retrieved.get(c, ()))) for rank, (c, _) in enumerate(ranked, 1)]
+        return (first + [c for c in found if c.chunk.id not in {f.chunk.id for f in first}])[:MAX_CANDIDATES]
+
+
+def _documents(item: GoldenItem) -> list[str]:
+    return [d for d in item.meta.get("gold_documents", ()) if isinstance(d, str)]
+
+
 def _written_items(path: str) -> list[GoldenItem] | None:
     """The golden set at `path` (which must exist); None if it cannot be read."""
     try:
@@ -463,7 +499,7 @@ def open_pick_session(
     in_place = output is None or (os.path.exists(output) and os.path.samefile(output, golden_path))
     if in_place:
         allow_rewrite(golden_path)
-    session = PickSession(items, target, finder,
+    session = PickSession(items, target, DocumentsFirst(finder, items, per_method),
                           [golden_path, corpus_path], {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL},
                           chunk_ids, rows)
     finder.expect([i.query for i in session.remaining])
