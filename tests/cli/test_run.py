@@ -1051,17 +1051,20 @@ def test_a_gold_chunk_whose_text_an_edit_moved_is_warned_of(tmp_path):
     said = "other text than at the last run"
     first = run("run", config, *small)
     assert first.exit_code == 0 and said not in first.stderr, first.output
+    reading = f"semrel run: reading {out / 'corpus.jsonl'} for the texts of 3 gold chunks"  # a long read has its line on stderr
+    assert first.stderr.count(reading) == 1
     gold = json.loads((out / pipeline.STATE_FILE).read_text())["gold"]["chunks"]
     texts = {c["_id"]: c["text"] for c in read_lines(out / "corpus.jsonl")}
     assert len(texts) > 3 and gold == {c: hashlib.sha256(texts[c].encode()).hexdigest() for c in ("cats#0", "ships#0", "bread#0")}
     again = run("run", config, *small)
-    assert set(statuses(again.stdout).values()) == {"skipped"} and said not in again.stderr
+    assert set(statuses(again.stdout).values()) == {"skipped"} and said not in again.stderr and reading not in again.stderr
     cats = tmp_path / "docs" / "cats.md"
     cats.write_text("A note on house pets and their habits.\n\n" + cats.read_text())
     assert said not in run("run", config, *small, "--dry-run").stderr  # the corpus is not chunked anew in a dry run
     edited = run("run", config, *small)
     assert edited.exit_code == 0 and statuses(edited.stdout)["chunk"] == "ran", edited.output
     warned = [line for line in edited.stderr.splitlines() if said in line]
+    assert edited.stderr.count(reading) == 1
     assert warned == [f"semrel: warning: 1 gold chunk of {out / 'golden.jsonl'} holds other text than at the last run (e.g. cats#0, "
                       "gold for query q-cats): chunk ids are positions in their document, so an edited document moves text between "
                       "them, and the scores are against the text now there; check the gold and fix the ids, or clear them and pick "

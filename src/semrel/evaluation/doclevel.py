@@ -10,7 +10,7 @@ chunk). The result is an ordinary run of documents.
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator, Tuple
 
 import numpy as np
 import pyarrow as pa
@@ -18,17 +18,41 @@ import pyarrow.compute as pc
 
 from ..errors import ValidationError
 from ..formats.corpus import iter_corpus
-from ..records import Qrels, Run, dictionary_codes
+from ..records import Chunk, Qrels, Run, dictionary_codes
 from .metrics import Evaluation, rank_order, refuse_repeats
 
+CorpusMapping = Tuple[pa.Array, pa.Array]  # (chunk ids, their doc ids) of a corpus, in its order
 
-def corpus_documents(path: str | os.PathLike) -> tuple[pa.Array, pa.Array]:
+
+def corpus_documents(path: str | os.PathLike) -> CorpusMapping:
     """(chunk ids, their doc ids) of a corpus.jsonl, read as a stream."""
-    chunks, docs = [], []
-    for _, chunk in iter_corpus(path):
-        chunks.append(chunk.id)
-        docs.append(chunk.doc_id)
-    return pa.array(chunks, type=pa.string()), pa.array(docs, type=pa.string())
+    listed = Listed(chunk for _, chunk in iter_corpus(path))
+    for _ in listed:
+        pass
+    return listed.mapping()
+
+
+class Listed:
+    """`chunks` passed on one at a time, their ids and doc ids kept (with `keep`) for mapping(): a reader of every chunk
+    (the report's corpus stats) and the check of the runs' chunk ids share one pass over the corpus."""
+
+    def __init__(self, chunks: Iterable[Chunk], keep: bool = True) -> None:
+        self._chunks, self._keep = chunks, keep
+        self._ids: list[str] = []
+        self._docs: list[str] = []
+
+    def __iter__(self) -> Iterator[Chunk]:
+        for chunk in self._chunks:
+            if self._keep:
+                self._ids.append(chunk.id)
+                self._docs.append(chunk.doc_id)
+            yield chunk
+
+    def mapping(self) -> CorpusMapping:
+        """What corpus_documents gives, of the chunks passed on so far (all of them once iterated)."""
+        if not self._keep:
+            raise ValueError("Listed(keep=False) keeps no ids")
+        return pa.array(self._ids, type=pa.string()), pa.array(self._docs, type=pa.string())
 
 
 def document_ids(chunk_ids: pa.Array | pa.ChunkedArray, mapping: tuple[pa.Array, pa.Array] | None = None

@@ -17,7 +17,7 @@ from ..formats.files import display_name
 from ..formats.manifest import read_manifest
 from ..formats.trec import read_judgment_groups, read_preferences, run_name
 from ..records import Qrels, Run
-from .doclevel import corpus_documents, require_overlap, to_documents, warn_unlisted
+from .doclevel import CorpusMapping, corpus_documents, require_overlap, to_documents, warn_unlisted
 from .groups import evaluate_groups
 from .measures import Kind, Measure, parse_measures
 from .metrics import Evaluation, Options, evaluate, evaluate_gradings, small_pages
@@ -72,7 +72,7 @@ def evaluate_files(
     warn: Callable[[str], None] | None = None,
     options: Options | None = None,
     doc_level: bool = False,
-    corpus: str | os.PathLike | None = None,
+    corpus: str | os.PathLike | CorpusMapping | None = None,
     qrels: Qrels | None = None,
     relation: str = "qrels",
     runs: Sequence[Run | None] | None = None,
@@ -82,8 +82,8 @@ def evaluate_files(
     queries missing on either side; refuse a run that shares no query or no document with the
     qrels. `options`: trec_eval's -c, -J, -M, -N (its rel_level wins). `doc_level`: score chunk
     runs against document qrels (doclevel.py), documents found in `corpus` or by the chunk ids. `corpus` (corpus.jsonl,
-    its ids read): `warn` also hears of each run's chunks it does not list, which count as not relevant (or, with
-    `doc_level`, as the document their id names).
+    its ids read, or those ids already read: doclevel.Listed): `warn` also hears of each run's chunks it does not list,
+    which count as not relevant (or, with `doc_level`, as the document their id names).
     `qrels`: already read (or completed) qrels, used instead of reading `qrels_path` (still the name shown);
     `runs`: the runs of `run_paths` already read, in that order (a fill read them; a report scoring a run from stdin on
     two qrels), used instead of reading them again; a None among them is read from its path.
@@ -100,7 +100,7 @@ def evaluate_files(
         first = pool.submit(read_run, run_paths[0], names[0]) if run_paths and given[0] is None else None
         qrels = read_qrels(qrels_path) if qrels is None else qrels
         require_judgments(qrels, display_name(qrels_path))
-        mapping = corpus_documents(corpus) if corpus is not None else None
+        mapping = corpus_documents(corpus) if isinstance(corpus, (str, os.PathLike)) else corpus
 
         def each_run() -> Iterator[Run]:
             for i, (path, name, read) in enumerate(zip(run_paths, names, given)):

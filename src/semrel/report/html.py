@@ -25,6 +25,7 @@ from ..analysis.lift import changes_table, lift, lift_table
 from ..analysis.sensitivity import cliff_warnings
 from ..analysis.significance import StatSettings
 from ..errors import FormatError, UsageError
+from ..evaluation.doclevel import CorpusMapping, Listed
 from ..evaluation.files import evaluate_files
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..formats import read_qrels, read_run
@@ -239,7 +240,8 @@ def describe_qrels(path: str | None) -> QrelsKind:
     return QrelsKind("qrels", os.path.basename(name), f"{name}: qrels")
 
 
-def _metric_section(inputs: ReportInputs, judged: Qrels, warn: Callable[[str], None], judge_model: Any = None) -> dict[str, Any]:
+def _metric_section(inputs: ReportInputs, judged: Qrels, warn: Callable[[str], None], judge_model: Any = None,
+                    corpus: str | os.PathLike | CorpusMapping | None = None) -> dict[str, Any]:
     """The runs on QRELS (`judged`, read already) and, with gold_qrels, on the gold chunks too: one column per
     measure and qrels. A run from stdin is read once and scored on both (stdin cannot be read again; it is
     held whole anyway, within SEMREL_MAX_DOCUMENT_MB); the other runs are read one at a time for each qrels.
@@ -253,8 +255,8 @@ def _metric_section(inputs: ReportInputs, judged: Qrels, warn: Callable[[str], N
         named[0] = (inputs.qrels, QrelsKind("derived", "derived labels", named[0][1].description), judged)
     runs = [read_run(path) if str(path) == STDIO else None for path in inputs.runs]
     comparisons, qrels = [], []
-    # the runs' chunk ids checked against the corpus once, with the first qrels (a corpus from stdin went to the stats)
-    corpus = None if str(inputs.corpus) == STDIO and inputs.golden else inputs.corpus
+    # the runs' chunk ids checked against `corpus` (its path, or its ids as the golden set's stats read them) once, with
+    # the first qrels
     for i, (path, kind, given) in enumerate(named):
         results = evaluate_files(path, inputs.runs, inputs.chosen_measures(), inputs.rel_level, warn=warn, qrels=given, runs=runs,
                                  corpus=None if i else corpus)
@@ -475,9 +477,12 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         note(differ)
 
     golden = read_golden(inputs.golden) if inputs.golden else None
+    listed: Listed | str | os.PathLike | None = inputs.corpus  # what the runs' chunk ids are checked against
     if golden is not None:
         with steps("report: golden set statistics", 0):
-            counts, lengths = stats_tables(golden_stats(golden, unique_chunks(inputs.corpus) if inputs.corpus else None))
+            # one pass over the corpus: the stats, and the ids the runs are checked against (a second read was as long)
+            chunks = listed = Listed(unique_chunks(inputs.corpus), keep=bool(inputs.runs)) if inputs.corpus else None
+            counts, lengths = stats_tables(golden_stats(golden, chunks))
             page.sections["golden"] = {"counts": _html_table(counts, 0), "lengths": _html_table(lengths, 1)}
     judged = read_judgments(inputs.judgments) if inputs.judgments else None
     # read once for every section that needs them: from stdin they could not be read again
@@ -497,7 +502,8 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
                                                       refit.scores(judged).tolist()))
     if inputs.runs and qrels is not None:  # runs without qrels were refused above
         with steps(f"report: evaluating and testing {len(inputs.runs)} runs", 0):
-            page.sections["metrics"] = _metric_section(inputs, qrels, note, (judge or {}).get("model"))
+            page.sections["metrics"] = _metric_section(inputs, qrels, note, (judge or {}).get("model"),
+                                                       listed.mapping() if isinstance(listed, Listed) else listed)
     if inputs.base and inputs.reranked is not None and qrels is not None:  # both given, with qrels: checked above
         with steps("report: reranking lift", 0):
             page.sections["lift"], problems = _lift_section(inputs, qrels, inputs.base, inputs.reranked)
