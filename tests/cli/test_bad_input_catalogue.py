@@ -182,8 +182,10 @@ CASES = [
     ("qrels and run both from stdin", {}, "eval - -", "QRELS and RUNS both read '-' (stdin)"),
     ("a cut of p above 1", {"j.jsonl": JUDGMENTS, "r.run": RUN, "s.run": RUN},
      "sensitivity {tmp}/j.jsonl {tmp}/r.run {tmp}/s.run --on p --at 5", "thresholds and --at must lie in 0..1, and these reach 5"),
-    ("report corpus without its golden set", {"q.qrels": QRELS, "r.run": RUN},
-     "report {tmp}/q.qrels {tmp}/r.run --corpus {tmp}/missing.jsonl -o {tmp}/out.html", "give --golden too"),
+    ("report corpus without its golden set or runs", {"q.qrels": QRELS, "c.jsonl": CORPUS},
+     "report {tmp}/q.qrels --corpus {tmp}/c.jsonl -o {tmp}/out.html", "give --golden or runs"),
+    ("report of a corpus that is not there", {"q.qrels": QRELS, "r.run": RUN},  # said before the runs' progress line
+     "report {tmp}/q.qrels {tmp}/r.run --corpus {tmp}/missing.jsonl -o {tmp}/out.html", "missing.jsonl: no such file"),
     ("gold chunk id with a space", {"g.jsonl": GOLDEN.replace('"a#0"', '"a 0"')}, "golden qrels {tmp}/g.jsonl -o {tmp}/out.qrels",
      "g.jsonl:1: gold chunk id 'a 0'"),
     ("CSV with an empty query", {"g.csv": GOLDEN_CSV_TEXT.replace("q1,oil?,", "q1,,")}, "golden import {tmp}/g.csv -o {tmp}/out.jsonl",

@@ -30,7 +30,7 @@ from ..evaluation.files import evaluate_files
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..formats import read_qrels, read_run
 from ..formats.corpus import read_golden, unique_chunks
-from ..formats.files import STDIO, atomic_writer, display_name, read_text
+from ..formats.files import STDIO, atomic_writer, check_input_file, display_name, read_text
 from ..formats.jsonl import loads, read_jsonl, require
 from ..formats.judgments import PROBABILITY, SCORES, read_judgments
 from ..formats.manifest import manifest_is_stale, manifest_path, outputs_with_manifests, read_params, write_manifest
@@ -458,6 +458,9 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         raise UsageError("--corpus gives its stats beside the golden set's, and checks the runs' chunk ids: give --golden or runs")
     if inputs.on is not None and inputs.on not in SCORES:
         raise UsageError(f"--on {inputs.on!r}: choose one of {', '.join(SCORES)}")
+    for path in inputs.files():  # a missing one is said before any section's progress, not after
+        if str(path) != STDIO:
+            check_input_file(path)
     qrels_params = read_params(inputs.qrels) if inputs.qrels else None
     rule = recorded_rule(qrels_params, manifest_path(inputs.qrels)) if inputs.qrels else None
     component, thresholds = _drawn(inputs, rule)
