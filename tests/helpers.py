@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import signal
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import pytest
@@ -92,3 +93,15 @@ def keep_screenshot(made: Path, name: str) -> None:
     a test run must not change the tracked files of a clone."""
     if os.environ.get("SEMREL_SCREENSHOTS") == "1":
         shutil.copyfile(made, Path(__file__).resolve().parents[1] / "docs" / name)
+
+
+def recorder(seen: list) -> Any:
+    """Steps (semrel.progress) that record each step's label, total and the counts it was advanced by, in `seen`."""
+
+    @contextlib.contextmanager
+    def steps(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
+        counts: list[int] = []
+        seen.append((label, total, counts))
+        yield counts.append
+
+    return steps

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from typing import Callable, ContextManager, Iterator, Protocol, TextIO
+from typing import Callable, ContextManager, Iterable, Iterator, Protocol, TextIO, TypeVar
 
 from .terminal import safe, unfiltered
 
@@ -54,6 +54,23 @@ def stderr_steps(label: str, total: int | None) -> Iterator[Advance]:
         line.show()
     yield line.add
     line.close()
+
+
+T = TypeVar("T")
+
+
+def counted(items: Iterable[T], steps: Steps, label: str, every: int = 1000) -> Iterator[T]:
+    """`items` passed on, counted as one step of unknown total (a corpus read as a stream: a million chunks took 10 s
+    with no line on stderr), advanced every `every` items so the count costs nothing beside the reading."""
+    with steps(label, None) as advance:
+        pending = 0
+        for item in items:
+            yield item
+            pending += 1
+            if pending == every:
+                advance(pending)
+                pending = 0
+        advance(pending)
 
 
 def _duration(seconds: float) -> str:

@@ -442,3 +442,13 @@ def test_a_window_outside_16_to_the_models_limit_is_refused(tmp_path, window):
     small_corpus.write_golden(tmp_path / "golden.jsonl", [("q1", "Why do cats purr?", "cats purr when content", ["cats#0"])])
     with pytest.raises(UsageError, match=f"window={window}: must be between 16 and the model's limit of 512 tokens"):
         semrel.judge(tmp_path / "corpus.jsonl", tmp_path / "golden.jsonl", window=window, cache=tmp_path / "cache")
+
+
+def test_the_judge_counts_its_pass_over_the_corpus(data):
+    """A million-chunk corpus was read for 10 s before the judge's first progress line."""
+    from helpers import recorder
+
+    seen: list = []
+    semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], steps=recorder(seen))
+    reading = [(label, total, sum(counts)) for label, total, counts in seen if label.startswith("reading ")]
+    assert reading == [(f"reading {data['corpus']}", None, sum(1 for line in open(data["corpus"]) if line.strip()))]

@@ -45,7 +45,7 @@ from ..formats.files import STDIO, check_outputs, guarded, note_input
 from ..formats.judgments import write_judgments
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.pool import given_pool, pool_error
-from ..progress import Advance, Steps, no_progress
+from ..progress import Advance, Steps, counted, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample, is_whole
 from . import labels
 from .bertscore import greedy_match, greedy_match_tokens, idf_table, model_layer, plain_weights, rescale, shipped_baseline
@@ -654,7 +654,8 @@ def judge_pairs(
     if options.null_sample < 0:
         raise UsageError(f"null_sample={options.null_sample!r}: give 0 (no probability p) or more chunks")
     candidates = max(sampling, options.null_sample, labels.IDF_SAMPLE if options.null_sample else 0)  # in seeded-hash order
-    scan = scan_corpus(corpus(), {c for _, c, _ in work}, candidates, options.seed, names["corpus"], options.idf)
+    scan = scan_corpus(counted(corpus(), steps, f"reading {names['corpus']}"), {c for _, c, _ in work}, candidates,
+                       options.seed, names["corpus"], options.idf)
     require_known(golden, work, set(scan.texts), names)
     answers = reference_answers(golden, {q for q, _, _ in work}, names["golden"])
     baseline_pairs: list[tuple[str, str]] = []

@@ -37,7 +37,7 @@ from ..formats.manifest import manifest_is_stale, manifest_path, outputs_with_ma
 from ..formats.tables import Table, cell_text
 from ..golden.validate import golden_stats, stats_tables
 from ..judging.labels import DEFAULT_COMPONENT, ProbabilityRule, Rule, ThresholdRule, has_features, label_warnings, recorded_rule
-from ..progress import Steps, no_progress
+from ..progress import Steps, counted, no_progress
 from ..records import GoldenItem, Judgment, Qrels, is_number, is_whole
 from ..resources import semrel_version, template_dir
 
@@ -484,7 +484,8 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     if golden is not None:
         with steps("report: golden set statistics", 0):
             # one pass over the corpus: the stats, and the ids the runs are checked against (a second read was as long)
-            chunks = listed = Listed(unique_chunks(inputs.corpus), keep=bool(inputs.runs)) if inputs.corpus else None
+            chunks = listed = Listed(counted(unique_chunks(inputs.corpus), steps, f"report: reading {display_name(inputs.corpus)}"),
+                                     keep=bool(inputs.runs)) if inputs.corpus else None
             counts, lengths = stats_tables(golden_stats(golden, chunks))
             page.sections["golden"] = {"counts": _html_table(counts, 0), "lengths": _html_table(lengths, 1)}
     judged = read_judgments(inputs.judgments) if inputs.judgments else None
