@@ -13,12 +13,13 @@ from __future__ import annotations
 import functools
 import json
 import re
-from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 
-DATA = Path(__file__).parents[1] / ".." / "shared" / "data"
+from shared_data import SHARED_DATA
+
+DATA = SHARED_DATA
 BLOCK = 1000  # chunks per random stream: chunk i is rebuilt from block i // BLOCK alone
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
 

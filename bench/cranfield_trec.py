@@ -18,8 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from semrel.golden.converters import CRANFIELD_GAIN, read_cranfield_qrels, smart_records  # noqa: E402
+from shared_data import SHARED_DATA  # noqa: E402
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
+DEFAULT = SHARED_DATA / "cranfield"
 
 
 def main(argv: list[str]) -> None:

@@ -28,8 +28,10 @@ import sys
 import time
 from pathlib import Path
 
+from shared_data import SHARED_DATA
+
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT / ".." / "shared" / "data" / "covid_qa_deepset" / "200423_covidQA.json"
+SOURCE = SHARED_DATA / "covid_qa_deepset" / "200423_covidQA.json"
 RUNS = ("bm25", "dense", "hybrid", "bm25+dense")
 SYSTEMS = {"bm25": ("bm25", "bm25+dense"), "dense": ("dense",), "hybrid": ("hybrid",)}  # left out together
 MEASURES = "nDCG@10,P@10,AP,R@100,Judged@10,Bpref"

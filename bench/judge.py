@@ -40,10 +40,12 @@ from pathlib import Path
 
 import numpy as np
 
+from shared_data import SHARED_DATA
+
 STARTED = time.perf_counter()  # as early as this process can tell: the interpreter is already up
 CPU_STARTED = time.process_time()
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("SEMREL_DATA", ROOT.parent / "shared" / "data"))
+SHARED = SHARED_DATA
 DATA = SHARED / "covid_qa_deepset" / "200423_covidQA.json"
 MSMARCO = [SHARED / "msmarco_qna_v11" / name for name in ("rag-robustness_ms_marco_sample.json", "ifn647_sample.json")]
 CHUNK_WORDS = 150

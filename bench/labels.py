@@ -70,9 +70,10 @@ from semrel.formats.tables import Table, render
 from semrel.judging import labels
 from semrel.records import Chunk, GoldenItem
 from semrel.review.order import review_queue
+from shared_data import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(os.environ.get("SEMREL_DATA", ROOT.parent / "shared" / "data"))
+DATA = SHARED_DATA
 SEMREL = ["nice", "-n", "10", sys.executable, "-c", "from semrel.cli import main; main()"]
 SETS = ["covid150", "covid300", "covidlong", "covidmulti", "pubmed", "pubmed1s", "msmarco", "msmix"]
 FAMILY = {"covid150": "covid", "covid300": "covid", "covidlong": "covid", "covidmulti": "covid",

@@ -23,6 +23,7 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
 from semrel.judging import labels
+from shared_data import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parent.parent
 SEMREL = [sys.executable, "-c", "from semrel.cli import main; main()"]
@@ -59,7 +60,7 @@ def best_kappa(y: np.ndarray, score: np.ndarray) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=ROOT / "out" / "bench-question")
-    parser.add_argument("--cranfield", type=Path, default=ROOT.parent / "shared" / "data" / "cranfield")
+    parser.add_argument("--cranfield", type=Path, default=SHARED_DATA / "cranfield")
     args = parser.parse_args()
     build(args.work, args.cranfield)
     gains = {}
