@@ -280,3 +280,17 @@ def test_documents_of_docs_that_are_skipped_are_said_on_stderr(tmp_path):
     result = ok("golden", "import", DATA / "topics.txt", "--qrels", DATA / "qrels.txt", "--docs", docs,
                 "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
     assert "warning: documents of --docs skipped (no text: nothing to chunk): 1" in result.stderr
+
+
+def test_import_counts_its_pass_over_the_corpus(tmp_path):
+    """Checking gold ids against a million-chunk corpus read for 9 s with no line on stderr."""
+    from helpers import recorder
+    from semrel.golden.importers import import_golden
+    from semrel.golden.sources import ImportOptions
+
+    write(tmp_path / "docs" / "manual.md", MANUAL)
+    ok("corpus", "chunk", tmp_path / "docs", "--size", "20", "--overlap", "0", "-o", tmp_path / "c.jsonl")
+    write(tmp_path / "g.csv", "question,answer,gold\nWhere is oil applied?,On the rollers.,manual#1\n")
+    seen: list = []
+    import_golden(str(tmp_path / "g.csv"), "auto", ImportOptions(corpus=str(tmp_path / "c.jsonl")), recorder(seen))
+    assert [(label, total, sum(counts)) for label, total, counts in seen] == [(f"reading {tmp_path / 'c.jsonl'}", None, 4)]

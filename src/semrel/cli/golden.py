@@ -81,7 +81,7 @@ def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels,
     columns = {"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col}
     options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split, qrels=qrels,
                             docs=tuple(docs), doc_qrels=doc_qrels, sample=query_sample(limit, sample_size, sample_seed))
-    result = import_golden_files(source, output, format, options, corpus_out, qrels_out)
+    result = import_golden_files(source, output, format, options, corpus_out, qrels_out, stderr_steps)
     for note in import_warnings(result, options):
         warn_in_flags(note)
     rows = len(result.items)

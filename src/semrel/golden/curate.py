@@ -24,13 +24,13 @@ Path_ = str | os.PathLike
 
 
 def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", options: ImportOptions | None = None,
-                        corpus_out: Path_ | None = None, qrels_out: Path_ | None = None) -> Imported:
+                        corpus_out: Path_ | None = None, qrels_out: Path_ | None = None, steps: Steps = no_progress) -> Imported:
     """Import `source` as golden.jsonl (and, for formats that hold the documents, corpus.jsonl; with
     `qrels_out`, the gold chunks as qrels): all of them and their manifests written as one unit, so
     an interrupt never leaves a golden set beside a corpus or qrels from another import. Without
     `output` the golden set is only returned."""
     options = options or ImportOptions()
-    result = import_golden(source, fmt, options)
+    result = import_golden(source, fmt, options, steps)
     if result.chunks is not None and not corpus_out:
         if result.params["format"] in CONTEXT_FORMATS:
             raise UsageError(f"{FORMAT_NAMES[result.params['format']]} needs corpus= (the chunks of its documents, which its reference "

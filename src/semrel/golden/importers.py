@@ -25,6 +25,7 @@ from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
 from ..formats.files import STDIO, display_name, line_id, read_head, read_lines, read_text
 from ..formats.jsonl import check_nesting, read_jsonl, too_deep
 from ..formats.trec import graded_pairs
+from ..progress import Steps, counted, no_progress
 from ..records import Chunk, GoldenItem, is_id
 from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_llamaindex_pairs, import_msmarco, import_pubmedqa
@@ -799,7 +800,7 @@ def _where(source: str, item: GoldenItem) -> str:
     return f"{display_name(source)}:{line}" if isinstance(line, int) else display_name(source)
 
 
-def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
+def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = no_progress) -> Imported:
     """Run the importer for `fmt` ('auto' detects it), keep the queries of `options.sample`, and check
     the gold chunk ids against --corpus (gold document ids made chunk ids as --doc-qrels says)."""
     importers = {
@@ -860,7 +861,8 @@ def import_golden(source: str, fmt: str, options: ImportOptions) -> Imported:
                       "`semrel golden validate` lists them)"] = len(lacking)
     if options.corpus and result.chunks is None and fmt not in CONTEXT_FORMATS:
         mode = options.doc_qrels or ("all-chunks" if fmt == "trec" else None)
-        ids = corpus_ids(unique_chunks(options.corpus), result.items, texts=mode == "answer-chunk")
+        ids = corpus_ids(counted(unique_chunks(options.corpus), steps, f"reading {display_name(options.corpus)}"), result.items,
+                         texts=mode == "answer-chunk")
         result.items, mapped = map_document_ids(result.items, ids, mode, source, options.corpus, drop_unknown=fmt == "trec")
         result.counts.update(mapped)
         if mapped:
