@@ -28,3 +28,22 @@ def test_counted_passes_every_item_on_and_counts_them_in_a_few_advances():
     assert list(progress.counted(range(2500), recorder(seen), "reading c.jsonl")) == list(range(2500))
     assert seen == [("reading c.jsonl", None, [1000, 1000, 500])]
 
+
+
+def test_work_of_unknown_size_says_nothing_when_done_before_its_first_line(monkeypatch):
+    """A corpus pass counted without a total (progress.counted) printed its count on closing, however quick: every
+    import against a small corpus gained a line before its one-line error. It speaks once it has run a while."""
+    now = [0.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    quick, slow = io.StringIO(), io.StringIO()
+    line = progress.ProgressLine("reading c.jsonl", None, quick)
+    line.add(3)
+    line.close()
+    assert quick.getvalue() == ""
+    line = progress.ProgressLine("reading c.jsonl", None, slow)
+    now[0] = 11.0
+    line.add(1000)
+    now[0] = 12.0
+    line.add(500)
+    line.close()
+    assert slow.getvalue().splitlines() == ["semrel: reading c.jsonl: 1000, 90.9/s", "semrel: reading c.jsonl: 1500, 125.0/s"]

@@ -119,5 +119,7 @@ class ProgressLine:
         self.stream.flush()
 
     def close(self) -> None:
+        if self.total is None and self.shown is None:  # work of unknown size done before its first line: nothing to say
+            return
         if self.tty or self.shown != self.done:  # in a log, a last line that says it already is not printed twice
             self.show(final=True)

@@ -449,6 +449,6 @@ def test_the_judge_counts_its_pass_over_the_corpus(data):
     from helpers import recorder
 
     seen: list = []
-    semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], steps=recorder(seen))
+    semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], steps=recorder(seen), warn=lambda _: None)
     reading = [(label, total, sum(counts)) for label, total, counts in seen if label.startswith("reading ")]
     assert reading == [(f"reading {data['corpus']}", None, sum(1 for line in open(data["corpus"]) if line.strip()))]
