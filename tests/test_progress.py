@@ -47,3 +47,18 @@ def test_work_of_unknown_size_says_nothing_when_done_before_its_first_line(monke
     line.add(500)
     line.close()
     assert slow.getvalue().splitlines() == ["semrel: reading c.jsonl: 1000, 90.9/s", "semrel: reading c.jsonl: 1500, 125.0/s"]
+
+
+def test_the_time_left_is_reckoned_from_the_first_advance(monkeypatch):
+    """The judge's first lines counted its model's loading as judging: 10 s to load, then 100 pairs a second, gave
+    166 minutes left at the first pair. No time left is shown until the pace since the first advance is known."""
+    now = [0.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    log = io.StringIO()
+    line = progress.ProgressLine("judging pairs", 3000, log)
+    for second in range(10, 31):
+        now[0] = float(second)
+        line.add(1 if second == 10 else 100)  # the first pair once the model has loaded, then 100 a second
+    assert log.getvalue().splitlines() == ["semrel: judging pairs: 1/3000, 0.1/s",
+                                           "semrel: judging pairs: 1001/3000, 50.0/s, ETA 20s",
+                                           "semrel: judging pairs: 2001/3000, 66.7/s, ETA 10s"]

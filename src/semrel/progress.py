@@ -92,11 +92,24 @@ class ProgressLine:
         self.every = every if self.tty else max(every, 10.0)
         self.started = self.last = time.monotonic()
         self.shown: int | None = None  # the count the last line printed showed
+        self.first: tuple[float, int] | None = None  # (when, count) of the first advance: the time left is reckoned from it
 
     def add(self, count: int = 1) -> None:
         self.done += count
-        if time.monotonic() - self.last >= self.every:
+        now = time.monotonic()
+        if self.first is None:
+            self.first = (now, self.done)
+        if now - self.last >= self.every:
             self.show()
+
+    def _pace(self) -> float:
+        """Items a second since the first advance, once the work has gone on a second since (else 0: not known yet):
+        what came before it (a model loading, a first batch encoding) is no measure of what is left (the judge
+        showed 4m22s left for 62 s of work)."""
+        if self.first is None:
+            return 0.0
+        seconds, items = time.monotonic() - self.first[0], self.done - self.first[1]
+        return items / seconds if seconds >= 1.0 and items > 0 else 0.0
 
     def text(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
@@ -106,8 +119,9 @@ class ProgressLine:
             return f"semrel: {self.label}: {count}"
         parts = [count, f"{rate:.1f}/s"]
         left = 0 if self.total is None else self.total - self.done
-        if rate > 0 and left > 0:
-            parts.append(f"ETA {_duration(left / rate)}")
+        pace = self._pace()
+        if pace > 0 and left > 0:
+            parts.append(f"ETA {_duration(left / pace)}")
         return f"semrel: {safe(self.label)}: " + ", ".join(parts)
 
     def show(self, final: bool = False) -> None:
