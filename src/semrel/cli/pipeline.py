@@ -721,7 +721,7 @@ class Digests:
     def __init__(self) -> None:
         self._read: dict[tuple[str, str, str], tuple[str | None, Any]] = {}
 
-    def _file(self, path: str, known_sha: Any, known_stamp: Any, part: str | None = None) -> tuple[str | None, Any]:
+    def file(self, path: str, known_sha: Any, known_stamp: Any, part: str | None = None) -> tuple[str | None, Any]:
         """(sha256 of `path`, or of its `part`, and the stamp a later run may take it by, or None) as it is now:
         `known_sha` when its stamp is `known_stamp`, else read."""
         found = _stamp(path)
@@ -746,7 +746,7 @@ class Digests:
         for path in step.inputs:
             key = os.path.abspath(path)
             part = step.parts.get(path)
-            read = [self._file(*known) for known in zip((path,) if part else (path, manifest_path(path)),
+            read = [self.file(*known) for known in zip((path,) if part else (path, manifest_path(path)),
                                                          _pair(shas.get(key) if isinstance(shas, dict) else None),
                                                          _pair(stamps.get(key) if isinstance(stamps, dict) else None),
                                                          (part, None))]
@@ -883,7 +883,7 @@ def gold_texts(golden: str, corpus: str, known: Mapping[str, Any], digests: Dige
     after a line to `say` (7.5 s for 1,000,000 chunks, after the step table, had no line)."""
     from ..formats.corpus import iter_corpus, read_golden
 
-    files = {name: list(digests._file(path, *_pair(known.get(name)))) for name, path in (("golden", golden), ("corpus", corpus))}
+    files = {name: list(digests.file(path, *_pair(known.get(name)))) for name, path in (("golden", golden), ("corpus", corpus))}
     kept = known.get("chunks")
     before: dict[str, Any] = kept if isinstance(kept, dict) else {}
     same = {name: files[name][0] is not None and files[name][0] == _pair(known.get(name))[0] for name in files}
