@@ -1307,6 +1307,24 @@ def test_the_users_own_runs_are_scored_beside_the_configs_with_their_ids_checked
     assert_one_error(run("run", config), "[retrieve] runs: two runs would be named 'bm25' (a run the config makes)", code=2)
 
 
+@pytest.mark.slow
+def test_a_misspelt_chunk_id_in_the_users_run_is_left_out_of_the_pool_not_a_stop(tmp_path):
+    """One misspelt id in a [retrieve] runs file stopped `semrel run` at the judge, which has no text for it: the pool
+    step now leaves it out, said in one line, and every step runs; eval says it counts as not relevant."""
+    config = write_config(write_data(tmp_path), judge=True)
+    assert run("run", config).exit_code == 0
+    rows = (tmp_path / "out" / "runs" / "bm25.run").read_text().splitlines()
+    (tmp_path / "mine.run").write_text("".join(f"{r.replace('cats#0', 'cat#0')}\n" for r in rows))
+    config.write_text(config.read_text().replace("k = 5", 'k = 5\nruns = ["mine.run"]'))
+    result = run("run", config)
+    assert result.exit_code == 0, result.output
+    left = [line for line in result.stderr.splitlines() if "left out of the pool" in line]
+    assert left == ["semrel: warning: 1 of the 3 rows of run 'mine' (33%) names a chunk the corpus does not list (e.g. 'cat#0'): "
+                    "it is left out of the pool, as the judge has no text for it, and counts as not relevant; check that the "
+                    "run and the corpus match"]
+    assert "cat#0" not in (tmp_path / "out" / "pool.tsv").read_text()
+
+
 def test_a_hidden_file_changing_in_a_folder_input_reads_nothing(tmp_path, monkeypatch):
     """A folder input is known by the files its digest reads (files.folder_files): a hidden file (an editor's
     swap file, a staged output) changing made run read the whole folder again to find the same digest."""

@@ -530,9 +530,9 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
         judge_args = ["--corpus", corpus, "--golden", golden]
         if config["pool"]["enabled"]:
             pool = o("pool.tsv")
-            steps.append(Step("pool", ("pool",), [*runs, "--golden", golden,
-                                                   "--depth", str(config["pool"]["depth"]), "-o", pool],
-                              [golden, *runs], [pool]))
+            steps.append(Step("pool", ("pool",), [*runs, "--golden", golden, "--depth", str(config["pool"]["depth"]), *checked,
+                                                   "-o", pool],
+                              [golden, *runs, *checked[1:]], [pool]))
             judge_inputs.append(pool)
             judge_args += ["--pool", pool]
         judgments = o("judgments.jsonl")

@@ -14,8 +14,11 @@ from .paths import input_path, output_path
 @click.option("--golden", required=True, type=input_path(allow_dash=True), metavar="GOLDEN", help="golden.jsonl (queries and gold chunks).")
 @click.option("--depth", default=20, show_default=True, type=click.IntRange(min=1), help="How many of each run's top chunks per query.")
 @click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="pool.tsv to write ('-' = stdout).")
-def pool_command(golden, runs, depth, output):
+@click.option("--corpus", type=input_path(exists=True, dir_okay=False), default=None,
+              help="corpus.jsonl: a run's chunks it does not list (misspelt, another chunking's) are left out, with a warning, "
+                   "instead of stopping the judge, which has no text for them.")
+def pool_command(golden, runs, depth, output, corpus):
     """Pool each query's top-DEPTH chunks of every RUN (TREC runs, named by file stem) with its gold
     chunks, recording the sources of each pair."""
-    rows = pool_files(golden, runs, depth, output, warn=warn)
+    rows = pool_files(golden, runs, depth, output, warn=warn, corpus=corpus)
     click.echo(f"wrote {len(rows)} pairs ({len({q for q, _, _ in rows})} queries) to {output}", err=True)

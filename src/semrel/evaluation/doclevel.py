@@ -9,6 +9,7 @@ chunk). The result is an ordinary run of documents.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Callable, Iterable, Iterator, Tuple
 
@@ -92,6 +93,23 @@ def unlisted_chunks(run: Run, mapping: tuple[pa.Array, pa.Array]) -> pa.Array:
     """The run's chunk ids (one per row) that `mapping` (the corpus: chunk ids, doc ids) does not list."""
     ids = run.doc_ids.combine_chunks() if isinstance(run.doc_ids, pa.ChunkedArray) else run.doc_ids
     return ids.filter(pc.invert(pc.is_in(ids, value_set=mapping[0])))
+
+
+def listed_only(run: Run, mapping: tuple[pa.Array, pa.Array], warn: Callable[[str], None] | None) -> Run:
+    """The run without its rows of chunks the corpus does not list, said through `warn`: a pool of them stops the judge,
+    which has no text to score (one misspelt id in a user's run had stopped `semrel run`)."""
+    ids = run.doc_ids.combine_chunks() if isinstance(run.doc_ids, pa.ChunkedArray) else run.doc_ids
+    listed = pc.is_in(ids, value_set=mapping[0])
+    if pc.all(listed).as_py() is not False:
+        return run
+    if warn is not None:
+        unlisted = ids.filter(pc.invert(listed))
+        it = ("it is", "it") if len(unlisted) == 1 else ("they are", "them")
+        warn(unlisted_message(run, unlisted, mapping, f"{it[0]} left out of the pool, as the judge has no text for {it[1]}, and "
+                              f"count{'s' if len(unlisted) == 1 else ''} as not relevant"))
+    mask = listed.to_numpy(zero_copy_only=False)
+    queries = run.query_ids.combine_chunks() if isinstance(run.query_ids, pa.ChunkedArray) else run.query_ids
+    return dataclasses.replace(run, query_ids=queries.filter(listed), doc_ids=ids.filter(listed), scores=run.scores[mask])
 
 
 def warn_unlisted(run: Run, mapping: tuple[pa.Array, pa.Array], qrels: Qrels, warn: Callable[[str], None]) -> None:

@@ -6,6 +6,7 @@ import os
 from typing import Callable, Sequence
 
 from ..errors import UsageError
+from ..evaluation.doclevel import corpus_documents, listed_only
 from ..evaluation.metrics import refuse_repeats
 from ..formats.corpus import read_golden
 from ..formats.manifest import outputs_with_manifests, write_manifest
@@ -54,17 +55,23 @@ def pool(items: Sequence[GoldenItem], runs: Sequence[Run], depth: int, warn: Cal
 
 
 def pool_files(golden: str | os.PathLike | Sequence[GoldenItem], runs: Sequence[str | os.PathLike | Run], depth: int,
-               output: str | os.PathLike | None = None, warn: Callable[[str], None] | None = None) -> list[PoolRow]:
+               output: str | os.PathLike | None = None, warn: Callable[[str], None] | None = None,
+               corpus: str | os.PathLike | None = None) -> list[PoolRow]:
     """The pool of `runs` (run files, or Runs) and `golden` (a golden.jsonl, or its items); with `output`, written
-    as pool.tsv with its manifest, which names the files read (a Run's own file too) as inputs."""
+    as pool.tsv with its manifest, which names the files read (a Run's own file too) as inputs. With `corpus`, a run's
+    rows of chunks it does not list are left out, with a warning (doclevel.listed_only)."""
     items = read_golden(golden) if isinstance(golden, (str, os.PathLike)) else golden
     loaded = [read_run(r) if isinstance(r, (str, os.PathLike)) else r for r in runs]
+    if corpus is not None:
+        mapping = corpus_documents(corpus)
+        loaded = [listed_only(run, mapping, warn) for run in loaded]
     rows = pool(items, loaded, depth, warn)
     if output is not None:
         files = [r.source for r in loaded if r.source is not None]
         with outputs_with_manifests([output]) as staged:
             count = write_pool(rows, staged[output])
-            write_manifest(output, inputs=[*([golden] if isinstance(golden, (str, os.PathLike)) else []), *files],
+            write_manifest(output, inputs=[*([golden] if isinstance(golden, (str, os.PathLike)) else []), *files,
+                                           *([corpus] if corpus is not None else [])],
                            params={"depth": depth, "runs": [str(r.source) if r.source is not None else r.name for r in loaded]},
                            rows=count, staged=staged)
     return rows
