@@ -192,6 +192,12 @@ def test_answer_chunk_finds_the_chunk_of_a_named_document_that_holds_the_answer(
         {"manual": {"how": "text", "score": 1.0, "chunks": 1}}, {"manual": {"how": "pairs", "score": 0.2143, "chunks": 1}},
         {"manual": {"how": "none", "score": 0.0, "chunks": 0}}]
     assert items[0]["meta"]["gold_documents"] == ["manual"]
+    # a typo in the file's name was blamed on the chunking alone, and sent to `golden validate`, which reads no CSV
+    write(tmp_path / "typo.csv", "question,answer,source\nWhere is oil applied?,On the rollers.,manul.md\n")
+    line = assert_one_error(run("golden", "import", tmp_path / "typo.csv", "--corpus", tmp_path / "c.jsonl", "--chunk-ids-col",
+                                "source", "--doc-qrels", "answer-chunk", "-o", tmp_path / "t.jsonl"),
+                            "(first: 'manul.md' of query 'q1'; did you mean 'manual.md', of the document 'manual'?)")
+    assert "golden validate" not in line
 
 
 def test_answer_chunk_where_several_chunks_hold_a_short_answer_keeps_those_nearest_the_question():

@@ -236,14 +236,19 @@ def unknown_chunks(items: Iterable[GoldenItem], chunk_ids: set[str]) -> list[tup
     return [(i.query_id, c) for i in items for c in i.gold_chunk_ids if c not in chunk_ids]
 
 
-def require_known_chunks(items: Iterable[GoldenItem], chunk_ids: set[str], golden_path: str) -> None:
+def require_known_chunks(items: Iterable[GoldenItem], chunk_ids: set[str], golden_path: str,
+                         near: Callable[[str], str] | None = None) -> None:
+    """Every gold id of `items` names a chunk of `chunk_ids`, or the first that does not is the error; `near(id)` may add
+    what it was likely meant to be. `golden validate` lists them all, for a golden.jsonl (it reads no other format)."""
     missing = unknown_chunks(items, chunk_ids)
     if missing:
         q, c = missing[0]
+        meant = near(c) if near is not None else ""
+        listed = (" `semrel golden validate GOLDEN --corpus CORPUS` lists them all" if str(golden_path).endswith(".jsonl") else "")
         raise ValidationError(
-            f"{golden_path}: {len(missing)} gold chunk ids are not in the corpus (first: {c!r} of query {q!r}), neither as "
+            f"{golden_path}: {len(missing)} gold chunk ids are not in the corpus (first: {c!r} of query {q!r}{meant}), neither as "
             "chunk ids nor as document ids: is it the corpus they were made for (the same documents, chunked with the same "
-            "--size and --overlap)? `semrel golden validate GOLDEN --corpus CORPUS` lists them all"
+            f"--size and --overlap)?{listed}"
         )
 
 

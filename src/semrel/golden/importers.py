@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import difflib
 import hashlib
 import io
 import json
@@ -29,7 +30,7 @@ from ..progress import Steps, counted, no_progress
 from ..records import Chunk, GoldenItem, is_id
 from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_llamaindex_pairs, import_msmarco, import_pubmedqa
-from .documents import sanitised_ids
+from .documents import file_document_id, sanitised_ids
 from .locate import ContextMatcher, chunks_holding, find_answer
 from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map_document_ids, query_id_of
 from .trec import import_trec
@@ -859,13 +860,26 @@ def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = 
     if lacking:
         result.counts[f"reference answers that say their context does not hold (all of) the answer (e.g. {lacking[0]!r}; "
                       "`semrel golden validate` lists them)"] = len(lacking)
-    if options.corpus and result.chunks is None and fmt not in CONTEXT_FORMATS:
+    corpus = options.corpus
+    if corpus and result.chunks is None and fmt not in CONTEXT_FORMATS:
         mode = options.doc_qrels or ("all-chunks" if fmt == "trec" else None)
-        ids = corpus_ids(counted(unique_chunks(options.corpus), steps, f"reading {display_name(options.corpus)}"), result.items,
+        ids = corpus_ids(counted(unique_chunks(corpus), steps, f"reading {display_name(corpus)}"), result.items,
                          texts=mode == "answer-chunk")
-        result.items, mapped = map_document_ids(result.items, ids, mode, source, options.corpus, drop_unknown=fmt == "trec")
+        result.items, mapped = map_document_ids(result.items, ids, mode, source, corpus, drop_unknown=fmt == "trec")
         result.counts.update(mapped)
         if mapped:
             result.params["doc_qrels"] = mode
-        require_known_chunks(result.items, ids.chunks, source)
+        require_known_chunks(result.items, ids.chunks, source, near=lambda given: _meant_document(given, corpus))
     return result
+
+
+def _meant_document(given: str, corpus: str) -> str:
+    """'; did you mean ...?' where an unknown gold id is a file name close to a document's ('maintenence.docx' for the
+    document 'maintenance'): a typo in a column of source files read as a chunking that does not match. One more pass
+    over the corpus, on the way to the error only."""
+    stem = file_document_id(given)
+    if stem == given:
+        return ""
+    documents = {chunk.doc_id for chunk in unique_chunks(corpus)}
+    close = difflib.get_close_matches(stem, documents, n=1, cutoff=0.8)
+    return f"; did you mean {close[0] + given[len(stem):]!r}, of the document {close[0]!r}?" if close else ""
