@@ -1283,6 +1283,12 @@ def test_init_makes_a_column_naming_each_answers_file_the_gold_column(tmp_path, 
     Path("golden.csv").write_text("\n".join(["Question,Answer,Source", *(r.rsplit(",", 2)[0] + ",elsewhere.md" for r in rows)]))
     run("init", "--golden", "golden.csv", "--docs", "docs", "-o", "other.toml")
     assert "doc_qrels" not in Path("other.toml").read_text()
+    # a typo in one of five names: the column is still the gold column, and init says what the import would stop on
+    more = [*rows, *(f'"more {n}?","a","{doc}.md",x' for n, doc in enumerate(("ships", "bread")))]
+    more[1] = more[1].replace("ships.md", "shipz.md")
+    Path("golden.csv").write_text("\n".join(["Question,Answer,Source,Remark", *more]) + "\n")
+    said = run("init", "--golden", "golden.csv", "--docs", "docs", "-o", "third.toml").stderr
+    assert "1 value of 'Source' names no document of docs (first: 'shipz.md', line 3): fix it, or the import stops on it" in said
 
 
 def test_the_users_own_runs_are_scored_beside_the_configs_with_their_ids_checked(tmp_path):

@@ -1295,12 +1295,18 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
     if fmt == "trec" and found.with_answers == 0:
         golden_lines.append('# answer_col = "desc"         # a topic field as the reference answer, for the judge to score '
                             "chunks against")
-    column = document_column(golden, fmt, folder) if folder and os.path.exists(folder) and not found.with_gold else None
-    if column:
+    found_column = document_column(golden, fmt, folder) if folder and os.path.exists(folder) and not found.with_gold else None
+    if found_column:
+        column, unnamed = found_column
         golden_lines += [f"chunk_ids_col = {json.dumps(column, ensure_ascii=False)}".ljust(30) + " # names each answer's document",
                          'doc_qrels = "answer-chunk"     # gold: the chunk of that document holding the answer']
         notes.append(f"column {column!r} names each answer's document: the chunk holding the answer is gold "
                      '([golden] doc_qrels = "answer-chunk")')
+        if unnamed:  # the import would stop on them: said now, where the column was read against the folder anyway
+            line, value = unnamed[0]
+            notes.append(f"{len(unnamed)} value{'s' if len(unnamed) > 1 else ''} of {column!r} name{'' if len(unnamed) > 1 else 's'} "
+                         f"no document of {folder} (first: {value!r}, line {line}): fix {'them' if len(unnamed) > 1 else 'it'}, "
+                         "or the import stops on it")
     given = [golden, qrels, found.corpus_file if fmt == "beir" else None, folder]
     chosen, n = out, 1
     while any(p and (_within(p, os.path.join(base, chosen)) or _same_file(p, os.path.join(base, chosen))) for p in given):

@@ -79,10 +79,11 @@ def summarise_source(source: str, fmt: str = "auto") -> SourceSummary:
                          words, with_gold=sum(bool(i.gold_chunk_ids) for i in result.items))
 
 
-def document_column(source: str, fmt: str, docs: str) -> str | None:
+def document_column(source: str, fmt: str, docs: str) -> tuple[str, list[tuple[int, str]]] | None:
     """The column of a CSV or JSONL golden set that names, on most of its lines, a document of the folder (or file)
     `docs` by its id or its file's name, as `--doc-qrels` reads gold ids: a column of each answer's source file,
-    which `semrel init` makes the gold column. None where no column does (or the set is of another format)."""
+    which `semrel init` makes the gold column; with the (line, value) of its values that name no document, which the
+    import would stop on. None where no column does (or the set is of another format)."""
     if fmt not in ("csv", "jsonl"):
         return None
     root = Path(docs)
@@ -91,9 +92,13 @@ def document_column(source: str, fmt: str, docs: str) -> str | None:
                  if kind_of(p) not in (None, "trec") and not any(part.startswith(".") for part in p.parts[len(root.parts):])}
     header, rows = table_rows(source, fmt)
     named: Counter[str] = Counter()
-    lines = 0
-    for _, row in rows:
-        lines += 1
+    values: list[tuple[int, dict]] = []
+    for line, row in rows:
+        values.append((line, row))
         named.update(column for column, value in row.items() if isinstance(value, str) and named_document(value.strip(), documents))
     column, count = max(named.items(), key=lambda kv: (kv[1], -header.index(kv[0])), default=(None, 0))
-    return column if column is not None and count >= 0.8 * lines else None
+    if column is None or count < 0.8 * len(values):
+        return None
+    unnamed = [(line, str(row.get(column))) for line, row in values
+               if not (isinstance(row.get(column), str) and named_document(row[column].strip(), documents))]
+    return column, unnamed
