@@ -1308,6 +1308,13 @@ def test_the_users_own_runs_are_scored_beside_the_configs_with_their_ids_checked
     assert header == ["measure", "bm25", "mine"]
     assert "1 of the 3 rows of run 'mine' (33%) names a chunk the corpus does not list (e.g. 'cats-0')" in result.stderr
     assert "'cats#0' of the corpus is spelt 'cats-0' in the run" in result.stderr
+    # an edited document moves text under the run's positional ids: the run was made over the corpus as it was
+    ships = tmp_path / "docs" / "ships.md"
+    ships.write_text("A note on harbours.\n\n" + ships.read_text())
+    said = [line for line in run("run", config).stderr.splitlines() if "holding other text" in line]
+    assert said == [f"semrel: warning: run 'mine' ({tmp_path / 'mine.run'}) names 1 chunk holding other text than at the last "
+                    "run (e.g. ships#0): it was made over the corpus as it was, and is scored against the text now there; make "
+                    "it again over the current corpus"]
     (tmp_path / "bm25.run").write_text((tmp_path / "mine.run").read_text())
     config.write_text(config.read_text().replace('runs = ["mine.run"]', 'runs = ["bm25.run"]'))
     assert_one_error(run("run", config), "[retrieve] runs: two runs would be named 'bm25' (a run the config makes)", code=2)

@@ -23,7 +23,7 @@ import shlex
 import sys
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, NoReturn, Sequence
+from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
 
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.files import bytes_sha256, folder_digest, folder_files, lasting, not_plain, read_text, stamp
@@ -852,7 +852,8 @@ def _call(step: Step) -> None:
 
 def _read_state(out: str, part: str = "steps") -> dict[str, Any]:
     """The state's "steps": step -> {"settings": hash, "inputs": {path: sha256}, "seconds": wall time, "finished": UTC
-    time} of its last successful run; or its "gold": the gold chunks' texts as of the last successful run (gold_texts)."""
+    time} of its last successful run; or its "gold": the texts of the gold chunks and of the chunks the user's runs name,
+    as of the last successful run (watched_texts)."""
     try:
         state = os.path.join(out, STATE_FILE)
         if not os.path.isfile(state):
@@ -873,47 +874,70 @@ def _write_state(out: str, state: dict[str, dict[str, Any]], gold: Mapping[str, 
         handle.write("\n")
 
 
-def gold_texts(golden: str, corpus: str, known: Mapping[str, Any], digests: Digests, say: Callable[[str], None] = lambda line: None
-               ) -> tuple[dict[str, Any], str | None]:
-    """The gold chunks' texts as the state keeps them ({"golden", "corpus": [sha256, stamp], "chunks": {chunk id: sha256 of
-    its text}}), from `known` (the last successful run's), and a warning when a chunk gold then and now holds other text:
-    chunk ids are positions (`<doc_id>#<n>`), so a paragraph inserted at the top of a document moves the later chunks'
-    texts while the gold ids still resolve, and every score was silently against the wrong gold. golden.jsonl is read only
-    when it or the corpus changed; the corpus is then streamed for the gold chunks' texts alone (memory follows the golden set),
+def watched_texts(golden: str, runs: Sequence[str], corpus: str, known: Mapping[str, Any], digests: Digests,
+                  say: Callable[[str], None] = lambda line: None) -> tuple[dict[str, Any], list[str]]:
+    """The texts of the gold chunks and of the chunks the user's own runs name, as the state keeps them ({"golden",
+    "corpus": [sha256, stamp], "runs": {path: [sha256, stamp]}, "chunks": {chunk id: sha256 of its text}}), from
+    `known` (the last successful run's), and a warning for each that names a chunk holding other text than then: chunk
+    ids are positions (`<doc_id>#<n>`), so a paragraph inserted at the top of a document moves the later chunks' texts
+    while the ids still resolve, and every score was silently against the wrong gold, or of a run made over the corpus
+    as it was (a run file changed since is taken as made anew). The files are read only when one of them or the corpus
+    changed; the corpus is then streamed for those chunks' texts alone (memory follows the golden set and the runs),
     after a line to `say` (7.5 s for 1,000,000 chunks, after the step table, had no line)."""
     from ..formats.corpus import iter_corpus, read_golden
+    from ..formats.trec import read_run, run_name
 
+    given = known.get("runs")
+    recorded_runs: Mapping[str, Any] = given if isinstance(given, dict) else {}
     files = {name: list(digests.file(path, *_pair(known.get(name)))) for name, path in (("golden", golden), ("corpus", corpus))}
+    run_files = {path: list(digests.file(path, *_pair(recorded_runs.get(path)))) for path in runs}
     kept = known.get("chunks")
     before: dict[str, Any] = kept if isinstance(kept, dict) else {}
     same = {name: files[name][0] is not None and files[name][0] == _pair(known.get(name))[0] for name in files}
-    if all(same.values()) and "chunks" in known:
-        return {**known, **files}, None
+    same_run = {path: run_files[path][0] is not None and run_files[path][0] == _pair(recorded_runs.get(path))[0] for path in runs}
+    state = {**files, "runs": run_files}
+    if all(same.values()) and all(same_run.values()) and "chunks" in known:
+        return {**known, **state}, []
     try:
         items = read_golden(golden)
+        named = {path: set(read_run(path).doc_ids.to_pylist()) for path in runs}
     except (SemrelError, OSError):  # its step has said what is wrong with it
-        return dict(known), None
+        return dict(known), []
     first: dict[str, str] = {}  # each gold chunk -> the first query it is gold for
     for item in items:
         if "answer_chunks" in item.meta:  # gold found anew by its answer at each import (doc_qrels answer-chunk): it moves along
             continue
         for chunk_id in item.gold_chunk_ids:
             first.setdefault(chunk_id, item.query_id)
-    if not first or same["corpus"] and first.keys() <= before.keys():  # no gold (the corpus is not read), or no new text
-        chunks = {chunk_id: before[chunk_id] for chunk_id in first}
+    wanted = set(first).union(*named.values())
+    if not wanted or same["corpus"] and wanted <= before.keys():  # nothing to watch (the corpus is not read), or no new text
+        chunks = {chunk_id: before[chunk_id] for chunk_id in wanted}
     else:
-        say(f"semrel run: reading {corpus} for the texts of {len(first):,} gold chunk{'s' if len(first) > 1 else ''}")
+        what = "gold and run chunks" if runs else f"gold chunk{'s' if len(wanted) > 1 else ''}"
+        say(f"semrel run: reading {corpus} for the texts of {len(wanted):,} {what}")
         chunks = {chunk.id: hashlib.sha256(chunk.text.encode("utf-8", "surrogatepass")).hexdigest()
-                  for _, chunk in iter_corpus(corpus) if chunk.id in first}
-    moved = [chunk_id for chunk_id in first if chunk_id in before and chunk_id in chunks and before[chunk_id] != chunks[chunk_id]]
-    if not moved:
-        return {**files, "chunks": chunks}, None
-    some = "s" if len(moved) > 1 else ""
-    return {**files, "chunks": chunks}, (
-        f"{len(moved):,} gold chunk{some} of {golden} hold{'' if some else 's'} other text than at the last run (e.g. {moved[0]}, "
-        f"gold for query {first[moved[0]]}): chunk ids are positions in their document, so an edited document moves text "
-        f"between them, and the scores are against the text now there; check the gold and fix the ids, or clear them and "
-        f"pick again with `semrel golden pick --golden {golden} --corpus {corpus}`")
+                  for _, chunk in iter_corpus(corpus) if chunk.id in wanted}
+
+    def moved(ids: Iterable[str]) -> list[str]:
+        return [c for c in ids if c in before and c in chunks and before[c] != chunks[c]]
+
+    warnings = []
+    gold = moved(first)
+    if gold:
+        some = "s" if len(gold) > 1 else ""
+        warnings.append(
+            f"{len(gold):,} gold chunk{some} of {golden} hold{'' if some else 's'} other text than at the last run (e.g. {gold[0]}, "
+            f"gold for query {first[gold[0]]}): chunk ids are positions in their document, so an edited document moves text "
+            f"between them, and the scores are against the text now there; check the gold and fix the ids, or clear them and "
+            f"pick again with `semrel golden pick --golden {golden} --corpus {corpus}`")
+    for path in runs:
+        stale = moved(sorted(named[path])) if same_run[path] else []
+        if stale:
+            warnings.append(
+                f"run {run_name(path)!r} ({path}) names {len(stale):,} chunk{'s' if len(stale) > 1 else ''} holding other text than "
+                f"at the last run (e.g. {stale[0]}): it was made over the corpus as it was, and is scored against the text now "
+                "there; make it again over the current corpus")
+    return {**state, "chunks": chunks}, warnings
 
 
 def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[str, str] | None = None,
@@ -1028,9 +1052,10 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
         from .base import warn
 
         corpus = config["corpus"]["file"] or os.path.join(out, "corpus.jsonl")
-        gold_now, moved = gold_texts(os.path.join(out, "golden.jsonl"), corpus, gold_known, digests, echo)
-        if moved:
-            warn(moved)
+        gold_now, moved = watched_texts(os.path.join(out, "golden.jsonl"), config["retrieve"]["runs"], corpus, gold_known, digests,
+                                        echo)
+        for line in moved:
+            warn(line)
         restamped = restamped or gold_now != gold_known
         gold_known = gold_now
     if restamped:
