@@ -60,8 +60,8 @@ T = TypeVar("T")
 
 
 def counted(items: Iterable[T], steps: Steps, label: str, every: int = 1000) -> Iterator[T]:
-    """`items` passed on, counted as one step of unknown total (a corpus read as a stream: a million chunks took 10 s
-    with no line on stderr), advanced every `every` items so the count costs nothing beside the reading."""
+    """`items` passed on, counted as one step of unknown total (a large corpus read as a stream had shown no
+    line on stderr), advanced every `every` items so the count costs nothing beside the reading."""
     with steps(label, None) as advance:
         pending = 0
         for item in items:
@@ -104,8 +104,8 @@ class ProgressLine:
 
     def _pace(self) -> float:
         """Items a second since the first advance, once the work has gone on a second since (else 0: not known yet):
-        what came before it (a model loading, a first batch encoding) is no measure of what is left (the judge
-        showed 4m22s left for 62 s of work)."""
+        what came before it (a model loading, a first batch encoding) is no measure of what is left (the judge's
+        first estimate had been several times its time)."""
         if self.first is None:
             return 0.0
         seconds, items = time.monotonic() - self.first[0], self.done - self.first[1]

@@ -883,7 +883,7 @@ def watched_texts(golden: str, runs: Sequence[str], corpus: str, known: Mapping[
     while the ids still resolve, and every score was silently against the wrong gold, or of a run made over the corpus
     as it was (a run file changed since is taken as made anew). The files are read only when one of them or the corpus
     changed; the corpus is then streamed for those chunks' texts alone (memory follows the golden set and the runs),
-    after a line to `say` (7.5 s for 1,000,000 chunks, after the step table, had no line)."""
+    after a line to `say` (a pass over a large corpus, after the step table, had no line)."""
     from ..formats.corpus import iter_corpus, read_golden
     from ..formats.trec import read_run, run_name
 

@@ -266,7 +266,7 @@ def _squash(text: str) -> str:
 def html_document(path: Path, doc_id: str) -> Document:
     """The page's main text as blocks, with the heading path of each section (see the module docstring). A page whose
     elements nest deeper than MAX_NESTING is refused: the parser's time grows with the square of the depth (divs nested
-    50,000 deep took 5.5 s, 200,000 over a minute), and no page people write nests a thousandth as deep."""
+    50,000 deep took 4.9 s, bench/input_checks.py), and no page people write nests a thousandth as deep."""
     page = decode_html(read_bytes(path))
     depth = nesting(page) if page.count("<") > MAX_NESTING else 0
     if depth > MAX_NESTING:
