@@ -36,8 +36,7 @@ def _strings(values) -> pa.Array:
             if not all(isinstance(v, str) or is_whole(v) for v in values):
                 raise ValidationError("ids must be strings or whole numbers") from None
             array = pa.array([v if isinstance(v, str) else str(int(v)) for v in values], type=pa.string())
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
+    array = one_array(array)
     if array.null_count:
         raise ValidationError("an id is None (or null): every row needs a query id and a doc id")
     return array.cast(pa.string()) if array.type != pa.string() else array
@@ -86,6 +85,11 @@ def _column(values, queries: pa.Array, docs: pa.Array, caller: str, what: str, w
         raise ValidationError(f"{caller}: {what} must be {'whole numbers' if whole else 'finite numbers'}; "
                               f"({queries[k].as_py()!r}, {docs[k].as_py()!r}) has {float(array[k]):g}")
     return array.astype(np.int64 if whole else np.float64)
+
+
+def one_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """A column as one array: runs and qrels read from a file hold theirs chunked (no copy into one buffer)."""
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
 def dictionary_codes(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from ..errors import ValidationError
 from ..formats.corpus import iter_corpus
-from ..records import Chunk, Qrels, Run, dictionary_codes
+from ..records import Chunk, Qrels, Run, dictionary_codes, one_array
 from .metrics import Evaluation, rank_order, refuse_repeats
 
 CorpusMapping = Tuple[pa.Array, pa.Array]  # (chunk ids, their doc ids) of a corpus, in its order
@@ -60,7 +60,7 @@ def document_ids(chunk_ids: pa.Array | pa.ChunkedArray, mapping: tuple[pa.Array,
                  ) -> tuple[pa.Array, pa.Array]:
     """(each chunk's document, the chunk ids `mapping` does not list): from `mapping` (chunk ids, doc ids) where it lists
     the chunk, else the id before the chunk id's last `#` (the whole id where it has none)."""
-    ids = chunk_ids.combine_chunks() if isinstance(chunk_ids, pa.ChunkedArray) else chunk_ids
+    ids = one_array(chunk_ids)
     stem = pc.replace_substring_regex(ids, pattern="#[^#]*$", replacement="")
     if mapping is None:
         return stem, ids.slice(0, 0)
@@ -91,14 +91,14 @@ def _examples(values: Iterable[str], count: int = 3) -> str:
 
 def unlisted_chunks(run: Run, mapping: tuple[pa.Array, pa.Array]) -> pa.Array:
     """The run's chunk ids (one per row) that `mapping` (the corpus: chunk ids, doc ids) does not list."""
-    ids = run.doc_ids.combine_chunks() if isinstance(run.doc_ids, pa.ChunkedArray) else run.doc_ids
+    ids = one_array(run.doc_ids)
     return ids.filter(pc.invert(pc.is_in(ids, value_set=mapping[0])))
 
 
 def listed_only(run: Run, mapping: tuple[pa.Array, pa.Array], warn: Callable[[str], None] | None) -> Run:
     """The run without its rows of chunks the corpus does not list, said through `warn`: a pool of them stops the judge,
     which has no text to score (one misspelt id in a user's run had stopped `semrel run`)."""
-    ids = run.doc_ids.combine_chunks() if isinstance(run.doc_ids, pa.ChunkedArray) else run.doc_ids
+    ids = one_array(run.doc_ids)
     listed = pc.is_in(ids, value_set=mapping[0])
     if pc.all(listed).as_py() is not False:
         return run
@@ -108,8 +108,7 @@ def listed_only(run: Run, mapping: tuple[pa.Array, pa.Array], warn: Callable[[st
         warn(unlisted_message(run, unlisted, mapping, f"{it[0]} left out of the pool, as the judge has no text for {it[1]}, and "
                               f"count{'s' if len(unlisted) == 1 else ''} as not relevant"))
     mask = listed.to_numpy(zero_copy_only=False)
-    queries = run.query_ids.combine_chunks() if isinstance(run.query_ids, pa.ChunkedArray) else run.query_ids
-    return dataclasses.replace(run, query_ids=queries.filter(listed), doc_ids=ids.filter(listed), scores=run.scores[mask])
+    return dataclasses.replace(run, query_ids=one_array(run.query_ids).filter(listed), doc_ids=ids.filter(listed), scores=run.scores[mask])
 
 
 def warn_unlisted(run: Run, mapping: tuple[pa.Array, pa.Array], qrels: Qrels, warn: Callable[[str], None]) -> None:

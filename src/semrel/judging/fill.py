@@ -37,7 +37,7 @@ from ..formats.judgments import read_judgments, write_judgments
 from ..formats.manifest import manifest_record, outputs_with_manifests, read_manifest, save_manifest, write_manifest
 from ..formats.trec import read_run, read_trec_qrels, write_qrels
 from ..progress import Steps, no_progress
-from ..records import Judgment, Qrels, Run
+from ..records import Judgment, Qrels, Run, one_array
 from .bertscore import rescale
 from .judge import JudgeOptions, judge_pairs
 from .labels import NULL_SAMPLE, relabel
@@ -246,13 +246,9 @@ def fill(
 def _concat(qrels: Qrels, added: Qrels) -> Qrels:
     if not len(added):
         return qrels
-    query_ids = pa.concat_arrays([_flat(qrels.query_ids), _flat(added.query_ids)])
-    doc_ids = pa.concat_arrays([_flat(qrels.doc_ids), _flat(added.doc_ids)])
+    query_ids = pa.concat_arrays([one_array(qrels.query_ids), one_array(added.query_ids)])
+    doc_ids = pa.concat_arrays([one_array(qrels.doc_ids), one_array(added.doc_ids)])
     return Qrels(query_ids, doc_ids, np.concatenate([qrels.relevance, added.relevance]).astype(np.int64), qrels.source)
-
-
-def _flat(values):
-    return values.combine_chunks() if hasattr(values, "combine_chunks") else values
 
 
 def _append(path: str | os.PathLike, existing: list[Judgment], fresh: list[Judgment], inputs: Sequence[str | os.PathLike],

@@ -31,7 +31,7 @@ from ..errors import UsageError
 from ..evaluation.measures import ranks_within
 from ..evaluation.metrics import query_codes, rank_order
 from ..formats.columns import duplicate_error
-from ..records import Run, dictionary_codes
+from ..records import Run, dictionary_codes, one_array
 
 METHODS = ("rrf", "combsum", "combmnz", "wsum")
 NORMS = ("none", "minmax", "zscore", "sum")
@@ -182,17 +182,13 @@ def fuse_runs(runs: Sequence[Run], spec: FusionSpec = FusionSpec(), name: str = 
     for run in runs:
         if not len(run) and warn:
             warn(f"run {run.name} holds no row: it adds nothing to the fusion")
-    query_names, query_all = dictionary_codes(pa.chunked_array([_chunked(r.query_ids) for r in runs]).combine_chunks())
-    doc_names, doc_all = dictionary_codes(pa.chunked_array([_chunked(r.doc_ids) for r in runs]).combine_chunks())
+    query_names, query_all = dictionary_codes(pa.chunked_array([one_array(r.query_ids) for r in runs]).combine_chunks())
+    doc_names, doc_all = dictionary_codes(pa.chunked_array([one_array(r.doc_ids) for r in runs]).combine_chunks())
     bounds = np.cumsum([0] + [len(r) for r in runs])
     rankings = [_ranking(r, query_all[a:b], doc_all[a:b], len(doc_names)) for r, a, b in zip(runs, bounds[:-1], bounds[1:])]
     query, doc, score = fuse_rankings(rankings, spec, len(doc_names))
     fused = Run(query_names.take(pa.array(query)), doc_names.take(pa.array(doc)), score, name)
     return top_per_query(fused, spec.depth) if spec.depth else fused
-
-
-def _chunked(values: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
 def top_per_query(run: Run, depth: int) -> Run:
