@@ -464,7 +464,8 @@ class DocumentsFirst:
         ranked = answer_ranking(item.query, item.reference_answers, [(c.id, c.text) for c in chunks.values()])[: self.per_method]
         retrieved = {c.chunk.id: c.found_by for c in found}
         first = [Candidate(chunks[c], (("document", rank), *retrieved.get(c, ()))) for rank, (c, _) in enumerate(ranked, 1)]
-        return (first + [c for c in found if c.chunk.id not in {f.chunk.id for f in first}])[:MAX_CANDIDATES]
+        led = {f.chunk.id for f in first}
+        return (first + [c for c in found if c.chunk.id not in led])[:MAX_CANDIDATES]
 
 
 def _documents(item: GoldenItem) -> list[str]:

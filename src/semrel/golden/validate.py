@@ -149,9 +149,9 @@ def golden_stats(items: Sequence[GoldenItem], chunks: Iterable[Chunk] | None = N
     # where `golden import --doc-qrels answer-chunk` found the gold: how much of it rests on word pairs alone (its
     # warnings went to stderr only, and the report showed none of it)
     found = Counter(how.get("how") for i in items for how in (i.meta.get("answer_chunks") or {}).values() if isinstance(how, dict))
-    for how, what in (("text", "whose chunk holds the answer's text"), ("pairs", "whose chunk shares only word pairs of the answer"),
-                      ("none", "of which no chunk shares a word pair of the answer")):
-        if found:
+    if found:
+        for how, what in (("text", "whose chunk holds the answer's text"), ("pairs", "whose chunk shares only word pairs of the answer"),
+                          ("none", "of which no chunk shares a word pair of the answer")):
             counts[f"gold documents {what} (answer-chunk)"] = found[how]
     lengths = {
         "query words": distribution([_words(i.query) for i in items]),
