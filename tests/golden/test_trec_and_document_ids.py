@@ -193,11 +193,18 @@ def test_answer_chunk_finds_the_chunk_of_a_named_document_that_holds_the_answer(
         {"manual": {"how": "none", "score": 0.0, "chunks": 0}}]
     assert items[0]["meta"]["gold_documents"] == ["manual"]
     # golden stats (and the report, which shows them) say how much of the gold rests on word pairs alone
-    stats = json.loads(ok("golden", "stats", tmp_path / "g.jsonl", "-f", "json").stdout)["counts"]
-    assert {k: v for k, v in stats.items() if k.endswith("(answer-chunk)")} == {
+    stats = json.loads(ok("golden", "stats", tmp_path / "g.jsonl", "-f", "json").stdout)
+    assert {k: v for k, v in stats["counts"].items() if k.endswith("(answer-chunk)")} == {
         "gold documents whose chunk holds the answer's text (answer-chunk)": 1,
         "gold documents whose chunk shares only word pairs of the answer (answer-chunk)": 1,
         "gold documents of which no chunk shares a word pair of the answer (answer-chunk)": 1}
+    # and name the queries on the least share, which the import's warning alone had named (stderr, gone after a run)
+    note = ("gold found by the answer's word pairs alone, on the least shares (worth a look: `semrel golden pick` picks again a "
+            "query whose gold_chunk_ids you clear): 'q2' 0.21")
+    assert stats["notes"] == [note]
+    assert ok("golden", "stats", tmp_path / "g.jsonl").stdout.endswith(f"\n{note}\n")
+    ok("report", "--golden", tmp_path / "g.jsonl", "-o", tmp_path / "r.html")
+    assert note.replace("'", "&#39;") in (tmp_path / "r.html").read_text()
     # a typo in the file's name was blamed on the chunking alone, and sent to `golden validate`, which reads no CSV
     write(tmp_path / "typo.csv", "question,answer,source\nWhere is oil applied?,On the rollers.,manul.md\n")
     line = assert_one_error(run("golden", "import", tmp_path / "typo.csv", "--corpus", tmp_path / "c.jsonl", "--chunk-ids-col",

@@ -141,6 +141,8 @@ def stats_command(golden, corpus, fmt):
         return
     counts, lengths = stats_tables(stats)
     click.echo(render(counts, fmt, places=0) + "\n" + render(lengths, fmt, places=1), nl=False)
+    for note in stats.get("notes", []):
+        click.echo(f"\n{note}")
 
 
 threshold_option = click.option("--threshold", type=float, default=0.95, show_default=True,

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..records import Chunk
+from ..records import Chunk, GoldenItem
 
 _TOKEN = re.compile(r"\w+")
 _SPACE = re.compile(r"\s+")
@@ -185,6 +185,15 @@ def answer_chunks(query: str, answers: Sequence[str], chunks: Sequence[tuple[str
         nearest = {chunk_id for chunk_id, key in ranking if key[:2] == (True, asked)}
         return [chunk_id for chunk_id, _ in chunks if chunk_id in nearest], "text", 1.0
     return ([best], "pairs", share) if share > 0 else ([], "none", 0.0)
+
+
+def least_shares(items: Iterable[GoldenItem], n: int = 3) -> str:
+    """The `n` queries whose gold answer-chunk found by word pairs alone, on the least share ("'q16' 0.08, ..."), or
+    '': a share cannot tell a paraphrase from an answer its document lacks (one common pair, 'the filter', is enough),
+    so these are the ones worth a look."""
+    found = [(how["score"], item.query_id) for item in items for how in (item.meta.get("answer_chunks") or {}).values()
+             if isinstance(how, dict) and how.get("how") == "pairs"]
+    return ", ".join(f"{query!r} {share:.2f}" for share, query in sorted(found)[:n])
 
 
 @functools.lru_cache(maxsize=4096)

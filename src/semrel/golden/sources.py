@@ -16,7 +16,7 @@ from ..formats.jsonl import loads
 from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, is_id
 from .chunking import ChunkSettings, sanitise_id
 from .documents import file_document_id
-from .locate import answer_chunks
+from .locate import answer_chunks, least_shares
 
 DOC_QRELS = ("all-chunks", "first-chunk", "answer-chunk")
 _FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}(\.gz)?$")  # 'manual.pdf' may name the document 'manual'; 'v1.2#3' names none
@@ -162,7 +162,6 @@ def map_document_ids(items: list[GoldenItem], corpus: CorpusIds, mode: str | Non
     mapped_items, documents, targets, dropped, first = [], 0, 0, 0, None
     files: list[tuple[str, str]] = []
     found: Counter[str] = Counter()
-    weakest: list[tuple[float, str]] = []  # (share of the answer's word pairs, query) of gold found by word pairs
     for item in items:
         grades = item.meta.get("grades")
         judged = _judged(item)
@@ -188,8 +187,6 @@ def map_document_ids(items: list[GoldenItem], corpus: CorpusIds, mode: str | Non
                 chunk_list, how, share = answer_chunks(item.query, item.reference_answers, [(c, corpus.texts[c]) for c in of_document[doc]])
                 found[how] += 1
                 located[doc] = {"how": how, "score": round(share, 4), "chunks": len(chunk_list)}
-                if how == "pairs":
-                    weakest.append((share, item.query_id))
             for chunk_id in chunk_list:
                 new.setdefault(chunk_id, grade)
             if grade > 0:
@@ -220,9 +217,7 @@ def map_document_ids(items: list[GoldenItem], corpus: CorpusIds, mode: str | Non
     if files:
         counts[f"gold ids that are file names, taken as their documents (e.g. {files[0][0]!r} is {files[0][1]!r})"] = len(files)
     if found["pairs"]:
-        # a share alone cannot tell a paraphrase from an answer the document lacks (one common pair, 'the filter', is
-        # enough), so the queries on the least are named for a look
-        least = ", ".join(f"{query!r} {share:.2f}" for share, query in sorted(weakest)[:3])
+        least = least_shares(mapped_items)
         counts["relevant documents no chunk of which holds the answer's text, whose gold is the chunk sharing most of its "
                f"word pairs (doc_qrels='answer-chunk'; the least shares, worth a look: {least}; meta.answer_chunks gives each)"
                ] = found["pairs"]

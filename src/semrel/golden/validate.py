@@ -16,6 +16,7 @@ from ..formats.files import display_name, read_lines
 from ..formats.jsonl import json_object
 from ..formats.tables import Table
 from ..records import Chunk, GoldenItem
+from .locate import least_shares
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,8 @@ def distribution(values: Iterable[int] | Tally) -> dict[str, float | None]:
 
 
 def golden_stats(items: Sequence[GoldenItem], chunks: Iterable[Chunk] | None = None) -> dict[str, Any]:
-    """Counts and length distributions (in words) of a golden set and, if given, its corpus."""
+    """Counts and length distributions (in words) of a golden set and, if given, its corpus; `notes`, where there are,
+    the queries whose gold answer-chunk found least surely."""
     answers = [a for item in items for a in item.reference_answers if a.strip()]
     counts: dict[str, int] = {
         "queries": len(items),
@@ -153,6 +155,9 @@ def golden_stats(items: Sequence[GoldenItem], chunks: Iterable[Chunk] | None = N
         for how, what in (("text", "whose chunk holds the answer's text"), ("pairs", "whose chunk shares only word pairs of the answer"),
                           ("none", "of which no chunk shares a word pair of the answer")):
             counts[f"gold documents {what} (answer-chunk)"] = found[how]
+    least = least_shares(items)
+    notes = [f"gold found by the answer's word pairs alone, on the least shares (worth a look: `semrel golden pick` picks "
+             f"again a query whose gold_chunk_ids you clear): {least}"] if least else []
     lengths = {
         "query words": distribution([_words(i.query) for i in items]),
         "answer words": distribution([_words(a) for a in answers]),
@@ -168,7 +173,7 @@ def golden_stats(items: Sequence[GoldenItem], chunks: Iterable[Chunk] | None = N
         counts["corpus documents"] = len(per_document)
         lengths["chunk words"] = distribution(words)
         lengths["chunks per document"] = distribution(per_document.values())
-    return {"counts": counts, "lengths": lengths}
+    return {"counts": counts, "lengths": lengths, **({"notes": notes} if notes else {})}
 
 
 def stats_tables(stats: dict[str, Any]) -> tuple[Table, Table]:

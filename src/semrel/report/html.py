@@ -486,8 +486,10 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
             # one pass over the corpus: the stats, and the ids the runs are checked against (a second read was as long)
             chunks = listed = Listed(counted(unique_chunks(inputs.corpus), steps, f"report: reading {display_name(inputs.corpus)}"),
                                      keep=bool(inputs.runs)) if inputs.corpus else None
-            counts, lengths = stats_tables(golden_stats(golden, chunks))
-            page.sections["golden"] = {"counts": _html_table(counts, 0), "lengths": _html_table(lengths, 1)}
+            stats = golden_stats(golden, chunks)
+            counts, lengths = stats_tables(stats)
+            page.sections["golden"] = {"counts": _html_table(counts, 0), "lengths": _html_table(lengths, 1),
+                                       "notes": stats.get("notes", [])}
     judged = read_judgments(inputs.judgments) if inputs.judgments else None
     # read once for every section that needs them: from stdin they could not be read again
     qrels = read_qrels(inputs.qrels) if inputs.qrels and (inputs.runs or inputs.base or judged is not None) else None
