@@ -112,22 +112,3 @@ class KeyTable:
             if not len(todo):
                 break
         return found
-
-
-def has_repeats(keys: np.ndarray) -> bool:
-    """Whether two of the keys are equal (hashed in rounds like KeyTable, never sorted)."""
-    pending = np.arange(len(keys), dtype=np.int64)
-    round_ = 0
-    while len(pending) > 1:
-        bits = _bits(len(pending), 2)
-        table = np.empty(1 << bits, dtype=np.int64)
-        held = keys if round_ == 0 else keys[pending]
-        slots = _slots(held, round_, bits)
-        table[slots] = pending
-        winners = table[slots]
-        lost = np.flatnonzero(winners != pending)
-        if np.any(keys[winners[lost]] == keys[pending[lost]]):
-            return True
-        pending = pending[lost]
-        round_ += 1
-    return False
