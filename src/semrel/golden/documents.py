@@ -48,7 +48,6 @@ from ..formats.files import DOCUMENT_LIMIT, display_name, limit_bytes, read_byte
 from ..formats.jsonl import optional_text, read_jsonl, require
 
 _WHITESPACE = re.compile(r"\s+")
-TEXT_SUFFIXES = (".txt", ".md")
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
 KINDS = {
     ".txt": "text", ".md": "markdown", ".markdown": "markdown", ".pdf": "pdf", ".html": "html", ".htm": "html",
