@@ -569,11 +569,6 @@ def recorded_rule(params: Mapping[str, Any] | None, where: str = "manifest") -> 
     return rule_from_params(params, where) if params is not None and "thresholds" in params else None
 
 
-def label_judgments(judgments: Sequence[Judgment], on: str, thresholds: Sequence[float]) -> Qrels:
-    """Qrels with one row per judged pair, graded by how many thresholds `on` (p, P, R or F) reaches."""
-    return apply_rule(judgments, ThresholdRule(on, tuple(thresholds)))
-
-
 def apply_rule(judgments: Sequence[Judgment], rule: Rule) -> Qrels:
     """Qrels with one row per judged pair, graded by `rule`."""
     return Qrels.from_columns([j.query_id for j in judgments], [j.chunk_id for j in judgments], rule.grades(judgments))
