@@ -58,7 +58,7 @@ def text_key(namespace: str, text: str) -> bytes:
 
 
 class EmbeddingCache:
-    """Get and put Encoded entries; counts hits, misses and writes."""
+    """Get and put Encoded entries."""
 
     def __init__(self, folder: str | os.PathLike):
         path = Path(folder).expanduser() / "embeddings.sqlite"
@@ -73,7 +73,6 @@ class EmbeddingCache:
         except (OSError, sqlite3.Error) as exc:
             raise SemrelError(f"{path}: cannot open the embedding cache ({exc}); pass --cache DIR or --no-cache") from None
         self.path = path
-        self.hits = self.misses = self.writes = 0
 
     def get_many(self, keys: Iterable[bytes], overlap: int) -> Iterator[tuple[bytes, Encoded]]:
         """The cached entries among `keys` (in batches, so memory stays bounded by the caller's use)."""
@@ -84,7 +83,6 @@ class EmbeddingCache:
                 f"SELECT key, overlap, dim, ids, starts, vectors FROM embeddings WHERE key IN ({','.join('?' * len(part))})",
                 part,
             ).fetchall()
-            found = 0
             for key, stored_overlap, dim, ids, starts, vectors in rows:
                 entry = Encoded(
                     np.frombuffer(ids, dtype=np.int32), np.frombuffer(starts, dtype=np.int64),
@@ -92,10 +90,7 @@ class EmbeddingCache:
                 )
                 if entry.windows > 1 and stored_overlap != overlap:
                     continue
-                found += 1
                 yield key, entry
-            self.hits += found
-            self.misses += len(part) - found
 
     def put_many(self, items: Iterable[tuple[bytes, Encoded]], overlap: int) -> None:
         rows = [
@@ -105,7 +100,6 @@ class EmbeddingCache:
         ]
         with self.db:
             self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?, ?)", rows)
-        self.writes += len(rows)
 
     def get_weights(self, key: bytes) -> tuple[np.ndarray, int] | None:
         """Token weights (idf from a corpus, or plain) and the number of documents they came from."""
