@@ -231,7 +231,7 @@ def lift(
     return Lift(rows, by, changes, gained, lost, check, latency, settings, len(first.query_ids), missing, ignored)
 
 
-def lift_table(result: Lift, places: int) -> Table:
+def lift_table(result: Lift) -> Table:
     level = f"{result.settings.confidence:.0%}"
     header = ["measure", "base", "reranked", "change", "relative", f"{level} low", f"{level} high",
               f"p ({result.settings.test})", "significant", "wins", "ties", "losses"]
@@ -280,7 +280,7 @@ def lift_json(result: Lift) -> dict:
 def render_lift(result: Lift, fmt: str, places: int = 4) -> str:
     if fmt == "json":
         return json.dumps(lift_json(result), indent=2) + "\n"
-    text = render(lift_table(result, places), fmt, places)
+    text = render(lift_table(result), fmt, places)
     if fmt == "csv":
         return text
     notes = f"\n{result.queries} queries; significant: p < {result.settings.alpha:g}; wins/ties/losses count queries.\n"

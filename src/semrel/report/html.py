@@ -314,7 +314,7 @@ def _lift_section(inputs: ReportInputs, qrels: Qrels, base: str, reranked: str) 
                   inputs.depth, None, inputs.top, inputs.rel_level)
     section = {
         "base": display_name(base), "reranked": display_name(reranked), "by": result.by.name,
-        "table": _html_table(lift_table(result, inputs.places), inputs.places),
+        "table": _html_table(lift_table(result), inputs.places),
         "changes": _html_table(changes_table(result), inputs.places),
         "plot": Markup(_plots().change_bars([c.change for c in result.changes], result.by.name)),
         "queries": result.queries,
