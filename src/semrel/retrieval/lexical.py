@@ -43,7 +43,7 @@ import numpy as np
 
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import chunk_of, iter_corpus, repeated_id
-from ..formats.files import StampMemo, atomic_writer, display_name, locked, read_lines
+from ..formats.files import StampMemo, atomic_writer, display_name, locked, read_lines, read_text
 from ..formats.jsonl import json_object
 from ..progress import Steps, no_progress
 from ..records import Chunk
@@ -79,14 +79,18 @@ class Bm25Settings:
         return hashlib.sha256(json.dumps(self.tokenizer(), sort_keys=True).encode()).hexdigest()[:16]
 
 
+def stopword_file(path: str) -> list[str]:
+    """The words of a stopword file (--bm25-stopwords FILE): one a line, lowercased; blank lines and '#' comments skipped.
+    The one reader of it, so the disk index and the in-memory Bm25Index drop the same words."""
+    return [w.strip().lower() for w in read_text(path).splitlines() if w.strip() and not w.startswith("#")]
+
+
 def stopword_set(value: Any) -> frozenset[str]:
     """A bm25s list name (en, de, ...), none, or {"file", "sha256"} (bm25_params): a file of one word per line."""
     if value in (None, "", "none"):
         return frozenset()
     if isinstance(value, Mapping):
-        from ..formats.files import read_text
-
-        return frozenset(w.strip().lower() for w in read_text(value["file"]).splitlines() if w.strip() and not w.startswith("#"))
+        return frozenset(stopword_file(value["file"]))
     from bm25s.tokenization import _infer_stopwords
 
     return frozenset(_infer_stopwords(value))

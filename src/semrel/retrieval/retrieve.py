@@ -20,14 +20,14 @@ from ..encoding.models import DEFAULT_MODEL
 from ..encoding.sentences import sentence_embeddings
 from ..errors import UsageError, ValidationError
 from ..formats.corpus import read_corpus, read_golden
-from ..formats.files import STDIO, display_name, file_digest, read_text
+from ..formats.files import STDIO, display_name, file_digest
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.trec import ranked, read_run, run_name, write_run
 from ..progress import Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run
 from .corpus import Corpus
 from .fusion import RRF_K, FusionSpec, Ranking, fuse_rankings
-from .lexical import DiskBm25, LexicalStore
+from .lexical import DiskBm25, LexicalStore, stopword_file
 
 if TYPE_CHECKING:
     from ..encoding.vectors import VectorStore
@@ -142,7 +142,7 @@ def bm25_problem(params: Mapping[str, Any]) -> tuple[str, str] | None:
 
 def _stopwords(value: Any) -> list[str] | str:
     if isinstance(value, dict):
-        return [w.strip().lower() for w in read_text(value["file"]).splitlines() if w.strip() and not w.startswith("#")]
+        return stopword_file(value["file"])
     return [] if value == "none" else value
 
 
