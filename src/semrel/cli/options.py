@@ -8,7 +8,7 @@ import click
 
 from ..analysis.significance import CORRECTIONS, TESTS, StatSettings
 from ..encoding.engines import DEVICES, ENGINES
-from ..encoding.models import PRECISIONS
+from ..encoding.models import DEFAULT_MODEL, PRECISIONS
 from ..errors import UsageError
 from ..evaluation.measures import DEFAULT_MEASURES, Measure, parse_measures
 from ..formats.judgments import SCORES
@@ -196,5 +196,21 @@ QUEUE_OPTIONS = [
 def queue_options(command):
     """The options that build or join a queue (`serve` takes them; `start` and `simulate` add --reviewer)."""
     for option in reversed(QUEUE_OPTIONS):
+        command = option(command)
+    return command
+
+
+HIGHLIGHT_OPTIONS = [
+    click.option("--blind", is_flag=True, help="Hide the judge's scores, proposed grade and highlights."),
+    click.option("--no-highlight", is_flag=True, help="Do not shade the chunk tokens BERTScore matched (no model needed)."),
+    click.option("--model", help=f"Encoder for the highlights [default: {DEFAULT_MODEL}, offline]."),
+    click.option("--layer", type=click.IntRange(0), default=None,
+                 help="Layer of the highlights [default: the one `semrel judge` takes for --model: 6 for all-MiniLM-L6-v2]."),
+]
+
+
+def highlight_options(command):
+    """What a reviewer is shown of the judge (`review start` and `review serve` alike)."""
+    for option in reversed(HIGHLIGHT_OPTIONS):
         command = option(command)
     return command

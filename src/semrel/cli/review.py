@@ -11,7 +11,6 @@ import click
 from rich.console import Console
 
 from ..analysis.agreement import kappa_undefined
-from ..encoding.models import DEFAULT_MODEL
 from ..errors import SemrelError, UsageError
 from ..formats import read_qrels
 from ..formats.jsonl import json_text
@@ -26,7 +25,7 @@ from ..review.tasks import parse_labelling
 from ..terminal import unfiltered
 from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .base import LazyGroup, warn
-from .options import db_option, queue_options
+from .options import db_option, highlight_options, queue_options
 from .paths import input_path, output_path
 from .review_terminal import TerminalReview
 
@@ -70,11 +69,7 @@ def joined_session(db, reviewer, **queue) -> Session:
 @db_option
 @REVIEWER_OPTION
 @queue_options
-@click.option("--blind", is_flag=True, help="Hide the judge's scores, proposed grade and highlights.")
-@click.option("--no-highlight", is_flag=True, help="Do not shade the chunk tokens BERTScore matched (no model needed).")
-@click.option("--model", help=f"Encoder for the highlights [default: {DEFAULT_MODEL}, offline].")
-@click.option("--layer", type=click.IntRange(0), default=None,
-              help="Layer of the highlights [default: the one `semrel judge` takes for --model: 6 for all-MiniLM-L6-v2].")
+@highlight_options
 @click.option("--page-lines", type=click.IntRange(3), help="Chunk lines per page [default: from the terminal height].")
 def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, **queue):
     """Review pairs one key at a time. The first start builds the queue from the files; later

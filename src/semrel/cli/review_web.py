@@ -8,14 +8,13 @@ import socket
 
 import click
 
-from ..encoding.models import DEFAULT_MODEL
 from ..errors import SemrelError
 from ..review.highlight import token_similarities
 from ..review.web.app import WebSettings
 from ..review.web.guard import is_loopback
 from ..review.web.server import ReviewServer
 from .base import SemrelCommand, warn
-from .options import db_option, queue_options
+from .options import db_option, highlight_options, queue_options
 from .review import joined_queue
 
 
@@ -45,11 +44,7 @@ def stop(signum, frame) -> None:
 @click.option("--secure-cookies", is_flag=True,
               help="The page is reached over HTTPS (a TLS proxy in front): mark cookies Secure, so browsers never send "
                    "them over plain HTTP.")
-@click.option("--blind", is_flag=True, help="Hide the judge's scores, proposed grade and highlights.")
-@click.option("--no-highlight", is_flag=True, help="Do not shade the chunk tokens BERTScore matched (no model needed).")
-@click.option("--model", help=f"Encoder for the highlights [default: {DEFAULT_MODEL}, offline].")
-@click.option("--layer", type=click.IntRange(0), default=None,
-              help="Layer of the highlights [default: the one `semrel judge` takes for --model: 6 for all-MiniLM-L6-v2].")
+@highlight_options
 def serve_command(db, host, port, token, secure_cookies, blind, no_highlight, model, layer, **queue):
     """Review pairs in a browser, one key per decision; several reviewers at once, each with
     their name. Builds or joins the queue as `review start` does. Stop with Ctrl-C."""
