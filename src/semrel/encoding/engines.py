@@ -55,6 +55,14 @@ def as_engine(engine: Engine | str) -> Engine:
     return engine
 
 
+def check_placement(device: str, precision: str) -> None:
+    """Refuse a device or precision semrel does not know, before any model loads (LocalEngine and make_engine alike)."""
+    if device not in DEVICES:
+        raise UsageError(f"device={device!r}: choose one of {', '.join(DEVICES)}")
+    if precision not in PRECISIONS:
+        raise UsageError(f"precision={precision!r}: choose one of {', '.join(PRECISIONS)}")
+
+
 def resolve_device(device: str) -> str:
     """cpu or cuda: `auto` takes CUDA when torch sees a GPU; asking for cuda without one is an error."""
     if device not in DEVICES:
@@ -74,10 +82,7 @@ class LocalEngine:
     """The model in this process, on `device` (auto: CUDA when there is one), at `precision` (models.PRECISIONS)."""
 
     def __init__(self, device: str = "auto", precision: str = "exact"):
-        if device not in DEVICES:
-            raise UsageError(f"device={device!r}: choose one of {', '.join(DEVICES)}")
-        if precision not in PRECISIONS:
-            raise UsageError(f"precision={precision!r}: choose one of {', '.join(PRECISIONS)}")
+        check_placement(device, precision)
         self.requested, self.precision = device, precision
         self._device: str | None = "cpu" if device == "cpu" else None  # auto is resolved when the model first runs
         if device == "cuda" or precision == "fp16":  # they need a GPU: said now, not after the corpus is read
@@ -220,10 +225,7 @@ def make_engine(name: str = "local", address: str | None = None, workers: int | 
     """The engine the options ask for; Ray is imported (not started) here so a missing install fails first."""
     if name not in ENGINES:
         raise UsageError(f"engine={name!r}: choose one of {', '.join(ENGINES)}")
-    if device not in DEVICES:
-        raise UsageError(f"device={device!r}: choose one of {', '.join(DEVICES)}")
-    if precision not in PRECISIONS:
-        raise UsageError(f"precision={precision!r}: choose one of {', '.join(PRECISIONS)}")
+    check_placement(device, precision)
     if precision == "int8" and device == "cuda" or precision == "fp16" and device == "cpu":
         check_precision(precision, device)
     if name == "local":
