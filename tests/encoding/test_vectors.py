@@ -14,7 +14,7 @@ from semrel.encoding.models import resolve_model
 from semrel.formats.corpus import read_corpus
 from semrel.progress import no_progress
 from semrel.retrieval.lexical import indexed_text
-from semrel.retrieval.retrieve import embed, search_vectors, top_k
+from semrel.retrieval.retrieve import contenders, embed, search_vectors, strictly_ranked
 
 DATA = Path(__file__).parents[2] / "data"
 
@@ -111,8 +111,9 @@ def test_another_model_gets_its_own_store_and_encodes_afresh(sample, tmp_path):
 
 
 def brute_force(queries: np.ndarray, vectors: np.ndarray, k: int):
-    """top_k over each query's full score row, as DenseIndex ranked before the block scan."""
-    return [top_k(row, k) for row in queries @ vectors.T]
+    """The top k of each query's full score row (everything tied with the k-th value, then ranked), as DenseIndex
+    ranked before the block scan."""
+    return [strictly_ranked(keep, row[keep], k) for row in queries @ vectors.T for keep in [contenders(row, k)]]
 
 
 @pytest.mark.slow

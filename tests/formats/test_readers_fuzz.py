@@ -14,7 +14,6 @@ from semrel.errors import SemrelError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
 from semrel.formats import columns, read_qrels, read_run
-from semrel.formats.beir import read_beir_queries
 from semrel.formats.corpus import read_corpus, read_golden
 from semrel.formats.judgments import read_judgments
 from semrel.formats.pool import read_pool
@@ -47,7 +46,7 @@ CONTENT = st.one_of(
         max_size=8,
     ).map(lambda lines: "\n".join(lines).encode()),
 )
-READERS = [read_run, read_qrels, read_beir_queries, read_corpus, read_golden, read_judgments, read_pool]
+READERS = [read_run, read_qrels, read_corpus, read_golden, read_judgments, read_pool]
 
 
 @pytest.mark.slow

@@ -12,7 +12,6 @@ from ..errors import FormatError, SemrelError
 from ..records import Qrels
 from .columns import read_columns, whole_number
 from .files import display_name, note_input, read_bytes
-from .jsonl import read_jsonl, require
 
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
 
@@ -33,11 +32,6 @@ def read_beir_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels
         table.column("query_id").combine_chunks(), table.column("doc_id").combine_chunks(),
         table.column("relevance").to_numpy().astype(np.int64), source=path,
     )
-
-
-def read_beir_queries(path: str | os.PathLike) -> dict[str, str]:
-    """queries.jsonl lines `{"_id", "text"}` as {id: text}."""
-    return {str(require(obj, "_id", path, line, (str, int))): require(obj, "text", path, line) for line, obj in read_jsonl(path)}
 
 
 def beir_paths(folder: str | os.PathLike, split: str = "test") -> tuple[Path, Path, Path]:

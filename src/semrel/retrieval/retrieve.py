@@ -71,19 +71,13 @@ def contenders(scores: np.ndarray, k: int) -> np.ndarray:
     return np.flatnonzero(scores >= kth)
 
 
-def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Exact top-k of one score row in O(n): keep everything tied with the k-th value, then rank."""
-    keep = contenders(scores, k)
-    return strictly_ranked(keep, scores[keep], k)
-
-
 def search_vectors(
     queries: np.ndarray, vectors: np.ndarray, k: int, rows: np.ndarray | None = None, block: int = ROW_BLOCK
 ) -> Hits:
     """Exact dot-product top-k per query over corpus positions 0..n-1, whose vector is `vectors[rows[p]]`
     (`vectors[p]` when `rows` is None), scanning `block` positions at a time with a running top-k per
     query: memory stays bounded for any corpus (`vectors` may be a memory map) and the hits equal
-    top_k over each query's full score row."""
+    the top k of each query's full score row."""
     n = len(rows) if rows is not None else len(vectors)
     in_place = rows is None or np.array_equal(rows, np.arange(n))
     per_pass = max(1, SCORE_BUDGET_BYTES // (4 * max(1, min(block, n))))
