@@ -224,6 +224,13 @@ def test_a_zscore_file_of_nan_is_refused_and_json_stays_json(cli, write, files, 
                      "z.txt:1: expected 'qid measure mean stddev' (finite numbers)")
 
 
+def test_a_zscore_file_not_in_utf8_names_its_line(cli, write, files):
+    """Its bytes had been decoded with replacement: a query id in latin-1 silently matched no query, and its values
+    became 0. It is read as every other input is: strict UTF-8, gzip and a BOM allowed."""
+    assert_one_error(cli("eval", *files[:2], "-m", "P@5", "-Z", write("z.txt", b"q1 P_5 0.1 1\nq\xe9 P_5 0.1 1\n")),
+                     "z.txt:2: not valid UTF-8")
+
+
 def test_json_output_writes_an_undefined_value_as_null():
     from semrel.evaluation.api import evaluate_runs
     from semrel.evaluation.render import render_evaluations

@@ -14,7 +14,7 @@ import os
 import numpy as np
 
 from ..errors import FormatError
-from ..formats.files import display_name, read_bytes
+from ..formats.files import display_name, read_lines
 from .measures import Kind
 from .metrics import Evaluation
 
@@ -24,7 +24,7 @@ ZScores = dict[tuple[str, str], tuple[float, float]]
 def read_zscores(path: str | os.PathLike) -> ZScores:
     """{(query id, trec_eval measure name): (mean, standard deviation)}."""
     found: ZScores = {}
-    for number, raw in enumerate(read_bytes(str(path)).decode("utf-8", "replace").splitlines(), start=1):
+    for number, raw in read_lines(path):
         fields = raw.split()
         if not fields or fields[0].startswith("#"):
             continue
