@@ -19,6 +19,7 @@ from ..errors import UsageError, ValidationError, tell
 from ..evaluation.doclevel import require_overlap
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
+from ..formats.tables import Cell, Table, render
 from ..formats.trec import graded_pairs
 from ..records import Qrels, Run
 
@@ -258,3 +259,18 @@ def ranking_agreement(ref: Qrels, test: Qrels, runs: Sequence[Run], measures: Se
             tell([f"Kendall's tau is undefined (nan) for {', '.join(tied)}: {qrels.source or name} gives every run the same "
                   "value there, so it ranks none above another"], warn)
     return result
+
+
+def agreement_row(first: str, second: str, a: Agreement) -> list[Cell]:
+    """One row under AGREEMENT_HEADER: agree, calibrate and review stats print agreement alike."""
+    return [first, second, a.n, a.percent, a.kappa, a.low, a.high, a.weights]
+
+
+AGREEMENT_HEADER = ["first", "second", "pairs", "agree %", "kappa", "low 95%", "high 95%", "weights"]
+
+
+def confusion_text(title: str, a: Agreement, rows: str, columns: str) -> str:
+    """A confusion matrix with its labels (rows: the first labelling, columns: the second)."""
+    table = Table([f"{rows} \\ {columns}"] + [str(label) for label in a.labels],
+                  [[str(label), *counts] for label, counts in zip(a.labels, a.confusion)])
+    return (f"{title}\n" if title else "") + render(table, "table")

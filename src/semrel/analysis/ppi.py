@@ -45,6 +45,8 @@ from ..evaluation.files import require_distinct_names
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
 from ..formats.files import display_name
+from ..formats.jsonl import json_text
+from ..formats.tables import Cell, Table, render
 from ..records import Qrels, Run
 
 Pair = tuple[str, str]
@@ -172,3 +174,13 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
         warn(f"the sample's changes, scaled to the pool, put {len(outside)} estimate(s) past their measure's range (e.g. "
              f"{outside[0]}), shown at the edge: {n} reviewed pairs are too few for a correction this large; review more pairs")
     return estimates
+
+
+def render_estimates(estimates: list[Estimate], confidence: float, fmt: str, places: int = 4) -> str:
+    """The estimates as JSON or as a table of derived value, corrected value and interval."""
+    if fmt == "json":
+        return json_text([e.to_json() for e in estimates]) + "\n"
+    level = f"{confidence * 100:g}%"
+    rows: list[list[Cell]] = [[e.run, e.measure, e.derived, e.corrected, e.low, e.high, e.sampled, e.changed, e.pool] for e in estimates]
+    header = ["run", "measure", "derived", "corrected", f"low {level}", f"high {level}", "sampled", "changed", "pool"]
+    return render(Table(header, rows), fmt, places=places)

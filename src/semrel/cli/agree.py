@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.agreement import label_agreement, ranking_agreement
+from ..analysis.agreement import AGREEMENT_HEADER, agreement_row, confusion_text, label_agreement, ranking_agreement
 from ..evaluation.files import read_runs
 from ..formats import read_qrels
 from ..formats.jsonl import json_text
 from ..formats.tables import Cell, Table, render
-from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .base import SemrelCommand, warn_in_flags
 from .options import measures_option
 from .paths import input_path

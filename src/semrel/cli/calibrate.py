@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.agreement import WEIGHTS
+from ..analysis.agreement import AGREEMENT_HEADER, WEIGHTS, agreement_row, confusion_text
 from ..analysis.calibrate import DEFAULT_FIT, PROBABILITY_FITS, Calibration, ProbabilityCalibration, calibrate_labels, write_fitted
 from ..errors import UsageError
 from ..formats.jsonl import json_text
 from ..formats.judgments import SCORES, read_judgments
 from ..formats.tables import Table, render
-from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .base import SemrelCommand, warn_in_flags
 from .paths import input_path, output_path
 

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.ppi import Estimate, corrected_estimates
+from ..analysis.ppi import corrected_estimates, render_estimates
 from ..evaluation.files import read_runs, shallow_cutoffs
 from ..formats import read_qrels
-from ..formats.jsonl import json_text
-from ..formats.tables import Cell, Table, render
 from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand, warn
 from .options import measure_option, rel_level_option
@@ -35,12 +33,3 @@ def estimate_command(qrels, runs, reviewed, measures, adjudicate, confidence, re
                                     rel_level, warn)
     click.echo(render_estimates(estimates, confidence, fmt), nl=False)
 
-
-def render_estimates(estimates: list[Estimate], confidence: float, fmt: str, places: int = 4) -> str:
-    """The estimates as JSON or as a table of derived value, corrected value and interval."""
-    if fmt == "json":
-        return json_text([e.to_json() for e in estimates]) + "\n"
-    level = f"{confidence * 100:g}%"
-    rows: list[list[Cell]] = [[e.run, e.measure, e.derived, e.corrected, e.low, e.high, e.sampled, e.changed, e.pool] for e in estimates]
-    header = ["run", "measure", "derived", "corrected", f"low {level}", f"high {level}", "sampled", "changed", "pool"]
-    return render(Table(header, rows), fmt, places=places)

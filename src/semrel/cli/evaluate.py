@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.ppi import corrected_estimates
+from ..analysis.ppi import corrected_estimates, render_estimates
 from ..errors import UsageError
 from ..evaluation.doclevel import corpus_documents, warn_unlisted
 from ..evaluation.files import evaluate_files, read_runs
@@ -16,7 +16,6 @@ from ..formats import read_qrels
 from ..formats.tables import FORMATS
 from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand, warn
-from .estimate import render_estimates
 from .fill import fill_and_report
 from .options import cutting_options, measures_option, places_option
 from .paths import database_path, input_path, output_path

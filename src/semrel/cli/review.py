@@ -10,7 +10,7 @@ import sys
 import click
 from rich.console import Console
 
-from ..analysis.agreement import kappa_undefined
+from ..analysis.agreement import AGREEMENT_HEADER, agreement_row, confusion_text, kappa_undefined
 from ..errors import SemrelError, UsageError
 from ..formats import read_qrels
 from ..formats.jsonl import json_text
@@ -23,7 +23,6 @@ from ..review.stats import review_stats
 from ..review.store import create_db, is_new_db, open_db
 from ..review.tasks import parse_labelling
 from ..terminal import unfiltered
-from .agreement_view import AGREEMENT_HEADER, agreement_row, confusion_text
 from .base import LazyGroup, warn
 from .options import db_option, highlight_options, queue_options
 from .paths import input_path, output_path
