@@ -1,17 +1,18 @@
-"""`semrel.export_reviews`: the labels and files `semrel review export` writes, from a qrels file or qrels in
-memory; wrong arguments refused, naming them."""
+"""`semrel.export_reviews` and `semrel.simulate_review`: the labels, files and decisions `semrel review export` and
+`simulate` make, from files or qrels in memory; wrong arguments refused, naming them."""
 
 from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 import semrel
 from helpers import ok, read_lines, run
-from review_helpers import reviewed_by_two
+from review_helpers import reviewed_by_two, write_pool
 from semrel.errors import SemrelError, UsageError, ValidationError
 from semrel.formats import read_qrels
 from semrel.review.adjudicate import ReviewedLabels
@@ -81,3 +82,42 @@ def test_export_reviews_refuses_wrong_kinds_and_bad_values(tmp_path):
     assert Path(labels).read_bytes() == before and not (tmp_path / "strict.qrels").exists()
     with pytest.raises(SemrelError, match="SQLite keeps the review database"):
         semrel.export_reviews(db, labels, f"{db}-wal")
+
+
+def _decisions(db) -> list[tuple]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT t.query_id, t.chunk_id, d.kind, d.grade, d.simulated FROM decisions d JOIN tasks t "
+                            "ON t.id = d.task_id ORDER BY d.id").fetchall()
+    finally:
+        conn.close()
+
+
+def test_simulate_review_records_the_decisions_semrel_review_simulate_records(tmp_path):
+    """A learning curve from a notebook: the queue built, then graded by known labels, as the command does (the same
+    order, the same skips of pairs the labels leave out), so export, calibrate and estimate read the same database."""
+    pool = write_pool(tmp_path / "pool")
+    gold = tmp_path / "gold.qrels"
+    gold.write_text("q1 0 c2 1\nq2 0 c3 1\nq2 0 c4 1\n")
+    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"]]
+    ok("review", "simulate", "--db", tmp_path / "cli.sqlite", "--reviewer", "gold", *files, "--thresholds", "0.3,0.5",
+       "--limit", "8", "--random-share", "0.5", "--seed", "3", "--human", gold)
+    queue = {k: pool[k] for k in ("judgments", "labels", "corpus", "golden")}
+    graded = semrel.simulate_review(tmp_path / "api.sqlite", str(gold), reviewer="gold", **queue, thresholds=[0.3, 0.5], limit=8,
+                                    random_share=0.5, seed=3)
+    assert _decisions(tmp_path / "api.sqlite") == _decisions(tmp_path / "cli.sqlite")
+    kinds = [d[2] for d in _decisions(tmp_path / "api.sqlite")]
+    assert graded == (kinds.count("grade"), kinds.count("skip")) == (2, 6)
+    # grades in memory; the other queued pairs of a query they list graded 0, as --unlisted-as-zero does
+    assert semrel.simulate_review(tmp_path / "zero.sqlite", {"q1": {"c2": 1}}, reviewer="zero", **queue, unlisted_as_zero=True,
+                                  thresholds="0.5") == (4, 8)  # q1's four pairs graded
+    for kwargs, message in [({"order": "best"}, "order='best': choose one of uncertain, random, query"),
+                            ({"on": "Q"}, "on='Q': choose one of p, P, R, F"),
+                            ({"random_share": 2}, "random_share=2: give a share from 0 to 1")]:
+        with pytest.raises(UsageError, match=f"^{re.escape(message)}$"):
+            semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold", **queue, **kwargs)
+    with pytest.raises(TypeError, match="^reviewer: give a reviewer's name, not None$"):
+        semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer=None)
+    with pytest.raises(UsageError, match="give all of --judgments, --labels, --corpus and --golden, or none"):
+        semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold", judgments=pool["judgments"])
+    assert not (tmp_path / "x.sqlite").exists()

@@ -28,10 +28,10 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers; at run ti
     from .judging.judge import judge
     from .judging.labels import label
     from .retrieval.api import fuse, pool, retrieve
-    from .review.api import export_reviews
+    from .review.api import export_reviews, simulate_review
 
     __all__ = ["Qrels", "Run", "calibrate", "compare", "dedup_golden", "evaluate", "export_reviews", "fuse", "import_golden", "judge",
-               "label", "pool", "retrieve", "sensitivity", "split_golden"]
+               "label", "pool", "retrieve", "sensitivity", "simulate_review", "split_golden"]
 
 # Arrow's allocator (mimalloc), as it comes, commits memory a whole arena at a time in transparent huge
 # pages and gives freed memory back to the system 10 ms after a free, for the next allocation to fault in
@@ -63,6 +63,7 @@ _LAZY = {
     "split_golden": ("semrel.golden.api", "split_golden"),  # as `semrel golden split`
     "dedup_golden": ("semrel.golden.api", "dedup_golden"),  # as `semrel golden dedup`
     "export_reviews": ("semrel.review.api", "export_reviews"),  # as `semrel review export`
+    "simulate_review": ("semrel.review.api", "simulate_review"),  # as `semrel review simulate`
 }
 
 
@@ -87,4 +88,4 @@ def __dir__() -> list[str]:
 
 
 __all__ = ["__version__", "Qrels", "Run", "evaluate", "compare", "judge", "label", "retrieve", "fuse", "sensitivity", "calibrate", "pool",
-           "import_golden", "split_golden", "dedup_golden", "export_reviews"]
+           "import_golden", "split_golden", "dedup_golden", "export_reviews", "simulate_review"]

@@ -4,24 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import math
-import sqlite3
 import sys
 
 import click
 from rich.console import Console
 
 from ..analysis.agreement import AGREEMENT_HEADER, agreement_row, confusion_text, kappa_undefined
-from ..errors import SemrelError, UsageError
 from ..formats import read_qrels
 from ..formats.jsonl import json_text
 from ..formats.tables import Table, render
 from ..review.adjudicate import export_reviewed
-from ..review.engine import QueueSettings, Session, TaskFiles, check_reviewer_name, has_queue, labelling_of, prepare_queue
+from ..review.engine import QueueRequest, QueueSettings, Session, check_reviewer_name, join_queue, labelling_of
 from ..review.highlight import token_similarities
-from ..review.simulate import decisions_by_kind, simulate_review
+from ..review.simulate import decisions_by_kind, simulate
 from ..review.stats import review_stats
-from ..review.store import create_db, is_new_db, open_db
-from ..review.tasks import parse_labelling
 from ..terminal import unfiltered
 from .base import LazyGroup, warn
 from .options import db_option, highlight_options, queue_options
@@ -38,30 +34,9 @@ def review_group() -> None:
 REVIEWER_OPTION = click.option("--reviewer", required=True, help="Your name, as recorded with each decision.")
 
 
-def joined_queue(db, judgments, labels, corpus, golden, on, thresholds, order, random_share, seed, limit,
-                 overlap) -> sqlite3.Connection:
-    """The database with its queue, built from the files on first use (refreshed when given later)."""
-    given = [judgments, labels, corpus, golden]
-    if any(given) and not all(given):
-        raise UsageError("give all of --judgments, --labels, --corpus and --golden, or none to resume a database")
-    files = TaskFiles(judgments, labels, corpus, golden) if all(given) else None
-    labelling = parse_labelling(on, thresholds, labels, judgments) if files and thresholds else None
-    settings = QueueSettings(order, random_share, seed, limit, overlap)
-    if is_new_db(db):  # a new database: its inputs read first, then built aside and put in place whole
-        if files:
-            labelling = labelling or parse_labelling(on, thresholds, labels, judgments)
-            files = files.preloaded(labelling)
-        return create_db(db, lambda conn: prepare_queue(conn, files, labelling, settings, warn))
-    conn = open_db(db)
-    if files and labelling is None and not has_queue(conn):
-        labelling = parse_labelling(on, thresholds, labels, judgments)
-    prepare_queue(conn, files, labelling, settings, warn)
-    return conn
-
-
-def joined_session(db, reviewer, **queue) -> Session:
-    """The reviewer's session on the database's queue, built from the files on first use."""
-    return Session(joined_queue(db, **queue), reviewer)
+def queue_request(judgments, labels, corpus, golden, on, thresholds, order, random_share, seed, limit, overlap) -> QueueRequest:
+    """The queue the options name (queue_options)."""
+    return QueueRequest(judgments, labels, corpus, golden, on, thresholds, QueueSettings(order, random_share, seed, limit, overlap))
 
 
 @review_group.command("start", short_help='Review pairs in the terminal.')
@@ -74,7 +49,7 @@ def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, *
     """Review pairs one key at a time. The first start builds the queue from the files; later
     starts (any reviewer, at the same time too) join it and resume at the next unreviewed pair."""
     check_reviewer_name(reviewer)  # before the database is opened
-    session = joined_session(db, reviewer, **queue)
+    session = Session(join_queue(db, queue_request(**queue), warn), reviewer)
     _, simulated = decisions_by_kind(session)
     if simulated:
         warn(f"{db}: {simulated} of {reviewer}'s decisions here were made by `review simulate`: they count as {reviewer}'s in "
@@ -100,15 +75,8 @@ def simulate_command(db, reviewer, human, unlisted_as_zero, **queue):
     """Review every queued pair automatically from a labels file (e.g. gold chunks standing in
     for people): measures agreement, calibration and corrected estimates before a real review.
     Pairs the file does not cover are skipped."""
-    check_reviewer_name(reviewer)
     grades = read_qrels(human).to_dict()  # before the database is opened: a bad file leaves no database behind
-    session = joined_session(db, reviewer, **queue)
-    with contextlib.closing(session.conn):
-        person, _ = decisions_by_kind(session)
-        if person:  # its grades would count as that person's in stats, export and estimates
-            raise SemrelError(f"{db}: {reviewer} has made {person} decisions here by hand; a simulation would add its grades "
-                              "under that name: give --reviewer another name (e.g. gold)")
-        graded, skipped = simulate_review(session, grades, unlisted_as_zero)
+    graded, skipped = simulate(db, reviewer, grades, queue_request(**queue), warn, unlisted_as_zero)
     click.echo(f"{reviewer}: graded {graded} pairs from {human}, skipped {skipped}", err=True)
 
 

@@ -9,13 +9,14 @@ import socket
 import click
 
 from ..errors import SemrelError
+from ..review.engine import join_queue
 from ..review.highlight import token_similarities
 from ..review.web.app import WebSettings
 from ..review.web.guard import is_loopback
 from ..review.web.server import ReviewServer
 from .base import SemrelCommand, warn
 from .options import db_option, highlight_options, queue_options
-from .review import joined_queue
+from .review import queue_request
 
 
 def check_host(host: str, port: int) -> None:
@@ -49,7 +50,7 @@ def serve_command(db, host, port, token, secure_cookies, blind, no_highlight, mo
     """Review pairs in a browser, one key per decision; several reviewers at once, each with
     their name. Builds or joins the queue as `review start` does. Stop with Ctrl-C."""
     check_host(host, port)  # before the database is opened
-    joined_queue(db, **queue).close()
+    join_queue(db, queue_request(**queue), warn).close()
 
     def highlighter(task):
         return token_similarities(task.chunk, task.answers, model, layer)

@@ -1,18 +1,23 @@
-"""`semrel.export_reviews`: the Python side of `semrel review export`.
+"""`semrel.export_reviews` and `semrel.simulate_review`: the Python side of `semrel review export` and `simulate`.
 
-Thin over adjudicate.py, which the command calls too: the same adjudication, the same labels and files.
+Thin over adjudicate.py and simulate.py, which the commands call too: the same queue, adjudication, labels and files.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import os
-from typing import Callable, Union
+from typing import Callable, Sequence, Union
 
-from ..errors import check_flags, check_kind, check_warn, tell
+from ..errors import UsageError, check_flags, check_kind, check_seed, check_warn, tell
 from ..evaluation.api import Qrels, QrelsLike, as_qrels
 from ..formats.files import guarded
+from ..formats.judgments import SCORES
 from .adjudicate import ReviewedLabels, reviewed_labels, write_reviewed
+from .engine import QueueRequest, QueueSettings
+from .order import ORDERS
+from .simulate import simulate
 
 PathLike = Union[str, os.PathLike]
 
@@ -44,3 +49,52 @@ def export_reviews(db: PathLike, labels: QrelsLike, output: PathLike | None = No
     tell(result.warnings, warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
     q = result.qrels
     return dataclasses.replace(result, qrels=Qrels(q.query_ids, q.doc_ids, q.relevance, q.source))
+
+
+@guarded
+def simulate_review(db: PathLike, human: QrelsLike, *, reviewer: str, judgments: PathLike | None = None,
+                    labels: PathLike | None = None, corpus: PathLike | None = None, golden: PathLike | None = None,
+                    on: str | None = None, thresholds: str | Sequence[float] | None = None, order: str = "uncertain",
+                    random_share: float = 0.25, seed: int = 0, limit: int | None = None, overlap: int = 0,
+                    unlisted_as_zero: bool = False, warn: Callable[[str], None] | None = None) -> tuple[int, int]:
+    """Grade a review queue from known labels, as `semrel review simulate` does (with its defaults): to measure, before
+    anyone reviews, what a review of N pairs would give (agreement, `calibrate`, corrected estimates).
+
+    db: the review database, built on first use from judgments, labels (the derived qrels), corpus and golden (all
+    four paths, or none to join the database's queue). human: the grades standing in for the reviewer's (a qrels or
+    golden.jsonl path, a Qrels, a dict or a DataFrame); a queued pair it does not list is skipped, or graded 0 with
+    `unlisted_as_zero` where it lists the query. on, thresholds: the labelling the queue grades by (numbers, or the
+    file `semrel calibrate -o` writes; default: the rule the labels' manifest records). order ('uncertain', 'random',
+    'query'), random_share, seed, limit (pairs queued) and overlap (pairs every reviewer sees) build a new queue.
+    Returns (graded, skipped): the decisions recorded. Refused under the name of a reviewer who graded by hand."""
+    check_warn(warn)
+    check_kind("db", db, (str, os.PathLike), "the review database's file path", required=True)
+    check_kind("reviewer", reviewer, (str,), "a reviewer's name", required=True)
+    for name, given in (("judgments", judgments), ("labels", labels), ("corpus", corpus), ("golden", golden)):
+        check_kind(name, given, (str, os.PathLike), "a file path")
+    check_kind("on", on, (str,), f"one of {', '.join(SCORES)}")
+    if on is not None and on not in SCORES:
+        raise UsageError(f"on={on!r}: choose one of {', '.join(SCORES)}")
+    if order not in ORDERS:
+        raise UsageError(f"order={order!r}: choose one of {', '.join(ORDERS)}")
+    check_kind("random_share", random_share, (numbers.Real,), "a share from 0 to 1", required=True)
+    if not 0 <= random_share <= 1:
+        raise UsageError(f"random_share={random_share!r}: give a share from 0 to 1")
+    check_seed(seed)
+    check_kind("limit", limit, (numbers.Integral,), "a number of pairs, 1 or more")
+    check_kind("overlap", overlap, (numbers.Integral,), "a number of pairs, 0 or more", required=True)
+    if limit is not None and limit < 1 or overlap < 0:
+        raise UsageError(f"limit={limit!r}, overlap={overlap!r}: give a limit of 1 or more (or None) and an overlap of 0 or more")
+    check_flags(unlisted_as_zero=unlisted_as_zero)
+    if thresholds is not None and not isinstance(thresholds, (str, os.PathLike)):
+        thresholds = ",".join(str(float(t)) for t in thresholds)
+    grades = as_qrels(human, "human").to_dict()  # before the database is opened: a bad file leaves no database behind
+    def named(p: PathLike | None) -> str | None:
+        return None if p is None else os.fspath(p)
+
+    request = QueueRequest(named(judgments), named(labels), named(corpus), named(golden), on, named(thresholds),
+                           QueueSettings(order, float(random_share), int(seed), None if limit is None else int(limit), int(overlap)))
+    messages: list[str] = []
+    result = simulate(os.fspath(db), reviewer, grades, request, messages.append, unlisted_as_zero)
+    tell(messages, warn, stacklevel=3)
+    return result

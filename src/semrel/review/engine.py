@@ -18,11 +18,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import ValidationError
+from ..errors import UsageError, ValidationError
 from ..terminal import is_printable_name
 from .order import review_queue
-from .store import read_meta, transaction, write_meta
-from .tasks import Labelling, Task, load_tasks
+from .store import create_db, is_new_db, open_db, read_meta, transaction, write_meta
+from .tasks import Labelling, Task, load_tasks, parse_labelling
 
 CLAIM_SECONDS = 600.0
 MAX_REVIEWER_NAME = 80
@@ -363,3 +363,40 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
         raise ValidationError("give the labelling thresholds, e.g. --on R --thresholds 0.5")
     else:
         create_queue(conn, files.load(labelling), labelling, settings)
+
+
+
+@dataclass(frozen=True)
+class QueueRequest:
+    """The queue to build or join: its files (all four, or none to resume a database), the labelling to threshold
+    by (`thresholds`: comma-separated numbers or a `semrel calibrate -o` file; None: the labels' manifest) and
+    how a new queue is ordered."""
+
+    judgments: str | None = None
+    labels: str | None = None
+    corpus: str | None = None
+    golden: str | None = None
+    on: str | None = None
+    thresholds: str | None = None
+    settings: QueueSettings = QueueSettings()
+
+
+def join_queue(db: str, request: QueueRequest, warn: Callable[[str], None]) -> sqlite3.Connection:
+    """The database with its queue, built from the files on first use (refreshed when given later): what `review
+    start`, `simulate` and `serve` open."""
+    r = request
+    given = [r.judgments, r.labels, r.corpus, r.golden]
+    if any(given) and not all(given):
+        raise UsageError("give all of --judgments, --labels, --corpus and --golden, or none to resume a database")
+    files = TaskFiles(r.judgments, r.labels, r.corpus, r.golden) if r.judgments and r.labels and r.corpus and r.golden else None
+    labelling = parse_labelling(r.on, r.thresholds, r.labels, r.judgments) if files and r.thresholds else None
+    if is_new_db(db):  # a new database: its inputs read first, then built aside and put in place whole
+        if files:
+            labelling = labelling or parse_labelling(r.on, r.thresholds, r.labels, r.judgments)
+            files = files.preloaded(labelling)
+        return create_db(db, lambda conn: prepare_queue(conn, files, labelling, r.settings, warn))
+    conn = open_db(db)
+    if files and labelling is None and not has_queue(conn):
+        labelling = parse_labelling(r.on, r.thresholds, r.labels, r.judgments)
+    prepare_queue(conn, files, labelling, r.settings, warn)
+    return conn

@@ -3,9 +3,11 @@ the same session calls a person's keys make, so its figures are those a review w
 
 from __future__ import annotations
 
-from typing import Mapping
+import contextlib
+from typing import Callable, Mapping
 
-from .engine import Outcome, Session, labelling_of
+from ..errors import SemrelError
+from .engine import Outcome, QueueRequest, Session, check_reviewer_name, join_queue, labelling_of
 
 
 def decisions_by_kind(session: Session) -> tuple[int, int]:
@@ -16,7 +18,7 @@ def decisions_by_kind(session: Session) -> tuple[int, int]:
     return int(row[0] - row[1]), int(row[1])
 
 
-def simulate_review(session: Session, human: Mapping[str, Mapping[str, int]], unlisted_as_zero: bool = False) -> tuple[int, int]:
+def simulate_decisions(session: Session, human: Mapping[str, Mapping[str, int]], unlisted_as_zero: bool = False) -> tuple[int, int]:
     """Grade each pair the session is given from `human` (grades clipped to the queue's scale);
     skip pairs it does not cover. Returns (graded, skipped): the decisions this call recorded (a second
     process under the same name can take a pair between next_task and the grade)."""
@@ -29,3 +31,19 @@ def simulate_review(session: Session, human: Mapping[str, Mapping[str, int]], un
         else:
             skipped += session.skip(task, simulated=True) is Outcome.RECORDED
     return graded, skipped
+
+
+
+def simulate(db: str, reviewer: str, human: Mapping[str, Mapping[str, int]], request: QueueRequest,
+             warn: Callable[[str], None], unlisted_as_zero: bool = False) -> tuple[int, int]:
+    """`semrel review simulate`: the queue `request` names, built or joined, graded from `human` under `reviewer`.
+    Refused under the name of a reviewer who graded by hand, whose decisions its grades would join in stats, export
+    and estimates. Returns (graded, skipped)."""
+    check_reviewer_name(reviewer)  # before the database is opened
+    with contextlib.closing(join_queue(db, request, warn)) as conn:
+        session = Session(conn, reviewer)
+        person, _ = decisions_by_kind(session)
+        if person:
+            raise SemrelError(f"{db}: {reviewer} has made {person} decisions here by hand; a simulation would add its grades "
+                              "under that name: give the reviewer another name (e.g. gold)")
+        return simulate_decisions(session, human, unlisted_as_zero)
