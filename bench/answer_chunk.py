@@ -14,15 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
+from measured import SEMREL
 from shared_data import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parent.parent
-SEMREL = [sys.executable, "-c", "from semrel.cli import main; main()"]
 
 
 def semrel(*args: object) -> None:

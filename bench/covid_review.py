@@ -23,8 +23,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from measured import SEMREL
+
 ROOT = Path(__file__).resolve().parent.parent
-SEMREL = [sys.executable, "-c", "from semrel.cli import main; main()"]
 RUNS = {
     "bm25": ["--method", "bm25"],
     "dense": ["--method", "dense"],

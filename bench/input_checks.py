@@ -14,17 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
-from measured import measured
+from measured import SEMREL, measured
 from semrel.evaluation.doclevel import corpus_documents, warn_unlisted
 from semrel.formats import read_qrels, read_run
 from semrel.golden.documents import nesting
 
 ROOT = Path(__file__).resolve().parent.parent
-SEMREL = [sys.executable, "-c", "from semrel.cli import main; main()"]
 
 
 def timed(call, *args) -> float:

@@ -58,7 +58,7 @@ from pathlib import Path
 
 from scipy.stats import binom
 
-from measured import measured
+from measured import SEMREL, measured
 from semrel.formats.corpus import iter_corpus, read_golden
 from semrel.formats.pool import read_pool
 from semrel.judging.judge import JudgeOptions, Pair, judge_pairs, scan_corpus
@@ -67,7 +67,6 @@ from semrel.judging.probability import null_pairs
 from semrel.records import GoldenItem
 
 ROOT = Path(__file__).resolve().parent.parent
-SEMREL = [sys.executable, "-c", "from semrel.cli import main; main()"]
 
 
 def subset(folder: Path, work: Path, queries: int) -> tuple[Path, Path]:

@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 import resource
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
+
+SEMREL = [sys.executable, "-c", "from semrel.cli import main; main()"]
+"""The command line of this checkout's semrel, in this interpreter (no console script needed on PATH)."""
 
 
 @dataclass

@@ -15,18 +15,17 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
+from measured import SEMREL
 from semrel.judging import labels
 from shared_data import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parent.parent
-SEMREL = [sys.executable, "-c", "from semrel.cli import main; main()"]
 
 
 def cli(*args) -> None:

@@ -398,6 +398,9 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
 
 @dataclass
 class Step:
+    """One command of a run, as a user would type it: what it reads and writes is all `up_to_date` needs to skip it,
+    and `shell` prints it for --dry-run and the manifests."""
+
     name: str
     command: tuple[str, ...]
     args: list[str]

@@ -468,6 +468,8 @@ class Ideal:
 
 
 def ideal(m: Measure, ctx: Context) -> Ideal:
+    """Each query's judged documents by gain, highest first (trec_eval's ideal ranking for nDCG and its kin): the
+    gains are the measure's own table where it has one, negative grades count as 0."""
     grades = ctx.qrels.relevance
     gains = np.where(grades >= 0, grades, 0).astype(np.float64)
     for level, gain in gain_table(m).items():

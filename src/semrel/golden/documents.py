@@ -634,6 +634,7 @@ def trec_documents(path: str | os.PathLike, text: str | None = None,
 
 
 def looks_like_trec(path: str | os.PathLike) -> bool:
+    """Whether a file opens with `<DOC>`: TREC collections come without a suffix that says so (FT911-1, fbis3-10)."""
     try:
         head = read_head(path, 512)
     except (SemrelError, OSError):

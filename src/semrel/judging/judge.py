@@ -85,6 +85,9 @@ class JudgeOptions:
 
 @dataclass
 class JudgeResult:
+    """What `judge` returns: the judgments, and the counts the command prints and the manifest records (so a caller
+    sees what was encoded, cached, resumed or windowed, as the command's user does)."""
+
     judgments: Sequence[Judgment]  # a Judgments view: built row by row from score arrays
     params: dict[str, Any]  # how they were made, for the manifest
     encoded: int = 0  # texts run through the model by this call

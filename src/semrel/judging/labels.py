@@ -269,6 +269,7 @@ def parse_thresholds(text: str) -> tuple[float, ...]:
 
 
 def check_thresholds(thresholds: Sequence[float]) -> tuple[float, ...]:
+    """Thresholds as floats, refused unless finite and rising: a grade is the number reached, which needs them in order."""
     if not all(map(is_number, thresholds)):
         raise UsageError(f"thresholds {', '.join(map(repr, thresholds))}: give numbers")
     values = tuple(float(t) for t in thresholds)
