@@ -32,7 +32,6 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from measured import measured
 from shared_data import SHARED_DATA
 
 STARTED = time.perf_counter()  # as early as this process can tell: the interpreter is already up
@@ -168,13 +168,10 @@ def child(name: str, folder: Path) -> None:
 
 
 def measure(name: str, folder: Path) -> dict:
-    started, load = time.perf_counter(), os.getloadavg()[0]
-    process = subprocess.Popen([sys.executable, __file__, "--child", name, "--folder", str(folder)])
-    _, status, usage = os.wait4(process.pid, 0)
-    if os.waitstatus_to_exitcode(status):
-        raise SystemExit(f"{name} failed")
-    return {**json.loads((folder / f"{name}.json").read_text()), "process_seconds": time.perf_counter() - started,
-            "process_cpu": usage.ru_utime + usage.ru_stime, "load": load}
+    load = os.getloadavg()[0]
+    child = measured([sys.executable, __file__, "--child", name, "--folder", str(folder)])
+    return {**json.loads((folder / f"{name}.json").read_text()), "process_seconds": child.seconds, "process_cpu": child.cpu_seconds,
+            "load": load}
 
 
 def kappas(scores: np.ndarray, gold: np.ndarray) -> tuple[float, float, float]:
