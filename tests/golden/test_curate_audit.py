@@ -150,6 +150,18 @@ def test_split_refuses_a_ratio_that_is_not_a_finite_number(tmp_path, ratio):
     assert not (tmp_path / "parts").exists()
 
 
+@pytest.mark.parametrize("option,value,message", [
+    ("--ratio", "0.8,x", "--ratio '0.8,x': give comma-separated numbers, e.g. 0.8,0.1"),
+    ("--sizes", "5,2.5", "--sizes '5,2.5': give comma-separated whole numbers, e.g. 200,100"),
+    ("--ratio", "", "--ratio '': give comma-separated numbers, e.g. 0.8,0.1"),  # had split 80/20, as if not given
+])
+def test_split_names_the_option_whose_numbers_it_cannot_read(tmp_path, option, value, message):
+    golden = write(tmp_path / "golden.jsonl", "".join(
+        json.dumps({"query_id": q, "query": t, "reference_answer": a, "gold_chunk_ids": g}) + "\n" for q, t, a, g in NEAR))
+    assert_one_error(run("golden", "split", golden, "-o", tmp_path / "parts", option, value), message, code=2)
+    assert not (tmp_path / "parts").exists()
+
+
 def test_split_targets_refuse_non_finite_or_fractional_sizes():
     for sizes in ([float("nan")], [float("inf")], [2.5]):
         with pytest.raises(UsageError, match="positive query counts"):

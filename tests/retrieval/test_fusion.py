@@ -115,6 +115,8 @@ def test_cli_refuses_what_cannot_work(cli, write, tmp_path):
     assert_one_error(cli("fuse", a, "-o", out), "at least two runs", code=2)
     assert_one_error(cli("fuse", a, b, "-o", out, "--norm", "zscore"), "does not apply to --method rrf", code=2)
     assert_one_error(cli("fuse", a, b, "-o", out, "--method", "wsum", "--weights", "1"), "one weight per run", code=2)
+    assert_one_error(cli("fuse", a, b, "-o", out, "--method", "wsum", "--weights", "0.3,a"),
+                     "--weights '0.3,a': give comma-separated numbers, one per run, e.g. 0.3,0.7", code=2)
     for weights in ("nan,1", "1,-0.5", "inf,1"):
         assert_one_error(cli("fuse", a, b, "-o", out, "--method", "wsum", "--weights", weights),
                          f"--weights {weights}: weights must be finite numbers of 0 or more", code=2)

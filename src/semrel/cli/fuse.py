@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import click
 
-from ..errors import UsageError
 from ..retrieval.fusion import METHODS, NORMS, RRF_K, FusionSpec, fuse_files
 from .base import SemrelCommand, warn
+from .options import comma_numbers
 from .paths import input_path, output_path
-
-
-def _weights(text: str | None) -> tuple[float, ...] | None:
-    if text is None:
-        return None
-    try:
-        return tuple(float(v) for v in text.split(","))
-    except ValueError:
-        raise UsageError(f"--weights {text!r}: give comma-separated numbers, one per run, e.g. 0.3,0.7") from None
 
 
 @click.command("fuse", cls=SemrelCommand, short_help="Fuse runs into one (RRF, CombSUM, CombMNZ, weighted sum).")
@@ -36,6 +27,7 @@ def fuse_command(runs, output, method, norm, weights, rrf_k, depth):
     Each run is ranked as trec_eval ranks it (score descending, ties by doc id descending); a
     document a run lacks contributes nothing from it. Queries of any run are in the output.
     """
-    spec = FusionSpec(method, norm, _weights(weights), rrf_k, depth).check(len(runs))  # before any file is read
+    weights_given = comma_numbers(weights, float, "--weights", "0.3,0.7", "one per run")
+    spec = FusionSpec(method, norm, weights_given, rrf_k, depth).check(len(runs))  # before any file is read
     fused = fuse_files(runs, output, spec, warn)
     click.echo(f"fused {len(runs)} runs ({method}): {len(fused)} rows to {output}", err=True)

@@ -18,22 +18,13 @@ from ..golden.sources import DOC_QRELS
 from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
 from .base import LazyGroup, warn, warn_in_flags
-from .options import chunk_options, chunk_settings, query_sample, sample_options
+from .options import chunk_options, chunk_settings, comma_numbers, query_sample, sample_options
 from .paths import FolderPath, input_path, output_path
 
 
 @click.group("golden", short_help='Import, check and curate golden sets.', cls=LazyGroup, lazy={"pick": "semrel.cli.pick:pick_command"})
 def golden_group() -> None:
     """Import, check and curate golden sets (queries, reference answers, gold chunk ids)."""
-
-
-def _numbers(text: str | None, kind: type) -> list | None:
-    if not text:
-        return None
-    try:
-        return [kind(part) for part in text.split(",")]
-    except ValueError:
-        raise UsageError(f"expected comma-separated numbers, not {text!r}") from None
 
 
 @golden_group.command("import", short_help='Import a golden set (SQuAD, CSV, BEIR and more).')
@@ -163,7 +154,8 @@ model_option = click.option("--model", default=None, metavar="NAME", help=f"Embe
 @model_option
 def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, model):
     """Split GOLDEN into parts (deterministic by --seed); near-duplicate queries stay together."""
-    parts = split_golden(read_golden(golden), golden, output_dir, _numbers(ratio, float), _numbers(sizes, int),
+    ratios, counts = comma_numbers(ratio, float, "--ratio", "0.8,0.1"), comma_numbers(sizes, int, "--sizes", "200,100")
+    parts = split_golden(read_golden(golden), golden, output_dir, ratios, counts,
                          names.split(",") if names else None, seed, threshold, model, stderr_steps, warn)
     for name, part in parts.items():
         click.echo(f"{name}: {len(part)} queries -> {part_path(output_dir, name)}", err=True)

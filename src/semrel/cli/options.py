@@ -214,3 +214,15 @@ def highlight_options(command):
     for option in reversed(HIGHLIGHT_OPTIONS):
         command = option(command)
     return command
+
+
+def comma_numbers(text: str | None, kind: type, option: str, example: str, each: str = "") -> tuple | None:
+    """An option's comma-separated numbers (None: not given). An empty value is refused, not read as the option
+    left out: '--ratio ""' from a script whose variable was unset would otherwise split by the default."""
+    if text is None:
+        return None
+    try:
+        return tuple(kind(part) for part in text.split(","))
+    except ValueError:
+        raise UsageError(f"{option} {text!r}: give comma-separated {'whole ' if kind is int else ''}numbers"
+                         f"{', ' + each if each else ''}, e.g. {example}") from None
