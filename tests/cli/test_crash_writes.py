@@ -175,7 +175,8 @@ class Killed(BaseException):
 
 
 def test_manifest_left_from_before_a_crash_is_not_trusted(tmp_path, monkeypatch):
-    from semrel.cli.pipeline import Digests, Step, up_to_date
+    from semrel.cli.pipeline import Digests, up_to_date
+    from semrel.cli.run_config import Step
     from semrel.errors import UsageError
     from semrel.formats.manifest import manifest_is_stale, manifest_path, read_params
     from semrel.judging import labels

@@ -19,7 +19,7 @@ import pytest
 
 import semrel.formats.files as files
 from helpers import SHARED_DATA, assert_one_error, needs_shared, read_lines, run
-from semrel.cli import pipeline
+from semrel.cli import pipeline, run_config
 from semrel.formats.manifest import write_manifest
 from semrel.judging import labels
 from small_corpus import TEXTS
@@ -330,7 +330,7 @@ def test_a_step_hashes_the_same_whatever_its_values_look_like(tmp_path, monkeypa
         "k = 5", 'k = 5\nmodel = "sentence-transformers/all-MiniLM-L6-v2"').replace('["bm25"]', '["bm25", "dense"]'))
 
     def hashes() -> dict[str, str]:
-        return {s.name: s.settings_hash() for s in pipeline.plan(pipeline.load_config(os.path.relpath(config)))}
+        return {s.name: s.settings_hash() for s in run_config.plan(run_config.load_config(os.path.relpath(config)))}
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "cache").mkdir()
@@ -352,7 +352,7 @@ def test_a_path_from_home_is_one_in_every_key(tmp_path, monkeypatch):
     config = write_config(tmp_path)
     config.write_text(config.read_text().replace('out = "out"', 'out = "~/semrel-out"').replace('"docs"', '"~/docs"')
                       .replace('"golden.csv"', '"~/golden.csv"'))
-    loaded = pipeline.load_config(str(config))
+    loaded = run_config.load_config(str(config))
     assert (loaded[""]["out"], loaded["corpus"]["docs"], loaded["golden"]["file"]) == (
         str(data / "semrel-out"), str(data / "docs"), str(data / "golden.csv"))
     assert run("run", config).exit_code == 0
@@ -453,7 +453,7 @@ def test_only_the_winning_value_of_a_key_is_read_and_checked(tmp_path, monkeypat
     bad --set did the later one of the same key: a value overridden is not used, so it is not checked either."""
     config = write_config(write_data(tmp_path))
     environ = {"SEMREL_LABEL_THRESHOLD": "abc", "SEMREL_RETRIEVE_K": "many"}
-    loaded = pipeline.load_config(str(config), ["label.threshold=0.5", "retrieve.k=lots", "retrieve.k=3"], environ)
+    loaded = run_config.load_config(str(config), ["label.threshold=0.5", "retrieve.k=lots", "retrieve.k=3"], environ)
     assert loaded["label"]["threshold"] == 0.5 and loaded["retrieve"]["k"] == 3
     monkeypatch.setenv("SEMREL_LABEL_THRESHOLD", "abc")
     dry = run("run", config, "--dry-run", "--set", "label.threshold=0.5")
@@ -772,10 +772,10 @@ def test_run_config_samples_queries_tunes_bm25_and_reports_both_qrels(tmp_path):
     assert re.search(r"--gold-qrels \S*out/gold.qrels", planned.replace(" \\\n    ", " "))
 def test_the_steps_that_use_the_default_cut_are_replanned_when_it_moves(tmp_path, monkeypatch):
     """label and sensitivity take the cut from semrel, not from the config: their settings hash follows it."""
-    config = pipeline.load_config(str(write_config(write_data(tmp_path), judge=True)), ["retrieve.methods=bm25,dense"])
+    config = run_config.load_config(str(write_config(write_data(tmp_path), judge=True)), ["retrieve.methods=bm25,dense"])
 
     def hashes() -> dict[str, str]:
-        return {step.name: step.settings_hash() for step in pipeline.plan(config)}
+        return {step.name: step.settings_hash() for step in run_config.plan(config)}
 
     before = hashes()
     monkeypatch.setattr(labels, "CUT", 0.5)
@@ -785,9 +785,9 @@ def test_the_steps_that_use_the_default_cut_are_replanned_when_it_moves(tmp_path
 
 def test_every_table_of_metrics_takes_the_eval_measures(tmp_path):
     """compare and the report kept their default set (R@100 of runs 20 deep) and agree its own, beside eval's R@20."""
-    config = pipeline.load_config(str(write_config(write_data(tmp_path), judge=True, extra='[eval]\nmeasures = ["nDCG@10", "R@5"]')),
+    config = run_config.load_config(str(write_config(write_data(tmp_path), judge=True, extra='[eval]\nmeasures = ["nDCG@10", "R@5"]')),
                                   ["retrieve.methods=bm25,dense", "lift.base=bm25"])
-    measures = {step.name: [value for flag, value in zip(step.args, step.args[1:]) if flag == "-m"] for step in pipeline.plan(config)}
+    measures = {step.name: [value for flag, value in zip(step.args, step.args[1:]) if flag == "-m"] for step in run_config.plan(config)}
     tables = ("eval derived", "eval gold", "agree", "compare", "lift", "report")
     assert {name: measures[name] for name in tables} == {name: ["nDCG@10", "R@5"] for name in tables}
 
@@ -797,10 +797,10 @@ def test_the_dense_steps_are_replanned_when_the_vectors_recipe_changes(tmp_path,
     dense, hybrid and reranked runs were skipped as up to date."""
     from semrel.encoding import sentences
 
-    config = pipeline.load_config(str(write_config(write_data(tmp_path))), ["retrieve.methods=bm25,dense,hybrid", "lift.base=bm25"])
+    config = run_config.load_config(str(write_config(write_data(tmp_path))), ["retrieve.methods=bm25,dense,hybrid", "lift.base=bm25"])
 
     def hashes() -> dict[str, str]:
-        return {step.name: step.settings_hash() for step in pipeline.plan(config)}
+        return {step.name: step.settings_hash() for step in run_config.plan(config)}
 
     before = hashes()
     monkeypatch.setattr(sentences, "RECIPE", "another")
@@ -918,7 +918,7 @@ def test_a_model_folder_is_relative_to_the_config_and_an_input(tmp_path, monkeyp
     assert dry.exit_code == 0, dry.output
     commands = dry.stdout.replace(" \\\n    ", " ")
     assert commands.count("--model project/models/m") == 2, commands
-    steps = {s.name: s for s in pipeline.plan(pipeline.load_config("project/semrel.toml", ["retrieve.methods=bm25,dense"]))}
+    steps = {s.name: s for s in run_config.plan(run_config.load_config("project/semrel.toml", ["retrieve.methods=bm25,dense"]))}
     assert "project/models/m" in steps["retrieve dense"].inputs and "project/models/m" in steps["judge"].inputs
     assert "project/models/m" not in steps["retrieve bm25"].inputs
     # a name stays a name; a path that is not there is refused up front
@@ -954,7 +954,7 @@ def test_a_changed_input_reruns_whatever_its_mtime(tmp_path, monkeypatch):
 def test_a_stamp_is_kept_only_once_its_file_is_old_enough(tmp_path, monkeypatch):
     """A file changed twice in one tick of the file system's clock keeps its stamp: a stamp taken in that tick is not kept."""
     (tmp_path / "in.txt").write_text("a\n")
-    step = pipeline.Step("x", ("eval",), [], [str(tmp_path / "in.txt")], [])
+    step = run_config.Step("x", ("eval",), [], [str(tmp_path / "in.txt")], [])
     assert pipeline.Digests().of(step)["stamps"] == {str(tmp_path / "in.txt"): [None, None]}
     monkeypatch.setattr(files, "RACY_NS", 0)
     assert pipeline.Digests().of(step)["stamps"][str(tmp_path / "in.txt")][0] is not None
@@ -1345,7 +1345,7 @@ def test_a_hidden_file_changing_in_a_folder_input_reads_nothing(tmp_path, monkey
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.txt").write_text("a\n")
-    step = pipeline.Step("x", ("eval",), [], [str(docs)], [])
+    step = run_config.Step("x", ("eval",), [], [str(docs)], [])
     recorded = pipeline.Digests().of(step)
     read = []
     digest = pipeline._digest

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from semrel.cli.pipeline import load_config
+from semrel.cli.run_config import load_config
 from semrel.errors import SemrelError
 from semrel.formats.files import check_id
 from semrel.golden.importers import import_golden

@@ -8,7 +8,7 @@ from ..doctor import diagnose
 from ..formats.files import LIMITS
 from ..formats.tables import Table, render
 from .base import SemrelCommand, command_variables
-from .pipeline import config_variables
+from .run_config import config_variables
 
 TEST_VARIABLES = ("SEMREL_DATA", "SEMREL_SCREENSHOTS")  # the tests' (and bench's) shared data folder, `make screenshots`
 

@@ -11,7 +11,9 @@ from ..formats.files import atomic_writer
 from ..golden.importers import FORMATS
 from .base import SemrelCommand
 from .paths import input_path, output_path
-from .pipeline import STEPS, run_pipeline, starter_config
+from .pipeline import run_pipeline
+from .run_config import STEPS
+from .run_starter import starter_config
 
 
 @click.command("run", cls=SemrelCommand, short_help='Run the pipeline a config file describes.')
