@@ -7,7 +7,7 @@ the queries: Step.parts), and the step's settings (the exact command
 line it would run) hash to what that run recorded. Steps run the same click commands a user types
 (in process, no subprocesses), so each output gets the command's own manifest and checks.
 
-Settings: `--set section.key=value` over `SEMREL_<SECTION>_<KEY>` over the config file over the
+Settings (run_config): `--set section.key=value` over `SEMREL_<SECTION>_<KEY>` over the config file over the
 defaults; they all end up in the steps' command lines, so a changed value reruns what it affects.
 """
 
