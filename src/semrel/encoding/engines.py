@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import SemrelError, UsageError
 from .encode import Reduce, batch_limits, length_batches, reduced_batches
-from .models import PRECISIONS, check_precision, load_encoder
+from .models import check_precision, check_precision_name, load_encoder
 
 ENGINES = ("local", "ray")
 DEVICES = ("auto", "cpu", "cuda")
@@ -57,16 +57,18 @@ def as_engine(engine: Engine | str) -> Engine:
 
 def check_placement(device: str, precision: str) -> None:
     """Refuse a device or precision semrel does not know, before any model loads (LocalEngine and make_engine alike)."""
+    _check_device(device)
+    check_precision_name(precision)
+
+
+def _check_device(device: str) -> None:
     if device not in DEVICES:
         raise UsageError(f"device={device!r}: choose one of {', '.join(DEVICES)}")
-    if precision not in PRECISIONS:
-        raise UsageError(f"precision={precision!r}: choose one of {', '.join(PRECISIONS)}")
 
 
 def resolve_device(device: str) -> str:
     """cpu or cuda: `auto` takes CUDA when torch sees a GPU; asking for cuda without one is an error."""
-    if device not in DEVICES:
-        raise UsageError(f"device={device!r}: choose one of {', '.join(DEVICES)}")
+    _check_device(device)
     if device == "cpu":
         return "cpu"
     import torch

@@ -141,9 +141,14 @@ PRECISIONS = ("exact", "int8", "fp16")
 int8, activations quantized per batch; CPU only). fp16: half-precision weights and activations (CUDA only)."""
 
 
-def check_precision(precision: str, device: str) -> None:
+def check_precision_name(precision: str) -> None:
     if precision not in PRECISIONS:
         raise UsageError(f"precision={precision!r}: choose one of {', '.join(PRECISIONS)}")
+
+
+def check_precision(precision: str, device: str) -> None:
+    """A precision the device can run: int8 is torch's CPU quantization, fp16 needs a GPU."""
+    check_precision_name(precision)
     if precision == "int8" and device != "cpu":
         raise UsageError("precision='int8' is torch's dynamic quantization, which runs on CPU only: "
                          "give device='cpu' (auto takes a GPU torch sees), or use fp16 on a GPU")
