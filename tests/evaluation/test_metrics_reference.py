@@ -62,7 +62,8 @@ def test_measures_trec_eval_lacks_equal_ir_measures(data):
     ours, _ = _ours(qrels, run, IR_MEASURES, level)
     qrel_rows = [ir_measures.Qrel(q, d, r) for q, docs in qrels.items() for d, r in docs.items()]
     run_rows = [ir_measures.ScoredDoc(q, d, s) for q, docs in run.items() for d, s in docs.items()]
-    measures = [ir_measures.parse_measure(n.replace("RR@", f"RR(rel={level})@")) for n in IR_MEASURES]
+    # built as objects, not parsed from text: ir_measures parses `RR(rel=2)` with ast.Num, which Python 3.14 removed
+    measures = [ir_measures.RR(rel=level) @ 1, ir_measures.RR(rel=level) @ 3, ir_measures.Judged @ 2, ir_measures.Judged @ 5]
     found = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(measures, qrel_rows, run_rows)}
     for name, measure in zip(IR_MEASURES, measures):
         for q in qrels:
