@@ -222,6 +222,17 @@ def test_answer_chunk_where_several_chunks_hold_a_short_answer_keeps_those_neare
     assert answer_chunks("Q?", ["x"], chunks) == ([], "none", 0.0)
 
 
+def test_answer_chunk_weighs_every_reference_answer_and_reads_words_not_characters():
+    """A golden set may give several answers (SQuAD's variants): the chunk holding any one of them is gold, and the
+    best share of any one answer's pairs ranks the rest. Question words are words, punctuation aside ('chain?')."""
+    chunks = [("d#0", "It took ten days to fix the brakes."), ("d#1", "The chain has ten links per inch."), ("d#2", "* * *")]
+    assert answer_chunks("Q?", ["eleven", "ten days"], chunks) == (["d#0"], "text", 1.0)  # not only a chunk holding every answer
+    assert answer_chunks("Q?", ["the chain had nine links", "it took ten days to mend"], chunks) == (["d#0"], "pairs", 0.8)
+    assert answer_chunks("Which chain?", ["ten"], chunks) == (["d#1"], "text", 1.0)
+    assert answer_chunks("Q?", ["?", "took ten"], chunks) == (["d#0"], "text", 1.0)  # an answer of no words holds nowhere
+    assert answer_chunks("Q?", ["ten"], []) == ([], "none", 0.0)  # a document without chunks
+
+
 @needs_shared("covid_qa_deepset/200423_covidQA.json")
 def test_answer_chunk_recovers_covid_qas_span_gold_from_the_document_alone(tmp_path):
     """COVID-QA's gold chunks come from each answer's character offset. Given only the article (a document id per
