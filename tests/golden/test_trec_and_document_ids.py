@@ -233,6 +233,15 @@ def test_answer_chunk_weighs_every_reference_answer_and_reads_words_not_characte
     assert answer_chunks("Q?", ["ten"], []) == ([], "none", 0.0)  # a document without chunks
 
 
+def test_answer_chunk_ties_go_to_document_order_not_id_order():
+    """Chunks that tie keep the document's order (a chunk id's text sorts 'd#10' before 'd#9'), and on a tie of word
+    pairs the first of them is the one gold chunk."""
+    chunks = [("d#9", "The chain has ten links."), ("d#10", "Ten links per inch, the chain.")]
+    assert answer_chunks("How many?", ["ten links"], chunks) == (["d#9", "d#10"], "text", 1.0)
+    assert answer_chunks("Q?", ["the chain is long"], chunks) == (["d#9"], "pairs", 1 / 3)
+    assert answer_chunks("Q?", ["the chain is long"], chunks[::-1]) == (["d#10"], "pairs", 1 / 3)
+
+
 @needs_shared("covid_qa_deepset/200423_covidQA.json")
 def test_answer_chunk_recovers_covid_qas_span_gold_from_the_document_alone(tmp_path):
     """COVID-QA's gold chunks come from each answer's character offset. Given only the article (a document id per
