@@ -1396,3 +1396,28 @@ def test_run_refuses_its_own_lock_or_state_when_no_plain_file(tmp_path, own, mak
     make(tmp_path / "out" / own)
     assert_one_error(run("run", config), f"{own}: semrel run keeps its own", "no plain file: remove it (nothing was run)", code=2)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [own]
+
+
+def test_a_state_without_a_record_of_the_outputs_skips_them_and_remakes_a_table_without_a_manifest(tmp_path, monkeypatch):
+    """A state that records no digests of a step's outputs (an older semrel's, or one damaged) vouches for nothing: the
+    outputs as they are skip, not every step rerun after an upgrade; a printed table that has no manifest (an older
+    semrel printed it without) is made again, not refused as work another command did."""
+    config = write_config(write_data(tmp_path))
+    monkeypatch.setattr(sys, "argv", ["semrel", "run", str(config)])  # as a user runs it: its manifests name `semrel run`
+    assert run("run", config).exit_code == 0
+    out = tmp_path / "out"
+    state_file = out / pipeline.STATE_FILE
+    state = json.loads(state_file.read_text())
+    for step in state["steps"].values():
+        step["outputs"] = {}
+    state_file.write_text(json.dumps(state))
+    assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
+    for step in state["steps"].values():
+        del step["outputs"]
+    state_file.write_text(json.dumps(state))
+    (out / "eval.gold.txt.manifest.json").unlink()
+    again = run("run", config)
+    assert again.exit_code == 0, again.output
+    remade = statuses(again.stdout)
+    assert remade.pop("eval gold") == "ran" and set(remade.values()) == {"skipped"}, again.stdout
+    assert (out / "eval.gold.txt.manifest.json").is_file()
