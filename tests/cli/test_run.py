@@ -1015,7 +1015,7 @@ def test_the_refusal_to_replace_picks_says_the_journal_keeps_them(tmp_path):
 def test_retrieval_reruns_on_a_changed_query_not_on_changed_gold(tmp_path):
     """golden.jsonl was an input of retrieve by its bytes: a `semrel golden pick` that changed only gold chunk ids reran every
     retrieve step (dense encodes). Retrieval reads the queries' ids and texts, and their digest decides: gold alone
-    reruns qrels and what reads gold, a changed query text reruns retrieve; --dry-run says the same."""
+    reruns qrels and what reads gold, a changed query text or id reruns retrieve; --dry-run says the same."""
     config = write_config(write_data(tmp_path))
     assert run("run", config).exit_code == 0
     csv_file, golden = tmp_path / "golden.csv", tmp_path / "out" / "golden.jsonl"
@@ -1038,6 +1038,10 @@ def test_retrieval_reruns_on_a_changed_query_not_on_changed_gold(tmp_path):
     csv_file.write_text(csv_file.read_text().replace("Why do cats purr?", "Why do cats purr at night?"))
     assert statuses(run("run", config, "--force", "import").stdout)["retrieve bm25"] == "ran"
     assert "Why do cats purr at night?" in golden.read_text()
+    csv_file.write_text(csv_file.read_text().replace('"q-cats"', '"q-purr"'))  # an id renamed, its text as it was
+    assert statuses(run("run", config).stdout)["retrieve bm25"] == "ran"  # the run names queries by id: the old one scored nothing
+    ids = {line.split()[0] for line in (tmp_path / "out" / "runs" / "bm25.run").read_text().splitlines()}
+    assert ids == {"q-purr", "q-ships", "q-bread"}
 
 
 def test_a_gold_chunk_whose_text_an_edit_moved_is_warned_of(tmp_path):
