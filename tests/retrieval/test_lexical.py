@@ -220,3 +220,18 @@ def test_terms_a_killed_append_left_are_cut_before_new_terms_follow(tmp_path, sm
     assert (index.built, index.reused) == (2, 120)
     for found in (index, store.index(grown)):  # as built, and as read back from disk
         assert [StoredBm25(found).search([word], 1)[0][0].tolist() for word in ("zebra", "okapi")] == [[120], [121]]
+
+
+def test_blank_lines_in_the_corpus_are_no_chunks_and_keep_the_index_reused(tmp_path, small_segments):
+    """The corpus reader skips blank lines; the digests a chain is matched by must skip them as the builder does,
+    or a corpus with one would fail as changed while indexed, or never match its own chain."""
+    rows = generated(150)
+    lines = [json.dumps(r) for r in rows]
+    text = "\n".join(lines[:70]) + "\n\n   \n" + "\n".join(lines[70:]) + "\n\n"
+    (tmp_path / "a.jsonl").write_text(text)
+    (tmp_path / "b.jsonl").write_text(text.replace("\n\n   \n", "\n"))
+    store = LexicalStore(tmp_path / "cache", BM25_PARAMS)
+    assert store.index(str(tmp_path / "a.jsonl")).built == 150
+    index = store.index(str(tmp_path / "b.jsonl"))  # the same chunks without the blank lines
+    assert (index.built, index.reused) == (0, 150)
+    assert same_hits(StoredBm25(index).search(QUERIES, 20), Bm25Index(Corpus.read(str(tmp_path / "a.jsonl"))).search(QUERIES, 20))
