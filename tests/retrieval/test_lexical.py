@@ -9,7 +9,7 @@ import pytest
 
 import semrel.retrieval.lexical as lexical
 from helpers import run
-from semrel.errors import FormatError
+from semrel.errors import FormatError, SemrelError
 from semrel.formats.corpus import read_corpus
 from semrel.formats.trec import read_run
 from semrel.retrieval.corpus import Corpus
@@ -235,3 +235,25 @@ def test_blank_lines_in_the_corpus_are_no_chunks_and_keep_the_index_reused(tmp_p
     index = store.index(str(tmp_path / "b.jsonl"))  # the same chunks without the blank lines
     assert (index.built, index.reused) == (0, 150)
     assert same_hits(StoredBm25(index).search(QUERIES, 20), Bm25Index(Corpus.read(str(tmp_path / "a.jsonl"))).search(QUERIES, 20))
+
+
+def test_a_corpus_that_grows_while_it_is_indexed_is_an_error_not_an_index_of_either(tmp_path, small_segments, monkeypatch):
+    """The chunks are counted (and hashed) before they are indexed: a file that gained a line in between is said to
+    have changed, not indexed as far as the count it had."""
+    corpus = write(tmp_path / "corpus.jsonl", generated(100))
+    digests = lexical.line_digests
+
+    def then_grown(path, at):
+        found = digests(path, at)
+        with open(path, "a") as handle:
+            handle.write(json.dumps({"_id": "late", "text": "added while indexing"}) + "\n")
+        return found
+
+    monkeypatch.setattr(lexical, "line_digests", then_grown)
+    store = LexicalStore(tmp_path / "cache", BM25_PARAMS)
+    with pytest.raises(SemrelError, match="corpus.jsonl: changed while it was being indexed; run again"):
+        store.index(corpus)
+    monkeypatch.setattr(lexical, "line_digests", digests)
+    index = store.index(corpus)  # its committed segments are reused: their digests are of the lines they hold
+    assert index.size == index.built + index.reused == 101
+    assert same_hits(StoredBm25(index).search(QUERIES, 20), Bm25Index(Corpus.read(corpus)).search(QUERIES, 20))
