@@ -257,3 +257,17 @@ def test_a_corpus_that_grows_while_it_is_indexed_is_an_error_not_an_index_of_eit
     index = store.index(corpus)  # its committed segments are reused: their digests are of the lines they hold
     assert index.size == index.built + index.reused == 101
     assert same_hits(StoredBm25(index).search(QUERIES, 20), Bm25Index(Corpus.read(corpus)).search(QUERIES, 20))
+
+
+def test_files_a_build_killed_before_its_first_commit_left_are_cleared(tmp_path, small_segments):
+    """A chain folder without index.json holds only what a killed first build appended: built anew there, those
+    bytes would sit before the new chunks' lengths and ids."""
+    corpus = write(tmp_path / "corpus.jsonl", generated(100))
+    store = LexicalStore(tmp_path / "cache", BM25_PARAMS)
+    folder = store.folder / f"chain-{lexical.line_digests(corpus, set())[1][:16]}"
+    folder.mkdir()
+    for name in ("lengths.u32", "ids.bin", "ids.end", "idkeys.u64", "terms.txt", "seg-00000.docs"):
+        (folder / name).write_bytes(b"\x07" * 24)
+    index = store.index(corpus)
+    assert index.folder == folder and index.chunk_ids(np.array([0, 99])) == ["c0", "c99"]
+    assert same_hits(StoredBm25(index).search(QUERIES, 20), Bm25Index(Corpus.read(corpus)).search(QUERIES, 20))
