@@ -271,3 +271,23 @@ def test_files_a_build_killed_before_its_first_commit_left_are_cleared(tmp_path,
     index = store.index(corpus)
     assert index.folder == folder and index.chunk_ids(np.array([0, 99])) == ["c0", "c99"]
     assert same_hits(StoredBm25(index).search(QUERIES, 20), Bm25Index(Corpus.read(corpus)).search(QUERIES, 20))
+
+
+def test_a_copy_of_an_indexed_corpus_is_hashed_once(tmp_path, small_segments, monkeypatch):
+    """A corpus that matches a chain whole is remembered by its stamp too, not hashed on every retrieve (seconds for
+    a million chunks) because it was never built from."""
+    import shutil
+
+    import semrel.formats.files as files
+
+    monkeypatch.setattr(files, "RACY_NS", 0)  # the corpus is seconds old: take its stamp all the same
+    store = LexicalStore(tmp_path / "cache", BM25_PARAMS)
+    store.index(write(tmp_path / "corpus.jsonl", generated(100)))
+    copy = shutil.copy(tmp_path / "corpus.jsonl", tmp_path / "copy.jsonl")
+    assert store.index(copy).built == 0
+
+    def hashed(*args):
+        raise AssertionError("hashed again")
+
+    monkeypatch.setattr(lexical, "line_digests", hashed)
+    assert store.index(copy).size == 100
