@@ -48,6 +48,14 @@ def test_maxp_keeps_each_document_once_at_its_best_chunk():
     assert to_documents(run).to_dict() == {"q": {"d": 0.9, "f": 0.9, "e": 0.5}}
 
 
+def test_maxp_lists_documents_in_rank_order_and_cuts_an_id_at_its_last_hash():
+    """The run of documents is a run as trec_eval ranks it (ties by id, descending), not in the order of its document
+    ids; a document id may hold '#' itself ('s#1' of chunk 's#1#2'): only the part after the last one is the chunk's."""
+    run = Run.from_dict({"q": {"d#0": 0.2, "d#1": 0.9, "e#0": 0.5, "f": 0.9, "s#1#0": 0.3, "s#1#2": 0.7}})
+    documents = to_documents(run)
+    assert documents.doc_ids.to_pylist() == ["f", "d", "s#1", "e"] and documents.scores.tolist() == pytest.approx([0.9, 0.9, 0.7, 0.5])
+
+
 def test_documents_tied_in_score_are_ordered_as_trec_eval_orders_ties(cli, write):
     """By document id descending, as on the MaxP run written out, not by their chunks' ids."""
     corpus = write("corpus.jsonl", "".join(json.dumps({"_id": c, "text": "t", "doc_id": d}) + "\n" for c, d in [("c1", "Z"), ("c2", "A")]))
