@@ -92,3 +92,14 @@ def test_corpus_is_refused_with_judgments_it_does_not_check(cli, demo):
     """-R prefs/qrels_jg score the runs on their own judgments: --corpus was taken there and did nothing."""
     assert_one_error(cli("eval", demo["gold.qrels"], demo["bm25.run"], "-R", "qrels_prefs", "--corpus", demo["corpus.jsonl"]),
                      "-R qrels_prefs scores its own judgments; it does not go with --doc-level, --fill-judgments, --corpus", code=2)
+
+
+def test_unlisted_chunks_the_qrels_judge_are_said_to_be_in_the_qrels_too(cli, write):
+    """Where the qrels judge the run's unlisted chunks they do not count as not relevant: the qrels and the run share
+    another chunking, and the warning says so instead."""
+    corpus = write("corpus.jsonl", "".join(json.dumps({"_id": c, "text": "t"}) + "\n" for c in ("a#0", "a#1")))
+    qrels = write("gold.qrels", "q1 0 a#0 1\nq1 0 x#9 1\n")
+    result = cli("eval", qrels, write("r.run", "q1 Q0 x#9 1 2 r\nq1 Q0 a#0 2 1 r\n"), "--corpus", corpus, "-m", "P@2")
+    assert result.exit_code == 0 and result.stderr.splitlines()[0] == (
+        "semrel: warning: 1 of the 2 rows of run 'r' (50%) names a chunk the corpus does not list (e.g. 'x#9'): the qrels judge 1 "
+        "of them, so the qrels too name chunks the corpus does not list; check that the run and the corpus match"), result.stderr
