@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from helpers import assert_one_error, run
@@ -103,3 +104,11 @@ def test_unlisted_chunks_the_qrels_judge_are_said_to_be_in_the_qrels_too(cli, wr
     assert result.exit_code == 0 and result.stderr.splitlines()[0] == (
         "semrel: warning: 1 of the 2 rows of run 'r' (50%) names a chunk the corpus does not list (e.g. 'x#9'): the qrels judge 1 "
         "of them, so the qrels too name chunks the corpus does not list; check that the run and the corpus match"), result.stderr
+
+
+def test_the_spelling_blind_key_splits_letters_from_digits_on_either_side():
+    """'v2b#0' spelt 'V2-B-00' is the same chunk: runs of letters and of digits are split whichever comes first."""
+    from semrel.evaluation.doclevel import id_key
+
+    keys = id_key(pa.array(["manual-3", "Manual#03", "manual3", "v2b#0", "V2-B-00", "v2b0"])).to_pylist()
+    assert keys == ["manual#3"] * 3 + ["v#2#b#0"] * 3
