@@ -114,3 +114,20 @@ def test_a_document_twice_in_a_run_is_refused_as_eval_refuses_it(tmp_path):
     result = run("pool", "--golden", golden, twice, "--depth", "2", "-o", tmp_path / "pool.tsv")
     assert_one_error(result, f"{twice}:2: duplicate document in run for query 'q1' and doc 'x'")
     assert not (tmp_path / "pool.tsv").exists()
+
+
+def test_rows_of_chunks_the_corpus_does_not_list_leave_the_pool_and_the_rest_keep_their_scores(tmp_path):
+    """--corpus drops a run's rows of unlisted chunks; the rows left keep their own scores (a run file need not be
+    sorted), so the top `depth` is the one the run ranks. The corpus is an input of the pool's manifest."""
+    golden, _, _ = write_files(tmp_path)
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": c, "text": "t"}) + "\n" for c in ("a#0", "b#0", "c#0")))
+    mine = tmp_path / "mine.run"
+    mine.write_text("q1 Q0 zz#9 1 0.9 r\nq1 Q0 c#0 2 0.1 r\nq1 Q0 b#0 3 0.5 r\n")
+    out = tmp_path / "pool.tsv"
+    result = run("pool", "--golden", golden, mine, "--depth", "1", "--corpus", corpus, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert read_pool(out) == [("q1", "a#0", ("gold",)), ("q1", "b#0", ("mine",))]
+    assert "1 of the 3 rows of run 'mine' (33%) names a chunk the corpus does not list (e.g. 'zz#9'): it is left out" in result.stderr
+    manifest = json.loads((tmp_path / "pool.tsv.manifest.json").read_text())
+    assert [i["path"] for i in manifest["inputs"]] == [str(golden), str(mine), str(corpus)]
