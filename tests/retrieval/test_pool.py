@@ -131,3 +131,12 @@ def test_rows_of_chunks_the_corpus_does_not_list_leave_the_pool_and_the_rest_kee
     assert "1 of the 3 rows of run 'mine' (33%) names a chunk the corpus does not list (e.g. 'zz#9'): it is left out" in result.stderr
     manifest = json.loads((tmp_path / "pool.tsv.manifest.json").read_text())
     assert [i["path"] for i in manifest["inputs"]] == [str(golden), str(mine), str(corpus)]
+
+
+def test_the_queries_a_run_has_beyond_the_golden_set_are_said_by_the_first_of_them(tmp_path):
+    """The example named is the least id, the same on every run (not a set's order, which changes with the hash seed)."""
+    golden, _, _ = write_files(tmp_path)
+    other = tmp_path / "other.run"
+    other.write_text("q1 Q0 a#0 1 1.0 r\n" + "".join(f"x{n:02d} Q0 a#0 1 1.0 r\n" for n in range(30, 0, -1)))
+    result = run("pool", "--golden", golden, other, "-o", tmp_path / "pool.tsv")
+    assert "30 queries of run other are not in the golden set and are left out (e.g. 'x01')" in result.stderr, result.stderr
