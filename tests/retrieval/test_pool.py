@@ -140,3 +140,12 @@ def test_the_queries_a_run_has_beyond_the_golden_set_are_said_by_the_first_of_th
     other.write_text("q1 Q0 a#0 1 1.0 r\n" + "".join(f"x{n:02d} Q0 a#0 1 1.0 r\n" for n in range(30, 0, -1)))
     result = run("pool", "--golden", golden, other, "-o", tmp_path / "pool.tsv")
     assert "30 queries of run other are not in the golden set and are left out (e.g. 'x01')" in result.stderr, result.stderr
+
+
+def test_pool_refuses_a_depth_of_no_chunks_from_python_too():
+    """The CLI's --depth refuses 0 itself; the function, called from Python, must not pool gold alone as if asked to."""
+    from semrel.errors import UsageError
+    from semrel.retrieval.pool import pool
+
+    with pytest.raises(UsageError, match="depth=0: give a positive number"):
+        pool([], [], 0)
