@@ -207,14 +207,16 @@ def test_a_file_replaced_in_place_with_its_size_and_mtime_kept_is_hashed_again(t
     assert index.built == 100 and StoredBm25(index).search(["zebra"], 1)[0][0].tolist() == [10]
 
 
-def test_terms_a_killed_append_left_are_cut_before_new_terms_follow(tmp_path, small_segments):
+@pytest.mark.parametrize("left", [b"stale\n", b"zebr"])
+def test_terms_a_killed_append_left_are_cut_before_new_terms_follow(tmp_path, small_segments, left):
     """terms.txt gives a term its id by line number: a line a killed build appended past the commit, left in place,
-    would shift every new term by one, and a query for a word only the grown corpus has would find nothing."""
+    would shift every new term by one, and a query for a word only the grown corpus has would find nothing. A part
+    of a line (killed mid-write) was kept too: the next term was glued to it ('zebrzebra')."""
     rows = generated(120)
     store = LexicalStore(tmp_path / "cache", BM25_PARAMS)
     folder = store.index(write(tmp_path / "old.jsonl", rows)).folder
     with open(folder / "terms.txt", "ab") as handle:
-        handle.write(b"stale\n")
+        handle.write(left)
     grown = write(tmp_path / "grown.jsonl", rows + [{"_id": "zebra", "text": "zebra stripes"}, {"_id": "okapi", "text": "okapi"}])
     index = store.index(grown)
     assert (index.built, index.reused) == (2, 120)

@@ -242,7 +242,9 @@ class Chain:
         if terms.exists():
             with open(terms, "rb") as handle:
                 lines = handle.read().split(b"\n")
-            if len(lines) - 1 > self.meta["terms"]:
+            if len(lines) - 1 < self.meta["terms"]:
+                raise _cut_short(self.folder, "terms.txt")
+            if len(lines) - 1 > self.meta["terms"] or lines[-1]:  # whole lines past the commit, or part of one
                 with atomic_writer(terms, "wb") as out:
                     out.write(b"".join(line + b"\n" for line in lines[: self.meta["terms"]]))
 
