@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Sequence
 
 import pytest
 
@@ -99,3 +100,48 @@ def test_two_reviewers_writing_at_once_lose_and_repeat_nothing(tmp_path):
     by_reviewer = {name: sum(r == name for _, r, _ in decided) for name in ("alice", "bob")}
     assert by_reviewer["alice"] >= 1 and by_reviewer["bob"] >= 1 and sum(by_reviewer.values()) == 12
     assert query(db, "SELECT count(*) FROM tasks") == [(12,)]
+
+
+def at_a_terminal(command: list[str], keys: Sequence[bytes], ready: bytes) -> tuple[int, str]:
+    """Run `command` with a pseudo-terminal as its stdin and stdout (keys are read raw, as a person's are), pressing
+    each of `keys` once `ready` is shown anew; (exit code, what it showed)."""
+    import pty
+    import select
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: exec at once, so nothing of pytest runs here
+        os.execve(sys.executable, [sys.executable, "-c", "from semrel.cli import main; main()", *command],
+                  {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "100"})
+    shown, pressed = b"", 0
+    while True:
+        if pressed < len(keys) and shown.count(ready) > pressed:
+            time.sleep(0.3)  # the prompt is printed before the terminal is put in raw mode to read a key
+            os.write(fd, keys[pressed])
+            pressed += 1
+        if not select.select([fd], [], [], 60)[0]:
+            os.kill(pid, signal.SIGKILL)
+            raise AssertionError(f"no output for 60 s: {shown.decode(errors='replace')[-500:]}")
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # the child closed the terminal
+            data = b""
+        if not data:
+            break
+        shown += data
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), shown.decode(errors="replace")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", [b"\x04", b"\x03"])
+def test_ctrl_d_or_ctrl_c_at_a_terminal_quits_a_review_with_its_decisions_saved(tmp_path, key):
+    """At a terminal click reads Ctrl-D as EOFError, which the review did not catch: the reviewer saw 'Aborted!' and
+    exit code 1 for what piped input's end, q and Ctrl-C all do quietly."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    code, shown = at_a_terminal(["review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", "--judgments", pool["judgments"],
+                                 "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"],
+                                 "--thresholds", "0.5"], [b"1", key], b"q quit")
+    assert (code, "Aborted" in shown) == (0, False), shown[-500:]
+    assert "saved; 1 decisions this session" in shown
+    assert query(db, "SELECT count(*) FROM decisions WHERE kind = 'grade'") == [(1,)]

@@ -207,6 +207,22 @@ def _environment_note(exc: click.BadParameter) -> str:
 _SAID: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("semrel_warnings_said", default=None)
 
 
+def keys_typed() -> bool:
+    """Keys come from a person at the terminal, not piped (scripts, tests): piped keys are read as fast as they
+    arrive, so the time between two is no one's time on a pair, and their decisions record none."""
+    return sys.stdin.isatty()
+
+
+def read_key() -> str:
+    """One key press, raw from the terminal; from piped input, its next character. '' means quit: the end of piped
+    input, or Ctrl-D or Ctrl-C at the terminal (which click raises as EOFError and KeyboardInterrupt), everything
+    decided being saved already (`review start` and `golden pick` alike)."""
+    try:
+        return click.getchar() if keys_typed() else sys.stdin.read(1)
+    except (KeyboardInterrupt, EOFError):
+        return ""
+
+
 def warn(message: str) -> None:
     """One warning line on stderr; within warnings_once(), a message said already is not said again."""
     said = _SAID.get()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import textwrap
 
 import click
@@ -10,7 +9,7 @@ import click
 from ..encoding.models import DEFAULT_MODEL
 from ..golden.pick import Current, PickSession, excerpt, open_pick_session
 from ..progress import stderr_steps
-from .base import SemrelCommand, warn
+from .base import SemrelCommand, read_key, warn
 from .paths import FolderPath, input_path, output_path
 
 HELP = """keys: 1-9 and 0 mark or unmark a candidate (0 = the tenth) · n next query (marks accepted; none = no
@@ -33,19 +32,6 @@ def render(current: Current, session: PickSession, chars: int) -> None:
         shown = excerpt(candidate.chunk.text, " ".join(current.item.reference_answers), chars)
         click.echo(textwrap.fill(shown, width=100, initial_indent="      ", subsequent_indent="      "))
     click.echo("keys: 1-9,0 mark · n next · s skip · u undo · q quit · ? help")
-
-
-def read_key() -> str:
-    """One key; Ctrl-C, Ctrl-D and the end of input all mean quit (everything is already saved).
-
-    Without a terminal (keys piped in by a script) the keys are read from stdin instead.
-    """
-    try:
-        return click.getchar()
-    except OSError:
-        return sys.stdin.read(1)
-    except (KeyboardInterrupt, EOFError):
-        return "q"
 
 
 def interact(session: PickSession, chars: int) -> None:

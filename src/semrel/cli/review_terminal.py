@@ -6,7 +6,6 @@ the next task is drawn, so quitting or killing the process loses nothing.
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Callable, Sequence
 
@@ -22,6 +21,7 @@ from ..review.highlight import shades
 from ..review.keys import grade_keys, note_keys
 from ..review.tasks import Labelling, Task, judge_line
 from ..terminal import safe, safe_offsets
+from .base import keys_typed, read_key
 
 Spans = Sequence[tuple[int, int, float]]
 Highlighter = Callable[[Task], Spans]
@@ -35,18 +35,6 @@ def as_utf8(text: str) -> str:
     except UnicodeEncodeError:
         raw = text.encode("utf-8", "replace")
     return raw.decode("utf-8", "replace")
-
-
-def keys_typed() -> bool:
-    """Keys come from a person at the terminal, not piped (scripts, tests): piped keys are read as fast as they
-    arrive, so the time between two is no one's time on a pair, and their decisions record none."""
-    return sys.stdin.isatty()
-
-
-def read_key() -> str:
-    """One key press, raw from the terminal; from piped input (scripts, tests), its next
-    character ('' once it ends, which quits)."""
-    return click.getchar() if keys_typed() else sys.stdin.read(1)
 
 
 def highlighted(text: str, spans: Spans) -> Text:
