@@ -112,7 +112,7 @@ class TerminalReview:
         self.console.print(Group(*parts))
 
     def run(self) -> int:
-        """Review until the queue is empty or the reviewer quits (q, Ctrl-C or the end of piped
+        """Review until the queue is empty or the reviewer quits (q, Ctrl-C, Ctrl-D or the end of piped
         input, also at the note prompt, where click turns them into Abort); returns the decisions made."""
         try:
             return self._loop()
