@@ -118,6 +118,6 @@ def test_simulate_review_records_the_decisions_semrel_review_simulate_records(tm
             semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold", **queue, **kwargs)
     with pytest.raises(TypeError, match="^reviewer: give a reviewer's name, not None$"):
         semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer=None)
-    with pytest.raises(UsageError, match="give all of --judgments, --labels, --corpus and --golden, or none"):
+    with pytest.raises(UsageError, match="give all of judgments=, labels=, corpus= and golden=, or none"):
         semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold", judgments=pool["judgments"])
     assert not (tmp_path / "x.sqlite").exists()

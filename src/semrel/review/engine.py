@@ -387,7 +387,7 @@ def join_queue(db: str, request: QueueRequest, warn: Callable[[str], None]) -> s
     r = request
     given = [r.judgments, r.labels, r.corpus, r.golden]
     if any(given) and not all(given):
-        raise UsageError("give all of --judgments, --labels, --corpus and --golden, or none to resume a database")
+        raise UsageError("give all of judgments=, labels=, corpus= and golden=, or none to resume a database")
     files = TaskFiles(r.judgments, r.labels, r.corpus, r.golden) if r.judgments and r.labels and r.corpus and r.golden else None
     labelling = parse_labelling(r.on, r.thresholds, r.labels, r.judgments) if files and r.thresholds else None
     if is_new_db(db):  # a new database: its inputs read first, then built aside and put in place whole

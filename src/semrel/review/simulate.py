@@ -45,5 +45,5 @@ def simulate(db: str, reviewer: str, human: Mapping[str, Mapping[str, int]], req
         person, _ = decisions_by_kind(session)
         if person:
             raise SemrelError(f"{db}: {reviewer} has made {person} decisions here by hand; a simulation would add its grades "
-                              "under that name: give the reviewer another name (e.g. gold)")
+                              "under that name: give reviewer= another name (e.g. gold)")
         return simulate_decisions(session, human, unlisted_as_zero)
