@@ -8,15 +8,11 @@ import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
-from typing import Sequence
 
 import pytest
 
-import semrel
 from review_helpers import write_pool
-
-SRC = str(Path(semrel.__file__).resolve().parents[1])
+from terminal_helpers import SRC, at_a_terminal
 
 
 def reviewer_process(pool: dict, db: str, name: str) -> subprocess.Popen:
@@ -102,37 +98,6 @@ def test_two_reviewers_writing_at_once_lose_and_repeat_nothing(tmp_path):
     assert query(db, "SELECT count(*) FROM tasks") == [(12,)]
 
 
-def at_a_terminal(command: list[str], keys: Sequence[bytes], ready: bytes) -> tuple[int, str]:
-    """Run `command` with a pseudo-terminal as its stdin and stdout (keys are read raw, as a person's are), pressing
-    each of `keys` once `ready` is shown anew; (exit code, what it showed)."""
-    import pty
-    import select
-
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: exec at once, so nothing of pytest runs here
-        os.execve(sys.executable, [sys.executable, "-c", "from semrel.cli import main; main()", *command],
-                  {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "100"})
-    shown, pressed = b"", 0
-    while True:
-        if pressed < len(keys) and shown.count(ready) > pressed:
-            time.sleep(0.3)  # the prompt is printed before the terminal is put in raw mode to read a key
-            os.write(fd, keys[pressed])
-            pressed += 1
-        if not select.select([fd], [], [], 60)[0]:
-            os.kill(pid, signal.SIGKILL)
-            raise AssertionError(f"no output for 60 s: {shown.decode(errors='replace')[-500:]}")
-        try:
-            data = os.read(fd, 65536)
-        except OSError:  # the child closed the terminal
-            data = b""
-        if not data:
-            break
-        shown += data
-    _, status = os.waitpid(pid, 0)
-    os.close(fd)
-    return os.waitstatus_to_exitcode(status), shown.decode(errors="replace")
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("key", [b"\x04", b"\x03"])
 def test_ctrl_d_or_ctrl_c_at_a_terminal_quits_a_review_with_its_decisions_saved(tmp_path, key):
@@ -145,3 +110,23 @@ def test_ctrl_d_or_ctrl_c_at_a_terminal_quits_a_review_with_its_decisions_saved(
     assert (code, "Aborted" in shown) == (0, False), shown[-500:]
     assert "saved; 1 decisions this session" in shown
     assert query(db, "SELECT count(*) FROM decisions WHERE kind = 'grade'") == [(1,)]
+
+
+def review_at_a_terminal(tmp_path, keys: list[bytes], ready) -> tuple[int, str, str]:
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    code, shown = at_a_terminal(["review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", "--judgments", pool["judgments"],
+                                 "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"],
+                                 "--thresholds", "0.5"], keys, ready)
+    return code, shown, db
+
+
+@pytest.mark.slow
+def test_a_note_typed_at_a_terminal_is_line_edited_and_kept_whole(tmp_path):
+    """The note prompt read its line in the terminal's cooked mode without line editing: the arrow keys a person moves
+    back with were saved into the note as escape sequences ('ab\\x1b[D\\x1b[DX'), and the kernel's line buffer cut a
+    pasted note to 4,095 characters, saying 'note saved'."""
+    long = "a pasted paragraph " * 300  # 5,700 characters
+    code, shown, db = review_at_a_terminal(tmp_path, [b"m", b"ab\x1b[D\x1b[DX\x1b[C!\r", b"m", long.encode() + b"\r", b"q"],
+                                           [b"q quit", b"note", b"note saved", b"note", b"note saved"])
+    assert code == 0, shown[-500:]
+    assert query(db, "SELECT note FROM decisions WHERE kind = 'note' ORDER BY id") == [("Xa!b",), (long.strip(),)]

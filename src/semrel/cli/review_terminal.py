@@ -6,6 +6,7 @@ the next task is drawn, so quitting or killing the process loses nothing.
 
 from __future__ import annotations
 
+import importlib
 import time
 from typing import Callable, Sequence
 
@@ -35,6 +36,18 @@ def as_utf8(text: str) -> str:
     except UnicodeEncodeError:
         raw = text.encode("utf-8", "replace")
     return raw.decode("utf-8", "replace")
+
+
+def read_note() -> str:
+    """The note's line. At a terminal with GNU readline (or libedit) loaded, so the line can be edited: without it
+    the line is read in the terminal's cooked mode, where the arrow keys a person moves back with went into the note
+    as escape sequences and the kernel's line buffer cut a pasted note to 4,095 characters."""
+    if keys_typed():
+        try:
+            importlib.import_module("readline")  # input(), which click.prompt calls, uses it once imported
+        except ImportError:  # Windows, or a Python built without it: the plain line as before
+            pass
+    return click.prompt("note", default="", show_default=False)
 
 
 def highlighted(text: str, spans: Spans) -> Text:
@@ -152,7 +165,7 @@ class TerminalReview:
                         break
                     message = "flagged"
                 elif key in self.notes:
-                    typed = click.prompt("note", default="", show_default=False).strip()
+                    typed = read_note().strip()
                     text = as_utf8(typed)
                     if text:
                         if (outcome := self.session.note(task, text)) is not Outcome.RECORDED:

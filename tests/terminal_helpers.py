@@ -1,0 +1,63 @@
+"""A semrel command at a pseudo-terminal: keys are read raw, as a person's are (piped keys never exercise click.getchar,
+escape sequences, Ctrl-C/Ctrl-D as bytes, or the line editing of a prompt)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import termios
+import time
+from pathlib import Path
+from typing import Sequence
+
+import semrel
+
+SRC = str(Path(semrel.__file__).resolve().parents[1])
+
+
+def _reading_raw(fd: int) -> bool:
+    """The terminal is in raw mode: the command waits for a key (on Linux the master reports the slave's settings)."""
+    try:
+        return not termios.tcgetattr(fd)[3] & termios.ICANON
+    except termios.error:
+        return False
+
+
+def at_a_terminal(command: list[str], keys: Sequence[bytes], ready: bytes | Sequence[bytes]) -> tuple[int, str]:
+    """Run `command` with a pseudo-terminal as its stdin and stdout, pressing each of `keys` once `ready` (one cue for
+    all, or one per key) is shown since the key before; (exit code, what it showed).
+
+    A key pressed before the command reads it raw is lost (click's raw mode flushes input typed ahead), so after the
+    cue it waits, a few seconds at most, for raw mode; text for a line prompt (cooked mode) goes after that wait."""
+    import pty
+    import select
+
+    cues = [ready] * len(keys) if isinstance(ready, bytes) else list(ready)
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: exec at once, so nothing of pytest runs here
+        os.execve(sys.executable, [sys.executable, "-c", "from semrel.cli import main; main()", *command],
+                  {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "100"})
+    shown, pressed, since = b"", 0, 0
+    while True:
+        if pressed < len(keys) and cues[pressed] in shown[since:]:
+            time.sleep(0.3)  # the prompt is printed before the terminal is put in raw mode to read a key
+            deadline = time.monotonic() + 3
+            while not _reading_raw(fd) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            since = len(shown)
+            os.write(fd, keys[pressed])
+            pressed += 1
+        if not select.select([fd], [], [], 60)[0]:
+            os.kill(pid, signal.SIGKILL)
+            raise AssertionError(f"no output for 60 s: {shown.decode(errors='replace')[-500:]}")
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # the child closed the terminal
+            data = b""
+        if not data:
+            break
+        shown += data
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), shown.decode(errors="replace")
