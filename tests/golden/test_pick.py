@@ -11,6 +11,7 @@ from semrel.formats.corpus import read_corpus, read_golden
 from semrel.golden.pick import excerpt, open_pick_session
 from semrel.retrieval import corpus as retrieval_corpus
 from small_corpus import write_corpus, write_golden
+from terminal_helpers import at_a_terminal
 
 GOLDEN = [
     ("q1", "why does sourdough bread rise slowly", "wild yeast ferments the dough", []),
@@ -168,3 +169,16 @@ def test_excerpt_shows_the_part_of_a_long_chunk_that_holds_the_answer():
     assert excerpt(text, "tau", 25) == "… omicron pi rho sigma tau"
     assert excerpt(text, "nothing in common", 25) == "alpha beta gamma delta …"
     assert excerpt("short\n  text", "x", 25) == "short text"
+
+
+@pytest.mark.slow
+def test_keys_read_together_at_a_terminal_are_not_one_candidate_number(files):
+    """At a terminal one raw read returns every byte waiting (a paste, or two keys pressed as one), and '01' passed the
+    digit check whole: int('01') marked candidate 1, '10' the tenth, for what were two keys. Several characters are
+    no key; the person presses them again."""
+    corpus, golden = files
+    code, shown = at_a_terminal(["golden", "pick", "--golden", str(golden), "--corpus", str(corpus), "--candidates", "2"],
+                                [b"01", b"q"], [b"? help", b"\n"])
+    assert code == 0, shown[-500:]
+    assert "unknown key '01'" in shown and "marked" not in shown
+    assert gold(golden)["q1"] == () and not (golden.parent / "golden.jsonl.pick.jsonl").exists()

@@ -46,7 +46,8 @@ def interact(session: PickSession, chars: int) -> None:
             break
         if key.isspace():
             continue
-        if key.isascii() and key.isdigit():  # '²' and '٣' are digits too, but no candidate's number
+        # '²' and '٣' are digits too, but no candidate's number; '01' (a paste, or two keys one raw read returned) is two keys
+        if len(key) == 1 and key.isascii() and key.isdigit():
             chunk_id = session.toggle(int(key) or 10)
             if chunk_id is None:
                 click.echo(f"no candidate {key}")
