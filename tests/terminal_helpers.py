@@ -24,9 +24,12 @@ def _reading_raw(fd: int) -> bool:
         return False
 
 
-def at_a_terminal(command: list[str], keys: Sequence[bytes], ready: bytes | Sequence[bytes]) -> tuple[int, str]:
+def at_a_terminal(command: list[str], keys: Sequence[bytes], ready: bytes | Sequence[bytes], job_control: bool = False
+                  ) -> tuple[int, str]:
     """Run `command` with a pseudo-terminal as its stdin and stdout, pressing each of `keys` once `ready` (one cue for
-    all, or one per key) is shown since the key before; (exit code, what it showed).
+    all, or one per key) is shown since the key before; (exit code, what it showed). With `job_control`, as a job of
+    a shell that has it (`set -m`) and brings it back once with `fg` after it stops (Ctrl-Z): alone, the command
+    leads its session, and the kernel discards a stop signal sent to such a process group.
 
     A key pressed before the command reads it raw is lost (click's raw mode flushes input typed ahead), so after the
     cue it waits, a few seconds at most, for raw mode; text for a line prompt (cooked mode) goes after that wait."""
@@ -36,8 +39,10 @@ def at_a_terminal(command: list[str], keys: Sequence[bytes], ready: bytes | Sequ
     cues = [ready] * len(keys) if isinstance(ready, bytes) else list(ready)
     pid, fd = pty.fork()
     if pid == 0:  # the child: exec at once, so nothing of pytest runs here
-        os.execve(sys.executable, [sys.executable, "-c", "from semrel.cli import main; main()", *command],
-                  {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "100"})
+        argv = [sys.executable, "-c", "from semrel.cli import main; main()", *command]
+        if job_control:
+            argv = ["/bin/bash", "-c", 'set -m; "$@"; fg', "bash", *argv]
+        os.execve(argv[0], argv, {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "100"})
     shown, pressed, since = b"", 0, 0
     while True:
         if pressed < len(keys) and cues[pressed] in shown[since:]:

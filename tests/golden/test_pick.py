@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 
 import pytest
 
@@ -182,3 +184,16 @@ def test_keys_read_together_at_a_terminal_are_not_one_candidate_number(files):
     assert code == 0, shown[-500:]
     assert "unknown key '01'" in shown and "marked" not in shown
     assert gold(golden)["q1"] == () and not (golden.parent / "golden.jsonl.pick.jsonl").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/bin/bash") or not hasattr(signal, "SIGTSTP"), reason="needs a shell with job control")
+def test_ctrl_z_at_a_terminal_stops_pick_until_fg_and_shows_the_query_again(files):
+    """Raw mode reads Ctrl-Z as the byte 0x1a, not SIGTSTP: pick answered 'unknown key' and could not be stopped."""
+    corpus, golden = files
+    code, shown = at_a_terminal(["golden", "pick", "--golden", str(golden), "--corpus", str(corpus), "--candidates", "2"],
+                                [b"1", b"\x1a", b"q"], [b"? help", b"gold:", b"? help"], job_control=True)
+    assert code == 0, shown[-500:]
+    assert "Stopped" in shown and "unknown key" not in shown
+    assert shown.count("Q: why does sourdough bread rise slowly") == 2  # shown again after fg
+    assert gold(golden)["q1"] == ("bread#0",)

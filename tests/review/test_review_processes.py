@@ -130,3 +130,17 @@ def test_a_note_typed_at_a_terminal_is_line_edited_and_kept_whole(tmp_path):
                                            [b"q quit", b"note", b"note saved", b"note", b"note saved"])
     assert code == 0, shown[-500:]
     assert query(db, "SELECT note FROM decisions WHERE kind = 'note' ORDER BY id") == [("Xa!b",), (long.strip(),)]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/bin/bash") or not hasattr(signal, "SIGTSTP"), reason="needs a shell with job control")
+def test_ctrl_z_at_a_terminal_stops_the_review_until_fg(tmp_path):
+    """click reads keys in raw mode, where the terminal sends no SIGTSTP: Ctrl-Z came as the byte 0x1a, answered
+    'unknown key', and a person could not put the review in the background."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    code, shown = at_a_terminal(["review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", "--judgments", pool["judgments"],
+                                 "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"],
+                                 "--thresholds", "0.5"], [b"1", b"\x1a", b"0", b"q"], b"judge:", job_control=True)
+    assert code == 0, shown[-500:]  # fg's: the review's own
+    assert "Stopped" in shown and "unknown key" not in shown
+    assert grades(db) == [(0, "ann", 1), (1, "ann", 0)]

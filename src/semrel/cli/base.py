@@ -223,6 +223,17 @@ def read_key() -> str:
         return ""
 
 
+SUSPEND_KEY = "\x1a"
+"""Ctrl-Z as click.getchar reads it: raw mode turns off the terminal's signals, so it comes as a byte, not SIGTSTP."""
+
+
+def suspend() -> None:
+    """Stop as Ctrl-Z stops a program in cooked mode (SIGTSTP to the foreground process group; the shell's `fg` goes
+    on). read_key has put the terminal back in cooked mode by now; the caller redraws its screen once continued."""
+    if hasattr(signal, "SIGTSTP"):  # not on Windows, whose click reads Ctrl-Z as the end of input (read_key: quit)
+        os.killpg(os.getpgrp(), signal.SIGTSTP)
+
+
 def warn(message: str) -> None:
     """One warning line on stderr; within warnings_once(), a message said already is not said again."""
     said = _SAID.get()

@@ -22,7 +22,7 @@ from ..review.highlight import shades
 from ..review.keys import grade_keys, note_keys
 from ..review.tasks import Labelling, Task, judge_line
 from ..terminal import safe, safe_offsets
-from .base import keys_typed, read_key
+from .base import SUSPEND_KEY, keys_typed, read_key, suspend
 
 Spans = Sequence[tuple[int, int, float]]
 Highlighter = Callable[[Task], Spans]
@@ -178,6 +178,8 @@ class TerminalReview:
                     page = max(page - 1, 0)
                 elif key == "?":
                     message = self.help_text()
+                elif key == SUSPEND_KEY:  # Ctrl-Z: stop until `fg`, then the pair is shown again
+                    suspend()
                 else:
                     message = f"unknown key {key!r}; ? for help"
         p = self.session.progress()
