@@ -9,11 +9,19 @@ import sys
 import termios
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import semrel
 
 SRC = str(Path(semrel.__file__).resolve().parents[1])
+
+
+def resize(fd: int, rows: int, columns: int) -> None:
+    """Set the terminal's window size, as a person resizing the window does (the kernel sends SIGWINCH)."""
+    import fcntl
+    import struct
+
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
 
 
 def _reading_raw(fd: int) -> bool:
@@ -24,12 +32,14 @@ def _reading_raw(fd: int) -> bool:
         return False
 
 
-def at_a_terminal(command: list[str], keys: Sequence[bytes], ready: bytes | Sequence[bytes], job_control: bool = False
-                  ) -> tuple[int, str]:
+def at_a_terminal(command: list[str], keys: Sequence[bytes | Callable[[int], object]], ready: bytes | Sequence[bytes],
+                  job_control: bool = False, size: tuple[int, int] | None = None) -> tuple[int, str]:
     """Run `command` with a pseudo-terminal as its stdin and stdout, pressing each of `keys` once `ready` (one cue for
     all, or one per key) is shown since the key before; (exit code, what it showed). With `job_control`, as a job of
     a shell that has it (`set -m`) and brings it back once with `fg` after it stops (Ctrl-Z): alone, the command
-    leads its session, and the kernel discards a stop signal sent to such a process group.
+    leads its session, and the kernel discards a stop signal sent to such a process group. `size`: the window's rows
+    and columns at the start; a callable among `keys` is called with the terminal (e.g. `resize(fd, 24, 80)`) and the
+    next key follows on the same cue.
 
     A key pressed before the command reads it raw is lost (click's raw mode flushes input typed ahead), so after the
     cue it waits, a few seconds at most, for raw mode; text for a line prompt (cooked mode) goes after that wait."""
@@ -42,16 +52,23 @@ def at_a_terminal(command: list[str], keys: Sequence[bytes], ready: bytes | Sequ
         argv = [sys.executable, "-c", "from semrel.cli import main; main()", *command]
         if job_control:
             argv = ["/bin/bash", "-c", 'set -m; "$@"; fg', "bash", *argv]
-        os.execve(argv[0], argv, {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "100"})
+        environment = {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "100"}
+        if size is not None:  # the window's size, not COLUMNS and LINES, which rich would keep to
+            resize(0, *size)
+            environment = {k: v for k, v in environment.items() if k not in ("COLUMNS", "LINES")}
+        os.execve(argv[0], argv, environment)
     shown, pressed, since = b"", 0, 0
     while True:
+        while pressed < len(keys) and callable(keys[pressed]) and cues[pressed] in shown[since:]:
+            keys[pressed](fd)
+            pressed += 1
         if pressed < len(keys) and cues[pressed] in shown[since:]:
             time.sleep(0.3)  # the prompt is printed before the terminal is put in raw mode to read a key
             deadline = time.monotonic() + 3
             while not _reading_raw(fd) and time.monotonic() < deadline:
                 time.sleep(0.05)
             since = len(shown)
-            os.write(fd, keys[pressed])
+            os.write(fd, keys[pressed])  # type: ignore[arg-type]
             pressed += 1
         if not select.select([fd], [], [], 60)[0]:
             os.kill(pid, signal.SIGKILL)

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from review_helpers import write_pool
-from terminal_helpers import SRC, at_a_terminal
+from review_helpers import CHUNKS, QUERIES, R_SCORES, write_judged, write_pool
+from terminal_helpers import SRC, at_a_terminal, resize
 
 
 def reviewer_process(pool: dict, db: str, name: str) -> subprocess.Popen:
@@ -144,3 +144,19 @@ def test_ctrl_z_at_a_terminal_stops_the_review_until_fg(tmp_path):
     assert code == 0, shown[-500:]  # fg's: the review's own
     assert "Stopped" in shown and "unknown key" not in shown
     assert grades(db) == [(0, "ann", 1), (1, "ann", 0)]
+
+
+@pytest.mark.slow
+def test_a_window_made_smaller_mid_review_gets_pages_that_fit_it(tmp_path):
+    """Pages were cut once per pair from the height at the start: in a window made smaller (60 rows to 24) each screen
+    stayed 60 lines tall, the query and the start of every page of a long chunk scrolled out of sight."""
+    long = "\n".join(f"line {i:03d} of a long chunk" for i in range(120))  # chunk c1 is the first pair
+    pool, db = write_judged(tmp_path / "pool", {**CHUNKS, "c1": long}, QUERIES, R_SCORES), str(tmp_path / "r.sqlite")
+    code, shown = at_a_terminal(["review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", "--judgments", pool["judgments"],
+                                 "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"],
+                                 "--thresholds", "0.5"], [b" ", lambda fd: resize(fd, 24, 100), b"?", b"q"], b"q quit", size=(60, 100))
+    assert code == 0, shown[-500:]
+    screens = shown.split("\x1b[2J")[1:]  # each draw clears the screen first
+    assert "(page 2/3)" in screens[1] and "line 042" in screens[1]
+    assert "(page 8/20)" in screens[2] and "line 042" in screens[2]  # the page that starts where the one on screen did
+    assert len(screens[2].splitlines()) <= 24

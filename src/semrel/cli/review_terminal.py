@@ -82,7 +82,7 @@ class TerminalReview:
                  highlighter: Highlighter | None = None, page_lines: int | None = None):
         self.session, self.labelling, self.console = session, labelling, console
         self.blind, self.highlighter = blind, highlighter
-        self.page_lines = page_lines or max(6, console.size.height - 18)
+        self.page_lines = page_lines  # None: from the terminal's height at each draw (page_size)
         self.grades, self.notes = grade_keys(labelling), note_keys(labelling)
         self.started, self.decided = time.monotonic(), 0
 
@@ -100,11 +100,18 @@ class TerminalReview:
         return plain(f"{self.session.reviewer} · {p.done}/{p.total} reviewed ({share:.0f}%) · yours {p.mine} · "
                      f"this session {self.decided} ({rate}) · flagged {p.flagged}", style="bold")
 
-    def chunk_pages(self, task: Task, spans: Spans) -> list[Text]:
+    def page_size(self) -> int:
+        """Chunk lines per page: --page-lines, else what the terminal's height leaves beside the rest of the screen."""
+        return self.page_lines or max(6, self.console.size.height - 18)
+
+    def chunk_pages(self, task: Task, spans: Spans) -> tuple[list[Text], int]:
+        """The chunk's pages at the terminal's size now (a resized window is paged anew at the next key: paged once per
+        pair, a window made smaller showed pages taller than itself, their start and the query scrolled out of
+        sight), and the page size."""
         width = max(20, self.console.size.width - 4)
         lines = highlighted(task.chunk, spans).wrap(self.console, width)
-        size = self.page_lines
-        return [Text("\n").join(lines[i : i + size]) for i in range(0, max(len(lines), 1), size)]
+        size = self.page_size()
+        return [Text("\n").join(lines[i : i + size]) for i in range(0, max(len(lines), 1), size)], size
 
     def show(self, task: Task, pages: list[Text], page: int, message: str) -> None:
         if self.console.is_terminal:
@@ -137,8 +144,10 @@ class TerminalReview:
         message = ""
         while (task := self.session.next_task()) is not None:
             spans = self.highlighter(task) if self.highlighter and not self.blind else ()
-            pages, page, shown = self.chunk_pages(task, spans), 0, time.monotonic()
+            first, shown = 0, time.monotonic()  # first: the first chunk line of the page on screen
             while True:
+                pages, size = self.chunk_pages(task, spans)
+                page = min(first // size, len(pages) - 1)
                 self.show(task, pages, page, message)
                 message, key = "", read_key()
                 while key in ("\n", "\r"):  # Enter decides nothing: piped `1\n0\n` or a habit, not a key to refuse
@@ -173,9 +182,9 @@ class TerminalReview:
                             break
                         message = "note saved" if text == typed else "note saved (bytes that were not UTF-8 became \ufffd)"
                 elif key in (" ", ">"):
-                    page = min(page + 1, len(pages) - 1)
+                    first = min(page + 1, len(pages) - 1) * size
                 elif key in ("b", "<"):
-                    page = max(page - 1, 0)
+                    first = max(page - 1, 0) * size
                 elif key == "?":
                     message = self.help_text()
                 elif key == SUSPEND_KEY:  # Ctrl-Z: stop until `fg`, then the pair is shown again
