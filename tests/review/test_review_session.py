@@ -653,3 +653,14 @@ def test_resuming_on_other_labels_or_fewer_pairs_says_so_and_export_refuses_anot
     graded.write_text("".join(f"{a} 0 {b} 3\n" for a, _, b, _ in map(str.split, lines)))
     assert_one_error(cli("review", "export", "--db", db, "--labels", graded, "-o", tmp_path / "out.qrels"),
                      "graded.qrels grade up to 3, and the review in", "grades 0..1")
+
+
+def test_ctrl_z_in_piped_keys_is_an_unknown_key_and_stops_nothing(tmp_path, cli):
+    """Only Ctrl-Z pressed at a terminal stops a review (until fg): the byte 0x1a in piped keys is data, and stopping
+    there would stop the script's whole pipeline."""
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "r.sqlite")
+    result = start(cli, pool, db, "dora", "\x1a1q")
+    assert result.exit_code == 0, result.output
+    assert "unknown key '\\x1a'" in result.stdout
+    assert live(db) == [("q1/c1", "grade", 1)]

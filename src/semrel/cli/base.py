@@ -223,8 +223,10 @@ def read_key() -> str:
         return ""
 
 
-SUSPEND_KEY = "\x1a"
-"""Ctrl-Z as click.getchar reads it: raw mode turns off the terminal's signals, so it comes as a byte, not SIGTSTP."""
+def is_suspend(key: str) -> bool:
+    """Ctrl-Z pressed at a terminal: raw mode turns off the terminal's signals, so click.getchar reads it as the byte
+    0x1a, not SIGTSTP. The byte in piped input is data, an unknown key: no script's pipeline is stopped by it."""
+    return key == "\x1a" and keys_typed()
 
 
 def suspend() -> None:

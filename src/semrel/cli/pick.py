@@ -9,7 +9,7 @@ import click
 from ..encoding.models import DEFAULT_MODEL
 from ..golden.pick import Current, PickSession, excerpt, open_pick_session
 from ..progress import stderr_steps
-from .base import SUSPEND_KEY, SemrelCommand, read_key, suspend, warn
+from .base import SemrelCommand, is_suspend, read_key, suspend, warn
 from .paths import FolderPath, input_path, output_path
 
 HELP = """keys: 1-9 and 0 mark or unmark a candidate (0 = the tenth) · n next query (marks accepted; none = no
@@ -67,7 +67,7 @@ def interact(session: PickSession, chars: int) -> None:
             shown = None
         elif key == "?":
             click.echo(HELP)
-        elif key == SUSPEND_KEY:  # Ctrl-Z: stop until `fg`, then the query is shown again
+        elif is_suspend(key):  # Ctrl-Z: stop until `fg`, then the query is shown again
             suspend()
             shown = None
         else:

@@ -22,7 +22,7 @@ from ..review.highlight import shades
 from ..review.keys import grade_keys, note_keys
 from ..review.tasks import Labelling, Task, judge_line
 from ..terminal import safe, safe_offsets
-from .base import SUSPEND_KEY, keys_typed, read_key, suspend
+from .base import is_suspend, keys_typed, read_key, suspend
 
 Spans = Sequence[tuple[int, int, float]]
 Highlighter = Callable[[Task], Spans]
@@ -187,7 +187,7 @@ class TerminalReview:
                     first = max(page - 1, 0) * size
                 elif key == "?":
                     message = self.help_text()
-                elif key == SUSPEND_KEY:  # Ctrl-Z: stop until `fg`, then the pair is shown again
+                elif is_suspend(key):  # Ctrl-Z: stop until `fg`, then the pair is shown again
                     suspend()
                 else:
                     message = f"unknown key {key!r}; ? for help"
