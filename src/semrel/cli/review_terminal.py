@@ -6,7 +6,6 @@ the next task is drawn, so quitting or killing the process loses nothing.
 
 from __future__ import annotations
 
-import importlib
 import time
 from typing import Callable, Sequence
 
@@ -44,7 +43,7 @@ def read_note() -> str:
     as escape sequences and the kernel's line buffer cut a pasted note to 4,095 characters."""
     if keys_typed():
         try:
-            importlib.import_module("readline")  # input(), which click.prompt calls, uses it once imported
+            import readline  # noqa: F401  (input(), which click.prompt calls, uses it once imported)
         except ImportError:  # Windows, or a Python built without it: the plain line as before
             pass
     return click.prompt("note", default="", show_default=False)
