@@ -20,10 +20,10 @@ import pytest
 from helpers import assert_one_error, drawn_features
 from review_helpers import R_SCORES, queued_db, reviewed_by_two, write_pool
 from semrel.errors import SemrelError
-from semrel.review.engine import QueueSettings, Session
+from semrel.review.engine import QueueSettings, Refreshed, Session, create_queue, refresh_tasks
 from semrel.review.order import review_queue
 from semrel.review.store import SCHEMA_VERSION, open_db
-from semrel.review.tasks import Labelling, Task, judge_line
+from semrel.review.tasks import Labelling, Task, judge_line, load_tasks
 
 
 def start(cli, pool, db, reviewer, keys, *extra):
@@ -296,6 +296,26 @@ def test_edited_texts_make_old_decisions_stale(tmp_path, cli):
     assert all(chunk_id != pair.split("/")[1] for pair, _, _ in live(db))
     report = json.loads(cli("review", "stats", "--db", db, "--format", "json").stdout)
     assert report["reviewers"][0]["stale"] >= 1
+
+
+def test_a_refresh_counts_only_the_pairs_whose_texts_or_proposed_grades_changed(tmp_path):
+    """Each resume with its files tells how many pairs have new texts (their decisions now stale) or another proposed
+    grade: a count of the unchanged pairs instead went unnoticed, as the CLI test's "1 pairs" is also in "11 pairs"."""
+    conn, pool = queued_db(tmp_path)
+    tasks = load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], Labelling("R", (0.5,)))
+    assert refresh_tasks(conn, tasks) == Refreshed(texts=0, proposed=0, left_out=0, dropped=0)
+    session = Session(conn, "alice")
+    edited = session.next_task()
+    session.grade(edited, 1)
+    regraded = session.next_task()
+    session.grade(regraded, 0)
+    changed = [dataclasses.replace(t, chunk=t.chunk + " (edited)") if (t.query_id, t.chunk_id) == (edited.query_id, edited.chunk_id)
+               else dataclasses.replace(t, proposed=1 - t.proposed) if (t.query_id, t.chunk_id) == (regraded.query_id, regraded.chunk_id)
+               else t for t in tasks]
+    assert refresh_tasks(conn, changed) == Refreshed(texts=1, proposed=1, left_out=0, dropped=0)
+    assert [d.task.id for d in session.recent()] == [regraded.id]  # another proposed grade leaves the decision standing
+    assert session.next_task().id == edited.id  # new texts: shown again
+    assert refresh_tasks(conn, changed) == Refreshed(texts=0, proposed=0, left_out=0, dropped=0)
 
 
 def test_resume_needs_all_four_inputs_or_none(tmp_path, cli):
