@@ -318,6 +318,19 @@ def test_a_refresh_counts_only_the_pairs_whose_texts_or_proposed_grades_changed(
     assert refresh_tasks(conn, changed) == Refreshed(texts=0, proposed=0, left_out=0, dropped=0)
 
 
+def test_a_queue_another_process_built_first_is_joined_not_added_to(tmp_path):
+    """Two reviewers starting a new database at once both build its queue: the second finds the first's in the
+    transaction that would write its own and writes nothing (without that check its rows broke the queue's
+    UNIQUE positions, a traceback)."""
+    conn, pool = queued_db(tmp_path)
+    labelling = Labelling("R", (0.5,))
+    tasks = load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling)
+    before = conn.execute("SELECT * FROM tasks ORDER BY id").fetchall()
+    assert create_queue(conn, tasks, labelling, QueueSettings(order="random", seed=5)) == 0
+    assert conn.execute("SELECT * FROM tasks ORDER BY id").fetchall() == before
+    assert json.loads(conn.execute("SELECT value FROM meta WHERE key = 'order'").fetchone()[0]) == "uncertain"
+
+
 def test_resume_needs_all_four_inputs_or_none(tmp_path, cli):
     pool = write_pool(tmp_path / "pool")
     result = cli("review", "start", "--db", str(tmp_path / "r.sqlite"), "--reviewer", "a", "--judgments", pool["judgments"])
