@@ -331,6 +331,23 @@ def test_a_queue_another_process_built_first_is_joined_not_added_to(tmp_path):
     assert json.loads(conn.execute("SELECT value FROM meta WHERE key = 'order'").fetchone()[0]) == "uncertain"
 
 
+def test_a_grade_outside_the_scale_is_refused_below_it_too(tmp_path):
+    """The front ends check the grades they take, but Session is the last word: a grade of -1 from Python was
+    recorded, and exported as a label of -1."""
+    conn, _ = queued_db(tmp_path)
+    session = Session(conn, "alice")
+    task = session.next_task()
+    session.grade(task, 1)
+    for bad in (-1, 2):
+        with pytest.raises(SemrelError, match=f"grade {bad} is outside 0..1"):
+            session.revise(task, bad)
+    session.undo()
+    for bad in (-1, 2):
+        with pytest.raises(SemrelError, match=f"grade {bad} is outside 0..1"):
+            session.grade(task, bad)
+    assert [tuple(r) for r in conn.execute("SELECT kind, grade FROM decisions ORDER BY id")] == [("grade", 1), ("undo", None)]
+
+
 def test_resume_needs_all_four_inputs_or_none(tmp_path, cli):
     pool = write_pool(tmp_path / "pool")
     result = cli("review", "start", "--db", str(tmp_path / "r.sqlite"), "--reviewer", "a", "--judgments", pool["judgments"])
