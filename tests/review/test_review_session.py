@@ -348,6 +348,19 @@ def test_a_grade_outside_the_scale_is_refused_below_it_too(tmp_path):
     assert [tuple(r) for r in conn.execute("SELECT kind, grade FROM decisions ORDER BY id")] == [("grade", 1), ("undo", None)]
 
 
+def test_progress_counts_a_pair_once_however_many_reviewers_decided_or_flagged_it(tmp_path):
+    """Done counts pairs, not decisions: the three shared pairs two reviewers graded were counted twice each; and a
+    pair flagged twice is one flagged pair."""
+    _, db, _, _ = reviewed_by_two(tmp_path)
+    alice = Session(open_db(db), "alice")
+    task = alice.next_task()
+    alice.flag(task)
+    alice.flag(task)
+    progress = alice.progress()
+    assert (progress.total, progress.done, progress.mine, progress.flagged) == (12, 4, 4, 1)
+    alice.conn.close()
+
+
 def test_resume_needs_all_four_inputs_or_none(tmp_path, cli):
     pool = write_pool(tmp_path / "pool")
     result = cli("review", "start", "--db", str(tmp_path / "r.sqlite"), "--reviewer", "a", "--judgments", pool["judgments"])
