@@ -86,6 +86,23 @@ def test_checkpoint_drops_a_torn_line_and_keeps_every_row_once(tmp_path):
     assert Checkpoint(path, "other").saved == 0 and list(Checkpoint(path, "other").rows()) == []
 
 
+def test_a_last_row_whole_but_for_its_newline_is_not_counted_and_rows_after_it_stay_readable(tmp_path):
+    """A kill between a row's closing brace and its newline leaves JSON that parses: counted as saved, the next row
+    was appended onto its line, which no later resume could read, so every row after it was judged again."""
+    path = tmp_path / "run.partial"
+    first = Checkpoint(path, "fp")
+    first.append([{"i": 0}])
+    first.close()
+    with open(path, "a") as handle:
+        handle.write('{"i": 1}')
+    again = Checkpoint(path, "fp")
+    assert again.saved == 1 and list(again.rows()) == [{"i": 0}]
+    again.append([{"i": 1}, {"i": 2}])
+    again.close()
+    assert Checkpoint(path, "fp").saved == 3
+    assert [json.loads(line) for line in path.read_text().splitlines()] == [{"fingerprint": "fp"}, {"i": 0}, {"i": 1}, {"i": 2}]
+
+
 @pytest.mark.parametrize("kind", ["FIFO", "link"])
 def test_a_checkpoint_that_is_no_plain_file_is_refused_untouched(tmp_path, kind):
     """A FIFO hung the judge until killed; through a link, any file was rewritten as a checkpoint."""
