@@ -103,6 +103,18 @@ def test_a_last_row_whole_but_for_its_newline_is_not_counted_and_rows_after_it_s
     assert [json.loads(line) for line in path.read_text().splitlines()] == [{"fingerprint": "fp"}, {"i": 0}, {"i": 1}, {"i": 2}]
 
 
+def test_a_damaged_line_ends_the_saved_rows_and_goes_with_the_next_append(tmp_path):
+    """A complete line that is not JSON (a damaged file) is where the reusable rows end: the rows after it are judged
+    again, never read past it (rows() would have raised on it) nor left in the file."""
+    path = tmp_path / "run.partial"
+    path.write_text('{"fingerprint": "fp"}\n{"i": 0}\nnot json\n{"i": 2}\n')
+    again = Checkpoint(path, "fp")
+    assert again.saved == 1 and list(again.rows()) == [{"i": 0}]
+    again.append([{"i": 1}])
+    again.close()
+    assert [json.loads(line) for line in path.read_text().splitlines()] == [{"fingerprint": "fp"}, {"i": 0}, {"i": 1}]
+
+
 @pytest.mark.parametrize("kind", ["FIFO", "link"])
 def test_a_checkpoint_that_is_no_plain_file_is_refused_untouched(tmp_path, kind):
     """A FIFO hung the judge until killed; through a link, any file was rewritten as a checkpoint."""
