@@ -13,7 +13,7 @@ import pytest
 
 from semrel.errors import FormatError, SemrelError
 from semrel.formats.corpus import iter_corpus
-from semrel.formats.files import read_lines, read_text
+from semrel.formats.files import input_guard, note_input, read_lines, read_text
 from semrel.judging.checkpoint import Checkpoint
 from semrel.judging.judge import baseline_sample, scan_corpus
 
@@ -113,6 +113,19 @@ def test_a_damaged_line_ends_the_saved_rows_and_goes_with_the_next_append(tmp_pa
     again.append([{"i": 1}])
     again.close()
     assert [json.loads(line) for line in path.read_text().splitlines()] == [{"fingerprint": "fp"}, {"i": 0}, {"i": 1}]
+
+
+def test_a_checkpoint_that_is_an_input_of_the_command_is_not_written(tmp_path):
+    """A checkpoint of other settings is rewritten from its first byte: where the command read that file (a pool
+    named like OUTPUT.partial), its first row would have destroyed the input."""
+    path = tmp_path / "o.jsonl.partial"
+    path.write_text("q1\tc1\tbm25\n")
+    with input_guard():
+        note_input(path)
+        checkpoint = Checkpoint(path, "fp")
+        with pytest.raises(SemrelError, match="o.jsonl.partial: is an input of this command; semrel never writes its checkpoint"):
+            checkpoint.append([{"i": 0}])
+    assert path.read_text() == "q1\tc1\tbm25\n"
 
 
 @pytest.mark.parametrize("kind", ["FIFO", "link"])
