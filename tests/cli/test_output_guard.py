@@ -93,6 +93,19 @@ def test_the_guard_refuses_a_write_over_a_file_read_in_it(tmp_path):
     assert source.read_text() == "rewritten\n"
 
 
+def test_an_output_through_a_folder_not_made_yet_is_refused_where_it_lands_on_an_input(tmp_path):
+    """new/../in.txt cannot be stat'ed before `new` exists, yet it is in.txt once the writer has made the folder: it is
+    refused before anything is made (the check after writing caught it only once the folder and temp file were made)."""
+    source = tmp_path / "in.txt"
+    source.write_text("data\n")
+    with input_guard():
+        read_text(source)
+        with pytest.raises(SemrelError, match=r"new/\.\./in\.txt: is an input of this command"):
+            with atomic_writer(tmp_path / "new" / ".." / "in.txt") as out:
+                out.write("oops\n")
+    assert source.read_text() == "data\n" and os.listdir(tmp_path) == ["in.txt"]
+
+
 def test_a_nested_guard_inherits_and_forgets_its_own_reads(tmp_path):
     config, step_input = tmp_path / "config", tmp_path / "step.txt"
     config.write_text("c\n")
