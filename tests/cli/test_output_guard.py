@@ -15,7 +15,7 @@ from semrel.cli import main
 from semrel.cli.base import SemrelCommand
 from semrel.cli.paths import RolePath
 from semrel.errors import SemrelError
-from semrel.formats.files import allow_rewrite, atomic_writer, files_as_one, input_guard, note_database, read_text
+from semrel.formats.files import allow_rewrite, atomic_writer, check_outputs, files_as_one, input_guard, note_database, read_text
 
 # Paths that are neither inputs nor outputs to compare: pick rewrites --golden in place (on purpose,
 # with a journal), split writes a folder of parts (checked by name before it works), caches are folders.
@@ -104,6 +104,18 @@ def test_an_output_through_a_folder_not_made_yet_is_refused_where_it_lands_on_an
             with atomic_writer(tmp_path / "new" / ".." / "in.txt") as out:
                 out.write("oops\n")
     assert source.read_text() == "data\n" and os.listdir(tmp_path) == ["in.txt"]
+
+
+def test_an_output_whose_manifest_is_an_input_is_refused_before_any_work(tmp_path):
+    """check_outputs is the up-front check: an output whose manifest the command read was refused only when the
+    manifest was staged, after all the work."""
+    manifest = tmp_path / "out.jsonl.manifest.json"
+    manifest.write_text("{}\n")
+    with input_guard():
+        read_text(manifest)
+        with pytest.raises(SemrelError, match="out.jsonl.manifest.json: is an input of this command; semrel never writes its "
+                                              "manifest over an input"):
+            check_outputs(tmp_path / "out.jsonl")
 
 
 def test_a_nested_guard_inherits_and_forgets_its_own_reads(tmp_path):
