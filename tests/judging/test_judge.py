@@ -304,6 +304,35 @@ def test_a_checkpoint_of_other_settings_is_not_reused_and_the_judge_says_so(data
            "texts): none was reused; this run's pairs replaced them" in heard
 
 
+def test_a_checkpoint_row_is_never_reused_for_another_pair_when_the_pool_lists_them_in_another_order(data, tmp_path, monkeypatch):
+    """The fingerprint holds the texts and answers, not the order of the pool: a pool written again with the same pairs
+    in another order resumes under it, and a row must serve only its own pair (its pair rescored), never the one now at its
+    index."""
+    output, golden = tmp_path / "j.jsonl", [_item(g) for g in data["golden"][:1]]
+    texts = {}
+    for chunk_id, text in data["chunks"].items():  # three chunks of distinct texts, none of them gold
+        if chunk_id not in golden[0].gold_chunk_ids and text not in texts.values():
+            texts[chunk_id] = text
+    chunks = list(texts)[:3]
+    pool = _write_pool(tmp_path / "pool.tsv", [(golden[0].query_id, c, "bm25") for c in chunks])
+    original = Checkpoint.append
+
+    def stop(self, rows):  # once the row of the first or the last chunk is written: their indexes swap below
+        rows = list(rows)
+        original(self, rows)
+        if any(row["chunk_id"] in (chunks[0], chunks[-1]) for row in rows):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Checkpoint, "append", stop)
+    with pytest.raises(KeyboardInterrupt):
+        semrel.judge(data["corpus"], golden, pool, output, cache=data["cache"])
+    monkeypatch.setattr(Checkpoint, "append", original)
+    _write_pool(pool, [(golden[0].query_id, c, "bm25") for c in reversed(chunks)])
+    resumed = semrel.judge(data["corpus"], golden, pool, output, cache=data["cache"])
+    fresh = semrel.judge(data["corpus"], golden, pool, cache=data["cache"])
+    assert resumed.resumed >= 1 and resumed.judgments[:] == fresh.judgments[:]
+
+
 def test_checkpoint_rows_of_an_older_semrel_are_scored_again(data, tmp_path, monkeypatch):
     """Rows held their scores as JSON numbers until the scores were packed, and their token bests as one list
     per reference answer, special tokens left out, until they became one array of every token: such rows (same
