@@ -11,9 +11,9 @@ import tracemalloc
 
 import pytest
 
-from semrel.errors import FormatError, SemrelError
+from semrel.errors import FormatError, SemrelError, UsageError
 from semrel.formats.corpus import iter_corpus
-from semrel.formats.files import input_guard, note_input, read_lines, read_text
+from semrel.formats.files import MB, input_guard, note_input, read_lines, read_text
 from semrel.judging.checkpoint import Checkpoint
 from semrel.judging.judge import baseline_sample, scan_corpus
 
@@ -69,6 +69,28 @@ def test_read_lines_streams_what_read_text_holds(tmp_path):
     plain.write_bytes(b"ok\n\xff\n")
     with pytest.raises(FormatError, match=r":2: not valid UTF-8"):
         list(read_lines(plain))
+
+
+def test_size_limits_take_an_input_exactly_at_the_limit_and_refuse_one_byte_more(tmp_path, monkeypatch):
+    """SEMREL_MAX_LINE_MB and SEMREL_MAX_DOCUMENT_MB are the most that is read: a line or a file of exactly that many
+    bytes is read whole (its newline not counted), one byte more is refused; 0 is no limit to set."""
+    monkeypatch.setenv("SEMREL_MAX_LINE_MB", "1")
+    monkeypatch.setenv("SEMREL_MAX_DOCUMENT_MB", "1")
+    at, over = tmp_path / "at.txt", tmp_path / "over.txt"
+    at.write_bytes(b"x" * MB + b"\n" + b"y" * MB)  # two lines at the line limit, the last without its newline
+    assert [len(line) for _, line in read_lines(at)] == [MB, MB]
+    over.write_bytes(b"x" * (MB + 1) + b"\n")
+    with pytest.raises(FormatError, match=r"over.txt:1: the line is longer than the limit of 1 MB"):
+        list(read_lines(over))
+    at.write_bytes(b"x" * MB)
+    assert len(read_text(at)) == MB
+    over.write_bytes(b"x" * (MB + 1))
+    with pytest.raises(FormatError, match=r"over.txt: the file is longer than the limit of 1 MB"):
+        read_text(over)
+    for bad in ("0", "-1", "inf", "many"):
+        monkeypatch.setenv("SEMREL_MAX_LINE_MB", bad)
+        with pytest.raises(UsageError, match=f"SEMREL_MAX_LINE_MB={bad!r}: expected a positive number"):
+            list(read_lines(at))
 
 
 def test_checkpoint_drops_a_torn_line_and_keeps_every_row_once(tmp_path):
