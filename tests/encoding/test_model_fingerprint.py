@@ -52,6 +52,26 @@ def test_weights_changed_within_a_tick_of_the_clock_are_read_again(tmp_path, mon
     assert len(reads) == 3, reads
 
 
+def test_a_file_rewritten_with_its_size_and_mtime_kept_is_not_taken_by_its_stamp(tmp_path, monkeypatch):
+    """`cp -p`, `rsync -t` or a tool restoring the mtime change the bytes and keep the size and mtime: only the inode (a
+    file put in place) or the ctime (one rewritten in place) tells, and the memo gave the old bytes' sha256 for the new."""
+    monkeypatch.setattr(files, "RACY_NS", 0)
+    memo, target = files.StampMemo(tmp_path / "memo.json"), tmp_path / "weights.bin"
+    target.write_bytes(b"old weights")
+    for replace in (lambda data: (tmp_path / "new.bin").write_bytes(data) and os.replace(tmp_path / "new.bin", target),
+                    target.write_bytes):
+        known, taken = memo.recall(target)
+        memo.remember(target, taken, {"sha256": "of the old bytes"})
+        assert memo.recall(target)[0] == {**dict(zip(files.STAMP, taken)), "sha256": "of the old bytes"}
+        before = os.stat(target)
+        replace(b"new weights")  # as many bytes
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+        while os.stat(target).st_ctime_ns == before.st_ctime_ns:  # rewritten within a tick of the clock: until it moves on
+            os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert (os.stat(target).st_size, os.stat(target).st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+        assert memo.recall(target)[0] is None
+
+
 def test_weights_that_cannot_be_read_are_named_in_one_line(tmp_path):
     """A weights file that is a dangling link (a half-removed Hugging Face cache) is named, with what to do."""
     copy = shutil.copytree(resolve_model(None), tmp_path / "copy", copy_function=shutil.copyfile)
