@@ -410,6 +410,24 @@ def test_an_empty_file_at_db_is_a_new_database_and_stays_empty_when_the_start_fa
     assert len(live(db)) == 1
 
 
+def test_an_sqlite_file_without_the_review_tables_or_an_empty_file_is_refused_as_it_is(tmp_path, cli):
+    """A file whose user_version says review database but which lacks its tables is another program's, and an empty file
+    holds no review: both are refused by name and left byte for byte as they were."""
+    other = tmp_path / "other.sqlite"
+    with contextlib.closing(sqlite3.connect(other)) as conn:
+        conn.execute("CREATE TABLE notes (text TEXT)")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    before = other.read_bytes()
+    with pytest.raises(SemrelError, match="other.sqlite: an SQLite file that is not a review database .its review tables are missing"):
+        open_db(other)
+    assert_one_error(cli("review", "stats", "--db", other), "other.sqlite: an SQLite file that is not a review database")
+    empty = tmp_path / "empty.sqlite"
+    empty.touch()
+    assert_one_error(cli("review", "stats", "--db", empty), "empty.sqlite: empty: not a review database")
+    assert other.read_bytes() == before and empty.read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.sqlite", "other.sqlite"]
+
+
 def test_a_database_from_a_newer_version_is_refused(tmp_path, cli):
     db = tmp_path / "future.sqlite"
     open_db(db).close()
