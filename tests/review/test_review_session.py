@@ -428,6 +428,23 @@ def test_an_sqlite_file_without_the_review_tables_or_an_empty_file_is_refused_as
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.sqlite", "other.sqlite"]
 
 
+def test_a_database_another_process_put_in_place_while_this_one_was_built_is_joined_not_replaced(tmp_path):
+    """Two reviewers starting one new --db at once each build a database aside: the second to finish must keep the
+    first's, in which its reviewer may have graded already, and drop its own."""
+    from semrel.review.store import create_db, read_meta, write_meta
+
+    target = tmp_path / "r.sqlite"
+
+    def build(conn):
+        write_meta(conn, {"built_by": "mine"})
+        with contextlib.closing(open_db(target)) as theirs:  # meanwhile, the other start puts its database there
+            write_meta(theirs, {"built_by": "theirs"})
+
+    with contextlib.closing(create_db(target, build)) as conn:
+        assert read_meta(conn)["built_by"] == "theirs"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
 def test_a_database_from_a_newer_version_is_refused(tmp_path, cli):
     db = tmp_path / "future.sqlite"
     open_db(db).close()
