@@ -445,6 +445,22 @@ def test_a_database_another_process_put_in_place_while_this_one_was_built_is_joi
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
+def test_a_schema_2_database_is_upgraded_to_mark_simulated_decisions_keeping_every_decision(tmp_path):
+    """Each step of the upgrade is for every older schema: a schema-2 database (tasks.probability there already) has to
+    get decisions.simulated too, else its first new decision fails."""
+    _, db, _, _ = reviewed_by_two(tmp_path)
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute("ALTER TABLE decisions DROP COLUMN simulated")
+        conn.execute("PRAGMA user_version = 2")
+        decisions = conn.execute("SELECT * FROM decisions ORDER BY id").fetchall()
+    session = Session(open_db(db), "carol")
+    session.grade(session.next_task(), 1)
+    rows = [tuple(r) for r in session.conn.execute("SELECT * FROM decisions ORDER BY id")]
+    assert [r[:-1] for r in rows[:-1]] == decisions and [r[-1] for r in rows] == [None] * len(decisions) + [0]
+    assert session.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    session.conn.close()
+
+
 def test_a_database_from_a_newer_version_is_refused(tmp_path, cli):
     db = tmp_path / "future.sqlite"
     open_db(db).close()
