@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -15,7 +16,7 @@ from semrel.errors import FormatError, SemrelError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
 from semrel.formats import manifest, read_qrels, read_run, write_qrels, write_run
-from semrel.formats.files import atomic_writer, file_digest, files_as_one
+from semrel.formats.files import atomic_writer, file_digest, files_as_one, locked
 from semrel.formats.manifest import write_manifest
 from semrel.records import Qrels, Run
 from semrel.retrieval.fusion import fuse_files
@@ -120,6 +121,16 @@ def test_a_read_only_output_is_not_replaced(tmp_path):
         with atomic_writer(target) as out:
             out.write("new\n")
     assert target.read_text() == "old\n" and sorted(os.listdir(tmp_path)) == ["a.run", "b.run", "kept.run"]
+
+
+def test_locked_holds_its_lock_exclusively_until_the_block_ends(tmp_path):
+    """Two processes building one BM25 index take turns by it: a shared lock would let the second in beside the first."""
+    lock = tmp_path / "index.lock"
+    with locked(lock), open(lock) as other:
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    with open(lock) as other:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free again once the block has ended
 
 
 def test_an_output_named_through_a_link_replaces_the_file_it_points_at(tmp_path):
