@@ -15,7 +15,7 @@ from semrel.cli import main
 from semrel.cli.base import SemrelCommand
 from semrel.cli.paths import RolePath
 from semrel.errors import SemrelError
-from semrel.formats.files import allow_rewrite, atomic_writer, check_outputs, files_as_one, input_guard, note_database, read_text
+from semrel.formats.files import StampMemo, allow_rewrite, atomic_writer, check_outputs, files_as_one, input_guard, note_database, read_text
 
 # Paths that are neither inputs nor outputs to compare: pick rewrites --golden in place (on purpose,
 # with a journal), split writes a folder of parts (checked by name before it works), caches are folders.
@@ -116,6 +116,19 @@ def test_an_output_whose_manifest_is_an_input_is_refused_before_any_work(tmp_pat
         with pytest.raises(SemrelError, match="out.jsonl.manifest.json: is an input of this command; semrel never writes its "
                                               "manifest over an input"):
             check_outputs(tmp_path / "out.jsonl")
+
+
+def test_a_file_taken_by_its_stamp_is_an_input_though_it_was_not_read(tmp_path):
+    """The BM25 index and the model fingerprint take a file they have seen by its stamp, without opening it: that stands
+    for a read, or an output of the same command could replace the file the results came from."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("data\n")
+    with input_guard():
+        StampMemo(tmp_path / "memo.json").recall(corpus)
+        with pytest.raises(SemrelError, match="corpus.jsonl: is an input of this command"):
+            with atomic_writer(corpus) as out:
+                out.write("oops\n")
+    assert corpus.read_text() == "data\n"
 
 
 def test_a_nested_guard_inherits_and_forgets_its_own_reads(tmp_path):
