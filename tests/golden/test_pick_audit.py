@@ -281,3 +281,16 @@ def test_a_resume_over_a_corpus_that_moved_a_picked_chunks_text_says_so(small):
     journal.write_text("".join(json.dumps({k: v for k, v in line.items() if k != "text_key"}) + "\n" for line in read_lines(journal)))
     old = pick(corpus, golden, "q")
     assert said not in old.stderr and gold(golden)["q1"] == ("bread#0",)
+
+
+def test_a_chunk_picked_and_then_unpicked_is_not_said_to_hold_other_text(small):
+    """Only chunks still gold are checked against the text they were picked with: one marked and unmarked again is no
+    gold chunk of the query, and its text moving is nothing to warn of."""
+    corpus, golden = small
+    pick(corpus, golden, "11n")
+    assert gold(golden)["q1"] == ()
+    lines = corpus.read_text().splitlines(keepends=True)
+    at = next(n for n, line in enumerate(lines) if json.loads(line)["_id"] == "bread#0")
+    lines[at] = json.dumps({**json.loads(lines[at]), "text": "A note on ovens inserted above the bread."}) + "\n"
+    corpus.write_text("".join(lines))
+    assert "other text in" not in pick(corpus, golden, "q").stderr
