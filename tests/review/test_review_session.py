@@ -461,6 +461,27 @@ def test_a_schema_2_database_is_upgraded_to_mark_simulated_decisions_keeping_eve
     session.conn.close()
 
 
+def test_a_transaction_cut_short_by_ctrl_c_or_rolled_back_by_sqlite_leaves_no_lock_and_tells_its_own_error(tmp_path):
+    """Ctrl-C inside a transaction rolls it back as an error does: left open, the connection kept the write lock and
+    every other reviewer waited out the busy timeout. Where SQLite rolled back itself (a full disk), the error that did it
+    is the one raised, not "no transaction is active"."""
+    from semrel.review.store import transaction
+
+    conn, _ = queued_db(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        with transaction(conn):
+            conn.execute("INSERT INTO reviewers (name, created) VALUES ('ann', 0)")
+            raise KeyboardInterrupt
+    assert not conn.in_transaction
+    with pytest.raises(ValueError, match="the disk is full"):
+        with transaction(conn):
+            conn.execute("ROLLBACK")  # as SQLite does itself on SQLITE_FULL
+            raise ValueError("the disk is full")
+    with contextlib.closing(open_db(tmp_path / "r.sqlite")) as other:
+        Session(other, "bob")  # takes the write lock
+        assert [name for (name,) in other.execute("SELECT name FROM reviewers")] == ["bob"]
+
+
 def test_a_database_from_a_newer_version_is_refused(tmp_path, cli):
     db = tmp_path / "future.sqlite"
     open_db(db).close()
