@@ -482,6 +482,23 @@ def test_a_transaction_cut_short_by_ctrl_c_or_rolled_back_by_sqlite_leaves_no_lo
         assert [name for (name,) in other.execute("SELECT name FROM reviewers")] == ["bob"]
 
 
+def test_only_a_missing_path_or_a_plain_empty_file_with_no_log_is_a_new_database(tmp_path):
+    """A new database is put in place over its path, replacing what is there: an empty file beside a write-ahead log that
+    holds pages is not new, nor is a link to an empty file (the link would become a file); and where a server's
+    connection asks for an existing database (create=False), none is made where it was removed."""
+    from semrel.review.store import is_new_db
+
+    empty, missing, link = tmp_path / "e.sqlite", tmp_path / "missing.sqlite", tmp_path / "link.sqlite"
+    empty.touch()
+    link.symlink_to(empty)
+    assert is_new_db(missing) and is_new_db(empty) and not is_new_db(link)
+    Path(f"{empty}-wal").write_bytes(b"pages")
+    assert not is_new_db(empty)
+    with pytest.raises(SemrelError, match="missing.sqlite: no such review database"):
+        open_db(missing, create=False)
+    assert not missing.exists()
+
+
 def test_a_database_from_a_newer_version_is_refused(tmp_path, cli):
     db = tmp_path / "future.sqlite"
     open_db(db).close()
