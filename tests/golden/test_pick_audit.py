@@ -16,6 +16,7 @@ import semrel.encoding.vectors
 import semrel.retrieval.retrieve
 from helpers import assert_one_error, ok, read_lines, run
 from semrel.formats.corpus import read_golden
+from semrel.formats.files import file_digest
 from semrel.golden.pick import open_pick_session
 from small_corpus import write_corpus, write_golden
 
@@ -294,3 +295,13 @@ def test_a_chunk_picked_and_then_unpicked_is_not_said_to_hold_other_text(small):
     lines[at] = json.dumps({**json.loads(lines[at]), "text": "A note on ovens inserted above the bread."}) + "\n"
     corpus.write_text("".join(lines))
     assert "other text in" not in pick(corpus, golden, "q").stderr
+
+
+def test_the_rewritten_golden_sets_manifest_names_the_journal_it_was_made_from(small):
+    """The gold chunks of a picked golden set come from its journal as much as from --golden: the manifest names the
+    journal, with the digest of the journal that holds them."""
+    corpus, golden = small
+    pick(corpus, golden, "1n")
+    journal = Path(f"{golden}.pick.jsonl")
+    inputs = {Path(i["path"]).name: i for i in json.loads(Path(f"{golden}.manifest.json").read_text())["inputs"]}
+    assert inputs[journal.name]["sha256"] == file_digest(journal)["sha256"] and inputs[journal.name]["lines"] == 2
