@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gc
 import json
 import os
 import signal
 import sqlite3
+from pathlib import Path
 
 import pytest
 
-from review_helpers import reviewed_by_two, write_pool
+from review_helpers import queued_db, reviewed_by_two, write_pool
 from semrel.errors import SemrelError, UsageError, ValidationError
 from semrel.formats import read_qrels
 from semrel.formats.files import file_digest, write_error
 from semrel.formats.manifest import read_manifest
 from semrel.review import adjudicate as adjudicate_module
-from semrel.review.adjudicate import adjudicate, export_reviewed, settle
-from semrel.review.engine import Session
+from semrel.review.adjudicate import Stale, adjudicate, export_reviewed, reviewed_labels, reviewed_sample, settle, stale_decisions
+from semrel.review.engine import QueueSettings, Session
 from semrel.review.store import open_db
 
 GENUINE_SIGNAL = signal.signal  # taken when this module is collected, before any test has run
@@ -321,3 +323,21 @@ def test_the_manifest_names_the_grades_exported_whatever_the_write_ahead_log_hol
     held.close()
     export_reviewed(db, pool["labels"], out)
     assert first != second == read_manifest(out)["params"]["grades_sha256"]
+
+
+def test_a_pair_reviewed_again_on_its_new_texts_leaves_only_the_other_reviewers_decision_stale(tmp_path):
+    """A decision on texts that changed since is left out until its reviewer decides the pair again: then it is replaced,
+    no longer counted stale, for that reviewer alone (stats count each reviewer's own)."""
+    pool, db, pairs, _ = reviewed_by_two(tmp_path)
+    with contextlib.closing(open_db(db)) as conn:
+        conn.execute("UPDATE tasks SET chunk = chunk || ' (edited)', hash = 'new texts' WHERE id = ?", (pairs[0].id,))
+        assert stale_decisions(conn) == Stale(grades=2, skips=0, pairs=1)
+        alice = Session(conn, "alice")
+        assert alice.next_task().id == pairs[0].id
+        alice.grade(alice.next_task(), 0)
+        assert stale_decisions(conn) == stale_decisions(conn, "bob") == Stale(grades=1, skips=0, pairs=1)
+        assert stale_decisions(conn, "alice") == Stale(grades=0, skips=0, pairs=0)
+    result = reviewed_labels(db, pool["labels"])
+    assert result.params["stale_decisions_left_out"] == 1
+    row = next(r for r in result.sources if (r["query_id"], r["chunk_id"]) == (pairs[0].query_id, pairs[0].chunk_id))
+    assert (row["source"], row["grade"], row["reviewers"]) == ("review", 0, {"alice": 0})
