@@ -341,3 +341,17 @@ def test_a_pair_reviewed_again_on_its_new_texts_leaves_only_the_other_reviewers_
     assert result.params["stale_decisions_left_out"] == 1
     row = next(r for r in result.sources if (r["query_id"], r["chunk_id"]) == (pairs[0].query_id, pairs[0].chunk_id))
     assert (row["source"], row["grade"], row["reviewers"]) == ("review", 0, {"alice": 0})
+
+
+def test_a_reviewed_pair_the_derived_labels_lack_is_exported_with_no_judge_grade(tmp_path):
+    """The queue takes a proposed grade from the thresholds where the derived qrels lack a pair: its human grade is
+    exported all the same, and its source says the judge gave none (mutants left the pair out, or said 0)."""
+    pool, db, _, extra = reviewed_by_two(tmp_path)
+    lines = Path(pool["labels"]).read_text().splitlines(keepends=True)
+    Path(pool["labels"]).write_text("".join(line for line in lines if line.split()[::2] != [extra.query_id, extra.chunk_id]))
+    out = tmp_path / "reviewed.qrels"
+    counts = export_reviewed(db, pool["labels"], out)
+    assert read_qrels(out).to_dict()[extra.query_id][extra.chunk_id] == 1 - extra.proposed
+    row = sources_of(out)[extra.query_id, extra.chunk_id]
+    assert (row["source"], row["judge"], row["reviewers"]) == ("review", None, {"alice": 1 - extra.proposed})
+    assert counts == {"review": 3, "adjudicated:majority": 1, "judge": 8}
