@@ -355,3 +355,12 @@ def test_a_reviewed_pair_the_derived_labels_lack_is_exported_with_no_judge_grade
     row = sources_of(out)[extra.query_id, extra.chunk_id]
     assert (row["source"], row["judge"], row["reviewers"]) == ("review", None, {"alice": 1 - extra.proposed})
     assert counts == {"review": 3, "adjudicated:majority": 1, "judge": 8}
+
+
+def test_derived_labels_one_grade_above_the_reviews_scale_are_refused(tmp_path):
+    """A binary review merged with labels graded 0-2 would read one scale as two (the judge's 2 beside a reviewer's 1)."""
+    pool, db, _, _ = reviewed_by_two(tmp_path)
+    graded = tmp_path / "graded.qrels"
+    graded.write_text(Path(pool["labels"]).read_text().replace(" 1\n", " 2\n"))
+    with pytest.raises(ValidationError, match=r"graded.qrels grade up to 2, and the review in .* grades 0..1"):
+        reviewed_labels(db, graded)
