@@ -364,3 +364,22 @@ def test_derived_labels_one_grade_above_the_reviews_scale_are_refused(tmp_path):
     graded.write_text(Path(pool["labels"]).read_text().replace(" 1\n", " 2\n"))
     with pytest.raises(ValidationError, match=r"graded.qrels grade up to 2, and the review in .* grades 0..1"):
         reviewed_labels(db, graded)
+
+
+def test_the_random_sample_of_a_review_is_its_decided_prefix_less_the_skips_and_none_is_an_error(tmp_path):
+    """A skip decides a sample pair (the prefix goes on past it, without it); with nothing decided there is no sample
+    to correct by, which is an error, not an empty sample (an estimate from no pair)."""
+    conn, _ = queued_db(tmp_path, QueueSettings(order="random"))
+    db = str(tmp_path / "r.sqlite")
+    with pytest.raises(ValidationError, match="no pair of the random sample is reviewed yet"):
+        reviewed_sample(db)
+    alice = Session(conn, "alice")
+    skipped = alice.next_task()
+    assert skipped.sample_rank == 0
+    alice.skip(skipped)
+    for _ in range(2):
+        alice.grade(alice.next_task(), 1)
+    decided = {(d.task.query_id, d.task.chunk_id) for d in alice.recent() if d.grade is not None}
+    sample = reviewed_sample(db)
+    assert set(sample.grades) == decided and len(decided) == 2 and set(sample.grades.values()) == {1} and sample.pool == 12
+    conn.close()
