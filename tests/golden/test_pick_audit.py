@@ -305,3 +305,15 @@ def test_the_rewritten_golden_sets_manifest_names_the_journal_it_was_made_from(s
     journal = Path(f"{golden}.pick.jsonl")
     inputs = {Path(i["path"]).name: i for i in json.loads(Path(f"{golden}.manifest.json").read_text())["inputs"]}
     assert inputs[journal.name]["sha256"] == file_digest(journal)["sha256"] and inputs[journal.name]["lines"] == 2
+
+
+def test_an_output_that_cannot_be_read_is_left_as_it_is_when_a_session_opens(small, tmp_path):
+    """-o's file broken since pick wrote it (an editor's half-saved line) may be a person's work: opening and quitting
+    leaves it byte for byte, instead of writing the journal's golden set over it."""
+    corpus, golden = small
+    out = tmp_path / "picked.jsonl"
+    pick(corpus, golden, "1n", "-o", out)
+    out.write_text(out.read_text() + '{"query_id": "q3", "query": "half saved\n')
+    broken = out.read_bytes()
+    pick(corpus, golden, "q", "-o", out)
+    assert out.read_bytes() == broken
