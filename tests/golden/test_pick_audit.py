@@ -317,3 +317,14 @@ def test_an_output_that_cannot_be_read_is_left_as_it_is_when_a_session_opens(sma
     broken = out.read_bytes()
     pick(corpus, golden, "q", "-o", out)
     assert out.read_bytes() == broken
+
+
+def test_a_kept_hand_edit_is_journaled_once_with_the_next_action_not_with_every_action_after(small):
+    """The edit is journaled with the first action after it; journaled again with each later one, a replay would hold
+    it several times and `u` would have to be pressed as often to bring the pick back."""
+    corpus, golden = small
+    pick(corpus, golden, "1n")
+    hand_edit(golden, "q1", ["rain#0"])
+    pick(corpus, golden, "1n")
+    actions = [(e["action"], e["query_id"]) for e in read_lines(f"{golden}.pick.jsonl")]
+    assert actions == [("toggle", "q1"), ("next", "q1"), ("edit", "q1"), ("toggle", "q2"), ("next", "q2")]
