@@ -499,6 +499,24 @@ def test_only_a_missing_path_or_a_plain_empty_file_with_no_log_is_a_new_database
     assert not missing.exists()
 
 
+def test_an_open_database_is_an_input_no_output_replaces_and_a_folder_is_refused_as_one(tmp_path):
+    """open_db notes the database (and the SQLite files beside it) as an input of the command: an output over it is
+    refused like one over any input; and a folder given as --db is named as such, not left to SQLite's words."""
+    from semrel.formats.files import atomic_writer, input_guard
+
+    conn, _ = queued_db(tmp_path)
+    conn.close()
+    db = tmp_path / "r.sqlite"
+    with input_guard(), contextlib.closing(open_db(db)):
+        for name in (db, f"{db}-wal"):
+            with pytest.raises(SemrelError, match="semrel never writes its output over an input"):
+                with atomic_writer(name) as out:
+                    out.write("oops\n")
+    (tmp_path / "folder.sqlite").mkdir()
+    with pytest.raises(SemrelError, match="folder.sqlite: is a folder, expected a file"):
+        open_db(tmp_path / "folder.sqlite")
+
+
 def test_a_database_from_a_newer_version_is_refused(tmp_path, cli):
     db = tmp_path / "future.sqlite"
     open_db(db).close()
