@@ -517,6 +517,22 @@ def test_an_open_database_is_an_input_no_output_replaces_and_a_folder_is_refused
         open_db(tmp_path / "folder.sqlite")
 
 
+def test_a_new_database_removes_the_temp_files_a_killed_start_left_and_only_those(tmp_path):
+    """A start killed while it built the database aside leaves its hidden temp file (and SQLite's beside it): the next
+    start removes them; a live process's temp, and the user's hidden files, stay."""
+    from semrel.review.store import create_db
+
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                              check=True).stdout)
+    left = [f".r.sqlite.{dead}_abcd1234.tmp", f".r.sqlite.{dead}_abcd1234.tmp-wal"]
+    kept = [f".r.sqlite.{os.getpid()}_live1234.tmp", ".r.sqlite.notes"]
+    for name in left + kept:
+        (tmp_path / name).write_text("x")
+    with contextlib.closing(create_db(tmp_path / "r.sqlite", lambda conn: None)):
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == sorted(kept)
+
+
 def test_a_database_from_a_newer_version_is_refused(tmp_path, cli):
     db = tmp_path / "future.sqlite"
     open_db(db).close()
