@@ -850,3 +850,20 @@ def test_ctrl_z_in_piped_keys_is_an_unknown_key_and_stops_nothing(tmp_path, cli)
     assert result.exit_code == 0, result.output
     assert "unknown key '\\x1a'" in result.stdout
     assert live(db) == [("q1/c1", "grade", 1)]
+
+
+def test_resuming_with_other_thresholds_says_the_queue_keeps_its_own(tmp_path):
+    """A queue's proposed grades and order come from the labelling it was built with: other thresholds given on a resume
+    are not taken, and that is said rather than silently ignored."""
+    from semrel.review.engine import QueueRequest, join_queue
+
+    pool = write_pool(tmp_path / "pool")
+    files = {k: pool[k] for k in ("judgments", "labels", "corpus", "golden")}
+    db = str(tmp_path / "r.sqlite")
+    heard: list[str] = []
+    join_queue(db, QueueRequest(**files, on="R", thresholds="0.5"), heard.append).close()
+    join_queue(db, QueueRequest(**files, on="R", thresholds="0.5"), heard.append).close()
+    assert heard == []
+    with contextlib.closing(join_queue(db, QueueRequest(**files, on="R", thresholds="0.7"), heard.append)) as conn:
+        assert heard == ["this queue was built with --on R --thresholds 0.5; it keeps them"]
+        assert json.loads(conn.execute("SELECT value FROM meta WHERE key = 'thresholds'").fetchone()[0]) == [0.5]
