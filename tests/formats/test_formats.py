@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import gzip
 import json
 import os
 import re
@@ -131,6 +132,15 @@ def test_locked_holds_its_lock_exclusively_until_the_block_ends(tmp_path):
             fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)
     with open(lock) as other:
         fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free again once the block has ended
+
+
+def test_an_output_named_gz_is_gzip_compressed(tmp_path):
+    """Readers take plain text under a .gz name as readily as gzip, so a writer that forgot to compress passed every
+    round trip; gunzip and other tools refuse such a file."""
+    target = tmp_path / "run.txt.gz"
+    with atomic_writer(target) as out:
+        out.write("q1 Q0 d1 1 2.0 a\n")
+    assert target.read_bytes()[:2] == b"\x1f\x8b" and gzip.decompress(target.read_bytes()) == b"q1 Q0 d1 1 2.0 a\n"
 
 
 def test_an_output_named_through_a_link_replaces_the_file_it_points_at(tmp_path):
