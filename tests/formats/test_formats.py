@@ -17,7 +17,7 @@ from semrel.errors import FormatError, SemrelError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
 from semrel.formats import manifest, read_qrels, read_run, write_qrels, write_run
-from semrel.formats.files import atomic_writer, file_digest, files_as_one, locked
+from semrel.formats.files import atomic_writer, file_digest, files_as_one, locked, open_input
 from semrel.formats.manifest import write_manifest
 from semrel.records import Qrels, Run
 from semrel.retrieval.fusion import fuse_files
@@ -141,6 +141,15 @@ def test_an_output_named_gz_is_gzip_compressed(tmp_path):
     with atomic_writer(target) as out:
         out.write("q1 Q0 d1 1 2.0 a\n")
     assert target.read_bytes()[:2] == b"\x1f\x8b" and gzip.decompress(target.read_bytes()) == b"q1 Q0 d1 1 2.0 a\n"
+
+
+def test_a_fifo_opened_without_an_earlier_check_is_refused_not_read(tmp_path):
+    """The stat before opening can be raced (a FIFO put at the path after it): the descriptor opened is checked too, so
+    the read that would hang on the FIFO never starts."""
+    fifo = tmp_path / "corpus.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(SemrelError, match="corpus.jsonl: is a FIFO .named pipe., not a file"):
+        open_input(fifo)
 
 
 def test_an_output_named_through_a_link_replaces_the_file_it_points_at(tmp_path):
