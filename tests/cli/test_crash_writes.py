@@ -478,6 +478,27 @@ def test_a_rename_failing_after_a_held_ctrl_c_says_which_files_hold_the_new_set(
     assert open(names[0]).read() == "new" and not os.path.exists(names[1])
 
 
+def test_the_first_rename_failing_says_the_old_files_are_kept_not_that_some_hold_the_new_set(tmp_path, monkeypatch):
+    """Where the first rename fails, no file holds the new set: the error is the plain write error (the old file kept),
+    not "..., already hold the new files: run it again" with no file named."""
+    from semrel.errors import SemrelError
+
+    names = [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    for name in names:
+        Path(name).write_text("old")
+
+    def failure(source, target):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(files.os, "replace", failure)
+    with pytest.raises(SemrelError, match=r"a\.txt: cannot write \(Input/output error\); nothing was written, the old file is kept$"):
+        with files.files_as_one(names) as staged:
+            for name in names:
+                with open(staged[name], "w") as out:
+                    out.write("new")
+    assert [open(name).read() for name in names] == ["old", "old"]
+
+
 @pytest.mark.parametrize("maker", ["mkstemp", "mkdtemp"])
 def test_a_signal_as_the_temp_file_is_made_leaves_no_temp_file(tmp_path, monkeypatch, maker):
     """SIGTERM in the full suite left `.corpus.jsonl.<pid>_x.tmp` behind: a signal landing after the temp file (or
