@@ -225,7 +225,10 @@ def test_interrupted_run_resumes_without_redoing_finished_pairs(data, tmp_path, 
     partial = Path(f"{output}.partial")
     assert partial.exists() and not output.exists()
     finished = len(partial.read_text().splitlines()) - 1
+    odd = json.loads(partial.read_text().splitlines()[-1])
+    del odd["kind"]  # a row of a damaged file that lacks a key (a KeyError at the resume)
     with open(partial, "a") as handle:
+        handle.write(json.dumps({**odd, "i": odd["i"] + 1}) + "\n")
         handle.write('{"kind": "pair", "query_id": "q')  # the line being written when the process died
     resumed = semrel.judge(data["corpus"], golden, pool, output, cache=False)
     assert resumed.resumed == finished > 0

@@ -125,11 +125,13 @@ def test_a_last_row_whole_but_for_its_newline_is_not_counted_and_rows_after_it_s
     assert [json.loads(line) for line in path.read_text().splitlines()] == [{"fingerprint": "fp"}, {"i": 0}, {"i": 1}, {"i": 2}]
 
 
-def test_a_damaged_line_ends_the_saved_rows_and_goes_with_the_next_append(tmp_path):
-    """A complete line that is not JSON (a damaged file) is where the reusable rows end: the rows after it are judged
-    again, never read past it (rows() would have raised on it) nor left in the file."""
+@pytest.mark.parametrize("damaged", ["not json", "[1]", "3"])
+def test_a_damaged_line_ends_the_saved_rows_and_goes_with_the_next_append(tmp_path, damaged):
+    """A complete line that is not a JSON object (a damaged file) is where the reusable rows end: the rows after it are
+    judged again, never read past it (rows() would have raised on it, and a list given to the judge as a row raised
+    AttributeError) nor left in the file."""
     path = tmp_path / "run.partial"
-    path.write_text('{"fingerprint": "fp"}\n{"i": 0}\nnot json\n{"i": 2}\n')
+    path.write_text(f'{{"fingerprint": "fp"}}\n{{"i": 0}}\n{damaged}\n{{"i": 2}}\n')
     again = Checkpoint(path, "fp")
     assert again.saved == 1 and list(again.rows()) == [{"i": 0}]
     again.append([{"i": 1}])

@@ -55,6 +55,8 @@ class Checkpoint:
                 value = json.loads(line)
             except (ValueError, RecursionError):
                 break
+            if end > 0 and not isinstance(value, dict):  # JSON, but no row (a damaged file): the rows end here, as at bad JSON
+                break
             if end == 0 and (not isinstance(value, dict) or value.get("fingerprint") != self.fingerprint):
                 self.stale = sum(1 for _ in self._lines()) - 1
                 return 0, 0

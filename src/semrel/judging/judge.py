@@ -699,7 +699,7 @@ def judge_pairs(
     for row in saved.rows() if saved else ():
         i, restored = row.get("i"), _saved_scores(row, width)
         if isinstance(i, int) and 0 <= i < total and not done[i] and restored is not None \
-                and task(i) == (row["kind"], row["query_id"], row["chunk_id"]) \
+                and task(i) == (row.get("kind"), row.get("query_id"), row.get("chunk_id")) \
                 and (features is None or i >= len(work) or features.restore(i, row)):
             scores[i], windows[i], done[i] = restored, row["windows"], True
     todo = np.flatnonzero(~done)
