@@ -89,12 +89,13 @@ def simulate_review(db: PathLike, human: QrelsLike, *, reviewer: str, judgments:
     if thresholds is not None and not isinstance(thresholds, (str, os.PathLike)):
         thresholds = ",".join(str(float(t)) for t in thresholds)
     grades = as_qrels(human, "human").to_dict()  # before the database is opened: a bad file leaves no database behind
-    def named(p: PathLike | None) -> str | None:
-        return None if p is None else os.fspath(p)
-
-    request = QueueRequest(named(judgments), named(labels), named(corpus), named(golden), on, named(thresholds),
+    request = QueueRequest(_named(judgments), _named(labels), _named(corpus), _named(golden), on, _named(thresholds),
                            QueueSettings(order, float(random_share), int(seed), None if limit is None else int(limit), int(overlap)))
     messages: list[str] = []
     result = simulate(os.fspath(db), reviewer, grades, request, messages.append, unlisted_as_zero)
     tell(messages, warn, stacklevel=3)
     return result
+
+
+def _named(path: PathLike | None) -> str | None:
+    return None if path is None else os.fspath(path)

@@ -365,7 +365,6 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
         create_queue(conn, files.load(labelling), labelling, settings)
 
 
-
 @dataclass(frozen=True)
 class QueueRequest:
     """The queue to build or join: its files (all four, or none to resume a database), the labelling to threshold

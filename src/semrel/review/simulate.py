@@ -33,7 +33,6 @@ def simulate_decisions(session: Session, human: Mapping[str, Mapping[str, int]],
     return graded, skipped
 
 
-
 def simulate(db: str, reviewer: str, human: Mapping[str, Mapping[str, int]], request: QueueRequest,
              warn: Callable[[str], None], unlisted_as_zero: bool = False) -> tuple[int, int]:
     """`semrel review simulate`: the queue `request` names, built or joined, graded from `human` under `reviewer`.
