@@ -49,6 +49,7 @@ def test_session_end_to_end(tmp_path, cli):
     assert first.exit_code == 0, first.output
     assert "undid your decision" in first.stdout and "note saved" in first.stdout and "flagged" in first.stdout
     assert "judge: P" in first.stdout and "proposed grade" in first.stdout
+    assert "saved; 3 decisions this session" in first.stdout  # four grades and a skip, one grade undone
     decided = live(db)
     assert [kind for _, kind, _ in decided] == ["grade", "grade", "skip"]
     assert [grade for _, _, grade in decided] == [1, 1, None]
@@ -150,6 +151,16 @@ def decided_elsewhere_first(db: str, keys: str, reviewer: str, grade: int):
         return next(pending)
 
     return read_key
+
+
+def test_undoing_an_earlier_sessions_decision_leaves_this_sessions_count(tmp_path, cli):
+    """u takes back the last decision, made in an earlier session: this session made none, and counts none."""
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "r.sqlite")
+    assert "saved; 1 decisions this session" in start(cli, pool, db, "ann", "1q").stdout
+    result = start(cli, None, db, "ann", "uq")
+    assert "undid your decision" in result.stdout and "saved; 0 decisions this session" in result.stdout
+    assert live(db) == []
 
 
 def test_a_key_on_a_pair_this_name_decided_elsewhere_says_it_was_not_recorded(tmp_path, cli, monkeypatch):

@@ -83,7 +83,12 @@ class TerminalReview:
         self.blind, self.highlighter = blind, highlighter
         self.page_lines = page_lines  # None: from the terminal's height at each draw (page_size)
         self.grades, self.notes = grade_keys(labelling), note_keys(labelling)
-        self.started, self.decided = time.monotonic(), 0
+        self.started, self.made = time.monotonic(), list[int | None]()  # made: the ids of this session's standing decisions
+
+    @property
+    def decided(self) -> int:
+        """This session's decisions that stand: one undone is no longer counted, nor in the pace."""
+        return len(self.made)
 
     def help_text(self) -> str:
         top = self.labelling.max_grade
@@ -156,12 +161,14 @@ class TerminalReview:
                     outcome = (self.session.grade(task, self.grades[key], seconds) if key in self.grades
                                else self.session.skip(task, seconds))
                     if outcome is Outcome.RECORDED:
-                        self.decided += 1
+                        self.made.append(task.id)
                     else:
                         message = not_recorded(task, outcome, "that key")
                     break
                 if key == "u":
                     undone = self.session.undo()
+                    if undone and undone.id in self.made:  # not when it undid a decision of an earlier session
+                        self.made.remove(undone.id)
                     message = f"undid your decision on {undone.query_id}/{undone.chunk_id}" if undone else "nothing to undo"
                     break
                 if key in ("q", ""):
