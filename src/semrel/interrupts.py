@@ -98,6 +98,12 @@ def check_interrupted() -> None:
         raise KeyboardInterrupt
 
 
+def terminated() -> bool:
+    """SIGTERM or SIGHUP was received inside the command: the process was told to end (a closed terminal, `kill`), which
+    an interactive command must not take as a person's Ctrl-C, its way to quit."""
+    return any(signum != signal.SIGINT for signum in _received)
+
+
 def _stop(signum: int, frame: Any) -> None:
     _received.append(signum)  # if a bare `except:` in an import swallows the exit, no file is replaced after it
     sys.stderr.write("semrel: error: interrupted\n")

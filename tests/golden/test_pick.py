@@ -197,3 +197,14 @@ def test_ctrl_z_at_a_terminal_stops_pick_until_fg_and_shows_the_query_again(file
     assert "Stopped" in shown and "unknown key" not in shown
     assert shown.count("Q: why does sourdough bread rise slowly") == 2  # shown again after fg
     assert gold(golden)["q1"] == ("bread#0",)
+
+
+@pytest.mark.slow
+def test_sigterm_while_pick_waits_for_a_key_ends_it_as_interrupted_with_its_marks_saved(files):
+    """`kill` is no one's quit: pick took SIGTERM, raised in its wait for a key, as q and exited 0."""
+    corpus, golden = files
+    code, shown = at_a_terminal(["golden", "pick", "--golden", str(golden), "--corpus", str(corpus), "--candidates", "2"],
+                                [b"1", lambda fd: os.killpg(os.tcgetpgrp(fd), signal.SIGTERM)], [b"? help", b"gold:"])
+    assert code == 130, shown[-500:]
+    assert "semrel: error: interrupted" in shown
+    assert gold(golden)["q1"] == ("bread#0",)

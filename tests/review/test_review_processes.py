@@ -112,6 +112,20 @@ def test_ctrl_d_or_ctrl_c_at_a_terminal_quits_a_review_with_its_decisions_saved(
     assert query(db, "SELECT count(*) FROM decisions WHERE kind = 'grade'") == [(1,)]
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_sigterm_or_sighup_ends_a_review_as_interrupted_with_its_decisions_saved(tmp_path, name):
+    """`kill` or a closed terminal is no one's quit: the review took it as q and exited 0, as if the reviewer had chosen
+    to stop, where `golden pick` and every other command exit 130."""
+    def kill(fd: int) -> None:
+        os.killpg(os.tcgetpgrp(fd), getattr(signal, name))
+
+    code, shown, db = review_at_a_terminal(tmp_path, [b"1", kill], [b"q quit", b"this session 1"])
+    assert code == 130, shown[-500:]
+    assert "saved; 1 decisions this session" in shown and "semrel: error: interrupted" in shown
+    assert query(db, "SELECT count(*) FROM decisions WHERE kind = 'grade'") == [(1,)]
+
+
 def review_at_a_terminal(tmp_path, keys: list[bytes], ready) -> tuple[int, str, str]:
     pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
     code, shown = at_a_terminal(["review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", "--judgments", pool["judgments"],

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import click
 
 from ..errors import SemrelError
-from ..interrupts import interrupted_message, interrupts_recorded, signals_held
+from ..interrupts import interrupted_message, interrupts_recorded, signals_held, terminated
 from ..resources import semrel_version
 from ..terminal import SafeStream, brief, safe
 
@@ -216,10 +216,13 @@ def keys_typed() -> bool:
 def read_key() -> str:
     """One key press, raw from the terminal; from piped input, its next character. '' means quit: the end of piped
     input, or Ctrl-D or Ctrl-C at the terminal (which click raises as EOFError and KeyboardInterrupt), everything
-    decided being saved already (`review start` and `golden pick` alike)."""
+    decided being saved already (`review start` and `golden pick` alike). SIGTERM or SIGHUP while waiting for a key
+    stops the command as an interrupted one (exit 130), not as a person quitting."""
     try:
         return click.getchar() if keys_typed() else sys.stdin.read(1)
     except (KeyboardInterrupt, EOFError):
+        if terminated():
+            raise
         return ""
 
 

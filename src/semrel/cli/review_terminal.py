@@ -16,6 +16,7 @@ from rich.panel import Panel
 from rich.style import Style
 from rich.text import Text
 
+from ..interrupts import terminated
 from ..review.engine import Outcome, Session
 from ..review.highlight import shades
 from ..review.keys import grade_keys, note_keys
@@ -142,6 +143,8 @@ class TerminalReview:
             return self._loop()
         except (KeyboardInterrupt, click.Abort):
             self.console.print(f"saved; {self.decided} decisions this session. Start again to go on.")
+            if terminated():  # SIGTERM or SIGHUP, no one's quit: the command ends as an interrupted one (exit 130)
+                raise KeyboardInterrupt from None
             return self.decided
 
     def _loop(self) -> int:
