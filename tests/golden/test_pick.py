@@ -208,3 +208,17 @@ def test_sigterm_while_pick_waits_for_a_key_ends_it_as_interrupted_with_its_mark
     assert code == 130, shown[-500:]
     assert "semrel: error: interrupted" in shown
     assert gold(golden)["q1"] == ("bread#0",)
+
+
+@pytest.mark.slow
+def test_pick_wraps_its_lines_at_a_narrow_terminals_width(files):
+    """Excerpts and help were wrapped at 100 columns whatever the window: a narrower terminal wrapped them again, the
+    candidates' indent lost and the help run over."""
+    corpus, golden = files
+    code, shown = at_a_terminal(["golden", "pick", "--golden", str(golden), "--corpus", str(corpus), "--candidates", "2"],
+                                [b"?", b"q"], [b"q quit", b"u undo"], size=(24, 60))
+    assert code == 0, shown[-500:]
+    screen = shown[shown.index("── query"):shown.index("no changes;")].replace("\r\n", "\n").split("\n")
+    assert "      Sourdough bread rises slowly because wild yeast" in screen
+    assert "keys: 1-9 and 0 mark or unmark a candidate (0 = the tenth)" in screen
+    assert max(len(line) for line in screen) <= 60, shown

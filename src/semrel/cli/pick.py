@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 
 import click
@@ -12,16 +13,20 @@ from ..progress import stderr_steps
 from .base import SemrelCommand, is_suspend, read_key, suspend, warn
 from .paths import FolderPath, input_path, output_path
 
-HELP = """keys: 1-9 and 0 mark or unmark a candidate (0 = the tenth) · n next query (marks accepted; none = no
-chunk holds the answer) · s skip (left without gold, its marks dropped; not offered again) · u undo · q quit (all is
-saved) · ? help"""
+HELP = ("keys: 1-9 and 0 mark or unmark a candidate (0 = the tenth) · n next query (marks accepted; none = no chunk holds "
+        "the answer) · s skip (left without gold, its marks dropped; not offered again) · u undo · q quit (all is saved) · ? help")
 QUIT_KEYS = ("q", "", "\x03", "\x04")
+
+
+def width() -> int:
+    """Columns to wrap at: the terminal's, at most 100 (lines of 100 wrapped again by a narrower terminal lost their indent)."""
+    return max(40, min(100, shutil.get_terminal_size((100, 24)).columns - 1))
 
 
 def render(current: Current, session: PickSession, chars: int) -> None:
     counts = session.counts()
-    click.echo(f"\n── query {current.item.query_id} · {counts['open']} open, {counts['done']} done, "
-               f"{counts['skipped']} skipped " + "─" * 20)
+    title = f"── query {current.item.query_id} · {counts['open']} open, {counts['done']} done, {counts['skipped']} skipped "
+    click.echo("\n" + title + "─" * max(0, min(20, width() - len(title))))
     click.echo(f"Q: {current.item.query}")
     for answer in current.item.reference_answers:
         click.echo(f"A: {answer}")
@@ -30,8 +35,8 @@ def render(current: Current, session: PickSession, chars: int) -> None:
         found = ", ".join(f"{name} #{rank}" for name, rank in candidate.found_by)
         click.echo(f" [{number % 10}]{mark} {candidate.chunk.id}  ({found})")
         shown = excerpt(candidate.chunk.text, " ".join(current.item.reference_answers), chars)
-        click.echo(textwrap.fill(shown, width=100, initial_indent="      ", subsequent_indent="      "))
-    click.echo("keys: 1-9,0 mark · n next · s skip · u undo · q quit · ? help")
+        click.echo(textwrap.fill(shown, width=width(), initial_indent="      ", subsequent_indent="      "))
+    click.echo(textwrap.fill("keys: 1-9,0 mark · n next · s skip · u undo · q quit · ? help", width=width()))
 
 
 def interact(session: PickSession, chars: int) -> None:
@@ -66,7 +71,7 @@ def interact(session: PickSession, chars: int) -> None:
             click.echo(f"undid {undone.action} of query {undone.query_id}" if undone else "nothing to undo")
             shown = None
         elif key == "?":
-            click.echo(HELP)
+            click.echo(textwrap.fill(HELP, width=width()))
         elif is_suspend(key):  # Ctrl-Z: stop until `fg`, then the query is shown again
             suspend()
             shown = None
