@@ -381,8 +381,8 @@ def test_a_second_ctrl_c_while_temp_files_are_removed_leaves_none(tmp_path, monk
 def test_a_signal_as_the_interpreter_shuts_down_ends_with_the_commands_line_and_130():
     """After the command returned, a Ctrl-C in an atexit callback (torch's, ray's) printed "interrupted", then a
     traceback of SystemExit, and the process exited 0."""
-    code = ("import atexit, os, signal, sys; sys.argv = ['semrel', '--version']; "
-            "atexit.register(lambda: os.kill(os.getpid(), signal.SIGINT)); from semrel.cli import start; start()")
+    code = ("import atexit, signal, sys; sys.argv = ['semrel', '--version']; "
+            "atexit.register(lambda: signal.raise_signal(signal.SIGINT)); from semrel.cli import start; start()")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stderr.strip()) == (130, "semrel: error: interrupted"), done.stderr
     assert done.stdout.startswith("semrel, version")  # what the command printed is flushed
