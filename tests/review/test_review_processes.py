@@ -171,6 +171,23 @@ def test_a_window_made_smaller_mid_review_gets_pages_that_fit_it(tmp_path):
                                  "--thresholds", "0.5"], [b" ", lambda fd: resize(fd, 24, 100), b"?", b"q"], b"q quit", size=(60, 100))
     assert code == 0, shown[-500:]
     screens = shown.split("\x1b[2J")[1:]  # each draw clears the screen first
-    assert "(page 2/3)" in screens[1] and "line 042" in screens[1]
-    assert "(page 8/20)" in screens[2] and "line 042" in screens[2]  # the page that starts where the one on screen did
-    assert len(screens[2].splitlines()) <= 24
+    assert "(page 2/3)" in screens[1] and "line 046" not in screens[1] and "line 047" in screens[1]  # 47 lines a page
+    assert "(page 5/11)" in screens[2] and "line 047" in screens[2]  # the page that holds the line the one on screen began with
+    assert len(screens[2][: screens[2].index("saved;")].splitlines()) <= 23  # and the cursor's line: nothing scrolled out
+
+
+@pytest.mark.slow
+def test_a_long_reference_answer_leaves_the_header_and_query_on_screen(tmp_path):
+    """Pages were the window's height less a fixed 18 lines: a reference answer of sixty words took more, and the
+    header and the query scrolled out of a 24-line window. The chunk now gets what the rest of the screen leaves."""
+    answer = " ".join(f"word{i:03d}" for i in range(60))
+    long = "\n".join(f"line {i:03d} of a long chunk" for i in range(40))
+    pool = write_judged(tmp_path / "pool", {**CHUNKS, "c1": long}, {**QUERIES, "q1": (QUERIES["q1"][0], answer)}, R_SCORES)
+    db = str(tmp_path / "r.sqlite")
+    code, shown = at_a_terminal(["review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", "--judgments", pool["judgments"],
+                                 "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"],
+                                 "--thresholds", "0.5"], [b"q"], b"q quit", size=(24, 80))
+    assert code == 0, shown[-500:]
+    screen = shown.split("\x1b[2J")[1]
+    assert "word059" in screen and "line 000" in screen and "(page 1/" in screen
+    assert len(screen[: screen.index("saved;")].splitlines()) <= 23, screen

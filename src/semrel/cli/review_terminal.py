@@ -105,36 +105,41 @@ class TerminalReview:
         return plain(f"{self.session.reviewer} · {p.done}/{p.total} reviewed ({share:.0f}%) · yours {p.mine} · "
                      f"this session {self.decided} ({rate}) · flagged {p.flagged}", style="bold")
 
-    def page_size(self) -> int:
-        """Chunk lines per page: --page-lines, else what the terminal's height leaves beside the rest of the screen."""
-        return self.page_lines or max(6, self.console.size.height - 18)
-
-    def chunk_pages(self, task: Task, spans: Spans) -> tuple[list[Text], int]:
-        """The chunk's pages at the terminal's size now (a resized window is paged anew at the next key: paged once per
-        pair, a window made smaller showed pages taller than itself, their start and the query scrolled out of
-        sight), and the page size."""
-        width = max(20, self.console.size.width - 4)
-        lines = highlighted(task.chunk, spans).wrap(self.console, width)
-        size = self.page_size()
-        return [Text("\n").join(lines[i : i + size]) for i in range(0, max(len(lines), 1), size)], size
-
-    def show(self, task: Task, pages: list[Text], page: int, message: str) -> None:
-        if self.console.is_terminal:
-            self.console.clear()
+    def screen(self, task: Task, message: str) -> tuple[list[RenderableType], list[RenderableType]]:
+        """What the screen shows above the chunk's panel and below it."""
         answers = task.answers if len(task.answers) == 1 else [f"{i}. {a}" for i, a in enumerate(task.answers, 1)]
-        title = f"chunk {task.chunk_id}" + (f" (page {page + 1}/{len(pages)})" if len(pages) > 1 else "")
-        parts: list[RenderableType] = [
+        above: list[RenderableType] = [
             self.header(),
             Panel(plain(task.query), title=plain(f"query {task.query_id}"), title_align="left"),
             Panel(plain("\n".join(answers)), title="reference answer", title_align="left"),
-            Panel(pages[page], title=plain(title), title_align="left"),
         ]
-        if not self.blind:
-            parts.append(Text(judge_line(task, self.labelling)))
+        below: list[RenderableType] = [] if self.blind else [Text(judge_line(task, self.labelling))]
         if task.shared:
-            parts.append(Text("(overlap item: other reviewers grade it too)", style="dim"))
-        parts.append(plain(message or self.help_text(), style="italic"))
-        self.console.print(Group(*parts))
+            below.append(Text("(overlap item: other reviewers grade it too)", style="dim"))
+        below.append(plain(message or self.help_text(), style="italic"))
+        return above, below
+
+    def page_size(self, rest: Sequence[RenderableType]) -> int:
+        """Chunk lines per page: --page-lines, else what the window's height leaves beside `rest` as it renders now (a
+        fixed allowance let a long reference answer push the header and the query out of a 24-line window)."""
+        if self.page_lines:
+            return self.page_lines
+        used = len(self.console.render_lines(Group(*rest), self.console.options, pad=False))
+        return max(3, self.console.size.height - used - 3)  # 3: the chunk panel's two borders and the line the cursor waits on
+
+    def chunk_pages(self, task: Task, spans: Spans, size: int) -> list[Text]:
+        """The chunk's pages at the terminal's size now (a resized window is paged anew at the next key: paged once per
+        pair, a window made smaller showed pages taller than itself, their start and the query scrolled out of
+        sight)."""
+        width = max(20, self.console.size.width - 4)
+        lines = highlighted(task.chunk, spans).wrap(self.console, width)
+        return [Text("\n").join(lines[i : i + size]) for i in range(0, max(len(lines), 1), size)]
+
+    def show(self, task: Task, above: list[RenderableType], pages: list[Text], page: int, below: list[RenderableType]) -> None:
+        if self.console.is_terminal:
+            self.console.clear()
+        title = f"chunk {task.chunk_id}" + (f" (page {page + 1}/{len(pages)})" if len(pages) > 1 else "")
+        self.console.print(Group(*above, Panel(pages[page], title=plain(title), title_align="left"), *below))
 
     def run(self) -> int:
         """Review until the queue is empty or the reviewer quits (q, Ctrl-C, Ctrl-D or the end of piped
@@ -153,9 +158,11 @@ class TerminalReview:
             spans = self.highlighter(task) if self.highlighter and not self.blind else ()
             first, shown = 0, time.monotonic()  # first: the first chunk line of the page on screen
             while True:
-                pages, size = self.chunk_pages(task, spans)
+                above, below = self.screen(task, message)
+                size = self.page_size(above + below)
+                pages = self.chunk_pages(task, spans, size)
                 page = min(first // size, len(pages) - 1)
-                self.show(task, pages, page, message)
+                self.show(task, above, pages, page, below)
                 message, key = "", read_key()
                 while key in ("\n", "\r"):  # Enter decides nothing: piped `1\n0\n` or a habit, not a key to refuse
                     key = read_key()
