@@ -145,3 +145,11 @@ def test_agreement_weighs_by_position_among_the_labels_given_used_or_not():
     expected = cohen_kappa_score(a, b, weights="quadratic", labels=[0, 1, 2, 3])
     assert expected != pytest.approx(cohen_kappa_score(a, b, weights="quadratic"))  # the position matters here
     assert result.kappa == pytest.approx(expected)
+
+
+def test_agreement_confusion_rows_are_the_first_labelling():
+    """The confusion matrix agreement() reports has the first labelling down the rows (as scikit-learn's
+    confusion_matrix(a, b)); a transposed matrix leaves kappa unchanged, so only this catches it."""
+    a, b = [0, 0, 0, 1, 2, 2], [1, 1, 0, 1, 2, 0]
+    result = agreement(a, b, resamples=10)
+    assert result.confusion == sk_confusion(a, b).tolist() == [[1, 2, 0], [0, 1, 0], [1, 0, 1]]
