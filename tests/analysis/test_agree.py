@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from helpers import assert_one_error
-from semrel.analysis.agreement import common_labels, ranking_agreement
+from semrel.analysis.agreement import agreement, common_labels, label_agreement, ranking_agreement
 from semrel.errors import UsageError
 from semrel.evaluation.measures import parse_measures
 from semrel.records import Qrels, Run
@@ -134,3 +135,29 @@ def test_agree_says_why_kappa_and_tau_are_nan_where_both_sides_are_constant(writ
     result = cli("agree", zeros, one, *runs, "-m", "P@1")
     assert (f"semrel: warning: Kendall's tau is undefined (nan) for P@1: {zeros} gives every run the same value there, so it "
             "ranks none above another") in result.stderr.splitlines()
+
+
+def test_the_unlisted_as_zero_hint_is_given_only_for_a_side_of_one_relevant_grade_compared_without_it():
+    """A side that gives every compared pair grade 0, or that is still of one grade with unlisted_as_zero, gets the
+    'kappa is 0 by construction' warning without the advice to count unlisted pairs as 0: it would change nothing."""
+    zeros = replace(Qrels.from_dict({"q1": {"a": 0, "b": 0, "c": 0}}), source="zeros.qrels")
+    mixed = replace(Qrels.from_dict({"q1": {"a": 0, "b": 1, "c": 2}}), source="mixed.qrels")
+    heard: list[str] = []
+    label_agreement(zeros, mixed, resamples=10, warn=heard.append)
+    assert heard == ["zeros.qrels gives all 3 compared pairs grade 0: kappa is 0 by construction, whatever the other labels say"]
+    gold = replace(Qrels.from_dict({"q1": {"a": 1, "b": 1}}), source="gold.qrels")
+    judged = replace(Qrels.from_dict({"q1": {"a": 1, "b": 0}}), source="judged.qrels")
+    heard.clear()
+    label_agreement(gold, judged, unlisted_as_zero=True, resamples=10, warn=heard.append)
+    assert heard == ["gold.qrels gives all 2 compared pairs grade 1: kappa is 0 by construction, whatever the other labels say"]
+
+
+def test_label_agreement_bootstraps_with_the_seed_given():
+    """`agree --seed` reaches label_agreement: its interval is the one agreement() draws with that seed, not seed 0's."""
+    ref, test = Qrels.from_dict(REF), Qrels.from_dict(TEST)
+    first, second, _ = common_labels(ref, test)
+    seeded = label_agreement(ref, test, resamples=200, seed=7)
+    assert (seeded.low, seeded.high) == (agreement(first, second, resamples=200, seed=7).low,
+                                         agreement(first, second, resamples=200, seed=7).high)
+    assert (seeded.low, seeded.high) != (label_agreement(ref, test, resamples=200, seed=0).low,
+                                         label_agreement(ref, test, resamples=200, seed=0).high)
