@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from semrel.analysis.significance import StatSettings, adjust, bootstrap, paired_stats, randomization_p, t_test_p
+from semrel.analysis.significance import StatSettings, adjust, bootstrap, chosen_p, paired_stats, randomization_p, t_test_p
 from semrel.errors import UsageError
 
 A = np.array([0.50, 0.20, 0.90, 0.40, 0.00, 0.70, 0.33, 0.10, 1.00, 0.25])
@@ -105,3 +105,55 @@ def test_settings_refuse_unknown_names():
         StatSettings(test="wilcoxon")
     with pytest.raises(UsageError, match="correction"):
         StatSettings(correction="fdr")
+
+
+def test_randomization_enumerates_when_the_permutations_equal_the_sign_patterns():
+    """2**n == permutations is the exact p of every pattern, as with more permutations, not (hits + 1) / (permutations + 1)
+    of random draws."""
+    diffs = np.array([0.3, -0.1, 0.2, 0.05])
+    exact = _loop_p(diffs.tolist())
+    assert exact == 6 / 16  # of the 8 sign patterns of (0.3, 0.1, 0.2, 0.05) with 0.3 positive: 0.65, 0.55 and 0.45
+    assert randomization_p(diffs, 16, seed=2)[0] == exact
+    assert randomization_p(diffs, 10_000, seed=2)[0] == exact
+
+
+def test_bootstrap_of_one_query_is_no_evidence():
+    """One query resamples to itself: p is 1 and the interval is the point (as the t-test), not p = 1 / (resamples + 1)."""
+    p, low, high = bootstrap(np.array([0.4]), 500, seed=0, confidence=0.95)
+    assert (p[0], low[0], high[0]) == (1.0, 0.4, 0.4)
+
+
+def test_bootstrap_p_counts_the_observed_sample_and_is_never_zero():
+    """Differences all near 1: no resampled mean strays from the observed mean as far as the mean lies from 0, so p is
+    exactly 1 / (resamples + 1), never 0."""
+    diffs = np.array([0.9, 1.0, 1.1, 1.0, 0.95, 1.05])
+    assert bootstrap(diffs, 999, seed=3, confidence=0.95)[0][0] == pytest.approx(1 / 1000)
+
+
+def test_holm_is_capped_at_one():
+    """Holm's step-down multiplies the smallest p by m: 0.6 x 2 = 1.2 is shown as 1, as Bonferroni caps it."""
+    assert adjust(np.array([0.6, 0.7]), "holm") == pytest.approx([1.0, 1.0])
+    assert adjust(np.array([0.3, 0.02, 0.9]), "holm") == pytest.approx([0.6, 0.06, 0.9])
+
+
+@pytest.mark.parametrize("test", ["t", "randomization", "bootstrap"])
+def test_chosen_p_is_the_p_value_paired_stats_gives_for_that_test(test):
+    """chosen_p (the threshold sweep's shortcut) is the chosen test's p with the settings' seed and draws, not the
+    interval's bound or another seed's p."""
+    diffs = np.random.default_rng(4).normal(0.05, 0.3, size=(40, 3))
+    settings = StatSettings(test=test, permutations=500, bootstrap=400, seed=9)
+    assert np.array_equal(chosen_p(diffs, settings), paired_stats(diffs, settings).p_values(test))
+    if test != "t":
+        assert not np.array_equal(chosen_p(diffs, settings), chosen_p(diffs, StatSettings(test=test, permutations=500,
+                                                                                           bootstrap=400, seed=0)))
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"permutations": 0}, "must be at least 1"), ({"bootstrap": 0}, "must be at least 1"), ({"seed": -1}, "give 0 or more"),
+    ({"alpha": 1.0}, "strictly between"), ({"alpha": 0.0}, "strictly between"), ({"confidence": 1.0}, "strictly between"),
+])
+def test_settings_refuse_values_at_the_edges(settings, message):
+    """No draws, a negative seed, or an alpha or confidence of 0 or 1 are refused up front, not turned into p-values."""
+    with pytest.raises(UsageError, match=message):
+        StatSettings(**settings)
+    StatSettings(permutations=1, bootstrap=1, seed=0, alpha=0.999, confidence=0.001)  # the smallest and largest accepted
