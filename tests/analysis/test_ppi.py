@@ -314,3 +314,17 @@ def test_a_geometric_mean_is_refused():
     grades = {p: truth[p[0]][p[1]] for p in pairs[:10]}
     with pytest.raises(UsageError, match="gm_map is a geometric mean: estimate AP"):
         corrected_estimates(Qrels.from_dict(judge), [run], parse_measures(["AP", "gm_map"]), ReviewedSample(grades, len(pairs)))
+
+
+@pytest.mark.parametrize("seed", range(1, 6))
+def test_a_whole_pool_review_at_a_measures_edge_is_not_warned_of_as_past_it(seed):
+    """A review of every pair that finds every pair irrelevant makes every share exactly 0; rounding left some at -1e-16
+    and `estimate` warned that they lay past the measure's range and that 400 reviewed pairs were too few."""
+    truth, judge, run = synthetic(seed)
+    measures = parse_measures(["nDCG@10", "AP", "RR", "R@10", "Success@5", "P@5", "P@10", "NumRelRet"])
+    pairs = [(q, d) for q in truth for d in truth[q]]
+    heard: list[str] = []
+    estimates = corrected_estimates(Qrels.from_dict(judge), [run], measures, ReviewedSample({p: 0 for p in pairs}, len(pairs)),
+                                    warn=heard.append)
+    assert heard == []
+    assert [e.corrected for e in estimates] == pytest.approx([0.0] * len(measures), abs=1e-12)

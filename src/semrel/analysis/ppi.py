@@ -161,7 +161,8 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
             half = z * pool * np.sqrt(max(1.0 - n / pool, 0.0) * values.var(ddof=1) / n) / per
             low, high = corrected - half, corrected + half
             if m.bounds is not None:  # a few sampled changes scaled to the pool can carry a share past 0 or 1
-                if not m.bounds[0] <= corrected <= m.bounds[1]:
+                slack = 1e-9 * max(1.0, abs(derived_value))  # rounding of the sum (-1e-16 for an exact 0) is not past the edge
+                if not m.bounds[0] - slack <= corrected <= m.bounds[1] + slack:
                     outside.append(f"{e.run_name} {m.name} {corrected:.4f}")
                 corrected, low, high = (float(np.clip(v, *m.bounds)) for v in (corrected, low, high))
             estimates.append(Estimate(e.run_name, m.name, derived_value, float(corrected), float(low), float(high), n, len(changed), pool))
