@@ -328,3 +328,54 @@ def test_a_whole_pool_review_at_a_measures_edge_is_not_warned_of_as_past_it(seed
                                     warn=heard.append)
     assert heard == []
     assert [e.corrected for e in estimates] == pytest.approx([0.0] * len(measures), abs=1e-12)
+
+
+def test_a_whole_pool_review_that_changes_nothing_is_not_warned_of_as_a_sample():
+    """With every pair reviewed and none changed the zero-width interval is exact: no warning that it 'shows only what the
+    sample saw' and that labels may still differ."""
+    truth, _, run = synthetic(1)
+    pairs = [(q, d) for q in truth for d in truth[q]]
+    heard: list[str] = []
+    (estimate,) = corrected_estimates(Qrels.from_dict(truth), [run], parse_measures(["P@5"]),
+                                      ReviewedSample({p: truth[p[0]][p[1]] for p in pairs}, len(pairs)), warn=heard.append)
+    assert heard == [] and estimate.changed == 0 and estimate.sampled == estimate.pool == len(pairs)
+
+
+def test_a_sampled_pair_the_qrels_do_not_list_counts_as_grade_0():
+    """An unlisted pair is not relevant to the derived qrels: a person grading it 1 changes it (P@3 of q1 goes from 1/3 to
+    2/3, NumRel from 1 to 2); one grading it 0 does not."""
+    qrels = Qrels.from_dict({"q1": {"d1": 1, "d2": 0}, "q2": {"d1": 0}})
+    run = Run.from_dict({"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "q2": {"d1": 2.0, "d3": 1.0}}, "sys")
+    sample = ReviewedSample({("q1", "d1"): 1, ("q1", "d3"): 1, ("q2", "d1"): 0, ("q2", "d3"): 0}, 4)
+    p3, count = corrected_estimates(qrels, [run], ["P@3", "NumRel"], sample)
+    assert (p3.derived, count.derived) == pytest.approx((1 / 6, 1.0))
+    assert (p3.corrected, count.corrected) == pytest.approx((2 / 6, 2.0))
+    assert p3.changed == count.changed == 1
+
+
+def test_the_estimate_counts_relevance_from_rel_level():
+    """With rel_level=2 grade 1 is not relevant: the derived value and the changes a review makes (1 <-> 2) are measured
+    at that level, so a whole-pool review gives the human value at rel_level 2."""
+    rng = np.random.default_rng(6)
+    truth = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(8)} for i in range(10)}
+    judge = {q: {d: 3 - g if g and rng.uniform() < 0.3 else g for d, g in docs.items()} for q, docs in truth.items()}
+    run = Run.from_dict({q: {d: float(rng.uniform()) for d in docs} for q, docs in truth.items()}, "sys")
+    measures = parse_measures(["P@3", "RR"])
+    pairs = [(q, d) for q in truth for d in truth[q]]
+    estimates = corrected_estimates(Qrels.from_dict(judge), [run], measures, ReviewedSample({p: truth[p[0]][p[1]] for p in pairs},
+                                                                                            len(pairs)), rel_level=2)
+    (on_judge,), (on_truth,) = evaluate(Qrels.from_dict(judge), run, measures, 2), evaluate(Qrels.from_dict(truth), run, measures, 2)
+    assert [e.derived for e in estimates] == pytest.approx([on_judge.aggregate(m) for m in measures], abs=1e-12)
+    assert [e.corrected for e in estimates] == pytest.approx([on_truth.aggregate(m) for m in measures], abs=1e-12)
+    assert [e.derived for e in estimates] != pytest.approx([e.corrected for e in estimates])  # the review moves them
+
+
+def test_an_estimate_a_little_past_its_measures_range_is_still_warned_of():
+    """The slack for rounding is no licence: P@1 corrected to 0.5 + 11 x (1 / 10) / 2 = 1.05 is shown as 1 with the warning."""
+    qrels = Qrels.from_dict({q: {f"d{i}": int(q == "q2" and i == 1) for i in range(1, 6)} for q in ("q1", "q2")})
+    run = Run.from_dict({q: {f"d{i}": 6.0 - i for i in range(1, 6)} for q in ("q1", "q2")}, "sys")
+    grades = {(q, f"d{i}"): int(i == 1) for q in ("q1", "q2") for i in range(1, 6)}  # q1's d1 found relevant
+    heard: list[str] = []
+    (p1,) = corrected_estimates(qrels, [run], ["P@1"], ReviewedSample(grades, 11), warn=heard.append)
+    assert (p1.derived, p1.corrected, p1.changed) == (0.5, 1.0, 1)
+    assert len(heard) == 1 and "put 1 estimate(s) past their measure's range (e.g. sys P@1 1.0500)" in heard[0]
