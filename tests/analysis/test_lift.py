@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from scipy import stats
 
-from semrel.analysis.lift import check_reorder, read_latency
+from semrel.analysis.lift import check_reorder, lift, read_latency
+from semrel.analysis.significance import StatSettings
 from semrel.errors import FormatError
 from semrel.formats import read_run
+from semrel.records import Qrels, Run
 
 QRELS = "q1 0 d1 1\nq2 0 d2 1\nq3 0 d3 1\nq4 0 d4 1\n"
 # RR base: q1 0.5, q2 1, q3 1/3, q4 1 -> mean 17/24
@@ -180,7 +183,6 @@ def test_a_typo_on_the_first_timing_line_is_not_taken_for_a_header(write):
 def test_tied_queries_are_cut_by_id_among_gained_and_lost_alike():
     """Gained queries of equal change were listed by id and lost ones by id reversed, so --top cut a tie at
     opposite ends."""
-    from semrel.analysis.lift import lift
     from semrel.evaluation.api import as_qrels, as_runs
 
     qrels = as_qrels({q: {"hit": 1} for q in ("a", "b", "c", "d")})
@@ -189,3 +191,74 @@ def test_tied_queries_are_cut_by_id_among_gained_and_lost_alike():
     _, runs, _ = as_runs({"base": base, "reranked": reranked})
     result = lift(qrels, *runs, ["RR"], top=1)
     assert [c.query_id for c in result.gained] == ["c"] and [c.query_id for c in result.lost] == ["a"]
+
+
+def test_each_measure_gets_its_own_p_value_of_the_test_chosen(cli, files):
+    """P@1's per-query changes (+1, 0, +1, -1) sum to an odd number under every sign pattern: p = 1, not RR's 6/8; with
+    --test t both are scipy's paired t-test of the per-query values, not the randomization p."""
+    report = json.loads(_lift(cli, files, "-f", "json").stdout)
+    assert [row["p"] for row in report["measures"]] == pytest.approx([6 / 8, 1.0])
+    report = json.loads(_lift(cli, files, "-f", "json", "--test", "t").stdout)
+    rr = stats.ttest_rel([1, 1, 1, 1 / 2], [1 / 2, 1, 1 / 3, 1]).pvalue
+    p1 = stats.ttest_rel([1, 1, 1, 0], [0, 1, 0, 1]).pvalue
+    assert [row["p"] for row in report["measures"]] == pytest.approx([rr, p1], rel=1e-12)
+
+
+@pytest.mark.parametrize("alpha, shown", [("0.75", "no"), ("0.76", "yes")])
+def test_a_p_value_equal_to_alpha_is_not_significant(cli, files, alpha, shown):
+    """Significant means p < alpha: RR's exact p of 0.75 is not significant at alpha 0.75."""
+    row = _lift(cli, files, "--alpha", alpha).stdout.splitlines()[2].split()
+    assert row[0] == "RR" and row[7] == "0.7500" and row[8] == shown
+
+
+def test_a_reranker_exactly_as_fast_gets_no_change_per_ms(cli, files):
+    """No extra milliseconds: change/ms is null, not a division by zero."""
+    result = _lift(cli, files, "-f", "json", "--base-latency-ms", "5", "--reranked-latency-ms", "5")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert [row["change_per_ms"] for row in report["measures"]] == [None, None] and report["latency"]["extra_ms"] == 0
+
+
+def test_lost_queries_are_listed_biggest_loss_first():
+    """--top keeps the queries that lost most: b (RR 1 -> 1/3) before a (1 -> 1/2), as gained lists the biggest gain first."""
+    qrels = Qrels.from_dict({"a": {"hit": 1}, "b": {"hit": 1}})
+    base = Run.from_dict({"a": {"hit": 3.0, "x": 2.0, "y": 1.0}, "b": {"hit": 3.0, "x": 2.0, "y": 1.0}}, "base")
+    reranked = Run.from_dict({"a": {"x": 3.0, "hit": 2.0, "y": 1.0}, "b": {"x": 3.0, "y": 2.0, "hit": 1.0}}, "reranked")
+    assert [c.query_id for c in lift(qrels, base, reranked, ["RR"], StatSettings(permutations=10, bootstrap=10)).lost] == ["b", "a"]
+    assert [c.query_id for c in lift(qrels, base, reranked, ["RR"], StatSettings(permutations=10, bootstrap=10), top=1).lost] == ["b"]
+
+
+def test_lift_counts_relevance_from_rel_level():
+    """At rel_level 2 only grade 2 is relevant: the reranker that puts it first lifts RR from 1/2 to 1 (at level 1 both are 1)."""
+    qrels = Qrels.from_dict({"q1": {"partial": 1, "full": 2}, "q2": {"partial": 1, "full": 2}})
+    base = Run.from_dict({q: {"partial": 2.0, "full": 1.0} for q in ("q1", "q2")}, "base")
+    reranked = Run.from_dict({q: {"full": 2.0, "partial": 1.0} for q in ("q1", "q2")}, "reranked")
+    settings = StatSettings(permutations=10, bootstrap=10)
+    (row,) = lift(qrels, base, reranked, ["RR"], settings, rel_level=2).rows
+    assert (row.base, row.reranked, row.wins) == (0.5, 1.0, 2)
+    assert lift(qrels, base, reranked, ["RR"], settings).rows[0].change == 0.0
+
+
+def test_negative_timings_are_refused_in_either_column(write):
+    """A negative reranked time, as a negative base time, is refused, not averaged into the cost."""
+    for text in ("q1 -1 2\n", "q1 1 -2\n"):
+        with pytest.raises(FormatError, match=r"t.tsv:1: timings must be finite, non-negative milliseconds"):
+            read_latency(write("t.tsv", text))
+
+
+def test_a_timing_file_of_every_query_is_not_warned_about(cli, files, write):
+    """Only queries without timings are warned of: a file timing all four gave no '0 of 4 queries have no timings'."""
+    timings = write("t.tsv", "q1 10 50\nq2 20 100\nq3 30 90\nq4 40 80\n")
+    result = _lift(cli, files, "--latency", timings, "-f", "json")
+    assert result.exit_code == 0 and result.stderr == ""
+    assert json.loads(result.stdout)["latency"] == {"base_ms": 25.0, "reranked_ms": 80.0, "extra_ms": 55.0, "queries": 4}
+
+
+def test_the_reorder_check_counts_the_queries_of_the_rows_outside(files):
+    """Two new documents in one query are 2 rows outside in 1 query, not in 2."""
+    _, base, reranked = files
+    run = read_run(reranked)
+    extra = Run.from_columns([*run.query_ids.to_pylist(), "q2", "q2"], [*run.doc_ids.to_pylist(), "d99", "d98"],
+                             [*run.scores.tolist(), 7.0, 6.0], "ce")
+    check = check_reorder(read_run(base), extra)
+    assert (check.outside, check.queries_outside, check.documents) == (2, 1, 9)
