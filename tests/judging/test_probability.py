@@ -321,3 +321,94 @@ def test_idf_is_counted_on_the_first_idf_sample_candidates():
     candidates = [(k, f"c{k}") for k in range(labels.IDF_SAMPLE + 5)]
     texts = {c: f"text of {c}" for _, c in candidates}
     assert idf_sample(candidates, texts) == [f"text of c{k}" for k in range(labels.IDF_SAMPLE)]
+
+
+def test_null_pairs_leave_out_each_querys_own_judged_chunks():
+    """A query's null sample must not hold the chunks of its own pool (a relevant chunk would raise its null mean),
+    while another query's pool chunks stay in its null; candidates keep their (hash) order."""
+    from semrel.judging.probability import null_pairs
+
+    candidates = [(3, "n1"), (5, "c1"), (8, "n2"), (9, "c2")]
+    pairs = null_pairs(["q", "s", "t"], candidates, {"q": {"c1", "c2"}, "s": {"c2"}})
+    assert pairs == [("q", "n1"), ("q", "n2"), ("s", "n1"), ("s", "c1"), ("s", "n2"),
+                     ("t", "n1"), ("t", "c1"), ("t", "n2"), ("t", "c2")]
+
+
+def _own(work, added, order=None) -> np.ndarray:
+    """own_idf of `work`'s pairs, `added` = per pair (token bests, reference weights), added in `order`."""
+    from semrel.judging.probability import PoolFeatures
+
+    pool = PoolFeatures(work, {})
+    for i in order if order is not None else range(len(work)):
+        bests, weights = added[i]
+        pool.add(i, np.asarray(bests, dtype=np.float32), weights, 10, 10.0)
+    return pool.own
+
+
+def test_own_idf_counts_a_token_exactly_own_margin_below_the_best():
+    """'Within OWN_MARGIN of the pool's best' includes the margin itself: a token whose best is the pool's best
+    minus OWN_MARGIN (computed as the judge computes it, in float32) is the chunk's own; a hair further down is not."""
+    top = np.float32(0.8125)
+    at_margin = (np.array([top], dtype=np.float32) - labels.OWN_MARGIN)[0]
+    below = np.nextafter(at_margin, np.float32(0))
+    weights = [np.array([1.0, 3.0])]
+    own = _own([("q", "a", ()), ("q", "b", ()), ("q", "c", ())],
+               [([top, 0.9], weights), ([at_margin, 0.5], weights), ([below, 0.5], weights)])
+    assert own.tolist() == [1.0, 0.25, 0.0]
+
+
+def test_a_reference_with_no_weighted_token_owns_nothing():
+    """A reference whose tokens all have idf 0 (tokens every sampled chunk holds, or only special ones) gives each
+    chunk a share of 0, not 1: own_idf is then the other references' best share, and 0 with no other reference."""
+    zero, real = np.array([0.0, 0.0]), np.array([1.0, 1.0])
+    own = _own([("q", "a", ()), ("q", "b", ())], [([0.9, 0.8, 0.9, 0.1], [zero, real]), ([0.1, 0.2, 0.1, 0.9], [zero, real])])
+    assert own.tolist() == [0.5, 0.5]
+    alone = _own([("q", "a", ()), ("q", "b", ())], [([0.9, 0.8], [zero]), ([0.1, 0.2], [zero])])
+    assert alone.tolist() == [0.0, 0.0]
+
+
+def test_own_idf_does_not_depend_on_how_queries_interleave_or_pairs_arrive():
+    """Each pair's token bests go to its own row of its query's table, whatever the order of the work (queries
+    interleaved) and of the pairs' arrival: own_idf by hand for two queries, pairs added last first."""
+    wq, ws = [np.array([1.0, 1.0, 2.0])], [np.array([1.0, 2.0, 1.0])]
+    work = [("q", "a", ()), ("s", "x", ()), ("q", "b", ()), ("s", "y", ()), ("q", "c", ())]
+    added = [([0.9, 0.1, 0.1], wq), ([0.5, 0.5, 0.1], ws), ([0.1, 0.1, 0.1], wq), ([0.1, 0.1, 0.9], ws), ([0.1, 0.9, 0.9], wq)]
+    expected = [0.25, 0.75, 0.0, 0.25, 0.75]  # q: a owns token 1 (1 of 4), b none, c tokens 2, 3; s: x tokens 1, 2 (3 of 4), y token 3
+    assert _own(work, added).tolist() == expected
+    assert _own(work, added, order=[4, 3, 2, 1, 0]).tolist() == expected
+    assert _own(work, added, order=[1, 4, 0, 3, 2]).tolist() == expected
+
+
+def test_a_checkpoint_row_whose_token_bests_do_not_fit_the_references_is_rescored():
+    """A resumed row with more or fewer token bests than its references have tokens (another reference, an older
+    semrel) is refused (the pair is rescored), not put into the query's table; a fitting row is taken."""
+    from semrel.judging.checkpoint import pack
+    from semrel.judging.probability import PoolFeatures
+
+    work = [("q", "a", ()), ("q", "b", ())]
+    weights = [np.array([1.0, 1.0])]
+    pool = PoolFeatures(work, {})
+    short = pool.row(0, np.array([0.9], dtype=np.float32), weights, 10, 10.0)
+    assert not pool.restore(0, short) and pool.left == [2] and not pool.tokens
+    pool = PoolFeatures(work, {})
+    assert pool.restore(0, pool.row(0, np.array([0.9, 0.2], dtype=np.float32), weights, 10, 10.0))
+    longer = {"tok": pack(np.array([0.1, 0.9, 0.5], dtype=np.float32), "<f4"), "tokens": 10}  # weights from the first row
+    assert not pool.restore(1, longer) and pool.left == [1]
+    assert pool.restore(1, {"tok": pack(np.array([0.1, 0.9], dtype=np.float32), "<f4"), "tokens": 10})
+    assert pool.own.tolist() == [0.5, 0.5]
+
+
+def test_a_null_sample_of_one_pair_gives_features_and_p():
+    """One null pair in all (a null sample of 1 chunk, one query) is that query's null: its scores are the highest
+    and the mean, so every feature and p is finite, as by hand."""
+    from semrel.judging.probability import PoolFeatures
+
+    pool = PoolFeatures([("q", "a", ()), ("q", "b", ())], {"q": False})
+    pool.add(0, np.array([0.9, 0.3], dtype=np.float32), [np.array([1.0, 1.0])], 10, 10.0)
+    pool.add(1, np.array([0.5, 0.7], dtype=np.float32), [np.array([1.0, 1.0])], 20, 10.0)
+    scores = np.array([[0.6, 0.7, 0.65, 0.8, 0.6], [0.5, 0.6, 0.55, 0.5, 0.3]])
+    features, p = pool.compute(scores, np.array([[0.3, 0.4, 0.35, 0.2, 0.1]]), ["q"])
+    expected = np.array([[1.0, 0.6, 0.5, 0.3, 0.3, np.log(10 / 10), 1.0],
+                         [(0.5 - 0.2) / 0.6, 0.3, 0.5, 0.2, 0.2, np.log(10 / 20), (0.3 - 0.1) / 0.5]])
+    assert features[:, :-1] == pytest.approx(expected, abs=1e-9)
+    assert p == pytest.approx(labels.probability(expected, False), abs=1e-12)
