@@ -173,3 +173,84 @@ def test_an_empty_run_is_said_to_add_nothing(cli, write, tmp_path):
     heard: list[str] = []
     semrel.fuse({"a": Run.from_dict({"q": {"x": 3.0}}), "empty": Run.from_dict({})}, warn=heard.append)
     assert heard == ["run empty holds no row: it adds nothing to the fusion"]
+
+
+def test_rrf_uses_the_given_k_and_k_0_is_plain_reciprocal_rank():
+    """rrf_k must reach the formula 1 / (k + rank), not fall back to 60, and k = 0, which the command and the spec
+    accept, gives 1 / rank rather than being refused."""
+    a = Run.from_dict({"q": {"x": 3.0, "y": 2.0, "z": 1.0}})
+    b = Run.from_dict({"q": {"y": 9.0, "w": 8.0}})
+    for k in (0, 10):
+        fused = fuse_runs([a, b], FusionSpec("rrf", rrf_k=k)).to_dict()
+        assert fused["q"] == pytest.approx({"x": 1 / (k + 1), "y": 1 / (k + 2) + 1 / (k + 1), "z": 1 / (k + 3), "w": 1 / (k + 2)})
+    assert semrel.fuse({"a": a, "b": b}, rrf_k=0).to_dict()["q"]["y"] == pytest.approx(1 / 2 + 1)
+
+
+def test_wsum_without_weights_weighs_each_run_equally_and_says_so(cli, write, tmp_path):
+    """wsum's default weights are 1 / number of runs (the mean of the normalised scores), in the fused scores and
+    in the manifest alike."""
+    a = write("a.run", "q Q0 x 1 4 a\nq Q0 y 2 2 a\nq Q0 z 3 1 a\n")
+    b = write("b.run", "q Q0 y 1 0.9 b\nq Q0 z 2 0.1 b\nq Q0 w 3 0.3 b\n")
+    out = tmp_path / "fused.run"
+    assert cli("fuse", a, b, "-o", out, "--method", "wsum").exit_code == 0
+    # min-max: a x 1, y 1/3, z 0; b y 1, w 0.25, z 0
+    assert read_run(out).to_dict()["q"] == pytest.approx({"x": 0.5, "y": (1 / 3 + 1) / 2, "z": 0.0, "w": 0.125})
+    fusion = json.loads((tmp_path / "fused.run.manifest.json").read_text())["params"]["fusion"]
+    assert fusion["weights"] == {"a": 0.5, "b": 0.5}
+
+
+def test_zscore_and_sum_normalisations_by_hand():
+    """zscore is ranx's zmuv, (s - mean) / population standard deviation (ddof 0, not the sample's); sum is
+    (s - min) / (sum of s - min x count); both per run and query, summed over the runs (combsum)."""
+    first = {"q": {"a": 5.0, "b": 1.0, "c": 3.5, "d": -2.0}, "p": {"a": 10.0, "e": 7.0}}
+    second = {"q": {"b": 2.0, "e": 8.0}}
+    runs = [Run.from_dict(first), Run.from_dict(second)]
+
+    def by_hand(run: dict, norm: str) -> dict:
+        out = {}
+        for q, docs in run.items():
+            s = np.array(list(docs.values()))
+            value = (s - s.mean()) / max(s.std(ddof=0), 1e-9) if norm == "zscore" else (s - s.min()) / max(s.sum() - s.min() * len(s), 1e-9)
+            out[q] = dict(zip(docs, value.tolist()))
+        return out
+
+    for norm in ("zscore", "sum"):
+        one, two = by_hand(first, norm), by_hand(second, norm)
+        expected = {q: {d: one.get(q, {}).get(d, 0.0) + two.get(q, {}).get(d, 0.0) for d in {*one.get(q, {}), *two.get(q, {})}}
+                    for q in ("q", "p")}
+        fused = fuse_runs(runs, FusionSpec("combsum", norm)).to_dict()
+        assert fused.keys() == expected.keys()
+        for q in expected:
+            assert fused[q] == pytest.approx(expected[q], rel=1e-12, abs=1e-12), (norm, q)
+
+
+def test_a_normalisation_denominator_below_1e9_counts_as_1e9_not_more():
+    """ranx's floor of a zero denominator is 1e-9: a run whose scores differ by 2e-8 still spans 0 to 1 under min-max,
+    and one whose scores differ by 5e-10 spans 0 to 0.5 (a larger floor would flatten small-scored runs)."""
+    a = Run.from_dict({"q": {"x": 3e-8, "y": 1e-8}, "p": {"x": 5e-10, "y": 0.0}})
+    b = Run.from_dict({"q": {"z": 1.0}})
+    fused = fuse_runs([a, b], FusionSpec("combsum", "minmax")).to_dict()
+    assert fused["q"] == pytest.approx({"x": 1.0, "y": 0.0, "z": 0.0}, abs=1e-9)
+    assert fused["p"] == pytest.approx({"x": 0.5, "y": 0.0}, abs=1e-6)
+
+
+def test_only_a_query_of_huge_scores_is_scaled():
+    """The power-of-two scaling is for queries past 2^400 only: a query of tiny scores in the same run keeps its
+    scores (scaling it up by 2^(400 - its exponent) would overflow 1e-200 to infinity)."""
+    a = Run.from_dict({"big": {"x": 1e300, "y": -1e300}, "tiny": {"x": 3e-200, "y": 1e-200}})
+    b = Run.from_dict({"big": {"z": 1.0}, "tiny": {"z": 1.0}})
+    fused = fuse_runs([a, b], FusionSpec("combsum", "minmax")).to_dict()
+    assert fused["big"] == pytest.approx({"x": 1.0, "y": 0.0, "z": 0.0})
+    assert fused["tiny"]["x"] == pytest.approx(2e-200 / 1e-9, rel=1e-12) and fused["tiny"]["y"] == 0.0 and fused["tiny"]["z"] == 0.0
+
+
+def test_ties_are_ranked_as_trec_eval_ranks_them():
+    """Tied scores in a run rank by doc id descending, not in the order the run lists them (rrf's ranks), and a
+    fused tie at the depth cut keeps the doc with the larger id."""
+    a = Run.from_dict({"q": {"x": 1.0, "y": 1.0, "a": 0.5}})  # x listed first, y ranked first
+    b = Run.from_dict({"q": {"w": 2.0}})
+    assert fuse_runs([a, b]).to_dict()["q"] == pytest.approx({"y": 1 / 61, "x": 1 / 62, "a": 1 / 63, "w": 1 / 61})
+    top = fuse_runs([Run.from_dict({"q": {"b": 1.0}}), Run.from_dict({"q": {"c": 1.0}})], FusionSpec("rrf", depth=1)).to_dict()
+    assert top == {"q": {"c": pytest.approx(1 / 61)}}
+    top = fuse_runs([Run.from_dict({"q": {"c": 1.0}}), Run.from_dict({"q": {"b": 1.0}})], FusionSpec("rrf", depth=1)).to_dict()
+    assert top == {"q": {"c": pytest.approx(1 / 61)}}
