@@ -254,3 +254,20 @@ def test_ties_are_ranked_as_trec_eval_ranks_them():
     assert top == {"q": {"c": pytest.approx(1 / 61)}}
     top = fuse_runs([Run.from_dict({"q": {"c": 1.0}}), Run.from_dict({"q": {"b": 1.0}})], FusionSpec("rrf", depth=1)).to_dict()
     assert top == {"q": {"c": pytest.approx(1 / 61)}}
+
+
+def test_combmnz_counts_a_run_whose_normalised_score_for_the_doc_is_0():
+    """CombMNZ multiplies by the number of runs that hold the document (ranx's len(scores)), a run where it is the
+    minimum (min-max 0) included: y, last in one run and 0.5 in the other, scores 2 x 0.5, not 1 x 0.5."""
+    a = Run.from_dict({"q": {"x": 3.0, "y": 1.0}})
+    b = Run.from_dict({"q": {"z": 4.0, "y": 3.0, "x": 2.0}})
+    fused = fuse_runs([a, b], FusionSpec("combmnz", "minmax")).to_dict()
+    assert fused["q"] == pytest.approx({"x": 2 * (1.0 + 0.0), "y": 2 * (0.0 + 0.5), "z": 1.0})
+
+
+def test_a_query_of_huge_negative_scores_is_scaled_too():
+    """The scaling looks at the scores' size, not their sign: -1e308 beside 1 under zscore gives -1 and 1 (unscaled,
+    the squares overflow, the spread is infinite and both score 0, the order lost)."""
+    a = Run.from_dict({"q": {"x": 1.0, "y": -1e308}})
+    b = Run.from_dict({"q": {"z": 1.0}})
+    assert fuse_runs([a, b], FusionSpec("combsum", "zscore")).to_dict()["q"] == pytest.approx({"x": 1.0, "y": -1.0, "z": 0.0})
