@@ -1,0 +1,72 @@
+"""`golden validate` and `golden stats` on small sets whose every issue and count is worked out by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from semrel.golden.validate import golden_stats, lacks_answer, validate_golden
+from semrel.records import Chunk, GoldenItem
+
+
+def line(qid, query, answer="An answer.", gold=("a#0",), meta=None) -> str:
+    return json.dumps({"query_id": qid, "query": query, "reference_answer": answer, "gold_chunk_ids": list(gold),
+                       "meta": meta or {}}) + "\n"
+
+
+def issues(tmp_path, text, chunk_ids=None) -> list[tuple[int, str, str]]:
+    path = tmp_path / "golden.jsonl"
+    path.write_text(text)
+    found, _ = validate_golden(path, chunk_ids)
+    return [(i.line, i.severity, i.message) for i in found]
+
+
+def test_a_third_repeat_points_to_the_first_line_for_ids_and_texts(tmp_path):
+    """Every repeat names the line where the id (or text) was first seen, not the repeat before it."""
+    assert issues(tmp_path, line("q1", "Where?") + line("q1", "where?") + line("q1", "WHERE?")) == [
+        (2, "error", "query id 'q1' already used on line 1"),
+        (2, "warning", "query 'q1' has the same text as line 1"),
+        (3, "error", "query id 'q1' already used on line 1"),
+        (3, "warning", "query 'q1' has the same text as line 1"),
+    ]
+
+
+def test_one_blank_answer_beside_a_real_one_is_no_error(tmp_path):
+    """Only a query whose answers are all blank lacks a reference answer."""
+    assert issues(tmp_path, line("q1", "Where?", answer=["Up there.", " "])) == []
+    assert issues(tmp_path, line("q1", "Where?", answer=["", " "])) == [(1, "error", "query 'q1' has an empty reference answer")]
+
+
+def test_every_gold_chunk_missing_from_the_corpus_is_reported(tmp_path):
+    """Each unknown gold chunk of a query is its own error, not only the first."""
+    assert issues(tmp_path, line("q1", "Where?", gold=("x#0", "a#0", "y#3")), chunk_ids={"a#0"}) == [
+        (1, "error", "gold chunk 'x#0' of query 'q1' is not in the corpus"),
+        (1, "error", "gold chunk 'y#3' of query 'q1' is not in the corpus"),
+    ]
+
+
+@pytest.mark.parametrize("answer", [
+    "This is not detailed in the provided context.",
+    "The answer cannot be inferred from the given text.",
+    "The answer cannot be determined from the passage.",
+    "The excerpt given does not specify a date.",
+    "The information provided doesn't say.",
+    "It is not explicitly mentioned in the document.",
+])
+def test_each_phrase_of_an_answer_lacking_its_context_is_recognised(answer):
+    """Every wording of the rule is heard: dropping one from the pattern let such answers pass validate in silence."""
+    assert lacks_answer(GoldenItem("q", "Why?", (answer,)))
+
+
+def test_stats_count_distinct_gold_chunks_across_queries_and_documents_by_id():
+    """A chunk that is gold for two queries is one distinct gold chunk; two documents with the same number of chunks are
+    two documents."""
+    items = [GoldenItem("q1", "one two", ("x",), ("a#0", "b#0")), GoldenItem("q2", "three", ("y",), ("a#0",))]
+    chunks = [Chunk(f"{d}#{n}", "w " * (n + 1), d, 0, 1) for d in ("a", "b") for n in range(2)]
+    stats = golden_stats(items, chunks)
+    assert stats["counts"]["gold chunk ids"] == 3 and stats["counts"]["distinct gold chunks"] == 2
+    assert stats["counts"]["corpus documents"] == 2 and stats["counts"]["corpus chunks"] == 4
+    assert stats["lengths"]["chunks per document"] == {"count": 2, "min": 2.0, "p25": 2.0, "median": 2.0, "mean": 2.0,
+                                                       "p75": 2.0, "max": 2.0}
+    assert stats["lengths"]["chunk words"]["median"] == 1.5 and stats["lengths"]["chunk words"]["mean"] == 1.5
