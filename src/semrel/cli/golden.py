@@ -14,6 +14,7 @@ from ..formats.files import display_name
 from ..formats.tables import render
 from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, import_warnings, part_path, split_golden
 from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions
+from ..golden.neardup import NEAR_DUPLICATE
 from ..golden.sources import DOC_QRELS
 from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
@@ -136,7 +137,7 @@ def stats_command(golden, corpus, fmt):
         click.echo(f"\n{note}")
 
 
-threshold_option = click.option("--threshold", type=float, default=0.95, show_default=True,
+threshold_option = click.option("--threshold", type=float, default=NEAR_DUPLICATE, show_default=True,
                                 help="Cosine similarity of query embeddings at which two queries are near-duplicates.")
 model_option = click.option("--model", default=None, metavar="NAME", help=f"Embedding model [default: {DEFAULT_MODEL}].")
 

@@ -21,6 +21,7 @@ from ..records import ALL_QUERIES, GoldenItem, QuerySample
 from . import curate
 from .chunking import ChunkSettings
 from .curate import Deduplicated
+from .neardup import NEAR_DUPLICATE
 from .sources import ImportOptions
 
 PathLike = Union[str, os.PathLike]
@@ -117,7 +118,7 @@ def split_golden(
     sizes: int | Sequence[int] | None = None,
     names: Sequence[str] | None = None,
     seed: int = 0,
-    threshold: float = 0.95,
+    threshold: float = NEAR_DUPLICATE,
     model: PathLike | None = None,
     steps: Steps = no_progress,
     warn: Warn | None = None,
@@ -156,7 +157,7 @@ def dedup_golden(
     output: PathLike | None = None,
     *,
     report: PathLike | None = None,
-    threshold: float = 0.95,
+    threshold: float = NEAR_DUPLICATE,
     model: PathLike | None = None,
     steps: Steps = no_progress,
     warn: Warn | None = None,

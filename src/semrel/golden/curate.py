@@ -17,7 +17,7 @@ from ..formats.trec import write_qrels
 from ..progress import Steps, no_progress
 from ..records import GoldenItem
 from .importers import BUILDS_CORPUS, CONTEXT_FORMATS, FORMAT_NAMES, ONE_CHUNK_EACH, import_golden
-from .neardup import dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
+from .neardup import NEAR_DUPLICATE, dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
 from .sources import Imported, ImportOptions
 
 Path_ = str | os.PathLike
@@ -121,7 +121,7 @@ def split_plan(total: int, ratio: Sequence[float] | None = None, sizes: Sequence
 
 
 def split_golden(items: Sequence[GoldenItem], source: Path_ | None, output_dir: Path_ | None, ratio: Sequence[float] | None = None,
-                 sizes: Sequence[int] | None = None, names: Sequence[str] | None = None, seed: int = 0, threshold: float = 0.95,
+                 sizes: Sequence[int] | None = None, names: Sequence[str] | None = None, seed: int = 0, threshold: float = NEAR_DUPLICATE,
                  model: str | None = None, steps: Steps = no_progress,
                  warn: Callable[[str], None] | None = None) -> dict[str, list[GoldenItem]]:
     """The parts of a golden set (see split_plan), near-duplicates kept together, by name; with `output_dir`,
@@ -164,7 +164,7 @@ class Deduplicated:
 
 
 def dedup_golden(items: Sequence[GoldenItem], source: Path_ | None, report: Path_ | None = None, output: Path_ | None = None,
-                 threshold: float = 0.95, model: str | None = None, steps: Steps = no_progress) -> Deduplicated:
+                 threshold: float = NEAR_DUPLICATE, model: str | None = None, steps: Steps = no_progress) -> Deduplicated:
     """The near-duplicate groups of a golden set and the set without them: the first of each group kept,
     with the gold chunk ids and reference answers of the others merged into it (see deduplicated), each
     merge that adds something in `merges`. With `report`, the groups written there (JSONL), with `output`

@@ -17,6 +17,7 @@ from ..progress import Steps, no_progress
 from ..records import GoldenItem
 from .validate import normalised_query
 
+NEAR_DUPLICATE = 0.95  # the cosine of two queries' vectors at which they count as one (dedup, split)
 BLOCK = 1024
 
 
