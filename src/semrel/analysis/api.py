@@ -24,7 +24,7 @@ from .agreement import Weights
 from .calibrate import Calibration, ProbabilityCalibration, calibrate_labels, write_fitted
 from .sensitivity import Sensitivity, choose_sweep, sensitivity_warnings, write_curves
 from .sensitivity import sensitivity as sweep_runs
-from .significance import StatSettings
+from .significance import DEFAULT_STATS, StatSettings
 
 PathLike = Union[str, os.PathLike]
 Warn = Callable[[str], None]
@@ -47,12 +47,12 @@ def sensitivity(
     at: float | None = None,
     calibration: PathLike | Rule | None = None,
     rel_level: int = 1,
-    test: str = "randomization",
-    correction: str = "holm",
-    alpha: float = 0.05,
-    permutations: int = 10_000,
-    bootstrap: int = 10_000,
-    seed: int = 0,
+    test: str = DEFAULT_STATS.test,
+    correction: str = DEFAULT_STATS.correction,
+    alpha: float = DEFAULT_STATS.alpha,
+    permutations: int = DEFAULT_STATS.permutations,
+    bootstrap: int = DEFAULT_STATS.bootstrap,
+    seed: int = DEFAULT_STATS.seed,
     curves: PathLike | None = None,
     warn: Warn | None = None,
 ) -> Sensitivity:

@@ -22,7 +22,7 @@ from ..evaluation.files import require_distinct_names
 from ..evaluation.measures import Measure, aggregate_change, numeric_measures, paired_values, parse_measure
 from ..evaluation.metrics import Evaluation
 from ..formats.tables import Cell, Latex, Table, cell_text, render
-from .significance import StatSettings, adjust, paired_stats
+from .significance import DEFAULT_STATS, StatSettings, adjust, paired_stats
 
 COMPARE_FORMATS = ("table", "markdown", "latex", "csv", "tsv", "json")
 
@@ -134,13 +134,13 @@ def compare(
     rel_level: int = 1,
     baseline: str | None = None,
     all_pairs: bool = False,
-    test: str = "randomization",
-    correction: str = "holm",
-    alpha: float = 0.05,
-    permutations: int = 10_000,
-    bootstrap: int = 10_000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    test: str = DEFAULT_STATS.test,
+    correction: str = DEFAULT_STATS.correction,
+    alpha: float = DEFAULT_STATS.alpha,
+    permutations: int = DEFAULT_STATS.permutations,
+    bootstrap: int = DEFAULT_STATS.bootstrap,
+    confidence: float = DEFAULT_STATS.confidence,
+    seed: int = DEFAULT_STATS.seed,
 ) -> Comparison:
     """`semrel.compare`: evaluate two or more runs on the qrels and test each against `baseline` (default:
     the first), or every pair with `all_pairs=True`; as `semrel compare` does, with its defaults.

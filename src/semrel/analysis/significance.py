@@ -68,6 +68,9 @@ class PairedStats:
         return {"t": self.t_p, "randomization": self.randomization_p, "bootstrap": self.bootstrap_p}[test]
 
 
+DEFAULT_STATS = StatSettings()  # the defaults of compare, lift, sensitivity and report, in Python and on the command line
+
+
 def _columns(diffs: np.ndarray) -> np.ndarray:
     array = np.asarray(diffs, dtype=np.float64)
     return array[:, None] if array.ndim == 1 else array

@@ -6,7 +6,7 @@ from typing import Callable, Sequence
 
 import click
 
-from ..analysis.significance import CORRECTIONS, TESTS, StatSettings
+from ..analysis.significance import CORRECTIONS, DEFAULT_STATS, TESTS, StatSettings
 from ..encoding.engines import DEVICES, ENGINES
 from ..encoding.models import DEFAULT_MODEL, PRECISIONS
 from ..errors import UsageError
@@ -14,7 +14,7 @@ from ..evaluation.measures import DEFAULT_MEASURES, Measure, parse_measures
 from ..formats.judgments import SCORES
 from ..golden.chunking import UNITS, ChunkSettings
 from ..records import QuerySample
-from ..review.order import ORDERS
+from ..review.order import ORDERS, RANDOM_SHARE
 from .paths import database_path, input_path
 
 
@@ -44,14 +44,14 @@ places_option = click.option("--places", default=4, show_default=True, type=clic
 def test_options(command: Callable) -> Callable:
     """Options of the paired tests, shared by compare, lift and report."""
     for option in reversed([
-        click.option("--test", "test", type=click.Choice(TESTS), default="randomization", show_default=True,
+        click.option("--test", "test", type=click.Choice(TESTS), default=DEFAULT_STATS.test, show_default=True,
                      help="Whose p-value decides significance: paired t-test, Fisher's randomization, or bootstrap."),
-        click.option("--permutations", type=click.IntRange(min=1), default=10_000, show_default=True,
+        click.option("--permutations", type=click.IntRange(min=1), default=DEFAULT_STATS.permutations, show_default=True,
                      help="Random sign flips of the randomization test (exact enumeration when 2^queries is fewer)."),
-        click.option("--bootstrap", type=click.IntRange(min=1), default=10_000, show_default=True,
+        click.option("--bootstrap", type=click.IntRange(min=1), default=DEFAULT_STATS.bootstrap, show_default=True,
                      help="Bootstrap resamples of the queries (confidence interval and bootstrap p-value)."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random draws."),
-        click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+        click.option("--seed", type=int, default=DEFAULT_STATS.seed, show_default=True, help="Seed of the random draws."),
+        click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=DEFAULT_STATS.alpha,
                      show_default=True, help="Significance level."),
     ]):
         command = option(command)
@@ -71,7 +71,7 @@ def comparison_options(command: Callable) -> Callable:
         click.option("--baseline", metavar="RUN",
                      help="Run to test the others against: its name (the file stem) or its file [default: the first]."),
         click.option("--all-pairs", is_flag=True, help="Test every pair of runs instead of each against the baseline."),
-        click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
+        click.option("--correction", type=click.Choice(CORRECTIONS), default=DEFAULT_STATS.correction, show_default=True,
                      help="Multiple-comparison correction, within each measure across the pairs tested."),
     ]):
         command = option(command)
@@ -184,7 +184,7 @@ QUEUE_OPTIONS = [
                                       "[default: the rule in the labels' manifest]."),
     click.option("--order", type=click.Choice(ORDERS), default="uncertain", show_default=True,
                  help="uncertain: nearest a threshold (for p: the cut) first, mixed with a random sample; random; query."),
-    click.option("--random-share", type=click.FloatRange(0, 1), default=0.25, show_default=True,
+    click.option("--random-share", type=click.FloatRange(0, 1), default=RANDOM_SHARE, show_default=True,
                  help="With --order uncertain: share of positions taken by the seeded random sample."),
     click.option("--seed", type=int, default=0, show_default=True),
     click.option("--limit", type=click.IntRange(1), help="Queue only the first N pairs."),

@@ -15,7 +15,7 @@ from ..analysis.sensitivity import (
     sensitivity_warnings,
     write_curves,
 )
-from ..analysis.significance import CORRECTIONS
+from ..analysis.significance import CORRECTIONS, DEFAULT_STATS
 from ..errors import UsageError
 from ..evaluation.files import read_runs
 from ..formats.files import STDIO
@@ -43,7 +43,7 @@ from .paths import input_path, output_path
                    f"[default: {CUT} on p, {DEFAULT_THRESHOLD} on P, R, F].")
 @measure_option
 @test_options
-@click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
+@click.option("--correction", type=click.Choice(CORRECTIONS), default=DEFAULT_STATS.correction, show_default=True,
               help="Multiple-comparison correction within each threshold and measure, across the pairs of runs.")
 @rel_level_option
 @click.option("--calibration", type=input_path(exists=True, dir_okay=False),

@@ -16,7 +16,7 @@ from ..formats.files import guarded
 from ..formats.judgments import SCORES
 from .adjudicate import ReviewedLabels, reviewed_labels, write_reviewed
 from .engine import QueueRequest, QueueSettings
-from .order import ORDERS
+from .order import ORDERS, RANDOM_SHARE
 from .simulate import simulate
 
 PathLike = Union[str, os.PathLike]
@@ -55,7 +55,7 @@ def export_reviews(db: PathLike, labels: QrelsLike, output: PathLike | None = No
 def simulate_review(db: PathLike, human: QrelsLike, *, reviewer: str, judgments: PathLike | None = None,
                     labels: PathLike | None = None, corpus: PathLike | None = None, golden: PathLike | None = None,
                     on: str | None = None, thresholds: str | Sequence[float] | None = None, order: str = "uncertain",
-                    random_share: float = 0.25, seed: int = 0, limit: int | None = None, overlap: int = 0,
+                    random_share: float = RANDOM_SHARE, seed: int = 0, limit: int | None = None, overlap: int = 0,
                     unlisted_as_zero: bool = False, warn: Callable[[str], None] | None = None) -> tuple[int, int]:
     """Grade a review queue from known labels, as `semrel review simulate` does (with its defaults): to measure, before
     anyone reviews, what a review of N pairs would give (agreement, `calibrate`, corrected estimates).

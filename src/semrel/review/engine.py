@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import UsageError, ValidationError
 from ..terminal import is_printable_name
-from .order import review_queue
+from .order import RANDOM_SHARE, review_queue
 from .store import create_db, is_new_db, open_db, read_meta, transaction, write_meta
 from .tasks import Labelling, Task, load_tasks, parse_labelling
 
@@ -43,7 +43,7 @@ class QueueSettings:
     """How a new queue is built (see semrel.review.order.review_queue)."""
 
     order: str = "uncertain"
-    random_share: float = 0.25
+    random_share: float = RANDOM_SHARE
     seed: int = 0
     limit: int | None = None
     overlap: int = 0  # the first `overlap` tasks are shown to every reviewer

@@ -10,6 +10,7 @@ from typing import Sequence
 import numpy as np
 
 ORDERS = ("uncertain", "random", "query")
+RANDOM_SHARE = 0.25  # uncertain order: the share of positions a seeded random sample takes (unbiased estimates)
 
 
 def distance_to_threshold(scores: np.ndarray, thresholds: Sequence[float]) -> np.ndarray:
@@ -28,7 +29,7 @@ class Queue:
 
 
 def review_queue(
-    distance: np.ndarray, query_ids: Sequence[str], order: str = "uncertain", random_share: float = 0.25,
+    distance: np.ndarray, query_ids: Sequence[str], order: str = "uncertain", random_share: float = RANDOM_SHARE,
     seed: int = 0, limit: int | None = None,
 ) -> Queue:
     """The first `limit` items (default all) in review order.
