@@ -53,7 +53,9 @@ def render(table: Table, fmt: str, places: int = 4) -> str:
         return out.getvalue()
     numeric = [any(_is_number(row[i]) for row in table.rows) for i in range(len(table.header))]
     if fmt == "latex":
-        escape = str.maketrans({c: "\\" + c for c in "&%$#_{}"})
+        # ~ ^ and \ are no characters in LaTeX text (a non-breaking space, an error, a command): named instead
+        escape = str.maketrans({c: "\\" + c for c in "&%$#_{}"}
+                               | {"\\": r"\textbackslash{}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"})
         spec = "".join("r" if n else "l" for n in numeric)
         lines = [f"\\begin{{tabular}}{{{spec}}}", "\\toprule"]
         lines.append(" & ".join(h.translate(escape) for h in table.header) + " \\\\")
