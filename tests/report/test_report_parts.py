@@ -1,0 +1,93 @@
+"""Parts of the HTML report checked on their own, without the CLI: the warning lines' wording, the share of
+judged pairs at each threshold, which runs are named as retrieved with the judge's model, the warnings a
+labels manifest recorded and what the agreement tables say."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from semrel.analysis.compare import Reversal
+from semrel.evaluation.measures import parse_measures
+from semrel.records import Judgment
+from semrel.report import html
+from semrel.report.html import ReportInputs, build_report
+
+
+def reversal(ahead: str, significant: tuple[str, ...]) -> Reversal:
+    [measure] = parse_measures(["RR"])
+    return Reversal(measure, ahead, "b", (0.75, 0.5), (0.25, 0.625), significant)
+
+
+def test_the_reversal_warning_names_the_qrels_that_found_the_difference_and_counts_the_pairs_not_shown():
+    """The side that found a reversal significant named the other qrels, or 'and 0 more' followed three pairs."""
+    said = html._reversal_warning([reversal("a", ("ref",)), reversal("c", ("test",)), reversal("d", ("ref", "test"))],
+                                  "derived labels", "gold chunks", 2)
+    assert said.startswith("the derived labels and the gold chunks order runs oppositely where one of them finds the difference "
+                           "significant: on RR the gold chunks rank a above b (0.75 against 0.50), the derived labels b above a "
+                           "(0.62 against 0.25; significant on the gold chunks); on RR the gold chunks rank c above b")
+    assert "(0.62 against 0.25; significant on the derived labels); on RR" in said
+    assert "significant on both). A comparison on the derived labels may be reversed" in said and "more" not in said
+    more = html._reversal_warning([reversal(run, ("ref",)) for run in "acdef"], "derived labels", "gold chunks", 2)
+    assert "on RR the gold chunks rank d above b" in more and "rank e above" not in more
+    assert "significant on the gold chunks); and 2 more. A comparison" in more
+
+
+def test_the_share_at_or_above_a_threshold_counts_scores_equal_to_it():
+    """A score equal to the label threshold is labelled relevant; the table counted only scores above it."""
+    judged = [Judgment("q", f"c{i}", 0.5, r, 0.5) for i, r in enumerate((0.25, 0.5, 0.5, 0.75))]
+    section = html._score_section(judged, None, "R", [0.5, 0.75], "the label thresholds")
+    assert section["table"]["header"] == ["threshold", "judged pairs: share at or above"]
+    assert section["table"]["rows"] == [["0.500", "0.750"], ["0.750", "0.250"]]
+    assert section["counts"] == {"judged pairs": 4}
+
+
+def test_only_runs_that_retrieved_by_vectors_of_the_judges_model_are_named(tmp_path):
+    """A BM25 run whose manifest happens to name the judge's model (the option was given and unused) was said to be
+    retrieved with it."""
+    def run(name: str, params: dict) -> str:
+        path = tmp_path / name
+        path.write_text("q Q0 c 1 1 x\n")
+        Path(f"{path}.manifest.json").write_text(json.dumps({"params": params}))
+        return str(path)
+
+    model = "all-MiniLM-L6-v2"
+    assert html._own_model(run("dense.run", {"method": "dense", "model": model}), model)
+    assert html._own_model(run("reranked.run", {"method": "bm25", "rerank": "dense", "model": model}), model)
+    assert not html._own_model(run("bm25.run", {"method": "bm25", "model": model}), model)
+    assert not html._own_model(run("other.run", {"method": "dense", "model": "another"}), model)
+
+
+def test_warnings_the_labels_manifest_recorded_are_shown_escaped_at_the_top(tmp_path):
+    """Without judgments the report has only the warnings `semrel label` recorded to show: they were left off the page
+    (and markup in them would have been markup)."""
+    qrels, run = tmp_path / "derived.qrels", tmp_path / "a.run"
+    qrels.write_text("q1 0 c1 1\nq2 0 c2 0\n")
+    run.write_text("q1 Q0 c1 1 2 a\nq2 Q0 c2 1 2 a\n")
+    recorded = ["only 50% of the 2 gold chunks are labelled <b>relevant</b>", "1 of 2 queries have no pair labelled relevant"]
+    Path(f"{qrels}.manifest.json").write_text(json.dumps({"params": {"on": "F", "thresholds": [0.6], "warnings": recorded}}))
+    heard: list[str] = []
+    page, _ = build_report(ReportInputs(qrels=str(qrels), runs=[str(run)], measures=["RR"]), heard.append)
+    shown = re.findall(r'<p class="warning">([^<]*)</p>', page)
+    assert shown[:2] == ["only 50% of the 2 gold chunks are labelled &lt;b&gt;relevant&lt;/b&gt;",
+                     "1 of 2 queries have no pair labelled relevant"]
+    assert heard[:2] == recorded and "compared on 2 queries" in shown[2]
+
+
+def test_a_cliff_is_named_on_the_score_the_curves_swept():
+    """Curves swept over p (their manifest) were said to be cut on the score the plots draw, R here."""
+    points = [html.SensitivityPoint(t, run, "RR", v if t <= 0.6 else v / 3)
+              for t in (0.58, 0.59, 0.6, 0.61, 0.62) for run, v in (("bm25", 0.6), ("rr", 0.7))]
+    [said] = html._cliffs(ReportInputs(sensitivity=points, sensitivity_on="p", sensitivity_at=0.6), "R", [])
+    assert said.startswith("the label threshold 0.6 on p sits on a cliff of the sensitivity curve: RR of run 'bm25' moves "
+                           "from 0.600 to 0.200 between p 0.6 and 0.61")
+
+
+def test_a_kappa_that_cannot_be_computed_is_shown_as_not_available():
+    """kappa is NaN where one side gives every pair one grade: the table said 'nan' rather than n/a."""
+    agreement = {"labels": {"n": 4, "percent_agreement": 75.0, "kappa": float("nan"), "kappa_low": float("nan"),
+                            "kappa_high": None, "labels": [0, 1], "confusion": [[3, 1], [0, 0]]}}
+    section = html._agreement_section(agreement, None)
+    assert dict(section["summary"])["Cohen's kappa"] == "n/a (95% bootstrap interval n/a to n/a)"
+    assert dict(section["summary"])["agreement"] == "75.0%"
