@@ -91,3 +91,37 @@ def test_a_kappa_that_cannot_be_computed_is_shown_as_not_available():
     section = html._agreement_section(agreement, None)
     assert dict(section["summary"])["Cohen's kappa"] == "n/a (95% bootstrap interval n/a to n/a)"
     assert dict(section["summary"])["agreement"] == "75.0%"
+
+
+def test_agreement_ranks_share_ties_and_flips_name_the_run_each_qrels_puts_first():
+    """Tied runs were given different ranks, or a flipped pair was written with its runs the wrong way round."""
+    agreement = {"labels": {"n": 4, "kappa": 0.5, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]},
+                 "rankings": [{"measure": "RR", "tau": 0.33, "ref": {"c": 0.25, "a": 0.5, "b": 0.5},
+                               "test": {"c": 0.75, "a": 0.5, "b": 0.25}, "swapped": [["c", "a"], ["c", "b"]]}]}
+    [ranking] = html._agreement_section(agreement, None)["rankings"]
+    assert [(r["run"], r["ref_rank"], r["test_rank"]) for r in ranking["runs"]] == [("a", 1, 2), ("b", 1, 3), ("c", 3, 1)]
+    assert ranking["flips"] == ["reference qrels rank a above c; test qrels rank c above a",
+                                "reference qrels rank b above c; test qrels rank c above b"]
+
+
+def test_thresholds_of_the_labels_rule_are_not_drawn_on_another_score():
+    """--on R over labels cut on F drew F's thresholds on the R histogram, as if R had been cut there."""
+    rule = html.ThresholdRule("F", (0.6,))
+    assert html._drawn(ReportInputs(on="R"), rule) == ("R", [])
+    assert html._drawn(ReportInputs(), rule) == ("F", [0.6])
+
+
+def test_a_labels_manifest_that_no_longer_describes_the_qrels_is_said_to_be_stale(tmp_path):
+    """Qrels edited after `semrel label` wrote them were said to have no manifest at all."""
+    qrels = tmp_path / "derived.qrels"
+    qrels.write_text("q1 0 c1 1\n")
+    Path(f"{qrels}.manifest.json").write_text(json.dumps({"params": {"on": "F", "thresholds": [0.6]},
+                                                          "output_digest": {"bytes": 999}}))
+    assert html._label_rule_text(str(qrels), None, None) == f"not recorded: {qrels} changed since its manifest was written"
+
+
+def test_the_sensitivity_caption_gives_the_swept_range_low_to_high():
+    """The caption's range of thresholds ran high to low, or counted the rows rather than the thresholds swept."""
+    points = [html.SensitivityPoint(t, run, "RR", 0.5) for t in (0.7, 0.5, 0.6) for run in ("a", "b")]
+    section = html._sensitivity_section(points, [0.6])
+    assert (section["range"], section["steps"], section["points"]) == ("0.5 to 0.7", 3, 6)
