@@ -125,3 +125,20 @@ def test_the_sensitivity_caption_gives_the_swept_range_low_to_high():
     points = [html.SensitivityPoint(t, run, "RR", 0.5) for t in (0.7, 0.5, 0.6) for run in ("a", "b")]
     section = html._sensitivity_section(points, [0.6])
     assert (section["range"], section["steps"], section["points"]) == ("0.5 to 0.7", 3, 6)
+
+
+def test_a_tau_is_said_to_be_a_tie_only_where_both_qrels_tie_every_run():
+    """Runs tied under the reference qrels alone were said to tie under both, hiding that the test qrels order them."""
+    agreement = {"labels": {"n": 4, "kappa": 0.5, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]},
+                 "rankings": [{"measure": "RR", "tau": None, "ref": {"a": 0.5, "b": 0.5}, "test": {"a": 0.75, "b": 0.25}}]}
+    [ranking] = html._agreement_section(agreement, None)["rankings"]
+    assert ranking["tau"] == "n/a"
+
+
+def test_scores_of_old_judgments_without_p_are_drawn_on_r(tmp_path):
+    """--on p over judgments written before semrel computed p drew their missing p (None) and failed."""
+    judgments = tmp_path / "judgments.jsonl"
+    judgments.write_text("".join(json.dumps({"query_id": "q", "chunk_id": f"c{i}", "P": 0.5, "R": r, "F": 0.5}) + "\n"
+                                 for i, r in enumerate((0.25, 0.75))))
+    page, _ = build_report(ReportInputs(judgments=str(judgments), on="p"), lambda message: None)
+    assert "none drawn (no label thresholds on this score)" in page

@@ -1,0 +1,39 @@
+"""The report's SVG plots on their own: data drawn as text stays plain text, one plot's ids cannot collide with
+another's on the page, nothing but the <svg> element is inlined, and the curves' end labels do not overlap."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from semrel.report import plots
+
+
+def test_labels_from_data_are_not_read_as_math():
+    """A run or measure name with `$` started matplotlib's math mode: an unknown command in it failed the whole report."""
+    curves = {r"RR $\notacommand$": {r"run $\oops$": [(0.5, 0.4), (0.6, 0.3)], "bm25": [(0.5, 0.2), (0.6, 0.25)]}}
+    assert plots.sensitivity_curves(curves, [0.5]).startswith("<svg")
+    assert plots.change_bars([0.5, -0.25, 0.0], r"cost $\notacommand$").startswith("<svg")
+
+
+def test_an_svg_is_the_element_alone_with_every_id_and_reference_under_its_name():
+    """Two plots on one page shared ids such as clip paths (one drew with the other's), or brought an XML prolog,
+    comments and metadata into the HTML."""
+    text = plots.score_histogram({"gold": [0.7, 0.8, 0.9], "not gold": [0.4, 0.5]}, [0.6], "F")
+    assert text.startswith("<svg") and "<?xml" not in text and "<!--" not in text and "<metadata" not in text
+    ids = re.findall(r'\bid="([^"]+)"', text)
+    refs = re.findall(r'(?:href="#|url\(#)([^")]+)', text)
+    assert ids and refs and all(i.startswith("scores-") for i in ids + refs)
+    assert set(refs) <= set(ids)
+
+
+@pytest.mark.parametrize("values, gap, expected", [
+    ([0.5, 0.5, 0.5], 0.1, [0.5, 0.6, 0.7]),  # spread upwards when there is room
+    ([0.95, 0.95], 0.1, [0.9, 1.0]),  # pushed down to stay inside the axes
+    ([0.97, 0.0, 0.96, 0.95], 0.1, [1.0, 0.0, 0.9, 0.8]),  # in the order of the values, returned in theirs
+    ([], 0.1, []),
+])
+def test_end_labels_are_spread_apart_inside_the_axes(values, gap, expected):
+    """Labels at the lines' ends were drawn on top of each other, or above the top of the axes."""
+    assert plots.spread(values, gap, 0.0, 1.0) == pytest.approx(expected)
