@@ -37,3 +37,34 @@ def test_an_svg_is_the_element_alone_with_every_id_and_reference_under_its_name(
 def test_end_labels_are_spread_apart_inside_the_axes(values, gap, expected):
     """Labels at the lines' ends were drawn on top of each other, or above the top of the axes."""
     assert plots.spread(values, gap, 0.0, 1.0) == pytest.approx(expected)
+
+
+def test_each_threshold_is_drawn_as_one_dashed_line():
+    """The label thresholds were left off the score histograms or the sensitivity curves."""
+    groups = {"gold": [0.7, 0.8, 0.9], "not gold": [0.4, 0.5]}
+    curves = {"RR": {"a": [(0.5, 0.4), (0.6, 0.3)], "b": [(0.5, 0.2), (0.6, 0.25)]}}
+    assert [plots.score_histogram(groups, t, "F").count("stroke-dasharray") for t in ([], [0.6], [0.6, 0.75])] == [0, 1, 2]
+    assert [plots.sensitivity_curves(curves, t).count("stroke-dasharray") for t in ([], [0.55], [0.55, 0.6])] == [0, 1, 2]
+
+
+def test_no_text_from_data_is_left_in_the_markup():
+    """Text drawn as <text> elements needs the viewer's fonts and carries the data's text into the page."""
+    text = plots.sensitivity_curves({"RR": {"run-named-xyzzy": [(0.5, 0.4), (0.6, 0.3)]}}, [0.5])
+    assert "xyzzy" not in text and "<text" not in text
+
+
+def test_curve_points_are_drawn_in_threshold_order_whatever_order_they_were_read_in():
+    """Rows of a sensitivity file out of order drew a zigzag, with the run's label at the last row read, not the right end."""
+    points = [(0.5, 0.4), (0.6, 0.3), (0.7, 0.35), (0.8, 0.1)]
+    assert plots.sensitivity_curves({"RR": {"a": points[::-1]}}, []) == plots.sensitivity_curves({"RR": {"a": points}}, [])
+
+
+def test_gains_are_green_and_losses_red():
+    """The lift bars had gains and losses in each other's colour."""
+    text = plots.change_bars([0.5, 0.25, -0.25, 0.0], "RR")
+    assert (text.count("fill: #1b7837"), text.count("fill: #b2182b"), text.count("fill: #999999")) == (2, 1, 1)
+
+
+def test_scores_that_are_all_equal_are_still_drawn():
+    """Judge scores of one value gave the histogram bins of no width."""
+    assert plots.score_histogram({"judged pairs": [0.5, 0.5, 0.5]}, [0.5], "R").startswith("<svg")
