@@ -108,3 +108,15 @@ def test_idf_weights_of_another_corpus_are_not_reused(tmp_path):
     _, again = encoder.weights(True, lambda: [], "digest of corpus a")  # from the cache: no text read
     cache.close()
     assert (first["idf_documents"], second["idf_documents"], again["idf_documents"]) == (1, 3, 1)
+
+
+def test_a_row_whose_parts_disagree_is_a_miss_not_a_crash(cache):
+    """A row damaged outside semrel (its vectors cut short, or fewer of them than its token ids) crashed the judge with a
+    bare ValueError, or was used with vectors given to the wrong tokens; it is now a miss, encoded again and replaced."""
+    good = entry(12, 1, seed=3)
+    cache.put_many([(b"a" * 32, good), (b"b" * 32, good), (b"c" * 32, good)], overlap=4)
+    with cache.db:
+        cache.db.execute("UPDATE embeddings SET vectors = substr(vectors, 1, 100) WHERE key = ?", (b"a" * 32,))
+        cache.db.execute("UPDATE embeddings SET ids = substr(ids, 1, 40) WHERE key = ?", (b"b" * 32,))
+    found = dict(cache.get_many([b"a" * 32, b"b" * 32, b"c" * 32], overlap=4))
+    assert sorted(found) == [b"c" * 32] and same(found[b"c" * 32], good)

@@ -57,6 +57,16 @@ def text_key(namespace: str, text: str) -> bytes:
     return hashlib.sha256(namespace.encode() + b"\0" + text.encode("utf-8")).digest()
 
 
+def _entry(dim: object, ids: bytes, starts: bytes, vectors: bytes) -> Encoded | None:
+    """A stored row as an entry; None (a miss: the text is encoded again and the row replaced) where its parts disagree,
+    as a row damaged outside semrel leaves them: read as it was, it crashed the judge or gave vectors to the wrong tokens."""
+    tokens = len(ids) // 4
+    if not isinstance(dim, int) or dim < 1 or len(ids) % 4 or not starts or len(starts) % 8 or len(vectors) != tokens * dim * 4:
+        return None
+    return Encoded(np.frombuffer(ids, dtype=np.int32), np.frombuffer(starts, dtype=np.int64),
+                   np.frombuffer(vectors, dtype=np.float32).reshape(tokens, dim))
+
+
 class EmbeddingCache:
     """Get and put Encoded entries."""
 
@@ -84,11 +94,8 @@ class EmbeddingCache:
                 part,
             ).fetchall()
             for key, stored_overlap, dim, ids, starts, vectors in rows:
-                entry = Encoded(
-                    np.frombuffer(ids, dtype=np.int32), np.frombuffer(starts, dtype=np.int64),
-                    np.frombuffer(vectors, dtype=np.float32).reshape(-1, dim),
-                )
-                if entry.windows > 1 and stored_overlap != overlap:
+                entry = _entry(dim, ids, starts, vectors)
+                if entry is None or entry.windows > 1 and stored_overlap != overlap:
                     continue
                 yield key, entry
 
