@@ -24,9 +24,9 @@ def width() -> int:
 
 
 def render(current: Current, session: PickSession, chars: int) -> None:
-    counts = session.counts()
+    counts, columns = session.counts(), width()
     title = f"── query {current.item.query_id} · {counts['open']} open, {counts['done']} done, {counts['skipped']} skipped "
-    click.echo("\n" + title + "─" * max(0, min(20, width() - len(title))))
+    click.echo("\n" + title + "─" * max(0, min(20, columns - len(title))))
     click.echo(f"Q: {current.item.query}")
     for answer in current.item.reference_answers:
         click.echo(f"A: {answer}")
@@ -35,8 +35,8 @@ def render(current: Current, session: PickSession, chars: int) -> None:
         found = ", ".join(f"{name} #{rank}" for name, rank in candidate.found_by)
         click.echo(f" [{number % 10}]{mark} {candidate.chunk.id}  ({found})")
         shown = excerpt(candidate.chunk.text, " ".join(current.item.reference_answers), chars)
-        click.echo(textwrap.fill(shown, width=width(), initial_indent="      ", subsequent_indent="      "))
-    click.echo(textwrap.fill("keys: 1-9,0 mark · n next · s skip · u undo · q quit · ? help", width=width()))
+        click.echo(textwrap.fill(shown, width=columns, initial_indent="      ", subsequent_indent="      "))
+    click.echo(textwrap.fill("keys: 1-9,0 mark · n next · s skip · u undo · q quit · ? help", width=columns))
 
 
 def interact(session: PickSession, chars: int) -> None:

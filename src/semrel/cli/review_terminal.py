@@ -84,7 +84,8 @@ class TerminalReview:
         self.blind, self.highlighter = blind, highlighter
         self.page_lines = page_lines  # None: from the terminal's height at each draw (page_size)
         self.grades, self.notes = grade_keys(labelling), note_keys(labelling)
-        self.started, self.made = time.monotonic(), list[int | None]()  # made: the ids of this session's standing decisions
+        self.started = time.monotonic()
+        self.made: list[int | None] = []  # the task ids of this session's decisions that stand
 
     @property
     def decided(self) -> int:
@@ -147,10 +148,15 @@ class TerminalReview:
         try:
             return self._loop()
         except (KeyboardInterrupt, click.Abort):
-            self.console.print(f"saved; {self.decided} decisions this session. Start again to go on.")
+            decided = self.saved()
             if terminated():  # SIGTERM or SIGHUP, no one's quit: the command ends as an interrupted one (exit 130)
                 raise KeyboardInterrupt from None
-            return self.decided
+            return decided
+
+    def saved(self) -> int:
+        """Say, on quitting before the queue is done, that every decision is saved; returns this session's decisions."""
+        self.console.print(f"saved; {self.decided} decisions this session. Start again to go on.")
+        return self.decided
 
     def _loop(self) -> int:
         message = ""
@@ -182,8 +188,7 @@ class TerminalReview:
                     message = f"undid your decision on {undone.query_id}/{undone.chunk_id}" if undone else "nothing to undo"
                     break
                 if key in ("q", ""):
-                    self.console.print(f"saved; {self.decided} decisions this session. Start again to go on.")
-                    return self.decided
+                    return self.saved()
                 if key == "f":
                     if (outcome := self.session.flag(task)) is not Outcome.RECORDED:
                         message = not_recorded(task, outcome, "the flag")
