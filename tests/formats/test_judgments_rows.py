@@ -27,14 +27,17 @@ def test_a_probability_of_zero_and_empty_features_survive_a_round_trip(tmp_path)
 
 
 @pytest.mark.parametrize("extra, message", [
-    ({"features": {"P": True}}, "features must map names to finite numbers"),
+    ({"features": {"P": True}}, "features must map names to numbers, found 'P': True"),
+    ({"features": {"P": 0.5, "R_max": "0.5"}}, "features must map names to numbers, found 'R_max': '0.5'"),
+    ({"features": {"P": None}}, "features must map names to numbers, found 'P': None"),
+    ({"features": {"P": float("nan")}}, "features must map names to finite numbers, found 'P': nan"),
     ({"p": 1.5}, "p must be a probability between 0 and 1, found 1.5"),
     ({"p": -0.25}, "p must be a probability between 0 and 1, found -0.25"),
     ({"R": 1.5}, "P, R and F are BERTScores, at most 1; found 1.5"),
     ({"p": True}, "field 'p' should be int or float, found bool"),
 ])
 def test_a_bad_probability_or_feature_names_its_line(write, extra, message):
-    """true taken as the feature 1.0, a p outside [0, 1] or a score past 1 was read as a valid judgment."""
+    """true or the text "0.5" taken as the feature's number, a p outside [0, 1] or a score past 1 was read as a valid judgment."""
     good = {"query_id": "q1", "chunk_id": "c1", "P": 0.5, "R": 0.75, "F": 0.6, "source": "s"}
     path = write("j.jsonl", json.dumps(good) + "\n\n" + json.dumps({**good, "chunk_id": "c2", **extra}) + "\n")
     with pytest.raises(FormatError, match=re.escape(f"j.jsonl:3: {message}")) as caught:

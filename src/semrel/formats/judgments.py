@@ -35,12 +35,10 @@ def _probability(obj: dict, path: str | os.PathLike, line: int) -> tuple[float |
         p = float(require(obj, "p", path, line, (int, float)))
     if obj.get("features") is not None:
         raw = require(obj, "features", path, line, dict)
-        try:
-            features = {str(k): float(v) for k, v in raw.items() if not isinstance(v, bool)}
-        except (TypeError, ValueError):
-            raise FormatError(display_name(path), "features must map names to numbers", line=line) from None
-        if len(features) != len(raw):
-            raise FormatError(display_name(path), "features must map names to finite numbers", line=line)
+        bad = next((k for k, v in raw.items() if isinstance(v, bool) or not isinstance(v, (int, float))), None)
+        if bad is not None:  # "0.5" too: a feature quoted as text is no number the judge wrote
+            raise FormatError(display_name(path), f"features must map names to numbers, found {bad!r}: {raw[bad]!r}", line=line)
+        features = {str(k): float(v) for k, v in raw.items()}
     return p, features
 
 
