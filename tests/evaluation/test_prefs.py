@@ -3,12 +3,15 @@ its own test files is in test_trec_eval_suite.py), and bad preference files givi
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from helpers import message_lines
+from semrel.errors import ValidationError
 from semrel.evaluation.metrics import Options
 from semrel.evaluation.prefs import evaluate_preferences
 from semrel.formats.trec import read_preferences, read_run
+from semrel.records import Preferences
 
 
 def scores(write, prefs: str, run: str, measures: str = "all_prefs", from_qrels: bool = False, **options) -> dict:
@@ -114,3 +117,63 @@ def test_measures_and_judgments_must_match(cli, write):
     assert result.exit_code == 2 and "give -R prefs or -R qrels_prefs" in result.stderr
     shown = cli("eval", prefs, run, "-R", "prefs", "-f", "trec").stdout.splitlines()
     assert [line.split()[0] for line in shown[:3]] == ["runid", "num_q", "prefs_num_prefs_poss"]  # all_prefs by default
+
+
+def test_rnonrel_ret_keeps_only_the_retrieved_lowest_level_documents(write):
+    # levels: a, b (1) > x, y, z (0) > v, w (-1); v and w are not retrieved. R = 2 retrieved relevant < N = 3
+    # retrieved non-relevant, so the lowest level keeps its first 2 documents (v, w), of which none is retrieved:
+    # what is left are the 6 preferences of a, b over x, y, z, and x ranks above both: 4 of 6
+    levels = "q g s a 1\nq g s b 1\nq g s x 0\nq g s y 0\nq g s z 0\nq g s v -1\nq g s w -1\n"
+    assert scores(write, levels, "x a b y z")["prefs_avgjg_Rnonrel_ret"] == pytest.approx(4 / 6)
+
+
+def test_rnonrel_drops_the_non_relevant_documents_past_the_first_r_in_doc_id_order(write):
+    # subgroups: a > x, a > y; y > w (w, at -1, is neither relevant nor not), so a > w too. R = 1, N = 2, nothing
+    # but a retrieved: the unretrieved documents go by doc id (w, x, y), x is kept and y dropped with a > y and y > w,
+    # leaving a > x and a > w, both fulfilled by implication
+    prefs = "q g s1 a 1\nq g s1 x 0\nq g s1 y 0\nq g s2 y 0\nq g s2 w -1\n"
+    assert scores(write, prefs, "a")["prefs_avgjg_Rnonrel"] == 1.0
+
+
+def test_across_subgroups_a_negative_value_is_neither_relevant_nor_not(write):
+    # a > x, x > w, so a > w; only x is non-relevant (0): R = N = 1 and the three preferences count as they are,
+    # x > w failed. Were w non-relevant too (N = 2 > R), w would be dropped and a > x alone would count.
+    prefs = "q g s1 a 1\nq g s1 x 0\nq g s2 x 0\nq g s2 w -1\n"
+    assert scores(write, prefs, "a w x")["prefs_avgjg_Rnonrel"] == pytest.approx(2 / 3)
+
+
+def test_across_subgroups_a_document_keeps_the_value_of_its_last_subgroup_by_name(write):
+    # a is 1 in s1 and -1 in s2 (given first): by subgroup name, s2's -1 is its value, so the group has no relevant
+    # document and x, its one non-relevant document, is dropped: 0/0, which scores 0 (were a relevant: 1 of 1)
+    prefs = "q g s2 a -1\nq g s1 a 1\nq g s1 x 0\n"
+    assert scores(write, prefs, "a x")["prefs_avgjg_Rnonrel"] == 0.0
+
+
+def test_groups_without_preferences_in_scope_count_in_the_average(write):
+    # g1: a > b, both retrieved and fulfilled; g2: c > d, neither retrieved. prefs_avgjg_ret averages over both groups
+    got = scores(write, ONE + "q g2 s c 1\nq g2 s d 0\n", "a b")
+    assert got["prefs_avgjg_ret"] == 0.5 and got["prefs_avgjg"] == 0.5 and got["prefs_avgjg_imp"] == 0.5
+
+
+def test_a_group_of_undefined_rnonrel_makes_the_query_score_0(write):
+    # g1 scores 1 (a > b fulfilled, R = N = 1); g2 has no relevant document and one non-relevant: 0/0, and as in
+    # trec_eval the sum over groups is then undefined, so the query scores 0 rather than 1/2
+    assert scores(write, "q g1 s a 1\nq g1 s b 0\nq g2 s c 0\n", "a b")["prefs_avgjg_Rnonrel"] == 0.0
+
+
+def test_a_query_the_run_lacks_is_missing_and_a_document_twice_is_refused(write, cli):
+    prefs = read_preferences(write("p.txt", ONE + "q2 g s a 1\nq2 g s b 0\n"), False)
+    result = evaluate_preferences(prefs, read_run(write("r.run", "q Q0 a 1 2 r\n")), "prefs_simp")
+    assert result.missing_queries == ["q2"] and result.aggregate("prefs_simp") == 0.5
+    twice = cli("eval", write("p.txt", ONE), write("r.run", "q Q0 a 1 3 r\nq Q0 b 2 2 r\nq Q0 a 3 1 r\n"), "-R", "prefs")
+    assert twice.exit_code == 1 and "r.run:3: duplicate document in run for query 'q' and doc 'a'" in twice.stderr, twice.stderr
+
+
+def test_preferences_built_in_python_name_the_bad_row(write):
+    run = read_run(write("r.run", "q Q0 a 1 1 r\n"))
+    twice = Preferences(["q"] * 3, ["g"] * 3, ["s"] * 3, ["a", "b", "a"], np.array([2.0, 1.0, 0.0]))
+    with pytest.raises(ValidationError, match=r"^query 'q', group 'g': doc 'a' is twice in subgroup 's' \(row 3\)$"):
+        evaluate_preferences(twice, run, "prefs_simp")
+    both_ways = Preferences(["q"] * 4, ["g"] * 4, ["s1", "s1", "s2", "s2"], ["a", "b", "b", "a"], np.array([2.0, 1.0, 2.0, 1.0]))
+    with pytest.raises(ValidationError, match=r"^preferences: query 'q', group 'g' prefers '(a|b)' to '(a|b)' and"):
+        evaluate_preferences(both_ways, run, "prefs_simp")
