@@ -262,3 +262,36 @@ def test_a_run_of_derived_qrels_with_holes_in_its_top_is_told_to_fill_them(cli, 
     gold = write("gold.qrels", "q1 0 a 1\nq2 0 c 1\n")  # qrels without a judge behind them leave the unjudged out by design
     assert "the share of" not in cli("eval", gold, own, "-m", "P@2").stderr
 
+
+
+def test_per_query_table_with_zscores_keeps_fractions_and_leaves_relstring_without_an_all_value(cli, write, files):
+    """-Z values of counts are fractions: printed as counts (int) they lost their fraction; relstring has no 'all' value."""
+    zscores = write("z.txt", "# mean and deviation of num_ret\nq1 num_ret 2 2\nq2 num_ret 1 4\n")
+    args = ("eval", files[0], files[1], "-m", "num_ret,relstring", "-Z", zscores, "-q")
+    rows = [line.split("\t") for line in cli(*args, "-f", "tsv").stdout.splitlines()]
+    # run a retrieves 3 documents for q1 ((3 - 2) / 2), 2 for q2 ((2 - 1) / 4), none for q3 (no line: 0); relstring as trec_eval's
+    assert rows == [["query", "measure", "a"], ["q1", "ZNumRet", "0.5000"], ["q1", "relstring", "21-"], ["q2", "ZNumRet", "0.2500"],
+                    ["q2", "relstring", "1-"], ["q3", "ZNumRet", "0.0000"], ["q3", "relstring", ""], ["all", "ZNumRet", "0.7500"],
+                    ["all", "relstring", ""]]
+    records = [json.loads(line) for line in cli(*args, "-f", "jsonl").stdout.splitlines()]
+    assert [(r["query_id"], r["measure"], r["value"]) for r in records] == [
+        ("q1", "ZNumRet", 0.5), ("q1", "relstring", "21-"), ("q2", "ZNumRet", 0.25), ("q2", "relstring", "1-"),
+        ("q3", "ZNumRet", 0.0), ("q3", "relstring", ""), ("all", "ZNumRet", 0.75)]
+
+
+@pytest.mark.parametrize("line", ["q1 P_5 0.1", "q1 P_5 0.1 1 2"])
+def test_a_zscore_line_of_other_than_four_fields_is_refused(cli, write, files, line):
+    assert_one_error(cli("eval", *files[:2], "-m", "P@5", "-Z", write("z.txt", "q2 P_5 0.1 1\n" + line + "\n")),
+                     "z.txt:2: expected 'qid measure mean stddev' (finite numbers)")
+
+
+def test_several_runs_in_trec_format_are_told_apart_by_their_tag(cli, write, files):
+    """The runid line of each block is the run's tag, as trec_eval's runid is; once, asked for or not. Tables name runs by file."""
+    tagged = write("x.run", RUN_B.replace(" b\n", " tagX\n"))
+    for measures in ("P.1", "runid,P.1"):
+        lines = cli("eval", files[0], files[1], tagged, "-m", measures, "-f", "trec").stdout.splitlines()
+        assert lines == [f"{'runid':<22}\tall\ta", f"{'P_1':<22}\tall\t0.6667", f"{'runid':<22}\tall\ttagX",
+                         f"{'P_1':<22}\tall\t0.6667"], lines
+    assert cli("eval", files[0], files[1], tagged, "-m", "P@1", "-f", "tsv").stdout.splitlines()[0] == "measure\ta\tx"
+    # relstring has per-query lines only: without -q there is nothing to print, not an empty line
+    assert cli("eval", files[0], files[1], "-m", "relstring", "-f", "trec").stdout == ""
