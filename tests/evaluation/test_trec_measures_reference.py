@@ -234,3 +234,17 @@ def test_judgment_groups_average_each_groups_score(cli, write):
     assert values["all"] == {"NumQ": 2, "map_avgjg": 0.375, "P_avgjg@1": 0.25}
     assert_one = cli("eval", qrels, run, "-R", "qrels_jg", "-m", "nDCG@10")
     assert assert_one.exit_code == 2 and "with judgment groups" in assert_one.stderr
+
+
+def test_judgment_groups_say_which_queries_a_run_lacks_or_adds(cli, write):
+    """-R qrels_jg warns as qrels do: q3, judged by g2 only, is not in the run (scores 0); q4 is in the run only."""
+    qrels = write("jg.qrels", "q1 g1 d1 1\nq1 g2 d1 0\nq1 g2 d3 1\nq2 g1 d9 1\nq3 g2 d1 1\n")
+    run = write("a.run", "q1 Q0 d1 1 0.9 a\nq1 Q0 d3 2 0.8 a\nq2 Q0 d9 1 0.5 a\nq4 Q0 d1 1 1 a\n")
+    result = cli("eval", qrels, run, "-R", "qrels_jg", "-m", "map_avgjg,num_q", "-f", "json")
+    # q1: g1 finds d1 at 1 (AP 1), g2 finds d3 at 2 (AP 0.5); q2: AP 1; q3: 0
+    assert json.loads(result.stdout)["a"]["all"] == {"NumQ": 3, "map_avgjg": pytest.approx((0.75 + 1 + 0) / 3)}
+    assert [line for line in result.stderr.splitlines() if "warning" in line] == [
+        f"semrel: warning: 1 of 3 queries in {qrels} have no results in {run}; they score 0 (e.g. 'q3')",
+        f"semrel: warning: 1 query in {run} is not in {qrels} and is ignored (e.g. 'q4')"]
+    counted = cli("eval", qrels, run, "-R", "qrels_jg", "-m", "num_q,runid", "-f", "trec")  # no per-group measure asked for
+    assert counted.stdout == f"{'runid':<22}\tall\ta\n{'num_q':<22}\tall\t3\n", counted.output
