@@ -90,3 +90,25 @@ def test_results_do_not_depend_on_fingerprints(data):
     finally:
         semrel.evaluation.metrics.pair_fingerprints = original
     assert colliding == expected
+
+
+def test_equal_ids_get_equal_fingerprints_in_slices_chunks_and_large_strings():
+    """Fingerprints only propose equality, but equal ids must always get equal ones, or a judged pair is missed:
+    a slice of an Arrow array starts past its buffers' start, and a column read in blocks comes in chunks."""
+    import numpy as np
+    import pyarrow as pa
+
+    from semrel.errors import SemrelError
+    from semrel.evaluation.hashing import KeyTable, fingerprints, pair_fingerprints
+
+    ids = ["a", "an id longer than 8 bytes", "", "b", "an id longer than 8 bytes", "é" * 9]
+    whole = fingerprints(pa.array(ids)).tolist()
+    assert whole[1] == whole[4] and len(set(whole)) == 5
+    assert fingerprints(pa.array(["x", "yy", *ids]).slice(2)).tolist() == whole
+    assert fingerprints(pa.chunked_array([pa.array(ids[:2]), pa.array(["z", *ids[2:]]).slice(1)])).tolist() == whole
+    assert fingerprints(pa.array(ids, type=pa.large_string()).slice(0)).tolist() == whole
+    keys = pair_fingerprints(np.array([0, 0, 1, 1, 2, 2]), np.array(whole, dtype=np.uint64))
+    assert KeyTable(keys).find(np.r_[keys[::-1], keys[0] + np.uint64(1)]).tolist() == [5, 4, 3, 2, 1, 0, -1]
+    assert pair_fingerprints(np.array([(1 << 24) - 1]), np.array([7], dtype=np.uint64)).tolist() == [((1 << 24) - 1) << 40]
+    with pytest.raises(SemrelError, match="more than 16,777,216 queries in one file"):
+        pair_fingerprints(np.array([1 << 24]), np.array([7], dtype=np.uint64))
