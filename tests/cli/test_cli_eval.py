@@ -295,3 +295,72 @@ def test_several_runs_in_trec_format_are_told_apart_by_their_tag(cli, write, fil
     assert cli("eval", files[0], files[1], tagged, "-m", "P@1", "-f", "tsv").stdout.splitlines()[0] == "measure\ta\tx"
     # relstring has per-query lines only: without -q there is nothing to print, not an empty line
     assert cli("eval", files[0], files[1], "-m", "relstring", "-f", "trec").stdout == ""
+
+
+def test_runs_of_one_stem_are_named_by_folder_and_one_name_twice_is_refused(cli, write, files):
+    x, y = write("x/a.run", RUN_A), write("y/a.run", RUN_B)
+    assert cli("eval", files[0], x, y, "-m", "P@1", "-f", "tsv").stdout.splitlines()[0] == "measure\tx/a\ty/a"
+    trec = write("x/a.trec", RUN_B)
+    assert_one_error(cli("eval", files[0], x, trec, "-m", "P@1"),
+                     f"two runs are named 'x/a' ({x} and {trec}); give the run files distinct names", code=2)
+
+
+def test_queries_on_one_side_are_counted_and_their_fate_said(cli, write, files):
+    qrels, a, _ = files
+    extra = write("extra.run", RUN_A + "q5 Q0 d1 1 1 a\n")
+    said = [line for line in cli("eval", qrels, extra, "-m", "RR", "-C").stderr.splitlines() if "warning" in line]
+    assert said == [f"semrel: warning: 1 of 3 queries in {qrels} have no results in {extra}; they are left out of the 'all' row "
+                    "(--no-complete) (e.g. 'q3')",
+                    f"semrel: warning: 2 queries in {extra} are not in {qrels} and are ignored (e.g. 'q4')"], said
+
+
+def test_many_cutoffs_past_every_ranking_are_named_three_and_counted(cli, files):
+    said = cli("eval", *files, "-m", "P@5,P@10,P@20,P@30,R@100").stderr
+    assert "semrel: warning: P@5, P@10, P@20 and 2 more: no run ranks more than 3 documents for a query, so these count" in said
+
+
+def test_empty_qrels_are_refused(cli, write, files):
+    assert_one_error(cli("eval", write("empty.qrels", ""), files[1], "-m", "P@1"),
+                     "empty.qrels: no judgments (the qrels are empty); every measure would be 0")
+
+
+def test_the_depth_and_share_of_holes_that_are_said(cli, write):
+    """Derived qrels judge q1's c0..c8 and q2's e0: a share of exactly 90% is enough, the share is over the queries a run
+    has, the depth is the deepest cutoff asked for (text measures have none), and two runs with holes are each named."""
+    rows = [("q1", f"c{i}", 0.9) for i in range(9)] + [("q2", "e0", 0.9)]
+    judgments = write("j.jsonl", "".join(json.dumps({"query_id": q, "chunk_id": c, "P": r, "R": r, "F": r}) + "\n" for q, c, r in rows))
+    derived = write("derived.qrels", "")
+    assert cli("label", judgments, "-o", derived).exit_code == 0
+
+    def ranked(name: str, *chunks: str) -> str:
+        return write(name, "".join(f"q1 Q0 {c} {i + 1} {20 - i} r\n" for i, c in enumerate(chunks)))
+
+    nine = ranked("nine.run", *[f"c{i}" for i in range(9)], "z")  # q1 only: 9 of its top 10 judged, q2 not asked
+    assert "the share of" not in cli("eval", derived, nine, "-m", "P@10").stderr
+    top_two = ranked("two.run", "c0", "c1", "z1", "z2", "z3")
+    assert "the share of" not in cli("eval", derived, top_two, "-m", "P@2,runid").stderr
+    top_one = ranked("one.run", "c0", "z1", "z2", "z3", "z4")
+    both = cli("eval", derived, top_two, top_one, "-m", "P@2,P@5").stderr
+    assert f"{top_two} 40%, {top_one} 20%: the share of each run’s top 5 chunks that {derived} judges" in both
+
+
+def test_library_calls_behind_eval(write, files):
+    from semrel.errors import UsageError
+    from semrel.evaluation.files import baseline_name, derived_judgments, evaluate_files, run_names
+    from semrel.formats.trec import read_run
+
+    qrels, a, b = files
+    # a run read already is named as its file is, whatever name it was read under
+    [result] = evaluate_files(qrels, [a], "P@1", runs=[read_run(b, "other")])
+    assert result.run_name == "a" and result.aggregate("P@1") == pytest.approx(2 / 3)  # b's rankings: q1 d2 (0), q2 d9, q3 d1
+    with pytest.raises(UsageError, match=r"^relation='qrel': give qrels, qrels_jg, prefs or qrels_prefs$"):
+        evaluate_files(qrels, [a], "P@1", relation="qrel")
+    # --baseline as the path given, even one that is no file (stdin)
+    assert baseline_name("-", ["-", b]) == run_names(["-", b])[0]
+    # the judgments a `semrel fill` qrels was derived from are its second input; a manifest without inputs names none
+    filled = write("filled.qrels", "q1 0 d1 1\n")
+    write("filled.qrels.manifest.json", json.dumps({"params": {"rule": "F>=0.5", "filled": []},
+                                                    "inputs": [{"path": "pool.qrels"}, {"path": "pool.jsonl"}]}))
+    assert derived_judgments(filled) == "pool.jsonl"
+    write("filled.qrels.manifest.json", json.dumps({"params": {"rule": "F>=0.5", "filled": []}, "inputs": [{"path": "pool.qrels"}]}))
+    assert derived_judgments(filled) is None

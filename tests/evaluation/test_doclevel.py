@@ -41,6 +41,7 @@ def test_corpus_maps_chunks_whose_ids_do_not_name_their_document(cli, write):
     result = cli("eval", qrels, other, "--doc-level", "--corpus", corpus, "-m", "NumRet")
     assert result.exit_code == 0 and "semrel: warning: 2 of the 3 rows of run 'other' (67%) name chunks the corpus does not list " \
         "(e.g. 'C#7', 'D#1'): each is taken as the document its id names before its last '#'" in result.stderr, result.stderr
+    assert result.stderr.count("semrel: warning:") == 1, result.stderr  # not also that they 'count as not relevant', as chunks would
 
 
 def test_maxp_keeps_each_document_once_at_its_best_chunk():
