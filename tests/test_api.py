@@ -128,6 +128,17 @@ def test_file_round_trip(write):
     run = Run.from_file(path)
     assert run.name == "r" and run.to_dict() == {"q1": {"d1": 2.5, "d2": 1.5}}
     assert Run.from_file(path, name="mine").name == "mine"
+    assert run.tag == "t" and semrel.evaluate({"q1": {"d1": 1}}, run, ["runid", "P@1"]) == {"runid": "t", "P@1": 1.0}
+
+
+def test_a_table_that_is_not_a_pandas_frame_is_refused_by_kind():
+    import pyarrow as pa
+
+    table = pa.table({"q_id": ["q"], "doc_id": ["d"], "score": [1]})  # it has .columns, as a DataFrame has
+    with pytest.raises(TypeError, match=r"^qrels: give a Qrels, .* or a file path, not Table$"):
+        semrel.evaluate(table, {"q": {"d": 1.0}})
+    with pytest.raises(TypeError, match=r"^runs: give a Run, .* or a file path, not Table$"):
+        semrel.evaluate({"q": {"d": 1}}, table)
 
 
 @pytest.mark.parametrize("frame,call,message", [
