@@ -35,7 +35,7 @@ def test_corpus_maps_chunks_whose_ids_do_not_name_their_document(cli, write):
     assert out["chunks"]["q1"] == {"NumRet": 2, "RR": 0.5, "P@2": 0.5} and out["chunks"]["q2"]["RR"] == 1.0
     # without --doc-level the corpus checks the run's chunk ids (all listed), and chunks against document qrels are refused
     assert_one_error(cli("eval", qrels, run, "--corpus", corpus), "chunks.run shares no document id with")
-    assert "not in the corpus" not in cli("eval", qrels, run, "--doc-level", "--corpus", corpus).stderr
+    assert "does not list" not in cli("eval", qrels, run, "--doc-level", "--corpus", corpus).stderr  # every chunk listed
     # a chunk the corpus lacks was mapped by its id without a word: a run of another corpus scored silently
     other = write("other.run", "q1 Q0 c2 1 3 x\nq1 Q0 C#7 2 2 x\nq2 Q0 D#1 1 1 x\n")
     result = cli("eval", qrels, other, "--doc-level", "--corpus", corpus, "-m", "NumRet")
@@ -112,3 +112,41 @@ def test_a_chunk_listed_twice_is_refused_as_at_chunk_level(cli, write):
     assert_one_error(cli("eval", qrels, together, "--doc-level"), "together.run:4: duplicate document in run for query 'q1' and doc 'A#1'")
     assert json.loads(cli("eval", qrels, write("other.run", CHUNK_RUN + "q2 Q0 A#3 3 0.3 c\n"), "--doc-level",
                           "-m", "NumRet", "-f", "json").stdout)["other"]["all"]["NumRet"] == 6  # the same chunk, another query
+
+
+def test_the_warning_of_unlisted_chunks_counts_them_as_it_should(cli, write):
+    corpus = write("corpus.jsonl", "".join(json.dumps({"_id": f"c{i}", "text": "t", "doc_id": "A"}) + "\n" for i in range(201)))
+    qrels = write("q.qrels", "q1 0 c1 1\nq1 0 zz 1\n")
+
+    def warned(name: str, rows: list[str]) -> str:
+        run = write(f"{name}.run", "".join(f"q1 Q0 {d} {i + 1} {1000 - i} x\n" for i, d in enumerate(rows)))
+        result = cli("eval", qrels, run, "--corpus", corpus, "-m", "P@1")
+        assert result.exit_code == 0, result.output
+        return next(line for line in result.stderr.splitlines() if "does not list" in line)
+
+    assert warned("single", ["zz"]) == ("semrel: warning: 1 of the 1 rows of run 'single' (100%) names a chunk the corpus does not "
+                                        "list (e.g. 'zz'): the qrels judge 1 of them, so the qrels too name chunks the corpus does "
+                                        "not list; check that the run and the corpus match")
+    assert warned("two", ["c1", "yy"]) == ("semrel: warning: 1 of the 2 rows of run 'two' (50%) names a chunk the corpus does not list "
+                                           "(e.g. 'yy'): it counts as not relevant; check that the run and the corpus match")
+    assert "of run 'many' (<1%) names a chunk" in warned("many", [f"c{i}" for i in range(201)] + ["yy"])  # 1 of 202 rows
+
+
+def test_runs_sharing_no_query_or_no_document_are_refused_with_the_right_hint(cli, write):
+    one = write("one.qrels", "q1 0 c1 1\n")
+    assert_one_error(cli("eval", one, write("q.run", "q2 Q0 c1 1 1 x\n"), "-m", "P@1"),
+                     "q.run shares no query id with", "the qrels have 'q1', the run has 'q2'")
+    # chunk ids against qrels of chunk ids: no --doc-level to suggest
+    line = assert_one_error(cli("eval", write("h.qrels", "q1 0 a#1 1\n"), write("h.run", "q1 Q0 b#7 1 1 x\n"), "-m", "P@1"),
+                            "h.run shares no document id with")
+    assert line.endswith("the qrels judge 'a#1', the run returns 'b#7'"), line
+
+
+def test_an_empty_run_has_no_unlisted_chunks():
+    import pyarrow as pa
+
+    from semrel.evaluation.doclevel import listed_only
+
+    said: list[str] = []
+    empty = Run.from_dict({})
+    assert listed_only(empty, (pa.array(["c1"]), pa.array(["A"])), said.append) is empty and said == []
