@@ -364,3 +364,8 @@ def test_library_calls_behind_eval(write, files):
     assert derived_judgments(filled) == "pool.jsonl"
     write("filled.qrels.manifest.json", json.dumps({"params": {"rule": "F>=0.5", "filled": []}, "inputs": [{"path": "pool.qrels"}]}))
     assert derived_judgments(filled) is None
+
+
+def test_trec_format_keeps_the_places_asked_for(cli, files):
+    assert cli("eval", files[0], files[1], "-m", "P.5,num_q", "-f", "trec", "--places", "2").stdout.splitlines() == [
+        f"{'num_q':<22}\tall\t3", f"{'P_5':<22}\tall\t0.20"]

@@ -113,6 +113,10 @@ def test_measures_and_judgments_must_match(cli, write):
     prefs, run = write("p.txt", ONE), write("r.run", "q Q0 a 1 1 r\n")
     result = cli("eval", prefs, run, "-R", "prefs", "-m", "P@5")
     assert result.exit_code == 2 and "the measures are the prefs_* ones" in result.stderr
+    result = cli("eval", prefs, run, "-R", "prefs", "-m", "prefs_simp,P@5,nDCG@10")
+    assert result.exit_code == 2 and "num_q and runid; P@5 is not one of them" in result.stderr, result.stderr  # the first one
+    assert cli("eval", prefs, write("t.run", "q Q0 a 1 1 mytag\n"), "-R", "prefs", "-m", "runid", "-f", "trec").stdout == \
+        f"{'runid':<22}\tall\tmytag\n"
     result = cli("eval", write("q.txt", "q 0 a 1\n"), run, "-m", "prefs_simp")
     assert result.exit_code == 2 and "give -R prefs or -R qrels_prefs" in result.stderr
     shown = cli("eval", prefs, run, "-R", "prefs", "-f", "trec").stdout.splitlines()
