@@ -150,3 +150,11 @@ def test_an_empty_run_has_no_unlisted_chunks():
     said: list[str] = []
     empty = Run.from_dict({})
     assert listed_only(empty, (pa.array(["c1"]), pa.array(["A"])), said.append) is empty and said == []
+
+
+def test_a_run_with_several_repeated_chunks_names_the_first_repeat():
+    from semrel.errors import ValidationError
+
+    run = Run.from_columns(["q"] * 4, ["a#1", "a#1", "b#1", "b#1"], [4.0, 3.0, 2.0, 1.0])
+    with pytest.raises(ValidationError, match=r"duplicate document in run for query 'q' and doc 'a#1' \(row 2"):
+        to_documents(run)
