@@ -21,7 +21,7 @@ from helpers import assert_one_error, drawn_features
 from review_helpers import R_SCORES, queued_db, reviewed_by_two, write_pool
 from semrel.errors import SemrelError
 from semrel.review.engine import QueueSettings, Refreshed, Session, create_queue, refresh_tasks
-from semrel.review.order import review_queue
+from semrel.review.order import distance_to_threshold, review_queue
 from semrel.review.store import SCHEMA_VERSION, open_db
 from semrel.review.tasks import Labelling, Task, judge_line, load_tasks
 
@@ -599,6 +599,20 @@ def test_uncertain_order_mixes_a_random_sample_that_is_a_permutation_prefix():
     assert distance[unsampled].tolist() == sorted(distance[unsampled].tolist())  # the rest: nearest first
     assert len(ranked) >= 20
     assert queue.order[0] == int(np.argmin(distance))
+
+
+def test_the_default_uncertain_order_gives_every_fourth_place_to_the_sample_and_ranks_those_queued_already():
+    """Items at distances 0..11 come in that order but for places 3, 7 and 11, the seeded sample's (RANDOM_SHARE 0.25):
+    the seed-0 permutation is 9, 2, 7, 4, 5, 11, ...; 2, 4 and 5 were queued by distance already and rank in place."""
+    queue = review_queue(np.arange(12.0), ["q"] * 12)
+    assert queue.order.tolist() == [0, 1, 2, 9, 3, 4, 5, 7, 6, 8, 10, 11]
+    assert queue.sample_rank.tolist() == [-1, -1, 1, -1, 3, 4, -1, 2, -1, 0, -1, 5]
+
+
+def test_the_distance_to_a_threshold_is_to_the_nearest_of_several():
+    """Graded labels: the judge is unsure near any cut, not near the farthest."""
+    gaps = distance_to_threshold(np.array([0.1, 0.45, 0.9, 0.62]), [0.4, 0.8])
+    assert gaps.tolist() == pytest.approx([0.3, 0.05, 0.1, 0.18])
 
 
 def test_a_database_locked_past_the_timeout_is_one_clear_error(tmp_path, monkeypatch):
