@@ -21,6 +21,7 @@ from helpers import assert_one_error, drawn_features
 from review_helpers import R_SCORES, queued_db, reviewed_by_two, write_pool
 from semrel.errors import SemrelError
 from semrel.review.engine import QueueSettings, Refreshed, Session, create_queue, refresh_tasks
+from semrel.review.keys import grade_keys, note_keys
 from semrel.review.order import distance_to_threshold, review_queue
 from semrel.review.store import SCHEMA_VERSION, open_db
 from semrel.review.tasks import Labelling, Task, judge_line, load_tasks
@@ -613,6 +614,12 @@ def test_the_distance_to_a_threshold_is_to_the_nearest_of_several():
     """Graded labels: the judge is unsure near any cut, not near the farthest."""
     gaps = distance_to_threshold(np.array([0.1, 0.45, 0.9, 0.62]), [0.4, 0.8])
     assert gaps.tolist() == pytest.approx([0.3, 0.05, 0.1, 0.18])
+
+
+def test_binary_labels_take_y_and_n_as_grades_and_graded_labels_keep_n_for_a_note():
+    binary, graded = Labelling("R", (0.5,)), Labelling("R", (0.3, 0.6, 0.9))
+    assert grade_keys(binary) == {"0": 0, "1": 1, "y": 1, "n": 0} and note_keys(binary) == ("m",)
+    assert grade_keys(graded) == {"0": 0, "1": 1, "2": 2, "3": 3} and note_keys(graded) == ("n", "m")
 
 
 def test_a_database_locked_past_the_timeout_is_one_clear_error(tmp_path, monkeypatch):
