@@ -10,7 +10,9 @@ import sqlite3
 import pytest
 
 from helpers import assert_one_error
-from review_helpers import R_SCORES, write_pool
+from review_helpers import R_SCORES, queued_db, write_pool
+from semrel.review.engine import Session
+from semrel.review.simulate import decisions_by_kind, simulate_decisions
 
 
 def pool_options(pool: dict) -> list:
@@ -135,3 +137,35 @@ def test_piped_keys_record_no_time_and_their_decisions_stay_a_persons(tmp_path, 
     with contextlib.closing(sqlite3.connect(db)) as conn:
         seconds, simulated = conn.execute("SELECT seconds, simulated FROM decisions ORDER BY id DESC LIMIT 1").fetchone()
     assert seconds is not None and seconds >= 0 and simulated == 0
+
+
+@pytest.mark.parametrize("unlisted_as_zero", [False, True])
+def test_simulated_grades_are_clipped_to_the_scale_and_unlisted_pairs_skipped_or_graded_zero(tmp_path, unlisted_as_zero):
+    """A human file's -1 is a 0 and its 3 the top grade (1) of a binary queue; a pair it does not list is skipped, or with
+    unlisted_as_zero graded 0 where its query is listed; a query it does not list is skipped either way."""
+    conn, _ = queued_db(tmp_path)
+    session = Session(conn, "gold")
+    graded, skipped = simulate_decisions(session, {"q1": {"c1": -1, "c2": 3}, "q2": {"c3": 1}}, unlisted_as_zero)
+    decided = {f"{q}/{c}": (kind, grade, simulated) for q, c, kind, grade, simulated in conn.execute(
+        "SELECT t.query_id, t.chunk_id, l.kind, l.grade, l.simulated FROM live l JOIN tasks t ON t.id = l.task_id")}
+    unlisted = ("grade", 0, 1) if unlisted_as_zero else ("skip", None, 1)
+    assert decided == {
+        "q1/c1": ("grade", 0, 1), "q1/c2": ("grade", 1, 1), "q1/c3": unlisted, "q1/c4": unlisted,
+        "q2/c1": unlisted, "q2/c2": unlisted, "q2/c3": ("grade", 1, 1), "q2/c4": unlisted,
+        "q3/c1": ("skip", None, 1), "q3/c2": ("skip", None, 1), "q3/c3": ("skip", None, 1), "q3/c4": ("skip", None, 1),
+    }
+    assert (graded, skipped) == ((8, 4) if unlisted_as_zero else (3, 9))
+    assert decisions_by_kind(session) == (0, 12)
+
+
+def test_a_persons_decisions_are_their_grades_and_skips_undone_ones_too_not_flags_notes_or_undos(tmp_path):
+    """What `review simulate` counts in its refusal ("ann has made N decisions here by hand")."""
+    conn, _ = queued_db(tmp_path)
+    ann = Session(conn, "ann")
+    task = ann.next_task()
+    ann.flag(task)
+    ann.note(task, "odd chunk")
+    ann.grade(task, 1)
+    ann.undo()
+    ann.skip(ann.next_task())
+    assert decisions_by_kind(ann) == (2, 0)
