@@ -10,7 +10,7 @@ from helpers import assert_one_error
 from review_helpers import write_pool
 from semrel.cli.review_terminal import highlighted
 from semrel.errors import UsageError
-from semrel.review.highlight import WINDOW_TOKENS, token_similarities
+from semrel.review.highlight import WINDOW_TOKENS, shades, token_similarities
 
 CHUNK = "To fix a flat tyre, remove the wheel and find the puncture. Patch the inner tube with glue."
 
@@ -73,6 +73,13 @@ def test_only_tokens_above_the_median_are_shaded_and_the_best_most():
     assert len(shaded) <= len(spans) // 2 + 1
     best = max(spans, key=lambda s: s[2])
     assert shaded[CHUNK[best[0]:best[1]]].bold
+
+
+def test_the_median_token_is_not_shaded_and_strength_runs_from_it_to_the_best():
+    """Only tokens above the median similarity are shaded: the median one itself would get a shade of strength 0."""
+    spans = [(0, 2, 0.2), (3, 5, 0.9), (6, 8, 0.5), (9, 11, 0.7), (12, 14, 0.1)]
+    assert shades(spans) == [(3, 5, pytest.approx(1.0)), (9, 11, pytest.approx(0.5))]
+    assert shades([(0, 2, 0.4), (3, 5, 0.4)]) == [] and shades([]) == []
 
 
 @pytest.mark.parametrize("answer", ["\u200b", "\x00", "\ufeff\u200d", "\u0301"],
