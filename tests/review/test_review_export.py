@@ -11,6 +11,7 @@ import signal
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from review_helpers import queued_db, reviewed_by_two, write_pool
@@ -21,6 +22,7 @@ from semrel.formats.manifest import read_manifest
 from semrel.review import adjudicate as adjudicate_module
 from semrel.review.adjudicate import Stale, adjudicate, export_reviewed, reviewed_labels, reviewed_sample, settle, stale_decisions
 from semrel.review.engine import QueueSettings, Session
+from semrel.review.stats import judge_label, review_stats
 from semrel.review.store import open_db
 
 GENUINE_SIGNAL = signal.signal  # taken when this module is collected, before any test has run
@@ -80,6 +82,40 @@ def test_stats_report_agreement_between_reviewers(tmp_path, cli):
     table = cli("review", "stats", "--db", db, "--resamples", "200").stdout  # graded without seconds: no speed, shown as '-'
     rows = {line.split()[0]: line.split()[-2:] for line in table.splitlines()[4:6]}
     assert rows == {"alice": ["-", "-"], "bob": ["-", "-"]} and "nan" not in table
+
+
+def test_stats_count_each_reviewers_standing_decisions_flags_notes_undos_stale_and_time(tmp_path):
+    """alice and bob grade as in reviewed_by_two, untimed; carol flags a pair twice, notes it and grades it in 2 s, skips
+    the next in 4 s and grades the third in 12 s, then undoes that grade; dan grades one in no time; " Judge " only skips."""
+    pool, db, pairs, extra = reviewed_by_two(tmp_path)
+    with contextlib.closing(open_db(db)) as conn:
+        carol = Session(conn, "carol")
+        task = carol.next_task()
+        carol.flag(task)
+        carol.flag(task)
+        carol.note(task, "odd")
+        carol.grade(task, 1, seconds=2.0)
+        carol.skip(carol.next_task(), seconds=4.0)
+        carol.grade(carol.next_task(), 0, seconds=12.0)
+        carol.undo()
+        dan = Session(conn, "dan")
+        dan.grade(dan.next_task(), 1, seconds=0.0)
+        namesake = Session(conn, " Judge ")
+        namesake.skip(namesake.next_task())
+        conn.execute("UPDATE tasks SET hash = 'new texts' WHERE id = ?", (extra.id,))  # alice's own pair: her grade is stale
+    stats = review_stats(db, resamples=20)
+    assert (stats.tasks, stats.reviewed, stats.judge) == (12, 3, "judge (semrel)")  # the shared pairs, graded 8 times
+    counts = {r.reviewer: (r.graded, r.skipped, r.flags, r.notes, r.undos, r.stale) for r in stats.reviewers}
+    assert counts == {" Judge ": (0, 1, 0, 0, 0, 0), "alice": (3, 0, 0, 0, 0, 1), "bob": (3, 0, 0, 0, 0, 0),
+                      "carol": (1, 1, 2, 1, 1, 0), "dan": (1, 0, 0, 0, 0, 0)}
+    timed = {r.reviewer: (r.median_seconds, r.per_hour) for r in stats.reviewers}
+    assert timed["carol"] == (4.0, 600.0)  # the undone grade's 12 s were spent: median of 2, 4, 12; 3600 / their mean 6
+    assert timed["dan"][0] == 0.0 and np.isnan(timed["dan"][1]) and all(np.isnan(timed["alice"]))
+
+
+def test_the_judge_is_named_by_the_first_label_no_reviewer_name_can_be_taken_for():
+    assert judge_label(["alice"]) == "judge"
+    assert judge_label(["Judge", " JUDGE (semrel) "]) == "judge (semrel 2)"
 
 
 def test_labels_of_another_set_are_refused(tmp_path, cli):
