@@ -43,6 +43,15 @@ def test_strict_lists_conflicts_and_unknown_reviewers_are_refused():
         adjudicate(by_pair, "zed", {"a", "b"})
 
 
+def test_strict_lists_the_first_five_conflicts_and_counts_the_rest():
+    by_pair = {("q", f"c{i}"): {"a": 1, "b": 0} for i in range(7)} | {("q", "c7"): {"a": 1, "b": 1}}
+    listed = "; ".join(f"q/c{i}: a=1, b=0" for i in range(5))
+    with pytest.raises(ValidationError, match=rf"^7 reviewed pairs have conflicting grades: {listed} and 2 more; settle"):
+        adjudicate(by_pair, "strict", {"a", "b"})
+    with pytest.raises(ValidationError, match=rf": {listed}; settle"):
+        adjudicate({pair: grades for pair, grades in by_pair.items() if pair[1] not in ("c5", "c6")}, "strict", {"a", "b"})
+
+
 def test_export_overrides_and_writes_sources(tmp_path):
     pool, db, pairs, extra = reviewed_by_two(tmp_path)
     out = tmp_path / "reviewed.qrels"
