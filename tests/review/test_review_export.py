@@ -368,6 +368,20 @@ def test_the_manifest_names_the_grades_exported_whatever_the_write_ahead_log_hol
     held.close()
     export_reviewed(db, pool["labels"], out)
     assert first != second == read_manifest(out)["params"]["grades_sha256"]
+    carol = Session(open_db(db), "carol")
+    assert carol.revise(carol.recent()[0].task, 0)  # the same pairs and reviewers: one grade changed
+    carol.conn.close()
+    export_reviewed(db, pool["labels"], out)
+    params = read_manifest(out)["params"]
+    assert params["grades_sha256"] != second
+    assert (params["reviewed_pairs"], params["reviewers"]) == (4, ["alice", "bob", "carol"])  # 8 grades; carol's one is a 0
+
+
+def test_the_stale_warning_counts_each_kind_and_the_pairs_in_the_singular_or_plural():
+    assert Stale(grades=1, skips=1, pairs=1).describe("r.sqlite").startswith(
+        "left out 2 reviewed decisions (1 grade, 1 skip) on 1 pair whose texts changed since they were made; they are kept in r.sqlite")
+    assert Stale(grades=0, skips=3, pairs=2).describe("r.sqlite").startswith("left out 3 reviewed decisions (3 skips) on 2 pairs whose")
+    assert Stale(grades=1, skips=0, pairs=1).describe("r.sqlite").startswith("left out 1 reviewed decision (1 grade) on 1 pair whose")
 
 
 def test_a_pair_reviewed_again_on_its_new_texts_leaves_only_the_other_reviewers_decision_stale(tmp_path):
