@@ -230,6 +230,24 @@ def test_a_decision_is_recorded_only_on_the_pair_held_for_the_reviewer(tmp_path,
         session.conn.close()
 
 
+def test_a_decision_on_a_pair_other_than_the_one_held_is_not_recorded_nor_an_empty_note(tmp_path):
+    """A front end names the pair a decision is for: any pair but the one held for the reviewer is refused, even while
+    they hold one; an empty note on the held pair is recorded as nothing."""
+    from semrel.review.engine import Outcome
+
+    conn, _ = queued_db(tmp_path)
+    alice = Session(conn, "alice")
+    shown = alice.next_task()
+    (other,) = alice.following(shown, 1)
+    assert {alice.grade(other, 1), alice.skip(other), alice.flag(other), alice.note(other, "mine")} == {Outcome.NOT_HELD}
+    assert alice.note(shown, "") is Outcome.RECORDED
+    assert conn.execute("SELECT count(*) FROM decisions").fetchone()[0] == 0
+    assert alice.next_task() == shown
+    for task_id in (0, -1, 2**63, 10**30):  # an id a front end was sent: no such task, not an SQLite overflow
+        with pytest.raises(SemrelError, match=f"no task {task_id} in this review database"):
+            alice.task(task_id)
+
+
 def test_an_undone_pair_comes_back_next_even_before_an_earlier_pair_shown(tmp_path, monkeypatch):
     """alice passes over the pair bob holds and grades the next; bob leaves, so she is shown his pair. `u` takes
     back her grade, but the pair earlier in the queue (bob's) stayed on screen: her next key, meant for the pair
@@ -710,6 +728,8 @@ def test_revising_an_earlier_decision_replaces_it_and_keeps_the_history(tmp_path
     with pytest.raises(SemrelError, match="outside 0..1"):
         session.revise(first, 2)
     assert session.task(first.id) == first and session.following(first, 2) == [second, session.task(session.next_task().id)]
+    assert session.revise(first, None)  # back to a skip: recorded as one, not as a grade of no value an export would write
+    assert [tuple(r) for r in conn.execute("SELECT kind, grade FROM live WHERE task_id = ?", (first.id,))] == [("skip", None)]
 
 
 def test_a_queue_from_probability_labels_puts_the_pairs_nearest_the_cut_on_p_first(tmp_path):
