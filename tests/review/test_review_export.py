@@ -442,3 +442,17 @@ def test_the_random_sample_of_a_review_is_its_decided_prefix_less_the_skips_and_
     sample = reviewed_sample(db)
     assert set(sample.grades) == decided and len(decided) == 2 and set(sample.grades.values()) == {1} and sample.pool == 12
     conn.close()
+
+
+def test_an_uncertain_queue_stores_no_rank_for_unsampled_pairs_and_its_sample_is_the_decided_rank_prefix(tmp_path):
+    """Of the first four pairs of the default queue (ranks 6, 2, 9, 0), only rank 0 starts the sample while rank 1 is open;
+    the one pair the seeded sample never reached holds no rank (a -1 there opened the sample before its first rank)."""
+    conn, _ = queued_db(tmp_path)
+    ranks = [rank for (rank,) in conn.execute("SELECT sample_rank FROM tasks ORDER BY position")]
+    assert ranks == [6, 2, 9, 0, 4, 7, 8, 1, 3, 5, None, 10]
+    alice = Session(conn, "alice")
+    for _ in range(4):
+        alice.grade(alice.next_task(), 1)
+    sample = reviewed_sample(tmp_path / "r.sqlite")
+    assert (sample.grades, sample.pool) == ({("q3", "c2"): 1}, 12)
+    conn.close()
