@@ -24,7 +24,7 @@ from semrel.review.engine import QueueSettings, Refreshed, Session, create_queue
 from semrel.review.keys import grade_keys, note_keys
 from semrel.review.order import distance_to_threshold, review_queue
 from semrel.review.store import SCHEMA_VERSION, open_db
-from semrel.review.tasks import Labelling, Task, judge_line, load_tasks
+from semrel.review.tasks import Labelling, Task, judge_line, load_tasks, text_hash
 
 
 def start(cli, pool, db, reviewer, keys, *extra):
@@ -246,6 +246,32 @@ def test_a_decision_on_a_pair_other_than_the_one_held_is_not_recorded_nor_an_emp
     for task_id in (0, -1, 2**63, 10**30):  # an id a front end was sent: no such task, not an SQLite overflow
         with pytest.raises(SemrelError, match=f"no task {task_id} in this review database"):
             alice.task(task_id)
+
+
+def test_a_pair_another_reviewer_flagged_graded_and_undid_then_left_goes_to_the_next_reviewer(tmp_path, monkeypatch):
+    """Only a standing grade or skip keeps others off a pair that is not shared: bob's flag and his undone grade do not."""
+    from semrel.review import engine
+    from semrel.review.engine import Outcome
+
+    monkeypatch.setattr(engine, "CLAIM_SECONDS", -1.0)  # bob's claim has gone stale: he left
+    conn, _ = queued_db(tmp_path)
+    bob = Session(conn, "bob")
+    first = bob.next_task()
+    bob.flag(first)
+    bob.grade(first, 1)
+    assert bob.undo() == first
+    alice = Session(open_db(tmp_path / "r.sqlite"), "alice")
+    assert alice.next_task() == first and alice.grade(first, 0) is Outcome.RECORDED
+    alice.conn.close()
+
+
+def test_a_reviewer_name_is_1_to_80_printable_characters():
+    from semrel.review.engine import check_reviewer_name
+
+    assert check_reviewer_name("x" * 80) == "x" * 80 and check_reviewer_name("Zoë") == "Zoë"
+    for name in ("x" * 81, " ", "", "a\x1b[2Jb", "a\u202eb"):
+        with pytest.raises(SemrelError, match="a reviewer name is 1 to 80 printable characters"):
+            check_reviewer_name(name)
 
 
 def test_an_undone_pair_comes_back_next_even_before_an_earlier_pair_shown(tmp_path, monkeypatch):
@@ -821,6 +847,15 @@ def test_a_schema_1_database_is_read_as_it_is_and_upgraded_by_a_session_keeping_
     # alice's grades carry no seconds, and nothing said whose they were: taken for a simulation's, as semrel told them then
     again = cli("review", "start", "--db", db, "--reviewer", "alice", "--no-highlight", input="q")
     assert "4 of alice's decisions here were made by `review simulate`" in again.stderr, again.output
+
+
+def test_the_text_hash_is_the_one_every_database_holds():
+    """Decisions name the texts they were made on by this hash: computed otherwise (ASCII escapes, another layout), every
+    decision of an existing database would turn stale, left out of every export."""
+    assert text_hash("Où est la roue ?", ["À gauche.", "Derrière"], "La roue arrière — voir §2.") == (
+        "0c9657c208df5e62f71ca254217875eb389f3fb636f335656fef2f64f722d843")
+    assert text_hash("q", [], "c") == "6d772d5ba97885b6d48c435108d07353ca5f6e6215e21b9ad223cbc1a209d704"
+    assert text_hash("q", ["a"], "c") != text_hash("q", [], "ac") != text_hash("qa", [], "c")
 
 
 def test_the_judge_line_leads_with_p_where_the_judge_computed_it():
