@@ -484,6 +484,28 @@ def test_an_sqlite_file_without_the_review_tables_or_an_empty_file_is_refused_as
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.sqlite", "other.sqlite"]
 
 
+def test_a_database_another_process_gave_the_schema_while_this_one_opened_it_is_joined(tmp_path, monkeypatch):
+    """Two processes open one new file at once: the second to take the write lock finds the schema the first made
+    (user_version set) and joins it, rather than calling the file another program's for the tables it sees."""
+    from semrel.review import store
+    from semrel.review.store import read_meta, write_meta
+
+    db = tmp_path / "r.sqlite"
+    checked = store._check_review_db
+
+    def raced(conn, name, allow_new):
+        version = checked(conn, name, allow_new)
+        monkeypatch.setattr(store, "_check_review_db", checked)
+        with contextlib.closing(open_db(db)) as theirs:  # read the file as new; the other process makes it before we write
+            write_meta(theirs, {"built_by": "theirs"})
+        return version
+
+    monkeypatch.setattr(store, "_check_review_db", raced)
+    with contextlib.closing(open_db(db)) as conn:
+        assert read_meta(conn) == {"built_by": "theirs"}
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
 def test_a_database_another_process_put_in_place_while_this_one_was_built_is_joined_not_replaced(tmp_path):
     """Two reviewers starting one new --db at once each build a database aside: the second to finish must keep the
     first's, in which its reviewer may have graded already, and drop its own."""
