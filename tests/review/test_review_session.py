@@ -704,6 +704,28 @@ def test_a_database_locked_past_the_timeout_is_one_clear_error(tmp_path, monkeyp
         holder.execute("ROLLBACK")
 
 
+def test_the_switch_to_wal_tries_again_while_another_opener_holds_the_new_file_and_only_then():
+    """Two processes opening a new file at once: the pragma can meet a lock without waiting on the busy timeout."""
+    from semrel.review import store
+
+    class Opening:
+        def __init__(self, *errors: str):
+            self.errors, self.tries = list(errors), 0
+
+        def execute(self, sql: str) -> None:
+            self.tries += 1
+            if self.errors:
+                raise sqlite3.OperationalError(self.errors.pop(0))
+
+    locked = Opening("database is locked", "database is locked")
+    store._wal(locked)
+    assert locked.tries == 3
+    failing = Opening("disk I/O error")
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        store._wal(failing)
+    assert failing.tries == 1
+
+
 def test_a_database_locked_while_it_is_opened_is_not_called_another_file(tmp_path, monkeypatch):
     from semrel.review import store
 
