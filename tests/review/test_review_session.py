@@ -902,12 +902,36 @@ def test_the_text_hash_is_the_one_every_database_holds():
     assert text_hash("q", ["a"], "c") != text_hash("q", [], "ac") != text_hash("qa", [], "c")
 
 
+def test_judgments_with_no_pair_or_a_query_the_golden_set_lacks_are_one_error_naming_the_file(tmp_path):
+    pool = write_pool(tmp_path / "pool")
+    labelling = Labelling("R", (0.5,))
+    judged = Path(pool["judgments"]).read_text()
+    Path(pool["judgments"]).write_text("")
+    with pytest.raises(SemrelError, match=r"judgments.jsonl: no judged pairs to review$"):
+        load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling)
+    Path(pool["judgments"]).write_text(judged + judged.splitlines(keepends=True)[0].replace('"q1"', '"q9"'))
+    with pytest.raises(SemrelError, match=r"judgments.jsonl: query 'q9' is not in .*golden.jsonl$"):
+        load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling)
+
+
+def test_a_calibrated_probability_rule_queues_on_its_cuts_moved_to_the_judges_p():
+    """p' = sigmoid(2 logit(p) + 1) >= 0.5 is p >= sigmoid(-1 / 2): the queue grades the judge's own p by that cut."""
+    from semrel.judging.labels import ProbabilityRule
+    from semrel.review.tasks import labelling_of_rule
+
+    labelling = labelling_of_rule(ProbabilityRule(cut=0.5, slope=2.0, shift=1.0))
+    assert (labelling.on, labelling.refit) == ("p", None)
+    assert labelling.thresholds == pytest.approx((1 / (1 + np.exp(0.5)),))
+
+
 def test_the_judge_line_leads_with_p_where_the_judge_computed_it():
     task = Task("q1", "c1", "query", ("answer",), "chunk", P=0.61, R=0.72, F=0.66, proposed=1, distance=0.1, p=0.734)
     line = judge_line(task, Labelling("p", (0.4,)))
     assert line == "judge: p 0.734  P 0.610  R 0.720  F 0.660 -> proposed grade 1 (p thresholds 0.4)"
     without = dataclasses.replace(task, p=None)
     assert judge_line(without, Labelling("R", (0.5, 0.7))).startswith("judge: P 0.610  R 0.720")
+    refitted = judge_line(task, Labelling("p", (0.4, 0.6), refit=(0.1, 2.0, -1.0)))
+    assert refitted.endswith("-> proposed grade 1 (p thresholds 0.4, 0.6, p refitted on every coefficient)")
 
 
 def test_the_queue_keeps_the_judged_chunks_texts_not_the_corpus(tmp_path):
