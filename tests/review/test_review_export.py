@@ -375,6 +375,9 @@ def test_the_manifest_names_the_grades_exported_whatever_the_write_ahead_log_hol
     params = read_manifest(out)["params"]
     assert params["grades_sha256"] != second
     assert (params["reviewed_pairs"], params["reviewers"]) == (4, ["alice", "bob", "carol"])  # 8 grades; carol's one is a 0
+    assert params["only_reviewed"] is False
+    export_reviewed(db, pool["labels"], out, only_reviewed=True)
+    assert read_manifest(out)["params"]["only_reviewed"] is True and sum(map(len, read_qrels(out).to_dict().values())) == 4
 
 
 def test_the_stale_warning_counts_each_kind_and_the_pairs_in_the_singular_or_plural():
@@ -455,4 +458,9 @@ def test_an_uncertain_queue_stores_no_rank_for_unsampled_pairs_and_its_sample_is
         alice.grade(alice.next_task(), 1)
     sample = reviewed_sample(tmp_path / "r.sqlite")
     assert (sample.grades, sample.pool) == ({("q3", "c2"): 1}, 12)
+    for _ in range(7):  # through position 10, the pair the sample never reached
+        alice.grade(alice.next_task(), 0)
+    alice.skip(alice.next_task())  # rank 10: every sampled pair decided, one pair of the pool not graded
+    sample = reviewed_sample(tmp_path / "r.sqlite")
+    assert len(sample.grades) == 10 and ("q1", "c2") not in sample.grades  # the ten graded of the sample, not the one outside it
     conn.close()
