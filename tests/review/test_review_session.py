@@ -845,7 +845,8 @@ def test_a_queue_from_a_refit_of_every_coefficient_orders_by_the_refitted_p(tmp_
                     "features": {**dict(zip(labels.FEATURES, x[i].tolist())), "with_gold": 1.0}}) + "\n" for i, r in enumerate(rows)))
     refit = (1.0, -2.0, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0)
     (tmp_path / "cal.json").write_text(json.dumps(labels.ProbabilityRule(cut=0.4, calibration={"fit": "features"}, refit=refit).params()))
-    labels.label(pool["judgments"], pool["labels"], calibration=tmp_path / "cal.json")
+    with pytest.warns(UserWarning, match=r"^1 of 3 queries have no pair labelled relevant \(e\.g\. 'q3'\)"):
+        labels.label(pool["judgments"], pool["labels"], calibration=tmp_path / "cal.json")
     labelling = parse_labelling(None, str(tmp_path / "cal.json"))
     conn = open_db(tmp_path / "r.sqlite")
     create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling), labelling,
