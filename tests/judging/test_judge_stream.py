@@ -9,12 +9,13 @@ import os
 import random
 import tracemalloc
 
+import numpy as np
 import pytest
 
 from semrel.errors import FormatError, SemrelError, UsageError
 from semrel.formats.corpus import iter_corpus
 from semrel.formats.files import MB, input_guard, note_input, read_lines, read_text
-from semrel.judging.checkpoint import Checkpoint
+from semrel.judging.checkpoint import Checkpoint, pack, unpack
 from semrel.judging.judge import baseline_sample, scan_corpus
 
 
@@ -123,6 +124,27 @@ def test_a_last_row_whole_but_for_its_newline_is_not_counted_and_rows_after_it_s
     again.close()
     assert Checkpoint(path, "fp").saved == 3
     assert [json.loads(line) for line in path.read_text().splitlines()] == [{"fingerprint": "fp"}, {"i": 0}, {"i": 1}, {"i": 2}]
+
+
+def test_appended_rows_are_on_disk_before_the_checkpoint_is_closed(tmp_path):
+    """A run killed before close() keeps every row it appended: each append is flushed, not left in Python's buffer."""
+    path = tmp_path / "run.partial"
+    checkpoint = Checkpoint(path, "fp")
+    checkpoint.append([{"i": 0}, {"i": 1}])
+    assert path.read_text() == '{"fingerprint": "fp"}\n{"i": 0}\n{"i": 1}\n'
+    checkpoint.append([{"i": 2}])
+    assert Checkpoint(path, "fp").saved == 3
+    checkpoint.close()
+
+
+def test_packed_scores_are_exact_and_damaged_text_is_refused():
+    """pack keeps every bit of a float64; unpack refuses text that is not pack's base64 (a damaged row is scored again, never
+    read as other numbers), so a character dropped into it is an error, not skipped."""
+    values = np.array([0.1, 1 / 3, 2.0 ** -40])
+    assert pack(values, "<f8") == "mpmZmZmZuT9VVVVVVVXVPwAAAAAAAHA9"
+    assert np.array_equal(unpack(pack(values, "<f8"), "<f8"), values)
+    with pytest.raises(ValueError):
+        unpack("mpmZmZmZ*uT9VVVVVVVXVPwAAAAAAAHA9", "<f8")
 
 
 @pytest.mark.parametrize("damaged", ["not json", "[1]", "3"])
