@@ -489,3 +489,53 @@ def test_the_judge_counts_its_pass_over_the_corpus(data):
     semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], steps=recorder(seen), warn=lambda _: None)
     reading = [(label, total, sum(counts)) for label, total, counts in seen if label.startswith("reading ")]
     assert reading == [(f"reading {data['corpus']}", None, sum(1 for line in open(data["corpus"]) if line.strip()))]
+
+
+@pytest.mark.parametrize("change", ["answer", "chunk text", "overlap", "idf corpus"])
+def test_a_checkpoint_is_not_reused_once_an_input_or_setting_its_scores_depend_on_changed(tmp_path, monkeypatch, change):
+    """A run stopped once every pair was saved, then started again with one thing changed that moves the scores (a reference
+    answer, a judged chunk's text, the windows' overlap, an unjudged chunk's text under idf): no row is reused, the
+    scores are a fresh run's, and the judge says the checkpoint was of other inputs."""
+    from semrel.records import Chunk, GoldenItem
+
+    def inputs(changed: bool):
+        texts = {**small_corpus.TEXTS, "rain#0": " ".join([small_corpus.TEXTS["rain#0"]] * 6)}  # ~90 tokens: windows of 32
+        if changed and change == "chunk text":
+            texts["rain#0"] = texts["rain#0"].replace("droplets", "drops")
+        if changed and change == "idf corpus":
+            texts["chess#0"] = "Rain rain rain."  # not judged, but counted in every token's idf
+        answer = "Water vapour condenses into drops." if changed and change == "answer" else "Water vapour condenses into droplets."
+        chunks = [Chunk(i, t, i.split("#")[0], 0, len(t)) for i, t in texts.items()]
+        golden = [GoldenItem("q1", "Why does it rain?", (answer,), ("rain#0",)),
+                  GoldenItem("q2", "What do ships carry?", ("Steel boxes.",), ("ships#0",))]
+        options = {"window": 32, "overlap": 4 if changed and change == "overlap" else 8, "idf": change == "idf corpus",
+                   "null_sample": 0, "cache": False}
+        return (chunks, golden, [("q1", "ships#0", ("bm25",)), ("q2", "rain#0", ("bm25",)), ("q1", "bread#0", ("bm25",))]), options
+
+    output, original = tmp_path / "j.jsonl", Checkpoint.append
+
+    written: list[dict] = []
+
+    def stop(self, rows):  # once every pair is written: a run killed before its output, with all it could reuse
+        rows = list(rows)
+        original(self, rows)
+        written.extend(rows)
+        if len(written) == 5:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Checkpoint, "append", stop)
+    args, options = inputs(False)
+    with pytest.raises(KeyboardInterrupt):
+        semrel.judge(*args, output, **options)
+    monkeypatch.setattr(Checkpoint, "append", original)
+    saved = len(Path(f"{output}.partial").read_text().splitlines()) - 1
+    args, options = inputs(True)
+    heard: list[str] = []
+    again = semrel.judge(*args, output, warn=heard.append, **options)
+    fresh = semrel.judge(*args, **options)
+    assert again.resumed == 0 and saved == len(fresh.judgments) == 5
+    assert f"{output}.partial held {saved} pairs judged from other inputs or settings" in " ".join(heard)
+    assert [(j.query_id, j.chunk_id) for j in again.judgments] == [(j.query_id, j.chunk_id) for j in fresh.judgments]
+    assert np.abs(_scores(again.judgments) - _scores(fresh.judgments)).max() < 1e-6
+    before = semrel.judge(*inputs(False)[0], **inputs(False)[1])
+    assert np.abs(_scores(before.judgments) - _scores(fresh.judgments)).max() > 1e-3  # the change moves a score
