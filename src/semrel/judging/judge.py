@@ -783,8 +783,9 @@ def judge_pairs(
                                f"(marked no_answer by the import, e.g. "
                                f"{skipped[0]!r}): their pool pairs are not judged, so the derived qrels leave them out")
     if saved and saved.stale > 0:
-        result.warnings.append(f"{checkpoint} held {saved.stale} pairs judged from other inputs or settings (model, layer, idf, "
-                               "window, null sample, the texts): none was reused; this run's pairs replaced them")
+        result.warnings.append(f"{checkpoint} held {saved.stale} pair{'s' if saved.stale > 1 else ''} judged from other inputs or "
+                               "settings (model, layer, idf, window, null sample, the texts): none was reused; this run's pairs "
+                               "replaced them")
     questions = {item.query_id: " ".join(item.query.casefold().split()) for item in golden}
     echoed = sum(any(" ".join(a.casefold().split()) == questions.get(q) for a in refs) for q, refs in answers.items())
     if echoed:
