@@ -16,7 +16,7 @@ import small_corpus
 from bert_score_reference import bert_score_reference
 from helpers import SHARED_DATA, run
 from semrel.encoding.models import resolve_model
-from semrel.errors import UsageError
+from semrel.errors import SemrelError, UsageError
 from semrel.judging import labels
 from semrel.judging.bertscore import greedy_match_tokens
 from semrel.judging.checkpoint import Checkpoint, pack, unpack
@@ -96,9 +96,11 @@ def _references(data) -> dict[str, list[str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("idf", [False, True])
-def test_scores_equal_bert_score_on_hundreds_of_real_pairs(data, idf):
-    result = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], idf=idf)
+@pytest.mark.parametrize("idf, null_sample", [(False, labels.NULL_SAMPLE), (True, labels.NULL_SAMPLE), (False, 0)])
+def test_scores_equal_bert_score_on_hundreds_of_real_pairs(data, idf, null_sample):
+    """With p (null_sample > 0) the scores come from the scorer that also keeps p's features; without it (--null-sample 0)
+    from the plain one: both must equal bert_score."""
+    result = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], idf=idf, null_sample=null_sample)
     assert {(j.query_id, j.chunk_id) for j in result.judgments} == data["expected_pairs"]
     assert len(result.judgments) >= 250
     assert result.params["layer"] == 6 and result.params["idf"] is idf
@@ -376,6 +378,53 @@ def test_checkpoint_rows_of_an_older_semrel_are_scored_again(data, tmp_path, mon
     partial.write_text(packed)
     reused = semrel.judge(data["corpus"], golden, None, output, cache=data["cache"])
     assert reused.resumed == len(rows) and reused.judgments[:] == fresh.judgments[:]
+
+
+def test_each_reference_tokens_best_is_taken_over_every_window_of_the_chunk():
+    """greedy_match_tokens: P, R, F per window as greedy_match gives them, and each reference token's best cosine over
+    all the chunk's windows (what p's `own` feature reads), negative cosines counted as 0 as bert_score masks them."""
+    from semrel.judging.bertscore import greedy_match
+
+    cand = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8], [-1.0, 0.0]])  # two windows: rows 0-1 and 2-3
+    ref = np.array([[0.8, 0.6], [-0.6, -0.8], [0.0, 1.0]])  # two references: rows 0-1 and 2
+    args = (cand, np.ones(4), np.array([0, 2]), ref, np.ones(3), np.array([0, 2]))
+    *scores, best = greedy_match_tokens(*args)
+    assert np.allclose(best, [0.96, 0.6, 1.0])  # ref rows 0 and 1 matched best in the second window
+    precision = np.array([[(0.8 + 0.6) / 2, (0 + 1) / 2], [(0.96 + 0.6) / 2, (0.8 + 0) / 2]])  # window x reference
+    recall = np.array([[(0.8 + 0) / 2, 1.0], [(0.96 + 0.6) / 2, 0.8]])  # ref row 1 against the first window: -0.6 counts 0
+    assert np.allclose(scores[0], precision) and np.allclose(scores[1], recall)
+    assert np.allclose(scores[2], 2 * precision * recall / (precision + recall))
+    assert all(np.array_equal(a, b) for a, b in zip(scores, greedy_match(*args)))
+    one_window = greedy_match_tokens(cand[:2], np.ones(2), np.array([0]), ref, np.ones(3), np.array([0, 2]))
+    assert np.allclose(one_window[3], [0.8, 0.0, 1.0])  # its own bests
+
+
+def test_the_layer_is_the_given_one_within_the_model_else_bert_scores_recommendation_else_the_last():
+    from semrel.judging.bertscore import default_layer, model_layer, shipped_baseline
+
+    assert model_layer("m", Path("/x/m"), 6, 0) == (0, "given") and model_layer("m", Path("/x/m"), 6, 6) == (6, "given")
+    with pytest.raises(UsageError, match=r"^layer=7: model m has layers 0\.\.6$"):
+        model_layer("m", Path("/x/m"), 6, 7)
+    assert default_layer("m", Path("/x/m"), 6) == (6, "last layer (model not in bert_score's table)")
+    assert model_layer("/models/t5-small", Path("/models/t5-small"), 6, None) == (6, "bert_score's recommended layer for t5-small")
+    assert default_layer("distilbert-base-uncased", Path("/x/snapshot"), 6) == (5, "bert_score's recommended layer for "
+                                                                                     "distilbert-base-uncased")
+    folder = Path("/models/distilbert-base-uncased")
+    b, source = shipped_baseline("distilbert-base-uncased", folder, 6)
+    rows = Path(source).read_text().splitlines()[1:]
+    assert np.array_equal(b, [float(v) for v in rows[6].split(",")[1:4]]) and len(rows) == 7
+    with pytest.raises(SemrelError, match=r"distilbert-base-uncased\.tsv: has no baseline for layer 7$"):
+        shipped_baseline("distilbert-base-uncased", folder, 7)
+
+
+def test_a_segment_without_weight_scores_0_and_f_is_0_where_p_and_r_are():
+    """A text whose tokens all weigh 0 (idf 0: each is in every corpus chunk) has precision 0, not a mean of nothing;
+    F of P = R = 0 is 0, as bert_score fills it."""
+    from semrel.judging.bertscore import greedy_match
+
+    cand, ref, first = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([0])
+    assert np.array_equal(np.stack(greedy_match(cand, np.zeros(2), first, ref, np.ones(2), first)).ravel(), [0.0, 1.0, 0.0])
+    assert np.array_equal(np.stack(greedy_match(cand[:1], np.ones(1), first, ref[:1], np.ones(1), first)).ravel(), [0.0, 0.0, 0.0])
 
 
 def test_texts_are_digested_with_their_boundaries():
