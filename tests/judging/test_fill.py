@@ -8,10 +8,12 @@ are filled; the result must equal judging and labelling the pool of both runs di
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from helpers import assert_one_error, ok, run
@@ -20,7 +22,7 @@ from semrel.formats.judgments import read_judgments
 from semrel.formats.manifest import read_manifest, read_params
 from semrel.formats.trec import read_run, read_trec_qrels, write_run
 from semrel.judging import fill as fill_module
-from semrel.records import Run
+from semrel.records import Qrels, Run
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -327,3 +329,87 @@ def test_a_run_eval_would_refuse_is_refused_before_any_hole_is_judged(pipeline, 
                      else f"{given} shares no query id with {tmp_path / 'pool.qrels'}")
     assert "judging" not in result.stderr and (tmp_path / "pool.jsonl").read_bytes() == judged
     assert not (tmp_path / "filled.qrels").exists() and not (tmp_path / "pool.jsonl.fill.partial").exists()
+
+
+def test_holes_are_each_runs_unjudged_top_depth_in_trec_evals_order_for_the_qrels_queries():
+    """A hole is a chunk of a run's top `depth` (score descending, ties by doc id descending, as trec_eval ranks) that
+    the qrels do not judge, for a query the qrels have; each once, in the order found."""
+    qrels = Qrels.from_columns(["q1", "q2"], ["d1", "e1"], [1, 0])
+    first = Run.from_columns(["q1", "q1", "q1", "q3"], ["d1", "d2", "d5", "x"], [3.0, 2.0, 2.0, 9.0], "first")  # d5 ranks above d2
+    second = Run.from_columns(["q1", "q1", "q2", "q2", "q1"], ["d4", "d3", "e2", "e1", "d5"], [0.5, 4.0, 1.0, 2.0, 0.1], "second")
+    assert fill_module.holes(qrels, [first, second], 2) == [("q1", "d5"), ("q1", "d3"), ("q1", "d4"), ("q2", "e2")]
+    assert fill_module.holes(qrels, [first, second], 1) == [("q1", "d3")]
+    assert fill_module.holes(qrels, [second], 10) == [("q1", "d3"), ("q1", "d4"), ("q1", "d5"), ("q2", "e2")]
+
+
+def test_a_depth_under_one_is_refused_before_anything_is_read(tmp_path):
+    with pytest.raises(fill_module.UsageError, match=r"^depth=0: must be at least 1$"):
+        fill_module.fill(tmp_path / "none.qrels", [tmp_path / "none.run"], tmp_path / "none.jsonl", tmp_path / "c", tmp_path / "g", depth=0)
+
+
+def test_holes_are_judged_with_the_options_the_judgments_record():
+    """Every option that moves a score or p is taken from the judge's manifest: the model's folder (not its display
+    name), layer, idf, window and overlap, the null sample and the seed that draws it; rescaling is applied afterwards."""
+    settings = {"model": "all-MiniLM-L6-v2", "model_folder": "/models/mini", "layer": 4, "idf": True, "rescale": "corpus",
+                "windows": {"tokens": 256, "overlap": 32}, "cache": None,
+                "options": {"seed": 3, "null_sample": 50, "max_tokens": 1024, "cache_dir": None, "use_cache": True}}
+    assert fill_module._options(settings, "j.jsonl") == fill_module.JudgeOptions(
+        model="/models/mini", layer=4, idf=True, rescale="none", window=256, overlap=32, seed=3, null_sample=50, max_tokens=1024,
+        cache_dir=None, use_cache=True)
+    unset = fill_module._options({"model": "m", "layer": 6, "windows": {}, "options": {"use_cache": False}}, "j.jsonl")
+    assert (unset.model, unset.idf, unset.seed, unset.null_sample, unset.use_cache) == ("m", False, 0, fill_module.NULL_SAMPLE, False)
+
+
+@pytest.mark.parametrize("key", ["model_fingerprint", "layer", "idf", "rescale", "baseline", "windows.tokens", "windows.overlap"])
+def test_qrels_labelled_from_judgments_of_other_settings_are_refused_for_each_setting(tmp_path, key):
+    settings = {"model": "m", "model_fingerprint": "f" * 32, "layer": 6, "idf": False, "rescale": "none", "baseline": None,
+                "windows": {"tokens": 512, "overlap": 128}}
+    for name, params in (("j.jsonl", settings), ("q.qrels", {"rule": "p", "judge": settings})):
+        (tmp_path / name).write_text("")
+        (tmp_path / f"{name}.manifest.json").write_text(json.dumps({"params": params, "inputs": [{"path": "c", "sha256": "0"}]}))
+    rule, found = fill_module.judge_settings(tmp_path / "q.qrels", tmp_path / "j.jsonl")
+    assert rule["rule"] == "p" and found["layer"] == 6 and found["inputs"] == [{"path": "c", "sha256": "0"}]
+    other = json.loads(json.dumps(settings))
+    if "." in key:
+        outer, inner = key.split(".")
+        other[outer][inner] = 7
+    else:
+        other[key] = 7
+    (tmp_path / "q.qrels.manifest.json").write_text(json.dumps({"params": {"rule": "p", "judge": other}}))
+    with pytest.raises(fill_module.ValidationError, match=rf"q\.qrels was labelled from judgments made with {re.escape(key)}=7, "
+                                                          rf"\S*j\.jsonl has {re.escape(key)}="):
+        fill_module.judge_settings(tmp_path / "q.qrels", tmp_path / "j.jsonl")
+
+
+@pytest.mark.slow
+def test_holes_of_rescaled_judgments_get_their_baseline_and_follow_the_old_rows(pipeline, tmp_path):
+    """Judgments rescaled by a corpus baseline: a hole's P, R, F are its raw scores (those of the judge of both runs' pool,
+    which is not rescaled) rescaled by the baseline the judgments record; the old rows come first, unchanged, and the
+    command's summary counts the holes and Judged@4 before and after."""
+    f, judgments = pipeline, tmp_path / "pool.jsonl"
+    ok("judge", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--pool", f / "pool.tsv", "-o", judgments,
+       "--cache", f / "cache", "--rescale", "corpus", "--baseline-pairs", "40")
+    ok("label", judgments, "-o", tmp_path / "pool.qrels", "--threshold", "0.2")
+    before = read_judgments(judgments)
+    unfilled = json.loads(ok("eval", tmp_path / "pool.qrels", f / "reverse.run", "-m", "Judged@4", "-q", "-f", "json").stdout)
+    result = ok("fill", tmp_path / "pool.qrels", f / "reverse.run", "--judgments", judgments, "--corpus", f / "corpus.jsonl",
+                "--golden", f / "golden.jsonl", "--depth", "4", "-o", tmp_path / "filled.qrels")
+    after = read_judgments(judgments)
+    holes = after[len(before):]
+    assert after[: len(before)] == before and holes and all(j.source == "fill:reverse" for j in holes)
+    b = np.array([read_params(judgments)["baseline"][k] for k in "PRF"])
+    assert 0.05 < b.min() and b.max() < 0.9
+    raw = {(j.query_id, j.chunk_id): np.array([j.P, j.R, j.F]) for j in read_judgments(f / "both.jsonl")}
+    assert max(np.abs(np.array([j.P, j.R, j.F]) - (raw[j.query_id, j.chunk_id] - b) / (1 - b)).max() for j in holes) < 1e-5
+    added = len(read_trec_qrels(tmp_path / "filled.qrels")) - len(read_trec_qrels(tmp_path / "pool.qrels"))
+    assert added == len(holes)
+    assert f"filled {len(holes)} holes in the runs' top 4: {len(holes)} judged now, 0 already in {judgments}; " in result.stderr
+    assert f"Judged@4 reverse: {unfilled['reverse']['all']['Judged@4']:.4f} before, 1.0000 after" in result.stderr
+    record = read_manifest(tmp_path / "filled.qrels")["params"]["filled"][-1]
+    assert (record["holes"], record["judged"], record["from_judgments"]) == (len(holes), len(holes), 0)
+    # the same qrels filled again: every hole is in the judgments now, so each is labelled from them, none judged twice
+    again = ok("fill", tmp_path / "pool.qrels", f / "reverse.run", "--judgments", judgments, "--corpus", f / "corpus.jsonl",
+               "--golden", f / "golden.jsonl", "--depth", "4", "-o", tmp_path / "again.qrels")
+    assert f"filled {len(holes)} holes in the runs' top 4: 0 judged now, {len(holes)} already in {judgments}; " in again.stderr
+    assert read_judgments(judgments) == after
+    assert read_trec_qrels(tmp_path / "again.qrels").to_dict() == read_trec_qrels(tmp_path / "filled.qrels").to_dict()
