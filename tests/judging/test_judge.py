@@ -252,6 +252,9 @@ def test_corpus_rescaling_records_its_baseline(data, tmp_path):
     b = np.array([baseline[k] for k in "PRF"])
     assert 0.05 < b.min() and b.max() < 0.5  # unrelated pairs score low but not zero
     assert np.allclose(_scores(scaled.judgments), (_scores(raw.judgments) - b) / (1 - b), atol=1e-9)
+    without_p = semrel.judge(data["corpus"], data["golden_path"], data["pool"], cache=data["cache"], rescale="corpus",
+                             baseline_pairs=40, seed=3, null_sample=0)  # the same baseline pairs, no null pairs beside them
+    assert np.allclose([without_p.params["baseline"][k] for k in "PRF"], b, atol=1e-6)
 
 
 @pytest.mark.slow
@@ -425,6 +428,21 @@ def test_a_segment_without_weight_scores_0_and_f_is_0_where_p_and_r_are():
     cand, ref, first = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([0])
     assert np.array_equal(np.stack(greedy_match(cand, np.zeros(2), first, ref, np.ones(2), first)).ravel(), [0.0, 1.0, 0.0])
     assert np.array_equal(np.stack(greedy_match(cand[:1], np.ones(1), first, ref[:1], np.ones(1), first)).ravel(), [0.0, 0.0, 0.0])
+
+
+def test_a_reference_over_the_window_is_cut_to_its_first_window(tmp_path):
+    """A reference answer longer than the window is truncated to its first window, as bert_score truncates at the
+    model's limit, whatever order its windows were encoded in: a chunk that is that first window matches it fully."""
+    head = " ".join((["the", "dog", "runs", "home"] * 8)[:30])  # 30 tokens: a 32-token window less [CLS] and [SEP]
+    tail = " ".join(["ocean", "ships", "carry", "steel"] * 5)
+    from semrel.records import Chunk, GoldenItem
+
+    chunks = [Chunk("a#0", head, "a", 0, len(head))]
+    golden = [GoldenItem("q1", "Who runs home?", (f"{head} {tail}",), ("a#0",))]
+    result = semrel.judge(chunks, golden, None, window=32, null_sample=0, cache=False, warn=lambda _: None)
+    assert result.truncated_references == 1
+    j = result.judgments[0]
+    assert abs(j.R - 1.0) < 1e-5 and abs(j.P - 1.0) < 1e-5
 
 
 def test_texts_are_digested_with_their_boundaries():
