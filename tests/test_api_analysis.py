@@ -67,6 +67,7 @@ def cli_json(*args) -> dict:
      {"on": "R", "thresholds": [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9], "at": 0.55, "test": "t", "correction": "none"}),
     ("p", ["--on", "R", "-l", "1", "--alpha", "0.01", "--seed", "3"], {"on": "R", "rel_level": 1, "alpha": 0.01, "seed": 3}),
 ])
+@pytest.mark.filterwarnings("ignore:the label threshold .* sits on a cliff")  # warned as the CLI warns: tested apart
 def test_sensitivity_gives_what_semrel_sensitivity_prints(sweep_files, which, cli_args, options):
     runs = [sweep_files["first"], sweep_files["second"]]
     printed = cli_json("sensitivity", sweep_files[which], *runs, "-m", "RR,P@1", *QUICK, *cli_args)

@@ -71,6 +71,7 @@ def _stop(folder: Path, sig: int, total: int) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:.* pairs have no probability p")  # a corpus of the pool alone
 def test_killed_and_interrupted_runs_resume_scoring_every_pair_exactly_once(inputs):
     folder, total = inputs
     partial = folder / "j.jsonl.partial"

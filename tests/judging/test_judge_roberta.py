@@ -24,6 +24,12 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 WORDS_PER_CHUNK = 30
 
 
+# p's warnings about the fixture (no gold chunks, a tiny model that is not MiniLM): these tests are about the scores
+pytestmark = [pytest.mark.filterwarnings("ignore:the golden set lists no gold chunks"),
+              pytest.mark.filterwarnings("ignore:p's coefficients were fitted for"),
+              pytest.mark.filterwarnings("ignore:.* lie beyond the development sets p was fitted on")]
+
+
 def _build_model(folder: Path, add_prefix_space: bool) -> Path:
     import torch
     from tokenizers import ByteLevelBPETokenizer

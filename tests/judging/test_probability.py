@@ -180,7 +180,8 @@ def test_one_word_answers_against_long_chunks_are_held_at_the_edge_and_warned_ab
     chunks = [Chunk(f"a{i}", text, f"a{i}", 0, len(text)) for i, text in enumerate(texts)]
     golden = [GoldenItem(f"q{i}", articles[i]["paragraphs"][0]["qas"][0]["question"], ("Yes",), (f"a{i}",)) for i in range(3)]
     pool = [(f"q{i}", f"a{(i + 1) % 3}", ("bm25",)) for i in range(3)]
-    result = semrel.judge(chunks, golden, pool, cache=tmp_path / "cache", null_sample=5)
+    with pytest.warns(UserWarning, match=r"^6 of 6 pairs \(100%\) lie beyond the development sets"):  # a library caller is told too
+        result = semrel.judge(chunks, golden, pool, cache=tmp_path / "cache", null_sample=5)
     beyond = result.params["probability"]["beyond_fitted_range"]
     assert beyond["of"] == 6 and beyond["pairs"] == 6 and beyond["by_feature"]["lenratio"] == 6, beyond
     model = labels.WITH_GOLD
