@@ -182,7 +182,7 @@ def _item(g: dict):
 
 
 @pytest.mark.slow
-def test_long_chunk_is_scored_in_windows_and_finds_an_answer_at_its_end(tmp_path):
+def test_long_chunk_is_scored_in_windows_and_finds_an_answer_at_its_end(tmp_path, monkeypatch):
     words = _articles(3)[2]["context"].split()
     answer = "Mother-to-child transmission is the main cause of HIV-1 infection in children worldwide."
     chunks = [{"_id": "long", "text": " ".join(words[:1100] + [answer])},  # ~1,500 tokens of real text, answer last
@@ -198,6 +198,21 @@ def test_long_chunk_is_scored_in_windows_and_finds_an_answer_at_its_end(tmp_path
     assert recall["long"] - truncated[1] > 0.2
     narrow = semrel.judge(corpus, golden, None, window=256, cache=tmp_path / "cache")
     assert abs(narrow.judgments[0].R - recall["short"]) < 0.05 and narrow.params["windows"]["tokens"] == 256
+
+    original = Checkpoint.append  # stopped once the long chunk's row is saved: resumed, it is still counted as windowed
+
+    def stop(self, rows):
+        rows = list(rows)
+        original(self, rows)
+        if any(row["chunk_id"] == "long" for row in rows):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Checkpoint, "append", stop)
+    with pytest.raises(KeyboardInterrupt):
+        semrel.judge(corpus, golden, None, tmp_path / "again.jsonl", cache=tmp_path / "cache")
+    monkeypatch.setattr(Checkpoint, "append", original)
+    resumed = semrel.judge(corpus, golden, None, tmp_path / "again.jsonl", cache=tmp_path / "cache")
+    assert resumed.resumed >= 1 and resumed.windowed == 1 and resumed.params["windows"]["windowed_chunks"] == 1
 
 
 @pytest.mark.slow
