@@ -11,8 +11,10 @@ import pytest
 
 from helpers import assert_one_error, run, write
 from semrel.encoding.models import resolve_model
+from semrel.errors import UsageError
 from semrel.formats.trec import read_run
-from semrel.retrieval.retrieve import RRF_K, fuse, strictly_ranked
+from semrel.records import GoldenItem, Run
+from semrel.retrieval.retrieve import RRF_K, bm25_params, fuse, hits_from_run, strictly_ranked, warn_blank
 from small_corpus import TEXTS, write_corpus, write_golden
 
 QUERIES = {
@@ -70,10 +72,11 @@ def test_bm25_ranks_the_matching_chunk_first_and_writes_a_manifest(tmp_path):
 
 def test_queries_without_results_are_reported_and_stdout_takes_the_run(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.jsonl")
-    golden = write_golden(tmp_path / "golden.jsonl", [("q1", "the and of it", "x", []), ("q2", "ocean ports", "x", [])])
+    golden = write_golden(tmp_path / "golden.jsonl", [("q1", "the and of it", "x", []), ("q2", "ocean ports", "x", []),
+                                                      ("q3", "xylophone", "x", [])])
     result = run("retrieve", "--corpus", corpus, "--golden", golden, "-o", "-")
     assert result.exit_code == 0, result.output
-    assert "1 of 2 queries got no chunks (e.g. 'q1')" in result.stderr
+    assert "2 of 3 queries got no chunks (e.g. 'q1')" in result.stderr  # the first of them
     assert [line.split()[:4] for line in result.stdout.splitlines()] == [["q2", "Q0", "ships#0", "1"]]
     assert not (tmp_path / "-.manifest.json").exists()
 
@@ -181,6 +184,12 @@ def test_rerank_orders_only_the_first_stage_candidates_by_dense_cosine(tmp_path)
         assert set(reranked[q]) == set(top)
         assert ranking(reranked[q]) == sorted(top, key=lambda d: -cosine[row, ids.index(d)])
     assert ranking(reranked["q2"])[0] == "chess#0"
+    manifest = json.loads((tmp_path / "reranked.run.manifest.json").read_text())
+    assert [i["path"] for i in manifest["inputs"]] == [corpus, golden, str(first)]  # the first stage is read: an input
+    assert manifest["params"]["rerank_depth"] == 2 and manifest["params"]["first_stage_run"] == str(first)
+    result = run("retrieve", "--corpus", corpus, "--golden", golden, "--run", first, "--rerank", "dense", "--rerank-depth", "2", "-o", "-")
+    assert result.exit_code == 0, result.output
+    assert {line.split()[-1] for line in result.stdout.splitlines()} == {"rerank"}  # no method, no file: named rerank
 
 
 def test_rerank_of_the_methods_own_output_keeps_its_candidates(tmp_path):
@@ -206,6 +215,7 @@ def test_a_first_stage_run_without_candidates_is_refused_with_or_without_the_cac
 @pytest.mark.parametrize("options, code, message", [
     (["-k", "0"], 2, "-k 0: give a positive number of chunks per query"),
     (["--rerank", "dense", "--rerank-depth", "-1"], 2, "--rerank-depth -1: give a positive number"),
+    (["--rerank", "dense", "--rerank-depth", "0"], 2, "--rerank-depth 0: give a positive number"),
     (["--run", "first.run"], 2, "add --rerank dense"),
     (["--run", "first.run", "--rerank", "dense", "--method", "bm25"], 2, "not both"),
     (["--run", "first.run", "--rerank", "dense"], 1, "chunk 'nowhere#3' (query 'q1') is not in"),
@@ -220,6 +230,15 @@ def test_bad_input_gives_one_clear_line(tmp_path, monkeypatch, options, code, me
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], result.output
     assert not (tmp_path / "out.run").exists()
+
+
+def test_bm25_bounds_are_taken_as_given_and_a_stopwords_value_neither_a_list_nor_a_file_is_refused(tmp_path):
+    """k1 0 (term frequency ignored) and b 0 or 1 are BM25's own bounds: refused, or a 0 dropped for the default, the run
+    would not be the one asked for. A misspelt list name is no file of words either: said so, with the lists."""
+    assert bm25_params(k1=0.0, b=0.0) == {"k1": 0.0, "b": 0.0, "method": "lucene", "stopwords": "en", "stemmer": "english"}
+    assert bm25_params(b=1.0)["b"] == 1.0
+    with pytest.raises(UsageError, match=r"^--bm25-stopwords 'enn': none, a list name \(en, en_plus, de, .*\) or a file of words$"):
+        bm25_params(stopwords="enn")
 
 
 def test_missing_corpus_and_broken_golden_are_one_line_errors(tmp_path):
@@ -318,3 +337,47 @@ def test_bm25_settings_are_options_and_go_in_the_manifest(tmp_path):
                          f"--bm25-k1 {k1}: give a finite number, 0 or more", code=2)
     assert_one_error(run("retrieve", "--corpus", corpus, "--golden", golden, "--bm25-stemmer", "klingon", "-o", tmp_path / "x.run"),
                      "--bm25-stemmer", "porter", code=2)
+
+
+def test_a_bm25_run_records_no_reranker_and_no_vector_store_and_shows_its_query_progress(tmp_path):
+    _, found = retrieve(tmp_path, "bm25", "--method", "bm25", "-k", "2", "--rerank-depth", "7")
+    params = json.loads((tmp_path / "bm25.run.manifest.json").read_text())["params"]
+    assert params["rerank"] is None and params["rerank_depth"] is None and params["model"] == "all-MiniLM-L6-v2"
+    assert "vector_store" not in params and params["bm25_index"]["built"] == 6
+    result = run("retrieve", "--corpus", tmp_path / "corpus.jsonl", "--golden", tmp_path / "golden.jsonl", "-k", "2",
+                 "-o", tmp_path / "again.run")
+    assert result.exit_code == 0 and read_run(tmp_path / "again.run").to_dict() == found
+    assert "chunk vectors" not in result.stderr  # bm25 has none
+    assert re.search(r"^semrel: bm25: queries: 3/3, [\d.]+/s$", result.stderr, re.MULTILINE), result.stderr
+
+
+@pytest.mark.slow
+def test_rerank_takes_rerank_depth_candidates_and_keeps_k(tmp_path):
+    """bm25 ranks cats#0 first for this query and bread#0 second; dense cosine ranks bread#0 first of bm25's top 3, so a
+    rerank to -k 1 from --rerank-depth 3 keeps bread#0 alone (a first stage cut at -k keeps cats#0)."""
+    corpus = write_corpus(tmp_path / "corpus.jsonl")
+    golden = write_golden(tmp_path / "golden.jsonl", [("q1", "when yeast is content", "x", [])])
+    result = run("retrieve", "--corpus", corpus, "--golden", golden, "--method", "bm25", "-k", "3", "-o", tmp_path / "b.run")
+    assert result.exit_code == 0, result.output
+    assert ranking(read_run(tmp_path / "b.run").to_dict()["q1"]) == ["cats#0", "bread#0", "volcano#0"]
+    result = run("retrieve", "--corpus", corpus, "--golden", golden, "--method", "bm25", "-k", "1", "--rerank", "dense",
+                 "--rerank-depth", "3", "-o", tmp_path / "r.run")
+    assert result.exit_code == 0, result.output
+    (cosine,) = brute_force_cosine([TEXTS["bread#0"]], ["when yeast is content"])
+    reranked = read_run(tmp_path / "r.run").to_dict()
+    assert list(reranked["q1"]) == ["bread#0"] and reranked["q1"]["bread#0"] == pytest.approx(cosine[0], abs=1e-5)
+
+
+def test_the_queries_a_first_stage_run_has_beyond_the_golden_set_are_warned_of_by_the_least():
+    """As `semrel pool` says it: the count, and the least id as the example (not a set's order, which the hash seed moves)."""
+    heard: list[str] = []
+    first = Run.from_dict({"q1": {"bread#0": 1.0}, **{f"x{n:03d}": {"bread#0": 1.0} for n in range(100, 0, -1)}}, "first")
+    hits = hits_from_run(first, ["q1", "q2"], list(TEXTS), "corpus.jsonl", heard.append)
+    assert [(p.tolist(), s.tolist()) for p, s in hits] == [([2], [1.0]), ([], [])]
+    assert heard == ["100 queries of run first are not in the golden set and are left out (e.g. 'x001')"]
+
+
+def test_the_blank_query_warning_lists_three_in_full():
+    heard: list[str] = []
+    warn_blank([GoldenItem(q, " ", ("x",)) for q in ("q1", "q2", "q3")], "g.jsonl", heard.append)
+    assert len(heard) == 1 and heard[0].startswith("g.jsonl: 3 of 3 queries are empty or blank ('q1', 'q2', 'q3'): there is")
