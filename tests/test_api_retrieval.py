@@ -279,3 +279,37 @@ def test_pool_refuses_wrong_kinds_and_bad_values(demo, write):
     with pytest.raises(SemrelError, match="is an input of this command"):
         semrel.pool(runs, golden, output=golden)
     assert golden.read_bytes() == before
+
+
+def test_retrieve_takes_its_sample_steps_cache_and_bm25_numbers_as_the_command_does(demo, tmp_path, monkeypatch):
+    """sample= keeps those queries and says so in the manifest; steps= hears the progress; cache None or True is the user cache
+    dir, as the command's default; a whole-number bm25_k1 is recorded as the command records it (1.0, a float)."""
+    import contextlib
+
+    from semrel.records import QuerySample
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    calls: list = []
+
+    @contextlib.contextmanager
+    def steps(label, total):
+        calls.append((label, total))
+        yield calls.append
+
+    found = semrel.retrieve(demo["corpus"], demo["golden"], k=3, sample=QuerySample(limit=2), steps=steps, bm25_k1=1, bm25_b=0,
+                            output=tmp_path / "two.run")
+    first = [item.query_id for item in read_golden(demo["golden"])[:2]]
+    assert sorted(found.to_dict()) == sorted(first) and len(found) == 6
+    params = json.loads((tmp_path / "two.run.manifest.json").read_text())["params"]
+    assert params["queries"] == {"limit": 2, "kept": 2} and params["bm25"]["k1"] == 1.0 and type(params["bm25"]["k1"]) is float
+    assert ("bm25: queries", 2) in calls and calls[calls.index(("bm25: queries", 2)) + 1:][:2] == [1, 1]
+    assert (tmp_path / "user-cache" / "semrel" / "bm25").is_dir()  # cache=None: the user cache dir
+    assert semrel.retrieve(demo["corpus"], demo["golden"], k=3, cache=True).to_dict() == \
+        semrel.retrieve(demo["corpus"], demo["golden"], k=3).to_dict()
+
+
+def test_retrieve_encodes_with_the_model_given():
+    """A model that is not there is an error naming it, not the default model used in its place."""
+    chunks = [Chunk("ships#0", "Container ships carry steel boxes between ports.", "ships", 0, 48)]
+    with pytest.raises(SemrelError, match="model 'no-such-org/no-such-model' is neither a folder nor in the local Hugging Face cache"):
+        semrel.retrieve(chunks, [GoldenItem("q1", "ocean ports", ("x",))], "dense", model="no-such-org/no-such-model", cache=False)
