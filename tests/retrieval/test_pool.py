@@ -149,3 +149,12 @@ def test_pool_refuses_a_depth_of_no_chunks_from_python_too():
 
     with pytest.raises(UsageError, match="depth=0: give a positive number"):
         pool([], [], 0)
+
+
+def test_the_sources_of_a_pair_are_sorted_as_pool_tsv_lists_them():
+    """From Python too: eleven sources in name order, not a set's order (which the hash seed moves)."""
+    from semrel.records import GoldenItem, Run
+    from semrel.retrieval.pool import pool
+
+    runs = [Run.from_dict({"q1": {"a#0": 1.0}}, name) for name in ("r7", "r2", "r9", "r0", "r5", "r1", "r8", "r3", "r6", "r4")]
+    assert pool([GoldenItem("q1", "q?", ("a",), ("a#0",))], runs, 1) == [("q1", "a#0", ("gold", *(f"r{n}" for n in range(10))))]
