@@ -122,3 +122,22 @@ def test_a_first_stage_run_maps_its_own_chunks_not_the_corpus():
     assert peak < 1_000_000, peak  # a dictionary of every corpus id took 16 MB here
     with pytest.raises(ValidationError, match="^run run: chunk 'doc9#1' \\(query 'q1'\\) is not in corpus.jsonl; rerank"):
         hits_from_run(Run.from_dict({"q1": {"doc9#1": 1.0}}), ["q1"], ids, "corpus.jsonl")
+
+
+def test_a_corpus_file_changed_while_its_texts_are_read_again_is_an_error(tmp_path, monkeypatch):
+    """The stamp is checked after the read too: a line added once the first check passed must not go unnoticed."""
+    from semrel.retrieval import corpus as corpus_module
+
+    path = write_corpus(tmp_path / "corpus.jsonl")
+    corpus, real = Corpus.read(path), corpus_module.iter_corpus
+
+    def growing(name):
+        for n, row in enumerate(real(name)):
+            yield row
+            if n == 0:
+                with path.open("a") as handle:
+                    handle.write(json.dumps({"_id": "new#0", "text": "another"}) + "\n")
+
+    monkeypatch.setattr(corpus_module, "iter_corpus", growing)
+    with pytest.raises(SemrelError, match=f"^{path}: changed while it was being read; run again$"):
+        corpus.texts(np.array([0]))
