@@ -106,3 +106,49 @@ def test_a_damaged_model_folder_is_one_error_not_a_traceback(tmp_path, damage):
         (copy / "config.json").write_text(json.dumps({**config, "hidden_size": 768}))
     with pytest.raises(SemrelError, match=f"could not load model '{copy}' .*; give a complete local model folder"):
         load_encoder(str(copy))
+
+
+def test_model_names_and_folders_resolve_to_the_shipped_default_a_folder_or_a_clear_error(tmp_path, monkeypatch):
+    """The default by any of its names; a folder given by path; what is neither, said so without a download."""
+    from pathlib import Path
+
+    default = resolve_model(None)
+    assert resolve_model("") == resolve_model("all-MiniLM-L6-v2") == resolve_model("sentence-transformers/all-MiniLM-L6-v2") == default
+    assert describe_model(None).name == "all-MiniLM-L6-v2" and describe_model(None).sentence_length == 256
+    assert resolve_model("some-org/some-model") == "some-org/some-model"  # a hub name, looked up in the cache when used
+    with pytest.raises(SemrelError, match="^model 'some-org/some-model' is neither a folder nor in the local Hugging Face cache"):
+        describe_model("some-org/some-model")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for missing in ("~/m", "./m", "a/b/c"):
+        with pytest.raises(SemrelError, match=f"^{missing}: no such model folder$"):
+            resolve_model(missing)
+    (tmp_path / "weights.txt").write_text("x")
+    for not_a_model in (tmp_path, tmp_path / "weights.txt"):
+        with pytest.raises(SemrelError, match=f"^{not_a_model}: not a model folder \\(no config.json\\)$"):
+            resolve_model(str(not_a_model))
+    model = tmp_path / "model"  # the default's files, its limits changed: the tokenizer's own, else the positions'
+    model.mkdir()
+    for path in Path(default).iterdir():
+        if path.name not in ("tokenizer_config.json", "sentence_bert_config.json"):
+            (model / path.name).symlink_to(path)
+    tokenizer_config = json.loads((Path(default) / "tokenizer_config.json").read_text())
+    for given, limit in ((128, 128), (int(1e30), 512)):  # 1e30: transformers' "no limit"
+        (model / "tokenizer_config.json").write_text(json.dumps({**tokenizer_config, "model_max_length": given}))
+        (model / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 1024}))
+        info = describe_model(str(model))
+        assert (info.max_length, info.sentence_length) == (limit, limit)
+
+
+def test_the_fingerprint_covers_the_vocabulary_and_bin_weights(tmp_path):
+    """vocab.txt and pytorch_model.bin are the model too: other bytes in either are another model."""
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"num_hidden_layers": 2}))
+    seen = set()
+    for vocab, weights in (("a\nb\n", b"1"), ("a\nc\n", b"1"), ("a\nc\n", b"22")):
+        (model / "vocab.txt").write_text(vocab)
+        (model / "pytorch_model.bin").write_bytes(weights)
+        seen.add(describe_model(str(model)).fingerprint)
+    assert len(seen) == 3
+    with pytest.raises(SemrelError, match="^model 'a--b' is neither a folder nor in the local Hugging Face cache"):
+        describe_model("a--b")
