@@ -9,11 +9,12 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 
 from helpers import assert_one_error
 from semrel.cli import main
 from semrel.cli.base import SemrelCommand
-from semrel.cli.paths import RolePath
+from semrel.cli.paths import RolePath, database_path, input_path, output_path
 from semrel.errors import SemrelError
 from semrel.formats.files import StampMemo, allow_rewrite, atomic_writer, check_outputs, files_as_one, input_guard, note_database, read_text
 
@@ -163,3 +164,94 @@ def test_two_outputs_of_one_command_may_not_be_one_file_through_a_link(tmp_path,
     (tmp_path / "b.jsonl").symlink_to(tmp_path / "a.jsonl")
     result = cli("golden", "import", f"{tmp_path}/g.csv", "--qrels-out", f"{tmp_path}/b.jsonl", "-o", f"{tmp_path}/a.jsonl")
     assert_one_error(result, "name the same file")
+
+
+def _checked_command(calls: list, **types) -> SemrelCommand:
+    """A command taking one option per `types` (name -> path type), whose body records that it ran."""
+    return SemrelCommand("probe", callback=lambda **given: calls.append(given),
+                         params=[click.Option([f"--{name}"], type=kind) for name, kind in types.items()])
+
+
+@pytest.mark.parametrize("role, kind, expected", [
+    ("input", "FIFO", "{path}: is a FIFO"),
+    ("input", "device", "{path}: is a character device"),
+    ("database", "FIFO", "{path}: is a FIFO (named pipe), not a review database file"),
+    ("output", "folder", "--path {path}: is a folder; give the output a file name"),
+    ("output", "device", "--path {path}: is a character device; semrel writes outputs to files (use '-' for stdout)"),
+])
+def test_special_files_are_refused_before_the_command_runs(tmp_path, role, kind, expected):
+    """The up-front check, not the library's later read or write, refuses them: a long judge run was not spent first."""
+    path = tmp_path / "x"
+    if kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path = Path("/dev/null")
+    types = {"input": input_path(), "output": output_path(), "database": database_path()}
+    calls: list = []
+    result = CliRunner().invoke(_checked_command(calls, path=types[role]), ["--path", str(path)])
+    assert isinstance(result.exception, SemrelError) and calls == []
+    assert expected.format(path=path) in str(result.exception)
+
+
+def test_every_input_is_guarded_before_the_command_reads_it(tmp_path):
+    """check_command_paths notes each input (and its manifest) in the command's input guard: a write over one the command
+    has not read yet is refused too."""
+    source = tmp_path / "in.jsonl"
+    source.write_text("data\n")
+    manifest = tmp_path / "in.jsonl.manifest.json"
+    manifest.write_text("{}\n")
+    refused = []
+
+    def body(data):
+        for target in (source, manifest):
+            try:
+                with atomic_writer(target) as out:
+                    out.write("oops\n")
+            except SemrelError as exc:
+                refused.append(str(exc))
+
+    command = SemrelCommand("probe", callback=body, params=[click.Option(["--data"], type=input_path())])
+    assert CliRunner().invoke(command, ["--data", str(source)]).exit_code == 0
+    assert len(refused) == 2 and all("is an input of this command" in line for line in refused), refused
+    assert source.read_text() == "data\n" and manifest.read_text() == "{}\n"
+
+
+def test_an_output_whose_manifest_is_an_input_is_refused_by_the_command_line_check(tmp_path):
+    source = tmp_path / "o.qrels.manifest.json"
+    source.write_text("{}\n")
+    calls: list = []
+    result = CliRunner().invoke(_checked_command(calls, data=input_path(), output=output_path()),
+                                ["--data", str(source), "--output", str(tmp_path / "o.qrels")])
+    assert isinstance(result.exception, SemrelError) and calls == []
+    assert str(result.exception).startswith(f"--output {tmp_path}/o.qrels (which writes {source} beside it) would overwrite an input, "
+                                            f"--data {source}: semrel never writes over its inputs"), result.exception
+    assert source.read_text() == "{}\n"
+
+
+@pytest.mark.parametrize("how", ["a link", "a sidecar"])
+def test_an_output_reaching_an_input_through_a_link_or_a_sidecar_is_refused_before_the_command_runs(tmp_path, how):
+    """The input is compared by the file a link leads to (stat, not lstat), and with the files the output writes beside it."""
+    source = tmp_path / "in.jsonl"
+    source.write_text("data\n")
+    output = tmp_path / "out.jsonl"
+    if how == "a link":
+        output.symlink_to(source)
+    else:
+        source = source.rename(tmp_path / "out.jsonl.sources.jsonl")
+    calls: list = []
+    result = CliRunner().invoke(_checked_command(calls, data=input_path(), output=output_path(sidecars=(".sources.jsonl",))),
+                                ["--data", str(source), "--output", str(output)])
+    assert isinstance(result.exception, SemrelError) and calls == []
+    assert f"would overwrite an input, --data {source}: semrel never writes over its inputs" in str(result.exception)
+    assert source.read_text() == "data\n"
+
+
+def test_dash_is_stdin_or_stdout_never_a_file_named_dash(tmp_path, monkeypatch):
+    """'-' is not looked up as a path: a folder named '-' in the current folder does not make `-o -` 'a folder'."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-").mkdir()
+    calls: list = []
+    result = CliRunner().invoke(_checked_command(calls, output=output_path(allow_dash=True)), ["--output", "-"])
+    assert result.exception is None and calls == [{"output": "-"}]
