@@ -621,3 +621,30 @@ def test_escape_sequences_in_the_data_never_reach_the_terminal(tmp_path):
     for name, outcome in (("review start", review), ("review stats", stats), ("eval -q", per_query), ("error line", missing)):
         TALLY.record(f"escape sequences through {name}", refused=name == "error line", traceback="Traceback" in outcome.stderr)
         assert shows_no_control(outcome.stdout + outcome.stderr), name
+
+
+@pytest.mark.parametrize("error, expected", [
+    (PermissionError(errno.EACCES, os.strerror(errno.EACCES), "/data/q"), "semrel: error: /data/q: Permission denied"),
+    (OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), "semrel: error: stdout: No space left on device"),
+    (OSError(errno.ENOMEM, os.strerror(errno.ENOMEM)), "semrel: error: Cannot allocate memory"),
+], ids=["a file's", "stdout's", "no file's"])
+def test_an_os_error_no_library_call_turned_into_a_message_is_one_line_and_exit_1(tmp_path, cli, monkeypatch, error, expected):
+    """The group's last net: an OSError names its file (a full disk without one, stdout's), exit 1 as other bad data."""
+    import semrel.cli.evaluate as evaluate
+
+    def fail(*args, **kwargs):
+        raise error
+
+    prepare(tmp_path, BASE)
+    monkeypatch.setattr(evaluate, "evaluate_files", fail)
+    result = cli("eval", f"{tmp_path}/q", f"{tmp_path}/r.run")
+    assert assert_one_error(result, code=1) == expected and result.stdout == ""
+
+
+def test_a_bad_option_names_the_help_of_the_command_it_was_given_to(tmp_path, cli):
+    prepare(tmp_path, BASE)
+    result = cli("eval", f"{tmp_path}/q", f"{tmp_path}/r.run", "--places", "99")
+    line = assert_one_error(result, code=2)
+    assert line.startswith("semrel: error: Invalid value for '--places'") and line.endswith(" eval --help')"), line  # 'semrel eval'
+    line = assert_one_error(cli("golden", "qrels", "--colour"), code=2)
+    assert line.startswith("semrel: error: No such option") and "--colour" in line and line.endswith(" golden qrels --help')"), line
