@@ -69,6 +69,15 @@ def test_doctor_marks_the_variables_nothing_reads(monkeypatch):
     assert all(rows[name] == "3" for name in read if name != "SEMREL_REVIEW_SERVE_TOKEN"), rows
 
 
+def test_doctor_marks_semrel_version_unused(monkeypatch):
+    """--version is the one option no variable sets (SEMREL_VERSION=1 must not print the version instead of running)."""
+    monkeypatch.setenv("SEMREL_VERSION", "1")
+    result = run("doctor")
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
+    assert rows["SEMREL_VERSION"].startswith("UNUSED: nothing reads it"), rows["SEMREL_VERSION"]
+
+
 def test_doctor_hides_the_review_token(monkeypatch):
     """doctor's output is pasted into bug reports: the token that guards `review serve` was printed in clear."""
     monkeypatch.setenv("SEMREL_REVIEW_SERVE_TOKEN", "s3cret-value")

@@ -1008,6 +1008,23 @@ def test_ctrl_z_in_piped_keys_is_an_unknown_key_and_stops_nothing(tmp_path, cli)
     assert live(db) == [("q1/c1", "grade", 1)]
 
 
+def test_ctrl_c_while_waiting_for_a_key_quits_and_sigterm_stops_the_command(monkeypatch):
+    """Ctrl-C at the key prompt is a person quitting (everything decided is saved); SIGTERM or SIGHUP, which arrive as the same
+    KeyboardInterrupt, stop the command as an interrupted one (exit 130), not as a person quitting."""
+    import semrel.cli.base as base
+
+    def interrupted(size):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(base, "keys_typed", lambda: False)
+    monkeypatch.setattr(sys, "stdin", dataclasses.make_dataclass("Keys", [("read", object)])(interrupted))
+    monkeypatch.setattr(base, "terminated", lambda: False)
+    assert base.read_key() == ""
+    monkeypatch.setattr(base, "terminated", lambda: True)
+    with pytest.raises(KeyboardInterrupt):
+        base.read_key()
+
+
 def test_resuming_with_other_thresholds_says_the_queue_keeps_its_own(tmp_path):
     """A queue's proposed grades and order come from the labelling it was built with: other thresholds given on a resume
     are not taken, and that is said rather than silently ignored."""
