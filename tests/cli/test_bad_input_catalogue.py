@@ -648,3 +648,18 @@ def test_a_bad_option_names_the_help_of_the_command_it_was_given_to(tmp_path, cl
     assert line.startswith("semrel: error: Invalid value for '--places'") and line.endswith(" eval --help')"), line  # 'semrel eval'
     line = assert_one_error(cli("golden", "qrels", "--colour"), code=2)
     assert line.startswith("semrel: error: No such option") and "--colour" in line and line.endswith(" golden qrels --help')"), line
+
+
+@pytest.mark.parametrize("error, expected", [
+    (RecursionError(), "semrel: error: an input is nested too deeply to read"),
+    (MemoryError(), "semrel: error: out of memory: the inputs need more memory than this machine has"),
+], ids=["recursion", "memory"])
+def test_an_input_too_deep_or_too_large_for_any_check_is_one_line_and_exit_1(tmp_path, cli, monkeypatch, error, expected):
+    import semrel.cli.evaluate as evaluate
+
+    def fail(*args, **kwargs):
+        raise error
+
+    prepare(tmp_path, BASE)
+    monkeypatch.setattr(evaluate, "evaluate_files", fail)
+    assert assert_one_error(cli("eval", f"{tmp_path}/q", f"{tmp_path}/r.run"), code=1).startswith(expected)
