@@ -663,3 +663,13 @@ def test_an_input_too_deep_or_too_large_for_any_check_is_one_line_and_exit_1(tmp
     prepare(tmp_path, BASE)
     monkeypatch.setattr(evaluate, "evaluate_files", fail)
     assert assert_one_error(cli("eval", f"{tmp_path}/q", f"{tmp_path}/r.run"), code=1).startswith(expected)
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["eval", "q", "r.run", "-M", "0"], "Invalid value for '-M' / '--depth': 0 is not in the range x>=1"),
+    (["review", "stats"], "Missing option '--db'"),
+], ids=["eval -M 0", "review stats without --db"])
+def test_usage_errors_are_one_line_and_exit_2(tmp_path, cli, monkeypatch, args, expected):
+    prepare(tmp_path, BASE)
+    monkeypatch.chdir(tmp_path)
+    assert_one_error(cli(*args), expected, code=2)
