@@ -755,6 +755,47 @@ def test_init_quotes_paths_that_hold_quotes_backslashes_or_newlines(tmp_path):
     assert "semrel corpus chunk" in planned
 
 
+def test_init_refuses_trec_topics_without_their_qrels_and_notes_a_sample_of_all_the_queries(tmp_path):
+    (tmp_path / "topics.txt").write_text("<top>\n<num> Number: 301\n<title> organized crime\n</top>\n")
+    made = run("init", "--golden", tmp_path / "topics.txt", "--format", "trec", "-o", tmp_path / "semrel.toml")
+    assert_one_error(made, f"{tmp_path / 'topics.txt'}: TREC topics need their qrels: give --qrels QRELS", code=2)
+    assert not (tmp_path / "semrel.toml").exists()
+    (tmp_path / "topics.qrels").write_text("301 0 d1 1\n")
+    made = run("init", "--golden", tmp_path / "topics.txt", "--format", "trec", "--qrels", tmp_path / "topics.qrels",
+               "-o", tmp_path / "semrel.toml")
+    assert made.exit_code == 0, made.output
+    text = (tmp_path / "semrel.toml").read_text()
+    assert 'qrels = "topics.qrels"' in text and '\n# answer_col = "desc"' in text and "whole = true" in text
+    # a sample of exactly as many queries as the file holds is all of them, said as a larger one is
+    _, said, _ = init_and_plan(tmp_path, "--golden", squad_file(tmp_path / "xquad.json", 30), "--sample", "6")
+    assert "--sample 6: the file has 6 queries; all of them are used" in said
+
+
+def test_init_chunks_contexts_over_200_words_and_caps_a_testsets_chunk_size_at_200(tmp_path):
+    """SQuAD contexts of a median over 200 words (MiniLM reads 256 tokens) are cut into 150-word chunks; a testset's
+    documents are chunked near its contexts' length, but never in chunks over 200 words."""
+    text, _, planned = init_and_plan(tmp_path, "--golden", squad_file(tmp_path / "mid.json", 250))
+    assert "\nsize = 150" in text and "--size 150 --overlap 0" in planned
+    (tmp_path / "rag" / "source_files").mkdir(parents=True)
+    (tmp_path / "rag" / "source_files" / "notes.txt").write_text(" ".join(TEXTS.values()))
+    dataset = {"examples": [{"query": "Why?", "reference_contexts": [" ".join(["word"] * 600)], "reference_answer": "So."}] * 10}
+    (tmp_path / "rag" / "rag_dataset.json").write_text(json.dumps(dataset))
+    text, _, planned = init_and_plan(tmp_path, "--golden", tmp_path / "rag" / "rag_dataset.json")
+    assert "\nsize = 200" in text and "9 in 10 have 600 words or fewer" in text
+    assert "--size 200 --overlap 0" in planned.replace(" \\\n    ", " ")
+
+
+def test_init_says_docs_are_not_used_with_a_beir_folder_and_writes_del_in_a_name_as_toml_takes_it(tmp_path):
+    beir = tmp_path / "be\x7fir"
+    (beir / "qrels").mkdir(parents=True)
+    (beir / "corpus.jsonl").write_text("".join(json.dumps({"_id": k.split("#")[0], "text": t}) + "\n" for k, t in TEXTS.items()))
+    (beir / "queries.jsonl").write_text('{"_id": "1", "text": "why do cats purr"}\n')
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n1\tcats\t1\n")
+    (tmp_path / "docs").mkdir()
+    text, said, planned = init_and_plan(tmp_path, "--golden", beir, "--docs", tmp_path / "docs")
+    assert f"--docs {tmp_path / 'docs'}: not used: a BEIR folder holds its documents" in said
+    assert 'file = "be\\u007fir"' in text and 'file = "be\\u007fir/corpus.jsonl"' in text
+
 def test_run_config_samples_queries_tunes_bm25_and_reports_both_qrels(tmp_path):
     write_data(tmp_path)
     config = write_config(tmp_path, extra='[bm25]\nk1 = 1.2\nstemmer = "porter"\n')
