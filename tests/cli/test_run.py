@@ -184,6 +184,9 @@ def test_a_threshold_is_swept_on_the_score_it_labels_and_lift_reranks_all_of_bas
     ("[retrieve]\nmethods = [\"bm26\"]", ("not valid TOML",)),  # TOML refuses a second [retrieve]; the key below
     ("[label]\nthreshold = nan", ("semrel.toml: [label] threshold: give a finite number",)),
     ("[sensitivity]\nstep = 0.0", ("semrel.toml: [sensitivity] step: give a number above 0",)),
+    ("layer = true", ("semrel.toml: [judge] layer: expected an integer",)),  # TOML's true is no 1
+    ("[sensitivity]\nstep = true", ("semrel.toml: [sensitivity] step: expected a number",)),
+    ("[sensitivity]\nfrom = 0.5\nto = 0.5", ("semrel.toml: [sensitivity] from: give a number below [sensitivity] to (0.5)",)),
 ])
 def test_bad_config_is_one_line(tmp_path, extra, fragments):
     config = write_config(write_data(tmp_path), extra=extra)
@@ -202,6 +205,7 @@ def test_a_config_that_is_not_utf8_is_a_config_error(tmp_path):
     ('"."', 'qrels = "gold.qrels"', "", ("the qrels step would write ./gold.qrels over [golden] qrels",)),
     ('"docs"', "", "", ("the chunk step would write docs/corpus.jsonl into [corpus] docs",)),
     ('"."', "", '[bm25]\nstopwords = "eval.gold.txt"', ("would write ./eval.gold.txt over [bm25] stopwords",)),
+    ('"."', "", '[bm25]\nstopwords = "eval.gold.txt.manifest.json"', ("would write ./eval.gold.txt.manifest.json over [bm25] stopwords",)),
 ])
 def test_outputs_never_land_on_the_users_files_or_in_their_documents(tmp_path, monkeypatch, out, golden, extra, fragments):
     """`out` beside the user's qrels or stopwords, or inside the documents folder, is refused before any step
@@ -209,6 +213,7 @@ def test_outputs_never_land_on_the_users_files_or_in_their_documents(tmp_path, m
     data = write_data(tmp_path)
     (data / "gold.qrels").write_text("q-cats 0 cats#0 1\n")
     (data / "eval.gold.txt").write_text("a\nthe\n")
+    (data / "eval.gold.txt.manifest.json").write_text("a\nthe\n")  # a file of words whose name is a step's manifest
     config = write_config(data, extra=extra)
     config.write_text(config.read_text().replace('out = "out"', f"out = {out}")
                       .replace('file = "golden.csv"', f'file = "golden.csv"\n{golden}'))
@@ -290,6 +295,14 @@ def test_a_dry_run_does_not_plan_from_the_gold_qrels_the_golden_set_had_before(t
     ("golden.format=xyz", "--set golden.format=xyz: [golden] format: choose one of auto, squad, llamaindex, "),
     ("golden.doc_qrels=all", "--set golden.doc_qrels=all: [golden] doc_qrels: choose one of all-chunks, first-chunk, answer-chunk"),
     ("sensitivity.to=1.5", "[sensitivity] to: give a number in 0..1: the sweep is on the judge's probability p"),  # after the judge
+    ("golden.sample=0", "--set golden.sample=0: [golden] sample: give 1 or more queries"),
+    ("golden.limit=0", "--set golden.limit=0: [golden] limit: give 1 or more queries"),
+    ("retrieve.methods=[]", "--set retrieve.methods=[]: [retrieve] methods: give at least one method"),
+    ("retrieve.k=0", "--set retrieve.k=0: [retrieve] k: give 1 or more"),
+    ("corpus.overlap=120", "[corpus] overlap: give 0 or more, below the chunk size (120)"),  # the default size: 120 words
+    ("lift.rerank=colbert", "--set lift.rerank=colbert: [lift] rerank: choose one of "),
+    ("label.on=Z", "--set label.on=Z: [label] on: choose one of "),
+    ("label.calibration=nowhere.json", "--set label.calibration=nowhere.json: [label] calibration: no such file 'nowhere.json'"),
 ])
 def test_values_the_steps_would_refuse_are_refused_before_any_step(tmp_path, setting, message):
     config = write_config(write_data(tmp_path))
@@ -795,6 +808,7 @@ def test_init_says_docs_are_not_used_with_a_beir_folder_and_writes_del_in_a_name
     text, said, planned = init_and_plan(tmp_path, "--golden", beir, "--docs", tmp_path / "docs")
     assert f"--docs {tmp_path / 'docs'}: not used: a BEIR folder holds its documents" in said
     assert 'file = "be\\u007fir"' in text and 'file = "be\\u007fir/corpus.jsonl"' in text
+
 
 def test_run_config_samples_queries_tunes_bm25_and_reports_both_qrels(tmp_path):
     write_data(tmp_path)
@@ -1466,3 +1480,56 @@ def test_a_state_without_a_record_of_the_outputs_skips_them_and_remakes_a_table_
     remade = statuses(again.stdout)
     assert remade.pop("eval gold") == "ran" and set(remade.values()) == {"skipped"}, again.stdout
     assert (out / "eval.gold.txt.manifest.json").is_file()
+
+
+def test_a_blank_path_and_a_folder_for_a_file_key_are_refused_naming_the_key(tmp_path, monkeypatch):
+    """out = " " wrote into a folder named by a space; a folder given for a file key got past the check."""
+    config = write_config(write_data(tmp_path))
+    config.write_text(config.read_text().replace('out = "out"', 'out = "  "'))
+    assert_one_error(run("run", config), "semrel.toml: out: empty; give a path", code=2)
+    assert not (tmp_path / "  ").exists()
+    config = write_config(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert_one_error(run("run", config, "--set", "golden.qrels=docs"), "--set golden.qrels=docs: [golden] qrels: no such file 'docs'",
+                     code=2)
+
+
+def test_each_warning_is_said_once_within_a_run(capsys):
+    from semrel.cli.base import warn, warnings_once
+
+    with warnings_once():
+        warn("the runs are shallow")
+        warn("the runs are shallow")
+        warn("another")
+    warn("the runs are shallow")
+    warn("the runs are shallow")
+    assert capsys.readouterr().err.splitlines() == ["semrel: warning: the runs are shallow", "semrel: warning: another",
+                                                    "semrel: warning: the runs are shallow", "semrel: warning: the runs are shallow"]
+
+
+def test_two_of_the_users_runs_of_one_name_are_refused(tmp_path, monkeypatch):
+    config = write_config(write_data(tmp_path))
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "x.run").write_text("q-cats Q0 cats#0 1 1 x\n")
+    monkeypatch.chdir(tmp_path)
+    assert_one_error(run("run", config, "--set", 'retrieve.runs=["a/x.run", "b/x.run"]'),
+                     "[retrieve] runs: two runs would be named 'x' (another of them): runs are told apart by their file's name", code=2)
+
+
+def test_no_step_writes_over_the_config_itself(tmp_path, monkeypatch):
+    data = write_data(tmp_path)
+    config = write_config(data)
+    config = config.rename(data / "corpus.jsonl")
+    config.write_text(config.read_text().replace('out = "out"', 'out = "."'))
+    before = config.read_text()
+    monkeypatch.chdir(data)
+    assert_one_error(run("run", "corpus.jsonl"), "corpus.jsonl: the chunk step would write ./corpus.jsonl over the config corpus.jsonl",
+                     "set `out` to another folder", code=2)
+    assert config.read_text() == before
+
+
+def test_a_section_given_as_a_value_is_refused(tmp_path):
+    config = write_config(write_data(tmp_path))
+    config.write_text("agree = 3\n" + config.read_text())
+    assert_one_error(run("run", config), "semrel.toml: [agree] expected a table", code=2)
