@@ -1533,3 +1533,17 @@ def test_a_section_given_as_a_value_is_refused(tmp_path):
     config = write_config(write_data(tmp_path))
     config.write_text("agree = 3\n" + config.read_text())
     assert_one_error(run("run", config), "semrel.toml: [agree] expected a table", code=2)
+
+
+def test_keys_at_odds_are_refused_and_an_empty_variable_is_unset(tmp_path, monkeypatch):
+    config = write_config(write_data(tmp_path))
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "cats#0", "text": "Cats purr."}\n')
+    monkeypatch.chdir(tmp_path)
+    assert_one_error(run("run", config, "--set", "corpus.file=corpus.jsonl"),
+                     "semrel.toml: [corpus] docs: give docs (a folder to chunk) or file (a corpus.jsonl), not both", code=2)
+    assert_one_error(run("run", config, "--set", "golden.sample=2", "--set", "golden.limit=2"),
+                     "--set golden.sample=2: [golden] sample: give [golden] sample or limit, not both", code=2)
+    monkeypatch.setenv("SEMREL_RETRIEVE_K", "")  # as a shell's `SEMREL_RETRIEVE_K= semrel run`: not set
+    dry = run("run", config, "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert " -k 5 " in dry.stdout.replace(" \\\n    ", " ")
