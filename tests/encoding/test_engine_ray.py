@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -178,3 +179,136 @@ def test_workers_that_resolved_auto_differently_are_each_recorded(monkeypatch):
     list(engine.run([[101, 1037, 102]], None, None, 4096, normalised_tokens))
     assert engine.params() == {"name": "ray", "address": "local", "workers": 3, "gpus": True, "device": "cpu, cuda (workers differed)",
                                "precision": "exact"}
+
+
+def test_the_workers_default_to_the_clusters_gpus_else_its_cpus_and_at_least_one(monkeypatch):
+    from semrel.encoding.engines import RayEngine
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: True)  # connected already: nothing is started
+    for resources, gpus, workers in (({"CPU": 3.0}, False, 3), ({"CPU": 8.0, "GPU": 1.0}, True, 1), ({"CPU": 0.5}, False, 1)):
+        monkeypatch.setattr(ray, "cluster_resources", lambda resources=resources: resources)
+        engine = RayEngine()
+        assert engine.connect() == workers and (engine.gpus, engine.workers) == (gpus, workers)
+    given = RayEngine(workers=5)
+    assert given.connect() == 5 and given.gpus is False  # asked for: kept
+
+
+def test_each_batch_is_one_row_for_a_pool_of_actors_no_larger_than_the_batches(monkeypatch):
+    """The batches cut on the driver, one Ray Data row each, to as many actors as there are batches at most (each loads
+    the model), with a GPU each on a GPU cluster; results are matched back to their batch whatever order they come in."""
+    import ray.data
+
+    from semrel.encoding.encode import normalised_tokens
+    from semrel.encoding.engines import RayEngine
+
+    job: dict = {}
+
+    class Workers:
+        def map_batches(self, fn, **kwargs):
+            job.update(kwargs, fn=fn)
+            return self
+
+        def iter_rows(self):  # the last batch finished first
+            return iter([{"batch": row["batch"], "vectors": f"batch {row['batch']}", "device": "cpu"} for row in reversed(job["rows"])])
+
+    def from_items(rows, **kwargs):
+        job.update(kwargs, rows=rows)
+        return Workers()
+
+    def connect(self):
+        self.workers = 4
+        return 4
+
+    monkeypatch.setattr(RayEngine, "connect", connect)
+    monkeypatch.setattr(ray.data, "from_items", from_items)
+    engine = RayEngine(device="cpu", precision="int8")
+    done = list(engine.run([[101, 7, 102], [101, 7, 8, 9, 102]], "/models/mini", 4, 8, normalised_tokens))
+    assert [(batch.tolist(), vectors) for batch, vectors in done] == [([0], "batch 1"), ([1], "batch 0")]
+    rows = [(row["batch"], [w.tolist() for w in row["windows"]]) for row in job["rows"]]
+    assert rows == [(0, [[101, 7, 8, 9, 102]]), (1, [[101, 7, 102]])]
+    assert job["override_num_blocks"] == 2 and job["batch_size"] == 1 and (job["num_cpus"], job["num_gpus"]) == (1, None)
+    assert job["fn_constructor_args"] == ("/models/mini", 4, 8, normalised_tokens, "cpu", "int8")
+    assert (job["compute"].min_size, job["compute"].max_size) == (2, 2)  # 2 batches: 2 of the 4 workers
+    context = ray.data.DataContext.get_current()
+    assert not context.enable_progress_bars and not context.print_on_execution_start  # semrel's own progress only, on stderr
+
+    def gpu_cluster(self):
+        self.gpus, self.workers = True, 4
+        return 4
+
+    monkeypatch.setattr(RayEngine, "connect", gpu_cluster)
+    list(RayEngine().run([[101, 7, 102], [101, 7, 8, 9, 102]], None, None, 8, normalised_tokens))
+    assert (job["num_cpus"], job["num_gpus"]) == (None, 1)
+    assert [len(row["windows"]) for row in job["rows"]] == [2]  # a GPU's batches are bigger: one batch, one worker
+    assert (job["compute"].min_size, job["compute"].max_size) == (1, 1)
+    list(RayEngine(device="cpu").run([[101, 7, 102], [101, 7, 8, 9, 102]], None, None, 8, normalised_tokens))
+    assert (job["num_cpus"], job["num_gpus"]) == (1, None) and len(job["rows"]) == 2  # asked for the CPU on a GPU cluster
+
+
+def test_nothing_to_encode_starts_no_ray(monkeypatch):
+    from semrel.encoding.encode import normalised_tokens
+    from semrel.encoding.engines import RayEngine
+
+    monkeypatch.setattr(RayEngine, "connect", lambda self: pytest.fail("Ray was joined for nothing"))
+    assert list(RayEngine().run([], None, None, 4096, normalised_tokens)) == []
+
+
+def test_a_listening_cluster_is_reachable_at_every_form_of_its_address():
+    """An IPv6 address is written in brackets ([::1]:6379), which the connection must not take as part of the host."""
+    from semrel.encoding.engines import _reachable
+    from semrel.errors import SemrelError
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}", "auto", "localhost"):
+            _reachable(address)
+    with pytest.raises(SemrelError, match=rf"ray_address='127.0.0.1:{port}': cannot reach a Ray cluster there"):
+        _reachable(f"127.0.0.1:{port}")  # closed now
+    if not socket.has_ipv6:
+        return
+    with socket.create_server(("::1", 0), family=socket.AF_INET6) as server:
+        port = server.getsockname()[1]
+        for address in (f"[::1]:{port}", f"ray://[::1]:{port}"):
+            _reachable(address)
+
+
+def test_semrel_starts_its_own_ray_instance_unless_given_an_address_and_says_why_it_could_not_connect(monkeypatch):
+    """No address: a new local instance (address 'local', not Ray's None, which joins whatever cluster it finds), without
+    a dashboard, its workers not niced; an address: Ray's defaults, the cluster's own settings."""
+    from semrel.encoding.engines import RayEngine
+    from semrel.errors import SemrelError
+
+    calls: list = []
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **kwargs: calls.append(kwargs))
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0})
+    assert RayEngine().connect() == 2 and RayEngine(address="auto").connect() == 2
+    assert [(c["address"], c["include_dashboard"], c["_system_config"]) for c in calls] == [("local", False, LOCAL_RAY_CONFIG),
+                                                                                          ("auto", None, None)]
+
+    def refused(**kwargs):
+        raise ConnectionError("Could not find any running Ray instance.\nPlease specify the one to connect to.")
+
+    monkeypatch.setattr(ray, "init", refused)
+    with pytest.raises(SemrelError, match=r"^ray_address='auto': could not connect to Ray \(Could not find any running Ray instance.\)$"):
+        RayEngine(address="auto").connect()
+
+
+def test_the_ray_address_comes_from_the_option_else_ray_address_else_a_local_instance(monkeypatch):
+    from semrel.encoding.engines import make_engine
+
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    assert make_engine("ray").params()["address"] == "10.0.0.1:6379"
+    assert make_engine("ray", address="auto").params()["address"] == "auto"
+    monkeypatch.setenv("RAY_ADDRESS", "")
+    assert make_engine("ray").params()["address"] == "local"
+
+
+def test_a_worker_refuses_a_precision_its_device_cannot_run_before_loading_the_model(monkeypatch):
+    from semrel.encoding import engines
+    from semrel.errors import UsageError
+
+    monkeypatch.setattr(engines, "load_encoder", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    with pytest.raises(UsageError, match="precision='fp16' runs on a GPU only"):
+        engines._Worker(None, None, 4096, None, device="cpu", precision="fp16")
+
