@@ -312,3 +312,23 @@ def test_a_worker_refuses_a_precision_its_device_cannot_run_before_loading_the_m
     with pytest.raises(UsageError, match="precision='fp16' runs on a GPU only"):
         engines._Worker(None, None, 4096, None, device="cpu", precision="fp16")
 
+
+@pytest.mark.slow
+def test_a_worker_on_the_cpu_computes_a_batch_cut_for_gpus_as_one():
+    """A worker whose torch sees no GPU resolves auto to the CPU, beside GPU workers: the driver cut the batches for GPUs
+    (up to 1024 rows), and the CPU's limit of 128 split the batch in the worker, which failed (too many values to unpack)."""
+    import numpy as np
+
+    from semrel.encoding.encode import mean_pooled
+    from semrel.encoding.engines import LocalEngine, _Worker
+
+    windows = [[101] + [1037 + i % 50] * (5 + i % 7) + [102] for i in range(200)]
+    windows.sort(key=len, reverse=True)  # as the driver sends a batch: longest first
+    worker = _Worker(None, None, 16384, mean_pooled, device="cpu")
+    out = worker({"batch": np.array([3]), "windows": [[np.asarray(w) for w in windows]]})
+    assert out["batch"].tolist() == [3] and out["device"].tolist() == ["cpu"]
+    local = np.zeros((200, 384), dtype=np.float32)
+    for batch, vectors in LocalEngine("cpu").run(windows, None, None, 16384, mean_pooled):
+        local[batch] = vectors
+    assert out["vectors"][0].shape == (200, 384)
+    assert np.allclose(out["vectors"][0], local, atol=1e-5)  # each row its own window's vector, in the order sent

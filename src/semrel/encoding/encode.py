@@ -86,11 +86,13 @@ def forward_batches(
     advance: Advance | None = None,
     device: str = "cpu",
     precision: str = "exact",
+    whole: bool = False,
 ) -> Iterator[tuple[np.ndarray, "torch.Tensor", "torch.Tensor", "torch.Tensor"]]:
     """(indices, input ids, attention mask, states of `layer`) per length-sorted batch of token id lists.
 
     `layer` None means the last; otherwise the model is loaded with only `layer` layers, so the
     layers above it cost nothing. On CUDA batches are bigger (batch_limits); states are float32 whatever the precision.
+    `whole`: `encoded` is one batch already, cut by someone else (a Ray driver, for its workers), run as it is.
     """
     import torch
 
@@ -98,7 +100,9 @@ def forward_batches(
     pad = tokenizer.pad_token_id or 0
     tokens, rows = batch_limits(device, max_tokens)
     with torch.inference_mode():
-        for batch in length_batches([len(e) for e in encoded], max_tokens=tokens, max_batch=rows):
+        batches: list[np.ndarray] = [np.arange(len(encoded))] if whole else \
+            length_batches([len(e) for e in encoded], max_tokens=tokens, max_batch=rows)
+        for batch in batches:
             width = max(len(encoded[i]) for i in batch)
             ids = torch.full((len(batch), width), pad, dtype=torch.long, device=device)
             mask = torch.zeros((len(batch), width), dtype=torch.long, device=device)
@@ -131,10 +135,11 @@ def mean_pooled(states: "torch.Tensor", mask: "torch.Tensor") -> np.ndarray:
 
 def reduced_batches(
     encoded: Sequence[Sequence[int]], model_name: str | None, layer: int | None, max_tokens: int, reduce: Reduce,
-    device: str = "cpu", precision: str = "exact",
+    device: str = "cpu", precision: str = "exact", whole: bool = False,
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(indices, reduce(states, mask)) per length-sorted batch: the model step every engine runs."""
-    for batch, _, mask, states in forward_batches(encoded, model_name, layer, max_tokens, device=device, precision=precision):
+    """(indices, reduce(states, mask)) per length-sorted batch (`whole`: `encoded` as one batch): the model step every engine runs."""
+    for batch, _, mask, states in forward_batches(encoded, model_name, layer, max_tokens, device=device, precision=precision,
+                                                  whole=whole):
         yield batch, reduce(states, mask)
 
 

@@ -123,9 +123,10 @@ class _Worker:
         out = []
         for windows in rows["windows"]:
             encoded = [w.tolist() for w in windows]
-            # the batch is already length-sorted and within the batch limits, so it stays one batch, same order
-            ((order, vectors),) = reduced_batches(encoded, model_name, layer, max_tokens, reduce, self.device, precision)
-            out.append(vectors[np.argsort(order)])
+            # the batch is length-sorted and within the driver's limits: one batch, as it would be computed locally, even where
+            # this worker resolved auto to the CPU under a driver that cut the batches for GPUs (CPU limits would split them)
+            ((_, vectors),) = reduced_batches(encoded, model_name, layer, max_tokens, reduce, self.device, precision, whole=True)
+            out.append(vectors)
         return {"batch": rows["batch"], "vectors": np.array(out + [None], dtype=object)[:-1],
                 "device": np.array([self.device] * len(out))}  # for the manifest: the driver only guessed it from the cluster
 
