@@ -10,7 +10,7 @@ import pytest
 
 from helpers import run
 from semrel.encoding import engines
-from semrel.encoding.encode import CPU_BATCH, GPU_BATCH, GPU_TOKENS, batch_limits
+from semrel.encoding.encode import CPU_BATCH, GPU_BATCH, GPU_TOKENS, batch_limits, length_batches, token_windows
 from semrel.encoding.engines import LocalEngine, make_engine, resolve_device
 from semrel.encoding.sentences import sentence_embeddings
 from semrel.encoding.vectors import VectorStore, text_keys
@@ -26,6 +26,23 @@ def test_batches_grow_on_a_gpu_and_stay_as_asked_on_cpu():
     assert batch_limits("cpu", 4096) == (4096, CPU_BATCH)
     assert batch_limits("cuda", 4096) == (GPU_TOKENS, GPU_BATCH)
     assert batch_limits("cuda", 10 * GPU_TOKENS) == (10 * GPU_TOKENS, GPU_BATCH)
+
+
+def test_batches_are_longest_first_within_the_token_budget_and_the_row_limit():
+    lengths = [3, 10, 7, 10, 2]
+    # a budget of exactly two 10-token rows keeps both; the 7 starts a batch of 7-token rows, which three would overfill
+    assert [b.tolist() for b in length_batches(lengths, max_tokens=20)] == [[1, 3], [2, 0], [4]]
+    assert [b.tolist() for b in length_batches(lengths, max_tokens=100, max_batch=2)] == [[1, 3], [2, 0], [4]]
+    assert [b.tolist() for b in length_batches(lengths, max_tokens=100, max_batch=3)] == [[1, 3, 2], [0, 4]]
+    assert [b.tolist() for b in length_batches([50, 1], max_tokens=20)] == [[0], [1]]  # a row over the budget is a batch alone
+
+
+def test_token_windows_overlap_as_asked_and_the_last_ends_at_the_end():
+    ids = list(range(10))
+    assert token_windows(ids, 4, 1) == [[0, 1, 2, 3], [3, 4, 5, 6], [6, 7, 8, 9]]
+    assert token_windows(ids, 4, 0) == [[0, 1, 2, 3], [4, 5, 6, 7], [6, 7, 8, 9]]  # shifted back, not left short
+    assert token_windows(ids[:9], 4, 2) == [[0, 1, 2, 3], [2, 3, 4, 5], [4, 5, 6, 7], [5, 6, 7, 8]]
+    assert token_windows(ids[:4], 4, 1) == [[0, 1, 2, 3]] and token_windows(ids[:3], 4, 1) == [[0, 1, 2]]
 
 
 def test_auto_takes_cuda_only_when_torch_sees_it(monkeypatch):
@@ -148,3 +165,14 @@ def test_a_gpu_asked_for_where_there_is_none_is_said_before_any_work(monkeypatch
         with pytest.raises(UsageError, match="CUDA device|GPU only"):
             LocalEngine(device, precision)
     assert LocalEngine("auto", "int8")._device is None  # auto stays lazy: a cached run never imports torch
+
+
+@pytest.mark.slow
+def test_sentence_embeddings_come_in_text_order_as_float32_and_advance_by_each_batchs_texts():
+    counts: list[int] = []
+    vectors = sentence_embeddings(TEXTS * 50, None, counts.append)
+    assert counts == [CPU_BATCH, 150 - CPU_BATCH]  # short texts: batches of as many rows as a CPU batch takes
+    assert vectors.dtype == np.float32 and vectors.shape == (150, 384)
+    assert np.allclose(vectors[:3], vectors[-3:], atol=1e-6) and not np.allclose(vectors[0], vectors[1])
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    assert sentence_embeddings([]).shape == (0, 0)
