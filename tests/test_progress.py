@@ -62,3 +62,61 @@ def test_the_time_left_is_reckoned_from_the_first_advance(monkeypatch):
     assert log.getvalue().splitlines() == ["semrel: judging pairs: 1/3000, 0.1/s",
                                            "semrel: judging pairs: 1001/3000, 50.0/s, ETA 20s",
                                            "semrel: judging pairs: 2001/3000, 66.7/s, ETA 10s"]
+
+
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal; what it shows is what was flushed."""
+
+    def __init__(self):
+        super().__init__()
+        self.shown = ""
+
+    def isatty(self):
+        return True
+
+    def flush(self):
+        self.shown = self.getvalue()
+
+
+class Log(Terminal):
+    def isatty(self):
+        return False
+
+
+def test_the_time_left_is_rounded_to_whole_seconds_in_minutes_and_not_shown_once_done(monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    log = Log()
+    line = progress.ProgressLine("judging pairs", 697, log)
+    line.add(1)
+    now[0] = 10.0  # 100 more in 10 s: 596 left at 10 a second is 59.6 s
+    line.add(100)
+    assert log.shown.splitlines() == ["semrel: judging pairs: 101/697, 10.1/s, ETA 1m00s"]  # printed at once, not left in a buffer
+    now[0] = 20.0
+    line.add(596)
+    line.close()
+    assert log.shown.splitlines()[1:] == ["semrel: judging pairs: 697/697, 34.9/s"]  # nothing left: no time left shown
+
+
+def test_a_terminal_gets_its_line_redrawn_in_place_and_ended_on_closing(monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    terminal = Terminal()
+    line = progress.ProgressLine("encoding chunks", 4, terminal)
+    now[0] = 1.0  # a second: time for a terminal's line (a log's waits 10)
+    line.add(2)
+    assert terminal.shown == "\r\033[Ksemrel: encoding chunks: 2/4, 2.0/s"
+    now[0] = 2.0  # a second since the first advance: the pace is known
+    line.add(1)
+    assert terminal.shown.split("\r\033[K")[2:] == ["semrel: encoding chunks: 3/4, 1.5/s, ETA 1s"]
+    line.close()  # the count already shown is drawn again, with the newline that ends it
+    assert terminal.shown.split("\r\033[K")[3:] == ["semrel: encoding chunks: 3/4, 1.5/s, ETA 1s\n"]
+
+
+def test_a_step_of_a_hundred_items_shows_its_line_at_once_and_a_step_of_none_only_its_name(monkeypatch, capsys):
+    monkeypatch.setattr(progress.time, "monotonic", lambda: 0.0)
+    for total in (100, 99, 0):
+        with progress.stderr_steps(f"step of {total}", total):
+            if total:
+                assert capsys.readouterr().err == ("semrel: step of 100: 0/100\n" if total == 100 else "")
+    assert capsys.readouterr().err == "semrel: step of 99: 0/99\nsemrel: step of 0\n"  # a log gets its count once
