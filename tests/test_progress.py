@@ -6,6 +6,7 @@ import io
 
 import semrel.progress as progress
 from helpers import recorder
+from semrel.terminal import SafeStream
 
 
 def test_a_log_does_not_get_the_last_line_twice(monkeypatch):
@@ -111,6 +112,20 @@ def test_a_terminal_gets_its_line_redrawn_in_place_and_ended_on_closing(monkeypa
     assert terminal.shown.split("\r\033[K")[2:] == ["semrel: encoding chunks: 3/4, 1.5/s, ETA 1s"]
     line.close()  # the count already shown is drawn again, with the newline that ends it
     assert terminal.shown.split("\r\033[K")[3:] == ["semrel: encoding chunks: 3/4, 1.5/s, ETA 1s\n"]
+
+
+def test_the_line_draws_on_the_terminal_under_the_safe_stream_and_makes_its_label_safe(monkeypatch):
+    """The CLI wraps stderr in a SafeStream: the line's own escapes reach the terminal, a label's are shown escaped."""
+    now = [0.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    terminal = Terminal()
+    monkeypatch.setattr(progress.sys, "stderr", SafeStream(SafeStream(terminal)))
+    line = progress.ProgressLine("reading \x1b]0;owned\x07c.jsonl", 200)
+    line.show()
+    now[0] = 1.0
+    line.add(1)
+    assert terminal.shown.split("\r\033[K")[1:] == ["semrel: reading \\x1b]0;owned\\x07c.jsonl: 0/200",
+                                                     "semrel: reading \\x1b]0;owned\\x07c.jsonl: 1/200, 1.0/s"]
 
 
 def test_a_step_of_a_hundred_items_shows_its_line_at_once_and_a_step_of_none_only_its_name(monkeypatch, capsys):

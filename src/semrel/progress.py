@@ -116,7 +116,7 @@ class ProgressLine:
         rate = self.done / elapsed
         count = f"{self.done}" if self.total is None else f"{self.done}/{self.total}"
         if not self.done:
-            return f"semrel: {self.label}: {count}"
+            return f"semrel: {safe(self.label)}: {count}"
         parts = [count, f"{rate:.1f}/s"]
         left = 0 if self.total is None else self.total - self.done
         pace = self._pace()
