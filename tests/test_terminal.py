@@ -1,0 +1,57 @@
+"""Text made safe for a terminal: controls and bidi overrides shown as visible escapes, long messages cut in the middle."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from semrel.terminal import SafeStream, brief, is_printable_name, safe, safe_offsets, unfiltered
+
+
+def test_every_control_and_bidi_override_is_shown_escaped_and_the_rest_kept():
+    assert safe("a\r\nb\tc\nd") == "a\nb\tc\nd"  # a Windows line end is the newline alone; tabs and newlines stay
+    assert safe("\x00\x08\x0b\x0c\r\x1b\x1f\x7f\x80\x9b\x9f") == r"\x00\x08\x0b\x0c\x0d\x1b\x1f\x7f\x80\x9b\x9f"
+    assert safe("\u202a\u202d\u202e\u2066\u2069") == r"\u202a\u202d\u202e\u2066\u2069"
+    kept = "é ü \xa0 ÿ \u200e\u200f\u061c שלום \u2029 \u206a"  # the bidi marks cannot reorder a run
+    assert safe(kept) == kept
+
+
+def test_a_long_message_keeps_its_start_and_end():
+    exact = "x" * 2000
+    assert brief(exact) == exact
+    text = "".join(f"{i:05d}" for i in range(700))  # 3500 characters: 1333 kept at the start, 666 at the end
+    assert brief(text) == text[:1333] + " [... 1,501 characters left out ...] " + text[-666:]
+
+
+def test_offsets_into_the_safe_text_follow_every_escape():
+    shown, offsets = safe_offsets("a\r\nb\x1bc")
+    assert shown == "a\nb\\x1bc"
+    assert offsets == [0, 1, 1, 2, 3, 7, 8]  # both characters of \r\n are its newline; the end maps to the end
+    assert safe_offsets("ab") == ("ab", [0, 1, 2])
+
+
+def test_a_name_to_show_is_printable_and_not_empty():
+    assert is_printable_name("Ann Lee") and is_printable_name("שלום")
+    assert not any(is_printable_name(name) for name in ("", "a\x1bb", "a\u202eb", "a\nb"))
+
+
+class Recorded(io.StringIO):
+    def __init__(self):
+        super().__init__()
+        self.flushed = ""
+
+    def flush(self):
+        self.flushed = self.getvalue()
+
+
+def test_the_safe_stream_writes_safe_text_and_counts_what_it_was_given():
+    out = Recorded()
+    stream = SafeStream(SafeStream(out))
+    assert stream.write("a\x1b[2J") == 5 and out.getvalue() == "a\\x1b[2J"
+    stream.writelines(["b\n", "\u202e"])
+    stream.flush()
+    assert out.flushed == "a\\x1b[2Jb\n\\u202e"
+    assert unfiltered(stream) is out and unfiltered(out) is out
+    with pytest.raises(TypeError, match="must be str, not bytes"):
+        stream.write(b"")
