@@ -382,6 +382,7 @@ def test_a_signal_as_the_interpreter_shuts_down_ends_with_the_commands_line_and_
     """After the command returned, a Ctrl-C in an atexit callback (torch's, ray's) printed "interrupted", then a
     traceback of SystemExit, and the process exited 0."""
     code = ("import atexit, signal, sys; sys.argv = ['semrel', '--version']; "
+            "signal.signal(signal.SIGINT, signal.default_int_handler); "  # as in a terminal: a background job starts ignoring it
             "atexit.register(lambda: signal.raise_signal(signal.SIGINT)); from semrel.cli import start; start()")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stderr.strip()) == (130, "semrel: error: interrupted"), done.stderr
@@ -525,3 +526,85 @@ def test_a_signal_as_the_temp_file_is_made_leaves_no_temp_file(tmp_path, monkeyp
     finally:
         signal.signal(signal.SIGINT, previous)
     assert output.read_bytes() == OLD and sorted(os.listdir(tmp_path)) == ["out.txt"]
+
+
+def test_signals_held_in_a_block_reach_the_handlers_there_were_once_it_ends_the_first_of_them(tmp_path):
+    """One delivery, of the first signal held (a Ctrl-C and then a SIGTERM is the person's Ctrl-C), and the handlers
+    are those of before the block again: a signal after it is not held, nor lost."""
+    from semrel.interrupts import signals_held
+
+    got: list = []
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        signal.signal(signal.SIGINT, lambda signum, frame: got.append(("Ctrl-C handler", signum)))
+        signal.signal(signal.SIGTERM, lambda signum, frame: got.append(("SIGTERM handler", signum)))
+        handlers = {s: signal.getsignal(s) for s in before}
+        with signals_held():
+            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGTERM)
+            assert got == []  # held
+        assert got == [("Ctrl-C handler", signal.SIGINT)] and {s: signal.getsignal(s) for s in before} == handlers
+        signal.raise_signal(signal.SIGTERM)
+        assert got == [("Ctrl-C handler", signal.SIGINT), ("SIGTERM handler", signal.SIGTERM)]
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
+def test_signals_are_left_alone_outside_the_main_thread():
+    """Python sets handlers in the main thread only (elsewhere signal.signal raises ValueError): a file written from
+    another thread (a review server's) is written without holding them."""
+    import threading
+
+    from semrel.interrupts import interrupts_recorded, signals_held
+
+    done: list = []
+
+    def write():
+        with signals_held():
+            done.append("held")
+        with interrupts_recorded() as received:
+            done.append(received)
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    thread.join()
+    assert done == ["held", []]
+
+
+def test_a_command_inside_a_command_leaves_the_outer_one_its_signals_and_sigterm_or_sighup_is_a_termination():
+    from semrel.interrupts import check_interrupted, interrupts_recorded, terminated
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        for number in before:  # a Ctrl-C as in a terminal (a background job starts ignoring it); SIGTERM and SIGHUP never end pytest
+            signal.signal(number, signal.default_int_handler)
+        with interrupts_recorded() as received:
+            with interrupts_recorded():
+                try:
+                    signal.raise_signal(signal.SIGINT)
+                except KeyboardInterrupt:
+                    pass  # swallowed
+            assert received == [signal.SIGINT] and not terminated()  # a person's Ctrl-C
+            with pytest.raises(KeyboardInterrupt):
+                check_interrupted()
+            for number in (signal.SIGHUP, signal.SIGTERM):
+                received[1:] = []
+                with pytest.raises(KeyboardInterrupt):
+                    signal.raise_signal(number)
+                assert received == [signal.SIGINT, number] and terminated()  # the process was told to end
+        assert received == [] and not terminated()
+        check_interrupted()
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
+def test_a_signal_after_the_command_flushes_what_it_printed_and_exits_130():
+    """os._exit flushes nothing: output still in stdout's buffer (a pipe's is not flushed at each line) was lost."""
+    code = ("import signal, sys; from semrel.interrupts import stop_at_exit; "
+            "signal.signal(signal.SIGINT, signal.default_int_handler); stop_at_exit(); "
+            "sys.stdout.write('the last rows'); signal.raise_signal(signal.SIGINT); print('never')")
+    buffered = {name: value for name, value in ENV.items() if name != "PYTHONUNBUFFERED"}
+    done = subprocess.run([sys.executable, "-c", code], env=buffered, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "the last rows", "semrel: error: interrupted\n")
