@@ -27,9 +27,9 @@ def test_a_probability_of_zero_and_empty_features_survive_a_round_trip(tmp_path)
 
 
 @pytest.mark.parametrize("extra, message", [
-    ({"features": {"P": True}}, "features must map names to numbers, found 'P': True"),
-    ({"features": {"P": 0.5, "R_max": "0.5"}}, "features must map names to numbers, found 'R_max': '0.5'"),
-    ({"features": {"P": None}}, "features must map names to numbers, found 'P': None"),
+    ({"features": {"P": True}}, "features must map names to finite numbers, found 'P': True"),
+    ({"features": {"P": 0.5, "R_max": "0.5"}}, "features must map names to finite numbers, found 'R_max': '0.5'"),
+    ({"features": {"P": None}}, "features must map names to finite numbers, found 'P': None"),
     ({"features": {"P": float("nan")}}, "features must map names to finite numbers, found 'P': nan"),
     ({"p": 1.5}, "p must be a probability between 0 and 1, found 1.5"),
     ({"p": -0.25}, "p must be a probability between 0 and 1, found -0.25"),

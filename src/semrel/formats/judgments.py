@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from ..errors import FormatError
 from ..records import Judgment
@@ -35,9 +35,9 @@ def _probability(obj: dict, path: str | os.PathLike, line: int) -> tuple[float |
         p = float(require(obj, "p", path, line, (int, float)))
     if obj.get("features") is not None:
         raw = require(obj, "features", path, line, dict)
-        bad = next((k for k, v in raw.items() if isinstance(v, bool) or not isinstance(v, (int, float))), None)
-        if bad is not None:  # "0.5" too: a feature quoted as text is no number the judge wrote
-            raise FormatError(display_name(path), f"features must map names to numbers, found {bad!r}: {raw[bad]!r}", line=line)
+        problem = features_problem(raw)  # before float(): "0.5", a feature quoted as text, is no number the judge wrote
+        if problem:
+            raise FormatError(display_name(path), problem, line=line)
         features = {str(k): float(v) for k, v in raw.items()}
     return p, features
 
@@ -72,7 +72,11 @@ def judgment_problem(j: Judgment) -> str | None:
         return f"P, R and F are BERTScores, at most 1; found {max(j.P, j.R, j.F)!r}"
     if j.p is not None and not 0.0 <= j.p <= 1.0:  # NaN too
         return f"p must be a probability between 0 and 1, found {j.p!r}"
-    features = j.features or {}
+    return features_problem(j.features or {})
+
+
+def features_problem(features: Mapping[str, Any]) -> str | None:
+    """The first feature that is not a finite number (a bool, text or null is none), named with its value; else None."""
     bad = next((k for k, v in features.items() if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)), None)
     return f"features must map names to finite numbers, found {bad!r}: {features[bad]!r}" if bad is not None else None
 
