@@ -306,7 +306,7 @@ def test_a_comparison_refuses_runs_measures_and_formats_it_does_not_hold():
 
 
 def test_warnings_point_at_the_callers_line():
-    with pytest.warns(UserWarning, match=r"1 of 2 queries in the qrels have no results in run 'run'") as caught:
+    with pytest.warns(UserWarning, match=r"1 of 2 queries in the qrels has no results in run 'run'") as caught:
         semrel.evaluate({"q1": {"d": 1}, "q2": {"d": 1}}, {"q1": {"d": 1.0}}, ["RR"])
     assert caught[0].filename == __file__
 

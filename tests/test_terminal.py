@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from semrel.terminal import SafeStream, brief, is_printable_name, safe, safe_offsets, unfiltered
+from semrel.terminal import SafeStream, agreeing, brief, is_printable_name, quantity, safe, safe_offsets, unfiltered
 
 
 def test_every_control_and_bidi_override_is_shown_escaped_and_the_rest_kept():
@@ -55,3 +55,19 @@ def test_the_safe_stream_writes_safe_text_and_counts_what_it_was_given():
     assert unfiltered(stream) is out and unfiltered(out) is out
     with pytest.raises(TypeError, match="must be str, not bytes"):
         stream.write(b"")
+
+
+@pytest.mark.parametrize("n, noun, verb, said", [
+    (1, "query", None, "1 query"), (0, "query", None, "0 queries"), (2, "day", None, "2 days"), (1_204, "pair", None, "1,204 pairs"),
+    (3, "match", None, "3 matches"), (2, "box", None, "2 boxes"), (1, "pair", "have", "1 pair has"), (2, "pair", "have", "2 pairs have"),
+    (1, "query", "are", "1 query is"), (1, "answer", "were", "1 answer was"), (1, "chunk", "hold", "1 chunk holds"),
+    (5, "chunk", "hold", "5 chunks hold"), (1, "judged pair", "lie", "1 judged pair lies"),
+])
+def test_a_count_agrees_with_its_noun_and_verb(n, noun, verb, said):
+    """Messages count things that are often 1 on small inputs: "1 queries" read as a bug."""
+    assert quantity(n, noun, verb) == said
+
+
+def test_a_verb_agrees_with_a_count_given_apart_from_it():
+    assert [agreeing(n, "have") for n in (0, 1, 2)] == ["have", "has", "have"]
+    assert [agreeing(1, verb) for verb in ("are", "do", "count", "read")] == ["is", "does", "counts", "reads"]

@@ -9,6 +9,8 @@ leaves everything else, newlines and tabs included, as it is.
 The CLI sends everything it prints through `SafeStream` (stdout and stderr, for the duration of
 a command); the few writers that draw on the terminal on purpose (the progress line, the rich
 review screen) write to `unfiltered(stream)` and pass their data through `safe` themselves.
+
+`quantity` is how every message counts things ("1 query", "3 queries have").
 """
 
 from __future__ import annotations
@@ -48,6 +50,27 @@ def brief(text: str) -> str:
         return text
     head, tail = MESSAGE_CHARS * 2 // 3, MESSAGE_CHARS // 3
     return f"{text[:head]} [... {len(text) - head - tail:,} characters left out ...] {text[-tail:]}"
+
+
+_SINGULAR_VERBS = {"have": "has", "are": "is", "were": "was", "do": "does"}
+
+
+def quantity(n: int, noun: str, verb: str | None = None) -> str:
+    """'1 query', '0 queries', '1,204 pairs'; with a (plural) verb, the verb agreeing: '1 pair has', '3 pairs have'.
+    Counts in messages are often 1 on small inputs, and "1 queries" reads as a bug."""
+    words = [f"{n:,}", noun if n == 1 else _plural(noun)]
+    return " ".join(words if verb is None else [*words, agreeing(n, verb)])
+
+
+def agreeing(n: int, verb: str) -> str:
+    """A plural verb ('have', 'lie') as it agrees with a count of n: 'has', 'lies' for 1."""
+    return verb if n != 1 else _SINGULAR_VERBS.get(verb) or _plural(verb)
+
+
+def _plural(word: str) -> str:
+    if word.endswith("y") and word[-2:-1] not in tuple("aeiou"):
+        return word[:-1] + "ies"
+    return word + "es" if word.endswith(("s", "x", "ch", "sh")) else word + "s"
 
 
 def safe_offsets(text: str) -> tuple[str, list[int]]:

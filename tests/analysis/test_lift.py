@@ -73,7 +73,7 @@ def test_per_query_timing_file(cli, files, write):
     result = _lift(cli, files, "--latency", timings, "-f", "json")
     latency = json.loads(result.stdout)["latency"]
     assert latency == {"base_ms": 20.0, "reranked_ms": 80.0, "extra_ms": 60.0, "queries": 3}
-    assert "1 of 4 queries have no timings" in result.stderr
+    assert "1 of 4 queries has no timings" in result.stderr
 
 
 def test_reorder_check_warns_with_counts(cli, files, write):

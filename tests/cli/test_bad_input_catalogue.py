@@ -160,6 +160,10 @@ CASES = [
     ("a pool chunk the corpus lacks", {"c.jsonl": CORPUS, "g.jsonl": GOLDEN, "p.tsv": "query_id\tchunk_id\tsources\nq1\tz#0\tbm25\n"},
      "judge --corpus {tmp}/c.jsonl --golden {tmp}/g.jsonl --pool {tmp}/p.tsv --no-cache -o {tmp}/out.jsonl",
      "p.tsv:2: chunk 'z#0' (query 'q1', pooled from run 'bm25') is not in"),  # which run: a user's own in `semrel run`
+    ("a gold and pooled chunk the corpus lacks",
+     {"c.jsonl": CORPUS, "g.jsonl": GOLDEN, "p.tsv": "query_id\tchunk_id\tsources\nq1\tz#0\tbm25,gold\n"},
+     "judge --corpus {tmp}/c.jsonl --golden {tmp}/g.jsonl --pool {tmp}/p.tsv --no-cache -o {tmp}/out.jsonl",
+     "p.tsv:2: chunk 'z#0' (query 'q1', pooled from run 'bm25') is not in"),  # one run: gold is not a run ("runs 'bm25'" before)
     ("no document with text", {"e.txt": " \n"}, "corpus chunk {tmp}/e.txt -o {tmp}/out.jsonl", "no document with text to chunk"),
     ("document id twice in a JSONL file", {"d.jsonl": '{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n'},
      "corpus chunk {tmp}/d.jsonl -o {tmp}/out.jsonl", "d.jsonl:2: document id 'a' is already used on line 1"),

@@ -41,7 +41,7 @@ def test_runs_that_miss_the_same_queries_share_one_line(cli, write, files):
     result = cli("eval", qrels, a, b, c, "-m", "RR")
     assert result.exit_code == 0
     said = [line for line in result.stderr.splitlines() if line.startswith("semrel: warning:")]
-    assert said == [f"semrel: warning: 1 of 3 queries in {qrels} have no results in {a} and {c}; they score 0 (e.g. 'q3')",
+    assert said == [f"semrel: warning: 1 of 3 queries in {qrels} has no results in {a} and {c}; they score 0 (e.g. 'q3')",
                     f"semrel: warning: 1 query in {a} and {c} is not in {qrels} and is ignored (e.g. 'q4')"], said
 
 
@@ -309,7 +309,7 @@ def test_queries_on_one_side_are_counted_and_their_fate_said(cli, write, files):
     qrels, a, _ = files
     extra = write("extra.run", RUN_A + "q5 Q0 d1 1 1 a\n")
     said = [line for line in cli("eval", qrels, extra, "-m", "RR", "-C").stderr.splitlines() if "warning" in line]
-    assert said == [f"semrel: warning: 1 of 3 queries in {qrels} have no results in {extra}; they are left out of the 'all' row "
+    assert said == [f"semrel: warning: 1 of 3 queries in {qrels} has no results in {extra}; they are left out of the 'all' row "
                     "(--no-complete) (e.g. 'q3')",
                     f"semrel: warning: 2 queries in {extra} are not in {qrels} and are ignored (e.g. 'q4')"], said
 

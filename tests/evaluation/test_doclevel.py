@@ -124,7 +124,7 @@ def test_the_warning_of_unlisted_chunks_counts_them_as_it_should(cli, write):
         assert result.exit_code == 0, result.output
         return next(line for line in result.stderr.splitlines() if "does not list" in line)
 
-    assert warned("single", ["zz"]) == ("semrel: warning: 1 of the 1 rows of run 'single' (100%) names a chunk the corpus does not "
+    assert warned("single", ["zz"]) == ("semrel: warning: 1 of the 1 row of run 'single' (100%) names a chunk the corpus does not "
                                         "list (e.g. 'zz'): the qrels judge 1 of them, so the qrels too name chunks the corpus does "
                                         "not list; check that the run and the corpus match")
     assert warned("two", ["c1", "yy"]) == ("semrel: warning: 1 of the 2 rows of run 'two' (50%) names a chunk the corpus does not list "

@@ -244,7 +244,7 @@ def test_judgment_groups_say_which_queries_a_run_lacks_or_adds(cli, write):
     # q1: g1 finds d1 at 1 (AP 1), g2 finds d3 at 2 (AP 0.5); q2: AP 1; q3: 0
     assert json.loads(result.stdout)["a"]["all"] == {"NumQ": 3, "map_avgjg": pytest.approx((0.75 + 1 + 0) / 3)}
     assert [line for line in result.stderr.splitlines() if "warning" in line] == [
-        f"semrel: warning: 1 of 3 queries in {qrels} have no results in {run}; they score 0 (e.g. 'q3')",
+        f"semrel: warning: 1 of 3 queries in {qrels} has no results in {run}; they score 0 (e.g. 'q3')",
         f"semrel: warning: 1 query in {run} is not in {qrels} and is ignored (e.g. 'q4')"]
     counted = cli("eval", qrels, run, "-R", "qrels_jg", "-m", "num_q,runid", "-f", "trec")  # no per-group measure asked for
     assert counted.stdout == f"{'runid':<22}\tall\ta\n{'num_q':<22}\tall\t3\n", counted.output

@@ -37,7 +37,7 @@ def chunk(tmp_path: Path, *args) -> tuple[list[dict], str]:
 def test_a_two_page_pdf_gives_chunks_with_their_pages(tmp_path):
     pdf = write(tmp_path / "manual.pdf", pdf_bytes([PAGE_ONE, PAGE_TWO], title="Bike manual"))
     rows, stderr = chunk(tmp_path, pdf, "--size", "12")
-    assert "read 1 documents: 1 PDF" in stderr
+    assert "read 1 document: 1 PDF" in stderr
     text = "\n".join(PAGE_ONE) + "\n\n" + "\n".join(PAGE_TWO)  # what pypdf extracts: lines, pages a blank line apart
     assert [r["_id"] for r in rows] == [f"manual#{n}" for n in range(len(rows))]
     for r in rows:

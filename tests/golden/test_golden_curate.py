@@ -66,7 +66,7 @@ def test_validate_reports_every_problem_with_its_line(tmp_path):
     result = run("golden", "validate", broken)  # a malformed line is one more problem, listed like the others
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.stdout.startswith(f"{broken}:2: error: invalid JSON") and len(result.stdout.splitlines()) == 1
-    assert "2 queries: 1 errors, 0 warnings" in result.stderr
+    assert "2 queries: 1 error, 0 warnings" in result.stderr
 
 
 def test_validate_warns_of_reference_answers_that_say_their_context_lacks_the_answer(tmp_path):

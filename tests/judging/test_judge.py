@@ -533,7 +533,7 @@ def test_a_question_given_as_its_own_reference_answer_is_warned_about(tmp_path):
     with pytest.warns(UserWarning, match="question as the reference"):  # from Python; the CLI prints it
         result = semrel.judge(chunks, golden, [("q1", "b#0", ("bm25",))], cache=tmp_path / "cache", null_sample=0)
     assert [w for w in result.warnings if "question as the reference" in w] == [
-        "1 of 2 queries have their question as the reference answer: BERTScore measures how far a chunk restates the "
+        "1 of 2 queries has their question as the reference answer: BERTScore measures how far a chunk restates the "
         "reference, and a question is not restated by what answers it (on Cranfield such labels carried no signal, "
         "docs/judge.md); give real answers"]
 

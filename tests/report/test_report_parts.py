@@ -65,13 +65,13 @@ def test_warnings_the_labels_manifest_recorded_are_shown_escaped_at_the_top(tmp_
     qrels, run = tmp_path / "derived.qrels", tmp_path / "a.run"
     qrels.write_text("q1 0 c1 1\nq2 0 c2 0\n")
     run.write_text("q1 Q0 c1 1 2 a\nq2 Q0 c2 1 2 a\n")
-    recorded = ["only 50% of the 2 gold chunks are labelled <b>relevant</b>", "1 of 2 queries have no pair labelled relevant"]
+    recorded = ["only 50% of the 2 gold chunks are labelled <b>relevant</b>", "1 of 2 queries has no pair labelled relevant"]
     Path(f"{qrels}.manifest.json").write_text(json.dumps({"params": {"on": "F", "thresholds": [0.6], "warnings": recorded}}))
     heard: list[str] = []
     page, _ = build_report(ReportInputs(qrels=str(qrels), runs=[str(run)], measures=["RR"]), heard.append)
     shown = re.findall(r'<p class="warning">([^<]*)</p>', page)
     assert shown[:2] == ["only 50% of the 2 gold chunks are labelled &lt;b&gt;relevant&lt;/b&gt;",
-                     "1 of 2 queries have no pair labelled relevant"]
+                     "1 of 2 queries has no pair labelled relevant"]
     assert heard[:2] == recorded and "compared on 2 queries" in shown[2]
 
 

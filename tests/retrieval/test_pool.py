@@ -42,7 +42,7 @@ def test_pool_is_the_union_of_run_tops_and_gold_with_sources(tmp_path):
         "q2\td#0\tbm25\n"
         "q2\te#0\tbm25\n"
     )
-    assert "1 queries of run dense are not in the golden set" in result.output and "'q9'" in result.output
+    assert "1 query of run dense is not in the golden set" in result.output and "'q9'" in result.output
     assert read_pool(out)[0] == ("q1", "a#0", ("bm25", "gold"))
     manifest = json.loads((tmp_path / "pool.tsv.manifest.json").read_text())
     assert manifest["rows"] == 6 and manifest["params"]["depth"] == 2 and len(manifest["inputs"]) == 3

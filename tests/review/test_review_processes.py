@@ -108,7 +108,7 @@ def test_ctrl_d_or_ctrl_c_at_a_terminal_quits_a_review_with_its_decisions_saved(
                                  "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"],
                                  "--thresholds", "0.5"], [b"1", key], b"q quit")
     assert (code, "Aborted" in shown) == (0, False), shown[-500:]
-    assert "saved; 1 decisions this session" in shown
+    assert "saved; 1 decision this session" in shown
     assert query(db, "SELECT count(*) FROM decisions WHERE kind = 'grade'") == [(1,)]
 
 
@@ -122,7 +122,7 @@ def test_sigterm_or_sighup_ends_a_review_as_interrupted_with_its_decisions_saved
 
     code, shown, db = review_at_a_terminal(tmp_path, [b"1", kill], [b"q quit", b"this session 1"])
     assert code == 130, shown[-500:]
-    assert "saved; 1 decisions this session" in shown and "semrel: error: interrupted" in shown
+    assert "saved; 1 decision this session" in shown and "semrel: error: interrupted" in shown
     assert query(db, "SELECT count(*) FROM decisions WHERE kind = 'grade'") == [(1,)]
 
 

@@ -158,7 +158,7 @@ def test_undoing_an_earlier_sessions_decision_leaves_this_sessions_count(tmp_pat
     """u takes back the last decision, made in an earlier session: this session made none, and counts none."""
     pool = write_pool(tmp_path / "pool")
     db = str(tmp_path / "r.sqlite")
-    assert "saved; 1 decisions this session" in start(cli, pool, db, "ann", "1q").stdout
+    assert "saved; 1 decision this session" in start(cli, pool, db, "ann", "1q").stdout
     result = start(cli, None, db, "ann", "uq")
     assert "undid your decision" in result.stdout and "saved; 0 decisions this session" in result.stdout
     assert live(db) == []
@@ -777,7 +777,7 @@ def test_the_end_of_piped_input_at_the_note_prompt_quits_as_q_does(tmp_path, cli
     db = str(tmp_path / "r.sqlite")
     result = start(cli, pool, db, "alice", "1m")  # the input ends while the note is typed (or Ctrl-C there)
     assert result.exit_code == 0, result.output
-    assert "saved; 1 decisions this session" in result.stdout and "Aborted" not in result.output
+    assert "saved; 1 decision this session" in result.stdout and "Aborted" not in result.output
     assert [kind for _, kind, _ in live(db)] == ["grade"]
 
 
@@ -845,7 +845,7 @@ def test_a_queue_from_a_refit_of_every_coefficient_orders_by_the_refitted_p(tmp_
                     "features": {**dict(zip(labels.FEATURES, x[i].tolist())), "with_gold": 1.0}}) + "\n" for i, r in enumerate(rows)))
     refit = (1.0, -2.0, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0)
     (tmp_path / "cal.json").write_text(json.dumps(labels.ProbabilityRule(cut=0.4, calibration={"fit": "features"}, refit=refit).params()))
-    with pytest.warns(UserWarning, match=r"^1 of 3 queries have no pair labelled relevant \(e\.g\. 'q3'\)"):
+    with pytest.warns(UserWarning, match=r"^1 of 3 queries has no pair labelled relevant \(e\.g\. 'q3'\)"):
         labels.label(pool["judgments"], pool["labels"], calibration=tmp_path / "cal.json")
     labelling = parse_labelling(None, str(tmp_path / "cal.json"))
     conn = open_db(tmp_path / "r.sqlite")
@@ -985,12 +985,12 @@ def test_resuming_on_other_labels_or_fewer_pairs_says_so_and_export_refuses_anot
     q, _, c, grade = lines[0].split()
     Path(pool["labels"]).write_text("\n".join([f"{q} 0 {c} {1 - int(grade)}", *lines[1:]]) + "\n")  # another rule's grade
     resumed = start(cli, pool, db, "alice", "q")
-    assert resumed.exit_code == 0 and "1 pairs have another proposed grade in these labels than the queue held" in resumed.stderr
+    assert resumed.exit_code == 0 and "1 pair has another proposed grade in these labels than the queue held" in resumed.stderr
     judged = Path(pool["judgments"]).read_text().splitlines()
     Path(pool["judgments"]).write_text("\n".join(judged[1:]) + "\n")
     Path(pool["labels"]).write_text("\n".join(lines[1:]) + "\n")
     fewer = start(cli, pool, db, "alice", "q")
-    assert fewer.exit_code == 0 and "1 pairs of this queue are no longer judged in these files" in fewer.stderr
+    assert fewer.exit_code == 0 and "1 pair of this queue is no longer judged in these files" in fewer.stderr
     graded = tmp_path / "graded.qrels"
     graded.write_text("".join(f"{a} 0 {b} 3\n" for a, _, b, _ in map(str.split, lines)))
     assert_one_error(cli("review", "export", "--db", db, "--labels", graded, "-o", tmp_path / "out.qrels"),

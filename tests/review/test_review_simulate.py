@@ -102,7 +102,7 @@ def test_a_simulation_and_a_person_never_share_a_reviewer_name(tmp_path, write, 
     assert by_hand.exit_code == 0, by_hand.output
     gold = write("gold.qrels", "q1 0 c2 1\n")
     assert_one_error(cli("review", "simulate", "--db", db, "--reviewer", "ann", "--human", gold, "--unlisted-as-zero"),
-                     "r.sqlite: ann has made 1 decisions here by hand; a simulation would add its grades under that name")
+                     "r.sqlite: ann has made 1 decision here by hand; a simulation would add its grades under that name")
     assert cli("review", "simulate", "--db", db, "--reviewer", "gold", "--human", gold, "--unlisted-as-zero").exit_code == 0
     again = cli("review", "start", "--db", db, "--reviewer", "gold", "--no-highlight", input="q")
     assert again.exit_code == 0 and "of gold's decisions here were made by `review simulate`" in again.stderr

@@ -22,6 +22,7 @@ from ..evaluation.files import require_distinct_names
 from ..evaluation.measures import Measure, aggregate_change, numeric_measures, paired_values, parse_measure
 from ..evaluation.metrics import Evaluation
 from ..formats.tables import Cell, Latex, Table, cell_text, render
+from ..terminal import quantity
 from .significance import DEFAULT_STATS, StatSettings, adjust, paired_stats
 
 COMPARE_FORMATS = ("table", "markdown", "latex", "csv", "tsv", "json")
@@ -186,7 +187,7 @@ def compare_evaluations(
         raise UsageError(f"baseline={baseline!r} is none of the runs ({', '.join(names)})")
     queries = len(evaluations[0].query_ids) if evaluations else 0
     if 0 < queries < FEW_QUERIES:  # one query gave p = 1 and a zero-width interval; two, a zero-variance t "significant"
-        tell([f"the runs are compared on {queries} quer{'y' if queries == 1 else 'ies'}: paired tests of so few differences "
+        tell([f"the runs are compared on {quantity(queries, 'query')}: paired tests of so few differences "
               "mean little (p-values and intervals are shown as computed); compare on more queries"], warn)
     measures = list(evaluations[0].values) if evaluations else []
     if all_pairs:

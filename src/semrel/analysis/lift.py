@@ -21,6 +21,7 @@ from ..formats.files import display_name, read_text
 from ..formats.tables import Cell, Table, render
 from ..formats.trec import ranked
 from ..records import Qrels, Run, dictionary_codes
+from ..terminal import agreeing, quantity
 from .significance import StatSettings, paired_stats
 
 
@@ -69,8 +70,9 @@ class ReorderCheck:
 
     def message(self) -> str:
         q, d = self.example or ("", "")
-        return (f"the reranked run does not only reorder the base run: {self.outside} of its {self.documents} documents "
-                f"(in {self.queries_outside} queries) are not among the base run's top {self.depth} for their query "
+        return (f"the reranked run does not only reorder the base run: {self.outside} of its {quantity(self.documents, 'document')} "
+                f"(in {quantity(self.queries_outside, 'query')}) {agreeing(self.outside, 'are')} not among the base run's top "
+                f"{self.depth} for their query "
                 f"(e.g. {d!r} for query {q!r}); check --depth and that both runs come from the same first stage")
 
 
@@ -106,10 +108,12 @@ class Lift:
         found = [] if self.check.ok else [self.check.message()]
         for which, count in zip(("base", "reranked"), self.missing):
             if count:
-                found.append(f"{count} of {self.queries} queries have no results in the {which} run; they score 0")
+                found.append(f"{count} of {quantity(self.queries, 'query')} {agreeing(count, 'have')} no results in the {which} run; "
+                             "they score 0")
         for which, count in zip(("base", "reranked"), self.ignored):
             if count:  # as eval warns: a run of other queries, or qrels of a sample, is worth knowing about
-                found.append(f"{count} queries in the {which} run are not in the qrels and are ignored")
+                found.append(f"{quantity(count, 'query')} in the {which} run {agreeing(count, 'are')} not in the qrels and "
+                             f"{agreeing(count, 'are')} ignored")
         return found
 
 
@@ -179,7 +183,8 @@ def timed_latency(timings: dict[str, tuple[float, float]], query_ids: Sequence[s
     if not present:
         raise UsageError("the timing file names none of the qrels' queries")
     if warn and len(present) < len(query_ids):
-        warn(f"{len(query_ids) - len(present)} of {len(query_ids)} queries have no timings; "
+        missing = len(query_ids) - len(present)
+        warn(f"{missing} of {quantity(len(query_ids), 'query')} {agreeing(missing, 'have')} no timings; "
              f"latency is averaged over the {len(present)} that do")
     array = np.array(present)
     return Latency(float(array[:, 0].mean()), float(array[:, 1].mean()), len(present))
@@ -283,7 +288,7 @@ def render_lift(result: Lift, fmt: str, places: int = 4) -> str:
     text = render(lift_table(result), fmt, places)
     if fmt == "csv":
         return text
-    notes = f"\n{result.queries} queries; significant: p < {result.settings.alpha:g}; wins/ties/losses count queries.\n"
+    notes = f"\n{quantity(result.queries, 'query')}; significant: p < {result.settings.alpha:g}; wins/ties/losses count queries.\n"
     if result.latency:
         notes += (f"Latency per query: base {result.latency.base_ms:.1f} ms, reranked {result.latency.reranked_ms:.1f} ms "
                   f"({result.latency.extra_ms:+.1f} ms" + ("" if result.latency.extra_ms > 0 else "; not slower: no change/ms") + ").\n")

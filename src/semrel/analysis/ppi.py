@@ -48,6 +48,7 @@ from ..formats.files import display_name
 from ..formats.jsonl import json_text
 from ..formats.tables import Cell, Table, render
 from ..records import Qrels, Run
+from ..terminal import quantity
 
 Pair = tuple[str, str]
 
@@ -131,7 +132,7 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
                          f"{'is a geometric mean' if len(geometric) == 1 else 'are geometric means'}: estimate AP (or bpref) instead")
     named = display_name(qrels.source) if qrels.source else "the qrels"
     if warn and len(qrels) > sample.pool:
-        warn(f"{named} hold {len(qrels):,} pairs, more than the "
+        warn(f"{named} hold {quantity(len(qrels), 'pair')}, more than the "
              f"{sample.pool:,} of the review's pool (holes filled since?): the sample was drawn from the pool alone, so "
              "label errors among the others are not corrected and the interval does not cover them; review a queue built "
              "from these qrels' judgments")

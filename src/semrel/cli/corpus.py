@@ -6,6 +6,7 @@ import click
 
 from ..golden.chunking import chunk_files
 from ..progress import stderr_steps
+from ..terminal import quantity
 from .base import LazyGroup, warn
 from .options import chunk_options, chunk_settings
 from .paths import input_path, output_path
@@ -37,4 +38,4 @@ def chunk_command(inputs, output, exclude, size, overlap, unit, sentences, model
     click.echo(f"semrel: read {report.read_line()}", err=True)
     for line in report.skip_lines():
         warn(line)
-    click.echo(f"{documents} documents -> {rows} chunks in {output}", err=True)
+    click.echo(f"{quantity(documents, 'document')} -> {quantity(rows, 'chunk')} in {output}", err=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..retrieval.fusion import METHODS, NORMS, RRF_K, FusionSpec, fuse_files
+from ..terminal import quantity
 from .base import SemrelCommand, warn
 from .options import comma_numbers
 from .paths import input_path, output_path
@@ -30,4 +31,4 @@ def fuse_command(runs, output, method, norm, weights, rrf_k, depth):
     weights_given = comma_numbers(weights, float, "--weights", "0.3,0.7", "one per run")
     spec = FusionSpec(method, norm, weights_given, rrf_k, depth).check(len(runs))  # before any file is read
     fused = fuse_files(runs, output, spec, warn)
-    click.echo(f"fused {len(runs)} runs ({method}): {len(fused)} rows to {output}", err=True)
+    click.echo(f"fused {quantity(len(runs), 'run')} ({method}): {quantity(len(fused), 'row')} to {output}", err=True)

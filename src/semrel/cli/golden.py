@@ -18,6 +18,7 @@ from ..golden.neardup import NEAR_DUPLICATE
 from ..golden.sources import DOC_QRELS
 from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
+from ..terminal import quantity
 from .base import LazyGroup, warn, warn_in_flags
 from .options import chunk_options, chunk_settings, comma_numbers, query_sample, sample_options
 from .paths import FolderPath, input_path, output_path
@@ -93,7 +94,7 @@ def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels,
     with_gold = sum(bool(i.gold_chunk_ids) for i in result.items)
     sampled = result.params.get("queries")
     of = f" (of {sampled['source']}: {'--limit' if 'limit' in sampled else '--sample'})" if sampled else ""
-    click.echo(f"{rows} queries{of}, {with_gold} with gold chunks -> {output}", err=True)
+    click.echo(f"{quantity(rows, 'query')}{of}, {with_gold} with gold chunks -> {output}", err=True)
 
 
 @golden_group.command("qrels", short_help="Write a golden set's gold chunks as qrels.")
@@ -116,7 +117,7 @@ def validate_command(golden, corpus):
     errors = sum(i.severity == "error" for i in issues)
     warnings = len(issues) - errors
     checked = "" if corpus else " (gold chunk ids not checked: no --corpus)"
-    click.echo(f"{count} queries: {errors} errors, {warnings} warnings{checked}", err=True)
+    click.echo(f"{quantity(count, 'query')}: {quantity(errors, 'error')}, {quantity(warnings, 'warning')}{checked}", err=True)
     if errors:
         sys.exit(1)
 
@@ -159,7 +160,7 @@ def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, mode
     parts = split_golden(read_golden(golden), golden, output_dir, ratios, counts,
                          names.split(",") if names else None, seed, threshold, model, stderr_steps, warn)
     for name, part in parts.items():
-        click.echo(f"{name}: {len(part)} queries -> {part_path(output_dir, name)}", err=True)
+        click.echo(f"{name}: {quantity(len(part), 'query')} -> {part_path(output_dir, name)}", err=True)
 
 
 @golden_group.command("dedup", short_help='Find (and remove) near-duplicate queries.')
@@ -181,5 +182,5 @@ def dedup_command(golden, report, apply, output, threshold, model):
             warn(note)
         click.echo(f"{len(result.report)} groups of near-duplicates; removed {removed}, kept {len(result.kept)} -> {output}", err=True)
     else:
-        click.echo(f"{len(result.report)} groups of near-duplicates ({removed} queries would go); "
+        click.echo(f"{quantity(len(result.report), 'group')} of near-duplicates ({quantity(removed, 'query')} would go); "
                    "nothing removed (use --apply -o FILE)", err=True)

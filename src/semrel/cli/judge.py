@@ -11,6 +11,7 @@ from ..errors import Interrupted
 from ..interrupts import InterruptedAfterWriting
 from ..judging.labels import NULL_SAMPLE
 from ..progress import stderr_steps
+from ..terminal import quantity
 from .base import SemrelCommand, warn
 from .options import engine_options, query_sample, sample_options
 from .paths import FolderPath, input_path, output_path
@@ -75,9 +76,9 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
         raise Interrupted(f"interrupted; {kept}") from None
     baseline = (result.params["baseline"] or {}).get("pairs", 0) if rescale == "corpus" else 0
     click.echo(
-        f"judged {len(result.judgments)} pairs" + (f" and {baseline} baseline pairs" if baseline else "")
+        f"judged {quantity(len(result.judgments), 'pair')}" + (f" and {quantity(baseline, 'baseline pair')}" if baseline else "")
         + (f" and {result.null_pairs} null-sample pairs" if result.null_pairs else "")
-        + f" ({result.resumed} resumed, {result.scored} scored): {result.encoded} texts encoded, {result.cached} from cache; "
+        + f" ({result.resumed} resumed, {result.scored} scored): {quantity(result.encoded, 'text')} encoded, {result.cached} from cache; "
         f"{result.windowed} long chunks scored in windows",
         err=True,
     )

@@ -6,6 +6,7 @@ import click
 
 from ..formats.judgments import SCORES
 from ..judging.labels import CUT, DEFAULT_COMPONENT, DEFAULT_GRADES, DEFAULT_THRESHOLD, GRADE_CUTS, parse_thresholds
+from ..terminal import quantity
 from .base import SemrelCommand
 from .paths import input_path, output_path
 
@@ -42,7 +43,7 @@ def label_command(judgments, output, graded, calibration, on, threshold, grades)
     for message in result.warnings:
         warn(message)
     relevant = int((result.qrels.relevance > 0).sum())
-    click.echo(f"labelled {len(result.qrels)} pairs by {result.rule.describe()}: {relevant} relevant, "
+    click.echo(f"labelled {quantity(len(result.qrels), 'pair')} by {result.rule.describe()}: {relevant} relevant, "
                f"{len(result.qrels) - relevant} not", err=True)
 
 

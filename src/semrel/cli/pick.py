@@ -10,6 +10,7 @@ import click
 from ..encoding.models import DEFAULT_MODEL
 from ..golden.pick import Current, PickSession, excerpt, open_pick_session
 from ..progress import stderr_steps
+from ..terminal import quantity
 from .base import SemrelCommand, is_suspend, read_key, suspend, warn
 from .paths import FolderPath, input_path, output_path
 
@@ -109,8 +110,8 @@ def pick_command(golden, corpus, output, per_method, chars, model, cache_dir, no
         warn(f"query {edit.query_id!r}: {session.output} was edited since pick wrote it; kept its gold chunks "
              f"{', '.join(edit.after.gold) or 'none'} over {source}'s {', '.join(edit.before.gold) or 'none'}{undo}")
     if session.moved:  # chunk ids are positions: an edited document moved another text under a picked id
-        (query, chunk), some = session.moved[0], len(session.moved) > 1
-        warn(f"{len(session.moved):,} picked gold chunk{'s' if some else ''} hold{'' if some else 's'} other text in {corpus} than "
+        query, chunk = session.moved[0]
+        warn(f"{quantity(len(session.moved), 'picked gold chunk', 'hold')} other text in {corpus} than "
              f"when picked (e.g. {chunk}, gold for query {query!r}): chunk ids are positions in their document, so an edited "
              f"document moves text between them; check them and fix the ids in {session.output} by hand (pick keeps a hand edit "
              "over its journal)")

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ..errors import SemrelError, UsageError
 from ..formats.files import bytes_sha256, folder_digest, folder_files, lasting, not_plain, stamp
 from ..formats.manifest import manifest_is_stale, manifest_path, read_manifest, read_params
+from ..terminal import agreeing, quantity
 from .run_config import GOLDEN_OPTIONS, Step, check_outputs_spare_inputs, ignored_variables, load_config, plan
 
 STATE_FILE = ".semrel-run.json"
@@ -282,8 +283,8 @@ def watched_texts(golden: str, runs: Sequence[str], corpus: str, known: Mapping[
     if not wanted or same["corpus"] and wanted <= before.keys():  # nothing to watch (the corpus is not read), or no new text
         chunks = {chunk_id: before[chunk_id] for chunk_id in wanted}
     else:
-        what = "gold and run chunks" if runs else f"gold chunk{'s' if len(wanted) > 1 else ''}"
-        say(f"semrel run: reading {corpus} for the texts of {len(wanted):,} {what}")
+        what = f"{len(wanted):,} gold and run chunks" if runs else quantity(len(wanted), "gold chunk")
+        say(f"semrel run: reading {corpus} for the texts of {what}")
         chunks = {chunk.id: hashlib.sha256(chunk.text.encode("utf-8", "surrogatepass")).hexdigest()
                   for _, chunk in iter_corpus(corpus) if chunk.id in wanted}
 
@@ -293,17 +294,17 @@ def watched_texts(golden: str, runs: Sequence[str], corpus: str, known: Mapping[
     warnings = []
     gold = moved(first)
     if gold:
-        some = "s" if len(gold) > 1 else ""
         warnings.append(
-            f"{len(gold):,} gold chunk{some} of {golden} hold{'' if some else 's'} other text than at the last run (e.g. {gold[0]}, "
+            f"{quantity(len(gold), 'gold chunk')} of {golden} {agreeing(len(gold), 'hold')} other text than at the last run (e.g. "
+            f"{gold[0]}, "
             f"gold for query {first[gold[0]]}): chunk ids are positions in their document, so an edited document moves text "
-            f"between them, and the scores are against the text now there; check the gold and fix the ids, or clear them and "
+            "between them, and the scores are against the text now there; check the gold and fix the ids, or clear them and "
             f"pick again with `semrel golden pick --golden {golden} --corpus {corpus}`")
     for path in runs:
         stale = moved(sorted(named[path])) if same_run[path] else []
         if stale:
             warnings.append(
-                f"run {run_name(path)!r} ({path}) names {len(stale):,} chunk{'s' if len(stale) > 1 else ''} holding other text than "
+                f"run {run_name(path)!r} ({path}) names {quantity(len(stale), 'chunk')} holding other text than "
                 f"at the last run (e.g. {stale[0]}): it was made over the corpus as it was, and is scored against the text now "
                 "there; make it again over the current corpus")
     return {**state, "chunks": chunks}, warnings
@@ -415,7 +416,7 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
             steps = steps[: len(summary)] + rest
     for path, names in maybe.items():
         parts = ", ".join(dict.fromkeys(s.parts[path] for s in steps if s.name in names))
-        echo(f"semrel run: {', '.join(names)} read{'s' if len(names) == 1 else ''} only the {parts} of {path}, which would be made "
+        echo(f"semrel run: {', '.join(names)} {agreeing(len(names), 'read')} only the {parts} of {path}, which would be made "
              f"anew: listed, but skipped if the new file's {parts} are the old ones")
     if not dry_run:
         from .base import warn

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..retrieval.pool import pool_files
+from ..terminal import quantity
 from .base import SemrelCommand, warn
 from .paths import input_path, output_path
 
@@ -21,4 +22,4 @@ def pool_command(golden, runs, depth, output, corpus):
     """Pool each query's top-DEPTH chunks of every RUN (TREC runs, named by file stem) with its gold
     chunks, recording the sources of each pair."""
     rows = pool_files(golden, runs, depth, output, warn=warn, corpus=corpus)
-    click.echo(f"wrote {len(rows)} pairs ({len({q for q, _, _ in rows})} queries) to {output}", err=True)
+    click.echo(f"wrote {quantity(len(rows), 'pair')} ({quantity(len({q for q, _, _ in rows}), 'query')}) to {output}", err=True)

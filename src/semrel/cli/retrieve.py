@@ -19,6 +19,7 @@ from ..retrieval.retrieve import (
     retrieval_stores,
     retrieve_files,
 )
+from ..terminal import quantity
 from .base import SemrelCommand, warn
 from .options import engine_options, query_sample, sample_options
 from .paths import FolderPath, input_path, output_path
@@ -69,7 +70,7 @@ def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stag
     run = retrieve_files(corpus, golden, spec, output, steps=stderr_steps, warn=warn, store=store, sample=sample, lexical=lexical)
     if lexical is not None and lexical.last is not None:
         index = lexical.last
-        click.echo(f"bm25 index: {index.built} chunks indexed, {index.reused} reused from {index.folder}", err=True)
+        click.echo(f"bm25 index: {quantity(index.built, 'chunk')} indexed, {index.reused} reused from {index.folder}", err=True)
     if store is not None:
         click.echo(f"chunk vectors: {store.encoded} encoded, {store.reused} from the vector store {store.folder}", err=True)
-    click.echo(f"wrote {len(run)} rows ({len(set(run.query_ids.to_pylist()))} queries) to {output}", err=True)
+    click.echo(f"wrote {quantity(len(run), 'row')} ({quantity(len(set(run.query_ids.to_pylist())), 'query')}) to {output}", err=True)

@@ -18,7 +18,7 @@ from ..review.engine import QueueRequest, QueueSettings, Session, check_reviewer
 from ..review.highlight import token_similarities
 from ..review.simulate import decisions_by_kind, simulate
 from ..review.stats import review_stats
-from ..terminal import unfiltered
+from ..terminal import agreeing, quantity, unfiltered
 from .base import LazyGroup, warn
 from .options import db_option, highlight_options, queue_options
 from .paths import input_path, output_path
@@ -77,7 +77,7 @@ def simulate_command(db, reviewer, human, unlisted_as_zero, **queue):
     Pairs the file does not cover are skipped."""
     grades = read_qrels(human).to_dict()  # before the database is opened: a bad file leaves no database behind
     graded, skipped = simulate(db, reviewer, grades, queue_request(**queue), warn, unlisted_as_zero)
-    click.echo(f"{reviewer}: graded {graded} pairs from {human}, skipped {skipped}", err=True)
+    click.echo(f"{reviewer}: graded {quantity(graded, 'pair')} from {human}, skipped {skipped}", err=True)
 
 
 def _timed(value: float | None) -> float | str:
@@ -96,7 +96,7 @@ def stats_command(db, fmt, seed, resamples):
     if fmt == "json":
         click.echo(json_text(stats.to_json()))
         return
-    click.echo(f"{stats.reviewed} of {stats.tasks} pairs have a human grade\n")
+    click.echo(f"{stats.reviewed} of {quantity(stats.tasks, 'pair')} {agreeing(stats.reviewed, 'have')} a human grade\n")
     reviewers = Table(["reviewer", "graded", "skipped", "flags", "notes", "undos", "stale", "median s", "per hour"],
                       [[r.reviewer, r.graded, r.skipped, r.flags, r.notes, r.undos, r.stale, *map(_timed, (r.median_seconds, r.per_hour))]
                        for r in stats.reviewers])
@@ -126,5 +126,5 @@ def export_command(db, labels, output, adjudicate, only_reviewed):
     Decisions on pairs whose texts changed since are left out, and counted in a warning."""
     counts = export_reviewed(db, labels, output, adjudicate, only_reviewed, warn)
     summary = ", ".join(f"{source} {n}" for source, n in sorted(counts.items()))
-    click.echo(f"wrote {output}: {sum(counts.values())} labels ({summary})", err=True)
+    click.echo(f"wrote {output}: {quantity(sum(counts.values()), 'label')} ({summary})", err=True)
 

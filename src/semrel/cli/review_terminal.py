@@ -21,7 +21,7 @@ from ..review.engine import Outcome, Session
 from ..review.highlight import shades
 from ..review.keys import grade_keys, note_keys
 from ..review.tasks import Labelling, Task, judge_line
-from ..terminal import safe, safe_offsets
+from ..terminal import quantity, safe, safe_offsets
 from .base import is_suspend, keys_typed, read_key, suspend
 
 Spans = Sequence[tuple[int, int, float]]
@@ -155,7 +155,7 @@ class TerminalReview:
 
     def saved(self) -> int:
         """Say, on quitting before the queue is done, that every decision is saved; returns this session's decisions."""
-        self.console.print(f"saved; {self.decided} decisions this session. Start again to go on.")
+        self.console.print(f"saved; {quantity(self.decided, 'decision')} this session. Start again to go on.")
         return self.decided
 
     def _loop(self) -> int:
@@ -213,5 +213,5 @@ class TerminalReview:
                 else:
                     message = f"unknown key {key!r}; ? for help"
         p = self.session.progress()
-        self.console.print(f"all {p.total} tasks are reviewed; {self.decided} decisions this session.")
+        self.console.print(f"all {p.total} tasks are reviewed; {quantity(self.decided, 'decision')} this session.")
         return self.decided

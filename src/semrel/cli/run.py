@@ -9,6 +9,7 @@ import click
 from ..errors import UsageError
 from ..formats.files import atomic_writer
 from ..golden.importers import FORMATS
+from ..terminal import quantity
 from .base import SemrelCommand
 from .paths import input_path, output_path
 from .pipeline import run_pipeline
@@ -68,7 +69,7 @@ def agreement_line(path: str) -> str:
     kappa = ("undefined" if labels["kappa"] is None else f"{labels['kappa']:.3f}" +
              (f" (95% interval {low:.3f} to {high:.3f})" if low is not None and high is not None else ""))
     queries = labels.get("queries")  # how little a kappa can rest on: 22 pairs of 2 queries with gold
-    of = f" of {queries:,} quer{'y' if queries == 1 else 'ies'}" if isinstance(queries, int) else ""
+    of = f" of {quantity(queries, 'query')}" if isinstance(queries, int) else ""
     return (f"derived labels against the golden set's ({path}): kappa {kappa} over {labels['n']:,} pairs{of}; "
             "check them against people's grades with `semrel review start` (docs/review.md)")
 

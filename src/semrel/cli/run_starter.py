@@ -8,6 +8,7 @@ import os
 
 from ..errors import UsageError
 from ..judging import labels
+from ..terminal import agreeing, quantity
 from .run_config import same_file, within
 
 STARTER_TOP = """\
@@ -184,7 +185,7 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
                      '([golden] doc_qrels = "answer-chunk")')
         if unnamed:  # the import would stop on them: said now, where the column was read against the folder anyway
             line, value = unnamed[0]
-            notes.append(f"{len(unnamed)} value{'s' if len(unnamed) > 1 else ''} of {column!r} name{'' if len(unnamed) > 1 else 's'} "
+            notes.append(f"{quantity(len(unnamed), 'value')} of {column!r} {agreeing(len(unnamed), 'name')} "
                          f"no document of {folder} (first: {value!r}, line {line}): fix {'them' if len(unnamed) > 1 else 'it'}, "
                          "or the import stops on it")
     given = [golden, qrels, found.corpus_file if fmt == "beir" else None, folder]

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from ..errors import ValidationError
 from ..formats.corpus import iter_corpus
 from ..records import Chunk, Qrels, Run, dictionary_codes, one_array
+from ..terminal import agreeing, quantity
 from .metrics import Evaluation, rank_order, refuse_repeats
 
 CorpusMapping = Tuple[pa.Array, pa.Array]  # (chunk ids, their doc ids) of a corpus, in its order
@@ -106,7 +107,7 @@ def listed_only(run: Run, mapping: tuple[pa.Array, pa.Array], warn: Callable[[st
         unlisted = ids.filter(pc.invert(listed))
         it = ("it is", "it") if len(unlisted) == 1 else ("they are", "them")
         warn(unlisted_message(run, unlisted, mapping, f"{it[0]} left out of the pool, as the judge has no text for {it[1]}, and "
-                              f"count{'s' if len(unlisted) == 1 else ''} as not relevant"))
+                              f"{agreeing(len(unlisted), 'count')} as not relevant"))
     mask = listed.to_numpy(zero_copy_only=False)
     return dataclasses.replace(run, query_ids=one_array(run.query_ids).filter(listed), doc_ids=ids.filter(listed), scores=run.scores[mask])
 
@@ -128,7 +129,8 @@ def unlisted_message(run: Run, unlisted: pa.Array, mapping: tuple[pa.Array, pa.A
     share = len(unlisted) / max(len(run), 1)
     seen = pc.unique(unlisted.slice(0, 10_000))  # the examples and the hint: the distinct ids of the first rows
     name = "names a chunk" if len(unlisted) == 1 else "name chunks"
-    return (f"{len(unlisted):,} of the {len(run):,} rows of run {run.name!r} ({'<1%' if share < 0.005 else f'{share:.0%}'}) {name} "
+    return (f"{len(unlisted):,} of the {quantity(len(run), 'row')} of run {run.name!r} ({'<1%' if share < 0.005 else f'{share:.0%}'}) "
+            f"{name} "
             f"the corpus does not list (e.g. {_examples(seen.to_pylist())}): {fate}; check that the run and the corpus "
             f"match{id_hint(seen, mapping[0], mapping[1], 'the corpus')}")
 

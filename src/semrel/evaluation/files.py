@@ -17,6 +17,7 @@ from ..formats.files import display_name
 from ..formats.manifest import read_manifest
 from ..formats.trec import read_judgment_groups, read_preferences, run_name
 from ..records import Qrels, Run
+from ..terminal import agreeing, quantity
 from .doclevel import CorpusMapping, corpus_documents, require_overlap, to_documents, warn_unlisted
 from .groups import evaluate_groups
 from .measures import Kind, Measure, parse_measures
@@ -138,7 +139,7 @@ def evaluate_files(
         shares = ", ".join(f"{name} {share:.0%}" for name, share in holes)
         warn(f"{shares}: the share of {'its' if len(holes) == 1 else 'each run’s'} top {top} chunks that "
              f"{display_name(str(qrels_path))} judges; derived labels judge only the pool they were made from, and a chunk they "
-             f"do not judge counts as not relevant: judge those first with `semrel eval QRELS RUNS --fill-judgments "
+             "do not judge counts as not relevant: judge those first with `semrel eval QRELS RUNS --fill-judgments "
              f"{derived_from} --corpus CORPUS --golden GOLDEN` (docs/eval.md, 'Filling holes')")
     if warn is not None and cutoffs:
         for message in cutoff_warnings(chosen, deepest):
@@ -238,7 +239,8 @@ def coverage_warnings(results: Sequence[tuple[Evaluation, str]], qrels_label: st
     messages = []
     for (queries, total, complete), labels in missing.items():
         fate = "they score 0" if complete else "they are left out of the 'all' row (--no-complete)"
-        messages.append(f"{len(queries)} of {total} queries in {qrels_label} have no results in {_listed(labels)}; {fate} "
+        messages.append(f"{len(queries)} of {quantity(total, 'query')} in {qrels_label} {agreeing(len(queries), 'have')} no results in "
+                        f"{_listed(labels)}; {fate} "
                         f"(e.g. {queries[0]!r})")
     for queries, labels in ignored.items():
         noun, verb = ("query", "is") if len(queries) == 1 else ("queries", "are")

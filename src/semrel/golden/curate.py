@@ -16,6 +16,7 @@ from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.trec import write_qrels
 from ..progress import Steps, no_progress
 from ..records import GoldenItem
+from ..terminal import quantity
 from .importers import BUILDS_CORPUS, CONTEXT_FORMATS, FORMAT_NAMES, ONE_CHUNK_EACH, import_golden
 from .neardup import NEAR_DUPLICATE, dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
 from .sources import Imported, ImportOptions
@@ -88,7 +89,7 @@ def _check_part_names(names: Sequence[str]) -> None:
     for k, name in enumerate(names):
         if not name or name.startswith(".") or "/" in name or os.sep in name:
             raise UsageError(f"part name {name!r} in names= is not a plain file name: give names that are not empty, "
-                             f"do not start with '.' and hold no '/'")
+                             "do not start with '.' and hold no '/'")
         if name in names[:k]:
             raise UsageError(f"names= gives two parts the name {name!r}: give each part its own name")
 
@@ -147,7 +148,7 @@ def split_golden(items: Sequence[GoldenItem], source: Path_ | None, output_dir: 
                                rows=len(part), staged=staged)
     left = len(items) - sum(len(p) for p in parts.values())
     empty = [label for label, part in parts.items() if not part]  # written as an empty golden set, which nothing can use
-    tell([*([f"{left} queries are in no part"] if left else []),
+    tell([*([f"{quantity(left, 'query', 'are')} in no part"] if left else []),
           *([f"{', '.join(empty)} got no query of the {len(items)} (targets {', '.join(map(str, targets))}): give "
              "larger ratios or sizes"] if empty else [])], warn)
     return parts

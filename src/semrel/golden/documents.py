@@ -46,6 +46,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ..errors import FormatError, SemrelError
 from ..formats.files import DOCUMENT_LIMIT, display_name, limit_bytes, read_bytes, read_head, read_text, too_large
 from ..formats.jsonl import optional_text, read_jsonl, require
+from ..terminal import quantity
 
 _WHITESPACE = re.compile(r"\s+")
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
@@ -717,8 +718,8 @@ class DocumentReport:
         for kind, docs in self.documents.items():
             files = self.files[kind]
             several = kind in ("trec", "jsonl", "beir")
-            parts.append(f"{docs:,} {KIND_NAMES.get(kind, kind)}" + (f" ({files:,} file{'s' * (files != 1)})" if several else ""))
-        return f"{sum(self.documents.values()):,} documents: " + ", ".join(parts) if parts else "no documents"
+            parts.append(f"{docs:,} {KIND_NAMES.get(kind, kind)}" + (f" ({quantity(files, 'file')})" if several else ""))
+        return f"{quantity(sum(self.documents.values()), 'document')}: " + ", ".join(parts) if parts else "no documents"
 
     def skip_lines(self) -> list[str]:
         """One line per reason: its count and first names."""

@@ -47,6 +47,7 @@ from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.pool import given_pool, pool_error
 from ..progress import Advance, Steps, counted, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample, is_whole
+from ..terminal import agreeing, quantity
 from . import labels
 from .bertscore import greedy_match, greedy_match_tokens, idf_table, model_layer, plain_weights, rescale, shipped_baseline
 from .checkpoint import Checkpoint, pack, unpack
@@ -285,8 +286,8 @@ def require_known(golden: Sequence[GoldenItem], work: Sequence[Pair], known: set
     require_known_chunks(golden, known, names["golden"])
     for query_id, chunk_id, sources in work:
         if chunk_id not in known:
-            runs = ", ".join(repr(s) for s in sources if s != "gold")
-            found = f", pooled from run{'s' if len(sources) > 1 else ''} {runs}" if runs else ""
+            named = [repr(s) for s in sources if s != "gold"]
+            found = f", pooled from run{'s' * (len(named) > 1)} {', '.join(named)}" if named else ""
             raise pool_error(names["pool"], f"chunk {chunk_id!r} (query {query_id!r}{found}) is not in {names['corpus']}; "
                              "pool runs retrieved over this corpus", query_id, chunk_id)
 
@@ -780,21 +781,22 @@ def judge_pairs(
     if skipped:
         result.params["unanswered"] = {"queries": len(skipped), "first": skipped[:5]}
         result.warnings.append(f"{len(skipped)} {'query has' if len(skipped) == 1 else 'queries have'} no reference answer "
-                               f"(marked no_answer by the import, e.g. "
+                               "(marked no_answer by the import, e.g. "
                                f"{skipped[0]!r}): their pool pairs are not judged, so the derived qrels leave them out")
     if saved and saved.stale > 0:
-        result.warnings.append(f"{checkpoint} held {saved.stale} pair{'s' if saved.stale > 1 else ''} judged from other inputs or "
+        result.warnings.append(f"{checkpoint} held {quantity(saved.stale, 'pair')} judged from other inputs or "
                                "settings (model, layer, idf, window, null sample, the texts): none was reused; this run's pairs "
                                "replaced them")
     questions = {item.query_id: " ".join(item.query.casefold().split()) for item in golden}
     echoed = sum(any(" ".join(a.casefold().split()) == questions.get(q) for a in refs) for q, refs in answers.items())
     if echoed:
-        result.warnings.append(f"{echoed} of {len(answers)} queries have their question as the reference answer: BERTScore "
+        result.warnings.append(f"{echoed} of {quantity(len(answers), 'query')} {agreeing(echoed, 'have')} their question as the "
+                               "reference answer: BERTScore "
                                "measures how far a chunk restates the reference, and a question is not restated by what answers "
                                "it (on Cranfield such labels carried no signal, docs/judge.md); give real answers")
     if scorer.truncated:
-        result.warnings.append(f"{scorer.truncated} reference answers exceed the {window}-token window "
-                               "and were truncated to it (as bert_score does at the model's limit)")
+        result.warnings.append(f"{quantity(scorer.truncated, 'reference answer', 'exceed')} the {window}-token window "
+                               f"and {agreeing(scorer.truncated, 'were')} truncated to it (as bert_score does at the model's limit)")
     return result
 
 
@@ -839,7 +841,9 @@ def probability_warnings(record: Mapping[str, Any], info: ModelInfo, layer: int,
                      "which retrieval alone does not ensure; review about 100 pairs and run `semrel calibrate` before trusting "
                      "the labels (docs/judge.md, 'Label quality')")
     if record["pairs_without_p"]:
-        notes.append(f"{record['pairs_without_p']} pairs have no probability p: their queries have no corpus chunk outside "
+        n = record["pairs_without_p"]
+        notes.append(f"{quantity(n, 'pair', 'have')} no probability p: {'its query has' if n == 1 else 'their queries have'} no corpus "
+                     "chunk outside "
                      "their pool to compare with (the corpus is too small); `semrel label` labels such judgments on R instead")
     beyond = labels.beyond_range_note(record["beyond_fitted_range"], "review about 100 pairs and run `semrel calibrate` on them")
     notes += [beyond] if beyond else []

@@ -81,6 +81,7 @@ from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, given_judgments
 from ..formats.manifest import outputs_with_manifests, read_params, write_manifest
 from ..formats.trec import write_qrels
 from ..records import Judgment, Qrels, is_number
+from ..terminal import agreeing, quantity
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack for keyword arguments is Python 3.12's
@@ -237,7 +238,8 @@ def beyond_range_note(found: Mapping[str, Any], what_to_do: str) -> str | None:
         return None
     feature = max(found["by_feature"], key=found["by_feature"].get)
     cause = f": {_OUTSIDE_CAUSE[feature]}" if _OUTSIDE_CAUSE[feature] else ""
-    return (f"{found['pairs']} of {found['of']} pairs ({found['pairs'] / found['of']:.0%}) lie beyond the development sets p was "
+    return (f"{found['pairs']} of {quantity(found['of'], 'pair')} ({found['pairs'] / found['of']:.0%}) "
+            f"{agreeing(found['pairs'], 'lie')} beyond the development sets p was "
             f"fitted on (most often {feature}{cause}); p holds at the edge of that range there and is less sure; {what_to_do}")
 
 
@@ -626,7 +628,8 @@ def fallback_note(rule: ProbabilityRule, judgments: Sequence[Judgment]) -> str |
     if not missing or missing == len(judgments):
         return None
     lacking = "no probability p" if rule.cuts_on_p else "no features, which the refit recomputes p from"
-    return (f"{missing} of {len(judgments)} pairs hold {lacking}: labelled by {rule.fallback.describe()} instead, the other "
+    return (f"{missing} of {quantity(len(judgments), 'pair')} {agreeing(missing, 'hold')} {lacking}: labelled by "
+            f"{rule.fallback.describe()} instead, the other "
             f"{len(judgments) - missing} by {rule.describe()}. The judge writes no p for a query whose pool covers the whole "
             "corpus (no chunk is left for its null sample): judge against a larger corpus, or re-run `semrel judge` where lines "
             "lost p, to label every pair by p")
@@ -672,7 +675,8 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
         relevant[j.query_id] = relevant.get(j.query_id, False) or g > 0
     empty = [q for q, r in relevant.items() if not r]
     if empty and len(empty) > NO_RELEVANT_WARNING * len(relevant):
-        notes.append(f"{len(empty)} of {len(relevant)} queries have no pair labelled relevant (e.g. {empty[0]!r}): "
+        notes.append(f"{len(empty)} of {quantity(len(relevant), 'query')} {agreeing(len(empty), 'have')} no pair labelled relevant "
+                     f"(e.g. {empty[0]!r}): "
                      f"either their pools miss the answer or {named} is too strict for this data; {review}")
     uncalibrated = isinstance(rule, ProbabilityRule) and not rule.is_calibrated  # a refit on reviewed pairs answers the next two
     with_gold = [j.features.get(WITH_GOLD_FLAG) for j in judgments if j.features]

@@ -40,6 +40,7 @@ from ..judging.labels import DEFAULT_COMPONENT, ProbabilityRule, Rule, Threshold
 from ..progress import Steps, counted, no_progress
 from ..records import GoldenItem, Judgment, Qrels, is_number, is_whole
 from ..resources import semrel_version, template_dir
+from ..terminal import quantity
 
 SECTIONS = ("golden", "scores", "metrics", "lift", "sensitivity", "agreement")
 
@@ -152,7 +153,8 @@ def _label_rule_text(qrels: str | None, rule: Rule | None, qrels_params: Mapping
         fallback = (qrels_params or {}).get("fallback")
         pairs = fallback.get("pairs") if isinstance(fallback, dict) else None
         if isinstance(rule, ProbabilityRule) and is_whole(pairs) and pairs:
-            return f"{rule.describe()}; {pairs} pairs without {'p' if rule.cuts_on_p else 'features'}: {rule.fallback.describe()}"
+            return (f"{rule.describe()}; {quantity(pairs, 'pair')} without {'p' if rule.cuts_on_p else 'features'}: "
+                    f"{rule.fallback.describe()}")
         return rule.describe()
     if describe_qrels(qrels).key == "gold":
         return f"none: {name} holds the golden set's gold chunks"
@@ -507,7 +509,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
                                        _score_section(judged, golden, "p, refitted", list(refit.thresholds), lines,
                                                       refit.scores(judged).tolist()))
     if inputs.runs and qrels is not None:  # runs without qrels were refused above
-        with steps(f"report: evaluating and testing {len(inputs.runs)} runs", 0):
+        with steps(f"report: evaluating and testing {quantity(len(inputs.runs), 'run')}", 0):
             page.sections["metrics"] = _metric_section(inputs, qrels, note, (judge or {}).get("model"),
                                                        listed.mapping() if isinstance(listed, Listed) else listed)
     if inputs.base and inputs.reranked is not None and qrels is not None:  # both given, with qrels: checked above

@@ -13,6 +13,7 @@ from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.pool import PoolRow, source_ok, write_pool
 from ..formats.trec import ranked, read_run
 from ..records import GoldenItem, Run
+from ..terminal import agreeing, quantity
 
 GOLD = "gold"
 
@@ -48,7 +49,8 @@ def pool(items: Sequence[GoldenItem], runs: Sequence[Run], depth: int, warn: Cal
                 taken[q] = taken.get(q, 0) + 1
                 sources.setdefault((q, d), set()).add(run.name)
         if warn and unknown:
-            warn(f"{len(unknown)} queries of run {run.name} are not in the golden set and are left out (e.g. {min(unknown)!r})")
+            warn(f"{quantity(len(unknown), 'query')} of run {run.name} {agreeing(len(unknown), 'are')} not in the golden set and "
+                 f"{agreeing(len(unknown), 'are')} left out (e.g. {min(unknown)!r})")
         if warn and not taken:
             warn(f"run {run.name} adds no pair to the pool: it holds no row{' of a golden query' if unknown else ''}")
     return sorted((q, c, tuple(sorted(s))) for (q, c), s in sources.items())

@@ -25,6 +25,7 @@ from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.trec import ranked, read_run, run_name, write_run
 from ..progress import Steps, no_progress
 from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run
+from ..terminal import agreeing, quantity
 from .corpus import Corpus
 from .fusion import RRF_K, FusionSpec, Ranking, fuse_rankings
 from .lexical import DiskBm25, LexicalStore, stopword_file
@@ -281,7 +282,8 @@ def hits_from_run(run: Run, query_ids: Sequence[str], corpus_ids: Sequence[str],
         found = f"its queries (e.g. {unknown[0]!r}) are none of the golden set's" if unknown else "it holds no rows"
         raise ValidationError(f"run {run.name}: nothing to rerank: {found}; rerank a run of the golden set's queries")
     if warn and unknown:
-        warn(f"{len(unknown)} queries of run {run.name} are not in the golden set and are left out (e.g. {unknown[0]!r})")
+        warn(f"{quantity(len(unknown), 'query')} of run {run.name} {agreeing(len(unknown), 'are')} not in the golden set and "
+             f"{agreeing(len(unknown), 'are')} left out (e.g. {unknown[0]!r})")
     empty = (np.zeros(0, dtype=np.int64), np.zeros(0))
     return [
         (np.array([p for p, _ in by_query[q]], dtype=np.int64), np.array([s for _, s in by_query[q]]))
@@ -380,7 +382,8 @@ def warn_blank(items: Sequence[GoldenItem], golden_name: str, warn: Callable[[st
     blank = [item.query_id for item in items if item.blank]
     if warn and blank:
         shown = ", ".join(repr(q) for q in blank[:3]) + (", ..." if len(blank) > 3 else "")
-        warn(f"{golden_name}: {len(blank)} of {len(items)} queries are empty or blank ({shown}): there is nothing to retrieve "
+        warn(f"{golden_name}: {len(blank)} of {quantity(len(items), 'query')} {agreeing(len(blank), 'are')} empty or blank ({shown}): "
+             "there is nothing to retrieve "
              "for them (bm25 finds no chunk, dense ranks chunks against empty text); give them their text "
              "(`semrel golden validate` lists them)")
 
@@ -388,7 +391,7 @@ def warn_blank(items: Sequence[GoldenItem], golden_name: str, warn: Callable[[st
 def warn_empty(hits: Hits, query_ids: Sequence[str], warn: Callable[[str], None] | None) -> None:
     empty = [q for q, (positions, _) in zip(query_ids, hits) if not len(positions)]
     if warn and empty:
-        warn(f"{len(empty)} of {len(query_ids)} queries got no chunks (e.g. {empty[0]!r}); they will score 0")
+        warn(f"{len(empty)} of {quantity(len(query_ids), 'query')} got no chunks (e.g. {empty[0]!r}); they will score 0")
 
 
 def retrieve_indexed(index: DiskBm25, items: Sequence[GoldenItem], k: int, name: str, steps: Steps = no_progress,

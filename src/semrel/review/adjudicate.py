@@ -30,6 +30,7 @@ from ..formats.jsonl import write_jsonl
 from ..formats.manifest import manifest_path, write_manifest
 from ..formats.trec import write_qrels
 from ..records import Qrels
+from ..terminal import quantity
 from .engine import labelling_of
 from .store import open_db_read_only
 
@@ -202,9 +203,9 @@ class Stale:
         return self.grades + self.skips
 
     def describe(self, db: str | os.PathLike) -> str:
-        kinds = ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for n, kind in ((self.grades, "grade"), (self.skips, "skip")) if n)
-        return (f"left out {self.decisions} reviewed decision{'s' if self.decisions != 1 else ''} ({kinds}) on {self.pairs} "
-                f"pair{'s' if self.pairs != 1 else ''} whose texts changed since they were made; they are kept in {db} and count "
+        kinds = ", ".join(quantity(n, kind) for n, kind in ((self.grades, "grade"), (self.skips, "skip")) if n)
+        return (f"left out {quantity(self.decisions, 'reviewed decision')} ({kinds}) on {quantity(self.pairs, 'pair')} "
+                f"whose texts changed since they were made; they are kept in {db} and count "
                 "again if the texts change back (review the pairs again to label the new texts)")
 
 

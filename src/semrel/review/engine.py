@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import UsageError, ValidationError
-from ..terminal import is_printable_name
+from ..terminal import agreeing, is_printable_name, quantity
 from .order import RANDOM_SHARE, review_queue
 from .store import create_db, is_new_db, open_db, read_meta, transaction, write_meta
 from .tasks import Labelling, Task, load_tasks, parse_labelling
@@ -146,7 +146,7 @@ _UNDECIDED_BY_ME = "NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id AND 
 _UNDECIDED_BY_OTHERS = "NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id AND l.reviewer != :r)"
 _HELD = (  # claimed by this reviewer, decided neither by them nor (unless shared) by anyone else; of several (an undo
     # while a pair is shown) the one claimed last, the pair undone, even where the pair shown is earlier in the queue
-    f"SELECT t.* FROM tasks t JOIN claims c ON c.task_id = t.id AND c.reviewer = :r"
+    "SELECT t.* FROM tasks t JOIN claims c ON c.task_id = t.id AND c.reviewer = :r"
     f" WHERE {_UNDECIDED_BY_ME} AND (t.shared OR {_UNDECIDED_BY_OTHERS}) ORDER BY c.claimed DESC, t.position LIMIT 1"
 )
 
@@ -346,16 +346,18 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
             tasks = files.load(stored)
             refreshed = refresh_tasks(conn, tasks)
             if refreshed.texts:
-                warn(f"{refreshed.texts} pairs have new texts; their earlier decisions are stale and they are shown again")
+                warn(f"{quantity(refreshed.texts, 'pair', 'have')} new texts; their earlier decisions are stale and they are shown again")
             if refreshed.proposed:
-                warn(f"{refreshed.proposed} pairs have another proposed grade in these labels than the queue held (labels of "
+                warn(f"{quantity(refreshed.proposed, 'pair', 'have')} another proposed grade in these labels than the queue held "
+                     "(labels of "
                      "another rule?): reviewers' agreement with the judge is now measured against these labels")
             pool, queued = built.get("pool_size"), conn.execute("SELECT count(*) FROM tasks").fetchone()[0]
             left_out = refreshed.left_out
             if left_out and (len(tasks), left_out) != (pool, (pool or 0) - queued):  # not just the pairs --limit kept out
-                warn(f"{left_out} judged pairs are not in this database's queue; review them with a new --db")
+                warn(f"{quantity(left_out, 'judged pair', 'are')} not in this database's queue; review them with a new --db")
             if refreshed.dropped:
-                warn(f"{refreshed.dropped} pairs of this queue are no longer judged in these files; they stay in the queue, its "
+                warn(f"{quantity(refreshed.dropped, 'pair')} of this queue {agreeing(refreshed.dropped, 'are')} no longer judged in "
+                     "these files; they stay in the queue, its "
                      "decisions and exports (a new --db leaves them out)")
     elif files is None:
         raise ValidationError("the review database is new: give --judgments, --labels, --corpus and --golden")

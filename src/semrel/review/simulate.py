@@ -7,6 +7,7 @@ import contextlib
 from typing import Callable, Mapping
 
 from ..errors import SemrelError
+from ..terminal import quantity
 from .engine import Outcome, QueueRequest, Session, check_reviewer_name, join_queue, labelling_of
 
 
@@ -43,6 +44,6 @@ def simulate(db: str, reviewer: str, human: Mapping[str, Mapping[str, int]], req
         session = Session(conn, reviewer)
         person, _ = decisions_by_kind(session)
         if person:
-            raise SemrelError(f"{db}: {reviewer} has made {person} decisions here by hand; a simulation would add its grades "
+            raise SemrelError(f"{db}: {reviewer} has made {quantity(person, 'decision')} here by hand; a simulation would add its grades "
                               "under that name: give reviewer= another name (e.g. gold)")
         return simulate_decisions(session, human, unlisted_as_zero)
