@@ -235,7 +235,7 @@ def test_a_refit_of_every_coefficient_labels_from_the_features(tmp_path):
     with pytest.raises(UsageError, match="give it without --on"):
         parse_labelling("R", str(tmp_path / "cal.json"))
     bare = [Judgment("q", "c", 0.5, 0.5, 0.5, p=0.5)]
-    with pytest.raises(ValidationError, match="lack some of p.s features"):
+    with pytest.raises(ValidationError, match="1 of 1 judgment lacks some of p.s features"):
         rule.grades(bare)
 
 

@@ -153,7 +153,7 @@ def test_the_review_queue_grades_pairs_without_p_as_label_does(tmp_path):
     _, grades, distance = queue.graded(judged)
     assert grades.tolist() == [labelled.to_dict()[j.query_id][j.chunk_id] for j in judged] == [1, 0, 1, 0, 1]
     assert distance.tolist() == pytest.approx([0.56, 0.24, 0.05, 0.20, 0.16])
-    with pytest.raises(ValidationError, match="hold no probability p"):  # none has p: --on p cannot grade them
+    with pytest.raises(ValidationError, match="1 of 1 judgment holds no probability p"):  # none has p: --on p cannot grade them
         parse_labelling("p", "0.34").graded([Judgment("q", "c", 0.5, 0.5, 0.5)])
 
 
@@ -259,7 +259,7 @@ def test_label_names_the_file_that_lacks_what_the_rule_needs_and_a_calibration_t
     judgments.write_text('{"query_id": "q1", "chunk_id": "c1", "P": 0.5, "R": 0.6, "F": 0.55, "source": "pool"}\n'
                          '{"query_id": "q1", "chunk_id": "c2", "P": 0.5, "R": 0.6, "F": 0.55, "source": "pool", "p": 0.4}\n')
     assert_one_error(run("label", judgments, "-o", tmp_path / "l.qrels", "--on", "p", "--threshold", "0.5"),
-                     f"{judgments}: 1 of 2 judgments hold no probability p", "label on P, R or F")
+                     f"{judgments}: 1 of 2 judgments holds no probability p", "label on P, R or F")
     qrels = tmp_path / "q.qrels"
     qrels.write_text("q1 0 c1 1\n")  # the reviewed qrels given for the calibration they were fitted into
     assert_one_error(run("label", judgments, "-o", tmp_path / "l.qrels", "--calibration", qrels),

@@ -44,6 +44,7 @@ from ..judging.labels import (
 )
 from ..progress import Steps, no_progress
 from ..records import Judgment, Qrels, Run
+from ..terminal import quantity
 from .agreement import kendall_tau_b
 from .significance import StatSettings, adjust, chosen_p
 
@@ -232,7 +233,7 @@ def sensitivity(
     def shares_ids(run: Run, result: Evaluation) -> None:  # a run of other ids scored 0 at every threshold, as eval refuses it
         require_overlap(result, qrels, run, "the judgments", f"run {run.name!r}", doc_level=False)  # judged chunks only
 
-    with steps(f"sensitivity: labelling at {len(points)} thresholds, evaluating {len(runs)} runs on each", 0):
+    with steps(f"sensitivity: labelling at {quantity(len(points), 'threshold')}, evaluating {quantity(len(runs), 'run')} on each", 0):
         graded = evaluate_gradings(qrels, [np.where(fixed >= 0, fixed, reached(scores, (t,))) for t in points], runs, measures,
                                    rel_level, checked=shares_ids)
     per_query = [[[paired_values(m, e.values[m]) for m in measures] for e in result] for result in graded]

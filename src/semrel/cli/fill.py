@@ -10,6 +10,7 @@ import click
 from ..errors import Interrupted
 from ..interrupts import InterruptedAfterWriting
 from ..progress import stderr_steps
+from ..terminal import quantity
 from .base import SemrelCommand, warn
 from .paths import input_path, output_path
 
@@ -35,7 +36,7 @@ def fill_and_report(qrels: str, runs: Sequence[str], judgments: str, corpus: str
     if record["unchecked"]:
         warn(f"{judgments}: its manifest records no sha256 of the files it was judged from, so "
              f"{' and '.join(record['unchecked'])} could not be checked against them")
-    click.echo(f"filled {record['holes']} holes in the runs' top {depth}: {record['judged']} judged now, "
+    click.echo(f"filled {quantity(record['holes'], 'hole')} in the runs' top {depth}: {record['judged']} judged now, "
                f"{record['from_judgments']} already in {judgments}; {result.relevant} relevant"
                + (f" ({result.resumed} resumed)" if result.resumed else ""), err=True)
     for name, before in result.judged_before.items():

@@ -180,7 +180,8 @@ def dedup_command(golden, report, apply, output, threshold, model):
     if apply:
         for note in result.merges:
             warn(note)
-        click.echo(f"{len(result.report)} groups of near-duplicates; removed {removed}, kept {len(result.kept)} -> {output}", err=True)
+        click.echo(f"{quantity(len(result.report), 'group')} of near-duplicates; removed {removed}, kept {len(result.kept)} -> "
+                   f"{output}", err=True)
     else:
         click.echo(f"{quantity(len(result.report), 'group')} of near-duplicates ({quantity(removed, 'query')} would go); "
                    "nothing removed (use --apply -o FILE)", err=True)

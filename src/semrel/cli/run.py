@@ -70,7 +70,7 @@ def agreement_line(path: str) -> str:
              (f" (95% interval {low:.3f} to {high:.3f})" if low is not None and high is not None else ""))
     queries = labels.get("queries")  # how little a kappa can rest on: 22 pairs of 2 queries with gold
     of = f" of {quantity(queries, 'query')}" if isinstance(queries, int) else ""
-    return (f"derived labels against the golden set's ({path}): kappa {kappa} over {labels['n']:,} pairs{of}; "
+    return (f"derived labels against the golden set's ({path}): kappa {kappa} over {quantity(labels['n'], 'pair')}{of}; "
             "check them against people's grades with `semrel review start` (docs/review.md)")
 
 

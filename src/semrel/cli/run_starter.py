@@ -106,7 +106,7 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
 
     found = summarise_source(golden, fmt)
     fmt, notes = found.format, []
-    what = f"{FORMAT_NAMES.get(fmt, fmt)}, {found.queries:,} queries, {found.with_answers:,} with a reference answer"
+    what = f"{FORMAT_NAMES.get(fmt, fmt)}, {quantity(found.queries, 'query')}, {found.with_answers:,} with a reference answer"
     corpus: list[str] = []
     folder: str | None = None  # the documents folder to chunk, for formats that do not hold their documents
     golden_lines = [f'file = {rel(golden)}', f'format = "{fmt}"']
@@ -118,7 +118,7 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
                         if sample else "# sample = 100                 # work on 100 queries drawn at random (or: limit = 100)")
     golden_lines.append("seed = 0")
     if sample and sample >= found.queries:
-        notes.append(f"--sample {sample}: the file has {found.queries:,} queries; all of them are used")
+        notes.append(f"--sample {sample}: the file has {quantity(found.queries, 'query')}; all of them are used")
     if docs and (found.holds_documents or fmt == "beir"):  # said, not dropped without a word
         notes.append(f"--docs {docs}: not used: {FORMAT_NAMES[fmt]} holds its documents")
     median = found.median_context

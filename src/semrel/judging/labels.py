@@ -318,9 +318,9 @@ def score_values(judgments: Sequence[Judgment], on: str) -> np.ndarray:
     if on == PROBABILITY:
         missing = sum(j.p is None for j in judgments)
         if missing:
-            raise ValidationError(f"{missing} of {len(judgments)} judgments hold no probability p (written by an older "
-                                  "semrel judge, or for a query whose pool covers the whole corpus, which leaves no null sample): "
-                                  "re-run `semrel judge`, or label on P, R or F")
+            raise ValidationError(f"{missing} of {quantity(len(judgments), 'judgment')} {agreeing(missing, 'hold')} no probability p "
+                                  "(written by an older semrel judge, or for a query whose pool covers the whole corpus, which "
+                                  "leaves no null sample): re-run `semrel judge`, or label on P, R or F")
     return np.array([getattr(j, on) for j in judgments], dtype=np.float64)
 
 
@@ -417,8 +417,9 @@ class ProbabilityRule:
             return self.calibrated(score_values(judgments, PROBABILITY))
         missing = sum(not _featured(j) for j in judgments)
         if missing:
-            raise ValidationError(f"{missing} of {len(judgments)} judgments lack some of p's features ({', '.join(FEATURES)}), "
-                                  "which a refit of every coefficient needs: re-run `semrel judge`, which writes them beside p")
+            raise ValidationError(f"{missing} of {quantity(len(judgments), 'judgment')} {agreeing(missing, 'lack')} some of p's "
+                                  f"features ({', '.join(FEATURES)}), which a refit of every coefficient needs: re-run `semrel judge`, "
+                                  "which writes them beside p")
         return probability(*feature_rows(judgments), self.refit)
 
     @property
