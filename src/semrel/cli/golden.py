@@ -102,7 +102,7 @@ def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels,
 @click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="TREC qrels to write.")
 def qrels_command(golden, output):
     """Write GOLDEN's gold chunks as TREC qrels: rel 1, or the grades recorded in meta["grades"]."""
-    click.echo(f"{golden_qrels_file(golden, output)} judgments -> {output}", err=True)
+    click.echo(f"{quantity(golden_qrels_file(golden, output), 'judgment')} -> {output}", err=True)
 
 
 @golden_group.command("validate", short_help='List every problem of a golden set.')
