@@ -126,6 +126,19 @@ def test_sigterm_or_sighup_ends_a_review_as_interrupted_with_its_decisions_saved
     assert query(db, "SELECT count(*) FROM decisions WHERE kind = 'grade'") == [(1,)]
 
 
+@pytest.mark.slow
+def test_a_key_typed_before_the_pair_is_shown_grades_nothing(tmp_path):
+    """docs/review.md: a key pressed before the pair is on the screen (a double press, a key held down) is dropped, so no
+    pair is graded unseen. Here a '1' waits in the terminal's input from the start, before the first pair is drawn."""
+    def early(fd: int) -> None:
+        os.write(fd, b"1")
+
+    code, shown, db = review_at_a_terminal(tmp_path, [early, b"q"], [b"", b"q quit"])
+    assert code == 0, shown[-500:]
+    assert "saved; 0 decisions this session" in shown
+    assert query(db, "SELECT count(*) FROM decisions") == [(0,)]
+
+
 def review_at_a_terminal(tmp_path, keys: list[bytes], ready) -> tuple[int, str, str]:
     pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
     code, shown = at_a_terminal(["review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", "--judgments", pool["judgments"],
