@@ -1,0 +1,66 @@
+"""docs/python.md says every output in its session is what the code printed: the session is run here, block after block
+in one namespace as a notebook runs it, on the outputs of `semrel run data/demo.toml`, and each block's printed value is
+compared with the text the page shows beneath it."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import re
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOCK = re.compile(r"```python\n(.*?)```\n(?:```text\n(.*?)```)?", re.S)
+NUMBER = re.compile(r"-?\d+\.\d{7,}(?:e-?\d+)?")  # judge scores may differ from the 7th decimal on another CPU or torch build
+
+
+def blocks() -> list[tuple[str, str | None]]:
+    return [(code, shown or None) for code, shown in BLOCK.findall((ROOT / "docs" / "python.md").read_text(encoding="utf-8"))]
+
+
+def printed(code: str, namespace: dict) -> tuple[str, list[str]]:
+    """What a notebook cell shows: its prints and the value of its last expression (None shows nothing); and its warnings."""
+    tree = ast.parse(code)
+    tail = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(compile(tree, "<docs/python.md>", "exec"), namespace)
+        value = eval(compile(ast.Expression(tail.value), "<docs/python.md>", "eval"), namespace) if tail else None
+        if value is not None:
+            print(value if hasattr(value, "to_string") else repr(value))  # a DataFrame as pandas prints it
+    return out.getvalue().strip(), [str(w.message) for w in caught]
+
+
+def rounded(text: str) -> str:
+    return NUMBER.sub(lambda m: f"{float(m.group()):.6f}", text)
+
+
+def test_the_page_has_a_session_to_run():
+    found = blocks()
+    assert len(found) >= 30 and sum(shown is not None for _, shown in found) >= 25
+
+
+@pytest.mark.slow
+def test_every_output_on_the_page_is_what_its_code_prints(tmp_path, monkeypatch):
+    pandas = pytest.importorskip("pandas")
+    shutil.copytree(ROOT / "data", tmp_path / "data")
+    subprocess.run([sys.executable, "-m", "semrel.cli", "run", "data/demo.toml"], cwd=tmp_path, check=True, capture_output=True)
+    monkeypatch.chdir(tmp_path)
+    pandas.set_option("display.width", 120, "display.max_columns", None)  # as a wide console shows tables (80 columns elide)
+    namespace: dict = {"__name__": "__main__"}
+    differences = []
+    for code, shown in blocks():
+        got, said = printed(code, namespace)
+        if shown is not None and rounded(got) != rounded(shown.strip()):
+            differences.append(f"{code}\n--- the page shows\n{shown.strip()}\n--- the code prints\n{got}")
+        if bool(re.search(r"#.*\bwarns\b", code)) != bool(said):  # the page says which calls warn
+            differences.append(f"{code}\n--- warned {said}")
+    assert not differences, "\n\n".join(differences)
