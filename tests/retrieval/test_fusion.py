@@ -11,6 +11,7 @@ import pytest
 
 import semrel
 from helpers import assert_one_error
+from semrel.errors import UsageError
 from semrel.formats.trec import read_run
 from semrel.records import Run
 from semrel.retrieval.fusion import FusionSpec, fuse_runs
@@ -95,6 +96,7 @@ def test_cli_writes_the_fused_run_and_its_manifest(cli, write, tmp_path):
     assert result.exit_code == 0, result.output
     fused = read_run(out).to_dict()
     assert fused["q"] == pytest.approx({"x": 0.25, "y": 0.75, "z": 0.0})
+    assert {line.split()[5] for line in out.read_text().splitlines()} == {"fused"}  # the run is named after its file
     manifest = json.loads((tmp_path / "fused.run.manifest.json").read_text())
     assert manifest["params"]["fusion"]["method"] == "wsum" and manifest["params"]["fusion"]["weights"] == {"a": 0.25, "b": 0.75}
     assert [i["path"] for i in manifest["inputs"]] == [a, b]
@@ -122,6 +124,7 @@ def test_cli_refuses_what_cannot_work(cli, write, tmp_path):
                          f"--weights {weights}: weights must be finite numbers of 0 or more", code=2)
     assert_one_error(cli("fuse", a, b, "-o", out, "--method", "wsum", "--weights", "0,0"),  # every score 0: ordered by id alone
                      "--weights 0,0: give at least one weight above 0", code=2)
+    assert_one_error(cli("fuse", a, b, "-o", out, "--weights", "1,2"), "--weights go with --method wsum", code=2)  # rrf ignored them
     # one file twice counted twice (fused with itself, or its weight doubled) and the manifest kept one weight for both
     assert_one_error(cli("fuse", a, a, "-o", out), f"the run file {a} is given twice; give each run once", code=2)
     assert not (tmp_path / "f.run").exists()
@@ -173,6 +176,9 @@ def test_an_empty_run_is_said_to_add_nothing(cli, write, tmp_path):
     heard: list[str] = []
     semrel.fuse({"a": Run.from_dict({"q": {"x": 3.0}}), "empty": Run.from_dict({})}, warn=heard.append)
     assert heard == ["run empty holds no row: it adds nothing to the fusion"]
+    for method in ("combsum", "combmnz", "wsum"):  # normalised per query: an empty run has no query to normalise
+        fused = semrel.fuse({"a": Run.from_dict({"q": {"x": 3.0, "y": 1.0}}), "empty": Run.from_dict({})}, method=method, warn=heard.append)
+        assert fused.to_dict() == {"q": {"x": 1.0 if method != "wsum" else 0.5, "y": 0.0}}
 
 
 def test_rrf_uses_the_given_k_and_k_0_is_plain_reciprocal_rank():
@@ -184,6 +190,8 @@ def test_rrf_uses_the_given_k_and_k_0_is_plain_reciprocal_rank():
         fused = fuse_runs([a, b], FusionSpec("rrf", rrf_k=k)).to_dict()
         assert fused["q"] == pytest.approx({"x": 1 / (k + 1), "y": 1 / (k + 2) + 1 / (k + 1), "z": 1 / (k + 3), "w": 1 / (k + 2)})
     assert semrel.fuse({"a": a, "b": b}, rrf_k=0).to_dict()["q"]["y"] == pytest.approx(1 / 2 + 1)
+    with pytest.raises(UsageError, match=r"^rrf_k=-1: give 0 or more$"):  # k = -1 divides the top document's 1 by 0
+        semrel.fuse({"a": a, "b": b}, rrf_k=-1)
 
 
 def test_wsum_without_weights_weighs_each_run_equally_and_says_so(cli, write, tmp_path):
