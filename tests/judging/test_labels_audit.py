@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 import semrel
@@ -285,3 +286,86 @@ def test_sensitivity_and_the_review_queue_refuse_a_calibration_of_another_judge_
     with pytest.raises(ValidationError, match=refused):
         parse_labelling(None, str(calibration), None, str(other))
     assert parse_labelling(None, str(calibration), None, str(fitted)).refit is not None
+
+
+# Rows of FEATURES: inside both models' ranges, past every upper edge, past every lower edge.
+PINNED_ROWS = np.array([[0.6, 0.1, 0.4, 0.2, -0.1, -0.5, 0.3],
+                        [5.0, 2.0, 2.0, 2.0, 2.0, 9.0, 2.0],
+                        [-200.0, -2.0, -1.0, -2.0, -2.0, -9.0, -2.0]])
+
+
+def test_the_shipped_model_gives_its_published_logits_on_fixed_rows():
+    """The coefficients and ranges every figure of docs/judge.md rests on, pinned by their logits on three rows (inside the
+    ranges, past every upper edge, past every lower edge): a swapped weight or a range copied from the other model
+    (the two differ only in a few places) changed no other test's outcome. A deliberate refit changes these numbers."""
+    assert labels.logits(PINNED_ROWS, True) == pytest.approx([-1.4241749150356258, 13.31942384293808, -4.182636124634017],
+                                                            rel=0, abs=1e-12)
+    assert labels.logits(PINNED_ROWS, False) == pytest.approx([1.231804108866849, 17.885195784860468, 2.8069689078173843],
+                                                             rel=0, abs=1e-12)
+
+
+def test_the_manifest_records_each_models_fitted_range():
+    """model_params (every labels manifest's "model") records the range each feature is held to, per model, as the
+    coefficients hold it; `_other_model` compares it, so a refit of the ranges alone is told apart too."""
+    params = labels.model_params()
+    for name, model in (("with_gold", labels.WITH_GOLD), ("without_gold", labels.WITHOUT_GOLD)):
+        assert params[name]["range"] == {f: [lo, hi] for f, lo, hi in zip(labels.FEATURES, model.lower, model.upper)}
+    assert params["without_gold"]["range"]["lenratio"] == [-6.927557906278317, 3.367295829986474]
+    assert params["with_gold"]["range"]["lenratio"] == [-6.927557906278317, 3.784189633918261]
+
+
+def test_a_moved_cut_moves_every_graded_cut():
+    """Graded cuts sit at cut/2, cut and cut + (1 - cut)/2 of the rule's own cut, not the shipped one: a calibration's
+    cut of 0.3 grades at 0.15, 0.3 and 0.65 (the shipped cut's 0.19 and 0.69 were kept by a mutant, and no test saw it)."""
+    rule = labels.ProbabilityRule(graded=True, cut=0.3, calibration={"fit": "anchored"})
+    assert rule.thresholds == pytest.approx((0.15, 0.3, 0.65), rel=0, abs=1e-15)
+    judged = [Judgment("q", str(k), 0.5, 0.5, 0.5, p=p) for k, p in enumerate((0.149, 0.15, 0.18, 0.3, 0.649, 0.65, 0.68))]
+    assert rule.grades(judged).tolist() == [0, 1, 1, 2, 2, 3, 3]
+    assert rule.params()["cuts"] == pytest.approx([0.15, 0.3, 0.65], rel=0, abs=1e-15)
+
+
+def test_a_refit_holds_each_feature_at_the_edge_of_its_range():
+    """A refit moves the coefficients but not the range the features are held to: a pair whose lenratio lies far past the
+    development sets' gets the refitted p of the range's edge, computed here from the published formula."""
+    delta = np.zeros(len(labels.FEATURES) + 2)
+    delta[0], delta[1 + labels.FEATURES.index("lenratio")] = 0.5, 1.0
+    rule = labels.ProbabilityRule(refit=tuple(delta), calibration={"fit": "features"})
+    k, pk = labels.FEATURES.index("lenratio"), labels.FEATURES.index("P_max")
+    for gold, model in ((1.0, labels.WITH_GOLD), (0.0, labels.WITHOUT_GOLD)):
+        far = {**FEATURES, "lenratio": 12.0, "P_max": 0.3, "with_gold": gold}
+        judged = [Judgment("q", "far", 0.5, 0.5, 0.5, p=0.5, features=far)]
+        x = np.array([far[f] for f in labels.FEATURES])
+        x[k] = model.upper[k]
+        z = model.intercept + delta[0] + np.append(x, x[pk] * x[k]) @ (np.array(model.weights) + delta[1:])
+        assert rule.scores(judged)[0] == pytest.approx(1 / (1 + np.exp(-z)), rel=0, abs=1e-12)
+
+
+def test_the_manifest_records_the_null_and_idf_samples_p_was_fitted_with():
+    """The settings of the features the coefficients were fitted on: a null sample of 25 chunks, idf over 1,000, a token
+    "own" within 0.02 of the pool's best (docs/judge.md); a manifest recording other figures misleads its reader."""
+    params = labels.model_params()
+    assert (params["null_sample"], params["idf_sample"], params["own_margin"]) == (25, 1000, 0.02)
+    assert params["features"] == [*labels.FEATURES, "P_max*lenratio"]
+
+
+def test_features_without_the_with_gold_flag_take_the_model_without_gold():
+    """A pair whose features do not say that the query's gold chunks were judged is scored by WITHOUT_GOLD (the pool is
+    retrieval alone as far as anything records), as `feature_rows` reads a missing flag as 0."""
+    bare = {k: v for k, v in FEATURES.items() if k != "with_gold"}
+    judged = [Judgment("q", "a", 0.5, 0.5, 0.5, p=0.5, features=bare)]
+    x, gold = labels.feature_rows(judged)
+    assert gold.tolist() == [False]
+    rule = labels.ProbabilityRule(refit=(0.0,) * (len(labels.FEATURES) + 2), calibration={"fit": "features"})
+    assert rule.scores(judged)[0] == pytest.approx(float(_sigmoid(labels.WITHOUT_GOLD.logit(x))[0]), rel=0, abs=1e-15)
+    assert rule.scores(judged)[0] != pytest.approx(float(_sigmoid(labels.WITH_GOLD.logit(x))[0]), rel=0, abs=1e-6)
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-np.asarray(z, dtype=np.float64)))
+
+
+def test_the_rule_defaults_are_the_built_in_cut_grade_cuts_and_threshold():
+    """`semrel run` hashes these into the label and sensitivity steps: each must be the value labelling uses, so a change
+    of any reruns them."""
+    assert labels.rule_defaults() == {"cut": 0.38, "grade_cuts": [0.19, 0.38, 0.69], "threshold": 0.7}
+    assert labels.ProbabilityRule().fallback == labels.ThresholdRule("R", (labels.rule_defaults()["threshold"],))
