@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -369,3 +370,114 @@ def test_the_rule_defaults_are_the_built_in_cut_grade_cuts_and_threshold():
     of any reruns them."""
     assert labels.rule_defaults() == {"cut": 0.38, "grade_cuts": [0.19, 0.38, 0.69], "threshold": 0.7}
     assert labels.ProbabilityRule().fallback == labels.ThresholdRule("R", (labels.rule_defaults()["threshold"],))
+
+
+def test_a_binary_threshold_rules_manifest_says_binary_and_relabels(tmp_path):
+    """One threshold is binary labels: the manifest says so, and `semrel eval` filling holes reads the rule back from it
+    (rule_from_params refuses a "labels" that disagrees with the thresholds)."""
+    rows = [Judgment("q", "a", 0.5, 0.8, 0.5), Judgment("q", "b", 0.5, 0.4, 0.5)]
+    semrel.label(rows, tmp_path / "q.txt", threshold=0.5)
+    params = json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]
+    assert params["labels"] == "binary" and params["thresholds"] == [0.5]
+    assert labels.relabel([Judgment("q", "c", 0.5, 0.55, 0.5)], params).to_dict() == {"q": {"c": 1}}
+    semrel.label(rows, tmp_path / "g.txt", grades=[0.3, 0.6])
+    params = json.loads((tmp_path / "g.txt.manifest.json").read_text())["params"]
+    assert params["labels"] == "graded"
+    assert labels.relabel([Judgment("q", "c", 0.5, 0.55, 0.5)], params).to_dict() == {"q": {"c": 1}}
+
+
+@pytest.mark.parametrize("cut", [0.0, 1.0, -0.1, 1.5])
+def test_a_cut_on_p_of_zero_or_one_is_refused(cut):
+    """A cut of 1 labels no pair with p < 1 relevant (and its graded cuts 0.5, 1, 1 do not rise): refused as 0 is."""
+    with pytest.raises(UsageError, match=f"the cut on p must be between 0 and 1, got {cut:g}"):
+        labels.ProbabilityRule(cut=cut)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_a_threshold_that_is_no_finite_number_is_refused(bad):
+    """NaN is reached by no score (every pair non-relevant); infinity likewise or by all: refused, on P, R, F and p."""
+    with pytest.raises(UsageError, match="thresholds must be finite numbers"):
+        labels.ThresholdRule("R", (bad,))
+    with pytest.raises(UsageError, match="thresholds must be finite numbers"):
+        semrel.label([Judgment("q", "a", 0.5, 0.5, 0.5)], threshold=bad)
+    with pytest.raises(UsageError, match="thresholds must be finite numbers"):
+        labels.parse_thresholds(f"0.2,{bad}")
+
+
+@pytest.mark.parametrize("slope, refit, fragment", [
+    (0.0, None, "calibration slope must be a positive number and shift finite, got 0, 0"),  # p' = sigmoid(shift): one label for all
+    (1.0, (0.0,) * (len(labels.FEATURES) + 3), "a refit moves the intercept and the 8 weights: give 9 finite numbers"),  # one too many
+    (1.0, (math.nan,) + (0.0,) * (len(labels.FEATURES) + 1), "give 9 finite numbers"),  # NaN p reached the top grade
+])
+def test_a_calibration_that_cannot_label_is_refused(tmp_path, slope, refit, fragment):
+    """A slope of 0, a refit of the wrong length or with NaN: refused when built, and in a file naming the file."""
+    with pytest.raises(UsageError, match=re.escape(fragment)):
+        labels.ProbabilityRule(slope=slope, refit=refit)
+    params = labels.ProbabilityRule(slope=1.2, calibration={"fit": "anchored"}).params()
+    params["calibration"] = {**params["calibration"], "slope": slope, **({"refit": list(refit)} if refit else {})}
+    params["thresholds"] = None if refit else params["thresholds"]
+    cal = tmp_path / "cal.json"
+    cal.write_text(json.dumps(params))  # NaN written as JSON's NaN, which the reader takes
+    with pytest.raises(ValidationError, match=re.escape(f"{cal}: ") + ".*" + re.escape(fragment)):
+        labels.read_calibration(cal)
+
+
+def test_a_p_exactly_on_a_recorded_threshold_reaches_it():
+    """The manifest records the calibrated cuts moved onto the judge's p ("thresholds"), which the review queue cuts at:
+    a pair whose p is exactly one of them is labelled as p >= threshold says. Comparing the calibrated p with the cut
+    instead put p = 0.5825943826463955 (the top cut of slope 1.2, shift 0.4) one grade lower, by a float's round trip."""
+    rule = labels.ProbabilityRule(graded=True, slope=1.2, shift=0.4, calibration={"fit": "anchored"})
+    recorded = rule.params()["thresholds"]
+    judged = [Judgment("q", str(k), 0.5, 0.5, 0.5, p=t) for k, t in enumerate(recorded)]
+    assert rule.grades(judged).tolist() == [1, 2, 3]
+    assert labels.rule_from_params(rule.params()).grades(judged).tolist() == [1, 2, 3]
+
+
+def test_a_refit_rule_given_in_python_is_recorded_and_relabels(tmp_path):
+    """A rule with a refit but no record of how it was fitted (built in Python) is still calibrated: the manifest keeps its
+    refit, and `semrel eval` filling holes relabels from it as `label` did."""
+    refit = (1.0,) + (0.0,) * (len(labels.FEATURES) + 1)
+    rule = labels.ProbabilityRule(refit=refit)
+    rows = [Judgment("q", c, 0.5, 0.5, 0.5, "bm25", p=0.3, features=FEATURES) for c in "ab"]
+    semrel.label(rows, tmp_path / "q.txt", calibration=rule)
+    params = json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]
+    assert params["calibration"]["refit"] == list(refit) and params["thresholds"] is None
+    again = labels.relabel([Judgment("q", "c", 0.5, 0.5, 0.5, "bm25", p=0.3, features=FEATURES)], params)
+    assert again.to_dict() == {"q": {"c": 1}}  # the refitted p (0.85) is relevant; the judge's 0.3 is not
+
+
+@pytest.mark.parametrize("cut", [0.372, 0.3456, 0.41])
+def test_a_cut_off_the_hundredths_is_recorded_as_it_is(cut):
+    """A cut given in Python, or chosen off the grid, is written as it is and read back the same."""
+    rule = labels.ProbabilityRule(cut=cut, slope=1.1, calibration={"fit": "anchored"})
+    assert rule.params()["cut"] == cut and labels.rule_from_params(rule.params()) == rule
+
+
+def test_a_calibration_file_with_an_extra_threshold_is_refused(tmp_path):
+    """"thresholds" follow from the cut: a list with one more (an edit for graded labels) would not apply, so it is refused."""
+    params = labels.ProbabilityRule(slope=1.2, shift=0.3, calibration={"fit": "anchored"}).params()
+    params["thresholds"] = [*params["thresholds"], 0.9]
+    (tmp_path / "cal.json").write_text(json.dumps(params))
+    with pytest.raises(ValidationError, match='"thresholds" is'):
+        labels.read_calibration(tmp_path / "cal.json")
+
+
+@pytest.mark.parametrize("edit", [
+    {"features": [*labels.FEATURES[:-1], "P_max*lenratio"]},  # the same coefficients on other features
+    {"without_gold": {**labels.WITHOUT_GOLD.to_json(), "intercept": -5.0}},  # the model without gold refitted alone
+])
+def test_a_refit_of_a_model_that_differs_in_one_part_only_is_refused(tmp_path, edit):
+    """Any of the features and either model's coefficients make the model a refit moves: a file recording another in any
+    one of them is refused, not only one whose model with gold differs."""
+    params = labels.ProbabilityRule(refit=(0.0,) * (len(labels.FEATURES) + 2), calibration={"fit": "features"}).params()
+    (tmp_path / "cal.json").write_text(json.dumps({**params, "model": {**params["model"], **edit}}))
+    with pytest.raises(ValidationError, match='"model" records coefficients other than this semrel'):
+        labels.read_calibration(tmp_path / "cal.json")
+
+
+def test_a_manifest_from_before_the_probability_rule_is_read_as_thresholds():
+    """Labels manifests before the probability rule held "on" and "thresholds" and no "rule": read as the threshold rule,
+    on R where "on" is missing, so hole filling in `semrel eval` labels new pairs as those qrels were."""
+    assert labels.rule_from_params({"on": "F", "thresholds": [0.5, 0.7]}) == labels.ThresholdRule("F", (0.5, 0.7))
+    assert labels.rule_from_params({"thresholds": [0.6]}) == labels.ThresholdRule("R", (0.6,))
+    assert labels.recorded_rule({"on": "P", "thresholds": [0.4]}) == labels.ThresholdRule("P", (0.4,))
