@@ -481,3 +481,132 @@ def test_a_manifest_from_before_the_probability_rule_is_read_as_thresholds():
     assert labels.rule_from_params({"on": "F", "thresholds": [0.5, 0.7]}) == labels.ThresholdRule("F", (0.5, 0.7))
     assert labels.rule_from_params({"thresholds": [0.6]}) == labels.ThresholdRule("R", (0.6,))
     assert labels.recorded_rule({"on": "P", "thresholds": [0.4]}) == labels.ThresholdRule("P", (0.4,))
+
+
+def _featured(rows):
+    """Judgments (query, chunk, R, p, source) holding p and FEATURES."""
+    return [Judgment(q, c, r, r, r, s, p=p, features=FEATURES) for q, c, r, p, s in rows]
+
+
+def test_graded_with_a_calibration_grades_at_its_moved_cuts():
+    """`label --calibration cal.json --graded`: the calibrated rule, graded at its three cuts moved onto the judge's p."""
+    rule = labels.ProbabilityRule(slope=1.2, shift=0.4, calibration={"fit": "anchored"})
+    lows = labels.ProbabilityRule(graded=True, slope=1.2, shift=0.4).judge_thresholds  # 0.176, 0.323, 0.583
+    rows = _featured([("q", c, 0.5, p, "bm25") for c, p in (("a", 0.17), ("b", 0.18), ("c", 0.33), ("d", 0.59))])
+    assert semrel.label(rows, calibration=rule, graded=True, warn=lambda _: None).to_dict() == {"q": {"a": 0, "b": 1, "c": 2, "d": 3}}
+    assert semrel.label(rows, calibration=rule, warn=lambda _: None).to_dict() == {"q": {"a": 0, "b": 0, "c": 1, "d": 1}}
+    assert lows[0] < 0.18 < lows[1] < 0.33 < lows[2] < 0.59
+
+
+def test_on_p_without_thresholds_is_the_probability_rule():
+    """`label --on p` alone is the default rule (p >= CUT, graded: its three cuts), not a threshold of 0.70 on p."""
+    rows = _featured([("q", c, 0.5, p, "bm25") for c, p in (("a", 0.2), ("b", 0.4), ("c", 0.75))])
+    assert semrel.label(rows, on="p").to_dict() == {"q": {"a": 0, "b": 1, "c": 1}}
+    assert semrel.label(rows, on="p", graded=True).to_dict() == {"q": {"a": 1, "b": 2, "c": 3}}
+
+
+def test_on_that_is_not_the_calibrations_is_refused():
+    """A calibration fitted on R labels on R: on="F" with it is a contradiction, refused rather than ignored."""
+    rows = _featured([("q", "a", 0.5, 0.5, "bm25")])
+    with pytest.raises(UsageError, match="on='F' does not match the calibration, which is on R"):
+        semrel.label(rows, on="F", calibration=labels.ThresholdRule("R", (0.6,)))
+    with pytest.raises(UsageError, match="on='R' does not match the calibration, which is on p"):
+        semrel.label(rows, on="R", calibration=labels.ProbabilityRule(slope=1.2))
+
+
+def test_the_fallback_note_is_for_some_pairs_not_all():
+    """Where no pair holds p, label says so in its own words (or refuses a calibration): the note that the other pairs
+    were labelled by p would speak of none."""
+    rule = labels.ProbabilityRule()
+    none = [Judgment("q", c, 0.5, 0.5, 0.5) for c in "ab"]
+    assert labels.fallback_note(rule, none) is None
+    assert labels.fallback_note(rule, _featured([("q", "a", 0.5, 0.5, "bm25")])) is None
+    note = labels.fallback_note(rule, [*none, *_featured([("q", "c", 0.5, 0.5, "bm25")])])
+    assert note is not None
+    assert note.startswith(f"2 of 3 pairs hold no probability p: labelled by R >= 0.7 instead, the other 1 by p >= {labels.CUT}")
+
+
+def test_no_gold_warning_needs_every_pool_judged_without_gold():
+    """Some queries' gold chunks were judged (with_gold 1), though no pair is marked source gold here: the golden set does
+    list gold chunks, so 'lists no gold chunks' would be false."""
+    some = [Judgment(f"q{i}", c, 0.5, 0.5, 0.5, "bm25", p=p, features={**FEATURES, "with_gold": float(i < 2)})
+            for i in range(4) for c, p in (("a", 0.9), ("b", 0.1))]
+    rule = labels.ProbabilityRule()
+    assert not any("lists no gold chunks" in n for n in labels.label_warnings(some, rule.grades(some), rule))
+    none = [_with_features(j, with_gold=0.0) for j in some]
+    assert any("lists no gold chunks" in n for n in labels.label_warnings(none, rule.grades(none), rule))
+
+
+def _with_features(j: Judgment, **changes) -> Judgment:
+    return Judgment(j.query_id, j.chunk_id, j.P, j.R, j.F, j.source, p=j.p, features={**(j.features or {}), **changes})
+
+
+def test_the_gold_split_is_shown_only_where_lone_gold_chunks_fare_better():
+    """The split explains a low share by answers drawn from several chunks; where queries listing several fare better
+    (here 80% against 40%), it would say the opposite of what it explains, so it is not shown."""
+    judged, grades = [], []
+    for i in range(10):  # 10 queries listing one gold chunk, 4 relevant
+        judged.append(Judgment(f"l{i}", "g", 0.5, 0.5, 0.5, "gold"))
+        grades.append(int(i < 4))
+    for i in range(20):  # 10 queries listing two, 16 of 20 relevant
+        judged.append(Judgment(f"m{i // 2}", f"g{i % 2}", 0.5, 0.5, 0.5, "gold"))
+        grades.append(int(i < 16))
+    note = labels.label_warnings(judged, grades, labels.ThresholdRule())[0]
+    assert note.startswith("only 67% of the 30 gold chunks") and "lists several" not in note
+
+
+def test_labels_from_a_threshold_calibration_file_do_not_send_the_user_to_calibrate_again(tmp_path):
+    """A calibration on R (`semrel calibrate --on R`) is fitted to reviewed pairs as a refit of p is: the advice of the
+    warnings is to review more, and the manifest lists the calibration file among its inputs."""
+    rows = [Judgment(f"q{i}", "g", 0.5, 0.5, 0.5, "gold") for i in range(4)]
+    cal = tmp_path / "cal.json"
+    cal.write_text(json.dumps({"rule": "threshold", "on": "R", "thresholds": [0.6], "labels": "binary"}))
+    result = labels.label_with_rule(rows, tmp_path / "q.txt", calibration=cal)
+    assert result.warnings and all("the rule is already fitted to reviewed pairs" in w for w in result.warnings)
+    inputs = json.loads((tmp_path / "q.txt.manifest.json").read_text())["inputs"]
+    assert [i["path"] for i in inputs] == [str(cal)]
+
+
+def test_a_calibration_applies_where_the_judgments_record_less_of_the_judge(tmp_path):
+    """A judge setting that one side does not record (an older manifest) is no difference, and judgments without a
+    manifest (made in Python) are labelled by any calibration: only settings recorded on both sides can differ."""
+    rows = [("q", c, r, p, "bm25") for c, r, p in (("a", 0.8, 0.9), ("b", 0.3, 0.1))]
+    path = tmp_path / "j.jsonl"
+    path.write_text("".join(json.dumps({"query_id": q, "chunk_id": c, "P": r, "R": r, "F": r, "source": s, "p": p,
+                                        "features": FEATURES}) + "\n" for q, c, r, p, s in rows))
+    cal = tmp_path / "cal.json"
+    judged_with = {"model": "all-MiniLM-L6-v2", "model_fingerprint": "f1", "layer": 6, "idf": False, "rescale": "none"}
+    cal.write_text(json.dumps({"rule": "threshold", "on": "R", "thresholds": [0.5], "labels": "binary", "judged_with": judged_with}))
+    assert semrel.label(path, calibration=cal).to_dict() == {"q": {"a": 1, "b": 0}}  # no manifest beside the judgments
+    (tmp_path / "j.jsonl.manifest.json").write_text(json.dumps({"params": {"model": "all-MiniLM-L6-v2", "layer": 6}}))
+    assert semrel.label(path, calibration=cal).to_dict() == {"q": {"a": 1, "b": 0}}  # idf, rescale, fingerprint unrecorded
+
+
+def test_the_fallback_note_under_a_refit_says_the_pairs_lack_features():
+    """A refit recomputes p from the features: the pairs it cannot score lack those, whether or not they hold p."""
+    rule = labels.ProbabilityRule(refit=(0.0,) * (len(labels.FEATURES) + 2), calibration={"fit": "features"})
+    rows = [Judgment("q", "a", 0.5, 0.5, 0.5, p=0.4), *_featured([("q", "b", 0.5, 0.5, "bm25")])]
+    note = labels.fallback_note(rule, rows)
+    assert note is not None and note.startswith("1 of 2 pairs hold no features, which the refit recomputes p from: labelled by R")
+
+
+def test_a_calibration_with_a_threshold_is_refused():
+    """Both set the rule: one of them would be silently ignored."""
+    rows = _featured([("q", "a", 0.5, 0.5, "bm25")])
+    for option in ({"threshold": 0.5}, {"grades": [0.3, 0.6]}):
+        with pytest.raises(UsageError, match="calibration= sets the rule: give it without threshold= or grades="):
+            semrel.label(rows, calibration=labels.ProbabilityRule(slope=1.2), **option)
+
+
+def test_a_threshold_of_zero_is_a_threshold():
+    """threshold=0 on R labels every pair with R >= 0 relevant; it is a number given, not the option left out."""
+    rows = [Judgment("q", c, 0.5, r, 0.5, "bm25") for c, r in (("a", 0.0), ("b", 0.3))]
+    assert semrel.label(rows, on="R", threshold=0.0).to_dict() == {"q": {"a": 1, "b": 1}}
+
+
+def test_only_the_source_gold_marks_a_gold_pair():
+    """The judge marks gold pairs with the source "gold" among the pool's run names; a run named "goldilocks" does not
+    make its chunks gold ones (the warning would count them as gold chunks left non-relevant)."""
+    rows = [Judgment(f"q{i}", "a", 0.5, 0.5, 0.5, "goldilocks,bm25") for i in range(3)]
+    rows += [Judgment(f"q{i}", "b", 0.5, 0.9, 0.5, "bm25") for i in range(3)]
+    assert labels.label_warnings(rows, [0, 0, 0, 1, 1, 1], labels.ThresholdRule()) == []
