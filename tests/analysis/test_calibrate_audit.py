@@ -7,11 +7,27 @@ import json
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import cohen_kappa_score
 
-from helpers import assert_one_error, run
-from semrel.analysis.calibrate import calibrate
+from helpers import assert_one_error, drawn_features, run
+from semrel.analysis.calibrate import (
+    CUT_GRID,
+    Probabilities,
+    calibrate,
+    calibrate_labels,
+    calibrate_probability,
+    expected_kappa_cut,
+    expected_kappas,
+    fit_features,
+    fit_probability,
+    write_fitted,
+)
 from semrel.errors import UsageError, ValidationError
 from semrel.formats import read_qrels
+from semrel.judging import labels
+from semrel.records import Judgment
 
 
 def _line(query: str, r: float, p: float | None = None) -> str:
@@ -73,3 +89,185 @@ def test_more_thresholds_than_the_human_labels_have_grades_are_refused(write, tm
     with pytest.raises(ValidationError, match="top grade is 2: ask for 2 at most"):
         calibrate(np.array([0.1, 0.4, 0.6, 0.9]), np.array([0, 1, 2, 2]), 3)
     assert len(calibrate(np.array([0.1, 0.4, 0.6, 0.9]), np.array([0, 1, 2, 2]), 2).thresholds) == 2
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-np.asarray(z, dtype=np.float64)))
+
+
+def _by_hand(models: labels.Models, x: np.ndarray, gold: np.ndarray, delta: np.ndarray | None = None) -> np.ndarray:
+    """logit(p) of each row under its model (moved by delta), from the published formula with the features held."""
+    out = []
+    for row, g in zip(x, gold):
+        model = models[0] if g else models[1]
+        held = np.clip(row, model.lower, model.upper)
+        d = np.zeros(len(model.weights) + 1) if delta is None else delta
+        pk, lk = labels.FEATURES.index("P_max"), labels.FEATURES.index("lenratio")
+        out.append(model.intercept + d[0] + np.append(held, held[pk] * held[lk]) @ (np.array(model.weights) + d[1:]))
+    return np.array(out)
+
+
+def test_a_refit_on_other_models_moves_those_models_coefficients():
+    """bench/labels.py refits p on coefficients it fitted itself (`models=`): the refit, the moved cut and the agreements
+    must all start from those, not the shipped ones, for the pairs with gold and those without alike."""
+    rng = np.random.default_rng(11)
+    n = 400
+    x = drawn_features(rng, n)
+    gold = rng.uniform(size=n) < 0.5
+    gold[:40], x[:40, labels.FEATURES.index("lenratio")] = False, 3.7  # inside WITH_GOLD's range, past WITHOUT_GOLD's
+    move = np.zeros(len(labels.FEATURES) + 2)
+    move[0], move[1 + labels.FEATURES.index("own_idf")] = -1.5, 2.0
+    models = (labels.WITH_GOLD.plus(move), labels.WITHOUT_GOLD.plus(-move))
+    p = _sigmoid(_by_hand(models, x, gold))
+    assert labels.probability(x, gold, models=models) == pytest.approx(p, rel=0, abs=1e-12)
+    y = (rng.uniform(size=n) < _sigmoid(_by_hand(models, x, gold) + 1.0)).astype(int)  # reviewers: one logit unit more
+    pairs = Probabilities(p, x, gold)
+    found = np.array(fit_features(pairs, y, models=models))
+    z = _by_hand(models, x, gold, found)
+    design = labels.designs(x, gold, models)
+    assert np.abs(design.T @ (_sigmoid(z) - y) + found).max() < 1e-3  # the penalised likelihood's gradient vanishes there
+    result = calibrate_probability(pairs, y, "features", resamples=10, judged=pairs, models=models)
+    assert result.rule.refit == pytest.approx(tuple(found), rel=0, abs=1e-9)
+    q = _sigmoid(_by_hand(models, x, gold, np.array(result.rule.refit)))
+    assert result.rule.cut == float(CUT_GRID[int(np.argmax(expected_kappas(q)))])
+    assert result.after.kappa == pytest.approx(cohen_kappa_score(y, (q >= result.rule.cut).astype(int)), abs=1e-12)
+    assert result.before.kappa == pytest.approx(cohen_kappa_score(y, (p >= labels.CUT).astype(int)), abs=1e-12)
+
+
+def test_the_shift_fit_is_the_maximum_likelihood_offset_even_far_from_zero():
+    """fit="shift": the offset g where the refitted p's sum equals the relevant pairs' count (the likelihood's score
+    equation), solved here by bisection; reviewers who call 90% of pairs of p near 0.05 relevant need g near 5."""
+    rng = np.random.default_rng(2)
+    p = rng.uniform(0.03, 0.07, 200)
+    y = (np.arange(200) % 10 != 0).astype(int)  # 180 of 200 relevant
+    z = labels.logit(p)
+    by_hand = brentq(lambda g: _sigmoid(z + g).sum() - y.sum(), -20, 20, xtol=1e-12)
+    assert 4.5 < by_hand < 6
+    assert fit_probability(p, y, "shift") == pytest.approx((1.0, by_hand), rel=0, abs=1e-5)
+
+
+def test_the_platt_fit_follows_reviewers_much_sharper_than_p():
+    """Reviewers who split pairs of p between 0.3 and 0.5 almost by p itself: the slope on logit(p) is several times 1
+    (about 8 here), and the fit follows it as scikit-learn's LogisticRegression(C=10) does, not stopping at a bound."""
+    rng = np.random.default_rng(8)
+    p = rng.uniform(0.3, 0.5, 400)
+    y = (rng.uniform(size=400) < _sigmoid(8.0 * (labels.logit(p) - labels.logit(0.4)))).astype(int)
+    slope, shift = fit_probability(p, y, "platt")
+    model = LogisticRegression(C=10.0, tol=1e-10, max_iter=10_000).fit(labels.logit(p)[:, None], y)
+    assert model.coef_[0, 0] > 4
+    assert (slope, shift) == pytest.approx((model.coef_[0, 0], model.intercept_[0]), abs=1e-3)
+
+
+def test_fit_probability_refuses_the_features_fit():
+    """fit="features" moves every coefficient (fit_features); fit_probability would have fitted a Platt slope under its name."""
+    with pytest.raises(ValidationError, match="fit='features': choose one of anchored, shift, platt"):
+        fit_probability(np.array([0.2, 0.8]), np.array([0, 1]), "features")
+
+
+def test_the_moved_cut_is_chosen_among_every_hundredth_as_the_shipped_one_was():
+    """The shipped cut 0.38 was chosen on a grid of hundredths; a calibration's cut is too (0.05 to 0.95), so on p spread
+    evenly it lands where the expected kappa peaks, off any coarser grid."""
+    assert CUT_GRID.tolist() == [k / 100 for k in range(5, 96)]
+    q = np.linspace(0.0, 0.66, 2000)  # q spread evenly over 0 to 0.66: the expected kappa peaks at 0.39
+    kappas = [_kappa_by_hand(q, c) for c in (k / 100 for k in range(5, 96))]
+    assert expected_kappa_cut(q) == (5 + int(np.argmax(kappas))) / 100 == 0.39
+
+
+def _kappa_by_hand(q: np.ndarray, cut: float) -> float:
+    above = q >= cut
+    tp, fp, fn, tn = q[above].sum(), (1 - q[above]).sum(), q[~above].sum(), (1 - q[~above]).sum()
+    n = len(q)
+    chance = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / n**2
+    return ((tp + tn) / n - chance) / (1 - chance)
+
+
+def test_probabilities_of_pairs_follow_the_pairs_order():
+    """Probabilities.of(judgments, pairs): row i is pairs[i]'s, whatever the judgments' order (the human grades are in
+    the pairs' order)."""
+    judged = [Judgment("q", c, 0.5, 0.5, 0.5, p=p) for c, p in (("a", 0.1), ("b", 0.2), ("c", 0.3))]
+    assert Probabilities.of(judged, [("q", "c"), ("q", "a")]).p.tolist() == [0.3, 0.1]
+
+
+def test_a_features_refit_of_judgments_without_features_is_refused(tmp_path):
+    """fit="features" asked for on p written without its features (an older judge): refused with what to do, not a
+    refit of NaN."""
+    judged = [Judgment(f"q{i}", "c", 0.5, 0.5, 0.5, p=0.1 + 0.1 * i) for i in range(8)]
+    (tmp_path / "h.qrels").write_text("".join(f"q{i} 0 c {int(i >= 4)}\n" for i in range(8)))
+    with pytest.raises(ValidationError, match="--fit features needs the features the judge writes beside p"):
+        calibrate_labels(judged, tmp_path / "h.qrels", fit="features")
+
+
+@pytest.mark.parametrize("sd", [0.5, 2.0])
+def test_the_features_refit_is_the_penalised_maximum_likelihood_at_any_prior_sd(sd):
+    """fit_features(sd=): the prior's term in the loss and in its gradient is delta / sd**2 (with the default sd of 1, sd
+    and sd**2 agree, and a mix-up went unseen); at the fit, the penalised likelihood's gradient vanishes."""
+    rng = np.random.default_rng(5)
+    x = drawn_features(rng, 1500)
+    y = (rng.uniform(size=1500) < _sigmoid(labels.logits(x, True) + 1.0)).astype(int)
+    found = np.array(fit_features(Probabilities(labels.probability(x, True), x, np.ones(1500, dtype=bool)), y, sd=sd))
+    z = labels.logits(x, True, tuple(found))
+    assert np.abs(labels.designs(x, True).T @ (_sigmoid(z) - y) + found / sd**2).max() < 1e-3
+
+
+def _reviewed(n: int, seed: int) -> tuple[Probabilities, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.02, 0.98, n)
+    human = np.where(rng.uniform(size=n) < _sigmoid(labels.logit(p) + 1.5), rng.integers(1, 4, n), 0)
+    return Probabilities(p, np.full((n, len(labels.FEATURES)), np.nan), np.zeros(n, dtype=bool)), human
+
+
+def test_graded_agreements_in_sample_are_quadratic_weighted_kappas():
+    """graded: before and after are the shipped and refitted grades 0-3 against the human grades, with quadratic weights
+    as the held-out figures and the thresholds' fit use, computed here by scikit-learn."""
+    reviewed, human = _reviewed(150, 6)
+    result = calibrate_probability(reviewed, human, "shift", graded=True, resamples=10)
+    cuts = np.array(labels.GRADE_CUTS)
+    before = (reviewed.p[:, None] >= cuts).sum(axis=1)
+    after = (_sigmoid(labels.logit(reviewed.p) + result.rule.shift)[:, None] >= cuts).sum(axis=1)
+    assert result.before.kappa == pytest.approx(cohen_kappa_score(human, before, weights="quadratic"), abs=1e-12)
+    assert result.after.kappa == pytest.approx(cohen_kappa_score(human, after, weights="quadratic"), abs=1e-12)
+    assert result.after.kappa != pytest.approx(cohen_kappa_score(human, after, weights="linear"), abs=1e-6)
+
+
+def test_no_judged_pair_leaves_the_cut_where_it_was():
+    """`judged` with no pair gives no expected kappa to move the cut by: it stays, and no "cut_from" is recorded."""
+    reviewed, human = _reviewed(60, 3)
+    empty = Probabilities(np.zeros(0), np.zeros((0, len(labels.FEATURES))), np.zeros(0, dtype=bool))
+    result = calibrate_probability(reviewed, human, "shift", resamples=10, judged=empty)
+    assert result.rule.cut == labels.CUT and "cut_from" not in (result.rule.calibration or {})
+
+
+def test_the_calibration_records_how_many_reviewed_pairs_were_relevant(tmp_path):
+    """cal.json's "calibration" says how the rule was fitted: the fit, the reviewed pairs and how many were relevant
+    (grade 1 or more), read back by `label` into the labels' manifest."""
+    reviewed, human = _reviewed(60, 3)
+    result = calibrate_probability(reviewed, human, "anchored", resamples=10)
+    assert result.rule.calibration == {"fit": "anchored", "pairs": 60, "relevant": int((human > 0).sum())}
+    write_fitted(result, tmp_path / "cal.json", [])
+    assert labels.read_calibration(tmp_path / "cal.json").calibration == result.rule.calibration
+
+
+def test_the_manifest_of_a_features_refit_records_the_refit(tmp_path):
+    """`calibrate -o`'s manifest records what was fitted: for --fit features the move of every coefficient, as cal.json."""
+    rng = np.random.default_rng(4)
+    x = drawn_features(rng, 200)
+    y = (rng.uniform(size=200) < _sigmoid(labels.logits(x, True) + 1.0)).astype(int)
+    result = calibrate_probability(Probabilities(labels.probability(x, True), x, np.ones(200, dtype=bool)), y, resamples=10)
+    write_fitted(result, tmp_path / "cal.json", [])
+    params = json.loads((tmp_path / "cal.json.manifest.json").read_text())["params"]
+    assert result.rule.refit is not None and params["refit"] == list(result.rule.refit)
+    assert json.loads((tmp_path / "cal.json").read_text())["calibration"]["refit"] == params["refit"]
+    assert (params["fit"], params["slope"], params["shift"], params["cut"]) == ("features", 1.0, 0.0, result.rule.cut)
+
+
+def test_held_out_pairs_a_test_file_leaves_unlisted_count_as_zero_when_asked(tmp_path):
+    """test_unlisted_as_zero (the test file lists only relevant chunks, as gold qrels do): the other judged chunks of its
+    queries are held-out pairs of grade 0, whatever unlisted_as_zero says of the calibration file."""
+    rng = np.random.default_rng(1)
+    judged = [Judgment(f"q{i}", c, 0.5, 0.5, 0.5, p=float(rng.uniform(0.05, 0.95))) for i in range(40) for c in "ab"]
+    (tmp_path / "h.qrels").write_text("".join(f"q{i} 0 {c} {int(rng.uniform() < 0.5)}\n" for i in range(20) for c in "ab"))
+    (tmp_path / "t.qrels").write_text("".join(f"q{i} 0 a 1\n" for i in range(20, 40)))
+    result = calibrate_labels(judged, tmp_path / "h.qrels", fit="shift", test=tmp_path / "t.qrels", test_unlisted_as_zero=True)
+    assert result.held_out[0].n == result.held_out[1].n == 40  # a (listed, 1) and b (unlisted: 0) of 20 queries
+    result = calibrate_labels(judged, tmp_path / "h.qrels", fit="shift", test=tmp_path / "t.qrels", unlisted_as_zero=True)
+    assert result.held_out[0].n == 20  # the test file's listed pairs alone
