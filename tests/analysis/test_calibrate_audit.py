@@ -271,3 +271,27 @@ def test_held_out_pairs_a_test_file_leaves_unlisted_count_as_zero_when_asked(tmp
     assert result.held_out[0].n == result.held_out[1].n == 40  # a (listed, 1) and b (unlisted: 0) of 20 queries
     result = calibrate_labels(judged, tmp_path / "h.qrels", fit="shift", test=tmp_path / "t.qrels", unlisted_as_zero=True)
     assert result.held_out[0].n == 20  # the test file's listed pairs alone
+
+
+def test_graded_thresholds_on_r_are_written_as_graded_and_label_reads_them(write, tmp_path):
+    """`calibrate --on R` with grades 0-2: cal.json says "graded", which `label --calibration` checks against its two
+    thresholds (a file saying "binary" was refused), and grades by them."""
+    judgments = write("j.jsonl", "".join(_line(f"q{i}", r) for i, r in enumerate([0.2, 0.4, 0.5, 0.7, 0.8, 0.9])))
+    human = write("h.qrels", "q0 0 c 0\nq1 0 c 0\nq2 0 c 1\nq3 0 c 1\nq4 0 c 2\nq5 0 c 2\n")
+    result = run("calibrate", judgments, human, "--on", "R", "-o", tmp_path / "cal.json")
+    assert result.exit_code == 0, result.output
+    written = json.loads((tmp_path / "cal.json").read_text())
+    assert written["labels"] == "graded" and written["thresholds"] == [0.45, 0.75]
+    result = run("label", judgments, "--calibration", tmp_path / "cal.json", "-o", tmp_path / "q.txt")
+    assert result.exit_code == 0, result.output
+    assert read_qrels(tmp_path / "q.txt").to_dict() == {f"q{i}": {"c": g} for i, g in enumerate([0, 0, 1, 1, 2, 2])}
+
+
+def test_unlisted_as_zero_counts_only_the_queries_the_human_file_has(write):
+    """unlisted_as_zero: a judged chunk the human file leaves out of a query it grades is grade 0; a query it does not
+    grade at all is not reviewed, and stays out of the fit."""
+    judgments = [Judgment(q, c, r, r, r, "bm25") for q, c, r in
+                 (("q1", "a", 0.9), ("q1", "b", 0.2), ("q2", "a", 0.8), ("q2", "b", 0.3), ("q3", "a", 0.1))]
+    human = write("h.qrels", "q1 0 a 1\nq2 0 a 1\n")
+    result = calibrate_labels(judgments, human, on="R", unlisted_as_zero=True)
+    assert result.agreement.n == 4 and result.thresholds == [0.55]
