@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import gzip
+import hashlib
+import io
 import json
 import os
 import re
@@ -13,11 +16,31 @@ from pathlib import Path
 import pytest
 
 from helpers import run, write
-from semrel.errors import FormatError, SemrelError
+from semrel.errors import FormatError, SemrelError, UsageError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
 from semrel.formats import manifest, read_qrels, read_run, write_qrels, write_run
-from semrel.formats.files import atomic_writer, file_digest, files_as_one, locked, open_input
+from semrel.formats.files import (
+    MB,
+    STAMP,
+    StampMemo,
+    atomic_writer,
+    check_id,
+    check_input_file,
+    file_digest,
+    files_as_one,
+    input_guard,
+    line_id,
+    locked,
+    not_plain,
+    open_input,
+    read_bytes,
+    read_head,
+    read_lines,
+    read_text,
+    stamp,
+    stdin_digest,
+)
 from semrel.formats.manifest import write_manifest
 from semrel.records import Qrels, Run
 from semrel.retrieval.fusion import fuse_files
@@ -294,3 +317,203 @@ def test_a_manifest_names_the_command_as_typed_under_python_m(tmp_path):
     assert done.returncode == 0, done.stderr
     command = manifest.read_manifest(tmp_path / "q.qrels")["command"]
     assert command == ["semrel", "golden", "qrels", str(golden), "-o", str(tmp_path / "q.qrels")]
+
+
+# ---------------------------------------------------------------- mutation audit of files.py
+
+
+def test_not_plain_names_what_stands_where_a_kept_file_goes(tmp_path):
+    """A link to a plain file is 'a link' (lstat, not stat): its target would be rewritten through it."""
+    plain = tmp_path / "state.json"
+    plain.write_text("{}")
+    link = tmp_path / "link.json"
+    link.symlink_to(plain)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert [not_plain(p) for p in (tmp_path / "missing", plain, link, tmp_path, fifo)] == [
+        None, None, "a link", "a folder", "a FIFO (named pipe)"]
+
+
+def test_an_input_through_a_link_is_named_with_where_it_leads(tmp_path):
+    dangling = tmp_path / "gone.run"
+    dangling.symlink_to(tmp_path / "nowhere.run")
+    with pytest.raises(SemrelError) as caught:
+        open_input(dangling)
+    assert str(caught.value) == f"{dangling}: a link to {tmp_path / 'nowhere.run'}, which does not exist (check the link)"
+    device = tmp_path / "null.run"
+    device.symlink_to("/dev/null")
+    with pytest.raises(SemrelError) as caught:
+        open_input(device)
+    assert str(caught.value) == (f"{device}: is a character device (it links to /dev/null), not a file; semrel reads regular files "
+                                 "(use '-' to read a stream from stdin)")
+    with pytest.raises(SemrelError) as caught:
+        open_input("/dev/null")
+    assert str(caught.value) == ("/dev/null: is a character device, not a file; semrel reads regular files "
+                                 "(use '-' to read a stream from stdin)")
+
+
+def test_a_line_over_the_limit_names_the_limit_and_a_value_that_raises_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEMREL_MAX_LINE_MB", "1")
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(b"{}\n" + b"x" * (MB + 1) + b"\n")
+    with pytest.raises(FormatError) as caught:
+        list(read_lines(path))
+    assert str(caught.value) == (f"{path}:2: the line is longer than the limit of 1 MB "
+                                 "(raise it with the environment variable SEMREL_MAX_LINE_MB, in MB, e.g. SEMREL_MAX_LINE_MB=4)")
+
+
+def test_check_input_file_refuses_devices_and_folders_unless_asked(tmp_path):
+    with pytest.raises(SemrelError, match=r"^/dev/null: is a character device, not a file; semrel reads regular files"):
+        check_input_file("/dev/null")
+    with pytest.raises(SemrelError, match=f"^{tmp_path}: is a folder, expected a file$"):
+        check_input_file(tmp_path)
+    assert check_input_file(tmp_path, folder_ok=True).st_ino == tmp_path.stat().st_ino
+
+
+def test_text_not_utf8_names_the_line_it_breaks_on(tmp_path):
+    path = tmp_path / "doc.txt"
+    path.write_bytes(b"one\ntwo \xff\nthree\nfour\n")
+    with pytest.raises(FormatError) as caught:
+        read_text(path)
+    assert str(caught.value) == f"{path}:2: not valid UTF-8 (re-save the file as UTF-8)"
+
+
+def test_read_lines_drops_the_files_bom_and_newlines_only(tmp_path):
+    """A BOM opens the file, not each line; what ends a line before its newline (a TSV's empty last field, a CR) is data."""
+    path = tmp_path / "pool.tsv"
+    path.write_bytes(b"\xef\xbb\xbfq1\tc1\t\n\xef\xbb\xbfq2 \r\nlast")
+    assert list(read_lines(path)) == [(1, "q1\tc1\t"), (2, "\ufeffq2 \r"), (3, "last")]
+
+
+def test_read_head_gives_the_decompressed_start_without_its_bom(tmp_path):
+    packed = tmp_path / "golden.json.gz"
+    packed.write_bytes(gzip.compress(b"\xef\xbb\xbf[{\"query\": 1}]" + b" " * 500))
+    plain = tmp_path / "golden.json"
+    plain.write_bytes(b"\xef\xbb\xbf{\"a\": 1}")
+    assert read_head(packed).startswith(b'[{"query": 1}]') and read_head(plain) == b'{"a": 1}'
+    assert read_text(packed).startswith('[{"query": 1}]') and read_text(plain) == '{"a": 1}'
+
+
+def test_the_line_count_of_a_digest_counts_a_last_line_without_its_newline(tmp_path):
+    counts = {}
+    for name, data in (("empty", b""), ("one", b"a\n"), ("open", b"a\nb"), ("blank", b"\n\n")):
+        (tmp_path / name).write_bytes(data)
+        (tmp_path / f"{name}.gz").write_bytes(gzip.compress(data))
+        counts[name] = (file_digest(tmp_path / name)["lines"], file_digest(tmp_path / f"{name}.gz")["lines"])
+    assert counts == {"empty": (0, 0), "one": (1, 1), "open": (2, 2), "blank": (2, 2)}
+
+
+def test_an_atomic_write_is_synced_to_disk_before_it_is_renamed_into_place(tmp_path, monkeypatch):
+    """Without the fsync a power cut after the rename can leave the new name on an empty file (ext4, xfs)."""
+    target = tmp_path / "out.txt"
+    target.write_text("old\n")
+    synced = []
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append((os.fstat(fd).st_size, target.read_text())))
+    with atomic_writer(target) as out:
+        out.write("new content\n")
+    assert synced == [(12, "old\n")] and target.read_text() == "new content\n"
+
+
+def test_what_was_read_from_stdin_is_hashed_and_counted_as_a_file_would_be(monkeypatch):
+    """Empty stdin has no lines (an empty block ends none); a last line without its newline counts."""
+    for data, lines in ((b"", 0), (b"a\nb", 2), (b"\xef\xbb\xbfa\n", 1)):
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+        with input_guard():
+            assert read_bytes("-") == data.removeprefix(b"\xef\xbb\xbf")
+            assert stdin_digest() == {"sha256": hashlib.sha256(data).hexdigest(), "lines": lines}
+
+
+def test_a_file_is_taken_by_its_stamp_only_while_it_is_unchanged_and_not_just_changed(tmp_path, monkeypatch):
+    """A memo kept past a change of the file gave the old sha256 for new bytes; one taken as the file changed
+    (within RACY_NS) could be kept for bytes written later in the same clock tick."""
+    memo, weights = StampMemo(tmp_path / "memo.json"), tmp_path / "weights.bin"
+    weights.write_bytes(b"first")
+    assert StampMemo(tmp_path / "memo.json").recall(weights) == (None, None)  # changed just now
+    monkeypatch.setattr("semrel.formats.files.RACY_NS", -10**9)  # as if it had changed long ago
+    known, taken = memo.recall(weights)
+    assert known is None and taken == stamp(weights.stat())
+    memo.remember(weights, taken, {"sha256": "abc"})
+    assert memo.recall(weights)[0] == {**dict(zip(STAMP, taken)), "sha256": "abc"}
+    weights.write_bytes(b"second")
+    assert memo.recall(weights)[0] is None
+    memo.remember(weights, None, {"sha256": "def"})  # no stamp: nothing kept
+    assert json.loads((tmp_path / "memo.json").read_text())[os.path.realpath(weights)]["sha256"] == "abc"
+
+
+def test_gzip_that_expands_past_the_ratio_or_ends_early_is_one_format_error(tmp_path):
+    """The ratio is checked once 4 MB came out: 6 MB of newlines (a few KB of gzip) is a bomb, 1 MB of them is read;
+    a gzip cut short (a download stopped) raised EOFError, a traceback."""
+    bomb, small, cut = tmp_path / "bomb.jsonl.gz", tmp_path / "small.jsonl.gz", tmp_path / "cut.jsonl.gz"
+    bomb.write_bytes(gzip.compress(b"\n" * (6 << 20)))
+    small.write_bytes(gzip.compress(b"\n" * (1 << 20)))
+    cut.write_bytes(gzip.compress(b"{}\n" * 1000)[:-12])
+    for read in (read_bytes, lambda path: list(read_lines(path))):
+        with pytest.raises(FormatError, match=rf"^{bomb}: gzip data expands more than 100 times \(a decompression bomb\?\); "
+                                              r"refused before it fills memory \(raise the limit with the environment variable "
+                                              r"SEMREL_MAX_GZIP_RATIO\)$"):
+            read(bomb)
+        with pytest.raises(FormatError, match=rf"^{cut}: broken gzip data \("):
+            read(cut)
+    assert read_bytes(small) == b"\n" * (1 << 20)
+
+
+def test_a_gzip_or_stdin_one_byte_over_the_document_limit_is_refused_not_cut(tmp_path, monkeypatch):
+    """Only a plain file's size is known before reading: the others must be read one byte past the limit to be
+    refused, or their first MB was taken as the whole file."""
+    monkeypatch.setenv("SEMREL_MAX_DOCUMENT_MB", "1")
+    at, over = tmp_path / "at.json.gz", tmp_path / "over.json.gz"
+    at.write_bytes(gzip.compress(b"x" * MB))
+    over.write_bytes(gzip.compress(b"x" * (MB + 1)))
+    assert len(read_bytes(at)) == MB
+    with pytest.raises(FormatError, match=rf"^{over}: the decompressed content is longer than the limit of 1 MB"):
+        read_bytes(over)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"x" * (MB + 1))))
+    with pytest.raises(FormatError, match=r"^<stdin>: the content is longer than the limit of 1 MB"):
+        read_bytes("-")
+
+
+def test_ids_are_single_tokens_and_only_a_query_id_may_not_open_with_a_hash(tmp_path):
+    """'#' opens a comment only where a line starts (the query id): a doc id 'd#3' or '#3' is data."""
+    assert check_id("#3", "doc id") == "#3" and check_id("q#1", "query id") == "q#1"
+    with pytest.raises(SemrelError, match=r"^query id '#1' starts with '#', which makes its lines comments in TREC qrels and runs; "
+                                          r"rename the query$"):
+        check_id("#1", "query id")
+    for bad in ("", "a b", "a\tb", "a\u00a0b", "a\u2003b"):
+        with pytest.raises(SemrelError, match=rf"^doc id {re.escape(repr(bad))} is empty or contains whitespace; ids must be single"):
+            check_id(bad, "doc id")
+    with pytest.raises(FormatError, match=r"^pool.tsv:7: chunk id 'a\\u2003b' is empty or contains whitespace"):
+        line_id("a\u2003b", "chunk id", "pool.tsv", 7)
+
+
+def test_one_file_named_twice_in_a_set_is_refused_before_anything_is_made(tmp_path):
+    target = str(tmp_path / "out" / "a.txt")
+    with pytest.raises(UsageError, match=r"a\.txt: named for two outputs of one command"):
+        with files_as_one([target, target]):
+            pass
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_set_of_files_keeps_the_permissions_of_the_files_it_replaces(tmp_path):
+    names = [str(tmp_path / "a.txt"), str(tmp_path / "a.txt.manifest.json")]
+    for name, mode in zip(names, (0o640, 0o600)):
+        open(name, "w").write("old")
+        os.chmod(name, mode)
+    with files_as_one(names) as staged:
+        for name in names:
+            open(staged[name], "w").write("new")
+    assert [(open(n).read(), stat.S_IMODE(os.stat(n).st_mode)) for n in names] == [("new", 0o640), ("new", 0o600)]
+
+
+def test_a_rename_that_fails_is_one_line_naming_the_output(tmp_path, monkeypatch):
+    target = tmp_path / "out.txt"
+    target.write_text("old\n")
+
+    def refused(source, destination):
+        raise PermissionError(errno.EACCES, "Permission denied", source)
+
+    monkeypatch.setattr(os, "replace", refused)
+    with pytest.raises(SemrelError) as caught:
+        with atomic_writer(target) as out:
+            out.write("new\n")
+    assert str(caught.value) == f"{target}: cannot write (Permission denied); nothing was written, the old file is kept"
+    assert os.listdir(tmp_path) == ["out.txt"] and target.read_text() == "old\n"
