@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from semrel.errors import FormatError
+from semrel.errors import FormatError, SemrelError, ValidationError
 from semrel.formats import read_qrels
-from semrel.formats.trec import graded_pairs, read_judgment_groups, read_preferences, read_run, run_name, write_run
-from semrel.records import Run
+from semrel.formats.trec import graded_pairs, read_judgment_groups, read_preferences, read_run, run_name, write_qrels, write_run
+from semrel.records import Qrels, Run
 
 
 @pytest.mark.parametrize("path, name", [
@@ -66,3 +66,92 @@ def test_a_preference_value_that_is_not_finite_names_its_line(write):
     path = write("p.txt", "q g s a 2\nq g s b nan\n")
     with pytest.raises(FormatError, match=r"p\.txt:2: value nan is not a finite number"):
         read_preferences(path)
+
+
+def _message(read, path) -> str:
+    with pytest.raises(FormatError) as caught:
+        read(path)
+    return str(caught.value)
+
+
+def test_comment_lines_indented_or_shaped_like_data_are_skipped(write):
+    """trec_eval skips a line whose first non-blank is '#': one indented, or with six fields and a numeric fifth
+    (which Arrow reads as a row), is no query '#'."""
+    text = "  # a comment\nq1 Q0 d1 1 2 r\n# x y 1 2 z\n\t# q1 Q0 d2 1 3 r\n"
+    assert read_run(write("c.run", text)).to_dict() == {"q1": {"d1": 2.0}}
+    for text in ("q1 Q0 d1 1 2 r\n# x y 1 2 z\n", "# x y 1 2 z\nq1 Q0 d1 1 2 r\n"):  # Arrow reads either whole
+        assert read_run(write("c.run", text)).to_dict() == {"q1": {"d1": 2.0}}
+    assert read_qrels(write("c.qrels", "# 0 d 1\nq1 0 d1 1\n   # c\n")).to_dict() == {"q1": {"d1": 1}}
+
+
+def test_lines_ended_by_a_lone_cr_or_holding_only_blanks(write):
+    """Old Mac files end lines with a CR alone: in a tab-separated file (mended, not read by Arrow at once) a tab
+    before one left a blank field in the row."""
+    assert read_qrels(write("mac.qrels", "q1 0 d1 1\rq1 0 d2 0\r")).to_dict() == {"q1": {"d1": 1, "d2": 0}}
+    assert read_qrels(write("mac.qrels", "q1\t0\td1\t1\t\rq1\t0\td2\t0\r")).to_dict() == {"q1": {"d1": 1, "d2": 0}}
+    assert len(read_run(write("blank.run", " \n\t\n  \n"))) == 0
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("q1 Q0 d1 1 2 r\n\nq1 Q0 d2 2 x r extra fields\n", "3: column 5 is 'x', expected a number (the score)"),
+    ("q1 Q0 d1 1 inf r\nq1 Q0 d2 2 x r\n", "1: column 5 is 'inf', expected a number (the score)"),
+    ("q1 Q0 d1 1 1e400 r\nq1 Q0 d2 2 x r\n", "1: column 5 is '1e400', expected a number (the score)"),
+    ("q1 Q0 d1 1 1_0 r\n", "1: column 5 is '1_0', expected a number (the score)"),
+    ("q1 Q0 d1 1 \u0661 r\n", "1: column 5 is '\u0661', expected a number (the score)"),
+    ("q1 Q0 d1 1 2 r\nq1\u00a0Q0 d1 1 2 r\n", "2: expected 6 columns (qid Q0 docid rank score tag; any after them are ignored), "
+                                              "found 5: it holds NO-BREAK SPACE (U+00A0), which separates no columns: use spaces or tabs"),
+    ("q1 0 d1 1\n", "1: expected 6 columns (qid Q0 docid rank score tag; any after them are ignored), found 4: "
+                    "qrels? a TREC run goes here"),
+])
+
+
+def test_a_bad_run_line_is_named_with_its_column(write, text, expected):
+    """The first bad line and column, counted from 1; '1_0', Arabic digits and 1e400 pass Python's float but not Arrow."""
+    path = write("bad.run", text)
+    assert _message(read_run, path) == f"{path}:{expected}"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("q1 0 d1 1\nq1 0 d2 +1\n", "2: column 4 is '+1', expected an integer relevance grade"),
+    ("q1 0 d1 1\nq1 0 d2 9223372036854775808\n", "2: column 4 is '9223372036854775808', expected an integer relevance grade"),
+    ("q1 0 d1 1 extra\n", "1: expected 4 columns (qid 0 docid rel), found 5"),
+    ("q1 Q0 d1 1 2.5 bm25\n", "1: expected 4 columns (qid 0 docid rel), found 6: a TREC run? qrels go here "
+                              "(commands that take both take the qrels first)"),
+])
+
+
+def test_a_bad_qrels_line_is_named_with_its_column(write, text, expected):
+    path = write("bad.qrels", text)
+    assert _message(read_qrels, path) == f"{path}:{expected}"
+
+
+def test_the_first_score_that_is_not_finite_is_named(write):
+    path = write("two.run", "q1 Q0 d1 1 0.5 a\nq1 Q0 d2 2 -inf a\nq1 Q0 d3 3 nan a\n")
+    assert _message(read_run, path) == f"{path}:2: score -inf is not a finite number"
+
+
+def test_a_pair_listed_twice_in_python_names_its_row_counted_from_1():
+    with pytest.raises(ValidationError, match=r"^duplicate judgment for query 'q' and doc 'a' \(row 3; each document may "
+                                              r"appear once per query\)$"):
+        graded_pairs(Qrels.from_columns(["q", "q", "q"], ["a", "b", "a"], [1, 0, 2]))
+
+
+def test_qrels_read_as_preferences_are_one_subgroup_per_group_and_bad_values_name_their_line(write):
+
+    prefs = read_preferences(write("p.qrels", "q1 a d1 2\nq1 b d2 0\n"), from_qrels=True)
+    assert (prefs.query_ids, prefs.groups, prefs.subgroups, prefs.doc_ids, prefs.values.tolist()) == (
+        ["q1", "q1"], ["a", "b"], ["0", "0"], ["d1", "d2"], [2.0, 0.0])
+    path = write("p.txt", "q g s a 2\n\n# note\nq g s b inf\n")
+    assert _message(read_preferences, path) == f"{path}:4: value inf is not a finite number"
+
+
+def test_writers_refuse_a_query_id_opening_with_a_hash_or_an_id_with_blanks_but_take_such_a_doc_id(tmp_path):
+
+    write_qrels(Qrels.from_dict({"q1": {"#3": 1}}), tmp_path / "ok.qrels")
+    assert (tmp_path / "ok.qrels").read_text() == "q1 0 #3 1\n"
+    with pytest.raises(SemrelError, match="^query id '#1' starts with '#'"):
+        write_qrels(Qrels.from_dict({"#1": {"d": 1}}), tmp_path / "bad.qrels")
+    for ranked in ({"q1": {"d 1": 1.0}}, {"#q": {"d": 1.0}}):
+        with pytest.raises(SemrelError):
+            write_run(Run.from_dict(ranked, name="r"), tmp_path / "bad.run")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.qrels"]
