@@ -13,10 +13,11 @@ import re
 import stat
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from helpers import run, write
-from semrel.errors import FormatError, SemrelError, UsageError
+from semrel.errors import FormatError, SemrelError, UsageError, ValidationError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
 from semrel.formats import manifest, read_qrels, read_run, write_qrels, write_run
@@ -42,7 +43,7 @@ from semrel.formats.files import (
     stdin_digest,
 )
 from semrel.formats.manifest import write_manifest
-from semrel.records import Qrels, Run
+from semrel.records import GoldenItem, Qrels, QuerySample, Run
 from semrel.retrieval.fusion import fuse_files
 
 
@@ -517,3 +518,58 @@ def test_a_rename_that_fails_is_one_line_naming_the_output(tmp_path, monkeypatch
             out.write("new\n")
     assert str(caught.value) == f"{target}: cannot write (Permission denied); nothing was written, the old file is kept"
     assert os.listdir(tmp_path) == ["out.txt"] and target.read_text() == "old\n"
+
+
+# ---------------------------------------------------------------- mutation audit of records.py
+
+
+def test_grades_are_whole_numbers_kept_exactly_and_refused_otherwise():
+    """Ints are taken as they are (2**62 + 1 as a float64 is 2**62); a fraction is refused, not cut to a grade."""
+    assert Qrels.from_columns(["q"], ["d"], [2**62 + 1]).relevance.tolist() == [2**62 + 1]
+    assert Qrels.from_columns(["q", "q"], ["a", "b"], [1.0, -2.0]).relevance.tolist() == [1, -2]
+    for grades, shown in (([1, 0.5], "0.5"), ([1, 2.0**63], "9.22337e+18"), ([1, float("nan")], "nan")):
+        with pytest.raises(ValidationError, match=rf"^Qrels: grades must be whole numbers; \('q', 'b'\) has {re.escape(shown)}$"):
+            Qrels.from_columns(["q", "q"], ["a", "b"], grades)
+    with pytest.raises(ValidationError, match=r"\('q', 'a'\) has 0.5$"):  # the first of two
+        Qrels.from_columns(["q", "q"], ["a", "b"], [0.5, 1.5])
+    with pytest.raises(ValidationError, match=r"^Qrels: grades must be real numbers, not complex$"):
+        Qrels.from_columns(["q"], ["a"], [1 + 2j])
+    with pytest.raises(ValidationError, match=r"^Qrels: 2 query ids, 1 doc ids and 2 grades; give one of each per row$"):
+        Qrels.from_columns(["q", "r"], ["a"], [1, 2])
+
+
+def test_ids_may_be_whole_numbers_never_none_or_fractions():
+    assert Run.from_columns([1, "q2"], [np.int64(7), "d"], [0.5, 1.0]).to_dict() == {"1": {"7": 0.5}, "q2": {"d": 1.0}}
+    with pytest.raises(ValidationError, match="^an id is None"):
+        Qrels.from_columns(["q", None], ["a", "b"], [1, 1])
+    with pytest.raises(ValidationError, match="^ids must be strings or whole numbers$"):
+        Qrels.from_columns(["q", 1.5], ["a", "b"], [1, 1])
+    with pytest.raises(ValidationError, match="^ids must be strings or whole numbers$"):
+        Qrels.from_columns(["q", True], ["a", "b"], [1, 1])
+
+
+def test_a_run_needs_a_name_that_names_something():
+    for name in ("", "  "):
+        with pytest.raises(UsageError, match="^name: a run name may not be empty$"):
+            Run.from_columns(["q"], ["d"], [1.0], name=name)
+        with pytest.raises(UsageError, match="^name: a run name may not be empty$"):
+            Run.from_dict({"q": {"d": 1.0}}, name=name)
+
+
+def test_a_query_sample_is_at_least_one_query_drawn_in_file_order():
+    for bad in ({"limit": 0}, {"size": 0}):
+        with pytest.raises(UsageError, match=" must be at least 1, not 0$"):
+            QuerySample(**bad)
+    items = list(range(50))
+    drawn = QuerySample(size=10, seed=3).apply(items)
+    assert drawn == sorted(drawn) and len(set(drawn)) == 10 and drawn != items[:10]
+    assert QuerySample(size=50).apply(items) == items and QuerySample(limit=3).apply(items) == [0, 1, 2]
+
+
+def test_nested_dicts_must_be_dicts_of_dicts():
+    with pytest.raises(TypeError, match=r"^Qrels.from_dict: give \{query_id: \{doc_id: grade\}\}, not dict of non-mappings$"):
+        Qrels.from_dict({"q": [("d", 1)]})
+
+
+def test_a_query_of_blanks_is_blank():
+    assert GoldenItem("q", "  ", ("a",)).blank and not GoldenItem("q", "x", ()).blank
