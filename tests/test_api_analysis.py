@@ -380,6 +380,9 @@ def test_calibrate_refuses_wrong_kinds_and_bad_values(reviewed):
         ({"grades": 2}, ["--grades", "2"],
          "grades= and weights= apply to thresholds on P, R or F (on=); the probability refit takes graded=",
          "--grades and --weights apply to thresholds on P, R or F (--on); the probability refit takes --graded"),
+        ({"weights": "linear"}, ["--weights", "linear"],  # weights= alone, on p: the refit has no thresholds to weigh
+         "grades= and weights= apply to thresholds on P, R or F (on=); the probability refit takes graded=",
+         "--grades and --weights apply to thresholds on P, R or F (--on); the probability refit takes --graded"),
     ]:
         with pytest.raises(UsageError, match=f"^{re.escape(message)}$"):
             semrel.calibrate(judgments, human, **kwargs)

@@ -573,3 +573,9 @@ def test_nested_dicts_must_be_dicts_of_dicts():
 
 def test_a_query_of_blanks_is_blank():
     assert GoldenItem("q", "  ", ("a",)).blank and not GoldenItem("q", "x", ()).blank
+
+
+def test_to_dict_keeps_the_last_grade_or_score_of_a_pair_listed_twice():
+    """As formats.trec.graded_pairs says of Qrels.to_dict (which refuses the repeat instead): the last row wins, not the first."""
+    assert Qrels.from_columns(["q", "q"], ["a", "a"], [1, 2]).to_dict() == {"q": {"a": 2}}
+    assert Run.from_columns(["q", "q"], ["a", "a"], [0.5, 0.25]).to_dict() == {"q": {"a": 0.25}}
