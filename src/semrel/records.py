@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import UsageError, ValidationError, check_kind
+from .terminal import quantity
 
 
 def check_run_name(name: Any, required: bool = True) -> None:
@@ -100,10 +101,6 @@ def dictionary_codes(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.n
             return pa.array([], type=pa.string()), np.zeros(0, dtype=np.int64)
         return encoded.chunks[0].dictionary, np.concatenate([c.indices.to_numpy() for c in encoded.chunks]).astype(np.int64)
     return encoded.dictionary, encoded.indices.to_numpy().astype(np.int64)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
 
 
 def _pandas(caller: str):
@@ -199,7 +196,7 @@ class Qrels:
 
     def __repr__(self) -> str:
         where = f", source={self.source!r}" if self.source else ""
-        return f"Qrels({_count(len(self), 'judgment')}, {_count(pc.count_distinct(self.query_ids).as_py(), 'query')}{where})"
+        return f"Qrels({quantity(len(self), 'judgment')}, {quantity(pc.count_distinct(self.query_ids).as_py(), 'query')}{where})"
 
 
 @dataclass(frozen=True, eq=False)
@@ -251,7 +248,7 @@ class Run:
         return len(self.scores)
 
     def __repr__(self) -> str:
-        return f"Run({self.name!r}: {_count(len(self), 'result')}, {_count(pc.count_distinct(self.query_ids).as_py(), 'query')})"
+        return f"Run({self.name!r}: {quantity(len(self), 'result')}, {quantity(pc.count_distinct(self.query_ids).as_py(), 'query')})"
 
 
 @dataclass(frozen=True, eq=False)

@@ -587,7 +587,7 @@ def test_the_fallback_note_under_a_refit_says_the_pairs_lack_features():
     rule = labels.ProbabilityRule(refit=(0.0,) * (len(labels.FEATURES) + 2), calibration={"fit": "features"})
     rows = [Judgment("q", "a", 0.5, 0.5, 0.5, p=0.4), *_featured([("q", "b", 0.5, 0.5, "bm25")])]
     note = labels.fallback_note(rule, rows)
-    assert note is not None and note.startswith("1 of 2 pairs hold no features, which the refit recomputes p from: labelled by R")
+    assert note is not None and note.startswith("1 of 2 pairs holds no features, which the refit recomputes p from: labelled by R")
 
 
 def test_a_calibration_with_a_threshold_is_refused():

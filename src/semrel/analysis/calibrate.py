@@ -46,6 +46,7 @@ from ..formats.trec import graded_pairs
 from ..judging import labels
 from ..judging.labels import CUT, DEFAULT_COMPONENT, GET_P, WITHOUT_P, ProbabilityRule, has_features, logit, reached
 from ..records import Judgment
+from ..terminal import agreeing, quantity
 from .agreement import WEIGHTS, Agreement, Weights, agreement, kappa_from_confusion
 
 PROBABILITY_FITS = ("features", "anchored", "shift", "platt")
@@ -368,14 +369,14 @@ def paired_probabilities(judgments: list[Judgment], human_path: str | os.PathLik
     (`warn` hears how many there are), which `semrel label` labels by the probability rule's fallback."""
     missing = sum(j.p is None for j in judgments)
     if judgments and missing == len(judgments):
-        raise ValidationError(f"{missing} of {len(judgments)} judgments hold no probability p ({WITHOUT_P}): {GET_P}, or "
-                              "calibrate thresholds on a component with on='R'")
+        raise ValidationError(f"{missing} of {quantity(len(judgments), 'judgment')} {agreeing(missing, 'hold')} no probability p "
+                              f"({WITHOUT_P}): {GET_P}, or calibrate thresholds on a component with on='R'")
     paired = paired_scores(judgments, human_path, "p", unlisted_as_zero)
     lacking = {pair for pair, p in zip(paired.pairs, paired.scores.tolist()) if math.isnan(p)}
     if missing and warn:
-        warn(f"{missing} of {len(judgments)} judgments hold no probability p (the judge writes none for a query whose pool "
-             f"covers the whole corpus, which leaves no null sample): the refit and its cut use the other "
-             f"{len(judgments) - missing} ({len(lacking)} reviewed pairs left out), and `semrel label` labels those the rule "
+        warn(f"{missing} of {quantity(len(judgments), 'judgment')} {agreeing(missing, 'hold')} no probability p (the judge writes "
+             "none for a query whose pool covers the whole corpus, which leaves no null sample): the refit and its cut use the other "
+             f"{len(judgments) - missing} ({quantity(len(lacking), 'reviewed pair')} left out), and `semrel label` labels those the rule "
              f"cannot score by {ProbabilityRule().fallback.describe()} (graded: {ProbabilityRule(graded=True).fallback.describe()}); "
              "judge against a larger corpus to calibrate every pair")
     return paired.without(lacking)
