@@ -21,6 +21,7 @@ from semrel.analysis.calibrate import (
     expected_kappas,
     fit_features,
     fit_probability,
+    graded_agreement,
 )
 from semrel.errors import ValidationError
 from semrel.judging import labels
@@ -57,6 +58,24 @@ def test_graded_thresholds_are_found_under_noise():
     assert result.thresholds == pytest.approx([0.3, 0.5, 0.8], abs=0.03)
     predicted = (scores[:, None] >= np.array(result.thresholds)).sum(axis=1)
     assert result.agreement.kappa == pytest.approx(cohen_kappa_score(human, predicted, weights="quadratic"), abs=1e-9)
+
+
+def test_fewer_thresholds_than_grades_read_the_grades_above_as_the_top_one():
+    """One threshold against grades 0-3 is binary relevance, as the probability refit reads it: grades 2 and 3 labelled 1
+    counted as disagreements (kappa 0.62 where binary agreement is 0.98), and the cut was chosen to match grade 1 alone."""
+    rng = np.random.default_rng(3)
+    human = np.repeat([0, 1, 2, 3], [600, 100, 150, 150])
+    scores = human * 0.1 + rng.normal(0, 0.08, len(human))
+    result = calibrate(scores, human, 1)
+    relevant = (human > 0).astype(int)
+    best = max(cohen_kappa_score(relevant, (scores >= t).astype(int)) for t in np.unique(scores))
+    assert result.agreement.kappa == pytest.approx(best) == pytest.approx(cohen_kappa_score(relevant, scores >= result.thresholds[0]))
+    assert result.agreement.labels == [0, 1] and np.sum(result.agreement.confusion) == len(human)
+    two = calibrate(scores, human, 2)  # grades 2 and 3 both reach the second threshold
+    predicted = (scores[:, None] >= np.array(two.thresholds)).sum(axis=1)
+    assert two.agreement.kappa == pytest.approx(cohen_kappa_score(np.minimum(human, 2), predicted, weights="quadratic"), abs=1e-9)
+    held_out = graded_agreement(scores, human, result.thresholds, "none")  # --test's figure, on the same scale
+    assert held_out.kappa == pytest.approx(result.agreement.kappa)
 
 
 def test_calibrate_command_writes_thresholds_and_manifest(tmp_path, write, cli):

@@ -136,16 +136,22 @@ def calibrate(scores: np.ndarray, human: np.ndarray, count: int, weights: Weight
         raise ValidationError(f"{count} thresholds asked for, but the human labels' top grade is {top}: ask for {top} at most "
                               "(--grades), one per grade they use")
     chosen: Weights = weights or ("quadratic" if count > 1 else "none")
-    thresholds = [round(t, 6) for t in best_thresholds(scores, human, count, chosen)]
+    thresholds = [round(t, 6) for t in best_thresholds(scores, _on_scale(human, count), count, chosen)]
     return Calibration(on, thresholds, graded_agreement(scores, human, thresholds, chosen, resamples, seed))
+
+
+def _on_scale(human: np.ndarray, count: int) -> np.ndarray:
+    """Human grades on the scale `count` thresholds give, 0..count: negative grades count as 0, and grades above count as
+    count, so one threshold against grades 0-3 is binary relevance (grade 1 or more), as the probability refit takes it."""
+    return np.clip(np.asarray(human, dtype=np.int64), 0, count)
 
 
 def graded_agreement(scores: np.ndarray, human: np.ndarray, thresholds: list[float], weights: Weights,
                      resamples: int = 1000, seed: int = 0) -> Agreement:
-    """Agreement of human grades (rows) with the grades the thresholds give (columns); negative
-    human grades count as 0. Used on held-out pairs, it is the honest figure calibration lacks."""
+    """Agreement of human grades (rows, on the thresholds' scale: _on_scale) with the grades the thresholds give
+    (columns). Used on held-out pairs, it is the honest figure calibration lacks."""
     predicted = reached(scores, thresholds)
-    return agreement(np.maximum(human, 0), predicted, weights, labels=range(len(thresholds) + 1),
+    return agreement(_on_scale(human, len(thresholds)), predicted, weights, labels=range(len(thresholds) + 1),
                      resamples=resamples, seed=seed)
 
 
