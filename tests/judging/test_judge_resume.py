@@ -24,7 +24,7 @@ from helpers import run, takes_ctrl_c
 from semrel.formats.pool import write_pool
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-SUMMARY = re.compile(r"judged (\d+) pairs \((\d+) resumed, (\d+) scored\)")
+SUMMARY = re.compile(r"judged ([\d,]+) pairs \(([\d,]+) resumed, ([\d,]+) scored\)")  # counts as 1,234
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def test_killed_and_interrupted_runs_resume_scoring_every_pair_exactly_once(inpu
     done = subprocess.run(_command(folder), env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    judged, resumed, scored = map(int, SUMMARY.search(done.stderr).groups())
+    judged, resumed, scored = (int(n.replace(",", "")) for n in SUMMARY.search(done.stderr).groups())
     assert judged == total and resumed == len(second) and resumed + scored == total
     assert not partial.exists()
 

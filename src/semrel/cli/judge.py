@@ -77,8 +77,8 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
     baseline = (result.params["baseline"] or {}).get("pairs", 0) if rescale == "corpus" else 0
     click.echo(
         f"judged {quantity(len(result.judgments), 'pair')}" + (f" and {quantity(baseline, 'baseline pair')}" if baseline else "")
-        + (f" and {result.null_pairs} null-sample pairs" if result.null_pairs else "")
-        + f" ({result.resumed} resumed, {result.scored} scored): {quantity(result.encoded, 'text')} encoded, {result.cached} from cache; "
-        f"{result.windowed} long chunks scored in windows",
+        + (f" and {quantity(result.null_pairs, 'null-sample pair')}" if result.null_pairs else "")
+        + f" ({result.resumed:,} resumed, {result.scored:,} scored): {quantity(result.encoded, 'text')} encoded, {result.cached:,} "
+        f"from cache; {quantity(result.windowed, 'long chunk')} scored in windows",
         err=True,
     )
