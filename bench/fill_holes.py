@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -100,7 +101,7 @@ def main() -> None:
                 filled = semrel("eval", qrels, runs[name], "-m", MEASURES, "-f", "json", "--fill-judgments", copy, "--corpus", corpus,
                                 "--golden", golden, "--fill-depth", depth, quiet=False)
                 row[f"filled {depth}"] = json.loads(filled.stdout)[name]["all"]
-                row[f"holes {depth}"] = next(line for line in filled.stderr.splitlines() if "holes" in line).split(" holes")[0].split()[-1]
+                row[f"holes {depth}"] = re.search(r"filled ([\d,]+) holes? in", filled.stderr).group(1)  # type: ignore[union-attr]
             rows.append(row)
     d = args.pool_depth
     print(f"COVID-QA, {args.questions} questions (seed {args.seed}), pool depth {d}; {time.perf_counter() - started:.0f} s in all\n")
