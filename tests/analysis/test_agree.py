@@ -152,6 +152,24 @@ def test_the_unlisted_as_zero_hint_is_given_only_for_a_side_of_one_relevant_grad
     assert heard == ["gold.qrels gives all 2 compared pairs grade 1: kappa is 0 by construction, whatever the other labels say"]
 
 
+def test_grades_are_compared_on_the_scale_of_the_qrels_with_fewer():
+    """Binary derived labels against people's grades 0-3: a relevant pair graded 3 and labelled 1 was a disagreement, so
+    labels that agree on every pair's relevance got kappa 0.40 (quadratic, over 0-3). Compared as relevant or not, a
+    grade above 1 counting as 1, as calibrate reads grades; a side of grade 0 alone sets no scale."""
+    human = replace(Qrels.from_dict({"q1": {"a": 3, "b": 2, "c": 0, "d": 1, "e": 0}, "q2": {"a": 0, "b": 3, "c": 2}}), source="h.qrels")
+    derived = replace(Qrels.from_dict({"q1": {"a": 1, "b": 1, "c": 0, "d": 0, "e": 0}, "q2": {"a": 1, "b": 1, "c": 1}}),
+                      source="d.qrels")
+    heard: list[str] = []
+    result = label_agreement(human, derived, resamples=10, warn=heard.append)
+    first, second, _ = common_labels(human, derived)
+    assert result.kappa == pytest.approx(cohen_kappa_score([min(g, 1) for g in first], second))
+    assert (result.weights, result.labels, result.confusion) == ("none", [0, 1], [[2, 1], [1, 4]])
+    assert heard == ["h.qrels grades up to 3 and d.qrels up to 1: compared on grades 0-1, a grade above 1 counting as 1"]
+    two = replace(derived, relevance=derived.relevance * 2)  # grades 0 and 2 against 0-3: 3 counts as 2
+    assert label_agreement(human, two, resamples=10, warn=heard.append).kappa == pytest.approx(
+        cohen_kappa_score([min(g, 2) for g in first], [g * 2 for g in second], weights="quadratic"))
+
+
 def test_label_agreement_bootstraps_with_the_seed_given():
     """`agree --seed` reaches label_agreement: its interval is the one agreement() draws with that seed, not seed 0's."""
     ref, test = Qrels.from_dict(REF), Qrels.from_dict(TEST)

@@ -191,12 +191,20 @@ def common_labels(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False) -> tu
 
 def label_agreement(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False, resamples: int = 1000, seed: int = 0,
                     warn: Callable[[str], None] | None = None) -> Agreement:
-    """Agreement on the pairs both list (or, unlisted_as_zero, either lists); `warn` hears when one side gives every
-    such pair one grade, so that kappa is 0 whatever the other says (gold qrels list only relevant pairs)."""
+    """Agreement on the pairs both list (or, unlisted_as_zero, either lists), on the scale of the qrels with fewer grades
+    (binary labels against grades 0-3: relevant or not, a grade above 1 counting as 1; `warn` hears of it); `warn` also
+    hears when one side gives every such pair one grade, so that kappa is 0 whatever the other says (gold qrels list
+    only relevant pairs)."""
     first, second, queries = common_labels(ref, test, unlisted_as_zero)
     if not first:
         raise ValidationError(f"{ref.source or 'the first qrels'} and {test.source or 'the second'} share no judged pair "
                               "(different query or document ids?)")
+    tops = [int(q.relevance.max()) for q in (ref, test)]  # both list a pair (`first`); a top of 0 tells no scale
+    if tops[0] != tops[1] and min(tops) > 0:  # exact grades would count a relevant pair graded 3 against 1 as a disagreement
+        top = min(tops)
+        first, second = [min(g, top) for g in first], [min(g, top) for g in second]
+        tell([f"{ref.source or 'the first qrels'} grades up to {tops[0]} and {test.source or 'the second'} up to {tops[1]}: "
+              f"compared on grades 0-{top}, a grade above {top} counting as {top}"], warn)
     result = dataclasses.replace(agreement(first, second, resamples=resamples, seed=seed), queries=queries)
     undefined = kappa_undefined(result, "the two qrels")
     if undefined:  # 0/0: no agreement beyond chance can be measured
