@@ -42,3 +42,10 @@ def test_a_long_text_tokenized_in_blocks_costs_each_word_as_the_whole_text_does(
     monkeypatch.setattr(chunking, "TOKENIZE_BLOCK", 16)
     assert len(chunking._token_blocks(text, starts)) > 20
     assert chunking._word_costs(text, starts, leading_space_tokenizer).tolist() == whole.tolist()
+
+
+def test_the_manifest_records_whole_only_when_it_is_given():
+    """Manifests written before --whole existed lack the key: a run without it must still describe itself as they did."""
+    assert ChunkSettings(size=10).describe() == {"size": 10, "overlap": 0, "unit": "words", "sentences": False, "model": None}
+    assert ChunkSettings(whole=True).describe() == {"size": None, "overlap": 0, "unit": "words", "sentences": False, "model": None,
+                                                    "whole": True}
