@@ -235,6 +235,13 @@ def test_markdown_with_crlf_line_ends_keeps_code_fences_and_closing_hashes(tmp_p
         assert [s.meta["headings"] for s in doc.sections] == [("Title",), ("Title", "Setup")], name
 
 
+
+def test_a_markdown_heading_closes_the_sections_of_its_level_and_below(tmp_path):
+    """A second '## ' heading replaces the first in the path, as a '# ' heading replaces every open one."""
+    doc = text_document(write(tmp_path / "s.md", "# A\n\n## B\n\nb\n\n## C\n\nc\n\n# D\n\nd\n"), "s")
+    assert [(s.start, s.meta["headings"]) for s in doc.sections] == [(0, ("A",)), (5, ("A", "B")), (14, ("A", "C")), (23, ("D",))]
+
+
 # ---------------------------------------------------------------- TREC SGML
 
 
@@ -369,3 +376,13 @@ def test_html_nested_past_the_limit_is_skipped_before_the_parser_sees_it(tmp_pat
     assert [d.id for d in documents] == ["long"] and documents[0].text.count("para bold") == 12000
     assert dict(report.skipped_counts) == {"unreadable HTML": 1}
     assert "deep.html (elements nest 12,002 deep (over 10,000)" in report.skip_lines()[0]
+
+
+def test_a_chunk_carries_the_pages_it_overlaps_not_those_it_only_touches():
+    """meta_of's sections are half-open: a chunk that ends where page 2 starts, or starts where page 1 ends, is not on it."""
+    from semrel.golden.documents import Document, Section
+
+    doc = Document("d", "abcd", sections=(Section(0, 2, {"page": 1}), Section(2, 4, {"page": 2})))
+    assert doc.meta_of(0, 2) == {"pages": [1]}
+    assert doc.meta_of(2, 4) == {"pages": [2]}
+    assert doc.meta_of(1, 3) == {"pages": [1, 2]}
