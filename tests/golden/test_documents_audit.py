@@ -386,3 +386,61 @@ def test_a_chunk_carries_the_pages_it_overlaps_not_those_it_only_touches():
     assert doc.meta_of(0, 2) == {"pages": [1]}
     assert doc.meta_of(2, 4) == {"pages": [2]}
     assert doc.meta_of(1, 3) == {"pages": [1, 2]}
+
+
+def test_a_pdf_locked_by_a_user_password_is_refused_as_encrypted(tmp_path):
+    """RC4 needs no cryptography package: pypdf opens the file, and only the failed decrypt('') tells it is locked."""
+    import pypdf
+
+    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(pdf_bytes([PAGE_ONE]))))
+    writer.encrypt(user_password="secret", owner_password="owner", algorithm="RC4-128")
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    pdf = write(tmp_path / "locked.pdf", buffer.getvalue())
+    assert_one_error(run("corpus", "chunk", pdf, "-o", tmp_path / "c.jsonl"), "locked.pdf: the PDF is encrypted",
+                     "save an unprotected copy")
+    assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_a_banner_role_is_dropped_from_the_body_but_kept_inside_main():
+    """Page chrome (role banner or contentinfo) is left out only when the whole body is read: inside <main> it is content."""
+    page = '<body><div role="banner">Site name</div><main><div role="banner">Chapter banner</div><p>Body text.</p></main></body>'
+    assert html_text_document(page, "p").text == "Chapter banner\n\nBody text."
+    body = '<body><div role="banner">Site name</div><div role="contentinfo">Contact</div><p>Body text.</p></body>'
+    assert html_text_document(body, "p").text == "Body text."
+
+
+def test_a_trec_record_without_text_leaves_its_title_out_of_the_text():
+    """Without <TEXT> the text is what is left once DOCNO, the bibliographic fields and the title are removed."""
+    from semrel.golden.documents import trec_documents
+
+    sgml = "<DOC>\n<DOCNO> D1 </DOCNO>\n<DATE>1990</DATE>\n<HEADLINE>Bees swarm</HEADLINE>\nHives split in spring.\n</DOC>\n"
+    [(line, doc)] = trec_documents("t.trec", sgml)
+    assert (line, doc.id, doc.title, doc.text) == (1, "D1", "Bees swarm", "Hives split in spring.")
+
+
+def test_a_docx_title_heads_the_sections_of_its_heading_1s(tmp_path):
+    """`Title` is level 0, above `Heading 1`: the title stays in the path of the sections under it."""
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Manual", level=0)
+    document.add_heading("Setup", level=1)
+    document.add_paragraph("Oil the chain.")
+    document.save(tmp_path / "m.docx")
+    doc = read_documents_report([tmp_path / "m.docx"])[0][0]
+    assert doc.text == "Manual\n\nSetup\n\nOil the chain."
+    assert [(s.start, s.meta["headings"]) for s in doc.sections] == [(0, ("Manual",)), (8, ("Manual", "Setup"))]
+
+
+def test_a_file_without_suffix_opening_with_blank_lines_then_doc_is_read_as_trec(tmp_path):
+    write(tmp_path / "docs" / "FT911-1", "\n  \n<DOC><DOCNO>FT911-1</DOCNO><TEXT>Bees swarm.</TEXT></DOC>\n")
+    documents, report = read_documents_report([tmp_path / "docs"])
+    assert [(d.id, d.text) for d in documents] == [("FT911-1", "Bees swarm.")]
+    assert report.skipped_counts == {}
+
+
+def test_a_trec_file_without_any_doc_record_is_refused_not_read_as_empty(tmp_path):
+    source = write(tmp_path / "x.trec", "Bees swarm in spring.\n")
+    assert_one_error(run("corpus", "chunk", source, "-o", tmp_path / "c.jsonl"), "x.trec:1", "no <DOC>...</DOC> in this file",
+                     "is it TREC SGML?")
