@@ -444,3 +444,19 @@ def test_a_trec_file_without_any_doc_record_is_refused_not_read_as_empty(tmp_pat
     source = write(tmp_path / "x.trec", "Bees swarm in spring.\n")
     assert_one_error(run("corpus", "chunk", source, "-o", tmp_path / "c.jsonl"), "x.trec:1", "no <DOC>...</DOC> in this file",
                      "is it TREC SGML?")
+
+
+def test_a_jsonl_corpus_names_the_line_of_a_repeated_or_empty_document_id(tmp_path):
+    twice = write(tmp_path / "d.jsonl", '{"id": "a", "text": "Bees."}\n{"id": "a", "text": "Wasps."}\n')
+    assert_one_error(run("corpus", "chunk", twice, "-o", tmp_path / "c.jsonl"), "d.jsonl:2", "document id 'a' is already used on line 1")
+    empty = write(tmp_path / "e.jsonl", '{"id": "a", "text": "Bees."}\n{"_id": "  ", "text": "Wasps."}\n')
+    assert_one_error(run("corpus", "chunk", empty, "-o", tmp_path / "c.jsonl"), "e.jsonl:2", "empty document id in field '_id'")
+    assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_files_inside_a_hidden_folder_are_skipped_as_hidden(tmp_path):
+    write(tmp_path / "docs" / "a.txt", "Bees.")
+    write(tmp_path / "docs" / ".git" / "notes.txt", "Internal.")
+    documents, report = read_documents_report([tmp_path / "docs"])
+    assert [d.id for d in documents] == ["a"]
+    assert report.skipped == {"hidden": [".git/notes.txt"]}
