@@ -460,3 +460,17 @@ def test_files_inside_a_hidden_folder_are_skipped_as_hidden(tmp_path):
     documents, report = read_documents_report([tmp_path / "docs"])
     assert [d.id for d in documents] == ["a"]
     assert report.skipped == {"hidden": [".git/notes.txt"]}
+
+
+def test_a_folder_of_no_kind_semrel_reads_says_so_and_what_it_skipped(tmp_path):
+    write(tmp_path / "docs" / "data.csv", "a,b\n")
+    assert_one_error(run("corpus", "chunk", tmp_path / "docs", "-o", tmp_path / "c.jsonl"), "no documents in this folder",
+                     ".docx", "skipped 1 (not a kind semrel reads: .csv): data.csv")
+
+
+def test_two_files_that_make_one_document_id_are_refused_naming_both(tmp_path):
+    write(tmp_path / "docs" / "notes.md", "Bees.")
+    write(tmp_path / "docs" / "notes.txt", "Wasps.")
+    folder = tmp_path / "docs"
+    assert_one_error(run("corpus", "chunk", folder, "-o", tmp_path / "c.jsonl"),
+                     f"document id 'notes' occurs in {folder / 'notes.md'} and in {folder / 'notes.txt'}; rename one of the documents")
