@@ -152,6 +152,14 @@ def squad(paragraph: dict | None = None, qa: dict | None = None) -> str:
     (squad(qa={"id": "#1"}), ("'id'", "starts with '#'")),
     (squad(paragraph={"document_id": None}), ("data[0].paragraphs[0].document_id", "string or a whole number", "null")),
     (squad(paragraph={"document_id": [1]}), ("document_id", "[1]")),
+    # an answer_start that is no whole number was handed to find_answer as it was
+    (squad(qa={"answers": [{"text": "abc", "answer_start": "0"}]}), ("answer_start of question 0 of document 'T' should be a int",
+                                                                    "found str")),
+    (squad(qa={"answers": [{"text": "abc", "answer_start": True}]}), ("answer_start", "found bool")),
+    # two contexts of one document id: their chunks would share ids
+    (json.dumps({"data": [{"title": "T", "paragraphs": [{"context": "abc", "qas": [], "document_id": "d"},
+                                                        {"context": "def", "qas": [], "document_id": "d"}]}]}),
+     ("document id 'd' is used by two contexts",)),
 ])
 def test_squad_wrongly_typed_fields_are_refused(tmp_path, text, fragments):
     source = write(tmp_path / "s.json", text)
