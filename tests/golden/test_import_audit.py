@@ -224,3 +224,22 @@ def test_a_golden_set_and_a_corpus_given_in_each_others_place_are_named_as_swapp
     other = write(tmp_path / "other.jsonl", '{"id": "a#0", "text": "abc"}\n')  # neither kind's id: the plain message
     assert_one_error(run("golden", "stats", other), "other.jsonl:1", "missing field 'query_id'")
     assert "looks like" not in run("golden", "stats", other).output
+
+
+def test_a_giskard_context_not_opening_with_a_document_mark_is_one_context(tmp_path):
+    """Only a text Giskard wrote ("Document <id>: ..." from its first character) is split at the marks; another
+    text keeps what comes before a mark, which a split would drop."""
+    from semrel.golden.importers import giskard_examples
+
+    rows = [{"id": "g1", "question": "Swarm?", "reference_answer": "spring", "reference_context": "Intro.\n\nDocument 1: Bees swarm."},
+            {"id": "g2", "question": "Hive?", "reference_answer": "wax", "reference_context": "Document 1: Wax.\n\nDocument 2: Combs."}]
+    source = write(tmp_path / "t.jsonl", lines(*rows))
+    assert [e.contexts for e in giskard_examples(str(source))] == [["Intro.\n\nDocument 1: Bees swarm."], ["Wax.", "Combs."]]
+
+
+def test_a_deepeval_csv_cell_drops_blank_contexts_between_bars(tmp_path):
+    """'|' joins a golden's contexts in DeepEval's CSV: an empty or blank piece is no context (it matches no chunk)."""
+    from semrel.golden.importers import deepeval_examples
+
+    source = write(tmp_path / "d.csv", "input,expected_output,context\nSwarm?,spring,Bees swarm.|| |Hives split.\n")
+    assert [e.contexts for e in deepeval_examples(str(source))] == [["Bees swarm.", "Hives split."]]
