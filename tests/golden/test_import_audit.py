@@ -243,3 +243,24 @@ def test_a_deepeval_csv_cell_drops_blank_contexts_between_bars(tmp_path):
 
     source = write(tmp_path / "d.csv", "input,expected_output,context\nSwarm?,spring,Bees swarm.|| |Hives split.\n")
     assert [e.contexts for e in deepeval_examples(str(source))] == [["Bees swarm.", "Hives split."]]
+
+
+def test_a_giskard_csv_with_empty_metadata_and_history_cells_reads_them_as_none(tmp_path):
+    from semrel.golden.importers import giskard_examples
+
+    source = write(tmp_path / "t.csv", "id,question,reference_answer,reference_context,conversation_history,metadata\n"
+                                       "g1,Swarm?,spring,Document 1: Bees swarm.,,\n")
+    [example] = giskard_examples(str(source))
+    assert (example.query_id, example.query, example.contexts, example.meta) == ("g1", "Swarm?", ["Bees swarm."], {})
+
+
+def test_gold_chunk_ids_may_be_separated_by_bars(tmp_path):
+    source = write(tmp_path / "g.csv", "query_id,query,answer,gold_chunk_ids\nk1,Wax?,combs,a#0|b#0\n")
+    result = run("golden", "import", source, "--corpus", corpus_file(tmp_path), "-o", tmp_path / "out.jsonl")
+    assert result.exit_code == 0, result.output
+    assert [i["gold_chunk_ids"] for i in read_lines(tmp_path / "out.jsonl")] == [["a#0", "b#0"]]
+
+
+def test_a_csv_error_after_a_quoted_cell_of_two_lines_names_the_line_it_is_on(tmp_path):
+    source = write(tmp_path / "g.csv", 'query,answer\n"Wax\nor combs?",combs\nSwarm?,spring,extra\n')
+    assert_one_error(run("golden", "import", source, "-o", tmp_path / "out.jsonl"), "g.csv:4", "more cells than the 2 columns")
