@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -157,3 +158,40 @@ def test_settings_refuse_values_at_the_edges(settings, message):
     with pytest.raises(UsageError, match=message):
         StatSettings(**settings)
     StatSettings(permutations=1, bootstrap=1, seed=0, alpha=0.999, confidence=0.001)  # the smallest and largest accepted
+
+
+def test_randomization_counts_sign_patterns_that_tie_the_observed_sum_up_to_rounding():
+    """Flipping 0.1, 0.2 and -0.3 (a sum of 0) leaves |0.4| as observed, though floats give 0.3999...: the exact p over
+    the 16 patterns, counted in fractions, is 10/16; without the rounding slack such ties were missed (8/16)."""
+    diffs = [0.1, 0.2, -0.3, 0.4]
+    exact = [Fraction(str(d)) for d in diffs]
+    hits = sum(abs(sum(s * d for s, d in zip(signs, exact))) >= abs(sum(exact)) for signs in itertools.product((1, -1), repeat=4))
+    assert hits == 10
+    assert randomization_p(np.array(diffs), 10_000, seed=0)[0] == 10 / 16
+
+
+
+def test_randomization_slack_covers_rounding_only():
+    """1.0004 and 0.9996 are different sums: 2 of the 4 sign patterns of (1.0, 0.0004) reach the observed 1.0004."""
+    assert randomization_p(np.array([1.0, 0.0004]), 10_000, seed=0)[0] == 0.5
+
+
+
+def test_bootstrap_resamples_every_query():
+    """Two queries (0 and 1) resample to means 0, 0.5 and 1 with chances 1/4, 1/2, 1/4: the 95% interval is 0 to 1 and
+    about half the means lie as far from 0.5 as 0.5 from 0."""
+    p, low, high = bootstrap(np.array([0.0, 1.0]), 2000, seed=0, confidence=0.95)
+    assert (low[0], high[0]) == (0.0, 1.0)
+    assert p[0] == pytest.approx(0.5, abs=0.05)
+
+
+
+def test_bootstrap_interval_is_the_linear_percentile_of_the_seeded_resampled_means():
+    """The interval is numpy's default (linear) percentile of the means of queries drawn with the seed, as a loop
+    over the same generator draws them."""
+    diffs = np.random.default_rng(1).normal(0.05, 0.2, size=15)  # distinct means: percentile positions between two of them
+    p, low, high = bootstrap(diffs, 1000, seed=4, confidence=0.9)
+    means = diffs[np.random.default_rng(4).integers(0, len(diffs), size=(1000, len(diffs)))].mean(axis=1)
+    assert (low[0], high[0]) == pytest.approx(tuple(np.percentile(means, [5, 95])), abs=1e-12)
+    far = np.abs(means - diffs.mean()) >= abs(diffs.mean()) - 1e-12
+    assert p[0] == pytest.approx((far.sum() + 1) / 1001, abs=1e-12)
