@@ -6,6 +6,7 @@ import csv
 import io
 import json
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -204,3 +205,79 @@ def test_geometric_means_and_sums_are_tested_and_reported_on_their_own_scale():
     assert gm.difference == pytest.approx(1e-5 ** 0.5 - 1 / 3) and gm.significant  # b's gm_map is far lower
     assert gm.ci_low <= gm.difference <= gm.ci_high < 0 and comparison.marks("a", gm.measure) == "b"
     assert found.difference == -30 and found.ci_low <= -30 <= found.ci_high and found.ci_high < -1
+
+
+def _runs_of(rr_per_query: dict[str, list[float]]) -> list[Run]:
+    """Runs whose RR on query i is 1 (r first), 0.5 (r second) or 1/3, by the values given."""
+    runs = []
+    for name, values in rr_per_query.items():
+        rows = {}
+        for i, value in enumerate(values):
+            before = {1.0: [], 0.5: ["x"], 1 / 3: ["x", "y"]}[value]
+            rows[f"q{i}"] = {doc: float(10 - k) for k, doc in enumerate([*before, "r"])}
+        runs.append(Run.from_dict(rows, name=name))
+    return runs
+
+
+
+def _qrels(n: int) -> Qrels:
+    return Qrels.from_dict({f"q{i}": {"r": 1} for i in range(n)})
+
+
+
+def test_a_tie_under_one_qrels_is_no_reversal():
+    """b beats a significantly under one qrels and ties it under the other: the order is not reversed."""
+    settings = StatSettings(permutations=2000, bootstrap=200)
+    a = Run.from_dict({f"q{i}": {"g": 2.0, "x": 1.0, "y": 0.5} for i in range(10)}, name="a")
+    b = Run.from_dict({f"q{i}": {"x": 2.0, "g": 1.0, "y": 0.5} for i in range(10)}, name="b")
+    compared = {rel: compare_evaluations(evaluate(Qrels.from_dict({f"q{i}": {rel: 1} for i in range(10)}), [a, b],
+                                                  parse_measures(["RR"])), settings) for rel in "xy"}
+    assert compared["x"].tests[0].significant and compared["y"].tests[0].difference == 0
+    assert reversals(compared["x"], compared["y"]) == [] and reversals(compared["y"], compared["x"]) == []
+
+
+
+def test_five_queries_are_enough_to_compare_without_a_warning():
+    """FEW_QUERIES is 5: four queries are warned about, five are not."""
+    for n, warned in ((4, True), (5, False)):
+        heard: list[str] = []
+        runs = _runs_of({"a": [0.5] * n, "b": [1.0] * n})
+        compare_evaluations(evaluate(_qrels(n), runs, parse_measures(["RR"])), StatSettings(), warn=heard.append)
+        assert bool(heard) == warned
+
+
+
+def test_a_p_value_equal_to_alpha_is_not_significant_in_compare():
+    """Five queries all better: the exact randomization p is 2/32 = 0.0625; significant means p < alpha."""
+    runs = _runs_of({"a": [0.5] * 5, "b": [1.0] * 5})
+    results = evaluate(_qrels(5), runs, parse_measures(["RR"]))
+    for alpha, significant in ((0.0625, False), (0.0626, True)):
+        (found,) = compare_evaluations(results, StatSettings(alpha=alpha)).tests
+        assert found.p == 0.0625 and found.significant == significant
+
+
+
+def test_p_values_are_corrected_within_each_measure_not_across_measures():
+    """Holm over the two pairs of each measure (t-test p-values from scipy), not over all four tests together."""
+    rng = np.random.default_rng(3)
+    values = {name: rng.choice([1.0, 0.5, 1 / 3], size=12).tolist() for name in "abc"}
+    runs = _runs_of(values)
+    measures = parse_measures(["RR", "P@1"])
+    results = evaluate(_qrels(12), runs, measures)
+    comparison = compare_evaluations(results, StatSettings(test="t", correction="holm"))
+    for m in measures:
+        per_query = {e.run_name: np.asarray(e.values[m]) for e in results}
+        raw = [stats.ttest_rel(per_query[run], per_query["a"]).pvalue for run in "bc"]
+        low, high = sorted(raw)
+        holm = [min(1.0, 2 * low) if p == low else min(1.0, max(2 * low, high)) for p in raw]
+        found = [t.p for t in comparison.tests if t.measure == m]
+        assert found == pytest.approx(holm, rel=1e-9)
+        assert min(raw) < 0.5  # a correction over four tests would have given a different p here
+
+
+
+def test_marks_list_the_runs_beaten_in_table_order():
+    """Marks name the beaten runs in the table's order (b before c), not by name (aa before zz)."""
+    runs = _runs_of({"best": [1.0] * 8, "zz": [0.5] * 8, "aa": [0.5] * 8})
+    comparison = compare_evaluations(evaluate(_qrels(8), runs, parse_measures(["RR"])), StatSettings(), all_pairs=True)
+    assert comparison.beaten("best", "RR") == ["zz", "aa"] and comparison.marks("best", "RR") == "bc"
