@@ -262,3 +262,10 @@ def test_the_reorder_check_counts_the_queries_of_the_rows_outside(files):
                              [*run.scores.tolist(), 7.0, 6.0], "ce")
     check = check_reorder(read_run(base), extra)
     assert (check.outside, check.queries_outside, check.documents) == (2, 1, 9)
+
+
+def test_the_reorder_check_takes_the_base_runs_top_by_score_not_by_row_order():
+    """The base run lists d2 (score 1) before d1 (score 5): its top 1 is d1, so a reranked run of d1 only reorders it."""
+    base = Run.from_columns(["q1", "q1"], ["d2", "d1"], [1.0, 5.0], name="base")
+    assert check_reorder(base, Run.from_columns(["q1"], ["d1"], [1.0], name="re"), depth=1).ok
+    assert not check_reorder(base, Run.from_columns(["q1"], ["d2"], [1.0], name="re"), depth=1).ok
