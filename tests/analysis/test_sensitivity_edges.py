@@ -13,6 +13,7 @@ from semrel.analysis.sensitivity import (
     legend,
     ranges_text,
     sensitivity,
+    sensitivity_warnings,
     threshold_grid,
 )
 from semrel.judging import labels
@@ -140,3 +141,42 @@ def test_the_order_warning_starts_below_a_tau_of_one_half():
     assert _order([0.50, 0.50, 0.50, 0.50, 0.51], [0.50, 0.51, 0.52, 0.53, 0.53]) == []  # tau-b 0.5
     (message,) = _order([0.50, 0.51, 0.52, 0.53, 0.54], [0.50, 0.51, 0.54, 0.53, 0.52])  # tau-b 0.4
     assert "the runs' order changes (tau 0.40)" in message
+
+
+def test_the_ranking_puts_equals_between_equal_neighbours():
+    """'=' joins a run to the one before it where their values are equal, not only to the best run."""
+    result = sensitivity(_judgments(), _runs(3), ["RR"], [0.5], at=0.5, on="R")
+    assert result.ranking(np.array([0.9, 0.5, 0.5])) == "first > other0 = other1"
+    assert result.ranking(np.array([0.2, 0.5, 0.5])) == "other0 = other1 > first"
+
+
+@pytest.mark.parametrize("grid, at, taus", [([0.565, 0.7], 0.572, [-1.0, 1.0]), ([0.3, 0.5], 0.6, [None, -1.0])])
+def test_a_chosen_threshold_off_the_grid_is_evaluated_at_itself(grid, at, taus):
+    """At R >= 0.572 (or 0.6) chunk a (0.57) is not relevant, b (0.83) is: first (a) scores 0 and other0 (z, b) 0.5,
+    and other0 wins on all six queries (exact p 2/64), not the nearest grid point's or the grid's last values."""
+    result = sensitivity(_judgments(), _runs(), ["RR"], grid, at=at, on="R")
+    assert result.reference.tolist() == [[0.0], [0.5]]
+    assert result.conclusions[0].at == "other0"
+    # tau with the order at `at` (first behind): -1 where first leads, 1 where it trails, nan (None) where both tie
+    assert [None if np.isnan(tau) else tau for tau in result.taus[:, 0].tolist()] == taus
+
+
+def test_pairs_the_fallback_labels_0_stay_0_at_a_threshold_of_0():
+    """The last query's pairs have no p: R >= 0.7 labels them (a: 0, b: 1). A cut of p at 0 labels every other pair
+    relevant, but not those: first (a) scores 1 on five queries and 0 on the last, other0 (z, b) 1 and 0.5."""
+    result = sensitivity(_judgments(0.5), _runs(), ["RR"], [0.0, 0.6], at=0.6, on="p")
+    assert result.values[0, :, 0].tolist() == pytest.approx([5 / 6, 5.5 / 6])
+
+
+def test_a_cliff_is_warned_about_beside_the_other_notes():
+    """p is 0.5 on every pair with one: a cut at 0.5 labels them all relevant, one at 0.51 none, so at=0.5 is on a cliff;
+    the note on the pairs without p (labelled by R) does not hide it."""
+    result = sensitivity(_judgments(0.5), _runs(), ["RR"], [0.45, 0.5, 0.51, 0.55], at=0.5, on="p")
+    notes = sensitivity_warnings(result)
+    assert any("hold no probability p" in n for n in notes) and any("sits on a cliff" in n for n in notes)
+
+
+def test_runs_tied_at_every_threshold_are_no_cliff():
+    """Flat curves on which the runs tie: tau is undefined (nan) everywhere, which is no change of order."""
+    values = np.full((5, 2, 1), 0.5)
+    assert cliff_warnings([0.4, 0.45, 0.5, 0.55, 0.6], ["a", "b"], ["RR"], values, 0.5, "p") == []
