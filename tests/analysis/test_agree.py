@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 
 import pytest
+from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
 from helpers import assert_one_error
@@ -179,3 +180,17 @@ def test_label_agreement_bootstraps_with_the_seed_given():
                                          agreement(first, second, resamples=200, seed=7).high)
     assert (seeded.low, seeded.high) != (label_agreement(ref, test, resamples=200, seed=0).low,
                                          label_agreement(ref, test, resamples=200, seed=0).high)
+
+
+def test_tau_pairs_each_runs_values_by_name_whatever_the_names_order():
+    """Runs given in an order unlike their names' (zeta, alpha, mid): tau-b is scipy's of each run's two values, not
+    of values lined up by sorted name."""
+    ref = {f"q{i}": {"r": 1} for i in range(4)}
+    test = {f"q{i}": {"r" if i < 2 else "x": 1} for i in range(4)}
+    ranked = {"zeta": ["r", "x", "y"], "alpha": ["x", "r", "y"], "mid": ["y", "x", "r"]}  # where each run puts r and x
+    runs = [Run.from_dict({f"q{i}": {d: 3.0 - k for k, d in enumerate(order)} for i in range(4)}, name)
+            for name, order in ranked.items()]
+    (rr,) = ranking_agreement(Qrels.from_dict(ref), Qrels.from_dict(test), runs, parse_measures(["RR"]))
+    names = list(ranked)
+    assert rr.tau == pytest.approx(kendalltau([rr.ref[n] for n in names], [rr.test[n] for n in names]).statistic)
+    assert rr.ref == {"zeta": 1.0, "alpha": 0.5, "mid": 1 / 3}

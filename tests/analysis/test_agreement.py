@@ -153,3 +153,12 @@ def test_agreement_confusion_rows_are_the_first_labelling():
     a, b = [0, 0, 0, 1, 2, 2], [1, 1, 0, 1, 2, 0]
     result = agreement(a, b, resamples=10)
     assert result.confusion == sk_confusion(a, b).tolist() == [[1, 2, 0], [0, 1, 0], [1, 0, 1]]
+
+
+def test_default_weights_follow_the_grades_either_labelling_uses():
+    """The first labelling uses grades 0 and 1, the second 2 as well: the labels are graded, so kappa is quadratic
+    (as scikit-learn's with weights='quadratic'), not plain because the first alone looks binary."""
+    a, b = [0, 1, 0, 1, 1, 0, 1], [0, 1, 2, 2, 1, 0, 0]
+    result = agreement(a, b, resamples=10)
+    assert result.weights == "quadratic"
+    assert result.kappa == pytest.approx(cohen_kappa_score(a, b, weights="quadratic"))
