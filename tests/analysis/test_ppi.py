@@ -379,3 +379,15 @@ def test_an_estimate_a_little_past_its_measures_range_is_still_warned_of():
     (p1,) = corrected_estimates(qrels, [run], ["P@1"], ReviewedSample(grades, 11), warn=heard.append)
     assert (p1.derived, p1.corrected, p1.changed) == (0.5, 1.0, 1)
     assert len(heard) == 1 and "put 1 estimate(s) past their measure's range (e.g. sys P@1 1.0500)" in heard[0]
+
+
+def test_an_estimate_a_hair_past_its_measures_range_is_still_warned_of():
+    """The slack is for rounding (1e-9), not for small overshoots: one change in 1,000 sampled pairs of a pool of 1,001
+    puts P@1 at 0.5 + 1001 x (1 / 1000) / 2 = 1.0005, shown as 1 with the warning."""
+    qrels = Qrels.from_dict({q: {f"d{i}": int(q == "q2" and i == 1) for i in range(1, 6)} for q in ("q1", "q2")})
+    run = Run.from_dict({q: {f"d{i}": 6.0 - i for i in range(1, 6)} for q in ("q1", "q2")}, "sys")
+    grades = {("q1", "d1"): 1, **{(f"q{1 + k % 2}", f"x{k}"): 0 for k in range(999)}}  # unlisted pairs found irrelevant: no change
+    heard: list[str] = []
+    (p1,) = corrected_estimates(qrels, [run], ["P@1"], ReviewedSample(grades, 1001), warn=heard.append)
+    assert (p1.derived, p1.corrected, p1.changed, p1.sampled) == (0.5, 1.0, 1, 1000)
+    assert len(heard) == 1 and "put 1 estimate(s) past their measure's range (e.g. sys P@1 1.0005)" in heard[0]
