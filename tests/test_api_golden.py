@@ -156,6 +156,8 @@ def test_import_refuses_wrong_kinds_and_bad_values(corpus, tmp_path):
                             "jsonl, beir, pubmedqa, msmarco, cranfield, trec"),
         ({"docs": DATA / "docs"}, "docs= goes with format='trec' (the collection's documents); this source is csv"),
         ({"qrels": source}, "qrels= goes with format='trec'; this source is csv"),
+        ({"docs": DATA / "docs", "corpus": tmp_path / "c.jsonl"},  # chunked twice over: which corpus would the gold be of?
+         "give docs= (documents chunked by this import, with corpus_out=) or corpus= (chunked already), not both"),
         ({"corpus_out": tmp_path / "c.jsonl"}, "corpus_out= only applies to squad, pubmedqa, msmarco, cranfield, llamaindex-pairs, "
                                               "to llamaindex, ragas, deepeval and giskard without corpus=, and to trec with docs=; "
                                               "this source is csv"),
@@ -170,6 +172,11 @@ def test_import_refuses_wrong_kinds_and_bad_values(corpus, tmp_path):
     assert result.stderr == ("semrel: error: --corpus-out only applies to squad, pubmedqa, msmarco, cranfield, llamaindex-pairs, to "
                              "llamaindex, ragas, deepeval and giskard without --corpus, and to trec with --docs; this source is csv\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+    squad = tmp_path / "squad.json"  # its gold is the chunk at the answer's offset: no document ids to map
+    squad.write_text(json.dumps({"data": [{"title": "t", "paragraphs": [{"context": "Up there.", "qas": [
+        {"id": "q1", "question": "Where?", "answers": [{"text": "Up", "answer_start": 0}]}]}]}]}))
+    with pytest.raises(UsageError, match=r"^doc_qrels= applies to gold document ids \(trec, beir, csv, jsonl\); this source is squad$"):
+        semrel.import_golden(squad, doc_qrels="answer-chunk", corpus_out=tmp_path / "c.jsonl")
 
 
 # ---------------------------------------------------------------- split

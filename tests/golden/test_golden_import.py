@@ -545,15 +545,17 @@ def test_a_column_left_unread_where_no_column_holds_gold_is_named(tmp_path):
 def test_beir_folder_keeps_grades_and_marks_missing_answers(tmp_path):
     write(tmp_path / "beir" / "corpus.jsonl", '{"_id": "d1", "text": "x"}\n')
     write(tmp_path / "beir" / "queries.jsonl",
-          '{"_id": "1", "text": "first?", "metadata": {"answer": "yes"}}\n{"_id": "2", "text": "second?"}\n')
-    write(tmp_path / "beir" / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\n1\td1\t2\n1\td2\t0\n2\td1\t1\n9\td1\t1\n")
+          '{"_id": "1", "text": "first?", "metadata": {"answer": "yes"}}\n{"_id": "2", "text": "second?"}\n'
+          '{"_id": "3", "text": "third?", "answer": "top", "metadata": {"answer": "nested"}}\n')  # a top-level answer wins
+    write(tmp_path / "beir" / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\n1\td1\t2\n1\td2\t0\n2\td1\t1\n9\td1\t1\n3\td1\t1\n")
     result = run("golden", "import", tmp_path / "beir", "-o", tmp_path / "g.jsonl", "--qrels-out", tmp_path / "q.txt")
     assert result.exit_code == 0, result.output
     items = read_lines(tmp_path / "g.jsonl")
     assert items[0]["gold_chunk_ids"] == ["d1"] and items[0]["reference_answer"] == "yes"
     assert items[0]["meta"] == {"grades": {"d1": 2, "d2": 0}}
     assert items[1]["meta"] == {"grades": {"d1": 1}, "no_answer": True}
-    assert (tmp_path / "q.txt").read_text() == "1 0 d1 2\n1 0 d2 0\n2 0 d1 1\n"
+    assert items[2]["reference_answer"] == "top"
+    assert (tmp_path / "q.txt").read_text() == "1 0 d1 2\n1 0 d2 0\n2 0 d1 1\n3 0 d1 1\n"
     assert "queries without an answer (BEIR sets rarely have one; judging needs one): 1" in result.stderr
     assert "not in queries.jsonl (ignored): 1" in result.stderr
     assert_one_error(run("golden", "import", tmp_path / "beir", "--split", "dev", "-o", tmp_path / "g.jsonl"),
