@@ -657,6 +657,16 @@ def test_msmarco_v21_columns_and_its_no_answer_text(tmp_path):
                      "row 1.passages[0].is_selected should be 0 or 1, found 2")
 
 
+def test_msmarco_parallel_lists_of_unequal_length_are_refused(tmp_path):
+    """Hugging Face's layout (passage_text and is_selected as parallel lists): zip() cut the longer one without a word,
+    dropping passages or their flags."""
+    data = [{"query_id": 7, "query": "what is rba", "answers": ["A bank."],
+             "passages": {"passage_text": ["Bees.", "The RBA is a bank."], "is_selected": [0]}}]
+    source = write(tmp_path / "msmarco.json", json.dumps(data))
+    assert_one_error(run("golden", "import", source, "--format", "msmarco", "--corpus-out", tmp_path / "c.jsonl",
+                         "-o", tmp_path / "g.jsonl"), "msmarco.json: record 0.passages: 2 passage_text but 1 is_selected")
+
+
 def test_msmarco_blank_passages_are_no_chunks_nor_gold_and_are_counted(tmp_path):
     """A blank passage was a chunk of empty text, and gold when selected, that nothing could match; the others keep
     their index, and a query whose only selected passage is blank has no gold."""
@@ -698,6 +708,12 @@ def test_cranfield_numbers_queries_by_position_and_maps_grades(tmp_path):
     write(folder / "cranqrel", "1 1 1\n1 1 4\n")  # the last code was kept without a word
     assert_one_error(run("golden", "import", folder, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
                      "cranqrel:2", "query 1 judges document 1 twice (first on line 1)")
+    write(folder / "cranqrel", "1 1 1\n3 1 1\n")  # cran.qry holds 2 queries: the third's judgment is counted, not the first's
+    beyond = run("golden", "import", folder, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert beyond.exit_code == 0 and "semrel: warning: cranqrel query numbers beyond cran.qry (ignored): 1\n" in beyond.stderr
+    write(folder / "cran.qry", "what about lift .\n.I 001\n.W\nlift\n")
+    assert_one_error(run("golden", "import", folder, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
+                     "cran.qry:1: text outside a .I record")
 
 
 def test_the_sample_golden_set_matches_the_demo_chunking(tmp_path):

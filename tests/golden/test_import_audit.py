@@ -264,3 +264,22 @@ def test_gold_chunk_ids_may_be_separated_by_bars(tmp_path):
 def test_a_csv_error_after_a_quoted_cell_of_two_lines_names_the_line_it_is_on(tmp_path):
     source = write(tmp_path / "g.csv", 'query,answer\n"Wax\nor combs?",combs\nSwarm?,spring,extra\n')
     assert_one_error(run("golden", "import", source, "-o", tmp_path / "out.jsonl"), "g.csv:4", "more cells than the 2 columns")
+
+
+# ---------------------------------------------------------------- gold document ids made chunk ids
+
+
+def test_document_ids_map_to_chunks_with_empty_grades_meta_and_file_names_only_with_a_suffix(tmp_path):
+    """An item whose meta records no grades ({}) has its gold ids at grade 1, as one without meta; 'a.pdf' names the
+    document 'a' (the file semrel chunked), but an id without a file suffix is looked up as it is."""
+    import semrel
+    from semrel.errors import UsageError
+    from semrel.golden.sources import named_document
+
+    source = write(tmp_path / "g.jsonl", lines({"query_id": "q1", "query": "Wax?", "answer": "combs", "gold_chunk_ids": ["a"],
+                                                "meta": {"grades": {}}}))
+    items = semrel.import_golden(source, corpus=corpus_file(tmp_path), doc_qrels="all-chunks", warn=lambda message: None)
+    assert items[0].gold_chunk_ids == ("a#0",)
+    assert named_document("a.pdf", {"a"}) == "a" and named_document("a.2 notes", {"a"}) is None
+    with pytest.raises(UsageError, match=r"^doc_qrels='bogus': choose one of all-chunks, first-chunk, answer-chunk$"):
+        semrel.import_golden(source, corpus=corpus_file(tmp_path), doc_qrels="bogus")

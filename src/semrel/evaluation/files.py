@@ -243,8 +243,8 @@ def coverage_warnings(results: Sequence[tuple[Evaluation, str]], qrels_label: st
                         f"{_listed(labels)}; {fate} "
                         f"(e.g. {queries[0]!r})")
     for queries, labels in ignored.items():
-        noun, verb = ("query", "is") if len(queries) == 1 else ("queries", "are")
-        messages.append(f"{len(queries)} {noun} in {_listed(labels)} {verb} not in {qrels_label} and {verb} ignored "
+        are = agreeing(len(queries), "are")
+        messages.append(f"{quantity(len(queries), 'query')} in {_listed(labels)} {are} not in {qrels_label} and {are} ignored "
                         f"(e.g. {queries[0]!r})")
     return messages
 

@@ -14,6 +14,7 @@ from ..formats.corpus import shown_json
 from ..formats.files import check_id, display_name, line_id, read_text
 from ..formats.jsonl import loads
 from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, is_id
+from ..terminal import quantity
 from .chunking import ChunkSettings, sanitise_id
 from .documents import file_document_id
 from .locate import answer_chunks, least_shares
@@ -212,8 +213,7 @@ def map_document_ids(items: list[GoldenItem], corpus: CorpusIds, mode: str | Non
             "doc_qrels='answer-chunk' (the chunk holding the reference answer), "
             "or chunk with `semrel corpus chunk --whole` (one chunk per document, its id the document id)")
     if first is not None:
-        made = f"{targets:,} gold chunk{'' if targets == 1 else 's'}"
-        counts[f"relevant documents, made {made} (doc_qrels={mode!r})"] = documents  # "...: 5" counts the documents
+        counts[f"relevant documents, made {quantity(targets, 'gold chunk')} (doc_qrels={mode!r})"] = documents  # "...: 5": the documents
     if files:
         counts[f"gold ids that are file names, taken as their documents (e.g. {files[0][0]!r} is {files[0][1]!r})"] = len(files)
     if found["pairs"]:

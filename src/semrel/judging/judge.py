@@ -780,7 +780,7 @@ def judge_pairs(
     result.warnings.extend(probability_notes)
     if skipped:
         result.params["unanswered"] = {"queries": len(skipped), "first": skipped[:5]}
-        result.warnings.append(f"{len(skipped)} {'query has' if len(skipped) == 1 else 'queries have'} no reference answer "
+        result.warnings.append(f"{quantity(len(skipped), 'query', 'have')} no reference answer "
                                "(marked no_answer by the import, e.g. "
                                f"{skipped[0]!r}): their pool pairs are not judged, so the derived qrels leave them out")
     if saved and saved.stale > 0:
