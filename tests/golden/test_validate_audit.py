@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from semrel.golden.validate import golden_stats, lacks_answer, validate_golden
+from semrel.errors import FormatError
+from semrel.golden.validate import golden_stats, lacks_answer, normalised_query, validate_golden
 from semrel.records import Chunk, GoldenItem
 
 
@@ -30,6 +31,19 @@ def test_a_third_repeat_points_to_the_first_line_for_ids_and_texts(tmp_path):
         (3, "error", "query id 'q1' already used on line 1"),
         (3, "warning", "query 'q1' has the same text as line 1"),
     ]
+
+
+def test_the_same_text_ignores_case_as_unicode_folds_it_and_spacing():
+    """casefold, not lower: 'Straße' and 'STRASSE' are one word in any case, as are the tab and spaces between words."""
+    assert normalised_query("Wie lang ist die Straße?") == normalised_query("WIE  LANG\tIST DIE STRASSE?")
+
+
+def test_a_file_of_blank_lines_is_refused_as_empty(tmp_path):
+    """Not 'valid, 0 queries': a golden set of no query is a file written wrong or cut short."""
+    path = tmp_path / "golden.jsonl"
+    path.write_text("\n  \n")
+    with pytest.raises(FormatError, match=r"golden\.jsonl: no queries \(the file is empty\)$"):
+        validate_golden(path)
 
 
 def test_one_blank_answer_beside_a_real_one_is_no_error(tmp_path):
