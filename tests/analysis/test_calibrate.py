@@ -78,6 +78,15 @@ def test_fewer_thresholds_than_grades_read_the_grades_above_as_the_top_one():
     assert held_out.kappa == pytest.approx(result.agreement.kappa)
 
 
+def test_thresholds_need_one_distinct_score_fewer_than_their_number():
+    """N thresholds sit between N - 1 distinct scores at least (the cuts below the lowest and above the highest count):
+    with fewer there is no increasing set of N to choose, and the search took the maximum of no combination."""
+    scores, human = np.full(6, 0.5), np.array([0, 1, 2, 3, 0, 1])
+    assert calibrate(scores, human, 2).thresholds == [0.5, 1.5]  # everything reaches the first, nothing the second
+    with pytest.raises(ValidationError, match=r"^3 thresholds need at least 2 distinct scores; found 1$"):
+        calibrate(scores, human, 3)
+
+
 def test_calibrate_command_writes_thresholds_and_manifest(tmp_path, write, cli):
     rng = np.random.default_rng(4)
     scores = rng.uniform(size=60)
