@@ -10,6 +10,7 @@ import json
 import pytest
 
 from helpers import assert_one_error, read_lines, run, write
+from semrel.records import Chunk
 
 CORPUS = [
     {"_id": "a#0", "title": "", "text": "The hive holds wax combs built by young workers.", "doc_id": "a", "start": 0, "end": 48},
@@ -283,3 +284,34 @@ def test_document_ids_map_to_chunks_with_empty_grades_meta_and_file_names_only_w
     assert named_document("a.pdf", {"a"}) == "a" and named_document("a.2 notes", {"a"}) is None
     with pytest.raises(UsageError, match=r"^doc_qrels='bogus': choose one of all-chunks, first-chunk, answer-chunk$"):
         semrel.import_golden(source, corpus=corpus_file(tmp_path), doc_qrels="bogus")
+
+
+# ---------------------------------------------------------------- locating answers and contexts
+
+
+def test_an_answer_is_found_at_its_offset_or_nearest_it_with_any_spacing_and_never_before_the_text():
+    from semrel.golden.locate import find_answer
+
+    assert find_answer("abc abc", "abc", -3) == (0, 3)  # a negative offset read the text from its end: (-3, 0)
+    assert find_answer("the big\n  dog sat", " big dog ", None) == (4, 13)  # line breaks inside the answer's span
+    assert find_answer("a dog, a dog", "dog", 8) == (9, 12) and find_answer("a dog", "cat", 0) is None
+    assert find_answer("abab", "ab", 1) == (2, 4)  # one character after the offset is tried before one before it
+
+
+def test_a_span_beyond_every_chunk_is_held_by_none():
+    """A span that only touches a chunk's end (no character of it inside) is in no chunk, not the nearest."""
+    from semrel.golden.locate import chunks_holding
+
+    chunks = [Chunk("d#0", "x" * 10, "d", 0, 10), Chunk("d#1", "y" * 10, "d", 10, 20)]
+    assert chunks_holding(chunks, 20, 25) == [] and chunks_holding(chunks, 8, 14) == ["d#1"] and chunks_holding(chunks, 2, 9) == ["d#0"]
+
+
+def test_a_one_word_context_matches_its_one_word_chunk_exactly():
+    """A text of one word has that word as its one 'pair': without it the chunk shared no pair with the context and the
+    match fell back to word overlap ('overlap', not 'exact')."""
+    from semrel.golden.locate import ContextMatcher
+
+    matcher = ContextMatcher(["Paris"], threshold=0.5)
+    matcher.add(Chunk("c#0", "Paris", "c", 0, 5))
+    found = matcher.match("Paris")
+    assert (found.ids, found.how, found.score) == (["c#0"], "exact", 1.0)
