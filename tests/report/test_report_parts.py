@@ -142,3 +142,25 @@ def test_scores_of_old_judgments_without_p_are_drawn_on_r(tmp_path):
                                  for i, r in enumerate((0.25, 0.75))))
     page, _ = build_report(ReportInputs(judgments=str(judgments), on="p"), lambda message: None)
     assert "none drawn (no label thresholds on this score)" in page
+
+
+def cliff_points() -> list[html.SensitivityPoint]:
+    """Curves flat to 0.6 that drop to a third above it: 0.6 sits on a cliff."""
+    return [html.SensitivityPoint(t, run, "RR", v if t <= 0.6 else v / 3)
+            for t in (0.58, 0.59, 0.6, 0.61, 0.62) for run, v in (("bm25", 0.6), ("rr", 0.7))]
+
+
+def test_a_cliff_is_judged_at_the_one_label_threshold_alone():
+    """Without the curves' own threshold, a single label threshold is the one judged; of several (grades) none is,
+    not the last of them."""
+    inputs = ReportInputs(sensitivity=cliff_points())
+    [said] = html._cliffs(inputs, "R", [0.6])
+    assert said.startswith("the label threshold 0.6 on R sits on a cliff of the sensitivity curve")
+    assert html._cliffs(inputs, "R", [0.5, 0.6]) == []
+
+
+def test_curves_with_holes_are_not_judged_for_cliffs():
+    """A run missing a threshold's value, far from the cut, leaves curves with a hole: no cliff is judged on them."""
+    points = [*cliff_points(), html.SensitivityPoint(0.9, "bm25", "RR", 0.2)]  # rr has no value at 0.9
+    assert html._cliffs(ReportInputs(sensitivity=points[:-1], sensitivity_at=0.6), "R", [])  # whole, a cliff
+    assert html._cliffs(ReportInputs(sensitivity=points, sensitivity_at=0.6), "R", []) == []
