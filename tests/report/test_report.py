@@ -422,3 +422,21 @@ def test_the_manifest_records_every_option_that_changes_the_page(cli, files, tmp
     params = json.loads(Path(f"{output}.manifest.json").read_text())["params"]
     assert params["alpha"] == 0.01 and params["rel_level"] == 2 and params["permutations"] == 10_000
     assert {"bootstrap", "depth", "top", "on", "thresholds", "baseline"} <= set(params)
+
+
+def test_the_manifest_records_the_values_of_the_options_and_every_file_read(cli, files, tmp_path):
+    """Each option that changes the page is recorded with its value (a key present as null was taken for recorded), and
+    the inputs list the curves and agreement figures read besides the ones the page's sections name."""
+    output = tmp_path / "report.html"
+    result = cli("report", files["qrels"], files["base"], files["reranked"], "-m", "RR", "--permutations", "200",
+                 "--bootstrap", "200", "--all-pairs", "--title", "My <b>title</b>", "--places", "2", "--depth", "5",
+                 "--top", "3", "--judgments", files["judgments"], "--sensitivity", files["sensitivity"],
+                 "--agreement", files["agreement"], "-o", output)
+    assert result.exit_code == 0, result.stderr
+    manifest = json.loads(Path(f"{output}.manifest.json").read_text())
+    params = manifest["params"]
+    assert (params["all_pairs"], params["title"], params["places"], params["depth"], params["top"]) == (True, "My <b>title</b>", 2, 5, 3)
+    assert (params["measures"], params["permutations"], params["bootstrap"]) == (["RR"], 200, 200)
+    assert {i["path"] for i in manifest["inputs"]} == {files[k] for k in ("qrels", "base", "reranked", "judgments", "sensitivity",
+                                                                        "agreement")}
+    assert "My &lt;b&gt;title&lt;/b&gt;" in output.read_text(encoding="utf-8")
