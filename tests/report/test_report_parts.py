@@ -164,3 +164,15 @@ def test_curves_with_holes_are_not_judged_for_cliffs():
     points = [*cliff_points(), html.SensitivityPoint(0.9, "bm25", "RR", 0.2)]  # rr has no value at 0.9
     assert html._cliffs(ReportInputs(sensitivity=points[:-1], sensitivity_at=0.6), "R", [])  # whole, a cliff
     assert html._cliffs(ReportInputs(sensitivity=points, sensitivity_at=0.6), "R", []) == []
+
+
+def test_the_share_at_or_above_is_counted_apart_for_gold_and_other_judged_pairs():
+    """With a golden set the judged pairs split into its gold chunks and the rest, each with its own share."""
+    from semrel.records import GoldenItem
+
+    judged = [Judgment("q", f"c{i}", 0.5, r, 0.5) for i, r in enumerate((0.8, 0.6, 0.3, 0.2, 0.7))]
+    golden = [GoldenItem("q", "what?", ("it",), ("c0", "c1"))]
+    section = html._score_section(judged, golden, "R", [0.5], "the label thresholds")
+    assert section["table"]["header"] == ["threshold", "gold: share at or above", "not gold: share at or above"]
+    assert section["table"]["rows"] == [["0.500", "1.000", "0.333"]]
+    assert section["counts"] == {"gold": 2, "not gold": 3}
