@@ -176,3 +176,12 @@ def test_the_share_at_or_above_is_counted_apart_for_gold_and_other_judged_pairs(
     assert section["table"]["header"] == ["threshold", "gold: share at or above", "not gold: share at or above"]
     assert section["table"]["rows"] == [["0.500", "1.000", "0.333"]]
     assert section["counts"] == {"gold": 2, "not gold": 3}
+
+
+def test_the_confusion_totals_are_per_column_and_kappa_names_its_weights():
+    """The bottom row sums each column (the test qrels' grades), not each row; weighted kappa says its weights."""
+    agreement = {"labels": {"n": 4, "kappa": 0.5, "weights": "linear", "labels": [0, 1], "confusion": [[2, 0], [1, 1]]}}
+    section = html._agreement_section(agreement, None)
+    assert (section["confusion"]["totals"], section["confusion"]["n"]) == ([3, 1], 4)
+    assert [row["total"] for row in section["confusion"]["rows"]] == [2, 2]
+    assert "Cohen's kappa (linear weights)" in dict(section["summary"])
