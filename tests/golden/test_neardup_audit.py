@@ -82,6 +82,7 @@ def test_split_targets_round_ratios_and_default_to_80_20():
     assert split_targets(7, [0.5], None) == [4, 3]  # round(3.5) is 4
     assert split_targets(10000, [0.5, 0.4995], None) == [5000, 4995, 5]  # 0.0005 left: a third part
     assert split_targets(10, None, None) == [8, 2]
+    assert split_targets(10, [0.7, 0.2, 0.1], None) == [7, 2, 1]  # they sum to 0.9999999999999999: no empty fourth part
     assert split_plan(10) == ([8, 2], ["train", "test"])
     with pytest.raises(UsageError, match="positive"):
         split_targets(10, [0.0, 0.5], None)
@@ -112,6 +113,15 @@ def test_merging_duplicates_that_bring_nothing_leaves_the_kept_answers_as_they_w
     [merged] = deduplicated([keep, GoldenItem("r", "x", ("",), ("a",))], NearDuplicates([[0, 1]], np.zeros((2, 1))))
     assert merged.reference_answers == ("",) and merged.gold_chunk_ids == ("a",)
     assert merged.meta == {"no_answer": True, "duplicates_removed": ["r"]}
+
+
+def test_a_removed_duplicates_blank_answer_is_not_merged_into_the_kept_one():
+    """A blank answer ("no answer given") brings nothing: merged, it became a second, empty reference answer."""
+    notes: list[str] = []
+    [merged] = deduplicated([GoldenItem("k", "x", ("A.",), ("a",)), GoldenItem("r", "x", ("", "B."), ("a",))],
+                            NearDuplicates([[0, 1]], np.zeros((2, 1))), notes)
+    assert merged.reference_answers == ("A.", "B.")
+    assert notes == ["query 'r', removed as a near-duplicate of 'k', had reference answers 'B.' that 'k' lacked: merged into 'k'"]
 
 
 def items(*queries: str) -> list[GoldenItem]:
