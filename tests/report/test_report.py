@@ -153,6 +153,19 @@ def test_usage_errors(cli, files, tmp_path, args, message):
     assert not (tmp_path / "x.html").exists()
 
 
+def test_inputs_that_need_another_are_refused_before_anything_is_read(cli, files, tmp_path):
+    """--corpus alone (its stats sit beside the golden set's; it checks runs' ids) and runs without qrels (from Python:
+    the command's first argument is QRELS) are refused, naming what to add."""
+    from semrel.errors import UsageError
+    from semrel.report.html import ReportInputs, build_report
+
+    result = cli("report", files["qrels"], "--corpus", files["corpus"], "-o", str(tmp_path / "x.html"))
+    assert result.exit_code == 2 and "--corpus gives its stats beside the golden set's, and checks the runs' chunk ids: give " \
+        "--golden or runs" in result.stderr and not (tmp_path / "x.html").exists()
+    with pytest.raises(UsageError, match="^runs need qrels: give QRELS first$"):
+        build_report(ReportInputs(runs=[files["base"]]), warn=print)
+
+
 def test_a_run_of_chunk_ids_the_corpus_does_not_list_is_warned_of_at_the_top(cli, files, tmp_path):
     """A run with misspelt chunk ids scored 0 on the report's page without a word; with --corpus (and no golden set,
     which it had needed) the page says so at the top, once though the runs are scored on two qrels."""

@@ -91,6 +91,9 @@ def test_a_kappa_that_cannot_be_computed_is_shown_as_not_available():
     section = html._agreement_section(agreement, None)
     assert dict(section["summary"])["Cohen's kappa"] == "n/a (95% bootstrap interval n/a to n/a)"
     assert dict(section["summary"])["agreement"] == "75.0%"
+    assert dict(section["summary"])["pairs compared"] == "4"
+    unlisted = html._agreement_section({**agreement, "unlisted_as_zero": True}, None)  # as `agree --unlisted-as-zero` says
+    assert dict(unlisted["summary"])["pairs compared"] == "4 (a pair one side does not list counts as grade 0)"
 
 
 def test_agreement_ranks_share_ties_and_flips_name_the_run_each_qrels_puts_first():
