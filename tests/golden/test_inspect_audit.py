@@ -95,3 +95,15 @@ def test_of_two_columns_naming_documents_equally_often_the_first_is_taken(tmp_pa
     source = tmp_path / "g.csv"
     source.write_text("question,source,file\nq1?,alpha,beta.txt\nq2?,gamma,delta.txt\n")
     assert document_column(str(source), "csv", str(docs)) == ("source", [])
+    later = tmp_path / "later.csv"  # the first line names a document in `file` only: counted first, still not taken
+    later.write_text("question,source,file\nq1?,zzz,beta.txt\nq2?,gamma,zzz.txt\n" + "q?,alpha,beta.txt\n" * 8)
+    assert document_column(str(later), "csv", str(docs)) == ("source", [(2, "zzz")])
+
+
+def test_files_in_hidden_folders_are_no_documents_a_column_can_name(tmp_path, docs):
+    """As `semrel corpus chunk` skips them (.git, .cache): a value naming one would make gold of a file never chunked."""
+    (docs / ".git").mkdir()
+    (docs / ".git" / "notes.txt").write_text("notes text")
+    source = tmp_path / "g.csv"
+    source.write_text("question,file\n" + "q?,alpha.txt\n" * 9 + "q?,.git/notes.txt\n")
+    assert document_column(str(source), "csv", str(docs)) == ("file", [(11, ".git/notes.txt")])
