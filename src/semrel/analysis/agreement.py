@@ -29,6 +29,12 @@ Labels = Sequence[int] | np.ndarray  # one label per item
 Values = Sequence[float] | np.ndarray
 
 
+def on_scale(grades: Labels, top: int) -> np.ndarray:
+    """Grades on a scale of 0..top: a grade above top counts as top, so binary labels and grades 0-3 compare as relevant
+    or not, rather than a pair graded 3 and labelled 1 counting as a disagreement."""
+    return np.minimum(np.asarray(grades, dtype=np.int64), top)
+
+
 def label_codes(a: Labels, b: Labels, labels: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """Both labellings as indices into the sorted label list: the labels given (all a scale
     holds, used or not) plus any other value either labelling uses."""
@@ -202,7 +208,7 @@ def label_agreement(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False, res
     tops = [int(q.relevance.max()) for q in (ref, test)]  # both list a pair (`first`); a top of 0 tells no scale
     if tops[0] != tops[1] and min(tops) > 0:  # exact grades would count a relevant pair graded 3 against 1 as a disagreement
         top = min(tops)
-        first, second = [min(g, top) for g in first], [min(g, top) for g in second]
+        first, second = on_scale(first, top).tolist(), on_scale(second, top).tolist()
         tell([f"{ref.source or 'the first qrels'} grades up to {tops[0]} and {test.source or 'the second'} up to {tops[1]}: "
               f"compared on grades 0-{top}, a grade above {top} counting as {top}"], warn)
     result = dataclasses.replace(agreement(first, second, resamples=resamples, seed=seed), queries=queries)

@@ -47,7 +47,7 @@ from ..judging import labels
 from ..judging.labels import CUT, DEFAULT_COMPONENT, GET_P, WITHOUT_P, ProbabilityRule, has_features, logit, reached
 from ..records import Judgment
 from ..terminal import agreeing, quantity
-from .agreement import WEIGHTS, Agreement, Weights, agreement, kappa_from_confusion
+from .agreement import WEIGHTS, Agreement, Weights, agreement, kappa_from_confusion, on_scale
 
 PROBABILITY_FITS = ("features", "anchored", "shift", "platt")
 DEFAULT_FIT = "features"  # "anchored" where the judgments hold p without its features (an older semrel judge)
@@ -136,22 +136,17 @@ def calibrate(scores: np.ndarray, human: np.ndarray, count: int, weights: Weight
         raise ValidationError(f"{count} thresholds asked for, but the human labels' top grade is {top}: ask for {top} at most "
                               "(--grades), one per grade they use")
     chosen: Weights = weights or ("quadratic" if count > 1 else "none")
-    thresholds = [round(t, 6) for t in best_thresholds(scores, _on_scale(human, count), count, chosen)]
+    thresholds = [round(t, 6) for t in best_thresholds(scores, on_scale(human, count), count, chosen)]
     return Calibration(on, thresholds, graded_agreement(scores, human, thresholds, chosen, resamples, seed))
-
-
-def _on_scale(human: np.ndarray, count: int) -> np.ndarray:
-    """Human grades on the scale `count` thresholds give, 0..count: negative grades count as 0, and grades above count as
-    count, so one threshold against grades 0-3 is binary relevance (grade 1 or more), as the probability refit takes it."""
-    return np.clip(np.asarray(human, dtype=np.int64), 0, count)
 
 
 def graded_agreement(scores: np.ndarray, human: np.ndarray, thresholds: list[float], weights: Weights,
                      resamples: int = 1000, seed: int = 0) -> Agreement:
-    """Agreement of human grades (rows, on the thresholds' scale: _on_scale) with the grades the thresholds give
+    """Agreement of human grades (rows; negative ones count as 0, and on the thresholds' scale: one threshold against
+    grades 0-3 is relevance, grade 1 or more, as the probability refit takes it) with the grades the thresholds give
     (columns). Used on held-out pairs, it is the honest figure calibration lacks."""
     predicted = reached(scores, thresholds)
-    return agreement(_on_scale(human, len(thresholds)), predicted, weights, labels=range(len(thresholds) + 1),
+    return agreement(on_scale(np.maximum(human, 0), len(thresholds)), predicted, weights, labels=range(len(thresholds) + 1),
                      resamples=resamples, seed=seed)
 
 
