@@ -1,6 +1,6 @@
 """Write Cranfield (SMART files) as a TREC collection: SGML documents, <top> topics and TREC qrels.
 
-    python bench/cranfield_trec.py [CRANFIELD_DIR] OUT_DIR
+    python bench/cranfield_trec.py OUT_DIR [--cranfield DIR]
 
 OUT_DIR gets docs.trec (<DOC><DOCNO>n</DOCNO><TITLE>.T</TITLE><TEXT>.W</TEXT></DOC>), topics.txt
 (<top><num> Number: position <title> .W text </top>, numbered by position in cran.qry as cranqrel
@@ -11,6 +11,7 @@ classic collection; the numbers it gave are in docs/golden.md.
 
 from __future__ import annotations
 
+import argparse
 import html
 import sys
 from pathlib import Path
@@ -24,7 +25,11 @@ DEFAULT = SHARED_DATA / "cranfield"
 
 
 def main(argv: list[str]) -> None:
-    source, out = (Path(argv[0]), Path(argv[1])) if len(argv) == 2 else (DEFAULT, Path(argv[0]))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", metavar="OUT_DIR", type=Path, help="the folder to write")
+    parser.add_argument("--cranfield", metavar="DIR", type=Path, default=DEFAULT, help=f"the SMART files (default {DEFAULT})")
+    args = parser.parse_args(argv)
+    source, out = args.cranfield, args.out
     out.mkdir(parents=True, exist_ok=True)
     docs = smart_records(source / "cran.all.1400")
     with open(out / "docs.trec", "w", encoding="utf-8") as handle:
