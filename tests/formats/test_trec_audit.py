@@ -101,7 +101,7 @@ def test_lines_ended_by_a_lone_cr_or_holding_only_blanks(write):
     ("q1 Q0 d1 1 2 r\nq1\u00a0Q0 d1 1 2 r\n", "2: expected 6 columns (qid Q0 docid rank score tag; any after them are ignored), "
                                               "found 5: it holds NO-BREAK SPACE (U+00A0), which separates no columns: use spaces or tabs"),
     ("q1 0 d1 1\n", "1: expected 6 columns (qid Q0 docid rank score tag; any after them are ignored), found 4: "
-                    "qrels? a TREC run goes here"),
+                    "this file looks like TREC qrels, not a TREC run: `semrel retrieve` writes one"),
 ])
 
 
@@ -115,8 +115,9 @@ def test_a_bad_run_line_is_named_with_its_column(write, text, expected):
     ("q1 0 d1 1\nq1 0 d2 +1\n", "2: column 4 is '+1', expected an integer relevance grade"),
     ("q1 0 d1 1\nq1 0 d2 9223372036854775808\n", "2: column 4 is '9223372036854775808', expected an integer relevance grade"),
     ("q1 0 d1 1 extra\n", "1: expected 4 columns (qid 0 docid rel), found 5"),
-    ("q1 Q0 d1 1 2.5 bm25\n", "1: expected 4 columns (qid 0 docid rel), found 6: a TREC run? qrels go here "
-                              "(commands that take both take the qrels first)"),
+    ("q1 Q0 d1 1 2.5 bm25\n", "1: expected 4 columns (qid 0 docid rel), found 6: this file looks like a TREC run, not TREC "
+                              "qrels: `semrel label` makes them from judgments, `semrel golden qrels` from a golden set; "
+                              "commands that take runs too take the qrels first"),
 ])
 
 

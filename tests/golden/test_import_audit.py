@@ -219,9 +219,9 @@ def test_a_golden_set_and_a_corpus_given_in_each_others_place_are_named_as_swapp
     corpus = write(tmp_path / "cs.jsonl", '{"_id": "a#0", "text": "abc"}\n')
     golden = write(tmp_path / "gq.jsonl", lines({"query_id": "q", "query": "x", "reference_answer": "y", "gold_chunk_ids": ["a#0"]}))
     assert_one_error(run("golden", "validate", golden, "--corpus", golden), "gq.jsonl:1", "missing field '_id'",
-                     "looks like a golden set's (it has query_id)", "give the corpus here")
+                     "this file looks like a golden set, not a corpus: `semrel corpus chunk` makes one")
     assert_one_error(run("golden", "stats", corpus), "cs.jsonl:1", "missing field 'query_id'",
-                     "looks like a corpus chunk's (it has _id)", "give the golden set here")
+                     "this file looks like a corpus, not a golden set: `semrel golden import` makes one")
     other = write(tmp_path / "other.jsonl", '{"id": "a#0", "text": "abc"}\n')  # neither kind's id: the plain message
     assert_one_error(run("golden", "stats", other), "other.jsonl:1", "missing field 'query_id'")
     assert "looks like" not in run("golden", "stats", other).output

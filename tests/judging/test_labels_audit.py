@@ -265,7 +265,11 @@ def test_label_names_the_file_that_lacks_what_the_rule_needs_and_a_calibration_t
     qrels = tmp_path / "q.qrels"
     qrels.write_text("q1 0 c1 1\n")  # the reviewed qrels given for the calibration they were fitted into
     assert_one_error(run("label", judgments, "-o", tmp_path / "l.qrels", "--calibration", qrels),
-                     f"{qrels}:1: invalid JSON", "give the JSON file `semrel calibrate -o` wrote")
+                     f"{qrels}:1: invalid JSON", "this file looks like TREC qrels, not a calibration: `semrel calibrate -o` writes one")
+    other = tmp_path / "notes.txt"
+    other.write_text("the cut we agreed on\n")  # no file semrel knows: the plain hint
+    assert_one_error(run("label", judgments, "-o", tmp_path / "l.qrels", "--calibration", other),
+                     f"{other}:1: invalid JSON", "give the JSON file `semrel calibrate -o` wrote")
     assert not (tmp_path / "l.qrels").exists()
 
 

@@ -9,6 +9,7 @@ from ..records import Qrels
 from .beir import read_beir_qrels
 from .corpus import golden_qrels, read_golden
 from .files import STDIO, read_bytes, read_head
+from .kinds import GOLDEN, QRELS, expecting
 from .trec import read_run, read_trec_qrels, write_qrels, write_run
 
 
@@ -22,7 +23,8 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
         return read_beir_qrels(path, data) if data.startswith(b"query-id") else read_trec_qrels(path, data)
     head = read_head(path)
     if head.lstrip().startswith(b"{"):
-        return golden_qrels(read_golden(path))
+        with expecting(path, QRELS, GOLDEN):
+            return golden_qrels(read_golden(path))
     if head.startswith(b"query-id"):
         return read_beir_qrels(path)
     return read_trec_qrels(path)

@@ -10,7 +10,7 @@ import io
 import math
 import re
 import unicodedata
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -106,14 +106,13 @@ def normalise(data: bytes) -> bytes:
 
 def read_columns(
     data: bytes, path: str, names: Sequence[str], types: dict[str, pa.DataType], checks: dict[int, tuple[str, Check]], what: str,
-    extra_fields: bool = False, comments: bool = True, hints: Mapping[int, str] | None = None,
+    extra_fields: bool = False, comments: bool = True,
 ) -> pa.Table:
     """Parse `data` into the typed columns named in `types`; a bad line raises FormatError naming it.
 
     `checks` maps a column position to (what it should be, a parser that raises on bad values)
     for the line-by-line pass that explains a refusal. `extra_fields`: fields after the last named
-    column are ignored (trec_eval's runs); `comments`: lines starting with `#` are skipped; `hints`: see
-    first_bad_line.
+    column are ignored (trec_eval's runs); `comments`: lines starting with `#` are skipped.
     """
     if not data or data.isspace():
         return _empty(types)
@@ -134,7 +133,7 @@ def read_columns(
             return _arrow_read(data, names, types)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             pass
-    first_bad_line(data, path, len(names), checks, what, extra_fields, hints)
+    first_bad_line(data, path, len(names), checks, what, extra_fields)
     _first_long_line(data, path)
     raise FormatError(display_name(path), f"could not be read as {what}")
 
@@ -161,9 +160,8 @@ def _has_comment_rows(table: pa.Table, names: Sequence[str], types: dict[str, pa
 
 
 def first_bad_line(data: bytes, path: str, ncols: int, checks: dict[int, tuple[str, Check]], what: str,
-                   extra_fields: bool = False, hints: Mapping[int, str] | None = None) -> None:
-    """Raise FormatError for the first line that is not `ncols` valid columns (or more, with `extra_fields`);
-    `hints` says, by the count found, what the file more likely is (a run given for qrels)."""
+                   extra_fields: bool = False) -> None:
+    """Raise FormatError for the first line that is not `ncols` valid columns (or more, with `extra_fields`)."""
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip() or raw.lstrip().startswith(b"#"):
             continue
@@ -174,10 +172,8 @@ def first_bad_line(data: bytes, path: str, ncols: int, checks: dict[int, tuple[s
         parts = line.split(" ")  # normalised: one space between columns (str.split() would also split at a no-break space)
         if len(parts) < ncols or len(parts) > ncols and not extra_fields:
             later = "; any after them are ignored" if extra_fields else ""
-            hint = (hints or {}).get(len(parts))
             odd = next((c for c in line if c.isspace() and c != " "), None)
-            if odd is not None:
-                hint = f"it holds {unicodedata.name(odd, 'a blank')} (U+{ord(odd):04X}), which separates no columns: use spaces or tabs"
+            hint = odd and f"it holds {unicodedata.name(odd, 'a blank')} (U+{ord(odd):04X}), which separates no columns: use spaces or tabs"
             raise FormatError(
                 display_name(path), f"expected {ncols} columns ({what}{later}), found {len(parts)}{f': {hint}' if hint else ''}",
                 line=number,

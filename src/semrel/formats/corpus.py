@@ -12,6 +12,7 @@ from ..records import Chunk, GoldenItem, Qrels, is_id, is_whole
 from .files import check_id, display_name, line_id
 from .given import records_given
 from .jsonl import optional_text, read_jsonl, require, write_jsonl
+from .kinds import CORPUS, GOLDEN, expecting
 
 
 def shown_json(value: object, limit: int = 40) -> str:
@@ -31,32 +32,14 @@ def _nonempty(records: Records, what: str, path: str | os.PathLike) -> Records:
 
 def iter_corpus(path: str | os.PathLike) -> Iterator[tuple[int, Chunk]]:
     """(line number, Chunk) of a corpus.jsonl, read one line at a time (no check for repeated ids)."""
-    for line, obj in read_jsonl(path):
-        yield line, chunk_of(obj, path, line)
-
-
-# A file given in the other's place (golden set for corpus, or the reverse) is the likely cause of a missing id
-# field: the key it lacks -> (a key that marks the other kind, what to say).
-_SWAPPED = {
-    "_id": ("query_id", "this line looks like a golden set's (it has query_id): give the corpus here "
-                        '(one chunk a line, {"_id", "text"}) and the golden set where one is asked for'),
-    "query_id": ("_id", 'this line looks like a corpus chunk\'s (it has _id): give the golden set here (one query a line, '
-                        '{"query_id", "query", "reference_answer"}); a BEIR queries file is read by `semrel golden import`'),
-}
-
-
-def _require_id(obj: dict, key: str, path: str | os.PathLike, line: int) -> Any:
-    """obj[key], an id field, which must exist; when it does not and the line holds the other kind's id, the error
-    says the files were likely swapped."""
-    marker, hint = _SWAPPED[key]
-    if key not in obj and marker in obj:
-        raise FormatError(display_name(path), f"missing field {key!r}: {hint}", line=line)
-    return require(obj, key, path, line, (str, int))
+    with expecting(path, CORPUS):
+        for line, obj in read_jsonl(path):
+            yield line, chunk_of(obj, path, line)
 
 
 def chunk_of(obj: dict, path: str | os.PathLike, line: int) -> Chunk:
     """The Chunk of one parsed corpus.jsonl line."""
-    chunk_id = line_id(str(_require_id(obj, "_id", path, line)), "chunk id", path, line)
+    chunk_id = line_id(str(require(obj, "_id", path, line, (str, int))), "chunk id", path, line)
     text = require(obj, "text", path, line)
     meta = obj.get("meta") or {}
     if not isinstance(meta, dict):
@@ -121,7 +104,7 @@ def golden_item(obj: dict, path: str | os.PathLike, line: int) -> GoldenItem:
     `reference_answer` may be a string or a list of strings (several acceptable answers). Other
     keys are the user's own: kept in `extra` and written back by write_golden (split, dedup, pick).
     """
-    query_id = line_id(str(_require_id(obj, "query_id", path, line)), "query id", path, line)
+    query_id = line_id(str(require(obj, "query_id", path, line, (str, int))), "query id", path, line)
     answer = obj.get("reference_answer", "")
     answers = tuple(answer) if isinstance(answer, list) else (answer,)
     if not all(isinstance(a, str) for a in answers):
@@ -149,14 +132,15 @@ def read_golden(path: str | os.PathLike) -> list[GoldenItem]:
     """The items of a golden.jsonl (see golden_item); a repeated query id is an error naming its line."""
     items: list[GoldenItem] = []
     seen: dict[str, int] = {}
-    for line, obj in read_jsonl(path):
-        item = golden_item(obj, path, line)
-        if item.query_id in seen:
-            raise FormatError(
-                display_name(path), f"query id {item.query_id!r} already used on line {seen[item.query_id]}", line=line
-            )
-        seen[item.query_id] = line
-        items.append(item)
+    with expecting(path, GOLDEN):
+        for line, obj in read_jsonl(path):
+            item = golden_item(obj, path, line)
+            if item.query_id in seen:
+                raise FormatError(
+                    display_name(path), f"query id {item.query_id!r} already used on line {seen[item.query_id]}", line=line
+                )
+            seen[item.query_id] = line
+            items.append(item)
     return _nonempty(items, "queries", path)
 
 

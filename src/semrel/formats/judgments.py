@@ -13,6 +13,7 @@ from ..records import Judgment
 from .files import display_name, line_id
 from .given import records_given
 from .jsonl import read_jsonl, require, write_jsonl
+from .kinds import JUDGMENTS, expecting
 
 COMPONENTS = ("P", "R", "F")
 PROBABILITY = "p"
@@ -46,20 +47,21 @@ def read_judgments(path: str | os.PathLike) -> list[Judgment]:
     """Judgments in file order; a repeated pair or a score that is not a finite number names its line."""
     judgments: list[Judgment] = []
     seen: dict[tuple[str, str], int] = {}
-    for line, obj in read_jsonl(path):
-        query_id = line_id(str(require(obj, "query_id", path, line, (str, int))), "query id", path, line)
-        chunk_id = line_id(str(require(obj, "chunk_id", path, line, (str, int))), "chunk id", path, line)
-        if (query_id, chunk_id) in seen:
-            raise FormatError(display_name(path), f"pair ({query_id!r}, {chunk_id!r}) already judged on line "
-                              f"{seen[query_id, chunk_id]}", line=line)
-        seen[query_id, chunk_id] = line
-        precision, recall, f1 = [float(require(obj, key, path, line, (int, float))) for key in COMPONENTS]
-        p, features = _probability(obj, path, line)
-        judgment = Judgment(query_id, chunk_id, precision, recall, f1, source=str(obj.get("source") or ""), p=p, features=features)
-        problem = judgment_problem(judgment)
-        if problem:
-            raise FormatError(display_name(path), problem, line=line)
-        judgments.append(judgment)
+    with expecting(path, JUDGMENTS):
+        for line, obj in read_jsonl(path):
+            query_id = line_id(str(require(obj, "query_id", path, line, (str, int))), "query id", path, line)
+            chunk_id = line_id(str(require(obj, "chunk_id", path, line, (str, int))), "chunk id", path, line)
+            if (query_id, chunk_id) in seen:
+                raise FormatError(display_name(path), f"pair ({query_id!r}, {chunk_id!r}) already judged on line "
+                                  f"{seen[query_id, chunk_id]}", line=line)
+            seen[query_id, chunk_id] = line
+            precision, recall, f1 = [float(require(obj, key, path, line, (int, float))) for key in COMPONENTS]
+            p, features = _probability(obj, path, line)
+            judgment = Judgment(query_id, chunk_id, precision, recall, f1, source=str(obj.get("source") or ""), p=p, features=features)
+            problem = judgment_problem(judgment)
+            if problem:
+                raise FormatError(display_name(path), problem, line=line)
+            judgments.append(judgment)
     return judgments
 
 

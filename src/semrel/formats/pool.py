@@ -12,6 +12,7 @@ from typing import Iterable, Iterator
 from ..errors import FormatError, SemrelError, ValidationError
 from .files import STDIO, atomic_writer, check_id, display_name, line_id, read_lines
 from .given import records_given
+from .kinds import POOL, expecting
 
 POOL_HEADER = ("query_id", "chunk_id", "sources")
 PoolRow = tuple[str, str, tuple[str, ...]]
@@ -32,9 +33,10 @@ def read_pool(path: str | os.PathLike) -> list[PoolRow]:
     name = display_name(path)
     lines = _lines(path)
     _, header = next(lines, (1, ""))
-    if tuple(header.split("\t")) != POOL_HEADER:
-        raise FormatError(name, "first line should be the header 'query_id<TAB>chunk_id<TAB>sources'", line=1,
-                          hint="write pools with `semrel pool`")
+    with expecting(path, POOL):
+        if tuple(header.split("\t")) != POOL_HEADER:
+            raise FormatError(name, "first line should be the header 'query_id<TAB>chunk_id<TAB>sources'", line=1,
+                              hint="write pools with `semrel pool`")
     rows: list[PoolRow] = []
     seen: dict[tuple[str, str], int] = {}
     for number, line in lines:

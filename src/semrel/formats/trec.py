@@ -17,14 +17,13 @@ from ..errors import FormatError
 from ..records import Preferences, Qrels, Run, dictionary_codes
 from .columns import duplicate_error, finite_float, first_nonfinite, line_number, read_columns, read_plain_file, whole_number
 from .files import STDIO, atomic_writer, check_id, display_name, read_bytes
+from .kinds import QRELS, RUN, expecting
 
 RUN_COLUMNS = ("query_id", "q0", "doc_id", "rank", "score", "tag")
 QRELS_COLUMNS = ("query_id", "iteration", "doc_id", "relevance")
 PREFS_COLUMNS = ("query_id", "group", "subgroup", "doc_id", "value")
 # a run given where qrels go, or the reverse: the commonest cause of the wrong count (semrel's commands, as
 # trec_eval, take the qrels before the runs)
-AS_RUN = {4: "qrels? a TREC run goes here"}
-AS_QRELS = {6: "a TREC run? qrels go here (commands that take both take the qrels first)"}
 
 
 def run_name(path: str | os.PathLike) -> str:
@@ -46,8 +45,9 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     data = None
     if table is None:
         data = read_bytes(path)
-        table = read_columns(data, path, RUN_COLUMNS, types, {4: ("a number (the score)", finite_float)},
-                             "qid Q0 docid rank score tag", extra_fields=True, hints=AS_RUN)
+        with expecting(path, RUN):
+            table = read_columns(data, path, RUN_COLUMNS, types, {4: ("a number (the score)", finite_float)},
+                                 "qid Q0 docid rank score tag", extra_fields=True)
     scores = table.column("score").to_numpy()
     bad = first_nonfinite(scores)
     if bad is not None:
@@ -78,10 +78,9 @@ def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels
     types = {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
     table = read_plain_file(path, QRELS_COLUMNS, types) if data is None else None
     if table is None:
-        table = read_columns(
-            read_bytes(path) if data is None else data, path, QRELS_COLUMNS, types,
-            {3: ("an integer relevance grade", whole_number)}, "qid 0 docid rel", hints=AS_QRELS,
-        )
+        with expecting(path, QRELS):
+            table = read_columns(read_bytes(path) if data is None else data, path, QRELS_COLUMNS, types,
+                                 {3: ("an integer relevance grade", whole_number)}, "qid 0 docid rel")
     return Qrels(
         table.column("query_id").combine_chunks(), table.column("doc_id").combine_chunks(),
         table.column("relevance").to_numpy(), source=path,

@@ -78,6 +78,7 @@ from ..evaluation.api import Qrels as PublicQrels  # what semrel.label returns: 
 from ..formats.files import display_name, guarded, read_text
 from ..formats.jsonl import loads
 from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, given_judgments  # noqa: F401  (COMPONENTS: re-exported)
+from ..formats.kinds import CALIBRATION, expecting
 from ..formats.manifest import outputs_with_manifests, read_params, write_manifest
 from ..formats.trec import write_qrels
 from ..records import Judgment, Qrels, is_number
@@ -804,13 +805,14 @@ def read_calibration(path: str | os.PathLike, judgments: str | os.PathLike | Non
     shift or refit}, ...}, or {"rule": "threshold", "on": "R", "thresholds": [...]}): the one reader of it, for
     `label`, `run`, `sensitivity` and the review queue alike. With `judgments`, refused when they were judged
     otherwise than those it was fitted on ("judged_with")."""
-    try:
-        data = loads(read_text(path), path)
-    except FormatError as exc:  # a qrels or judgments file given in its place, most likely
-        raise FormatError(exc.path, exc.message, exc.line, exc.hint or "give the JSON file `semrel calibrate -o` wrote") from None
-    if not isinstance(data, dict):
-        raise FormatError(display_name(path), "expected a JSON object, as `semrel calibrate -o` writes")
-    rule = rule_from_params(data, display_name(path))
+    with expecting(path, CALIBRATION, any_line=True):
+        try:
+            data = loads(read_text(path), path)
+        except FormatError as exc:
+            raise FormatError(exc.path, exc.message, exc.line, exc.hint or "give the JSON file `semrel calibrate -o` wrote") from None
+        if not isinstance(data, dict):
+            raise FormatError(display_name(path), "expected a JSON object, as `semrel calibrate -o` writes")
+        rule = rule_from_params(data, display_name(path))
     fitted = _field(data, "judged_with", "an object or null", lambda v: v is None or isinstance(v, dict), display_name(path), None)
     if fitted and judgments is not None:
         _require_judged_alike(fitted, judged_with(judgments), rule, display_name(path), display_name(judgments))
