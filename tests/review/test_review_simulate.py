@@ -29,7 +29,8 @@ def test_simulate_export_and_calibrate_on_held_out_pairs(tmp_path, write, cli):
     simulated = cli("review", "simulate", "--db", db, "--reviewer", "gold", *files, "--thresholds", "0.3",
                     "--limit", "8", "--random-share", "0.34", "--human", gold, "--unlisted-as-zero")
     assert simulated.exit_code == 0, simulated.output
-    assert "graded 8 pairs" in simulated.stderr
+    assert simulated.stderr.endswith(f"gold: graded 8 pairs from {gold}, skipped 0; agreement with the judge: "
+                                     f"semrel review stats --db {db}\n"), simulated.stderr
 
     reviewed = tmp_path / "reviewed.qrels"
     cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(reviewed), "--only-reviewed")

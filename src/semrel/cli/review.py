@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import shlex
 import sys
 
 import click
@@ -73,11 +74,12 @@ def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, *
               help="A queued pair of a query the human file holds but does not list is graded 0 (gold-chunk qrels).")
 def simulate_command(db, reviewer, human, unlisted_as_zero, **queue):
     """Review every queued pair automatically from a labels file (e.g. gold chunks standing in
-    for people): measures agreement, calibration and corrected estimates before a real review.
-    Pairs the file does not cover are skipped."""
+    for people), so that `review stats`, `review export` with `calibrate`, and `estimate` can be tried
+    before a real review. Pairs the file does not cover are skipped."""
     grades = read_qrels(human).to_dict()  # before the database is opened: a bad file leaves no database behind
     graded, skipped = simulate(db, reviewer, grades, queue_request(**queue), warn, unlisted_as_zero)
-    click.echo(f"{reviewer}: graded {quantity(graded, 'pair')} from {human}, skipped {skipped}", err=True)
+    click.echo(f"{reviewer}: graded {quantity(graded, 'pair')} from {human}, skipped {skipped}; agreement with the judge: "
+               f"semrel review stats --db {shlex.quote(str(db))}", err=True)
 
 
 def _timed(value: float | None) -> float | str:
