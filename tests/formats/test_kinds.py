@@ -9,12 +9,13 @@ from typing import Any, Callable
 
 import pytest
 
-from semrel.errors import FormatError
+from semrel.errors import FormatError, SemrelError
 from semrel.formats import read_qrels, read_run
 from semrel.formats.corpus import read_corpus, read_golden
 from semrel.formats.judgments import read_judgments
 from semrel.formats.pool import read_pool
 from semrel.judging.labels import read_calibration
+from semrel.review.store import open_db
 
 FILES = {
     "qrels": "q1 0 a#0 1\nq1 0 a#1 0\n",
@@ -26,6 +27,7 @@ FILES = {
     "pool": "query_id\tchunk_id\tsources\nq1\ta#0\tbm25,gold\n",
     "calibration": '{\n "rule": "threshold",\n "on": "R",\n "thresholds": [0.7]\n}\n',
     "csv": "query_id,query,answer,gold_chunk_ids\nq1,oil?,chain oil,a#0\n",
+    "review": None,  # a new review database (made by open_db)
 }
 READERS: dict[str, tuple[Callable[[Path], Any], str]] = {
     "qrels": (read_qrels, "not TREC qrels: `semrel label` makes them from judgments, `semrel golden qrels` from a golden set; "
@@ -36,9 +38,11 @@ READERS: dict[str, tuple[Callable[[Path], Any], str]] = {
     "judgments": (read_judgments, "not judgments: `semrel judge` writes them"),
     "pool": (read_pool, "not a pool: `semrel pool` makes one from runs"),
     "calibration": (read_calibration, "not a calibration: `semrel calibrate -o` writes one"),
+    "review": (lambda path: open_db(path, create=False).close(),
+               "not a review database: `semrel review start` or `semrel review simulate` makes one"),
 }
 NAMES = {"qrels": "TREC qrels", "run": "a TREC run", "corpus": "a corpus", "golden": "a golden set", "judgments": "judgments",
-         "pool": "a pool", "calibration": "a calibration", "csv": "a CSV file"}
+         "pool": "a pool", "calibration": "a calibration", "csv": "a CSV file", "review": "a review database"}
 ACCEPTED = {("qrels", "golden")}  # eval takes a golden set's gold chunks as qrels
 
 
@@ -46,12 +50,15 @@ ACCEPTED = {("qrels", "golden")}  # eval takes a golden set's gold chunks as qre
 @pytest.mark.parametrize("given", FILES)
 def test_a_file_given_in_another_s_place_is_named(tmp_path, given, wanted):
     path = tmp_path / f"given.{given}"
-    path.write_text(FILES[given])
+    if FILES[given] is None:
+        open_db(path).close()
+    else:
+        path.write_text(FILES[given])
     read, made = READERS[wanted]
     if given == wanted or (wanted, given) in ACCEPTED:
         read(path)
         return
-    with pytest.raises(FormatError) as caught:
+    with pytest.raises(SemrelError) as caught:
         read(path)
     assert str(caught.value).endswith(f": this file looks like {NAMES[given]}, {made}"), str(caught.value)
     assert str(caught.value).startswith(f"{path}:")

@@ -70,7 +70,9 @@ CALIBRATION = Kind("a calibration", "`semrel calibrate -o` writes one",
                    lambda line, head: _json_document(line, head) and '"rule"' in head[:200])
 JSON_DOCUMENT = Kind("one JSON document over several lines", "", _json_document)
 CSV = Kind("a CSV file", "", _csv)
-KINDS = (JUDGMENTS, GOLDEN, CORPUS, POOL, BEIR_QRELS, QRELS, RUN, CALIBRATION, JSON_DOCUMENT, CSV)
+REVIEW_DATABASE = Kind("a review database", "`semrel review start` or `semrel review simulate` makes one",
+                       lambda line, head: head.startswith("SQLite format 3"))
+KINDS = (REVIEW_DATABASE, JUDGMENTS, GOLDEN, CORPUS, POOL, BEIR_QRELS, QRELS, RUN, CALIBRATION, JSON_DOCUMENT, CSV)
 """In the order they are tried: the first that fits names the file."""
 
 
@@ -85,7 +87,8 @@ def kind_of(path: str | os.PathLike) -> tuple[int, Kind] | None:
         return None
     lines = ((n, line) for n, line in enumerate(head.split("\n"), start=1) if line.strip() and not line.startswith("#"))
     number, line = next(lines, (0, ""))
-    return next(((number, kind) for kind in KINDS if kind.test(line, head)), None)
+    text = "\x00" not in line and "\ufffd" not in line  # else binary: only the database can fit
+    return next(((number, kind) for kind in KINDS if (text or kind is REVIEW_DATABASE) and kind.test(line, head)), None)
 
 
 class MisplacedFile(FormatError):
@@ -99,7 +102,11 @@ class MisplacedFile(FormatError):
             self.bare, line = error.bare if isinstance(error, MisplacedFile) else error.message, error.line
         else:
             self.bare, line = str(error).removeprefix(f"{display_name(path)}: "), None
-        super().__init__(display_name(path), f"{self.bare}: this file looks like {found.name}, not {wanted.name}: {wanted.made_by}", line)
+        super().__init__(display_name(path), f"{self.bare}: {misplaced(found, wanted)}", line)
+
+
+def misplaced(found: Kind, wanted: Kind) -> str:
+    return f"this file looks like {found.name}, not {wanted.name}: {wanted.made_by}"
 
 
 @contextlib.contextmanager

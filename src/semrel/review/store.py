@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 from ..errors import SemrelError
 from ..formats.files import check_input_file, note_database, sweep_stale_temps, temp_prefix
+from ..formats.kinds import REVIEW_DATABASE, kind_of, misplaced
 
 SCHEMA_VERSION = 3  # 2: tasks.probability; 3: decisions.simulated
 BUSY_TIMEOUT_MS = 30_000
@@ -85,6 +86,9 @@ def database_error(name: str, exc: sqlite3.Error) -> SemrelError | None:
     if isinstance(exc, sqlite3.OperationalError):
         return SemrelError(f"{name}: {exc} (nothing of this step was saved; try again)")
     if type(exc) is sqlite3.DatabaseError:
+        found = kind_of(name)
+        if found is not None and found[1] is not REVIEW_DATABASE:  # another of semrel's files, given for the database
+            return SemrelError(f"{name}: {misplaced(found[1], REVIEW_DATABASE)}")
         return SemrelError(f"{name}: not a review database, or a damaged one ({exc}); restore it from a copy or give a new --db path")
     return None
 
