@@ -26,6 +26,10 @@ from .base import is_suspend, keys_typed, read_key, suspend
 
 Spans = Sequence[tuple[int, int, float]]
 Highlighter = Callable[[Task], Spans]
+CHUNK_LINES = 3
+"""The fewest chunk lines a page shows, however small the window."""
+FRAME = 3
+"""Lines beside a page of the chunk: its panel's two borders and the line the cursor waits on."""
 
 
 def as_utf8(text: str) -> str:
@@ -109,24 +113,37 @@ class TerminalReview:
     def screen(self, task: Task, message: str) -> tuple[list[RenderableType], list[RenderableType]]:
         """What the screen shows above the chunk's panel and below it."""
         answers = task.answers if len(task.answers) == 1 else [f"{i}. {a}" for i, a in enumerate(task.answers, 1)]
-        above: list[RenderableType] = [
-            self.header(),
-            Panel(plain(task.query), title=plain(f"query {task.query_id}"), title_align="left"),
-            Panel(plain("\n".join(answers)), title="reference answer", title_align="left"),
-        ]
+        above: list[RenderableType] = [self.header(), Panel(plain(task.query), title=plain(f"query {task.query_id}"), title_align="left")]
         below: list[RenderableType] = [] if self.blind else [Text(judge_line(task, self.labelling))]
         if task.shared:
             below.append(Text("(overlap item: other reviewers grade it too)", style="dim"))
         below.append(plain(message or self.help_text(), style="italic"))
+        above.append(Panel(self.answer_lines("\n".join(answers), above + below), title="reference answer", title_align="left"))
         return above, below
+
+    def answer_lines(self, answer: str, rest: Sequence[RenderableType]) -> Text:
+        """The reference answer, cut to what the window leaves beside `rest` and CHUNK_LINES of the chunk, its last line
+        saying how much is left out: an answer taller than the window pushed the header and the query out of sight."""
+        text = plain(answer)
+        if self.page_lines:
+            return text
+        lines = text.wrap(self.console, max(20, self.console.size.width - 4))
+        room = self.console.size.height - self.lines_of(rest) - FRAME - CHUNK_LINES - 2  # 2: the answer's borders
+        if len(lines) <= max(room, 1):
+            return text
+        keep = max(room - 1, 1)
+        cut = Text(f"… {quantity(len(lines) - keep, 'more line')} of the answer: a taller window shows it whole", style="dim")
+        return Text("\n").join([*lines[:keep], cut])
+
+    def lines_of(self, renderables: Sequence[RenderableType]) -> int:
+        return len(self.console.render_lines(Group(*renderables), self.console.options, pad=False))
 
     def page_size(self, rest: Sequence[RenderableType]) -> int:
         """Chunk lines per page: --page-lines, else what the window's height leaves beside `rest` as it renders now (a
         fixed allowance let a long reference answer push the header and the query out of a 24-line window)."""
         if self.page_lines:
             return self.page_lines
-        used = len(self.console.render_lines(Group(*rest), self.console.options, pad=False))
-        return max(3, self.console.size.height - used - 3)  # 3: the chunk panel's two borders and the line the cursor waits on
+        return max(CHUNK_LINES, self.console.size.height - self.lines_of(rest) - FRAME)
 
     def chunk_pages(self, task: Task, spans: Spans, size: int) -> list[Text]:
         """The chunk's pages at the terminal's size now (a resized window is paged anew at the next key: paged once per
