@@ -173,8 +173,8 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
              f"With 0 of {n:,} changed, up to {share:.1%} of the pool's {pool:,} labels (about {math.ceil(share * pool):,}) may "
              f"still differ from a person's ({confidence:.0%} bound); review more pairs to narrow it")
     if warn and outside:
-        warn(f"the sample's changes, scaled to the pool, put {len(outside)} estimate(s) past their measure's range (e.g. "
-             f"{outside[0]}), shown at the edge: {n} reviewed pairs are too few for a correction this large; review more pairs")
+        warn(f"the sample's changes, scaled to the pool, put {quantity(len(outside), 'estimate')} past their measure's range (e.g. "
+             f"{outside[0]}), shown at the edge: {n:,} reviewed pairs are too few for a correction this large; review more pairs")
     return estimates
 
 

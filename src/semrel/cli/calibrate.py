@@ -65,7 +65,7 @@ def _probability_summary(result: ProbabilityCalibration, judged: int) -> None:
     rule = result.rule
     fitted = (f"slope {rule.slope:.3f}, shift {rule.shift:+.3f}" if rule.cuts_on_p
               else "every coefficient moved (the largest move " f"{max(rule.refit or (0.0,), key=abs):+.3f})")
-    click.echo(f"p refitted ({result.fit}) on {result.pairs} reviewed pairs ({result.relevant} relevant): {fitted}; cut {rule.cut:g} "
+    click.echo(f"p refitted ({result.fit}) on {result.pairs:,} reviewed pairs ({result.relevant:,} relevant): {fitted}; cut {rule.cut:g} "
                f"(the highest expected kappa over the {judged} judged pairs' refitted p); labels: {rule.describe()}, "
                + (f"i.e. p >= {', '.join(f'{t:.3f}' for t in rule.judge_thresholds)} on the judge's p" if rule.cuts_on_p
                   else "p recomputed from each pair's features"))

@@ -93,8 +93,8 @@ def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels,
                        f"median chunk ({p['median_chunk_words']} words); {spanning}", err=True)
     with_gold = sum(bool(i.gold_chunk_ids) for i in result.items)
     sampled = result.params.get("queries")
-    of = f" (of {sampled['source']}: {'--limit' if 'limit' in sampled else '--sample'})" if sampled else ""
-    click.echo(f"{quantity(rows, 'query')}{of}, {with_gold} with gold chunks -> {output}", err=True)
+    of = f" (of {sampled['source']:,}: {'--limit' if 'limit' in sampled else '--sample'})" if sampled else ""
+    click.echo(f"{quantity(rows, 'query')}{of}, {with_gold:,} with gold chunks -> {output}", err=True)
 
 
 @golden_group.command("qrels", short_help="Write a golden set's gold chunks as qrels.")
@@ -180,7 +180,7 @@ def dedup_command(golden, report, apply, output, threshold, model):
     if apply:
         for note in result.merges:
             warn(note)
-        click.echo(f"{quantity(len(result.report), 'group')} of near-duplicates; removed {removed}, kept {len(result.kept)} -> "
+        click.echo(f"{quantity(len(result.report), 'group')} of near-duplicates; removed {removed:,}, kept {len(result.kept):,} -> "
                    f"{output}", err=True)
     else:
         click.echo(f"{quantity(len(result.report), 'group')} of near-duplicates ({quantity(removed, 'query')} would go); "

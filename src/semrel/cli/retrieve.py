@@ -70,7 +70,7 @@ def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stag
     run = retrieve_files(corpus, golden, spec, output, steps=stderr_steps, warn=warn, store=store, sample=sample, lexical=lexical)
     if lexical is not None and lexical.last is not None:
         index = lexical.last
-        click.echo(f"bm25 index: {quantity(index.built, 'chunk')} indexed, {index.reused} reused from {index.folder}", err=True)
+        click.echo(f"bm25 index: {quantity(index.built, 'chunk')} indexed, {index.reused:,} reused from {index.folder}", err=True)
     if store is not None:
-        click.echo(f"chunk vectors: {store.encoded} encoded, {store.reused} from the vector store {store.folder}", err=True)
+        click.echo(f"chunk vectors: {store.encoded:,} encoded, {store.reused:,} from the vector store {store.folder}", err=True)
     click.echo(f"wrote {quantity(len(run), 'row')} ({quantity(len(set(run.query_ids.to_pylist())), 'query')}) to {output}", err=True)

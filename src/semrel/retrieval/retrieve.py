@@ -382,7 +382,7 @@ def warn_blank(items: Sequence[GoldenItem], golden_name: str, warn: Callable[[st
     blank = [item.query_id for item in items if item.blank]
     if warn and blank:
         shown = ", ".join(repr(q) for q in blank[:3]) + (", ..." if len(blank) > 3 else "")
-        warn(f"{golden_name}: {len(blank)} of {quantity(len(items), 'query')} {agreeing(len(blank), 'are')} empty or blank ({shown}): "
+        warn(f"{golden_name}: {len(blank):,} of {quantity(len(items), 'query')} {agreeing(len(blank), 'are')} empty or blank ({shown}): "
              "there is nothing to retrieve "
              "for them (bm25 finds no chunk, dense ranks chunks against empty text); give them their text "
              "(`semrel golden validate` lists them)")
@@ -391,7 +391,7 @@ def warn_blank(items: Sequence[GoldenItem], golden_name: str, warn: Callable[[st
 def warn_empty(hits: Hits, query_ids: Sequence[str], warn: Callable[[str], None] | None) -> None:
     empty = [q for q, (positions, _) in zip(query_ids, hits) if not len(positions)]
     if warn and empty:
-        warn(f"{len(empty)} of {quantity(len(query_ids), 'query')} got no chunks (e.g. {empty[0]!r}); they will score 0")
+        warn(f"{len(empty):,} of {quantity(len(query_ids), 'query')} got no chunks (e.g. {empty[0]!r}); they will score 0")
 
 
 def retrieve_indexed(index: DiskBm25, items: Sequence[GoldenItem], k: int, name: str, steps: Steps = no_progress,
