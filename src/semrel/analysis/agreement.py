@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Literal, Sequence
+from typing import Callable, Iterable, Literal, Sequence
 
 import numpy as np
 
@@ -219,6 +220,72 @@ def label_agreement(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False, res
         tell([_one_grade(qrels, grades, unlisted_as_zero) for qrels, grades in ((ref, first), (test, second)) if len(set(grades)) == 1],
              warn)
     return result
+
+
+def majority(grades: Iterable[int]) -> int:
+    """The most common of several people's grades of a pair; a tie goes to the lowest tied grade, the conservative
+    choice (review's adjudication and agree's assessor groups settle alike)."""
+    counts = Counter(grades)
+    top = max(counts.values())
+    return min(grade for grade, count in counts.items() if count == top)
+
+
+def majority_qrels(groups: Sequence[tuple[str, Qrels]], source: str | None = None) -> Qrels:
+    """One grade per pair any group judged: the majority of the groups that judged it."""
+    by_pair: dict[tuple[str, str], list[int]] = {}
+    for _, qrels in groups:
+        for query, docs in graded_pairs(qrels).items():
+            for doc, grade in docs.items():
+                by_pair.setdefault((query, doc), []).append(grade)
+    pairs = sorted(by_pair)
+    return dataclasses.replace(Qrels.from_columns([q for q, _ in pairs], [d for _, d in pairs], [majority(by_pair[p]) for p in pairs]),
+                               source=source)
+
+
+@dataclass(frozen=True)
+class GroupAgreement:
+    """Labels against several assessors' (trec_eval's qrels_jg, a group an assessor): against each, against their
+    majority, and the assessors against each other, which is as far as people agree, so a judge's kappa has a yardstick."""
+
+    each: list[tuple[str, Agreement]]
+    majority: Agreement
+    between: list[tuple[str, str, Agreement]]
+
+    @property
+    def between_mean(self) -> float:
+        """Light's kappa: the mean of the assessors' pairwise kappas (nan with one assessor)."""
+        kappas = [a.kappa for _, _, a in self.between if not np.isnan(a.kappa)]
+        return float(np.mean(kappas)) if kappas else float("nan")
+
+    def to_json(self) -> dict:
+        return {"each": {group: a.to_json() for group, a in self.each}, "majority": self.majority.to_json(),
+                "between": [{"first": f, "second": s, **a.to_json()} for f, s, a in self.between], "between_mean_kappa": self.between_mean}
+
+
+def group_agreement(groups: Sequence[tuple[str, Qrels]], test: Qrels, unlisted_as_zero: bool = False, seed: int = 0,
+                    warn: Callable[[str], None] | None = None) -> GroupAgreement:
+    """`test` against each group, against the groups' majority, and each pair of groups against each other (on the pairs both
+    judged, or with unlisted_as_zero every pair either lists), all on the smaller of the two scales (binary labels against
+    grades 0-3: relevant or not, `warn` hears of it), so that the groups' agreement is the yardstick of test's and the
+    majority is the groups' on that scale. A group of other queries than another's agrees with it on nothing (nan)."""
+    tops = max(int(q.relevance.max()) for _, q in groups if len(q.relevance)), int(test.relevance.max())
+    top = min(tops) if min(tops) > 0 else max(tops)
+    if tops[0] != tops[1] and min(tops) > 0:
+        tell([f"the assessors grade up to {tops[0]} and {test.source or 'the labels'} up to {tops[1]}: compared on grades 0-{top}, "
+              f"a grade above {top} counting as {top}"], warn)
+    groups = [(group, _on_scale(qrels, top)) for group, qrels in groups]
+    test = _on_scale(test, top)
+
+    def against(ref: Qrels, labels: Qrels) -> Agreement:
+        a, b, queries = common_labels(ref, labels, unlisted_as_zero)  # assessors of other queries: no pair, nan
+        return dataclasses.replace(agreement(a, b, seed=seed), queries=queries)
+
+    return GroupAgreement([(group, against(qrels, test)) for group, qrels in groups], against(majority_qrels(groups), test),
+                          [(f, s, against(a, b)) for (f, a), (s, b) in itertools.combinations(groups, 2)])
+
+
+def _on_scale(qrels: Qrels, top: int) -> Qrels:
+    return dataclasses.replace(qrels, relevance=on_scale(qrels.relevance, top))
 
 
 def _one_grade(qrels: Qrels, grades: list[int], unlisted_as_zero: bool) -> str:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import click
 
-from ..analysis.agreement import AGREEMENT_HEADER, agreement_row, confusion_text, label_agreement, ranking_agreement
+from ..analysis import agreement as agreeing
+from ..analysis.agreement import AGREEMENT_HEADER, agreement_row, confusion_text
+from ..errors import UsageError
 from ..evaluation.files import read_runs
 from ..formats import read_qrels
 from ..formats.jsonl import json_text
 from ..formats.tables import Cell, Table, render
+from ..formats.trec import read_judgment_groups
+from ..terminal import quantity
 from .base import SemrelCommand, warn_in_flags
 from .options import measures_option
 from .paths import input_path
@@ -25,18 +31,39 @@ AGREE_MEASURES = ("nDCG@10", "AP", "RR", "P@10")
               help="Compare every pair either file lists for a shared query, a missing grade counting as 0.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
-def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed):
+@click.option("--groups", is_flag=True,
+              help="REF's second column names an assessor (trec_eval's qrels_jg): TEST against each assessor and against "
+                   "their majority (ties to the lower grade), and the assessors against each other; rankings use the majority.")
+def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed, groups):
     """Agreement of TEST with REF (qrels) on the pairs both judged; with RUNs (two or more),
     Kendall's tau between the system rankings each produces and the pairs of systems whose order flips."""
-    ref_qrels, test_qrels = read_qrels(ref), read_qrels(test)
-    labels = label_agreement(ref_qrels, test_qrels, unlisted_as_zero, seed=seed, warn=warn_in_flags)
-    rankings = ranking_agreement(ref_qrels, test_qrels, read_runs(runs), measures, warn=warn_in_flags) if runs else []
+    test_qrels = read_qrels(test)
+    by_group = None
+    if groups:
+        assessors = [(group, dataclasses.replace(q, source=f"{ref} [{group}]")) for group, q in read_judgment_groups(ref)]
+        if len(assessors) < 2:
+            raise UsageError(f"--groups: the second column of {ref} names one group only ({assessors[0][0]!r}), not one per "
+                             "assessor; leave --groups out to compare two qrels")
+        ref_qrels = agreeing.majority_qrels(assessors, f"{ref} [majority]")  # graded, for the rankings
+        by_group = agreeing.group_agreement(assessors, test_qrels, unlisted_as_zero, seed=seed, warn=warn_in_flags)
+        labels = by_group.majority
+    else:
+        ref_qrels = read_qrels(ref)
+        labels = agreeing.label_agreement(ref_qrels, test_qrels, unlisted_as_zero, seed=seed, warn=warn_in_flags)
+    rankings = agreeing.ranking_agreement(ref_qrels, test_qrels, read_runs(runs), measures, warn=warn_in_flags) if runs else []
     if fmt == "json":
         click.echo(json_text({"ref": ref, "test": test, "unlisted_as_zero": unlisted_as_zero, "labels": labels.to_json(),
-                              "rankings": [r.to_json() for r in rankings]}))
+                              **({"groups": by_group.to_json()} if by_group else {}), "rankings": [r.to_json() for r in rankings]}))
         return
-    click.echo(render(Table(AGREEMENT_HEADER, [agreement_row(ref, test, labels)]), "table", places=3))
-    click.echo(confusion_text("", labels, "ref", "test"), nl=False)
+    if by_group:
+        compared = [agreement_row(group, test, a) for group, a in by_group.each] + [agreement_row("majority", test, labels)]
+        compared += [agreement_row(first, second, a) for first, second, a in by_group.between]
+        click.echo(render(Table(AGREEMENT_HEADER, compared), "table", places=3))
+        click.echo(f"{test} against the majority of {quantity(len(by_group.each), 'assessor')}: kappa {labels.kappa:.3f}; the assessors "
+                   f"against each other: mean kappa {by_group.between_mean:.3f} (Light's kappa), as far as people agree\n")
+    else:
+        click.echo(render(Table(AGREEMENT_HEADER, [agreement_row(ref, test, labels)]), "table", places=3))
+    click.echo(confusion_text("", labels, "majority" if groups else "ref", "test"), nl=False)
     if rankings:
         rows: list[list[Cell]] = [[r.measure, "all tie" if r.all_tie else r.tau, len(r.swapped),
                                    "; ".join(f"{a}/{b}" for a, b in r.swapped)] for r in rankings]

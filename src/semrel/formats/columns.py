@@ -233,4 +233,14 @@ def duplicate_error(source: str | None, row: int, query: str, doc: str, what: st
         return FormatError(display_name(source), f"{message} (the {row + 1}th line with content)", hint=hint)
     data = read_bytes(source)
     header = 1 if data.startswith(b"query-id") else 0  # a BEIR qrels file's first line
+    if what == "judgment" and len(groups := _second_column(data)) > 1:
+        named = ", ".join(sorted(groups)[:3]) + (", ..." if len(groups) > 3 else "")
+        hint = (f"{hint}; its second column names {len(groups)} groups ({named}): if each is one assessor's judgments, "
+                "`semrel agree --groups` and `semrel eval -R qrels_jg` read them")
     return FormatError(source, message, line=line_number(data, row + header), hint=hint)
+
+
+def _second_column(data: bytes, lines: int = 10_000) -> set[str]:
+    """The distinct second fields of a TREC qrels file's first lines: trec_eval's judgment groups, "0" in plain qrels."""
+    fields = (line.split() for line in data.split(b"\n", lines)[:lines])
+    return {f[1].decode("utf-8", "replace") for f in fields if len(f) == 4 and not f[0].startswith(b"#")}

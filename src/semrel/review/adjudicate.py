@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
+from ..analysis.agreement import majority
 from ..analysis.ppi import ReviewedSample
 from ..errors import UsageError, ValidationError, tell
 from ..formats import read_qrels
@@ -80,9 +81,7 @@ def settle(by_reviewer: dict[str, int], rule: str) -> int:
     """One grade from several reviewers' grades of a pair (see the module's rules)."""
     if settled_by(by_reviewer, rule) != "majority":
         return by_reviewer[rule]
-    counts = Counter(by_reviewer.values())
-    top = max(counts.values())
-    return min(grade for grade, count in counts.items() if count == top)
+    return majority(by_reviewer.values())
 
 
 def adjudicate(by_pair: dict[Pair, dict[str, int]], rule: str, reviewers: set[str]) -> dict[Pair, int]:
