@@ -7,7 +7,6 @@ one error for a file that is no database, folders given as ~ or nested; the vect
 prefix, folder per precision), its writer lock, rows fsynced before store.json counts them, store.json replaced
 atomically, commits in pieces, no text and no progress asked of a warm store, and read-only rows. No model: a stand-in
 encoder gives each text a vector that tells it back.
-One xfail (strict) records a bug found on the way: a row part stored as TEXT crashes get_many instead of being a miss.
 """
 
 from __future__ import annotations
@@ -59,7 +58,13 @@ def cache(tmp_path):
     "starts = CAST(starts || X'00' AS BLOB)",  # starts not a whole number of int64s
     "vectors = CAST(vectors || X'00000000' AS BLOB)",  # one float more than ids times dim
     "dim = 'eight'",  # a dim that is no number
-], ids=["no width", "ids cut mid-number", "no window", "starts cut mid-number", "vectors too long", "dim text"])
+    "ids = ids || X'00'",  # a TEXT value that is no UTF-8: decoding it failed get_many's fetchall
+    "ids = 7",  # a number: len() of it was a TypeError
+    "starts = CAST(X'0100000000000000' AS BLOB)",  # the one window starting at the second token
+    "overlap = 4, starts = CAST(X'0000000000000000E703000000000000' AS BLOB)",  # a second window at token 999 of 12
+    "overlap = 4, starts = CAST(X'00000000000000000500000000000000' || X'0300000000000000' AS BLOB)",  # windows going back
+], ids=["no width", "ids cut mid-number", "no window", "starts cut mid-number", "vectors too long", "dim text", "ids text",
+        "ids number", "start past the first token", "start past the tokens", "starts going back"])
 def test_a_row_damaged_in_any_part_is_a_miss_not_a_crash_or_an_entry(cache, damage):
     """Each of these was read as an entry of zero width or zero windows, or crashed the judge with a bare ValueError or
     TypeError (numpy reading a buffer that is no whole number of items, a text compared with 1): _entry's checks
@@ -74,19 +79,15 @@ def test_a_row_damaged_in_any_part_is_a_miss_not_a_crash_or_an_entry(cache, dama
     assert same(dict(cache.get_many([A], overlap=4))[A], good)
 
 
-@pytest.mark.xfail(strict=True, raises=sqlite3.OperationalError,
-                   reason="a part stored as TEXT that is not UTF-8 fails get_many's fetchall with sqlite3.OperationalError "
-                          "(Could not decode to UTF-8), before _entry can call the row a miss: the judge crashes on every key read with it")
-def test_a_row_whose_part_became_text_is_a_miss_not_a_crash(cache):
-    """_entry's promise: a row damaged outside semrel is a miss, encoded again and replaced, not a crash. An edit with the
-    sqlite3 shell such as `ids = ids || X'00'` stores a TEXT value (|| makes text), which Python's sqlite3 cannot decode."""
-    good = entry(12, 1, seed=3)
-    cache.put_many([(A, good), (B, good)], overlap=4)
+def test_a_damaged_weight_table_is_computed_again_not_a_crash(cache):
+    """get_weights read a row's bytes as float64 whatever they were: a table cut mid-number or stored as TEXT crashed."""
+    cache.put_weights(A, np.array([0.5, 1.5, 2.0]), documents=3)
     with cache.db:
-        cache.db.execute("UPDATE embeddings SET ids = ids || X'00' WHERE key = ?", (A,))
-    assert cache.db.execute("SELECT typeof(ids) FROM embeddings WHERE key = ?", (A,)).fetchone()[0] == "text"
-    found = dict(cache.get_many([A, B], overlap=4))
-    assert sorted(found) == [B] and same(found[B], good)
+        cache.db.execute("UPDATE weights SET weights = CAST(weights || X'00' AS BLOB) WHERE key = ?", (A,))
+    assert cache.get_weights(A) is None
+    cache.put_weights(A, np.array([0.5, 1.5, 2.0]), documents=3)
+    table, documents = cache.get_weights(A)
+    assert table.tolist() == [0.5, 1.5, 2.0] and documents == 3
 
 
 def test_parts_given_at_another_width_are_stored_at_their_own(cache):
@@ -128,7 +129,7 @@ def test_a_run_reading_does_not_hold_up_a_run_writing(tmp_path):
     middle of a read kept a writer out: the writer waited out its 60 s and failed with "database is locked"."""
     writer, reader = EmbeddingCache(tmp_path), EmbeddingCache(tmp_path)
     writer.put_many([(A, entry(12, 1, seed=1))], overlap=4)
-    assert reader.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # before the write below, which would wait
+    assert reader.db.execute("PRAGMA journal_mode").fetchone()[0] == b"wal"  # before the write below, which would wait (text as bytes)
     reader.db.execute("BEGIN")
     assert [k for k, _ in reader.get_many([A, B], overlap=4)] == [A]
     writer.put_many([(B, entry(12, 1, seed=2))], overlap=4)  # while the reader's transaction is open

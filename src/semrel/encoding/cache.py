@@ -57,14 +57,19 @@ def text_key(namespace: str, text: str) -> bytes:
     return hashlib.sha256(namespace.encode() + b"\0" + text.encode("utf-8")).digest()
 
 
-def _entry(dim: object, ids: bytes, starts: bytes, vectors: bytes) -> Encoded | None:
+def _entry(dim: object, ids: object, starts: object, vectors: object) -> Encoded | None:
     """A stored row as an entry; None (a miss: the text is encoded again and the row replaced) where its parts disagree,
-    as a row damaged outside semrel leaves them: read as it was, it crashed the judge or gave vectors to the wrong tokens."""
+    as a row damaged outside semrel leaves them: read as it was, it crashed the judge or gave vectors to the wrong tokens.
+    Windows must start at the first token and move forward within the text (starts past it broke the judge's sums)."""
+    if not (isinstance(dim, int) and isinstance(ids, bytes) and isinstance(starts, bytes) and isinstance(vectors, bytes)):
+        return None  # a part some edit stored as a number or text (read as bytes: see EmbeddingCache)
     tokens = len(ids) // 4
-    if not isinstance(dim, int) or dim < 1 or len(ids) % 4 or not starts or len(starts) % 8 or len(vectors) != tokens * dim * 4:
+    if dim < 1 or len(ids) % 4 or not starts or len(starts) % 8 or len(vectors) != tokens * dim * 4:
         return None
-    return Encoded(np.frombuffer(ids, dtype=np.int32), np.frombuffer(starts, dtype=np.int64),
-                   np.frombuffer(vectors, dtype=np.float32).reshape(tokens, dim))
+    first = np.frombuffer(starts, dtype=np.int64)
+    if first[0] != 0 or first[-1] >= max(tokens, 1) or (len(first) > 1 and np.any(np.diff(first) <= 0)):
+        return None
+    return Encoded(np.frombuffer(ids, dtype=np.int32), first, np.frombuffer(vectors, dtype=np.float32).reshape(tokens, dim))
 
 
 class EmbeddingCache:
@@ -75,6 +80,7 @@ class EmbeddingCache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(path, timeout=60)
+            self.db.text_factory = bytes  # a part an edit turned into TEXT is read, found wrong and missed: decoded, it crashed
             self.db.execute("PRAGMA page_size=65536")  # entries are 10-400 KB: big pages write them 3x faster
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
@@ -111,7 +117,9 @@ class EmbeddingCache:
     def get_weights(self, key: bytes) -> tuple[np.ndarray, int] | None:
         """Token weights (idf from a corpus, or plain) and the number of documents they came from."""
         row = self.db.execute("SELECT documents, weights FROM weights WHERE key = ?", (key,)).fetchone()
-        return (np.frombuffer(row[1], dtype=np.float64), int(row[0])) if row else None
+        if not row or not isinstance(row[0], int) or not isinstance(row[1], bytes) or len(row[1]) % 8:
+            return None  # none, or damaged outside semrel: computed again and replaced, as an entry is
+        return np.frombuffer(row[1], dtype=np.float64), row[0]
 
     def put_weights(self, key: bytes, weights: np.ndarray, documents: int) -> None:
         with self.db:
