@@ -12,8 +12,8 @@
 - a repeated chunk id at the first new chunk, the lock held while building, a build remembered by the
   corpus's stamp and that stamp's ctime (a corpus rewritten in place), an empty corpus, a BM25 variant the
   index cannot score refused before anything is written;
-- two bugs (xfail, strict): a corpus edited in place (same line count) while its grown part is indexed
-  leaves a chain that serves the old postings for the edited corpus; a terms.txt cut short is served silently.
+- two bugs the audit found, fixed: a corpus edited in place (same line count) while its grown part was indexed
+  left a chain that served the old postings for the edited corpus; a terms.txt cut short was served silently.
 
 Scores are compared with bm25s bit for bit, as the module docstring promises.
 """
@@ -337,9 +337,6 @@ def test_an_empty_corpus_is_the_corpus_error(tmp_path, text):
         LexicalStore(tmp_path / "cache", BM25_PARAMS).index(str(tmp_path / "corpus.jsonl"))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: _Builder checks only the line count of a corpus changed while it is indexed; "
-                   "a line of the reused part edited in between is hashed into the new segment's digest while the chain "
-                   "keeps the old postings for it, so the edited corpus is later reused with those stale postings")
 def test_a_reused_line_edited_while_the_index_grows_is_never_served_stale(tmp_path, monkeypatch):
     """The corpus grows and, after it was hashed and before the builder reads it, a line of the part the chain
     already holds is edited (same line count). Whatever that run does, the edited corpus must afterwards score as
@@ -366,8 +363,6 @@ def test_a_reused_line_edited_while_the_index_grows_is_never_served_stale(tmp_pa
     assert_bm25s_scores(index, [r["text"] for r in edited], ["zebra", "virus number5"])
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Chain.terms slices terms.txt to index.json's count without checking it holds "
-                   "that many lines; every other index file cut short is an error naming it")
 def test_a_terms_file_cut_short_is_an_error_not_missing_query_words(tmp_path):
     """A terms.txt cut short (a copied cache, a failing disk) dropped the last terms from every query silently: the
     index was reused and 'zebra', the last term, scored nothing."""

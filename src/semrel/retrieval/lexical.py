@@ -249,10 +249,18 @@ class Chain:
                     out.write(b"".join(line + b"\n" for line in lines[: self.meta["terms"]]))
 
     def terms(self) -> list[str]:
+        """The committed terms; a file holding fewer (cut short, or gone) is an error, as for the other files, rather than
+        query words past the cut silently finding nothing."""
         path = self.folder / "terms.txt"
         if not self.meta["terms"]:
             return []
-        return path.read_bytes().decode("utf-8").split("\n")[: self.meta["terms"]]
+        try:
+            lines = path.read_bytes().decode("utf-8").split("\n")
+        except FileNotFoundError:
+            raise _cut_short(self.folder, "terms.txt") from None
+        if len(lines) - 1 < self.meta["terms"]:
+            raise _cut_short(self.folder, "terms.txt")
+        return lines[: self.meta["terms"]]
 
 
 class DiskBm25:
@@ -462,6 +470,8 @@ class _Builder:
                 continue
             self.digest.update(line.encode("utf-8") + b"\n")
             count += 1
+            if count == self.start and self.digest.copy().hexdigest() != self.chain.boundaries[self.start]:
+                raise SemrelError(f"{self.path}: changed while it was being indexed; run again")  # the reused part, edited
             if count <= self.start:
                 continue
             chunk = chunk_of(json_object(line, self.path, number), self.path, number)
