@@ -373,4 +373,7 @@ def test_a_terms_file_cut_short_is_an_error_not_missing_query_words(tmp_path):
     path.write_bytes(b"".join(line + b"\n" for line in path.read_bytes().split(b"\n")[:5]))
     with pytest.raises(SemrelError, match=r"terms.txt: shorter than"):
         store.index(corpus)
+    path.unlink()  # gone: a bare FileNotFoundError before
+    with pytest.raises(SemrelError, match=r"terms.txt: shorter than .* delete .* to rebuild it"):
+        store.index(corpus)
 
