@@ -8,27 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from encoding_helpers import entry, same
 from semrel.encoding import cache as cache_module
-from semrel.encoding.cache import EmbeddingCache, Encoded, text_key
+from semrel.encoding.cache import EmbeddingCache, text_key
 from semrel.encoding.models import ModelInfo
 from semrel.judging.judge import TextEncoder
-
-
-def entry(tokens: int, windows: int, seed: int = 0) -> Encoded:
-    rng = np.random.default_rng(seed)
-    return Encoded(rng.integers(0, 30000, tokens, dtype=np.int32), np.arange(windows, dtype=np.int64) * 5,
-                   rng.standard_normal((tokens, 8), dtype=np.float32))
-
-
-def same(a: Encoded, b: Encoded) -> bool:
-    return all(np.array_equal(x, y) and x.dtype == y.dtype for x, y in ((a.ids, b.ids), (a.starts, b.starts), (a.vectors, b.vectors)))
-
-
-@pytest.fixture
-def cache(tmp_path):
-    opened = EmbeddingCache(tmp_path)
-    yield opened
-    opened.close()
 
 
 def test_entries_read_back_as_written_and_only_the_keys_asked_for(cache):

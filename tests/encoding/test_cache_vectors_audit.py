@@ -22,6 +22,7 @@ import time
 import numpy as np
 import pytest
 
+from encoding_helpers import entry, same, vector_of
 from semrel.encoding import vectors as store_module
 from semrel.encoding.cache import EmbeddingCache, Encoded
 from semrel.encoding.models import DEFAULT_MODEL, describe_model
@@ -30,23 +31,6 @@ from semrel.errors import SemrelError
 from semrel.progress import no_progress
 
 A, B, C = b"a" * 32, b"b" * 32, b"c" * 32
-
-
-def entry(tokens: int, windows: int, seed: int = 0) -> Encoded:
-    rng = np.random.default_rng(seed)
-    return Encoded(rng.integers(0, 30000, tokens, dtype=np.int32), np.arange(windows, dtype=np.int64) * 5,
-                   rng.standard_normal((tokens, 8), dtype=np.float32))
-
-
-def same(a: Encoded, b: Encoded) -> bool:
-    return all(np.array_equal(x, y) and x.dtype == y.dtype for x, y in ((a.ids, b.ids), (a.starts, b.starts), (a.vectors, b.vectors)))
-
-
-@pytest.fixture
-def cache(tmp_path):
-    opened = EmbeddingCache(tmp_path)
-    yield opened
-    opened.close()
 
 
 # --- the embedding cache ---------------------------------------------------------------------------------------------
@@ -190,24 +174,6 @@ def test_cache_folders_given_under_home_or_not_yet_made_are_made_there(tmp_path,
 
 
 # --- the vector store ------------------------------------------------------------------------------------------------
-
-def vector_of(text: str) -> list[float]:
-    """A vector that tells the text back: its length and the code of its first letter."""
-    return [float(len(text)), float(ord(text[0]))]
-
-
-@pytest.fixture
-def encoded(monkeypatch) -> list[list[str]]:
-    """The texts the stand-in encoder was given, one list per call."""
-    calls: list[list[str]] = []
-
-    def fake(texts, model=None, advance=None, engine=None):
-        calls.append(list(texts))
-        return np.array([vector_of(t) for t in texts], dtype=np.float32)
-
-    monkeypatch.setattr(store_module, "sentence_embeddings", fake)
-    return calls
-
 
 def rows_for(store: VectorStore, texts: list[str], steps=no_progress, engine=None) -> np.ndarray:
     keys = text_keys(texts)

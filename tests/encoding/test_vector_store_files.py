@@ -9,28 +9,11 @@ import json
 import numpy as np
 import pytest
 
+from encoding_helpers import vector_of
 from semrel.encoding import vectors as store_module
 from semrel.encoding.vectors import VectorStore, text_keys
 from semrel.errors import SemrelError
 from semrel.progress import no_progress
-
-
-def vector_of(text: str) -> list[float]:
-    """A vector that tells the text back: its length and the code of its first letter."""
-    return [float(len(text)), float(ord(text[0]))]
-
-
-@pytest.fixture
-def encoded(monkeypatch) -> list[list[str]]:
-    """The texts the stand-in encoder was given, one list per call."""
-    calls: list[list[str]] = []
-
-    def fake(texts, model=None, advance=None, engine=None):
-        calls.append(list(texts))
-        return np.array([vector_of(t) for t in texts], dtype=np.float32)
-
-    monkeypatch.setattr(store_module, "sentence_embeddings", fake)
-    return calls
 
 
 def rows_for(store: VectorStore, texts: list[str]) -> np.ndarray:
