@@ -17,6 +17,7 @@ from ..evaluation.doclevel import require_overlap
 from ..evaluation.files import require_judgments
 from ..evaluation.measures import Measure, aggregate_change, numeric_measures, paired_values, parse_measures
 from ..evaluation.metrics import evaluate, ranks_within
+from ..formats.columns import is_float
 from ..formats.files import display_name, read_text
 from ..formats.tables import Cell, Table, render
 from ..formats.trec import ranked
@@ -139,14 +140,6 @@ def check_reorder(base: Run, reranked: Run, depth: int | None = None) -> Reorder
     return ReorderCheck(depth, len(reranked), outside.num_rows, len(pc.unique(outside["q"])), example)
 
 
-def _is_float(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def read_latency(path: str | os.PathLike) -> dict[str, tuple[float, float]]:
     """`qid<TAB>base_ms<TAB>reranked_ms` per line (any whitespace; a header line and `#` comments are skipped)."""
     timings: dict[str, tuple[float, float]] = {}
@@ -162,7 +155,7 @@ def read_latency(path: str | os.PathLike) -> dict[str, tuple[float, float]]:
         try:
             base_ms, reranked_ms = float(fields[1]), float(fields[2])
         except ValueError:
-            if header and not any(_is_float(f) for f in fields[1:]):  # a header names both columns; '1O 20' is a typo
+            if header and not any(is_float(f) for f in fields[1:]):  # a header names both columns; '1O 20' is a typo
                 continue
             raise FormatError(display_name(path), f"timings {fields[1]!r} {fields[2]!r} are not numbers", line=number,
                               hint="milliseconds, e.g. 'q1\t12.5\t80.2'") from None

@@ -211,6 +211,15 @@ def finite_float(text: str) -> float:
     return value
 
 
+def is_float(text: str) -> bool:
+    """Whether Python reads `text` as a float: enough to tell a number from a word (a header, a typo) in a line."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def whole_number(text: str) -> int:
     """An integer as Arrow's int64 reads one: ASCII digits, a minus sign at most (no plus), within 64 bits."""
     if not re.fullmatch(r"-?[0-9]+", text) or not -(2**63) <= int(text) < 2**63:

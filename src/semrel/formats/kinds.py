@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ..errors import FormatError, ValidationError
+from .columns import is_float
 from .files import STDIO, display_name, read_head
 
 HEAD = 65536
@@ -36,16 +37,8 @@ def _columns(count: int, *numbers: int, more: bool = False) -> Callable[[str, st
     """`count` whitespace-separated fields (or `more`), those at `numbers` numbers."""
     def test(line: str, head: str) -> bool:
         fields = line.split()
-        return (len(fields) == count or more and len(fields) > count) and all(_number(fields[i]) for i in numbers)
+        return (len(fields) == count or more and len(fields) > count) and all(is_float(fields[i]) for i in numbers)
     return test
-
-
-def _number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _json_document(line: str, head: str) -> bool:
