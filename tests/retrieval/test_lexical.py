@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -129,10 +130,21 @@ def test_grown_corpus_indexes_only_its_new_chunks(tmp_path, small_segments):
     again = store.index(old)  # the corpus it grew from: the first segments, nothing built
     assert (again.built, again.size, len(again.segments)) == (0, 300, segments)
     assert same_hits(StoredBm25(again).search(QUERIES, 50), Bm25Index(Corpus.read(old)).search(QUERIES, 50))
-    forked = write(tmp_path / "forked.jsonl", old_rows[:-1] + new_rows)  # shares no boundary: a chain of its own
+
+    # a chunk left out: shared up to the old chain's last boundary before it, then another corpus. A chain of its own
+    # starts from that boundary's segments (linked, not copied) and indexes the rest alone; it rebuilt all 449 before.
+    before = {f.name: f.read_bytes() for f in sorted(Path(folder).iterdir())}
+    shared = max(end for end in first.chain.boundaries if end < 299)
+    forked = write(tmp_path / "forked.jsonl", old_rows[:-1] + new_rows)
     index = store.index(forked)
-    assert index.built == 449 and index.folder != folder
+    assert (index.built, index.reused) == (449 - shared, shared) and index.folder != folder and shared > 0
     assert same_hits(StoredBm25(index).search(QUERIES, 50), Bm25Index(Corpus.read(forked)).search(QUERIES, 50))
+    assert index.chunk_ids(np.array([0, shared - 1, shared, 298, 299, 448])) == ["c0", f"c{shared - 1}", f"c{shared}", "c298",
+                                                                                 "c300", "c449"]
+    assert all((Path(folder) / f"{s['name']}.docs").samefile(Path(index.folder) / f"{s['name']}.docs")
+               for s in index.segments if s["first"] + s["count"] <= shared)
+    assert {f.name: f.read_bytes() for f in sorted(Path(folder).iterdir())} == before  # the chain it came from, as it was
+    assert store.index(grown).built == 0 and store.index(forked).built == 0  # each corpus finds its own chain again
 
 
 def test_a_killed_build_is_cut_back_to_its_last_commit(tmp_path, small_segments):
@@ -299,3 +311,27 @@ def test_a_copy_of_an_indexed_corpus_is_hashed_once(tmp_path, small_segments, mo
 
     monkeypatch.setattr(lexical, "line_digests", hashed)
     assert store.index(copy).size == 100
+
+
+def test_a_fork_killed_before_its_commit_is_started_again(tmp_path, small_segments, monkeypatch):
+    """A new chain taken from another's first segments is committed by its index.json, written last: a run killed
+    while it copied left a folder that the next run clears and fills again, and its index equals bm25s'."""
+    rows = generated(300)
+    store = LexicalStore(tmp_path / "cache", BM25_PARAMS)
+    first = store.index(write(tmp_path / "old.jsonl", rows))
+    edited = write(tmp_path / "edited.jsonl", rows[:-1] + [{"_id": "c299", "text": "an edited last chunk about zebra"}])
+    copy = lexical._copy_prefix
+
+    def killed(source, target, size):
+        if source.name == "ids.bin":
+            raise KeyboardInterrupt
+        copy(source, target, size)
+
+    monkeypatch.setattr(lexical, "_copy_prefix", killed)
+    with pytest.raises(KeyboardInterrupt):
+        store.index(edited)
+    monkeypatch.setattr(lexical, "_copy_prefix", copy)
+    index = store.index(edited)
+    assert index.reused == max(end for end in first.chain.boundaries if end < 300)
+    assert index.built == 300 - index.reused and index.folder != first.folder
+    assert same_hits(StoredBm25(index).search(QUERIES + ["zebra"], 20), Bm25Index(Corpus.read(edited)).search(QUERIES + ["zebra"], 20))

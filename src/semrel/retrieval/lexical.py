@@ -17,9 +17,11 @@ A chain is an append-only index of one corpus and the corpora that grow it:
 
 A corpus is matched to a chain by the sha256 of its non-blank lines at the chain's boundaries:
 equal at the last boundary (the same corpus, or one that grew past it), the chain is reused and
-only the chunks past it are indexed, as new segments; equal at an earlier boundary (a corpus the
-chain has since grown from), its first segments are searched alone; no match, a new chain is
-built. A file whose path, size, mtime, ctime and inode were seen before is not hashed again (the
+only the chunks past it are indexed, as new segments; equal at an earlier boundary and no further
+(a corpus the chain has since grown from), its first segments are searched alone; equal at an
+earlier boundary and then different (a chunk edited, a document added or removed), a new chain
+starts from that boundary's segments (their files linked, not copied) and indexes only the chunks
+past it; no match, a new chain is built. A file whose path, size, mtime, ctime and inode were seen before is not hashed again (the
 ctime, which no user can set, catches a file replaced in place with its size and mtime kept: `cp -p`,
 `rsync -t`).
 
@@ -35,6 +37,7 @@ import json
 import math
 import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -181,6 +184,19 @@ def _fsync_append(path: Path, data: bytes) -> None:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def _copy_prefix(source: Path, target: Path, size: int) -> None:
+    """The first `size` bytes of `source` as `target`, synced, read a block at a time."""
+    with open(source, "rb") as given, open(target, "wb") as out:
+        while size > 0:
+            block = given.read(min(size, 1 << 20))
+            if not block:
+                raise _cut_short(source.parent, source.name)
+            out.write(block)
+            size -= len(block)
+        out.flush()
+        os.fsync(out.fileno())
 
 
 def _cut_short(folder: Path, name: str) -> SemrelError:
@@ -405,14 +421,40 @@ class LexicalStore:
                 memo.remember(path, taken, {"chunks": count, "digest": digest})
                 self.last = DiskBm25(best, count, self.settings)
                 return self.last
-            if best is None or reuse != best.chunks:  # nothing shared, or shared with a chain that grew otherwise
-                best, reuse = self._new_chain(digest), 0
+            if best is None:  # nothing shared
+                best = self._new_chain(digest)
+            elif reuse != best.chunks:  # shared up to a boundary, then edited: the segments before it are kept
+                best = self._fork(best, reuse, digest)
             best.cut_uncommitted()
             _Builder(best, self.settings, path, reuse, count).run(steps)
             memo.remember(path, taken, {"chunks": count, "digest": digest})
             self.last = DiskBm25(Chain(best.folder), count, self.settings, built=count - reuse)
             return self.last
 
+
+    def _fork(self, chain: Chain, at: int, digest: str) -> Chain:
+        """A new chain holding `chain`'s first chunks up to its boundary `at`: the segments' files linked (committed
+        segments are never written again), the other files' first bytes copied, index.json written last."""
+        fork = self._new_chain(digest)
+        segments = [s for s in chain.meta["segments"] if s["first"] + s["count"] <= at]
+        for segment in segments:
+            for part in ("indptr", "docs", "tf"):
+                name = f"{segment['name']}.{part}"
+                try:
+                    os.link(chain.folder / name, fork.folder / name)
+                except OSError:  # a file system without hard links
+                    shutil.copyfile(chain.folder / name, fork.folder / name)
+        id_bytes = int(_read(chain.folder / "ids.end", "<u8", at - 1, 1)[0])
+        terms = segments[-1]["vocab"]
+        term_bytes = sum(len(t.encode("utf-8")) + 1 for t in chain.terms()[:terms])
+        for name, size in (("lengths.u32", 4 * at), ("ids.end", 8 * at), ("idkeys.u64", 8 * at), ("ids.bin", id_bytes),
+                           ("terms.txt", term_bytes)):
+            _copy_prefix(chain.folder / name, fork.folder / name, size)
+        meta = {**chain.meta, "chunks": at, "tokens": segments[-1]["tokens"], "terms": terms, "id_bytes": id_bytes,
+                "segments": segments}
+        with atomic_writer(fork.folder / "index.json") as out:
+            json.dump(meta, out, indent=1)
+        return Chain(fork.folder)
 
     def _new_chain(self, digest: str) -> Chain:
         name, n = f"chain-{digest[:16]}", 1
