@@ -405,7 +405,7 @@ def test_judge_and_label_from_python_never_write_over_what_they_read_and_warn_at
 
 
 @pytest.mark.parametrize("names,module", [(("retrieve", "fuse", "pool"), "semrel.retrieval.api"),
-                                          (("sensitivity", "calibrate"), "semrel.analysis.api"),
+                                          (("sensitivity", "calibrate", "agree"), "semrel.analysis.api"),
                                           (("import_golden", "split_golden", "dedup_golden"), "semrel.golden.api"),
                                           (("export_reviews", "simulate_review"), "semrel.review.api")])
 def test_the_names_load_no_model_library_until_called(names, module):

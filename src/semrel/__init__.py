@@ -2,14 +2,15 @@
 
 The Python API (see docs/python.md):
 
-    from semrel import Qrels, Run, evaluate, compare, judge, label, retrieve, fuse, sensitivity, calibrate
+    from semrel import Qrels, Run, evaluate, compare, judge, label, retrieve, fuse, sensitivity, calibrate, agree
     from semrel import pool, import_golden, split_golden, dedup_golden, export_reviews
 
 import_golden, split_golden and dedup_golden make and curate golden sets; retrieve makes a run over a
 chunk corpus and fuse one run from several; evaluate and compare score runs; pool gathers the pairs to
 judge, judge and label make qrels; export_reviews merges the human review into them; sensitivity shows
-how results move with the label threshold and calibrate fits the labels to human ones, so a whole
-experiment runs from a notebook as it does from the commands.
+how results move with the label threshold, calibrate fits the labels to human ones and agree measures how
+far two sets of labels (or several assessors) agree, so a whole experiment runs from a notebook as it does
+from the commands.
 
 Each name is imported on first use, so `import semrel` stays fast: no numpy, pyarrow, torch,
 pandas or scipy until a name that needs them is touched.
@@ -21,7 +22,7 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers; at run time each loads on first use
-    from .analysis.api import calibrate, sensitivity
+    from .analysis.api import agree, calibrate, sensitivity
     from .analysis.compare import compare
     from .evaluation.api import Qrels, Run, evaluate
     from .golden.api import dedup_golden, import_golden, split_golden
@@ -30,8 +31,8 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers; at run ti
     from .retrieval.api import fuse, pool, retrieve
     from .review.api import export_reviews, simulate_review
 
-    __all__ = ["Qrels", "Run", "calibrate", "compare", "dedup_golden", "evaluate", "export_reviews", "fuse", "import_golden", "judge",
-               "label", "pool", "retrieve", "sensitivity", "simulate_review", "split_golden"]
+    __all__ = ["Qrels", "Run", "agree", "calibrate", "compare", "dedup_golden", "evaluate", "export_reviews", "fuse",
+               "import_golden", "judge", "label", "pool", "retrieve", "sensitivity", "simulate_review", "split_golden"]
 
 # Arrow's allocator (mimalloc), as it comes, commits memory a whole arena at a time in transparent huge
 # pages and gives freed memory back to the system 10 ms after a free, for the next allocation to fault in
@@ -58,6 +59,7 @@ _LAZY = {
     "fuse": ("semrel.retrieval.api", "fuse"),  # one run from several, as `semrel fuse`
     "sensitivity": ("semrel.analysis.api", "sensitivity"),  # as `semrel sensitivity`
     "calibrate": ("semrel.analysis.api", "calibrate"),  # as `semrel calibrate`
+    "agree": ("semrel.analysis.api", "agree"),  # as `semrel agree`
     "pool": ("semrel.retrieval.api", "pool"),  # the pairs to judge, as `semrel pool`
     "import_golden": ("semrel.golden.api", "import_golden"),  # as `semrel golden import`
     "split_golden": ("semrel.golden.api", "split_golden"),  # as `semrel golden split`
@@ -87,5 +89,5 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-__all__ = ["__version__", "Qrels", "Run", "evaluate", "compare", "judge", "label", "retrieve", "fuse", "sensitivity", "calibrate", "pool",
-           "import_golden", "split_golden", "dedup_golden", "export_reviews", "simulate_review"]
+__all__ = ["__version__", "Qrels", "Run", "evaluate", "compare", "judge", "label", "retrieve", "fuse", "sensitivity", "calibrate", "agree",
+           "pool", "import_golden", "split_golden", "dedup_golden", "export_reviews", "simulate_review"]

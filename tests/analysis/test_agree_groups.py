@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+import semrel
 from helpers import SHARED_DATA, assert_one_error, needs_shared
 from semrel.analysis.agreement import group_agreement, majority, majority_qrels
 from semrel.formats.trec import read_judgment_groups
@@ -98,8 +99,8 @@ def test_the_command_prints_every_comparison_and_the_yardstick(tmp_path, cli):
 
 def test_one_group_is_refused_and_a_duplicate_judgment_names_the_groups(tmp_path, cli):
     (tmp_path / "plain.qrels").write_text(labels_file())
-    assert_one_error(cli("agree", tmp_path / "plain.qrels", tmp_path / "plain.qrels", "--groups"), "names one group only ('0')",
-                     "leave --groups out", code=2)
+    assert_one_error(cli("agree", tmp_path / "plain.qrels", tmp_path / "plain.qrels", "--groups"), "assessor groups: one only ('0')",
+                     "compare with one qrels instead (without groups)", code=2)
     (tmp_path / "people.qrels").write_text(qrels_jg())
     assert_one_error(cli("agree", tmp_path / "people.qrels", tmp_path / "plain.qrels"), "people.qrels:7: duplicate judgment",
                      "its second column names 3 groups (ann, bob, cat): if each is one assessor's judgments, "
@@ -121,3 +122,18 @@ def _nested(grades) -> dict[str, dict[str, int]]:
     for (q, d), g in zip(PAIRS, grades):
         out.setdefault(q, {})[d] = g
     return out
+
+
+def test_the_python_api_takes_assessors_as_a_file_or_a_dict_and_says_what_else_to_give(tmp_path):
+    (tmp_path / "people.qrels").write_text(qrels_jg())
+    from_file = semrel.agree(tmp_path / "people.qrels", _nested(LABELS), groups=True, warn=lambda message: None)
+    given = {who: _nested(grades) for who, grades in GRADES.items()}
+    from_dict = semrel.agree(given, _nested(LABELS), groups=True, warn=lambda message: None)
+    assert from_file.to_json() == from_dict.to_json()
+    assert [who for who, _ in from_dict.groups.each] == ["ann", "bob", "cat"]
+    plain = semrel.agree(given["ann"], _nested(LABELS), warn=lambda message: None)
+    assert plain.groups is None and plain.labels.kappa == pytest.approx(cohen_kappa_score(binary(GRADES["ann"]), LABELS))
+    with pytest.raises(TypeError, match=r"ref: give \{assessor: qrels\} or a qrels_jg file path"):
+        semrel.agree(Qrels.from_dict(_nested(LABELS)), _nested(LABELS), groups=True)
+    with pytest.warns(UserWarning, match="the assessors grade up to 2"):
+        semrel.agree(given, _nested(LABELS), groups=True)

@@ -24,6 +24,8 @@ from ..formats.tables import Cell, Table, render
 from ..formats.trec import graded_pairs
 from ..records import Qrels, Run
 
+AGREE_MEASURES = ("nDCG@10", "AP", "RR", "P@10")
+"""The measures `semrel agree` ranks runs by unless told."""
 Weights = Literal["none", "linear", "quadratic"]
 WEIGHTS: tuple[Weights, ...] = ("none", "linear", "quadratic")
 Labels = Sequence[int] | np.ndarray  # one label per item
@@ -340,6 +342,36 @@ def ranking_agreement(ref: Qrels, test: Qrels, runs: Sequence[Run], measures: Se
             tell([f"Kendall's tau is undefined (nan) for {', '.join(tied)}: {qrels.source or name} gives every run the same "
                   "value there, so it ranks none above another"], warn)
     return result
+
+
+@dataclass(frozen=True)
+class Agreed:
+    """What `semrel agree` measures: the labels' agreement (with assessor groups: against their majority), how the
+    two qrels rank the runs, and with groups, each assessor and the assessors against each other."""
+
+    labels: Agreement
+    rankings: list[RankingAgreement]
+    groups: GroupAgreement | None = None
+
+    def to_json(self) -> dict:
+        return {"labels": self.labels.to_json(), **({"groups": self.groups.to_json()} if self.groups else {}),
+                "rankings": [r.to_json() for r in self.rankings]}
+
+
+def agree(ref: Qrels | Sequence[tuple[str, Qrels]], test: Qrels, runs: Sequence[Run] = (), measures: Sequence[Measure | str] = (),
+          unlisted_as_zero: bool = False, seed: int = 0, warn: Callable[[str], None] | None = None) -> Agreed:
+    """`test` against `ref` (one qrels, or assessor groups as [(name, qrels)]: against each, their majority and each
+    other), and with runs, how each ranks them (with groups, by the majority's grades)."""
+    if isinstance(ref, Qrels):
+        labels, groups, ranked_by = label_agreement(ref, test, unlisted_as_zero, seed=seed, warn=warn), None, ref
+    else:
+        if len(ref) < 2:
+            raise UsageError(f"assessor groups: one only ({', '.join(repr(name) for name, _ in ref)}), where agreement among "
+                             "assessors needs two or more; compare with one qrels instead (without groups)")
+        groups = group_agreement(ref, test, unlisted_as_zero, seed=seed, warn=warn)
+        labels, ranked_by = groups.majority, majority_qrels(ref, f"{ref[0][1].source or 'the assessors'} [majority]")
+    rankings = ranking_agreement(ranked_by, test, runs, measures, warn=warn) if runs else []
+    return Agreed(labels, rankings, groups)
 
 
 def agreement_row(first: str, second: str, a: Agreement) -> list[Cell]:

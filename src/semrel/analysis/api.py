@@ -1,6 +1,7 @@
-"""`semrel.sensitivity` and `semrel.calibrate`: the Python side of `semrel sensitivity` and `semrel calibrate`.
+"""`semrel.sensitivity`, `semrel.calibrate` and `semrel.agree`: the Python side of `semrel sensitivity`, `semrel
+calibrate` and `semrel agree`.
 
-Thin over sensitivity.py and calibrate.py, which the commands call too: the same defaults (choose_sweep,
+Thin over sensitivity.py, calibrate.py and agreement.py, which the commands call too: the same defaults (choose_sweep,
 calibrate_labels), the same checks and messages, the same numbers and files. Judgments come as a
 judgments.jsonl or a list of Judgment (as `semrel.label` takes them), runs in any form `semrel.evaluate`
 takes several; each returns the library's own result object.
@@ -14,13 +15,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Callable, Union, cast
 
 from ..errors import UsageError, check_flags, check_kind, check_list, check_seed, check_warn, tell
-from ..evaluation.api import Measures, RunLike, as_runs
+from ..evaluation.api import Measures, QrelsLike, RunLike, as_qrels, as_runs
 from ..evaluation.measures import parse_measures
 from ..formats.files import guarded
 from ..formats.judgments import given_judgments
+from ..formats.trec import read_judgment_groups
 from ..judging.labels import ProbabilityRule, Rule, ThresholdRule
 from ..records import Judgment
-from .agreement import Weights
+from .agreement import AGREE_MEASURES, Agreed, Weights
+from .agreement import agree as agree_labels
 from .calibrate import Calibration, ProbabilityCalibration, calibrate_labels, write_fitted
 from .sensitivity import Sensitivity, choose_sweep, sensitivity_warnings, write_curves
 from .sensitivity import sensitivity as sweep_runs
@@ -147,4 +150,45 @@ def calibrate(
     tell(notes, warn, stacklevel=3)
     if output is not None:
         write_fitted(result, output, [p for p in (source, reviewed) if p is not None], unlisted_as_zero, int(seed), source)
+    return result
+
+
+@guarded
+def agree(
+    ref: QrelsLike | Mapping[str, QrelsLike],
+    test: QrelsLike,
+    runs: Iterable[RunLike] | Mapping[str, RunLike] | None = None,
+    measures: Measures = None,
+    *,
+    groups: bool = False,
+    unlisted_as_zero: bool = False,
+    seed: int = 0,
+    warn: Warn | None = None,
+) -> Agreed:
+    """How far `test`'s labels agree with `ref`'s (the Python side of `semrel agree`, with its defaults): Cohen's kappa on
+    the pairs both judge (unlisted_as_zero: every pair either lists, a missing grade 0), on the smaller of the two
+    scales, with a bootstrap interval; with runs (two or more, as `evaluate` takes several), Kendall's tau between the
+    orders each qrels gives them, per measure (default nDCG@10, AP, RR, P@10). Qrels as `evaluate` takes them.
+
+    groups=True: `ref` holds several assessors' labels, a qrels file whose second column names the assessor (trec_eval's
+    qrels_jg) or `{assessor: qrels}`: test is compared with each, with their majority (ties to the lower grade; the
+    rankings use it) and the assessors with each other, whose mean kappa is the yardstick.
+    Returns `semrel.analysis.agreement.Agreed`: `.labels` (an Agreement: `.kappa`, `.low`, `.high`, `.confusion`),
+    `.rankings`, `.groups` (`.each`, `.majority`, `.between`, `.between_mean`). Warnings go to `warn`, else to Python
+    warnings."""
+    check_warn(warn)
+    check_flags(groups=groups, unlisted_as_zero=unlisted_as_zero)
+    check_seed(seed)
+    if groups and isinstance(ref, (str, os.PathLike)):
+        given: Any = read_judgment_groups(ref)
+    elif groups:
+        check_kind("ref", ref, (Mapping,), "{assessor: qrels} or a qrels_jg file path, with groups=True", required=True)
+        given = [(str(name), as_qrels(q, f"ref[{name!r}]")) for name, q in cast(Mapping, ref).items()]
+    else:
+        given = as_qrels(ref, "ref")
+    loaded = list(as_runs(runs)[1]) if runs is not None else []
+    notes: list[str] = []
+    chosen = parse_measures(measures or AGREE_MEASURES)
+    result = agree_labels(given, as_qrels(test, "test"), loaded, chosen, unlisted_as_zero, int(seed), notes.append)
+    tell(notes, warn, stacklevel=3)
     return result

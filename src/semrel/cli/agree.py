@@ -7,8 +7,7 @@ import dataclasses
 import click
 
 from ..analysis import agreement as agreeing
-from ..analysis.agreement import AGREEMENT_HEADER, agreement_row, confusion_text
-from ..errors import UsageError
+from ..analysis.agreement import AGREE_MEASURES, AGREEMENT_HEADER, agreement_row, confusion_text
 from ..evaluation.files import read_runs
 from ..formats import read_qrels
 from ..formats.jsonl import json_text
@@ -18,8 +17,6 @@ from ..terminal import quantity
 from .base import SemrelCommand, warn_in_flags
 from .options import measures_option
 from .paths import input_path
-
-AGREE_MEASURES = ("nDCG@10", "AP", "RR", "P@10")
 
 
 @click.command("agree", cls=SemrelCommand, short_help='Measure how two qrels agree on labels and rankings.')
@@ -37,23 +34,12 @@ AGREE_MEASURES = ("nDCG@10", "AP", "RR", "P@10")
 def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed, groups):
     """Agreement of TEST with REF (qrels) on the pairs both judged; with RUNs (two or more),
     Kendall's tau between the system rankings each produces and the pairs of systems whose order flips."""
-    test_qrels = read_qrels(test)
-    by_group = None
-    if groups:
-        assessors = [(group, dataclasses.replace(q, source=f"{ref} [{group}]")) for group, q in read_judgment_groups(ref)]
-        if len(assessors) < 2:
-            raise UsageError(f"--groups: the second column of {ref} names one group only ({assessors[0][0]!r}), not one per "
-                             "assessor; leave --groups out to compare two qrels")
-        ref_qrels = agreeing.majority_qrels(assessors, f"{ref} [majority]")  # graded, for the rankings
-        by_group = agreeing.group_agreement(assessors, test_qrels, unlisted_as_zero, seed=seed, warn=warn_in_flags)
-        labels = by_group.majority
-    else:
-        ref_qrels = read_qrels(ref)
-        labels = agreeing.label_agreement(ref_qrels, test_qrels, unlisted_as_zero, seed=seed, warn=warn_in_flags)
-    rankings = agreeing.ranking_agreement(ref_qrels, test_qrels, read_runs(runs), measures, warn=warn_in_flags) if runs else []
+    given = ([(group, dataclasses.replace(q, source=f"{ref} [{group}]")) for group, q in read_judgment_groups(ref)] if groups
+             else read_qrels(ref))
+    agreed = agreeing.agree(given, read_qrels(test), read_runs(runs) if runs else [], measures, unlisted_as_zero, seed, warn_in_flags)
+    labels, by_group, rankings = agreed.labels, agreed.groups, agreed.rankings
     if fmt == "json":
-        click.echo(json_text({"ref": ref, "test": test, "unlisted_as_zero": unlisted_as_zero, "labels": labels.to_json(),
-                              **({"groups": by_group.to_json()} if by_group else {}), "rankings": [r.to_json() for r in rankings]}))
+        click.echo(json_text({"ref": ref, "test": test, "unlisted_as_zero": unlisted_as_zero, **agreed.to_json()}))
         return
     if by_group:
         compared = [agreement_row(group, test, a) for group, a in by_group.each] + [agreement_row("majority", test, labels)]
