@@ -104,7 +104,7 @@ def test_one_group_is_refused_and_a_duplicate_judgment_names_the_groups(tmp_path
     (tmp_path / "people.qrels").write_text(qrels_jg())
     assert_one_error(cli("agree", tmp_path / "people.qrels", tmp_path / "plain.qrels"), "people.qrels:7: duplicate judgment",
                      "its second column names 3 groups (ann, bob, cat): if each is one assessor's judgments, "
-                     "`semrel agree --groups` and `semrel eval -R qrels_jg` read them")
+                     "`semrel agree --groups`, `semrel calibrate --groups` and `semrel eval -R qrels_jg` read them")
 
 
 @needs_shared("trec_eval_test/qrels.123")
@@ -137,3 +137,26 @@ def test_the_python_api_takes_assessors_as_a_file_or_a_dict_and_says_what_else_t
         semrel.agree(Qrels.from_dict(_nested(LABELS)), _nested(LABELS), groups=True)
     with pytest.warns(UserWarning, match="the assessors grade up to 2"):
         semrel.agree(given, _nested(LABELS), groups=True)
+
+
+def test_calibrate_fits_to_the_assessors_majority_as_to_a_file_holding_it(tmp_path, cli):
+    """calibrate --groups reads the assessors' qrels_jg and fits to their majority grade of each pair (ties to the lower, as
+    review export settles reviewers): the same thresholds as from a qrels file of that majority, and a manifest saying so."""
+    rng = np.random.default_rng(7)
+    scores = rng.uniform(size=90)
+    judged = [(f"q{i}", "c", float(s)) for i, s in enumerate(scores)]
+    (tmp_path / "j.jsonl").write_text("".join(json.dumps({"query_id": q, "chunk_id": c, "P": 0.0, "R": r, "F": 0.0, "source": ""}) + "\n"
+                                              for q, c, r in judged))
+    noisy = {who: [int(s >= cut) for s in scores] for who, cut in (("ann", 0.5), ("bob", 0.6), ("cat", 0.7))}
+    (tmp_path / "people.qrels").write_text("".join(f"q{i} {who} c {g}\n" for who, grades in noisy.items() for i, g in enumerate(grades)))
+    settled = [majority([noisy[w][i] for w in noisy]) for i in range(len(scores))]  # bob's cut: two of three above 0.6
+    assert settled == [int(s >= 0.6) for s in scores]
+    (tmp_path / "majority.qrels").write_text("".join(f"q{i} 0 c {g}\n" for i, g in enumerate(settled)))
+    grouped = cli("calibrate", tmp_path / "j.jsonl", tmp_path / "people.qrels", "--groups", "-o", tmp_path / "cal.json", "-f", "json")
+    assert grouped.exit_code == 0, grouped.output
+    plain = cli("calibrate", tmp_path / "j.jsonl", tmp_path / "majority.qrels", "-f", "json")
+    assert json.loads(grouped.stdout) == json.loads(plain.stdout)
+    assert abs(json.loads((tmp_path / "cal.json").read_text())["thresholds"][0] - 0.6) < 0.03
+    assert json.loads((tmp_path / "cal.json.manifest.json").read_text())["params"]["groups"] is True
+    refused = cli("calibrate", tmp_path / "j.jsonl", tmp_path / "people.qrels", "--on", "R")  # without --groups: the hint
+    assert_one_error(refused, "people.qrels:91: duplicate judgment", "`semrel calibrate --groups`")

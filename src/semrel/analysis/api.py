@@ -22,7 +22,7 @@ from ..formats.judgments import given_judgments
 from ..formats.trec import read_judgment_groups
 from ..judging.labels import ProbabilityRule, Rule, ThresholdRule
 from ..records import Judgment
-from .agreement import AGREE_MEASURES, Agreed, Weights
+from .agreement import AGREE_MEASURES, Agreed, Weights, majority_qrels
 from .agreement import agree as agree_labels
 from .calibrate import Calibration, ProbabilityCalibration, calibrate_labels, write_fitted
 from .sensitivity import Sensitivity, choose_sweep, sensitivity_warnings, write_curves
@@ -117,6 +117,7 @@ def calibrate(
     test_unlisted_as_zero: bool = False,
     seed: int = 0,
     output: PathLike | None = None,
+    groups: bool = False,
     warn: Warn | None = None,
 ) -> ProbabilityCalibration | Calibration:
     """The labels fitted to human labels (the Python side of `semrel calibrate`, with its defaults).
@@ -131,8 +132,9 @@ def calibrate(
     linear, quadratic), a Calibration (`.thresholds`, `.agreement`). unlisted_as_zero: a judged pair of a
     query the human file holds but does not list is grade 0. test: human labels to measure the result on,
     the calibration pairs left out (`.held_out`). output: write the fitted rule there, the file `semrel label
-    --calibration` (and `semrel.label(calibration=...)`) reads, with its manifest. What the command warns of
-    goes to `warn`, else to Python warnings.
+    --calibration` (and `semrel.label(calibration=...)`) reads, with its manifest. groups=True: `reviewed` holds
+    several assessors' labels, its second column naming the assessor (trec_eval's qrels_jg), fitted to by their
+    majority grade of each pair (ties to the lower). What the command warns of goes to `warn`, else to Python warnings.
     """
     check_warn(warn)
     check_kind("reviewed", reviewed, (str, os.PathLike), "a qrels file of human labels", required=True)
@@ -142,14 +144,15 @@ def calibrate(
         check_kind(name, value, (str,), "a name")
     check_kind("grades", grades, (numbers.Integral,), "a whole number of thresholds")
     check_seed(seed)
-    check_flags(graded=graded, unlisted_as_zero=unlisted_as_zero, test_unlisted_as_zero=test_unlisted_as_zero)
+    check_flags(graded=graded, unlisted_as_zero=unlisted_as_zero, test_unlisted_as_zero=test_unlisted_as_zero, groups=groups)
     judged, source = given_judgments(judgments, empty_ok=False)
     notes: list[str] = []
-    result = calibrate_labels(judged, reviewed, on, fit, graded, None if grades is None else int(grades), cast(Weights, weights),
+    human = majority_qrels(read_judgment_groups(reviewed), f"{reviewed} [majority]") if groups else reviewed
+    result = calibrate_labels(judged, human, on, fit, graded, None if grades is None else int(grades), cast(Weights, weights),
                               unlisted_as_zero, test, test_unlisted_as_zero, int(seed), notes.append)
     tell(notes, warn, stacklevel=3)
     if output is not None:
-        write_fitted(result, output, [p for p in (source, reviewed) if p is not None], unlisted_as_zero, int(seed), source)
+        write_fitted(result, output, [p for p in (source, reviewed) if p is not None], unlisted_as_zero, int(seed), source, groups)
     return result
 
 

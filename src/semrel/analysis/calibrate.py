@@ -33,7 +33,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Sequence, Union
 
 import numpy as np
 
@@ -45,7 +45,7 @@ from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.trec import graded_pairs
 from ..judging import labels
 from ..judging.labels import CUT, DEFAULT_COMPONENT, GET_P, WITHOUT_P, ProbabilityRule, has_features, logit, reached
-from ..records import Judgment
+from ..records import Judgment, Qrels
 from ..terminal import agreeing, quantity
 from .agreement import WEIGHTS, Agreement, Weights, agreement, kappa_from_confusion, on_scale
 
@@ -364,7 +364,15 @@ def write_probability_calibration(result: ProbabilityCalibration, output: str | 
             "relevant": result.relevant, "kappa_before": result.before.kappa, "kappa_after": result.after.kappa, **params})
 
 
-def paired_probabilities(judgments: list[Judgment], human_path: str | os.PathLike, unlisted_as_zero: bool = False,
+Human = Union[str, os.PathLike, Qrels]
+"""Human labels: a qrels file (or golden.jsonl), or Qrels already read (assessor groups' majority)."""
+
+
+def human_name(human: Human) -> str:
+    return human.source or "the human labels" if isinstance(human, Qrels) else display_name(human)
+
+
+def paired_probabilities(judgments: list[Judgment], human_path: Human, unlisted_as_zero: bool = False,
                          warn: Callable[[str], None] | None = None) -> Paired:
     """As paired_scores, on the judge's probability p, of the pairs that hold one: the refit cannot use the others
     (`warn` hears how many there are), which `semrel label` labels by the probability rule's fallback."""
@@ -383,10 +391,10 @@ def paired_probabilities(judgments: list[Judgment], human_path: str | os.PathLik
     return paired.without(lacking)
 
 
-def _nothing_shared(human: dict[str, dict[str, int]], judgments: list[Judgment], human_path: str | os.PathLike) -> ValidationError:
+def _nothing_shared(human: dict[str, dict[str, int]], judgments: list[Judgment], human_path: Human) -> ValidationError:
     """The error for human labels of no judged pair, naming the file and an id of each side: an empty export, or the
     labels of other judgments, was "no pairs have both ...", with neither file named."""
-    name = display_name(human_path)
+    name = human_name(human_path)
     if not human:
         return ValidationError(f"{name}: no human labels in the file; export the reviewed pairs with `semrel review export "
                                "--only-reviewed` (after reviewing some) and calibrate on that")
@@ -396,11 +404,11 @@ def _nothing_shared(human: dict[str, dict[str, int]], judgments: list[Judgment],
                            f"{labelled}, the judgments hold e.g. {judged}); give the human labels of these judgments' pairs")
 
 
-def paired_scores(judgments: list[Judgment], human_path: str | os.PathLike, on: str, unlisted_as_zero: bool = False) -> Paired:
+def paired_scores(judgments: list[Judgment], human_path: Human, on: str, unlisted_as_zero: bool = False) -> Paired:
     """The judged pairs the human file grades; with unlisted_as_zero, a judged pair of a query
     the human file has but whose chunk it does not list counts as grade 0 (for qrels that list
     only relevant chunks, such as gold chunks)."""
-    human = graded_pairs(read_qrels(human_path))
+    human = graded_pairs(human_path if isinstance(human_path, Qrels) else read_qrels(human_path))
     pairs, scores, grades = [], [], []
     for j in judgments:
         listed = human.get(j.query_id)
@@ -430,11 +438,11 @@ def write_calibration(result: Calibration, output: str | os.PathLike, inputs: li
 # ---------------------------------------------------------------- what `semrel calibrate` and `semrel.calibrate` fit
 
 
-def calibrate_labels(judgments: list[Judgment], human: str | os.PathLike, on: str | None = None, fit: str | None = None,
+def calibrate_labels(judgments: list[Judgment], human: Human, on: str | None = None, fit: str | None = None,
                      graded: bool = False, grades: int | None = None, weights: Weights | None = None,
                      unlisted_as_zero: bool = False, test: str | os.PathLike | None = None, test_unlisted_as_zero: bool = False,
                      seed: int = 0, warn: Callable[[str], None] | None = None) -> ProbabilityCalibration | Calibration:
-    """The labels of `judgments` fitted to the `human` labels (a qrels file), with the defaults of `semrel calibrate`:
+    """The labels of `judgments` fitted to the `human` labels (a qrels file, or Qrels), with the defaults of `semrel calibrate`:
     on p (where the judgments hold it, else R, said to `warn`) the judge's probability is refitted (`fit`: features
     where the judgments keep them, else anchored, said to `warn`; `graded`: grades 0-3) and its cut moved to the
     highest expected kappa over every judged pair's refitted p; on P, R or F, the `grades` thresholds (default the
@@ -487,7 +495,7 @@ def _held_out(rest: Paired, used: Paired, test: str | os.PathLike) -> Paired:
     return rest
 
 
-def _fit_thresholds(judgments: list[Judgment], human: str | os.PathLike, on: str, grades: int | None, weights: Weights | None,
+def _fit_thresholds(judgments: list[Judgment], human: Human, on: str, grades: int | None, weights: Weights | None,
                     unlisted_as_zero: bool, test: str | os.PathLike | None, test_unlisted_as_zero: bool, seed: int,
                     warn: Callable[[str], None] | None = None) -> Calibration:
     """Thresholds on P, R or F maximizing kappa with the human labels."""
@@ -495,7 +503,7 @@ def _fit_thresholds(judgments: list[Judgment], human: str | os.PathLike, on: str
     count = grades or max(1, int(paired.grades.max()) if len(paired.grades) else 1)
     unused = sorted(set(range(1, count)) - set(paired.grades.tolist()))
     if grades is None and unused and warn:  # a threshold between two grades nobody gave is placed by nothing
-        warn(f"{display_name(human)}: no reviewed pair has grade {', '.join(map(str, unused))} of 0..{count}, so the thresholds "
+        warn(f"{human_name(human)}: no reviewed pair has grade {', '.join(map(str, unused))} of 0..{count}, so the thresholds "
              f"around {'them' if len(unused) > 1 else 'it'} rest on no label; give grades= with the number of grades used, "
              "or review pairs of those grades")
     result = calibrate(paired.scores, paired.grades, count, weights, on, seed=seed)
@@ -507,10 +515,11 @@ def _fit_thresholds(judgments: list[Judgment], human: str | os.PathLike, on: str
 
 
 def write_fitted(result: ProbabilityCalibration | Calibration, output: str | os.PathLike, inputs: list[str | os.PathLike],
-                 unlisted_as_zero: bool = False, seed: int = 0, judgments: str | os.PathLike | None = None) -> None:
+                 unlisted_as_zero: bool = False, seed: int = 0, judgments: str | os.PathLike | None = None, groups: bool = False) -> None:
     """What calibrate_labels fitted to `judgments` (the file, where they came from one), written where `semrel label
-    --calibration`, [label] calibration in `semrel run` and `review start --thresholds` read it, with its manifest."""
-    params = {"unlisted_as_zero": unlisted_as_zero, "seed": seed}
+    --calibration`, [label] calibration in `semrel run` and `review start --thresholds` read it, with its manifest
+    (`groups`: the human labels were assessor groups, fitted to by their majority)."""
+    params = {"unlisted_as_zero": unlisted_as_zero, "seed": seed, "groups": groups}
     judged = labels.judged_with(judgments) if judgments is not None else None
     if isinstance(result, ProbabilityCalibration):
         write_probability_calibration(result, output, inputs, params, judged)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.agreement import AGREEMENT_HEADER, WEIGHTS, agreement_row, confusion_text
+from ..analysis.agreement import AGREEMENT_HEADER, WEIGHTS, agreement_row, confusion_text, majority_qrels
 from ..analysis.calibrate import DEFAULT_FIT, PROBABILITY_FITS, Calibration, ProbabilityCalibration, calibrate_labels, write_fitted
 from ..errors import UsageError
 from ..formats.jsonl import json_text
 from ..formats.judgments import SCORES, read_judgments
 from ..formats.tables import Table, render
+from ..formats.trec import read_judgment_groups
 from .base import SemrelCommand, warn_in_flags
 from .paths import input_path, output_path
 
@@ -38,8 +39,11 @@ from .paths import input_path, output_path
                    "and `review start --thresholds FILE` read it.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--groups", is_flag=True,
+              help="HUMAN's second column names an assessor (trec_eval's qrels_jg, as `agree --groups` reads it): fit to their "
+                   "majority grade of each pair (ties to the lower, as `review export` settles reviewers).")
 def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, output, fmt,
-                      seed):
+                      seed, groups):
     """Fit the labels of JUDGMENTS (judgments.jsonl) to HUMAN labels (qrels, e.g. from `semrel review
     export --only-reviewed`, or a golden.jsonl): by default the judge's probability p is refitted on
     the reviewed pairs (grade > 0 = relevant) and the cut moves to the highest expected kappa over
@@ -48,10 +52,11 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
         raise UsageError("calibrate writes a file for `label --calibration` and `review start --thresholds` to read, and its "
                          "summary to stdout: give -o a file name, not '-'")
     judged = read_judgments(judgments)
-    result = calibrate_labels(judged, human, on, fit, graded, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, seed,
+    labels = majority_qrels(read_judgment_groups(human), f"{human} [majority]") if groups else human
+    result = calibrate_labels(judged, labels, on, fit, graded, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, seed,
                               warn_in_flags)
     if output:
-        write_fitted(result, output, [judgments, human], unlisted_as_zero, seed, judgments)
+        write_fitted(result, output, [judgments, human], unlisted_as_zero, seed, judgments, groups)
     if fmt == "json":
         click.echo(json_text(result.to_json()))
     elif isinstance(result, ProbabilityCalibration):
