@@ -191,21 +191,30 @@ def _equal(a: pa.Array | pa.ChunkedArray, b: pa.Array | pa.ChunkedArray) -> np.n
     return pc.equal(a, b).to_numpy(zero_copy_only=False).astype(bool)
 
 
-def _repeats(order: np.ndarray, sorted_keys: np.ndarray, query: np.ndarray, doc_ids) -> tuple[list[int], dict[int, list[int]]]:
+def _repeats(order: np.ndarray, sorted_keys: np.ndarray, query: np.ndarray,
+             doc_ids: pa.Array | pa.ChunkedArray) -> tuple[list[int], dict[int, list[int]]]:
     """Rows whose (query, doc) repeats an earlier row, and the fingerprints that distinct pairs share.
 
-    `order` sorts the pairs' fingerprints (stably) into `sorted_keys`; equal neighbours are
-    candidates, confirmed on the ids. Distinct pairs with one fingerprint are astronomically
-    rare but handled, so results never depend on the hash.
+    `order` sorts the pairs' fingerprints (stably) into `sorted_keys`; the rows of a run of equal
+    fingerprints are candidates, compared on the ids all together (neighbours alone missed a repeat
+    with another pair of its fingerprint between its rows). Distinct pairs with one fingerprint are
+    astronomically rare but handled, so results never depend on the hash.
     """
     repeats: list[int] = []
     shared: dict[int, list[int]] = {}
-    for c in np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1]).tolist():
-        a, b = int(order[c]), int(order[c + 1])
-        if query[a] == query[b] and doc_ids[a] == doc_ids[b]:
-            repeats.append(max(a, b))
-        else:
-            shared[int(sorted_keys[c])] = sorted({*shared.get(int(sorted_keys[c]), []), a, b})
+    same = sorted_keys[1:] == sorted_keys[:-1]
+    for start in np.flatnonzero(same & ~np.concatenate([[False], same[:-1]])).tolist():  # each run's first row
+        end = start + 1
+        while end < len(sorted_keys) and sorted_keys[end] == sorted_keys[start]:
+            end += 1
+        rows = sorted(int(r) for r in order[start:end])
+        first: dict[tuple, int] = {}
+        for row in rows:
+            pair = (int(query[row]), doc_ids[row].as_py())
+            if first.setdefault(pair, row) != row:
+                repeats.append(row)
+        if len(first) > 1:
+            shared[int(sorted_keys[start])] = rows
     return repeats, shared
 
 
