@@ -247,7 +247,7 @@ def majority_qrels(groups: Sequence[tuple[str, Qrels]], source: str | None = Non
 @dataclass(frozen=True)
 class GroupAgreement:
     """Labels against several assessors' (trec_eval's qrels_jg, a group an assessor): against each, against their
-    majority, and the assessors against each other, which is as far as people agree, so a judge's kappa has a yardstick."""
+    majority, and the assessors against each other: how far people agree, the yardstick of a judge's kappa."""
 
     each: list[tuple[str, Agreement]]
     majority: Agreement

@@ -46,7 +46,7 @@ def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed, groups
         compared += [agreement_row(first, second, a) for first, second, a in by_group.between]
         click.echo(render(Table(AGREEMENT_HEADER, compared), "table", places=3))
         click.echo(f"{test} against the majority of {quantity(len(by_group.each), 'assessor')}: kappa {labels.kappa:.3f}; the assessors "
-                   f"against each other: mean kappa {by_group.between_mean:.3f} (Light's kappa), as far as people agree\n")
+                   f"against each other: mean kappa {by_group.between_mean:.3f} (Light's kappa), the yardstick\n")
     else:
         click.echo(render(Table(AGREEMENT_HEADER, [agreement_row(ref, test, labels)]), "table", places=3))
     click.echo(confusion_text("", labels, "majority" if groups else "ref", "test"), nl=False)
