@@ -4,10 +4,9 @@ other judging tests left unpinned.
 Each test here failed with a mutant of those files that every older test let through: the idf table's document
 count, the manifest's token_rows_held_at_most, own_idf's float32 margin, a damaged checkpoint row's token bests,
 the p of a pair with a non-finite feature, a checkpoint whose first line is JSON but no object, a stale checkpoint's
-header, and scores that a warm embedding cache must give bit for bit. The xfail tests record bugs found on the way,
-left unfixed here: for a reference answer of special tokens only (a zero-width space), numpy's divide warning leaks
-from PoolFeatures.compute, and the judge counts its pairs (which have no p) beyond the fitted range and blames their
-missing p on a small corpus.
+header, and scores that a warm embedding cache must give bit for bit. Three bugs it found, fixed: for a reference
+answer of special tokens only (a zero-width space), numpy's divide warning leaked from PoolFeatures.compute, and the
+judge counted its pairs (which have no p) beyond the fitted range and blamed their missing p on a small corpus.
 """
 
 from __future__ import annotations
@@ -89,8 +88,7 @@ def _reference_of_special_tokens_only() -> tuple[np.ndarray, np.ndarray]:
     pool.add(2, np.array([0.0, 0.7, 0.0], dtype=np.float32), [np.array([0.0, 1.5, 0.0], dtype=np.float32)], 8, 1.0)
     scores = np.array([[0.1, 0.0, 0.0, 0.0, 0.0], [0.2, 0.0, 0.0, 0.0, 0.0], [0.5, 0.7, 0.6, 0.7, 1.0]])
     null = np.array([[0.1, 0.0, 0.0, 0.0, 0.0], [0.05, 0.0, 0.0, 0.0, 0.0]])
-    with np.errstate(divide="ignore"):  # log(0): see the xfail below
-        return pool.compute(scores, null, ["q", "q"])
+    return pool.compute(scores, null, ["q", "q"])
 
 
 def test_a_pair_with_a_feature_that_is_no_number_has_no_p():
@@ -109,8 +107,6 @@ def test_a_pair_with_a_feature_that_is_no_number_has_no_p():
     assert features[2, labels.FEATURES.index("own_idf")] == 1.0 and features[2, lenratio] == pytest.approx(np.log(1 / 8))
 
 
-@pytest.mark.xfail(strict=True, reason="PoolFeatures.compute takes log(0) outside its np.errstate: a reference of special tokens "
-                                       "only leaks numpy's 'divide by zero encountered in log' to the caller (an error under -W error)")
 def test_a_reference_of_special_tokens_only_raises_no_numpy_warning():
     """semrel.judge with the answer '\\u200b' printed 'RuntimeWarning: divide by zero encountered in log' from
     probability.py, and under `python -W error` stopped the whole judge."""
@@ -190,8 +186,8 @@ def special_only():
     golden = [GoldenItem("q1", "Why do cats purr?", ("\u200b",), ("cats#0",)),
               GoldenItem("q2", "What do ships carry?", ("Steel boxes.",), ("ships#0",))]
     heard: list[str] = []
-    with np.errstate(divide="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # the xfail above
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # numpy's divide warning leaked from PoolFeatures.compute
         result = semrel.judge(chunks, golden, [("q1", "ships#0", ("bm25",))], cache=False, warn=heard.append)
     without_p = [(j.query_id, j.chunk_id) for j in result.judgments if j.p is None]
     assert without_p == [("q1", "ships#0"), ("q1", "cats#0")] and result.params["probability"]["null_sample"]["pairs"] == 4 + 5
@@ -199,8 +195,6 @@ def special_only():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="judge counts pairs without p (lenratio -inf) as beyond the fitted range, where "
-                                       "'p holds at the edge of that range there'; NaN features are not counted (outside_range)")
 def test_pairs_without_p_are_not_counted_beyond_the_fitted_range(special_only):
     """outside_range leaves a pair without a null sample out ('no p, not beyond'); a pair without p for a reference
     of special tokens only was counted as beyond (by lenratio), and the warning said p holds at the edge for it."""
@@ -210,10 +204,10 @@ def test_pairs_without_p_are_not_counted_beyond_the_fitted_range(special_only):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="judge blames every pair without p on a corpus too small for a null sample, also a "
-                                       "query with null chunks whose reference has no token but the special ones")
 def test_pairs_without_p_are_not_blamed_on_a_small_corpus_when_their_query_has_null_chunks(special_only):
     """The query's null holds four chunks; its pairs lack p because its reference has no token to weigh, yet the
     warning said its query had no corpus chunk outside its pool (the corpus is too small)."""
-    _, heard = special_only
+    result, heard = special_only
     assert not any("the corpus is too small" in w for w in heard), heard
+    assert "2 pairs have no probability p: a feature of their query is no number, as for a reference answer of no token" in " ".join(heard)
+    assert (result.params["probability"]["pairs_without_p"], result.params["probability"]["pairs_without_null"]) == (2, 0)

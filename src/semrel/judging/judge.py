@@ -803,8 +803,10 @@ def judge_pairs(
 def probability_params(options: JudgeOptions, model: str, layer: int, window: int, with_gold: Mapping[str, bool],
                        queries: Sequence[str], null: Sequence[tuple[str, str]], chance: np.ndarray, table: np.ndarray,
                        null_texts: int, null_seconds: float, peak: int, idf_chunks: int) -> dict[str, Any]:
-    """The manifest's record of p: the null and idf samples, what the null cost, the pairs beyond the fitted range, and the model."""
-    missing = int(np.sum(~np.isfinite(chance)))
+    """The manifest's record of p: the null and idf samples, what the null cost, the pairs beyond the fitted range (of those
+    with p), the pairs without p (of them, those whose query has no null chunk), and the model."""
+    scored = np.isfinite(chance)
+    without_null = int(np.sum(np.isnan(table[:, labels.FEATURES.index("R_idf_max")])))
     return {
         "rule": "semrel.judging.labels: p = sigmoid(intercept + b . features), coefficients by with_gold",
         "null_sample": {"size": options.null_sample, "seed": options.seed, "chunks": len({c for _, c in null}),
@@ -814,8 +816,8 @@ def probability_params(options: JudgeOptions, model: str, layer: int, window: in
         "idf_sample": {"size": labels.IDF_SAMPLE, "seed": options.seed, "chunks": idf_chunks,
                        "selection": "the same order, first chunks; idf = log((N+1)/(df+1)) as bert_score's"},
         "queries": len(queries), "queries_with_gold": sum(bool(with_gold.get(q)) for q in queries),
-        "pairs_without_p": missing, "token_rows_held_at_most": peak,
-        "beyond_fitted_range": labels.beyond_range(labels.outside_range(table[:, :-1], table[:, -1] > 0)),
+        "pairs_without_p": int(np.sum(~scored)), "pairs_without_null": without_null, "token_rows_held_at_most": peak,
+        "beyond_fitted_range": labels.beyond_range(labels.outside_range(table[scored, :-1], table[scored, -1] > 0)),
         "fitted_settings": {"model": "all-MiniLM-L6-v2", "layer": 6, "idf": False, "window": 512},
         "settings": {"model": model, "layer": layer, "idf": options.idf, "window": window},
         "model": labels.model_params(),
@@ -840,11 +842,14 @@ def probability_warnings(record: Mapping[str, Any], info: ModelInfo, layer: int,
         notes.append("the golden set lists no gold chunks: p then rests on each query's best judged chunk being relevant, "
                      "which retrieval alone does not ensure; review about 100 pairs and run `semrel calibrate` before trusting "
                      "the labels (docs/judge.md, 'Label quality')")
-    if record["pairs_without_p"]:
-        n = record["pairs_without_p"]
+    if n := record["pairs_without_null"]:
         notes.append(f"{quantity(n, 'pair', 'have')} no probability p: {'its query has' if n == 1 else 'their queries have'} no corpus "
-                     "chunk outside "
-                     "their pool to compare with (the corpus is too small); `semrel label` labels such judgments on R instead")
+                     "chunk outside their pool to compare with (the corpus is too small); `semrel label` labels such judgments "
+                     "on R instead")
+    if n := record["pairs_without_p"] - record["pairs_without_null"]:
+        notes.append(f"{quantity(n, 'pair', 'have')} no probability p: a feature of {'its' if n == 1 else 'their'} query is no "
+                     "number, as for a reference answer of no token the model reads (only zero-width or control characters); "
+                     "fix the answer, or `semrel label` labels such judgments on R instead")
     beyond = labels.beyond_range_note(record["beyond_fitted_range"], "review about 100 pairs and run `semrel calibrate` on them")
     notes += [beyond] if beyond else []
     if not _is_shipped(info) or layer != 6 or options.idf or window != min(512, limit):

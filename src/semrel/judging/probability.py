@@ -148,11 +148,13 @@ class PoolFeatures:
         p_, f_, ri, lex = scores[:, 0], scores[:, 2], scores[:, 3], scores[:, 4]
         best = np.full((nq, 2), -np.inf)  # Ri and lex: their best over each query's pool
         np.maximum.at(best, q, scores[:, 3:5])
+        with np.errstate(divide="ignore"):  # a reference of special tokens alone: log(0), -inf, so the pair gets no p (below)
+            lenratio = np.log(self.ref_tokens[q] / np.maximum(self.chunk_tokens, 1))
         columns = {
             "relR_idf": _standing(ri, mean[q, 0], best[q, 0], 1e-3),
             "R_idf_max": ri - highest[q, 3], "F_max": f_ - highest[q, 2], "P_max": p_ - highest[q, 0],
             "own_idf": self.own,
-            "lenratio": np.log(self.ref_tokens[q] / np.maximum(self.chunk_tokens, 1)),
+            "lenratio": lenratio,
             "lexR_rel": np.clip(_standing(lex, mean[q, 1], best[q, 1], labels.LEX_FLOOR), -1.0, 1.0),
         }
         features = np.column_stack([columns[name] for name in labels.FEATURES] + [self.with_gold[q].astype(np.float64)])
