@@ -85,3 +85,31 @@ def test_doctor_hides_the_review_token(monkeypatch):
     assert result.exit_code == 0, result.output
     assert "s3cret" not in result.output
     assert "SEMREL_REVIEW_SERVE_TOKEN  set (hidden, 12 characters)" in result.stdout
+
+
+def test_doctor_s_findings_of_caches_secrets_ray_and_unchecked_variables(tmp_path, monkeypatch):
+    """What a mutation audit found untested: a cache folder not made yet is '(empty)', not '0.0 MiB'; a variable ending
+    _CACHE (an option --cache) is checked as a cache too; folders count no bytes of their own; a password or a secret is
+    hidden like a token when the variables are not checked against the ones semrel reads (Python's `diagnose(environ)`),
+    which then shows every SEMREL_* value and no other variable; and a missing ray says how to install it."""
+    import semrel.doctor as doctor
+
+    for i in range(300):  # 300 empty folders: 1.2 MB of directory entries that hold no data
+        (tmp_path / "cache" / f"d{i}").mkdir(parents=True)
+    (tmp_path / "cache" / "d0" / "blob").write_bytes(b"\0" * 2**19)
+    real = doctor.metadata.version
+
+    def version(name: str) -> str:
+        if name == "ray":
+            raise doctor.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(doctor.metadata, "version", version)
+    found = dict(doctor.diagnose({"SEMREL_JUDGE_CACHE": str(tmp_path / "cache"), "SEMREL_RETRIEVE_CACHE_DIR": str(tmp_path / "none"),
+                                  "SEMREL_X_PASSWORD": "hunter2", "SEMREL_Y_SECRET": "abc", "SEMREL_ANYTHING": "7",
+                                  "SEMRELFOO": "1"}))
+    assert found["SEMREL_JUDGE_CACHE"] == f"{tmp_path / 'cache'} (0.5 MiB)"
+    assert found["SEMREL_RETRIEVE_CACHE_DIR"] == f"{tmp_path / 'none'} (empty)"
+    assert (found["SEMREL_X_PASSWORD"], found["SEMREL_Y_SECRET"]) == ("set (hidden, 7 characters)", "set (hidden, 3 characters)")
+    assert found["SEMREL_ANYTHING"] == "7" and "SEMRELFOO" not in found
+    assert found["ray (--engine ray)"] == "not installed (pip install 'semrel[ray]')"
