@@ -4,6 +4,7 @@ what the file looks like and how the file it wanted is made. Before, most of the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Callable
 
@@ -88,3 +89,12 @@ def test_the_first_line_is_found_past_blank_lines_and_comments(tmp_path):
     path.write_text("\n# a run, given for qrels\n" + FILES["run"])
     with pytest.raises(FormatError, match=r"r\.run:3: expected 4 columns .*: this file looks like a TREC run, not TREC qrels"):
         read_qrels(path)
+
+
+def test_a_first_line_longer_than_the_head_read_is_still_recognised(tmp_path):
+    """A corpus line of 80 KB given as a golden set: the head read to tell the kind (64 KiB) cuts it, here inside a
+    two-byte character, which decoded as U+FFFD made the line look binary and the hint was lost."""
+    path = tmp_path / "long.jsonl"
+    path.write_text(json.dumps({"_id": "a", "text": "x" + "é" * 40_000}, ensure_ascii=False) + "\n", encoding="utf-8")
+    with pytest.raises(FormatError, match="missing field 'query_id': this file looks like a corpus, not a golden set"):
+        read_golden(path)

@@ -4,6 +4,7 @@ and how the file wanted there is made, instead of only "invalid JSON" or "missin
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import re
@@ -75,7 +76,7 @@ def kind_of(path: str | os.PathLike) -> tuple[int, Kind] | None:
     if str(path) == STDIO:
         return None
     try:
-        head = read_head(path, HEAD).decode("utf-8", errors="replace")
+        head = codecs.getincrementaldecoder("utf-8")("replace").decode(read_head(path, HEAD))  # a character cut at HEAD: left out
     except (OSError, FormatError):
         return None
     lines = ((n, line) for n, line in enumerate(head.split("\n"), start=1) if line.strip() and not line.startswith("#"))
