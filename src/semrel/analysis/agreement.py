@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterable, Literal, Sequence
@@ -20,8 +21,9 @@ from ..errors import UsageError, ValidationError, tell
 from ..evaluation.doclevel import require_overlap
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
+from ..formats.files import display_name
 from ..formats.tables import Cell, Table, render
-from ..formats.trec import graded_pairs
+from ..formats.trec import graded_pairs, read_judgment_groups
 from ..records import Qrels, Run
 
 AGREE_MEASURES = ("nDCG@10", "AP", "RR", "P@10")
@@ -198,6 +200,18 @@ def common_labels(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False) -> tu
     return first, second, queries
 
 
+def smaller_scale(first_top: int, second_top: int, first: str, second: str, warn: Callable[[str], None] | None) -> int | None:
+    """The top grade two labellings are compared on where their scales differ (`warn` hears of it; `first` names the first
+    with its verb, "a.qrels grades"), else None: exact grades would count a relevant pair graded 3 against 1 as a
+    disagreement. A top of 0 tells no scale."""
+    if first_top == second_top or min(first_top, second_top) <= 0:
+        return None
+    top = min(first_top, second_top)
+    tell([f"{first} up to {first_top} and {second} up to {second_top}: compared on grades 0-{top}, a grade above {top} counting "
+          f"as {top}"], warn)
+    return top
+
+
 def label_agreement(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False, resamples: int = 1000, seed: int = 0,
                     warn: Callable[[str], None] | None = None) -> Agreement:
     """Agreement on the pairs both list (or, unlisted_as_zero, either lists), on the scale of the qrels with fewer grades
@@ -208,12 +222,10 @@ def label_agreement(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False, res
     if not first:
         raise ValidationError(f"{ref.source or 'the first qrels'} and {test.source or 'the second'} share no judged pair "
                               "(different query or document ids?)")
-    tops = [int(q.relevance.max()) for q in (ref, test)]  # both list a pair (`first`); a top of 0 tells no scale
-    if tops[0] != tops[1] and min(tops) > 0:  # exact grades would count a relevant pair graded 3 against 1 as a disagreement
-        top = min(tops)
+    top = smaller_scale(int(ref.relevance.max()), int(test.relevance.max()),  # both list a pair (`first`)
+                        f"{ref.source or 'the first qrels'} grades", test.source or "the second", warn)
+    if top is not None:
         first, second = on_scale(first, top).tolist(), on_scale(second, top).tolist()
-        tell([f"{ref.source or 'the first qrels'} grades up to {tops[0]} and {test.source or 'the second'} up to {tops[1]}: "
-              f"compared on grades 0-{top}, a grade above {top} counting as {top}"], warn)
     result = dataclasses.replace(agreement(first, second, resamples=resamples, seed=seed), queries=queries)
     undefined = kappa_undefined(result, "the two qrels")
     if undefined:  # 0/0: no agreement beyond chance can be measured
@@ -230,6 +242,12 @@ def majority(grades: Iterable[int]) -> int:
     counts = Counter(grades)
     top = max(counts.values())
     return min(grade for grade, count in counts.items() if count == top)
+
+
+def assessor_groups(path: str | os.PathLike) -> list[tuple[str, Qrels]]:
+    """The groups of a qrels file whose second column names the assessor (trec_eval's qrels_jg), each named `FILE [group]`
+    where a message names it."""
+    return [(group, dataclasses.replace(qrels, source=f"{display_name(path)} [{group}]")) for group, qrels in read_judgment_groups(path)]
 
 
 def majority_qrels(groups: Sequence[tuple[str, Qrels]], source: str | None = None) -> Qrels:
@@ -270,13 +288,11 @@ def group_agreement(groups: Sequence[tuple[str, Qrels]], test: Qrels, unlisted_a
     judged, or with unlisted_as_zero every pair either lists), all on the smaller of the two scales (binary labels against
     grades 0-3: relevant or not, `warn` hears of it), so that the groups' agreement is the yardstick of test's and the
     majority is the groups' on that scale. A group of other queries than another's agrees with it on nothing (nan)."""
-    tops = max(int(q.relevance.max()) for _, q in groups if len(q.relevance)), int(test.relevance.max())
-    top = min(tops) if min(tops) > 0 else max(tops)
-    if tops[0] != tops[1] and min(tops) > 0:
-        tell([f"the assessors grade up to {tops[0]} and {test.source or 'the labels'} up to {tops[1]}: compared on grades 0-{top}, "
-              f"a grade above {top} counting as {top}"], warn)
-    groups = [(group, _on_scale(qrels, top)) for group, qrels in groups]
-    test = _on_scale(test, top)
+    top = smaller_scale(max(int(q.relevance.max()) for _, q in groups if len(q.relevance)), int(test.relevance.max()),
+                        "the assessors grade", test.source or "the labels", warn)
+    if top is not None:
+        groups = [(group, _on_scale(qrels, top)) for group, qrels in groups]
+        test = _on_scale(test, top)
 
     def against(ref: Qrels, labels: Qrels) -> Agreement:
         a, b, queries = common_labels(ref, labels, unlisted_as_zero)  # assessors of other queries: no pair, nan
@@ -369,7 +385,7 @@ def agree(ref: Qrels | Sequence[tuple[str, Qrels]], test: Qrels, runs: Sequence[
             raise UsageError(f"assessor groups: one only ({', '.join(repr(name) for name, _ in ref)}), where agreement among "
                              "assessors needs two or more; compare with one qrels instead (without groups)")
         groups = group_agreement(ref, test, unlisted_as_zero, seed=seed, warn=warn)
-        labels, ranked_by = groups.majority, majority_qrels(ref, f"{ref[0][1].source or 'the assessors'} [majority]")
+        labels, ranked_by = groups.majority, majority_qrels(ref, "the assessors' majority")
     rankings = ranking_agreement(ranked_by, test, runs, measures, warn=warn) if runs else []
     return Agreed(labels, rankings, groups)
 

@@ -19,10 +19,9 @@ from ..evaluation.api import Measures, QrelsLike, RunLike, as_qrels, as_runs
 from ..evaluation.measures import parse_measures
 from ..formats.files import guarded
 from ..formats.judgments import given_judgments
-from ..formats.trec import read_judgment_groups
 from ..judging.labels import ProbabilityRule, Rule, ThresholdRule
 from ..records import Judgment
-from .agreement import AGREE_MEASURES, Agreed, Weights, majority_qrels
+from .agreement import AGREE_MEASURES, Agreed, Weights, assessor_groups
 from .agreement import agree as agree_labels
 from .calibrate import Calibration, ProbabilityCalibration, calibrate_labels, write_fitted
 from .sensitivity import Sensitivity, choose_sweep, sensitivity_warnings, write_curves
@@ -147,9 +146,8 @@ def calibrate(
     check_flags(graded=graded, unlisted_as_zero=unlisted_as_zero, test_unlisted_as_zero=test_unlisted_as_zero, groups=groups)
     judged, source = given_judgments(judgments, empty_ok=False)
     notes: list[str] = []
-    human = majority_qrels(read_judgment_groups(reviewed), f"{reviewed} [majority]") if groups else reviewed
-    result = calibrate_labels(judged, human, on, fit, graded, None if grades is None else int(grades), cast(Weights, weights),
-                              unlisted_as_zero, test, test_unlisted_as_zero, int(seed), notes.append)
+    result = calibrate_labels(judged, reviewed, on, fit, graded, None if grades is None else int(grades), cast(Weights, weights),
+                              unlisted_as_zero, test, test_unlisted_as_zero, int(seed), notes.append, groups=groups)
     tell(notes, warn, stacklevel=3)
     if output is not None:
         write_fitted(result, output, [p for p in (source, reviewed) if p is not None], unlisted_as_zero, int(seed), source, groups)
@@ -183,7 +181,7 @@ def agree(
     check_flags(groups=groups, unlisted_as_zero=unlisted_as_zero)
     check_seed(seed)
     if groups and isinstance(ref, (str, os.PathLike)):
-        given: Any = read_judgment_groups(ref)
+        given: Any = assessor_groups(ref)
     elif groups:
         check_kind("ref", ref, (Mapping,), "{assessor: qrels} or a qrels_jg file path, with groups=True", required=True)
         given = [(str(name), as_qrels(q, f"ref[{name!r}]")) for name, q in cast(Mapping, ref).items()]

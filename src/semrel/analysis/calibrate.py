@@ -47,7 +47,7 @@ from ..judging import labels
 from ..judging.labels import CUT, DEFAULT_COMPONENT, GET_P, WITHOUT_P, ProbabilityRule, has_features, logit, reached
 from ..records import Judgment, Qrels
 from ..terminal import agreeing, quantity
-from .agreement import WEIGHTS, Agreement, Weights, agreement, kappa_from_confusion, on_scale
+from .agreement import WEIGHTS, Agreement, Weights, agreement, assessor_groups, kappa_from_confusion, majority_qrels, on_scale
 
 PROBABILITY_FITS = ("features", "anchored", "shift", "platt")
 DEFAULT_FIT = "features"  # "anchored" where the judgments hold p without its features (an older semrel judge)
@@ -438,11 +438,13 @@ def write_calibration(result: Calibration, output: str | os.PathLike, inputs: li
 # ---------------------------------------------------------------- what `semrel calibrate` and `semrel.calibrate` fit
 
 
-def calibrate_labels(judgments: list[Judgment], human: Human, on: str | None = None, fit: str | None = None,
+def calibrate_labels(judgments: list[Judgment], human_file: str | os.PathLike, on: str | None = None, fit: str | None = None,
                      graded: bool = False, grades: int | None = None, weights: Weights | None = None,
                      unlisted_as_zero: bool = False, test: str | os.PathLike | None = None, test_unlisted_as_zero: bool = False,
-                     seed: int = 0, warn: Callable[[str], None] | None = None) -> ProbabilityCalibration | Calibration:
-    """The labels of `judgments` fitted to the `human` labels (a qrels file, or Qrels), with the defaults of `semrel calibrate`:
+                     seed: int = 0, warn: Callable[[str], None] | None = None,
+                     groups: bool = False) -> ProbabilityCalibration | Calibration:
+    """The labels of `judgments` fitted to the human labels of `human_file` (a qrels file; `groups`: of several assessors,
+    fitted to by their majority grade of each pair), with the defaults of `semrel calibrate`:
     on p (where the judgments hold it, else R, said to `warn`) the judge's probability is refitted (`fit`: features
     where the judgments keep them, else anchored, said to `warn`; `graded`: grades 0-3) and its cut moved to the
     highest expected kappa over every judged pair's refitted p; on P, R or F, the `grades` thresholds (default the
@@ -456,6 +458,7 @@ def calibrate_labels(judgments: list[Judgment], human: Human, on: str | None = N
         raise UsageError(f"weights={weights!r}: choose one of {', '.join(WEIGHTS)}")
     if grades is not None and grades < 1:
         raise UsageError(f"grades={grades!r}: give 1 or more thresholds")
+    human: Human = majority_qrels(assessor_groups(human_file), f"{display_name(human_file)} [majority]") if groups else human_file
     with_p = [j for j in judgments if j.p is not None]  # a query with no null sample has none: `label` labels its pairs on R
     if on is None:
         on = PROBABILITY if with_p else DEFAULT_COMPONENT

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import click
 
 from ..analysis import agreement as agreeing
@@ -12,7 +10,6 @@ from ..evaluation.files import read_runs
 from ..formats import read_qrels
 from ..formats.jsonl import json_text
 from ..formats.tables import Cell, Table, render
-from ..formats.trec import read_judgment_groups
 from ..terminal import quantity
 from .base import SemrelCommand, warn_in_flags
 from .options import measures_option
@@ -34,8 +31,7 @@ from .paths import input_path
 def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed, groups):
     """Agreement of TEST with REF (qrels) on the pairs both judged; with RUNs (two or more),
     Kendall's tau between the system rankings each produces and the pairs of systems whose order flips."""
-    given = ([(group, dataclasses.replace(q, source=f"{ref} [{group}]")) for group, q in read_judgment_groups(ref)] if groups
-             else read_qrels(ref))
+    given = agreeing.assessor_groups(ref) if groups else read_qrels(ref)
     agreed = agreeing.agree(given, read_qrels(test), read_runs(runs) if runs else [], measures, unlisted_as_zero, seed, warn_in_flags)
     labels, by_group, rankings = agreed.labels, agreed.groups, agreed.rankings
     if fmt == "json":

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.agreement import AGREEMENT_HEADER, WEIGHTS, agreement_row, confusion_text, majority_qrels
+from ..analysis.agreement import AGREEMENT_HEADER, WEIGHTS, agreement_row, confusion_text
 from ..analysis.calibrate import DEFAULT_FIT, PROBABILITY_FITS, Calibration, ProbabilityCalibration, calibrate_labels, write_fitted
 from ..errors import UsageError
 from ..formats.jsonl import json_text
 from ..formats.judgments import SCORES, read_judgments
 from ..formats.tables import Table, render
-from ..formats.trec import read_judgment_groups
 from .base import SemrelCommand, warn_in_flags
 from .paths import input_path, output_path
 
@@ -52,9 +51,8 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
         raise UsageError("calibrate writes a file for `label --calibration` and `review start --thresholds` to read, and its "
                          "summary to stdout: give -o a file name, not '-'")
     judged = read_judgments(judgments)
-    labels = majority_qrels(read_judgment_groups(human), f"{human} [majority]") if groups else human
-    result = calibrate_labels(judged, labels, on, fit, graded, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, seed,
-                              warn_in_flags)
+    result = calibrate_labels(judged, human, on, fit, graded, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, seed,
+                              warn_in_flags, groups=groups)
     if output:
         write_fitted(result, output, [judgments, human], unlisted_as_zero, seed, judgments, groups)
     if fmt == "json":
