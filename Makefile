@@ -56,6 +56,7 @@ bench: install
 	$(BIN)/python bench/question_as_reference.py
 	$(BIN)/python bench/ray_load.py
 	$(BIN)/python bench/scale.py --sizes 10000,100000 --queries 200 --ray-sizes 10000 --before-sizes 100000
+	$(BIN)/python bench/bm25_edit.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .hypothesis
