@@ -104,7 +104,8 @@ def test_one_group_is_refused_and_a_duplicate_judgment_names_the_groups(tmp_path
     (tmp_path / "people.qrels").write_text(qrels_jg())
     assert_one_error(cli("agree", tmp_path / "people.qrels", tmp_path / "plain.qrels"), "people.qrels:7: duplicate judgment",
                      "its second column names 3 groups (ann, bob, cat): if each is one assessor's judgments, "
-                     "`semrel agree --groups`, `semrel calibrate --groups` and `semrel eval -R qrels_jg` read them")
+                     "`semrel agree --groups`, `semrel calibrate --groups` (--test-groups) and `semrel eval -R qrels_jg` read "
+                     "them")
 
 
 @needs_shared("trec_eval_test/qrels.123")
@@ -160,3 +161,29 @@ def test_calibrate_fits_to_the_assessors_majority_as_to_a_file_holding_it(tmp_pa
     assert json.loads((tmp_path / "cal.json.manifest.json").read_text())["params"]["groups"] is True
     refused = cli("calibrate", tmp_path / "j.jsonl", tmp_path / "people.qrels", "--on", "R")  # without --groups: the hint
     assert_one_error(refused, "people.qrels:91: duplicate judgment", "`semrel calibrate --groups`")
+
+
+def test_calibrate_measures_on_a_test_file_of_several_assessors_against_their_majority(tmp_path, cli):
+    """--test-groups reads the --test file as assessor groups, as --groups reads HUMAN: the held-out agreement is that with
+    their majority, the same as with a qrels file of that majority; without it the file is refused naming the flag."""
+    rng = np.random.default_rng(11)
+    scores = rng.uniform(size=120)
+    (tmp_path / "j.jsonl").write_text("".join(json.dumps({"query_id": f"q{i}", "chunk_id": "c", "P": 0.0, "R": float(s), "F": 0.0,
+                                                          "source": ""}) + "\n" for i, s in enumerate(scores)))
+    (tmp_path / "mine.qrels").write_text("".join(f"q{i} 0 c {int(s >= 0.55)}\n" for i, s in enumerate(scores[:40])))
+    noisy = {who: [int(s >= cut) for s in scores] for who, cut in (("ann", 0.4), ("bob", 0.5), ("cat", 0.8))}
+    (tmp_path / "people.qrels").write_text("".join(f"q{i} {who} c {g}\n" for who, grades in noisy.items() for i, g in enumerate(grades)))
+    settled = [majority([noisy[w][i] for w in noisy]) for i in range(len(scores))]
+    assert settled == [int(s >= 0.5) for s in scores]
+    (tmp_path / "majority.qrels").write_text("".join(f"q{i} 0 c {g}\n" for i, g in enumerate(settled)))
+    args = ("calibrate", tmp_path / "j.jsonl", tmp_path / "mine.qrels", "--on", "R", "-f", "json", "--test")
+    grouped = cli(*args, tmp_path / "people.qrels", "--test-groups")
+    assert grouped.exit_code == 0, grouped.output
+    plain = json.loads(cli(*args, tmp_path / "majority.qrels").stdout)
+    assert json.loads(grouped.stdout) == plain
+    assert plain["test"]["n"] == 80  # the 40 calibration pairs left out
+    table = cli(*args[:-3], "--test", tmp_path / "people.qrels", "--test-groups").stdout
+    assert "test" in table and "held-out pairs" in table
+    held = semrel.calibrate(tmp_path / "j.jsonl", tmp_path / "mine.qrels", on="R", test=tmp_path / "people.qrels", test_groups=True)
+    assert held.held_out is not None and held.held_out.kappa == pytest.approx(plain["test"]["kappa"])
+    assert_one_error(cli(*args, tmp_path / "people.qrels"), "people.qrels:121: duplicate judgment", "(--test-groups)")

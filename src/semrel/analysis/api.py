@@ -117,6 +117,7 @@ def calibrate(
     seed: int = 0,
     output: PathLike | None = None,
     groups: bool = False,
+    test_groups: bool = False,
     warn: Warn | None = None,
 ) -> ProbabilityCalibration | Calibration:
     """The labels fitted to human labels (the Python side of `semrel calibrate`, with its defaults).
@@ -133,7 +134,8 @@ def calibrate(
     the calibration pairs left out (`.held_out`). output: write the fitted rule there, the file `semrel label
     --calibration` (and `semrel.label(calibration=...)`) reads, with its manifest. groups=True: `reviewed` holds
     several assessors' labels, its second column naming the assessor (trec_eval's qrels_jg), fitted to by their
-    majority grade of each pair (ties to the lower). What the command warns of goes to `warn`, else to Python warnings.
+    majority grade of each pair (ties to the lower); test_groups=True: `test` too. What the command warns of goes to
+    `warn`, else to Python warnings.
     """
     check_warn(warn)
     check_kind("reviewed", reviewed, (str, os.PathLike), "a qrels file of human labels", required=True)
@@ -143,11 +145,13 @@ def calibrate(
         check_kind(name, value, (str,), "a name")
     check_kind("grades", grades, (numbers.Integral,), "a whole number of thresholds")
     check_seed(seed)
-    check_flags(graded=graded, unlisted_as_zero=unlisted_as_zero, test_unlisted_as_zero=test_unlisted_as_zero, groups=groups)
+    check_flags(graded=graded, unlisted_as_zero=unlisted_as_zero, test_unlisted_as_zero=test_unlisted_as_zero, groups=groups,
+                test_groups=test_groups)
     judged, source = given_judgments(judgments, empty_ok=False)
     notes: list[str] = []
     result = calibrate_labels(judged, reviewed, on, fit, graded, None if grades is None else int(grades), cast(Weights, weights),
-                              unlisted_as_zero, test, test_unlisted_as_zero, int(seed), notes.append, groups=groups)
+                              unlisted_as_zero, test, test_unlisted_as_zero, int(seed), notes.append, groups=groups,
+                              test_groups=test_groups)
     tell(notes, warn, stacklevel=3)
     if output is not None:
         write_fitted(result, output, [p for p in (source, reviewed) if p is not None], unlisted_as_zero, int(seed), source, groups)

@@ -368,6 +368,11 @@ Human = Union[str, os.PathLike, Qrels]
 """Human labels: a qrels file (or golden.jsonl), or Qrels already read (assessor groups' majority)."""
 
 
+def human_labels(path: str | os.PathLike, groups: bool = False) -> Human:
+    """The human labels of `path`; with `groups`, of several assessors (trec_eval's qrels_jg), their majority grade of each pair."""
+    return majority_qrels(assessor_groups(path), f"{display_name(path)} [majority]") if groups else path
+
+
 def human_name(human: Human) -> str:
     return human.source or "the human labels" if isinstance(human, Qrels) else display_name(human)
 
@@ -442,14 +447,15 @@ def calibrate_labels(judgments: list[Judgment], human_file: str | os.PathLike, o
                      graded: bool = False, grades: int | None = None, weights: Weights | None = None,
                      unlisted_as_zero: bool = False, test: str | os.PathLike | None = None, test_unlisted_as_zero: bool = False,
                      seed: int = 0, warn: Callable[[str], None] | None = None,
-                     groups: bool = False) -> ProbabilityCalibration | Calibration:
+                     groups: bool = False, test_groups: bool = False) -> ProbabilityCalibration | Calibration:
     """The labels of `judgments` fitted to the human labels of `human_file` (a qrels file; `groups`: of several assessors,
     fitted to by their majority grade of each pair), with the defaults of `semrel calibrate`:
     on p (where the judgments hold it, else R, said to `warn`) the judge's probability is refitted (`fit`: features
     where the judgments keep them, else anchored, said to `warn`; `graded`: grades 0-3) and its cut moved to the
     highest expected kappa over every judged pair's refitted p; on P, R or F, the `grades` thresholds (default the
     human labels' top grade) maximizing kappa (`weights`). `test`: human labels to measure the result on, the
-    calibration pairs left out (the result's `held_out`)."""
+    calibration pairs left out (the result's `held_out`; `test_groups`: of several assessors, measured against their
+    majority)."""
     if on is not None and on not in SCORES:
         raise UsageError(f"on={on!r}: choose one of {', '.join(SCORES)}")
     if fit is not None and fit not in PROBABILITY_FITS:
@@ -458,7 +464,8 @@ def calibrate_labels(judgments: list[Judgment], human_file: str | os.PathLike, o
         raise UsageError(f"weights={weights!r}: choose one of {', '.join(WEIGHTS)}")
     if grades is not None and grades < 1:
         raise UsageError(f"grades={grades!r}: give 1 or more thresholds")
-    human: Human = majority_qrels(assessor_groups(human_file), f"{display_name(human_file)} [majority]") if groups else human_file
+    human = human_labels(human_file, groups)
+    tested = None if test is None else human_labels(test, test_groups)
     with_p = [j for j in judgments if j.p is not None]  # a query with no null sample has none: `label` labels its pairs on R
     if on is None:
         on = PROBABILITY if with_p else DEFAULT_COMPONENT
@@ -469,7 +476,7 @@ def calibrate_labels(judgments: list[Judgment], human_file: str | os.PathLike, o
             raise UsageError("graded= applies to the probability refit; with on= P, R or F give grades= N")
         if fit is not None:
             raise UsageError(f"fit={fit!r} applies to the probability refit (on='p'); thresholds on P, R or F take grades= N")
-        return _fit_thresholds(judgments, human, on, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, seed, warn)
+        return _fit_thresholds(judgments, human, on, grades, weights, unlisted_as_zero, tested, test_unlisted_as_zero, seed, warn)
     if grades is not None or weights is not None:
         raise UsageError("grades= and weights= apply to thresholds on P, R or F (on=); the probability refit takes graded=")
     paired = paired_probabilities(judgments, human, unlisted_as_zero, warn)  # first: judgments without any p are refused
@@ -480,26 +487,26 @@ def calibrate_labels(judgments: list[Judgment], human_file: str | os.PathLike, o
                  f"offset (fit={fit!r}); re-run `semrel judge` for a refit of every coefficient")
     result = calibrate_probability(Probabilities.of(judgments, paired.pairs), paired.grades, fit, graded=graded, seed=seed,
                                    judged=Probabilities.of(with_p))
-    if test is None:
+    if tested is None:
         return result
-    rest = _held_out(paired_probabilities(judgments, test, test_unlisted_as_zero), paired, test)
+    rest = _held_out(paired_probabilities(judgments, tested, test_unlisted_as_zero), paired, tested)
     target = rest.grades if graded else (rest.grades > 0).astype(int)
-    tested = Probabilities.of(judgments, rest.pairs)
+    held = Probabilities.of(judgments, rest.pairs)
     before, after = (graded_agreement(scores, target, list(thresholds), "quadratic" if graded else "none", seed=seed)
-                     for scores, thresholds in (tested.scored(r) for r in (ProbabilityRule(graded), result.rule)))
+                     for scores, thresholds in (held.scored(r) for r in (ProbabilityRule(graded), result.rule)))
     return dataclasses.replace(result, held_out=(before, after))
 
 
-def _held_out(rest: Paired, used: Paired, test: str | os.PathLike) -> Paired:
+def _held_out(rest: Paired, used: Paired, test: Human) -> Paired:
     """The test file's pairs less those the calibration used, refused when none is left."""
     rest = rest.without(set(used.pairs))
     if not rest.pairs:
-        raise ValidationError(f"{test}: no judged pair is left once the calibration pairs are set aside")
+        raise ValidationError(f"{human_name(test)}: no judged pair is left once the calibration pairs are set aside")
     return rest
 
 
 def _fit_thresholds(judgments: list[Judgment], human: Human, on: str, grades: int | None, weights: Weights | None,
-                    unlisted_as_zero: bool, test: str | os.PathLike | None, test_unlisted_as_zero: bool, seed: int,
+                    unlisted_as_zero: bool, test: Human | None, test_unlisted_as_zero: bool, seed: int,
                     warn: Callable[[str], None] | None = None) -> Calibration:
     """Thresholds on P, R or F maximizing kappa with the human labels."""
     paired = paired_scores(judgments, human, on, unlisted_as_zero)

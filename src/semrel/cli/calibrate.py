@@ -33,6 +33,7 @@ from .paths import input_path, output_path
 @click.option("--test", type=input_path(exists=True, dir_okay=False),
               help="Human labels to measure the result on; pairs also used to calibrate are left out.")
 @click.option("--test-unlisted-as-zero", is_flag=True, help="--unlisted-as-zero for the --test file.")
+@click.option("--test-groups", is_flag=True, help="--groups for the --test file: measure against its assessors' majority.")
 @click.option("-o", "--output", type=output_path(dir_okay=False, allow_dash=True),
               help="Write the fitted rule as JSON here: `semrel label --calibration FILE`, [label] calibration in `semrel run`, "
                    "and `review start --thresholds FILE` read it.")
@@ -42,7 +43,7 @@ from .paths import input_path, output_path
               help="HUMAN's second column names an assessor (trec_eval's qrels_jg, as `agree --groups` reads it): fit to their "
                    "majority grade of each pair (ties to the lower, as `review export` settles reviewers).")
 def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, output, fmt,
-                      seed, groups):
+                      seed, groups, test_groups):
     """Fit the labels of JUDGMENTS (judgments.jsonl) to HUMAN labels (qrels, e.g. from `semrel review
     export --only-reviewed`, or a golden.jsonl): by default the judge's probability p is refitted on
     the reviewed pairs (grade > 0 = relevant) and the cut moves to the highest expected kappa over
@@ -52,7 +53,7 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
                          "summary to stdout: give -o a file name, not '-'")
     judged = read_judgments(judgments)
     result = calibrate_labels(judged, human, on, fit, graded, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, seed,
-                              warn_in_flags, groups=groups)
+                              warn_in_flags, groups=groups, test_groups=test_groups)
     if output:
         write_fitted(result, output, [judgments, human], unlisted_as_zero, seed, judgments, groups)
     if fmt == "json":

@@ -245,7 +245,7 @@ def duplicate_error(source: str | None, row: int, query: str, doc: str, what: st
     if what == "judgment" and len(groups := _second_column(data)) > 1:
         named = ", ".join(sorted(groups)[:3]) + (", ..." if len(groups) > 3 else "")
         hint = (f"{hint}; its second column names {len(groups)} groups ({named}): if each is one assessor's judgments, "
-                "`semrel agree --groups`, `semrel calibrate --groups` and `semrel eval -R qrels_jg` read them")
+                "`semrel agree --groups`, `semrel calibrate --groups` (--test-groups) and `semrel eval -R qrels_jg` read them")
     return FormatError(source, message, line=line_number(data, row + header), hint=hint)
 
 
