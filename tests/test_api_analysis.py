@@ -380,6 +380,12 @@ def test_calibrate_refuses_wrong_kinds_and_bad_values(reviewed):
         ({"grades": 2}, ["--grades", "2"],
          "grades= and weights= apply to thresholds on P, R or F (on=); the probability refit takes graded=",
          "--grades and --weights apply to thresholds on P, R or F (--on); the probability refit takes --graded"),
+        ({"test_groups": True}, ["--test-groups"],
+         "test_unlisted_as_zero= and test_groups= read the test= labels: give test= too",
+         "--test-unlisted-as-zero and --test-groups read the --test labels: give --test too"),
+        ({"test_unlisted_as_zero": True}, ["--test-unlisted-as-zero"],
+         "test_unlisted_as_zero= and test_groups= read the test= labels: give test= too",
+         "--test-unlisted-as-zero and --test-groups read the --test labels: give --test too"),
         ({"weights": "linear"}, ["--weights", "linear"],  # weights= alone, on p: the refit has no thresholds to weigh
          "grades= and weights= apply to thresholds on P, R or F (on=); the probability refit takes graded=",
          "--grades and --weights apply to thresholds on P, R or F (--on); the probability refit takes --graded"),

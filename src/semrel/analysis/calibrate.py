@@ -464,6 +464,8 @@ def calibrate_labels(judgments: list[Judgment], human_file: str | os.PathLike, o
         raise UsageError(f"weights={weights!r}: choose one of {', '.join(WEIGHTS)}")
     if grades is not None and grades < 1:
         raise UsageError(f"grades={grades!r}: give 1 or more thresholds")
+    if test is None and (test_unlisted_as_zero or test_groups):  # said nothing and measured nothing before
+        raise UsageError("test_unlisted_as_zero= and test_groups= read the test= labels: give test= too")
     human = human_labels(human_file, groups)
     tested = None if test is None else human_labels(test, test_groups)
     with_p = [j for j in judgments if j.p is not None]  # a query with no null sample has none: `label` labels its pairs on R
