@@ -279,6 +279,23 @@ def test_per_query_table_with_zscores_keeps_fractions_and_leaves_relstring_witho
         ("q3", "ZNumRet", 0.0), ("q3", "relstring", ""), ("all", "ZNumRet", 0.75)]
 
 
+def test_zscores_trec_eval_cannot_compute_are_its_missing_value_and_a_query_the_run_lacks_adds_zero(cli, write, files):
+    """As trec_eval's convert_zscores.c: a value with no line, or with a deviation of 0 and not the mean, is -1000000 (it
+    was 0, which hid it in the 'all' row), and the command says how many; a mean of deviation 0 reached exactly is 0. A
+    query the run lacks (q3) is no query trec_eval standardises: -c averages it in as 0, whatever its line says (it was
+    standardised as an empty ranking's 0 here, -0.5)."""
+    zscores = write("z.txt", "q1 num_ret 3 0\nq2 num_ret 1 0\nq3 num_ret 1 2\nq1 num_rel_ret 1 2\n")
+    result = cli("eval", files[0], files[1], "-m", "num_ret,num_rel_ret", "-Z", zscores, "-q", "-f", "tsv")
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    # a: q1 retrieves 3 (2 relevant), q2 2 (1 relevant), q3 nothing
+    assert rows == [["query", "measure", "a"], ["q1", "ZNumRet", "0.0000"], ["q1", "ZNumRelRet", "0.5000"],
+                    ["q2", "ZNumRet", "-1000000.0000"], ["q2", "ZNumRelRet", "-1000000.0000"], ["q3", "ZNumRet", "0.0000"],
+                    ["q3", "ZNumRelRet", "0.0000"], ["all", "ZNumRet", "-1000000.0000"], ["all", "ZNumRelRet", "-999999.5000"]]
+    assert result.stderr.splitlines()[-1] == (
+        "semrel: warning: a: 2 values with no 'qid measure mean stddev' line (e.g. q2 num_ret), or with a deviation of 0 and a "
+        "value other than the mean, set to -1000000 as trec_eval sets them")
+
+
 @pytest.mark.parametrize("line", ["q1 P_5 0.1", "q1 P_5 0.1 1 2"])
 def test_a_zscore_line_of_other_than_four_fields_is_refused(cli, write, files, line):
     assert_one_error(cli("eval", *files[:2], "-m", "P@5", "-Z", write("z.txt", "q2 P_5 0.1 1\n" + line + "\n")),

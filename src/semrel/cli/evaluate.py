@@ -118,5 +118,5 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
     results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, options=options, doc_level=doc_level,
                              corpus=None if fill_judgments else corpus, qrels=completed, runs=loaded, cutoffs=not trec_eval_default)
     if table is not None:
-        results = [standardise(r, table) for r in results]
+        results = [standardise(r, table, warn) for r in results]
     click.echo(render_evaluations(results, fmt, per_query, places), nl=False)

@@ -1,24 +1,31 @@
 """Standardised scores (trec_eval -Z): each query's value as (value - mean) / standard deviation.
 
 The file gives, per query and measure (trec_eval's name), the mean and standard deviation of some
-reference population of runs: `qid measure mean stddev` lines. A value without a line there, or with
-a standard deviation of 0, becomes 0; text measures (runid, relstring) and num_q are left as they are.
-The 'all' row then aggregates the standardised values as the measure does (sums for counts).
+reference population of runs: `qid measure mean stddev` lines. As trec_eval (convert_zscores.c), a
+value without a line there, or with a standard deviation of 0 and a value other than the mean, becomes
+MISSING (-1000000), so that an 'all' row over it shows it; one equal to a mean of deviation 0 becomes 0.
+A query the run does not hold, scored as an empty ranking (trec_eval -c), becomes 0: trec_eval standardises
+only the queries a run holds and averages -c's others in as 0. Text measures (runid, relstring) and num_q
+are left as they are. The 'all' row then aggregates the standardised values as the measure does (sums
+for counts).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+from typing import Callable
 
 import numpy as np
 
 from ..errors import FormatError
 from ..formats.files import display_name, read_lines
+from ..terminal import quantity
 from .measures import Kind
 from .metrics import Evaluation
 
 ZScores = dict[tuple[str, str], tuple[float, float]]
+MISSING = -1000000.0  # trec_eval's MISSING_ZSCORE_VALUE
 
 
 def read_zscores(path: str | os.PathLike) -> ZScores:
@@ -41,15 +48,24 @@ def read_zscores(path: str | os.PathLike) -> ZScores:
     return found
 
 
-def standardise(result: Evaluation, zscores: ZScores) -> Evaluation:
-    """The evaluation with each numeric per-query value standardised (see the module docstring)."""
-    values = {}
+def standardise(result: Evaluation, zscores: ZScores, warn: Callable[[str], None] | None = None) -> Evaluation:
+    """The evaluation with each numeric per-query value standardised (see the module docstring); `warn` hears how many
+    values could not be (before 2026-12-06 they became 0, which hid them in the 'all' row)."""
+    values, missing, example = {}, 0, ("", "")
+    held = ~np.isin(np.array(result.query_ids, dtype=object), np.array(result.missing_queries, dtype=object))
     for m, column in result.values.items():
         if m.kind is Kind.TEXT or m.family == "NumQ":
             values[m] = column
             continue
         name = m.trec_name
-        stats = np.array([zscores.get((q, name), (0.0, 0.0)) for q in result.query_ids], dtype=np.float64).reshape(-1, 2)
+        stats = np.array([zscores.get((q, name), (np.nan, 0.0)) for q in result.query_ids], dtype=np.float64).reshape(-1, 2)
         mean, std = stats[:, 0], stats[:, 1]
-        values[m] = np.divide(column - mean, std, out=np.zeros(len(column)), where=std != 0)
+        lacking = held & (std == 0) & (column != mean)  # a missing line's nan mean equals nothing
+        values[m] = np.where(lacking, MISSING, np.divide(column - mean, std, out=np.zeros(len(column)), where=held & (std != 0)))
+        if lacking.any():
+            missing += int(lacking.sum())
+            example = example if example[0] else (result.query_ids[int(np.argmax(lacking))], name)
+    if missing and warn:
+        warn(f"{result.run_name}: {quantity(missing, 'value')} with no 'qid measure mean stddev' line (e.g. {example[0]} "
+             f"{example[1]}), or with a deviation of 0 and a value other than the mean, set to {MISSING:.0f} as trec_eval sets them")
     return dataclasses.replace(result, values=values, zscored=True)
