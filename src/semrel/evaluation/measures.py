@@ -144,6 +144,9 @@ def _param_text(value: Any) -> str:
     return repr(value) if isinstance(value, str) else _number(value)
 
 
+UNLISTED = np.iinfo(np.int64).min  # the grade `Ranked.with_unlisted` gives a document the qrels do not list
+
+
 @dataclass(frozen=True)
 class Ranked:
     """One run's judged rows on the qrels' queries, grouped by query and in rank order, with how many
@@ -173,6 +176,25 @@ class Ranked:
         """Per query: documents returned in the top `cutoff` (all where None), as float."""
         counts = self.retrieved.astype(np.float64)
         return counts if cutoff is None else np.minimum(counts, float(cutoff))
+
+    @property
+    def trec_value(self) -> np.ndarray:
+        """Each row's relevance value as trec_eval's gain tables look it up: the grade, RELVALUE_UNJUDGED (-2) for a
+        negative one, RELVALUE_NONPOOL (-1) for a document not in the qrels (a row only `with_unlisted` makes)."""
+        return np.where(self.grade == UNLISTED, -1, np.where(self.grade < 0, -2, self.grade))
+
+    def with_unlisted(self) -> "Ranked":
+        """Every rank of every ranking a row, those of documents not in the qrels graded UNLISTED: for a gain table
+        that gives them a gain (`ndcg.-1=G`), which trec_eval adds at their ranks."""
+        counts = self.retrieved.astype(np.int64)
+        query = np.repeat(np.arange(len(counts)), counts)
+        offsets = np.cumsum(counts) - counts
+        rank = np.arange(len(query)) - offsets[query]
+        grade = np.full(len(query), UNLISTED, dtype=np.int64)
+        relevant = np.zeros(len(query), dtype=bool)
+        at = offsets[self.query] + self.rank
+        grade[at], relevant[at] = self.grade, self.relevant
+        return Ranked(query=query, rank=rank, grade=grade, relevant=relevant, retrieved=self.retrieved)
 
 
 class JudgedPairs(Protocol):
@@ -438,12 +460,19 @@ def gain_table(m: Measure) -> dict[int, float]:
     return {int(level): float(gain) for level, gain in (m.param("gains") or ())}
 
 
-def row_gains(m: Measure, r: Ranked) -> np.ndarray:
-    """Each row's gain: the grade (or its given gain) for judged rows with a grade >= 0, else 0."""
+def gained(m: Measure, r: Ranked) -> tuple[Ranked, np.ndarray, np.ndarray]:
+    """The rows to score and each one's gain: the grade for judged rows, else 0, or the gain the measure's table gives
+    its trec_eval relevance value (a key of -2 reaches negative grades, -1 documents not in the qrels, whose ranks
+    then become rows); and which rows the table gave a gain (RBP scales those)."""
+    table = gain_table(m)
+    r = r.with_unlisted() if table.get(-1, 0.0) != 0.0 else r
     gains = np.where(r.assessed, r.grade, 0).astype(np.float64)
-    for level, gain in gain_table(m).items():
-        gains[r.assessed & (r.grade == level)] = gain
-    return gains
+    given = r.assessed.copy()
+    value = r.trec_value
+    for level, gain in table.items():
+        gains[value == level] = gain
+        given |= value == level
+    return r, gains, given
 
 
 @dataclass(frozen=True)
@@ -718,10 +747,11 @@ def normalised_gain(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """G (trec_eval's experimental gain measure): each document's gain / log2(2 + the ideal's cost so far
     (ideal gains, at least 1 a rank) - the run's gain so far), summed, over the ideal's total gain."""
     best = ideal(m, ctx)
-    gains = row_gains(m, r)
+    r, gains, _ = gained(m, r)
     # the ideal's cost through rank k: one a rank, plus what ideal gains above 1 add through min(k, its end)
     cost = r.rank + 1.0 + _ideal_through(best, running_sum(best.query, np.maximum(best.gain, 1.0) - 1.0), r.query, r.rank)
-    weight = np.divide(gains, np.log2(2.0 + cost - running_sum(r.query, gains)), out=np.zeros(len(gains)), where=gains != 0)
+    with np.errstate(divide="ignore", invalid="ignore"):  # gains the ideal does not hold (-1=, -2=) can outrun its cost: as C's log2
+        weight = np.divide(gains, np.log2(2.0 + cost - running_sum(r.query, gains)), out=np.zeros(len(gains)), where=gains != 0)
     whole = sums(best.query, weights=best.gain, n=ctx.n)
     return np.divide(sums(r.query, weights=weight, n=ctx.n), whole, out=np.zeros(ctx.n), where=whole > 0)
 
@@ -731,7 +761,10 @@ def normalised_gain(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
 def ndcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """DCG with the graded rel as a linear gain (or the gains given per grade) over the ideal DCG
     (cut at k too); ignores the level."""
-    gains = r.gain if m.param("gains") is None else row_gains(m, r)
+    if m.param("gains") is None:
+        gains = r.gain
+    else:
+        r, gains, _ = gained(m, r)
     keep = np.flatnonzero(top(m, r) & (gains != 0))  # the discount is computed for these rows only
     dcg = sums(r.query[keep], gains[keep] / np.log2(r.rank[keep] + 2.0), ctx.n)
     best = ctx.qrels.ideal_dcg(m.cutoff) if m.param("gains") is None else ideal(m, ctx).dcg(ctx, m.cutoff)
@@ -750,7 +783,7 @@ def ndcg_rel(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """nDCG averaged over the documents with a positive gain: at each one retrieved, and at the end of
     the ranking for each one missed (trec_eval's experimental ndcg_rel)."""
     best = ideal(m, ctx)
-    gains = row_gains(m, r)
+    r, gains, _ = gained(m, r)
     dcg = running_sum(r.query, np.where(gains != 0, gains / np.log2(r.rank + 2.0), 0.0))
     ideal_at = _ideal_through(best, best.running_dcg(), r.query, r.rank)
     positive = gains > 0
@@ -787,7 +820,7 @@ def r_ndcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """nDCG averaged over the points where the ideal ranking's gain changes (the R levels of each
     grade), plus the end of a ranking that outlasts the ideal (trec_eval's experimental Rndcg)."""
     best = ideal(m, ctx)
-    gains = row_gains(m, r)
+    r, gains, _ = gained(m, r)
     dcg = running_sum(r.query, np.where(gains != 0, gains / np.log2(r.rank + 2.0), 0.0))
     retrieved = r.retrieved
     # change points t (1 <= t <= length): the ideal gain at t differs from the one at t - 1 (0 past the end)
@@ -896,10 +929,10 @@ def rank_biased_precision(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     top_grade = np.full(ctx.n, -1, dtype=np.int64)
     np.maximum.at(top_grade, ctx.qrels.query[judged], grades[judged])
     low, high = _rbp_bounds(ctx, top_grade, table)
+    r, gains, given = gained(m, r)
     q = r.query
-    gains = row_gains(m, r)
     width = (high - low)[q]
-    scale = ((low[q] < 0) | (high[q] > 1)) & r.assessed
+    scale = ((low[q] < 0) | (high[q] > 1)) & given
     gains = np.where(scale, np.divide(gains - low[q], width, out=np.zeros(len(q)), where=width != 0), gains)
     return (1.0 - p) * sums(q, weights=gains * np.power(p, r.rank), n=ctx.n)
 
