@@ -283,7 +283,7 @@ def test_import_keeps_the_ids_its_golden_set_names_and_maps_them_as_with_every_i
     assert mapped(named) == mapped(every)
 
 
-def test_query_samples_are_reproducible(tmp_path):
+def test_query_samples_are_reproducible(tmp_path, monkeypatch):
     items = list(range(50))
     assert QuerySample(size=10, seed=3).apply(items) == QuerySample(size=10, seed=3).apply(items)
     assert QuerySample(size=10, seed=3).apply(items) != QuerySample(size=10, seed=4).apply(items)
@@ -299,6 +299,13 @@ def test_query_samples_are_reproducible(tmp_path):
     assert [i["query_id"] for i in read_lines(tmp_path / "l.jsonl")] == ["q1", "q2"]
     assert_one_error(run("golden", "import", golden, "--limit", "2", "--sample", "3", "-o", tmp_path / "x.jsonl"), "not both",
                      code=2)
+    # --sample-seed alone drew nothing and said nothing; from the environment it is a default for whenever --sample is given
+    for other in ([], ["--limit", "2"]):
+        result = run("golden", "import", golden, "--sample-seed", "1", *other, "-o", tmp_path / "x.jsonl")
+        assert result.exit_code == 2 and result.stderr == ("semrel: error: --sample-seed goes with --sample: it seeds the N "
+                                                           "queries drawn at random\n")
+    monkeypatch.setenv("SEMREL_GOLDEN_IMPORT_SAMPLE_SEED", "1")
+    ok("golden", "import", golden, "-o", tmp_path / "e.jsonl")
 
 
 def test_counts_of_a_sampled_import_say_they_are_the_whole_sources(tmp_path):

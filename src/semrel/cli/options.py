@@ -145,6 +145,13 @@ def chunk_options(default_size: int | None) -> Callable:
     return decorate
 
 
+def typed(name: str) -> bool:
+    """Option `name` of the running command was given on its command line: not left at its default, nor taken from the
+    environment (SEMREL_<COMMAND>_<OPTION>, a default for every run, which the options it goes with may not want)."""
+    context = click.get_current_context(silent=True)
+    return context is not None and context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+
+
 def chunk_settings(size: int | None, overlap: int, unit: str, sentences: bool, model: str | None, whole: bool = False) -> ChunkSettings:
     """The chunking options as settings; with --whole, a --size left at its default does not count."""
     if whole:
@@ -167,6 +174,8 @@ def sample_options(command: Callable) -> Callable:
 
 
 def query_sample(limit: int | None, size: int | None, seed: int) -> QuerySample:
+    if size is None and typed("sample_seed"):  # it was ignored in silence: without --sample no query is drawn at random
+        raise UsageError("--sample-seed goes with --sample: it seeds the N queries drawn at random")
     return QuerySample(limit=limit, size=size, seed=seed)
 
 
