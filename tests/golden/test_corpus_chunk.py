@@ -89,6 +89,21 @@ def test_cli_refuses_overlap_with_whole(tmp_path):
     assert not (tmp_path / "c.jsonl").exists()
 
 
+def test_a_tokenizer_without_unit_tokens_is_refused(tmp_path, monkeypatch):
+    """--model without --unit tokens was ignored in silence (and recorded in the manifest); from the environment it is a
+    default for whenever tokens are counted, and does not stop chunks of words."""
+    with pytest.raises(UsageError, match="^model= is the tokenizer that counts unit='tokens': give unit='tokens' too, or leave "
+                                         "model= out$"):
+        ChunkSettings(size=10, model="bert-base-uncased")
+    docs = write(tmp_path / "a.txt", "Bees forage far.\n")
+    result = run("corpus", "chunk", docs, "--model", "bert-base-uncased", "-o", tmp_path / "c.jsonl")
+    assert result.exit_code == 2 and result.stderr == ("semrel: error: --model is the tokenizer that counts --unit tokens: give "
+                                                       "--unit tokens too, or leave --model out\n")
+    assert not (tmp_path / "c.jsonl").exists()
+    monkeypatch.setenv("SEMREL_CORPUS_CHUNK_MODEL", "bert-base-uncased")
+    assert run("corpus", "chunk", docs, "-o", tmp_path / "c.jsonl").exit_code == 0
+
+
 def test_cli_reads_folders_jsonl_and_beir_and_writes_identical_bytes(tmp_path):
     write(tmp_path / "docs" / "a.md", "# Hives\n\nBees forage far. They return at dusk.\n")
     write(tmp_path / "docs" / "sub" / "b c.txt", "Wax is made by young workers.\n")

@@ -158,6 +158,8 @@ def chunk_settings(size: int | None, overlap: int, unit: str, sentences: bool, m
         context = click.get_current_context(silent=True)
         if context is not None and context.get_parameter_source("size") is click.core.ParameterSource.DEFAULT:
             size = None
+    if unit != "tokens" and not typed("model"):  # SEMREL_..._MODEL, a tokenizer for whenever tokens are counted
+        model = None
     return ChunkSettings(size=size, overlap=overlap, unit=unit, sentences=sentences, model=model, whole=whole)
 
 

@@ -61,6 +61,8 @@ class ChunkSettings:
         if self.size is None and idle:  # it was accepted, did nothing, and went into the manifest as if it had
             kept = "whole= keeps each document as one chunk" if self.whole else "without size= each document is one chunk"
             raise UsageError(f"{idle[0]}= only applies to chunks of size= words or tokens: {kept}")
+        if self.model is not None and self.unit != "tokens":  # it was ignored in silence, and recorded in the manifest
+            raise UsageError("model= is the tokenizer that counts unit='tokens': give unit='tokens' too, or leave model= out")
 
     def describe(self) -> dict:
         described = asdict(self)
