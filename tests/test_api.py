@@ -260,6 +260,8 @@ NAN = float("nan")
     (lambda: semrel.calibrate([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.9)], "human.qrels", seed=-1), r"seed=-1: give 0 or more"),
     (lambda: semrel.retrieve([Chunk("a#0", "chain oil", "a", 0, 9)], [GoldenItem("q1", "oil?", ("chain oil",))], "dense",
                              bm25_k1=1.0, cache=False), "bm25_k1=1.0 is BM25's; it does not apply to method='dense'"),  # ignored
+    (lambda: semrel.retrieve([Chunk("a#0", "chain oil", "a", 0, 9)], [GoldenItem("q1", "oil?", ("chain oil",))], "bm25",
+                             model="x", cache=False), "model='x' is the dense encoder; it does not apply to method='bm25'"),  # ignored
     (lambda: semrel.evaluate({"q1": {"d1": 1}}, [], ["P@1"]), "runs: none given"),
     (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, depth=1.5), "depth=1.5: give a whole number"),
     (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, num_docs=float("inf")), "num_docs=inf"),

@@ -232,6 +232,32 @@ def test_bad_input_gives_one_clear_line(tmp_path, monkeypatch, options, code, me
     assert not (tmp_path / "out.run").exists()
 
 
+@pytest.mark.parametrize("options, message", [
+    (["--rerank-depth", "5"], "--rerank-depth goes with --rerank: it is how many first-stage chunks are reranked"),
+    (["--model", "x"], "--model is the dense encoder; it does not apply to --method bm25 without --rerank dense"),
+    (["--method", "dense", "--bm25-k1", "2"], "--bm25-k1 is BM25's; it does not apply to --method dense"),
+    (["--run", "first.run", "--rerank", "dense", "--bm25-stemmer", "none"],
+     "--bm25-stemmer is BM25's; it does not apply to --run (a first stage made already)"),
+    (["--cache", "here", "--no-cache"], "give --cache or --no-cache, not both"),
+])
+def test_an_option_that_does_not_apply_is_refused(tmp_path, monkeypatch, options, message):
+    """Each was ignored in silence: the run was written as if it had not been given."""
+    monkeypatch.chdir(tmp_path)
+    corpus, golden = write_inputs(tmp_path)
+    (tmp_path / "first.run").write_text("q1 Q0 bread#0 1 2.0 x\n")
+    result = run("retrieve", "--corpus", corpus, "--golden", golden, "-o", "out.run", *options)
+    assert result.exit_code == 2 and result.stderr == f"semrel: error: {message}\n"
+    assert not (tmp_path / "out.run").exists()
+
+
+def test_options_from_the_environment_are_defaults_for_where_they_apply(tmp_path, monkeypatch):
+    """SEMREL_RETRIEVE_MODEL (a per-machine encoder), a cache folder, a rerank depth or BM25 setting: a bm25 run with
+    --no-cache goes on without them."""
+    for variable, value in (("MODEL", "x"), ("CACHE", str(tmp_path / "c")), ("RERANK_DEPTH", "5"), ("BM25_K1", "2")):
+        monkeypatch.setenv(f"SEMREL_RETRIEVE_{variable}", value)
+    retrieve(tmp_path, "bm25", "--no-cache")
+
+
 def test_bm25_bounds_are_taken_as_given_and_a_stopwords_value_neither_a_list_nor_a_file_is_refused(tmp_path):
     """k1 0 (term frequency ignored) and b 0 or 1 are BM25's own bounds: refused, or a 0 dropped for the default, the run
     would not be the one asked for. A misspelt list name is no file of words either: said so, with the lists."""

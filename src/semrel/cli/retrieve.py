@@ -6,6 +6,7 @@ import click
 
 from ..encoding.engines import make_engine
 from ..encoding.models import DEFAULT_MODEL
+from ..errors import UsageError
 from ..progress import stderr_steps
 from ..retrieval.retrieve import (
     BM25_METHODS,
@@ -21,7 +22,7 @@ from ..retrieval.retrieve import (
 )
 from ..terminal import quantity
 from .base import SemrelCommand, warn
-from .options import engine_options, query_sample, sample_options
+from .options import engine_options, query_sample, sample_options, typed
 from .paths import FolderPath, input_path, output_path
 
 
@@ -61,7 +62,20 @@ def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stag
     ray runs the dense encoder on a Ray cluster (bm25 does not use it); the run is the same. The
     --bm25-* settings (bm25 and hybrid) are recorded in the run's manifest.
     """
-    spec = RetrievalSpec(method or (None if first_stage_run else "bm25"), k, rerank, rerank_depth, first_stage_run, model,
+    first = method or (None if first_stage_run else "bm25")
+    # each was ignored in silence where it does not apply; from the environment (SEMREL_RETRIEVE_*) it is a default for where it does
+    if no_cache and typed("cache_dir"):
+        raise UsageError("give --cache or --no-cache, not both")
+    if rerank is None and typed("rerank_depth"):
+        raise UsageError("--rerank-depth goes with --rerank: it is how many first-stage chunks are reranked")
+    if first == "bm25" and rerank is None and typed("model"):
+        raise UsageError("--model is the dense encoder; it does not apply to --method bm25 without --rerank dense")
+    if first not in ("bm25", "hybrid"):
+        given = [f"--bm25-{name}" for name in ("k1", "b", "method", "stemmer", "stopwords") if typed(f"bm25_{name}")]
+        if given:
+            raise UsageError(f"{given[0]} is BM25's; it does not apply to "
+                             + ("--method dense" if first else "--run (a first stage made already)"))
+    spec = RetrievalSpec(first, k, rerank, rerank_depth, first_stage_run, model,
                          make_engine(engine, ray_address, ray_workers, device, precision),
                          bm25_params(bm25_k1, bm25_b, bm25_method, bm25_stemmer, bm25_stopwords))
     spec.check()

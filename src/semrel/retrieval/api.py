@@ -117,6 +117,8 @@ def retrieve(
         check_kind(option, value, kinds, what)
         if value is not None and method == "dense":  # as fuse refuses rrf_k with combsum: a setting that changes nothing
             raise UsageError(f"{option}={value!r} is BM25's; it does not apply to method='dense'")
+    if model is not None and method == "bm25":  # likewise: no dense encoder runs
+        raise UsageError(f"model={str(model)!r} is the dense encoder; it does not apply to method='bm25'")
     engine = as_engine(engine)
     bm25 = bm25_params(None if bm25_k1 is None else float(bm25_k1), None if bm25_b is None else float(bm25_b), bm25_method,
                        bm25_stemmer, None if bm25_stopwords is None else str(bm25_stopwords))
