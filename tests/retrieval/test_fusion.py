@@ -125,9 +125,17 @@ def test_cli_refuses_what_cannot_work(cli, write, tmp_path):
     assert_one_error(cli("fuse", a, b, "-o", out, "--method", "wsum", "--weights", "0,0"),  # every score 0: ordered by id alone
                      "--weights 0,0: give at least one weight above 0", code=2)
     assert_one_error(cli("fuse", a, b, "-o", out, "--weights", "1,2"), "--weights go with --method wsum", code=2)  # rrf ignored them
+    result = cli("fuse", a, b, "-o", out, "--method", "combsum", "--rrf-k", "10")  # combsum ignored it, in silence
+    assert result.exit_code == 2 and result.stderr == "semrel: error: --rrf-k 10 is rrf's k; it does not apply to --method combsum\n"
     # one file twice counted twice (fused with itself, or its weight doubled) and the manifest kept one weight for both
     assert_one_error(cli("fuse", a, a, "-o", out), f"the run file {a} is given twice; give each run once", code=2)
     assert not (tmp_path / "f.run").exists()
+
+
+def test_an_rrf_k_from_the_environment_is_a_default_for_rrf_alone(cli, write, tmp_path, monkeypatch):
+    a, b = write("a.run", "q Q0 x 1 3 a\n"), write("b.run", "q Q0 y 1 2 b\n")
+    monkeypatch.setenv("SEMREL_FUSE_RRF_K", "10")
+    assert cli("fuse", a, b, "-o", str(tmp_path / "f.run"), "--method", "combsum").exit_code == 0
 
 
 def test_a_document_twice_in_a_run_is_refused_as_eval_refuses_it(cli, write, tmp_path):

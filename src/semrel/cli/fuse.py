@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import click
 
+from ..errors import UsageError
 from ..retrieval.fusion import METHODS, NORMS, RRF_K, FusionSpec, fuse_files
 from ..terminal import quantity
 from .base import SemrelCommand, warn
-from .options import comma_numbers
+from .options import comma_numbers, typed
 from .paths import input_path, output_path
 
 
@@ -28,6 +29,8 @@ def fuse_command(runs, output, method, norm, weights, rrf_k, depth):
     Each run is ranked as trec_eval ranks it (score descending, ties by doc id descending); a
     document a run lacks contributes nothing from it. Queries of any run are in the output.
     """
+    if method != "rrf" and typed("rrf_k"):  # ignored in silence before, as semrel.fuse refuses it
+        raise UsageError(f"--rrf-k {rrf_k} is rrf's k; it does not apply to --method {method}")
     weights_given = comma_numbers(weights, float, "--weights", "0.3,0.7", "one per run")
     spec = FusionSpec(method, norm, weights_given, rrf_k, depth).check(len(runs))  # before any file is read
     fused = fuse_files(runs, output, spec, warn)
