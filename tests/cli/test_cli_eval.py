@@ -224,6 +224,18 @@ def test_a_zscore_file_of_nan_is_refused_and_json_stays_json(cli, write, files, 
                      "z.txt:1: expected 'qid measure mean stddev' (finite numbers)")
 
 
+def test_options_of_another_mode_are_refused(cli, write, files, monkeypatch):
+    """-Z with -R qrels_jg and --fill-depth without --fill-judgments were ignored in silence; SEMREL_EVAL_FILL_DEPTH is a
+    default for whenever --fill-judgments is given."""
+    zscores = write("z.txt", "q1 P_5 0.1 1\n")
+    for args, message in [(["-R", "qrels_jg", "-Z", zscores], "-Z standardises the values of -R qrels; it does not go with -R qrels_jg"),
+                          (["--fill-depth", "5"], "--fill-depth goes with --fill-judgments: it is how deep each run's holes are filled")]:
+        result = cli("eval", *files[:2], *args)
+        assert result.exit_code == 2 and result.stderr == f"semrel: error: {message}\n" and result.stdout == ""
+    monkeypatch.setenv("SEMREL_EVAL_FILL_DEPTH", "5")
+    assert cli("eval", *files[:2]).exit_code == 0
+
+
 def test_a_zscore_file_not_in_utf8_names_its_line(cli, write, files):
     """Its bytes had been decoded with replacement: a query id in latin-1 silently matched no query, and its values
     became 0. It is read as every other input is: strict UTF-8, gzip and a BOM allowed."""

@@ -17,7 +17,7 @@ from ..formats.tables import FORMATS
 from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand, warn
 from .fill import fill_and_report
-from .options import cutting_options, measures_option, places_option
+from .options import cutting_options, measures_option, places_option, typed
 from .paths import database_path, input_path, output_path
 
 
@@ -81,6 +81,10 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
     if relation != "qrels" and (doc_level or fill_judgments or reviewed or corpus):
         raise UsageError(f"-R {relation} scores its own judgments; it does not go with --doc-level, --fill-judgments, --corpus "
                          "or --reviewed")
+    if relation != "qrels" and zscores:  # ignored in silence before
+        raise UsageError(f"-Z standardises the values of -R qrels; it does not go with -R {relation}")
+    if not fill_judgments and typed("fill_depth"):  # ignored in silence before
+        raise UsageError("--fill-depth goes with --fill-judgments: it is how deep each run's holes are filled")
     if relation == "qrels" and any(m.entry.prefs for m in measures):
         raise UsageError("the prefs_* measures score preference judgments: give -R prefs or -R qrels_prefs")
     if reviewed:
