@@ -9,6 +9,7 @@ import pytest
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
+import semrel
 from helpers import assert_one_error
 from semrel.analysis.agreement import agreement, common_labels, label_agreement, ranking_agreement
 from semrel.errors import UsageError
@@ -69,6 +70,19 @@ def test_agree_refuses_qrels_without_common_pairs(write, cli):
     first, second = write("a.qrels", "q1 0 a 1\n"), write("b.qrels", "q9 0 a 1\n")
     result = cli("agree", first, second)
     assert result.exit_code == 1 and f"{first} and {second} share no judged pair" in result.stderr  # named neither
+
+
+def test_agree_refuses_measures_without_runs(write, cli, monkeypatch):
+    """-m without runs was ignored in silence (there are no rankings to measure); SEMREL_AGREE_MEASURES is a default for
+    whenever runs are given."""
+    ref, test = write("ref.qrels", "q1 0 a 1\nq1 0 b 0\n"), write("test.qrels", "q1 0 a 1\nq1 0 b 1\n")
+    result = cli("agree", ref, test, "-m", "P@1")
+    assert result.exit_code == 2
+    assert result.stderr == "semrel: error: -m names the measures of the runs' rankings: give two RUNs or more too\n"
+    with pytest.raises(UsageError, match=r"^measures= score the rankings of runs=: give runs= too$"):
+        semrel.agree(ref, test, measures=["P@1"])
+    monkeypatch.setenv("SEMREL_AGREE_MEASURES", "P@1")
+    assert cli("agree", ref, test).exit_code == 0
 
 
 def test_agree_refuses_one_run(write, cli):

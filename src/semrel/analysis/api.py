@@ -191,6 +191,8 @@ def agree(
         given = [(str(name), as_qrels(q, f"ref[{name!r}]")) for name, q in cast(Mapping, ref).items()]
     else:
         given = as_qrels(ref, "ref")
+    if measures is not None and runs is None:  # ignored in silence before: there were no rankings to measure
+        raise UsageError("measures= score the rankings of runs=: give runs= too")
     loaded = list(as_runs(runs)[1]) if runs is not None else []
     notes: list[str] = []
     chosen = parse_measures(measures or AGREE_MEASURES)

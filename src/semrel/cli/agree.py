@@ -6,13 +6,14 @@ import click
 
 from ..analysis import agreement as agreeing
 from ..analysis.agreement import AGREE_MEASURES, AGREEMENT_HEADER, agreement_row, confusion_text
+from ..errors import UsageError
 from ..evaluation.files import read_runs
 from ..formats import read_qrels
 from ..formats.jsonl import json_text
 from ..formats.tables import Cell, Table, render
 from ..terminal import quantity
 from .base import SemrelCommand, warn_in_flags
-from .options import measures_option
+from .options import measures_option, typed
 from .paths import input_path
 
 
@@ -31,6 +32,8 @@ from .paths import input_path
 def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed, groups):
     """Agreement of TEST with REF (qrels) on the pairs both judged; with RUNs (two or more),
     Kendall's tau between the system rankings each produces and the pairs of systems whose order flips."""
+    if not runs and typed("measures"):  # ignored in silence before: there were no rankings to measure
+        raise UsageError("-m names the measures of the runs' rankings: give two RUNs or more too")
     given = agreeing.assessor_groups(ref) if groups else read_qrels(ref)
     agreed = agreeing.agree(given, read_qrels(test), read_runs(runs) if runs else [], measures, unlisted_as_zero, seed, warn_in_flags)
     labels, by_group, rankings = agreed.labels, agreed.groups, agreed.rankings
