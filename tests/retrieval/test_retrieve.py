@@ -366,7 +366,7 @@ def test_bm25_settings_are_options_and_go_in_the_manifest(tmp_path):
 
 
 def test_a_bm25_run_records_no_reranker_and_no_vector_store_and_shows_its_query_progress(tmp_path):
-    _, found = retrieve(tmp_path, "bm25", "--method", "bm25", "-k", "2", "--rerank-depth", "7")
+    _, found = retrieve(tmp_path, "bm25", "--method", "bm25", "-k", "2")  # --rerank-depth without --rerank is refused now
     params = json.loads((tmp_path / "bm25.run.manifest.json").read_text())["params"]
     assert params["rerank"] is None and params["rerank_depth"] is None and params["model"] == "all-MiniLM-L6-v2"
     assert "vector_store" not in params and params["bm25_index"]["built"] == 6
