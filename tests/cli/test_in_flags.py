@@ -29,3 +29,11 @@ def test_a_parameter_named_as_its_option_is_shown_as_that_option():
     assert in_flags("give limit= N (the first N queries) or sample= N (N at random), not both", judge_command) == \
         "give --limit N (the first N queries) or --sample N (N at random), not both"
 
+
+
+def test_a_flag_set_true_is_shown_as_the_flag_alone():
+    """The comparison library says all_pairs=True; `semrel report --baseline X --all-pairs` printed '--all-pairs True'."""
+    from semrel.cli.report import report_command
+
+    assert in_flags("give baseline= or all_pairs=True, not both", report_command) == "give --baseline or --all-pairs, not both"
+    assert in_flags("unknown=True stays", report_command) == "unknown=True stays"

@@ -71,7 +71,7 @@ def _import_pandas_for_pyarrow() -> None:
 
 # name='value', or name=value where the value is a plain token (a number, a word) or nothing: not a
 # path that holds '=' ("size=1/corpus.jsonl" is a folder, not the parameter size)
-_PARAMETER = re.compile(r"\b([a-z][a-z0-9_]*)=(?:'([^'\s]*)'(?=[\s,:;)]|$)|(?=[\w.+-]*(?:[\s,:;)]|$)))")
+_PARAMETER = re.compile(r"\b([a-z][a-z0-9_]*)=(?:'([^'\s]*)'(?=[\s,:;)]|$)|(True)(?=[\s,:;)]|$)|(?=[\w.+-]*(?:[\s,:;)]|$)))")
 
 
 def in_flags(message: str, command: click.Command) -> str:
@@ -83,9 +83,11 @@ def in_flags(message: str, command: click.Command) -> str:
     flags |= {p.name: max(p.opts, key=len) for p in options if p.name}
 
     def flag(match: re.Match) -> str:
-        name, quoted = match.group(1), match.group(2)
+        name, quoted, switched = match.group(1), match.group(2), match.group(3)
         if name not in flags:
             return match.group(0)
+        if switched:  # all_pairs=True: the flag itself (it printed '--all-pairs True')
+            return f"{flags[name]} "
         return f"{flags[name]} {quoted}" if quoted is not None else f"{flags[name]} "
 
     text = _PARAMETER.sub(flag, message)
