@@ -239,9 +239,13 @@ def test_a_resume_encodes_no_chunk(small, tmp_path, encoded, options):
         assert [p.name for p in (tmp_path / "cache" / "vectors").iterdir()]
 
 
-def test_no_cache_encodes_in_memory_and_writes_no_store(small, tmp_path, encoded):
+def test_no_cache_encodes_in_memory_and_writes_no_store(small, tmp_path, encoded, monkeypatch):
+    """--no-cache beats a cache folder from the environment (--cache typed beside it is refused: it was ignored)."""
     corpus, golden = small
-    pick(corpus, golden, "q", "--cache", tmp_path / "cache", "--no-cache")
+    monkeypatch.setenv("SEMREL_GOLDEN_PICK_CACHE_DIR", str(tmp_path / "cache"))
+    refused = run("golden", "pick", "--golden", golden, "--corpus", corpus, "--cache", tmp_path / "cache", "--no-cache", input="q")
+    assert refused.exit_code == 2 and refused.stderr == "semrel: error: give --cache or --no-cache, not both\n"
+    pick(corpus, golden, "q", "--no-cache")
     assert encoded == [6, 2] and not (tmp_path / "cache").exists()  # the chunks, then the two open queries together
 
 

@@ -629,3 +629,26 @@ def test_a_checkpoint_is_not_reused_once_an_input_or_setting_its_scores_depend_o
     assert np.abs(_scores(again.judgments) - _scores(fresh.judgments)).max() < 1e-6
     before = semrel.judge(*inputs(False)[0], **inputs(False)[1])
     assert np.abs(_scores(before.judgments) - _scores(fresh.judgments)).max() > 1e-3  # the change moves a score
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--baseline-pairs", "100"], "--baseline-pairs is the sample of --rescale corpus; it does not apply to --rescale none"),
+    (["--rescale", "baseline", "--baseline-pairs", "100"],
+     "--baseline-pairs is the sample of --rescale corpus; it does not apply to --rescale baseline"),
+    (["--cache", "here", "--no-cache"], "give --cache or --no-cache, not both"),
+])
+def test_an_option_the_judge_would_not_use_is_refused(tmp_path, monkeypatch, options, message):
+    """Each was ignored in silence; from the environment (SEMREL_JUDGE_*) it stays a default for where it applies."""
+    small_corpus.write_corpus(tmp_path / "corpus.jsonl")
+    small_corpus.write_golden(tmp_path / "golden.jsonl", [("q1", "Why do cats purr?", "cats purr when content", ["cats#0"])])
+    (tmp_path / "pool.tsv").write_text("query_id\tchunk_id\tsources\nq1\tcats#0\tgold\n")
+    files = ["--corpus", tmp_path / "corpus.jsonl", "--golden", tmp_path / "golden.jsonl", "--pool", tmp_path / "pool.tsv", "-o",
+             tmp_path / "j.jsonl"]
+    refused = run("judge", *files, *options)
+    assert refused.exit_code == 2 and refused.stderr == f"semrel: error: {message}\n"
+    assert not (tmp_path / "j.jsonl").exists()
+    monkeypatch.setenv("SEMREL_JUDGE_BASELINE_PAIRS", "100")
+    monkeypatch.setenv("SEMREL_JUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    done = run("judge", *files, "--no-cache", "--null-sample", "0")
+    assert done.exit_code == 0, done.output
+    assert not (tmp_path / "cache").exists()

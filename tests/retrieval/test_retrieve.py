@@ -253,7 +253,7 @@ def test_an_option_that_does_not_apply_is_refused(tmp_path, monkeypatch, options
 def test_options_from_the_environment_are_defaults_for_where_they_apply(tmp_path, monkeypatch):
     """SEMREL_RETRIEVE_MODEL (a per-machine encoder), a cache folder, a rerank depth or BM25 setting: a bm25 run with
     --no-cache goes on without them."""
-    for variable, value in (("MODEL", "x"), ("CACHE", str(tmp_path / "c")), ("RERANK_DEPTH", "5"), ("BM25_K1", "2")):
+    for variable, value in (("MODEL", "x"), ("CACHE_DIR", str(tmp_path / "c")), ("RERANK_DEPTH", "5"), ("BM25_K1", "2")):
         monkeypatch.setenv(f"SEMREL_RETRIEVE_{variable}", value)
     retrieve(tmp_path, "bm25", "--no-cache")
 

@@ -7,13 +7,13 @@ import os
 import click
 
 from ..encoding.models import DEFAULT_MODEL
-from ..errors import Interrupted
+from ..errors import Interrupted, UsageError
 from ..interrupts import InterruptedAfterWriting
 from ..judging.labels import NULL_SAMPLE
 from ..progress import stderr_steps
 from ..terminal import quantity
 from .base import SemrelCommand, warn
-from .options import engine_options, query_sample, sample_options
+from .options import engine_options, one_cache_choice, query_sample, sample_options, typed
 from .paths import FolderPath, input_path, output_path
 
 
@@ -60,6 +60,10 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
     """
     from ..encoding.engines import make_engine
     from ..judging.judge import judge  # imported here: `semrel label` and `--help` stay instant
+
+    one_cache_choice(no_cache)
+    if rescale != "corpus" and typed("baseline_pairs"):  # ignored in silence before
+        raise UsageError(f"--baseline-pairs is the sample of --rescale corpus; it does not apply to --rescale {rescale}")
 
     try:
         result = judge(corpus, golden, pool, output, model=model, layer=layer, idf=idf, rescale=rescale, window=window,

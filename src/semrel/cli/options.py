@@ -152,6 +152,12 @@ def typed(name: str) -> bool:
     return context is not None and context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
 
 
+def one_cache_choice(no_cache: bool) -> None:
+    """--cache and --no-cache typed together: --cache was ignored in silence (from the environment it stays a default)."""
+    if no_cache and typed("cache_dir"):
+        raise UsageError("give --cache or --no-cache, not both")
+
+
 def chunk_settings(size: int | None, overlap: int, unit: str, sentences: bool, model: str | None, whole: bool = False) -> ChunkSettings:
     """The chunking options as settings; with --whole, a --size left at its default does not count."""
     if whole:

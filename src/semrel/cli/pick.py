@@ -12,6 +12,7 @@ from ..golden.pick import Current, PickSession, excerpt, open_pick_session
 from ..progress import stderr_steps
 from ..terminal import quantity
 from .base import SemrelCommand, is_suspend, read_key, suspend, warn
+from .options import one_cache_choice
 from .paths import FolderPath, input_path, output_path
 
 HELP = ("keys: 1-9 and 0 mark or unmark a candidate (0 = the tenth) · n next query (marks accepted; none = no chunk holds "
@@ -103,6 +104,7 @@ def pick_command(golden, corpus, output, per_method, chars, model, cache_dir, no
     """
     # Nothing is written before the first key that changes something (see golden.pick), so the
     # closing line says whether anything was saved.
+    one_cache_choice(no_cache)
     session = open_pick_session(golden, corpus, output, per_method, model, stderr_steps, cache_dir, not no_cache)
     undo = " (u brings those back)" if session.remaining else ""  # u is read only while a query is open
     for edit in session.edits:  # a query never picked had its chunks from --golden (-o names another file)

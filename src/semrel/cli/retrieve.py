@@ -22,7 +22,7 @@ from ..retrieval.retrieve import (
 )
 from ..terminal import quantity
 from .base import SemrelCommand, warn
-from .options import engine_options, query_sample, sample_options, typed
+from .options import engine_options, one_cache_choice, query_sample, sample_options, typed
 from .paths import FolderPath, input_path, output_path
 
 
@@ -64,8 +64,7 @@ def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stag
     """
     first = method or (None if first_stage_run else "bm25")
     # each was ignored in silence where it does not apply; from the environment (SEMREL_RETRIEVE_*) it is a default for where it does
-    if no_cache and typed("cache_dir"):
-        raise UsageError("give --cache or --no-cache, not both")
+    one_cache_choice(no_cache)
     if rerank is None and typed("rerank_depth"):
         raise UsageError("--rerank-depth goes with --rerank: it is how many first-stage chunks are reranked")
     if first == "bm25" and rerank is None and typed("model"):
