@@ -113,7 +113,9 @@ def test_simulate_review_records_the_decisions_semrel_review_simulate_records(tm
                                   thresholds="0.5") == (4, 8)  # q1's four pairs graded
     for kwargs, message in [({"order": "best"}, "order='best': choose one of uncertain, random, query"),
                             ({"on": "Q"}, "on='Q': choose one of p, P, R, F"),
-                            ({"random_share": 2}, "random_share=2: give a share from 0 to 1")]:
+                            ({"random_share": 2}, "random_share=2: give a share from 0 to 1"),
+                            ({"order": "query", "random_share": 0.5},  # recorded in the manifest and used nowhere before
+                             "random_share= mixes random pairs into order='uncertain'; it does not apply to order='query'")]:
         with pytest.raises(UsageError, match=f"^{re.escape(message)}$"):
             semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold", **queue, **kwargs)
     with pytest.raises(TypeError, match="^reviewer: give a reviewer's name, not None$"):
@@ -121,3 +123,12 @@ def test_simulate_review_records_the_decisions_semrel_review_simulate_records(tm
     with pytest.raises(UsageError, match="give all of judgments=, labels=, corpus= and golden=, or none"):
         semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold", judgments=pool["judgments"])
     assert not (tmp_path / "x.sqlite").exists()
+    refused = run("review", "simulate", "--db", tmp_path / "x.sqlite", "--reviewer", "gold", *files, "--order", "random",
+                  "--random-share", "0.5", "--human", gold)
+    assert refused.exit_code == 2 and refused.stderr == ("semrel: error: --random-share mixes random pairs into --order uncertain; it "
+                                                         "does not apply to --order random\n")
+    assert not (tmp_path / "x.sqlite").exists()
+    with pytest.MonkeyPatch.context() as env:  # from the environment, a default for the uncertain order only
+        env.setenv("SEMREL_REVIEW_SIMULATE_RANDOM_SHARE", "0.5")
+        ok("review", "simulate", "--db", tmp_path / "random.sqlite", "--reviewer", "gold", *files, "--thresholds", "0.3,0.5", "--order",
+           "random", "--human", gold)

@@ -17,11 +17,12 @@ from ..formats.tables import Table, render
 from ..review.adjudicate import export_reviewed
 from ..review.engine import QueueRequest, QueueSettings, Session, check_reviewer_name, join_queue, labelling_of
 from ..review.highlight import token_similarities
+from ..review.order import RANDOM_SHARE
 from ..review.simulate import decisions_by_kind, simulate
 from ..review.stats import review_stats
 from ..terminal import agreeing, quantity, unfiltered
 from .base import LazyGroup, warn
-from .options import db_option, highlight_options, queue_options
+from .options import db_option, highlight_options, queue_options, typed
 from .paths import input_path, output_path
 from .review_terminal import TerminalReview
 
@@ -36,7 +37,9 @@ REVIEWER_OPTION = click.option("--reviewer", required=True, help="Your name, as 
 
 
 def queue_request(judgments, labels, corpus, golden, on, thresholds, order, random_share, seed, limit, overlap) -> QueueRequest:
-    """The queue the options name (queue_options)."""
+    """The queue the options name (queue_options); SEMREL_REVIEW_*_RANDOM_SHARE is a default for the uncertain order only."""
+    if order != "uncertain" and not typed("random_share"):
+        random_share = RANDOM_SHARE
     return QueueRequest(judgments, labels, corpus, golden, on, thresholds, QueueSettings(order, random_share, seed, limit, overlap))
 
 

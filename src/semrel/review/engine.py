@@ -48,6 +48,10 @@ class QueueSettings:
     limit: int | None = None
     overlap: int = 0  # the first `overlap` tasks are shown to every reviewer
 
+    def __post_init__(self) -> None:
+        if self.order != "uncertain" and self.random_share != RANDOM_SHARE:  # it was recorded in the manifest and used nowhere
+            raise UsageError(f"random_share= mixes random pairs into order='uncertain'; it does not apply to order={self.order!r}")
+
 
 def has_queue(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT EXISTS (SELECT 1 FROM tasks)").fetchone()[0] == 1
