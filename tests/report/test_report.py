@@ -153,6 +153,19 @@ def test_usage_errors(cli, files, tmp_path, args, message):
     assert not (tmp_path / "x.html").exists()
 
 
+@pytest.mark.parametrize("args, message", [
+    (("--depth", "5"), "--depth is the lift's reorder depth: give --base and --reranked too"),
+    (("--top", "3"), "--top lists the queries the lift gains and loses: give --base and --reranked too"),
+    (("--baseline", "bm25"), "--baseline chooses the pairs of runs compared: give two runs or more"),
+    (("--all-pairs",), "--all-pairs chooses the pairs of runs compared: give two runs or more"),
+])
+def test_options_for_sections_the_report_will_not_have_are_refused(cli, files, tmp_path, args, message):
+    """Each was ignored in silence: no lift without --base and --reranked, nothing compared with one run."""
+    result = cli("report", files["qrels"], files["base"], *args, "-o", str(tmp_path / "x.html"))
+    assert result.exit_code == 2 and result.stderr == f"semrel: error: {message}\n"
+    assert not (tmp_path / "x.html").exists()
+
+
 def test_inputs_that_need_another_are_refused_before_anything_is_read(cli, files, tmp_path):
     """--corpus alone (its stats sit beside the golden set's; it checks runs' ids) and runs without qrels (from Python:
     the command's first argument is QRELS) are refused, naming what to add."""
@@ -442,9 +455,9 @@ def test_the_manifest_records_the_values_of_the_options_and_every_file_read(cli,
     the inputs list the curves and agreement figures read besides the ones the page's sections name."""
     output = tmp_path / "report.html"
     result = cli("report", files["qrels"], files["base"], files["reranked"], "-m", "RR", "--permutations", "200",
-                 "--bootstrap", "200", "--all-pairs", "--title", "My <b>title</b>", "--places", "2", "--depth", "5",
-                 "--top", "3", "--judgments", files["judgments"], "--sensitivity", files["sensitivity"],
-                 "--agreement", files["agreement"], "-o", output)
+                 "--bootstrap", "200", "--all-pairs", "--title", "My <b>title</b>", "--places", "2", "--base", files["base"],
+                 "--reranked", files["reranked"], "--depth", "5", "--top", "3", "--judgments", files["judgments"],
+                 "--sensitivity", files["sensitivity"], "--agreement", files["agreement"], "-o", output)
     assert result.exit_code == 0, result.stderr
     manifest = json.loads(Path(f"{output}.manifest.json").read_text())
     params = manifest["params"]

@@ -13,7 +13,7 @@ from ..judging.labels import parse_thresholds
 from ..progress import stderr_steps
 from ..report.html import ReportInputs, read_agreement, read_sensitivity, write_report
 from .base import SemrelCommand, warn
-from .options import comparison_options, lift_options, measure_option, places_option, rel_level_option, stat_settings
+from .options import comparison_options, lift_options, measure_option, places_option, rel_level_option, stat_settings, typed
 from .paths import input_path, output_path
 
 
@@ -61,6 +61,8 @@ def report_command(qrels, runs, output, title, gold_qrels, golden, corpus, judgm
     QRELS and RUNS with significance marks, the lift of --reranked over --base, threshold
     sensitivity curves and agreement figures (as `semrel agree -f json` writes them: kappa, the
     confusion matrix and the runs' ranking on each qrels)."""
+    if base is None and typed("top"):  # ignored in silence before
+        raise UsageError("--top lists the queries the lift gains and loses: give --base and --reranked too")
     curves = (read_params(sensitivity) if sensitivity else None) or {}
     inputs = ReportInputs(
         qrels=qrels, runs=runs, gold_qrels=gold_qrels, measures=measures, baseline=baseline_name(baseline, runs) if runs else baseline,

@@ -452,6 +452,10 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     recorded), for the report's manifest."""
     if (inputs.base is None) != (inputs.reranked is None):
         raise UsageError("--base and --reranked go together")
+    if inputs.depth is not None and inputs.base is None:  # this and the next were ignored in silence
+        raise UsageError("--depth is the lift's reorder depth: give --base and --reranked too")
+    if (inputs.baseline or inputs.all_pairs) and len(inputs.runs) < 2:
+        raise UsageError(f"--{'baseline' if inputs.baseline else 'all-pairs'} chooses the pairs of runs compared: give two runs or more")
     if (inputs.runs or inputs.base) and not inputs.qrels:
         raise UsageError("runs need qrels: give QRELS first")
     if inputs.gold_qrels and not inputs.runs:
