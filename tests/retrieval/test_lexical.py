@@ -98,9 +98,9 @@ def test_second_retrieve_builds_nothing_and_equals_the_in_memory_run(tmp_path, s
     golden.write_text("".join(json.dumps({"query_id": f"q{i}", "query": q, "reference_answer": "x"}) + "\n" for i, q in enumerate(QUERIES)))
     cache = tmp_path / "cache"
     outputs = []
-    for name, extra in (("first", []), ("second", []), ("memory", ["--no-cache"])):
+    for name, extra in (("first", ["--cache", cache]), ("second", ["--cache", cache]), ("memory", ["--no-cache"])):
         out = tmp_path / f"{name}.run"
-        result = run("retrieve", "--corpus", corpus, "--golden", golden, "-k", "25", "--cache", cache, *extra, "-o", out)
+        result = run("retrieve", "--corpus", corpus, "--golden", golden, "-k", "25", *extra, "-o", out)
         assert result.exit_code == 0, result.output
         outputs.append(out)
         manifest = json.loads((tmp_path / f"{name}.run.manifest.json").read_text())["params"]
