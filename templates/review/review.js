@@ -78,7 +78,7 @@
     if (busy || (current === null && action !== "undo")) return;
     busy = true;
     try {
-      const body = { action, task_id: current && current.id, seconds: (performance.now() - shownAt) / 1000, ...extra };
+      const body = { action, task_id: current && current.id, shown: current && current.shown, seconds: (performance.now() - shownAt) / 1000, ...extra };
       render(await call("POST", "/api/decide", body));
       if (pressedAt !== undefined) {
         requestAnimationFrame(() => {

@@ -1,5 +1,6 @@
 """Mutation audit of the review package: behaviour of the session, the store and the export that no other test
-pinned (each test names the mutant it was written against), and a known fault marked xfail."""
+pinned (each test names the mutant it was written against), and a fault it found: a grade on texts refreshed while
+they were shown was recorded as a label of the new texts."""
 
 from __future__ import annotations
 
@@ -58,14 +59,6 @@ def test_undo_and_recent_touch_only_this_reviewers_decisions(tmp_path):
     bob.conn.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a grade given on a pair whose texts were changed (another reviewer's `review start` with edited files) while it "
-        "was on screen is recorded with the NEW texts' hash (Session._append takes tasks.hash, not the hash of the texts shown), "
-        "so it stands as a label of texts the reviewer never saw: not stale, not left out of the export, the pair not shown again"
-    ),
-)
 def test_a_grade_on_texts_changed_while_they_were_shown_is_not_a_label_of_the_new_texts(tmp_path):
     conn, pool = queued_db(tmp_path)
     labelling = Labelling("R", (0.5,))

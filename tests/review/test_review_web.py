@@ -196,3 +196,32 @@ def test_two_review_servers_on_one_machine_keep_their_reviewers_signed_in(tmp_pa
         for client in (one, other):
             assert client.api({"action": "grade", "task_id": client.task()["task"]["id"], "grade": 1})[0] == 200
     assert grades(first_db) == [(0, "alice", 1)] and grades(second_db) == [(0, "bob", 1)]
+
+
+@pytest.mark.slow
+def test_a_web_grade_on_texts_changed_while_shown_is_stale_on_the_new_texts(tmp_path):
+    """The page sends back the hash of the texts it showed: a grade given after another start refreshed the pair's texts
+    is a label of the old ones (stale, left out of the export), where it was recorded with the new texts' hash."""
+    from review_helpers import CHUNKS, QUERIES, R_SCORES, write_judged
+    from semrel.review.adjudicate import stale_decisions
+    from semrel.review.engine import refresh_tasks
+    from semrel.review.store import open_db
+    from semrel.review.tasks import Labelling, load_tasks
+
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    with Server(db, pool, "--no-highlight", "--blind") as server:
+        alice = Client(server.base)
+        alice.sign_in("alice")
+        shown = alice.task()["task"]
+        edited = write_judged(tmp_path / "edited", {**CHUNKS, shown["chunk_id"]: "Another text, not the one shown."}, QUERIES, R_SCORES)
+        conn = open_db(db)
+        refresh_tasks(conn, load_tasks(edited["judgments"], edited["labels"], edited["corpus"], edited["golden"], Labelling("R", (0.5,))))
+        conn.close()
+        status, body = alice.api({"action": "grade", "task_id": shown["id"], "grade": 1, "shown": "not a hash"})
+        assert status == 400 and "shown must be the hash of the texts shown" in json.dumps(body)
+        status, _ = alice.api({"action": "grade", "task_id": shown["id"], "grade": 1, "shown": shown["shown"]})
+        assert status == 200
+    assert query(db, "SELECT task_hash FROM decisions WHERE kind = 'grade'") == [(shown["shown"],)]
+    conn = open_db(db)
+    assert stale_decisions(conn).grades == 1
+    conn.close()

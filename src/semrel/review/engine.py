@@ -126,7 +126,7 @@ def task_from_row(row: sqlite3.Row) -> Task:
         query_id=row["query_id"], chunk_id=row["chunk_id"], query=row["query"], answers=tuple(json.loads(row["answers"])),
         chunk=row["chunk"], P=row["P"], R=row["R"], F=row["F"], proposed=row["proposed"], distance=row["distance"],
         p=row["probability"] if "probability" in row.keys() else None,  # a schema-1 database read without upgrading it (export, stats)
-        id=row["id"], position=row["position"], sample_rank=row["sample_rank"], shared=bool(row["shared"]),
+        id=row["id"], position=row["position"], sample_rank=row["sample_rank"], shared=bool(row["shared"]), shown_hash=row["hash"],
     )
 
 
@@ -207,8 +207,10 @@ class Session:
                 undoes: int | None = None, seconds: float | None = None, simulated: bool = False) -> None:
         self.conn.execute(
             "INSERT INTO decisions (task_id, task_hash, reviewer, kind, grade, note, undoes, seconds, created, simulated)"
-            " SELECT id, hash, ?, ?, ?, ?, ?, ?, ?, ? FROM tasks WHERE id = ?",
-            (self.reviewer, kind, grade, note, undoes, seconds, time.time(), int(simulated), task.id),
+            " SELECT id, COALESCE(?, hash), ?, ?, ?, ?, ?, ?, ?, ? FROM tasks WHERE id = ?",
+            # the hash of the texts the reviewer was shown: refreshed since, the decision is stale on the new ones (it was
+            # recorded with theirs, a label of texts nobody saw)
+            (task.shown_hash, self.reviewer, kind, grade, note, undoes, seconds, time.time(), int(simulated), task.id),
         )
 
     def _decide(self, task: Task, kind: str, grade: int | None = None, note: str | None = None,

@@ -39,6 +39,7 @@ class Task:
     position: int | None = None
     sample_rank: int | None = None
     shared: bool = False
+    shown_hash: str | None = None  # the stored texts' hash when read from the database: a decision is on the texts shown
 
     @property
     def hash(self) -> str:

@@ -5,6 +5,7 @@ autoescaped templates; no request path reaches the file system."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import math
@@ -37,6 +38,7 @@ HIGHLIGHT_WAITING = THREADS - 2  # requests that may wait for a shading at once:
 MAX_NAME = MAX_REVIEWER_NAME
 MAX_NOTE = 4000
 MAX_ID = 2**63 - 1  # SQLite's largest integer
+SHOWN_HASH = re.compile(r"[0-9a-f]{64}")  # text_hash: a sha256 in hex
 PREPARE_AHEAD = 2
 RECENT = 50
 ASSETS = {"review.js": "text/javascript; charset=utf-8", "review.css": "text/css; charset=utf-8"}
@@ -174,6 +176,11 @@ def create_app(settings: WebSettings) -> Flask:
         seconds = (float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
                    and math.isfinite(seconds) and seconds >= 0 else None)
         task = s.task(task_id)
+        shown = body.get("shown")  # the hash of the texts the page showed: refreshed since, the decision is stale on the new ones
+        if shown is not None:
+            if not (isinstance(shown, str) and SHOWN_HASH.fullmatch(shown)):
+                abort(400, "shown must be the hash of the texts shown, 64 hexadecimal digits")
+            task = dataclasses.replace(task, shown_hash=shown)
         if action == "grade":
             outcome = s.grade(task, grade, seconds)
         elif action == "skip":
@@ -290,4 +297,4 @@ def task_json(task: Task, labelling: Labelling, blind: bool, highlight: bool) ->
                                 "thresholds": list(labelling.thresholds), "line": judge_line(task, labelling)}
     return {"id": task.id, "query_id": safe(task.query_id), "chunk_id": safe(task.chunk_id), "query": safe(task.query),
             "answers": [safe(a) for a in task.answers], "chunk": safe(task.chunk), "shared": task.shared, "judge": judge,
-            "highlight": highlight}
+            "highlight": highlight, "shown": task.shown_hash}
