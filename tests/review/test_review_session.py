@@ -1040,3 +1040,7 @@ def test_resuming_with_other_thresholds_says_the_queue_keeps_its_own(tmp_path):
     with contextlib.closing(join_queue(db, QueueRequest(**files, on="R", thresholds="0.7"), heard.append)) as conn:
         assert heard == ["this queue was built with --on R --thresholds 0.5; it keeps them"]
         assert json.loads(conn.execute("SELECT value FROM meta WHERE key = 'thresholds'").fetchone()[0]) == [0.5]
+    heard.clear()  # resumed without the files: the same is said (it said nothing), and nothing when they are the queue's own
+    for asked in ({"thresholds": "0.7"}, {"on": "P"}, {"on": "R", "thresholds": "0.5"}, {"on": "R"}):
+        join_queue(db, QueueRequest(**asked), heard.append).close()
+    assert heard == ["this queue was built with --on R --thresholds 0.5; it keeps them"] * 2

@@ -347,8 +347,7 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
         if files is not None:
             stored = labelling_of(conn)
             if labelling is not None and labelling != stored:
-                warn(f"this queue was built with --on {stored.on} --thresholds {','.join(map(str, stored.thresholds))}; "
-                     "it keeps them")
+                warn(_keeps(stored))
             tasks = files.load(stored)
             refreshed = refresh_tasks(conn, tasks)
             if refreshed.texts:
@@ -371,6 +370,10 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
         raise ValidationError("give the labelling thresholds, e.g. --on R --thresholds 0.5")
     else:
         create_queue(conn, files.load(labelling), labelling, settings)
+
+
+def _keeps(stored: Labelling) -> str:
+    return f"this queue was built with --on {stored.on} --thresholds {','.join(map(str, stored.thresholds))}; it keeps them"
 
 
 @dataclass(frozen=True)
@@ -405,5 +408,10 @@ def join_queue(db: str, request: QueueRequest, warn: Callable[[str], None]) -> s
     conn = open_db(db)
     if files and labelling is None and not has_queue(conn):
         labelling = parse_labelling(r.on, r.thresholds, r.labels, r.judgments)
+    if files is None and (r.on or r.thresholds) and has_queue(conn):  # said nothing before; with the files it was said
+        stored = labelling_of(conn)
+        asked = parse_labelling(r.on, r.thresholds) if r.thresholds else stored
+        if asked != stored or (r.on or stored.on) != stored.on:
+            warn(_keeps(stored))
     prepare_queue(conn, files, labelling, r.settings, warn)
     return conn
