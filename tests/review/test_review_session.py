@@ -1044,3 +1044,23 @@ def test_resuming_with_other_thresholds_says_the_queue_keeps_its_own(tmp_path):
     for asked in ({"thresholds": "0.7"}, {"on": "P"}, {"on": "R", "thresholds": "0.5"}, {"on": "R"}):
         join_queue(db, QueueRequest(**asked), heard.append).close()
     assert heard == ["this queue was built with --on R --thresholds 0.5; it keeps them"] * 2
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--blind", "--model", "x"], "--model chooses the encoder of the highlights, which --blind leaves out"),
+    (["--no-highlight", "--layer", "3"], "--layer chooses the encoder of the highlights, which --no-highlight leaves out"),
+])
+def test_a_highlight_encoder_where_nothing_is_highlighted_is_refused(tmp_path, monkeypatch, options, message):
+    """Both were ignored in silence (`review serve` checks as start does; run here it would serve on); SEMREL_REVIEW_START_MODEL,
+    a per-machine encoder, stays a default for the highlights."""
+    from helpers import run
+
+    pool = write_pool(tmp_path / "pool")
+    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"]]
+    refused = run("review", "start", "--db", tmp_path / "r.sqlite", "--reviewer", "alice", *files, "--thresholds", "0.5", *options)
+    assert refused.exit_code == 2 and refused.stderr == f"semrel: error: {message}: give one or the other\n"
+    assert not (tmp_path / "r.sqlite").exists()
+    monkeypatch.setenv("SEMREL_REVIEW_START_MODEL", "x")
+    quit_at_once = run("review", "start", "--db", tmp_path / "r.sqlite", "--reviewer", "alice", *files, "--thresholds", "0.5", "--blind",
+                       input="q")
+    assert quit_at_once.exit_code == 0, quit_at_once.output

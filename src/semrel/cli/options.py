@@ -233,6 +233,14 @@ def highlight_options(command):
     return command
 
 
+def check_highlights(blind: bool, no_highlight: bool) -> None:
+    """--model or --layer typed where no highlight is shaded: they were ignored in silence."""
+    hidden = "--blind" if blind else "--no-highlight" if no_highlight else None
+    given = [option for option in ("model", "layer") if typed(option)]
+    if hidden and given:
+        raise UsageError(f"--{given[0]} chooses the encoder of the highlights, which {hidden} leaves out: give one or the other")
+
+
 def comma_numbers(text: str | None, kind: type, option: str, example: str, each: str = "") -> tuple | None:
     """An option's comma-separated numbers (None: not given). An empty value is refused, not read as the option
     left out: '--ratio ""' from a script whose variable was unset would otherwise split by the default."""

@@ -22,7 +22,7 @@ from ..review.simulate import decisions_by_kind, simulate
 from ..review.stats import review_stats
 from ..terminal import agreeing, quantity, unfiltered
 from .base import LazyGroup, warn
-from .options import db_option, highlight_options, queue_options, typed
+from .options import check_highlights, db_option, highlight_options, queue_options, typed
 from .paths import input_path, output_path
 from .review_terminal import TerminalReview
 
@@ -53,6 +53,7 @@ def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, *
     """Review pairs one key at a time. The first start builds the queue from the files; later
     starts (any reviewer, at the same time too) join it and resume at the next unreviewed pair."""
     check_reviewer_name(reviewer)  # before the database is opened
+    check_highlights(blind, no_highlight)
     session = Session(join_queue(db, queue_request(**queue), warn), reviewer)
     _, simulated = decisions_by_kind(session)
     if simulated:

@@ -15,7 +15,7 @@ from ..review.web.app import WebSettings
 from ..review.web.guard import is_loopback
 from ..review.web.server import ReviewServer
 from .base import SemrelCommand, warn
-from .options import db_option, highlight_options, queue_options
+from .options import check_highlights, db_option, highlight_options, queue_options
 from .review import queue_request
 
 
@@ -50,6 +50,7 @@ def serve_command(db, host, port, token, secure_cookies, blind, no_highlight, mo
     """Review pairs in a browser, one key per decision; several reviewers at once, each with
     their name. Builds or joins the queue as `review start` does. Stop with Ctrl-C."""
     check_host(host, port)  # before the database is opened
+    check_highlights(blind, no_highlight)
     join_queue(db, queue_request(**queue), warn).close()
 
     def highlighter(task):
