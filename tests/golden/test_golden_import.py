@@ -785,3 +785,20 @@ def test_default_columns_are_found_in_any_case(tmp_path):
                                                  "meta": {"line": 2}}]
     run("golden", "import", write(tmp_path / "h.csv", "Query,query,answer\nupper?,lower?,A.\n"), "-o", tmp_path / "h.jsonl")
     assert read_lines(tmp_path / "h.jsonl")[0]["query"] == "lower?"
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--split", "dev"], "--split is a BEIR folder's qrels split; it does not apply to this csv source"),
+    (["--threshold", "0.7"], "--threshold matches the reference contexts of llamaindex, ragas, deepeval, giskard testsets to --corpus "
+                             "chunks; it does not apply to this csv source"),
+])
+def test_options_of_other_source_formats_are_refused(tmp_path, monkeypatch, options, message):
+    """Both were ignored in silence; from the environment they stay defaults for the sources they apply to."""
+    golden = write(tmp_path / "g.csv", "query,answer\nWhy?,Because.\n")
+    refused = run("golden", "import", golden, *options, "-o", tmp_path / "out.jsonl")
+    assert refused.exit_code == 2 and refused.stderr == f"semrel: error: {message}\n"
+    assert not (tmp_path / "out.jsonl").exists()
+    monkeypatch.setenv("SEMREL_GOLDEN_IMPORT_SPLIT", "dev")
+    monkeypatch.setenv("SEMREL_GOLDEN_IMPORT_THRESHOLD", "0.7")
+    done = run("golden", "import", golden, "-o", tmp_path / "out.jsonl")
+    assert done.exit_code == 0, done.output

@@ -13,14 +13,14 @@ from ..formats.corpus import read_golden, unique_chunks
 from ..formats.files import display_name
 from ..formats.tables import render
 from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, import_warnings, part_path, split_golden
-from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions
+from ..golden.importers import BUILDS_CORPUS, CONTEXT_FORMATS, FORMATS, ImportOptions, detect_format
 from ..golden.neardup import NEAR_DUPLICATE
 from ..golden.sources import DOC_QRELS
 from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
 from ..terminal import quantity
 from .base import LazyGroup, warn, warn_in_flags
-from .options import chunk_options, chunk_settings, comma_numbers, query_sample, sample_options
+from .options import chunk_options, chunk_settings, comma_numbers, query_sample, sample_options, typed
 from .paths import FolderPath, input_path, output_path
 
 
@@ -70,6 +70,7 @@ def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels,
     TREC topics with --qrels) as a golden.jsonl.
 
     With --limit or --sample only those queries are kept (the corpus keeps every document)."""
+    _check_format_options(source, format)
     settings = chunk_settings(size, overlap, unit, sentences, model, whole)
     columns = {"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col}
     options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split, qrels=qrels,
@@ -141,6 +142,19 @@ def stats_command(golden, corpus, fmt):
 threshold_option = click.option("--threshold", type=float, default=NEAR_DUPLICATE, show_default=True,
                                 help="Cosine similarity of query embeddings at which two queries are near-duplicates.")
 model_option = click.option("--model", default=None, metavar="NAME", help=f"Embedding model [default: {DEFAULT_MODEL}].")
+
+
+def _check_format_options(source: str, fmt: str) -> None:
+    """--split and --threshold typed for a source they do not apply to: both were ignored in silence (from the environment
+    they stay defaults for the sources they apply to)."""
+    if not (typed("split") or typed("threshold")):
+        return
+    resolved = detect_format(source) if fmt == "auto" else fmt
+    if typed("split") and resolved != "beir":
+        raise UsageError(f"--split is a BEIR folder's qrels split; it does not apply to this {resolved} source")
+    if typed("threshold") and resolved not in CONTEXT_FORMATS:
+        raise UsageError(f"--threshold matches the reference contexts of {', '.join(CONTEXT_FORMATS)} testsets to --corpus chunks; "
+                         f"it does not apply to this {resolved} source")
 
 
 @golden_group.command("split", short_help='Split a golden set, near-duplicates together.')
