@@ -158,6 +158,8 @@ def test_usage_errors(cli, files, tmp_path, args, message):
     (("--top", "3"), "--top lists the queries the lift gains and loses: give --base and --reranked too"),
     (("--baseline", "bm25"), "--baseline chooses the pairs of runs compared: give two runs or more"),
     (("--all-pairs",), "--all-pairs chooses the pairs of runs compared: give two runs or more"),
+    (("--permutations", "500"), "--permutations sets the paired tests between runs (two or more) or of --reranked against --base; "
+                                "this report tests none"),
 ])
 def test_options_for_sections_the_report_will_not_have_are_refused(cli, files, tmp_path, args, message):
     """Each was ignored in silence: no lift without --base and --reranked, nothing compared with one run."""
@@ -443,7 +445,7 @@ def test_a_refit_of_every_coefficient_marks_the_sensitivity_curves_at_its_cut(cl
 def test_the_manifest_records_every_option_that_changes_the_page(cli, files, tmp_path):
     """It recorded the test, correction and seed: not alpha, the draws, --rel-level, lift's depth and top."""
     output = tmp_path / "report.html"
-    result = cli("report", "--golden", files["golden"], "-o", output, "--alpha", "0.01", "--rel-level", "2")
+    result = cli("report", files["qrels"], files["base"], files["reranked"], "-o", output, "--alpha", "0.01", "--rel-level", "2")
     assert result.exit_code == 0, result.stderr
     params = json.loads(Path(f"{output}.manifest.json").read_text())["params"]
     assert params["alpha"] == 0.01 and params["rel_level"] == 2 and params["permutations"] == 10_000

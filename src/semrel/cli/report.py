@@ -63,6 +63,10 @@ def report_command(qrels, runs, output, title, gold_qrels, golden, corpus, judgm
     confusion matrix and the runs' ranking on each qrels)."""
     if base is None and typed("top"):  # ignored in silence before
         raise UsageError("--top lists the queries the lift gains and loses: give --base and --reranked too")
+    tests = [name for name in ("test", "permutations", "bootstrap", "seed", "alpha", "correction") if typed(name)]
+    if tests and len(runs) < 2 and base is None:  # likewise: nothing is tested
+        raise UsageError(f"--{tests[0]} sets the paired tests between runs (two or more) or of --reranked against --base; "
+                         "this report tests none")
     curves = (read_params(sensitivity) if sensitivity else None) or {}
     inputs = ReportInputs(
         qrels=qrels, runs=runs, gold_qrels=gold_qrels, measures=measures, baseline=baseline_name(baseline, runs) if runs else baseline,
