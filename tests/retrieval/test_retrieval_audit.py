@@ -127,18 +127,12 @@ def test_a_first_stage_run_is_read_in_trec_eval_order_not_file_order(write):
     assert scores.tolist() == [5.0, 2.0, 2.0, 1.0]
 
 
-@pytest.mark.xfail(strict=True, reason="hits_from_run (retrieve --run ... --rerank dense) does not refuse a document listed "
-                   "twice for a query, as eval, fuse and pool do: the reranked run then lists bread#0 twice (ranks 1 and 2), "
-                   "written with exit 0, and `semrel eval` refuses it")
 def test_a_first_stage_run_that_lists_a_chunk_twice_is_refused_as_pool_and_fuse_refuse_it(write):
     path = write("first.run", "q1 Q0 bread#0 1 3 f\nq1 Q0 cats#0 2 2 f\nq1 Q0 bread#0 3 1 f\n")
     with pytest.raises(SemrelError, match=r"first\.run:3: duplicate document in run for query 'q1' and doc 'bread#0'"):
         hits_from_run(read_run(path), ["q1"], list(TEXTS), "corpus.jsonl")
 
 
-@pytest.mark.xfail(strict=True, reason="retrieve --run R --rerank dense --limit 1 (or --sample) warns '2 queries of run first are "
-                   "not in the golden set and are left out (e.g. 'q2')' of queries the golden set holds: hits_from_run is given the "
-                   "sampled query ids and calls every other query of the run missing from the golden set")
 def test_a_sampled_rerank_does_not_say_the_unsampled_queries_are_missing_from_the_golden_set(write, monkeypatch):
     from semrel.records import QuerySample
     from semrel.retrieval import retrieve as module

@@ -11,7 +11,7 @@ import functools
 import math
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from ..encoding.engines import LOCAL, Engine
 from ..encoding.models import DEFAULT_MODEL
 from ..encoding.sentences import sentence_embeddings
 from ..errors import UsageError, ValidationError
+from ..evaluation.metrics import refuse_repeats
 from ..formats.corpus import read_corpus, read_golden
 from ..formats.files import STDIO, display_name, file_digest
 from ..formats.manifest import outputs_with_manifests, write_manifest
@@ -261,10 +262,12 @@ def rerank_hits(
 
 
 def hits_from_run(run: Run, query_ids: Sequence[str], corpus_ids: Sequence[str], corpus_path: str,
-                  warn: Callable[[str], None] | None = None) -> Hits:
-    """A run file's ranking as hits; a chunk id the corpus lacks is an error, a query it lacks has no hits,
-    and queries the golden set lacks are left out and reported through `warn`, as `semrel pool` reports them.
-    Positions are looked up for the run's chunks only, so memory follows the run, not the corpus."""
+                  warn: Callable[[str], None] | None = None, golden_ids: Collection[str] | None = None) -> Hits:
+    """A run file's ranking as hits for `query_ids`; a chunk id the corpus lacks, or one listed twice for a query, is an
+    error, a query it lacks has no hits, and queries the golden set lacks (`golden_ids`, where a sample of it is
+    reranked) are left out and reported through `warn`, as `semrel pool` reports them. Positions are looked up for the
+    run's chunks only, so memory follows the run, not the corpus."""
+    refuse_repeats(run)  # a chunk listed twice was reranked into the run twice, which eval then refused
     ordered = ranked(run)
     docs = ordered.doc_ids.to_pylist()
     named = set(docs)
@@ -277,9 +280,10 @@ def hits_from_run(run: Run, query_ids: Sequence[str], corpus_ids: Sequence[str],
                 "rerank a run made from the same corpus"
             )
         by_query.setdefault(q, []).append((position[d], s))
-    unknown = sorted(set(by_query) - set(query_ids))
+    unknown = sorted(set(by_query) - set(query_ids if golden_ids is None else golden_ids))  # not those a sample left out
     if not set(by_query) & set(query_ids):  # an empty rerank, written with exit 0, would score 0 everywhere
-        found = f"its queries (e.g. {unknown[0]!r}) are none of the golden set's" if unknown else "it holds no rows"
+        found = (f"its queries (e.g. {unknown[0]!r}) are none of the golden set's" if unknown
+                 else "none of its queries is sampled" if by_query else "it holds no rows")
         raise ValidationError(f"run {run.name}: nothing to rerank: {found}; rerank a run of the golden set's queries")
     if warn and unknown:
         warn(f"{quantity(len(unknown), 'query')} of run {run.name} {agreeing(len(unknown), 'are')} not in the golden set and "
@@ -355,9 +359,10 @@ def first_stage(
 def retrieve(
     corpus: Corpus, items: Sequence[GoldenItem], spec: RetrievalSpec, name: str,
     corpus_path: str = "corpus", steps: Steps = no_progress, warn: Callable[[str], None] | None = None,
-    store: VectorStore | None = None, bm25: DiskBm25 | None = None,
+    store: VectorStore | None = None, bm25: DiskBm25 | None = None, golden_ids: Collection[str] | None = None,
 ) -> Run:
-    """The run of `spec` for the golden set's queries over `corpus`; `warn` hears of queries left empty.
+    """The run of `spec` for the golden set's queries over `corpus` (`items`; `golden_ids`: all of its queries where
+    `items` are a sample); `warn` hears of queries left empty.
     Dense vectors come from `store` (encoding only the chunks it lacks), or are encoded in memory;
     BM25 searches `bm25` (an on-disk index of these chunks) when given, else indexes them in memory."""
     spec.check()
@@ -366,7 +371,7 @@ def retrieve(
     query_ids, queries = [i.query_id for i in items], [i.query for i in items]
     depth = max(spec.k, spec.rerank_depth) if spec.rerank else spec.k
     if spec.first_stage_run:
-        hits = hits_from_run(read_run(spec.first_stage_run), query_ids, corpus.ids, corpus_path, warn)
+        hits = hits_from_run(read_run(spec.first_stage_run), query_ids, corpus.ids, corpus_path, warn, golden_ids)
     else:
         hits = first_stage(spec, corpus, queries, depth, steps, store, bm25)
     if spec.rerank:
@@ -449,7 +454,9 @@ def retrieve_files(
     in memory."""
     spec.check()
     name = name or (run_name(output) if output is not None and str(output) != STDIO else spec.method or "rerank")
-    items = sample.apply(read_golden(golden) if isinstance(golden, (str, os.PathLike)) else golden)
+    every = read_golden(golden) if isinstance(golden, (str, os.PathLike)) else golden
+    items = sample.apply(every)
+    golden_ids = {i.query_id for i in every} if sample.active else None
     warn_blank(items, display_name(golden) if isinstance(golden, (str, os.PathLike)) else "golden", warn)
     path = corpus if isinstance(corpus, (str, os.PathLike)) else None
     bm25 = None
@@ -458,9 +465,9 @@ def retrieve_files(
     if bm25 is not None and spec.method == "bm25" and not spec.rerank:
         run = retrieve_indexed(bm25, items, spec.k, name, steps, warn)
     elif isinstance(corpus, (str, os.PathLike)):
-        run = retrieve(corpus_file(corpus, spec, store, bm25), items, spec, name, str(corpus), steps, warn, store, bm25)
+        run = retrieve(corpus_file(corpus, spec, store, bm25), items, spec, name, str(corpus), steps, warn, store, bm25, golden_ids)
     else:
-        run = retrieve(Corpus.of_chunks(corpus), items, spec, name, "corpus", steps, warn, store)
+        run = retrieve(Corpus.of_chunks(corpus), items, spec, name, "corpus", steps, warn, store, golden_ids=golden_ids)
     if output is None:
         return run
     params = spec.params()
