@@ -349,9 +349,6 @@ def test_an_interrupted_fill_resumes_from_its_checkpoint(small_fill, tmp_path, m
     assert not Path(f"{tmp_path / 'j.jsonl'}.fill.partial").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: judge_pairs counts truncated reference answers only in PairScorer.load_references, which loads"
-                   " the answers of the pairs left to score; a run resumed from OUTPUT.partial with every pair saved records "
-                   "truncated_references 0 in the manifest and drops the truncation warning that the same inputs give fresh")
 def test_a_resumed_run_records_and_warns_about_truncated_answers_as_a_fresh_one(tmp_path, monkeypatch):
     long_answer = " ".join(["Water vapour condenses into droplets heavy enough to fall."] * 5)
     golden = [GoldenItem("q1", "Why does it rain?", (long_answer,), ("rain#0",))]

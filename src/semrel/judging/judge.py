@@ -710,7 +710,9 @@ def judge_pairs(
     by_text: dict[str, list[int]] = defaultdict(list)
     for i in todo.tolist():
         by_text[scan.texts[task(i)[2]]].append(i)
-    reference_texts = sorted({a for i in todo.tolist() for a in answers[task(i)[1]]})
+    # every judged query's references, resumed ones too: their truncation is counted and warned of as in a fresh run (a
+    # resume recorded 0); they come from the embedding cache where it is kept
+    reference_texts = sorted({a for i in range(total) for a in answers[task(i)[1]]})
     with contextlib.ExitStack() as stack:
         advance = stack.enter_context((steps if len(todo) else no_progress)("judging pairs", len(todo)))
         # the plain table is in the cache beside any idf table, so a cached run still loads no tokenizer or torch
