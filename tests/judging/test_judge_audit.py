@@ -66,7 +66,22 @@ def cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("audit-cache") / "cache"
 
 
-def test_null_and_idf_samples_are_the_smallest_seeded_hashes_of_the_non_blank_chunks(tmp_path, monkeypatch):
+
+@pytest.fixture
+def checkpointed(monkeypatch) -> list[dict]:
+    """Every row the judge appends to its checkpoint, as written."""
+    rows: list[dict] = []
+    original = Checkpoint.append
+
+    def keep(self, saved):
+        saved = list(saved)
+        rows.extend(saved)
+        original(self, saved)
+
+    monkeypatch.setattr(Checkpoint, "append", keep)
+    return rows
+
+def test_null_and_idf_samples_are_the_smallest_seeded_hashes_of_the_non_blank_chunks(tmp_path, checkpointed):
     """The null sample is the `null_sample` non-blank chunks of smallest blake2b(seed\\0id), each query paired with those
     its pool does not hold; the idf sample is the first 1000 of the same order. A corpus of more than 1000 chunks, with a
     blank chunk whose hash is below every other, tells those orders, sizes and exclusions apart."""
@@ -80,18 +95,9 @@ def test_null_and_idf_samples_are_the_smallest_seeded_hashes_of_the_non_blank_ch
     pool = [("q1", first[0], ("bm25",))]  # judged for q1: not q1's null chunk, still q2's
     judged = {"q1": {"cats#0", first[0]}, "q2": {"ships#0"}}
     expected = {(q, c) for q in ("q1", "q2") for c in first if c not in judged[q]}
-    rows: list[dict] = []
-    original = Checkpoint.append
-
-    def keep(self, saved):
-        saved = list(saved)
-        rows.extend(saved)
-        original(self, saved)
-
-    monkeypatch.setattr(Checkpoint, "append", keep)
     result = semrel.judge(_chunks(texts), golden, pool, tmp_path / "j.jsonl", null_sample=3, seed=seed, cache=False,
                           warn=lambda _: None)
-    assert {(r["query_id"], r["chunk_id"]) for r in rows if r["kind"] == "null"} == expected
+    assert {(r["query_id"], r["chunk_id"]) for r in checkpointed if r["kind"] == "null"} == expected
     record = result.params["probability"]
     assert record["null_sample"]["chunks"] == 3 and record["null_sample"]["pairs"] == len(expected)
     assert record["null_sample"]["seed"] == seed and record["idf_sample"]["seed"] == seed
@@ -101,27 +107,18 @@ def test_null_and_idf_samples_are_the_smallest_seeded_hashes_of_the_non_blank_ch
     assert (result.scored, result.resumed, result.null_pairs) == (3 + len(expected), 0, len(expected))
 
 
-def test_the_corpus_baseline_pairs_no_judged_pair(tmp_path, monkeypatch):
+def test_the_corpus_baseline_pairs_no_judged_pair(tmp_path, checkpointed):
     """--rescale corpus rescales by unrelated pairs: none of them is a pooled or gold pair, even where every other
     (query, chunk) pair of the corpus is needed to make up the count."""
     texts = {**small_corpus.TEXTS, **{f"n{k}#0": f"Note {k} about item {k}." for k in range(20)}}
     pool = [("q1", "bread#0", ("bm25",))]
     related = {("q1", "bread#0"), ("q1", "cats#0"), ("q2", "ships#0")}
-    rows: list[dict] = []
-    original = Checkpoint.append
-
-    def keep(self, saved):
-        saved = list(saved)
-        rows.extend(saved)
-        original(self, saved)
-
-    monkeypatch.setattr(Checkpoint, "append", keep)
     result = semrel.judge(_chunks(texts), _golden(), pool, tmp_path / "j.jsonl", rescale="corpus", baseline_pairs=49, null_sample=0,
                           cache=False)
-    baseline = [(r["query_id"], r["chunk_id"]) for r in rows if r["kind"] == "baseline"]
+    baseline = [(r["query_id"], r["chunk_id"]) for r in checkpointed if r["kind"] == "baseline"]
     assert len(baseline) == len(set(baseline)) == 49 and not set(baseline) & related  # 2 x 26 pairs, less the 3 judged
     assert result.params["baseline"]["pairs"] == 49 and result.scored == 3 + 49
-    mean = np.mean([unpack(r["scores"], "<f8")[:3] for r in rows if r["kind"] == "baseline"], axis=0)  # of those pairs alone
+    mean = np.mean([unpack(r["scores"], "<f8")[:3] for r in checkpointed if r["kind"] == "baseline"], axis=0)  # of those pairs alone
     assert [result.params["baseline"][k] for k in "PRF"] == pytest.approx(mean.tolist(), abs=1e-12)
 
 
