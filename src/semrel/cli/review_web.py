@@ -15,7 +15,7 @@ from ..review.web.app import WebSettings
 from ..review.web.guard import is_loopback
 from ..review.web.server import ReviewServer
 from .base import SemrelCommand, warn
-from .options import check_highlights, db_option, highlight_options, queue_options
+from .options import check_highlights, db_option, highlight_options, queue_options, typed
 from .review import queue_request
 
 
@@ -59,8 +59,7 @@ def serve_command(db, host, port, token, secure_cookies, blind, no_highlight, mo
     settings = WebSettings(db=db, secret=secrets.token_hex(32), token=token or None, local_only=is_loopback(host), blind=blind,
                            highlighter=None if no_highlight else highlighter, secure_cookies=secure_cookies)
     server = ReviewServer(settings, host, port)
-    context = click.get_current_context()
-    if token and context.get_parameter_source("token") is click.core.ParameterSource.COMMANDLINE:
+    if token and typed("token"):
         warn("--token on the command line shows in `ps` to every user of this machine; set the environment variable "
              "SEMREL_REVIEW_SERVE_TOKEN instead")
     if not is_loopback(host) and not token:

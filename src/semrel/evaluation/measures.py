@@ -470,8 +470,9 @@ def gained(m: Measure, r: Ranked) -> tuple[Ranked, np.ndarray, np.ndarray]:
     given = r.assessed.copy()
     value = r.trec_value
     for level, gain in table.items():
-        gains[value == level] = gain
-        given |= value == level
+        at = value == level
+        gains[at] = gain
+        given |= at
     return r, gains, given
 
 

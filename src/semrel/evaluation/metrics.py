@@ -52,11 +52,16 @@ class Evaluation:
         return f"Z{name}" if self.zscored and measure.kind is not Kind.TEXT else name
 
     @property
+    def held(self) -> np.ndarray:
+        """Which of `query_ids` the run has (the others are scored as empty rankings)."""
+        return ~np.isin(np.array(self.query_ids, dtype=object), np.array(self.missing_queries, dtype=object))
+
+    @property
     def scored(self) -> np.ndarray:
         """Which of `query_ids` the 'all' row is over: all of them, or (complete=False) those the run has."""
         if self.complete or not self.missing_queries:
             return np.ones(len(self.query_ids), dtype=bool)
-        return ~np.isin(np.array(self.query_ids, dtype=object), np.array(self.missing_queries, dtype=object))
+        return self.held
 
     @property
     def scored_ids(self) -> list[str]:

@@ -51,8 +51,8 @@ def read_zscores(path: str | os.PathLike) -> ZScores:
 def standardise(result: Evaluation, zscores: ZScores, warn: Callable[[str], None] | None = None) -> Evaluation:
     """The evaluation with each numeric per-query value standardised (see the module docstring); `warn` hears how many
     values could not be (before 2026-12-06 they became 0, which hid them in the 'all' row)."""
-    values, missing, example = {}, 0, ("", "")
-    held = ~np.isin(np.array(result.query_ids, dtype=object), np.array(result.missing_queries, dtype=object))
+    values, missing, example = {}, 0, ""
+    held = result.held
     for m, column in result.values.items():
         if m.kind is Kind.TEXT or m.family == "NumQ":
             values[m] = column
@@ -63,9 +63,9 @@ def standardise(result: Evaluation, zscores: ZScores, warn: Callable[[str], None
         lacking = held & (std == 0) & (column != mean)  # a missing line's nan mean equals nothing
         values[m] = np.where(lacking, MISSING, np.divide(column - mean, std, out=np.zeros(len(column)), where=held & (std != 0)))
         if lacking.any():
+            example = example or f"{result.query_ids[int(np.argmax(lacking))]} {name}"
             missing += int(lacking.sum())
-            example = example if example[0] else (result.query_ids[int(np.argmax(lacking))], name)
     if missing and warn:
-        warn(f"{result.run_name}: {quantity(missing, 'value')} with no 'qid measure mean stddev' line (e.g. {example[0]} "
-             f"{example[1]}), or with a deviation of 0 and a value other than the mean, set to {MISSING:.0f} as trec_eval sets them")
+        warn(f"{result.run_name}: {quantity(missing, 'value')} with no 'qid measure mean stddev' line (e.g. {example}), "
+             f"or with a deviation of 0 and a value other than the mean, set to {MISSING:.0f} as trec_eval sets them")
     return dataclasses.replace(result, values=values, zscored=True)
