@@ -492,7 +492,7 @@ def test_csv_and_jsonl_errors(tmp_path):
     assert_one_error(run("golden", "import", extra, "-o", tmp_path / "g.jsonl"), "c.csv:2", "more cells")
     unknown = write(tmp_path / "d.csv", "query,answer,gold_chunk_ids\nx,y,a#0 zz#9\n")
     assert_one_error(run("golden", "import", unknown, "--corpus", corpus_file(tmp_path), "-o", tmp_path / "g.jsonl"),
-                     "d.csv", "1 gold chunk ids are not in the corpus", "'zz#9'")
+                     "d.csv", "1 gold chunk id is not in the corpus", "'zz#9'")
     rows = write(tmp_path / "e.jsonl", '{"query": "x", "answer": "y"}\n{"query": "z"}\n')
     assert_one_error(run("golden", "import", rows, "-o", tmp_path / "g.jsonl"), "e.jsonl:2", "missing field 'answer'")
     twice = write(tmp_path / "t.csv", "id,query,answer\n7,x,y\n7,z,w\n")

@@ -133,7 +133,7 @@ def test_candidates_over_the_cache_equal_those_found_in_memory_and_are_read_in_o
         '{"action": "toggle", "query_id": "zz", "before": {"gold_chunk_ids": [], "status": "open"},'
         ' "after": {"gold_chunk_ids": [], "status": "open"}}\n'), [], "golden.jsonl.pick.jsonl:1: query 'zz' is not in"),
     (lambda g: g.write_text('{"query_id": "q1", "query": "x", "gold_chunk_ids": ["nowhere#1"]}\n'), [],
-     "1 gold chunk ids are not in the corpus"),
+     "1 gold chunk id is not in the corpus"),
     (lambda g: None, ["--candidates", "6"], "--candidates must be between 1 and 5"),
     (lambda g: g.with_name("golden.jsonl.pick.jsonl").write_text(  # made over another chunking
         '{"action": "toggle", "query_id": "q1", "before": {"gold_chunk_ids": [], "status": "open"},'

@@ -207,7 +207,7 @@ def test_a_hand_edit_of_another_output_is_kept_and_its_chunks_checked(small, tmp
     assert "kept its gold chunks rain#0 over the journal's bread#0" in resumed.stderr and gold(out)["q1"] == ("rain#0",)
     hand_edit(out, "q1", ["nowhere#3"])
     result = run("golden", "pick", "--golden", golden, "--corpus", corpus, "-o", out, input="q")
-    assert_one_error(result, "picked.jsonl: 1 gold chunk ids are not in the corpus", "'nowhere#3'")
+    assert_one_error(result, "picked.jsonl: 1 gold chunk id is not in the corpus", "'nowhere#3'")
 
 
 # ---------------------------------------------------------------- a resume takes the chunk vectors from the store

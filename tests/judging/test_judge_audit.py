@@ -8,8 +8,8 @@ and the default overlap; a blank answer among several, a whole-number option, to
 and a sampled pool's unknown query refused; blank chunks, joined sources, no_answer with an answer, answers that are
 their question in another case; the seconds and texts of the null sample; the manifest's inputs, rows, sample and
 truncated answers; an output over the streamed corpus refused up front; the checkpoint closed when a run ends; and a
-fill's model check, records (depth, earlier fills, inputs) and resume. One test is an xfail: a resumed run loses the
-count of truncated reference answers.
+fill's model check, records (depth, earlier fills, inputs) and resume; a resumed run's count of truncated reference
+answers; and the errors for a judged chunk the corpus lacks or repeats and for a pooled query the golden set lacks.
 """
 
 from __future__ import annotations
@@ -364,3 +364,25 @@ def test_a_resumed_run_records_and_warns_about_truncated_answers_as_a_fresh_one(
     assert resumed.resumed == 1 and fresh.truncated_references == fresh.params["truncated_references"] == 1
     assert read_manifest(output)["params"]["truncated_references"] == 1
     assert heard == fresh.warnings
+
+
+def test_a_corpus_missing_a_judged_chunk_or_repeating_one_is_refused_naming_where(tmp_path):
+    """A gold chunk the corpus lacks is named with its query; a pooled one also with the runs that pooled it; a judged
+    chunk id that the corpus repeats is named with both its lines. Each is refused before any scoring."""
+    corpus = small_corpus.write_corpus(tmp_path / "corpus.jsonl")
+    golden = [GoldenItem("q1", "Why do cats purr?", ("Cats purr when they are content.",), ("cats#9",))]
+    with pytest.raises(ValidationError, match=r"^golden set: 1 gold chunk id is not in the corpus \(first: 'cats#9' of query 'q1'\)"):
+        semrel.judge(corpus, golden, None, null_sample=0, cache=False)
+    pool = [("q2", "ships#0", ("bm25",)), ("q2", "ships#7", ("bm25", "dense"))]
+    with pytest.raises(SemrelError, match=r"^pool: chunk 'ships#7' \(query 'q2', pooled from runs 'bm25', 'dense'\) is not in "
+                                          r".*corpus\.jsonl; pool runs retrieved over this corpus"):
+        semrel.judge(corpus, _golden(), pool, null_sample=0, cache=False)
+    with pytest.raises(SemrelError, match=r"^pool: query 'q7' is not in golden set; pool and golden set must come from the same"):
+        semrel.judge(corpus, _golden(), [("q7", "ships#0", ("bm25",))], null_sample=0, cache=False)
+    repeated = tmp_path / "repeated.jsonl"
+    repeated.write_text(corpus.read_text() + json.dumps({"_id": "cats#0", "title": "", "text": "again"}) + "\n")
+    with pytest.raises(SemrelError, match=r"repeated\.jsonl:7: chunk id 'cats#0' already used on line 1"):
+        semrel.judge(repeated, _golden(), None, null_sample=0, cache=False)
+    unjudged = tmp_path / "unjudged.jsonl"  # a repeat of a chunk nobody judges is not looked for (the corpus is streamed)
+    unjudged.write_text(corpus.read_text() + json.dumps({"_id": "chess#0", "title": "", "text": "again"}) + "\n")
+    assert len(semrel.judge(unjudged, _golden(), None, null_sample=0, cache=False).judgments) == 2

@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterable, Iterator, Sized, TypeVar
 
 from ..errors import FormatError, SemrelError, ValidationError
 from ..records import Chunk, GoldenItem, Qrels, is_id, is_whole
+from ..terminal import quantity
 from .files import check_id, display_name, line_id
 from .given import records_given
 from .jsonl import optional_text, read_jsonl, require, write_jsonl
@@ -230,9 +231,9 @@ def require_known_chunks(items: Iterable[GoldenItem], chunk_ids: set[str], golde
         meant = near(c) if near is not None else ""
         listed = (" `semrel golden validate GOLDEN --corpus CORPUS` lists them all" if str(golden_path).endswith(".jsonl") else "")
         raise ValidationError(
-            f"{golden_path}: {len(missing)} gold chunk ids are not in the corpus (first: {c!r} of query {q!r}{meant}), neither as "
-            "chunk ids nor as document ids: is it the corpus they were made for (the same documents, chunked with the same "
-            f"--size and --overlap)?{listed}"
+            f"{golden_path}: {quantity(len(missing), 'gold chunk id', 'are')} not in the corpus (first: {c!r} of query {q!r}{meant}), "
+            "neither as chunk ids nor as document ids: is it the corpus they were made for (the same documents, chunked with the "
+            f"same --size and --overlap)?{listed}"
         )
 
 
