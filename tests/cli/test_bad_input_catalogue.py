@@ -332,6 +332,8 @@ CASES = [
      "golden import {tmp}/g.csv -o {tmp}/out.jsonl", "g.csv:2: not valid CSV"),
     ("CSV row with fewer cells than the header", {"g.csv": "query,answer,gold_chunk_ids\nx,y\n"},
      "golden import {tmp}/g.csv -o {tmp}/out.jsonl", "g.csv:2: 2 cells, but the header has 3 columns"),
+    ("CSV row of one cell", {"g.csv": "query,answer\nx\n"}, "golden import {tmp}/g.csv -o {tmp}/out.jsonl",
+     "g.csv:2: 1 cell, but the header has 2 columns"),
     # ---- limits named with their variable
     ("a JSONL line over SEMREL_MAX_LINE_MB", {"j.jsonl": '{"x": "' + "y" * (2 << 20) + '"}\n'}, "label {tmp}/j.jsonl -o {tmp}/o.qrels",
      "SEMREL_MAX_LINE_MB"),

@@ -28,6 +28,7 @@ from ..formats.jsonl import check_nesting, read_jsonl, too_deep
 from ..formats.trec import graded_pairs
 from ..progress import Steps, counted, no_progress
 from ..records import Chunk, GoldenItem, is_id
+from ..terminal import quantity
 from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_llamaindex_pairs, import_msmarco, import_pubmedqa
 from .documents import file_document_id, sanitised_ids
@@ -734,7 +735,7 @@ def _check_cells(cells: list[str], columns: int, source: str, line: int) -> None
         raise FormatError(display_name(source), f"more cells than the {columns} columns of the header", line=line)
     if len(cells) < columns:
         joined = any("\n" in cell for cell in cells)
-        raise FormatError(display_name(source), f"{len(cells)} cells, but the header has {columns} columns"
+        raise FormatError(display_name(source), f"{quantity(len(cells), 'cell')}, but the header has {columns} columns"
                           + ("; a quoted cell runs over several lines (an unclosed quote?)" if joined else ""), line=line)
 
 
