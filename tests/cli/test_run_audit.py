@@ -371,3 +371,26 @@ def test_a_sweep_on_a_raw_score_takes_any_range(tmp_path):
                   "--set", "sensitivity.to=1.5")
     assert planned.exit_code == 0, planned.output
     assert "--to 1.5 --on R --at 0.5 " in planned.stdout.replace(" \\\n    ", " ")
+
+
+def test_force_takes_a_step_kind_and_runs_each_step_of_it(tmp_path):
+    """`--force retrieve` (the choice --force offers) runs every retrieve step, `retrieve bm25` among them, and what reads them."""
+    config = write_config(write_data(tmp_path))
+    assert run("run", config).exit_code == 0
+    dry = run("run", config, "--dry-run", "--force", "retrieve")
+    assert dry.exit_code == 0, dry.output
+    assert statuses(dry.stdout) == {"chunk": "skipped", "import": "skipped", "qrels": "skipped", "retrieve bm25": "run",
+                                    "eval gold": "run", "report": "run"}
+
+
+def test_a_table_changed_by_hand_after_its_manifest_was_deleted_is_not_replaced_unasked(tmp_path):
+    """No manifest tells whose the bytes are, but the state's sha256 of what the step left does: other bytes are work."""
+    config = write_config(write_data(tmp_path))
+    with typed("semrel", "run", str(config)):
+        assert run("run", config).exit_code == 0
+    table = tmp_path / "out" / "eval.gold.txt"
+    Path(f"{table}.manifest.json").unlink()
+    table.write_text(table.read_text() + "my note\n")
+    assert_one_error(run("run", config), f"eval gold would replace {table}, which holds other bytes than `semrel run` wrote and no "
+                     "manifest: to keep it, copy it elsewhere; to replace it, run again with --force eval", code=2)
+    assert table.read_text().endswith("my note\n")
