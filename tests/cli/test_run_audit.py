@@ -347,15 +347,14 @@ P_RULE = json.dumps({"rule": "probability", "on": "p", "thresholds": [0.47], "cu
                      "calibration": {"slope": 1.0, "shift": -0.3}})
 
 
-@pytest.mark.xfail(strict=True, reason="the 0..1 check of a sweep on p is skipped whenever [label] on, threshold, grades or "
-                                       "calibration is set, though `on = \"p\"` or a calibration on p still sweeps p: the "
-                                       "sensitivity step refuses the range only after the judge has run")
 @pytest.mark.parametrize("sets", [
     ["label.on=p", "label.threshold=0.5", "sensitivity.to=1.5"],
     ["label.on=p", "label.grades=0.3,0.6", "sensitivity.from=-0.5"],
     ["label.calibration=cal.json", "sensitivity.to=1.5"],
 ])
 def test_a_sweep_on_p_beyond_0_to_1_is_refused_before_any_step_whatever_label_rule_cuts_p(tmp_path, monkeypatch, sets):
+    """A sweep on p outside 0..1 is refused before any step, whichever [label] key makes the labels cut p (it had been
+    checked only where no [label] key was set, and refused by the sensitivity step after the judge had run)."""
     config = write_config(write_data(tmp_path), judge=True)
     (tmp_path / "cal.json").write_text(P_RULE)
     monkeypatch.chdir(tmp_path)

@@ -377,7 +377,8 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
         refuse("sensitivity", "step", "give a number above 0")
     if sweep["from"] is not None and sweep["to"] is not None and not sweep["from"] < sweep["to"]:
         refuse("sensitivity", "from", f"give a number below [sensitivity] to ({sweep['to']:g})")
-    if not any(config["label"][key] is not None for key in ("on", "threshold", "grades", "calibration")):  # the sweep is on p
+    swept = _swept(config["label"])
+    if "--on" not in swept or swept[swept.index("--on") + 1] == PROBABILITY:  # the sweep is on p
         for key in ("from", "to"):
             try:
                 check_range(PROBABILITY, [] if sweep[key] is None else [sweep[key]])
@@ -576,13 +577,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
         for key in ("from", "to", "step"):
             if s[key] is not None:
                 args += [f"--{key}", str(s[key])]
-        thresholds = lab["threshold"] is not None or lab["grades"] is not None
-        if lab["on"] is not None or thresholds:  # the score label's thresholds are on (label's default R), not p
-            args += ["--on", lab["on"] or labels.DEFAULT_COMPONENT]
-        if lab["threshold"] is not None:
-            args += ["--at", str(lab["threshold"])]
-        elif lab["calibration"] is not None and lab["grades"] is None:  # the calibrated cut, on the judge's own score
-            args += _calibrated_at(lab["calibration"])
+        args += _swept(lab)
         text = o("sensitivity.txt")
         read = [judgments, *runs, *([lab["calibration"]] if "--calibration" in args else [])]
         steps.append(Step("sensitivity", ("sensitivity",), args, read, [curves, text], stdout=text, builtin=labels.rule_defaults()))
@@ -643,6 +638,19 @@ def _listed(value: str | list[str] | None) -> list[str]:
 
 def within(path: str, folder: str) -> bool:
     return os.path.realpath(path).startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep)
+
+
+def _swept(lab: Mapping[str, Any]) -> list[str]:
+    """`sensitivity`'s --on and --at (or --calibration) for the [label] keys: the sweep is on the score the labels cut,
+    p where no --on follows."""
+    args = []
+    if lab["on"] is not None or lab["threshold"] is not None or lab["grades"] is not None:  # label's default R, not p
+        args += ["--on", lab["on"] or labels.DEFAULT_COMPONENT]
+    if lab["threshold"] is not None:
+        args += ["--at", str(lab["threshold"])]
+    elif lab["calibration"] is not None and lab["grades"] is None:  # the calibrated cut, on the judge's own score
+        args += _calibrated_at(lab["calibration"])
+    return args
 
 
 def _calibrated_at(path: str) -> list[str]:
