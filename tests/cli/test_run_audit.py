@@ -393,3 +393,15 @@ def test_a_table_changed_by_hand_after_its_manifest_was_deleted_is_not_replaced_
     assert_one_error(run("run", config), f"eval gold would replace {table}, which holds other bytes than `semrel run` wrote and no "
                      "manifest: to keep it, copy it elsewhere; to replace it, run again with --force eval", code=2)
     assert table.read_text().endswith("my note\n")
+
+
+def test_a_run_of_the_users_that_a_step_would_write_over_is_refused_before_any_step(tmp_path):
+    """[retrieve] runs are the user's files: one kept where a step writes (here the pool's table) is named, not replaced."""
+    config = write_config(write_data(tmp_path), judge=True)
+    config.write_text(config.read_text().replace('methods = ["bm25"]', 'methods = ["bm25"]\nruns = ["out/pool.tsv"]'))
+    (tmp_path / "out").mkdir()
+    mine = tmp_path / "out" / "pool.tsv"
+    mine.write_text("q-cats Q0 cats#0 1 1.0 mine\n")
+    assert_one_error(run("run", config), f"semrel.toml: the pool step would write {mine} over [retrieve] runs {mine}; semrel never "
+                                         "writes over its inputs: set `out` to another folder", code=2)
+    assert mine.read_text() == "q-cats Q0 cats#0 1 1.0 mine\n"
