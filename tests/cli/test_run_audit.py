@@ -4,6 +4,7 @@ and what the run records (manifests of captured tables, stamps of folder inputs,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -405,3 +406,15 @@ def test_a_run_of_the_users_that_a_step_would_write_over_is_refused_before_any_s
     assert_one_error(run("run", config), f"semrel.toml: the pool step would write {mine} over [retrieve] runs {mine}; semrel never "
                                          "writes over its inputs: set `out` to another folder", code=2)
     assert mine.read_text() == "q-cats Q0 cats#0 1 1.0 mine\n"
+
+
+def test_a_moved_gold_chunk_is_named_with_the_first_query_it_is_gold_for(tmp_path):
+    """A chunk gold for several queries is named with the first of them in the golden set's order."""
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("".join(json.dumps({"query_id": q, "query": "Why?", "reference_answer": "Because.", "gold_chunk_ids": ["c#0"]})
+                              + "\n" for q in ("q2", "q1")))
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"_id": "c#0", "title": "", "text": "new text"}) + "\n")
+    known = {"chunks": {"c#0": hashlib.sha256(b"old text").hexdigest()}}
+    _, warnings = pipeline.watched_texts(str(golden), [], str(corpus), known, pipeline.Digests())
+    assert len(warnings) == 1 and "(e.g. c#0, gold for query q2)" in warnings[0]
