@@ -418,3 +418,11 @@ def test_a_moved_gold_chunk_is_named_with_the_first_query_it_is_gold_for(tmp_pat
     known = {"chunks": {"c#0": hashlib.sha256(b"old text").hexdigest()}}
     _, warnings = pipeline.watched_texts(str(golden), [], str(corpus), known, pipeline.Digests())
     assert len(warnings) == 1 and "(e.g. c#0, gold for query q2)" in warnings[0]
+    # a run of the user's naming the chunk is warned of while it is the file of the last run; changed since, it is new
+    mine = tmp_path / "mine.run"
+    mine.write_text("q1 Q0 c#0 1 1.0 mine\n")
+    as_then = {**known, "runs": {str(mine): [hashlib.sha256(mine.read_bytes()).hexdigest(), None]}}
+    _, warnings = pipeline.watched_texts(str(golden), [str(mine)], str(corpus), as_then, pipeline.Digests())
+    assert len(warnings) == 2 and warnings[1].startswith(f"run 'mine' ({mine}) names 1 chunk holding other text than at the last run")
+    remade = {**known, "runs": {str(mine): [hashlib.sha256(b"an older run").hexdigest(), None]}}
+    assert len(pipeline.watched_texts(str(golden), [str(mine)], str(corpus), remade, pipeline.Digests())[1]) == 1
