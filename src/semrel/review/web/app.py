@@ -115,7 +115,7 @@ def create_app(settings: WebSettings) -> Flask:
     def asset(name: str) -> Any:
         if name not in assets:
             abort(404)
-        return app.response_class(assets[name], mimetype=ASSETS[name])
+        return app.response_class(assets[name], content_type=ASSETS[name])  # as mimetype, its charset was added twice
 
     @app.get("/")
     def index() -> Any:

@@ -17,9 +17,9 @@ class ReviewServer:
 
     def __init__(self, settings: WebSettings, host: str, port: int):
         self.app, self.host, self.token = create_app(settings), host, settings.token
-        try:
+        try:  # waitress refuses a body of its limit or longer, Flask one over MAX_CONTENT_LENGTH: MAX_BODY bytes pass both
             self.server = create_server(self.app, host=host, port=port, threads=THREADS, ident="semrel",
-                                        max_request_body_size=MAX_BODY, expose_tracebacks=False)
+                                        max_request_body_size=MAX_BODY + 1, expose_tracebacks=False)
         except (OSError, socket.gaierror) as exc:
             raise SemrelError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); try another --host or --port") from None
         except ValueError:  # waitress: a host that is neither an address nor a name it can resolve
