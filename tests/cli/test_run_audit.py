@@ -426,3 +426,41 @@ def test_a_moved_gold_chunk_is_named_with_the_first_query_it_is_gold_for(tmp_pat
     assert len(warnings) == 2 and warnings[1].startswith(f"run 'mine' ({mine}) names 1 chunk holding other text than at the last run")
     remade = {**known, "runs": {str(mine): [hashlib.sha256(b"an older run").hexdigest(), None]}}
     assert len(pipeline.watched_texts(str(golden), [str(mine)], str(corpus), remade, pipeline.Digests())[1]) == 1
+
+
+def test_the_hint_to_put_a_refit_in_the_config_is_given_only_where_the_config_has_none(tmp_path):
+    """After a label step whose warnings say `semrel calibrate`, run names the [label] calibration key; not where the config
+    already labels by a calibration file, nor where the label step was skipped."""
+    from semrel.formats.manifest import write_manifest
+
+    labels = tmp_path / "derived.qrels"
+    labels.write_text("q1 0 c#0 1\n")
+    write_manifest(labels, params={"warnings": ["review 100 pairs and run `semrel calibrate`"]})
+    step = run_config.Step("label", ("label",), [], [], [str(labels)])
+    config = {"label": {"calibration": None}}
+    said: list[str] = []
+    pipeline._calibration_hint([(step, "ran", 1.0)], config, "semrel.toml", said.append)
+    assert len(said) == 1 and said[0].startswith("semrel run: to label with the refit the warning names, set [label] calibration in "
+                                                 "semrel.toml to the file `semrel calibrate -o` wrote")
+    pipeline._calibration_hint([(step, "skipped", 0.0)], config, "semrel.toml", said.append)
+    pipeline._calibration_hint([(step, "ran", 1.0)], {"label": {"calibration": "cal.json"}}, "semrel.toml", said.append)
+    assert len(said) == 1
+
+
+def test_a_hand_edited_corpus_is_kept_by_giving_it_as_the_corpus_file(tmp_path, monkeypatch):
+    """The refusal to replace an output edited by hand says how to keep it: corpus.jsonl given as [corpus] file, as
+    golden.jsonl as [golden] file; a table no key takes is copied elsewhere."""
+    config = write_config(write_data(tmp_path))
+    monkeypatch.setattr("sys.argv", ["semrel", "run", str(config)])  # as a user runs it: its manifests name `semrel run`
+    assert run("run", config).exit_code == 0
+    out = tmp_path / "out"
+    corpus = out / "corpus.jsonl"
+    corpus.write_text(corpus.read_text().replace("purr", "often purr"))
+    assert_one_error(run("run", config), f"chunk would replace {corpus}, which was changed after `semrel run {config}` wrote it: to "
+                     f"keep it, copy it out of {out} and give the copy as [corpus] file; to replace it, run again with --force chunk",
+                     code=2)
+    assert run("run", config, "--force", "chunk").exit_code == 0
+    table = out / "eval.gold.txt"
+    table.write_text("my notes\n")
+    assert_one_error(run("run", config), f"eval gold would replace {table}, which was changed after", "to keep it, "
+                     "copy it elsewhere; to replace it", code=2)
