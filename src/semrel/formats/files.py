@@ -56,6 +56,7 @@ GZIP_RATIO_LIMIT = ("SEMREL_MAX_GZIP_RATIO", 100)  # decompressed / compressed s
 GZIP_RATIO_FLOOR = 4 << 20  # ... checked once it has given this many bytes (small files may expand more)
 MB = 1 << 20
 LIMITS = (LINE_LIMIT, DOCUMENT_LIMIT, GZIP_RATIO_LIMIT)  # every limit: `semrel doctor` knows their variables
+LARGEST_LIMIT = 1e12  # a larger one is no limit, and in bytes overflowed to inf (a traceback)
 
 
 def limit_value(limit: tuple[str, float]) -> float:
@@ -68,8 +69,8 @@ def limit_value(limit: tuple[str, float]) -> float:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not value > 0 or value == float("inf"):
-        raise UsageError(f"{variable}={text!r}: expected a positive number")
+    if not 0 < value <= LARGEST_LIMIT:
+        raise UsageError(f"{variable}={text!r}: expected a positive number, at most {LARGEST_LIMIT:g}")
     return value
 
 
