@@ -800,11 +800,23 @@ def landing(name: str | os.PathLike) -> str:
     return os.path.realpath(name) if os.path.islink(name) else os.fspath(name)
 
 
+TEMP_STEM_BYTES = 200  # of a file name's 255 (NAME_MAX): the rest holds the dots, a process id, random letters, .tmp and -journal
+
+
 def temp_prefix(target: Path) -> str:
     """The start of the name of a hidden temp file or folder beside `target` (then random letters and
     `.tmp`): the target's name and the writing process's id, by which a later write of the target
     knows the ones a killed process left (sweep_stale_temps)."""
-    return f".{target.name}.{os.getpid()}_"
+    return f".{_temp_stem(target)}.{os.getpid()}_"
+
+
+def _temp_stem(target: Path) -> str:
+    """The target's name, or for a name too long to leave room for the rest, its start and a hash of the whole (a temp
+    named after it whole was 'File name too long' where the target's own name was taken)."""
+    name = os.fsencode(target.name)
+    if len(name) <= TEMP_STEM_BYTES:
+        return target.name
+    return f"{os.fsdecode(name[:TEMP_STEM_BYTES - 17])}~{hashlib.sha256(name).hexdigest()[:16]}"
 
 
 _TEMP_REST = re.compile(r"(\d+)_\w+\.tmp(?:-wal|-shm|-journal)?", re.ASCII)  # after ".NAME." (see temp_prefix)
@@ -814,7 +826,7 @@ def sweep_stale_temps(target: Path) -> None:
     """Remove the hidden temp files and folders beside `target` that a semrel process writing it left
     when it was killed outright (SIGKILL, the out-of-memory killer, a power cut: nothing could remove
     them then). Only those whose process has ended: another one may still be writing."""
-    start = f".{target.name}."
+    start = f".{_temp_stem(target)}."
     try:
         entries = [e for e in os.scandir(target.parent) if e.name.startswith(start)]
     except OSError:
