@@ -464,3 +464,25 @@ def test_a_hand_edited_corpus_is_kept_by_giving_it_as_the_corpus_file(tmp_path, 
     table.write_text("my notes\n")
     assert_one_error(run("run", config), f"eval gold would replace {table}, which was changed after", "to keep it, "
                      "copy it elsewhere; to replace it", code=2)
+
+
+def test_a_plan_without_gold_scores_nothing_against_it(tmp_path):
+    """Where the golden set turns out to hold no gold chunks, the rest of the run is planned anew without them: no eval
+    gold, no agree, and a report without the gold column (the slow end-to-end test runs such a set)."""
+    write_data(tmp_path)
+    (tmp_path / "semrel.toml").write_text('[corpus]\ndocs = "docs"\n[golden]\nfile = "golden.csv"\n')
+    config = run_config.load_config(str(tmp_path / "semrel.toml"), environ={})
+    names = [s.name for s in run_config.plan(config, gold=False)]
+    assert names == ["chunk", "import", "qrels", "retrieve bm25", "pool", "judge", "label", "eval derived", "report"]
+    report = next(s for s in run_config.plan(config, gold=False) if s.name == "report")
+    assert "--gold-qrels" not in report.args and "--agreement" not in report.args
+
+
+@pytest.mark.parametrize("label, swept", [("threshold = 0.6", ["--on", "R", "--at", "0.6"]), ("grades = \"0.5,0.7\"", ["--on", "R"]),
+                                          ("on = \"F\"", ["--on", "F"])])
+def test_a_sweep_is_on_the_score_the_labels_cut(tmp_path, label, swept):
+    """label's thresholds without `on` cut R (its default), so the sweep is on R, marked at the threshold."""
+    write_data(tmp_path)
+    steps = planned(tmp_path, f'[corpus]\ndocs = "docs"\n[golden]\nfile = "golden.csv"\n[retrieve]\nmethods = ["bm25", "dense"]\n'
+                              f'[label]\n{label}\n')
+    assert steps["sensitivity"].args[-len(swept):] == swept and "--on" not in steps["sensitivity"].args[:-len(swept)]
