@@ -329,13 +329,19 @@ def test_an_output_that_is_a_folder_or_a_fifo_is_refused_and_left_as_it_is(tmp_p
     assert folder.is_dir() and stat.S_ISFIFO(fifo.lstat().st_mode) and sorted(os.listdir(tmp_path)) == ["out.run", "pipe.run"]
 
 
-def test_an_output_whose_folder_is_a_dangling_link_is_one_line(tmp_path):
+def test_an_output_whose_folder_is_a_dangling_link_or_a_file_is_one_line_naming_it(tmp_path):
     (tmp_path / "runs").symlink_to(tmp_path / "gone")
     with pytest.raises(SemrelError) as caught:
         with atomic_writer(tmp_path / "runs" / "bm25.run") as out:
             out.write("x\n")
-    assert str(caught.value) == f"{tmp_path / 'runs' / 'bm25.run'}: cannot write (a part of the path is a file, not a folder)"
+    assert str(caught.value) == (f"{tmp_path / 'runs' / 'bm25.run'}: cannot write ({tmp_path / 'runs'} is a link to "
+                                 f"{tmp_path / 'gone'}, which does not exist)")
     assert os.listdir(tmp_path) == ["runs"]
+    (tmp_path / "notes").write_text("mine\n")
+    with pytest.raises(SemrelError) as caught:
+        with atomic_writer(tmp_path / "notes" / "deep" / "bm25.run") as out:
+            out.write("x\n")
+    assert str(caught.value) == f"{tmp_path / 'notes' / 'deep' / 'bm25.run'}: cannot write ({tmp_path / 'notes'} is a file, not a folder)"
 
 
 # ---------------------------------------------------------------- files written as one

@@ -770,7 +770,7 @@ def prepare_output(name: str) -> bool:
     check_not_input(name)
     try:
         info = os.stat(name)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no file there (a part of the path that is a file is named below)
         info = None
     except OSError as exc:
         raise SemrelError(f"{name}: cannot write ({exc.strerror or exc})") from None
@@ -783,15 +783,26 @@ def prepare_output(name: str) -> bool:
         if not info.st_mode & 0o222 or not os.access(name, os.W_OK):  # the rename would replace it all the same
             raise SemrelError(f"{name}: is read-only; semrel does not replace a file you may not write: make it writable, "
                               "or give another file name (nothing was written)")
+    folder = Path(landing(name)).parent
     try:
-        Path(landing(name)).parent.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise SemrelError(f"{name}: cannot write (a part of the path is a file, not a folder)") from None
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise SemrelError(f"{name}: cannot write ({_not_a_folder(folder)})") from None
     except OSError as exc:
         raise write_error(name, exc, False) if exc.errno in WRITE_ERRNOS else SemrelError(
             f"{name}: cannot make its folder ({exc.strerror or exc})") from None
     sweep_stale_temps(Path(landing(name)))
     return info is not None
+
+
+def _not_a_folder(folder: Path) -> str:
+    """Which part of `folder` stops it being made: a file, or a link to nothing."""
+    for part in [*reversed(folder.parents), folder]:
+        if os.path.islink(part) and not part.exists():
+            return f"{part} is a link to {os.readlink(part)}, which does not exist"
+        if part.exists() and not part.is_dir():
+            return f"{part} is a file, not a folder"
+    return "a part of the path is a file, not a folder"
 
 
 def landing(name: str | os.PathLike) -> str:
