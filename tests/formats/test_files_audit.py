@@ -257,9 +257,13 @@ def test_only_the_bom_that_opens_a_file_is_dropped(tmp_path):
     assert read_text(path) == "\ufeffone\ufefftwo\n"
 
 
-def test_lines_read_from_stdin_are_numbered_from_one(monkeypatch):
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"\xef\xbb\xbfa\r\nb\n")))
-    assert list(read_lines("-"))[:2] == [(1, "a\r"), (2, "b")]
+def test_lines_read_from_stdin_are_numbered_from_one_as_from_a_file(monkeypatch, tmp_path):
+    """stdin's lines are a file's: numbered from 1, and no empty line after the last newline (there had been one)."""
+    data = b"\xef\xbb\xbfa\r\nb\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert list(read_lines("-")) == [(1, "a\r"), (2, "b")] == list(read_lines(write(tmp_path / "f", data)))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"a\n\nb")))
+    assert list(read_lines("-")) == [(1, "a"), (2, ""), (3, "b")] == list(read_lines(write(tmp_path / "g", b"a\n\nb")))
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"ok\nnot \xff\n")))
     with pytest.raises(FormatError) as caught:
         list(read_lines("-"))

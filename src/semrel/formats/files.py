@@ -483,7 +483,10 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """
     name = str(path)
     if name == STDIO:
-        yield from enumerate(read_text(path).split("\n"), start=1)
+        lines = read_text(path).split("\n")  # not splitlines, which also breaks at \r and \u2028 (a JSON string may hold them)
+        if not lines[-1]:  # the newline ending the last line opens no line after it, as in a file
+            lines.pop()
+        yield from enumerate(lines, start=1)
         return
     most = limit_bytes(LINE_LIMIT)
     with _open_binary(name) as plain:
