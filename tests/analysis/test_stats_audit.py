@@ -18,12 +18,12 @@ from semrel.analysis.agreement import agreement, group_agreement, ranking_agreem
 from semrel.analysis.compare import compare_evaluations, render_comparison
 from semrel.analysis.lift import Latency, lift, render_lift, timed_latency
 from semrel.analysis.ppi import ReviewedSample, corrected_estimates
-from semrel.analysis.sensitivity import MAX_THRESHOLDS, threshold_grid
+from semrel.analysis.sensitivity import MAX_THRESHOLDS, sensitivity, threshold_grid
 from semrel.analysis.significance import StatSettings, bootstrap, randomization_p, t_test_p
 from semrel.errors import UsageError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
-from semrel.records import Qrels, Run
+from semrel.records import Judgment, Qrels, Run
 
 FEW = StatSettings(permutations=200, bootstrap=200)
 
@@ -196,9 +196,6 @@ def _run_placing(r_at: list[int], s_at: list[int], name: str) -> Run:
     return Run.from_dict(rows, name)
 
 
-@pytest.mark.xfail(strict=True, reason="ranking_agreement orders runs by aggregates that differ in the last bit only: two runs "
-                                       "whose RR is the mean of the same seven values (1, 1/2, ..., 1/7) in another query order "
-                                       "are reported as swapped, with tau -1, where both qrels tie them")
 def test_runs_tied_under_both_qrels_are_not_swapped_by_rounding():
     """Under either qrels each run puts the relevant document once at each place 1..7, so each run's RR is the mean of
     1, 1/2, ..., 1/7 (0.370408...) under both: both qrels tie the runs (all_tie, tau nan as scipy's of constant values,
@@ -212,6 +209,17 @@ def test_runs_tied_under_both_qrels_are_not_swapped_by_rounding():
     exact = sum(1 / k for k in range(1, 8)) / 7
     assert [*rr.ref.values(), *rr.test.values()] == pytest.approx([exact] * 4, rel=1e-15)
     assert rr.swapped == [] and rr.all_tie and np.isnan(rr.tau)
+
+
+def test_a_sweep_ties_runs_whose_values_differ_by_a_sums_rounding():
+    """The same runs under a sweep: at R >= 0.8 only r is relevant and both runs' RR is the mean of 1, 1/2, ..., 1/7 in
+    another order; the sweep shows them equal ('A = B'), as the point where both r and s count orders them."""
+    a = _run_placing([3, 1, 6, 5, 2, 7, 4], [2, 5, 3, 7, 1, 4, 6], "A")
+    b = _run_placing([6, 3, 4, 2, 5, 7, 1], [2, 4, 7, 3, 1, 6, 5], "B")
+    judgments = [Judgment(q, d, 0.5, r, 0.5, "pool") for q in ULP_QUERIES for d, r in (("r", 0.9), ("s", 0.5))]
+    swept = sensitivity(judgments, [a, b], ["RR"], [0.4, 0.8], at=0.8)
+    assert swept.values[1, 0, 0] == swept.values[1, 1, 0] == pytest.approx(sum(1 / k for k in range(1, 8)) / 7, rel=1e-15)
+    assert swept.ranking(swept.values[1, :, 0]) == "A = B" and swept.ranking(swept.values[0, :, 0]) == "B > A"
 
 
 # ---------------------------------------------------------------- assessor groups

@@ -91,6 +91,20 @@ def cohen_kappa(a: Labels, b: Labels, weights: Weights = "none", labels: Sequenc
     return float(kappa_from_confusion(confusion, weights))
 
 
+TIE = 1e-12  # relative: the mean of the same per-query values summed in another order differs in its last bits
+
+
+def settled(values: Values) -> np.ndarray:
+    """`values` (runs' aggregates) with those that differ by no more than a sum's rounding made one, the smallest of
+    them: two runs with the same per-query values in another query order tie, not one ahead in the 17th digit."""
+    settled_values = np.array(values, dtype=np.float64)
+    order = np.argsort(settled_values, kind="stable")
+    for before, i in zip(order, order[1:]):
+        if abs(settled_values[i] - settled_values[before]) <= TIE * max(abs(settled_values[i]), abs(settled_values[before])):
+            settled_values[i] = settled_values[before]
+    return settled_values
+
+
 def kendall_tau_b(x: Values, y: Values) -> float:
     """Kendall's tau-b (ties counted as in scipy.stats.kendalltau); nan when either side is constant."""
     xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
@@ -348,8 +362,8 @@ def ranking_agreement(ref: Qrels, test: Qrels, runs: Sequence[Run], measures: Se
             require_overlap(evaluated, qrels, run, which, f"run {run.name!r}", doc_level=False)
     result = []
     for m in measures:
-        x = {e.run_name: e.aggregate(m) for e in on_ref}
-        y = {e.run_name: e.aggregate(m) for e in on_test}
+        x = dict(zip(names, settled([e.aggregate(m) for e in on_ref]).tolist()))
+        y = dict(zip(names, settled([e.aggregate(m) for e in on_test]).tolist()))
         swapped = [(a, b) for a, b in itertools.combinations(names, 2) if (x[a] - x[b]) * (y[a] - y[b]) < 0]
         result.append(RankingAgreement(m.name, kendall_tau_b([x[n] for n in names], [y[n] for n in names]), x, y, swapped))
     for qrels, side, name in ((ref, "ref", "the reference qrels"), (test, "test", "the qrels tested")):

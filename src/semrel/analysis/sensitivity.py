@@ -45,7 +45,7 @@ from ..judging.labels import (
 from ..progress import Steps, no_progress
 from ..records import Judgment, Qrels, Run
 from ..terminal import quantity
-from .agreement import kendall_tau_b
+from .agreement import kendall_tau_b, settled
 from .significance import StatSettings, adjust, chosen_p
 
 SENSITIVITY_FORMATS = ("table", "markdown", "csv", "json")
@@ -245,7 +245,7 @@ def sensitivity(
              *([f"every threshold ({min(grid):g} to {max(grid):g}) lies beyond the judgments' {on} ({swept.min():g} to "
                 f"{swept.max():g}), so each labels every pair alike: sweep within that range"] if beyond else [])]
     per_query_values = np.asarray(per_query, dtype=np.float64)  # (points, runs, measures, queries), as tested
-    values = np.asarray(aggregates, dtype=np.float64)
+    values = np.apply_along_axis(settled, 1, np.asarray(aggregates, dtype=np.float64))  # runs tied to a sum's rounding tie
     taus = np.array([[kendall_tau_b(values[k, :, m], values[ref, :, m]) for m in range(len(measures))]
                      for k in range(len(grid))]).reshape(len(grid), len(measures))
     pairs = list(itertools.combinations(range(len(names)), 2))
