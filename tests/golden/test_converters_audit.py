@@ -125,8 +125,6 @@ def test_llamaindex_pairs_relevant_node_that_is_no_id_is_refused_by_name(tmp_pat
                      "qa_pairs.json: relevant_docs['q1'] names ['n1'], which 'corpus' does not hold")
 
 
-@pytest.mark.xfail(strict=True, reason="a node listed twice in relevant_docs is written twice in gold_chunk_ids, which "
-                                       "`semrel golden validate` then warns of ('lists gold chunk 'n1' twice')")
 def test_llamaindex_pairs_node_listed_twice_is_gold_once(tmp_path):
     pairs = {"queries": {"q1": "Where?"}, "corpus": {"n1": "Honey.", "n2": "Drones."}, "relevant_docs": {"q1": ["n1", "n2", "n1"]}}
     items, _, _ = imported(tmp_path, "qa_pairs.json", pairs)

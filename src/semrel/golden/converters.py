@@ -203,9 +203,9 @@ def import_llamaindex_pairs(source: str, options: ImportOptions) -> Imported:
         unknown = next((n for n in nodes if not isinstance(n, str) or n not in ids), None)
         if unknown is not None:
             raise FormatError(display_name(source), f"relevant_docs[{query_id!r}] names {unknown!r}, which 'corpus' does not hold")
+        gold = tuple(dict.fromkeys(ids[n] for n in nodes))  # a node listed twice is gold once
         items.append(GoldenItem(query_id_of(query_id, source, f"the query id {query_id!r}"),
-                                expect(query, str, source, f"queries[{query_id!r}]").strip(), (), tuple(ids[n] for n in nodes),
-                                {"no_answer": True}))
+                                expect(query, str, source, f"queries[{query_id!r}]").strip(), (), gold, {"no_answer": True}))
     counts = Counter({"queries without an answer (LlamaIndex's question-context pairs hold none)": len(items)})
     orphans = len(set(relevant) - set(queries))
     if orphans:  # their gold had nowhere to go
