@@ -124,7 +124,8 @@ def evaluate_files(
             """Each run against its own ids (require_overlap), while it is in memory."""
             nonlocal deepest
             path = str(run_paths[len(results)])
-            require_overlap(result, judged, run, display_name(str(qrels_path)), display_name(path))
+            require_overlap(result, judged, run, display_name(str(qrels_path)), display_name(path),
+                            doc_level=not doc_level)  # no hint to give --doc-level where it is given
             if cutoffs:
                 deepest = max(deepest, longest_ranking(run))
             if derived_from is not None:
