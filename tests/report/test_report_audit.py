@@ -383,10 +383,8 @@ def test_the_lift_bars_are_drawn_sorted_whatever_order_the_queries_come_in():
     assert plots.change_bars([0.5, -0.25, 0.0, 0.25], "RR") == plots.change_bars([-0.25, 0.0, 0.25, 0.5], "RR")
 
 
-# --- bugs found (xfail until fixed) --------------------------------------------------------------------------------
+# --- bugs the audit found, fixed --------------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="a ranking's run without a number on the reference qrels gets rank "
-                   "'n/a', which sorted() then compares with the other runs' int ranks: TypeError, no report")
 def test_a_run_without_a_value_on_the_reference_is_ranked_last_as_not_available():
     agreement = {"labels": {"n": 4, "kappa": 0.5, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]},
                  "rankings": [{"measure": "RR", "tau": None, "ref": {"a": None, "b": 0.5}, "test": {"a": 0.5, "b": 0.25}, "swapped": []}]}
@@ -394,8 +392,6 @@ def test_a_run_without_a_value_on_the_reference_is_ranked_last_as_not_available(
     assert [(r["run"], r["ref"], r["ref_rank"]) for r in ranking["runs"]] == [("b", "0.5000", 1), ("a", "n/a", "n/a")]
 
 
-@pytest.mark.xfail(strict=True, reason="curves of one threshold: plots.sensitivity_curves sets equal x limits and matplotlib "
-                   "warns (a UserWarning naming semrel's source line on stderr)")
 def test_curves_of_one_threshold_are_drawn_without_a_python_warning():
     points = [SensitivityPoint(0.5, run, "RR", v) for run, v in (("a", 0.25), ("b", 0.5))]
     with warnings.catch_warnings():
@@ -404,7 +400,6 @@ def test_curves_of_one_threshold_are_drawn_without_a_python_warning():
     assert "thresholds from 0.5 to 0.5" in page
 
 
-@pytest.mark.xfail(strict=True, reason="the template writes '1 queries' (metrics and lift); the rest of semrel says '1 query'")
 def test_one_query_is_said_in_the_singular(cli, tmp_path):
     qrels = put(tmp_path, "one.qrels", "q1 0 c1 1\n")
     a = put(tmp_path, "a.run", "q1 Q0 c2 1 2 a\nq1 Q0 c1 2 1 a\n")
@@ -414,7 +409,6 @@ def test_one_query_is_said_in_the_singular(cli, tmp_path):
     assert "(one.qrels: qrels; 1 query)" in section(page, "metrics") and ", on 1 query.</p>" in section(page, "lift")
 
 
-@pytest.mark.xfail(strict=True, reason="the sensitivity caption writes '(1 steps)'")
 def test_one_threshold_swept_is_said_in_the_singular():
     points = [SensitivityPoint(0.5, "a", "RR", 0.25), SensitivityPoint(0.5, "b", "RR", 0.5)]
     with warnings.catch_warnings():

@@ -426,7 +426,8 @@ def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> 
                 return "n/a"
             return 1 + sum(isinstance(v, (int, float)) and v > values[run] for v in values.values())
 
-        order_ref = sorted(on_ref, key=lambda run: (rank(on_ref, run), run))
+        ranked = {run: rank(on_ref, run) for run in on_ref}  # best first; a run without a number ('n/a') last
+        order_ref = sorted(on_ref, key=lambda run: (isinstance(ranked[run], str), ranked[run] if isinstance(ranked[run], int) else 0, run))
         runs = [{"run": run, "ref": _number(on_ref[run], 4), "ref_rank": rank(on_ref, run),
                  "test": _number(on_test.get(run), 4), "test_rank": rank(on_test, run)} for run in order_ref]
         flips = []
@@ -534,6 +535,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
                          "--sensitivity or --agreement")
     environment = Environment(loader=FileSystemLoader(str(template_dir())), autoescape=True,
                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    environment.filters["quantity"] = quantity  # '1 query', '3 queries', as every other message says it
     return environment.get_template("report.html.j2").render(page=page, version=semrel_version()), rule
 
 

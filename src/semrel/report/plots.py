@@ -140,7 +140,8 @@ def sensitivity_curves(curves: Mapping[str, Mapping[str, Sequence[tuple[float, f
                 axes.axvline(t, color="#444444", linestyle="--", linewidth=1)
                 axes.annotate(f"label threshold {t:g}", (t, 1.0), xycoords=("data", "axes fraction"), xytext=(4, -4),
                               textcoords="offset points", va="top", fontsize=9, color="#444444")
-            axes.set_xlim(lefts, right + (right - lefts) * (0.04 + 0.013 * longest))
+            if right > lefts:  # one threshold: matplotlib's own margins (equal limits are a warning)
+                axes.set_xlim(lefts, right + (right - lefts) * (0.04 + 0.013 * longest))
             axes.set_ylabel(_label(measure))
             axes.grid(axis="y", color="#e5e5e5", linewidth=0.8)
         panels[-1].set_xlabel("label threshold (judge score at or above which a pair is relevant)")
