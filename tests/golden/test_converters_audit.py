@@ -131,6 +131,17 @@ def test_llamaindex_pairs_node_listed_twice_is_gold_once(tmp_path):
     assert items[0]["gold_chunk_ids"] == ["n1", "n2"]
 
 
+def test_llamaindex_pairs_blank_node_is_no_chunk_and_no_gold_and_is_counted(tmp_path):
+    """As the PubMedQA and MS MARCO importers' blank passages: a blank node was a blank chunk, and gold."""
+    pairs = {"queries": {"q1": "Where?", "q2": "Who?"}, "corpus": {"n1": "Honey.", "n2": "  \n", "n3": ""},
+             "relevant_docs": {"q1": ["n1", "n2"], "q2": ["n3"]}}
+    items, chunks, said = imported(tmp_path, "qa_pairs.json", pairs)
+    assert [(i["query_id"], i["gold_chunk_ids"]) for i in items] == [("q1", ["n1"]), ("q2", [])]
+    assert [c["_id"] for c in chunks] == ["n1"]
+    assert "blank nodes (empty or only spaces; not made chunks or gold): 2" in said
+    assert "queries whose relevant nodes are all blank (no gold): 1" in said
+
+
 # ---------------------------------------------------------------- locate
 
 

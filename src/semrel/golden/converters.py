@@ -189,13 +189,18 @@ def import_llamaindex_pairs(source: str, options: ImportOptions) -> Imported:
     queries = expect(data.get("queries"), dict, source, "'queries'")
     corpus = expect(data.get("corpus"), dict, source, "'corpus'")
     relevant = expect(data.get("relevant_docs"), dict, source, "'relevant_docs'")
-    chunks, ids, taken = [], {}, set()
+    chunks, ids, taken, blank = [], {}, set(), set()
+    counts: Counter = Counter()
     for node, text in corpus.items():
         ids[node] = sanitise_id(node)
         if not ids[node] or ids[node] in taken:
             raise FormatError(display_name(source), f"'corpus' holds a node id {node!r} that is empty or, spaces made '_', another's")
         taken.add(ids[node])
         text = expect(text, str, source, f"corpus[{node!r}]")
+        if not text.strip():  # as the other importers' blank passages: no chunk to retrieve, no gold to find
+            blank.add(node)
+            counts["blank nodes (empty or only spaces; not made chunks or gold)"] += 1
+            continue
         chunks.append(Chunk(id=ids[node], text=text, doc_id=ids[node], start=0, end=len(text)))
     items: list[GoldenItem] = []
     for query_id, query in queries.items():
@@ -203,10 +208,12 @@ def import_llamaindex_pairs(source: str, options: ImportOptions) -> Imported:
         unknown = next((n for n in nodes if not isinstance(n, str) or n not in ids), None)
         if unknown is not None:
             raise FormatError(display_name(source), f"relevant_docs[{query_id!r}] names {unknown!r}, which 'corpus' does not hold")
-        gold = tuple(dict.fromkeys(ids[n] for n in nodes))  # a node listed twice is gold once
+        gold = tuple(dict.fromkeys(ids[n] for n in nodes if n not in blank))  # a node listed twice is gold once
+        if nodes and not gold:
+            counts["queries whose relevant nodes are all blank (no gold)"] += 1
         items.append(GoldenItem(query_id_of(query_id, source, f"the query id {query_id!r}"),
                                 expect(query, str, source, f"queries[{query_id!r}]").strip(), (), gold, {"no_answer": True}))
-    counts = Counter({"queries without an answer (LlamaIndex's question-context pairs hold none)": len(items)})
+    counts["queries without an answer (LlamaIndex's question-context pairs hold none)"] = len(items)
     orphans = len(set(relevant) - set(queries))
     if orphans:  # their gold had nowhere to go
         counts["relevant_docs entries of queries that 'queries' lacks (left out)"] = orphans
