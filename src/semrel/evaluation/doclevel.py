@@ -154,6 +154,8 @@ def id_hint(ids: pa.Array, known: pa.Array, documents: pa.Array, where: str) -> 
     stems = pc.replace_substring_regex(ids, pattern="#[^#]*$", replacement="")
     at = pc.index_in(stems, value_set=documents)
     for i, s, k in zip(ids.to_pylist(), stems.to_pylist(), at.to_pylist()):
+        if k is not None and s != i and known[k].as_py() == s:  # `known` holds the document whole, not its chunks
+            return f" ({i!r} names a chunk of {s!r}, a whole document in {where}: the run may come from another chunking)"
         if k is not None and s != i:
             return (f" ({i!r} is not a chunk of the document {s!r} of {where}, whose chunks are like {known[k].as_py()!r}: the "
                     "run may come from another chunking)")
