@@ -239,7 +239,7 @@ def duplicate_error(source: str | None, row: int, query: str, doc: str, what: st
     if source is None:
         return ValidationError(f"{message} (row {row + 1}; {hint})")
     if source == STDIO:
-        return FormatError(display_name(source), f"{message} (the {row + 1}th line with content)", hint=hint)
+        return FormatError(display_name(source), f"{message} (line {row + 1} not counting blank and comment lines)", hint=hint)
     data = read_bytes(source)
     header = 1 if data.startswith(b"query-id") else 0  # a BEIR qrels file's first line
     if what == "judgment" and len(groups := _second_column(data)) > 1:

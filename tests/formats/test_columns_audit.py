@@ -1,0 +1,51 @@
+"""What a mutation audit of formats/columns.py found unpinned: the numbers a score or grade may be written as, the
+judgment-group hint (several groups only, comment lines not counted) and the line a duplicate read from stdin is named
+by. K17, K19, K29, K32, K36, K37 and K39 of that audit are equivalent: comments are blanked and line edges stripped
+before the column check, a row past the last is never asked for, a qrels line of more than four fields is refused before
+the hint, and the rest change only speed."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import assert_one_error, run
+from semrel.errors import FormatError
+from semrel.formats import read_run
+from semrel.formats.columns import whole_number
+
+
+def test_a_score_may_open_with_its_point_and_carry_a_signed_exponent(tmp_path):
+    """'.5' and '2.5e-3' are numbers as Arrow reads them (and as trec_eval's atof does)."""
+    path = tmp_path / "r.run"
+    path.write_text("q1 Q0 d1 1 .5 r\nq1 Q0 d2 2 2.5e-3 r\nq1 Q0 d3 3 x r\n")
+    with pytest.raises(FormatError, match=r"r\.run:3: column 5 is 'x', expected a number"):
+        read_run(path)  # the slow path, which checks each field, takes the first two
+    path.write_text("q1 Q0 d1 1 .5 r\nq1 Q0 d2 2 2.5e-3 r\n")
+    assert read_run(path).to_dict() == {"q1": {"d1": 0.5, "d2": 0.0025}}
+
+
+def test_a_grade_may_be_the_least_64_bit_integer():
+    assert whole_number("-9223372036854775808") == -(2**63)
+    with pytest.raises(ValueError):
+        whole_number("-9223372036854775809")
+
+
+@pytest.mark.parametrize("groups, named", [(["0", "0"], None), (["a", "b"], "2 groups (a, b)"), (["a", "b", "c"], "3 groups (a, b, c)"),
+                                           (["a", "b", "c", "d"], "4 groups (a, b, c, ...)")])
+def test_a_duplicate_judgment_names_the_files_judgment_groups_only_where_there_are_several(tmp_path, groups, named):
+    path = tmp_path / "q.qrels"
+    lines = [f"q1 {g} d{k} 1" for k, g in enumerate(groups)] + ["#q9 x d9 1", f"q1 {groups[0]} d0 0"]
+    path.write_text("\n".join(lines) + "\n")
+    (tmp_path / "r.run").write_text("q1 Q0 d0 1 1 r\n")
+    message = assert_one_error(run("eval", path, tmp_path / "r.run"),
+                               f"q.qrels:{len(lines)}: duplicate judgment for query 'q1' and doc 'd0'")
+    assert (f"its second column names {named}:" in message) if named else "groups" not in message
+
+
+def test_a_duplicate_read_from_stdin_is_named_by_its_line_among_those_with_content(tmp_path):
+    """stdin cannot be read again for the line number, so the line is counted among the lines with content; it said
+    'the 2th line with content'."""
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("q1 0 d1 1\n")
+    assert_one_error(run("eval", qrels, "-", input="q1 Q0 d1 1 2 r\n\nq1 Q0 d1 2 1 r\n"),
+                     "<stdin>: duplicate document in run for query 'q1' and doc 'd1' (line 2 not counting blank and comment lines)")
