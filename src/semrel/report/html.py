@@ -428,7 +428,7 @@ def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> 
 
         ranked = {run: rank(on_ref, run) for run in on_ref}  # best first; a run without a number ('n/a') last
         order_ref = sorted(on_ref, key=lambda run: (isinstance(ranked[run], str), ranked[run] if isinstance(ranked[run], int) else 0, run))
-        runs = [{"run": run, "ref": _number(on_ref[run], 4), "ref_rank": rank(on_ref, run),
+        runs = [{"run": run, "ref": _number(on_ref[run], 4), "ref_rank": ranked[run],
                  "test": _number(on_test.get(run), 4), "test_rank": rank(on_test, run)} for run in order_ref]
         flips = []
         for a, b in r.get("swapped") or []:
