@@ -310,6 +310,15 @@ def test_values_the_steps_would_refuse_are_refused_before_any_step(tmp_path, set
     assert not (tmp_path / "out").exists()
 
 
+def test_a_file_a_step_cannot_read_is_named_with_the_step(tmp_path):
+    """A step's format error named the file alone ("golden.csv: no column 'nope'"), not which step read it."""
+    config = write_config(write_data(tmp_path))
+    result = run("run", config, "--set", "golden.query_col=nope")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == (f"semrel: error: import: {tmp_path / 'golden.csv'}: no column 'nope' (columns: "
+                                              "query_id, query, reference_answer, gold_chunk_ids)")
+
+
 def test_a_golden_set_without_documents_needs_a_corpus_key(tmp_path):
     """A CSV golden set with no [corpus] passed the dry run, then failed in the import step on an option the user never
     gave: 'import: --corpus-out only applies to squad, pubmedqa, cranfield and trec with --docs; this source is csv'."""

@@ -215,9 +215,8 @@ def _call(step: Step) -> None:
         if step.command == ("golden", "import"):  # the import command names its options, which a config gives as keys
             exc.args = (re.sub(f"--({'|'.join(k.replace('_', '-') for k in ('format', *GOLDEN_OPTIONS))})\\b",
                                lambda m: f"[golden] {m[1].replace('-', '_')}", str(exc)),)
-        if type(exc) in (SemrelError, UsageError):
-            raise type(exc)(f"{step.name}: {exc}") from None
-        raise
+        exc.args = (f"{step.name}: {exc}",)  # which step failed, whatever the error's kind (kept: its exit code)
+        raise exc from None
 
 
 def _read_state(out: str, part: str = "steps") -> dict[str, Any]:
