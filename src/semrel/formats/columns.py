@@ -106,24 +106,24 @@ def normalise(data: bytes) -> bytes:
 
 def read_columns(
     data: bytes, path: str, names: Sequence[str], types: dict[str, pa.DataType], checks: dict[int, tuple[str, Check]], what: str,
-    extra_fields: bool = False, comments: bool = True,
+    extra_fields: bool = False,
 ) -> pa.Table:
     """Parse `data` into the typed columns named in `types`; a bad line raises FormatError naming it.
 
     `checks` maps a column position to (what it should be, a parser that raises on bad values)
     for the line-by-line pass that explains a refusal. `extra_fields`: fields after the last named
-    column are ignored (trec_eval's runs); `comments`: lines starting with `#` are skipped.
+    column are ignored (trec_eval's runs). Lines starting with `#` are comments, skipped as trec_eval does.
     """
     if not data or data.isspace():
         return _empty(types)
     try:
         # Arrow splits on spaces alone: a tab beside a space or at a line's edge would stay in an id ('TAB q1')
         table = _arrow_read(data, names, types) if b"\t" not in data else None
-        if table is not None and not (comments and b"#" in data and _has_comment_rows(table, names, types)):
+        if table is not None and not (b"#" in data and _has_comment_rows(table, names, types)):
             return table
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         pass
-    data = _by_blocks(data, lambda block: normalise(blank_comments(block) if comments else block))  # all rare, so only on refusal
+    data = _by_blocks(data, lambda block: normalise(blank_comments(block)))  # all rare, so only on refusal
     if not data.strip():
         return _empty(types)
     for attempt in ("normalised", "cut") if extra_fields else ("normalised",):
