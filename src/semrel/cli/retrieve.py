@@ -17,6 +17,7 @@ from ..retrieval.retrieve import (
     RRF_K,
     RetrievalSpec,
     bm25_params,
+    idle_setting,
     retrieval_stores,
     retrieve_files,
 )
@@ -67,13 +68,12 @@ def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stag
     one_cache_choice(no_cache)
     if rerank is None and typed("rerank_depth"):
         raise UsageError("--rerank-depth goes with --rerank: it is how many first-stage chunks are reranked")
-    if first == "bm25" and rerank is None and typed("model"):
-        raise UsageError("--model is the dense encoder; it does not apply to --method bm25 without --rerank dense")
-    if first not in ("bm25", "hybrid"):
-        given = [f"--bm25-{name}" for name in ("k1", "b", "method", "stemmer", "stopwords") if typed(f"bm25_{name}")]
-        if given:
-            raise UsageError(f"{given[0]} is BM25's; it does not apply to "
-                             + ("--method dense" if first else "--run (a first stage made already)"))
+    idle = idle_setting(first, rerank, [name for name in ("model", *(f"bm25_{n}" for n in BM25_PARAMS)) if typed(name)])
+    if idle:
+        name, whose = idle
+        where = (f"--method {first}" + (" without --rerank dense" if first == "bm25" else "") if first
+                 else "--run (a first stage made already)")
+        raise UsageError(f"--{name.replace('_', '-')} is {whose}; it does not apply to {where}")
     spec = RetrievalSpec(first, k, rerank, rerank_depth, first_stage_run, model,
                          make_engine(engine, ray_address, ray_workers, device, precision),
                          bm25_params(bm25_k1, bm25_b, bm25_method, bm25_stemmer, bm25_stopwords))

@@ -26,7 +26,7 @@ from .fusion import METHODS as FUSION_METHODS
 from .fusion import RRF_K, FusionSpec, fuse_runs
 from .pool import pool_files
 from .retrieve import METHODS as RETRIEVAL_METHODS
-from .retrieve import RetrievalSpec, bm25_params, retrieval_stores, retrieve_files
+from .retrieve import RetrievalSpec, bm25_params, idle_setting, retrieval_stores, retrieve_files
 
 PathLike = Union[str, os.PathLike]
 
@@ -115,10 +115,11 @@ def retrieve(
                                        ("bm25_method", bm25_method, (str,), "a name"), ("bm25_stemmer", bm25_stemmer, (str,), "a name"),
                                        ("bm25_stopwords", bm25_stopwords, (str, os.PathLike), "a list name or a file")):
         check_kind(option, value, kinds, what)
-        if value is not None and method == "dense":  # as fuse refuses rrf_k with combsum: a setting that changes nothing
-            raise UsageError(f"{option}={value!r} is BM25's; it does not apply to method='dense'")
-    if model is not None and method == "bm25":  # likewise: no dense encoder runs
-        raise UsageError(f"model={str(model)!r} is the dense encoder; it does not apply to method='bm25'")
+    settings = {"model": None if model is None else str(model), "bm25_k1": bm25_k1, "bm25_b": bm25_b, "bm25_method": bm25_method,
+                "bm25_stemmer": bm25_stemmer, "bm25_stopwords": bm25_stopwords}
+    idle = idle_setting(method, None, [name for name, value in settings.items() if value is not None])
+    if idle:  # as fuse refuses rrf_k with combsum: a setting that changes nothing
+        raise UsageError(f"{idle[0]}={settings[idle[0]]!r} is {idle[1]}; it does not apply to method={method!r}")
     engine = as_engine(engine)
     bm25 = bm25_params(None if bm25_k1 is None else float(bm25_k1), None if bm25_b is None else float(bm25_b), bm25_method,
                        bm25_stemmer, None if bm25_stopwords is None else str(bm25_stopwords))

@@ -94,6 +94,17 @@ def search_vectors(
     return [strictly_ranked(positions, scores, k) for positions, scores in best]
 
 
+def idle_setting(method: str | None, rerank: str | None, given: Iterable[str]) -> tuple[str, str] | None:
+    """The first of the settings `given` ("model", "bm25_k1", ...) that would change nothing here, and whose it
+    is: each was once ignored in silence. `method` None is a first stage made already."""
+    for name in given:
+        if name == "model" and method == "bm25" and rerank is None:
+            return name, "the dense encoder"
+        if name.startswith("bm25_") and method not in ("bm25", "hybrid"):
+            return name, "BM25's"
+    return None
+
+
 def bm25_params(k1: float | None = None, b: float | None = None, method: str | None = None, stemmer: str | None = None,
                 stopwords: str | None = None) -> dict[str, Any]:
     """BM25_PARAMS with the given values over them, checked. `stemmer`: a PyStemmer algorithm
