@@ -95,6 +95,19 @@ def test_holm_and_bonferroni_by_hand():
     assert adjust(np.array([0.5, 0.6]), "bonferroni") == pytest.approx([1.0, 1.0])
 
 
+@pytest.mark.parametrize("method", ["holm", "bonferroni"])
+def test_corrections_equal_statsmodels(method):
+    """The reference: statsmodels' multipletests, over 1 to 39 tests with ties, 1.0s and tiny p-values."""
+    from statsmodels.stats.multitest import multipletests
+    rng = np.random.default_rng(0)
+    for n in range(1, 40):
+        p = rng.random(n) ** 3
+        tied = n // 4
+        p[:tied] = p[tied : 2 * tied]
+        p[n // 2] = 1.0
+        assert np.array_equal(adjust(p, method), multipletests(p, method=method)[1]), (n, p)
+
+
 def test_paired_stats_picks_the_chosen_p_value():
     found = paired_stats(A - B, StatSettings(test="t", bootstrap=200, permutations=200))
     assert found.p_values("t")[0] == pytest.approx(stats.ttest_rel(A, B).pvalue)
