@@ -1,5 +1,6 @@
 """Mutation audit of evaluation/prefs.py and formats/columns.py: behaviours the other tests left unpinned (each test
-names the mutant ids, F.. prefs, K.. columns, that it kills); values worked out by hand from the rules in prefs.py."""
+names the mutant ids, F.. prefs, K.. columns, that it kills); values worked out by hand from the rules in prefs.py. Those
+of *_Rnonrel (F17, F30, F31) are also what a trec_eval built from NIST's source prints for the same files."""
 
 from __future__ import annotations
 
