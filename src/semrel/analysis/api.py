@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Callable, Union, cast
 
 from ..errors import UsageError, check_flags, check_kind, check_list, check_seed, check_warn, tell
@@ -89,6 +89,8 @@ def sensitivity(
     judged, source = given_judgments(judgments, empty_ok=False)
     sweep = choose_sweep(judged, on, None if at is None else float(at), calibration,
                          None if thresholds is None else [float(t) for t in thresholds], source=source)
+    if isinstance(runs, Iterator):  # read twice: as runs, and for the files the curves' manifest names
+        runs = list(runs)
     _, read, several = as_runs(runs)
     loaded = list(read)  # a run of the wrong kind altogether is a TypeError first
     if not several:
