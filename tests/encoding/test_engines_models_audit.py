@@ -276,11 +276,10 @@ def test_a_hub_name_the_tokenizer_cannot_find_is_one_error(monkeypatch):
     assert len(str(raised.value).splitlines()) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="bug: load_tokenizer catches OSError only; transformers' ValueError for a tokenizer it "
-                                       "cannot build goes up as a traceback (semrel judge --model FOLDER, exit 1)")
 def test_a_folder_whose_tokenizer_cannot_be_built_is_one_error(tmp_path):
     # a config.json naming no model type, beside no tokenizer files: transformers raises ValueError ("Couldn't instantiate
-    # the backend tokenizer"); as for a folder missing its weights, it should be the one-line 'could not load model' error
+    # the backend tokenizer"), which went up as a traceback; as for a folder missing its weights, it is the one-line
+    # 'could not load model' error
     folder = small_model(tmp_path / "m", {"num_hidden_layers": 2, "vocab_size": 10})
     with pytest.raises(SemrelError, match=f"^could not load model '{re.escape(str(folder))}' \\(.+\\); give a complete local"):
         load_tokenizer(str(folder))

@@ -182,7 +182,7 @@ def load_tokenizer(name_or_path: str | None = None):
     location = resolve_model(name_or_path)
     try:
         tokenizer = AutoTokenizer.from_pretrained(location)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a folder whose tokenizer transformers cannot build
         raise _unloadable(location, exc) from None
     expected = _json(Path(location) / "config.json").get("vocab_size")
     if isinstance(expected, int) and len(tokenizer) < expected // 2:  # transformers builds one of the special tokens alone
