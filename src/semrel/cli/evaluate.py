@@ -29,7 +29,7 @@ from .paths import database_path, input_path, output_path
                       "(nDCG@10 = ndcg_cut.10, RR = recip_rank, AP = map, Bpref = bpref), trec_eval's parameter lists "
                       "(P.5,10 ndcg.1=3,2=9 utility.2,-1,0,0) and sets (all_trec, official, set)")
 @click.option("-q", "--per-query", is_flag=True, help="Also print each query's values.")
-@click.option("-l", "--rel-level", default=1, show_default=True, type=int,
+@click.option("-l", "--rel-level", default=1, show_default=True, type=click.IntRange(min=0),
               help="Lowest grade that counts as relevant (nDCG uses the graded rel regardless).")
 @click.option("--complete/--no-complete", "-c/-C", default=True, show_default=True,
               help="Average over every query of QRELS, those a run lacks scoring as an empty ranking (trec_eval -c); "

@@ -36,7 +36,7 @@ def measures_option(default: Sequence[str] | None = DEFAULT_MEASURES, help: str 
 
 
 measure_option = measures_option()
-rel_level_option = click.option("-l", "--rel-level", default=1, show_default=True, type=int,
+rel_level_option = click.option("-l", "--rel-level", default=1, show_default=True, type=click.IntRange(min=0),
                                 help="Lowest grade that counts as relevant.")
 places_option = click.option("--places", default=4, show_default=True, type=click.IntRange(0, 17),
                              help="Decimals shown (json and jsonl keep every digit).")

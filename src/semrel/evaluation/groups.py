@@ -27,7 +27,7 @@ def evaluate_groups(groups: Sequence[tuple[str, Qrels]], run: Run, measures, opt
     sums = {m: np.zeros(len(queries)) for m in grouped}
     judged_by = np.zeros(len(queries))
     present: set[str] = set()
-    for _, qrels in groups:
+    for _, qrels in sorted(groups, key=lambda group: group[0].encode()):  # summed in trec_eval's order: a mean's last digit can differ
         (result,) = evaluate_gradings(qrels, [qrels.relevance], [run], grouped or [Measure("NumQ")], options=options)[0]
         at = np.array([position[q] for q in result.query_ids], dtype=np.int64)
         for m in grouped:

@@ -935,7 +935,15 @@ def rank_biased_precision(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     width = (high - low)[q]
     scale = ((low[q] < 0) | (high[q] > 1)) & given
     gains = np.where(scale, np.divide(gains - low[q], width, out=np.zeros(len(q)), where=width != 0), gains)
-    return (1.0 - p) * sums(q, weights=gains * np.power(p, r.rank), n=ctx.n)
+    return (1.0 - p) * sums(q, weights=gains * _powers(p, int(r.rank.max(initial=0)))[r.rank], n=ctx.n)
+
+
+def _powers(p: float, largest: int) -> np.ndarray:
+    """p^0 .. p^largest as trec_eval reaches them, multiplying by p once a rank: np.power rounds otherwise, and a
+    mean could land on the other side of its fourth decimal."""
+    steps = np.full(largest + 1, p)
+    steps[0] = 1.0
+    return np.cumprod(steps)
 
 
 def _rbp_bounds(ctx: Context, top_grade: np.ndarray, table: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -958,11 +966,12 @@ def rbp_residual(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """RBP's residual (p=0.9): what unjudged documents and the ranking's tail could still add,
     p^returned + (1 - p) sum over unjudged documents of p^(rank - 1); 0 when every document is judged."""
     p = float(m.param("p", 0.9))
-    returned, assessed = r.returned(), r.assessed
-    every = returned if p == 1.0 else (1.0 - np.power(p, returned)) / (1.0 - p)  # p^(rank - 1) over all ranks returned
-    mass = every - sums(r.query[assessed], weights=np.power(p, r.rank[assessed]), n=ctx.n)  # over the unjudged ones
-    unjudged = returned - ctx.count(r, assessed)
-    return np.where(unjudged > 0, np.power(p, returned) + (1.0 - p) * mass, 0.0)
+    returned = r.retrieved.astype(np.int64)
+    powers = _powers(p, int(returned.max(initial=0)))
+    every = r.with_unlisted()  # the unjudged summed one by one in rank order, as trec_eval does (not all less the judged)
+    unjudged = every.grade < 0
+    mass = sums(every.query[unjudged], weights=powers[every.rank[unjudged]], n=ctx.n)  # p^(rank - 1) over the unjudged
+    return np.where(ctx.count(every, unjudged) > 0, powers[returned] + (1.0 - p) * mass, 0.0)
 
 
 @family("unj", Cutoff.REQUIRED, trec="unj", trec_cut="unj", trec_params="cutoffs", trec_defaults=(5, 10, 20))

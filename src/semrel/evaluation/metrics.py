@@ -425,8 +425,8 @@ class Options:
             raise UsageError(f"depth={self.depth!r}: give a whole number of documents, at least 1")
         if not is_whole(self.num_docs) or self.num_docs < 0:
             raise UsageError(f"num_docs={self.num_docs!r}: give the collection size, a whole number of 0 or more")
-        if not is_whole(self.rel_level):
-            raise UsageError(f"rel_level={self.rel_level!r}: give the lowest relevant grade, a whole number")
+        if not is_whole(self.rel_level) or self.rel_level < 0:  # a negative grade marks a document unjudged, never relevant
+            raise UsageError(f"rel_level={self.rel_level!r}: give the lowest relevant grade, a whole number of 0 or more")
         return self
 
 

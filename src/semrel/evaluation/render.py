@@ -59,7 +59,7 @@ def _trec_value(m: Measure, value: Any, places: int, zscored: bool = False) -> s
         return f"'{value}'" if m.family == "relstring" else str(value)
     if m.kind is Kind.COUNT and not zscored:
         return str(int(value))
-    return f"{float(value):.{places}f}"
+    return f"{float(value):6.{places}f}"  # trec_eval's %6.4f: an inf is '   inf'
 
 
 def _trec_label(result: Evaluation, m: Measure) -> str:

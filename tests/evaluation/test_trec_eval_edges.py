@@ -1,0 +1,41 @@
+"""Small inputs on which semrel's `-f trec` output once differed from trec_eval's, found by scoring random qrels and runs
+with both (a trec_eval 10.0 built from NIST's source): each expected text is what that trec_eval printed. Means that
+land on a rounding boundary (0.00625, 0.37305) print trec_eval's last digit only where the sums are made in its order."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import assert_one_error
+
+JUDGMENT_GROUPS = ("".join(f"q1 1 d{i} 1\n" for i in range(7)) + "q1 2 d0 1\nq1 2 d1 1\n" + "".join(f"q1 0 d{i} 1\n" for i in range(6))
+                   + "q2 0 x 1\nq3 0 x 1\nq4 0 x 1\n")
+GROUPS_RUN = "".join(f"q1 Q0 d{i} {i + 1} {10 - i} r\n" for i in range(7)) + "q2 Q0 y 1 1 r\nq3 Q0 y 1 1 r\nq4 Q0 y 1 1 r\n"
+
+
+@pytest.mark.parametrize("qrels,run,options,expected", [
+    # groups 1, 2, 0 of q1 (7, 2 and 6 relevant of 200): 0.025 as trec_eval sums them, sorted by id, and the mean of the
+    # four queries 0.00625 rounds down; summed in the file's order it came out a hair above (0.0063)
+    (JUDGMENT_GROUPS, GROUPS_RUN, ["-R", "qrels_jg", "-m", "P_avgjg.200"],
+     "P_avgjg_200           \tq1\t0.0250\nP_avgjg_200           \tq2\t0.0000\nP_avgjg_200           \tq3\t0.0000\n"
+     "P_avgjg_200           \tq4\t0.0000\nP_avgjg_200           \tall\t0.0062\n"),
+    # p^4 + 0.1 p for q1 (u unjudged at rank 2), with p^k multiplied out rank by rank and the unjudged summed one by one
+    # as m_rbp_resid.c does: the mean 0.37305 rounds up (the closed form less the judged ones made it 0.3730)
+    ("q1 0 a 1\nq1 0 c 1\nq1 0 d 1\nq2 0 a 1\n", "q1 Q0 a 1 4 r\nq1 Q0 u 2 3 r\nq1 Q0 c 3 2 r\nq1 Q0 d 4 1 r\nq2 Q0 a 1 1 r\n",
+     ["-m", "rbp_resid"],
+     "rbp_resid             \tq1\t0.7461\nrbp_resid             \tq2\t0.0000\nrbp_resid             \tall\t0.3731\n"),
+    # a gain for documents outside the qrels and none for the ideal ranking: inf, printed as C's %6.4f pads it
+    ("q2 0 a1 1\n", "q2 Q0 x 1 2 run\nq2 Q0 a1 2 1 run\n", ["-m", "G.-1=2"],
+     "G_-1=2                \tq2\t   inf\nG_-1=2                \tall\t   inf\n"),
+], ids=["group-order", "rbp_resid-powers", "inf-width"])
+def test_output_equals_trec_eval(cli, write, qrels, run, options, expected):
+    result = cli("eval", write("q.qrels", qrels), write("r.run", run), "-q", *options, "-f", "trec")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == expected
+
+
+def test_a_negative_relevance_level_is_refused(cli, write):
+    """trec_eval takes -l -1 and then counts every unjudged document as relevant (it codes them -1 in the ranking): a
+    negative grade marks a document unjudged, so no level below 0 means anything."""
+    assert_one_error(cli("eval", write("q.qrels", "q 0 a 1\n"), write("r.run", "q Q0 a 1 1 r\n"), "-l", "-1"),
+                     "Invalid value for '-l' / '--rel-level': -1 is not in the range x>=0.", code=2)
