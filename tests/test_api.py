@@ -170,7 +170,8 @@ def test_api_errors_name_parameters():
         semrel.evaluate(qrels, {"q": {"d": 1.0}}, ["nDCG@x"])
     for option, message in [({"depth": 0}, r"^depth=0: give a whole number of documents, at least 1$"),
                             ({"num_docs": -1}, r"^num_docs=-1: give the collection size, a whole number of 0 or more$"),
-                            ({"rel_level": 1.5}, r"^rel_level=1.5: give the lowest relevant grade, a whole number$")]:
+                            ({"rel_level": 1.5}, r"^rel_level=1.5: give the lowest relevant grade, a whole number of 0 or more$"),
+                            ({"rel_level": -1}, r"^rel_level=-1: give the lowest relevant grade, a whole number of 0 or more$")]:
         with pytest.raises(UsageError, match=message):
             semrel.evaluate(qrels, {"q": {"d": 1.0}}, ["P@1"], **option)
     assert semrel.evaluate(qrels, {"q": {"e": 2.0, "d": 1.0}}, ["P@1", "P@2"], depth=1, num_docs=0) == {"P@1": 0.0, "P@2": 0.0}

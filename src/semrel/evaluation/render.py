@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 from ..formats.jsonl import json_text
@@ -59,7 +60,8 @@ def _trec_value(m: Measure, value: Any, places: int, zscored: bool = False) -> s
         return f"'{value}'" if m.family == "relstring" else str(value)
     if m.kind is Kind.COUNT and not zscored:
         return str(int(value))
-    return f"{float(value):6.{places}f}"  # trec_eval's %6.4f: an inf is '   inf'
+    text = f"{float(value):.{places}f}"
+    return text if math.isfinite(value) else text.rjust(6)  # as trec_eval's %6.4f pads an inf: '   inf'
 
 
 def _trec_label(result: Evaluation, m: Measure) -> str:
