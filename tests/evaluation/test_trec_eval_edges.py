@@ -34,6 +34,15 @@ def test_output_equals_trec_eval(cli, write, qrels, run, options, expected):
     assert result.stdout == expected
 
 
+def test_set_f_takes_trec_evals_beta(cli, write):
+    """set_F.BETA was refused as an unknown measure; trec_eval names it by the text given (0.50, not 0.5)."""
+    result = cli("eval", write("q.qrels", "q 0 a 1\nq 0 b 1\nq 0 c 0\n"), write("r.run", "q Q0 a 1 3 r\nq Q0 c 2 2 r\nq Q0 x 3 1 r\n"),
+                 "-m", "set_F.0.50", "-m", "set_F.2", "-f", "trec")
+    assert result.stdout == "set_F_0.50            \tall\t0.3750\nset_F_2               \tall\t0.4286\n", result.output
+    assert_one_error(cli("eval", write("q.qrels", "q 0 a 1\n"), write("r.run", "q Q0 a 1 1 r\n"), "-m", "set_F.0.5,2"),
+                     "measure 'set_F.0.5,2': set_F takes one beta, e.g. set_F.0.5", code=2)
+
+
 def test_a_negative_relevance_level_is_refused(cli, write):
     """trec_eval takes -l -1 and then counts every unjudged document as relevant (it codes them -1 in the ranking): a
     negative grade marks a document unjudged, so no level below 0 means anything."""

@@ -288,7 +288,7 @@ def nothing(values: np.ndarray) -> None:
 
 
 Compute = Callable[[Measure, Ranked, Context], np.ndarray]
-TrecParams = str | None  # how trec_eval's `name.PARAMS` text is read: see _TREC_READERS
+TrecParams = str | None  # how trec_eval's `name.PARAMS` text is read: see _trec_form
 
 
 @dataclass(frozen=True)
@@ -305,7 +305,7 @@ class Family:
     params: tuple[str, ...] = ()  # parameters besides the cutoff it accepts, as `Name(key=value)`
     doc: str = field(default="", compare=False)
     kind: Kind = Kind.REAL
-    trec_params: TrecParams = None  # cutoffs | fractions | fraction_set | coefficients | gains
+    trec_params: TrecParams = None  # cutoffs | fractions | fraction_set | coefficients | gains | number
     trec_defaults: tuple = ()  # what the trec_eval name alone stands for (P: P_5 ... P_1000)
     at: str | None = None  # the parameter `Name@value` sets (IPrec@0.1: recall) instead of a cutoff
     per_query_line: bool = True  # trec_eval prints a line per query (gm_map, num_q, runid: only 'all')
@@ -888,10 +888,12 @@ def set_ap(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
 
 def _set_f_label(m: Measure) -> str | None:
     beta = m.param("beta")
+    if m.trec_text is not None:  # set_F.0.50, named as trec_eval names it: by the text given
+        return f"set_F_{m.trec_text}"
     return "set_F" if beta is None or float(beta) == 1.0 else f"set_F_{_number(beta)}"
 
 
-@family("SetF", Cutoff.NONE, share=True, trec="set_F", params=("beta",), trec_label=_set_f_label)
+@family("SetF", Cutoff.NONE, share=True, trec="set_F", params=("beta",), trec_params="number", trec_label=_set_f_label)
 def set_f(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """(beta + 1) P R / (beta P + R) of set precision and set recall (beta as trec_eval's set_F parameter, default 1)."""
     beta = float(m.param("beta", 1.0))
@@ -1240,6 +1242,10 @@ def _trec_form(text: str) -> list[Measure] | None:
         for cutoff in cutoffs:
             _check_cutoff(entry, cutoff, text)
         return [Measure(entry.name, c, trec_text=rest if entry.name == "relstring" else None) for c in cutoffs]
+    if kind == "number":  # set_F.0.5: the family's one parameter
+        if "," in rest:
+            raise UsageError(f"measure {text!r}: {entry.trec} takes one {entry.params[0]}, e.g. {entry.trec}.0.5")
+        return [Measure(entry.name, None, ((entry.params[0], _trec_number(rest, False, text)),), rest)]
     if kind == "fractions":
         values = sorted({_trec_number(part, False, text) for part in rest.split(",")})
         return [Measure(entry.name, None, ((entry.at or "", v),)) for v in values]
