@@ -44,7 +44,7 @@ screenshots: install
 
 # ruff (style, imports, likely bugs) on all Python; mypy on the library (settings in pyproject.toml).
 lint: install
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/mypy
 
 bench: install
