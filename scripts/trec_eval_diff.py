@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -88,6 +89,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="trec_eval_diff", help="where differing cases are written")
     args = parser.parse_args()
+    if shutil.which(args.trec_eval) is None:  # one line, not a traceback from the first case
+        parser.error(f"--trec-eval {args.trec_eval}: not an executable program (build trec_eval from NIST's source)")
     rng, runner = random.Random(args.seed), CliRunner()
     counts = {"equal": 0, "differ": 0, "trec_eval refused": 0, "semrel refused": 0}
     with tempfile.TemporaryDirectory() as scratch:
