@@ -6,8 +6,9 @@ every output line that differs: a regression check of semrel's trec_eval semanti
 trec_eval is not shipped: build it from NIST's source (github.com/usnistgov/trec_eval, `make`). The cases keep away
 from the trec_eval defects docs/eval.md lists ("Where trec_eval's output comes from a defect of its code"): no measure
 named twice, every qrels query in the run, no query whose grades are all negative, no fractional gains, no -l below 0,
-preference values 0 to 3. Lines of iprec_at_recall and 11pt_avg (trec_eval 9 and 10 round recall points differently)
-and of rbp (trec_eval reads uninitialised bounds) are left out, as are a measure's lines where trec_eval prints nan.
+preference values 0 to 3, dcg and ideal_dcg never beside ndcg with gains (they share its parameters). Lines of
+iprec_at_recall and 11pt_avg (trec_eval 9 and 10 round recall points differently) and of rbp (trec_eval reads
+uninitialised bounds) are left out, as are a measure's lines where trec_eval prints nan.
 semrel refuses some cases on purpose (a run sharing no document with the qrels): they are counted. Each differing or
 refused case is written to --out with both outputs; the exit code is 1 when any line differs.
 """
@@ -32,7 +33,8 @@ UNJUDGED = ["u1", "u2", "u3"]
 MEASURES = ["P.1,3,7", "ndcg_cut.3,7", "ndcg.1=3,2=9", "success.1,2,5", "recall.3,8", "Rprec_mult.0.5,2.0", "utility.2,-1,0,0",
             "relstring.5", "unj.3", "map_cut.2,5", "relative_P.2,4", "G.1=2,2=5", "binG", "ndcg_rel", "Rndcg", "infAP",
             "gm_bpref", "gm_map", "bpref", "num_nonrel_judged_ret", "set_map", "set_F.0.5", "set_P", "set_recall", "map",
-            "Rprec", "recip_rank", "num_ret", "num_rel", "num_rel_ret", "rbp_resid"]
+            "Rprec", "recip_rank", "num_ret", "num_rel", "num_rel_ret", "rbp_resid", "rbp_resid.p=0.8", "yaap", "dcg", "ideal_dcg"]
+SHARED_GAINS = ("dcg", "ideal_dcg")  # trec_eval gives these and ndcg one parameter record: beside ndcg.1=3,2=9 it frees it twice
 LEFT_OUT = ("iprec_at_recall", "11pt_avg", "rbp ", "rbp_")
 RELATIONS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
 
@@ -63,7 +65,10 @@ def make_case(rng: random.Random, relation: str) -> tuple[str, str, list[str]]:
     elif relation == "qrels_jg":
         options += ["-m", "qrels_jg"]
     else:
-        options += ["-m", "all_trec"] if rng.random() < 0.4 else [x for m in rng.sample(MEASURES, rng.randint(1, 5)) for x in ("-m", m)]
+        chosen = rng.sample(MEASURES, rng.randint(1, 5))
+        if "ndcg.1=3,2=9" in chosen:
+            chosen = [m for m in chosen if m not in SHARED_GAINS]
+        options += ["-m", "all_trec"] if rng.random() < 0.4 else [x for m in chosen for x in ("-m", m)]
         if rng.random() < 0.3:
             options += ["-l", str(rng.choice([0, 2, 3]))]
         if rng.random() < 0.2:

@@ -48,3 +48,38 @@ def test_a_negative_relevance_level_is_refused(cli, write):
     negative grade marks a document unjudged, so no level below 0 means anything."""
     assert_one_error(cli("eval", write("q.qrels", "q 0 a 1\n"), write("r.run", "q Q0 a 1 1 r\n"), "-l", "-1"),
                      "Invalid value for '-l' / '--rel-level': -1 is not in the range x>=0.", code=2)
+
+
+GRADED = ("q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d9 1\nq3 0 d7 1\nq3 0 d6 3\nq3 0 d5 -1\nq4 0 d1 1\nq4 0 d2 2\nq5 0 d1 0\n"
+          "q6 0 d1 1\n")
+GRADED_RUN = ("q1 Q0 d5 1 9 r\nq1 Q0 d3 2 8 r\nq1 Q0 d2 3 7 r\nq1 Q0 d1 4 6 r\nq2 Q0 d9 1 5 r\nq3 Q0 d7 1 3 r\nq3 Q0 d5 2 2 r\n"
+              "q3 Q0 d6 3 1 r\nq4 Q0 d2 1 1 r\nq4 Q0 d8 2 0 r\nq5 Q0 d1 1 1 r\nq5 Q0 d4 2 0 r\nq6 Q0 d9 1 1 r\n")
+
+
+TREC_EVAL_10 = [
+    # log((1 + S) / (1 + R - S)), S = AP x R: q2 and q3 find theirs first, q6 none; q5 has nothing relevant
+    ("yaap", "yaap", "0.0000 0.6931 0.6931 0.0000 0.0000 -0.6931 0.1155"),
+    ("dcg", "dcg", "1.6925 1.0000 2.5000 2.0000 0.0000 0.0000 1.1988"),
+    ("ideal_dcg", "ideal_dcg", "2.6309 1.0000 3.6309 2.6309 0.0000 1.0000 1.8155"),
+    ("dcg.1=3,2=9", "dcg_1=3,2=9", "6.9704 3.0000 4.5000 9.0000 0.0000 0.0000 3.9117"),
+    ("dcg.-1=2", "dcg_-1=2", "3.6925 1.0000 2.5000 3.2619 1.2619 2.0000 2.2860"),  # a gain for documents outside the qrels
+    ("ideal_dcg.2=5", "ideal_dcg_2=5", "5.6309 1.0000 3.6309 5.6309 0.0000 1.0000 2.8155"),
+    ("rbp_resid.p=0.8", "rbp_resid_p=0.8", "0.6096 0.0000 0.6720 0.8000 0.8000 1.0000 0.6469"),
+    ("rbp_resid.p=0.80,1=3", "rbp_resid_p=0.80,1=3", "0.6096 0.0000 0.6720 0.8000 0.8000 1.0000 0.6469"),  # 1=3 ignored
+]
+
+
+@pytest.mark.parametrize("measure,label,values", TREC_EVAL_10, ids=[case[0] for case in TREC_EVAL_10])
+def test_trec_eval_10_measures(cli, write, measure, label, values):
+    """yaap, dcg and ideal_dcg and rbp_resid's p (trec_eval 10's, once refused as unknown) print what trec_eval -c -q prints."""
+    result = cli("eval", write("q.qrels", GRADED), write("r.run", GRADED_RUN), "-q", "-m", measure, "-f", "trec")
+    assert result.exit_code == 0, result.output
+    expected = zip(["q1", "q2", "q3", "q4", "q5", "q6", "all"], values.split())
+    assert result.stdout == "".join(f"{label:<22}\t{q}\t{v}\n" for q, v in expected)
+
+
+def test_all_trec_leaves_out_what_trec_eval_leaves_out(cli, write):
+    """trec_eval's all_trec names neither yaap nor dcg nor ideal_dcg."""
+    result = cli("eval", write("q.qrels", GRADED), write("r.run", GRADED_RUN), "-m", "all_trec", "-f", "trec")
+    names = {line.split()[0] for line in result.stdout.splitlines()}
+    assert {"ndcg", "rbp_resid", "unj_5"} <= names and not names & {"yaap", "dcg", "ideal_dcg"}

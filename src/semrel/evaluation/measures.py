@@ -555,6 +555,16 @@ def average_precision(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return ctx.per_relevant(sums(r.query[hits], weights=nth / (r.rank[hits] + 1.0), n=ctx.n))
 
 
+@family("yaap", Cutoff.NONE, trec="yaap")
+def yaap(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
+    """Robertson's 'yet another' AP, log((1 + S) / (1 + R - S)) with S = AP x R: monotonic with AP on a
+    query, but not bounded to [0, 1], so a mean over queries is less ruled by the few near 0 or 1."""
+    hits = r.relevant
+    nth = ranks_within(r.query[hits]) + 1.0
+    found = sums(r.query[hits], weights=nth / (r.rank[hits] + 1.0), n=ctx.n)
+    return np.log((1.0 + found) / (1.0 + ctx.num_rel - found))
+
+
 @family("gm_map", Cutoff.NONE, trec="gm_map", aliases=("GMAP",), aggregate=geometric, per_query_line=False)
 def gm_map(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """AP per query; the 'all' row is the geometric mean (each AP floored at 0.00001)."""
@@ -762,14 +772,41 @@ def normalised_gain(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
 def ndcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """DCG with the graded rel as a linear gain (or the gains given per grade) over the ideal DCG
     (cut at k too); ignores the level."""
+    dcg, best = _dcg(m, r, ctx), _ideal_dcg(m, ctx)
+    return np.divide(dcg, best, out=np.zeros(ctx.n), where=best > 0)
+
+
+def _dcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
+    """Per query: the ranking's DCG (cut at k), gains as the grades or those given."""
     if m.param("gains") is None:
         gains = r.gain
     else:
         r, gains, _ = gained(m, r)
     keep = np.flatnonzero(top(m, r) & (gains != 0))  # the discount is computed for these rows only
-    dcg = sums(r.query[keep], gains[keep] / np.log2(r.rank[keep] + 2.0), ctx.n)
-    best = ctx.qrels.ideal_dcg(m.cutoff) if m.param("gains") is None else ideal(m, ctx).dcg(ctx, m.cutoff)
-    return np.divide(dcg, best, out=np.zeros(ctx.n), where=best > 0)
+    return sums(r.query[keep], gains[keep] / np.log2(r.rank[keep] + 2.0), ctx.n)
+
+
+def _ideal_dcg(m: Measure, ctx: Context) -> np.ndarray:
+    """Per query: the DCG of the ideal ranking of its positive gains (cut at k)."""
+    return ctx.qrels.ideal_dcg(m.cutoff) if m.param("gains") is None else ideal(m, ctx).dcg(ctx, m.cutoff)
+
+
+@family("DCG", Cutoff.OPTIONAL, trec="dcg", params=("gains",), trec_params="gains", trec_label=lambda m: _dcg_label("dcg", m))
+def dcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
+    """nDCG's numerator: gain / log2(rank + 1) summed over the ranking (its top k), not normalised."""
+    return _dcg(m, r, ctx)
+
+
+@family("ideal_dcg", Cutoff.OPTIONAL, trec="ideal_dcg", params=("gains",), trec_params="gains",
+        trec_label=lambda m: _dcg_label("ideal_dcg", m))
+def ideal_dcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
+    """nDCG's denominator: the DCG of the query's judged documents in the best order (its top k)."""
+    return _ideal_dcg(m, ctx)
+
+
+def _dcg_label(stem: str, m: Measure) -> str | None:
+    """trec_eval's dcg and ideal_dcg take gains but no cutoff."""
+    return None if m.cutoff is not None else _joined_text(stem, "gains")(m)
 
 
 def _ndcg_label(m: Measure) -> str | None:
@@ -910,17 +947,21 @@ def num_nonrel_judged_ret(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return ctx.count(r, r.assessed & ~r.relevant)
 
 
-def _rbp_label(m: Measure) -> str | None:
-    p, gains = m.param("p", 0.8), m.param("gains")
-    if m.trec_text is not None:
-        return f"rbp_{m.trec_text}" if m.trec_text else "rbp"
-    if gains is None and float(p) == 0.9:
-        return "rbp"
-    text = ",".join([f"p={_number(p)}"] + [f"{_number(k)}={_number(v)}" for k, v in gains or ()])
-    return f"rbp_{text}"
+def _rbp_label(stem: str, default_p: float) -> Callable[[Measure], str | None]:
+    """trec_eval's name of rbp or rbp_resid: the stem alone at its p of 0.9, else the parameters (as typed)."""
+
+    def label(m: Measure) -> str | None:
+        p, gains = m.param("p", default_p), m.param("gains")
+        if m.trec_text is not None:
+            return f"{stem}_{m.trec_text}" if m.trec_text else stem
+        if gains is None and float(p) == 0.9:
+            return stem
+        return f"{stem}_" + ",".join([f"p={_number(p)}"] + [f"{_number(k)}={_number(v)}" for k, v in gains or ()])
+
+    return label
 
 
-@family("RBP", Cutoff.NONE, trec="rbp", params=("p", "gains"), trec_params="gains", trec_label=_rbp_label)
+@family("RBP", Cutoff.NONE, trec="rbp", params=("p", "gains"), trec_params="gains", trec_label=_rbp_label("rbp", 0.8))
 def rank_biased_precision(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Rank-biased precision (Moffat and Zobel): (1 - p) sum of gain x p^(rank - 1), persistence p
     (default 0.8 as ir_measures; trec_eval's `rbp` is p=0.9). Gains are the grades (or those given),
@@ -963,7 +1004,7 @@ def _rbp_bounds(ctx: Context, top_grade: np.ndarray, table: dict[int, float]) ->
     return low, high
 
 
-@family("rbp_resid", Cutoff.NONE, trec="rbp_resid", params=("p",))
+@family("rbp_resid", Cutoff.NONE, trec="rbp_resid", params=("p",), trec_params="gains", trec_label=_rbp_label("rbp_resid", 0.9))
 def rbp_residual(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """RBP's residual (p=0.9): what unjudged documents and the ranking's tail could still add,
     p^returned + (1 - p) sum over unjudged documents of p^(rank - 1); 0 when every document is judged."""
@@ -1051,11 +1092,12 @@ for _name, _doc in PREFS_MEASURES.items():
 TREC_ORDER = (
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
     "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
-    "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
-    "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj",
+    "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
+    "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "yaap", "rbp", "rbp_resid", "unj",
     "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", *PREFS_MEASURES,
 )
-ALL_TREC = TREC_ORDER[: TREC_ORDER.index("unj") + 1]  # `-m all_trec`: trec_eval 10's measures of TREC qrels, default parameters
+NOT_IN_ALL_TREC = ("dcg", "ideal_dcg", "yaap")  # trec_eval's all_trec leaves these out
+ALL_TREC = tuple(n for n in TREC_ORDER[: TREC_ORDER.index("unj") + 1] if n not in NOT_IN_ALL_TREC)  # `-m all_trec`
 QRELS_JG = ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg")  # `-m qrels_jg`, for -R qrels_jg
 OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
             "iprec_at_recall", "P")  # trec_eval's output without -m
@@ -1273,7 +1315,7 @@ def _trec_form(text: str) -> list[Measure] | None:
         params: list[tuple[str, Any]] = []
         if "p" in entry.params:
             params.append(("p", 0.9 if p is None else p))
-        if gains:
+        if gains and "gains" in entry.params:  # rbp_resid.1=2: trec_eval takes the pair and ignores it
             params.append(("gains", tuple(sorted(gains))))
         return [Measure(entry.name, None, tuple(params), rest)]
     if rest.isdigit():
