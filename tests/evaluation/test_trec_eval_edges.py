@@ -83,3 +83,17 @@ def test_all_trec_leaves_out_what_trec_eval_leaves_out(cli, write):
     result = cli("eval", write("q.qrels", GRADED), write("r.run", GRADED_RUN), "-m", "all_trec", "-f", "trec")
     names = {line.split()[0] for line in result.stdout.splitlines()}
     assert {"ndcg", "rbp_resid", "unj_5"} <= names and not names & {"yaap", "dcg", "ideal_dcg"}
+
+
+def test_no_summary_prints_what_trec_eval_n_prints(cli, write):
+    """-n (trec_eval -q -n): each query's lines only; num_q and gm_map, which have none, vanish. It implies -q, and is
+    refused with -f trec over several runs, whose per-query lines would not say which run they are."""
+    qrels, run = write("q.qrels", GRADED), write("r.run", GRADED_RUN)
+    result = cli("eval", qrels, run, "-n", "-m", "map,num_q,gm_map,relstring.3", "-f", "trec")
+    assert result.stdout == "".join(f"map                   \t{q}\t{ap}\nrelstring_3           \t{q}\t'{rel}'\n" for q, ap, rel in [
+        ("q1", "0.5000", "-20"), ("q2", "1.0000", "1"), ("q3", "0.8333", "1.3"), ("q4", "0.5000", "2-"), ("q5", "0.0000", "0-"),
+        ("q6", "0.0000", "-")]), result.output
+    table = cli("eval", qrels, run, "-n", "-m", "AP", "-f", "csv").stdout.splitlines()
+    assert table[0] == "query,measure,r" and len(table) == 7 and not any(line.startswith("all,") for line in table)
+    assert_one_error(cli("eval", qrels, run, run, "-n", "-f", "trec"),
+                     "-n with -f trec prints lines that do not name their run: give one run, or another --format", code=2)

@@ -29,6 +29,7 @@ from .paths import database_path, input_path, output_path
                       "(nDCG@10 = ndcg_cut.10, RR = recip_rank, AP = map, Bpref = bpref), trec_eval's parameter lists "
                       "(P.5,10 ndcg.1=3,2=9 utility.2,-1,0,0) and sets (all_trec, official, set)")
 @click.option("-q", "--per-query", is_flag=True, help="Also print each query's values.")
+@click.option("-n", "--no-summary", is_flag=True, help="Print each query's values only, without the 'all' rows (trec_eval -q -n).")
 @click.option("-l", "--rel-level", default=1, show_default=True, type=click.IntRange(min=0),
               help="Lowest grade that counts as relevant (nDCG uses the graded rel regardless).")
 @click.option("--complete/--no-complete", "-c/-C", default=True, show_default=True,
@@ -65,8 +66,8 @@ from .paths import database_path, input_path, output_path
 @click.option("--reviewed", type=database_path(exists=True, dir_okay=False), metavar="DB",
               help="A review database: show each value next to its estimate corrected by the reviewed random "
                    "sample, with a 95% interval (prediction-powered inference; see `semrel estimate`).")
-def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation, judged_only, depth, num_docs, doc_level, corpus,
-                 fill_judgments, golden, fill_depth, filled_qrels, zscores, fmt, places, reviewed):
+def eval_command(qrels, runs, measures, per_query, no_summary, rel_level, complete, relation, judged_only, depth, num_docs, doc_level,
+                 corpus, fill_judgments, golden, fill_depth, filled_qrels, zscores, fmt, places, reviewed):
     """Score RUNS (TREC run files) on QRELS with trec_eval's exact semantics.
 
     Queries in QRELS that a run lacks score 0 and count in the mean (trec_eval -c);
@@ -87,9 +88,12 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
         raise UsageError("--fill-depth goes with --fill-judgments: it is how deep each run's holes are filled")
     if relation == "qrels" and any(m.entry.prefs for m in measures):
         raise UsageError("the prefs_* measures score preference judgments: give -R prefs or -R qrels_prefs")
+    if no_summary and fmt == "trec" and len(runs) > 1:
+        raise UsageError("-n with -f trec prints lines that do not name their run: give one run, or another --format")
+    per_query = per_query or no_summary
     if reviewed:
         if per_query or fmt not in ("table", "markdown", "csv", "tsv", "latex", "json"):
-            raise UsageError("--reviewed gives one estimate per run and measure: use it without --per-query, "
+            raise UsageError("--reviewed gives one estimate per run and measure: use it without --per-query or -n, "
                              "with --format table, markdown, csv, tsv, latex or json")
         # the estimate scores the qrels as they are (trec_eval -c); these were ignored, silently
         if not complete or judged_only or depth or num_docs or zscores or doc_level or fill_judgments:
@@ -106,7 +110,7 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
     options = Options(rel_level, complete, judged_only, depth, num_docs)
     if relation != "qrels":  # -Z standardises qrels scores only
         click.echo(render_evaluations(evaluate_files(qrels, runs, measures, warn=warn, options=options, relation=relation),
-                                      fmt, per_query, places), nl=False)
+                                      fmt, per_query, places, not no_summary), nl=False)
         return
     table = read_zscores(zscores) if zscores else None  # a bad file is said before any run is read
     completed, loaded = None, None
@@ -123,4 +127,4 @@ def eval_command(qrels, runs, measures, per_query, rel_level, complete, relation
                              corpus=None if fill_judgments else corpus, qrels=completed, runs=loaded, cutoffs=not trec_eval_default)
     if table is not None:
         results = [standardise(r, table, warn) for r in results]
-    click.echo(render_evaluations(results, fmt, per_query, places), nl=False)
+    click.echo(render_evaluations(results, fmt, per_query, places, not no_summary), nl=False)
