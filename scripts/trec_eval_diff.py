@@ -59,7 +59,7 @@ def make_case(rng: random.Random, relation: str) -> tuple[str, str, list[str]]:
             run.append(f"{query} Q0 {doc} {rank} {score} run")
     rng.shuffle(judged)
     rng.shuffle(run)
-    options = ["-q", "-R", relation]
+    options = ["-q", "-R", relation] + (["-n"] if rng.random() < 0.1 else [])
     if "prefs" in relation:
         options += ["-m", "all_prefs"]
     elif relation == "qrels_jg":
