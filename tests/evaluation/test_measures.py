@@ -107,3 +107,27 @@ def test_a_new_family_is_one_entry(monkeypatch):
     assert result.aggregates() == {"Hits(rel=2)": 1.0, "Hits@1": 1.0, "Hits": 3.0} and loose.summed
     with pytest.raises(UsageError, match=r"Hits takes rel="):
         parse_measure("Hits(p=0.5)")
+
+
+@pytest.mark.parametrize("cells", [1 << 20, 7, 1])  # one batch, several, one group a batch
+def test_product_before_multiplies_each_group_in_order(monkeypatch, cells):
+    """ERR's chance of reaching a row: the product of its group's earlier values, exactly as a loop multiplies them."""
+    monkeypatch.setattr(measures, "PRODUCT_CELLS", cells)
+    rng = np.random.default_rng(3)
+    groups = np.sort(rng.integers(0, 40, 400))
+    values = rng.uniform(0.01, 1.0, 400)
+    expected, previous, running = [], None, 1.0
+    for g, v in zip(groups.tolist(), values.tolist()):
+        running = 1.0 if g != previous else running
+        expected.append(running)
+        running, previous = running * v, g
+    assert measures.product_before(groups, values).tolist() == expected
+
+
+def test_err_refuses_grades_past_its_scale():
+    """ERR divides by 2^4, the TREC Web track's top grade: a grade of 5 would give a chance over 1."""
+    qrels, run = Qrels.from_dict({"q": {"a": 5, "b": 1}}), Run.from_dict({"q": {"a": 2.0, "b": 1.0}})
+    with pytest.raises(UsageError, match=r"ERR@10 takes grades 0 to 4 .*the qrels hold grade 5"):
+        evaluate(qrels, run, parse_measures(["ERR@10"]))
+    (result,) = evaluate(Qrels.from_dict({"q": {"a": 4, "b": 1}}), run, parse_measures(["ERR@10"]))
+    assert result.aggregate(parse_measure("ERR@10")) == pytest.approx(15 / 16 + (1 / 16) * (1 / 16) / 2)

@@ -427,6 +427,30 @@ def suffix_max(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
     return distinct[best % (len(distinct) + 1)]
 
 
+PRODUCT_CELLS = 1 << 20  # product_before's table of one batch of groups, at most (8 MiB)
+
+
+def product_before(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per row: the product of the values of its group's rows before it (1 for a group's first row), multiplied
+    left to right as a loop over the ranking multiplies them; the groups are laid out as the rows of a table,
+    a batch of them at a time."""
+    found = np.ones(len(values))
+    if not len(values):
+        return found
+    starts, lengths = _segments(groups)
+    position = ranks_within(groups)
+    width = int(lengths.max())
+    batch = max(1, PRODUCT_CELLS // width)
+    for first in range(0, len(starts), batch):
+        begin, count = starts[first:first + batch], lengths[first:first + batch]
+        rows = np.arange(begin[0], begin[-1] + count[-1])
+        table = np.ones((len(begin), width + 1))
+        segment = np.repeat(np.arange(len(begin)), count)
+        table[segment, position[rows] + 1] = values[rows]  # one column on: the product up to the row before
+        found[rows] = np.cumprod(table, axis=1)[segment, position[rows]]
+    return found
+
+
 def lround(values: np.ndarray) -> np.ndarray:
     """C's lround for non-negative values: halves away from zero."""
     low = np.floor(values)
@@ -880,6 +904,24 @@ def r_ndcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     count += longer & (whole > 0)
     value = np.divide(total_points, count, out=np.zeros(ctx.n), where=count > 0)
     return np.where(ctx.num_rel > 0, value, 0.0)
+
+
+ERR_TOP_GRADE = 4  # the TREC Web track's scale, which gdeval (and ir_measures through it) divides by
+
+
+@family("ERR", Cutoff.REQUIRED, share=True)
+def expected_reciprocal_rank(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
+    """Expected reciprocal rank (Chapelle et al. 2009) as the TREC Web track's gdeval scores it (and ir_measures): a
+    reader stops at a document with chance (2^grade - 1) / 2^4, so the sum over the top k of that chance, times the
+    chance of reaching it, over its rank. Grades 0 to 4; negative ones count as 0."""
+    top_grade = int(ctx.qrels.relevance.max(initial=0))
+    if top_grade > ERR_TOP_GRADE:
+        raise UsageError(f"{m.name} takes grades 0 to {ERR_TOP_GRADE} (the TREC Web track's scale, as gdeval and ir_measures "
+                         f"score it); the qrels hold grade {top_grade}: map the grades onto 0 to {ERR_TOP_GRADE} first")
+    keep = top(m, r) & (r.grade > 0)  # the other documents are passed with certainty and add nothing
+    q = r.query[keep]
+    stop = (np.exp2(r.grade[keep].astype(np.float64)) - 1.0) / 2.0 ** ERR_TOP_GRADE
+    return sums(q, weights=stop * product_before(q, 1.0 - stop) / (r.rank[keep] + 1.0), n=ctx.n)
 
 
 @family("Success", Cutoff.REQUIRED, share=True, trec="success", trec_cut="success", aliases=("hit_rate", "hitrate", "hit"),
