@@ -8,6 +8,8 @@ import random
 from collections import Counter
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import semrel
@@ -195,8 +197,9 @@ RAGAS = [  # as ragas's TestsetGenerator writes them (v0.2 on): a multi-hop cont
 
 def ragas_files(folder: Path, rows: list[dict]) -> list[Path]:
     """`rows` saved as a user saves ragas's to_pandas(): CSV (lists as Python literals, the index first), JSON Lines,
-    JSON records and pandas' default to_json (column -> row -> value); and as the Ragas app exports them, each
-    sample's fields in `eval_sample`, with a sample its reviewer rejected."""
+    JSON records and pandas' default to_json (column -> row -> value); as Parquet, the format Hugging Face's hub serves
+    a dataset pushed to it in; and as the Ragas app exports them, each sample's fields in `eval_sample`, with a sample
+    its reviewer rejected."""
     folder.mkdir(exist_ok=True)
     with open(folder / "testset.csv", "w", newline="") as f:
         csv.writer(f).writerows([["", *rows[0]], *[[n, *(repr(v) if isinstance(v, list) else v for v in row.values())]
@@ -209,10 +212,11 @@ def ragas_files(folder: Path, rows: list[dict]) -> list[Path]:
     rejected = {"eval_sample": {**app[0]["eval_sample"], "user_input": "Wat iz hunny?", "reference_contexts": ["Junk."]},
                 "approval_status": "rejected"}
     write(folder / "app.json", json.dumps([*app, rejected]))
-    return [folder / name for name in ("testset.csv", "testset.jsonl", "records.json", "columns.json", "app.json")]
+    pq.write_table(pa.Table.from_pylist(rows), folder / "testset.parquet")
+    return [folder / name for name in ("testset.csv", "testset.jsonl", "records.json", "columns.json", "app.json", "testset.parquet")]
 
 
-def test_a_ragas_testset_imports_alike_from_csv_json_and_jsonl(tmp_path):
+def test_a_ragas_testset_imports_alike_from_csv_json_jsonl_and_parquet(tmp_path):
     """Its questions, references and the contexts they were written from, detected by their field names; a multi-hop
     context is the same chunk as the single-hop one once its "<1-hop>" marker is cut."""
     found = []
@@ -510,6 +514,31 @@ def test_csv_and_jsonl_errors(tmp_path):
     assert_one_error(run("golden", "import", carriage, "-o", tmp_path / "g.jsonl"), "r.csv: no answer column")
     bad = write(tmp_path / "f.jsonl", '{"query": "x", "answer": "y"}\n{"query": \n')
     assert_one_error(run("golden", "import", bad, "-o", tmp_path / "g.jsonl"), "f.jsonl:2", "invalid JSON")
+    assert not (tmp_path / "g.jsonl").exists()
+
+
+def test_a_parquet_table_imports_as_its_rows(tmp_path, monkeypatch):
+    """A table of questions as Hugging Face's hub serves it (Parquet): typed ids and lists as JSON Lines gives them, a
+    null answer a query without one; rows are numbered as lines in errors. A file that is not Parquet, or whose
+    uncompressed size passes SEMREL_MAX_DOCUMENT_MB, is one line."""
+    source = tmp_path / "test-00000-of-00001.parquet"
+    pq.write_table(pa.table({"id": [5, 6], "question": ["Q?", "R?"], "answers": [["one", "two"], None],
+                             "chunk_ids": [["a#1"], []]}), source)
+    result = run("golden", "import", source, "--corpus", corpus_file(tmp_path), "-o", tmp_path / "out.jsonl")
+    assert result.exit_code == 0, result.output
+    assert read_lines(tmp_path / "out.jsonl") == [
+        {"query_id": "5", "query": "Q?", "reference_answer": ["one", "two"], "gold_chunk_ids": ["a#1"], "meta": {"line": 1}},
+        {"query_id": "6", "query": "R?", "reference_answer": [], "gold_chunk_ids": [], "meta": {"line": 2, "no_answer": True}}]
+    assert read_manifest(tmp_path / "out.jsonl")["params"]["format"] == "parquet"
+    pq.write_table(pa.table({"question": ["Q?", None], "answer": ["A.", "B."]}), tmp_path / "null.parquet")
+    assert_one_error(run("golden", "import", tmp_path / "null.parquet", "-o", tmp_path / "g.jsonl"),
+                     "null.parquet:2: the query should be a string, found NoneType")
+    assert_one_error(run("golden", "import", write(tmp_path / "fake.parquet", "query,answer\nx,y\n"), "-o", tmp_path / "g.jsonl"),
+                     "fake.parquet: not a Parquet file (")
+    monkeypatch.setenv("SEMREL_MAX_DOCUMENT_MB", "0.0001")
+    assert_one_error(run("golden", "import", source, "-o", tmp_path / "g.jsonl"),
+                     "test-00000-of-00001.parquet: the table, uncompressed, is longer than the limit of 0.0001 MB",
+                     "SEMREL_MAX_DOCUMENT_MB")
     assert not (tmp_path / "g.jsonl").exists()
 
 

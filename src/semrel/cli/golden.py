@@ -48,7 +48,7 @@ def golden_group() -> None:
               help="Gold ids that are document ids (or file names) of the corpus: every chunk of a relevant document is gold "
                    "(all-chunks), its first chunk, or the chunk holding the reference answer (answer-chunk: its text, else "
                    "the chunk sharing most of its word pairs) [default: trec all-chunks; otherwise an error that says so].")
-@click.option("--query-col", help="Column of the query (csv/jsonl/ragas/deepeval/giskard; trec: a topic field, title, desc or "
+@click.option("--query-col", help="Column of the query (csv/jsonl/parquet/ragas/deepeval/giskard; trec: a topic field, title, desc or "
                                   "narr) [default: query, question or text; ragas: user_input or question; deepeval: input; "
                                   "giskard: question; trec: title].")
 @click.option("--answer-col", help="Column of the reference answer [default: reference_answer, answer or answers; ragas: "
@@ -66,8 +66,9 @@ def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels,
                    chunk_ids_col, id_col, threshold, split, size, overlap, unit, sentences, model, whole, limit, sample_size,
                    sample_seed):
     """Import SOURCE (SQuAD-style JSON, LlamaIndex rag_dataset.json or question-context pairs, a ragas testset or
-    DeepEval dataset (CSV, JSON or JSONL), CSV, JSONL, a BEIR folder, PubMedQA's ori_pqal.json, MS MARCO QnA JSON, a Cranfield folder or
-    TREC topics with --qrels) as a golden.jsonl.
+    DeepEval dataset (CSV, JSON, JSONL or Parquet), CSV, JSONL, Parquet (a Hugging Face dataset's files), a BEIR
+    folder, PubMedQA's ori_pqal.json, MS MARCO QnA JSON, a Cranfield folder or TREC topics with --qrels) as a
+    golden.jsonl.
 
     With --limit or --sample only those queries are kept (the corpus keeps every document)."""
     _check_format_options(source, format)

@@ -57,17 +57,17 @@ def import_golden(
     warn: Warn | None = None,
 ) -> list[GoldenItem]:
     """A golden set from SQuAD-style JSON, a LlamaIndex rag_dataset.json or question-context pairs, a ragas testset,
-    a DeepEval dataset, a Giskard RAGET testset, CSV, JSONL, a BEIR folder, PubMedQA's ori_pqal.json, MS MARCO QnA
+    a DeepEval dataset, a Giskard RAGET testset, CSV, JSONL, Parquet, a BEIR folder, PubMedQA's ori_pqal.json, MS MARCO QnA
     JSON, a Cranfield folder or TREC topics (the Python side of `semrel golden import`, with its defaults).
 
-    format: auto (detected) or squad, llamaindex, llamaindex-pairs, ragas, deepeval, giskard, csv, jsonl, beir,
+    format: auto (detected) or squad, llamaindex, llamaindex-pairs, ragas, deepeval, giskard, csv, jsonl, parquet, beir,
     pubmedqa, msmarco, cranfield, trec. corpus: the corpus.jsonl the gold chunk ids refer to (checked; llamaindex's,
     ragas's, deepeval's and giskard's contexts are matched to its chunks). corpus_out: where squad, pubmedqa, msmarco,
     cranfield (and trec with docs=; llamaindex, ragas, deepeval and giskard without corpus=: their reference contexts,
     a chunk each) write the corpus they build (required: their gold ids are its chunks), chunked by size, overlap,
     unit, sentences, model, whole (as `semrel corpus chunk`). qrels, docs: trec's document qrels and documents;
     doc_qrels: all-chunks, first-chunk or answer-chunk, for gold ids that are document ids (or file names).
-    query_col, answer_col, chunk_ids_col, id_col: the columns (csv, jsonl; ragas, deepeval, giskard: query, answer,
+    query_col, answer_col, chunk_ids_col, id_col: the columns (csv, jsonl, parquet; ragas, deepeval, giskard: query, answer,
     id; trec: topic fields). threshold: llamaindex's, ragas's, deepeval's and giskard's least word overlap; split:
     beir's qrels split. sample: only those queries. With `output` (and qrels_out=, the gold chunks as qrels) the
     files are written as the command writes them, with their manifests, as one unit. Counts worth a warning go to

@@ -25,6 +25,7 @@ from ..formats.beir import beir_paths, read_beir_qrels
 from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
 from ..formats.files import STDIO, display_name, line_id, read_head, read_lines, read_text
 from ..formats.jsonl import check_nesting, read_jsonl, too_deep
+from ..formats.parquet import is_parquet, parquet_columns, parquet_records
 from ..formats.trec import graded_pairs
 from ..progress import Steps, counted, no_progress
 from ..records import Chunk, GoldenItem, is_id
@@ -37,12 +38,12 @@ from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map
 from .trec import import_trec
 from .validate import Tally, lacks_answer
 
-FORMATS = ("auto", "squad", "llamaindex", "llamaindex-pairs", "ragas", "deepeval", "giskard", "csv", "jsonl", "beir", "pubmedqa", "msmarco",
-           "cranfield", "trec")
+FORMATS = ("auto", "squad", "llamaindex", "llamaindex-pairs", "ragas", "deepeval", "giskard", "csv", "jsonl", "parquet", "beir", "pubmedqa",
+           "msmarco", "cranfield", "trec")
 FORMAT_NAMES = {"squad": "SQuAD-style JSON", "llamaindex": "a LlamaIndex rag_dataset",
                 "llamaindex-pairs": "LlamaIndex question-context pairs", "ragas": "a ragas testset",
                 "deepeval": "a DeepEval dataset", "giskard": "a Giskard RAGET testset", "csv": "CSV",
-                "jsonl": "JSON Lines", "beir": "a BEIR folder", "pubmedqa": "PubMedQA", "msmarco": "MS MARCO QnA",
+                "jsonl": "JSON Lines", "parquet": "Parquet", "beir": "a BEIR folder", "pubmedqa": "PubMedQA", "msmarco": "MS MARCO QnA",
                 "cranfield": "a Cranfield folder", "trec": "TREC topics"}
 # Formats whose source holds the documents, so the import writes the corpus too (trec: with --docs; the
 # CONTEXT_FORMATS, without --corpus, write their reference contexts).
@@ -74,6 +75,8 @@ def detect_format(source: str) -> str:
         if (path / "queries.jsonl").exists():
             return "beir"
         raise FormatError(source, "folder is neither a BEIR folder (queries.jsonl) nor Cranfield (cran.qry)")
+    if is_parquet(source):  # binary: its columns tell a testset from a table of questions
+        return _testset_shaped(set(parquet_columns(source))) or "parquet"
     name = source.lower().removesuffix(".gz")
     head = read_head(source, 4096).decode("utf-8", "replace") if path.is_file() else ""
     if re.match(r"\s*<(top|topics|topic)\b", head, re.IGNORECASE):
@@ -368,7 +371,7 @@ def _ragas(source: str, columns: dict[str, str | None] | None) -> tuple[list[Exa
                           f"{', '.join(header)})", hint="a file of questions and answers alone imports as format='csv' or format='jsonl'")
     system = next((c for c in SYSTEM_ANSWERS if c in header), None)
     if contexts_column == "contexts" and system:
-        table = next((f for f in ("csv", "jsonl") if source.lower().removesuffix(".gz").endswith(f".{f}")), None)
+        table = next((f for f in ("csv", "jsonl", "parquet") if source.lower().removesuffix(".gz").endswith(f".{f}")), None)
         raise FormatError(display_name(source), f"a ragas evaluation file: its 'contexts' are what the RAG system retrieved for its "
                           f"{system!r}, not the contexts the questions were written from; import the testset itself" +
                           (f" (or this file without gold: format={table!r} with answer_col={resolved['answer']!r})" if table else ""))
@@ -521,8 +524,11 @@ def _table_records(source: str) -> tuple[list[str], list[tuple[int | None, dict[
     if name.endswith((".csv", ".tsv")):
         header, table = _csv_table(source)
         return header, list(table)
-    if _json_lines(source):
-        rows: list[tuple[int | None, dict[str, Any]]] = list(read_jsonl(source))
+    rows: list[tuple[int | None, dict[str, Any]]]
+    if is_parquet(source):
+        rows = list(parquet_records(source)[1])
+    elif _json_lines(source):
+        rows = list(read_jsonl(source))
     else:
         data = load_json(source)
         if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
@@ -672,10 +678,12 @@ def import_csv(source: str, options: ImportOptions) -> Imported:
 
 
 def table_rows(source: str, fmt: str) -> tuple[list[str], Iterable[tuple[int, dict[str, Any]]]]:
-    """The columns and the (line, row) pairs of a CSV or JSONL golden set (a JSONL file's columns are the keys of
-    all its lines)."""
+    """The columns and the (line, row) pairs of a CSV, JSONL or Parquet golden set (a JSONL file's columns are the keys
+    of all its lines; a Parquet table's rows are numbered as lines)."""
     if fmt == "csv":
         return _csv_table(source)
+    if fmt == "parquet":
+        return parquet_records(source)
     rows = list(read_jsonl(source))
     return list(dict.fromkeys(key for _, row in rows for key in row)), rows
 
@@ -742,7 +750,17 @@ def _check_cells(cells: list[str], columns: int, source: str, line: int) -> None
 def import_jsonl(source: str, options: ImportOptions) -> Imported:
     """One JSON object per line; the columns are chosen from the keys of all lines (a line may leave
     out the id or gold chunk ids, but a line naming a field otherwise than the rest is refused)."""
-    keys, rows = table_rows(source, "jsonl")
+    return _import_records(source, options, "jsonl")
+
+
+def import_parquet(source: str, options: ImportOptions) -> Imported:
+    """A Parquet table (as Hugging Face's hub serves datasets), a row per query; its columns are read as JSONL's keys
+    (lists and numbers as they are typed)."""
+    return _import_records(source, options, "parquet")
+
+
+def _import_records(source: str, options: ImportOptions, fmt: str) -> Imported:
+    keys, rows = table_rows(source, fmt)
     columns = _resolve_columns(keys, options.columns, source)
     named = [role for role, name in options.columns.items() if name]
     return _unread_columns(_rows_to_items(rows, columns, source, named=named), keys, columns)
@@ -808,7 +826,7 @@ def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = 
     importers = {
         "squad": import_squad, "llamaindex": import_llamaindex, "llamaindex-pairs": import_llamaindex_pairs, "ragas": import_ragas,
         "deepeval": import_deepeval, "giskard": import_giskard,
-        "csv": import_csv, "jsonl": import_jsonl,
+        "csv": import_csv, "jsonl": import_jsonl, "parquet": import_parquet,
         "beir": import_beir, "pubmedqa": import_pubmedqa, "msmarco": import_msmarco, "cranfield": import_cranfield,
         "trec": import_trec,
     }
@@ -821,8 +839,8 @@ def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = 
         raise UsageError(f"docs= goes with format='trec' (the collection's documents); this source is {fmt}")
     if options.qrels and fmt != "trec":
         raise UsageError(f"qrels= goes with format='trec'; this source is {fmt}")
-    if options.doc_qrels and fmt not in ("trec", "beir", "csv", "jsonl"):
-        raise UsageError(f"doc_qrels= applies to gold document ids (trec, beir, csv, jsonl); this source is {fmt}")
+    if options.doc_qrels and fmt not in ("trec", "beir", "csv", "jsonl", "parquet"):
+        raise UsageError(f"doc_qrels= applies to gold document ids (trec, beir, csv, jsonl, parquet); this source is {fmt}")
     with sanitised_ids() as changed:
         result = importers[fmt](source, options)
     result.params["format"] = fmt

@@ -80,11 +80,11 @@ def summarise_source(source: str, fmt: str = "auto") -> SourceSummary:
 
 
 def document_column(source: str, fmt: str, docs: str) -> tuple[str, list[tuple[int, str]]] | None:
-    """The column of a CSV or JSONL golden set that names, on most of its lines, a document of the folder (or file)
+    """The column of a CSV, JSONL or Parquet golden set that names, on most of its lines, a document of the folder (or file)
     `docs` by its id or its file's name, as `--doc-qrels` reads gold ids: a column of each answer's source file,
     which `semrel init` makes the gold column; with the (line, value) of its values that name no document, which the
     import would stop on. None where no column does (or the set is of another format)."""
-    if fmt not in ("csv", "jsonl"):
+    if fmt not in ("csv", "jsonl", "parquet"):
         return None
     root = Path(docs)
     files = [root] if root.is_file() else [p for p in root.rglob("*") if p.is_file()] if root.is_dir() else []

@@ -1,0 +1,67 @@
+"""Parquet tables read as records: the format Hugging Face's hub serves every dataset in (a testset downloaded
+from it is `test-00000-of-00001.parquet`). pyarrow, semrel's table engine already, reads them; the file is
+opened as every input is (a regular file, remembered so no output replaces it) and its uncompressed size,
+which the footer states, is held to SEMREL_MAX_DOCUMENT_MB before any row is decoded."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, BinaryIO, Iterator
+
+from ..errors import FormatError, UsageError
+from .files import DOCUMENT_LIMIT, STDIO, display_name, limit_bytes, open_input, too_large
+
+BATCH_ROWS = 1024  # rows decoded at a time
+
+
+def is_parquet(source: str | os.PathLike) -> bool:
+    return str(source).lower().endswith(".parquet")
+
+
+def parquet_columns(source: str | os.PathLike) -> list[str]:
+    """The column names of a Parquet file (its footer alone is read)."""
+    handle, table = _opened(str(source))
+    with handle:
+        return list(table.schema_arrow.names)
+
+
+def parquet_records(source: str | os.PathLike) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
+    """The column names and (row number from 1, row as a dict of Python values) of a Parquet file, decoded a batch of
+    rows at a time. A file that is not Parquet, or whose columns cannot be decoded, is one FormatError."""
+    import pyarrow as pa
+
+    name = str(source)
+    handle, table = _opened(name)
+
+    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+        number = 0
+        with handle:
+            try:
+                for batch in table.iter_batches(batch_size=BATCH_ROWS):
+                    for row in batch.to_pylist():
+                        number += 1
+                        yield number, row
+            except (pa.ArrowException, OSError) as exc:
+                raise FormatError(display_name(name), f"cannot read row {number + 1} ({exc})") from None
+
+    return list(table.schema_arrow.names), rows()
+
+
+def _opened(name: str) -> tuple[BinaryIO, Any]:
+    """The file opened as an input and pyarrow's ParquetFile over it, its uncompressed size within the limit."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if name == STDIO:
+        raise UsageError("a Parquet file is read from a path, not from stdin")
+    handle = open_input(name)
+    try:
+        table = pq.ParquetFile(handle)
+    except (pa.ArrowException, OSError) as exc:
+        handle.close()
+        raise FormatError(display_name(name), f"not a Parquet file ({exc})") from None
+    meta = table.metadata
+    if sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)) > limit_bytes(DOCUMENT_LIMIT):
+        handle.close()
+        raise too_large(name, "the table, uncompressed,", DOCUMENT_LIMIT)
+    return handle, table
