@@ -153,7 +153,7 @@ def test_import_refuses_wrong_kinds_and_bad_values(corpus, tmp_path):
             semrel.import_golden(**{"source": source, **kwargs})
     for kwargs, message in [
         ({"format": "xml"}, "format='xml': choose one of auto, squad, llamaindex, llamaindex-pairs, ragas, deepeval, giskard, csv, "
-                            "jsonl, beir, pubmedqa, msmarco, cranfield, trec"),
+                            "jsonl, parquet, beir, pubmedqa, msmarco, cranfield, trec"),
         ({"docs": DATA / "docs"}, "docs= goes with format='trec' (the collection's documents); this source is csv"),
         ({"qrels": source}, "qrels= goes with format='trec'; this source is csv"),
         ({"docs": DATA / "docs", "corpus": tmp_path / "c.jsonl"},  # chunked twice over: which corpus would the gold be of?

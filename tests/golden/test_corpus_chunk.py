@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from helpers import assert_one_error, run, write
@@ -123,6 +125,26 @@ def test_cli_reads_folders_jsonl_and_beir_and_writes_identical_bytes(tmp_path):
     assert "meta" not in rows[3]  # plain text: nothing to say
     manifest = json.loads((tmp_path / "corpus1.jsonl.manifest.json").read_text())
     assert manifest["rows"] == 7 and manifest["params"]["size"] == 4 and len(manifest["inputs"]) == 3
+
+
+def test_a_parquet_corpus_chunks_as_the_same_jsonl_does(tmp_path):
+    """A corpus as Hugging Face's hub serves one (BEIR's: `_id`, `title`, `text` columns) gives the chunks its JSON Lines
+    would; in a folder it is skipped with a reason, as JSON Lines is; a table without a text column is one line."""
+    rows = [{"_id": "d 1", "title": "Hives", "text": "Bees forage far. They return at dusk."}, {"_id": 7, "title": None, "text": "Wax."}]
+    pq.write_table(pa.Table.from_pylist([{**row, "_id": str(row["_id"])} for row in rows]), tmp_path / "corpus.parquet")
+    jsonl = write(tmp_path / "corpus.jsonl", "".join(json.dumps({**row, "_id": str(row["_id"])}) + "\n" for row in rows))
+    for source in (jsonl, tmp_path / "corpus.parquet"):
+        result = run("corpus", "chunk", source, "-o", tmp_path / f"{source.name}.out", "--size", "4")
+        assert result.exit_code == 0, result.output
+    assert (tmp_path / "corpus.parquet.out").read_bytes() == (tmp_path / "corpus.jsonl.out").read_bytes()
+    assert "2 documents: 2 Parquet (1 file)" in result.stderr
+    write(tmp_path / "docs" / "a.md", "# Hives\n\nBees forage far.\n")
+    (tmp_path / "corpus.parquet").rename(tmp_path / "docs" / "corpus.parquet")
+    result = run("corpus", "chunk", tmp_path / "docs", "-o", tmp_path / "c.jsonl")
+    assert result.exit_code == 0 and "skipped 1 (Parquet in a folder: give the file itself): corpus.parquet" in result.stderr
+    pq.write_table(pa.table({"id": [1], "passage": ["Bees."]}), tmp_path / "passages.parquet")
+    assert_one_error(run("corpus", "chunk", tmp_path / "passages.parquet", "-o", tmp_path / "p.jsonl"),
+                     "passages.parquet:1: missing field 'text'")
 
 
 def test_the_manifest_records_an_input_folder_by_its_files_bytes(tmp_path):

@@ -1,4 +1,4 @@
-"""Reading documents to chunk: plain text, Markdown, PDF, HTML, .docx, TREC SGML and JSON Lines.
+"""Reading documents to chunk: plain text, Markdown, PDF, HTML, .docx, TREC SGML, JSON Lines and Parquet tables.
 
 Each reader gives Documents whose `text` is what was extracted and whose `sections` say where
 each page (PDF) or headed section (HTML, .docx, Markdown) lies in that text, so a chunk can carry
@@ -20,6 +20,7 @@ its pages or headings along with character offsets into the extracted text.
   `# ` heading is the title.
 - TREC SGML: `<DOC><DOCNO>id</DOCNO>...</DOC>`, several per file (see trec_documents); in a folder a
   record without a DOCNO is skipped on its own.
+- JSON Lines and Parquet (formats/parquet.py): a document a line or row, `id` (or `_id`), `text` and `title`.
 
 Folders are read recursively; what is not read is counted per reason (DocumentReport).
 """
@@ -46,6 +47,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ..errors import FormatError, SemrelError
 from ..formats.files import DOCUMENT_LIMIT, display_name, limit_bytes, read_bytes, read_head, read_text, too_large
 from ..formats.jsonl import optional_text, read_jsonl, require
+from ..formats.parquet import is_parquet, parquet_records
 from ..terminal import quantity
 
 _WHITESPACE = re.compile(r"\s+")
@@ -648,8 +650,18 @@ def looks_like_trec(path: str | os.PathLike) -> bool:
 
 def jsonl_documents(path: str | os.PathLike) -> Iterator[Document]:
     """Lines `{"id", "title", "text"}`; BEIR's `_id` is accepted for `id`. A repeated id names both lines."""
+    return record_documents(read_jsonl(path), path)
+
+
+def parquet_documents(path: str | os.PathLike) -> Iterator[Document]:
+    """A Parquet table's rows as JSONL's lines (`id` or `_id`, `text`, `title`), numbered as lines: a corpus as
+    Hugging Face's hub serves one (BEIR's corpora there are such tables)."""
+    return record_documents(parquet_records(path)[1], path)
+
+
+def record_documents(records: Iterable[tuple[int, dict[str, Any]]], path: str | os.PathLike) -> Iterator[Document]:
     seen: dict[str, int] = {}
-    for line, obj in read_jsonl(path):
+    for line, obj in records:
         key = "id" if "id" in obj else "_id"
         doc_id = sanitise_id(str(require(obj, key, path, line, (str, int))))
         if not doc_id:
@@ -693,7 +705,7 @@ READERS: dict[str, Callable[[Path, str], Document]] = {
     "text": text_document, "markdown": text_document, "pdf": pdf_document, "html": html_document, "docx": docx_document,
 }
 KIND_NAMES = {"text": ".txt", "markdown": ".md", "pdf": "PDF", "html": "HTML", "docx": ".docx", "trec": "TREC SGML",
-              "jsonl": "JSON Lines", "beir": "BEIR corpus.jsonl"}
+              "jsonl": "JSON Lines", "parquet": "Parquet", "beir": "BEIR corpus.jsonl"}
 
 
 @dataclass
@@ -717,7 +729,7 @@ class DocumentReport:
         parts = []
         for kind, docs in self.documents.items():
             files = self.files[kind]
-            several = kind in ("trec", "jsonl", "beir")
+            several = kind in ("trec", "jsonl", "parquet", "beir")
             parts.append(f"{docs:,} {KIND_NAMES.get(kind, kind)}" + (f" ({quantity(files, 'file')})" if several else ""))
         return f"{quantity(sum(self.documents.values()), 'document')}: " + ", ".join(parts) if parts else "no documents"
 
@@ -778,6 +790,9 @@ def _folder_documents(folder: Path, report: DocumentReport, exclude: Sequence[st
         if path.name.lower().endswith(JSONL_SUFFIXES):
             report.skip("JSON Lines in a folder: give the file itself", relative)
             continue
+        if is_parquet(path):
+            report.skip("Parquet in a folder: give the file itself", relative)
+            continue
         kind = kind_of(path)
         if kind is None:
             report.skip(f"not a kind semrel reads: {_suffix(path) or 'no suffix'}", relative)
@@ -820,13 +835,16 @@ def _input_documents(inputs: Sequence[str | os.PathLike], report: DocumentReport
         elif str(name).lower().endswith(JSONL_SUFFIXES) or str(name) == "-":
             report.files["jsonl"] += 1
             yield from (("jsonl", doc, display_name(name)) for doc in jsonl_documents(name))
+        elif is_parquet(name):
+            report.files["parquet"] += 1
+            yield from (("parquet", doc, display_name(name)) for doc in parquet_documents(name))
         elif not path.exists():
             raise SemrelError(f"{name}: no such file or folder (check the path)")
         else:
             kind = kind_of(path)
             if kind is None:
                 raise FormatError(str(name), "unknown kind of input",
-                                  hint="give .txt, .md, .pdf, .html, .docx, TREC SGML or .jsonl files, or folders")
+                                  hint="give .txt, .md, .pdf, .html, .docx, TREC SGML, .jsonl or .parquet files, or folders")
             found = list(file_documents(path, file_stem(path), kind))
             report.files[kind] += 1
             yield from ((kind, doc, str(name)) for doc in found)
