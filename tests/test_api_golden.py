@@ -175,7 +175,8 @@ def test_import_refuses_wrong_kinds_and_bad_values(corpus, tmp_path):
     squad = tmp_path / "squad.json"  # its gold is the chunk at the answer's offset: no document ids to map
     squad.write_text(json.dumps({"data": [{"title": "t", "paragraphs": [{"context": "Up there.", "qas": [
         {"id": "q1", "question": "Where?", "answers": [{"text": "Up", "answer_start": 0}]}]}]}]}))
-    with pytest.raises(UsageError, match=r"^doc_qrels= applies to gold document ids \(trec, beir, csv, jsonl, parquet\); this source is squad$"):
+    with pytest.raises(UsageError,
+                       match=r"^doc_qrels= applies to gold document ids \(trec, beir, csv, jsonl, parquet\); this source is squad$"):
         semrel.import_golden(squad, doc_qrels="answer-chunk", corpus_out=tmp_path / "c.jsonl")
 
 
