@@ -49,7 +49,7 @@ def parquet_records(source: str | os.PathLike) -> tuple[list[str], Iterator[tupl
 
 def _opened(name: str) -> tuple[BinaryIO, Any]:
     """The file opened as an input and pyarrow's ParquetFile over it, its uncompressed size within the limit."""
-    import pyarrow as pa
+    import pyarrow as pa  # imported here, as the commands that read no Parquet need not load it
     import pyarrow.parquet as pq
 
     if name == STDIO:
