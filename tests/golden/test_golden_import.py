@@ -70,6 +70,41 @@ def test_squad_writes_corpus_and_locates_gold_chunks(tmp_path):
     assert (tmp_path / "corpus.jsonl.manifest.json").exists() and (tmp_path / "golden.jsonl.manifest.json").exists()
 
 
+def squad_rows(text: str) -> list[dict]:
+    """SQuAD's JSON flattened a row per question, as Hugging Face's datasets hold it (answers as columns of lists)."""
+    return [{"title": article.get("title", ""), **({"document_id": p["document_id"]} if "document_id" in p else {}),
+             "context": p["context"], "id": qa["id"], "question": qa["question"],
+             "answers": {"text": [a["text"] for a in qa["answers"]], "answer_start": [a["answer_start"] for a in qa["answers"]]}}
+            for article in json.loads(text)["data"] for p in article["paragraphs"] for qa in p["qas"]]
+
+
+def test_squad_rows_from_hugging_face_import_as_its_json_does(tmp_path):
+    """SQuAD-style sets on Hugging Face's hub (squad, COVID-QA) come a row per question, in Parquet or exported as JSON
+    Lines: both give the corpus and golden set SQuAD's own JSON gives, titled or numbered by document_id. A row whose
+    context is no string is one line naming it."""
+    titled = json.loads(squad(34, title="Bee keeping"))
+    del titled["data"][0]["paragraphs"][0]["document_id"]
+    titled["data"][0]["paragraphs"].append({"context": "Drones do not sting.", "qas": [
+        {"id": "q4", "question": "Do drones sting?", "answers": [{"text": "do not sting", "answer_start": 7}]}]})
+    for name, text in (("numbered", squad(25)), ("titled", json.dumps(titled))):
+        source = write(tmp_path / f"{name}.json", text)
+        rows = squad_rows(text)
+        pq.write_table(pa.Table.from_pylist(rows), tmp_path / f"{name}.parquet")
+        write(tmp_path / f"{name}.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+        made = []
+        for given in (source, tmp_path / f"{name}.parquet", tmp_path / f"{name}.jsonl"):
+            result = run("golden", "import", given, "--corpus-out", f"{given}.corpus", "-o", f"{given}.golden", "--size", "6")
+            assert result.exit_code == 0, result.output
+            assert read_manifest(f"{given}.golden")["params"]["format"] == "squad"
+            made.append((Path(f"{given}.corpus").read_bytes(), Path(f"{given}.golden").read_bytes()))
+        assert made[0] == made[1] == made[2]
+    assert [c["_id"] for c in read_lines(tmp_path / "titled.parquet.corpus")] == ["Bee_keeping_0#0", "Bee_keeping_0#1", "Bee_keeping_0#2",
+                                                                          "Bee_keeping_1#0"]
+    pq.write_table(pa.Table.from_pylist([{**squad_rows(squad(25))[0], "context": None}]), tmp_path / "bad.parquet")
+    assert_one_error(run("golden", "import", tmp_path / "bad.parquet", "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
+                     "bad.parquet:1: 'context' and 'title' should be strings, found null and \"\"")
+
+
 def test_squad_default_is_one_chunk_per_context_and_ids_come_from_titles(tmp_path):
     text = json.loads(squad(34, title="Bee keeping"))
     del text["data"][0]["paragraphs"][0]["document_id"]

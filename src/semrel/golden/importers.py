@@ -76,7 +76,7 @@ def detect_format(source: str) -> str:
             return "beir"
         raise FormatError(source, "folder is neither a BEIR folder (queries.jsonl) nor Cranfield (cran.qry)")
     if is_parquet(source):  # binary: its columns tell a testset from a table of questions
-        return _testset_shaped(set(parquet_columns(source))) or "parquet"
+        return _row_shaped(set(parquet_columns(source))) or "parquet"
     name = source.lower().removesuffix(".gz")
     head = read_head(source, 4096).decode("utf-8", "replace") if path.is_file() else ""
     if re.match(r"\s*<(top|topics|topic)\b", head, re.IGNORECASE):
@@ -88,7 +88,7 @@ def detect_format(source: str) -> str:
             first = []
         return _testset_shaped({cell.strip() for cell in first}) or "csv"
     if name.endswith(".jsonl"):
-        return _testset_shaped(set(re.findall(r'"(\w+)"\s*:', head)) | _first_record_fields(source, head)) or "jsonl"
+        return _row_shaped(set(re.findall(r'"(\w+)"\s*:', head)) | _first_record_fields(source, head)) or "jsonl"
     if name.endswith(".json"):
         if re.search(r'"examples"\s*:', head):
             return "llamaindex"
@@ -139,6 +139,12 @@ def _table_fields(source: str) -> set[str]:
         return set()
 
 
+def _row_shaped(fields: set[str]) -> str | None:
+    """The format of a file of records (JSON Lines, Parquet) whose fields are `fields`: a testset's, SQuAD's as
+    Hugging Face's datasets hold it (a row per question), or None for a plain table of questions."""
+    return _testset_shaped(fields) or ("squad" if SQUAD_ROW_FIELDS <= fields else None)
+
+
 def _testset_shaped(fields: set[str]) -> str | None:
     """ragas, deepeval or giskard where fields (of a header, or keys seen at a file's head) name them; not where they
     name gold chunk ids too: a testset's importer reads its contexts as the gold, so the ids would be lost."""
@@ -177,9 +183,41 @@ def _squad_paragraphs(data: Any, path: str) -> Iterable[tuple[Document, list[dic
             yield Document(sanitise_id(doc_id), context, title), expect(paragraph.get("qas"), list, path, f"{where}.qas")
 
 
+SQUAD_ROW_FIELDS = {"question", "context", "answers"}  # SQuAD flattened a row per question, as Hugging Face's datasets hold it
+
+
+def _squad_rows_as_data(rows: Iterable[tuple[int, dict[str, Any]]], path: str) -> dict[str, Any]:
+    """Rows of SQuAD as Hugging Face's datasets hold it (id, title, context, question, answers as {"text": [...],
+    "answer_start": [...]}; COVID-QA adds document_id) as SQuAD's own JSON: a paragraph per distinct context (and
+    title and document_id), an article per title, in the order they first appear."""
+    articles: dict[str, dict[str, Any]] = {}
+    paragraphs: dict[tuple[str, Any, str], dict[str, Any]] = {}
+    for line, row in rows:
+        title, context, document = row.get("title") or "", row.get("context"), row.get("document_id")
+        if not isinstance(context, str) or not isinstance(title, str):
+            raise FormatError(display_name(path), f"'context' and 'title' should be strings, found {shown_json(context)} and "
+                              f"{shown_json(title)}", line=line)
+        answers = row.get("answers")
+        if isinstance(answers, dict):  # columnar, as datasets stores a sequence of records
+            texts, starts = answers.get("text") or [], answers.get("answer_start") or []
+            if not isinstance(texts, list) or not isinstance(starts, list):
+                raise FormatError(display_name(path), "'answers' should hold lists 'text' and 'answer_start'", line=line)
+            answers = [{"text": text, **({"answer_start": starts[n]} if n < len(starts) else {})} for n, text in enumerate(texts)]
+        paragraph = paragraphs.get((title, document, context))
+        if paragraph is None:
+            paragraph = paragraphs[(title, document, context)] = {"context": context, "qas": []}
+            if document is not None:
+                paragraph["document_id"] = document
+            articles.setdefault(title, {"title": title, "paragraphs": []})["paragraphs"].append(paragraph)
+        paragraph["qas"].append({"id": row.get("id"), "question": row.get("question"), "answers": answers})
+    return {"data": list(articles.values())}
+
+
 def import_squad(source: str, options: ImportOptions) -> Imported:
-    """Each context becomes a document; each answer's gold chunk is located from its offset."""
-    data = load_json(source)
+    """Each context becomes a document; each answer's gold chunk is located from its offset. SQuAD's JSON, or its rows
+    as JSON Lines or Parquet (Hugging Face's datasets)."""
+    rows = "parquet" if is_parquet(source) else "jsonl" if source.lower().removesuffix(".gz").endswith(".jsonl") else None
+    data = _squad_rows_as_data(table_rows(source, rows)[1], source) if rows else load_json(source)
     paragraphs = list(_squad_paragraphs(data, source))
     documents = [doc for doc, _ in paragraphs]
     duplicated = [d for d, n in Counter(d.id for d in documents).items() if n > 1]
