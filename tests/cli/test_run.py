@@ -677,7 +677,7 @@ def test_init_fits_the_config_to_a_squad_file(tmp_path):
     text, said, planned = init_and_plan(tmp_path, "--golden", squad_file(tmp_path / "xquad.json", 30))
     assert 'docs = "' not in text and "# size = 150" in text and 'format = "squad"' in text
     assert "semrel golden import" in planned and "--corpus-out" in planned and "--size" not in planned
-    assert "corpus chunk" not in planned and "SQuAD-style JSON, 6 queries, 6 with a reference answer" in said
+    assert "corpus chunk" not in planned and "a SQuAD-style set, 6 queries, 6 with a reference answer" in said
     text, said, planned = init_and_plan(tmp_path, "--golden", squad_file(tmp_path / "long.json", 400), "--sample", "3")
     assert "\nsize = 150" in text and "--size 150 --overlap 0" in planned and "--sample 3 --sample-seed 0" in planned
     assert "contexts are long (median" in said
@@ -745,7 +745,7 @@ def test_init_says_which_options_it_could_not_use(tmp_path):
     text, said, _ = init_and_plan(tmp_path, "--golden", squad_file(tmp_path / "xquad.json", 30), "--docs", tmp_path / "docs",
                                   "--sample", "50")
     assert 'docs = "' not in text
-    assert f"--docs {tmp_path / 'docs'}: not used: SQuAD-style JSON holds its documents" in said
+    assert f"--docs {tmp_path / 'docs'}: not used: a SQuAD-style set holds its documents" in said
     assert "--sample 50: the file has 6 queries; all of them are used" in said
 
 
@@ -1299,7 +1299,7 @@ def test_init_takes_the_format_where_the_file_does_not_tell_it(tmp_path):
     with_hint = run("init", "--golden", golden, "-o", tmp_path / "q.toml")
     assert_one_error(with_hint, "cannot tell the format", "--format")
     text, said, _ = init_and_plan(tmp_path, "--golden", golden, "--format", "squad")
-    assert 'format = "squad"' in text and "SQuAD-style JSON, 6 queries" in said
+    assert 'format = "squad"' in text and "a SQuAD-style set, 6 queries" in said
 
 
 def test_a_golden_file_whose_format_is_not_told_names_the_config_key(tmp_path):

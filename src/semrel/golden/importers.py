@@ -40,7 +40,7 @@ from .validate import Tally, lacks_answer
 
 FORMATS = ("auto", "squad", "llamaindex", "llamaindex-pairs", "ragas", "deepeval", "giskard", "csv", "jsonl", "parquet", "beir", "pubmedqa",
            "msmarco", "cranfield", "trec")
-FORMAT_NAMES = {"squad": "SQuAD-style JSON", "llamaindex": "a LlamaIndex rag_dataset",
+FORMAT_NAMES = {"squad": "a SQuAD-style set", "llamaindex": "a LlamaIndex rag_dataset",
                 "llamaindex-pairs": "LlamaIndex question-context pairs", "ragas": "a ragas testset",
                 "deepeval": "a DeepEval dataset", "giskard": "a Giskard RAGET testset", "csv": "CSV",
                 "jsonl": "JSON Lines", "parquet": "Parquet", "beir": "a BEIR folder", "pubmedqa": "PubMedQA", "msmarco": "MS MARCO QnA",
