@@ -9,13 +9,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..errors import FormatError, SemrelError
+from ..formats.corpus import shown_json
 from ..formats.files import display_name, read_text
 from ..records import Chunk, GoldenItem
 from .chunking import Document, chunk_documents, sanitise_id
-from .sources import Imported, ImportOptions, expect, load_json, query_id_of
+from .sources import Imported, ImportOptions, expect, load_json, query_id_of, record_rows
 
 PUBMEDQA_SEPARATOR = "\n\n"
 # Cleverdon's codes (cranqrel.readme): 1 complete answer .. 4 minimum interest; -1 is no interest.
@@ -28,7 +29,8 @@ def import_pubmedqa(source: str, options: ImportOptions) -> Imported:
     of that PMID's contexts (which one matters most is not labelled). Chunking options do not apply. A blank
     context (empty or only spaces) is no chunk and no gold, and is counted; the others keep their index in
     CONTEXTS (and in LABELS) and their offsets. A PMID whose contexts are all blank has no gold."""
-    data = expect(load_json(source), dict, source, "the top level")
+    rows = record_rows(source)
+    data = expect(load_json(source), dict, source, "the top level") if rows is None else _pubmedqa_rows_as_data(rows, source)
     chunks: list[Chunk] = []
     items: list[GoldenItem] = []
     counts: Counter = Counter()
@@ -54,6 +56,23 @@ def import_pubmedqa(source: str, options: ImportOptions) -> Imported:
             counts["queries whose contexts are all blank (no gold)"] += 1
         items.append(GoldenItem(doc_id, question.strip(), (answer,) if answer else (), tuple(ids), meta))
     return Imported(items, chunks, counts, {"gold": "all contexts of the question's PMID"})
+
+
+def _pubmedqa_rows_as_data(rows: Iterable[tuple[int, dict[str, Any]]], source: str) -> dict[str, Any]:
+    """PubMedQA's rows as Hugging Face's hub holds them (qiaojin/PubMedQA: pubid, question, context {contexts, labels,
+    ...}, long_answer, final_decision) as ori_pqal.json's records, keyed by PMID."""
+    data: dict[str, Any] = {}
+    for line, row in rows:
+        context = row.get("context")
+        if not isinstance(context, dict):
+            raise FormatError(display_name(source), f"'context' should hold 'contexts' and 'labels', found {shown_json(context)}",
+                              line=line)
+        pmid = query_id_of(row.get("pubid"), source, "field 'pubid'", line)
+        if pmid in data:
+            raise FormatError(display_name(source), f"pubid {pmid!r} is on two rows", line=line)
+        data[pmid] = {"QUESTION": row.get("question"), "CONTEXTS": context.get("contexts"), "LABELS": context.get("labels"),
+                      "LONG_ANSWER": row.get("long_answer"), "final_decision": row.get("final_decision")}
+    return data
 
 
 # MS MARCO's own text for a query its annotator could not answer (v2.1; v1.1 leaves `answers` empty)
@@ -100,7 +119,9 @@ def import_msmarco(source: str, options: ImportOptions) -> Imported:
     chunks: list[Chunk] = []
     items: list[GoldenItem] = []
     counts: Counter = Counter()
-    for where, record in _msmarco_records(load_json(source), source):
+    rows = record_rows(source)
+    records = _msmarco_records(load_json(source), source) if rows is None else [(f"row {line}", row) for line, row in rows]
+    for where, record in records:
         record = expect(record, dict, source, where)
         query_id = query_id_of(record.get("query_id"), source, f"{where}.query_id")
         query = expect(record.get("query"), str, source, f"{where}.query")

@@ -34,7 +34,7 @@ from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_llamaindex_pairs, import_msmarco, import_pubmedqa
 from .documents import file_document_id, sanitised_ids
 from .locate import ContextMatcher, chunks_holding, find_answer
-from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map_document_ids, query_id_of
+from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map_document_ids, query_id_of, record_rows
 from .trec import import_trec
 from .validate import Tally, lacks_answer
 
@@ -139,10 +139,18 @@ def _table_fields(source: str) -> set[str]:
         return set()
 
 
+ROW_FIELDS = {  # the fields that name a public set's rows as Hugging Face's hub holds them (a row per question)
+    "pubmedqa": {"pubid", "question", "context", "long_answer"},  # qiaojin/PubMedQA
+    "msmarco": {"query", "passages", "answers"},  # microsoft/ms_marco
+    "squad": {"question", "context", "answers"},  # squad, deepset/covid_qa_deepset
+}
+
+
 def _row_shaped(fields: set[str]) -> str | None:
-    """The format of a file of records (JSON Lines, Parquet) whose fields are `fields`: a testset's, SQuAD's as
-    Hugging Face's datasets hold it (a row per question), or None for a plain table of questions."""
-    return _testset_shaped(fields) or ("squad" if SQUAD_ROW_FIELDS <= fields else None)
+    """The format of a file of records (JSON Lines, Parquet) whose fields are `fields`: a testset's, a public set's as
+    Hugging Face's hub holds it (a row per question: ROW_FIELDS), or None for a plain table of questions."""
+    # the public sets first: a JSON Lines head shows nested keys too (PubMedQA's context.contexts is no ragas testset)
+    return next((fmt for fmt, needed in ROW_FIELDS.items() if needed <= fields), None) or _testset_shaped(fields)
 
 
 def _testset_shaped(fields: set[str]) -> str | None:
@@ -183,7 +191,6 @@ def _squad_paragraphs(data: Any, path: str) -> Iterable[tuple[Document, list[dic
             yield Document(sanitise_id(doc_id), context, title), expect(paragraph.get("qas"), list, path, f"{where}.qas")
 
 
-SQUAD_ROW_FIELDS = {"question", "context", "answers"}  # SQuAD flattened a row per question, as Hugging Face's datasets hold it
 
 
 def _squad_rows_as_data(rows: Iterable[tuple[int, dict[str, Any]]], path: str) -> dict[str, Any]:
@@ -216,8 +223,8 @@ def _squad_rows_as_data(rows: Iterable[tuple[int, dict[str, Any]]], path: str) -
 def import_squad(source: str, options: ImportOptions) -> Imported:
     """Each context becomes a document; each answer's gold chunk is located from its offset. SQuAD's JSON, or its rows
     as JSON Lines or Parquet (Hugging Face's datasets)."""
-    rows = "parquet" if is_parquet(source) else "jsonl" if source.lower().removesuffix(".gz").endswith(".jsonl") else None
-    data = _squad_rows_as_data(table_rows(source, rows)[1], source) if rows else load_json(source)
+    rows = record_rows(source)
+    data = load_json(source) if rows is None else _squad_rows_as_data(rows, source)
     paragraphs = list(_squad_paragraphs(data, source))
     documents = [doc for doc, _ in paragraphs]
     duplicated = [d for d, n in Counter(d.id for d in documents).items() if n > 1]
