@@ -19,6 +19,7 @@ import pyarrow.csv as pacsv
 
 from ..errors import FormatError, ValidationError
 from .files import GZIP_MAGIC, STDIO, UTF8_BOM, display_name, not_utf8, open_input, read_bytes
+from .parquet import is_parquet
 
 _RUNS_OF_BLANKS = re.compile(rb" {2,}")
 _LINE_EDGES = re.compile(rb"^ +| +$", re.MULTILINE)
@@ -240,6 +241,8 @@ def duplicate_error(source: str | None, row: int, query: str, doc: str, what: st
         return ValidationError(f"{message} (row {row + 1}; {hint})")
     if source == STDIO:
         return FormatError(display_name(source), f"{message} (line {row + 1} not counting blank and comment lines)", hint=hint)
+    if is_parquet(source):
+        return FormatError(display_name(source), f"{message} (row {row + 1})", hint=hint)
     data = read_bytes(source)
     header = 1 if data.startswith(b"query-id") else 0  # a BEIR qrels file's first line
     if what == "judgment" and len(groups := _second_column(data)) > 1:

@@ -47,8 +47,40 @@ def parquet_records(source: str | os.PathLike) -> tuple[list[str], Iterator[tupl
     return list(table.schema_arrow.names), rows()
 
 
-def _opened(name: str) -> tuple[BinaryIO, Any]:
-    """The file opened as an input and pyarrow's ParquetFile over it, its uncompressed size within the limit."""
+RANX_COLUMNS = ("q_id", "doc_id", "score")  # a ranx Run or Qrels saved as Parquet (`run.save("run.parquet")`)
+
+
+def ranx_columns(source: str | os.PathLike, what: str) -> tuple[Any, Any, Any]:
+    """The query ids and document ids (as strings) and the scores (float64) of a run or qrels that ranx saved as
+    Parquet, or that a table of those columns holds; `what` names the file's role in errors. A row without one of
+    them is an error naming it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    name = str(source)
+    handle, table = _opened(name, limited=False)  # a run's rows are all needed: as large as a run in TREC text
+    with handle:
+        found = list(table.schema_arrow.names)
+        missing = [column for column in RANX_COLUMNS if column not in found]
+        if missing:
+            raise FormatError(display_name(name), f"no column {missing[0]!r} (columns: {', '.join(found) or 'none'})",
+                              hint=f"{what} in Parquet has ranx's columns q_id, doc_id and score")
+        try:
+            read = table.read(columns=list(RANX_COLUMNS))
+            query_ids, doc_ids = (pc.cast(read.column(c), pa.string()) for c in RANX_COLUMNS[:2])
+            scores = pc.cast(read.column("score"), pa.float64())
+        except (pa.ArrowException, OSError) as exc:
+            raise FormatError(display_name(name), f"cannot read q_id, doc_id and score as ids and numbers ({exc})") from None
+    for column, values in zip(RANX_COLUMNS, (query_ids, doc_ids, scores)):
+        if values.null_count:
+            row = int(pc.index(pc.is_null(values), True).as_py())
+            raise FormatError(display_name(name), f"row {row + 1} has no {column}")
+    return query_ids, doc_ids, scores.to_numpy()
+
+
+def _opened(name: str, limited: bool = True) -> tuple[BinaryIO, Any]:
+    """The file opened as an input and pyarrow's ParquetFile over it, its uncompressed size within the limit (unless
+    not `limited`)."""
     import pyarrow as pa  # imported here, as the commands that read no Parquet need not load it
     import pyarrow.parquet as pq
 
@@ -61,7 +93,7 @@ def _opened(name: str) -> tuple[BinaryIO, Any]:
         handle.close()
         raise FormatError(display_name(name), f"not a Parquet file ({exc})") from None
     meta = table.metadata
-    if sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)) > limit_bytes(DOCUMENT_LIMIT):
+    if limited and sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)) > limit_bytes(DOCUMENT_LIMIT):
         handle.close()
         raise too_large(name, "the table, uncompressed,", DOCUMENT_LIMIT)
     return handle, table

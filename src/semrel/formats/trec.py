@@ -14,10 +14,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import FormatError
-from ..records import Preferences, Qrels, Run, dictionary_codes
+from ..records import Preferences, Qrels, Run, dictionary_codes, one_array
 from .columns import duplicate_error, finite_float, first_nonfinite, line_number, read_columns, read_plain_file, whole_number
 from .files import STDIO, atomic_writer, check_id, display_name, read_bytes
 from .kinds import QRELS, RUN, expecting
+from .parquet import is_parquet, ranx_columns
 
 RUN_COLUMNS = ("query_id", "q0", "doc_id", "rank", "score", "tag")
 QRELS_COLUMNS = ("query_id", "iteration", "doc_id", "relevance")
@@ -29,7 +30,7 @@ PREFS_COLUMNS = ("query_id", "group", "subgroup", "doc_id", "value")
 def run_name(path: str | os.PathLike) -> str:
     """A run is named by its file's stem ('bm25' for runs/bm25.run.gz)."""
     name = Path(str(path)).name
-    for suffix in (".gz", ".run", ".trec", ".txt", ".tsv"):
+    for suffix in (".gz", ".run", ".trec", ".txt", ".tsv", ".parquet"):
         if name.endswith(suffix) and len(name) > len(suffix):
             name = name[: -len(suffix)]
     return "stdin" if str(path) == STDIO else name
@@ -40,6 +41,10 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     fields after the sixth are ignored, lines starting with `#` are comments, and the tag of the
     last line is the run's tag (trec_eval's runid)."""
     path = str(path)
+    if is_parquet(path):
+        query_ids, doc_ids, scores = ranx_columns(path, "a run")
+        _check_finite(path, scores, "score", "a finite number")
+        return Run(query_ids, doc_ids, scores, name or run_name(path), source=path)
     types = {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()}
     table = read_plain_file(path, RUN_COLUMNS, types)
     data = None
@@ -58,6 +63,13 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
                tag=_last_tag(path, data))
 
 
+def _check_finite(path: str, values: np.ndarray, what: str, should: str, whole: bool = False) -> None:
+    """A Parquet run's scores (or qrels' grades) are finite (and whole): else an error naming the row."""
+    bad = np.flatnonzero(~np.isfinite(values) | ((values != np.round(values)) if whole else False))
+    if len(bad):
+        raise FormatError(display_name(path), f"row {int(bad[0]) + 1}: {what} {values[bad[0]]:g} is not {should}")
+
+
 def _last_tag(path: str, data: bytes | None) -> str | None:
     """The sixth field of the last line that has one (not a comment): trec_eval's runid."""
     if data is None:
@@ -73,8 +85,12 @@ def _last_tag(path: str, data: bytes | None) -> str | None:
 
 
 def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels:
-    """TREC qrels from `path` (or from its already-read bytes)."""
+    """TREC qrels from `path` (or from its already-read bytes), or a ranx Qrels saved as Parquet."""
     path = str(path)
+    if is_parquet(path):
+        query_ids, doc_ids, grades = ranx_columns(path, "qrels")
+        _check_finite(path, grades, "score", "a whole number (a relevance grade)", whole=True)
+        return Qrels(one_array(query_ids), one_array(doc_ids), grades.astype(np.int64), source=path)
     types = {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
     table = read_plain_file(path, QRELS_COLUMNS, types) if data is None else None
     if table is None:

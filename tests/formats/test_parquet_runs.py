@@ -1,0 +1,54 @@
+"""Runs and qrels as ranx saves them in Parquet (`run.save("run.parquet")`: columns q_id, doc_id, score) score as the
+same TREC files do, and a broken table is one line naming its row."""
+
+from __future__ import annotations
+
+import random
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import ranx
+
+from helpers import assert_one_error, run, write
+
+
+def test_ranx_parquet_runs_and_qrels_score_as_their_trec_files(tmp_path):
+    rng = random.Random(7)
+    qrels = {f"q{q}": {f"d{d}": rng.choice([-1, 0, 0, 1, 2, 3]) for d in rng.sample(range(30), 8)} for q in range(12)}
+    ranked = {f"q{q}": {f"d{d}": round(rng.uniform(0, 5), rng.choice([0, 1, 3])) for d in rng.sample(range(30), 15)}
+              for q in range(14)}  # ties, and two queries the qrels lack
+    write(tmp_path / "q.txt", "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    write(tmp_path / "r.txt", "".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in ranked.items() for d, s in docs.items()))
+    ranx.Qrels(qrels).save(str(tmp_path / "q.parquet"))
+    ranx.Run(ranked).save(str(tmp_path / "r.parquet"))
+    measures = "map,ndcg_cut.10,P.5,recip_rank,bpref,num_ret,num_rel,infAP,ERR@10"
+    as_text = run("eval", tmp_path / "q.txt", tmp_path / "r.txt", "-m", measures, "-q", "-f", "trec")
+    as_parquet = run("eval", tmp_path / "q.parquet", tmp_path / "r.parquet", "-m", measures, "-q", "-f", "trec")
+    assert as_text.exit_code == as_parquet.exit_code == 0, as_parquet.output
+    assert as_parquet.stdout == as_text.stdout and as_text.stdout.count("\n") == 9 * 13  # 12 queries and 'all'
+    (tmp_path / "r.txt").rename(tmp_path / "text.run")
+    compared = run("compare", tmp_path / "q.parquet", tmp_path / "r.parquet", tmp_path / "text.run", "-m", "AP", "-f", "csv")
+    assert compared.exit_code == 0, compared.output
+    assert compared.stdout.splitlines()[1:] == ["a,r,0.1487,", "b,text,0.1487,"]  # equal: neither marked better
+
+
+@pytest.mark.parametrize("table,message", [
+    ({"qid": ["q"], "doc_id": ["a"], "score": [1.0]}, "r.parquet: no column 'q_id' (columns: qid, doc_id, score) (a run in "
+                                                       "Parquet has ranx's columns q_id, doc_id and score)"),
+    ({"q_id": ["q", None], "doc_id": ["a", "b"], "score": [1.0, 2.0]}, "r.parquet: row 2 has no q_id"),
+    ({"q_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, float("nan")]}, "r.parquet: row 2: score nan is not a finite number"),
+    ({"q_id": ["q", "q"], "doc_id": ["a", "a"], "score": [1.0, 2.0]}, "r.parquet: duplicate document in run for query 'q' and doc "
+                                                                       "'a' (row 2)"),
+    ({"q_id": ["q"], "doc_id": ["a"], "score": ["high"]}, "r.parquet: cannot read q_id, doc_id and score as ids and numbers"),
+])
+def test_a_broken_parquet_run_is_one_line(tmp_path, table, message):
+    qrels = write(tmp_path / "q.txt", "q 0 a 1\nq 0 b 0\n")
+    pq.write_table(pa.table(table), tmp_path / "r.parquet")
+    assert_one_error(run("eval", qrels, tmp_path / "r.parquet"), message)
+
+
+def test_parquet_qrels_grades_are_whole(tmp_path):
+    pq.write_table(pa.table({"q_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 0.5]}), tmp_path / "q.parquet")
+    assert_one_error(run("eval", tmp_path / "q.parquet", write(tmp_path / "r.txt", "q Q0 a 1 1 r\n")),
+                     "q.parquet: row 2: score 0.5 is not a whole number (a relevance grade)")
