@@ -52,3 +52,11 @@ def test_parquet_qrels_grades_are_whole(tmp_path):
     pq.write_table(pa.table({"q_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 0.5]}), tmp_path / "q.parquet")
     assert_one_error(run("eval", tmp_path / "q.parquet", write(tmp_path / "r.txt", "q Q0 a 1 1 r\n")),
                      "q.parquet: row 2: score 0.5 is not a whole number (a relevance grade)")
+
+
+@pytest.mark.parametrize("relation", ["qrels_jg", "prefs", "qrels_prefs"])
+def test_parquet_qrels_are_refused_where_trec_text_with_groups_is_read(tmp_path, relation):
+    """-R qrels_jg and the preference relations read TREC text: a Parquet file was read as text, 'not valid UTF-8'."""
+    pq.write_table(pa.table({"q_id": ["q"], "doc_id": ["a"], "score": [1]}), tmp_path / "q.parquet")
+    assert_one_error(run("eval", "-R", relation, tmp_path / "q.parquet", write(tmp_path / "r.txt", "q Q0 a 1 1 r\n")),
+                     "q.parquet: Parquet holds plain qrels (ranx's q_id, doc_id, score), not ")

@@ -63,6 +63,13 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
                tag=_last_tag(path, data))
 
 
+def _not_parquet(path: str, what: str) -> None:
+    """-R qrels_jg and the preference relations read TREC text; ranx's Parquet holds plain qrels."""
+    if is_parquet(path):
+        raise FormatError(display_name(path), f"Parquet holds plain qrels (ranx's q_id, doc_id, score), not {what}",
+                          hint="give a TREC text file, or leave -R out")
+
+
 def _check_finite(path: str, values: np.ndarray, what: str, should: str, whole: bool = False) -> None:
     """A Parquet run's scores (or qrels' grades) are finite (and whole): else an error naming the row."""
     bad = np.flatnonzero(~np.isfinite(values) | ((values != np.round(values)) if whole else False))
@@ -107,6 +114,7 @@ def read_judgment_groups(path: str | os.PathLike) -> list[tuple[str, Qrels]]:
     """trec_eval's qrels_jg: TREC qrels whose second column names a judgment group (one assessor's
     judgments), as [(group, its qrels)], groups in order of first appearance."""
     path = str(path)
+    _not_parquet(path, "judgment groups (qid group docid rel lines)")
     types = {"query_id": pa.string(), "iteration": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
     table = read_plain_file(path, QRELS_COLUMNS, types)
     if table is None:
@@ -127,6 +135,7 @@ def read_preferences(path: str | os.PathLike, from_qrels: bool = False) -> Prefe
     TREC qrels read as preferences (its -R qrels_prefs), the second column naming the judgment group,
     each group one subgroup ("0"), the grade the value. Values are numbers, as trec_eval's atof reads them."""
     path = str(path)
+    _not_parquet(path, "qrels read as preferences" if from_qrels else "preferences (qid jg jsg docno value lines)")
     names = QRELS_COLUMNS if from_qrels else PREFS_COLUMNS
     types = {name: pa.string() for name in names} | {names[-1]: pa.float64()}
     table = read_plain_file(path, names, types)
