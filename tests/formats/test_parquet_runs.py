@@ -1,14 +1,18 @@
 """Runs and qrels as ranx saves them in Parquet (`run.save("run.parquet")`: columns q_id, doc_id, score) score as the
-same TREC files do, and a broken table is one line naming its row."""
+same TREC files do, and a broken table is one line naming its row.
+
+The files are written as ranx's save writes them, `to_dataframe().to_parquet(path, index=False)` with its columns,
+not by ranx itself: ranx compiles with numba on first use, and two test workers compiling it at once into a fresh
+environment's cache broke tests/retrieval/test_fusion.py in CI."""
 
 from __future__ import annotations
 
 import random
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import ranx
 
 from helpers import assert_one_error, run, write
 
@@ -20,8 +24,9 @@ def test_ranx_parquet_runs_and_qrels_score_as_their_trec_files(tmp_path):
               for q in range(14)}  # ties, and two queries the qrels lack
     write(tmp_path / "q.txt", "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
     write(tmp_path / "r.txt", "".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in ranked.items() for d, s in docs.items()))
-    ranx.Qrels(qrels).save(str(tmp_path / "q.parquet"))
-    ranx.Run(ranked).save(str(tmp_path / "r.parquet"))
+    for table, path in ((qrels, "q.parquet"), (ranked, "r.parquet")):
+        rows = [(q, d, v) for q, docs in table.items() for d, v in docs.items()]
+        pd.DataFrame(rows, columns=["q_id", "doc_id", "score"]).to_parquet(tmp_path / path, index=False)
     measures = "map,ndcg_cut.10,P.5,recip_rank,bpref,num_ret,num_rel,infAP,ERR@10"
     as_text = run("eval", tmp_path / "q.txt", tmp_path / "r.txt", "-m", measures, "-q", "-f", "trec")
     as_parquet = run("eval", tmp_path / "q.parquet", tmp_path / "r.parquet", "-m", measures, "-q", "-f", "trec")
