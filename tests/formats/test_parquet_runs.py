@@ -53,10 +53,11 @@ def test_a_broken_parquet_run_is_one_line(tmp_path, table, message):
     assert_one_error(run("eval", qrels, tmp_path / "r.parquet"), message)
 
 
-def test_parquet_qrels_grades_are_whole(tmp_path):
-    pq.write_table(pa.table({"q_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 0.5]}), tmp_path / "q.parquet")
+@pytest.mark.parametrize("grade", [0.5, 1e30])  # 1e30 is whole as a float, and past every int64 grade
+def test_parquet_qrels_grades_are_whole(tmp_path, grade):
+    pq.write_table(pa.table({"q_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, grade]}), tmp_path / "q.parquet")
     assert_one_error(run("eval", tmp_path / "q.parquet", write(tmp_path / "r.txt", "q Q0 a 1 1 r\n")),
-                     "q.parquet: row 2: score 0.5 is not a whole number (a relevance grade)")
+                     f"q.parquet: row 2: score {grade:g} is not a whole number (a relevance grade)")
 
 
 @pytest.mark.parametrize("relation", ["qrels_jg", "prefs", "qrels_prefs"])

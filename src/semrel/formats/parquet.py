@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from typing import Any, BinaryIO, Iterator
 
+import numpy as np
+
 from ..errors import FormatError, UsageError
 from .files import DOCUMENT_LIMIT, STDIO, display_name, limit_bytes, open_input, too_large
 
@@ -48,12 +50,13 @@ def parquet_records(source: str | os.PathLike) -> tuple[list[str], Iterator[tupl
 
 
 RANX_COLUMNS = ("q_id", "doc_id", "score")  # a ranx Run or Qrels saved as Parquet (`run.save("run.parquet")`)
+MOST_GRADE = 2.0**53  # a grade beyond it is no whole number a float holds exactly
 
 
-def ranx_columns(source: str | os.PathLike, what: str) -> tuple[Any, Any, Any]:
-    """The query ids and document ids (as strings) and the scores (float64) of a run or qrels that ranx saved as
-    Parquet, or that a table of those columns holds; `what` names the file's role in errors. A row without one of
-    them is an error naming it."""
+def ranx_columns(source: str | os.PathLike, what: str, grades: bool = False) -> tuple[Any, Any, Any]:
+    """The query ids and document ids (as strings) and the scores (float64: finite; with `grades`, whole) of a run or
+    qrels that ranx saved as Parquet, or that a table of those columns holds; `what` names the file's role in errors.
+    A row without one of them, or with a score unfit, is an error naming it."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -75,7 +78,15 @@ def ranx_columns(source: str | os.PathLike, what: str) -> tuple[Any, Any, Any]:
         if values.null_count:
             row = int(pc.index(pc.is_null(values), True).as_py())
             raise FormatError(display_name(name), f"row {row + 1} has no {column}")
-    return query_ids, doc_ids, scores.to_numpy()
+    numbers = scores.to_numpy()
+    unfit = ~np.isfinite(numbers)
+    if grades:
+        unfit |= (numbers != np.round(numbers)) | (np.abs(numbers) > MOST_GRADE)
+    if unfit.any():
+        row = int(np.argmax(unfit))
+        should = "a whole number (a relevance grade)" if grades else "a finite number"
+        raise FormatError(display_name(name), f"row {row + 1}: score {numbers[row]:g} is not {should}")
+    return query_ids, doc_ids, numbers
 
 
 def _opened(name: str, limited: bool = True) -> tuple[BinaryIO, Any]:

@@ -43,7 +43,6 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     path = str(path)
     if is_parquet(path):
         query_ids, doc_ids, scores = ranx_columns(path, "a run")
-        _check_finite(path, scores, "score", "a finite number")
         return Run(query_ids, doc_ids, scores, name or run_name(path), source=path)
     types = {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()}
     table = read_plain_file(path, RUN_COLUMNS, types)
@@ -70,13 +69,6 @@ def _not_parquet(path: str, what: str) -> None:
                           hint="give a TREC text file, or leave -R out")
 
 
-def _check_finite(path: str, values: np.ndarray, what: str, should: str, whole: bool = False) -> None:
-    """A Parquet run's scores (or qrels' grades) are finite (and whole): else an error naming the row."""
-    bad = np.flatnonzero(~np.isfinite(values) | ((values != np.round(values)) if whole else False))
-    if len(bad):
-        raise FormatError(display_name(path), f"row {int(bad[0]) + 1}: {what} {values[bad[0]]:g} is not {should}")
-
-
 def _last_tag(path: str, data: bytes | None) -> str | None:
     """The sixth field of the last line that has one (not a comment): trec_eval's runid."""
     if data is None:
@@ -95,8 +87,7 @@ def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels
     """TREC qrels from `path` (or from its already-read bytes), or a ranx Qrels saved as Parquet."""
     path = str(path)
     if is_parquet(path):
-        query_ids, doc_ids, grades = ranx_columns(path, "qrels")
-        _check_finite(path, grades, "score", "a whole number (a relevance grade)", whole=True)
+        query_ids, doc_ids, grades = ranx_columns(path, "qrels", grades=True)
         return Qrels(one_array(query_ids), one_array(doc_ids), grades.astype(np.int64), source=path)
     types = {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
     table = read_plain_file(path, QRELS_COLUMNS, types) if data is None else None
