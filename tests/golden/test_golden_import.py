@@ -100,9 +100,11 @@ def test_squad_rows_from_hugging_face_import_as_its_json_does(tmp_path):
         assert made[0] == made[1] == made[2]
     assert [c["_id"] for c in read_lines(tmp_path / "titled.parquet.corpus")] == ["Bee_keeping_0#0", "Bee_keeping_0#1", "Bee_keeping_0#2",
                                                                           "Bee_keeping_1#0"]
-    pq.write_table(pa.Table.from_pylist([{**squad_rows(squad(25))[0], "context": None}]), tmp_path / "bad.parquet")
-    assert_one_error(run("golden", "import", tmp_path / "bad.parquet", "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
-                     "bad.parquet:1: 'context' and 'title' should be strings, found null and \"\"")
+    for field, value, message in (("context", None, "'context' and 'title' should be strings, found null and \"\""),
+                                  ("document_id", [7], "'document_id' should be a string or a whole number, found [7]")):
+        pq.write_table(pa.Table.from_pylist([{**squad_rows(squad(25))[0], field: value}]), tmp_path / "bad.parquet")
+        assert_one_error(run("golden", "import", tmp_path / "bad.parquet", "--corpus-out", tmp_path / "c.jsonl", "-o",
+                             tmp_path / "g.jsonl"), f"bad.parquet:1: {message}")
 
 
 def test_squad_default_is_one_chunk_per_context_and_ids_come_from_titles(tmp_path):

@@ -191,8 +191,6 @@ def _squad_paragraphs(data: Any, path: str) -> Iterable[tuple[Document, list[dic
             yield Document(sanitise_id(doc_id), context, title), expect(paragraph.get("qas"), list, path, f"{where}.qas")
 
 
-
-
 def _squad_rows_as_data(rows: Iterable[tuple[int, dict[str, Any]]], path: str) -> dict[str, Any]:
     """Rows of SQuAD as Hugging Face's datasets hold it (id, title, context, question, answers as {"text": [...],
     "answer_start": [...]}; COVID-QA adds document_id) as SQuAD's own JSON: a paragraph per distinct context (and
@@ -204,6 +202,9 @@ def _squad_rows_as_data(rows: Iterable[tuple[int, dict[str, Any]]], path: str) -
         if not isinstance(context, str) or not isinstance(title, str):
             raise FormatError(display_name(path), f"'context' and 'title' should be strings, found {shown_json(context)} and "
                               f"{shown_json(title)}", line=line)
+        if document is not None and not is_id(document):  # it keys the paragraph: a list there was a TypeError
+            raise FormatError(display_name(path), f"'document_id' should be a string or a whole number, found {shown_json(document)}",
+                              line=line)
         answers = row.get("answers")
         if isinstance(answers, dict):  # columnar, as datasets stores a sequence of records
             texts, starts = answers.get("text") or [], answers.get("answer_start") or []
