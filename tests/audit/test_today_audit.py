@@ -4,7 +4,9 @@ expected trec_eval line was printed by trec_eval 10.0 (built from NIST's source)
 
 from __future__ import annotations
 
+import gzip
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -12,6 +14,7 @@ import pytest
 
 from helpers import assert_one_error, run, write
 from semrel.evaluation.measures import parse_measure
+from semrel.formats.manifest import read_manifest
 
 # the files of tests/evaluation/test_trec_eval_edges.py
 GRADED = ("q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d9 1\nq3 0 d7 1\nq3 0 d6 3\nq3 0 d5 -1\nq4 0 d1 1\nq4 0 d2 2\nq5 0 d1 0\n"
@@ -172,3 +175,107 @@ def test_a_parquet_table_whose_pages_cannot_be_decoded_is_an_error_naming_the_ro
                                        "runs over three lines where every other is one (engines.py and models.py keep the first)")
 def test_a_parquet_table_whose_pages_cannot_be_decoded_is_one_line(tmp_path):
     assert_one_error(run("golden", "import", _undecodable(tmp_path), "-o", tmp_path / "g.jsonl"), "bad.parquet: cannot read row 1 (")
+
+
+# ---------------------------------------------------------------- golden sets as Hugging Face's rows (Parquet, JSON Lines)
+
+CORPUS = [{"_id": "chain-care#0", "doc_id": "chain-care", "title": "", "text": "Oil is applied on the rollers."},
+          {"_id": "chain-care#1", "doc_id": "chain-care", "title": "", "text": "Wipe the chain after oiling."}]
+HIVE = "Bees forage widely. The hive holds wax combs."
+
+
+def _jsonl(path, rows):
+    return write(path, "".join(json.dumps(row) + "\n" for row in rows))
+
+
+@pytest.mark.parametrize("columns", [
+    {"query": ["what is rba"], "answers": [["A bank."]]},  # a plain table, as MS MARCO's rows lack `passages`
+    {"question": ["Where?"], "context": ["On the rollers."], "answer": ["There."]},  # SQuAD's rows have `answers`
+    {"question": ["Where?"], "context": ["On the rollers."], "long_answer": ["There."], "answer": ["There."]},  # PubMedQA's have `pubid`
+], ids=["query-answers", "question-context", "no-pubid"])
+def test_a_parquet_table_with_only_some_of_a_public_sets_columns_is_a_plain_table(tmp_path, columns):
+    source = _table(tmp_path / "t.parquet", **columns)
+    result = run("golden", "import", source, "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    assert read_manifest(tmp_path / "g.jsonl")["params"]["format"] == "parquet"
+    assert [item["query"] for item in map(json.loads, (tmp_path / "g.jsonl").read_text().splitlines())] == [
+        columns.get("query", columns.get("question"))[0]]
+
+
+def _squad_row(**changes):
+    return {"id": "q1", "title": "Hive", "context": HIVE, "question": "What does the hive hold?",
+            "answers": {"text": ["wax combs"], "answer_start": [35]}, **changes}
+
+
+@pytest.mark.parametrize("row,message", [
+    (_squad_row(title=5), ("s.jsonl:1: 'context' and 'title' should be strings, found \"Bees forage", " and 5")),
+    (_squad_row(answers={"text": ["wax combs"], "answer_start": 35}),
+     ("s.jsonl:1: 'answers' should hold lists 'text' and 'answer_start'",)),
+], ids=["title", "answer_start"])
+def test_a_squad_row_of_the_wrong_shape_is_one_line(tmp_path, row, message):
+    source = _jsonl(tmp_path / "s.jsonl", [row])
+    assert_one_error(run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"), *message)
+
+
+def test_a_squad_row_with_fewer_offsets_than_answers_finds_the_rest_by_their_text(tmp_path):
+    source = _jsonl(tmp_path / "s.jsonl", [_squad_row(answers={"text": ["wax combs", "forage"], "answer_start": [35]})])
+    result = run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    (item,) = map(json.loads, (tmp_path / "g.jsonl").read_text().splitlines())
+    assert item["reference_answer"] == ["wax combs", "forage"] and item["gold_chunk_ids"] == ["Hive#0"]
+
+
+def test_squad_rows_gzipped_import_as_the_plain_file_does(tmp_path):
+    rows = [_squad_row(), _squad_row(id="q2", question="Who forages?", answers={"text": ["Bees"], "answer_start": [0]})]
+    plain = _jsonl(tmp_path / "s.jsonl", rows)
+    (tmp_path / "z.jsonl.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    made = []
+    for source in (plain, tmp_path / "z.jsonl.gz"):
+        result = run("golden", "import", source, "--corpus-out", f"{source}.corpus", "-o", f"{source}.golden")
+        assert result.exit_code == 0, result.output
+        made.append((Path(f"{source}.corpus").read_bytes(), Path(f"{source}.golden").read_bytes()))
+    assert made[0] == made[1] and made[0][1].count(b"\n") == 2
+
+
+def _pubmed_row(pubid, **changes):
+    return {"pubid": pubid, "question": "Do bees sting?", "context": {"contexts": ["Bees sting.", "Drones do not."],
+            "labels": ["A", "B"]}, "long_answer": "Some do.", "final_decision": "maybe", **changes}
+
+
+@pytest.mark.parametrize("rows,message", [
+    ([_pubmed_row(1), _pubmed_row(1)], "p.jsonl:2: pubid '1' is on two rows"),
+    ([_pubmed_row(1, context="Bees sting.")], "p.jsonl:1: 'context' should hold 'contexts' and 'labels', found \"Bees sting.\""),
+    ([_pubmed_row(None)], "p.jsonl: a query id is empty (or only spaces); give every query an id"),
+], ids=["twice", "context-text", "no-pubid"])
+def test_a_pubmedqa_row_of_the_wrong_shape_is_one_line(tmp_path, rows, message):
+    source = _jsonl(tmp_path / "p.jsonl", rows)
+    assert_one_error(run("golden", "import", source, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"), message)
+
+
+def test_an_msmarco_row_error_names_its_row_from_1(tmp_path):
+    row = {"query_id": 7, "query": "what is rba", "answers": ["A bank."], "passages": [{"is_selected": 2, "passage_text": "Bees."}]}
+    assert_one_error(run("golden", "import", _jsonl(tmp_path / "m.jsonl", [row]), "--corpus-out", tmp_path / "c.jsonl",
+                         "-o", tmp_path / "g.jsonl"), "row 1.passages[0].is_selected should be 0 or 1, found 2")
+
+
+def test_a_parquet_set_of_document_ids_takes_doc_qrels(tmp_path):
+    corpus = _jsonl(tmp_path / "corpus.jsonl", CORPUS)
+    source = _table(tmp_path / "g.parquet", query_id=["q1"], query=["Where is oil applied?"], answer=["On the rollers."],
+                    gold_chunk_ids=[["chain-care"]])
+    result = run("golden", "import", source, "--corpus", corpus, "--doc-qrels", "all-chunks", "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "g.jsonl").read_text())["gold_chunk_ids"] == ["chain-care#0", "chain-care#1"]
+
+
+def test_a_ragas_evaluation_file_in_parquet_is_refused_with_the_parquet_hint(tmp_path):
+    source = _table(tmp_path / "e.parquet", question=["Where?"], answer=["Lower"], contexts=[["x"]], ground_truth=["Upper"])
+    assert_one_error(run("golden", "import", source, "-o", tmp_path / "g.jsonl"), "e.parquet: a ragas evaluation file",
+                     "(or this file without gold: --format parquet with --answer-col ground_truth)")
+
+
+def test_a_parquet_corpus_row_is_named_by_id_before__id_and_keeps_its_title(tmp_path):
+    source = _table(tmp_path / "docs.parquet", id=["bees"], _id=["other"], title=["Bees"], text=["Bees forage widely."])
+    result = run("corpus", "chunk", source, "-o", tmp_path / "c.jsonl")
+    assert result.exit_code == 0, result.output
+    chunks = [json.loads(line) for line in (tmp_path / "c.jsonl").read_text().splitlines()]
+    assert [(c["_id"], c["doc_id"], c["title"], c["text"]) for c in chunks] == [("bees#0", "bees", "Bees", "Bees forage widely.")]
