@@ -44,6 +44,11 @@ class Interrupted(SemrelError):
     exit_code = 130
 
 
+def first_line(exc: BaseException) -> str:
+    """A library's message, to put inside semrel's one-line error: its first line (its name, if it has none)."""
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
+
+
 def tell(messages: Iterable[str], warn: Callable[[str], None] | None, stacklevel: int = 2) -> None:
     """Each message to `warn` (the CLI prints it), or without it as a Python warning from the caller's
     line (stacklevel counts from the function calling this), so a library caller loses none."""

@@ -171,9 +171,8 @@ def test_a_parquet_table_whose_pages_cannot_be_decoded_is_an_error_naming_the_ro
     assert not (tmp_path / "g.jsonl").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="parquet_records puts pyarrow's message, several lines, into its error whole: the error "
-                                       "runs over three lines where every other is one (engines.py and models.py keep the first)")
 def test_a_parquet_table_whose_pages_cannot_be_decoded_is_one_line(tmp_path):
+    """pyarrow's message runs over several lines; the error keeps its first, as every other error is one line."""
     assert_one_error(run("golden", "import", _undecodable(tmp_path), "-o", tmp_path / "g.jsonl"), "bad.parquet: cannot read row 1 (")
 
 
@@ -245,7 +244,7 @@ def _pubmed_row(pubid, **changes):
 @pytest.mark.parametrize("rows,message", [
     ([_pubmed_row(1), _pubmed_row(1)], "p.jsonl:2: pubid '1' is on two rows"),
     ([_pubmed_row(1, context="Bees sting.")], "p.jsonl:1: 'context' should hold 'contexts' and 'labels', found \"Bees sting.\""),
-    ([_pubmed_row(None)], "p.jsonl: a query id is empty (or only spaces); give every query an id"),
+    ([_pubmed_row(None)], "p.jsonl:1: no pubid (the PMID, which names the question and its chunks)"),
 ], ids=["twice", "context-text", "no-pubid"])
 def test_a_pubmedqa_row_of_the_wrong_shape_is_one_line(tmp_path, rows, message):
     source = _jsonl(tmp_path / "p.jsonl", rows)

@@ -18,7 +18,7 @@ from typing import Any, Iterator, Protocol, Sequence
 
 import numpy as np
 
-from ..errors import SemrelError, UsageError
+from ..errors import SemrelError, UsageError, first_line
 from .encode import Reduce, batch_limits, length_batches, reduced_batches
 from .models import check_precision, check_precision_name, load_encoder
 
@@ -175,7 +175,7 @@ class RayEngine:
                          _system_config=None if self.address else LOCAL_RAY_CONFIG)  # a cluster's own is its owner's
             except (ConnectionError, ValueError, RuntimeError) as exc:
                 raise SemrelError(f"ray_address={self.address or '(local)'!r}: could not connect to Ray "
-                                  f"({str(exc).splitlines()[0]})") from None
+                                  f"({first_line(exc)})") from None
         resources = ray.cluster_resources()
         self.gpus = resources.get("GPU", 0) >= 1
         if self.workers is None:

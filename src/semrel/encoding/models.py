@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import SemrelError, UsageError
+from ..errors import SemrelError, UsageError, first_line
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -169,7 +169,7 @@ def load_encoder(name_or_path: str | None = None, device: str = "cpu", layers: i
 
 def _unloadable(location: str, exc: Exception) -> SemrelError:
     return SemrelError(
-        f"could not load model {location!r} ({str(exc).splitlines()[0]}); "
+        f"could not load model {location!r} ({first_line(exc)}); "
         "give a complete local model folder or a name already in the Hugging Face cache"
     )
 

@@ -10,7 +10,7 @@ from typing import Any, BinaryIO, Iterator
 
 import numpy as np
 
-from ..errors import FormatError, UsageError
+from ..errors import FormatError, UsageError, first_line
 from .files import DOCUMENT_LIMIT, STDIO, display_name, limit_bytes, open_input, too_large
 
 BATCH_ROWS = 1024  # rows decoded at a time
@@ -44,7 +44,7 @@ def parquet_records(source: str | os.PathLike) -> tuple[list[str], Iterator[tupl
                         number += 1
                         yield number, row
             except (pa.ArrowException, OSError) as exc:
-                raise FormatError(display_name(name), f"cannot read row {number + 1} ({exc})") from None
+                raise FormatError(display_name(name), f"cannot read row {number + 1} ({first_line(exc)})") from None
 
     return list(table.schema_arrow.names), rows()
 
@@ -73,7 +73,7 @@ def ranx_columns(source: str | os.PathLike, what: str, grades: bool = False) -> 
             query_ids, doc_ids = (pc.cast(read.column(c), pa.string()) for c in RANX_COLUMNS[:2])
             scores = pc.cast(read.column("score"), pa.float64())
         except (pa.ArrowException, OSError) as exc:
-            raise FormatError(display_name(name), f"cannot read q_id, doc_id and score as ids and numbers ({exc})") from None
+            raise FormatError(display_name(name), f"cannot read q_id, doc_id and score as ids and numbers ({first_line(exc)})") from None
     for column, values in zip(RANX_COLUMNS, (query_ids, doc_ids, scores)):
         if values.null_count:
             row = int(pc.index(pc.is_null(values), True).as_py())
@@ -102,7 +102,7 @@ def _opened(name: str, limited: bool = True) -> tuple[BinaryIO, Any]:
         table = pq.ParquetFile(handle)
     except (pa.ArrowException, OSError) as exc:
         handle.close()
-        raise FormatError(display_name(name), f"not a Parquet file ({exc})") from None
+        raise FormatError(display_name(name), f"not a Parquet file ({first_line(exc)})") from None
     meta = table.metadata
     if limited and sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)) > limit_bytes(DOCUMENT_LIMIT):
         handle.close()

@@ -68,6 +68,8 @@ def _pubmedqa_rows_as_data(rows: Iterable[tuple[int, dict[str, Any]]], source: s
             raise FormatError(display_name(source), f"'context' should hold 'contexts' and 'labels', found {shown_json(context)}",
                               line=line)
         pmid = query_id_of(row.get("pubid"), source, "field 'pubid'", line)
+        if not pmid:
+            raise FormatError(display_name(source), "no pubid (the PMID, which names the question and its chunks)", line=line)
         if pmid in data:
             raise FormatError(display_name(source), f"pubid {pmid!r} is on two rows", line=line)
         data[pmid] = {"QUESTION": row.get("question"), "CONTEXTS": context.get("contexts"), "LABELS": context.get("labels"),
