@@ -574,18 +574,21 @@ def num_rel_ret(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
 @family("AP", Cutoff.OPTIONAL, share=True, trec="map", trec_cut="map_cut", trec_params="cutoffs", trec_defaults=DEFAULT_CUTOFFS)
 def average_precision(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Precision at each relevant document retrieved (in the top k), summed, over all relevant documents."""
+    return ctx.per_relevant(_precision_sum(m, r, ctx))
+
+
+def _precision_sum(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
+    """Per query: the precision at each relevant document retrieved (in the top k), summed (AP x R)."""
     hits = top(m, r) & r.relevant
     nth = ranks_within(r.query[hits]) + 1.0  # each hit's number among its query's hits
-    return ctx.per_relevant(sums(r.query[hits], weights=nth / (r.rank[hits] + 1.0), n=ctx.n))
+    return sums(r.query[hits], weights=nth / (r.rank[hits] + 1.0), n=ctx.n)
 
 
 @family("yaap", Cutoff.NONE, trec="yaap")
 def yaap(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Robertson's 'yet another' AP, log((1 + S) / (1 + R - S)) with S = AP x R: monotonic with AP on a
     query, but not bounded to [0, 1], so a mean over queries is less ruled by the few near 0 or 1."""
-    hits = r.relevant
-    nth = ranks_within(r.query[hits]) + 1.0
-    found = sums(r.query[hits], weights=nth / (r.rank[hits] + 1.0), n=ctx.n)
+    found = _precision_sum(m, r, ctx)
     return np.log((1.0 + found) / (1.0 + ctx.num_rel - found))
 
 
