@@ -10,20 +10,17 @@ from .beir import read_beir_qrels
 from .corpus import golden_qrels, read_golden
 from .files import STDIO, read_bytes, read_head
 from .kinds import GOLDEN, QRELS, expecting
-from .parquet import is_parquet
 from .trec import read_run, read_trec_qrels, write_qrels, write_run
 
 
 def read_qrels(path: str | os.PathLike) -> Qrels:
-    """Qrels from a TREC qrels file, a BEIR qrels .tsv (recognised by its header), a golden.jsonl (recognised by its
-    leading '{'; see golden_qrels) or a ranx Qrels saved as Parquet."""
+    """Qrels from a TREC qrels file (or a ranx Qrels saved as Parquet: read_trec_qrels), a BEIR qrels .tsv (recognised by
+    its header) or a golden.jsonl (recognised by its leading '{'; see golden_qrels)."""
     if str(path) == STDIO:  # stdin can be read once: parse the bytes already read
         data = read_bytes(path)
         if data.lstrip().startswith(b"{"):
             raise UsageError("a golden set cannot be read from stdin: give its file")
         return read_beir_qrels(path, data) if data.startswith(b"query-id") else read_trec_qrels(path, data)
-    if is_parquet(path):  # a ranx Qrels saved as Parquet
-        return read_trec_qrels(path)
     head = read_head(path)
     if head.lstrip().startswith(b"{"):
         with expecting(path, QRELS, GOLDEN):
