@@ -700,18 +700,22 @@ def test_msmarco_passages_become_chunks_and_is_selected_their_gold(tmp_path, nam
             "19699p0", "19699p0", "https://en.wikipedia.org/wiki/Reserve_Bank_of_Australia")
 
 
-@needs_shared("pubmedqa_pqal/ori_pqal.json", "msmarco_qna_v11/rag-robustness_ms_marco_sample.json")
-def test_pubmedqa_and_msmarco_rows_from_hugging_face_import_as_their_json_does(tmp_path):
-    """PubMedQA (qiaojin/PubMedQA: pubid, question, context {contexts, labels, meshes}, long_answer, final_decision) and
-    MS MARCO QnA (microsoft/ms_marco: a record a row) as Hugging Face's hub holds them, in Parquet or JSON Lines, give
-    the corpus and golden set their JSON gives, byte for byte: 60 questions of the shared files each."""
+@needs_shared("pubmedqa_pqal/ori_pqal.json", "msmarco_qna_v11/rag-robustness_ms_marco_sample.json",
+              "covid_qa_deepset/200423_covidQA.json")
+def test_pubmedqa_msmarco_and_covidqa_rows_from_hugging_face_import_as_their_json_does(tmp_path):
+    """PubMedQA (qiaojin/PubMedQA: pubid, question, context {contexts, labels, meshes}, long_answer, final_decision),
+    MS MARCO QnA (microsoft/ms_marco: a record a row) and COVID-QA (deepset/covid_qa_deepset: SQuAD's rows, with
+    document_id) as Hugging Face's hub holds them, in Parquet or JSON Lines, give the corpus and golden set their JSON
+    gives, byte for byte: 60 questions of the shared PubMedQA and MS MARCO files, COVID-QA's first 3 articles (27)."""
     pqal = json.loads((SHARED_DATA / "pubmedqa_pqal" / "ori_pqal.json").read_text())
     pubmed = dict(list(pqal.items())[:60])
     pubmed_rows = [{"pubid": int(pmid), "question": r["QUESTION"], "context": {"contexts": r["CONTEXTS"], "labels": r["LABELS"],
                     "meshes": r.get("MESHES", [])}, "long_answer": r["LONG_ANSWER"], "final_decision": r["final_decision"]}
                    for pmid, r in pubmed.items()]
     marco = json.loads((SHARED_DATA / "msmarco_qna_v11" / "rag-robustness_ms_marco_sample.json").read_text())[:60]
-    for name, whole, rows, fmt in (("pubmed", pubmed, pubmed_rows, "pubmedqa"), ("marco", marco, marco, "msmarco")):
+    covid = {"data": json.loads((SHARED_DATA / "covid_qa_deepset" / "200423_covidQA.json").read_text())["data"][:3]}
+    for name, whole, rows, fmt, questions in (("pubmed", pubmed, pubmed_rows, "pubmedqa", 60), ("marco", marco, marco, "msmarco", 60),
+                                              ("covid", covid, squad_rows(json.dumps(covid)), "squad", 27)):
         sources = [write(tmp_path / f"{name}.json", json.dumps(whole)), tmp_path / f"{name}.parquet",
                    write(tmp_path / f"{name}.jsonl", "".join(json.dumps(row) + "\n" for row in rows))]
         pq.write_table(pa.Table.from_pylist(rows), sources[1])
@@ -721,7 +725,7 @@ def test_pubmedqa_and_msmarco_rows_from_hugging_face_import_as_their_json_does(t
             assert result.exit_code == 0, result.output
             assert read_manifest(f"{source}.golden")["params"]["format"] == fmt
             made.append((Path(f"{source}.corpus").read_bytes(), Path(f"{source}.golden").read_bytes()))
-        assert made[0] == made[1] == made[2] and made[0][1].count(b"\n") == 60
+        assert made[0] == made[1] == made[2] and made[0][1].count(b"\n") == questions
     pq.write_table(pa.Table.from_pylist([{**pubmed_rows[0], "context": None}]), tmp_path / "bad.parquet")
     assert_one_error(run("golden", "import", tmp_path / "bad.parquet", "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
                      "bad.parquet:1: 'context' should hold 'contexts' and 'labels', found null")
