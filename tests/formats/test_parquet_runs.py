@@ -66,3 +66,17 @@ def test_parquet_qrels_are_refused_where_trec_text_with_groups_is_read(tmp_path,
     pq.write_table(pa.table({"q_id": ["q"], "doc_id": ["a"], "score": [1]}), tmp_path / "q.parquet")
     assert_one_error(run("eval", "-R", relation, tmp_path / "q.parquet", write(tmp_path / "r.txt", "q Q0 a 1 1 r\n")),
                      "q.parquet: Parquet holds plain qrels (ranx's q_id, doc_id, score), not ")
+
+
+def test_a_parquet_table_that_would_expand_like_a_bomb_is_refused_before_decoding(tmp_path):
+    """300,000 equal rows run-length encode into a few KB, and the footer's sizes stay small too: a run or golden set
+    of such rows filled memory as it was decoded. Each cell takes 8 bytes or more once decoded, so the table is held to
+    the expansion a .gz input is held to (SEMREL_MAX_GZIP_RATIO)."""
+    rows = 300_000
+    pq.write_table(pa.table({"q_id": pa.array(["q"] * rows), "doc_id": pa.array(["a"] * rows), "score": pa.array([1.0] * rows)}),
+                   tmp_path / "bomb.parquet")
+    assert (tmp_path / "bomb.parquet").stat().st_size < 20_000
+    message = "bomb.parquet: the table (300,000 rows) expands more than 100 times (a decompression bomb?); refused before it fills memory"
+    assert_one_error(run("eval", write(tmp_path / "q.txt", "q 0 a 1\n"), tmp_path / "bomb.parquet"), message, "SEMREL_MAX_GZIP_RATIO")
+    assert_one_error(run("golden", "import", tmp_path / "bomb.parquet", "-o", tmp_path / "g.jsonl"), message)
+    assert not (tmp_path / "g.jsonl").exists()

@@ -364,6 +364,12 @@ def not_utf8(path: str | os.PathLike, line: int) -> FormatError:
     return FormatError(display_name(path), "not valid UTF-8", line=line, hint="re-save the file as UTF-8")
 
 
+def expanded_too_far(name: str, what: str, ratio: float) -> FormatError:
+    """The error for compressed data that expands past the ratio limit (GZIP_RATIO_LIMIT): a decompression bomb."""
+    return FormatError(display_name(name), f"{what} expands more than {ratio:g} times (a decompression bomb?); refused before "
+                       "it fills memory", hint=f"raise the limit with the environment variable {GZIP_RATIO_LIMIT[0]}")
+
+
 class Inflating:
     """A gzip stream decompressed on demand, refused (with one FormatError) once it expands more
     than the ratio limit (a decompression bomb) or gives more than `size_limit` bytes."""
@@ -383,9 +389,7 @@ class Inflating:
         if self.given > GZIP_RATIO_FLOOR:
             consumed = max(self.raw.tell() - self.start, 1) if self.raw.seekable() else 1
             if self.given > self.ratio * consumed:
-                raise FormatError(display_name(self.name), f"gzip data expands more than {self.ratio:g} times (a decompression "
-                                  "bomb?); refused before it fills memory",
-                                  hint=f"raise the limit with the environment variable {GZIP_RATIO_LIMIT[0]}")
+                raise expanded_too_far(self.name, "gzip data", self.ratio)
         return data
 
     def read(self, size: int = -1) -> bytes:

@@ -1,7 +1,8 @@
 """Parquet tables read as records: the format Hugging Face's hub serves every dataset in (a testset downloaded
 from it is `test-00000-of-00001.parquet`). pyarrow, semrel's table engine already, reads them; the file is
 opened as every input is (a regular file, remembered so no output replaces it) and its uncompressed size,
-which the footer states, is held to SEMREL_MAX_DOCUMENT_MB before any row is decoded."""
+which the footer states, is held to SEMREL_MAX_DOCUMENT_MB, and its rows to the expansion a .gz input may have
+(SEMREL_MAX_GZIP_RATIO), before any row is decoded."""
 
 from __future__ import annotations
 
@@ -11,7 +12,18 @@ from typing import Any, BinaryIO, Iterator
 import numpy as np
 
 from ..errors import FormatError, UsageError, first_line
-from .files import DOCUMENT_LIMIT, STDIO, display_name, limit_bytes, open_input, too_large
+from .files import (
+    DOCUMENT_LIMIT,
+    GZIP_RATIO_FLOOR,
+    GZIP_RATIO_LIMIT,
+    STDIO,
+    display_name,
+    expanded_too_far,
+    limit_bytes,
+    limit_value,
+    open_input,
+    too_large,
+)
 
 BATCH_ROWS = 1024  # rows decoded at a time
 
@@ -107,4 +119,10 @@ def _opened(name: str, limited: bool = True) -> tuple[BinaryIO, Any]:
     if limited and sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)) > limit_bytes(DOCUMENT_LIMIT):
         handle.close()
         raise too_large(name, "the table, uncompressed,", DOCUMENT_LIMIT)
+    # Run-length encoding packs millions of equal rows in a few bytes, which the footer's sizes do not show: each cell
+    # takes at least 8 bytes once decoded, held to the ratio a .gz input is held to (5M rows fit in 45 KB)
+    decoded, ratio = meta.num_rows * max(meta.num_columns, 1) * 8, limit_value(GZIP_RATIO_LIMIT)
+    if decoded > GZIP_RATIO_FLOOR and decoded > ratio * os.fstat(handle.fileno()).st_size:
+        handle.close()
+        raise expanded_too_far(name, f"the table ({meta.num_rows:,} rows)", ratio)
     return handle, table
