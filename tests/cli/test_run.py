@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import semrel.formats.files as files
@@ -731,6 +733,17 @@ def test_init_fits_llamaindex_beir_and_csv(tmp_path):
     config = tmp_path / "semrel.toml"
     result = run("run", config, "--set", "retrieve.methods=bm25")
     assert result.exit_code == 0, result.output  # the BEIR document ids are the corpus's chunk ids
+    # as the hub serves it, the corpus in Parquet shards: chunked whole, a chunk a document, named as the qrels name them
+    (beir / "corpus").mkdir()
+    pq.write_table(pa.Table.from_pylist([json.loads(line) for line in (beir / "corpus.jsonl").read_text().splitlines()]),
+                   beir / "corpus" / "beir-corpus-00000-of-00001.parquet")
+    (beir / "corpus.jsonl").unlink()
+    text, said, planned = init_and_plan(tmp_path, "--golden", beir)
+    assert 'docs = "beir"' in text and "whole = true" in text and "file = " not in text.split("[golden]")[0]
+    assert re.search(r"semrel corpus chunk \S*beir --whole -o", planned.replace(" \\\n    ", " "))
+    result = run("run", config, "--set", "retrieve.methods=bm25")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "gold.qrels").read_text() == "1 0 cats 1\n"
     write_data(tmp_path)
     text, said, planned = init_and_plan(tmp_path, "--golden", tmp_path / "golden.csv", "--docs", tmp_path / "docs")
     assert re.search(r"semrel corpus chunk \S*docs --size 120 --overlap 20", planned.replace(" \\\n    ", " "))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import random
 from collections import Counter
@@ -629,6 +630,58 @@ def test_beir_folder_keeps_grades_and_marks_missing_answers(tmp_path):
     write(tmp_path / "beir" / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\n1\td1\t0\n1\td1\t2\n")  # the last grade was kept
     assert_one_error(run("golden", "import", tmp_path / "beir", "-o", tmp_path / "g.jsonl"),
                      "test.tsv:3: duplicate judgment for query '1' and doc 'd1'")
+
+
+def test_beir_folder_as_the_hub_serves_it_gives_the_files_its_json_lines_give(tmp_path):
+    """Hugging Face's BeIR repositories held corpus.jsonl.gz and queries.jsonl.gz, and since their conversion Parquet
+    shards in corpus/ and queries/; the qrels (the -qrels repository's test.tsv) go in qrels/ as in BEIR's zips."""
+    corpus = [{"_id": "d1", "title": "Chains", "text": "Oil the chain weekly."}, {"_id": "d2", "title": "", "text": "Tyres at 60 psi."},
+              {"_id": "d3", "title": "Brakes", "text": "Pads wear out."}]
+    queries = [{"_id": "1", "text": "how often to oil?", "metadata": {"answer": "weekly"}}, {"_id": "2", "text": "tyre pressure?",
+                                                                                            "metadata": {"answer": None}},
+               {"_id": "7", "text": "another split's", "metadata": {"answer": "x"}}]
+    qrels = "query-id\tcorpus-id\tscore\n1\td1\t2\n2\td2\t1\n2\td3\t0\n"
+    lines = {name: "".join(json.dumps(r) + "\n" for r in rows) for name, rows in (("corpus", corpus), ("queries", queries))}
+    for layout in ("jsonl", "gz", "hub"):
+        folder = tmp_path / layout
+        write(folder / "qrels" / "test.tsv", qrels)
+        for name, rows in (("corpus", corpus), ("queries", queries)):
+            if layout == "jsonl":
+                write(folder / f"{name}.jsonl", lines[name])
+            elif layout == "gz":
+                (folder / f"{name}.jsonl.gz").write_bytes(gzip.compress(lines[name].encode()))
+            else:
+                (folder / name).mkdir()
+                shards = [rows[:2], rows[2:]] if name == "corpus" else [rows]
+                for i, shard in enumerate(shards):
+                    pq.write_table(pa.Table.from_pylist(shard), folder / name / f"bike-{name}-{i:05d}-of-{len(shards):05d}.parquet")
+        out = tmp_path / f"out-{layout}"
+        chunked = run("corpus", "chunk", folder, "--whole", "-o", out / "corpus.jsonl")
+        assert chunked.exit_code == 0, chunked.output
+        imported = run("golden", "import", folder, "--corpus", out / "corpus.jsonl", "-o", out / "golden.jsonl")
+        assert imported.exit_code == 0, imported.output
+        named = {"jsonl": "queries.jsonl", "gz": "queries.jsonl.gz", "hub": "queries/"}[layout]
+        assert f"queries of {named} that qrels/test.tsv does not judge (other splits'; left out): 1" in imported.stderr
+    for name in ("corpus.jsonl", "golden.jsonl"):
+        assert (tmp_path / "out-gz" / name).read_bytes() == (tmp_path / "out-jsonl" / name).read_bytes()
+        assert (tmp_path / "out-hub" / name).read_bytes() == (tmp_path / "out-jsonl" / name).read_bytes()
+    assert read_lines(tmp_path / "out-hub" / "golden.jsonl")[0]["gold_chunk_ids"] == ["d1"]
+    assert "read 3 documents: 3 BEIR corpus (2 files)" in chunked.stderr
+    hub = tmp_path / "hub"
+    again = [{"_id": "d1", "title": "", "text": "again"}]
+    pq.write_table(pa.Table.from_pylist(again), hub / "corpus" / "bike-corpus-00001-of-00002.parquet")
+    assert_one_error(run("corpus", "chunk", hub, "--whole", "-o", tmp_path / "c.jsonl"),
+                     "hub/corpus/bike-corpus-00001-of-00002.parquet:1: document id 'd1' is already used on ",
+                     "hub/corpus/bike-corpus-00000-of-00002.parquet line 1")
+    unnamed = [{"_id": "1", "text": "q"}, {"id": "2", "text": "q"}]
+    pq.write_table(pa.Table.from_pylist(unnamed), hub / "queries" / "bike-queries-00000-of-00001.parquet")
+    assert_one_error(run("golden", "import", hub, "-o", tmp_path / "g.jsonl"),
+                     "hub/queries/bike-queries-00000-of-00001.parquet:2: a query needs '_id' (a string) and 'text' (a string)")
+    for shard in (hub / "corpus").iterdir():
+        shard.unlink()
+    assert_one_error(run("golden", "import", hub, "-o", tmp_path / "g.jsonl"),
+                     "hub: not a BEIR folder, it has no corpus (corpus.jsonl, corpus.jsonl.gz, corpus.parquet or corpus/ holding "
+                     "Parquet files)")
 
 
 def test_pubmedqa_contexts_become_chunks_of_their_pmid(tmp_path):

@@ -88,11 +88,11 @@ def agreement_line(path: str) -> str:
 @click.option("-o", "--output", default="semrel.toml", show_default=True, type=output_path(dir_okay=False))
 @click.option("--force", is_flag=True, help="Overwrite an existing config.")
 def init_command(golden, docs, fmt, qrels, sample, output, force):
-    """Write a commented starter config for `semrel run` that fits GOLDEN: a file that holds its
-    documents (SQuAD, PubMedQA, MS MARCO, Cranfield) gets no docs folder and chunking to suit its contexts; a
-    BEIR folder uses its corpus.jsonl as it is; a rag_dataset.json, ragas testset or DeepEval dataset gets chunks near its
-    contexts' length (without documents, its contexts are the corpus); queries without reference answers turn the
-    judge off. What it found is printed."""
+    """Write a commented starter config for `semrel run` that fits GOLDEN: a file that holds its documents (SQuAD,
+    PubMedQA, MS MARCO, Cranfield) gets no docs folder and chunking to suit its contexts; a BEIR folder uses its
+    corpus.jsonl as it is (a corpus in Parquet is chunked a chunk per document); a rag_dataset.json, ragas testset or
+    DeepEval dataset gets chunks near its contexts' length (without documents, its contexts are the corpus); queries
+    without reference answers turn the judge off. What it found is printed."""
     if os.path.exists(output) and not force:
         raise UsageError(f"{output}: already exists (--force overwrites it)")
     if not os.path.exists(golden):

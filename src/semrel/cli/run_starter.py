@@ -143,9 +143,12 @@ def starter_config(output: str, golden: str, docs: str | None = None, out: str =
             corpus.append(f"# (each {collection} {item} is one chunk: size does not apply)")
         else:
             corpus.append("# size = 120                   # one chunk per document unless set")
-    elif fmt == "beir":
-        corpus += [f'file = {rel(found.corpus_file or "")}   # the BEIR corpus as it is: one chunk per document, '
+    elif fmt == "beir" and found.corpus_file:
+        corpus += [f'file = {rel(found.corpus_file)}   # the BEIR corpus as it is: one chunk per document, '
                    "ids as the qrels name them"]
+    elif fmt == "beir":
+        corpus += ["# The BEIR corpus is Parquet: chunked here into corpus.jsonl as it is.",
+                   f"docs = {rel(golden)}", "whole = true                   # one chunk per document, ids as the qrels name them"]
     else:
         folder = docs or found.docs_folder or "docs"
         if os.path.isdir(folder) and (same_file(folder, base) or within(base, folder)):  # every `out` beside the config is in it

@@ -1,9 +1,11 @@
-"""BEIR folders: corpus.jsonl (read by formats.corpus), queries.jsonl and qrels/<split>.tsv."""
+"""BEIR folders: the corpus (read by golden.documents), the queries and qrels/<split>.tsv."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -12,6 +14,8 @@ from ..errors import FormatError, SemrelError
 from ..records import Qrels
 from .columns import read_columns, whole_number
 from .files import display_name, note_input, read_bytes
+from .jsonl import read_jsonl
+from .parquet import is_parquet, parquet_records
 
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
 
@@ -34,12 +38,57 @@ def read_beir_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels
     )
 
 
-def beir_paths(folder: str | os.PathLike, split: str = "test") -> tuple[Path, Path, Path]:
-    """corpus.jsonl, queries.jsonl and qrels/<split>.tsv of a BEIR folder, which must exist."""
+@dataclass(frozen=True)
+class BeirFolder:
+    """The files of a BEIR folder. The corpus and the queries are each one JSON Lines file (gzipped or not, as BEIR's
+    zips and the hub's first uploads hold them) or Parquet (one file, or the shards of a folder, as the hub serves them
+    since its conversion); the qrels are qrels/<split>.tsv."""
+
+    root: Path
+    corpus: tuple[Path, ...]
+    queries: tuple[Path, ...]
+    qrels: Path
+
+    def name(self, part: str) -> str:
+        """How messages name the corpus or the queries within the folder: the file, or the folder of shards."""
+        paths = self.corpus if part == "corpus" else self.queries
+        return paths[0].name if paths[0].parent == self.root else f"{part}/"
+
+
+def beir_part(root: Path, part: str) -> tuple[Path, ...]:
+    """The file(s) of the corpus or the queries of a BEIR folder, () where it has none."""
+    for name in (f"{part}.jsonl", f"{part}.jsonl.gz", f"{part}.parquet"):
+        if (root / name).is_file():
+            return (root / name,)
+    shards = root / part
+    if shards.is_dir():
+        return tuple(sorted(p for p in shards.iterdir() if is_parquet(p) and p.is_file() and not p.name.startswith(".")))
+    return ()
+
+
+def is_beir_folder(root: str | os.PathLike) -> bool:
+    return bool(beir_part(Path(root), "queries"))
+
+
+def beir_folder(folder: str | os.PathLike, split: str = "test") -> BeirFolder:
+    """The files of a BEIR folder, each of which must exist."""
     root = Path(folder)
-    paths = (root / "corpus.jsonl", root / "queries.jsonl", root / "qrels" / f"{split}.tsv")
-    for p in paths:
-        if not p.exists():
-            raise SemrelError(f"{root}: not a BEIR folder, {p.relative_to(root)} is missing")
-        note_input(p)  # the folder is the input, its corpus.jsonl too, although an import reads only the others
-    return paths
+    parts = {part: beir_part(root, part) for part in ("corpus", "queries")}
+    for part, paths in parts.items():
+        if not paths:
+            raise SemrelError(f"{root}: not a BEIR folder, it has no {part} ({part}.jsonl, {part}.jsonl.gz, {part}.parquet or "
+                              f"{part}/ holding Parquet files)")
+    qrels = root / "qrels" / f"{split}.tsv"
+    if not qrels.exists():
+        raise SemrelError(f"{root}: not a BEIR folder, {qrels.relative_to(root)} is missing")
+    for p in (*parts["corpus"], *parts["queries"], qrels):
+        note_input(p)  # the folder is the input, its corpus too, although an import reads only the others
+    return BeirFolder(root, parts["corpus"], parts["queries"], qrels)
+
+
+def beir_records(paths: Iterable[Path]) -> Iterator[tuple[Path, int, dict[str, Any]]]:
+    """(file, line or row, record) of a BEIR corpus or queries, file after file."""
+    for path in paths:
+        records = parquet_records(path)[1] if is_parquet(path) else read_jsonl(path)
+        for line, record in records:
+            yield path, line, record

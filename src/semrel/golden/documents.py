@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import FormatError, SemrelError
+from ..formats.beir import beir_part, beir_records, is_beir_folder
 from ..formats.files import DOCUMENT_LIMIT, display_name, limit_bytes, read_bytes, read_head, read_text, too_large
 from ..formats.jsonl import optional_text, read_jsonl, require
 from ..formats.parquet import is_parquet, parquet_records
@@ -650,26 +651,30 @@ def looks_like_trec(path: str | os.PathLike) -> bool:
 
 def jsonl_documents(path: str | os.PathLike) -> Iterator[Document]:
     """Lines `{"id", "title", "text"}`; BEIR's `_id` is accepted for `id`. A repeated id names both lines."""
-    return record_documents(read_jsonl(path), path)
+    return (doc for _, doc in record_documents((path, line, obj) for line, obj in read_jsonl(path)))
 
 
 def parquet_documents(path: str | os.PathLike) -> Iterator[Document]:
     """A Parquet table's rows as JSONL's lines (`id` or `_id`, `text`, `title`), numbered as lines: a corpus as
     Hugging Face's hub serves one (BEIR's corpora there are such tables)."""
-    return record_documents(parquet_records(path)[1], path)
+    return (doc for _, doc in record_documents((path, line, obj) for line, obj in parquet_records(path)[1]))
 
 
-def record_documents(records: Iterable[tuple[int, dict[str, Any]]], path: str | os.PathLike) -> Iterator[Document]:
-    seen: dict[str, int] = {}
-    for line, obj in records:
+def record_documents(records: Iterable[tuple[str | os.PathLike, int, dict[str, Any]]]) -> Iterator[tuple[str, Document]]:
+    """(file, document) of (file, line, record) triples; a repeated id names where it came first (its file too where
+    that is another: a corpus in shards)."""
+    seen: dict[str, tuple[str, int]] = {}
+    for path, line, obj in records:
         key = "id" if "id" in obj else "_id"
         doc_id = sanitise_id(str(require(obj, key, path, line, (str, int))))
         if not doc_id:
             raise FormatError(display_name(path), f"empty document id in field {key!r}", line=line)
         if doc_id in seen:
-            raise FormatError(display_name(path), f"document id {doc_id!r} is already used on line {seen[doc_id]}", line=line)
-        seen[doc_id] = line
-        yield Document(doc_id, require(obj, "text", path, line), optional_text(obj, "title", path, line))
+            first, first_line = seen[doc_id]
+            where = f"line {first_line}" if first == str(path) else f"{display_name(first)} line {first_line}"
+            raise FormatError(display_name(path), f"document id {doc_id!r} is already used on {where}", line=line)
+        seen[doc_id] = (str(path), line)
+        yield str(path), Document(doc_id, require(obj, "text", path, line), optional_text(obj, "title", path, line))
 
 
 # ---------------------------------------------------------------- files and folders
@@ -705,7 +710,7 @@ READERS: dict[str, Callable[[Path, str], Document]] = {
     "text": text_document, "markdown": text_document, "pdf": pdf_document, "html": html_document, "docx": docx_document,
 }
 KIND_NAMES = {"text": ".txt", "markdown": ".md", "pdf": "PDF", "html": "HTML", "docx": ".docx", "trec": "TREC SGML",
-              "jsonl": "JSON Lines", "parquet": "Parquet", "beir": "BEIR corpus.jsonl"}
+              "jsonl": "JSON Lines", "parquet": "Parquet", "beir": "BEIR corpus"}
 
 
 @dataclass
@@ -767,10 +772,10 @@ def file_documents(path: Path, doc_id: str, kind: str,
 
 def _folder_documents(folder: Path, report: DocumentReport, exclude: Sequence[str]) -> Iterator[tuple[str, Document, str]]:
     """(kind, document, file) of every file of a folder that semrel reads; the others are counted in `report`."""
-    if (folder / "corpus.jsonl").is_file():  # a BEIR folder
-        report.files["beir"] += 1
-        for doc in jsonl_documents(folder / "corpus.jsonl"):
-            yield "beir", doc, str(folder / "corpus.jsonl")
+    corpus = beir_part(folder, "corpus")
+    if corpus and (corpus[0].name == "corpus.jsonl" or is_beir_folder(folder)):  # a BEIR folder: its corpus alone
+        report.files["beir"] += len(corpus)
+        yield from (("beir", doc, path) for path, doc in record_documents(beir_records(corpus)))
         return
     found = 0
     for path in sorted(folder.rglob("*")):
@@ -821,7 +826,7 @@ def _folder_documents(folder: Path, report: DocumentReport, exclude: Sequence[st
             yield kind, doc, str(path)
     if not found:
         kinds = ", ".join(sorted(KINDS))
-        raise SemrelError(f"{folder}: no documents in this folder (read: {kinds}, TREC SGML files and a BEIR corpus.jsonl)"
+        raise SemrelError(f"{folder}: no documents in this folder (read: {kinds}, TREC SGML files and a BEIR folder's corpus)"
                           + (f"; {'; '.join(report.skip_lines())}" if report.skipped else ""))
 
 

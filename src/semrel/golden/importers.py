@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import FormatError, UsageError, ValidationError
-from ..formats.beir import beir_paths, read_beir_qrels
+from ..formats.beir import beir_folder, beir_records, is_beir_folder, read_beir_qrels
 from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
 from ..formats.files import STDIO, display_name, line_id, read_head, read_lines, read_text
 from ..formats.jsonl import check_nesting, read_jsonl, too_deep
@@ -72,9 +72,10 @@ def detect_format(source: str) -> str:
     if path.is_dir():
         if (path / "cran.qry").exists():
             return "cranfield"
-        if (path / "queries.jsonl").exists():
+        if is_beir_folder(path):
             return "beir"
-        raise FormatError(source, "folder is neither a BEIR folder (queries.jsonl) nor Cranfield (cran.qry)")
+        raise FormatError(source, "folder is neither a BEIR folder (queries.jsonl, or the hub's queries/ of Parquet) nor Cranfield "
+                                  "(cran.qry)")
     if is_parquet(source):  # binary: its columns tell a testset from a table of questions
         return _row_shaped(set(parquet_columns(source))) or "parquet"
     name = source.lower().removesuffix(".gz")
@@ -816,19 +817,19 @@ def _import_records(source: str, options: ImportOptions, fmt: str) -> Imported:
 
 
 def import_beir(source: str, options: ImportOptions) -> Imported:
-    """queries.jsonl and qrels/<split>.tsv; gold = grade > 0, grades kept in meta when not all 1.
+    """The queries and qrels/<split>.tsv; gold = grade > 0, grades kept in meta when not all 1.
 
-    As BEIR's own loader, only the queries the split's qrels judge are kept (queries.jsonl holds the
+    As BEIR's own loader, only the queries the split's qrels judge are kept (the queries file holds the
     queries of every split); how many were left out is counted. BEIR queries rarely carry answers;
     one in `answer` or `metadata.answer` is used when present.
     """
-    _, queries_path, qrels_path = beir_paths(source, options.split)
-    judged = graded_pairs(read_beir_qrels(qrels_path))  # a pair judged twice is refused, as eval refuses it
+    folder = beir_folder(source, options.split)
+    judged = graded_pairs(read_beir_qrels(folder.qrels))  # a pair judged twice is refused, as eval refuses it
     graded = any(r != 1 for docs in judged.values() for r in docs.values())
     items: list[GoldenItem] = []
     counts: Counter[str] = Counter()
     in_split, left_out = set(judged), 0
-    for line, obj in read_jsonl(queries_path):
+    for queries_path, line, obj in beir_records(folder.queries):
         raw_id = obj.get("_id")
         if not is_id(raw_id) or raw_id == "" or not isinstance(obj.get("text"), str):
             raise FormatError(display_name(queries_path), "a query needs '_id' (a string) and 'text' (a string)", line=line)
@@ -849,14 +850,14 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
         gold = tuple(d for d, r in grades.items() if r > 0)
         query_id = query_id_of(query_id, queries_path, "'_id'", line)
         items.append(GoldenItem(query_id, obj["text"].strip(), answers, gold, meta))
-    split_file = f"qrels/{options.split}.tsv"
+    split_file, queries = f"qrels/{options.split}.tsv", folder.name("queries")
     if left_out and not items:
-        raise FormatError(display_name(qrels_path), f"judges none of the {left_out} queries of queries.jsonl",
+        raise FormatError(display_name(folder.qrels), f"judges none of the {left_out} queries of {queries}",
                           hint="is split= right? it names the qrels file read")
     if left_out:
-        counts[f"queries of queries.jsonl that {split_file} does not judge (other splits'; left out)"] += left_out
+        counts[f"queries of {queries} that {split_file} does not judge (other splits'; left out)"] += left_out
     if judged:
-        counts["qrels queries not in queries.jsonl (ignored)"] += len(judged)
+        counts[f"qrels queries not in {queries} (ignored)"] += len(judged)
     return Imported(items, None, counts, {"split": options.split, "queries_left_out": left_out})
 
 

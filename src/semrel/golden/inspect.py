@@ -9,7 +9,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..formats.beir import beir_paths
+from ..formats.beir import beir_folder
+from ..formats.parquet import is_parquet
 from .documents import file_document_id, file_stem, kind_of
 from .importers import BUILDS_CORPUS, CONTEXT_FORMATS, READ_EXAMPLES, detect_format, import_golden, table_rows
 from .sources import ImportOptions, named_document
@@ -26,7 +27,7 @@ class SourceSummary:
     holds_documents: bool  # squad, pubmedqa, msmarco, cranfield: the import writes the corpus
     context_words: list[int] = field(default_factory=list)  # SQuAD contexts, LlamaIndex and ragas reference contexts
     with_gold: int = 0
-    corpus_file: str | None = None  # BEIR: its corpus.jsonl
+    corpus_file: str | None = None  # BEIR: its corpus.jsonl (None where it is Parquet: chunked from the folder)
     docs_folder: str | None = None  # LlamaIndex, ragas: a folder of documents beside the file
 
     @property
@@ -65,11 +66,11 @@ def summarise_source(source: str, fmt: str = "auto") -> SourceSummary:
         topics = read_topics(source)
         return SourceSummary(fmt, len(topics), 0, False)
     if fmt == "beir":
-        corpus, _, _ = beir_paths(source)
+        corpus = beir_folder(source).corpus
         result = import_golden(source, fmt, ImportOptions())
         with_answers = sum(bool(i.reference_answers) for i in result.items)
         return SourceSummary(fmt, len(result.items), with_answers, False, with_gold=sum(bool(i.gold_chunk_ids) for i in result.items),
-                             corpus_file=str(corpus))
+                             corpus_file=str(corpus[0]) if not is_parquet(corpus[0]) else None)
     result = import_golden(source, fmt, ImportOptions())
     words = []
     if fmt == "squad":
