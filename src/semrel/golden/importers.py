@@ -13,6 +13,7 @@ import csv
 import difflib
 import hashlib
 import io
+import itertools
 import json
 import re
 from collections import Counter
@@ -75,7 +76,7 @@ def detect_format(source: str) -> str:
         if is_beir_folder(path):
             return "beir"
         raise FormatError(source, "folder is neither a BEIR folder (queries.jsonl, or the hub's queries/ of Parquet) nor Cranfield "
-                                  "(cran.qry)")
+                                  "(cran.qry)", hint=_files_to_give(path))
     if is_parquet(source):  # binary: its columns tell a testset from a table of questions
         return _row_shaped(set(parquet_columns(source))) or "parquet"
     name = source.lower().removesuffix(".gz")
@@ -108,6 +109,18 @@ def detect_format(source: str) -> str:
         if shaped:
             return shaped
     raise FormatError(source, "cannot tell the format", hint="give format=")
+
+
+def _files_to_give(folder: Path) -> str | None:
+    """A folder downloaded from the hub holds a set's splits as files (plain_text/validation-00000-of-00001.parquet):
+    the first few of them a golden set could be, to name in the error."""
+    suffixes = (".parquet", ".jsonl", ".jsonl.gz", ".json", ".csv", ".tsv")
+    relative = (p.relative_to(folder) for p in itertools.islice(folder.rglob("*"), 10_000))  # a large tree is not walked whole
+    found = sorted(r.as_posix() for r in relative if r.name.lower().endswith(suffixes) and (folder / r).is_file()
+                   and not any(part.startswith(".") for part in r.parts))
+    if not found:
+        return None
+    return f"give one of its files: {', '.join(found[:3])}" + (f" ({len(found) - 3} more)" if len(found) > 3 else "")
 
 
 def _first_record_fields(source: str, head: str) -> set[str]:
