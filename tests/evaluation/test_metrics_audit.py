@@ -200,3 +200,14 @@ def test_the_document_run_keeps_the_run_tag(cli, write):
     out = cli("eval", qrels, run, "--doc-level", "-m", "runid,num_ret", "-f", "trec")
     assert out.exit_code == 0, out.output
     assert out.stdout.splitlines() == [f"{'runid':<22}\tall\tmytag", f"{'num_ret':<22}\tall\t2"]
+
+
+def test_depth_past_int64_cuts_nothing():
+    """-M 100000000000000000000 ran into numpy's int64 and ended in an OverflowError traceback; a depth past every
+    ranking keeps it whole, as trec_eval -M does (pytrec_eval, which has no -M, scores the whole run)."""
+    qrels = {"q": {"a": 1, "b": 0, "c": 2}}
+    run = {"q": {"b": 0.9, "a": 0.8, "x": 0.7, "c": 0.6}}
+    reference = pytrec_eval.RelevanceEvaluator(qrels, {"map", "num_ret"}).evaluate(run)["q"]
+    (result,) = evaluate(Qrels.from_dict(qrels), Run.from_dict(run), parse_measures(["AP", "NumRet"]), depth=10**20)
+    assert result.per_query("AP")["q"] == pytest.approx(reference["map"], abs=1e-12)
+    assert result.per_query("NumRet")["q"] == reference["num_ret"]

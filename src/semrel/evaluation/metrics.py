@@ -443,8 +443,9 @@ class _Joined:
     def graded(self, relevance: np.ndarray, options: Options) -> Ranked:
         query, rank, rows, retrieved = self.query, self.rank, self.qrels_row, self.retrieved
         if options.depth is not None:
-            keep = rank < options.depth
-            query, rank, rows, retrieved = query[keep], rank[keep], rows[keep], np.minimum(retrieved, options.depth)
+            depth = min(options.depth, np.iinfo(np.int64).max)  # a deeper -M (-M 1e20) cuts nothing, and numpy's int64 holds no more
+            keep = rank < depth
+            query, rank, rows, retrieved = query[keep], rank[keep], rows[keep], np.minimum(retrieved, depth)
         grade = relevance[rows]
         if options.judged_only:  # condensed lists: only documents judged with a grade >= 0, ranked among themselves
             keep = grade >= 0
