@@ -27,7 +27,10 @@ GROUPS_RUN = "".join(f"q1 Q0 d{i} {i + 1} {10 - i} r\n" for i in range(7)) + "q2
     # a gain for documents outside the qrels and none for the ideal ranking: inf, printed as C's %6.4f pads it
     ("q2 0 a1 1\n", "q2 Q0 x 1 2 run\nq2 Q0 a1 2 1 run\n", ["-m", "G.-1=2"],
      "G_-1=2                \tq2\t   inf\nG_-1=2                \tall\t   inf\n"),
-], ids=["group-order", "rbp_resid-powers", "inf-width"])
+    # a cutoff far past the ranking: trec_eval prints the 3 documents there are; semrel made a grid k wide and ran out of memory
+    ("q1 0 d1 1\nq1 0 d2 -1\nq1 0 d3 2\n", "q1 Q0 d1 1 1.0 r\nq1 Q0 d3 2 1.0 r\nq1 Q0 d2 3 1.0 r\n", ["-m", "relstring.100000000000"],
+     "relstring_100000000000\tq1\t'2.1'\n"),
+], ids=["group-order", "rbp_resid-powers", "inf-width", "relstring-past-the-ranking"])
 def test_output_equals_trec_eval(cli, write, qrels, run, options, expected):
     result = cli("eval", write("q.qrels", qrels), write("r.run", run), "-q", *options, "-f", "trec")
     assert result.exit_code == 0, result.output

@@ -683,13 +683,13 @@ def _relstring_label(m: Measure) -> str:
 def relstring(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """The grades of the top k (default 10) documents as text: 0-9, '>' above 9, '-' not in the
     qrels, '.' judged with a negative grade (in the pool, unjudged)."""
-    width = m.cutoff or 10
+    shown = r.returned(m.cutoff or 10).astype(np.int64)
+    width = int(shown.max(initial=0))  # no wider than the longest text: relstring@100000000000 ran out of memory
     within = r.rank < width
     grades = r.grade[within]
     grid = np.full((ctx.n, width), "-", dtype="<U1")
     grid[r.query[within], r.rank[within]] = np.where(grades < 0, ".", np.where(grades > 9, ">", np.clip(grades, 0, 9).astype(str)))
-    shown = r.returned(width).astype(np.int64).tolist()
-    return np.array(["".join(row[:k]) for row, k in zip(grid.tolist(), shown)], dtype=object)
+    return np.array(["".join(row[:k]) for row, k in zip(grid.tolist(), shown.tolist())], dtype=object)
 
 
 @family("R", Cutoff.REQUIRED, share=True, trec="recall", trec_cut="recall", trec_params="cutoffs", trec_defaults=DEFAULT_CUTOFFS)
