@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+import pytrec_eval
 from scipy import stats
 
 from semrel.analysis.compare import Reversal, compare_evaluations, reversals, run_letter
@@ -281,3 +282,22 @@ def test_marks_list_the_runs_beaten_in_table_order():
     runs = _runs_of({"best": [1.0] * 8, "zz": [0.5] * 8, "aa": [0.5] * 8})
     comparison = compare_evaluations(evaluate(_qrels(8), runs, parse_measures(["RR"])), StatSettings(), all_pairs=True)
     assert comparison.beaten("best", "RR") == ["zz", "aa"] and comparison.marks("best", "RR") == "bc"
+
+
+def test_counts_print_as_whole_numbers_as_eval_prints_them(cli, files):
+    """NumRelRet and NumRet came out as 1063.0000 in compare's table where eval prints 1063: they are sums of counts.
+    The totals are pytrec_eval's num_rel_ret and num_ret summed over the queries (those a run lacks add 0)."""
+    qrels = {q: {"r": 1} for q in QUERIES}
+    runs = {name: {} for name in "abc"}
+    for name, text in zip("abc", (RUN_A, RUN_B, RUN_C)):
+        for line in text.splitlines():
+            q, _, d, _, score, _ = line.split()
+            runs[name].setdefault(q, {})[d] = float(score)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"num_rel_ret", "num_ret"})
+    totals = {name: [sum(int(v[key]) for v in evaluator.evaluate(run).values()) for key in ("num_rel_ret", "num_ret")]
+              for name, run in runs.items()}
+    table = cli("compare", *files, "-m", "NumRelRet,NumRet").stdout
+    rows = {line.split()[1]: line.split()[2:] for line in table.splitlines()[2:5]}
+    assert {name: [int(cell) for cell in cells if cell.isdigit()] for name, cells in rows.items()} == totals, table
+    rows_csv = list(csv.DictReader(io.StringIO(cli("compare", *files, "-m", "NumRelRet,NumRet", "-f", "csv").stdout)))
+    assert {r["run"]: [r["NumRelRet"], r["NumRet"]] for r in rows_csv} == {k: [str(v) for v in t] for k, t in totals.items()}

@@ -21,6 +21,7 @@ from ..evaluation.api import Measures, QrelsLike, evaluate_runs
 from ..evaluation.files import require_distinct_names
 from ..evaluation.measures import Measure, aggregate_change, numeric_measures, paired_values, parse_measure
 from ..evaluation.metrics import Evaluation
+from ..evaluation.render import cell_value
 from ..formats.tables import Cell, Latex, Table, cell_text, render
 from ..terminal import quantity
 from .significance import DEFAULT_STATS, StatSettings, adjust, paired_stats
@@ -221,7 +222,7 @@ def compare_evaluations(
     return Comparison(evaluations, measures, tests, settings, baseline_name)
 
 
-def _marked(value: float, marks: str, fmt: str, places: int) -> str:
+def _marked(value: Cell, marks: str, fmt: str, places: int) -> str:
     text = cell_text(value, places)
     if not marks:
         return text
@@ -238,9 +239,9 @@ def summary_table(c: Comparison, fmt: str, places: int) -> Table:
     rows: list[list[Cell]] = []
     for run in c.runs:
         if fmt in ("csv", "tsv"):  # for programs: the values as numbers, the marks in columns of their own
-            cells: list[Cell] = [c.value(run, m) for m in c.measures]
-        else:
-            cells = [_marked(c.value(run, m), c.marks(run, m), fmt, places) for m in c.measures]
+            cells: list[Cell] = [cell_value(m, c.value(run, m)) for m in c.measures]
+        else:  # counts as whole numbers, as eval prints them (NumRelRet 1063, not 1063.0000)
+            cells = [_marked(cell_value(m, c.value(run, m)), c.marks(run, m), fmt, places) for m in c.measures]
         rows.append([c.letter(run), run, *cells])
     if fmt in ("csv", "tsv"):
         header += [f"{m.name} beats" for m in c.measures]

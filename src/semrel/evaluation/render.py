@@ -25,16 +25,17 @@ def evaluation_table(results: Sequence[Evaluation], per_query: bool, summary: bo
     if per_query:
         columns = [r.per_query_values() for r in results]
         for q in _scored_ids(results):
-            rows += [[q, results[0].label(m), *(_value(m, column[m].get(q), r.zscored) for r, column in zip(results, columns))]
+            rows += [[q, results[0].label(m), *(cell_value(m, column[m].get(q), r.zscored) for r, column in zip(results, columns))]
                      for m in measures]
         if summary:
-            rows += [["all", results[0].label(m), *(_value(m, r.aggregate(m), r.zscored) for r in results)] for m in measures]
+            rows += [["all", results[0].label(m), *(cell_value(m, r.aggregate(m), r.zscored) for r in results)] for m in measures]
     else:
-        rows = [[results[0].label(m), *(_value(m, r.aggregate(m), r.zscored) for r in results)] for m in measures]
+        rows = [[results[0].label(m), *(cell_value(m, r.aggregate(m), r.zscored) for r in results)] for m in measures]
     return Table(header, rows)
 
 
-def _value(measure: Measure, value: Any, zscored: bool = False) -> Cell:
+def cell_value(measure: Measure, value: Any, zscored: bool = False) -> Cell:
+    """A value as its table shows it: counts (NumRet, NumRelRet) as whole numbers, text as text."""
     if value is None:
         return None
     if measure.kind is Kind.TEXT:
@@ -49,10 +50,10 @@ def evaluation_records(results: Sequence[Evaluation], per_query: bool, summary: 
     for r in results:
         if per_query:
             for q, values in r.per_query_rows():
-                records += [{"run": r.run_name, "query_id": q, "measure": r.label(m), "value": _value(m, v, r.zscored)}
+                records += [{"run": r.run_name, "query_id": q, "measure": r.label(m), "value": cell_value(m, v, r.zscored)}
                             for m, v in values]
         if summary:
-            records += [{"run": r.run_name, "query_id": "all", "measure": r.label(m), "value": _value(m, value, r.zscored)}
+            records += [{"run": r.run_name, "query_id": "all", "measure": r.label(m), "value": cell_value(m, value, r.zscored)}
                         for m in r.values if (value := r.aggregate(m)) is not None]
     return records
 
