@@ -269,3 +269,16 @@ def test_the_reorder_check_takes_the_base_runs_top_by_score_not_by_row_order():
     base = Run.from_columns(["q1", "q1"], ["d2", "d1"], [1.0, 5.0], name="base")
     assert check_reorder(base, Run.from_columns(["q1"], ["d1"], [1.0], name="re"), depth=1).ok
     assert not check_reorder(base, Run.from_columns(["q1"], ["d2"], [1.0], name="re"), depth=1).ok
+
+
+def test_counts_print_as_whole_numbers_as_eval_prints_them(cli, files):
+    """NumRet came out as 10.0000 (and its per-query changes as -1.0000) where eval prints 10: the base run returns 10
+    documents (3 + 2 + 3 + 2 lines), the reranked 7 (2 + 1 + 2 + 2)."""
+    qrels, base, reranked = files
+    result = cli("lift", qrels, "--base", base, "--reranked", reranked, "-m", "NumRet,RR")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[2].split()[:4] == ["NumRet", "10", "7", "-3"], result.stdout
+    assert lines[3].split()[:3] == ["RR", "0.7083", "0.8750"]
+    assert [line.split()[:5] for line in lines if line.startswith("lost")] == [["lost", q, k, str(int(k) - 1), "-1"]
+                                                                              for q, k in (("q1", "3"), ("q2", "2"), ("q3", "3"))]

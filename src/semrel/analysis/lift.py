@@ -17,6 +17,7 @@ from ..evaluation.doclevel import require_overlap
 from ..evaluation.files import require_judgments
 from ..evaluation.measures import Measure, aggregate_change, numeric_measures, paired_values, parse_measures
 from ..evaluation.metrics import evaluate, ranks_within
+from ..evaluation.render import cell_value
 from ..formats.columns import is_float
 from ..formats.files import display_name, read_text
 from ..formats.tables import Cell, Table, render
@@ -240,7 +241,8 @@ def lift_table(result: Lift) -> Table:
     for row in result.rows:
         significant = row.p < result.settings.alpha and row.change != 0
         relative = f"{row.relative:+.1%}" if row.relative is not None else ""
-        cells: list[Cell] = [row.measure.name, row.base, row.reranked, row.change, relative, row.ci_low, row.ci_high,
+        counted = [cell_value(row.measure, v) for v in (row.base, row.reranked, row.change)]  # NumRelRet 1063, as eval prints it
+        cells: list[Cell] = [row.measure.name, *counted, relative, row.ci_low, row.ci_high,
                              row.p, "yes" if significant else "no", row.wins, row.ties, row.losses]
         if per_ms:
             cells.append("" if row.gain_per_ms is None else f"{row.gain_per_ms:.3g}")
@@ -250,8 +252,8 @@ def lift_table(result: Lift) -> Table:
 
 def changes_table(result: Lift) -> Table:
     """The queries that gained most, then those that lost most, on the first measure."""
-    rows: list[list[Cell]] = [["gained", c.query_id, c.base, c.reranked, c.change] for c in result.gained]
-    rows += [["lost", c.query_id, c.base, c.reranked, c.change] for c in result.lost]
+    rows: list[list[Cell]] = [[side, c.query_id, *(cell_value(result.by, v) for v in (c.base, c.reranked, c.change))]
+                              for side, changes in (("gained", result.gained), ("lost", result.lost)) for c in changes]
     return Table(["", "query", f"base {result.by}", f"reranked {result.by}", "change"], rows)
 
 
