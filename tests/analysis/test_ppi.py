@@ -391,3 +391,14 @@ def test_an_estimate_a_hair_past_its_measures_range_is_still_warned_of():
     (p1,) = corrected_estimates(qrels, [run], ["P@1"], ReviewedSample(grades, 1001), warn=heard.append)
     assert (p1.derived, p1.corrected, p1.changed, p1.sampled) == (0.5, 1.0, 1, 1000)
     assert len(heard) == 1 and "put 1 estimate past their measure's range (e.g. sys P@1 1.0005)" in heard[0]
+
+
+def test_a_file_that_is_no_review_database_is_one_line_naming_no_option_estimate_lacks(tmp_path, cli):
+    """The message said "give a new --db path", an option estimate does not have (it reads --reviewed)."""
+    (tmp_path / "q").write_text("q1 0 d1 1\n")
+    (tmp_path / "r.run").write_text("q1 Q0 d1 1 1 r\n")
+    (tmp_path / "fake.sqlite").write_text("hello\n")
+    result = cli("estimate", tmp_path / "q", tmp_path / "r.run", "--reviewed", tmp_path / "fake.sqlite", "-m", "P@1")
+    assert result.exit_code == 1 and "--db" not in result.stderr, result.stderr
+    assert "fake.sqlite: not a review database, or a damaged one (file is not a database); restore it from a copy or give another " \
+           "path" in result.stderr

@@ -149,7 +149,7 @@ def test_a_file_another_program_gave_tables_while_it_was_opened_is_refused_and_l
         return version
 
     monkeypatch.setattr(store, "_check_review_db", raced)
-    with pytest.raises(SemrelError, match="r.sqlite: an SQLite file that is not a review database; give a new --db path"):
+    with pytest.raises(SemrelError, match="r.sqlite: an SQLite file that is not a review database; give another path"):
         open_db(db)
     with contextlib.closing(sqlite3.connect(db)) as conn:
         assert [name for (name,) in conn.execute("SELECT name FROM sqlite_master")] == ["notes"]

@@ -89,7 +89,7 @@ def database_error(name: str, exc: sqlite3.Error) -> SemrelError | None:
         found = kind_of(name)
         if found is not None and found[1] is not REVIEW_DATABASE:  # another of semrel's files, given for the database
             return SemrelError(f"{name}: {misplaced(found[1], REVIEW_DATABASE)}")
-        return SemrelError(f"{name}: not a review database, or a damaged one ({exc}); restore it from a copy or give a new --db path")
+        return SemrelError(f"{name}: not a review database, or a damaged one ({exc}); restore it from a copy or give another path")
     return None
 
 
@@ -166,7 +166,7 @@ def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
         with transaction(conn):
             if conn.execute("PRAGMA user_version").fetchone()[0] == 0:  # another process may have just made it
                 if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                    raise SemrelError(f"{name}: an SQLite file that is not a review database; give a new --db path")
+                    raise SemrelError(f"{name}: an SQLite file that is not a review database; give another path")
                 for statement in _statements(SCHEMA):
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -243,7 +243,7 @@ def _check_review_db(conn: sqlite3.Connection, name: str, allow_new: bool) -> in
     if version > SCHEMA_VERSION:
         problem = f"written by a newer semrel (schema {version}; this one reads up to {SCHEMA_VERSION}); upgrade semrel"
     elif version == 0 and tables:
-        problem = "an SQLite file that is not a review database; give a new --db path"
+        problem = "an SQLite file that is not a review database; give another path"
     elif version == 0 and not allow_new:
         problem = "empty: not a review database (start one with `semrel review start`)"
     elif version and not REVIEW_TABLES <= tables:
