@@ -131,6 +131,14 @@ def test_the_first_score_that_is_not_finite_is_named(write):
     assert _message(read_run, path) == f"{path}:2: score -inf is not a finite number"
 
 
+def test_a_score_past_a_float_is_quoted_as_the_file_writes_it(write):
+    """1e400 overflows to inf as Arrow reads it, and the error said 'score inf', which is nowhere in the file."""
+    path = write("big.run", "# a comment\nq1 Q0 d1 1 0.5 a\n\nq1 Q0 d2 2 1e400 a tag\n")
+    assert _message(read_run, path) == f"{path}:4: score 1e400 is not a finite number"
+    path = write("p.txt", "q g s a 2\nq g s b -1E+999\n")
+    assert _message(read_preferences, path) == f"{path}:2: value -1E+999 is not a finite number"
+
+
 def test_a_pair_listed_twice_in_python_names_its_row_counted_from_1():
     with pytest.raises(ValidationError, match=r"^duplicate judgment for query 'q' and doc 'a' \(row 3; each document may "
                                               r"appear once per query\)$"):

@@ -228,9 +228,17 @@ def whole_number(text: str) -> int:
     return int(text)
 
 
-def first_nonfinite(values: np.ndarray) -> int | None:
+def require_finite(values: np.ndarray, path: str, field: int, what: str, data: Callable[[], bytes]) -> None:
+    """Refuse the first value of a column that is not finite, naming its line and the text written there (Arrow reads
+    1e400 as inf, which the file does not say); `data` gives the file's bytes, read only then."""
     bad = np.flatnonzero(~np.isfinite(values))
-    return int(bad[0]) if len(bad) else None
+    if not len(bad):
+        return
+    text = data()
+    line = line_number(text, int(bad[0]))
+    fields = normalise(blank_comments(text)).split(b"\n")[line - 1].split()
+    written = fields[field].decode("utf-8", "replace") if len(fields) > field else str(values[bad[0]])
+    raise FormatError(display_name(path), f"{what} {written} is not a finite number", line=line)
 
 
 def duplicate_error(source: str | None, row: int, query: str, doc: str, what: str) -> Exception:

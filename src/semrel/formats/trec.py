@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from ..errors import FormatError
 from ..records import Preferences, Qrels, Run, dictionary_codes, one_array
-from .columns import duplicate_error, finite_float, first_nonfinite, line_number, read_columns, read_plain_file, whole_number
+from .columns import duplicate_error, finite_float, read_columns, read_plain_file, require_finite, whole_number
 from .files import STDIO, atomic_writer, check_id, display_name, read_bytes
 from .kinds import QRELS, RUN, expecting
 from .parquet import is_parquet, ranx_columns
@@ -53,10 +53,7 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
             table = read_columns(data, path, RUN_COLUMNS, types, {4: ("a number (the score)", finite_float)},
                                  "qid Q0 docid rank score tag", extra_fields=True)
     scores = table.column("score").to_numpy()
-    bad = first_nonfinite(scores)
-    if bad is not None:
-        line = line_number(read_bytes(path) if data is None else data, bad)  # stdin is read once: its bytes, kept
-        raise FormatError(display_name(path), f"score {scores[bad]} is not a finite number", line=line)
+    require_finite(scores, path, 4, "score", lambda: read_bytes(path) if data is None else data)  # stdin is read once: its bytes, kept
     # Ids stay in Arrow's chunks: joining ten million strings into one buffer is a copy nobody needs.
     return Run(table.column("query_id"), table.column("doc_id"), scores, name or run_name(path), source=path,
                tag=_last_tag(path, data))
@@ -134,9 +131,7 @@ def read_preferences(path: str | os.PathLike, from_qrels: bool = False) -> Prefe
         table = read_columns(read_bytes(path), path, names, types, {len(names) - 1: ("a number", finite_float)},
                              "qid group docid rel" if from_qrels else "qid jg jsg docno value")
     values = table.column(names[-1]).to_numpy()
-    bad = first_nonfinite(values)
-    if bad is not None:
-        raise FormatError(display_name(path), f"value {values[bad]} is not a finite number", line=line_number(read_bytes(path), bad))
+    require_finite(values, path, len(names) - 1, "value", lambda: read_bytes(path))
     groups = table.column(names[1]).to_pylist()
     subgroups = ["0"] * len(groups) if from_qrels else table.column("subgroup").to_pylist()
     return Preferences(table.column("query_id").to_pylist(), groups, subgroups, table.column("doc_id").to_pylist(),
