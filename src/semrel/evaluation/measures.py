@@ -1223,14 +1223,24 @@ def _persistence(p: float, text: str) -> float:
     return p
 
 
-def _rel_hint(given: str) -> str:
-    """ir_measures' `rel=` (`P(rel=2)@5`): semrel has one relevance level for all measures, as trec_eval's -l."""
+def _ir_hint(name: str, given: str) -> str:
+    """ir_measures' parameters that semrel spells otherwise: `rel=` (`P(rel=2)@5`) and `judged_only=` are one setting for all
+    measures, as trec_eval's -l and -J; `cutoff=` is the number after @; `dcg='exp-log2'` is gains given per grade."""
     for part in _split(given):
         key, eq, value = part.partition("=")
-        if eq and key.strip() == "rel":
-            level = value.strip()
-            return (f"; the relevance level is one for all measures: -l/--rel-level {level} (trec_eval's -l; "
-                    f"rel_level={level} in Python) with the measure named without rel=")
+        key, value = key.strip(), value.strip()
+        if not eq:
+            continue
+        if key == "rel":
+            return (f"; the relevance level is one for all measures: -l/--rel-level {value} (trec_eval's -l; "
+                    f"rel_level={value} in Python) with the measure named without rel=")
+        if key == "cutoff":
+            return f"; name the cutoff after @: {name}@{value}"
+        if key == "judged_only":
+            return "; judged-only is one setting for all measures: -J/--judged-only (trec_eval's -J; judged_only=True in Python)"
+        if key == "dcg":
+            return ("; semrel's DCG gains each grade its own value (ir_measures' dcg='log2'); for exponential gains give them per "
+                    "grade: nDCG(gains={1:1,2:3,3:7})")
     return ""
 
 
@@ -1238,14 +1248,14 @@ def _params(entry: Family, given: str | None, text: str) -> tuple[tuple[str, Any
     if given is None or not given.strip():
         return ()
     if not entry.params:
-        raise UsageError(f"measure {entry.name} takes no parameters (got {text!r}){_rel_hint(given)}")
+        raise UsageError(f"measure {entry.name} takes no parameters (got {text!r}){_ir_hint(entry.name, given)}")
     pairs: dict[str, Any] = {}
     for part in _split(given):
         key, eq, value = part.partition("=")
         key = key.strip()
         if not eq or key not in entry.params:
             raise UsageError(f"measure {text!r}: {entry.name} takes {', '.join(f'{p}=' for p in entry.params)} "
-                             f"(got {part.strip()!r}){_rel_hint(given)}")
+                             f"(got {part.strip()!r}){_ir_hint(entry.name, given)}")
         pairs[key] = _normalise(key, _value(value.strip()), text)
     return tuple((k, pairs[k]) for k in entry.params if k in pairs)
 
