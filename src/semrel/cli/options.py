@@ -39,7 +39,7 @@ measure_option = measures_option()
 rel_level_option = click.option("-l", "--rel-level", default=1, show_default=True, type=click.IntRange(min=0),
                                 help="Lowest grade that counts as relevant.")
 places_option = click.option("--places", default=4, show_default=True, type=click.IntRange(0, 17),
-                             help="Decimals shown (json and jsonl keep every digit).")
+                             help="Decimals shown (JSON keeps every digit).")
 
 
 def test_options(command: Callable) -> Callable:
@@ -48,7 +48,7 @@ def test_options(command: Callable) -> Callable:
         click.option("--test", "test", type=click.Choice(TESTS), default=DEFAULT_STATS.test, show_default=True,
                      help="Whose p-value decides significance: paired t-test, Fisher's randomization, or bootstrap."),
         click.option("--permutations", type=click.IntRange(min=1), default=DEFAULT_STATS.permutations, show_default=True,
-                     help="Random sign flips of the randomization test (exact enumeration when 2^queries is fewer)."),
+                     help="Random sign flips of the randomization test (every sign pattern, an exact p, when 2^queries is at most this)."),
         click.option("--bootstrap", type=click.IntRange(min=1), default=DEFAULT_STATS.bootstrap, show_default=True,
                      help="Bootstrap resamples of the queries (confidence interval and bootstrap p-value)."),
         click.option("--seed", type=int, default=DEFAULT_STATS.seed, show_default=True, help="Seed of the random draws."),
