@@ -36,6 +36,16 @@ def test_readme_spellings(spelling, canonical):
     assert parse_measure(spelling).name == canonical
 
 
+# ranx's metric names (its docs' list), each the measure ranx computes; "r-precision" was refused as unknown.
+RANX_SPELLINGS = {"hit_rate@5": "Success@5", "precision@5": "P@5", "recall@100": "R@100", "r-precision": "Rprec", "mrr@10": "RR@10",
+                  "map@100": "AP@100", "map": "AP", "ndcg@10": "nDCG@10", "bpref": "Bpref"}
+
+
+@pytest.mark.parametrize("spelling,canonical", RANX_SPELLINGS.items())
+def test_ranx_spellings(spelling, canonical):
+    assert parse_measure(spelling).name == canonical
+
+
 def test_trec_names_and_sums():
     names = {m.name: (m.trec_name, m.summed) for m in parse_measures(
         ["nDCG,nDCG@10,AP,AP@5,RR,RR@3,P@5,R@100,Success@1,Rprec,Judged@5,NumRel,NumRet,NumRelRet"])}

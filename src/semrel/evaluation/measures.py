@@ -598,7 +598,7 @@ def gm_map(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return average_precision(Measure("AP"), r, ctx)
 
 
-@family("Rprec", Cutoff.NONE, share=True, trec="Rprec", aliases=("r-prec",))
+@family("Rprec", Cutoff.NONE, share=True, trec="Rprec", aliases=("r-prec", "r-precision"))
 def r_precision(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """Precision at R, the query's number of relevant documents."""
     return ctx.per_relevant(ctx.count(r, r.relevant & (r.rank < ctx.num_rel[r.query])))
