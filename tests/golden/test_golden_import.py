@@ -968,3 +968,21 @@ def test_options_of_other_source_formats_are_refused(tmp_path, monkeypatch, opti
     monkeypatch.setenv("SEMREL_GOLDEN_IMPORT_THRESHOLD", "0.7")
     done = run("golden", "import", golden, "-o", tmp_path / "out.jsonl")
     assert done.exit_code == 0, done.output
+
+
+@pytest.mark.parametrize("option", [["--size", "50"], ["--whole"]])
+def test_chunking_options_of_an_import_that_cuts_nothing_are_warned_about(tmp_path, option):
+    """A CSV import (and a testset matched to --corpus) writes no corpus, so --size and --whole did nothing, in silence,
+    where every other option the source does not use is refused or warned about."""
+    golden = write(tmp_path / "g.csv", "query,answer\nWhy?,Because.\n")
+    result = run("golden", "import", golden, *option, "-o", tmp_path / "out.jsonl")
+    assert result.exit_code == 0, result.output
+    assert f"semrel: warning: {option[0]} does not apply to csv: this import writes no corpus, so it cuts no documents " \
+           "(`semrel corpus chunk` does)\n" in result.stderr
+    corpus = write(tmp_path / "c.jsonl", json.dumps({"_id": "d#0", "title": "", "text": "Because."}) + "\n")
+    testset = write(tmp_path / "t.jsonl", json.dumps({"user_input": "Why?", "reference": "Because.",
+                                                       "reference_contexts": ["Because."]}) + "\n")
+    matched = run("golden", "import", testset, "--corpus", corpus, *option, "-o", tmp_path / "t.golden.jsonl")
+    assert matched.exit_code == 0, matched.output
+    # not 'each reference context is one chunk': the contexts were matched to the corpus's chunks
+    assert f"{option[0]} does not apply to ragas: this import writes no corpus" in matched.stderr

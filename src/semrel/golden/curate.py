@@ -63,10 +63,14 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
 
 
 def import_warnings(result: Imported, options: ImportOptions) -> list[str]:
-    """What an import warns of: a chunk size where it does not apply, then each count worth a warning."""
-    fmt = result.params["format"]
-    notes = [f"size= does not apply to {fmt}: each {ONE_CHUNK_EACH[fmt][1]} is one chunk"] \
-        if fmt in ONE_CHUNK_EACH and options.settings.size else []
+    """What an import warns of: a chunk size where it does not apply, then each count worth a warning. An import that
+    writes no corpus (CSV, JSONL, BEIR, a testset matched to corpus=) cuts nothing, and took size= without a word."""
+    fmt, settings = result.params["format"], options.settings
+    given = "size=" if settings.size else "whole=" if settings.whole else None
+    notes = [] if given is None else \
+        [f"{given} does not apply to {fmt}: this import writes no corpus, so it cuts no documents (`semrel corpus chunk` does)"] \
+        if result.chunks is None else \
+        [f"{given} does not apply to {fmt}: each {ONE_CHUNK_EACH[fmt][1]} is one chunk"] if fmt in ONE_CHUNK_EACH else []
     return notes + [f"{what}: {n}" for what, n in sorted(result.counts.items())]
 
 
