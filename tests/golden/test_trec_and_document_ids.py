@@ -213,6 +213,20 @@ def test_answer_chunk_finds_the_chunk_of_a_named_document_that_holds_the_answer(
     assert "golden validate" not in line
 
 
+@pytest.mark.parametrize("source", ["docs/manual.md", "/home/me/project/docs/manual.md", "docs/manual"])
+def test_a_gold_id_that_is_a_path_to_the_document_names_its_path_inside_the_folder(tmp_path, source):
+    """A loader's `source` is the path it was given ('docs/manual.md', or absolute); the corpus names the document by its
+    path inside the folder chunked ('manual'). The error blamed the chunking alone, with no word of the path."""
+    write(tmp_path / "docs" / "manual.md", MANUAL)
+    ok("corpus", "chunk", tmp_path / "docs", "--size", "20", "-o", tmp_path / "c.jsonl")
+    write(tmp_path / "g.csv", f"question,answer,source\nWhere is oil applied?,On the rollers.,{source}\n")
+    meant = source.removeprefix("/home/me/project/").removeprefix("docs/")
+    assert_one_error(run("golden", "import", tmp_path / "g.csv", "--corpus", tmp_path / "c.jsonl", "--chunk-ids-col", "source",
+                         "--doc-qrels", "answer-chunk", "-o", tmp_path / "g.jsonl"),
+                     f"(first: {source!r} of query 'q1'; a path: did you mean {meant!r} (the document 'manual', named by its path "
+                     "inside the folder `semrel corpus chunk` read)?)")
+
+
 def test_answer_chunk_where_several_chunks_hold_a_short_answer_keeps_those_nearest_the_question():
     """'ten' is in two chunks; the question's words tell which (all of them on a tie)."""
     chunks = [("d#0", "It took ten days to fix the brakes."), ("d#1", "The chain has ten links per inch."), ("d#2", "Nothing.")]
