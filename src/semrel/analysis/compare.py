@@ -175,7 +175,7 @@ def compare_evaluations(
     warn: Callable[[str], None] | None = None,
 ) -> Comparison:
     """Test each run against `baseline` (default: the first), or every pair with `all_pairs`. Text
-    measures (runid, relstring) are left out. `warn` hears when the runs share fewer than FEW_QUERIES queries."""
+    measures (runid, relstring) are left out. `warn` hears when two runs or more share fewer than FEW_QUERIES queries."""
     evaluations = list(evaluations)
     if evaluations:
         kept = numeric_measures(evaluations[0].values, "compare")
@@ -187,7 +187,8 @@ def compare_evaluations(
     if baseline is not None and baseline not in names:
         raise UsageError(f"baseline={baseline!r} is none of the runs ({', '.join(names)})")
     queries = len(evaluations[0].query_ids) if evaluations else 0
-    if 0 < queries < FEW_QUERIES:  # one query gave p = 1 and a zero-width interval; two, a zero-variance t "significant"
+    # one query gave p = 1 and a zero-width interval; two, a zero-variance t "significant"; a lone run (a report's) has no test
+    if 0 < queries < FEW_QUERIES and len(evaluations) > 1:
         tell([f"the runs are compared on {quantity(queries, 'query')}: paired tests of so few differences "
               "mean little (p-values and intervals are shown as computed); compare on more queries"], warn)
     measures = list(evaluations[0].values) if evaluations else []
