@@ -1147,10 +1147,15 @@ def test_a_gold_chunk_whose_text_an_edit_moved_is_warned_of(tmp_path):
     warned = [line for line in edited.stderr.splitlines() if said in line]
     assert edited.stderr.count(reading) == 1
     assert warned == [f"semrel: warning: 1 gold chunk of {out / 'golden.jsonl'} holds other text than at the last run (e.g. cats#0, "
-                      "gold for query q-cats): chunk ids are positions in their document, so an edited document moves text between "
-                      "them, and the scores are against the text now there; check the gold and fix the ids, or clear them and pick "
+                      "gold for query q-cats): chunk ids are positions in their document, so an edited document, or another "
+                      "[corpus] size or overlap, moves text between them, and the scores are against the text now there; check the "
+                      "gold and fix the ids, or clear them and pick "
                       f"again with `semrel golden pick --golden {out / 'golden.jsonl'} --corpus {out / 'corpus.jsonl'}`"], edited.stderr
     assert said not in run("run", config, *small).stderr  # said once: the state now holds the new texts
+    # another chunk size moves text between the same ids too; the warning blamed an edited document alone
+    resized = run("run", config, "--set", "corpus.size=5", "--set", "corpus.overlap=0")
+    assert resized.exit_code == 0, resized.output
+    assert "so an edited document, or another [corpus] size or overlap, moves text" in resized.stderr, resized.stderr
 
 
 def test_an_output_changed_since_run_made_it_is_not_replaced_even_with_the_config_unchanged(tmp_path, monkeypatch):

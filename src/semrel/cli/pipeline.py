@@ -296,8 +296,9 @@ def watched_texts(golden: str, runs: Sequence[str], corpus: str, known: Mapping[
         warnings.append(
             f"{quantity(len(gold), 'gold chunk')} of {golden} {agreeing(len(gold), 'hold')} other text than at the last run (e.g. "
             f"{gold[0]}, "
-            f"gold for query {first[gold[0]]}): chunk ids are positions in their document, so an edited document moves text "
-            "between them, and the scores are against the text now there; check the gold and fix the ids, or clear them and "
+            f"gold for query {first[gold[0]]}): chunk ids are positions in their document, so an edited document, or another "
+            "[corpus] size or overlap, moves text between them, and the scores are against the text now there; check the gold "
+            "and fix the ids, or clear them and "
             f"pick again with `semrel golden pick --golden {golden} --corpus {corpus}`")
     for path in runs:
         stale = moved(sorted(named[path])) if same_run[path] else []
