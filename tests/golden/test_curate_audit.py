@@ -219,3 +219,14 @@ def test_validate_names_stdin_as_every_other_message_does(tmp_path):
     assert result.exit_code == 1
     assert result.stdout.splitlines() == ["<stdin>:1: warning: query 'a' has no gold chunks",
                                           "<stdin>:2: error: expected a JSON object, found list"]
+
+
+def test_validate_of_a_file_that_is_no_golden_set_says_what_it_looks_like(tmp_path):
+    """`golden validate questions.csv`, a new user's first check, printed 'invalid JSON' for every line and counted each
+    row a query, where `golden stats` said in one line that it is a CSV file and how a golden set is made of it."""
+    questions = write(tmp_path / "questions.csv", "question,answer\nWhy?,Because.\nHow?,So.\n")
+    assert_one_error(run("golden", "validate", questions),
+                     "questions.csv:1: invalid JSON (Expecting value): this file looks like a CSV file, not a golden set: "
+                     "`semrel golden import` makes one from a CSV, JSON or testset file")
+    corpus = write(tmp_path / "corpus.jsonl", json.dumps({"_id": "a#0", "title": "", "text": "x"}) + "\n")
+    assert_one_error(run("golden", "validate", corpus), "this file looks like a corpus, not a golden set")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections import Counter
@@ -14,6 +15,7 @@ from ..errors import FormatError
 from ..formats.corpus import golden_item
 from ..formats.files import display_name, read_lines
 from ..formats.jsonl import json_object
+from ..formats.kinds import GOLDEN, MisplacedFile, expecting
 from ..formats.tables import Table
 from ..records import Chunk, GoldenItem
 from .locate import least_shares
@@ -69,8 +71,11 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
         if not text.strip():
             continue
         count += 1
-        try:
-            item = golden_item(json_object(text, path, line), path, line)
+        try:  # a file of another kind (a CSV given before its import) is one line saying so, not an error per line
+            with expecting(path, GOLDEN) if count == 1 else contextlib.nullcontext():
+                item = golden_item(json_object(text, path, line), path, line)
+        except MisplacedFile:
+            raise
         except FormatError as exc:
             issues.append(Issue(line, "error", exc.message + (f" ({exc.hint})" if exc.hint else "")))
             continue
