@@ -67,10 +67,11 @@ def import_warnings(result: Imported, options: ImportOptions) -> list[str]:
     writes no corpus (CSV, JSONL, BEIR, a testset matched to corpus=) cuts nothing, and took size= without a word."""
     fmt, settings = result.params["format"], options.settings
     given = "size=" if settings.size else "whole=" if settings.whole else None
-    notes = [] if given is None else \
-        [f"{given} does not apply to {fmt}: this import writes no corpus, so it cuts no documents (`semrel corpus chunk` does)"] \
-        if result.chunks is None else \
-        [f"{given} does not apply to {fmt}: each {ONE_CHUNK_EACH[fmt][1]} is one chunk"] if fmt in ONE_CHUNK_EACH else []
+    notes = []
+    if given and result.chunks is None:
+        notes.append(f"{given} does not apply to {fmt}: this import writes no corpus, so it cuts no documents (`semrel corpus chunk` does)")
+    elif given and fmt in ONE_CHUNK_EACH:
+        notes.append(f"{given} does not apply to {fmt}: each {ONE_CHUNK_EACH[fmt][1]} is one chunk")
     return notes + [f"{what}: {n}" for what, n in sorted(result.counts.items())]
 
 
