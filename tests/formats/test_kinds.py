@@ -72,8 +72,9 @@ def test_errors_in_a_file_of_the_kind_wanted_say_only_what_is_wrong(tmp_path):
                          ":3: field 'P' should be int or float, found str"),
         read_run: (FILES["run"] + FILES["qrels"], ":3: expected 6 columns (qid Q0 docid rank score tag; any after them are ignored), "
                                                   "found 4"),
-        read_golden: ('{"query_id": "q1", "reference_answer": "chain oil"}\n', ":1: missing field 'query'"),
-        read_corpus: ('{"id": "a#0", "text": "chain oil"}\n', ":1: missing field '_id'"),
+        read_golden: ('{"query_id": "q1", "reference_answer": "chain oil"}\n',
+                      ":1: missing field 'query' (the line has: query_id, reference_answer)"),
+        read_corpus: ('{"id": "a#0", "text": "chain oil"}\n', ":1: missing field '_id' (the line has: id, text)"),
         read_qrels: ("q1 0 a#0 yes\n", ":1: column 4 is 'yes', expected an integer relevance grade"),
     }
     for read, (text, message) in cases.items():
@@ -96,5 +97,6 @@ def test_a_first_line_longer_than_the_head_read_is_still_recognised(tmp_path):
     two-byte character, which decoded as U+FFFD made the line look binary and the hint was lost."""
     path = tmp_path / "long.jsonl"
     path.write_text(json.dumps({"_id": "a", "text": "x" + "é" * 40_000}, ensure_ascii=False) + "\n", encoding="utf-8")
-    with pytest.raises(FormatError, match="missing field 'query_id': this file looks like a corpus, not a golden set"):
+    with pytest.raises(FormatError, match=r"missing field 'query_id' \(the line has: _id, text\): this file looks like a corpus, not a "
+                                          "golden set"):
         read_golden(path)

@@ -180,3 +180,11 @@ def test_cli_errors_are_one_line(tmp_path):
     assert_one_error(run("corpus", "chunk", twice, "-o", tmp_path / "c.jsonl", "--size", "3", "--overlap", "3"),
                      "--overlap", code=2)
     assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_a_line_without_text_names_the_fields_it_has(tmp_path):
+    """LangChain's documents saved as JSON Lines hold page_content: "missing field 'text'" alone left the user to guess
+    why a line that plainly holds text was refused."""
+    lines = write(tmp_path / "lc.jsonl", '{"id": "a", "page_content": "Oil the chain.", "metadata": {"source": "a.md"}}\n')
+    assert_one_error(run("corpus", "chunk", lines, "-o", tmp_path / "c.jsonl"),
+                     "lc.jsonl:1: missing field 'text' (the line has: id, page_content, metadata)")

@@ -105,8 +105,9 @@ def json_object(line: str, path: str | os.PathLike, number: int) -> dict[str, An
 
 def require(obj: dict[str, Any], key: str, path: str | os.PathLike, line: int, kind: type | tuple = str) -> Any:
     """obj[key], which must exist and be of `kind`; otherwise a FormatError naming the line."""
-    if key not in obj:
-        raise FormatError(display_name(path), f"missing field {key!r}", line=line)
+    if key not in obj:  # the fields it has show the shape it came in (LangChain's page_content where text is read)
+        has = ", ".join(list(obj)[:8]) + (f" and {len(obj) - 8} more" if len(obj) > 8 else "") if obj else "none"
+        raise FormatError(display_name(path), f"missing field {key!r} (the line has: {has})", line=line)
     value = obj[key]
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
