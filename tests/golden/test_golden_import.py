@@ -515,6 +515,21 @@ def test_csv_with_default_and_named_columns(tmp_path):
     assert read_lines(tmp_path / "n.jsonl")[0]["gold_chunk_ids"] == ["b#0"]
 
 
+def test_a_csv_with_semicolons_as_excel_writes_it_where_a_comma_is_the_decimal_mark_imports_as_with_commas(tmp_path):
+    """'no query column (columns: question;answer)' before: the header was read as one column."""
+    corpus = corpus_file(tmp_path)
+    commas = write(tmp_path / "c.csv", 'question,answer,gold\n"What holds wax; and why?","The hive, 2,5 kg.",a#0\nQueens?,One.,b#0\n')
+    semis = write(tmp_path / "s.csv", 'question;answer;gold\n"What holds wax; and why?";The hive, 2,5 kg.;a#0\nQueens?;One.;b#0\n')
+    for source in (commas, semis):
+        result = run("golden", "import", source, "--corpus", corpus, "-o", tmp_path / f"{source.stem}.jsonl")
+        assert result.exit_code == 0, result.output
+    assert (tmp_path / "s.jsonl").read_bytes() == (tmp_path / "c.jsonl").read_bytes()
+    assert read_lines(tmp_path / "s.jsonl")[0]["reference_answer"] == "The hive, 2,5 kg."
+    ragas = write(tmp_path / "r.csv", "user_input;reference_contexts;reference\nWhy?;['Bees make wax.'];So.\n")
+    assert run("golden", "import", ragas, "--corpus-out", tmp_path / "rc.jsonl", "-o", tmp_path / "r.jsonl").exit_code == 0
+    assert read_lines(tmp_path / "r.jsonl")[0]["reference_answer"] == "So."
+
+
 def test_qrels_beside_a_golden_set_on_stdout_name_the_import_s_sources(tmp_path):
     """Their manifest named '-' as the input, which a manifest reads as stdin: the golden set had gone to stdout."""
     source = write(tmp_path / "g.csv", "query,answer,gold\nWhat holds wax?,The hive.,a#0\n")

@@ -85,7 +85,8 @@ def detect_format(source: str) -> str:
         return "trec"
     if name.endswith((".csv", ".tsv")):
         try:
-            first = next(csv.reader([head.lstrip("\ufeff").split("\n", 1)[0]], delimiter="\t" if name.endswith(".tsv") else ","), [])
+            header = head.lstrip("\ufeff").split("\n", 1)[0]
+            first = next(csv.reader([header], delimiter=_delimiter(source, header)), [])
         except csv.Error:  # a header csv cannot read (a lone carriage return): the CSV import says what is wrong
             first = []
         return _testset_shaped({cell.strip() for cell in first}) or "csv"
@@ -767,8 +768,7 @@ def _csv_table(source: str) -> tuple[list[str], Iterator[tuple[int, dict[str, An
     header, or a quote that is never closed (which would swallow the rows after it into one cell), is an error
     naming the line the row starts on."""
     text = read_text(source)
-    delimiter = "\t" if source.lower().removesuffix(".gz").endswith(".tsv") else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(source, text.split("\n", 1)[0]), strict=True)
     start = 1  # the line the row being read starts on
 
     def refused(exc: csv.Error) -> FormatError:
@@ -796,6 +796,14 @@ def _csv_table(source: str) -> tuple[list[str], Iterator[tuple[int, dict[str, An
             raise refused(exc) from None
 
     return header, rows()
+
+
+def _delimiter(source: str, header: str) -> str:
+    """A tab in .tsv; in .csv a comma, or a semicolon where the header has one and no comma: Excel writes CSV with
+    semicolons where a comma is the decimal mark (most of Europe)."""
+    if source.lower().removesuffix(".gz").endswith(".tsv"):
+        return "\t"
+    return ";" if ";" in header and "," not in header else ","
 
 
 def _check_cells(cells: list[str], columns: int, source: str, line: int) -> None:
