@@ -214,17 +214,28 @@ def test_answer_chunk_finds_the_chunk_of_a_named_document_that_holds_the_answer(
 
 
 @pytest.mark.parametrize("source", ["docs/manual.md", "/home/me/project/docs/manual.md", "docs/manual"])
-def test_a_gold_id_that_is_a_path_to_the_document_names_its_path_inside_the_folder(tmp_path, source):
+def test_a_gold_id_that_is_a_path_to_the_document_names_the_document_its_tail_names(tmp_path, source):
     """A loader's `source` is the path it was given ('docs/manual.md', or absolute); the corpus names the document by its
-    path inside the folder chunked ('manual'). The error blamed the chunking alone, with no word of the path."""
+    path inside the folder chunked ('manual'). The import refused it, blaming the chunking, and init saw no column of
+    documents in it, so `semrel run` imported no gold at all."""
     write(tmp_path / "docs" / "manual.md", MANUAL)
+    write(tmp_path / "docs" / "sub" / "manual.md", "Another manual, on brakes: pads wear out.")
     ok("corpus", "chunk", tmp_path / "docs", "--size", "20", "-o", tmp_path / "c.jsonl")
-    write(tmp_path / "g.csv", f"question,answer,source\nWhere is oil applied?,On the rollers.,{source}\n")
-    meant = source.removeprefix("/home/me/project/").removeprefix("docs/")
-    assert_one_error(run("golden", "import", tmp_path / "g.csv", "--corpus", tmp_path / "c.jsonl", "--chunk-ids-col", "source",
-                         "--doc-qrels", "answer-chunk", "-o", tmp_path / "g.jsonl"),
-                     f"(first: {source!r} of query 'q1'; a path: did you mean {meant!r} (the document 'manual', named by its path "
-                     "inside the folder `semrel corpus chunk` read)?)")
+    golden = {}
+    for name, gold in (("named", "manual.md"), ("path", source)):
+        write(tmp_path / f"{name}.csv", f"question,answer,source\nWhere is oil applied?,On the rollers.,{gold}\n")
+        ok("golden", "import", tmp_path / f"{name}.csv", "--corpus", tmp_path / "c.jsonl", "--chunk-ids-col", "source",
+           "--doc-qrels", "answer-chunk", "-o", tmp_path / f"{name}.jsonl")
+        golden[name] = read_lines(tmp_path / f"{name}.jsonl")[0]
+    assert golden["path"]["gold_chunk_ids"] == golden["named"]["gold_chunk_ids"] != []
+    assert golden["path"]["meta"]["gold_documents"] == ["manual"]
+    said = ok("init", "--golden", tmp_path / "path.csv", "--docs", tmp_path / "docs", "-o", tmp_path / "semrel.toml").stderr
+    assert "column 'source' names each answer's document" in said
+    # the longest tail is the document: sub/manual.md is the other manual, not 'manual'
+    write(tmp_path / "sub.csv", "question,answer,source\nWhat wears out?,Pads.,/home/me/docs/sub/manual.md\n")
+    ok("golden", "import", tmp_path / "sub.csv", "--corpus", tmp_path / "c.jsonl", "--chunk-ids-col", "source",
+       "--doc-qrels", "all-chunks", "-o", tmp_path / "sub.jsonl")
+    assert read_lines(tmp_path / "sub.jsonl")[0]["meta"]["gold_documents"] == ["sub/manual"]
 
 
 def test_answer_chunk_where_several_chunks_hold_a_short_answer_keeps_those_nearest_the_question():

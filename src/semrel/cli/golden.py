@@ -45,9 +45,9 @@ def golden_group() -> None:
 @click.option("--docs", multiple=True, type=input_path(exists=True),
               help="trec: the collection's documents (TREC SGML files or folders), chunked here into --corpus-out (repeatable).")
 @click.option("--doc-qrels", type=click.Choice(DOC_QRELS), default=None,
-              help="Gold ids that are document ids (or file names) of the corpus: every chunk of a relevant document is gold "
-                   "(all-chunks), its first chunk, or the chunk holding the reference answer (answer-chunk: its text, else "
-                   "the chunk sharing most of its word pairs) [default: trec all-chunks; otherwise an error that says so].")
+              help="Gold ids that are document ids (or file names, or paths to them) of the corpus: every chunk of a relevant "
+                   "document is gold (all-chunks), its first chunk, or the chunk holding the reference answer (answer-chunk: its "
+                   "text, else the chunk sharing most of its word pairs) [default: trec all-chunks; otherwise an error that says so].")
 @click.option("--query-col", help="Column of the query (csv/jsonl/parquet/ragas/deepeval/giskard; trec: a topic field, title, desc or "
                                   "narr) [default: query, question or text; ragas: user_input or question; deepeval: input; "
                                   "giskard: question; trec: title].")

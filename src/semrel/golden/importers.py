@@ -965,15 +965,8 @@ def _meant_document(given: str, corpus: str) -> str:
     document 'maintenance'): a typo in a column of source files read as a chunking that does not match. One more pass
     over the corpus, on the way to the error only."""
     stem = file_document_id(given)
-    if stem == given and "/" not in given:
+    if stem == given:
         return ""
     documents = {chunk.doc_id for chunk in unique_chunks(corpus)}
-    # a path from where the ids were written ('docs/manual.pdf', or a loader's absolute `source`): the corpus names a
-    # document by its path inside the folder it chunked, so the path's tail is the document
-    parts = stem.split("/")
-    tail = next(("/".join(parts[k:]) for k in range(1, len(parts)) if "/".join(parts[k:]) in documents), None)
-    if tail is not None:
-        return (f"; a path: did you mean {tail + given[len(stem):]!r} (the document {tail!r}, named by its path inside the "
-                "folder `semrel corpus chunk` read)?")
     close = difflib.get_close_matches(stem, documents, n=1, cutoff=0.8)
     return f"; did you mean {close[0] + given[len(stem):]!r}, of the document {close[0]!r}?" if close else ""

@@ -125,7 +125,7 @@ def corpus_ids(chunks: Iterable[Chunk], items: Iterable[GoldenItem], texts: bool
     """The CorpusIds of `chunks` for the gold and graded ids of `items` (and for the documents of ids that are file
     names, 'manual.pdf' for 'manual'), read in one pass: what is kept follows the golden set, not the corpus (the reader
     that refuses a repeated chunk id, unique_chunks, holds every id while it reads)."""
-    wanted = {i for item in items for j in (*item.gold_chunk_ids, *_judged(item)) for i in (j, file_document_id(j))}
+    wanted = {i for item in items for j in (*item.gold_chunk_ids, *_judged(item)) for i in _document_names(j)}
     ids = CorpusIds(set(), {})
     for chunk in chunks:
         if chunk.doc_id in wanted:
@@ -137,13 +137,20 @@ def corpus_ids(chunks: Iterable[Chunk], items: Iterable[GoldenItem], texts: bool
     return ids
 
 
+def _document_names(name: str) -> Iterator[str]:
+    """The document ids a gold id may name, most specific first: itself; for a file name ('manual.pdf') the document
+    `semrel corpus chunk` made of that file ('manual'); for a path ('docs/manual.pdf', a loader's absolute `source`) the
+    same of each shorter tail, as the corpus names a document by its path inside the folder chunked."""
+    parts = name.split("/")
+    for tail in ("/".join(parts[k:]) for k in range(len(parts))):
+        yield tail
+        if _FILE_SUFFIX.search(tail):
+            yield file_document_id(tail)
+
+
 def named_document(name: str, documents: Container[str]) -> str | None:
-    """The document of `documents` that a gold id names: itself, or, for a file name ('manual.pdf'), the document
-    `semrel corpus chunk` made of that file ('manual')."""
-    if name in documents:
-        return name
-    named = file_document_id(name) if _FILE_SUFFIX.search(name) else None
-    return named if named in documents else None
+    """The document of `documents` that a gold id names (_document_names), None where it names none."""
+    return next((candidate for candidate in _document_names(name) if candidate in documents), None)
 
 
 def map_document_ids(items: list[GoldenItem], corpus: CorpusIds, mode: str | None, source: str,
