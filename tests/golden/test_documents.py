@@ -117,7 +117,8 @@ def test_a_folder_lists_what_it_skipped_and_why(tmp_path):
            "and 2 more" in lines
     assert "semrel: warning: skipped 1 (hidden): .DS_Store" in lines
     assert any(line.startswith("semrel: warning: skipped 1 (unreadable PDF): broken.pdf (not a readable PDF") for line in lines)
-    assert "semrel: warning: skipped 1 (no text: nothing to chunk): empty" in lines
+    # named by its file, as the other skips are (it said 'empty', the document's id)
+    assert f"semrel: warning: skipped 1 (no text: nothing to chunk): {folder / 'empty.txt'}" in lines
     manifest = json.loads((tmp_path / "corpus.jsonl.manifest.json").read_text())
     assert manifest["params"]["documents"]["skipped"]["hidden"] == 1
     rows, stderr = chunk(tmp_path, folder, "--exclude", "README*", "--exclude", "data/*")

@@ -361,8 +361,8 @@ def test_a_pdf_without_pages_is_not_said_to_need_ocr(tmp_path):
     write(folder / "notes.txt", "Chain oil keeps the chain quiet.")
     result = run("corpus", "chunk", folder, "-o", tmp_path / "c.jsonl")
     assert result.exit_code == 0, result.output
-    assert "skipped 1 (no text: nothing to chunk, the PDF has no pages): none" in result.stderr
-    assert "skipped 1 (no text: nothing to chunk, a scanned PDF needs OCR first): blank" in result.stderr
+    assert f"skipped 1 (no text: nothing to chunk, the PDF has no pages): {folder / 'none.pdf'}" in result.stderr
+    assert f"skipped 1 (no text: nothing to chunk, a scanned PDF needs OCR first): {folder / 'blank.pdf'}" in result.stderr
 
 
 def test_html_nested_past_the_limit_is_skipped_before_the_parser_sees_it(tmp_path):

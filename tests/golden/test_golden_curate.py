@@ -193,7 +193,8 @@ def test_split_keeps_near_duplicates_together(tmp_path):
     assert (again / "train.jsonl").read_bytes() == (tmp_path / "s0" / "train.jsonl").read_bytes()
     assert len({tuple(p) for p in parts.values()}) > 1
     assert json.loads((again / "test.jsonl.manifest.json").read_text())["params"]["seed"] == 0
-    assert_one_error(run("golden", "split", golden, "-o", again, "--sizes", "5,5"), "--sizes", code=2)
+    assert_one_error(run("golden", "split", golden, "-o", again, "--sizes", "5,5"), "--sizes 5,5 ask for more than", code=2)
+    assert_one_error(run("golden", "split", golden, "-o", again, "--sizes", "50"), "--sizes 50 asks for more than", code=2)
 
 
 def test_split_sizes_leave_a_rest_part(tmp_path):

@@ -132,6 +132,13 @@ def test_report_of_the_golden_set_alone(cli, files, tmp_path):
     assert "<th>label rule</th><td>no qrels given</td>" in html
 
 
+def test_qrels_alone_are_told_to_need_runs(cli, files):
+    """'nothing to report: give QRELS and runs' read as if QRELS had not been given."""
+    result = cli("report", files["qrels"], "-o", "r.html")
+    assert result.exit_code == 2
+    assert "nothing to report: " + str(files["qrels"]) + " is QRELS, which scores runs: give runs after it, or --golden" in result.stderr
+
+
 def test_report_to_stdout_is_the_page_alone(cli, files):
     result = cli("report", "--golden", files["golden"], "-o", "-")
     assert result.exit_code == 0, result.stderr

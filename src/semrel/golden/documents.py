@@ -879,7 +879,9 @@ def iter_documents(inputs: Sequence[str | os.PathLike], report: DocumentReport,
             yield doc
         else:
             why = "" if kind != "pdf" else ", a scanned PDF needs OCR first" if doc.sections else ", the PDF has no pages"
-            report.skip("no text: nothing to chunk" + why, doc.id)
+            # a file named as the other skips name theirs; a record of a file of many (JSON Lines, TREC SGML) by its id there
+            one_a_file = kind in READERS
+            report.skip("no text: nothing to chunk" + why, display_name(source) if one_a_file else f"{doc.id} ({display_name(source)})")
 
 
 def read_documents(inputs: Sequence[str | os.PathLike], exclude: Sequence[str] = ()) -> list[Document]:

@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import UsageError
 from ..progress import Steps, no_progress
 from ..records import GoldenItem
+from ..terminal import agreeing
 from .validate import normalised_query
 
 NEAR_DUPLICATE = 0.95  # the cosine of two queries' vectors at which they count as one (dedup, split)
@@ -151,7 +152,8 @@ def split_targets(total: int, ratios: Sequence[float] | None, sizes: Sequence[in
         if any(not math.isfinite(s) or s != int(s) or s <= 0 for s in sizes):
             raise UsageError(f"sizes={','.join(map(str, sizes))!r}: sizes must be positive query counts")
         if sum(sizes) > total:
-            raise UsageError(f"sizes={','.join(map(str, sizes))!r} ask for more than the {total} queries there are")
+            asked = f"sizes={','.join(map(str, sizes))!r} {agreeing(len(sizes), 'ask')}"
+            raise UsageError(f"{asked} for more than the {total} queries there are")
         return [int(s) for s in sizes]  # numpy's ints too: they go into manifests
     ratios = list(ratios or [0.8])
     if not all(math.isfinite(r) for r in ratios):

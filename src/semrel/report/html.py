@@ -531,8 +531,9 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     if inputs.agreement is not None:
         page.sections["agreement"] = _agreement_section(inputs.agreement, inputs.gold_qrels)
     if not any(page.sections.values()):
-        raise UsageError("nothing to report: give QRELS and runs, --golden, --judgments, --base/--reranked, "
-                         "--sensitivity or --agreement")
+        given = (f"{display_name(inputs.qrels)} is QRELS, which scores runs: give runs after it, or" if inputs.qrels
+                 else "give QRELS and runs,")
+        raise UsageError(f"nothing to report: {given} --golden, --judgments, --base/--reranked, --sensitivity or --agreement")
     environment = Environment(loader=FileSystemLoader(str(template_dir())), autoescape=True,
                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     environment.filters["quantity"] = quantity  # '1 query', '3 queries', as every other message says it
