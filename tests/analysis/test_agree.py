@@ -208,3 +208,13 @@ def test_tau_pairs_each_runs_values_by_name_whatever_the_names_order():
     names = list(ranked)
     assert rr.tau == pytest.approx(kendalltau([rr.ref[n] for n in names], [rr.test[n] for n in names]).statistic)
     assert rr.ref == {"zeta": 1.0, "alpha": 0.5, "mid": 1 / 3}
+
+
+def test_an_assessor_whose_kappa_is_undefined_is_said_why_beneath_the_table(write, cli):
+    """With --groups the rows of each assessor showed a bare nan: here assessor b and the test give both pairs grade 0."""
+    ref = write("jg.qrels", "q1 a d1 1\nq1 a d2 0\nq1 b d1 0\nq1 b d2 0\n")
+    test = write("t.qrels", "q1 0 d1 0\nq1 0 d2 0\n")
+    result = cli("agree", ref, test, "--groups")
+    assert result.exit_code == 0, result.output
+    assert (f"kappa is undefined (nan) for b vs {test}: both give all 2 compared pairs grade 0, so they agree on every pair, but "
+            "chance alone would agree as much") in result.stdout.splitlines()

@@ -295,3 +295,15 @@ def test_unlisted_as_zero_counts_only_the_queries_the_human_file_has(write):
     human = write("h.qrels", "q1 0 a 1\nq2 0 a 1\n")
     result = calibrate_labels(judgments, human, on="R", unlisted_as_zero=True)
     assert result.agreement.n == 4 and result.thresholds == [0.55]
+
+
+def test_a_held_out_kappa_left_undefined_is_said_why(write, tmp_path):
+    """`--test` pairs of one class on both sides printed 'nan nan nan' in the table and nothing more. Here the test pairs
+    q2, q3 have R 0.9 and 0.95 and the human grade 1: every cut the refit can choose labels them 1 too."""
+    judgments = write("j.jsonl", "".join(_line(f"q{i}", r, r) for i, r in enumerate([0.2, 0.3, 0.9, 0.95, 0.8, 0.1])))
+    human = write("h.qrels", "q0 0 c 0\nq1 0 c 0\nq4 0 c 1\nq5 0 c 0\n")
+    test = write("t.qrels", "q2 0 c 1\nq3 0 c 1\n")
+    result = run("calibrate", judgments, human, "--test", test, "--on", "R", "-o", tmp_path / "cal.json")
+    assert result.exit_code == 0, result.output
+    assert ("kappa is undefined (nan) for test vs judge: both give all 2 compared pairs grade 1, so they agree on every pair, but "
+            "chance alone would agree as much") in result.stdout.splitlines()

@@ -404,12 +404,16 @@ def agree(ref: Qrels | Sequence[tuple[str, Qrels]], test: Qrels, runs: Sequence[
     return Agreed(labels, rankings, groups)
 
 
-def agreement_row(first: str, second: str, a: Agreement) -> list[Cell]:
-    """One row under AGREEMENT_HEADER: agree, calibrate and review stats print agreement alike."""
-    return [first, second, a.n, a.percent, a.kappa, a.low, a.high, a.weights]
-
-
 AGREEMENT_HEADER = ["first", "second", "pairs", "agree %", "kappa", "low 95%", "high 95%", "weights"]
+
+
+def agreement_table(compared: Sequence[tuple[str, str, Agreement]], explain: bool = True) -> str:
+    """The (first, second, agreement) rows as agree, calibrate and review stats print them, each kappa left undefined
+    (nan) said why beneath unless not `explain` (label_agreement warned of it): a bare nan in a table read as a fault."""
+    rows: list[list[Cell]] = [[first, second, a.n, a.percent, a.kappa, a.low, a.high, a.weights] for first, second, a in compared]
+    text = render(Table(AGREEMENT_HEADER, rows), "table", places=3)
+    why = [line for first, second, a in compared if explain and (line := kappa_undefined(a, f"{first} vs {second}"))]
+    return "\n".join([text, *why])
 
 
 def confusion_text(title: str, a: Agreement, rows: str, columns: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..analysis import agreement as agreeing
-from ..analysis.agreement import AGREE_MEASURES, AGREEMENT_HEADER, agreement_row, confusion_text
+from ..analysis.agreement import AGREE_MEASURES, agreement_table, confusion_text
 from ..errors import UsageError
 from ..evaluation.files import read_runs
 from ..formats import read_qrels
@@ -41,13 +41,12 @@ def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed, groups
         click.echo(json_text({"ref": ref, "test": test, "unlisted_as_zero": unlisted_as_zero, **agreed.to_json()}))
         return
     if by_group:
-        compared = [agreement_row(group, test, a) for group, a in by_group.each] + [agreement_row("majority", test, labels)]
-        compared += [agreement_row(first, second, a) for first, second, a in by_group.between]
-        click.echo(render(Table(AGREEMENT_HEADER, compared), "table", places=3))
+        compared = [(group, test, a) for group, a in by_group.each] + [("majority", test, labels), *by_group.between]
+        click.echo(agreement_table(compared))
         click.echo(f"{test} against the majority of {quantity(len(by_group.each), 'assessor')}: kappa {labels.kappa:.3f}; the assessors "
                    f"against each other: mean kappa {by_group.between_mean:.3f} (Light's kappa), the yardstick\n")
     else:
-        click.echo(render(Table(AGREEMENT_HEADER, [agreement_row(ref, test, labels)]), "table", places=3))
+        click.echo(agreement_table([(ref, test, labels)], explain=False))  # label_agreement warned of an undefined kappa
     click.echo(confusion_text("", labels, "majority" if groups else "ref", "test"), nl=False)
     if rankings:
         rows: list[list[Cell]] = [[r.measure, "all tie" if r.all_tie else r.tau, len(r.swapped),

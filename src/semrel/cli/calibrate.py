@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.agreement import AGREEMENT_HEADER, WEIGHTS, agreement_row, confusion_text
+from ..analysis.agreement import WEIGHTS, agreement_table, confusion_text
 from ..analysis.calibrate import DEFAULT_FIT, PROBABILITY_FITS, Calibration, ProbabilityCalibration, calibrate_labels, write_fitted
 from ..errors import UsageError
 from ..formats.jsonl import json_text
 from ..formats.judgments import SCORES, read_judgments
-from ..formats.tables import Table, render
 from .base import SemrelCommand, warn_in_flags
 from .paths import input_path, output_path
 
@@ -73,10 +72,10 @@ def _probability_summary(result: ProbabilityCalibration, judged: int) -> None:
                f"(the highest expected kappa over the {judged} judged pairs' refitted p); labels: {rule.describe()}, "
                + (f"i.e. p >= {', '.join(f'{t:.3f}' for t in rule.judge_thresholds)} on the judge's p" if rule.cuts_on_p
                   else "p recomputed from each pair's features"))
-    rows = [agreement_row("human", "judge before", result.before), agreement_row("human", "judge after", result.after)]
+    rows = [("human", "judge before", result.before), ("human", "judge after", result.after)]
     if result.held_out:
-        rows += [agreement_row("test", "judge before", result.held_out[0]), agreement_row("test", "judge after", result.held_out[1])]
-    click.echo(render(Table(AGREEMENT_HEADER, rows), "table", places=3))
+        rows += [("test", "judge before", result.held_out[0]), ("test", "judge after", result.held_out[1])]
+    click.echo(agreement_table(rows))
     click.echo("(before/after on the reviewed pairs themselves: the after figure is in-sample; --test measures it on others)")
     click.echo(confusion_text("reviewed pairs, after", result.after, "human", "judge"), nl=False)
 
@@ -84,9 +83,8 @@ def _probability_summary(result: ProbabilityCalibration, judged: int) -> None:
 def _thresholds_summary(result: Calibration) -> None:
     """The thresholds and their agreement (on the test file's pairs too)."""
     click.echo(f"on {result.on}: thresholds {', '.join(f'{t:g}' for t in result.thresholds)}")
-    rows = [agreement_row("human", "judge", result.agreement)]
-    rows += [agreement_row("test", "judge", result.held_out)] if result.held_out else []
-    click.echo(render(Table(AGREEMENT_HEADER, rows), "table", places=3))
+    rows = [("human", "judge", result.agreement)] + ([("test", "judge", result.held_out)] if result.held_out else [])
+    click.echo(agreement_table(rows))
     click.echo(confusion_text("calibration pairs", result.agreement, "human", "judge"), nl=False)
     if result.held_out:
         click.echo("\n" + confusion_text("held-out pairs", result.held_out, "test", "judge"), nl=False)

@@ -10,7 +10,7 @@ import sys
 import click
 from rich.console import Console
 
-from ..analysis.agreement import AGREEMENT_HEADER, agreement_row, confusion_text, kappa_undefined
+from ..analysis.agreement import agreement_table, confusion_text
 from ..formats import read_qrels
 from ..formats.jsonl import json_text
 from ..formats.tables import Table, render
@@ -108,11 +108,7 @@ def stats_command(db, fmt, seed, resamples):
                        for r in stats.reviewers])
     click.echo(render(reviewers, "table", places=1))
     if stats.agreements:
-        rows = [agreement_row(a.first, a.second, a.agreement) for a in stats.agreements]
-        click.echo("\n" + render(Table(AGREEMENT_HEADER, rows), "table", places=3))
-        for a in stats.agreements:
-            if undefined := kappa_undefined(a.agreement, f"{a.first} vs {a.second}"):
-                click.echo(undefined)
+        click.echo("\n" + agreement_table([(a.first, a.second, a.agreement) for a in stats.agreements]))
         for a in stats.agreements:
             click.echo("\n" + confusion_text(f"{a.first} vs {a.second}", a.agreement, a.first, a.second), nl=False)
 
