@@ -55,7 +55,8 @@ def test_a_cutoff_past_every_ranking_is_said(cli, files):
                                                                            ["nDCG@5", "0.6667"], ["RR", "0.6667"]]
     said = [line for line in result.stderr.splitlines() if "no run ranks" in line]
     assert said == ["semrel: warning: R@100, nDCG@5: no run ranks more than 3 documents for a query, so these count the top 3 "
-                    "(as trec_eval does); retrieve deeper (-k) or ask for a cutoff of 3 or less"]
+                    "(as trec_eval does); retrieve deeper (-k), unless the runs hold all their retriever found (BM25 ranks only the "
+                    "chunks sharing a word with the query), or ask for a cutoff of 3 or less"]
     assert "no run ranks" not in cli("eval", *files, "-m", "P@3,RR").stderr
     # trec_eval's own default set, asked for as its output: P_1000 of 500-deep runs is what its users expect, unsaid
     assert "no run ranks" not in cli("eval", *files, "-f", "trec").stderr

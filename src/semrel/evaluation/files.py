@@ -191,7 +191,8 @@ def cutoff_warnings(measures: Sequence[Measure], deepest: int) -> list[str]:
         return []
     named = ", ".join(beyond[:3]) + (f" and {len(beyond) - 3} more" if len(beyond) > 3 else "")
     return [f"{named}: no run ranks more than {deepest} documents for a query, so {'these count' if len(beyond) > 1 else 'it counts'} "
-            f"the top {deepest} (as trec_eval does); retrieve deeper (-k) or ask for a cutoff of {deepest} or less"]
+            f"the top {deepest} (as trec_eval does); retrieve deeper (-k), unless the runs hold all their retriever found (BM25 "
+            f"ranks only the chunks sharing a word with the query), or ask for a cutoff of {deepest} or less"]
 
 
 def shallow_cutoffs(measures: Sequence[str | Measure] | str | None, runs: Sequence[Run]) -> list[str]:
