@@ -170,3 +170,17 @@ def test_a_persons_decisions_are_their_grades_and_skips_undone_ones_too_not_flag
     ann.undo()
     ann.skip(ann.next_task())
     assert decisions_by_kind(ann) == (2, 0)
+
+
+def test_binary_labels_simulated_on_a_graded_queue_are_warned_about(tmp_path, write, cli):
+    """Gold chunks (grade 1) on a queue graded 0-2: review stats counted each relevant pair the judge graded 2 as a
+    disagreement, with no word."""
+    pool = write_pool(tmp_path / "pool")
+    gold = write("gold.qrels", "q1 0 c2 1\nq2 0 c3 1\n")
+    for thresholds, warned in (("0.3,0.5", True), ("0.3", False)):
+        db = str(tmp_path / f"sim{len(thresholds)}.sqlite")
+        result = cli("review", "simulate", "--db", db, "--reviewer", "gold", *pool_options(pool), "--thresholds", thresholds,
+                     "--limit", "4", "--human", gold, "--unlisted-as-zero")
+        assert result.exit_code == 0, result.output
+        assert ("the labels simulated grade up to 1 and the queue's labels up to 2: review stats compares grades as they "
+                "are" in result.stderr) is warned, result.stderr

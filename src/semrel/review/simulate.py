@@ -46,4 +46,11 @@ def simulate(db: str, reviewer: str, human: Mapping[str, Mapping[str, int]], req
         if person:
             raise SemrelError(f"{db}: {reviewer} has made {quantity(person, 'decision')} here by hand; a simulation would add its grades "
                               "under that name: give reviewer= another name (e.g. gold)")
+        top = labelling_of(conn).max_grade
+        highest = max((grade for grades in human.values() for grade in grades.values()), default=0)
+        if 0 < highest < top:  # gold chunks (0/1) against grades 0-3: a relevant pair graded 1 against the judge's 3 disagrees
+            warn(f"the labels simulated grade up to {highest} and the queue's labels up to {top}: review stats compares "
+                 f"grades as they are, so a relevant pair graded {highest} here and {top} by the judge counts as a disagreement; "
+                 "compare on one scale (review the labels of `semrel label` without --graded, or `semrel agree`, which "
+                 "compares on the smaller scale)")
         return simulate_decisions(session, human, unlisted_as_zero)
