@@ -175,12 +175,12 @@ def test_bad_qrels_missing_file_and_unknown_measure(cli, write, files):
     # ir_measures' rel=: one level for every measure, as trec_eval's -l (P(rel=2)@1 is P@1 with -l 2: 0.3333 on a.run)
     ("P(rel=2)@1", "measure P takes no parameters (got 'P(rel=2)@1'); the relevance level is one for all measures: "
                    "-l/--rel-level 2 (trec_eval's -l; rel_level=2 in Python)"),
-    ("nDCG(rel=2)@10", "nDCG takes gains= (got 'rel=2'); the relevance level is one for all measures: -l/--rel-level 2"),
+    ("nDCG(rel=2)@10", "nDCG takes gains=, dcg= (got 'rel=2'); the relevance level is one for all measures: -l/--rel-level 2"),
     # ir_measures' other parameters that semrel spells otherwise (they said only "nDCG takes gains=")
-    ("nDCG(cutoff=10)", "nDCG takes gains= (got 'cutoff=10'); name the cutoff after @: nDCG@10"),
+    ("nDCG(cutoff=10)", "nDCG takes gains=, dcg= (got 'cutoff=10'); name the cutoff after @: nDCG@10"),
     ("P(cutoff=5)", "measure P takes no parameters (got 'P(cutoff=5)'); name the cutoff after @: P@5"),
     ("nDCG(judged_only=True)@10", "judged-only is one setting for all measures: -J/--judged-only (trec_eval's -J"),
-    ("nDCG(dcg='exp-log2')@10", "for exponential gains give them per grade: nDCG(gains={1:1,2:3,3:7})"),
+    ("nDCG(dcg='exp')@10", "dcg is 'log2' or 'exp-log2' (the grade as the gain, or 2^grade - 1)"),
     ("P@10 AP", "unknown measure 'P@10 AP': measures are separated by commas, e.g. 'P@10,AP'"),  # ir_measures' command line
     ("nDCG@10;RR", "unknown measure 'nDCG@10;RR': measures are separated by commas, e.g. 'nDCG@10,RR'"),
     ("P10", "unknown measure 'P10': did you mean P@10?"), ("ndcg10", "unknown measure 'ndcg10': did you mean nDCG@10?"),

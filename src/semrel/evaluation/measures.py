@@ -479,6 +479,15 @@ def query_starts(ctx: Context, query: np.ndarray) -> np.ndarray:
     return at
 
 
+def exponential(m: Measure) -> bool:
+    """ir_measures' dcg='exp-log2' (ranx's ndcg_burges): a grade g gains 2^g - 1, which weighs the top grades more."""
+    return m.param("dcg") == "exp-log2"
+
+
+def _exp_gains(gains: np.ndarray) -> np.ndarray:
+    return np.where(gains > 0, np.exp2(np.maximum(gains, 0)) - 1.0, gains)
+
+
 def gain_table(m: Measure) -> dict[int, float]:
     """The gains a measure was given per grade (`ndcg.1=3,2=9`); other grades gain their own value."""
     return {int(level): float(gain) for level, gain in (m.param("gains") or ())}
@@ -528,6 +537,7 @@ def ideal(m: Measure, ctx: Context) -> Ideal:
     gains = np.where(grades >= 0, grades, 0).astype(np.float64)
     for level, gain in gain_table(m).items():
         gains[(grades >= 0) & (grades == level)] = gain
+    gains = _exp_gains(gains) if exponential(m) else gains
     keep = np.flatnonzero(gains > 0)
     order = keep[np.lexsort((-gains[keep], ctx.qrels.query[keep]))]
     query = ctx.qrels.query[order]
@@ -794,8 +804,8 @@ def normalised_gain(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     return np.divide(sums(r.query, weights=weight, n=ctx.n), whole, out=np.zeros(ctx.n), where=whole > 0)
 
 
-@family("nDCG", Cutoff.OPTIONAL, share=True, trec="ndcg", trec_cut="ndcg_cut", params=("gains",), trec_params="gains",
-        trec_defaults=DEFAULT_CUTOFFS, trec_label=lambda m: _ndcg_label(m))
+@family("nDCG", Cutoff.OPTIONAL, share=True, trec="ndcg", trec_cut="ndcg_cut", params=("gains", "dcg"), trec_params="gains",
+        trec_defaults=DEFAULT_CUTOFFS, trec_label=lambda m: _ndcg_label(m), aliases=("ndcg_burges",))
 def ndcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """DCG with the graded rel as a linear gain (or the gains given per grade) over the ideal DCG
     (cut at k too); ignores the level."""
@@ -804,9 +814,9 @@ def ndcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
 
 
 def _dcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
-    """Per query: the ranking's DCG (cut at k), gains as the grades or those given."""
+    """Per query: the ranking's DCG (cut at k), gains as the grades, those given, or 2^grade - 1 (dcg='exp-log2')."""
     if m.param("gains") is None:
-        gains = r.gain
+        gains = _exp_gains(r.gain) if exponential(m) else r.gain
     else:
         r, gains, _ = gained(m, r)
     keep = np.flatnonzero(top(m, r) & (gains != 0))  # the discount is computed for these rows only
@@ -815,16 +825,17 @@ def _dcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
 
 def _ideal_dcg(m: Measure, ctx: Context) -> np.ndarray:
     """Per query: the DCG of the ideal ranking of its positive gains (cut at k)."""
-    return ctx.qrels.ideal_dcg(m.cutoff) if m.param("gains") is None else ideal(m, ctx).dcg(ctx, m.cutoff)
+    return ctx.qrels.ideal_dcg(m.cutoff) if m.param("gains") is None and not exponential(m) else ideal(m, ctx).dcg(ctx, m.cutoff)
 
 
-@family("DCG", Cutoff.OPTIONAL, trec="dcg", params=("gains",), trec_params="gains", trec_label=lambda m: _dcg_label("dcg", m))
+@family("DCG", Cutoff.OPTIONAL, trec="dcg", params=("gains", "dcg"), trec_params="gains", trec_label=lambda m: _dcg_label("dcg", m),
+        aliases=("dcg_burges",))
 def dcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """nDCG's numerator: gain / log2(rank + 1) summed over the ranking (its top k), not normalised."""
     return _dcg(m, r, ctx)
 
 
-@family("ideal_dcg", Cutoff.OPTIONAL, trec="ideal_dcg", params=("gains",), trec_params="gains",
+@family("ideal_dcg", Cutoff.OPTIONAL, trec="ideal_dcg", params=("gains", "dcg"), trec_params="gains",
         trec_label=lambda m: _dcg_label("ideal_dcg", m))
 def ideal_dcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """nDCG's denominator: the DCG of the query's judged documents in the best order (its top k)."""
@@ -832,8 +843,8 @@ def ideal_dcg(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
 
 
 def _dcg_label(stem: str, m: Measure) -> str | None:
-    """trec_eval's dcg and ideal_dcg take gains but no cutoff."""
-    return None if m.cutoff is not None else _joined_text(stem, "gains")(m)
+    """trec_eval's dcg and ideal_dcg take gains but no cutoff (nor exponential gains)."""
+    return None if m.cutoff is not None or exponential(m) else _joined_text(stem, "gains")(m)
 
 
 def _ndcg_label(m: Measure) -> str | None:
@@ -1193,6 +1204,8 @@ def _gains(value: Any, text: str) -> tuple[tuple[int, float], ...]:
 def _normalise(key: str, value: Any, text: str) -> Any:
     if key == "gains":
         return _gains(value, text)
+    if key == "dcg" and value not in DCG_FORMS:
+        raise UsageError(f"measure {text!r}: dcg is {' or '.join(map(repr, DCG_FORMS))} (the grade as the gain, or 2^grade - 1)")
     if key in ("recalls", "coefficients"):
         values = value if isinstance(value, (tuple, list)) else (value,)
         try:
@@ -1225,7 +1238,7 @@ def _persistence(p: float, text: str) -> float:
 
 def _ir_hint(name: str, given: str) -> str:
     """ir_measures' parameters that semrel spells otherwise: `rel=` (`P(rel=2)@5`) and `judged_only=` are one setting for all
-    measures, as trec_eval's -l and -J; `cutoff=` is the number after @; `dcg='exp-log2'` is gains given per grade."""
+    measures, as trec_eval's -l and -J; `cutoff=` is the number after @."""
     for part in _split(given):
         key, eq, value = part.partition("=")
         key, value = key.strip(), value.strip()
@@ -1238,9 +1251,6 @@ def _ir_hint(name: str, given: str) -> str:
             return f"; name the cutoff after @: {name}@{value}"
         if key == "judged_only":
             return "; judged-only is one setting for all measures: -J/--judged-only (trec_eval's -J; judged_only=True in Python)"
-        if key == "dcg":
-            return ("; semrel's DCG gains each grade its own value (ir_measures' dcg='log2'); for exponential gains give them per "
-                    "grade: nDCG(gains={1:1,2:3,3:7})")
     return ""
 
 
@@ -1257,6 +1267,18 @@ def _params(entry: Family, given: str | None, text: str) -> tuple[tuple[str, Any
             raise UsageError(f"measure {text!r}: {entry.name} takes {', '.join(f'{p}=' for p in entry.params)} "
                              f"(got {part.strip()!r}){_ir_hint(entry.name, given)}")
         pairs[key] = _normalise(key, _value(value.strip()), text)
+    return _ordered(entry, pairs, text)
+
+
+DCG_FORMS = ("log2", "exp-log2")  # ir_measures' dcg=: trec_eval's gains, or Burges' (ranx's ndcg_burges)
+
+
+def _ordered(entry: Family, pairs: dict[str, Any], text: str) -> tuple[tuple[str, Any], ...]:
+    """The parameters in the family's order; dcg='log2' is the default, so left out (nDCG(dcg='log2')@10 is nDCG@10)."""
+    if pairs.get("dcg") == "log2":
+        del pairs["dcg"]
+    if "dcg" in pairs and "gains" in pairs:
+        raise UsageError(f"measure {text!r}: give gains per grade or dcg='exp-log2' (2^grade - 1), not both")
     return tuple((k, pairs[k]) for k in entry.params if k in pairs)
 
 
@@ -1280,10 +1302,12 @@ def _defaults(entry: Family, text: str) -> list[Measure]:
 def _ir_form(text: str) -> list[Measure] | None:
     """`nDCG@10`, `RBP(p=0.8)`, `IPrec@0.1`, `P`: None where the text is not in this form."""
     match = _IR_FORM.match(text)
-    if not match or match.group(1).lower() not in SPELLINGS or match.group(1).lower() in IMPLIED:
+    if not match or match.group(1).lower() not in SPELLINGS or match.group(1).lower() in IMPLIED_TREC:
         return None
     entry = FAMILIES[SPELLINGS[match.group(1).lower()]]
     params = _params(entry, match.group(2), text)
+    if match.group(1).lower() in IMPLIED:  # ndcg_burges@10: nDCG(dcg='exp-log2')@10
+        params = _ordered(entry, {**dict(IMPLIED[match.group(1).lower()]), **dict(params)}, text)
     at = match.group(3)
     if at is not None and entry.at is not None:
         try:
@@ -1306,7 +1330,9 @@ def _ir_form(text: str) -> list[Measure] | None:
     return [Measure(entry.name, cutoff, params)]
 
 
-IMPLIED = {"set_relative_p": (("relative", True),)}  # spellings that stand for a family with a parameter
+# spellings that stand for a family with a parameter: trec_eval's (named alone, as trec_eval names it) and ranx's
+IMPLIED_TREC = {"set_relative_p": (("relative", True),)}
+IMPLIED = {**IMPLIED_TREC, "ndcg_burges": (("dcg", "exp-log2"),), "dcg_burges": (("dcg", "exp-log2"),)}
 
 
 def _trec_number(text: str, whole: bool, full: str) -> float:
