@@ -103,8 +103,9 @@ def test_simulate_review_records_the_decisions_semrel_review_simulate_records(tm
     ok("review", "simulate", "--db", tmp_path / "cli.sqlite", "--reviewer", "gold", *files, "--thresholds", "0.3,0.5",
        "--limit", "8", "--random-share", "0.5", "--seed", "3", "--human", gold)
     queue = {k: pool[k] for k in ("judgments", "labels", "corpus", "golden")}
-    graded = semrel.simulate_review(tmp_path / "api.sqlite", str(gold), reviewer="gold", **queue, thresholds=[0.3, 0.5], limit=8,
-                                    random_share=0.5, seed=3)
+    with pytest.warns(UserWarning, match="the labels simulated grade up to 1 and the queue's labels up to 2"):  # as the command warns
+        graded = semrel.simulate_review(tmp_path / "api.sqlite", str(gold), reviewer="gold", **queue, thresholds=[0.3, 0.5], limit=8,
+                                        random_share=0.5, seed=3)
     assert _decisions(tmp_path / "api.sqlite") == _decisions(tmp_path / "cli.sqlite")
     kinds = [d[2] for d in _decisions(tmp_path / "api.sqlite")]
     assert graded == (kinds.count("grade"), kinds.count("skip")) == (2, 6)

@@ -96,7 +96,8 @@ CASES = [
     ("qrels given for a run", {"q": QRELS}, "eval {tmp}/q {tmp}/q", "q:1: expected 6 columns (qid Q0 docid rank score tag; any after "
      "them are ignored), found 4: this file looks like TREC qrels, not a TREC run: `semrel retrieve` writes one"),
     ("judgments given for qrels", {"j.jsonl": JUDGMENTS, "r.run": RUN}, "eval {tmp}/j.jsonl {tmp}/r.run",
-     "j.jsonl:1: missing field 'query': this file looks like judgments, not TREC qrels: `semrel label` makes them from judgments"),
+     "j.jsonl:1: missing field 'query' (the line has: query_id, chunk_id, P, R, F, source): this file looks like judgments, not "
+     "TREC qrels: `semrel label` makes them from judgments"),
     ("a CSV given for a golden set", {"g.csv": GOLDEN_CSV_TEXT}, "golden stats {tmp}/g.csv",
      "g.csv:1: invalid JSON (Expecting value): this file looks like a CSV file, not a golden set: `semrel golden import` makes one"),
     ("non-UTF-8 qrels", {"q": b"q1 0 d\xe9 1\n", "r.run": RUN}, "eval {tmp}/q {tmp}/r.run", "q:1: not valid UTF-8"),
