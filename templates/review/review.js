@@ -39,7 +39,7 @@
     $("done").hidden = current !== null;
     for (const node of root.querySelectorAll("section, #keys, #judge")) node.hidden = current === null;
     if (current === null) {
-      $("done").textContent = `All ${p.total} pairs are reviewed. Thank you.`;
+      $("done").textContent = `${state.end.charAt(0).toUpperCase()}${state.end.slice(1)}. Thank you.`;
       return;
     }
     $("query-id").textContent = current.query_id;

@@ -1064,3 +1064,15 @@ def test_a_highlight_encoder_where_nothing_is_highlighted_is_refused(tmp_path, m
     quit_at_once = run("review", "start", "--db", tmp_path / "r.sqlite", "--reviewer", "alice", *files, "--thresholds", "0.5", "--blind",
                        input="q")
     assert quit_at_once.exit_code == 0, quit_at_once.output
+
+
+def test_the_end_of_the_queue_counts_pairs_another_reviewer_still_holds_instead_of_calling_all_reviewed(tmp_path, cli):
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "reviews.sqlite")
+    assert start(cli, pool, db, "bob", "q").exit_code == 0  # bob is shown the first pair and quits: it is his for 10 minutes
+    alice = start(cli, None, db, "alice", "1" * 12)
+    assert alice.exit_code == 0, alice.output
+    assert len(live(db)) == 11  # bob's pair is not decided
+    assert "all 12 tasks are reviewed" not in alice.stdout
+    told = " ".join(alice.stdout.split())  # the terminal wraps the line
+    assert "no pair is free for you now: 1 pair of the 12 is not decided yet but held by other reviewers" in told

@@ -478,3 +478,18 @@ def test_a_host_of_spaces_is_empty(cli, tmp_path):
     result = cli("review", "serve", "--db", tmp_path / "r.sqlite", "--host", "  ", "--port", "0")
     assert result.exit_code == 1 and "--host is empty" in result.stderr and "Traceback" not in result.output
     assert not os.path.exists(tmp_path / "r.sqlite")
+
+
+def test_the_end_of_the_queue_counts_pairs_another_reviewer_still_holds(tmp_path):
+    app, db = new_app(tmp_path)
+    bob, bob_csrf = signed_in(app, "bob")
+    held(bob)  # shown to bob, who leaves it on screen
+    alice, csrf = signed_in(app, "alice")
+    state = alice.get("/api/task").get_json()
+    assert state["end"] is None
+    while state["task"] is not None:
+        state = decide(alice, csrf, {"action": "grade", "task_id": state["task"]["id"], "grade": 1}).get_json()
+    assert state["progress"] == {"total": 12, "done": 11, "mine": 11, "flagged": 0}
+    assert state["end"].startswith("no pair is free for you now: 1 pair of the 12 is not decided yet but held by other reviewers")
+    bob_state = decide(bob, bob_csrf, {"action": "skip", "task_id": held(bob)["id"]}).get_json()
+    assert bob_state["task"] is None and bob_state["end"] == "all 12 tasks are reviewed"

@@ -17,7 +17,7 @@ from rich.style import Style
 from rich.text import Text
 
 from ..interrupts import terminated
-from ..review.engine import Outcome, Session
+from ..review.engine import Outcome, Session, queue_end
 from ..review.highlight import shades
 from ..review.keys import grade_keys, note_keys
 from ..review.tasks import Labelling, Task, judge_line
@@ -230,5 +230,5 @@ class TerminalReview:
                 else:
                     message = f"unknown key {key!r}; ? for help"
         p = self.session.progress()
-        self.console.print(f"all {p.total} tasks are reviewed; {quantity(self.decided, 'decision')} this session.")
+        self.console.print(f"{queue_end(p)}; {quantity(self.decided, 'decision')} this session.")
         return self.decided

@@ -146,6 +146,18 @@ class Progress:
     flagged: int  # tasks this reviewer flagged
 
 
+def queue_end(progress: Progress) -> str:
+    """What a reviewer with no pair left is told. Pairs nobody has decided yet may be held by other reviewers
+    (shown to them in the last CLAIM_SECONDS, also after they quit): the queue is not done, and an export now
+    lacks them, so they are counted, not called reviewed."""
+    held = progress.total - progress.done
+    if held <= 0:
+        return f"all {progress.total} tasks are reviewed"
+    return (f"no pair is free for you now: {quantity(held, 'pair')} of the {progress.total} {agreeing(held, 'are')} not decided yet "
+            f"but held by other reviewers (a pair shown to one is held for {CLAIM_SECONDS / 60:.0f} minutes); "
+            "come back later for those they leave")
+
+
 _UNDECIDED_BY_ME = "NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id AND l.reviewer = :r)"
 _UNDECIDED_BY_OTHERS = "NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id AND l.reviewer != :r)"
 _HELD = (  # claimed by this reviewer, decided neither by them nor (unless shared) by anyone else; of several (an undo

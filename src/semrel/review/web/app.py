@@ -23,7 +23,7 @@ from ...errors import SemrelError, ValidationError
 from ...formats.jsonl import too_deep
 from ...resources import template_dir
 from ...terminal import safe
-from ..engine import MAX_REVIEWER_NAME, Outcome, Session, check_reviewer_name, labelling_of
+from ..engine import MAX_REVIEWER_NAME, Outcome, Session, check_reviewer_name, labelling_of, queue_end
 from ..keys import grade_keys, note_keys
 from ..stats import review_stats
 from ..store import open_db
@@ -152,8 +152,9 @@ def create_app(settings: WebSettings) -> Flask:
         if task is not None and highlights:
             for t in [task, *s.following(task, PREPARE_AHEAD)]:
                 highlights.request(t)
+        progress = s.progress()
         return jsonify(task=task and task_json(task, labelling, settings.blind, highlights is not None),
-                       progress=s.progress().__dict__, message=safe(message))
+                       progress=progress.__dict__, message=safe(message), end=None if task else queue_end(progress))
 
     @app.get("/api/task")
     def current() -> Any:
