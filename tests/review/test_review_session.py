@@ -1076,3 +1076,18 @@ def test_the_end_of_the_queue_counts_pairs_another_reviewer_still_holds_instead_
     assert "all 12 tasks are reviewed" not in alice.stdout
     told = " ".join(alice.stdout.split())  # the terminal wraps the line
     assert "no pair is free for you now: 1 pair of the 12 is not decided yet but held by other reviewers" in told
+
+
+def test_thresholds_other_than_the_rule_the_labels_manifest_records_are_warned_about(tmp_path, cli):
+    pool = write_pool(tmp_path / "pool")
+    assert cli("label", pool["judgments"], "--threshold", "0.6", "-o", pool["labels"]).exit_code == 0  # R >= 0.6, in its manifest
+    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"]]
+    other = cli("review", "start", "--db", str(tmp_path / "a.sqlite"), "--reviewer", "alice", "--no-highlight", *files,
+                "--thresholds", "0.5", input="q")
+    assert other.exit_code == 0, other.output
+    assert (f"warning: {pool['labels']} holds labels of --on R --thresholds 0.6 (its manifest), and the queue is built on "
+            "--on R --thresholds 0.5") in other.stderr
+    for given in ([], ["--thresholds", "0.6"], ["--on", "R", "--thresholds", "0.6"]):  # the labels' own rule
+        same = cli("review", "start", "--db", str(tmp_path / f"b{len(given)}.sqlite"), "--reviewer", "alice", "--no-highlight",
+                   *files, *given, input="q")
+        assert same.exit_code == 0 and "warning" not in same.stderr, (given, same.output)

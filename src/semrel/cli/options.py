@@ -197,7 +197,8 @@ QUEUE_OPTIONS = [
     click.option("--corpus", type=input_path(exists=True, dir_okay=False), help="corpus.jsonl (chunk texts)."),
     click.option("--golden", type=input_path(exists=True, dir_okay=False), help="golden.jsonl (queries, reference answers)."),
     click.option("--on", type=click.Choice(SCORES),
-                 help="The thresholded score: p (the judge's probability) or P, R, F [default: the labels' manifest, else R]."),
+                 help="The thresholded score: p (the judge's probability) or P, R, F [default: the labels' manifest's; R for "
+                      "--thresholds given as numbers]."),
     click.option("--thresholds", help="Comma-separated thresholds (one: binary) or the file `semrel calibrate -o` wrote "
                                       "[default: the rule in the labels' manifest]."),
     click.option("--order", type=click.Choice(ORDERS), default="uncertain", show_default=True,

@@ -22,7 +22,7 @@ from ..errors import UsageError, ValidationError
 from ..terminal import agreeing, is_printable_name, quantity
 from .order import RANDOM_SHARE, review_queue
 from .store import create_db, is_new_db, open_db, read_meta, transaction, write_meta
-from .tasks import Labelling, Task, load_tasks, parse_labelling
+from .tasks import Labelling, Task, labels_labelling, load_tasks, parse_labelling
 
 CLAIM_SECONDS = 600.0
 MAX_REVIEWER_NAME = 80
@@ -381,11 +381,22 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
     elif labelling is None:
         raise ValidationError("give the labelling thresholds, e.g. --on R --thresholds 0.5")
     else:
+        recorded = labels_labelling(files.labels)
+        if recorded is not None and recorded != labelling:  # --thresholds beside labels of another rule: the queue's order and
+            # the judge line's thresholds would not be the labels' (`--thresholds 0.5` is on R, labels are p >= 0.38 by default)
+            warn(f"{files.labels} holds labels of {_rule(recorded)} (its manifest), and the queue is built on {_rule(labelling)}: "
+                 "its pairs are ordered by their distance to thresholds the proposed grades did not come from; give the labels "
+                 "that rule made, or leave out --on and --thresholds to queue by the labels' rule")
         create_queue(conn, files.load(labelling), labelling, settings)
 
 
+def _rule(labelling: Labelling) -> str:
+    refitted = " (p refitted on every coefficient)" if labelling.refit is not None else ""
+    return f"--on {labelling.on} --thresholds {','.join(map(str, labelling.thresholds))}{refitted}"
+
+
 def _keeps(stored: Labelling) -> str:
-    return f"this queue was built with --on {stored.on} --thresholds {','.join(map(str, stored.thresholds))}; it keeps them"
+    return f"this queue was built with {_rule(stored)}; it keeps them"
 
 
 @dataclass(frozen=True)

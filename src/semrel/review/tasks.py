@@ -115,12 +115,17 @@ def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | N
         except ValueError:
             raise UsageError(f"--thresholds: expected comma-separated numbers or a .json file, not {thresholds!r}") from None
         return labelling_of_rule(ThresholdRule(on or "R", values))
-    if labels_path:
-        where = manifest_path(labels_path)
-        rule = recorded_rule(read_params(labels_path), where)
-        if rule is not None:
-            return labelling_of_rule(rule, on, where)
+    recorded = labels_labelling(labels_path, on) if labels_path else None
+    if recorded is not None:
+        return recorded
     raise UsageError("give the labelling thresholds, e.g. --on R --thresholds 0.5 (or 0.4,0.5,0.6 for grades 0-3)")
+
+
+def labels_labelling(labels_path: str | os.PathLike, on: str | None = None) -> Labelling | None:
+    """The labelling of the rule the labels file's manifest records (None: it records none, as for gold qrels)."""
+    where = manifest_path(labels_path)
+    rule = recorded_rule(read_params(labels_path), where)
+    return labelling_of_rule(rule, on, where) if rule is not None else None
 
 
 def labelling_of_rule(rule: Rule, on: str | None = None, where: str = "--thresholds") -> Labelling:
