@@ -1091,3 +1091,15 @@ def test_thresholds_other_than_the_rule_the_labels_manifest_records_are_warned_a
         same = cli("review", "start", "--db", str(tmp_path / f"b{len(given)}.sqlite"), "--reviewer", "alice", "--no-highlight",
                    *files, *given, input="q")
         assert same.exit_code == 0 and "warning" not in same.stderr, (given, same.output)
+
+
+def test_a_name_typed_with_spaces_around_or_doubled_is_the_same_reviewer_at_the_terminal_as_on_the_page(tmp_path, cli):
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "reviews.sqlite")
+    assert start(cli, pool, db, "alice smith", "1q").exit_code == 0
+    again = start(cli, None, db, " alice  smith ", "0q")  # as the page's sign-in records it: "alice smith"
+    assert again.exit_code == 0, again.output
+    assert "1/12 reviewed" in again.stdout.splitlines()[0] and "yours 1" in again.stdout.splitlines()[0]
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT name FROM reviewers").fetchall() == [("alice smith",)]
+        assert conn.execute("SELECT DISTINCT reviewer FROM decisions").fetchall() == [("alice smith",)]

@@ -52,7 +52,7 @@ def queue_request(judgments, labels, corpus, golden, on, thresholds, order, rand
 def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, **queue):
     """Review pairs one key at a time. The first start builds the queue from the files; later
     starts (any reviewer, at the same time too) join it and resume at the next unreviewed pair."""
-    check_reviewer_name(reviewer)  # before the database is opened
+    reviewer = check_reviewer_name(reviewer)  # before the database is opened
     check_highlights(blind, no_highlight)
     session = Session(join_queue(db, queue_request(**queue), warn), reviewer)
     _, simulated = decisions_by_kind(session)

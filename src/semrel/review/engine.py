@@ -31,11 +31,12 @@ MAX_REVIEWER_NAME = 80
 def check_reviewer_name(name: str) -> str:
     """A reviewer's name as it is recorded and shown: 1 to MAX_REVIEWER_NAME printable characters,
     so no name can drive the terminal of whoever runs `review stats` (escape sequences, NUL) or
-    turn text around on the page (bidi overrides)."""
-    if not name.strip() or len(name) > MAX_REVIEWER_NAME or not is_printable_name(name):
+    turn text around on the page (bidi overrides); its ends trimmed and its runs of spaces made one,
+    as the page's sign-in does, so "alice " at a terminal is alice, not a second reviewer who looks the same."""
+    if not name.strip() or not is_printable_name(name) or len(shown := " ".join(name.split())) > MAX_REVIEWER_NAME:
         raise ValidationError(f"a reviewer name is 1 to {MAX_REVIEWER_NAME} printable characters (no control characters "
                               f"or text-direction overrides), not {name[:MAX_REVIEWER_NAME + 1]!r}")
-    return name
+    return shown
 
 
 @dataclass(frozen=True)
@@ -179,10 +180,9 @@ class Session:
     """One reviewer working through the queue of a review database."""
 
     def __init__(self, conn: sqlite3.Connection, reviewer: str):
-        check_reviewer_name(reviewer)
-        self.conn, self.reviewer = conn, reviewer
+        self.conn, self.reviewer = conn, check_reviewer_name(reviewer)
         with transaction(conn):
-            conn.execute("INSERT OR IGNORE INTO reviewers (name, created) VALUES (?, ?)", (reviewer, time.time()))
+            conn.execute("INSERT OR IGNORE INTO reviewers (name, created) VALUES (?, ?)", (self.reviewer, time.time()))
 
     def next_task(self) -> Task | None:
         """The task this reviewer holds and has not decided (after a quit, a kill or an undo),

@@ -39,7 +39,7 @@ def simulate(db: str, reviewer: str, human: Mapping[str, Mapping[str, int]], req
     """`semrel review simulate`: the queue `request` names, built or joined, graded from `human` under `reviewer`.
     Refused under the name of a reviewer who graded by hand, whose decisions its grades would join in stats, export
     and estimates. Returns (graded, skipped)."""
-    check_reviewer_name(reviewer)  # before the database is opened
+    reviewer = check_reviewer_name(reviewer)  # before the database is opened
     with contextlib.closing(join_queue(db, request, warn)) as conn:
         session = Session(conn, reviewer)
         person, _ = decisions_by_kind(session)
