@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sqlite3
 
 import pytest
@@ -184,3 +185,16 @@ def test_binary_labels_simulated_on_a_graded_queue_are_warned_about(tmp_path, wr
         assert result.exit_code == 0, result.output
         assert ("the labels simulated grade up to 1 and the queue's labels up to 2: review stats compares grades as they "
                 "are" in result.stderr) is warned, result.stderr
+
+
+def test_a_simulation_says_how_many_pairs_it_passed_over_because_people_hold_them(tmp_path, write, cli):
+    files = [*pool_options(write_pool(tmp_path / "pool")), "--thresholds", "0.5"]
+    db = str(tmp_path / "r.sqlite")
+    assert cli("review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", *files, input="q").exit_code == 0  # ann holds one
+    gold = write("gold.qrels", "q1 0 c2 1\n")
+    simulated = cli("review", "simulate", "--db", db, "--reviewer", "gold", "--human", gold, "--unlisted-as-zero")
+    assert simulated.exit_code == 0, simulated.output
+    counts = re.search(r"gold: graded (\d+) pairs? from .*, skipped (\d+);", simulated.stderr)
+    assert int(counts.group(1)) + int(counts.group(2)) == 11  # of 12: ann's pair was passed over
+    assert ("warning: gold: no pair is free for you now: 1 pair of the 12 is not decided yet but held by other reviewers"
+            in simulated.stderr)

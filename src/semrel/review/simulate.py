@@ -8,7 +8,7 @@ from typing import Callable, Mapping
 
 from ..errors import SemrelError
 from ..terminal import quantity
-from .engine import Outcome, QueueRequest, Session, check_reviewer_name, join_queue, labelling_of
+from .engine import Outcome, QueueRequest, Session, check_reviewer_name, join_queue, labelling_of, queue_end
 
 
 def decisions_by_kind(session: Session) -> tuple[int, int]:
@@ -53,4 +53,8 @@ def simulate(db: str, reviewer: str, human: Mapping[str, Mapping[str, int]], req
                  f"grades as they are, so a relevant pair graded {highest} here and {top} by the judge counts as a disagreement; "
                  "compare on one scale (review the labels of `semrel label` without --graded, or `semrel agree`, which "
                  "compares on the smaller scale)")
-        return simulate_decisions(session, human, unlisted_as_zero)
+        decided = simulate_decisions(session, human, unlisted_as_zero)
+        progress = session.progress()
+        if progress.done < progress.total:  # pairs people hold now were passed over, neither graded nor skipped
+            warn(f"{reviewer}: {queue_end(progress)}")
+        return decided
