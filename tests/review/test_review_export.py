@@ -464,3 +464,15 @@ def test_an_uncertain_queue_stores_no_rank_for_unsampled_pairs_and_its_sample_is
     sample = reviewed_sample(tmp_path / "r.sqlite")
     assert len(sample.grades) == 10 and ("q1", "c2") not in sample.grades  # the ten graded of the sample, not the one outside it
     conn.close()
+
+
+def test_an_export_before_any_review_says_so(tmp_path, cli):
+    """It wrote 'wrote e.qrels: 0 labels ()' and exit 0, and calibrate then refused the empty file."""
+    conn, pool = queued_db(tmp_path, QueueSettings())
+    conn.close()
+    db = str(tmp_path / "r.sqlite")
+    empty = cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(tmp_path / "e.qrels"), "--only-reviewed")
+    assert empty.exit_code == 0, empty.output
+    assert f"warning: {db} holds no reviewed pair yet: the file holds no label" in empty.stderr
+    judged = cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(tmp_path / "j.qrels"))
+    assert f"warning: {db} holds no reviewed pair yet: every label is the judge's" in judged.stderr

@@ -156,7 +156,11 @@ def reviewed_labels(db: str | os.PathLike, labels: str | os.PathLike | Qrels, ru
     params = {"adjudicate": rule, "only_reviewed": only_reviewed, "reviewed_pairs": len(settled),
               "reviewers": sorted({g.reviewer for g in grades}), "stale_decisions_left_out": stale.decisions,
               "grades_sha256": grades_digest(grades)}
-    return ReviewedLabels(Qrels.from_dict(judged), rows, params, [stale.describe(db)] if stale.decisions else [])
+    warnings = [stale.describe(db)] if stale.decisions else []
+    if not settled and not stale.decisions:  # an empty --only-reviewed file (or the judge's labels alone), which calibrate refuses
+        warnings.append(f"{db} holds no reviewed pair yet: " + ("the file holds no label" if only_reviewed else
+                                                                 "every label is the judge's"))
+    return ReviewedLabels(Qrels.from_dict(judged), rows, params, warnings)
 
 
 def export_reviewed(db: str | os.PathLike, labels_path: str | os.PathLike, output: str | os.PathLike,
