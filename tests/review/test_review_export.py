@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.metrics import cohen_kappa_score
 
 from review_helpers import queued_db, reviewed_by_two, write_pool
 from semrel.errors import SemrelError, UsageError, ValidationError
@@ -476,3 +477,29 @@ def test_an_export_before_any_review_says_so(tmp_path, cli):
     assert f"warning: {db} holds no reviewed pair yet: the file holds no label" in empty.stderr
     judged = cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(tmp_path / "j.qrels"))
     assert f"warning: {db} holds no reviewed pair yet: every label is the judge's" in judged.stderr
+
+
+def test_stats_and_agree_give_two_reviewers_the_same_interval(tmp_path, cli):
+    """The same pairs gave bob vs carol -0.667 to 0.348 in review stats and -0.667 to 0.400 in agree --groups: the
+    bootstrap drew from the pairs in queue order in one and in (query, chunk) order in the other."""
+    conn, pool = queued_db(tmp_path, QueueSettings(overlap=12))
+    db = str(tmp_path / "r.sqlite")
+    grades: dict[str, dict[tuple[str, str], int]] = {"alice": {}, "bob": {}}
+    for reviewer, pattern in (("alice", [1, 1, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1]), ("bob", [0, 0, 1, 0, 1, 0, 0, 1, 1, 0, 1, 1])):
+        session = Session(open_db(db), reviewer)
+        for grade in pattern:
+            task = session.next_task()
+            session.grade(task, grade)
+            grades[reviewer][task.query_id, task.chunk_id] = grade
+        session.conn.close()
+    conn.close()
+    assert list(grades["alice"]) != sorted(grades["alice"])  # the queue's order is not the pairs' sorted order
+    jg = tmp_path / "people.qrels"
+    jg.write_text("".join(f"{q} {reviewer} {c} {g}\n" for reviewer, pairs in grades.items() for (q, c), g in pairs.items()))
+    stats = json.loads(cli("review", "stats", "--db", db, "--format", "json").stdout)
+    between = next(a for a in stats["agreement"] if (a["first"], a["second"]) == ("alice", "bob"))
+    agreed = json.loads(cli("agree", str(jg), pool["labels"], "--groups", "--format", "json").stdout)
+    (people,) = agreed["groups"]["between"]
+    assert (people["kappa"], people["n"]) == (between["kappa"], between["n"]) == (pytest.approx(cohen_kappa_score(
+        [grades["alice"][p] for p in sorted(grades["alice"])], [grades["bob"][p] for p in sorted(grades["alice"])])), 12)
+    assert (people["kappa_low"], people["kappa_high"]) == (between["kappa_low"], between["kappa_high"])

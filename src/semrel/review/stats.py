@@ -92,7 +92,7 @@ def review_stats(db: str | os.PathLike, resamples: int = 1000, seed: int = 0) ->
         grades = human_grades(conn)
         people = reviewer_stats(conn)
         tasks = conn.execute("SELECT count(*) FROM tasks").fetchone()[0]
-    by_pair = grades_by_pair(grades)
+    by_pair = dict(sorted(grades_by_pair(grades).items()))  # the bootstrap draws pairs in (query, chunk) order, as `agree` does
     proposed = {(g.query_id, g.chunk_id): g.proposed for g in grades}
     reviewers = sorted({g.reviewer for g in grades})
     judge = judge_label([r.reviewer for r in people] + reviewers)
