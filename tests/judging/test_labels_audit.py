@@ -614,3 +614,17 @@ def test_only_the_source_gold_marks_a_gold_pair():
     rows = [Judgment(f"q{i}", "a", 0.5, 0.5, 0.5, "goldilocks,bm25") for i in range(3)]
     rows += [Judgment(f"q{i}", "b", 0.5, 0.9, 0.5, "bm25") for i in range(3)]
     assert labels.label_warnings(rows, [0, 0, 0, 1, 1, 1], labels.ThresholdRule()) == []
+
+
+def test_the_no_gold_warning_quotes_the_documented_kappas():
+    """The warning said 'kappa fell to 0.84 where 0.94 was possible', a figure of the first probability model; README and
+    docs/judge.md give covidlong without gold 0.866 against the raw oracle's 0.942."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    fell, best = map(float, re.search(r"COVID-QA with a long reference: (0\.\d+) against (0\.\d+)", readme).groups())
+    none = [Judgment(f"q{i}", c, 0.5, 0.5, 0.5, "bm25", p=p, features={**FEATURES, "with_gold": 0.0})
+            for i in range(4) for c, p in (("a", 0.9), ("b", 0.1))]
+    rule = labels.ProbabilityRule()
+    note = next(n for n in labels.label_warnings(none, rule.grades(none), rule) if "lists no gold chunks" in n)
+    assert f"kappa fell to {fell:.2f} where {best:.2f} was possible" in note

@@ -684,7 +684,7 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
     with_gold = [j.features.get(WITH_GOLD_FLAG) for j in judgments if j.features]
     if uncalibrated and with_gold and not any(with_gold) and not gold.any():
         notes.append("the golden set lists no gold chunks: p assumes each query's best judged chunk is relevant, which "
-                     f"retrieval alone does not ensure (kappa fell to 0.84 where 0.94 was possible on a development set); {review}")
+                     f"retrieval alone does not ensure (kappa fell to 0.87 where 0.94 was possible on a development set); {review}")
     featured = [j for j in judgments if _featured(j)]
     if uncalibrated and featured:
         beyond = beyond_range(outside_range(*feature_rows(featured)))
