@@ -420,3 +420,22 @@ def test_one_threshold_swept_is_said_in_the_singular():
 def test_usage_error_for_unknown_on_names_the_scores():
     with pytest.raises(UsageError, match="--on 'Q': choose one of"):
         build_report(ReportInputs(qrels="x.qrels", on="Q"), lambda message: None)
+
+
+def test_the_fallback_note_stays_at_the_top_when_the_judgments_are_given(cli, tmp_path):
+    """Pairs without p (a query whose pool covered the corpus) are labelled on R, and `label` says so; given --judgments
+    the page recomputed the label warnings and lost that line, which it showed without them."""
+    features = {"relR_idf": 0.5, "R_idf_max": 0.0, "own_idf": 0.5, "F_max": 0.0, "P_max": 0.0, "lenratio": 0.0, "lexR_rel": 0.5,
+                "with_gold": 1.0}
+    rows = [{"query_id": "q1", "chunk_id": c, "P": 0.5, "R": 0.5, "F": 0.5, "source": "bm25", "p": p, "features": features}
+            for c, p in (("a", 0.9), ("b", 0.1))]
+    rows += [{"query_id": "q2", "chunk_id": c, "P": r, "R": r, "F": r, "source": "bm25"} for c, r in (("c", 0.8), ("d", 0.3))]
+    judgments = put(tmp_path, "judgments.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    qrels = str(tmp_path / "labels.qrels")
+    labelled = cli("label", judgments, "-o", qrels)
+    said = "2 of 4 pairs hold no probability p: labelled by R >= 0.7 instead"
+    assert labelled.exit_code == 0 and said in labelled.stderr, labelled.stderr
+    run = put(tmp_path, "bm25.run", "q1 Q0 a 1 2 bm25\nq1 Q0 b 2 1 bm25\nq2 Q0 c 1 2 bm25\nq2 Q0 d 2 1 bm25\n")
+    for given in ([], ["--judgments", judgments]):
+        page = write_page(cli, tmp_path, qrels, run, *given)
+        assert [w for w in top_warnings(page) if w.startswith(said.replace(">", "&gt;"))], (given, top_warnings(page))

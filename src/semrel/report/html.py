@@ -36,7 +36,16 @@ from ..formats.judgments import PROBABILITY, SCORES, read_judgments
 from ..formats.manifest import manifest_is_stale, manifest_path, outputs_with_manifests, read_params, write_manifest
 from ..formats.tables import Table, cell_text
 from ..golden.validate import golden_stats, stats_tables
-from ..judging.labels import DEFAULT_COMPONENT, ProbabilityRule, Rule, ThresholdRule, has_features, label_warnings, recorded_rule
+from ..judging.labels import (
+    DEFAULT_COMPONENT,
+    ProbabilityRule,
+    Rule,
+    ThresholdRule,
+    fallback_note,
+    has_features,
+    label_warnings,
+    recorded_rule,
+)
 from ..progress import Steps, counted, no_progress
 from ..records import GoldenItem, Judgment, Qrels, is_number, is_whole
 from ..resources import semrel_version, template_dir
@@ -336,11 +345,14 @@ def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]
 def _label_warnings(inputs: ReportInputs, qrels: Qrels | None, rule: Rule | None, qrels_params: Mapping[str, Any] | None,
                     judged: list[Judgment] | None, golden: list[GoldenItem] | None) -> list[str]:
     """Signs the labels look wrong (semrel.judging.labels.label_warnings): from the judgments and the
-    qrels' grades of them when both are given, else as `semrel label` recorded them in the manifest."""
+    qrels' grades of them when both are given (with label's note on pairs labelled by the fallback, which the page
+    lost where it recomputed them), else as `semrel label` recorded them in the manifest."""
     if judged is not None and qrels is not None:
         grades = qrels.to_dict()
         gold = {(g.query_id, c) for g in golden for c in g.gold_chunk_ids} if golden is not None else None
-        return label_warnings(judged, [grades.get(j.query_id, {}).get(j.chunk_id, 0) for j in judged], rule, inputs.judgments, gold)
+        fallback = fallback_note(rule, judged) if isinstance(rule, ProbabilityRule) else None
+        return [*([fallback] if fallback else []),
+                *label_warnings(judged, [grades.get(j.query_id, {}).get(j.chunk_id, 0) for j in judged], rule, inputs.judgments, gold)]
     recorded = (qrels_params or {}).get("warnings")
     return [str(m) for m in recorded] if isinstance(recorded, list) else []
 
