@@ -94,6 +94,7 @@ def test_every_input_form_gives_the_same_numbers(write):
     assert semrel.evaluate(qrels, run_objects[0].to_dict(), MEASURES) == expected["a"]
 
 
+@pytest.mark.filterwarnings("ignore:.*no run ranks more than")  # nDCG@10 over runs of two documents: the point here is names
 def test_measures_by_name_in_any_spelling_or_as_objects():
     qrels = Qrels.from_dict({"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 1}})
     run = Run.from_dict({"q1": {"d1": 0.2, "d2": 0.9}, "q2": {"d3": 1.0}})
@@ -312,6 +313,27 @@ def test_warnings_point_at_the_callers_line():
     with pytest.warns(UserWarning, match=r"1 of 2 queries in the qrels has no results in run 'run'") as caught:
         semrel.evaluate({"q1": {"d": 1}, "q2": {"d": 1}}, {"q1": {"d": 1.0}}, ["RR"])
     assert caught[0].filename == __file__
+
+
+def test_a_cutoff_past_every_runs_depth_is_warned_of_as_semrel_eval_warns(cli, write):
+    """R@100 over runs of 20 is recall at 20 (trec_eval's semantics): `semrel eval` and `semrel compare` said so on stderr,
+    evaluate and compare said nothing, and a notebook's R@100 (a default measure) read as recall at 100."""
+    qrels = {"q1": {"d1": 1, "d9": 1}, "q2": {"d2": 1}}
+    runs = {"a": {"q1": {"d1": 2.0, "d2": 1.0, "d3": 0.5}, "q2": {"d2": 1.0}}, "b": {"q1": {"d9": 1.0}, "q2": {"d1": 1.0, "d2": 0.5}}}
+    qrels_path = write("q.qrels", "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    run_paths = [write(f"{name}.run", "".join(f"{q} Q0 {d} 0 {s} {name}\n" for q, docs in run.items() for d, s in docs.items()))
+                 for name, run in runs.items()]
+    for command in ("eval", "compare"):
+        printed = cli(command, qrels_path, *run_paths, "-m", "R@5,P@3,RR").stderr.splitlines()
+        said = [line.removeprefix("semrel: warning: ") for line in printed if "no run ranks more than" in line]
+        assert len(said) == 1 and said[0].startswith("R@5: no run ranks more than 3 documents")
+        with pytest.warns(UserWarning) as caught:
+            (semrel.evaluate if command == "eval" else semrel.compare)(qrels, runs, ["R@5", "P@3", "RR"])
+        assert [str(w.message) for w in caught if "no run ranks" in str(w.message)] == said
+        assert caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a cutoff the deepest run reaches is no news
+        semrel.evaluate(qrels, runs, ["P@3", "RR"])
 
 
 @pytest.mark.filterwarnings("ignore:.*quer")

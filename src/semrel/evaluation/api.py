@@ -19,7 +19,7 @@ from .. import records
 from ..errors import UsageError, check_flags, check_kind
 from ..formats import read_qrels, read_run
 from .doclevel import require_overlap
-from .files import coverage_warnings, run_names
+from .files import coverage_warnings, cutoff_warnings, longest_ranking, run_names
 from .measures import Measure, parse_measures
 from .metrics import Evaluation, Options, evaluate_gradings
 
@@ -130,20 +130,25 @@ def as_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> tuple[
 
 def evaluate_runs(qrels: QrelsLike, runs, measures: Measures = None, rel_level: int = 1,
                   stacklevel: int = 1, **options: Any) -> tuple[list[Evaluation], bool]:
-    """(one Evaluation per run, whether several runs were given). Queries on one side only are reported as
-    Python warnings attributed to the code `stacklevel` frames up (1: the caller of this function).
+    """(one Evaluation per run, whether several runs were given). Queries on one side only and cutoffs past every
+    run's deepest ranking are reported as Python warnings attributed to the code `stacklevel` frames up (1: the
+    caller of this function).
     `options`: complete, judged_only, depth, num_docs (trec_eval's -c, -J, -M, -N)."""
     judged = as_qrels(qrels)
     chosen = parse_measures(measures)
     _, loaded, several = as_runs(runs)
     results = []
+    deepest = 0
 
     def check(run: records.Run, result: Evaluation) -> None:
+        nonlocal deepest
         require_overlap(result, judged, run, "the qrels", f"run {result.run_name!r}")
+        deepest = max(deepest, longest_ranking(run))  # while the run is in memory: a generator keeps one at a time
         results.append(result)
 
     evaluate_gradings(judged, [judged.relevance], loaded, chosen, options=Options(rel_level, **options), checked=check)
-    for message in coverage_warnings([(r, f"run {r.run_name!r}") for r in results], "the qrels"):
+    # R@100 over runs of 20 is recall at 20, which a reader takes for recall at 100: warned of as `semrel eval` does
+    for message in [*coverage_warnings([(r, f"run {r.run_name!r}") for r in results], "the qrels"), *cutoff_warnings(chosen, deepest)]:
         warnings.warn(message, stacklevel=stacklevel + 1)
     return results, several
 
@@ -166,7 +171,8 @@ def evaluate(qrels: QrelsLike, runs: RunLike | Iterable[RunLike] | Mapping[str, 
     lacks score 0 and count; counts such as NumRet are summed), the figure `semrel eval` prints.
     With `per_query=True`, `{measure name: {query id: value}}` over every qrels query (so
     `pandas.DataFrame(result)` is one row per query, one column per measure). For several runs,
-    the same keyed by run name first. Queries on one side only are reported as Python warnings.
+    the same keyed by run name first. Queries on one side only, and a cutoff deeper than every run ranks
+    (R@100 over runs of 20 is recall at 20), are reported as Python warnings.
     For the Evaluation objects themselves (numpy arrays per measure) call
     `semrel.evaluation.metrics.evaluate`.
     """
