@@ -75,6 +75,9 @@ def test_import_gives_the_golden_set_semrel_golden_import_writes(corpus, tmp_pat
                                                           "golden.jsonl.manifest.json"]
     sampled = semrel.import_golden(DATA / "golden.csv", sample=QuerySample(limit=3))
     assert [i.query_id for i in sampled] == [i.query_id for i in written[:3]]
+    # a number is `--sample N`: N drawn at random with seed 0 (it was a TypeError naming a class the docs never showed)
+    ok("golden", "import", DATA / "golden.csv", "--sample", "5", "-o", tmp_path / "cli" / "sample.jsonl")
+    assert semrel.import_golden(DATA / "golden.csv", sample=5) == read_golden(tmp_path / "cli" / "sample.jsonl")
 
 
 def test_an_import_that_builds_the_corpus_writes_it_as_the_command_does(tmp_path):
@@ -143,8 +146,8 @@ def test_import_refuses_wrong_kinds_and_bad_values(corpus, tmp_path):
         ({"size": 1.5}, "size: give a whole number, not float"),
         ({"whole": "yes"}, "whole: give True or False, not str"),
         ({"docs": [3]}, "docs: give paths, not int"),
-        ({"sample": 3}, "sample: give a semrel.records.QuerySample, not int"),
-        ({"sample": None}, "sample: give a semrel.records.QuerySample, not None"),  # it failed deep inside, naming nothing
+        ({"sample": 3.5}, "sample: give a number of queries or a semrel.records.QuerySample, not float"),
+        ({"sample": None}, "sample: give a number of queries or a semrel.records.QuerySample, not None"),  # it failed deep inside
         ({"overlap": None}, "overlap: give a whole number, not None"),
         ({"format": None}, "format: give a name, not None"),
         ({"warn": 3}, "warn: give a function taking one message, not int"),

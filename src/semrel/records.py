@@ -6,6 +6,7 @@ rows; the rest are small frozen dataclasses.
 
 from __future__ import annotations
 
+import numbers
 import random
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence, TypeVar
@@ -326,6 +327,13 @@ class QuerySample:
         for name, value in (("--limit", self.limit), ("--sample", self.size)):
             if value is not None and value < 1:
                 raise UsageError(f"{name} must be at least 1, not {value}")
+
+    @classmethod
+    def of(cls, value: Any) -> QuerySample:
+        """The Python API's sample=: a QuerySample, or a number of queries drawn at random with seed 0, as `--sample N`."""
+        check_kind("sample", value, (QuerySample, numbers.Integral), "a number of queries or a semrel.records.QuerySample",
+                   required=True)
+        return value if isinstance(value, QuerySample) else cls(size=int(value))
 
     @property
     def active(self) -> bool:

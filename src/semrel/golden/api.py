@@ -53,7 +53,7 @@ def import_golden(
     sentences: bool = False,
     model: PathLike | None = None,
     whole: bool = False,
-    sample: QuerySample = ALL_QUERIES,
+    sample: QuerySample | int = ALL_QUERIES,
     warn: Warn | None = None,
 ) -> list[GoldenItem]:
     """A golden set from SQuAD-style JSON, a LlamaIndex rag_dataset.json or question-context pairs, a ragas testset,
@@ -89,7 +89,7 @@ def import_golden(
     for name, count, required in (("size", size, False), ("overlap", overlap, True)):
         check_kind(name, count, (numbers.Integral,), "a whole number", required)
     check_flags(sentences=sentences, whole=whole)
-    check_kind("sample", sample, (QuerySample,), "a semrel.records.QuerySample", required=True)
+    sample = QuerySample.of(sample)
     folders = check_list("docs", [docs] if isinstance(docs, PATH) else docs, PATH, "a path or a list of paths", "paths") or []
     settings = ChunkSettings(size=None if size is None else int(size), overlap=int(overlap), unit=unit, sentences=sentences,
                              model=None if model is None else str(model), whole=whole)

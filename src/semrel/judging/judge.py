@@ -881,7 +881,7 @@ def judge(
     cache: str | os.PathLike | bool | None = None,
     steps: Steps = no_progress,
     engine: Engine | str = LOCAL,
-    sample: QuerySample = ALL_QUERIES,
+    sample: QuerySample | int = ALL_QUERIES,
     warn: Callable[[str], None] | None = None,
 ) -> JudgeResult:
     """Score chunks against reference answers with BERTScore (the Python side of `semrel judge`).
@@ -911,6 +911,7 @@ def judge(
         chunks = records.__iter__
     items, golden_file = given_golden(golden)
     pairs, pool_file = given_pool(pool or ())
+    sample = QuerySample.of(sample)
     if sample.active:
         every = {item.query_id for item in items}
         items = sample.apply(items)

@@ -84,7 +84,7 @@ def retrieve(
     bm25_stopwords: PathLike | None = None,
     cache: PathLike | bool | None = None,
     engine: Engine | str = LOCAL,
-    sample: QuerySample = ALL_QUERIES,
+    sample: QuerySample | int = ALL_QUERIES,
     name: str | None = None,
     steps: Steps = no_progress,
     warn: Callable[[str], None] | None = None,
@@ -109,7 +109,7 @@ def retrieve(
     check_kind("model", model, (str, os.PathLike), "a model name or folder")
     check_kind("output", output, (str, os.PathLike), "a file path")
     check_kind("cache", cache, (str, os.PathLike, bool), "a folder, or False for no cache")
-    check_kind("sample", sample, (QuerySample,), "a semrel.records.QuerySample", required=True)
+    sample = QuerySample.of(sample)
     check_run_name(name, required=False)
     for option, value, kinds, what in (("bm25_k1", bm25_k1, (numbers.Real,), "a number"), ("bm25_b", bm25_b, (numbers.Real,), "a number"),
                                        ("bm25_method", bm25_method, (str,), "a name"), ("bm25_stemmer", bm25_stemmer, (str,), "a name"),
