@@ -36,6 +36,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:.* lie beyond the development sets p was fitted on"),
     pytest.mark.filterwarnings("ignore:p's coefficients were fitted for"),
     pytest.mark.filterwarnings("ignore:.* no probability p"),
+    pytest.mark.filterwarnings("ignore:.* reference answers of 2 words or fewer"),
 ]
 
 LONG_RAIN = " ".join([small_corpus.TEXTS["rain#0"]] * 6)  # ~90 tokens: several windows of 32
@@ -208,7 +209,7 @@ def test_blank_chunks_score_0_sources_are_joined_and_unjudged_queries_need_no_an
     but that has an answer is judged."""
     texts = {**small_corpus.TEXTS, "blank#0": "  "}
     golden = [GoldenItem("q1", "Why do cats purr?", ("Cats purr when they are content.",), ("cats#0", "blank#0")),
-              GoldenItem("q2", "What do ships carry?", ("Steel boxes.",), ("ships#0",), {"no_answer": True}),
+              GoldenItem("q2", "What do ships carry?", ("Ships carry steel boxes.",), ("ships#0",), {"no_answer": True}),
               GoldenItem("q3", "Unasked?", ("",), ())]
     pool = [("q1", "cats#0", ("dense",)), ("q1", "ships#0", ("dense", "bm25"))]
     heard: list[str] = []

@@ -796,10 +796,29 @@ def judge_pairs(
                                "reference answer: BERTScore "
                                "measures how far a chunk restates the reference, and a question is not restated by what answers "
                                "it (on Cranfield such labels carried no signal, docs/judge.md); give real answers")
+    result.warnings.extend(short_answer_warnings(answers))
     if scorer.truncated:
         result.warnings.append(f"{quantity(scorer.truncated, 'reference answer', 'exceed')} the {window}-token window "
                                f"and {agreeing(scorer.truncated, 'were')} truncated to it (as bert_score does at the model's limit)")
     return result
+
+
+SHORT_ANSWER = (2, 0.1)  # answers of at most 2 words, on at least a tenth of the queries
+
+
+def short_answer_warnings(answers: Mapping[str, Sequence[str]]) -> list[str]:
+    """Answers too short to match ('Yes', '42'): BERTScore matches a chunk's words to the answer's, and a word or two is
+    matched by many chunks alike. Labelled at the default, such queries agreed far less with the gold (bench/answer_length.py,
+    docs/judge.md "Short answers"), which the user mends by writing the answer out, not by a cut."""
+    words, share = SHORT_ANSWER
+    short = [q for q, refs in answers.items() if refs and max(len(a.split()) for a in refs) <= words]
+    if not short or len(short) < share * len(answers):
+        return []
+    return [f"{len(short)} of {quantity(len(answers), 'query')} {agreeing(len(short), 'have')} reference answers of {words} words "
+            f"or fewer (e.g. {answers[short[0]][0]!r} for {short[0]!r}): BERTScore matches a chunk's words to the answer's, and a "
+            "word or two is matched by many chunks alike, so their labels agree much less with people (kappa against the gold, "
+            "MS MARCO / COVID-QA: one word 0.35 / 0.44, two 0.50 / 0.70, six or more 0.82 / 0.93; docs/judge.md); write each "
+            "as a sentence that states the answer ('Yes, aspirin lowers the risk of stroke')"]
 
 
 def probability_params(options: JudgeOptions, model: str, layer: int, window: int, with_gold: Mapping[str, bool],
