@@ -169,6 +169,8 @@ def test_labels_from_a_calibration_that_still_miss_gold_chunks_do_not_send_the_u
     assert plain[0].startswith("only 25% of the 4 gold chunks") and "refit on them with `semrel calibrate j.jsonl REVIEWED" in plain[0]
     assert refit[0].startswith("only 25% of the 4 gold chunks") and "the rule is already fitted to reviewed pairs: review more" in refit[0]
     assert "semrel calibrate j.jsonl REVIEWED" not in refit[0]
+    # REVIEWED is what `review export --only-reviewed` writes: the advice named no way from the review to that file
+    assert "export them (`semrel review export --db DB --labels LABELS --only-reviewed -o REVIEWED`), then refit" in plain[0]
 
 
 def test_a_refit_of_another_models_coefficients_is_refused(tmp_path):

@@ -660,8 +660,9 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
                   "start`) and refit on all with `semrel calibrate`, or check whether the gold chunks mark relevance as your "
                   "reviewers do")
     else:
-        review = (f"review about 100 pairs (`semrel review start`, docs/review.md), then refit on them with `semrel calibrate "
-                  f"{judged} REVIEWED -o cal.json` and label with `semrel label {judged} --calibration cal.json`")
+        review = (f"review about 100 pairs (`semrel review start`, docs/review.md), export them (`semrel review export --db DB "
+                  f"--labels LABELS --only-reviewed -o REVIEWED`), then refit on them with `semrel calibrate {judged} REVIEWED -o "
+                  f"cal.json` and label with `semrel label {judged} --calibration cal.json`")
     grades = np.asarray(grades)
     gold = np.array([(j.query_id, j.chunk_id) in gold_pairs if gold_pairs is not None else "gold" in j.source.split(",")
                      for j in judgments])
