@@ -14,6 +14,7 @@ import pytest
 
 from report_helpers import HOSTILE, report_files
 from semrel.errors import FormatError, UsageError
+from semrel.judging import labels
 from semrel.judging.labels import CUT, ProbabilityRule, ThresholdRule
 from semrel.records import GoldenItem, Judgment
 from semrel.report import html, plots
@@ -439,3 +440,23 @@ def test_the_fallback_note_stays_at_the_top_when_the_judgments_are_given(cli, tm
     for given in ([], ["--judgments", judgments]):
         page = write_page(cli, tmp_path, qrels, run, *given)
         assert [w for w in top_warnings(page) if w.startswith(said.replace(">", "&gt;"))], (given, top_warnings(page))
+
+
+def test_the_note_on_p_from_another_model_stays_at_the_top_when_the_judgments_are_given(cli, tmp_path):
+    """Judgments whose manifest records another semrel's probability model: `label` says their p is another model's; given
+    --judgments the page recomputed the label warnings and lost that line."""
+    features = {"relR_idf": 0.5, "R_idf_max": 0.0, "own_idf": 0.5, "F_max": 0.0, "P_max": 0.0, "lenratio": 0.0, "lexR_rel": 0.5,
+                "with_gold": 1.0}
+    rows = [{"query_id": "q1", "chunk_id": c, "P": 0.5, "R": 0.5, "F": 0.5, "source": "bm25", "p": p, "features": features}
+            for c, p in (("a", 0.9), ("b", 0.1))]
+    judgments = put(tmp_path, "judgments.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    older = {**labels.model_params(), "with_gold": {**labels.WITH_GOLD.to_json(), "intercept": -3.97}}
+    (tmp_path / "judgments.jsonl.manifest.json").write_text(json.dumps({"params": {"probability": {"model": older}}}))
+    qrels = str(tmp_path / "labels.qrels")
+    labelled = cli("label", judgments, "-o", qrels)
+    said = "its p comes from another semrel's probability model"
+    assert labelled.exit_code == 0 and said in labelled.stderr, labelled.stderr
+    run = put(tmp_path, "bm25.run", "q1 Q0 a 1 2 bm25\nq1 Q0 b 2 1 bm25\n")
+    for given in ([], ["--judgments", judgments]):
+        page = write_page(cli, tmp_path, qrels, run, *given)
+        assert [w for w in top_warnings(page) if said.replace("'", "&#39;") in w], (given, top_warnings(page))

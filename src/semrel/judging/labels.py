@@ -624,6 +624,17 @@ def choose_rule(judgments: Sequence[Judgment], on: str | None = None, threshold:
     return rule
 
 
+def other_model_note(rule: Rule | None, source: str | os.PathLike | None, judge: Mapping[str, Any] | None) -> str | None:
+    """Judgments of a semrel whose probability model has been refitted since (`judge`: their manifest's params): a cut on
+    their p was chosen for another model's p. A refit of every coefficient recomputes p by this model: nothing to say."""
+    recorded = ((judge or {}).get("probability") or {}).get("model")
+    if not source or not isinstance(rule, ProbabilityRule) or not rule.cuts_on_p or not _other_model(recorded):
+        return None
+    return (f"{display_name(source)}: its p comes from another semrel's probability model, and the cut {rule.describe()} was "
+            "chosen for this one's p: re-run `semrel judge` (its embedding cache makes that quick) to label the pairs as this "
+            "semrel would")
+
+
 def fallback_note(rule: ProbabilityRule, judgments: Sequence[Judgment]) -> str | None:
     """The warning when some pairs, not all, lack what `rule` scores, and get its fallback instead; else None."""
     missing = int(rule.unscored(judgments).sum())
@@ -764,11 +775,7 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
         raise ValidationError(f"{display_name(source)}: {exc}") if source else exc from None
     notes += label_warnings(rows, qrels.relevance, rule, source, calibrated=loaded is not None)
     judge = read_params(source) if source else None
-    recorded = ((judge or {}).get("probability") or {}).get("model")
-    if source and isinstance(rule, ProbabilityRule) and rule.cuts_on_p and _other_model(recorded):
-        notes.append(f"{display_name(source)}: its p comes from another semrel's probability model, and the cut {rule.describe()} "
-                     "was chosen for this one's p: re-run `semrel judge` (its embedding cache makes that quick) to label the "
-                     "pairs as this semrel would")
+    notes += [note] if (note := other_model_note(rule, source, judge)) else []
     if output is not None:
         counts = np.bincount(qrels.relevance, minlength=len(rule.thresholds) + 1)
         with outputs_with_manifests([output]) as staged:
