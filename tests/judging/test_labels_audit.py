@@ -196,6 +196,26 @@ def test_a_refit_of_another_models_coefficients_is_refused(tmp_path):
     assert labels.rule_from_params(moved).judge_thresholds == labels.ProbabilityRule(slope=1.2, shift=0.4).judge_thresholds
 
 
+def test_p_of_other_settings_than_it_was_fitted_under_is_warned_about_by_label_too(tmp_path):
+    """`judge --layer 4` warned once, on the judge's stderr; `label`, and the top of the report, said nothing, so whoever
+    labelled later never saw it. A calibration refits p on the user's pairs: nothing to say then."""
+    judgments = _judgments(tmp_path / "j.jsonl", [r for r in MIXED if r[3] is not None])
+    fitted = {"model": "all-MiniLM-L6-v2", "layer": 6, "idf": False, "window": 512}
+    manifest = tmp_path / "j.jsonl.manifest.json"
+    said = ("j.jsonl was judged with all-MiniLM-L6-v2, layer 4, without --idf, 512-token windows, and p's coefficients were "
+            "fitted with all-MiniLM-L6-v2, layer 6, without --idf, 512-token windows")
+    for used, warned in (({**fitted, "layer": 4}, True), (fitted, False)):
+        manifest.write_text(json.dumps({"params": {"probability": {"model": labels.model_params(), "fitted_settings": fitted,
+                                                                   "settings": used}}}))
+        result = run("label", judgments, "-o", tmp_path / "q.txt")
+        assert result.exit_code == 0, result.output
+        assert (said in result.stderr) is warned, result.stderr
+    manifest.write_text(json.dumps({"params": {"probability": {"model": labels.model_params(), "fitted_settings": fitted,
+                                                               "settings": {**fitted, "layer": 4}}}}))
+    rule = labels.ProbabilityRule(slope=1.2, shift=0.4, calibration={"fit": "anchored"})
+    assert labels.judge_notes(rule, str(judgments), json.loads(manifest.read_text())["params"]) == []
+
+
 def test_a_cut_on_p_from_another_probability_model_is_warned_about(tmp_path):
     """Judgments of a semrel whose probability model has been refitted since: their p is another model's, and this
     semrel's cut was chosen for its own, so `label` says so and how to bring the two together; its own model's p is

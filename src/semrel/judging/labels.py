@@ -624,15 +624,30 @@ def choose_rule(judgments: Sequence[Judgment], on: str | None = None, threshold:
     return rule
 
 
-def other_model_note(rule: Rule | None, source: str | os.PathLike | None, judge: Mapping[str, Any] | None) -> str | None:
-    """Judgments of a semrel whose probability model has been refitted since (`judge`: their manifest's params): a cut on
-    their p was chosen for another model's p. A refit of every coefficient recomputes p by this model: nothing to say."""
-    recorded = ((judge or {}).get("probability") or {}).get("model")
-    if not source or not isinstance(rule, ProbabilityRule) or not rule.cuts_on_p or not _other_model(recorded):
-        return None
-    return (f"{display_name(source)}: its p comes from another semrel's probability model, and the cut {rule.describe()} was "
-            "chosen for this one's p: re-run `semrel judge` (its embedding cache makes that quick) to label the pairs as this "
-            "semrel would")
+def judge_notes(rule: Rule | None, source: str | os.PathLike | None, judge: Mapping[str, Any] | None,
+                calibrated: bool = False) -> list[str]:
+    """What the judgments' manifest (`judge`: its params) says of labels by p, which `label` and the report repeat where the
+    judge said it: p from a semrel whose probability model has been refitted since (a cut on it was chosen for another p;
+    a refit of every coefficient recomputes p by this model), and p of settings other than those it was fitted under."""
+    if not source or not isinstance(rule, ProbabilityRule):
+        return []
+    probability = (judge or {}).get("probability") or {}
+    notes = []
+    if rule.cuts_on_p and _other_model(probability.get("model")):
+        notes.append(f"{display_name(source)}: its p comes from another semrel's probability model, and the cut {rule.describe()} "
+                     "was chosen for this one's p: re-run `semrel judge` (its embedding cache makes that quick) to label the "
+                     "pairs as this semrel would")
+    fitted, used = probability.get("fitted_settings"), probability.get("settings")
+    if not calibrated and not rule.is_calibrated and isinstance(fitted, dict) and isinstance(used, dict) and fitted != used:
+        notes.append(f"{display_name(source)} was judged with {_settings(used)}, and p's coefficients were fitted with "
+                     f"{_settings(fitted)} (they held with three other settings, docs/judge.md 'Another judge model'): check the "
+                     "labels on your data, review about 100 pairs and refit with `semrel calibrate`")
+    return notes
+
+
+def _settings(settings: Mapping[str, Any]) -> str:
+    return (f"{settings.get('model')}, layer {settings.get('layer')}, {'with' if settings.get('idf') else 'without'} --idf, "
+            f"{settings.get('window')}-token windows")
 
 
 def fallback_note(rule: ProbabilityRule, judgments: Sequence[Judgment]) -> str | None:
@@ -775,7 +790,7 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
         raise ValidationError(f"{display_name(source)}: {exc}") if source else exc from None
     notes += label_warnings(rows, qrels.relevance, rule, source, calibrated=loaded is not None)
     judge = read_params(source) if source else None
-    notes += [note] if (note := other_model_note(rule, source, judge)) else []
+    notes += judge_notes(rule, source, judge, calibrated=loaded is not None)
     if output is not None:
         counts = np.bincount(qrels.relevance, minlength=len(rule.thresholds) + 1)
         with outputs_with_manifests([output]) as staged:

@@ -43,8 +43,8 @@ from ..judging.labels import (
     ThresholdRule,
     fallback_note,
     has_features,
+    judge_notes,
     label_warnings,
-    other_model_note,
     recorded_rule,
 )
 from ..progress import Steps, counted, no_progress
@@ -346,16 +346,16 @@ def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]
 def _label_warnings(inputs: ReportInputs, qrels: Qrels | None, rule: Rule | None, qrels_params: Mapping[str, Any] | None,
                     judged: list[Judgment] | None, golden: list[GoldenItem] | None) -> list[str]:
     """Signs the labels look wrong (semrel.judging.labels.label_warnings): from the judgments and the
-    qrels' grades of them when both are given (with label's notes on pairs labelled by the fallback and on p from another
-    semrel's model, which the page lost where it recomputed them), else as `semrel label` recorded them in the manifest."""
+    qrels' grades of them when both are given (with label's notes on pairs labelled by the fallback and from the judgments'
+    manifest, which the page lost where it recomputed them), else as `semrel label` recorded them in the manifest."""
     if judged is not None and qrels is not None:
         grades = qrels.to_dict()
         gold = {(g.query_id, c) for g in golden for c in g.gold_chunk_ids} if golden is not None else None
         fallback = fallback_note(rule, judged) if isinstance(rule, ProbabilityRule) else None
-        older = other_model_note(rule, inputs.judgments, read_params(inputs.judgments) if inputs.judgments else None)
+        judge = read_params(inputs.judgments) if inputs.judgments else None
         return [*([fallback] if fallback else []),
                 *label_warnings(judged, [grades.get(j.query_id, {}).get(j.chunk_id, 0) for j in judged], rule, inputs.judgments, gold),
-                *([older] if older else [])]
+                *judge_notes(rule, inputs.judgments, judge)]
     recorded = (qrels_params or {}).get("warnings")
     return [str(m) for m in recorded] if isinstance(recorded, list) else []
 
