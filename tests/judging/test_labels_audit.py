@@ -173,6 +173,17 @@ def test_labels_from_a_calibration_that_still_miss_gold_chunks_do_not_send_the_u
     assert "export them (`semrel review export --db DB --labels LABELS --only-reviewed -o REVIEWED`), then refit" in plain[0]
 
 
+def test_gold_so_rarely_labelled_relevant_that_it_may_name_other_text_says_so():
+    """Gold ids of a 300-word import used with the 150-word corpus exist in both, so nothing complained until the gold
+    share (10%), whose advice, review and calibrate, would fit p to the wrong gold."""
+    hint = "so few that the gold ids may name other text than they were chosen for: made with another chunking"
+    for relevant, hinted in ((1, True), (2, True), (5, False)):
+        rows = [Judgment("q1", f"c{k}", 0.5, 0.5, 0.5, source="gold") for k in range(10)]
+        grades = [1] * relevant + [0] * (10 - relevant)
+        (note,) = labels.label_warnings(rows, grades, labels.ThresholdRule("R", (0.6,)), "j.jsonl")
+        assert note.startswith(f"only {relevant * 10}% of the 10 gold chunks") and (hint in note) is hinted, note
+
+
 def test_a_refit_of_another_models_coefficients_is_refused(tmp_path):
     """A refit moves the coefficients its file records; added to other ones (a semrel whose model was refitted since)
     it gave other labels than calibrate reported, without a word. A cut on the judge's p does not depend on them."""

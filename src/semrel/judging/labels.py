@@ -666,6 +666,8 @@ def fallback_note(rule: ProbabilityRule, judgments: Sequence[Judgment]) -> str |
 # ---------------------------------------------------------------- warnings
 
 GOLD_SHARE_WARNING = 0.80  # warn when fewer gold chunks than this share are labelled relevant
+GOLD_SHARE_MOVED = 0.3  # below it, likely gold ids of another chunking: far under the hardest case measured, 52-58% for
+# queries of three or more gold chunks on the generated sets (docs/judge.md)
 NO_RELEVANT_WARNING = 0.10  # warn when more queries than this share have no relevant label
 
 
@@ -696,9 +698,14 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
         share = float((grades[gold] > 0).mean())
         if share < GOLD_SHARE_WARNING:
             split = _by_gold_count(judgments, gold, grades)
+            # so few that the ids may name other text: gold chosen on another chunking (--size, --overlap) exists in this
+            # corpus too, where it names other words, and no review mends that
+            moved = ("; so few that the gold ids may name other text than they were chosen for: made with another chunking "
+                     "(--size, --overlap) than this corpus's, they exist here too but point elsewhere: check that a few gold "
+                     "chunks hold their answer, and import the golden set against this corpus") if share < GOLD_SHARE_MOVED else ""
             notes.append(f"only {share:.0%} of the {int(gold.sum())} gold chunks are labelled relevant by {named} "
                          f"(expected {GOLD_SHARE_WARNING:.0%} or more where the rule fits the data{split}): the labels likely "
-                         f"miss relevant chunks; {review}")
+                         f"miss relevant chunks; {review}{moved}")
     relevant: dict[str, bool] = {}
     for j, g in zip(judgments, grades.tolist()):
         relevant[j.query_id] = relevant.get(j.query_id, False) or g > 0
