@@ -460,3 +460,20 @@ def test_the_note_on_p_from_another_model_stays_at_the_top_when_the_judgments_ar
     for given in ([], ["--judgments", judgments]):
         page = write_page(cli, tmp_path, qrels, run, *given)
         assert [w for w in top_warnings(page) if said.replace("'", "&#39;") in w], (given, top_warnings(page))
+
+
+def test_labels_of_a_threshold_calibration_are_not_sent_to_calibrate_again(cli, tmp_path):
+    """`label --calibration` of a `calibrate --on R` file says the rule is already fitted to reviewed pairs; the report,
+    reading a manifest that did not record the calibration, advised reviewing 100 pairs and calibrating."""
+    rs = [0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.9]
+    rows = [{"query_id": f"q{i}", "chunk_id": "c", "P": r, "R": r, "F": r, "source": "gold"} for i, r in enumerate(rs)]
+    judgments = put(tmp_path, "judgments.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    reviewed = put(tmp_path, "reviewed.qrels", "".join(f"q{i} 0 c {int(r >= 0.6)}\n" for i, r in enumerate(rs)))
+    assert cli("calibrate", judgments, reviewed, "--on", "R", "-o", str(tmp_path / "cal.json")).exit_code == 0
+    labelled = cli("label", judgments, "--calibration", str(tmp_path / "cal.json"), "-o", str(tmp_path / "labels.qrels"))
+    fitted = "the rule is already fitted to reviewed pairs"
+    assert labelled.exit_code == 0 and fitted in labelled.stderr, labelled.stderr  # 3 of 10 gold chunks are relevant
+    run = put(tmp_path, "bm25.run", "".join(f"q{i} Q0 c 1 1 bm25\n" for i in range(len(rs))))
+    for given in ([], ["--judgments", judgments]):
+        warned = top_warnings(write_page(cli, tmp_path, str(tmp_path / "labels.qrels"), run, *given))
+        assert [w for w in warned if fitted in w] and not [w for w in warned if "review about 100 pairs" in w], (given, warned)

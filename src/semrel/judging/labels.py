@@ -804,7 +804,7 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
             write_qrels(qrels, staged[output])
             write_manifest(output, inputs=[p for p in (source, calibration if isinstance(calibration, (str, os.PathLike)) else None)
                                            if p], rows=len(qrels), staged=staged, params={
-                               **rule.params(), "fallback": _fallback_params(rule, rows),
+                               **rule.params(), "calibrated": loaded is not None, "fallback": _fallback_params(rule, rows),
                                "grade_counts": {str(g): int(n) for g, n in enumerate(counts)},
                                "warnings": notes, "judge": judge})
     return Labelled(qrels, rule, notes)

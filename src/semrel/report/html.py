@@ -353,9 +353,11 @@ def _label_warnings(inputs: ReportInputs, qrels: Qrels | None, rule: Rule | None
         gold = {(g.query_id, c) for g in golden for c in g.gold_chunk_ids} if golden is not None else None
         fallback = fallback_note(rule, judged) if isinstance(rule, ProbabilityRule) else None
         judge = read_params(inputs.judgments) if inputs.judgments else None
+        calibrated = bool((qrels_params or {}).get("calibrated"))  # a threshold rule from calibrate looks like any other
         return [*([fallback] if fallback else []),
-                *label_warnings(judged, [grades.get(j.query_id, {}).get(j.chunk_id, 0) for j in judged], rule, inputs.judgments, gold),
-                *judge_notes(rule, inputs.judgments, judge)]
+                *label_warnings(judged, [grades.get(j.query_id, {}).get(j.chunk_id, 0) for j in judged], rule, inputs.judgments, gold,
+                                calibrated=calibrated),
+                *judge_notes(rule, inputs.judgments, judge, calibrated=calibrated)]
     recorded = (qrels_params or {}).get("warnings")
     return [str(m) for m in recorded] if isinstance(recorded, list) else []
 
