@@ -423,43 +423,44 @@ def test_usage_error_for_unknown_on_names_the_scores():
         build_report(ReportInputs(qrels="x.qrels", on="Q"), lambda message: None)
 
 
+def _with_p(query: str, pairs: tuple[tuple[str, float], ...]) -> list[dict]:
+    """Judgment rows of `query` with p and in-range features, one per (chunk id, p)."""
+    features = {"relR_idf": 0.5, "R_idf_max": 0.0, "own_idf": 0.5, "F_max": 0.0, "P_max": 0.0, "lenratio": 0.0, "lexR_rel": 0.5,
+                "with_gold": 1.0}
+    return [{"query_id": query, "chunk_id": c, "P": 0.5, "R": 0.5, "F": 0.5, "source": "bm25", "p": p, "features": features}
+            for c, p in pairs]
+
+
+def _label_note_on_top(cli, tmp_path: Path, rows: list[dict], run: str, said: str, params: dict | None = None) -> None:
+    """`label` of `rows` (their manifest's `params` given) says `said`, and the page has it at the top both from the labels'
+    manifest and from the judgments given with --judgments, where it recomputes the label warnings."""
+    judgments = put(tmp_path, "judgments.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    if params is not None:
+        (tmp_path / "judgments.jsonl.manifest.json").write_text(json.dumps({"params": params}))
+    qrels = str(tmp_path / "labels.qrels")
+    labelled = cli("label", judgments, "-o", qrels)
+    assert labelled.exit_code == 0 and said in labelled.stderr, labelled.stderr
+    for given in ([], ["--judgments", judgments]):
+        page = write_page(cli, tmp_path, qrels, put(tmp_path, "bm25.run", run), *given)
+        escaped = said.replace(">", "&gt;").replace("'", "&#39;")
+        assert [w for w in top_warnings(page) if escaped in w], (given, top_warnings(page))
+
+
 def test_the_fallback_note_stays_at_the_top_when_the_judgments_are_given(cli, tmp_path):
     """Pairs without p (a query whose pool covered the corpus) are labelled on R, and `label` says so; given --judgments
     the page recomputed the label warnings and lost that line, which it showed without them."""
-    features = {"relR_idf": 0.5, "R_idf_max": 0.0, "own_idf": 0.5, "F_max": 0.0, "P_max": 0.0, "lenratio": 0.0, "lexR_rel": 0.5,
-                "with_gold": 1.0}
-    rows = [{"query_id": "q1", "chunk_id": c, "P": 0.5, "R": 0.5, "F": 0.5, "source": "bm25", "p": p, "features": features}
-            for c, p in (("a", 0.9), ("b", 0.1))]
+    rows = _with_p("q1", (("a", 0.9), ("b", 0.1)))
     rows += [{"query_id": "q2", "chunk_id": c, "P": r, "R": r, "F": r, "source": "bm25"} for c, r in (("c", 0.8), ("d", 0.3))]
-    judgments = put(tmp_path, "judgments.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
-    qrels = str(tmp_path / "labels.qrels")
-    labelled = cli("label", judgments, "-o", qrels)
-    said = "2 of 4 pairs hold no probability p: labelled by R >= 0.7 instead"
-    assert labelled.exit_code == 0 and said in labelled.stderr, labelled.stderr
-    run = put(tmp_path, "bm25.run", "q1 Q0 a 1 2 bm25\nq1 Q0 b 2 1 bm25\nq2 Q0 c 1 2 bm25\nq2 Q0 d 2 1 bm25\n")
-    for given in ([], ["--judgments", judgments]):
-        page = write_page(cli, tmp_path, qrels, run, *given)
-        assert [w for w in top_warnings(page) if w.startswith(said.replace(">", "&gt;"))], (given, top_warnings(page))
+    _label_note_on_top(cli, tmp_path, rows, "q1 Q0 a 1 2 bm25\nq1 Q0 b 2 1 bm25\nq2 Q0 c 1 2 bm25\nq2 Q0 d 2 1 bm25\n",
+                       "2 of 4 pairs hold no probability p: labelled by R >= 0.7 instead")
 
 
 def test_the_note_on_p_from_another_model_stays_at_the_top_when_the_judgments_are_given(cli, tmp_path):
     """Judgments whose manifest records another semrel's probability model: `label` says their p is another model's; given
     --judgments the page recomputed the label warnings and lost that line."""
-    features = {"relR_idf": 0.5, "R_idf_max": 0.0, "own_idf": 0.5, "F_max": 0.0, "P_max": 0.0, "lenratio": 0.0, "lexR_rel": 0.5,
-                "with_gold": 1.0}
-    rows = [{"query_id": "q1", "chunk_id": c, "P": 0.5, "R": 0.5, "F": 0.5, "source": "bm25", "p": p, "features": features}
-            for c, p in (("a", 0.9), ("b", 0.1))]
-    judgments = put(tmp_path, "judgments.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
     older = {**labels.model_params(), "with_gold": {**labels.WITH_GOLD.to_json(), "intercept": -3.97}}
-    (tmp_path / "judgments.jsonl.manifest.json").write_text(json.dumps({"params": {"probability": {"model": older}}}))
-    qrels = str(tmp_path / "labels.qrels")
-    labelled = cli("label", judgments, "-o", qrels)
-    said = "its p comes from another semrel's probability model"
-    assert labelled.exit_code == 0 and said in labelled.stderr, labelled.stderr
-    run = put(tmp_path, "bm25.run", "q1 Q0 a 1 2 bm25\nq1 Q0 b 2 1 bm25\n")
-    for given in ([], ["--judgments", judgments]):
-        page = write_page(cli, tmp_path, qrels, run, *given)
-        assert [w for w in top_warnings(page) if said.replace("'", "&#39;") in w], (given, top_warnings(page))
+    _label_note_on_top(cli, tmp_path, _with_p("q1", (("a", 0.9), ("b", 0.1))), "q1 Q0 a 1 2 bm25\nq1 Q0 b 2 1 bm25\n",
+                       "its p comes from another semrel's probability model", {"probability": {"model": older}})
 
 
 def test_labels_of_a_threshold_calibration_are_not_sent_to_calibrate_again(cli, tmp_path):
