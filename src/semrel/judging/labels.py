@@ -618,14 +618,11 @@ def choose_rule(judgments: Sequence[Judgment], on: str | None = None, threshold:
                 warn(f"the judgments hold no probability p ({WITHOUT_P}): labelled with the threshold rule "
                      f"{rule.fallback.describe()}; {GET_P}, for the probability rule")
             return rule.fallback
-    note = fallback_note(rule, judgments) if isinstance(rule, ProbabilityRule) else None
-    if warn and note:
-        warn(note)
     return rule
 
 
-def judge_notes(rule: Rule | None, source: str | os.PathLike | None, judge: Mapping[str, Any] | None,
-                calibrated: bool = False) -> list[str]:
+def _judge_notes(rule: Rule | None, source: str | os.PathLike | None, judge: Mapping[str, Any] | None,
+                 calibrated: bool) -> list[str]:
     """What the judgments' manifest (`judge`: its params) says of labels by p, which `label` and the report repeat where the
     judge said it: p from a semrel whose probability model has been refitted since (a cut on it was chosen for another p;
     a refit of every coefficient recomputes p by this model), and p of settings other than those it was fitted under."""
@@ -672,15 +669,19 @@ NO_RELEVANT_WARNING = 0.10  # warn when more queries than this share have no rel
 
 
 def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.ndarray, rule: Rule | None, judgments_path: str | None = None,
-                   gold_pairs: set[tuple[str, str]] | None = None, calibrated: bool = False) -> list[str]:
-    """Signs that the labels look wrong, each with what to do: gold chunks left non-relevant (the
-    pairs the judge marked source `gold`, or `gold_pairs`), queries with no relevant pair, a
-    golden set without gold chunks, and pairs unlike those p was fitted on. `calibrated`: the rule
-    came from `semrel calibrate` (a refitted p is seen as such anyway), so the advice is not to calibrate again.
-    `rule` None: the grades' rule is not recorded (qrels without a labels manifest), and none is named in its place."""
+                   gold_pairs: set[tuple[str, str]] | None = None, calibrated: bool = False,
+                   judge: Mapping[str, Any] | None = None) -> list[str]:
+    """Signs that the labels look wrong, each with what to do: pairs labelled by the fallback, gold chunks left
+    non-relevant (the pairs the judge marked source `gold`, or `gold_pairs`), queries with no relevant pair, a
+    golden set without gold chunks, pairs unlike those p was fitted on, and what the judgments' manifest (`judge`, its
+    params) says of p. `calibrated`: the rule came from `semrel calibrate` (a refitted p is seen as such anyway), so the
+    advice is not to calibrate again. `rule` None: the grades' rule is not recorded (qrels without a labels manifest),
+    and none is named in its place. `label` and the report both call it, so the page says what `label` said."""
     notes: list[str] = []
     if not len(judgments):
         return notes
+    fallback = fallback_note(rule, judgments) if isinstance(rule, ProbabilityRule) else None
+    notes += [fallback] if fallback else []
     named = rule.describe() if rule is not None else "their unrecorded rule"
     judged = judgments_path or "JUDGMENTS"
     if calibrated or isinstance(rule, ProbabilityRule) and rule.is_calibrated:
@@ -724,7 +725,7 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
         beyond = beyond_range(outside_range(*feature_rows(featured)))
         note = beyond_range_note(beyond, review)
         notes += [note] if note else []
-    return notes
+    return notes + _judge_notes(rule, judgments_path, judge, calibrated)
 
 
 def _by_gold_count(judgments: Sequence[Judgment], gold: np.ndarray, grades: np.ndarray) -> str:
@@ -795,9 +796,8 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
         qrels = apply_rule(rows, rule)
     except ValidationError as exc:  # what the pairs lack (p, features): said of the file that lacks it
         raise ValidationError(f"{display_name(source)}: {exc}") if source else exc from None
-    notes += label_warnings(rows, qrels.relevance, rule, source, calibrated=loaded is not None)
     judge = read_params(source) if source else None
-    notes += judge_notes(rule, source, judge, calibrated=loaded is not None)
+    notes += label_warnings(rows, qrels.relevance, rule, source, calibrated=loaded is not None, judge=judge)
     if output is not None:
         counts = np.bincount(qrels.relevance, minlength=len(rule.thresholds) + 1)
         with outputs_with_manifests([output]) as staged:

@@ -41,9 +41,7 @@ from ..judging.labels import (
     ProbabilityRule,
     Rule,
     ThresholdRule,
-    fallback_note,
     has_features,
-    judge_notes,
     label_warnings,
     recorded_rule,
 )
@@ -344,20 +342,16 @@ def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]
 
 
 def _label_warnings(inputs: ReportInputs, qrels: Qrels | None, rule: Rule | None, qrels_params: Mapping[str, Any] | None,
-                    judged: list[Judgment] | None, golden: list[GoldenItem] | None) -> list[str]:
-    """Signs the labels look wrong (semrel.judging.labels.label_warnings): from the judgments and the
-    qrels' grades of them when both are given (with label's notes on pairs labelled by the fallback and from the judgments'
-    manifest, which the page lost where it recomputed them), else as `semrel label` recorded them in the manifest."""
+                    judged: list[Judgment] | None, golden: list[GoldenItem] | None, judge: Mapping[str, Any] | None) -> list[str]:
+    """Signs the labels look wrong (semrel.judging.labels.label_warnings, as `semrel label` says them): from the judgments
+    and the qrels' grades of them when both are given (`judge`: the judge's settings, _judge_settings), else as `semrel label`
+    recorded them in the manifest."""
     if judged is not None and qrels is not None:
         grades = qrels.to_dict()
         gold = {(g.query_id, c) for g in golden for c in g.gold_chunk_ids} if golden is not None else None
-        fallback = fallback_note(rule, judged) if isinstance(rule, ProbabilityRule) else None
-        judge = read_params(inputs.judgments) if inputs.judgments else None
         calibrated = bool((qrels_params or {}).get("calibrated"))  # a threshold rule from calibrate looks like any other
-        return [*([fallback] if fallback else []),
-                *label_warnings(judged, [grades.get(j.query_id, {}).get(j.chunk_id, 0) for j in judged], rule, inputs.judgments, gold,
-                                calibrated=calibrated),
-                *judge_notes(rule, inputs.judgments, judge, calibrated=calibrated)]
+        return label_warnings(judged, [grades.get(j.query_id, {}).get(j.chunk_id, 0) for j in judged], rule, inputs.judgments, gold,
+                              calibrated=calibrated, judge=judge)
     recorded = (qrels_params or {}).get("warnings")
     return [str(m) for m in recorded] if isinstance(recorded, list) else []
 
@@ -518,7 +512,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     # read once for every section that needs them: from stdin they could not be read again
     qrels = read_qrels(inputs.qrels) if inputs.qrels and (inputs.runs or inputs.base or judged is not None) else None
     refitted = rule if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p else None
-    for message in _label_warnings(inputs, qrels, rule, qrels_params, judged, golden):
+    for message in _label_warnings(inputs, qrels, rule, qrels_params, judged, golden, judge):
         note(message)
     if judged is not None:
         if component == PROBABILITY and not all(j.p is not None for j in judged):  # judgments from an older semrel
