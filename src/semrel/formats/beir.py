@@ -14,8 +14,7 @@ from ..errors import FormatError, SemrelError
 from ..records import Qrels
 from .columns import read_columns, whole_number
 from .files import display_name, note_input, read_bytes
-from .jsonl import read_jsonl
-from .parquet import is_parquet, parquet_records
+from .parquet import is_parquet, read_records
 
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
 
@@ -89,6 +88,5 @@ def beir_folder(folder: str | os.PathLike, split: str = "test") -> BeirFolder:
 def beir_records(paths: Iterable[Path]) -> Iterator[tuple[Path, int, dict[str, Any]]]:
     """(file, line or row, record) of a BEIR corpus or queries, file after file."""
     for path in paths:
-        records = parquet_records(path)[1] if is_parquet(path) else read_jsonl(path)
-        for line, record in records:
+        for line, record in read_records(path):
             yield path, line, record

@@ -24,6 +24,7 @@ from .files import (
     open_input,
     too_large,
 )
+from .jsonl import read_jsonl
 
 BATCH_ROWS = 1024  # rows decoded at a time
 
@@ -59,6 +60,11 @@ def parquet_records(source: str | os.PathLike) -> tuple[list[str], Iterator[tupl
                 raise FormatError(display_name(name), f"cannot read row {number + 1} ({first_line(exc)})") from None
 
     return list(table.schema_arrow.names), rows()
+
+
+def read_records(source: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line or row number, record) of a Parquet table, else of a JSON Lines file: the two layouts of a file of records."""
+    return parquet_records(source)[1] if is_parquet(source) else read_jsonl(source)
 
 
 RANX_COLUMNS = ("q_id", "doc_id", "score")  # a ranx Run or Qrels saved as Parquet (`run.save("run.parquet")`)

@@ -47,8 +47,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ..errors import FormatError, SemrelError
 from ..formats.beir import beir_part, beir_records, is_beir_folder
 from ..formats.files import DOCUMENT_LIMIT, display_name, limit_bytes, read_bytes, read_head, read_text, too_large
-from ..formats.jsonl import optional_text, read_jsonl, require
-from ..formats.parquet import is_parquet, parquet_records
+from ..formats.jsonl import optional_text, require
+from ..formats.parquet import is_parquet, read_records
 from ..terminal import quantity
 
 _WHITESPACE = re.compile(r"\s+")
@@ -649,15 +649,10 @@ def looks_like_trec(path: str | os.PathLike) -> bool:
 # ---------------------------------------------------------------- JSON Lines
 
 
-def jsonl_documents(path: str | os.PathLike) -> Iterator[Document]:
-    """Lines `{"id", "title", "text"}`; BEIR's `_id` is accepted for `id`. A repeated id names both lines."""
-    return (doc for _, doc in record_documents((path, line, obj) for line, obj in read_jsonl(path)))
-
-
-def parquet_documents(path: str | os.PathLike) -> Iterator[Document]:
-    """A Parquet table's rows as JSONL's lines (`id` or `_id`, `text`, `title`), numbered as lines: a corpus as
-    Hugging Face's hub serves one (BEIR's corpora there are such tables)."""
-    return (doc for _, doc in record_documents((path, line, obj) for line, obj in parquet_records(path)[1]))
+def record_file_documents(path: str | os.PathLike) -> Iterator[Document]:
+    """A JSON Lines file's lines `{"id", "title", "text"}` (BEIR's `_id` is accepted for `id`), or a Parquet table's rows
+    with those columns, numbered as lines (a corpus as Hugging Face's hub serves one). A repeated id names both lines."""
+    return (doc for _, doc in record_documents((path, line, obj) for line, obj in read_records(path)))
 
 
 def record_documents(records: Iterable[tuple[str | os.PathLike, int, dict[str, Any]]]) -> Iterator[tuple[str, Document]]:
@@ -837,12 +832,10 @@ def _input_documents(inputs: Sequence[str | os.PathLike], report: DocumentReport
         path = Path(name)
         if path.is_dir():
             yield from _folder_documents(path, report, exclude)
-        elif str(name).lower().endswith(JSONL_SUFFIXES) or str(name) == "-":
-            report.files["jsonl"] += 1
-            yield from (("jsonl", doc, display_name(name)) for doc in jsonl_documents(name))
-        elif is_parquet(name):
-            report.files["parquet"] += 1
-            yield from (("parquet", doc, display_name(name)) for doc in parquet_documents(name))
+        elif str(name).lower().endswith(JSONL_SUFFIXES) or str(name) == "-" or is_parquet(name):
+            layout = "parquet" if is_parquet(name) else "jsonl"
+            report.files[layout] += 1
+            yield from ((layout, doc, display_name(name)) for doc in record_file_documents(name))
         elif not path.exists():
             raise SemrelError(f"{name}: no such file or folder (check the path)")
         else:

@@ -12,8 +12,8 @@ from typing import Any, Container, Iterable, Iterator
 from ..errors import FormatError, SemrelError, UsageError, ValidationError
 from ..formats.corpus import shown_json
 from ..formats.files import check_id, display_name, line_id, read_text
-from ..formats.jsonl import loads, read_jsonl
-from ..formats.parquet import is_parquet, parquet_records
+from ..formats.jsonl import loads
+from ..formats.parquet import is_parquet, read_records
 from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, is_id
 from ..terminal import quantity
 from .chunking import ChunkSettings, sanitise_id
@@ -72,9 +72,7 @@ def query_id_of(value: Any, path: str | os.PathLike, where: str, line: int | Non
 def record_rows(source: str) -> Iterator[tuple[int, dict[str, Any]]] | None:
     """The (line or row number, record) of a JSON Lines or Parquet file, None for any other file: the layouts a set on
     Hugging Face's hub comes in (a row per question), where the set's own release is one JSON document."""
-    if is_parquet(source):
-        return parquet_records(source)[1]
-    return read_jsonl(source) if source.lower().removesuffix(".gz").endswith(".jsonl") else None
+    return read_records(source) if is_parquet(source) or source.lower().removesuffix(".gz").endswith(".jsonl") else None
 
 
 def load_json(path: str | os.PathLike) -> Any:
