@@ -239,10 +239,9 @@ def summary_table(c: Comparison, fmt: str, places: int) -> Table:
     header = ["#", "run"] + [m.name for m in c.measures]
     rows: list[list[Cell]] = []
     for run in c.runs:
-        if fmt in ("csv", "tsv"):  # for programs: the values as numbers, the marks in columns of their own
-            cells: list[Cell] = [cell_value(m, c.value(run, m)) for m in c.measures]
-        else:  # counts as whole numbers, as eval prints them (NumRelRet 1063, not 1063.0000)
-            cells = [_marked(cell_value(m, c.value(run, m)), c.marks(run, m), fmt, places) for m in c.measures]
+        cells: list[Cell] = [cell_value(m, c.value(run, m)) for m in c.measures]  # counts whole, as eval prints them (1063)
+        if fmt not in ("csv", "tsv"):  # for people the marks beside the values; for programs in columns of their own
+            cells = [_marked(cell, c.marks(run, m), fmt, places) for cell, m in zip(cells, c.measures)]
         rows.append([c.letter(run), run, *cells])
     if fmt in ("csv", "tsv"):
         header += [f"{m.name} beats" for m in c.measures]
