@@ -485,7 +485,7 @@ def exponential(m: Measure) -> bool:
 
 
 def _exp_gains(gains: np.ndarray) -> np.ndarray:
-    return np.where(gains > 0, np.exp2(np.maximum(gains, 0)) - 1.0, gains)
+    return np.where(gains > 0, np.exp2(gains) - 1.0, gains)
 
 
 def gain_table(m: Measure) -> dict[int, float]:
