@@ -336,6 +336,26 @@ def test_a_cutoff_past_every_runs_depth_is_warned_of_as_semrel_eval_warns(cli, w
         semrel.evaluate(qrels, runs, ["P@3", "RR"])
 
 
+def test_runs_with_holes_in_derived_qrels_are_warned_of_as_semrel_eval_warns(cli, write):
+    """`semrel eval` and `compare` on qrels that `semrel label` derived warn of a run whose top the pool left unjudged
+    (scored as not relevant); semrel.evaluate and semrel.compare on the same file said nothing."""
+    judgments = write("j.jsonl", "".join(json.dumps({"query_id": q, "chunk_id": c, "P": r, "R": r, "F": r}) + "\n"
+                                        for q, c, r in [("q1", "a", 0.9), ("q1", "b", 0.3), ("q2", "c", 0.8), ("q2", "d", 0.2)]))
+    derived = write("derived.qrels", "")
+    assert cli("label", judgments, "-o", derived).exit_code == 0
+    runs = {"pooled": {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 2.0, "d": 1.0}},
+            "own": {"q1": {"a": 2.0, "z": 1.0}, "q2": {"y": 2.0, "c": 1.0}}}
+    for command in (semrel.evaluate, semrel.compare):
+        with pytest.warns(UserWarning) as caught:
+            command(derived, runs, ["P@2"])
+        said = [str(w.message) for w in caught if "the share of" in str(w.message)]
+        assert len(said) == 1 and said[0].startswith(f"run 'own' 50%: the share of its top 2 chunks that {derived} judges"), said
+        assert f"--fill-judgments {judgments} --corpus CORPUS" in said[0] and caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the same labels given as a dict have no judgments behind them to name
+        semrel.evaluate(Qrels.from_file(derived).to_dict(), runs["own"], ["P@2"])
+
+
 @pytest.mark.filterwarnings("ignore:.*quer")
 def test_compare_gives_what_semrel_compare_gives(cli, write):
     qrels, runs = collection(seed=2)

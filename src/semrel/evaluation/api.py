@@ -18,8 +18,19 @@ from typing import Any, TypeGuard, Union
 from .. import records
 from ..errors import UsageError, check_flags, check_kind
 from ..formats import read_qrels, read_run
+from ..formats.files import display_name
 from .doclevel import require_overlap
-from .files import coverage_warnings, cutoff_warnings, longest_ranking, run_names
+from .files import (
+    JUDGED_ENOUGH,
+    coverage_warnings,
+    cutoff_warnings,
+    derived_judgments,
+    hole_depth,
+    hole_warning,
+    judged_share,
+    longest_ranking,
+    run_names,
+)
 from .measures import Measure, parse_measures
 from .metrics import Evaluation, Options, evaluate_gradings
 
@@ -130,25 +141,33 @@ def as_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> tuple[
 
 def evaluate_runs(qrels: QrelsLike, runs, measures: Measures = None, rel_level: int = 1,
                   stacklevel: int = 1, **options: Any) -> tuple[list[Evaluation], bool]:
-    """(one Evaluation per run, whether several runs were given). Queries on one side only and cutoffs past every
-    run's deepest ranking are reported as Python warnings attributed to the code `stacklevel` frames up (1: the
-    caller of this function).
+    """(one Evaluation per run, whether several runs were given). Queries on one side only, cutoffs past every
+    run's deepest ranking and runs whose top a file of derived qrels leaves unjudged are reported as Python warnings
+    attributed to the code `stacklevel` frames up (1: the caller of this function).
     `options`: complete, judged_only, depth, num_docs (trec_eval's -c, -J, -M, -N)."""
     judged = as_qrels(qrels)
     chosen = parse_measures(measures)
     _, loaded, several = as_runs(runs)
     results = []
     deepest = 0
+    derived_from = derived_judgments(qrels) if _is_path(qrels) else None
+    top = hole_depth(chosen)
+    holes: list[tuple[str, float]] = []
 
     def check(run: records.Run, result: Evaluation) -> None:
         nonlocal deepest
         require_overlap(result, judged, run, "the qrels", f"run {result.run_name!r}")
         deepest = max(deepest, longest_ranking(run))  # while the run is in memory: a generator keeps one at a time
+        if derived_from is not None and (share := judged_share(judged, run, top)) < JUDGED_ENOUGH:
+            holes.append((f"run {result.run_name!r}", share))
         results.append(result)
 
     evaluate_gradings(judged, [judged.relevance], loaded, chosen, options=Options(rel_level, **options), checked=check)
     # R@100 over runs of 20 is recall at 20, which a reader takes for recall at 100: warned of as `semrel eval` does
-    for message in [*coverage_warnings([(r, f"run {r.run_name!r}") for r in results], "the qrels"), *cutoff_warnings(chosen, deepest)]:
+    messages = [*coverage_warnings([(r, f"run {r.run_name!r}") for r in results], "the qrels"), *cutoff_warnings(chosen, deepest)]
+    if holes and derived_from is not None:
+        messages.append(hole_warning(holes, display_name(str(qrels)), derived_from, top))
+    for message in messages:
         warnings.warn(message, stacklevel=stacklevel + 1)
     return results, several
 

@@ -136,12 +136,8 @@ def evaluate_files(
 
         evaluate_gradings(qrels, [qrels.relevance], each_run(), chosen, options=options or Options(rel_level), checked=check)
     _say_coverage(results, run_paths, qrels_path, warn)
-    if holes and warn is not None:
-        shares = ", ".join(f"{name} {share:.0%}" for name, share in holes)
-        warn(f"{shares}: the share of {'its' if len(holes) == 1 else 'each run’s'} top {top} chunks that "
-             f"{display_name(str(qrels_path))} judges; derived labels judge only the pool they were made from, and a chunk they "
-             "do not judge counts as not relevant: judge those first with `semrel eval QRELS RUNS --fill-judgments "
-             f"{derived_from} --corpus CORPUS --golden GOLDEN` (docs/eval.md, 'Filling holes')")
+    if holes and warn is not None and derived_from is not None:
+        warn(hole_warning(holes, display_name(str(qrels_path)), derived_from, top))
     if warn is not None and cutoffs:
         for message in cutoff_warnings(chosen, deepest):
             warn(message)
@@ -157,6 +153,15 @@ def hole_depth(measures: Sequence[Measure]) -> int:
     scored = [m for m in measures if m.kind is not Kind.TEXT]
     cutoffs = [m.cutoff for m in scored if m.cutoff is not None]
     return min(HOLE_DEPTH, max(cutoffs)) if cutoffs and len(cutoffs) == len(scored) else HOLE_DEPTH
+
+
+def hole_warning(holes: Sequence[tuple[str, float]], qrels_name: str, derived_from: str, top: int) -> str:
+    """Runs (name, Judged@top) whose top the derived qrels judge too little of, and how to fill it."""
+    shares = ", ".join(f"{name} {share:.0%}" for name, share in holes)
+    return (f"{shares}: the share of {'its' if len(holes) == 1 else 'each run’s'} top {top} chunks that {qrels_name} judges; "
+            "derived labels judge only the pool they were made from, and a chunk they do not judge counts as not relevant: "
+            f"judge those first with `semrel eval QRELS RUNS --fill-judgments {derived_from} --corpus CORPUS --golden GOLDEN` "
+            "(docs/eval.md, 'Filling holes')")
 
 
 def derived_judgments(qrels_path: str | os.PathLike) -> str | None:
