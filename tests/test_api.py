@@ -20,8 +20,9 @@ import small_corpus
 from semrel import Qrels, Run
 from semrel.analysis.compare import comparison_json, render_comparison
 from semrel.errors import SemrelError, UsageError, ValidationError
-from semrel.evaluation.measures import DEFAULT_MEASURES, Measure
+from semrel.evaluation.measures import DEFAULT_MEASURES, Measure, parse_measure
 from semrel.evaluation.metrics import evaluate as evaluate_objects
+from semrel.judging.judge import JudgeResult
 from semrel.records import Chunk, GoldenItem, Judgment
 
 pd = pytest.importorskip("pandas")
@@ -289,6 +290,22 @@ def test_what_the_file_readers_refuse_is_refused_from_python_objects_too(call, m
     """Dicts, columns, Measure and Judgment objects get the checks files get, instead of wrong numbers."""
     with pytest.raises((UsageError, ValidationError), match=message):
         call()
+
+
+def test_results_show_in_a_notebook_as_one_line_not_every_per_query_value():
+    """A Comparison of runs over 1,000 queries printed every query id and per-query array of each Evaluation and a
+    Measure's every field: tens of thousands of characters where a notebook cell shows its last value."""
+    queries = [f"q{i}" for i in range(1000)]
+    runs = {"a": {q: {"d1": 1.0, "d2": 0.5} for q in queries}, "b": {q: {"d2": 1.0, "d1": 0.5} for q in queries}}
+    c = semrel.compare({q: {"d1": 1} for q in queries}, runs, ["P@1", "nDCG(dcg='exp-log2')@2"], permutations=100, bootstrap=100)
+    assert repr(c) == ("Comparison(runs 'a', 'b' on P@1, nDCG(dcg='exp-log2')@2; 2 paired tests against baseline 'a', "
+                       "2 significant (randomization, holm, alpha 0.05))")
+    assert repr(c.evaluations[1]) == "Evaluation('b': 1,000 queries; P@1, nDCG(dcg='exp-log2')@2)"
+    assert [repr(m) for m in c.measures] == ["Measure('P@1')", "Measure(\"nDCG(dcg='exp-log2')@2\")"]
+    assert [parse_measure(m.name) for m in c.measures] == c.measures  # the name shown reads back as the measure
+    result = JudgeResult(judgments=[Judgment("q1", "c1", 0.5, 0.5, 0.5)] * 3, params={"model": "x"}, encoded=4, null_pairs=25,
+                         warnings=["w"])
+    assert repr(result) == "JudgeResult(3 judgments; 4 texts encoded, 0 cached, 0 pairs resumed, 25 null pairs; 1 warning)"
 
 
 def test_a_comparison_refuses_runs_measures_and_formats_it_does_not_hold():

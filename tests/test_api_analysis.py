@@ -96,6 +96,8 @@ def test_sensitivity_defaults_measures_as_the_command(sweep_files):
     ours = semrel.sensitivity(sweep_files["raw"], runs, thresholds=[0.5, 0.6], **QUICK_KW)
     assert sensitivity_json(ours) == printed
     assert [m.name for m in ours.measures] == ["nDCG@10", "AP", "RR", "R@100", "P@10", "Success@10"]
+    assert repr(ours) == ("Sensitivity(on R at 0.7: 2 thresholds from 0.5 to 0.6; runs 'first', 'second' on nDCG@10, AP, RR, R@100, "
+                          "P@10, Success@10; 12 queries)")  # one line, not its arrays
 
 
 def test_a_refit_of_every_coefficient_is_swept_as_the_command_sweeps_it(write, sweep_files, tmp_path):

@@ -56,6 +56,13 @@ class Comparison:
     settings: StatSettings
     baseline: str | None  # None when every pair was tested
 
+    def __repr__(self) -> str:  # a notebook shows the object, not every Evaluation and PairTest
+        against = "every pair" if self.baseline is None else f"baseline {self.baseline!r}"
+        significant = sum(t.significant for t in self.tests)
+        return (f"Comparison(runs {', '.join(map(repr, self.runs))} on {', '.join(m.name for m in self.measures)}; "
+                f"{quantity(len(self.tests), 'paired test')} against {against}, {significant} significant "
+                f"({self.settings.test}, {self.settings.correction}, alpha {self.settings.alpha:g}))")
+
     @property
     def runs(self) -> list[str]:
         return [e.run_name for e in self.evaluations]

@@ -168,6 +168,11 @@ class Sensitivity:
     rel_level: int = 1
     warnings: list[str] = field(default_factory=list)
 
+    def __repr__(self) -> str:  # a notebook shows the object, not its arrays
+        return (f"Sensitivity(on {self.on} at {self.at:g}: {quantity(len(self.thresholds), 'threshold')} from "
+                f"{self.thresholds[0]:g} to {self.thresholds[-1]:g}; runs {', '.join(map(repr, self.runs))} "
+                f"on {', '.join(m.name for m in self.measures)}; {quantity(self.queries, 'query')})")
+
     def ranking(self, values: np.ndarray) -> str:
         """Run names from best to worst, '=' between equal values."""
         order = sorted(range(len(self.runs)), key=lambda i: -values[i])

@@ -74,6 +74,9 @@ class Measure:
     params: tuple[tuple[str, Any], ...] = ()
     trec_text: str | None = field(default=None, compare=False)
 
+    def __repr__(self) -> str:  # the name parse_measure reads back, not the fields
+        return f"Measure({self.name!r})"
+
     @property
     def entry(self) -> "Family":
         """The family's registry entry."""

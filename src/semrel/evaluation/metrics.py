@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 from ..errors import UsageError
 from ..formats.columns import duplicate_error
 from ..records import Qrels, Run, dictionary_codes, is_whole
+from ..terminal import quantity
 from .hashing import KeyTable, fingerprints, pair_fingerprints
 from .measures import Context, Kind, Measure, Ranked, parse_measure, parse_measures, ranks_within
 
@@ -45,6 +46,10 @@ class Evaluation:
     complete: bool = True  # the 'all' row is over every qrels query (trec_eval -c); False: those the run has
     zscored: bool = False  # values are standardised (trec_eval -Z; see zscores.py)
     judged_rows: int | None = None  # the run's rows judged in the qrels (None: not counted)
+
+    def __repr__(self) -> str:  # a notebook shows the object, not thousands of per-query values
+        measures = ", ".join(m.name for m in self.values)
+        return f"Evaluation({self.run_name!r}: {quantity(len(self.query_ids), 'query')}; {measures})"
 
     def label(self, measure: Measure, trec: bool = False) -> str:
         """The measure's name as printed: trec_eval's or semrel's, with a Z before standardised values."""

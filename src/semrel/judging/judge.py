@@ -100,6 +100,10 @@ class JudgeResult:
     null_pairs: int = 0  # (query, null chunk) pairs behind p (judging.probability)
     warnings: list[str] = field(default_factory=list)
 
+    def __repr__(self) -> str:  # a notebook shows the counts, not the params and warnings in full
+        return (f"JudgeResult({quantity(len(self.judgments), 'judgment')}; {self.encoded} texts encoded, {self.cached} cached, "
+                f"{self.resumed} pairs resumed, {self.null_pairs} null pairs; {quantity(len(self.warnings), 'warning')})")
+
 
 def _digest(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
@@ -581,6 +585,9 @@ class Judgments(SequenceABC):
 
     def __len__(self) -> int:
         return len(self.work)
+
+    def __repr__(self) -> str:
+        return f"Judgments({quantity(len(self), 'pair')})"
 
     def __getitem__(self, index):
         if isinstance(index, slice):
