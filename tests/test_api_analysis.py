@@ -14,6 +14,7 @@ import pytest
 
 import semrel
 from helpers import drawn_features, ok, run
+from semrel import Qrels
 from semrel.analysis.calibrate import Calibration, ProbabilityCalibration
 from semrel.analysis.sensitivity import Sensitivity, render_sensitivity, sensitivity_json
 from semrel.errors import SemrelError, UsageError, ValidationError
@@ -22,6 +23,8 @@ from semrel.formats.jsonl import json_text
 from semrel.formats.judgments import read_judgments
 from semrel.judging import labels
 from semrel.records import Judgment
+
+QRELS_KINDS = "give a Qrels, a dict {query: {doc: grade}}, a pandas DataFrame or a file path"
 
 QUERIES = [f"q{i:02d}" for i in range(12)]
 FIRST = "".join(f"{q} Q0 {q}-a 1 1.0 first\n" for q in QUERIES)  # as tests/analysis/test_sensitivity.py
@@ -279,6 +282,9 @@ def test_calibrate_gives_what_semrel_calibrate_prints(reviewed, which, human, cl
     from_records = semrel.calibrate(read_judgments(reviewed[which]), Path(reviewed[human]), **options)
     assert json.loads(json_text(from_files.to_json())) == printed  # exact: the same computation
     assert json.loads(json_text(from_records.to_json())) == printed
+    in_memory = {k: Qrels.from_file(v).to_dict() if k == "test" else v for k, v in options.items()}  # a file was the only form
+    from_dicts = semrel.calibrate(read_judgments(reviewed[which]), Qrels.from_file(reviewed[human]), **in_memory)
+    assert json.loads(json_text(from_dicts.to_json())) == printed
     fit, on = kind
     if fit:
         assert isinstance(from_files, ProbabilityCalibration) and from_files.fit == printed["fit"] == fit
@@ -353,15 +359,15 @@ def test_calibrate_refuses_wrong_kinds_and_bad_values(reviewed):
     judgments, human = reviewed["featured"], reviewed["human"]
     for args, kwargs, message in [
         ((3, human), {}, "judgments: give a file path or a list of Judgment, not int"),
-        ((judgments, 3), {}, "reviewed: give a qrels file of human labels, not int"),
-        ((judgments, None), {}, "reviewed: give a qrels file of human labels, not None"),  # "None: no such file" before
-        ((judgments, {"q0": {"c": 1}}), {}, "reviewed: give a qrels file of human labels, not dict"),
+        ((judgments, 3), {}, f"reviewed: {QRELS_KINDS}, not int"),
+        ((judgments, None), {}, f"reviewed: {QRELS_KINDS}, not NoneType"),  # "None: no such file" before
+        ((judgments, {"q0": {"c": 1}}), {"groups": True}, "Qrels.from_dict: give {query_id: {doc_id: grade}}, not dict of non-mappings"),
         ((judgments, human), {"on": 1}, "on: give a name, not int"),
         ((judgments, human), {"fit": 1}, "fit: give a name, not int"),
         ((judgments, human), {"graded": "yes"}, "graded: give True or False, not str"),
         ((judgments, human), {"grades": 1.5}, "grades: give a whole number of thresholds, not float"),
         ((judgments, human), {"grades": True}, "grades: give a whole number of thresholds, not bool"),
-        ((judgments, human), {"test": 3}, "test: give a qrels file of human labels, not int"),
+        ((judgments, human), {"test": 3}, f"test: {QRELS_KINDS}, not int"),
         ((judgments, human), {"seed": "0"}, "seed: give a whole number, not str"),
         ((judgments, human), {"output": 3}, "output: give a file path, not int"),
         ((judgments, human), {"warn": 3}, "warn: give a function taking one message, not int"),

@@ -17,6 +17,7 @@ import pytest
 import semrel
 from semrel.analysis.agreement import label_agreement
 from semrel.errors import UsageError, ValidationError
+from semrel.formats.trec import read_judgment_groups
 from semrel.judging import labels
 from semrel.records import Qrels
 
@@ -152,6 +153,9 @@ def test_calibrate_fits_to_the_assessors_majority_and_records_groups_seed_and_ju
     majority = semrel.calibrate(human["judgments"], human["human"], on="R")
     grouped = semrel.calibrate(human["judgments"], human["people"], on="R", groups=True, seed=3, output=tmp_path / "cal.json")
     assert grouped.thresholds == majority.thresholds and grouped.agreement.n == 30
+    assessors = {who: qrels for who, qrels in read_judgment_groups(human["people"])}  # {assessor: qrels}, as agree takes them
+    from_dict = semrel.calibrate(human["judgments"], assessors, on="R", groups=True)
+    assert from_dict.thresholds == majority.thresholds and from_dict.agreement.n == 30
     written = json.loads((tmp_path / "cal.json").read_text())
     assert written["judged_with"] == {"model": "judge-x", "model_fingerprint": None, "layer": 9, "idf": False, "rescale": False}
     params = manifest(tmp_path / "cal.json")["params"]

@@ -21,15 +21,31 @@ from ..formats.files import guarded
 from ..formats.judgments import given_judgments
 from ..judging.labels import ProbabilityRule, Rule, ThresholdRule
 from ..records import Judgment
-from .agreement import AGREE_MEASURES, Agreed, Weights, assessor_groups
+from .agreement import AGREE_MEASURES, Agreed, Weights, assessor_groups, majority_qrels
 from .agreement import agree as agree_labels
-from .calibrate import Calibration, ProbabilityCalibration, calibrate_labels, write_fitted
+from .calibrate import Calibration, Human, ProbabilityCalibration, calibrate_labels, write_fitted
 from .sensitivity import Sensitivity, choose_sweep, sensitivity_warnings, write_curves
 from .sensitivity import sensitivity as sweep_runs
 from .significance import DEFAULT_STATS, StatSettings
 
 PathLike = Union[str, os.PathLike]
 Warn = Callable[[str], None]
+
+
+def _assessors(given: Any, name: str) -> list[tuple[str, Any]]:
+    """Several assessors' labels (groups=True): a qrels_jg file, or {assessor: qrels} in any form `evaluate` takes."""
+    if isinstance(given, (str, os.PathLike)):
+        return assessor_groups(given)
+    check_kind(name, given, (Mapping,), "{assessor: qrels} or a qrels_jg file path, with groups=True", required=True)
+    return [(str(assessor), as_qrels(q, f"{name}[{assessor!r}]")) for assessor, q in cast(Mapping, given).items()]
+
+
+def _human(given: Any, name: str, groups: bool) -> Human:
+    """Human labels for calibrate_labels: a file stays a file (its name in messages and the manifest), Python's forms are
+    read here; several assessors' become their majority."""
+    if groups:
+        return majority_qrels(_assessors(given, name), f"{name} [majority]") if not isinstance(given, (str, os.PathLike)) else given
+    return given if isinstance(given, (str, os.PathLike)) else as_qrels(given, name)
 
 
 def _run_paths(runs: Any) -> list[PathLike]:
@@ -106,7 +122,7 @@ def sensitivity(
 @guarded
 def calibrate(
     judgments: PathLike | Iterable[Judgment],
-    reviewed: PathLike,
+    reviewed: QrelsLike | Mapping[str, QrelsLike],
     *,
     on: str | None = None,
     fit: str | None = None,
@@ -114,7 +130,7 @@ def calibrate(
     grades: int | None = None,
     weights: str | None = None,
     unlisted_as_zero: bool = False,
-    test: PathLike | None = None,
+    test: QrelsLike | Mapping[str, QrelsLike] | None = None,
     test_unlisted_as_zero: bool = False,
     seed: int = 0,
     output: PathLike | None = None,
@@ -125,7 +141,7 @@ def calibrate(
     """The labels fitted to human labels (the Python side of `semrel calibrate`, with its defaults).
 
     judgments: a judgments.jsonl or a list of Judgment. reviewed: the human labels, a qrels file (e.g. from
-    `semrel review export --only-reviewed`) or a golden.jsonl; grade > 0 is relevant.
+    `semrel review export --only-reviewed`), a golden.jsonl or any qrels `evaluate` takes; grade > 0 is relevant.
     By default (on='p', where the judgments hold p) the judge's probability is refitted on the reviewed pairs
     (fit: features, every coefficient, where the judgments keep them, else anchored; or shift, platt;
     graded=True: grades 0-3) and the cut moves to the highest expected kappa over every judged pair's refitted
@@ -135,13 +151,11 @@ def calibrate(
     query the human file holds but does not list is grade 0. test: human labels to measure the result on,
     the calibration pairs left out (`.held_out`). output: write the fitted rule there, the file `semrel label
     --calibration` (and `semrel.label(calibration=...)`) reads, with its manifest. groups=True: `reviewed` holds
-    several assessors' labels, its second column naming the assessor (trec_eval's qrels_jg), fitted to by their
-    majority grade of each pair (ties to the lower); test_groups=True: `test` too. What the command warns of goes to
+    several assessors' labels, its second column naming the assessor (trec_eval's qrels_jg), or `{assessor: qrels}`,
+    fitted to by their majority grade of each pair (ties to the lower); test_groups=True: `test` too. What the command warns of goes to
     `warn`, else to Python warnings.
     """
     check_warn(warn)
-    check_kind("reviewed", reviewed, (str, os.PathLike), "a qrels file of human labels", required=True)
-    check_kind("test", test, (str, os.PathLike), "a qrels file of human labels")
     check_kind("output", output, (str, os.PathLike), "a file path")
     for name, value in (("on", on), ("fit", fit), ("weights", weights)):
         check_kind(name, value, (str,), "a name")
@@ -150,13 +164,16 @@ def calibrate(
     check_flags(graded=graded, unlisted_as_zero=unlisted_as_zero, test_unlisted_as_zero=test_unlisted_as_zero, groups=groups,
                 test_groups=test_groups)
     judged, source = given_judgments(judgments, empty_ok=False)
+    human = _human(reviewed, "reviewed", groups)
+    tested = None if test is None else _human(test, "test", test_groups)
     notes: list[str] = []
-    result = calibrate_labels(judged, reviewed, on, fit, graded, None if grades is None else int(grades), cast(Weights, weights),
-                              unlisted_as_zero, test, test_unlisted_as_zero, int(seed), notes.append, groups=groups,
+    result = calibrate_labels(judged, human, on, fit, graded, None if grades is None else int(grades), cast(Weights, weights),
+                              unlisted_as_zero, tested, test_unlisted_as_zero, int(seed), notes.append, groups=groups,
                               test_groups=test_groups)
     tell(notes, warn, stacklevel=3)
-    if output is not None:
-        write_fitted(result, output, [p for p in (source, reviewed) if p is not None], unlisted_as_zero, int(seed), source, groups)
+    if output is not None:  # the manifest hashes the inputs that are files
+        files = [p for p in (source, reviewed) if isinstance(p, (str, os.PathLike))]
+        write_fitted(result, output, files, unlisted_as_zero, int(seed), source, groups)
     return result
 
 
@@ -186,13 +203,7 @@ def agree(
     check_warn(warn)
     check_flags(groups=groups, unlisted_as_zero=unlisted_as_zero)
     check_seed(seed)
-    if groups and isinstance(ref, (str, os.PathLike)):
-        given: Any = assessor_groups(ref)
-    elif groups:
-        check_kind("ref", ref, (Mapping,), "{assessor: qrels} or a qrels_jg file path, with groups=True", required=True)
-        given = [(str(name), as_qrels(q, f"ref[{name!r}]")) for name, q in cast(Mapping, ref).items()]
-    else:
-        given = as_qrels(ref, "ref")
+    given = _assessors(ref, "ref") if groups else as_qrels(ref, "ref")
     if measures is not None and runs is None:  # ignored in silence before: there were no rankings to measure
         raise UsageError("measures= score the rankings of runs=: give runs= too")
     loaded = list(as_runs(runs)[1]) if runs is not None else []

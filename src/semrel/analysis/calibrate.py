@@ -368,9 +368,11 @@ Human = Union[str, os.PathLike, Qrels]
 """Human labels: a qrels file (or golden.jsonl), or Qrels already read (assessor groups' majority)."""
 
 
-def human_labels(path: str | os.PathLike, groups: bool = False) -> Human:
+def human_labels(path: Human, groups: bool = False) -> Human:
     """The human labels of `path`; with `groups`, of several assessors (trec_eval's qrels_jg), their majority grade of each pair."""
-    return majority_qrels(assessor_groups(path), f"{display_name(path)} [majority]") if groups else path
+    if not groups or isinstance(path, Qrels):  # Qrels: read already (semrel.calibrate's majority of {assessor: qrels})
+        return path
+    return majority_qrels(assessor_groups(path), f"{display_name(path)} [majority]")
 
 
 def human_name(human: Human) -> str:
@@ -443,9 +445,9 @@ def write_calibration(result: Calibration, output: str | os.PathLike, inputs: li
 # ---------------------------------------------------------------- what `semrel calibrate` and `semrel.calibrate` fit
 
 
-def calibrate_labels(judgments: list[Judgment], human_file: str | os.PathLike, on: str | None = None, fit: str | None = None,
+def calibrate_labels(judgments: list[Judgment], human_file: Human, on: str | None = None, fit: str | None = None,
                      graded: bool = False, grades: int | None = None, weights: Weights | None = None,
-                     unlisted_as_zero: bool = False, test: str | os.PathLike | None = None, test_unlisted_as_zero: bool = False,
+                     unlisted_as_zero: bool = False, test: Human | None = None, test_unlisted_as_zero: bool = False,
                      seed: int = 0, warn: Callable[[str], None] | None = None,
                      groups: bool = False, test_groups: bool = False) -> ProbabilityCalibration | Calibration:
     """The labels of `judgments` fitted to the human labels of `human_file` (a qrels file; `groups`: of several assessors,
