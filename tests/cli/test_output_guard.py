@@ -230,6 +230,18 @@ def test_an_output_whose_manifest_is_an_input_is_refused_by_the_command_line_che
     assert source.read_text() == "{}\n"
 
 
+def test_an_output_named_as_another_files_manifest_is_refused(cli, write):
+    """`label j.jsonl -o q.qrels.manifest.json` replaced q.qrels's record of how it was made with qrels (and wrote
+    q.qrels.manifest.json.manifest.json), although q.qrels is no input of the command."""
+    judgments = write("j.jsonl", '{"query_id": "q1", "chunk_id": "a", "P": 0.9, "R": 0.9, "F": 0.9}\n')
+    kept = write("q.qrels.manifest.json", '{"params": {"rule": "p >= 0.38"}}\n')
+    result = cli("label", judgments, "-o", kept)
+    assert result.exit_code == 1 and Path(kept).read_text() == '{"params": {"rule": "p >= 0.38"}}\n'
+    assert result.stderr.strip() == (f"semrel: error: --output {kept}: a name ending in .manifest.json is where semrel keeps the "
+                                     f"manifest of {str(kept).removesuffix('.manifest.json')}; give the output another file name "
+                                     "(nothing was written)")
+
+
 @pytest.mark.parametrize("how", ["a link", "a sidecar"])
 def test_an_output_reaching_an_input_through_a_link_or_a_sidecar_is_refused_before_the_command_runs(tmp_path, how):
     """The input is compared by the file a link leads to (stat, not lstat), and with the files the output writes beside it."""

@@ -622,7 +622,7 @@ def check_outputs_spare_inputs(config_path: str, config: dict[str, dict[str, Any
     given = [("the config", config_path)] + [(f"[{section}] {key}", path) for section, key in USER_FILES
                                               for path in _listed(config[section][key])]
     for step in steps:
-        for output in step.outputs + [f"{o}.manifest.json" for o in step.outputs]:
+        for output in step.outputs + [manifest_path(o) for o in step.outputs]:
             for key, path in given:
                 inside = path is not None and os.path.isdir(path) and within(output, path)
                 if path is not None and (same_file(output, path) or inside):

@@ -300,9 +300,12 @@ class StampMemo:
             json.dump(entries, out)
 
 
+MANIFEST_SUFFIX = ".manifest.json"
+
+
 def manifest_path(output: str | os.PathLike) -> str:
     """Where the manifest of `output` lies (semrel.formats.manifest writes it)."""
-    return f"{output}.manifest.json"
+    return f"{output}{MANIFEST_SUFFIX}"
 
 
 def allow_rewrite(path: str | os.PathLike) -> None:
