@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -44,6 +46,14 @@ RANX_SPELLINGS = {"hit_rate@5": "Success@5", "precision@5": "P@5", "recall@100":
 @pytest.mark.parametrize("spelling,canonical", RANX_SPELLINGS.items())
 def test_ranx_spellings(spelling, canonical):
     assert parse_measure(spelling).name == canonical
+
+
+@pytest.mark.parametrize("name,hint", [("hits@10", "ranx's hits@k (the relevant documents in the top k) is k × P@k"),
+                                       ("f1@5", "ranx's f1@k is each query's harmonic mean of P@k and R@k")])
+def test_ranx_measures_trec_eval_lacks_say_what_gives_them(name, hint):
+    """ranx's hits and f1 were 'unknown measure' and a list of sixty names, with no word of P@k."""
+    with pytest.raises(UsageError, match=f"^unknown measure '{name}': {re.escape(hint)}"):
+        parse_measure(name)
 
 
 def test_trec_names_and_sums():

@@ -1416,9 +1416,18 @@ def _parses(text: str) -> bool:
         return False
 
 
+# ranx's measures that trec_eval has not, and what gives them (ranx's names otherwise map to trec_eval's: test_measures.py)
+RANX_OTHERS = {"hits": "ranx's hits@k (the relevant documents in the top k) is k × P@k, as trec_eval's P@k divides by k: ask for P@k",
+               "f1": "ranx's f1@k is each query's harmonic mean of P@k and R@k: ask for both per query (-q, or per_query=True) "
+                     "and combine them"}
+
+
 def _unknown_hint(text: str) -> str:
-    """What a name that is no measure was likely meant to be: several names parted by blanks or semicolons
+    """What a name that is no measure was likely meant to be: ranx's hits and f1, several names parted by blanks or semicolons
     (`P@10 AP`, as ir_measures' command line takes them), a cutoff without its @ (`P10`), a misspelling (`ndgc@10`)."""
+    ranx = RANX_OTHERS.get(text.partition("@")[0].lower())
+    if ranx is not None:
+        return f": {ranx}"
     pieces = [p for p in re.split(r"[\s;]+", text) if p]
     if len(pieces) > 1 and all(map(_parses, pieces)):
         return f": measures are separated by commas, e.g. {','.join(pieces)!r}"
