@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from report_helpers import HOSTILE, report_files
+from review_helpers import reviewed_by_two
 from semrel.errors import FormatError, UsageError
 from semrel.judging import labels
 from semrel.judging.labels import CUT, ProbabilityRule, ThresholdRule
@@ -371,6 +372,22 @@ def test_weighted_kappa_names_its_weights_and_unweighted_kappa_does_not():
 def test_agreement_that_is_not_semrel_agrees_is_refused(write, labels, message):
     with pytest.raises(FormatError, match=re.escape(message)):
         html.read_agreement(write("a.json", json.dumps({"labels": labels})))
+
+
+def test_review_stats_show_as_reviewer_and_agreement_tables(cli, tmp_path):
+    """`review stats -f json` given to --agreement was flattened into rows such as 'agreement.2.confusion' and '[[1, 0], [1, 1]]'."""
+    _, db, _, _ = reviewed_by_two(tmp_path)
+    stats = tmp_path / "stats.json"
+    stats.write_text(cli("review", "stats", "--db", db, "-f", "json").stdout)
+    tables = Page(write_page(cli, tmp_path, "--agreement", str(stats))).tables["agreement"]
+    assert tables[0] == [["pairs in the queue", "12"], ["pairs reviewed", "4"]]
+    assert [row[:5] for row in tables[1]] == [["reviewer", "graded", "skipped", "flags", "stale"],
+                                              ["alice", "4", "0", "0", "0"], ["bob", "3", "0", "0", "0"]]
+    assert tables[1][1][5:] == ["n/a", "n/a"]  # graded through the library: no seconds timed
+    assert [row[:5] for row in tables[2]] == [["first", "second", "pairs", "agreement", "Cohen's kappa"],
+                                              ["alice", "bob", "3", "66.7%", "0.400"],
+                                              ["alice", "judge", "4", "50.0%", "0.200"], ["bob", "judge", "3", "33.3%", "-0.500"]]
+    assert tables[2][3][5:] == ["-0.800 to 0.000", "none"]  # as `review stats` prints them
 
 
 def test_an_empty_agreement_object_is_an_empty_table_not_nothing_to_report():

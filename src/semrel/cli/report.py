@@ -47,7 +47,8 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="Queries gained and lost to list.")
 @click.option("--sensitivity", type=input_path(allow_dash=True),
               help="Rows threshold,run,measure,value (CSV/TSV with that header, or JSON Lines): the sensitivity curves.")
-@click.option("--agreement", type=input_path(allow_dash=True), help="JSON object of agreement figures.")
+@click.option("--agreement", type=input_path(allow_dash=True),
+              help="JSON object of agreement figures: what `semrel agree -f json` or `semrel review stats -f json` prints.")
 @measure_option
 @comparison_options
 @rel_level_option

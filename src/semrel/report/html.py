@@ -397,11 +397,31 @@ def _grade_name(label: Any, graded: bool) -> str:
     return {0: "0 (not relevant)", 1: "1 (relevant)"}.get(label, str(label))
 
 
+def _review_section(stats: Mapping[str, Any]) -> dict[str, Any]:
+    """`semrel review stats -f json` as two tables: each reviewer's counts and speed, and the kappa of each two labellings
+    (reviewers, and each reviewer with the judge) on the pairs both labelled."""
+    def count(value: Any) -> str:
+        return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "n/a"
+
+    reviewers = [{"reviewer": str(r.get("reviewer", "")), "graded": count(r.get("graded")), "skipped": count(r.get("skipped")),
+                  "flags": count(r.get("flags")), "stale": count(r.get("stale")), "seconds": _number(r.get("median_seconds"), 1),
+                  "per_hour": _number(r.get("per_hour"), 0)} for r in stats["reviewers"] if isinstance(r, Mapping)]
+    pairs = [{"first": str(a.get("first", "")), "second": str(a.get("second", "")), "n": count(a.get("n")),
+              "percent": f"{_number(a.get('percent_agreement'), 1)}%", "kappa": _number(a.get("kappa")),
+              "interval": f"{_number(a.get('kappa_low'))} to {_number(a.get('kappa_high'))}",
+              "weights": str(a.get("weights") or "none")} for a in stats["agreement"] if isinstance(a, Mapping)]
+    return {"kind": "review", "title": "Review: reviewers and their agreement",
+            "summary": [("pairs in the queue", count(stats.get("tasks"))), ("pairs reviewed", count(stats.get("reviewed")))],
+            "reviewers": reviewers, "pairs": pairs}
+
+
 def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> dict[str, Any]:
     """`semrel agree -f json` as tables: kappa with its interval, the confusion matrix with its axes named,
     and per measure the runs' values and ranks on each qrels with the pairs whose order flips. Any other
     JSON object is shown as flat key/value rows."""
     labels = agreement.get("labels")
+    if isinstance(agreement.get("reviewers"), list) and isinstance(agreement.get("agreement"), list):
+        return _review_section(agreement)
     if not isinstance(labels, Mapping) or not isinstance(labels.get("confusion"), list):
         return {"kind": "flat", "title": "Agreement figures", "rows": _flatten(agreement)}
     problem = agreement_problem(agreement)
