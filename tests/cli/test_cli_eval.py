@@ -187,8 +187,8 @@ def test_bad_qrels_missing_file_and_unknown_measure(cli, write, files):
     ("ndgc@10", "unknown measure 'ndgc@10': did you mean nDCG@10?"), ("recal@100", "did you mean R@100?"),
     ("all_trek", "unknown measure 'all_trek': did you mean all_trec?"),
     ("ndcg_cut10", "measure 'ndcg_cut10': ndcg takes grade=gain pairs, e.g. ndcg.1=3,2=9; did you mean ndcg_cut.10?"),
-    # a known name with letters added is another measure: no guess (ERR_IA is not ERR, ranx's hits@k is no hit rate)
-    ("ERR_IA@10", "unknown measure 'ERR_IA@10'; known:"), ("hits@10", "unknown measure 'hits@10'; known:"),
+    # a known name with letters added is another measure: no guess (ERR_IA is not ERR); ranx's hits@k is no hit rate
+    ("ERR_IA@10", "unknown measure 'ERR_IA@10'; known:"), ("hits@10", "unknown measure 'hits@10': ranx's hits@k (the relevant"),
 ])
 def test_a_near_miss_measure_name_says_what_was_meant(cli, files, measure, hint):
     """A name typed from ir_measures or ranx habits was refused with the list of 50 families and nothing more

@@ -143,9 +143,6 @@ def check_command_paths(ctx: click.Context) -> None:
             raise SemrelError(f"{named.label} {named.path}: is a folder; give the output a file name")
         if info is not None and (kind := special_kind(info.st_mode)):
             raise SemrelError(f"{named.label} {named.path}: is {kind}; semrel writes outputs to files (use '-' for stdout)")
-        if named.path.endswith(MANIFEST_SUFFIX):  # it would replace the record of how another file was made
-            raise SemrelError(f"{named.label} {named.path}: a name ending in {MANIFEST_SUFFIX} is where semrel keeps the manifest of "
-                              f"{named.path.removesuffix(MANIFEST_SUFFIX)}; give the output another file name (nothing was written)")
         for file in [named.path, manifest_path(named.path), *(named.path + s for s in named.sidecars)]:
             found = _stat(file)
             if found is not None and (found.st_dev, found.st_ino) in read:
@@ -164,3 +161,6 @@ def check_command_paths(ctx: click.Context) -> None:
                 raise SemrelError(f"{named.label} {named.path} and {other.label} {other.path} name the same file; "
                                   "give each output its own name (nothing was written)")
             written[real] = named
+        if named.path.endswith(MANIFEST_SUFFIX):  # it would replace the record of how another file, no input, was made
+            raise SemrelError(f"{named.label} {named.path}: a name ending in {MANIFEST_SUFFIX} is where semrel keeps the manifest of "
+                              f"{named.path.removesuffix(MANIFEST_SUFFIX)}; give the output another file name (nothing was written)")
