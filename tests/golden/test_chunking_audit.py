@@ -49,3 +49,16 @@ def test_the_manifest_records_whole_only_when_it_is_given():
     assert ChunkSettings(size=10).describe() == {"size": 10, "overlap": 0, "unit": "words", "sentences": False, "model": None}
     assert ChunkSettings(whole=True).describe() == {"size": None, "overlap": 0, "unit": "words", "sentences": False, "model": None,
                                                     "whole": True}
+
+
+def test_chinese_and_japanese_text_without_spaces_is_cut_to_size():
+    """Each ideograph or kana is a word: a Chinese page, having no spaces, was one "word" and so one chunk of any
+    length; 。！？ end sentences, though no space follows them."""
+    text = "这是第一句话。日本語の文です！" * 3  # 6 words, then 7
+    chunks = chunk_document(Document("zh", text), ChunkSettings(size=6))
+    assert [c.text for c in chunks][:3] == ["这是第一句话。", "日本語の文で", "す！这是第一句"]
+    assert len(chunks) == 7 and all(text[c.start:c.end] == c.text for c in chunks)
+    chunks = chunk_document(Document("zh", text), ChunkSettings(size=8, sentences=True))
+    assert [c.text for c in chunks][:2] == ["这是第一句话。", "日本語の文です！"]
+    assert [c.text for c in chunk_document(Document("mixed", "GPU显卡。 fast"), ChunkSettings(size=2))] == ["GPU显", "卡。 fast"]
+    assert chunking.count_words("中文text 字。") == 4

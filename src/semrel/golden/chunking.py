@@ -24,15 +24,25 @@ from ..progress import Steps, no_progress
 from ..records import Chunk
 from .documents import Document, DocumentReport, iter_documents, read_documents, sanitise_id
 
-__all__ = ["ChunkSettings", "Document", "UNITS", "chunk_document", "chunk_documents", "chunk_files", "read_documents",
-           "sanitise_id"]
+__all__ = ["ChunkSettings", "Document", "UNITS", "chunk_document", "chunk_documents", "chunk_files", "count_words",
+           "read_documents", "sanitise_id"]
 
 UNITS = ("words", "tokens")
 
-_WORD = re.compile(r"\S+")
-# A sentence ends at . ! or ? (possibly followed by closing quotes or brackets) before whitespace,
-# and at a blank line (headings and list items have no full stop), whatever the line breaks: \n, \r\n or \r.
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)|(?:\r\n|\r(?!\n)|\n)[ \t]*(?:\r\n|\r(?!\n)|\n)")
+# Chinese and Japanese put no spaces between words, so a page of them was one "word", and one chunk however
+# long; each ideograph or kana counts as a word instead (with the punctuation after it), as word processors count them.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+_WORD = re.compile(rf"[{_CJK}][^\s\w]*|[^\s{_CJK}]+")
+# A sentence ends at . ! or ? (possibly followed by closing quotes or brackets) before whitespace, at a
+# full-width 。！？ (no space follows them), and at a blank line (headings and list items have no full stop),
+# whatever the line breaks: \n, \r\n or \r.
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)|[\u3002\uff01\uff1f][\"')\]\u300d\u300f\uff09]*"
+                           r"|(?:\r\n|\r(?!\n)|\n)[ \t]*(?:\r\n|\r(?!\n)|\n)")
+
+
+def count_words(text: str) -> int:
+    """Words as chunk sizes count them (an ideograph or kana is one)."""
+    return sum(1 for _ in _WORD.finditer(text))
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from ..formats.trec import graded_pairs
 from ..progress import Steps, counted, no_progress
 from ..records import Chunk, GoldenItem, is_id
 from ..terminal import quantity
-from .chunking import Document, chunk_documents, sanitise_id
+from .chunking import Document, chunk_documents, count_words, sanitise_id
 from .converters import import_cranfield, import_llamaindex_pairs, import_msmarco, import_pubmedqa
 from .documents import file_document_id, sanitised_ids
 from .locate import ContextMatcher, chunks_holding, find_answer
@@ -342,7 +342,7 @@ def _import_examples(examples: list[Example], source: str, options: ImportOption
     lengths = Tally()
     for chunk in unique_chunks(options.corpus) if options.corpus else chunks or ():
         matcher.add(chunk)
-        lengths[len(chunk.text.split())] += 1
+        lengths[count_words(chunk.text)] += 1
     median = lengths.at(lengths.total() // 2)
     items: list[GoldenItem] = []
     counts: Counter[str] = Counter()

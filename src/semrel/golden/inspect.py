@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..formats.beir import beir_folder
 from ..formats.parquet import is_parquet
+from .chunking import count_words
 from .documents import file_document_id, file_stem, kind_of
 from .importers import BUILDS_CORPUS, CONTEXT_FORMATS, READ_EXAMPLES, detect_format, import_golden, table_rows
 from .sources import ImportOptions, named_document
@@ -59,7 +60,7 @@ def summarise_source(source: str, fmt: str = "auto") -> SourceSummary:
     fmt = detect_format(source) if fmt == "auto" else fmt
     if fmt in CONTEXT_FORMATS:
         examples = READ_EXAMPLES[fmt](source)
-        words = [len(context.split()) for example in examples for context in example.contexts]
+        words = [count_words(context) for example in examples for context in example.contexts]
         answers = sum(bool(example.answers) for example in examples)
         return SourceSummary(fmt, len(examples), answers, False, words, docs_folder=_documents_folder(Path(source)))
     if fmt == "trec":
@@ -74,7 +75,7 @@ def summarise_source(source: str, fmt: str = "auto") -> SourceSummary:
     result = import_golden(source, fmt, ImportOptions())
     words = []
     if fmt == "squad":
-        contexts = {c.doc_id: len(c.text.split()) for c in result.chunks or []}
+        contexts = {c.doc_id: count_words(c.text) for c in result.chunks or []}
         words = list(contexts.values())
     return SourceSummary(fmt, len(result.items), sum(bool(i.reference_answers) for i in result.items), fmt in BUILDS_CORPUS,
                          words, with_gold=sum(bool(i.gold_chunk_ids) for i in result.items))

@@ -18,6 +18,7 @@ from ..formats.jsonl import json_object
 from ..formats.kinds import GOLDEN, MisplacedFile, expecting
 from ..formats.tables import Table
 from ..records import Chunk, GoldenItem
+from .chunking import count_words
 from .locate import least_shares
 
 
@@ -108,10 +109,6 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
     return issues, count
 
 
-def _words(text: str) -> int:
-    return len(text.split())
-
-
 class Tally(Counter[int]):
     """{value: how many times it was seen}: the order statistics of a corpus's chunk lengths in memory that
     grows with the distinct lengths, not with the chunks."""
@@ -164,15 +161,15 @@ def golden_stats(items: Sequence[GoldenItem], chunks: Iterable[Chunk] | None = N
     notes = [f"gold found by the answer's word pairs alone, on the least shares (worth a look: `semrel golden pick` picks "
              f"again a query whose gold_chunk_ids you clear): {least}"] if least else []
     lengths = {
-        "query words": distribution([_words(i.query) for i in items]),
-        "answer words": distribution([_words(a) for a in answers]),
+        "query words": distribution([count_words(i.query) for i in items]),
+        "answer words": distribution([count_words(a) for a in answers]),
         "gold chunks per query": distribution([len(i.gold_chunk_ids) for i in items]),
     }
     if chunks is not None:  # read once, a chunk at a time: only lengths are kept, not the texts
         words = Tally()
         per_document: Counter[str] = Counter()
         for chunk in chunks:
-            words[_words(chunk.text)] += 1
+            words[count_words(chunk.text)] += 1
             per_document[chunk.doc_id] += 1
         counts["corpus chunks"] = words.total()
         counts["corpus documents"] = len(per_document)
