@@ -125,6 +125,19 @@ def test_a_folder_lists_what_it_skipped_and_why(tmp_path):
     assert [r["doc_id"] for r in rows] == ["notes"] and "skipped 6 (--exclude)" in stderr
 
 
+def test_exclude_names_a_folder_as_gitignore_does(tmp_path):
+    """`--exclude drafts` (or `drafts/`) read every file of the folder drafts: the name was matched against the file's
+    name and whole path only, so a folder's name matched nothing, and nothing said so."""
+    folder = tmp_path / "docs"
+    for name in ("keep.md", "drafts/old.md", "sub/drafts/older.md", "sub dir/x.txt", "drafts.txt"):
+        write(folder / name, "Some text.\n")
+    for pattern in ("drafts", "drafts/"):
+        rows, stderr = chunk(tmp_path, folder, "--exclude", pattern)
+        assert [r["doc_id"] for r in rows] == ["drafts", "keep", "sub_dir/x"], pattern
+    rows, _ = chunk(tmp_path, folder, "--exclude", "sub dir", "--exclude", "sub/*")
+    assert [r["doc_id"] for r in rows] == ["drafts/old", "drafts", "keep"]
+
+
 def test_whole_keeps_document_ids_and_refuses_a_size(tmp_path):
     write(tmp_path / "docs" / "a.txt", "Bees forage far. They return at dusk.\n")
     rows, _ = chunk(tmp_path, tmp_path / "docs", "--whole")

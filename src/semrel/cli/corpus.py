@@ -21,7 +21,8 @@ def corpus_group() -> None:
 @click.argument("inputs", nargs=-1, required=True, type=input_path(allow_dash=True))
 @click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="corpus.jsonl to write.")
 @click.option("--exclude", multiple=True, metavar="GLOB",
-              help="Inside folders, skip files whose name or relative path matches GLOB (repeatable), e.g. --exclude 'README*'.")
+              help="Inside folders, skip files whose name or relative path, or a folder's they are in, matches GLOB (repeatable), "
+                   "e.g. --exclude 'README*' --exclude drafts.")
 @chunk_options(default_size=200)
 def chunk_command(inputs, output, exclude, size, overlap, unit, sentences, model, whole):
     """Cut INPUTS into chunks `<doc_id>#<n>` (with --whole: one chunk `<doc_id>` per document) with

@@ -769,8 +769,11 @@ class DocumentReport:
 
 
 def _excluded(relative: str, patterns: Sequence[str]) -> bool:
-    name = relative.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatch(relative, p) or fnmatch.fnmatch(name, p) for p in patterns)
+    """Whether a pattern matches the file's name or path, or a folder's it is in (`--exclude drafts` or `drafts/`
+    skips the folder's files, as .gitignore does; they were read, and nothing said the pattern matched nothing)."""
+    parts = relative.split("/")
+    names = parts + ["/".join(parts[:n]) for n in range(2, len(parts) + 1)]
+    return any(fnmatch.fnmatch(name, p.rstrip("/") or p) for p in patterns for name in names)
 
 
 def file_documents(path: Path, doc_id: str, kind: str,
