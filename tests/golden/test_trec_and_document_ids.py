@@ -238,6 +238,23 @@ def test_a_gold_id_that_is_a_path_to_the_document_names_the_document_its_tail_na
     assert read_lines(tmp_path / "sub.jsonl")[0]["meta"]["gold_documents"] == ["sub/manual"]
 
 
+def test_a_file_name_with_spaces_in_the_source_column_is_one_document(tmp_path):
+    """'Bike Manual.md' was cut at its spaces into the ids 'Bike' and 'Manual.md', refused as unknown; a file name is
+    one id, its blanks made '_' as the corpus's document id has them. Ids a cell separates by spaces still part."""
+    write(tmp_path / "docs" / "Bike Manual.md", MANUAL)
+    write(tmp_path / "docs" / "old notes" / "brakes v2.md", "Another manual, on brakes: pads wear out.")
+    ok("corpus", "chunk", tmp_path / "docs", "--size", "20", "-o", tmp_path / "c.jsonl")
+    write(tmp_path / "g.csv", "question,answer,source\nWhere is oil applied?,On the rollers.,Bike Manual.md\n"
+                              "What wears out?,Pads.,/home/me/docs/old notes/brakes v2.md\n"
+                              "Both?,Pads.,Bike Manual.md; old notes/brakes v2.md\n"
+                              "Chunks?,Pads.,Bike_Manual#0 old_notes/brakes_v2#0\n")
+    ok("golden", "import", tmp_path / "g.csv", "--corpus", tmp_path / "c.jsonl", "--chunk-ids-col", "source",
+       "--doc-qrels", "first-chunk", "-o", tmp_path / "g.jsonl")
+    assert [i["gold_chunk_ids"] for i in read_lines(tmp_path / "g.jsonl")] == [
+        ["Bike_Manual#0"], ["old_notes/brakes_v2#0"], ["Bike_Manual#0", "old_notes/brakes_v2#0"],
+        ["Bike_Manual#0", "old_notes/brakes_v2#0"]]
+
+
 def test_answer_chunk_where_several_chunks_hold_a_short_answer_keeps_those_nearest_the_question():
     """'ten' is in two chunks; the question's words tell which (all of them on a tie)."""
     chunks = [("d#0", "It took ten days to fix the brakes."), ("d#1", "The chain has ten links per inch."), ("d#2", "Nothing.")]

@@ -35,7 +35,7 @@ from .chunking import Document, chunk_documents, count_words, sanitise_id
 from .converters import import_cranfield, import_llamaindex_pairs, import_msmarco, import_pubmedqa
 from .documents import file_document_id, sanitised_ids
 from .locate import ContextMatcher, chunks_holding, find_answer
-from .sources import Imported, ImportOptions, corpus_ids, expect, load_json, map_document_ids, query_id_of, record_rows
+from .sources import FILE_SUFFIX, Imported, ImportOptions, corpus_ids, expect, load_json, map_document_ids, query_id_of, record_rows
 from .trec import import_trec
 from .validate import Tally, lacks_answer
 
@@ -64,7 +64,20 @@ DEFAULT_COLUMNS = {
 }
 ROLE_NAMES = {"id": "query id", "query": "query", "answer": "answer", "chunk_ids": "gold chunk ids"}
 ROLE_OPTIONS = {"id": "id_col=", "query": "query_col=", "answer": "answer_col=", "chunk_ids": "chunk_ids_col="}  # shown as --id-col ...
-_ID_SEPARATORS = re.compile(r"[\s,;|]+")
+_ID_SEPARATORS = re.compile(r"[,;|]")
+
+
+def _cell_ids(cell: str) -> list[str]:
+    """The ids of a cell, separated by spaces , ; or |, but for a file name holding spaces ('User Guide.pdf',
+    'sub dir/a b.md', as a column naming each answer's file has it), which was cut into 'User' and 'Guide.pdf': a
+    run of words only the last of which has a file suffix, and none a '#', is one name (its blanks made '_', as
+    `semrel corpus chunk` makes them in the document's id)."""
+    ids: list[str] = []
+    for piece in _ID_SEPARATORS.split(cell):
+        words = piece.split()
+        one_name = len(words) > 1 and FILE_SUFFIX.search(words[-1]) and not any(FILE_SUFFIX.search(w) or "#" in w for w in words[:-1])
+        ids += [sanitise_id(piece)] if one_name else words
+    return ids
 
 
 def detect_format(source: str) -> str:
@@ -659,9 +672,9 @@ def _id_list(value: Any, column: str, path: str, line: int) -> tuple[str, ...]:
         if wrong is not None or None in value:
             raise FormatError(display_name(path), f"field {column!r} (the gold chunk ids) should list chunk ids (strings), "
                               f"found {shown_json(wrong)} in the list", line=line)
-        ids: Sequence[str] = [str(v) for v in value]
+        ids: Sequence[str] = [sanitise_id(str(v)) for v in value]
     elif is_id(value):
-        ids = [i for i in _ID_SEPARATORS.split(str(value)) if i]
+        ids = _cell_ids(str(value))
     else:
         raise FormatError(display_name(path), f"field {column!r} (the gold chunk ids) should be a list of chunk ids or a string of "
                           f"ids separated by spaces, ',', ';' or '|', found {shown_json(value)}", line=line)

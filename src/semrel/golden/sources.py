@@ -21,7 +21,7 @@ from .documents import file_document_id
 from .locate import answer_chunks, least_shares
 
 DOC_QRELS = ("all-chunks", "first-chunk", "answer-chunk")
-_FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}(\.gz)?$")  # 'manual.pdf' may name the document 'manual'; 'v1.2#3' names none
+FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}(\.gz)?$")  # 'manual.pdf' may name the document 'manual'; 'v1.2#3' names none
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ def _document_names(name: str) -> Iterator[str]:
     parts = name.split("/")
     for tail in ("/".join(parts[k:]) for k in range(len(parts))):
         yield tail
-        if _FILE_SUFFIX.search(tail):
+        if FILE_SUFFIX.search(tail):
             yield file_document_id(tail)
 
 
