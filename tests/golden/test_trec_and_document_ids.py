@@ -247,12 +247,13 @@ def test_a_file_name_with_spaces_in_the_source_column_is_one_document(tmp_path):
     write(tmp_path / "g.csv", "question,answer,source\nWhere is oil applied?,On the rollers.,Bike Manual.md\n"
                               "What wears out?,Pads.,/home/me/docs/old notes/brakes v2.md\n"
                               "Both?,Pads.,Bike Manual.md; old notes/brakes v2.md\n"
-                              "Chunks?,Pads.,Bike_Manual#0 old_notes/brakes_v2#0\n")
+                              "Chunks?,Pads.,Bike_Manual#0 old_notes/brakes_v2#0\n"
+                              "Listed?,Pads.,\"[\"\"Bike Manual.md\"\"]\"\n")
     ok("golden", "import", tmp_path / "g.csv", "--corpus", tmp_path / "c.jsonl", "--chunk-ids-col", "source",
        "--doc-qrels", "first-chunk", "-o", tmp_path / "g.jsonl")
     assert [i["gold_chunk_ids"] for i in read_lines(tmp_path / "g.jsonl")] == [
         ["Bike_Manual#0"], ["old_notes/brakes_v2#0"], ["Bike_Manual#0", "old_notes/brakes_v2#0"],
-        ["Bike_Manual#0", "old_notes/brakes_v2#0"]]
+        ["Bike_Manual#0", "old_notes/brakes_v2#0"], ["Bike_Manual#0"]]
 
 
 def test_answer_chunk_where_several_chunks_hold_a_short_answer_keeps_those_nearest_the_question():

@@ -67,16 +67,19 @@ ROLE_OPTIONS = {"id": "id_col=", "query": "query_col=", "answer": "answer_col=",
 _ID_SEPARATORS = re.compile(r"[,;|]")
 
 
+def _file_name(words: Sequence[str]) -> bool:
+    """Whether words are one file name holding spaces ('User Guide.pdf', 'sub dir/a b.md', as a column naming each
+    answer's file has it): only the last has a file suffix, and none a '#' (a chunk id's)."""
+    return len(words) > 1 and bool(FILE_SUFFIX.search(words[-1])) and not any(FILE_SUFFIX.search(w) or "#" in w for w in words[:-1])
+
+
 def _cell_ids(cell: str) -> list[str]:
-    """The ids of a cell, separated by spaces , ; or |, but for a file name holding spaces ('User Guide.pdf',
-    'sub dir/a b.md', as a column naming each answer's file has it), which was cut into 'User' and 'Guide.pdf': a
-    run of words only the last of which has a file suffix, and none a '#', is one name (its blanks made '_', as
-    `semrel corpus chunk` makes them in the document's id)."""
+    """The ids of a cell, separated by spaces , ; or |, but a file name holding spaces is one (its blanks made '_',
+    as `semrel corpus chunk` makes them in the document's id): it was cut into 'User' and 'Guide.pdf'."""
     ids: list[str] = []
     for piece in _ID_SEPARATORS.split(cell):
         words = piece.split()
-        one_name = len(words) > 1 and FILE_SUFFIX.search(words[-1]) and not any(FILE_SUFFIX.search(w) or "#" in w for w in words[:-1])
-        ids += [sanitise_id(piece)] if one_name else words
+        ids += [sanitise_id(piece)] if _file_name(words) else words
     return ids
 
 
@@ -672,7 +675,7 @@ def _id_list(value: Any, column: str, path: str, line: int) -> tuple[str, ...]:
         if wrong is not None or None in value:
             raise FormatError(display_name(path), f"field {column!r} (the gold chunk ids) should list chunk ids (strings), "
                               f"found {shown_json(wrong)} in the list", line=line)
-        ids: Sequence[str] = [sanitise_id(str(v)) for v in value]
+        ids: Sequence[str] = [sanitise_id(str(v)) if _file_name(str(v).split()) else str(v) for v in value]
     elif is_id(value):
         ids = _cell_ids(str(value))
     else:
