@@ -4,6 +4,7 @@ denied open), the size and ratio limits as set, BOMs inside a file, stdin's line
 
 from __future__ import annotations
 
+import codecs
 import errno
 import gzip
 import hashlib
@@ -483,3 +484,21 @@ def test_an_output_whose_name_the_file_system_takes_can_be_written(tmp_path, wri
         with files_as_one([str(target)]) as staged:
             Path(staged[target]).write_text("q1 Q0 d1 1 2.0 a\n")
     assert target.read_text() == "q1 Q0 d1 1 2.0 a\n" and not stale.exists()
+
+
+def test_text_with_a_utf16_byte_order_mark_is_read_as_utf16(tmp_path):
+    """Notepad's and Excel's "Unicode" and a PowerShell redirect write UTF-16 with its byte-order mark: a .txt document or
+    a golden CSV so saved was refused as not UTF-8, though the mark says what it is. Read a line at a time (JSON Lines),
+    it is still refused, now as UTF-16."""
+    from semrel.formats.files import read_text
+
+    for codec in ("utf-16-le", "utf-16-be"):
+        data = (codecs.BOM_UTF16_LE if codec.endswith("le") else codecs.BOM_UTF16_BE) + "café\r\nline 2\n".encode(codec)
+        assert read_text(write(tmp_path / f"{codec}.txt", data)) == "café\r\nline 2\n"
+    with pytest.raises(FormatError) as caught:
+        read_text(write(tmp_path / "odd.txt", codecs.BOM_UTF16_LE + b"a\x00b"))  # an odd byte out
+    assert str(caught.value).endswith("odd.txt: not valid UTF-16, though it starts with UTF-16's byte-order mark "
+                                      "(re-save the file as UTF-8)")
+    with pytest.raises(FormatError) as caught:
+        list(read_lines(write(tmp_path / "q.jsonl", "{}\n".encode("utf-16"))))
+    assert str(caught.value).endswith("q.jsonl:1: UTF-16 text (Windows' \"Unicode\"), read here as UTF-8 only (re-save the file as UTF-8)")

@@ -470,8 +470,18 @@ def read_head(path: str | os.PathLike, size: int = 256) -> bytes:
         return _without_bom(handle.read(size))
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # little- and big-endian
+
+
 def decode_text(data: bytes, path: str | os.PathLike) -> str:
-    """UTF-8 text; other encodings are refused with the line they break on."""
+    """UTF-8 text, or UTF-16 where the file starts with its byte-order mark (Notepad's and Excel's "Unicode", a
+    PowerShell redirect), which says so unambiguously; other encodings are refused with the line they break on."""
+    if data[:2] in UTF16_BOMS:
+        try:
+            return data.decode("utf-16")  # reads the mark and drops it
+        except UnicodeDecodeError:
+            raise FormatError(display_name(path), "not valid UTF-16, though it starts with UTF-16's byte-order mark",
+                              hint="re-save the file as UTF-8") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -508,6 +518,9 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
             try:
                 yield number, raw.rstrip(b"\n").decode("utf-8")
             except UnicodeDecodeError:
+                if number == 1 and raw[:2] in UTF16_BOMS:  # read a line at a time, as UTF-8: a UTF-16 file is refused as such
+                    raise FormatError(display_name(name), "UTF-16 text (Windows' \"Unicode\"), read here as UTF-8 only", line=1,
+                                      hint="re-save the file as UTF-8") from None
                 raise not_utf8(name, number) from None
 
 
