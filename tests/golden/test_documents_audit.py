@@ -511,3 +511,15 @@ def test_two_files_that_make_one_document_id_are_refused_naming_both(tmp_path):
     folder = tmp_path / "docs"
     assert_one_error(run("corpus", "chunk", folder, "-o", tmp_path / "c.jsonl"),
                      f"document id 'notes' occurs in {folder / 'notes.md'} and in {folder / 'notes.txt'}; rename one of the documents")
+
+
+def test_files_of_one_name_in_two_folders_are_told_to_chunk_the_folder_holding_both(tmp_path):
+    """a/notes.md and b/notes.md given as files, or as the folders a and b, are both 'notes': renaming was the only advice,
+    where chunking their common folder names them 'a/notes' and 'b/notes'."""
+    first, second = write(tmp_path / "docs" / "a" / "notes.md", "Bees."), write(tmp_path / "docs" / "b" / "notes.md", "Wasps.")
+    advice = (f", or chunk the folder holding both, {tmp_path / 'docs'}, whose documents are named by their paths in it "
+              "('a/notes', 'b/notes')")
+    for inputs in ((first, second), (first.parent, second.parent)):
+        line = assert_one_error(run("corpus", "chunk", *inputs, "-o", tmp_path / "c.jsonl"), "rename one of the documents")
+        assert line.endswith(advice), line
+

@@ -873,6 +873,18 @@ def _input_documents(inputs: Sequence[str | os.PathLike], report: DocumentReport
             yield from ((kind, doc, str(name)) for doc in found)
 
 
+def _folder_advice(first: str, second: str) -> str:
+    """Two files of one name in different folders (a/notes.md, b/notes.md, given as files or as two folders) are told
+    apart by a folder holding both: inside it a document is named by its path ('a/notes')."""
+    paths = [Path(first), Path(second)]
+    if not all(p.is_file() for p in paths) or paths[0].parent == paths[1].parent:
+        return ""
+    common = Path(os.path.commonpath([p.resolve() for p in paths]))
+    ids = [file_document_id(p.resolve().relative_to(common).as_posix()) for p in paths]
+    return f", or chunk the folder holding both, {display_name(str(common))}, whose documents are named by their paths in it " \
+           f"({ids[0]!r}, {ids[1]!r})"
+
+
 def read_documents_report(inputs: Sequence[str | os.PathLike], exclude: Sequence[str] = ()) -> tuple[list[Document], DocumentReport]:
     """Documents from files, folders (recursively), JSONL files and BEIR folders, in input order,
     with what was read and skipped. A file's id is its name without suffix; inside a folder, its
@@ -890,7 +902,7 @@ def iter_documents(inputs: Sequence[str | os.PathLike], report: DocumentReport,
     for kind, doc, source in _input_documents(inputs, report, exclude):
         if doc.id in seen:  # two files whose names differ only in suffix or spacing (notes.md, notes.pdf) make one id
             where = f"twice in {source}" if seen[doc.id] == source else f"in {seen[doc.id]} and in {source}"
-            raise SemrelError(f"document id {doc.id!r} occurs {where}; rename one of the documents")
+            raise SemrelError(f"document id {doc.id!r} occurs {where}; rename one of the documents{_folder_advice(seen[doc.id], source)}")
         seen[doc.id] = source
         if doc.text.strip():
             report.documents[kind] += 1
