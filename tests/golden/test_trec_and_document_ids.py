@@ -256,6 +256,20 @@ def test_a_file_name_with_spaces_in_the_source_column_is_one_document(tmp_path):
         ["Bike_Manual#0", "old_notes/brakes_v2#0"], ["Bike_Manual#0"]]
 
 
+def test_a_file_named_on_macos_in_nfd_is_the_document_a_golden_set_names_in_nfc(tmp_path):
+    """macOS names files in NFD ('e' and a combining accent); a CSV typed on a keyboard has 'café.txt' in NFC, and the
+    two, the same to the eye, did not match: the import said the corpus lacked the document."""
+    import unicodedata
+
+    write(tmp_path / "docs" / unicodedata.normalize("NFD", "Résumé/café.txt"), "Café crème brûlée.")
+    ok("corpus", "chunk", tmp_path / "docs", "-o", tmp_path / "c.jsonl")
+    assert [c["_id"] for c in read_lines(tmp_path / "c.jsonl")] == [unicodedata.normalize("NFC", "Résumé/café#0")]
+    write(tmp_path / "g.csv", unicodedata.normalize("NFC", "question,answer,source\nWhere?,crème,Résumé/café.txt\nAnd?,crème,Résumé/café#0\n"))
+    ok("golden", "import", tmp_path / "g.csv", "--corpus", tmp_path / "c.jsonl", "--chunk-ids-col", "source",
+       "--doc-qrels", "first-chunk", "-o", tmp_path / "g.jsonl")
+    assert [i["gold_chunk_ids"] for i in read_lines(tmp_path / "g.jsonl")] == [["Résumé/café#0"]] * 2
+
+
 def test_answer_chunk_where_several_chunks_hold_a_short_answer_keeps_those_nearest_the_question():
     """'ten' is in two chunks; the question's words tell which (all of them on a tie)."""
     chunks = [("d#0", "It took ten days to fix the brakes."), ("d#1", "The chain has ten links per inch."), ("d#2", "Nothing.")]
