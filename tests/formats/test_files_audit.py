@@ -58,6 +58,16 @@ def test_a_limit_in_a_fraction_of_a_megabyte_is_that_many_bytes(tmp_path, monkey
                                  "(raise it with the environment variable SEMREL_MAX_LINE_MB, in MB, e.g. SEMREL_MAX_LINE_MB=2)")
 
 
+def test_a_limit_under_a_quarter_megabyte_suggests_a_larger_one_the_variable_takes(tmp_path, monkeypatch):
+    """SEMREL_MAX_LINE_MB=0.1 suggested SEMREL_MAX_LINE_MB=0 (int() of 4 x 0.1), which the variable refuses."""
+    monkeypatch.setenv("SEMREL_MAX_LINE_MB", "0.1")
+    path = write(tmp_path / "j.jsonl", b"x" * (MB // 5) + b"\n")
+    with pytest.raises(FormatError) as caught:
+        next(read_lines(path))
+    assert str(caught.value) == (f"{path}:1: the line is longer than the limit of 0.1 MB "
+                                 "(raise it with the environment variable SEMREL_MAX_LINE_MB, in MB, e.g. SEMREL_MAX_LINE_MB=0.4)")
+
+
 @pytest.mark.parametrize("value", ["inf", "0", "-3", "nan", "lots"])
 def test_a_limit_that_is_no_positive_number_is_one_usage_line_from_the_command(tmp_path, cli, monkeypatch, value):
     """'inf' passed float() and made int(inf * MB) an OverflowError: a traceback, not the line every other bad value gets."""

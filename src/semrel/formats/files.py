@@ -80,9 +80,10 @@ def limit_bytes(limit: tuple[str, float]) -> int:
 
 def too_large(name: str, what: str, limit: tuple[str, float], line: int | None = None) -> FormatError:
     """The error for an input past a size limit: names the limit and the variable that raises it."""
-    variable = limit[0]
-    return FormatError(display_name(name), f"{what} is longer than the limit of {limit_value(limit):g} MB", line=line,
-                       hint=f"raise it with the environment variable {variable}, in MB, e.g. {variable}={int(limit_value(limit) * 4)}")
+    variable, value = limit[0], limit_value(limit)
+    raised = min(value * 4, LARGEST_LIMIT)  # not int(): below 0.25 MB that suggested 0, which the variable refuses
+    return FormatError(display_name(name), f"{what} is longer than the limit of {value:g} MB", line=line,
+                       hint=f"raise it with the environment variable {variable}, in MB, e.g. {variable}={raised:g}")
 
 
 # ---------------------------------------------------------------- inputs: regular files only, remembered
