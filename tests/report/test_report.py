@@ -85,7 +85,7 @@ def test_options_other_than_the_labels_rule_are_drawn_and_warned_about(cli, file
     assert rows["label rule"] == f"p &gt;= {CUT:g}" and rows["plots drawn at"] == "R &gt;= 0.7 (--on/--threshold/--grades)"
     assert f"its labels were made by p >= {CUT:g}, as" in result.stderr
     # options that are the rule: nothing to warn about
-    result = cli("report", files["qrels"], files["base"], "--threshold", f"{CUT}", "-o", str(output))
+    result = cli("report", files["qrels"], files["base"], "--threshold", f"{CUT}", "-m", "RR", "-o", str(output))
     assert result.exit_code == 0 and "were made by" not in result.stderr and not top_warnings(output.read_text(encoding="utf-8"))
 
 
@@ -414,6 +414,21 @@ def test_runs_compared_on_few_queries_are_warned_about_at_the_top_once(cli, tmp_
     alone = cli("report", derived, a, "--gold-qrels", gold, "-m", "RR", "-o", str(output))
     assert alone.exit_code == 0, alone.stderr
     assert "paired tests" not in alone.stderr and not top_warnings(output.read_text(encoding="utf-8"))
+
+
+def test_a_cutoff_past_every_runs_depth_is_warned_about_at_the_top_once(cli, tmp_path):
+    """R@100 over runs of 20 is recall at 20: `eval`, `compare` and `lift` said so, the report's metric table (`semrel run`'s
+    R@100 of its 20-chunk runs, before init wrote R@20) did not."""
+    (tmp_path / "q.qrels").write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(3)))
+    (tmp_path / "a.run").write_text("".join(f"q{i} Q0 d{i} 1 2 a\nq{i} Q0 x{i} 2 1 a\n" for i in range(3)))
+    qrels, run, output = str(tmp_path / "q.qrels"), str(tmp_path / "a.run"), tmp_path / "r.html"
+    result = cli("report", qrels, run, "--gold-qrels", qrels, "-m", "RR,P@5", "-o", str(output))
+    assert result.exit_code == 0, result.stderr
+    said = ("P@5: no run ranks more than 2 documents for a query, so it counts the top 2 (as trec_eval does); retrieve deeper "
+            "(-k), unless the runs hold all their retriever found (BM25 ranks only the chunks sharing a word with the query), or "
+            "ask for a cutoff of 2 or less")
+    assert top_warnings(output.read_text(encoding="utf-8")) == [said]
+    assert result.stderr.count(f"semrel: warning: {said}") == 1
 
 
 def cli_report(cli, folder: Path, qrels: str, *runs: str) -> str:

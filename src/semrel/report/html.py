@@ -265,11 +265,11 @@ def _metric_section(inputs: ReportInputs, judged: Qrels, warn: Callable[[str], N
         named[0] = (inputs.qrels, QrelsKind("derived", "derived labels", named[0][1].description), judged)
     runs = [read_run(path) if str(path) == STDIO else None for path in inputs.runs]
     comparisons, qrels = [], []
-    # the runs' chunk ids checked against `corpus` (its path, or its ids as the golden set's stats read them) once, with
-    # the first qrels
+    # the runs' chunk ids checked against `corpus` (its path, or its ids as the golden set's stats read them), and their
+    # depth against the measures' cutoffs, once, with the first qrels
     for i, (path, kind, given) in enumerate(named):
         results = evaluate_files(path, inputs.runs, inputs.chosen_measures(), inputs.rel_level, warn=warn, qrels=given, runs=runs,
-                                 corpus=None if i else corpus)
+                                 corpus=None if i else corpus, cutoffs=not i)  # R@100 of runs of 20 is said, as by compare
         c = compare_evaluations(results, inputs.settings, baseline=inputs.baseline, all_pairs=inputs.all_pairs, warn=warn)
         comparisons.append(c)
         qrels.append({"key": kind.key, "label": kind.label, "description": kind.description,
