@@ -307,3 +307,13 @@ def test_a_held_out_kappa_left_undefined_is_said_why(write, tmp_path):
     assert result.exit_code == 0, result.output
     assert ("kappa is undefined (nan) for test vs judge: both give all 2 compared pairs grade 1, so they agree on every pair, but "
             "chance alone would agree as much") in result.stdout.splitlines()
+
+
+def test_a_test_file_whose_pairs_were_all_reviewed_says_what_to_do(write, tmp_path):
+    """docs/review.md's simulate, export, `calibrate --test gold.qrels` run on the demo: its --limit 300 reviews all 266
+    judged pairs, and the error said only that none was left, not why nor what to do."""
+    judgments = write("j.jsonl", "".join(_line(f"q{i}", r, r) for i, r in enumerate([0.2, 0.3, 0.9, 0.95])))
+    human = write("h.qrels", "q0 0 c 0\nq1 0 c 0\nq2 0 c 1\nq3 0 c 1\n")
+    assert_one_error(run("calibrate", judgments, human, "--test", human, "--on", "R", "-o", tmp_path / "cal.json"),
+                     f"{human}: no judged pair is left once the calibration pairs are set aside (all 4 it holds were reviewed): "
+                     "test on labels of other pairs, or review fewer (a smaller --limit) so that some are left to test on")
