@@ -264,7 +264,8 @@ def test_a_file_named_on_macos_in_nfd_is_the_document_a_golden_set_names_in_nfc(
     write(tmp_path / "docs" / unicodedata.normalize("NFD", "Résumé/café.txt"), "Café crème brûlée.")
     ok("corpus", "chunk", tmp_path / "docs", "-o", tmp_path / "c.jsonl")
     assert [c["_id"] for c in read_lines(tmp_path / "c.jsonl")] == [unicodedata.normalize("NFC", "Résumé/café#0")]
-    write(tmp_path / "g.csv", unicodedata.normalize("NFC", "question,answer,source\nWhere?,crème,Résumé/café.txt\nAnd?,crème,Résumé/café#0\n"))
+    typed = "question,answer,source\nWhere?,crème,Résumé/café.txt\nAnd?,crème,Résumé/café#0\n"
+    write(tmp_path / "g.csv", unicodedata.normalize("NFC", typed))
     ok("golden", "import", tmp_path / "g.csv", "--corpus", tmp_path / "c.jsonl", "--chunk-ids-col", "source",
        "--doc-qrels", "first-chunk", "-o", tmp_path / "g.jsonl")
     assert [i["gold_chunk_ids"] for i in read_lines(tmp_path / "g.jsonl")] == [["Résumé/café#0"]] * 2
