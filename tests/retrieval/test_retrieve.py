@@ -99,6 +99,14 @@ def test_blank_queries_are_named_once_whichever_the_method(tmp_path, method):
     assert "ships#0" in read_run(tmp_path / "r.run").to_dict()["q2"]
 
 
+def test_one_blank_query_is_one_in_the_warning(tmp_path):
+    """'1 of 3 queries is empty or blank ('q1'): there is nothing to retrieve for them ... give them their text'."""
+    golden = write_golden(tmp_path / "golden.jsonl", [("q1", "", "x", []), ("q2", "ocean ports", "x", []), ("q3", "ships", "x", [])])
+    result = run("retrieve", "--corpus", write_corpus(tmp_path / "corpus.jsonl"), "--golden", golden, "-o", tmp_path / "r.run")
+    assert f"{golden}: 1 of 3 queries is empty or blank ('q1'): there is nothing to retrieve for it (bm25 finds no chunk, " \
+           "dense ranks chunks against empty text); give it its text (`semrel golden validate` lists it)" in result.stderr
+
+
 def brute_force_cosine(texts: list[str], queries: list[str]) -> np.ndarray:
     from sentence_transformers import SentenceTransformer
 

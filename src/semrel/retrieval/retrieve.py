@@ -399,9 +399,9 @@ def warn_blank(items: Sequence[GoldenItem], golden_name: str, warn: Callable[[st
     if warn and blank:
         shown = ", ".join(repr(q) for q in blank[:3]) + (", ..." if len(blank) > 3 else "")
         warn(f"{golden_name}: {len(blank):,} of {quantity(len(items), 'query')} {agreeing(len(blank), 'are')} empty or blank ({shown}): "
-             "there is nothing to retrieve "
-             "for them (bm25 finds no chunk, dense ranks chunks against empty text); give them their text "
-             "(`semrel golden validate` lists them)")
+             f"there is nothing to retrieve for {'them' if len(blank) > 1 else 'it'} (bm25 finds no chunk, dense ranks chunks "
+             f"against empty text); give {'them their' if len(blank) > 1 else 'it its'} text (`semrel golden validate` lists "
+             f"{'them' if len(blank) > 1 else 'it'})")
 
 
 def warn_empty(hits: Hits, query_ids: Sequence[str], warn: Callable[[str], None] | None) -> None:
