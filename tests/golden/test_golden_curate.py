@@ -45,7 +45,8 @@ def test_validate_reports_every_problem_with_its_line(tmp_path):
                    + item("q3", "  ", gold=("zz#1", "a#1"))
                    + item("q4", "where do  BEES go?", answer="", gold=("a#0", "a#0"))
                    + item("q5", "Cranfield-like", answer="", gold=(), meta={"no_answer": True})
-                   + '{"query_id": "q6", "query": "x", "gold_chunk_ids": "a#0"}\n')
+                   + '{"query_id": "q6", "query": "x", "gold_chunk_ids": "a#0"}\n'
+                   + '{"query_id": "q7", "query": "y", "answers": ["z"], "gold_chunk_ids": ["a#0"]}\n')
     result = run("golden", "validate", golden, "--corpus", corpus)
     assert result.exit_code == 1
     assert result.stdout.splitlines() == [
@@ -57,8 +58,11 @@ def test_validate_reports_every_problem_with_its_line(tmp_path):
         f"{golden}:4: warning: query 'q4' lists gold chunk 'a#0' twice",
         f"{golden}:5: warning: query 'q5' has no gold chunks",
         f"{golden}:6: error: gold_chunk_ids should be a list of chunk ids",
+        # kept as the user's own key, 'answers' left the answer empty, with no word of where it was
+        f"{golden}:7: error: query 'q7' has an empty reference answer (the line has 'answers': a golden line's answer is its "
+        "'reference_answer' field, a string or a list)",
     ]
-    assert "6 queries: 5 errors, 3 warnings" in result.stderr
+    assert "6 queries: 6 errors, 3 warnings" in result.stderr  # line 6 is no query: it was counted as one
     clean = write(tmp_path / "clean.jsonl", item("q1", "Where do bees go?") + item("q2", "Who mates?", gold=("b#0",)))
     result = run("golden", "validate", clean, "--corpus", corpus)
     assert result.exit_code == 0 and result.stdout == "" and "0 errors, 0 warnings" in result.stderr
@@ -66,7 +70,7 @@ def test_validate_reports_every_problem_with_its_line(tmp_path):
     result = run("golden", "validate", broken)  # a malformed line is one more problem, listed like the others
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.stdout.startswith(f"{broken}:2: error: invalid JSON") and len(result.stdout.splitlines()) == 1
-    assert "2 queries: 1 error, 0 warnings" in result.stderr
+    assert "1 query: 1 error, 0 warnings" in result.stderr
 
 
 def test_validate_warns_of_reference_answers_that_say_their_context_lacks_the_answer(tmp_path):

@@ -55,8 +55,19 @@ def normalised_query(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+# fields a golden line may hold its answer under by mistake: read as the user's own keys, they left the answer empty
+ANSWER_FIELD = "reference_answer"
+_ANSWER_LOOKALIKES = ("reference_answers", "answer", "answers", "reference", "ground_truth", "ground_truths", "expected_answer")
+
+
+def _answer_hint(record: dict) -> str:
+    """Where a line without a reference answer may hold it: a field named like one, which is kept as the user's own."""
+    found = next((key for key in record if key.strip().lower() in _ANSWER_LOOKALIKES and key != ANSWER_FIELD), None)
+    return f" (the line has {found!r}: a golden line's answer is its {ANSWER_FIELD!r} field, a string or a list)" if found else ""
+
+
 def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) -> tuple[list[Issue], int]:
-    """(every issue in line order, number of items read).
+    """(every issue in line order, number of items read: a line that is no golden item is no query).
 
     Errors: a malformed line (not JSON, or JSON but not an object: reported like any other error,
     and the lines after it are still checked), a repeated query id, an empty query, an empty reference answer
@@ -67,19 +78,21 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
     issues: list[Issue] = []
     ids: dict[str, int] = {}
     texts: dict[str, int] = {}
-    count = 0
+    count = lines = 0
     for line, text in read_lines(path):
         if not text.strip():
             continue
-        count += 1
+        lines += 1
         try:  # a file of another kind (a CSV given before its import) is one line saying so, not an error per line
-            with expecting(path, GOLDEN) if count == 1 else contextlib.nullcontext():
-                item = golden_item(json_object(text, path, line), path, line)
+            with expecting(path, GOLDEN) if lines == 1 else contextlib.nullcontext():
+                record = json_object(text, path, line)
+                item = golden_item(record, path, line)
         except MisplacedFile:
             raise
         except FormatError as exc:
             issues.append(Issue(line, "error", exc.message + (f" ({exc.hint})" if exc.hint else "")))
             continue
+        count += 1
         if item.query_id in ids:
             issues.append(Issue(line, "error", f"query id {item.query_id!r} already used on line {ids[item.query_id]}"))
         ids.setdefault(item.query_id, line)
@@ -91,7 +104,7 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
                 issues.append(Issue(line, "warning", f"query {item.query_id!r} has the same text as line {texts[key]}"))
             texts.setdefault(key, line)
         if not any(a.strip() for a in item.reference_answers) and not item.meta.get("no_answer"):
-            issues.append(Issue(line, "error", f"query {item.query_id!r} has an empty reference answer"))
+            issues.append(Issue(line, "error", f"query {item.query_id!r} has an empty reference answer{_answer_hint(record)}"))
         elif lacks_answer(item):
             issues.append(Issue(line, "warning", f"the reference answer of {item.query_id!r} says its context does not hold (all of) "
                                 "the answer; the judge scores chunks against those words: write the answer, or drop the query"))
@@ -104,7 +117,7 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
             for chunk_id in item.gold_chunk_ids:
                 if chunk_id not in chunk_ids:
                     issues.append(Issue(line, "error", f"gold chunk {chunk_id!r} of query {item.query_id!r} is not in the corpus"))
-    if not count:
+    if not lines:
         raise FormatError(display_name(path), "no queries (the file is empty)")
     return issues, count
 
