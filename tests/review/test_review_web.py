@@ -111,9 +111,8 @@ def test_decisions_revisions_and_stats_match_the_engine(tmp_path):
     assert query(db, "SELECT kind, note FROM decisions WHERE kind IN ('flag', 'note')") == [("flag", None), ("note", "<b>unsure</b>")]
     stats = review_stats(db)
     assert f"{stats.reviewed} of {stats.tasks} pairs have a human grade" == "2 of 12 pairs have a human grade"
-    judge = next(a for a in stats.agreements if a.second == "judge")
-    row = re.search(r"<td><bdi>alice</bdi></td><td><bdi>judge</bdi></td><td>(\d+)</td><td>([\d.]+)</td>", page)  # names isolated
-    assert row and int(row.group(1)) == judge.agreement.n == 2 and float(row.group(2)) == round(judge.agreement.percent, 1)
+    assert any(a.second == "judge" for a in stats.agreements)
+    assert "<bdi>judge</bdi>" not in page and "agreement with the judge is left out" in page  # blind: the judge's labels stay hidden
 
 
 @pytest.mark.slow

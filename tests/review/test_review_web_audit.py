@@ -21,6 +21,7 @@ from test_web_api_checks import signed_in
 from review_helpers import queued_db, write_judged, write_pool
 from review_web_helpers import Client, Server, alice_at_her_first_pair, write_large_pool
 from semrel.review.engine import QueueSettings, Session, create_queue
+from semrel.review.stats import review_stats
 from semrel.review.store import open_db
 from semrel.review.tasks import Labelling, load_tasks
 from semrel.review.web.app import HIGHLIGHT_WAITING, MAX_ID, THREADS, WebSettings, cookie_name, create_app
@@ -493,3 +494,18 @@ def test_the_end_of_the_queue_counts_pairs_another_reviewer_still_holds(tmp_path
     assert state["end"].startswith("no pair is free for you now: 1 pair of the 12 is not decided yet but held by other reviewers")
     bob_state = decide(bob, bob_csrf, {"action": "skip", "task_id": held(bob)["id"]}).get_json()
     assert bob_state["task"] is None and bob_state["end"] == "all 12 tasks are reviewed"
+
+
+def test_the_stats_page_of_a_blind_review_leaves_out_agreement_with_the_judge(tmp_path):
+    for blind in (False, True):
+        app, db = new_app(tmp_path / str(blind), blind=blind)
+        alice, csrf = signed_in(app, "alice")
+        for grade in (1, 0, 1):
+            assert decide(alice, csrf, {"action": "grade", "task_id": held(alice)["id"], "grade": grade}).status_code == 200
+        page = alice.get("/stats").get_data(as_text=True)
+        judge = next(a.agreement for a in review_stats(db).agreements if a.with_judge)  # the lead's `review stats` has it
+        row = re.search(r"<td><bdi>alice</bdi></td><td><bdi>judge</bdi></td><td>(\d+)</td><td>([\d.]+)</td>", page)
+        if blind:
+            assert row is None and "judge" not in page.replace("with the judge is left out", "")
+        else:
+            assert row and int(row.group(1)) == judge.n == 3 and float(row.group(2)) == round(judge.percent, 1)

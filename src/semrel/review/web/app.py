@@ -229,7 +229,10 @@ def create_app(settings: WebSettings) -> Flask:
 
     @app.get("/stats")
     def stats() -> Any:
-        return render_template("stats.html", stats=review_stats(settings.db), reviewer=session.get("reviewer"))
+        figures = review_stats(settings.db)
+        if settings.blind:  # the judge's labels stay hidden in aggregate too: its agreement and confusion matrices anchor as its grade does
+            figures = dataclasses.replace(figures, agreements=[a for a in figures.agreements if not a.with_judge])
+        return render_template("stats.html", stats=figures, reviewer=session.get("reviewer"), blind=settings.blind)
 
     return app
 
