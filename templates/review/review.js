@@ -121,7 +121,10 @@
     if (press(event.key, event.timeStamp)) event.preventDefault();
   });
   for (const button of root.querySelectorAll("#keys button")) {
-    button.addEventListener("click", (event) => press(button.dataset.key, event.timeStamp));
+    button.addEventListener("click", (event) => {
+      button.blur();  // kept focused, Enter or Space (scrolling) would click it again on the next pair, unseen
+      press(button.dataset.key, event.timeStamp);
+    });
   }
 
   call("GET", "/api/task").then(render, (error) => show(error.message));

@@ -142,6 +142,23 @@ def test_markup_in_the_data_is_shown_as_text_and_runs_nothing(browser, tmp_path)
     assert dialogs == [] and errors == []
 
 
+def test_enter_or_space_after_clicking_a_grade_button_grades_nothing(browser, tmp_path):
+    """A clicked button kept the focus, so Enter or Space (to scroll a long chunk) clicked it
+    again: the next pair, just shown, was graded unseen."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice")
+        trips = page.evaluate("window.semrelReview.roundTrips.length")
+        page.click("#keys button[data-key='1']")
+        page.wait_for_function("n => window.semrelReview.roundTrips.length > n", arg=trips)
+        second = shown(page)
+        page.keyboard.press(" ")
+        page.keyboard.press("Enter")
+        page.wait_for_timeout(500)
+        assert shown(page) == second and page.inner_text("#progress").startswith("1/12 reviewed")
+    assert query(db, "SELECT count(*) FROM decisions") == [(1,)]
+
+
 def test_keyboard_review_of_50_items_round_trips(browser, tmp_path, capsys):
     pool = write_large_pool(tmp_path / "pool", queries=10, chunks=6)
     db = str(tmp_path / "reviews.sqlite")
