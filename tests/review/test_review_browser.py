@@ -142,6 +142,7 @@ def test_markup_in_the_data_is_shown_as_text_and_runs_nothing(browser, tmp_path)
     assert dialogs == [] and errors == []
 
 
+@pytest.mark.slow
 def test_enter_or_space_after_clicking_a_grade_button_grades_nothing(browser, tmp_path):
     """A clicked button kept the focus, so Enter or Space (to scroll a long chunk) clicked it
     again: the next pair, just shown, was graded unseen."""
