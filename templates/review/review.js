@@ -118,6 +118,7 @@
 
   document.addEventListener("keydown", (event) => {
     if (event.target.closest("input, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.repeat) return;  // a key held down: its repeats would decide each pair as it is shown, unseen
     if (press(event.key, event.timeStamp)) event.preventDefault();
   });
   for (const button of root.querySelectorAll("#keys button")) {

@@ -160,6 +160,25 @@ def test_enter_or_space_after_clicking_a_grade_button_grades_nothing(browser, tm
     assert query(db, "SELECT count(*) FROM decisions") == [(1,)]
 
 
+@pytest.mark.slow
+def test_a_key_held_down_grades_one_pair_not_each_one_shown_while_it_repeats(browser, tmp_path):
+    """A key held down repeats every 30 ms or so, and a round trip takes less: each repeat graded the
+    pair just shown, unseen (the terminal drops keys typed before a pair is shown; the page did not)."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice")
+        trips = page.evaluate("window.semrelReview.roundTrips.length")
+        page.keyboard.down("1")
+        page.wait_for_function("n => window.semrelReview.roundTrips.length > n", arg=trips)
+        second = shown(page)
+        for _ in range(3):
+            page.keyboard.down("1")  # the key still down: Playwright sends it as the browser does, with repeat set
+            page.wait_for_timeout(150)
+        page.keyboard.up("1")
+        assert shown(page) == second
+    assert query(db, "SELECT count(*) FROM decisions") == [(1,)]
+
+
 def test_keyboard_review_of_50_items_round_trips(browser, tmp_path, capsys):
     pool = write_large_pool(tmp_path / "pool", queries=10, chunks=6)
     db = str(tmp_path / "reviews.sqlite")
