@@ -97,6 +97,17 @@ def test_sign_in_records_the_name_with_its_spaces_collapsed(tmp_path):
     assert query(db, "SELECT name FROM reviewers") == [("Zoë van Dijk",)]  # recorded at sign-in, before any pair is asked for
 
 
+def test_a_name_typed_with_a_combining_accent_is_the_same_reviewer_as_with_the_accented_letter(tmp_path):
+    """Two reviewers who look the same on every page and table counted twice in a majority."""
+    app, db = new_app(tmp_path)
+    for name in ["Bo\u0301b", "B\u00f3b"]:
+        client, csrf = signed_in(app, name)
+        assert decide(client, csrf, {"action": "grade", "task_id": held(client)["id"], "grade": 1}).status_code == 200
+        assert "B\u00f3b</bdi>" in client.get("/").get_data(as_text=True)
+    assert query(db, "SELECT name FROM reviewers") == [("B\u00f3b",)]
+    assert query(db, "SELECT reviewer, count(*) FROM live GROUP BY reviewer") == [("B\u00f3b", 2)]
+
+
 def test_a_link_with_the_token_to_another_page_lands_there_without_it(tmp_path):
     app, _ = new_app(tmp_path, token="s3cret")
     alice = app.test_client()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import unicodedata
 from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any, Callable, Sequence
@@ -32,8 +33,11 @@ def check_reviewer_name(name: str) -> str:
     """A reviewer's name as it is recorded and shown: 1 to MAX_REVIEWER_NAME printable characters,
     so no name can drive the terminal of whoever runs `review stats` (escape sequences, NUL) or
     turn text around on the page (bidi overrides); its ends trimmed and its runs of spaces made one,
-    as the page's sign-in does, so "alice " at a terminal is alice, not a second reviewer who looks the same."""
-    if not name.strip() or not is_printable_name(name) or len(shown := " ".join(name.split())) > MAX_REVIEWER_NAME:
+    as the page's sign-in does, so "alice " at a terminal is alice, not a second reviewer who looks the same; and
+    in Unicode's composed form (NFC), so Bób typed as o and a combining accent (as some keyboards and systems give
+    it) is the Bób typed with one letter ó, not a second reviewer."""
+    shown = unicodedata.normalize("NFC", " ".join(name.split()))
+    if not name.strip() or not is_printable_name(name) or len(shown) > MAX_REVIEWER_NAME:
         raise ValidationError(f"a reviewer name is 1 to {MAX_REVIEWER_NAME} printable characters (no control characters "
                               f"or text-direction overrides), not {name[:MAX_REVIEWER_NAME + 1]!r}")
     return shown

@@ -126,9 +126,8 @@ def create_app(settings: WebSettings) -> Flask:
 
     @app.post("/login")
     def login() -> Any:
-        name = " ".join(request.form.get("name", "").split())
         try:
-            check_reviewer_name(name)
+            name = check_reviewer_name(" ".join(request.form.get("name", "").split()))  # a tab typed or pasted is a space
         except ValidationError:
             abort(400, f"give your name: 1 to {MAX_NAME} printable characters (no control characters or text-direction overrides)")
         if isinstance(session, ServerSession):
