@@ -100,6 +100,7 @@ class Client:
         assert status in (200, 302)
         self.get("/")
         assert self.form("/login", {"name": name})[0] == 303
+        self.get("/")  # the page after sign-in: its CSRF token (a new one at each sign-in)
 
     def task(self) -> dict:
         status, text = self.get("/api/task")

@@ -117,6 +117,7 @@ def test_a_link_with_the_token_to_another_page_lands_there_without_it(tmp_path):
     assert alice.get("/?token=wrong").status_code == 302  # access already held: the stray token is dropped from the URL
     csrf = re.search(r'name="csrf-token" content="([^"]+)"', alice.get("/").get_data(as_text=True)).group(1)
     assert alice.post("/login", data={"name": "alice", "csrf_token": csrf}).status_code == 303
+    csrf = re.search(r'name="csrf-token" content="([^"]+)"', alice.get("/").get_data(as_text=True)).group(1)  # renewed at sign-in
     task = held(alice)
     answer = alice.post("/api/decide?token=s3cret", json={"action": "skip", "task_id": task["id"]}, headers={"X-CSRF-Token": csrf})
     assert answer.status_code == 200 and answer.get_json()["progress"]["mine"] == 1  # a POST is decided, never redirected
@@ -520,3 +521,26 @@ def test_the_stats_page_of_a_blind_review_leaves_out_agreement_with_the_judge(tm
             assert row is None and "judge" not in page.replace("with the judge is left out", "")
         else:
             assert row and int(row.group(1)) == judge.n == 3 and float(row.group(2)) == round(judge.percent, 1)
+
+
+
+def test_a_page_left_open_under_one_name_decides_nothing_once_the_browser_signs_in_another(tmp_path):
+    """Sign-in tabs of one browser share its session: once bob signed in in the second, a grade pressed
+    in the first, which still showed alice and her (shared) pair, was recorded as bob's."""
+    conn, _ = queued_db(tmp_path, QueueSettings(overlap=3))
+    conn.close()
+    db = str(tmp_path / "r.sqlite")
+    browser = create_app(WebSettings(db, secret="test")).test_client()
+
+    def page_csrf() -> str:
+        return re.search(r'name="csrf-token" content="([^"]+)"', browser.get("/").get_data(as_text=True)).group(1)
+
+    csrf = page_csrf()  # the sign-in page, open in two tabs
+    assert browser.post("/login", data={"name": "alice", "csrf_token": csrf}).status_code == 303
+    alices, pair = page_csrf(), held(browser)["id"]
+    assert browser.post("/login", data={"name": "bob", "csrf_token": csrf}).status_code == 403  # the second tab's form
+    assert browser.post("/logout", data={"csrf_token": alices}).status_code == 303
+    assert browser.post("/login", data={"name": "bob", "csrf_token": page_csrf()}).status_code == 303
+    assert held(browser)["id"] == pair  # shared: bob holds it too
+    answer = decide(browser, alices, {"action": "grade", "task_id": pair, "grade": 1})  # alice's page, never reloaded
+    assert answer.status_code == 403 and query(db, "SELECT count(*) FROM decisions") == [(0,)]

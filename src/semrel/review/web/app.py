@@ -28,7 +28,7 @@ from ..keys import grade_keys, note_keys
 from ..stats import review_stats
 from ..store import open_db
 from ..tasks import Labelling, Task, judge_line
-from .guard import check_csrf, csrf_token, grant_access, is_local_host, secure
+from .guard import check_csrf, csrf_token, grant_access, is_local_host, renew_csrf_token, secure
 from .highlights import Busy, Highlights, Spans
 from .sessions import MemorySessions, ServerSession
 
@@ -132,6 +132,7 @@ def create_app(settings: WebSettings) -> Flask:
             abort(400, f"give your name: 1 to {MAX_NAME} printable characters (no control characters or text-direction overrides)")
         if isinstance(session, ServerSession):
             session.renew_id()  # a session id known before signing in does not carry over
+        renew_csrf_token()
         session["reviewer"] = name
         reviewer_session()  # records the reviewer
         return redirect("/", 303)

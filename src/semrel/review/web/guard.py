@@ -32,6 +32,12 @@ def csrf_token() -> str:
     return session["csrf"]
 
 
+def renew_csrf_token() -> None:
+    """A new CSRF token at sign-in: a page rendered for whoever was signed in before (another tab of
+    this browser) can then post nothing in the new name."""
+    session["csrf"] = secrets.token_urlsafe(32)
+
+
 def check_csrf() -> None:
     """A POST must echo the session's CSRF token (header for fetch(), field for forms). Compared as
     bytes: compare_digest refuses str with non-ASCII characters (a 500 for any request sending them)."""
