@@ -212,6 +212,49 @@ def test_a_config_that_is_not_json_is_named_in_one_error(tmp_path):
         describe_model(str(folder))
 
 
+@pytest.mark.parametrize("name", ["tokenizer_config.json", "sentence_bert_config.json"])
+def test_a_model_json_file_that_is_no_object_is_named_in_one_error(tmp_path, name):
+    # a list there: `.get` on it went up as an AttributeError traceback
+    folder = small_model(tmp_path / "m", {"num_hidden_layers": 2}, **{name: "[]"})
+    with pytest.raises(SemrelError, match=exactly(f"{folder / name}: unreadable model file (a JSON list, not an object)")):
+        describe_model(str(folder))
+
+
+@pytest.mark.parametrize("name", ["vocab.txt", "config.json", "pytorch_model.bin"])
+def test_a_fifo_in_a_model_folder_is_refused_unopened(tmp_path, name):
+    # the fingerprint (and the config) read every .json, .txt and .bin file there: a FIFO among them blocked the command
+    # for ever. A writer stands by here (polling, so it never blocks), so that the old code read a config each time and
+    # returned instead of hanging the test.
+    import threading
+    import time
+
+    folder = small_model(tmp_path / "m", {"num_hidden_layers": 2})
+    fifo = folder / name
+    fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def write() -> None:
+        while not done.is_set():
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO while no reader has it open
+            except OSError:
+                time.sleep(0.01)
+                continue
+            os.write(fd, b'{"num_hidden_layers": 2}')  # and again for each reader (config.json is read twice)
+            os.close(fd)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        with pytest.raises(SemrelError, match=exactly(f"{fifo}: is a FIFO (named pipe), not a file; semrel reads regular files "
+                                                      "(use '-' to read a stream from stdin)")):
+            describe_model(str(folder))
+    finally:
+        done.set()
+        writer.join()
+
+
 def test_the_layer_count_is_read_under_each_name_and_must_be_a_number(tmp_path):
     # M18 (n_layers, as GPT-2 style configs name it), M19 (num_layers, as T5's); M20 ('6', a string, taken), M61 (the hint)
     for key, layers in (("n_layers", 3), ("num_layers", 5)):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SemrelError, UsageError, first_line
+from ..formats.files import check_input_file, open_input, read_text
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -78,10 +79,25 @@ class ModelInfo:
 
 
 def _json(path: Path) -> dict:
+    """A model's JSON file as an object ({} where there is none); a FIFO there is refused unopened, and a file
+    that is no JSON object is one line (a list's .get was a traceback)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        value = json.loads(read_text(path)) if path.exists() else {}
     except (OSError, ValueError) as exc:
         raise SemrelError(f"{path}: unreadable model file ({exc})") from None
+    if not isinstance(value, dict):
+        raise SemrelError(f"{path}: unreadable model file (a JSON {type(value).__name__}, not an object)")
+    return value
+
+
+def _file_sha256(path: Path) -> bytes:
+    """The sha256 of a model's small file (a vocabulary, a config), read in blocks; a FIFO or folder with such a name
+    is refused unopened (reading a FIFO blocked for ever)."""
+    digest = hashlib.sha256()
+    with open_input(path) as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.digest()
 
 
 def describe_model(name_or_path: str | None = None) -> ModelInfo:
@@ -97,10 +113,12 @@ def describe_model(name_or_path: str | None = None) -> ModelInfo:
     digest, stamped = hashlib.sha256(), hashlib.sha256()
     for path in sorted(folder.iterdir()):
         if path.suffix in (".json", ".txt", ".model"):
-            part = path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest()
+            part = path.name.encode() + b"\0" + _file_sha256(path)
             digest.update(part)
             stamped.update(part)
         elif path.suffix in (".safetensors", ".bin"):
+            if os.path.exists(path) and not os.path.isfile(path):  # a FIFO or folder so named (bytes_sha256 would wait on a FIFO)
+                check_input_file(path)
             digest.update(f"{path.name}\0{_weights_sha256(path)}".encode())
             stamped.update(f"{path.name}\0{path.stat().st_size}\0{path.stat().st_mtime_ns}".encode())
     limit = limits[0] if limits else 512
