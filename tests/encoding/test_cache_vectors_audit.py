@@ -211,9 +211,12 @@ def test_an_int8_store_takes_vectors_of_an_int8_encoder(tmp_path, encoded):
     assert rows_for(store, ["one", "two"], engine=Int8()).tolist() == [0, 1] and encoded == [["one", "two"]]
 
 
-@pytest.mark.parametrize("manifest", ['{"rows": 3, "dim": ', '{"dim": 2, "fingerprint": "x"}'], ids=["cut short", "no row count"])
+@pytest.mark.parametrize("manifest", ['{"rows": 3, "dim": ', '{"dim": 2, "fingerprint": "x"}', '[]', '{"rows": -5, "dim": 2}',
+                                      '{"rows": 3, "dim": 0}', '{"rows": 3, "dim": 1.5}'],
+                         ids=["cut short", "no row count", "a list", "rows below 0", "no dimensions", "dimensions not whole"])
 def test_an_unreadable_store_json_is_one_error_naming_it(tmp_path, encoded, manifest):
-    """A store.json cut short (ValueError) or without its row count (KeyError) came out as a traceback."""
+    """A store.json cut short (ValueError) or without its row count (KeyError) came out as a traceback; so did one that is a
+    list (TypeError), or holds counts no store has (os.truncate's EINVAL, numpy's mmap or matmul error)."""
     store = VectorStore(tmp_path)
     (store.folder / "store.json").write_text(manifest)
     with pytest.raises(SemrelError, match=r"store\.json: unreadable vector store .*delete .* to rebuild it"):

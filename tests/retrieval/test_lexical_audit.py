@@ -201,12 +201,17 @@ def test_lengths_that_disagree_with_index_json_are_an_error(tmp_path):
         store.index(corpus)
 
 
-def test_an_unreadable_index_json_is_one_error_naming_it(tmp_path):
-    """A damaged commit point is a SemrelError saying which folder to delete, not json's traceback."""
+@pytest.mark.parametrize("damage", [lambda meta: '{"chunks": 8, "segm', lambda meta: "[]",
+                                    lambda meta: json.dumps({**meta, "chunks": "8"}),
+                                    lambda meta: json.dumps({**meta, "segments": [{**meta["segments"][0], "tf": "zz"}]})],
+                         ids=["cut short", "a list", "a count as text", "an unknown tf type"])
+def test_an_unreadable_index_json_is_one_error_naming_it(tmp_path, damage):
+    """A damaged commit point is a SemrelError saying which folder to delete, not json's traceback; nor a TypeError for
+    JSON of another shape."""
     corpus = corpus_file(tmp_path / "corpus.jsonl", ROWS)
     store = LexicalStore(tmp_path / "cache", BM25_PARAMS)
     folder = store.index(corpus).folder
-    (folder / "index.json").write_text('{"chunks": 8, "segm')
+    (folder / "index.json").write_text(damage(json.loads((folder / "index.json").read_text())))
     with pytest.raises(SemrelError, match=r"index.json: unreadable BM25 index \(.*\); delete .* to rebuild it"):
         store.index(corpus)
 

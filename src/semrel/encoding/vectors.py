@@ -75,7 +75,11 @@ class VectorStore:
         if manifest.exists():
             try:
                 meta = json.loads(manifest.read_text(encoding="utf-8"))
-                self.rows, self.dim = int(meta["rows"]), int(meta["dim"])
+                if not isinstance(meta, dict):
+                    raise ValueError(f"a JSON {type(meta).__name__}, not an object")
+                self.rows, self.dim = meta["rows"], meta["dim"]
+                if not (type(self.rows) is int and type(self.dim) is int and self.rows >= 0 and (self.dim > 0 or not self.rows)):
+                    raise ValueError(f"rows {self.rows!r} of dimension {self.dim!r}")  # a list, -5 rows or 0 dimensions: a traceback
             except (OSError, ValueError, KeyError) as exc:
                 raise SemrelError(f"{manifest}: unreadable vector store ({exc}); delete {self.folder} to rebuild it") from None
             if meta.get("fingerprint") != self.fingerprint:

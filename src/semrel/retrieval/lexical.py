@@ -222,6 +222,16 @@ def _read(path: Path, dtype: Any, first: int, count: int) -> np.ndarray:
     return np.frombuffer(data, dtype=dtype)
 
 
+def _index_shaped(meta: Any) -> bool:
+    """Whether index.json holds what build writes: counts that are whole numbers of 0 or more, and segments with theirs."""
+    def counts(record: Any, keys: tuple[str, ...]) -> bool:
+        return isinstance(record, dict) and all(type(record.get(k)) is int and record[k] >= 0 for k in keys)
+
+    return counts(meta, ("chunks", "tokens", "terms", "id_bytes")) and isinstance(meta.get("segments"), list) and all(
+        counts(s, ("first", "count", "vocab", "postings", "tokens")) and isinstance(s.get("name"), str)
+        and isinstance(s.get("digest"), str) and s.get("tf") in ("<u2", "<u4") for s in meta["segments"])
+
+
 class Chain:
     """One chain folder: its committed state, searched as a whole or as a prefix of its segments."""
 
@@ -234,6 +244,8 @@ class Chain:
                 self.meta = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
                 raise SemrelError(f"{path}: unreadable BM25 index ({exc}); delete {folder} to rebuild it") from None
+            if not _index_shaped(self.meta):  # JSON of another shape (a list, a count as text) went up as a TypeError
+                raise SemrelError(f"{path}: unreadable BM25 index (not the record semrel writes); delete {folder} to rebuild it")
 
     @property
     def chunks(self) -> int:
