@@ -97,6 +97,24 @@ def test_a_start_on_a_file_system_without_hard_links_keeps_the_database_another_
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
 
 
+def test_a_database_file_named_memory_is_the_file_and_an_empty_path_is_one_error(tmp_path, monkeypatch):
+    """SQLite takes the name ':memory:' for a database in memory: a start built the file, then opened an empty database
+    in memory ('no queue yet'), where writes would vanish at exit, while stats read the file. An empty path (SQLite's temporary
+    database) was Path's ValueError traceback."""
+    monkeypatch.chdir(tmp_path)
+    with contextlib.closing(create_db(":memory:", lambda conn: write_meta(conn, {"built_by": "this start"}))):
+        pass
+    with contextlib.closing(open_db(":memory:")) as conn:
+        assert read_meta(conn) == {"built_by": "this start"}
+        write_meta(conn, {"decided": True})
+    with contextlib.closing(store.open_db_read_only(":memory:")) as conn:
+        assert read_meta(conn) == {"built_by": "this start", "decided": True}
+    for call in (lambda: create_db("", write_meta), lambda: open_db(""), lambda: store.open_db_read_only(""),
+                 lambda: store.is_new_db("")):
+        with pytest.raises(SemrelError, match="^the review database's path is empty; give --db a file name"):
+            call()
+
+
 def test_export_and_stats_leave_a_killed_reviewers_write_ahead_log_as_it_is(tmp_path):
     """A reviewer killed mid-session leaves decisions in r.sqlite-wal; export and stats read them without folding the
     log into the database or removing it (mutant: opened read-write, which checkpointed on close: both files changed)."""

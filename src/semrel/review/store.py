@@ -135,9 +135,20 @@ class _Cursor(sqlite3.Cursor):
     __next__ = _told(sqlite3.Cursor.__next__)
 
 
+def _db_name(path: str | os.PathLike) -> str:
+    """The review database's path as given; SemrelError for an empty one, which SQLite takes for a temporary database
+    (and Path for the current folder: a ValueError traceback)."""
+    name = str(path)
+    if not name:
+        raise SemrelError("the review database's path is empty; give --db a file name (e.g. review.sqlite)")
+    return name
+
+
 def _connect(name: str, uri: str | None = None) -> ReviewConnection:
-    """A ReviewConnection in autocommit mode (transactions are explicit) with rows by name and the busy timeout."""
-    conn = sqlite3.connect(uri or name, uri=uri is not None, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+    """A ReviewConnection in autocommit mode (transactions are explicit) with rows by name and the busy timeout. A file
+    named ':memory:' is opened as the file: SQLite takes that name for a database in memory, which vanishes at exit."""
+    target = uri or (os.path.join(os.curdir, name) if name == ":memory:" else name)
+    conn = sqlite3.connect(target, uri=uri is not None, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                            factory=ReviewConnection)
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -149,7 +160,7 @@ def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
     the schema is created in a new (or empty) file. Nothing is written to a file before it is
     known to be a semrel review database (or a new one): another SQLite file, a newer schema or a
     file that is not SQLite is refused as it was. `create=False`: the database must exist."""
-    name = str(path)
+    name = _db_name(path)
     if not create and not os.path.exists(name):
         raise SemrelError(f"{name}: no such review database (start one with `semrel review start`)")
     if os.path.lexists(name):
@@ -179,7 +190,7 @@ def open_db(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
 def is_new_db(path: str | os.PathLike) -> bool:
     """Nothing there yet, or an empty file (`touch`ed, or made by a mktemp) with no write-ahead log
     beside it: built aside and put in place whole, like a new path, so a failed start leaves it empty."""
-    name = str(path)
+    name = _db_name(path)
     if not os.path.lexists(name):
         return True
     try:
@@ -194,7 +205,7 @@ def create_db(path: str | os.PathLike, build: Callable[[sqlite3.Connection], obj
     which is linked into place only then, so a bad input, an error or Ctrl-C midway leaves nothing
     behind, and no file at `path` is ever removed (an empty one is replaced). A database another process (another reviewer's
     start) put there meanwhile is kept and joined; this one is dropped."""
-    target = Path(path)
+    target = Path(_db_name(path))
     if not os.access(target.parent, os.W_OK | os.X_OK):
         raise SemrelError(f"{path}: cannot make the review database (its folder is missing or not writable)")
     sweep_stale_temps(target)
@@ -258,7 +269,7 @@ def open_db_read_only(path: str | os.PathLike) -> sqlite3.Connection:
     """A read-only connection to an existing review database (for export, stats and estimates):
     the file is neither created, nor given the review tables, nor switched to WAL, and any write
     through the connection fails."""
-    name = str(path)
+    name = _db_name(path)
     if not os.path.exists(name):
         raise SemrelError(f"{name}: no such review database (start one with `semrel review start`)")
     note_database(name, check_input_file(name))
