@@ -332,3 +332,38 @@ def test_a_kept_hand_edit_is_journaled_once_with_the_next_action_not_with_every_
     pick(corpus, golden, "1n")
     actions = [(e["action"], e["query_id"]) for e in read_lines(f"{golden}.pick.jsonl")]
     assert actions == [("toggle", "q1"), ("next", "q1"), ("edit", "q1"), ("toggle", "q2"), ("next", "q2")]
+
+
+def test_a_journal_that_is_a_fifo_is_refused_without_opening_it(small, tmp_path):
+    """The journal's torn-tail check opened it with open(), which waits on a FIFO for a writer: the command hung before
+    its first key. A writer polls here (never blocking), so the old code was served a line and went on to the same
+    error; whether a reader ever opened the FIFO is what tells."""
+    import os
+    import threading
+    import time
+
+    corpus, golden = small
+    journal = tmp_path / "golden.jsonl.pick.jsonl"
+    os.mkfifo(journal)
+    done, opened = threading.Event(), []
+
+    def write() -> None:
+        while not done.is_set():
+            try:
+                fd = os.open(journal, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO while no reader has it open
+            except OSError:
+                time.sleep(0.01)
+                continue
+            opened.append(True)
+            os.write(fd, b'{"action"')
+            os.close(fd)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        result = run("golden", "pick", "--golden", golden, "--corpus", corpus, "--no-cache", input="q")
+    finally:
+        done.set()
+        writer.join()
+    assert_one_error(result, f"{journal}: is a FIFO (named pipe), not a file")
+    assert not opened

@@ -30,7 +30,7 @@ from ..encoding.models import DEFAULT_MODEL
 from ..encoding.vectors import text_key
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import golden_row, iter_corpus, read_corpus, read_golden, require_known_chunks
-from ..formats.files import STDIO, allow_rewrite, display_name
+from ..formats.files import STDIO, allow_rewrite, display_name, open_input
 from ..formats.jsonl import read_jsonl, require, write_jsonl
 from ..formats.manifest import outputs_with_manifests, read_manifest, write_manifest
 from ..progress import Steps, no_progress
@@ -198,8 +198,9 @@ def _state(obj: object, path: str, line: int) -> State:
 
 def _torn_tail(path: str) -> tuple[int, int, bytes] | None:
     """(where the last complete line ends, how many lines end there, what follows) when the journal does not end with
-    a newline: a crash cut its last write short (each action is one line, flushed whole)."""
-    with open(path, "rb") as handle:
+    a newline: a crash cut its last write short (each action is one line, flushed whole). A FIFO or device there is
+    refused unopened (open() waited on a FIFO for ever)."""
+    with open_input(path) as handle:
         data = handle.read()
     if not data or data.endswith(b"\n"):
         return None
