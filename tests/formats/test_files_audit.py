@@ -10,6 +10,7 @@ import gzip
 import hashlib
 import io
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -30,6 +31,7 @@ from semrel.formats.files import (
     folder_digest,
     folder_files,
     input_guard,
+    locked,
     note_database,
     open_input,
     read_bytes,
@@ -512,3 +514,31 @@ def test_text_with_a_utf16_byte_order_mark_is_read_as_utf16(tmp_path):
     with pytest.raises(FormatError) as caught:
         list(read_lines(write(tmp_path / "q.jsonl", "{}\n".encode("utf-16"))))
     assert str(caught.value).endswith("q.jsonl:1: UTF-16 text (Windows' \"Unicode\"), read here as UTF-8 only (re-save the file as UTF-8)")
+
+
+@pytest.mark.parametrize(("kind", "said"), [("fifo", "a FIFO (named pipe)"), ("folder", "a folder")])
+def test_a_lock_that_is_a_fifo_or_a_folder_is_refused_without_opening_it(tmp_path, kind, said):
+    """A cache's lock file (the vector store's, the BM25 index's) opened with open(path, "a"): a FIFO there waited for a
+    reader for ever (retrieve hung), a folder was IsADirectoryError. A reader stands by here, so the old code's open went
+    through instead of hanging the test, and the block was entered."""
+    lock = tmp_path / "lock"
+    os.mkfifo(lock) if kind == "fifo" else lock.mkdir()
+    done = threading.Event()
+
+    def read() -> None:
+        while kind == "fifo" and not done.is_set():
+            fd = os.open(lock, os.O_RDONLY | os.O_NONBLOCK)  # never blocks; while open, a writer's open goes through
+            done.wait(0.01)
+            os.close(fd)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    entered = []
+    try:
+        with pytest.raises(SemrelError, match=re.escape(f"{lock}: semrel keeps a lock there, and this is {said}, not a file")):
+            with locked(lock):
+                entered.append(True)
+    finally:
+        done.set()
+        reader.join()
+    assert not entered

@@ -741,7 +741,15 @@ def files_as_one(targets: list[str], superseded: Iterable[str] = ()) -> Iterator
 def locked(path: str | os.PathLike, waiting: Callable[[], None] | None = None) -> Iterator[None]:
     """The block holds an exclusive lock on the file `path` (made if missing): another process taking
     it waits until this one ends the block, or ends however it ends (the kernel drops the lock).
-    `waiting` is called once if this one has to wait."""
+    `waiting` is called once if this one has to wait. A FIFO or folder there (named like a cache's lock) is refused: opening
+    a FIFO to write waited for ever for a reader."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise SemrelError(f"{path}: semrel keeps a lock there, and this is {special_kind(info.st_mode) or 'a folder'}, "
+                          "not a file: remove it")
     with open(path, "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
