@@ -15,7 +15,7 @@ SRC = Path(semrel.__file__).resolve().parent
 # Lowest first: a package may import itself and those before it, never one after it.
 LAYERS = ["core", "formats", "evaluation", "encoding", "retrieval", "judging", "golden", "analysis", "review",
           "report", "doctor", "cli", "api"]
-CORE = {"errors", "interrupts", "records", "progress", "resources", "terminal"}
+CORE = {"cjk", "errors", "interrupts", "records", "progress", "resources", "terminal"}
 
 
 def module_name(path: Path) -> str:

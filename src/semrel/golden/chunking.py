@@ -16,6 +16,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
+from ..cjk import HAN_KANA
 from ..errors import UsageError, ValidationError
 from ..formats.corpus import write_corpus
 from ..formats.files import STDIO
@@ -31,8 +32,7 @@ UNITS = ("words", "tokens")
 
 # Chinese and Japanese put no spaces between words, so a page of them was one "word", and one chunk however
 # long; each ideograph or kana counts as a word instead (with the punctuation after it), as word processors count them.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
-_WORD = re.compile(rf"[{_CJK}][^\s\w]*|[^\s{_CJK}]+")
+_WORD = re.compile(rf"[{HAN_KANA}][^\s\w]*|[^\s{HAN_KANA}]+")  # semrel.cjk: the ranges BM25 bigrams too
 # A sentence ends at . ! or ? (possibly followed by closing quotes or brackets) before whitespace, at a
 # full-width 。！？ (no space follows them), and at a blank line (headings and list items have no full stop),
 # whatever the line breaks: \n, \r\n or \r.
