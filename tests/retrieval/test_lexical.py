@@ -50,6 +50,14 @@ def small_segments(monkeypatch):
     monkeypatch.setattr(lexical, "BLOCK", 64)
 
 
+def bm25s_tokenize(texts, return_ids=True):
+    """bm25s' own tokenizer with BM25_PARAMS' stopwords and stemmer: the reference for text without CJK."""
+    import bm25s
+    import Stemmer
+
+    return bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("english"), return_ids=return_ids, show_progress=False)
+
+
 def same_hits(a, b) -> bool:
     return all(np.array_equal(pa, pb) and np.array_equal(sa, sb) for (pa, sa), (pb, sb) in zip(a, b)) and len(a) == len(b)
 
@@ -59,7 +67,7 @@ def test_disk_index_gives_bm25s_scores_and_top_k(tmp_path, small_segments):
     memory = Bm25Index(Corpus.read(corpus))
     index = LexicalStore(tmp_path / "cache", BM25_PARAMS).index(corpus)
     assert len(index.segments) > 3 and index.built == 600 and index.reused == 0
-    for query, tokens in zip(QUERIES, memory._tokenize(QUERIES, return_ids=False)):
+    for query, tokens in zip(QUERIES, bm25s_tokenize(QUERIES, return_ids=False)):
         ids = memory._index.get_tokens_ids(tokens)
         expected = memory._index.get_scores_from_ids(ids) if ids else np.zeros(600, dtype=np.float32)
         assert np.array_equal(index.scores(query), expected), query  # bit for bit, float32
@@ -81,7 +89,7 @@ def test_scoring_settings_reuse_the_index_and_tokenizer_settings_do_not(tmp_path
         assert index.built == 0
         reference = bm25s.BM25(k1=0.9, b=0.4, method=method)
         chunks = read_corpus(corpus)
-        tokenize = Bm25Index(Corpus.of_chunks(chunks))._tokenize
+        tokenize = bm25s_tokenize
         reference.index(tokenize([(c.title + " " + c.text) if c.title else c.text for c in chunks]), show_progress=False)
         for query, tokens in zip(QUERIES, tokenize(QUERIES, return_ids=False)):
             ids = reference.get_tokens_ids(tokens)

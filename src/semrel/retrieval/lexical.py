@@ -1,8 +1,8 @@
 """A BM25 index that lives on disk: built once per corpus, grown with it, searched in bounded memory.
 
 Layout, under `CACHE/bm25/<tokenizer key>/<chain>/`: the key is a digest of what decides the
-stored postings (token pattern, lower-casing, stopwords, stemmer, format), so another stemmer or
-stopword list gets its own index; k1, b and the BM25 variant are applied when scoring (from term
+stored postings (token pattern, CJK bigrams, lower-casing, stopwords, stemmer, format), so another
+stemmer or stopword list gets its own index; k1, b and the BM25 variant are applied when scoring (from term
 counts, document lengths and document frequencies), so every value of them reads the same files.
 
 A chain is an append-only index of one corpus and the corpora that grow it:
@@ -25,6 +25,7 @@ past it; no match, a new chain is built. A file whose path, size, mtime, ctime a
 ctime, which no user can set, catches a file replaced in place with its size and mtime kept: `cp -p`,
 `rsync -t`).
 
+Tokens are `words`' (bm25s' pattern; CJK runs as bigrams), made terms by the Analyzer that Bm25Index uses too.
 Scores equal bm25s' (same tokens, same float64 arithmetic rounded to float32 per term, summed in
 float32 in query-token order), so rankings equal the in-memory Bm25Index's.
 """
@@ -44,6 +45,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from ..cjk import BIGRAMMED
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import chunk_of, iter_corpus, repeated_id
 from ..formats.files import StampMemo, atomic_writer, display_name, locked, read_lines, read_text
@@ -53,6 +55,7 @@ from ..records import Chunk
 
 FORMAT = 1
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"  # bm25s' (and scikit-learn's) default
+CJK = "bigrams"  # in the cache key: indexes built before CJK text was bigrammed hold it as whole runs
 METHODS = ("lucene", "robertson", "atire")
 BLOCK = 8192
 """Chunks tokenized at a time while building."""
@@ -76,7 +79,8 @@ class Bm25Settings:
 
     def tokenizer(self) -> dict[str, Any]:
         """What the stored postings depend on: the index's cache key."""
-        return {"format": FORMAT, "pattern": TOKEN_PATTERN, "lower": True, "stopwords": self.stopwords, "stemmer": self.stemmer}
+        return {"format": FORMAT, "pattern": TOKEN_PATTERN, "cjk": CJK, "lower": True, "stopwords": self.stopwords,
+                "stemmer": self.stemmer}
 
     def key(self) -> str:
         return hashlib.sha256(json.dumps(self.tokenizer(), sort_keys=True).encode()).hexdigest()[:16]
@@ -112,12 +116,59 @@ def stem_function(name: str | None) -> Callable[[str], str]:
         raise UsageError(f"BM25 stemmer {name!r}: none or a PyStemmer algorithm ({', '.join(Stemmer.algorithms())})") from None
 
 
+_SPLIT = re.compile(TOKEN_PATTERN).findall
+_HAS_CJK = re.compile(f"[{BIGRAMMED}]").search
+_WORDS_AND_LONE_CJK = re.compile(rf"{TOKEN_PATTERN}|(?=\w)[{BIGRAMMED}]").findall
+_RUNS = re.compile(rf"(?:(?=\w)[{BIGRAMMED}])+|(?:(?![{BIGRAMMED}])\w)+").findall
+
+
+def words(text: str) -> list[str]:
+    """The tokens of a lower-cased text: bm25s' (TOKEN_PATTERN), except that a run of Chinese, Japanese or Korean
+    characters (semrel.cjk.BIGRAMMED) gives its overlapping bigrams, and a lone one itself, as Lucene's CJKAnalyzer
+    and Elasticsearch's cjk analyzer do: those languages put no spaces between words (Korean puts them between words
+    with their particles attached), so a whole run as one token matched nothing but itself. A word mixing scripts
+    is cut where they change ('iphone用' gives 'iphone' and '用'). Text without such characters takes the regex
+    alone: its tokens, and so every score over it, are bm25s' as before."""
+    if not _HAS_CJK(text):
+        return _SPLIT(text)
+    tokens: list[str] = []
+    for word in _WORDS_AND_LONE_CJK(text):
+        if not _HAS_CJK(word):
+            tokens.append(word)
+            continue
+        for run in _RUNS(word):
+            if _HAS_CJK(run[0]):
+                tokens.extend([run[i : i + 2] for i in range(len(run) - 1)] if len(run) > 1 else [run])
+            elif len(run) > 1:  # the rest of the word: a token if TOKEN_PATTERN would take it (two characters or more)
+                tokens.append(run)
+    return tokens
+
+
+class Analyzer:
+    """Text to BM25 terms, for both indexes (this on-disk one and the in-memory Bm25Index) and their queries:
+    `words`, then stopwords dropped and the rest stemmed. CJK tokens are neither: the stopword lists and stemmers
+    are made for whole words, and a bigram is no word (the zh and ko lists would drop bigrams that merely look like
+    a stopword, or a particle, and miss most particles, which are attached to words)."""
+
+    def __init__(self, settings: Bm25Settings):
+        self.stop, self.stem = stopword_set(settings.stopwords), stem_function(settings.stemmer)
+
+    def term(self, word: str) -> str | None:
+        """A token's term, or None for a stopword."""
+        if _HAS_CJK(word[0]):
+            return word
+        return None if word in self.stop else self.stem(word)
+
+    def terms(self, text: str) -> list[str]:
+        """The terms of a text in order (repeats kept)."""
+        return [t for w in words(text.lower()) if (t := self.term(w)) is not None]
+
+
 class Vocabulary:
     """Stemmed terms and their ids; words (surface forms) are mapped once each and remembered."""
 
     def __init__(self, settings: Bm25Settings, terms: Sequence[str] = ()):
-        self.stop, self.stem = stopword_set(settings.stopwords), stem_function(settings.stemmer)
-        self.split = re.compile(TOKEN_PATTERN).findall
+        self.analyzer = Analyzer(settings)
         self.list: list[str] = list(terms)
         self.terms: dict[str, int] = {t: i for i, t in enumerate(self.list)}
         vocabulary = self
@@ -125,8 +176,7 @@ class Vocabulary:
         class Words(dict):
             def __missing__(self, word: str) -> int:
                 term = -1
-                if word not in vocabulary.stop:
-                    stem = vocabulary.stem(word)
+                if (stem := vocabulary.analyzer.term(word)) is not None:
                     term = vocabulary.terms.get(stem, -1)
                     if term < 0:
                         term = vocabulary.terms[stem] = len(vocabulary.list)
@@ -141,11 +191,11 @@ class Vocabulary:
 
     def block(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(term id, text number) of every token of `texts` that is not a stopword, in text order."""
-        words, split = self.words, self.split
+        ids = self.words
         flat: list[int] = []
         counts = np.zeros(len(texts), dtype=np.int64)
         for i, text in enumerate(texts):
-            tokens = [words[w] for w in split(text.lower())]
+            tokens = [ids[w] for w in words(text.lower())]
             flat.extend(tokens)
             counts[i] = len(tokens)
         terms = np.array(flat, dtype=np.int64)
@@ -155,11 +205,7 @@ class Vocabulary:
 
     def query(self, text: str) -> list[int]:
         """Term ids of a query's tokens in order (repeats kept, as bm25s does; unknown terms left out)."""
-        ids = []
-        for word in self.split(text.lower()):
-            if word not in self.stop and (term := self.terms.get(self.stem(word))) is not None:
-                ids.append(term)
-        return ids
+        return [term for t in self.analyzer.terms(text) if (term := self.terms.get(t)) is not None]
 
 
 def line_digests(path: str | os.PathLike, at: set[int]) -> tuple[int, str, dict[int, str]]:

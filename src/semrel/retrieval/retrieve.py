@@ -7,7 +7,6 @@ earlier in corpus.jsonl ranks higher) and then nudged apart by one float step.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run
 from ..terminal import agreeing, quantity
 from .corpus import Corpus
 from .fusion import RRF_K, FusionSpec, Ranking, fuse_rankings
-from .lexical import DiskBm25, LexicalStore, stopword_file
+from .lexical import Analyzer, Bm25Settings, DiskBm25, LexicalStore
 
 if TYPE_CHECKING:
     from ..encoding.vectors import VectorStore
@@ -147,33 +146,24 @@ def bm25_problem(params: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _stopwords(value: Any) -> list[str] | str:
-    if isinstance(value, dict):
-        return stopword_file(value["file"])
-    return [] if value == "none" else value
-
-
 class Bm25Index:
     """BM25 over the corpus's texts, indexed in memory (bm25s) with `params` (bm25_params; default BM25_PARAMS:
-    Lucene variant, English stopwords, Snowball English stemmer)."""
+    Lucene variant, English stopwords, Snowball English stemmer). Texts are made terms as the on-disk index makes
+    them (lexical.Analyzer: bm25s' tokens, CJK ones as bigrams), and bm25s indexes and scores those terms."""
 
     def __init__(self, corpus: Corpus, params: Mapping[str, Any] = BM25_PARAMS):
         import bm25s
-        import Stemmer
 
-        stemmer = None if params["stemmer"] == "none" else Stemmer.Stemmer(params["stemmer"])
-        self._tokenize = functools.partial(
-            bm25s.tokenize, stopwords=_stopwords(params["stopwords"]), stemmer=stemmer, show_progress=False
-        )
+        self.analyzer = Analyzer(Bm25Settings.of(params))
         self._size = len(corpus)
         self._index = bm25s.BM25(k1=params["k1"], b=params["b"], method=params["method"])
-        self._index.index(self._tokenize(corpus.texts(np.arange(len(corpus)))), show_progress=False)
+        self._index.index([self.analyzer.terms(t) for t in corpus.texts(np.arange(len(corpus)))], show_progress=False)
 
     def search(self, queries: Sequence[str], k: int) -> Hits:
         """Top-k per query; chunks scoring 0 (no query word) are left out, so a run may hold fewer."""
         rows = []
-        for tokens in self._tokenize(list(queries), return_ids=False):
-            ids = self._index.get_tokens_ids(tokens)
+        for query in queries:
+            ids = self._index.get_tokens_ids(self.analyzer.terms(query))
             rows.append(self._index.get_scores_from_ids(ids) if ids else np.zeros(self._size, dtype=np.float32))
         return bm25_hits(rows, k)
 
