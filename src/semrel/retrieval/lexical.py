@@ -129,7 +129,7 @@ def words(text: str) -> list[str]:
     with their particles attached), so a whole run as one token matched nothing but itself. A word mixing scripts
     is cut where they change ('iphone用' gives 'iphone' and '用'). Text without such characters takes the regex
     alone: its tokens, and so every score over it, are bm25s' as before."""
-    if not _HAS_CJK(text):
+    if text.isascii() or not _HAS_CJK(text):  # isascii reads a flag CPython keeps: free for plain English
         return _SPLIT(text)
     tokens: list[str] = []
     for word in _WORDS_AND_LONE_CJK(text):
@@ -152,6 +152,14 @@ class Analyzer:
 
     def __init__(self, settings: Bm25Settings):
         self.stop, self.stem = stopword_set(settings.stopwords), stem_function(settings.stemmer)
+        analyzer = self
+
+        class Known(dict):
+            def __missing__(self, word: str) -> str | None:
+                term = self[word] = analyzer.term(word)
+                return term
+
+        self.known = Known()  # each word stemmed once, as bm25s stems each distinct word once
 
     def term(self, word: str) -> str | None:
         """A token's term, or None for a stopword."""
@@ -161,7 +169,8 @@ class Analyzer:
 
     def terms(self, text: str) -> list[str]:
         """The terms of a text in order (repeats kept)."""
-        return [t for w in words(text.lower()) if (t := self.term(w)) is not None]
+        known = self.known
+        return [t for w in words(text.lower()) if (t := known[w]) is not None]
 
 
 class Vocabulary:
