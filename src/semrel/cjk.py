@@ -1,8 +1,10 @@
-"""The Chinese, Japanese and Korean characters that spaces do not split into words: one home for their ranges, so
-chunk sizes (golden/chunking: a character is a word) and BM25 tokens (retrieval/lexical: overlapping bigrams) agree
-on which characters they are."""
+"""The Chinese, Japanese and Korean characters that spaces do not split into words: one home for their ranges and for
+what a word is, so chunk sizes (golden/chunking: a character is a word), the judge's short answers (a word count) and
+BM25 tokens (retrieval/lexical: overlapping bigrams) agree on which characters they are."""
 
 from __future__ import annotations
+
+import re
 
 HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 """Hiragana and katakana (full- and half-width) and Han ideographs (the BMP blocks, compatibility ones, and the
@@ -17,3 +19,13 @@ sizes count its words as others'; but a word carries its particles (서울에서
 
 BIGRAMMED = HAN_KANA + IDEOGRAPHIC_MARKS + HANGUL
 """What BM25 indexes as overlapping bigrams (Lucene's CJKBigramFilter defaults: Han, hiragana, katakana and Hangul)."""
+
+
+WORD = re.compile(rf"[{HAN_KANA}][^\s\w]*|[^\s{HAN_KANA}]+")
+"""A word: a run of non-space characters, except that each ideograph or kana is one (with the punctuation after it), as
+word processors count them; Chinese and Japanese put no spaces between words, so a page of them was one word."""
+
+
+def count_words(text: str) -> int:
+    """Words as chunk sizes count them (an ideograph or kana is one)."""
+    return sum(1 for _ in WORD.finditer(text))

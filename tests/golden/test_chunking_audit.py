@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from semrel.cjk import count_words
 from semrel.encoding.models import load_encoder
 from semrel.golden import chunking
 from semrel.golden.chunking import ChunkSettings, Document, chunk_document
@@ -61,4 +62,4 @@ def test_chinese_and_japanese_text_without_spaces_is_cut_to_size():
     chunks = chunk_document(Document("zh", text), ChunkSettings(size=8, sentences=True))
     assert [c.text for c in chunks][:2] == ["这是第一句话。", "日本語の文です！"]
     assert [c.text for c in chunk_document(Document("mixed", "GPU显卡。 fast"), ChunkSettings(size=2))] == ["GPU显", "卡。 fast"]
-    assert chunking.count_words("中文text 字。") == 4
+    assert count_words("中文text 字。") == 4

@@ -562,6 +562,9 @@ def test_answers_too_short_to_match_are_warned_about(tmp_path):
         "write each as a sentence that states the answer ('Yes, aspirin lowers the risk of stroke')"]
     # a few short answers among many (a name, a date) are what MS MARCO holds throughout: under a tenth, no warning
     assert short_answer_warnings({f"q{i}": ("Seattle",) if i == 0 else ("A full sentence of an answer.",) for i in range(11)}) == []
+    # Chinese puts no spaces between words: a sentence was one word and warned of, '是的' (yes) is two characters, two words
+    assert short_answer_warnings({"q1": ("阿司匹林可以降低中风的风险。",), "q2": ("猫在满足时会发出呼噜声。",)}) == []
+    assert short_answer_warnings({"q1": ("是的",), "q2": ("是的",)})[0].startswith("2 of 2 queries have reference answers of 2 words")
 
 
 def test_queries_an_import_marked_as_unanswered_are_left_out_with_a_warning(tmp_path):

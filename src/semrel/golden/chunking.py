@@ -16,7 +16,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..cjk import HAN_KANA
+from ..cjk import WORD
 from ..errors import UsageError, ValidationError
 from ..formats.corpus import write_corpus
 from ..formats.files import STDIO
@@ -25,24 +25,16 @@ from ..progress import Steps, no_progress
 from ..records import Chunk
 from .documents import Document, DocumentReport, iter_documents, read_documents, sanitise_id
 
-__all__ = ["ChunkSettings", "Document", "UNITS", "chunk_document", "chunk_documents", "chunk_files", "count_words",
-           "read_documents", "sanitise_id"]
+__all__ = ["ChunkSettings", "Document", "UNITS", "chunk_document", "chunk_documents", "chunk_files", "read_documents",
+           "sanitise_id"]
 
 UNITS = ("words", "tokens")
 
-# Chinese and Japanese put no spaces between words, so a page of them was one "word", and one chunk however
-# long; each ideograph or kana counts as a word instead (with the punctuation after it), as word processors count them.
-_WORD = re.compile(rf"[{HAN_KANA}][^\s\w]*|[^\s{HAN_KANA}]+")  # semrel.cjk: the ranges BM25 bigrams too
 # A sentence ends at . ! or ? (possibly followed by closing quotes or brackets) before whitespace, at a
 # full-width 。！？ (no space follows them), and at a blank line (headings and list items have no full stop),
 # whatever the line breaks: \n, \r\n or \r.
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)|[\u3002\uff01\uff1f][\"')\]\u300d\u300f\uff09]*"
                            r"|(?:\r\n|\r(?!\n)|\n)[ \t]*(?:\r\n|\r(?!\n)|\n)")
-
-
-def count_words(text: str) -> int:
-    """Words as chunk sizes count them (an ideograph or kana is one)."""
-    return sum(1 for _ in _WORD.finditer(text))
 
 
 @dataclass(frozen=True)
@@ -98,11 +90,11 @@ def _integers(values: Iterable[int], bound: int) -> np.ndarray:
 
 
 def _word_starts(text: str) -> np.ndarray:
-    return _integers((m.start() for m in _WORD.finditer(text)), len(text))
+    return _integers((m.start() for m in WORD.finditer(text)), len(text))
 
 
 def _word_end(text: str, start: int) -> int:
-    match = _WORD.match(text, start)
+    match = WORD.match(text, start)
     return match.end() if match else start
 
 
@@ -121,7 +113,7 @@ def _token_blocks(text: str, starts: np.ndarray) -> list[tuple[int, int]]:
 def _word_costs(text: str, starts: np.ndarray, tokenizer) -> np.ndarray:
     """Tokens per word: each token counts in the first word ending after its first character (the
     last word for a token past them all); a word without a token of its own costs 1."""
-    ends = _integers((m.end() for m in _WORD.finditer(text)), len(text) + 1)
+    ends = _integers((m.end() for m in WORD.finditer(text)), len(text) + 1)
     costs = np.zeros(len(starts), dtype=np.int64)
     for begin, finish in _token_blocks(text, starts):
         offsets = tokenizer(text[begin:finish], add_special_tokens=False, return_offsets_mapping=True,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from ..cjk import count_words
 from ..errors import FormatError, UsageError, ValidationError
 from ..formats.beir import beir_folder, beir_records, is_beir_folder, read_beir_qrels
 from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
@@ -31,7 +32,7 @@ from ..formats.trec import graded_pairs
 from ..progress import Steps, counted, no_progress
 from ..records import Chunk, GoldenItem, is_id
 from ..terminal import quantity
-from .chunking import Document, chunk_documents, count_words, sanitise_id
+from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_llamaindex_pairs, import_msmarco, import_pubmedqa
 from .documents import file_document_id, sanitised_ids
 from .locate import ContextMatcher, chunks_holding, find_answer

@@ -9,9 +9,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cjk import count_words
 from ..formats.beir import beir_folder
 from ..formats.parquet import is_parquet
-from .chunking import count_words
 from .documents import file_document_id, file_stem, kind_of
 from .importers import BUILDS_CORPUS, CONTEXT_FORMATS, READ_EXAMPLES, detect_format, import_golden, table_rows
 from .sources import ImportOptions, named_document

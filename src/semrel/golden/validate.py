@@ -11,6 +11,7 @@ from typing import Any, Iterable, Literal, Sequence
 
 import numpy as np
 
+from ..cjk import count_words
 from ..errors import FormatError
 from ..formats.corpus import golden_item
 from ..formats.files import display_name, read_lines
@@ -18,7 +19,6 @@ from ..formats.jsonl import json_object
 from ..formats.kinds import GOLDEN, MisplacedFile, expecting
 from ..formats.tables import Table
 from ..records import Chunk, GoldenItem
-from .chunking import count_words
 from .locate import least_shares
 
 

@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from ..cjk import count_words
 from ..encoding.cache import EmbeddingCache, Encoded, default_cache_dir, text_key
 from ..encoding.encode import normalised_tokens, token_windows
 from ..encoding.engines import LOCAL, Engine, as_engine
@@ -818,7 +819,7 @@ def short_answer_warnings(answers: Mapping[str, Sequence[str]]) -> list[str]:
     matched by many chunks alike. Labelled at the default, such queries agreed far less with the gold (bench/answer_length.py,
     docs/judge.md "Short answers"), which the user mends by writing the answer out, not by a cut."""
     words, share = SHORT_ANSWER
-    short = [q for q, refs in answers.items() if refs and max(len(a.split()) for a in refs) <= words]
+    short = [q for q, refs in answers.items() if refs and max(count_words(a) for a in refs) <= words]  # '是的' is two
     if not short or len(short) < share * len(answers):
         return []
     return [f"{len(short)} of {quantity(len(answers), 'query')} {agreeing(len(short), 'have')} reference answers of {words} words "
