@@ -6,6 +6,8 @@ used kept), the recent-decisions window, the request size limit and the command'
 
 from __future__ import annotations
 
+import contextlib
+import html
 import json
 import os
 import re
@@ -21,6 +23,7 @@ from test_web_api_checks import signed_in
 from review_helpers import queued_db, write_judged, write_pool
 from review_web_helpers import Client, Server, alice_at_her_first_pair, write_large_pool
 from semrel.review.engine import QueueSettings, Session, create_queue
+from semrel.review.simulate import simulate_decisions
 from semrel.review.stats import review_stats
 from semrel.review.store import open_db
 from semrel.review.tasks import Labelling, load_tasks
@@ -544,3 +547,19 @@ def test_a_page_left_open_under_one_name_decides_nothing_once_the_browser_signs_
     assert held(browser)["id"] == pair  # shared: bob holds it too
     answer = decide(browser, alices, {"action": "grade", "task_id": pair, "grade": 1})  # alice's page, never reloaded
     assert answer.status_code == 403 and query(db, "SELECT count(*) FROM decisions") == [(0,)]
+
+
+def test_signing_in_under_a_name_review_simulate_graded_under_is_refused_with_why(tmp_path):
+    """`review start` warns a person whose name `review simulate` graded under (the simulation's grades count as theirs and
+    its pairs are never shown again); the page signed them in without a word."""
+    app, db = new_app(tmp_path)
+    with contextlib.closing(open_db(db)) as conn:
+        assert simulate_decisions(Session(conn, "gold"), {}) == (0, 12)  # pairs it has no grade for are skipped
+    client = app.test_client()
+    csrf = re.search(r'name="csrf-token" content="([^"]+)"', client.get("/").get_data(as_text=True)).group(1)
+    refused = client.post("/login", data={"name": "gold", "csrf_token": csrf})
+    assert refused.status_code == 409
+    assert ("12 of gold's decisions here were made by `review simulate`: they count as gold's in stats and export, and their pairs "
+            "are not shown again; review under another name") in html.unescape(refused.get_data(as_text=True))
+    assert client.get("/api/task").status_code == 401  # not signed in
+    assert client.post("/login", data={"name": "alice", "csrf_token": csrf}).status_code == 303

@@ -18,7 +18,7 @@ from ..review.adjudicate import export_reviewed
 from ..review.engine import QueueRequest, QueueSettings, Session, check_reviewer_name, join_queue, labelling_of
 from ..review.highlight import token_similarities
 from ..review.order import RANDOM_SHARE
-from ..review.simulate import decisions_by_kind, simulate
+from ..review.simulate import simulate, simulated_note
 from ..review.stats import review_stats
 from ..terminal import agreeing, quantity, unfiltered
 from .base import LazyGroup, warn
@@ -55,10 +55,8 @@ def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, *
     reviewer = check_reviewer_name(reviewer)  # before the database is opened
     check_highlights(blind, no_highlight)
     session = Session(join_queue(db, queue_request(**queue), warn), reviewer)
-    _, simulated = decisions_by_kind(session)
-    if simulated:
-        warn(f"{db}: {simulated} of {reviewer}'s decisions here were made by `review simulate`: they count as {reviewer}'s in "
-             "stats and export, and their pairs are not shown again; review under another name")
+    if (note := simulated_note(session, db)) is not None:
+        warn(note)
 
     def highlighter(task):
         return token_similarities(task.chunk, task.answers, model, layer)

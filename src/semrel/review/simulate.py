@@ -4,6 +4,7 @@ the same session calls a person's keys make, so its figures are those a review w
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Callable, Mapping
 
 from ..errors import SemrelError
@@ -17,6 +18,15 @@ def decisions_by_kind(session: Session) -> tuple[int, int]:
     row = session.conn.execute("SELECT count(*), total(coalesce(simulated, seconds IS NULL)) FROM decisions WHERE reviewer = ?"
                                " AND kind IN ('grade', 'skip')", (session.reviewer,)).fetchone()
     return int(row[0] - row[1]), int(row[1])
+
+
+def simulated_note(session: Session, db: str | os.PathLike) -> str | None:
+    """What a person signing in under a name `review simulate` graded under is told (the terminal warns, the page refuses
+    the sign-in): the simulation's decisions count as that person's, and their pairs are not shown again."""
+    _, simulated = decisions_by_kind(session)
+    name = session.reviewer
+    return (f"{db}: {simulated} of {name}'s decisions here were made by `review simulate`: they count as {name}'s in stats "
+            "and export, and their pairs are not shown again; review under another name") if simulated else None
 
 
 def simulate_decisions(session: Session, human: Mapping[str, Mapping[str, int]], unlisted_as_zero: bool = False) -> tuple[int, int]:

@@ -25,6 +25,7 @@ from ...resources import template_dir
 from ...terminal import safe
 from ..engine import MAX_REVIEWER_NAME, Outcome, Session, check_reviewer_name, labelling_of, queue_end
 from ..keys import grade_keys, note_keys
+from ..simulate import simulated_note
 from ..stats import review_stats
 from ..store import open_db
 from ..tasks import Labelling, Task, judge_line
@@ -130,6 +131,8 @@ def create_app(settings: WebSettings) -> Flask:
             name = check_reviewer_name(" ".join(request.form.get("name", "").split()))  # a tab typed or pasted is a space
         except ValidationError:
             abort(400, f"give your name: 1 to {MAX_NAME} printable characters (no control characters or text-direction overrides)")
+        if (note := simulated_note(Session(connection(), name), settings.db)) is not None:
+            abort(409, note)  # the terminal warns and goes on; a page has no stderr, and the pairs would never come
         if isinstance(session, ServerSession):
             session.renew_id()  # a session id known before signing in does not carry over
         renew_csrf_token()
