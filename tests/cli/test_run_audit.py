@@ -486,3 +486,19 @@ def test_a_sweep_is_on_the_score_the_labels_cut(tmp_path, label, swept):
     steps = planned(tmp_path, f'[corpus]\ndocs = "docs"\n[golden]\nfile = "golden.csv"\n[retrieve]\nmethods = ["bm25", "dense"]\n'
                               f'[label]\n{label}\n')
     assert steps["sensitivity"].args[-len(swept):] == swept and "--on" not in steps["sensitivity"].args[:-len(swept)]
+
+
+def test_a_dry_run_from_the_configs_folder_says_retrieval_may_be_skipped_when_golden_is_made_anew(tmp_path, monkeypatch):
+    """The note that retrieve reads only the queries of a golden.jsonl made anew was said only where `out` was an absolute
+    path: the check left golden.jsonl out of the step's inputs, and with them out of the paths its settings hash makes
+    absolute, so with `out = "out"` named from the config's folder the step never looked up to date but for it."""
+    config = write_config(write_data(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert run("run", config.name).exit_code == 0
+    csv_file = tmp_path / "golden.csv"
+    csv_file.write_text(csv_file.read_text().replace('"Cats purr when', '"Cats often purr when'))  # an answer: queries as they were
+    dry = run("run", config.name, "--dry-run")
+    assert statuses(dry.stdout)["retrieve bm25"] == "run", dry.output
+    assert ("semrel run: retrieve bm25 reads only the queries of out/golden.jsonl, which would be made anew: listed, but skipped "
+            "if the new file's queries are the old ones") in dry.stderr
+    assert statuses(run("run", config.name).stdout)["retrieve bm25"] == "skipped"

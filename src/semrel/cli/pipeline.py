@@ -438,7 +438,10 @@ def _up_to_date_but(step: Step, inputs: set[str], recorded: Mapping[str, Any], d
     left = {os.path.abspath(path) for path in inputs}
     known = recorded.get("inputs")
     kept = {**recorded, "inputs": {k: v for k, v in known.items() if k not in left} if isinstance(known, dict) else known}
-    return up_to_date(replace(step, inputs=[p for p in step.inputs if p not in inputs]), kept, digests)
+    # the inputs left out stay among the paths the settings hash makes absolute (a relative `out` had them hashed
+    # as written, so the step never looked up to date and the note that it may be skipped was never said)
+    return up_to_date(replace(step, inputs=[p for p in step.inputs if p not in inputs], folders=[*step.folders, *inputs]),
+                      kept, digests)
 
 
 def _picks_kept(golden: str) -> str:
