@@ -502,3 +502,17 @@ def test_a_dry_run_from_the_configs_folder_says_retrieval_may_be_skipped_when_go
     assert ("semrel run: retrieve bm25 reads only the queries of out/golden.jsonl, which would be made anew: listed, but skipped "
             "if the new file's queries are the old ones") in dry.stderr
     assert statuses(run("run", config.name).stdout)["retrieve bm25"] == "skipped"
+
+
+def test_the_config_named_through_a_linked_folder_reruns_nothing(tmp_path):
+    """Paths were made absolute but not resolved: the config named through a symlinked folder (a home folder linked
+    elsewhere, macOS's /tmp) hashed other settings and state keys than named by its real path, so each name reran every
+    step after the other."""
+    real = tmp_path / "real"
+    real.mkdir()
+    config = write_config(write_data(real))
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    assert set(statuses(run("run", tmp_path / "link" / config.name).stdout).values()) == {"ran"}
+    again = run("run", config)
+    assert set(statuses(again.stdout).values()) == {"skipped"}, again.output
+    assert set(statuses(run("run", tmp_path / "link" / config.name, "--dry-run").stdout).values()) == {"skipped"}

@@ -27,7 +27,7 @@ from ..errors import SemrelError, UsageError
 from ..formats.files import bytes_sha256, folder_digest, folder_files, lasting, not_plain, stamp
 from ..formats.manifest import manifest_is_stale, manifest_path, read_manifest, read_params
 from ..terminal import agreeing, quantity
-from .run_config import GOLDEN_OPTIONS, Step, check_outputs_spare_inputs, ignored_variables, load_config, plan
+from .run_config import GOLDEN_OPTIONS, Step, canonical, check_outputs_spare_inputs, ignored_variables, load_config, plan
 
 STATE_FILE = ".semrel-run.json"
 LOCK_FILE = ".semrel-run.lock"
@@ -100,7 +100,7 @@ class Digests:
         current, changed = found
         if known_stamp is not None and current == known_stamp:
             return known_sha, known_stamp
-        key = (os.path.abspath(path), json.dumps(current), part or "")
+        key = (canonical(path), json.dumps(current), part or "")
         if key not in self._read:
             self._read[key] = (PARTS[part](path) if part else _digest(path), lasting(current, changed))
         return self._read[key]
@@ -114,7 +114,7 @@ class Digests:
         shas, stamps = ((recorded or {}).get(key) for key in ("inputs", "stamps"))
         inputs, taken = {}, {}
         for path in step.inputs:
-            key = os.path.abspath(path)
+            key = canonical(path)
             part = step.parts.get(path)
             read = [self.file(*known) for known in zip((path,) if part else (path, manifest_path(path)),
                                                          _pair(shas.get(key) if isinstance(shas, dict) else None),
@@ -136,9 +136,9 @@ def up_to_date(step: Step, recorded: Mapping[str, Any], digests: Digests) -> boo
     if step.stdout and step.stdout != os.devnull and not os.path.exists(manifest_path(step.stdout)):
         return False  # printed before semrel gave captured tables a manifest
     made = recorded.get("outputs")
-    if isinstance(made, dict) and any(_replaced_by_run(p, _pair(made.get(os.path.abspath(p)))) for p in step.outputs):
+    if isinstance(made, dict) and any(_replaced_by_run(p, _pair(made.get(canonical(p)))) for p in step.outputs):
         return False
-    if isinstance(made, dict) and any(not _manifest_as_left(p, _pair(made.get(os.path.abspath(p)))) for p in step.outputs):
+    if isinstance(made, dict) and any(not _manifest_as_left(p, _pair(made.get(canonical(p)))) for p in step.outputs):
         return False  # a manifest deleted or edited by hand: semrel's record of the file, made again by the step
     return all(map(os.path.exists, step.inputs)) and digests.of(step, recorded)["inputs"] == recorded.get("inputs")
 
@@ -435,7 +435,7 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
 
 def _up_to_date_but(step: Step, inputs: set[str], recorded: Mapping[str, Any], digests: Digests) -> bool:
     """Whether `step` is up to date but for `inputs`, which a dry run cannot know (a step before would make them anew)."""
-    left = {os.path.abspath(path) for path in inputs}
+    left = {canonical(path) for path in inputs}
     known = recorded.get("inputs")
     kept = {**recorded, "inputs": {k: v for k, v in known.items() if k not in left} if isinstance(known, dict) else known}
     # the inputs left out stay among the paths the settings hash makes absolute (a relative `out` had them hashed
@@ -477,7 +477,7 @@ def _has_gold(qrels: Step, pending: set[str]) -> bool | None:
 def _made(step: Step) -> dict[str, list[str | None]]:
     """The sha256 of each output and of its manifest as the step left them: one that differs later holds work
     `semrel run` did not make (check_not_replacing_work)."""
-    return {os.path.abspath(output): [_digest(output), _digest(manifest_path(output))] for output in step.outputs}
+    return {canonical(output): [_digest(output), _digest(manifest_path(output))] for output in step.outputs}
 
 
 KEPT_AS = {"golden.jsonl": "[golden] file", "corpus.jsonl": "[corpus] file"}  # outputs a config key can take in their place
@@ -494,7 +494,7 @@ def check_not_replacing_work(planned: list[tuple[Step, str, float]], out: str, f
         name = step.name.split()[0]
         made = state.get(step.name, {}).get("outputs")
         for output in step.outputs if status == "would run" and name not in force else ():
-            work = _work_in(output, _pair(made.get(os.path.abspath(output)) if isinstance(made, dict) else None))
+            work = _work_in(output, _pair(made.get(canonical(output)) if isinstance(made, dict) else None))
             if work:
                 key = KEPT_AS.get(os.path.basename(output))
                 keep = f"copy it out of {out} and give the copy as {key}" if key else "copy it elsewhere"

@@ -387,6 +387,13 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
                        "(set [label] on and threshold to sweep a raw score)")
 
 
+def canonical(path: str) -> str:
+    """A path as the settings hash and `.semrel-run.json` name it: absolute, its symlinks resolved, so the config named
+    through a linked folder (`~/proj` -> `/data/proj`, macOS's /tmp -> /private/tmp) is the same files; it reran every
+    step, and the run from the other name after it every step again."""
+    return os.path.realpath(path)
+
+
 @dataclass
 class Step:
     """One command of a run, as a user would type it: what it reads and writes is all `up_to_date` needs to skip it,
@@ -408,11 +415,11 @@ class Step:
     parts: dict[str, str] = field(default_factory=dict)
 
     def settings_hash(self) -> str:
-        """The command line, its paths made absolute: the same config named from another folder, or by
-        its full path, gives paths spelled otherwise but the same files (and reran every step). Only the
+        """The command line, its paths made canonical: the same config named from another folder, by its full path
+        or through a linked folder, gives paths spelled otherwise but the same files (and reran every step). Only the
         paths: a value that looks like one (a model name `org/name`) or is a file's name here is no path."""
         paths = {*self.inputs, *self.outputs, *self.folders}
-        args = [os.path.abspath(a) if a in paths else a for a in self.args]
+        args = [canonical(a) if a in paths else a for a in self.args]
         hashed = [self.command, args] + ([self.builtin] if self.builtin is not None else [])
         return hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16]
 
