@@ -516,3 +516,19 @@ def test_the_config_named_through_a_linked_folder_reruns_nothing(tmp_path):
     again = run("run", config)
     assert set(statuses(again.stdout).values()) == {"skipped"}, again.output
     assert set(statuses(run("run", tmp_path / "link" / config.name, "--dry-run").stdout).values()) == {"skipped"}
+
+
+def test_a_moved_chunk_of_the_users_run_is_warned_of_with_the_config_named_from_another_folder(tmp_path, monkeypatch):
+    """The state kept the user's run files by their paths as spelt: named from the config's folder, then by its full
+    path, the run file looked made anew, and a chunk an edited document had moved under its ids went without a warning."""
+    config = write_config(write_data(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert run("run", config.name).exit_code == 0
+    (tmp_path / "mine.run").write_text((tmp_path / "out" / "runs" / "bm25.run").read_text())
+    config.write_text(config.read_text().replace("k = 5", 'k = 5\nruns = ["mine.run"]'))
+    assert run("run", config.name).exit_code == 0
+    ships = tmp_path / "docs" / "ships.md"
+    ships.write_text("A note on harbours.\n\n" + ships.read_text())
+    edited = run("run", config)
+    assert edited.exit_code == 0, edited.output
+    assert f"semrel: warning: run 'mine' ({tmp_path / 'mine.run'}) names 1 chunk holding other text" in edited.stderr, edited.stderr
