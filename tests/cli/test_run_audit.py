@@ -532,3 +532,13 @@ def test_a_moved_chunk_of_the_users_run_is_warned_of_with_the_config_named_from_
     edited = run("run", config)
     assert edited.exit_code == 0, edited.output
     assert f"semrel: warning: run 'mine' ({tmp_path / 'mine.run'}) names 1 chunk holding other text" in edited.stderr, edited.stderr
+
+
+def test_init_names_a_config_with_a_space_as_a_shell_takes_it(tmp_path, monkeypatch):
+    """`semrel init -o "my cfg.toml"` said to check it with `semrel run my cfg.toml --dry-run`: pasted, two arguments."""
+    write_data(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    made = run("init", "--docs", "docs", "--golden", "golden.csv", "-o", "my cfg.toml")
+    assert made.exit_code == 0, made.output
+    assert made.stdout.strip() == ("wrote my cfg.toml; check it with `semrel run 'my cfg.toml' --dry-run`, run it with: "
+                                   "semrel run 'my cfg.toml'")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 
 import click
 
@@ -105,4 +106,5 @@ def init_command(golden, docs, fmt, qrels, sample, output, force):
     if output == "-":  # the config itself went to stdout: the line would end up inside it, and `semrel run -` reads no stdin
         click.echo("wrote the config to stdout; save it to a file and check it with `semrel run FILE --dry-run`", err=True)
     else:
-        click.echo(f"wrote {output}; check it with `semrel run {output} --dry-run`, run it with: semrel run {output}")
+        typed = shlex.quote(output)  # as a shell takes it: `sub/my cfg.toml` unquoted is two arguments
+        click.echo(f"wrote {output}; check it with `semrel run {typed} --dry-run`, run it with: semrel run {typed}")
