@@ -542,3 +542,18 @@ def test_init_names_a_config_with_a_space_as_a_shell_takes_it(tmp_path, monkeypa
     assert made.exit_code == 0, made.output
     assert made.stdout.strip() == ("wrote my cfg.toml; check it with `semrel run 'my cfg.toml' --dry-run`, run it with: "
                                    "semrel run 'my cfg.toml'")
+
+
+def test_the_pick_command_a_moved_gold_chunk_suggests_quotes_a_path_with_a_space(tmp_path):
+    """The warning's `semrel golden pick --golden ... --corpus ...` named a folder with a space unquoted: pasted, it
+    split the path in two."""
+    folder = tmp_path / "my project"
+    folder.mkdir()
+    config = write_config(write_data(folder))
+    small = ("--set", "corpus.size=6", "--set", "corpus.overlap=0")
+    assert run("run", config, *small).exit_code == 0
+    cats = folder / "docs" / "cats.md"
+    cats.write_text("A note on house pets and their habits.\n\n" + cats.read_text())
+    edited = run("run", config, *small)
+    out = folder / "out"
+    assert f"`semrel golden pick --golden '{out / 'golden.jsonl'}' --corpus '{out / 'corpus.jsonl'}'`" in edited.stderr, edited.stderr

@@ -301,7 +301,7 @@ def watched_texts(golden: str, runs: Sequence[str], corpus: str, known: Mapping[
             f"gold for query {first[gold[0]]}): chunk ids are positions in their document, so an edited document, or another "
             "[corpus] size or overlap, moves text between them, and the scores are against the text now there; check the gold "
             "and fix the ids, or clear them and "
-            f"pick again with `semrel golden pick --golden {golden} --corpus {corpus}`")
+            f"pick again with `semrel golden pick --golden {shlex.quote(golden)} --corpus {shlex.quote(corpus)}`")
     for path in runs:
         stale = moved(sorted(named[path])) if same_run[path] else []
         if stale:
@@ -456,7 +456,7 @@ def _picks_kept(golden: str) -> str:
     if not os.path.basename(golden) == "golden.jsonl" or not os.path.isfile(journal):
         return ""
     return (f"; the picks of `semrel golden pick` stay in {journal} and are not in a golden.jsonl made anew: "
-            f"`semrel golden pick --golden {golden} --corpus CORPUS` replays them onto it, then run again")
+            f"`semrel golden pick --golden {shlex.quote(golden)} --corpus CORPUS` replays them onto it, then run again")
 
 
 def _has_gold(qrels: Step, pending: set[str]) -> bool | None:
