@@ -557,3 +557,16 @@ def test_the_pick_command_a_moved_gold_chunk_suggests_quotes_a_path_with_a_space
     edited = run("run", config, *small)
     out = folder / "out"
     assert f"`semrel golden pick --golden '{out / 'golden.jsonl'}' --corpus '{out / 'corpus.jsonl'}'`" in edited.stderr, edited.stderr
+
+
+def test_each_manifest_a_step_writes_records_the_steps_command(tmp_path, monkeypatch):
+    """A file's manifest named `semrel run semrel.toml` alone: made with SEMREL_RETRIEVE_K=3, its record did not say how
+    it was made (that command, run again without the variable, makes another file). It records the step's command too."""
+    config = write_config(write_data(tmp_path))
+    monkeypatch.setenv("SEMREL_RETRIEVE_K", "3")
+    assert run("run", config).exit_code == 0
+    out = tmp_path / "out"
+    made = json.loads((out / "runs" / "bm25.run.manifest.json").read_text())
+    step = made["step"]
+    assert step[:2] == ["semrel", "retrieve"] and step[step.index("-k") + 1] == "3", step
+    assert json.loads((out / "eval.gold.txt.manifest.json").read_text())["step"][:2] == ["semrel", "eval"]

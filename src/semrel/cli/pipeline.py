@@ -173,14 +173,16 @@ def _by_run(record: Mapping[str, Any]) -> bool:
 
 def _invoke(step: Step) -> None:
     """Run the step's command in process; what it prints goes to step.stdout, which is derived too: it
-    and its manifest (naming the step's command) are written as one unit."""
+    and its manifest (naming the step's command) are written as one unit. Every manifest the step writes records
+    its command as "step" (the run's own command line leaves out what SEMREL_* variables set)."""
     from ..formats.files import atomic_writer
-    from ..formats.manifest import outputs_with_manifests, write_manifest
+    from ..formats.manifest import outputs_with_manifests, recorded_step, write_manifest
 
     captured = step.stdout if step.stdout and step.stdout != os.devnull else None
     for path in step.outputs:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with outputs_with_manifests([captured] if captured else []) as staged:
+    with recorded_step(["semrel", *step.command, *step.args, *step.placement]), \
+            outputs_with_manifests([captured] if captured else []) as staged:
         with (atomic_writer(staged[captured]) if captured else open(os.devnull, "w", encoding="utf-8") if step.stdout
               else contextlib.nullcontext(None)) as handle:
             with contextlib.redirect_stdout(handle) if handle is not None else contextlib.nullcontext():

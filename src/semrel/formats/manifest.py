@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import datetime as _dt
 import json
 import os
@@ -44,6 +45,21 @@ def describe_input(path: str | os.PathLike, read_from: str | os.PathLike | None 
     return {"path": name, **file_digest(source)}
 
 
+_STEP: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("semrel_run_step", default=None)
+
+
+@contextlib.contextmanager
+def recorded_step(command: Sequence[str]) -> Iterator[None]:
+    """Manifests written inside the block record `command` as their "step": the command a `semrel run` step ran. The
+    run's own command line ("command") leaves out what SEMREL_* variables set (a threshold from the environment), so it
+    alone did not say how the file was made."""
+    token = _STEP.set(list(command))
+    try:
+        yield
+    finally:
+        _STEP.reset(token)
+
+
 def write_manifest(
     output: str | os.PathLike,
     inputs: Iterable[str | os.PathLike] = (),
@@ -74,6 +90,7 @@ def manifest_record(
         "rows": rows,
         "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": [_program(), *sys.argv[1:]],
+        **({"step": step} if (step := _STEP.get()) else {}),
         "cwd": os.getcwd(),  # where the command's relative paths (and those below) are read from
         "versions": versions(),
         "inputs": [describe_input(p, where.get(str(p))) for p in inputs],
