@@ -570,3 +570,20 @@ def test_each_manifest_a_step_writes_records_the_steps_command(tmp_path, monkeyp
     step = made["step"]
     assert step[:2] == ["semrel", "retrieve"] and step[step.index("-k") + 1] == "3", step
     assert json.loads((out / "eval.gold.txt.manifest.json").read_text())["step"][:2] == ["semrel", "eval"]
+
+
+@pytest.mark.slow
+def test_a_dry_run_says_the_rerank_of_a_run_that_may_be_skipped_may_be_skipped_too(tmp_path, monkeypatch):
+    """Where golden.jsonl would be made anew, the note named the retrieve steps that read only its queries, but not the
+    rerank of one of them: it reads that run too, which the dry run counted as rewritten, so the rerank was listed
+    without the note and the real run then skipped it."""
+    config = write_config(write_data(tmp_path), extra='[lift]\nbase = "bm25"\ndepth = 3\n')
+    monkeypatch.chdir(tmp_path)
+    assert run("run", config.name).exit_code == 0
+    csv_file = tmp_path / "golden.csv"
+    csv_file.write_text(csv_file.read_text().replace('"Cats purr when', '"Cats often purr when'))
+    dry = run("run", config.name, "--dry-run")
+    assert ("semrel run: retrieve bm25, retrieve bm25+dense read only the queries of out/golden.jsonl, which would be made "
+            "anew: listed, but skipped if the new file's queries are the old ones") in dry.stderr, dry.stderr
+    ran = statuses(run("run", config.name).stdout)
+    assert ran["retrieve bm25"] == ran["retrieve bm25+dense"] == "skipped", ran

@@ -379,6 +379,7 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
     summary: list[tuple[Step, str, float]] = []
     pending: set[str] = set()  # outputs a dry run would rewrite: whatever reads them would run too
     maybe: dict[str, list[str]] = {}  # an input a dry run would rewrite -> the steps that run only if the part they read changes
+    maybe_made: set[str] = set()  # their outputs: rewritten only if those steps run (the rerank reads bm25's run)
     restamped = False
     while len(summary) < len(steps):
         step = steps[len(summary)]
@@ -395,9 +396,11 @@ def _run_steps(steps: list[Step], config: dict[str, dict[str, Any]], out: str, d
             if dry_run:
                 pending.update(step.outputs)
                 summary.append((step, "would run", 0.0))
-                if not forced and waiting and waiting <= set(step.parts) and _up_to_date_but(step, waiting, recorded, digests):
-                    for path in waiting:
+                parted = waiting - maybe_made  # the others hold what they hold now if their steps are skipped
+                if not forced and parted and parted <= set(step.parts) and _up_to_date_but(step, parted, recorded, digests):
+                    for path in parted:
                         maybe.setdefault(path, []).append(step.name)
+                    maybe_made.update(step.outputs)
             else:
                 echo(f"semrel run: {step.name}")
                 read = digests.of(step, recorded)
