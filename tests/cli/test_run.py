@@ -510,6 +510,10 @@ def test_override_values_are_toml_or_plain_text(tmp_path, monkeypatch):
     assert dry.exit_code == 0, dry.output
     commands = dry.stdout.replace(" \\\n    ", " ")
     assert "--title 2026" in commands and "-m nDCG@5" in commands
+    # '.5' is no TOML number but what `semrel label --threshold .5` takes: it was "expected a number"
+    for given in ({"SEMREL_LABEL_THRESHOLD": ".5"}, {"SEMREL_LABEL_THRESHOLD": "5."}):
+        assert run_config.load_config(str(config), (), given)["label"]["threshold"] == float(given["SEMREL_LABEL_THRESHOLD"])
+    assert run_config.load_config(str(config), ["label.threshold=.5"], {})["label"]["threshold"] == 0.5
 
 
 def test_every_command_reads_its_options_from_the_environment(tmp_path, monkeypatch):

@@ -107,6 +107,8 @@ def _override_value(text: str, kind: str) -> Any:
         value = text
     if kind == _STR and not isinstance(value, str):
         return text
+    if kind == _FLOAT and isinstance(value, str) and re.fullmatch(r"\s*[-+]?(\d+\.|\.\d+)\s*", text):
+        return float(text)  # '.5' and '5.', which TOML has no number for and a shell user types as the commands take them
     if kind == _LIST and isinstance(value, str):
         return [part for part in re.split(r"[\s,]+", value) if part]
     return value
