@@ -105,3 +105,33 @@ def recorder(seen: list) -> Any:
         yield counts.append
 
     return steps
+
+
+@contextlib.contextmanager
+def fifo_writer(path: Path, payload: bytes) -> Iterator[list[bool]]:
+    """A FIFO at `path` with a writer standing by for the block (polling, so it never blocks): code that wrongly opens it
+    reads `payload` and goes on instead of hanging the test. Yields a list that gains an item each time a reader opened it."""
+    import threading
+    import time
+
+    os.mkfifo(path)
+    done, opened = threading.Event(), []
+
+    def write() -> None:
+        while not done.is_set():
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO while no reader has it open
+            except OSError:
+                time.sleep(0.01)
+                continue
+            opened.append(True)
+            os.write(fd, payload)
+            os.close(fd)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        yield opened
+    finally:
+        done.set()
+        writer.join()

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import semrel.formats.files as files
+from helpers import fifo_writer
 from semrel.encoding.engines import LOCAL, LocalEngine, _reachable, as_engine, make_engine, resolve_device
 from semrel.encoding.models import describe_model, load_encoder, load_tokenizer, model_folder, resolve_model
 from semrel.errors import SemrelError, UsageError
@@ -225,34 +226,13 @@ def test_a_fifo_in_a_model_folder_is_refused_unopened(tmp_path, name):
     # the fingerprint (and the config) read every .json, .txt and .bin file there: a FIFO among them blocked the command
     # for ever. A writer stands by here (polling, so it never blocks), so that the old code read a config each time and
     # returned instead of hanging the test.
-    import threading
-    import time
-
     folder = small_model(tmp_path / "m", {"num_hidden_layers": 2})
     fifo = folder / name
     fifo.unlink(missing_ok=True)
-    os.mkfifo(fifo)
-    done = threading.Event()
-
-    def write() -> None:
-        while not done.is_set():
-            try:
-                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO while no reader has it open
-            except OSError:
-                time.sleep(0.01)
-                continue
-            os.write(fd, b'{"num_hidden_layers": 2}')  # and again for each reader (config.json is read twice)
-            os.close(fd)
-
-    writer = threading.Thread(target=write, daemon=True)
-    writer.start()
-    try:
+    with fifo_writer(fifo, b'{"num_hidden_layers": 2}'):  # and again for each reader (config.json is read twice)
         with pytest.raises(SemrelError, match=exactly(f"{fifo}: is a FIFO (named pipe), not a file; semrel reads regular files "
                                                       "(use '-' to read a stream from stdin)")):
             describe_model(str(folder))
-    finally:
-        done.set()
-        writer.join()
 
 
 def test_the_layer_count_is_read_under_each_name_and_must_be_a_number(tmp_path):

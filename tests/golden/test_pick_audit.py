@@ -14,7 +14,7 @@ import pytest
 
 import semrel.encoding.vectors
 import semrel.retrieval.retrieve
-from helpers import assert_one_error, ok, read_lines, run
+from helpers import assert_one_error, fifo_writer, ok, read_lines, run
 from semrel.formats.corpus import read_golden
 from semrel.formats.files import file_digest
 from semrel.golden.pick import open_pick_session
@@ -338,32 +338,8 @@ def test_a_journal_that_is_a_fifo_is_refused_without_opening_it(small, tmp_path)
     """The journal's torn-tail check opened it with open(), which waits on a FIFO for a writer: the command hung before
     its first key. A writer polls here (never blocking), so the old code was served a line and went on to the same
     error; whether a reader ever opened the FIFO is what tells."""
-    import os
-    import threading
-    import time
-
     corpus, golden = small
-    journal = tmp_path / "golden.jsonl.pick.jsonl"
-    os.mkfifo(journal)
-    done, opened = threading.Event(), []
-
-    def write() -> None:
-        while not done.is_set():
-            try:
-                fd = os.open(journal, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO while no reader has it open
-            except OSError:
-                time.sleep(0.01)
-                continue
-            opened.append(True)
-            os.write(fd, b'{"action"')
-            os.close(fd)
-
-    writer = threading.Thread(target=write, daemon=True)
-    writer.start()
-    try:
+    with fifo_writer(tmp_path / "golden.jsonl.pick.jsonl", b'{"action"') as opened:
         result = run("golden", "pick", "--golden", golden, "--corpus", corpus, "--no-cache", input="q")
-    finally:
-        done.set()
-        writer.join()
-    assert_one_error(result, f"{journal}: is a FIFO (named pipe), not a file")
+    assert_one_error(result, f"{tmp_path / 'golden.jsonl.pick.jsonl'}: is a FIFO (named pipe), not a file")
     assert not opened
