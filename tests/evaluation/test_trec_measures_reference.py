@@ -180,6 +180,19 @@ def test_recall_points_round_half_up_as_trec_eval_10():
         assert _one("IPrec@0.25") == pytest.approx(2 / 3)
 
 
+def test_scores_rank_as_doubles_as_in_trec_eval_10_where_pytrec_eval_rounds_them_to_floats():
+    """trec_eval 10 keeps each score as a double (trec_format.h: `double sim`); pytrec_eval (trec_eval 9) as a C float,
+    where these pairs tie and the higher document id goes first. Found by fuzzing semrel against pytrec_eval."""
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1}, "q3": {"a": 1}}
+    run = {"q1": {"a": 1.00000001, "b": 1.0},  # one float
+           "q2": {"a": 5e-324, "b": -1e-300},  # both round to (-)0.0 as floats
+           "q3": {"a": 1e300, "b": 1e200}}  # both overflow to inf as floats
+    (result,) = evaluate(Qrels.from_dict(qrels), Run.from_dict(run), ["RR"])
+    assert result.per_query("RR") == {"q1": 1.0, "q2": 1.0, "q3": 1.0}
+    reference = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)
+    assert {q: v["recip_rank"] for q, v in reference.items()} == {"q1": 0.5, "q2": 0.5, "q3": 0.5}
+
+
 def test_rbp_unjudged_and_residual_by_hand():
     p = 0.9
     gains = [1, 0, 1, 0, 0, 1]  # a x b n u c
