@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from semrel.cjk import WORD
 from semrel.encoding.models import load_encoder
 from semrel.golden import chunking
 from semrel.golden.chunking import ChunkSettings, Document, chunk_document
 
-WORD, SENTENCE_END = chunking._WORD, chunking._SENTENCE_END  # what a word and a sentence are; the arrays are under test
+SENTENCE_END = chunking._SENTENCE_END  # what a word (semrel.cjk.WORD) and a sentence are; the arrays are under test
 
 
 @dataclass(frozen=True)
