@@ -547,6 +547,8 @@ def test_a_page_left_open_under_one_name_decides_nothing_once_the_browser_signs_
     assert held(browser)["id"] == pair  # shared: bob holds it too
     answer = decide(browser, alices, {"action": "grade", "task_id": pair, "grade": 1})  # alice's page, never reloaded
     assert answer.status_code == 403 and query(db, "SELECT count(*) FROM decisions") == [(0,)]
+    assert answer.get_json()["error"] == ("this page is out of date (the review server restarted, or someone signed in again "
+                                          "in this browser): reload it")  # was "missing or wrong CSRF token", which said neither
 
 
 def test_signing_in_under_a_name_review_simulate_graded_under_is_refused_with_why(tmp_path):

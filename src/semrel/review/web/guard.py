@@ -43,7 +43,8 @@ def check_csrf() -> None:
     bytes: compare_digest refuses str with non-ASCII characters (a 500 for any request sending them)."""
     given = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_FIELD, "")
     if not given or not hmac.compare_digest(given.encode(), session.get("csrf", "").encode()):
-        abort(403, "missing or wrong CSRF token; reload the page")
+        # a page rendered before the server restarted (sessions live in its memory) or before a sign-in in another tab
+        abort(403, "this page is out of date (the review server restarted, or someone signed in again in this browser): reload it")
 
 
 def token_digest(token: str, secret: str) -> str:
