@@ -330,3 +330,19 @@ def test_a_sample_larger_than_the_pool_given_is_a_whole_pool_review():
     assert evaluate(human, [run], parse_measures(["P@2"]))[0].aggregate("P@2") == 0.25
     assert (estimate.derived, estimate.corrected, estimate.low, estimate.high) == pytest.approx((0.5, 0.25, 0.25, 0.25), abs=1e-12)
     assert (estimate.sampled, estimate.changed, estimate.pool) == (3, 1, 3)
+
+
+def test_headers_and_messages_name_the_confidence_level_asked_for():
+    """A 97.5% interval is headed 97.5%, and a 99.9% bound is no '100%' (which no finite interval is): whole percents
+    had rounded both, in compare's detail table, lift's table and estimate's warning."""
+    rows = list(csv.reader(io.StringIO(render_comparison(_compared(permutations=200, bootstrap=200, confidence=0.975), "csv",
+                                                         detail=True))))
+    assert rows[0][4:6] == ["97.5% low", "97.5% high"]
+    base = Run.from_dict({q: _ranked(2) for q in "abcd"}, "base")
+    lifted = lift(LIFT_QRELS, base, base, ["RR"], StatSettings(permutations=200, bootstrap=200, confidence=0.999))
+    assert next(csv.reader(io.StringIO(render_lift(lifted, "csv"))))[5:7] == ["99.9% low", "99.9% high"]
+    truth = {q: {"r": 1, "x0": 0} for q in "abcd"}
+    heard: list[str] = []
+    corrected_estimates(Qrels.from_dict(truth), [base], ["P@1"], ReviewedSample({(q, "r"): 1 for q in "abc"}, 8), confidence=0.999,
+                        warn=heard.append)
+    assert any("(99.9% bound)" in line for line in heard), heard

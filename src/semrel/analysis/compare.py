@@ -24,7 +24,7 @@ from ..evaluation.metrics import Evaluation
 from ..evaluation.render import cell_value
 from ..formats.tables import Cell, Latex, Table, cell_text, render
 from ..terminal import quantity
-from .significance import DEFAULT_STATS, StatSettings, adjust, paired_stats
+from .significance import DEFAULT_STATS, StatSettings, adjust, level_text, paired_stats
 
 COMPARE_FORMATS = ("table", "markdown", "latex", "csv", "tsv", "json")
 
@@ -258,7 +258,7 @@ def summary_table(c: Comparison, fmt: str, places: int) -> Table:
 
 def tests_table(c: Comparison) -> Table:
     """One row per paired test: the difference, its interval and every p-value."""
-    level = f"{c.settings.confidence:.0%}"
+    level = level_text(c.settings.confidence)
     header = ["measure", "run", "vs", "difference", f"{level} low", f"{level} high", "p t", "p randomization",
               "p bootstrap", f"p {c.settings.test} ({c.settings.correction})", "significant"]
     rows = [[t.measure.name, t.run, t.other, t.difference, t.ci_low, t.ci_high, t.t_p, t.randomization_p,

@@ -24,7 +24,7 @@ from ..formats.tables import Cell, Table, render
 from ..formats.trec import ranked
 from ..records import Qrels, Run, dictionary_codes
 from ..terminal import agreeing, quantity
-from .significance import StatSettings, paired_stats
+from .significance import StatSettings, level_text, paired_stats
 
 
 @dataclass(frozen=True)
@@ -231,7 +231,7 @@ def lift(
 
 
 def lift_table(result: Lift) -> Table:
-    level = f"{result.settings.confidence:.0%}"
+    level = level_text(result.settings.confidence)
     header = ["measure", "base", "reranked", "change", "relative", f"{level} low", f"{level} high",
               f"p ({result.settings.test})", "significant", "wins", "ties", "losses"]
     per_ms = result.latency is not None and result.latency.extra_ms > 0  # a change per extra ms, where there is one

@@ -49,6 +49,7 @@ from ..formats.jsonl import json_text
 from ..formats.tables import Cell, Table, render
 from ..records import Qrels, Run
 from ..terminal import quantity
+from .significance import level_text
 
 Pair = tuple[str, str]
 
@@ -171,7 +172,7 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
         share = 1.0 - (1.0 - confidence) ** (1.0 / n)  # the exact one-sided bound on a rate seen 0 times in n; about 3/n at 95%
         warn(f"none of the {n:,} sampled pairs changed, so every interval has zero width: it shows only what the sample saw. "
              f"With 0 of {n:,} changed, up to {share:.1%} of the pool's {pool:,} labels (about {math.ceil(share * pool):,}) may "
-             f"still differ from a person's ({confidence:.0%} bound); review more pairs to narrow it")
+             f"still differ from a person's ({level_text(confidence)} bound); review more pairs to narrow it")
     if warn and outside:
         warn(f"the sample's changes, scaled to the pool, put {quantity(len(outside), 'estimate')} past their measure's range (e.g. "
              f"{outside[0]}), shown at the edge: {n:,} reviewed pairs are too few for a correction this large; review more pairs")
@@ -182,7 +183,7 @@ def render_estimates(estimates: list[Estimate], confidence: float, fmt: str, pla
     """The estimates as JSON or as a table of derived value, corrected value and interval."""
     if fmt == "json":
         return json_text([e.to_json() for e in estimates]) + "\n"
-    level = f"{confidence * 100:g}%"
+    level = level_text(confidence)
     rows: list[list[Cell]] = [[e.run, e.measure, e.derived, e.corrected, e.low, e.high, e.sampled, e.changed, e.pool] for e in estimates]
     header = ["run", "measure", "derived", "corrected", f"low {level}", f"high {level}", "sampled", "changed", "pool"]
     return render(Table(header, rows), fmt, places=places)

@@ -68,6 +68,11 @@ class PairedStats:
         return {"t": self.t_p, "randomization": self.randomization_p, "bootstrap": self.bootstrap_p}[test]
 
 
+def level_text(confidence: float) -> str:
+    """A confidence level as headers and messages name it: 97.5%, where whole percents said 98% (and 99.9% said 100%)."""
+    return f"{confidence * 100:g}%"
+
+
 DEFAULT_STATS = StatSettings()  # the defaults of compare, lift, sensitivity and report, in Python and on the command line
 
 
