@@ -11,7 +11,7 @@ from sklearn.metrics import cohen_kappa_score
 
 import semrel
 from helpers import assert_one_error
-from semrel.analysis.agreement import agreement, common_labels, label_agreement, ranking_agreement
+from semrel.analysis.agreement import agreement, common_labels, group_agreement, label_agreement, ranking_agreement
 from semrel.errors import UsageError
 from semrel.evaluation.measures import parse_measures
 from semrel.records import Qrels, Run
@@ -183,6 +183,22 @@ def test_grades_are_compared_on_the_scale_of_the_qrels_with_fewer():
     two = replace(derived, relevance=derived.relevance * 2)  # grades 0 and 2 against 0-3: 3 counts as 2
     assert label_agreement(human, two, resamples=10, warn=heard.append).kappa == pytest.approx(
         cohen_kappa_score([min(g, 2) for g in first], [g * 2 for g in second], weights="quadratic"))
+
+
+def test_graded_qrels_are_weighted_by_grade_whatever_grades_neither_uses():
+    """Two 0-3 qrels neither of which gives grade 2: quadratic weights go by position, so without the whole scale grade 3
+    sat one step above 1 and kappa was 0.640 (scikit-learn's without labels=), not 0.557; qrels of grades 0 and 3 alone
+    got plain kappa, as if binary. Assessor groups compare alike."""
+    first = Qrels.from_dict({"q": {"a": 0, "b": 1, "c": 3, "d": 3}, "r": {"a": 0, "b": 3}})
+    second = Qrels.from_dict({"q": {"a": 0, "b": 3, "c": 1, "d": 3}, "r": {"a": 1, "b": 3}})
+    a, b, _ = common_labels(first, second)
+    result = label_agreement(first, second, resamples=10)
+    assert (result.labels, result.weights) == ([0, 1, 2, 3], "quadratic")
+    assert result.kappa == pytest.approx(cohen_kappa_score(a, b, weights="quadratic", labels=[0, 1, 2, 3]))
+    ends = replace(second, relevance=(second.relevance > 1) * 3)  # grades 0 and 3 on both sides
+    assert label_agreement(ends, ends, resamples=10).weights == "quadratic"
+    groups = group_agreement([("x", first), ("y", second)], first)
+    assert groups.between[0][2].kappa == pytest.approx(result.kappa)
 
 
 def test_label_agreement_bootstraps_with_the_seed_given():

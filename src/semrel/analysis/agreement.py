@@ -214,6 +214,12 @@ def common_labels(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False) -> tu
     return first, second, queries
 
 
+def scale(*grades: Labels) -> range:
+    """Every grade from 0 to the highest either labelling gives, used or not: weights go by position (weight_matrix), so
+    grades 0, 1 and 3 with no 2 would otherwise put 3 one step from 1, and graded labels of two grades would get plain kappa."""
+    return range(max((int(max(g)) for g in grades if len(g)), default=0) + 1)
+
+
 def smaller_scale(first_top: int, second_top: int, first: str, second: str, warn: Callable[[str], None] | None) -> int | None:
     """The top grade two labellings are compared on where their scales differ (`warn` hears of it; `first` names the first
     with its verb, "a.qrels grades"), else None: exact grades would count a relevant pair graded 3 against 1 as a
@@ -240,7 +246,7 @@ def label_agreement(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False, res
                         f"{ref.source or 'the first qrels'} grades", test.source or "the second", warn)
     if top is not None:
         first, second = on_scale(first, top).tolist(), on_scale(second, top).tolist()
-    result = dataclasses.replace(agreement(first, second, resamples=resamples, seed=seed), queries=queries)
+    result = dataclasses.replace(agreement(first, second, labels=scale(first, second), resamples=resamples, seed=seed), queries=queries)
     undefined = kappa_undefined(result, "the two qrels")
     if undefined:  # 0/0: no agreement beyond chance can be measured
         tell([f"{undefined}; compare pairs of more than one grade"], warn)
@@ -310,7 +316,7 @@ def group_agreement(groups: Sequence[tuple[str, Qrels]], test: Qrels, unlisted_a
 
     def against(ref: Qrels, labels: Qrels) -> Agreement:
         a, b, queries = common_labels(ref, labels, unlisted_as_zero)  # assessors of other queries: no pair, nan
-        return dataclasses.replace(agreement(a, b, seed=seed), queries=queries)
+        return dataclasses.replace(agreement(a, b, labels=scale(a, b), seed=seed), queries=queries)
 
     return GroupAgreement([(group, against(qrels, test)) for group, qrels in groups], against(majority_qrels(groups), test),
                           [(f, s, against(a, b)) for (f, a), (s, b) in itertools.combinations(groups, 2)])
