@@ -278,12 +278,14 @@ def test_calibrate_gives_what_semrel_calibrate_prints(reviewed, which, human, cl
     cli_args = [reviewed.get(a, a) for a in cli_args]
     options = {k: reviewed.get(v, v) if isinstance(v, str) else v for k, v in options.items()}
     printed = cli_json("calibrate", reviewed[which], reviewed[human], *cli_args)
-    from_files = semrel.calibrate(reviewed[which], reviewed[human], **options)
-    from_records = semrel.calibrate(read_judgments(reviewed[which]), Path(reviewed[human]), **options)
+    binary_against_graded = options.get("graded") and human == "human"  # said, as the command says it on stderr
+    with pytest.warns(UserWarning, match="compared on grades 0-1") if binary_against_graded else contextlib.nullcontext():
+        from_files = semrel.calibrate(reviewed[which], reviewed[human], **options)
+        from_records = semrel.calibrate(read_judgments(reviewed[which]), Path(reviewed[human]), **options)
+        in_memory = {k: Qrels.from_file(v).to_dict() if k == "test" else v for k, v in options.items()}  # a file was the only form
+        from_dicts = semrel.calibrate(read_judgments(reviewed[which]), Qrels.from_file(reviewed[human]), **in_memory)
     assert json.loads(json_text(from_files.to_json())) == printed  # exact: the same computation
     assert json.loads(json_text(from_records.to_json())) == printed
-    in_memory = {k: Qrels.from_file(v).to_dict() if k == "test" else v for k, v in options.items()}  # a file was the only form
-    from_dicts = semrel.calibrate(read_judgments(reviewed[which]), Qrels.from_file(reviewed[human]), **in_memory)
     assert json.loads(json_text(from_dicts.to_json())) == printed
     fit, on = kind
     if fit:

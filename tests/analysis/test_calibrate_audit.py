@@ -229,6 +229,27 @@ def test_graded_agreements_in_sample_are_quadratic_weighted_kappas():
     assert result.after.kappa != pytest.approx(cohen_kappa_score(human, after, weights="linear"), abs=1e-6)
 
 
+def test_graded_labels_against_binary_human_labels_compare_on_relevance_as_agree_does(write, tmp_path):
+    """calibrate --graded against reviewed labels of 0 and 1 (gold chunks standing in for people, or a --test gold file):
+    the judge's grades 0-3 were compared with them exactly, so every relevant pair the judge graded 2 or 3 counted as a
+    disagreement (and quadratically); `agree` compares such files on the smaller scale, and now so does calibrate, saying so."""
+    reviewed, human = _reviewed(150, 6)
+    binary = (human > 0).astype(int)
+    result = calibrate_probability(reviewed, binary, "shift", graded=True, resamples=10)
+    before = np.minimum((reviewed.p[:, None] >= np.array(labels.GRADE_CUTS)).sum(axis=1), 1)
+    assert (result.before.labels, result.before.weights) == ([0, 1], "none")
+    assert result.before.kappa == pytest.approx(cohen_kappa_score(binary, before), abs=1e-12)
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.02, 0.98, 60)
+    judgments = write("j.jsonl", "".join(_line(f"q{i}", 0.5, float(v)) for i, v in enumerate(p)))
+    gold = write("h.qrels", "".join(f"q{i} 0 c {int(rng.uniform() < v)}\n" for i, v in enumerate(p)))
+    out = run("calibrate", judgments, gold, "--graded", "--fit", "anchored", "-o", tmp_path / "cal.json")
+    assert out.exit_code == 0, out.output
+    assert "h.qrels grades up to 1 and the labels up to 3: agreement compared on grades 0-1" in out.stderr
+    header = [line.split()[3:] for line in out.stdout.splitlines() if line.startswith("human \\ judge")]
+    assert header == [["0", "1"]]  # the confusion matrix of the reviewed pairs, after: relevant or not
+
+
 def test_no_judged_pair_leaves_the_cut_where_it_was():
     """`judged` with no pair gives no expected kappa to move the cut by: it stays, and no "cut_from" is recorded."""
     reviewed, human = _reviewed(60, 3)

@@ -37,7 +37,7 @@ from typing import Callable, Sequence, Union
 
 import numpy as np
 
-from ..errors import UsageError, ValidationError
+from ..errors import UsageError, ValidationError, tell
 from ..formats import read_qrels
 from ..formats.files import atomic_writer, display_name
 from ..formats.judgments import PROBABILITY, SCORES
@@ -142,12 +142,32 @@ def calibrate(scores: np.ndarray, human: np.ndarray, count: int, weights: Weight
 
 def graded_agreement(scores: np.ndarray, human: np.ndarray, thresholds: list[float], weights: Weights,
                      resamples: int = 1000, seed: int = 0) -> Agreement:
-    """Agreement of human grades (rows; negative ones count as 0, and on the thresholds' scale: one threshold against
-    grades 0-3 is relevance, grade 1 or more, as the probability refit takes it) with the grades the thresholds give
-    (columns). Used on held-out pairs, it is the honest figure calibration lacks."""
-    predicted = reached(scores, thresholds)
-    return agreement(on_scale(np.maximum(human, 0), len(thresholds)), predicted, weights, labels=range(len(thresholds) + 1),
+    """Agreement of human grades (rows; negative ones count as 0) with the grades the thresholds give (columns), on the
+    smaller of the two scales, as `semrel agree` compares: one threshold against grades 0-3 is relevance, grade 1 or more,
+    as the probability refit takes it, and three against binary labels likewise (a grade above 1 counting as 1), not a
+    relevant pair graded 3 by the judge counted as a disagreement. Used on held-out pairs, it is the honest figure
+    calibration lacks."""
+    human = np.maximum(np.asarray(human, dtype=np.int64), 0)
+    top = compared_top(human, len(thresholds))
+    chosen: Weights = "none" if top == 1 < len(thresholds) else weights  # collapsed to relevance: plain kappa, as agree gives
+    return agreement(on_scale(human, top), on_scale(reached(scores, thresholds), top), chosen, labels=range(top + 1),
                      resamples=resamples, seed=seed)
+
+
+def compared_top(human: np.ndarray, count: int) -> int:
+    """The top grade human grades and `count` thresholds' grades compare on: 1 where the humans give binary labels (0 and 1)
+    against several thresholds, else the thresholds' (human grades 0-2 are a sample of a 0-3 scale lacking its top, whose
+    column is still shown)."""
+    return 1 if len(human) and int(np.max(human)) == 1 else count
+
+
+def scale_note(human: np.ndarray, count: int, name: str) -> list[str]:
+    """The warning when human grades stop below the grades of `count` thresholds (binary labels against --graded), else none."""
+    top = compared_top(np.maximum(np.asarray(human, dtype=np.int64), 0), count)
+    if top >= count:
+        return []
+    return [f"{name} grades up to {top} and the labels up to {count}: agreement compared on grades 0-{top}, a grade above {top} "
+            f"counting as {top}, as `semrel agree` compares"]
 
 
 @dataclass(frozen=True)
@@ -341,11 +361,10 @@ def calibrate_probability(reviewed: Probabilities, human: np.ndarray, fit: str =
         how["cut_from"] = f"the highest expected kappa over the {len(judged.p)} judged pairs' refitted p"
     rule = ProbabilityRule(graded, cut, slope, shift, how, refit)
     weights: Weights = "quadratic" if graded else "none"
-    target = human if graded else (human > 0).astype(np.int64)
 
     def agree(r: ProbabilityRule) -> Agreement:
         scores, thresholds = reviewed.scored(r, models)
-        return agreement(target, reached(scores, thresholds), weights, labels=range(len(thresholds) + 1), resamples=resamples, seed=seed)
+        return graded_agreement(scores, human, list(thresholds), weights, resamples, seed)
 
     return ProbabilityCalibration(rule, fit, len(reviewed.p), relevant, agree(plain), agree(rule))
 
@@ -489,11 +508,14 @@ def calibrate_labels(judgments: list[Judgment], human_file: Human, on: str | Non
         if fit != DEFAULT_FIT and warn:
             warn(f"the judgments hold p without the features it came from (an older semrel judge): refitting p's slope and "
                  f"offset (fit={fit!r}); re-run `semrel judge` for a refit of every coefficient")
+    count = len(labels.grade_cuts(CUT)) if graded else 1
+    tell(scale_note(paired.grades, count, human_name(human)), warn)
     result = calibrate_probability(Probabilities.of(judgments, paired.pairs), paired.grades, fit, graded=graded, seed=seed,
                                    judged=Probabilities.of(with_p))
     if tested is None:
         return result
     rest = _held_out(paired_probabilities(judgments, tested, test_unlisted_as_zero), paired, tested)
+    tell(scale_note(rest.grades, count, human_name(tested)), warn)
     target = rest.grades if graded else (rest.grades > 0).astype(int)
     held = Probabilities.of(judgments, rest.pairs)
     before, after = (graded_agreement(scores, target, list(thresholds), "quadratic" if graded else "none", seed=seed)
@@ -527,6 +549,7 @@ def _fit_thresholds(judgments: list[Judgment], human: Human, on: str, grades: in
     if test is None:
         return result
     rest = _held_out(paired_scores(judgments, test, on, test_unlisted_as_zero), paired, test)
+    tell(scale_note(rest.grades, len(result.thresholds), human_name(test)), warn)
     return dataclasses.replace(result, held_out=graded_agreement(rest.scores, rest.grades, result.thresholds,
                                                                  result.agreement.weights, seed=seed))
 
