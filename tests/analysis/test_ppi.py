@@ -218,6 +218,22 @@ def test_estimate_command_uses_the_reviewed_random_sample(tmp_path, cli):
     assert estimate["low"] < estimate["corrected"] < estimate["high"]
 
 
+def test_graded_qrels_against_a_binary_review_are_refused_as_review_export_refuses_them(tmp_path, cli):
+    """A review queued from binary labels (people grade 0 or 1) and qrels graded 0-3: every sampled relevant pair the judge
+    graded 3 and a person 1 counted as a label error, and nDCG's estimate fell (on the demo, 0.838 to 0.796) with no
+    word; `review export` refuses the two scales, and so does estimate now."""
+    pool, db, run, _ = _review_against_the_judge(tmp_path, seed=1, decisions=6)
+    graded = tmp_path / "graded.qrels"
+    rows = [line.split() for line in Path(pool["labels"]).read_text().splitlines()]
+    graded.write_text("".join(f"{q} 0 {c} {3 * int(g)}\n" for q, _, c, g in rows))  # the same labels, relevant as 3
+    result = cli("estimate", graded, run, "--reviewed", db, "-m", "nDCG@4")
+    assert result.exit_code == 1, result.output
+    assert "graded.qrels grade up to 3, and the review grades 0..1: give the derived qrels the review was queued from" in result.stderr
+    sample = ReviewedSample({("q1", "d1"): 1, ("q1", "d2"): 0}, 4, top=1)
+    with pytest.raises(ValidationError, match="grade up to 3, and the review grades 0..1"):
+        corrected_estimates(Qrels.from_dict({"q1": {"d1": 3, "d2": 0}}), [Run.from_dict({"q1": {"d1": 1.0}}, "sys")], ["P@1"], sample)
+
+
 def test_a_whole_pool_reviewed_in_uncertainty_order_gives_the_human_values(tmp_path, cli):
     """docs/review.md: exact when every pair is reviewed. In the default (uncertain) order only the queue's random
     sample was used, a part of the pool, and the estimate missed the fully reviewed qrels' value."""

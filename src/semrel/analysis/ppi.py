@@ -76,6 +76,7 @@ class ReviewedSample:
 
     grades: dict[Pair, int]
     pool: int
+    top: int | None = None  # the review's highest grade (1: a binary queue), where known
 
 
 def _rows_of(query_ids: pa.Array, wanted: Sequence[str]) -> np.ndarray:
@@ -138,6 +139,11 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
              "label errors among the others are not corrected and the interval does not cover them; review a queue built "
              "from these qrels' judgments")
     derived = qrels.to_dict()
+    highest = max((g for docs in derived.values() for g in docs.values()), default=0)
+    if sample.top is not None and highest > sample.top:  # as `review export` refuses it: a reviewer's 1 (relevant) would replace
+        # the judge's 3 (highly relevant), a change of scale counted as a label error
+        raise ValidationError(f"{named} grade up to {highest}, and the review grades 0..{sample.top}: give the derived qrels the "
+                              "review was queued from")
     known = {q for q in derived}
     sampled = {pair: grade for pair, grade in sample.grades.items() if pair[0] in known}
     if len(sampled) < 2:  # one pair's change, scaled to the pool, is no estimate, and it has no variance

@@ -247,9 +247,10 @@ def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSa
             " AND NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id)"
         ).fetchone()[0]
         every = human_grades(conn)
+        top = labelling_of(conn).max_grade
     graded = grades_by_pair(every)
     if len(graded) >= int(pool[0]):  # every pair of the pool graded: the pool itself, which makes the correction exact
-        return ReviewedSample(adjudicate(graded, rule, {g.reviewer for g in every}), int(pool[0]))
+        return ReviewedSample(adjudicate(graded, rule, {g.reviewer for g in every}), int(pool[0]), top)
     grades = [g for g in every if g.sample_rank is not None and (first_open is None or g.sample_rank < first_open)]
     if not grades:
         raise ValidationError(
@@ -257,4 +258,4 @@ def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSa
             "which mix in a random sample)"
         )
     settled = adjudicate(grades_by_pair(grades), rule, {g.reviewer for g in grades})
-    return ReviewedSample(settled, int(pool[0]))
+    return ReviewedSample(settled, int(pool[0]), top)
