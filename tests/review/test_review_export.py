@@ -123,6 +123,24 @@ def test_stats_count_each_reviewers_standing_decisions_flags_notes_undos_stale_a
     assert timed["dan"][0] == 0.0 and np.isnan(timed["dan"][1]) and all(np.isnan(timed["alice"]))
 
 
+def test_stats_weigh_the_judge_by_every_grade_up_to_the_highest_proposed(tmp_path):
+    """A binary queue of labels graded 0-3 (a graded rule's labels queued on one threshold, which `review start` warns
+    of): proposed grades of 3 beside the scale 0..1 were weighted by position among 0, 1, 3, so 3 sat one step from 1."""
+    conn, _ = queued_db(tmp_path)
+    with contextlib.closing(conn):
+        session = Session(conn, "alice")
+        mine = []
+        while (task := session.next_task()) is not None:
+            grade = task.position % 2
+            session.grade(task, grade)
+            mine.append((task.id, grade))
+        proposed = [3 if i % 3 == 0 else 0 for i, _ in enumerate(mine)]  # the graded labels: 3 or 0
+        conn.executemany("UPDATE tasks SET proposed = ? WHERE id = ?", [(g, i) for g, (i, _) in zip(proposed, mine)])
+    (judge,) = [a.agreement for a in review_stats(tmp_path / "r.sqlite", resamples=10).agreements if a.with_judge]
+    assert (judge.labels, judge.weights) == ([0, 1, 2, 3], "quadratic")
+    assert judge.kappa == pytest.approx(cohen_kappa_score([g for _, g in mine], proposed, weights="quadratic", labels=[0, 1, 2, 3]))
+
+
 def test_the_judge_is_named_by_the_first_label_no_reviewer_name_can_be_taken_for():
     assert judge_label(["alice"]) == "judge"
     assert judge_label(["Judge", " JUDGE (semrel) "]) == "judge (semrel 2)"

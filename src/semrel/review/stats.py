@@ -12,7 +12,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..analysis.agreement import Agreement, agreement
+from ..analysis.agreement import Agreement, agreement, scale
 from .adjudicate import grades_by_pair, human_grades, stale_decisions
 from .engine import labelling_of
 from .store import open_db_read_only
@@ -88,12 +88,15 @@ def review_stats(db: str | os.PathLike, resamples: int = 1000, seed: int = 0) ->
     """Counts, speed and agreement (kappa quadratic-weighted for graded labels, with a seeded
     bootstrap interval) of a review database."""
     with contextlib.closing(open_db_read_only(db)) as conn:  # closed also on an error mid-read, which would hold its lock
-        labels = list(range(labelling_of(conn).max_grade + 1))
+        top = labelling_of(conn).max_grade
         grades = human_grades(conn)
         people = reviewer_stats(conn)
         tasks = conn.execute("SELECT count(*) FROM tasks").fetchone()[0]
     by_pair = dict(sorted(grades_by_pair(grades).items()))  # the bootstrap draws pairs in (query, chunk) order, as `agree` does
     proposed = {(g.query_id, g.chunk_id): g.proposed for g in grades}
+    # the whole scale, 0 to the queue's top or a proposed grade above it (labels of a graded rule queued on one threshold,
+    # which `review start` warns of): weights go by position, so a grade left out would move 3 a step nearer 1
+    labels = scale([top], [g for g in proposed.values() if g is not None])
     reviewers = sorted({g.reviewer for g in grades})
     judge = judge_label([r.reviewer for r in people] + reviewers)
     agreements = []
