@@ -130,6 +130,16 @@ def test_the_sensitivity_caption_gives_the_swept_range_low_to_high():
     assert (section["range"], section["steps"], section["points"]) == ("0.5 to 0.7", 3, 6)
 
 
+def test_the_sensitivity_caption_says_graded_labels_lie_on_no_binary_curve():
+    """With graded labels the page marked three grade cuts on curves of binary labels and said nothing, so nDCG at 0.38
+    (the binary labels') was read as the graded nDCG the metric tables show beside it."""
+    points = [html.SensitivityPoint(t, run, "nDCG@10", 0.4 + t / 2) for t in (0.1, 0.4, 0.7) for run in ("a", "b")]
+    assert html._sensitivity_section(points, [0.19, 0.38, 0.69])["graded"]
+    assert not html._sensitivity_section(points, [0.38])["graded"]
+    template = (Path(__file__).parents[2] / "templates" / "report.html.j2").read_text()
+    assert "{% if s.sensitivity.graded %} Each curve labels a pair relevant or not at one threshold" in template
+
+
 def test_a_tau_is_said_to_be_a_tie_only_where_both_qrels_tie_every_run():
     """Runs tied under the reference qrels alone were said to tie under both, hiding that the test qrels order them."""
     agreement = {"labels": {"n": 4, "kappa": 0.5, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]},
