@@ -134,6 +134,8 @@ def test_default_labels_threshold_p_and_the_manifest_records_the_rule(tmp_path):
     assert f"by p >= {labels.CUT}: 2 relevant, 3 not" in text
     code, text = _run("label", judgments, "-o", tmp_path / "g.txt", "--graded")
     assert read_qrels(tmp_path / "g.txt").to_dict() == {"q1": {"a": 3, "b": 1, "c": 0}, "q2": {"d": 2, "e": 0}}
+    # a count per grade: "3 relevant" took grade 1, below the binary cut, for relevant where the binary labels say 2
+    assert "0.69: grades 0-3: 2, 1, 1, 1" in text
     # the same rule, from the manifest, for judgments judged later (hole filling in `semrel eval`)
     assert labels.relabel([Judgment("q3", "z", 0, 0, 0, p=0.5)], params).to_dict() == {"q3": {"z": 1}}
 

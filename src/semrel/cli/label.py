@@ -43,8 +43,15 @@ def label_command(judgments, output, graded, calibration, on, threshold, grades)
     for message in result.warnings:
         warn(message)
     relevant = int((result.qrels.relevance > 0).sum())
-    click.echo(f"labelled {quantity(len(result.qrels), 'pair')} by {result.rule.describe()}: {relevant} relevant, "
-               f"{len(result.qrels) - relevant} not", err=True)
+    top = len(result.rule.thresholds)
+    if top > 1:  # graded: the count per grade, as "relevant" would take grade 1, below the binary cut, for relevant
+        import numpy as np
+
+        counts = np.bincount(np.asarray(result.qrels.relevance, dtype=np.int64), minlength=top + 1)
+        tally = f"grades 0-{top}: {', '.join(f'{n:,}' for n in counts)}"
+    else:
+        tally = f"{relevant} relevant, {len(result.qrels) - relevant} not"
+    click.echo(f"labelled {quantity(len(result.qrels), 'pair')} by {result.rule.describe()}: {tally}", err=True)
 
 
 label_command.help = (label_command.help or "").format(cut=CUT, threshold=DEFAULT_THRESHOLD)
