@@ -42,15 +42,11 @@ def label_command(judgments, output, graded, calibration, on, threshold, grades)
                              graded=graded, calibration=calibration)
     for message in result.warnings:
         warn(message)
-    relevant = int((result.qrels.relevance > 0).sum())
-    top = len(result.rule.thresholds)
-    if top > 1:  # graded: the count per grade, as "relevant" would take grade 1, below the binary cut, for relevant
-        import numpy as np
-
-        counts = np.bincount(np.asarray(result.qrels.relevance, dtype=np.int64), minlength=top + 1)
-        tally = f"grades 0-{top}: {', '.join(f'{n:,}' for n in counts)}"
+    counts = result.grade_counts.tolist()
+    if len(counts) > 2:  # graded: the count per grade, as "relevant" would take grade 1, below the binary cut, for relevant
+        tally = f"grades 0-{len(counts) - 1}: {', '.join(f'{n:,}' for n in counts)}"
     else:
-        tally = f"{relevant} relevant, {len(result.qrels) - relevant} not"
+        tally = f"{counts[1]} relevant, {counts[0]} not"
     click.echo(f"labelled {quantity(len(result.qrels), 'pair')} by {result.rule.describe()}: {tally}", err=True)
 
 

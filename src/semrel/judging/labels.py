@@ -754,6 +754,11 @@ class Labelled:
     rule: Rule
     warnings: list[str]
 
+    @property
+    def grade_counts(self) -> np.ndarray:
+        """Pairs per grade, 0 to the rule's top (what the manifest records and `label` prints)."""
+        return np.bincount(self.qrels.relevance, minlength=len(self.rule.thresholds) + 1)
+
 
 class LabelOptions(TypedDict, total=False):
     """How `label` chooses its rule (see `label`)."""
@@ -800,16 +805,16 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
         raise ValidationError(f"{display_name(source)}: {exc}") if source else exc from None
     judge = read_params(source) if source else None
     notes += label_warnings(rows, qrels.relevance, rule, source, calibrated=loaded is not None, judge=judge)
+    labelled = Labelled(qrels, rule, notes)
     if output is not None:
-        counts = np.bincount(qrels.relevance, minlength=len(rule.thresholds) + 1)
         with outputs_with_manifests([output]) as staged:
             write_qrels(qrels, staged[output])
             write_manifest(output, inputs=[p for p in (source, calibration if isinstance(calibration, (str, os.PathLike)) else None)
                                            if p], rows=len(qrels), staged=staged, params={
                                **rule.params(), "calibrated": loaded is not None, "fallback": _fallback_params(rule, rows),
-                               "grade_counts": {str(g): int(n) for g, n in enumerate(counts)},
+                               "grade_counts": {str(g): int(n) for g, n in enumerate(labelled.grade_counts)},
                                "warnings": notes, "judge": judge})
-    return Labelled(qrels, rule, notes)
+    return labelled
 
 
 def label(judgments: str | os.PathLike | Iterable[Judgment], output: str | os.PathLike | None = None, *,
