@@ -388,10 +388,10 @@ def warn_blank(items: Sequence[GoldenItem], golden_name: str, warn: Callable[[st
     blank = [item.query_id for item in items if item.blank]
     if warn and blank:
         shown = ", ".join(repr(q) for q in blank[:3]) + (", ..." if len(blank) > 3 else "")
+        them, their = ("them", "their") if len(blank) > 1 else ("it", "its")
         warn(f"{golden_name}: {len(blank):,} of {quantity(len(items), 'query')} {agreeing(len(blank), 'are')} empty or blank ({shown}): "
-             f"there is nothing to retrieve for {'them' if len(blank) > 1 else 'it'} (bm25 finds no chunk, dense ranks chunks "
-             f"against empty text); give {'them their' if len(blank) > 1 else 'it its'} text (`semrel golden validate` lists "
-             f"{'them' if len(blank) > 1 else 'it'})")
+             f"there is nothing to retrieve for {them} (bm25 finds no chunk, dense ranks chunks against empty text); give {them} "
+             f"{their} text (`semrel golden validate` lists {them})")
 
 
 def warn_empty(hits: Hits, query_ids: Sequence[str], warn: Callable[[str], None] | None) -> None:
