@@ -253,7 +253,10 @@ NAN = float("nan")
     (lambda: semrel.evaluate({"q1": {"d1": 0.5, "d2": 1}}, {"q1": {"d1": 1.0}}, ["NumRel"]),  # 0.5 was cut to 0
      r"Qrels: grades must be whole numbers; \('q1', 'd1'\) has 0.5"),
     (lambda: Qrels.from_dict({"q1": {"d1": 2**70}}), "grades must be whole numbers"),
-    (lambda: Qrels.from_dict({"q1": {"d1": None}}), "grades must be whole numbers"),
+    (lambda: Qrels.from_dict({"q1": {"d1": None}}), r"grades must be numbers; \('q1', 'd1'\) has None"),  # was "has nan"
+    (lambda: Qrels.from_dict({"q1": {"d1": "1"}}), r"grades must be numbers; \('q1', 'd1'\) has '1'"),  # was grade 1
+    (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": True, "d2": 0.5}}, ["RR"]),  # was score 1.0
+     r"Run 'run': scores must be numbers; \('q1', 'd1'\) has True"),
     (lambda: Run.from_columns(["q1", "q2"], ["d1"], [1.0, 2.0]), "2 query ids, 1 doc ids and 2 scores"),
     (lambda: Run.from_columns([None], ["d"], [1.0]), "an id is None"),
     (lambda: Run.from_dict({"q1": {"d1": "abc"}}), "scores must be numbers"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numbers
 import random
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Mapping, Sequence, TypeVar
 
 import numpy as np
@@ -69,18 +70,27 @@ def _unfit(numbers: np.ndarray, whole: bool) -> np.ndarray:
 
 def _column(values, queries: pa.Array, docs: pa.Array, caller: str, what: str, whole: bool) -> np.ndarray:
     """One number per row, finite; for grades, whole numbers within 64 bits (a fraction is not cut
-    down to a grade without a word, as the file readers and from_df refuse it too)."""
+    down to a grade without a word, as the file readers and from_df refuse it too). Text ("1"), True and
+    None are refused by row: numpy would read them as 1.0, 1.0 and nan."""
     try:
         array = np.asarray(values)
-        if array.dtype.kind != "c" and (array.dtype.kind not in "iu" or not whole):
-            array = array.astype(np.float64)
-    except (TypeError, ValueError, OverflowError):
+    except (TypeError, ValueError):
         raise ValidationError(f"{caller}: {what} must be numbers") from None
     if array.dtype.kind == "c":  # astype would drop the imaginary part with only a warning
         raise ValidationError(f"{caller}: {what} must be real numbers, not complex")
     if len(queries) != len(docs) or array.ndim != 1 or len(array) != len(queries):
         found = f"{len(array)} {what}" if array.ndim == 1 else f"not a list of {what}"
         raise ValidationError(f"{caller}: {len(queries)} query ids, {len(docs)} doc ids and {found}; give one of each per row")
+    if array.dtype.kind not in "iuf" or isinstance(values, (list, tuple)):  # a list: numpy reads [1, True] as [1, 1]
+        listed = values if isinstance(values, (list, tuple)) else array.tolist()
+        k = next((k for k, v in enumerate(listed) if not isinstance(v, (numbers.Real, Decimal)) or isinstance(v, bool)), None)
+        if k is not None:
+            raise ValidationError(f"{caller}: {what} must be numbers; ({queries[k].as_py()!r}, {docs[k].as_py()!r}) has {listed[k]!r}")
+    try:
+        if array.dtype.kind not in "iu" or not whole:
+            array = array.astype(np.float64)
+    except OverflowError:
+        raise ValidationError(f"{caller}: {what} must be numbers") from None
     bad = _unfit(array, whole) if array.dtype.kind == "f" else np.zeros(0, dtype=np.int64)  # ints are whole and finite
     if len(bad):
         k = int(bad[0])

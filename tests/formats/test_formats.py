@@ -11,6 +11,7 @@ import json
 import os
 import re
 import stat
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -534,6 +535,9 @@ def test_grades_are_whole_numbers_kept_exactly_and_refused_otherwise():
         Qrels.from_columns(["q", "q"], ["a", "b"], [0.5, 1.5])
     with pytest.raises(ValidationError, match=r"^Qrels: grades must be real numbers, not complex$"):
         Qrels.from_columns(["q"], ["a"], [1 + 2j])
+    assert Run.from_columns(["q", "q"], ["a", "b"], [Decimal("1.5"), 2]).scores.tolist() == [1.5, 2.0]
+    with pytest.raises(ValidationError, match=r"^Qrels: grades must be numbers; \('q', 'b'\) has True$"):
+        Qrels.from_columns(["q", "q"], ["a", "b"], [1, True])  # numpy reads [1, True] as [1, 1]
     with pytest.raises(ValidationError, match=r"^Qrels: 2 query ids, 1 doc ids and 2 grades; give one of each per row$"):
         Qrels.from_columns(["q", "r"], ["a"], [1, 2])
 
