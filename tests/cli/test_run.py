@@ -572,6 +572,17 @@ def test_engine_is_passed_on_but_does_not_rerun_steps(tmp_path):
     assert not any("--engine" in c for c in commands if "--method bm25" in c)  # bm25 runs no model
 
 
+def test_the_models_own_layer_said_aloud_reruns_nothing(tmp_path):
+    """`[judge] layer = 6` is MiniLM's own layer: the judge command was the same but for `--layer 6`, so every
+    judgment was made anew; another layer still is."""
+    config = write_config(write_data(tmp_path), judge=True)
+    judge = {layer: next(s for s in run_config.plan(run_config.load_config(str(config), [f"judge.layer={layer}"] if layer else []))
+                     if s.name == "judge")
+             for layer in (None, 6, 5)}
+    assert judge[6].settings_hash() == judge[None].settings_hash() != judge[5].settings_hash()
+    assert "--layer" not in judge[6].args and judge[5].args[-2:] == ["--layer", "5"]
+
+
 def run_from_the_golden_file(tmp_path: Path, golden: str) -> tuple[Path, list[dict]]:
     """`semrel run` on a config of `golden` (the [golden] section's lines, and any sections after) with no [corpus]
     docs and the judge off: the import writes the corpus, and the steps are those that need no model. (config, corpus)."""

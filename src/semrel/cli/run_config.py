@@ -371,9 +371,11 @@ def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, 
         judge_model = model("judge")
         if config["judge"]["layer"] is not None:
             try:
-                choose_layer(judge_model, config["judge"]["layer"])
+                layer, _ = choose_layer(judge_model, config["judge"]["layer"])
             except SemrelError as exc:
                 refuse("judge", "layer", str(exc))
+            if layer == choose_layer(judge_model, None)[0]:  # the model's own layer, said aloud: the same judge, not rerun
+                config["judge"]["layer"] = None
     sweep = config["sensitivity"]
     if sweep["step"] is not None and not sweep["step"] > 0:
         refuse("sensitivity", "step", "give a number above 0")
