@@ -54,8 +54,7 @@ file = "golden.csv"
 [retrieve]
 methods = ["bm25"]
 k = 5
-[pool]
-depth = 2
+{'[pool]' + chr(10) + 'depth = 2' if judge else ''}
 [judge]
 enabled = {'true' if judge else 'false'}
 {extra}
@@ -581,6 +580,25 @@ def test_the_models_own_layer_said_aloud_reruns_nothing(tmp_path):
              for layer in (None, 6, 5)}
     assert judge[6].settings_hash() == judge[None].settings_hash() != judge[5].settings_hash()
     assert "--layer" not in judge[6].args and judge[5].args[-2:] == ["--layer", "5"]
+
+
+def test_keys_of_a_step_switched_off_are_named_in_a_warning(tmp_path):
+    """`[label] threshold` beside `[judge] enabled = false` did nothing without a word; keys left at their defaults
+    are not named, and the steps run as before."""
+    config = write_config(write_data(tmp_path), extra="idf = true\n[pool]\ndepth = 3\n[label]\nthreshold = 0.5\non = \"R\"\n"
+                          "[sensitivity]\nenabled = false\nmeasure = \"nDCG@10\"\nstep = 0.1\n")
+    result = run("run", config, "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert [line for line in result.stderr.splitlines() if "does nothing" in line] == [
+        "semrel: warning: [pool] depth does nothing while [judge] enabled = false",
+        "semrel: warning: [judge] idf does nothing while [judge] enabled = false",
+        "semrel: warning: [label] threshold does nothing while [judge] enabled = false",
+        "semrel: warning: [label] on does nothing while [judge] enabled = false",
+        "semrel: warning: [sensitivity] step does nothing while [sensitivity] enabled = false"]
+    judged = write_config(tmp_path, judge=True, extra="[label]\nthreshold = 0.5\non = \"R\"\n[sensitivity]\nstep = 0.1\n")
+    assert "does nothing" not in run("run", judged, "--dry-run").stderr
+    unjudged = write_config(tmp_path, extra="[sensitivity]\nstep = 0.1\n")
+    assert "semrel: warning: [sensitivity] step does nothing while [judge] enabled = false" in run("run", unjudged, "--dry-run").stderr
 
 
 def run_from_the_golden_file(tmp_path: Path, golden: str) -> tuple[Path, list[dict]]:

@@ -27,7 +27,16 @@ from ..errors import SemrelError, UsageError
 from ..formats.files import bytes_sha256, folder_digest, folder_files, lasting, not_plain, stamp
 from ..formats.manifest import manifest_is_stale, manifest_path, read_manifest, read_params
 from ..terminal import agreeing, quantity
-from .run_config import GOLDEN_OPTIONS, Step, canonical, check_outputs_spare_inputs, ignored_variables, load_config, plan
+from .run_config import (
+    GOLDEN_OPTIONS,
+    Step,
+    canonical,
+    check_outputs_spare_inputs,
+    idle_keys,
+    ignored_variables,
+    load_config,
+    plan,
+)
 
 STATE_FILE = ".semrel-run.json"
 LOCK_FILE = ".semrel-run.lock"
@@ -324,6 +333,8 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
     for message in ignored_variables(os.environ if environ is None else environ):
         warn(message)
     config = load_config(config_path, sets, environ)
+    for message in idle_keys(config):
+        warn(message)
     steps = plan(config)
     check_outputs_spare_inputs(config_path, config, steps)
     planned = list(dict.fromkeys(step.name.split()[0] for step in steps))

@@ -289,6 +289,24 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
     return config
 
 
+SWITCHES = {"pool": ("pool", "judge"), "judge": ("judge",), "label": ("judge",), "sensitivity": ("sensitivity", "judge")}
+"""The sections whose keys only steps that `enabled = false` in these sections turn off read (the pool is judged, the
+sensitivity curve relabels judgments)."""
+
+
+def idle_keys(config: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """A warning for each key set (to other than its default) in a section whose step is switched off: `[label] threshold`
+    beside `[judge] enabled = false` did nothing without a word. A warning, not an error: switching a step off for a
+    while should not mean deleting its settings."""
+    found = []
+    for section, switches in SWITCHES.items():
+        off = next((switch for switch in switches if not config[switch]["enabled"]), None)
+        if off is not None:
+            found += [f"[{section}] {name} does nothing while [{off}] enabled = false" for name, (_, default) in SCHEMA[section].items()
+                      if name not in ("enabled", "cache") and config[section][name] != default]  # cache: made a full path
+    return found
+
+
 def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, str], tuple[str, str]]) -> None:
     """Values the steps' commands would refuse, refused before any step runs, naming the config key
     (a bad method or depth otherwise failed after the steps before it had run, naming a command option),
