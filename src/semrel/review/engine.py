@@ -143,6 +143,12 @@ class Decided:
     grade: int | None
 
 
+def flagged_pairs(conn: sqlite3.Connection, reviewer: str) -> int:
+    """The pairs `reviewer` flagged: one flagged twice counts once, on the page and in `review stats` alike."""
+    sql = "SELECT count(DISTINCT task_id) FROM decisions WHERE kind = 'flag' AND reviewer = ?"
+    return int(conn.execute(sql, (reviewer,)).fetchone()[0])
+
+
 @dataclass(frozen=True)
 class Progress:
     total: int  # tasks in the queue
@@ -316,7 +322,7 @@ class Session:
             total=self._count("SELECT count(*) FROM tasks"),
             done=self._count("SELECT count(DISTINCT task_id) FROM live"),
             mine=self._count("SELECT count(*) FROM live WHERE reviewer = ?", self.reviewer),
-            flagged=self._count("SELECT count(DISTINCT task_id) FROM decisions WHERE kind = 'flag' AND reviewer = ?", self.reviewer),
+            flagged=flagged_pairs(self.conn, self.reviewer),
         )
 
     def _count(self, sql: str, *args: Any) -> int:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..analysis.agreement import Agreement, agreement, scale
 from .adjudicate import grades_by_pair, human_grades, stale_decisions
-from .engine import labelling_of
+from .engine import flagged_pairs, labelling_of
 from .store import open_db_read_only
 
 JUDGE = "judge"  # how the judge is named beside the reviewers, unless a reviewer goes by that name (judge_label)
@@ -34,7 +34,7 @@ class ReviewerStats:
     reviewer: str
     graded: int  # standing grades
     skipped: int  # standing skips
-    flags: int
+    flags: int  # pairs flagged (twice is once), as the review page counts them
     notes: int
     undos: int
     stale: int  # grades and skips on texts changed since, neither undone nor made again on the new texts: those an export leaves out
@@ -76,7 +76,7 @@ def reviewer_stats(conn: sqlite3.Connection) -> list[ReviewerStats]:
             "SELECT seconds FROM decisions WHERE reviewer = ? AND kind IN ('grade', 'skip') AND seconds IS NOT NULL", (name,)
         )], dtype=np.float64)
         result.append(ReviewerStats(
-            reviewer=name, graded=standing.get("grade", 0), skipped=standing.get("skip", 0), flags=kinds.get("flag", 0),
+            reviewer=name, graded=standing.get("grade", 0), skipped=standing.get("skip", 0), flags=flagged_pairs(conn, name),
             notes=kinds.get("note", 0), undos=kinds.get("undo", 0), stale=stale_decisions(conn, name).decisions,
             median_seconds=float(np.median(seconds)) if len(seconds) else float("nan"),
             per_hour=float(3600.0 / seconds.mean()) if len(seconds) and seconds.mean() > 0 else float("nan"),
