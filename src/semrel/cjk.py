@@ -17,6 +17,10 @@ HANGUL = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uffa
 """Hangul syllables and jamo (with the compatibility and half-width forms). Korean puts spaces between words, so chunk
 sizes count its words as others'; but a word carries its particles (서울에서, 서울은), so BM25 bigrams it as Lucene does."""
 
+WIDTH_FORMS = "\uff01-\uff5e\uff61-\uff9f"
+"""Full-width ASCII (ＰＣ, ２０２４) and half-width katakana (ｶﾞｲﾄﾞ): the same words as PC, 2024 and ガイド, typed in the
+other width, as Japanese text often is. BM25 folds them (NFKC), as Lucene's CJKWidthFilter does."""
+
 BIGRAMMED = HAN_KANA + IDEOGRAPHIC_MARKS + HANGUL
 """What BM25 indexes as overlapping bigrams (Lucene's CJKBigramFilter defaults: Han, hiragana, katakana and Hangul)."""
 

@@ -96,7 +96,7 @@ def test_the_index_key_is_what_decides_the_postings_and_stopwords_none_keeps_eve
     english = LexicalStore(tmp_path / "cache", BM25_PARAMS)
     english.index(corpus)
     assert json.loads((english.folder / "tokenizer.json").read_text()) == {
-        "format": lexical.FORMAT, "pattern": TOKEN_PATTERN, "cjk": "bigrams", "lower": True, "stopwords": "en",
+        "format": lexical.FORMAT, "pattern": TOKEN_PATTERN, "cjk": "bigrams, widths folded", "lower": True, "stopwords": "en",
         "stemmer": "english"}
     every = LexicalStore(tmp_path / "cache", {**BM25_PARAMS, "stopwords": "none"})
     assert every.folder != english.folder

@@ -78,8 +78,21 @@ def test_cjk_scores_equal_bm25s_given_the_same_tokens(tmp_path):
         assert np.array_equal(index.scores(query), reference.get_scores_from_ids(ids)), query  # bit for bit, float32
 
 
+def test_full_width_letters_and_half_width_katakana_are_folded_as_lucenes_cjk_width_filter_does(tmp_path):
+    """ＰＣ, ２０２４ and ｽﾏｰﾄﾌｫﾝ were tokens of their own, so a query typed in the usual width missed them."""
+    words = lexical.words
+    assert words("ｽﾏｰﾄﾌｫﾝのｶﾞｲﾄﾞ") == words("スマートフォンのガイド") == ["スマ", "マー", "ート", "トフ", "フォ", "ォン", "ンの", "のガ",
+                                                                     "ガイ", "イド"]  # ｶﾞ is one kana, ガ
+    assert words("ｐｃの２０２４年 ａｂｃ") == words("pcの2024年 abc") == ["pc", "の", "2024", "年", "abc"]
+    rows = [{"_id": "wide", "text": "ＰＣ用ｹｰｽ ２０２４"}, {"_id": "other", "text": "猫 cat"}]
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    (positions, _), = StoredBm25(LexicalStore(tmp_path / "cache", BM25_PARAMS).index(str(path))).search(["PC ケース 2024"], 2)
+    assert [rows[p]["_id"] for p in positions] == ["wide"]
+
+
 ENGLISH = ["The patients' running studies (2019-2020) showed e.coli & x-ray results: 95% of 1,024 cases.",
-           "Naïve café-goers résumé; Straße ΑΘΗΝΑ Москва fullwidth ＡＢＣ ａｂ snake_case_words a b c",
+           "Naïve café-goers résumé; Straße ΑΘΗΝΑ Москва ﬁne ² snake_case_words a b c",  # NFKC would fold ﬁ and ²: not done
            "Vaccine VACCINE vaccines vaccinated, runner runs ran; it's won't O'Brien co-operate",
            "", "   ", "I a x 42 7 __init__ foo.bar@example.com https://example.org/path?q=1"]
 

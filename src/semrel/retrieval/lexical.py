@@ -39,13 +39,14 @@ import math
 import os
 import re
 import shutil
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..cjk import BIGRAMMED
+from ..cjk import BIGRAMMED, WIDTH_FORMS
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import chunk_of, iter_corpus, repeated_id
 from ..formats.files import StampMemo, atomic_writer, display_name, locked, read_lines, read_text
@@ -55,7 +56,7 @@ from ..records import Chunk
 
 FORMAT = 1
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"  # bm25s' (and scikit-learn's) default
-CJK = "bigrams"  # in the cache key: indexes built before CJK text was bigrammed hold it as whole runs
+CJK = "bigrams, widths folded"  # in the cache key: older indexes hold CJK runs whole, or ＰＣ apart from PC
 METHODS = ("lucene", "robertson", "atire")
 BLOCK = 8192
 """Chunks tokenized at a time while building."""
@@ -117,6 +118,7 @@ def stem_function(name: str | None) -> Callable[[str], str]:
 
 
 _SPLIT = re.compile(TOKEN_PATTERN).findall
+_WIDE = re.compile(f"[{WIDTH_FORMS}]+")
 _HAS_CJK = re.compile(f"[{BIGRAMMED}]").search
 _WORDS_AND_LONE_CJK = re.compile(rf"{TOKEN_PATTERN}|(?=\w)[{BIGRAMMED}]").findall
 _RUNS = re.compile(rf"(?:(?=\w)[{BIGRAMMED}])+|(?:(?![{BIGRAMMED}])\w)+").findall
@@ -127,9 +129,13 @@ def words(text: str) -> list[str]:
     characters (semrel.cjk.BIGRAMMED) gives its overlapping bigrams, and a lone one itself, as Lucene's CJKAnalyzer
     and Elasticsearch's cjk analyzer do: those languages put no spaces between words (Korean puts them between words
     with their particles attached), so a whole run as one token matched nothing but itself. A word mixing scripts
-    is cut where they change ('iphone用' gives 'iphone' and '用'). Text without such characters takes the regex
-    alone: its tokens, and so every score over it, are bm25s' as before."""
-    if text.isascii() or not _HAS_CJK(text):  # isascii reads a flag CPython keeps: free for plain English
+    is cut where they change ('iphone用' gives 'iphone' and '用'). Full-width letters and digits and half-width
+    katakana are first folded to their usual width (semrel.cjk.WIDTH_FORMS), so ＰＣ finds PC. Other text takes the
+    regex alone: its tokens, and so every score over it, are bm25s' as before."""
+    if text.isascii():  # isascii reads a flag CPython keeps: free for plain English
+        return _SPLIT(text)
+    text = _WIDE.sub(lambda wide: unicodedata.normalize("NFKC", wide[0]), text)
+    if not _HAS_CJK(text):
         return _SPLIT(text)
     tokens: list[str] = []
     for word in _WORDS_AND_LONE_CJK(text):
