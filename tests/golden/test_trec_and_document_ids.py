@@ -399,3 +399,12 @@ def test_import_counts_its_pass_over_the_corpus(tmp_path):
     seen: list = []
     import_golden(str(tmp_path / "g.csv"), "auto", ImportOptions(corpus=str(tmp_path / "c.jsonl")), recorder(seen))
     assert [(label, total, sum(counts)) for label, total, counts in seen] == [(f"reading {tmp_path / 'c.jsonl'}", None, 4)]
+
+
+def test_a_version_number_is_no_file_suffix():
+    """'abc v1.2' was read as one file name with a space ('abc_v1.2'), as if '.2' were a suffix like '.pdf'."""
+    from semrel.golden.importers import _cell_ids
+
+    assert _cell_ids("abc v1.2") == ["abc", "v1.2"]
+    assert _cell_ids("User Guide.pdf; notes v2.md") == ["User_Guide.pdf", "notes_v2.md"]
+    assert _cell_ids("old notes/brakes v2.md.gz") == ["old_notes/brakes_v2.md.gz"]

@@ -21,7 +21,9 @@ from .documents import file_document_id
 from .locate import answer_chunks, least_shares
 
 DOC_QRELS = ("all-chunks", "first-chunk", "answer-chunk")
-FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}(\.gz)?$")  # 'manual.pdf' may name the document 'manual'; 'v1.2#3' names none
+FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}(\.gz)?$")
+"""A file suffix ('manual.pdf' may name the document 'manual'); one starts with a letter, so a version ('v1.2', 'v1.2#3')
+names no file (and 'abc v1.2' in a gold cell is two ids, not one file name with a space)."""
 
 
 @dataclass(frozen=True)
