@@ -15,6 +15,7 @@ from helpers import ok, read_lines, run
 from review_helpers import reviewed_by_two, write_pool
 from semrel.errors import SemrelError, UsageError, ValidationError
 from semrel.formats import read_qrels
+from semrel.formats.trec import read_judgment_groups
 from semrel.review.adjudicate import ReviewedLabels
 
 
@@ -62,6 +63,7 @@ def test_export_reviews_refuses_wrong_kinds_and_bad_values(tmp_path):
         ((db, labels), {"adjudicate": 1}, "adjudicate: give majority, strict or a reviewer's name, not int"),
         ((db, labels), {"only_reviewed": "yes"}, "only_reviewed: give True or False, not str"),
         ((db, labels), {"warn": 3}, "warn: give a function taking one message, not int"),
+        ((db, labels), {"by_reviewer": 3}, "by_reviewer: give a file path, not int"),
     ]:
         with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
             semrel.export_reviews(*args, **kwargs)
@@ -69,6 +71,11 @@ def test_export_reviews_refuses_wrong_kinds_and_bad_values(tmp_path):
         semrel.export_reviews(db, labels, adjudicate="zed")
     with pytest.raises(UsageError, match=r"^output='-': the reviewed qrels are written with OUTPUT.sources.jsonl beside them"):
         semrel.export_reviews(db, labels, "-")
+    with pytest.raises(UsageError, match=r"^by_reviewer= is written with the reviewed qrels: give output= too$"):
+        semrel.export_reviews(db, labels, by_reviewer=tmp_path / "jg.qrels")
+    grouped = semrel.export_reviews(db, labels, tmp_path / "r.qrels", by_reviewer=tmp_path / "jg.qrels")
+    assert [(group, q.to_dict()) for group, q in grouped.by_reviewer] == [
+        (group, q.to_dict()) for group, q in read_judgment_groups(tmp_path / "jg.qrels")] and len(grouped.by_reviewer) == 2
     conflict = f"{pairs[1].query_id}/{pairs[1].chunk_id}: alice=1, bob=0"
     with pytest.raises(ValidationError, match=re.escape(f"{conflict}; settle them in a review or use adjudicate='majority' or")):
         semrel.export_reviews(db, labels, tmp_path / "strict.qrels", adjudicate="strict")

@@ -20,6 +20,7 @@ from semrel.errors import SemrelError, UsageError, ValidationError
 from semrel.formats import read_qrels
 from semrel.formats.files import file_digest, write_error
 from semrel.formats.manifest import read_manifest
+from semrel.formats.trec import read_judgment_groups
 from semrel.review import adjudicate as adjudicate_module
 from semrel.review.adjudicate import Stale, adjudicate, export_reviewed, reviewed_labels, reviewed_sample, settle, stale_decisions
 from semrel.review.engine import QueueSettings, Session
@@ -70,6 +71,38 @@ def test_export_overrides_and_writes_sources(tmp_path):
     assert read_qrels(out).to_dict()[pairs[1].query_id][pairs[1].chunk_id] == 0
     export_reviewed(db, pool["labels"], out, "alice")
     assert read_qrels(out).to_dict()[pairs[1].query_id][pairs[1].chunk_id] == 1
+
+
+def test_each_reviewers_grades_export_as_qrels_jg_that_agree_and_eval_read(tmp_path, cli):
+    """--by-reviewer writes every standing grade under its reviewer (trec_eval's qrels_jg), unsettled, so `agree --groups`
+    sets each reviewer against the judge; a reviewer's spaces become '_'."""
+    pool, db, pairs, extra = reviewed_by_two(tmp_path)
+    with contextlib.closing(open_db(db)) as conn:
+        ana = Session(conn, "Ana Lopez")
+        ana.grade(ana.next_task(), 1)
+    out, groups = tmp_path / "reviewed.qrels", tmp_path / "by-reviewer.qrels"
+    result = cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(out), "--by-reviewer", str(groups))
+    assert result.exit_code == 0, result.output
+    found = {group: qrels.to_dict() for group, qrels in read_judgment_groups(groups)}
+    assert set(found) == {"Ana_Lopez", "alice", "bob"}
+    assert sorted((q, d, g) for q, docs in found["bob"].items() for d, g in docs.items()) == sorted(
+        (t.query_id, t.chunk_id, g) for t, g in zip(pairs, (1, 0, 0)))
+    assert sum(len(docs) for docs in found["alice"].values()) == 4 and found["alice"][extra.query_id][extra.chunk_id] == 1 - extra.proposed
+    assert found["alice"][pairs[1].query_id][pairs[1].chunk_id] == 1  # alice's own grade, not the settled 0
+    made = read_manifest(groups)
+    assert made["rows"] == 8 and made["params"]["reviewers"] == ["Ana Lopez", "alice", "bob"]
+    agreed = cli("agree", str(groups), pool["labels"], "--groups", "-f", "json")
+    assert agreed.exit_code == 0, agreed.output
+    each = json.loads(agreed.stdout)["groups"]["each"]
+    stats = json.loads(cli("review", "stats", "--db", db, "--format", "json", "--resamples", "20").stdout)["agreement"]
+    for reviewer, group in (("bob", "bob"), ("alice", "alice"), ("Ana Lopez", "Ana_Lopez")):  # as review stats has each against the judge
+        with_judge = next(a for a in stats if a["with_judge"] and reviewer in (a["first"], a["second"]))
+        assert (each[group]["n"], each[group]["kappa"]) == (with_judge["n"], with_judge["kappa"]), reviewer
+    with contextlib.closing(open_db(db)) as conn:
+        Session(conn, "Ana_Lopez").grade(Session(conn, "Ana_Lopez").next_task(), 0)
+    clash = cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(out), "--by-reviewer", str(groups))
+    assert clash.exit_code == 1 and "reviewers 'Ana Lopez' and 'Ana_Lopez' would both be judgment group 'Ana_Lopez'" in clash.stderr
+    assert read_manifest(groups)["rows"] == 8  # nothing written
 
 
 def test_strict_export_is_one_line_error_and_writes_nothing(tmp_path, cli):

@@ -120,11 +120,16 @@ def stats_command(db, fmt, seed, resamples):
               help="Settling reviewers' conflicts: majority (ties: lowest grade), a reviewer whose grade wins, "
                    "or strict (conflicts are an error that lists them).")
 @click.option("--only-reviewed", is_flag=True, help="Write only the pairs with a human grade (e.g. to calibrate on).")
-def export_command(db, labels, output, adjudicate, only_reviewed):
+@click.option("--by-reviewer", type=output_path(dir_okay=False), metavar="FILE",
+              help="Also write each reviewer's grades, unsettled, as trec_eval's qrels_jg (second column: the reviewer, "
+                   "spaces made _), for `semrel agree FILE LABELS --groups` or `semrel eval -R qrels_jg`.")
+def export_command(db, labels, output, adjudicate, only_reviewed, by_reviewer):
     """Write the derived qrels with human grades overriding them, and OUTPUT.sources.jsonl
     saying where each label came from (both with their manifests, put in place together).
     Decisions on pairs whose texts changed since are left out, and counted in a warning."""
-    counts = export_reviewed(db, labels, output, adjudicate, only_reviewed, warn)
+    counts = export_reviewed(db, labels, output, adjudicate, only_reviewed, warn, by_reviewer)
     summary = ", ".join(f"{source} {n}" for source, n in sorted(counts.items()))
     click.echo(f"wrote {output}: {quantity(sum(counts.values()), 'label')} ({summary})", err=True)
+    if by_reviewer:
+        click.echo(f"wrote {by_reviewer}: each reviewer's grades (trec_eval's qrels_jg)", err=True)
 

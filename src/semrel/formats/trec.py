@@ -7,6 +7,7 @@ anyway (semrel.evaluation.metrics), and reported through `columns.duplicate_erro
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -150,6 +151,18 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike) -> None:
     _check_ids(queries, docs)
     with atomic_writer(path) as out:
         out.writelines(f"{q} 0 {d} {r}\n" for q, d, r in zip(queries, docs, qrels.relevance.tolist()))
+
+
+def write_judgment_groups(groups: Sequence[tuple[str, Qrels]], path: str | os.PathLike) -> None:
+    """trec_eval's qrels_jg (read_judgment_groups): each group's qrels with the group in the second column."""
+    lines = []
+    for group, qrels in groups:
+        check_id(group, "judgment group")
+        queries, docs = qrels.query_ids.to_pylist(), qrels.doc_ids.to_pylist()
+        _check_ids(queries, docs)
+        lines += [f"{q} {group} {d} {r}\n" for q, d, r in zip(queries, docs, qrels.relevance.tolist())]
+    with atomic_writer(path) as out:
+        out.writelines(lines)
 
 
 def ranked(run: Run) -> Run:

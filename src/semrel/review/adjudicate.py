@@ -29,7 +29,7 @@ from ..formats import read_qrels
 from ..formats.files import STDIO, file_digest, files_as_one
 from ..formats.jsonl import write_jsonl
 from ..formats.manifest import manifest_path, write_manifest
-from ..formats.trec import write_qrels
+from ..formats.trec import write_judgment_groups, write_qrels
 from ..records import Qrels
 from ..terminal import quantity
 from .engine import labelling_of
@@ -103,6 +103,20 @@ def adjudicate(by_pair: dict[Pair, dict[str, int]], rule: str, reviewers: set[st
     return {pair: settle(grades, rule) for pair, grades in by_pair.items()}
 
 
+def reviewer_groups(grades: list[HumanGrade]) -> list[tuple[str, Qrels]]:
+    """Each reviewer's standing grades as one judgment group of trec_eval's qrels_jg, for `agree --groups` and
+    `eval -R qrels_jg`: the group is the reviewer's name with its spaces made '_' (a column of a qrels line)."""
+    by_group: dict[str, dict[str, dict[str, int]]] = {}
+    named: dict[str, str] = {}
+    for g in grades:
+        group = "_".join(g.reviewer.split())
+        if named.setdefault(group, g.reviewer) != g.reviewer:
+            raise ValidationError(f"reviewers {named[group]!r} and {g.reviewer!r} would both be judgment group {group!r}, "
+                                  "as a group may hold no space: export without by_reviewer")
+        by_group.setdefault(group, {}).setdefault(g.query_id, {})[g.chunk_id] = g.grade
+    return [(group, Qrels.from_dict(judged)) for group, judged in sorted(by_group.items())]
+
+
 @dataclass(frozen=True)
 class ReviewedLabels:
     """The derived qrels with the human grades overriding them (`qrels`), where each label came from (`sources`,
@@ -112,6 +126,7 @@ class ReviewedLabels:
     sources: list[dict]
     params: dict
     warnings: list[str]
+    by_reviewer: list[tuple[str, Qrels]] | None = None  # each reviewer's grades (reviewer_groups), where asked for
 
     @property
     def counts(self) -> dict[str, int]:
@@ -120,10 +135,10 @@ class ReviewedLabels:
 
 
 def reviewed_labels(db: str | os.PathLike, labels: str | os.PathLike | Qrels, rule: str = "majority",
-                    only_reviewed: bool = False) -> ReviewedLabels:
+                    only_reviewed: bool = False, by_reviewer: bool = False) -> ReviewedLabels:
     """The derived qrels `labels` (a file, or Qrels) with the human grades of `db` overriding them (only the human
-    grades with `only_reviewed`), reviewers' conflicts settled by `rule`. Reviewed decisions left out because
-    their pairs' texts changed since are counted in a warning."""
+    grades with `only_reviewed`), reviewers' conflicts settled by `rule`, and with `by_reviewer` each reviewer's
+    grades apart. Reviewed decisions left out because their pairs' texts changed since are counted in a warning."""
     with contextlib.closing(open_db_read_only(db)) as conn:  # closed also on an error mid-read, which would hold its lock
         conn.execute("BEGIN")  # one snapshot: the grades and the stale decisions left out agree
         grades = human_grades(conn)
@@ -160,31 +175,38 @@ def reviewed_labels(db: str | os.PathLike, labels: str | os.PathLike | Qrels, ru
     if not settled and not stale.decisions:  # an empty --only-reviewed file (or the judge's labels alone), which calibrate refuses
         warnings.append(f"{db} holds no reviewed pair yet: " + ("the file holds no label" if only_reviewed else
                                                                  "every label is the judge's"))
-    return ReviewedLabels(Qrels.from_dict(judged), rows, params, warnings)
+    return ReviewedLabels(Qrels.from_dict(judged), rows, params, warnings, reviewer_groups(grades) if by_reviewer else None)
 
 
 def export_reviewed(db: str | os.PathLike, labels_path: str | os.PathLike, output: str | os.PathLike,
                     rule: str = "majority", only_reviewed: bool = False,
-                    warn: Callable[[str], None] | None = None) -> dict[str, int]:
+                    warn: Callable[[str], None] | None = None, by_reviewer: str | os.PathLike | None = None) -> dict[str, int]:
     """Write the derived qrels with human grades overriding them (see reviewed_labels), a
-    `<output>.sources.jsonl` saying where each label came from, and manifests, as one unit (see the
-    module); returns counts by source. `warn` is told how many reviewed decisions were left out because
-    their pairs' texts changed since."""
-    result = reviewed_labels(db, labels_path, rule, only_reviewed)
-    write_reviewed(result, output, [db, labels_path])
+    `<output>.sources.jsonl` saying where each label came from, with `by_reviewer` each reviewer's grades as
+    qrels_jg, and manifests, as one unit (see the module); returns counts by source. `warn` is told how many
+    reviewed decisions were left out because their pairs' texts changed since."""
+    result = reviewed_labels(db, labels_path, rule, only_reviewed, by_reviewer is not None)
+    write_reviewed(result, output, [db, labels_path], by_reviewer)
     tell(result.warnings, warn)
     return result.counts
 
 
-def write_reviewed(result: ReviewedLabels, output: str | os.PathLike, inputs: list) -> None:
-    """The qrels, their sources and both manifests as one unit (files_as_one), the qrels last: a
-    hard kill between two renames shows, as the old qrels beside a manifest that no longer matches
-    its file, or a sources' manifest naming (params.qrels) a digest the qrels do not have."""
-    if str(output) == STDIO:
-        raise UsageError("output='-': the reviewed qrels are written with OUTPUT.sources.jsonl beside them: give a file name")
+def write_reviewed(result: ReviewedLabels, output: str | os.PathLike, inputs: list, by_reviewer: str | os.PathLike | None = None
+                   ) -> None:
+    """The qrels, their sources, each reviewer's grades (to `by_reviewer`, where given) and the manifests as one
+    unit (files_as_one), the qrels last: a hard kill between two renames shows, as the old qrels beside a manifest
+    that no longer matches its file, or a sources' manifest naming (params.qrels) a digest the qrels do not have."""
+    if STDIO in (str(output), str(by_reviewer)):
+        raise UsageError(f"{'by_reviewer' if str(by_reviewer) == STDIO else 'output'}='-': the reviewed qrels are written with "
+                         "OUTPUT.sources.jsonl beside them: give a file name")
     output = str(output)
     sidecar = f"{output}.sources.jsonl"
-    with files_as_one([sidecar, manifest_path(sidecar), manifest_path(output), output]) as staged:
+    groups = [] if by_reviewer is None else [str(by_reviewer), manifest_path(str(by_reviewer))]
+    with files_as_one([sidecar, manifest_path(sidecar), *groups, manifest_path(output), output]) as staged:
+        if groups:
+            write_judgment_groups(result.by_reviewer or [], staged[groups[0]])
+            write_manifest(groups[0], inputs=inputs, params={**result.params, "format": "qrels_jg (the group: a reviewer)"},
+                           rows=sum(len(qrels) for _, qrels in result.by_reviewer), staged=staged)
         write_qrels(result.qrels, staged[output])
         write_jsonl(result.sources, staged[sidecar])
         write_manifest(output, inputs=inputs, params=result.params, rows=len(result.qrels), staged=staged)

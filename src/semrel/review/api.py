@@ -24,7 +24,8 @@ PathLike = Union[str, os.PathLike]
 
 @guarded
 def export_reviews(db: PathLike, labels: QrelsLike, output: PathLike | None = None, *, adjudicate: str = "majority",
-                   only_reviewed: bool = False, warn: Callable[[str], None] | None = None) -> ReviewedLabels:
+                   only_reviewed: bool = False, by_reviewer: PathLike | None = None,
+                   warn: Callable[[str], None] | None = None) -> ReviewedLabels:
     """The derived labels with the human grades of a review overriding them (the Python side of `semrel review
     export`, with its defaults).
 
@@ -34,18 +35,23 @@ def export_reviews(db: PathLike, labels: QrelsLike, output: PathLike | None = No
     error listing them). only_reviewed: only the pairs with a human grade (e.g. to calibrate on).
     Returns a ReviewedLabels: `.qrels` (a semrel.Qrels), `.sources` (where each label came from: judge, review,
     adjudicated:RULE, with the reviewers' grades), `.counts`. With `output`, the qrels are written there and the
-    sources to `<output>.sources.jsonl`, with their manifests, as one unit, as the command writes them. Reviewed
+    sources to `<output>.sources.jsonl`, with their manifests, as one unit, as the command writes them; with
+    `by_reviewer` too, each reviewer's grades go there as trec_eval's qrels_jg (for `agree --groups`) and into
+    `.by_reviewer` [(reviewer, Qrels)], the reviewer's spaces made '_'. Reviewed
     decisions left out because their pairs' texts changed since are told to `warn`, else as a Python warning.
     """
     check_warn(warn)
     check_kind("db", db, (str, os.PathLike), "the review database's file path", required=True)
     check_kind("output", output, (str, os.PathLike), "a file path")
     check_kind("adjudicate", adjudicate, (str,), "majority, strict or a reviewer's name", required=True)
+    check_kind("by_reviewer", by_reviewer, (str, os.PathLike), "a file path")
     check_flags(only_reviewed=only_reviewed)
+    if by_reviewer is not None and output is None:
+        raise UsageError("by_reviewer= is written with the reviewed qrels: give output= too")
     given = labels if isinstance(labels, (str, os.PathLike)) else as_qrels(labels, "labels")
-    result = reviewed_labels(db, given, adjudicate, only_reviewed)
+    result = reviewed_labels(db, given, adjudicate, only_reviewed, by_reviewer is not None)
     if output is not None:
-        write_reviewed(result, output, [db, *([labels] if isinstance(labels, (str, os.PathLike)) else [])])
+        write_reviewed(result, output, [db, *([labels] if isinstance(labels, (str, os.PathLike)) else [])], by_reviewer)
     tell(result.warnings, warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
     q = result.qrels
     return dataclasses.replace(result, qrels=Qrels(q.query_ids, q.doc_ids, q.relevance, q.source))
