@@ -204,9 +204,10 @@ def write_reviewed(result: ReviewedLabels, output: str | os.PathLike, inputs: li
     groups = [] if by_reviewer is None else [str(by_reviewer), manifest_path(str(by_reviewer))]
     with files_as_one([sidecar, manifest_path(sidecar), *groups, manifest_path(output), output]) as staged:
         if groups:
-            write_judgment_groups(result.by_reviewer or [], staged[groups[0]])
+            by = result.by_reviewer or []
+            write_judgment_groups(by, staged[groups[0]])
             write_manifest(groups[0], inputs=inputs, params={**result.params, "format": "qrels_jg (the group: a reviewer)"},
-                           rows=sum(len(qrels) for _, qrels in result.by_reviewer), staged=staged)
+                           rows=sum(len(qrels) for _, qrels in by), staged=staged)
         write_qrels(result.qrels, staged[output])
         write_jsonl(result.sources, staged[sidecar])
         write_manifest(output, inputs=inputs, params=result.params, rows=len(result.qrels), staged=staged)
