@@ -22,6 +22,7 @@ from semrel.formats.files import file_digest, write_error
 from semrel.formats.manifest import read_manifest
 from semrel.formats.trec import read_judgment_groups
 from semrel.review import adjudicate as adjudicate_module
+from semrel.review import stats as stats_module
 from semrel.review.adjudicate import Stale, adjudicate, export_reviewed, reviewed_labels, reviewed_sample, settle, stale_decisions
 from semrel.review.engine import QueueSettings, Session
 from semrel.review.stats import judge_label, review_stats
@@ -554,3 +555,56 @@ def test_stats_and_agree_give_two_reviewers_the_same_interval(tmp_path, cli):
     assert (people["kappa"], people["n"]) == (between["kappa"], between["n"]) == (pytest.approx(cohen_kappa_score(
         [grades["alice"][p] for p in sorted(grades["alice"])], [grades["bob"][p] for p in sorted(grades["alice"])])), 12)
     assert (people["kappa_low"], people["kappa_high"]) == (between["kappa_low"], between["kappa_high"])
+
+
+def test_stats_read_the_database_as_of_one_moment_while_reviewers_decide(tmp_path, monkeypatch):
+    """bob grades a pair while stats read (between the grades and the per-reviewer counts): the figures are all of the
+    moment before or all after, never 2 pairs reviewed beside a reviewer with a grade of none of them."""
+    conn, _ = queued_db(tmp_path)
+    db = str(tmp_path / "r.sqlite")
+    alice = Session(conn, "alice")
+    for _ in range(2):
+        alice.grade(alice.next_task(), 1)
+    read = stats_module.human_grades
+
+    def then_bob_grades(reader):
+        grades = read(reader)
+        with contextlib.closing(open_db(db)) as other:
+            bob = Session(other, "bob")
+            bob.grade(bob.next_task(), 0)
+        return grades
+
+    monkeypatch.setattr(stats_module, "human_grades", then_bob_grades)
+    stats = review_stats(db, resamples=10)
+    assert stats.reviewed == 2 and [(r.reviewer, r.graded) for r in stats.reviewers] == [("alice", 2)]
+    monkeypatch.undo()
+    stats = review_stats(db, resamples=10)
+    assert stats.reviewed == 3 and [(r.reviewer, r.graded) for r in stats.reviewers] == [("alice", 2), ("bob", 1)]
+    conn.close()
+
+
+def test_the_random_sample_is_read_as_of_one_moment_while_reviewers_undo(tmp_path, monkeypatch):
+    """alice grades rank 0 and bob rank 1; alice undoes hers while the sample is read (after its open rank, before its
+    grades): the sample is both pairs (before) or none (after), never rank 1 alone, which is no prefix of the sample."""
+    conn, _ = queued_db(tmp_path, QueueSettings(order="random"))
+    db = str(tmp_path / "r.sqlite")
+    alice, bob = Session(conn, "alice"), Session(open_db(db), "bob")
+    first = alice.next_task()
+    alice.grade(first, 1)
+    second = bob.next_task()
+    bob.grade(second, 0)
+    assert (first.sample_rank, second.sample_rank) == (0, 1)
+    read = adjudicate_module.human_grades
+
+    def alice_undoes_then_read(reader):
+        alice.undo()
+        return read(reader)
+
+    monkeypatch.setattr(adjudicate_module, "human_grades", alice_undoes_then_read)
+    sample = reviewed_sample(db)
+    assert sample.grades == {(first.query_id, first.chunk_id): 1, (second.query_id, second.chunk_id): 0}
+    monkeypatch.undo()
+    with pytest.raises(ValidationError, match="no pair of the random sample is reviewed yet"):
+        reviewed_sample(db)
+    bob.conn.close()
+    conn.close()

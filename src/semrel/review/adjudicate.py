@@ -33,7 +33,7 @@ from ..formats.trec import write_judgment_groups, write_qrels
 from ..records import Qrels
 from ..terminal import quantity
 from .engine import labelling_of
-from .store import open_db_read_only
+from .store import open_db_read_only, snapshot
 
 Pair = tuple[str, str]
 
@@ -140,10 +140,9 @@ def reviewed_labels(db: str | os.PathLike, labels: str | os.PathLike | Qrels, ru
     grades with `only_reviewed`), reviewers' conflicts settled by `rule`, and with `by_reviewer` each reviewer's
     grades apart. Reviewed decisions left out because their pairs' texts changed since are counted in a warning."""
     with contextlib.closing(open_db_read_only(db)) as conn:  # closed also on an error mid-read, which would hold its lock
-        conn.execute("BEGIN")  # one snapshot: the grades and the stale decisions left out agree
-        grades = human_grades(conn)
-        stale = stale_decisions(conn)
-        conn.execute("COMMIT")
+        with snapshot(conn):  # the grades and the stale decisions left out agree
+            grades = human_grades(conn)
+            stale = stale_decisions(conn)
         top = labelling_of(conn).max_grade
     by_pair = grades_by_pair(grades)
     settled = adjudicate(by_pair, rule, {g.reviewer for g in grades})
@@ -263,7 +262,7 @@ def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSa
     """The longest prefix of the review queue's random sample that has been decided (graded
     or skipped), less the skipped pairs; grades of several reviewers settled by `rule`. Where every
     pair of the pool is graded, in whatever order, all of them (the sample is then the pool)."""
-    with contextlib.closing(open_db_read_only(db)) as conn:
+    with contextlib.closing(open_db_read_only(db)) as conn, snapshot(conn):  # the prefix and its grades of one moment
         pool = conn.execute("SELECT value FROM meta WHERE key = 'pool_size'").fetchone()
         first_open = conn.execute(
             "SELECT min(sample_rank) FROM tasks t WHERE sample_rank IS NOT NULL"

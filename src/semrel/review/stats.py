@@ -15,7 +15,7 @@ import numpy as np
 from ..analysis.agreement import Agreement, agreement, scale
 from .adjudicate import grades_by_pair, human_grades, stale_decisions
 from .engine import flagged_pairs, labelling_of
-from .store import open_db_read_only
+from .store import open_db_read_only, snapshot
 
 JUDGE = "judge"  # how the judge is named beside the reviewers, unless a reviewer goes by that name (judge_label)
 
@@ -87,7 +87,8 @@ def reviewer_stats(conn: sqlite3.Connection) -> list[ReviewerStats]:
 def review_stats(db: str | os.PathLike, resamples: int = 1000, seed: int = 0) -> ReviewStats:
     """Counts, speed and agreement (kappa quadratic-weighted for graded labels, with a seeded
     bootstrap interval) of a review database."""
-    with contextlib.closing(open_db_read_only(db)) as conn:  # closed also on an error mid-read, which would hold its lock
+    # closed also on an error mid-read, which would hold its lock; read as of one moment, so counts and agreement agree
+    with contextlib.closing(open_db_read_only(db)) as conn, snapshot(conn):
         top = labelling_of(conn).max_grade
         grades = human_grades(conn)
         people = reviewer_stats(conn)

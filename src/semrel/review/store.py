@@ -324,6 +324,18 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("COMMIT")
 
 
+@contextlib.contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN ... COMMIT around reads: each statement reads the database as of one moment, so figures read
+    by several statements agree while reviewers keep deciding (in autocommit, each sees the commits before it)."""
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+
+
 def read_meta(conn: sqlite3.Connection) -> dict[str, Any]:
     return {row["key"]: json.loads(row["value"]) for row in conn.execute("SELECT key, value FROM meta")}
 
