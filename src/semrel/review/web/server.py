@@ -3,6 +3,7 @@ pool (several reviewers at once) and its own request-size limit."""
 
 from __future__ import annotations
 
+import logging
 import socket
 from urllib.parse import quote
 
@@ -17,6 +18,9 @@ class ReviewServer:
 
     def __init__(self, settings: WebSettings, host: str, port: int):
         self.app, self.host, self.token = create_app(settings), host, settings.token
+        # waitress warns "Task queue depth is N" on stderr for each request that waits for one of the THREADS threads:
+        # with more reviewers than threads, a line per key press that buries the server's own
+        logging.getLogger("waitress.queue").setLevel(logging.ERROR)
         try:  # waitress refuses a body of its limit or longer, Flask one over MAX_CONTENT_LENGTH: MAX_BODY bytes pass both
             self.server = create_server(self.app, host=host, port=port, threads=THREADS, ident="semrel",
                                         max_request_body_size=MAX_BODY + 1, expose_tracebacks=False)
