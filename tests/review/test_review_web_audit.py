@@ -565,3 +565,31 @@ def test_signing_in_under_a_name_review_simulate_graded_under_is_refused_with_wh
             "are not shown again; review under another name") in html.unescape(refused.get_data(as_text=True))
     assert client.get("/api/task").status_code == 401  # not signed in
     assert client.post("/login", data={"name": "alice", "csrf_token": csrf}).status_code == 303
+
+
+def test_a_decision_saved_before_the_database_turned_busy_is_told_saved_not_to_be_tried_again(tmp_path, monkeypatch):
+    """Another writer takes the database between a committed decision and the read of the next pair, past the busy
+    timeout: the answer said 'nothing of this step was saved; try again', and an undo tried again took back a second
+    decision. Now it says the decision is saved and to reload."""
+    from semrel.review import engine, store
+
+    app, db = new_app(tmp_path)
+    monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 200)  # read by each new connection
+    alice, csrf = signed_in(app, "alice")
+    first = held(alice)
+    assert decide(alice, csrf, {"action": "grade", "task_id": first["id"], "grade": 1}).status_code == 200
+    second = held(alice)
+    other = open_db(db)
+    for method in ("grade", "undo"):
+        original = getattr(engine.Session, method)
+        monkeypatch.setattr(engine.Session, method,
+                            lambda self, *a, _f=original, **k: (_f(self, *a, **k), other.execute("BEGIN IMMEDIATE"))[0])
+    for body, done in [({"action": "grade", "task_id": second["id"], "grade": 0}, "your grade"), ({"action": "undo"}, "your undo")]:
+        answer = decide(alice, csrf, body)
+        other.execute("COMMIT")
+        assert answer.status_code == 503
+        told = answer.get_json()["error"]
+        assert told == f"{done} is saved, but the next pair could not be read (the review database is busy): reload the page"
+    assert query(db, "SELECT task_id, kind, grade, undoes IS NOT NULL FROM decisions ORDER BY id") == [
+        (first["id"], "grade", 1, 0), (second["id"], "grade", 0, 0), (second["id"], "undo", None, 1)]
+    other.close()

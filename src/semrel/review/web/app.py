@@ -159,6 +159,14 @@ def create_app(settings: WebSettings) -> Flask:
         return jsonify(task=task and task_json(task, labelling, settings.blind, highlights is not None),
                        progress=progress.__dict__, message=safe(message), end=None if task else queue_end(progress))
 
+    def state_after(done: str, message: str) -> Any:
+        """state() once `done` is committed: the database busy past its timeout now must not be told as 'nothing of
+        this step was saved; try again' (its line), as a second undo takes back one more decision."""
+        try:
+            return state(message)
+        except SemrelError:
+            abort(503, f"{done} is saved, but the next pair could not be read (the review database is busy): reload the page")
+
     @app.get("/api/task")
     def current() -> Any:
         return state()
@@ -169,7 +177,9 @@ def create_app(settings: WebSettings) -> Flask:
         s, action = reviewer_session(), body.get("action")
         if action == "undo":
             undone = s.undo()
-            return state(f"undid your decision on {undone.query_id}/{undone.chunk_id}" if undone else "nothing to undo")
+            if undone is None:
+                return state("nothing to undo")
+            return state_after("your undo", f"undid your decision on {undone.query_id}/{undone.chunk_id}")
         if action not in ("grade", "skip", "flag", "note"):
             abort(400, "action must be one of grade, skip, undo, flag, note")
         # every value is checked (400) before the task is looked at (409)
@@ -197,11 +207,10 @@ def create_app(settings: WebSettings) -> Flask:
             abort(409, f"task {task.id} is not the pair shown to you now (another reviewer may have decided it, or "
                   "another tab moved on): reload the page")
         if outcome is Outcome.ALREADY_DECIDED:  # in another tab, or a terminal under the same name: nothing was written
-            message = (f"you had decided {task.query_id}/{task.chunk_id} already (in another tab?); "
-                       "change it under recent decisions")
-        else:
-            message = {"flag": "flagged", "note": "note saved" if text else "empty note: nothing saved"}.get(action, "")
-        return state(message)
+            return state(f"you had decided {task.query_id}/{task.chunk_id} already (in another tab?); change it under recent decisions")
+        if action == "note" and not text:
+            return state("empty note: nothing saved")
+        return state_after(f"your {action}", {"flag": "flagged", "note": "note saved"}.get(action, ""))
 
     @app.get("/api/highlight/<int:task_id>")
     def highlight(task_id: int) -> Any:
