@@ -1103,3 +1103,28 @@ def test_a_name_typed_with_spaces_around_or_doubled_is_the_same_reviewer_at_the_
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT name FROM reviewers").fetchall() == [("alice smith",)]
         assert conn.execute("SELECT DISTINCT reviewer FROM decisions").fetchall() == [("alice smith",)]
+
+
+def test_a_start_that_joins_a_queue_another_start_built_meanwhile_warns_of_the_options_it_keeps(tmp_path, monkeypatch):
+    """Two starts of one new --db at once, with --overlap 3 and --overlap 10: the one that finishes second joins the
+    first's queue, and says so as a start on an existing queue does (it served the other's queue and said nothing)."""
+    from semrel.review import engine
+    from semrel.review.engine import QueueRequest, join_queue
+    from semrel.review.store import read_meta
+
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    files = {"judgments": pool["judgments"], "labels": pool["labels"], "corpus": pool["corpus"], "golden": pool["golden"],
+             "thresholds": "0.5"}
+    build = engine.create_queue
+
+    def theirs_first(conn, *args):
+        monkeypatch.setattr(engine, "create_queue", build)
+        join_queue(db, QueueRequest(**files, settings=QueueSettings(overlap=3)), lambda message: None).close()
+        return build(conn, *args)
+
+    monkeypatch.setattr(engine, "create_queue", theirs_first)
+    told: list[str] = []
+    with contextlib.closing(join_queue(db, QueueRequest(**files, settings=QueueSettings(overlap=10)), told.append)) as conn:
+        assert read_meta(conn)["overlap"] == 3
+        assert conn.execute("SELECT sum(shared) FROM tasks").fetchone()[0] == 3
+    assert told == ["this queue was built with --overlap 3; it keeps its order and shared pairs (a new --db builds a queue with yours)"]

@@ -437,7 +437,16 @@ def join_queue(db: str, request: QueueRequest, warn: Callable[[str], None]) -> s
         if files:
             labelling = labelling or parse_labelling(r.on, r.thresholds, r.labels, r.judgments)
             files = files.preloaded(labelling)
-        return create_db(db, lambda conn: prepare_queue(conn, files, labelling, r.settings, warn))
+        built: dict[str, Any] = {}
+
+        def build(conn: sqlite3.Connection) -> None:
+            prepare_queue(conn, files, labelling, r.settings, warn)
+            built.update(read_meta(conn))
+
+        conn = create_db(db, build)
+        if read_meta(conn) != built:  # another start put its database there meanwhile: joined, and told what it keeps
+            prepare_queue(conn, files, labelling, r.settings, warn)
+        return conn
     conn = open_db(db)
     if files and labelling is None and not has_queue(conn):
         labelling = parse_labelling(r.on, r.thresholds, r.labels, r.judgments)
