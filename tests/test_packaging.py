@@ -1,0 +1,62 @@
+"""The wheel carries what an installed semrel reads beside its code (templates/, data/), where
+semrel.resources looks for it: a user who has only the wheel gets the report and the review page."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ("templates", "data")  # the top-level folders pyproject's data-files install under share/semrel
+
+
+def data_files() -> dict[str, list[str]]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["data-files"]
+
+
+def test_data_files_patterns_match_files_only():
+    """setuptools copies each match as a file: `templates/*` matched templates/review/ and every wheel build failed
+    ("can't copy 'templates/review': doesn't exist or not a regular file")."""
+    patterns = [pattern for patterns in data_files().values() for pattern in patterns]
+    folders = {pattern: [p.name for p in ROOT.glob(pattern) if not p.is_file()] for pattern in patterns}
+    assert {pattern: found for pattern, found in folders.items() if found} == {}
+
+
+def test_data_files_ship_every_template():
+    """Every file of templates/ is installed, at its own path under share/semrel."""
+    installed = {f"{dest}/{p.name}" for dest, patterns in data_files().items() for pattern in patterns for p in ROOT.glob(pattern)}
+    templates = {f"share/semrel/{p.relative_to(ROOT).as_posix()}" for p in (ROOT / "templates").rglob("*") if p.is_file()}
+    assert templates - installed == set()
+
+
+@pytest.mark.slow
+def test_the_wheel_builds_and_holds_the_templates_and_py_typed(tmp_path):
+    """A wheel built from the files of a clone holds the package, py.typed, the entry point and every template."""
+    pytest.importorskip("setuptools")
+    source = tmp_path / "src-tree"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for name in ("src", *SHIPPED):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    pip = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+    built = subprocess.run([*pip, "-w", str(tmp_path / "dist"), str(source)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = (tmp_path / "dist").glob("semrel-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    data = next(n.split("/data/", 1)[0] for n in names if ".data/data/" in n) + "/data/share/semrel/"
+    templates = {data + p.relative_to(ROOT).as_posix() for p in (ROOT / "templates").rglob("*") if p.is_file()}
+    assert templates - names == set()
+    assert "semrel/py.typed" in names and "semrel/cli/__init__.py" in names
+    entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
+    assert "semrel = semrel.cli:start" in entry_points
