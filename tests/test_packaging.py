@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -60,3 +61,25 @@ def test_the_wheel_builds_and_holds_the_templates_and_py_typed(tmp_path):
     assert "semrel/py.typed" in names and "semrel/cli/__init__.py" in names
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     assert "semrel = semrel.cli:start" in entry_points
+
+
+@pytest.mark.slow
+def test_the_sdist_is_the_tracked_source_tree(tmp_path):
+    """The sdist held pyproject, src/, the data-files and tests/test*.py alone (setuptools' default): tests that
+    could not run (no conftest or helpers), and none of the Makefile, data/demo.toml or docs/ that README's steps use."""
+    pytest.importorskip("setuptools")
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout: the tracked files are unknown")
+    tracked = {name for name in listed.stdout.splitlines() if (ROOT / name).is_file()}
+    source = tmp_path / "src-tree"
+    for name in tracked:
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, source / name)
+    build = "from setuptools import build_meta; print(build_meta.build_sdist('dist'))"
+    built = subprocess.run([sys.executable, "-c", build], cwd=source, capture_output=True, text=True)
+    assert built.returncode == 0, built.stdout + built.stderr
+    with tarfile.open(source / "dist" / built.stdout.split()[-1]) as sdist:
+        members = {m.name.split("/", 1)[1] for m in sdist.getmembers() if m.isfile()}
+    generated = {name for name in members if name in ("PKG-INFO", "setup.cfg") or ".egg-info/" in name}
+    assert members - generated == tracked - {".gitignore", ".ci/run"}
