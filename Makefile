@@ -7,12 +7,17 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.semrel-installed
 
-.PHONY: install demo test test-quick lint bench screenshots clean
+.PHONY: install demo test test-quick lint bench screenshots clean FORCE
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# The TORCH last installed, rewritten only when it differs, so that `make install TORCH=...` in a .venv that has
+# another torch installs the one asked for (the stamp alone is newer than pyproject.toml: nothing was done).
+$(VENV)/.semrel-torch: FORCE | $(BIN)/python
+	@echo '$(TORCH)' | cmp -s - $@ || echo '$(TORCH)' > $@
+
+$(STAMP): pyproject.toml $(VENV)/.semrel-torch | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "$(TORCH)"
 	$(BIN)/python -m pip install -q -e ".[test,bench]"

@@ -83,3 +83,28 @@ def test_the_sdist_is_the_tracked_source_tree(tmp_path):
         members = {m.name.split("/", 1)[1] for m in sdist.getmembers() if m.isfile()}
     generated = {name for name in members if name in ("PKG-INFO", "setup.cfg") or ".egg-info/" in name}
     assert members - generated == tracked - {".gitignore", ".ci/run"}
+
+
+@pytest.mark.slow
+def test_make_install_is_idempotent_and_follows_torch(tmp_path):
+    """A second `make install` installs nothing; `make install TORCH=...` over an installed .venv installs that torch
+    (it did nothing: the stamp was newer than pyproject.toml). pip is a stand-in that logs what it was asked to do."""
+    if shutil.which("make") is None:
+        pytest.skip("no make")
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy2(ROOT / name, tmp_path / name)
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path / "pip.log"}\n')
+    python.chmod(0o755)
+
+    def install(*args: str) -> list[str]:
+        (tmp_path / "pip.log").write_text("")
+        made = subprocess.run(["make", "-s", "install", *args], cwd=tmp_path, capture_output=True, text=True)
+        assert made.returncode == 0, made.stdout + made.stderr
+        return (tmp_path / "pip.log").read_text().splitlines()
+
+    assert install() == ["-m pip install -q --upgrade pip", "-m pip install -q torch==2.13.0", "-m pip install -q -e .[test,bench]"]
+    assert install() == []
+    assert install("TORCH=torch==2.12.0")[1] == "-m pip install -q torch==2.12.0"
+    assert install("TORCH=torch==2.12.0") == []
