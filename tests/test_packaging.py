@@ -108,3 +108,15 @@ def test_make_install_is_idempotent_and_follows_torch(tmp_path):
     assert install() == []
     assert install("TORCH=torch==2.12.0")[1] == "-m pip install -q torch==2.12.0"
     assert install("TORCH=torch==2.12.0") == []
+
+
+def test_templates_are_found_in_a_target_install_not_in_the_folder_beside_it(tmp_path, monkeypatch):
+    """`pip install --target vendor` puts the package in vendor/ and its data-files in vendor/share: semrel looked
+    for neither there, and took vendor's parent for a checkout, so an app's own templates/ beside vendor/ was used."""
+    from semrel import resources
+
+    (tmp_path / "templates").mkdir()  # the app's own Flask templates
+    (tmp_path / "vendor" / "semrel").mkdir(parents=True)
+    (tmp_path / "vendor" / "share" / "semrel" / "templates").mkdir(parents=True)
+    monkeypatch.setattr(resources, "__file__", str(tmp_path / "vendor" / "semrel" / "resources.py"))
+    assert resources.template_dir() == tmp_path / "vendor" / "share" / "semrel" / "templates"

@@ -11,11 +11,13 @@ from .errors import SemrelError
 
 
 def resource_dir(kind: str) -> Path:
-    """The top-level `kind` folder of the source checkout, else `<prefix>/share/semrel/<kind>`
-    where pyproject's data-files put it when the wheel was installed."""
-    checkout = Path(__file__).resolve().parents[2] / kind
-    prefixes = dict.fromkeys([sysconfig.get_path("data"), sys.prefix, sys.base_prefix, site.getuserbase()])
-    candidates = [checkout] + [Path(p) / "share" / "semrel" / kind for p in prefixes if p]
+    """The top-level `kind` folder of the source checkout (src/semrel), else `<prefix>/share/semrel/<kind>`
+    where pyproject's data-files put it when the wheel was installed (`pip install --target DIR`: DIR/share,
+    and DIR's parent is no checkout: its own templates/ are not semrel's)."""
+    here = Path(__file__).resolve()
+    checkout = [here.parents[2] / kind] if here.parents[1].name == "src" else []
+    prefixes = dict.fromkeys([str(here.parents[1]), sysconfig.get_path("data"), sys.prefix, sys.base_prefix, site.getuserbase()])
+    candidates = checkout + [Path(p) / "share" / "semrel" / kind for p in prefixes if p]
     for folder in candidates:
         if folder.is_dir():
             return folder
