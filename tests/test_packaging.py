@@ -1,5 +1,6 @@
-"""The wheel carries what an installed semrel reads beside its code (templates/, data/), where
-semrel.resources looks for it: a user who has only the wheel gets the report and the review page."""
+"""Packaging: the wheel carries what an installed semrel reads beside its code (templates/, data/), where
+semrel.resources looks for it, so a user who has only the wheel gets the report and the review page; the sdist is
+the source tree; `make install` installs once, and again when TORCH changes."""
 
 from __future__ import annotations
 
