@@ -135,3 +135,19 @@ def fifo_writer(path: Path, payload: bytes) -> Iterator[list[bool]]:
     finally:
         done.set()
         writer.join()
+
+
+@contextlib.contextmanager
+def file_size_limit(size: int) -> Iterator[None]:
+    """Inside the block no file grows past `size` bytes: a write past it fails with EFBIG (SIGXFSZ ignored, as the CLI
+    ignores it), which is how a full disk meets a file held open. Write nothing else big inside it."""
+    import resource
+
+    limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, limits[1]))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, handler)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from encoding_helpers import vector_of
+from helpers import file_size_limit
 from semrel.encoding import vectors as store_module
 from semrel.encoding.vectors import VectorStore, text_keys
 from semrel.errors import SemrelError
@@ -117,3 +118,16 @@ def test_an_encoder_of_another_precision_is_refused(tmp_path, encoded):
     with pytest.raises(SemrelError, match="holds exact vectors; the encoder runs at int8"):
         store.rows_for(text_keys(["one"]), lambda at: ["one"], "vectors", no_progress, Int8())  # type: ignore[arg-type]
     assert VectorStore(tmp_path, precision="int8").folder != store.folder
+
+
+def test_a_full_disk_while_vectors_are_appended_names_the_file_and_keeps_the_committed_rows(tmp_path, encoded):
+    """An append to vectors.f32 failed with an OSError naming no file, which the CLI reported as 'stdout: No space left
+    on device'; the error names the store's file, and the rows committed before are found by the next run."""
+    store = VectorStore(tmp_path)
+    rows_for(store, ["apple"])
+    with file_size_limit(64), pytest.raises(SemrelError) as caught:
+        rows_for(store, [f"text {i}" for i in range(20)])
+    assert str(caught.value) == (f"{store.folder / 'vectors.f32'}: cannot write (file too large for this system or its limits); "
+                                 "what it held before is kept: make room, or pass --cache DIR or --no-cache")
+    again = VectorStore(tmp_path)
+    assert rows_for(again, ["apple", "kiwi"]).tolist() == [0, 1] and encoded[-1] == ["kiwi"]

@@ -19,6 +19,8 @@ import pytest
 
 import semrel
 import small_corpus
+from helpers import file_size_limit
+from semrel.errors import SemrelError
 from semrel.judging import labels
 from semrel.judging.bertscore import idf_table
 from semrel.judging.checkpoint import Checkpoint
@@ -147,6 +149,23 @@ def test_rows_appended_over_a_stale_checkpoint_resume_under_this_runs_fingerprin
     assert (again.saved, again.stale, list(again.rows())) == (1, 0, [{"i": 5}])
     assert [json.loads(line) for line in path.read_text().splitlines()] == [{"fingerprint": "fp"}, {"i": 5}]
 
+
+
+def test_a_full_disk_while_the_checkpoint_grows_names_it_and_keeps_the_rows_before(tmp_path):
+    """A write to the checkpoint held open failed with an OSError naming no file, which the CLI reported as
+    'stdout: No space left on device'; the error names the checkpoint and says the run resumes from it."""
+    path = tmp_path / "j.jsonl.partial"
+    checkpoint = Checkpoint(path, "fp")
+    checkpoint.append([{"i": 0}])
+    with file_size_limit(4096), pytest.raises(SemrelError) as caught:
+        try:
+            checkpoint.append([{"i": i, "pad": "x" * 100} for i in range(1, 100)])
+        finally:
+            checkpoint.close()
+    assert str(caught.value) == (f"{path}: cannot write (file too large for this system or its limits); the rows finished "
+                                 "before are kept in it: make room and run the same command again to resume")
+    again = Checkpoint(path, "fp")
+    assert list(again.rows())[0] == {"i": 0} and again.saved >= 1
 
 @pytest.mark.slow
 def test_a_cold_and_a_warm_cache_give_the_same_scores_bit_for_bit_and_bert_scores(tmp_path):

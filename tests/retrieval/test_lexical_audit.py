@@ -24,11 +24,13 @@ import contextlib
 import fcntl
 import functools
 import json
+import re
 
 import numpy as np
 import pytest
 
 import semrel.retrieval.lexical as lexical
+from helpers import file_size_limit
 from semrel.errors import FormatError, SemrelError, UsageError
 from semrel.retrieval.lexical import TOKEN_PATTERN, Bm25Settings, Chain, DiskBm25, LexicalStore, stem_function
 from semrel.retrieval.retrieve import BM25_PARAMS
@@ -358,3 +360,19 @@ def test_a_terms_file_cut_short_is_an_error_not_missing_query_words(tmp_path):
     with pytest.raises(SemrelError, match=r"terms.txt: shorter than .* delete .* to rebuild it"):
         store.index(corpus)
 
+
+
+def test_a_full_disk_while_the_index_grows_names_the_file_and_keeps_the_committed_index(tmp_path, small_segments):
+    """A write to an index file failed with an OSError naming no file, which the CLI reported as 'stdout: No space left
+    on device'; the error names the file, and the next run grows the index from its last commit."""
+    rows = many(150)
+    store = LexicalStore(tmp_path / "cache", BM25_PARAMS)
+    folder = store.index(corpus_file(tmp_path / "old.jsonl", rows[:100])).folder
+    grown = corpus_file(tmp_path / "grown.jsonl", rows)
+    with file_size_limit(256), pytest.raises(SemrelError) as caught:
+        store.index(grown)
+    assert re.fullmatch(rf"{re.escape(str(folder))}/[\w.-]+: cannot write \(file too large for this system or its limits\); the "
+                        "index is kept as last committed: make room, or pass --cache DIR or --no-cache", str(caught.value))
+    index = store.index(grown)
+    assert (index.built, index.size) == (50, 150)
+    assert_bm25s_scores(index, [r["text"] for r in rows], ["virus word120", "word7 cough"])

@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..errors import SemrelError
-from ..formats.files import atomic_writer, locked
+from ..formats.files import appending, atomic_writer, locked
 from ..progress import Steps
 from .engines import LOCAL, Engine
 from .models import DEFAULT_MODEL, describe_model
@@ -34,6 +34,7 @@ PIECE = 4096
 """Texts encoded between two commits: a killed run loses at most this many."""
 
 KEY = np.dtype("S16")
+CACHE_KEPT = "what it held before is kept: make room, or pass --cache DIR or --no-cache"
 
 
 def text_key(text: str) -> bytes:
@@ -97,7 +98,7 @@ class VectorStore:
         if self.dim and vectors.shape[1] != self.dim:
             raise SemrelError(f"{self.folder}: the model gave {vectors.shape[1]}-dim vectors, the store holds {self.dim}")
         for name, data in (("vectors.f32", vectors.astype("<f4").tobytes()), ("keys.bin", keys.tobytes())):
-            with open(self.folder / name, "ab") as handle:
+            with appending(self.folder / name, CACHE_KEPT), open(self.folder / name, "ab") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())

@@ -791,9 +791,22 @@ WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO}
 
 def write_error(name: str, exc: OSError, existed: bool) -> SemrelError:
     kept = "the old file is kept" if existed else "no file was made"
-    reason = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system",
-              errno.EFBIG: "file too large for this system or its limits"}.get(exc.errno or 0, exc.strerror or str(exc))
-    return SemrelError(f"{name}: cannot write ({reason}); nothing was written, {kept}")
+    return SemrelError(f"{name}: cannot write ({write_reason(exc)}); nothing was written, {kept}")
+
+
+def write_reason(exc: OSError) -> str:
+    return {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system",
+            errno.EFBIG: "file too large for this system or its limits"}.get(exc.errno or 0, exc.strerror or str(exc))
+
+
+@contextlib.contextmanager
+def appending(path: str | os.PathLike, kept: str) -> Iterator[None]:
+    """Writes to a file held open (a checkpoint, a cache) fail with an OSError that names no file, which the CLI took for
+    stdout's ('stdout: No space left on device'): the error names `path` and says what `kept` there."""
+    try:
+        yield
+    except OSError as exc:
+        raise SemrelError(f"{path}: cannot write ({write_reason(exc)}); {kept}") from None
 
 
 def prepare_output(name: str) -> bool:

@@ -8,6 +8,7 @@ cut off before new rows are appended, so every complete row is counted once and 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any, BinaryIO, Iterable, Iterator
 import numpy as np
 
 from ..errors import SemrelError
-from ..formats.files import check_not_input, not_plain
+from ..formats.files import appending, check_not_input, not_plain
 
 
 class Checkpoint:
@@ -75,24 +76,29 @@ class Checkpoint:
                 yield json.loads(line)
 
     def append(self, rows: Iterable[dict[str, Any]]) -> None:
-        if self._handle is None:  # keep the earlier rows, drop any cut-off line after them
-            check_not_input(self.path, "checkpoint")
-            if self._end:
-                self._handle = open(self.path, "r+b")
-                self._handle.truncate(self._end)
-                self._handle.seek(self._end)
-            else:
-                self._handle = open(self.path, "wb")
-                self._handle.write(_line({"fingerprint": self.fingerprint}))
-        self._handle.write(b"".join(_line(row) for row in rows))
-        self._handle.flush()
+        with self._writing():
+            if self._handle is None:  # keep the earlier rows, drop any cut-off line after them
+                check_not_input(self.path, "checkpoint")
+                if self._end:
+                    self._handle = open(self.path, "r+b")
+                    self._handle.truncate(self._end)
+                    self._handle.seek(self._end)
+                else:
+                    self._handle = open(self.path, "wb")
+                    self._handle.write(_line({"fingerprint": self.fingerprint}))
+            self._handle.write(b"".join(_line(row) for row in rows))
+            self._handle.flush()
 
     def close(self) -> None:
         if self._handle is not None:
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
-            self._handle.close()
-            self._handle = None
+            handle, self._handle = self._handle, None
+            with self._writing(), handle:
+                handle.flush()
+                os.fsync(handle.fileno())
+
+    def _writing(self) -> contextlib.AbstractContextManager[None]:
+        return appending(self.path, "the rows finished before are kept in it: make room and run the same command again "
+                                    "to resume")
 
 
 def _line(row: dict[str, Any]) -> bytes:

@@ -49,7 +49,7 @@ import numpy as np
 from ..cjk import BIGRAMMED, WIDTH_FORMS
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import chunk_of, iter_corpus, repeated_id
-from ..formats.files import StampMemo, atomic_writer, display_name, locked, read_lines, read_text
+from ..formats.files import StampMemo, appending, atomic_writer, display_name, locked, read_lines, read_text
 from ..formats.jsonl import json_object
 from ..progress import Steps, no_progress
 from ..records import Chunk
@@ -240,8 +240,11 @@ def _id_key(chunk_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(chunk_id.encode("utf-8"), digest_size=8).digest(), "little")
 
 
+INDEX_KEPT = "the index is kept as last committed: make room, or pass --cache DIR or --no-cache"
+
+
 def _fsync_append(path: Path, data: bytes) -> None:
-    with open(path, "ab") as handle:
+    with appending(path, INDEX_KEPT), open(path, "ab") as handle:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
@@ -249,7 +252,7 @@ def _fsync_append(path: Path, data: bytes) -> None:
 
 def _copy_prefix(source: Path, target: Path, size: int) -> None:
     """The first `size` bytes of `source` as `target`, synced, read a block at a time."""
-    with open(source, "rb") as given, open(target, "wb") as out:
+    with open(source, "rb") as given, appending(target, INDEX_KEPT), open(target, "wb") as out:
         while size > 0:
             block = given.read(min(size, 1 << 20))
             if not block:
@@ -640,7 +643,7 @@ class _Builder:
             filled += block_counts
         name = f"seg-{len(meta['segments']):05d}"
         for suffix, data in (("indptr", indptr), ("docs", docs), ("tf", tfs)):
-            with open(folder / f"{name}.{suffix}", "wb") as handle:
+            with appending(folder / f"{name}.{suffix}", INDEX_KEPT), open(folder / f"{name}.{suffix}", "wb") as handle:
                 handle.write(data.tobytes())
                 handle.flush()
                 os.fsync(handle.fileno())
