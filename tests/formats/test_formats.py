@@ -149,6 +149,21 @@ def test_a_read_only_output_is_not_replaced(tmp_path):
     assert target.read_text() == "old\n" and sorted(os.listdir(tmp_path)) == ["a.run", "b.run", "kept.run"]
 
 
+def test_a_file_on_a_read_only_mount_is_named_so_not_a_file_to_make_writable(tmp_path, monkeypatch):
+    """On a read-only mount no file may be written whatever its mode: the error said 'is read-only ... make it
+    writable', which no chmod can do. (A mount cannot be made here: access() and statvfs() say what one would.)"""
+    import types
+
+    target = write(tmp_path / "kept.run", "old\n")
+    monkeypatch.setattr(os, "access", lambda path, mode, **kwargs: False)
+    monkeypatch.setattr(os, "statvfs", lambda path: types.SimpleNamespace(f_flag=os.ST_RDONLY))
+    with pytest.raises(SemrelError) as caught:
+        with atomic_writer(target) as out:
+            out.write("new\n")
+    assert str(caught.value) == f"{target}: cannot write (read-only file system); nothing was written, the old file is kept"
+    assert target.read_text() == "old\n"
+
+
 def test_locked_holds_its_lock_exclusively_until_the_block_ends(tmp_path):
     """Two processes building one BM25 index take turns by it: a shared lock would let the second in beside the first."""
     lock = tmp_path / "index.lock"

@@ -826,6 +826,8 @@ def prepare_output(name: str) -> bool:
         if kind:
             raise SemrelError(f"{name}: is {kind}; semrel writes outputs to files (use '-' for stdout)")
         if not info.st_mode & 0o222 or not os.access(name, os.W_OK):  # the rename would replace it all the same
+            if _read_only_mount(name):  # no chmod mends that: say what does not let it be written
+                raise write_error(name, OSError(errno.EROFS, os.strerror(errno.EROFS)), True)
             raise SemrelError(f"{name}: is read-only; semrel does not replace a file you may not write: make it writable, "
                               "or give another file name (nothing was written)")
     folder = Path(landing(name)).parent
@@ -838,6 +840,13 @@ def prepare_output(name: str) -> bool:
             f"{name}: cannot make its folder ({exc.strerror or exc})") from None
     sweep_stale_temps(Path(landing(name)))
     return info is not None
+
+
+def _read_only_mount(name: str) -> bool:
+    try:
+        return bool(os.statvfs(name).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
 
 
 def _not_a_folder(folder: Path) -> str:
