@@ -163,7 +163,7 @@ def test_a_full_disk_while_the_checkpoint_grows_names_it_and_keeps_the_rows_befo
         finally:
             checkpoint.close()
     assert str(caught.value) == (f"{path}: cannot write (file too large for this system or its limits); the rows finished "
-                                 "before are kept in it: make room and run the same command again to resume")
+                                 "before are kept in it, and the same command run again resumes from them")
     again = Checkpoint(path, "fp")
     assert list(again.rows())[0] == {"i": 0} and again.saved >= 1
 

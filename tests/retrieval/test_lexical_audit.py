@@ -372,7 +372,7 @@ def test_a_full_disk_while_the_index_grows_names_the_file_and_keeps_the_committe
     with file_size_limit(256), pytest.raises(SemrelError) as caught:
         store.index(grown)
     assert re.fullmatch(rf"{re.escape(str(folder))}/[\w.-]+: cannot write \(file too large for this system or its limits\); the "
-                        "index is kept as last committed: make room, or pass --cache DIR or --no-cache", str(caught.value))
+                        "index is kept as last committed; pass --cache DIR or --no-cache", str(caught.value))
     index = store.index(grown)
     assert (index.built, index.size) == (50, 150)
     assert_bm25s_scores(index, [r["text"] for r in rows], ["virus word120", "word7 cough"])

@@ -34,7 +34,7 @@ PIECE = 4096
 """Texts encoded between two commits: a killed run loses at most this many."""
 
 KEY = np.dtype("S16")
-CACHE_KEPT = "what it held before is kept: make room, or pass --cache DIR or --no-cache"
+CACHE_KEPT = "what it held before is kept; pass --cache DIR or --no-cache"
 
 
 def text_key(text: str) -> bytes:

@@ -802,10 +802,13 @@ def write_reason(exc: OSError) -> str:
 @contextlib.contextmanager
 def appending(path: str | os.PathLike, kept: str) -> Iterator[None]:
     """Writes to a file held open (a checkpoint, a cache) fail with an OSError that names no file, which the CLI took for
-    stdout's ('stdout: No space left on device'): the error names `path` and says what `kept` there."""
+    stdout's ('stdout: No space left on device'): the error names `path` and says what `kept` there. One that names its
+    file (opening it failed: nothing was written) is left as it is."""
     try:
         yield
     except OSError as exc:
+        if exc.filename is not None:
+            raise
         raise SemrelError(f"{path}: cannot write ({write_reason(exc)}); {kept}") from None
 
 

@@ -97,8 +97,8 @@ class Checkpoint:
                 os.fsync(handle.fileno())
 
     def _writing(self) -> contextlib.AbstractContextManager[None]:
-        return appending(self.path, "the rows finished before are kept in it: make room and run the same command again "
-                                    "to resume")
+        return appending(self.path, "the rows finished before are kept in it, and the same command run again resumes "
+                                    "from them")
 
 
 def _line(row: dict[str, Any]) -> bytes:

@@ -240,7 +240,7 @@ def _id_key(chunk_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(chunk_id.encode("utf-8"), digest_size=8).digest(), "little")
 
 
-INDEX_KEPT = "the index is kept as last committed: make room, or pass --cache DIR or --no-cache"
+INDEX_KEPT = "the index is kept as last committed; pass --cache DIR or --no-cache"
 
 
 def _fsync_append(path: Path, data: bytes) -> None:
