@@ -579,6 +579,20 @@ def test_a_closed_pipe_stops_quietly(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_closed_pipe_stops_the_terminal_review_as_any_command(tmp_path):
+    """`semrel review start ... | head`: rich's console exits 1 on a broken pipe, which read as a failure; the
+    review stops as every command does, exit 141 and not a word."""
+    prepare(tmp_path, {"r.db": REVIEW_DB})
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        outcome = fenced(["review", "start", "--db", "r.db", "--reviewer", "bob", "--no-highlight"], tmp_path, stdout=write_end)
+    finally:
+        os.close(write_end)
+    assert outcome.code == 141 and outcome.stderr == "", (outcome.code, outcome.stderr)
+
+
+@pytest.mark.slow
 def test_running_out_of_memory_is_one_line(tmp_path):
     """A document too large for the memory there is (a 600 MB address-space limit for a 150 MB document)."""
     line = "Chain oil keeps the chain quiet and the brakes need pads. " * 40 + "\n"

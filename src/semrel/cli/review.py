@@ -33,6 +33,15 @@ def review_group() -> None:
     """Review derived labels in the terminal; report agreement; export reviewed qrels."""
 
 
+class PipeConsole(Console):
+    """rich's console, but a reader gone from the pipe (`review start ... | head`) stops the command as it stops every
+    other one (the group's exit 141), not with rich's own SystemExit(1), which read as a failure."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 REVIEWER_OPTION = click.option("--reviewer", required=True, help="Your name, as recorded with each decision.")
 
 
@@ -62,7 +71,7 @@ def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, *
         return token_similarities(task.chunk, task.answers, model, layer)
 
     with contextlib.closing(session.conn):
-        TerminalReview(session, labelling_of(session.conn), Console(file=unfiltered(sys.stdout), highlight=False), blind,
+        TerminalReview(session, labelling_of(session.conn), PipeConsole(file=unfiltered(sys.stdout), highlight=False), blind,
                        None if no_highlight else highlighter, page_lines).run()
 
 
