@@ -698,3 +698,12 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path, cli, monkeypatch, args, 
     prepare(tmp_path, BASE)
     monkeypatch.chdir(tmp_path)
     assert_one_error(cli(*args), expected, code=2)
+
+
+@pytest.mark.parametrize("group", [[], ["golden"], ["review"], ["corpus"]], ids=["semrel", "golden", "review", "corpus"])
+def test_a_group_without_its_command_shows_its_help_as_semrel_alone_does(cli, group):
+    """`semrel golden` printed its help as an error ('semrel: error: Usage: ...', ending '(see ... --help)')."""
+    result = cli(*group)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"Usage: {' '.join(['main', *group])} [OPTIONS] COMMAND [ARGS]...")
+    assert "error" not in result.stderr and "--help')" not in result.stderr, result.stderr

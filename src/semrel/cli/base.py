@@ -117,6 +117,10 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
 
+# click 8.2+ raises this for a group given no command (8.1 printed the help itself); () matches no exception
+NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 class SemrelGroup(LazyGroup):
     """Turns SemrelError, a bad option, an OS error (disk full, read-only, permission), running out
     of memory and a broken stdout pipe into one line on stderr, never a traceback."""
@@ -131,6 +135,9 @@ class SemrelGroup(LazyGroup):
                 return result
             except SemrelError as exc:
                 fail(ctx, str(exc), exc.exit_code)
+            except NO_ARGS_IS_HELP as exc:  # `semrel golden`: its help, as `semrel` alone shows it, not as an error line
+                exc.show()
+                ctx.exit(exc.exit_code)
             except click.UsageError as exc:  # a bad option or argument: one line too, naming the help to read
                 message = exc.format_message()
                 if isinstance(exc, click.BadParameter):
