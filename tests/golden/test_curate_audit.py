@@ -74,8 +74,9 @@ def test_opening_and_quitting_writes_nothing(files, tmp_path):
     assert "no changes; " in text and "left as it was" in text
     assert golden.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "golden.jsonl"]  # no manifest, no journal
-    pick(files, "q", "-o", tmp_path / "picked.jsonl")
+    text = pick(files, "q", "-o", tmp_path / "picked.jsonl")
     assert not (tmp_path / "picked.jsonl").exists()
+    assert "picked.jsonl not written" in text and "left as it was" not in text  # a file that is not there was left as nothing
 
 
 def test_rewrites_change_only_the_gold_chunk_ids(files, tmp_path):

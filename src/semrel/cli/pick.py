@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import textwrap
 
@@ -120,5 +121,6 @@ def pick_command(golden, corpus, output, per_method, chars, model, cache_dir, no
     interact(session, chars)
     counts = session.counts()
     left = "; run the same command to resume" if counts["open"] else ""
-    done = f"saved {session.output}" if session.saved else f"no changes; {session.output} left as it was"
+    kept = "left as it was" if os.path.exists(session.output) else "not written"  # -o a new file: there is nothing to leave
+    done = f"saved {session.output}" if session.saved else f"no changes; {session.output} {kept}"
     click.echo(f"{done}: {counts['done']} done, {counts['skipped']} skipped, {counts['open']} open{left}")
