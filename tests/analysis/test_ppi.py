@@ -266,6 +266,22 @@ def test_eval_reviewed_shows_the_same_estimates_as_estimate(tmp_path, cli):
         assert refused.exit_code == 2 and "--reviewed estimates on complete rankings" in refused.stderr, option
 
 
+def test_eval_reviewed_and_estimate_warn_of_a_query_a_run_lacks_and_a_cutoff_past_its_rankings(tmp_path, cli):
+    """eval says both of the same files; its --reviewed table said neither, and estimate only the second."""
+    pool, db, run, _ = _review_against_the_judge(tmp_path, seed=2, decisions=5)
+    lacking = tmp_path / "lacking.run"
+    lacking.write_text("".join(line + "\n" for line in Path(run).read_text().splitlines() if not line.startswith("q3 ")))
+    args = (pool["labels"], str(lacking), "--reviewed", db, "-m", "P@4,nDCG@10")
+    expected = [f"semrel: warning: 1 of 3 queries in {pool['labels']} has no results in {lacking}; they score 0 (e.g. 'q3')",
+                "semrel: warning: nDCG@10: no run ranks more than 4 documents for a query, so it counts the top 4 (as trec_eval "
+                "does); retrieve deeper (-k), unless the runs hold all their retriever found (BM25 ranks only the chunks sharing "
+                "a word with the query), or ask for a cutoff of 4 or less"]
+    assert cli("eval", *args[:2], "-m", "P@4,nDCG@10").stderr.splitlines() == expected  # without --reviewed
+    for command in ("eval", "estimate"):
+        result = cli(command, *args)
+        assert result.exit_code == 0 and result.stderr.splitlines() == expected, (command, result.stderr)
+
+
 def test_eval_reviewed_with_a_corpus_warns_of_run_chunks_it_does_not_list(tmp_path, cli):
     """--corpus was taken and ignored by --reviewed: a misspelt chunk id went unsaid, and counts as not relevant."""
     pool, db, run, _ = _review_against_the_judge(tmp_path, seed=2, decisions=5)

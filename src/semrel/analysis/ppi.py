@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 
 from ..errors import UsageError, ValidationError
 from ..evaluation.doclevel import require_overlap
-from ..evaluation.files import require_distinct_names
+from ..evaluation.files import coverage_warnings, require_distinct_names, shallow_cutoffs
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
 from ..formats.files import display_name
@@ -125,7 +125,8 @@ def pair_deltas(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Measure], 
 def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Measure | str], sample: ReviewedSample,
                         confidence: float = 0.95, rel_level: int = 1, warn: Callable[[str], None] | None = None) -> list[Estimate]:
     """Each run's value of each measure on the derived qrels, corrected by the reviewed sample. `warn` hears when the
-    qrels hold more pairs than the review's pool (holes filled since): those pairs lie outside the sample."""
+    qrels hold more pairs than the review's pool (holes filled since): those pairs lie outside the sample; and, as eval
+    says them, of queries a run lacks or adds and of cutoffs past every run's ranking."""
     measures = numeric_measures(parse_measures(measures), "estimate")
     require_distinct_names([r.name for r in runs])  # the changes are kept by run name: one name would take another's
     geometric = [m.name for m in measures if m.geometric]
@@ -153,6 +154,10 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
     evaluations = evaluate(qrels, runs, measures, rel_level)
     for run, evaluated in zip(runs, evaluations):  # a run of other ids would get 0 and an interval of zero width
         require_overlap(evaluated, qrels, run, named, f"run {run.name!r}", doc_level=False)
+    if warn:  # as eval says of the same files: a query a run lacks scores 0, a cutoff past every ranking counts fewer
+        for message in [*coverage_warnings([(e, display_name(r.source) if r.source else f"run {r.name!r}")
+                                            for r, e in zip(runs, evaluations)], named), *shallow_cutoffs(measures, runs)]:
+            warn(message)
     base = {e.run_name: {m: dict(zip(e.query_ids, e.values[m].tolist())) for m in measures} for e in evaluations}
     deltas = pair_deltas(qrels, runs, measures, changed, base, rel_level)
     # the whole sample (its pairs of queries the qrels lack: delta 0), as the pool scales it; the qrels' pairs alone overstated it

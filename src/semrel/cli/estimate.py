@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..analysis.ppi import corrected_estimates, render_estimates
-from ..evaluation.files import read_runs, shallow_cutoffs
+from ..evaluation.files import read_runs
 from ..formats import read_qrels
 from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand, warn
@@ -26,10 +26,7 @@ from .paths import database_path, input_path
 def estimate_command(qrels, runs, reviewed, measures, adjudicate, confidence, rel_level, fmt):
     """Each RUN's metrics on QRELS (derived labels) next to prediction-powered estimates corrected
     by the human grades of the review's random sample, with a confidence interval."""
-    loaded = read_runs(runs)
-    for message in shallow_cutoffs(measures, loaded):
-        warn(message)
-    estimates = corrected_estimates(read_qrels(qrels), loaded, measures, reviewed_sample(reviewed, adjudicate), confidence,
+    estimates = corrected_estimates(read_qrels(qrels), read_runs(runs), measures, reviewed_sample(reviewed, adjudicate), confidence,
                                     rel_level, warn)
     click.echo(render_estimates(estimates, confidence, fmt), nl=False)
 
