@@ -36,6 +36,16 @@ def _lift(cli, files, *args):
     return cli("lift", qrels, "--base", base, "--reranked", reranked, "-m", "RR,P@1", *args)
 
 
+@pytest.mark.parametrize("fmt, delimiter", [("csv", ","), ("tsv", "\t")])
+def test_delimited_formats_hold_the_measures_table_alone(cli, files, fmt, delimiter):
+    """tsv, as csv, parses as one table: it carried the caption and the gained/lost table after a blank line."""
+    result = _lift(cli, files, "-f", fmt, "--places", "3")
+    rows = [line.split(delimiter) for line in result.stdout.splitlines()]
+    assert [r[:4] for r in rows] == [["measure", "base", "reranked", "change"], ["RR", "0.708", "0.875", "0.167"],
+                                     ["P@1", "0.500", "0.750", "0.250"]], result.stdout
+    assert {len(r) for r in rows} == {12}
+
+
 def test_lift_numbers_by_hand(cli, files):
     result = _lift(cli, files, "-f", "json", "--base-latency-ms", "10", "--reranked-latency-ms", "60")
     assert result.exit_code == 0, result.stderr

@@ -281,7 +281,7 @@ def render_lift(result: Lift, fmt: str, places: int = 4) -> str:
     if fmt == "json":
         return json.dumps(lift_json(result), indent=2) + "\n"
     text = render(lift_table(result), fmt, places)
-    if fmt == "csv":
+    if fmt in ("csv", "tsv"):  # one table that parses: the caption and the gained/lost table are for reading
         return text
     notes = f"\n{quantity(result.queries, 'query')}; significant: p < {result.settings.alpha:g}; wins/ties/losses count queries.\n"
     if result.latency:

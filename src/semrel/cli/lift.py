@@ -35,7 +35,7 @@ def latency_from(latency_file: str | None, base_ms: float | None, reranked_ms: f
 @measure_option
 @test_options
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
-              help="How many queries that gained and lost most (on the first measure) to list (table and json; csv holds the "
+              help="How many queries that gained and lost most (on the first measure) to list (csv and tsv hold the "
                    "measures' table alone).")
 @click.option("--base-latency-ms", type=click.FloatRange(min=0), help="Mean milliseconds per query of the base run.")
 @click.option("--reranked-latency-ms", type=click.FloatRange(min=0),
