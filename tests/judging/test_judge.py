@@ -128,6 +128,29 @@ def test_scores_equal_bert_score_on_hundreds_of_real_pairs(data, idf, null_sampl
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("null_sample", [labels.NULL_SAMPLE, 0])
+def test_a_text_the_tokenizer_drops_whole_scores_zero_as_in_bert_score(null_sample):
+    """A chunk or answer of control or zero-width characters only (str.strip keeps them, the tokenizer drops them):
+    bert_score scores it 0, 0, 0 ("Empty candidate sentence detected"). semrel matched the [CLS]/[SEP] left of it, 0.12
+    off here (R 0.57 for the chunk '\\x00' against a COVID-QA answer), and for the label R is what counts."""
+    from semrel.records import Chunk, GoldenItem
+
+    texts = {**small_corpus.TEXTS, "nul#0": "\x00", "zw#0": "\u200b\u200b"}
+    chunks = [Chunk(i, t, i.split("#")[0], 0, len(t)) for i, t in texts.items()]
+    answers = {"q1": ("Cats purr when content.",), "q2": ("\u200b",), "q3": ("\u200b", "Steel boxes go by ship.")}
+    golden = [GoldenItem(q, f"question {q}", a, ()) for q, a in answers.items()]
+    pool = [(q, c, ("bm25",)) for q in answers for c in ("cats#0", "ships#0", "nul#0", "zw#0")]
+    result = semrel.judge(chunks, golden, pool, cache=False, null_sample=null_sample, warn=lambda _: None)
+    scores = _scores(result.judgments)
+    expected = _bert_score([texts[j.chunk_id] for j in result.judgments], [list(answers[j.query_id]) for j in result.judgments],
+                           num_layers=6)
+    assert np.abs(scores - expected).max() < 1e-5
+    by_pair = dict(zip(((j.query_id, j.chunk_id) for j in result.judgments), scores.tolist()))
+    assert by_pair["q1", "nul#0"] == by_pair["q1", "zw#0"] == by_pair["q2", "cats#0"] == [0.0, 0.0, 0.0]
+    assert min(by_pair["q1", "cats#0"]) > 0.5 and min(by_pair["q3", "ships#0"]) > 0.5  # the real pairs beside them
+
+
+@pytest.mark.slow
 def test_texts_encoded_in_slices_score_as_in_one(data, monkeypatch):
     """The judge tokenizes and batches a bounded slice of texts at a time; slicing changes no score. The whole run's
     embeddings may come from the module's cache: a cold run encodes them in one slice, as the cache holds them."""

@@ -404,18 +404,28 @@ class Stacked:
 class PairScorer:
     """Scores (query, chunk) pairs: references encoded once up front, chunks streamed and dropped."""
 
-    def __init__(self, encoder: TextEncoder, weights: np.ndarray, answers: Mapping[str, tuple[str, ...]], advance: Advance):
+    def __init__(self, encoder: TextEncoder, weights: np.ndarray, answers: Mapping[str, tuple[str, ...]], advance: Advance,
+                 plain: np.ndarray):
         self.encoder, self.weights, self.answers, self.advance = encoder, weights, answers, advance
+        self.plain = plain  # bert_score's weights without idf: 0 for the special tokens, 1 for the rest
         self.references: dict[str, Encoded] = {}
         self.reference_weights: dict[str, np.ndarray] = {}
         self.rows: dict[str, int] = {}  # per query: its answers' token rows
         self.truncated = 0
+        self.tokenless_references: set[str] = set()  # scored 0, 0, 0 against every chunk, as bert_score does
 
     def load_references(self, texts: Sequence[str]) -> None:
         for i, entry in self.encoder.encode(texts):
             self.references[texts[i]], cut = first_window(entry)
             self.reference_weights[texts[i]] = self.weights[self.references[texts[i]].ids]
             self.truncated += cut
+            if self.tokenless(self.references[texts[i]]):
+                self.tokenless_references.add(texts[i])
+
+    def tokenless(self, entry: Encoded) -> bool:
+        """Whether a text holds no token but the special ones (only control or zero-width characters, which the
+        tokenizer drops): bert_score scores such a candidate or reference 0, 0, 0 ("Empty ... sentence detected")."""
+        return entry.windows == 1 and not self.plain[entry.ids].any()
 
     def _blocks(self, queries: Iterable[str], chunk: np.ndarray) -> Iterator[list[str]]:
         """`queries` in runs whose stacked answers, and their product with `chunk`'s token rows, hold
@@ -442,7 +452,10 @@ class PairScorer:
         chunk_weights = self.weights[entry.ids]
         for block in self._blocks(dict.fromkeys(queries), entry.vectors):
             stacked = self._stack(block)
-            yield block, stacked, match(entry.vectors, chunk_weights, entry.starts, stacked.vectors, stacked.weights, stacked.starts)
+            scores = match(entry.vectors, chunk_weights, entry.starts, stacked.vectors, stacked.weights, stacked.starts)
+            if self.tokenless_references:  # its R and F are 0 already (no weight); P, the chunk's match to [CLS]/[SEP], is not
+                scores[0][:, [k for k, a in enumerate(stacked.texts) if a in self.tokenless_references]] = 0.0
+            yield block, stacked, scores
 
     def _stack(self, queries: list[str]) -> Stacked:
         """The answers of `queries`, stacked; one query with one answer (most chunks) takes the answer's
@@ -472,6 +485,9 @@ class PairScorer:
         texts = [t for t in by_text if t.strip()]
         for i, entry in self.encoder.encode(texts):
             group = by_text[texts[i]]
+            if self.tokenless(entry):
+                yield self._done(group, np.zeros((len(group), 3)), 1)
+                continue
             queries = [query_of(k) for k in group]
             best: dict[str, np.ndarray] = {}
             for block, stacked, scores in self._matched(entry, queries, greedy_match):
@@ -494,8 +510,8 @@ class FeatureScorer(PairScorer):
 
     def __init__(self, encoder: TextEncoder, weights: np.ndarray, answers: Mapping[str, tuple[str, ...]], advance: Advance,
                  plain: np.ndarray, idf: np.ndarray, wanted: int):
-        super().__init__(encoder, weights, answers, advance)
-        self.plain, self.wanted = plain, wanted  # plain: bert_score's weights without idf, 0 for the special tokens
+        super().__init__(encoder, weights, answers, advance, plain)
+        self.wanted = wanted
         # per token id: its idf in p's sample, 0 for the special tokens, rounded to float32 as the checkpoint keeps it
         self.idf = (idf * (plain > 0)).astype(np.float32).astype(np.float64)
         self.lengths: dict[str, int] = {}  # per reference text: how many of its tokens are not special
@@ -516,17 +532,14 @@ class FeatureScorer(PairScorer):
                        ) -> Iterator[tuple[list[int], np.ndarray, int, dict[int, tuple[np.ndarray, list[np.ndarray], int, float]]]]:
         """(task numbers, their P, R, F, idf-weighted R and exact-token share as rows, windows,
         {wanted task: (token bests, their idf, chunk tokens, reference tokens)})."""
-        for text in [t for t in by_text if not t.strip()]:  # nothing to match: 0, 0, 0, and no token matches
-            group = by_text[text]
-            extra = {}
-            for i in group:
-                if i < self.wanted:
-                    span, weights, length = self._query(query_of(i))
-                    extra[i] = (np.zeros(span, np.float32), weights, 0, length)
-            yield (*self._done(group, np.zeros((len(group), 5)), 1), extra)
+        for text in [t for t in by_text if not t.strip()]:
+            yield self._unmatched(by_text[text], query_of)
         texts = [t for t in by_text if t.strip()]
         for n, entry in self.encoder.encode(texts):
             group = by_text[texts[n]]
+            if self.tokenless(entry):
+                yield self._unmatched(group, query_of)
+                continue
             queries = [query_of(k) for k in group]
             wanted = {i: q for i, q in zip(group, queries) if i < self.wanted}
             wanted_queries = set(wanted.values())
@@ -548,6 +561,16 @@ class FeatureScorer(PairScorer):
                             kept[q] = (tokens[first : first + span], weights, chunk_tokens, length)
             held[chunk_ids] = False
             yield (*self._done(group, np.array([best[q] for q in queries]), entry.windows), {i: kept[q] for i, q in wanted.items()})
+
+    def _unmatched(self, group: list[int], query_of: Callable[[int], str]
+                   ) -> tuple[list[int], np.ndarray, int, dict[int, tuple[np.ndarray, list[np.ndarray], int, float]]]:
+        """A chunk with nothing to match (blank, or no token but the special ones): 0, 0, 0, and no token matches."""
+        extra = {}
+        for i in group:
+            if i < self.wanted:
+                span, weights, length = self._query(query_of(i))
+                extra[i] = (np.zeros(span, np.float32), weights, 0, length)
+        return (*self._done(group, np.zeros((len(group), 5)), 1), extra)
 
     @staticmethod
     def _idf_means(tokens: np.ndarray, exact: np.ndarray, idf: np.ndarray, starts: np.ndarray, out: np.ndarray) -> None:
@@ -724,8 +747,8 @@ def judge_pairs(
     with contextlib.ExitStack() as stack:
         advance = stack.enter_context((steps if len(todo) else no_progress)("judging pairs", len(todo)))
         # the plain table is in the cache beside any idf table, so a cached run still loads no tokenizer or torch
-        plain = (weights if not options.idf else encoder.weights(False, lambda: (), "")[0]) if features else None
-        scorer = PairScorer(encoder, weights, answers, advance) if plain is None else FeatureScorer(
+        plain = weights if not options.idf else encoder.weights(False, lambda: (), "")[0]
+        scorer = PairScorer(encoder, weights, answers, advance, plain) if features is None else FeatureScorer(
             encoder, weights, answers, advance, plain, encoder.weights(True, lambda: idf_texts, idf_key)[0], len(work))
         if saved:
             stack.callback(saved.close)
