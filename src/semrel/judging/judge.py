@@ -423,9 +423,10 @@ class PairScorer:
                 self.tokenless_references.add(texts[i])
 
     def tokenless(self, entry: Encoded) -> bool:
-        """Whether a text holds no token but the special ones (only control or zero-width characters, which the
-        tokenizer drops): bert_score scores such a candidate or reference 0, 0, 0 ("Empty ... sentence detected")."""
-        return entry.windows == 1 and not self.plain[entry.ids].any()
+        """Whether a text holds no token but the ones the tokenizer adds (only control or zero-width characters, which it
+        drops): bert_score scores such a candidate or reference 0, 0, 0 ("Empty ... sentence detected"). A text of its own
+        special tokens ('[SEP]') is not one. The length is asked of the tokenizer only for a text with no token of weight."""
+        return entry.windows == 1 and not self.plain[entry.ids].any() and len(entry.ids) == sum(map(len, self.encoder.specials))
 
     def _blocks(self, queries: Iterable[str], chunk: np.ndarray) -> Iterator[list[str]]:
         """`queries` in runs whose stacked answers, and their product with `chunk`'s token rows, hold
