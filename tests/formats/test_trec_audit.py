@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from semrel.errors import FormatError, SemrelError, ValidationError
-from semrel.formats import read_qrels
+from semrel.formats import columns, read_qrels
+from semrel.formats.columns import line_number
+from semrel.formats.files import read_blocks
 from semrel.formats.trec import graded_pairs, read_judgment_groups, read_preferences, read_run, run_name, write_qrels, write_run
 from semrel.records import Qrels, Run
 
@@ -164,3 +166,36 @@ def test_writers_refuse_a_query_id_opening_with_a_hash_or_an_id_with_blanks_but_
         with pytest.raises(SemrelError):
             write_run(Run.from_dict(ranked, name="r"), tmp_path / "bad.run")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.qrels"]
+
+
+# ---------------------------------------------------------------- files larger than the limit on files read whole
+
+
+def _large_run(last: str) -> str:
+    """A run of 2,000 lines (about 40 KB) that Arrow reads from disk, `last` its last line."""
+    return "".join(f"q{i // 100} Q0 d{i % 100} {i % 100 + 1} {1000 - i}.5 a\n" for i in range(2000)) + last
+
+
+@pytest.mark.parametrize("last, expected", [
+    ("q19 Q0 d5 7 1e400 a\n", "big.run:2001: score 1e400 is not a finite number"),
+    ("q19 Q0 d99 101 0.5 a\n", "big.run:2001: duplicate document in run for query 'q19' and doc 'd99'"),
+])
+def test_a_run_larger_than_a_file_read_whole_names_its_bad_line(write, cli, monkeypatch, last, expected):
+    """A run read from disk by Arrow was read whole again to name the line of a score past a float or of a pair listed
+    twice: past SEMREL_MAX_DOCUMENT_MB (a 600 MB run at the default 512) the error said the file was too long, not what
+    was wrong, and raising the limit held the file twice. The line is now found a block at a time."""
+    monkeypatch.setenv("SEMREL_MAX_DOCUMENT_MB", "0.01")
+    qrels = write("q.qrels", "q19 0 d99 1\n")
+    run = write("big.run", _large_run(last))
+    result = cli("eval", qrels, run, "-m", "map")
+    assert result.exit_code == 1 and expected in result.stderr and "limit" not in result.stderr, result.stderr
+
+
+def test_lines_are_counted_across_blocks_of_whole_lines(write, monkeypatch):
+    text = "\ufeff" + _large_run("\n# a comment\nq19 Q0 d5 7 0.5 a")  # a BOM, a blank line, a comment, no newline at the end
+    path = write("b.run", text.encode())
+    blocks = list(read_blocks(path, size=1000))
+    assert b"".join(blocks) == text[1:].encode() and len(blocks) > 30
+    assert all(block.endswith(b"\n") for block in blocks[:-1])
+    monkeypatch.setattr(columns, "read_blocks", lambda path: read_blocks(path, size=1000))
+    assert [line_number(path, row) for row in (0, 999, 1999, 2000)] == [1, 1000, 2000, 2003]

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from ..errors import FormatError, ValidationError
 from ..formats.columns import duplicate_error, line_number
-from ..formats.files import display_name, read_bytes
+from ..formats.files import display_name
 from ..records import Preferences, Run, dictionary_codes
 from .metrics import Evaluation, Options, own_evaluation, own_measures
 
@@ -150,7 +150,7 @@ def _format_error(prefs: Preferences, row: int, message: str) -> Exception:
     """A bad preference line: named by file and line where the preferences were read from a file."""
     if prefs.source is None:
         return ValidationError(f"{message} (row {row + 1})")
-    return FormatError(display_name(prefs.source), message, line=line_number(read_bytes(prefs.source), row))
+    return FormatError(display_name(prefs.source), message, line=line_number(prefs.source, row))
 
 
 def _closure(prefer: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..errors import FormatError, ValidationError
-from .files import GZIP_MAGIC, STDIO, UTF8_BOM, display_name, not_utf8, open_input, read_bytes
+from .files import GZIP_MAGIC, STDIO, UTF8_BOM, display_name, not_utf8, open_input, read_blocks
 from .parquet import is_parquet
 
 _RUNS_OF_BLANKS = re.compile(rb" {2,}")
@@ -188,15 +188,26 @@ def first_bad_line(data: bytes, path: str, ncols: int, checks: dict[int, tuple[s
                 ) from None
 
 
-def line_number(data: bytes, row: int) -> int:
-    """1-based line of the `row`-th non-empty line (0-based) of normalised data."""
-    seen = -1
-    for number, raw in enumerate(normalise(blank_comments(data)).split(b"\n"), start=1):
-        if raw.strip():
-            seen += 1
-            if seen == row:
-                return number
-    return seen + 1
+def line_number(content: bytes | str, row: int) -> int:
+    """1-based line of the `row`-th non-empty line (0-based) of normalised content (see row_line)."""
+    return row_line(content, row)[0]
+
+
+def row_line(content: bytes | str, row: int) -> tuple[int, bytes]:
+    """The 1-based number and the normalised text of the `row`-th non-empty line (0-based) of `content`: its bytes,
+    or the path of a file Arrow read from disk, gone through a block at a time (a file of any size, never read whole)."""
+    seen, number = -1, 0
+    for block in [content] if isinstance(content, bytes) else read_blocks(content):
+        lines = normalise(blank_comments(block)).split(b"\n")
+        if block.endswith(b"\n"):
+            lines.pop()  # the newline ends the block's last line, it opens none
+        for raw in lines:
+            number += 1
+            if raw.strip():
+                seen += 1
+                if seen == row:
+                    return number, raw
+    return seen + 1, b""
 
 
 _DECIMAL = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
@@ -228,15 +239,14 @@ def whole_number(text: str) -> int:
     return int(text)
 
 
-def require_finite(values: np.ndarray, path: str, field: int, what: str, data: Callable[[], bytes]) -> None:
+def require_finite(values: np.ndarray, path: str, field: int, what: str, content: bytes | str) -> None:
     """Refuse the first value of a column that is not finite, naming its line and the text written there (Arrow reads
-    1e400 as inf, which the file does not say); `data` gives the file's bytes, read only then."""
+    1e400 as inf, which the file does not say); `content`: the bytes read, or the path of a file Arrow read from disk."""
     bad = np.flatnonzero(~np.isfinite(values))
     if not len(bad):
         return
-    text = data()
-    line = line_number(text, int(bad[0]))
-    fields = normalise(blank_comments(text)).split(b"\n")[line - 1].split()
+    line, text = row_line(content, int(bad[0]))
+    fields = text.split()
     written = fields[field].decode("utf-8", "replace") if len(fields) > field else str(values[bad[0]])
     raise FormatError(display_name(path), f"{what} {written} is not a finite number", line=line)
 
@@ -251,13 +261,13 @@ def duplicate_error(source: str | None, row: int, query: str, doc: str, what: st
         return FormatError(display_name(source), f"{message} (line {row + 1} not counting blank and comment lines)", hint=hint)
     if is_parquet(source):
         return FormatError(display_name(source), f"{message} (row {row + 1})", hint=hint)
-    data = read_bytes(source)
-    header = 1 if data.startswith(b"query-id") else 0  # a BEIR qrels file's first line
-    if what == "judgment" and len(groups := _second_column(data)) > 1:
+    head = next(read_blocks(source), b"")  # the file's first lines: it may be larger than any file read whole
+    header = 1 if head.startswith(b"query-id") else 0  # a BEIR qrels file's first line
+    if what == "judgment" and len(groups := _second_column(head)) > 1:
         named = ", ".join(sorted(groups)[:3]) + (", ..." if len(groups) > 3 else "")
         hint = (f"{hint}; its second column names {len(groups)} groups ({named}): if each is one assessor's judgments, "
                 "`semrel agree --groups`, `semrel calibrate --groups` (--test-groups) and `semrel eval -R qrels_jg` read them")
-    return FormatError(source, message, line=line_number(data, row + header), hint=hint)
+    return FormatError(source, message, line=line_number(source, row + header), hint=hint)
 
 
 def _second_column(data: bytes, lines: int = 10_000) -> set[str]:

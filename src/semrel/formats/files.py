@@ -460,6 +460,28 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     return _without_bom(data)
 
 
+def read_blocks(path: str | os.PathLike, size: int = 1 << 24) -> Iterator[bytes]:
+    """The content read_bytes gives, in blocks of whole lines of about `size` bytes: finding a line of a file
+    costs a block's memory, not the file's, and a file of any size can be gone through (stdin: one block)."""
+    name = str(path)
+    if name == STDIO:
+        yield read_bytes(name)
+        return
+    with _open_binary(name) as plain:
+        handle: Any = Inflating(name, plain) if plain.peek(2)[:2] == GZIP_MAGIC else plain
+        rest = bytearray()
+        first = True
+        while block := handle.read(size):
+            rest += _without_bom(block) if first else block
+            first = False
+            cut = rest.rfind(b"\n") + 1
+            if cut:
+                yield bytes(rest[:cut])
+                del rest[:cut]
+        if rest:
+            yield bytes(rest)
+
+
 def read_head(path: str | os.PathLike, size: int = 256) -> bytes:
     """The first bytes of a file's (decompressed) content, to tell formats apart."""
     name = str(path)

@@ -54,7 +54,7 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
             table = read_columns(data, path, RUN_COLUMNS, types, {4: ("a number (the score)", finite_float)},
                                  "qid Q0 docid rank score tag", extra_fields=True)
     scores = table.column("score").to_numpy()
-    require_finite(scores, path, 4, "score", lambda: read_bytes(path) if data is None else data)  # stdin is read once: its bytes, kept
+    require_finite(scores, path, 4, "score", path if data is None else data)  # stdin is read once: its bytes, kept
     # Ids stay in Arrow's chunks: joining ten million strings into one buffer is a copy nobody needs.
     return Run(table.column("query_id"), table.column("doc_id"), scores, name or run_name(path), source=path,
                tag=_last_tag(path, data))
@@ -128,11 +128,13 @@ def read_preferences(path: str | os.PathLike, from_qrels: bool = False) -> Prefe
     names = QRELS_COLUMNS if from_qrels else PREFS_COLUMNS
     types = {name: pa.string() for name in names} | {names[-1]: pa.float64()}
     table = read_plain_file(path, names, types)
+    data = None
     if table is None:
-        table = read_columns(read_bytes(path), path, names, types, {len(names) - 1: ("a number", finite_float)},
+        data = read_bytes(path)
+        table = read_columns(data, path, names, types, {len(names) - 1: ("a number", finite_float)},
                              "qid group docid rel" if from_qrels else "qid jg jsg docno value")
     values = table.column(names[-1]).to_numpy()
-    require_finite(values, path, len(names) - 1, "value", lambda: read_bytes(path))
+    require_finite(values, path, len(names) - 1, "value", path if data is None else data)
     groups = table.column(names[1]).to_pylist()
     subgroups = ["0"] * len(groups) if from_qrels else table.column("subgroup").to_pylist()
     return Preferences(table.column("query_id").to_pylist(), groups, subgroups, table.column("doc_id").to_pylist(),
