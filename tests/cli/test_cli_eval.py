@@ -340,6 +340,14 @@ def test_runs_of_one_stem_are_named_by_folder_and_one_name_twice_is_refused(cli,
                      f"two runs are named 'x/a' ({x} and {trec}); give the run files distinct names", code=2)
 
 
+def test_counts_of_queries_with_no_results_are_written_as_the_total_is(cli, write):
+    """'37500 of 50,000 queries': the count had no thousands separator where the total beside it had one."""
+    qrels = write("q.qrels", "".join(f"q{i} 0 d1 1\n" for i in range(1200)))
+    run = write("r.run", "q0 Q0 d1 1 1 a\n")
+    said = [line for line in cli("eval", qrels, run, "-m", "RR").stderr.splitlines() if "warning" in line]
+    assert said == [f"semrel: warning: 1,199 of 1,200 queries in {qrels} have no results in {run}; they score 0 (e.g. 'q1')"]
+
+
 def test_queries_on_one_side_are_counted_and_their_fate_said(cli, write, files):
     qrels, a, _ = files
     extra = write("extra.run", RUN_A + "q5 Q0 d1 1 1 a\n")

@@ -110,7 +110,7 @@ class Lift:
         found = [] if self.check.ok else [self.check.message()]
         for which, count in zip(("base", "reranked"), self.missing):
             if count:
-                found.append(f"{count} of {quantity(self.queries, 'query')} {agreeing(count, 'have')} no results in the {which} run; "
+                found.append(f"{count:,} of {quantity(self.queries, 'query')} {agreeing(count, 'have')} no results in the {which} run; "
                              "they score 0")
         for which, count in zip(("base", "reranked"), self.ignored):
             if count:  # as eval warns: a run of other queries, or qrels of a sample, is worth knowing about

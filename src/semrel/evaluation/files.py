@@ -246,7 +246,7 @@ def coverage_warnings(results: Sequence[tuple[Evaluation, str]], qrels_label: st
     messages = []
     for (queries, total, complete), labels in missing.items():
         fate = "they score 0" if complete else "they are left out of the 'all' row (--no-complete)"
-        messages.append(f"{len(queries)} of {quantity(total, 'query')} in {qrels_label} {agreeing(len(queries), 'have')} no results in "
+        messages.append(f"{len(queries):,} of {quantity(total, 'query')} in {qrels_label} {agreeing(len(queries), 'have')} no results in "
                         f"{_listed(labels)}; {fate} "
                         f"(e.g. {queries[0]!r})")
     for queries, labels in ignored.items():
