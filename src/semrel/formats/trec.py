@@ -164,14 +164,11 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike) -> None:
 
 def write_judgment_groups(groups: Sequence[tuple[str, Qrels]], path: str | os.PathLike) -> None:
     """trec_eval's qrels_jg (read_judgment_groups): each group's qrels with the group in the second column."""
-    lines = []
-    for group, qrels in groups:
+    for group, _ in groups:
         check_id(group, "judgment group")
-        queries, docs = qrels.query_ids.to_pylist(), qrels.doc_ids.to_pylist()
-        _check_ids(queries, docs)
-        lines += [f"{q} {group} {d} {r}\n" for q, d, r in zip(queries, docs, qrels.relevance.tolist())]
-    with atomic_writer(path) as out:
-        out.writelines(lines)
+    with atomic_writer(path) as out:  # a bad id met on the way leaves no output (nor replaces the one there)
+        for group, qrels in groups:
+            out.writelines(f"{q} {group} {d} {r}\n" for q, d, r in _rows(qrels.query_ids, qrels.doc_ids, qrels.relevance))
 
 
 def ranked(run: Run) -> Run:
