@@ -267,3 +267,18 @@ def test_dash_is_stdin_or_stdout_never_a_file_named_dash(tmp_path, monkeypatch):
     calls: list = []
     result = CliRunner().invoke(_checked_command(calls, output=output_path(allow_dash=True)), ["--output", "-"])
     assert result.exception is None and calls == [{"output": "-"}]
+
+
+@pytest.mark.parametrize("args", [
+    ["eval", "{missing}", "{missing}"],  # read by the library
+    ["calibrate", "{missing}", "{missing}"],  # checked by the command line's path type
+    ["agree", "{missing}", "{missing}"],
+    ["sensitivity", "{missing}", "{missing}"],
+    ["review", "export", "--db", "{missing}", "--labels", "{missing}", "-o", "{out}"],
+])
+def test_a_missing_input_is_one_line_and_exit_1_from_every_command(tmp_path, args):
+    """calibrate, agree and the others whose path type checks existence said click's 'Invalid value for 'JUDGMENTS': File
+    'x' does not exist.' and exited 2, where eval and label said 'x: no such file (check the path)' and exited 1."""
+    missing, out = tmp_path / "nowhere.jsonl", tmp_path / "out.qrels"
+    result = CliRunner().invoke(main, [a.format(missing=missing, out=out) for a in args])
+    assert_one_error(result, f"{missing}: no such file (check the path)", code=1)

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator
 import click
 
 from ..errors import SemrelError
-from ..formats.files import MANIFEST_SUFFIX, SQLITE_FILES, STDIO, check_input_file, note_input, special_kind
+from ..formats.files import MANIFEST_SUFFIX, SQLITE_FILES, STDIO, check_input_file, no_such_file, note_input, special_kind
 from ..formats.manifest import manifest_path
 
 INPUT, OUTPUT, DATABASE = "input", "output", "database"
@@ -34,6 +34,13 @@ class RolePath(click.Path):
     def __init__(self, role: str, sidecars: tuple[str, ...] = (), **kwargs: Any):
         super().__init__(**kwargs)
         self.role, self.sidecars = role, sidecars
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """A path that must exist and does not: the readers' own line and exit code (1), not click's 'Invalid value ...
+        does not exist' (2), so a missing input reads the same from every command."""
+        if self.exists and str(value) != STDIO and not os.path.exists(value):
+            raise no_such_file(os.fspath(value), "file" if self.file_okay else "folder")
+        return super().convert(value, param, ctx)
 
 
 def input_path(**kwargs: Any) -> RolePath:

@@ -115,11 +115,16 @@ def _not_a_file(name: str, kind: str) -> SemrelError:
     return SemrelError(f"{name}: is {kind}{shown}, not a file; semrel reads regular files (use '-' to read a stream from stdin)")
 
 
+def no_such_file(name: str, what: str = "file") -> SemrelError:
+    """A path given that names nothing: one message (and exit code) whether a reader or the command line found it."""
+    if os.path.islink(name):  # "no such file" would send the user looking for a file they can see
+        return SemrelError(f"{name}: a link to {os.path.realpath(name)}, which does not exist (check the link)")
+    return SemrelError(f"{name}: no such {what} (check the path)")
+
+
 def _os_error(name: str, exc: OSError) -> SemrelError:
     if isinstance(exc, FileNotFoundError):
-        if os.path.islink(name):  # "no such file" would send the user looking for a file they can see
-            return SemrelError(f"{name}: a link to {os.path.realpath(name)}, which does not exist (check the link)")
-        return SemrelError(f"{name}: no such file (check the path)")
+        return no_such_file(name)
     if isinstance(exc, PermissionError):
         return SemrelError(f"{name}: permission denied")
     return SemrelError(f"{name}: {exc.strerror or exc}")
