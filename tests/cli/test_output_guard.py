@@ -275,10 +275,13 @@ def test_dash_is_stdin_or_stdout_never_a_file_named_dash(tmp_path, monkeypatch):
     ["agree", "{missing}", "{missing}"],
     ["sensitivity", "{missing}", "{missing}"],
     ["review", "export", "--db", "{missing}", "--labels", "{missing}", "-o", "{out}"],
+    ["init", "--golden", "{missing}", "-o", "{out}"],  # a file or a folder (BEIR): exit 2 too
+    ["corpus", "chunk", "{missing}", "-o", "{out}"],
 ])
 def test_a_missing_input_is_one_line_and_exit_1_from_every_command(tmp_path, args):
     """calibrate, agree and the others whose path type checks existence said click's 'Invalid value for 'JUDGMENTS': File
     'x' does not exist.' and exited 2, where eval and label said 'x: no such file (check the path)' and exited 1."""
     missing, out = tmp_path / "nowhere.jsonl", tmp_path / "out.qrels"
     result = CliRunner().invoke(main, [a.format(missing=missing, out=out) for a in args])
-    assert_one_error(result, f"{missing}: no such file (check the path)", code=1)
+    what = "file or folder" if args[0] == "init" else "file"  # corpus chunk reads a .jsonl path as a file of documents
+    assert_one_error(result, f"{missing}: no such {what} (check the path)", code=1)

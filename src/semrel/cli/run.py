@@ -8,7 +8,7 @@ import shlex
 import click
 
 from ..errors import UsageError
-from ..formats.files import atomic_writer
+from ..formats.files import atomic_writer, no_such_file
 from ..golden.importers import FORMATS
 from ..terminal import quantity
 from .base import SemrelCommand
@@ -97,7 +97,7 @@ def init_command(golden, docs, fmt, qrels, sample, output, force):
     if os.path.exists(output) and not force:
         raise UsageError(f"{output}: already exists (--force overwrites it)")
     if not os.path.exists(golden):
-        raise UsageError(f"--golden {golden}: no such file or folder")
+        raise no_such_file(golden, "file or folder")
     text, notes = starter_config(output, golden, docs, qrels=qrels, sample=sample, fmt=fmt)
     with atomic_writer(output) as out:
         out.write(text)

@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import FormatError, SemrelError
 from ..formats.beir import beir_part, beir_records, is_beir_folder
-from ..formats.files import DOCUMENT_LIMIT, display_name, limit_bytes, read_bytes, read_head, read_text, too_large
+from ..formats.files import DOCUMENT_LIMIT, display_name, limit_bytes, no_such_file, read_bytes, read_head, read_text, too_large
 from ..formats.jsonl import optional_text, require
 from ..formats.parquet import is_parquet, read_records
 from ..terminal import quantity
@@ -864,7 +864,7 @@ def _input_documents(inputs: Sequence[str | os.PathLike], report: DocumentReport
             report.files[layout] += 1
             yield from ((layout, doc, display_name(name)) for doc in record_file_documents(name))
         elif not path.exists():
-            raise SemrelError(f"{name}: no such file or folder (check the path)")
+            raise no_such_file(str(name), "file or folder")
         else:
             kind = kind_of(path)
             if kind is None:
