@@ -275,7 +275,7 @@ def test_dash_is_stdin_or_stdout_never_a_file_named_dash(tmp_path, monkeypatch):
     ["agree", "{missing}", "{missing}"],
     ["sensitivity", "{missing}", "{missing}"],
     ["review", "export", "--db", "{missing}", "--labels", "{missing}", "-o", "{out}"],
-    ["init", "--golden", "{missing}", "-o", "{out}"],  # a file or a folder (BEIR): exit 2 too
+    ["init", "--golden", "{missing}", "-o", "{out}"],  # a file or a folder (BEIR); it exited 2 too
     ["corpus", "chunk", "{missing}", "-o", "{out}"],
 ])
 def test_a_missing_input_is_one_line_and_exit_1_from_every_command(tmp_path, args):

@@ -540,8 +540,9 @@ def test_init_names_a_config_with_a_space_as_a_shell_takes_it(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     made = run("init", "--docs", "docs", "--golden", "golden.csv", "-o", "my cfg.toml")
     assert made.exit_code == 0, made.output
-    assert made.stdout.strip() == ("wrote my cfg.toml; check it with `semrel run 'my cfg.toml' --dry-run`, run it with: "
-                                   "semrel run 'my cfg.toml'")
+    assert made.stderr.strip().splitlines()[-1] == ("wrote my cfg.toml; check it with `semrel run 'my cfg.toml' --dry-run`, "
+                                                     "run it with: semrel run 'my cfg.toml'")
+    assert made.stdout == ""  # on stderr, as every other command's 'wrote ...' line
 
 
 def test_the_pick_command_a_moved_gold_chunk_suggests_quotes_a_path_with_a_space(tmp_path):

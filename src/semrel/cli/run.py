@@ -107,4 +107,4 @@ def init_command(golden, docs, fmt, qrels, sample, output, force):
         click.echo("wrote the config to stdout; save it to a file and check it with `semrel run FILE --dry-run`", err=True)
     else:
         typed = shlex.quote(output)  # as a shell takes it: `sub/my cfg.toml` unquoted is two arguments
-        click.echo(f"wrote {output}; check it with `semrel run {typed} --dry-run`, run it with: semrel run {typed}")
+        click.echo(f"wrote {output}; check it with `semrel run {typed} --dry-run`, run it with: semrel run {typed}", err=True)
