@@ -259,6 +259,11 @@ def test_eval_reviewed_shows_the_same_estimates_as_estimate(tmp_path, cli):
     assert via_eval == json.loads(alone.stdout)
     assert "nDCG@10: no run ranks more than" in alone.stderr  # as eval says of the same runs
     assert [e["measure"] for e in via_eval] == ["P@4", "nDCG@10"] and via_eval[0]["changed"] == 5
+    for fmt in ("csv", "latex"):  # estimate took table and json alone, and no --places
+        shown = [a if a != "json" else fmt for a in args] + ["--places", "2"]
+        assert cli("estimate", *shown).stdout == cli("eval", *shown).stdout
+    row = cli("estimate", *args[:-2], "--places", "2").stdout.split("\n")[2].split()  # P@4's: run, measure, derived, corrected
+    assert row[:4] == ["sys", "P@4", f"{via_eval[0]['derived']:.2f}", f"{via_eval[0]['corrected']:.2f}"]
     refused = cli("eval", pool["labels"], run, "--reviewed", db, "--per-query")
     assert refused.exit_code == 2 and "--reviewed gives one estimate" in refused.stderr
     for option in (["-M", "1"], ["-J"], ["-C"], ["-N", "5"]):  # each changed nothing, silently

@@ -190,6 +190,10 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
     return estimates
 
 
+ESTIMATE_FORMATS = ("table", "markdown", "csv", "tsv", "latex", "json")
+"""What render_estimates writes: one row per run and measure (jsonl and trec are per-query formats)."""
+
+
 def render_estimates(estimates: list[Estimate], confidence: float, fmt: str, places: int = 4) -> str:
     """The estimates as JSON or as a table of derived value, corrected value and interval."""
     if fmt == "json":

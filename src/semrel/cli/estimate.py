@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.ppi import corrected_estimates, render_estimates
+from ..analysis.ppi import ESTIMATE_FORMATS, corrected_estimates, render_estimates
 from ..evaluation.files import read_runs
 from ..formats import read_qrels
 from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand, warn
-from .options import measure_option, rel_level_option
+from .options import measure_option, places_option, rel_level_option
 from .paths import database_path, input_path
 
 
@@ -22,11 +22,12 @@ from .paths import database_path, input_path
               help="How conflicting reviewers' grades are settled (as in `semrel review export`).")
 @click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True)
 @rel_level_option
-@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def estimate_command(qrels, runs, reviewed, measures, adjudicate, confidence, rel_level, fmt):
+@click.option("-f", "--format", "fmt", type=click.Choice(ESTIMATE_FORMATS), default="table", show_default=True)
+@places_option
+def estimate_command(qrels, runs, reviewed, measures, adjudicate, confidence, rel_level, fmt, places):
     """Each RUN's metrics on QRELS (derived labels) next to prediction-powered estimates corrected
     by the human grades of the review's random sample, with a confidence interval."""
     estimates = corrected_estimates(read_qrels(qrels), read_runs(runs), measures, reviewed_sample(reviewed, adjudicate), confidence,
                                     rel_level, warn)
-    click.echo(render_estimates(estimates, confidence, fmt), nl=False)
+    click.echo(render_estimates(estimates, confidence, fmt, places), nl=False)
 

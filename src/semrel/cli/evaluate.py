@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.ppi import corrected_estimates, render_estimates
+from ..analysis.ppi import ESTIMATE_FORMATS, corrected_estimates, render_estimates
 from ..errors import UsageError
 from ..evaluation.doclevel import corpus_documents, warn_unlisted
 from ..evaluation.files import evaluate_files, read_runs
@@ -92,9 +92,9 @@ def eval_command(qrels, runs, measures, per_query, no_summary, rel_level, comple
         raise UsageError("-n with -f trec prints lines that do not name their run: give one run, or another --format")
     per_query = per_query or no_summary
     if reviewed:
-        if per_query or fmt not in ("table", "markdown", "csv", "tsv", "latex", "json"):
+        if per_query or fmt not in ESTIMATE_FORMATS:
             raise UsageError("--reviewed gives one estimate per run and measure: use it without --per-query or -n, "
-                             "with --format table, markdown, csv, tsv, latex or json")
+                             f"with --format {', '.join(ESTIMATE_FORMATS[:-1])} or {ESTIMATE_FORMATS[-1]}")
         # the estimate scores the qrels as they are (trec_eval -c); these were ignored, silently
         if not complete or judged_only or depth or num_docs or zscores or doc_level or fill_judgments:
             raise UsageError("--reviewed estimates on complete rankings and the qrels as they are: "
