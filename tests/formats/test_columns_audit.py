@@ -6,12 +6,15 @@ the hint, and the rest change only speed."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from helpers import assert_one_error, run
 from semrel.errors import FormatError
 from semrel.formats import read_run
 from semrel.formats.columns import whole_number
+from semrel.formats.trec import read_trec_qrels
 
 
 def test_a_score_may_open_with_its_point_and_carry_a_signed_exponent(tmp_path):
@@ -49,3 +52,32 @@ def test_a_duplicate_read_from_stdin_is_named_by_its_line_among_those_with_conte
     qrels.write_text("q1 0 d1 1\n")
     assert_one_error(run("eval", qrels, "-", input="q1 Q0 d1 1 2 r\n\nq1 Q0 d1 2 1 r\n"),
                      "<stdin>: duplicate document in run for query 'q1' and doc 'd1' (line 2 not counting blank and comment lines)")
+
+
+@pytest.mark.parametrize("line, error", [
+    (" q1 0 1", "q.qrels:2: expected 4 columns (qid 0 docid rel), found 3"),  # Arrow read query '', doc '0'
+    ("q1 0  1", "q.qrels:2: expected 4 columns (qid 0 docid rel), found 3"),  # doc ''
+    ("q1 0 d2 1 ", None),  # a blank at the end, which Arrow reads as a fifth field, mended
+    (" # a 1", None),  # a comment after a blank: Arrow read query '' (and stdin with it)
+])
+@pytest.mark.parametrize("read_bytes_given", [False, True])
+def test_a_line_spaced_by_blanks_is_never_read_with_an_empty_field(tmp_path, line, error, read_bytes_given):
+    """Arrow splits at each space: a blank at a line's start or a second blank between fields gave an empty field, and
+    a line of three fields (or a comment) was read as a judgment for query '' where its field count fit. Both the file
+    Arrow reads from disk and bytes already read (stdin) are checked."""
+    path = tmp_path / "q.qrels"
+    path.write_bytes(f"q1 0 d1 1\n{line}\n".encode())
+    read = lambda: read_trec_qrels(path, path.read_bytes() if read_bytes_given else None)  # noqa: E731
+    if error is None:
+        assert read().to_dict() == ({"q1": {"d1": 1, "d2": 1}} if "d2" in line else {"q1": {"d1": 1}})
+    else:
+        with pytest.raises(FormatError, match=re.escape(error)):
+            read()
+
+
+def test_a_run_line_missing_its_rank_is_refused_not_read_with_an_empty_one(tmp_path):
+    """'d2  0.4' (the rank left out, two blanks) was six fields to Arrow, an empty rank among them; trec_eval refuses it."""
+    path = tmp_path / "r.run"
+    path.write_text("q1 Q0 d1 1 0.5 r\nq1 Q0 d2  0.4 r\n")
+    with pytest.raises(FormatError, match=r"r\.run:2: expected 6 columns .*found 5"):
+        read_run(path)

@@ -50,8 +50,14 @@ def read_plain_file(path: str, names: Sequence[str], types: dict[str, pa.DataTyp
         head = handle.read(3)
         if not head or head[:2] == GZIP_MAGIC or head == UTF8_BOM or head[:1] == b"#":
             return None
-        if b"\t" in head or any(b"\t" in block for block in iter(lambda: handle.read(1 << 24), b"")):
-            return None  # see read_columns (one pass over the bytes, a fraction of the parse)
+        handle.seek(0)
+        last = b"\n"  # a blank at the file's start or end, or between two reads, is found as at a line's
+        for block in iter(lambda: handle.read(1 << 24), b""):
+            if irregular(last + block):
+                return None  # see read_columns (one pass over the bytes, a fraction of the parse)
+            last = block[-1:]
+        if irregular(last + b"\n"):
+            return None
     try:
         table = _arrow_read(path, names, types)
     except (OSError, pa.ArrowInvalid, pa.ArrowTypeError):
@@ -60,6 +66,14 @@ def read_plain_file(path: str, names: Sequence[str], types: dict[str, pa.DataTyp
     if first in types and len(table) and pc.any(pc.starts_with(table.column(first), "#")).as_py():
         return None  # a comment line that happened to have as many fields as a data line
     return table
+
+
+def irregular(data: bytes) -> bool:
+    """Whether `data`'s lines are spaced otherwise than by single spaces (a tab, a run of blanks, a blank at a line's
+    edge): Arrow, which splits at each space, would read an empty field there (' q1 0 1' as query '', doc '0'), or keep
+    a tab in an id ('TAB q1'), where normalise mends the line or the line is refused."""
+    return (b"\t" in data or b"  " in data or b"\n " in data or b" \n" in data or b"\r " in data or b" \r" in data
+            or data[:1] == b" " or data[-1:] == b" ")
 
 
 def blank_comments(data: bytes) -> bytes:
@@ -118,8 +132,7 @@ def read_columns(
     if not data or data.isspace():
         return _empty(types)
     try:
-        # Arrow splits on spaces alone: a tab beside a space or at a line's edge would stay in an id ('TAB q1')
-        table = _arrow_read(data, names, types) if b"\t" not in data else None
+        table = _arrow_read(data, names, types) if not irregular(data) else None
         if table is not None and not (b"#" in data and _has_comment_rows(table, names, types)):
             return table
     except (pa.ArrowInvalid, pa.ArrowTypeError):
