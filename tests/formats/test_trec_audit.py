@@ -2,18 +2,34 @@
 
 from __future__ import annotations
 
+import gzip
 import tracemalloc
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
+from helpers import SHARED_DATA
 from semrel.errors import FormatError, SemrelError, ValidationError
 from semrel.formats import columns, read_qrels
-from semrel.formats.columns import line_number
-from semrel.formats.files import read_blocks
-from semrel.formats.trec import graded_pairs, read_judgment_groups, read_preferences, read_run, run_name, write_qrels, write_run
+from semrel.formats.columns import finite_float, line_number, whole_number
+from semrel.formats.files import read_blocks, read_bytes
+from semrel.formats.trec import (
+    PREFS_COLUMNS,
+    QRELS_COLUMNS,
+    RUN_COLUMNS,
+    graded_pairs,
+    read_judgment_groups,
+    read_preferences,
+    read_run,
+    run_name,
+    write_qrels,
+    write_run,
+)
 from semrel.records import Qrels, Run
+
+SUITE = SHARED_DATA / "trec_eval_test"
+needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason=f"trec_eval's test files are not at {SUITE}")
 
 
 @pytest.mark.parametrize("path, name", [
@@ -193,6 +209,55 @@ def test_a_run_larger_than_a_file_read_whole_names_its_bad_line(write, cli, monk
     run = write("big.run", _large_run(last))
     result = cli("eval", qrels, run, "-m", "map")
     assert result.exit_code == 1 and expected in result.stderr and "limit" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("gap, end", [("\t", "\n"), ("  ", "\r\n"), (" \t", "\n")])
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_run_past_the_limit_is_parsed_a_block_of_lines_at_a_time(tmp_path, monkeypatch, gap, end, gzipped):
+    """A run Arrow does not read from disk as it is (tabs, runs of blanks, a BOM, comments, gzip) was read whole: past
+    SEMREL_MAX_DOCUMENT_MB a valid tab-separated run was refused ('the file is longer than the limit'), and a bad line was
+    not named. It is now parsed a block of whole lines at a time, here blocks of 50 bytes (lines and CRLF cut between
+    the reads), each bad line named by its own number."""
+    monkeypatch.setenv("SEMREL_MAX_DOCUMENT_MB", "0.01")
+    monkeypatch.setattr(columns, "BLOCK_BYTES", 50)
+    lines = [f"q{i // 100}{gap}Q0{gap}d{i % 100}{gap}{i % 100 + 1}{gap}{1000 - i}.5{gap}a" for i in range(2000)]
+    lines[500:500] = ["# a comment", "", f"{gap}q5 Q0 d5x 1 0.25 a"]  # a blank before a line's first field
+    text = "\ufeff" + end.join(lines) + end
+    path = tmp_path / ("r.run.gz" if gzipped else "r.run")
+    save = (lambda data: path.write_bytes(gzip.compress(data))) if gzipped else path.write_bytes
+    save(text.encode())
+    run = read_run(path)
+    assert len(run.scores) == 2001 and run.scores[:3].tolist() == [1000.5, 999.5, 998.5] and run.tag == "a"
+    assert run.to_dict()["q5"]["d5x"] == 0.25 and run.to_dict()["q19"]["d99"] == -999.5
+    save((text + f"q20{gap}Q0{gap}d1{gap}1{gap}x{gap}a{end}").encode())
+    with pytest.raises(FormatError, match=r"r\.run(\.gz)?:2004: column 5 is 'x', expected a number"):
+        read_run(path)
+    save((text.replace(f"d7{gap}8", f"d7{gap}8{gap}", 1)).replace(f"{gap}a{end}q9", f"{gap}a{end}q9{gap}", 1).encode())
+    assert read_run(path).to_dict() == run.to_dict()  # a field past the tag, and a blank at a line's end
+
+
+@needs_suite
+@pytest.mark.parametrize("name", sorted(p.name for p in SUITE.glob("*") if p.name.startswith(("qrels", "results", "prefs"))))
+def test_trec_eval_files_parse_in_blocks_as_in_one(monkeypatch, name):
+    """The parse a block of lines at a time gives the arrays (or the error) the parse of the whole bytes gives."""
+    path = str(SUITE / name)
+    names, types, checks, what, extra = (
+        (RUN_COLUMNS, {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()}, {4: ("a number", finite_float)},
+         "run", True) if name.startswith(("results", "prefs.results")) else
+        (PREFS_COLUMNS, {n: pa.string() for n in PREFS_COLUMNS} | {"value": pa.float64()}, {4: ("a number", finite_float)},
+         "prefs", False) if name.startswith("prefs") else
+        (QRELS_COLUMNS, {"query_id": pa.string(), "iteration": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()},
+         {3: ("a grade", whole_number)}, "qrels", False))
+
+    def parse(content, block):
+        monkeypatch.setattr(columns, "BLOCK_BYTES", block)
+        try:
+            return columns.read_columns(content, path, names, types, checks, what, extra).to_pydict()
+        except FormatError as exc:
+            return str(exc)
+
+    whole = parse(read_bytes(path), 1 << 30)
+    assert parse(path, 300) == whole and (isinstance(whole, str) or len(whole["query_id"]) > 10)
 
 
 def test_lines_are_counted_across_blocks_of_whole_lines(write, monkeypatch):

@@ -10,7 +10,7 @@ import io
 import math
 import re
 import unicodedata
-from typing import Callable, Sequence
+from typing import Callable, Iterator, NoReturn, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -43,7 +43,8 @@ def _arrow_read(data: bytes | str, names: Sequence[str], types: dict[str, pa.Dat
 
 def read_plain_file(path: str, names: Sequence[str], types: dict[str, pa.DataType]) -> pa.Table | None:
     """Arrow reads a plain file straight from disk (no copy of its bytes in Python); None where it
-    cannot (stdin, gzip, a BOM, comment lines, anything it refuses): the caller then reads the bytes itself."""
+    cannot (stdin, gzip, a BOM, comment lines, irregular spacing, anything it refuses): the caller then gives the file to
+    read_columns."""
     if path == STDIO:
         return None
     with open_input(path) as handle:  # a regular file (Arrow would read /dev/zero forever), remembered as an input
@@ -87,18 +88,19 @@ def blank_comments(data: bytes) -> bytes:
 BLOCK_BYTES = 1 << 24
 
 
-def _by_blocks(data: bytes, change: Callable[[bytes], bytes]) -> bytes:
-    """`change`, which works line by line, applied to blocks of whole lines: what a regular expression builds
-    on the way (a piece per match) stays a block's size (a 39 MB tab-separated run took 1.9 GB at once)."""
-    if len(data) <= BLOCK_BYTES:
-        return change(data)
-    parts, start = [], 0
-    while start < len(data):
-        end = data.find(b"\n", start + BLOCK_BYTES)
-        end = len(data) if end < 0 else end + 1
-        parts.append(change(data[start:end]))
+def _blocks(content: bytes | str) -> Iterator[bytes]:
+    """`content` (bytes read, or the path of a file) in blocks of whole lines of about BLOCK_BYTES: what a regular
+    expression builds on the way (a piece per match) and what a parse holds stay a block's size, whatever the file's
+    (a 39 MB tab-separated run took 1.9 GB at once; a 300 MB one was read whole, past SEMREL_MAX_DOCUMENT_MB refused)."""
+    if isinstance(content, str):
+        yield from read_blocks(content, BLOCK_BYTES)
+        return
+    start = 0
+    while start < len(content):
+        end = content.find(b"\n", start + BLOCK_BYTES)
+        end = len(content) if end < 0 else end + 1
+        yield content[start:end]
         start = end
-    return b"".join(parts)
 
 
 def keep_fields(data: bytes, count: int) -> bytes:
@@ -120,15 +122,28 @@ def normalise(data: bytes) -> bytes:
 
 
 def read_columns(
-    data: bytes, path: str, names: Sequence[str], types: dict[str, pa.DataType], checks: dict[int, tuple[str, Check]], what: str,
-    extra_fields: bool = False,
+    content: bytes | str, path: str, names: Sequence[str], types: dict[str, pa.DataType], checks: dict[int, tuple[str, Check]],
+    what: str, extra_fields: bool = False,
 ) -> pa.Table:
-    """Parse `data` into the typed columns named in `types`; a bad line raises FormatError naming it.
+    """Parse `content` (the bytes read, or the path of a file, a block of lines at a time) into the typed columns named
+    in `types`; a bad line raises FormatError naming it.
 
     `checks` maps a column position to (what it should be, a parser that raises on bad values)
     for the line-by-line pass that explains a refusal. `extra_fields`: fields after the last named
     column are ignored (trec_eval's runs). Lines starting with `#` are comments, skipped as trec_eval does.
     """
+    tables = []
+    for block in _blocks(content):
+        table = _read_block(block, names, types, extra_fields)
+        if table is None:
+            _explain(content, path, names, checks, what, extra_fields)
+        if len(table):
+            tables.append(table)
+    return tables[0] if len(tables) == 1 else pa.concat_tables(tables) if tables else _empty(types)
+
+
+def _read_block(data: bytes, names: Sequence[str], types: dict[str, pa.DataType], extra_fields: bool) -> pa.Table | None:
+    """The rows of a block of whole lines; None where Arrow refuses it even mended."""
     if not data or data.isspace():
         return _empty(types)
     try:
@@ -137,24 +152,41 @@ def read_columns(
             return table
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         pass
-    data = _by_blocks(data, lambda block: normalise(blank_comments(block)))  # all rare, so only on refusal
+    data = normalise(blank_comments(data))  # all rare, so only on refusal
     if not data.strip():
         return _empty(types)
     for attempt in ("normalised", "cut") if extra_fields else ("normalised",):
         if attempt == "cut":  # fields past the last named one, which trec_eval ignores
-            data = _by_blocks(data, lambda block: keep_fields(block, len(names)))
+            data = keep_fields(data, len(names))
         try:
             return _arrow_read(data, names, types)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             pass
-    first_bad_line(data, path, len(names), checks, what, extra_fields)
-    _first_long_line(data, path)
+    return None
+
+
+def _explain(content: bytes | str, path: str, names: Sequence[str], checks: dict[int, tuple[str, Check]], what: str,
+             extra_fields: bool) -> NoReturn:
+    """Raise the FormatError for content Arrow refused: its first bad line, else its first line too long for Arrow, else
+    what it is not. The blocks are gone through again, each mended as for Arrow, the lines counted on."""
+    def mended() -> Iterator[tuple[int, bytes]]:
+        number = 1
+        for block in _blocks(content):
+            block = normalise(blank_comments(block))
+            yield number, keep_fields(block, len(names)) if extra_fields else block
+            number += block.count(b"\n")
+
+    for number, block in mended():
+        first_bad_line(block, path, len(names), checks, what, extra_fields, first=number)
+    for number, block in mended():
+        _first_long_line(block, path, first=number)
     raise FormatError(display_name(path), f"could not be read as {what}")
 
 
-def _first_long_line(data: bytes, path: str) -> None:
-    """Arrow reads no line longer than its block (a run or qrels line is a few dozen bytes): name the first."""
-    start, number = 0, 1
+def _first_long_line(data: bytes, path: str, first: int = 1) -> None:
+    """Arrow reads no line longer than its block (a run or qrels line is a few dozen bytes): name the first (`data`'s
+    first line is the file's line `first`)."""
+    start, number = 0, first
     while start < len(data):
         end = data.find(b"\n", start)
         end = len(data) if end < 0 else end
@@ -174,9 +206,10 @@ def _has_comment_rows(table: pa.Table, names: Sequence[str], types: dict[str, pa
 
 
 def first_bad_line(data: bytes, path: str, ncols: int, checks: dict[int, tuple[str, Check]], what: str,
-                   extra_fields: bool = False) -> None:
-    """Raise FormatError for the first line that is not `ncols` valid columns (or more, with `extra_fields`)."""
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+                   extra_fields: bool = False, first: int = 1) -> None:
+    """Raise FormatError for the first line that is not `ncols` valid columns (or more, with `extra_fields`); `data`'s
+    first line is the file's line `first`."""
+    for number, raw in enumerate(data.split(b"\n"), start=first):
         if not raw.strip() or raw.lstrip().startswith(b"#"):
             continue
         try:

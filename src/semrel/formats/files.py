@@ -498,6 +498,19 @@ def read_head(path: str | os.PathLike, size: int = 256) -> bytes:
         return _without_bom(handle.read(size))
 
 
+def read_tail(path: str | os.PathLike, size: int) -> bytes:
+    """About the last `size` bytes of a file's (decompressed) content: a plain file's are read from its end, a gzip
+    file's kept as it is gone through (a line cut at the start is the caller's to skip)."""
+    with _open_binary(str(path)) as handle:
+        if handle.peek(2)[:2] != GZIP_MAGIC:
+            handle.seek(max(0, handle.seek(0, os.SEEK_END) - size))
+            return handle.read()
+    tail = b""
+    for block in read_blocks(path):
+        tail = (tail + block[-size:])[-size:]
+    return tail
+
+
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # little- and big-endian
 
 

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from ..errors import FormatError
 from ..records import Preferences, Qrels, Run, dictionary_codes, one_array
 from .columns import duplicate_error, finite_float, read_columns, read_plain_file, require_finite, whole_number
-from .files import STDIO, atomic_writer, check_id, display_name, read_bytes
+from .files import STDIO, atomic_writer, check_id, display_name, read_bytes, read_tail
 from .kinds import QRELS, RUN, expecting
 from .parquet import is_parquet, ranx_columns
 
@@ -48,14 +48,13 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
         return Run(query_ids, doc_ids, scores, name or run_name(path), source=path)
     types = {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()}
     table = read_plain_file(path, RUN_COLUMNS, types)
-    data = None
+    data = read_bytes(path) if path == STDIO else None  # stdin is read once: its bytes, kept; a file is read again
     if table is None:
-        data = read_bytes(path)
         with expecting(path, RUN):
-            table = read_columns(data, path, RUN_COLUMNS, types, {4: ("a number (the score)", finite_float)},
-                                 "qid Q0 docid rank score tag", extra_fields=True)
+            table = read_columns(path if data is None else data, path, RUN_COLUMNS, types,
+                                 {4: ("a number (the score)", finite_float)}, "qid Q0 docid rank score tag", extra_fields=True)
     scores = table.column("score").to_numpy()
-    require_finite(scores, path, 4, "score", path if data is None else data)  # stdin is read once: its bytes, kept
+    require_finite(scores, path, 4, "score", path if data is None else data)
     # Ids stay in Arrow's chunks: joining ten million strings into one buffer is a copy nobody needs.
     return Run(table.column("query_id"), table.column("doc_id"), scores, name or run_name(path), source=path,
                tag=_last_tag(path, data))
@@ -70,12 +69,7 @@ def _not_parquet(path: str, what: str) -> None:
 
 def _last_tag(path: str, data: bytes | None) -> str | None:
     """The sixth field of the last line that has one (not a comment): trec_eval's runid."""
-    if data is None:
-        with open(path, "rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - 65536))
-            data = handle.read()
-    for raw in reversed(data.rstrip().split(b"\n")[-1000:]):
+    for raw in reversed((read_tail(path, 65536) if data is None else data).rstrip().split(b"\n")[-1000:]):
         fields = raw.split()
         if len(fields) >= 6 and not raw.lstrip().startswith(b"#"):
             return fields[5].decode("utf-8", "replace")
@@ -92,7 +86,7 @@ def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels
     table = read_plain_file(path, QRELS_COLUMNS, types) if data is None else None
     if table is None:
         with expecting(path, QRELS):
-            table = read_columns(read_bytes(path) if data is None else data, path, QRELS_COLUMNS, types,
+            table = read_columns(path if data is None else data, path, QRELS_COLUMNS, types,
                                  {3: ("an integer relevance grade", whole_number)}, "qid 0 docid rel")
     return Qrels(
         table.column("query_id").combine_chunks(), table.column("doc_id").combine_chunks(),
@@ -108,7 +102,7 @@ def read_judgment_groups(path: str | os.PathLike) -> list[tuple[str, Qrels]]:
     types = {"query_id": pa.string(), "iteration": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
     table = read_plain_file(path, QRELS_COLUMNS, types)
     if table is None:
-        table = read_columns(read_bytes(path), path, QRELS_COLUMNS, types, {3: ("an integer relevance grade", whole_number)},
+        table = read_columns(path, path, QRELS_COLUMNS, types, {3: ("an integer relevance grade", whole_number)},
                              "qid group docid rel")
     groups, codes = dictionary_codes(table.column("iteration"))
     found = []
@@ -129,10 +123,9 @@ def read_preferences(path: str | os.PathLike, from_qrels: bool = False) -> Prefe
     names = QRELS_COLUMNS if from_qrels else PREFS_COLUMNS
     types = {name: pa.string() for name in names} | {names[-1]: pa.float64()}
     table = read_plain_file(path, names, types)
-    data = None
+    data = read_bytes(path) if path == STDIO else None  # stdin is read once: its bytes, kept; a file is read again
     if table is None:
-        data = read_bytes(path)
-        table = read_columns(data, path, names, types, {len(names) - 1: ("a number", finite_float)},
+        table = read_columns(path if data is None else data, path, names, types, {len(names) - 1: ("a number", finite_float)},
                              "qid group docid rel" if from_qrels else "qid jg jsg docno value")
     values = table.column(names[-1]).to_numpy()
     require_finite(values, path, len(names) - 1, "value", path if data is None else data)
