@@ -51,14 +51,8 @@ def read_plain_file(path: str, names: Sequence[str], types: dict[str, pa.DataTyp
         head = handle.read(3)
         if not head or head[:2] == GZIP_MAGIC or head == UTF8_BOM or head[:1] == b"#":
             return None
-        handle.seek(0)
-        last = b"\n"  # a blank at the file's start or end, or between two reads, is found as at a line's
-        for block in iter(lambda: handle.read(1 << 24), b""):
-            if irregular(last + block):
-                return None  # see read_columns (one pass over the bytes, a fraction of the parse)
-            last = block[-1:]
-        if irregular(last + b"\n"):
-            return None
+    if any(irregular(block) for block in read_blocks(path, BLOCK_BYTES)):  # whole lines: a blank at an edge is at a line's
+        return None  # see read_columns (one pass over the bytes, a fraction of the parse)
     try:
         table = _arrow_read(path, names, types)
     except (OSError, pa.ArrowInvalid, pa.ArrowTypeError):
