@@ -284,3 +284,19 @@ def test_a_run_is_written_a_batch_of_rows_at_a_time(tmp_path):
     lines = (tmp_path / "r.run").read_text().splitlines()
     assert len(lines) == rows and lines[149_999] == "q0 Q0 doc-0149999 150000 250001.0 r"
     assert lines[150_000] == "q1 Q0 doc-0150000 1 250000.0 r"
+
+
+def test_blocks_end_at_a_lone_cr_and_a_line_has_a_limit(write, monkeypatch):
+    """A file whose lines end in a lone CR, or that holds no line end, was one block: read whole, with no limit, since
+    runs and qrels are parsed a block at a time. A lone CR ends a block, as it ends a line for normalise; a line past
+    SEMREL_MAX_LINE_MB is refused, named by its number."""
+    lines = [f"q1\tQ0\td{i}\t{i}\t{100 - i}\tr" for i in range(60)]
+    path = write("cr.run", ("\r".join(lines) + "\r").encode())
+    blocks = list(read_blocks(path, size=50))
+    assert len(blocks) > 20 and b"".join(blocks) == ("\r".join(lines) + "\r").encode()
+    monkeypatch.setattr(columns, "BLOCK_BYTES", 50)
+    monkeypatch.setenv("SEMREL_MAX_LINE_MB", "0.001")  # 1,048 bytes
+    assert read_run(path).to_dict() == {"q1": {f"d{i}": 100 - i for i in range(60)}}
+    path = write("long.run", ("q1 Q0 d1 1 2 r\r\nq1 Q0 d2 2 1 r\r" + "x" * 2000).encode())
+    with pytest.raises(FormatError, match=r"long\.run:3: the line is longer than the limit of 0\.001 MB"):
+        list(read_blocks(path, size=50))

@@ -467,22 +467,27 @@ def read_bytes(path: str | os.PathLike) -> bytes:
 
 def read_blocks(path: str | os.PathLike, size: int = 1 << 24) -> Iterator[bytes]:
     """The content read_bytes gives, in blocks of whole lines of about `size` bytes: finding a line of a file
-    costs a block's memory, not the file's, and a file of any size can be gone through (stdin: one block)."""
+    costs a block's memory, not the file's, and a file of any size can be gone through (stdin: one block). A lone
+    CR ends a line too (old Mac files, which were held whole), and a line is at most SEMREL_MAX_LINE_MB."""
     name = str(path)
     if name == STDIO:
         yield read_bytes(name)
         return
+    most = limit_bytes(LINE_LIMIT)
     with _open_binary(name) as plain:
         handle: Any = Inflating(name, plain) if plain.peek(2)[:2] == GZIP_MAGIC else plain
         rest = bytearray()
-        first = True
+        first, lines = True, 1
         while block := handle.read(size):
             rest += _without_bom(block) if first else block
             first = False
-            cut = rest.rfind(b"\n") + 1
+            cut = rest.rfind(b"\n") + 1 or rest.rfind(b"\r", 0, len(rest) - 1) + 1  # a CR with no LF after it
             if cut:
                 yield bytes(rest[:cut])
+                lines += rest.count(b"\n", 0, cut) + rest.count(b"\r", 0, cut) - rest.count(b"\r\n", 0, cut)
                 del rest[:cut]
+            elif len(rest) > most:
+                raise too_large(name, "the line", LINE_LIMIT, line=lines)
         if rest:
             yield bytes(rest)
 
