@@ -23,8 +23,10 @@ class Measured:
     cpu_seconds: float = 0.0  # user + system CPU of the child: on a shared machine, steadier than wall time
 
 
-def measured(command: list[str], cwd: str | os.PathLike | None = None, memory_cap: int | None = None) -> Measured:
-    """Run `command` to the end; output goes through temporary files, so neither pipe can fill and block.
+def measured(command: list[str], cwd: str | os.PathLike | None = None, memory_cap: int | None = None, check: bool = True
+             ) -> Measured:
+    """Run `command` to the end; output goes through temporary files, so neither pipe can fill and block. A failure
+    stops the bench, unless `check` is False (a failure is what is measured).
 
     `memory_cap` (bytes) limits the child's address space (RLIMIT_AS): on a shared machine a step that
     would outgrow it fails alone instead of pushing everything else out of memory."""
@@ -41,6 +43,6 @@ def measured(command: list[str], cwd: str | os.PathLike | None = None, memory_ca
         process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0), err.seek(0)
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
-    if process.returncode:
+    if process.returncode and check:
         raise SystemExit(f"{' '.join(map(str, command))} failed with exit code {process.returncode}:\n{stderr[-2000:]}")
     return Measured(seconds, usage.ru_maxrss / 1024, stdout, stderr, usage.ru_utime + usage.ru_stime)
