@@ -38,6 +38,20 @@ def test_qrels_use_rel_1_or_recorded_grades_and_eval_reads_golden(tmp_path):
     assert json.loads(result.stdout) == {"bm25": {"all": {"RR": 0.75, "P@2": 0.5}}}
 
 
+def test_qrels_keep_a_gold_chunk_that_the_recorded_grades_lack(tmp_path):
+    # a TREC topic whose judged documents were all grade 0 has no gold; a chunk picked for it later (or added by hand)
+    # is gold without a grade, and the qrels of the grades alone left it out: eval scored the pick as not relevant
+    golden = write(tmp_path / "golden.jsonl", item("q1", "Who mates?", gold=("b#0",), meta={"grades": {"a#0": 0}})
+                   + item("q2", "Where?", gold=("a#0", "a#1"), meta={"grades": {"a#0": 2, "a#1": 0}}))
+    result = run("golden", "qrels", golden, "-o", tmp_path / "gold.qrels")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "gold.qrels").read_text() == "q1 0 a#0 0\nq1 0 b#0 1\nq2 0 a#0 2\nq2 0 a#1 1\n"
+    run_file = write(tmp_path / "bm25.run", "q1 Q0 b#0 1 2.0 bm25\nq2 Q0 a#1 1 2.0 bm25\n")
+    result = run("eval", golden, run_file, "-m", "RR", "-f", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"bm25": {"all": {"RR": 1.0}}}
+
+
 def test_validate_reports_every_problem_with_its_line(tmp_path):
     corpus = write(tmp_path / "corpus.jsonl", CORPUS)
     golden = write(tmp_path / "golden.jsonl", item("q1", "Where do bees go?")

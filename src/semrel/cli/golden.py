@@ -103,7 +103,8 @@ def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels,
 @click.argument("golden", type=input_path(allow_dash=True))
 @click.option("-o", "--output", required=True, type=output_path(allow_dash=True), help="TREC qrels to write.")
 def qrels_command(golden, output):
-    """Write GOLDEN's gold chunks as TREC qrels: rel 1, or the grades recorded in meta["grades"]."""
+    """Write GOLDEN's gold chunks as TREC qrels: rel 1, or the grades recorded in meta["grades"] (a gold chunk
+    they lack, or grade 0, is rel 1)."""
     click.echo(f"{quantity(golden_qrels_file(golden, output), 'judgment')} -> {output}", err=True)
 
 

@@ -237,14 +237,18 @@ def require_known_chunks(items: Iterable[GoldenItem], chunk_ids: set[str], golde
         )
 
 
+def judged_grades(item: GoldenItem) -> dict[str, int]:
+    """An item's judged chunk ids and grades: meta["grades"] where it records them, and each gold chunk at grade 1 at
+    least. Gold says relevant: a chunk picked by hand (`golden pick`) or added after the import has no grade, and
+    qrels of the grades alone left it out, so the run that found it scored as missing it."""
+    grades = item.meta.get("grades")
+    judged = {str(c): int(g) for c, g in grades.items()} if isinstance(grades, dict) else {}
+    for chunk in item.gold_chunk_ids:
+        if judged.get(chunk, 0) <= 0:
+            judged[chunk] = 1
+    return judged
+
+
 def golden_qrels(items: Iterable[GoldenItem]) -> Qrels:
-    """The golden set as qrels: the grades in meta["grades"] where an item records them, else
-    rel 1 for each gold chunk."""
-    judged: dict[str, dict[str, int]] = {}
-    for item in items:
-        grades = item.meta.get("grades")
-        if isinstance(grades, dict) and grades:
-            judged[item.query_id] = {str(c): int(g) for c, g in grades.items()}
-        elif item.gold_chunk_ids:
-            judged[item.query_id] = {c: 1 for c in item.gold_chunk_ids}
-    return Qrels.from_dict(judged)
+    """The golden set as qrels: each item's judged_grades."""
+    return Qrels.from_dict({item.query_id: judged for item in items if (judged := judged_grades(item))})

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Container, Iterable, Iterator
 
 from ..errors import FormatError, SemrelError, UsageError, ValidationError
-from ..formats.corpus import shown_json
+from ..formats.corpus import judged_grades, shown_json
 from ..formats.files import check_id, display_name, line_id, read_text
 from ..formats.jsonl import loads
 from ..formats.parquet import is_parquet, read_records
@@ -103,13 +103,6 @@ def expect(value: Any, kind: type, path: str, where: str) -> Any:
     return value
 
 
-def _judged(item: GoldenItem) -> dict[str, int]:
-    """An item's judged ids and their grades: meta["grades"] where it records them, else its gold ids at grade 1."""
-    grades = item.meta.get("grades")
-    return {str(k): int(v) for k, v in grades.items()} if isinstance(grades, dict) and grades else \
-        {g: 1 for g in item.gold_chunk_ids}
-
-
 @dataclass
 class CorpusIds:
     """What checking and mapping a golden set's ids needs of a corpus: `chunks`, the chunk ids among the set's ids
@@ -125,7 +118,7 @@ def corpus_ids(chunks: Iterable[Chunk], items: Iterable[GoldenItem], texts: bool
     """The CorpusIds of `chunks` for the gold and graded ids of `items` (and for the documents of ids that are file
     names, 'manual.pdf' for 'manual'), read in one pass: what is kept follows the golden set, not the corpus (the reader
     that refuses a repeated chunk id, unique_chunks, holds every id while it reads)."""
-    wanted = {i for item in items for j in (*item.gold_chunk_ids, *_judged(item)) for i in _document_names(j)}
+    wanted = {i for item in items for j in (*item.gold_chunk_ids, *judged_grades(item)) for i in _document_names(j)}
     ids = CorpusIds(set(), {})
     for chunk in chunks:
         if chunk.doc_id in wanted:
@@ -181,7 +174,7 @@ def map_document_ids(items: list[GoldenItem], corpus: CorpusIds, mode: str | Non
     found: Counter[str] = Counter()
     for item in items:
         grades = item.meta.get("grades")
-        judged = _judged(item)
+        judged = judged_grades(item)
         unknown = [j for j in judged if j not in chunk_ids and j not in of_document]
         if drop_unknown and unknown:
             dropped += len(unknown)
