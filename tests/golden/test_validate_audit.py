@@ -84,3 +84,13 @@ def test_stats_count_distinct_gold_chunks_across_queries_and_documents_by_id():
     assert stats["lengths"]["chunks per document"] == {"count": 2, "min": 2.0, "p25": 2.0, "median": 2.0, "mean": 2.0,
                                                        "p75": 2.0, "max": 2.0}
     assert stats["lengths"]["chunk words"]["median"] == 1.5 and stats["lengths"]["chunk words"]["mean"] == 1.5
+
+
+def test_stats_count_a_gold_chunk_listed_twice_for_one_query_once():
+    """validate warns of a gold chunk listed twice and says it counts once everywhere, as the qrels write it once: stats
+    counted it twice, in the gold chunk ids and in the gold chunks per query."""
+    items = [GoldenItem("q1", "one", ("x",), ("a#0", "a#0", "b#0")), GoldenItem("q2", "two", ("y",), ("a#0",))]
+    stats = golden_stats(items)
+    assert stats["counts"]["gold chunk ids"] == 3 and stats["counts"]["distinct gold chunks"] == 2
+    assert stats["lengths"]["gold chunks per query"] == {"count": 2, "min": 1.0, "p25": 1.25, "median": 1.5, "mean": 1.5,
+                                                         "p75": 1.75, "max": 2.0}

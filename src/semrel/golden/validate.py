@@ -160,7 +160,7 @@ def golden_stats(items: Sequence[GoldenItem], chunks: Iterable[Chunk] | None = N
         "queries": len(items),
         "queries with a reference answer": sum(any(a.strip() for a in i.reference_answers) for i in items),
         "queries with gold chunks": sum(bool(i.gold_chunk_ids) for i in items),
-        "gold chunk ids": sum(len(i.gold_chunk_ids) for i in items),
+        "gold chunk ids": sum(len(set(i.gold_chunk_ids)) for i in items),  # one listed twice counts once, as in the qrels
         "distinct gold chunks": len({c for i in items for c in i.gold_chunk_ids}),
     }
     # where `golden import --doc-qrels answer-chunk` found the gold: how much of it rests on word pairs alone (its
@@ -176,7 +176,7 @@ def golden_stats(items: Sequence[GoldenItem], chunks: Iterable[Chunk] | None = N
     lengths = {
         "query words": distribution([count_words(i.query) for i in items]),
         "answer words": distribution([count_words(a) for a in answers]),
-        "gold chunks per query": distribution([len(i.gold_chunk_ids) for i in items]),
+        "gold chunks per query": distribution([len(set(i.gold_chunk_ids)) for i in items]),
     }
     if chunks is not None:  # read once, a chunk at a time: only lengths are kept, not the texts
         words = Tally()
