@@ -69,6 +69,21 @@ def test_quit_and_resume_with_undo_across_sessions(files):
     assert "Q: " not in last and "2 done, 1 skipped, 0 open" in last
 
 
+def test_the_last_querys_skip_or_next_can_be_undone_then_and_in_a_later_session(files):
+    """A skip of the last open query said 'u undoes' and ended pick at once, its marks dropped; a resume with nothing
+    open quit before reading a key: neither u was ever read."""
+    corpus, golden = files
+    first = pick(files, "nn1su")
+    assert "skipped q3: left without gold, marks dropped: volcano#0 (u undoes)" in first
+    assert "undid skip of query q3" in first and first.count("Q: how do volcanoes erupt") == 2
+    assert gold(golden)["q3"] == ("volcano#0",) and "2 done, 0 skipped, 1 open" in first
+    pick(files, "n")
+    later = pick(files, "u")
+    assert "no query is left open: u undoes the last action, any other key quits" in later
+    assert "undid next of query q3" in later and "2 done, 0 skipped, 1 open" in later
+    assert gold(golden)["q3"] == ("volcano#0",)
+
+
 def test_output_elsewhere_keeps_the_input_and_help_and_bad_keys_answer(files):
     corpus, golden = files
     before = golden.read_text()

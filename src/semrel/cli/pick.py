@@ -43,9 +43,22 @@ def render(current: Current, session: PickSession, chars: int) -> None:
 
 
 def interact(session: PickSession, chars: int) -> None:
-    """Show each open query and act on keys until none is left or the person quits."""
+    """Show each open query and act on keys until the person quits. With none left open, one more key: `u` undoes the
+    last action (a `n` or `s` on the last query, whose skip said 'u undoes', ended pick at once, and a resume with
+    nothing open quit before reading a key, so it stayed for good), any other quits."""
     shown = None
-    while (current := session.current()) is not None:
+    while True:
+        current = session.current()
+        if current is None:
+            if not session.history:
+                break
+            click.echo("no query is left open: u undoes the last action, any other key quits")
+            if read_key() != "u":
+                break
+            undone = session.undo()
+            click.echo(f"undid {undone.action} of query {undone.query_id}" if undone else "nothing to undo")
+            shown = None
+            continue
         if shown != current.item.query_id:
             render(current, session, chars)
             shown = current.item.query_id
@@ -107,11 +120,10 @@ def pick_command(golden, corpus, output, per_method, chars, model, cache_dir, no
     # closing line says whether anything was saved.
     one_cache_choice(no_cache)
     session = open_pick_session(golden, corpus, output, per_method, model, stderr_steps, cache_dir, not no_cache)
-    undo = " (u brings those back)" if session.remaining else ""  # u is read only while a query is open
     for edit in session.edits:  # a query never picked had its chunks from --golden (-o names another file)
         source = "the journal" if edit.query_id in session.journaled else golden
         warn(f"query {edit.query_id!r}: {session.output} was edited since pick wrote it; kept its gold chunks "
-             f"{', '.join(edit.after.gold) or 'none'} over {source}'s {', '.join(edit.before.gold) or 'none'}{undo}")
+             f"{', '.join(edit.after.gold) or 'none'} over {source}'s {', '.join(edit.before.gold) or 'none'} (u brings those back)")
     if session.moved:  # chunk ids are positions: an edited document moved another text under a picked id
         query, chunk = session.moved[0]
         warn(f"{quantity(len(session.moved), 'picked gold chunk', 'hold')} other text in {corpus} than "
