@@ -94,3 +94,12 @@ def test_stats_count_a_gold_chunk_listed_twice_for_one_query_once():
     assert stats["counts"]["gold chunk ids"] == 3 and stats["counts"]["distinct gold chunks"] == 2
     assert stats["lengths"]["gold chunks per query"] == {"count": 2, "min": 1.0, "p25": 1.25, "median": 1.5, "mean": 1.5,
                                                          "p75": 1.75, "max": 2.0}
+
+
+def test_a_chunk_graded_above_0_that_the_gold_chunks_lack_is_warned_of(tmp_path):
+    """The qrels (and eval) take meta.grades: a chunk dropped from gold_chunk_ids by hand stayed relevant, in silence."""
+    text = line("q1", "Where?", gold=("a#0",), meta={"grades": {"a#0": 2, "b#0": 1, "c#0": 0}}) + line("q2", "Who?")
+    assert issues(tmp_path, text) == [
+        (1, "warning", "query 'q1' has grade 1 for chunk 'b#0' in meta.grades, which its gold_chunk_ids lack: the qrels and "
+                       "eval count it relevant; add it to gold_chunk_ids, or give it grade 0"),
+    ]

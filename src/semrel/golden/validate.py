@@ -73,7 +73,8 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
     and the lines after it are still checked), a repeated query id, an empty query, an empty reference answer
     (unless meta marks `no_answer`: some collections have none), a gold chunk id not in the corpus.
     Warnings: a query text seen before (the same wording may ask about different documents), a
-    reference answer that says its context lacks the answer (lacks_answer), and a query without gold chunks.
+    reference answer that says its context lacks the answer (lacks_answer), a query without gold chunks, and a chunk graded
+    above 0 in meta.grades that the gold chunks lack.
     """
     issues: list[Issue] = []
     ids: dict[str, int] = {}
@@ -113,6 +114,12 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
         twice = next((c for n, c in enumerate(item.gold_chunk_ids) if c in item.gold_chunk_ids[:n]), None)
         if twice is not None:  # counted once everywhere; a list made by hand or by a script that went wrong
             issues.append(Issue(line, "warning", f"query {item.query_id!r} lists gold chunk {twice!r} twice"))
+        grades = item.meta.get("grades") or {}
+        ungold = next(((c, g) for c, g in grades.items() if g > 0 and c not in item.gold_chunk_ids), None)
+        if ungold is not None:  # the qrels take the grades: a chunk dropped from the gold by hand stayed relevant
+            issues.append(Issue(line, "warning", f"query {item.query_id!r} has grade {ungold[1]} for chunk {ungold[0]!r} in meta.grades, "
+                                "which its gold_chunk_ids lack: the qrels and eval count it relevant; add it to gold_chunk_ids, or give "
+                                "it grade 0"))
         if chunk_ids is not None:
             for chunk_id in item.gold_chunk_ids:
                 if chunk_id not in chunk_ids:
