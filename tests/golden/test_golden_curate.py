@@ -215,6 +215,13 @@ def test_split_keeps_near_duplicates_together(tmp_path):
     assert_one_error(run("golden", "split", golden, "-o", again, "--sizes", "50"), "--sizes 50 asks for more than", code=2)
 
 
+def test_split_refuses_a_negative_seed_in_one_line(tmp_path):
+    """numpy's generators refuse a negative seed: after embedding every query, split ended in its traceback."""
+    golden = write(tmp_path / "golden.jsonl", "".join(item(q, t) for q, t in NEAR))
+    assert_one_error(run("golden", "split", golden, "-o", tmp_path / "s", "--seed", "-1"), "--seed", "-1", code=2)
+    assert not (tmp_path / "s").exists()
+
+
 def test_split_sizes_leave_a_rest_part(tmp_path):
     golden = write(tmp_path / "golden.jsonl", "".join(item(q, t) for q, t in NEAR))
     result = run("golden", "split", golden, "-o", tmp_path / "s", "--sizes", "2", "--names", "sample,rest")

@@ -167,7 +167,7 @@ def _check_format_options(source: str, fmt: str) -> None:
                              "one more part, the last.")
 @click.option("--names", default=None, help="Part names, comma-separated [default: train,test or train,dev,test; with "
                                            "--sizes part1,... and rest]. With --sizes, a name left out for the rest is 'rest'.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of the shuffle of the groups (0 or more).")
 @threshold_option
 @model_option
 def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, model):
