@@ -285,3 +285,17 @@ def test_a_missing_input_is_one_line_and_exit_1_from_every_command(tmp_path, arg
     result = CliRunner().invoke(main, [a.format(missing=missing, out=out) for a in args])
     what = "file or folder" if args[0] == "init" else "file"  # corpus chunk reads a .jsonl path as a file of documents
     assert_one_error(result, f"{missing}: no such {what} (check the path)", code=1)
+
+
+@pytest.mark.parametrize("args", [
+    ["agree", "{f}", "{f}"], ["calibrate", "{f}", "{f}"], ["review", "stats", "--db", "{f}"], ["judge", "--corpus", "{f}",
+    "--golden", "{f}", "-o", "{out}"], ["golden", "split", "{f}", "-o", "{out}"], ["compare", "{f}", "{f}", "{f}"],
+    ["review", "start", "--db", "{out}", "--reviewer", "a", "--judgments", "{f}", "--labels", "{f}"],
+])
+def test_a_negative_seed_is_one_usage_line_from_every_command(tmp_path, args):
+    """agree, calibrate, review stats and judge took --seed -1 and ended in numpy's 'expected non-negative integer'
+    traceback; every --seed now takes 0 or more, refused before any file is read."""
+    given = tmp_path / "given.txt"
+    given.write_text("")
+    result = CliRunner().invoke(main, [a.format(f=given, out=tmp_path / "out") for a in args] + ["--seed", "-1"])
+    assert_one_error(result, "Invalid value for '--seed': -1 is not in the range x>=0.", code=2)

@@ -13,7 +13,7 @@ from ..formats.jsonl import json_text
 from ..formats.tables import Cell, Table, render
 from ..terminal import quantity
 from .base import SemrelCommand, warn_in_flags
-from .options import measures_option, typed
+from .options import measures_option, seed_option, typed
 from .paths import input_path
 
 
@@ -25,7 +25,7 @@ from .paths import input_path
 @click.option("--unlisted-as-zero", is_flag=True,
               help="Compare every pair either file lists for a shared query, a missing grade counting as 0.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@seed_option("Seed of the bootstrap.")
 @click.option("--groups", is_flag=True,
               help="REF's second column names an assessor (trec_eval's qrels_jg): TEST against each assessor and against "
                    "their majority (ties to the lower grade), and the assessors against each other; rankings use the majority.")

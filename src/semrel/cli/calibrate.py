@@ -10,6 +10,7 @@ from ..errors import UsageError
 from ..formats.jsonl import json_text
 from ..formats.judgments import SCORES, read_judgments
 from .base import SemrelCommand, warn_in_flags
+from .options import seed_option
 from .paths import input_path, output_path
 
 
@@ -37,7 +38,7 @@ from .paths import input_path, output_path
               help="Write the fitted rule as JSON here: `semrel label --calibration FILE`, [label] calibration in `semrel run`, "
                    "and `review start --thresholds FILE` read it.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@seed_option("Seed of the bootstrap.")
 @click.option("--groups", is_flag=True,
               help="HUMAN's second column names an assessor (trec_eval's qrels_jg, as `agree --groups` reads it): fit to their "
                    "majority grade of each pair (ties to the lower, as `review export` settles reviewers).")

@@ -20,7 +20,7 @@ from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
 from ..terminal import quantity
 from .base import LazyGroup, warn, warn_in_flags
-from .options import chunk_options, chunk_settings, comma_numbers, query_sample, sample_options, typed
+from .options import chunk_options, chunk_settings, comma_numbers, query_sample, sample_options, seed_option, typed
 from .paths import FolderPath, input_path, output_path
 
 
@@ -167,7 +167,7 @@ def _check_format_options(source: str, fmt: str) -> None:
                              "one more part, the last.")
 @click.option("--names", default=None, help="Part names, comma-separated [default: train,test or train,dev,test; with "
                                            "--sizes part1,... and rest]. With --sizes, a name left out for the rest is 'rest'.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of the shuffle of the groups (0 or more).")
+@seed_option("Seed of the shuffle of the groups.")
 @threshold_option
 @model_option
 def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, model):

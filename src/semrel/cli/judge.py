@@ -13,7 +13,7 @@ from ..judging.labels import NULL_SAMPLE
 from ..progress import stderr_steps
 from ..terminal import quantity
 from .base import SemrelCommand, warn
-from .options import engine_options, one_cache_choice, query_sample, sample_options, typed
+from .options import engine_options, one_cache_choice, query_sample, sample_options, seed_option, typed
 from .paths import FolderPath, input_path, output_path
 
 
@@ -33,7 +33,7 @@ from .paths import FolderPath, input_path, output_path
               help="baseline: bert_score's shipped baseline for the model; corpus: one from random unrelated pairs.")
 @click.option("--baseline-pairs", type=click.IntRange(10), default=500, show_default=True,
               help="Unrelated pairs sampled for --rescale corpus.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --rescale corpus sample and of p's null and idf samples.")
+@seed_option("Seed of the --rescale corpus sample and of p's null and idf samples.")
 @click.option("--null-sample", type=click.IntRange(0), default=NULL_SAMPLE, show_default=True, metavar="CHUNKS",
               help="Corpus chunks (a seeded sample) scored against every query, behind each pair's probability p; 0: no p.")
 @click.option("--window", type=int, default=None, metavar="TOKENS",

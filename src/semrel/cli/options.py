@@ -38,6 +38,11 @@ def measures_option(default: Sequence[str] | None = DEFAULT_MEASURES, help: str 
 measure_option = measures_option()
 rel_level_option = click.option("-l", "--rel-level", default=1, show_default=True, type=click.IntRange(min=0),
                                 help="Lowest grade that counts as relevant.")
+def seed_option(help: str | None = None, default: int = 0) -> Callable:
+    """--seed of a command's random draws: 0 or more, as numpy's generators take (-1 was a traceback from numpy)."""
+    return click.option("--seed", type=click.IntRange(0), default=default, show_default=True, help=help)
+
+
 places_option = click.option("--places", default=4, show_default=True, type=click.IntRange(0, 17),
                              help="Decimals shown (JSON keeps every digit).")
 
@@ -51,7 +56,7 @@ def test_options(command: Callable) -> Callable:
                      help="Random sign flips of the randomization test (every sign pattern, an exact p, when 2^queries is at most this)."),
         click.option("--bootstrap", type=click.IntRange(min=1), default=DEFAULT_STATS.bootstrap, show_default=True,
                      help="Bootstrap resamples of the queries (confidence interval and bootstrap p-value)."),
-        click.option("--seed", type=int, default=DEFAULT_STATS.seed, show_default=True, help="Seed of the random draws."),
+        seed_option("Seed of the random draws.", DEFAULT_STATS.seed),
         click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=DEFAULT_STATS.alpha,
                      show_default=True, help="Significance level."),
     ]):
@@ -205,7 +210,7 @@ QUEUE_OPTIONS = [
                  help="uncertain: nearest a threshold (for p: the cut) first, mixed with a random sample; random; query."),
     click.option("--random-share", type=click.FloatRange(0, 1), default=RANDOM_SHARE, show_default=True,
                  help="With --order uncertain: share of positions taken by the seeded random sample."),
-    click.option("--seed", type=int, default=0, show_default=True),
+    seed_option(),
     click.option("--limit", type=click.IntRange(1), help="Queue only the first N pairs."),
     click.option("--overlap", type=click.IntRange(0), default=0, show_default=True,
                  help="The first K queued pairs are shown to every reviewer (for inter-reviewer agreement)."),

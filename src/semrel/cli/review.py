@@ -22,7 +22,7 @@ from ..review.simulate import simulate, simulated_note
 from ..review.stats import review_stats
 from ..terminal import agreeing, quantity, unfiltered
 from .base import LazyGroup, warn
-from .options import check_highlights, db_option, highlight_options, queue_options, typed
+from .options import check_highlights, db_option, highlight_options, queue_options, seed_option, typed
 from .paths import input_path, output_path
 from .review_terminal import TerminalReview
 
@@ -101,7 +101,7 @@ def _timed(value: float | None) -> float | str:
 @review_group.command("stats", short_help='Show reviewer agreement and progress.')
 @db_option
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@seed_option("Seed of the bootstrap.")
 @click.option("--resamples", type=click.IntRange(10), default=1000, show_default=True, help="Bootstrap resamples.")
 def stats_command(db, fmt, seed, resamples):
     """Per reviewer counts and speed; agreement between reviewers and with the judge."""
