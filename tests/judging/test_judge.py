@@ -591,6 +591,27 @@ def test_answers_too_short_to_match_are_warned_about(tmp_path):
     assert short_answer_warnings({"q1": ("是的",), "q2": ("是的",)})[0].startswith("2 of 2 queries have reference answers of 2 words")
 
 
+@pytest.mark.slow
+def test_answers_too_short_to_match_are_repeated_by_label_and_the_report(tmp_path):
+    """The judge said it once, on its stderr; `label` and the top of the report (what `semrel run` leaves to read) said
+    nothing, though on a COVID-QA sample of 120 its 24 queries of answers of 2 words or fewer agreed with the gold at
+    kappa 0.63 against 0.89 for the rest. The manifest keeps it, and `label` repeats it under any rule."""
+    from semrel.records import Chunk, GoldenItem
+
+    chunks = [Chunk("a#0", "Cats purr when they are content.", "a", 0, 32), Chunk("b#0", "Ships carry 42 steel boxes.", "b", 0, 27)]
+    golden = [GoldenItem(q, f"Question {q}?", (a,), ()) for q, a in {"q1": "Yes", "q2": "42 boxes"}.items()]
+    output = tmp_path / "j.jsonl"
+    with pytest.warns(UserWarning, match="2 words or fewer"):
+        semrel.judge(chunks, golden, [("q1", "a#0", ("bm25",)), ("q2", "b#0", ("bm25",))], output, cache=tmp_path / "cache", null_sample=0)
+    said = short_answer_warnings({"q1": ("Yes",), "q2": ("42 boxes",)})
+    assert json.loads((tmp_path / "j.jsonl.manifest.json").read_text())["params"]["answer_warnings"] == said
+    for rule in ((), ("--on", "R", "--threshold", "0.7")):
+        result = run("label", output, *rule, "-o", tmp_path / "q.txt")
+        assert result.exit_code == 0, result.output
+        assert f"semrel: warning: {said[0]}" in result.stderr.splitlines(), result.stderr
+        assert said[0] in json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]["warnings"]
+
+
 def test_queries_an_import_marked_as_unanswered_are_left_out_with_a_warning(tmp_path):
     """MS MARCO, SQuAD 2.0 and BEIR have queries without an answer, which their importers mark no_answer; the
     judge stopped the whole pipeline on them. Now their pairs are not judged and it says so; a blank answer

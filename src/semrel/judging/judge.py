@@ -823,12 +823,15 @@ def judge_pairs(
                                "replaced them")
     questions = {item.query_id: " ".join(item.query.casefold().split()) for item in golden}
     echoed = sum(any(" ".join(a.casefold().split()) == questions.get(q) for a in refs) for q, refs in answers.items())
+    answer_notes: list[str] = []  # kept in the manifest too, so that `label` and the report repeat them: they bear on every label
     if echoed:
-        result.warnings.append(f"{echoed} of {quantity(len(answers), 'query')} {agreeing(echoed, 'have')} their question as the "
-                               "reference answer: BERTScore "
-                               "measures how far a chunk restates the reference, and a question is not restated by what answers "
-                               "it (on Cranfield such labels carried no signal, docs/judge.md); give real answers")
-    result.warnings.extend(short_answer_warnings(answers))
+        answer_notes.append(f"{echoed} of {quantity(len(answers), 'query')} {agreeing(echoed, 'have')} their question as the "
+                            "reference answer: BERTScore "
+                            "measures how far a chunk restates the reference, and a question is not restated by what answers "
+                            "it (on Cranfield such labels carried no signal, docs/judge.md); give real answers")
+    answer_notes += short_answer_warnings(answers)
+    result.warnings.extend(answer_notes)
+    result.params["answer_warnings"] = answer_notes
     if scorer.truncated:
         result.warnings.append(f"{quantity(scorer.truncated, 'reference answer', 'exceed')} the {window}-token window "
                                f"and {agreeing(scorer.truncated, 'were')} truncated to it (as bert_score does at the model's limit)")

@@ -625,11 +625,13 @@ def _judge_notes(rule: Rule | None, source: str | os.PathLike | None, judge: Map
                  calibrated: bool) -> list[str]:
     """What the judgments' manifest (`judge`: its params) says of labels by p, which `label` and the report repeat where the
     judge said it: p from a semrel whose probability model has been refitted since (a cut on it was chosen for another p;
-    a refit of every coefficient recomputes p by this model), and p of settings other than those it was fitted under."""
+    a refit of every coefficient recomputes p by this model), p of settings other than those it was fitted under, and, under
+    any rule, what it said of the reference answers (too short, or the question itself)."""
+    recorded = (judge or {}).get("answer_warnings")
+    notes = [str(m) for m in recorded] if isinstance(recorded, list) else []
     if not source or not isinstance(rule, ProbabilityRule):
-        return []
+        return notes
     probability = (judge or {}).get("probability") or {}
-    notes = []
     if rule.cuts_on_p and _other_model(probability.get("model")):
         notes.append(f"{display_name(source)}: its p comes from another semrel's probability model, and the cut {rule.describe()} "
                      "was chosen for this one's p: re-run `semrel judge` (its embedding cache makes that quick) to label the "
