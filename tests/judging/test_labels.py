@@ -314,6 +314,16 @@ def test_the_wrong_label_warnings_start_just_past_their_shares():
     assert "lists several" not in notes[0]  # every query lists one gold chunk: no split to show
 
 
+def test_a_gold_share_just_under_the_bound_does_not_read_as_the_bound():
+    """PubMedQA after a refit on 100 reviewed pairs: 313 of 392 gold chunks relevant (79.8%) read 'only 80% of the 392
+    gold chunks ... (expected 80% or more ...)', a warning that seemed to contradict itself."""
+    judged = [Judgment(f"q{i}", "g", 0.5, 0.5, 0.5, "gold") for i in range(392)]
+    note = labels.label_warnings(judged, [int(i < 313) for i in range(392)], labels.ThresholdRule())[0]
+    assert note.startswith("only 79.8% of the 392 gold chunks are labelled relevant by R >= 0.7 (expected 80% or more"), note
+    judged = [Judgment(f"q{i}", "g", 0.5, 0.5, 0.5, "gold") for i in range(10_000)]  # 79.996%: a decimal is not enough
+    assert labels.label_warnings(judged, [int(i < 7_999) for i in range(10_000)], labels.ThresholdRule())[0].startswith("only 79.99% ")
+
+
 def test_the_gold_share_warning_says_when_queries_with_several_gold_chunks_are_the_ones_missed():
     """On generated multi-hop questions p labelled 94% of lone gold chunks relevant and 52-68% of the others: the
     warning shows the split where it is that large, so the user sees where the labels miss."""
