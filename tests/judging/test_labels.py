@@ -314,6 +314,24 @@ def test_the_wrong_label_warnings_start_just_past_their_shares():
     assert "lists several" not in notes[0]  # every query lists one gold chunk: no split to show
 
 
+def test_queries_with_nothing_relevant_whose_gold_was_judged_are_not_blamed_on_their_pools():
+    """MS MARCO, 120 queries: 12 of 116 had no pair labelled relevant, and the warning said 'either their pools miss the
+    answer or p >= 0.38 is too strict'; 10 of them had their gold chunk judged (the judge adds it to the pool), 9 with the
+    answer 'Yes'. Where a gold chunk was judged the pool holds the answer, and the warning says so."""
+    judged = [Judgment(f"q{i}", c, 0.5, 0.5, 0.5, source) for i in range(10) for c, source in (("g", "gold"), ("x", "bm25"))]
+    grades = [int(i < 7) for i in range(10) for _ in range(2)]
+    notes = labels.label_warnings(judged, grades, labels.ThresholdRule())
+    assert notes[1].startswith("3 of 10 queries have no pair labelled relevant (e.g. 'q7'): 3 of them have a gold chunk judged "
+                               "and labelled not relevant, so the answer is in their pools and R >= 0.7 misses it (too strict "
+                               "for this data, or reference answers too short to match, as 'Yes'); review about 100 pairs"), notes
+    without = [Judgment(j.query_id, j.chunk_id, 0.5, 0.5, 0.5, "bm25") if j.query_id == "q9" else j for j in judged]
+    notes = labels.label_warnings(without, grades, labels.ThresholdRule())
+    assert "2 of them have a gold chunk judged" in notes[1] and "; the other 1 may have pools that miss the answer; " in notes[1]
+    no_gold = [Judgment(j.query_id, j.chunk_id, 0.5, 0.5, 0.5, "bm25") for j in judged]
+    assert labels.label_warnings(no_gold, grades, labels.ThresholdRule())[0].startswith(
+        "3 of 10 queries have no pair labelled relevant (e.g. 'q7'): either their pools miss the answer or R >= 0.7 is too strict")
+
+
 def test_a_gold_share_just_under_the_bound_does_not_read_as_the_bound():
     """PubMedQA after a refit on 100 reviewed pairs: 313 of 392 gold chunks relevant (79.8%) read 'only 80% of the 392
     gold chunks ... (expected 80% or more ...)', a warning that seemed to contradict itself."""

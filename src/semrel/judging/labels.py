@@ -717,9 +717,16 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
         relevant[j.query_id] = relevant.get(j.query_id, False) or g > 0
     empty = [q for q, r in relevant.items() if not r]
     if empty and len(empty) > NO_RELEVANT_WARNING * len(relevant):
+        # a query whose gold chunk was judged has the answer in its pool: its pool cannot be what misses it
+        listed = {j.query_id for j, g in zip(judgments, gold.tolist()) if g}
+        held = sum(q in listed for q in empty)
+        cause = (f"either their pools miss the answer or {named} is too strict for this data" if not held else
+                 f"{held} of them {agreeing(held, 'have')} a gold chunk judged and labelled not relevant, so the answer is in "
+                 f"{'its' if held == 1 else 'their'} pool{'' if held == 1 else 's'} and {named} misses it (too strict for this "
+                 "data, or reference answers too short to match, as 'Yes')"
+                 + (f"; the other {len(empty) - held} may have pools that miss the answer" if held < len(empty) else ""))
         notes.append(f"{len(empty)} of {quantity(len(relevant), 'query')} {agreeing(len(empty), 'have')} no pair labelled relevant "
-                     f"(e.g. {empty[0]!r}): "
-                     f"either their pools miss the answer or {named} is too strict for this data; {review}")
+                     f"(e.g. {empty[0]!r}): {cause}; {review}")
     uncalibrated = isinstance(rule, ProbabilityRule) and not rule.is_calibrated  # a refit on reviewed pairs answers the next two
     with_gold = [j.features.get(WITH_GOLD_FLAG) for j in judgments if j.features]
     if uncalibrated and with_gold and not any(with_gold) and not gold.any():
