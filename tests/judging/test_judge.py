@@ -592,7 +592,7 @@ def test_answers_too_short_to_match_are_warned_about(tmp_path):
 
 
 @pytest.mark.slow
-def test_answers_too_short_to_match_are_repeated_by_label_and_the_report(tmp_path):
+def test_answers_too_short_to_match_are_kept_in_the_manifest_and_repeated_by_label(tmp_path):
     """The judge said it once, on its stderr; `label` and the top of the report (what `semrel run` leaves to read) said
     nothing, though on a COVID-QA sample of 120 its 24 queries of answers of 2 words or fewer agreed with the gold at
     kappa 0.63 against 0.89 for the rest. The manifest keeps it, and `label` repeats it under any rule."""
