@@ -323,7 +323,8 @@ def test_queries_with_nothing_relevant_whose_gold_was_judged_are_not_blamed_on_t
     notes = labels.label_warnings(judged, grades, labels.ThresholdRule())
     assert notes[1].startswith("3 of 10 queries have no pair labelled relevant (e.g. 'q7'): 3 of them have a gold chunk judged "
                                "and labelled not relevant, so the answer is in their pools and R >= 0.7 misses it (too strict "
-                               "for this data, or reference answers too short to match, as 'Yes'); review about 100 pairs"), notes
+                               "for this data, or reference answers that do not say what the gold chunks say: too short to "
+                               "match, as 'Yes', or written for other text); review about 100 pairs"), notes
     without = [Judgment(j.query_id, j.chunk_id, 0.5, 0.5, 0.5, "bm25") if j.query_id == "q9" else j for j in judged]
     notes = labels.label_warnings(without, grades, labels.ThresholdRule())
     assert "2 of them have a gold chunk judged" in notes[1] and "; the other 1 may have pools that miss the answer; " in notes[1]

@@ -723,7 +723,8 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
         cause = (f"either their pools miss the answer or {named} is too strict for this data" if not held else
                  f"{held} of them {agreeing(held, 'have')} a gold chunk judged and labelled not relevant, so the answer is in "
                  f"{'its' if held == 1 else 'their'} pool{'' if held == 1 else 's'} and {named} misses it (too strict for this "
-                 "data, or reference answers too short to match, as 'Yes')"
+                 "data, or reference answers that do not say what the gold chunks say: too short to match, as 'Yes', or written "
+                 "for other text)"
                  + (f"; the other {len(empty) - held} may have pools that miss the answer" if held < len(empty) else ""))
         notes.append(f"{len(empty)} of {quantity(len(relevant), 'query')} {agreeing(len(empty), 'have')} no pair labelled relevant "
                      f"(e.g. {empty[0]!r}): {cause}; {review}")
