@@ -512,6 +512,7 @@ def calibrate_labels(judgments: list[Judgment], human_file: Human, on: str | Non
     tell(scale_note(paired.grades, count, human_name(human)), warn)
     result = calibrate_probability(Probabilities.of(judgments, paired.pairs), paired.grades, fit, graded=graded, seed=seed,
                                    judged=Probabilities.of(with_p))
+    tell(worse_fit_note(result), warn)
     if tested is None:
         return result
     rest = _held_out(paired_probabilities(judgments, tested, test_unlisted_as_zero), paired, tested)
@@ -521,6 +522,18 @@ def calibrate_labels(judgments: list[Judgment], human_file: Human, on: str | Non
     before, after = (graded_agreement(scores, target, list(thresholds), "quadratic" if graded else "none", seed=seed)
                      for scores, thresholds in (held.scored(r) for r in (ProbabilityRule(graded), result.rule)))
     return dataclasses.replace(result, held_out=(before, after))
+
+
+def worse_fit_note(result: ProbabilityCalibration) -> list[str]:
+    """A refit that agrees less with the very pairs it was fitted on than the labels before it: fitted to likelihood,
+    not to kappa, it can, where the reviewed labels and p disagree on what relevance is (answers written for other
+    text, labels of another task) or the pairs are few; its labels would then be worse than those the user has."""
+    before, after = result.before.kappa, result.after.kappa
+    if not (after < before):  # nan (one class only) compares false: nothing to say
+        return []
+    return [f"the refit agrees less with the {result.pairs} reviewed pairs it was fitted on than the labels before it (kappa "
+            f"{after:.3f} against {before:.3f}): keep the labels you have (do not label with this refit); check that a few "
+            "reviewed pairs' grades and reference answers say the same of the chunk, or review more pairs"]
 
 
 def _held_out(rest: Paired, used: Paired, test: Human) -> Paired:
