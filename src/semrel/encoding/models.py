@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SemrelError, UsageError, first_line
-from ..formats.files import check_input_file, open_input, read_text
+from ..formats.files import check_input_file, open_input, read_text, stream_sha256
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -93,11 +93,8 @@ def _json(path: Path) -> dict:
 def _file_sha256(path: Path) -> bytes:
     """The sha256 of a model's small file (a vocabulary, a config), read in blocks; a FIFO or folder with such a name
     is refused unopened (reading a FIFO blocked for ever)."""
-    digest = hashlib.sha256()
     with open_input(path) as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.digest()
+        return stream_sha256(handle).digest()
 
 
 def describe_model(name_or_path: str | None = None) -> ModelInfo:

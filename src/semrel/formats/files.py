@@ -592,16 +592,21 @@ def file_digest(path: str | os.PathLike) -> dict[str, Any]:
     return {"sha256": digest.hexdigest(), "lines": lines}
 
 
+def stream_sha256(handle: IO[bytes]) -> Any:
+    """The sha256 (a hashlib object) of what is left to read of an open file, a MB at a time: never held whole."""
+    digest = hashlib.sha256()
+    for block in iter(lambda: handle.read(1 << 20), b""):
+        digest.update(block)
+    return digest
+
+
 def bytes_sha256(path: str | os.PathLike) -> str | None:
     """sha256 of a file's bytes, read block by block; None when it cannot be read."""
-    digest = hashlib.sha256()
     try:
         with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+            return stream_sha256(handle).hexdigest()
     except OSError:
         return None
-    return digest.hexdigest()
 
 
 def folder_digest(path: str | os.PathLike) -> dict[str, Any]:
