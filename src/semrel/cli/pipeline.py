@@ -270,14 +270,16 @@ def watched_texts(golden: str, runs: Sequence[str], corpus: str, known: Mapping[
     given = known.get("runs")
     recorded_runs: Mapping[str, Any] = given if isinstance(given, dict) else {}
     files = {name: list(digests.file(path, *_pair(known.get(name)))) for name, path in (("golden", golden), ("corpus", corpus))}
-    run_files = {path: list(digests.file(path, *_pair(recorded_runs.get(canonical(path))))) for path in runs}  # kept by
-    # their canonical paths: the config named from another folder spells them otherwise, and its run went for one made anew
+    # kept by their canonical paths: the config named from another folder spells them otherwise, and its run went for one
+    # made anew
+    keys = {path: canonical(path) for path in runs}
+    run_files = {path: list(digests.file(path, *_pair(recorded_runs.get(keys[path])))) for path in runs}
     kept = known.get("chunks")
     before: dict[str, Any] = kept if isinstance(kept, dict) else {}
     same = {name: files[name][0] is not None and files[name][0] == _pair(known.get(name))[0] for name in files}
-    same_run = {path: run_files[path][0] is not None and run_files[path][0] == _pair(recorded_runs.get(canonical(path)))[0]
+    same_run = {path: run_files[path][0] is not None and run_files[path][0] == _pair(recorded_runs.get(keys[path]))[0]
                 for path in runs}
-    state = {**files, "runs": {canonical(path): found for path, found in run_files.items()}}
+    state = {**files, "runs": {keys[path]: found for path, found in run_files.items()}}
     if all(same.values()) and all(same_run.values()) and "chunks" in known:
         return {**known, **state}, []
     try:
