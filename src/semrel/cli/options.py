@@ -38,6 +38,8 @@ def measures_option(default: Sequence[str] | None = DEFAULT_MEASURES, help: str 
 measure_option = measures_option()
 rel_level_option = click.option("-l", "--rel-level", default=1, show_default=True, type=click.IntRange(min=0),
                                 help="Lowest grade that counts as relevant.")
+
+
 def seed_option(help: str | None = None, default: int = 0) -> Callable:
     """--seed of a command's random draws: 0 or more, as numpy's generators take (-1 was a traceback from numpy)."""
     return click.option("--seed", type=click.IntRange(0), default=default, show_default=True, help=help)
