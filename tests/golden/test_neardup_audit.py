@@ -76,6 +76,34 @@ def test_pairs_across_and_at_the_edges_of_blocks_are_found(embeddings, monkeypat
     assert near_duplicate_groups(list("abcdef"), 0.95).groups == [[0], [1, 4], [2], [3, 5]]
 
 
+@pytest.mark.parametrize("block", [1, 3, 1024])
+def test_groups_are_the_connected_components_of_the_similarity_graph_whatever_the_block(embeddings, monkeypatch, block):
+    """Groups merge a block of pairs at a time (chains, and groups joined only by a later block): each must be the
+    transitive closure a pair-by-pair union-find gives."""
+    monkeypatch.setattr(neardup, "BLOCK", block)
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(60, 3))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    embeddings(vectors.tolist())
+    texts = [f"q{i}" for i in range(55)] + ["Q1", " q2\t", "q3", "q54", "Q54 "]  # five equal earlier texts but for case and spacing
+    similar = vectors @ vectors.T >= 0.95 - 1e-6
+    parent = list(range(60))
+
+    def find(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for a, b in [*zip(*np.nonzero(similar)), (1, 55), (2, 56), (3, 57), (54, 58), (54, 59)]:
+        parent[max(find(a), find(b))] = min(find(a), find(b))
+    expected: dict[int, list[int]] = {}
+    for i in range(60):
+        expected.setdefault(find(i), []).append(i)
+    groups = near_duplicate_groups(texts, 0.95).groups
+    assert groups == sorted(expected.values())
+    assert max(map(len, groups)) >= 5 and len(groups) >= 10  # chains of several texts and texts alone both occur
+
+
 def test_split_targets_round_ratios_and_default_to_80_20():
     """Targets are ratio x total rounded (not truncated), a last ratio left out is the rest (however small), 0.8 the default."""
     assert split_targets(9, [0.75], None) == [7, 2]  # 6.75 rounds to 7

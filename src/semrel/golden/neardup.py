@@ -20,6 +20,7 @@ from .validate import normalised_query
 
 NEAR_DUPLICATE = 0.95  # the cosine of two queries' vectors at which they count as one (dedup, split)
 BLOCK = 1024
+PAIRS = 1 << 22  # the most similarities compared at once: bounds the memory of a block's similar pairs
 
 
 @dataclass(frozen=True)
@@ -33,17 +34,38 @@ class NearDuplicates:
         return float(self.embeddings[i] @ self.embeddings[j])
 
 
-def _find(parent: list[int], i: int) -> int:
-    while parent[i] != i:
-        parent[i] = parent[parent[i]]
-        i = parent[i]
-    return i
+class _Groups:
+    """Each text's group as the smallest index in it, kept in a numpy array and merged a block of
+    pairs at a time by scipy's connected components: no Python loop over pairs, which made a cluster
+    of k near-identical queries cost k * k union-find steps."""
 
+    def __init__(self, n: int) -> None:
+        self.root = np.arange(n)
 
-def _join(parent: list[int], i: int, j: int) -> None:
-    a, b = _find(parent, i), _find(parent, j)
-    if a != b:
-        parent[max(a, b)] = min(a, b)
+    def join(self, a: np.ndarray, b: np.ndarray) -> None:
+        """Join text a[k] with text b[k] for every k."""
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        ra, rb = self.root[a], self.root[b]
+        apart = ra != rb
+        if not apart.any():
+            return
+        touched, ends = np.unique(np.concatenate([ra[apart], rb[apart]]), return_inverse=True)
+        edges = len(ends) // 2
+        graph = coo_matrix((np.ones(edges, dtype=bool), (ends[:edges], ends[edges:])), shape=(len(touched), len(touched)))
+        _, component = connected_components(graph, directed=False)
+        _, first = np.unique(component, return_index=True)  # touched is sorted: a component's first is its smallest
+        moved = np.arange(len(self.root))
+        moved[touched] = touched[first][component]
+        self.root = moved[self.root]
+
+    def groups(self) -> list[list[int]]:
+        if not len(self.root):
+            return []
+        order = np.argsort(self.root, kind="stable")
+        starts = np.flatnonzero(np.diff(self.root[order], prepend=-1))
+        return [part.tolist() for part in np.split(order, starts[1:])]
 
 
 def near_duplicate_groups(
@@ -57,19 +79,16 @@ def near_duplicate_groups(
         raise UsageError(f"threshold= must be in (0, 1], not {threshold}")
     with steps("embedding queries", len(texts)) as advance:
         embeddings = sentence_embeddings(list(texts), model, advance)
-    parent = list(range(len(texts)))
+    found = _Groups(len(texts))
     first: dict[str, int] = {}
-    for i, text in enumerate(texts):
-        _join(parent, first.setdefault(normalised_query(text), i), i)
-    for lo in range(0, len(texts), BLOCK):
-        similar = embeddings[lo : lo + BLOCK] @ embeddings.T >= threshold - 1e-6
-        for a, b in zip(*np.nonzero(similar)):
-            if lo + a < b:
-                _join(parent, lo + int(a), int(b))
-    groups: dict[int, list[int]] = {}
-    for i in range(len(texts)):
-        groups.setdefault(_find(parent, i), []).append(i)
-    return NearDuplicates(sorted(groups.values()), embeddings)
+    found.join(np.array([first.setdefault(normalised_query(text), i) for i, text in enumerate(texts)], dtype=np.int64),
+               np.arange(len(texts)))
+    step = max(1, min(BLOCK, PAIRS // max(1, len(texts))))
+    for lo in range(0, len(texts), step):
+        similar = embeddings[lo : lo + step] @ embeddings.T >= threshold - 1e-6
+        rows, columns = np.nonzero(similar & (found.root[lo : lo + step, None] != found.root))
+        found.join(rows + lo, columns)
+    return NearDuplicates(found.groups(), embeddings)
 
 
 def dedup_report(items: Sequence[GoldenItem], found: NearDuplicates) -> list[dict[str, Any]]:
