@@ -272,6 +272,14 @@ def test_an_output_over_the_corpus_is_refused_before_any_work(tmp_path):
     assert corpus.read_bytes() == before and not Path(f"{corpus}.partial").exists()
 
 
+def test_an_output_in_a_folder_not_made_yet_is_written_there_as_every_command_writes(tmp_path, cache):
+    """Every output's folder is made; the judge's checkpoint was opened first, in the missing folder, so the run
+    failed ('j.jsonl.partial: No such file or directory') after loading the model and reading the inputs."""
+    output = tmp_path / "new" / "deeper" / "j.jsonl"
+    result = semrel.judge(_chunks(), _golden(), None, output, null_sample=0, cache=cache)
+    assert len(output.read_text().splitlines()) == len(result.judgments) > 0
+
+
 def test_the_checkpoint_is_closed_when_a_run_ends_or_is_interrupted(tmp_path, monkeypatch, cache):
     """Closing the checkpoint fsyncs it: rows only flushed may be lost with the machine, so every run closes it."""
     closed: list[Checkpoint] = []

@@ -42,7 +42,7 @@ from ..encoding.engines import LOCAL, Engine, as_engine
 from ..encoding.models import DEFAULT_MODEL, ModelInfo, describe_model, load_tokenizer
 from ..errors import SemrelError, UsageError, ValidationError, check_flags, check_kind, check_warn, tell
 from ..formats.corpus import corpus_records, given_golden, iter_corpus, repeated_id, require_known_chunks
-from ..formats.files import STDIO, check_outputs, guarded, note_input
+from ..formats.files import STDIO, check_outputs, guarded, note_input, prepare_output
 from ..formats.judgments import write_judgments
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.pool import given_pool, pool_error
@@ -979,6 +979,8 @@ def judge(
     if isinstance(corpus, (str, os.PathLike)):
         note_input(corpus)  # streamed later: an output over it (or its manifest) is refused now, before the work and its checkpoint
     check_outputs(output)
+    if partial:  # its folder is made now, as every output's is, not found missing by the checkpoint after the model loads
+        prepare_output(output)
     result = judge_pairs(chunks, items, pairs, options, partial, steps,
                          {"corpus": corpus_name, "golden": str(golden_file or "golden set"), "pool": str(pool_file or "pool")}, engine)
     if sample.active:
