@@ -152,3 +152,27 @@ def test_the_fingerprint_covers_the_vocabulary_and_bin_weights(tmp_path):
     assert len(seen) == 3
     with pytest.raises(SemrelError, match="^model 'a--b' is neither a folder nor in the local Hugging Face cache"):
         describe_model("a--b")
+
+
+def test_a_model_folder_with_its_own_code_is_refused_and_the_code_never_runs(tmp_path, monkeypatch):
+    """A model folder named in a shared config whose config.json maps the model to its own Python file: transformers,
+    left to decide, asked on stdin whether to run it, and a 'y' there (a pipe, `yes |`) ran the folder's code."""
+    from semrel.encoding.encode import truncated_ids
+    from semrel.encoding.models import load_encoder
+
+    copy = shutil.copytree(resolve_model(None), tmp_path / "custom")
+    ran = tmp_path / "ran"
+    (copy / "custom.py").write_text(f"open({str(ran)!r}, 'w').close()\n"
+                                    "from transformers import BertConfig, BertModel, BertTokenizerFast\n"
+                                    "class CustomConfig(BertConfig):\n    model_type = 'custom'\n"
+                                    "class CustomModel(BertModel):\n    config_class = CustomConfig\n"
+                                    "class CustomTokenizer(BertTokenizerFast):\n    pass\n")
+    config = json.loads((copy / "config.json").read_text())
+    (copy / "config.json").write_text(json.dumps({**config, "model_type": "custom", "auto_map": {
+        "AutoConfig": "custom.CustomConfig", "AutoModel": "custom.CustomModel", "AutoTokenizer": ["custom.CustomTokenizer", None]}}))
+    monkeypatch.setattr("builtins.input", lambda *_: "y")  # whoever or whatever answers the question
+    for load in (lambda folder: truncated_ids(["a"], folder), load_encoder):
+        with pytest.raises(SemrelError, match=f"^could not load model '{copy}' \\(.*contains custom code"):
+            load(str(copy))
+    assert type(load_tokenizer(str(copy))).__name__ == "BertTokenizer"  # the class its tokenizer_config.json names, not its own
+    assert not ran.exists()

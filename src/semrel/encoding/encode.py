@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 import numpy as np
 
 from ..progress import Advance
-from .models import load_encoder, load_tokenizer, resolve_model
+from .models import load_encoder, load_tokenizer, resolve_model, unloadable
 
 if TYPE_CHECKING:
     import torch
@@ -152,7 +152,11 @@ def truncated_ids(texts: Sequence[str], model_name: str | None = None, max_lengt
 
     tokenizer = load_tokenizer(model_name)
     if max_length is None:
-        config = AutoConfig.from_pretrained(resolve_model(model_name))
+        location = resolve_model(model_name)
+        try:
+            config = AutoConfig.from_pretrained(location, trust_remote_code=False)  # never the folder's own code (load_tokenizer)
+        except (OSError, ValueError) as exc:
+            raise unloadable(location, exc) from None
         max_length = min(tokenizer.model_max_length, getattr(config, "max_position_embeddings", 512))
     return tokenizer(list(texts), add_special_tokens=True, truncation=True, max_length=max_length)["input_ids"]
 

@@ -182,7 +182,7 @@ def load_encoder(name_or_path: str | None = None, device: str = "cpu", layers: i
     return _load_encoder(resolve_model(name_or_path), device, layers, precision)
 
 
-def _unloadable(location: str, exc: Exception) -> SemrelError:
+def unloadable(location: str, exc: Exception) -> SemrelError:
     return SemrelError(
         f"could not load model {location!r} ({first_line(exc)}); "
         "give a complete local model folder or a name already in the Hugging Face cache"
@@ -196,9 +196,10 @@ def load_tokenizer(name_or_path: str | None = None):
 
     location = resolve_model(name_or_path)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(location)
+        # never the folder's own code: left unset, transformers asks on stdin, and a pipe there (data, `yes |`) answers
+        tokenizer = AutoTokenizer.from_pretrained(location, trust_remote_code=False)
     except (OSError, ValueError) as exc:  # ValueError: a folder whose tokenizer transformers cannot build
-        raise _unloadable(location, exc) from None
+        raise unloadable(location, exc) from None
     expected = _json(Path(location) / "config.json").get("vocab_size")
     if isinstance(expected, int) and len(tokenizer) < expected // 2:  # transformers builds one of the special tokens alone
         raise SemrelError(f"{location}: its tokenizer knows {len(tokenizer):,} tokens where the model has {expected:,}: its "
@@ -220,9 +221,9 @@ def _load_encoder(location: str, device: str, layers: int | None, precision: str
         hf_logging.set_verbosity_error()
     try:
         options: dict[str, Any] = {} if layers is None else {"num_hidden_layers": layers}  # typed so transformers' stubs take it
-        model = AutoModel.from_pretrained(location, **options)
+        model = AutoModel.from_pretrained(location, trust_remote_code=False, **options)
     except (OSError, ValueError, RuntimeError, SafetensorError) as exc:  # missing, cut short, or unlike its config.json
-        raise _unloadable(location, exc) from None
+        raise unloadable(location, exc) from None
     finally:
         hf_logging.set_verbosity(verbosity)
     model.eval()

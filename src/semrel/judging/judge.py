@@ -165,7 +165,7 @@ class TextEncoder:
         if not (isinstance(slow_class, type) and issubclass(slow_class, (transformers.GPT2Tokenizer, transformers.RobertaTokenizer))):
             return False
         try:
-            slow = transformers.AutoTokenizer.from_pretrained(str(self.info.folder), use_fast=False)
+            slow = transformers.AutoTokenizer.from_pretrained(str(self.info.folder), use_fast=False, trust_remote_code=False)
         except (OSError, ValueError):
             return False
         asked = slow.encode("a", add_special_tokens=False, add_prefix_space=True)
