@@ -220,6 +220,21 @@ def test_a_folder_says_it_skips_linked_folders_fifos_and_broken_links(tmp_path):
     assert "semrel: warning: skipped 2 (not a regular file (a FIFO, device or broken link)): broken, pipe" in lines, lines
 
 
+def test_a_folder_does_not_read_files_outside_it_through_links(tmp_path):
+    """A folder from someone else holding notes.txt -> /home/you/.ssh/id_rsa put the key's text in the corpus (and so in
+    the golden set and the review page) without a word. A link to a file inside the folder is read as before."""
+    folder = tmp_path / "docs"
+    write(folder / "a.txt", "Chain oil.\n")
+    secret = write(tmp_path / "secret.txt", "Private key.\n")
+    (folder / "notes.txt").symlink_to(secret)
+    (folder / "sub").mkdir()
+    (folder / "sub" / "same.txt").symlink_to(folder / "a.txt")
+    rows, lines = chunk(tmp_path, folder)
+    assert [(r["_id"], r["text"]) for r in rows] == [("a#0", "Chain oil."), ("sub/same#0", "Chain oil.")]
+    assert "semrel: warning: skipped 1 (a link to a file outside the folder, not followed: give the file itself): notes.txt" in lines, lines
+    assert chunk(tmp_path, secret)[0][0]["text"] == "Private key."  # given by name, it is read
+
+
 def test_a_file_name_that_is_not_utf8_is_skipped_in_a_folder_and_refused_by_name(tmp_path):
     """Its document id is made of the name, which no UTF-8 file can hold: it ended in a UnicodeEncodeError traceback."""
     folder = tmp_path / "docs"

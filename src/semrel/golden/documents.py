@@ -800,6 +800,7 @@ def _folder_documents(folder: Path, report: DocumentReport, exclude: Sequence[st
         yield from (("beir", doc, path) for path, doc in record_documents(beir_records(corpus)))
         return
     found = 0
+    inside = folder.resolve()
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder).as_posix()
         if path.is_dir() and not path.is_symlink():  # its files come in turn
@@ -810,6 +811,9 @@ def _folder_documents(folder: Path, report: DocumentReport, exclude: Sequence[st
         if not path.is_file():  # rglob does not go into a linked folder: its files were left out unsaid
             report.skip("a link to a folder, not followed: give the folder itself" if path.is_dir()
                         else "not a regular file (a FIFO, device or broken link)", relative)
+            continue
+        if path.is_symlink() and not path.resolve().is_relative_to(inside):  # a shared folder must not read in ~/.ssh/id_rsa
+            report.skip("a link to a file outside the folder, not followed: give the file itself", relative)
             continue
         if exclude and _excluded(relative, exclude):
             report.skip("--exclude", relative)
