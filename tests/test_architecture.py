@@ -99,6 +99,15 @@ def test_no_package_imports_one_above_it_and_the_library_never_imports_the_cli()
     assert upward == []
 
 
+def test_docs_architecture_names_every_core_module_and_package():
+    """docs/architecture.md's table is where a reader looks a module up: cjk and interrupts were core but not in it."""
+    rows = [line.split("|")[1:3] for line in (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8").splitlines()
+            if line.startswith("| `")]
+    cells = {first.strip().split("`")[1].rstrip("/"): what for first, what in rows}
+    assert sorted(m for m in CORE if f"`{m}`" not in cells["semrel"]) == []
+    assert sorted(set(LAYERS) - {"core", "api"} - set(cells)) == []
+
+
 def test_the_checker_finds_a_hidden_cycle():
     assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert cycle({"a": {"b"}, "b": set()}) is None
