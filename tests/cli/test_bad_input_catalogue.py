@@ -370,6 +370,15 @@ def test_bad_input_is_one_clear_line(tmp_path, cli, monkeypatch, name, files, co
     assert not changed  # and no input touched (a newer review database stays as it was)
 
 
+def test_docs_safety_shows_the_line_a_misplaced_file_gives(tmp_path, monkeypatch):
+    """docs/safety.md quotes the error for judgments given where qrels go; it had lost the line's fields."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "judgments.jsonl").write_text(JUDGMENTS.replace('"source": "gold"', '"source": "gold", "p": 0.9, "features": {}'))
+    (tmp_path / "r.run").write_text(RUN)
+    line = assert_one_error(run("eval", "judgments.jsonl", "r.run"), "this file looks like judgments")
+    assert line in (Path(__file__).resolve().parents[2] / "docs" / "safety.md").read_text(encoding="utf-8")
+
+
 GOLDEN_CSV = GOLDEN_CSV_TEXT
 # Inputs that look odd but are fine: Windows line ends and a UTF-8 byte order mark are read as if absent.
 ACCEPTED = [("CRLF", lambda text: text.replace("\n", "\r\n").encode()),
