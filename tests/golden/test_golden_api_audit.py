@@ -16,6 +16,7 @@ import pytest
 
 import semrel
 from helpers import ok, read_lines
+from semrel.encoding.models import describe_model
 from semrel.errors import UsageError
 from semrel.formats.corpus import read_golden
 from semrel.records import GoldenItem
@@ -170,6 +171,7 @@ def test_split_passes_threshold_model_and_steps_on_and_records_them(near, tmp_pa
     assert {name: [i.query_id for i in part] for name, part in default.items()} == {"train": ["q1", "q2", "q4"], "test": ["q3", "q5", "q6"]}
     params = manifest(tmp_path / "train.jsonl")["params"]
     assert (params["threshold"], params["model"], params["seed"], params["part"]) == (0.5, model, 0, "train")
+    assert params["model_fingerprint"] == describe_model(model).fingerprint  # the name alone does not say which files
     assert read_golden(tmp_path / "train.jsonl") == parts["train"]
 
 
@@ -204,7 +206,8 @@ def test_dedup_passes_threshold_model_and_steps_on_and_records_them(near, tmp_pa
                                 steps=steps, warn=lambda message: None)
     assert [i.query_id for i in found.kept] == ["q1"] and steps.seen == [("embedding queries", 6)]
     assert [d["query_id"] for d in read_lines(tmp_path / "groups.jsonl")[0]["duplicates"]] == ["q2", "q3", "q4", "q5", "q6"]
+    recorded = {"threshold": 0.3, "model": model, "model_fingerprint": describe_model(model).fingerprint}
     for name in ("kept.jsonl", "groups.jsonl"):
-        assert manifest(tmp_path / name)["params"] == {"threshold": 0.3, "model": model}, name
+        assert manifest(tmp_path / name)["params"] == recorded, name
     default = semrel.dedup_golden(near, warn=lambda message: None)
     assert [i.query_id for i in default.kept] == ["q1", "q3", "q4", "q5"]
