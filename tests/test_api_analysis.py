@@ -93,6 +93,15 @@ def test_sensitivity_gives_what_semrel_sensitivity_prints(sweep_files, which, cl
         assert (rr[cut, "first"], rr[cut, "second"], rr[0.5, "first"], rr[0.5, "second"]) == (1.0, 0.5, 1.0, 0.0)
 
 
+def test_sensitivity_of_one_run_gives_what_the_command_prints_for_it(sweep_files):
+    """One run (alone or in a list) is swept as `semrel sensitivity` sweeps it: its values, no pair to test."""
+    printed = cli_json("sensitivity", sweep_files["raw"], sweep_files["first"], "-m", "RR", *QUICK)
+    for runs in (sweep_files["first"], [sweep_files["first"]]):
+        result = semrel.sensitivity(sweep_files["raw"], runs, "RR", **QUICK_KW)
+        assert result.runs == ["first"] and result.conclusions == [] and sensitivity_json(result) == printed
+    assert {(v["threshold"], v["value"]) for v in printed["values"]} >= {(0.5, 1.0), (0.7, 0.0)}
+
+
 def test_sensitivity_defaults_measures_as_the_command(sweep_files):
     runs = [sweep_files["first"], sweep_files["second"]]
     printed = cli_json("sensitivity", sweep_files["raw"], *runs, "--from", "0.5", "--to", "0.6", "--step", "0.1", *QUICK)
@@ -201,8 +210,6 @@ def test_sensitivity_refuses_wrong_kinds_and_bad_values(sweep_files):
         with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
             semrel.sensitivity(*args, **kwargs)
     for args, kwargs, error, message in [
-        ((judgments, runs[0]), {}, UsageError, "runs: give two or more runs (a list, or a dict {name: run}): a ranking needs two"),
-        ((judgments, runs[:1]), {}, UsageError, "give at least two runs: a ranking needs two"),
         ((judgments, [{"q": {"d": 1.0}}, {"q": {"e": 1.0}}]), {}, UsageError, "runs: two runs are named 'run'"),
         ((judgments, runs), {"on": "x"}, UsageError, "on='x': choose one of p, P, R, F"),
         ((judgments, runs), {"thresholds": []}, UsageError, "give at least one threshold"),

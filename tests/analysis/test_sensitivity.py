@@ -124,12 +124,29 @@ def test_bad_thresholds_give_one_line(cli, files, extra, message):
     assert result.stderr.count("\n") == 1 and message in result.stderr
 
 
-def test_unknown_run_and_single_run_give_one_line(cli, files, tmp_path):
+def test_an_unknown_run_gives_one_line(cli, files, tmp_path):
     judgments, first, _ = files
     missing = cli("sensitivity", judgments, first, str(tmp_path / "nope.run"))
     assert missing.exit_code != 0 and missing.stderr.count("\n") == 1 and "nope.run" in missing.stderr
-    single = cli("sensitivity", judgments, first)
-    assert single.exit_code != 0 and single.stderr.strip() == "semrel: error: give at least two runs: a ranking needs two"
+
+
+def test_one_run_shows_its_curve_and_is_checked_for_a_cliff(cli, files):
+    """A user with one system was refused ('a ranking needs two'), and so `semrel run` with one method never checked
+    that the cut sits on no cliff: one run's values move with the threshold all the same. `first` scores RR 1 up to
+    R 0.57 and 0 above, a cliff 0.02 from 0.56."""
+    judgments, first, _ = files
+    result = cli("sensitivity", judgments, first, "-m", "RR", "--on", "R", "--from", "0.5", "--to", "0.6", "--at", "0.56")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["threshold", "measure", "first"]
+    assert lines[2].split() == ["0.5000", "RR", "1.0000"] and lines[-3].split() == ["0.6000", "RR", "0.0000"]
+    assert lines[-1] == ("Labels: R >= threshold, over 12 judged queries. One run: no ranking or significance to show; "
+                         "give more runs to compare them.")
+    assert "testing every pair" not in result.stderr
+    assert "the label threshold 0.56 on R sits on a cliff of the sensitivity curve: RR of run 'first' moves from 1.000 to 0.000" \
+        in result.stderr
+    flat = cli("sensitivity", judgments, first, "-m", "RR", "--on", "R", "--from", "0.5", "--to", "0.6", "--at", "0.52")
+    assert flat.exit_code == 0 and "cliff" not in flat.stderr
 
 
 def test_a_run_of_other_ids_is_refused_as_eval_refuses_it(cli, files, write):

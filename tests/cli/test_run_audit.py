@@ -157,8 +157,8 @@ def test_every_key_of_a_config_reaches_the_command_line_of_its_steps(tmp_path):
 
 def test_a_config_of_two_keys_plans_the_documented_defaults(tmp_path):
     """docs/run.md's defaults: 120-word chunks with 20 of overlap, the format told from the file (no --format auto), k 20,
-    a pool 10 deep, the judge and label with their own defaults, agree on the labels alone (one run), no compare,
-    sensitivity or lift; the cache inside out."""
+    a pool 10 deep, the judge and label with their own defaults, agree on the labels alone (one run), sensitivity of the
+    one run (its curve, checked for a cliff at the cut), no compare or lift; the cache inside out."""
     write_data(tmp_path)
     steps = planned(tmp_path, '[corpus]\ndocs = "docs"\n[golden]\nfile = "golden.csv"\n')
     assert {name: s.args for name, s in steps.items()} == {
@@ -174,9 +174,10 @@ def test_a_config_of_two_keys_plans_the_documented_defaults(tmp_path):
         "eval derived": ["out/derived.qrels", "out/runs/bm25.run"],
         "eval gold": ["out/gold.qrels", "out/runs/bm25.run"],
         "agree": ["out/gold.qrels", "out/derived.qrels", "--unlisted-as-zero", "-f", "json"],
+        "sensitivity": ["out/judgments.jsonl", "out/runs/bm25.run", "-m", "nDCG@10", "--curves", "out/sensitivity.csv"],
         "report": ["out/derived.qrels", "out/runs/bm25.run", "--golden", "out/golden.jsonl", "--corpus", "out/corpus.jsonl",
-                   "--gold-qrels", "out/gold.qrels", "--judgments", "out/judgments.jsonl", "--agreement", "out/agreement.json",
-                   "-o", "out/report.html"]}
+                   "--gold-qrels", "out/gold.qrels", "--judgments", "out/judgments.jsonl", "--sensitivity", "out/sensitivity.csv",
+                   "--agreement", "out/agreement.json", "-o", "out/report.html"]}
     assert all(s.placement == [] for s in steps.values())
 
 
@@ -473,7 +474,7 @@ def test_a_plan_without_gold_scores_nothing_against_it(tmp_path):
     (tmp_path / "semrel.toml").write_text('[corpus]\ndocs = "docs"\n[golden]\nfile = "golden.csv"\n')
     config = run_config.load_config(str(tmp_path / "semrel.toml"), environ={})
     names = [s.name for s in run_config.plan(config, gold=False)]
-    assert names == ["chunk", "import", "qrels", "retrieve bm25", "pool", "judge", "label", "eval derived", "report"]
+    assert names == ["chunk", "import", "qrels", "retrieve bm25", "pool", "judge", "label", "eval derived", "sensitivity", "report"]
     report = next(s for s in run_config.plan(config, gold=False) if s.name == "report")
     assert "--gold-qrels" not in report.args and "--agreement" not in report.args
 

@@ -78,7 +78,7 @@ def sensitivity(
     `semrel sensitivity`, with its defaults): the judgments relabelled in memory at each threshold (binary: score
     >= threshold), every run evaluated on each labelling, every pair of runs tested at each threshold.
 
-    judgments: a judgments.jsonl or a list of Judgment. runs: two or more, as `evaluate` takes several.
+    judgments: a judgments.jsonl or a list of Judgment. runs: as `evaluate` takes them (one run: its curve and the cliff check, no ranking).
     measures: default `DEFAULT_MEASURES`. on: the score swept, p (the default where the judgments hold it)
     or P, R, F (default R without p). thresholds: the grid (default 0.05..0.95 by 0.01 on p, 0.5..0.9 on
     P, R, F; `semrel.analysis.sensitivity.threshold_grid` makes others). at: the chosen threshold, rankings
@@ -107,10 +107,8 @@ def sensitivity(
                          None if thresholds is None else [float(t) for t in thresholds], source=source)
     if isinstance(runs, Iterator):  # read twice: as runs, and for the files the curves' manifest names
         runs = list(runs)
-    _, read, several = as_runs(runs)
+    _, read, _ = as_runs(runs)
     loaded = list(read)  # a run of the wrong kind altogether is a TypeError first
-    if not several:
-        raise UsageError("runs: give two or more runs (a list, or a dict {name: run}): a ranking needs two")
     result = sweep_runs(judged, loaded, chosen, sweep.thresholds, sweep.at, sweep.on, settings, int(rel_level),
                         refit=sweep.refit)
     tell(sensitivity_warnings(result), warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line

@@ -9,6 +9,7 @@ at a chosen threshold) and, for each pair of runs, where one beats the other sig
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import itertools
 import json
@@ -221,8 +222,6 @@ def sensitivity(
     rule refitted on every coefficient (`calibrate --fit features`), whose p, recomputed from the
     features, is swept instead of the judge's."""
     names = [r.name for r in runs]
-    if len(names) < 2:
-        raise UsageError("give at least two runs: a ranking needs two")
     require_distinct_names(names)
     if not math.isfinite(at):
         raise UsageError("at= must be a finite number")
@@ -256,7 +255,8 @@ def sensitivity(
     pairs = list(itertools.combinations(range(len(names)), 2))
     first, second = [i for i, _ in pairs], [j for _, j in pairs]
     diffs = per_query_values[:, first] - per_query_values[:, second]  # (points, pairs, measures, queries)
-    with steps(f"sensitivity: testing every pair of runs ({len(pairs)}) at each threshold ({settings.test} test)", 0):
+    with steps(f"sensitivity: testing every pair of runs ({len(pairs)}) at each threshold ({settings.test} test)", 0) if pairs \
+            else contextlib.nullcontext():  # one run: its curve alone, and the cliff check on it
         p = chosen_p(diffs.reshape(-1, diffs.shape[-1]).T, settings).reshape(diffs.shape[:-1])
     corrected = np.apply_along_axis(adjust, 1, p, settings.correction)  # each threshold and measure: one family
     mean = diffs.mean(axis=-1)
@@ -273,14 +273,16 @@ def sensitivity(
 
 
 def values_table(s: Sensitivity) -> Table:
-    """One row per threshold and measure: each run's value, tau with the ranking at `at`, the ranking."""
-    header = ["threshold", "measure", *s.runs, f"tau vs {s.at:g}", "ranking"]
+    """One row per threshold and measure: each run's value, tau with the ranking at `at`, the ranking (of
+    two runs or more)."""
+    ranked = len(s.runs) > 1
+    header = ["threshold", "measure", *s.runs, *([f"tau vs {s.at:g}", "ranking"] if ranked else [])]
     rows = []
     for k, t in enumerate(s.thresholds):
         for m, measure in enumerate(s.measures):
             tau = float(s.taus[k, m])
-            rows.append([t, measure.name, *map(float, s.values[k, :, m]), tau if math.isfinite(tau) else None,
-                         s.ranking(s.values[k, :, m])])
+            rows.append([t, measure.name, *map(float, s.values[k, :, m]),
+                         *([tau if math.isfinite(tau) else None, s.ranking(s.values[k, :, m])] if ranked else [])])
     return Table(header, rows)
 
 
@@ -294,7 +296,10 @@ def conclusions_table(s: Sensitivity) -> Table:
 
 def legend(s: Sensitivity) -> str:
     st = s.settings
-    return (f"Labels: {s.on} >= threshold, over {s.queries} judged queries. tau: Kendall's tau-b of the runs' order at "
+    labels = f"Labels: {s.on} >= threshold, over {s.queries} judged queries."
+    if len(s.runs) == 1:
+        return labels + " One run: no ranking or significance to show; give more runs to compare them."
+    return (f"{labels} tau: Kendall's tau-b of the runs' order at "
             f"each threshold with their order at {s.at:g} (blank when all runs tie). Significance: {st.test} test, "
             f"{st.correction} correction within each threshold and measure across the pairs of runs "
             f"({len(s.runs) * (len(s.runs) - 1) // 2}), p < {st.alpha:g}, seed {st.seed}.")
@@ -321,7 +326,7 @@ def render_sensitivity(s: Sensitivity, fmt: str, places: int = 4) -> str:
     """Both tables (CSV: separated by a blank line), with the legend under table and markdown."""
     if fmt == "json":
         return json.dumps(sensitivity_json(s), indent=2) + "\n"
-    text = render(values_table(s), fmt, places) + "\n" + render(conclusions_table(s), fmt, places)
+    text = render(values_table(s), fmt, places) + ("\n" + render(conclusions_table(s), fmt, places) if s.conclusions else "")
     return text + ("\n" + legend(s) + "\n" if fmt in ("table", "markdown") else "")
 
 

@@ -600,7 +600,7 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
                           stdout=text))
     curves = None
     s = config["sensitivity"]
-    if judgments and s["enabled"] and len(runs) > 1:
+    if judgments and s["enabled"] and runs:  # one run: its curve alone, and the check that the cut is on no cliff of it
         curves = o("sensitivity.csv")
         args = [judgments, *runs, "-m", s["measure"], "--curves", curves]
         for key in ("from", "to", "step"):

@@ -57,9 +57,9 @@ def sensitivity_command(judgments, runs, on, start, stop, step, at, measures, te
                         correction, rel_level, calibration, curves, fmt, places):
     """Relabel JUDGMENTS (judgments.jsonl) at each threshold from --from to --to (binary, in memory, no model) and show
     each run's values, Kendall's tau of the runs' ranking with the ranking at --at, and, for every
-    pair of runs, the threshold ranges where one beats the other significantly. By default the
-    threshold is the cut on the judge's probability p; --on R (P, F) sweeps raw scores. A chosen
-    threshold on a cliff of the curves is warned about."""
+    pair of runs, the threshold ranges where one beats the other significantly (one run: its values
+    alone). By default the threshold is the cut on the judge's probability p; --on R (P, F) sweeps raw
+    scores. A chosen threshold on a cliff of the curves is warned about."""
     if curves == STDIO:  # the tables go to stdout: the curves before them made neither readable
         raise UsageError("--curves -: stdout holds the tables; give --curves a file name (./- for a file named '-')")
     judged = read_judgments(judgments)
