@@ -1069,13 +1069,28 @@ def test_a_highlight_encoder_where_nothing_is_highlighted_is_refused(tmp_path, m
 def test_the_end_of_the_queue_counts_pairs_another_reviewer_still_holds_instead_of_calling_all_reviewed(tmp_path, cli):
     pool = write_pool(tmp_path / "pool")
     db = str(tmp_path / "reviews.sqlite")
-    assert start(cli, pool, db, "bob", "q").exit_code == 0  # bob is shown the first pair and quits: it is his for 10 minutes
+    assert start(cli, pool, db, "carol", "q").exit_code == 0  # the queue built
+    with contextlib.closing(open_db(db)) as conn:
+        assert Session(conn, "bob").next_task() is not None  # bob is shown the first pair, at another terminal: his for 10 minutes
     alice = start(cli, None, db, "alice", "1" * 12)
     assert alice.exit_code == 0, alice.output
     assert len(live(db)) == 11  # bob's pair is not decided
     assert "all 12 tasks are reviewed" not in alice.stdout
     told = " ".join(alice.stdout.split())  # the terminal wraps the line
     assert "no pair is free for you now: 1 pair of the 12 is not decided yet but held by other reviewers" in told
+
+
+def test_a_reviewer_who_quits_leaves_the_pair_on_screen_to_others_and_resumes_at_it_if_none_took_it(tmp_path, cli):
+    """A quit pair was held from everyone for 10 minutes: the last pairs of a labelling day waited on whoever went home."""
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "reviews.sqlite")
+    assert start(cli, pool, db, "bob", "q").exit_code == 0  # bob is shown the first pair and quits
+    with contextlib.closing(open_db(db)) as conn:
+        first = conn.execute("SELECT query_id || '/' || chunk_id FROM tasks WHERE position = 0").fetchone()[0]
+    resumed = start(cli, None, db, "bob", "q")  # nobody took it: bob comes back to it
+    assert f"query {first.split('/')[0]} " in resumed.stdout and f"chunk {first.split('/')[1]} " in resumed.stdout
+    assert start(cli, None, db, "alice", "1q").exit_code == 0  # bob quit again: alice is given his pair at once
+    assert live(db) == [(first, "grade", 1)]
 
 
 def test_thresholds_other_than_the_rule_the_labels_manifest_records_are_warned_about(tmp_path, cli):

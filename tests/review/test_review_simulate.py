@@ -14,6 +14,7 @@ from helpers import assert_one_error
 from review_helpers import R_SCORES, queued_db, write_pool
 from semrel.review.engine import Session
 from semrel.review.simulate import decisions_by_kind, simulate_decisions
+from semrel.review.store import open_db
 
 
 def pool_options(pool: dict) -> list:
@@ -73,7 +74,6 @@ def test_pairs_another_process_under_the_same_name_decided_are_not_counted(tmp_p
     """Two simulations under one name at once share the held pair: the one that loses a pair to the
     other between taking and grading it counted it all the same (the two counts summed past the queue)."""
     from semrel.review.engine import Session
-    from semrel.review.store import open_db
 
     pool = write_pool(tmp_path / "pool")
     db = str(tmp_path / "sim.sqlite")
@@ -190,7 +190,9 @@ def test_binary_labels_simulated_on_a_graded_queue_are_warned_about(tmp_path, wr
 def test_a_simulation_says_how_many_pairs_it_passed_over_because_people_hold_them(tmp_path, write, cli):
     files = [*pool_options(write_pool(tmp_path / "pool")), "--thresholds", "0.5"]
     db = str(tmp_path / "r.sqlite")
-    assert cli("review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", *files, input="q").exit_code == 0  # ann holds one
+    assert cli("review", "start", "--db", db, "--reviewer", "ann", "--no-highlight", *files, input="q").exit_code == 0
+    with contextlib.closing(open_db(db)) as conn:
+        assert Session(conn, "ann").next_task() is not None  # ann holds one, shown at her terminal
     gold = write("gold.qrels", "q1 0 c2 1\n")
     simulated = cli("review", "simulate", "--db", db, "--reviewer", "gold", "--human", gold, "--unlisted-as-zero")
     assert simulated.exit_code == 0, simulated.output

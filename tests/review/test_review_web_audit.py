@@ -362,6 +362,16 @@ def test_signing_out_deletes_the_cookie_in_the_browser_too(tmp_path):
     assert cookie_value(alice, app) is None and app.session_interface.store == {}
 
 
+def test_signing_out_leaves_the_pair_on_screen_to_the_next_reviewer(tmp_path):
+    """A signed-out reviewer's pair was held from everyone for 10 minutes, and the page told the others it was held."""
+    app, _ = new_app(tmp_path)
+    bob, csrf = signed_in(app, "bob")
+    left = held(bob)["id"]
+    assert bob.post("/logout", data={"csrf_token": csrf}).status_code == 303
+    alice, _ = signed_in(app, "alice")
+    assert held(alice)["id"] == left
+
+
 def test_the_session_held_before_sign_in_is_gone_after_it(tmp_path):
     """The session of the link (which holds access) is renewed at sign-in: its id, planted or copied before, grants nothing after."""
     app, _ = new_app(tmp_path, token="s3cret")

@@ -6,6 +6,7 @@ the next task is drawn, so quitting or killing the process loses nothing.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Callable, Sequence
 
@@ -16,6 +17,7 @@ from rich.panel import Panel
 from rich.style import Style
 from rich.text import Text
 
+from ..errors import SemrelError
 from ..interrupts import terminated
 from ..review.engine import Outcome, Session, queue_end
 from ..review.highlight import shades
@@ -171,7 +173,10 @@ class TerminalReview:
             return decided
 
     def saved(self) -> int:
-        """Say, on quitting before the queue is done, that every decision is saved; returns this session's decisions."""
+        """Let others have the pair left on screen, and say, on quitting before the queue is done, that every decision is
+        saved; returns this session's decisions."""
+        with contextlib.suppress(SemrelError):  # a database busy past its timeout: the pair is held for CLAIM_SECONDS, as before
+            self.session.release()
         self.console.print(f"saved; {quantity(self.decided, 'decision')} this session. Start again to go on.")
         return self.decided
 

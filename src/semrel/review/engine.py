@@ -159,7 +159,7 @@ class Progress:
 
 def queue_end(progress: Progress) -> str:
     """What a reviewer with no pair left is told. Pairs nobody has decided yet may be held by other reviewers
-    (shown to them in the last CLAIM_SECONDS, also after they quit): the queue is not done, and an export now
+    (shown to them in the last CLAIM_SECONDS, and not left by quitting): the queue is not done, and an export now
     lacks them, so they are counted, not called reviewed."""
     held = progress.total - progress.done
     if held <= 0:
@@ -210,6 +210,13 @@ class Session:
                 return None
             self._claim(row["id"], now)
         return task_from_row(row)
+
+    def release(self) -> None:
+        """Let other reviewers have the pairs this reviewer holds, as if their claims had run out: on quitting, so a pair
+        left on screen is not kept from everyone for CLAIM_SECONDS. The claims stay, so this reviewer resumes at the pair
+        if nobody has decided it meanwhile."""
+        with transaction(self.conn):
+            self.conn.execute("UPDATE claims SET claimed = claimed - ? WHERE reviewer = ?", (CLAIM_SECONDS, self.reviewer))
 
     def _held(self) -> sqlite3.Row | None:
         """The task held for this reviewer, the one next_task() shows them; it only reads, so it

@@ -142,6 +142,9 @@ def create_app(settings: WebSettings) -> Flask:
 
     @app.post("/logout")
     def logout() -> Any:
+        if "reviewer" in session:  # the pair left on screen goes to others now, not after CLAIM_SECONDS (busy: then, as before)
+            with contextlib.suppress(SemrelError):
+                reviewer_session().release()
         session.clear()  # deleted on the server: the cookie, even copied, no longer signs anyone in
         return redirect("/", 303)
 
