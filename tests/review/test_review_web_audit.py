@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import http.cookiejar
 import json
 import os
 import re
@@ -15,6 +16,8 @@ import signal
 import socket
 import threading
 import time
+import urllib.parse
+import urllib.request
 
 import pytest
 from test_review_processes import query
@@ -29,6 +32,7 @@ from semrel.review.store import open_db
 from semrel.review.tasks import Labelling, load_tasks
 from semrel.review.web.app import HIGHLIGHT_WAITING, MAX_ID, THREADS, WebSettings, cookie_name, create_app
 from semrel.review.web.guard import HEADERS
+from semrel.review.web.server import ReviewServer
 from semrel.terminal import safe
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; "
@@ -411,6 +415,34 @@ def test_a_cookie_is_named_after_the_database_however_its_path_is_written(tmp_pa
     monkeypatch.chdir(tmp_path)
     assert cookie_name("r.sqlite") == cookie_name(str(tmp_path / "r.sqlite")) == cookie_name("./sub/../r.sqlite")
     assert cookie_name("r.sqlite") != cookie_name("other.sqlite") and re.fullmatch(r"semrel_review_[0-9a-f]{12}", cookie_name("r.sqlite"))
+    assert cookie_name("r.sqlite", 8765) != cookie_name("r.sqlite", 8766)
+
+
+def test_two_servers_of_one_database_on_two_ports_keep_a_browser_signed_in_on_both(tmp_path):
+    """A browser sends a host's cookies to every port of it: under one name per database, signing in on the second server
+    replaced the first server's cookie, and the reviewer was signed out there (and back and forth)."""
+    _, db = new_app(tmp_path)
+    servers = [ReviewServer(WebSettings(db, secret=f"key{i}"), "127.0.0.1", 0) for i in range(2)]
+    threads = [threading.Thread(target=server.run, daemon=True) for server in servers]
+    for thread in threads:
+        thread.start()
+    browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))  # one jar, as a browser's
+
+    def sign_in(server: ReviewServer, name: str) -> None:
+        page = browser.open(server.url).read().decode()
+        csrf = re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
+        browser.open(server.url + "login", urllib.parse.urlencode({"name": name, "csrf_token": csrf}).encode()).read()
+
+    try:
+        sign_in(servers[0], "alice")
+        sign_in(servers[1], "alice")
+        for server in servers:
+            assert json.loads(browser.open(server.url + "api/task").read())["task"] is not None  # signed in on both
+    finally:
+        for server in servers:
+            server.stop()
+        for thread in threads:
+            thread.join(10)
 
 
 @pytest.mark.slow

@@ -252,10 +252,10 @@ def create_app(settings: WebSettings) -> Flask:
     return app
 
 
-def cookie_name(db: str) -> str:
-    """Cookies are shared by every port of a host: a name per database keeps two review
-    servers on one machine from signing each other's reviewers out."""
-    return "semrel_review_" + hashlib.sha256(str(Path(db).resolve()).encode()).hexdigest()[:12]
+def cookie_name(db: str, port: int = 0) -> str:
+    """Cookies are shared by every port of a host: a name per database and port keeps two review servers on one
+    machine, of two databases or of one, from signing each other's reviewers out."""
+    return "semrel_review_" + hashlib.sha256(f"{Path(db).resolve()}\0{port}".encode()).hexdigest()[:12]
 
 
 def integer(value: Any, name: str, low: int = -MAX_ID, high: int = MAX_ID, strict: bool = False) -> int:

@@ -10,7 +10,7 @@ from urllib.parse import quote
 from waitress import create_server
 
 from ...errors import SemrelError
-from .app import MAX_BODY, THREADS, WebSettings, create_app
+from .app import MAX_BODY, THREADS, WebSettings, cookie_name, create_app
 
 
 class ReviewServer:
@@ -29,6 +29,7 @@ class ReviewServer:
         except ValueError:  # waitress: a host that is neither an address nor a name it can resolve
             raise SemrelError(f"cannot listen on {host}:{port}: not an address or host name of this machine; "
                               "give --host an address such as 127.0.0.1") from None
+        self.app.config["SESSION_COOKIE_NAME"] = cookie_name(settings.db, self.server.effective_port)
 
     @property
     def url(self) -> str:
