@@ -110,6 +110,19 @@ def test_a_simulation_and_a_person_never_share_a_reviewer_name(tmp_path, write, 
     assert again.exit_code == 0 and "of gold's decisions here were made by `review simulate`" in again.stderr
 
 
+def test_a_simulation_is_refused_under_the_name_of_a_person_who_has_a_pair_on_screen(tmp_path, write, cli):
+    """Its check saw only decisions made by hand: ann signed in with none made yet, and the simulation graded the pair on her
+    screen and the rest of the queue under her name (hers refused as decided already), one reviewer in stats and export."""
+    conn, _ = queued_db(tmp_path)
+    db, gold = str(tmp_path / "r.sqlite"), write("gold.qrels", "q1 0 c2 1\n")
+    with contextlib.closing(conn):
+        assert Session(conn, "ann").next_task() is not None  # ann is shown her first pair, at a terminal or the page
+        assert_one_error(cli("review", "simulate", "--db", db, "--reviewer", "ann", "--human", gold, "--unlisted-as-zero"),
+                         "r.sqlite: ann has a pair on screen here now (a person reviewing under that name, at a terminal or the "
+                         "page); a simulation would grade it")
+        assert conn.execute("SELECT count(*) FROM decisions").fetchone()[0] == 0
+
+
 def test_piped_keys_record_no_time_and_their_decisions_stay_a_persons(tmp_path, write, cli, monkeypatch):
     """Piped keys were timed by the microseconds between two reads: stats showed a median of 0.0 s and millions of
     decisions per hour. They record no time now, and are still a person's, not taken for a simulation's (which carry

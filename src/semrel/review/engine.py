@@ -218,6 +218,13 @@ class Session:
         with transaction(self.conn):
             self.conn.execute("UPDATE claims SET claimed = claimed - ? WHERE reviewer = ?", (CLAIM_SECONDS, self.reviewer))
 
+    def on_screen(self) -> bool:
+        """Whether this reviewer has a pair shown now: held, undecided, claimed in the last CLAIM_SECONDS and not
+        left by quitting (a person signed in at the page or a terminal, who may not have decided anything yet)."""
+        sql = (f"SELECT EXISTS (SELECT 1 FROM tasks t JOIN claims c ON c.task_id = t.id AND c.reviewer = :r WHERE c.claimed > :fresh"
+               f" AND {_UNDECIDED_BY_ME} AND (t.shared OR {_UNDECIDED_BY_OTHERS}))")
+        return bool(self.conn.execute(sql, {"r": self.reviewer, "fresh": time.time() - CLAIM_SECONDS}).fetchone()[0])
+
     def _held(self) -> sqlite3.Row | None:
         """The task held for this reviewer, the one next_task() shows them; it only reads, so it
         runs inside the caller's transaction (a nested BEGIN IMMEDIATE is not possible)."""

@@ -56,6 +56,10 @@ def simulate(db: str, reviewer: str, human: Mapping[str, Mapping[str, int]], req
         if person:
             raise SemrelError(f"{db}: {reviewer} has made {quantity(person, 'decision')} here by hand; a simulation would add its grades "
                               "under that name: give reviewer= another name (e.g. gold)")
+        if session.on_screen():  # signed in, nothing decided yet: the simulation would grade the pair on their screen
+            raise SemrelError(f"{db}: {reviewer} has a pair on screen here now (a person reviewing under that name, at a terminal "
+                              "or the page); a simulation would grade it and add its grades under that name: give reviewer= "
+                              "another name (e.g. gold)")
         top = labelling_of(conn).max_grade
         highest = max((grade for grades in human.values() for grade in grades.values()), default=0)
         if 0 < highest < top:  # gold chunks (0/1) against grades 0-3: a relevant pair graded 1 against the judge's 3 disagrees
@@ -63,7 +67,11 @@ def simulate(db: str, reviewer: str, human: Mapping[str, Mapping[str, int]], req
                  f"grades as they are, so a relevant pair graded {highest} here and {top} by the judge counts as a disagreement; "
                  "compare on one scale (review the labels of `semrel label` without --graded, or `semrel agree`, which "
                  "compares on the smaller scale)")
-        decided = simulate_decisions(session, human, unlisted_as_zero)
+        try:
+            decided = simulate_decisions(session, human, unlisted_as_zero)
+        finally:  # interrupted: the pair it held is not kept from people, nor from a simulation started again
+            with contextlib.suppress(SemrelError):
+                session.release()
         progress = session.progress()
         if progress.done < progress.total:  # pairs people hold now were passed over, neither graded nor skipped
             warn(f"{reviewer}: {queue_end(progress)}")
