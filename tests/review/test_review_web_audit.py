@@ -445,6 +445,25 @@ def test_two_servers_of_one_database_on_two_ports_keep_a_browser_signed_in_on_bo
             thread.join(10)
 
 
+def test_a_host_name_of_two_addresses_is_served_with_its_link(tmp_path, monkeypatch):
+    """localhost is 127.0.0.1 and ::1 on most machines: waitress listens on each and has no effective_port, and the
+    link (and the cookie's name) read it: an AttributeError traceback."""
+    _, db = new_app(tmp_path)
+    resolve = socket.getaddrinfo
+
+    def two(host, *args, **kwargs):
+        hosts = ["127.0.0.1", "::1"] if host == "localhost" else [host]
+        return [found for name in hosts for found in resolve(name, *args, **kwargs)]
+
+    monkeypatch.setattr(socket, "getaddrinfo", two)
+    server = ReviewServer(WebSettings(db, secret="key"), "localhost", 0)
+    try:
+        port = server.server.effective_listen[0][1]
+        assert server.url == f"http://localhost:{port}/" and server.app.config["SESSION_COOKIE_NAME"] == cookie_name(db, port)
+    finally:
+        server.stop()
+
+
 @pytest.mark.slow
 def test_only_the_last_50_decisions_can_be_revised(tmp_path):
     pool, db = write_large_pool(tmp_path / "pool", queries=9, chunks=6), str(tmp_path / "r.sqlite")

@@ -29,13 +29,19 @@ class ReviewServer:
         except ValueError:  # waitress: a host that is neither an address nor a name it can resolve
             raise SemrelError(f"cannot listen on {host}:{port}: not an address or host name of this machine; "
                               "give --host an address such as 127.0.0.1") from None
-        self.app.config["SESSION_COOKIE_NAME"] = cookie_name(settings.db, self.server.effective_port)
+        self.app.config["SESSION_COOKIE_NAME"] = cookie_name(settings.db, self.port)
+
+    @property
+    def port(self) -> int:
+        """The port listened on; of the first address where a host name has several (localhost: 127.0.0.1 and ::1), for
+        which waitress listens on each and has no single effective_port (an AttributeError traceback before)."""
+        return getattr(self.server, "effective_port", None) or int(self.server.effective_listen[0][1])
 
     @property
     def url(self) -> str:
         """The link to give reviewers (with the access token when there is one)."""
         shown = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{shown}:{self.server.effective_port}/" + (f"?token={quote(self.token)}" if self.token else "")
+        return f"http://{shown}:{self.port}/" + (f"?token={quote(self.token)}" if self.token else "")
 
     def run(self) -> None:
         self.server.run()
