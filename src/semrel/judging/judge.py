@@ -980,7 +980,7 @@ def judge(
         note_input(corpus)  # streamed later: an output over it (or its manifest) is refused now, before the work and its checkpoint
     check_outputs(output)
     if partial:  # its folder is made now, as every output's is, not found missing by the checkpoint after the model loads
-        prepare_output(output)
+        prepare_output(str(output))
     result = judge_pairs(chunks, items, pairs, options, partial, steps,
                          {"corpus": corpus_name, "golden": str(golden_file or "golden set"), "pool": str(pool_file or "pool")}, engine)
     if sample.active:
