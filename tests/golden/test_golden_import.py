@@ -595,6 +595,44 @@ def test_a_parquet_table_imports_as_its_rows(tmp_path, monkeypatch):
     assert not (tmp_path / "g.jsonl").exists()
 
 
+def test_the_shards_of_a_split_import_as_one_table(tmp_path):
+    """The hub stores a large split as shards (train-00000-of-00003.parquet, ...): the folder, or any one shard, imports
+    as the whole table (one shard alone was a third of the questions, in silence); the manifest names every shard with
+    its sha256; an error names the shard and its own row, a duplicate id both shards."""
+    rows = [{"id": f"q{n}", "question": f"Q{n}?", "answer": f"A{n}."} for n in range(7)]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "whole.parquet")
+    split = tmp_path / "data"
+    split.mkdir()
+    shards = [split / f"train-{k:05d}-of-00003.parquet" for k in range(3)]
+    for shard, part in zip(shards, (rows[:3], rows[3:4], rows[4:])):
+        pq.write_table(pa.Table.from_pylist(part), shard)
+    assert run("golden", "import", tmp_path / "whole.parquet", "-o", tmp_path / "whole.jsonl").exit_code == 0
+    for n, source in enumerate((split, shards[0], shards[1])):
+        result = run("golden", "import", source, "-o", tmp_path / f"{n}.jsonl")
+        assert result.exit_code == 0, result.output
+        assert f"files of the split {split}/train-*-of-00003.parquet, read as one set: 3" in result.stderr
+        assert (tmp_path / f"{n}.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
+    inputs = read_manifest(tmp_path / "0.jsonl")["inputs"]
+    assert [(i["path"], i["sha256"]) for i in inputs] == [(str(s), file_digest(s)["sha256"]) for s in shards]
+    pq.write_table(pa.Table.from_pylist([*rows[4:6], {**rows[6], "question": None}]), shards[2])
+    assert_one_error(run("golden", "import", split, "-o", tmp_path / "g.jsonl"),
+                     f"{shards[2]}:3: the query should be a string, found NoneType")
+    pq.write_table(pa.Table.from_pylist([rows[5], rows[1]]), shards[2])
+    assert_one_error(run("golden", "import", shards[2], "-o", tmp_path / "g.jsonl"),
+                     f"{shards[2]}:2: query id 'q1' occurs more than once (first at {shards[0]}:2)")
+
+
+def test_a_shard_without_the_others_of_its_split_is_refused(tmp_path):
+    """A shard alone, or a folder missing one, would import part of a split as if it were all of it."""
+    for k in (0, 2):
+        write(tmp_path / f"test-{k:05d}-of-00003.jsonl", '{"query": "Q?", "answer": "A."}\n')
+    for source in (tmp_path, tmp_path / "test-00000-of-00003.jsonl"):
+        assert_one_error(run("golden", "import", source, "-o", tmp_path / "g.jsonl"),
+                         "test-00000-of-00003.jsonl: is shard 1 of the 3 files of one split, and test-00001-of-00003.jsonl is "
+                         "not beside it, so the set would lack its queries (download every shard into this folder")
+    assert not (tmp_path / "g.jsonl").exists()
+
+
 def test_jsonl_keeps_several_answers_and_list_ids(tmp_path):
     source = write(tmp_path / "g.jsonl", '{"id": 5, "question": "Q?", "answers": ["one", "two"], "chunk_ids": ["a#1"]}\n')
     result = run("golden", "import", source, "--corpus", corpus_file(tmp_path), "-o", tmp_path / "out.jsonl")
@@ -813,6 +851,24 @@ def test_pubmedqa_msmarco_and_covidqa_rows_from_hugging_face_import_as_their_jso
     pq.write_table(pa.Table.from_pylist([{**pubmed_rows[0], "context": None}]), tmp_path / "bad.parquet")
     assert_one_error(run("golden", "import", tmp_path / "bad.parquet", "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
                      "bad.parquet:1: 'context' should hold 'contexts' and 'labels', found null")
+
+
+@needs_shared("covid_qa_deepset/200423_covidQA.json")
+def test_covidqa_rows_in_three_shards_import_as_the_unsplit_rows(tmp_path):
+    """COVID-QA's 1,380 rows as the hub would shard them, cut inside an article's questions (row 901): the folder gives the
+    corpus and golden set of the one file, byte for byte."""
+    rows = squad_rows((SHARED_DATA / "covid_qa_deepset" / "200423_covidQA.json").read_text())
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "whole.parquet")
+    (tmp_path / "split").mkdir()
+    for k, (start, end) in enumerate(((0, 500), (500, 901), (901, len(rows)))):
+        pq.write_table(pa.Table.from_pylist(rows[start:end]), tmp_path / "split" / f"train-{k:05d}-of-00003.parquet")
+    made = []
+    for source in (tmp_path / "whole.parquet", tmp_path / "split"):
+        corpus, golden = tmp_path / f"{source.stem}.corpus", tmp_path / f"{source.stem}.golden"
+        result = run("golden", "import", source, "--corpus-out", corpus, "-o", golden)
+        assert result.exit_code == 0, result.output
+        made.append((corpus.read_bytes(), golden.read_bytes()))
+    assert made[0] == made[1] and made[0][1].count(b"\n") == len(rows) == 1380
 
 
 def test_msmarco_v21_columns_and_its_no_answer_text(tmp_path):

@@ -629,6 +629,11 @@ def folder_files(path: str | os.PathLike) -> Iterator[str]:
             yield os.path.join(root, name)
 
 
+def line_count(path: str | os.PathLike) -> int:
+    """The lines of a file's content, as read_lines numbers them."""
+    return _line_count(read_blocks(path))
+
+
 def _line_count(blocks: Iterable[bytes]) -> int:
     """Lines in the content the blocks make up, a last line without its newline included."""
     lines, last = 0, b"\n"

@@ -40,6 +40,13 @@ def parquet_columns(source: str | os.PathLike) -> list[str]:
         return list(table.schema_arrow.names)
 
 
+def parquet_rows(source: str | os.PathLike) -> int:
+    """The rows of a Parquet file, as its footer states them."""
+    handle, table = _opened(str(source))
+    with handle:
+        return int(table.metadata.num_rows)
+
+
 def parquet_records(source: str | os.PathLike) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
     """The column names and (row number from 1, row as a dict of Python values) of a Parquet file, decoded a batch of
     rows at a time. A file that is not Parquet, or whose columns cannot be decoded, is one FormatError."""

@@ -13,6 +13,7 @@ from ..formats.corpus import golden_qrels, read_golden, write_corpus, write_gold
 from ..formats.files import STDIO, check_not_input
 from ..formats.jsonl import write_jsonl
 from ..formats.manifest import outputs_with_manifests, write_manifest
+from ..formats.shards import split_files
 from ..formats.trec import write_qrels
 from ..progress import Steps, no_progress
 from ..records import GoldenItem
@@ -45,7 +46,8 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
         testsets = f"{', '.join(CONTEXT_FORMATS[:-1])} and {CONTEXT_FORMATS[-1]}"
         raise UsageError(f"corpus_out= only applies to {', '.join(BUILDS_CORPUS)}, to {testsets} without corpus=, and to trec "
                          f"with docs=; this source is {result.params['format']}")
-    inputs = [source, *(path for path in (options.corpus, options.qrels) if path), *options.docs]  # trec's qrels and documents too
+    # every shard of a split; trec's qrels and documents too
+    inputs = [*split_files(source), *(path for path in (options.corpus, options.qrels) if path), *options.docs]
     params = {**result.params, **({"chunking": options.settings.describe()} if result.chunks is not None else {})}
     outputs = [o for o in (corpus_out if result.chunks is not None else None, qrels_out, output) if o]
     with outputs_with_manifests(outputs) as staged:

@@ -27,7 +27,8 @@ from ..formats.beir import beir_folder, beir_records, is_beir_folder, read_beir_
 from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
 from ..formats.files import STDIO, display_name, line_id, read_head, read_lines, read_text
 from ..formats.jsonl import check_nesting, read_jsonl, too_deep
-from ..formats.parquet import is_parquet, parquet_columns, parquet_records
+from ..formats.parquet import is_parquet, parquet_columns
+from ..formats.shards import placed, shard_at, split_columns, split_files, split_name, split_records
 from ..formats.trec import graded_pairs
 from ..progress import Steps, counted, no_progress
 from ..records import Chunk, GoldenItem, is_id
@@ -87,6 +88,9 @@ def _cell_ids(cell: str) -> list[str]:
 def detect_format(source: str) -> str:
     """The format of `source`, from folder contents, suffix or (for .json) its top-level keys."""
     path = Path(source)
+    if path.is_dir() and split_files(source) != (source,):  # the shards of one split: as its first file
+        source = split_files(source)[0]
+        path = Path(source)
     if path.is_dir():
         if (path / "cran.qry").exists():
             return "cranfield"
@@ -603,8 +607,8 @@ def _table_records(source: str) -> tuple[list[str], list[tuple[int | None, dict[
         header, table = _csv_table(source)
         return header, list(table)
     rows: list[tuple[int | None, dict[str, Any]]]
-    if is_parquet(source):
-        rows = list(parquet_records(source)[1])
+    if is_parquet(source) or name.endswith(".jsonl") and _json_lines(source):
+        rows = list(split_records(split_files(source)))
     elif _json_lines(source):
         rows = list(read_jsonl(source))
     else:
@@ -760,9 +764,10 @@ def table_rows(source: str, fmt: str) -> tuple[list[str], Iterable[tuple[int, di
     of all its lines; a Parquet table's rows are numbered as lines)."""
     if fmt == "csv":
         return _csv_table(source)
+    shards = split_files(source)
     if fmt == "parquet":
-        return parquet_records(source)
-    rows = list(read_jsonl(source))
+        return split_columns(shards), split_records(shards)
+    rows = list(split_records(shards))
     return list(dict.fromkeys(key for _, row in rows for key in row)), rows
 
 
@@ -899,10 +904,13 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
     return Imported(items, None, counts, {"split": options.split, "queries_left_out": left_out})
 
 
-def _where(source: str, item: GoldenItem) -> str:
-    """The source file, and the line an item came from where the importer recorded it (CSV, JSONL)."""
+def _where(shards: Sequence[str], item: GoldenItem) -> str:
+    """The source file (the shard of a split), and the line an item came from where the importer recorded it (CSV, JSONL)."""
     line = item.meta.get("line")
-    return f"{display_name(source)}:{line}" if isinstance(line, int) else display_name(source)
+    if not isinstance(line, int):
+        return display_name(shards[0]) if len(shards) == 1 else split_name(shards)
+    path, line = shard_at(shards, line)
+    return f"{display_name(path)}:{line}"
 
 
 def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = no_progress) -> Imported:
@@ -926,9 +934,15 @@ def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = 
         raise UsageError(f"qrels= goes with format='trec'; this source is {fmt}")
     if options.doc_qrels and fmt not in ("trec", "beir", "csv", "jsonl", "parquet"):
         raise UsageError(f"doc_qrels= applies to gold document ids (trec, beir, csv, jsonl, parquet); this source is {fmt}")
+    shards = split_files(source)  # a split the hub stores as several files is read as one set from its first
     with sanitised_ids() as changed:
-        result = importers[fmt](source, options)
+        try:
+            result = importers[fmt](shards[0], options)
+        except FormatError as exc:  # a row's number in the split: the shard and its own row
+            raise placed(exc, shards) from None
     result.params["format"] = fmt
+    if len(shards) > 1:
+        result.counts[f"files of the split {split_name(shards)}, read as one set"] = len(shards)
     if changed:  # one line for all of them: the golden set (and corpus) name them otherwise than the source
         given, made = next(iter(changed.items()))
         blanks = f"ids with blanks, which become '_' so that they differ from the source's (e.g. {given!r} is {made!r})"
@@ -942,15 +956,16 @@ def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = 
         raise ValidationError(f"{source}: a query id is empty (or only spaces); give every query an id")
     blank = [i for i in result.items if i.blank]
     if blank:  # `golden validate` calls it an error, and there is nothing to retrieve for
-        raise ValidationError(f"{_where(source, blank[0])}: the query of {blank[0].query_id!r} is empty ({len(blank)} such); "
+        raise ValidationError(f"{_where(shards, blank[0])}: the query of {blank[0].query_id!r} is empty ({len(blank)} such); "
                               "give every query its text")
     first: dict[str, GoldenItem] = {}
     for item in result.items:
         if item.query_id in first:
             earlier = first[item.query_id].meta.get("line")
             blanks = " (blanks in an id become '_': 'a b' and 'a_b' are one id)" if "_" in item.query_id else ""
-            first_line = f" (first on line {earlier})" if isinstance(earlier, int) else ""
-            raise ValidationError(f"{_where(source, item)}: query id {item.query_id!r} occurs more than once{first_line}; "
+            first_line = "" if not isinstance(earlier, int) else f" (first on line {earlier})" if len(shards) == 1 else \
+                f" (first at {_where(shards, first[item.query_id])})"
+            raise ValidationError(f"{_where(shards, item)}: query id {item.query_id!r} occurs more than once{first_line}; "
                                   f"query ids must be unique{blanks}")
         first[item.query_id] = item
     if options.sample.active:

@@ -13,7 +13,8 @@ from ..errors import FormatError, SemrelError, UsageError, ValidationError
 from ..formats.corpus import judged_grades, shown_json
 from ..formats.files import check_id, display_name, line_id, read_text
 from ..formats.jsonl import loads
-from ..formats.parquet import is_parquet, read_records
+from ..formats.parquet import is_parquet
+from ..formats.shards import split_files, split_records
 from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, is_id
 from ..terminal import quantity
 from .chunking import ChunkSettings, sanitise_id
@@ -74,7 +75,9 @@ def query_id_of(value: Any, path: str | os.PathLike, where: str, line: int | Non
 def record_rows(source: str) -> Iterator[tuple[int, dict[str, Any]]] | None:
     """The (line or row number, record) of a JSON Lines or Parquet file, None for any other file: the layouts a set on
     Hugging Face's hub comes in (a row per question), where the set's own release is one JSON document."""
-    return read_records(source) if is_parquet(source) or source.lower().removesuffix(".gz").endswith(".jsonl") else None
+    if not is_parquet(source) and not source.lower().removesuffix(".gz").endswith(".jsonl"):
+        return None
+    return split_records(split_files(source))
 
 
 def load_json(path: str | os.PathLike) -> Any:

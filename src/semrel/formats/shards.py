@@ -1,0 +1,89 @@
+"""A split that Hugging Face's hub stores as several files (data/train-00000-of-00003.parquet, -00001-of-00003, ...),
+read as the one set it is: given one shard, an import read a third of the questions without a word."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from ..errors import FormatError
+from .files import display_name, line_count
+from .jsonl import read_jsonl
+from .parquet import is_parquet, parquet_columns, parquet_records, parquet_rows
+
+SHARD = re.compile(r"(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})(?P<suffix>\.parquet|\.jsonl|\.jsonl\.gz)", re.IGNORECASE)
+
+
+def split_files(source: str) -> tuple[str, ...]:
+    """Every shard of the split `source` is one of, or holds (a folder whose files of records are the shards of one
+    split, and no other), in order; else `source` alone. A shard whose siblings are not all beside it is refused,
+    naming them."""
+    path = Path(source)
+    if path.is_dir():
+        names = sorted(p.name for p in path.iterdir() if not p.name.startswith(".") and p.is_file()
+                       and p.name.lower().endswith((".parquet", ".jsonl", ".jsonl.gz")))
+        found = [SHARD.fullmatch(name) for name in names]
+        if not names or not all(found) or len({(m["stem"], m["count"], m["suffix"]) for m in found if m}) > 1:
+            return (source,)
+        path = path / names[0]
+    match = SHARD.fullmatch(path.name)
+    if match is None or int(match["index"]) >= int(match["count"]):
+        return (str(path),)
+    count = int(match["count"])
+    shards = [path.with_name(f"{match['stem']}-{n:05d}-of-{count:05d}{match['suffix']}") for n in range(count)]
+    missing = [p.name for p in shards if not p.is_file()]
+    if missing:
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        raise FormatError(display_name(str(path)), f"is shard {int(match['index']) + 1} of the {count} files of one split, and "
+                          f"{', '.join(missing[:3])}{more} {'is' if len(missing) == 1 else 'are'} not beside it, so the set would "
+                          f"lack {'its' if len(missing) == 1 else 'their'} queries",
+                          hint="download every shard into this folder; to import this one alone, rename it")
+    return tuple(str(p) for p in shards)
+
+
+def _rows(path: str) -> int:
+    """The lines (JSON Lines) or rows (Parquet) of a shard: how far the numbers of the next one start on."""
+    return parquet_rows(path) if is_parquet(path) else line_count(path)
+
+
+def split_records(shards: Sequence[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line or row, record) of the shards, file after file, numbered on from the file before: shard_at tells which
+    file and line a number is."""
+    start = 0
+    for n, path in enumerate(shards):
+        start += _rows(shards[n - 1]) if n else 0
+        records = parquet_records(path)[1] if is_parquet(path) else read_jsonl(path)
+        yield from ((start + line, record) for line, record in records)
+
+
+def split_columns(shards: Sequence[str]) -> list[str]:
+    """The columns of the Parquet shards of a split, in the order they first appear."""
+    return list(dict.fromkeys(column for path in shards for column in parquet_columns(path)))
+
+
+def shard_at(shards: Sequence[str], line: int) -> tuple[str, int]:
+    """The shard and its own line (or row) of the `line`-th of split_records' numbers, which errors name."""
+    for path in shards[:-1]:
+        rows = _rows(path)
+        if line <= rows:
+            return path, line
+        line -= rows
+    return shards[-1], line
+
+
+def placed(error: FormatError, shards: Sequence[str]) -> FormatError:
+    """`error` naming the shard and its line where it names the first shard at a number of split_records."""
+    if len(shards) < 2 or error.line is None or error.path != display_name(shards[0]):
+        return error
+    path, line = shard_at(shards, error.line)
+    return FormatError(display_name(path), error.message, line=line, hint=error.hint)
+
+
+def split_name(shards: Sequence[str]) -> str:
+    """The split in messages: its folder and the shards' common name ('data/train-*-of-00003.parquet')."""
+    match = SHARD.fullmatch(Path(shards[0]).name)
+    return display_name(shards[0]) if match is None else \
+        display_name(os.path.join(os.path.dirname(shards[0]), f"{match['stem']}-*-of-{match['count']}{match['suffix']}"))
+
