@@ -286,6 +286,13 @@ def test_a_run_is_written_a_batch_of_rows_at_a_time(tmp_path):
     assert lines[150_000] == "q1 Q0 doc-0150000 1 250000.0 r"
 
 
+def test_a_comment_line_of_a_file_ending_lines_in_a_lone_cr_is_skipped(write):
+    """Comment lines were found after a newline only: in a file whose lines end in a lone CR (old Mac) a comment was read
+    as data, and the run refused as 'could not be read'."""
+    path = write("c.run", b"q1 Q0 d1 1 2.5 a\r# a note\r  # another\rq1 Q0 d2 2 1.5 a\r")
+    assert read_run(path).to_dict() == {"q1": {"d1": 2.5, "d2": 1.5}}
+
+
 def test_blocks_end_at_a_lone_cr_and_a_line_has_a_limit(write, monkeypatch):
     """A file whose lines end in a lone CR, or that holds no line end, was one block: read whole, with no limit, since
     runs and qrels are parsed a block at a time. A lone CR ends a block, as it ends a line for normalise; a line past

@@ -23,7 +23,7 @@ from .parquet import is_parquet
 
 _RUNS_OF_BLANKS = re.compile(rb" {2,}")
 _LINE_EDGES = re.compile(rb"^ +| +$", re.MULTILINE)
-_COMMENT_LINES = re.compile(rb"^[ \t]*#[^\n]*", re.MULTILINE)
+_COMMENT_LINES = re.compile(rb"(?:^|(?<=\r))[ \t]*#[^\n\r]*", re.MULTILINE)  # a lone CR ends a line too (see normalise)
 
 Check = Callable[[str], object]
 ARROW_BLOCK = 1 << 24  # bytes Arrow's CSV reader takes at a time: no line may be longer
