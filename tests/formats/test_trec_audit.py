@@ -293,6 +293,13 @@ def test_a_comment_line_of_a_file_ending_lines_in_a_lone_cr_is_skipped(write):
     assert read_run(path).to_dict() == {"q1": {"d1": 2.5, "d2": 1.5}}
 
 
+def test_a_row_of_a_file_ending_lines_in_a_lone_cr_is_named_by_its_own_line(write):
+    """The newline that ends a block opens no line, but a block ending in a lone CR was taken to open one: each block
+    after it was numbered a line too far (`semrel eval` named a duplicate on line 3 as line 4)."""
+    path = write("d.run", b"q1 Q0 d1 1 2.5 a\rq1 Q0 d2 2 1.5 a\rq1 Q0 d2 3 0.5 a\r")
+    assert [line_number(path, row) for row in range(3)] == [1, 2, 3]
+
+
 def test_blocks_end_at_a_lone_cr_and_a_line_has_a_limit(write, monkeypatch):
     """A file whose lines end in a lone CR, or that holds no line end, was one block: read whole, with no limit, since
     runs and qrels are parsed a block at a time. A lone CR ends a block, as it ends a line for normalise; a line past

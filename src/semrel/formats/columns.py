@@ -242,9 +242,10 @@ def row_line(content: bytes | str, row: int) -> tuple[int, bytes]:
     or the path of a file Arrow read from disk, gone through a block at a time (a file of any size, never read whole)."""
     seen, number = -1, 0
     for block in [content] if isinstance(content, bytes) else read_blocks(content):
-        lines = normalise(blank_comments(block)).split(b"\n")
-        if block.endswith(b"\n"):
-            lines.pop()  # the newline ends the block's last line, it opens none
+        mended = normalise(blank_comments(block))
+        lines = mended.split(b"\n")
+        if mended.endswith(b"\n"):
+            lines.pop()  # the line end (a lone CR too) ends the block's last line, it opens none
         for raw in lines:
             number += 1
             if raw.strip():
