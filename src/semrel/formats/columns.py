@@ -130,13 +130,14 @@ def read_columns(
     for the line-by-line pass that explains a refusal. `extra_fields`: fields after the last named
     column are ignored (trec_eval's runs). Lines starting with `#` are comments, skipped as trec_eval does.
     """
-    tables = []
+    tables, number = [], 1  # the file's line that opens the block
     for block in _blocks(content):
         table = _read_block(block, names, types, extra_fields)
         if table is None:
-            _explain(content, path, names, checks, what, extra_fields)
+            _explain(block, number, path, names, checks, what, extra_fields)
         if len(table):
             tables.append(table)
+        number += block.count(b"\n") + (block.count(b"\r") - block.count(b"\r\n") if b"\r" in block else 0)  # as normalise ends lines
     return tables[0] if len(tables) == 1 else pa.concat_tables(tables) if tables else _empty(types)
 
 
@@ -163,21 +164,15 @@ def _read_block(data: bytes, names: Sequence[str], types: dict[str, pa.DataType]
     return None
 
 
-def _explain(content: bytes | str, path: str, names: Sequence[str], checks: dict[int, tuple[str, Check]], what: str,
+def _explain(block: bytes, number: int, path: str, names: Sequence[str], checks: dict[int, tuple[str, Check]], what: str,
              extra_fields: bool) -> NoReturn:
-    """Raise the FormatError for content Arrow refused: its first bad line, else its first line too long for Arrow, else
-    what it is not. The blocks are gone through again, each mended as for Arrow, the lines counted on."""
-    def mended() -> Iterator[tuple[int, bytes]]:
-        number = 1
-        for block in _blocks(content):
-            block = normalise(blank_comments(block))
-            yield number, keep_fields(block, len(names)) if extra_fields else block
-            number += block.count(b"\n")
-
-    for number, block in mended():
-        first_bad_line(block, path, len(names), checks, what, extra_fields, first=number)
-    for number, block in mended():
-        _first_long_line(block, path, first=number)
+    """Raise the FormatError for a block Arrow refused (its first line the file's line `number`): its first bad line,
+    else its first line too long for Arrow, else what it is not. The blocks before it were read, so only this one is
+    gone through line by line: a bad line at the end of 5.6M took 11 s when every block was."""
+    block = normalise(blank_comments(block))
+    block = keep_fields(block, len(names)) if extra_fields else block
+    first_bad_line(block, path, len(names), checks, what, extra_fields, first=number)
+    _first_long_line(block, path, first=number)
     raise FormatError(display_name(path), f"could not be read as {what}")
 
 
