@@ -1052,8 +1052,8 @@ def test_a_changed_input_reruns_whatever_its_mtime(tmp_path, monkeypatch):
     changed = statuses(run("run", config).stdout)
     assert changed["import"] == "ran" and changed["chunk"] == "skipped", changed
     read = []
-    digest = pipeline._digest
-    monkeypatch.setattr(pipeline, "_digest", lambda path: read.append(path) or digest(path))
+    digest = pipeline.content_sha256
+    monkeypatch.setattr(pipeline, "content_sha256", lambda path: read.append(path) or digest(path))
     assert set(statuses(run("run", config).stdout).values()) == {"skipped"} and not read, read
     os.utime(golden)  # the same bytes, another stamp: read once, and its new stamp kept
     assert set(statuses(run("run", config).stdout).values()) == {"skipped"} and read == [str(golden)], read
@@ -1467,8 +1467,8 @@ def test_a_hidden_file_changing_in_a_folder_input_reads_nothing(tmp_path, monkey
     step = run_config.Step("x", ("eval",), [], [str(docs)], [])
     recorded = pipeline.Digests().of(step)
     read = []
-    digest = pipeline._digest
-    monkeypatch.setattr(pipeline, "_digest", lambda path: read.append(path) or digest(path))
+    digest = pipeline.content_sha256
+    monkeypatch.setattr(pipeline, "content_sha256", lambda path: read.append(path) or digest(path))
     (docs / ".a.txt.swp").write_text("x\n")
     (docs / ".staged").mkdir()
     (docs / ".staged" / "b.txt").write_text("b\n")

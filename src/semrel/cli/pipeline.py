@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import SemrelError, UsageError
-from ..formats.files import bytes_sha256, folder_digest, folder_files, lasting, not_plain, stamp
+from ..formats.files import bytes_sha256, content_sha256, folder_files, lasting, not_plain, stamp
 from ..formats.manifest import manifest_is_stale, manifest_path, read_manifest, read_params
 from ..terminal import agreeing, quantity
 from .run_config import (
@@ -52,22 +52,16 @@ def _stamp(path: str) -> tuple[Any, int] | None:
             return None
         return stamp(info), info.st_ctime_ns
     listing, newest = hashlib.sha256(), 0
-    for full in folder_files(path):  # the files _digest reads
+    for full in folder_files(path):  # the files content_sha256 reads
         name = os.path.relpath(full, path).encode("utf-8", "surrogateescape")
         try:
             info = os.stat(full)
-        except OSError:  # a dangling link: its name alone, as _digest reads none of it
+        except OSError:  # a dangling link: its name alone, as content_sha256 reads none of it
             listing.update(name + b"\0")
             continue
         listing.update(name + f"\0{stamp(info)}\0".encode())
         newest = max(newest, info.st_ctime_ns)
     return listing.hexdigest(), newest
-
-
-def _digest(path: str) -> str | None:
-    """sha256 of a file's bytes, or of a folder's files and their names under it (as its manifests record
-    it: files.folder_digest); None when missing."""
-    return folder_digest(path)["sha256"] if os.path.isdir(path) else bytes_sha256(path)
 
 
 def _queries(path: str) -> str | None:
@@ -78,7 +72,7 @@ def _queries(path: str) -> str | None:
     try:
         items = read_golden(path)
     except (SemrelError, OSError):
-        return _digest(path)
+        return content_sha256(path)
     digest = hashlib.sha256()
     for item in items:
         digest.update(json.dumps([item.query_id, item.query], ensure_ascii=False).encode() + b"\n")
@@ -111,7 +105,7 @@ class Digests:
             return known_sha, known_stamp
         key = (canonical(path), json.dumps(current), part or "")
         if key not in self._read:
-            self._read[key] = (PARTS[part](path) if part else _digest(path), lasting(current, changed))
+            self._read[key] = (PARTS[part](path) if part else content_sha256(path), lasting(current, changed))
         return self._read[key]
 
     def of(self, step: Step, recorded: Mapping[str, Any] | None = None) -> dict[str, dict[str, list[Any]]]:
@@ -497,7 +491,7 @@ def _has_gold(qrels: Step, pending: set[str]) -> bool | None:
 def _made(step: Step) -> dict[str, list[str | None]]:
     """The sha256 of each output and of its manifest as the step left them: one that differs later holds work
     `semrel run` did not make (check_not_replacing_work)."""
-    return {canonical(output): [_digest(output), _digest(manifest_path(output))] for output in step.outputs}
+    return {canonical(output): [content_sha256(output), content_sha256(manifest_path(output))] for output in step.outputs}
 
 
 KEPT_AS = {"golden.jsonl": "[golden] file", "corpus.jsonl": "[corpus] file"}  # outputs a config key can take in their place
@@ -534,13 +528,13 @@ def _work_in(output: str, made: list[Any]) -> str | None:
         return None
     record = read_manifest(output, current=False)
     if record is None:
-        return None if made[0] in (None, _digest(output)) else "which holds other bytes than `semrel run` wrote and no manifest"
+        return None if made[0] in (None, content_sha256(output)) else "which holds other bytes than `semrel run` wrote and no manifest"
     fills = record.get("fills")
     last = fills[-1] if isinstance(fills, list) and fills and isinstance(fills[-1], dict) else record
     command = last.get("command")
     writer = f"`{shlex.join(map(str, command))}`" if isinstance(command, list) else "another command"
     by_run = _by_run(record)
-    if (_digest(manifest_path(output)) == made[1] or by_run) and (_digest(output) == made[0] or
+    if (content_sha256(manifest_path(output)) == made[1] or by_run) and (content_sha256(output) == made[0] or
                                                                   (by_run and read_manifest(output) is not None)):
         return None
     if read_manifest(output) is None:

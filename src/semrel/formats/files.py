@@ -609,6 +609,12 @@ def bytes_sha256(path: str | os.PathLike) -> str | None:
         return None
 
 
+def content_sha256(path: str | os.PathLike) -> str | None:
+    """sha256 of a file's bytes, or of a folder's files and their names under it: what a manifest records of an input
+    (describe_input) and `semrel run` keeps of it; None when missing."""
+    return folder_digest(path)["sha256"] if os.path.isdir(path) else bytes_sha256(path)
+
+
 def folder_digest(path: str | os.PathLike) -> dict[str, Any]:
     """sha256 over a folder's files (recursively, in sorted order): each one's path inside it and the sha256
     of its bytes ('None' for one that cannot be read), and how many there are (folder_files)."""
