@@ -282,7 +282,7 @@ COMMANDS = {name: f"semrel.cli.{target}" for name, target in {
     "sensitivity": "sensitivity:sensitivity_command", "report": "report:report_command",
     "review": "review:review_group", "calibrate": "calibrate:calibrate_command", "agree": "agree:agree_command",
     "estimate": "estimate:estimate_command", "doctor": "doctor:doctor_command", "run": "run:run_command",
-    "init": "run:init_command",
+    "init": "run:init_command", "verify": "verify:verify_command",
 }.items()}
 
 

@@ -8,12 +8,26 @@ import datetime as _dt
 import json
 import os
 import platform
+import shlex
 import sys
+from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import UsageError
-from .files import STDIO, Staged, atomic_writer, file_digest, files_as_one, folder_digest, manifest_path, stdin_digest
+from .files import (
+    MANIFEST_SUFFIX,
+    STDIO,
+    Staged,
+    atomic_writer,
+    content_sha256,
+    file_digest,
+    files_as_one,
+    folder_digest,
+    folder_files,
+    manifest_path,
+    stdin_digest,
+)
 from .jsonl import too_deep
 
 LIBRARIES = ("numpy", "pyarrow", "torch", "transformers", "bert-score", "click", "jsonlines")
@@ -168,3 +182,139 @@ def read_params(path: str | os.PathLike) -> dict[str, Any] | None:
     """The `params` of the manifest beside `path`, or None when there is no readable, current one."""
     params = (read_manifest(path) or {}).get("params")
     return params if isinstance(params, dict) else None
+
+
+RESULT_VERSIONS = ("semrel", "torch", "transformers", "bert-score")  # those that make the scores, labels and runs
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing `check_manifest` found: `kind` ("changed", "missing", "moved", "input changed", "input missing",
+    "input moved", "version", "no manifest", "unreadable manifest", "not checked"), the path it is about and a line saying what it is.
+    `counts`: False for what cannot be checked (an input read from stdin), which is told but changes nothing."""
+    kind: str
+    path: str
+    message: str
+    counts: bool = True
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A derived file checked against its manifest: what differs since it was written, and the commands that made it
+    (the command line, or the `semrel run` step, then any `semrel fill` that added rows), to make it again."""
+    file: str
+    manifest: str
+    findings: list[Finding] = field(default_factory=list)
+    rerun: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return any(f.counts for f in self.findings)
+
+
+def check_manifest(path: str | os.PathLike) -> Checked:
+    """`path` (or `path` given as its manifest's name) against the manifest beside it: whether the file holds the bytes
+    it was written with; each input (of the command, and of each fill since) that holds other bytes (a folder: other
+    files, as `semrel run` compares them), is missing, or is missing where it was read but lies where it did beside
+    the file (the two moved together); the versions of RESULT_VERSIONS that differ from those installed now. Relative
+    paths are read from the folder the manifest records the command ran in."""
+    name = described_file(path)
+    checked = Checked(name, manifest_path(name))
+    if not os.path.exists(checked.manifest):
+        checked.findings.append(Finding("no manifest", name, f"no manifest ({checked.manifest}): nothing records how it was made"))
+        return checked
+    record = read_manifest(name, current=False)
+    runs = [record, *record.get("fills", [])] if isinstance(record, dict) and isinstance(record.get("fills", []), list) else []
+    if not runs or not all(isinstance(r, dict) and isinstance(r.get("inputs", []), list) for r in runs):
+        checked.findings.append(Finding("unreadable manifest", name, f"{checked.manifest} is no semrel manifest (not JSON, "
+                                        "or no record of inputs): nothing tells how the file was made"))
+        return checked
+    assert isinstance(record, dict)
+    checked.findings.extend(_output_findings(name, record.get("output_digest")))
+    if written := _written_as(name, record):
+        checked.findings.append(Finding("moved", name, f"written as {written}: its inputs are checked where that command read "
+                                                       "them", counts=False))
+    for made in runs:
+        cwd = str(made.get("cwd") or os.getcwd())
+        for given in made["inputs"]:
+            checked.findings.extend(_input_findings(name, given, cwd, written))
+        command = made.get("step") or made.get("command")
+        if isinstance(command, list):
+            checked.rerun.append(f"cd {shlex.quote(cwd)} && {shlex.join(map(str, command))}")
+    checked.findings.extend(_version_findings(record.get("versions")))
+    return checked
+
+
+def described_file(path: str | os.PathLike) -> str:
+    """The file `path` is about: the one a manifest describes (`out/*` names both), else `path` itself."""
+    name = str(path)
+    return name[:-len(MANIFEST_SUFFIX)] if name.endswith(MANIFEST_SUFFIX) and not os.path.exists(manifest_path(name)) else name
+
+
+def derived_files(path: str | os.PathLike) -> list[str]:
+    """The files to check for `path`: under a folder, each with a manifest beside it (its documents, which have none,
+    left out); else the file `path` is about (described_file)."""
+    if not os.path.isdir(path):
+        return [described_file(path)]
+    return [name for name in folder_files(path) if not name.endswith(MANIFEST_SUFFIX) and os.path.isfile(manifest_path(name))]
+
+
+def _output_findings(name: str, recorded: Any) -> list[Finding]:
+    if not os.path.isfile(name):
+        return [Finding("missing", name, "missing: its manifest lies there without it")]
+    if not isinstance(recorded, dict):
+        return [Finding("not checked", name, "its manifest records no sha256 of it (written by an older semrel): "
+                                             "whether it changed since is not known", counts=False)]
+    now = _output_digest(name)
+    if now["sha256"] == recorded.get("sha256"):
+        return []
+    return [Finding("changed", name, f"changed since its manifest was written: {_short(recorded.get('sha256'))}, "
+                                     f"{recorded.get('bytes')} bytes then; {_short(now['sha256'])}, {now['bytes']} bytes now")]
+
+
+def _input_findings(name: str, given: Any, cwd: str, written: str | None) -> list[Finding]:
+    """What differs of one input the manifest records ({"path", "sha256", ...}, as describe_input wrote it), read in
+    `cwd`; `written`: where the file was written, when it lies elsewhere now."""
+    where = str(given.get("path")) if isinstance(given, dict) else str(given)
+    sha = given.get("sha256") if isinstance(given, dict) else None
+    if where == STDIO:
+        return [Finding("not checked", where, f"input read from stdin ({_short(sha)}): not checked", counts=False)]
+    if not isinstance(sha, str):
+        return [Finding("not checked", where, f"input {where}: recorded without a sha256 (not a file when it was read)",
+                        counts=False)]
+    full = os.path.join(cwd, where)
+    if os.path.exists(full):
+        now = _content(full)
+        return [] if now == sha else [Finding("input changed", where, f"input changed: {full}: {_short(sha)} then, {_short(now)} now")]
+    if written:  # the file moved: its input may have moved with it, to the same place beside it
+        beside = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(name)), os.path.relpath(full, os.path.dirname(written))))
+        if os.path.exists(beside):
+            other = "" if _content(beside) == sha else ", with other bytes"
+            return [Finding("input moved", where, f"input moved: {full} is missing; it lies beside the file as it did, at {beside}{other}")]
+    return [Finding("input missing", where, f"input missing: {full}")]
+
+
+def _content(path: str) -> str | None:
+    """content_sha256 of a file or folder; None for what is neither (a FIFO would hang the reading)."""
+    return content_sha256(path) if os.path.isfile(path) or os.path.isdir(path) else None
+
+
+def _written_as(name: str, record: Mapping[str, Any]) -> str | None:
+    """Where the command wrote the file, when that is not where it lies now (it moved since, or is a copy)."""
+    written = record.get("output")
+    if not isinstance(written, str):
+        return None
+    written = os.path.join(str(record.get("cwd") or os.getcwd()), written)
+    return None if os.path.realpath(written) == os.path.realpath(name) else written
+
+
+def _version_findings(recorded: Any) -> list[Finding]:
+    if not isinstance(recorded, dict):
+        return []
+    now = versions()
+    return [Finding("version", library, f"{library} {recorded[library]} then, {now.get(library, 'not installed')} now")
+            for library in RESULT_VERSIONS if library in recorded and recorded[library] != now.get(library)]
+
+
+def _short(sha: Any) -> str:
+    return f"sha256 {sha[:12]}" if isinstance(sha, str) else "no sha256"

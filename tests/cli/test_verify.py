@@ -1,0 +1,152 @@
+"""`semrel verify`: derived files written by real commands, checked against their manifests after their inputs,
+the files themselves or the versions changed."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import shlex
+import shutil
+
+import pytest
+
+from helpers import SHARED_DATA, assert_one_error, needs_shared, run, write
+from semrel.formats.manifest import check_manifest, versions
+
+RESULTS = SHARED_DATA / "trec_eval_test" / "results.test"
+JUDGMENTS = [("q1", "a", 0.9, 0.8, 0.85), ("q1", "b", 0.2, 0.5, 0.29), ("q2", "a", 0.5, 0.65, 0.56)]
+
+
+def sha(path) -> str:
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+@pytest.fixture
+def labelled(tmp_path, monkeypatch):
+    """q.txt from `semrel label j.jsonl -o q.txt` (hand-made judgments with the judge's settings in their manifest),
+    run in tmp_path, where the manifest records relative paths."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "j.jsonl", "".join(json.dumps({"query_id": q, "chunk_id": c, "P": p, "R": r, "F": f, "source": "bm25"}) + "\n"
+                                        for q, c, p, r, f in JUDGMENTS))
+    write(tmp_path / "j.jsonl.manifest.json", json.dumps({"params": {"model": "all-MiniLM-L6-v2", "layer": 6}}))
+    assert run("label", "j.jsonl", "-o", "q.txt", "--threshold", "0.6").exit_code == 0
+    return tmp_path
+
+
+def test_a_file_as_written_from_inputs_as_they_were_passes(labelled):
+    result = run("verify", "q.txt")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "q.txt: as its manifest records\n"
+    assert "1 file: 0 changed since written, 0 without a readable manifest, 1 as recorded" in result.stderr
+
+
+def test_a_changed_input_is_named_with_both_sha256_and_the_command_to_make_it_again(labelled):
+    before = sha("j.jsonl")
+    with open("j.jsonl", "a") as handle:
+        handle.write(json.dumps({"query_id": "q3", "chunk_id": "z", "P": 0.1, "R": 0.1, "F": 0.1, "source": "bm25"}) + "\n")
+    result = run("verify", "q.txt")
+    assert result.exit_code == 1, result.output
+    found, again = result.stdout.splitlines()
+    assert found == f"q.txt: input changed: {labelled / 'j.jsonl'}: sha256 {before[:12]} then, sha256 {sha('j.jsonl')[:12]} now"
+    command = json.loads(open("q.txt.manifest.json").read())["command"]  # the command line, sys.argv (pytest's, here)
+    assert again == f"q.txt: to make it again: cd {labelled} && {shlex.join(command)}"
+    assert "1 file: 1 changed since written" in result.stderr
+
+
+def test_a_missing_input_and_a_file_edited_since_it_was_written(labelled):
+    os.remove("j.jsonl")
+    written = sha("q.txt")
+    with open("q.txt", "a") as handle:
+        handle.write("q9 0 x 1\n")
+    checked = check_manifest("q.txt")
+    assert [(f.kind, f.message) for f in checked.findings] == [
+        ("changed", f"changed since its manifest was written: sha256 {written[:12]}, 27 bytes then; "
+                    f"sha256 {sha('q.txt')[:12]}, 36 bytes now"),
+        ("input missing", f"input missing: {labelled / 'j.jsonl'}"),
+    ]
+    assert checked.changed and run("verify", "q.txt").exit_code == 1
+
+
+def test_a_file_without_a_manifest_fails_and_a_manifest_named_checks_its_file(labelled):
+    write(labelled / "hand.qrels", "q1 0 a 1\n")
+    result = run("verify", "hand.qrels", "q.txt.manifest.json", "q.txt")
+    assert result.exit_code == 1, result.output
+    assert result.stdout.splitlines() == ["hand.qrels: no manifest (hand.qrels.manifest.json): nothing records how it was made",
+                                          "q.txt: as its manifest records"]  # checked once, though named twice
+    assert "2 files: 0 changed since written, 1 without a readable manifest, 1 as recorded" in result.stderr
+    write(labelled / "q.txt.manifest.json", "{not json")
+    assert run("verify", "q.txt").stdout.startswith("q.txt: q.txt.manifest.json is no semrel manifest")
+
+
+def test_versions_that_differ_from_those_installed_now_are_findings(labelled):
+    record = json.loads(open("q.txt.manifest.json").read())
+    record["versions"]["transformers"] = "0.0.1"
+    record["versions"]["click"] = "0.0.1"  # reads options: makes no figure
+    write(labelled / "q.txt.manifest.json", json.dumps(record))
+    result = run("verify", "q.txt", "-f", "json")
+    assert result.exit_code == 1
+    [checked] = json.loads(result.stdout)
+    assert checked["changed"] and [(f["kind"], f["message"]) for f in checked["findings"]] == [
+        ("version", f"transformers 0.0.1 then, {versions()['transformers']} now")]
+
+
+def test_an_input_that_became_a_fifo_is_changed_and_read_never(labelled):
+    os.remove("j.jsonl")
+    os.mkfifo("j.jsonl")  # opened, it would wait for a writer for ever
+    [finding] = check_manifest("q.txt").findings
+    assert finding.kind == "input changed" and finding.message.endswith("then, no sha256 now")
+
+
+def test_a_gz_run_is_checked_by_its_compressed_bytes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    text = RESULTS.read_bytes()
+    (tmp_path / "a.run.gz").write_bytes(gzip.compress(text, mtime=0))
+    shutil.copy(SHARED_DATA / "trec_eval_test" / "results.trunc", tmp_path / "b.run")
+    assert run("fuse", "a.run.gz", "b.run", "-o", "fused.run").exit_code == 0
+    assert run("verify", "fused.run").exit_code == 0
+    (tmp_path / "a.run.gz").write_bytes(gzip.compress(text, mtime=0, compresslevel=1))  # the same run, other bytes
+    result = run("verify", "fused.run")
+    assert result.exit_code == 1 and result.stdout.splitlines()[0].startswith(f"fused.run: input changed: {tmp_path / 'a.run.gz'}: ")
+
+
+def test_a_folder_input_is_checked_by_its_files_as_semrel_run_checks_it(tmp_path, monkeypatch):
+    """Hidden files are no documents (semrel reads none), a new document is a change; a folder argument checks the derived
+    files under it, those with a manifest."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "docs" / "a.md", "Bees forage within three kilometres of the hive.\n")
+    assert run("corpus", "chunk", "docs", "-o", "out/corpus.jsonl").exit_code == 0
+    write(tmp_path / "docs" / ".a.md.swp", "x")
+    assert run("verify", "out").stdout == "out/corpus.jsonl: as its manifest records\n"
+    write(tmp_path / "docs" / "b.md", "Drones do not sting.\n")
+    result = run("verify", "out")
+    assert result.exit_code == 1 and result.stdout.startswith(f"out/corpus.jsonl: input changed: {tmp_path / 'docs'}: sha256 ")
+    assert_one_error(run("verify", "docs"), "docs: no file with a manifest in it", code=2)
+
+
+def test_inputs_that_moved_with_the_file_are_found_beside_it(labelled, tmp_path):
+    os.mkdir(tmp_path / "moved")
+    os.rename("j.jsonl", tmp_path / "moved" / "j.jsonl")
+    for name in ("q.txt", "q.txt.manifest.json"):
+        os.rename(name, tmp_path / "moved" / name)
+    assert [(f.kind, f.message, f.counts) for f in check_manifest("moved/q.txt").findings] == [
+        ("moved", f"written as {labelled / 'q.txt'}: its inputs are checked where that command read them", False),
+        ("input moved", f"input moved: {labelled / 'j.jsonl'} is missing; it lies beside the file as it did, "
+                        f"at {labelled / 'moved' / 'j.jsonl'}", True),
+    ]
+
+
+@needs_shared("cranfield")
+def test_an_imports_qrels_follow_the_golden_set_written_with_them(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run("golden", "import", SHARED_DATA / "cranfield", "-o", "golden.jsonl", "--corpus-out", "corpus.jsonl").exit_code == 0
+    assert run("golden", "qrels", "golden.jsonl", "-o", "gold.qrels").exit_code == 0
+    assert run("verify", ".").stdout.splitlines() == [f"{name}: as its manifest records" for name in
+                                                       ("./corpus.jsonl", "./gold.qrels", "./golden.jsonl")]
+    lines = (tmp_path / "golden.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "golden.jsonl").write_text("".join(lines[:-1]))  # a query dropped by hand
+    result = run("verify", "gold.qrels", "golden.jsonl")
+    assert result.exit_code == 1
+    assert [line.split(":")[1].strip() for line in result.stdout.splitlines()] == [
+        "input changed", "to make it again", "changed since its manifest was written", "to make it again"]
