@@ -80,6 +80,16 @@ def test_a_file_without_a_manifest_fails_and_a_manifest_named_checks_its_file(la
     assert run("verify", "q.txt").stdout.startswith("q.txt: q.txt.manifest.json is no semrel manifest")
 
 
+def test_a_manifest_edited_by_hand_into_other_shapes_is_reported_not_a_traceback(labelled):
+    write(labelled / "q.txt.manifest.json", json.dumps({"command": ["semrel", 1], "versions": [1], "output_digest": {"bytes": "x"},
+                                                        "fills": [{"inputs": [{"path": "gone", "sha256": "ab"}]}]}))
+    result = run("verify", "q.txt")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        f"q.txt: changed since its manifest was written: no sha256, x bytes then; sha256 {sha('q.txt')[:12]}, 27 bytes now",
+        f"q.txt: input missing: {labelled / 'gone'}", f"q.txt: to make it again: cd {labelled} && semrel 1"]
+
+
 def test_versions_that_differ_from_those_installed_now_are_findings(labelled):
     record = json.loads(open("q.txt.manifest.json").read())
     record["versions"]["transformers"] = "0.0.1"

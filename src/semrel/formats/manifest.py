@@ -236,7 +236,7 @@ def check_manifest(path: str | os.PathLike) -> Checked:
                                                        "them", counts=False))
     for made in runs:
         cwd = str(made.get("cwd") or os.getcwd())
-        for given in made["inputs"]:
+        for given in made.get("inputs", []):
             checked.findings.extend(_input_findings(name, given, cwd, written))
         command = made.get("step") or made.get("command")
         if isinstance(command, list):
