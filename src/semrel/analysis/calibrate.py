@@ -431,12 +431,13 @@ def _nothing_shared(human: dict[str, dict[str, int]], judgments: list[Judgment],
 
 
 def paired_scores(judgments: list[Judgment], human_path: Human, on: str, unlisted_as_zero: bool = False) -> Paired:
-    """The judged pairs the human file grades; with unlisted_as_zero, a judged pair of a query
+    """The judged pairs the human file grades, in (query, chunk) order as `agree` takes them (in the judgments' line
+    order, a shuffled file gave another bootstrap interval and refit); with unlisted_as_zero, a judged pair of a query
     the human file has but whose chunk it does not list counts as grade 0 (for qrels that list
     only relevant chunks, such as gold chunks)."""
     human = graded_pairs(human_path if isinstance(human_path, Qrels) else read_qrels(human_path))
     pairs, scores, grades = [], [], []
-    for j in judgments:
+    for j in sorted(judgments, key=lambda j: (j.query_id, j.chunk_id)):
         listed = human.get(j.query_id)
         if listed is not None and (j.chunk_id in listed or unlisted_as_zero):
             pairs.append((j.query_id, j.chunk_id))
