@@ -668,6 +668,23 @@ def test_uncertain_order_mixes_a_random_sample_that_is_a_permutation_prefix():
     assert queue.order[0] == int(np.argmin(distance))
 
 
+@pytest.mark.parametrize("order", ["uncertain", "random", "query"])
+def test_a_queue_is_the_same_whatever_the_judgments_line_order(tmp_path, order):
+    """The seeded sample permuted the tasks' indices in the judgments' line order, and ties of distance went by it: a
+    shuffled judgments.jsonl queued another sample. Taken in (query, chunk) order, the queue is a seeded function of
+    the pairs alone."""
+    pool = write_pool(tmp_path / "pool")
+    labelling = Labelling("R", (0.5,))
+    tasks = load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling)
+    queued = []
+    for name, given in (("a", tasks), ("b", tasks[::-1]), ("c", tasks[5:] + tasks[:5])):
+        conn = open_db(tmp_path / f"{name}.sqlite")
+        create_queue(conn, given, labelling, QueueSettings(order=order, limit=8))
+        queued.append(conn.execute("SELECT query_id, chunk_id, sample_rank FROM tasks ORDER BY position").fetchall())
+        conn.close()
+    assert [tuple(row) for row in queued[0]] == [tuple(row) for row in queued[1]] == [tuple(row) for row in queued[2]]
+
+
 def test_the_default_uncertain_order_gives_every_fourth_place_to_the_sample_and_ranks_those_queued_already():
     """Items at distances 0..11 come in that order but for places 3, 7 and 11, the seeded sample's (RANDOM_SHARE 0.25):
     the seed-0 permutation is 9, 2, 7, 4, 5, 11, ...; 2, 4 and 5 were queued by distance already and rank in place."""

@@ -64,7 +64,9 @@ def has_queue(conn: sqlite3.Connection) -> bool:
 
 def create_queue(conn: sqlite3.Connection, tasks: Sequence[Task], labelling: Labelling, settings: QueueSettings) -> int:
     """Store the tasks in review order (the first `limit`); returns how many were stored (0
-    when the database already holds a queue)."""
+    when the database already holds a queue). The tasks are taken in (query, chunk) order, so that the seeded sample
+    and the order of ties are a function of the pairs, not of the judgments' line order."""
+    tasks = sorted(tasks, key=lambda t: (t.query_id, t.chunk_id))
     queue = review_queue(
         np.array([t.distance for t in tasks]), [t.query_id for t in tasks], settings.order,
         settings.random_share, settings.seed, settings.limit,
