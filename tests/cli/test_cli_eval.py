@@ -272,7 +272,7 @@ def test_a_run_of_derived_qrels_with_holes_in_its_top_is_told_to_fill_them(cli, 
         write("own.run", "q1 Q0 a 1 2 y\nq1 Q0 z 2 1 y\nq2 Q0 y 1 2 y\nq2 Q0 c 2 1 y\n")
     said = cli("eval", derived, pooled, own, "-m", "P@2").stderr
     assert f"{own} 50%: the share of its top 2 chunks that {derived} judges; derived labels judge only the pool" in said
-    assert f"--fill-judgments {judgments} --corpus CORPUS --golden GOLDEN" in said and f"{pooled} " not in said
+    assert f"--fill-judgments {judgments} --corpus CORPUS --golden GOLDEN" in said and f"{pooled} 0%" not in said
     # holes below every cutoff asked for do not count (a depth-5 pool scored at @5); a measure without one sees to 10
     judged_first = write("first.run", "q1 Q0 a 1 2 y\nq1 Q0 z 2 1 y\nq2 Q0 c 1 2 y\nq2 Q0 y 2 1 y\n")
     assert "the share of" not in cli("eval", derived, judged_first, "-m", "P@1").stderr
@@ -281,6 +281,31 @@ def test_a_run_of_derived_qrels_with_holes_in_its_top_is_told_to_fill_them(cli, 
     assert "the share of" not in cli("eval", gold, own, "-m", "P@2").stderr
 
 
+
+def test_the_fill_command_for_holes_names_the_files_the_manifests_name(cli, write, tmp_path, monkeypatch):
+    """The holes warning printed `semrel eval QRELS RUNS --fill-judgments j.jsonl --corpus CORPUS --golden GOLDEN`, with
+    the judgments as the label's manifest recorded them (relative to the folder `semrel label` ran in): nothing to paste."""
+    from semrel.formats.manifest import write_manifest
+
+    rows = [("q1", "a", 0.9), ("q1", "b", 0.3), ("q2", "c", 0.8), ("q2", "d", 0.2)]
+    write("judge/j.jsonl", "".join(json.dumps({"query_id": q, "chunk_id": c, "P": r, "R": r, "F": r}) + "\n" for q, c, r in rows))
+    write("judge/corpus.jsonl", "".join(json.dumps({"chunk_id": c, "text": c}) + "\n" for c in "abcd"))
+    write("judge/golden words.jsonl", json.dumps({"query_id": "q1", "query": "x", "answer": "y"}) + "\n")
+    write("judge/pool.tsv", "".join(f"{q}\t{c}\tx\n" for q, c, _ in rows))
+    (tmp_path / "label").mkdir()
+    monkeypatch.chdir(tmp_path / "judge")  # each command in a folder of its own: the manifests' paths are relative to it
+    write_manifest("j.jsonl", inputs=["corpus.jsonl", "golden words.jsonl", "pool.tsv"], params={"model": "m"}, rows=len(rows))
+    monkeypatch.chdir(tmp_path / "label")
+    assert cli("label", "../judge/j.jsonl", "-o", "derived.qrels").exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    own = write("own.run", "q1 Q0 a 1 2 y\nq1 Q0 z 2 1 y\nq2 Q0 y 1 2 y\nq2 Q0 c 2 1 y\n")
+    said = cli("eval", "label/derived.qrels", "own.run", "-m", "P@2").stderr
+    assert ("`semrel eval label/derived.qrels own.run --fill-judgments judge/j.jsonl --corpus judge/corpus.jsonl "
+            "--golden 'judge/golden words.jsonl'`") in said, said
+    assert f"semrel eval label/derived.qrels {own} --fill" in cli("eval", "label/derived.qrels", own, "-m", "P@2").stderr
+    (tmp_path / "judge" / "corpus.jsonl").unlink()  # moved since: not named
+    said = cli("eval", "label/derived.qrels", "own.run", "-m", "P@2").stderr
+    assert "--fill-judgments judge/j.jsonl --corpus CORPUS --golden 'judge/golden words.jsonl'`" in said, said
 
 def test_per_query_table_with_zscores_keeps_fractions_and_leaves_relstring_without_an_all_value(cli, write, files):
     """-Z values of counts are fractions: printed as counts (int) they lost their fraction; relstring has no 'all' value."""

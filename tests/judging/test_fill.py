@@ -66,7 +66,7 @@ def test_filled_run_scores_as_if_it_had_been_pooled(pipeline, monkeypatch):
     assert "holes in the runs' top 4" in result.stderr and "Judged@4 reverse:" in result.stderr
     # filled to depth 4, its top 10 (where AP looks) still has holes: the filled qrels name the judgments to fill them from
     deeper = ok("eval", f / "filled.qrels", f / "reverse.run", "-m", "P@4,AP").stderr
-    assert f"--fill-judgments {f / 'pool.jsonl'} --corpus CORPUS" in deeper, deeper
+    assert f"--fill-judgments {f / 'pool.jsonl'} --corpus {f / 'corpus.jsonl'} --golden {f / 'golden.jsonl'}`" in deeper, deeper
 
     # the new judgments equal the pooled judge's, were appended, and the manifests say so
     judged = {(j.query_id, j.chunk_id): j for j in read_judgments(f / "pool.jsonl")}

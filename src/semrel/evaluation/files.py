@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -13,8 +14,8 @@ import pyarrow.compute as pc
 
 from ..errors import SemrelError, UsageError
 from ..formats import read_qrels, read_run
-from ..formats.files import display_name
-from ..formats.manifest import read_manifest
+from ..formats.files import STDIO, display_name
+from ..formats.manifest import read_manifest, recorded_path
 from ..formats.trec import read_judgment_groups, read_preferences, run_name
 from ..records import Qrels, Run
 from ..terminal import agreeing, quantity
@@ -137,7 +138,7 @@ def evaluate_files(
         evaluate_gradings(qrels, [qrels.relevance], each_run(), chosen, options=options or Options(rel_level), checked=check)
     _say_coverage(results, run_paths, qrels_path, warn)
     if holes and warn is not None and derived_from is not None:
-        warn(hole_warning(holes, display_name(str(qrels_path)), derived_from, top))
+        warn(hole_warning(holes, display_name(str(qrels_path)), derived_from, top, run_paths))
     if warn is not None and cutoffs:
         for message in cutoff_warnings(chosen, deepest):
             warn(message)
@@ -155,13 +156,18 @@ def hole_depth(measures: Sequence[Measure]) -> int:
     return min(HOLE_DEPTH, max(cutoffs)) if cutoffs and len(cutoffs) == len(scored) else HOLE_DEPTH
 
 
-def hole_warning(holes: Sequence[tuple[str, float]], qrels_name: str, derived_from: str, top: int) -> str:
-    """Runs (name, Judged@top) whose top the derived qrels judge too little of, and how to fill it."""
+def hole_warning(holes: Sequence[tuple[str, float]], qrels_name: str, derived_from: str, top: int,
+                 runs: Sequence[str | os.PathLike] = ()) -> str:
+    """Runs (name, Judged@top) whose top the derived qrels judge too little of, and how to fill it: the command
+    with the qrels, `runs` (the run files scored, where there are files) and the judge's corpus and golden set, to paste."""
     shares = ", ".join(f"{name} {share:.0%}" for name, share in holes)
+    corpus, golden = judged_from(derived_from)
+    files = " ".join(shlex.quote(str(p)) for p in runs) if runs and STDIO not in map(str, runs) else "RUNS"
+    command = (f"semrel eval {shlex.quote(qrels_name)} {files} --fill-judgments {shlex.quote(derived_from)} "
+               f"--corpus {shlex.quote(corpus) if corpus else 'CORPUS'} --golden {shlex.quote(golden) if golden else 'GOLDEN'}")
     return (f"{shares}: the share of {'its' if len(holes) == 1 else 'each run’s'} top {top} chunks that {qrels_name} judges; "
             "derived labels judge only the pool they were made from, and a chunk they do not judge counts as not relevant: "
-            f"judge those first with `semrel eval QRELS RUNS --fill-judgments {derived_from} --corpus CORPUS --golden GOLDEN` "
-            "(docs/eval.md, 'Filling holes')")
+            f"judge those first with `{command}` (docs/eval.md, 'Filling holes')")
 
 
 def derived_judgments(qrels_path: str | os.PathLike) -> str | None:
@@ -173,7 +179,19 @@ def derived_judgments(qrels_path: str | os.PathLike) -> str | None:
     if not isinstance(params, dict) or "rule" not in params or not isinstance(inputs, list) or len(inputs) <= at:
         return None
     path = inputs[at].get("path") if isinstance(inputs[at], dict) else None
-    return path if isinstance(path, str) else None
+    return recorded_path(manifest, path) if isinstance(path, str) else None
+
+
+def judged_from(judgments: str) -> tuple[str | None, str | None]:
+    """(corpus, golden set) that `semrel judge` made `judgments` from, where its manifest tells them apart (corpus,
+    golden and pool files, in that order: with fewer, records stood for one of them) and they are found; else None."""
+    manifest = read_manifest(judgments) or {}
+    inputs = manifest.get("inputs")
+    if not isinstance(inputs, list) or len(inputs) != 3 or not all(isinstance(i, dict) for i in inputs):
+        return None, None
+    found = [recorded_path(manifest, path) if isinstance(path := i.get("path"), str) else None for i in inputs[:2]]
+    corpus, golden = (path if path is not None and os.path.isfile(path) else None for path in found)
+    return corpus, golden
 
 
 def judged_share(qrels: Qrels, run: Run, depth: int = HOLE_DEPTH) -> float:

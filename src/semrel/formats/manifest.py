@@ -173,6 +173,17 @@ def read_manifest(path: str | os.PathLike, current: bool = True) -> dict[str, An
     return record if same else None
 
 
+def recorded_path(record: Mapping[str, Any], path: str) -> str:
+    """A path a manifest records, named from the current folder: a relative one was relative to the folder its
+    command ran in (`cwd`), which need not be this one."""
+    cwd = record.get("cwd")
+    full = os.path.join(cwd, path) if isinstance(cwd, str) and path != STDIO else path
+    if not os.path.isabs(full):
+        return path
+    here = os.path.relpath(full)
+    return here if not here.startswith(os.pardir) else os.path.normpath(full)
+
+
 def manifest_is_stale(path: str | os.PathLike) -> bool:
     """True when a manifest lies beside `path` but does not describe it (see read_manifest)."""
     return str(path) != STDIO and os.path.exists(manifest_path(path)) and read_manifest(path) is None
