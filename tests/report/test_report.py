@@ -132,6 +132,20 @@ def test_report_of_the_golden_set_alone(cli, files, tmp_path):
     assert "<th>label rule</th><td>no qrels given</td>" in html
 
 
+def test_source_date_epoch_makes_two_reports_of_the_same_inputs_the_same_bytes(cli, files, tmp_path, monkeypatch):
+    """'Made by semrel ... on <now>' was the one line two reports of the same inputs differed by; SOURCE_DATE_EPOCH
+    (the reproducible-builds convention) dates them both."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    first, second = tmp_path / "a.html", tmp_path / "b.html"
+    for output in (first, second):
+        assert cli("report", "--golden", files["golden"], "-o", str(output)).exit_code == 0
+    assert first.read_bytes() == second.read_bytes() and "on 2023-11-14 22:13 UTC." in first.read_text(encoding="utf-8")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    result = cli("report", "--golden", files["golden"], "-o", str(tmp_path / "c.html"))
+    assert result.exit_code == 2 and result.stderr == ("semrel: error: SOURCE_DATE_EPOCH='yesterday': give the report's date as "
+                                                       "whole seconds since 1970-01-01 UTC, or unset it\n")
+    assert not (tmp_path / "c.html").exists()
+
 def test_qrels_alone_are_told_to_need_runs(cli, files):
     """'nothing to report: give QRELS and runs' read as if QRELS had not been given."""
     result = cli("report", files["qrels"], "-o", "r.html")

@@ -112,6 +112,19 @@ class _Page:
     sections: dict[str, Any] = field(default_factory=lambda: dict.fromkeys(SECTIONS))
 
 
+def made_at() -> _dt.datetime:
+    """When the report says it was made: now, or SOURCE_DATE_EPOCH where set (the reproducible-builds convention),
+    so the same inputs make the same bytes; its manifest's created_utc still records when it was written."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if not epoch:
+        return _dt.datetime.now(_dt.timezone.utc)
+    try:
+        return _dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        raise UsageError(f"SOURCE_DATE_EPOCH={epoch!r}: give the report's date as whole seconds since 1970-01-01 UTC, "
+                         "or unset it") from None
+
+
 def _plots():
     """semrel.report.plots, imported on first use: matplotlib costs half a second at every start of the CLI."""
     from . import plots
@@ -505,7 +518,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     component, thresholds = _drawn(inputs, rule)
     judge = _judge_settings(inputs, qrels_params)
     drawn = _drawn_text(component, thresholds) if inputs.on or inputs.thresholds else None
-    page = _Page(inputs.title, _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    page = _Page(inputs.title, made_at().strftime("%Y-%m-%d %H:%M UTC"),
                  _signature(judge, _label_rule_text(inputs.qrels, rule, qrels_params), drawn),
                  json.dumps(judge, indent=2, sort_keys=True, default=str) if judge else None)
 
