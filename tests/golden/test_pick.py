@@ -9,6 +9,7 @@ import signal
 import pytest
 
 from helpers import run
+from semrel.encoding.models import describe_model, model_params
 from semrel.formats.corpus import read_corpus, read_golden
 from semrel.golden.pick import excerpt, open_pick_session
 from semrel.retrieval import corpus as retrieval_corpus
@@ -63,7 +64,10 @@ def test_quit_and_resume_with_undo_across_sessions(files):
     assert "2 done, 1 skipped, 0 open" in third
     assert gold(golden) == {"q1": ("bread#0",), "q2": (), "q4": ("cats#0",), "q3": ("volcano#0",)}
     assert len(journal.read_text().splitlines()) == 11
-    assert json.loads((golden.parent / "golden.jsonl.manifest.json").read_text())["rows"] == 4
+    manifest = json.loads((golden.parent / "golden.jsonl.manifest.json").read_text())
+    assert manifest["rows"] == 4  # the model by its files too, as judge, split and dedup record it: not by name alone
+    assert manifest["params"] == {"candidates_per_method": 2, **model_params(None)}
+    assert manifest["params"]["model_fingerprint"] == describe_model(None).fingerprint
 
     last = pick(files, "")
     assert "Q: " not in last and "2 done, 1 skipped, 0 open" in last

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..encoding.models import DEFAULT_MODEL, describe_model
+from ..encoding.models import model_params
 from ..errors import UsageError, tell
 from ..formats.corpus import golden_qrels, read_golden, write_corpus, write_golden
 from ..formats.files import STDIO, check_not_input
@@ -146,7 +146,7 @@ def split_golden(items: Sequence[GoldenItem], source: Path_ | None, output_dir: 
     found = near_duplicate_groups([i.query for i in items], threshold, model, steps)
     parts = {label: [items[i] for i in part] for label, part in zip(labels, split_groups(found.groups, targets, seed))}
     if output_dir is not None:
-        params: dict[str, Any] = {"seed": seed, "targets": list(targets), "threshold": threshold, **_model_params(model)}
+        params: dict[str, Any] = {"seed": seed, "targets": list(targets), "threshold": threshold, **model_params(model)}
         with outputs_with_manifests([part_path(output_dir, label) for label in parts]) as staged:
             for label, part in parts.items():
                 path = part_path(output_dir, label)
@@ -159,12 +159,6 @@ def split_golden(items: Sequence[GoldenItem], source: Path_ | None, output_dir: 
           *([f"{', '.join(empty)} got no query of the {len(items)} (targets {', '.join(map(str, targets))}): give "
              "larger ratios or sizes"] if empty else [])], warn)
     return parts
-
-
-def _model_params(model: str | None) -> dict[str, str]:
-    """The encoder that grouped the near-duplicates, by name and by the fingerprint of its files (as the judge records it):
-    the name alone did not say whether another copy of it would group the queries as these were."""
-    return {"model": model or DEFAULT_MODEL, "model_fingerprint": describe_model(model).fingerprint}
 
 
 @dataclass(frozen=True)
@@ -186,7 +180,7 @@ def dedup_golden(items: Sequence[GoldenItem], source: Path_ | None, report: Path
     found = near_duplicate_groups([i.query for i in items], threshold, model, steps)
     merges: list[str] = []
     result = Deduplicated(deduplicated(items, found, merges), dedup_report(items, found), merges)
-    params = {"threshold": threshold, **_model_params(model)}
+    params = {"threshold": threshold, **model_params(model)}
     inputs = [source] if source is not None else []
     with outputs_with_manifests([o for o in (report, output) if o is not None]) as staged:
         if report is not None:

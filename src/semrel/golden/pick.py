@@ -26,7 +26,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..encoding.models import DEFAULT_MODEL
+from ..encoding.models import DEFAULT_MODEL, model_params
 from ..encoding.vectors import text_key
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import golden_row, iter_corpus, read_corpus, read_golden, require_known_chunks
@@ -504,6 +504,8 @@ def open_pick_session(
     session = PickSession(items, target, DocumentsFirst(finder, items, per_method),
                           [golden_path, corpus_path], {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL},
                           chunk_ids, rows)
+    if session.remaining:  # the model's files, as judge, split and dedup record them (nothing to pick needs no model)
+        session.params.update(model_params(model))
     finder.expect([i.query for i in session.remaining])
     if not session.resumed:
         return session
