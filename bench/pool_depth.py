@@ -7,7 +7,7 @@ Reads the sets and judgments `bench/labels.py` leaves in WORK (run it first, at 
 these sets); judges a set on BM25's top 10 where that is missing (its OTHER_POOLS, warm cache: seconds).
 Per set: for the pairs in both pools, mean p and mean of each feature in each pool, gold and not; per
 pool, the share of gold pairs, mean p, kappa at the shipped cut, the best cut on p and its kappa, and ECE.
-The answer, 2026-12-03: p is the pair's (docs/judge.md, "Calibration").
+The answer, 2026-12-03: p is the pair's (docs/judge.md, "Where it falls short": "p is the pair's, not the pool's").
 """
 
 from __future__ import annotations
