@@ -86,6 +86,9 @@ def test_the_last_querys_skip_or_next_can_be_undone_then_and_in_a_later_session(
     assert "no query is left open: u undoes the last action, any other key quits" in later
     assert "undid next of query q3" in later and "2 done, 0 skipped, 1 open" in later
     assert gold(golden)["q3"] == ("volcano#0",)
+    # the undo's save, in a session that opened with nothing to pick, still names the model by its files
+    assert json.loads((golden.parent / "golden.jsonl.manifest.json").read_text())["params"]["model_fingerprint"] \
+        == describe_model(None).fingerprint
 
 
 def test_output_elsewhere_keeps_the_input_and_help_and_bad_keys_answer(files):

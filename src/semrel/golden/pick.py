@@ -278,14 +278,15 @@ class PickSession:
 
     def __init__(self, items: Sequence[GoldenItem], output: str, finder: Callable[[GoldenItem], list[Candidate]],
                  inputs: Sequence[str] = (), params: dict | None = None, chunk_ids: set[str] | None = None,
-                 rows: Sequence[dict] | None = None):
+                 rows: Sequence[dict] | None = None, describe: Callable[[], Mapping[str, str]] | None = None):
         """`rows`: the golden set's lines as read (one object per item, in order); saving writes them
-        back with only `gold_chunk_ids` replaced, so fields semrel does not know are kept."""
+        back with only `gold_chunk_ids` replaced, so fields semrel does not know are kept. `describe`: the
+        model's params (name, fingerprint), added once a query is open: nothing to pick needs no model."""
         self.items, self.output, self.finder = list(items), output, finder
         if rows is not None and len(rows) != len(self.items):
             raise ValueError(f"rows= has {len(rows)} lines for {len(self.items)} items")
         self.rows = [dict(r) for r in rows] if rows is not None else [golden_row(i) for i in self.items]
-        self.inputs, self.params = list(inputs), dict(params or {})
+        self.inputs, self.params, self.describe = list(inputs), dict(params or {}), describe
         self.journal = journal_path(output)
         self.states = {i.query_id: State(i.gold_chunk_ids, GIVEN if i.gold_chunk_ids else OPEN) for i in self.items}
         self.history: list[Event] = []
@@ -358,10 +359,17 @@ class PickSession:
         self._apply(event)
         self.save()
 
+    def described(self) -> None:
+        """The model's params added to the manifest's once a query is open (at the start, or after an undo)."""
+        if self.describe is not None and self.remaining:
+            self.params.update(self.describe())
+            self.describe = None
+
     def save(self) -> None:
         """Rewrite the golden set (atomically) with every query's current gold chunks, and its manifest.
 
         Only `gold_chunk_ids` changes: the other fields of each line are written back as read."""
+        self.described()
         with outputs_with_manifests([self.output]) as staged:
             rows = write_jsonl(({**row, "gold_chunk_ids": list(self.states[i.query_id].gold)}
                                 for i, row in zip(self.items, self.rows)), staged[self.output])
@@ -503,9 +511,8 @@ def open_pick_session(
         allow_rewrite(golden_path)
     session = PickSession(items, target, DocumentsFirst(finder, items, per_method),
                           [golden_path, corpus_path], {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL},
-                          chunk_ids, rows)
-    if session.remaining:  # the model's files, as judge, split and dedup record them (nothing to pick needs no model)
-        session.params.update(model_params(model))
+                          chunk_ids, rows, lambda: model_params(model))  # the model's files, as judge, split and dedup record them
+    session.described()  # before any work: a model that cannot be found is said at once
     finder.expect([i.query for i in session.remaining])
     if not session.resumed:
         return session
