@@ -127,11 +127,11 @@ def describe_model(name_or_path: str | None = None) -> ModelInfo:
     )
 
 
-
 def model_params(model: str | None) -> dict[str, str]:
     """The encoder a file was made with, by name and by the fingerprint of its files (as the judge records it): the
     name alone does not say whether another copy of it would give the same vectors."""
     return {"model": model or DEFAULT_MODEL, "model_fingerprint": describe_model(model).fingerprint}
+
 
 WEIGHTS_MEMO = "weights-sha256.json"  # in the user cache dir: files.StampMemo of the weights files' sha256
 
