@@ -563,6 +563,15 @@ def test_stdout_on_a_full_device_is_one_line(tmp_path, args):
     refused_cleanly(f"{args[0]}: stdout is /dev/full", outcome, before, digests(tmp_path), "No space left on device")
 
 
+@pytest.mark.parametrize("locale", [{"PYTHONIOENCODING": "ascii"}, {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}],
+                         ids=["PYTHONIOENCODING=ascii", "LC_ALL=C"])
+def test_data_on_stdout_is_utf8_whatever_the_locale(tmp_path, locale):
+    """`-o -` writes the bytes the file would hold: under an ASCII locale an id outside ASCII was a UnicodeEncodeError traceback."""
+    prepare(tmp_path, {"g.jsonl": GOLDEN.replace("q1", "brémse-ü").replace("a#0", "wörter#0")})
+    outcome = fenced(["golden", "qrels", "g.jsonl", "-o", "-"], tmp_path, env=locale)
+    assert (outcome.code, outcome.stdout, outcome.stderr) == (0, "brémse-ü 0 wörter#0 1\n", "1 judgment -> -")
+
+
 def test_a_pdf_that_is_not_one_is_one_line(tmp_path):
     """pypdf logs its repair notes ('invalid pdf header', 'EOF marker not found'); in a process of its own
     (pytest captures logging in this one) they must not come before the error line."""

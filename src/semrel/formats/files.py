@@ -689,9 +689,19 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     binary = "b" in mode
     if name == STDIO:
         stdout = unfiltered(sys.stdout)  # data, as it is: the CLI's terminal filter is for messages and tables
-        stream = stdout.buffer if binary else stdout
-        yield stream
-        stream.flush()
+        if binary or not hasattr(stdout, "buffer"):  # a text-only stream (io.StringIO) takes text as it is
+            stream = stdout.buffer if binary else stdout
+            yield stream
+            stream.flush()
+            return
+        stdout.flush()
+        # UTF-8, as the file would be: under LC_ALL=C stdout is ASCII, and an id outside it was a traceback
+        text = io.TextIOWrapper(stdout.buffer, encoding="utf-8", newline="\n", write_through=True)
+        try:
+            yield text
+        finally:
+            text.detach()  # stdout stays open: it is the interpreter's
+        stdout.buffer.flush()
         return
     target = Path(landing(name))
     existed = prepare_output(name)
