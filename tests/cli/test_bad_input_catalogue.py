@@ -13,6 +13,8 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -21,6 +23,8 @@ import pytest
 from catalogue import TALLY, digests, fenced, refused_cleanly
 from helpers import assert_one_error, run
 from semrel.review.store import SCHEMA_VERSION
+
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
 RUN = "q1 Q0 d1 1 0.9 r\nq1 Q0 d2 2 0.5 r\n"
@@ -570,6 +574,20 @@ def test_data_on_stdout_is_utf8_whatever_the_locale(tmp_path, locale):
     prepare(tmp_path, {"g.jsonl": GOLDEN.replace("q1", "brémse-ü").replace("a#0", "wörter#0")})
     outcome = fenced(["golden", "qrels", "g.jsonl", "-o", "-"], tmp_path, env=locale)
     assert (outcome.code, outcome.stdout, outcome.stderr) == (0, "brémse-ü 0 wörter#0 1\n", "1 judgment -> -")
+
+
+@pytest.mark.parametrize("args", [["golden", "stats", "g.jsonl"], ["golden", "qrels", "g.jsonl", "-o", "-"]])
+def test_a_closed_stdout_is_one_line_and_a_file_output_still_works(tmp_path, args):
+    """`semrel ... >&-`: results dropped without a word, then an AttributeError traceback at the final flush."""
+    prepare(tmp_path, BASE)
+    command = [sys.executable, "-m", "semrel", *args]
+    closed = subprocess.run(command, cwd=tmp_path, env=ENV, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: os.close(1))
+    assert (closed.returncode, closed.stderr) == (1, "semrel: error: stdout: closed (the command was started with >&-), "
+                                                     "so its results had nowhere to go\n")
+    to_file = subprocess.run([sys.executable, "-m", "semrel", "golden", "qrels", "g.jsonl", "-o", "q.qrels"], cwd=tmp_path, env=ENV,
+                             stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(1))
+    assert (to_file.returncode, (tmp_path / "q.qrels").read_text()) == (0, "q1 0 a#0 1\n"), to_file.stderr
 
 
 def test_a_pdf_that_is_not_one_is_one_line(tmp_path):
