@@ -590,6 +590,15 @@ def test_a_closed_stdout_is_one_line_and_a_file_output_still_works(tmp_path, arg
     assert (to_file.returncode, (tmp_path / "q.qrels").read_text()) == (0, "q1 0 a#0 1\n"), to_file.stderr
 
 
+def test_runs_in_a_folder_named_outside_ascii_are_scored_under_an_ascii_locale(tmp_path):
+    """LC_ALL=C: Python holds the name's other bytes as surrogates, and Arrow's reader (which takes a UTF-8 name) was a traceback."""
+    folder = tmp_path / "dür"
+    folder.mkdir()
+    prepare(folder, BASE)
+    outcome = fenced(["eval", "dür/q", "dür/r.run", "-m", "AP"], tmp_path, env={"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""})
+    assert (outcome.code, outcome.stdout.split()) == (0, ["measure", "r", "-------", "------", "AP", "1.0000"]), outcome.stderr
+
+
 def test_a_pdf_that_is_not_one_is_one_line(tmp_path):
     """pypdf logs its repair notes ('invalid pdf header', 'EOF marker not found'); in a process of its own
     (pytest captures logging in this one) they must not come before the error line."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import re
 import unicodedata
 from typing import Callable, Iterator, NoReturn, Sequence
@@ -53,9 +54,9 @@ def read_plain_file(path: str, names: Sequence[str], types: dict[str, pa.DataTyp
             return None
     if any(irregular(block) for block in read_blocks(path, BLOCK_BYTES)):  # whole lines: a blank at an edge is at a line's
         return None  # see read_columns (one pass over the bytes, a fraction of the parse)
-    try:
-        table = _arrow_read(path, names, types)
-    except (OSError, pa.ArrowInvalid, pa.ArrowTypeError):
+    try:  # Arrow takes a name as UTF-8: under LC_ALL=C Python holds a name's other bytes as surrogates, which it cannot encode
+        table = _arrow_read(os.fsencode(path).decode("utf-8"), names, types)
+    except (OSError, UnicodeError, pa.ArrowInvalid, pa.ArrowTypeError):
         return None
     first = names[0]
     if first in types and len(table) and pc.any(pc.starts_with(table.column(first), "#")).as_py():
