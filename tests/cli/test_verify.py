@@ -160,3 +160,13 @@ def test_an_imports_qrels_follow_the_golden_set_written_with_them(tmp_path, monk
     assert result.exit_code == 1
     assert [line.split(":")[1].strip() for line in result.stdout.splitlines()] == [
         "input changed", "to make it again", "changed since its manifest was written", "to make it again"]
+
+
+@pytest.mark.parametrize("key", ["output", "cwd"])
+def test_a_nul_byte_in_the_recorded_output_or_cwd_is_told_not_a_traceback(labelled, key):
+    record = json.loads(open("q.txt.manifest.json").read())
+    record[key] += "\0x"
+    write(labelled / "q.txt.manifest.json", json.dumps(record))
+    result = run("verify", "q.txt")
+    assert result.exit_code == (0 if key == "output" else 1), result.output  # the input is where the file lies: moved, for "cwd"
+    assert result.stdout.splitlines()[0].startswith("q.txt: written as ") and "\\x00x" in result.stdout.splitlines()[0]

@@ -316,7 +316,10 @@ def _written_as(name: str, record: Mapping[str, Any]) -> str | None:
     if not isinstance(written, str):
         return None
     written = os.path.join(str(record.get("cwd") or os.getcwd()), written)
-    return None if os.path.realpath(written) == os.path.realpath(name) else written
+    try:
+        return None if os.path.realpath(written) == os.path.realpath(name) else written
+    except ValueError:  # a NUL byte in a hand-edited "output" or "cwd": no path, so not where the file lies
+        return written
 
 
 def _version_findings(recorded: Any) -> list[Finding]:
