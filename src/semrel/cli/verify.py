@@ -9,7 +9,7 @@ import sys
 import click
 
 from ..errors import UsageError
-from ..formats.manifest import check_manifest, derived_files
+from ..formats.manifest import check_manifests, derived_files
 from ..progress import stderr_steps
 from ..terminal import quantity
 from .base import SemrelCommand
@@ -30,8 +30,8 @@ def verify_command(files, fmt):
         raise UsageError(f"{files[0]}: no file with a manifest in it (a folder's derived files are those with one)")
     unique = []
     with stderr_steps("checking manifests", len(named)) as advance:
-        for name in named:
-            unique.append(check_manifest(name))
+        for checked in check_manifests(named):
+            unique.append(checked)
             advance(1)
     if fmt == "json":
         click.echo(json.dumps([{**dataclasses.asdict(c), "changed": c.changed} for c in unique], indent=2))
