@@ -184,3 +184,13 @@ def test_the_installed_versions_and_each_shared_input_are_read_once_for_all_file
     result = run("verify", "q.txt", "q2.txt", "q3.txt")
     assert result.stdout.splitlines() == [f"{name}: as its manifest records" for name in ("q.txt", "q2.txt", "q3.txt")]
     assert hashed == [str(labelled / "j.jsonl")] and looked_up == ["semrel", *manifest.LIBRARIES]
+
+
+def test_the_counts_of_a_folder_of_thousands_are_written_alike(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for i in range(1000):
+        write(tmp_path / f"{i}.txt", f"{i}\n")
+        write(tmp_path / f"{i}.txt.manifest.json", json.dumps({"inputs": [], "output_digest": {"sha256": sha(f"{i}.txt")}}))
+    result = run("verify", ".")
+    assert result.exit_code == 0
+    assert result.stderr.splitlines()[-1] == "1,000 files: 0 changed since written, 0 without a readable manifest, 1,000 as recorded"

@@ -44,7 +44,7 @@ def verify_command(files, fmt):
             click.echo(f"{one.file}: as its manifest records")
     unknown = sum(any(f.kind in ("no manifest", "unreadable manifest") for f in c.findings) for c in unique)
     changed = sum(c.changed for c in unique) - unknown
-    click.echo(f"{quantity(len(unique), 'file')}: {changed} changed since written, {unknown} without a readable manifest, "
-               f"{len(unique) - changed - unknown} as recorded", err=True)
+    click.echo(f"{quantity(len(unique), 'file')}: {changed:,} changed since written, {unknown:,} without a readable manifest, "
+               f"{len(unique) - changed - unknown:,} as recorded", err=True)
     if changed or unknown:
         sys.exit(1)
