@@ -194,3 +194,18 @@ def test_the_counts_of_a_folder_of_thousands_are_written_alike(tmp_path, monkeyp
     result = run("verify", ".")
     assert result.exit_code == 0
     assert result.stderr.splitlines()[-1] == "1,000 files: 0 changed since written, 0 without a readable manifest, 1,000 as recorded"
+
+
+def test_each_finding_and_the_command_to_paste_stay_on_one_line_whatever_the_manifest_holds(labelled):
+    """A newline in a recorded cwd or argument made the line to paste run over several, and let a crafted path print a
+    line that reads as another finding."""
+    record = json.loads(open("q.txt.manifest.json").read())
+    record["cwd"] = f"{labelled}\n; touch pwned #"
+    record["command"] = ["semrel", "label", "it's\n", "-o", "q.txt"]
+    record["inputs"][0]["path"] = "gone\nq.txt: as its manifest records"
+    write(labelled / "q.txt.manifest.json", json.dumps(record))
+    result = run("verify", "q.txt")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-2:] == [
+        f"q.txt: input missing: {labelled}\\n; touch pwned #/gone\\nq.txt: as its manifest records",
+        f"q.txt: to make it again: cd $'{labelled}\\x0a; touch pwned #' && semrel label $'it\\'s\\x0a' -o q.txt"]

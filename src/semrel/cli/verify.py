@@ -37,7 +37,7 @@ def verify_command(files, fmt):
         click.echo(json.dumps([{**dataclasses.asdict(c), "changed": c.changed} for c in unique], indent=2))
     for one in unique if fmt == "text" else ():
         for finding in one.findings:
-            click.echo(f"{one.file}: {finding.message}")
+            click.echo(f"{one.file}: {finding.message}".replace("\n", "\\n"))  # one line each: a path may hold a newline
         if one.changed and one.rerun:
             click.echo(f"{one.file}: to make it again: {' ; '.join(one.rerun)}")
         elif not one.findings:

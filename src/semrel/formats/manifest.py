@@ -263,9 +263,18 @@ def check_manifest(path: str | os.PathLike, installed: Mapping[str, str] | None 
             checked.findings.extend(_input_findings(name, given, cwd, written, contents))
         command = made.get("step") or made.get("command")
         if isinstance(command, list):
-            checked.rerun.append(f"cd {shlex.quote(cwd)} && {shlex.join(map(str, command))}")
+            checked.rerun.append(f"cd {_shell_word(cwd)} && {' '.join(_shell_word(str(word)) for word in command)}")
     checked.findings.extend(_version_findings(record.get("versions"), versions() if installed is None else installed))
     return checked
+
+
+def _shell_word(word: str) -> str:
+    """`word` quoted for a shell on one line: shlex.quote, or $'...' with escapes where it holds a newline or another
+    control character (a manifest's cwd or command can: quoted as they are, the line to paste ran over several)."""
+    if not any(ord(c) < 0x20 or c == "\x7f" for c in word):
+        return shlex.quote(word)
+    escaped = "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 or c == "\x7f" else "\\" + c if c in "\\'" else c for c in word)
+    return f"$'{escaped}'"
 
 
 def described_file(path: str | os.PathLike) -> str:
