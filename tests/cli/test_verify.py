@@ -144,8 +144,13 @@ def test_inputs_that_moved_with_the_file_are_found_beside_it(labelled, tmp_path)
     assert [(f.kind, f.message, f.counts) for f in check_manifest("moved/q.txt").findings] == [
         ("moved", f"written as {labelled / 'q.txt'}: its inputs are checked where that command read them", False),
         ("input moved", f"input moved: {labelled / 'j.jsonl'} is missing; it lies beside the file as it did, "
-                        f"at {labelled / 'moved' / 'j.jsonl'}", True),
+                        f"at {labelled / 'moved' / 'j.jsonl'}, with the same bytes", False),
     ]
+    assert run("verify", "moved/q.txt").exit_code == 0  # a results folder moved whole differs in nothing
+    with open(tmp_path / "moved" / "j.jsonl", "a") as extra:
+        extra.write("\n")
+    assert [(f.kind, f.counts) for f in check_manifest("moved/q.txt").findings][1] == ("input changed", True)
+    assert run("verify", "moved/q.txt").exit_code == 1
 
 
 @needs_shared("cranfield")
@@ -169,7 +174,7 @@ def test_a_nul_byte_in_the_recorded_output_or_cwd_is_told_not_a_traceback(labell
     record[key] += "\0x"
     write(labelled / "q.txt.manifest.json", json.dumps(record))
     result = run("verify", "q.txt")
-    assert result.exit_code == (0 if key == "output" else 1), result.output  # the input is where the file lies: moved, for "cwd"
+    assert result.exit_code == 0, result.output  # for "cwd": the input is found beside the file, moved with it, the same bytes
     assert result.stdout.splitlines()[0].startswith("q.txt: written as ") and "\\x00x" in result.stdout.splitlines()[0]
 
 

@@ -202,7 +202,8 @@ RESULT_VERSIONS = ("semrel", "torch", "transformers", "bert-score")  # those tha
 class Finding:
     """One thing `check_manifest` found: `kind` ("changed", "missing", "moved", "input changed", "input missing",
     "input moved", "version", "no manifest", "unreadable manifest", "not checked"), the path it is about and a line saying what it is.
-    `counts`: False for what cannot be checked (an input read from stdin), which is told but changes nothing."""
+    `counts`: False for what cannot be checked (an input read from stdin) or differs in nothing (an input that moved
+    with the file, its bytes the same), which is told but changes nothing."""
     kind: str
     path: str
     message: str
@@ -320,9 +321,11 @@ def _input_findings(name: str, given: Any, cwd: str, written: str | None, conten
         return [] if now == sha else [Finding("input changed", where, f"input changed: {full}: {_short(sha)} then, {_short(now)} now")]
     if written:  # the file moved: its input may have moved with it, to the same place beside it
         beside = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(name)), os.path.relpath(full, os.path.dirname(written))))
-        if os.path.exists(beside):
-            other = "" if _content(beside, contents) == sha else ", with other bytes"
-            return [Finding("input moved", where, f"input moved: {full} is missing; it lies beside the file as it did, at {beside}{other}")]
+        if os.path.exists(beside):  # the same bytes moved with the file (a results folder moved or copied whole) differ in nothing
+            same = _content(beside, contents) == sha
+            return [Finding("input moved" if same else "input changed", where,
+                            f"input moved: {full} is missing; it lies beside the file as it did, at {beside}"
+                            + (", with the same bytes" if same else ", with other bytes"), counts=not same)]
     return [Finding("input missing", where, f"input missing: {full}")]
 
 
