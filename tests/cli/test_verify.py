@@ -214,3 +214,23 @@ def test_each_finding_and_the_command_to_paste_stay_on_one_line_whatever_the_man
     assert result.stdout.splitlines()[-2:] == [
         f"q.txt: input missing: {labelled}\\n; touch pwned #/gone\\nq.txt: as its manifest records",
         f"q.txt: to make it again: cd $'{labelled}\\x0a; touch pwned #' && semrel label $'it\\'s\\x0a' -o q.txt"]
+
+
+def test_a_model_whose_files_changed_or_that_is_gone_is_told(labelled):
+    """A model is no input: judgments made with other weights under the same name looked as recorded. The fingerprint
+    the manifest's params record (judge, golden split, dedup, pick) is compared with the model's files now."""
+    from semrel.encoding.models import describe_model
+
+    now = describe_model(None).fingerprint
+
+    def verify_with(model: str, fingerprint: str):
+        write(labelled / "j.jsonl.manifest.json", json.dumps({"inputs": [], "params": {"model": model, "model_fingerprint": fingerprint}}))
+        return run("verify", "j.jsonl")
+
+    same = verify_with("all-MiniLM-L6-v2", now)
+    assert same.exit_code == 0 and "model" not in same.stdout, same.output
+    changed = verify_with("all-MiniLM-L6-v2", "0" * 32)
+    assert changed.exit_code == 1
+    assert f"j.jsonl: model all-MiniLM-L6-v2: its files changed (fingerprint {'0' * 32} then, {now} now)" in changed.stdout.splitlines()
+    gone = verify_with("no-such-model", now)
+    assert gone.exit_code == 1 and f"j.jsonl: model no-such-model: not found now (fingerprint {now} then)" in gone.stdout.splitlines()

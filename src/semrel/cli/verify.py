@@ -8,12 +8,22 @@ import sys
 
 import click
 
-from ..errors import UsageError
+from ..encoding.models import describe_model
+from ..errors import SemrelError, UsageError
 from ..formats.manifest import check_manifests, derived_files
 from ..progress import stderr_steps
 from ..terminal import quantity
 from .base import SemrelCommand
 from .paths import input_path
+
+
+def _fingerprints(model: str) -> tuple[str, ...] | None:
+    """The fingerprints of a model's files now (semrel's, and the stamp older versions recorded); None if not found."""
+    try:
+        info = describe_model(model)
+    except SemrelError:
+        return None
+    return (info.fingerprint, info.stamped_fingerprint)
 
 
 @click.command("verify", cls=SemrelCommand, short_help="Check derived files against their manifests.")
@@ -22,15 +32,15 @@ from .paths import input_path
 def verify_command(files, fmt):
     """Check each FILE (or FILE.manifest.json; in a folder, each file with a manifest) against the manifest beside
     it: whether FILE changed since it was written; each input that changed (sha256; a folder by its files), is
-    missing, or moved with FILE; the versions of semrel, torch, transformers and bert-score that differ from those
-    installed now; a FILE without a manifest. One line per finding, and for a FILE with one, the commands that made
-    it, to run again. Exit 1 if anything differs."""
+    missing, or moved with FILE; a model whose files changed (judge, golden split, dedup, pick); the versions of
+    semrel, torch, transformers and bert-score that differ from those installed now; a FILE without a manifest. One
+    line per finding, and for a FILE with one, the commands that made it, to run again. Exit 1 if anything differs."""
     named = list(dict.fromkeys(name for given in files for name in derived_files(given)))  # `out/*` names a file and its manifest
     if not named:
         raise UsageError(f"{files[0]}: no file with a manifest in it (a folder's derived files are those with one)")
     unique = []
     with stderr_steps("checking manifests", len(named)) as advance:
-        for checked in check_manifests(named):
+        for checked in check_manifests(named, _fingerprints):
             unique.append(checked)
             advance(1)
     if fmt == "json":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import datetime as _dt
+import functools
 import json
 import os
 import platform
@@ -12,7 +13,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import UsageError
 from .files import (
@@ -195,6 +196,7 @@ def read_params(path: str | os.PathLike) -> dict[str, Any] | None:
     return params if isinstance(params, dict) else None
 
 
+Fingerprints = Callable[[str], "tuple[str, ...] | None"]  # a model's name or folder -> its fingerprints now, None if not found
 RESULT_VERSIONS = ("semrel", "torch", "transformers", "bert-score")  # those that make the scores, labels and runs
 
 
@@ -224,23 +226,27 @@ class Checked:
         return any(f.counts for f in self.findings)
 
 
-def check_manifests(paths: Iterable[str | os.PathLike]) -> Iterator[Checked]:
-    """check_manifest of each path, the installed versions read once and each input once: reading the versions took
-    10 ms a file (100 s for a folder of 10,000), and the outputs of a run each read the corpus again."""
+def check_manifests(paths: Iterable[str | os.PathLike], fingerprint: Fingerprints | None = None) -> Iterator[Checked]:
+    """check_manifest of each path, the installed versions read once and each input and model once: reading the versions
+    took 10 ms a file (100 s for a folder of 10,000), and the outputs of a run each read the corpus again."""
     installed: dict[str, str] = versions()
     contents: dict[str, str | None] = {}
+    fingerprints = functools.cache(fingerprint) if fingerprint is not None else None
     for path in paths:
-        yield check_manifest(path, installed, contents)
+        yield check_manifest(path, installed, contents, fingerprints)
 
 
 def check_manifest(path: str | os.PathLike, installed: Mapping[str, str] | None = None,
-                   contents: dict[str, str | None] | None = None) -> Checked:
+                   contents: dict[str, str | None] | None = None, fingerprint: Fingerprints | None = None) -> Checked:
     """`path` (or `path` given as its manifest's name) against the manifest beside it: whether the file holds the bytes
     it was written with; each input (of the command, and of each fill since) that holds other bytes (a folder: other
     files, as `semrel run` compares them), is missing, or is missing where it was read but lies where it did beside
     the file (the two moved together); the versions of RESULT_VERSIONS that differ from those installed now. Relative
     paths are read from the folder the manifest records the command ran in. `installed`, `contents`: as check_manifests
-    shares them (versions(), and the content_sha256 of each input by its real path)."""
+    shares them (versions(), and the content_sha256 of each input by its real path). `fingerprint`: a model's (name or
+    folder) fingerprints now (as semrel records it, and as older versions did), None where it is not found, compared
+    with the one the manifest's params record (judge,
+    golden split, dedup and pick record one; a model is no input, so its files are checked only this way)."""
     name = described_file(path)
     contents = {} if contents is None else contents
     checked = Checked(name, manifest_path(name))
@@ -266,7 +272,21 @@ def check_manifest(path: str | os.PathLike, installed: Mapping[str, str] | None 
         if isinstance(command, list):
             checked.rerun.append(f"cd {_shell_word(cwd)} && {' '.join(_shell_word(str(word)) for word in command)}")
     checked.findings.extend(_version_findings(record.get("versions"), versions() if installed is None else installed))
+    if fingerprint is not None:
+        checked.findings.extend(_model_findings(record.get("params"), str(record.get("cwd") or os.getcwd()), fingerprint))
     return checked
+
+
+def _model_findings(params: Any, cwd: str, fingerprint: Fingerprints) -> list[Finding]:
+    model, then = (params.get("model"), params.get("model_fingerprint")) if isinstance(params, dict) else (None, None)
+    if not isinstance(model, str) or not isinstance(then, str):
+        return []
+    folder = os.path.join(cwd, model)  # a model given as a relative folder was found from the command's folder
+    now = fingerprint(folder if os.path.isdir(folder) else model)
+    if now is not None and then in now:
+        return []
+    return [Finding("model", model, f"model {model}: not found now (fingerprint {then} then)" if now is None else
+                    f"model {model}: its files changed (fingerprint {then} then, {now[0]} now)")]
 
 
 def _shell_word(word: str) -> str:
