@@ -633,6 +633,45 @@ def test_a_shard_without_the_others_of_its_split_is_refused(tmp_path):
     assert not (tmp_path / "g.jsonl").exists()
 
 
+def test_a_folder_of_several_splits_shards_imports_the_split_given(tmp_path):
+    """A hub download holds every split's shards in one data/ folder: --split NAME reads that split's, the same set as
+    one of its shards gives, and the manifest names them and the split; without --split (or with one it does not hold)
+    the folder is refused with its splits listed, none picked in silence. --split on a shard file is refused, as it
+    was before: the file names its split."""
+    rows = squad_rows(squad(34, title="Bee keeping"))
+    data = tmp_path / "data"
+    data.mkdir()
+    parts = {"train-00000-of-00002": rows[:2], "train-00001-of-00002": rows[2:], "test-00000-of-00001": rows[1:],
+             "validation-00000-of-00001": rows[:1]}
+    for name, part in parts.items():
+        pq.write_table(pa.Table.from_pylist(part), data / f"{name}.parquet")
+    listed = "test (1 file, 2 rows), train (2 files, 3 rows), validation (1 file, 1 row)"
+    assert_one_error(run("golden", "import", data, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
+                     f"{data}: holds the shards of 3 splits, {listed} (give --split NAME, the one to import)")
+    assert_one_error(run("golden", "import", data, "--split", "dev", "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
+                     f"{data}: holds no split 'dev', only {listed} (give --split NAME, one of them)")
+    assert not (tmp_path / "g.jsonl").exists()
+    for split, shard in (("train", "train-00001-of-00002"), ("test", "test-00000-of-00001")):
+        made = []
+        for n, source in enumerate((["--split", split, data], [data / f"{shard}.parquet"])):
+            corpus, golden = tmp_path / f"{split}{n}.corpus.jsonl", tmp_path / f"{split}{n}.jsonl"
+            result = run("golden", "import", *source, "--corpus-out", corpus, "-o", golden)
+            assert result.exit_code == 0, result.output
+            made.append((corpus.read_bytes(), golden.read_bytes(), read_manifest(golden)))
+        assert made[0][:2] == made[1][:2] and made[0][1].count(b"\n") == {"train": 3, "test": 2}[split]
+        shards = sorted(data.glob(f"{split}-*"))
+        assert [i["path"] for i in made[0][2]["inputs"]] == [str(s) for s in shards]
+        assert made[0][2]["params"]["split"] == made[1][2]["params"]["split"] == split
+    items = semrel.import_golden(data, split="validation", corpus_out=tmp_path / "v.corpus.jsonl", warn=lambda message: None)
+    assert [i.query_id for i in items] == ["q_1"]
+    assert_one_error(run("golden", "import", data / "test-00000-of-00001.parquet", "--split", "test", "--corpus-out", tmp_path / "c.jsonl",
+                         "-o", tmp_path / "g.jsonl"), "--split names a BEIR folder's qrels split", code=2)
+    for shard in data.glob("t*"):
+        shard.unlink()
+    assert_one_error(run("golden", "import", data, "--split", "test", "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
+                     f"{data}: holds no split 'test', only validation (1 file, 1 row)")
+
+
 def test_jsonl_keeps_several_answers_and_list_ids(tmp_path):
     source = write(tmp_path / "g.jsonl", '{"id": 5, "question": "Q?", "answers": ["one", "two"], "chunk_ids": ["a#1"]}\n')
     result = run("golden", "import", source, "--corpus", corpus_file(tmp_path), "-o", tmp_path / "out.jsonl")
@@ -1025,7 +1064,8 @@ def test_default_columns_are_found_in_any_case(tmp_path):
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--split", "dev"], "--split is a BEIR folder's qrels split; it does not apply to this csv source"),
+    (["--split", "dev"], "--split names a BEIR folder's qrels split, or the split to read of a folder of a Hugging Face set's "
+                         "shards; it does not apply to this csv source"),
     (["--threshold", "0.7"], "--threshold matches the reference contexts of llamaindex, ragas, deepeval, giskard testsets to --corpus "
                              "chunks; it does not apply to this csv source"),
 ])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -11,6 +12,7 @@ from ..encoding.models import DEFAULT_MODEL
 from ..errors import UsageError
 from ..formats.corpus import read_golden, unique_chunks
 from ..formats.files import display_name
+from ..formats.shards import split_files
 from ..formats.tables import render
 from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, import_warnings, part_path, split_golden
 from ..golden.importers import BUILDS_CORPUS, CONTEXT_FORMATS, FORMATS, ImportOptions, detect_format
@@ -59,7 +61,10 @@ def golden_group() -> None:
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="llamaindex, ragas, deepeval, giskard: least word overlap for a context to match a chunk when no chunk "
                    "contains it.")
-@click.option("--split", default="test", show_default=True, help="beir: the qrels split to read.")
+@click.option("--split", metavar="NAME",
+              help="The split to read: beir, its qrels/NAME.tsv [default: test]; a folder of a Hugging Face set's shards of "
+                   "several splits (train-00000-of-00002.parquet, test-00000-of-00001.parquet, ...), its NAME-*-of-* files "
+                   "(required there).")
 @chunk_options(default_size=None)
 @sample_options
 def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels, docs, doc_qrels, query_col, answer_col,
@@ -71,7 +76,7 @@ def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels,
     TREC topics with --qrels) as a golden.jsonl.
 
     With --limit or --sample only those queries are kept (the corpus keeps every document)."""
-    _check_format_options(source, format)
+    _check_format_options(source, format, split)
     settings = chunk_settings(size, overlap, unit, sentences, model, whole)
     columns = {"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col}
     options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split, qrels=qrels,
@@ -146,14 +151,15 @@ threshold_option = click.option("--threshold", type=float, default=NEAR_DUPLICAT
 model_option = click.option("--model", default=None, metavar="NAME", help=f"Embedding model [default: {DEFAULT_MODEL}].")
 
 
-def _check_format_options(source: str, fmt: str) -> None:
+def _check_format_options(source: str, fmt: str, split: str | None) -> None:
     """--split and --threshold typed for a source they do not apply to: both were ignored in silence (from the environment
     they stay defaults for the sources they apply to)."""
     if not (typed("split") or typed("threshold")):
         return
-    resolved = detect_format(source) if fmt == "auto" else fmt
-    if typed("split") and resolved != "beir":
-        raise UsageError(f"--split is a BEIR folder's qrels split; it does not apply to this {resolved} source")
+    resolved = detect_format(source, split) if fmt == "auto" else fmt
+    if typed("split") and resolved != "beir" and not (Path(source).is_dir() and split_files(source, split) != (source,)):
+        raise UsageError(f"--split names a BEIR folder's qrels split, or the split to read of a folder of a Hugging Face set's "
+                         f"shards; it does not apply to this {resolved} source")
     if typed("threshold") and resolved not in CONTEXT_FORMATS:
         raise UsageError(f"--threshold matches the reference contexts of {', '.join(CONTEXT_FORMATS)} testsets to --corpus chunks; "
                          f"it does not apply to this {resolved} source")

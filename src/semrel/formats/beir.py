@@ -17,6 +17,7 @@ from .files import display_name, note_input, read_bytes
 from .parquet import is_parquet, read_records
 
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
+BEIR_SPLIT = "test"  # the qrels split read where none is given, as BEIR's own loader
 
 
 def read_beir_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels:
@@ -69,7 +70,7 @@ def is_beir_folder(root: str | os.PathLike) -> bool:
     return bool(beir_part(Path(root), "queries"))
 
 
-def beir_folder(folder: str | os.PathLike, split: str = "test") -> BeirFolder:
+def beir_folder(folder: str | os.PathLike, split: str = BEIR_SPLIT) -> BeirFolder:
     """The files of a BEIR folder, each of which must exist."""
     root = Path(folder)
     parts = {part: beir_part(root, part) for part in ("corpus", "queries")}

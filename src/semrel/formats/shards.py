@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..errors import FormatError
+from ..terminal import quantity
 from .files import display_name, line_count
 from .jsonl import read_jsonl
 from .parquet import is_parquet, parquet_columns, parquet_records, parquet_rows
@@ -16,18 +17,17 @@ from .parquet import is_parquet, parquet_columns, parquet_records, parquet_rows
 SHARD = re.compile(r"(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})(?P<suffix>\.parquet|\.jsonl|\.jsonl\.gz)", re.IGNORECASE)
 
 
-def split_files(source: str) -> tuple[str, ...]:
-    """Every shard of the split `source` is one of, or holds (a folder whose files of records are the shards of one
-    split, and no other), in order; else `source` alone. A shard whose siblings are not all beside it is refused,
-    naming them."""
+def split_files(source: str, split: str | None = None) -> tuple[str, ...]:
+    """Every shard of the split `source` is one of, or holds, in order; else `source` alone. A folder whose files of
+    records are all shards holds one split, or several (the hub's data/ of train, test and validation), of which
+    `split` names the one read: without it such a folder is refused, naming its splits. A shard whose siblings are
+    not all beside it is refused, naming them."""
     path = Path(source)
     if path.is_dir():
-        names = sorted(p.name for p in path.iterdir() if not p.name.startswith(".") and p.is_file()
-                       and p.name.lower().endswith((".parquet", ".jsonl", ".jsonl.gz")))
-        found = [SHARD.fullmatch(name) for name in names]
-        if not names or not all(found) or len({(m["stem"], m["count"], m["suffix"]) for m in found if m}) > 1:
+        splits = _folder_splits(path)
+        if not splits:
             return (source,)
-        path = path / names[0]
+        path = path / _chosen(path, splits, split)[0]
     match = SHARD.fullmatch(path.name)
     if match is None or int(match["index"]) >= int(match["count"]):
         return (str(path),)
@@ -41,6 +41,45 @@ def split_files(source: str) -> tuple[str, ...]:
                           f"lack {'its' if len(missing) == 1 else 'their'} queries",
                           hint="download every shard into this folder; to import this one alone, rename it")
     return tuple(str(p) for p in shards)
+
+
+def _folder_splits(folder: Path) -> dict[tuple[str, str, str], list[str]]:
+    """The shards of a folder, by split (stem, count and suffix), in order; none where a file of records in it is no
+    shard (a BEIR folder's queries.jsonl, a table of questions)."""
+    names = sorted(p.name for p in folder.iterdir() if not p.name.startswith(".") and p.is_file()
+                   and p.name.lower().endswith((".parquet", ".jsonl", ".jsonl.gz")))
+    found = [SHARD.fullmatch(name) for name in names]
+    splits: dict[tuple[str, str, str], list[str]] = {}
+    for name, m in zip(names, found):
+        if m is None:
+            return {}
+        splits.setdefault((m["stem"], m["count"], m["suffix"]), []).append(name)
+    return splits
+
+
+def _chosen(folder: Path, splits: dict[tuple[str, str, str], list[str]], split: str | None) -> list[str]:
+    """The shards of the split `split` names, or of the folder's one split; a folder of several splits without
+    `split`, or a `split` none of them is, is refused with the splits listed (their files and rows)."""
+    picked = [names for (stem, _, _), names in splits.items() if split is None or stem == split]
+    if len(picked) == 1:
+        return picked[0]
+    listed = ", ".join(f"{stem} ({_counted(folder, names, int(count))})" for (stem, count, _), names in splits.items())
+    if split is None:
+        raise FormatError(display_name(str(folder)), f"holds the shards of {len(splits)} splits, {listed}",
+                          hint="give split=NAME, the one to import")
+    if not picked:
+        raise FormatError(display_name(str(folder)), f"holds no split {split!r}, only {listed}",
+                          hint="give split=NAME, one of them")
+    both = " and ".join(split_name([str(folder / names[0])]) for names in picked)
+    raise FormatError(display_name(str(folder)), f"holds the split {split!r} twice over: {both}",
+                      hint="keep one of them in this folder")
+
+
+def _counted(folder: Path, names: Sequence[str], count: int) -> str:
+    """'2 files, 7 rows' of a split's shards ('1 of 2 files' where some are missing)."""
+    files = quantity(count, "file") if len(names) == count else f"{len(names)} of {quantity(count, 'file')}"
+    paths = [str(folder / name) for name in names]
+    return f"{files}, {quantity(sum(map(_rows, paths)), 'row' if is_parquet(paths[0]) else 'line')}"
 
 
 def _rows(path: str) -> int:
@@ -79,6 +118,12 @@ def placed(error: FormatError, shards: Sequence[str]) -> FormatError:
         return error
     path, line = shard_at(shards, error.line)
     return FormatError(display_name(path), error.message, line=line, hint=error.hint)
+
+
+def split_of(shards: Sequence[str]) -> str | None:
+    """The split the shards are of, as the hub names it ('train' of data/train-00000-of-00003.parquet), for the manifest."""
+    match = SHARD.fullmatch(Path(shards[0]).name)
+    return None if match is None else match["stem"]
 
 
 def split_name(shards: Sequence[str]) -> str:

@@ -46,7 +46,7 @@ def import_golden(
     chunk_ids_col: str | None = None,
     id_col: str | None = None,
     threshold: float = 0.5,
-    split: str = "test",
+    split: str | None = None,
     size: int | None = None,
     overlap: int = 0,
     unit: str = "words",
@@ -69,7 +69,8 @@ def import_golden(
     doc_qrels: all-chunks, first-chunk or answer-chunk, for gold ids that are document ids (or file names).
     query_col, answer_col, chunk_ids_col, id_col: the columns (csv, jsonl, parquet; ragas, deepeval, giskard: query, answer,
     id; trec: topic fields). threshold: llamaindex's, ragas's, deepeval's and giskard's least word overlap; split:
-    beir's qrels split. sample: only those queries. With `output` (and qrels_out=, the gold chunks as qrels) the
+    beir's qrels split (default test), or the split read of a folder of the hub's shards of several (train: its
+    train-*-of-*.parquet). sample: only those queries. With `output` (and qrels_out=, the gold chunks as qrels) the
     files are written as the command writes them, with their manifests, as one unit. Counts worth a warning go to
     `warn`, else to Python warnings.
     """
@@ -77,9 +78,9 @@ def import_golden(
     check_kind("source", source, PATH, "a file or folder path", required=True)
     for name, path in (("output", output), ("corpus", corpus), ("corpus_out", corpus_out), ("qrels_out", qrels_out), ("qrels", qrels)):
         check_kind(name, path, PATH, "a file path")
-    for name, text in (("format", format), ("split", split), ("unit", unit)):
+    for name, text in (("format", format), ("unit", unit)):
         check_kind(name, text, (str,), "a name", required=True)
-    for name, column in (("doc_qrels", doc_qrels), ("query_col", query_col), ("answer_col", answer_col),
+    for name, column in (("split", split), ("doc_qrels", doc_qrels), ("query_col", query_col), ("answer_col", answer_col),
                          ("chunk_ids_col", chunk_ids_col), ("id_col", id_col)):
         check_kind(name, column, (str,), "a name")
     check_kind("model", model, (str, os.PathLike), "a model name or folder")

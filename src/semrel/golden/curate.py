@@ -47,7 +47,7 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
         raise UsageError(f"corpus_out= only applies to {', '.join(BUILDS_CORPUS)}, to {testsets} without corpus=, and to trec "
                          f"with docs=; this source is {result.params['format']}")
     # every shard of a split; trec's qrels and documents too
-    inputs = [*split_files(source), *(path for path in (options.corpus, options.qrels) if path), *options.docs]
+    inputs = [*split_files(source, options.split), *(path for path in (options.corpus, options.qrels) if path), *options.docs]
     params = {**result.params, **({"chunking": options.settings.describe()} if result.chunks is not None else {})}
     outputs = [o for o in (corpus_out if result.chunks is not None else None, qrels_out, output) if o]
     with outputs_with_manifests(outputs) as staged:

@@ -23,12 +23,12 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..cjk import count_words
 from ..errors import FormatError, UsageError, ValidationError
-from ..formats.beir import beir_folder, beir_records, is_beir_folder, read_beir_qrels
+from ..formats.beir import BEIR_SPLIT, beir_folder, beir_records, is_beir_folder, read_beir_qrels
 from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
 from ..formats.files import STDIO, display_name, line_id, read_head, read_lines, read_text
 from ..formats.jsonl import check_nesting, read_jsonl, too_deep
 from ..formats.parquet import is_parquet, parquet_columns
-from ..formats.shards import placed, shard_at, split_columns, split_files, split_name, split_records
+from ..formats.shards import placed, shard_at, split_columns, split_files, split_name, split_of, split_records
 from ..formats.trec import graded_pairs
 from ..progress import Steps, counted, no_progress
 from ..records import Chunk, GoldenItem, is_id
@@ -85,11 +85,12 @@ def _cell_ids(cell: str) -> list[str]:
     return ids
 
 
-def detect_format(source: str) -> str:
-    """The format of `source`, from folder contents, suffix or (for .json) its top-level keys."""
+def detect_format(source: str, split: str | None = None) -> str:
+    """The format of `source`, from folder contents, suffix or (for .json) its top-level keys; of a folder of shards, that
+    of the split's (`split`: the one read of several)."""
     path = Path(source)
-    if path.is_dir() and split_files(source) != (source,):  # the shards of one split: as its first file
-        source = split_files(source)[0]
+    if path.is_dir() and split_files(source, split) != (source,):  # the shards of a split: as its first file
+        source = split_files(source, split)[0]
         path = Path(source)
     if path.is_dir():
         if (path / "cran.qry").exists():
@@ -866,7 +867,8 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
     queries of every split); how many were left out is counted. BEIR queries rarely carry answers;
     one in `answer` or `metadata.answer` is used when present.
     """
-    folder = beir_folder(source, options.split)
+    split = BEIR_SPLIT if options.split is None else options.split
+    folder = beir_folder(source, split)
     judged = graded_pairs(read_beir_qrels(folder.qrels))  # a pair judged twice is refused, as eval refuses it
     graded = any(r != 1 for docs in judged.values() for r in docs.values())
     items: list[GoldenItem] = []
@@ -893,7 +895,7 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
         gold = tuple(d for d, r in grades.items() if r > 0)
         query_id = query_id_of(query_id, queries_path, "'_id'", line)
         items.append(GoldenItem(query_id, obj["text"].strip(), answers, gold, meta))
-    split_file, queries = f"qrels/{options.split}.tsv", folder.name("queries")
+    split_file, queries = f"qrels/{split}.tsv", folder.name("queries")
     if left_out and not items:
         raise FormatError(display_name(folder.qrels), f"judges none of the {left_out} queries of {queries}",
                           hint="is split= right? it names the qrels file read")
@@ -901,7 +903,7 @@ def import_beir(source: str, options: ImportOptions) -> Imported:
         counts[f"queries of {queries} that {split_file} does not judge (other splits'; left out)"] += left_out
     if judged:
         counts[f"qrels queries not in {queries} (ignored)"] += len(judged)
-    return Imported(items, None, counts, {"split": options.split, "queries_left_out": left_out})
+    return Imported(items, None, counts, {"split": split, "queries_left_out": left_out})
 
 
 def _where(shards: Sequence[str], item: GoldenItem) -> str:
@@ -923,7 +925,7 @@ def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = 
         "beir": import_beir, "pubmedqa": import_pubmedqa, "msmarco": import_msmarco, "cranfield": import_cranfield,
         "trec": import_trec,
     }
-    fmt = detect_format(source) if fmt == "auto" else fmt
+    fmt = detect_format(source, options.split) if fmt == "auto" else fmt
     if fmt not in importers:
         raise UsageError(f"format={fmt!r}: choose one of {', '.join(FORMATS)}")
     if options.docs and options.corpus:
@@ -934,7 +936,7 @@ def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = 
         raise UsageError(f"qrels= goes with format='trec'; this source is {fmt}")
     if options.doc_qrels and fmt not in ("trec", "beir", "csv", "jsonl", "parquet"):
         raise UsageError(f"doc_qrels= applies to gold document ids (trec, beir, csv, jsonl, parquet); this source is {fmt}")
-    shards = split_files(source)  # a split the hub stores as several files is read as one set from its first
+    shards = split_files(source, options.split)  # a split the hub stores as several files is read as one set from its first
     with sanitised_ids() as changed:
         try:
             result = importers[fmt](shards[0], options)
@@ -943,6 +945,8 @@ def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = 
     result.params["format"] = fmt
     if len(shards) > 1:
         result.counts[f"files of the split {split_name(shards)}, read as one set"] = len(shards)
+    if split_of(shards):  # the manifest says which of the hub's splits was read, as BEIR's says its qrels split
+        result.params.setdefault("split", split_of(shards))
     if changed:  # one line for all of them: the golden set (and corpus) name them otherwise than the source
         given, made = next(iter(changed.items()))
         blanks = f"ids with blanks, which become '_' so that they differ from the source's (e.g. {given!r} is {made!r})"

@@ -35,7 +35,7 @@ class ImportOptions:
     corpus: str | None = None
     columns: dict[str, str | None] = field(default_factory=dict)
     threshold: float = 0.5
-    split: str = "test"
+    split: str | None = None  # beir: the qrels split (None: BEIR_SPLIT); a folder of the shards of several splits: the one read
     qrels: str | None = None  # trec: the document qrels
     docs: tuple[str, ...] = ()  # trec: the documents, chunked by the import
     doc_qrels: str | None = None  # how gold document ids become chunk ids (DOC_QRELS); None: refuse (trec: all-chunks)
