@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from ..errors import UsageError
+from ..errors import SemrelError, UsageError
 from .files import (
     MANIFEST_SUFFIX,
     STDIO,
@@ -46,9 +46,9 @@ def versions() -> dict[str, str]:
 
 
 def describe_input(path: str | os.PathLike, read_from: str | os.PathLike | None = None) -> dict[str, Any]:
-    """Path, sha256 and line count (after gunzip) of one input file, or sha256 and file count of an input
-    folder (documents, a BEIR or Cranfield folder); `read_from`: where it lies now, when it is staged under
-    another name (see files_as_one)."""
+    """Path, sha256 and line count (after gunzip; a Parquet file's rows, its newline bytes meaning nothing) of one input
+    file, or sha256 and file count of an input folder (documents, a BEIR or Cranfield folder); `read_from`: where it lies
+    now, when it is staged under another name (see files_as_one)."""
     name = str(path)
     if name == STDIO:
         return {"path": name, **stdin_digest()}
@@ -57,7 +57,13 @@ def describe_input(path: str | os.PathLike, read_from: str | os.PathLike | None 
         return {"path": name, **folder_digest(source)}
     if not os.path.isfile(source):
         return {"path": name}
-    return {"path": name, **file_digest(source)}
+    from .parquet import is_parquet, parquet_rows  # here: numpy and pyarrow load only where a manifest is written
+
+    digest = file_digest(source)
+    if is_parquet(source):
+        with contextlib.suppress(SemrelError):  # not Parquet after all: its reader says so, and the lines stay
+            digest = {"sha256": digest["sha256"], "rows": parquet_rows(source)}
+    return {"path": name, **digest}
 
 
 _STEP: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("semrel_run_step", default=None)
