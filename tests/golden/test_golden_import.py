@@ -778,17 +778,22 @@ def test_beir_folder_as_the_hub_serves_it_gives_the_files_its_json_lines_give(tm
 
 def test_a_folder_downloaded_from_the_hub_is_refused_with_its_files_named(tmp_path):
     """`huggingface-cli download squad --local-dir` gives a folder of splits; in the hub's cache it sits under a hidden
-    folder (~/.cache/huggingface), which does not hide its files."""
+    folder (~/.cache/huggingface), which does not hide its files. Where they are a folder of shards, that folder (and
+    --split) is what to give: a shard given alone reads only its own split."""
     folder = tmp_path / ".cache" / "squad"
     for name in ("plain_text/validation-00000-of-00001.parquet", "plain_text/train-00000-of-00001.parquet", ".git/x.json",
                  "README.md"):
         write(folder / name, "")
     assert_one_error(run("golden", "import", folder, "-o", tmp_path / "g.jsonl"),
-                     "folder is neither a BEIR folder", "(give one of its files: plain_text/train-00000-of-00001.parquet, "
-                     "plain_text/validation-00000-of-00001.parquet)")
-    for n in range(3):
-        write(folder / f"data/part-{n}.jsonl", "")
+                     "folder is neither a BEIR folder", f"(give its folder of shards {folder.as_posix()}/plain_text with --split NAME "
+                     "(train, validation))")
+    (folder / "plain_text" / "validation-00000-of-00001.parquet").unlink()
     assert_one_error(run("golden", "import", folder, "-o", tmp_path / "g.jsonl"),
+                     f"(give its folder of shards {folder.as_posix()}/plain_text)")
+    other = tmp_path / "other"
+    for n in range(5):
+        write(other / f"data/part-{n}.jsonl", "")
+    assert_one_error(run("golden", "import", other, "-o", tmp_path / "g.jsonl"),
                      "(give one of its files: data/part-0.jsonl, data/part-1.jsonl, data/part-2.jsonl (2 more))")
 
 

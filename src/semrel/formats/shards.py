@@ -57,6 +57,11 @@ def _folder_splits(folder: Path) -> dict[tuple[str, str, str], list[str]]:
     return splits
 
 
+def split_names(folder: str | os.PathLike) -> list[str]:
+    """The splits a folder of shards holds (train, test, ...), sorted; none for any other folder."""
+    return sorted({stem for stem, _, _ in _folder_splits(Path(folder))}) if os.path.isdir(folder) else []
+
+
 def _chosen(folder: Path, splits: dict[tuple[str, str, str], list[str]], split: str | None) -> list[str]:
     """The shards of the split `split` names, or of the folder's one split; a folder of several splits without
     `split`, or a `split` none of them is, is refused with the splits listed (their files and rows)."""

@@ -28,7 +28,7 @@ from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
 from ..formats.files import STDIO, display_name, line_id, read_head, read_lines, read_text
 from ..formats.jsonl import check_nesting, read_jsonl, too_deep
 from ..formats.parquet import is_parquet, parquet_columns
-from ..formats.shards import placed, shard_at, split_columns, split_files, split_name, split_of, split_records
+from ..formats.shards import placed, shard_at, split_columns, split_files, split_name, split_names, split_of, split_records
 from ..formats.trec import graded_pairs
 from ..progress import Steps, counted, no_progress
 from ..records import Chunk, GoldenItem, is_id
@@ -143,6 +143,12 @@ def _files_to_give(folder: Path) -> str | None:
                    and not any(part.startswith(".") for part in r.parts))
     if not found:
         return None
+    sharded = next(((parent, names) for parent in sorted({str(Path(r).parent) for r in found})
+                    if parent != "." and (names := split_names(folder / parent))), None)
+    if sharded:  # the hub's plain_text/ or data/ of shards: read as one set from that folder
+        parent, names = sharded
+        which = f" with split=NAME ({', '.join(names)})" if len(names) > 1 else ""
+        return f"give its folder of shards {(folder / parent).as_posix()}{which}"
     return f"give one of its files: {', '.join(found[:3])}" + (f" ({len(found) - 3} more)" if len(found) > 3 else "")
 
 
