@@ -26,13 +26,13 @@ SRC = str(Path(semrel.__file__).resolve().parents[1])
 class Server:
     """`semrel review serve ... --port 0`; its URL is read from the line it prints."""
 
-    def __init__(self, db: str, pool: dict | None, *options: str):
+    def __init__(self, db: str, pool: dict | None, *options: str, env: dict[str, str] | None = None):
         files = [] if pool is None else ["--judgments", pool["judgments"], "--labels", pool["labels"],
                                          "--corpus", pool["corpus"], "--golden", pool["golden"], "--thresholds", "0.5"]
         command = [sys.executable, "-c", "from semrel.cli import main; main()", "review", "serve", "--db", db,
                    "--port", "0", *files, *options]
         self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, "PYTHONPATH": SRC}, **takes_ctrl_c())
+                                     env={**os.environ, "PYTHONPATH": SRC, **(env or {})}, **takes_ctrl_c())
         self.lines: list[str] = []
         for line in self.proc.stderr:
             self.lines.append(line)

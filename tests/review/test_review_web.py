@@ -49,6 +49,48 @@ def test_posts_without_the_csrf_token_or_the_access_token_are_refused(tmp_path):
     assert query(db, "SELECT name FROM reviewers") == [("alice",)]
 
 
+def reviewer_links(server: Server) -> dict[str, str]:
+    return dict(re.findall(r"semrel: (.+)'s link: (http://\S+)", "".join(server.lines)))
+
+
+@pytest.mark.slow
+def test_reviewer_links_are_printed_and_stay_valid_across_a_restart(tmp_path):
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    env = {"SEMREL_REVIEW_SERVE_REVIEWERS": "alice, bob"}
+    with Server(db, pool, "--no-highlight", env=env) as server:
+        links = reviewer_links(server)
+        assert sorted(links) == ["alice", "bob"] and all(link.startswith(server.base + "/?key=") for link in links.values())
+        assert Client(server.base).get("/")[0] == 403  # no token: only the reviewers' links open the page
+        alice = Client(server.base)
+        alice.sign_in("alice", links["alice"])
+        task = alice.task()["task"]
+        assert alice.api({"action": "grade", "task_id": task["id"], "grade": 1})[0] == 200
+    with Server(db, None, "--no-highlight", "--host", "0.0.0.0", env=env) as server:  # mid-day: the same database again
+        again = reviewer_links(server)
+        assert {n: link.split("?")[1] for n, link in again.items()} == {n: link.split("?")[1] for n, link in links.items()}
+        assert "without --token" not in "".join(server.lines)  # the links are the access control
+        alice = Client(server.base)
+        alice.sign_in("alice", again["alice"])
+        assert alice.task()["progress"]["mine"] == 1
+        bob = Client(server.base)
+        assert bob.get(again["bob"][len(server.base):])[0] == 302
+        assert bob.form("/login", {"name": "alice"})[0] == 403
+    assert grades(db) == [(0, "alice", 1)]
+    assert query(db, "SELECT name FROM reviewers") == [("alice",)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("listed", "said"), [("alice,,bob", "a reviewer name is 1 to 80 printable characters"),
+                                              ("alice,Alice", "--reviewers names Alice twice")])
+def test_bad_reviewer_lists_are_one_line(tmp_path, listed, said):
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    run = [sys.executable, "-c", "from semrel.cli import main; main()", "review", "serve", "--db", db, "--no-highlight",
+           "--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"],
+           "--thresholds", "0.5", "--reviewers", listed]
+    done = subprocess.run(run, capture_output=True, text=True, env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"}, timeout=60)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+
+
 @pytest.mark.slow
 def test_limits_headers_and_no_path_to_files(tmp_path):
     pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")

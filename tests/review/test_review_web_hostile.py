@@ -9,6 +9,7 @@ import http.cookiejar
 import json
 import re
 import urllib.request
+from html import unescape
 
 import pytest
 from test_review_processes import query
@@ -285,3 +286,81 @@ def test_requests_for_shadings_hold_no_more_than_their_share_of_threads(tmp_path
         thread.join(30)
     assert answers == [200] * WAITING
     assert clients[WAITING].get("/api/highlight/1").status_code == 200  # done: answered without waiting
+
+
+def reviewer_app(tmp_path, names: tuple[str, ...], token: str | None = None):
+    """The page of a queued database with `names` listed (--reviewers), and their link secrets."""
+    from semrel.review.web.guard import reviewer_keys
+
+    conn, _ = queued_db(tmp_path)
+    keys = reviewer_keys(conn, names)
+    conn.close()
+    return create_app(WebSettings(str(tmp_path / "r.sqlite"), secret="test", token=token, reviewers=keys)), keys
+
+
+def through_link(app, secret: str):
+    """A browser that opened a reviewer's link: the sign-in page it is sent to, and its CSRF token."""
+    client = app.test_client()
+    answer = client.get(f"/?key={secret}")
+    assert answer.status_code == 302 and answer.headers["Location"] == "/"  # the secret is dropped from the address bar
+    page = client.get("/").get_data(as_text=True)
+    return client, page, re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
+
+
+def test_a_reviewers_link_signs_in_under_that_name_alone(tmp_path):
+    """Names typed at sign-in were not authenticated: anyone with the link signed in as "alice", resumed her
+    queue and changed her last decisions. A listed reviewer's link offers that name and takes no other."""
+    app, keys = reviewer_app(tmp_path, ("alice", "bob"))
+    alice, page, csrf = through_link(app, keys["alice"])
+    assert "start reviewing as <bdi>alice</bdi>" in page and 'name="name"' not in page  # no free-text name
+    for name in ("bob", "mallory"):
+        answer = alice.post("/login", data={"name": name, "csrf_token": csrf})
+        page = unescape(answer.get_data(as_text=True))
+        assert answer.status_code == 403 and "came through alice's link: it signs in as alice only" in page
+    assert alice.post("/login", data={"csrf_token": csrf}).status_code == 303
+    assert alice.get("/api/task").status_code == 200
+    assert query(str(tmp_path / "r.sqlite"), "SELECT name FROM reviewers") == [("alice",)]
+
+
+def test_without_a_token_only_the_reviewers_links_open_the_page(tmp_path):
+    app, keys = reviewer_app(tmp_path, ("alice",))
+    stranger = app.test_client()
+    answer = stranger.get("/")
+    assert answer.status_code == 403 and "open only through each reviewer's own link" in unescape(answer.get_data(as_text=True))
+    for given in ("wrong", keys["alice"][:-1], keys["alice"] + "x", "\xe9t\xe9", ""):
+        answer = stranger.get("/", query_string={"key": given})
+        assert answer.status_code == 403, given
+        assert "this reviewer link is not one of this review's" in unescape(answer.get_data(as_text=True)), given
+    assert stranger.get("/api/task").get_json() == {"error": "this review is open only through each reviewer's own link; "
+                                                               "ask whoever started it for yours"}
+
+
+def test_the_shared_link_cannot_sign_in_as_a_listed_reviewer(tmp_path):
+    app, keys = reviewer_app(tmp_path, ("alice",), token="s3cret")
+    shared = app.test_client()
+    assert shared.get("/?token=s3cret").status_code == 302
+    page = shared.get("/").get_data(as_text=True)
+    csrf = re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
+    for name in ("alice", " Alice ", "ALICE"):
+        answer = shared.post("/login", data={"name": name, "csrf_token": csrf})
+        assert answer.status_code == 403 and "alice signs in only through their own link" in answer.get_data(as_text=True), name
+    assert shared.post("/login", data={"name": "carol", "csrf_token": csrf}).status_code == 303  # a name nobody is listed under
+    assert query(str(tmp_path / "r.sqlite"), "SELECT name FROM reviewers") == [("carol",)]
+    alice, _, csrf = through_link(app, keys["alice"])  # her own link needs no token
+    assert alice.post("/login", data={"csrf_token": csrf}).status_code == 303
+
+
+def test_reviewer_links_are_derived_from_a_key_the_database_keeps(tmp_path):
+    from semrel.review.store import open_db
+    from semrel.review.web.guard import reviewer_keys
+
+    conn, _ = queued_db(tmp_path)
+    first = reviewer_keys(conn, ["alice", "bob"])
+    conn.close()
+    conn = open_db(tmp_path / "r.sqlite")
+    assert reviewer_keys(conn, ["bob", "alice"]) == first  # a restart on the same database: the same links
+    conn.close()
+    assert len(set(first.values())) == 2 and all(re.fullmatch(r"[A-Za-z0-9_-]{43}", s) for s in first.values())
+    other, _ = queued_db(tmp_path / "other")
+    assert reviewer_keys(other, ["alice"])["alice"] != first["alice"]  # another database, another key
+    other.close()

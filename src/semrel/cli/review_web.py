@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import signal
 import socket
 
 import click
 
-from ..errors import SemrelError
-from ..review.engine import join_queue
+from ..errors import SemrelError, UsageError, ValidationError
+from ..review.engine import Session, check_reviewer_name, join_queue
 from ..review.highlight import token_similarities
+from ..review.simulate import simulated_note
 from ..review.web.app import WebSettings
-from ..review.web.guard import is_loopback
+from ..review.web.guard import is_loopback, reviewer_keys
 from ..review.web.server import ReviewServer
 from .base import SemrelCommand, warn
 from .options import check_highlights, db_option, highlight_options, queue_options, typed
@@ -30,6 +32,22 @@ def check_host(host: str, port: int) -> None:
                           f"({getattr(exc, 'strerror', None) or exc}); give --host an address such as 127.0.0.1") from None
 
 
+def listed_names(text: str | None) -> list[str]:
+    """--reviewers: comma-separated names, each as a reviewer name is recorded; an empty one or one given twice is refused."""
+    if text is None:
+        return []
+    names: list[str] = []
+    for part in text.split(","):
+        try:
+            name = check_reviewer_name(part)
+        except ValidationError as exc:
+            raise UsageError(f"--reviewers {text!r}: {exc}; give comma-separated names, e.g. alice,bob") from None
+        if name.casefold() in {n.casefold() for n in names}:
+            raise UsageError(f"--reviewers names {name} twice; give each reviewer once")
+        names.append(name)
+    return names
+
+
 def stop(signum, frame) -> None:
     raise KeyboardInterrupt
 
@@ -42,33 +60,45 @@ def stop(signum, frame) -> None:
 @click.option("--token", show_envvar=True,
               help="Only browsers given the printed link (which carries this token) can use the page. Prefer the "
                    "environment variable: a token on the command line shows in `ps` to every user of the machine.")
+@click.option("--reviewers", metavar="NAME,...", show_envvar=True,
+              help="Print a link of its own for each of these reviewers: it signs in under that name and no other, and "
+                   "nobody else can take the name. Without --token, only these links open the page. The links stay the "
+                   "same across restarts on this --db.")
 @click.option("--secure-cookies", is_flag=True,
               help="The page is reached over HTTPS (a TLS proxy in front): mark cookies Secure, so browsers never send "
                    "them over plain HTTP.")
 @highlight_options
-def serve_command(db, host, port, token, secure_cookies, blind, no_highlight, model, layer, **queue):
+def serve_command(db, host, port, token, reviewers, secure_cookies, blind, no_highlight, model, layer, **queue):
     """Review pairs in a browser, one key per decision; several reviewers at once, each with
     their name. Builds or joins the queue as `review start` does. Stop with Ctrl-C."""
     check_host(host, port)  # before the database is opened
     check_highlights(blind, no_highlight)
-    join_queue(db, queue_request(**queue), warn).close()
+    names = listed_names(reviewers)
+    with contextlib.closing(join_queue(db, queue_request(**queue), warn)) as conn:
+        keys = reviewer_keys(conn, names)
+        known = {row[0] for row in conn.execute("SELECT name FROM reviewers")}  # a Session records its name: only those here
+        for name in names:
+            if name in known and (note := simulated_note(Session(conn, name), db)) is not None:
+                warn(f"--reviewers: {note}")  # the page refuses that link's sign-in with the same line
 
     def highlighter(task):
         return token_similarities(task.chunk, task.answers, model, layer)
 
     settings = WebSettings(db=db, secret=secrets.token_hex(32), token=token or None, local_only=is_loopback(host), blind=blind,
-                           highlighter=None if no_highlight else highlighter, secure_cookies=secure_cookies)
+                           highlighter=None if no_highlight else highlighter, secure_cookies=secure_cookies, reviewers=keys)
     server = ReviewServer(settings, host, port)
     if token and typed("token"):
         warn("--token on the command line shows in `ps` to every user of this machine; set the environment variable "
              "SEMREL_REVIEW_SERVE_TOKEN instead")
-    if not is_loopback(host) and not token:
+    if not is_loopback(host) and not token and not names:
         warn(f"listening on {host} without --token: anyone who can reach this machine can read and write the review")
     if not is_loopback(host) and not secure_cookies:
         warn(f"listening on {host} over plain HTTP: the session cookie (and the link's token) cross the network "
              "unencrypted; serve it behind a TLS proxy and pass --secure-cookies")
     try:  # from the moment the link is printed, Ctrl-C stops the page cleanly
         signal.signal(signal.SIGTERM, stop)
+        for name, link in server.reviewer_links.items():
+            click.echo(f"semrel: {name}'s link: {link}", err=True)
         click.echo(f"semrel: review page at {server.url} (Ctrl-C stops)", err=True)
         server.run()
     except KeyboardInterrupt:

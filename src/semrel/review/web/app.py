@@ -12,9 +12,9 @@ import math
 import re
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from flask import Flask, abort, g, jsonify, redirect, render_template, request, session
 from werkzeug.exceptions import HTTPException
@@ -29,7 +29,7 @@ from ..simulate import simulated_note
 from ..stats import review_stats
 from ..store import open_db
 from ..tasks import Labelling, Task, judge_line
-from .guard import check_csrf, csrf_token, grant_access, is_local_host, renew_csrf_token, secure
+from .guard import check_csrf, csrf_token, grant_access, is_local_host, listed_reviewer, renew_csrf_token, secure
 from .highlights import Busy, Highlights, Spans
 from .sessions import MemorySessions, ServerSession
 
@@ -54,6 +54,7 @@ class WebSettings:
     blind: bool = False
     highlighter: Callable[[Task], Spans] | None = None
     secure_cookies: bool = False  # served over HTTPS (a TLS proxy in front): cookies only ever travel encrypted
+    reviewers: Mapping[str, str] = field(default_factory=dict)  # listed reviewer -> the secret of their own link (guard.reviewer_keys)
 
 
 def create_app(settings: WebSettings) -> Flask:
@@ -82,6 +83,14 @@ def create_app(settings: WebSettings) -> Flask:
             g.session = Session(connection(), session["reviewer"])
         return g.session
 
+    def allowed() -> bool:
+        """Whether this request may read and write: no token and no listed reviewers, or access from the shared link
+        (kept in the session), or a reviewer's own link opened in this session."""
+        if not (settings.token or settings.reviewers):
+            return True
+        shared = grant_access(settings.token, settings.secret) if settings.token else False
+        return shared or "link" in session
+
     @app.before_request
     def guard() -> Any:
         if settings.local_only and not is_local_host(request.host):
@@ -89,9 +98,19 @@ def create_app(settings: WebSettings) -> Flask:
         g.csrf = csrf_token()
         if request.endpoint == "asset":
             return None
-        if settings.token and not grant_access(settings.token, settings.secret):
-            abort(403, "this review needs the link with its access token; ask whoever started it")
-        if request.method == "GET" and "token" in request.args:  # keep the token out of history and screens
+        key = request.args.get("key") if settings.reviewers and request.method == "GET" else None
+        if key is not None:  # a reviewer's own link: the sign-in page then offers that name alone
+            name = listed_reviewer(settings.reviewers, key)
+            if name is None:
+                abort(403, "this reviewer link is not one of this review's (cut short, mistyped, or its reviewer no longer "
+                      "listed): ask whoever started the review for yours")
+            if session.get("reviewer") != name:  # another name signed in in this browser before: it signs in anew
+                session.pop("reviewer", None)
+            session["link"] = name
+        if not allowed():
+            abort(403, "this review is open only through each reviewer's own link; ask whoever started it for yours"
+                  if not settings.token else "this review needs the link with its access token; ask whoever started it")
+        if request.method == "GET" and ("token" in request.args or key is not None):  # kept out of history and screens
             return redirect(request.path)
         if request.method == "POST":
             check_csrf()
@@ -121,16 +140,21 @@ def create_app(settings: WebSettings) -> Flask:
     @app.get("/")
     def index() -> Any:
         if "reviewer" not in session:
-            return render_template("login.html")
+            return render_template("login.html", fixed=session.get("link"))
         config = {"grades": grade_keys(labelling), "notes": list(note_keys(labelling)), "top": labelling.max_grade}
         return render_template("review.html", reviewer=session["reviewer"], config=config)
 
     @app.post("/login")
     def login() -> Any:
+        fixed = session.get("link")  # opened through a reviewer's own link: that name, and no other
         try:
-            name = check_reviewer_name(" ".join(request.form.get("name", "").split()))  # a tab typed or pasted is a space
+            name = check_reviewer_name(" ".join(request.form.get("name", fixed or "").split()))  # a tab typed or pasted is a space
         except ValidationError:
             abort(400, f"give your name: 1 to {MAX_NAME} printable characters (no control characters or text-direction overrides)")
+        if fixed is not None and name != fixed:
+            abort(403, f"this browser came through {fixed}'s link: it signs in as {fixed} only")
+        if fixed is None and (listed := next((r for r in settings.reviewers if r.casefold() == name.casefold()), None)):
+            abort(403, f"{listed} signs in only through their own link; ask whoever started the review for yours")
         if (note := simulated_note(Session(connection(), name), settings.db)) is not None:
             abort(409, note)  # the terminal warns and goes on; a page has no stderr, and the pairs would never come
         if isinstance(session, ServerSession):

@@ -1,15 +1,22 @@
 """What keeps the review page safe on a shared machine: an optional access token (given once
-in the link, then held in the signed session cookie), a CSRF token on every state-changing
-POST, and headers that forbid inline script, framing and leaking the link."""
+in the link, then held in the signed session cookie), optional links of their own for listed
+reviewers, a CSRF token on every state-changing POST, and headers that forbid inline script,
+framing and leaking the link."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import ipaddress
+import json
 import secrets
+import sqlite3
+from typing import Iterable, Mapping
 
 from flask import Response, abort, request, session
+
+from ..store import read_meta, transaction
 
 CSRF_HEADER = "X-CSRF-Token"
 CSRF_FIELD = "csrf_token"
@@ -59,6 +66,30 @@ def grant_access(token: str, secret: str) -> bool:
     if given is not None and hmac.compare_digest(token_digest(given, secret), digest):
         session["access"] = digest
     return hmac.compare_digest(session.get("access", ""), digest)
+
+
+LINK_KEY = "reviewer_link_key"  # the meta row of the database's key, from which each listed reviewer's link is derived
+
+
+def reviewer_keys(conn: sqlite3.Connection, names: Iterable[str]) -> dict[str, str]:
+    """Each listed reviewer's link secret: an HMAC of the name under a key kept in the review database (made once,
+    with secrets.token_urlsafe), so the links stay the same across restarts on that database and no file of secrets
+    is needed beside it; whoever can read the database could write decisions into it anyway."""
+    with transaction(conn):
+        conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (LINK_KEY, json.dumps(secrets.token_urlsafe(32))))
+        key = read_meta(conn)[LINK_KEY]
+    return {name: base64.urlsafe_b64encode(hmac.new(key.encode(), name.encode(), hashlib.sha256).digest()).decode().rstrip("=")
+            for name in names}
+
+
+def listed_reviewer(keys: Mapping[str, str], given: str) -> str | None:
+    """The reviewer whose link secret `given` is, if any: every secret is compared (in constant time, as bytes:
+    compare_digest refuses str with non-ASCII characters), so the answer's timing tells nothing of which came close."""
+    found = None
+    for name, secret in keys.items():
+        if hmac.compare_digest(given.encode(), secret.encode()):
+            found = name
+    return found
 
 
 def is_loopback(name: str) -> bool:

@@ -17,7 +17,7 @@ class ReviewServer:
     """The review page bound to host:port (port 0: a free one); run() serves until interrupted."""
 
     def __init__(self, settings: WebSettings, host: str, port: int):
-        self.app, self.host, self.token = create_app(settings), host, settings.token
+        self.app, self.host, self.token, self.reviewers = create_app(settings), host, settings.token, settings.reviewers
         # waitress warns "Task queue depth is N" on stderr for each request that waits for one of the THREADS threads:
         # with more reviewers than threads, a line per key press that buries the server's own
         logging.getLogger("waitress.queue").setLevel(logging.ERROR)
@@ -40,8 +40,16 @@ class ReviewServer:
     @property
     def url(self) -> str:
         """The link to give reviewers (with the access token when there is one)."""
+        return self.link(f"?token={quote(self.token)}" if self.token else "")
+
+    @property
+    def reviewer_links(self) -> dict[str, str]:
+        """Each listed reviewer's own link."""
+        return {name: self.link(f"?key={quote(secret)}") for name, secret in self.reviewers.items()}
+
+    def link(self, query: str) -> str:
         shown = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{shown}:{self.port}/" + (f"?token={quote(self.token)}" if self.token else "")
+        return f"http://{shown}:{self.port}/{query}"
 
     def run(self) -> None:
         self.server.run()
