@@ -203,6 +203,7 @@ def test_serve_says_what_is_wrong_in_one_line(tmp_path):
         assert taken.returncode == 1 and taken.stderr.count("\n") == 1 and f"cannot listen on 0.0.0.0:{port}" in taken.stderr
     with Server(db, None, "--no-highlight") as server:  # resumes the database without the files
         assert not any("warning" in line for line in server.lines)
+        assert query(db, "SELECT count(*) FROM meta WHERE key = 'reviewer_link_key'") == [(0,)]  # no --reviewers: no key
         client = Client(server.base)
         client.sign_in("carol")
         assert json.loads(client.get("/api/task")[1])["progress"]["total"] == 12

@@ -75,7 +75,7 @@ def serve_command(db, host, port, token, reviewers, secure_cookies, blind, no_hi
     check_highlights(blind, no_highlight)
     names = listed_names(reviewers)
     with contextlib.closing(join_queue(db, queue_request(**queue), warn)) as conn:
-        keys = reviewer_keys(conn, names)
+        keys = reviewer_keys(conn, names) if names else {}  # without --reviewers the database is left as it was
         known = {row[0] for row in conn.execute("SELECT name FROM reviewers")}  # a Session records its name: only those here
         for name in names:
             if name in known and (note := simulated_note(Session(conn, name), db)) is not None:
