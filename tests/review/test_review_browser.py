@@ -4,6 +4,7 @@ a real `semrel review serve` process: keyboard review, restart and resume, escap
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
 
@@ -193,3 +194,18 @@ def test_keyboard_review_of_50_items_round_trips(browser, tmp_path, capsys):
     median, p90 = statistics.median(trips), statistics.quantiles(trips, n=10)[-1]
     with capsys.disabled():
         print(f"\nkey press to next item shown, 50 decisions: median {median:.1f} ms, p90 {p90:.1f} ms")
+
+
+@pytest.mark.slow
+def test_a_reviewers_link_signs_in_with_one_key_and_leaves_no_secret_in_the_address_bar(browser, tmp_path):
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    with Server(db, pool, "--no-highlight", env={"SEMREL_REVIEW_SERVE_REVIEWERS": "alice,bob"}) as server:
+        link = dict(re.findall(r"semrel: (.+)'s link: (http://\S+)", "".join(server.lines)))["alice"]
+        page = browser.new_context().new_page()
+        page.goto(link)
+        assert page.url == server.base + "/" and page.locator("#name").count() == 0  # no name to type: the link's
+        page.keyboard.press("Enter")  # the focused button
+        page.wait_for_selector("#chunk[data-task-id]")
+        assert page.inner_text(".who") == "alice"
+        press(page, "1")
+    assert [d[:3] for d in decisions(db)] == [("alice", "grade", 1)]
