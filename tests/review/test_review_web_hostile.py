@@ -19,6 +19,7 @@ from catalogue import TALLY
 from review_helpers import queued_db, write_judged, write_pool
 from review_web_helpers import Client, Server, alice_at_her_first_pair
 from semrel.formats.jsonl import too_deep
+from semrel.review.store import open_db
 from semrel.review.web.app import WebSettings, create_app
 
 NESTED = '{"action": "grade", "task_id": ' + "[" * 20_000 + "]" * 20_000 + ', "grade": 1}'
@@ -351,7 +352,6 @@ def test_the_shared_link_cannot_sign_in_as_a_listed_reviewer(tmp_path):
 
 
 def test_reviewer_links_are_derived_from_a_key_the_database_keeps(tmp_path):
-    from semrel.review.store import open_db
     from semrel.review.web.guard import reviewer_keys
 
     conn, _ = queued_db(tmp_path)
@@ -364,3 +364,20 @@ def test_reviewer_links_are_derived_from_a_key_the_database_keeps(tmp_path):
     other, _ = queued_db(tmp_path / "other")
     assert reviewer_keys(other, ["alice"])["alice"] != first["alice"]  # another database, another key
     other.close()
+
+
+def test_a_reviewers_link_under_a_name_review_simulate_graded_under_says_what_they_can_do(tmp_path):
+    """The page refused the sign-in telling the reviewer to "review under another name": through their link
+    they cannot, so it says to ask for a link under another name."""
+    from semrel.review.engine import Session
+    from semrel.review.simulate import simulate_decisions
+
+    app, keys = reviewer_app(tmp_path, ("alice",))
+    conn = open_db(tmp_path / "r.sqlite")
+    assert simulate_decisions(Session(conn, "alice"), {}) == (0, 12)
+    conn.close()
+    alice, _, csrf = through_link(app, keys["alice"])
+    answer = alice.post("/login", data={"csrf_token": csrf})
+    page = unescape(answer.get_data(as_text=True))
+    assert answer.status_code == 409 and "12 of alice's decisions here were made by `review simulate`" in page
+    assert page.count("ask whoever started the review for a link under another name") == 1 and "review under another name" not in page

@@ -78,8 +78,8 @@ def serve_command(db, host, port, token, reviewers, secure_cookies, blind, no_hi
         keys = reviewer_keys(conn, names) if names else {}  # without --reviewers the database is left as it was
         known = {row[0] for row in conn.execute("SELECT name FROM reviewers")}  # a Session records its name: only those here
         for name in names:
-            if name in known and (note := simulated_note(Session(conn, name), db)) is not None:
-                warn(f"--reviewers: {note}")  # the page refuses that link's sign-in with the same line
+            if name in known and (note := simulated_note(Session(conn, name), db, "list that reviewer under another name")):
+                warn(f"--reviewers: {note}")  # the page refuses that link's sign-in
 
     def highlighter(task):
         return token_similarities(task.chunk, task.answers, model, layer)

@@ -20,13 +20,14 @@ def decisions_by_kind(session: Session) -> tuple[int, int]:
     return int(row[0] - row[1]), int(row[1])
 
 
-def simulated_note(session: Session, db: str | os.PathLike) -> str | None:
+def simulated_note(session: Session, db: str | os.PathLike, remedy: str = "review under another name") -> str | None:
     """What a person signing in under a name `review simulate` graded under is told (the terminal warns, the page refuses
-    the sign-in): the simulation's decisions count as that person's, and their pairs are not shown again."""
+    the sign-in): the simulation's decisions count as that person's, and their pairs are not shown again. `remedy`: what
+    to do, for one whose name is not theirs to change (a reviewer's own link)."""
     _, simulated = decisions_by_kind(session)
     name = session.reviewer
     return (f"{db}: {simulated} of {name}'s decisions here were made by `review simulate`: they count as {name}'s in stats "
-            "and export, and their pairs are not shown again; review under another name") if simulated else None
+            f"and export, and their pairs are not shown again; {remedy}") if simulated else None
 
 
 def simulate_decisions(session: Session, human: Mapping[str, Mapping[str, int]], unlisted_as_zero: bool = False) -> tuple[int, int]:

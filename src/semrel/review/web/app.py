@@ -155,7 +155,8 @@ def create_app(settings: WebSettings) -> Flask:
             abort(403, f"this browser came through {fixed}'s link: it signs in as {fixed} only")
         if fixed is None and (listed := next((r for r in settings.reviewers if r.casefold() == name.casefold()), None)):
             abort(403, f"{listed} signs in only through their own link; ask whoever started the review for yours")
-        if (note := simulated_note(Session(connection(), name), settings.db)) is not None:
+        remedy = "ask whoever started the review for a link under another name" if fixed else "review under another name"
+        if (note := simulated_note(Session(connection(), name), settings.db, remedy)) is not None:
             abort(409, note)  # the terminal warns and goes on; a page has no stderr, and the pairs would never come
         if isinstance(session, ServerSession):
             session.renew_id()  # a session id known before signing in does not carry over
