@@ -342,7 +342,7 @@ def test_the_shared_link_cannot_sign_in_as_a_listed_reviewer(tmp_path):
     assert shared.get("/?token=s3cret").status_code == 302
     page = shared.get("/").get_data(as_text=True)
     csrf = re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
-    for name in ("alice", " Alice ", "ALICE"):
+    for name in ("alice", " Alice ", "ALICE", "ａｌｉｃｅ"):  # fullwidth letters read as alice too
         answer = shared.post("/login", data={"name": name, "csrf_token": csrf})
         assert answer.status_code == 403 and "alice signs in only through their own link" in answer.get_data(as_text=True), name
     assert shared.post("/login", data={"name": "carol", "csrf_token": csrf}).status_code == 303  # a name nobody is listed under

@@ -14,7 +14,7 @@ from ..review.engine import Session, check_reviewer_name, join_queue
 from ..review.highlight import token_similarities
 from ..review.simulate import simulated_note
 from ..review.web.app import WebSettings
-from ..review.web.guard import is_loopback, reviewer_keys
+from ..review.web.guard import is_loopback, name_key, reviewer_keys
 from ..review.web.server import ReviewServer
 from .base import SemrelCommand, warn
 from .options import check_highlights, db_option, highlight_options, queue_options, typed
@@ -42,7 +42,7 @@ def listed_names(text: str | None) -> list[str]:
             name = check_reviewer_name(part)
         except ValidationError as exc:
             raise UsageError(f"--reviewers {text!r}: {exc}; give comma-separated names, e.g. alice,bob") from None
-        if name.casefold() in {n.casefold() for n in names}:
+        if name_key(name) in {name_key(n) for n in names}:
             raise UsageError(f"--reviewers names {name} twice; give each reviewer once")
         names.append(name)
     return names

@@ -29,7 +29,7 @@ from ..simulate import simulated_note
 from ..stats import review_stats
 from ..store import open_db
 from ..tasks import Labelling, Task, judge_line
-from .guard import check_csrf, csrf_token, grant_access, is_local_host, listed_reviewer, renew_csrf_token, secure
+from .guard import check_csrf, csrf_token, grant_access, is_local_host, listed_reviewer, name_key, renew_csrf_token, secure
 from .highlights import Busy, Highlights, Spans
 from .sessions import MemorySessions, ServerSession
 
@@ -153,7 +153,7 @@ def create_app(settings: WebSettings) -> Flask:
             abort(400, f"give your name: 1 to {MAX_NAME} printable characters (no control characters or text-direction overrides)")
         if fixed is not None and name != fixed:
             abort(403, f"this browser came through {fixed}'s link: it signs in as {fixed} only")
-        if fixed is None and (listed := next((r for r in settings.reviewers if r.casefold() == name.casefold()), None)):
+        if fixed is None and (listed := next((r for r in settings.reviewers if name_key(r) == name_key(name)), None)):
             abort(403, f"{listed} signs in only through their own link; ask whoever started the review for yours")
         remedy = "ask whoever started the review for a link under another name" if fixed else "review under another name"
         if (note := simulated_note(Session(connection(), name), settings.db, remedy)) is not None:

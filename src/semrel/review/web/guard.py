@@ -12,6 +12,7 @@ import ipaddress
 import json
 import secrets
 import sqlite3
+import unicodedata
 from typing import Iterable, Mapping
 
 from flask import Response, abort, request, session
@@ -80,6 +81,11 @@ def reviewer_keys(conn: sqlite3.Connection, names: Iterable[str]) -> dict[str, s
         key = read_meta(conn)[LINK_KEY]
     return {name: base64.urlsafe_b64encode(hmac.new(key.encode(), name.encode(), hashlib.sha256).digest()).decode().rstrip("=")
             for name in names}
+
+
+def name_key(name: str) -> str:
+    """What two names that read alike share: a listed reviewer's name is taken in any case and width (ＡＬＩＣＥ is alice)."""
+    return unicodedata.normalize("NFKC", name).casefold()
 
 
 def listed_reviewer(keys: Mapping[str, str], given: str) -> str | None:
