@@ -89,8 +89,8 @@ def detect_format(source: str, split: str | None = None) -> str:
     """The format of `source`, from folder contents, suffix or (for .json) its top-level keys; of a folder of shards, that
     of the split's (`split`: the one read of several)."""
     path = Path(source)
-    if path.is_dir() and split_files(source, split) != (source,):  # the shards of a split: as its first file
-        source = split_files(source, split)[0]
+    if path.is_dir() and (shards := split_files(source, split)) != (source,):  # the shards of a split: as its first file
+        source = shards[0]
         path = Path(source)
     if path.is_dir():
         if (path / "cran.qry").exists():
