@@ -209,7 +209,8 @@ RESULT_VERSIONS = ("semrel", "torch", "transformers", "bert-score")  # those tha
 @dataclass(frozen=True)
 class Finding:
     """One thing `check_manifest` found: `kind` ("changed", "missing", "moved", "input changed", "input missing",
-    "input moved", "version", "no manifest", "unreadable manifest", "not checked"), the path it is about and a line saying what it is.
+    "input moved", "version", "model", "no manifest", "unreadable manifest", "not checked"), the path it is about and a
+    line saying what it is.
     `counts`: False for what cannot be checked (an input read from stdin) or differs in nothing (an input that moved
     with the file, its bytes the same), which is told but changes nothing."""
     kind: str
@@ -233,8 +234,8 @@ class Checked:
 
 
 def check_manifests(paths: Iterable[str | os.PathLike], fingerprint: Fingerprints | None = None) -> Iterator[Checked]:
-    """check_manifest of each path, the installed versions read once and each input and model once: reading the versions
-    took 10 ms a file (100 s for a folder of 10,000), and the outputs of a run each read the corpus again."""
+    """check_manifest of each path, the installed versions read once and each input and model once: read for each file,
+    the versions' metadata made up most of a large folder's check, and the outputs of a run each read the corpus again."""
     installed: dict[str, str] = versions()
     contents: dict[str, str | None] = {}
     fingerprints = functools.cache(fingerprint) if fingerprint is not None else None
@@ -251,8 +252,8 @@ def check_manifest(path: str | os.PathLike, installed: Mapping[str, str] | None 
     paths are read from the folder the manifest records the command ran in. `installed`, `contents`: as check_manifests
     shares them (versions(), and the content_sha256 of each input by its real path). `fingerprint`: a model's (name or
     folder) fingerprints now (as semrel records it, and as older versions did), None where it is not found, compared
-    with the one the manifest's params record (judge,
-    golden split, dedup and pick record one; a model is no input, so its files are checked only this way)."""
+    with the one the manifest's params record (judge, golden split, dedup and pick record one; a model is no input,
+    so its files are checked only this way)."""
     name = described_file(path)
     contents = {} if contents is None else contents
     checked = Checked(name, manifest_path(name))
@@ -271,7 +272,7 @@ def check_manifest(path: str | os.PathLike, installed: Mapping[str, str] | None 
         checked.findings.append(Finding("moved", name, f"written as {written}: its inputs are checked where that command read "
                                                        "them", counts=False))
     for made in runs:
-        cwd = str(made.get("cwd") or os.getcwd())
+        cwd = _ran_in(made)
         for given in made.get("inputs", []):
             checked.findings.extend(_input_findings(name, given, cwd, written, contents))
         command = made.get("step") or made.get("command")
@@ -279,8 +280,13 @@ def check_manifest(path: str | os.PathLike, installed: Mapping[str, str] | None 
             checked.rerun.append(f"cd {_shell_word(cwd)} && {' '.join(_shell_word(str(word)) for word in command)}")
     checked.findings.extend(_version_findings(record.get("versions"), versions() if installed is None else installed))
     if fingerprint is not None:
-        checked.findings.extend(_model_findings(record.get("params"), str(record.get("cwd") or os.getcwd()), fingerprint))
+        checked.findings.extend(_model_findings(record.get("params"), _ran_in(record), fingerprint))
     return checked
+
+
+def _ran_in(record: Mapping[str, Any]) -> str:
+    """The folder a manifest's command (or fill) ran in, which its relative paths are read from; here, where it says none."""
+    return str(record.get("cwd") or os.getcwd())
 
 
 def _model_findings(params: Any, cwd: str, fingerprint: Fingerprints) -> list[Finding]:
@@ -369,7 +375,7 @@ def _written_as(name: str, record: Mapping[str, Any]) -> str | None:
     written = record.get("output")
     if not isinstance(written, str):
         return None
-    written = os.path.join(str(record.get("cwd") or os.getcwd()), written)
+    written = os.path.join(_ran_in(record), written)
     try:
         return None if os.path.realpath(written) == os.path.realpath(name) else written
     except ValueError:  # a NUL byte in a hand-edited "output" or "cwd": no path, so not where the file lies
