@@ -63,6 +63,7 @@ bench: install
 	$(BIN)/python bench/scale.py --sizes 10000,100000 --queries 200 --ray-sizes 10000 --before-sizes 100000
 	$(BIN)/python bench/bm25_edit.py
 	$(BIN)/python bench/run_layouts.py
+	$(BIN)/python bench/neardup_groups.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .hypothesis
