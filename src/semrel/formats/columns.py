@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..errors import FormatError, ValidationError
-from .files import GZIP_MAGIC, STDIO, UTF8_BOM, display_name, not_utf8, open_input, read_blocks
+from .files import GZIP_MAGIC, STDIO, UTF8_BOM, display_name, line_ends, not_utf8, open_input, read_blocks
 from .parquet import is_parquet
 
 _RUNS_OF_BLANKS = re.compile(rb" {2,}")
@@ -138,7 +138,7 @@ def read_columns(
             _explain(block, number, path, names, checks, what, extra_fields)
         if len(table):
             tables.append(table)
-        number += block.count(b"\n") + (block.count(b"\r") - block.count(b"\r\n") if b"\r" in block else 0)  # as normalise ends lines
+        number += line_ends(block)
     return tables[0] if len(tables) == 1 else pa.concat_tables(tables) if tables else _empty(types)
 
 
