@@ -3,6 +3,8 @@ is checked and shown (it reported the default model as found while `judge` faile
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from helpers import run
 
 
@@ -113,3 +115,20 @@ def test_doctor_s_findings_of_caches_secrets_ray_and_unchecked_variables(tmp_pat
     assert (found["SEMREL_X_PASSWORD"], found["SEMREL_Y_SECRET"]) == ("set (hidden, 7 characters)", "set (hidden, 3 characters)")
     assert found["SEMREL_ANYTHING"] == "7" and "SEMRELFOO" not in found
     assert found["ray (--engine ray)"] == "not installed (pip install 'semrel[ray]')"
+
+
+def test_doctor_says_where_the_docs_that_messages_cite_are(tmp_path, monkeypatch):
+    """Warnings cite docs/judge.md and the like; an installed wheel's user has no checkout, so doctor names the folder
+    (share/semrel/docs), or says it is missing."""
+    import semrel.doctor as doctor
+    from semrel import resources
+
+    assert (Path(dict(doctor.diagnose({}))["docs (cited as docs/*.md)"]) / "judge.md").is_file()
+    monkeypatch.setattr(resources, "__file__", str(tmp_path / "lib" / "semrel" / "resources.py"))
+    monkeypatch.setattr(resources.sysconfig, "get_path", lambda name: str(tmp_path))
+    monkeypatch.setattr(resources.sys, "prefix", str(tmp_path))
+    monkeypatch.setattr(resources.sys, "base_prefix", str(tmp_path))
+    monkeypatch.setattr(resources.site, "getuserbase", lambda: str(tmp_path))
+    assert dict(doctor.diagnose({}))["docs (cited as docs/*.md)"].startswith("MISSING: cannot find semrel's docs/ folder")
+    (tmp_path / "share" / "semrel" / "docs").mkdir(parents=True)
+    assert dict(doctor.diagnose({}))["docs (cited as docs/*.md)"] == str(tmp_path / "share" / "semrel" / "docs")

@@ -1,6 +1,6 @@
 """Packaging: the wheel carries what an installed semrel reads beside its code (templates/, data/), where
 semrel.resources looks for it, so a user who has only the wheel gets the report and the review page; the sdist is
-the source tree; `make install` installs once, and again when TORCH changes."""
+the source tree; `make install` installs once, and again when TORCH changes. docs/ ships too: messages cite docs/*.md."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ else:
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ("templates", "data")  # the top-level folders pyproject's data-files install under share/semrel
+SHIPPED = ("templates", "data", "docs")  # the top-level folders pyproject's data-files install under share/semrel
 
 
 def data_files() -> dict[str, list[str]]:
@@ -34,16 +34,18 @@ def test_data_files_patterns_match_files_only():
     assert {pattern: found for pattern, found in folders.items() if found} == {}
 
 
-def test_data_files_ship_every_template():
-    """Every file of templates/ is installed, at its own path under share/semrel."""
+@pytest.mark.parametrize("folder", ["templates", "docs"])
+def test_data_files_ship_every_template_and_doc(folder):
+    """Every file of templates/ and docs/ is installed, at its own path under share/semrel (docs/ was not: a wheel's
+    user read "docs/judge.md" in a warning and had no such file)."""
     installed = {f"{dest}/{p.name}" for dest, patterns in data_files().items() for pattern in patterns for p in ROOT.glob(pattern)}
-    templates = {f"share/semrel/{p.relative_to(ROOT).as_posix()}" for p in (ROOT / "templates").rglob("*") if p.is_file()}
-    assert templates - installed == set()
+    shipped = {f"share/semrel/{p.relative_to(ROOT).as_posix()}" for p in (ROOT / folder).rglob("*") if p.is_file()}
+    assert shipped - installed == set()
 
 
 @pytest.mark.slow
-def test_the_wheel_builds_and_holds_the_templates_and_py_typed(tmp_path):
-    """A wheel built from the files of a clone holds the package, py.typed, the entry point and every template."""
+def test_the_wheel_builds_and_holds_the_templates_docs_and_py_typed(tmp_path):
+    """A wheel built from the files of a clone holds the package, py.typed, the entry point, every template and doc."""
     pytest.importorskip("setuptools")
     source = tmp_path / "src-tree"
     source.mkdir()
@@ -57,8 +59,8 @@ def test_the_wheel_builds_and_holds_the_templates_and_py_typed(tmp_path):
     (wheel,) = (tmp_path / "dist").glob("semrel-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     data = next(n.split("/data/", 1)[0] for n in names if ".data/data/" in n) + "/data/share/semrel/"
-    templates = {data + p.relative_to(ROOT).as_posix() for p in (ROOT / "templates").rglob("*") if p.is_file()}
-    assert templates - names == set()
+    shipped = {data + p.relative_to(ROOT).as_posix() for folder in ("templates", "docs") for p in (ROOT / folder).rglob("*") if p.is_file()}
+    assert shipped - names == set()
     assert "semrel/py.typed" in names and "semrel/cli/__init__.py" in names
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     assert "semrel = semrel.cli:start" in entry_points

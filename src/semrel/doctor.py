@@ -1,4 +1,4 @@
-"""What semrel finds on this machine: versions, the default model, the embedding cache, a browser, and
+"""What semrel finds on this machine: versions, the default model, the embedding cache, the docs, a browser, and
 the SEMREL_* variables that change a command's defaults (a model or a cache set there is checked too:
 the defaults shown above them are not what such a command uses), and those that nothing reads."""
 
@@ -15,6 +15,7 @@ from .encoding.cache import default_cache_dir
 from .encoding.models import DEFAULT_MODEL, describe_model
 from .errors import SemrelError
 from .formats.manifest import versions
+from .resources import resource_dir
 
 SECRET_ENDINGS = ("_TOKEN", "_PASSWORD", "_SECRET")  # values doctor does not print
 
@@ -61,6 +62,7 @@ def diagnose(environ: dict[str, str] | None = None, known: Collection[str] | Non
     rows = [(name, version) for name, version in versions().items()]
     rows.append(("default model", _model(None)))
     rows.append(("embedding cache", _cache(default_cache_dir())))
+    rows.append(("docs (cited as docs/*.md)", _docs()))
     environ = dict(os.environ if environ is None else environ)
     rows += [(name, _variable(name, value, known)) for name, value in sorted(environ.items()) if name.startswith("SEMREL_")]
     try:
@@ -69,6 +71,14 @@ def diagnose(environ: dict[str, str] | None = None, known: Collection[str] | Non
         rows.append(("ray (--engine ray)", "not installed (pip install 'semrel[ray]')"))
     rows.append(("browser for tests", _browser()))
     return rows
+
+
+def _docs() -> str:
+    """The folder that messages' `docs/judge.md` and the like are in: a wheel's user has no checkout to look in."""
+    try:
+        return str(resource_dir("docs"))
+    except SemrelError as exc:
+        return f"MISSING: {exc}"
 
 
 def _browser() -> str:
