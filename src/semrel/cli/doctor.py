@@ -16,9 +16,9 @@ TEST_VARIABLES = ("SEMREL_DATA", "SEMREL_SCREENSHOTS")  # the tests' (and bench'
 @click.command("doctor", cls=SemrelCommand, short_help='Show versions, the model, the cache and a browser.')
 def doctor_command() -> None:
     """Report versions, the default model found, the embedding cache's location and size, where the
-    docs that messages cite (docs/*.md) are, the SEMREL_* variables set (a model or cache one names is checked: commands use it instead of the
-    defaults above; one that nothing reads, a misspelt name, is marked UNUSED), and whether a browser
-    for the tests is present."""
+    docs that messages cite (docs/*.md) are, the SEMREL_* variables set (a model or cache one names is
+    checked: commands use it instead of the defaults above; one that nothing reads, a misspelt name, is
+    marked UNUSED), and whether a browser for the tests is present."""
     click.echo(render(Table(["item", "found"], [list(row) for row in diagnose(known=known_variables())]), "table"), nl=False)
 
 
