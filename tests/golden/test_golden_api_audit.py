@@ -160,15 +160,16 @@ def test_a_beir_folder_is_read_at_the_split_given(write, tmp_path):
 
 def test_split_passes_threshold_model_and_steps_on_and_records_them(near, tmp_path):
     """threshold=0.5 joins every query but q4 into one group (their cosines to q1 are 0.57 or more: the dedup test below),
-    which goes whole to train, q4 alone to test; at the default 0.95 seed 0 splits them 3/3. The manifest records the
-    threshold and the model folder given, and the caller's steps= saw the embedding (G49 split at 0.95 whatever was given,
-    G50 recorded the default model, G51 showed no progress)."""
+    which goes whole to one part (test: q4 comes first in the seeded order and takes a place in train), q4 alone to the
+    other; at the default 0.95 seed 0 splits them 4/2 (the pair q5, q6 comes last, with one place left in each part).
+    The manifest records the threshold and the model folder given, and the caller's steps= saw the embedding (G49 split at
+    0.95 whatever was given, G50 recorded the default model, G51 showed no progress)."""
     steps, model = Recorder(), local_model()
     parts = semrel.split_golden(near, tmp_path, ratio=0.5, threshold=0.5, model=model, steps=steps, warn=lambda message: None)
-    assert {name: [i.query_id for i in part] for name, part in parts.items()} == {"train": ["q1", "q2", "q3", "q5", "q6"], "test": ["q4"]}
+    assert {name: [i.query_id for i in part] for name, part in parts.items()} == {"train": ["q4"], "test": ["q1", "q2", "q3", "q5", "q6"]}
     assert steps.seen == [("embedding queries", 6)]
     default = semrel.split_golden(near, ratio=0.5)
-    assert {name: [i.query_id for i in part] for name, part in default.items()} == {"train": ["q1", "q2", "q4"], "test": ["q3", "q5", "q6"]}
+    assert {name: [i.query_id for i in part] for name, part in default.items()} == {"train": ["q1", "q2", "q3", "q4"], "test": ["q5", "q6"]}
     params = manifest(tmp_path / "train.jsonl")["params"]
     assert (params["threshold"], params["model"], params["seed"], params["part"]) == (0.5, model, 0, "train")
     assert params["model_fingerprint"] == describe_model(model).fingerprint  # the name alone does not say which files

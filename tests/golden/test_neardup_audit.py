@@ -126,13 +126,13 @@ def test_split_plan_names_one_size_and_its_rest_part1_and_rest():
 def test_each_group_goes_to_the_first_part_with_room_so_sizes_are_met(seed):
     """Whatever the shuffle, the group of 3 only fits the second part and the singles fill the first: exact sizes,
     indices in file order. Filling the last part with room first left the group nowhere to fit."""
-    assert split_groups([[0, 1, 2], [3], [4]], [2, 3], seed) == [[3, 4], [0, 1, 2]]
+    assert split_groups([[0, 1, 2], [3], [4]], [2, 3], seed, list("abcde")) == [[3, 4], [0, 1, 2]]
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_a_group_that_fits_no_part_goes_to_the_part_with_most_room(seed):
     """The group of 4 fits neither part (rooms 2 and 3): it goes to the second, whose target it overshoots least."""
-    assert split_groups([[0, 1, 2, 3], [4]], [2, 3], seed) == [[4], [0, 1, 2, 3]]
+    assert split_groups([[0, 1, 2, 3], [4]], [2, 3], seed, list("abcde")) == [[4], [0, 1, 2, 3]]
 
 
 def test_merging_duplicates_that_bring_nothing_leaves_the_kept_answers_as_they_were():

@@ -173,11 +173,12 @@ def _check_format_options(source: str, fmt: str, split: str | None) -> None:
                              "one more part, the last.")
 @click.option("--names", default=None, help="Part names, comma-separated [default: train,test or train,dev,test; with "
                                            "--sizes part1,... and rest]. With --sizes, a name left out for the rest is 'rest'.")
-@seed_option("Seed of the shuffle of the groups.")
+@seed_option("Seed of the hash that orders the groups by query id.")
 @threshold_option
 @model_option
 def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, model):
-    """Split GOLDEN into parts (deterministic by --seed); near-duplicate queries stay together."""
+    """Split GOLDEN into parts (deterministic by --seed and the query ids, whatever their order: a query added
+    moves about one other); near-duplicate queries stay together."""
     ratios, counts = comma_numbers(ratio, float, "--ratio", "0.8,0.1"), comma_numbers(sizes, int, "--sizes", "200,100")
     parts = split_golden(read_golden(golden), golden, output_dir, ratios, counts,
                          names.split(",") if names else None, seed, threshold, model, stderr_steps, warn)

@@ -144,7 +144,8 @@ def split_golden(items: Sequence[GoldenItem], source: Path_ | None, output_dir: 
         raise UsageError(f"{', '.join(none)} would get none of the {len(items)} queries (targets {', '.join(map(str, targets))}): "
                          "give larger ratios or sizes (nothing was written)")
     found = near_duplicate_groups([i.query for i in items], threshold, model, steps)
-    parts = {label: [items[i] for i in part] for label, part in zip(labels, split_groups(found.groups, targets, seed))}
+    split = split_groups(found.groups, targets, seed, [i.query_id for i in items])
+    parts = {label: [items[i] for i in part] for label, part in zip(labels, split)}
     if output_dir is not None:
         params: dict[str, Any] = {"seed": seed, "targets": list(targets), "threshold": threshold, **model_params(model)}
         with outputs_with_manifests([part_path(output_dir, label) for label in parts]) as staged:

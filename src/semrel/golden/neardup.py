@@ -6,6 +6,7 @@ removes exactly what the split would have kept together.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
@@ -185,14 +186,19 @@ def split_targets(total: int, ratios: Sequence[float] | None, sizes: Sequence[in
     return [*targets, total - sum(targets)]
 
 
-def split_groups(groups: Sequence[Sequence[int]], targets: Sequence[int], seed: int) -> list[list[int]]:
-    """Item indices per part: groups are shuffled by `seed` and each goes whole to the first part
-    with room for it (else the one with most room left, when the targets cover every item);
-    indices are sorted within parts. With `--sizes` summing below the total, the rest is left out."""
-    order = np.random.default_rng(seed).permutation(len(groups))
+def split_groups(groups: Sequence[Sequence[int]], targets: Sequence[int], seed: int, keys: Sequence[str]) -> list[list[int]]:
+    """Item indices per part: groups are ordered by a seeded hash of their smallest key (the query id),
+    and each goes whole to the first part with room for it (else the one with most room left, when the
+    targets cover every item); indices are sorted within parts. With `--sizes` summing below the total,
+    the rest is left out. A hash, not a shuffle of the file's order: the same queries in another order
+    split alike, and a query added moves about one other across each boundary (a shuffle moved most)."""
+    def rank(g: int) -> tuple[bytes, int]:
+        key = min(keys[i] for i in groups[g])
+        return hashlib.blake2b(f"{seed}\n{key}".encode("utf-8", "surrogatepass"), digest_size=8).digest(), g
+
     parts: list[list[int]] = [[] for _ in targets]
     covers_all = sum(targets) == sum(len(g) for g in groups)
-    for g in order:
+    for g in sorted(range(len(groups)), key=rank):
         group = groups[g]
         room = [t - len(p) for t, p in zip(targets, parts)]
         fits = [k for k, r in enumerate(room) if r >= len(group)]
