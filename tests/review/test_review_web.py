@@ -81,7 +81,8 @@ def test_reviewer_links_are_printed_and_stay_valid_across_a_restart(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("listed", "said"), [("alice,,bob", "a reviewer name is 1 to 80 printable characters"),
-                                              ("alice,Alice", "--reviewers names Alice twice")])
+                                              ("alice,Alice", "--reviewers names Alice twice"),
+                                              ("alice,\u0430lice", "--reviewers names \u0430lice twice")])
 def test_bad_reviewer_lists_are_one_line(tmp_path, listed, said):
     pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
     run = [sys.executable, "-c", "from semrel.cli import main; main()", "review", "serve", "--db", db, "--no-highlight",

@@ -351,6 +351,28 @@ def test_the_shared_link_cannot_sign_in_as_a_listed_reviewer(tmp_path):
     assert alice.post("/login", data={"csrf_token": csrf}).status_code == 303
 
 
+def test_the_shared_link_cannot_sign_in_under_a_name_that_only_looks_like_a_reviewers(tmp_path):
+    """Cyrillic "аlice", "Alice" or "ａlice" signed in beside alice as reviewers of their own: one person's decisions split
+    in two, or someone else's passing for hers in `review stats` and `export --by-reviewer`. Her own name still signs in."""
+    app, _ = reviewer_app(tmp_path, ("bob",), token="s3cret")
+
+    def sign_in(name: str):
+        browser = app.test_client()
+        browser.get("/?token=s3cret")
+        csrf = re.search(r'name="csrf-token" content="([^"]+)"', browser.get("/").get_data(as_text=True)).group(1)
+        answer = browser.post("/login", data={"name": name, "csrf_token": csrf})
+        return answer.status_code, unescape(answer.get_data(as_text=True))
+
+    assert sign_in("alice")[0] == 303
+    for name in ("\u0430lice", "al\u0456ce", "Alice", "\uff41lice", "\u0391LICE"):  # Cyrillic a, Cyrillic i, case, width, Greek Alpha
+        status, page = sign_in(name)
+        assert status == 403 and "this name reads as alice, a reviewer here already" in page and "sign in as alice exactly" in page, name
+    status, page = sign_in("b\u043eb")  # Cyrillic o: a listed name too
+    assert status == 403 and "bob signs in only through their own link" in page
+    assert sign_in("alice")[0] == 303 and sign_in("carol")[0] == 303 and sign_in("alicé")[0] == 303  # an accent is another name
+    assert query(str(tmp_path / "r.sqlite"), "SELECT name FROM reviewers ORDER BY name") == [("alice",), ("alicé",), ("carol",)]
+
+
 def test_reviewer_links_are_derived_from_a_key_the_database_keeps(tmp_path):
     from semrel.review.web.guard import reviewer_keys
 
