@@ -13,6 +13,7 @@ import urllib.request
 import pytest
 from test_review_processes import grades, query, wait_until
 
+from helpers import assert_one_error
 from review_helpers import write_pool
 from review_web_helpers import SRC, Client, Server
 from semrel.review.stats import review_stats
@@ -90,6 +91,24 @@ def test_bad_reviewer_lists_are_one_line(tmp_path, listed, said):
            "--thresholds", "0.5", "--reviewers", listed]
     done = subprocess.run(run, capture_output=True, text=True, env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"}, timeout=60)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(("variables", "options", "said"), [
+    ({"SEMREL_REVIEW_SERVE_TOKEN": ""}, [], "the environment variable SEMREL_REVIEW_SERVE_TOKEN is set but empty: the page would "
+                                            "be served without an access token; give a token, or leave it out"),
+    ({"SEMREL_REVIEW_SERVE_REVIEWERS": ""}, [], "SEMREL_REVIEW_SERVE_REVIEWERS is set but empty: the page would be served "
+                                                "without reviewers' own links; give names, e.g. alice,bob"),
+    ({}, ["--token", ""], "--token is empty: the page would be served without an access token"),
+    ({"SEMREL_REVIEW_SERVE_TOKEN": "ok"}, ["--token", "  "], "--token is empty"),
+])
+def test_an_empty_token_or_reviewer_list_is_refused_not_taken_for_none(tmp_path, monkeypatch, cli, variables, options, said):
+    """click takes a variable set to "" for one not set: `export SEMREL_REVIEW_SERVE_TOKEN=$(...)` whose command printed
+    nothing served the page with no token at all (on --host 0.0.0.0 to anyone, after a warning among others)."""
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    db = tmp_path / "r.sqlite"
+    assert_one_error(cli("review", "serve", "--db", db, "--host", "0.0.0.0", "--no-highlight", *options), said, code=2)
+    assert not db.exists()  # refused before the database is opened
 
 
 @pytest.mark.slow

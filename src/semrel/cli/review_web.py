@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import signal
 import socket
@@ -48,6 +49,17 @@ def listed_names(text: str | None) -> list[str]:
     return names
 
 
+def refuse_empty(option: str, value: str | None, what: str, example: str) -> None:
+    """--token or --reviewers given as nothing (typed, or its environment variable set to "" or spaces, which click takes
+    for unset): refused in one line, as a `$(...)` that printed nothing must not serve the page without what was meant."""
+    variable = f"{click.get_current_context().auto_envvar_prefix}_{option.upper()}"
+    given = os.environ.get(variable) if value is None else value
+    if given is None or given.strip():
+        return
+    source = f"--{option} is empty" if typed(option) else f"the environment variable {variable} is set but empty"
+    raise UsageError(f"{source}: the page would be served without {what}; give {example}, or leave it out to serve without")
+
+
 def stop(signum, frame) -> None:
     raise KeyboardInterrupt
 
@@ -71,6 +83,8 @@ def stop(signum, frame) -> None:
 def serve_command(db, host, port, token, reviewers, secure_cookies, blind, no_highlight, model, layer, **queue):
     """Review pairs in a browser, one key per decision; several reviewers at once, each with
     their name. Builds or joins the queue as `review start` does. Stop with Ctrl-C."""
+    refuse_empty("token", token, "an access token", "a token")
+    refuse_empty("reviewers", reviewers, "reviewers' own links", "names, e.g. alice,bob")
     check_host(host, port)  # before the database is opened
     check_highlights(blind, no_highlight)
     names = listed_names(reviewers)
