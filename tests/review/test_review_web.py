@@ -81,6 +81,37 @@ def test_reviewer_links_are_printed_and_stay_valid_across_a_restart(tmp_path):
 
 
 @pytest.mark.slow
+def test_new_links_end_the_old_ones_and_keep_every_decision(tmp_path):
+    """A leaked reviewer link stayed valid for the life of the database: nothing made a new key."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    env = {"SEMREL_REVIEW_SERVE_REVIEWERS": "alice,bob"}
+    with Server(db, pool, "--no-highlight", env=env) as server:
+        old = reviewer_links(server)
+        alice = Client(server.base)
+        alice.sign_in("alice", old["alice"])
+        assert alice.api({"action": "grade", "task_id": alice.task()["task"]["id"], "grade": 1})[0] == 200
+    with Server(db, None, "--no-highlight", "--new-links", env=env) as server:
+        new = reviewer_links(server)
+        assert sorted(new) == ["alice", "bob"] and all(new[n].split("?")[1] != old[n].split("?")[1] for n in new)
+        for name in ("alice", "bob"):
+            status, page = Client(server.base).get("/?" + old[name].split("?")[1])
+            assert status == 403 and "this reviewer link is not one of this review&#39;s" in page, name
+        alice = Client(server.base)
+        alice.sign_in("alice", new["alice"])
+        assert alice.task()["progress"]["mine"] == 1  # her decision stayed
+    with Server(db, None, "--no-highlight", env=env) as server:  # a restart without --new-links keeps the new ones
+        assert reviewer_links(server) == {n: link.replace(link.split("/?")[0], server.base) for n, link in new.items()}
+    assert grades(db) == [(0, "alice", 1)]
+
+
+def test_new_links_without_reviewers_is_one_line(tmp_path, cli):
+    db = tmp_path / "r.sqlite"
+    assert_one_error(cli("review", "serve", "--db", db, "--new-links", "--no-highlight"),
+                     "--new-links makes new links for the reviewers --reviewers lists; give them too", code=2)
+    assert not db.exists()
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(("listed", "said"), [("alice,,bob", "a reviewer name is 1 to 80 printable characters"),
                                               ("alice,Alice", "--reviewers names Alice twice"),
                                               ("alice,\u0430lice", "--reviewers names \u0430lice twice")])

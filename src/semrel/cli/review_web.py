@@ -76,11 +76,14 @@ def stop(signum, frame) -> None:
               help="Print a link of its own for each of these reviewers: it signs in under that name and no other, and "
                    "nobody else can take the name. Without --token, only these links open the page. The links stay the "
                    "same across restarts on this --db.")
+@click.option("--new-links", is_flag=True, allow_from_autoenv=False,
+              help="Make the --reviewers links anew (a new key kept in --db): every link printed before stops working, "
+                   "as for one that leaked. Decisions stay; reviewers sign in again through their new link.")
 @click.option("--secure-cookies", is_flag=True,
               help="The page is reached over HTTPS (a TLS proxy in front): mark cookies Secure, so browsers never send "
                    "them over plain HTTP.")
 @highlight_options
-def serve_command(db, host, port, token, reviewers, secure_cookies, blind, no_highlight, model, layer, **queue):
+def serve_command(db, host, port, token, reviewers, new_links, secure_cookies, blind, no_highlight, model, layer, **queue):
     """Review pairs in a browser, one key per decision; several reviewers at once, each with
     their name. Builds or joins the queue as `review start` does. Stop with Ctrl-C."""
     refuse_empty("token", token, "an access token", "a token")
@@ -88,8 +91,10 @@ def serve_command(db, host, port, token, reviewers, secure_cookies, blind, no_hi
     check_host(host, port)  # before the database is opened
     check_highlights(blind, no_highlight)
     names = listed_names(reviewers)
+    if new_links and not names:
+        raise UsageError("--new-links makes new links for the reviewers --reviewers lists; give them too")
     with contextlib.closing(join_queue(db, queue_request(**queue), warn)) as conn:
-        keys = reviewer_keys(conn, names) if names else {}  # without --reviewers the database is left as it was
+        keys = reviewer_keys(conn, names, new_links) if names else {}  # without --reviewers the database is left as it was
         known = {row[0] for row in conn.execute("SELECT name FROM reviewers")}  # a Session records its name: only those here
         for name in names:
             if name in known and (note := simulated_note(Session(conn, name), db, "list that reviewer under another name")):

@@ -72,11 +72,14 @@ def grant_access(token: str, secret: str) -> bool:
 LINK_KEY = "reviewer_link_key"  # the meta row of the database's key, from which each listed reviewer's link is derived
 
 
-def reviewer_keys(conn: sqlite3.Connection, names: Iterable[str]) -> dict[str, str]:
+def reviewer_keys(conn: sqlite3.Connection, names: Iterable[str], renew: bool = False) -> dict[str, str]:
     """Each listed reviewer's link secret: an HMAC of the name under a key kept in the review database (made once,
     with secrets.token_urlsafe), so the links stay the same across restarts on that database and no file of secrets
-    is needed beside it; whoever can read the database could write decisions into it anyway."""
+    is needed beside it; whoever can read the database could write decisions into it anyway. `renew` makes a new key
+    (review serve --new-links): every earlier link stops working, for one that leaked; decisions are not touched."""
     with transaction(conn):
+        if renew:
+            conn.execute("DELETE FROM meta WHERE key = ?", (LINK_KEY,))
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (LINK_KEY, json.dumps(secrets.token_urlsafe(32))))
         key = read_meta(conn)[LINK_KEY]
     return {name: base64.urlsafe_b64encode(hmac.new(key.encode(), name.encode(), hashlib.sha256).digest()).decode().rstrip("=")
