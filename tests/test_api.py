@@ -125,6 +125,20 @@ def test_round_trips():
     assert repr(run) == "Run('x': 3 results, 2 queries)" and repr(qrels) == "Qrels(4 judgments, 2 queries)"
 
 
+def test_qrels_and_runs_are_equal_by_their_rows_not_their_identity(write):
+    """Qrels and Run compared by identity: a qrels file and the dict it was read into, or two reads of one file, were unequal."""
+    path = write("j.qrels", "q2 0 d3 1\nq1 0 d1 2\nq1 0 d2 0\n")
+    judged = Qrels.from_file(path)
+    assert judged == Qrels.from_dict({"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}}) == Qrels.from_df(judged.to_df())
+    assert hash(judged) == hash(Qrels.from_dict(judged.to_dict())) and len({judged, Qrels.from_file(path)}) == 1
+    assert judged != Qrels.from_dict({"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 1}})  # another grade
+    assert judged != Qrels.from_dict({"q1": {"d1": 2}, "q2": {"d3": 1}})  # a pair judged 0 is not a pair left unjudged
+    run = Run.from_file(write("x.run", "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\n"))
+    assert run == Run.from_dict({"q1": {"d2": 1.5, "d1": 2.5}}, name="x") and run != Run.from_dict({"q1": {"d2": 1.5, "d1": 2.5}})
+    assert run != Run.from_dict({"q1": {"d1": 2.5, "d2": 1.25}}, name="x") and run != judged
+    assert hash(run) == hash(Run.from_df(run.to_df(), name="x"))
+
+
 def test_file_round_trip(write):
     path = write("r.run", "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\n")
     run = Run.from_file(path)

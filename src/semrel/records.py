@@ -162,6 +162,19 @@ def _numbers(values, caller: str, param: str, whole: bool) -> np.ndarray:
     return numbers.astype(np.int64) if whole else numbers
 
 
+def _same_rows(ours: tuple, theirs: tuple) -> bool:
+    """The same (query, doc, number) rows in any order: the rows of qrels and runs are a set (a run's ranking
+    comes from its scores), so a file and the dict or DataFrame it was read into are equal."""
+    if len(ours[2]) != len(theirs[2]):
+        return False
+
+    def rows(queries, docs, numbers) -> pa.Table:
+        table = pa.table({"q": pc.cast(queries, pa.large_string()), "d": pc.cast(docs, pa.large_string()), "n": numbers})
+        return table.sort_by([("q", "ascending"), ("d", "ascending"), ("n", "ascending")])
+
+    return rows(*ours).equals(rows(*theirs))
+
+
 QrelsT = TypeVar("QrelsT", bound="Qrels")  # the constructors return the class they are called on: semrel.Qrels, semrel.Run
 RunT = TypeVar("RunT", bound="Run")
 
@@ -208,6 +221,15 @@ class Qrels:
     def __repr__(self) -> str:
         where = f", source={self.source!r}" if self.source else ""
         return f"Qrels({quantity(len(self), 'judgment')}, {quantity(pc.count_distinct(self.query_ids).as_py(), 'query')}{where})"
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when they hold the same judgments, in any order and from any source (the file read is not compared)."""
+        if not isinstance(other, Qrels):
+            return NotImplemented
+        return _same_rows((self.query_ids, self.doc_ids, self.relevance), (other.query_ids, other.doc_ids, other.relevance))
+
+    def __hash__(self) -> int:  # what equal qrels share, without reading every row
+        return hash(("Qrels", len(self)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -260,6 +282,16 @@ class Run:
 
     def __repr__(self) -> str:
         return f"Run({self.name!r}: {quantity(len(self), 'result')}, {quantity(pc.count_distinct(self.query_ids).as_py(), 'query')})"
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when they have one name and the same scored rows, in any order (the file read and its tag are not compared)."""
+        if not isinstance(other, Run):
+            return NotImplemented
+        return self.name == other.name and _same_rows((self.query_ids, self.doc_ids, self.scores),
+                                                      (other.query_ids, other.doc_ids, other.scores))
+
+    def __hash__(self) -> int:  # what equal runs share, without reading every row
+        return hash(("Run", self.name, len(self)))
 
 
 @dataclass(frozen=True, eq=False)
