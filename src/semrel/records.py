@@ -366,9 +366,9 @@ class QuerySample:
     def __post_init__(self) -> None:
         if self.limit is not None and self.size is not None:
             raise UsageError("give limit= N (the first N queries) or sample= N (N at random), not both")
-        for name, value in (("--limit", self.limit), ("--sample", self.size)):
+        for name, value in (("limit", self.limit), ("sample", self.size)):  # the CLI's --limit and --sample stop 0 themselves
             if value is not None and value < 1:
-                raise UsageError(f"{name} must be at least 1, not {value}")
+                raise UsageError(f"{name}={value}: give a number of queries, at least 1")
 
     @classmethod
     def of(cls, value: Any) -> QuerySample:

@@ -590,9 +590,11 @@ def test_a_run_needs_a_name_that_names_something():
 
 
 def test_a_query_sample_is_at_least_one_query_drawn_in_file_order():
-    for bad in ({"limit": 0}, {"size": 0}):
-        with pytest.raises(UsageError, match=" must be at least 1, not 0$"):
+    for bad, message in (({"limit": 0}, "limit=0"), ({"size": 0}, "sample=0")):  # the Python API's names, not the CLI's flags
+        with pytest.raises(UsageError, match=f"^{message}: give a number of queries, at least 1$"):
             QuerySample(**bad)
+    with pytest.raises(UsageError, match="^sample=0: give a number of queries, at least 1$"):
+        QuerySample.of(0)
     items = list(range(50))
     drawn = QuerySample(size=10, seed=3).apply(items)
     assert drawn == sorted(drawn) and len(set(drawn)) == 10 and drawn != items[:10]
