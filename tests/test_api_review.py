@@ -130,6 +130,8 @@ def test_simulate_review_records_the_decisions_semrel_review_simulate_records(tm
         semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer=None)
     with pytest.raises(UsageError, match="give all of judgments=, labels=, corpus= and golden=, or none"):
         semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold", judgments=pool["judgments"])
+    with pytest.raises(ValidationError, match="^the review database is new: give judgments=, labels=, corpus= and golden=$"):
+        semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold")  # it named the CLI's --judgments, ...
     assert not (tmp_path / "x.sqlite").exists()
     refused = run("review", "simulate", "--db", tmp_path / "x.sqlite", "--reviewer", "gold", *files, "--order", "random",
                   "--random-share", "0.5", "--human", gold)

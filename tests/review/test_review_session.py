@@ -422,7 +422,7 @@ def test_resume_needs_all_four_inputs_or_none(tmp_path, cli):
     result = cli("review", "start", "--db", str(tmp_path / "r.sqlite"), "--reviewer", "a", "--judgments", pool["judgments"])
     assert result.exit_code == 2 and "give all of --judgments" in result.stderr
     fresh = cli("review", "start", "--db", str(tmp_path / "new.sqlite"), "--reviewer", "a", "--no-highlight")
-    assert fresh.exit_code == 1 and "the review database is new" in fresh.stderr
+    assert fresh.exit_code == 1 and "the review database is new: give --judgments, --labels, --corpus and --golden\n" in fresh.stderr
 
 
 def test_a_failed_start_leaves_no_new_database_behind_and_an_existing_one_as_it_was(tmp_path, cli, monkeypatch):

@@ -403,7 +403,7 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
                      "these files; they stay in the queue, its "
                      "decisions and exports (a new --db leaves them out)")
     elif files is None:
-        raise ValidationError("the review database is new: give --judgments, --labels, --corpus and --golden")
+        raise ValidationError("the review database is new: give judgments=, labels=, corpus= and golden=")
     elif labelling is None:
         raise ValidationError("give the labelling thresholds, e.g. --on R --thresholds 0.5")
     else:
