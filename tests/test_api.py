@@ -390,6 +390,20 @@ def test_runs_with_holes_in_derived_qrels_are_warned_of_as_semrel_eval_warns(cli
         semrel.evaluate(Qrels.from_file(derived).to_dict(), runs["own"], ["P@2"])
 
 
+def test_compare_refuses_one_run_before_evaluating_it_and_reads_a_generator_of_runs_once():
+    """One run was evaluated first: its warnings (a cutoff past its ranking) came before the error that ended the call."""
+    qrels = {"q1": {"a": 1}, "q2": {"c": 1}}
+    runs = {"x": {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 2.0}}, "y": {"q1": {"b": 2.0}, "q2": {"c": 1.0, "d": 0.5}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for one in (runs["x"], [runs["x"]], {"x": runs["x"]}):
+            with pytest.raises(UsageError, match=r"^runs: give two or more runs to compare"):
+                semrel.compare(qrels, one, ["P@10"])
+    with pytest.warns(UserWarning, match="compared on 2 queries"):
+        generated = semrel.compare(qrels, (Run.from_dict(run, name) for name, run in runs.items()), ["P@1"], permutations=100)
+    assert generated.value("x", "P@1") == 1.0 and generated.value("y", "P@1") == 0.5
+
+
 @pytest.mark.filterwarnings("ignore:.*quer")
 def test_compare_gives_what_semrel_compare_gives(cli, write):
     qrels, runs = collection(seed=2)
@@ -436,21 +450,23 @@ def test_the_lazy_names():
 @pytest.mark.slow
 def test_a_script_using_the_api_as_documented_type_checks(tmp_path):
     """mypy takes the constructors' results for the class they are called on: Run.from_df gave a semrel.records.Run,
-    which a `run: semrel.Run` annotation refused (and which has no from_file)."""
+    which a `run: semrel.Run` annotation refused (and which has no from_file); semrel.__version__ was Any."""
     script = tmp_path / "user.py"
     script.write_text("import semrel\n"
                       "run: semrel.Run = semrel.Run.from_dict({'q': {'d': 1.0}}, 'r')\n"
                       "qrels: semrel.Qrels = semrel.Qrels.from_dict({'q': {'d': 1}})\n"
                       "frame = semrel.Run.from_df(run.to_df())\n"
                       "values: dict = semrel.evaluate(qrels, [run, frame], ['nDCG@10'])\n"
-                      "fused: semrel.Run = semrel.fuse([run, frame])\n")
+                      "fused: semrel.Run = semrel.fuse([run, frame])\n"
+                      "version: int = semrel.__version__  # wrong on purpose: mypy must know it is a str\n")
     heavy = "torch,transformers,pandas,scipy,matplotlib,sklearn,ray,bert_score,pyarrow,numpy,flask,rich,jinja2,click"
     (tmp_path / "mypy.ini").write_text(  # the libraries below semrel are not what is checked here (and take minutes)
         "[mypy]\nignore_missing_imports = True\n[mypy-" + ",".join(f"{m}.*" for m in heavy.split(",")) + "]\nfollow_imports = skip\n")
     src = os.path.dirname(os.path.dirname(semrel.__file__))
     done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--no-incremental", "--cache-dir", os.devnull,
                            "user.py"], capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "MYPYPATH": src})
-    assert [line for line in done.stdout.splitlines() if line.startswith("user.py")] == []
+    found = [line for line in done.stdout.splitlines() if line.startswith("user.py")]
+    assert found == ['user.py:7: error: Incompatible types in assignment (expression has type "str", variable has type "int")  [assignment]']
 
 
 @pytest.mark.slow

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers; at run ti
     from .retrieval.api import fuse, pool, retrieve
     from .review.api import export_reviews, simulate_review
 
+    __version__: str  # read from the installed metadata on first use
     __all__ = ["Qrels", "Run", "agree", "calibrate", "compare", "dedup_golden", "evaluate", "export_reviews", "fuse",
                "import_golden", "judge", "label", "pool", "retrieve", "sensitivity", "simulate_review", "split_golden"]
 

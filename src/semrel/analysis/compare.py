@@ -12,12 +12,12 @@ import dataclasses
 import json
 import string
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
 from ..errors import UsageError, check_flags, check_kind, tell
-from ..evaluation.api import Measures, QrelsLike, evaluate_runs
+from ..evaluation.api import Measures, QrelsLike, as_runs, evaluate_runs
 from ..evaluation.files import require_distinct_names
 from ..evaluation.measures import Measure, aggregate_change, numeric_measures, paired_values, parse_measure
 from ..evaluation.metrics import Evaluation
@@ -165,9 +165,12 @@ def compare(
                             confidence=confidence, correction=correction)
     if all_pairs and baseline is not None:
         raise UsageError("give baseline= or all_pairs=True, not both")
-    evaluations, several = evaluate_runs(qrels, runs, measures, rel_level, stacklevel=2)
-    if not several or len(evaluations) < 2:
+    if isinstance(runs, Iterator):
+        runs = list(runs)  # counted here, then read
+    names, _, several = as_runs(runs)
+    if not several or len(names) < 2:  # before the evaluation, whose warnings would come first
         raise UsageError("runs: give two or more runs to compare (a list, or a dict {name: run})")
+    evaluations, _ = evaluate_runs(qrels, runs, measures, rel_level, stacklevel=2)
     return compare_evaluations(evaluations, settings, baseline=baseline, all_pairs=all_pairs)
 
 
