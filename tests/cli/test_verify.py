@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 from helpers import SHARED_DATA, assert_one_error, needs_shared, run, write
-from semrel.formats import manifest
+from semrel.formats import files, manifest
 from semrel.formats.manifest import check_manifest, versions
 
 RESULTS = SHARED_DATA / "trec_eval_test" / "results.test"
@@ -132,8 +132,31 @@ def test_a_folder_input_is_checked_by_its_files_as_semrel_run_checks_it(tmp_path
     assert run("verify", "out").stdout == "out/corpus.jsonl: as its manifest records\n"
     write(tmp_path / "docs" / "b.md", "Drones do not sting.\n")
     result = run("verify", "out")
+    assert result.exit_code == 1 and result.stdout.startswith(f"out/corpus.jsonl: input changed: {tmp_path / 'docs'}: more than the 1 file")
+    os.remove(tmp_path / "docs" / "b.md")
+    write(tmp_path / "docs" / "a.md", "Drones do not sting.\n")
+    result = run("verify", "out")
     assert result.exit_code == 1 and result.stdout.startswith(f"out/corpus.jsonl: input changed: {tmp_path / 'docs'}: sha256 ")
     assert_one_error(run("verify", "docs"), "docs: no file with a manifest in it", code=2)
+
+
+def test_a_folder_input_is_read_no_further_than_the_files_it_held(tmp_path, monkeypatch):
+    """A crafted or corrupted manifest naming / (or ~) as an input had the whole disk hashed: a folder that holds more
+    files than recorded differs, known at the first file past them; one recorded as a file is not read at all."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "docs" / "a.md", "Bees forage within three kilometres of the hive.\n")
+    assert run("corpus", "chunk", "docs", "-o", "corpus.jsonl").exit_code == 0
+    for i in range(5):
+        write(tmp_path / "docs" / f"b{i}.md", "Drones do not sting.\n")
+    record = json.loads(open("corpus.jsonl.manifest.json").read())
+    record["inputs"].append({"path": str(tmp_path / "docs"), "sha256": "0" * 64, "lines": 1})
+    write(tmp_path / "corpus.jsonl.manifest.json", json.dumps(record))
+    hashed = []
+    monkeypatch.setattr(files, "bytes_sha256", lambda path: hashed.append(os.path.basename(path)) or sha(path))
+    assert [f.message for f in check_manifest("corpus.jsonl").findings] == [
+        f"input changed: {tmp_path / 'docs'}: more than the 1 file it held then (read no further)",
+        f"input changed: {tmp_path / 'docs'}: a folder now, a file then (sha256 000000000000)"]
+    assert hashed == ["a.md"]
 
 
 def test_inputs_that_moved_with_the_file_are_found_beside_it(labelled, tmp_path):

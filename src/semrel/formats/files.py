@@ -622,11 +622,15 @@ def content_sha256(path: str | os.PathLike) -> str | None:
     return folder_digest(path)["sha256"] if os.path.isdir(path) else bytes_sha256(path)
 
 
-def folder_digest(path: str | os.PathLike) -> dict[str, Any]:
+def folder_digest(path: str | os.PathLike, most: int | None = None) -> dict[str, Any]:
     """sha256 over a folder's files (recursively, in sorted order): each one's path inside it and the sha256
-    of its bytes ('None' for one that cannot be read), and how many there are (folder_files)."""
+    of its bytes ('None' for one that cannot be read), and how many there are (folder_files). `most`: stop at
+    the first file past that many, with no sha256 and `files` most + 1 (a folder that holds more than it did is known to
+    differ before the rest of it is read: a manifest naming / as an input read the whole disk)."""
     digest, count = hashlib.sha256(), 0
     for full in folder_files(path):
+        if most is not None and count >= most:
+            return {"sha256": None, "files": count + 1}
         sha = bytes_sha256(full) if os.path.isfile(full) else None  # not a FIFO (it would block), device or dangling link
         digest.update(f"{os.path.relpath(full, path)}\0{sha}\0".encode("utf-8", "surrogateescape"))
         count += 1

@@ -16,6 +16,7 @@ from importlib import metadata
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import SemrelError, UsageError
+from ..terminal import quantity
 from .files import (
     MANIFEST_SUFFIX,
     STDIO,
@@ -202,6 +203,7 @@ def read_params(path: str | os.PathLike) -> dict[str, Any] | None:
     return params if isinstance(params, dict) else None
 
 
+Contents = dict[tuple[str, int], "str | None"]  # what check_manifests shares: (real path, files recorded) -> content_sha256
 Fingerprints = Callable[[str], "tuple[str, ...] | None"]  # a model's name or folder -> its fingerprints now, None if not found
 RESULT_VERSIONS = ("semrel", "torch", "transformers", "bert-score")  # those that make the scores, labels and runs
 
@@ -237,20 +239,20 @@ def check_manifests(paths: Iterable[str | os.PathLike], fingerprint: Fingerprint
     """check_manifest of each path, the installed versions read once and each input and model once: read for each file,
     the versions' metadata made up most of a large folder's check, and the outputs of a run each read the corpus again."""
     installed: dict[str, str] = versions()
-    contents: dict[str, str | None] = {}
+    contents: Contents = {}
     fingerprints = functools.cache(fingerprint) if fingerprint is not None else None
     for path in paths:
         yield check_manifest(path, installed, contents, fingerprints)
 
 
 def check_manifest(path: str | os.PathLike, installed: Mapping[str, str] | None = None,
-                   contents: dict[str, str | None] | None = None, fingerprint: Fingerprints | None = None) -> Checked:
+                   contents: Contents | None = None, fingerprint: Fingerprints | None = None) -> Checked:
     """`path` (or `path` given as its manifest's name) against the manifest beside it: whether the file holds the bytes
     it was written with; each input (of the command, and of each fill since) that holds other bytes (a folder: other
     files, as `semrel run` compares them), is missing, or is missing where it was read but lies where it did beside
     the file (the two moved together); the versions of RESULT_VERSIONS that differ from those installed now. Relative
     paths are read from the folder the manifest records the command ran in. `installed`, `contents`: as check_manifests
-    shares them (versions(), and the content_sha256 of each input by its real path). `fingerprint`: a model's (name or
+    shares them (versions(), and the content_sha256 of each input by its real path and the files it held). `fingerprint`: a model's (name or
     folder) fingerprints now (as semrel records it, and as older versions did), None where it is not found, compared
     with the one the manifest's params record (judge, golden split, dedup and pick record one; a model is no input,
     so its files are checked only this way)."""
@@ -337,7 +339,7 @@ def _output_findings(name: str, recorded: Any) -> list[Finding]:
                                      f"{recorded.get('bytes')} bytes then; {_short(now['sha256'])}, {now['bytes']} bytes now")]
 
 
-def _input_findings(name: str, given: Any, cwd: str, written: str | None, contents: dict[str, str | None]) -> list[Finding]:
+def _input_findings(name: str, given: Any, cwd: str, written: str | None, contents: Contents) -> list[Finding]:
     """What differs of one input the manifest records ({"path", "sha256", ...}, as describe_input wrote it), read in
     `cwd`; `written`: where the file was written, when it lies elsewhere now."""
     where = str(given.get("path")) if isinstance(given, dict) else str(given)
@@ -347,26 +349,36 @@ def _input_findings(name: str, given: Any, cwd: str, written: str | None, conten
     if not isinstance(sha, str):
         return [Finding("not checked", where, f"input {where}: recorded without a sha256 (not a file when it was read)",
                         counts=False)]
+    files = given.get("files") if isinstance(given, dict) else None
+    files = files if isinstance(files, int) and not isinstance(files, bool) and files >= 0 else None  # None: no folder then
     full = os.path.join(cwd, where)
     if os.path.exists(full):
-        now = _content(full, contents)
-        return [] if now == sha else [Finding("input changed", where, f"input changed: {full}: {_short(sha)} then, {_short(now)} now")]
+        now = _content(full, contents, files or 0)
+        if now == sha:
+            return []
+        if now is None and os.path.isdir(full):  # read no further than the files it held then
+            return [Finding("input changed", where, f"input changed: {full}: " + (
+                f"more than the {quantity(files, 'file')} it held then (read no further)" if files else
+                "a folder now, " + ("an empty folder then" if files == 0 else f"a file then ({_short(sha)})")))]
+        return [Finding("input changed", where, f"input changed: {full}: {_short(sha)} then, {_short(now)} now")]
     if written:  # the file moved: its input may have moved with it, to the same place beside it
         beside = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(name)), os.path.relpath(full, os.path.dirname(written))))
         if os.path.exists(beside):  # the same bytes moved with the file (a results folder moved or copied whole) differ in nothing
-            same = _content(beside, contents) == sha
+            same = _content(beside, contents, files or 0) == sha
             return [Finding("input moved" if same else "input changed", where,
                             f"input moved: {full} is missing; it lies beside the file as it did, at {beside}"
                             + (", with the same bytes" if same else ", with other bytes"), counts=not same)]
     return [Finding("input missing", where, f"input missing: {full}")]
 
 
-def _content(path: str, contents: dict[str, str | None]) -> str | None:
+def _content(path: str, contents: Contents, files: int) -> str | None:
     """content_sha256 of a file or folder, kept in `contents` under its real path; None for what is neither (a FIFO
-    would hang the reading)."""
-    key = os.path.realpath(path)
+    would hang the reading) and for a folder of more than `files` files (as many as the manifest records it held),
+    which is read no further: a crafted or corrupted manifest naming / or ~ would have had the whole disk hashed."""
+    key = (os.path.realpath(path), files)
     if key not in contents:
-        contents[key] = content_sha256(path) if os.path.isfile(path) or os.path.isdir(path) else None
+        contents[key] = folder_digest(path, most=files)["sha256"] if os.path.isdir(path) else \
+            content_sha256(path) if os.path.isfile(path) else None
     return contents[key]
 
 
