@@ -9,6 +9,8 @@ import json
 import os
 import shlex
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -157,6 +159,19 @@ def test_a_folder_input_is_read_no_further_than_the_files_it_held(tmp_path, monk
         f"input changed: {tmp_path / 'docs'}: more than the 1 file it held then (read no further)",
         f"input changed: {tmp_path / 'docs'}: a folder now, a file then (sha256 000000000000)"]
     assert hashed == ["a.md"]
+
+
+@pytest.mark.slow
+def test_paths_recorded_outside_ascii_are_found_under_an_ascii_locale(tmp_path, monkeypatch):
+    """LC_ALL=C: a name written under a UTF-8 locale ('données/') is text Python cannot encode there, and verify said the
+    input was missing and the file written elsewhere."""
+    folder = tmp_path / "wörk"
+    monkeypatch.chdir(folder.mkdir() or folder)
+    write(folder / "données" / "a.md", "Bees forage within three kilometres of the hive.\n")
+    assert run("corpus", "chunk", "données", "-o", "corpus.jsonl").exit_code == 0
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}
+    done = subprocess.run([sys.executable, "-m", "semrel", "verify", "corpus.jsonl"], cwd=folder, env=env, capture_output=True)
+    assert (done.returncode, done.stdout) == (0, b"corpus.jsonl: as its manifest records\n"), done.stderr
 
 
 def test_inputs_that_moved_with_the_file_are_found_beside_it(labelled, tmp_path):

@@ -48,6 +48,16 @@ def display_name(path: str | os.PathLike) -> str:
     return "<stdin>" if str(path) == STDIO else str(path)
 
 
+def os_path(text: str) -> str:
+    """A path a file records (a manifest's input, output or cwd) as os functions take it here. A name written under a
+    UTF-8 locale is UTF-8 text, which an ASCII locale (LC_ALL=C) cannot encode: 'données/' named no file, and verify
+    called an input there missing. Its bytes, read as this locale reads names, find it in either."""
+    try:
+        return os.fsdecode(text.encode("utf-8", "surrogateescape"))
+    except UnicodeError:  # a lone surrogate no file name holds: left as it is, to be found nowhere
+        return text
+
+
 # ---------------------------------------------------------------- limits
 
 LINE_LIMIT = ("SEMREL_MAX_LINE_MB", 64)  # one line of a line-by-line file (JSONL, TSV)

@@ -28,6 +28,7 @@ from .files import (
     folder_digest,
     folder_files,
     manifest_path,
+    os_path,
     stdin_digest,
 )
 from .jsonl import too_deep
@@ -185,9 +186,9 @@ def recorded_path(record: Mapping[str, Any], path: str) -> str:
     """A path a manifest records, named from the current folder: a relative one was relative to the folder its
     command ran in (`cwd`), which need not be this one."""
     cwd = record.get("cwd")
-    full = os.path.join(cwd, path) if isinstance(cwd, str) and path != STDIO else path
+    full = os_path(os.path.join(cwd, path) if isinstance(cwd, str) and path != STDIO else path)
     if not os.path.isabs(full):
-        return path
+        return full
     here = os.path.relpath(full)
     return here if not here.startswith(os.pardir) else os.path.normpath(full)
 
@@ -295,7 +296,7 @@ def _model_findings(params: Any, cwd: str, fingerprint: Fingerprints) -> list[Fi
     model, then = (params.get("model"), params.get("model_fingerprint")) if isinstance(params, dict) else (None, None)
     if not isinstance(model, str) or not isinstance(then, str):
         return []
-    folder = os.path.join(cwd, model)  # a model given as a relative folder was found from the command's folder
+    folder = os_path(os.path.join(cwd, model))  # a model given as a relative folder was found from the command's folder
     now = fingerprint(folder if os.path.isdir(folder) else model)
     if now is not None and then in now:
         return []
@@ -351,18 +352,19 @@ def _input_findings(name: str, given: Any, cwd: str, written: str | None, conten
                         counts=False)]
     files = given.get("files") if isinstance(given, dict) else None
     files = files if isinstance(files, int) and not isinstance(files, bool) and files >= 0 else None  # None: no folder then
-    full = os.path.join(cwd, where)
-    if os.path.exists(full):
-        now = _content(full, contents, files or 0)
+    full = os.path.join(cwd, where)  # as the manifest names it; `found`, as os functions take it here
+    if os.path.exists(found := os_path(full)):
+        now = _content(found, contents, files or 0)
         if now == sha:
             return []
-        if now is None and os.path.isdir(full):  # read no further than the files it held then
+        if now is None and os.path.isdir(found):  # read no further than the files it held then
             return [Finding("input changed", where, f"input changed: {full}: " + (
                 f"more than the {quantity(files, 'file')} it held then (read no further)" if files else
                 "a folder now, " + ("an empty folder then" if files == 0 else f"a file then ({_short(sha)})")))]
         return [Finding("input changed", where, f"input changed: {full}: {_short(sha)} then, {_short(now)} now")]
     if written:  # the file moved: its input may have moved with it, to the same place beside it
-        beside = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(name)), os.path.relpath(full, os.path.dirname(written))))
+        inside = os.path.relpath(found, os.path.dirname(os_path(written)))
+        beside = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(name)), inside))
         if os.path.exists(beside):  # the same bytes moved with the file (a results folder moved or copied whole) differ in nothing
             same = _content(beside, contents, files or 0) == sha
             return [Finding("input moved" if same else "input changed", where,
@@ -389,7 +391,7 @@ def _written_as(name: str, record: Mapping[str, Any]) -> str | None:
         return None
     written = os.path.join(_ran_in(record), written)
     try:
-        return None if os.path.realpath(written) == os.path.realpath(name) else written
+        return None if os.path.realpath(os_path(written)) == os.path.realpath(name) else written
     except ValueError:  # a NUL byte in a hand-edited "output" or "cwd": no path, so not where the file lies
         return written
 
