@@ -8,7 +8,11 @@ import codecs
 import importlib.util
 import io
 import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from document_helpers import PAGE_ONE, PAGE_TWO, pdf_bytes
 from helpers import assert_one_error, read_lines, run, write
@@ -244,6 +248,22 @@ def test_a_file_name_that_is_not_utf8_is_skipped_in_a_folder_and_refused_by_name
     assert [r["_id"] for r in rows] == ["tea#0"]
     assert any(line.startswith("semrel: warning: skipped 1 (file name not valid UTF-8: rename the file): caf") for line in lines), lines
     assert_one_error(run("corpus", "chunk", latin, "-o", tmp_path / "c.jsonl"), "the file name is not valid UTF-8", "rename the file")
+
+
+@pytest.mark.slow
+def test_file_names_outside_ascii_are_read_under_an_ascii_locale_with_the_ids_a_utf8_one_gives(tmp_path):
+    """LC_ALL=C: Python gives 'café.txt' as surrogates of its UTF-8 bytes, and the document was skipped as a file name
+    'not valid UTF-8'. Its bytes are UTF-8: read, its chunks have the ids a UTF-8 locale gives them."""
+    folder = tmp_path / "docs"
+    for name, text in (("café.txt", "Coffee notes.\n"), ("naïve.md", "# Naive\nNaive notes.\n"), ("sous/été.txt", "Summer.\n")):
+        write(folder / name, text)
+    assert run("corpus", "chunk", folder, "-o", tmp_path / "utf8.jsonl").exit_code == 0
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}
+    done = subprocess.run([sys.executable, "-m", "semrel", "corpus", "chunk", "docs", "-o", "ascii.jsonl"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert (done.returncode, done.stderr.splitlines()[0]) == (0, "semrel: read 3 documents: 2 .txt, 1 .md"), done.stderr
+    assert [r["_id"] for r in read_lines(tmp_path / "ascii.jsonl")] == ["café#0", "naïve#0", "sous/été#0"]
+    assert (tmp_path / "ascii.jsonl").read_bytes() == (tmp_path / "utf8.jsonl").read_bytes()
 
 
 # ---------------------------------------------------------------- Markdown

@@ -58,6 +58,15 @@ def os_path(text: str) -> str:
         return text
 
 
+def name_text(name: str) -> str:
+    """A file name as os functions give it, as text: its bytes read as UTF-8 whatever the locale (under LC_ALL=C, 'café'
+    came as surrogates, and its document was skipped as 'not valid UTF-8'). A name that is not UTF-8 stays as it is."""
+    try:
+        return os.fsencode(name).decode("utf-8")
+    except UnicodeError:
+        return name
+
+
 # ---------------------------------------------------------------- limits
 
 LINE_LIMIT = ("SEMREL_MAX_LINE_MB", 64)  # one line of a line-by-line file (JSONL, TSV)

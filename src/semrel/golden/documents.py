@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import FormatError, SemrelError
 from ..formats.beir import beir_part, beir_records, is_beir_folder
-from ..formats.files import DOCUMENT_LIMIT, display_name, limit_bytes, no_such_file, read_bytes, read_head, read_text, too_large
+from ..formats.files import DOCUMENT_LIMIT, display_name, limit_bytes, name_text, no_such_file, read_bytes, read_head, read_text, too_large
 from ..formats.jsonl import optional_text, require
 from ..formats.parquet import is_parquet, read_records
 from ..terminal import quantity
@@ -705,10 +705,10 @@ def file_stem(path: Path) -> str:
 
 def file_document_id(relative: str) -> str:
     """The document id of the file at `relative` (a path inside the folder read, '/'-separated): its folders and stem,
-    in NFC. macOS names files in NFD ('e' and a combining accent), and a golden set typed on a keyboard names them in
-    NFC: the same 'café.txt' to the eye was no document of the corpus."""
+    in NFC, whatever the locale (name_text). macOS names files in NFD ('e' and a combining accent), and a golden set typed
+    on a keyboard names them in NFC: the same 'café.txt' to the eye was no document of the corpus."""
     path = Path(relative)
-    return unicodedata.normalize("NFC", relative[: -len(path.name)] + file_stem(path) if path.name else relative)
+    return unicodedata.normalize("NFC", name_text(relative[: -len(path.name)] + file_stem(path) if path.name else relative))
 
 
 def _suffix(path: Path) -> str:
