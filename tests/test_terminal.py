@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import click
 import pytest
 
 from semrel.terminal import SafeStream, agreeing, brief, is_printable_name, quantity, safe, safe_offsets, unfiltered
@@ -55,6 +56,17 @@ def test_the_safe_stream_writes_safe_text_and_counts_what_it_was_given():
     assert unfiltered(stream) is out and unfiltered(out) is out
     with pytest.raises(TypeError, match="must be str, not bytes"):
         stream.write(b"")
+
+
+def test_under_an_ascii_locale_click_writes_through_the_filter_in_utf8(monkeypatch):
+    """LC_ALL=C: click took a stream whose encoding is ASCII for a misconfigured one and wrote to its buffer, past the
+    filter: a file name's escape sequence reached the terminal. Text the stream cannot encode goes out as UTF-8."""
+    raw = io.BytesIO()
+    ascii_stdout = io.TextIOWrapper(raw, encoding="ascii", errors="surrogateescape", write_through=True)
+    monkeypatch.setattr("sys.stdout", SafeStream(ascii_stdout))
+    click.echo("x\x1b]0;pwn\x07.jsonl: as recorded")
+    click.echo("données/\udcff: input missing")
+    assert raw.getvalue() == b"x\\x1b]0;pwn\\x07.jsonl: as recorded\ndonn\xc3\xa9es/\\udcff: input missing\n"
 
 
 @pytest.mark.parametrize("n, noun, verb, said", [

@@ -109,7 +109,12 @@ class SafeStream:
     def write(self, text: str) -> int:
         if not isinstance(text, str):  # click probes streams with b"" to tell binary ones apart
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        self.unfiltered.write(safe(text))
+        shown = safe(text)
+        try:
+            self.unfiltered.write(shown)
+        except UnicodeEncodeError:  # an ASCII locale (LC_ALL=C): UTF-8, a name's undecodable bytes as visible escapes
+            self.unfiltered.flush()
+            self.unfiltered.buffer.write(shown.encode("utf-8", "backslashreplace"))
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
@@ -134,7 +139,9 @@ class SafeStream:
 
     @property
     def encoding(self) -> str:
-        return getattr(self.unfiltered, "encoding", None) or "utf-8"
+        """UTF-8 whatever the wrapped stream's: click wrote past this filter (escape sequences and all) straight to the
+        buffer of a stream whose encoding is ASCII; write() writes UTF-8 where the wrapped stream cannot."""
+        return "utf-8"
 
     @property
     def errors(self) -> str:
