@@ -466,7 +466,8 @@ def test_a_script_using_the_api_as_documented_type_checks(tmp_path):
     done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--no-incremental", "--cache-dir", os.devnull,
                            "user.py"], capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "MYPYPATH": src})
     found = [line for line in done.stdout.splitlines() if line.startswith("user.py")]
-    assert found == ['user.py:7: error: Incompatible types in assignment (expression has type "str", variable has type "int")  [assignment]']
+    assert found == ['user.py:7: error: Incompatible types in assignment (expression has type "str", variable has type "int")'
+                     "  [assignment]"]
 
 
 @pytest.mark.slow
