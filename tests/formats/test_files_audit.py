@@ -27,6 +27,7 @@ from semrel.formats.files import (
     allow_rewrite,
     atomic_writer,
     check_input_file,
+    check_outputs,
     files_as_one,
     folder_digest,
     folder_files,
@@ -172,6 +173,20 @@ def test_an_output_that_is_a_hard_link_or_a_link_to_an_input_is_refused_naming_t
                 out.write("oops\n")
         assert str(caught.value) == f"{source}: is an input of this command; {REFUSED}"
     assert source.read_text() == "data\n" and sorted(os.listdir(tmp_path)) == ["hard.jsonl", "in.jsonl", "soft.jsonl"]
+
+
+def test_an_output_whose_manifest_was_read_is_refused_naming_the_output(tmp_path):
+    """semrel.retrieve(corpus, golden, output=corpus) read the corpus's manifest first, and the refusal named
+    'corpus.jsonl.manifest.json', a file the user never gave, rather than corpus.jsonl."""
+    corpus = write(tmp_path / "corpus.jsonl", "data\n")
+    manifest = write(tmp_path / "corpus.jsonl.manifest.json", "{}\n")
+    with input_guard():
+        read_text(manifest)
+        for check in (lambda: check_outputs(corpus), lambda: files_as_one([str(corpus), str(manifest)]).__enter__()):
+            with pytest.raises(SemrelError) as caught:
+                check()
+            assert str(caught.value) == f"{corpus}: is an input of this command (its manifest, {manifest}, was read); {REFUSED}"
+    assert corpus.read_text() == "data\n" and manifest.read_text() == "{}\n"
 
 
 def test_a_link_to_an_input_is_refused_before_the_output_is_written(tmp_path):

@@ -364,6 +364,8 @@ def check_not_input(path: str | os.PathLike, what: str = "output") -> None:
     if key in guard.inputs and key not in guard.rewritable:
         source = guard.inputs[key]
         same = "" if os.path.abspath(source) == os.path.abspath(str(path)) else f" (the same file as {source})"
+        if str(path).endswith(MANIFEST_SUFFIX):  # an output's manifest is an input's: the output is that input, read later
+            path, same, what = str(path)[: -len(MANIFEST_SUFFIX)], f" (its manifest, {path}, was read{same})", "output"
         raise SemrelError(f"{path}: is an input of this command{same}; semrel never writes its {what} over an input: "
                           "give another file name (nothing was written)")
 
