@@ -345,3 +345,24 @@ def test_requests_waiting_for_a_thread_leave_the_servers_stderr_to_its_own_lines
         log = server.stop()
     assert answers == [200] * 12
     assert [line for line in log.splitlines() if not line.startswith("semrel: ")] == []
+
+
+@pytest.mark.slow
+def test_a_name_that_reads_as_a_reviewers_is_warned_of_at_the_terminal_and_in_reviewers(tmp_path, cli):
+    """The page refuses a look-alike of a reviewer's name; `review start --reviewer Alice` beside alice, and
+    `review serve --reviewers Аlice` (a Cyrillic A), made a second reviewer without a word. Both now warn, and go on."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
+    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"],
+             "--thresholds", "0.5"]
+    assert cli("review", "start", "--db", db, "--reviewer", "alice", "--no-highlight", *files, input="1q").exit_code == 0
+    again = cli("review", "start", "--db", db, "--reviewer", "alice", "--no-highlight", input="q")
+    assert again.exit_code == 0 and "reads as" not in again.stderr
+    other = cli("review", "start", "--db", db, "--reviewer", "Alice", "--no-highlight", input="q")
+    assert other.exit_code == 0
+    assert (f"semrel: warning: --reviewer: Alice reads as alice, a reviewer of {db} already, but is not written the same (case, "
+            "width, or a letter of another alphabet): Alice's decisions would count as another reviewer's; quit (q) and start "
+            "again with --reviewer 'alice' if you are them") in other.stderr
+    with Server(db, None, "--no-highlight", "--reviewers", "\u0410lice,bob") as server:
+        pass
+    said = "".join(server.lines)
+    assert "--reviewers: \u0410lice reads as alice" in said and "list alice instead if they are one person" in said

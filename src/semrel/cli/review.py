@@ -15,7 +15,16 @@ from ..formats import read_qrels
 from ..formats.jsonl import json_text
 from ..formats.tables import Table, render
 from ..review.adjudicate import export_reviewed
-from ..review.engine import QueueRequest, QueueSettings, Session, check_reviewer_name, join_queue, labelling_of
+from ..review.engine import (
+    QueueRequest,
+    QueueSettings,
+    Session,
+    check_reviewer_name,
+    join_queue,
+    labelling_of,
+    look_alike_note,
+    look_alike_reviewer,
+)
 from ..review.highlight import token_similarities
 from ..review.order import RANDOM_SHARE
 from ..review.simulate import simulate, simulated_note
@@ -63,7 +72,10 @@ def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, *
     starts (any reviewer, at the same time too) join it and resume at the next unreviewed pair."""
     reviewer = check_reviewer_name(reviewer)  # before the database is opened
     check_highlights(blind, no_highlight)
-    session = Session(join_queue(db, queue_request(**queue), warn), reviewer)
+    conn = join_queue(db, queue_request(**queue), warn)
+    if like := look_alike_reviewer(conn, reviewer):  # before the Session records the name
+        warn(f"--reviewer: {look_alike_note(reviewer, like, db)}; quit (q) and start again with --reviewer {like!r} if you are them")
+    session = Session(conn, reviewer)
     if (note := simulated_note(session, db)) is not None:
         warn(note)
 

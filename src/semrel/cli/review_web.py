@@ -11,11 +11,11 @@ import socket
 import click
 
 from ..errors import SemrelError, UsageError, ValidationError
-from ..review.engine import Session, check_reviewer_name, join_queue
+from ..review.engine import Session, check_reviewer_name, join_queue, look_alike_note, look_alike_reviewer, name_key
 from ..review.highlight import token_similarities
 from ..review.simulate import simulated_note
 from ..review.web.app import WebSettings
-from ..review.web.guard import is_loopback, name_key, reviewer_keys
+from ..review.web.guard import is_loopback, reviewer_keys
 from ..review.web.server import ReviewServer
 from .base import SemrelCommand, warn
 from .options import check_highlights, db_option, highlight_options, queue_options, typed
@@ -99,6 +99,8 @@ def serve_command(db, host, port, token, reviewers, new_links, secure_cookies, b
         for name in names:
             if name in known and (note := simulated_note(Session(conn, name), db, "list that reviewer under another name")):
                 warn(f"--reviewers: {note}")  # the page refuses that link's sign-in
+            elif like := look_alike_reviewer(conn, name):
+                warn(f"--reviewers: {look_alike_note(name, like, db)}; list {like} instead if they are one person")
 
     def highlighter(task):
         return token_similarities(task.chunk, task.answers, model, layer)

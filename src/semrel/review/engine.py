@@ -15,7 +15,7 @@ import time
 import unicodedata
 from dataclasses import asdict, dataclass
 from enum import Enum
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -41,6 +41,38 @@ def check_reviewer_name(name: str) -> str:
         raise ValidationError(f"a reviewer name is 1 to {MAX_REVIEWER_NAME} printable characters (no control characters "
                               f"or text-direction overrides), not {name[:MAX_REVIEWER_NAME + 1]!r}")
     return shown
+
+
+# letters of other alphabets that read as Latin ones (from Unicode's confusables.txt, UTS #39): Cyrillic, Greek, dotless i
+LOOK_ALIKES = str.maketrans({pair[0]: pair[1] for pair in (
+    "АA ВB ЕE КK МM НH ОO РP СC ТT ХX УY ҮY ІI ЈJ ЅS ԀD Ӏl аa еe оo рp сc хx уy іi јj ѕs һh ԁd ԛq ԝw ӏl "
+    "ΑA ΒB ΕE ΖZ ΗH ΙI ΚK ΜM ΝN ΟO ΡP ΤT ΥY ΧX αa γy ιi νv οo ρp υu ıi").split()})
+
+
+def name_key(name: str) -> str:
+    """What two names that read alike share: their skeleton in any case and width (ＡＬＩＣＥ is alice) and with look-alike
+    letters of other alphabets read as Latin (Cyrillic аlice is alice), so nobody signs in as another by a name that only
+    looks the same. A table of the common ones, not a package: of PyPI's, confusable_homoglyphs gives no key two names
+    share, and confusables has had no release since 2021."""
+    return unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", name).translate(LOOK_ALIKES).casefold())
+
+
+def look_alike(name: str, names: Iterable[str]) -> str | None:
+    """The one of `names` that `name` reads as without being it (None where `name` is one of them, or reads as none)."""
+    names = list(names)
+    return None if name in names else next((n for n in names if name_key(n) == name_key(name)), None)
+
+
+def look_alike_note(name: str, like: str, db: str) -> str:
+    """Why a name that reads as a reviewer's already in `db` is a mistake (the terminal and `--reviewers` warn of it)."""
+    return (f"{name} reads as {like}, a reviewer of {db} already, but is not written the same (case, width, or a letter of "
+            f"another alphabet): {name}'s decisions would count as another reviewer's")
+
+
+def look_alike_reviewer(conn: sqlite3.Connection, name: str) -> str | None:
+    """The reviewer of the database `name` reads as without being them (look_alike): a second reviewer in the making,
+    whose decisions would count apart from the first's (the page refuses the name; the terminal warns)."""
+    return look_alike(name, (row[0] for row in conn.execute("SELECT name FROM reviewers ORDER BY created, name")))  # the first
 
 
 @dataclass(frozen=True)

@@ -23,13 +23,13 @@ from ...errors import SemrelError, ValidationError
 from ...formats.jsonl import too_deep
 from ...resources import template_dir
 from ...terminal import safe
-from ..engine import MAX_REVIEWER_NAME, Outcome, Session, check_reviewer_name, labelling_of, queue_end
+from ..engine import MAX_REVIEWER_NAME, Outcome, Session, check_reviewer_name, labelling_of, look_alike_reviewer, name_key, queue_end
 from ..keys import grade_keys, note_keys
 from ..simulate import simulated_note
 from ..stats import review_stats
 from ..store import open_db
 from ..tasks import Labelling, Task, judge_line
-from .guard import check_csrf, csrf_token, grant_access, is_local_host, listed_reviewer, look_alike, name_key, renew_csrf_token, secure
+from .guard import check_csrf, csrf_token, grant_access, is_local_host, listed_reviewer, renew_csrf_token, secure
 from .highlights import Busy, Highlights, Spans
 from .sessions import MemorySessions, ServerSession
 
@@ -155,7 +155,7 @@ def create_app(settings: WebSettings) -> Flask:
             abort(403, f"this browser came through {fixed}'s link: it signs in as {fixed} only")
         if fixed is None and (listed := next((r for r in settings.reviewers if name_key(r) == name_key(name)), None)):
             abort(403, f"{listed} signs in only through their own link; ask whoever started the review for yours")
-        if fixed is None and (known := look_alike(name, (row[0] for row in connection().execute("SELECT name FROM reviewers")))):
+        if fixed is None and (known := look_alike_reviewer(connection(), name)):
             abort(403, f"this name reads as {known}, a reviewer here already, but is not written the same (case, width, or a letter "
                   f"of another alphabet): sign in as {known} exactly if you are them, or under a name that reads differently")
         remedy = "ask whoever started the review for a link under another name" if fixed else "review under another name"

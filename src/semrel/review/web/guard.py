@@ -12,7 +12,6 @@ import ipaddress
 import json
 import secrets
 import sqlite3
-import unicodedata
 from typing import Iterable, Mapping
 
 from flask import Response, abort, request, session
@@ -84,26 +83,6 @@ def reviewer_keys(conn: sqlite3.Connection, names: Iterable[str], renew: bool = 
         key = read_meta(conn)[LINK_KEY]
     return {name: base64.urlsafe_b64encode(hmac.new(key.encode(), name.encode(), hashlib.sha256).digest()).decode().rstrip("=")
             for name in names}
-
-
-# letters of other alphabets that read as Latin ones (from Unicode's confusables.txt, UTS #39): Cyrillic, Greek, dotless i
-LOOK_ALIKES = str.maketrans({pair[0]: pair[1] for pair in (
-    "АA ВB ЕE КK МM НH ОO РP СC ТT ХX УY ҮY ІI ЈJ ЅS ԀD Ӏl аa еe оo рp сc хx уy іi јj ѕs һh ԁd ԛq ԝw ӏl "
-    "ΑA ΒB ΕE ΖZ ΗH ΙI ΚK ΜM ΝN ΟO ΡP ΤT ΥY ΧX αa γy ιi νv οo ρp υu ıi").split()})
-
-
-def name_key(name: str) -> str:
-    """What two names that read alike share: their skeleton in any case and width (ＡＬＩＣＥ is alice) and with look-alike
-    letters of other alphabets read as Latin (Cyrillic аlice is alice), so nobody signs in as another by a name that only
-    looks the same. A table of the common ones, not a package: of PyPI's, confusable_homoglyphs gives no key two names
-    share, and confusables has had no release since 2021."""
-    return unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", name).translate(LOOK_ALIKES).casefold())
-
-
-def look_alike(name: str, names: Iterable[str]) -> str | None:
-    """The one of `names` that `name` reads as without being it (None where `name` is one of them, or reads as none)."""
-    names = list(names)
-    return None if name in names else next((n for n in names if name_key(n) == name_key(name)), None)
 
 
 def listed_reviewer(keys: Mapping[str, str], given: str) -> str | None:
