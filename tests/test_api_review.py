@@ -132,6 +132,12 @@ def test_simulate_review_records_the_decisions_semrel_review_simulate_records(tm
         semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold", judgments=pool["judgments"])
     with pytest.raises(ValidationError, match="^the review database is new: give judgments=, labels=, corpus= and golden=$"):
         semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold")  # it named the CLI's --judgments, ...
+    unruled = {**queue, "labels": str(gold)}  # qrels whose manifest records no rule: the thresholds must be given
+    with pytest.raises(UsageError, match=r"^give the labelling thresholds, e.g. on='R' thresholds='0.5' \(or '0.4,0.5,0.6' for grades"):
+        semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold", **unruled)  # it named the CLI's --on R
+    told = run("review", "simulate", "--db", tmp_path / "x.sqlite", "--reviewer", "gold", *files[:2], "--labels", gold, *files[4:],
+               "--human", gold)
+    assert told.exit_code == 2 and told.stderr.startswith("semrel: error: give the labelling thresholds, e.g. --on R --thresholds 0.5 (")
     assert not (tmp_path / "x.sqlite").exists()
     refused = run("review", "simulate", "--db", tmp_path / "x.sqlite", "--reviewer", "gold", *files, "--order", "random",
                   "--random-share", "0.5", "--human", gold)

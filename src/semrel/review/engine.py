@@ -437,7 +437,7 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
     elif files is None:
         raise ValidationError("the review database is new: give judgments=, labels=, corpus= and golden=")
     elif labelling is None:
-        raise ValidationError("give the labelling thresholds, e.g. --on R --thresholds 0.5")
+        raise ValidationError("give the labelling thresholds, e.g. on='R' thresholds='0.5'")  # the CLI says --on R --thresholds 0.5
     else:
         recorded = labels_labelling(files.labels)
         if recorded is not None and recorded != labelling:  # --thresholds beside labels of another rule: the queue's order and

@@ -118,7 +118,7 @@ def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | N
     recorded = labels_labelling(labels_path, on) if labels_path else None
     if recorded is not None:
         return recorded
-    raise UsageError("give the labelling thresholds, e.g. --on R --thresholds 0.5 (or 0.4,0.5,0.6 for grades 0-3)")
+    raise UsageError("give the labelling thresholds, e.g. on='R' thresholds='0.5' (or '0.4,0.5,0.6' for grades 0-3)")  # the CLI: --on R
 
 
 def labels_labelling(labels_path: str | os.PathLike, on: str | None = None) -> Labelling | None:
