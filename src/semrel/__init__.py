@@ -19,7 +19,16 @@ pandas or scipy until a name that needs them is touched.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+import sys
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING (mypy reads the name), without loading typing (13 ms) ahead of the handlers below
+if os.path.basename(sys.argv[0]) in ("semrel", "semrel.exe") or sys.argv[0] == "-m" and "-m" in sys.orig_argv \
+        and sys.orig_argv[sys.orig_argv.index("-m") + 1] in ("semrel", "semrel.cli"):
+    # the `semrel` command (console script, python -m), not a program importing the library: a Ctrl-C from here on
+    # ends in one line, where one while the command's modules load was a traceback (start() sets the same handlers)
+    from .interrupts import stop_on_interrupts
+
+    stop_on_interrupts()
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers; at run time each loads on first use
     from .analysis.api import agree, calibrate, sensitivity

@@ -1,8 +1,8 @@
 """Ctrl-C, SIGTERM and SIGHUP: held back where a set of files is put in place, and remembered
 while a CLI command runs, so that no file is replaced after one, whatever swallowed its exception.
 
-A core module (signal, threading, os and contextlib only), so the CLI can install its handlers before
-it loads anything heavy."""
+A core module (signal, threading, os and contextlib only, not even typing), so the console script can install its
+handlers as the semrel package starts to load (semrel/__init__.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import os
 import signal
 import sys
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from types import FrameType
 
 INTERRUPTS = ("SIGINT", "SIGTERM", "SIGHUP")
 _received: list[int] = []  # signals received inside interrupts_recorded
@@ -60,7 +61,7 @@ def signals_held() -> Iterator[None]:
                 signal.raise_signal(caught[0])  # the default action, e.g. the end of the process
 
 
-def _record(signum: int, frame: Any) -> None:
+def _record(signum: int, frame: FrameType | None) -> None:
     _received.append(signum)
     raise KeyboardInterrupt
 
@@ -104,13 +105,13 @@ def terminated() -> bool:
     return any(signum != signal.SIGINT for signum in _received)
 
 
-def _stop(signum: int, frame: Any) -> None:
+def _stop(signum: int, frame: FrameType | None) -> None:
     _received.append(signum)  # if a bare `except:` in an import swallows the exit, no file is replaced after it
     sys.stderr.write("semrel: error: interrupted\n")
     raise SystemExit(130)
 
 
-def _exit_now(signum: int, frame: Any) -> None:
+def _exit_now(signum: int, frame: FrameType | None) -> None:
     sys.stderr.write("semrel: error: interrupted\n")
     for stream in (sys.stdout, sys.stderr):  # what the command printed is whole; os._exit flushes nothing
         with contextlib.suppress(Exception):

@@ -389,6 +389,25 @@ def test_a_signal_as_the_interpreter_shuts_down_ends_with_the_commands_line_and_
     assert done.stdout.startswith("semrel, version")  # what the command printed is flushed
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("module", ["typing", "errno"])  # what semrel and semrel.cli loaded first
+def test_a_ctrl_c_as_the_console_script_imports_semrel_ends_in_one_line(tmp_path, module):
+    """The console script (`semrel`, as pip writes it) imports the semrel package before start() sets its handlers: a
+    Ctrl-C in the first ~40 ms, while `typing` loaded for it, was a KeyboardInterrupt traceback from inside the import."""
+    script = tmp_path / "semrel"
+    script.write_text(
+        "import builtins, signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"  # as in a terminal: a background job starts ignoring it
+        "load = builtins.__import__\n"
+        f"def ctrl_c(name, *args, **kwargs):\n    if name == {module!r}:\n        signal.raise_signal(signal.SIGINT)\n"
+        "    return load(name, *args, **kwargs)\n"
+        "builtins.__import__ = ctrl_c\n"
+        "from semrel.cli import start\n"
+        "sys.exit(start())\n")
+    done = subprocess.run([sys.executable, str(script), "--version"], env=ENV, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "semrel: error: interrupted\n")
+
+
 def test_a_ctrl_c_before_the_command_runs_is_remembered_even_if_its_exit_is_swallowed(tmp_path):
     """Before a command runs, the console script's handler ends the process (SystemExit 130); a bare
     `except:` in some import could swallow that, and the command ran on to replace its output."""
