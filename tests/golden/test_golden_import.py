@@ -622,6 +622,31 @@ def test_the_shards_of_a_split_import_as_one_table(tmp_path):
                      f"{shards[2]}:2: query id 'q1' occurs more than once (first at {shards[0]}:2)")
 
 
+def test_each_shard_is_read_once_and_the_next_numbered_on_from_its_lines(tmp_path, monkeypatch):
+    """split_records numbered a shard's rows on from the one before by counting that one's lines (or rows) again: a
+    second full read of every JSON Lines shard but the last. Blank lines count, as the errors' line numbers need."""
+    import semrel.formats.files as files
+    from semrel.formats.shards import shard_at, split_records
+
+    for kind in ("jsonl", "parquet"):
+        shards = [str(tmp_path / f"{kind}-{k:05d}-of-00003.{kind}") for k in range(3)]
+        parts = ([{"q": "a"}, {"q": "b"}], [{"q": "c"}], [{"q": "d"}, {"q": "e"}])
+        for shard, part in zip(shards, parts):
+            if kind == "parquet":
+                pq.write_table(pa.Table.from_pylist(part), shard)
+            else:
+                write(Path(shard), "\n\n".join(json.dumps(row) for row in part) + "\n\n")  # a blank line after each row
+        opened: Counter[str] = Counter()
+        monkeypatch.setattr(files, "_open_binary", lambda name, open_binary=files._open_binary: opened.update([name]) or
+                            open_binary(name))
+        numbered = [(line, row["q"]) for line, row in split_records(shards)]
+        assert opened == Counter(shards), kind
+        monkeypatch.undo()
+        assert numbered == ([(1, "a"), (3, "b"), (5, "c"), (7, "d"), (9, "e")] if kind == "jsonl" else
+                            [(1, "a"), (2, "b"), (3, "c"), (4, "d"), (5, "e")])
+        assert shard_at(shards, numbered[-1][0]) == (shards[2], 3 if kind == "jsonl" else 2)
+
+
 def test_a_shard_without_the_others_of_its_split_is_refused(tmp_path):
     """A shard alone, or a folder missing one, would import part of a split as if it were all of it."""
     for k in (0, 2):

@@ -8,7 +8,7 @@ import math
 import os
 import re
 import sys
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Generator, Iterable
 
 import jsonlines
 
@@ -85,13 +85,15 @@ def loads(text: str, path: str | os.PathLike, line: int | None = None,
         raise FormatError(display_name(path), "nested too deeply to read", line=line) from None
 
 
-def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-empty line; anything but a JSON object is an error."""
+def read_jsonl(path: str | os.PathLike) -> Generator[tuple[int, dict[str, Any]], None, int]:
+    """(line number, object) for each non-empty line; anything but a JSON object is an error. Returns the file's lines,
+    blank ones too (what the next shard of a split is numbered on from: see shards.split_records)."""
     # Only "\n" ends a line: JSON strings may hold U+2028 and other characters splitlines() breaks at.
+    number = 0
     for number, line in read_lines(path):
-        if not line.strip():
-            continue
-        yield number, json_object(line, path, number)
+        if line.strip():
+            yield number, json_object(line, path, number)
+    return number
 
 
 def json_object(line: str, path: str | os.PathLike, number: int) -> dict[str, Any]:

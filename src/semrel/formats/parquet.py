@@ -7,7 +7,7 @@ which the footer states, is held to SEMREL_MAX_DOCUMENT_MB, and its rows to the 
 from __future__ import annotations
 
 import os
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Generator
 
 import numpy as np
 
@@ -47,15 +47,16 @@ def parquet_rows(source: str | os.PathLike) -> int:
         return int(table.metadata.num_rows)
 
 
-def parquet_records(source: str | os.PathLike) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
+def parquet_records(source: str | os.PathLike) -> tuple[list[str], Generator[tuple[int, dict[str, Any]], None, int]]:
     """The column names and (row number from 1, row as a dict of Python values) of a Parquet file, decoded a batch of
-    rows at a time. A file that is not Parquet, or whose columns cannot be decoded, is one FormatError."""
+    rows at a time (the rows' generator returns how many there were). A file that is not Parquet, or whose columns
+    cannot be decoded, is one FormatError."""
     import pyarrow as pa
 
     name = str(source)
     handle, table = _opened(name)
 
-    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+    def rows() -> Generator[tuple[int, dict[str, Any]], None, int]:
         number = 0
         with handle:
             try:
@@ -65,12 +66,14 @@ def parquet_records(source: str | os.PathLike) -> tuple[list[str], Iterator[tupl
                         yield number, row
             except (pa.ArrowException, OSError) as exc:
                 raise FormatError(display_name(name), f"cannot read row {number + 1} ({first_line(exc)})") from None
+        return number
 
     return list(table.schema_arrow.names), rows()
 
 
-def read_records(source: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line or row number, record) of a Parquet table, else of a JSON Lines file: the two layouts of a file of records."""
+def read_records(source: str | os.PathLike) -> Generator[tuple[int, dict[str, Any]], None, int]:
+    """(line or row number, record) of a Parquet table, else of a JSON Lines file: the two layouts of a file of records.
+    Returns the file's rows or lines."""
     return parquet_records(source)[1] if is_parquet(source) else read_jsonl(source)
 
 

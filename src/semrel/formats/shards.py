@@ -11,8 +11,7 @@ from typing import Any, Iterator, Sequence
 from ..errors import FormatError
 from ..terminal import quantity
 from .files import display_name, line_count
-from .jsonl import read_jsonl
-from .parquet import is_parquet, parquet_columns, parquet_records, parquet_rows
+from .parquet import is_parquet, parquet_columns, parquet_rows, read_records
 
 SHARD = re.compile(r"(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})(?P<suffix>\.parquet|\.jsonl|\.jsonl\.gz)", re.IGNORECASE)
 
@@ -93,13 +92,18 @@ def _rows(path: str) -> int:
 
 
 def split_records(shards: Sequence[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line or row, record) of the shards, file after file, numbered on from the file before: shard_at tells which
-    file and line a number is."""
+    """(line or row, record) of the shards, file after file, numbered on from the file before (its lines or rows, as
+    its reader counted them going through it, not in a second read): shard_at tells which file and line a number is."""
     start = 0
-    for n, path in enumerate(shards):
-        start += _rows(shards[n - 1]) if n else 0
-        records = parquet_records(path)[1] if is_parquet(path) else read_jsonl(path)
-        yield from ((start + line, record) for line, record in records)
+    for path in shards:
+        records = read_records(path)
+        while True:
+            try:
+                line, record = next(records)
+            except StopIteration as end:
+                start += end.value
+                break
+            yield start + line, record
 
 
 def split_columns(shards: Sequence[str]) -> list[str]:
