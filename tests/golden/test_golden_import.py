@@ -637,8 +637,8 @@ def test_each_shard_is_read_once_and_the_next_numbered_on_from_its_lines(tmp_pat
             else:
                 write(Path(shard), "\n\n".join(json.dumps(row) for row in part) + "\n\n")  # a blank line after each row
         opened: Counter[str] = Counter()
-        monkeypatch.setattr(files, "_open_binary", lambda name, open_binary=files._open_binary: opened.update([name]) or
-                            open_binary(name))
+        monkeypatch.setattr(files, "_open_binary", lambda name, open_binary=files._open_binary, seen=opened: seen.update([name])
+                            or open_binary(name))
         numbered = [(line, row["q"]) for line, row in split_records(shards)]
         assert opened == Counter(shards), kind
         monkeypatch.undo()
