@@ -364,8 +364,10 @@ def check_not_input(path: str | os.PathLike, what: str = "output") -> None:
     if key in guard.inputs and key not in guard.rewritable:
         source = guard.inputs[key]
         same = "" if os.path.abspath(source) == os.path.abspath(str(path)) else f" (the same file as {source})"
-        if str(path).endswith(MANIFEST_SUFFIX):  # an output's manifest is an input's: the output is that input, read later
-            path, same, what = str(path)[: -len(MANIFEST_SUFFIX)], f" (its manifest, {path}, was read{same})", "output"
+        if what == "manifest":  # named by the output the user gave, whose manifest it is (the input may be read later)
+            raise SemrelError(f"{str(path)[: -len(MANIFEST_SUFFIX)]}: would replace its manifest {path}, an input of this "
+                              f"command{same}; semrel never writes its output over an input: give another file name "
+                              "(nothing was written)")
         raise SemrelError(f"{path}: is an input of this command{same}; semrel never writes its {what} over an input: "
                           "give another file name (nothing was written)")
 
@@ -795,7 +797,8 @@ def files_as_one(targets: list[str], superseded: Iterable[str] = ()) -> Iterator
         if given.setdefault(os.path.realpath(target), target) != target or targets.count(target) > 1:
             raise UsageError(f"{target}: named for two outputs of one command; give each output its own file")
     for target in targets:  # every one before any folder is made
-        check_not_input(target)
+        check_not_input(target, "manifest" if target.endswith(MANIFEST_SUFFIX) and target[: -len(MANIFEST_SUFFIX)] in targets
+                        else "output")
     existed = {target: prepare_output(target) for target in targets}  # not an input, not a folder; its folder made
     landings = {target: landing(target) for target in targets}
     folders: dict[Path, Path] = {}
