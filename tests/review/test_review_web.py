@@ -3,8 +3,10 @@ browser keeps them. The browser itself is in test_review_browser.py."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -247,8 +249,11 @@ def test_serve_says_what_is_wrong_in_one_line(tmp_path):
     with Server(db, pool, "--no-highlight", "--host", "0.0.0.0") as server:
         assert "without --token" in "".join(server.lines)
         other = Client(server.base)
-        assert other.request("GET", "/", headers={"Host": "review.example.org"})[0] == 200  # bound to all: any name
+        status, body = other.request("GET", "/", headers={"Host": "review.example.org"})  # a page that rebinds its name
+        assert status == 403 and "has no access token, so it answers only to this machine's addresses and names" in html.unescape(body)
         port = server.base.rsplit(":", 1)[1]
+        for name in (f"127.0.0.1:{port}", f"{socket.gethostname()}:{port}", f"{socket.gethostname().upper()}.:{port}", "[::1]"):
+            assert other.request("GET", "/", headers={"Host": name})[0] == 200, name
         taken = subprocess.run(run + [db, "--port", port, "--host", "0.0.0.0", "--token", "t"], capture_output=True,
                                text=True, env=env, timeout=60)
         assert taken.returncode == 1 and taken.stderr.count("\n") == 1 and f"cannot listen on 0.0.0.0:{port}" in taken.stderr

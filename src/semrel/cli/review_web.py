@@ -15,7 +15,7 @@ from ..review.engine import Session, check_reviewer_name, join_queue, look_alike
 from ..review.highlight import token_similarities
 from ..review.simulate import simulated_note
 from ..review.web.app import WebSettings
-from ..review.web.guard import is_loopback, reviewer_keys
+from ..review.web.guard import is_loopback, machine_names, reviewer_keys
 from ..review.web.server import ReviewServer
 from .base import SemrelCommand, warn
 from .options import check_highlights, db_option, highlight_options, queue_options, typed
@@ -105,14 +105,17 @@ def serve_command(db, host, port, token, reviewers, new_links, secure_cookies, b
     def highlighter(task):
         return token_similarities(task.chunk, task.answers, model, layer)
 
+    open_to_network = not is_loopback(host) and not token and not names
     settings = WebSettings(db=db, secret=secrets.token_hex(32), token=token or None, local_only=is_loopback(host), blind=blind,
-                           highlighter=None if no_highlight else highlighter, secure_cookies=secure_cookies, reviewers=keys)
+                           highlighter=None if no_highlight else highlighter, secure_cookies=secure_cookies, reviewers=keys,
+                           host_names=machine_names(host) if open_to_network else None)
     server = ReviewServer(settings, host, port)
     if token and typed("token"):
         warn("--token on the command line shows in `ps` to every user of this machine; set the environment variable "
              "SEMREL_REVIEW_SERVE_TOKEN instead")
-    if not is_loopback(host) and not token and not names:
-        warn(f"listening on {host} without --token: anyone who can reach this machine can read and write the review")
+    if open_to_network:
+        warn(f"listening on {host} without --token: anyone who can reach this machine can read and write the review (under "
+             "its addresses and names only: a web page elsewhere cannot reach it under a name of its own)")
     if not is_loopback(host) and not secure_cookies:
         warn(f"listening on {host} over plain HTTP: the session cookie (and the link's token) cross the network "
              "unencrypted; serve it behind a TLS proxy and pass --secure-cookies")

@@ -29,7 +29,7 @@ from ..simulate import simulated_note
 from ..stats import review_stats
 from ..store import open_db
 from ..tasks import Labelling, Task, judge_line
-from .guard import check_csrf, csrf_token, grant_access, is_local_host, listed_reviewer, renew_csrf_token, secure
+from .guard import check_csrf, csrf_token, grant_access, is_local_host, is_machine_host, listed_reviewer, renew_csrf_token, secure
 from .highlights import Busy, Highlights, Spans
 from .sessions import MemorySessions, ServerSession
 
@@ -51,6 +51,7 @@ class WebSettings:
     secret: str  # signs session cookies
     token: str | None = None  # when set, only browsers given the link with it may use the page
     local_only: bool = True  # bound to loopback: refuse other Host names (DNS rebinding)
+    host_names: frozenset[str] | None = None  # on a network without a token: the Host names answered (guard.machine_names)
     blind: bool = False
     highlighter: Callable[[Task], Spans] | None = None
     secure_cookies: bool = False  # served over HTTPS (a TLS proxy in front): cookies only ever travel encrypted
@@ -95,6 +96,10 @@ def create_app(settings: WebSettings) -> Flask:
     def guard() -> Any:
         if settings.local_only and not is_local_host(request.host):
             abort(403, "this review page answers only to localhost, 127.0.0.1 or [::1]")
+        if settings.host_names is not None and not is_machine_host(request.host, settings.host_names):
+            abort(403, f"this review page has no access token, so it answers only to this machine's addresses and names "
+                  f"({', '.join(sorted(settings.host_names))}): a page elsewhere could reach it under a name of its own; start "
+                  "it with --token (or --reviewers) to serve it under any name")
         g.csrf = csrf_token()
         if request.endpoint == "asset":
             return None

@@ -11,6 +11,7 @@ import hmac
 import ipaddress
 import json
 import secrets
+import socket
 import sqlite3
 from typing import Iterable, Mapping
 
@@ -104,14 +105,35 @@ def is_loopback(name: str) -> bool:
         return False
 
 
+def _host_name(host: str) -> str:
+    """The name or address of a Host header (name[:port], [v6]:port)."""
+    if host.startswith("["):  # [::1]:8765
+        return host[1:].split("]", 1)[0]
+    return host.split(":", 1)[0] if host.count(":") == 1 else host
+
+
 def is_local_host(host: str) -> bool:
     """Whether a Host header (name[:port]) names a loopback address: a page from another site
     that rebinds its own name to 127.0.0.1 sends that name, and is refused."""
-    if host.startswith("["):  # [::1]:8765
-        name = host[1:].split("]", 1)[0]
-    else:
-        name = host.split(":", 1)[0] if host.count(":") == 1 else host
-    return is_loopback(name)
+    return is_loopback(_host_name(host))
+
+
+def machine_names(host: str) -> frozenset[str]:
+    """The names a page served on `host` (a network address) without a token answers to, besides addresses: this
+    machine's (hostname, its .local, its fully qualified name), localhost, and `host` itself where it is a name."""
+    hostname = socket.gethostname()
+    return frozenset(n.lower().rstrip(".") for n in (hostname, f"{hostname}.local", socket.getfqdn(), "localhost", host) if n)
+
+
+def is_machine_host(host: str, names: frozenset[str]) -> bool:
+    """Whether a Host header names an address, or one of `names`: a page elsewhere that rebinds its own name to this
+    machine's address sends its own name, and is refused (on a network, without a token, it could read and write)."""
+    name = _host_name(host)
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        return name.lower().rstrip(".") in names
 
 
 def secure(response: Response) -> Response:
