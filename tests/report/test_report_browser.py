@@ -101,3 +101,17 @@ def test_a_long_id_wraps_within_the_page(browser, cli, tmp_path):
     width = page.evaluate("document.documentElement.scrollWidth")
     page.close()
     assert width <= 1100
+
+
+@pytest.mark.slow
+def test_a_phone_wide_window_scrolls_wide_tables_not_the_page(browser, cli, tmp_path):
+    """At 390px (a phone) the golden-set lengths, lift and paired-tests tables, the confusion matrix, the rankings and the
+    lift's run paths stuck out of the page, which scrolled sideways as a whole (2.6 times the window's width)."""
+    args = realistic_files(tmp_path, cli)
+    output = tmp_path / "report.html"
+    assert cli("report", *args, "-o", str(output)).exit_code == 0
+    page = browser.new_page(viewport={"width": 390, "height": 800})
+    page.goto(output.as_uri())
+    width = page.evaluate("document.documentElement.scrollWidth")
+    page.close()
+    assert width == 390
