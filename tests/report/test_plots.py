@@ -3,6 +3,7 @@ another's on the page, nothing but the <svg> element is inlined, and the curves'
 
 from __future__ import annotations
 
+import html
 import re
 import warnings
 
@@ -71,3 +72,16 @@ def test_scores_that_are_all_equal_are_still_drawn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # numpy's "invalid value" where the bins have no width
         assert plots.score_histogram({"judged pairs": [0.5, 0.5, 0.5]}, [0.5], "R").startswith("<svg")
+
+
+def test_each_plot_is_an_image_with_a_description():
+    """The plots' text is drawn as outlines and the <svg> had no role or label: a screen reader found three unnamed
+    graphics, the report's images without alt text."""
+    scores = plots.score_histogram({"gold": [0.7, 0.8, 0.9], "not gold": [0.4, 0.5]}, [0.38], "p")
+    lift = plots.change_bars([0.5, -0.25, 0.0, 0.1], "nDCG@10")
+    curves = plots.sensitivity_curves({"RR": {"a": [(0.5, 0.4), (0.6, 0.3)], "b&<c": [(0.5, 0.2), (0.6, 0.25)]}}, [0.55])
+    labels = [re.match(r'<svg role="img" aria-label="([^"]*)"', text) for text in (scores, lift, curves)]
+    assert [html.unescape(m.group(1)) if m else None for m in labels] == [
+        "Distribution of the judge's BERTScore p of the gold and not gold pairs; dashed: 0.38",
+        "Each query's change in nDCG@10, sorted: 2 gained, 1 lost, 1 unchanged",
+        "RR of 2 runs against the label threshold; dashed: 0.55"]

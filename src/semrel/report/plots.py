@@ -1,8 +1,9 @@
 """The report's plots, drawn with matplotlib as SVG text to inline in one HTML file.
 
-Text is drawn as glyph outlines (no fonts needed to view it, and no text from data left in
-the markup); comments and metadata are dropped and every element id is prefixed with the plot's name, so
-several SVGs can share one page without their ids colliding.
+Text is drawn as glyph outlines (no fonts needed to view it, and no run names left in the markup);
+each <svg> is an image (role="img") whose aria-label says in words what it shows, for a screen reader; comments and
+metadata are dropped and every element id is prefixed with the plot's name, so several SVGs can share one page without
+their ids colliding.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
+from markupsafe import escape
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
@@ -30,13 +32,19 @@ def _label(text: str) -> str:
     return str(text).replace("$", r"\$")
 
 
-def svg(figure: Figure, name: str) -> str:
-    """The figure as an <svg> element whose ids all start with `name`."""
+def svg(figure: Figure, name: str, alt: str) -> str:
+    """The figure as an <svg> element whose ids all start with `name`, an image described by `alt` (its text is drawn as
+    outlines, which a screen reader cannot read)."""
     out = io.StringIO()
     with rc_context(_STYLE):
         figure.savefig(out, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
     text = _DROPPED.sub("", _PROLOG.sub("", out.getvalue(), count=1))
+    text = text.replace("<svg ", f'<svg role="img" aria-label="{escape(alt)}" ', 1)
     return _ID.sub(lambda m: f"{m.group(1)}{name}-{m.group(2)}", text)
+
+
+def _thresholds(thresholds: Sequence[float]) -> str:
+    return f"; dashed: {', '.join(f'{t:g}' for t in thresholds)}" if thresholds else ""
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -64,7 +72,8 @@ def score_histogram(groups: Mapping[str, Sequence[float]], thresholds: Sequence[
         axes.set_xlabel(f"BERTScore {component}")
         axes.set_ylabel("density")
         axes.legend(frameon=False)
-    return svg(figure, "scores")
+    return svg(figure, "scores", f"Distribution of the judge's BERTScore {component} of the {' and '.join(groups)} pairs"
+                                 + _thresholds(thresholds))
 
 
 def change_bars(changes: Sequence[float], measure: str) -> str:
@@ -79,7 +88,9 @@ def change_bars(changes: Sequence[float], measure: str) -> str:
         axes.set_xlabel(f"queries, sorted by change ({len(ordered)})")
         axes.set_ylabel(f"change in {_label(measure)}")
         axes.set_xticks([])
-    return svg(figure, "lift")
+    gained, lost = int((ordered > 0).sum()), int((ordered < 0).sum())
+    return svg(figure, "lift", f"Each query's change in {measure}, sorted: {gained} gained, {lost} lost, "
+                               f"{len(ordered) - gained - lost} unchanged")
 
 
 # Okabe and Ito's colour-blind safe palette, then markers, so lines differ in more than hue
@@ -145,4 +156,4 @@ def sensitivity_curves(curves: Mapping[str, Mapping[str, Sequence[tuple[float, f
             axes.set_ylabel(_label(measure))
             axes.grid(axis="y", color="#e5e5e5", linewidth=0.8)
         panels[-1].set_xlabel("label threshold (judge score at or above which a pair is relevant)")
-    return svg(figure, "sensitivity")
+    return svg(figure, "sensitivity", f"{', '.join(measures)} of {len(runs)} runs against the label threshold" + _thresholds(chosen))
