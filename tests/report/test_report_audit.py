@@ -285,10 +285,11 @@ def test_a_query_id_over_forty_characters_may_wrap(cli, tmp_path):
 # --- sensitivity ---------------------------------------------------------------------------------------------------
 
 def test_the_sensitivity_range_is_given_as_the_thresholds_are_written(cli, tmp_path):
+    """The count is of thresholds: 0.05 to 0.95 by 0.01 read '(91 steps)', which are 90."""
     curves = put(tmp_path, "s.csv", "threshold,run,measure,value\n" + "".join(
         f"{t},a,RR,0.5\n" for t in (0.725, 0.55, 0.6)))
     page = write_page(cli, tmp_path, "--sensitivity", curves)
-    assert "thresholds from 0.55 to 0.725 (3 steps)" in section(page, "sensitivity")
+    assert "thresholds from 0.55 to 0.725 (3 thresholds)" in section(page, "sensitivity")
 
 
 def test_the_curves_manifest_names_the_score_and_threshold_judged_for_cliffs(cli, tmp_path):
@@ -432,7 +433,7 @@ def test_one_threshold_swept_is_said_in_the_singular():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the warning of the test above
         page, _ = build_report(ReportInputs(sensitivity=points), lambda message: None)
-    assert "(1 step);" in page
+    assert "(1 threshold);" in page
 
 
 def test_usage_error_for_unknown_on_names_the_scores():

@@ -127,7 +127,7 @@ def test_the_sensitivity_caption_gives_the_swept_range_low_to_high():
     """The caption's range of thresholds ran high to low, or counted the rows rather than the thresholds swept."""
     points = [html.SensitivityPoint(t, run, "RR", 0.5) for t in (0.7, 0.5, 0.6) for run in ("a", "b")]
     section = html._sensitivity_section(points, [0.6])
-    assert (section["range"], section["steps"], section["points"]) == ("0.5 to 0.7", 3, 6)
+    assert (section["range"], section["thresholds"], section["points"]) == ("0.5 to 0.7", 3, 6)
 
 
 def test_the_sensitivity_caption_says_graded_labels_lie_on_no_binary_curve():

@@ -352,7 +352,7 @@ def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]
     thresholds = sorted({p.threshold for p in points})
     # several marks are grade cuts: the curves label relevant or not at one threshold, so graded metrics lie on none of them
     return {"plot": Markup(_plots().sensitivity_curves(curves, chosen)), "points": len(points),
-            "range": f"{thresholds[0]:g} to {thresholds[-1]:g}", "steps": len(thresholds), "graded": len(chosen) > 1}
+            "range": f"{thresholds[0]:g} to {thresholds[-1]:g}", "thresholds": len(thresholds), "graded": len(chosen) > 1}
 
 
 def _label_warnings(inputs: ReportInputs, qrels: Qrels | None, rule: Rule | None, qrels_params: Mapping[str, Any] | None,
