@@ -69,6 +69,24 @@ def test_a_cutoff_past_every_ranking_is_said(cli, files):
         assert "semrel: warning: R@100: no run ranks more than 3 documents for a query, so it counts the top 3" in result.stderr
 
 
+def test_a_cutoff_past_one_runs_ranking_is_said(cli, tmp_path):
+    """COVID-QA's bm25 top 20 reranked by dense, beside bm25 at k=100: R@100 0.8244 -> 0.7450, 'significant' in lift and the
+    report, though the rerank only dropped ranks 21-100; nothing was said, as one run (bm25) reached 100."""
+    (tmp_path / "q.qrels").write_text("q1 0 d1 1\nq1 0 d5 1\n")
+    (tmp_path / "base.run").write_text("".join(f"q1 Q0 d{i} {i} {10 - i} s\n" for i in range(1, 6)))
+    (tmp_path / "rr.run").write_text("q1 Q0 d2 1 2 s\nq1 Q0 d1 2 1 s\n")  # its top 2 reranked, the tail left out
+    qrels, base, reranked = (str(tmp_path / name) for name in ("q.qrels", "base.run", "rr.run"))
+    said = (f"semrel: warning: R@5: {reranked} ranks at most 2 documents for a query, other runs up to 5, so it counts fewer documents "
+            "there and scores lower for that alone (a reranked run holds only the top it reranked): compare them at a cutoff of 2 or "
+            "less, or rank as deep")
+    lift = ["lift", qrels, "--base", base, "--reranked", reranked]
+    for args in (["eval", qrels, base, reranked], ["compare", qrels, base, reranked], lift):
+        result = cli(*args, "-m", "R@5,RR")
+        assert result.exit_code == 0, result.output
+        assert said in result.stderr.splitlines(), result.stderr
+    assert "ranks at most" not in cli("eval", qrels, base, reranked, "-m", "R@2,RR").stderr
+
+
 def test_jsonl_records_use_canonical_names(cli, files):
     result = cli("eval", files[0], files[2], "-m", "ndcg_cut.10,MRR@10,num_ret", "-q", "-f", "jsonl")
     records = [json.loads(line) for line in result.stdout.splitlines()]

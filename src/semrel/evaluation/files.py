@@ -8,7 +8,7 @@ import shlex
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import pyarrow.compute as pc
 
@@ -91,7 +91,7 @@ def evaluate_files(
     two qrels), used instead of reading them again; a None among them is read from its path.
     `relation`: the qrels file's format, as trec_eval's -R: qrels, qrels_jg (judgment groups), prefs or
     qrels_prefs (preference judgments); the last three are scored by their own measures, runs one at a time.
-    `cutoffs`: also warn of cutoffs past every run's deepest ranking (cutoff_warnings), for a table of the values."""
+    `cutoffs`: also warn of cutoffs past a run's deepest ranking (cutoff_warnings), for a table of the values."""
     chosen = parse_measures(measures)
     names = run_names(run_paths)
     require_distinct_names(names, run_paths)  # r.run and r.trec were one 'r' in json, two columns 'r' in the table
@@ -116,7 +116,7 @@ def evaluate_files(
 
         judged = qrels  # not None, for check
         results: list[Evaluation] = []
-        deepest = 0
+        deepest, cut = 0, dict[str, int]()
         derived_from = derived_judgments(qrels_path) if warn is not None and not doc_level else None
         top = hole_depth(chosen)
         holes: list[tuple[str, float]] = []
@@ -129,6 +129,8 @@ def evaluate_files(
                             doc_level=not doc_level)  # no hint to give --doc-level where it is given
             if cutoffs:
                 deepest = max(deepest, longest_ranking(run))
+                if (depth := cut_depth(run)) is not None:
+                    cut[display_name(path)] = depth
             if derived_from is not None:
                 share = judged_share(judged, run, top)
                 if share < JUDGED_ENOUGH:
@@ -140,7 +142,7 @@ def evaluate_files(
     if holes and warn is not None and derived_from is not None:
         warn(hole_warning(holes, display_name(str(qrels_path)), derived_from, top, run_paths))
     if warn is not None and cutoffs:
-        for message in cutoff_warnings(chosen, deepest):
+        for message in cutoff_warnings(chosen, deepest, cut):
             warn(message)
     return results
 
@@ -206,21 +208,43 @@ def longest_ranking(run: Run) -> int:
     return int(pc.max(counts).as_py() or 0) if len(counts) else 0
 
 
-def cutoff_warnings(measures: Sequence[Measure], deepest: int) -> list[str]:
+def cut_depth(run: Run) -> int | None:
+    """The depth the run was cut at (most of its queries rank just that many documents, as a reranked top 20 does), or None
+    where its rankings end where its retriever's matches do (BM25's)."""
+    counts = pc.value_counts(run.query_ids).field("counts").to_numpy()
+    return int(counts.max()) if len(counts) and (counts == counts.max()).mean() > 0.5 else None
+
+
+def cutoff_warnings(measures: Sequence[Measure], deepest: int, cut: Mapping[str, int] = {}) -> list[str]:
     """Cutoffs past every run's deepest ranking: R@100 over runs of 20 is recall at 20, by trec_eval's semantics too,
-    which a reader of the table takes for recall at 100."""
+    which a reader of the table takes for recall at 100. And past the depth a run was cut at (`cut`: cut_depth of each run
+    so cut, by the name a warning gives it) where others rank deeper: a reranked top 20 beside first stages of 100 lost
+    R@100 'significantly' (COVID-QA, lift and report), having only dropped the tail."""
     beyond = [m.name for m in measures if m.cutoff is not None and deepest and m.cutoff > deepest]
-    if not beyond:
-        return []
-    named = ", ".join(beyond[:3]) + (f" and {len(beyond) - 3} more" if len(beyond) > 3 else "")
-    return [f"{named}: no run ranks more than {deepest} documents for a query, so {'these count' if len(beyond) > 1 else 'it counts'} "
-            f"the top {deepest} (as trec_eval does); retrieve deeper (-k), unless the runs hold all their retriever found (BM25 "
-            f"ranks only the chunks sharing a word with the query), or ask for a cutoff of {deepest} or less"]
+    notes = []
+    if beyond:
+        named = ", ".join(beyond[:3]) + (f" and {len(beyond) - 3} more" if len(beyond) > 3 else "")
+        notes.append(f"{named}: no run ranks more than {deepest} documents for a query, so "
+                     f"{'these count' if len(beyond) > 1 else 'it counts'} the top {deepest} (as trec_eval does); retrieve deeper (-k), "
+                     "unless the runs hold all their retriever found (BM25 ranks only the chunks sharing a word with the query), or ask "
+                     f"for a cutoff of {deepest} or less")
+    cutoffs = [m for m in measures if m.cutoff is not None and any(d < min(m.cutoff, deepest) for d in cut.values())]
+    if cutoffs:
+        reach = min(max(m.cutoff or 0 for m in cutoffs), deepest)
+        short = {name: d for name, d in cut.items() if d < reach}
+        named = ", ".join(m.name for m in cutoffs[:3]) + (f" and {len(cutoffs) - 3} more" if len(cutoffs) > 3 else "")
+        notes.append(f"{named}: {', '.join(f'{name} ranks at most {d}' for name, d in short.items())} documents for a query, other runs "
+                     f"up to {deepest}, so {'these count' if len(short) > 1 else 'it counts'} fewer documents there and "
+                     f"{'score' if len(short) > 1 else 'scores'} lower for that alone (a reranked run holds only the top it reranked): "
+                     f"compare them at a cutoff of {min(short.values())} or less, or rank as deep")
+    return notes
 
 
 def shallow_cutoffs(measures: Sequence[str | Measure] | str | None, runs: Sequence[Run]) -> list[str]:
     """cutoff_warnings for runs read already (estimate, lift), as evaluate_files(cutoffs=True) gives them for files."""
-    return cutoff_warnings(parse_measures(measures), max((longest_ranking(run) for run in runs), default=0))
+    cut = {display_name(run.source) if run.source else f"run {run.name!r}": cut_depth(run) for run in runs}
+    return cutoff_warnings(parse_measures(measures), max((longest_ranking(run) for run in runs), default=0),
+                           {name: d for name, d in cut.items() if d is not None})
 
 
 def _evaluate_other_judgments(qrels_path: str | os.PathLike, run_paths: Sequence[str | os.PathLike], names: list[str], relation: str,
