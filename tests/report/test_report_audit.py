@@ -167,6 +167,15 @@ def test_qrels_of_unknown_origin_beside_gold_qrels_are_the_derived_labels(cli, t
     assert '<p class="muted">Marks: ' in single
 
 
+def test_one_run_gets_no_significance_legend_nor_empty_tests(cli, tmp_path):
+    """One run is tested against nothing: the page said its marks were 'tested against the baseline' and held two empty
+    tables of paired tests (MS MARCO's bm25 alone)."""
+    qrels = put(tmp_path, "q.qrels", "".join(f"q{i} 0 c{i} 1\n" for i in range(4)))
+    a = put(tmp_path, "a.run", "".join(f"q{i} Q0 c{i} 1 2 a\n" for i in range(4)))
+    metrics = section(write_page(cli, tmp_path, qrels, a, "--gold-qrels", qrels, "-m", "RR"), "metrics")
+    assert "Marks:" not in metrics and "Paired tests" not in metrics and "<td>a</td><td>a</td>" in metrics
+
+
 def test_the_manifest_lists_the_gold_qrels_among_the_files_read(cli, files, tmp_path):
     output = tmp_path / "r.html"
     assert cli("report", files["qrels"], files["base"], "--gold-qrels", files["gold"], "-m", "RR", "-o", str(output)).exit_code == 0
