@@ -335,9 +335,13 @@ def test_a_sample_larger_than_the_pool_given_is_a_whole_pool_review():
 def test_headers_and_messages_name_the_confidence_level_asked_for():
     """A 97.5% interval is headed 97.5%, and a 99.9% bound is no '100%' (which no finite interval is): whole percents
     had rounded both, in compare's detail table, lift's table and estimate's warning."""
-    rows = list(csv.reader(io.StringIO(render_comparison(_compared(permutations=200, bootstrap=200, confidence=0.975), "csv",
-                                                         detail=True))))
+    compared = _compared(permutations=200, bootstrap=200, confidence=0.975)
+    rows = list(csv.reader(io.StringIO(render_comparison(compared, "csv", detail=True))))
     assert rows[0][4:6] == ["97.5% low", "97.5% high"]
+    # the intervals are uncorrected where 'significant' is corrected: a report's reader saw one leave out 0 beside "no"
+    assert render_comparison(compared, "table").rstrip().endswith(
+        "The paired tests' 97.5% intervals are the bootstrap's percentiles of the mean difference, uncorrected: near the "
+        "threshold one can leave out 0 where the test is not significant.")
     base = Run.from_dict({q: _ranked(2) for q in "abcd"}, "base")
     lifted = lift(LIFT_QRELS, base, base, ["RR"], StatSettings(permutations=200, bootstrap=200, confidence=0.999))
     assert next(csv.reader(io.StringIO(render_lift(lifted, "csv"))))[5:7] == ["99.9% low", "99.9% high"]

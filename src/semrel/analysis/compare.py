@@ -275,7 +275,9 @@ def legend(c: Comparison) -> str:
     against = "every other run" if c.baseline is None else f"the baseline {c.baseline!r}"
     return (f"Marks: the letters of the runs a value is significantly better than (tested against {against}; "
             f"{s.test} test, {s.correction} correction within each measure, p < {s.alpha:g}; "
-            f"{s.permutations} permutations, {s.bootstrap} bootstrap resamples, seed {s.seed}).")
+            f"{s.permutations} permutations, {s.bootstrap} bootstrap resamples, seed {s.seed}). The paired tests' "
+            f"{level_text(s.confidence)} intervals are the bootstrap's percentiles of the mean difference, uncorrected: near "
+            "the threshold one can leave out 0 where the test is not significant.")
 
 
 def comparison_json(c: Comparison) -> dict:
