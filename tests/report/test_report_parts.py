@@ -84,6 +84,18 @@ def test_a_cliff_is_named_on_the_score_the_curves_swept():
                            "from 0.600 to 0.200 between p 0.6 and 0.61")
 
 
+def test_the_cliff_is_judged_at_the_pages_labels_where_they_are_on_the_swept_score():
+    """Curves judged at --at 0.9 beside labels at 0.6 on the same score warned of 0.9, a threshold no label on the page
+    came from; the labels' own threshold is the one the page draws and the one to judge."""
+    points = [html.SensitivityPoint(t, run, "RR", v if t <= 0.6 else v / 3)
+              for t in (0.58, 0.59, 0.6, 0.61, 0.62, 0.9, 0.91) for run, v in (("bm25", 0.6), ("rr", 0.7))]
+    curves = ReportInputs(sensitivity=points, sensitivity_on="p", sensitivity_at=0.9)
+    assert html._cliffs(curves, "p", []) == []  # no labels on the page: judged at the curves' 0.9, on flat ground
+    [said] = html._cliffs(curves, "p", [0.6])
+    assert said.startswith("the label threshold 0.6 on p sits on a cliff")
+    assert html._cliffs(curves, "R", [0.6]) == []  # labels on another score than the curves swept: the curves' 0.9
+
+
 def test_a_kappa_that_cannot_be_computed_is_shown_as_not_available():
     """kappa is NaN where one side gives every pair one grade: the table said 'nan' rather than n/a."""
     agreement = {"labels": {"n": 4, "percent_agreement": 75.0, "kappa": float("nan"), "kappa_low": float("nan"),

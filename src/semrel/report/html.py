@@ -371,8 +371,11 @@ def _label_warnings(inputs: ReportInputs, qrels: Qrels | None, rule: Rule | None
 
 
 def _cliffs(inputs: ReportInputs, component: str, thresholds: list[float]) -> list[str]:
-    """Warnings where the chosen threshold sits on a cliff of the sensitivity curves."""
-    at = inputs.sensitivity_at if inputs.sensitivity_at is not None else (thresholds[0] if len(thresholds) == 1 else None)
+    """Warnings where the chosen threshold sits on a cliff of the sensitivity curves: the page's labels' threshold where
+    they have one on the score the curves swept (the one the page draws), else the one the curves were judged at (`semrel
+    sensitivity --at 0.9` beside labels at 0.38 warned of 0.9, a threshold no label on the page came from)."""
+    swept = inputs.sensitivity_on or component
+    at = thresholds[0] if len(thresholds) == 1 and swept == component else inputs.sensitivity_at
     if at is None:
         return []
     grid = sorted({p.threshold for p in inputs.sensitivity})
@@ -384,7 +387,7 @@ def _cliffs(inputs: ReportInputs, component: str, thresholds: list[float]) -> li
         values[where[p.threshold], runs.index(p.run), measures.index(p.measure)] = p.value
     if not np.isfinite(values).all():  # curves with holes: no judgement
         return []
-    return cliff_warnings(grid, runs, measures, values, at, inputs.sensitivity_on or component)
+    return cliff_warnings(grid, runs, measures, values, at, swept)
 
 
 def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
