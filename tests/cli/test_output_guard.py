@@ -114,8 +114,8 @@ def test_an_output_whose_manifest_is_an_input_is_refused_before_any_work(tmp_pat
     manifest.write_text("{}\n")
     with input_guard():
         read_text(manifest)
-        with pytest.raises(SemrelError, match="out.jsonl: would replace its manifest .*out.jsonl.manifest.json, an input of this "
-                                              "command; semrel never writes its output over an input"):
+        with pytest.raises(SemrelError, match="out.jsonl: its manifest .*out.jsonl.manifest.json is an input of this command; "
+                                              "semrel never writes its output over an input"):
             check_outputs(tmp_path / "out.jsonl")
 
 

@@ -185,7 +185,7 @@ def test_an_output_whose_manifest_was_read_is_refused_naming_the_output(tmp_path
         for check in (lambda: check_outputs(corpus), lambda: files_as_one([str(corpus), str(manifest)]).__enter__()):
             with pytest.raises(SemrelError) as caught:
                 check()
-            assert str(caught.value) == f"{corpus}: would replace its manifest {manifest}, an input of this command; {REFUSED}"
+            assert str(caught.value) == f"{corpus}: its manifest {manifest} is an input of this command; {REFUSED}"
     assert corpus.read_text() == "data\n" and manifest.read_text() == "{}\n"
 
 

@@ -365,9 +365,8 @@ def check_not_input(path: str | os.PathLike, what: str = "output") -> None:
         source = guard.inputs[key]
         same = "" if os.path.abspath(source) == os.path.abspath(str(path)) else f" (the same file as {source})"
         if what == "manifest":  # named by the output the user gave, whose manifest it is (the input may be read later)
-            raise SemrelError(f"{str(path)[: -len(MANIFEST_SUFFIX)]}: would replace its manifest {path}, an input of this "
-                              f"command{same}; semrel never writes its output over an input: give another file name "
-                              "(nothing was written)")
+            raise SemrelError(f"{str(path)[: -len(MANIFEST_SUFFIX)]}: its manifest {path} is an input of this command{same}; "
+                              "semrel never writes its output over an input: give another file name (nothing was written)")
         raise SemrelError(f"{path}: is an input of this command{same}; semrel never writes its {what} over an input: "
                           "give another file name (nothing was written)")
 
