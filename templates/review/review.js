@@ -123,6 +123,7 @@
   });
   for (const button of root.querySelectorAll("#keys button")) {
     button.addEventListener("click", (event) => {
+      if (event.detail > 1) return;  // the second tap of a double tap would decide the pair just shown, unseen
       button.blur();  // kept focused, Enter or Space (scrolling) would click it again on the next pair, unseen
       press(button.dataset.key, event.timeStamp);
     });

@@ -162,6 +162,25 @@ def test_enter_or_space_after_clicking_a_grade_button_grades_nothing(browser, tm
 
 
 @pytest.mark.slow
+def test_a_double_tap_on_a_grade_button_grades_one_pair(browser, tmp_path):
+    """A round trip takes less than a double tap: its second tap graded the pair just shown, unseen."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        page = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True).new_page()
+        page.goto(server.link)
+        page.fill("#name", "alice")
+        page.press("#name", "Enter")
+        page.wait_for_selector("#chunk[data-task-id]")
+        page.tap("#keys button[data-key='1']")
+        page.wait_for_function("n => window.semrelReview.roundTrips.length > n", arg=0)
+        second = shown(page)
+        page.tap("#keys button[data-key='1']")  # the second tap: the browser counts it (click.detail 2)
+        page.wait_for_timeout(500)
+        assert shown(page) == second
+    assert query(db, "SELECT count(*) FROM decisions") == [(1,)]
+
+
+@pytest.mark.slow
 def test_a_key_held_down_grades_one_pair_not_each_one_shown_while_it_repeats(browser, tmp_path):
     """A key held down repeats every 30 ms or so, and a round trip takes less: each repeat graded the
     pair just shown, unseen (the terminal drops keys typed before a pair is shown; the page did not)."""
