@@ -16,12 +16,19 @@
   let busy = false;
 
   async function call(method, url, body) {
-    const response = await fetch(url, {
-      method,
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      credentials: "same-origin",
-    });
+    let response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        credentials: "same-origin",
+      });
+    } catch {  // no answer at all ("Failed to fetch"): whether a decision sent reached the database is unknown
+      throw new Error(`the server did not answer (stopped, or the network is down)${method === "POST"
+        ? ": this decision may not be saved. Once the server is back, reload the page: it shows the pair you hold"
+          + " (sign in again if it restarted), and recent decisions lists what was saved" : "; reload the page once it is back"}`);
+    }
     if (response.status === 401) { window.location.assign("/"); throw new Error("signed out"); }
     const data = await response.json().catch(() => ({ error: `the server answered ${response.status}` }));
     if (!response.ok) throw new Error(data.error || `the server answered ${response.status}`);

@@ -106,6 +106,25 @@ def test_grade_undo_skip_quit_restart_and_resume(browser, tmp_path):
     assert query(db, "SELECT count(*) FROM live WHERE reviewer = 'alice'") == [(3,)]
 
 
+@pytest.mark.slow
+def test_a_decision_the_stopped_server_never_answered_is_said_maybe_unsaved_and_the_restart_resumes(browser, tmp_path):
+    """fetch() failing showed its own words, 'Failed to fetch': nothing said whether the grade was kept or what to do."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice")
+        first, port = shown(page), server.base.rsplit(":", 1)[1]
+    page.keyboard.press("1")
+    page.wait_for_selector("#message:has-text('may not be saved')", timeout=10_000)
+    assert "reload the page" in page.inner_text("#message") and shown(page) == first
+    with Server(db, None, "--no-highlight", "--port", port):  # the same address: the page reconnects on reload
+        page.reload()
+        page.fill("#name", "alice")
+        page.press("#name", "Enter")
+        page.wait_for_selector("#chunk[data-task-id]")
+        assert shown(page) == first  # not saved: the pair she held is shown again
+    assert query(db, "SELECT count(*) FROM decisions") == [(0,)]
+
+
 def hostile_pool(folder: Path) -> dict:
     """The small pool with markup and script in a chunk, a query and an answer."""
     pool = write_pool(folder)
