@@ -87,6 +87,8 @@
     try {
       const body = { action, task_id: current && current.id, shown: current && current.shown, seconds: (performance.now() - shownAt) / 1000, ...extra };
       render(await call("POST", "/api/decide", body));
+      // a clicked button let go of the focus (below): it goes to the pair shown, where a screen reader reads it and Tab goes on
+      if (document.activeElement === document.body) (current === null ? $("done") : $("pair")).focus();
       if (pressedAt !== undefined) {
         requestAnimationFrame(() => {
           const ms = performance.now() - pressedAt;

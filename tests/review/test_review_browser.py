@@ -181,6 +181,24 @@ def test_enter_or_space_after_clicking_a_grade_button_grades_nothing(browser, tm
 
 
 @pytest.mark.slow
+def test_after_a_grade_button_pressed_with_enter_the_focus_is_on_the_next_pair_and_tab_reaches_the_buttons(browser, tmp_path):
+    """Keyboard only (Tab to a button, Enter): the button let go of the focus and it fell to the page's body, so a
+    screen reader announced nothing of the next pair and the next Tab began again at the header's links."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice")
+        page.focus("#keys button[data-key='0']")
+        page.keyboard.press("Tab")  # to the button "1"
+        press(page, "Enter")
+        assert page.evaluate("document.activeElement.id") == "pair"
+        assert page.locator("#pair").get_attribute("aria-labelledby") == "query-heading"
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.dataset.key") == "0"  # the short chunk holds no focus stop of its own
+        press(page, "Enter")
+    assert [d[:3] for d in decisions(db)] == [("alice", "grade", 1), ("alice", "grade", 0)]
+
+
+@pytest.mark.slow
 def test_a_double_tap_on_a_grade_button_grades_one_pair(browser, tmp_path):
     """A round trip takes less than a double tap: its second tap graded the pair just shown, unseen."""
     pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
