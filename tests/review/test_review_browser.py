@@ -12,7 +12,7 @@ import pytest
 from test_review_processes import query
 
 from helpers import keep_screenshot
-from review_helpers import write_pool
+from review_helpers import write_judged, write_pool
 from review_web_helpers import Server, write_large_pool
 
 CHROMIUM = "/usr/bin/chromium"
@@ -123,6 +123,32 @@ def test_a_decision_the_stopped_server_never_answered_is_said_maybe_unsaved_and_
         page.wait_for_selector("#chunk[data-task-id]")
         assert shown(page) == first  # not saved: the pair she held is shown again
     assert query(db, "SELECT count(*) FROM decisions") == [(0,)]
+
+
+@pytest.mark.slow
+def test_on_a_phone_long_ids_and_words_wrap_and_every_button_is_large_enough_to_tap(browser, tmp_path):
+    """At 390 px a long id, query word or answer word ran off the side (the review page 1492 px wide, recent decisions
+    1428 px, its change buttons out of sight), and the grade buttons were 36 px tall, the header's links 19 px."""
+    long_id = "doc_" + "a1b2c3d4" * 10
+    asked = {"q_" + "Z" * 90: ("What is " + "supercalifragilistic" * 8 + "?", "answer " + "y" * 150)}
+    pool = write_judged(tmp_path / "pool", {long_id: "a long chunk id", "c2": "short"}, asked, {(q, c): 0.6 for q in asked
+                                                                                               for c in (long_id, "c2")})
+    with Server(str(tmp_path / "r.sqlite"), pool, "--no-highlight") as server:
+        page = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True).new_page()
+        page.goto(server.link)
+        page.fill("#name", "alice")
+        page.press("#name", "Enter")
+        page.wait_for_selector("#chunk[data-task-id]")
+        width = "document.documentElement.scrollWidth"
+        assert page.evaluate(width) == 390
+        sizes = page.eval_on_selector_all("button, .bar a", "all => all.map(e => [e.offsetWidth, e.offsetHeight])")
+        assert len(sizes) == 12 and min(min(size) for size in sizes) >= 44, sizes  # 3 links, sign out, 8 keys
+        press(page, "1")
+        press(page, "1")
+        page.goto(server.base + "/recent")
+        assert page.evaluate(width) == 390
+        page.goto(server.base + "/stats")
+        assert page.evaluate(width) == 390
 
 
 def hostile_pool(folder: Path) -> dict:
