@@ -151,6 +151,36 @@ def test_on_a_phone_long_ids_and_words_wrap_and_every_button_is_large_enough_to_
         assert page.evaluate(width) == 390
 
 
+TEXT_COLOURS = """() => [...document.querySelectorAll("main *")].filter((e) => e.offsetParent !== null
+    && [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())).map((e) => {
+  let back = e;
+  while (getComputedStyle(back).backgroundColor === "rgba(0, 0, 0, 0)") back = back.parentElement;
+  return [e.id || e.className || e.tagName, getComputedStyle(e).color, getComputedStyle(back).backgroundColor];
+})"""
+
+
+def contrast(fore: str, back: str) -> float:
+    """WCAG's contrast ratio of two opaque CSS rgb() colours."""
+    def luminance(colour: str) -> float:
+        channels = [int(c) / 255 for c in re.findall(r"\d+", colour)[:3]]
+        r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    low, high = sorted([luminance(fore), luminance(back)])
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.slow
+def test_every_text_of_the_review_page_has_aa_contrast(browser, tmp_path):
+    """The ids beside the headings were #777 on white: 4.48:1, under WCAG AA's 4.5:1 for text."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice")
+        press(page, "1")  # the round trip's line shown too
+        texts = page.evaluate(TEXT_COLOURS)
+    assert {"query-id", "chunk-id", "judge", "progress", "rtt"} <= {name for name, _, _ in texts}
+    assert [(name, round(contrast(fore, back), 2)) for name, fore, back in texts if contrast(fore, back) < 4.5] == []
+
+
 def hostile_pool(folder: Path) -> dict:
     """The small pool with markup and script in a chunk, a query and an answer."""
     pool = write_pool(folder)
