@@ -35,7 +35,10 @@
     return data;
   }
 
-  function show(message) { $("message").textContent = message || ""; }
+  function show(message, error = false) {  // an error reads "error: ..." to a screen reader too, not only in another colour
+    $("message").textContent = message ? `${error ? "error: " : ""}${message}` : "";
+    $("message").classList.toggle("error", Boolean(message) && error);
+  }
 
   function render(state) {
     const p = state.progress;
@@ -78,7 +81,7 @@
         mark.textContent = text;
         return mark;
       }));
-    } catch (error) { show(`no highlights: ${error.message}`); }
+    } catch (error) { show(`no highlights: ${error.message}`, true); }
   }
 
   async function decide(action, extra, pressedAt) {
@@ -96,7 +99,7 @@
           $("rtt").textContent = `last round trip ${ms.toFixed(0)} ms`;
         });
       }
-    } catch (error) { show(error.message); } finally { busy = false; }
+    } catch (error) { show(error.message, true); } finally { busy = false; }
   }
 
   function openNote() {
@@ -138,5 +141,5 @@
     });
   }
 
-  call("GET", "/api/task").then(render, (error) => show(error.message));
+  call("GET", "/api/task").then(render, (error) => show(error.message, true));
 })();

@@ -116,6 +116,7 @@ def test_a_decision_the_stopped_server_never_answered_is_said_maybe_unsaved_and_
     page.keyboard.press("1")
     page.wait_for_selector("#message:has-text('may not be saved')", timeout=10_000)
     assert "reload the page" in page.inner_text("#message") and shown(page) == first
+    assert page.inner_text("#message").startswith("error: ") and "error" in page.get_attribute("#message", "class")
     with Server(db, None, "--no-highlight", "--port", port):  # the same address: the page reconnects on reload
         page.reload()
         page.fill("#name", "alice")
@@ -248,6 +249,11 @@ def test_after_a_grade_button_pressed_with_enter_the_focus_is_on_the_next_pair_a
         press(page, "Enter")
         assert page.evaluate("document.activeElement.id") == "pair"
         assert page.locator("#pair").get_attribute("aria-labelledby") == "query-heading"
+        # what a screen reader names: the grades by their meaning (not bare digits), the note field, the page's heading
+        names = [button.get_attribute("aria-label") for button in page.locator("#keys button[aria-label]").all()]
+        assert names == ["0: not relevant", "1: relevant", "y: relevant", "n: not relevant"]  # binary labels here
+        assert page.get_attribute("#note-text", "aria-label") == "note on this pair"
+        assert page.get_by_role("heading", level=1).inner_text() == "Review a pair"
         page.keyboard.press("Tab")
         assert page.evaluate("document.activeElement.dataset.key") == "0"  # the short chunk holds no focus stop of its own
         press(page, "Enter")
