@@ -23,7 +23,8 @@ the interval then has zero width) and a first-order one for a sample, whose inte
 the sampling only. Adding single-pair changes instead left Success@10 at 1.0 when a full
 review found every pair irrelevant (flipping one of several relevant chunks moves nothing).
 Where judge and human agree on every sampled pair, corrected equals M(judge) and the
-interval has zero width, with a warning of how many labels 0 changes in n still allow wrong.
+interval has zero width, with a warning of how many labels 0 changes in n still allow wrong; so does
+an estimate no sampled change moves (changes past a run's top k leave its P@k), with its own warning.
 An estimate (or interval) past its measure's range (a share below 0 or above 1: a few large
 changes scaled to the pool) is shown at the edge, with a warning.
 """
@@ -48,7 +49,7 @@ from ..formats.files import display_name
 from ..formats.jsonl import json_text
 from ..formats.tables import Cell, Table, render
 from ..records import Qrels, Run
-from ..terminal import quantity
+from ..terminal import agreeing, quantity
 from .significance import level_text
 
 Pair = tuple[str, str]
@@ -163,7 +164,7 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
     # the whole sample (its pairs of queries the qrels lack: delta 0), as the pool scales it; the qrels' pairs alone overstated it
     n, pool = len(sample.grades), max(sample.pool, len(sample.grades))
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
-    estimates, outside = [], []
+    estimates, outside, unmoved = [], [], []
     for e in evaluations:
         for m in measures:
             values = np.zeros(n)
@@ -173,17 +174,27 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
             corrected = derived_value + pool * values.mean() / per
             half = z * pool * np.sqrt(max(1.0 - n / pool, 0.0) * values.var(ddof=1) / n) / per
             low, high = corrected - half, corrected + half
+            if not values.any():  # no sampled change moves it: a zero-width interval, however many pairs changed
+                unmoved.append(f"{e.run_name} {m.name}")
             if m.bounds is not None:  # a few sampled changes scaled to the pool can carry a share past 0 or 1
                 slack = 1e-9 * max(1.0, abs(derived_value))  # rounding of the sum (-1e-16 for an exact 0) is not past the edge
                 if not m.bounds[0] - slack <= corrected <= m.bounds[1] + slack:
                     outside.append(f"{e.run_name} {m.name} {corrected:.4f}")
                 corrected, low, high = (float(np.clip(v, *m.bounds)) for v in (corrected, low, high))
             estimates.append(Estimate(e.run_name, m.name, derived_value, float(corrected), float(low), float(high), n, len(changed), pool))
-    if warn and not changed and n < pool:
+    if warn and unmoved and n < pool:
         share = 1.0 - (1.0 - confidence) ** (1.0 / n)  # the exact one-sided bound on a rate seen 0 times in n; about 3/n at 95%
-        warn(f"none of the {n:,} sampled pairs changed, so every interval has zero width: it shows only what the sample saw. "
-             f"With 0 of {n:,} changed, up to {share:.1%} of the pool's {pool:,} labels (about {math.ceil(share * pool):,}) may "
-             f"still differ from a person's ({level_text(confidence)} bound); review more pairs to narrow it")
+        bound = f"up to {share:.1%} of the pool's {pool:,} labels (about {math.ceil(share * pool):,})"
+        if not changed:
+            warn(f"none of the {n:,} sampled pairs changed, so every interval has zero width: it shows only what the sample saw. "
+                 f"With 0 of {n:,} changed, {bound} may still differ from a person's ({level_text(confidence)} bound); review more "
+                 "pairs to narrow it")
+        else:  # changes past a run's top k, or of pairs it does not retrieve, leave its P@k: silent, that interval covered nothing
+            its = "its interval has" if len(unmoved) == 1 else "their intervals have"
+            warn(f"{quantity(len(unmoved), 'estimate')} (e.g. {unmoved[0]}) {agreeing(len(unmoved), 'are')} moved by none of the "
+                 f"sample's {quantity(len(changed), 'changed pair')}, so {its} zero width: what the sample saw, not certainty. "
+                 f"With 0 of {n:,} sampled pairs moving one, {bound} may still be wrong in ways that move it "
+                 f"({level_text(confidence)} bound); review more pairs to narrow it")
     if warn and outside:
         warn(f"the sample's changes, scaled to the pool, put {quantity(len(outside), 'estimate')} past their measure's range (e.g. "
              f"{outside[0]}), shown at the edge: {n:,} reviewed pairs are too few for a correction this large; review more pairs")
