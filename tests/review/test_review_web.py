@@ -56,18 +56,23 @@ def reviewer_links(server: Server) -> dict[str, str]:
     return dict(re.findall(r"semrel: (.+)'s link: (http://\S+)", "".join(server.lines)))
 
 
-@pytest.mark.slow
-def test_reviewer_links_are_printed_and_stay_valid_across_a_restart(tmp_path):
+def alice_grades_one_pair(tmp_path, env: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """A new review served with reviewers' links (env), alice signed in through hers, one pair graded 1: (db, the links)."""
     pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
-    env = {"SEMREL_REVIEW_SERVE_REVIEWERS": "alice, bob"}
     with Server(db, pool, "--no-highlight", env=env) as server:
         links = reviewer_links(server)
         assert sorted(links) == ["alice", "bob"] and all(link.startswith(server.base + "/?key=") for link in links.values())
         assert Client(server.base).get("/")[0] == 403  # no token: only the reviewers' links open the page
         alice = Client(server.base)
         alice.sign_in("alice", links["alice"])
-        task = alice.task()["task"]
-        assert alice.api({"action": "grade", "task_id": task["id"], "grade": 1})[0] == 200
+        assert alice.api({"action": "grade", "task_id": alice.task()["task"]["id"], "grade": 1})[0] == 200
+    return db, links
+
+
+@pytest.mark.slow
+def test_reviewer_links_are_printed_and_stay_valid_across_a_restart(tmp_path):
+    env = {"SEMREL_REVIEW_SERVE_REVIEWERS": "alice, bob"}
+    db, links = alice_grades_one_pair(tmp_path, env)
     with Server(db, None, "--no-highlight", "--host", "0.0.0.0", env=env) as server:  # mid-day: the same database again
         again = reviewer_links(server)
         assert {n: link.split("?")[1] for n, link in again.items()} == {n: link.split("?")[1] for n, link in links.items()}
@@ -85,13 +90,8 @@ def test_reviewer_links_are_printed_and_stay_valid_across_a_restart(tmp_path):
 @pytest.mark.slow
 def test_new_links_end_the_old_ones_and_keep_every_decision(tmp_path):
     """A leaked reviewer link stayed valid for the life of the database: nothing made a new key."""
-    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "r.sqlite")
     env = {"SEMREL_REVIEW_SERVE_REVIEWERS": "alice,bob"}
-    with Server(db, pool, "--no-highlight", env=env) as server:
-        old = reviewer_links(server)
-        alice = Client(server.base)
-        alice.sign_in("alice", old["alice"])
-        assert alice.api({"action": "grade", "task_id": alice.task()["task"]["id"], "grade": 1})[0] == 200
+    db, old = alice_grades_one_pair(tmp_path, env)
     with Server(db, None, "--no-highlight", "--new-links", env=env) as server:
         new = reviewer_links(server)
         assert sorted(new) == ["alice", "bob"] and all(new[n].split("?")[1] != old[n].split("?")[1] for n in new)
