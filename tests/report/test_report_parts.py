@@ -210,3 +210,16 @@ def test_the_confusion_totals_are_per_column_and_kappa_names_its_weights():
     assert (section["confusion"]["totals"], section["confusion"]["n"]) == ([3, 1], 4)
     assert [row["total"] for row in section["confusion"]["rows"]] == [2, 2]
     assert "Cohen's kappa (linear weights)" in dict(section["summary"])
+
+
+def test_the_report_lists_as_many_gained_and_lost_queries_as_lift_does(tmp_path, cli):
+    """`lift --top` defaulted to 5 and `report --top` to 10: the report listed more queries than lift.txt beside it."""
+    qrels, base, reranked = tmp_path / "q.qrels", tmp_path / "base.run", tmp_path / "reranked.run"
+    queries = [f"q{i:02d}" for i in range(12)]
+    qrels.write_text("".join(f"{q} 0 hit 1\n" for q in queries))
+    base.write_text("".join(f"{q} Q0 miss 1 2 b\n{q} Q0 hit 2 1 b\n" for q in queries))  # every query gains under the rerank
+    reranked.write_text("".join(f"{q} Q0 hit 1 2 r\n{q} Q0 miss 2 1 r\n" for q in queries))
+    page, _ = build_report(ReportInputs(qrels=str(qrels), runs=[str(base), str(reranked)], measures=["RR"], base=str(base),
+                                        reranked=str(reranked)), lambda message: None)
+    listed = json.loads(cli("lift", qrels, "--base", base, "--reranked", reranked, "-m", "RR", "-f", "json").stdout)
+    assert page.count("<td>gained</td>") == len(listed["gained"]) == 5

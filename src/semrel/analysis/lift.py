@@ -26,6 +26,8 @@ from ..records import Qrels, Run, dictionary_codes
 from ..terminal import agreeing, quantity
 from .significance import StatSettings, level_text, paired_stats
 
+TOP_QUERIES = 5  # the queries that gained and lost most, listed by `lift` and the report alike
+
 
 @dataclass(frozen=True)
 class LiftRow:
@@ -192,7 +194,7 @@ def lift(
     settings: StatSettings = StatSettings(),
     depth: int | None = None,
     latency: Latency | None = None,
-    top: int = 5,
+    top: int = TOP_QUERIES,
     rel_level: int = 1,
 ) -> Lift:
     """Per-measure lift of `reranked` over `base` on the qrels' queries (paired, as in compare)."""

@@ -6,7 +6,7 @@ import click
 import pyarrow.compute as pc
 
 from ..analysis.compare import COMPARE_FORMATS
-from ..analysis.lift import Latency, lift, read_latency, render_lift, timed_latency
+from ..analysis.lift import TOP_QUERIES, Latency, lift, read_latency, render_lift, timed_latency
 from ..errors import UsageError
 from ..evaluation.files import shallow_cutoffs
 from ..formats import read_qrels, read_run
@@ -34,7 +34,7 @@ def latency_from(latency_file: str | None, base_ms: float | None, reranked_ms: f
 @lift_options
 @measure_option
 @test_options
-@click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
+@click.option("--top", type=click.IntRange(min=0), default=TOP_QUERIES, show_default=True,
               help="How many queries that gained and lost most (on the first measure) to list (csv and tsv hold the "
                    "measures' table alone).")
 @click.option("--base-latency-ms", type=click.FloatRange(min=0), help="Mean milliseconds per query of the base run.")

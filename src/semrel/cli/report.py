@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..analysis.lift import TOP_QUERIES
 from ..errors import UsageError
 from ..evaluation.files import baseline_name
 from ..formats.files import STDIO
@@ -44,7 +45,7 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
               help="A threshold to draw on those plots and the sensitivity curves [default: the rule's in the qrels' manifest].")
 @click.option("--grades", metavar="T1,T2,...", help="Thresholds to draw, as --threshold, for graded labels.")
 @lift_options
-@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="Queries gained and lost to list.")
+@click.option("--top", type=click.IntRange(min=0), default=TOP_QUERIES, show_default=True, help="Queries gained and lost to list.")
 @click.option("--sensitivity", type=input_path(allow_dash=True),
               help="Rows threshold,run,measure,value (CSV/TSV with that header, or JSON Lines): the sensitivity curves.")
 @click.option("--agreement", type=input_path(allow_dash=True),

@@ -21,7 +21,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from ..analysis.compare import Reversal, compare_evaluations, legend, reversals, tests_table
-from ..analysis.lift import changes_table, lift, lift_table
+from ..analysis.lift import TOP_QUERIES, changes_table, lift, lift_table
 from ..analysis.sensitivity import cliff_warnings
 from ..analysis.significance import StatSettings
 from ..errors import FormatError, UsageError
@@ -83,7 +83,7 @@ class ReportInputs:
     base: str | None = None
     reranked: str | None = None
     depth: int | None = None
-    top: int = 10
+    top: int = TOP_QUERIES
     sensitivity: Sequence[SensitivityPoint] = ()
     sensitivity_on: str | None = None  # the score the curves swept and the threshold they chose (their manifest)
     sensitivity_at: float | None = None
