@@ -66,6 +66,23 @@ def test_agree_command(write, cli):
         assert sorted(piped["rankings"][0]["ref"].values()) == [0.0, 1.0]
 
 
+def test_agree_ranks_runs_at_the_relevance_level_given_as_eval_does(write, cli):
+    """agree had no -l: graded labels (a review's export) ranked runs with every grade of 1 or more relevant, where `eval
+    -l 2` ranks them by grade 2 alone, so agree's taus were not about the comparison a user made."""
+    ref = write("ref.qrels", "q1 0 a 2\nq1 0 b 1\nq2 0 a 2\nq2 0 b 1\n")
+    test = write("test.qrels", "q1 0 a 1\nq1 0 b 2\nq2 0 a 1\nq2 0 b 2\n")  # the two grades swapped
+    run_a = write("a.run", "q1 Q0 a 1 2 a\nq2 Q0 a 1 2 a\n")
+    run_b = write("b.run", "q1 Q0 b 1 2 b\nq2 Q0 b 1 2 b\n")
+    at = {level: json.loads(cli("agree", ref, test, run_a, run_b, "-m", "P@1", "-l", level, "-f", "json").stdout)
+          for level in ("1", "2")}
+    assert at["1"]["rel_level"] == 1 and at["1"]["rankings"][0]["tau"] is None  # everything relevant: the runs tie
+    (p1,) = at["2"]["rankings"]
+    assert p1["ref"] == {"a": 1.0, "b": 0.0} and p1["test"] == {"a": 0.0, "b": 1.0} and p1["tau"] == -1.0
+    assert semrel.agree(ref, test, [run_a, run_b], ["P@1"], rel_level=2).rankings[0].tau == -1.0
+    assert_one_error(cli("agree", ref, test, "-l", "2"), "-l sets what the runs' rankings count as relevant: give two RUNs or "
+                     "more too", code=2)
+
+
 def test_agree_refuses_qrels_without_common_pairs(write, cli):
     first, second = write("a.qrels", "q1 0 a 1\n"), write("b.qrels", "q9 0 a 1\n")
     result = cli("agree", first, second)

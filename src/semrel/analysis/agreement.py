@@ -395,9 +395,10 @@ class Agreed:
 
 
 def agree(ref: Qrels | Sequence[tuple[str, Qrels]], test: Qrels, runs: Sequence[Run] = (), measures: Sequence[Measure | str] = (),
-          unlisted_as_zero: bool = False, seed: int = 0, warn: Callable[[str], None] | None = None) -> Agreed:
+          unlisted_as_zero: bool = False, seed: int = 0, warn: Callable[[str], None] | None = None, rel_level: int = 1) -> Agreed:
     """`test` against `ref` (one qrels, or assessor groups as [(name, qrels)]: against each, their majority and each
-    other), and with runs, how each ranks them (with groups, by the majority's grades)."""
+    other), and with runs, how each ranks them (with groups, by the majority's grades; a grade of `rel_level` or more
+    relevant to the binary measures, as eval's -l)."""
     if isinstance(ref, Qrels):
         labels, groups, ranked_by = label_agreement(ref, test, unlisted_as_zero, seed=seed, warn=warn), None, ref
     else:
@@ -406,7 +407,7 @@ def agree(ref: Qrels | Sequence[tuple[str, Qrels]], test: Qrels, runs: Sequence[
                              "assessors needs two or more; compare with one qrels instead (without groups)")
         groups = group_agreement(ref, test, unlisted_as_zero, seed=seed, warn=warn)
         labels, ranked_by = groups.majority, majority_qrels(ref, "the assessors' majority")
-    rankings = ranking_agreement(ranked_by, test, runs, measures, warn=warn) if runs else []
+    rankings = ranking_agreement(ranked_by, test, runs, measures, rel_level, warn=warn) if runs else []
     return Agreed(labels, rankings, groups)
 
 

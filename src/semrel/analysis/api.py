@@ -185,12 +185,14 @@ def agree(
     groups: bool = False,
     unlisted_as_zero: bool = False,
     seed: int = 0,
+    rel_level: int = 1,
     warn: Warn | None = None,
 ) -> Agreed:
     """How far `test`'s labels agree with `ref`'s (the Python side of `semrel agree`, with its defaults): Cohen's kappa on
     the pairs both judge (unlisted_as_zero: every pair either lists, a missing grade 0), on the smaller of the two
     scales, with a bootstrap interval; with runs (two or more, as `evaluate` takes several), Kendall's tau between the
-    orders each qrels gives them, per measure (default nDCG@10, AP, RR, P@10). Qrels as `evaluate` takes them.
+    orders each qrels gives them, per measure (default nDCG@10, AP, RR, P@10; a grade of rel_level or more counts as
+    relevant, as in `evaluate`). Qrels as `evaluate` takes them.
 
     groups=True: `ref` holds several assessors' labels, a qrels file whose second column names the assessor (trec_eval's
     qrels_jg) or `{assessor: qrels}`: test is compared with each, with their majority (ties to the lower grade; the
@@ -201,12 +203,15 @@ def agree(
     check_warn(warn)
     check_flags(groups=groups, unlisted_as_zero=unlisted_as_zero)
     check_seed(seed)
+    check_kind("rel_level", rel_level, (numbers.Integral,), "a whole number")
     given = _assessors(ref, "ref") if groups else as_qrels(ref, "ref")
     if measures is not None and runs is None:  # ignored in silence before: there were no rankings to measure
         raise UsageError("measures= score the rankings of runs=: give runs= too")
+    if rel_level != 1 and runs is None:
+        raise UsageError("rel_level= sets what the rankings of runs= count as relevant: give runs= too")
     loaded = list(as_runs(runs)[1]) if runs is not None else []
     notes: list[str] = []
     chosen = parse_measures(measures or AGREE_MEASURES)
-    result = agree_labels(given, as_qrels(test, "test"), loaded, chosen, unlisted_as_zero, int(seed), notes.append)
+    result = agree_labels(given, as_qrels(test, "test"), loaded, chosen, unlisted_as_zero, int(seed), notes.append, int(rel_level))
     tell(notes, warn, stacklevel=3)
     return result

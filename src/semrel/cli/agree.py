@@ -13,7 +13,7 @@ from ..formats.jsonl import json_text
 from ..formats.tables import Cell, Table, render
 from ..terminal import quantity
 from .base import SemrelCommand, warn_in_flags
-from .options import measures_option, seed_option, typed
+from .options import measures_option, rel_level_option, seed_option, typed
 from .paths import input_path
 
 
@@ -26,19 +26,23 @@ from .paths import input_path
               help="Compare every pair either file lists for a shared query, a missing grade counting as 0.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @seed_option("Seed of the bootstrap.")
+@rel_level_option
 @click.option("--groups", is_flag=True,
               help="REF's second column names an assessor (trec_eval's qrels_jg): TEST against each assessor and against "
                    "their majority (ties to the lower grade), and the assessors against each other; rankings use the majority.")
-def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed, groups):
+def agree_command(ref, test, runs, measures, unlisted_as_zero, fmt, seed, rel_level, groups):
     """Agreement of TEST with REF (qrels) on the pairs both judged; with RUNs (two or more),
     Kendall's tau between the system rankings each produces and the pairs of systems whose order flips."""
     if not runs and typed("measures"):  # ignored in silence before: there were no rankings to measure
         raise UsageError("-m names the measures of the runs' rankings: give two RUNs or more too")
+    if not runs and typed("rel_level"):
+        raise UsageError("-l sets what the runs' rankings count as relevant: give two RUNs or more too")
     given = agreeing.assessor_groups(ref) if groups else read_qrels(ref)
-    agreed = agreeing.agree(given, read_qrels(test), read_runs(runs) if runs else [], measures, unlisted_as_zero, seed, warn_in_flags)
+    agreed = agreeing.agree(given, read_qrels(test), read_runs(runs) if runs else [], measures, unlisted_as_zero, seed, warn_in_flags,
+                            rel_level)
     labels, by_group, rankings = agreed.labels, agreed.groups, agreed.rankings
     if fmt == "json":
-        click.echo(json_text({"ref": ref, "test": test, "unlisted_as_zero": unlisted_as_zero, **agreed.to_json()}))
+        click.echo(json_text({"ref": ref, "test": test, "unlisted_as_zero": unlisted_as_zero, "rel_level": rel_level, **agreed.to_json()}))
         return
     if by_group:
         compared = [(group, test, a) for group, a in by_group.each] + [("majority", test, labels), *by_group.between]
