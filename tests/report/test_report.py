@@ -505,6 +505,6 @@ def test_the_manifest_records_the_values_of_the_options_and_every_file_read(cli,
     params = manifest["params"]
     assert (params["all_pairs"], params["title"], params["places"], params["depth"], params["top"]) == (True, "My <b>title</b>", 2, 5, 3)
     assert (params["measures"], params["permutations"], params["bootstrap"]) == (["RR"], 200, 200)
-    assert {i["path"] for i in manifest["inputs"]} == {files[k] for k in ("qrels", "base", "reranked", "judgments", "sensitivity",
-                                                                        "agreement")}
+    read = {files[k] for k in ("qrels", "base", "reranked", "judgments", "sensitivity", "agreement")}
+    assert {i["path"] for i in manifest["inputs"]} == read | {f"{files[k]}.manifest.json" for k in ("qrels", "judgments")}
     assert "My &lt;b&gt;title&lt;/b&gt;" in output.read_text(encoding="utf-8")

@@ -180,7 +180,7 @@ def test_the_manifest_lists_the_gold_qrels_among_the_files_read(cli, files, tmp_
     output = tmp_path / "r.html"
     assert cli("report", files["qrels"], files["base"], "--gold-qrels", files["gold"], "-m", "RR", "-o", str(output)).exit_code == 0
     read = {i["path"] for i in json.loads(Path(f"{output}.manifest.json").read_text())["inputs"]}
-    assert read == {files["qrels"], files["base"], files["gold"]}
+    assert read == {files["qrels"], files["base"], files["gold"], f"{files['qrels']}.manifest.json", f"{files['gold']}.manifest.json"}
 
 
 def test_a_corpus_from_stdin_checks_the_runs_once_though_they_are_scored_on_two_qrels(cli, files, tmp_path):
@@ -310,6 +310,21 @@ def test_the_curves_manifest_names_the_score_and_threshold_judged_for_cliffs(cli
     [said] = top_warnings(write_page(cli, tmp_path, "--sensitivity", curves))
     assert said.startswith("the label threshold 0.6 on p sits on a cliff of the sensitivity curve: RR of run &#39;bm25&#39; "
                            "moves from 0.600 to 0.200 between p 0.6 and 0.61")
+
+
+def test_verify_tells_an_edit_of_a_manifest_the_page_read(cli, tmp_path):
+    """The curves' manifest sets the threshold judged for cliffs: edited, it changes the page, so the report's manifest
+    lists it among the inputs and `semrel verify` tells it (it said 'as its manifest records')."""
+    curves = put(tmp_path, "s.csv", "threshold,run,measure,value\n" + "".join(f"{t},a,RR,{0.6 if t <= 0.6 else 0.2}\n"
+                                                                                for t in (0.58, 0.59, 0.6, 0.61)))
+    manifest = Path(f"{curves}.manifest.json")
+    manifest.write_text(json.dumps({"params": {"on": "p", "at": 0.6}}))
+    write_page(cli, tmp_path, "--sensitivity", curves)
+    page = str(tmp_path / "audit.html")
+    assert cli("verify", page).stdout == f"{page}: as its manifest records\n"
+    manifest.write_text(json.dumps({"params": {"on": "p", "at": 0.58}}))
+    result = cli("verify", page)
+    assert result.exit_code == 1 and f"{page}: input changed: {manifest}: " in result.stdout
 
 
 def test_a_tab_in_a_csv_row_does_not_make_the_file_tab_separated(write):

@@ -68,6 +68,15 @@ def describe_input(path: str | os.PathLike, read_from: str | os.PathLike | None 
     return {"path": name, **digest}
 
 
+def with_manifests(paths: Iterable[str | os.PathLike]) -> list[str]:
+    """`paths` each followed by the manifest beside it, where one lies: the inputs of a command that reads its inputs'
+    manifests (the report shows the labels' rule, the judge's settings, the curves' threshold), so `semrel verify` tells
+    an edited one, as `semrel run` counts an input's manifest with it."""
+    named = [str(p) for p in paths]
+    return list(dict.fromkeys(name for path in named for name in (
+        (path, manifest_path(path)) if path != STDIO and os.path.isfile(manifest_path(path)) else (path,))))
+
+
 _STEP: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("semrel_run_step", default=None)
 
 

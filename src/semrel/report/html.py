@@ -33,7 +33,7 @@ from ..formats.corpus import read_golden, unique_chunks
 from ..formats.files import STDIO, atomic_writer, check_input_file, display_name, read_text
 from ..formats.jsonl import loads, read_jsonl, require
 from ..formats.judgments import PROBABILITY, SCORES, read_judgments
-from ..formats.manifest import manifest_is_stale, manifest_path, outputs_with_manifests, read_params, write_manifest
+from ..formats.manifest import manifest_is_stale, manifest_path, outputs_with_manifests, read_params, with_manifests, write_manifest
 from ..formats.tables import Table, cell_text
 from ..golden.validate import golden_stats, stats_tables
 from ..judging.labels import (
@@ -590,12 +590,13 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
 
 def write_report(inputs: ReportInputs, output: str | os.PathLike, warn: Callable[[str], None], steps: Steps = no_progress,
                  extra_inputs: Sequence[str | os.PathLike] = ()) -> None:
-    """The report written to `output` with its manifest (`extra_inputs`: files read before, e.g. curves)."""
+    """The report written to `output` with its manifest (`extra_inputs`: files read before, e.g. curves), whose inputs list
+    each input's manifest too: the page shows what they record."""
     html, label_rule = build_report(inputs, warn, steps)
     with outputs_with_manifests([output]) as staged:
         with atomic_writer(staged[output]) as out:
             out.write(html)
-        write_manifest(output, inputs=[*inputs.files(), *extra_inputs], staged=staged, params={
+        write_manifest(output, inputs=with_manifests([*inputs.files(), *extra_inputs]), staged=staged, params={
             "title": inputs.title, "measures": [m.name for m in inputs.measures], **asdict(inputs.settings),
             # every option that changes the page: the tests' alpha and draws, the thresholds drawn (on, thresholds), lift's
             # depth and top; and the rule that made QRELS' labels (their manifest), which the options do not change
