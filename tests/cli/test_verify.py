@@ -161,6 +161,28 @@ def test_a_folder_input_is_read_no_further_than_the_files_it_held(tmp_path, monk
     assert hashed == ["a.md"]
 
 
+def test_a_folder_input_that_holds_the_file_is_not_read(tmp_path, monkeypatch):
+    """A manifest naming / as an input (where the file lies, or where it lay when written) with `"files": 10**9` had the
+    whole disk hashed, that many files allowed: a folder holding the file is not what was read, the file written into it
+    after, and is not read at all."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "docs" / "a.md", "Bees forage within three kilometres of the hive.\n")
+    assert run("corpus", "chunk", "docs", "-o", "out/corpus.jsonl").exit_code == 0
+    record = json.loads(open("out/corpus.jsonl.manifest.json").read())
+    record["inputs"] = [{"path": str(tmp_path), "sha256": "0" * 64, "files": 10**9}]
+    write(tmp_path / "out" / "corpus.jsonl.manifest.json", json.dumps(record))
+    hashed = []
+    monkeypatch.setattr(files, "bytes_sha256", lambda path: hashed.append(os.path.basename(path)) or sha(path))
+    assert [f.message for f in check_manifest("out/corpus.jsonl").findings] == [
+        f"input changed: {tmp_path}: a folder that holds the file itself, written after it was read (not read)"]
+    record.update(output=str(tmp_path / "gone" / "a" / "corpus.jsonl"), inputs=[{"path": str(tmp_path / "gone"), "sha256": "0" * 64,
+                                                                               "files": 10**9}])
+    write(tmp_path / "out" / "corpus.jsonl.manifest.json", json.dumps(record))  # moved: tmp_path/gone lies at tmp_path/out/..
+    assert [f.message for f in check_manifest("out/corpus.jsonl").findings][1:] == [
+        f"input changed: {tmp_path}: a folder that holds the file itself, written after it was read (not read)"]
+    assert hashed == []
+
+
 @pytest.mark.slow
 def test_paths_recorded_outside_ascii_are_found_under_an_ascii_locale(tmp_path, monkeypatch):
     """LC_ALL=C: a name written under a UTF-8 locale ('données/') is text Python cannot encode there, and verify said the

@@ -362,7 +362,9 @@ def _input_findings(name: str, given: Any, cwd: str, written: str | None, conten
     files = given.get("files") if isinstance(given, dict) else None
     files = files if isinstance(files, int) and not isinstance(files, bool) and files >= 0 else None  # None: no folder then
     full = os.path.join(cwd, where)  # as the manifest names it; `found`, as os functions take it here
-    if os.path.exists(found := os_path(full)):
+    if _holds(found := os_path(full), name):
+        return [_holding(where, full)]
+    if os.path.exists(found):
         now = _content(found, contents, files or 0)
         if now == sha:
             return []
@@ -374,12 +376,29 @@ def _input_findings(name: str, given: Any, cwd: str, written: str | None, conten
     if written:  # the file moved: its input may have moved with it, to the same place beside it
         inside = os.path.relpath(found, os.path.dirname(os_path(written)))
         beside = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(name)), inside))
+        if _holds(beside, name):
+            return [_holding(where, beside)]
         if os.path.exists(beside):  # the same bytes moved with the file (a results folder moved or copied whole) differ in nothing
             same = _content(beside, contents, files or 0) == sha
             return [Finding("input moved" if same else "input changed", where,
                             f"input moved: {full} is missing; it lies beside the file as it did, at {beside}"
                             + (", with the same bytes" if same else ", with other bytes"), counts=not same)]
     return [Finding("input missing", where, f"input missing: {full}")]
+
+
+def _holds(folder: str, name: str) -> bool:
+    """Whether `folder` holds the file `name` (at any depth): then it is not what the command read, the file being
+    written into it after, and it is not read (a crafted or corrupted manifest naming / had the whole disk hashed, as
+    many files as it claimed)."""
+    if not os.path.isdir(folder):  # nor a path with a NUL byte, which realpath refuses
+        return False
+    inside = os.path.realpath(folder).rstrip(os.sep) + os.sep
+    return os.path.realpath(name).startswith(inside)
+
+
+def _holding(where: str, full: str) -> Finding:
+    return Finding("input changed", where, f"input changed: {full}: a folder that holds the file itself, written after it "
+                                           "was read (not read)")
 
 
 def _content(path: str, contents: Contents, files: int) -> str | None:
