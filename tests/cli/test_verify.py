@@ -183,6 +183,15 @@ def test_a_folder_input_that_holds_the_file_is_not_read(tmp_path, monkeypatch):
     assert hashed == []
 
 
+def test_a_cwd_that_is_no_folder_name_is_a_bad_manifest(labelled):
+    """A hand-edited `"cwd": 5` was read as a folder named '5': the file 'written as 5/q.txt', its input 'missing: 5/j.jsonl'."""
+    record = json.loads(open("q.txt.manifest.json").read())
+    write(labelled / "q.txt.manifest.json", json.dumps({**record, "cwd": 5}))
+    result = run("verify", "q.txt")
+    assert (result.exit_code, result.stdout) == (1, "q.txt: q.txt.manifest.json: its cwd is 5, not a folder's name: nothing tells "
+                                                    "where its relative paths were read\n")
+
+
 @pytest.mark.slow
 def test_paths_recorded_outside_ascii_are_found_under_an_ascii_locale(tmp_path, monkeypatch):
     """LC_ALL=C: a name written under a UTF-8 locale ('données/') is text Python cannot encode there, and verify said the

@@ -279,6 +279,12 @@ def check_manifest(path: str | os.PathLike, installed: Mapping[str, str] | None 
                                         "or no record of inputs): nothing tells how the file was made"))
         return checked
     assert isinstance(record, dict)
+    if bad := [r["cwd"] for r in runs if not isinstance(r.get("cwd"), (str, type(None)))]:  # a 5 was read as a folder named '5'
+        shown = json.dumps(bad[0])
+        checked.findings.append(Finding("unreadable manifest", name, f"{checked.manifest}: its cwd is "
+                                        f"{shown if len(shown) <= 40 else shown[:40] + '...'}, not a folder's name: nothing tells "
+                                        "where its relative paths were read"))
+        return checked
     checked.findings.extend(_output_findings(name, record.get("output_digest")))
     if written := _written_as(name, record):
         checked.findings.append(Finding("moved", name, f"written as {written}: its inputs are checked where that command read "
