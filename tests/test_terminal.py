@@ -69,6 +69,17 @@ def test_under_an_ascii_locale_click_writes_through_the_filter_in_utf8(monkeypat
     assert raw.getvalue() == b"x\\x1b]0;pwn\\x07.jsonl: as recorded\ndonn\xc3\xa9es/\\udcff: input missing\n"
 
 
+def test_under_an_ascii_locale_a_name_is_shown_alike_on_stdout_and_stderr():
+    """LC_ALL=C: Python holds a name's 'é' as two surrogates; stdout (surrogateescape) wrote its bytes, stderr
+    (backslashreplace) escaped them as '\\udcc3\\udca9' and a real 'é' as '\\xe9'. Both write the UTF-8 now, and an
+    undecodable byte as a visible escape."""
+    for errors in ("surrogateescape", "backslashreplace"):
+        raw = io.BytesIO()
+        stream = SafeStream(io.TextIOWrapper(raw, encoding="ascii", errors=errors, write_through=True))
+        stream.write("donn\udcc3\udca9es/\udcff: no file; é\n")
+        assert raw.getvalue() == b"donn\xc3\xa9es/\\udcff: no file; \xc3\xa9\n", errors
+
+
 @pytest.mark.parametrize("n, noun, verb, said", [
     (1, "query", None, "1 query"), (0, "query", None, "0 queries"), (2, "day", None, "2 days"), (1_204, "pair", None, "1,204 pairs"),
     (3, "match", None, "3 matches"), (2, "box", None, "2 boxes"), (1, "pair", "have", "1 pair has"), (2, "pair", "have", "2 pairs have"),

@@ -109,12 +109,15 @@ class SafeStream:
     def write(self, text: str) -> int:
         if not isinstance(text, str):  # click probes streams with b"" to tell binary ones apart
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        shown = safe(text)
+        shown = _spelled(safe(text))
+        stream = self.unfiltered
         try:
-            self.unfiltered.write(shown)
+            if not shown.isascii() and hasattr(stream, "buffer"):  # stderr escapes (backslashreplace) what stdout refuses
+                shown.encode(getattr(stream, "encoding", None) or "utf-8")
+            stream.write(shown)
         except UnicodeEncodeError:  # an ASCII locale (LC_ALL=C): UTF-8, a name's undecodable bytes as visible escapes
-            self.unfiltered.flush()
-            self.unfiltered.buffer.write(shown.encode("utf-8", "backslashreplace"))
+            stream.flush()
+            stream.buffer.write(shown.encode("utf-8", "backslashreplace"))
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
@@ -150,6 +153,17 @@ class SafeStream:
     @property
     def buffer(self) -> Any:
         return self.unfiltered.buffer
+
+
+_NAME_BYTES = re.compile("[\udc80-\udcff]+")
+
+
+def _spelled(text: str) -> str:
+    """`text` with the bytes Python holds as surrogates under an ASCII locale (a name's 'é' as two) read as UTF-8, as a
+    UTF-8 locale shows them: stdout wrote the bytes, stderr escaped them, and an error line had 'donn??es'."""
+    if _NAME_BYTES.search(text) is None:
+        return text
+    return _NAME_BYTES.sub(lambda m: bytes(ord(c) - 0xDC00 for c in m.group()).decode("utf-8", "surrogateescape"), text)
 
 
 def unfiltered(stream: Any) -> Any:

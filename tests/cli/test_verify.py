@@ -203,6 +203,9 @@ def test_paths_recorded_outside_ascii_are_found_under_an_ascii_locale(tmp_path, 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}
     done = subprocess.run([sys.executable, "-m", "semrel", "verify", "corpus.jsonl"], cwd=folder, env=env, capture_output=True)
     assert (done.returncode, done.stdout) == (0, b"corpus.jsonl: as its manifest records\n"), done.stderr
+    refused = subprocess.run([sys.executable, "-m", "semrel", "verify", "données"], cwd=folder, env=env, capture_output=True)
+    assert (refused.returncode, refused.stderr) == (2, "semrel: error: données: no file with a manifest in it (a folder's derived "
+                                                       "files are those with one)\n".encode()), "the error line said 'donn??es'"
 
 
 def test_inputs_that_moved_with_the_file_are_found_beside_it(labelled, tmp_path):

@@ -163,9 +163,10 @@ class SemrelGroup(LazyGroup):
 
 
 def fail(ctx: click.Context, message: str, code: int) -> None:
-    """One line on stderr (made terminal-safe), then exit with `code`."""
+    """One line on stderr (made terminal-safe, and written as output is: safe_streams), then exit with `code`."""
     try:
-        click.echo(f"semrel: error: {safe(brief(message))}", err=True)
+        with safe_streams():
+            click.echo(f"semrel: error: {brief(message)}", err=True)
     except OSError:
         pass
     if code:
