@@ -114,15 +114,18 @@ def test_manifest_records_inputs_and_versions(write, tmp_path):
     assert manifest["params"] == {"threshold": 0.5} and "numpy" in manifest["versions"]
 
 
-def test_a_parquet_input_is_recorded_with_its_rows_not_its_newline_bytes(tmp_path):
+def test_a_parquet_input_is_recorded_with_its_rows_not_its_newline_bytes(tmp_path, monkeypatch):
     """A Parquet input's 'lines' counted the newline bytes of a binary file (16 for a table of 3 rows): its rows are
-    recorded instead; a file named .parquet that is none keeps its lines."""
+    recorded instead, its bytes hashed without counting the lines dropped; a file named .parquet that is none keeps its lines."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = tmp_path / "t.parquet"
     pq.write_table(pa.table({"question": ["a\nb", "c", "d\n\n"], "answer": ["x\n"] * 3}), table)
+    counted = []
+    monkeypatch.setattr(manifest, "file_digest", lambda path, digest=manifest.file_digest: counted.append(path) or digest(path))
     assert manifest.describe_input(table) == {"path": str(table), "sha256": hashlib.sha256(table.read_bytes()).hexdigest(), "rows": 3}
+    assert counted == []
     fake = tmp_path / "fake.parquet"
     fake.write_text("no\ntable\n")
     assert manifest.describe_input(fake)["lines"] == 2

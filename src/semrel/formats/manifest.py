@@ -22,6 +22,7 @@ from .files import (
     STDIO,
     Staged,
     atomic_writer,
+    bytes_sha256,
     content_sha256,
     file_digest,
     files_as_one,
@@ -61,11 +62,10 @@ def describe_input(path: str | os.PathLike, read_from: str | os.PathLike | None 
         return {"path": name}
     from .parquet import is_parquet, parquet_rows  # here: numpy and pyarrow load only where a manifest is written
 
-    digest = file_digest(source)
-    if is_parquet(source):
-        with contextlib.suppress(SemrelError):  # not Parquet after all: its reader says so, and the lines stay
-            digest = {"sha256": digest["sha256"], "rows": parquet_rows(source)}
-    return {"path": name, **digest}
+    if is_parquet(source):  # its bytes hashed alone: their newline count means nothing
+        with contextlib.suppress(SemrelError):  # not Parquet after all: its reader says so, and its lines are counted
+            return {"path": name, "rows": parquet_rows(source), "sha256": bytes_sha256(source)}
+    return {"path": name, **file_digest(source)}
 
 
 def with_manifests(paths: Iterable[str | os.PathLike]) -> list[str]:
