@@ -62,6 +62,7 @@
     }));
     $("chunk-id").textContent = current.chunk_id;
     $("chunk").textContent = current.chunk;
+    $("shading").textContent = "";
     $("chunk").dataset.taskId = String(current.id);
     const j = current.judge;
     $("judge").textContent = j ? j.line : "";
@@ -78,10 +79,28 @@
         if (!strength) return document.createTextNode(text);
         const mark = document.createElement("mark");
         mark.className = `s${Math.max(1, Math.ceil(strength * 5))}`;
+        mark.setAttribute("role", "none");  // a screen reader would say "highlighted" at each word: the summary before the chunk tells it once
         mark.textContent = text;
         return mark;
       }));
+      $("shading").textContent = summary(data.segments);
     } catch (error) { show(`no highlights: ${error.message}`, true); }
+  }
+
+  function summary(segments) {  // what the shading shows, in words: how many passages match, and the closest (underlined) ones
+    const runs = [];  // adjacent shaded pieces (the tokens of one word) as one passage, at its strongest piece's strength
+    let last = -1;
+    segments.forEach(([text, strength], i) => {
+      if (!strength) return;
+      if (last === i - 1 && runs.length) { runs.at(-1).text += text; runs.at(-1).strength = Math.max(runs.at(-1).strength, strength); }
+      else runs.push({ text, strength });
+      last = i;
+    });
+    if (!runs.length) return "shading: nothing in the chunk matches the reference answer closely";
+    const close = [...new Set(runs.filter((r) => r.strength > 0.6).map((r) => r.text.trim()))];
+    const shown = close.slice(0, 10).join(", ") + (close.length > 10 ? ` and ${close.length - 10} more` : "");
+    return `shading: ${runs.length} ${runs.length === 1 ? "passage" : "passages"} of the chunk match the reference answer`
+      + (close.length ? `; the closest, underlined: ${shown}` : "");
   }
 
   async function decide(action, extra, pressedAt) {

@@ -32,9 +32,20 @@ def browser():
         browser.close()
 
 
-def open_review(browser, server: Server, name: str):
-    """A fresh browser session signed in as `name`, showing its first task."""
+def open_review(browser, server: Server, name: str, shading: list | None = None):
+    """A fresh browser session signed in as `name`, showing its first task; with `shading`, every chunk is shaded
+    with those segments as if the server had computed them (no model needed)."""
     page = browser.new_context(viewport={"width": 1100, "height": 900}).new_page()
+    if shading is not None:
+        def shaded(route):
+            response = route.fetch()
+            data = response.json()
+            if data.get("task"):
+                data["task"]["highlight"] = True
+            route.fulfill(response=response, body=json.dumps(data))
+        page.route("**/api/task", shaded)
+        page.route("**/api/decide", shaded)
+        page.route("**/api/highlight/*", lambda route: route.fulfill(json={"segments": shading}))
     page.goto(server.link)
     page.fill("#name", name)
     page.press("#name", "Enter")
@@ -180,6 +191,31 @@ def test_every_text_of_the_review_page_has_aa_contrast(browser, tmp_path):
         texts = page.evaluate(TEXT_COLOURS)
     assert {"query-id", "chunk-id", "judge", "progress", "rtt"} <= {name for name, _, _ in texts}
     assert [(name, round(contrast(fore, back), 2)) for name, fore, back in texts if contrast(fore, back) < 4.5] == []
+
+
+@pytest.mark.slow
+def test_the_shading_is_summed_up_for_a_screen_reader_and_the_closest_matches_are_underlined(browser, tmp_path):
+    """The shading said nothing to a screen reader, and its lightest shades are 1.1:1 on white: colour alone told
+    which words match the answer (WCAG 1.4.1)."""
+    segments = [["To ", 0], ["fix", 0.2], [" a ", 0], ["flat", 0.5], [" ", 0], ["ty", 0.3], ["re", 0.9], [", remove the ", 0],
+                ["wheel", 0.7], [" and the ", 0], ["wheel", 1.0], [".", 0]]
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice", shading=segments)
+        page.wait_for_selector("#chunk mark")
+        assert page.inner_text("#chunk") == "To fix a flat tyre, remove the wheel and the wheel."
+        assert page.text_content("#shading") == ("shading: 5 passages of the chunk match the reference answer; "
+                                                 "the closest, underlined: tyre, wheel")
+        # read once before the chunk, then the chunk as plain text: no "highlighted" at each word
+        assert page.locator("#shading").evaluate("e => e.nextElementSibling.id") == "chunk"
+        assert page.locator("#chunk").aria_snapshot() == "- text: To fix a flat tyre, remove the wheel and the wheel."
+        lines = page.eval_on_selector_all("#chunk mark", "all => all.map(e => [e.className, getComputedStyle(e).textDecorationLine,"
+                                          " getComputedStyle(e).textDecorationColor, getComputedStyle(e).backgroundColor])")
+        assert [(name, line) for name, line, _, _ in lines] == [("s1", "none"), ("s3", "none"), ("s2", "none"), ("s5", "underline"),
+                                                               ("s4", "underline"), ("s5", "underline")]
+        assert min(min(contrast(colour, back), contrast(colour, "rgb(255, 255, 255)"))
+                   for _, line, colour, back in lines if line == "underline") >= 3  # WCAG 1.4.11 for what carries meaning
+        assert [name for name, fore, back in page.evaluate(TEXT_COLOURS) if contrast(fore, back) < 4.5] == []
 
 
 def hostile_pool(folder: Path) -> dict:
