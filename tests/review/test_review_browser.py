@@ -163,6 +163,32 @@ def test_on_a_phone_long_ids_and_words_wrap_and_every_button_is_large_enough_to_
         assert page.evaluate(width) == 390
 
 
+@pytest.mark.slow
+def test_on_a_phone_the_grade_keys_are_in_sight_under_a_long_answer_and_cover_no_text_once_scrolled_to(browser, tmp_path):
+    """At 390 x 844 a long reference answer put the grade keys below the fold: each pair needed a scroll to grade."""
+    answer = "Remove the wheel, take out the tube, find the hole by pumping it up and listening, then patch it. " * 5
+    pool = write_judged(tmp_path / "pool", {"c1": "Patch the tube.", "c2": "short"}, {"q1": ("How do I repair a puncture?", answer)},
+                        {("q1", "c1"): 0.6, ("q1", "c2"): 0.6})
+    with Server(str(tmp_path / "r.sqlite"), pool, "--no-highlight") as server:
+        page = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True).new_page()
+        page.goto(server.link)
+        page.fill("#name", "alice")
+        page.press("#name", "Enter")
+        page.wait_for_selector("#chunk[data-task-id]")
+        keys, judge = page.locator("#keys").bounding_box(), page.locator("#judge").bounding_box()
+        assert judge["y"] + judge["height"] > 844 and keys["y"] + keys["height"] <= 844  # the texts run past the fold; the keys do not
+        assert page.evaluate("(() => { const b = document.querySelector(\"#keys button[data-key='1']\").getBoundingClientRect();"
+                             " return document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2).dataset.key; })()") == "1"
+        # a focused element is scrolled clear of them, and scrolled to its end the page shows every text above them
+        assert float(page.evaluate("getComputedStyle(document.documentElement).scrollPaddingBottom")[:-2]) >= keys["height"]
+        page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+        keys, judge, chunk = (page.locator(s).bounding_box() for s in ("#keys", "#judge", "#chunk"))
+        assert keys["y"] >= judge["y"] + judge["height"] and keys["y"] >= chunk["y"] + chunk["height"]
+        assert page.evaluate("document.documentElement.scrollWidth") == 390
+        page.tap("#keys button[data-key='1']")
+        page.wait_for_function("n => window.semrelReview.roundTrips.length > n", arg=0)
+
+
 TEXT_COLOURS = """() => [...document.querySelectorAll("main *")].filter((e) => e.offsetParent !== null
     && [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())).map((e) => {
   let back = e;
