@@ -148,6 +148,9 @@ def test_on_a_phone_long_ids_and_words_wrap_and_every_button_is_large_enough_to_
     with Server(str(tmp_path / "r.sqlite"), pool, "--no-highlight") as server:
         page = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True).new_page()
         page.goto(server.link)
+        # the sign-in page had no heading, and its name field was 22 px tall
+        assert page.get_by_role("heading", level=1).inner_text() == "Sign in to review"
+        assert page.locator("#name").bounding_box()["height"] >= 44
         page.fill("#name", "alice")
         page.press("#name", "Enter")
         page.wait_for_selector("#chunk[data-task-id]")
@@ -161,6 +164,8 @@ def test_on_a_phone_long_ids_and_words_wrap_and_every_button_is_large_enough_to_
         assert page.evaluate(width) == 390
         page.goto(server.base + "/stats")
         assert page.evaluate(width) == 390
+        # each row of figures is named by its reviewer where a screen reader reads a cell (it was a plain cell)
+        assert page.get_by_role("rowheader").all_inner_texts() == ["alice", "0", "1"]  # and alice vs judge's confusion rows
 
 
 @pytest.mark.slow
