@@ -162,6 +162,10 @@ def test_on_a_phone_long_ids_and_words_wrap_and_every_button_is_large_enough_to_
         press(page, "1")
         page.goto(server.base + "/recent")
         assert page.evaluate(width) == 390
+        # each "change to" button names the pair it changes: bare digits, tabbed through, said not which row they were of
+        first = page.locator("table.recent tbody tr").nth(0).locator("button").all()
+        assert [b.get_attribute("aria-label").split(" to ")[1] for b in first] == ["0", "1", "skip"]
+        assert first[0].get_attribute("aria-label").startswith("change q") and " / " in first[0].get_attribute("aria-label")
         page.goto(server.base + "/stats")
         assert page.evaluate(width) == 390
         # each row of figures is named by its reviewer where a screen reader reads a cell (it was a plain cell)

@@ -191,6 +191,7 @@ def test_ids_and_grades_at_the_edges_of_their_ranges(tmp_path):
     for grade in ["1 ", " 1", "1\n", "+1"]:  # a form's grade is ASCII digits, nothing around them
         answer = alice.post("/revise", data={"task_id": str(task_id), "grade": grade, "csrf_token": csrf})
         assert answer.status_code == 400 and "grade must be an integer" in answer.get_data(as_text=True), grade
+        assert "<h1>400 Bad Request</h1>" in answer.get_data(as_text=True)  # the error page had no heading to find it by
     assert query(db, "SELECT kind, grade FROM live") == [("grade", 0)]
     assert '<bdi class="who">alice</bdi>' in alice.get("/stats").get_data(as_text=True)  # the stats page says who is signed in
 

@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping
 
 from flask import Flask, abort, g, jsonify, redirect, render_template, request, session
 from werkzeug.exceptions import HTTPException
+from werkzeug.http import HTTP_STATUS_CODES
 
 from ...errors import SemrelError, ValidationError
 from ...formats.jsonl import too_deep
@@ -127,7 +128,7 @@ def create_app(settings: WebSettings) -> Flask:
         """An error in one line: JSON for the page's script, a page for a person."""
         if request.path.startswith("/api/"):
             return jsonify(error=message), code
-        return render_template("error.html", message=message), code
+        return render_template("error.html", message=message, title=f"{code} {HTTP_STATUS_CODES.get(code, 'error')}"), code
 
     app.register_error_handler(HTTPException, lambda exc: failure(exc.description, exc.code))
     app.register_error_handler(SemrelError, lambda exc: failure(str(exc), 409))
