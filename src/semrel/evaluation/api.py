@@ -22,14 +22,12 @@ from ..formats.files import display_name
 from .doclevel import require_overlap
 from .files import (
     JUDGED_ENOUGH,
+    RankingDepths,
     coverage_warnings,
-    cut_depth,
-    cutoff_warnings,
     derived_judgments,
     hole_depth,
     hole_warning,
     judged_share,
-    longest_ranking,
     run_names,
 )
 from .measures import Measure, parse_measures
@@ -150,24 +148,21 @@ def evaluate_runs(qrels: QrelsLike, runs, measures: Measures = None, rel_level: 
     chosen = parse_measures(measures)
     _, loaded, several = as_runs(runs)
     results = []
-    deepest, cut = 0, dict[str, int]()
+    depths = RankingDepths()
     derived_from = derived_judgments(qrels) if _is_path(qrels) else None
     top = hole_depth(chosen)
     holes: list[tuple[str, float]] = []
 
     def check(run: records.Run, result: Evaluation) -> None:
-        nonlocal deepest
         require_overlap(result, judged, run, "the qrels", f"run {result.run_name!r}")
-        deepest = max(deepest, longest_ranking(run))  # while the run is in memory: a generator keeps one at a time
-        if (depth := cut_depth(run)) is not None:
-            cut[f"run {result.run_name!r}"] = depth
+        depths.add(run, f"run {result.run_name!r}")
         if derived_from is not None and (share := judged_share(judged, run, top)) < JUDGED_ENOUGH:
             holes.append((f"run {result.run_name!r}", share))
         results.append(result)
 
     evaluate_gradings(judged, [judged.relevance], loaded, chosen, options=Options(rel_level, **options), checked=check)
     # R@100 over runs of 20 is recall at 20, which a reader takes for recall at 100: warned of as `semrel eval` does
-    messages = [*coverage_warnings([(r, f"run {r.run_name!r}") for r in results], "the qrels"), *cutoff_warnings(chosen, deepest, cut)]
+    messages = [*coverage_warnings([(r, f"run {r.run_name!r}") for r in results], "the qrels"), *depths.warnings(chosen)]
     if holes and derived_from is not None:
         messages.append(hole_warning(holes, display_name(str(qrels)), derived_from, top))
     for message in messages:

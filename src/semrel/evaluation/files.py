@@ -116,21 +116,18 @@ def evaluate_files(
 
         judged = qrels  # not None, for check
         results: list[Evaluation] = []
-        deepest, cut = 0, dict[str, int]()
+        depths = RankingDepths()
         derived_from = derived_judgments(qrels_path) if warn is not None and not doc_level else None
         top = hole_depth(chosen)
         holes: list[tuple[str, float]] = []
 
         def check(run: Run, result: Evaluation) -> None:
             """Each run against its own ids (require_overlap), while it is in memory."""
-            nonlocal deepest
             path = str(run_paths[len(results)])
             require_overlap(result, judged, run, display_name(str(qrels_path)), display_name(path),
                             doc_level=not doc_level)  # no hint to give --doc-level where it is given
             if cutoffs:
-                deepest = max(deepest, longest_ranking(run))
-                if (depth := cut_depth(run)) is not None:
-                    cut[display_name(path)] = depth
+                depths.add(run, display_name(path))
             if derived_from is not None:
                 share = judged_share(judged, run, top)
                 if share < JUDGED_ENOUGH:
@@ -142,7 +139,7 @@ def evaluate_files(
     if holes and warn is not None and derived_from is not None:
         warn(hole_warning(holes, display_name(str(qrels_path)), derived_from, top, run_paths))
     if warn is not None and cutoffs:
-        for message in cutoff_warnings(chosen, deepest, cut):
+        for message in depths.warnings(chosen):
             warn(message)
     return results
 
@@ -202,23 +199,32 @@ def judged_share(qrels: Qrels, run: Run, depth: int = HOLE_DEPTH) -> float:
     return float(evaluate(qrels, run, [measure], complete=False)[0].aggregate(measure))  # the 'all' row of its queries
 
 
-def longest_ranking(run: Run) -> int:
-    """The most documents the run ranks for one query."""
-    counts = pc.value_counts(run.query_ids).field("counts")
-    return int(pc.max(counts).as_py() or 0) if len(counts) else 0
+class RankingDepths:
+    """What cutoff_warnings needs of the runs seen, from one count of each run's documents per query: the most any run ranks
+    for a query (`deepest`), and the depth each run that was cut was cut at (`cut`, by the name a warning gives it: most of
+    its queries rank just that many documents, as a reranked top 20 does; a BM25 run's rankings end where its matches do)."""
 
+    def __init__(self) -> None:
+        self.deepest = 0
+        self.cut: dict[str, int] = {}
 
-def cut_depth(run: Run) -> int | None:
-    """The depth the run was cut at (most of its queries rank just that many documents, as a reranked top 20 does), or None
-    where its rankings end where its retriever's matches do (BM25's)."""
-    counts = pc.value_counts(run.query_ids).field("counts").to_numpy()
-    return int(counts.max()) if len(counts) and (counts == counts.max()).mean() > 0.5 else None
+    def add(self, run: Run, name: str) -> None:
+        """Count `run` (while it is in memory: a generator of runs keeps one at a time)."""
+        counts = pc.value_counts(run.query_ids).field("counts").to_numpy()
+        if len(counts):
+            most = int(counts.max())
+            self.deepest = max(self.deepest, most)
+            if (counts == most).mean() > 0.5:
+                self.cut[name] = most
+
+    def warnings(self, measures: Sequence[Measure]) -> list[str]:
+        return cutoff_warnings(measures, self.deepest, self.cut)
 
 
 def cutoff_warnings(measures: Sequence[Measure], deepest: int, cut: Mapping[str, int] = {}) -> list[str]:
     """Cutoffs past every run's deepest ranking: R@100 over runs of 20 is recall at 20, by trec_eval's semantics too,
-    which a reader of the table takes for recall at 100. And past the depth a run was cut at (`cut`: cut_depth of each run
-    so cut, by the name a warning gives it) where others rank deeper: a reranked top 20 beside first stages of 100 lost
+    which a reader of the table takes for recall at 100. And past the depth a run was cut at (`cut`: RankingDepths.cut)
+    where others rank deeper: a reranked top 20 beside first stages of 100 lost
     R@100 'significantly' (COVID-QA, lift and report), having only dropped the tail."""
     beyond = [m.name for m in measures if m.cutoff is not None and deepest and m.cutoff > deepest]
     notes = []
@@ -242,9 +248,10 @@ def cutoff_warnings(measures: Sequence[Measure], deepest: int, cut: Mapping[str,
 
 def shallow_cutoffs(measures: Sequence[str | Measure] | str | None, runs: Sequence[Run]) -> list[str]:
     """cutoff_warnings for runs read already (estimate, lift), as evaluate_files(cutoffs=True) gives them for files."""
-    cut = {display_name(run.source) if run.source else f"run {run.name!r}": cut_depth(run) for run in runs}
-    return cutoff_warnings(parse_measures(measures), max((longest_ranking(run) for run in runs), default=0),
-                           {name: d for name, d in cut.items() if d is not None})
+    depths = RankingDepths()
+    for run in runs:
+        depths.add(run, display_name(run.source) if run.source else f"run {run.name!r}")
+    return depths.warnings(parse_measures(measures))
 
 
 def _evaluate_other_judgments(qrels_path: str | os.PathLike, run_paths: Sequence[str | os.PathLike], names: list[str], relation: str,
