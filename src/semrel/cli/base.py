@@ -209,9 +209,13 @@ def _environment_note(exc: click.BadParameter) -> str:
     if param is None or sub is None or param.name is None:
         return ""
     if sub.get_parameter_source(param.name) is click.core.ParameterSource.ENVIRONMENT:
-        variable = param.envvar or f"{sub.auto_envvar_prefix}_{param.name.upper()}"
-        return f" (from the environment variable {variable})"
+        return f" (from the environment variable {option_variable(sub, param.name, param.envvar)})"
     return ""
+
+
+def option_variable(context: click.Context, name: str, envvar: Any = None) -> str:
+    """The environment variable an option of the running command is read from: its own, else SEMREL_<COMMAND>_<OPTION>."""
+    return envvar if isinstance(envvar, str) else f"{context.auto_envvar_prefix}_{name.upper()}"
 
 
 _SAID: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("semrel_warnings_said", default=None)

@@ -17,7 +17,7 @@ from ..review.simulate import simulated_note
 from ..review.web.app import WebSettings
 from ..review.web.guard import is_loopback, machine_names, reviewer_keys
 from ..review.web.server import ReviewServer
-from .base import SemrelCommand, warn
+from .base import SemrelCommand, option_variable, warn
 from .options import check_highlights, db_option, highlight_options, queue_options, typed
 from .review import queue_request
 
@@ -52,7 +52,7 @@ def listed_names(text: str | None) -> list[str]:
 def refuse_empty(option: str, value: str | None, what: str, example: str) -> None:
     """--token or --reviewers given as nothing (typed, or its environment variable set to "" or spaces, which click takes
     for unset): refused in one line, as a `$(...)` that printed nothing must not serve the page without what was meant."""
-    variable = f"{click.get_current_context().auto_envvar_prefix}_{option.upper()}"
+    variable = option_variable(click.get_current_context(), option)
     given = os.environ.get(variable) if value is None else value
     if given is None or given.strip():
         return
