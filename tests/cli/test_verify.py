@@ -260,7 +260,8 @@ def test_the_installed_versions_and_each_shared_input_are_read_once_for_all_file
     monkeypatch.setattr(manifest.metadata, "version", lambda name: looked_up.append(name) or installed(name))
     result = run("verify", "q.txt", "q2.txt", "q3.txt")
     assert result.stdout.splitlines() == [f"{name}: as its manifest records" for name in ("q.txt", "q2.txt", "q3.txt")]
-    assert hashed == [str(labelled / "j.jsonl")] and looked_up == ["semrel", *manifest.LIBRARIES]
+    assert hashed == [str(labelled / "j.jsonl"), str(labelled / "j.jsonl.manifest.json")]
+    assert looked_up == ["semrel", *manifest.LIBRARIES]
 
 
 def test_the_counts_of_a_folder_of_thousands_are_written_alike(tmp_path, monkeypatch):
@@ -279,7 +280,7 @@ def test_each_finding_and_the_command_to_paste_stay_on_one_line_whatever_the_man
     record = json.loads(open("q.txt.manifest.json").read())
     record["cwd"] = f"{labelled}\n; touch pwned #"
     record["command"] = ["semrel", "label", "it's\n", "-o", "q.txt"]
-    record["inputs"][0]["path"] = "gone\nq.txt: as its manifest records"
+    record["inputs"] = [{**record["inputs"][0], "path": "gone\nq.txt: as its manifest records"}]
     write(labelled / "q.txt.manifest.json", json.dumps(record))
     result = run("verify", "q.txt")
     assert result.exit_code == 1

@@ -15,6 +15,7 @@ from helpers import assert_one_error, run
 from semrel.errors import UsageError, ValidationError
 from semrel.formats import read_qrels
 from semrel.formats.judgments import read_judgments
+from semrel.formats.manifest import write_manifest
 from semrel.judging import labels
 from semrel.records import Judgment
 from semrel.review.tasks import parse_labelling
@@ -606,6 +607,21 @@ def test_labels_from_a_threshold_calibration_file_do_not_send_the_user_to_calibr
     assert result.warnings and all("the rule is already fitted to reviewed pairs" in w for w in result.warnings)
     inputs = json.loads((tmp_path / "q.txt.manifest.json").read_text())["inputs"]
     assert [i["path"] for i in inputs] == [str(cal)]
+
+
+def test_verify_tells_an_edit_of_the_judgments_manifest_the_labels_read(tmp_path):
+    """label records the judge's settings from the judgments' manifest and warns by them (another model than p was fitted
+    with): edited, it changes the labels' manifest and warnings, so the labels list it among their inputs and
+    `semrel verify` tells it (it said 'as its manifest records')."""
+    judgments = _judgments(tmp_path / "j.jsonl")
+    manifest = write_manifest(judgments, params={"model": "all-MiniLM-L6-v2", "layer": 6})
+    assert run("label", judgments, "-o", tmp_path / "q.txt").exit_code == 0
+    inputs = json.loads((tmp_path / "q.txt.manifest.json").read_text())["inputs"]
+    assert [i["path"] for i in inputs] == [str(judgments), manifest]
+    assert run("verify", tmp_path / "q.txt").stdout == f"{tmp_path / 'q.txt'}: as its manifest records\n"
+    write_manifest(judgments, params={"model": "roberta-large", "layer": 17})
+    result = run("verify", tmp_path / "q.txt")
+    assert result.exit_code == 1 and f"input changed: {manifest}: " in result.stdout
 
 
 def test_a_calibration_applies_where_the_judgments_record_less_of_the_judge(tmp_path):

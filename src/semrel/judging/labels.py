@@ -79,7 +79,7 @@ from ..formats.files import display_name, guarded, read_text
 from ..formats.jsonl import loads
 from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, given_judgments  # noqa: F401  (COMPONENTS: re-exported)
 from ..formats.kinds import CALIBRATION, expecting
-from ..formats.manifest import outputs_with_manifests, read_params, write_manifest
+from ..formats.manifest import outputs_with_manifests, read_params, with_manifests, write_manifest
 from ..formats.trec import write_qrels
 from ..records import Judgment, Qrels, is_number
 from ..terminal import agreeing, quantity
@@ -830,8 +830,10 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
     if output is not None:
         with outputs_with_manifests([output]) as staged:
             write_qrels(qrels, staged[output])
-            write_manifest(output, inputs=[p for p in (source, calibration if isinstance(calibration, (str, os.PathLike)) else None)
-                                           if p], rows=len(qrels), staged=staged, params={
+            # the judgments' manifest too: its judge settings are recorded below and choose warnings
+            write_manifest(output, inputs=[*with_manifests([source] if source else []),
+                                           *([calibration] if isinstance(calibration, (str, os.PathLike)) else [])],
+                           rows=len(qrels), staged=staged, params={
                                **rule.params(), "calibrated": loaded is not None, "fallback": _fallback_params(rule, rows),
                                "grade_counts": {str(g): int(n) for g, n in enumerate(labelled.grade_counts)},
                                "warnings": notes, "judge": judge})
