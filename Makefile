@@ -58,6 +58,7 @@ bench: install
 	$(BIN)/python bench/labels.py
 	$(BIN)/python bench/covid_review.py
 	$(BIN)/python bench/ppi_coverage.py
+	$(BIN)/python bench/ppi_coverage.py --folder out/bench-labels/sets/pubmed
 	$(BIN)/python bench/judge_p_cost.py
 	$(BIN)/python bench/question_as_reference.py
 	$(BIN)/python bench/ray_load.py
