@@ -4,6 +4,8 @@
 "use strict";
 
 (() => {
+  const changed = document.getElementById("changed");  // recent decisions after a change: say which, where focus lands
+  if (changed) changed.focus();
   const root = document.getElementById("review");
   if (!root) return;
   const config = JSON.parse(root.dataset.config);

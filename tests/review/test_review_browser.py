@@ -113,6 +113,12 @@ def test_grade_undo_skip_quit_restart_and_resume(browser, tmp_path):
         rows.nth(0).locator("button[value='0']").click()  # change the latest grade
         page.wait_for_load_state()
         assert page.locator("table.recent tbody tr").nth(0).locator("td.grade").inner_text() == "0"
+        # the page reloads; it used to leave focus on its body with nothing saying what had changed
+        assert page.inner_text("#changed") == f"Changed {third[0]} / {third[1]} to 0."
+        assert page.evaluate("document.activeElement.id") == "changed" and page.get_attribute("#changed", "role") == "status"
+        assert page.locator("tr.changed").count() == 1 and page.locator("tr.changed td.grade").inner_text() == "0"
+        page.goto(server.base + "/recent")  # visited again: nothing is said
+        assert page.locator("#changed").count() == 0 and page.locator("tr.changed").count() == 0
     assert decisions(db) == made + [("alice", "undo", None) + third, ("alice", "grade", 0) + third]
     assert query(db, "SELECT count(*) FROM live WHERE reviewer = 'alice'") == [(3,)]
 

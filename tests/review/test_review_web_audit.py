@@ -483,7 +483,7 @@ def test_only_the_last_50_decisions_can_be_revised(tmp_path):
     answer = alice.post("/revise", data={"task_id": str(ids[0]), "grade": "0", "csrf_token": csrf})
     assert answer.status_code == 409 and "not among your last 50 decisions" in answer.get_data(as_text=True)
     answer = alice.post("/revise", data={"task_id": str(ids[1]), "grade": "0", "csrf_token": csrf})
-    assert answer.status_code == 303 and answer.headers["Location"] == "/recent"
+    assert answer.status_code == 303 and answer.headers["Location"] == f"/recent?changed={ids[1]}#changed"
     assert query(db, f"SELECT grade FROM live WHERE task_id IN ({ids[0]}, {ids[1]}) ORDER BY task_id = {ids[1]}") == [(1,), (0,)]
 
 

@@ -263,7 +263,11 @@ def create_app(settings: WebSettings) -> Flask:
     @app.get("/recent")
     def recent() -> Any:
         s = reviewer_session()
-        return render_template("recent.html", reviewer=s.reviewer, decided=s.recent(RECENT), top=labelling.max_grade)
+        decided = s.recent(RECENT)
+        # after a change, said and focused: the page reloaded with focus on its body, and nothing said what had changed
+        changed = request.args.get("changed", "")
+        said = next((d for d in decided if changed.isdigit() and d.task.id == int(changed)), None)
+        return render_template("recent.html", reviewer=s.reviewer, decided=decided, top=labelling.max_grade, changed=said)
 
     @app.post("/revise")
     def revise() -> Any:
@@ -274,7 +278,7 @@ def create_app(settings: WebSettings) -> Flask:
         # only what the recent decisions page offers, and still standing when it is changed (not undone meanwhile)
         if task_id not in recent_ids(s) or not s.revise(s.task(task_id), grade):
             abort(409, f"task {task_id} is not among your last {RECENT} decisions: only those can be changed here")
-        return redirect("/recent", 303)
+        return redirect(f"/recent?changed={task_id}#changed", 303)
 
     @app.get("/stats")
     def stats() -> Any:
