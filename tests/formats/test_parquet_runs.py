@@ -36,6 +36,8 @@ def test_ranx_parquet_runs_and_qrels_score_as_their_trec_files(tmp_path):
     compared = run("compare", tmp_path / "q.parquet", tmp_path / "r.parquet", tmp_path / "text.run", "-m", "AP", "-f", "csv")
     assert compared.exit_code == 0, compared.output
     assert compared.stdout.splitlines()[1:] == ["a,r,0.1487,", "b,text,0.1487,"]  # equal: neither marked better
+    (tmp_path / "r.parquet").rename(tmp_path / "r.parq")  # ranx's save takes this suffix for Parquet too
+    assert run("eval", tmp_path / "q.parquet", tmp_path / "r.parq", "-m", measures, "-q", "-f", "trec").stdout == as_text.stdout
 
 
 @pytest.mark.parametrize("table,message", [

@@ -68,7 +68,7 @@ from .paths import database_path, input_path, output_path
                    "sample, with a 95% interval (prediction-powered inference; see `semrel estimate`).")
 def eval_command(qrels, runs, measures, per_query, no_summary, rel_level, complete, relation, judged_only, depth, num_docs, doc_level,
                  corpus, fill_judgments, golden, fill_depth, filled_qrels, zscores, fmt, places, reviewed):
-    """Score RUNS (TREC run files, or ranx's Parquet) on QRELS with trec_eval's exact semantics.
+    """Score RUNS (TREC run files, or ranx's Parquet or .json) on QRELS with trec_eval's exact semantics.
 
     Queries in QRELS that a run lacks score 0 and count in the mean (trec_eval -c);
     queries only in a run are ignored. Both are reported on stderr, as is a cutoff past every

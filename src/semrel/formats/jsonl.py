@@ -8,12 +8,13 @@ import math
 import os
 import re
 import sys
+from collections import Counter
 from typing import Any, Callable, Generator, Iterable
 
 import jsonlines
 
 from ..errors import FormatError
-from .files import atomic_writer, display_name, read_lines
+from .files import atomic_writer, display_name, read_lines, read_text
 
 MAX_DEPTH = 100  # nesting of JSON and TOML inputs: semrel's files need a handful of levels
 # a string left open runs to the end of the text: were its closing quote required, each quote after an
@@ -83,6 +84,25 @@ def loads(text: str, path: str | os.PathLike, line: int | None = None,
                           "semrel field takes", line=line) from None
     except RecursionError:
         raise FormatError(display_name(path), "nested too deeply to read", line=line) from None
+
+
+def load_json(path: str | os.PathLike) -> Any:
+    """A whole JSON document; a syntax error names its line, and so does a key given twice in one object (JSON keeps
+    the last: PubMedQA's records, keyed by PMID, lost one without a word)."""
+    text = read_text(path)
+    return loads(text, path, object_pairs_hook=lambda pairs: _unique_keys(pairs, path, text))
+
+
+def _unique_keys(pairs: list[tuple[str, Any]], path: str | os.PathLike, text: str) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) < len(pairs):  # a key given twice: which one (counted, not each key against those before it)
+        twice = next(key for key, times in Counter(key for key, _ in pairs).items() if times > 1)
+        quoted = json.dumps(twice)
+        at = text.find(quoted, text.find(quoted) + 1)  # its second place, as near as text search tells
+        line = text.count("\n", 0, at) + 1 if at >= 0 else None
+        raise FormatError(display_name(path), f"the key {twice!r} is given twice in one object, and JSON keeps only the last: "
+                          "give each record its own key", line=line)
+    return value
 
 
 def read_jsonl(path: str | os.PathLike) -> Generator[tuple[int, dict[str, Any]], None, int]:

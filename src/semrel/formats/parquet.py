@@ -30,7 +30,8 @@ BATCH_ROWS = 1024  # rows decoded at a time
 
 
 def is_parquet(source: str | os.PathLike) -> bool:
-    return str(source).lower().endswith(".parquet")
+    """Named .parquet, or .parq (as ranx's save also names it)."""
+    return str(source).lower().endswith((".parquet", ".parq"))
 
 
 def parquet_columns(source: str | os.PathLike) -> list[str]:

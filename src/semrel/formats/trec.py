@@ -1,4 +1,5 @@
-"""TREC qrels (`qid 0 docid rel`) and runs (`qid Q0 docid rank score tag`).
+"""TREC qrels (`qid 0 docid rel`) and runs (`qid Q0 docid rank score tag`), and both as ranx saves them (Parquet, or JSON
+of {qid: {docid: score}}, which is also how pytrec_eval and BEIR hold them).
 
 Readers check syntax; a document repeated for one query is found where the ids are encoded
 anyway (semrel.evaluation.metrics), and reported through `columns.duplicate_error` with its line.
@@ -6,21 +7,23 @@ anyway (semrel.evaluation.metrics), and reported through `columns.duplicate_erro
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import FormatError
-from ..records import Preferences, Qrels, Run, dictionary_codes, one_array
+from ..errors import FormatError, SemrelError
+from ..records import Preferences, Qrels, Run, dictionary_codes, is_number, one_array
 from .columns import duplicate_error, finite_float, read_columns, read_plain_file, require_finite, whole_number
 from .files import STDIO, atomic_writer, check_id, display_name, read_bytes, read_tail
+from .jsonl import load_json
 from .kinds import QRELS, RUN, expecting
-from .parquet import is_parquet, ranx_columns
+from .parquet import MOST_GRADE, is_parquet, ranx_columns
 
 RUN_COLUMNS = ("query_id", "q0", "doc_id", "rank", "score", "tag")
 QRELS_COLUMNS = ("query_id", "iteration", "doc_id", "relevance")
@@ -32,7 +35,7 @@ PREFS_COLUMNS = ("query_id", "group", "subgroup", "doc_id", "value")
 def run_name(path: str | os.PathLike) -> str:
     """A run is named by its file's stem ('bm25' for runs/bm25.run.gz)."""
     name = Path(str(path)).name
-    for suffix in (".gz", ".run", ".trec", ".txt", ".tsv", ".parquet"):
+    for suffix in (".gz", ".run", ".trec", ".txt", ".tsv", ".parquet", ".parq", ".json"):
         if name.endswith(suffix) and len(name) > len(suffix):
             name = name[: -len(suffix)]
     return "stdin" if str(path) == STDIO else name
@@ -46,6 +49,9 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     if is_parquet(path):
         query_ids, doc_ids, scores = ranx_columns(path, "a run")
         return Run(query_ids, doc_ids, scores, name or run_name(path), source=path)
+    if is_nested_json(path):
+        query_ids, doc_ids, scores = nested_columns(path, "a run")
+        return Run(query_ids, doc_ids, scores, name or run_name(path), source=path)
     types = {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()}
     table = read_plain_file(path, RUN_COLUMNS, types)
     data = read_bytes(path) if path == STDIO else None  # stdin is read once: its bytes, kept; a file is read again
@@ -58,6 +64,54 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     # Ids stay in Arrow's chunks: joining ten million strings into one buffer is a copy nobody needs.
     return Run(table.column("query_id"), table.column("doc_id"), scores, name or run_name(path), source=path,
                tag=_last_tag(path, data))
+
+
+def is_nested_json(path: str | os.PathLike) -> bool:
+    """A run or qrels named .json (or .json.gz): one JSON object, {qid: {docid: score}}, as ranx saves them and as
+    pytrec_eval and BEIR's scripts hold them (a golden set is JSON Lines, .jsonl)."""
+    return str(path).lower().removesuffix(".gz").endswith(".json")
+
+
+def nested_columns(path: str, what: str, grades: bool = False) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    """The query ids, doc ids and scores (finite; with `grades`, whole) of a run or qrels saved as {qid: {docid: score}};
+    `what` names the file's role in errors. Ids are single tokens, as in a TREC file, so that every output can hold them;
+    a key given twice is an error naming its line (JSON keeps the last)."""
+    data = load_json(path)
+    value = "grade" if grades else "score"
+    hint = f"{what} in JSON is one object, {{query_id: {{doc_id: {value}}}}}, as ranx saves it (a golden set is JSON Lines, .jsonl)"
+    if not isinstance(data, dict):
+        raise FormatError(display_name(path), f"holds a JSON {type(data).__name__}, not an object of queries", hint=hint)
+    query_ids, doc_ids, numbers = [], [], []
+    for query, docs in data.items():
+        if not isinstance(docs, dict):
+            raise FormatError(display_name(path), f"query {query!r} maps to a {type(docs).__name__}, not an object of documents",
+                              hint=hint)
+        try:
+            if docs:
+                check_id(query, "query id")
+            for doc in docs:
+                check_id(doc, "doc id")
+        except SemrelError as exc:
+            raise FormatError(display_name(path), str(exc)) from None
+        for doc, number in docs.items():
+            as_float = _as_float(number)
+            if not math.isfinite(as_float) or grades and (as_float != round(as_float) or abs(as_float) > MOST_GRADE):
+                should = "a whole number (a relevance grade)" if grades else "a finite number"
+                raise FormatError(display_name(path), f"query {query!r}, doc {doc!r}: {value} {number!r} is not {should}", hint=hint)
+            query_ids.append(query)
+            doc_ids.append(doc)
+            numbers.append(number)
+    return pa.array(query_ids, pa.string()), pa.array(doc_ids, pa.string()), np.array(numbers, dtype=np.float64)
+
+
+def _as_float(value: Any) -> float:
+    """A JSON number as a float: nan for anything else (text, true, null), inf for an integer past a float's range."""
+    if not is_number(value):
+        return math.nan
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 def _not_parquet(path: str, what: str) -> None:
@@ -79,8 +133,8 @@ def _last_tag(path: str, data: bytes | None) -> str | None:
 def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels:
     """TREC qrels from `path` (or from its already-read bytes), or a ranx Qrels saved as Parquet."""
     path = str(path)
-    if is_parquet(path):
-        query_ids, doc_ids, grades = ranx_columns(path, "qrels", grades=True)
+    if is_parquet(path) or is_nested_json(path):
+        query_ids, doc_ids, grades = (ranx_columns if is_parquet(path) else nested_columns)(path, "qrels", grades=True)
         return Qrels(one_array(query_ids), one_array(doc_ids), grades.astype(np.int64), source=path)
     types = {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
     table = read_plain_file(path, QRELS_COLUMNS, types) if data is None else None

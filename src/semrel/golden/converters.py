@@ -14,9 +14,10 @@ from typing import Any, Iterable
 from ..errors import FormatError, SemrelError
 from ..formats.corpus import shown_json
 from ..formats.files import display_name, read_text
+from ..formats.jsonl import load_json
 from ..records import Chunk, GoldenItem
 from .chunking import Document, chunk_documents, sanitise_id
-from .sources import Imported, ImportOptions, expect, load_json, query_id_of, record_rows
+from .sources import Imported, ImportOptions, expect, query_id_of, record_rows
 
 PUBMEDQA_SEPARATOR = "\n\n"
 # Cleverdon's codes (cranqrel.readme): 1 complete answer .. 4 minimum interest; -1 is no interest.

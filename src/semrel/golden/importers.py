@@ -26,7 +26,7 @@ from ..errors import FormatError, UsageError, ValidationError
 from ..formats.beir import BEIR_SPLIT, beir_folder, beir_records, is_beir_folder, read_beir_qrels
 from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
 from ..formats.files import STDIO, display_name, line_id, read_head, read_lines, read_text
-from ..formats.jsonl import check_nesting, read_jsonl, too_deep
+from ..formats.jsonl import check_nesting, load_json, read_jsonl, too_deep
 from ..formats.parquet import is_parquet, parquet_columns
 from ..formats.shards import placed, shard_at, split_columns, split_files, split_name, split_names, split_of, split_records
 from ..formats.trec import graded_pairs
@@ -37,7 +37,7 @@ from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_llamaindex_pairs, import_msmarco, import_pubmedqa
 from .documents import file_document_id, sanitised_ids
 from .locate import ContextMatcher, chunks_holding, find_answer
-from .sources import FILE_SUFFIX, Imported, ImportOptions, corpus_ids, expect, load_json, map_document_ids, query_id_of, record_rows
+from .sources import FILE_SUFFIX, Imported, ImportOptions, corpus_ids, expect, map_document_ids, query_id_of, record_rows
 from .trec import import_trec
 from .validate import Tally, lacks_answer
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
@@ -11,8 +10,7 @@ from typing import Any, Container, Iterable, Iterator
 
 from ..errors import FormatError, SemrelError, UsageError, ValidationError
 from ..formats.corpus import judged_grades, shown_json
-from ..formats.files import check_id, display_name, line_id, read_text
-from ..formats.jsonl import loads
+from ..formats.files import check_id, display_name, line_id
 from ..formats.parquet import is_parquet
 from ..formats.shards import split_files, split_records
 from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, is_id
@@ -78,25 +76,6 @@ def record_rows(source: str) -> Iterator[tuple[int, dict[str, Any]]] | None:
     if not is_parquet(source) and not source.lower().removesuffix(".gz").endswith(".jsonl"):
         return None
     return split_records(split_files(source))
-
-
-def load_json(path: str | os.PathLike) -> Any:
-    """A whole JSON document; a syntax error names its line, and so does a key given twice in one object (JSON keeps
-    the last: PubMedQA's records, keyed by PMID, lost one without a word)."""
-    text = read_text(path)
-    return loads(text, path, object_pairs_hook=lambda pairs: _unique_keys(pairs, path, text))
-
-
-def _unique_keys(pairs: list[tuple[str, Any]], path: str | os.PathLike, text: str) -> dict[str, Any]:
-    value = dict(pairs)
-    if len(value) < len(pairs):  # a key given twice: which one (counted, not each key against those before it)
-        twice = next(key for key, times in Counter(key for key, _ in pairs).items() if times > 1)
-        quoted = json.dumps(twice)
-        at = text.find(quoted, text.find(quoted) + 1)  # its second place, as near as text search tells
-        line = text.count("\n", 0, at) + 1 if at >= 0 else None
-        raise FormatError(display_name(path), f"the key {twice!r} is given twice in one object, and JSON keeps only the last: "
-                          "give each record its own key", line=line)
-    return value
 
 
 def expect(value: Any, kind: type, path: str, where: str) -> Any:

@@ -1,0 +1,68 @@
+"""Runs and qrels as ranx saves them in JSON (`run.save("run.json")`: {q_id: {doc_id: score}}, also how pytrec_eval and
+BEIR's scripts hold them) score as the same TREC files do, and a broken one is one line naming what is wrong.
+
+The files are written as ranx's save writes them (its save_json: the dict, indented by 2), not by ranx itself: ranx
+compiles with numba on first use (tests/formats/test_parquet_runs.py says why that is kept out of the tests)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from helpers import assert_one_error, run, write
+from semrel.formats import read_qrels, read_run
+
+
+def test_ranx_json_runs_and_qrels_score_as_their_trec_files(tmp_path):
+    rng = random.Random(7)
+    qrels = {f"q{q}": {f"d{d}": rng.choice([-1, 0, 0, 1, 2, 3]) for d in rng.sample(range(30), 8)} for q in range(12)}
+    ranked = {f"q{q}": {f"d{d}": round(rng.uniform(0, 5), rng.choice([0, 1, 3])) for d in rng.sample(range(30), 15)}
+              for q in range(14)}  # ties, and two queries the qrels lack
+    write(tmp_path / "q.txt", "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    write(tmp_path / "r.txt", "".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in ranked.items() for d, s in docs.items()))
+    write(tmp_path / "q.json", json.dumps(qrels, indent=2))
+    write(tmp_path / "r.json", json.dumps(ranked, indent=2))
+    measures = "map,ndcg_cut.10,P.5,recip_rank,bpref,num_ret,num_rel,infAP,ERR@10"
+    as_text = run("eval", tmp_path / "q.txt", tmp_path / "r.txt", "-m", measures, "-q", "-f", "trec")
+    as_json = run("eval", tmp_path / "q.json", tmp_path / "r.json", "-m", measures, "-q", "-f", "trec")
+    assert as_text.exit_code == as_json.exit_code == 0, as_json.output
+    assert as_json.stdout == as_text.stdout and as_text.stdout.count("\n") == 9 * 13  # 12 queries and 'all'
+    (tmp_path / "r.txt").rename(tmp_path / "text.run")
+    compared = run("compare", tmp_path / "q.json", tmp_path / "r.json", tmp_path / "text.run", "-m", "AP", "-f", "csv")
+    assert compared.exit_code == 0, compared.output
+    assert compared.stdout.splitlines()[1:] == ["a,r,0.1487,", "b,text,0.1487,"]  # named by the file's stem, as a TREC run
+    assert read_run(tmp_path / "r.json").to_dict() == ranked and read_qrels(tmp_path / "q.json").to_dict() == qrels
+
+
+@pytest.mark.parametrize("text,message", [
+    ('[["q", "a", 1.0]]', "r.json: holds a JSON list, not an object of queries (a run in JSON is one object, {query_id: "
+                          "{doc_id: score}}, as ranx saves it (a golden set is JSON Lines, .jsonl))"),
+    ('{"q": [["a", 1.0]]}', "r.json: query 'q' maps to a list, not an object of documents"),
+    ('{"q": {"a": "high"}}', "r.json: query 'q', doc 'a': score 'high' is not a finite number"),
+    ('{"q": {"a": NaN}}', "r.json: query 'q', doc 'a': score nan is not a finite number"),
+    ('{"q": {"a": 1e999}}', "r.json: query 'q', doc 'a': score inf is not a finite number"),
+    ('{"q": {"a b": 1.0}}', "r.json: doc id 'a b' is empty or contains whitespace; ids must be single tokens"),
+    ('{"#q": {"a": 1.0}}', "r.json: query id '#q' starts with '#'"),
+    ('{"q": {\n "a": 1.0,\n "a": 2.0}}', "r.json:3: the key 'a' is given twice in one object, and JSON keeps only the last"),
+    ('{"q": {"a": 1.0}', "r.json:1: invalid JSON"),
+])
+def test_a_broken_json_run_is_one_line(tmp_path, text, message):
+    qrels = write(tmp_path / "q.txt", "q 0 a 1\nq 0 b 0\n")
+    assert_one_error(run("eval", qrels, write(tmp_path / "r.json", text)), message)
+
+
+@pytest.mark.parametrize("grade", [0.5, 1e30, True])  # 1e30 is whole as a float, and past every int64 grade
+def test_json_qrels_grades_are_whole_numbers(tmp_path, grade):
+    qrels = write(tmp_path / "q.json", json.dumps({"q": {"a": 1, "b": grade}}))
+    assert_one_error(run("eval", qrels, write(tmp_path / "r.txt", "q Q0 a 1 1 r\n")),
+                     f"q.json: query 'q', doc 'b': grade {grade!r} is not a whole number (a relevance grade)")
+
+
+def test_a_golden_set_named_json_is_told_apart_from_qrels(tmp_path):
+    """Qrels opening with '{' were read as a golden set; a .json file is ranx's qrels, and a golden set so named is
+    told to be JSON Lines."""
+    golden = write(tmp_path / "golden.json", json.dumps({"query_id": "q", "query": "what?", "reference_answer": "this"}) + "\n")
+    assert_one_error(run("eval", golden, write(tmp_path / "r.txt", "q Q0 a 1 1 r\n")),
+                     "golden.json: query 'query_id' maps to a str, not an object of documents", "(a golden set is JSON Lines, .jsonl)")
