@@ -12,7 +12,7 @@ import random
 import pytest
 
 from helpers import assert_one_error, run, write
-from semrel.formats import read_qrels, read_run
+from semrel.formats import read_qrels, read_run, write_qrels
 
 
 def test_ranx_json_runs_and_qrels_score_as_their_trec_files(tmp_path):
@@ -66,3 +66,23 @@ def test_a_golden_set_named_json_is_told_apart_from_qrels(tmp_path):
     golden = write(tmp_path / "golden.json", json.dumps({"query_id": "q", "query": "what?", "reference_answer": "this"}) + "\n")
     assert_one_error(run("eval", golden, write(tmp_path / "r.txt", "q Q0 a 1 1 r\n")),
                      "golden.json: query 'query_id' maps to a str, not an object of documents", "(a golden set is JSON Lines, .jsonl)")
+
+
+def test_runs_and_qrels_written_to_a_json_name_are_ranx_json_that_reads_back(tmp_path):
+    """An output named .json was TREC text under that name, which the readers then took for JSON and refused."""
+    write(tmp_path / "a.run", "q1 Q0 d1 1 3.0 a\nq1 Q0 d2 2 2.0 a\nq2 Q0 d1 1 1.0 a\n")
+    write(tmp_path / "b.run", "q1 Q0 d2 1 5.0 b\nq2 Q0 d3 1 4.0 b\nq2 Q0 d1 2 0.5 b\n")
+    for output in ("f.run", "f.json"):
+        assert run("fuse", tmp_path / "a.run", tmp_path / "b.run", "-o", tmp_path / output).exit_code == 0
+    fused = read_run(tmp_path / "f.json")
+    assert fused.to_dict() == read_run(tmp_path / "f.run").to_dict() and len(fused) == 4
+    assert json.loads((tmp_path / "f.json").read_text()) == fused.to_dict()  # plain JSON, as ranx's Run.from_file reads it
+    assert list(json.loads((tmp_path / "f.json").read_text())["q1"]) == ["d2", "d1"]  # ranked, as the TREC run is
+    write(tmp_path / "q.txt", "q2 0 d3 1\nq1 0 d2 2\nq1 0 d1 0\n")
+    qrels = read_qrels(tmp_path / "q.txt")
+    write_qrels(qrels, tmp_path / "q.json")
+    assert json.loads((tmp_path / "q.json").read_text()) == {"q2": {"d3": 1}, "q1": {"d2": 2, "d1": 0}}
+    assert read_qrels(tmp_path / "q.json") == qrels
+    scored = run("eval", tmp_path / "q.txt", tmp_path / "f.run", "-m", "nDCG@10", "-q", "-f", "trec")
+    assert scored.stdout.count("\n") == 3 and run("eval", tmp_path / "q.json", tmp_path / "f.json", "-m", "nDCG@10", "-q", "-f",
+                                                   "trec").stdout == scored.stdout

@@ -7,6 +7,7 @@ anyway (semrel.evaluation.metrics), and reported through `columns.duplicate_erro
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Sequence
@@ -205,8 +206,29 @@ def _rows(query_ids: pa.Array | pa.ChunkedArray, doc_ids: pa.Array | pa.ChunkedA
 
 
 def write_qrels(qrels: Qrels, path: str | os.PathLike) -> None:
+    """TREC qrels, or to a file named .json ranx's JSON, which read_trec_qrels reads back."""
+    if is_nested_json(path):  # a query's judgments together, in the order its first one came
+        _, codes = dictionary_codes(qrels.query_ids)
+        order = np.argsort(codes, kind="stable")
+        _write_nested(path, _rows(qrels.query_ids.take(order), qrels.doc_ids.take(order), qrels.relevance[order]))
+        return
     with atomic_writer(path) as out:  # a bad id met on the way leaves no output (nor replaces the one there)
         out.writelines(f"{q} 0 {d} {r}\n" for q, d, r in _rows(qrels.query_ids, qrels.doc_ids, qrels.relevance))
+
+
+def _write_nested(path: str | os.PathLike, rows: Iterator[tuple]) -> None:
+    """{qid: {docid: value}} from rows grouped by query, a line a query: the JSON ranx saves (nested_columns reads it)."""
+    with atomic_writer(path) as out:
+        out.write("{")
+        previous = None
+        for q, d, value in rows:
+            if q != previous:
+                out.write(("}," if previous is not None else "") + f"\n  {json.dumps(q)}: {{")
+            else:
+                out.write(", ")
+            out.write(f"{json.dumps(d)}: {value!r}")
+            previous = q
+        out.write("}\n}\n" if previous is not None else "}\n")
 
 
 def write_judgment_groups(groups: Sequence[tuple[str, Qrels]], path: str | os.PathLike) -> None:
@@ -227,9 +249,13 @@ def ranked(run: Run) -> Run:
 
 
 def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> None:
-    """Write a TREC run ranked as trec_eval reads it, ranks numbered from 1 per query."""
+    """Write a TREC run ranked as trec_eval reads it, ranks numbered from 1 per query; to a file named .json, ranx's JSON
+    in the same order (it holds no tag)."""
     tag = check_id(tag or run.name, "run tag")
     ordered = ranked(run)
+    if is_nested_json(path):
+        _write_nested(path, _rows(ordered.query_ids, ordered.doc_ids, ordered.scores))
+        return
     with atomic_writer(path) as out:
         previous, rank = None, 0
         for q, d, s in _rows(ordered.query_ids, ordered.doc_ids, ordered.scores):
