@@ -86,3 +86,10 @@ def test_runs_and_qrels_written_to_a_json_name_are_ranx_json_that_reads_back(tmp
     scored = run("eval", tmp_path / "q.txt", tmp_path / "f.run", "-m", "nDCG@10", "-q", "-f", "trec")
     assert scored.stdout.count("\n") == 3 and run("eval", tmp_path / "q.json", tmp_path / "f.json", "-m", "nDCG@10", "-q", "-f",
                                                    "trec").stdout == scored.stdout
+
+
+def test_a_json_run_on_stdin_is_told_to_come_as_a_file(tmp_path):
+    """It was read as TREC text: 'expected 6 columns (qid Q0 docid rank score tag ...), found 3'."""
+    qrels = write(tmp_path / "q.txt", "q 0 a 1\n")
+    assert_one_error(run("eval", qrels, "-", input='{"q": {"a": 1.0}}\n'),
+                     "<stdin>: holds JSON, which semrel reads as a run from a file named .json only (write it to run.json")

@@ -56,6 +56,9 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     types = {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()}
     table = read_plain_file(path, RUN_COLUMNS, types)
     data = read_bytes(path) if path == STDIO else None  # stdin is read once: its bytes, kept; a file is read again
+    if data is not None and data.lstrip().startswith(b"{"):  # told by name, as ranx tells it: stdin has none
+        raise FormatError(display_name(path), "holds JSON, which semrel reads as a run from a file named .json only",
+                          hint="write it to run.json and give that file")
     if table is None:
         with expecting(path, RUN):
             table = read_columns(path if data is None else data, path, RUN_COLUMNS, types,
