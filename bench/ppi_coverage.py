@@ -1,4 +1,4 @@
-"""How often `semrel estimate`'s interval covers the metric of a whole-pool review, on COVID-QA.
+"""How often `semrel estimate`'s interval covers the metric of a whole-pool review, on COVID-QA (or `--folder`'s set).
 
     python bench/ppi_coverage.py [--folder out/bench-labels/sets/covid150] [--seeds 250] [--sizes 50,100,200,400,1000]
 
@@ -9,7 +9,9 @@ on those human labels. For each sample size n, `--seeds` simple random samples o
 are "reviewed" and corrected by semrel.analysis.ppi.corrected_estimates (95%). Printed per measure and n, over the
 runs bm25, dense and hybrid (bench/labels.py's runs/): the share of each run's intervals that cover the truth, the size
 of the corrected value's mean error (|bias|, averaged over the runs) beside the derived value's, the share of intervals
-of zero width (no sampled change moves the estimate: warned of) and the coverage of the others.
+of zero width (no sampled change moves the estimate: warned of) and the coverage of the others. Then the same for
+samples of whole queries (`semrel review start --order query-sample`): queries drawn at random, all their pool pairs
+reviewed, while the pairs stay within n, corrected query by query.
 """
 
 from __future__ import annotations
@@ -53,19 +55,46 @@ def main() -> None:
     start = {(e.run_name, m.name): e.aggregate(m) for e in evaluate(derived, runs, measures) for m in measures}
     changed = sum(human[p] != labels[p[0]][p[1]] for p in pairs)
     print(f"{len(pairs):,} pool pairs of {len(labels)} queries, {changed} of them labelled otherwise than the gold chunks; "
-          f"{args.seeds} samples per size, runs {', '.join(RUNS)}, 95% intervals\n")
-    print("| measure | n | " + " | ".join(f"covers {run}" for run in RUNS) + " | \\|bias\\| (derived's) | zero width | covers, the rest |")
-    print("|---|---:|" + "---:|" * (len(RUNS) + 3))
+          f"{args.seeds} samples per size, runs {', '.join(RUNS)}, 95% intervals")
     sizes = [int(size) for size in args.sizes.split(",")]
-    rows: dict[tuple[str, int], list[tuple[str, bool, float, bool]]] = {}
-    for n in sizes:
-        for seed in range(args.seeds):
-            chosen = np.random.default_rng([n, seed]).choice(len(pairs), n, replace=False)
-            sample = ReviewedSample({pairs[i]: human[pairs[i]] for i in chosen}, len(pairs))
-            for e in corrected_estimates(derived, runs, measures, sample):
-                value = truth[e.run, e.measure]
-                rows.setdefault((e.measure, n), []).append(
-                    (e.run, e.low <= value <= e.high, e.corrected - value, e.high == e.low))
+    for unit in ("pair", "query"):
+        if unit == "query":
+            print(f"\nThe same budgets of reviewed pairs spent on whole queries (review order query-sample): queries in a seeded "
+                  f"random order, each with all its pool pairs, while the pairs stay within n ({len(labels)} queries, "
+                  f"{len(pairs) / len(labels):.1f} pairs each on average)")
+        print("\n| measure | n | " + " | ".join(f"covers {run}" for run in RUNS)
+              + " | \\|bias\\| (derived's) | zero width | covers, the rest |")
+        print("|---|---:|" + "---:|" * (len(RUNS) + 3))
+        rows: dict[tuple[str, int], list[tuple[str, bool, float, bool]]] = {}
+        for n in sizes:
+            for seed in range(args.seeds):
+                sample = pair_sample(n, seed, pairs, human) if unit == "pair" else query_sample(n, seed, labels, human, len(pairs))
+                for e in corrected_estimates(derived, runs, measures, sample):
+                    value = truth[e.run, e.measure]
+                    rows.setdefault((e.measure, n), []).append(
+                        (e.run, e.low <= value <= e.high, e.corrected - value, e.high == e.low))
+        table(rows, sizes, start, truth)
+
+
+def pair_sample(n: int, seed: int, pairs: list, human: dict) -> ReviewedSample:
+    """n pool pairs drawn at random: the random sample of `semrel review`'s other orders."""
+    chosen = np.random.default_rng([n, seed]).choice(len(pairs), n, replace=False)
+    return ReviewedSample({pairs[i]: human[pairs[i]] for i in chosen}, len(pairs))
+
+
+def query_sample(n: int, seed: int, labels: dict, human: dict, pool: int) -> ReviewedSample:
+    """Whole queries in a random order while their pairs number n or fewer (2 queries at least)."""
+    queries, taken = sorted(labels), {}
+    for i in np.random.default_rng([n, seed, 1]).permutation(len(queries)).tolist():
+        query = queries[i]
+        if len(taken) + len(labels[query]) > n and len({q for q, _ in taken}) >= 2:
+            break
+        taken |= {(query, d): human[query, d] for d in labels[query]}
+    return ReviewedSample(taken, pool, queries=len(queries))
+
+
+def table(rows: dict, sizes: list[int], start: dict, truth: dict) -> None:
+    """Per measure and n: each run's coverage, the mean error's size beside the derived value's, the zero-width share."""
     for measure in MEASURES:
         for n in sizes:
             got = rows[measure, n]

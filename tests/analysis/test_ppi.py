@@ -3,7 +3,10 @@ judge and human agree."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
+import sqlite3
 from pathlib import Path
 from statistics import NormalDist
 
@@ -15,6 +18,7 @@ from semrel.analysis.ppi import ReviewedSample, corrected_estimates
 from semrel.errors import UsageError, ValidationError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
+from semrel.formats import read_qrels, read_run
 from semrel.records import Qrels, Run
 from semrel.review.engine import QueueSettings, Session
 
@@ -96,7 +100,8 @@ def test_a_corrected_recall_from_a_sample_is_said_to_be_a_direction_not_an_inter
                         ReviewedSample({p: truth[p[0]][p[1]] for p in pairs[::5]}, len(pairs)), warn=heard.append)
     [said] = [h for h in heard if h.startswith("R@10:")]
     assert said.startswith("R@10: the correction is first-order, and recall's is biased")
-    assert said.endswith("read it as a direction, or review every pair of the queries it moves")
+    assert said.endswith("read it as a direction, or review whole queries (`semrel review start --order query-sample`), which "
+                         "it corrects without bias")
     heard.clear()  # a whole pool reviewed: the exact human value, nothing to say
     corrected_estimates(Qrels.from_dict(judge), [run], parse_measures(["R@10"]),
                         ReviewedSample({p: truth[p[0]][p[1]] for p in pairs}, len(pairs)), warn=heard.append)
@@ -115,12 +120,36 @@ def test_a_sample_with_many_changed_labels_is_warned_of_for_the_measures_that_do
     [said] = [h for h in heard if "first order" in h]
     assert said.startswith("nDCG@10, AP: 26% of the sampled labels changed, and these measures are corrected to the first "
                            "order, which with that many changes removes part of the bias only")
-    assert said.endswith("read their intervals as narrower than the truth allows, or review every pair of the queries concerned")
+    assert said.endswith("read their intervals as narrower than the truth allows, or review whole queries (`semrel review start "
+                         "--order query-sample`), which it corrects without bias")
     few = {p: truth[p[0]][p[1]] if i < 2 else judge[p[0]][p[1]] for i, p in enumerate(pairs[::5])}  # 2 of 80 changed: 2.5%
     for sample in (few, {p: truth[p[0]][p[1]] for p in pairs}):  # few changes; a whole pool: exact, nothing to say
         heard.clear()
         corrected_estimates(Qrels.from_dict(judge), [run], measures, ReviewedSample(sample, len(pairs)), warn=heard.append)
         assert not [h for h in heard if "first order" in h], heard
+
+
+def test_a_sample_of_whole_queries_is_corrected_without_bias_for_every_measure():
+    """Pairs sampled alone correct nDCG, AP and R@k to the first order only (on PubMedQA they kept 80% of AP's bias);
+    queries reviewed whole (review order query-sample) give each sampled query its exact change: over every sample of
+    3 of 6 queries the corrected values average to the human ones, and nothing is said of first-order corrections."""
+    truth, judge, run = synthetic(6)
+    queries = sorted(truth)[:6]  # of 6 to 16 pairs: a pair's share scaled to the pool no longer gives a query its due
+    truth, judge = ({q: dict(list(t[q].items())[: 6 + 2 * i]) for i, q in enumerate(queries)} for t in (truth, judge))
+    measures = parse_measures(["nDCG@10", "AP", "R@10", "RR", "P@5"])
+    (true_eval,) = evaluate(Qrels.from_dict(truth), run, measures)
+    (judge_eval,) = evaluate(Qrels.from_dict(judge), run, measures)
+    pool = sum(len(docs) for docs in truth.values())
+    corrected, heard = [], []
+    for sampled in itertools.combinations(queries, 3):
+        sample = ReviewedSample({(q, d): truth[q][d] for q in sampled for d in truth[q]}, pool, queries=len(queries))
+        estimates = corrected_estimates(Qrels.from_dict(judge), [run], measures, sample, warn=heard.append)
+        assert {e.sampled_queries for e in estimates} == {3}
+        corrected.append([e.corrected for e in estimates])
+    truths = [true_eval.aggregate(m) for m in measures]
+    assert np.mean(corrected, axis=0) == pytest.approx(truths, abs=1e-12)
+    assert all(abs(judge_eval.aggregate(m) - t) > 0.01 for m, t in zip(measures, truths))  # the judge alone is off
+    assert not [h for h in heard if "first order" in h or "first-order" in h], heard
 
 
 def test_a_whole_pool_review_recovers_the_human_value_of_an_additive_measure():
@@ -246,10 +275,10 @@ def test_changes_that_cancel_within_a_query_keep_their_own_p_at_k_shares():
     assert (estimate.low, estimate.high) == pytest.approx((max(low, 0.0), min(high, 1.0))) and half > 0.1
 
 
-def _review_against_the_judge(tmp_path, seed: int, decisions: int) -> tuple[dict, str, str, list]:
+def _review_against_the_judge(tmp_path, seed: int, decisions: int, order: str = "random") -> tuple[dict, str, str, list]:
     """A review database whose reviewer disagrees with the judge on the first `decisions` pairs
-    of a random queue; returns the pool files, the database, a run and the flipped pairs."""
-    conn, pool = queued_db(tmp_path, QueueSettings(order="random", seed=seed))
+    of a random queue (or one in `order`); returns the pool files, the database, a run and the flipped pairs."""
+    conn, pool = queued_db(tmp_path, QueueSettings(order=order, seed=seed))
     db = str(tmp_path / "r.sqlite")
     session = Session(conn, "alice")
     flipped = []
@@ -272,6 +301,29 @@ def test_estimate_command_uses_the_reviewed_random_sample(tmp_path, cli):
     shift = sum(0.25 if R_SCORES[p] < 0.5 else -0.25 for p in flipped)
     assert estimate["corrected"] == pytest.approx(estimate["derived"] + 2 * shift / 3)
     assert estimate["low"] < estimate["corrected"] < estimate["high"]
+
+
+def test_whole_queries_reviewed_in_order_query_sample_give_each_sampled_query_its_exact_change(tmp_path, cli):
+    """The queue takes whole queries in a seeded random order; 9 decisions are 2 whole queries of 3 (the ninth pair,
+    of the third query, is left out), and the estimate is the derived value plus the mean of their exact changes."""
+    pool, db, run, flipped = _review_against_the_judge(tmp_path, seed=1, decisions=9, order="query-sample")
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        queued = conn.execute("SELECT query_id, sample_rank FROM tasks ORDER BY position").fetchall()
+    assert [rank for _, rank in queued] == [0] * 4 + [1] * 4 + [2] * 4 and len({q for q, _ in queued[:4]}) == 1
+    whole = {q for q, _ in queued[:8]}
+    result = cli("estimate", pool["labels"], run, "--reviewed", db, "-m", "AP,nDCG@4,R@2", "--format", "json")
+    assert result.exit_code == 0 and "first order" not in result.stderr and "first-order" not in result.stderr, result.output
+    derived = read_qrels(pool["labels"])
+    human = derived.to_dict()
+    for q, c in flipped:
+        if q in whole:
+            human[q][c] = 1 - human[q][c]
+    measures = parse_measures(["AP", "nDCG@4", "R@2"])
+    (before,), (after,) = (evaluate(qrels, read_run(run), measures) for qrels in (derived, Qrels.from_dict(human)))
+    for estimate, m in zip(json.loads(result.stdout), measures):
+        change = [after.values[m][before.query_ids.index(q)] - before.values[m][before.query_ids.index(q)] for q in sorted(whole)]
+        assert (estimate["sampled"], estimate["sampled_queries"]) == (8, 2) and any(change)
+        assert estimate["corrected"] == pytest.approx(min(1.0, max(0.0, before.aggregate(m) + np.mean(change))), abs=1e-12)
 
 
 def test_graded_qrels_against_a_binary_review_are_refused_as_review_export_refuses_them(tmp_path, cli):

@@ -197,6 +197,19 @@ def test_the_query_order_groups_the_pairs_by_query_nearest_the_threshold_first(t
     conn.close()
 
 
+def test_the_query_sample_order_takes_whole_queries_in_a_seeded_order_and_ranks_only_those_the_limit_leaves_whole():
+    """Each query's pairs together, nearest the threshold first; the queries' order is the seed's; a query the limit cuts
+    has no sample rank, as it cannot be reviewed whole (estimate corrects by whole queries)."""
+    distance = np.array([0.3, 0.1, 0.2, 0.5, 0.4, 0.0, 0.6])
+    names = ["a", "a", "b", "b", "c", "c", "c"]
+    queue = review_queue(distance, names, "query-sample", seed=0, limit=5)  # c, then a; b is not queued
+    assert queue.order.tolist() == [5, 4, 6, 1, 0] and queue.sample_rank.tolist() == [1, 1, -1, -1, 0, 0, 0]
+    queue = review_queue(distance, names, "query-sample", seed=1, limit=5)  # a, b, then c cut after its first pair
+    assert queue.order.tolist() == [1, 0, 2, 3, 5] and queue.sample_rank.tolist() == [0, 0, 1, 1, -1, -1, -1]
+    orders = {tuple(review_queue(distance, names, "query-sample", seed=seed).order.tolist()) for seed in range(30)}
+    assert len(orders) == 6  # every order of the three queries
+
+
 def test_an_uncertain_queue_whose_random_share_is_one_is_the_random_queue():
     """Every position taken by the sample, the first too (mutant: position 0 went to the nearest pair)."""
     distance = np.array([abs(r - 0.5) for r in R_SCORES.values()])

@@ -16,6 +16,13 @@ variance:
 Qrels of some of the pool's queries (a split) make a domain of it: the sample's pairs of
 other queries count with delta 0, so N and n stay the pool's and the sample's.
 
+A sample of whole queries (review order query-sample) is corrected query by query instead: each sampled query's change
+is exact, so for every measure
+
+    corrected = M(judge) + (Q / k) * sum(Delta_q over the k sampled queries) / queries
+
+is unbiased, with the finite-population variance over the pool's Q queries (bench/ppi_coverage.py compares the two).
+
 For measures that add over documents (P@k) the single changes already add up, and the
 estimate is unbiased. For the others (nDCG, AP, RR, R@k, Success@k) a query's value depends
 on all its labels at once: the correction is exact when the whole pool is reviewed (n = N,
@@ -66,6 +73,7 @@ class Estimate:
     sampled: int  # reviewed pairs of the random sample
     changed: int  # of them, pairs where the human grade differs from the derived one
     pool: int
+    sampled_queries: int | None = None  # a sample of whole queries (review order query-sample): how many
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -78,6 +86,7 @@ class ReviewedSample:
     grades: dict[Pair, int]
     pool: int
     top: int | None = None  # the review's highest grade (1: a binary queue), where known
+    queries: int | None = None  # the pool's queries, where the sample is of queries reviewed whole (order query-sample)
 
 
 def _rows_of(query_ids: pa.Array, wanted: Sequence[str]) -> np.ndarray:
@@ -163,16 +172,28 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
     deltas = pair_deltas(qrels, runs, measures, changed, base, rel_level)
     # the whole sample (its pairs of queries the qrels lack: delta 0), as the pool scales it; the qrels' pairs alone overstated it
     n, pool = len(sample.grades), max(sample.pool, len(sample.grades))
+    by_query = sample.queries is not None and n < pool  # whole queries: each one's exact change, no first-order share
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     estimates, outside, unmoved = [], [], []
     for e in evaluations:
+        units = sorted({q for q, _ in sample.grades} & set(e.query_ids)) if by_query else []
+        if by_query and len(units) < 2:
+            raise ValidationError(f"the review's random sample of queries holds {len(units)} query(ies) of the qrels reviewed "
+                                  "whole: a corrected estimate and its interval need at least 2; review more queries")
         for m in measures:
-            values = np.zeros(n)
-            values[: len(changed)] = deltas.get(e.run_name, {}).get(m, np.zeros(0))
+            pair_values = deltas.get(e.run_name, {}).get(m, np.zeros(0))
+            if by_query:  # a sampled query's pairs' shares add up to its exact change
+                of = dict.fromkeys(units, 0.0)
+                for (q, _), value in zip(changed, pair_values.tolist()):
+                    of[q] = of.get(q, 0.0) + value
+                values, size, population = np.array([of[q] for q in units]), len(units), len(e.query_ids)
+            else:
+                values, size, population = np.zeros(n), n, pool
+                values[: len(changed)] = pair_values
             per = 1.0 if m.summed else float(len(e.query_ids))
             derived_value = e.aggregate(m)
-            corrected = derived_value + pool * values.mean() / per
-            half = z * pool * np.sqrt(max(1.0 - n / pool, 0.0) * values.var(ddof=1) / n) / per
+            corrected = derived_value + population * values.mean() / per
+            half = z * population * np.sqrt(max(1.0 - size / population, 0.0) * values.var(ddof=1) / size) / per
             low, high = corrected - half, corrected + half
             if not values.any():  # no sampled change moves it: a zero-width interval, however many pairs changed
                 unmoved.append(f"{e.run_name} {m.name}")
@@ -181,7 +202,8 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
                 if not m.bounds[0] - slack <= corrected <= m.bounds[1] + slack:
                     outside.append(f"{e.run_name} {m.name} {corrected:.4f}")
                 corrected, low, high = (float(np.clip(v, *m.bounds)) for v in (corrected, low, high))
-            estimates.append(Estimate(e.run_name, m.name, derived_value, float(corrected), float(low), float(high), n, len(changed), pool))
+            estimates.append(Estimate(e.run_name, m.name, derived_value, float(corrected), float(low), float(high), n, len(changed), pool,
+                                      len(units) if by_query else None))
     if warn and unmoved and n < pool:
         share = 1.0 - (1.0 - confidence) ** (1.0 / n)  # the exact one-sided bound on a rate seen 0 times in n; about 3/n at 95%
         bound = f"up to {share:.1%} of the pool's {pool:,} labels (about {math.ceil(share * pool):,})"
@@ -195,19 +217,20 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
                  f"sample's {quantity(len(changed), 'changed pair')}, so {its} zero width: what the sample saw, not certainty. "
                  f"With 0 of {n:,} sampled pairs moving one, {bound} may still be wrong in ways that move it "
                  f"({level_text(confidence)} bound); review more pairs to narrow it")
-    if warn and n < pool and (recalls := [m.name for m in measures if m.family == "R"]):
+    if warn and n < pool and not by_query and (recalls := [m.name for m in measures if m.family == "R"]):
         warn(f"{', '.join(recalls)}: the correction is first-order, and recall's is biased: a query whose one derived-relevant "
              "pair is sampled as wrong, its relevant chunk unsampled, falls to 0 (on COVID-QA R@100's 95% intervals covered "
              "79-85% with 1,000 of 6,047 pairs reviewed, and missed by more than the derived value; docs/review.md, 'How often "
-             "the interval covers'): read it as a direction, or review every pair of the queries it moves")
-    if warn and n < pool and len(changed) >= FIRST_ORDER_SHARE * n and (
+             "the interval covers'): read it as a direction, or review whole queries (`semrel review start --order query-sample`), "
+             "which it corrects without bias")
+    if warn and n < pool and not by_query and len(changed) >= FIRST_ORDER_SHARE * n and (
             others := [m.name for m in measures if not (m.summed or m.family in ("P", "R"))]):  # P@k adds up; R@k said above
         warn(f"{', '.join(others)}: {len(changed) / n:.0%} of the sampled labels changed, and "
              f"{'this measure is' if len(others) == 1 else 'these measures are'} corrected to the first order, which with that "
              "many changes removes part of the bias only (on PubMedQA, 7% changed, AP's 95% intervals covered 84-86% and "
              "nDCG@10's 89% with 1,000 of 6,210 pairs reviewed; docs/review.md, 'How often the interval covers'): read "
-             f"{'its interval' if len(others) == 1 else 'their intervals'} as narrower than the truth allows, or review every "
-             "pair of the queries concerned")
+             f"{'its interval' if len(others) == 1 else 'their intervals'} as narrower than the truth allows, or review whole "
+             "queries (`semrel review start --order query-sample`), which it corrects without bias")
     if warn and outside:
         warn(f"the sample's changes, scaled to the pool, put {quantity(len(outside), 'estimate')} past their measure's range (e.g. "
              f"{outside[0]}), shown at the edge: {n:,} reviewed pairs are too few for a correction this large; review more pairs")

@@ -209,7 +209,8 @@ QUEUE_OPTIONS = [
     click.option("--thresholds", help="Comma-separated thresholds (one: binary) or the file `semrel calibrate -o` wrote "
                                       "[default: the rule in the labels' manifest]."),
     click.option("--order", type=click.Choice(ORDERS), default="uncertain", show_default=True,
-                 help="uncertain: nearest a threshold (for p: the cut) first, mixed with a random sample; random; query."),
+                 help="uncertain: nearest a threshold (for p: the cut) first, mixed with a random sample; random; query: by query id; "
+                      "query-sample: whole queries in a random order (`estimate` corrects nDCG, AP, R@k by them without bias)."),
     click.option("--random-share", type=click.FloatRange(0, 1), default=RANDOM_SHARE, show_default=True,
                  help="With --order uncertain: share of positions taken by the seeded random sample."),
     seed_option(),

@@ -33,7 +33,7 @@ from ..formats.trec import write_judgment_groups, write_qrels
 from ..records import Qrels
 from ..terminal import quantity
 from .engine import labelling_of
-from .store import open_db_read_only, snapshot
+from .store import open_db_read_only, read_meta, snapshot
 
 Pair = tuple[str, str]
 
@@ -261,9 +261,11 @@ def _source_row(query_id: str, chunk_id: str, derived: int | None, settled: dict
 def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSample:
     """The longest prefix of the review queue's random sample that has been decided (graded
     or skipped), less the skipped pairs; grades of several reviewers settled by `rule`. Where every
-    pair of the pool is graded, in whatever order, all of them (the sample is then the pool)."""
+    pair of the pool is graded, in whatever order, all of them (the sample is then the pool). A queue in order
+    query-sample gives the queries decided whole, a random sample of the pool's queries."""
     with contextlib.closing(open_db_read_only(db)) as conn, snapshot(conn):  # the prefix and its grades of one moment
         pool = conn.execute("SELECT value FROM meta WHERE key = 'pool_size'").fetchone()
+        meta = read_meta(conn)
         first_open = conn.execute(
             "SELECT min(sample_rank) FROM tasks t WHERE sample_rank IS NOT NULL"
             " AND NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id)"
@@ -280,4 +282,5 @@ def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSa
             "which mix in a random sample)"
         )
     settled = adjudicate(grades_by_pair(grades), rule, {g.reviewer for g in grades})
-    return ReviewedSample(settled, int(pool[0]), top)
+    queries = meta.get("pool_queries") if meta.get("order") == "query-sample" else None
+    return ReviewedSample(settled, int(pool[0]), top, queries)

@@ -119,7 +119,8 @@ def create_queue(conn: sqlite3.Connection, tasks: Sequence[Task], labelling: Lab
         )
         write_meta(conn, {
             **labelling.to_json(), "order": settings.order, "random_share": settings.random_share, "seed": settings.seed,
-            "limit": settings.limit, "overlap": settings.overlap, "pool_size": len(tasks), "created": time.time(),
+            "limit": settings.limit, "overlap": settings.overlap, "pool_size": len(tasks),
+            "pool_queries": len({t.query_id for t in tasks}), "created": time.time(),
         })
     return len(rows)
 

@@ -9,7 +9,7 @@ from typing import Sequence
 
 import numpy as np
 
-ORDERS = ("uncertain", "random", "query")
+ORDERS = ("uncertain", "random", "query", "query-sample")
 RANDOM_SHARE = 0.25  # uncertain order: the share of positions a seeded random sample takes (unbiased estimates)
 
 
@@ -40,7 +40,9 @@ def review_queue(
     the sampled items in any prefix of the queue are a prefix of the permutation: a simple
     random sample of the whole pool (ranks are given only up to the limit, so every sampled
     item is in the queue). random: the permutation itself. query: by query, then distance (no
-    random sample).
+    random sample). query-sample: whole queries in a seeded random order, each by distance; every item of a query
+    takes the query's place in that order as its sample rank (none where the limit cuts the query), so the queries
+    reviewed whole are a simple random sample of the pool's queries (semrel.analysis.ppi corrects by them).
     """
     n = len(distance)
     size = n if limit is None else min(n, limit)
@@ -49,9 +51,16 @@ def review_queue(
     if order == "random":
         sample_rank[permutation[:size]] = np.arange(size)
         return Queue(permutation[:size], sample_rank)
-    if order == "query":
-        names = np.asarray(query_ids, dtype=object)
-        return Queue(np.lexsort((distance, np.unique(names, return_inverse=True)[1]))[:size], sample_rank)
+    if order in ("query", "query-sample"):
+        names, codes = np.unique(np.asarray(query_ids, dtype=object), return_inverse=True)
+        if order == "query":
+            return Queue(np.lexsort((distance, codes))[:size], sample_rank)
+        place = np.empty(len(names), dtype=np.int64)
+        place[np.random.default_rng(seed).permutation(len(names))] = np.arange(len(names))
+        ranked = np.lexsort((distance, place[codes]))
+        whole = ~np.isin(codes, codes[ranked[size:]])  # the queries the limit leaves whole
+        sample_rank[whole] = place[codes[whole]]
+        return Queue(ranked[:size], sample_rank)
     if order != "uncertain":
         raise ValueError(f"unknown order {order!r}")
     by_distance = np.argsort(distance, kind="stable")
