@@ -279,7 +279,7 @@ def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSa
     if not grades:
         raise ValidationError(
             f"{db}: no pair of the random sample is reviewed yet (review in --order uncertain or random, "
-            "which mix in a random sample)"
+            "which mix in a random sample of pairs, or query-sample, whose queries reviewed whole are one)"
         )
     settled = adjudicate(grades_by_pair(grades), rule, {g.reviewer for g in grades})
     queries = meta.get("pool_queries") if meta.get("order") == "query-sample" else None
