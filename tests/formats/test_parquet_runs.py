@@ -1,5 +1,5 @@
-"""Runs and qrels as ranx saves them in Parquet (`run.save("run.parquet")`: columns q_id, doc_id, score) score as the
-same TREC files do, and a broken table is one line naming its row.
+"""Runs and qrels as ranx saves them in Parquet (`run.save("run.parquet")`: columns q_id, doc_id, score) or JSON score
+as the same TREC files do, and a broken table is one line naming its row.
 
 The files are written as ranx's save writes them, `to_dataframe().to_parquet(path, index=False)` with its columns,
 not by ranx itself: ranx compiles with numba on first use, and two test workers compiling it at once into a fresh
@@ -7,7 +7,9 @@ environment's cache broke tests/retrieval/test_fusion.py in CI."""
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
@@ -15,29 +17,41 @@ import pyarrow.parquet as pq
 import pytest
 
 from helpers import assert_one_error, run, write
+from semrel.formats import read_qrels, read_run
 
 
-def test_ranx_parquet_runs_and_qrels_score_as_their_trec_files(tmp_path):
+def _parquet(table: dict, path: Path) -> None:
+    rows = [(q, d, v) for q, docs in table.items() for d, v in docs.items()]
+    pd.DataFrame(rows, columns=["q_id", "doc_id", "score"]).to_parquet(path, index=False)
+
+
+def _json(table: dict, path: Path) -> None:
+    path.write_text(json.dumps(table, indent=2))  # ranx's save_json: the dict, indented by 2
+
+
+@pytest.mark.parametrize("suffix,save", [(".parquet", _parquet), (".parq", _parquet), (".json", _json)])
+def test_ranx_runs_and_qrels_score_as_their_trec_files(tmp_path, suffix, save):
+    """As ranx saves them, in Parquet (either of its suffixes) or JSON (tests/formats/test_json_runs.py has JSON's own)."""
     rng = random.Random(7)
     qrels = {f"q{q}": {f"d{d}": rng.choice([-1, 0, 0, 1, 2, 3]) for d in rng.sample(range(30), 8)} for q in range(12)}
     ranked = {f"q{q}": {f"d{d}": round(rng.uniform(0, 5), rng.choice([0, 1, 3])) for d in rng.sample(range(30), 15)}
               for q in range(14)}  # ties, and two queries the qrels lack
     write(tmp_path / "q.txt", "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
     write(tmp_path / "r.txt", "".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in ranked.items() for d, s in docs.items()))
-    for table, path in ((qrels, "q.parquet"), (ranked, "r.parquet")):
-        rows = [(q, d, v) for q, docs in table.items() for d, v in docs.items()]
-        pd.DataFrame(rows, columns=["q_id", "doc_id", "score"]).to_parquet(tmp_path / path, index=False)
+    saved_qrels, saved_run = tmp_path / f"q{suffix}", tmp_path / f"r{suffix}"
+    save(qrels, saved_qrels)
+    save(ranked, saved_run)
     measures = "map,ndcg_cut.10,P.5,recip_rank,bpref,num_ret,num_rel,infAP,ERR@10"
     as_text = run("eval", tmp_path / "q.txt", tmp_path / "r.txt", "-m", measures, "-q", "-f", "trec")
-    as_parquet = run("eval", tmp_path / "q.parquet", tmp_path / "r.parquet", "-m", measures, "-q", "-f", "trec")
-    assert as_text.exit_code == as_parquet.exit_code == 0, as_parquet.output
-    assert as_parquet.stdout == as_text.stdout and as_text.stdout.count("\n") == 9 * 13  # 12 queries and 'all'
+    as_saved = run("eval", saved_qrels, saved_run, "-m", measures, "-q", "-f", "trec")
+    assert as_text.exit_code == as_saved.exit_code == 0, as_saved.output
+    assert as_saved.stdout == as_text.stdout and as_text.stdout.count("\n") == 9 * 13  # 12 queries and 'all'
     (tmp_path / "r.txt").rename(tmp_path / "text.run")
-    compared = run("compare", tmp_path / "q.parquet", tmp_path / "r.parquet", tmp_path / "text.run", "-m", "AP", "-f", "csv")
+    compared = run("compare", saved_qrels, saved_run, tmp_path / "text.run", "-m", "AP", "-f", "csv")
     assert compared.exit_code == 0, compared.output
-    assert compared.stdout.splitlines()[1:] == ["a,r,0.1487,", "b,text,0.1487,"]  # equal: neither marked better
-    (tmp_path / "r.parquet").rename(tmp_path / "r.parq")  # ranx's save takes this suffix for Parquet too
-    assert run("eval", tmp_path / "q.parquet", tmp_path / "r.parq", "-m", measures, "-q", "-f", "trec").stdout == as_text.stdout
+    # equal: neither marked better; the saved run is named by its file's stem, as a TREC run is
+    assert compared.stdout.splitlines()[1:] == ["a,r,0.1487,", "b,text,0.1487,"]
+    assert read_run(saved_run).to_dict() == ranked and read_qrels(saved_qrels).to_dict() == qrels
 
 
 @pytest.mark.parametrize("table,message", [
