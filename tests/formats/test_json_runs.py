@@ -17,7 +17,8 @@ from semrel.formats import read_qrels, read_run, write_qrels
 
 @pytest.mark.parametrize("text,message", [
     ('[["q", "a", 1.0]]', "r.json: holds a JSON list, not an object of queries (a run in JSON is one object, {query_id: "
-                          "{doc_id: score}}, as ranx saves it (a golden set is JSON Lines, .jsonl))"),
+                          "{doc_id: score}}, as ranx saves it (a golden set is JSON Lines, .jsonl; "
+                          "TREC text is read from a file not named .json))"),
     ('{"q": [["a", 1.0]]}', "r.json: query 'q' maps to a list, not an object of documents"),
     ('{"q": {"a": "high"}}', "r.json: query 'q', doc 'a': score 'high' is not a finite number"),
     ('{"q": {"a": NaN}}', "r.json: query 'q', doc 'a': score nan is not a finite number"),
@@ -44,7 +45,7 @@ def test_a_golden_set_named_json_is_told_apart_from_qrels(tmp_path):
     told to be JSON Lines."""
     golden = write(tmp_path / "golden.json", json.dumps({"query_id": "q", "query": "what?", "reference_answer": "this"}) + "\n")
     assert_one_error(run("eval", golden, write(tmp_path / "r.txt", "q Q0 a 1 1 r\n")),
-                     "golden.json: query 'query_id' maps to a str, not an object of documents", "(a golden set is JSON Lines, .jsonl)")
+                     "golden.json: query 'query_id' maps to a str, not an object of documents", "(a golden set is JSON Lines, .jsonl;")
 
 
 def test_runs_and_qrels_written_to_a_json_name_are_ranx_json_that_reads_back(tmp_path):
@@ -72,3 +73,17 @@ def test_a_json_run_on_stdin_is_told_to_come_as_a_file(tmp_path):
     qrels = write(tmp_path / "q.txt", "q 0 a 1\n")
     assert_one_error(run("eval", qrels, "-", input='{"q": {"a": 1.0}}\n'),
                      "<stdin>: holds JSON, which semrel reads as a run from a file named .json only (write it to run.json")
+
+
+@pytest.mark.parametrize("name,text,role", [
+    ("golden.json", "".join(json.dumps({"query_id": q, "query": "what?", "reference_answer": "this"}) + "\n" for q in "ab"), "qrels"),
+    ("q.json", "q 0 a 1\n", "qrels"),
+    ("r.json", "q Q0 a 1 1.0 r\n", "run"),
+])
+def test_a_golden_set_or_trec_text_named_json_is_told_what_the_name_means(tmp_path, name, text, role):
+    """A golden set of two lines, or TREC text, so named was 'invalid JSON (Extra data)' or '(Expecting value)' alone."""
+    given = write(tmp_path / name, text)
+    other = write(tmp_path / "r.run", "q Q0 a 1 1 r\n") if role == "qrels" else write(tmp_path / "q.txt", "q 0 a 1\n")
+    assert_one_error(run("eval", *((given, other) if role == "qrels" else (other, given))), f"{name}:", "invalid JSON",
+                     "(a golden set is JSON Lines, .jsonl",
+                     "TREC text is read from a file not named .json")

@@ -80,9 +80,15 @@ def nested_columns(path: str, what: str, grades: bool = False) -> tuple[pa.Array
     """The query ids, doc ids and scores (finite; with `grades`, whole) of a run or qrels saved as {qid: {docid: score}};
     `what` names the file's role in errors. Ids are single tokens, as in a TREC file, so that every output can hold them;
     a key given twice is an error naming its line (JSON keeps the last)."""
-    data = load_json(path)
     value = "grade" if grades else "score"
-    hint = f"{what} in JSON is one object, {{query_id: {{doc_id: {value}}}}}, as ranx saves it (a golden set is JSON Lines, .jsonl)"
+    hint = (f"{what} in JSON is one object, {{query_id: {{doc_id: {value}}}}}, as ranx saves it (a golden set is JSON Lines, .jsonl; "
+            "TREC text is read from a file not named .json)")
+    try:
+        data = load_json(path)
+    except FormatError as exc:  # a golden set or TREC text so named is no JSON document: say what the name is read as
+        if exc.hint:
+            raise
+        raise FormatError(exc.path, exc.message, line=exc.line, hint=hint) from None
     if not isinstance(data, dict):
         raise FormatError(display_name(path), f"holds a JSON {type(data).__name__}, not an object of queries", hint=hint)
     query_ids, doc_ids, numbers = [], [], []
