@@ -87,3 +87,13 @@ def test_a_golden_set_or_trec_text_named_json_is_told_what_the_name_means(tmp_pa
     assert_one_error(run("eval", *((given, other) if role == "qrels" else (other, given))), f"{name}:", "invalid JSON",
                      "(a golden set is JSON Lines, .jsonl",
                      "TREC text is read from a file not named .json")
+
+
+def test_json_grades_read_back_exactly_as_a_trec_qrels_line_takes_them(tmp_path):
+    """Grades went through a float: 2**53 + 1 came back as 2**53, and 2**62, which write_qrels wrote, was refused."""
+    write(tmp_path / "q.txt", f"q 0 a {2**53 + 1}\nq 0 b {2**62}\nq 0 c {-2**63}\nq 0 d {2**63 - 1}\n")
+    qrels = read_qrels(tmp_path / "q.txt")
+    write_qrels(qrels, tmp_path / "q.json")
+    assert read_qrels(tmp_path / "q.json") == qrels and read_qrels(tmp_path / "q.json").relevance.tolist()[0] == 2**53 + 1
+    assert_one_error(run("eval", write(tmp_path / "q.json", json.dumps({"q": {"a": 2**63}})), write(tmp_path / "r.run", "q Q0 a 1 1 r\n")),
+                     f"q.json: query 'q', doc 'a': grade {2**63} is not a whole number (a relevance grade)")

@@ -104,24 +104,27 @@ def nested_columns(path: str, what: str, grades: bool = False) -> tuple[pa.Array
         except SemrelError as exc:
             raise FormatError(display_name(path), str(exc)) from None
         for doc, number in docs.items():
-            as_float = _as_float(number)
-            if not math.isfinite(as_float) or grades and (as_float != round(as_float) or abs(as_float) > MOST_GRADE):
+            if not _fits(number, grades):
                 should = "a whole number (a relevance grade)" if grades else "a finite number"
                 raise FormatError(display_name(path), f"query {query!r}, doc {doc!r}: {value} {number!r} is not {should}", hint=hint)
             query_ids.append(query)
             doc_ids.append(doc)
             numbers.append(number)
-    return pa.array(query_ids, pa.string()), pa.array(doc_ids, pa.string()), np.array(numbers, dtype=np.float64)
+    return pa.array(query_ids, pa.string()), pa.array(doc_ids, pa.string()), np.array(numbers, dtype=np.int64 if grades else np.float64)
 
 
-def _as_float(value: Any) -> float:
-    """A JSON number as a float: nan for anything else (text, true, null), inf for an integer past a float's range."""
-    if not is_number(value):
-        return math.nan
+def _fits(value: Any, grades: bool) -> bool:
+    """A finite JSON number; for `grades`, a whole one: an integer within 64 bits, kept exact as a TREC qrels line's grade
+    is (through a float, 2**53 + 1 read as 2**53), or a whole float within MOST_GRADE."""
+    if not is_number(value):  # text, true, null
+        return False
+    if grades and isinstance(value, int):
+        return -(2**63) <= value < 2**63
     try:
-        return float(value)
-    except OverflowError:
-        return math.inf
+        as_float = float(value)
+    except OverflowError:  # an integer past a float's range
+        return False
+    return math.isfinite(as_float) and (not grades or as_float == round(as_float) and abs(as_float) <= MOST_GRADE)
 
 
 def _not_parquet(path: str, what: str) -> None:
