@@ -16,13 +16,13 @@ from semrel.formats import read_qrels, read_run, write_qrels
 
 
 @pytest.mark.parametrize("text,message", [
-    ('[["q", "a", 1.0]]', "r.json: holds a JSON list, not an object of queries (a run in JSON is one object, {query_id: "
+    ('[["q", "a", 1.0]]', "r.json: holds [[\"q\", \"a\", 1.0]], not an object of queries (a run in JSON is one object, {query_id: "
                           "{doc_id: score}}, as ranx saves it (a golden set is JSON Lines, .jsonl; "
                           "TREC text is read from a file not named .json))"),
-    ('{"q": [["a", 1.0]]}', "r.json: query 'q' maps to a list, not an object of documents"),
-    ('{"q": {"a": "high"}}', "r.json: query 'q', doc 'a': score 'high' is not a finite number"),
-    ('{"q": {"a": NaN}}', "r.json: query 'q', doc 'a': score nan is not a finite number"),
-    ('{"q": {"a": 1e999}}', "r.json: query 'q', doc 'a': score inf is not a finite number"),
+    ('{"q": [["a", 1.0]]}', "r.json: query 'q' maps to [[\"a\", 1.0]], not an object of documents"),
+    ('{"q": {"a": "high"}}', "r.json: query 'q', doc 'a': score \"high\" is not a finite number"),
+    ('{"q": {"a": NaN}}', "r.json: query 'q', doc 'a': score NaN is not a finite number"),
+    ('{"q": {"a": 1e999}}', "r.json: query 'q', doc 'a': score Infinity is not a finite number"),
     ('{"q": {"a b": 1.0}}', "r.json: doc id 'a b' is empty or contains whitespace; ids must be single tokens"),
     ('{"#q": {"a": 1.0}}', "r.json: query id '#q' starts with '#'"),
     ('{"q": {\n "a": 1.0,\n "a": 2.0}}', "r.json:3: the key 'a' is given twice in one object, and JSON keeps only the last"),
@@ -37,7 +37,7 @@ def test_a_broken_json_run_is_one_line(tmp_path, text, message):
 def test_json_qrels_grades_are_whole_numbers(tmp_path, grade):
     qrels = write(tmp_path / "q.json", json.dumps({"q": {"a": 1, "b": grade}}))
     assert_one_error(run("eval", qrels, write(tmp_path / "r.txt", "q Q0 a 1 1 r\n")),
-                     f"q.json: query 'q', doc 'b': grade {grade!r} is not a whole number (a relevance grade)")
+                     f"q.json: query 'q', doc 'b': grade {json.dumps(grade)} is not a whole number (a relevance grade)")
 
 
 def test_a_golden_set_named_json_is_told_apart_from_qrels(tmp_path):
@@ -45,7 +45,7 @@ def test_a_golden_set_named_json_is_told_apart_from_qrels(tmp_path):
     told to be JSON Lines."""
     golden = write(tmp_path / "golden.json", json.dumps({"query_id": "q", "query": "what?", "reference_answer": "this"}) + "\n")
     assert_one_error(run("eval", golden, write(tmp_path / "r.txt", "q Q0 a 1 1 r\n")),
-                     "golden.json: query 'query_id' maps to a str, not an object of documents", "(a golden set is JSON Lines, .jsonl;")
+                     "golden.json: query 'query_id' maps to \"q\", not an object of documents", "(a golden set is JSON Lines, .jsonl;")
 
 
 def test_runs_and_qrels_written_to_a_json_name_are_ranx_json_that_reads_back(tmp_path):
@@ -97,3 +97,17 @@ def test_json_grades_read_back_exactly_as_a_trec_qrels_line_takes_them(tmp_path)
     assert read_qrels(tmp_path / "q.json") == qrels and read_qrels(tmp_path / "q.json").relevance.tolist()[0] == 2**53 + 1
     assert_one_error(run("eval", write(tmp_path / "q.json", json.dumps({"q": {"a": 2**63}})), write(tmp_path / "r.run", "q Q0 a 1 1 r\n")),
                      f"q.json: query 'q', doc 'a': grade {2**63} is not a whole number (a relevance grade)")
+
+
+@pytest.mark.parametrize("text,message", [
+    ("null", "r.json: holds null, not an object of queries"),
+    ('{"q": "abc"}', "r.json: query 'q' maps to \"abc\", not an object of documents"),
+    ('{"q": {"a": null}}', "r.json: query 'q', doc 'a': score null is not a finite number"),
+    ('{"q": {"a": %s}}' % json.dumps(list(range(10_000))),
+     "r.json: query 'q', doc 'a': score [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11... is"),
+    ('{"q": {"a": 1%s}}' % ("0" * 4000), "r.json: query 'q', doc 'a': score 1000000000000000000000000000000000000... is"),
+])
+def test_a_json_value_in_error_is_quoted_as_json_and_cut_short(tmp_path, text, message):
+    """Values were quoted as Python writes them, whole: 'a JSON NoneType', 'score None', a list of 10,000 numbers."""
+    error = assert_one_error(run("eval", write(tmp_path / "q.txt", "q 0 a 1\n"), write(tmp_path / "r.json", text)), message)
+    assert len(error) < 400

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from ..errors import FormatError, SemrelError
 from ..records import Preferences, Qrels, Run, dictionary_codes, is_number, one_array
 from .columns import duplicate_error, finite_float, read_columns, read_plain_file, require_finite, whole_number
+from .corpus import shown_json
 from .files import STDIO, atomic_writer, check_id, display_name, read_bytes, read_tail
 from .jsonl import load_json
 from .kinds import QRELS, RUN, expecting
@@ -90,11 +91,11 @@ def nested_columns(path: str, what: str, grades: bool = False) -> tuple[pa.Array
             raise
         raise FormatError(exc.path, exc.message, line=exc.line, hint=hint) from None
     if not isinstance(data, dict):
-        raise FormatError(display_name(path), f"holds a JSON {type(data).__name__}, not an object of queries", hint=hint)
+        raise FormatError(display_name(path), f"holds {shown_json(data)}, not an object of queries", hint=hint)
     query_ids, doc_ids, numbers = [], [], []
     for query, docs in data.items():
         if not isinstance(docs, dict):
-            raise FormatError(display_name(path), f"query {query!r} maps to a {type(docs).__name__}, not an object of documents",
+            raise FormatError(display_name(path), f"query {query!r} maps to {shown_json(docs)}, not an object of documents",
                               hint=hint)
         try:
             if docs:
@@ -106,7 +107,8 @@ def nested_columns(path: str, what: str, grades: bool = False) -> tuple[pa.Array
         for doc, number in docs.items():
             if not _fits(number, grades):
                 should = "a whole number (a relevance grade)" if grades else "a finite number"
-                raise FormatError(display_name(path), f"query {query!r}, doc {doc!r}: {value} {number!r} is not {should}", hint=hint)
+                raise FormatError(display_name(path), f"query {query!r}, doc {doc!r}: {value} {shown_json(number)} is not {should}",
+                                  hint=hint)
             query_ids.append(query)
             doc_ids.append(doc)
             numbers.append(number)
