@@ -12,7 +12,9 @@ import json
 import pytest
 
 from helpers import assert_one_error, run, write
+from semrel.errors import FormatError
 from semrel.formats import read_qrels, read_run, write_qrels
+from semrel.formats.trec import write_judgment_groups
 
 
 @pytest.mark.parametrize("text,message", [
@@ -111,3 +113,23 @@ def test_a_json_value_in_error_is_quoted_as_json_and_cut_short(tmp_path, text, m
     """Values were quoted as Python writes them, whole: 'a JSON NoneType', 'score None', a list of 10,000 numbers."""
     error = assert_one_error(run("eval", write(tmp_path / "q.txt", "q 0 a 1\n"), write(tmp_path / "r.json", text)), message)
     assert len(error) < 400
+
+
+def test_judgment_groups_are_text_not_json_where_a_file_is_named_json(tmp_path):
+    """`-R qrels_jg` of ranx's JSON was 'expected 4 columns (qid group docid rel), found 1'; judgment groups written to a
+    .json name were text that plain eval then took for ranx's JSON and refused."""
+    run_file = write(tmp_path / "r.run", "q Q0 a 1 1 r\n")
+    ranx_json = write(tmp_path / "q.json", json.dumps({"q": {"a": 1}}))
+    for relation, what in (("qrels_jg", "judgment groups"), ("prefs", "preferences")):
+        assert_one_error(run("eval", "-R", relation, ranx_json, run_file),
+                         f"q.json: JSON holds plain qrels ({{query_id: {{doc_id: grade}}}}), not {what}", "give a TREC text file")
+    as_before = write(tmp_path / "by.json", "q alice a 1\nq bob a 0\n")  # what `review export --by-reviewer by.json` wrote
+    assert run("eval", "-R", "qrels_jg", as_before, run_file, "-m", "P_avgjg@1").stdout.split()[-1] == "0.5000"
+    with pytest.raises(FormatError, match="judgment groups are TREC text .* and a file named .json is read as ranx's JSON"):
+        write_judgment_groups([("alice", read_qrels(ranx_json))], tmp_path / "groups.json")
+    assert not (tmp_path / "groups.json").exists()
+
+
+def test_a_query_id_of_no_documents_is_checked_too(tmp_path):
+    assert_one_error(run("eval", write(tmp_path / "q.txt", "q 0 a 1\n"), write(tmp_path / "r.json", '{"q a": {}, "q": {"a": 1}}')),
+                     "r.json: query id 'q a' is empty or contains whitespace")

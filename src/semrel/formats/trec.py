@@ -22,7 +22,7 @@ from ..errors import FormatError, SemrelError
 from ..records import Preferences, Qrels, Run, dictionary_codes, is_number, one_array
 from .columns import duplicate_error, finite_float, read_columns, read_plain_file, require_finite, whole_number
 from .corpus import shown_json
-from .files import STDIO, atomic_writer, check_id, display_name, read_bytes, read_tail
+from .files import STDIO, atomic_writer, check_id, display_name, read_bytes, read_head, read_tail
 from .jsonl import load_json
 from .kinds import QRELS, RUN, expecting
 from .parquet import MOST_GRADE, is_parquet, ranx_columns
@@ -98,8 +98,7 @@ def nested_columns(path: str, what: str, grades: bool = False) -> tuple[pa.Array
             raise FormatError(display_name(path), f"query {query!r} maps to {shown_json(docs)}, not an object of documents",
                               hint=hint)
         try:
-            if docs:
-                check_id(query, "query id")
+            check_id(query, "query id")
             for doc in docs:
                 check_id(doc, "doc id")
         except SemrelError as exc:
@@ -130,10 +129,12 @@ def _fits(value: Any, grades: bool) -> bool:
 
 
 def _not_parquet(path: str, what: str) -> None:
-    """-R qrels_jg and the preference relations read TREC text; ranx's Parquet holds plain qrels."""
-    if is_parquet(path):
-        raise FormatError(display_name(path), f"Parquet holds plain qrels (ranx's q_id, doc_id, score), not {what}",
-                          hint="give a TREC text file, or leave -R out")
+    """-R qrels_jg and the preference relations read TREC text; ranx's Parquet and JSON hold plain qrels (a file named
+    .json that holds such text, as `review export --by-reviewer` wrote before, is read as text)."""
+    if is_parquet(path) or is_nested_json(path) and read_head(path).lstrip().startswith(b"{"):
+        kind = "Parquet holds plain qrels (ranx's q_id, doc_id, score)" if is_parquet(path) else \
+            "JSON holds plain qrels ({query_id: {doc_id: grade}})"
+        raise FormatError(display_name(path), f"{kind}, not {what}", hint="give a TREC text file, or leave -R out")
 
 
 def _last_tag(path: str, data: bytes | None) -> str | None:
@@ -246,7 +247,11 @@ def _write_nested(path: str | os.PathLike, rows: Iterator[tuple]) -> None:
 
 
 def write_judgment_groups(groups: Sequence[tuple[str, Qrels]], path: str | os.PathLike) -> None:
-    """trec_eval's qrels_jg (read_judgment_groups): each group's qrels with the group in the second column."""
+    """trec_eval's qrels_jg (read_judgment_groups): each group's qrels with the group in the second column. A file named
+    .json is refused: it would be TREC text that every other reader takes for ranx's JSON."""
+    if is_nested_json(path):
+        raise FormatError(display_name(str(path)), "judgment groups are TREC text (qid group docid rel), and a file named .json "
+                          "is read as ranx's JSON", hint="name it .txt or .qrels")
     for group, _ in groups:
         check_id(group, "judgment group")
     with atomic_writer(path) as out:  # a bad id met on the way leaves no output (nor replaces the one there)
