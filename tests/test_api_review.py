@@ -119,7 +119,7 @@ def test_simulate_review_records_the_decisions_semrel_review_simulate_records(tm
     # grades in memory; the other queued pairs of a query they list graded 0, as --unlisted-as-zero does
     assert semrel.simulate_review(tmp_path / "zero.sqlite", {"q1": {"c2": 1}}, reviewer="zero", **queue, unlisted_as_zero=True,
                                   thresholds="0.5") == (4, 8)  # q1's four pairs graded
-    for kwargs, message in [({"order": "best"}, "order='best': choose one of uncertain, random, query"),
+    for kwargs, message in [({"order": "best"}, "order='best': choose one of uncertain, random, query, query-sample"),
                             ({"on": "Q"}, "on='Q': choose one of p, P, R, F"),
                             ({"random_share": 2}, "random_share=2: give a share from 0 to 1"),
                             ({"order": "query", "random_share": 0.5},  # recorded in the manifest and used nowhere before

@@ -324,6 +324,8 @@ def test_whole_queries_reviewed_in_order_query_sample_give_each_sampled_query_it
         change = [after.values[m][before.query_ids.index(q)] - before.values[m][before.query_ids.index(q)] for q in sorted(whole)]
         assert (estimate["sampled"], estimate["sampled_queries"]) == (8, 2) and any(change)
         assert estimate["corrected"] == pytest.approx(min(1.0, max(0.0, before.aggregate(m) + np.mean(change))), abs=1e-12)
+    table = cli("estimate", pool["labels"], run, "--reviewed", db, "-m", "AP").stdout.splitlines()
+    assert table[0].split()[8:] == ["sampled", "of", "queries", "changed", "pool"] and table[2].split()[6:8] == ["8", "2"]
 
 
 def test_graded_qrels_against_a_binary_review_are_refused_as_review_export_refuses_them(tmp_path, cli):

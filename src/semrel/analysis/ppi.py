@@ -251,6 +251,9 @@ def render_estimates(estimates: list[Estimate], confidence: float, fmt: str, pla
     if fmt == "json":
         return json_text([e.to_json() for e in estimates]) + "\n"
     level = level_text(confidence)
-    rows: list[list[Cell]] = [[e.run, e.measure, e.derived, e.corrected, e.low, e.high, e.sampled, e.changed, e.pool] for e in estimates]
-    header = ["run", "measure", "derived", "corrected", f"low {level}", f"high {level}", "sampled", "changed", "pool"]
+    by_query = any(e.sampled_queries is not None for e in estimates)  # reviewed whole: how many queries the pairs make
+    rows: list[list[Cell]] = [[e.run, e.measure, e.derived, e.corrected, e.low, e.high, e.sampled,
+                               *([e.sampled_queries] if by_query else []), e.changed, e.pool] for e in estimates]
+    header = ["run", "measure", "derived", "corrected", f"low {level}", f"high {level}", "sampled",
+              *(["of queries"] if by_query else []), "changed", "pool"]
     return render(Table(header, rows), fmt, places=places)
