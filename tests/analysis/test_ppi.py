@@ -90,6 +90,38 @@ def test_an_estimate_no_sampled_change_moves_is_warned_of_as_one_of_zero_width()
                      "may still be wrong in ways that move it (95% bound); review more pairs to narrow it"]
 
 
+def test_zero_width_intervals_from_whole_queries_bound_the_queries_not_the_pairs():
+    """A sample of whole queries is a sample of clusters: 0 changes in 2 queries' 32 pairs said 'up to 8.9% of the pool's
+    400 labels (about 36) may still differ', a bound of pairs drawn one by one, while 2 queries bound only 77.6% of the 25
+    queries; a P@1 no change moves was bounded by pairs too, and an estimate past its range asked for more pairs."""
+    truth, _, run = synthetic(1)
+    pool = sum(len(docs) for docs in truth.values())
+    agreeing = {(q, d): truth[q][d] for q in ("q0", "q1") for d in truth[q]}
+    heard: list[str] = []
+    corrected_estimates(Qrels.from_dict(truth), [run], parse_measures(["nDCG@10"]), ReviewedSample(agreeing, pool, queries=25),
+                        warn=heard.append)
+    # 1 - 0.05 ** (1 / 2) = 77.6% of 25 queries, about 20
+    assert heard == ["none of the 2 sampled queries' 32 pairs changed, so every interval has zero width: it shows only what the "
+                     "sample saw. With 0 of 2 queries changed, up to 77.6% of the qrels' 25 queries (about 20) may still hold "
+                     "labels that differ from a person's (95% bound); review more queries to narrow it"]
+    judge = {**truth, "q0": {**truth["q0"], "d15": 1 - truth["q0"]["d15"]}}  # one error, far down q0's ranking (P@1 unmoved)
+    ranked = Run.from_dict({q: {d: 100.0 - int(d[1:]) for d in docs} for q, docs in truth.items()}, "sys")
+    heard.clear()
+    corrected_estimates(Qrels.from_dict(judge), [ranked], parse_measures(["P@1"]), ReviewedSample(agreeing, pool, queries=25),
+                        warn=heard.append)
+    assert heard == ["1 estimate (e.g. sys P@1) is moved by none of the sample's 1 changed pair, so its interval has zero width: "
+                     "what the sample saw, not certainty. With 0 of 2 sampled queries moving one, up to 77.6% of the qrels' 25 "
+                     "queries (about 20) may still hold labels that are wrong in ways that move it (95% bound); review more "
+                     "queries to narrow it"]
+    nothing = {q: dict.fromkeys(docs, 0) for q, docs in truth.items()}  # the judge's q0 and q1 all relevant, a person's none
+    heard.clear()
+    corrected_estimates(Qrels.from_dict({**nothing, "q0": dict.fromkeys(truth["q0"], 1), "q1": dict.fromkeys(truth["q1"], 1)}),
+                        [ranked], parse_measures(["P@1"]), ReviewedSample({p: 0 for p in agreeing}, pool, queries=25),
+                        warn=heard.append)
+    assert heard[-1].endswith("shown at the edge: 2 queries reviewed whole are too few for a correction this large; review "
+                              "more queries")
+
+
 def test_a_corrected_recall_from_a_sample_is_said_to_be_a_direction_not_an_interval():
     """R@k's first-order correction was shown like the others, while on COVID-QA its intervals covered 79-85% with 1,000
     of 6,047 pairs reviewed (bench/ppi_coverage.py): a query whose one derived-relevant pair is sampled wrong falls to 0."""

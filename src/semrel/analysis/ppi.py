@@ -175,11 +175,14 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
     by_query = sample.queries is not None and n < pool  # whole queries: each one's exact change, no first-order share
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     estimates, outside, unmoved = [], [], []
+    drawn, frame, unit = n, pool, "queries" if by_query else "pairs"  # what the sample drew, of how many (set per qrels below)
     for e in evaluations:
         units = sorted({q for q, _ in sample.grades} & set(e.query_ids)) if by_query else []
         if by_query and len(units) < 2:
             raise ValidationError(f"the review's random sample of queries holds {len(units)} query(ies) of the qrels reviewed "
                                   "whole: a corrected estimate and its interval need at least 2; review more queries")
+        if by_query:
+            drawn, frame = len(units), len(e.query_ids)
         for m in measures:
             pair_values = deltas.get(e.run_name, {}).get(m, np.zeros(0))
             if by_query:  # a sampled query's pairs' shares add up to its exact change
@@ -205,18 +208,23 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
             estimates.append(Estimate(e.run_name, m.name, derived_value, float(corrected), float(low), float(high), n, len(changed), pool,
                                       len(units) if by_query else None))
     if warn and unmoved and n < pool:
-        share = 1.0 - (1.0 - confidence) ** (1.0 / n)  # the exact one-sided bound on a rate seen 0 times in n; about 3/n at 95%
-        bound = f"up to {share:.1%} of the pool's {pool:,} labels (about {math.ceil(share * pool):,})"
+        share = 1.0 - (1.0 - confidence) ** (1.0 / drawn)  # the exact one-sided bound on a rate seen 0 times in n; about 3/n at 95%
+        if by_query:  # a query's pairs are drawn together: 0 in n bounds the queries that hold a wrong label, not the labels
+            seen = f"{drawn:,} sampled queries' {len(sampled):,} pairs"
+            bound = f"up to {share:.1%} of the qrels' {frame:,} queries (about {math.ceil(share * frame):,}) may still hold labels that"
+        else:
+            seen = f"{n:,} sampled pairs"
+            bound = f"up to {share:.1%} of the pool's {pool:,} labels (about {math.ceil(share * pool):,}) may still"
         if not changed:
-            warn(f"none of the {n:,} sampled pairs changed, so every interval has zero width: it shows only what the sample saw. "
-                 f"With 0 of {n:,} changed, {bound} may still differ from a person's ({level_text(confidence)} bound); review more "
-                 "pairs to narrow it")
+            warn(f"none of the {seen} changed, so every interval has zero width: it shows only what the sample saw. With 0 of "
+                 f"{drawn:,}{' queries' if by_query else ''} changed, {bound} differ from a person's ({level_text(confidence)} "
+                 f"bound); review more {unit} to narrow it")
         else:  # changes past a run's top k, or of pairs it does not retrieve, leave its P@k: silent, that interval covered nothing
             its = "its interval has" if len(unmoved) == 1 else "their intervals have"
             warn(f"{quantity(len(unmoved), 'estimate')} (e.g. {unmoved[0]}) {agreeing(len(unmoved), 'are')} moved by none of the "
                  f"sample's {quantity(len(changed), 'changed pair')}, so {its} zero width: what the sample saw, not certainty. "
-                 f"With 0 of {n:,} sampled pairs moving one, {bound} may still be wrong in ways that move it "
-                 f"({level_text(confidence)} bound); review more pairs to narrow it")
+                 f"With 0 of {drawn:,} sampled {unit} moving one, {bound} {'are' if by_query else 'be'} wrong in ways that move it "
+                 f"({level_text(confidence)} bound); review more {unit} to narrow it")
     if warn and n < pool and not by_query and (recalls := [m.name for m in measures if m.family == "R"]):
         warn(f"{', '.join(recalls)}: the correction is first-order, and recall's is biased: a query whose one derived-relevant "
              "pair is sampled as wrong, its relevant chunk unsampled, falls to 0 (on COVID-QA R@100's 95% intervals covered "
@@ -233,7 +241,8 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
              "queries (`semrel review start --order query-sample`), which it corrects without bias")
     if warn and outside:
         warn(f"the sample's changes, scaled to the pool, put {quantity(len(outside), 'estimate')} past their measure's range (e.g. "
-             f"{outside[0]}), shown at the edge: {n:,} reviewed pairs are too few for a correction this large; review more pairs")
+             f"{outside[0]}), shown at the edge: {f'{drawn:,} queries reviewed whole' if by_query else f'{n:,} reviewed pairs'} "
+             f"are too few for a correction this large; review more {unit}")
     return estimates
 
 
