@@ -500,6 +500,21 @@ def test_the_random_sample_of_a_review_is_its_decided_prefix_less_the_skips_and_
     conn.close()
 
 
+def test_a_query_sample_queue_whose_limit_cuts_its_first_query_is_said_to_hold_no_sample(tmp_path):
+    """--limit 3 of queries of 4 pairs queues no query whole, so no pair has a sample rank: once every queued pair was
+    graded, estimate still said 'no pair of the random sample is reviewed yet (review in ... query-sample ...)', to one
+    who had reviewed the whole queue in that order."""
+    conn, _ = queued_db(tmp_path, QueueSettings(order="query-sample", limit=3))
+    alice = Session(conn, "alice")
+    while (task := alice.next_task()) is not None:
+        alice.grade(task, 1)
+    with pytest.raises(ValidationError, match=r"r.sqlite: the queue's --limit 3 cuts its first query, and order "
+                                              r"query-sample samples only queries queued whole: it holds no random sample; "
+                                              r"build a queue \(a new --db\) whose --limit takes 2 queries or more"):
+        reviewed_sample(str(tmp_path / "r.sqlite"))
+    conn.close()
+
+
 def test_an_uncertain_queue_stores_no_rank_for_unsampled_pairs_and_its_sample_is_the_decided_rank_prefix(tmp_path):
     """Of the first four pairs of the default queue (ranks 6, 2, 9, 0), only rank 0 starts the sample while rank 1 is open;
     the one pair the seeded sample never reached holds no rank (a -1 there opened the sample before its first rank)."""

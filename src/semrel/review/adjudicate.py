@@ -270,12 +270,17 @@ def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSa
             "SELECT min(sample_rank) FROM tasks t WHERE sample_rank IS NOT NULL"
             " AND NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id)"
         ).fetchone()[0]
+        ranked = conn.execute("SELECT EXISTS (SELECT 1 FROM tasks WHERE sample_rank IS NOT NULL)").fetchone()[0]
         every = human_grades(conn)
         top = labelling_of(conn).max_grade
     graded = grades_by_pair(every)
     if len(graded) >= int(pool[0]):  # every pair of the pool graded: the pool itself, which makes the correction exact
         return ReviewedSample(adjudicate(graded, rule, {g.reviewer for g in every}), int(pool[0]), top)
     grades = [g for g in every if g.sample_rank is not None and (first_open is None or g.sample_rank < first_open)]
+    if not grades and meta.get("order") == "query-sample" and not ranked:  # its first query longer than the limit
+        raise ValidationError(f"{db}: the queue's --limit {meta.get('limit')} cuts its first query, and order query-sample samples "
+                              "only queries queued whole: it holds no random sample; build a queue (a new --db) whose --limit "
+                              "takes 2 queries or more")
     if not grades:
         raise ValidationError(
             f"{db}: no pair of the random sample is reviewed yet (review in --order uncertain or random, "
