@@ -71,7 +71,7 @@ def simulate_review(db: PathLike, human: QrelsLike, *, reviewer: str, judgments:
     golden.jsonl path, a Qrels, a dict or a DataFrame); a queued pair it does not list is skipped, or graded 0 with
     `unlisted_as_zero` where it lists the query. on, thresholds: the labelling the queue grades by (numbers, or the
     file `semrel calibrate -o` writes; default: the rule the labels' manifest records). order ('uncertain', 'random',
-    'query'), random_share, seed, limit (pairs queued) and overlap (pairs every reviewer sees) build a new queue.
+    'query', 'query-sample'), random_share, seed, limit (pairs queued) and overlap (pairs every reviewer sees) build a new queue.
     Returns (graded, skipped): the decisions recorded. Refused under the name of a reviewer who graded by hand."""
     check_warn(warn)
     check_kind("db", db, (str, os.PathLike), "the review database's file path", required=True)
