@@ -21,7 +21,8 @@ is exact, so for every measure
 
     corrected = M(judge) + (Q / k) * sum(Delta_q over the k sampled queries) / queries
 
-is unbiased, with the finite-population variance over the pool's Q queries (bench/ppi_coverage.py compares the two).
+is unbiased, with the finite-population variance over the qrels' Q queries (bench/ppi_coverage.py compares the two);
+qrels of some of the pool's queries (a split) are a domain again, their k the sampled queries they hold.
 
 For measures that add over documents (P@k) the single changes already add up, and the
 estimate is unbiased. For the others (nDCG, AP, RR, R@k, Success@k) a query's value depends
