@@ -668,7 +668,7 @@ def test_uncertain_order_mixes_a_random_sample_that_is_a_permutation_prefix():
     assert queue.order[0] == int(np.argmin(distance))
 
 
-@pytest.mark.parametrize("order", ["uncertain", "random", "query"])
+@pytest.mark.parametrize("order", ["uncertain", "random", "query", "query-sample"])
 def test_a_queue_is_the_same_whatever_the_judgments_line_order(tmp_path, order):
     """The seeded sample permuted the tasks' indices in the judgments' line order, and ties of distance went by it: a
     shuffled judgments.jsonl queued another sample. Taken in (query, chunk) order, the queue is a seeded function of
