@@ -184,6 +184,20 @@ def test_a_sample_of_whole_queries_is_corrected_without_bias_for_every_measure()
     assert not [h for h in heard if "first order" in h or "first-order" in h], heard
 
 
+def test_a_sample_of_whole_queries_warns_of_qrels_holding_queries_beyond_the_pool():
+    """The queries sampled stand for the pool's; qrels with queries added since had the pool's mean change scaled onto
+    those too, silently (the pair design corrects only the pool's pairs, and says so)."""
+    truth, judge, run = synthetic(6)
+    pooled = sorted(truth)[:6]
+    pool = sum(len(truth[q]) for q in pooled)
+    sample = ReviewedSample({(q, d): truth[q][d] for q in pooled[:3] for d in truth[q]}, pool, queries=len(pooled))
+    for qrels, said in ((judge, True), ({q: judge[q] for q in pooled}, False)):
+        heard: list[str] = []
+        corrected_estimates(Qrels.from_dict(qrels), [run], parse_measures(["AP"]), sample, warn=heard.append)
+        beyond = [h for h in heard if "more than the 6 of the review's pool: its sample of whole queries" in h]
+        assert bool(beyond) == said, heard
+
+
 def test_a_whole_pool_review_recovers_the_human_value_of_an_additive_measure():
     truth, judge, run = synthetic(2)
     measure = parse_measures(["P@10"])

@@ -157,6 +157,10 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
         raise ValidationError(f"{named} grade up to {highest}, and the review grades 0..{sample.top}: give the derived qrels the "
                               "review was queued from")
     known = {q for q in derived}
+    if warn and sample.queries is not None and len(known) > sample.queries:  # the mean change spreads onto queries never drawn
+        warn(f"{named} hold {quantity(len(known), 'query')}, more than the {sample.queries:,} of the review's pool: its sample of "
+             "whole queries stands for the pool's queries alone, and their change is scaled to all of these; estimate on "
+             "qrels of the pool's queries, or review a queue built from these qrels' judgments")
     sampled = {pair: grade for pair, grade in sample.grades.items() if pair[0] in known}
     if len(sampled) < 2:  # one pair's change, scaled to the pool, is no estimate, and it has no variance
         raise ValidationError(f"the review's random sample holds {len(sampled)} reviewed pair(s) of the qrels' queries: "
