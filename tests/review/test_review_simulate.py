@@ -213,3 +213,20 @@ def test_a_simulation_says_how_many_pairs_it_passed_over_because_people_hold_the
     assert int(counts.group(1)) + int(counts.group(2)) == 11  # of 12: ann's pair was passed over
     assert ("warning: gold: no pair is free for you now: 1 pair of the 12 is not decided yet but held by other reviewers"
             in simulated.stderr)
+
+
+@pytest.mark.parametrize("limit,said", [(3, True), (7, True), (8, False)])
+def test_a_query_sample_limit_that_queues_fewer_than_two_whole_queries_is_said_when_the_queue_is_built(tmp_path, write, cli, limit,
+                                                                                                      said):
+    """Queries of 4 pairs: --limit 3 queues none whole, 7 one; estimate then refused only after the review."""
+    files = [*pool_options(write_pool(tmp_path / "pool")), "--thresholds", "0.5"]
+    gold = write("gold.qrels", "q1 0 c2 1\n")
+    result = cli("review", "simulate", "--db", str(tmp_path / "r.sqlite"), "--reviewer", "gold", "--human", gold, "--unlisted-as-zero",
+                 *files, "--order", "query-sample", "--limit", str(limit))
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.stderr.splitlines() if "order query-sample samples only those" in line]
+    assert bool(warned) == said, result.stderr
+    if said:
+        assert warned[0] == (f"semrel: warning: --limit {limit} queues {'0 queries' if limit == 3 else '1 query'} whole, and order "
+                             "query-sample samples only those: `semrel estimate` needs 2 or more; build the queue with a larger "
+                             "--limit (a new --db)")
