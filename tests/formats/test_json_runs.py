@@ -133,3 +133,12 @@ def test_judgment_groups_are_text_not_json_where_a_file_is_named_json(tmp_path):
 def test_a_query_id_of_no_documents_is_checked_too(tmp_path):
     assert_one_error(run("eval", write(tmp_path / "q.txt", "q 0 a 1\n"), write(tmp_path / "r.json", '{"q a": {}, "q": {"a": 1}}')),
                      "r.json: query id 'q a' is empty or contains whitespace")
+
+
+def test_a_run_given_where_the_qrels_go_is_told_to_come_second(tmp_path):
+    """JSON cannot tell a run from qrels as TREC text's columns do; a fractional score read as a grade said only that it
+    was not a whole number."""
+    ranked = write(tmp_path / "bm25.json", json.dumps({"q": {"a": 3.25, "b": 1.5}}))
+    assert_one_error(run("eval", ranked, write(tmp_path / "q.json", json.dumps({"q": {"a": 1}}))),
+                     "bm25.json: query 'q', doc 'a': grade 3.25 is not a whole number (a relevance grade) (is it a run? commands "
+                     "that take runs take the qrels first)")

@@ -106,8 +106,9 @@ def nested_columns(path: str, what: str, grades: bool = False) -> tuple[pa.Array
         for doc, number in docs.items():
             if not _fits(number, grades):
                 should = "a whole number (a relevance grade)" if grades else "a finite number"
+                swapped = is_number(number) and grades  # a run's score where a grade goes: JSON cannot tell the two files apart
                 raise FormatError(display_name(path), f"query {query!r}, doc {doc!r}: {value} {shown_json(number)} is not {should}",
-                                  hint=hint)
+                                  hint="is it a run? commands that take runs take the qrels first" if swapped else hint)
             query_ids.append(query)
             doc_ids.append(doc)
             numbers.append(number)
