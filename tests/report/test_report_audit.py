@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 from report_helpers import HOSTILE, report_files
 from review_helpers import reviewed_by_two
@@ -520,3 +521,49 @@ def test_labels_of_a_threshold_calibration_are_not_sent_to_calibrate_again(cli, 
     for given in ([], ["--judgments", judgments]):
         warned = top_warnings(write_page(cli, tmp_path, str(tmp_path / "labels.qrels"), run, *given))
         assert [w for w in warned if fitted in w] and not [w for w in warned if "review about 100 pairs" in w], (given, warned)
+
+
+# --- metrics corrected by a review ----------------------------------------------------------------------------------
+
+def _review_flipping(tmp_path: Path, order: str, decisions: int) -> tuple[dict, str, str]:
+    """A review whose reviewer gives the other grade than the judge's on the first `decisions` pairs of the queue."""
+    from review_helpers import R_SCORES, queued_db
+    from semrel.review.engine import QueueSettings, Session
+
+    conn, pool = queued_db(tmp_path, QueueSettings(order=order, seed=1))
+    session = Session(conn, "alice")
+    for _ in range(decisions):
+        task = session.next_task()
+        session.grade(task, 1 - task.proposed)
+    conn.close()
+    return pool, str(tmp_path / "r.sqlite"), put(tmp_path, "sys.run", "".join(f"{q} Q0 {c} 1 {r} sys\n" for (q, c), r in R_SCORES.items()))
+
+
+@pytest.mark.parametrize("order,decisions", [("random", 6), ("query-sample", 8)])
+def test_the_report_shows_the_metrics_corrected_by_the_review_as_estimate_gives_them(cli, tmp_path, order, decisions):
+    """The page showed the derived labels' metrics alone, however much of them a review had found wrong."""
+    pool, db, run = _review_flipping(tmp_path, order, decisions)
+    estimated = cli("estimate", pool["labels"], run, "--reviewed", db, "-m", "AP,P@4", "--confidence", "0.9", "-f", "json")
+    assert estimated.exit_code == 0, estimated.output
+    page = write_page(cli, tmp_path, pool["labels"], run, "--reviewed", db, "-m", "AP,P@4", "--alpha", "0.1")
+    cells = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", section(page, "estimates"))[1:]]
+    expected = [[e["run"], e["measure"], *(f"{e[k]:.4f}" for k in ("derived", "corrected", "low", "high")), str(e["sampled"]),
+                 *([str(e["sampled_queries"])] if order == "query-sample" else []), str(e["changed"]), str(e["pool"])]
+                for e in json.loads(estimated.stdout)]
+    assert cells == expected and expected[0][3] != expected[0][2]  # corrected, not the derived value again
+    assert ("of queries reviewed whole" in section(page, "estimates")) == (order == "query-sample")
+    assert "90% intervals" in section(page, "estimates")
+    said = [line.removeprefix("semrel: warning: ") for line in estimated.stderr.splitlines()]
+    assert all(str(escape(line)) in top_warnings(page) for line in said), (said, top_warnings(page))
+    assert bool(said) == (order == "random")  # 6 of 6 sampled pairs changed: AP's first-order correction is warned of
+    made = json.loads((tmp_path / "audit.html.manifest.json").read_text())
+    assert db in [i["path"] for i in made["inputs"]]
+
+
+def test_reviewed_needs_runs_given_as_files(cli, tmp_path):
+    pool, db, run = _review_flipping(tmp_path, "random", 2)
+    for args, message in (([pool["labels"]], "--reviewed corrects the runs' metrics on QRELS by the review: give QRELS and runs"),
+                          ([pool["labels"], "-"], "--reviewed reads the runs a second time: give them as files, not '-'")):
+        result = cli("report", *args, "--reviewed", db, "-o", str(tmp_path / "never.html"), input=Path(run).read_text())
+        assert result.exit_code == 2 and result.stderr.strip() == f"semrel: error: {message}", result.stderr
+    assert cli("report", pool["labels"], run, "--reviewed", db, "--alpha", "0.1", "-o", str(tmp_path / "one.html")).exit_code == 0

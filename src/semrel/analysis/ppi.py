@@ -264,10 +264,15 @@ def render_estimates(estimates: list[Estimate], confidence: float, fmt: str, pla
     """The estimates as JSON or as a table of derived value, corrected value and interval."""
     if fmt == "json":
         return json_text([e.to_json() for e in estimates]) + "\n"
+    return render(estimates_table(estimates, confidence), fmt, places=places)
+
+
+def estimates_table(estimates: list[Estimate], confidence: float) -> Table:
+    """A row per run and measure: derived value, corrected value, interval, and the sample behind them."""
     level = level_text(confidence)
     by_query = any(e.sampled_queries is not None for e in estimates)  # reviewed whole: how many queries the pairs make
     rows: list[list[Cell]] = [[e.run, e.measure, e.derived, e.corrected, e.low, e.high, e.sampled,
                                *([e.sampled_queries] if by_query else []), e.changed, e.pool] for e in estimates]
     header = ["run", "measure", "derived", "corrected", f"low {level}", f"high {level}", "sampled",
               *(["of queries"] if by_query else []), "changed", "pool"]
-    return render(Table(header, rows), fmt, places=places)
+    return Table(header, rows)

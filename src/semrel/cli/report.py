@@ -15,7 +15,7 @@ from ..progress import stderr_steps
 from ..report.html import ReportInputs, read_agreement, read_sensitivity, write_report
 from .base import SemrelCommand, warn
 from .options import comparison_options, lift_options, measure_option, places_option, rel_level_option, stat_settings, typed
-from .paths import input_path, output_path
+from .paths import database_path, input_path, output_path
 
 
 def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...]:
@@ -50,23 +50,26 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
               help="Rows threshold,run,measure,value (CSV/TSV with that header, or JSON Lines): the sensitivity curves.")
 @click.option("--agreement", type=input_path(allow_dash=True),
               help="JSON object of agreement figures: what `semrel agree -f json` or `semrel review stats -f json` prints.")
+@click.option("--reviewed", type=database_path(exists=True, dir_okay=False),
+              help="A review database: the runs' metrics corrected by its random sample, as `semrel estimate` gives them "
+                   "(intervals at 1 - --alpha).")
 @measure_option
 @comparison_options
 @rel_level_option
 @places_option
 def report_command(qrels, runs, output, title, gold_qrels, golden, corpus, judgments, on, threshold, grades, base, reranked, depth,
-                   top, sensitivity, agreement, measures, baseline, all_pairs, correction, test, permutations, bootstrap, seed,
-                   alpha, rel_level, places):
+                   top, sensitivity, agreement, reviewed, measures, baseline, all_pairs, correction, test, permutations, bootstrap,
+                   seed, alpha, rel_level, places):
     """Write one HTML page (no network needed to open it) with the judge signature at the top (the judge's
     settings and the rule that made QRELS' labels, as their manifest records it) and,
     as far as the inputs allow: golden-set stats, judge score distributions, the metric table of
     QRELS and RUNS with significance marks, the lift of --reranked over --base, threshold
-    sensitivity curves and agreement figures (as `semrel agree -f json` writes them: kappa, the
-    confusion matrix and the runs' ranking on each qrels)."""
+    sensitivity curves, agreement figures (as `semrel agree -f json` writes them: kappa, the
+    confusion matrix and the runs' ranking on each qrels) and the metrics corrected by a review (--reviewed)."""
     if base is None and typed("top"):  # ignored in silence before
         raise UsageError("--top lists the queries the lift gains and loses: give --base and --reranked too")
     tests = [name for name in ("test", "permutations", "bootstrap", "seed", "alpha", "correction") if typed(name)]
-    if tests and len(runs) < 2 and base is None:  # likewise: nothing is tested
+    if tests and len(runs) < 2 and base is None and not (reviewed and tests == ["alpha"]):  # likewise: nothing is tested
         raise UsageError(f"--{tests[0]} sets the paired tests between runs (two or more) or of --reranked against --base; "
                          "this report tests none")
     curves = (read_params(sensitivity) if sensitivity else None) or {}
@@ -79,7 +82,7 @@ def report_command(qrels, runs, output, title, gold_qrels, golden, corpus, judgm
         sensitivity=read_sensitivity(sensitivity) if sensitivity else (),
         sensitivity_on=curves.get("on") if isinstance(curves.get("on"), str) else None,
         sensitivity_at=float(curves["at"]) if isinstance(curves.get("at"), (int, float)) else None,
-        agreement=read_agreement(agreement) if agreement else None,
+        agreement=read_agreement(agreement) if agreement else None, reviewed=reviewed,
     )
     write_report(inputs, output, warn, stderr_steps, extra_inputs=[p for p in (sensitivity, agreement) if p])
     if output != STDIO:  # with -o - stdout is the page itself: its path appended would end the HTML with '-'

@@ -22,11 +22,12 @@ from markupsafe import Markup
 
 from ..analysis.compare import Reversal, compare_evaluations, legend, reversals, tests_table
 from ..analysis.lift import TOP_QUERIES, changes_table, lift, lift_table
+from ..analysis.ppi import corrected_estimates, estimates_table
 from ..analysis.sensitivity import cliff_warnings
-from ..analysis.significance import StatSettings
+from ..analysis.significance import StatSettings, level_text
 from ..errors import FormatError, UsageError
 from ..evaluation.doclevel import CorpusMapping, Listed
-from ..evaluation.files import evaluate_files
+from ..evaluation.files import evaluate_files, read_runs
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..formats import read_qrels, read_run
 from ..formats.corpus import read_golden, unique_chunks
@@ -48,9 +49,10 @@ from ..judging.labels import (
 from ..progress import Steps, counted, no_progress
 from ..records import GoldenItem, Judgment, Qrels, is_number, is_whole
 from ..resources import semrel_version, template_dir
+from ..review.adjudicate import reviewed_sample
 from ..terminal import quantity
 
-SECTIONS = ("golden", "scores", "metrics", "lift", "sensitivity", "agreement")
+SECTIONS = ("golden", "scores", "metrics", "estimates", "lift", "sensitivity", "agreement")
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class ReportInputs:
     sensitivity_on: str | None = None  # the score the curves swept and the threshold they chose (their manifest)
     sensitivity_at: float | None = None
     agreement: Mapping[str, Any] | None = None
+    reviewed: str | None = None  # a review database: the runs' measures corrected by its random sample (semrel estimate)
     title: str = "semrel report"
     places: int = 4
 
@@ -96,7 +99,8 @@ class ReportInputs:
 
     def files(self) -> list[str]:
         """Every input file, for the manifest."""
-        named = [self.qrels, self.gold_qrels, *self.runs, self.golden, self.corpus, self.judgments, self.base, self.reranked]
+        named = [self.qrels, self.gold_qrels, *self.runs, self.golden, self.corpus, self.judgments, self.base, self.reranked,
+                 self.reviewed]
         return [p for p in dict.fromkeys(named) if p]
 
 
@@ -332,6 +336,17 @@ def _reversal_warning(found: list[Reversal], test: str, ref: str, places: int) -
             "uncertain first) and refit with `semrel calibrate` before trusting this comparison")
 
 
+def _estimates_section(inputs: ReportInputs, qrels: Qrels, db: str, warn: Callable[[str], None]) -> dict[str, Any]:
+    """The runs' measures on the derived qrels corrected by the review's random sample, as `semrel estimate` gives them,
+    at the report's significance level (its warnings at the top of the page)."""
+    confidence = 1.0 - inputs.settings.alpha
+    sample = reviewed_sample(db)
+    estimates = corrected_estimates(qrels, read_runs(inputs.runs), inputs.chosen_measures(), sample, confidence, inputs.rel_level,
+                                    warn)
+    return {"table": _html_table(estimates_table(estimates, confidence), inputs.places), "level": level_text(confidence),
+            "whole_queries": estimates[0].sampled_queries is not None}
+
+
 def _lift_section(inputs: ReportInputs, qrels: Qrels, base: str, reranked: str) -> tuple[dict[str, Any], list[str]]:
     result = lift(qrels, read_run(base), read_run(reranked), inputs.chosen_measures(), inputs.settings,
                   inputs.depth, None, inputs.top, inputs.rel_level)
@@ -509,6 +524,10 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         raise UsageError("runs need qrels: give QRELS first")
     if inputs.gold_qrels and not inputs.runs:
         raise UsageError("--gold-qrels scores the runs a second time: give QRELS and runs")
+    if inputs.reviewed and not inputs.runs:
+        raise UsageError("--reviewed corrects the runs' metrics on QRELS by the review: give QRELS and runs")
+    if inputs.reviewed and STDIO in map(str, inputs.runs):
+        raise UsageError("--reviewed reads the runs a second time: give them as files, not '-'")
     if inputs.corpus and not (inputs.golden or inputs.runs):
         raise UsageError("--corpus gives its stats beside the golden set's, and checks the runs' chunk ids: give --golden or runs")
     if inputs.on is not None and inputs.on not in SCORES:
@@ -565,6 +584,9 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         with steps(f"report: evaluating and testing {quantity(len(inputs.runs), 'run')}", 0):
             page.sections["metrics"] = _metric_section(inputs, qrels, note, (judge or {}).get("model"),
                                                        listed.mapping() if isinstance(listed, Listed) else listed)
+    if inputs.reviewed and qrels is not None:  # runs and qrels: checked above
+        with steps("report: metrics corrected by the review", 0):
+            page.sections["estimates"] = _estimates_section(inputs, qrels, inputs.reviewed, note)
     if inputs.base and inputs.reranked is not None and qrels is not None:  # both given, with qrels: checked above
         with steps("report: reranking lift", 0):
             page.sections["lift"], problems = _lift_section(inputs, qrels, inputs.base, inputs.reranked)
