@@ -567,3 +567,11 @@ def test_reviewed_needs_runs_given_as_files(cli, tmp_path):
         result = cli("report", *args, "--reviewed", db, "-o", str(tmp_path / "never.html"), input=Path(run).read_text())
         assert result.exit_code == 2 and result.stderr.strip() == f"semrel: error: {message}", result.stderr
     assert cli("report", pool["labels"], run, "--reviewed", db, "--alpha", "0.1", "-o", str(tmp_path / "one.html")).exit_code == 0
+
+
+def test_the_corrected_metrics_table_scrolls_in_one_wrapper(cli, tmp_path):
+    """The table macro wraps its table in <div class="wide"> already; the section wrapped it in a second one."""
+    pool, db, run = _review_flipping(tmp_path, "random", 2)
+    page = write_page(cli, tmp_path, pool["labels"], run, "--reviewed", db, "-m", "P@4")
+    assert section(page, "estimates").count('class="wide"') == 1
+
