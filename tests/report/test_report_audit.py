@@ -4,6 +4,7 @@ build_report's text) and reads it with html.parser or exact fragments."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import warnings
@@ -575,3 +576,21 @@ def test_the_corrected_metrics_table_scrolls_in_one_wrapper(cli, tmp_path):
     page = write_page(cli, tmp_path, pool["labels"], run, "--reviewed", db, "-m", "P@4")
     assert section(page, "estimates").count('class="wide"') == 1
 
+
+@pytest.mark.parametrize("kind", ["text", "other tables", "no sample yet"])
+def test_a_review_database_that_gives_no_sample_is_refused_before_the_runs_are_scored(cli, tmp_path, kind):
+    """The database was read last, after the runs' evaluation and paired tests (minutes on a large set): what is wrong
+    with it is said before any section's work, as a missing input is."""
+    pool, db, run = _review_flipping(tmp_path, "random", 0)
+    if kind == "text":
+        db = put(tmp_path, "notes.sqlite", "not a database\n")
+    elif kind == "other tables":
+        import sqlite3
+
+        db = str(tmp_path / "other.sqlite")
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            conn.execute("CREATE TABLE x (a)")
+            conn.commit()
+    result = cli("report", pool["labels"], run, "--reviewed", db, "-o", str(tmp_path / "never.html"))
+    assert result.exit_code != 0 and [line for line in result.stderr.splitlines() if line.startswith("semrel: ")] == [
+        line for line in result.stderr.splitlines() if line.startswith("semrel: error: ")], result.stderr

@@ -22,7 +22,7 @@ from markupsafe import Markup
 
 from ..analysis.compare import Reversal, compare_evaluations, legend, reversals, tests_table
 from ..analysis.lift import TOP_QUERIES, changes_table, lift, lift_table
-from ..analysis.ppi import corrected_estimates, estimates_table
+from ..analysis.ppi import ReviewedSample, corrected_estimates, estimates_table
 from ..analysis.sensitivity import cliff_warnings
 from ..analysis.significance import StatSettings, level_text
 from ..errors import FormatError, UsageError
@@ -336,11 +336,10 @@ def _reversal_warning(found: list[Reversal], test: str, ref: str, places: int) -
             "uncertain first) and refit with `semrel calibrate` before trusting this comparison")
 
 
-def _estimates_section(inputs: ReportInputs, qrels: Qrels, db: str, warn: Callable[[str], None]) -> dict[str, Any]:
+def _estimates_section(inputs: ReportInputs, qrels: Qrels, sample: ReviewedSample, warn: Callable[[str], None]) -> dict[str, Any]:
     """The runs' measures on the derived qrels corrected by the review's random sample, as `semrel estimate` gives them,
     at the report's significance level (its warnings at the top of the page)."""
     confidence = 1.0 - inputs.settings.alpha
-    sample = reviewed_sample(db)
     estimates = corrected_estimates(qrels, read_runs(inputs.runs), inputs.chosen_measures(), sample, confidence, inputs.rel_level,
                                     warn)
     return {"table": _html_table(estimates_table(estimates, confidence), inputs.places), "level": level_text(confidence),
@@ -535,6 +534,8 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     for path in inputs.files():  # a missing one is said before any section's progress, not after
         if str(path) != STDIO:
             check_input_file(path)
+    # read before any section's work: a file that is no review database, or one with no sample yet, was said after the tests
+    sample = reviewed_sample(inputs.reviewed) if inputs.reviewed else None
     qrels_params = read_params(inputs.qrels) if inputs.qrels else None
     rule = recorded_rule(qrels_params, manifest_path(inputs.qrels)) if inputs.qrels else None
     component, thresholds = _drawn(inputs, rule)
@@ -584,9 +585,9 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         with steps(f"report: evaluating and testing {quantity(len(inputs.runs), 'run')}", 0):
             page.sections["metrics"] = _metric_section(inputs, qrels, note, (judge or {}).get("model"),
                                                        listed.mapping() if isinstance(listed, Listed) else listed)
-    if inputs.reviewed and qrels is not None:  # runs and qrels: checked above
+    if sample is not None and qrels is not None:  # runs and qrels: checked above
         with steps("report: metrics corrected by the review", 0):
-            page.sections["estimates"] = _estimates_section(inputs, qrels, inputs.reviewed, note)
+            page.sections["estimates"] = _estimates_section(inputs, qrels, sample, note)
     if inputs.base and inputs.reranked is not None and qrels is not None:  # both given, with qrels: checked above
         with steps("report: reranking lift", 0):
             page.sections["lift"], problems = _lift_section(inputs, qrels, inputs.base, inputs.reranked)
