@@ -594,3 +594,11 @@ def test_a_review_database_that_gives_no_sample_is_refused_before_the_runs_are_s
     result = cli("report", pool["labels"], run, "--reviewed", db, "-o", str(tmp_path / "never.html"))
     assert result.exit_code != 0 and [line for line in result.stderr.splitlines() if line.startswith("semrel: ")] == [
         line for line in result.stderr.splitlines() if line.startswith("semrel: error: ")], result.stderr
+
+
+def test_a_measure_estimate_refuses_is_refused_before_the_runs_are_scored(cli, tmp_path):
+    """gm_map (a geometric mean) was refused by the estimates section, after the runs' evaluation and tests."""
+    pool, db, run = _review_flipping(tmp_path, "random", 2)
+    result = cli("report", pool["labels"], run, "--reviewed", db, "-m", "AP,gm_map", "-o", str(tmp_path / "never.html"))
+    assert result.exit_code == 2 and result.stderr.strip() == (
+        "semrel: error: estimate corrects means and sums, and gm_map is a geometric mean: estimate AP (or bpref) instead")

@@ -133,17 +133,23 @@ def pair_deltas(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Measure], 
     return deltas
 
 
+def estimable(measures: Sequence[Measure | str]) -> list[Measure]:
+    """The measures parsed, refused where the correction cannot estimate them: a report checks them before its other work."""
+    parsed = numeric_measures(parse_measures(measures), "estimate")
+    geometric = [m.name for m in parsed if m.geometric]
+    if geometric:  # the correction adds per-query changes, which a mean of logs does not
+        raise UsageError(f"estimate corrects means and sums, and {', '.join(geometric)} "
+                         f"{'is a geometric mean' if len(geometric) == 1 else 'are geometric means'}: estimate AP (or bpref) instead")
+    return parsed
+
+
 def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Measure | str], sample: ReviewedSample,
                         confidence: float = 0.95, rel_level: int = 1, warn: Callable[[str], None] | None = None) -> list[Estimate]:
     """Each run's value of each measure on the derived qrels, corrected by the reviewed sample. `warn` hears when the
     qrels hold more pairs than the review's pool (holes filled since): those pairs lie outside the sample; and, as eval
     says them, of queries a run lacks or adds and of cutoffs past every run's ranking."""
-    measures = numeric_measures(parse_measures(measures), "estimate")
+    measures = estimable(measures)
     require_distinct_names([r.name for r in runs])  # the changes are kept by run name: one name would take another's
-    geometric = [m.name for m in measures if m.geometric]
-    if geometric:  # the correction adds per-query changes, which a mean of logs does not
-        raise UsageError(f"estimate corrects means and sums, and {', '.join(geometric)} "
-                         f"{'is a geometric mean' if len(geometric) == 1 else 'are geometric means'}: estimate AP (or bpref) instead")
     named = display_name(qrels.source) if qrels.source else "the qrels"
     if warn and len(qrels) > sample.pool:
         warn(f"{named} hold {quantity(len(qrels), 'pair')}, more than the "

@@ -22,7 +22,7 @@ from markupsafe import Markup
 
 from ..analysis.compare import Reversal, compare_evaluations, legend, reversals, tests_table
 from ..analysis.lift import TOP_QUERIES, changes_table, lift, lift_table
-from ..analysis.ppi import ReviewedSample, corrected_estimates, estimates_table
+from ..analysis.ppi import ReviewedSample, corrected_estimates, estimable, estimates_table
 from ..analysis.sensitivity import cliff_warnings
 from ..analysis.significance import StatSettings, level_text
 from ..errors import FormatError, UsageError
@@ -534,8 +534,12 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     for path in inputs.files():  # a missing one is said before any section's progress, not after
         if str(path) != STDIO:
             check_input_file(path)
-    # read before any section's work: a file that is no review database, or one with no sample yet, was said after the tests
-    sample = reviewed_sample(inputs.reviewed) if inputs.reviewed else None
+    # before any section's work: a measure estimate refuses (gm_map), a file that is no review database or one with no
+    # sample yet were said after the runs' tests
+    sample = None
+    if inputs.reviewed:
+        estimable(inputs.measures)
+        sample = reviewed_sample(inputs.reviewed)
     qrels_params = read_params(inputs.qrels) if inputs.qrels else None
     rule = recorded_rule(qrels_params, manifest_path(inputs.qrels)) if inputs.qrels else None
     component, thresholds = _drawn(inputs, rule)
