@@ -307,3 +307,26 @@ def test_a_model_whose_files_changed_or_that_is_gone_is_told(labelled):
     assert f"j.jsonl: model all-MiniLM-L6-v2: its files changed (fingerprint {'0' * 32} then, {now} now)" in changed.stdout.splitlines()
     gone = verify_with("no-such-model", now)
     assert gone.exit_code == 1 and f"j.jsonl: model no-such-model: not found now (fingerprint {now} then)" in gone.stdout.splitlines()
+
+
+def test_grades_still_in_a_review_databases_write_ahead_log_are_a_change(tmp_path):
+    """A review database holds its latest grades in DB-wal until SQLite copies them into DB: a page made before a
+    reviewer's grades was said to be 'as its manifest records' while they sat in the log."""
+    import sqlite3
+
+    db = tmp_path / "r.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA wal_autocheckpoint=0")  # the log is kept, as while a reviewer's process runs
+    conn.execute("CREATE TABLE grades (pair TEXT, grade INTEGER)")
+    conn.commit()
+    output = write(tmp_path / "out.txt", "made from the grades\n")
+    manifest.write_manifest(output, inputs=[db])
+    assert run("verify", output).stdout == f"{output}: as its manifest records\n"
+    before = db.read_bytes()
+    conn.execute("INSERT INTO grades VALUES ('q1/c1', 1)")
+    conn.commit()
+    assert db.read_bytes() == before and (tmp_path / "r.sqlite-wal").stat().st_size > 0  # the grade is in the log alone
+    result = run("verify", output)
+    assert result.exit_code == 1 and f"input changed: {db}" in result.stdout, result.stdout
+    conn.close()

@@ -638,10 +638,29 @@ def bytes_sha256(path: str | os.PathLike) -> str | None:
         return None
 
 
+SQLITE_HEADER = b"SQLite format 3\0"
+
+
 def content_sha256(path: str | os.PathLike) -> str | None:
     """sha256 of a file's bytes, or of a folder's files and their names under it: what a manifest records of an input
-    (describe_input) and `semrel run` keeps of it; None when missing."""
-    return folder_digest(path)["sha256"] if os.path.isdir(path) else bytes_sha256(path)
+    (describe_input) and `semrel run` keeps of it; None when missing. An SQLite file's write-ahead log counts with it:
+    a review database holds its latest grades there until SQLite copies them into the file."""
+    if os.path.isdir(path):
+        return folder_digest(path)["sha256"]
+    digest = bytes_sha256(path)
+    return None if digest is None else with_log(path, digest)
+
+
+def with_log(path: str | os.PathLike, digest: str) -> str:
+    """`digest`, the sha256 of the file at `path`, with its SQLite write-ahead log's where it is an SQLite file that has one
+    (what it holds is the file and the log together): the one home of that rule for every input digest."""
+    log = f"{os.fspath(path)}-wal"
+    if not os.path.isfile(log) or not os.path.getsize(log):
+        return digest
+    with open(path, "rb") as handle:
+        if handle.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+            return digest
+    return hashlib.sha256(f"{digest}\0{bytes_sha256(log)}".encode()).hexdigest()
 
 
 def folder_digest(path: str | os.PathLike, most: int | None = None) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from .files import (
     manifest_path,
     os_path,
     stdin_digest,
+    with_log,
 )
 from .jsonl import too_deep
 
@@ -65,7 +66,8 @@ def describe_input(path: str | os.PathLike, read_from: str | os.PathLike | None 
     if is_parquet(source):  # its bytes hashed alone: their newline count means nothing
         with contextlib.suppress(SemrelError):  # not Parquet after all: its reader says so, and its lines are counted
             return {"path": name, "rows": parquet_rows(source), "sha256": bytes_sha256(source)}
-    return {"path": name, **file_digest(source)}
+    digest = file_digest(source)
+    return {"path": name, **digest, "sha256": with_log(source, digest["sha256"])}
 
 
 def with_manifests(paths: Iterable[str | os.PathLike]) -> list[str]:
