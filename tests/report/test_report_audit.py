@@ -568,6 +568,9 @@ def test_reviewed_needs_runs_given_as_files(cli, tmp_path):
         result = cli("report", *args, "--reviewed", db, "-o", str(tmp_path / "never.html"), input=Path(run).read_text())
         assert result.exit_code == 2 and result.stderr.strip() == f"semrel: error: {message}", result.stderr
     assert cli("report", pool["labels"], run, "--reviewed", db, "--alpha", "0.1", "-o", str(tmp_path / "one.html")).exit_code == 0
+    wide = cli("report", pool["labels"], run, "--reviewed", db, "--alpha", "0.9", "-o", str(tmp_path / "never.html"))
+    assert wide.exit_code == 2 and wide.stderr.strip() == ("semrel: error: --alpha 0.9 with --reviewed gives 10% intervals: give an "
+                                                           "--alpha from 0.001 to 0.5 (0.05: 95%)"), wide.stderr
 
 
 def test_the_corrected_metrics_table_scrolls_in_one_wrapper(cli, tmp_path):

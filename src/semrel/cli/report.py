@@ -50,9 +50,9 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
               help="Rows threshold,run,measure,value (CSV/TSV with that header, or JSON Lines): the sensitivity curves.")
 @click.option("--agreement", type=input_path(allow_dash=True),
               help="JSON object of agreement figures: what `semrel agree -f json` or `semrel review stats -f json` prints.")
-@click.option("--reviewed", type=database_path(exists=True, dir_okay=False),
+@click.option("--reviewed", type=database_path(exists=True, dir_okay=False), metavar="DB",
               help="A review database: the runs' metrics corrected by its random sample, as `semrel estimate` gives them "
-                   "(intervals at 1 - --alpha).")
+                   "(intervals at 1 - --alpha, which must then lie from 0.001 to 0.5).")
 @measure_option
 @comparison_options
 @rel_level_option

@@ -525,6 +525,9 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         raise UsageError("--gold-qrels scores the runs a second time: give QRELS and runs")
     if inputs.reviewed and not inputs.runs:
         raise UsageError("--reviewed corrects the runs' metrics on QRELS by the review: give QRELS and runs")
+    if inputs.reviewed and not 0.001 <= inputs.settings.alpha <= 0.5:  # estimate's --confidence range: no '10% intervals'
+        raise UsageError(f"--alpha {inputs.settings.alpha:g} with --reviewed gives {level_text(1 - inputs.settings.alpha)} intervals: "
+                         "give an --alpha from 0.001 to 0.5 (0.05: 95%)")
     if inputs.reviewed and STDIO in map(str, inputs.runs):
         raise UsageError("--reviewed reads the runs a second time: give them as files, not '-'")
     if inputs.corpus and not (inputs.golden or inputs.runs):
