@@ -589,3 +589,19 @@ def test_a_dry_run_says_the_rerank_of_a_run_that_may_be_skipped_may_be_skipped_t
             "anew: listed, but skipped if the new file's queries are the old ones") in dry.stderr, dry.stderr
     ran = statuses(run("run", config.name).stdout)
     assert ran["retrieve bm25"] == ran["retrieve bm25+dense"] == "skipped", ran
+
+
+def test_a_review_database_in_the_config_puts_the_corrected_metrics_in_the_report(tmp_path):
+    """[report] reviewed passes the database to the report step (`report --reviewed`), among the step's inputs so that new
+    grades make the page anew; with the judge off there are no derived labels to correct, said in one line."""
+    write_data(tmp_path)
+    (tmp_path / "r.sqlite").write_bytes(b"")
+    config = write_config(tmp_path, judge=True, extra='[report]\nreviewed = "r.sqlite"')
+    dry = run("run", config, "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    [step] = [s for s in run_config.plan(run_config.load_config(str(config))) if s.name == "report"]
+    assert step.args[step.args.index("--reviewed") + 1] == str(tmp_path / "r.sqlite") and str(tmp_path / "r.sqlite") in step.inputs
+    assert "--reviewed" in dry.stdout
+    off = write_config(tmp_path, judge=False, extra='[report]\nreviewed = "r.sqlite"')
+    assert_one_error(run("run", off, "--dry-run"), "semrel.toml: [report] reviewed: corrects the derived labels by a review, and "
+                     "[judge] enabled = false derives none; remove it, or set [judge] enabled = true", code=2)

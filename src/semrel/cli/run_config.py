@@ -53,7 +53,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "sensitivity": {"enabled": (_BOOL, True), "measure": (_STR, "nDCG@10"), "from": (_FLOAT, None), "to": (_FLOAT, None),
                     "step": (_FLOAT, None)},
     "lift": {"base": (_STR, None), "rerank": (_STR, "dense"), "depth": (_INT, None)},
-    "report": {"enabled": (_BOOL, True), "title": (_STR, None)},
+    "report": {"enabled": (_BOOL, True), "title": (_STR, None), "reviewed": (_STR, None)},
     "engine": {"name": (_STR, "local"), "address": (_STR, None), "workers": (_INT, None)},
 }
 CHUNK_SIZE, CHUNK_OVERLAP = 120, 20  # for [corpus] docs when size/overlap are not set
@@ -237,6 +237,7 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
     resolve("golden", "qrels", "file")
     resolve("label", "calibration", "file")
     resolve("retrieve", "runs", "file")
+    resolve("report", "reviewed", "file")
     resolve("judge", "cache", "folder", under=config[""]["out"])  # inside out, wherever the value came from
     from ..encoding.models import is_path  # here: `semrel run --help` stays quick
     from ..retrieval.retrieve import stopwords_file
@@ -266,6 +267,9 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
             raise ConfigError(f"{origin['corpus', 'whole'][0]}: give [corpus] {key} or whole, not both")
     if not config["retrieve"]["methods"]:
         raise ConfigError(f"{origin['retrieve', 'methods'][0]}: give at least one method")
+    if config["report"]["reviewed"] is not None and not config["judge"]["enabled"]:
+        raise ConfigError(f"{origin['report', 'reviewed'][0]}: corrects the derived labels by a review, and [judge] enabled = false "
+                          "derives none; remove it, or set [judge] enabled = true")
     if config["engine"]["name"] not in ("local", "ray"):
         raise ConfigError(f"{origin['engine', 'name'][0]}: expected local or ray")
     _check_values(config, origin)
@@ -628,6 +632,9 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
                 inputs.append(path)
         if config["report"]["title"]:
             args += ["--title", config["report"]["title"]]
+        if config["report"]["reviewed"] and derived:  # the metrics corrected by the review; its grades make the page anew
+            args += ["--reviewed", config["report"]["reviewed"]]
+            inputs.append(config["report"]["reviewed"])
         steps.append(Step("report", ("report",), args + ["-o", report], inputs, [report], stdout=os.devnull))
     return steps
 
