@@ -599,9 +599,14 @@ def test_a_review_database_that_gives_no_sample_is_refused_before_the_runs_are_s
         line for line in result.stderr.splitlines() if line.startswith("semrel: error: ")], result.stderr
 
 
-def test_a_measure_estimate_refuses_is_refused_before_the_runs_are_scored(cli, tmp_path):
-    """gm_map (a geometric mean) was refused by the estimates section, after the runs' evaluation and tests."""
+def test_a_measure_estimate_refuses_is_left_out_of_the_corrected_metrics_and_refused_alone_before_the_runs_are_scored(cli, tmp_path):
+    """gm_map (a geometric mean) was refused by the estimates section, after the runs' evaluation and tests; beside other
+    measures it refused the whole page, which can show it in the metric table."""
     pool, db, run = _review_flipping(tmp_path, "random", 2)
-    result = cli("report", pool["labels"], run, "--reviewed", db, "-m", "AP,gm_map", "-o", str(tmp_path / "never.html"))
+    result = cli("report", pool["labels"], run, "--reviewed", db, "-m", "gm_map", "-o", str(tmp_path / "never.html"))
     assert result.exit_code == 2 and result.stderr.strip() == (
         "semrel: error: estimate corrects means and sums, and gm_map is a geometric mean: estimate AP (or bpref) instead")
+    page = write_page(cli, tmp_path, pool["labels"], run, "--reviewed", db, "-m", "AP,gm_map")
+    assert "gm_map" in section(page, "metrics") and "gm_map" not in section(page, "estimates") and "AP" in section(page, "estimates")
+    assert ("gm_map: left out of the metrics corrected by the review, which corrects means and sums, and it is a geometric mean "
+            "(AP and bpref are corrected)") in top_warnings(page)

@@ -340,8 +340,12 @@ def _estimates_section(inputs: ReportInputs, qrels: Qrels, sample: ReviewedSampl
     """The runs' measures on the derived qrels corrected by the review's random sample, as `semrel estimate` gives them,
     at the report's significance level (its warnings at the top of the page)."""
     confidence = 1.0 - inputs.settings.alpha
-    estimates = corrected_estimates(qrels, read_runs(inputs.runs), inputs.chosen_measures(), sample, confidence, inputs.rel_level,
-                                    warn)
+    measures = [m for m in inputs.chosen_measures() if not m.geometric]
+    if len(measures) < len(inputs.chosen_measures()):  # the metric table shows them; only their correction cannot be had
+        geometric = [m.name for m in inputs.chosen_measures() if m.geometric]
+        warn(f"{', '.join(geometric)}: left out of the metrics corrected by the review, which corrects means and sums, and "
+             f"{'it is a geometric mean' if len(geometric) == 1 else 'they are geometric means'} (AP and bpref are corrected)")
+    estimates = corrected_estimates(qrels, read_runs(inputs.runs), measures, sample, confidence, inputs.rel_level, warn)
     return {"table": _html_table(estimates_table(estimates, confidence), inputs.places), "level": level_text(confidence),
             "whole_queries": estimates[0].sampled_queries is not None}
 
@@ -541,7 +545,8 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     # sample yet were said after the runs' tests
     sample = None
     if inputs.reviewed:
-        estimable(inputs.measures)
+        if all(m.geometric for m in inputs.chosen_measures()):  # none to correct: the section would be empty
+            estimable(inputs.measures)
         sample = reviewed_sample(inputs.reviewed)
     qrels_params = read_params(inputs.qrels) if inputs.qrels else None
     rule = recorded_rule(qrels_params, manifest_path(inputs.qrels)) if inputs.qrels else None
