@@ -610,3 +610,32 @@ def test_a_measure_estimate_refuses_is_left_out_of_the_corrected_metrics_and_ref
     assert "gm_map" in section(page, "metrics") and "gm_map" not in section(page, "estimates") and "AP" in section(page, "estimates")
     assert ("gm_map: left out of the metrics corrected by the review, which corrects means and sums, and it is a geometric mean "
             "(AP and bpref are corrected)") in top_warnings(page)
+
+
+def test_the_reviewers_conflicts_are_settled_as_adjudicate_says_as_in_estimate(cli, tmp_path):
+    """The report settled conflicting reviewers by majority alone; estimate and review export take --adjudicate."""
+    from review_helpers import R_SCORES, queued_db
+    from semrel.review.engine import QueueSettings, Session
+
+    conn, pool = queued_db(tmp_path, QueueSettings(order="random", seed=1, overlap=4))  # the first 4 pairs go to both
+    alice, bob = Session(conn, "alice"), Session(conn, "bob")
+    for _ in range(4):  # alice gives the judge's other grade, bob the judge's own
+        task = alice.next_task()
+        alice.grade(task, 1 - task.proposed)
+        task = bob.next_task()
+        bob.grade(task, task.proposed)
+    conn.close()
+    db = str(tmp_path / "r.sqlite")
+    run = put(tmp_path, "sys.run", "".join(f"{q} Q0 {c} 1 {r} sys\n" for (q, c), r in R_SCORES.items()))
+    found = []
+    for rule in ("alice", "bob"):
+        estimated = cli("estimate", pool["labels"], run, "--reviewed", db, "-m", "AP", "--adjudicate", rule, "-f", "csv")
+        page = write_page(cli, tmp_path, pool["labels"], run, "--reviewed", db, "-m", "AP", "--adjudicate", rule)
+        corrected = re.findall(r"<td[^>]*>([^<]*)</td>", section(page, "estimates"))[3]
+        assert corrected == estimated.stdout.splitlines()[1].split(",")[3], (rule, estimated.stdout)
+        found.append(corrected)
+    assert found[0] != found[1]  # the rules settle the sample otherwise
+    strict = cli("report", pool["labels"], run, "--reviewed", db, "--adjudicate", "strict", "-o", str(tmp_path / "never.html"))
+    assert strict.exit_code == 1 and len(strict.stderr.strip().splitlines()) == 1 and "conflict" in strict.stderr, strict.stderr
+    alone = cli("report", pool["labels"], run, "--adjudicate", "bob", "-o", str(tmp_path / "never.html"))
+    assert alone.exit_code == 2 and "--adjudicate settles the reviewers' grades of --reviewed: give --reviewed DB" in alone.stderr

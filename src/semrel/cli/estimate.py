@@ -9,7 +9,7 @@ from ..evaluation.files import read_runs
 from ..formats import read_qrels
 from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand, warn
-from .options import measure_option, places_option, rel_level_option
+from .options import adjudicate_option, measure_option, places_option, rel_level_option
 from .paths import database_path, input_path
 
 
@@ -18,8 +18,7 @@ from .paths import database_path, input_path
 @click.argument("runs", nargs=-1, required=True, type=input_path(exists=True, dir_okay=False))
 @click.option("--reviewed", required=True, type=database_path(exists=True, dir_okay=False), help="The review database.")
 @measure_option
-@click.option("--adjudicate", default="majority", show_default=True, metavar="majority|REVIEWER|strict",
-              help="How conflicting reviewers' grades are settled (as in `semrel review export`).")
+@adjudicate_option
 @click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True)
 @rel_level_option
 @click.option("-f", "--format", "fmt", type=click.Choice(ESTIMATE_FORMATS), default="table", show_default=True)

@@ -45,6 +45,10 @@ def seed_option(help: str | None = None, default: int = 0) -> Callable:
     return click.option("--seed", type=click.IntRange(0), default=default, show_default=True, help=help)
 
 
+adjudicate_option = click.option(
+    "--adjudicate", default="majority", show_default=True, metavar="majority|REVIEWER|strict",
+    help="Settling reviewers' conflicts: majority (ties: lowest grade), a reviewer whose grade wins, or strict (conflicts are "
+         "an error that lists them).")
 places_option = click.option("--places", default=4, show_default=True, type=click.IntRange(0, 17),
                              help="Decimals shown (JSON keeps every digit).")
 

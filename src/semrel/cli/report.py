@@ -14,7 +14,16 @@ from ..judging.labels import parse_thresholds
 from ..progress import stderr_steps
 from ..report.html import ReportInputs, read_agreement, read_sensitivity, write_report
 from .base import SemrelCommand, warn
-from .options import comparison_options, lift_options, measure_option, places_option, rel_level_option, stat_settings, typed
+from .options import (
+    adjudicate_option,
+    comparison_options,
+    lift_options,
+    measure_option,
+    places_option,
+    rel_level_option,
+    stat_settings,
+    typed,
+)
 from .paths import database_path, input_path, output_path
 
 
@@ -53,13 +62,14 @@ def _thresholds(threshold: float | None, grades: str | None) -> tuple[float, ...
 @click.option("--reviewed", type=database_path(exists=True, dir_okay=False), metavar="DB",
               help="A review database: the runs' metrics corrected by its random sample, as `semrel estimate` gives them "
                    "(intervals at 1 - --alpha, which must then lie from 0.001 to 0.5).")
+@adjudicate_option
 @measure_option
 @comparison_options
 @rel_level_option
 @places_option
 def report_command(qrels, runs, output, title, gold_qrels, golden, corpus, judgments, on, threshold, grades, base, reranked, depth,
-                   top, sensitivity, agreement, reviewed, measures, baseline, all_pairs, correction, test, permutations, bootstrap,
-                   seed, alpha, rel_level, places):
+                   top, sensitivity, agreement, reviewed, adjudicate, measures, baseline, all_pairs, correction, test, permutations,
+                   bootstrap, seed, alpha, rel_level, places):
     """Write one HTML page (no network needed to open it) with the judge signature at the top (the judge's
     settings and the rule that made QRELS' labels, as their manifest records it) and,
     as far as the inputs allow: golden-set stats, judge score distributions, the metric table of
@@ -68,6 +78,8 @@ def report_command(qrels, runs, output, title, gold_qrels, golden, corpus, judgm
     confusion matrix and the runs' ranking on each qrels) and the metrics corrected by a review (--reviewed)."""
     if base is None and typed("top"):  # ignored in silence before
         raise UsageError("--top lists the queries the lift gains and loses: give --base and --reranked too")
+    if typed("adjudicate") and not reviewed:  # it settles the review's grades: without one it would do nothing
+        raise UsageError("--adjudicate settles the reviewers' grades of --reviewed: give --reviewed DB")
     tests = [name for name in ("test", "permutations", "bootstrap", "seed", "alpha", "correction") if typed(name)]
     if tests and len(runs) < 2 and base is None and not (reviewed and tests == ["alpha"]):  # likewise: nothing is tested
         raise UsageError(f"--{tests[0]} sets the paired tests between runs (two or more) or of --reranked against --base; "
@@ -82,7 +94,7 @@ def report_command(qrels, runs, output, title, gold_qrels, golden, corpus, judgm
         sensitivity=read_sensitivity(sensitivity) if sensitivity else (),
         sensitivity_on=curves.get("on") if isinstance(curves.get("on"), str) else None,
         sensitivity_at=float(curves["at"]) if isinstance(curves.get("at"), (int, float)) else None,
-        agreement=read_agreement(agreement) if agreement else None, reviewed=reviewed,
+        agreement=read_agreement(agreement) if agreement else None, reviewed=reviewed, adjudicate=adjudicate,
     )
     write_report(inputs, output, warn, stderr_steps, extra_inputs=[p for p in (sensitivity, agreement) if p])
     if output != STDIO:  # with -o - stdout is the page itself: its path appended would end the HTML with '-'

@@ -31,7 +31,7 @@ from ..review.simulate import simulate, simulated_note
 from ..review.stats import review_stats
 from ..terminal import agreeing, quantity, unfiltered
 from .base import LazyGroup, warn
-from .options import check_highlights, db_option, highlight_options, queue_options, seed_option, typed
+from .options import adjudicate_option, check_highlights, db_option, highlight_options, queue_options, seed_option, typed
 from .paths import input_path, output_path
 from .review_terminal import TerminalReview
 
@@ -137,9 +137,7 @@ def stats_command(db, fmt, seed, resamples):
 @click.option("--labels", required=True, type=input_path(exists=True, dir_okay=False), help="The derived qrels.")
 @click.option("-o", "--output", required=True, type=output_path(sidecars=(".sources.jsonl", ".sources.jsonl.manifest.json"),
                                                                  dir_okay=False), help="Reviewed qrels to write.")
-@click.option("--adjudicate", default="majority", show_default=True, metavar="majority|REVIEWER|strict",
-              help="Settling reviewers' conflicts: majority (ties: lowest grade), a reviewer whose grade wins, "
-                   "or strict (conflicts are an error that lists them).")
+@adjudicate_option
 @click.option("--only-reviewed", is_flag=True, help="Write only the pairs with a human grade (e.g. to calibrate on).")
 @click.option("--by-reviewer", type=output_path(dir_okay=False), metavar="FILE",
               help="Also write each reviewer's grades, unsettled, as trec_eval's qrels_jg (second column: the reviewer, "

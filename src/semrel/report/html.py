@@ -91,6 +91,7 @@ class ReportInputs:
     sensitivity_at: float | None = None
     agreement: Mapping[str, Any] | None = None
     reviewed: str | None = None  # a review database: the runs' measures corrected by its random sample (semrel estimate)
+    adjudicate: str = "majority"  # how its reviewers' conflicting grades are settled
     title: str = "semrel report"
     places: int = 4
 
@@ -547,7 +548,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     if inputs.reviewed:
         if all(m.geometric for m in inputs.chosen_measures()):  # none to correct: the section would be empty
             estimable(inputs.measures)
-        sample = reviewed_sample(inputs.reviewed)
+        sample = reviewed_sample(inputs.reviewed, inputs.adjudicate)
     qrels_params = read_params(inputs.qrels) if inputs.qrels else None
     rule = recorded_rule(qrels_params, manifest_path(inputs.qrels)) if inputs.qrels else None
     component, thresholds = _drawn(inputs, rule)
