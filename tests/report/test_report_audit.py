@@ -639,3 +639,12 @@ def test_the_reviewers_conflicts_are_settled_as_adjudicate_says_as_in_estimate(c
     assert strict.exit_code == 1 and len(strict.stderr.strip().splitlines()) == 1 and "conflict" in strict.stderr, strict.stderr
     alone = cli("report", pool["labels"], run, "--adjudicate", "bob", "-o", str(tmp_path / "never.html"))
     assert alone.exit_code == 2 and "--adjudicate settles the reviewers' grades of --reviewed: give --reviewed DB" in alone.stderr
+
+
+def test_a_sample_of_one_pair_is_refused_before_the_runs_are_scored(cli, tmp_path):
+    """It was refused by the estimates section, after the runs' evaluation and tests."""
+    pool, db, run = _review_flipping(tmp_path, "random", 1)
+    result = cli("report", pool["labels"], run, "--reviewed", db, "-o", str(tmp_path / "never.html"))
+    assert result.exit_code == 1 and "evaluating" not in result.stderr, result.stderr
+    assert result.stderr.strip().endswith("the review's random sample holds 1 reviewed pair(s) of the qrels' queries: a corrected "
+                                          "estimate and its interval need at least 2; review more pairs (`semrel review start`)")

@@ -143,6 +143,16 @@ def estimable(measures: Sequence[Measure | str]) -> list[Measure]:
     return parsed
 
 
+def sampled_pairs(sample: ReviewedSample, queries: set[str]) -> dict[Pair, int]:
+    """The sample's grades of pairs of `queries` (the qrels'), at least 2 of them: one pair's change, scaled to the pool,
+    is no estimate, and it has no variance (a report checks this before its other work)."""
+    sampled = {pair: grade for pair, grade in sample.grades.items() if pair[0] in queries}
+    if len(sampled) < 2:
+        raise ValidationError(f"the review's random sample holds {len(sampled)} reviewed pair(s) of the qrels' queries: "
+                              "a corrected estimate and its interval need at least 2; review more pairs (`semrel review start`)")
+    return sampled
+
+
 def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Measure | str], sample: ReviewedSample,
                         confidence: float = 0.95, rel_level: int = 1, warn: Callable[[str], None] | None = None) -> list[Estimate]:
     """Each run's value of each measure on the derived qrels, corrected by the reviewed sample. `warn` hears when the
@@ -167,10 +177,7 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
         warn(f"{named} hold {quantity(len(known), 'query')}, more than the {sample.queries:,} of the review's pool: its sample of "
              "whole queries stands for the pool's queries alone, and their change is scaled to all of these; estimate on "
              "qrels of the pool's queries, or review a queue built from these qrels' judgments")
-    sampled = {pair: grade for pair, grade in sample.grades.items() if pair[0] in known}
-    if len(sampled) < 2:  # one pair's change, scaled to the pool, is no estimate, and it has no variance
-        raise ValidationError(f"the review's random sample holds {len(sampled)} reviewed pair(s) of the qrels' queries: "
-                              "a corrected estimate and its interval need at least 2; review more pairs (`semrel review start`)")
+    sampled = sampled_pairs(sample, known)
     changed = {pair: grade for pair, grade in sampled.items() if derived[pair[0]].get(pair[1], 0) != grade}
     evaluations = evaluate(qrels, runs, measures, rel_level)
     for run, evaluated in zip(runs, evaluations):  # a run of other ids would get 0 and an interval of zero width

@@ -22,7 +22,7 @@ from markupsafe import Markup
 
 from ..analysis.compare import Reversal, compare_evaluations, legend, reversals, tests_table
 from ..analysis.lift import TOP_QUERIES, changes_table, lift, lift_table
-from ..analysis.ppi import ReviewedSample, corrected_estimates, estimable, estimates_table
+from ..analysis.ppi import ReviewedSample, corrected_estimates, estimable, estimates_table, sampled_pairs
 from ..analysis.sensitivity import cliff_warnings
 from ..analysis.significance import StatSettings, level_text
 from ..errors import FormatError, UsageError
@@ -581,6 +581,8 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     judged = read_judgments(inputs.judgments) if inputs.judgments else None
     # read once for every section that needs them: from stdin they could not be read again
     qrels = read_qrels(inputs.qrels) if inputs.qrels and (inputs.runs or inputs.base or judged is not None) else None
+    if sample is not None and qrels is not None:  # too small a sample of these qrels: said before the runs are scored
+        sampled_pairs(sample, set(qrels.query_ids.to_pylist()))
     refitted = rule if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p else None
     for message in _label_warnings(inputs, qrels, rule, qrels_params, judged, golden, judge):
         note(message)
