@@ -207,14 +207,14 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
                 of = dict.fromkeys(units, 0.0)
                 for (q, _), value in zip(changed, pair_values.tolist()):
                     of[q] = of.get(q, 0.0) + value
-                values, size, population = np.array([of[q] for q in units]), len(units), len(e.query_ids)
+                values = np.array([of[q] for q in units])
             else:
-                values, size, population = np.zeros(n), n, pool
+                values = np.zeros(n)
                 values[: len(changed)] = pair_values
             per = 1.0 if m.summed else float(len(e.query_ids))
             derived_value = e.aggregate(m)
-            corrected = derived_value + population * values.mean() / per
-            half = z * population * np.sqrt(max(1.0 - size / population, 0.0) * values.var(ddof=1) / size) / per
+            corrected = derived_value + frame * values.mean() / per
+            half = z * frame * np.sqrt(max(1.0 - drawn / frame, 0.0) * values.var(ddof=1) / drawn) / per
             low, high = corrected - half, corrected + half
             if not values.any():  # no sampled change moves it: a zero-width interval, however many pairs changed
                 unmoved.append(f"{e.run_name} {m.name}")
