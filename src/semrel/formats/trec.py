@@ -48,12 +48,8 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     fields after the sixth are ignored, lines starting with `#` are comments, and the tag of the
     last line is the run's tag (trec_eval's runid)."""
     path = str(path)
-    if is_parquet(path):
-        query_ids, doc_ids, scores = ranx_columns(path, "a run")
-        return Run(query_ids, doc_ids, scores, name or run_name(path), source=path)
-    if is_nested_json(path):
-        query_ids, doc_ids, scores = nested_columns(path, "a run")
-        return Run(query_ids, doc_ids, scores, name or run_name(path), source=path)
+    if (saved := ranx_saved(path, "a run")) is not None:
+        return Run(*saved, name or run_name(path), source=path)
     types = {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()}
     table = read_plain_file(path, RUN_COLUMNS, types)
     data = read_bytes(path) if path == STDIO else None  # stdin is read once: its bytes, kept; a file is read again
@@ -69,6 +65,13 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     # Ids stay in Arrow's chunks: joining ten million strings into one buffer is a copy nobody needs.
     return Run(table.column("query_id"), table.column("doc_id"), scores, name or run_name(path), source=path,
                tag=_last_tag(path, data))
+
+
+def ranx_saved(path: str, what: str, grades: bool = False) -> tuple[Any, Any, np.ndarray] | None:
+    """The columns of a run or qrels as ranx saves them (Parquet, or JSON by name), else None: a TREC file."""
+    if is_parquet(path):
+        return ranx_columns(path, what, grades)
+    return nested_columns(path, what, grades) if is_nested_json(path) else None
 
 
 def is_nested_json(path: str | os.PathLike) -> bool:
@@ -129,7 +132,7 @@ def _fits(value: Any, grades: bool) -> bool:
     return math.isfinite(as_float) and (not grades or as_float == round(as_float) and abs(as_float) <= MOST_GRADE)
 
 
-def _not_parquet(path: str, what: str) -> None:
+def _text_only(path: str, what: str) -> None:
     """-R qrels_jg and the preference relations read TREC text; ranx's Parquet and JSON hold plain qrels (a file named
     .json that holds such text, as `review export --by-reviewer` wrote before, is read as text)."""
     if is_parquet(path) or is_nested_json(path) and read_head(path).lstrip().startswith(b"{"):
@@ -148,10 +151,10 @@ def _last_tag(path: str, data: bytes | None) -> str | None:
 
 
 def read_trec_qrels(path: str | os.PathLike, data: bytes | None = None) -> Qrels:
-    """TREC qrels from `path` (or from its already-read bytes), or a ranx Qrels saved as Parquet."""
+    """TREC qrels from `path` (or from its already-read bytes), or a ranx Qrels saved as Parquet or JSON."""
     path = str(path)
-    if is_parquet(path) or is_nested_json(path):
-        query_ids, doc_ids, grades = (ranx_columns if is_parquet(path) else nested_columns)(path, "qrels", grades=True)
+    if (saved := ranx_saved(path, "qrels", grades=True)) is not None:
+        query_ids, doc_ids, grades = saved
         return Qrels(one_array(query_ids), one_array(doc_ids), grades.astype(np.int64), source=path)
     types = {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
     table = read_plain_file(path, QRELS_COLUMNS, types) if data is None else None
@@ -169,7 +172,7 @@ def read_judgment_groups(path: str | os.PathLike) -> list[tuple[str, Qrels]]:
     """trec_eval's qrels_jg: TREC qrels whose second column names a judgment group (one assessor's
     judgments), as [(group, its qrels)], groups in order of first appearance."""
     path = str(path)
-    _not_parquet(path, "judgment groups (qid group docid rel lines)")
+    _text_only(path, "judgment groups (qid group docid rel lines)")
     types = {"query_id": pa.string(), "iteration": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
     table = read_plain_file(path, QRELS_COLUMNS, types)
     if table is None:
@@ -190,7 +193,7 @@ def read_preferences(path: str | os.PathLike, from_qrels: bool = False) -> Prefe
     TREC qrels read as preferences (its -R qrels_prefs), the second column naming the judgment group,
     each group one subgroup ("0"), the grade the value. Values are numbers, as trec_eval's atof reads them."""
     path = str(path)
-    _not_parquet(path, "qrels read as preferences" if from_qrels else "preferences (qid jg jsg docno value lines)")
+    _text_only(path, "qrels read as preferences" if from_qrels else "preferences (qid jg jsg docno value lines)")
     names = QRELS_COLUMNS if from_qrels else PREFS_COLUMNS
     types = {name: pa.string() for name in names} | {names[-1]: pa.float64()}
     table = read_plain_file(path, names, types)
