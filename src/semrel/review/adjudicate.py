@@ -264,7 +264,6 @@ def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSa
     pair of the pool is graded, in whatever order, all of them (the sample is then the pool). A queue in order
     query-sample gives the queries decided whole, a random sample of the pool's queries."""
     with contextlib.closing(open_db_read_only(db)) as conn, snapshot(conn):  # the prefix and its grades of one moment
-        pool = conn.execute("SELECT value FROM meta WHERE key = 'pool_size'").fetchone()
         meta = read_meta(conn)
         first_open = conn.execute(
             "SELECT min(sample_rank) FROM tasks t WHERE sample_rank IS NOT NULL"
@@ -273,9 +272,9 @@ def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSa
         ranked = conn.execute("SELECT EXISTS (SELECT 1 FROM tasks WHERE sample_rank IS NOT NULL)").fetchone()[0]
         every = human_grades(conn)
         top = labelling_of(conn).max_grade
-    graded = grades_by_pair(every)
-    if len(graded) >= int(pool[0]):  # every pair of the pool graded: the pool itself, which makes the correction exact
-        return ReviewedSample(adjudicate(graded, rule, {g.reviewer for g in every}), int(pool[0]), top)
+    graded, pool = grades_by_pair(every), int(meta["pool_size"])
+    if len(graded) >= pool:  # every pair of the pool graded: the pool itself, which makes the correction exact
+        return ReviewedSample(adjudicate(graded, rule, {g.reviewer for g in every}), pool, top)
     grades = [g for g in every if g.sample_rank is not None and (first_open is None or g.sample_rank < first_open)]
     if not grades and meta.get("order") == "query-sample" and not ranked:  # its first query longer than the limit
         raise ValidationError(f"{db}: the queue's --limit {meta.get('limit')} cuts its first query, and order query-sample samples "
@@ -288,4 +287,4 @@ def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSa
         )
     settled = adjudicate(grades_by_pair(grades), rule, {g.reviewer for g in grades})
     queries = meta.get("pool_queries") if meta.get("order") == "query-sample" else None
-    return ReviewedSample(settled, int(pool[0]), top, queries)
+    return ReviewedSample(settled, pool, top, queries)

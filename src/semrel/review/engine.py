@@ -447,8 +447,8 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
                  "its pairs are ordered by their distance to thresholds the proposed grades did not come from; give the labels "
                  "that rule made, or leave out --on and --thresholds to queue by the labels' rule")
         create_queue(conn, files.load(labelling), labelling, settings)
-        sampled = conn.execute("SELECT count(DISTINCT query_id) FROM tasks WHERE sample_rank IS NOT NULL").fetchone()[0]
-        if settings.order == "query-sample" and sampled < 2:  # estimate needs 2 whole queries: said now, not after the review
+        whole = "SELECT count(DISTINCT query_id) FROM tasks WHERE sample_rank IS NOT NULL"  # the queries queued whole
+        if settings.order == "query-sample" and (sampled := conn.execute(whole).fetchone()[0]) < 2:  # estimate needs 2: said now
             warn(f"--limit {settings.limit} queues {quantity(sampled, 'query')} whole, and order query-sample samples only "
                  "those: `semrel estimate` needs 2 or more; build the queue with a larger --limit (a new --db)")
 
