@@ -341,9 +341,9 @@ def _estimates_section(inputs: ReportInputs, qrels: Qrels, sample: ReviewedSampl
     """The runs' measures on the derived qrels corrected by the review's random sample, as `semrel estimate` gives them,
     at the report's significance level (its warnings at the top of the page)."""
     confidence = 1.0 - inputs.settings.alpha
-    measures = [m for m in inputs.chosen_measures() if not m.geometric]
-    if len(measures) < len(inputs.chosen_measures()):  # the metric table shows them; only their correction cannot be had
-        geometric = [m.name for m in inputs.chosen_measures() if m.geometric]
+    chosen = inputs.chosen_measures()
+    measures = [m for m in chosen if not m.geometric]
+    if geometric := [m.name for m in chosen if m.geometric]:  # the metric table shows them; only their correction cannot be had
         warn(f"{', '.join(geometric)}: left out of the metrics corrected by the review, which corrects means and sums, and "
              f"{'it is a geometric mean' if len(geometric) == 1 else 'they are geometric means'} (AP and bpref are corrected)")
     estimates = corrected_estimates(qrels, read_runs(inputs.runs), measures, sample, confidence, inputs.rel_level, warn)
