@@ -142,3 +142,22 @@ def test_a_run_given_where_the_qrels_go_is_told_to_come_second(tmp_path):
     assert_one_error(run("eval", ranked, write(tmp_path / "q.json", json.dumps({"q": {"a": 1}}))),
                      "bm25.json: query 'q', doc 'a': grade 3.25 is not a whole number (a relevance grade) (is it a run? commands "
                      "that take runs take the qrels first)")
+
+
+def test_qrels_given_as_a_run_are_told_by_their_manifest(tmp_path):
+    """Whole grades are valid scores, so `eval gold.json derived.json` scored the derived qrels as a run; the manifest
+    semrel writes beside each output says which command made it, and so which file it is."""
+    golden = write(tmp_path / "golden.jsonl", "".join(json.dumps({"query_id": q, "query": f"{q}?", "reference_answer": "An answer.",
+                                                                  "gold_chunk_ids": [f"{q}#0"]}) + "\n" for q in ("q1", "q2")))
+    assert run("golden", "qrels", golden, "-o", tmp_path / "gold.json").exit_code == 0
+    copied = write(tmp_path / "copy.json", (tmp_path / "gold.json").read_text())  # no manifest: scored, as ranx would
+    assert_one_error(run("eval", copied, tmp_path / "gold.json", "-m", "P@1"),
+                     "gold.json: holds qrels, not a run, its manifest says (commands that take runs take the qrels first; "
+                     "`semrel agree REF TEST` compares two qrels)")
+    assert run("eval", tmp_path / "gold.json", copied, "-m", "P@1", "-f", "json").exit_code == 0
+    write(tmp_path / "a.run", "q1 Q0 q1#0 1 3 a\nq2 Q0 x 1 2 a\n")
+    write(tmp_path / "b.run", "q1 Q0 x 1 4 b\n")
+    assert run("fuse", tmp_path / "a.run", tmp_path / "b.run", "-o", tmp_path / "f.json", "--method", "combsum", "--norm",
+               "none").exit_code == 0
+    assert_one_error(run("eval", tmp_path / "f.json", tmp_path / "a.run"),
+                     "f.json: holds a run, not qrels, its manifest says (commands that take runs take the qrels first)")

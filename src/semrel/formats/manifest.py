@@ -100,13 +100,15 @@ def write_manifest(
     params: Mapping[str, Any] | None = None,
     rows: int | None = None,
     staged: Mapping[str, str] | None = None,
+    holds: str | None = None,
 ) -> str | None:
     """Write the manifest of `output` (nothing for stdout) and return its path. `staged`: the names
-    files_as_one gave `output`, its manifest and any input written with them; the record names the targets."""
+    files_as_one gave `output`, its manifest and any input written with them; the record names the targets. `holds`:
+    what the file is, where its format cannot tell ("qrels" or "run": both are {qid: {docid: number}} in JSON)."""
     if str(output) == STDIO:
         return None
     target = manifest_path(output)
-    save_manifest(manifest_record(output, inputs, params, rows, staged), (staged or {}).get(target, target))
+    save_manifest(manifest_record(output, inputs, params, rows, staged, holds), (staged or {}).get(target, target))
     return target
 
 
@@ -116,11 +118,13 @@ def manifest_record(
     params: Mapping[str, Any] | None = None,
     rows: int | None = None,
     staged: Mapping[str, str] | None = None,
+    holds: str | None = None,
 ) -> dict[str, Any]:
     """What write_manifest records of `output` (a file that exists): for a caller that keeps it inside another record."""
     where = staged or {}
     return {
         "output": str(output),
+        **({"holds": holds} if holds else {}),
         "rows": rows,
         "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": [_program(), *sys.argv[1:]],
@@ -191,6 +195,12 @@ def read_manifest(path: str | os.PathLike, current: bool = True) -> dict[str, An
     except (OSError, AttributeError):
         same = False
     return record if same else None
+
+
+def recorded_holds(path: str | os.PathLike) -> str | None:
+    """What `path` holds ("qrels", "run") as its current manifest records it, else None (see write_manifest)."""
+    holds = (read_manifest(path) or {}).get("holds")
+    return holds if isinstance(holds, str) else None
 
 
 def recorded_path(record: Mapping[str, Any], path: str) -> str:

@@ -25,6 +25,7 @@ from .corpus import shown_json
 from .files import STDIO, atomic_writer, check_id, display_name, read_bytes, read_head, read_tail
 from .jsonl import load_json
 from .kinds import QRELS, RUN, expecting
+from .manifest import recorded_holds
 from .parquet import MOST_GRADE, is_parquet, ranx_columns
 
 RUN_COLUMNS = ("query_id", "q0", "doc_id", "rank", "score", "tag")
@@ -69,9 +70,14 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
 
 def ranx_saved(path: str, what: str, grades: bool = False) -> tuple[Any, Any, np.ndarray] | None:
     """The columns of a run or qrels as ranx saves them (Parquet, or JSON by name), else None: a TREC file."""
-    if is_parquet(path):
-        return ranx_columns(path, what, grades)
-    return nested_columns(path, what, grades) if is_nested_json(path) else None
+    if not is_parquet(path) and not is_nested_json(path):
+        return None
+    holds = recorded_holds(path)  # whole grades are valid scores: `eval gold.json derived.json` scored the qrels as a run
+    if holds == ("run" if grades else "qrels"):
+        raise FormatError(display_name(path), f"holds {'a run' if grades else 'qrels'}, not {what}, its manifest says",
+                          hint="commands that take runs take the qrels first" + ("; `semrel agree REF TEST` compares two qrels"
+                                                                                 if not grades else ""))
+    return ranx_columns(path, what, grades) if is_parquet(path) else nested_columns(path, what, grades)
 
 
 def is_nested_json(path: str | os.PathLike) -> bool:

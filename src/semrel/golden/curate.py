@@ -60,7 +60,7 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
             qrels = golden_qrels(result.items)
             write_qrels(qrels, staged[qrels_out])
             made_from = [output] if output and str(output) != STDIO else inputs  # a golden set on stdout is no file to name
-            write_manifest(qrels_out, inputs=made_from, params={"from": "golden set"}, rows=len(qrels), staged=staged)
+            write_manifest(qrels_out, inputs=made_from, params={"from": "golden set"}, rows=len(qrels), staged=staged, holds="qrels")
     return result
 
 
@@ -82,7 +82,7 @@ def golden_qrels_file(golden: Path_, output: Path_) -> int:
     qrels = golden_qrels(read_golden(golden))
     with outputs_with_manifests([output]) as staged:
         write_qrels(qrels, staged[output])
-        write_manifest(output, inputs=[golden], params={"from": "golden set"}, rows=len(qrels), staged=staged)
+        write_manifest(output, inputs=[golden], params={"from": "golden set"}, rows=len(qrels), staged=staged, holds="qrels")
     return len(qrels)
 
 

@@ -236,7 +236,7 @@ def fill(
         with outputs_with_manifests([output]) as staged:
             write_qrels(completed, staged[output])
             write_manifest(output, inputs=[qrels_path, judgments_path, *runs], rows=len(completed),
-                           params={**rule, "filled": filled}, staged=staged)
+                           params={**rule, "filled": filled}, staged=staged, holds="qrels")
     names = run_names(runs)
     before = [e.aggregate(measure) for e in evaluated]
     after = [e.aggregate(measure) for e in evaluate(completed, loaded, [measure])]

@@ -836,7 +836,7 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
                            rows=len(qrels), staged=staged, params={
                                **rule.params(), "calibrated": loaded is not None, "fallback": _fallback_params(rule, rows),
                                "grade_counts": {str(g): int(n) for g, n in enumerate(labelled.grade_counts)},
-                               "warnings": notes, "judge": judge})
+                               "warnings": notes, "judge": judge}, holds="qrels")
     return labelled
 
 

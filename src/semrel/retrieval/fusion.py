@@ -212,5 +212,6 @@ def fuse_files(paths: Sequence[str | os.PathLike], output: str, spec: FusionSpec
     fused = fuse_runs(runs, spec, run_name(output) if output != "-" else "fused", warn)
     with outputs_with_manifests([output]) as staged:
         write_run(fused, staged[output])
-        write_manifest(output, inputs=list(paths), params={"fusion": spec.params(names)}, rows=len(fused), staged=staged)
+        write_manifest(output, inputs=list(paths), params={"fusion": spec.params(names)}, rows=len(fused), staged=staged,
+                       holds="run")
     return fused

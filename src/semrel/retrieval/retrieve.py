@@ -481,5 +481,5 @@ def retrieve_files(
     inputs = [p for p in (corpus, golden, spec.first_stage_run) if isinstance(p, (str, os.PathLike))]
     with outputs_with_manifests([output]) as staged:
         write_run(run, staged[output])
-        write_manifest(output, inputs=inputs, params=params, rows=len(run), staged=staged)
+        write_manifest(output, inputs=inputs, params=params, rows=len(run), staged=staged, holds="run")
     return run

@@ -209,7 +209,7 @@ def write_reviewed(result: ReviewedLabels, output: str | os.PathLike, inputs: li
                            rows=sum(len(qrels) for _, qrels in by), staged=staged)
         write_qrels(result.qrels, staged[output])
         write_jsonl(result.sources, staged[sidecar])
-        write_manifest(output, inputs=inputs, params=result.params, rows=len(result.qrels), staged=staged)
+        write_manifest(output, inputs=inputs, params=result.params, rows=len(result.qrels), staged=staged, holds="qrels")
         explained = {"qrels": {"path": output, **file_digest(staged[output])}}  # the sources belong to these qrels
         write_manifest(sidecar, inputs=inputs, params={**result.params, **explained}, rows=len(result.sources), staged=staged)
 
