@@ -52,10 +52,20 @@ def test_a_changed_input_is_named_with_both_sha256_and_the_command_to_make_it_ag
     result = run("verify", "q.txt")
     assert result.exit_code == 1, result.output
     found, again = result.stdout.splitlines()
-    assert found == f"q.txt: input changed: {labelled / 'j.jsonl'}: sha256 {before[:12]} then, sha256 {sha('j.jsonl')[:12]} now"
+    assert found == (f"q.txt: input changed: {labelled / 'j.jsonl'}: appended to since: its first 3 lines, those read, are as "
+                     f"they were, 4 lines now (sha256 {before[:12]} then, sha256 {sha('j.jsonl')[:12]} now)")
     command = json.loads(open("q.txt.manifest.json").read())["command"]  # the command line, sys.argv (pytest's, here)
     assert again == f"q.txt: to make it again: cd {labelled} && {shlex.join(command)}"
     assert "1 file: 1 changed since written" in result.stderr
+
+
+def test_an_input_edited_and_not_only_appended_to_is_said_to_have_changed(labelled):
+    """An append is told apart (`semrel fill` appends to judgments.jsonl) only where the lines read are as they were."""
+    before = sha("j.jsonl")
+    lines = open("j.jsonl").read().splitlines(keepends=True)
+    write(labelled / "j.jsonl", "".join([lines[0], lines[2], lines[1], lines[0].replace('"q1"', '"q4"')]))
+    assert run("verify", "q.txt").stdout.splitlines()[0] == (f"q.txt: input changed: {labelled / 'j.jsonl'}: sha256 {before[:12]} "
+                                                            f"then, sha256 {sha('j.jsonl')[:12]} now")
 
 
 def test_a_missing_input_and_a_file_edited_since_it_was_written(labelled):

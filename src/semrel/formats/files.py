@@ -651,6 +651,19 @@ def content_sha256(path: str | os.PathLike) -> str | None:
     return None if digest is None else with_log(path, digest)
 
 
+def prefix_matches(path: str | os.PathLike, lines: int, sha256: str) -> bool:
+    """Whether the file's first `lines` lines (with their newlines) have that sha256: a file only appended to since it was
+    read (`semrel fill` appends the pairs it judges to judgments.jsonl), which is worth saying apart from an edit."""
+    digest, read = hashlib.sha256(), 0
+    with open(path, "rb") as handle:
+        for line in handle:
+            if read == lines:
+                break
+            digest.update(line)
+            read += 1
+    return read == lines and digest.hexdigest() == sha256
+
+
 def with_log(path: str | os.PathLike, digest: str) -> str:
     """`digest`, the sha256 of the file at `path`, with its SQLite write-ahead log's where it is an SQLite file that has one
     (what it holds is the file and the log together): the one home of that rule for every input digest."""

@@ -28,8 +28,10 @@ from .files import (
     files_as_one,
     folder_digest,
     folder_files,
+    line_count,
     manifest_path,
     os_path,
+    prefix_matches,
     stdin_digest,
     with_log,
 )
@@ -390,7 +392,13 @@ def _input_findings(name: str, given: Any, cwd: str, written: str | None, conten
             return [Finding("input changed", where, f"input changed: {full}: " + (
                 f"more than the {quantity(files, 'file')} it held then (read no further)" if files else
                 "a folder now, " + ("an empty folder then" if files == 0 else f"a file then ({_short(sha)})")))]
-        return [Finding("input changed", where, f"input changed: {full}: {_short(sha)} then, {_short(now)} now")]
+        read = given.get("lines") if isinstance(given, dict) else None
+        grown = read if isinstance(read, int) and read > 0 and now is not None and os.path.isfile(found) \
+            and prefix_matches(found, read, sha) else None
+        return [Finding("input changed", where, f"input changed: {full}: " + (
+            f"appended to since: its first {quantity(grown, 'line')}, those read, are as they were, "
+            f"{quantity(line_count(found), 'line')} now ({_short(sha)} then, {_short(now)} now)" if grown is not None else
+            f"{_short(sha)} then, {_short(now)} now"))]
     if written:  # the file moved: its input may have moved with it, to the same place beside it
         inside = os.path.relpath(found, os.path.dirname(os_path(written)))
         beside = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(name)), inside))
