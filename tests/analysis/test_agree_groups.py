@@ -110,12 +110,13 @@ def test_one_group_is_refused_and_a_duplicate_judgment_names_the_groups(tmp_path
 
 @needs_shared("trec_eval_test/qrels.123")
 def test_trec_eval_s_own_judgment_groups(cli):
-    """qrels.123 of trec_eval's test folder: three groups (0, 1, 2) over the same documents, graded up to 6."""
+    """qrels.123 of trec_eval's test folder: three groups (0, 1, 2) over the same documents, graded -1 to 6; -1 counts as
+    0 (before, a label of its own: 0.958, 0.963, 0.999, test_agree_audit.py checks these against scikit-learn)."""
     done = cli("agree", SHARED_DATA / "trec_eval_test/qrels.123", SHARED_DATA / "trec_eval_test/qrels.test", "--groups", "-f", "json")
     assert done.exit_code == 0, done.output
     groups = json.loads(done.stdout)["groups"]
     assert [groups["each"][g]["n"] for g in "012"] == [3681, 3681, 2948]
-    assert [round(b["kappa"], 3) for b in groups["between"]] == [0.958, 0.963, 0.999]
+    assert [round(b["kappa"], 3) for b in groups["between"]] == [0.924, 0.921, 0.998]
 
 
 def _nested(grades) -> dict[str, dict[str, int]]:

@@ -54,14 +54,17 @@ def test_sensitivity_refuses_a_correction_of_the_wrong_kind_by_name(sweep):
 
 
 def test_sensitivity_takes_at_zero_as_a_threshold_and_passes_rel_level_on(sweep):
-    """at=0.0 is a chosen threshold, not `no at` (A12 turned it into the default 0.7, off this grid). rel_level=2 asks for
-    grade 2 and up, and the binary labels give every pair grade 1 or 0: every value is 0 (A16 evaluated at level 1)."""
+    """at=0.0 is a chosen threshold, not `no at` (A12 turned it into the default 0.7, off this grid). rel_level=0 counts
+    every judged pair relevant, so both runs find one at rank 1 at every threshold (A16 evaluated at level 1). rel_level=2
+    asks for grade 2 and up, which the binary labels give no pair: refused (every value had been 0)."""
     zero = semrel.sensitivity(sweep["judgments"], sweep["runs"], "RR", thresholds=[0.0, 0.5], at=0.0, warn=[].append, **QUICK)
     assert zero.at == 0.0
     one = semrel.sensitivity(sweep["judgments"], sweep["runs"], "RR", thresholds=[0.5, 0.7], warn=[].append, **QUICK)
-    two = semrel.sensitivity(sweep["judgments"], sweep["runs"], "RR", thresholds=[0.5, 0.7], rel_level=2, warn=[].append, **QUICK)
+    every = semrel.sensitivity(sweep["judgments"], sweep["runs"], "RR", thresholds=[0.5, 0.7], rel_level=0, warn=[].append, **QUICK)
     assert one.values.tolist() == [[[1.0], [0.5]], [[0.0], [0.5]]]  # [threshold][run][measure]
-    assert two.values.tolist() == [[[0.0], [0.0]], [[0.0], [0.0]]]
+    assert every.values.tolist() == [[[1.0], [1.0]], [[1.0], [1.0]]]
+    with pytest.raises(UsageError, match="rel_level=2: a sweep labels pairs 0 or 1"):
+        semrel.sensitivity(sweep["judgments"], sweep["runs"], "RR", thresholds=[0.5, 0.7], rel_level=2, warn=[].append, **QUICK)
 
 
 def test_curves_name_runs_given_as_a_tuple_or_as_paths(sweep, tmp_path):

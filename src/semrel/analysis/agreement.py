@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import UsageError, ValidationError, tell
 from ..evaluation.doclevel import require_overlap
+from ..evaluation.files import coverage_warnings
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
 from ..evaluation.metrics import evaluate
 from ..formats.files import display_name
@@ -34,10 +35,11 @@ Labels = Sequence[int] | np.ndarray  # one label per item
 Values = Sequence[float] | np.ndarray
 
 
-def on_scale(grades: Labels, top: int) -> np.ndarray:
+def on_scale(grades: Labels, top: int | None = None) -> np.ndarray:
     """Grades on a scale of 0..top: a grade above top counts as top, so binary labels and grades 0-3 compare as relevant
-    or not, rather than a pair graded 3 and labelled 1 counting as a disagreement."""
-    return np.minimum(np.asarray(grades, dtype=np.int64), top)
+    or not, rather than a pair graded 3 and labelled 1 counting as a disagreement; a negative grade (trec_eval's -1 of
+    junk, or a document in the pool left unjudged) counts as 0, not relevant, as calibrate counts it. top None: no top."""
+    return np.clip(np.asarray(grades, dtype=np.int64), 0, top)
 
 
 def label_codes(a: Labels, b: Labels, labels: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray, list[int]]:
@@ -202,15 +204,17 @@ def agreement(
 
 def common_labels(ref: Qrels, test: Qrels, unlisted_as_zero: bool = False) -> tuple[list[int], list[int], int]:
     """(ref grades, test grades, the queries they are of) of the pairs both list; with unlisted_as_zero, of every pair
-    either lists for a query both hold, the other's missing grade counting as 0."""
+    either lists for a query both hold, the other's missing grade counting as 0. A negative grade counts as 0 (on_scale):
+    trec_eval's qrels grade junk -1, and a binary file's 0 against it had counted as a disagreement (kappa 0.770 for
+    its qrels.test against qrels.rel_level, whose relevance agrees on all but 2 of 3,681 pairs)."""
     a, b = graded_pairs(ref), graded_pairs(test)
     first, second, queries = [], [], 0
     for query in sorted(a.keys() & b.keys()):
         docs = a[query].keys() | b[query].keys() if unlisted_as_zero else a[query].keys() & b[query].keys()
         queries += bool(docs)
         for doc in sorted(docs):
-            first.append(a[query].get(doc, 0))
-            second.append(b[query].get(doc, 0))
+            first.append(max(a[query].get(doc, 0), 0))
+            second.append(max(b[query].get(doc, 0), 0))
     return first, second, queries
 
 
@@ -267,7 +271,10 @@ def majority(grades: Iterable[int]) -> int:
 def assessor_groups(path: str | os.PathLike) -> list[tuple[str, Qrels]]:
     """The groups of a qrels file whose second column names the assessor (trec_eval's qrels_jg), each named `FILE [group]`
     where a message names it."""
-    return [(group, dataclasses.replace(qrels, source=f"{display_name(path)} [{group}]")) for group, qrels in read_judgment_groups(path)]
+    groups = read_judgment_groups(path)
+    if not groups:  # had read 'one only ()', an empty list of assessors
+        raise ValidationError(f"{display_name(path)}: no judgments (the file is empty): nothing to compare")
+    return [(group, dataclasses.replace(qrels, source=f"{display_name(path)} [{group}]")) for group, qrels in groups]
 
 
 def majority_qrels(groups: Sequence[tuple[str, Qrels]], source: str | None = None) -> Qrels:
@@ -310,9 +317,8 @@ def group_agreement(groups: Sequence[tuple[str, Qrels]], test: Qrels, unlisted_a
     majority is the groups' on that scale. A group of other queries than another's agrees with it on nothing (nan)."""
     top = smaller_scale(max(int(q.relevance.max()) for _, q in groups if len(q.relevance)), int(test.relevance.max()),
                         "the assessors grade", test.source or "the labels", warn)
-    if top is not None:
-        groups = [(group, _on_scale(qrels, top)) for group, qrels in groups]
-        test = _on_scale(test, top)
+    groups = [(group, _on_scale(qrels, top)) for group, qrels in groups]  # negative grades 0 before the majority is taken,
+    test = _on_scale(test, top)  # as common_labels counts them: -1, -2, 1, 1 is 0, 0, 1, 1, a tie that goes to 0
 
     def against(ref: Qrels, labels: Qrels) -> Agreement:
         a, b, queries = common_labels(ref, labels, unlisted_as_zero)  # assessors of other queries: no pair, nan
@@ -322,7 +328,7 @@ def group_agreement(groups: Sequence[tuple[str, Qrels]], test: Qrels, unlisted_a
                           [(f, s, against(a, b)) for (f, a), (s, b) in itertools.combinations(groups, 2)])
 
 
-def _on_scale(qrels: Qrels, top: int) -> Qrels:
+def _on_scale(qrels: Qrels, top: int | None) -> Qrels:
     return dataclasses.replace(qrels, relevance=on_scale(qrels.relevance, top))
 
 
@@ -363,9 +369,12 @@ def ranking_agreement(ref: Qrels, test: Qrels, runs: Sequence[Run], measures: Se
     if len(set(names)) != len(names):
         raise ValidationError(f"runs need distinct names to be compared; got {', '.join(names)}")
     on_ref, on_test = evaluate(ref, runs, measures, rel_level), evaluate(test, runs, measures, rel_level)
+    short: list[str] = []  # queries a run lacks (scored 0) or adds, as eval says them; said once where both qrels are one file
     for qrels, results, which in ((ref, on_ref, "the reference qrels"), (test, on_test, "the qrels tested")):
         for run, evaluated in zip(runs, results):  # a run of other ids scores 0 under both and agrees with nothing
             require_overlap(evaluated, qrels, run, which, f"run {run.name!r}", doc_level=False)
+        short += coverage_warnings([(e, f"run {run.name!r}") for run, e in zip(runs, results)], qrels.source or which)
+    tell(list(dict.fromkeys(short)), warn)
     result = []
     for m in measures:
         x = dict(zip(names, settled([e.aggregate(m) for e in on_ref]).tolist()))
@@ -399,9 +408,14 @@ def agree(ref: Qrels | Sequence[tuple[str, Qrels]], test: Qrels, runs: Sequence[
     """`test` against `ref` (one qrels, or assessor groups as [(name, qrels)]: against each, their majority and each
     other), and with runs, how each ranks them (with groups, by the majority's grades; a grade of `rel_level` or more
     relevant to the binary measures, as eval's -l)."""
+    for qrels, name in ((ref, "the first qrels"), (test, "the second qrels")):
+        if isinstance(qrels, Qrels) and not len(qrels):  # had said the two 'share no judged pair (different ids?)'
+            raise ValidationError(f"{qrels.source or name}: no judgments (the qrels are empty): nothing to compare")
     if isinstance(ref, Qrels):
         labels, groups, ranked_by = label_agreement(ref, test, unlisted_as_zero, seed=seed, warn=warn), None, ref
     else:
+        if not ref:
+            raise UsageError("assessor groups: none given, where agreement among assessors needs two or more")
         if len(ref) < 2:
             raise UsageError(f"assessor groups: one only ({', '.join(repr(name) for name, _ in ref)}), where agreement among "
                              "assessors needs two or more; compare with one qrels instead (without groups)")

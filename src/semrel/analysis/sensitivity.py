@@ -194,7 +194,7 @@ def _labelled(judgments: Sequence[Judgment], on: str, refit: ProbabilityRule | N
     fixed = np.full(len(judgments), -1, dtype=np.int64)
     scores = np.zeros(len(judgments), dtype=np.float64)
     if missing.any() and not missing.all():
-        fixed[missing] = rule.fallback.grades([j for j, m in zip(judgments, missing) if m])
+        fixed[missing] = np.minimum(rule.fallback.grades([j for j, m in zip(judgments, missing) if m]), 1)  # binary as the sweep
         swept = [j for j, m in zip(judgments, missing) if not m]
         scores[~missing] = score_values(swept, on) if refit is None else refit.scores(swept)
     else:  # all swept, or none can be: score_values says what is missing
@@ -225,6 +225,9 @@ def sensitivity(
     require_distinct_names(names)
     if not math.isfinite(at):
         raise UsageError("at= must be a finite number")
+    if rel_level > 1:  # the measures had read 0 at every threshold, P@10 0.0000 for every run, with no word of why
+        raise UsageError(f"rel_level={rel_level}: a sweep labels pairs 0 or 1 (score >= threshold), so grade {rel_level} or more "
+                         "counts no pair relevant at any threshold; leave rel_level= at 1")
     measures = numeric_measures(parse_measures(measures), "sensitivity")
     grid = list(check_thresholds(thresholds))
     check_range(on, [*grid, at])

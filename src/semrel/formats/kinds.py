@@ -62,11 +62,13 @@ QRELS = Kind("TREC qrels", "`semrel label` makes them from judgments, `semrel go
 RUN = Kind("a TREC run", "`semrel retrieve` writes one", _columns(6, 3, 4, more=True))  # trec_eval ignores fields past the tag
 CALIBRATION = Kind("a calibration", "`semrel calibrate -o` writes one",
                    lambda line, head: _json_document(line, head) and '"rule"' in head[:200])
+RANX_JSON = Kind("ranx's JSON qrels or run ({query_id: {doc_id: value}}, read as such from a file named .json)", "",
+                 lambda line, head: re.match(r'\s*\{\s*"[^"]*"\s*:\s*\{\s*"[^"]*"\s*:\s*-?[0-9.]', line) is not None)
 JSON_DOCUMENT = Kind("one JSON document over several lines", "", _json_document)
 CSV = Kind("a CSV file", "", _csv)
 REVIEW_DATABASE = Kind("a review database", "`semrel review start` or `semrel review simulate` makes one",
                        lambda line, head: head.startswith("SQLite format 3"))
-KINDS = (REVIEW_DATABASE, JUDGMENTS, GOLDEN, CORPUS, POOL, BEIR_QRELS, QRELS, RUN, CALIBRATION, JSON_DOCUMENT, CSV)
+KINDS = (REVIEW_DATABASE, JUDGMENTS, GOLDEN, CORPUS, POOL, BEIR_QRELS, QRELS, RUN, CALIBRATION, RANX_JSON, JSON_DOCUMENT, CSV)
 """In the order they are tried: the first that fits names the file."""
 
 
