@@ -7,9 +7,9 @@ import json
 import pytest
 from scipy import stats
 
-from semrel.analysis.lift import check_reorder, lift, read_latency
+from semrel.analysis.lift import Latency, check_reorder, lift, read_latency
 from semrel.analysis.significance import StatSettings
-from semrel.errors import FormatError
+from semrel.errors import FormatError, UsageError
 from semrel.formats import read_run
 from semrel.records import Qrels, Run
 
@@ -24,6 +24,14 @@ RERANKED = ("q1 Q0 d1 1 9 ce\nq1 Q0 d0 2 8 ce\n"
             "q2 Q0 d2 1 9 ce\n"
             "q3 Q0 d3 1 9 ce\nq3 Q0 d8 2 8 ce\n"
             "q4 Q0 d5 1 9 ce\nq4 Q0 d4 2 8 ce\n")
+
+
+# the one warning these four queries get, as compare gives it: paired tests of so few differences mean little
+FEW = "semrel: warning: the runs are compared on 4 queries: paired tests of so few differences mean little"
+
+
+def only_few(stderr: str) -> bool:
+    return stderr.startswith(FEW) and stderr.count("\n") == 1
 
 
 @pytest.fixture
@@ -49,7 +57,7 @@ def test_delimited_formats_hold_the_measures_table_alone(cli, files, fmt, delimi
 def test_lift_numbers_by_hand(cli, files):
     result = _lift(cli, files, "-f", "json", "--base-latency-ms", "10", "--reranked-latency-ms", "60")
     assert result.exit_code == 0, result.stderr
-    assert result.stderr == ""  # only reordering: no warning
+    assert only_few(result.stderr)  # only reordering: no other warning
     report = json.loads(result.stdout)
     rr = report["measures"][0]
     assert rr["measure"] == "RR" and report["queries"] == 4
@@ -106,6 +114,35 @@ def test_latency_usage_errors(cli, files, write, args, message):
     args = tuple(str(files[0]).replace("qrels.txt", a) if a == "t.tsv" else a for a in args)
     result = _lift(cli, files, *args)
     assert result.exit_code == 2 and message in result.stderr
+
+
+@pytest.mark.parametrize("option, value", [("--base-latency-ms", "nan"), ("--reranked-latency-ms", "inf")])
+def test_flat_timings_must_be_finite(cli, files, option, value):
+    """click's FloatRange(min=0) lets inf and nan through: the table said change/ms 0 (or nothing) and -f json printed
+    Infinity and NaN, which no JSON parser reads. The timing file refused them already."""
+    timings = {"--base-latency-ms": "5", "--reranked-latency-ms": "9", option: value}
+    result = _lift(cli, files, *(arg for pair in timings.items() for arg in pair), "-f", "json")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == f"semrel: error: {option} {value}: give a finite number of milliseconds\n"
+    with pytest.raises(UsageError, match="finite, non-negative"):
+        Latency(float("nan"), 1.0, None)
+
+
+def test_a_broken_timing_file_is_said_before_the_runs_are_read(cli, files, write):
+    """The runs' own warnings (here R@100 past their depth) stood above the timing file's error, as if part of it."""
+    timings = write("t.tsv", "q1 10 fast\n")
+    result = _lift(cli, files, "-m", "R@100", "--latency", timings)
+    assert result.exit_code == 1 and "R@100" not in result.stderr
+    assert result.stderr.startswith("semrel: error: ") and result.stderr.count("\n") == 1 and "t.tsv:1" in result.stderr
+
+
+def test_lift_on_fewer_than_five_queries_says_its_tests_mean_little(cli, write):
+    """compare warned of paired tests over one query (p = 1, an interval of one point); lift, the same test, did not."""
+    qrels = write("one.qrels", "q1 0 d1 1\n")
+    base, reranked = write("a.run", "q1 Q0 d1 1 2 a\nq1 Q0 d2 2 1 a\n"), write("b.run", "q1 Q0 d2 1 2 b\nq1 Q0 d1 2 1 b\n")
+    result = cli("lift", qrels, "--base", base, "--reranked", reranked, "-m", "RR")
+    assert result.exit_code == 0
+    assert "the runs are compared on 1 query: paired tests of so few differences mean little" in result.stderr
 
 
 def test_a_reranker_that_is_not_slower_gets_no_change_per_ms(cli, files):
@@ -260,7 +297,7 @@ def test_a_timing_file_of_every_query_is_not_warned_about(cli, files, write):
     """Only queries without timings are warned of: a file timing all four gave no '0 of 4 queries have no timings'."""
     timings = write("t.tsv", "q1 10 50\nq2 20 100\nq3 30 90\nq4 40 80\n")
     result = _lift(cli, files, "--latency", timings, "-f", "json")
-    assert result.exit_code == 0 and result.stderr == ""
+    assert result.exit_code == 0 and only_few(result.stderr)
     assert json.loads(result.stdout)["latency"] == {"base_ms": 25.0, "reranked_ms": 80.0, "extra_ms": 55.0, "queries": 4}
 
 

@@ -430,6 +430,22 @@ def test_runs_compared_on_few_queries_are_warned_about_at_the_top_once(cli, tmp_
     assert "paired tests" not in alone.stderr and not top_warnings(output.read_text(encoding="utf-8"))
 
 
+def test_a_lift_on_few_queries_is_warned_about_at_the_top_once(cli, tmp_path):
+    """lift gives compare's words for its paired tests over fewer than 5 queries: the lift section alone said nothing,
+    and with the metric table too the page says it once."""
+    (tmp_path / "q.qrels").write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(3)))
+    (tmp_path / "a.run").write_text("".join(f"q{i} Q0 x{i} 1 2 a\nq{i} Q0 d{i} 2 1 a\n" for i in range(3)))
+    (tmp_path / "b.run").write_text("".join(f"q{i} Q0 d{i} 1 2 b\nq{i} Q0 x{i} 2 1 b\n" for i in range(3)))
+    qrels, a, b, output = str(tmp_path / "q.qrels"), str(tmp_path / "a.run"), str(tmp_path / "b.run"), tmp_path / "r.html"
+    said = "the runs are compared on 3 queries: paired tests of so few differences mean little"
+    for runs in ([], [a, b]):
+        result = cli("report", qrels, *runs, "--base", a, "--reranked", b, "-m", "RR", "--permutations", "200",
+                     "-o", str(output))
+        assert result.exit_code == 0, result.stderr
+        assert [w[:len(said)] for w in top_warnings(output.read_text(encoding="utf-8"))] == [said]
+        assert result.stderr.count(said) == 1
+
+
 def test_a_cutoff_past_every_runs_depth_is_warned_about_at_the_top_once(cli, tmp_path):
     """R@100 over runs of 20 is recall at 20: `eval`, `compare` and `lift` said so, the report's metric table (`semrel run`'s
     R@100 of its 20-chunk runs, before init wrote R@20) did not."""

@@ -24,7 +24,7 @@ from ..evaluation.metrics import Evaluation
 from ..evaluation.render import cell_value
 from ..formats.tables import Cell, Latex, Table, cell_text, render
 from ..terminal import quantity
-from .significance import DEFAULT_STATS, StatSettings, adjust, level_text, paired_stats
+from .significance import DEFAULT_STATS, StatSettings, adjust, few_queries, level_text, paired_stats
 
 COMPARE_FORMATS = ("table", "markdown", "latex", "csv", "tsv", "json")
 
@@ -174,9 +174,6 @@ def compare(
     return compare_evaluations(evaluations, settings, baseline=baseline, all_pairs=all_pairs)
 
 
-FEW_QUERIES = 5  # paired tests on fewer differences are not worth their p-values
-
-
 def compare_evaluations(
     evaluations: Sequence[Evaluation],
     settings: StatSettings = StatSettings(),
@@ -185,7 +182,7 @@ def compare_evaluations(
     warn: Callable[[str], None] | None = None,
 ) -> Comparison:
     """Test each run against `baseline` (default: the first), or every pair with `all_pairs`. Text
-    measures (runid, relstring) are left out. `warn` hears when two runs or more share fewer than FEW_QUERIES queries."""
+    measures (runid, relstring) are left out. `warn` hears when two runs or more share fewer than significance.FEW_QUERIES queries."""
     evaluations = list(evaluations)
     if evaluations:
         kept = numeric_measures(evaluations[0].values, "compare")
@@ -197,10 +194,9 @@ def compare_evaluations(
     if baseline is not None and baseline not in names:
         raise UsageError(f"baseline={baseline!r} is none of the runs ({', '.join(names)})")
     queries = len(evaluations[0].query_ids) if evaluations else 0
-    # one query gave p = 1 and a zero-width interval; two, a zero-variance t "significant"; a lone run (a report's) has no test
-    if 0 < queries < FEW_QUERIES and len(evaluations) > 1:
-        tell([f"the runs are compared on {quantity(queries, 'query')}: paired tests of so few differences "
-              "mean little (p-values and intervals are shown as computed); compare on more queries"], warn)
+    few = few_queries(queries)
+    if few and len(evaluations) > 1:  # a lone run (a report's) has no test
+        tell([few], warn)
     measures = list(evaluations[0].values) if evaluations else []
     if all_pairs:
         pairs = [(j, i) for i in range(len(names)) for j in range(i + 1, len(names))]

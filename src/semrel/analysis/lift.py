@@ -24,7 +24,7 @@ from ..formats.tables import Cell, Table, render
 from ..formats.trec import ranked
 from ..records import Qrels, Run, dictionary_codes
 from ..terminal import agreeing, quantity
-from .significance import StatSettings, level_text, paired_stats
+from .significance import StatSettings, few_queries, level_text, paired_stats
 
 TOP_QUERIES = 5  # the queries that gained and lost most, listed by `lift` and the report alike
 
@@ -88,6 +88,12 @@ class Latency:
     reranked_ms: float
     queries: int | None  # how many queries the means cover; None when given as flat numbers
 
+    def __post_init__(self) -> None:
+        for name in ("base_ms", "reranked_ms"):  # inf or nan made a change/ms of 0 and NaN in the JSON
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise UsageError(f"{name}={value!r}: give a finite, non-negative number of milliseconds")
+
     @property
     def extra_ms(self) -> float:
         return self.reranked_ms - self.base_ms
@@ -110,6 +116,8 @@ class Lift:
     def warnings(self) -> list[str]:
         """What a user should know before trusting the numbers."""
         found = [] if self.check.ok else [self.check.message()]
+        if few := few_queries(self.queries):  # as compare warns: one query gave p = 1 and an interval of one point
+            found.append(few)
         for which, count in zip(("base", "reranked"), self.missing):
             if count:
                 found.append(f"{count:,} of {quantity(self.queries, 'query')} {agreeing(count, 'have')} no results in the {which} run; "

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..records import is_number, is_whole
+from ..terminal import quantity
 
 TESTS = ("t", "randomization", "bootstrap")
 CORRECTIONS = ("holm", "bonferroni", "none")
@@ -73,6 +74,19 @@ def level_text(confidence: float) -> str:
     return f"{confidence * 100:g}%"
 
 
+FEW_QUERIES = 5  # paired tests on fewer differences are not worth their p-values
+
+
+def few_queries(queries: int) -> str | None:
+    """The warning for paired tests over fewer than FEW_QUERIES queries (compare, lift and the report give the same
+    words, so the report says it once): one query gave p = 1 and a zero-width interval; two, a zero-variance t
+    "significant"."""
+    if not 0 < queries < FEW_QUERIES:
+        return None
+    return (f"the runs are compared on {quantity(queries, 'query')}: paired tests of so few differences mean little "
+            "(p-values and intervals are shown as computed); compare on more queries")
+
+
 DEFAULT_STATS = StatSettings()  # the defaults of compare, lift, sensitivity and report, in Python and on the command line
 
 
@@ -119,11 +133,15 @@ def randomization_p(diffs: np.ndarray, permutations: int, seed: int) -> np.ndarr
     observed = np.abs(d.sum(axis=0)) - _tolerance(d)
     if n == 0:
         return np.ones(k)
-    if n < 31 and 2**n <= permutations:
-        bits = (np.arange(2**n, dtype=np.int64)[:, None] >> np.arange(n)) & 1
-        return (np.abs((1 - 2 * bits).astype(np.float64) @ d) >= observed).mean(axis=0)
-    rng = np.random.default_rng(seed)
     hits = np.zeros(k, dtype=np.int64)
+    if n < 31 and 2**n <= permutations:
+        start = 0  # every pattern, in batches: all 2^n rows at once took 2.2 GB for 22 queries, and more past that
+        for size in _batches(2**n, n):
+            bits = (np.arange(start, start + size, dtype=np.int64)[:, None] >> np.arange(n)) & 1
+            hits += (np.abs((1 - 2 * bits).astype(np.float64) @ d) >= observed).sum(axis=0)
+            start += size
+        return hits / 2**n
+    rng = np.random.default_rng(seed)
     for size in _batches(permutations, n):
         signs = rng.integers(0, 2, size=(size, n), dtype=np.int8) * 2 - 1
         hits += (np.abs(signs.astype(np.float64) @ d) >= observed).sum(axis=0)
