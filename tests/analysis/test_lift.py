@@ -145,6 +145,16 @@ def test_lift_on_fewer_than_five_queries_says_its_tests_mean_little(cli, write):
     assert "the runs are compared on 1 query: paired tests of so few differences mean little" in result.stderr
 
 
+def test_the_table_says_whose_interval_it_shows(cli, files):
+    """Under --test t the interval beside the t p-value is the bootstrap's, and the two can disagree (0 left out where
+    p >= alpha): the table said neither which test nor whose interval."""
+    result = _lift(cli, files, "--test", "t", "--bootstrap", "300", "--seed", "7")
+    assert result.exit_code == 0
+    assert ("4 queries; significant: p < 0.05 (t test); the 95% interval is the bootstrap's percentiles of the change "
+            "(300 resamples, seed 7); wins/ties/losses count queries.") in result.stdout
+    assert "(randomization test, 10000 permutations)" in _lift(cli, files).stdout
+
+
 def test_a_reranker_that_is_not_slower_gets_no_change_per_ms(cli, files):
     """It printed '(+-2.0 ms)' and a change/ms column of blank cells."""
     slower, faster = (_lift(cli, files, "--base-latency-ms", base, "--reranked-latency-ms", reranked).stdout

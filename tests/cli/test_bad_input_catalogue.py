@@ -193,6 +193,7 @@ CASES = [
     ("judged query id with a space", {"j.jsonl": JUDGMENTS.replace('"q1"', '"q 1"')}, "label {tmp}/j.jsonl -o {tmp}/out.qrels",
      "j.jsonl:1: query id 'q 1'"),
     ("qrels and run both from stdin", {}, "eval - -", "QRELS and RUNS both read '-' (stdin)"),
+    ("two runs from stdin", {"q.qrels": QRELS}, "compare {tmp}/q.qrels - -", "RUNS name '-' (stdin) twice"),
     ("a cut of p above 1", {"j.jsonl": JUDGMENTS, "r.run": RUN, "s.run": RUN},
      "sensitivity {tmp}/j.jsonl {tmp}/r.run {tmp}/s.run --on p --at 5", "thresholds and --at must lie in 0..1, and these reach 5"),
     ("report corpus without its golden set or runs", {"q.qrels": QRELS, "c.jsonl": CORPUS},

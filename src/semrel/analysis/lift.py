@@ -293,7 +293,12 @@ def render_lift(result: Lift, fmt: str, places: int = 4) -> str:
     text = render(lift_table(result), fmt, places)
     if fmt in ("csv", "tsv"):  # one table that parses: the caption and the gained/lost table are for reading
         return text
-    notes = f"\n{quantity(result.queries, 'query')}; significant: p < {result.settings.alpha:g}; wins/ties/losses count queries.\n"
+    s = result.settings
+    drawn = {"t": "", "randomization": f", {s.permutations} permutations", "bootstrap": f", {s.bootstrap} resamples"}[s.test]
+    # the interval is the bootstrap's whichever test decides: under --test t it can leave out 0 where p >= alpha
+    notes = (f"\n{quantity(result.queries, 'query')}; significant: p < {s.alpha:g} ({s.test} test{drawn}); the "
+             f"{level_text(s.confidence)} interval is the bootstrap's percentiles of the change ({s.bootstrap} resamples, "
+             f"seed {s.seed}); wins/ties/losses count queries.\n")
     if result.latency:
         notes += (f"Latency per query: base {result.latency.base_ms:.1f} ms, reranked {result.latency.reranked_ms:.1f} ms "
                   f"({result.latency.extra_ms:+.1f} ms" + ("" if result.latency.extra_ms > 0 else "; not slower: no change/ms") + ").\n")

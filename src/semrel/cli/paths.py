@@ -117,7 +117,8 @@ def check_command_paths(ctx: click.Context) -> None:
     reserved: dict[str, NamedPath] = {}  # a database's journal files, which SQLite may make at any time
     stdin = [_label(param) for param, kind, item in _given(ctx) if kind.role == INPUT and str(item) == STDIO]
     if len(stdin) > 1:  # the first would read it all and the second find nothing
-        raise SemrelError(f"{stdin[0]} and {stdin[1]} both read '-' (stdin): only one input can come from stdin")
+        both = f"{stdin[0]} name '-' (stdin) twice" if stdin[0] == stdin[1] else f"{stdin[0]} and {stdin[1]} both read '-' (stdin)"
+        raise SemrelError(f"{both}: only one input can come from stdin")  # 'RUNS and RUNS both read' named one option twice
     stdout = [_label(param) for param, kind, item in _given(ctx) if kind.role == OUTPUT and str(item) == STDIO]
     if len(stdout) > 1:  # both would be written to stdout, one after the other, as if they were one file
         raise SemrelError(f"{stdout[0]} and {stdout[1]} both write '-' (stdout): only one output can go to stdout; "
