@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from scipy import stats
@@ -167,6 +168,15 @@ def test_a_reranker_that_is_not_slower_gets_no_change_per_ms(cli, files):
 def test_missing_runs_are_a_usage_error(cli, files):
     result = cli("lift", files[0], "--base", files[1])
     assert result.exit_code == 2 and "--reranked" in result.stderr
+
+
+def test_one_file_as_both_runs_is_refused(cli, files, tmp_path):
+    """It printed a table of ties, no change anywhere, as if the reranker had done nothing."""
+    os.link(files[1], tmp_path / "same.run")
+    for reranked in (files[1], tmp_path / "same.run"):
+        result = cli("lift", files[0], "--base", files[1], "--reranked", reranked)
+        assert result.exit_code == 2 and result.stderr.strip().splitlines()[-1] == (
+            f"semrel: error: --base and --reranked are one file ({files[1]}): every query would tie; give the reranked run")
 
 
 def test_timing_file_errors_name_the_line(write):

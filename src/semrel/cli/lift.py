@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 import click
 import pyarrow.compute as pc
@@ -58,6 +59,8 @@ def lift_command(qrels, base, reranked, depth, measures, test, permutations, boo
     with timings, the change per millisecond the reranker adds."""
     if not base or not reranked:
         raise UsageError("give --base FIRST.run and --reranked RERANKED.run")
+    if base != "-" and os.path.exists(base) and os.path.exists(reranked) and os.path.samefile(base, reranked):
+        raise UsageError(f"--base and --reranked are one file ({display_name(base)}): every query would tie; give the reranked run")
     settings = stat_settings(test, permutations, bootstrap, seed, alpha)
     judged = read_qrels(qrels)
     require_judgments(judged, display_name(qrels))  # before the timings are matched to its queries, as lift() says it
