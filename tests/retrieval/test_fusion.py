@@ -11,7 +11,7 @@ import pytest
 
 import semrel
 from helpers import assert_one_error
-from semrel.errors import UsageError
+from semrel.errors import UsageError, ValidationError
 from semrel.formats.trec import read_run
 from semrel.records import Run
 from semrel.retrieval.fusion import FusionSpec, fuse_runs
@@ -287,3 +287,66 @@ def test_a_query_of_huge_negative_scores_is_scaled_too():
     a = Run.from_dict({"q": {"x": 1.0, "y": -1e308}})
     b = Run.from_dict({"q": {"z": 1.0}})
     assert fuse_runs([a, b], FusionSpec("combsum", "zscore")).to_dict()["q"] == pytest.approx({"x": 1.0, "y": -1.0, "z": 0.0})
+
+
+def test_documents_whose_contributions_are_the_same_numbers_tie_exactly(cli, write, tmp_path):
+    """b ranks 1, 7, 2 and a ranks 2, 1, 7 in three runs: the same rrf score, so b (the larger id) goes first. Summed
+    in run order, 1/61 + 1/67 + 1/62 came out an ulp below 1/62 + 1/61 + 1/67, a ranked above b, and -k 2 kept a."""
+    fillers = ["f1", "f2", "f3", "f4", "f5"]
+    orders = (["b", "a", *fillers], ["a", *fillers, "b"], ["f1", "b", *fillers[1:], "a"])
+    paths = [write(f"r{i}.run", "".join(f"q Q0 {d} {r + 1} {10 - r} r{i}\n" for r, d in enumerate(order)))
+             for i, order in enumerate(orders)]
+    out = tmp_path / "fused.run"
+    assert cli("fuse", *paths, "-o", out, "-k", "2").exit_code == 0
+    rows = [line.split() for line in out.read_text().splitlines()]
+    assert [row[2] for row in rows] == ["f1", "b"]
+    fused = fuse_runs([read_run(p) for p in paths]).to_dict()["q"]
+    assert fused["a"] == fused["b"] == pytest.approx(1 / 61 + 1 / 62 + 1 / 67, rel=1e-15)
+    # scores too: in run order a's 0.2 + 0.1 + 0.7 was 1.0 and b's 0.1 + 0.7 + 0.2 0.9999999999999999
+    scores = [Run.from_dict({"q": {"a": x, "b": y}}) for x, y in ((0.2, 0.1), (0.1, 0.7), (0.7, 0.2))]
+    fused = fuse_runs(scores, FusionSpec("combsum", "none"))
+    assert fused.to_dict()["q"]["a"] == fused.to_dict()["q"]["b"]
+    assert fuse_runs(scores, FusionSpec("combsum", "none", depth=1)).to_dict() == {"q": {"b": pytest.approx(1.0)}}
+
+
+def test_an_rrf_k_past_1e9_is_refused_not_crashed_or_wrapped(cli, write, tmp_path):
+    """--rrf-k 1e24 printed an OverflowError traceback; 2^63 - 1 wrapped k + rank negative and ranked d2 (in both runs)
+    below d1; semrel.fuse(weights=[10**400, 1]) raised an OverflowError, not the UsageError of a weight too large."""
+    a, b = write("a.run", "q1 Q0 d1 1 2.5 a\nq1 Q0 d2 2 1.5 a\n"), write("b.run", "q1 Q0 d2 1 9 b\n")
+    out = str(tmp_path / "f.run")
+    for k in ("1000000000000000000000000", str(2**63 - 1), "1000000001"):
+        assert_one_error(cli("fuse", a, b, "-o", out, "--rrf-k", k),
+                         f"Invalid value for '--rrf-k': {k} is not in the range 0<=x<=1000000000.", code=2)
+    assert cli("fuse", a, b, "-o", out, "--rrf-k", "1000000000").exit_code == 0
+    assert list(read_run(out).to_dict()["q1"]) == ["d2", "d1"]
+    for k in (10**30, 2**63 - 1):
+        with pytest.raises(UsageError, match=r"^rrf_k=\d+: give at most 1,000,000,000 "):
+            semrel.fuse({"a": a, "b": b}, rrf_k=k)
+    for weights in ([10**400, 1], [-(10**400), 1]):
+        with pytest.raises(UsageError, match=r"weights must be finite numbers of 0 or more"):
+            semrel.fuse({"a": a, "b": b}, "wsum", weights=weights)
+
+
+def test_runs_that_all_hold_no_row_are_refused(cli, write, tmp_path):
+    """An empty fused run was written with exit 0 (and failed only at `semrel eval`); one empty run among others still
+    adds nothing, with a warning."""
+    first, second = write("first.run", ""), write("second.json", "{}")
+    out = tmp_path / "f.run"
+    assert_one_error(cli("fuse", first, second, "-o", out), "nothing to fuse: no run holds a row (first, second)")
+    assert not out.exists() and not (tmp_path / "f.run.manifest.json").exists()
+    with pytest.raises(ValidationError, match="nothing to fuse"):
+        semrel.fuse({"a": Run.from_dict({}), "b": Run.from_dict({})}, warn=lambda _: None)
+
+
+def test_the_manifest_records_every_setting(cli, write, tmp_path):
+    a, b = write("a.run", "q Q0 x 1 3 a\nq Q0 y 2 2 a\n"), write("b.json", '{"q": {"y": 0.9, "z": 0.1}}')
+    out = tmp_path / "fused.run"
+    assert cli("fuse", a, b, "-o", out, "--rrf-k", "10", "-k", "2").exit_code == 0
+    fusion = json.loads((tmp_path / "fused.run.manifest.json").read_text())["params"]["fusion"]
+    assert {k: fusion[k] for k in ("method", "norm", "weights", "rrf_k", "depth", "runs")} == {
+        "method": "rrf", "norm": None, "weights": None, "rrf_k": 10, "depth": 2, "runs": ["a", "b"]}
+    assert cli("fuse", a, b, "-o", out, "--method", "combmnz", "--norm", "zscore").exit_code == 0
+    manifest = json.loads((tmp_path / "fused.run.manifest.json").read_text())
+    fusion = manifest["params"]["fusion"]
+    assert (fusion["method"], fusion["norm"], fusion["rrf_k"], fusion["depth"]) == ("combmnz", "zscore", None, None)
+    assert [i["path"] for i in manifest["inputs"]] == [a, b] and all(len(i["sha256"]) == 64 for i in manifest["inputs"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import UsageError
-from ..retrieval.fusion import METHODS, NORMS, RRF_K, FusionSpec, fuse_files
+from ..retrieval.fusion import METHODS, NORMS, RRF_K, RRF_K_MAX, FusionSpec, fuse_files
 from ..terminal import quantity
 from .base import SemrelCommand, warn
 from .options import comma_numbers, typed
@@ -21,7 +21,7 @@ from .paths import input_path, output_path
 @click.option("--norm", type=click.Choice(NORMS), default=None,
               help="Per-query score normalisation before combining (as ranx) [default: minmax; rrf uses ranks only].")
 @click.option("--weights", default=None, metavar="W1,W2,...", help="wsum: one weight per run [default: equal].")
-@click.option("--rrf-k", type=click.IntRange(min=0), default=RRF_K, show_default=True, help="rrf's k.")
+@click.option("--rrf-k", type=click.IntRange(min=0, max=RRF_K_MAX), default=RRF_K, show_default=True, help="rrf's k.")
 @click.option("-k", "depth", type=click.IntRange(min=1), default=None, help="Keep each query's top K fused documents [default: all].")
 def fuse_command(runs, output, method, norm, weights, rrf_k, depth):
     """Fuse RUNS (TREC run files) into one run, written with its manifest.

@@ -12,7 +12,13 @@ descending, ties by doc id descending), per query:
 
 Normalisations, per run and query, as ranx defines them: none; minmax (s - min) / (max - min);
 zscore (s - mean) / standard deviation; sum (s - min) / (sum of s - min x count); a zero
-denominator is taken as 1e-9, as ranx does. Sums are added in the order the runs are given.
+denominator is taken as 1e-9, as ranx does. Each document's contributions are added smallest first,
+whatever the order of the runs: float addition is not associative, and summed in run order two documents
+whose contributions are the same numbers (rrf ranks 1, 7, 2 and 2, 1, 7 in three runs) could differ in the
+last bit, the tie broken by rounding instead of by doc id (ranx sums in run order; its scores differ by an
+ulp at most). rrf's k is at most 10^9, well inside where float64 keeps ranks apart: the contributions of ranks
+1 apart differ by about 1 / k^2 and a sum rounds by about 1e-16 / k, which meet near k = 1e15 (past 2^63 the
+command crashed, and near it k + rank wrapped negative, reversing the ranks).
 A query whose scores pass 2^400 in size is first scaled down by a power of two (exact, and every
 normalisation is scale-free), so that its span, sum and squares stay within float64.
 """
@@ -27,7 +33,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from ..errors import UsageError
+from ..errors import UsageError, ValidationError
 from ..evaluation.measures import ranks_within
 from ..evaluation.metrics import query_codes, rank_order
 from ..formats.columns import duplicate_error
@@ -36,6 +42,7 @@ from ..records import Run, dictionary_codes, one_array
 METHODS = ("rrf", "combsum", "combmnz", "wsum")
 NORMS = ("none", "minmax", "zscore", "sum")
 RRF_K = 60
+RRF_K_MAX = 10**9  # see the module docstring: far past any k in use, and far below where float64 loses ranks
 _TINY = 1e-9
 _LARGEST = 400  # log2 of the largest score normalised as it is
 
@@ -76,6 +83,8 @@ class FusionSpec:
             raise UsageError(f"weights='{','.join(f'{w:g}' for w in self.weights)}': give at least one weight above 0")
         if self.rrf_k < 0:
             raise UsageError(f"rrf_k={self.rrf_k}: give 0 or more")
+        if self.rrf_k > RRF_K_MAX:  # past int64 it crashed; near it k + rank wrapped negative and the ranks reversed
+            raise UsageError(f"rrf_k={self.rrf_k}: give at most {RRF_K_MAX:,} (far larger, 1 / (k + rank) stops telling ranks apart)")
         if self.depth is not None and self.depth < 1:
             raise UsageError(f"depth={self.depth}: give a positive number of documents per query")
         return self
@@ -85,7 +94,7 @@ class FusionSpec:
                 "weights": dict(zip(names, self.weights or [1.0 / len(names)] * len(names))) if self.method == "wsum" else None,
                 "rrf_k": self.rrf_k if self.method == "rrf" else None, "depth": self.depth, "runs": list(names),
                 "rank_order": "score descending, ties by doc id descending (trec_eval's)",
-                "sum_order": "contributions added in the order the runs are given"}
+                "sum_order": "each document's contributions added smallest first (the same numbers, the same sum)"}
 
 
 @dataclass(frozen=True)
@@ -137,7 +146,7 @@ def fuse_rankings(rankings: Sequence[Ranking], spec: FusionSpec, documents: int)
     parts_query, parts_doc, parts_value = [], [], []
     for ranking, weight in zip(rankings, weights):
         if spec.method == "rrf":
-            value = 1.0 / (spec.rrf_k + ranking.rank + 1.0)
+            value = 1.0 / (ranking.rank + (spec.rrf_k + 1.0))
         else:
             value = normalised(ranking, spec.normalisation)
             if spec.method == "wsum":
@@ -145,10 +154,13 @@ def fuse_rankings(rankings: Sequence[Ranking], spec: FusionSpec, documents: int)
         parts_query.append(ranking.query)
         parts_doc.append(ranking.doc)
         parts_value.append(value)
-    query, doc = np.concatenate(parts_query), np.concatenate(parts_doc)
+    key = np.concatenate(parts_query).astype(np.int64) * max(documents, 1) + np.concatenate(parts_doc)
     value = np.concatenate(parts_value)
-    pairs, inverse = np.unique(query.astype(np.int64) * max(documents, 1) + doc, return_inverse=True)
-    total = np.bincount(inverse, weights=value, minlength=len(pairs))  # added in run order, pair by pair
+    order = np.lexsort((value, key))  # by pair, each pair's contributions smallest first (module docstring)
+    key, value = key[order], value[order]
+    first = np.r_[True, key[1:] != key[:-1]] if len(key) else np.zeros(0, dtype=bool)
+    pairs, inverse = key[first], np.cumsum(first) - 1
+    total = np.bincount(inverse, weights=value, minlength=len(pairs))  # bincount adds in the order given
     if spec.method == "combmnz":
         total = total * np.bincount(inverse, minlength=len(pairs))
     if not np.all(np.isfinite(total)):
@@ -177,8 +189,11 @@ def fuse_runs(runs: Sequence[Run], spec: FusionSpec = FusionSpec(), name: str = 
               warn: Callable[[str], None] | None = None) -> Run:
     """The fused run of `runs` (see the module docstring); each query's documents scored once.
     A query any run holds is in the fused run. `warn` hears of a run with no rows (it adds nothing, as
-    `pool` says of such a run)."""
+    `pool` says of such a run); when every run has none there is nothing to fuse, and that is an error (an empty
+    fused run, written with exit 0, failed only at `semrel eval`, as rerank refuses an empty rerank)."""
     spec = spec.check(len(runs))
+    if not any(len(run) for run in runs):
+        raise ValidationError(f"nothing to fuse: no run holds a row ({', '.join(run.name for run in runs)})")
     for run in runs:
         if not len(run) and warn:
             warn(f"run {run.name} holds no row: it adds nothing to the fusion")
