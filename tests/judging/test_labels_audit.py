@@ -211,6 +211,55 @@ def test_a_refit_of_another_models_coefficients_is_refused(tmp_path):
     assert labels.rule_from_params(moved).judge_thresholds == labels.ProbabilityRule(slope=1.2, shift=0.4).judge_thresholds
 
 
+def test_a_refit_without_the_model_it_moves_is_refused(tmp_path):
+    """"model" deleted from a refit's cal.json (or null) was read as this semrel's model: the moves were added to whatever
+    coefficients this semrel ships, labels nobody had fitted, without a word."""
+    judgments = _judgments(tmp_path / "j.jsonl", [r for r in MIXED if r[3] is not None])
+    params = labels.ProbabilityRule(refit=(1.0,) + (0.0,) * (len(labels.FEATURES) + 1), calibration={"fit": "features"}).params()
+    for edit, shown in ((lambda d: d.pop("model"), "missing"), (lambda d: d.update(model=None), "null")):
+        edited = dict(params)
+        edit(edited)
+        cal = tmp_path / "cal.json"
+        cal.write_text(json.dumps(edited))
+        assert_one_error(run("label", judgments, "-o", tmp_path / "q.txt", "--calibration", cal),
+                         f'{cal}: "model" is {shown}, expected the coefficients the refit moves', "make the file again")
+        assert not (tmp_path / "q.txt").exists()
+    moved = {key: value for key, value in labels.ProbabilityRule(slope=1.2, shift=0.4).params().items() if key != "model"}
+    assert labels.rule_from_params(moved).slope == 1.2  # cuts on the judge's own p depend on no coefficients: read
+
+
+def test_a_calibration_of_another_probability_models_p_is_refused(tmp_path):
+    """A slope, shift and cut fitted to the p of one probability model (cal.json of a semrel before its model was
+    refitted) applied to p that a newer semrel judged gave labels of another cut, without a word: the p of both
+    judgments is recorded ("p_model") and must agree. A refit of every coefficient recomputes p by this semrel: it applies."""
+    rows = [(f"q{i}", f"c{k}", 0.5 + 0.1 * k, 0.2 + 0.3 * k, "bm25") for i in range(4) for k in range(3)]
+    human = tmp_path / "human.qrels"
+    human.write_text("".join(f"{q} 0 {c} {int(k == 2 or (k == 1 and q == 'q0'))}\n" for q, c, _, _, _ in rows for k in [int(c[1:])]))
+    older = {**labels.model_params(), "with_gold": {**labels.WITH_GOLD.to_json(), "intercept": -3.97}}
+
+    def judged(name, model):
+        path = _judgments(tmp_path / name, rows)
+        params = {"model": "all-MiniLM-L6-v2", "model_fingerprint": "f1", "layer": 6, "idf": False, "rescale": "none",
+                  "probability": {"model": model}}
+        (tmp_path / f"{name}.manifest.json").write_text(json.dumps({"params": params}))
+        return path
+
+    fitted = judged("old.jsonl", older)
+    for fit in ("anchored", "features"):
+        cal = tmp_path / f"{fit}.json"
+        assert run("calibrate", fitted, human, "--fit", fit, "-o", cal).exit_code == 0
+        assert len(json.loads(cal.read_text())["judged_with"]["p_model"]) == 16
+        assert run("label", judged("same.jsonl", older), "-o", tmp_path / "same.txt", "--calibration", cal).exit_code == 0
+        result = run("label", judged("new.jsonl", labels.model_params()), "-o", tmp_path / "new.txt", "--calibration", cal)
+        if fit == "anchored":
+            assert_one_error(result, f"{cal} was fitted on the p of another probability model than the p of {tmp_path / 'new.jsonl'}",
+                             "run `semrel calibrate` again on these judgments")
+            assert not (tmp_path / "new.txt").exists()
+        else:
+            assert result.exit_code == 0, result.output
+        (tmp_path / "new.txt").unlink(missing_ok=True)
+
+
 def test_p_of_other_settings_than_it_was_fitted_under_is_warned_about_by_label_too(tmp_path):
     """`judge --layer 4` warned once, on the judge's stderr; `label`, and the top of the report, said nothing, so whoever
     labelled later never saw it. A calibration refits p on the user's pairs: nothing to say then."""

@@ -65,6 +65,7 @@ conditions -0.254 in-sample / -0.316 LODO, at N = 100) and one model fitted on b
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -519,15 +520,22 @@ def _probability_from_params(params: Mapping[str, Any], where: str) -> Probabili
                            refit=tuple(float(v) for v in refit) if refit is not None else None)
 
 
+MODEL_KEYS = ("features", "with_gold", "without_gold")  # what p's coefficients are: a model recorded with other ones is another
+
+
 def _other_model(recorded: Any) -> bool:
     """Whether a manifest's "model" records coefficients other than this semrel's (a semrel whose model was refitted since)."""
     shipped = json.loads(json.dumps(model_params()))
-    return isinstance(recorded, dict) and any(recorded.get(k) != shipped[k] for k in ("features", "with_gold", "without_gold"))
+    return isinstance(recorded, dict) and any(recorded.get(k) != shipped[k] for k in MODEL_KEYS)
 
 
 def _require_this_model(params: Mapping[str, Any], where: str) -> None:
     """A refit is a move of the coefficients the file records ("model"): added to other ones it would give labels
-    unlike those `semrel calibrate` reported, so it is refused."""
+    unlike those `semrel calibrate` reported, so it is refused, and so is a refit whose "model" is gone (every writer of a
+    refit records it: an edited file, whose moves could be of any semrel's coefficients)."""
+    if not isinstance(params.get("model"), dict):
+        raise ValidationError(f'{where}: "model" is {_shown(params.get("model", _MISSING))}, expected the coefficients the refit '
+                              f"moves (an object, as `semrel calibrate -o` writes beside a refit); {_REWRITE}")
     if _other_model(params.get("model")):
         raise ValidationError(f'{where}: "model" records coefficients other than this semrel\'s probability model (a calibration '
                               "by another semrel version): its refit moves those, so here it would not give the labels it was "
@@ -883,9 +891,17 @@ JUDGE_SETTINGS = ("layer", "idf", "rescale")  # beside the model, what P, R and 
 
 
 def judged_with(judgments: str | os.PathLike) -> dict[str, Any] | None:
-    """The judge settings of a judgments file (its manifest's), which `semrel calibrate -o` records; None without one."""
+    """The judge settings of a judgments file (its manifest's), which `semrel calibrate -o` records, with "p_model", a
+    digest of the coefficients their p came from, where the judge recorded them; None without a manifest."""
     params = read_params(judgments)
-    return {key: params.get(key) for key in ("model", "model_fingerprint", *JUDGE_SETTINGS)} if params else None
+    if not params:
+        return None
+    settings = {key: params.get(key) for key in ("model", "model_fingerprint", *JUDGE_SETTINGS)}
+    model = (params.get("probability") or {}).get("model") if isinstance(params.get("probability"), dict) else None
+    if isinstance(model, dict):
+        canonical = json.dumps({key: model.get(key) for key in MODEL_KEYS}, sort_keys=True)
+        settings["p_model"] = hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    return settings
 
 
 def _require_judged_alike(fitted: Mapping[str, Any], judged: Mapping[str, Any] | None, rule: Rule, where: str, judgments: str) -> None:
@@ -896,6 +912,12 @@ def _require_judged_alike(fitted: Mapping[str, Any], judged: Mapping[str, Any] |
     settings = JUDGE_SETTINGS if isinstance(rule, ThresholdRule) else tuple(k for k in JUDGE_SETTINGS if k != "rescale")
     model = any(fitted.get(key) is not None and fitted.get(key) == judged.get(key) for key in ("model", "model_fingerprint"))
     if model and all(fitted.get(key) == judged.get(key) for key in settings if None not in (fitted.get(key), judged.get(key))):
+        other_p = isinstance(rule, ProbabilityRule) and rule.cuts_on_p and None not in (fitted.get("p_model"), judged.get("p_model")) \
+            and fitted.get("p_model") != judged.get("p_model")
+        if other_p:  # a slope, shift and cut fitted to one model's p, applied to another's (re-judged by a newer semrel)
+            raise ValidationError(f"{where} was fitted on the p of another probability model than the p of {judgments} (judged "
+                                  "since by a semrel whose model was refitted): its cut and calibration are that p's; run "
+                                  "`semrel calibrate` again on these judgments and the same reviewed pairs")
         return  # a setting an older manifest lacks is no difference
 
     def shown(values: Mapping[str, Any]) -> str:
