@@ -106,6 +106,23 @@ def test_calibrate_command_writes_thresholds_and_manifest(tmp_path, write, cli):
     assert manifest["params"]["on"] == "R" and manifest["rows"] == 60
 
 
+def test_the_judgments_manifest_is_among_the_calibrations_inputs(tmp_path, write, cli):
+    """calibrate records the judge's settings from the judgments' manifest (judged_with, which label checks): an edit of
+    that manifest went unseen by `semrel verify`, as it had for label's own."""
+    scores = np.random.default_rng(4).uniform(size=60)
+    judgments = write("j.jsonl", "".join(
+        json.dumps({"query_id": f"q{i}", "chunk_id": "c", "P": 0.0, "R": float(s), "F": 0.0, "source": ""}) + "\n"
+        for i, s in enumerate(scores)))
+    manifest = write("j.jsonl.manifest.json", json.dumps({"params": {"model": "all-MiniLM-L6-v2", "layer": 6}}))
+    human = write("human.qrels", "".join(f"q{i} 0 c {int(s >= 0.55)}\n" for i, s in enumerate(scores)))
+    assert cli("calibrate", judgments, human, "-o", str(tmp_path / "cal.json")).exit_code == 0
+    inputs = json.loads((tmp_path / "cal.json.manifest.json").read_text())["inputs"]
+    assert [i["path"] for i in inputs] == [str(judgments), str(manifest), str(human)]
+    write("j.jsonl.manifest.json", json.dumps({"params": {"model": "roberta-large", "layer": 17}}))
+    result = cli("verify", tmp_path / "cal.json")
+    assert result.exit_code == 1 and f"input changed: {manifest}: " in result.stdout
+
+
 def test_grades_nobody_gave_are_warned_about_not_silently_fitted(write, cli):
     """Reviewed grades 0 and 3 fitted three thresholds on R, two of them between grades no pair has."""
     scores = np.random.default_rng(4).uniform(size=60)

@@ -41,7 +41,7 @@ from ..errors import UsageError, ValidationError, tell
 from ..formats import read_qrels
 from ..formats.files import atomic_writer, display_name
 from ..formats.judgments import PROBABILITY, SCORES
-from ..formats.manifest import outputs_with_manifests, write_manifest
+from ..formats.manifest import outputs_with_manifests, with_manifests, write_manifest
 from ..formats.trec import graded_pairs
 from ..judging import labels
 from ..judging.labels import CUT, DEFAULT_COMPONENT, GET_P, WITHOUT_P, ProbabilityRule, has_features, logit, reached
@@ -575,6 +575,8 @@ def write_fitted(result: ProbabilityCalibration | Calibration, output: str | os.
     (`groups`: the human labels were assessor groups, fitted to by their majority)."""
     params = {"unlisted_as_zero": unlisted_as_zero, "seed": seed, "groups": groups}
     judged = labels.judged_with(judgments) if judgments is not None else None
+    # the judgments' manifest too: judged_with is read from it, so `semrel verify` tells an edit of it
+    inputs = [name for path in inputs for name in (with_manifests([path]) if path == judgments else [str(path)])]
     if isinstance(result, ProbabilityCalibration):
         write_probability_calibration(result, output, inputs, params, judged)
     else:
