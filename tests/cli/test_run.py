@@ -946,7 +946,8 @@ def test_label_calibration_and_graded_reach_label_and_sensitivity(tmp_path):
     assert missing.exit_code == 2 and "no such file 'nope.json'" in missing.stderr
     (tmp_path / "refit.json").write_text(json.dumps({"rule": "probability", "on": "p", "thresholds": None, "cut": 0.4, "labels": "binary",
                                                      "calibration": {"slope": 1.0, "shift": 0.0, "fit": "features",
-                                                                     "refit": [0.5, -1.0, 0, 0, 0, 0, 0, 0, 0]}}))
+                                                                     "refit": [0.5, -1.0, 0, 0, 0, 0, 0, 0, 0]},
+                                                     "model": labels.model_params()}))
     refit = run("run", config, "--dry-run", "--set", f"label.calibration={tmp_path / 'refit.json'}", "--set", "retrieve.methods=bm25,dense")
     assert refit.exit_code == 0, refit.output  # labels from the features: the sensitivity curve sweeps that p
     sensitivity = re.search(r"semrel sensitivity [^\n]*", refit.stdout.replace(" \\\n    ", " "))
