@@ -168,7 +168,8 @@ def test_split_passes_threshold_model_and_steps_on_and_records_them(near, tmp_pa
     parts = semrel.split_golden(near, tmp_path, ratio=0.5, threshold=0.5, model=model, steps=steps, warn=lambda message: None)
     assert {name: [i.query_id for i in part] for name, part in parts.items()} == {"train": ["q4"], "test": ["q1", "q2", "q3", "q5", "q6"]}
     assert steps.seen == [("embedding queries", 6)]
-    default = semrel.split_golden(near, ratio=0.5)
+    with pytest.warns(UserWarning, match=r"^parts of other sizes than asked \(train 4 for 3, test 2 for 3\)"):
+        default = semrel.split_golden(near, ratio=0.5)
     assert {name: [i.query_id for i in part] for name, part in default.items()} == {"train": ["q1", "q2", "q3", "q4"], "test": ["q5", "q6"]}
     params = manifest(tmp_path / "train.jsonl")["params"]
     assert (params["threshold"], params["model"], params["seed"], params["part"]) == (0.5, model, 0, "train")

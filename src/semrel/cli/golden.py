@@ -181,7 +181,7 @@ def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, mode
     moves about one other); near-duplicate queries stay together."""
     ratios, counts = comma_numbers(ratio, float, "--ratio", "0.8,0.1"), comma_numbers(sizes, int, "--sizes", "200,100")
     parts = split_golden(read_golden(golden), golden, output_dir, ratios, counts,
-                         names.split(",") if names else None, seed, threshold, model, stderr_steps, warn)
+                         None if names is None else names.split(","), seed, threshold, model, stderr_steps, warn_in_flags)
     for name, part in parts.items():
         click.echo(f"{name}: {quantity(len(part), 'query')} -> {part_path(output_dir, name)}", err=True)
 
