@@ -143,6 +143,22 @@ def test_merging_duplicates_that_bring_nothing_leaves_the_kept_answers_as_they_w
     assert merged.meta == {"no_answer": True, "duplicates_removed": ["r"]}
 
 
+def test_a_removed_duplicates_other_fields_are_kept_by_its_id():
+    """Its meta besides grades (COVID-QA's doc_id, answer_spans) and a user's own top-level keys were dropped with it;
+    an earlier dedup's record of them is carried on."""
+    keep = GoldenItem("k", "x", ("a",), ("c",), {"doc_id": 1, "grades": {"c": 2}}, {"source": "wiki"})
+    first = GoldenItem("r1", "x", ("a",), ("c",), {"doc_id": 2, "answer_spans": [[0, 4]], "grades": {"c": 1}})
+    second = GoldenItem("r2", "x", ("a",), (), {"duplicates_removed": ["old"],
+                                                "duplicates_removed_fields": {"old": {"meta": {"doc_id": 9}}}}, {"source": "faq"})
+    bare = GoldenItem("r3", "x", ("a",), ("c",))
+    [merged] = deduplicated([keep, first, second, bare], NearDuplicates([[0, 1, 2, 3]], np.zeros((4, 1))))
+    assert merged.meta == {"doc_id": 1, "grades": {"c": 2}, "duplicates_removed": ["r1", "r2", "r3", "old"],
+                           "duplicates_removed_fields": {"old": {"meta": {"doc_id": 9}},
+                                                         "r1": {"meta": {"doc_id": 2, "answer_spans": [[0, 4]]}},
+                                                         "r2": {"extra": {"source": "faq"}}}}
+    assert merged.extra == {"source": "wiki"}
+
+
 def test_a_removed_duplicates_blank_answer_is_not_merged_into_the_kept_one():
     """A blank answer ("no answer given") brings nothing: merged, it became a second, empty reference answer."""
     notes: list[str] = []

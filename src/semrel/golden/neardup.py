@@ -115,10 +115,29 @@ def _union(*sequences: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v for seq in sequences for v in seq))
 
 
+REMOVED_FIELDS = "duplicates_removed_fields"
+MERGED_META = ("grades", "duplicates_removed", REMOVED_FIELDS)  # merged into the kept query's own
+
+
+def _removed_fields(keep: GoldenItem, removed: Sequence[GoldenItem]) -> dict[str, Any]:
+    """{query id: {"meta", "extra"}} of each removed query's fields no merge keeps (COVID-QA's doc_id and answer_spans, a
+    user's own top-level keys), and those an earlier dedup kept so: dropped, they were lost with the query."""
+    fields: dict[str, Any] = {}
+    for item in (keep, *removed):
+        if isinstance(earlier := item.meta.get(REMOVED_FIELDS), dict):
+            fields.update(earlier)
+    for item in removed:
+        own = {"meta": {k: v for k, v in item.meta.items() if k not in MERGED_META}, "extra": dict(item.extra)}
+        if own := {k: v for k, v in own.items() if v}:
+            fields[item.query_id] = own
+    return fields
+
+
 def _merged(keep: GoldenItem, removed: Sequence[GoldenItem]) -> tuple[GoldenItem, list[str]]:
     """`keep` standing for itself and `removed`: the gold chunk ids and reference answers `keep` lacks
-    added after its own (in order, each once), grades too where any of them has grades, and the removed
-    ids in `meta.duplicates_removed`; with one note per removed item that brought something."""
+    added after its own (in order, each once), grades too where any of them has grades, the removed
+    ids in `meta.duplicates_removed` and their other fields in `meta.duplicates_removed_fields`; with one note per removed
+    item that brought something."""
     brought = [(r.query_id, [c for c in _union(r.gold_chunk_ids) if c not in keep.gold_chunk_ids],
                 [a for a in _union(r.reference_answers) if a.strip() and a not in keep.reference_answers])
                for r in removed]  # what each removed item has that `keep` lacks
@@ -130,6 +149,8 @@ def _merged(keep: GoldenItem, removed: Sequence[GoldenItem]) -> tuple[GoldenItem
     earlier = [str(q) for i in (keep, *removed) if isinstance(i.meta.get("duplicates_removed"), list)
                for q in i.meta["duplicates_removed"]]  # from an earlier dedup: still removed, still listed
     meta: dict[str, Any] = {**keep.meta, "duplicates_removed": list(_union([r.query_id for r in removed], earlier))}
+    if fields := _removed_fields(keep, removed):
+        meta[REMOVED_FIELDS] = fields
     if any(isinstance(i.meta.get("grades"), dict) and i.meta["grades"] for i in (keep, *removed)):
         grades: dict[str, int] = {}
         for i in (keep, *removed):  # the kept query's grade wins; gold without grades counts as 1, as in qrels
