@@ -789,6 +789,9 @@ def file_documents(path: Path, doc_id: str, kind: str,
     except UnicodeEncodeError:  # bytes the file system's encoding could not decode: no id can be written of them
         raise UnreadableDocument(str(path), "the file name is not valid UTF-8, and the document's id is made of it",
                                  "file name not valid UTF-8: rename the file", hint="rename the file") from None
+    if not file_stem(path).strip():  # ' .txt' made the id '' and the chunk '#0', which no qrels line can name
+        raise UnreadableDocument(str(path), "the file name is blank before its suffix, and the document's id is made of it",
+                                 "file name blank before its suffix: rename the file", hint="rename the file")
     return [READERS[kind](path, doc_id)]
 
 
