@@ -31,8 +31,9 @@ def chunk_command(inputs, output, exclude, size, overlap, unit, sentences, model
     INPUTS: .txt/.md, .pdf, .html/.htm, .docx and TREC SGML files (<DOC><DOCNO>..., several
     documents a file; recognised by .trec/.sgml or by their first tag), folders of them (read
     recursively; what is skipped is listed on stderr, a count per reason), JSONL {"id","title","text"},
-    Parquet with those columns (a Hugging Face corpus) and BEIR folders. PDF chunks carry their pages,
-    HTML/.docx/Markdown chunks their section headings (a "meta" key in corpus.jsonl).
+    Parquet with those columns (a Hugging Face corpus), BEIR folders and Cranfield's cran.all.1400 (or
+    its folder). PDF chunks carry their pages, HTML/.docx/Markdown chunks their section headings (a
+    "meta" key in corpus.jsonl).
     """
     settings = chunk_settings(size, overlap, unit, sentences, model, whole)
     documents, rows, report = chunk_files(inputs, output, settings, stderr_steps, exclude)

@@ -16,7 +16,8 @@ from ..formats.corpus import shown_json
 from ..formats.files import display_name, read_text
 from ..formats.jsonl import load_json
 from ..records import Chunk, GoldenItem
-from .chunking import Document, chunk_documents, sanitise_id
+from .chunking import chunk_documents, sanitise_id
+from .documents import cranfield_documents, smart_records
 from .sources import Imported, ImportOptions, expect, query_id_of, record_rows
 
 PUBMEDQA_SEPARATOR = "\n\n"
@@ -157,30 +158,6 @@ def import_msmarco(source: str, options: ImportOptions) -> Imported:
                                                     "passages may answer too)"})
 
 
-def smart_records(path: Path) -> list[dict[str, str]]:
-    """Records of a SMART file: `.I id` starts one; `.T`, `.A`, `.B`, `.W` start its fields."""
-    text = read_text(path).replace("\r\n", "\n")
-    records: list[dict[str, str]] = []
-    current: dict[str, str] | None = None
-    key = ""
-    for number, line in enumerate(text.split("\n"), start=1):
-        marker = re.match(r"^\.([A-Z])\b ?(.*)$", line)
-        if marker and marker.group(1) == "I":
-            current = {"I": marker.group(2).strip()}
-            records.append(current)
-            key = ""
-        elif marker:
-            if current is None:
-                raise FormatError(str(path), f"field .{marker.group(1)} before the first .I", line=number)
-            key = marker.group(1)
-            current[key] = marker.group(2)
-        elif current is not None and key:
-            current[key] += "\n" + line
-        elif line.strip():
-            raise FormatError(str(path), "text outside a .I record", line=number)
-    return records
-
-
 def _squash(text: str) -> str:
     return " ".join(text.split())
 
@@ -257,11 +234,7 @@ def import_cranfield(source: str, options: ImportOptions) -> Imported:
     for name, path in paths.items():
         if not path.is_file():
             raise SemrelError(f"{folder}: not a Cranfield folder, {name} is missing")
-    documents = [
-        Document(sanitise_id(r["I"]), r.get("W", "").strip() or _squash(r.get("T", "")), _squash(r.get("T", "")))
-        for r in smart_records(paths["cran.all.1400"])
-    ]
-    chunks = chunk_documents(documents, options.settings)
+    chunks = chunk_documents(cranfield_documents(paths["cran.all.1400"]), options.settings)
     chunks_of: dict[str, list[str]] = {}
     for chunk in chunks:
         chunks_of.setdefault(chunk.doc_id, []).append(chunk.id)

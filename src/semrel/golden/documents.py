@@ -668,6 +668,42 @@ def looks_like_trec(path: str | os.PathLike) -> bool:
     return head.lstrip()[:5].upper() == b"<DOC>"
 
 
+# ---------------------------------------------------------------- Cranfield (SMART)
+
+CRANFIELD_DOCUMENTS = "cran.all.1400"
+
+
+def smart_records(path: Path) -> list[dict[str, str]]:
+    """Records of a SMART file: `.I id` starts one; `.T`, `.A`, `.B`, `.W` start its fields."""
+    text = read_text(path).replace("\r\n", "\n")
+    records: list[dict[str, str]] = []
+    current: dict[str, str] | None = None
+    key = ""
+    for number, line in enumerate(text.split("\n"), start=1):
+        marker = re.match(r"^\.([A-Z])\b ?(.*)$", line)
+        if marker and marker.group(1) == "I":
+            current = {"I": marker.group(2).strip()}
+            records.append(current)
+            key = ""
+        elif marker:
+            if current is None:
+                raise FormatError(str(path), f"field .{marker.group(1)} before the first .I", line=number)
+            key = marker.group(1)
+            current[key] = marker.group(2)
+        elif current is not None and key:
+            current[key] += "\n" + line
+        elif line.strip():
+            raise FormatError(str(path), "text outside a .I record", line=number)
+    return records
+
+
+def cranfield_documents(path: str | os.PathLike) -> list[Document]:
+    """The documents of Cranfield's cran.all.1400: id `.I`, title `.T`, text `.W` (its title where `.W` is empty), as
+    `golden import --format cranfield` cuts them, so a corpus chunked of them is the one its qrels name."""
+    return [Document(sanitise_id(r["I"]), r.get("W", "").strip() or _squash(r.get("T", "")), _squash(r.get("T", "")))
+            for r in smart_records(Path(path))]
+
+
 # ---------------------------------------------------------------- JSON Lines
 
 
@@ -719,6 +755,8 @@ def _suffix(path: Path) -> str:
 
 def kind_of(path: Path) -> str | None:
     """The reader for a file: by suffix, else 'trec' when it starts with <DOC>, else None."""
+    if path.name == CRANFIELD_DOCUMENTS:  # no suffix says what it is
+        return "cranfield"
     kind = KINDS.get(_suffix(path))
     if kind is None and looks_like_trec(path):
         return "trec"
@@ -729,7 +767,7 @@ READERS: dict[str, Callable[[Path, str], Document]] = {
     "text": text_document, "markdown": text_document, "pdf": pdf_document, "html": html_document, "docx": docx_document,
 }
 KIND_NAMES = {"text": ".txt", "markdown": ".md", "pdf": "PDF", "html": "HTML", "docx": ".docx", "trec": "TREC SGML",
-              "jsonl": "JSON Lines", "parquet": "Parquet", "beir": "BEIR corpus"}
+              "cranfield": "Cranfield", "jsonl": "JSON Lines", "parquet": "Parquet", "beir": "BEIR corpus"}
 
 
 @dataclass
@@ -753,7 +791,7 @@ class DocumentReport:
         parts = []
         for kind, docs in self.documents.items():
             files = self.files[kind]
-            several = kind in ("trec", "jsonl", "parquet", "beir")
+            several = kind in ("trec", "cranfield", "jsonl", "parquet", "beir")
             parts.append(f"{docs:,} {KIND_NAMES.get(kind, kind)}" + (f" ({quantity(files, 'file')})" if several else ""))
         return f"{quantity(sum(self.documents.values()), 'document')}: " + ", ".join(parts) if parts else "no documents"
 
@@ -784,6 +822,8 @@ def file_documents(path: Path, doc_id: str, kind: str,
     its unreadable records, else they are errors)."""
     if kind == "trec":
         return [doc for _, doc in trec_documents(path, skip=skip)]
+    if kind == "cranfield":
+        return cranfield_documents(path)
     try:
         doc_id.encode("utf-8")
     except UnicodeEncodeError:  # bytes the file system's encoding could not decode: no id can be written of them
@@ -801,6 +841,10 @@ def _folder_documents(folder: Path, report: DocumentReport, exclude: Sequence[st
     if corpus and (corpus[0].name == "corpus.jsonl" or is_beir_folder(folder)):  # a BEIR folder: its corpus alone
         report.files["beir"] += len(corpus)
         yield from (("beir", doc, path) for path, doc in record_documents(beir_records(corpus)))
+        return
+    if (folder / CRANFIELD_DOCUMENTS).is_file():  # a Cranfield folder: its documents alone (its README, cran.qry are none)
+        report.files["cranfield"] += 1
+        yield from (("cranfield", doc, str(folder / CRANFIELD_DOCUMENTS)) for doc in cranfield_documents(folder / CRANFIELD_DOCUMENTS))
         return
     found = 0
     inside = folder.resolve()
