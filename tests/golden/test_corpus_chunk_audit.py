@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from helpers import SHARED_DATA, assert_one_error, needs_shared, read_lines, run, write
 
 
@@ -49,3 +51,15 @@ def test_the_real_cranfield_chunks_as_golden_import_cuts_it(tmp_path):
     rows = read_lines(tmp_path / "c.jsonl")
     assert len(rows) == 1398 and rows[0]["_id"] == "1" and rows[0]["title"].startswith("experimental investigation")
     assert (tmp_path / "c.jsonl").read_bytes() == (tmp_path / "i.jsonl").read_bytes()
+
+
+def test_the_manifest_records_the_libraries_that_extract_the_text(tmp_path):
+    """The versions recorded left out pypdf, selectolax, python-docx and tokenizers, which make the text each chunk id
+    holds (and count --unit tokens): a corpus cut again after an upgrade could differ with nothing to say why."""
+    from importlib import metadata
+
+    write(tmp_path / "docs" / "a.md", "# Hives\n\nBees forage far.\n")
+    assert run("corpus", "chunk", tmp_path / "docs", "-o", tmp_path / "c.jsonl").exit_code == 0
+    recorded = json.loads((tmp_path / "c.jsonl.manifest.json").read_text())["versions"]
+    for library in ("pypdf", "selectolax", "python-docx", "tokenizers"):
+        assert recorded[library] == metadata.version(library)

@@ -37,7 +37,10 @@ from .files import (
 )
 from .jsonl import too_deep
 
-LIBRARIES = ("numpy", "pyarrow", "torch", "transformers", "bert-score", "click", "jsonlines")
+LIBRARIES = ("numpy", "pyarrow", "torch", "transformers", "tokenizers", "bert-score", "click", "jsonlines", "pypdf", "selectolax",
+             "python-docx")
+"""Recorded in every manifest: pypdf, selectolax and python-docx make the text `corpus chunk` cuts (an upgrade of pypdf
+moves the words of a PDF, and so what each chunk id holds), tokenizers counts --unit tokens."""
 
 
 def versions() -> dict[str, str]:
