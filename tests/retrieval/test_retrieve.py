@@ -415,3 +415,25 @@ def test_the_blank_query_warning_lists_three_in_full():
     heard: list[str] = []
     warn_blank([GoldenItem(q, " ", ("x",)) for q in ("q1", "q2", "q3")], "g.jsonl", heard.append)
     assert len(heard) == 1 and heard[0].startswith("g.jsonl: 3 of 3 queries are empty or blank ('q1', 'q2', 'q3'): there is")
+
+
+@pytest.mark.parametrize("cache", [["--no-cache"], ["--cache", "cache"]])
+def test_a_golden_set_whose_gold_chunks_are_none_of_the_corpus_is_refused_and_some_missing_are_warned_of(tmp_path, monkeypatch, cache):
+    """A golden set of another corpus (another import) was retrieved for with exit 0: every run scored 0. With the
+    on-disk index (bm25 never reads the corpus's ids) the ids are looked up by their hashes."""
+    monkeypatch.chdir(tmp_path)
+    corpus = write_corpus(tmp_path / "corpus.jsonl")
+    other = write_golden(tmp_path / "other.jsonl", [("q1", QUERIES["q1"], "x", ["1547#1"]), ("q2", QUERIES["q2"], "x", ["22#0"])])
+    result = run("retrieve", "--corpus", corpus.name, "--golden", other.name, "-o", "out.run", *cache)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    error = result.stderr.strip().splitlines()[-1]  # after the index's progress, which the check reads
+    assert error.startswith("semrel: error: other.jsonl: none of its 2 gold chunk ids is in corpus.jsonl (e.g. '1547#1'): "
+                            "a run over it would score 0; "), error
+    assert error.endswith("`semrel golden validate other.jsonl --corpus corpus.jsonl` lists them"), error
+    assert not (tmp_path / "out.run").exists()
+    some = write_golden(tmp_path / "some.jsonl", [("q1", QUERIES["q1"], "x", ["bread#0", "bread#1"]), ("q2", QUERIES["q2"], "x", [])])
+    result = run("retrieve", "--corpus", corpus.name, "--golden", some.name, "-o", "out.run", *cache)
+    assert result.exit_code == 0, result.output
+    assert "semrel: warning: some.jsonl: 1 of its 2 gold chunk ids is not in corpus.jsonl (e.g. 'bread#1'): no run over it can find them" \
+        in result.stderr
+    assert read_run(tmp_path / "out.run").to_dict()["q1"]["bread#0"] > 0

@@ -56,6 +56,12 @@ class Corpus:
             self._keys = text_keys(self._held or [])
         return self._keys
 
+    def holds(self, ids: Sequence[str]) -> np.ndarray:
+        """Whether the corpus lists each of `ids`."""
+        wanted = set(ids)
+        listed = {chunk_id for chunk_id in self.ids if chunk_id in wanted}
+        return np.array([chunk_id in listed for chunk_id in ids], dtype=bool)
+
     def iter_texts(self, positions: np.ndarray) -> Iterator[str]:
         """The indexed texts at ascending `positions`, one at a time: a file is read once, in step with the caller."""
         if self._held is not None:

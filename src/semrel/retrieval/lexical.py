@@ -439,6 +439,11 @@ class DiskBm25:
         """The ids of chunks at `positions` (corpus order, 0-based)."""
         return read_ids(self.folder, positions)
 
+    def holds(self, ids: Sequence[str]) -> np.ndarray:
+        """Whether the indexed chunks list each of `ids`, by their 8-byte hashes (idkeys.u64): the ids are not read."""
+        keys = _read(self.folder / "idkeys.u64", "<u8", 0, self.size)
+        return np.isin(np.array([_id_key(chunk_id) for chunk_id in ids], dtype=np.uint64), keys)
+
     def info(self) -> dict[str, Any]:
         return {"folder": str(self.folder), "built": self.built, "reused": self.reused, "segments": len(self.segments)}
 

@@ -400,6 +400,27 @@ def warn_empty(hits: Hits, query_ids: Sequence[str], warn: Callable[[str], None]
         warn(f"{len(empty):,} of {quantity(len(query_ids), 'query')} got no chunks (e.g. {empty[0]!r}); they will score 0")
 
 
+def check_gold_listed(items: Sequence[GoldenItem], holds: Callable[[Sequence[str]], np.ndarray], golden_name: str,
+                      corpus_name: str, warn: Callable[[str], None] | None) -> None:
+    """Refuse a golden set none of whose gold chunks the corpus lists (one made for another corpus: its runs could only
+    score 0, and `judge` refuses the pair), before anything is encoded; warn where some are missing (another chunking
+    shares the `#0` ids), since no run over this corpus can find them. `holds(ids)`: which ids the corpus lists."""
+    gold = sorted({chunk_id for item in items for chunk_id in item.gold_chunk_ids})
+    if not gold:
+        return
+    missing = [chunk_id for chunk_id, listed in zip(gold, holds(gold)) if not listed]
+    if not missing:
+        return
+    where = (f"is it the corpus {golden_name} was made for (the same documents, chunked with the same --size and --overlap)? "
+             f"`semrel golden validate {golden_name} --corpus {corpus_name}` lists them")
+    if len(missing) == len(gold):
+        raise ValidationError(f"{golden_name}: none of its {quantity(len(gold), 'gold chunk id')} is in {corpus_name} "
+                              f"(e.g. {gold[0]!r}): a run over it would score 0; {where}")
+    if warn:
+        warn(f"{golden_name}: {len(missing):,} of its {quantity(len(gold), 'gold chunk id')} {agreeing(len(missing), 'are')} not in "
+             f"{corpus_name} (e.g. {missing[0]!r}): no run over it can find them; {where}")
+
+
 def retrieve_indexed(index: DiskBm25, items: Sequence[GoldenItem], k: int, name: str, steps: Steps = no_progress,
                      warn: Callable[[str], None] | None = None) -> Run:
     """The BM25 run over an on-disk index alone: the corpus is never read into memory, chunk ids come from the index."""
@@ -463,12 +484,15 @@ def retrieve_files(
     bm25 = None
     if lexical is not None and spec.method in ("bm25", "hybrid") and path is not None and str(path) != STDIO:
         bm25 = lexical.index(path, steps)
+    names = (display_name(golden) if isinstance(golden, (str, os.PathLike)) else "golden",
+             display_name(corpus) if isinstance(corpus, (str, os.PathLike)) else "corpus")
     if bm25 is not None and spec.method == "bm25" and not spec.rerank:
+        check_gold_listed(items, bm25.holds, *names, warn)
         run = retrieve_indexed(bm25, items, spec.k, name, steps, warn)
-    elif isinstance(corpus, (str, os.PathLike)):
-        run = retrieve(corpus_file(corpus, spec, store, bm25), items, spec, name, str(corpus), steps, warn, store, bm25, golden_ids)
     else:
-        run = retrieve(Corpus.of_chunks(corpus), items, spec, name, "corpus", steps, warn, store, golden_ids=golden_ids)
+        chunks = corpus_file(corpus, spec, store, bm25) if isinstance(corpus, (str, os.PathLike)) else Corpus.of_chunks(corpus)
+        check_gold_listed(items, chunks.holds, *names, warn)
+        run = retrieve(chunks, items, spec, name, str(corpus) if path is not None else "corpus", steps, warn, store, bm25, golden_ids)
     if output is None:
         return run
     params = spec.params()
