@@ -158,3 +158,13 @@ def test_the_sources_of_a_pair_are_sorted_as_pool_tsv_lists_them():
 
     runs = [Run.from_dict({"q1": {"a#0": 1.0}}, name) for name in ("r7", "r2", "r9", "r0", "r5", "r1", "r8", "r3", "r6", "r4")]
     assert pool([GoldenItem("q1", "q?", ("a",), ("a#0",))], runs, 1) == [("q1", "a#0", ("gold", *(f"r{n}" for n in range(10))))]
+
+
+def test_golden_queries_that_no_run_holds_are_warned_of(tmp_path):
+    """They were pooled with their gold chunks alone, without a word (a run of a sample of the queries)."""
+    golden, bm25, dense = write_files(tmp_path)
+    result = run("pool", "--golden", str(golden), str(dense), "-o", str(tmp_path / "pool.tsv"))
+    assert result.exit_code == 0, result.output
+    assert "semrel: warning: 1 of the golden set's 2 queries is in no run (e.g. 'q2'): their pool is their gold chunks alone" \
+        in result.stderr
+    assert "in no run" not in run("pool", "--golden", str(golden), str(bm25), "-o", str(tmp_path / "p2.tsv")).stderr

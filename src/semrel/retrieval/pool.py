@@ -37,6 +37,7 @@ def pool(items: Sequence[GoldenItem], runs: Sequence[Run], depth: int, warn: Cal
     for item in items:
         for chunk_id in item.gold_chunk_ids:
             sources.setdefault((item.query_id, chunk_id), set()).add(GOLD)
+    pooled: set[str] = set()
     for run in runs:
         refuse_repeats(run)  # a repeated document took two of the run's `depth` places
         ordered = ranked(run)
@@ -53,6 +54,12 @@ def pool(items: Sequence[GoldenItem], runs: Sequence[Run], depth: int, warn: Cal
                  f"{agreeing(len(unknown), 'are')} left out (e.g. {min(unknown)!r})")
         if warn and not taken:
             warn(f"run {run.name} adds no pair to the pool: it holds no row{' of a golden query' if unknown else ''}")
+        pooled.update(taken)
+    unpooled = [i.query_id for i in items if i.query_id not in pooled]
+    if warn and runs and pooled and unpooled:  # a run with no golden query is said above; a sample's runs, here
+        warn(f"{len(unpooled):,} of the golden set's {quantity(len(items), 'query')} {agreeing(len(unpooled), 'are')} in no run "
+             f"(e.g. {unpooled[0]!r}): their pool is their gold chunks alone, with no retrieved chunk "
+             "to judge; retrieve for every query of the golden set, or pool a golden set of the runs' queries")
     return sorted((q, c, tuple(sorted(s))) for (q, c), s in sources.items())
 
 
