@@ -204,6 +204,27 @@ def test_lengths_that_disagree_with_index_json_are_an_error(tmp_path):
         store.index(corpus)
 
 
+DISAGREES = r"id of chunk 4 in ids.bin and ids.end disagrees with idkeys.u64 .*; delete .* to rebuild it"
+
+
+@pytest.mark.parametrize("name, damage, message", [
+    ("ids.bin", lambda data: data.replace(b"c3", b"c9"), DISAGREES),
+    ("ids.end", lambda data: data[:24] + (2**40).to_bytes(8, "little") + data[32:], "ids.bin: shorter than .*; delete .* to rebuild it"),
+    ("ids.end", lambda data: data[:24] + (1).to_bytes(8, "little") + data[32:], DISAGREES),
+], ids=["another id", "an end past the file", "an end before its start"])
+def test_a_damaged_chunk_id_is_an_error_not_another_id_in_the_run(tmp_path, name, damage, message):
+    """ids.bin and ids.end are checked against idkeys.u64: a damaged ids.bin put 'c9' in the run for chunk c3, and an
+    end past ids.bin stopped the run with 'Invalid argument' (one line naming neither file nor a remedy)."""
+    corpus = corpus_file(tmp_path / "corpus.jsonl", ROWS)
+    index = LexicalStore(tmp_path / "cache", BM25_PARAMS).index(corpus)
+    assert index.chunk_ids(np.array([3, 0])) == ["c3", "c0"]
+    path = index.folder / name
+    path.write_bytes(damage(path.read_bytes()))
+    with pytest.raises(SemrelError, match=message):
+        index.chunk_ids(np.array([3]))
+    assert index.chunk_ids(np.array([0])) == ["c0"]
+
+
 @pytest.mark.parametrize("damage", [lambda meta: '{"chunks": 8, "segm', lambda meta: "[]",
                                     lambda meta: json.dumps({**meta, "chunks": "8"}),
                                     lambda meta: json.dumps({**meta, "segments": [{**meta["segments"][0], "tf": "zz"}]})],

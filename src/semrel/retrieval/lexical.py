@@ -677,13 +677,23 @@ def indexed_text(chunk: Chunk) -> str:
 
 
 def read_ids(folder: Path, positions: np.ndarray) -> list[str]:
-    """The ids of the chunks at `positions` (0-based, corpus order) from a chain's ids.bin and ids.end."""
+    """The ids of the chunks at `positions` (0-based, corpus order) from a chain's ids.bin and ids.end, each checked
+    against its hash in idkeys.u64: a damaged byte there put another id in the run, or stopped it with 'Invalid argument'."""
     out = []
-    with open(folder / "ids.bin", "rb") as names, open(folder / "ids.end", "rb") as ends:
+    with open(folder / "ids.bin", "rb") as names, open(folder / "ids.end", "rb") as ends, open(folder / "idkeys.u64", "rb") as keys:
+        size = os.fstat(names.fileno()).st_size
         for p in np.asarray(positions, dtype=np.int64).tolist():
             bounds = np.frombuffer(_pread(ends.fileno(), 16 if p else 8, 8 * (p - 1) if p else 0, folder, "ids.end"), dtype="<u8")
             start, end = (int(bounds[0]), int(bounds[1])) if p else (0, int(bounds[0]))
-            out.append(_pread(names.fileno(), end - start, start, folder, "ids.bin").decode("utf-8"))
+            key = int.from_bytes(_pread(keys.fileno(), 8, 8 * p, folder, "idkeys.u64"), "little")
+            if end > size:  # not read: a damaged end of 2**40 would allocate that many bytes first
+                raise _cut_short(folder, "ids.bin")
+            raw = _pread(names.fileno(), end - start, start, folder, "ids.bin") if start <= end else b"\xff"
+            chunk_id = raw.decode("utf-8", errors="replace")
+            if _id_key(chunk_id) != key:
+                raise SemrelError(f"{folder}: the id of chunk {p + 1:,} in ids.bin and ids.end disagrees with idkeys.u64 (a damaged file); "
+                                  f"delete {folder} to rebuild it")
+            out.append(chunk_id)
     return out
 
 
