@@ -84,6 +84,10 @@ def database_error(name: str, exc: sqlite3.Error) -> SemrelError | None:
     that cannot be read or written (OperationalError), or a file that is not SQLite or is damaged (a copy cut
     short, overwritten pages). None for the others (a constraint, a misuse), which are not the file's fault."""
     if isinstance(exc, sqlite3.OperationalError):
+        if "readonly" in str(exc) or "unable to open" in str(exc):  # trying again gives the same: say what SQLite must write
+            return SemrelError(f"{name}: {exc} (nothing of this step was saved): the file or its folder is read-only or "
+                               f"unreadable, and SQLite writes {name}-wal and {name}-shm beside it; copy {name} with its -wal "
+                               "to a folder you can write and give that path")
         return SemrelError(f"{name}: {exc} (nothing of this step was saved; try again)")
     if type(exc) is sqlite3.DatabaseError:
         found = kind_of(name)
@@ -274,13 +278,29 @@ def open_db_read_only(path: str | os.PathLike) -> sqlite3.Connection:
         raise SemrelError(f"{name}: no such review database (start one with `semrel review start`)")
     note_database(name, check_input_file(name))
     try:
-        conn = _connect(name, f"{Path(name).resolve().as_uri()}?mode=ro")
+        conn = _connect_read_only(name)
         _check_review_db(conn, name, allow_new=False)
         conn.execute("PRAGMA query_only = ON")
     except sqlite3.Error as exc:
         raise database_error(name, exc) or exc from None
     conn.name = name
     return conn
+
+
+def _connect_read_only(name: str) -> ReviewConnection:
+    """A read-only connection. A WAL database whose folder SQLite cannot make DB-shm in (a read-only mount, an archived
+    copy) cannot be opened so; where no DB-wal or DB-shm lies beside it, no process is writing it (a writer makes both)
+    and the file alone is the whole database: it is opened as immutable instead."""
+    uri = f"{Path(name).resolve().as_uri()}?mode=ro"
+    conn = _connect(name, uri)
+    try:
+        conn.execute("PRAGMA user_version").fetchone()  # the first read opens the WAL, or fails to
+        return conn
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        if "unable to open" not in str(exc) or any(os.path.lexists(f"{name}{suffix}") for suffix in ("-wal", "-shm")):
+            raise
+    return _connect(name, f"{uri}&immutable=1")
 
 
 def _wal(conn: sqlite3.Connection) -> None:

@@ -1,0 +1,90 @@
+"""Audit of the review database's data safety and bad input: faults found by running the commands on a
+database in a read-only folder (each test says what the command did before)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from helpers import assert_one_error
+from review_helpers import queued_db
+from semrel.review.engine import Session
+
+
+def _can_write(folder: Path) -> bool:
+    try:
+        (folder / ".probe").touch()
+    except OSError:
+        return False
+    (folder / ".probe").unlink()
+    return True
+
+
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[None]:
+    """`folder` made read-only, as a read-only mount or an archive leaves it: by its mode, or (as root, whom modes do not
+    stop) by chattr +i; skipped where neither can be done."""
+    mode = folder.stat().st_mode
+    folder.chmod(0o555)
+    immutable = False
+    if _can_write(folder) and shutil.which("chattr"):
+        immutable = subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0
+    try:
+        if _can_write(folder):
+            pytest.skip("no way to make a folder read-only here")
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        folder.chmod(mode)
+
+
+def reviewed_copy(tmp_path: Path, *suffixes: str) -> tuple[Path, Path]:
+    """(database, labels): a reviewed database whose last grade is still in its -wal, copied into a folder of its own
+    with the files `suffixes` ('' the database, '-wal', '-shm') as they were while the reviewer's connection was open."""
+    conn, pool = queued_db(tmp_path)
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+    session = Session(conn, "alice")
+    session.grade(session.next_task(), 1)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for suffix in suffixes:
+        shutil.copy(f"{tmp_path / 'r.sqlite'}{suffix}", copy / f"r.sqlite{suffix}")
+    conn.close()
+    return copy / "r.sqlite", Path(pool["labels"])
+
+
+def test_stats_and_export_read_a_database_in_a_read_only_folder(tmp_path, cli):
+    # before: 'unable to open database file (nothing of this step was saved; try again)': SQLite cannot make the -shm it
+    # reads a WAL database with, and trying again gave the same
+    db, labels = reviewed_copy(tmp_path, "", "-wal")
+    with contextlib.closing(sqlite3.connect(db)) as last:  # the -wal folded in and removed, as a reviewer's last close leaves it
+        last.execute("SELECT count(*) FROM decisions").fetchone()
+    assert sorted(os.listdir(db.parent)) == ["r.sqlite"]
+    out = tmp_path / "reviewed.qrels"
+    with read_only(db.parent):
+        stats = cli("review", "stats", "--db", str(db), "--format", "json")
+        assert stats.exit_code == 0, stats.output
+        assert '"graded": 1' in stats.stdout
+        exported = cli("review", "export", "--db", str(db), "--labels", str(labels), "-o", str(out))
+        assert exported.exit_code == 0, exported.output
+        assert "review 1" in exported.stderr
+        assert sorted(os.listdir(db.parent)) == ["r.sqlite"]  # nothing was made beside it
+
+
+def test_a_read_only_database_whose_latest_grades_are_in_its_wal_is_one_line_saying_what_to_do(tmp_path, cli):
+    # before: '... (nothing of this step was saved; try again)', which gives the same again
+    db, labels = reviewed_copy(tmp_path, "", "-wal")
+    with read_only(db.parent):
+        for args in (["review", "stats", "--db", str(db)],
+                     ["review", "start", "--db", str(db), "--reviewer", "bob", "--no-highlight"]):
+            line = assert_one_error(cli(*args, input="1q"), "r.sqlite: unable to open database file", "read-only",
+                                    "r.sqlite with its -wal to a folder you can write")
+            assert "try again" not in line
