@@ -1,5 +1,6 @@
 """Audit of the review database's data safety and bad input: faults found by running the commands on a
-database in a read-only folder (each test says what the command did before)."""
+database in a read-only folder, and on a database given the files of other judgments (each test says what the command
+did before)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Iterator
 import pytest
 
 from helpers import assert_one_error
-from review_helpers import queued_db
+from review_helpers import CHUNKS, QUERIES, R_SCORES, queued_db, write_judged
 from semrel.review.engine import Session
 
 
@@ -88,3 +89,22 @@ def test_a_read_only_database_whose_latest_grades_are_in_its_wal_is_one_line_say
             line = assert_one_error(cli(*args, input="1q"), "r.sqlite: unable to open database file", "read-only",
                                     "r.sqlite with its -wal to a folder you can write")
             assert "try again" not in line
+
+
+def test_a_database_given_the_files_of_other_judgments_is_refused_and_left_as_it_was(tmp_path, cli):
+    # before: two warnings and exit 0; `review simulate` then recorded a skip of every free pair of the other queue
+    conn, _ = queued_db(tmp_path)
+    conn.close()
+    db = str(tmp_path / "r.sqlite")
+    renamed = {q: f"z{q}" for q in QUERIES}  # the same chunks, asked by queries of another set
+    other = write_judged(tmp_path / "other", CHUNKS, {renamed[q]: v for q, v in QUERIES.items()},
+                         {(renamed[q], c): r for (q, c), r in R_SCORES.items()})
+    files = ["--judgments", other["judgments"], "--labels", other["labels"], "--corpus", other["corpus"], "--golden", other["golden"]]
+    before = Path(db).read_bytes()
+    for command in (["simulate", "--reviewer", "gold", "--human", other["labels"]], ["start", "--reviewer", "bob", "--no-highlight"]):
+        result = cli("review", *command, "--db", db, *files, input="1q")
+        assert_one_error(result, "r.sqlite: its queue holds none of the 12 pairs judged in", "other judgments")
+    with contextlib.closing(sqlite3.connect(db)) as check:
+        assert check.execute("SELECT count(*) FROM decisions").fetchone()[0] == 0
+        assert check.execute("SELECT count(*) FROM reviewers").fetchone()[0] == 0
+    assert Path(db).read_bytes() == before

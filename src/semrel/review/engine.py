@@ -420,6 +420,11 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
             if labelling is not None and labelling != stored:
                 warn(_keeps(stored))
             tasks = files.load(stored)
+            queued = {(row[0], row[1]) for row in conn.execute("SELECT query_id, chunk_id FROM tasks")}
+            if not any((t.query_id, t.chunk_id) in queued for t in tasks):  # nothing to refresh: the files of another review
+                raise ValidationError(f"{getattr(conn, 'name', '') or 'the review database'}: its queue holds none of the "
+                                      f"{quantity(len(tasks), 'pair')} judged in {files.judgments}: it was built from other judgments: "
+                                      "give the database these were queued in (or a new one), or the files its queue was built from")
             refreshed = refresh_tasks(conn, tasks)
             if refreshed.texts:
                 warn(f"{quantity(refreshed.texts, 'pair', 'have')} new texts; their earlier decisions are stale and they are shown again")
@@ -501,12 +506,16 @@ def join_queue(db: str, request: QueueRequest, warn: Callable[[str], None]) -> s
             prepare_queue(conn, files, labelling, r.settings, warn)
         return conn
     conn = open_db(db)
-    if files and labelling is None and not has_queue(conn):
-        labelling = parse_labelling(r.on, r.thresholds, r.labels, r.judgments)
-    if files is None and (r.on or r.thresholds) and has_queue(conn):  # said nothing before; with the files it was said
-        stored = labelling_of(conn)
-        asked = parse_labelling(r.on, r.thresholds) if r.thresholds else stored
-        if asked != stored or (r.on or stored.on) != stored.on:
-            warn(_keeps(stored))
-    prepare_queue(conn, files, labelling, r.settings, warn)
+    try:
+        if files and labelling is None and not has_queue(conn):
+            labelling = parse_labelling(r.on, r.thresholds, r.labels, r.judgments)
+        if files is None and (r.on or r.thresholds) and has_queue(conn):  # said nothing before; with the files it was said
+            stored = labelling_of(conn)
+            asked = parse_labelling(r.on, r.thresholds) if r.thresholds else stored
+            if asked != stored or (r.on or stored.on) != stored.on:
+                warn(_keeps(stored))
+        prepare_queue(conn, files, labelling, r.settings, warn)
+    except BaseException:  # refused: the database is closed, not left open to the caller that gets no connection
+        conn.close()
+        raise
     return conn
