@@ -274,6 +274,16 @@ def test_a_reviewer_name_is_1_to_80_printable_characters():
             check_reviewer_name(name)
 
 
+def test_a_reviewer_cannot_take_the_name_of_an_adjudication_rule():
+    """`--adjudicate majority` names the rule, so a reviewer called majority could never be picked by name."""
+    from semrel.review.engine import check_reviewer_name
+
+    assert check_reviewer_name("Majority") == "Majority"
+    for name in ("majority", " strict "):
+        with pytest.raises(SemrelError, match=f"a reviewer cannot be called '{name.strip()}': --adjudicate {name.strip()} names a rule"):
+            check_reviewer_name(name)
+
+
 def test_an_undone_pair_comes_back_next_even_before_an_earlier_pair_shown(tmp_path, monkeypatch):
     """alice passes over the pair bob holds and grades the next; bob leaves, so she is shown his pair. `u` takes
     back her grade, but the pair earlier in the queue (bob's) stayed on screen: her next key, meant for the pair

@@ -32,7 +32,7 @@ from ..formats.manifest import manifest_path, write_manifest
 from ..formats.trec import write_judgment_groups, write_qrels
 from ..records import Qrels
 from ..terminal import quantity
-from .engine import labelling_of
+from .engine import ADJUDICATION_RULES, labelling_of
 from .store import open_db_read_only, read_meta, snapshot
 
 Pair = tuple[str, str]
@@ -74,7 +74,7 @@ def grades_by_pair(grades: list[HumanGrade]) -> dict[Pair, dict[str, int]]:
 def settled_by(by_reviewer: dict[str, int], rule: str) -> str:
     """The rule that settles a pair: the named reviewer where they graded it, else majority
     (whose ties go to the lowest tied grade)."""
-    return rule if rule not in ("majority", "strict") and rule in by_reviewer else "majority"
+    return rule if rule not in ADJUDICATION_RULES and rule in by_reviewer else "majority"
 
 
 def settle(by_reviewer: dict[str, int], rule: str) -> int:
@@ -86,7 +86,7 @@ def settle(by_reviewer: dict[str, int], rule: str) -> int:
 
 def adjudicate(by_pair: dict[Pair, dict[str, int]], rule: str, reviewers: set[str]) -> dict[Pair, int]:
     """The settled grade of each reviewed pair."""
-    if rule not in ("majority", "strict") and rule not in reviewers:
+    if rule not in ADJUDICATION_RULES and rule not in reviewers:
         known = ", ".join(sorted(reviewers)) or "none yet"
         raise UsageError(f"adjudicate={rule!r}: not majority, strict or a reviewer of this database ({known})")
     if rule == "strict":

@@ -27,6 +27,8 @@ from .tasks import Labelling, Task, labels_labelling, load_tasks, parse_labellin
 
 CLAIM_SECONDS = 600.0
 MAX_REVIEWER_NAME = 80
+ADJUDICATION_RULES = ("majority", "strict")
+"""--adjudicate's rules besides a reviewer's name: no reviewer may be called one (the rule would always win)."""
 
 
 def check_reviewer_name(name: str) -> str:
@@ -40,6 +42,9 @@ def check_reviewer_name(name: str) -> str:
     if not name.strip() or not is_printable_name(name) or len(shown) > MAX_REVIEWER_NAME:
         raise ValidationError(f"a reviewer name is 1 to {MAX_REVIEWER_NAME} printable characters (no control characters "
                               f"or text-direction overrides), not {name[:MAX_REVIEWER_NAME + 1]!r}")
+    if shown in ADJUDICATION_RULES:
+        raise ValidationError(f"a reviewer cannot be called {shown!r}: --adjudicate {shown} names a rule, so this reviewer's grades "
+                              "could never be chosen by name; give another name")
     return shown
 
 
