@@ -413,3 +413,23 @@ def test_holes_of_rescaled_judgments_get_their_baseline_and_follow_the_old_rows(
     assert f"filled {len(holes)} holes in the runs' top 4: 0 judged now, {len(holes)} already in {judgments}; " in again.stderr
     assert read_judgments(judgments) == after
     assert read_trec_qrels(tmp_path / "again.qrels").to_dict() == read_trec_qrels(tmp_path / "filled.qrels").to_dict()
+
+
+@pytest.mark.slow
+def test_judged_before_and_after_are_over_the_runs_own_queries(pipeline, tmp_path):
+    """A run of one query, filled: every pair of its top 8 is judged after, so Judged@8 is 1, as eval's hole
+    warning measures it (the run's queries); over all 18 queries of the qrels it had read 1/18 = 0.0556 after."""
+    f = pipeline
+    bm25 = read_run(f / "bm25.run")
+    first = bm25.query_ids[0].as_py()
+    keep = [i for i, q in enumerate(bm25.query_ids.to_pylist()) if q == first]
+    one = Run.from_columns(bm25.query_ids.take(keep), bm25.doc_ids.take(keep), bm25.scores.take(keep), "one")
+    write_run(one, tmp_path / "one.run")
+    shutil.copy(f / "pool.jsonl", tmp_path / "pool.jsonl")
+    shutil.copy(f / "pool.jsonl.manifest.json", tmp_path / "pool.jsonl.manifest.json")
+    per_query = json.loads(ok("eval", f / "pool.qrels", tmp_path / "one.run", "-m", "Judged@8", "-q", "-f", "json").stdout)
+    before = per_query["one"][first]["Judged@8"]
+    assert 0 < before < 1
+    result = ok("fill", f / "pool.qrels", tmp_path / "one.run", "--judgments", tmp_path / "pool.jsonl", "--corpus",
+                f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--depth", "8", "-o", tmp_path / "filled.qrels")
+    assert f"Judged@8 one: {before:.4f} before, 1.0000 after" in result.stderr, result.stderr

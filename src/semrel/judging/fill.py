@@ -28,7 +28,7 @@ from ..encoding.engines import LocalEngine, resolve_device
 from ..encoding.models import describe_model
 from ..errors import UsageError, ValidationError
 from ..evaluation.doclevel import require_shared_queries
-from ..evaluation.files import run_names
+from ..evaluation.files import judged_share, run_names
 from ..evaluation.measures import ranks_within
 from ..evaluation.metrics import evaluate, query_codes, rank_order
 from ..formats.corpus import iter_corpus, read_golden
@@ -53,7 +53,7 @@ class FillResult:
     added: Qrels  # the labels of the holes
     resumed: int = 0
     params: dict[str, Any] = field(default_factory=dict)  # what the manifests record of the fill
-    judged_before: dict[str, float] = field(default_factory=dict)  # Judged@depth of each run (named as eval names it)
+    judged_before: dict[str, float] = field(default_factory=dict)  # Judged@depth of each run over its queries (named as eval names it)
     judged_after: dict[str, float] = field(default_factory=dict)
     runs: list[Run] = field(default_factory=list)  # the runs as read, for scoring them without reading them again
 
@@ -238,8 +238,8 @@ def fill(
             write_manifest(output, inputs=[qrels_path, judgments_path, *runs], rows=len(completed),
                            params={**rule, "filled": filled}, staged=staged, holds="qrels")
     names = run_names(runs)
-    before = [e.aggregate(measure) for e in evaluated]
-    after = [e.aggregate(measure) for e in evaluate(completed, loaded, [measure])]
+    before = [judged_share(qrels, run, depth) for run in loaded]  # over each run's own queries, as eval's hole warning
+    after = [judged_share(completed, run, depth) for run in loaded]
     return FillResult(completed, wanted, added, resumed, record, dict(zip(names, before)), dict(zip(names, after)), loaded)
 
 
