@@ -34,7 +34,7 @@ def test_rows_map_each_text_to_its_own_vector_and_new_texts_append_in_corpus_ord
     assert encoded[1] == ["fig", "date", "cherry"]  # each missing text once, in the order it first appears
     assert rows.tolist() == [4, 0, 1, 5, 4, 3, 6]
     assert store.vectors()[rows].tolist() == [vector_of(t) for t in again]
-    assert (store.encoded, store.reused) == (7, 4)
+    assert (store.encoded, store.reused, store.repeated) == (7, 3, 1)  # fig's second time is no vector from the store
 
 
 def test_a_store_of_one_row_is_found_and_read(tmp_path, encoded):

@@ -85,5 +85,6 @@ def retrieve_command(corpus, golden, method, k, rerank, rerank_depth, first_stag
         index = lexical.last
         click.echo(f"bm25 index: {quantity(index.built, 'chunk')} indexed, {index.reused:,} reused from {index.folder}", err=True)
     if store is not None:
-        click.echo(f"chunk vectors: {store.encoded:,} encoded, {store.reused:,} from the vector store {store.folder}", err=True)
+        repeated = f" ({quantity(store.repeated, 'chunk')} repeating another's text, encoded once)" if store.repeated else ""
+        click.echo(f"chunk vectors: {store.encoded:,} encoded{repeated}, {store.reused:,} from the vector store {store.folder}", err=True)
     click.echo(f"wrote {quantity(len(run), 'row')} ({quantity(len(set(run.query_ids.to_pylist())), 'query')}) to {output}", err=True)

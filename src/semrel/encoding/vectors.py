@@ -61,7 +61,7 @@ class VectorStore:
         except OSError as exc:
             raise SemrelError(f"{self.folder}: cannot create the vector store ({exc}); pass --cache DIR or --no-cache") from None
         self.rows, self.dim = 0, 0
-        self.encoded = self.reused = 0
+        self.encoded = self.reused = self.repeated = 0
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -137,7 +137,8 @@ class VectorStore:
                         raise SemrelError("the texts to encode changed while they were read (their file was written to); run again")
                     self._append(keys[piece], sentence_embeddings(batch, self.model, advance, engine))
         self.encoded += len(todo)
-        self.reused += len(keys) - len(todo)
+        self.reused += int(found.sum())
+        self.repeated += len(missing) - len(todo)  # a text met twice is encoded once: neither encoded anew nor from the store
         return rows
 
     def vectors(self) -> np.ndarray:

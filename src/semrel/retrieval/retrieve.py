@@ -499,7 +499,8 @@ def retrieve_files(
     if sample.active:
         params["queries"] = {**(sample.describe() or {}), "kept": len(items)}
     if store is not None:
-        params["vector_store"] = {"folder": str(store.folder), "encoded": store.encoded, "reused": store.reused}
+        params["vector_store"] = {"folder": str(store.folder), "encoded": store.encoded, "reused": store.reused,
+                                  "repeated": store.repeated}
     if bm25 is not None:
         params["bm25_index"] = bm25.info()
     inputs = [p for p in (corpus, golden, spec.first_stage_run) if isinstance(p, (str, os.PathLike))]
