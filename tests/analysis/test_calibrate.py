@@ -19,6 +19,7 @@ from semrel.analysis.calibrate import (
     expected_calibration_error,
     expected_kappa_cut,
     expected_kappas,
+    few_pairs_note,
     fit_features,
     fit_probability,
     graded_agreement,
@@ -349,3 +350,17 @@ def test_a_refit_that_agrees_less_with_its_own_pairs_is_said_and_one_that_agrees
                                      "more pairs"]
     better = calibrate_probability(reviewed, (p > 0.6).astype(int), "shift", resamples=20)
     assert better.after.kappa > better.before.kappa and worse_fit_note(better) == []
+
+
+def test_a_refit_on_fewer_pairs_than_were_measured_is_said(write, cli):
+    """A refit on 10 reviewed pairs, 2 relevant, moved every coefficient of p with nothing said."""
+    judgments = write("j.jsonl", "".join(json.dumps({"query_id": f"q{i}", "chunk_id": "c", "P": r, "R": r, "F": r, "source": "bm25",
+                                                     "p": r}) + "\n" for i, r in enumerate(np.linspace(0.05, 0.95, 19))))
+    human = write("h.qrels", "".join(f"q{i} 0 c {int(i >= 15)}\n" for i in range(19)))
+    result = cli("calibrate", judgments, human, "--fit", "anchored")
+    assert result.exit_code == 0, result.output
+    assert [line for line in result.stderr.splitlines() if "fitted on" in line] == [
+        "semrel: warning: fitted on 19 reviewed pairs (4 relevant): refits were measured from 20 pairs up (docs/review.md, the "
+        "learning curve), and on fewer one follows a handful of labels; review 1 more before labelling with it"]
+    reviewed = Probabilities(np.linspace(0.05, 0.95, 20), np.full((20, len(labels.FEATURES)), np.nan), np.zeros(20, dtype=bool))
+    assert few_pairs_note(calibrate_probability(reviewed, (np.arange(20) >= 15).astype(int), "shift", resamples=20)) == []

@@ -513,16 +513,30 @@ def calibrate_labels(judgments: list[Judgment], human_file: Human, on: str | Non
     tell(scale_note(paired.grades, count, human_name(human)), warn)
     result = calibrate_probability(Probabilities.of(judgments, paired.pairs), paired.grades, fit, graded=graded, seed=seed,
                                    judged=Probabilities.of(with_p))
-    tell(worse_fit_note(result), warn)
-    if tested is None:
-        return result
-    rest = _held_out(paired_probabilities(judgments, tested, test_unlisted_as_zero), paired, tested)
-    tell(scale_note(rest.grades, count, human_name(tested)), warn)
-    target = rest.grades if graded else (rest.grades > 0).astype(int)
-    held = Probabilities.of(judgments, rest.pairs)
-    before, after = (graded_agreement(scores, target, list(thresholds), "quadratic" if graded else "none", seed=seed)
-                     for scores, thresholds in (held.scored(r) for r in (ProbabilityRule(graded), result.rule)))
-    return dataclasses.replace(result, held_out=(before, after))
+    if tested is not None:  # read before the refit's notes: a fault in the test file is then the one line said
+        rest = _held_out(paired_probabilities(judgments, tested, test_unlisted_as_zero), paired, tested)
+        tell(scale_note(rest.grades, count, human_name(tested)), warn)
+        target = rest.grades if graded else (rest.grades > 0).astype(int)
+        held = Probabilities.of(judgments, rest.pairs)
+        before, after = (graded_agreement(scores, target, list(thresholds), "quadratic" if graded else "none", seed=seed)
+                         for scores, thresholds in (held.scored(r) for r in (ProbabilityRule(graded), result.rule)))
+        result = dataclasses.replace(result, held_out=(before, after))
+    tell([*few_pairs_note(result), *worse_fit_note(result)], warn)
+    return result
+
+
+FEW_PAIRS = 20
+"""Reviewed pairs below which a refit is warned of: docs/review.md measured refits from 20 pairs up (`bench/labels.py
+--reviewed 20,30`); a refit on 10 pairs, 2 relevant, moved every coefficient with nothing said."""
+
+
+def few_pairs_note(result: ProbabilityCalibration) -> list[str]:
+    """A refit on fewer reviewed pairs than the learning curve measured: its coefficients follow a handful of labels."""
+    if result.pairs >= FEW_PAIRS:
+        return []
+    return [f"fitted on {quantity(result.pairs, 'reviewed pair')} ({result.relevant:,} relevant): refits were measured from "
+            f"{FEW_PAIRS} pairs up (docs/review.md, the learning curve), and on fewer one follows a handful of labels; review "
+            f"{FEW_PAIRS - result.pairs:,} more before labelling with it"]
 
 
 def worse_fit_note(result: ProbabilityCalibration) -> list[str]:
