@@ -175,24 +175,43 @@ def test_a_threshold_is_swept_on_the_score_it_labels_and_lift_reranks_all_of_bas
 
 
 @pytest.mark.parametrize("extra, fragments", [
-    ("layer = \"six\"", ("semrel.toml: [judge] layer: expected an integer",)),
-    ("colour = 1", ("[judge] colour: unknown key",)),
-    ("[nope]\nx = 1", ("[nope]", "unknown section")),
+    ("layer = \"six\"", ("semrel.toml:13: [judge] layer: expected an integer",)),
+    ("colour = 1", ("semrel.toml:13: [judge] colour: unknown key",)),
+    ("[nope]\nx = 1", ("semrel.toml:13: [nope]: unknown section",)),
     ("[retrieve2]", ("[retrieve2]",)),
     ("[golden]\nformat = 3", ("not valid TOML", "twice")),  # TOML itself refuses a second [golden]
-    ("[engine]\nname = \"spark\"", ("semrel.toml: [engine] name: expected local or ray",)),
-    ("rescale = \"bogus\"", ("semrel.toml: [judge] rescale: choose one of none, baseline, corpus",)),  # before any step runs
+    ("[engine]\nname = \"spark\"", ("semrel.toml:14: [engine] name: expected local or ray",)),
+    ("rescale = \"bogus\"", ("semrel.toml:13: [judge] rescale: choose one of none, baseline, corpus",)),  # before any step runs
     ("[retrieve]\nmethods = [\"bm26\"]", ("not valid TOML",)),  # TOML refuses a second [retrieve]; the key below
-    ("[label]\nthreshold = nan", ("semrel.toml: [label] threshold: give a finite number",)),
-    ("[sensitivity]\nstep = 0.0", ("semrel.toml: [sensitivity] step: give a number above 0",)),
-    ("layer = true", ("semrel.toml: [judge] layer: expected an integer",)),  # TOML's true is no 1
-    ("[sensitivity]\nstep = true", ("semrel.toml: [sensitivity] step: expected a number",)),
-    ("[sensitivity]\nfrom = 0.5\nto = 0.5", ("semrel.toml: [sensitivity] from: give a number below [sensitivity] to (0.5)",)),
+    ("[label]\nthreshold = nan", ("semrel.toml:14: [label] threshold: give a finite number",)),
+    ("[sensitivity]\nstep = 0.0", ("semrel.toml:14: [sensitivity] step: give a number above 0",)),
+    ("layer = true", ("semrel.toml:13: [judge] layer: expected an integer",)),  # TOML's true is no 1
+    ("[sensitivity]\nstep = true", ("semrel.toml:14: [sensitivity] step: expected a number",)),
+    ("[sensitivity]\nfrom = 0.5\nto = 0.5", ("semrel.toml:14: [sensitivity] from: give a number below [sensitivity] to (0.5)",)),
 ])
 def test_bad_config_is_one_line(tmp_path, extra, fragments):
     config = write_config(write_data(tmp_path), extra=extra)
     result = run("run", config)
     assert_one_error(result, *fragments, code=2)
+
+
+def test_a_bad_key_is_named_with_the_config_as_typed_and_its_line(tmp_path, monkeypatch):
+    """The error named the config by its base name alone (`semrel.toml`, of which a project may hold several) and no
+    line: `configs/a/semrel.toml:9: [retrieve] methd: unknown key`, as every other file error names its line."""
+    (tmp_path / "configs" / "a").mkdir(parents=True)
+    config = write_config(write_data(tmp_path / "configs" / "a"))
+    monkeypatch.chdir(tmp_path)
+    typed = os.path.join("configs", "a", "semrel.toml")
+    text = config.read_text()
+    for old, new, message in (
+            ("methods =", "methd =", f"{typed}:8: [retrieve] methd: unknown key (known: methods, k, model, runs)"),
+            ("k = 5", "k = '5'", f"{typed}:9: [retrieve] k: expected an integer"),
+            ("k = 5", "k = 0", f"{typed}:9: [retrieve] k: give 1 or more"),
+            ('file = "golden.csv"', 'file = "nope.csv"', f"{typed}:6: [golden] file: no such folder or file 'nope.csv'"),
+            ("[retrieve]", "[retreive]", f"{typed}:7: [retreive]: unknown section"),
+            ('out = "out"', 'out = "out"\npool.depth = 0', f"{typed}:3: [pool] depth: give 1 or more")):  # a dotted key
+        config.write_text(text.replace(old, new))
+        assert_one_error(run("run", typed, "--dry-run"), f"semrel: error: {message}", code=2)
 
 
 def test_a_config_that_is_not_utf8_is_a_config_error(tmp_path):
@@ -1333,7 +1352,7 @@ def test_out_is_a_folder_and_corpus_file_takes_no_chunking(tmp_path, monkeypatch
     assert_one_error(run("run", config, "--set", "out=golden.csv"), "--set out=golden.csv: out: 'golden.csv' is a file; give a folder",
                      code=2)
     config.write_text(config.read_text().replace('out = "out"', 'out = "golden.csv"'))
-    assert_one_error(run("run", config, "--dry-run"), "semrel.toml: out: 'golden.csv' is a file; give a folder", code=2)
+    assert_one_error(run("run", config, "--dry-run"), "semrel.toml:2: out: 'golden.csv' is a file; give a folder", code=2)
     (data / "corpus.jsonl").write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in TEXTS.items()))
     config.write_text(config.read_text().replace('out = "golden.csv"', 'out = "out"').replace('docs = "docs"', 'file = "corpus.jsonl"'))
     for key, value in (("size", "50"), ("overlap", "0"), ("whole", "true")):
@@ -1593,7 +1612,7 @@ def test_no_step_writes_over_the_config_itself(tmp_path, monkeypatch):
 def test_a_section_given_as_a_value_is_refused(tmp_path):
     config = write_config(write_data(tmp_path))
     config.write_text("agree = 3\n" + config.read_text())
-    assert_one_error(run("run", config), "semrel.toml: [agree] expected a table", code=2)
+    assert_one_error(run("run", config), "semrel.toml:1: [agree] expected a table", code=2)
 
 
 def test_keys_at_odds_are_refused_and_an_empty_variable_is_unset(tmp_path, monkeypatch):

@@ -272,7 +272,7 @@ def test_more_values_the_steps_would_refuse_are_refused_before_any_step(tmp_path
 def test_a_list_key_takes_only_strings(tmp_path):
     config = write_config(write_data(tmp_path))
     config.write_text(config.read_text().replace('methods = ["bm25"]', "methods = [1]"))
-    assert_one_error(run("run", config), "semrel.toml: [retrieve] methods: expected a list of strings", code=2)
+    assert_one_error(run("run", config), "semrel.toml:8: [retrieve] methods: expected a list of strings", code=2)
 
 
 def test_a_set_value_is_taken_without_the_spaces_around_it(tmp_path):
@@ -603,5 +603,5 @@ def test_a_review_database_in_the_config_puts_the_corrected_metrics_in_the_repor
     assert step.args[step.args.index("--reviewed") + 1] == str(tmp_path / "r.sqlite") and str(tmp_path / "r.sqlite") in step.inputs
     assert "--reviewed" in dry.stdout
     off = write_config(tmp_path, judge=False, extra='[report]\nreviewed = "r.sqlite"')
-    assert_one_error(run("run", off, "--dry-run"), "semrel.toml: [report] reviewed: corrects the derived labels by a review, and "
+    assert_one_error(run("run", off, "--dry-run"), "semrel.toml:14: [report] reviewed: corrects the derived labels by a review, and "
                      "[judge] enabled = false derives none; remove it, or set [judge] enabled = true", code=2)

@@ -159,11 +159,34 @@ def ignored_variables(environ: Mapping[str, str]) -> list[str]:
     return found
 
 
+_HEADER = re.compile(r"\s*\[\s*([^\[\]]*?)\s*\]\s*(?:#.*)?")
+_ASSIGNED = re.compile(r"\s*([\w\-.\"' ]+?)\s*=")
+
+
+def line_of(text: str, section: str, key: str | None = None) -> int | None:
+    """The line (from 1) of `key` in `[section]` of a TOML text, or of the `[section]` header where `key` is None, so
+    that an error names where to look; None where the text does not tell it plainly (an inline table)."""
+    current = ""
+    for number, line in enumerate(text.split("\n"), 1):  # TOML's lines end at \n alone
+        header = _HEADER.fullmatch(line)
+        if header:
+            current = ".".join(part.strip().strip("\"'") for part in header[1].split("."))
+            if key is None and (current == section or current.startswith(f"{section}.")):
+                return number
+            continue
+        assigned = _ASSIGNED.match(line)
+        if key is not None and assigned:
+            dotted = ".".join(part.strip().strip("\"'") for part in assigned[1].split("."))
+            if (current, dotted) in ((section, key), ("", f"{section}.{key}")):  # `k = 5` under [retrieve], or `retrieve.k = 5`
+                return number
+    return None
+
+
 def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] | None = None
                 ) -> dict[str, dict[str, Any]]:
     """The config with every default filled in and the SEMREL_* variables (of `environ`) and --set
     values applied over it; ConfigError (one line naming the key and where it came from) on any problem."""
-    name = os.path.basename(path)
+    name = path  # as typed: `configs/a/semrel.toml`, not a `semrel.toml` of which there may be several
     if not os.path.exists(path):
         raise ConfigError(f"{path}: no such config file (write one with `semrel init`)")
     try:
@@ -178,9 +201,14 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
         raise ConfigError(str(exc)) from None
     except RecursionError:
         raise ConfigError(f"{name}: nested too deeply to read") from None
+    def at(section: str, key: str | None = None) -> str:
+        """The config's name with the line of `section`'s header, or of its `key`, where that line can be told."""
+        line = line_of(text, section, key)
+        return name if line is None else f"{name}:{line}"
+
     unknown_sections = [k for k in raw if isinstance(raw[k], dict) and k not in SCHEMA]
     if unknown_sections:
-        raise ConfigError(f"{name}: {_unknown(unknown_sections[0], '')}")
+        raise ConfigError(f"{at(unknown_sections[0])}: {_unknown(unknown_sections[0], '')}")
     config: dict[str, dict[str, Any]] = {}
     # where each value came from: the prefix of its error messages, and the folder its paths are relative to
     origin: dict[tuple[str, str], tuple[str, str]] = {}
@@ -188,17 +216,17 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
     for section, keys in SCHEMA.items():
         table = raw if section == "" else raw.get(section, {})
         if not isinstance(table, dict):
-            raise ConfigError(f"{name}: [{section}] expected a table")
+            raise ConfigError(f"{at('', section)}: [{section}] expected a table")
         config[section] = {}
         for key, (kind, default) in keys.items():
-            where = f"{name}: {_key(section, key)}"
+            where = f"{at(section, key) if key in table else name}: {_key(section, key)}"
             if key in table and not _check_type(kind, table[key]):
                 raise ConfigError(f"{where}: expected {kind}")
             config[section][key] = table.get(key, default)
             origin[section, key] = (where, base)
         unknown = [k for k in table if k not in keys and not (section == "" and k in SCHEMA)]
         if unknown:
-            raise ConfigError(f"{name}: {_unknown(section, unknown[0])}")
+            raise ConfigError(f"{at(section, unknown[0])}: {_unknown(section, unknown[0])}")
     for section, key, text, source in _overrides(os.environ if environ is None else environ, sets):
         kind = SCHEMA[section][key][0]
         value = _override_value(text, kind)
