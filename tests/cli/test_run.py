@@ -620,6 +620,27 @@ def test_keys_of_a_step_switched_off_are_named_in_a_warning(tmp_path):
     assert "semrel: warning: [sensitivity] step does nothing while [judge] enabled = false" in run("run", unjudged, "--dry-run").stderr
 
 
+def test_keys_no_planned_step_reads_are_named_in_a_warning(tmp_path):
+    """`[bm25] k1` beside methods = ["dense"], `[lift] depth` without a base, `[engine] workers` with the local engine and
+    `[golden] seed` without a sample did nothing without a word; where a step reads them, nothing is said."""
+    config = write_config(write_data(tmp_path), extra="[bm25]\nk1 = 1.2\n[lift]\ndepth = 3\n[engine]\nworkers = 2\n")
+    config.write_text(config.read_text().replace('methods = ["bm25"]', 'methods = ["dense"]\nmodel = "all-MiniLM-L6-v2"')
+                      .replace('file = "golden.csv"', 'file = "golden.csv"\nseed = 7'))
+    result = run("run", config, "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert [line for line in result.stderr.splitlines() if "does nothing" in line] == [
+        "semrel: warning: [bm25] k1 does nothing while no [retrieve] method is bm25 or hybrid",
+        "semrel: warning: [lift] depth does nothing while [lift] base is not set",
+        "semrel: warning: [engine] workers does nothing while [engine] name = \"local\"",
+        "semrel: warning: [golden] seed does nothing while [golden] sample is not set"]
+    read = run("run", config, "--dry-run", "--set", "retrieve.methods=bm25,dense", "--set", "lift.base=bm25", "--set", "engine.name=ray",
+               "--set", "golden.sample=2")
+    assert read.exit_code == 0 and "does nothing" not in read.stderr, read.output
+    bm25 = run("run", config, "--dry-run", "--set", "retrieve.methods=bm25")
+    assert "semrel: warning: [retrieve] model does nothing while no [retrieve] method is dense or hybrid, and [lift] base is not set" \
+        in bm25.stderr.splitlines()
+
+
 def run_from_the_golden_file(tmp_path: Path, golden: str) -> tuple[Path, list[dict]]:
     """`semrel run` on a config of `golden` (the [golden] section's lines, and any sections after) with no [corpus]
     docs and the judge off: the import writes the corpus, and the steps are those that need no model. (config, corpus)."""
