@@ -1587,7 +1587,7 @@ def test_a_blank_path_and_a_folder_for_a_file_key_are_refused_naming_the_key(tmp
     """out = " " wrote into a folder named by a space; a folder given for a file key got past the check."""
     config = write_config(write_data(tmp_path))
     config.write_text(config.read_text().replace('out = "out"', 'out = "  "'))
-    assert_one_error(run("run", config), "semrel.toml: out: empty; give a path", code=2)
+    assert_one_error(run("run", config), "semrel.toml:2: out: empty; give a path", code=2)
     assert not (tmp_path / "  ").exists()
     config = write_config(tmp_path)
     monkeypatch.chdir(tmp_path)
