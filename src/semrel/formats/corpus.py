@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from operator import attrgetter
-from typing import Any, Callable, Iterable, Iterator, Sized, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sized, TypeVar
 
 from ..errors import FormatError, SemrelError, ValidationError
 from ..records import Chunk, GoldenItem, Qrels, is_id, is_whole
@@ -235,6 +235,28 @@ def require_known_chunks(items: Iterable[GoldenItem], chunk_ids: set[str], golde
             "neither as chunk ids nor as document ids: is it the corpus they were made for (the same documents, chunked with the "
             f"same --size and --overlap)?{listed}"
         )
+
+
+def misplaced_gold(items: Iterable[GoldenItem], places: Mapping[str, tuple[str, int, int]]) -> tuple[list[tuple[str, str]], int]:
+    """(query id, chunk id) of each gold chunk that does not hold its query's answer, and how many gold chunks could be
+    checked: those of items whose meta gives the answer's `doc_id` and character `answer_spans` in it (the SQuAD-style
+    importers record them; not items `golden dedup` merged others into), whose chunk `places` gives (doc_id, start, end).
+    A golden set made for another chunking of the same documents names chunk ids this corpus has too ('630#2'), but they
+    sit elsewhere in the document."""
+    misplaced, checked = [], 0
+    for item in items:
+        doc, spans = item.meta.get("doc_id"), item.meta.get("answer_spans")
+        if not isinstance(doc, str) or not isinstance(spans, list) or "duplicates_removed" in item.meta:
+            continue  # no spans; or gold merged in from near-duplicates (`golden dedup`), whose spans these are not
+        spans = [s for s in spans if isinstance(s, list) and len(s) == 2 and all(is_whole(v) for v in s)]
+        for chunk_id in item.gold_chunk_ids:
+            if not spans or chunk_id not in places:
+                continue
+            checked += 1
+            in_doc, start, end = places[chunk_id]
+            if in_doc != doc or not any(a < end and b > start for a, b in spans):
+                misplaced.append((item.query_id, chunk_id))
+    return misplaced, checked
 
 
 def judged_grades(item: GoldenItem) -> dict[str, int]:

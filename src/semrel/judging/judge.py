@@ -41,7 +41,7 @@ from ..encoding.encode import normalised_tokens, token_windows
 from ..encoding.engines import LOCAL, Engine, as_engine
 from ..encoding.models import DEFAULT_MODEL, ModelInfo, describe_model, load_tokenizer
 from ..errors import SemrelError, UsageError, ValidationError, check_flags, check_kind, check_warn, tell
-from ..formats.corpus import corpus_records, given_golden, iter_corpus, repeated_id, require_known_chunks
+from ..formats.corpus import corpus_records, given_golden, iter_corpus, misplaced_gold, repeated_id, require_known_chunks
 from ..formats.files import STDIO, check_outputs, guarded, note_input, prepare_output
 from ..formats.judgments import write_judgments
 from ..formats.manifest import outputs_with_manifests, write_manifest
@@ -297,6 +297,24 @@ def require_known(golden: Sequence[GoldenItem], work: Sequence[Pair], known: set
                              "pool runs retrieved over this corpus", query_id, chunk_id)
 
 
+def placed_gold(golden: Sequence[GoldenItem], places: Mapping[str, tuple[str, int, int]], names: Mapping[str, str]) -> list[str]:
+    """Gold chunks that do not hold their query's recorded answer span: most of them is a golden set made for another
+    chunking of these documents (its ids exist here too, naming other text), an error; a few, a warning (a chunk picked by
+    hand may hold the answer in other words)."""
+    misplaced, checked = misplaced_gold(golden, places)
+    if not misplaced:
+        return []
+    q, c = misplaced[0]
+    doc, start, end = places[c]
+    n = len(misplaced)
+    said = (f"{names['golden']}: {quantity(n, 'gold chunk')} of {checked:,} {agreeing(n, 'lie')} outside {'its' if n == 1 else 'their'} "
+            f"query's answer (meta.answer_spans; first: {c!r} of query {q!r}, characters {start}-{end} of document {doc!r})")
+    if 2 * len(misplaced) >= checked:
+        raise ValidationError(f"{said}: is {names['corpus']} the corpus this golden set was imported with (the same documents, "
+                              "chunked with the same --size and --overlap)? judge with that corpus, or import the golden set again")
+    return [f"{said}: their pairs are judged as gold all the same; check them with `semrel golden pick` if they were not picked by hand"]
+
+
 def reference_answers(golden: Sequence[GoldenItem], queries: set[str], golden_name: str) -> dict[str, tuple[str, ...]]:
     """Each judged query's reference answers; a missing or blank one is an error."""
     answers: dict[str, tuple[str, ...]] = {}
@@ -329,12 +347,14 @@ class CorpusScan:
     candidates: list[tuple[int, str]]  # (seeded hash, chunk id) of baseline candidates, smallest hash first
     chunks: int  # chunks read
     digest: str  # sha256 of every chunk text in order (what idf weights depend on)
+    places: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # judged chunk id -> (doc_id, start, end)
 
 
 def scan_corpus(corpus: Iterable[tuple[int, Chunk]], needed: set[str], candidates: int, seed: int, name: str, digest: bool) -> CorpusScan:
     """One streaming pass: texts of the `needed` chunks, plus the `candidates` non-blank chunks with
     the smallest seeded hash of their id (a uniform sample, the same whatever the corpus order)."""
     texts: dict[str, str] = {}
+    places: dict[str, tuple[str, int, int]] = {}
     lines: dict[str, int] = {}
     heap: list[tuple[int, str, str]] = []  # (-hash, id, text): the largest kept hash on top
     hasher, hashed = hashlib.sha256(), _seeded_hasher(seed)
@@ -348,6 +368,7 @@ def scan_corpus(corpus: Iterable[tuple[int, Chunk]], needed: set[str], candidate
                 raise repeated_id(name, chunk.id, lines[chunk.id], line)
             lines[chunk.id] = line
             texts[chunk.id] = chunk.text
+            places[chunk.id] = (chunk.doc_id, chunk.start, chunk.end)
         if candidates and chunk.text and not chunk.text.isspace():  # not blank, and no copy of the text made to find out
             entry = (-hashed(chunk.id), chunk.id, chunk.text)
             if len(heap) < candidates:
@@ -356,7 +377,7 @@ def scan_corpus(corpus: Iterable[tuple[int, Chunk]], needed: set[str], candidate
                 heapq.heapreplace(heap, entry)
     ranked = sorted((-h, c, t) for h, c, t in heap)
     texts.update((c, t) for _, c, t in ranked)
-    return CorpusScan(texts, [(h, c) for h, c, _ in ranked], count, hasher.hexdigest())
+    return CorpusScan(texts, [(h, c) for h, c, _ in ranked], count, hasher.hexdigest(), places)
 
 
 def baseline_sample(candidates: Sequence[tuple[int, str]], queries: Sequence[str], related: set[tuple[str, str]], count: int,
@@ -693,6 +714,7 @@ def judge_pairs(
     scan = scan_corpus(counted(corpus(), steps, f"reading {names['corpus']}"), {c for _, c, _ in work}, candidates,
                        options.seed, names["corpus"], options.idf)
     require_known(golden, work, set(scan.texts), names)
+    gold_notes = placed_gold(golden, scan.places, names)
     answers = reference_answers(golden, {q for q, _, _ in work}, names["golden"])
     baseline_pairs: list[tuple[str, str]] = []
     queries = [g.query_id for g in golden if g.query_id in answers]
@@ -811,7 +833,7 @@ def judge_pairs(
         probability_notes = probability_warnings(params["probability"], info, layer, options, window)
     result = JudgeResult(Judgments(work, final, chance, table), params, encoder.encoded, encoder.cached, windowed, scorer.truncated,
                          resumed, scored, len(null))
-    result.warnings.extend(probability_notes)
+    result.warnings.extend(gold_notes + probability_notes)
     if skipped:
         result.params["unanswered"] = {"queries": len(skipped), "first": skipped[:5]}
         result.warnings.append(f"{quantity(len(skipped), 'query', 'have')} no reference answer "
