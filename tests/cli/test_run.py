@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -113,15 +114,16 @@ def test_the_run_ends_with_the_labels_agreement_with_gold(tmp_path):
     figures = {"n": 266, "kappa": 0.9241, "kappa_low": 0.8154, "kappa_high": 1.0, "labels": [0, 1], "confusion": [[243, 1], [2, 20]]}
     path = tmp_path / "agreement.json"
     path.write_text(json.dumps({"labels": figures}))
-    assert agreement_line(str(path)) == (f"derived labels against the golden set's ({path}): kappa 0.924 (95% interval 0.815 to 1.000) "
-                                         "over 266 pairs; check them against people's grades with `semrel review start` (docs/review.md)")
+    assert agreement_line(str(path), "semrel review start --db r.sqlite") == (
+        f"derived labels against the golden set's ({path}): kappa 0.924 (95% interval 0.815 to 1.000) over 266 pairs; check them "
+        "against people's grades with `semrel review start --db r.sqlite` (docs/review.md)")
     # a lower bound below 0 read as a range of '-0.122-1.000', as the report does not write it
     path.write_text(json.dumps({"labels": {**figures, "kappa": 0.327, "kappa_low": -0.1221, "kappa_high": 1.0}}))
-    assert "kappa 0.327 (95% interval -0.122 to 1.000) over 266 pairs;" in agreement_line(str(path))
+    assert "kappa 0.327 (95% interval -0.122 to 1.000) over 266 pairs;" in agreement_line(str(path), "semrel review start")
     path.write_text(json.dumps({"labels": {**figures, "kappa_low": None, "kappa_high": None}}))
-    assert f"({path}): kappa 0.924 over 266 pairs;" in agreement_line(str(path))
+    assert f"({path}): kappa 0.924 over 266 pairs;" in agreement_line(str(path), "semrel review start")
     path.write_text(json.dumps({"labels": {**figures, "n": 22, "queries": 2}}))  # how little it rests on
-    assert "kappa 0.924 (95% interval 0.815 to 1.000) over 22 pairs of 2 queries;" in agreement_line(str(path))
+    assert "kappa 0.924 (95% interval 0.815 to 1.000) over 22 pairs of 2 queries;" in agreement_line(str(path), "semrel review start")
 
 
 @pytest.mark.slow
@@ -135,7 +137,13 @@ def test_threshold_change_relabels_without_rejudging(tmp_path, monkeypatch):
     assert agreement["kappa"] is None  # nan: both sides give these few pairs one grade (formatting None failed)
     assert (f"derived labels against the golden set's ({tmp_path / 'out' / 'agreement.json'}): kappa undefined over "
             f"{agreement['n']} pairs of {agreement['queries']} queries; check them against people's grades with "
-            "`semrel review start` (docs/review.md)") in first.stdout
+            "`semrel review start --db ") in first.stdout
+    # the command to paste, with the run's files (bare, it failed on --db, then asked for four files the run had made)
+    review = shlex.split(re.search(r"`(semrel review start [^`]*)`", first.stdout).group(1).replace("YOUR_NAME", "ann"))
+    assert review[review.index("--labels") + 1] == str(tmp_path / "out" / "derived.qrels")
+    started = run(*review[1:], input="q\n")
+    assert started.exit_code == 0, started.output
+    assert (tmp_path / "out" / "review.sqlite").exists()
     assert set(statuses(run("run", config).stdout).values()) == {"skipped"}
     config.write_text(config.read_text() + "[label]\nthreshold = 0.5\n")
     planned = run("run", config, "--dry-run").stdout

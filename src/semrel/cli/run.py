@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Sequence
 
 import click
 
@@ -14,7 +15,7 @@ from ..terminal import quantity
 from .base import SemrelCommand
 from .paths import input_path, output_path
 from .pipeline import run_pipeline
-from .run_config import STEPS
+from .run_config import STEPS, Step
 from .run_starter import starter_config
 
 
@@ -55,12 +56,26 @@ def run_command(config, sets, dry_run, force):
             with open(step.outputs[0], encoding="utf-8") as table:
                 click.echo(f"\n{step.name} ({step.outputs[0]}):\n{table.read().rstrip()}")
         if step.command == ("agree",):
-            click.echo(f"\n{agreement_line(step.outputs[0])}")
+            click.echo(f"\n{agreement_line(step.outputs[0], review_command([s for s, _, _ in summary]))}")
         if step.name == "report":
             click.echo(f"\nreport: {os.path.abspath(step.outputs[0])}")
 
 
-def agreement_line(path: str) -> str:
+def review_command(steps: Sequence[Step]) -> str:
+    """`semrel review start` with this run's files, ready to paste: as bare words it failed on --db, then asked for
+    the judgments, labels, corpus and golden set the run had made."""
+    def option(flag: str) -> list[str]:
+        judge = next(step for step in steps if step.command == ("judge",))
+        return [flag, judge.args[judge.args.index(flag) + 1]]
+
+    labels = next(step for step in steps if step.command == ("label",)).outputs[0]
+    judgments = next(step for step in steps if step.command == ("judge",)).outputs[0]
+    words = ["semrel", "review", "start", "--db", os.path.join(os.path.dirname(labels), "review.sqlite"), "--reviewer", "YOUR_NAME",
+             "--judgments", judgments, "--labels", labels, *option("--corpus"), *option("--golden")]
+    return shlex.join(words)
+
+
+def agreement_line(path: str, review: str) -> str:
     """The derived labels' agreement with the golden set's, from the agree step's figures: how far to trust the tables
     above, which the report shows but the end of a run did not."""
     from ..report.html import read_agreement
@@ -72,7 +87,7 @@ def agreement_line(path: str) -> str:
     queries = labels.get("queries")  # how little a kappa can rest on: 22 pairs of 2 queries with gold
     of = f" of {quantity(queries, 'query')}" if isinstance(queries, int) else ""
     return (f"derived labels against the golden set's ({path}): kappa {kappa} over {quantity(labels['n'], 'pair')}{of}; "
-            "check them against people's grades with `semrel review start` (docs/review.md)")
+            f"check them against people's grades with `{review}` (docs/review.md)")
 
 
 @click.command("init", cls=SemrelCommand, short_help='Write a starter config for `semrel run`.')
