@@ -401,6 +401,23 @@ def test_agreement_that_is_not_semrel_agrees_is_refused(write, labels, message):
         html.read_agreement(write("a.json", json.dumps({"labels": labels})))
 
 
+@pytest.mark.parametrize("rankings, message", [
+    ("RR", "rankings must be a list, one object a measure"),
+    ([{"ref": {"a": 1, "b": "high"}, "test": {"a": 2, "b": 1}}], "rankings.1 must hold ref and test objects"),
+    ([{"ref": {"a": 1, "b": 2}, "test": [1, 2]}], "rankings.1 must hold ref and test objects"),
+    ([{"ref": {"a": 1, "b": 2}, "test": {"a": 2, "b": 1}, "swapped": [["a"]]}], "rankings.1.swapped must list pairs of runs"),
+    ([{"ref": {"a": 1, "b": 2}, "test": {"a": 2, "b": 1}, "swapped": "ab"}], "rankings.1.swapped must list pairs of runs"),
+    ([{"ref": {"a": 1, "b": 2}, "test": {"a": 2, "b": 1}, "swapped": [["a", "c"]]}], "rankings.1.swapped must list pairs of runs"),
+])
+def test_agreement_rankings_not_shaped_as_agree_writes_them_are_refused_in_one_line(cli, write, rankings, message):
+    """A swapped pair of one run, a string for the pairs or a value that is text ended in a traceback, after the runs were scored."""
+    labels = {"n": 4, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]}
+    path = write("a.json", json.dumps({"labels": labels, "rankings": rankings}))
+    result = cli("report", "--agreement", path, "-o", str(Path(path).with_suffix(".html")))
+    assert result.exit_code == 1 and result.stderr.startswith(f"semrel: error: {path}: {message}")
+    assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
+
+
 def test_review_stats_show_as_reviewer_and_agreement_tables(cli, tmp_path):
     """`review stats -f json` given to --agreement was flattened into rows such as 'agreement.2.confusion' and '[[1, 0], [1, 1]]'."""
     _, db, _, _ = reviewed_by_two(tmp_path)

@@ -482,9 +482,7 @@ def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> 
                                f"to {_number(labels.get('kappa_high'))})"),
     ]
     rankings = []
-    for r in agreement.get("rankings") or []:
-        if not isinstance(r, Mapping) or not isinstance(r.get("ref"), Mapping) or not isinstance(r.get("test"), Mapping):
-            continue
+    for r in agreement.get("rankings") or []:  # their shape checked by agreement_problem
         on_ref, on_test = dict(r["ref"]), dict(r["test"])
 
         def rank(values: Mapping[str, Any], run: str) -> int | str:
@@ -697,4 +695,17 @@ def agreement_problem(agreement: Mapping[str, Any]) -> str | None:
     for key in ("n", "percent_agreement", "kappa", "kappa_low", "kappa_high"):
         if labels.get(key) is not None and not is_number(labels[key]):
             return f"labels.{key} must be a number"
+    rankings = agreement.get("rankings") or []
+    if not isinstance(rankings, list):
+        return "rankings must be a list, one object a measure"
+    for n, ranking in enumerate(rankings, start=1):
+        if not isinstance(ranking, Mapping) or not all(
+                isinstance(ranking.get(side), Mapping) and all(v is None or is_number(v) for v in ranking[side].values())
+                for side in ("ref", "test")):
+            return f"rankings.{n} must hold ref and test objects of each run's value (a number, or null)"
+        swapped = ranking.get("swapped") or []
+        if not isinstance(swapped, list) or not all(  # each pair is ordered by its values, so both must have one
+                isinstance(pair, list) and len(pair) == 2 and all(isinstance(run, str) and is_number(ranking["ref"].get(run))
+                                                                  for run in pair) for pair in swapped):
+            return f"rankings.{n}.swapped must list pairs of runs, each with a value in rankings.{n}.ref"
     return None
