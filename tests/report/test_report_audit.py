@@ -454,6 +454,20 @@ def test_a_run_without_a_value_on_the_reference_is_ranked_last_as_not_available(
     assert [(r["run"], r["ref"], r["ref_rank"]) for r in ranking["runs"]] == [("b", "0.5000", 1), ("a", "n/a", "n/a")]
 
 
+def test_run_names_the_plots_font_cannot_draw_are_one_warning_not_python_warnings(cli, write):
+    """A run named in Chinese in the curves printed four lines of matplotlib's UserWarning, naming plots.py, and the page said
+    nothing of the boxes its curves were labelled with."""
+    rows = "".join(f"{t},{run},RR,{v}\n" for t in (0.5, 0.6) for run, v in (("检索", 0.4), ("bm25", 0.5)))
+    curves = write("curves.csv", "threshold,run,measure,value\n" + rows)
+    result = cli("report", "--sensitivity", curves, "-o", str(Path(curves).with_suffix(".html")))
+    assert result.exit_code == 0, result.stderr
+    said = ("the sensitivity plot draws '检', '索' as empty boxes: its font (DejaVu Sans) lacks them, so a name holding them may "
+            "not be told from another there")
+    assert "UserWarning" not in result.stderr and result.stderr.count("semrel: warning:") == 1
+    assert f"semrel: warning: {said}" in result.stderr
+    assert top_warnings(Path(curves).with_suffix(".html").read_text(encoding="utf-8")) == [str(escape(said))]
+
+
 def test_curves_of_one_threshold_are_drawn_without_a_python_warning():
     points = [SensitivityPoint(0.5, run, "RR", v) for run, v in (("a", 0.25), ("b", 0.5))]
     with warnings.catch_warnings():

@@ -138,7 +138,7 @@ def test_a_labels_manifest_that_no_longer_describes_the_qrels_is_said_to_be_stal
 def test_the_sensitivity_caption_gives_the_swept_range_low_to_high():
     """The caption's range of thresholds ran high to low, or counted the rows rather than the thresholds swept."""
     points = [html.SensitivityPoint(t, run, "RR", 0.5) for t in (0.7, 0.5, 0.6) for run in ("a", "b")]
-    section = html._sensitivity_section(points, [0.6])
+    section = html._sensitivity_section(points, [0.6], lambda message: None)
     assert (section["range"], section["thresholds"], section["points"]) == ("0.5 to 0.7", 3, 6)
 
 
@@ -146,8 +146,8 @@ def test_the_sensitivity_caption_says_graded_labels_lie_on_no_binary_curve():
     """With graded labels the page marked three grade cuts on curves of binary labels and said nothing, so nDCG at 0.38
     (the binary labels') was read as the graded nDCG the metric tables show beside it."""
     points = [html.SensitivityPoint(t, run, "nDCG@10", 0.4 + t / 2) for t in (0.1, 0.4, 0.7) for run in ("a", "b")]
-    assert html._sensitivity_section(points, [0.19, 0.38, 0.69])["graded"]
-    assert not html._sensitivity_section(points, [0.38])["graded"]
+    assert html._sensitivity_section(points, [0.19, 0.38, 0.69], lambda message: None)["graded"]
+    assert not html._sensitivity_section(points, [0.38], lambda message: None)["graded"]
     template = (Path(__file__).parents[2] / "templates" / "report.html.j2").read_text()
     assert "{% if s.sensitivity.graded %} Each curve labels a pair relevant or not at one threshold" in template
 

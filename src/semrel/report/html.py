@@ -364,13 +364,13 @@ def _lift_section(inputs: ReportInputs, qrels: Qrels, base: str, reranked: str) 
     return section, result.warnings()
 
 
-def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]) -> dict[str, Any]:
+def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float], warn: Callable[[str], None]) -> dict[str, Any]:
     curves: dict[str, dict[str, list[tuple[float, float]]]] = {}
     for p in points:
         curves.setdefault(p.measure, {}).setdefault(p.run, []).append((p.threshold, p.value))
     thresholds = sorted({p.threshold for p in points})
     # several marks are grade cuts: the curves label relevant or not at one threshold, so graded metrics lie on none of them
-    return {"plot": Markup(_plots().sensitivity_curves(curves, chosen)), "points": len(points),
+    return {"plot": Markup(_plots().sensitivity_curves(curves, chosen, warn)), "points": len(points),
             "range": f"{thresholds[0]:g} to {thresholds[-1]:g}", "thresholds": len(thresholds), "graded": len(chosen) > 1}
 
 
@@ -609,7 +609,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     if inputs.sensitivity:
         marks = thresholds or (list(refitted.thresholds) if refitted else [])
         with steps("report: threshold sensitivity", 0):
-            page.sections["sensitivity"] = _sensitivity_section(inputs.sensitivity, marks)
+            page.sections["sensitivity"] = _sensitivity_section(inputs.sensitivity, marks, note)
         for message in _cliffs(inputs, component, marks):
             note(message)
     if inputs.agreement is not None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import io
 import re
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+import warnings
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 from markupsafe import escape
@@ -32,12 +33,29 @@ def _label(text: str) -> str:
     return str(text).replace("$", r"\$")
 
 
-def svg(figure: Figure, name: str, alt: str) -> str:
+_MISSING_GLYPH = re.compile(r"Glyph (\d+) .*missing from font\(s\) (.+?)\.?$")
+
+
+def svg(figure: Figure, name: str, alt: str, warn: Callable[[str], None] | None = None) -> str:
     """The figure as an <svg> element whose ids all start with `name`, an image described by `alt` (its text is drawn as
-    outlines, which a screen reader cannot read)."""
+    outlines, which a screen reader cannot read). Characters the font lacks are drawn as empty boxes: `warn` hears of
+    them in one line (matplotlib said each in a Python warning of two lines, naming its own source file)."""
     out = io.StringIO()
-    with rc_context(_STYLE):
+    with rc_context(_STYLE), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         figure.savefig(out, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    missing: dict[str, str] = {}  # character -> the font that lacks it
+    for w in caught:
+        found = _MISSING_GLYPH.match(str(w.message))
+        if found:
+            missing.setdefault(chr(int(found.group(1))), found.group(2))
+        else:  # any other as it would have been
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if missing and warn is not None:
+        fonts = ", ".join(dict.fromkeys(missing.values()))
+        warn(f"the {name} plot draws {', '.join(map(repr, missing))} as empty boxes: its font ({fonts}) lacks "
+             f"{'it' if len(missing) == 1 else 'them'}, so a name holding {'it' if len(missing) == 1 else 'them'} may not be "
+             "told from another there")
     text = _DROPPED.sub("", _PROLOG.sub("", out.getvalue(), count=1))
     text = text.replace("<svg ", f'<svg role="img" aria-label="{escape(alt)}" ', 1)
     return _ID.sub(lambda m: f"{m.group(1)}{name}-{m.group(2)}", text)
@@ -117,9 +135,10 @@ def spread(values: Sequence[float], gap: float, low: float, high: float) -> list
 
 
 def sensitivity_curves(curves: Mapping[str, Mapping[str, Sequence[tuple[float, float]]]],
-                       chosen: Sequence[float]) -> str:
+                       chosen: Sequence[float], warn: Callable[[str], None] | None = None) -> str:
     """One full-width panel per measure: each run's value against the label threshold, labelled at its
-    right end (no legend to match colours against), with the thresholds in use marked."""
+    right end (no legend to match colours against), with the thresholds in use marked; `warn` hears of the characters
+    of the runs' and measures' names its font cannot draw (svg)."""
     measures = list(curves)
     runs = list(dict.fromkeys(run for m in measures for run in curves[m]))
     style = {run: (_PALETTE[i % len(_PALETTE)], _MARKERS[i % len(_MARKERS)]) for i, run in enumerate(runs)}
@@ -156,4 +175,5 @@ def sensitivity_curves(curves: Mapping[str, Mapping[str, Sequence[tuple[float, f
             axes.set_ylabel(_label(measure))
             axes.grid(axis="y", color="#e5e5e5", linewidth=0.8)
         panels[-1].set_xlabel("label threshold (judge score at or above which a pair is relevant)")
-    return svg(figure, "sensitivity", f"{', '.join(measures)} of {len(runs)} runs against the label threshold" + _thresholds(chosen))
+    return svg(figure, "sensitivity", f"{', '.join(measures)} of {len(runs)} runs against the label threshold" + _thresholds(chosen),
+               warn)
