@@ -16,11 +16,15 @@ def line(qid, query, answer="An answer.", gold=("a#0",), meta=None) -> str:
                        "meta": meta or {}}) + "\n"
 
 
-def issues(tmp_path, text, chunk_ids=None) -> list[tuple[int, str, str]]:
+def issues(tmp_path, text, chunks=None) -> list[tuple[int, str, str]]:
     path = tmp_path / "golden.jsonl"
     path.write_text(text)
-    found, _ = validate_golden(path, chunk_ids)
+    found, _ = validate_golden(path, chunks)
     return [(i.line, i.severity, i.message) for i in found]
+
+
+def chunks(*places: tuple[str, str, int, int]) -> list[Chunk]:
+    return [Chunk(chunk_id, "text", doc, start, end) for chunk_id, doc, start, end in places]
 
 
 def test_a_third_repeat_points_to_the_first_line_for_ids_and_texts(tmp_path):
@@ -54,7 +58,7 @@ def test_one_blank_answer_beside_a_real_one_is_no_error(tmp_path):
 
 def test_every_gold_chunk_missing_from_the_corpus_is_reported(tmp_path):
     """Each unknown gold chunk of a query is its own error, not only the first."""
-    assert issues(tmp_path, line("q1", "Where?", gold=("x#0", "a#0", "y#3")), chunk_ids={"a#0"}) == [
+    assert issues(tmp_path, line("q1", "Where?", gold=("x#0", "a#0", "y#3")), chunks(("a#0", "a", 0, 4))) == [
         (1, "error", "gold chunk 'x#0' of query 'q1' is not in the corpus"),
         (1, "error", "gold chunk 'y#3' of query 'q1' is not in the corpus"),
     ]
@@ -102,4 +106,16 @@ def test_a_chunk_graded_above_0_that_the_gold_chunks_lack_is_warned_of(tmp_path)
     assert issues(tmp_path, text) == [
         (1, "warning", "query 'q1' has grade 1 for chunk 'b#0' in meta.grades, which its gold_chunk_ids lack: the qrels and "
                        "eval count it relevant; add it to gold_chunk_ids, or give it grade 0"),
+    ]
+
+
+def test_a_gold_chunk_outside_its_answer_spans_is_a_warning_and_one_the_corpus_lacks_an_error(tmp_path):
+    """A golden set imported at another chunk size names ids this corpus has too, over other text: the judge refuses it
+    (half or more such), and validate, where a user checks a golden set against a corpus, said nothing."""
+    spans = {"doc_id": "d", "answer_spans": [[120, 140]]}
+    text = line("q1", "Where?", gold=("d#1",), meta=spans) + line("q2", "What?", gold=("d#0", "d#9"), meta=spans)
+    assert issues(tmp_path, text, chunks(("d#0", "d", 0, 100), ("d#1", "d", 100, 200), ("e#0", "e", 0, 50))) == [
+        (2, "error", "gold chunk 'd#9' of query 'q2' is not in the corpus"),
+        (2, "warning", "gold chunk 'd#0' of query 'q2' (characters 0-100 of document 'd') holds none of its answer's spans "
+                       "(meta.answer_spans): a chunk of another chunking? `semrel judge` refuses a golden set where half or more are"),
     ]

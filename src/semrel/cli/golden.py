@@ -115,11 +115,12 @@ def qrels_command(golden, output):
 
 @golden_group.command("validate", short_help='List every problem of a golden set.')
 @click.argument("golden", type=input_path(allow_dash=True))
-@click.option("--corpus", type=input_path(exists=True, dir_okay=False), help="corpus.jsonl: check every gold chunk id.")
+@click.option("--corpus", type=input_path(exists=True, dir_okay=False),
+              help="corpus.jsonl: check that it holds every gold chunk, and that a gold chunk holds its query's recorded answer "
+                   "span (meta.answer_spans).")
 def validate_command(golden, corpus):
     """Report every problem of GOLDEN with its line; exit 1 if any is an error."""
-    chunk_ids = {c.id for c in unique_chunks(corpus)} if corpus else None
-    issues, count = validate_golden(golden, chunk_ids)
+    issues, count = validate_golden(golden, unique_chunks(corpus) if corpus else None)
     for issue in issues:
         click.echo(f"{display_name(golden)}:{issue.line}: {issue.severity}: {issue.message}")
     errors = sum(i.severity == "error" for i in issues)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..cjk import count_words
 from ..errors import FormatError
-from ..formats.corpus import golden_item
+from ..formats.corpus import golden_item, misplaced_gold
 from ..formats.files import display_name, read_lines
 from ..formats.jsonl import json_object
 from ..formats.kinds import GOLDEN, MisplacedFile, expecting
@@ -66,17 +66,20 @@ def _answer_hint(record: dict) -> str:
     return f" (the line has {found!r}: a golden line's answer is its {ANSWER_FIELD!r} field, a string or a list)" if found else ""
 
 
-def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) -> tuple[list[Issue], int]:
+def validate_golden(path: str | os.PathLike, corpus: Iterable[Chunk] | None = None) -> tuple[list[Issue], int]:
     """(every issue in line order, number of items read: a line that is no golden item is no query).
 
     Errors: a malformed line (not JSON, or JSON but not an object: reported like any other error,
     and the lines after it are still checked), a repeated query id, an empty query, an empty reference answer
     (unless meta marks `no_answer`: some collections have none), a gold chunk id not in the corpus.
     Warnings: a query text seen before (the same wording may ask about different documents), a
-    reference answer that says its context lacks the answer (lacks_answer), a query without gold chunks, and a chunk graded
-    above 0 in meta.grades that the gold chunks lack.
+    reference answer that says its context lacks the answer (lacks_answer), a query without gold chunks, a chunk graded
+    above 0 in meta.grades that the gold chunks lack, and a gold chunk outside its query's recorded answer spans (the
+    judge refuses a golden set where half or more are: one made for another chunking of the documents).
+    `corpus` is read once, after the golden set, keeping only where its gold chunks sit.
     """
     issues: list[Issue] = []
+    read: list[tuple[int, GoldenItem]] = []
     ids: dict[str, int] = {}
     texts: dict[str, int] = {}
     count = lines = 0
@@ -120,13 +123,29 @@ def validate_golden(path: str | os.PathLike, chunk_ids: set[str] | None = None) 
             issues.append(Issue(line, "warning", f"query {item.query_id!r} has grade {ungold[1]} for chunk {ungold[0]!r} in meta.grades, "
                                 "which its gold_chunk_ids lack: the qrels and eval count it relevant; add it to gold_chunk_ids, or give "
                                 "it grade 0"))
-        if chunk_ids is not None:
-            for chunk_id in item.gold_chunk_ids:
-                if chunk_id not in chunk_ids:
-                    issues.append(Issue(line, "error", f"gold chunk {chunk_id!r} of query {item.query_id!r} is not in the corpus"))
+        read.append((line, item))
     if not lines:
         raise FormatError(display_name(path), "no queries (the file is empty)")
+    if corpus is not None:
+        issues = sorted(issues + _corpus_issues(read, corpus), key=lambda issue: issue.line)  # stable: a line's own first
     return issues, count
+
+
+def _corpus_issues(read: Sequence[tuple[int, GoldenItem]], corpus: Iterable[Chunk]) -> list[Issue]:
+    """Gold chunk ids the corpus lacks (errors), and gold chunks that lie outside their query's recorded answer spans
+    (warnings, as misplaced_gold finds them)."""
+    gold = {chunk_id for _, item in read for chunk_id in item.gold_chunk_ids}
+    places = {c.id: (c.doc_id, c.start, c.end) for c in corpus if c.id in gold}
+    found = []
+    for line, item in read:
+        found += [Issue(line, "error", f"gold chunk {chunk_id!r} of query {item.query_id!r} is not in the corpus")
+                  for chunk_id in item.gold_chunk_ids if chunk_id not in places]
+        for _, chunk_id in misplaced_gold([item], places)[0]:
+            doc, start, end = places[chunk_id]
+            found.append(Issue(line, "warning", f"gold chunk {chunk_id!r} of query {item.query_id!r} (characters {start}-{end} of "
+                               f"document {doc!r}) holds none of its answer's spans (meta.answer_spans): a chunk of another "
+                               "chunking? `semrel judge` refuses a golden set where half or more are"))
+    return found
 
 
 class Tally(Counter[int]):
