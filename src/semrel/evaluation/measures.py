@@ -1036,7 +1036,8 @@ def rank_biased_precision(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     q = r.query
     width = (high - low)[q]
     scale = ((low[q] < 0) | (high[q] > 1)) & given
-    gains = np.where(scale, np.divide(gains - low[q], width, out=np.zeros(len(q)), where=width != 0), gains)
+    # only where scaled: a query with no grade >= 0 has bounds inf and -inf, whose width numpy would warn of
+    gains = np.where(scale, np.divide(gains - low[q], width, out=np.zeros(len(q)), where=scale & (width != 0)), gains)
     return (1.0 - p) * sums(q, weights=gains * _powers(p, int(r.rank.max(initial=0)))[r.rank], n=ctx.n)
 
 

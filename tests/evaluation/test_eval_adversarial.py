@@ -1,0 +1,23 @@
+"""Adversarial collections scored beside pytrec_eval (or by hand where it lacks the measure): what they found."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from semrel.evaluation.measures import parse_measures
+from semrel.evaluation.metrics import evaluate
+from semrel.records import Qrels, Run
+
+
+def test_rbp_of_a_query_with_no_grade_of_0_or_more_warns_of_nothing():
+    """Its gain bounds are inf and -inf: rbp divided by their width (NaN) where it then kept the unscaled gain, and numpy's
+    'invalid value encountered in divide' RuntimeWarning reached `semrel eval`'s stderr (a traceback under -W error)."""
+    qrels = Qrels.from_dict({"neg": {"a": -1, "b": -2}, "q": {"a": 3, "b": 1}})
+    run = Run.from_dict({"neg": {"a": 1.0, "x": 2.0}, "q": {"a": 2.0, "b": 1.0}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (result,) = evaluate(qrels, run, parse_measures(["rbp"]))
+    # trec_eval scales grades 0..3 into [0, 1]: a gains 1, b 1/3; p = 0.9
+    assert result.per_query("rbp") == pytest.approx({"neg": 0.0, "q": 0.1 * (1 + 0.9 / 3)}, abs=1e-12)
