@@ -6,6 +6,7 @@ import warnings
 
 import pytest
 
+from semrel.errors import UsageError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
 from semrel.records import Qrels, Run
@@ -21,3 +22,17 @@ def test_rbp_of_a_query_with_no_grade_of_0_or_more_warns_of_nothing():
         (result,) = evaluate(qrels, run, parse_measures(["rbp"]))
     # trec_eval scales grades 0..3 into [0, 1]: a gains 1, b 1/3; p = 0.9
     assert result.per_query("rbp") == pytest.approx({"neg": 0.0, "q": 0.1 * (1 + 0.9 / 3)}, abs=1e-12)
+
+
+def test_ir_measures_numret_with_rel_points_to_numrelret():
+    """ir_measures' NumRelRet is NumRet(rel=1) (it prints it so); semrel's refusal of NumRet(rel=2) said '-l 2 with the
+    measure named without rel=', i.e. NumRet, which counts every document retrieved (4 here, where ir_measures says 1)."""
+    import ir_measures
+
+    qrels = {"q": {"a": 2, "b": 1, "c": 0, "d": 1}}
+    run = {"q": {"c": 5.0, "a": 4.0, "x": 3.0, "b": 2.0}}
+    with pytest.raises(UsageError, match=r"NumRet\(rel=2\) counts the relevant documents retrieved: -m NumRelRet -l 2"):
+        parse_measures(["NumRet(rel=2)"])
+    expected = ir_measures.calc_aggregate([ir_measures.parse_measure("NumRet(rel=2)")], qrels, run)
+    (result,) = evaluate(Qrels.from_dict(qrels), Run.from_dict(run), parse_measures(["NumRelRet"]), rel_level=2)
+    assert result.per_query("NumRelRet") == {"q": 1} and list(expected.values()) == [1.0]

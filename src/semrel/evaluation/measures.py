@@ -1248,6 +1248,8 @@ def _ir_hint(name: str, given: str) -> str:
         key, value = key.strip(), value.strip()
         if not eq:
             continue
+        if key == "rel" and name == "NumRet":  # ir_measures' NumRelRet is NumRet(rel=1): -l with NumRet counts every document
+            return f"; ir_measures' NumRet(rel={value}) counts the relevant documents retrieved: -m NumRelRet -l {value}"
         if key == "rel":
             return (f"; the relevance level is one for all measures: -l/--rel-level {value} (trec_eval's -l; "
                     f"rel_level={value} in Python) with the measure named without rel=")
