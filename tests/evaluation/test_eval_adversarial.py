@@ -6,9 +6,10 @@ import warnings
 
 import pytest
 
-from semrel.errors import UsageError
+from semrel.errors import FormatError, UsageError
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
+from semrel.evaluation.zscores import read_zscores
 from semrel.records import Qrels, Run
 
 
@@ -36,3 +37,12 @@ def test_ir_measures_numret_with_rel_points_to_numrelret():
     expected = ir_measures.calc_aggregate([ir_measures.parse_measure("NumRet(rel=2)")], qrels, run)
     (result,) = evaluate(Qrels.from_dict(qrels), Run.from_dict(run), parse_measures(["NumRelRet"]), rel_level=2)
     assert result.per_query("NumRelRet") == {"q": 1} and list(expected.values()) == [1.0]
+
+
+def test_a_zscores_file_giving_one_query_and_measure_twice_is_refused(tmp_path):
+    """`q P_5 0.1 0.2` then `q P_5 0.1 0.3`: semrel took the last line, unsaid (ZP_5 0.3333, where the first gives 0.5000);
+    trec_eval takes whichever its sort leaves first."""
+    path = tmp_path / "z.txt"
+    path.write_text("q P_5 0.1 0.2\nq P_10 0 1\nq P_5 0.1 0.3\n")
+    with pytest.raises(FormatError, match=r"z.txt:3: a second line for query 'q' and measure 'P_5' \(the first is line 1\)"):
+        read_zscores(path)

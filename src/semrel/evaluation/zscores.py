@@ -31,6 +31,7 @@ MISSING = -1000000.0  # trec_eval's MISSING_ZSCORE_VALUE
 def read_zscores(path: str | os.PathLike) -> ZScores:
     """{(query id, trec_eval measure name): (mean, standard deviation)}."""
     found: ZScores = {}
+    first: dict[tuple[str, str], int] = {}
     for number, raw in read_lines(path):
         fields = raw.split()
         if not fields or fields[0].startswith("#"):
@@ -41,10 +42,15 @@ def read_zscores(path: str | os.PathLike) -> ZScores:
             mean, stddev = float(fields[2]), float(fields[3])
             if not (np.isfinite(mean) and np.isfinite(stddev)):  # every standardised value would be nan
                 raise ValueError
-            found[(fields[0], fields[1])] = (mean, stddev)
         except ValueError:
             raise FormatError(display_name(str(path)), f"expected 'qid measure mean stddev' (finite numbers), found {raw.strip()!r}",
                               line=number) from None
+        key = (fields[0], fields[1])
+        if key in first:  # which of the two trec_eval takes depends on its sort; semrel took the last, unsaid
+            raise FormatError(display_name(str(path)), f"a second line for query {key[0]!r} and measure {key[1]!r} "
+                              f"(the first is line {first[key]}); give each query and measure one line", line=number)
+        first[key] = number
+        found[key] = (mean, stddev)
     return found
 
 
