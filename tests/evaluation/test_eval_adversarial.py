@@ -7,9 +7,11 @@ import warnings
 import pytest
 
 from semrel.errors import FormatError, UsageError
+from semrel.evaluation.groups import evaluate_groups
 from semrel.evaluation.measures import parse_measures
 from semrel.evaluation.metrics import evaluate
 from semrel.evaluation.zscores import read_zscores
+from semrel.formats.trec import read_judgment_groups
 from semrel.records import Qrels, Run
 
 
@@ -46,3 +48,16 @@ def test_a_zscores_file_giving_one_query_and_measure_twice_is_refused(tmp_path):
     path.write_text("q P_5 0.1 0.2\nq P_10 0 1\nq P_5 0.1 0.3\n")
     with pytest.raises(FormatError, match=r"z.txt:3: a second line for query 'q' and measure 'P_5' \(the first is line 1\)"):
         read_zscores(path)
+
+
+def test_a_document_one_group_judges_twice_is_named_by_its_line(tmp_path):
+    """-R qrels_jg: the error named no file and 'row 2' of the group's own judgments (the file's line 6 here), and its hint
+    suggested `semrel eval -R qrels_jg`, the command given. The same document judged by two groups stays valid."""
+    path = tmp_path / "jg.txt"
+    path.write_text("# groups\nq g1 a 1\nq g2 a 0\n\nq g2 b 1\nq g1 a 0\n")
+    with pytest.raises(FormatError, match=r"/jg.txt:6: duplicate judgment within one group for query 'q' and doc 'a' \(each document "
+                                          r"may appear once per query\)$"):
+        read_judgment_groups(path)
+    path.write_text("q g1 a 1\nq g2 a 0\nq g2 b 1\n")
+    result = evaluate_groups(read_judgment_groups(path), Run.from_dict({"q": {"a": 2.0, "b": 1.0}}), parse_measures(["map_avgjg"]))
+    assert result.per_query("map_avgjg") == {"q": 0.75}  # g1: a at rank 1 (AP 1); g2: b at rank 2 (AP 0.5)

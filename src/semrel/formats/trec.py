@@ -184,6 +184,7 @@ def read_judgment_groups(path: str | os.PathLike) -> list[tuple[str, Qrels]]:
     if table is None:
         table = read_columns(path, path, QRELS_COLUMNS, types, {3: ("an integer relevance grade", whole_number)},
                              "qid group docid rel")
+    _refuse_repeats_in_groups(table, path)
     groups, codes = dictionary_codes(table.column("iteration"))
     found = []
     for code, group in enumerate(groups.to_pylist()):
@@ -192,6 +193,20 @@ def read_judgment_groups(path: str | os.PathLike) -> list[tuple[str, Qrels]]:
                                    table.column("doc_id").take(rows).combine_chunks(),
                                    table.column("relevance").to_numpy()[rows.to_numpy()], source=None)))
     return found
+
+
+def _refuse_repeats_in_groups(table: pa.Table, path: str) -> None:
+    """A document one group judges twice for a query, named by its line: each group's qrels, split off from the file,
+    no longer know their lines (the error said 'row 2' of the group, and no file)."""
+    codes = [dictionary_codes(table.column(name))[1] for name in ("query_id", "iteration", "doc_id")]
+    order = np.lexsort(codes[::-1])  # stable: a repeat comes after the row it repeats
+    same = np.ones(max(len(order) - 1, 0), dtype=bool)
+    for column in codes:
+        same &= column[order[1:]] == column[order[:-1]]
+    if same.any():
+        row = int(order[1:][same].min())
+        raise duplicate_error(path, row, table.column("query_id")[row].as_py(), table.column("doc_id")[row].as_py(),
+                              "judgment within one group")
 
 
 def read_preferences(path: str | os.PathLike, from_qrels: bool = False) -> Preferences:
