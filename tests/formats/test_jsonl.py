@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from semrel.errors import FormatError
-from semrel.formats.jsonl import json_text, optional_text, read_jsonl
+from semrel.formats.jsonl import json_text, optional_text, read_jsonl, with_field
 
 
 def test_a_line_that_is_not_an_object_names_its_own_line(write):
@@ -26,3 +26,14 @@ def test_json_output_writes_undefined_numbers_as_null():
     """An infinite z-score or a NaN inside a tuple stopped the JSON output with a ValueError, or wrote NaN, which is no JSON."""
     assert json_text({"z": float("inf"), "ci": (1.5, float("nan")), "n": [float("-inf")]}, indent=None) == \
         '{"z": null, "ci": [1.5, null], "n": [null]}'
+
+
+@pytest.mark.parametrize("line, expected", [
+    ('{"a": 1.50, "g": [], "e": 1E5}', '{"a": 1.50, "g": ["x#1", "é"], "e": 1E5}'),
+    ('{"a":"caf\\u00e9","g":null}', '{"a":"caf\\u00e9","g":["x#1","é"]}'),
+    ('{"a": {"g": 1}, "b": [{"}": "{"}]}', '{"a": {"g": 1}, "b": [{"}": "{"}], "g": ["x#1", "é"]}'),  # added at the end
+    ('{}', '{"g":["x#1","é"]}'),
+    ('{"g":[1],"g":[2]}', '{"g":[1],"g":["x#1","é"]}'),  # the value json keeps is the one replaced
+])
+def test_with_field_replaces_one_value_and_keeps_every_other_byte(line, expected):
+    assert with_field(line, "g", ["x#1", "é"]) == expected

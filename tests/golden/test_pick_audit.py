@@ -343,3 +343,17 @@ def test_a_journal_that_is_a_fifo_is_refused_without_opening_it(small, tmp_path)
         result = run("golden", "pick", "--golden", golden, "--corpus", corpus, "--no-cache", input="q")
     assert_one_error(result, f"{tmp_path / 'golden.jsonl.pick.jsonl'}: is a FIFO (named pipe), not a file")
     assert not opened
+
+
+def test_a_pick_rewrites_only_the_picked_querys_gold_chunk_ids_every_other_byte_as_read(small):
+    """The rewrite wrote every line through json: 1.50 and 1E5 came back as 1.5 and 100000.0, a number of more digits
+    than a float holds rounded, an escape unescaped, and lines never picked spaced otherwise. Now the lines are written
+    back as read, the picked query's gold_chunk_ids alone replaced in place."""
+    corpus, golden = small
+    lines = golden.read_text().splitlines()
+    lines[0] = lines[0][:-1] + ', "w": 1.50, "e": 1E5, "p": 0.1000000000000000055511151231257827, "esc": "caf\\u00e9"}'
+    lines[1] = '{"query_id":"q2", "query" : "which chess piece is the most powerful","gold_chunk_ids":[ ], "n":1.0}'
+    golden.write_text("\n".join(lines) + "\n")
+    pick(corpus, golden, "1n")
+    picked = lines[0].replace('"gold_chunk_ids": []', '"gold_chunk_ids": ["bread#0"]')
+    assert golden.read_text().splitlines() == [picked, *lines[1:]]

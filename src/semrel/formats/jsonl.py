@@ -144,6 +144,38 @@ def optional_text(obj: dict[str, Any], key: str, path: str | os.PathLike, line: 
     return "" if value is None else str(require(obj, key, path, line, (str, int, float)))
 
 
+_DECODER = json.JSONDecoder()
+_BLANK = re.compile(r"[ \t\n\r]*")
+
+
+def _past_blank(line: str, at: int) -> int:
+    found = _BLANK.match(line, at)  # always matches (perhaps nothing)
+    return found.end() if found else at
+
+
+def with_field(line: str, key: str, value: Any) -> str:
+    """`line` (one JSON object, as json_object read it) with its top-level `key` set to `value` and every other byte as
+    it was: a rewrite that changes one field leaves the rest of the line alone (1.50, 1E5, "\\u00e9" and a number of more
+    digits than a float holds were written back as 1.5, 100000.0, "é" and a rounded value). A key given twice has its
+    last value (the one json keeps) replaced; a key not there is added at the end."""
+    compact = '": ' not in line
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":") if compact else None)
+    at = _past_blank(line, line.index("{") + 1)
+    span, first = None, True
+    while line[at] != "}":
+        name, at = _DECODER.raw_decode(line, at)
+        start = _past_blank(line, _past_blank(line, at) + 1)  # past the ':'
+        at = _DECODER.raw_decode(line, start)[1]
+        span = (start, at) if name == key else span
+        at = _past_blank(line, at)
+        at = _past_blank(line, at + 1) if line[at] == "," else at
+        first = False
+    if span is None:
+        entry = json.dumps(key, ensure_ascii=False) + (":" if compact else ": ") + text
+        return line[:at] + ("" if first else "," if compact else ", ") + entry + line[at:]
+    return line[: span[0]] + text + line[span[1] :]
+
+
 def write_jsonl(rows: Iterable[dict[str, Any]], path: str | os.PathLike) -> int:
     """Write rows atomically; returns how many were written."""
     count = 0

@@ -3,9 +3,9 @@
 Every action is appended to a journal (`<output>.pick.jsonl`, one JSON object per line, flushed
 and fsynced) and the golden set is rewritten atomically, so quitting or crashing loses nothing.
 Nothing is written before the first action (opening a session and quitting leaves every file as it
-was), and the rewrite changes only `gold_chunk_ids`: every other field of each line, including
+was), and the rewrite changes only `gold_chunk_ids`: every other byte of each line, including
 fields semrel does not know, is written back as it was read (with -o, from that file where it was
-edited by hand since pick wrote it, else from --golden).
+edited by hand since pick wrote it, else from --golden); a line whose gold chunks are unchanged is left whole.
 Each journal line records the query's state before and after the action; replaying the journal
 gives the state and the undo history back. A toggle records the key of its chunk's text (the vector store's:
 what the picker showed), so a resume over a corpus where a chunk still gold holds other text says so (chunk
@@ -30,8 +30,8 @@ from ..encoding.models import DEFAULT_MODEL, model_params
 from ..encoding.vectors import text_key
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import golden_row, iter_corpus, read_corpus, read_golden, require_known_chunks
-from ..formats.files import STDIO, allow_rewrite, display_name, open_input
-from ..formats.jsonl import read_jsonl, require, write_jsonl
+from ..formats.files import STDIO, allow_rewrite, atomic_writer, display_name, open_input, read_lines
+from ..formats.jsonl import json_object, read_jsonl, require, with_field
 from ..formats.manifest import outputs_with_manifests, read_manifest, write_manifest
 from ..progress import Steps, no_progress
 from ..records import Chunk, GoldenItem
@@ -278,14 +278,15 @@ class PickSession:
 
     def __init__(self, items: Sequence[GoldenItem], output: str, finder: Callable[[GoldenItem], list[Candidate]],
                  inputs: Sequence[str] = (), params: dict | None = None, chunk_ids: set[str] | None = None,
-                 rows: Sequence[dict] | None = None, describe: Callable[[], Mapping[str, str]] | None = None):
-        """`rows`: the golden set's lines as read (one object per item, in order); saving writes them
-        back with only `gold_chunk_ids` replaced, so fields semrel does not know are kept. `describe`: the
+                 lines: Sequence[str] | None = None, describe: Callable[[], Mapping[str, str]] | None = None):
+        """`lines`: the golden set's lines as read (the text of one object per item, in order); saving writes them
+        back with only `gold_chunk_ids` replaced (with_field), so fields semrel does not know, and how each value was
+        written, are kept. `describe`: the
         model's params (name, fingerprint), added once a query is open: nothing to pick needs no model."""
         self.items, self.output, self.finder = list(items), output, finder
-        if rows is not None and len(rows) != len(self.items):
-            raise ValueError(f"rows= has {len(rows)} lines for {len(self.items)} items")
-        self.rows = [dict(r) for r in rows] if rows is not None else [golden_row(i) for i in self.items]
+        if lines is not None and len(lines) != len(self.items):
+            raise ValueError(f"lines= has {len(lines)} lines for {len(self.items)} items")
+        self.lines = list(lines) if lines is not None else [json.dumps(golden_row(i), ensure_ascii=False) for i in self.items]
         self.inputs, self.params, self.describe = list(inputs), dict(params or {}), describe
         self.journal = journal_path(output)
         self.states = {i.query_id: State(i.gold_chunk_ids, GIVEN if i.gold_chunk_ids else OPEN) for i in self.items}
@@ -368,13 +369,16 @@ class PickSession:
     def save(self) -> None:
         """Rewrite the golden set (atomically) with every query's current gold chunks, and its manifest.
 
-        Only `gold_chunk_ids` changes: the other fields of each line are written back as read."""
+        Only `gold_chunk_ids` changes: the rest of each line is written back as read."""
         self.described()
         with outputs_with_manifests([self.output]) as staged:
-            rows = write_jsonl(({**row, "gold_chunk_ids": list(self.states[i.query_id].gold)}
-                                for i, row in zip(self.items, self.rows)), staged[self.output])
+            with atomic_writer(staged[self.output]) as out:
+                for item, line in zip(self.items, self.lines):
+                    gold = list(self.states[item.query_id].gold)
+                    was = [str(g) for g in json.loads(line).get("gold_chunk_ids") or ()]  # as golden_item reads them
+                    out.write((line if was == gold else with_field(line, "gold_chunk_ids", gold)) + "\n")
             write_manifest(self.output, inputs=[*self.inputs, self.journal] if os.path.exists(self.journal) else self.inputs,
-                           params=self.params, rows=rows, staged=staged)
+                           params=self.params, rows=len(self.items), staged=staged)
         self.saved = True
 
     def adopt(self, written: Mapping[str, tuple[str, ...]]) -> None:
@@ -390,10 +394,10 @@ class PickSession:
         self.edits += edits
         self._unjournaled += edits
 
-    def keep_rows(self, written: Mapping[str, dict]) -> None:
+    def keep_lines(self, written: Mapping[str, str]) -> None:
         """Write back the lines of `written` (-o's file, edited by hand since pick wrote it; by query id) instead
         of --golden's, so an edit of a reference or of a field semrel does not know is kept as its gold chunks are."""
-        self.rows = [dict(written.get(i.query_id, row)) for i, row in zip(self.items, self.rows)]
+        self.lines = [written.get(i.query_id, line) for i, line in zip(self.items, self.lines)]
 
     def reconcile(self, written: Mapping[str, tuple[str, ...]] | None, edited: bool) -> None:
         """Bring the golden set to write in step with a resumed journal. `written`: each query's gold chunks
@@ -481,6 +485,11 @@ def _documents(item: GoldenItem) -> list[str]:
     return [d for d in item.meta.get("gold_documents", ()) if isinstance(d, str)]
 
 
+def object_lines(path: str) -> list[str]:
+    """The text of each object line of a JSON Lines file (read_jsonl's lines, as written), each checked to be one."""
+    return [line for number, line in read_lines(path) if line.strip() and json_object(line, path, number) is not None]
+
+
 def _written_items(path: str) -> list[GoldenItem] | None:
     """The golden set at `path` (which must exist); None if it cannot be read."""
     try:
@@ -500,7 +509,7 @@ def open_pick_session(
     finder = CandidateFinder(corpus_path, per_method, model, steps, cache, use_cache)
     chunk_ids = set(finder.ids)
     items = read_golden(golden_path)
-    rows = [obj for _, obj in read_jsonl(golden_path)]  # the lines as they are, unknown fields included
+    lines = object_lines(golden_path)  # the lines as they are, unknown fields included
     require_known_chunks(items, chunk_ids, golden_path)
     # The one command that edits a file it reads, on purpose: the golden set (when -o does not name
     # another file) and the journal of every change, which is what makes each edit recoverable.
@@ -511,7 +520,7 @@ def open_pick_session(
         allow_rewrite(golden_path)
     session = PickSession(items, target, DocumentsFirst(finder, items, per_method),
                           [golden_path, corpus_path], {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL},
-                          chunk_ids, rows, lambda: model_params(model))  # the model's files, as judge, split and dedup record them
+                          chunk_ids, lines, lambda: model_params(model))  # the model's files, as judge, split and dedup record them
     session.described()  # before any work: a model that cannot be found is said at once
     finder.expect([i.query for i in session.remaining])
     if not session.resumed:
@@ -527,7 +536,7 @@ def open_pick_session(
             return session
         require_known_chunks(written, chunk_ids, target)
         if read_manifest(target) is None:  # edited by hand: its other fields are the later word too
-            session.keep_rows({i.query_id: row for i, (_, row) in zip(written, read_jsonl(target))})
+            session.keep_lines({i.query_id: line for i, line in zip(written, object_lines(target))})
     session.reconcile(None if written is None else {i.query_id: i.gold_chunk_ids for i in written},
                       read_manifest(target) is None)
     return session
