@@ -15,6 +15,7 @@ import pytest
 import semrel.encoding.vectors
 import semrel.retrieval.retrieve
 from helpers import assert_one_error, fifo_writer, ok, read_lines, run
+from semrel.errors import SemrelError
 from semrel.formats.corpus import read_golden
 from semrel.formats.files import file_digest
 from semrel.golden.pick import open_pick_session
@@ -357,3 +358,16 @@ def test_a_pick_rewrites_only_the_picked_querys_gold_chunk_ids_every_other_byte_
     pick(corpus, golden, "1n")
     picked = lines[0].replace('"gold_chunk_ids": []', '"gold_chunk_ids": ["bread#0"]')
     assert golden.read_text().splitlines() == [picked, *lines[1:]]
+
+
+def test_a_second_pick_session_on_the_same_golden_set_is_refused_not_let_write_over_the_firsts_picks(small):
+    """Two sessions on one golden set: the second, which read the file before the first picked, was shown the same query
+    and its key wrote its own state over the first's pick (q1 ended with rain#0 alone; bread#0 lost without a word)."""
+    corpus, golden = small
+    first = open_pick_session(str(golden), str(corpus), per_method=2, use_cache=False)
+    second = open_pick_session(str(golden), str(corpus), per_method=2, use_cache=False)
+    assert first.toggle(1) == "bread#0" and first.next()
+    with pytest.raises(SemrelError, match=r"golden.jsonl.pick.jsonl: changed since this pick session opened it"):
+        second.toggle(2)
+    assert gold(golden) == {"q1": ("bread#0",), "q2": ()}
+    assert open_pick_session(str(golden), str(corpus), per_method=2, use_cache=False).states["q1"].gold == ("bread#0",)

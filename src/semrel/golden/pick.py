@@ -182,6 +182,14 @@ class Event:
         return {**line, "text_key": self.text_key} if self.text_key is not None else line
 
 
+def _size(path: str) -> int:
+    """The file's size in bytes, 0 when there is none."""
+    try:
+        return os.path.getsize(path)
+    except FileNotFoundError:
+        return 0
+
+
 def journal_path(output: str | os.PathLike) -> str:
     return f"{output}.pick.jsonl"
 
@@ -293,6 +301,7 @@ class PickSession:
         self.history: list[Event] = []
         self.saved = False
         events = read_journal(self.journal, set(self.states), chunk_ids)
+        self._journal_size = _size(self.journal)  # another session's appends since would be written over (check_alone)
         self.journaled = {e.query_id for e in events}  # as the journal was at opening
         self._last = events[-1] if events else None
         self.edits: list[Event] = []  # hand edits taken from the golden set (adopt); journaled with the next action
@@ -351,14 +360,24 @@ class PickSession:
 
     def _record(self, action: str, query_id: str, after: State, text: str | None = None) -> None:
         event = Event(action, query_id, self.states[query_id], after, text)
+        self.check_alone()
         _mend_tail(self.journal)
         with open(self.journal, "a", encoding="utf-8") as out:
             out.write("".join(json.dumps(e.to_json()) + "\n" for e in [*self._unjournaled, event]))
             out.flush()
             os.fsync(out.fileno())
+            self._journal_size = os.fstat(out.fileno()).st_size
         self._unjournaled = []
         self._apply(event)
         self.save()
+
+    def check_alone(self) -> None:
+        """Refuse an action once the journal changed since this session last read or wrote it: a second session on the
+        same golden set, unaware of the first's picks, wrote its own state of the file over them (a query picked in
+        both kept the last one's marks, the other's lost without a word). The key is not saved; a resume has both."""
+        if _size(self.journal) != self._journal_size:
+            raise SemrelError(f"{self.journal}: changed since this pick session opened it (another pick session on "
+                              f"{self.output}?); this key was not saved: end the other session and run the command again")
 
     def described(self) -> None:
         """The model's params added to the manifest's once a query is open (at the start, or after an undo)."""
