@@ -263,6 +263,35 @@ def test_a_ctrl_c_as_the_judgments_are_replaced_leaves_no_checkpoint(pipeline, t
 
 
 @pytest.mark.slow
+def test_a_fill_does_not_write_over_rows_another_fill_appended_meanwhile(pipeline, tmp_path, monkeypatch):
+    """Two fills of one judgments.jsonl at once: each rewrote the file as it had read it plus its own rows, so
+    the one finishing last dropped the other's rows (and its manifest still listed the other's fill). A file
+    changed since the fill read it is now refused, nothing written."""
+    f, judgments = pipeline, tmp_path / "pool.jsonl"
+    ok("judge", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--pool", f / "pool.tsv", "-o", judgments,
+        "--cache", f / "cache")
+    ok("label", judgments, "-o", tmp_path / "pool.qrels", "--threshold", "0.6")
+    last = judgments.read_text().splitlines()[-1]
+    other = last.replace('"chunk_id":"', '"chunk_id":"other-fill-')  # a row the other fill appended
+    assert other != last
+
+    def read_then_another_fill_appends(path, *rest, read=fill_module.read_judgments):
+        rows = read(path, *rest)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(other + "\n")
+        return rows
+
+    monkeypatch.setattr(fill_module, "read_judgments", read_then_another_fill_appends)
+    result = run("fill", tmp_path / "pool.qrels", f / "reverse.run", "--judgments", judgments, "--corpus", f / "corpus.jsonl",
+                 "--golden", f / "golden.jsonl", "--depth", "4", "-o", tmp_path / "filled.qrels")
+    assert (result.exit_code, result.stderr.strip().splitlines()[-1]) == (
+        1, f"semrel: error: {judgments} changed while this fill ran (another fill or judge of it finished meanwhile): "
+           "nothing was appended, so none of its rows is lost; run the same command again")
+    assert judgments.read_text().splitlines()[-1] == other  # the other fill's row is kept
+    assert "fills" not in json.loads((tmp_path / "pool.jsonl.manifest.json").read_text()) and not (tmp_path / "filled.qrels").exists()
+
+
+@pytest.mark.slow
 def test_another_model_is_refused_before_any_hole_is_judged(pipeline, tmp_path):
     """The judgments' model fingerprint was compared after every hole had been judged (27 s on an audit's set),
     leaving a .fill.partial, and the message did not say what differs or what to do."""

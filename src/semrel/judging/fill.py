@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from ..encoding.engines import LocalEngine, resolve_device
 from ..encoding.models import describe_model
-from ..errors import UsageError, ValidationError
+from ..errors import SemrelError, UsageError, ValidationError
 from ..evaluation.doclevel import require_shared_queries
 from ..evaluation.files import judged_share, run_names
 from ..evaluation.measures import ranks_within
@@ -193,6 +193,7 @@ def fill(
     for run, result in zip(loaded, evaluated):
         require_shared_queries(result, run, display_name(str(qrels_path)), display_name(str(run.source)))
     wanted = holes(qrels, loaded, depth)
+    read_as = file_digest(judgments_path)  # what the rewrite must still find there (another fill may append meanwhile)
     existing = read_judgments(judgments_path)
     known = {(j.query_id, j.chunk_id): j for j in existing}
     already = [known[p] for p in wanted if p in known]  # judged before but not in these qrels: label, do not re-judge
@@ -225,7 +226,7 @@ def fill(
         resumed = result.resumed
         _append(judgments_path, existing, fresh, [qrels_path, *runs, corpus, golden],
                 {"runs": [str(p) for p in runs], "depth": depth, "pairs": len(fresh), "cache_dir": options.cache_dir,
-                 "use_cache": options.use_cache, "unchecked": unchecked}, partial)
+                 "use_cache": options.use_cache, "unchecked": unchecked}, partial, read_as)
     added = relabel(already + fresh, rule) if (already or fresh) else Qrels.from_columns([], [], [])
     completed = _concat(qrels, added)
     record = {"runs": [str(p) for p in runs], "depth": depth, "holes": len(wanted), "judged": len(fresh),
@@ -252,17 +253,21 @@ def _concat(qrels: Qrels, added: Qrels) -> Qrels:
 
 
 def _append(path: str | os.PathLike, existing: list[Judgment], fresh: list[Judgment], inputs: Sequence[str | os.PathLike],
-            params: dict, partial: str) -> None:
+            params: dict, partial: str, read_as: Mapping[str, Any]) -> None:
     """judgments.jsonl rewritten with the fresh rows after the old. Its manifest stays the judge's (command,
     inputs with their sha256, params: what made the rows and what later fills are checked against), with
     `rows`, the digest and, under `fills`, this fill's own record (command, inputs hashed, versions, time,
     params) brought up to date. Both are written as one unit, so an interrupted fill loses no record;
-    the fill's checkpoint `partial` goes with the renames."""
+    the fill's checkpoint `partial` goes with the renames. A file changed since it was read (`read_as`: a second
+    fill of the same judgments finished meanwhile) is refused, not overwritten with the rows read before it."""
     target, manifest_file = str(path), manifest_path(path)
     manifest = read_manifest(path) or {}
     allow_rewrite(path)  # the one file a fill extends: every old row is kept, the new ones follow
     with files_as_one([target, manifest_file], superseded=[partial]) as staged:
         write_judgments([*existing, *fresh], staged[target])
+        if file_digest(path) != read_as:
+            raise SemrelError(f"{display_name(target)} changed while this fill ran (another fill or judge of it finished "
+                              "meanwhile): nothing was appended, so none of its rows is lost; run the same command again")
         record = manifest_record(target, inputs=inputs, params=params, rows=len(existing) + len(fresh), staged=staged)
         del record["output"]
         save_manifest({**manifest, "rows": record.pop("rows"), "output_digest": record.pop("output_digest"),
