@@ -462,3 +462,31 @@ def test_judged_before_and_after_are_over_the_runs_own_queries(pipeline, tmp_pat
     result = ok("fill", f / "pool.qrels", tmp_path / "one.run", "--judgments", tmp_path / "pool.jsonl", "--corpus",
                 f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--depth", "8", "-o", tmp_path / "filled.qrels")
     assert f"Judged@8 one: {before:.4f} before, 1.0000 after" in result.stderr, result.stderr
+
+
+def test_judgments_changed_since_their_manifest_say_how_and_what_to_do(tmp_path):
+    """A hard kill between a fill's two renames leaves judgments.jsonl with the new rows beside its old manifest:
+    every later fill was refused as if `semrel judge` had not written the file ('has no current manifest ...
+    fill judgments `semrel judge` wrote'). Rows only appended since are now told apart from an edit, with the fix."""
+    from semrel.formats.files import file_digest
+
+    settings = {"model": "m", "model_fingerprint": "f" * 32, "layer": 6}
+    judgments = tmp_path / "j.jsonl"
+    judgments.write_text('{"row": 1}\n{"row": 2}\n')
+    (tmp_path / "j.jsonl.manifest.json").write_text(json.dumps({"params": settings, "output_digest": {
+        "bytes": judgments.stat().st_size, **file_digest(judgments)}}))
+    (tmp_path / "q.qrels").write_text("")
+    (tmp_path / "q.qrels.manifest.json").write_text(json.dumps({"params": {"rule": "p", "judge": settings}}))
+    assert fill_module.judge_settings(tmp_path / "q.qrels", judgments)[1]["layer"] == 6
+    with judgments.open("a") as handle:
+        handle.write('{"row": 3}\n')
+    with pytest.raises(fill_module.ValidationError, match=re.escape(
+            "j.jsonl was appended to since its manifest was written (its first 2 lines, those the manifest describes, are as they were: "
+            "a fill killed before it updated the manifest, or rows added by hand): keep only those lines (`head -n 2`) and run the fill "
+            "again (it judges the rest again)")):
+        fill_module.judge_settings(tmp_path / "q.qrels", judgments)
+    judgments.write_text('{"row": 1}\n{"row": 5}\n')
+    with pytest.raises(fill_module.ValidationError, match=re.escape(
+            "j.jsonl changed since its manifest was written (edited, or written by another tool): the judge's settings it records "
+            "may not be those of its rows; restore it, or judge the pool again")):
+        fill_module.judge_settings(tmp_path / "q.qrels", judgments)

@@ -32,7 +32,7 @@ from ..evaluation.files import judged_share, run_names
 from ..evaluation.measures import ranks_within
 from ..evaluation.metrics import evaluate, query_codes, rank_order
 from ..formats.corpus import iter_corpus, read_golden
-from ..formats.files import allow_rewrite, display_name, file_digest, files_as_one, guarded, manifest_path
+from ..formats.files import allow_rewrite, display_name, file_digest, files_as_one, guarded, manifest_path, prefix_matches
 from ..formats.judgments import read_judgments, write_judgments
 from ..formats.manifest import manifest_record, outputs_with_manifests, read_manifest, save_manifest, write_manifest
 from ..formats.trec import read_run, read_trec_qrels, write_qrels
@@ -77,6 +77,8 @@ def judge_settings(qrels_path: str | os.PathLike, judgments_path: str | os.PathL
     if qrels_manifest is None or not isinstance(qrels_manifest.get("params"), dict):
         raise ValidationError(f"{display_name(str(qrels_path))} has no current manifest: the label rule to judge holes "
                               "with is unknown; fill the qrels `semrel label` wrote")
+    if judged is None and (stale := read_manifest(judgments_path, current=False)) is not None:
+        raise ValidationError(_changed(judgments_path, stale))
     if judged is None or not isinstance(judged.get("params"), dict) or "model" not in judged["params"]:
         raise ValidationError(f"{display_name(str(judgments_path))} has no current manifest: the judge's settings are "
                               "unknown; fill judgments `semrel judge` wrote")
@@ -90,6 +92,19 @@ def judge_settings(qrels_path: str | os.PathLike, judgments_path: str | os.PathL
                     f"{display_name(str(judgments_path))} has {key}={_setting(settings, key)!r}: holes judged now would not be "
                     "comparable; give the judgments the qrels were labelled from")
     return rule, {**settings, "inputs": judged.get("inputs", []), "written_as": judged.get("output")}
+
+
+def _changed(path: str | os.PathLike, stale: Mapping[str, Any]) -> str:
+    """Why judgments whose manifest describes other bytes are not filled: the settings it records may not be those of
+    every row. Rows only appended since (a fill killed between its two renames) are told apart from an edit, with the fix."""
+    name, recorded = display_name(str(path)), stale.get("output_digest")
+    lines, sha = (recorded.get("lines"), recorded.get("sha256")) if isinstance(recorded, Mapping) else (None, None)
+    if isinstance(lines, int) and lines > 0 and isinstance(sha, str) and prefix_matches(path, lines, sha):
+        return (f"{name} was appended to since its manifest was written (its first {lines} lines, those the manifest describes, are as "
+                "they were: a fill killed before it updated the manifest, or rows added by hand): keep only those lines "
+                f"(`head -n {lines}`) and run the fill again (it judges the rest again)")
+    return (f"{name} changed since its manifest was written (edited, or written by another tool): the judge's settings it records "
+            "may not be those of its rows; restore it, or judge the pool again")
 
 
 def _unchecked(recorded: Sequence[Mapping[str, Any]], given: Sequence[tuple[str | os.PathLike, str]], judgments: str) -> list[str]:
