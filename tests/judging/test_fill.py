@@ -376,6 +376,17 @@ def test_a_depth_under_one_is_refused_before_anything_is_read(tmp_path):
         fill_module.fill(tmp_path / "none.qrels", [tmp_path / "none.run"], tmp_path / "none.jsonl", tmp_path / "c", tmp_path / "g", depth=0)
 
 
+def test_completed_qrels_named_as_the_fills_checkpoint_are_refused(tmp_path, monkeypatch):
+    """`fill -o judgments.jsonl.fill.partial` wrote the qrels where the next fill keeps its checkpoint: that fill
+    took them for one and removed them with its renames (their manifest left behind). Refused before anything is read."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(fill_module.UsageError, match=re.escape(
+            "j.jsonl.fill.partial is where a fill of j.jsonl keeps its checkpoint (the next fill would take it for one and "
+            "remove it): give the completed qrels another name")):
+        fill_module.fill("none.qrels", ["none.run"], "j.jsonl", "c", "g", output=tmp_path / "j.jsonl.fill.partial")
+    assert not list(tmp_path.iterdir())
+
+
 def test_holes_are_judged_with_the_options_the_judgments_record():
     """Every option that moves a score or p is taken from the judge's manifest: the model's folder (not its display
     name), layer, idf, window and overlap, the null sample and the seed that draws it; rescaling is applied afterwards."""

@@ -199,6 +199,10 @@ def fill(
     `output` with a manifest, where given). Nothing to fill: nothing is judged or written but `output`."""
     if depth < 1:
         raise UsageError(f"depth={depth}: must be at least 1")
+    partial = f"{judgments_path}.fill.partial"
+    if output is not None and os.path.realpath(output) == os.path.realpath(partial):  # a later fill resumed from it, then removed it
+        raise UsageError(f"{display_name(str(output))} is where a fill of {display_name(str(judgments_path))} keeps its checkpoint "
+                         "(the next fill would take it for one and remove it): give the completed qrels another name")
     rule, settings = judge_settings(qrels_path, judgments_path)
     unchecked = _unchecked(settings["inputs"], [(corpus, "corpus"), (golden, "golden set")], str(judgments_path))
     qrels = read_trec_qrels(qrels_path)
@@ -225,7 +229,6 @@ def fill(
                                   "were made with, or judge the pool again")
         items = read_golden(golden)
         source = "fill:" + ",".join(r.name for r in loaded)
-        partial = f"{judgments_path}.fill.partial"
         affected = {q for q, _ in todo}
         context = [(j.query_id, j.chunk_id, tuple(j.source.split(","))) for j in existing if j.query_id in affected]
         result = judge(lambda: iter_corpus(corpus), items, [*context, *((q, c, (source,)) for q, c in todo)], options,
