@@ -609,14 +609,18 @@ def test_the_models_own_layer_said_aloud_reruns_nothing(tmp_path):
     assert "--layer" not in judge[6].args and judge[5].args[-2:] == ["--layer", "5"]
 
 
+def idle_warnings(result) -> list[str]:
+    """The warnings of keys that do nothing, of a run that went through."""
+    assert result.exit_code == 0, result.output
+    return [line for line in result.stderr.splitlines() if "does nothing" in line]
+
+
 def test_keys_of_a_step_switched_off_are_named_in_a_warning(tmp_path):
     """`[label] threshold` beside `[judge] enabled = false` did nothing without a word; keys left at their defaults
     are not named, and the steps run as before."""
     config = write_config(write_data(tmp_path), extra="idf = true\n[pool]\ndepth = 3\n[label]\nthreshold = 0.5\non = \"R\"\n"
                           "[sensitivity]\nenabled = false\nmeasure = \"nDCG@10\"\nstep = 0.1\n")
-    result = run("run", config, "--dry-run")
-    assert result.exit_code == 0, result.output
-    assert [line for line in result.stderr.splitlines() if "does nothing" in line] == [
+    assert idle_warnings(run("run", config, "--dry-run")) == [
         "semrel: warning: [pool] depth does nothing while [judge] enabled = false",
         "semrel: warning: [judge] idf does nothing while [judge] enabled = false",
         "semrel: warning: [label] threshold does nothing while [judge] enabled = false",
@@ -634,9 +638,7 @@ def test_keys_no_planned_step_reads_are_named_in_a_warning(tmp_path):
     config = write_config(write_data(tmp_path), extra="[bm25]\nk1 = 1.2\n[lift]\ndepth = 3\n[engine]\nworkers = 2\n")
     config.write_text(config.read_text().replace('methods = ["bm25"]', 'methods = ["dense"]\nmodel = "all-MiniLM-L6-v2"')
                       .replace('file = "golden.csv"', 'file = "golden.csv"\nseed = 7'))
-    result = run("run", config, "--dry-run")
-    assert result.exit_code == 0, result.output
-    assert [line for line in result.stderr.splitlines() if "does nothing" in line] == [
+    assert idle_warnings(run("run", config, "--dry-run")) == [
         "semrel: warning: [bm25] k1 does nothing while no [retrieve] method is bm25 or hybrid",
         "semrel: warning: [lift] depth does nothing while [lift] base is not set",
         "semrel: warning: [engine] workers does nothing while [engine] name = \"local\"",
