@@ -315,3 +315,15 @@ def test_a_one_word_context_matches_its_one_word_chunk_exactly():
     matcher.add(Chunk("c#0", "Paris", "c", 0, 5))
     found = matcher.match("Paris")
     assert (found.ids, found.how, found.score) == (["c#0"], "exact", 1.0)
+
+
+def test_a_utf16_ragas_csv_is_told_a_ragas_testset_and_excel_tabs_split_its_cells(tmp_path):
+    """Excel's "Unicode" CSV is UTF-16 (its header was read as UTF-8 garbage, so the file imported as a plain CSV and
+    failed with 'no query column'), and its "Unicode Text" separates cells with tabs (read as one column)."""
+    rows = ["user_input\treference_contexts\treference", "Who builds combs?\t['The hive holds wax combs built by young workers.']\tworkers"]
+    source = tmp_path / "testset.csv"
+    source.write_bytes("\r\n".join(rows).encode("utf-16"))
+    result = run("golden", "import", source, "--corpus", corpus_file(tmp_path), "-o", tmp_path / "out.jsonl")
+    assert result.exit_code == 0, result.output
+    [item] = read_lines(tmp_path / "out.jsonl")
+    assert (item["query"], item["reference_answer"], item["gold_chunk_ids"]) == ("Who builds combs?", "workers", ["a#0"])

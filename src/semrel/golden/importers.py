@@ -25,7 +25,7 @@ from ..cjk import count_words
 from ..errors import FormatError, UsageError, ValidationError
 from ..formats.beir import BEIR_SPLIT, beir_folder, beir_records, is_beir_folder, read_beir_qrels
 from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
-from ..formats.files import STDIO, display_name, line_id, read_head, read_lines, read_text
+from ..formats.files import STDIO, UTF16_BOMS, display_name, line_id, read_head, read_lines, read_text
 from ..formats.jsonl import check_nesting, load_json, read_jsonl, too_deep
 from ..formats.parquet import is_parquet, parquet_columns
 from ..formats.shards import placed, shard_at, split_columns, split_files, split_name, split_names, split_of, split_records
@@ -102,7 +102,7 @@ def detect_format(source: str, split: str | None = None) -> str:
     if is_parquet(source):  # binary: its columns tell a testset from a table of questions
         return _row_shaped(set(parquet_columns(source))) or "parquet"
     name = source.lower().removesuffix(".gz")
-    head = read_head(source, 4096).decode("utf-8", "replace") if path.is_file() else ""
+    head = _head_text(read_head(source, 4096)) if path.is_file() else ""
     if re.match(r"\s*<(top|topics|topic)\b", head, re.IGNORECASE):
         return "trec"
     if name.endswith((".csv", ".tsv")):
@@ -132,6 +132,12 @@ def detect_format(source: str, split: str | None = None) -> str:
         if shaped:
             return shaped
     raise FormatError(source, "cannot tell the format", hint="give format=")
+
+
+def _head_text(head: bytes) -> str:
+    """A file's first bytes as text, UTF-16 where its byte-order mark says so (Excel's "Unicode" CSV), as read_text reads the
+    whole: read as UTF-8, a UTF-16 ragas testset's header named no testset field and it was imported as a plain CSV."""
+    return head.decode("utf-16", "replace") if head[:2] in UTF16_BOMS else head.decode("utf-8", "replace")
 
 
 def _files_to_give(folder: Path) -> str | None:
@@ -829,10 +835,13 @@ def _csv_table(source: str) -> tuple[list[str], Iterator[tuple[int, dict[str, An
 
 def _delimiter(source: str, header: str) -> str:
     """A tab in .tsv; in .csv a comma, or a semicolon where the header has one and no comma: Excel writes CSV with
-    semicolons where a comma is the decimal mark (most of Europe)."""
+    semicolons where a comma is the decimal mark (most of Europe); or a tab where the header has one and neither:
+    Excel's "Unicode Text" (UTF-16) separates cells with tabs, and was read as one column."""
     if source.lower().removesuffix(".gz").endswith(".tsv"):
         return "\t"
-    return ";" if ";" in header and "," not in header else ","
+    if "," in header:
+        return ","
+    return ";" if ";" in header else "\t" if "\t" in header else ","
 
 
 def _check_cells(cells: list[str], columns: int, source: str, line: int) -> None:
