@@ -327,3 +327,15 @@ def test_a_utf16_ragas_csv_is_told_a_ragas_testset_and_excel_tabs_split_its_cell
     assert result.exit_code == 0, result.output
     [item] = read_lines(tmp_path / "out.jsonl")
     assert (item["query"], item["reference_answer"], item["gold_chunk_ids"]) == ("Who builds combs?", "workers", ["a#0"])
+
+
+def test_a_ragas_csv_of_numpy_array_cells_keeps_each_context_apart(tmp_path):
+    """pandas writes a list column read from Parquet as numpy's repr, "['a'\\n 'b']": read as a Python literal the two
+    adjacent strings were joined into one context, silently (and the second hop's marker kept inside it)."""
+    cell = "['<1-hop>\\n\\nThe hive holds wax combs built by young workers.'\n '<2-hop>\\n\\nQueens mate in flight early in life.']"
+    source = write(tmp_path / "testset.csv", f'user_input,reference_contexts,reference\nWho builds combs?,"{cell}",workers\n')
+    result = run("golden", "import", source, "--corpus", corpus_file(tmp_path), "-o", tmp_path / "out.jsonl")
+    assert result.exit_code == 0, result.output
+    [item] = read_lines(tmp_path / "out.jsonl")
+    assert item["gold_chunk_ids"] == ["a#0", "b#0"]
+    assert [m["how"] for m in item["meta"]["context_matches"]] == ["exact", "exact"]

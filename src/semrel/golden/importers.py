@@ -16,6 +16,7 @@ import io
 import itertools
 import json
 import re
+import tokenize
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -602,10 +603,27 @@ def _literal(value: Any, kind: type, column: str, where: dict[str, Any]) -> Any:
 def _parsed_literal(text: str, column: str, where: dict[str, Any]) -> Any:
     check_nesting(text, where["path"], where.get("line"))
     try:
-        return ast.literal_eval(text)
+        return _array_strings(text) or ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         raise FormatError(**where, message=f"field {column!r} starts as a {'list' if text[0] == '[' else 'mapping'} but is not "
                           f"one: {text[:60]!r}...") from None
+
+
+def _array_strings(text: str) -> list[str] | None:
+    """The texts of a numpy array's repr, "['first' 'second']" (a line break between them where long), as pandas writes a
+    list column read from Parquet or a Hugging Face dataset: read as a Python literal, the adjacent strings were joined
+    into one context. None where `text` is not that (a list's repr has commas; a one-text array reads as a list)."""
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type not in _LAYOUT]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    inner = tokens[1:-1]
+    if len(inner) < 2 or tokens[0].string != "[" or tokens[-1].string != "]" or any(t.type != tokenize.STRING for t in inner):
+        return None
+    return [ast.literal_eval(t.string) for t in inner]
+
+
+_LAYOUT = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
 
 
 def _table_records(source: str) -> tuple[list[str], list[tuple[int | None, dict[str, Any]]]]:
