@@ -71,7 +71,7 @@ def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels,
                    chunk_ids_col, id_col, threshold, split, size, overlap, unit, sentences, model, whole, limit, sample_size,
                    sample_seed):
     """Import SOURCE (SQuAD-style JSON or its rows in Parquet or JSONL, LlamaIndex rag_dataset.json or
-    question-context pairs, a ragas testset or DeepEval dataset (CSV, JSON, JSONL or Parquet), CSV, JSONL, Parquet (a
+    question-context pairs, a ragas testset, DeepEval dataset or Giskard RAGET testset (CSV, JSON, JSONL or Parquet), CSV, JSONL, Parquet (a
     Hugging Face dataset's files), a BEIR folder, PubMedQA's ori_pqal.json, MS MARCO QnA JSON, a Cranfield folder or
     TREC topics with --qrels) as a golden.jsonl.
 
