@@ -404,6 +404,14 @@ def test_compare_refuses_one_run_before_evaluating_it_and_reads_a_generator_of_r
     assert generated.value("x", "P@1") == 1.0 and generated.value("y", "P@1") == 0.5
 
 
+@pytest.mark.parametrize("option,value", [("confidence", 2.0), ("alpha", 1.5)])
+def test_compare_names_the_level_out_of_range(option, value):
+    """confidence=2 said 'alpha= and the confidence level must lie ...': alpha was never given."""
+    runs = {"x": {"q1": {"a": 2.0}}, "y": {"q1": {"a": 1.0}}}
+    with pytest.raises(UsageError, match=f"^{option}={value}: give a number strictly between 0 and 1$"):
+        semrel.compare({"q1": {"a": 1}}, runs, ["P@1"], **{option: value})
+
+
 @pytest.mark.filterwarnings("ignore:.*quer")
 def test_compare_gives_what_semrel_compare_gives(cli, write):
     qrels, runs = collection(seed=2)

@@ -220,7 +220,7 @@ def test_sensitivity_refuses_wrong_kinds_and_bad_values(sweep_files):
          "on='p' sweeps a probability: thresholds and at= must lie in 0..1, and these reach 1.5 (they run from 0.38 to 1.5); "
          "give on='R' (or P, F) for raw scores"),
         ((judgments, runs), {"test": "z"}, UsageError, "unknown test 'z'; choose one of t, randomization, bootstrap"),
-        ((judgments, runs), {"alpha": 1.5}, UsageError, "alpha= and the confidence level must lie strictly between 0 and 1"),
+        ((judgments, runs), {"alpha": 1.5}, UsageError, "alpha=1.5: give a number strictly between 0 and 1"),
         ((sweep_files["raw"], runs), {"on": "p"}, ValidationError, "36 of 36 judgments hold no probability p"),
         (([], runs), {}, ValidationError, "judgments: the list is empty; give at least one Judgment"),
         (([judgment, judgment], runs), {}, ValidationError, "judgments: item 1: pair ('q', 'c') is given twice (first as item 0)"),

@@ -50,8 +50,8 @@ class StatSettings:
             value = getattr(self, name)
             if not is_number(value):
                 raise UsageError(f"{name}={value!r}: give a number")
-        if not 0 < self.alpha < 1 or not 0 < self.confidence < 1:
-            raise UsageError("alpha= and the confidence level must lie strictly between 0 and 1")
+            if not 0 < value < 1:  # named: one message for both left confidence=2 reading as alpha's fault
+                raise UsageError(f"{name}={value!r}: give a number strictly between 0 and 1")
 
 
 @dataclass(frozen=True)
