@@ -242,6 +242,25 @@ def test_pool_warnings_are_the_commands_at_the_callers_line_or_go_to_warn(demo, 
     assert [str(w.message) for w in caught] == printed and caught[0].filename == __file__
 
 
+def test_pool_takes_the_commands_corpus_and_leaves_out_the_chunks_it_does_not_list(demo, write, tmp_path):
+    """`semrel pool --corpus` had no Python side: a misspelt chunk id went into the pool and stopped the judge later."""
+    first = read_run(demo["bm25"])
+    query, chunk = first.query_ids[0], first.doc_ids[0]
+    stray = write("stray.run", f"{query} Q0 {chunk}-typo 1 9.0 stray\n")
+    ok("pool", "--golden", demo["golden"], demo["bm25"], stray, "--depth", "3", "--corpus", demo["corpus"], "-o", tmp_path / "cli.tsv")
+    result = run("pool", "--golden", demo["golden"], demo["bm25"], stray, "--depth", "3", "--corpus", demo["corpus"], "-o", "-")
+    printed = [line.removeprefix("semrel: warning: ") for line in result.stderr.splitlines() if line.startswith("semrel: warning: ")]
+    heard: list[str] = []
+    pairs = semrel.pool([demo["bm25"], stray], demo["golden"], depth=3, corpus=Path(demo["corpus"]), output=tmp_path / "api.tsv",
+                        warn=heard.append)
+    assert pairs == read_pool(tmp_path / "cli.tsv") and all(not c.endswith("-typo") for _, c, _ in pairs)
+    assert heard == printed and any(f"{chunk}-typo" in said for said in heard), heard
+    ours, theirs = (json.loads((tmp_path / f"{name}.tsv.manifest.json").read_text()) for name in ("api", "cli"))
+    assert ours["inputs"] == theirs["inputs"] and str(demo["corpus"]) in [i["path"] for i in ours["inputs"]]
+    with pytest.raises(TypeError, match=r"^corpus: give a corpus.jsonl path, not int"):
+        semrel.pool([demo["bm25"]], demo["golden"], corpus=3)
+
+
 def test_pool_refuses_wrong_kinds_and_bad_values(demo, write):
     runs, golden = [demo["bm25"], demo["plain"]], demo["golden"]
     for args, kwargs, message in [

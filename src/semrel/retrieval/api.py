@@ -147,7 +147,7 @@ def retrieve(
 
 @guarded
 def pool(runs: Iterable[RunLike] | Mapping[str, RunLike], golden: PathLike | Iterable[GoldenItem], *, depth: int = 20,
-         output: PathLike | None = None, warn: Callable[[str], None] | None = None) -> list[PoolRow]:
+         output: PathLike | None = None, corpus: PathLike | None = None, warn: Callable[[str], None] | None = None) -> list[PoolRow]:
     """The pairs to judge (the Python side of `semrel pool`): per query of the golden set, each run's top `depth`
     chunks and the query's gold chunks, as sorted (query_id, chunk_id, sources) tuples, sources the names of the
     runs that retrieved the chunk and `gold`: the pool `semrel.judge` takes.
@@ -155,15 +155,17 @@ def pool(runs: Iterable[RunLike] | Mapping[str, RunLike], golden: PathLike | Ite
     runs: as `evaluate` takes several (a list, or `{name: run}`; each a Run, `{query: {doc: score}}`, a
     DataFrame or a TREC run file, named as `evaluate` names them); an empty list pools the gold chunks alone.
     golden: a golden.jsonl or a list of GoldenItem. With `output`, the pool is written there as pool.tsv
-    atomically with its manifest, as the command writes it. A run's queries the golden set lacks, and a run
-    that adds no pair, are reported to `warn`, else as Python warnings.
+    atomically with its manifest, as the command writes it. corpus: a corpus.jsonl (`--corpus`): a run's chunks it
+    does not list (misspelt, another chunking's) are left out, with a warning, where the judge would stop on them.
+    A run's queries the golden set lacks, and a run that adds no pair, are reported to `warn`, else as Python warnings.
     """
     check_warn(warn)
     check_kind("depth", depth, (numbers.Integral,), "a whole number of chunks per run and query", required=True)
     check_kind("output", output, (str, os.PathLike), "a file path")
+    check_kind("corpus", corpus, (str, os.PathLike), "a corpus.jsonl path")
     items = golden if isinstance(golden, (str, os.PathLike)) else golden_records(golden)
     loaded = [] if isinstance(runs, (list, tuple, Mapping)) and not runs else list(as_runs(runs)[1])
     notes: list[str] = []
-    rows = pool_files(items, loaded, int(depth), output, notes.append)
+    rows = pool_files(items, loaded, int(depth), output, notes.append, corpus=corpus)
     tell(notes, warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
     return rows
