@@ -404,6 +404,16 @@ def test_compare_refuses_one_run_before_evaluating_it_and_reads_a_generator_of_r
     assert generated.value("x", "P@1") == 1.0 and generated.value("y", "P@1") == 0.5
 
 
+def test_compare_warns_of_few_queries_from_the_callers_line():
+    """The warning came from semrel/analysis/compare.py, where the evaluation's came from the caller's line."""
+    runs = {"x": {"q1": {"a": 2.0}, "q2": {"b": 1.0}}, "y": {"q1": {"a": 1.0}, "q2": {"c": 1.0}}}
+    with pytest.warns(UserWarning) as caught:
+        semrel.compare({"q1": {"a": 1}, "q2": {"b": 1}}, runs, ["P@1"], permutations=10, bootstrap=10)
+    said = [(str(w.message), w.filename) for w in caught]
+    assert said == [("the runs are compared on 2 queries: paired tests of so few differences mean little (p-values and intervals "
+                     "are shown as computed); compare on more queries", __file__)]
+
+
 @pytest.mark.parametrize("option,value", [("confidence", 2.0), ("alpha", 1.5)])
 def test_compare_names_the_level_out_of_range(option, value):
     """confidence=2 said 'alpha= and the confidence level must lie ...': alpha was never given."""

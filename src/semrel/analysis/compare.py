@@ -171,7 +171,10 @@ def compare(
     if not several or len(names) < 2:  # before the evaluation, whose warnings would come first
         raise UsageError("runs: give two or more runs to compare (a list, or a dict {name: run})")
     evaluations, _ = evaluate_runs(qrels, runs, measures, rel_level, stacklevel=2)
-    return compare_evaluations(evaluations, settings, baseline=baseline, all_pairs=all_pairs)
+    notes: list[str] = []
+    result = compare_evaluations(evaluations, settings, baseline=baseline, all_pairs=all_pairs, warn=notes.append)
+    tell(notes, None)  # from the caller's line, as the evaluation's warnings (it came from this file's)
+    return result
 
 
 def compare_evaluations(
