@@ -229,6 +229,9 @@ def test_api_errors_name_parameters():
                           (lambda: semrel.judge([chunk], [item], [], idf="no"), "idf: give True or False, not str"),
                           (lambda: semrel.judge([chunk], [item], [], cache=3), "cache: give a folder, or False for no cache, not int"),
                           (lambda: semrel.judge([chunk], [item], [], engine=3), r"engine: give a name \(local, ray\) or"),
+                          # "expected str, bytes or os.PathLike object, not int", naming no parameter
+                          (lambda: semrel.judge([chunk], [item], [], model=3), "model: give a model name or folder, not int"),
+                          (lambda: semrel.judge([chunk], [item], [], output=3), "output: give a file path, not int"),
                           (lambda: Run.from_dict({"q": {"d": 1.0}}, None), "name: give a run name, not None"),
                           (lambda: semrel.label([], graded="no"), "graded: give True or False, not str"),  # graded labels before
                           # an open file or a Run where a path goes was "no such file (check the path)"; an open run file

@@ -976,6 +976,8 @@ def judge(
     check_warn(warn)
     check_flags(idf=idf)
     check_kind("cache", cache, (str, os.PathLike, bool), "a folder, or False for no cache")
+    check_kind("model", model, (str, os.PathLike), "a model name or folder")  # else "expected str, bytes or os.PathLike object"
+    check_kind("output", output, (str, os.PathLike), "a file path")
     chunks: Callable[[], Iterable[tuple[int, Chunk]]]
     if isinstance(corpus, (str, os.PathLike)) and str(corpus) != STDIO:
         chunks, corpus_name = (lambda: iter_corpus(corpus)), str(corpus)
@@ -994,7 +996,8 @@ def judge(
         kept = {item.query_id for item in items}
         pairs = [pair for pair in pairs if pair[0] in kept or pair[0] not in every]  # an unknown query is still an error
     options = JudgeOptions(
-        model=model, layer=layer, idf=idf, rescale=rescale, window=window, overlap=overlap, baseline_pairs=baseline_pairs, seed=seed,
+        model=None if model is None else str(model), layer=layer, idf=idf, rescale=rescale, window=window, overlap=overlap,
+        baseline_pairs=baseline_pairs, seed=seed,
         null_sample=null_sample, cache_dir=None if cache in (None, True, False) else str(cache), use_cache=cache is not False,
     )
     partial = f"{output}.partial" if output is not None and str(output) != STDIO else None
