@@ -128,6 +128,12 @@ def test_simulate_review_records_the_decisions_semrel_review_simulate_records(tm
             semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold", **queue, **kwargs)
     with pytest.raises(TypeError, match="^reviewer: give a reviewer's name, not None$"):
         semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer=None)
+    for thresholds, message in [(5, "thresholds: give a list of numbers, e.g. [0.5, 0.7], or the file `semrel calibrate -o` wrote, "
+                                    "not int"),  # was "'int' object is not iterable"
+                                (["0.5"], "thresholds: give numbers, not str")]:  # was "could not convert string to float"
+        with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+            semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold", **queue, thresholds=thresholds)
+    assert not (tmp_path / "x.sqlite").exists()
     with pytest.raises(UsageError, match="give all of judgments=, labels=, corpus= and golden=, or none"):
         semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold", judgments=pool["judgments"])
     with pytest.raises(ValidationError, match="^the review database is new: give judgments=, labels=, corpus= and golden=$"):

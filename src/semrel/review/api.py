@@ -10,7 +10,7 @@ import numbers
 import os
 from typing import Callable, Sequence, Union
 
-from ..errors import UsageError, check_flags, check_kind, check_seed, check_warn, tell
+from ..errors import UsageError, check_flags, check_kind, check_list, check_seed, check_warn, tell
 from ..evaluation.api import Qrels, QrelsLike, as_qrels
 from ..formats.files import guarded
 from ..formats.judgments import SCORES
@@ -92,8 +92,10 @@ def simulate_review(db: PathLike, human: QrelsLike, *, reviewer: str, judgments:
     if limit is not None and limit < 1 or overlap < 0:
         raise UsageError(f"limit={limit!r}, overlap={overlap!r}: give a limit of 1 or more (or None) and an overlap of 0 or more")
     check_flags(unlisted_as_zero=unlisted_as_zero)
-    if thresholds is not None and not isinstance(thresholds, (str, os.PathLike)):
-        thresholds = ",".join(str(float(t)) for t in thresholds)
+    if thresholds is not None and not isinstance(thresholds, (str, os.PathLike)):  # an int was "'int' object is not iterable"
+        numbers_given = check_list("thresholds", thresholds, (numbers.Real,),
+                                   "a list of numbers, e.g. [0.5, 0.7], or the file `semrel calibrate -o` wrote", "numbers")
+        thresholds = ",".join(str(float(t)) for t in numbers_given or ())
     grades = as_qrels(human, "human").to_dict()  # before the database is opened: a bad file leaves no database behind
     request = QueueRequest(_named(judgments), _named(labels), _named(corpus), _named(golden), on, _named(thresholds),
                            QueueSettings(order, float(random_share), int(seed), None if limit is None else int(limit), int(overlap)))
