@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 
 import click
 import pyarrow.compute as pc
@@ -13,7 +12,7 @@ from ..analysis.lift import TOP_QUERIES, Latency, lift, read_latency, render_lif
 from ..errors import UsageError
 from ..evaluation.files import require_judgments, shallow_cutoffs
 from ..formats import read_qrels, read_run
-from ..formats.files import display_name
+from ..formats.files import STDIO, display_name, same_file
 from .base import SemrelCommand, warn
 from .options import lift_options, measure_option, places_option, rel_level_option, stat_settings, test_options
 from .paths import input_path
@@ -59,7 +58,7 @@ def lift_command(qrels, base, reranked, depth, measures, test, permutations, boo
     with timings, the change per millisecond the reranker adds."""
     if not base or not reranked:
         raise UsageError("give --base FIRST.run and --reranked RERANKED.run")
-    if base != "-" and os.path.exists(base) and os.path.exists(reranked) and os.path.samefile(base, reranked):
+    if base != STDIO and same_file(base, reranked):
         raise UsageError(f"--base and --reranked are one file ({display_name(base)}): every query would tie; give the reranked run")
     settings = stat_settings(test, permutations, bootstrap, seed, alpha)
     judged = read_qrels(qrels)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from ..errors import FormatError, SemrelError, UsageError
-from ..formats.files import read_text
+from ..formats.files import read_text, same_file
 from ..formats.jsonl import check_nesting, too_deep
 from ..formats.manifest import manifest_path
 from ..judging import labels
@@ -677,13 +677,6 @@ def plan(config: dict[str, dict[str, Any]], gold: bool = True) -> list[Step]:
             inputs.append(config["report"]["reviewed"])
         steps.append(Step("report", ("report",), args + ["-o", report], inputs, [report], stdout=os.devnull))
     return steps
-
-
-def same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
 
 
 USER_FILES = (("golden", "file"), ("golden", "qrels"), ("corpus", "file"), ("corpus", "docs"), ("bm25", "stopwords"),

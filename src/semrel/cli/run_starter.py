@@ -7,9 +7,10 @@ import math
 import os
 
 from ..errors import UsageError
+from ..formats.files import same_file
 from ..judging import labels
 from ..terminal import agreeing, quantity
-from .run_config import same_file, within
+from .run_config import within
 
 STARTER_TOP = """\
 # semrel run config: `semrel run {name}` runs every step below; a step whose inputs and settings

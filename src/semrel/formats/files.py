@@ -651,6 +651,14 @@ def content_sha256(path: str | os.PathLike) -> str | None:
     return None if digest is None else with_log(path, digest)
 
 
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether two paths name one file (links followed; hard links too), or, where either cannot be read, one path."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
 def prefix_matches(path: str | os.PathLike, lines: int, sha256: str) -> bool:
     """Whether the file's first `lines` lines (with their newlines) have that sha256: a file only appended to since it was
     read (`semrel fill` appends the pairs it judges to judgments.jsonl), which is worth saying apart from an edit."""

@@ -30,7 +30,7 @@ from ..encoding.models import DEFAULT_MODEL, model_params
 from ..encoding.vectors import text_key
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import golden_row, iter_corpus, read_corpus, read_golden, require_known_chunks
-from ..formats.files import STDIO, allow_rewrite, atomic_writer, display_name, open_input, read_lines
+from ..formats.files import STDIO, allow_rewrite, atomic_writer, display_name, open_input, read_lines, same_file
 from ..formats.jsonl import json_object, read_jsonl, require, with_field
 from ..formats.manifest import outputs_with_manifests, read_manifest, write_manifest
 from ..progress import Steps, no_progress
@@ -534,7 +534,7 @@ def open_pick_session(
     # another file) and the journal of every change, which is what makes each edit recoverable.
     target = output or golden_path
     allow_rewrite(journal_path(target))
-    in_place = output is None or (os.path.exists(output) and os.path.samefile(output, golden_path))
+    in_place = output is None or same_file(output, golden_path)
     if in_place:
         allow_rewrite(golden_path)
     session = PickSession(items, target, DocumentsFirst(finder, items, per_method),
