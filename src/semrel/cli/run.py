@@ -64,15 +64,11 @@ def run_command(config, sets, dry_run, force):
 def review_command(steps: Sequence[Step]) -> str:
     """`semrel review start` with this run's files, ready to paste: as bare words it failed on --db, then asked for
     the judgments, labels, corpus and golden set the run had made."""
-    def option(flag: str) -> list[str]:
-        judge = next(step for step in steps if step.command == ("judge",))
-        return [flag, judge.args[judge.args.index(flag) + 1]]
-
+    judge = next(step for step in steps if step.command == ("judge",))
     labels = next(step for step in steps if step.command == ("label",)).outputs[0]
-    judgments = next(step for step in steps if step.command == ("judge",)).outputs[0]
-    words = ["semrel", "review", "start", "--db", os.path.join(os.path.dirname(labels), "review.sqlite"), "--reviewer", "YOUR_NAME",
-             "--judgments", judgments, "--labels", labels, *option("--corpus"), *option("--golden")]
-    return shlex.join(words)
+    given = [word for flag in ("--corpus", "--golden") for word in (flag, judge.args[judge.args.index(flag) + 1])]
+    return shlex.join(["semrel", "review", "start", "--db", os.path.join(os.path.dirname(labels), "review.sqlite"), "--reviewer",
+                       "YOUR_NAME", "--judgments", judge.outputs[0], "--labels", labels, *given])
 
 
 def agreement_line(path: str, review: str) -> str:
