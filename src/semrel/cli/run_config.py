@@ -330,25 +330,22 @@ def idle_keys(config: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """A warning for each key set (to other than its default) in a section whose step is switched off, or that no planned
     step reads: `[label] threshold` beside `[judge] enabled = false` did nothing without a word. A warning, not an error:
     switching a step off for a while should not mean deleting its settings."""
-    found = []
+    idle: list[tuple[str, Sequence[str], str | None]] = []  # (section, its keys, why they do nothing, or None)
     for section, switches in SWITCHES.items():
         off = next((switch for switch in switches if not config[switch]["enabled"]), None)
-        if off is not None:
-            found += [f"[{section}] {name} does nothing while [{off}] enabled = false" for name, (_, default) in SCHEMA[section].items()
-                      if name not in ("enabled", "cache") and config[section][name] != default]  # cache: made a full path
-    methods = set(config["retrieve"]["methods"])
-    unread = {  # keys that no step the config plans reads, and why: `[bm25] k1` beside methods = ["dense"] did nothing unsaid
-        "bm25": (tuple(SCHEMA["bm25"]), None if methods & {"bm25", "hybrid"} else "no [retrieve] method is bm25 or hybrid"),
-        "retrieve": (("model",), None if methods - {"bm25"} or config["lift"]["base"] is not None
-                     else "no [retrieve] method is dense or hybrid, and [lift] base is not set"),
-        "lift": (("rerank", "depth"), None if config["lift"]["base"] is not None else "[lift] base is not set"),
-        "engine": (("address", "workers"), None if config["engine"]["name"] != "local" else "[engine] name = \"local\""),
-        "golden": (("seed",), None if config["golden"]["sample"] is not None else "[golden] sample is not set"),
-    }
-    for section, (names, why) in unread.items():
-        found += [f"[{section}] {name} does nothing while {why}" for name in names
-                  if why is not None and config[section][name] != SCHEMA[section][name][1]]
-    return found
+        idle.append((section, [name for name in SCHEMA[section] if name not in ("enabled", "cache")],  # cache: made a full path
+                     None if off is None else f"[{off}] enabled = false"))
+    methods, base = set(config["retrieve"]["methods"]), config["lift"]["base"]
+    idle += [  # keys that no step the config plans reads: `[bm25] k1` beside methods = ["dense"] did nothing unsaid
+        ("bm25", list(SCHEMA["bm25"]), None if methods & {"bm25", "hybrid"} else "no [retrieve] method is bm25 or hybrid"),
+        ("retrieve", ["model"], None if methods - {"bm25"} or base is not None
+         else "no [retrieve] method is dense or hybrid, and [lift] base is not set"),
+        ("lift", ["rerank", "depth"], None if base is not None else "[lift] base is not set"),
+        ("engine", ["address", "workers"], None if config["engine"]["name"] != "local" else "[engine] name = \"local\""),
+        ("golden", ["seed"], None if config["golden"]["sample"] is not None else "[golden] sample is not set"),
+    ]
+    return [f"[{section}] {name} does nothing while {why}" for section, names, why in idle if why is not None
+            for name in names if config[section][name] != SCHEMA[section][name][1]]
 
 
 def _check_values(config: dict[str, dict[str, Any]], origin: Mapping[tuple[str, str], tuple[str, str]]) -> None:
