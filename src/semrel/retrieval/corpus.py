@@ -58,8 +58,7 @@ class Corpus:
 
     def holds(self, ids: Sequence[str]) -> np.ndarray:
         """Whether the corpus lists each of `ids`."""
-        wanted = set(ids)
-        listed = {chunk_id for chunk_id in self.ids if chunk_id in wanted}
+        listed = set(ids).intersection(self.ids)
         return np.array([chunk_id in listed for chunk_id in ids], dtype=bool)
 
     def iter_texts(self, positions: np.ndarray) -> Iterator[str]:
