@@ -66,7 +66,8 @@ def test_a_grade_on_texts_changed_while_they_were_shown_is_not_a_label_of_the_ne
     shown = alice.next_task()
     chunks = {**CHUNKS, shown.chunk_id: "A different chunk of text, which alice has not read."}
     edited = write_judged(tmp_path / "edited", chunks, QUERIES, R_SCORES)
-    assert refresh_tasks(conn, load_tasks(edited["judgments"], edited["labels"], edited["corpus"], edited["golden"], labelling)).texts >= 1
+    edited_tasks = load_tasks(edited["judgments"], edited["labels"], edited["corpus"], edited["golden"], labelling)
+    assert refresh_tasks(conn, edited_tasks, edited["judgments"]).texts >= 1
     alice.grade(shown, 1 - shown.proposed)
     (recorded,) = [row[0] for row in conn.execute("SELECT task_hash FROM decisions WHERE kind = 'grade'")]
     assert recorded == shown.hash  # the texts alice judged
@@ -230,7 +231,8 @@ def test_the_manifest_and_warning_count_a_stale_skip_beside_a_stale_grade(tmp_pa
     alice.grade(graded, 1)
     chunks = {**CHUNKS, skipped.chunk_id: "Edited text one.", graded.chunk_id: "Edited text two."}
     edited = write_judged(tmp_path / "edited", chunks, QUERIES, R_SCORES)
-    refresh_tasks(conn, load_tasks(edited["judgments"], edited["labels"], edited["corpus"], edited["golden"], Labelling("R", (0.5,))))
+    refresh_tasks(conn, load_tasks(edited["judgments"], edited["labels"], edited["corpus"], edited["golden"], Labelling("R", (0.5,))),
+                  edited["judgments"])
     conn.close()
     result = reviewed_labels(tmp_path / "r.sqlite", pool["labels"])
     assert result.params["stale_decisions_left_out"] == 2 and result.params["reviewed_pairs"] == 0

@@ -369,7 +369,7 @@ def test_a_refresh_counts_only_the_pairs_whose_texts_or_proposed_grades_changed(
     grade: a count of the unchanged pairs instead went unnoticed, as the CLI test's "1 pairs" is also in "11 pairs"."""
     conn, pool = queued_db(tmp_path)
     tasks = load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], Labelling("R", (0.5,)))
-    assert refresh_tasks(conn, tasks) == Refreshed(texts=0, proposed=0, left_out=0, dropped=0)
+    assert refresh_tasks(conn, tasks, "j.jsonl") == Refreshed(texts=0, proposed=0, left_out=0, dropped=0)
     session = Session(conn, "alice")
     edited = session.next_task()
     session.grade(edited, 1)
@@ -378,10 +378,10 @@ def test_a_refresh_counts_only_the_pairs_whose_texts_or_proposed_grades_changed(
     changed = [dataclasses.replace(t, chunk=t.chunk + " (edited)") if (t.query_id, t.chunk_id) == (edited.query_id, edited.chunk_id)
                else dataclasses.replace(t, proposed=1 - t.proposed) if (t.query_id, t.chunk_id) == (regraded.query_id, regraded.chunk_id)
                else t for t in tasks]
-    assert refresh_tasks(conn, changed) == Refreshed(texts=1, proposed=1, left_out=0, dropped=0)
+    assert refresh_tasks(conn, changed, "j.jsonl") == Refreshed(texts=1, proposed=1, left_out=0, dropped=0)
     assert [d.task.id for d in session.recent()] == [regraded.id]  # another proposed grade leaves the decision standing
     assert session.next_task().id == edited.id  # new texts: shown again
-    assert refresh_tasks(conn, changed) == Refreshed(texts=0, proposed=0, left_out=0, dropped=0)
+    assert refresh_tasks(conn, changed, "j.jsonl") == Refreshed(texts=0, proposed=0, left_out=0, dropped=0)
 
 
 def test_a_queue_another_process_built_first_is_joined_not_added_to(tmp_path):

@@ -313,7 +313,8 @@ def test_a_web_grade_on_texts_changed_while_shown_is_stale_on_the_new_texts(tmp_
         shown = alice.task()["task"]
         edited = write_judged(tmp_path / "edited", {**CHUNKS, shown["chunk_id"]: "Another text, not the one shown."}, QUERIES, R_SCORES)
         conn = open_db(db)
-        refresh_tasks(conn, load_tasks(edited["judgments"], edited["labels"], edited["corpus"], edited["golden"], Labelling("R", (0.5,))))
+        refresh_tasks(conn, load_tasks(edited["judgments"], edited["labels"], edited["corpus"], edited["golden"], Labelling("R", (0.5,))),
+                      edited["judgments"])
         conn.close()
         status, body = alice.api({"action": "grade", "task_id": shown["id"], "grade": 1, "shown": "not a hash"})
         assert status == 400 and "shown must be the hash of the texts shown" in json.dumps(body)

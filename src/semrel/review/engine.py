@@ -140,11 +140,17 @@ class Refreshed:
     dropped: int  # queued pairs the inputs lack: they stay in the queue
 
 
-def refresh_tasks(conn: sqlite3.Connection, tasks: Sequence[Task]) -> Refreshed:
+def refresh_tasks(conn: sqlite3.Connection, tasks: Sequence[Task], judgments: str) -> Refreshed:
     """Bring stored tasks up to date with re-read inputs: changed texts get a new hash (their
-    old decisions become stale), scores and proposed grades are updated."""
+    old decisions become stale), scores and proposed grades are updated. Tasks none of which the queue holds (read from
+    `judgments`) are the files of another review: refused before anything is written."""
     rows = conn.execute("SELECT query_id, chunk_id, hash, proposed FROM tasks")
     stored = {(r["query_id"], r["chunk_id"]): (r["hash"], r["proposed"]) for r in rows}
+    given = {(t.query_id, t.chunk_id) for t in tasks}
+    if given.isdisjoint(stored):
+        raise ValidationError(f"{getattr(conn, 'name', '') or 'the review database'}: its queue holds none of the "
+                              f"{quantity(len(tasks), 'pair')} judged in {judgments}: it was built from other judgments: "
+                              "give the database these were queued in (or a new one), or the files its queue was built from")
     changed = [t for t in tasks if (t.query_id, t.chunk_id) in stored and stored[t.query_id, t.chunk_id][0] != t.hash]
     regraded = sum(1 for t in tasks if (t.query_id, t.chunk_id) in stored and stored[t.query_id, t.chunk_id][1] != t.proposed)
     with transaction(conn):
@@ -154,7 +160,6 @@ def refresh_tasks(conn: sqlite3.Connection, tasks: Sequence[Task]) -> Refreshed:
             [(t.query, json.dumps(list(t.answers), ensure_ascii=False), t.chunk, t.P, t.R, t.F, t.p, t.proposed, t.hash,
               t.query_id, t.chunk_id) for t in tasks if (t.query_id, t.chunk_id) in stored],
         )
-    given = {(t.query_id, t.chunk_id) for t in tasks}
     return Refreshed(len(changed), regraded, sum(pair not in stored for pair in given), sum(pair not in given for pair in stored))
 
 
@@ -425,12 +430,7 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
             if labelling is not None and labelling != stored:
                 warn(_keeps(stored))
             tasks = files.load(stored)
-            queued = {(row[0], row[1]) for row in conn.execute("SELECT query_id, chunk_id FROM tasks")}
-            if not any((t.query_id, t.chunk_id) in queued for t in tasks):  # nothing to refresh: the files of another review
-                raise ValidationError(f"{getattr(conn, 'name', '') or 'the review database'}: its queue holds none of the "
-                                      f"{quantity(len(tasks), 'pair')} judged in {files.judgments}: it was built from other judgments: "
-                                      "give the database these were queued in (or a new one), or the files its queue was built from")
-            refreshed = refresh_tasks(conn, tasks)
+            refreshed = refresh_tasks(conn, tasks, files.judgments)
             if refreshed.texts:
                 warn(f"{quantity(refreshed.texts, 'pair', 'have')} new texts; their earlier decisions are stale and they are shown again")
             if refreshed.proposed:
