@@ -662,14 +662,18 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
 def prefix_matches(path: str | os.PathLike, lines: int, sha256: str) -> bool:
     """Whether the file's first `lines` lines (with their newlines) have that sha256: a file only appended to since it was
     read (`semrel fill` appends the pairs it judges to judgments.jsonl), which is worth saying apart from an edit."""
-    digest, read = hashlib.sha256(), 0
-    with open(path, "rb") as handle:
-        for line in handle:
-            if read == lines:
-                break
-            digest.update(line)
-            read += 1
-    return read == lines and digest.hexdigest() == sha256
+    digest, seen, last = hashlib.sha256(), 0, b"\n"
+    with open(path, "rb") as handle:  # a MB at a time: a line of a binary input (an SQLite file) can be as long as the file
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            if seen + block.count(b"\n") >= lines:  # the last line read ends in this block
+                at = -1
+                for _ in range(lines - seen):
+                    at = block.index(b"\n", at + 1)
+                digest.update(block[: at + 1])
+                return digest.hexdigest() == sha256
+            digest.update(block)
+            seen, last = seen + block.count(b"\n"), block[-1:]
+    return seen + (last != b"\n") == lines and digest.hexdigest() == sha256  # a last line without its newline counts, as in line_count
 
 
 def with_log(path: str | os.PathLike, digest: str) -> str:
