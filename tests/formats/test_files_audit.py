@@ -35,6 +35,7 @@ from semrel.formats.files import (
     locked,
     note_database,
     open_input,
+    prefix_matches,
     read_bytes,
     read_head,
     read_lines,
@@ -557,3 +558,16 @@ def test_a_lock_that_is_a_fifo_or_a_folder_is_refused_without_opening_it(tmp_pat
         done.set()
         reader.join()
     assert not entered
+
+
+@pytest.mark.parametrize("data", [b"a\nbb\nccc", b"a\nbb\nccc\n", b"\x00" * (3 * MB) + b"\nx\n", b"\n" * 3])
+def test_prefix_matches_hashes_the_first_lines_as_line_count_counts_them(tmp_path, data):
+    """A file only appended to since it was read is told by the sha256 of its first lines (a last line without its
+    newline counting, as line_count counts it), read a MB at a time: a line of a binary file can be as long as the file."""
+    path = write(tmp_path / "f", data)
+    lines = data.split(b"\n")
+    for k in range(len(lines) + 1):
+        prefix = data if k >= len(lines) or k == len(lines) - 1 and not lines[-1] else b"\n".join(lines[:k]) + b"\n" * (k > 0)
+        counted = data.count(b"\n") + (not data.endswith(b"\n"))
+        assert prefix_matches(path, k, hashlib.sha256(prefix).hexdigest()) == (k <= counted), k
+        assert not prefix_matches(path, k, hashlib.sha256(prefix + b"!").hexdigest())
