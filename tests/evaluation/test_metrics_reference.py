@@ -112,23 +112,3 @@ def test_equal_ids_get_equal_fingerprints_in_slices_chunks_and_large_strings():
     assert pair_fingerprints(np.array([(1 << 24) - 1]), np.array([7], dtype=np.uint64)).tolist() == [((1 << 24) - 1) << 40]
     with pytest.raises(SemrelError, match="more than 16,777,216 queries in one file"):
         pair_fingerprints(np.array([1 << 24]), np.array([7], dtype=np.uint64))
-
-
-@pytest.mark.slow
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(collections())
-def test_err_equals_ir_measures_gdeval(data):
-    """ERR@k equals ir_measures' ERR, which runs the TREC Web track's gdeval.pl (perl): it prints 5 decimals, and takes
-    numeric query ids only, so the queries are renumbered."""
-    qrels, run, _ = data
-    number = {q: str(i) for i, q in enumerate(sorted(set(qrels) | set(run)), start=1)}
-    qrels = {number[q]: docs for q, docs in qrels.items()}
-    run = {number[q]: {d: float(i) for i, d in enumerate(docs)} for q, docs in run.items()}  # gdeval's tie order is trec_eval's; kept apart
-    ours, _ = _ours(qrels, run, ["ERR@3", "ERR@10"], 1)
-    qrel_rows = [ir_measures.Qrel(q, d, r) for q, docs in qrels.items() for d, r in docs.items()]
-    run_rows = [ir_measures.ScoredDoc(q, d, s) for q, docs in run.items() for d, s in docs.items()]
-    measures = [ir_measures.ERR @ 3, ir_measures.ERR @ 10]
-    found = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(measures, qrel_rows, run_rows)}
-    for name, measure in zip(["ERR@3", "ERR@10"], measures):
-        for q in qrels:
-            assert ours[name][q] == pytest.approx(found.get((q, str(measure)), 0.0), abs=5.1e-6), (name, q)
