@@ -1067,7 +1067,8 @@ def _rbp_bounds(ctx: Context, top_grade: np.ndarray, table: dict[int, float]) ->
 @family("rbp_resid", Cutoff.NONE, trec="rbp_resid", params=("p",), trec_params="gains", trec_label=_rbp_label("rbp_resid", 0.9))
 def rbp_residual(m: Measure, r: Ranked, ctx: Context) -> np.ndarray:
     """RBP's residual (p=0.9): what unjudged documents and the ranking's tail could still add,
-    p^returned + (1 - p) sum over unjudged documents of p^(rank - 1); 0 when every document is judged."""
+    p^returned + (1 - p) sum over unjudged documents of p^(rank - 1); 0 when every document is judged, as trec_eval
+    prints it (Moffat and Zobel's residual would still be p^returned)."""
     p = float(m.param("p", 0.9))
     returned = r.retrieved.astype(np.int64)
     powers = _powers(p, int(returned.max(initial=0)))
