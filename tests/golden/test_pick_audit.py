@@ -371,3 +371,16 @@ def test_a_second_pick_session_on_the_same_golden_set_is_refused_not_let_write_o
         second.toggle(2)
     assert gold(golden) == {"q1": ("bread#0",), "q2": ()}
     assert open_pick_session(str(golden), str(corpus), per_method=2, use_cache=False).states["q1"].gold == ("bread#0",)
+
+
+@pytest.mark.parametrize("bom, end", [(b"", b""), (b"\xef\xbb\xbf", b"\n\n")])
+def test_a_pick_gives_back_blank_lines_crlf_lines_a_byte_order_mark_and_a_last_line_without_its_newline(small, bom, end):
+    """The rewrite wrote the object lines alone, each with a newline: blank lines (first, between, of spaces, last) were
+    dropped, a byte-order mark too, and a last line without its newline got one."""
+    corpus, golden = small
+    q1, q2 = golden.read_bytes().splitlines()
+    golden.write_bytes(bom + b"\n" + q1 + b"\r\n\n   \n" + q2 + end)
+    pick(corpus, golden, "1n")
+    picked = q1.replace(b'"gold_chunk_ids": []', b'"gold_chunk_ids": ["bread#0"]')
+    assert golden.read_bytes() == bom + b"\n" + picked + b"\r\n\n   \n" + q2 + end
+    assert gold(golden) == {"q1": ("bread#0",), "q2": ()}

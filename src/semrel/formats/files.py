@@ -547,6 +547,15 @@ def read_tail(path: str | os.PathLike, size: int) -> bytes:
     return tail
 
 
+def content_ends(path: str | os.PathLike) -> tuple[bool, bool]:
+    """Whether a file's (decompressed) content starts with a UTF-8 byte-order mark, and whether it ends with a newline: the
+    two things read_lines does not give back, for a rewrite that keeps every byte it read (jsonl.JsonlText)."""
+    name = str(path)
+    with _open_binary(name) as handle:
+        head = Inflating(name, handle).read(len(UTF8_BOM)) if handle.peek(2)[:2] == GZIP_MAGIC else handle.read(len(UTF8_BOM))
+    return head == UTF8_BOM, read_tail(path, 1) == b"\n"
+
+
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # little- and big-endian
 
 

@@ -9,12 +9,13 @@ import os
 import re
 import sys
 from collections import Counter
-from typing import Any, Callable, Generator, Iterable
+from dataclasses import dataclass
+from typing import Any, Callable, Generator, Iterable, Sequence
 
 import jsonlines
 
 from ..errors import FormatError
-from .files import atomic_writer, display_name, read_lines, read_text
+from .files import UTF8_BOM, atomic_writer, content_ends, display_name, read_lines, read_text
 
 MAX_DEPTH = 100  # nesting of JSON and TOML inputs: semrel's files need a handful of levels
 # a string left open runs to the end of the text: were its closing quote required, each quote after an
@@ -174,6 +175,35 @@ def with_field(line: str, key: str, value: Any) -> str:
         entry = json.dumps(key, ensure_ascii=False) + (":" if compact else ": ") + text
         return line[:at] + ("" if first else "," if compact else ", ") + entry + line[at:]
     return line[: span[0]] + text + line[span[1] :]
+
+
+@dataclass(frozen=True)
+class JsonlText:
+    """A JSON Lines file's text as read, to write back with its object lines changed and every other byte as it was:
+    blank lines (spaces only too), a UTF-8 byte-order mark, a last line without its newline (a CRLF line keeps its CR, as
+    read_lines gives it). `golden pick` rewrote its golden set from the object lines alone, and lost the rest."""
+
+    lines: tuple[str, ...]  # every line as read_lines gives it, blank ones included
+    bom: bool = False
+    newline_at_end: bool = True
+
+    @classmethod
+    def read(cls, path: str | os.PathLike) -> JsonlText:
+        """The file's lines, each that is not blank checked to hold a JSON object (json_object)."""
+        lines = tuple(line for number, line in read_lines(path) if not line.strip() or json_object(line, path, number) is not None)
+        return cls(lines, *content_ends(path))
+
+    def objects(self) -> list[str]:
+        """The object lines, in order (read_jsonl's)."""
+        return [line for line in self.lines if line.strip()]
+
+    def text(self, objects: Sequence[str]) -> str:
+        """The file's text with its object lines, in order, replaced by `objects`."""
+        if len(objects) != len(self.objects()):
+            raise ValueError(f"{len(objects)} object lines given for {len(self.objects())}")
+        given = iter(objects)
+        body = "\n".join(next(given) if line.strip() else line for line in self.lines)
+        return (UTF8_BOM.decode() if self.bom else "") + body + ("\n" if self.newline_at_end and self.lines else "")
 
 
 def write_jsonl(rows: Iterable[dict[str, Any]], path: str | os.PathLike) -> int:

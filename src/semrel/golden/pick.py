@@ -5,7 +5,8 @@ and fsynced) and the golden set is rewritten atomically, so quitting or crashing
 Nothing is written before the first action (opening a session and quitting leaves every file as it
 was), and the rewrite changes only `gold_chunk_ids`: every other byte of each line, including
 fields semrel does not know, is written back as it was read (with -o, from that file where it was
-edited by hand since pick wrote it, else from --golden); a line whose gold chunks are unchanged is left whole.
+edited by hand since pick wrote it, else from --golden); a line whose gold chunks are unchanged is left whole, and
+so are blank lines, a byte-order mark and the file's last newline, or its lack (formats.jsonl.JsonlText).
 Each journal line records the query's state before and after the action; replaying the journal
 gives the state and the undo history back. A toggle records the key of its chunk's text (the vector store's:
 what the picker showed), so a resume over a corpus where a chunk still gold holds other text says so (chunk
@@ -30,8 +31,8 @@ from ..encoding.models import DEFAULT_MODEL, model_params
 from ..encoding.vectors import text_key
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import golden_row, iter_corpus, read_corpus, read_golden, require_known_chunks
-from ..formats.files import STDIO, allow_rewrite, atomic_writer, display_name, open_input, read_lines, same_file
-from ..formats.jsonl import json_object, read_jsonl, require, with_field
+from ..formats.files import STDIO, allow_rewrite, atomic_writer, display_name, open_input, same_file
+from ..formats.jsonl import JsonlText, read_jsonl, require, with_field
 from ..formats.manifest import outputs_with_manifests, read_manifest, write_manifest
 from ..progress import Steps, no_progress
 from ..records import Chunk, GoldenItem
@@ -286,15 +287,16 @@ class PickSession:
 
     def __init__(self, items: Sequence[GoldenItem], output: str, finder: Callable[[GoldenItem], list[Candidate]],
                  inputs: Sequence[str] = (), params: dict | None = None, chunk_ids: set[str] | None = None,
-                 lines: Sequence[str] | None = None, describe: Callable[[], Mapping[str, str]] | None = None):
-        """`lines`: the golden set's lines as read (the text of one object per item, in order); saving writes them
-        back with only `gold_chunk_ids` replaced (with_field), so fields semrel does not know, and how each value was
-        written, are kept. `describe`: the
+                 text: JsonlText | None = None, describe: Callable[[], Mapping[str, str]] | None = None):
+        """`text`: the golden set as read (one object line per item, in order); saving writes it back with only
+        `gold_chunk_ids` replaced (with_field), so fields semrel does not know, how each value was written, blank lines
+        and the file's last newline (or none) are kept. `describe`: the
         model's params (name, fingerprint), added once a query is open: nothing to pick needs no model."""
         self.items, self.output, self.finder = list(items), output, finder
-        if lines is not None and len(lines) != len(self.items):
-            raise ValueError(f"lines= has {len(lines)} lines for {len(self.items)} items")
-        self.lines = list(lines) if lines is not None else [json.dumps(golden_row(i), ensure_ascii=False) for i in self.items]
+        self.text = text or JsonlText(tuple(json.dumps(golden_row(i), ensure_ascii=False) for i in self.items))
+        self.lines = self.text.objects()  # one per item, each as it will be written back
+        if len(self.lines) != len(self.items):
+            raise ValueError(f"text= has {len(self.lines)} object lines for {len(self.items)} items")
         self.inputs, self.params, self.describe = list(inputs), dict(params or {}), describe
         self.journal = journal_path(output)
         self.states = {i.query_id: State(i.gold_chunk_ids, GIVEN if i.gold_chunk_ids else OPEN) for i in self.items}
@@ -391,11 +393,13 @@ class PickSession:
         Only `gold_chunk_ids` changes: the rest of each line is written back as read."""
         self.described()
         with outputs_with_manifests([self.output]) as staged:
+            lines = []
+            for item, line in zip(self.items, self.lines):
+                gold = list(self.states[item.query_id].gold)
+                was = [str(g) for g in json.loads(line).get("gold_chunk_ids") or ()]  # as golden_item reads them
+                lines.append(line if was == gold else with_field(line, "gold_chunk_ids", gold))
             with atomic_writer(staged[self.output]) as out:
-                for item, line in zip(self.items, self.lines):
-                    gold = list(self.states[item.query_id].gold)
-                    was = [str(g) for g in json.loads(line).get("gold_chunk_ids") or ()]  # as golden_item reads them
-                    out.write((line if was == gold else with_field(line, "gold_chunk_ids", gold)) + "\n")
+                out.write(self.text.text(lines))
             write_manifest(self.output, inputs=[*self.inputs, self.journal] if os.path.exists(self.journal) else self.inputs,
                            params=self.params, rows=len(self.items), staged=staged)
         self.saved = True
@@ -413,10 +417,14 @@ class PickSession:
         self.edits += edits
         self._unjournaled += edits
 
-    def keep_lines(self, written: Mapping[str, str]) -> None:
-        """Write back the lines of `written` (-o's file, edited by hand since pick wrote it; by query id) instead
-        of --golden's, so an edit of a reference or of a field semrel does not know is kept as its gold chunks are."""
-        self.lines = [written.get(i.query_id, line) for i, line in zip(self.items, self.lines)]
+    def keep_lines(self, written: Sequence[GoldenItem], text: JsonlText) -> None:
+        """Write back the lines of `text` (-o's file, edited by hand since pick wrote it; its items `written`) instead
+        of --golden's, so an edit of a reference or of a field semrel does not know is kept as its gold chunks are; its
+        blank lines and last newline too where it holds --golden's queries in their order (else --golden's are kept)."""
+        lines = dict(zip((i.query_id for i in written), text.objects()))
+        self.lines = [lines.get(i.query_id, line) for i, line in zip(self.items, self.lines)]
+        if [i.query_id for i in written] == [i.query_id for i in self.items]:
+            self.text = text
 
     def reconcile(self, written: Mapping[str, tuple[str, ...]] | None, edited: bool) -> None:
         """Bring the golden set to write in step with a resumed journal. `written`: each query's gold chunks
@@ -504,11 +512,6 @@ def _documents(item: GoldenItem) -> list[str]:
     return [d for d in item.meta.get("gold_documents", ()) if isinstance(d, str)]
 
 
-def object_lines(path: str) -> list[str]:
-    """The text of each object line of a JSON Lines file (read_jsonl's lines, as written), each checked to be one."""
-    return [line for number, line in read_lines(path) if line.strip() and json_object(line, path, number) is not None]
-
-
 def _written_items(path: str) -> list[GoldenItem] | None:
     """The golden set at `path` (which must exist); None if it cannot be read."""
     try:
@@ -528,7 +531,7 @@ def open_pick_session(
     finder = CandidateFinder(corpus_path, per_method, model, steps, cache, use_cache)
     chunk_ids = set(finder.ids)
     items = read_golden(golden_path)
-    lines = object_lines(golden_path)  # the lines as they are, unknown fields included
+    text = JsonlText.read(golden_path)  # the file as it is: unknown fields, blank lines, its last newline or none
     require_known_chunks(items, chunk_ids, golden_path)
     # The one command that edits a file it reads, on purpose: the golden set (when -o does not name
     # another file) and the journal of every change, which is what makes each edit recoverable.
@@ -539,7 +542,7 @@ def open_pick_session(
         allow_rewrite(golden_path)
     session = PickSession(items, target, DocumentsFirst(finder, items, per_method),
                           [golden_path, corpus_path], {"candidates_per_method": per_method, "model": model or DEFAULT_MODEL},
-                          chunk_ids, lines, lambda: model_params(model))  # the model's files, as judge, split and dedup record them
+                          chunk_ids, text, lambda: model_params(model))  # the model's files, as judge, split and dedup record them
     session.described()  # before any work: a model that cannot be found is said at once
     finder.expect([i.query for i in session.remaining])
     if not session.resumed:
@@ -555,7 +558,7 @@ def open_pick_session(
             return session
         require_known_chunks(written, chunk_ids, target)
         if read_manifest(target) is None:  # edited by hand: its other fields are the later word too
-            session.keep_lines({i.query_id: line for i, line in zip(written, object_lines(target))})
+            session.keep_lines(written, JsonlText.read(target))
     session.reconcile(None if written is None else {i.query_id: i.gold_chunk_ids for i in written},
                       read_manifest(target) is None)
     return session
