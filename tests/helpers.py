@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -16,6 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from semrel.cli import main
+from semrel.formats import files
 from semrel.judging import labels
 
 SHARED_DATA = Path(os.environ.get("SEMREL_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
@@ -151,3 +153,42 @@ def file_size_limit(size: int) -> Iterator[None]:
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, limits)
         signal.signal(signal.SIGXFSZ, handler)
+
+
+class SecondWriter:
+    """`action`, a second writer of a file, run in a thread at a moment a test chooses (while the first writer is
+    between its check and its rename): start() returns once it waits for a lock semrel holds, or has ended (nothing held
+    it back); outcome() is what it returned or raised, once the first writer let go. Contention shown by order, not time."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, action: Callable[[], Any]):
+        self.action, self.settled, self.waited = action, threading.Event(), False
+        self.result: Any = None
+        real = files.locked
+
+        def locked(path: Any, waiting: Callable[[], None] | None = None) -> Any:
+            def told() -> None:
+                if threading.current_thread() is self.thread:
+                    self.waited = True
+                    self.settled.set()
+                if waiting is not None:
+                    waiting()
+            return real(path, told)
+
+        monkeypatch.setattr(files, "locked", locked)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.result = self.action()
+        except BaseException as exc:  # noqa: BLE001 (what the writer raised is the outcome to check)
+            self.result = exc
+        self.settled.set()
+
+    def start(self) -> None:
+        self.thread.start()
+        assert self.settled.wait(120), "the second writer neither waited for the lock nor ended"
+
+    def outcome(self) -> Any:
+        self.thread.join(120)
+        assert not self.thread.is_alive(), "the second writer never ended"
+        return self.result

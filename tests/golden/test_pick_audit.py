@@ -14,7 +14,7 @@ import pytest
 
 import semrel.encoding.vectors
 import semrel.retrieval.retrieve
-from helpers import assert_one_error, fifo_writer, ok, read_lines, run
+from helpers import SecondWriter, assert_one_error, fifo_writer, ok, read_lines, run
 from semrel.errors import SemrelError
 from semrel.formats.corpus import read_golden
 from semrel.formats.files import file_digest
@@ -384,3 +384,37 @@ def test_a_pick_gives_back_blank_lines_crlf_lines_a_byte_order_mark_and_a_last_l
     picked = q1.replace(b'"gold_chunk_ids": []', b'"gold_chunk_ids": ["bread#0"]')
     assert golden.read_bytes() == bom + b"\n" + picked + b"\r\n\n   \n" + q2 + end
     assert gold(golden) == {"q1": ("bread#0",), "q2": ()}
+
+
+def test_two_pick_keys_in_the_same_instant_cannot_both_pass_the_check_the_second_waits_for_the_lock_and_is_refused(
+        small, monkeypatch):
+    """The journal check was no lock: a second session's key between the first's check and its rename passed the check
+    too (the journal was not appended to yet), and the first's rewrite then dropped its pick from the golden set. Now the
+    second waits for the first's lock (rewrite_lock) from check to rename, then sees the journal changed and is refused."""
+    corpus, golden = small
+    first = open_pick_session(str(golden), str(corpus), per_method=2, use_cache=False)
+    second = open_pick_session(str(golden), str(corpus), per_method=2, use_cache=False)
+    second.current()  # candidates found before the race: the thread only writes
+    writer = SecondWriter(monkeypatch, lambda: second.toggle(2))
+    check = first.check_alone
+
+    def checked_then_the_other_key() -> None:
+        check()
+        writer.start()
+
+    first.check_alone = checked_then_the_other_key  # type: ignore[method-assign]
+    assert first.toggle(1) == "bread#0"
+    refused = writer.outcome()
+    assert isinstance(refused, SemrelError) and writer.waited
+    assert "golden.jsonl.pick.jsonl: changed since this pick session opened it" in str(refused)
+    assert gold(golden) == {"q1": ("bread#0",), "q2": ()}
+    assert open_pick_session(str(golden), str(corpus), per_method=2, use_cache=False).states["q1"].gold == ("bread#0",)
+
+
+def test_pick_into_a_folder_not_made_yet_makes_it(small, tmp_path):
+    """`-o new/golden.jsonl`: the first key appended to the journal beside it before anything made the folder
+    ('new/golden.jsonl.pick.jsonl: No such file or directory'); the lock taken first now makes it, as the write would."""
+    corpus, golden = small
+    output = tmp_path / "new" / "sub" / "golden.jsonl"
+    pick(corpus, golden, "1n", "-o", output)
+    assert gold(output) == {"q1": ("bread#0",), "q2": ()} and gold(golden) == {"q1": (), "q2": ()}

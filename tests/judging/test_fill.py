@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import assert_one_error, ok, run
+from helpers import SecondWriter, assert_one_error, ok, run
 from semrel.evaluation import files as files_module
 from semrel.formats.judgments import read_judgments
 from semrel.formats.manifest import read_manifest, read_params
@@ -501,3 +501,38 @@ def test_judgments_changed_since_their_manifest_say_how_and_what_to_do(tmp_path)
             "j.jsonl changed since its manifest was written (edited, or written by another tool): the judge's settings it records "
             "may not be those of its rows; restore it, or judge the pool again")):
         fill_module.judge_settings(tmp_path / "q.qrels", judgments)
+
+
+def test_two_fills_in_the_same_instant_cannot_both_pass_the_check_the_second_waits_for_the_lock_and_is_refused(
+        tmp_path, monkeypatch):
+    """The "changed while this fill ran" check was no lock: a second fill appending between the first's check and its
+    rename passed the check too, and the first's rename then dropped its rows. Now the second waits for the first's lock
+    (rewrite_lock) from check to rename, then finds the file changed and writes nothing."""
+    from semrel.errors import SemrelError
+    from semrel.formats.files import file_digest
+    from semrel.formats.judgments import write_judgments
+    from semrel.records import Judgment
+
+    judgments = tmp_path / "pool.jsonl"
+    old = [Judgment("q1", "d#0", 0.5, 0.5, 0.5, "bm25")]
+    write_judgments(old, judgments)
+    read_as = file_digest(judgments)  # both fills read the file as it is now
+
+    def append(chunk_id: str) -> None:
+        fill_module._append(judgments, old, [Judgment("q1", chunk_id, 0.9, 0.9, 0.9, "fill:x")], [], {}, f"{judgments}.fill.partial",
+                            read_as)
+
+    writer = SecondWriter(monkeypatch, lambda: append("second#0"))
+    digest = fill_module.file_digest
+
+    def checked_then_the_other_fill(path):
+        found = digest(path)
+        if not writer.thread.is_alive() and not writer.settled.is_set():  # the first fill's check: the other comes now
+            writer.start()
+        return found
+
+    monkeypatch.setattr(fill_module, "file_digest", checked_then_the_other_fill)
+    append("first#0")
+    refused = writer.outcome()
+    assert isinstance(refused, SemrelError) and writer.waited and "changed while this fill ran" in str(refused)
+    assert [j.chunk_id for j in read_judgments(judgments)] == ["d#0", "first#0"]

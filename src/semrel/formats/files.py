@@ -36,6 +36,7 @@ from typing import IO, Any, BinaryIO, Callable, Iterable, Iterator, TypeVar, cas
 
 from ..errors import FormatError, SemrelError, UsageError
 from ..interrupts import InterruptedAfterWriting, check_interrupted, signals_held
+from ..progress import Steps, no_progress
 from ..terminal import unfiltered
 
 STDIO = "-"
@@ -910,7 +911,11 @@ def locked(path: str | os.PathLike, waiting: Callable[[], None] | None = None) -
     if info is not None and not stat.S_ISREG(info.st_mode):
         raise SemrelError(f"{path}: semrel keeps a lock there, and this is {special_kind(info.st_mode) or 'a folder'}, "
                           "not a file: remove it")
-    with open(path, "a") as handle:
+    try:
+        handle = open(path, "a")
+    except OSError as exc:  # a folder not writable (or gone): one line, not a traceback
+        raise SemrelError(f"{path}: cannot make the lock semrel keeps there ({exc.strerror or exc})") from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -921,6 +926,35 @@ def locked(path: str | os.PathLike, waiting: Callable[[], None] | None = None) -
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def rewrite_lock_path(target: str | os.PathLike) -> str:
+    """Where rewrite_lock keeps its lock: hidden beside the file it guards (links followed, so two names of one file share
+    it), as `semrel run`'s is; a folder's digest leaves hidden files out."""
+    real = Path(os.path.realpath(target))
+    return str(real.parent / f".{_temp_stem(real)}.lock")
+
+
+@contextlib.contextmanager
+def rewrite_lock(target: str | os.PathLike, steps: Steps = no_progress) -> Iterator[None]:
+    """Held by a command that rewrites a file it read (`golden pick`, `fill`) from its check that the file is as it read
+    it through the rename of the new one: the check alone let two writers in the same instant both pass it, and the later
+    rename drop the other's write. A second writer waits (said once through `steps`) until the first's file is in place,
+    then its check sees the change and refuses with its one line; waiting, not failing at once, refuses nothing that a
+    writer which failed or was interrupted left as it was, and the lock is held for one write, not a session. The kernel
+    drops it when its holder ends however it ends. A hand edit takes no lock: the check is what catches that."""
+    name, lock = display_name(target), rewrite_lock_path(target)
+
+    def waiting() -> None:
+        with steps(f"waiting for another semrel command to finish writing {name} (it holds {lock})", 0):
+            pass
+
+    try:  # the target's folder, which its write makes anyway: `golden pick -o new/golden.jsonl` appends its journal there first
+        Path(lock).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SemrelError(f"{name}: cannot make its folder ({exc.strerror or exc})") from None
+    with locked(lock, waiting):
+        yield
 
 
 @contextlib.contextmanager

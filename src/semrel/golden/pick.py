@@ -31,7 +31,7 @@ from ..encoding.models import DEFAULT_MODEL, model_params
 from ..encoding.vectors import text_key
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import golden_row, iter_corpus, read_corpus, read_golden, require_known_chunks
-from ..formats.files import STDIO, allow_rewrite, atomic_writer, display_name, open_input, same_file
+from ..formats.files import STDIO, allow_rewrite, atomic_writer, display_name, open_input, rewrite_lock, same_file
 from ..formats.jsonl import JsonlText, read_jsonl, require, with_field
 from ..formats.manifest import outputs_with_manifests, read_manifest, write_manifest
 from ..progress import Steps, no_progress
@@ -362,21 +362,23 @@ class PickSession:
 
     def _record(self, action: str, query_id: str, after: State, text: str | None = None) -> None:
         event = Event(action, query_id, self.states[query_id], after, text)
-        self.check_alone()
-        _mend_tail(self.journal)
-        with open(self.journal, "a", encoding="utf-8") as out:
-            out.write("".join(json.dumps(e.to_json()) + "\n" for e in [*self._unjournaled, event]))
-            out.flush()
-            os.fsync(out.fileno())
-            self._journal_size = os.fstat(out.fileno()).st_size
-        self._unjournaled = []
-        self._apply(event)
-        self.save()
+        with rewrite_lock(self.output):  # from the check through the rename: another session's key waits, then is refused
+            self.check_alone()
+            _mend_tail(self.journal)
+            with open(self.journal, "a", encoding="utf-8") as out:
+                out.write("".join(json.dumps(e.to_json()) + "\n" for e in [*self._unjournaled, event]))
+                out.flush()
+                os.fsync(out.fileno())
+                self._journal_size = os.fstat(out.fileno()).st_size
+            self._unjournaled = []
+            self._apply(event)
+            self.save()
 
     def check_alone(self) -> None:
         """Refuse an action once the journal changed since this session last read or wrote it: a second session on the
         same golden set, unaware of the first's picks, wrote its own state of the file over them (a query picked in
-        both kept the last one's marks, the other's lost without a word). The key is not saved; a resume has both."""
+        both kept the last one's marks, the other's lost without a word). The key is not saved; a resume has both.
+        Called under rewrite_lock, so two keys in the same instant cannot both pass it."""
         if _size(self.journal) != self._journal_size:
             raise SemrelError(f"{self.journal}: changed since this pick session opened it (another pick session on "
                               f"{self.output}?); this key was not saved: end the other session and run the command again")
@@ -444,7 +446,8 @@ class PickSession:
         if written is not None and edited and written != {**now, self._last.query_id: self._last.before.gold}:
             self.adopt(written)
         else:
-            self.save()
+            with rewrite_lock(self.output):
+                self.save()
 
     def toggle(self, number: int) -> str | None:
         """Mark or unmark candidate `number` (1-based) of the current query; its chunk id, or None if there is none."""

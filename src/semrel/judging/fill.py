@@ -32,7 +32,7 @@ from ..evaluation.files import judged_share, run_names
 from ..evaluation.measures import ranks_within
 from ..evaluation.metrics import evaluate, query_codes, rank_order
 from ..formats.corpus import iter_corpus, read_golden
-from ..formats.files import allow_rewrite, display_name, file_digest, files_as_one, guarded, manifest_path, prefix_matches
+from ..formats.files import allow_rewrite, display_name, file_digest, files_as_one, guarded, manifest_path, prefix_matches, rewrite_lock
 from ..formats.judgments import read_judgments, write_judgments
 from ..formats.manifest import manifest_record, outputs_with_manifests, read_manifest, save_manifest, write_manifest
 from ..formats.trec import read_run, read_trec_qrels, write_qrels
@@ -244,7 +244,7 @@ def fill(
         resumed = result.resumed
         _append(judgments_path, existing, fresh, [qrels_path, *runs, corpus, golden],
                 {"runs": [str(p) for p in runs], "depth": depth, "pairs": len(fresh), "cache_dir": options.cache_dir,
-                 "use_cache": options.use_cache, "unchecked": unchecked}, partial, read_as)
+                 "use_cache": options.use_cache, "unchecked": unchecked}, partial, read_as, steps)
     added = relabel(already + fresh, rule) if (already or fresh) else Qrels.from_columns([], [], [])
     completed = _concat(qrels, added)
     record = {"runs": [str(p) for p in runs], "depth": depth, "holes": len(wanted), "judged": len(fresh),
@@ -271,17 +271,18 @@ def _concat(qrels: Qrels, added: Qrels) -> Qrels:
 
 
 def _append(path: str | os.PathLike, existing: list[Judgment], fresh: list[Judgment], inputs: Sequence[str | os.PathLike],
-            params: dict, partial: str, read_as: Mapping[str, Any]) -> None:
+            params: dict, partial: str, read_as: Mapping[str, Any], steps: Steps = no_progress) -> None:
     """judgments.jsonl rewritten with the fresh rows after the old. Its manifest stays the judge's (command,
     inputs with their sha256, params: what made the rows and what later fills are checked against), with
     `rows`, the digest and, under `fills`, this fill's own record (command, inputs hashed, versions, time,
     params) brought up to date. Both are written as one unit, so an interrupted fill loses no record;
     the fill's checkpoint `partial` goes with the renames. A file changed since it was read (`read_as`: a second
-    fill of the same judgments finished meanwhile) is refused, not overwritten with the rows read before it."""
+    fill of the same judgments finished meanwhile) is refused, not overwritten with the rows read before it; rewrite_lock,
+    held from that check through the renames, makes a second fill in the same instant wait and then be refused."""
     target, manifest_file = str(path), manifest_path(path)
     manifest = read_manifest(path) or {}
     allow_rewrite(path)  # the one file a fill extends: every old row is kept, the new ones follow
-    with files_as_one([target, manifest_file], superseded=[partial]) as staged:
+    with rewrite_lock(target, steps), files_as_one([target, manifest_file], superseded=[partial]) as staged:
         write_judgments([*existing, *fresh], staged[target])
         if file_digest(path) != read_as:
             raise SemrelError(f"{display_name(target)} changed while this fill ran (another fill or judge of it finished "
