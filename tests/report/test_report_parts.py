@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from semrel.analysis.compare import Reversal
@@ -80,7 +81,8 @@ def test_a_cliff_is_named_on_the_score_the_curves_swept():
     points = [html.SensitivityPoint(t, run, "RR", v if t <= 0.6 else v / 3)
               for t in (0.58, 0.59, 0.6, 0.61, 0.62) for run, v in (("bm25", 0.6), ("rr", 0.7))]
     [said] = html._cliffs(ReportInputs(sensitivity=points, sensitivity_on="p", sensitivity_at=0.6), "R", [])
-    assert said.startswith("the label threshold 0.6 on p sits on a cliff of the sensitivity curve: RR of run 'bm25' moves "
+    assert said.startswith("the curves' chosen threshold (sensitivity --at) 0.6 on p sits on a cliff of the sensitivity curve: "
+                           "RR of run 'bm25' moves "
                            "from 0.600 to 0.200 between p 0.6 and 0.61")
 
 
@@ -182,6 +184,23 @@ def test_a_cliff_is_judged_at_the_one_label_threshold_alone():
     [said] = html._cliffs(inputs, "R", [0.6])
     assert said.startswith("the label threshold 0.6 on R sits on a cliff of the sensitivity curve")
     assert html._cliffs(inputs, "R", [0.5, 0.6]) == []
+
+
+def test_a_cliff_at_a_threshold_given_to_report_is_not_called_the_label_threshold(tmp_path):
+    """`report --threshold 0.6` over labels made at 0.5 (their manifest) called 0.6 "the label threshold"; at the labels'
+    own 0.5 given again it still is."""
+    qrels, run = tmp_path / "derived.qrels", tmp_path / "a.run"
+    qrels.write_text("q1 0 c1 1\nq2 0 c2 0\n")
+    run.write_text("q1 Q0 c1 1 2 a\nq2 Q0 c2 1 2 a\n")
+    Path(f"{qrels}.manifest.json").write_text(json.dumps({"params": {"on": "R", "thresholds": [0.5]}}))
+    points = [html.SensitivityPoint(t, r, "RR", v if t <= 0.6 else v / 3)
+              for t in (0.5, 0.55, 0.58, 0.59, 0.6, 0.61, 0.62) for r, v in (("bm25", 0.6), ("rr", 0.7))]
+    inputs = ReportInputs(qrels=str(qrels), runs=[str(run)], measures=["RR"], sensitivity=points, sensitivity_on="R")
+    heard: list[str] = []
+    build_report(replace(inputs, thresholds=(0.6,)), heard.append)
+    [said] = [m for m in heard if "sits on a cliff" in m]
+    assert said.startswith("the threshold given (--threshold) 0.6 on R sits on a cliff of the sensitivity curve: RR of run 'bm25'")
+    assert html._cliffs(inputs, "R", [0.6], labels=True)[0].startswith("the label threshold 0.6 on R sits on a cliff")
 
 
 def test_curves_with_holes_are_not_judged_for_cliffs():

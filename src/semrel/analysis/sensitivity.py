@@ -363,11 +363,11 @@ CLIFF_CHANGE = 0.20  # a measure moving by more than this share of its value wit
 
 
 def cliff_warnings(thresholds: Sequence[float], runs: Sequence[str], measures: Sequence[str], values: np.ndarray, at: float,
-                   on: str = "p", window: float | None = None) -> list[str]:
+                   on: str = "p", window: float | None = None, named: str = "the label threshold") -> list[str]:
     """Warnings where the chosen threshold `at` sits on a cliff of the curves: within `window` of
     it (default by `on`), some run's value of a measure moves by more than CLIFF_CHANGE of its
     value at `at`, or the runs' order changes (Kendall's tau-b under 0.5). `values`: (thresholds,
-    runs, measures)."""
+    runs, measures). `named`: what `at` is, as the warning calls it."""
     grid = np.asarray(thresholds, dtype=np.float64)
     if not len(grid) or not grid.min() <= at <= grid.max():
         return []
@@ -385,7 +385,7 @@ def cliff_warnings(thresholds: Sequence[float], runs: Sequence[str], measures: S
         r = int(np.argmax(share))
         if share[r] > CLIFF_CHANGE or worst_tau < 0.5:
             k = near[int(np.argmax(moves[:, r]))]
-            notes.append(f"the label threshold {at:g} on {on} sits on a cliff of the sensitivity curve: {measure} of run {runs[r]!r} "
+            notes.append(f"{named} {at:g} on {on} sits on a cliff of the sensitivity curve: {measure} of run {runs[r]!r} "
                          f"moves from {base[r]:.3f} to {values[k, r, m]:.3f} between {on} {grid[here]:g} and {grid[k]:g}"
                          + (f", and the runs' order changes (tau {worst_tau:.2f})" if worst_tau < 0.5 else "")
                          + "; conclusions depend on where the cut lies: review about 100 pairs and refit with `semrel calibrate` "

@@ -210,13 +210,18 @@ def _drawn_text(component: str, thresholds: Sequence[float]) -> str:
     return ThresholdRule(component, tuple(thresholds)).describe() if thresholds else f"{component}, no thresholds"
 
 
+def _made_by(rule: Rule | None, component: str, thresholds: Sequence[float]) -> bool:
+    """Whether `thresholds` on `component` are the ones the labels' rule cut the judge's score at."""
+    if rule is None or not _cuts_on_judge_score(rule):  # a refit's p is not the judge's, which the plots show
+        return False
+    made = rule.judge_thresholds
+    return component == rule.on and len(made) == len(thresholds) and all(map(math.isclose, made, thresholds))
+
+
 def _options_differ(inputs: ReportInputs, rule: Rule | None, component: str, thresholds: Sequence[float]) -> str | None:
     """The warning when --on/--threshold/--grades are not the rule that made QRELS' labels: the metrics are
     on the labels as they were made, only the plots take the options."""
-    if rule is None or inputs.qrels is None or not (inputs.on or inputs.thresholds):
-        return None
-    made = rule.judge_thresholds if _cuts_on_judge_score(rule) else None  # a refit's p is not the judge's, which the plots show
-    if made is not None and component == rule.on and len(made) == len(thresholds) and all(map(math.isclose, made, thresholds)):
+    if rule is None or inputs.qrels is None or not (inputs.on or inputs.thresholds) or _made_by(rule, component, thresholds):
         return None
     drawn = _drawn_text(component, thresholds) + ("" if _cuts_on_judge_score(rule) else " on the judge's own p")
     return (f"{display_name(inputs.qrels)}: its labels were made by {rule.describe()}, as {manifest_path(inputs.qrels)} records, "
@@ -389,14 +394,18 @@ def _label_warnings(inputs: ReportInputs, qrels: Qrels | None, rule: Rule | None
     return [str(m) for m in recorded] if isinstance(recorded, list) else []
 
 
-def _cliffs(inputs: ReportInputs, component: str, thresholds: list[float]) -> list[str]:
-    """Warnings where the chosen threshold sits on a cliff of the sensitivity curves: the page's labels' threshold where
-    they have one on the score the curves swept (the one the page draws), else the one the curves were judged at (`semrel
-    sensitivity --at 0.9` beside labels at 0.38 warned of 0.9, a threshold no label on the page came from)."""
+def _cliffs(inputs: ReportInputs, component: str, thresholds: list[float], labels: bool = True) -> list[str]:
+    """Warnings where the chosen threshold sits on a cliff of the sensitivity curves: the page's drawn threshold where
+    it has one on the score the curves swept (the one the page draws), else the one the curves were judged at (`semrel
+    sensitivity --at 0.9` beside labels at 0.38 warned of 0.9, a threshold no label on the page came from). `labels`:
+    whether the drawn thresholds are the labels' own, not a --threshold that differs (0.07 was called the label threshold)."""
     swept = inputs.sensitivity_on or component
-    at = thresholds[0] if len(thresholds) == 1 and swept == component else inputs.sensitivity_at
+    drawn = len(thresholds) == 1 and swept == component
+    at = thresholds[0] if drawn else inputs.sensitivity_at
     if at is None:
         return []
+    named = ("the label threshold" if labels else "the threshold given (--threshold)") if drawn else \
+        "the curves' chosen threshold (sensitivity --at)"
     grid = sorted({p.threshold for p in inputs.sensitivity})
     runs = list(dict.fromkeys(p.run for p in inputs.sensitivity))
     measures = list(dict.fromkeys(p.measure for p in inputs.sensitivity))
@@ -406,7 +415,7 @@ def _cliffs(inputs: ReportInputs, component: str, thresholds: list[float]) -> li
         values[where[p.threshold], runs.index(p.run), measures.index(p.measure)] = p.value
     if not np.isfinite(values).all():  # curves with holes: no judgement
         return []
-    return cliff_warnings(grid, runs, measures, values, at, swept)
+    return cliff_warnings(grid, runs, measures, values, at, swept, named=named)
 
 
 def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
@@ -610,7 +619,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         marks = thresholds or (list(refitted.thresholds) if refitted else [])
         with steps("report: threshold sensitivity", 0):
             page.sections["sensitivity"] = _sensitivity_section(inputs.sensitivity, marks, note)
-        for message in _cliffs(inputs, component, marks):
+        for message in _cliffs(inputs, component, marks, not inputs.thresholds or _made_by(rule, component, thresholds)):
             note(message)
     if inputs.agreement is not None:
         page.sections["agreement"] = _agreement_section(inputs.agreement, inputs.gold_qrels)
