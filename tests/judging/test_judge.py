@@ -17,7 +17,7 @@ import small_corpus
 from bert_score_reference import bert_score_reference
 from helpers import SHARED_DATA, run
 from semrel.encoding.models import resolve_model
-from semrel.errors import SemrelError, UsageError
+from semrel.errors import UsageError
 from semrel.judging import labels
 from semrel.judging.bertscore import greedy_match_tokens
 from semrel.judging.checkpoint import Checkpoint, pack, unpack
@@ -305,10 +305,22 @@ def test_corpus_rescaling_records_its_baseline(data, tmp_path):
     assert np.allclose([without_p.params["baseline"][k] for k in "PRF"], b, atol=1e-6)
 
 
+def _named_copy(folder: Path, recorded: str | None) -> Path:
+    """The default model's files linked into `folder`, its config.json recording `recorded` as _name_or_path (None: none)."""
+    folder.mkdir()
+    for path in Path(resolve_model()).iterdir():
+        if path.name != "config.json":
+            (folder / path.name).symlink_to(path)
+    config = json.loads((Path(resolve_model()) / "config.json").read_text())
+    config.pop("_name_or_path")
+    (folder / "config.json").write_text(json.dumps(config if recorded is None else {**config, "_name_or_path": recorded}))
+    return folder
+
+
 @pytest.mark.slow
 def test_shipped_baseline_and_recommended_layer_follow_bert_score(data, tmp_path):
-    folder = tmp_path / "distilbert-base-uncased"  # a local folder named like a model in bert_score's tables
-    folder.symlink_to(resolve_model(), target_is_directory=True)
+    # a local folder named like a model in bert_score's tables, whose config.json says it is that model
+    folder = _named_copy(tmp_path / "distilbert-base-uncased", "distilbert-base-uncased")
     golden = [_item(g) for g in data["golden"][:3]]
     raw = semrel.judge(data["corpus"], golden, None, model=str(folder), layer=5, cache=data["cache"])
     scaled = semrel.judge(data["corpus"], golden, None, model=str(folder), rescale="baseline", cache=data["cache"])
@@ -460,12 +472,34 @@ def test_the_layer_is_the_given_one_within_the_model_else_bert_scores_recommenda
     assert model_layer("/models/t5-small", Path("/models/t5-small"), 6, None) == (6, "bert_score's recommended layer for t5-small")
     assert default_layer("distilbert-base-uncased", Path("/x/snapshot"), 6) == (5, "bert_score's recommended layer for "
                                                                                      "distilbert-base-uncased")
-    folder = Path("/models/distilbert-base-uncased")
-    b, source = shipped_baseline("distilbert-base-uncased", folder, 6)
+    folder = Path("/models/distilbert-base-uncased")  # a hub name's snapshot: the name is what bert_score looks up
+    b, source = shipped_baseline("distilbert-base-uncased", folder, 6, 6)
     rows = Path(source).read_text().splitlines()[1:]
     assert np.array_equal(b, [float(v) for v in rows[6].split(",")[1:4]]) and len(rows) == 7
-    with pytest.raises(SemrelError, match=r"distilbert-base-uncased\.tsv: has no baseline for layer 7$"):
-        shipped_baseline("distilbert-base-uncased", folder, 7)
+    with pytest.raises(UsageError, match=r"distilbert-base-uncased\.tsv: bert_score's baseline for distilbert-base-uncased has "
+                                         r"layers 0\.\.6, but model distilbert-base-uncased has layers 0\.\.12: is it that model\? "
+                                         r"use rescale='corpus'$"):
+        shipped_baseline("distilbert-base-uncased", folder, 6, 12)
+
+
+def test_a_local_folder_gets_the_baseline_its_config_names_not_its_folder_name(data, tmp_path):
+    """A folder (or link) named distilbert-base-uncased holding MiniLM got distilbert's baseline, by the folder's name."""
+    from semrel.judging.bertscore import shipped_baseline
+
+    minilm = tmp_path / "minilm" / "distilbert-base-uncased"
+    minilm.parent.mkdir()
+    minilm.symlink_to(resolve_model(), target_is_directory=True)
+    with pytest.raises(UsageError, match=r"^bert_score ships no rescaling baseline for nreimers/MiniLM-L6-H384-uncased, the model "
+                                         r"its config\.json names \(.*distilbert-base-uncased\); use rescale='corpus'$"):
+        semrel.judge(data["corpus"], [_item(data["golden"][0])], None, model=str(minilm), rescale="baseline", cache=data["cache"])
+    unnamed = _named_copy(tmp_path / "distilbert-base-uncased", None)
+    with pytest.raises(UsageError, match=r"a local model folder whose config\.json records no Hugging Face name \(_name_or_path\), "
+                                         r"so bert_score's baseline for it cannot be chosen by the folder's name"):
+        shipped_baseline(str(unnamed), unnamed, 5, 6)
+    named = _named_copy(tmp_path / "mine", "distilbert-base-uncased")
+    b, source = shipped_baseline(str(named), named, 5, 6)
+    assert Path(source).name == "distilbert-base-uncased.tsv"
+    assert np.array_equal(b, [float(v) for v in Path(source).read_text().splitlines()[1 + 5].split(",")[1:4]])
 
 
 def test_a_segment_without_weight_scores_0_and_f_is_0_where_p_and_r_are():

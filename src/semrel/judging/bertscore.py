@@ -14,12 +14,16 @@ import ast
 import csv
 import functools
 import importlib.util
+import json
+import os
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 
-from ..errors import SemrelError, UsageError
+from ..encoding.models import is_path, resolve_model
+from ..errors import UsageError
+from ..formats.files import read_text
 
 
 def _package_dir() -> Path | None:
@@ -66,20 +70,42 @@ def model_layer(name: str, folder: Path, num_layers: int, layer: int | None) -> 
     return layer, "given"
 
 
-def shipped_baseline(name: str, folder: Path, layer: int, lang: str = "en") -> tuple[np.ndarray, str] | None:
-    """bert_score's rescaling baseline (P, R, F) for this model and layer, and its file; None if it has none."""
+def baseline_key(name: str, folder: Path) -> str | None:
+    """The Hugging Face name bert_score's baseline files go by (its model_type string) for this model: the name given,
+    where it is one; for a local folder, the name its config.json records (`_name_or_path`, written by transformers'
+    save_pretrained before 4.3x), never the folder's own name (a folder or link named distilbert-base-uncased holding
+    another model got distilbert's baseline). None where a local folder records no such name."""
+    if not os.path.isdir(resolve_model(name)):  # a hub name (found in the local Hugging Face cache): as bert_score looks it up
+        return name
+    recorded = json.loads(read_text(folder / "config.json")).get("_name_or_path")  # the folder's config was read to load it
+    return recorded if isinstance(recorded, str) and recorded and not is_path(recorded) else None
+
+
+def shipped_baseline(name: str, folder: Path, layer: int, num_layers: int, lang: str = "en") -> tuple[np.ndarray, str] | None:
+    """bert_score's rescaling baseline (P, R, F) for this model and layer, and its file; None if it has none. The model is
+    named as baseline_key says; a local folder whose config names none is refused (its folder name is no evidence)."""
     root = _package_dir()
     if root is None:
         return None
-    for key in (name, folder.name):
-        path = root / "rescale_baseline" / lang / f"{key}.tsv"
-        if path.is_file():
-            with open(path, newline="", encoding="utf-8") as handle:
-                rows = list(csv.reader(handle))[1:]
-            if layer >= len(rows):
-                raise SemrelError(f"{path}: has no baseline for layer {layer}")
-            return np.array([float(v) for v in rows[layer][1:4]]), str(path)
-    return None
+    key = baseline_key(name, folder)
+    if key is None:
+        if any((root / "rescale_baseline" / lang / f"{k}.tsv").is_file() for k in (Path(name).name, folder.name)):
+            raise UsageError(f"{name}: a local model folder whose config.json records no Hugging Face name (_name_or_path), so "
+                             "bert_score's baseline for it cannot be chosen by the folder's name; give the model by its Hugging "
+                             "Face name, or use rescale='corpus'")
+        return None
+    path = root / "rescale_baseline" / lang / f"{key}.tsv"
+    if not path.is_file():
+        if key != name:  # the folder's name may promise one: say which name was looked up
+            raise UsageError(f"bert_score ships no rescaling baseline for {key}, the model its config.json names ({name}); "
+                             "use rescale='corpus'")
+        return None
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))[1:]
+    if len(rows) != num_layers + 1:  # one row per layer 0..num_layers: a model of another depth is not the one named
+        raise UsageError(f"{path}: bert_score's baseline for {key} has layers 0..{len(rows) - 1}, but model {name} has layers "
+                         f"0..{num_layers}: is it that model? use rescale='corpus'")
+    return np.array([float(v) for v in rows[layer][1:4]]), str(path)
 
 
 def idf_table(token_lists: Iterable[Iterable[int]], vocab_size: int) -> tuple[np.ndarray, int]:

@@ -704,7 +704,7 @@ def judge_pairs(
                                   "judge scores chunks against one: score the runs on the gold qrels, or give answers")
     if not work:  # an empty judgments.jsonl would label nothing and score every run 0
         raise ValidationError(f"{names['pool']}: nothing to judge: the pool holds no pair and {names['golden']} no gold chunk")
-    shipped = shipped_baseline(info.name, info.folder, layer) if options.rescale == "baseline" else None
+    shipped = shipped_baseline(info.name, info.folder, layer, info.num_layers) if options.rescale == "baseline" else None
     if options.rescale == "baseline" and shipped is None:
         raise UsageError(f"bert_score ships no rescaling baseline for {info.name}; use rescale='corpus' (or none)")
     sampling = options.baseline_pairs if options.rescale == "corpus" else 0
