@@ -168,7 +168,27 @@ def test_a_folder_input_is_read_no_further_than_the_files_it_held(tmp_path, monk
     assert [f.message for f in check_manifest("corpus.jsonl").findings] == [
         f"input changed: {tmp_path / 'docs'}: more than the 1 file it held then (read no further)",
         f"input changed: {tmp_path / 'docs'}: a folder now, a file then (sha256 000000000000)"]
-    assert hashed == ["a.md"]
+    assert hashed == []  # counted, not read
+
+
+def test_a_large_folder_input_beside_the_file_is_not_read_past_its_count(tmp_path, monkeypatch):
+    """A manifest naming a tree the file is not in (~, say) with `"files": 10**9` had every file of it hashed, the count
+    allowing them all: a folder of another count than recorded differs, and none of its files is read."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "docs" / "a.md", "Bees forage within three kilometres of the hive.\n")
+    assert run("corpus", "chunk", "docs", "-o", "out/corpus.jsonl").exit_code == 0
+    for i in range(3):
+        write(tmp_path / "home" / "sub" / f"n{i}.txt", "notes\n")
+    record = json.loads(open("out/corpus.jsonl.manifest.json").read())
+    record["inputs"] = [{"path": str(tmp_path / "home"), "sha256": "0" * 64, "files": 10**9},
+                        {"path": str(tmp_path / "docs"), "sha256": record["inputs"][0]["sha256"], "files": 2}]
+    write(tmp_path / "out" / "corpus.jsonl.manifest.json", json.dumps(record))
+    hashed = []
+    monkeypatch.setattr(files, "bytes_sha256", lambda path: hashed.append(os.path.basename(path)) or sha(path))
+    assert [f.message for f in check_manifest("out/corpus.jsonl").findings] == [
+        f"input changed: {tmp_path / 'home'}: 3 files now, 1,000,000,000 files then (not read)",
+        f"input changed: {tmp_path / 'docs'}: 1 file now, 2 files then (not read)"]
+    assert hashed == []  # counted, not read
 
 
 def test_a_folder_input_that_holds_the_file_is_not_read(tmp_path, monkeypatch):

@@ -20,6 +20,7 @@ import functools
 import gzip
 import hashlib
 import io
+import itertools
 import json
 import os
 import re
@@ -700,13 +701,16 @@ def with_log(path: str | os.PathLike, digest: str) -> str:
 
 def folder_digest(path: str | os.PathLike, most: int | None = None) -> dict[str, Any]:
     """sha256 over a folder's files (recursively, in sorted order): each one's path inside it and the sha256
-    of its bytes ('None' for one that cannot be read), and how many there are (folder_files). `most`: stop at
-    the first file past that many, with no sha256 and `files` most + 1 (a folder that holds more than it did is known to
-    differ before the rest of it is read: a manifest naming / as an input read the whole disk)."""
+    of its bytes ('None' for one that cannot be read), and how many there are (folder_files). `most`: the files it
+    should hold; a folder of another count differs, known before any file is read, with no sha256 and `files` its count,
+    counted no further than most + 1 (a manifest naming / or ~ as an input, with a count above what they hold, read
+    every file under them)."""
+    if most is not None:
+        count = sum(1 for _ in itertools.islice(folder_files(path), most + 1))  # names only: no file is opened
+        if count != most:
+            return {"sha256": None, "files": count}
     digest, count = hashlib.sha256(), 0
     for full in folder_files(path):
-        if most is not None and count >= most:
-            return {"sha256": None, "files": count + 1}
         sha = bytes_sha256(full) if os.path.isfile(full) else None  # not a FIFO (it would block), device or dangling link
         digest.update(f"{os.path.relpath(full, path)}\0{sha}\0".encode("utf-8", "surrogateescape"))
         count += 1

@@ -230,7 +230,8 @@ def read_params(path: str | os.PathLike) -> dict[str, Any] | None:
     return params if isinstance(params, dict) else None
 
 
-Contents = dict[tuple[str, int], "str | None"]  # what check_manifests shares: (real path, files recorded) -> content_sha256
+# what check_manifests shares: (real path, files recorded) -> (content_sha256, files now: None for a file)
+Contents = dict[tuple[str, int], "tuple[str | None, int | None]"]
 Fingerprints = Callable[[str], "tuple[str, ...] | None"]  # a model's name or folder -> its fingerprints now, None if not found
 RESULT_VERSIONS = ("semrel", "torch", "transformers", "bert-score")  # those that make the scores, labels and runs
 
@@ -388,12 +389,13 @@ def _input_findings(name: str, given: Any, cwd: str, written: str | None, conten
     if _holds(found := os_path(full), name):
         return [_holding(where, full)]
     if os.path.exists(found):
-        now = _content(found, contents, files or 0)
+        now, held = _content(found, contents, files or 0)
         if now == sha:
             return []
-        if now is None and os.path.isdir(found):  # read no further than the files it held then
+        if now is None and held is not None:  # a folder of another count than it held then: none of its files read
             return [Finding("input changed", where, f"input changed: {full}: " + (
-                f"more than the {quantity(files, 'file')} it held then (read no further)" if files else
+                f"more than the {quantity(files, 'file')} it held then (read no further)" if files and held > files else
+                f"{quantity(held, 'file')} now, {quantity(files, 'file')} then (not read)" if files else
                 "a folder now, " + ("an empty folder then" if files == 0 else f"a file then ({_short(sha)})")))]
         read = given.get("lines") if isinstance(given, dict) else None
         grown = read if isinstance(read, int) and read > 0 and now is not None and os.path.isfile(found) \
@@ -408,7 +410,7 @@ def _input_findings(name: str, given: Any, cwd: str, written: str | None, conten
         if _holds(beside, name):
             return [_holding(where, beside)]
         if os.path.exists(beside):  # the same bytes moved with the file (a results folder moved or copied whole) differ in nothing
-            same = _content(beside, contents, files or 0) == sha
+            same = _content(beside, contents, files or 0)[0] == sha
             return [Finding("input moved" if same else "input changed", where,
                             f"input moved: {full} is missing; it lies beside the file as it did, at {beside}"
                             + (", with the same bytes" if same else ", with other bytes"), counts=not same)]
@@ -430,14 +432,18 @@ def _holding(where: str, full: str) -> Finding:
                                            "was read (not read)")
 
 
-def _content(path: str, contents: Contents, files: int) -> str | None:
-    """content_sha256 of a file or folder, kept in `contents` under its real path; None for what is neither (a FIFO
-    would hang the reading) and for a folder of more than `files` files (as many as the manifest records it held),
-    which is read no further: a crafted or corrupted manifest naming / or ~ would have had the whole disk hashed."""
+def _content(path: str, contents: Contents, files: int) -> tuple[str | None, int | None]:
+    """content_sha256 of a file or folder, kept in `contents` under its real path, and a folder's count of files (None
+    for a file); no sha256 for what is neither (a FIFO would hang the reading) and for a folder of other than `files`
+    files (as many as the manifest records it held), whose files are not read: a crafted or corrupted manifest naming
+    / or ~ would have had the whole disk hashed."""
     key = (os.path.realpath(path), files)
     if key not in contents:
-        contents[key] = folder_digest(path, most=files)["sha256"] if os.path.isdir(path) else \
-            content_sha256(path) if os.path.isfile(path) else None
+        if os.path.isdir(path):
+            digest = folder_digest(path, most=files)
+            contents[key] = digest["sha256"], digest["files"]
+        else:
+            contents[key] = content_sha256(path) if os.path.isfile(path) else None, None
     return contents[key]
 
 
