@@ -1127,3 +1127,23 @@ def test_chunking_options_of_an_import_that_cuts_nothing_are_warned_about(tmp_pa
     assert matched.exit_code == 0, matched.output
     # not 'each reference context is one chunk': the contexts were matched to the corpus's chunks
     assert f"{option[0]} does not apply to ragas: this import writes no corpus" in matched.stderr
+
+
+def test_a_folder_of_shards_is_listed_once_per_import(tmp_path, monkeypatch):
+    """An import of a folder of shards listed it 3 times (5 with --split): to detect the format, to find the split's
+    shards, to name them in the manifest, and twice more to check --split; it is listed once and the shards passed down."""
+    import os
+
+    rows = [{"id": f"q{n}", "question": f"Q{n}?", "answer": f"A{n}."} for n in range(5)]
+    split = tmp_path / "data"
+    split.mkdir()
+    for k, part in enumerate((rows[:2], rows[2:3], rows[3:])):
+        pq.write_table(pa.Table.from_pylist(part), split / f"train-{k:05d}-of-00003.parquet")
+    listed: Counter[str] = Counter()
+    for name in ("listdir", "scandir"):
+        monkeypatch.setattr(os, name, lambda path=".", real=getattr(os, name), seen=listed: seen.update([str(path)]) or real(path))
+    for n, given in enumerate(([], ["--split", "train"])):
+        result = run("golden", "import", split, *given, "-o", tmp_path / f"g{n}.jsonl")
+        assert result.exit_code == 0, result.output
+        assert listed[str(split)] == 1 and read_lines(tmp_path / f"g{n}.jsonl")[-1]["query"] == "Q4?", given
+        listed.clear()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Sequence
 
 import click
 
@@ -76,12 +77,13 @@ def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels,
     TREC topics with --qrels) as a golden.jsonl.
 
     With --limit or --sample only those queries are kept (the corpus keeps every document)."""
-    _check_format_options(source, format, split)
+    shards = split_files(source, split)  # a folder of shards is listed here once, and its shards passed down
+    _check_format_options(source, format, split, shards)
     settings = chunk_settings(size, overlap, unit, sentences, model, whole)
     columns = {"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col}
     options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split, qrels=qrels,
                             docs=tuple(docs), doc_qrels=doc_qrels, sample=query_sample(limit, sample_size, sample_seed))
-    result = import_golden_files(source, output, format, options, corpus_out, qrels_out, stderr_steps)
+    result = import_golden_files(source, output, format, options, corpus_out, qrels_out, stderr_steps, shards)
     for note in import_warnings(result, options):
         warn_in_flags(note)
     rows = len(result.items)
@@ -152,13 +154,13 @@ threshold_option = click.option("--threshold", type=float, default=NEAR_DUPLICAT
 model_option = click.option("--model", default=None, metavar="NAME", help=f"Embedding model [default: {DEFAULT_MODEL}].")
 
 
-def _check_format_options(source: str, fmt: str, split: str | None) -> None:
+def _check_format_options(source: str, fmt: str, split: str | None, shards: Sequence[str]) -> None:
     """--split and --threshold typed for a source they do not apply to: both were ignored in silence (from the environment
-    they stay defaults for the sources they apply to)."""
+    they stay defaults for the sources they apply to). `shards`: split_files(source, split)."""
     if not (typed("split") or typed("threshold")):
         return
-    resolved = detect_format(source, split) if fmt == "auto" else fmt
-    if typed("split") and resolved != "beir" and not (Path(source).is_dir() and split_files(source, split) != (source,)):
+    resolved = detect_format(source, split, shards) if fmt == "auto" else fmt
+    if typed("split") and resolved != "beir" and not (Path(source).is_dir() and tuple(shards) != (source,)):
         raise UsageError(f"--split names a BEIR folder's qrels split, or the split to read of a folder of a Hugging Face set's "
                          f"shards; it does not apply to this {resolved} source")
     if typed("threshold") and resolved not in CONTEXT_FORMATS:

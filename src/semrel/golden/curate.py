@@ -26,13 +26,16 @@ Path_ = str | os.PathLike
 
 
 def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", options: ImportOptions | None = None,
-                        corpus_out: Path_ | None = None, qrels_out: Path_ | None = None, steps: Steps = no_progress) -> Imported:
+                        corpus_out: Path_ | None = None, qrels_out: Path_ | None = None, steps: Steps = no_progress,
+                        shards: Sequence[str] | None = None) -> Imported:
     """Import `source` as golden.jsonl (and, for formats that hold the documents, corpus.jsonl; with
     `qrels_out`, the gold chunks as qrels): all of them and their manifests written as one unit, so
     an interrupt never leaves a golden set beside a corpus or qrels from another import. Without
-    `output` the golden set is only returned."""
+    `output` the golden set is only returned. `shards`: split_files(source, options.split) where the caller has them:
+    a folder of shards is listed once per import."""
     options = options or ImportOptions()
-    result = import_golden(source, fmt, options, steps)
+    shards = split_files(source, options.split) if shards is None else shards
+    result = import_golden(source, fmt, options, steps, shards)
     if result.chunks is not None and not corpus_out:
         if result.params["format"] in CONTEXT_FORMATS:
             raise UsageError(f"{FORMAT_NAMES[result.params['format']]} needs corpus= (the chunks of its documents, which its reference "
@@ -47,7 +50,7 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
         raise UsageError(f"corpus_out= only applies to {', '.join(BUILDS_CORPUS)}, to {testsets} without corpus=, and to trec "
                          f"with docs=; this source is {result.params['format']}")
     # every shard of a split; trec's qrels and documents too
-    inputs = [*split_files(source, options.split), *(path for path in (options.corpus, options.qrels) if path), *options.docs]
+    inputs = [*shards, *(path for path in (options.corpus, options.qrels) if path), *options.docs]
     params = {**result.params, **({"chunking": options.settings.describe()} if result.chunks is not None else {})}
     outputs = [o for o in (corpus_out if result.chunks is not None else None, qrels_out, output) if o]
     with outputs_with_manifests(outputs) as staged:

@@ -86,11 +86,14 @@ def _cell_ids(cell: str) -> list[str]:
     return ids
 
 
-def detect_format(source: str, split: str | None = None) -> str:
+def detect_format(source: str, split: str | None = None, shards: Sequence[str] | None = None) -> str:
     """The format of `source`, from folder contents, suffix or (for .json) its top-level keys; of a folder of shards, that
-    of the split's (`split`: the one read of several)."""
+    of the split's (`split`: the one read of several). `shards`: split_files(source, split), where the caller has them
+    (an import listed the folder once for each step that needed its shards)."""
     path = Path(source)
-    if path.is_dir() and (shards := split_files(source, split)) != (source,):  # the shards of a split: as its first file
+    if path.is_dir() and shards is None:
+        shards = split_files(source, split)
+    if path.is_dir() and shards is not None and tuple(shards) != (source,):  # the shards of a split: as its first file
         source = shards[0]
         path = Path(source)
     if path.is_dir():
@@ -948,9 +951,12 @@ def _where(shards: Sequence[str], item: GoldenItem) -> str:
     return f"{display_name(path)}:{line}"
 
 
-def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = no_progress) -> Imported:
+def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = no_progress,
+                  shards: Sequence[str] | None = None) -> Imported:
     """Run the importer for `fmt` ('auto' detects it), keep the queries of `options.sample`, and check
-    the gold chunk ids against --corpus (gold document ids made chunk ids as --doc-qrels says)."""
+    the gold chunk ids against --corpus (gold document ids made chunk ids as --doc-qrels says). `shards`: as detect_format."""
+    # a split the hub stores as several files is read as one set from its first
+    shards = split_files(source, options.split) if shards is None else shards
     importers = {
         "squad": import_squad, "llamaindex": import_llamaindex, "llamaindex-pairs": import_llamaindex_pairs, "ragas": import_ragas,
         "deepeval": import_deepeval, "giskard": import_giskard,
@@ -958,7 +964,7 @@ def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = 
         "beir": import_beir, "pubmedqa": import_pubmedqa, "msmarco": import_msmarco, "cranfield": import_cranfield,
         "trec": import_trec,
     }
-    fmt = detect_format(source, options.split) if fmt == "auto" else fmt
+    fmt = detect_format(source, options.split, shards) if fmt == "auto" else fmt
     if fmt not in importers:
         raise UsageError(f"format={fmt!r}: choose one of {', '.join(FORMATS)}")
     if options.docs and options.corpus:
@@ -969,7 +975,6 @@ def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = 
         raise UsageError(f"qrels= goes with format='trec'; this source is {fmt}")
     if options.doc_qrels and fmt not in ("trec", "beir", "csv", "jsonl", "parquet"):
         raise UsageError(f"doc_qrels= applies to gold document ids (trec, beir, csv, jsonl, parquet); this source is {fmt}")
-    shards = split_files(source, options.split)  # a split the hub stores as several files is read as one set from its first
     with sanitised_ids() as changed:
         try:
             result = importers[fmt](shards[0], options)
