@@ -332,9 +332,9 @@ def test_shipped_baseline_and_recommended_layer_follow_bert_score(data, tmp_path
 
 def test_a_recommended_layer_the_model_lacks_is_refused_not_made_of_random_weights(data, tmp_path):
     """A 6-layer MiniLM in a folder named bert-base-uncased got bert_score's layer 9 for that name, and the model
-    was loaded with three randomly initialised layers: scores that differed between two runs."""
-    folder = tmp_path / "bert-base-uncased"
-    folder.symlink_to(resolve_model(), target_is_directory=True)
+    was loaded with three randomly initialised layers: scores that differed between two runs. (Its config.json names
+    no model here: one that names MiniLM is looked up by that name, as the test above shows.)"""
+    folder = _named_copy(tmp_path / "bert-base-uncased", None)
     golden = [_item(g) for g in data["golden"][:1]]
     with pytest.raises(UsageError, match=r"has layers 0\.\.6, but bert_score recommends layer 9 for bert-base-uncased, the name "
                                          r"it goes by: is it that model\? give layer= to choose one$"):
@@ -482,9 +482,11 @@ def test_the_layer_is_the_given_one_within_the_model_else_bert_scores_recommenda
         shipped_baseline("distilbert-base-uncased", folder, 6, 12)
 
 
-def test_a_local_folder_gets_the_baseline_its_config_names_not_its_folder_name(data, tmp_path):
-    """A folder (or link) named distilbert-base-uncased holding MiniLM got distilbert's baseline, by the folder's name."""
-    from semrel.judging.bertscore import shipped_baseline
+def test_a_local_folder_gets_the_baseline_and_layer_its_config_names_before_its_folder_name(data, tmp_path):
+    """A folder (or link) named distilbert-base-uncased holding MiniLM got distilbert's baseline and layer, by the folder's
+    name, though its config.json names nreimers/MiniLM-L6-H384-uncased; a folder whose config names no model (a clone of
+    the hub's files) still goes by its folder's name, as bert_score's tables cannot."""
+    from semrel.judging.bertscore import default_layer, shipped_baseline
 
     minilm = tmp_path / "minilm" / "distilbert-base-uncased"
     minilm.parent.mkdir()
@@ -492,14 +494,12 @@ def test_a_local_folder_gets_the_baseline_its_config_names_not_its_folder_name(d
     with pytest.raises(UsageError, match=r"^bert_score ships no rescaling baseline for nreimers/MiniLM-L6-H384-uncased, the model "
                                          r"its config\.json names \(.*distilbert-base-uncased\); use rescale='corpus'$"):
         semrel.judge(data["corpus"], [_item(data["golden"][0])], None, model=str(minilm), rescale="baseline", cache=data["cache"])
-    unnamed = _named_copy(tmp_path / "distilbert-base-uncased", None)
-    with pytest.raises(UsageError, match=r"a local model folder whose config\.json records no Hugging Face name \(_name_or_path\), "
-                                         r"so bert_score's baseline for it cannot be chosen by the folder's name"):
-        shipped_baseline(str(unnamed), unnamed, 5, 6)
-    named = _named_copy(tmp_path / "mine", "distilbert-base-uncased")
-    b, source = shipped_baseline(str(named), named, 5, 6)
-    assert Path(source).name == "distilbert-base-uncased.tsv"
-    assert np.array_equal(b, [float(v) for v in Path(source).read_text().splitlines()[1 + 5].split(",")[1:4]])
+    assert default_layer(str(minilm), minilm, 6) == (6, "last layer (model not in bert_score's table)")  # not distilbert's 5
+    for folder in (_named_copy(tmp_path / "mine", "distilbert-base-uncased"), _named_copy(tmp_path / "distilbert-base-uncased", None)):
+        b, source = shipped_baseline(str(folder), folder, 5, 6)
+        assert Path(source).name == "distilbert-base-uncased.tsv"
+        assert np.array_equal(b, [float(v) for v in Path(source).read_text().splitlines()[1 + 5].split(",")[1:4]])
+        assert default_layer(str(folder), folder, 6) == (5, "bert_score's recommended layer for distilbert-base-uncased")
 
 
 def test_a_segment_without_weight_scores_0_and_f_is_0_where_p_and_r_are():

@@ -21,7 +21,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..encoding.models import is_path, resolve_model
+from ..encoding.models import is_path
 from ..errors import UsageError
 from ..formats.files import read_text
 
@@ -45,18 +45,14 @@ def recommended_layers() -> dict[str, int]:
 
 
 def default_layer(name: str, folder: Path, num_layers: int) -> tuple[int, str]:
-    """(layer, why): bert_score's recommended layer for the model's name, else its last layer.
-
-    A local folder is looked up by its own name too ('/models/roberta-large' -> 'roberta-large'),
-    which bert_score itself cannot do.
-    """
+    """(layer, why): bert_score's recommended layer for the model's name (bert_score_name), else its last layer."""
+    key = bert_score_name(name, folder)
     table = recommended_layers()
-    for key in (name, folder.name):
-        if key in table:
-            if table[key] > num_layers:  # a folder named like a bigger model: loading would add random layers
-                raise UsageError(f"model {name} has layers 0..{num_layers}, but bert_score recommends layer {table[key]} for "
-                                 f"{key}, the name it goes by: is it that model? give layer= to choose one")
-            return table[key], f"bert_score's recommended layer for {key}"
+    if key in table:
+        if table[key] > num_layers:  # a folder named like a bigger model: loading would add random layers
+            raise UsageError(f"model {name} has layers 0..{num_layers}, but bert_score recommends layer {table[key]} for "
+                             f"{key}, the name it goes by: is it that model? give layer= to choose one")
+        return table[key], f"bert_score's recommended layer for {key}"
     return num_layers, "last layer (model not in bert_score's table)"
 
 
@@ -70,33 +66,29 @@ def model_layer(name: str, folder: Path, num_layers: int, layer: int | None) -> 
     return layer, "given"
 
 
-def baseline_key(name: str, folder: Path) -> str | None:
-    """The Hugging Face name bert_score's baseline files go by (its model_type string) for this model: the name given,
-    where it is one; for a local folder, the name its config.json records (`_name_or_path`, written by transformers'
-    save_pretrained before 4.3x), never the folder's own name (a folder or link named distilbert-base-uncased holding
-    another model got distilbert's baseline). None where a local folder records no such name."""
-    if not os.path.isdir(resolve_model(name)):  # a hub name (found in the local Hugging Face cache): as bert_score looks it up
-        return name
+def bert_score_name(name: str, folder: Path) -> str:
+    """The name bert_score's tables (recommended layers, rescaling baselines) know the model by: a Hugging Face name as
+    given; a local folder's, the hub name its config.json records (`_name_or_path`) where it records one, else the
+    folder's own name ('/models/roberta-large' -> 'roberta-large', which bert_score itself cannot do). The config comes
+    first: a folder named distilbert-base-uncased holding MiniLM, whose config names nreimers/MiniLM-L6-H384-uncased, got
+    distilbert's baseline and layer. A name alone is weak evidence, so each table's layer count is checked against the
+    model's as well."""
+    if not os.path.isdir(os.path.expanduser(name)) or not (folder / "config.json").is_file():
+        return Path(name).name if is_path(name) else name  # a hub name (its snapshot's folder is a commit hash), as bert_score looks it up
     recorded = json.loads(read_text(folder / "config.json")).get("_name_or_path")  # the folder's config was read to load it
-    return recorded if isinstance(recorded, str) and recorded and not is_path(recorded) else None
+    return recorded if isinstance(recorded, str) and recorded and not is_path(recorded) else folder.name
 
 
 def shipped_baseline(name: str, folder: Path, layer: int, num_layers: int, lang: str = "en") -> tuple[np.ndarray, str] | None:
-    """bert_score's rescaling baseline (P, R, F) for this model and layer, and its file; None if it has none. The model is
-    named as baseline_key says; a local folder whose config names none is refused (its folder name is no evidence)."""
+    """bert_score's rescaling baseline (P, R, F) for this model and layer, and its file; None if it has none. The model goes
+    by bert_score_name; a baseline of another depth than the model's is refused (it is not that model)."""
     root = _package_dir()
     if root is None:
         return None
-    key = baseline_key(name, folder)
-    if key is None:
-        if any((root / "rescale_baseline" / lang / f"{k}.tsv").is_file() for k in (Path(name).name, folder.name)):
-            raise UsageError(f"{name}: a local model folder whose config.json records no Hugging Face name (_name_or_path), so "
-                             "bert_score's baseline for it cannot be chosen by the folder's name; give the model by its Hugging "
-                             "Face name, or use rescale='corpus'")
-        return None
+    key = bert_score_name(name, folder)
     path = root / "rescale_baseline" / lang / f"{key}.tsv"
     if not path.is_file():
-        if key != name:  # the folder's name may promise one: say which name was looked up
+        if key != name and (root / "rescale_baseline" / lang / f"{folder.name}.tsv").is_file():  # the folder's name promises one
             raise UsageError(f"bert_score ships no rescaling baseline for {key}, the model its config.json names ({name}); "
                              "use rescale='corpus'")
         return None
