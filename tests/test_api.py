@@ -186,7 +186,6 @@ def test_api_errors_name_parameters():
         semrel.evaluate(qrels, {"q": {"d": 1.0}}, ["nDCG@x"])
     for option, message in [({"depth": 0}, r"^depth=0: give a whole number of documents, at least 1$"),
                             ({"num_docs": -1}, r"^num_docs=-1: give the collection size, a whole number of 0 or more$"),
-                            ({"rel_level": 1.5}, r"^rel_level=1.5: give the lowest relevant grade, a whole number of 0 or more$"),
                             ({"rel_level": -1}, r"^rel_level=-1: give the lowest relevant grade, a whole number of 0 or more$")]:
         with pytest.raises(UsageError, match=message):
             semrel.evaluate(qrels, {"q": {"d": 1.0}}, ["P@1"], **option)
@@ -286,29 +285,53 @@ NAN = float("nan")
     (lambda: semrel.retrieve([Chunk("a#0", "chain oil", "a", 0, 9)], [GoldenItem("q1", "oil?", ("chain oil",))], "bm25",
                              model="x", cache=False), "model='x' is the dense encoder; it does not apply to method='bm25'"),  # ignored
     (lambda: semrel.evaluate({"q1": {"d1": 1}}, [], ["P@1"]), "runs: none given"),
-    (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, depth=1.5), "depth=1.5: give a whole number"),
-    (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, num_docs=float("inf")), "num_docs=inf"),
     (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, [Measure("P", 0)]), "the cutoff must be at least 1"),
     (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, [Measure("P", 1.5)]), "the cutoff must be a whole number"),
     (lambda: semrel.label([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=NAN)]), "p must be a probability between 0 and 1, found nan"),
     (lambda: semrel.label([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.9), Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.1)]),
      "is given twice"),
-    (lambda: semrel.label([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.9)], grades="0.5,0.7"),  # its characters became thresholds
-     "grades='0.5,0.7': give increasing thresholds as a list"),
-    (lambda: semrel.label([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.9)], 5), "output=5: give a file path"),  # wrote to fd 5
-    (lambda: semrel.label([Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.9)], calibration={"cut": 0.5}), "calibration={'cut': 0.5}"),
-    (lambda: semrel.compare({"q": {"d": 1}}, {"a": {"q": {"d": 1.0}}, "b": {"q": {"d": 0.5, "e": 1.0}}}, permutations=1.5),
-     "permutations=1.5: give a whole number"),  # a numpy TypeError deep in the test before
-    (lambda: semrel.compare({"q": {"d": 1}}, {"a": {"q": {"d": 1.0}}, "b": {"q": {"d": 0.5, "e": 1.0}}}, alpha="0.05"),
-     "alpha='0.05': give a number"),
     (lambda: semrel.judge([Chunk("a#0", "chain oil", "a", 0, 9)], [GoldenItem("q1", "oil?", ("chain oil",), ("a#0",))],
                           rescale="corpus", baseline_pairs=0, cache=False), "rescale='corpus' needs 1 or more unrelated pairs"),
-    (lambda: semrel.judge([Chunk("a#0", "chain oil", "a", 0, 9)], [GoldenItem("q1", "oil?", ("chain oil",), ("a#0",))],
-                          layer=1.5, cache=False), "layer=1.5: give a whole number"),  # transformers' own error before
 ])
 def test_what_the_file_readers_refuse_is_refused_from_python_objects_too(call, message):
     """Dicts, columns, Measure and Judgment objects get the checks files get, instead of wrong numbers."""
     with pytest.raises((UsageError, ValidationError), match=message):
+        call()
+
+
+J1 = [Judgment("q1", "d1", 0.5, 0.5, 0.5, p=0.9)]
+TWO_RUNS = {"a": {"q": {"d": 1.0}}, "b": {"q": {"d": 0.5, "e": 1.0}}}
+ONE_ITEM = ([Chunk("a#0", "chain oil", "a", 0, 9)], [GoldenItem("q1", "oil?", ("chain oil",), ("a#0",))])
+
+
+@pytest.mark.parametrize("call, message", [
+    # each was a UsageError, where retrieve(k="x"), fuse(depth=1.5), pool(depth="x") and the others were TypeErrors
+    (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, depth=1.5),
+     "depth: give a whole number of documents, at least 1, not float"),
+    (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, num_docs=float("inf")),
+     "num_docs: give the collection size, a whole number of 0 or more, not float"),
+    (lambda: semrel.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, rel_level="1"),
+     "rel_level: give the lowest relevant grade, a whole number, not str"),
+    (lambda: semrel.compare({"q": {"d": 1}}, TWO_RUNS, permutations=1.5), "permutations: give a whole number, not float"),
+    (lambda: semrel.compare({"q": {"d": 1}}, TWO_RUNS, alpha="0.05"), "alpha: give a number, not str"),
+    (lambda: semrel.compare({"q": {"d": 1}}, TWO_RUNS, test=3), "test: give one of t, randomization, bootstrap, not int"),
+    (lambda: semrel.compare({"q": {"d": 1}}, TWO_RUNS, baseline=3), "baseline: give a run's name, not int"),
+    (lambda: semrel.sensitivity([Judgment("q", "d", 0.5, 0.5, 0.5, p=0.9)], TWO_RUNS, alpha="0.05"), "alpha: give a number, not str"),
+    (lambda: semrel.label(J1, grades="0.5,0.7"),  # its characters became thresholds
+     "grades: give increasing thresholds as a list, e.g. [0.6, 0.7, 0.8], not str"),
+    (lambda: semrel.label(J1, grades=["0.5"]), "grades: give numbers, not str"),
+    (lambda: semrel.label(J1, threshold="0.5"), "threshold: give a number, not str"),
+    (lambda: semrel.label(J1, on=3), "on: give one of p, P, R, F, not int"),
+    (lambda: semrel.label(J1, 5), "output: give a file path, not int"),  # wrote to fd 5; judge(output=5) was a TypeError already
+    (lambda: semrel.label(J1, calibration={"cut": 0.5}), "calibration: give the file `semrel calibrate -o` wrote, or a rule, not dict"),
+    (lambda: semrel.judge(*ONE_ITEM, layer=1.5, cache=False), "layer: give a whole number, not float"),  # transformers' own error before
+    (lambda: semrel.judge(*ONE_ITEM, rescale=3, cache=False), "rescale: give one of none, baseline, corpus, not int"),
+    (lambda: semrel.simulate_review("never-made.sqlite", {"q": {"d": 1}}, reviewer="a", order=3),
+     "order: give one of uncertain, random, query, query-sample, not int"),
+])
+def test_an_argument_of_the_wrong_kind_is_a_type_error_in_every_function(call, message):
+    """One rule across the API (docs/python.md): a wrong kind is a TypeError naming the parameter, a bad value a UsageError."""
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
         call()
 
 

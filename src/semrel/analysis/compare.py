@@ -161,6 +161,7 @@ def compare(
     significantly) and holds every PairTest in `tests`; render_comparison(c, "markdown") is its table.
     """
     check_flags(all_pairs=all_pairs)
+    check_kind("baseline", baseline, (str,), "a run's name")
     settings = StatSettings(test=test, permutations=permutations, bootstrap=bootstrap, seed=seed, alpha=alpha,
                             confidence=confidence, correction=correction)
     if all_pairs and baseline is not None:

@@ -7,13 +7,13 @@ column, so a table of runs x measures costs one matrix product per batch of draw
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UsageError
-from ..records import is_number, is_whole
+from ..errors import UsageError, check_kind
 from ..terminal import quantity
 
 TESTS = ("t", "randomization", "bootstrap")
@@ -34,22 +34,22 @@ class StatSettings:
     correction: str = "holm"
 
     def __post_init__(self) -> None:
+        check_kind("test", self.test, (str,), f"one of {', '.join(TESTS)}", required=True)
+        check_kind("correction", self.correction, (str,), f"one of {', '.join(CORRECTIONS)}", required=True)
+        for name in ("permutations", "bootstrap", "seed"):  # a float or text here failed deep in numpy
+            check_kind(name, getattr(self, name), (numbers.Integral,), "a whole number", required=True)
+        for name in ("alpha", "confidence"):
+            check_kind(name, getattr(self, name), (numbers.Real,), "a number", required=True)
         if self.test not in TESTS:
             raise UsageError(f"unknown test {self.test!r}; choose one of {', '.join(TESTS)}")
         if self.correction not in CORRECTIONS:
             raise UsageError(f"unknown correction {self.correction!r}; choose one of {', '.join(CORRECTIONS)}")
-        for name in ("permutations", "bootstrap", "seed"):  # a float or text here failed deep in numpy
-            value = getattr(self, name)
-            if not is_whole(value):
-                raise UsageError(f"{name}={value!r}: give a whole number")
         if self.permutations < 1 or self.bootstrap < 1:
             raise UsageError("permutations= and bootstrap= must be at least 1")
         if self.seed < 0:
             raise UsageError(f"seed={self.seed}: give 0 or more")
         for name in ("alpha", "confidence"):
             value = getattr(self, name)
-            if not is_number(value):
-                raise UsageError(f"{name}={value!r}: give a number")
             if not 0 < value < 1:  # named: one message for both left confidence=2 reading as alpha's fault
                 raise UsageError(f"{name}={value!r}: give a number strictly between 0 and 1")
 

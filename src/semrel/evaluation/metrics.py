@@ -15,6 +15,7 @@ import contextlib
 import copy
 import ctypes
 import dataclasses
+import numbers
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,9 +26,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import UsageError
+from ..errors import UsageError, check_kind
 from ..formats.columns import duplicate_error
-from ..records import Qrels, Run, dictionary_codes, is_whole
+from ..records import Qrels, Run, dictionary_codes
 from ..terminal import quantity
 from .hashing import KeyTable, fingerprints, pair_fingerprints
 from .measures import Context, Kind, Measure, Ranked, parse_measure, parse_measures, ranks_within
@@ -426,11 +427,14 @@ class Options:
     num_docs: int = 0  # -N: documents in the collection (utility's non-relevant missed)
 
     def check(self) -> "Options":
-        if self.depth is not None and (not is_whole(self.depth) or self.depth < 1):
+        check_kind("depth", self.depth, (numbers.Integral,), "a whole number of documents, at least 1")
+        check_kind("num_docs", self.num_docs, (numbers.Integral,), "the collection size, a whole number of 0 or more", required=True)
+        check_kind("rel_level", self.rel_level, (numbers.Integral,), "the lowest relevant grade, a whole number", required=True)
+        if self.depth is not None and self.depth < 1:
             raise UsageError(f"depth={self.depth!r}: give a whole number of documents, at least 1")
-        if not is_whole(self.num_docs) or self.num_docs < 0:
+        if self.num_docs < 0:
             raise UsageError(f"num_docs={self.num_docs!r}: give the collection size, a whole number of 0 or more")
-        if not is_whole(self.rel_level) or self.rel_level < 0:  # a negative grade marks a document unjudged, never relevant
+        if self.rel_level < 0:  # a negative grade marks a document unjudged, never relevant
             raise UsageError(f"rel_level={self.rel_level!r}: give the lowest relevant grade, a whole number of 0 or more")
         return self
 

@@ -25,6 +25,7 @@ import hashlib
 import heapq
 import itertools
 import json
+import numbers
 import os
 import time
 from collections import Counter, defaultdict
@@ -47,7 +48,7 @@ from ..formats.judgments import write_judgments
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.pool import given_pool, pool_error
 from ..progress import Advance, Steps, counted, no_progress
-from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample, is_whole
+from ..records import ALL_QUERIES, Chunk, GoldenItem, Judgment, QuerySample
 from ..terminal import agreeing, quantity
 from . import labels
 from .bertscore import greedy_match, greedy_match_tokens, idf_table, model_layer, plain_weights, rescale, shipped_baseline
@@ -80,9 +81,9 @@ class JudgeOptions:
 
     def __post_init__(self) -> None:
         for name in ("layer", "window", "overlap", "baseline_pairs", "seed", "max_tokens", "null_sample"):
-            value = getattr(self, name)  # a float or text here failed in transformers or numpy
-            if value is not None and not is_whole(value):
-                raise UsageError(f"{name}={value!r}: give a whole number")
+            # a float or text here failed in transformers or numpy
+            check_kind(name, getattr(self, name), (numbers.Integral,), "a whole number")
+        check_kind("rescale", self.rescale, (str,), f"one of {', '.join(RESCALE_MODES)}", required=True)
 
 
 @dataclass

@@ -68,13 +68,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import numbers
 import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypedDict
 
 import numpy as np
 
-from ..errors import FormatError, UsageError, ValidationError, check_flags, check_warn, tell
+from ..errors import FormatError, UsageError, ValidationError, check_flags, check_kind, check_list, check_warn, tell
 from ..evaluation.api import Qrels as PublicQrels  # what semrel.label returns: semrel.Qrels, with from_file
 from ..formats.files import display_name, guarded, read_text
 from ..formats.jsonl import loads
@@ -601,10 +602,9 @@ def choose_rule(judgments: Sequence[Judgment], on: str | None = None, threshold:
         raise UsageError("give either threshold= (binary labels) or grades= (graded), not both")
     if calibration is not None and (threshold is not None or grades is not None):
         raise UsageError("calibration= sets the rule: give it without threshold= or grades=")
-    if threshold is not None and not is_number(threshold):
-        raise UsageError(f"threshold={threshold!r}: give a number")
-    if grades is not None and (isinstance(grades, str) or not isinstance(grades, Iterable)):
-        raise UsageError(f"grades={grades!r}: give increasing thresholds as a list, e.g. [0.6, 0.7, 0.8]")
+    check_kind("on", on, (str,), f"one of {', '.join(SCORES)}")
+    check_kind("threshold", threshold, (numbers.Real,), "a number")
+    grades = check_list("grades", grades, (numbers.Real,), "increasing thresholds as a list, e.g. [0.6, 0.7, 0.8]", "numbers")
     if threshold is not None or grades is not None:
         if graded:
             raise UsageError("graded= grades by p: give it without threshold= or grades= (which set thresholds on on=)")
@@ -821,10 +821,9 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
                               "judge a pool first (`semrel judge`)")
     notes: list[str] = []
     calibration = options.get("calibration")
-    if output is not None and not isinstance(output, (str, os.PathLike)):  # an int was taken as a file descriptor
-        raise UsageError(f"output={output!r}: give a file path")
-    if calibration is not None and not isinstance(calibration, (str, os.PathLike, ThresholdRule, ProbabilityRule)):
-        raise UsageError(f"calibration={calibration!r}: give the file `semrel calibrate -o` wrote, or a rule")
+    check_kind("output", output, (str, os.PathLike), "a file path")  # an int was taken as a file descriptor
+    check_kind("calibration", calibration, (str, os.PathLike, ThresholdRule, ProbabilityRule),
+               "the file `semrel calibrate -o` wrote, or a rule")
     loaded = read_calibration(calibration, source) if isinstance(calibration, (str, os.PathLike)) else calibration
     rule = choose_rule(rows, options.get("on"), options.get("threshold"), options.get("grades"), options.get("graded", False),
                        loaded, notes.append)

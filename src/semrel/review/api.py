@@ -81,6 +81,7 @@ def simulate_review(db: PathLike, human: QrelsLike, *, reviewer: str, judgments:
     check_kind("on", on, (str,), f"one of {', '.join(SCORES)}")
     if on is not None and on not in SCORES:
         raise UsageError(f"on={on!r}: choose one of {', '.join(SCORES)}")
+    check_kind("order", order, (str,), f"one of {', '.join(ORDERS)}", required=True)
     if order not in ORDERS:
         raise UsageError(f"order={order!r}: choose one of {', '.join(ORDERS)}")
     check_kind("random_share", random_share, (numbers.Real,), "a share from 0 to 1", required=True)
