@@ -3,7 +3,8 @@
 The Python API (see docs/python.md):
 
     from semrel import Qrels, Run, evaluate, compare, judge, label, retrieve, fuse, sensitivity, calibrate, agree
-    from semrel import pool, import_golden, split_golden, dedup_golden, export_reviews
+    from semrel import lift, pool, import_golden, split_golden, dedup_golden, validate_golden, golden_stats
+    from semrel import export_reviews, review_stats, estimate
 
 import_golden, split_golden and dedup_golden make and curate golden sets; retrieve makes a run over a
 chunk corpus and fuse one run from several; evaluate and compare score runs; pool gathers the pairs to
@@ -31,18 +32,19 @@ if os.path.basename(sys.argv[0]) in ("semrel", "semrel.exe") or sys.argv[0] == "
     stop_on_interrupts()
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers; at run time each loads on first use
-    from .analysis.api import agree, calibrate, sensitivity
+    from .analysis.api import agree, calibrate, lift, sensitivity
     from .analysis.compare import compare
     from .evaluation.api import Qrels, Run, evaluate
-    from .golden.api import dedup_golden, import_golden, split_golden
+    from .golden.api import dedup_golden, golden_stats, import_golden, split_golden, validate_golden
     from .judging.judge import judge
     from .judging.labels import label
     from .retrieval.api import fuse, pool, retrieve
-    from .review.api import export_reviews, simulate_review
+    from .review.api import estimate, export_reviews, review_stats, simulate_review
 
     __version__: str  # read from the installed metadata on first use
-    __all__ = ["Qrels", "Run", "agree", "calibrate", "compare", "dedup_golden", "evaluate", "export_reviews", "fuse",
-               "import_golden", "judge", "label", "pool", "retrieve", "sensitivity", "simulate_review", "split_golden"]
+    __all__ = ["Qrels", "Run", "agree", "calibrate", "compare", "dedup_golden", "estimate", "evaluate", "export_reviews", "fuse",
+               "golden_stats", "import_golden", "judge", "label", "lift", "pool", "retrieve", "review_stats", "sensitivity",
+               "simulate_review", "split_golden", "validate_golden"]
 
 # Arrow's allocator (mimalloc), as it comes, commits memory a whole arena at a time in transparent huge
 # pages and gives freed memory back to the system 10 ms after a free, for the next allocation to fault in
@@ -70,12 +72,17 @@ _LAZY = {
     "sensitivity": ("semrel.analysis.api", "sensitivity"),  # as `semrel sensitivity`
     "calibrate": ("semrel.analysis.api", "calibrate"),  # as `semrel calibrate`
     "agree": ("semrel.analysis.api", "agree"),  # as `semrel agree`
+    "lift": ("semrel.analysis.api", "lift"),  # as `semrel lift`
     "pool": ("semrel.retrieval.api", "pool"),  # the pairs to judge, as `semrel pool`
     "import_golden": ("semrel.golden.api", "import_golden"),  # as `semrel golden import`
     "split_golden": ("semrel.golden.api", "split_golden"),  # as `semrel golden split`
     "dedup_golden": ("semrel.golden.api", "dedup_golden"),  # as `semrel golden dedup`
+    "validate_golden": ("semrel.golden.api", "validate_golden"),  # as `semrel golden validate`
+    "golden_stats": ("semrel.golden.api", "golden_stats"),  # as `semrel golden stats`
     "export_reviews": ("semrel.review.api", "export_reviews"),  # as `semrel review export`
     "simulate_review": ("semrel.review.api", "simulate_review"),  # as `semrel review simulate`
+    "review_stats": ("semrel.review.api", "review_stats"),  # as `semrel review stats`
+    "estimate": ("semrel.review.api", "estimate"),  # as `semrel estimate`
 }
 
 
@@ -100,4 +107,5 @@ def __dir__() -> list[str]:
 
 
 __all__ = ["__version__", "Qrels", "Run", "evaluate", "compare", "judge", "label", "retrieve", "fuse", "sensitivity", "calibrate", "agree",
-           "pool", "import_golden", "split_golden", "dedup_golden", "export_reviews", "simulate_review"]
+           "lift", "pool", "import_golden", "split_golden", "dedup_golden", "validate_golden", "golden_stats", "export_reviews",
+           "simulate_review", "review_stats", "estimate"]

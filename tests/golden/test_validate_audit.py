@@ -19,7 +19,7 @@ def line(qid, query, answer="An answer.", gold=("a#0",), meta=None) -> str:
 def issues(tmp_path, text, chunks=None) -> list[tuple[int, str, str]]:
     path = tmp_path / "golden.jsonl"
     path.write_text(text)
-    found, _ = validate_golden(path, chunks)
+    found = validate_golden(path, chunks).issues
     return [(i.line, i.severity, i.message) for i in found]
 
 

@@ -14,16 +14,21 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Callable, Union, cast
 
+import pyarrow.compute as pc
+
 from ..errors import UsageError, check_flags, check_kind, check_list, check_seed, check_warn, tell
-from ..evaluation.api import Measures, QrelsLike, RunLike, as_qrels, as_runs
+from ..evaluation.api import Measures, QrelsLike, RunLike, as_qrels, as_run, as_runs
+from ..evaluation.files import require_judgments, shallow_cutoffs
 from ..evaluation.measures import parse_measures
-from ..formats.files import guarded
+from ..formats.files import display_name, guarded
 from ..formats.judgments import given_judgments
 from ..judging.labels import ProbabilityRule, Rule, ThresholdRule
 from ..records import Judgment
 from .agreement import AGREE_MEASURES, Agreed, Weights, assessor_groups, majority_qrels
 from .agreement import agree as agree_labels
 from .calibrate import Calibration, Human, ProbabilityCalibration, calibrate_labels, write_fitted
+from .lift import TOP_QUERIES, Lift, choose_latency, require_two_runs
+from .lift import lift as lift_runs
 from .sensitivity import Sensitivity, choose_sweep, sensitivity_warnings, write_curves
 from .sensitivity import sensitivity as sweep_runs
 from .significance import DEFAULT_STATS, StatSettings
@@ -214,4 +219,55 @@ def agree(
     chosen = parse_measures(measures or AGREE_MEASURES)
     result = agree_labels(given, as_qrels(test, "test"), loaded, chosen, unlisted_as_zero, int(seed), notes.append, int(rel_level))
     tell(notes, warn, stacklevel=3)
+    return result
+
+
+@guarded
+def lift(
+    qrels: QrelsLike,
+    base: RunLike,
+    reranked: RunLike,
+    measures: Measures = None,
+    *,
+    depth: int | None = None,
+    latency: PathLike | None = None,
+    base_ms: float | None = None,
+    reranked_ms: float | None = None,
+    top: int = TOP_QUERIES,
+    rel_level: int = 1,
+    test: str = DEFAULT_STATS.test,
+    alpha: float = DEFAULT_STATS.alpha,
+    permutations: int = DEFAULT_STATS.permutations,
+    bootstrap: int = DEFAULT_STATS.bootstrap,
+    seed: int = DEFAULT_STATS.seed,
+    warn: Warn | None = None,
+) -> Lift:
+    """The lift of `reranked` over `base` on the qrels (the Python side of `semrel lift`, with its defaults): per measure
+    both values, the change, its interval, p-value and wins/ties/losses over queries, the `top` queries that gained and
+    lost most, and with timings (`latency`: a file of qid, base_ms, reranked_ms; or the two means `base_ms`, `reranked_ms`)
+    the change per millisecond. depth: reranked documents must come from the base run's top `depth`.
+    qrels and runs take what `evaluate` takes. Returns the Lift (`render_lift(l, "table")` prints the command's table);
+    a reranked run that is no reordering of the base, shallow cutoffs and one-sided queries go to `warn`."""
+    check_warn(warn)
+    check_kind("depth", depth, (numbers.Integral,), "a whole number of documents, at least 1")
+    check_kind("top", top, (numbers.Integral,), "a number of queries, 0 or more", required=True)
+    check_kind("rel_level", rel_level, (numbers.Integral,), "a whole number", required=True)
+    check_kind("latency", latency, (str, os.PathLike), "a file path")
+    check_kind("base_ms", base_ms, (numbers.Real,), "a number of milliseconds")
+    check_kind("reranked_ms", reranked_ms, (numbers.Real,), "a number of milliseconds")
+    if depth is not None and depth < 1 or top < 0:
+        raise UsageError(f"depth={depth!r}, top={top!r}: give a depth of 1 or more (or None) and a top of 0 or more")
+    settings = StatSettings(test=test, permutations=permutations, bootstrap=bootstrap, seed=seed, alpha=alpha)
+    if isinstance(base, (str, os.PathLike)) and isinstance(reranked, (str, os.PathLike)):
+        require_two_runs(base, reranked, ("base", "reranked"))
+    judged = as_qrels(qrels)
+    require_judgments(judged, display_name(judged.source) if judged.source else "qrels")
+    notes: list[str] = []
+    timings = choose_latency(latency, base_ms, reranked_ms, pc.unique(judged.query_ids).to_pylist(), notes.append,
+                             ("latency=", "base_ms=", "reranked_ms="))
+    first, second = as_run(base, "base"), as_run(reranked, "reranked")
+    chosen = parse_measures(measures)
+    notes += shallow_cutoffs(chosen, [first, second])
+    result = lift_runs(judged, first, second, chosen, settings, depth, timings, top, rel_level)
+    tell([*notes, *result.warnings()], warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
     return result

@@ -19,7 +19,7 @@ from ..evaluation.measures import Measure, aggregate_change, numeric_measures, p
 from ..evaluation.metrics import evaluate, ranks_within
 from ..evaluation.render import cell_value
 from ..formats.columns import is_float
-from ..formats.files import display_name, read_text
+from ..formats.files import STDIO, display_name, read_text, same_file
 from ..formats.tables import Cell, Table, render
 from ..formats.trec import ranked
 from ..records import Qrels, Run, dictionary_codes
@@ -192,6 +192,34 @@ def timed_latency(timings: dict[str, tuple[float, float]], query_ids: Sequence[s
              f"latency is averaged over the {len(present)} that do")
     array = np.array(present)
     return Latency(float(array[:, 0].mean()), float(array[:, 1].mean()), len(present))
+
+
+LATENCY_OPTIONS = ("--latency FILE", "--base-latency-ms", "--reranked-latency-ms")  # as `semrel lift` names them
+
+
+def require_two_runs(base: str | os.PathLike, reranked: str | os.PathLike, names: tuple[str, str] = ("--base", "--reranked")) -> None:
+    """One file given as both runs: every query would tie, a lift of 0 that looks measured."""
+    if str(base) != STDIO and same_file(base, reranked):
+        raise UsageError(f"{names[0]} and {names[1]} are one file ({display_name(base)}): every query would tie; give the reranked run")
+
+
+def choose_latency(latency_file: str | os.PathLike | None, base_ms: float | None, reranked_ms: float | None,
+                   query_ids: Sequence[str], warn: Callable[[str], None] | None = None,
+                   names: tuple[str, str, str] = LATENCY_OPTIONS) -> Latency | None:
+    """Timings from a per-query file or two flat means (not both; the means together), None without either; errors
+    name the options as `names` spells them (the command's flags, or the Python API's parameters)."""
+    if latency_file is not None and (base_ms is not None or reranked_ms is not None):
+        raise UsageError(f"give {names[0]} or {names[1]}/{names[2]}, not both")
+    if latency_file is not None:
+        return timed_latency(read_latency(latency_file), query_ids, warn)
+    for option, value in zip(names[1:], (base_ms, reranked_ms)):
+        if value is not None and not math.isfinite(value):  # click's range lets inf and nan through; JSON printed NaN
+            raise UsageError(f"{option} {value}: give a finite number of milliseconds")
+    if base_ms is not None and reranked_ms is not None:
+        return Latency(base_ms, reranked_ms, None)
+    if base_ms is not None or reranked_ms is not None:
+        raise UsageError(f"{names[1]} and {names[2]} go together")
+    return None
 
 
 def lift(

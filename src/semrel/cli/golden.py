@@ -122,14 +122,13 @@ def qrels_command(golden, output):
                    "span (meta.answer_spans).")
 def validate_command(golden, corpus):
     """Report every problem of GOLDEN with its line; exit 1 if any is an error."""
-    issues, count = validate_golden(golden, unique_chunks(corpus) if corpus else None)
-    for issue in issues:
+    found = validate_golden(golden, unique_chunks(corpus) if corpus else None)
+    for issue in found.issues:
         click.echo(f"{display_name(golden)}:{issue.line}: {issue.severity}: {issue.message}")
-    errors = sum(i.severity == "error" for i in issues)
-    warnings = len(issues) - errors
     checked = "" if corpus else " (gold chunk ids not checked: no --corpus)"
-    click.echo(f"{quantity(count, 'query')}: {quantity(errors, 'error')}, {quantity(warnings, 'warning')}{checked}", err=True)
-    if errors:
+    click.echo(f"{quantity(found.queries, 'query')}: {quantity(found.errors, 'error')}, {quantity(found.warnings, 'warning')}{checked}",
+               err=True)
+    if found.errors:
         sys.exit(1)
 
 

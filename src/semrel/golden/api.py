@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Callable, Union
 
 from ..errors import UsageError, check_flags, check_kind, check_list, check_seed, check_warn, tell
-from ..formats.corpus import given_golden
+from ..formats.corpus import given_golden, read_golden, unique_chunks
 from ..formats.files import guarded
 from ..progress import Steps, no_progress
 from ..records import ALL_QUERIES, GoldenItem, QuerySample
@@ -23,6 +23,9 @@ from .chunking import ChunkSettings
 from .curate import Deduplicated
 from .neardup import NEAR_DUPLICATE
 from .sources import ImportOptions
+from .validate import Validation
+from .validate import golden_stats as describe_golden
+from .validate import validate_golden as validate_file
 
 PathLike = Union[str, os.PathLike]
 Warn = Callable[[str], None]
@@ -180,3 +183,22 @@ def dedup_golden(
     result = curate.dedup_golden(items, source, report, output, float(threshold), None if model is None else str(model), steps)
     tell(result.merges, warn, stacklevel=3)
     return result
+
+
+@guarded
+def validate_golden(golden: PathLike, corpus: PathLike | None = None) -> Validation:
+    """Every problem of a golden.jsonl with its line (the Python side of `semrel golden validate`): `.issues` (line,
+    severity, message), `.queries`, `.errors` (any fails validation) and `.warnings`. With `corpus` (a corpus.jsonl), gold
+    chunk ids and recorded answer spans are checked against it. Problems are returned, not raised: the file is what is judged."""
+    check_kind("golden", golden, (str, os.PathLike), "a golden.jsonl path", required=True)
+    check_kind("corpus", corpus, (str, os.PathLike), "a corpus.jsonl path")
+    return validate_file(golden, unique_chunks(corpus) if corpus is not None else None)
+
+
+@guarded
+def golden_stats(golden: PathLike | Iterable[GoldenItem], corpus: PathLike | None = None) -> dict:
+    """Counts and length distributions (in words) of a golden set and, with `corpus`, its corpus.jsonl (the Python side of
+    `semrel golden stats`): the dict its `-f json` prints, {"counts": {...}, "lengths": {...}, "notes": [...] where any}."""
+    check_kind("corpus", corpus, (str, os.PathLike), "a corpus.jsonl path")
+    items = read_golden(golden) if isinstance(golden, (str, os.PathLike)) else given_golden(golden)[0]
+    return describe_golden(items, unique_chunks(corpus) if corpus is not None else None)

@@ -31,6 +31,23 @@ class Issue:
     message: str
 
 
+@dataclass(frozen=True)
+class Validation:
+    """What `golden validate` prints: every issue in line order, and the queries read (a line that is no golden item is
+    no query); any error fails validation."""
+
+    issues: list[Issue]
+    queries: int
+
+    @property
+    def errors(self) -> int:
+        return sum(i.severity == "error" for i in self.issues)
+
+    @property
+    def warnings(self) -> int:
+        return len(self.issues) - self.errors
+
+
 # A reference answer that says its context lacks (part of) the answer: generated testsets hold them (ragas's "The
 # answer to given question is not present in context"; 7 of LlamaIndex's 58 BlockchainSolana answers). The judge
 # scores chunks against its words, which name the question's topic, not an answer.
@@ -66,8 +83,8 @@ def _answer_hint(record: dict) -> str:
     return f" (the line has {found!r}: a golden line's answer is its {ANSWER_FIELD!r} field, a string or a list)" if found else ""
 
 
-def validate_golden(path: str | os.PathLike, corpus: Iterable[Chunk] | None = None) -> tuple[list[Issue], int]:
-    """(every issue in line order, number of items read: a line that is no golden item is no query).
+def validate_golden(path: str | os.PathLike, corpus: Iterable[Chunk] | None = None) -> Validation:
+    """Every issue in line order, and the number of items read (a line that is no golden item is no query).
 
     Errors: a malformed line (not JSON, or JSON but not an object: reported like any other error,
     and the lines after it are still checked), a repeated query id, an empty query, an empty reference answer
@@ -128,7 +145,7 @@ def validate_golden(path: str | os.PathLike, corpus: Iterable[Chunk] | None = No
         raise FormatError(display_name(path), "no queries (the file is empty)")
     if corpus is not None:
         issues = sorted(issues + _corpus_issues(read, corpus), key=lambda issue: issue.line)  # stable: a line's own first
-    return issues, count
+    return Validation(issues, count)
 
 
 def _corpus_issues(read: Sequence[tuple[int, GoldenItem]], corpus: Iterable[Chunk]) -> list[Issue]:

@@ -8,16 +8,20 @@ from __future__ import annotations
 import dataclasses
 import numbers
 import os
-from typing import Callable, Sequence, Union
+from typing import Callable, Iterable, Mapping, Sequence, Union
 
+from ..analysis.ppi import Estimate, corrected_estimates
 from ..errors import UsageError, check_flags, check_kind, check_list, check_seed, check_warn, tell
-from ..evaluation.api import Qrels, QrelsLike, as_qrels
+from ..evaluation.api import Measures, Qrels, QrelsLike, RunLike, as_qrels, as_runs
+from ..evaluation.measures import parse_measures
 from ..formats.files import guarded
 from ..formats.judgments import SCORES
-from .adjudicate import ReviewedLabels, reviewed_labels, write_reviewed
+from .adjudicate import ReviewedLabels, reviewed_labels, reviewed_sample, write_reviewed
 from .engine import QueueRequest, QueueSettings
 from .order import ORDERS, RANDOM_SHARE
 from .simulate import simulate
+from .stats import ReviewStats
+from .stats import review_stats as stats_of
 
 PathLike = Union[str, os.PathLike]
 
@@ -108,3 +112,40 @@ def simulate_review(db: PathLike, human: QrelsLike, *, reviewer: str, judgments:
 
 def _named(path: PathLike | None) -> str | None:
     return None if path is None else os.fspath(path)
+
+
+@guarded
+def review_stats(db: PathLike, *, resamples: int = 1000, seed: int = 0) -> ReviewStats:
+    """Progress and agreement of a review (the Python side of `semrel review stats`, with its defaults): `.tasks`,
+    `.reviewed`, `.reviewers` (grades, skips, pace) and `.agreements` (kappa of each pair of reviewers and of each with
+    the judge, bootstrap intervals from `resamples` draws with `seed`); `.to_json()` is the command's `-f json`."""
+    check_kind("db", db, (str, os.PathLike), "the review database's file path", required=True)
+    check_kind("resamples", resamples, (numbers.Integral,), "a whole number, 10 or more", required=True)
+    check_seed(seed)
+    if resamples < 10:
+        raise UsageError(f"resamples={resamples}: give 10 or more")
+    return stats_of(db, resamples=resamples, seed=seed)
+
+
+@guarded
+def estimate(qrels: QrelsLike, runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike], db: PathLike, measures: Measures = None, *,
+             adjudicate: str = "majority", confidence: float = 0.95, rel_level: int = 1,
+             warn: Callable[[str], None] | None = None) -> list[Estimate]:
+    """Each run's metrics on derived qrels next to prediction-powered estimates corrected by the human grades of the
+    review's random sample in `db`, with a `confidence` interval (the Python side of `semrel estimate`, with its defaults).
+    qrels and runs take what `evaluate` takes; adjudicate settles reviewers' conflicts as in `export_reviews`. Returns one
+    Estimate per run and measure (`render_estimates(e, confidence, "table")` prints the command's table)."""
+    check_warn(warn)
+    check_kind("db", db, (str, os.PathLike), "the review database's file path", required=True)
+    check_kind("adjudicate", adjudicate, (str,), "majority, strict or a reviewer's name", required=True)
+    check_kind("confidence", confidence, (numbers.Real,), "a number from 0.5 to 0.999", required=True)
+    check_kind("rel_level", rel_level, (numbers.Integral,), "a whole number", required=True)
+    if not 0.5 <= confidence <= 0.999:
+        raise UsageError(f"confidence={confidence!r}: give a number from 0.5 to 0.999")
+    judged = as_qrels(qrels)
+    _, read, _ = as_runs(runs)
+    notes: list[str] = []
+    found = corrected_estimates(judged, list(read), parse_measures(measures), reviewed_sample(db, adjudicate), confidence,
+                                int(rel_level), notes.append)
+    tell(notes, warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
+    return found
