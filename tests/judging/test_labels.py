@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import semrel
-from helpers import drawn_features, run
+from helpers import assert_one_error, drawn_features, run
 from semrel.analysis.calibrate import expected_kappa_cut
 from semrel.errors import UsageError, ValidationError
 from semrel.formats import read_qrels
@@ -149,6 +149,18 @@ def test_judgments_without_p_still_label_with_the_threshold_rule(judgments, tmp_
             "pool, or by a semrel judge older than p): labelled with the threshold rule R >= 0.7; judge again with a null sample "
             "(the default), against a corpus larger than the pool, for the probability rule") in " ".join(text.split())
     assert json.loads((tmp_path / "q.txt.manifest.json").read_text())["params"]["rule"] == "threshold"
+
+
+def test_on_p_asked_of_judgments_without_p_is_refused_naming_the_null_sample(judgments, tmp_path):
+    """`--on p` asks for labels by p: judgments of `--null-sample 0` were labelled R >= 0.7 under a warning, as if no
+    score had been named (`--on p --threshold 0.38` refused them), and the refusal blamed an older judge alone."""
+    for options in ([], ["--threshold", "0.38"], ["--graded"]):
+        assert_one_error(run("label", judgments, "-o", tmp_path / "q.txt", "--on", "p", *options),
+                         "judgments.jsonl: 5 of 5 judgments hold no probability p (judged with a null sample of 0 chunks",
+                         "judge again with a null sample (the default), against a corpus larger than the pool, or label on P, R or F")
+        assert not (tmp_path / "q.txt").exists()
+    with pytest.raises(ValidationError, match="5 of 5 judgments hold no probability p"):
+        semrel.label(judgments, on="p")
 
 
 def test_threshold_options_still_put_thresholds_on_a_component_or_on_p(tmp_path):

@@ -322,8 +322,7 @@ def score_values(judgments: Sequence[Judgment], on: str) -> np.ndarray:
         missing = sum(j.p is None for j in judgments)
         if missing:
             raise ValidationError(f"{missing} of {quantity(len(judgments), 'judgment')} {agreeing(missing, 'hold')} no probability p "
-                                  "(written by an older semrel judge, or for a query whose pool covers the whole corpus, which "
-                                  "leaves no null sample): re-run `semrel judge`, or label on P, R or F")
+                                  f"({WITHOUT_P}): {GET_P}, or label on P, R or F")
     return np.array([getattr(j, on) for j in judgments], dtype=np.float64)
 
 
@@ -621,7 +620,7 @@ def choose_rule(judgments: Sequence[Judgment], on: str | None = None, threshold:
         return ThresholdRule(on, (DEFAULT_THRESHOLD,) if not graded else DEFAULT_GRADES)
     else:
         rule = ProbabilityRule(graded=graded)
-        if judgments and rule.unscored(judgments).all():
+        if on is None and judgments and rule.unscored(judgments).all():  # on='p' asks for p: its absence is an error
             if warn:
                 warn(f"the judgments hold no probability p ({WITHOUT_P}): labelled with the threshold rule "
                      f"{rule.fallback.describe()}; {GET_P}, for the probability rule")
