@@ -132,3 +132,35 @@ def test_doctor_says_where_the_docs_that_messages_cite_are(tmp_path, monkeypatch
     assert dict(doctor.diagnose({}))["docs (cited as docs/*.md)"].startswith("MISSING: cannot find semrel's docs/ folder")
     (tmp_path / "share" / "semrel" / "docs").mkdir(parents=True)
     assert dict(doctor.diagnose({}))["docs (cited as docs/*.md)"] == str(tmp_path / "share" / "semrel" / "docs")
+
+
+def test_doctor_says_why_a_cache_cannot_be_used(tmp_path, monkeypatch):
+    """A cache folder under a regular file, and an embeddings.sqlite of garbage, were shown as `(empty)` and `(0.0 MiB)`
+    while the judge stopped on each."""
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "damaged").mkdir()
+    (tmp_path / "damaged" / "embeddings.sqlite").write_bytes(b"garbage!")
+    monkeypatch.setenv("SEMREL_JUDGE_CACHE_DIR", str(tmp_path / "file" / "sub"))
+    monkeypatch.setenv("SEMREL_RETRIEVE_CACHE_DIR", str(tmp_path / "damaged"))
+    monkeypatch.setenv("SEMREL_GOLDEN_PICK_CACHE_DIR", str(tmp_path / "new" / "one"))
+    result = run("doctor")
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
+    assert rows["SEMREL_JUDGE_CACHE_DIR"] == (f"UNUSABLE: {tmp_path / 'file' / 'sub'} ({tmp_path / 'file'} is not a folder): semrel "
+                                              "cannot keep embeddings there; give another with --cache")
+    assert rows["SEMREL_RETRIEVE_CACHE_DIR"] == (f"DAMAGED: {tmp_path / 'damaged' / 'embeddings.sqlite'} is no SQLite database: "
+                                                 "commands using this cache stop on it; delete it (it holds only embeddings, "
+                                                 "computed again) or give another folder with --cache")
+    assert rows["SEMREL_GOLDEN_PICK_CACHE_DIR"] == f"{tmp_path / 'new' / 'one'} (empty)"  # made when first used: nothing wrong
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["damaged", "file"]
+
+
+def test_doctor_writes_nothing_into_the_cache_it_reports(tmp_path, monkeypatch):
+    """It hashed the default model's weights for a fingerprint it does not show, and kept that sha256 in the user cache
+    folder, making it: then it reported the folder it had just made."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    result = run("doctor")
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
+    assert rows["embedding"] == f"cache {tmp_path / 'semrel'} (empty)"
+    assert list(tmp_path.iterdir()) == []

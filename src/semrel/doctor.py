@@ -14,6 +14,7 @@ from typing import Collection
 from .encoding.cache import default_cache_dir
 from .encoding.models import DEFAULT_MODEL, describe_model
 from .errors import SemrelError
+from .formats.files import sqlite_header
 from .formats.manifest import versions
 from .resources import resource_dir
 
@@ -26,14 +27,24 @@ def _size(folder: Path) -> int:
 
 def _model(name: str | None) -> str:
     try:
-        model = describe_model(name)
+        model = describe_model(name, fingerprint=False)  # reading the weights wrote their sha256 to the cache
     except SemrelError as exc:
         return f"MISSING: {exc}"
     return f"{name or DEFAULT_MODEL}: {model.folder} ({model.num_layers} layers, {model.max_length} tokens)"
 
 
 def _cache(folder: Path) -> str:
+    """The cache folder's size, or why a command cannot keep embeddings there: it is a file or lies under one (a judge
+    failed on it while doctor said `(empty)`), or its embeddings.sqlite is no SQLite file. Nothing is created."""
     try:
+        above = next(p for p in (folder, *folder.parents) if os.path.lexists(p))
+        if not above.is_dir() or not os.access(above, os.W_OK | os.X_OK):
+            why = f"{above} is not a folder" if not above.is_dir() else f"{above} is not writable"
+            return f"UNUSABLE: {folder} ({why}): semrel cannot keep embeddings there; give another with --cache"
+        database = folder / "embeddings.sqlite"
+        if database.is_file() and database.stat().st_size and not sqlite_header(database):
+            return (f"DAMAGED: {database} is no SQLite database: commands using this cache stop on it; delete it (it holds only "
+                    "embeddings, computed again) or give another folder with --cache")
         return f"{folder} ({_size(folder) / 2**20:.1f} MiB)" if folder.is_dir() else f"{folder} (empty)"
     except OSError as exc:  # a finding like the others, not the end of the report
         return f"UNREADABLE: {folder} ({exc.strerror or exc}): semrel cannot keep embeddings there; give another with --cache"
@@ -52,7 +63,7 @@ def _variable(name: str, value: str, known: Collection[str] | None) -> str:
     if name.endswith("_MODEL"):
         return _model(value)
     if name.endswith(("_CACHE", "_CACHE_DIR")):
-        return _cache(Path(value))
+        return _cache(Path(value).expanduser())  # as the commands take it
     return value
 
 

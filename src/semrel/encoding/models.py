@@ -97,8 +97,9 @@ def _file_sha256(path: Path) -> bytes:
         return stream_sha256(handle).digest()
 
 
-def describe_model(name_or_path: str | None = None) -> ModelInfo:
-    """Layer count, token limit and a fingerprint of the weights and tokenizer files, read from disk."""
+def describe_model(name_or_path: str | None = None, fingerprint: bool = True) -> ModelInfo:
+    """Layer count, token limit and a fingerprint of the weights and tokenizer files, read from disk. fingerprint=False:
+    both fingerprints left empty, no weights read and nothing written (doctor: hashing them wrote the cache folder)."""
     folder = model_folder(name_or_path)
     config = _json(folder / "config.json")
     tokenizer_config = _json(folder / "tokenizer_config.json")
@@ -108,7 +109,7 @@ def describe_model(name_or_path: str | None = None) -> ModelInfo:
     limits = [v for v in (tokenizer_config.get("model_max_length"), config.get("max_position_embeddings"))
               if isinstance(v, int) and 0 < v < 1_000_000]
     digest, stamped = hashlib.sha256(), hashlib.sha256()
-    for path in sorted(folder.iterdir()):
+    for path in sorted(folder.iterdir()) if fingerprint else ():
         if path.suffix in (".json", ".txt", ".model"):
             part = path.name.encode() + b"\0" + _file_sha256(path)
             digest.update(part)
@@ -121,9 +122,10 @@ def describe_model(name_or_path: str | None = None) -> ModelInfo:
     limit = limits[0] if limits else 512
     sentence = _json(folder / "sentence_bert_config.json").get("max_seq_length")
     return ModelInfo(
-        name=name_or_path or DEFAULT_MODEL, folder=folder, num_layers=layers, max_length=limit, fingerprint=digest.hexdigest()[:32],
+        name=name_or_path or DEFAULT_MODEL, folder=folder, num_layers=layers, max_length=limit,
+        fingerprint=digest.hexdigest()[:32] if fingerprint else "",
         sentence_length=min(sentence, limit) if isinstance(sentence, int) and sentence > 0 else limit,
-        stamped_fingerprint=stamped.hexdigest()[:32],
+        stamped_fingerprint=stamped.hexdigest()[:32] if fingerprint else "",
     )
 
 

@@ -652,6 +652,13 @@ def bytes_sha256(path: str | os.PathLike) -> str | None:
 SQLITE_HEADER = b"SQLite format 3\0"
 
 
+def sqlite_header(path: str | os.PathLike) -> bool:
+    """Whether the file at `path` starts as every SQLite database does (an empty file, which SQLite takes as a new one,
+    does not)."""
+    with open(path, "rb") as handle:
+        return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+
+
 def content_sha256(path: str | os.PathLike) -> str | None:
     """sha256 of a file's bytes, or of a folder's files and their names under it: what a manifest records of an input
     (describe_input) and `semrel run` keeps of it; None when missing. An SQLite file's write-ahead log counts with it:
@@ -693,9 +700,8 @@ def with_log(path: str | os.PathLike, digest: str) -> str:
     log = f"{os.fspath(path)}-wal"
     if not os.path.isfile(log) or not os.path.getsize(log):
         return digest
-    with open(path, "rb") as handle:
-        if handle.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
-            return digest
+    if not sqlite_header(path):
+        return digest
     return hashlib.sha256(f"{digest}\0{bytes_sha256(log)}".encode()).hexdigest()
 
 
