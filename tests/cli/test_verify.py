@@ -360,3 +360,20 @@ def test_grades_still_in_a_review_databases_write_ahead_log_are_a_change(tmp_pat
     result = run("verify", output)
     assert result.exit_code == 1 and f"input changed: {db}" in result.stdout, result.stdout
     conn.close()
+
+
+@pytest.mark.parametrize("edit, said", [
+    ({"inputs": None}, "it records no inputs: nothing tells what the file was made from; make the file again"),
+    ({"inputs": [5, None]}, "an input is 5, not a path and its sha256: nothing tells what the file was made from; make the file again"),
+    ({"output_digest": [1]}, "its output_digest is [1], not a sha256 and size: nothing tells whether the file changed since; "
+                             "make the file again"),
+])
+def test_a_manifest_with_its_inputs_or_digest_edited_away_is_no_record(labelled, edit, said):
+    """Each passed as recorded, exit 0: no inputs to check, inputs read as ones that were no file, a digest read as an
+    older semrel's absent one."""
+    record = json.loads(open("q.txt.manifest.json").read())
+    record.update(edit)
+    write(labelled / "q.txt.manifest.json", json.dumps({k: v for k, v in record.items() if v is not None}))
+    result = run("verify", "q.txt")
+    assert (result.exit_code, result.stdout) == (1, f"q.txt: q.txt.manifest.json: {said}\n")
+    assert "1 file: 0 changed since written, 1 without a readable manifest, 0 as recorded" in result.stderr

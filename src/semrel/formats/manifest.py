@@ -297,11 +297,8 @@ def check_manifest(path: str | os.PathLike, installed: Mapping[str, str] | None 
                                         "or no record of inputs): nothing tells how the file was made"))
         return checked
     assert isinstance(record, dict)
-    if bad := [r["cwd"] for r in runs if not isinstance(r.get("cwd"), (str, type(None)))]:  # a 5 was read as a folder named '5'
-        shown = json.dumps(bad[0])
-        checked.findings.append(Finding("unreadable manifest", name, f"{checked.manifest}: its cwd is "
-                                        f"{shown if len(shown) <= 40 else shown[:40] + '...'}, not a folder's name: nothing tells "
-                                        "where its relative paths were read"))
+    if wrong := _malformed(record, runs):
+        checked.findings.append(Finding("unreadable manifest", name, f"{checked.manifest}: {wrong}"))
         return checked
     checked.findings.extend(_output_findings(name, record.get("output_digest")))
     if written := _written_as(name, record):
@@ -318,6 +315,26 @@ def check_manifest(path: str | os.PathLike, installed: Mapping[str, str] | None 
     if fingerprint is not None:
         checked.findings.extend(_model_findings(record.get("params"), _ran_in(record), fingerprint))
     return checked
+
+
+def _malformed(record: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> str | None:
+    """What makes a manifest (its command's record `record`, and each fill's among `runs`) other than semrel writes it, said
+    with what it leaves unknown; None where nothing does. A hand-edited one passed as recorded: inputs deleted, or made
+    numbers (each read as an input that was no file), or an output digest made a list (read as an older semrel's)."""
+    def shown(value: Any) -> str:
+        text = json.dumps(value, default=str)
+        return text if len(text) <= 40 else text[:40] + "..."
+
+    if bad := [r["cwd"] for r in runs if not isinstance(r.get("cwd"), (str, type(None)))]:  # a 5 was read as a folder named '5'
+        return f"its cwd is {shown(bad[0])}, not a folder's name: nothing tells where its relative paths were read"
+    if "inputs" not in record and not record.get("fills"):  # a fill of judgments without a manifest records its inputs alone
+        return "it records no inputs: nothing tells what the file was made from; make the file again"
+    if bad := [i for r in runs for i in r.get("inputs", []) if not (isinstance(i, dict) and isinstance(i.get("path"), str))]:
+        return f"an input is {shown(bad[0])}, not a path and its sha256: nothing tells what the file was made from; make the file again"
+    if not isinstance(record.get("output_digest"), (dict, type(None))):
+        return (f"its output_digest is {shown(record['output_digest'])}, not a sha256 and size: nothing tells whether the file "
+                "changed since; make the file again")
+    return None
 
 
 def _ran_in(record: Mapping[str, Any]) -> str:
@@ -373,17 +390,16 @@ def _output_findings(name: str, recorded: Any) -> list[Finding]:
                                      f"{recorded.get('bytes')} bytes then; {_short(now['sha256'])}, {now['bytes']} bytes now")]
 
 
-def _input_findings(name: str, given: Any, cwd: str, written: str | None, contents: Contents) -> list[Finding]:
+def _input_findings(name: str, given: Mapping[str, Any], cwd: str, written: str | None, contents: Contents) -> list[Finding]:
     """What differs of one input the manifest records ({"path", "sha256", ...}, as describe_input wrote it), read in
     `cwd`; `written`: where the file was written, when it lies elsewhere now."""
-    where = str(given.get("path")) if isinstance(given, dict) else str(given)
-    sha = given.get("sha256") if isinstance(given, dict) else None
+    where, sha = str(given["path"]), given.get("sha256")
     if where == STDIO:
         return [Finding("not checked", where, f"input read from stdin ({_short(sha)}): not checked", counts=False)]
     if not isinstance(sha, str):
         return [Finding("not checked", where, f"input {where}: recorded without a sha256 (not a file when it was read)",
                         counts=False)]
-    files = given.get("files") if isinstance(given, dict) else None
+    files = given.get("files")
     files = files if isinstance(files, int) and not isinstance(files, bool) and files >= 0 else None  # None: no folder then
     full = os.path.join(cwd, where)  # as the manifest names it; `found`, as os functions take it here
     if _holds(found := os_path(full), name):
@@ -397,7 +413,7 @@ def _input_findings(name: str, given: Any, cwd: str, written: str | None, conten
                 f"more than the {quantity(files, 'file')} it held then (read no further)" if files and held > files else
                 f"{quantity(held, 'file')} now, {quantity(files, 'file')} then (not read)" if files else
                 "a folder now, " + ("an empty folder then" if files == 0 else f"a file then ({_short(sha)})")))]
-        read = given.get("lines") if isinstance(given, dict) else None
+        read = given.get("lines")
         grown = read if isinstance(read, int) and read > 0 and now is not None and os.path.isfile(found) \
             and prefix_matches(found, read, sha) else None
         return [Finding("input changed", where, f"input changed: {full}: " + (
