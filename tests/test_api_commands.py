@@ -89,3 +89,98 @@ def test_estimate_gives_what_semrel_estimate_prints(tmp_path):
 
 def read_lines(path) -> list[str]:
     return [line for line in open(path).read().splitlines() if line.strip()]
+
+
+def eval_json(*args) -> dict:
+    """`semrel eval ... -f json`'s values of its one run."""
+    (values,) = json.loads(ok("eval", *args, "-f", "json").stdout).values()
+    return values
+
+
+@pytest.mark.parametrize("relation, qrels, ranked", [("qrels_jg", "qrels.123", "results.test"),
+                                                     ("prefs", "prefs.test", "prefs.results.test"),
+                                                     ("qrels_prefs", "qrels.rel_level", "results.test")])
+def test_evaluate_with_a_relation_gives_what_semrel_eval_r_prints(relation, qrels, ranked):
+    """-R: judgment groups (qrels.123, three assessors) and preferences (prefs.test; qrels.rel_level's grades read as
+    preferences), each scored by its own measures when none are named, as the command scores them."""
+    printed = eval_json("-R", relation, TREC / qrels, TREC / ranked)
+    values = semrel.evaluate(TREC / qrels, TREC / ranked, relation=relation)
+    assert values == printed["all"] and len(values) > 5
+    per_query = semrel.evaluate(TREC / qrels, TREC / ranked, "map_avgjg" if relation == "qrels_jg" else "prefs_simp", relation=relation,
+                                per_query=True)
+    (name, by_query), = per_query.items()
+    assert by_query == {q: row[name] for q, row in eval_json("-R", relation, TREC / qrels, TREC / ranked, "-m", name, "-n").items()}
+    if relation == "qrels_jg":
+        assert round(values["map_avgjg"], 4) == float(_trec_eval_all("out.test.qrels_jg", "map_avgjg"))
+    refused = rf"^relation='{relation}' scores its own judgments; it does not go with doc_level=True$"
+    with pytest.raises(semrel.errors.UsageError, match=refused):
+        semrel.evaluate(TREC / qrels, TREC / ranked, relation=relation, doc_level=True)
+    with pytest.raises(TypeError, match=rf"^qrels: give a file path \(relation='{relation}' reads its own format\), not dict$"):
+        semrel.evaluate({"301": {"d": 1}}, TREC / ranked, relation=relation)
+
+
+def _trec_eval_all(out: str, measure: str) -> str:
+    """The 'all' value trec_eval printed for `measure` in its reference output `out`."""
+    return next(line.split()[2] for line in (TREC / out).read_text().splitlines() if line.split()[:2] == [measure, "all"])
+
+
+def test_evaluate_refuses_a_relation_it_does_not_know_and_prefs_measures_on_qrels():
+    with pytest.raises(semrel.errors.UsageError, match=r"^relation='jg': give qrels, qrels_jg, prefs or qrels_prefs$"):
+        semrel.evaluate(TREC / "qrels.test", TREC / "results.test", relation="jg")
+    with pytest.raises(semrel.errors.UsageError, match=r"give relation='prefs' or relation='qrels_prefs'$"):
+        semrel.evaluate(TREC / "qrels.test", TREC / "results.test", "prefs_simp")
+    with pytest.raises(TypeError, match=r"^relation: give one of qrels, qrels_jg, prefs, qrels_prefs, not int$"):
+        semrel.evaluate(TREC / "qrels.test", TREC / "results.test", relation=1)
+
+
+def test_evaluate_with_zscores_gives_what_semrel_eval_z_prints():
+    """-Z with trec_eval's own zscores_file; its 'all' row matches trec_eval's out.test.aqZ."""
+    printed = eval_json(TREC / "qrels.test", TREC / "results.test", "-m", "P@10,AP", "-Z", TREC / "zscores_file")
+    values = semrel.evaluate(TREC / "qrels.test", TREC / "results.test", ["P@10", "AP"], zscores=TREC / "zscores_file")
+    assert list(values.values()) == list(printed["all"].values()) and list(printed["all"]) == ["ZP@10", "ZAP"]
+    assert round(values["AP"], 4) == float(_trec_eval_all("out.test.aqZ", "Zmap"))
+    with pytest.raises(semrel.errors.UsageError, match=r"^zscores= standardises the values of relation='qrels'; it does not go with "
+                                                       r"relation='qrels_jg'$"):
+        semrel.evaluate(TREC / "qrels.123", TREC / "results.test", relation="qrels_jg", zscores=TREC / "zscores_file")
+
+
+def test_evaluate_per_query_gives_what_semrel_eval_n_prints():
+    """-n: each query's values without the 'all' row, which is what per_query=True returns."""
+    printed = eval_json(TREC / "qrels.test", TREC / "results.trunc", "-m", "P@10,AP", "-n")
+    with pytest.warns(UserWarning, match=r"^1 of 3 queries in the qrels has no results in run 'results.trunc'; they score 0"):
+        values = semrel.evaluate(TREC / "qrels.test", TREC / "results.trunc", ["P@10", "AP"], per_query=True)
+    assert values == {m: {q: row[m] for q, row in printed.items()} for m in ("P@10", "AP")} and set(printed) == {"301", "302", "303"}
+
+
+def test_evaluate_at_document_level_gives_what_semrel_eval_doc_level_prints(tmp_path):
+    """results.test as a chunk run: each document as two chunks, the second scored lower; at document level (MaxP) it scores
+    as results.test does, its documents found from the chunk ids, or from a corpus where the chunks are named c1, c2, ..."""
+    rows = [line.split() for line in (TREC / "results.test").read_text().splitlines()]
+    documents = sorted({r[2] for r in rows})
+    chunk_of = {d: f"c{i}" for i, d in enumerate(documents)}
+    by_id, by_corpus, corpus = tmp_path / "chunks.run", tmp_path / "named.run", tmp_path / "corpus.jsonl"
+    by_id.write_text("".join(f"{q} Q0 {d}#{n} 1 {float(s) - 100 * n} c\n" for q, _, d, _, s, _ in rows for n in (0, 1)))
+    by_corpus.write_text("".join(f"{q} Q0 {chunk_of[d]} 1 {s} c\n" for q, _, d, _, s, _ in rows))
+    corpus.write_text("".join(json.dumps({"_id": c, "text": "t", "doc_id": d}) + "\n" for d, c in chunk_of.items()))
+    measures = ["AP", "P@10", "NumRet"]
+    whole = semrel.evaluate(TREC / "qrels.test", TREC / "results.test", measures)
+    assert round(whole["AP"], 4) == 0.1785  # trec_eval's map in out.test
+    for chunks, given in ((by_id, []), (by_corpus, ["--corpus", corpus])):
+        printed = eval_json(TREC / "qrels.test", chunks, "-m", ",".join(measures), "--doc-level", *given)["all"]
+        values = semrel.evaluate(TREC / "qrels.test", chunks, measures, doc_level=True, corpus=given[1] if given else None)
+        assert values == printed == whole
+    with pytest.raises(semrel.errors.ValidationError, match="score at document level with --doc-level"):
+        semrel.evaluate(TREC / "qrels.test", by_id, measures)
+
+
+def test_evaluate_with_a_corpus_warns_of_chunks_it_does_not_list_as_semrel_eval_does(tmp_path):
+    """--corpus without --doc-level: the run's ids the corpus does not list (here the documents of query 303) are warned of."""
+    rows = [line.split() for line in (TREC / "results.test").read_text().splitlines()]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": d, "text": "t"}) + "\n" for d in sorted({r[2] for r in rows if r[0] != "303"})))
+    result = run("eval", TREC / "qrels.test", TREC / "results.test", "-m", "AP", "--corpus", corpus, "-f", "json")
+    printed = json.loads(result.stdout)["results.test"]["all"]
+    with pytest.warns(UserWarning) as heard:
+        values = semrel.evaluate(TREC / "qrels.test", TREC / "results.test", "AP", corpus=corpus)
+    said = [line.removeprefix("semrel: warning: ") for line in result.stderr.splitlines() if "does not list" in line]
+    assert values == printed and len(said) == 1 and [str(w.message) for w in heard if "does not list" in str(w.message)] == said

@@ -7,8 +7,8 @@ import click
 from ..analysis.ppi import ESTIMATE_FORMATS, corrected_estimates, render_estimates
 from ..errors import UsageError
 from ..evaluation.doclevel import corpus_documents, warn_unlisted
-from ..evaluation.files import evaluate_files, read_runs
-from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
+from ..evaluation.files import evaluate_files, read_runs, relation_measures
+from ..evaluation.measures import DEFAULT_MEASURES
 from ..evaluation.metrics import Options
 from ..evaluation.render import render_evaluations
 from ..evaluation.zscores import read_zscores, standardise
@@ -75,19 +75,11 @@ def eval_command(qrels, runs, measures, per_query, no_summary, rel_level, comple
     run's deepest ranking (R@100 of runs of 20) and, with --corpus, a run's chunk ids the corpus does not list
     (misspelt, another chunking's: they count as not relevant). With -f trec the output is trec_eval's, line for line.
     """
-    own_set = {"qrels_jg": "qrels_jg", "prefs": "all_prefs", "qrels_prefs": "all_prefs"}
     trec_eval_default = measures is None and fmt == "trec"  # trec_eval's own output, P_1000 and all, as its users expect it
-    if measures is None:
-        measures = parse_measures(own_set.get(relation) or ("official" if fmt == "trec" else list(DEFAULT_MEASURES)))
-    if relation != "qrels" and (doc_level or fill_judgments or reviewed or corpus):
-        raise UsageError(f"-R {relation} scores its own judgments; it does not go with --doc-level, --fill-judgments, --corpus "
-                         "or --reviewed")
-    if relation != "qrels" and zscores:  # ignored in silence before
-        raise UsageError(f"-Z standardises the values of -R qrels; it does not go with -R {relation}")
+    plain = "--doc-level, --fill-judgments, --corpus or --reviewed" if doc_level or fill_judgments or reviewed or corpus else ""
+    measures = relation_measures(relation, measures, "official" if fmt == "trec" else DEFAULT_MEASURES, plain, "-Z" if zscores else "")
     if not fill_judgments and typed("fill_depth"):  # ignored in silence before
         raise UsageError("--fill-depth goes with --fill-judgments: it is how deep each run's holes are filled")
-    if relation == "qrels" and any(m.entry.prefs for m in measures):
-        raise UsageError("the prefs_* measures score preference judgments: give -R prefs or -R qrels_prefs")
     if no_summary and fmt == "trec" and len(runs) > 1:
         raise UsageError("-n with -f trec prints lines that do not name their run: give one run, or another --format")
     per_query = per_query or no_summary

@@ -11,27 +11,31 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
-import warnings
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, TypeGuard, Union
+from typing import Any, TypeGuard, Union, cast
 
 from .. import records
-from ..errors import UsageError, check_flags, check_kind
+from ..errors import UsageError, check_flags, check_kind, tell
 from ..formats import read_qrels, read_run
 from ..formats.files import display_name
-from .doclevel import require_overlap
+from .doclevel import corpus_documents, require_overlap
 from .files import (
     JUDGED_ENOUGH,
+    RELATIONS,
     RankingDepths,
     coverage_warnings,
     derived_judgments,
     hole_depth,
     hole_warning,
     judged_share,
+    relation_measures,
+    relation_scorer,
     run_names,
+    scored_run,
 )
-from .measures import Measure, parse_measures
+from .measures import Measure
 from .metrics import Evaluation, Options, evaluate_gradings
+from .zscores import read_zscores, standardise
 
 
 class Qrels(records.Qrels):
@@ -138,51 +142,74 @@ def as_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> tuple[
     return names, (as_run(r, n) for r, n in zip(given, names)), several
 
 
-def evaluate_runs(qrels: QrelsLike, runs, measures: Measures = None, rel_level: int = 1,
-                  stacklevel: int = 1, **options: Any) -> tuple[list[Evaluation], bool]:
+def evaluate_runs(qrels: QrelsLike, runs, measures: Measures = None, rel_level: int = 1, stacklevel: int = 1, *,
+                  relation: str = "qrels", doc_level: bool = False, corpus: str | os.PathLike | None = None,
+                  zscores: str | os.PathLike | None = None, **options: Any) -> tuple[list[Evaluation], bool]:
     """(one Evaluation per run, whether several runs were given). Queries on one side only, cutoffs past every
-    run's deepest ranking and runs whose top a file of derived qrels leaves unjudged are reported as Python warnings
-    attributed to the code `stacklevel` frames up (1: the caller of this function).
+    run's deepest ranking, runs whose top a file of derived qrels leaves unjudged and a run's chunks `corpus` does not
+    list are reported as Python warnings attributed to the code `stacklevel` frames up (1: the caller of this function).
+    `relation`, `doc_level`, `corpus`, `zscores` as in `evaluate`;
     `options`: complete, judged_only, depth, num_docs (trec_eval's -c, -J, -M, -N)."""
+    plain = " or ".join(name for name, given in (("doc_level=True", doc_level), ("corpus=", corpus is not None)) if given)
+    chosen = relation_measures(relation, measures, None, plain, "zscores=" if zscores is not None else "", "relation={!r}")
+    settings = Options(rel_level, **options)
+    messages: list[str] = []
+    if relation != "qrels":  # judgment groups or preferences, read from their file: its own format
+        check_kind("qrels", qrels, (str, os.PathLike), f"a file path (relation={relation!r} reads its own format)", required=True)
+        score = relation_scorer(cast("str | os.PathLike", qrels), relation)
+        _, loaded, several = as_runs(runs)
+        results = [score(run, chosen, settings) for run in loaded]
+        messages = coverage_warnings([(r, f"run {r.run_name!r}") for r in results], "the qrels")
+        tell(messages, None, stacklevel + 1)
+        return results, several
+    table = read_zscores(zscores) if zscores is not None else None  # a bad file is said before any run is read
     judged = as_qrels(qrels)
-    chosen = parse_measures(measures)
-    _, loaded, several = as_runs(runs)
+    mapping = corpus_documents(corpus) if corpus is not None else None
+    _, given, several = as_runs(runs)
+    loaded = (scored_run(run, mapping, judged, doc_level, messages.append) for run in given)
     results = []
     depths = RankingDepths()
-    derived_from = derived_judgments(qrels) if _is_path(qrels) else None
+    derived_from = derived_judgments(qrels) if _is_path(qrels) and not doc_level else None
     top = hole_depth(chosen)
     holes: list[tuple[str, float]] = []
 
     def check(run: records.Run, result: Evaluation) -> None:
-        require_overlap(result, judged, run, "the qrels", f"run {result.run_name!r}")
+        require_overlap(result, judged, run, "the qrels", f"run {result.run_name!r}", doc_level=not doc_level)
         depths.add(run, f"run {result.run_name!r}")
         if derived_from is not None and (share := judged_share(judged, run, top)) < JUDGED_ENOUGH:
             holes.append((f"run {result.run_name!r}", share))
         results.append(result)
 
-    evaluate_gradings(judged, [judged.relevance], loaded, chosen, options=Options(rel_level, **options), checked=check)
+    evaluate_gradings(judged, [judged.relevance], loaded, chosen, options=settings, checked=check)
     # R@100 over runs of 20 is recall at 20, which a reader takes for recall at 100: warned of as `semrel eval` does
-    messages = [*coverage_warnings([(r, f"run {r.run_name!r}") for r in results], "the qrels"), *depths.warnings(chosen)]
+    messages += [*coverage_warnings([(r, f"run {r.run_name!r}") for r in results], "the qrels"), *depths.warnings(chosen)]
     if holes and derived_from is not None:
         messages.append(hole_warning(holes, display_name(str(qrels)), derived_from, top))
-    for message in messages:
-        warnings.warn(message, stacklevel=stacklevel + 1)
+    if table is not None:
+        results = [standardise(r, table, messages.append) for r in results]
+    tell(messages, None, stacklevel + 1)
     return results, several
 
 
 def evaluate(qrels: QrelsLike, runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike], measures: Measures = None,
              rel_level: int = 1, per_query: bool = False, *, complete: bool = True, judged_only: bool = False,
-             depth: int | None = None, num_docs: int = 0) -> dict:
+             depth: int | None = None, num_docs: int = 0, relation: str = "qrels", doc_level: bool = False,
+             corpus: str | os.PathLike | None = None, zscores: str | os.PathLike | None = None) -> dict:
     """Evaluate one run or several on the qrels with trec_eval's semantics (as `semrel eval`).
 
     qrels: a Qrels, `{query: {doc: grade}}`, a DataFrame (q_id, doc_id, score) or a file path.
     runs: one run (a Run, `{query: {doc: score}}`, a DataFrame, a path) or several (a list of those,
         or `{name: run}`).
     measures: names in any accepted spelling (`["nDCG@10", "RR"]`, `"nDCG@10,RR"`) or Measure
-        objects; default `DEFAULT_MEASURES`.
+        objects; default `DEFAULT_MEASURES` (with `relation`, that relation's own set).
     rel_level: the lowest grade that counts as relevant (nDCG uses the graded rel regardless).
-    per_query: values per query instead of the 'all' row.
+    per_query: values per query instead of the 'all' row (`semrel eval -n`).
     complete, judged_only, depth, num_docs: trec_eval's -c (default on), -J, -M and -N.
+    relation: the qrels' format, trec_eval's -R: "qrels", or (qrels a file path) "qrels_jg" (judgment groups), "prefs"
+        or "qrels_prefs" (preferences, scored by the prefs_* measures).
+    doc_level: score a chunk run against document qrels (each document at its best chunk), as `--doc-level`.
+    corpus: a corpus.jsonl: the chunks' doc_id for `doc_level`; its chunk ids the runs should name (others are warned of).
+    zscores: a file of 'qid measure mean stddev' lines: each query's value standardised, as `-Z`.
 
     Returns, for one run, `{measure name: value}`: the mean over the qrels' queries (queries the run
     lacks score 0 and count; counts such as NumRet are summed), the figure `semrel eval` prints.
@@ -193,9 +220,13 @@ def evaluate(qrels: QrelsLike, runs: RunLike | Iterable[RunLike] | Mapping[str, 
     For the Evaluation objects themselves (numpy arrays per measure) call
     `semrel.evaluation.metrics.evaluate`.
     """
-    check_flags(per_query=per_query, complete=complete, judged_only=judged_only)
-    results, several = evaluate_runs(qrels, runs, measures, rel_level, stacklevel=2, complete=complete,
-                                     judged_only=judged_only, depth=depth, num_docs=num_docs)
+    check_flags(per_query=per_query, complete=complete, judged_only=judged_only, doc_level=doc_level)
+    check_kind("relation", relation, (str,), f"one of {', '.join(RELATIONS)}", required=True)
+    check_kind("corpus", corpus, (str, os.PathLike), "a corpus.jsonl path")
+    check_kind("zscores", zscores, (str, os.PathLike), "a file path")
+    results, several = evaluate_runs(qrels, runs, measures, rel_level, stacklevel=2, relation=relation, doc_level=doc_level,
+                                     corpus=corpus, zscores=zscores, complete=complete, judged_only=judged_only, depth=depth,
+                                     num_docs=num_docs)
 
     def shaped(e: Evaluation) -> dict:
         return {m.name: e.per_query(m) for m in e.values} if per_query else e.aggregates()

@@ -8,7 +8,7 @@ import shlex
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import pyarrow.compute as pc
 
@@ -110,9 +110,7 @@ def evaluate_files(
                     run = dataclasses.replace(read, name=name)
                 else:
                     run = first.result() if i == 0 and first is not None else read_run(path, name)
-                if not doc_level and mapping is not None and warn is not None:
-                    warn_unlisted(run, mapping, judged, warn)
-                yield to_documents(run, mapping, warn) if doc_level else run
+                yield scored_run(run, mapping, judged, doc_level, warn)
 
         judged = qrels  # not None, for check
         results: list[Evaluation] = []
@@ -254,15 +252,52 @@ def shallow_cutoffs(measures: Sequence[str | Measure] | str | None, runs: Sequen
     return depths.warnings(parse_measures(measures))
 
 
+RELATIONS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")  # trec_eval -R
+OWN_MEASURES = {"qrels_jg": "qrels_jg", "prefs": "all_prefs", "qrels_prefs": "all_prefs"}  # what each scores without -m
+
+
+def relation_measures(relation: str, measures: str | Measure | Iterable[str | Measure] | None,
+                      default: Sequence[str | Measure] | str | None = None,
+                      plain: str = "", zscores: str = "", option: str = "-R {}") -> list[Measure]:
+    """The measures to score judgments of `relation` (trec_eval -R) with: `measures`, else the relation's own set
+    (OWN_MEASURES) or `default`. Refused, as usage errors: the prefs_* measures on plain qrels, and with the other relations,
+    which score their own judgments, options of plain qrels (`plain`: those given, as the caller names them) and -Z
+    (`zscores`: its name, where given). `option` names the relation as the caller spells it ('-R {}', 'relation={!r}')."""
+    if relation not in RELATIONS:
+        raise UsageError(f"{option.format(relation)}: give qrels, qrels_jg, prefs or qrels_prefs")
+    if relation != "qrels" and plain:
+        raise UsageError(f"{option.format(relation)} scores its own judgments; it does not go with {plain}")
+    if relation != "qrels" and zscores:  # ignored in silence before
+        raise UsageError(f"{zscores} standardises the values of {option.format('qrels')}; it does not go with {option.format(relation)}")
+    chosen = parse_measures(measures if measures is not None else OWN_MEASURES.get(relation, default))
+    if relation == "qrels" and any(m.entry.prefs for m in chosen):
+        raise UsageError(f"the prefs_* measures score preference judgments: give {option.format('prefs')} or "
+                         f"{option.format('qrels_prefs')}")
+    return chosen
+
+
+def relation_scorer(qrels_path: str | os.PathLike, relation: str) -> Callable[[Run, Sequence[Measure], Options], Evaluation]:
+    """How a run is scored on the judgment groups (qrels_jg) or preference judgments (prefs, qrels_prefs) of
+    `qrels_path`, read once."""
+    if relation == "qrels_jg":
+        return partial(evaluate_groups, read_judgment_groups(qrels_path))
+    if relation in ("prefs", "qrels_prefs"):
+        return partial(evaluate_preferences, read_preferences(qrels_path, from_qrels=relation == "qrels_prefs"))
+    raise UsageError(f"relation={relation!r}: give qrels, qrels_jg, prefs or qrels_prefs")
+
+
+def scored_run(run: Run, mapping: CorpusMapping | None, qrels: Qrels, doc_level: bool, warn: Callable[[str], None] | None) -> Run:
+    """The run as it is scored: at document level (MaxP) with `doc_level`; else as it is, `warn` hearing of its chunks the
+    corpus (`mapping`) does not list."""
+    if not doc_level and mapping is not None and warn is not None:
+        warn_unlisted(run, mapping, qrels, warn)
+    return to_documents(run, mapping, warn) if doc_level else run
+
+
 def _evaluate_other_judgments(qrels_path: str | os.PathLike, run_paths: Sequence[str | os.PathLike], names: list[str], relation: str,
                               measures: list[Measure], options: Options, warn: Callable[[str], None] | None) -> list[Evaluation]:
     """Runs scored on judgment groups (qrels_jg) or preference judgments (prefs, qrels_prefs)."""
-    if relation == "qrels_jg":
-        score = partial(evaluate_groups, read_judgment_groups(qrels_path))
-    elif relation in ("prefs", "qrels_prefs"):
-        score = partial(evaluate_preferences, read_preferences(qrels_path, from_qrels=relation == "qrels_prefs"))
-    else:
-        raise UsageError(f"relation={relation!r}: give qrels, qrels_jg, prefs or qrels_prefs")
+    score = relation_scorer(qrels_path, relation)
     results = [score(read_run(path, name), measures, options) for path, name in zip(run_paths, names)]
     _say_coverage(results, run_paths, qrels_path, warn)
     return results
