@@ -548,7 +548,8 @@ def test_judge_and_label_from_python_never_write_over_what_they_read_and_warn_at
                                           (("sensitivity", "calibrate", "agree", "lift"), "semrel.analysis.api"),
                                           (("import_golden", "split_golden", "dedup_golden", "validate_golden", "golden_stats"),
                                            "semrel.golden.api"),
-                                          (("export_reviews", "simulate_review", "review_stats", "estimate"), "semrel.review.api")])
+                                          (("export_reviews", "simulate_review", "review_stats", "estimate"), "semrel.review.api"),
+                                          (("fill",), "semrel.judging.fill")])
 def test_the_names_load_no_model_library_until_called(names, module):
     assert set(names) <= set(dir(semrel)) and set(names) <= set(semrel.__all__)
     assert {getattr(semrel, name).__module__ for name in names} == {module}

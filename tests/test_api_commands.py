@@ -184,3 +184,21 @@ def test_evaluate_with_a_corpus_warns_of_chunks_it_does_not_list_as_semrel_eval_
         values = semrel.evaluate(TREC / "qrels.test", TREC / "results.test", "AP", corpus=corpus)
     said = [line.removeprefix("semrel: warning: ") for line in result.stderr.splitlines() if "does not list" in line]
     assert values == printed and len(said) == 1 and [str(w.message) for w in heard if "does not list" in str(w.message)] == said
+
+
+def test_fill_refuses_a_wrong_kind_or_no_runs_before_reading_anything(tmp_path):
+    """semrel.fill's arguments as the other functions check theirs (the fill itself: tests/judging/test_fill.py)."""
+    files = dict(judgments=tmp_path / "j.jsonl", corpus=tmp_path / "c.jsonl", golden=tmp_path / "g.jsonl")
+    with pytest.raises(TypeError, match=r"^runs: give a run file path or a list of them, not int$"):
+        semrel.fill(tmp_path / "q.qrels", 3, **files)
+    with pytest.raises(TypeError, match=r"^runs: give a run file path, not Run$"):
+        semrel.fill(tmp_path / "q.qrels", [semrel.Run.from_dict({"q": {"d": 1.0}})], **files)
+    with pytest.raises(TypeError, match=r"^depth: give a whole number of chunks, at least 1, not float$"):
+        semrel.fill(tmp_path / "q.qrels", tmp_path / "r.run", depth=2.5, **files)
+    with pytest.raises(TypeError, match=r"^judgments: give a file path, not list$"):
+        semrel.fill(tmp_path / "q.qrels", tmp_path / "r.run", **{**files, "judgments": []})
+    with pytest.raises(semrel.errors.UsageError, match=r"^runs: none given; give the run files whose holes to fill$"):
+        semrel.fill(tmp_path / "q.qrels", [], **files)
+    with pytest.raises(semrel.errors.UsageError, match=r"^depth=0: must be at least 1$"):
+        semrel.fill(tmp_path / "q.qrels", tmp_path / "r.run", depth=0, **files)
+    assert not list(tmp_path.iterdir())

@@ -4,13 +4,14 @@ The Python API (see docs/python.md):
 
     from semrel import Qrels, Run, evaluate, compare, judge, label, retrieve, fuse, sensitivity, calibrate, agree
     from semrel import lift, pool, import_golden, split_golden, dedup_golden, validate_golden, golden_stats
-    from semrel import export_reviews, review_stats, estimate
+    from semrel import export_reviews, review_stats, estimate, fill
 
 import_golden, split_golden and dedup_golden make and curate golden sets; retrieve makes a run over a
 chunk corpus and fuse one run from several; evaluate and compare score runs; pool gathers the pairs to
-judge, judge and label make qrels; export_reviews merges the human review into them; sensitivity shows
-how results move with the label threshold, calibrate fits the labels to human ones and agree measures how
-far two sets of labels (or several assessors) agree, so a whole experiment runs from a notebook as it does
+judge, judge and label make qrels, and fill judges the holes other runs find in them; export_reviews
+merges the human review into them; sensitivity shows how results move with the label threshold,
+calibrate fits the labels to human ones and agree measures how far two sets of labels (or several
+assessors) agree, so a whole experiment runs from a notebook as it does
 from the commands.
 
 Each name is imported on first use, so `import semrel` stays fast: no numpy, pyarrow, torch,
@@ -36,13 +37,14 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers; at run ti
     from .analysis.compare import compare
     from .evaluation.api import Qrels, Run, evaluate
     from .golden.api import dedup_golden, golden_stats, import_golden, split_golden, validate_golden
+    from .judging.fill import fill
     from .judging.judge import judge
     from .judging.labels import label
     from .retrieval.api import fuse, pool, retrieve
     from .review.api import estimate, export_reviews, review_stats, simulate_review
 
     __version__: str  # read from the installed metadata on first use
-    __all__ = ["Qrels", "Run", "agree", "calibrate", "compare", "dedup_golden", "estimate", "evaluate", "export_reviews", "fuse",
+    __all__ = ["Qrels", "Run", "agree", "calibrate", "compare", "dedup_golden", "estimate", "evaluate", "export_reviews", "fill", "fuse",
                "golden_stats", "import_golden", "judge", "label", "lift", "pool", "retrieve", "review_stats", "sensitivity",
                "simulate_review", "split_golden", "validate_golden"]
 
@@ -66,6 +68,7 @@ _LAZY = {
     "evaluate": ("semrel.evaluation.api", "evaluate"),
     "compare": ("semrel.analysis.compare", "compare"),
     "judge": ("semrel.judging.judge", "judge"),
+    "fill": ("semrel.judging.fill", "fill"),  # judges the holes of runs' top k, as `semrel fill`
     "label": ("semrel.judging.labels", "label"),
     "retrieve": ("semrel.retrieval.api", "retrieve"),  # a run, as `semrel retrieve` writes it
     "fuse": ("semrel.retrieval.api", "fuse"),  # one run from several, as `semrel fuse`
@@ -108,4 +111,4 @@ def __dir__() -> list[str]:
 
 __all__ = ["__version__", "Qrels", "Run", "evaluate", "compare", "judge", "label", "retrieve", "fuse", "sensitivity", "calibrate", "agree",
            "lift", "pool", "import_golden", "split_golden", "dedup_golden", "validate_golden", "golden_stats", "export_reviews",
-           "simulate_review", "review_stats", "estimate"]
+           "simulate_review", "review_stats", "estimate", "fill"]

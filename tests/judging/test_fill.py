@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import semrel
 from helpers import SecondWriter, assert_one_error, ok, run
 from semrel.evaluation import files as files_module
 from semrel.formats.judgments import read_judgments
@@ -209,18 +210,32 @@ def test_judgments_whose_manifest_records_no_sha256_are_filled_with_a_warning(pi
     """A manifest without the sha256 of its inputs (rewritten by an older fill) cannot tell whether the
     corpus and golden set are the judge's: the fill goes on, since the judgments are sound, but says so."""
     f = pipeline
-    for name in ("both.jsonl", "both.qrels"):
-        shutil.copy(f / name, tmp_path / name)
-        shutil.copy(f / f"{name}.manifest.json", tmp_path / f"{name}.manifest.json")
-    manifest = json.loads((tmp_path / "both.jsonl.manifest.json").read_text())
-    manifest["inputs"] = [{"path": r["path"]} for r in manifest["inputs"]]
-    (tmp_path / "both.jsonl.manifest.json").write_text(json.dumps(manifest))
+    for folder in (tmp_path, tmp_path / "api"):  # the command fills one copy, semrel.fill the other
+        folder.mkdir(exist_ok=True)
+        for name in ("both.jsonl", "both.qrels"):
+            shutil.copy(f / name, folder / name)
+            shutil.copy(f / f"{name}.manifest.json", folder / f"{name}.manifest.json")
+        manifest = json.loads((folder / "both.jsonl.manifest.json").read_text())
+        manifest["inputs"] = [{"path": r["path"]} for r in manifest["inputs"]]
+        (folder / "both.jsonl.manifest.json").write_text(json.dumps(manifest))
     result = ok("fill", tmp_path / "both.qrels", f / "reverse.run", "--judgments", tmp_path / "both.jsonl", "--corpus",
                 f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--depth", "8", "-o", tmp_path / "filled.qrels")
     warnings = [line for line in result.stderr.splitlines() if line.startswith("semrel: warning:")]
     assert len(warnings) == 1 and "records no sha256" in warnings[0] and "golden.jsonl could not be checked" in warnings[0]
     unchecked = read_manifest(tmp_path / "both.jsonl")["fills"][-1]["params"]["unchecked"]
     assert unchecked == [str(f / "corpus.jsonl"), str(f / "golden.jsonl")]
+
+    # semrel.fill: the same completed qrels and Judged@8, its warning through warn= (moved there from the command)
+    heard: list[str] = []
+    api = tmp_path / "api"
+    filled = semrel.fill(api / "both.qrels", f / "reverse.run", judgments=api / "both.jsonl", corpus=f / "corpus.jsonl",
+                         golden=f / "golden.jsonl", depth=8, warn=heard.append)
+    assert isinstance(filled, fill_module.FillResult) and filled.holes
+    assert filled.qrels.to_dict() == read_trec_qrels(tmp_path / "filled.qrels").to_dict()
+    said = [f"Judged@8 {name}: {before:.4f} before, {filled.judged_after[name]:.4f} after" for name, before in filled.judged_before.items()]
+    assert said == [line for line in result.stderr.splitlines() if line.startswith("Judged@8")]
+    assert heard == [warnings[0].removeprefix("semrel: warning: ").replace(str(tmp_path / "both"), str(api / "both"))]
+    assert read_judgments(api / "both.jsonl") == read_judgments(tmp_path / "both.jsonl")
 
 
 @pytest.mark.slow
@@ -373,7 +388,8 @@ def test_holes_are_each_runs_unjudged_top_depth_in_trec_evals_order_for_the_qrel
 
 def test_a_depth_under_one_is_refused_before_anything_is_read(tmp_path):
     with pytest.raises(fill_module.UsageError, match=r"^depth=0: must be at least 1$"):
-        fill_module.fill(tmp_path / "none.qrels", [tmp_path / "none.run"], tmp_path / "none.jsonl", tmp_path / "c", tmp_path / "g", depth=0)
+        fill_module.fill(tmp_path / "none.qrels", [tmp_path / "none.run"], judgments=tmp_path / "none.jsonl", corpus=tmp_path / "c",
+                         golden=tmp_path / "g", depth=0)
 
 
 def test_completed_qrels_named_as_the_fills_checkpoint_are_refused(tmp_path, monkeypatch):
@@ -383,7 +399,7 @@ def test_completed_qrels_named_as_the_fills_checkpoint_are_refused(tmp_path, mon
     with pytest.raises(fill_module.UsageError, match=re.escape(
             "j.jsonl.fill.partial is where a fill of j.jsonl keeps its checkpoint (the next fill would take it for one and "
             "remove it): give the completed qrels another name")):
-        fill_module.fill("none.qrels", ["none.run"], "j.jsonl", "c", "g", output=tmp_path / "j.jsonl.fill.partial")
+        fill_module.fill("none.qrels", ["none.run"], judgments="j.jsonl", corpus="c", golden="g", output=tmp_path / "j.jsonl.fill.partial")
     assert not list(tmp_path.iterdir())
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,7 +26,7 @@ import pytest
 import semrel
 import small_corpus
 from helpers import ok
-from semrel.errors import SemrelError, UsageError, ValidationError
+from semrel.errors import Interrupted, SemrelError, UsageError, ValidationError
 from semrel.formats.manifest import read_manifest
 from semrel.judging import fill as fill_module
 from semrel.judging import judge as judge_module
@@ -339,7 +340,8 @@ def test_an_interrupted_fill_resumes_from_its_checkpoint(small_fill, tmp_path, m
     f = small_fill
     for name in ("j.jsonl", "j.jsonl.manifest.json", "j.qrels", "j.qrels.manifest.json"):
         (tmp_path / name).write_bytes((f / name).read_bytes())
-    args = (tmp_path / "j.qrels", [f / "one.run"], tmp_path / "j.jsonl", f / "corpus.jsonl", f / "golden.jsonl")
+    args = dict(qrels=tmp_path / "j.qrels", runs=[f / "one.run"], judgments=tmp_path / "j.jsonl", corpus=f / "corpus.jsonl",
+                golden=f / "golden.jsonl")
     original = Checkpoint.append
 
     def stop(self, rows):
@@ -347,11 +349,13 @@ def test_an_interrupted_fill_resumes_from_its_checkpoint(small_fill, tmp_path, m
         raise KeyboardInterrupt
 
     monkeypatch.setattr(Checkpoint, "append", stop)
-    with pytest.raises(KeyboardInterrupt):
-        fill_module.fill(*args, depth=2)
+    partial = f"{tmp_path / 'j.jsonl'}.fill.partial"
+    kept = f"^interrupted; judged holes are kept in {re.escape(partial)}; run the same command again to resume$"
+    with pytest.raises(Interrupted, match=kept):
+        fill_module.fill(**args, depth=2)  # what was kept, as `semrel fill` says it
     monkeypatch.undo()
-    assert Path(f"{tmp_path / 'j.jsonl'}.fill.partial").exists()
-    result = fill_module.fill(*args, depth=2)
+    assert Path(partial).exists()
+    result = fill_module.fill(**args, depth=2)
     assert result.resumed >= 1 and len(result.holes) == 3
     assert not Path(f"{tmp_path / 'j.jsonl'}.fill.partial").exists()
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from typing import Sequence
 
 import click
 
-from ..errors import Interrupted
-from ..interrupts import InterruptedAfterWriting
 from ..progress import stderr_steps
 from ..terminal import quantity
 from .base import SemrelCommand, warn
@@ -20,22 +17,8 @@ def fill_and_report(qrels: str, runs: Sequence[str], judgments: str, corpus: str
     """Fill the holes (judging.fill), then tell on stderr how many and each run's Judged@depth before and after."""
     from ..judging.fill import fill
 
-    try:
-        result = fill(qrels, runs, judgments, corpus, golden, depth, output, steps=stderr_steps)
-    except InterruptedAfterWriting as exc:
-        if str(judgments) not in exc.written:
-            raise  # the filled qrels are written in full, the last of the work: the group's message says so
-        raise Interrupted(f"interrupted after {judgments} took the judged holes (new and complete), before the filled qrels: "
-                          "run the same command again (it judges nothing twice)") from None
-    except KeyboardInterrupt:
-        partial = f"{judgments}.fill.partial"
-        kept = (f"judged holes are kept in {partial}; run the same command again to resume" if os.path.exists(partial)
-                else f"nothing to resume: holes judged before it, if any, are in {judgments}")
-        raise Interrupted(f"interrupted; {kept}") from None
+    result = fill(qrels, runs, judgments=judgments, corpus=corpus, golden=golden, depth=depth, output=output, steps=stderr_steps, warn=warn)
     record = result.params
-    if record["unchecked"]:
-        warn(f"{judgments}: its manifest records no sha256 of the files it was judged from, so "
-             f"{' and '.join(record['unchecked'])} could not be checked against them")
     click.echo(f"filled {quantity(record['holes'], 'hole')} in the runs' top {depth}: {record['judged']} judged now, "
                f"{record['from_judgments']} already in {judgments}; {result.relevant} relevant"
                + (f" ({result.resumed} resumed)" if result.resumed else ""), err=True)

@@ -16,6 +16,7 @@ interrupted fill resumes from `<judgments>.fill.partial`.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ import pyarrow as pa
 
 from ..encoding.engines import LocalEngine, resolve_device
 from ..encoding.models import describe_model
-from ..errors import SemrelError, UsageError, ValidationError
+from ..errors import Interrupted, SemrelError, UsageError, ValidationError, check_kind, check_list, check_warn, tell
 from ..evaluation.doclevel import require_shared_queries
 from ..evaluation.files import judged_share, run_names
 from ..evaluation.measures import ranks_within
@@ -36,6 +37,7 @@ from ..formats.files import allow_rewrite, display_name, file_digest, files_as_o
 from ..formats.judgments import read_judgments, write_judgments
 from ..formats.manifest import manifest_record, outputs_with_manifests, read_manifest, save_manifest, write_manifest
 from ..formats.trec import read_run, read_trec_qrels, write_qrels
+from ..interrupts import InterruptedAfterWriting
 from ..progress import Steps, no_progress
 from ..records import Judgment, Qrels, Run, one_array
 from .bertscore import rescale
@@ -184,19 +186,54 @@ def _engine(settings: Mapping[str, Any], judgments: str | os.PathLike) -> LocalE
 
 @guarded
 def fill(
-    qrels_path: str | os.PathLike,
-    runs: Sequence[str | os.PathLike],
-    judgments_path: str | os.PathLike,
+    qrels: str | os.PathLike,
+    runs: str | os.PathLike | Sequence[str | os.PathLike],
+    *,
+    judgments: str | os.PathLike,
     corpus: str | os.PathLike,
     golden: str | os.PathLike,
     depth: int = 10,
     output: str | os.PathLike | None = None,
     steps: Steps = no_progress,
+    warn: Callable[[str], None] | None = None,
     judge: Callable[..., Any] = judge_pairs,
 ) -> FillResult:
-    """Judge the holes of `runs`' top `depth` in the qrels (see the module docstring), append them to
-    `judgments_path`, label them with the qrels' rule and return the completed qrels (written to
-    `output` with a manifest, where given). Nothing to fill: nothing is judged or written but `output`."""
+    """Judge the holes of the runs' top `depth` in the qrels (the Python side of `semrel fill`; see the module docstring),
+    append them to `judgments` (the judgments.jsonl the qrels were labelled from), label them with the qrels' rule and
+    return the completed qrels (written to `output` with a manifest, where given). Nothing to fill: nothing is judged or
+    written but `output`. All inputs are file paths (their manifests say how the qrels were made); `runs` one or a list.
+    A corpus and golden set the judgments' manifest cannot check (it records no sha256) go to `warn`; a Ctrl-C is an
+    Interrupted saying what was kept."""
+    check_warn(warn)
+    for name, value in (("qrels", qrels), ("judgments", judgments), ("corpus", corpus), ("golden", golden)):
+        check_kind(name, value, (str, os.PathLike), "a file path", required=True)
+    check_kind("output", output, (str, os.PathLike), "a file path")
+    check_kind("depth", depth, (numbers.Integral,), "a whole number of chunks, at least 1", required=True)
+    given = [runs] if isinstance(runs, (str, os.PathLike)) else check_list("runs", runs, (str, os.PathLike),
+                                                                            "a run file path or a list of them", "a run file path")
+    if not given:
+        raise UsageError("runs: none given; give the run files whose holes to fill")
+    try:
+        result = _fill(qrels, given, judgments, corpus, golden, depth, output, steps, judge)
+    except InterruptedAfterWriting as exc:
+        if str(judgments) not in exc.written:
+            raise  # the filled qrels are written in full, the last of the work: the message of the signal says so
+        raise Interrupted(f"interrupted after {judgments} took the judged holes (new and complete), before the filled qrels: "
+                          "run the same command again (it judges nothing twice)") from None
+    except KeyboardInterrupt:
+        partial = f"{judgments}.fill.partial"
+        kept = (f"judged holes are kept in {partial}; run the same command again to resume" if os.path.exists(partial)
+                else f"nothing to resume: holes judged before it, if any, are in {judgments}")
+        raise Interrupted(f"interrupted; {kept}") from None
+    if result.params["unchecked"]:
+        tell([f"{judgments}: its manifest records no sha256 of the files it was judged from, so "
+              f"{' and '.join(result.params['unchecked'])} could not be checked against them"], warn, stacklevel=3)  # past @guarded
+    return result
+
+
+def _fill(qrels_path: str | os.PathLike, runs: Sequence[str | os.PathLike], judgments_path: str | os.PathLike, corpus: str | os.PathLike,
+          golden: str | os.PathLike, depth: int, output: str | os.PathLike | None, steps: Steps, judge: Callable[..., Any]) -> FillResult:
+    """fill's work, its arguments checked."""
     if depth < 1:
         raise UsageError(f"depth={depth}: must be at least 1")
     partial = f"{judgments_path}.fill.partial"
