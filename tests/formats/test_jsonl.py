@@ -16,6 +16,24 @@ def test_a_line_that_is_not_an_object_names_its_own_line(write):
     assert caught.value.line == 3
 
 
+@pytest.mark.parametrize("last, told", [
+    ('{"query_id": "q", "chunk_id": "d", "P": 0.', True),  # cut short inside a number, an object left open
+    ('{"query_id": "q", "chunk_id": "d', True),  # inside a string
+    ('{"query_id": "q", "ids": ["a", "b"', True),  # inside a list
+    ('{', True),  # the first line of an object written over several lines
+    ('{"query_id": "q" "chunk_id": "d"}', False),  # complete, but wrong: no hint of a cut
+    ('{"query_id": "q}", "x": 1,}', False),  # a brace inside a string does not count
+])
+def test_a_line_that_ends_inside_its_json_says_the_file_may_be_cut_short(write, last, told):
+    """A judgments.jsonl whose copy stopped mid-line said only "invalid JSON (Expecting ',' delimiter)"."""
+    path = write("rows.jsonl", '{"a": 1}\n' + last)
+    with pytest.raises(FormatError, match=r"rows\.jsonl:2: invalid JSON") as caught:
+        list(read_jsonl(path))
+    hint = ("the line ends with an object, list or string left open: a file cut short by a copy or write that stopped, or a "
+            "record spread over several lines, where JSON Lines holds one a line?")
+    assert caught.value.hint == (hint if told else None)
+
+
 def test_an_optional_text_field_absent_or_null_is_empty_and_a_number_its_digits():
     """A null title read as the text 'None' (and shown, searched, written back as such)."""
     assert [optional_text({"t": v}, "t", "x.jsonl", 1) for v in (None, 7, "a")] == ["", "7", "a"]

@@ -186,7 +186,8 @@ def test_validate_lists_malformed_lines_and_goes_on(tmp_path):
     result = run("golden", "validate", golden, "--corpus", corpus)
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.stdout.splitlines() == [
-        f"{golden}:2: error: invalid JSON (Expecting ',' delimiter)",
+        f"{golden}:2: error: invalid JSON (Expecting ',' delimiter) (the line ends with an object, list or string left open: a "
+        "file cut short by a copy or write that stopped, or a record spread over several lines, where JSON Lines holds one a line?)",
         f"{golden}:3: error: expected a JSON object, found list",
         f"{golden}:5: error: query id 'a' already used on line 1",
         f"{golden}:5: warning: query 'a' has the same text as line 1",

@@ -79,12 +79,34 @@ def loads(text: str, path: str | os.PathLike, line: int | None = None,
         raise FormatError(display_name(path), "holds a lone surrogate escape (\\ud800 to \\udfff without its pair), which is "
                           "not a character: write the character itself or drop the escape", line=line) from None
     except json.JSONDecodeError as exc:
-        raise FormatError(display_name(path), f"invalid JSON ({exc.msg})", line=exc.lineno if line is None else line) from None
+        raise FormatError(display_name(path), f"invalid JSON ({exc.msg})", line=exc.lineno if line is None else line,
+                          hint=_ended_early(text, line is not None)) from None
     except ValueError:  # Python reads no integer of more digits (reading one costs time quadratic in its length)
         raise FormatError(display_name(path), f"holds a number of more than {sys.get_int_max_str_digits():,} digits, which no "
                           "semrel field takes", line=line) from None
     except RecursionError:
         raise FormatError(display_name(path), "nested too deeply to read", line=line) from None
+
+
+def _ended_early(text: str, one_line: bool) -> str | None:
+    """What to do where the text stops inside its JSON (a string, object or list left open at its end): the last line of
+    a file cut short (a copy or write that stopped) said only "Expecting ',' delimiter". Read on the error's path only."""
+    depth, quoted, escaped = 0, False, False
+    for char in text:
+        if quoted:
+            escaped, quoted = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            quoted = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+    if not (quoted or depth > 0):
+        return None
+    if one_line:
+        return ("the line ends with an object, list or string left open: a file cut short by a copy or write that stopped, "
+                "or a record spread over several lines, where JSON Lines holds one a line?")
+    return "the text ends with an object, list or string left open: a file cut short by a copy or write that stopped?"
 
 
 def load_json(path: str | os.PathLike) -> Any:
