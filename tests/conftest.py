@@ -21,6 +21,19 @@ def private_user_cache(tmp_path_factory):
         os.environ["XDG_CACHE_HOME"] = previous
 
 
+@pytest.fixture(scope="session")
+def ranx():
+    """ranx (the reference for fusion and RBP) with numba's JIT off: the same functions, interpreted. Compiling them cost
+    50-90 s (a fresh install has no numba cache) for inputs that take seconds interpreted. One fixture for every test
+    that uses ranx, set before ranx is first imported: imported with the JIT on by one test file and turned off by
+    another's fixture, the half-compiled functions failed in numba ('function' object has no attribute
+    'get_call_template') in whichever ran second in a worker."""
+    numba = pytest.importorskip("numba")
+    previous, numba.config.DISABLE_JIT = numba.config.DISABLE_JIT, True  # read when ranx's functions are decorated
+    yield pytest.importorskip("ranx")
+    numba.config.DISABLE_JIT = previous  # for whatever this process runs next (ranx's functions stay interpreted)
+
+
 @pytest.fixture
 def write(tmp_path: Path):
     """write(name, text) -> path of a file holding text, in the test's folder."""

@@ -28,7 +28,6 @@ from semrel.formats import read_qrels
 from semrel.formats.trec import read_run
 from semrel.records import Qrels, Run
 
-ranx = pytest.importorskip("ranx", reason="ranx (the test extra) gives the reference RBP")
 ir_measures = pytest.importorskip("ir_measures", reason="ir_measures (the test extra) ships gdeval.pl, the reference ERR")
 needs_perl = pytest.mark.skipif(shutil.which("perl") is None, reason="gdeval.pl, the reference ERR, needs perl")
 SUITE = "trec_eval_test"
@@ -70,7 +69,7 @@ def _assert_err_equals_gdeval(gdeval, qrels: dict, run: dict) -> None:
 PERSISTENCES = (0.5, 0.8, 0.9, 0.95)
 
 
-def _ranx_rbp(qrels: dict, run: dict) -> dict[float, dict[str, float]]:
+def _ranx_rbp(ranx, qrels: dict, run: dict) -> dict[float, dict[str, float]]:
     """ranx's RBP of each query at each p, its ranking given in trec_eval's order (score, then docno, both descending)."""
     scored = {q: judged for q, judged in qrels.items() if run.get(q) and any(g >= 1 for g in judged.values())}
     found = {p: dict.fromkeys(qrels, 0.0) for p in PERSISTENCES}  # ranx refuses a query with no ranking or nothing relevant
@@ -85,8 +84,8 @@ def _ranx_rbp(qrels: dict, run: dict) -> dict[float, dict[str, float]]:
     return found
 
 
-def _assert_rbp_equals_ranx(qrels: dict, run: dict) -> None:
-    found = _ranx_rbp(qrels, run)
+def _assert_rbp_equals_ranx(ranx, qrels: dict, run: dict) -> None:
+    found = _ranx_rbp(ranx, qrels, run)
     ours = _ours(qrels, run, [f"RBP(p={p})" for p in PERSISTENCES])
     for p in PERSISTENCES:
         for q, judged in qrels.items():
@@ -112,10 +111,10 @@ def test_err_equals_gdeval_on_trec_eval_test_files(gdeval, suite):
 
 
 @needs_shared(f"{SUITE}/qrels.rel_level", f"{SUITE}/results.test")
-def test_rbp_equals_ranx_on_trec_eval_test_files(suite):
+def test_rbp_equals_ranx_on_trec_eval_test_files(ranx, suite):
     binary, graded, run = suite
-    _assert_rbp_equals_ranx(binary, run)
-    _assert_rbp_equals_ranx(graded, run)  # 302's top grade is 3: its gains are the grades over 3
+    _assert_rbp_equals_ranx(ranx, binary, run)
+    _assert_rbp_equals_ranx(ranx, graded, run)  # 302's top grade is 3: its gains are the grades over 3
 
 
 # ties (0.0 and -0.0 tie; then docno descending, bytewise), grades -2 to 4, a query with nothing relevant (q3),
@@ -139,8 +138,8 @@ def test_err_equals_gdeval_on_adversarial_cases(gdeval, qrels, run):
 
 
 @pytest.mark.parametrize("qrels, run", ADVERSARIAL, ids=["ties-grades-empty-queries", "tied-ids", "all-top", "binary"])
-def test_rbp_equals_ranx_on_adversarial_cases(qrels, run):
-    _assert_rbp_equals_ranx(qrels, run)
+def test_rbp_equals_ranx_on_adversarial_cases(ranx, qrels, run):
+    _assert_rbp_equals_ranx(ranx, qrels, run)
 
 
 def _numbered(qrels: dict, run: dict) -> tuple[dict, dict]:
@@ -161,9 +160,9 @@ def test_err_equals_gdeval_on_random_collections(gdeval, data):
 @pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collections())
-def test_rbp_equals_ranx_on_random_collections(data):
+def test_rbp_equals_ranx_on_random_collections(ranx, data):
     qrels, run, _ = data
-    _assert_rbp_equals_ranx(qrels, run)
+    _assert_rbp_equals_ranx(ranx, qrels, run)
 
 
 @needs_perl

@@ -310,7 +310,8 @@ def test_the_curves_manifest_names_the_score_and_threshold_judged_for_cliffs(cli
         f"{t},{run},RR,{v if t <= 0.6 else v / 3}\n" for t in (0.58, 0.59, 0.6, 0.61, 0.62) for run, v in (("bm25", 0.6), ("rr", 0.7))))
     Path(f"{curves}.manifest.json").write_text(json.dumps({"params": {"on": "p", "at": 0.6}}))
     [said] = top_warnings(write_page(cli, tmp_path, "--sensitivity", curves))
-    assert said.startswith("the label threshold 0.6 on p sits on a cliff of the sensitivity curve: RR of run &#39;bm25&#39; "
+    assert said.startswith("the curves&#39; chosen threshold (sensitivity --at) 0.6 on p sits on a cliff of the sensitivity curve: "
+                           "RR of run &#39;bm25&#39; "
                            "moves from 0.600 to 0.200 between p 0.6 and 0.61")
 
 

@@ -21,17 +21,6 @@ RANX = {"rrf": "rrf", "combsum": "sum", "combmnz": "mnz", "wsum": "wsum"}
 RANX_NORM = {"none": None, "minmax": "min-max", "zscore": "zmuv", "sum": "sum"}
 
 
-@pytest.fixture(scope="module")
-def ranx():
-    """ranx with numba's JIT off: the same functions, interpreted. Compiling them cost 50-90 s (a fresh
-    install has no numba cache) for runs of three queries that take 4 s interpreted."""
-    numba = pytest.importorskip("numba")
-    # read when ranx's functions are decorated, so set before ranx is imported
-    previous, numba.config.DISABLE_JIT = numba.config.DISABLE_JIT, True
-    yield pytest.importorskip("ranx")
-    numba.config.DISABLE_JIT = previous  # for whatever this process runs next (ranx's functions stay interpreted)
-
-
 def _random_runs(seed: int, count: int = 3) -> list[dict]:
     rng = np.random.default_rng(seed)
     docs = [f"d{i}" for i in range(30)]
