@@ -362,6 +362,32 @@ def test_grades_still_in_a_review_databases_write_ahead_log_are_a_change(tmp_pat
     conn.close()
 
 
+def test_a_review_database_whose_log_sqlite_folded_into_it_is_unchanged(tmp_path):
+    """Exported while a reviewer had it open (its grades in DB-wal), the database was recorded by its bytes and its log's;
+    when the reviewer's process closed, SQLite copied the log into the file and removed it: other bytes, the same grades,
+    and verify said 'input changed'. A grade added since is still a change."""
+    import sqlite3
+
+    db = tmp_path / "r.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA wal_autocheckpoint=0")  # the log is kept, as while a reviewer's process runs
+    conn.execute("CREATE TABLE grades (pair TEXT, grade INTEGER)")
+    conn.execute("INSERT INTO grades VALUES ('q1/c1', 1)")
+    conn.commit()
+    output = write(tmp_path / "out.txt", "made from the grades\n")
+    manifest.write_manifest(output, inputs=[db])
+    before = db.read_bytes()
+    conn.close()  # the last connection: SQLite folds the log into the file and removes it
+    assert db.read_bytes() != before and not (tmp_path / "r.sqlite-wal").exists()
+    assert run("verify", output).stdout == f"{output}: as its manifest records\n"
+    with sqlite3.connect(db) as again:
+        again.execute("INSERT INTO grades VALUES ('q1/c2', 0)")
+    again.close()
+    result = run("verify", output)
+    assert result.exit_code == 1 and f"input changed: {db}" in result.stdout, result.stdout
+
+
 @pytest.mark.parametrize("edit, said", [
     ({"inputs": None}, "it records no inputs: nothing tells what the file was made from; make the file again"),
     ({"inputs": [5, None]}, "an input is 5, not a path and its sha256: nothing tells what the file was made from; make the file again"),

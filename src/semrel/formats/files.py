@@ -705,6 +705,23 @@ def with_log(path: str | os.PathLike, digest: str) -> str:
     return hashlib.sha256(f"{digest}\0{bytes_sha256(log)}".encode()).hexdigest()
 
 
+def sqlite_rows_sha256(path: str | os.PathLike) -> str | None:
+    """sha256 of an SQLite database's schema and rows as SQLite reads them (its write-ahead log included), not of its
+    bytes: the same after SQLite copies the log into the file (a checkpoint, when the last connection closes), which
+    rewrites the bytes and empties the log but changes no row; with_log's digest of a review database exported while
+    a reviewer had it open changed so, and verify called the database changed. None where it cannot be read."""
+    import sqlite3  # here: most inputs are no database
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            digest = hashlib.sha256()
+            for statement in conn.iterdump():  # tables by name, each one's rows in its key order
+                digest.update(statement.encode("utf-8", "surrogatepass") + b"\n")
+            return digest.hexdigest()
+    except sqlite3.Error:
+        return None
+
+
 def folder_digest(path: str | os.PathLike, most: int | None = None) -> dict[str, Any]:
     """sha256 over a folder's files (recursively, in sorted order): each one's path inside it and the sha256
     of its bytes ('None' for one that cannot be read), and how many there are (folder_files). `most`: the files it

@@ -32,6 +32,7 @@ from .files import (
     manifest_path,
     os_path,
     prefix_matches,
+    sqlite_rows_sha256,
     stdin_digest,
     with_log,
 )
@@ -72,7 +73,10 @@ def describe_input(path: str | os.PathLike, read_from: str | os.PathLike | None 
         with contextlib.suppress(SemrelError):  # not Parquet after all: its reader says so, and its lines are counted
             return {"path": name, "rows": parquet_rows(source), "sha256": bytes_sha256(source)}
     digest = file_digest(source)
-    return {"path": name, **digest, "sha256": with_log(source, digest["sha256"])}
+    sha = with_log(source, digest["sha256"])
+    # a database read with its log: its rows too, which SQLite's later copying of the log into the file leaves as they are
+    rows = {"rows_sha256": found} if sha != digest["sha256"] and (found := sqlite_rows_sha256(source)) else {}
+    return {"path": name, **digest, "sha256": sha, **rows}
 
 
 def with_manifests(paths: Iterable[str | os.PathLike]) -> list[str]:
@@ -406,7 +410,8 @@ def _input_findings(name: str, given: Mapping[str, Any], cwd: str, written: str 
         return [_holding(where, full)]
     if os.path.exists(found):
         now, held = _content(found, contents, files or 0)
-        if now == sha:
+        if now == sha or isinstance(given.get("rows_sha256"), str) and os.path.isfile(found) \
+                and sqlite_rows_sha256(found) == given["rows_sha256"]:  # other bytes, the same rows: SQLite folded its log in
             return []
         if now is None and held is not None:  # a folder of another count than it held then: none of its files read
             return [Finding("input changed", where, f"input changed: {full}: " + (
