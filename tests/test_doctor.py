@@ -15,7 +15,7 @@ def test_doctor_checks_the_models_and_caches_the_environment_sets(tmp_path, monk
     monkeypatch.setenv("SEMREL_RETRIEVE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("SEMREL_LABEL_THRESHOLD", "0.6")
     result = run("doctor")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1 and result.stderr == "semrel doctor: 1 problem: SEMREL_JUDGE_MODEL\n", result.output
     rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
     assert rows["SEMREL_JUDGE_MODEL"] == f"MISSING: {tmp_path / 'no-model'}: no such model folder"
     assert rows["SEMREL_RETRIEVE_CACHE_DIR"] == f"{tmp_path / 'cache'} (1.0 MiB)"
@@ -50,7 +50,7 @@ def test_doctor_reports_a_cache_it_cannot_read_and_goes_on(tmp_path, monkeypatch
     monkeypatch.setattr(doctor, "_size", unreadable)
     monkeypatch.setenv("SEMREL_JUDGE_CACHE_DIR", str(tmp_path))
     result = run("doctor")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
     assert rows["SEMREL_JUDGE_CACHE_DIR"].startswith(f"UNREADABLE: {tmp_path} (Permission denied)")
 
@@ -63,7 +63,7 @@ def test_doctor_marks_the_variables_nothing_reads(monkeypatch):
     for name in [*unused, *read]:
         monkeypatch.setenv(name, "3")
     result = run("doctor")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1 and result.stderr == "semrel doctor: 2 problems: SEMREL_JUDGE_MODLE, SEMREL_LABEL_FOO\n", result.output
     rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
     for name, close in unused.items():
         assert rows[name].startswith("UNUSED: nothing reads it" + (f" (did you mean {close}?)" if close else "") + ": an option "
@@ -75,7 +75,7 @@ def test_doctor_marks_semrel_version_unused(monkeypatch):
     """--version is the one option no variable sets (SEMREL_VERSION=1 must not print the version instead of running)."""
     monkeypatch.setenv("SEMREL_VERSION", "1")
     result = run("doctor")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
     assert rows["SEMREL_VERSION"].startswith("UNUSED: nothing reads it"), rows["SEMREL_VERSION"]
 
@@ -144,7 +144,8 @@ def test_doctor_says_why_a_cache_cannot_be_used(tmp_path, monkeypatch):
     monkeypatch.setenv("SEMREL_RETRIEVE_CACHE_DIR", str(tmp_path / "damaged"))
     monkeypatch.setenv("SEMREL_GOLDEN_PICK_CACHE_DIR", str(tmp_path / "new" / "one"))
     result = run("doctor")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1 and result.stderr == ("semrel doctor: 2 problems: SEMREL_JUDGE_CACHE_DIR, "
+                                                       "SEMREL_RETRIEVE_CACHE_DIR\n"), result.output
     rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
     assert rows["SEMREL_JUDGE_CACHE_DIR"] == (f"UNUSABLE: {tmp_path / 'file' / 'sub'} ({tmp_path / 'file'} is not a folder): semrel "
                                               "cannot keep embeddings there; give another with --cache")

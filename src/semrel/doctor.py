@@ -9,7 +9,7 @@ import os
 import shutil
 from importlib import metadata
 from pathlib import Path
-from typing import Collection
+from typing import Collection, Sequence
 
 from .encoding.cache import default_cache_dir
 from .encoding.models import DEFAULT_MODEL, describe_model
@@ -65,6 +65,16 @@ def _variable(name: str, value: str, known: Collection[str] | None) -> str:
     if name.endswith(("_CACHE", "_CACHE_DIR")):
         return _cache(Path(value).expanduser())  # as the commands take it
     return value
+
+
+PROBLEMS = ("MISSING", "UNUSABLE", "DAMAGED", "UNREADABLE", "UNUSED")
+"""How a finding that a command will stop on, or a setting it will not see, starts: `semrel doctor` exits 1 on one, so a
+setup script or CI can check a machine with it."""
+
+
+def problems(rows: Sequence[tuple[str, str]]) -> list[str]:
+    """The items of `rows` (diagnose's) whose finding is a problem (PROBLEMS)."""
+    return [item for item, found in rows if found.startswith(PROBLEMS)]
 
 
 def diagnose(environ: dict[str, str] | None = None, known: Collection[str] | None = None) -> list[tuple[str, str]]:
