@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 import semrel
-from helpers import SHARED_DATA, ok, run
+from helpers import SHARED_DATA, assert_one_error, ok, run
 from review_helpers import R_SCORES, queued_db, reviewed_by_two, write_pool
 from semrel.analysis.lift import Lift, lift_json
 from semrel.formats.jsonl import json_text
@@ -169,8 +170,30 @@ def test_evaluate_at_document_level_gives_what_semrel_eval_doc_level_prints(tmp_
         printed = eval_json(TREC / "qrels.test", chunks, "-m", ",".join(measures), "--doc-level", *given)["all"]
         values = semrel.evaluate(TREC / "qrels.test", chunks, measures, doc_level=True, corpus=given[1] if given else None)
         assert values == printed == whole
-    with pytest.raises(semrel.errors.ValidationError, match="score at document level with --doc-level"):
+    with pytest.raises(semrel.errors.ValidationError) as refused:
         semrel.evaluate(TREC / "qrels.test", by_id, measures)
+    assert str(refused.value).endswith("score at document level with doc_level=True")  # the parameter, not eval's --doc-level
+    assert assert_one_error(run("eval", TREC / "qrels.test", by_id, "-m", "AP")).endswith("score at document level with --doc-level")
+
+
+def test_compare_and_lift_do_not_tell_of_a_doc_level_they_lack(tmp_path, monkeypatch):
+    """A chunk run against document qrels: only eval (and evaluate) score at document level, so compare and lift, on the
+    command line or in Python, name the chunk id instead of an option they do not have."""
+    monkeypatch.chdir(tmp_path)
+    qrels, chunks, other = Path("docs.qrels"), Path("a.run"), Path("b.run")
+    qrels.write_text("q1 0 A 1\nq1 0 B 1\n")
+    chunks.write_text("q1 Q0 A#0 1 2 a\nq1 Q0 B#1 2 1 a\n")
+    other.write_text("q1 Q0 B#1 1 2 b\nq1 Q0 A#0 2 1 b\n")
+    said = " shares no document id with {}: the qrels judge 'A', 'B', the run returns 'A#0', 'B#1' ('A#0' names a chunk of 'A', " \
+           "a whole document in the qrels: the run may come from another chunking)"
+    for call, who, where in ((lambda: semrel.compare(qrels, [chunks, other], ["P@1"]), "run 'a'", "the qrels"),
+                             (lambda: semrel.lift(qrels, chunks, other, ["P@1"]), "a.run", "docs.qrels")):
+        with pytest.raises(semrel.errors.ValidationError) as refused:
+            call()
+        assert str(refused.value) == who + said.format(where)
+    assert assert_one_error(run("compare", qrels, chunks, other, "-m", "P@1")) == "semrel: error: a.run" + said.format("docs.qrels")
+    assert assert_one_error(run("lift", qrels, "--base", chunks, "--reranked", other, "-m", "P@1")) == \
+        "semrel: error: a.run" + said.format("docs.qrels")
 
 
 def test_evaluate_with_a_corpus_warns_of_chunks_it_does_not_list_as_semrel_eval_does(tmp_path):

@@ -76,11 +76,11 @@ def test_the_doc_level_hint_is_only_given_where_the_command_has_doc_level():
     qrels, run = Qrels.from_dict({"q1": {"A": 1}}), Run.from_dict({"q1": {"A#0": 1.0}})
     [result] = evaluate(qrels, [run], parse_measures("P@1"))
     with pytest.raises(ValidationError) as refused:
-        require_overlap(result, qrels, run, "q.qrels", "r.run", doc_level=False)
+        require_overlap(result, qrels, run, "q.qrels", "r.run")
     assert str(refused.value) == ("r.run shares no document id with q.qrels: the qrels judge 'A', the run returns 'A#0' ('A#0' "
                                   "names a chunk of 'A', a whole document in the qrels: the run may come from another chunking)")
     with pytest.raises(ValidationError, match="score at document level with --doc-level$"):
-        require_overlap(result, qrels, run, "q.qrels", "r.run")
+        require_overlap(result, qrels, run, "q.qrels", "r.run", "--doc-level")
 
 
 def test_a_doc_level_run_sharing_no_document_is_not_told_to_use_doc_level(cli, write):

@@ -372,7 +372,7 @@ def ranking_agreement(ref: Qrels, test: Qrels, runs: Sequence[Run], measures: Se
     short: list[str] = []  # queries a run lacks (scored 0) or adds, as eval says them; said once where both qrels are one file
     for qrels, results, which in ((ref, on_ref, "the reference qrels"), (test, on_test, "the qrels tested")):
         for run, evaluated in zip(runs, results):  # a run of other ids scores 0 under both and agrees with nothing
-            require_overlap(evaluated, qrels, run, which, f"run {run.name!r}", doc_level=False)
+            require_overlap(evaluated, qrels, run, which, f"run {run.name!r}")
         short += coverage_warnings([(e, f"run {run.name!r}") for run, e in zip(runs, results)], qrels.source or which)
     tell(list(dict.fromkeys(short)), warn)
     result = []

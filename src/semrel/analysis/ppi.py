@@ -184,7 +184,7 @@ def corrected_estimates(qrels: Qrels, runs: Sequence[Run], measures: Sequence[Me
     changed = {pair: grade for pair, grade in sampled.items() if derived[pair[0]].get(pair[1], 0) != grade}
     evaluations = evaluate(qrels, runs, measures, rel_level)
     for run, evaluated in zip(runs, evaluations):  # a run of other ids would get 0 and an interval of zero width
-        require_overlap(evaluated, qrels, run, named, f"run {run.name!r}", doc_level=False)
+        require_overlap(evaluated, qrels, run, named, f"run {run.name!r}")
     if warn:  # as eval says of the same files: a query a run lacks scores 0, a cutoff past every ranking counts fewer
         for message in [*coverage_warnings([(e, display_name(r.source) if r.source else f"run {r.name!r}")
                                             for r, e in zip(runs, evaluations)], named), *shallow_cutoffs(measures, runs)]:

@@ -238,7 +238,7 @@ def sensitivity(
     qrels = Qrels.from_columns(query_ids, chunk_ids, np.zeros(len(scores), dtype=np.int64))
 
     def shares_ids(run: Run, result: Evaluation) -> None:  # a run of other ids scored 0 at every threshold, as eval refuses it
-        require_overlap(result, qrels, run, "the judgments", f"run {run.name!r}", doc_level=False)  # judged chunks only
+        require_overlap(result, qrels, run, "the judgments", f"run {run.name!r}")  # judged chunks only
 
     with steps(f"sensitivity: labelling at {quantity(len(points), 'threshold')}, evaluating {quantity(len(runs), 'run')} on each", 0):
         graded = evaluate_gradings(qrels, [np.where(fixed >= 0, fixed, reached(scores, (t,))) for t in points], runs, measures,

@@ -116,7 +116,8 @@ def eval_command(qrels, runs, measures, per_query, no_summary, rel_level, comple
     elif golden or filled_qrels:
         raise UsageError("--golden and --filled-qrels go with --fill-judgments")
     results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, options=options, doc_level=doc_level,
-                             corpus=None if fill_judgments else corpus, qrels=completed, runs=loaded, cutoffs=not trec_eval_default)
+                             doc_option="--doc-level", corpus=None if fill_judgments else corpus, qrels=completed, runs=loaded,
+                             cutoffs=not trec_eval_default)
     if table is not None:
         results = [standardise(r, table, warn) for r in results]
     click.echo(render_evaluations(results, fmt, per_query, places, not no_summary), nl=False)
