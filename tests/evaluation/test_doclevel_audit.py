@@ -79,8 +79,8 @@ def test_the_doc_level_hint_is_only_given_where_the_command_has_doc_level():
         require_overlap(result, qrels, run, "q.qrels", "r.run")
     assert str(refused.value) == ("r.run shares no document id with q.qrels: the qrels judge 'A', the run returns 'A#0' ('A#0' "
                                   "names a chunk of 'A', a whole document in the qrels: the run may come from another chunking)")
-    with pytest.raises(ValidationError, match="score at document level with --doc-level$"):
-        require_overlap(result, qrels, run, "q.qrels", "r.run", "--doc-level")
+    with pytest.raises(ValidationError, match="score at document level with doc_level=True$"):
+        require_overlap(result, qrels, run, "q.qrels", "r.run", offer_doc_level=True)
 
 
 def test_a_doc_level_run_sharing_no_document_is_not_told_to_use_doc_level(cli, write):

@@ -116,7 +116,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, rel_level, comple
     elif golden or filled_qrels:
         raise UsageError("--golden and --filled-qrels go with --fill-judgments")
     results = evaluate_files(qrels, runs, measures, rel_level, warn=warn, options=options, doc_level=doc_level,
-                             doc_option="--doc-level", corpus=None if fill_judgments else corpus, qrels=completed, runs=loaded,
+                             offer_doc_level=True, corpus=None if fill_judgments else corpus, qrels=completed, runs=loaded,
                              cutoffs=not trec_eval_default)
     if table is not None:
         results = [standardise(r, table, warn) for r in results]

@@ -143,13 +143,13 @@ def as_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> tuple[
 
 
 def evaluate_runs(qrels: QrelsLike, runs, measures: Measures = None, rel_level: int = 1, stacklevel: int = 1, *,
-                  relation: str = "qrels", doc_level: bool = False, doc_option: str = "", corpus: str | os.PathLike | None = None,
+                  relation: str = "qrels", doc_level: bool = False, offer_doc_level: bool = False, corpus: str | os.PathLike | None = None,
                   zscores: str | os.PathLike | None = None, **options: Any) -> tuple[list[Evaluation], bool]:
     """(one Evaluation per run, whether several runs were given). Queries on one side only, cutoffs past every
     run's deepest ranking, runs whose top a file of derived qrels leaves unjudged and a run's chunks `corpus` does not
     list are reported as Python warnings attributed to the code `stacklevel` frames up (1: the caller of this function).
-    `relation`, `doc_level`, `corpus`, `zscores` as in `evaluate`; `doc_option`: as the caller asks for `doc_level`
-    ('doc_level=True'; '' where it cannot), told to chunk runs scored against document qrels;
+    `relation`, `doc_level`, `corpus`, `zscores` as in `evaluate`; `offer_doc_level`: the caller has `doc_level`
+    (evaluate; compare has not), told of to chunk runs scored against document qrels;
     `options`: complete, judged_only, depth, num_docs (trec_eval's -c, -J, -M, -N)."""
     plain = " or ".join(name for name, given in (("doc_level=True", doc_level), ("corpus=", corpus is not None)) if given)
     chosen = relation_measures(relation, measures, None, plain, "zscores=" if zscores is not None else "", "relation={!r}")
@@ -175,7 +175,7 @@ def evaluate_runs(qrels: QrelsLike, runs, measures: Measures = None, rel_level: 
     holes: list[tuple[str, float]] = []
 
     def check(run: records.Run, result: Evaluation) -> None:
-        require_overlap(result, judged, run, "the qrels", f"run {result.run_name!r}", "" if doc_level else doc_option)
+        require_overlap(result, judged, run, "the qrels", f"run {result.run_name!r}", offer_doc_level and not doc_level)
         depths.add(run, f"run {result.run_name!r}")
         if derived_from is not None and (share := judged_share(judged, run, top)) < JUDGED_ENOUGH:
             holes.append((f"run {result.run_name!r}", share))
@@ -226,7 +226,7 @@ def evaluate(qrels: QrelsLike, runs: RunLike | Iterable[RunLike] | Mapping[str, 
     check_kind("corpus", corpus, (str, os.PathLike), "a corpus.jsonl path")
     check_kind("zscores", zscores, (str, os.PathLike), "a file path")
     results, several = evaluate_runs(qrels, runs, measures, rel_level, stacklevel=2, relation=relation, doc_level=doc_level,
-                                     doc_option="doc_level=True", corpus=corpus, zscores=zscores, complete=complete,
+                                     offer_doc_level=True, corpus=corpus, zscores=zscores, complete=complete,
                                      judged_only=judged_only, depth=depth, num_docs=num_docs)
 
     def shaped(e: Evaluation) -> dict:

@@ -182,11 +182,11 @@ def require_shared_queries(result: Evaluation, run: Run, qrels_label: str, run_l
 
 
 def require_overlap(result: Evaluation, qrels: Qrels, run: Run, qrels_label: str, run_label: str,
-                    doc_option: str = "") -> None:
+                    offer_doc_level: bool = False) -> None:
     """A run that shares no query, or no document, with the qrels would score 0 everywhere for a
     reason no measure shows (ids from another collection, chunk ids against document qrels): an
-    error naming the first ids of each side (and `doc_option`, the caller's way to score at document level as it
-    spells it: '--doc-level', 'doc_level=True'; '' where it has none or gave it)."""
+    error naming the first ids of each side (and doc_level=True, with `offer_doc_level`: where the caller has it and did not
+    give it; `semrel eval` says --doc-level, cli.base.in_flags)."""
     require_shared_queries(result, run, qrels_label, run_label)
     if result.judged_rows or not len(run):
         return
@@ -194,8 +194,8 @@ def require_overlap(result: Evaluation, qrels: Qrels, run: Run, qrels_label: str
     if pc.any(pc.is_in(run.doc_ids, value_set=judged_docs)).as_py():
         return  # some of its documents are judged, for other queries: a real score of 0
     run_docs = run.doc_ids.slice(0, 3).to_pylist()
-    if doc_option and any("#" in d for d in run_docs) and not any("#" in d for d in judged_docs.slice(0, 100).to_pylist()):
-        hint = f"; the run's ids look like chunk ids and the qrels' like document ids: score at document level with {doc_option}"
+    if offer_doc_level and any("#" in d for d in run_docs) and not any("#" in d for d in judged_docs.slice(0, 100).to_pylist()):
+        hint = "; the run's ids look like chunk ids and the qrels' like document ids: score at document level with doc_level=True"
     else:  # a misspelt id ('manual-3' for 'manual#3'), or a document where the qrels judge chunks
         hint = id_hint(pc.unique(run.doc_ids.slice(0, 10_000)), judged_docs, document_ids(judged_docs)[0], "the qrels")
     raise ValidationError(

@@ -74,7 +74,7 @@ def evaluate_files(
     warn: Callable[[str], None] | None = None,
     options: Options | None = None,
     doc_level: bool = False,
-    doc_option: str = "",
+    offer_doc_level: bool = False,
     corpus: str | os.PathLike | CorpusMapping | None = None,
     qrels: Qrels | None = None,
     relation: str = "qrels",
@@ -84,8 +84,8 @@ def evaluate_files(
     """Read the qrels once and each run in turn (one run in memory at a time); warn about
     queries missing on either side; refuse a run that shares no query or no document with the
     qrels. `options`: trec_eval's -c, -J, -M, -N (its rel_level wins). `doc_level`: score chunk
-    runs against document qrels (doclevel.py), documents found in `corpus` or by the chunk ids; `doc_option`: how the caller
-    asks for it ('--doc-level'), told to a chunk run scored against document qrels without it ('' where it has none).
+    runs against document qrels (doclevel.py), documents found in `corpus` or by the chunk ids; `offer_doc_level`: the caller has
+    doc_level (`semrel eval`), told of to a chunk run scored against document qrels without it.
     `corpus` (corpus.jsonl, its ids read, or those ids already read: doclevel.Listed): `warn` also hears of each run's
     chunks it does not list, which count as not relevant (or, with `doc_level`, as the document their id names).
     `qrels`: already read (or completed) qrels, used instead of reading `qrels_path` (still the name shown);
@@ -125,7 +125,7 @@ def evaluate_files(
             """Each run against its own ids (require_overlap), while it is in memory."""
             path = str(run_paths[len(results)])
             require_overlap(result, judged, run, display_name(str(qrels_path)), display_name(path),
-                            "" if doc_level else doc_option)  # no hint to give --doc-level where it is given
+                            offer_doc_level and not doc_level)  # no hint to give --doc-level where it is given
             if cutoffs:
                 depths.add(run, display_name(path))
             if derived_from is not None:
