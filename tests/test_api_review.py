@@ -89,6 +89,13 @@ def test_export_reviews_refuses_wrong_kinds_and_bad_values(tmp_path):
     assert Path(labels).read_bytes() == before and not (tmp_path / "strict.qrels").exists()
     with pytest.raises(SemrelError, match="SQLite keeps the review database"):
         semrel.export_reviews(db, labels, f"{db}-wal")
+    empty = "the review database's path is empty; give {} a file name (e.g. review.sqlite)"
+    for call in (lambda: semrel.export_reviews("", labels), lambda: semrel.review_stats("")):
+        with pytest.raises(SemrelError) as refused:
+            call()
+        assert str(refused.value) == empty.format("db=")
+    result = run("review", "export", "--db", "", "--labels", labels, "-o", tmp_path / "e.qrels")
+    assert result.exit_code == 1 and result.stderr == f"semrel: error: {empty.format('--db')}\n"
 
 
 def _decisions(db) -> list[tuple]:

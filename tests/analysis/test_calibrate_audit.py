@@ -11,6 +11,7 @@ from scipy.optimize import brentq
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import cohen_kappa_score
 
+import semrel
 from helpers import assert_one_error, drawn_features, run
 from semrel.analysis.calibrate import (
     CUT_GRID,
@@ -83,9 +84,13 @@ def test_more_thresholds_than_the_human_labels_have_grades_are_refused(write, tm
     """--grades 3 on binary labels used to write thresholds for grades 2 and 3 above every score."""
     judgments = write("j.jsonl", "".join(_line(f"q{i}", r) for i, r in enumerate([0.2, 0.5, 0.7, 0.9])))
     human = write("h.qrels", "q0 0 c 0\nq1 0 c 0\nq2 0 c 1\nq3 0 c 1\n")
-    assert_one_error(run("calibrate", judgments, human, "--on", "R", "--grades", "3", "-o", tmp_path / "cal.json"),
-                     "3 thresholds asked for, but the human labels' top grade is 1")
+    said = "3 thresholds asked for, but the human labels' top grade is 1: ask for 1 at most ({}), one per grade they use"
+    assert assert_one_error(run("calibrate", judgments, human, "--on", "R", "--grades", "3", "-o", tmp_path / "cal.json")) == \
+        "semrel: error: " + said.format("--grades")
     assert not (tmp_path / "cal.json").exists()
+    with pytest.raises(ValidationError) as refused:  # semrel.calibrate names its parameter
+        semrel.calibrate(judgments, human, on="R", grades=3)
+    assert str(refused.value) == said.format("grades=")
     with pytest.raises(ValidationError, match="top grade is 2: ask for 2 at most"):
         calibrate(np.array([0.1, 0.4, 0.6, 0.9]), np.array([0, 1, 2, 2]), 3)
     assert len(calibrate(np.array([0.1, 0.4, 0.6, 0.9]), np.array([0, 1, 2, 2]), 2).thresholds) == 2
@@ -193,8 +198,14 @@ def test_a_features_refit_of_judgments_without_features_is_refused(tmp_path):
     refit of NaN."""
     judged = [Judgment(f"q{i}", "c", 0.5, 0.5, 0.5, p=0.1 + 0.1 * i) for i in range(8)]
     (tmp_path / "h.qrels").write_text("".join(f"q{i} 0 c {int(i >= 4)}\n" for i in range(8)))
-    with pytest.raises(ValidationError, match="--fit features needs the features the judge writes beside p"):
+    with pytest.raises(ValidationError, match="^fit='features' needs the features the judge writes beside p"):
         calibrate_labels(judged, tmp_path / "h.qrels", fit="features")
+    with pytest.raises(ValidationError, match="^fit='features' needs the features the judge writes beside p"):
+        semrel.calibrate(judged, tmp_path / "h.qrels", fit="features")
+    (tmp_path / "j.jsonl").write_text("".join(json.dumps({"query_id": j.query_id, "chunk_id": "c", "P": 0.5, "R": 0.5, "F": 0.5, "p": j.p})
+                                              + "\n" for j in judged))
+    assert assert_one_error(run("calibrate", tmp_path / "j.jsonl", tmp_path / "h.qrels", "--fit", "features")) == (
+        "semrel: error: --fit features needs the features the judge writes beside p; some judgments lack them: re-run `semrel judge`")
 
 
 @pytest.mark.parametrize("sd", [0.5, 2.0])

@@ -4,6 +4,7 @@ a manifest, and hybrid retrieval's fusion is the same code."""
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -158,6 +159,13 @@ def test_scores_past_float64s_span_keep_their_order_or_are_refused(cli, write, t
         assert_one_error(cli("fuse", big, twin, "-o", out, "--method", "wsum", "--weights", "1e308,1e308"),
                          "--method wsum --norm minmax gives fused scores past float64's range: give smaller --weights", code=2)
     assert not out.exists()
+    runs = {"big": big, "twin": twin}  # semrel.fuse names its parameters, where the command names its options
+    with pytest.raises(UsageError, match=re.escape("method='combsum' norm='none' gives fused scores past float64's range: scale the "
+                                                   "runs' scores with norm=minmax, zscore or sum") + "$"):
+        semrel.fuse(runs, "combsum", norm="none")
+    with pytest.raises(UsageError, match=re.escape("method='wsum' norm='minmax' gives fused scores past float64's range: give smaller "
+                                                   "weights=") + "$"):
+        semrel.fuse(runs, "wsum", weights=[1e308, 1e308])
 
 
 def test_an_empty_run_is_said_to_add_nothing(cli, write, tmp_path):

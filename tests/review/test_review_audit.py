@@ -112,7 +112,7 @@ def test_a_database_file_named_memory_is_the_file_and_an_empty_path_is_one_error
         assert read_meta(conn) == {"built_by": "this start", "decided": True}
     for call in (lambda: create_db("", write_meta), lambda: open_db(""), lambda: store.open_db_read_only(""),
                  lambda: store.is_new_db("")):
-        with pytest.raises(SemrelError, match="^the review database's path is empty; give --db a file name"):
+        with pytest.raises(SemrelError, match="^the review database's path is empty; give db= a file name"):
             call()
 
 

@@ -134,7 +134,7 @@ def calibrate(scores: np.ndarray, human: np.ndarray, count: int, weights: Weight
     top = int(np.max(human))
     if count > top:  # a threshold for a grade no pair has would sit above every score: a made-up number
         raise ValidationError(f"{count} thresholds asked for, but the human labels' top grade is {top}: ask for {top} at most "
-                              "(--grades), one per grade they use")
+                              "(grades=), one per grade they use")
     chosen: Weights = weights or ("quadratic" if count > 1 else "none")
     thresholds = [round(t, 6) for t in best_thresholds(scores, on_scale(human, count), count, chosen)]
     return Calibration(on, thresholds, graded_agreement(scores, human, thresholds, chosen, resamples, seed))
@@ -286,7 +286,7 @@ class Probabilities:
     def features(self) -> np.ndarray:
         """The feature rows, refused when a judgment lacks them (older judgments hold p alone)."""
         if np.isnan(self.x).any():
-            raise ValidationError("--fit features needs the features the judge writes beside p; some judgments lack them: "
+            raise ValidationError("fit='features' needs the features the judge writes beside p; some judgments lack them: "
                                   "re-run `semrel judge`")
         return self.x
 

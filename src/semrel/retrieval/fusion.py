@@ -164,8 +164,8 @@ def fuse_rankings(rankings: Sequence[Ranking], spec: FusionSpec, documents: int)
     if spec.method == "combmnz":
         total = total * np.bincount(inverse, minlength=len(pairs))
     if not np.all(np.isfinite(total)):
-        fix = "scale the runs' scores with --norm minmax, zscore or sum" if spec.normalisation == "none" else "give smaller --weights"
-        raise UsageError(f"--method {spec.method} --norm {spec.normalisation} gives fused scores past float64's range: {fix}")
+        fix = "scale the runs' scores with norm=minmax, zscore or sum" if spec.normalisation == "none" else "give smaller weights="
+        raise UsageError(f"method={spec.method!r} norm={spec.normalisation!r} gives fused scores past float64's range: {fix}")
     return pairs // max(documents, 1), pairs % max(documents, 1), total
 
 

@@ -144,7 +144,7 @@ def _db_name(path: str | os.PathLike) -> str:
     (and Path for the current folder: a ValueError traceback)."""
     name = str(path)
     if not name:
-        raise SemrelError("the review database's path is empty; give --db a file name (e.g. review.sqlite)")
+        raise SemrelError("the review database's path is empty; give db= a file name (e.g. review.sqlite)")
     return name
 
 
