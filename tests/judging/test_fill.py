@@ -519,6 +519,36 @@ def test_judgments_changed_since_their_manifest_say_how_and_what_to_do(tmp_path)
         fill_module.judge_settings(tmp_path / "q.qrels", judgments)
 
 
+def test_a_judge_writing_while_a_fill_renames_waits_for_the_fills_lock_and_its_judgments_stand(tmp_path, monkeypatch):
+    """`semrel judge -o` over the judgments a fill was extending took no lock: writing between the fill's check and its
+    rename, its new judgments were replaced by the old rows and the fill's holes. Now it waits for the fill's lock
+    (rewrite_lock) and writes last, as it was asked to."""
+    from semrel.formats.files import file_digest
+    from semrel.formats.judgments import write_judgments
+    from semrel.judging.judge import JudgeResult, write_judged
+    from semrel.records import Judgment
+
+    judgments = tmp_path / "pool.jsonl"
+    old = [Judgment("q1", "d#0", 0.5, 0.5, 0.5, "bm25")]
+    write_judgments(old, judgments)
+    read_as = file_digest(judgments)
+    writer = SecondWriter(monkeypatch, lambda: write_judged(JudgeResult([Judgment("q2", "e#0", 0.7, 0.7, 0.7, "bm25")], {}),
+                                                            judgments, [], None))
+    digest = fill_module.file_digest
+
+    def checked_then_the_judge(path):
+        found = digest(path)
+        if not writer.thread.is_alive() and not writer.settled.is_set():  # the fill's check: the judge writes now
+            writer.start()
+        return found
+
+    monkeypatch.setattr(fill_module, "file_digest", checked_then_the_judge)
+    fill_module._append(judgments, old, [Judgment("q1", "first#0", 0.9, 0.9, 0.9, "fill:x")], [], {}, f"{judgments}.fill.partial",
+                        read_as)
+    assert writer.outcome() is None and writer.waited
+    assert [j.chunk_id for j in read_judgments(judgments)] == ["e#0"]
+
+
 def test_two_fills_in_the_same_instant_cannot_both_pass_the_check_the_second_waits_for_the_lock_and_is_refused(
         tmp_path, monkeypatch):
     """The "changed while this fill ran" check was no lock: a second fill appending between the first's check and its

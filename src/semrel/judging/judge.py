@@ -43,7 +43,7 @@ from ..encoding.engines import LOCAL, Engine, as_engine
 from ..encoding.models import DEFAULT_MODEL, ModelInfo, describe_model, load_tokenizer
 from ..errors import SemrelError, UsageError, ValidationError, check_flags, check_kind, check_warn, tell
 from ..formats.corpus import corpus_records, given_golden, iter_corpus, misplaced_gold, repeated_id, require_known_chunks
-from ..formats.files import STDIO, check_outputs, guarded, note_input, prepare_output
+from ..formats.files import STDIO, check_outputs, guarded, note_input, prepare_output, rewrite_lock
 from ..formats.judgments import write_judgments
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.pool import given_pool, pool_error
@@ -1012,9 +1012,17 @@ def judge(
     if sample.active:
         result.params["queries"] = {**(sample.describe() or {}), "kept": len(items)}
     if output is not None:
-        inputs = [v for v in (corpus, golden, pool) if isinstance(v, (str, os.PathLike))]
-        with outputs_with_manifests([output], superseded=[partial] if partial else []) as staged:
-            write_judgments(result.judgments, staged[output])
-            write_manifest(output, inputs=inputs, params=result.params, rows=len(result.judgments), staged=staged)
+        write_judged(result, output, [v for v in (corpus, golden, pool) if isinstance(v, (str, os.PathLike))], partial, steps)
     tell(result.warnings, warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
     return result
+
+
+def write_judged(result: JudgeResult, output: str | os.PathLike, inputs: Sequence[str | os.PathLike], partial: str | None,
+                 steps: Steps = no_progress) -> None:
+    """judgments.jsonl and its manifest, as one unit (the checkpoint `partial` goes with them), under the lock `semrel
+    fill` holds from its check to its rename (files.rewrite_lock): a fill of the old file renaming just after this write
+    put the old rows and its holes back over the new judgments."""
+    with rewrite_lock(output, steps) if str(output) != STDIO else contextlib.nullcontext(), \
+            outputs_with_manifests([output], superseded=[partial] if partial else []) as staged:
+        write_judgments(result.judgments, staged[output])
+        write_manifest(output, inputs=inputs, params=result.params, rows=len(result.judgments), staged=staged)
