@@ -272,7 +272,7 @@ def test_a_ctrl_c_as_the_judgments_are_replaced_leaves_no_checkpoint(pipeline, t
         signal.signal(signal.SIGINT, before)
     assert (result.exit_code, result.stderr.strip().splitlines()[-1]) == (
         130, f"semrel: error: interrupted after {judgments} took the judged holes (new and complete), before the filled qrels: "
-             "run the same command again (it judges nothing twice)")
+             "run the same fill again (it judges nothing twice)")
     assert not (tmp_path / "pool.jsonl.fill.partial").exists() and not (tmp_path / "filled.qrels").exists()
     assert len(read_judgments(judgments)) > judged and read_manifest(judgments)["fills"]
 
@@ -301,7 +301,7 @@ def test_a_fill_does_not_write_over_rows_another_fill_appended_meanwhile(pipelin
                  "--golden", f / "golden.jsonl", "--depth", "4", "-o", tmp_path / "filled.qrels")
     assert (result.exit_code, result.stderr.strip().splitlines()[-1]) == (
         1, f"semrel: error: {judgments} changed while this fill ran (another fill or judge of it finished meanwhile): "
-           "nothing was appended, so none of its rows is lost; run the same command again")
+           "nothing was appended, so none of its rows is lost; run the same fill again")
     assert judgments.read_text().splitlines()[-1] == other  # the other fill's row is kept
     assert "fills" not in json.loads((tmp_path / "pool.jsonl.manifest.json").read_text()) and not (tmp_path / "filled.qrels").exists()
 

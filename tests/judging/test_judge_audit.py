@@ -28,6 +28,7 @@ import small_corpus
 from helpers import ok
 from semrel.errors import Interrupted, SemrelError, UsageError, ValidationError
 from semrel.formats.manifest import read_manifest
+from semrel.interrupts import InterruptedAfterWriting
 from semrel.judging import fill as fill_module
 from semrel.judging import judge as judge_module
 from semrel.judging.checkpoint import Checkpoint, unpack
@@ -350,15 +351,52 @@ def test_an_interrupted_fill_resumes_from_its_checkpoint(small_fill, tmp_path, m
 
     monkeypatch.setattr(Checkpoint, "append", stop)
     partial = f"{tmp_path / 'j.jsonl'}.fill.partial"
-    kept = f"^interrupted; judged holes are kept in {re.escape(partial)}; run the same command again to resume$"
+    kept = f"^interrupted; judged holes are kept in {re.escape(partial)}; run the same fill again to resume$"
     with pytest.raises(Interrupted, match=kept):
-        fill_module.fill(**args, depth=2)  # what was kept, as `semrel fill` says it
+        fill_module.fill(**args, depth=2)  # what was kept, as semrel.fill and `semrel fill` both say it
     monkeypatch.undo()
     assert Path(partial).exists()
     result = fill_module.fill(**args, depth=2)
     assert result.resumed >= 1 and len(result.holes) == 3
     assert not Path(f"{tmp_path / 'j.jsonl'}.fill.partial").exists()
 
+
+
+def _fill_args(small_fill: Path, tmp_path: Path) -> dict:
+    for name in ("j.jsonl", "j.jsonl.manifest.json", "j.qrels", "j.qrels.manifest.json"):
+        (tmp_path / name).write_bytes((small_fill / name).read_bytes())
+    return dict(qrels=tmp_path / "j.qrels", runs=[small_fill / "one.run"], judgments=tmp_path / "j.jsonl",
+                corpus=small_fill / "corpus.jsonl", golden=small_fill / "golden.jsonl", depth=2)
+
+
+def test_a_fill_interrupted_after_the_judgments_says_to_run_the_fill_again(small_fill, tmp_path, monkeypatch):
+    """semrel.fill said 'run the same command again' to a Python caller, who ran no command."""
+    args = _fill_args(small_fill, tmp_path)
+
+    def interrupted_after_the_judgments(*_args):
+        raise InterruptedAfterWriting([str(args["judgments"])])
+
+    monkeypatch.setattr(fill_module, "_fill", interrupted_after_the_judgments)
+    with pytest.raises(Interrupted) as raised:
+        semrel.fill(**args)
+    assert str(raised.value) == (f"interrupted after {args['judgments']} took the judged holes (new and complete), before the filled "
+                                 "qrels: run the same fill again (it judges nothing twice)")
+
+
+def test_a_fill_whose_judgments_changed_meanwhile_says_to_run_the_fill_again(small_fill, tmp_path, monkeypatch):
+    args = _fill_args(small_fill, tmp_path)
+
+    def read_then_another_fill_appends(path, *rest, read=fill_module.read_judgments):
+        rows = read(path, *rest)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(Path(path).read_text().splitlines()[-1] + "\n")
+        return rows
+
+    monkeypatch.setattr(fill_module, "read_judgments", read_then_another_fill_appends)
+    with pytest.raises(SemrelError) as raised:
+        semrel.fill(**args)
+    assert str(raised.value) == (f"{args['judgments']} changed while this fill ran (another fill or judge of it finished meanwhile): "
+                                 "nothing was appended, so none of its rows is lost; run the same fill again")
 
 def test_a_resumed_run_records_and_warns_about_truncated_answers_as_a_fresh_one(tmp_path, monkeypatch):
     long_answer = " ".join(["Water vapour condenses into droplets heavy enough to fall."] * 5)

@@ -219,10 +219,10 @@ def fill(
         if str(judgments) not in exc.written:
             raise  # the filled qrels are written in full, the last of the work: the message of the signal says so
         raise Interrupted(f"interrupted after {judgments} took the judged holes (new and complete), before the filled qrels: "
-                          "run the same command again (it judges nothing twice)") from None
+                          "run the same fill again (it judges nothing twice)") from None
     except KeyboardInterrupt:
         partial = f"{judgments}.fill.partial"
-        kept = (f"judged holes are kept in {partial}; run the same command again to resume" if os.path.exists(partial)
+        kept = (f"judged holes are kept in {partial}; run the same fill again to resume" if os.path.exists(partial)
                 else f"nothing to resume: holes judged before it, if any, are in {judgments}")
         raise Interrupted(f"interrupted; {kept}") from None
     if result.params["unchecked"]:
@@ -323,7 +323,7 @@ def _append(path: str | os.PathLike, existing: list[Judgment], fresh: list[Judgm
         write_judgments([*existing, *fresh], staged[target])
         if file_digest(path) != read_as:
             raise SemrelError(f"{display_name(target)} changed while this fill ran (another fill or judge of it finished "
-                              "meanwhile): nothing was appended, so none of its rows is lost; run the same command again")
+                              "meanwhile): nothing was appended, so none of its rows is lost; run the same fill again")
         record = manifest_record(target, inputs=inputs, params=params, rows=len(existing) + len(fresh), staged=staged)
         del record["output"]
         save_manifest({**manifest, "rows": record.pop("rows"), "output_digest": record.pop("output_digest"),
