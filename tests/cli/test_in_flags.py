@@ -37,3 +37,14 @@ def test_a_flag_set_true_is_shown_as_the_flag_alone():
 
     assert in_flags("give baseline= or all_pairs=True, not both", report_command) == "give --baseline or --all-pairs, not both"
     assert in_flags("unknown=True stays", report_command) == "unknown=True stays"
+
+
+def test_a_parameter_set_false_is_shown_as_the_option_that_turns_it_off():
+    """retrieve's cache=False is --no-cache (it printed '--cache False'); where the command has no such option the
+    parameter stays as the library spelled it."""
+    from semrel.cli.fill import fill_command
+    from semrel.cli.retrieve import retrieve_command
+
+    assert in_flags("pass cache='DIR' or cache=False", retrieve_command) == "pass --cache DIR or --no-cache"
+    assert in_flags("pass cache='DIR' or cache=False", fill_command) == "pass cache='DIR' or cache=False"
+    assert in_flags("unknown=False stays", retrieve_command) == "unknown=False stays"

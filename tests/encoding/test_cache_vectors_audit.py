@@ -154,7 +154,7 @@ def test_a_cache_file_that_is_no_database_is_one_error_naming_it(tmp_path):
     """sqlite3.DatabaseError ("file is not a database") came out as a traceback instead of the one-line error that says
     which file and how to go on."""
     (tmp_path / "embeddings.sqlite").write_bytes(b"not a database, " * 512)
-    with pytest.raises(SemrelError, match=r"embeddings\.sqlite: cannot open the embedding cache .*--no-cache"):
+    with pytest.raises(SemrelError, match=r"embeddings\.sqlite: cannot open the embedding cache .*; pass cache='DIR' or cache=False"):
         EmbeddingCache(tmp_path)
 
 

@@ -128,6 +128,6 @@ def test_a_full_disk_while_vectors_are_appended_names_the_file_and_keeps_the_com
     with file_size_limit(64), pytest.raises(SemrelError) as caught:
         rows_for(store, [f"text {i}" for i in range(20)])
     assert str(caught.value) == (f"{store.folder / 'vectors.f32'}: cannot write (file too large for this system or its limits); "
-                                 "what it held before is kept; pass --cache DIR or --no-cache")
+                                 "what it held before is kept; pass cache='DIR' or cache=False")
     again = VectorStore(tmp_path)
     assert rows_for(again, ["apple", "kiwi"]).tolist() == [0, 1] and encoded[-1] == ["kiwi"]

@@ -243,7 +243,7 @@ def test_an_unreadable_index_json_is_one_error_naming_it(tmp_path, damage):
 def test_a_cache_folder_that_cannot_be_made_is_one_error(tmp_path):
     """A cache path that is a file is a SemrelError saying what to pass instead, not mkdir's traceback."""
     (tmp_path / "cache").write_text("a file, not a folder")
-    with pytest.raises(SemrelError, match=r"cannot create the BM25 index \(.*\); pass --cache DIR or --no-cache"):
+    with pytest.raises(SemrelError, match=r"cannot create the BM25 index \(.*\); pass cache='DIR' or cache=False"):
         LexicalStore(tmp_path / "cache", BM25_PARAMS)
 
 
@@ -393,7 +393,7 @@ def test_a_full_disk_while_the_index_grows_names_the_file_and_keeps_the_committe
     with file_size_limit(256), pytest.raises(SemrelError) as caught:
         store.index(grown)
     assert re.fullmatch(rf"{re.escape(str(folder))}/[\w.-]+: cannot write \(file too large for this system or its limits\); the "
-                        "index is kept as last committed; pass --cache DIR or --no-cache", str(caught.value))
+                        "index is kept as last committed; pass cache='DIR' or cache=False", str(caught.value))
     index = store.index(grown)
     assert (index.built, index.size) == (50, 150)
     assert_bm25s_scores(index, [r["text"] for r in rows], ["virus word120", "word7 cough"])

@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 
+import semrel
 from helpers import run
 from semrel.errors import FormatError, SemrelError, UsageError, ValidationError
 from semrel.formats.pool import given_pool, pool_error, read_pool, write_pool
@@ -271,3 +272,23 @@ def test_a_changed_corpus_file_yields_no_text_before_the_error(tmp_path):
     path.write_text(path.read_text().replace("purr.", "bark.") + "\n")
     with pytest.raises(SemrelError, match="changed while it was being read"):
         next(corpus.iter_texts(np.array([0, 1])))
+
+
+@pytest.mark.parametrize("method", ["lucene", "bm25l"])
+def test_a_cache_that_cannot_be_used_names_the_callers_way_round_it(tmp_path, method):
+    """semrel.retrieve told a Python caller to pass --cache DIR or --no-cache (or to use --no-cache for bm25l);
+    it names its parameter, which `semrel retrieve` shows as the options."""
+    corpus = write_corpus(tmp_path / "corpus.jsonl")
+    golden = write_golden(tmp_path / "golden.jsonl", [("q1", "ocean ports", "x", [])])
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "bm25").write_text("a file, not the folder of the BM25 indexes")
+    folder = re.escape(str(tmp_path / "cache" / "bm25"))
+    said = {"lucene": rf"{folder}/[^:]+: cannot create the BM25 index \(.*\); pass {{}}",
+            "bm25l": r"BM25 method 'bm25l': the on-disk index scores lucene, robertson, atire; use {} for bm25s' other variants"}[method]
+    with pytest.raises(SemrelError) as raised:
+        semrel.retrieve(str(corpus), str(golden), "bm25", bm25_method=method, cache=tmp_path / "cache")
+    python, command = ("cache='DIR' or cache=False", "--cache DIR or --no-cache") if method == "lucene" else ("cache=False", "--no-cache")
+    assert re.fullmatch(said.format(python), str(raised.value)), str(raised.value)
+    result = run("retrieve", "--corpus", corpus, "--golden", golden, "--bm25-method", method, "--cache", tmp_path / "cache",
+                 "-o", tmp_path / "out.run")
+    assert result.exit_code != 0 and re.fullmatch(f"semrel: error: {said.format(command)}\n", result.stderr), result.stderr

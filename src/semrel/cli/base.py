@@ -71,19 +71,21 @@ def _import_pandas_for_pyarrow() -> None:
 
 # name='value', or name=value where the value is a plain token (a number, a word) or nothing: not a
 # path that holds '=' ("size=1/corpus.jsonl" is a folder, not the parameter size)
-_PARAMETER = re.compile(r"\b([a-z][a-z0-9_]*)=(?:'([^'\s]*)'(?=[\s,:;)]|$)|(True)(?=[\s,:;)]|$)|(?=[\w.+-]*(?:[\s,:;)]|$)))")
+_PARAMETER = re.compile(r"\b([a-z][a-z0-9_]*)=(?:'([^'\s]*)'(?=[\s,:;)]|$)|(True|False)(?=[\s,:;)]|$)|(?=[\w.+-]*(?:[\s,:;)]|$)))")
 
 
 def in_flags(message: str, command: click.Command) -> str:
-    """The library names its parameters (`depth=0`, `engine='ray'`); on the command line a message
-    names the options a user typed (`--depth 0`, `--engine ray`)."""
+    """The library names its parameters (`depth=0`, `engine='ray'`, `cache=False`); on the command line a
+    message names the options a user typed (`--depth 0`, `--engine ray`, `--no-cache`)."""
     options = [p for p in command.params if isinstance(p, click.Option) and p.name]
-    # by the option's own name too (--sample, whose parameter is sample_size, for the library's sample=)
-    flags = {opt[2:].replace("-", "_"): opt for p in options for opt in p.opts if opt.startswith("--")}
+    # by the option's own name too (--sample, whose parameter is sample_size, for the library's sample=; --no-cache)
+    flags = {opt[2:].replace("-", "_"): opt for p in options for opt in (*p.opts, *p.secondary_opts) if opt.startswith("--")}
     flags |= {p.name: max(p.opts, key=len) for p in options if p.name}
 
     def flag(match: re.Match) -> str:
         name, quoted, switched = match.group(1), match.group(2), match.group(3)
+        if switched == "False":  # cache=False: the option that turns it off (--no-cache), where the command has one
+            name = f"no_{name}"
         if name not in flags:
             return match.group(0)
         if switched:  # all_pairs=True: the flag itself (it printed '--all-pairs True')

@@ -20,6 +20,10 @@ import numpy as np
 
 from ..errors import SemrelError
 
+OTHER_CACHE = "pass cache='DIR' or cache=False"
+"""The way round a cache folder that cannot be used, in the library's words (the command line's
+`--cache DIR or --no-cache`, cli.base.in_flags)."""
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
     key BLOB PRIMARY KEY, overlap INTEGER, dim INTEGER NOT NULL,
@@ -87,7 +91,7 @@ class EmbeddingCache:
             self.db.execute("PRAGMA wal_autocheckpoint=4000")
             self.db.executescript(SCHEMA)
         except (OSError, sqlite3.Error) as exc:
-            raise SemrelError(f"{path}: cannot open the embedding cache ({exc}); pass --cache DIR or --no-cache") from None
+            raise SemrelError(f"{path}: cannot open the embedding cache ({exc}); {OTHER_CACHE}") from None
         self.path = path
 
     def get_many(self, keys: Iterable[bytes], overlap: int) -> Iterator[tuple[bytes, Encoded]]:

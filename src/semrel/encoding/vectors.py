@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import SemrelError
 from ..formats.files import appending, atomic_writer, locked
 from ..progress import Steps
+from .cache import OTHER_CACHE
 from .engines import LOCAL, Engine
 from .models import DEFAULT_MODEL, describe_model
 from .sentences import sentence_embeddings
@@ -34,7 +35,7 @@ PIECE = 4096
 """Texts encoded between two commits: a killed run loses at most this many."""
 
 KEY = np.dtype("S16")
-CACHE_KEPT = "what it held before is kept; pass --cache DIR or --no-cache"
+CACHE_KEPT = f"what it held before is kept; {OTHER_CACHE}"
 
 
 def text_key(text: str) -> bytes:
@@ -59,7 +60,7 @@ class VectorStore:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise SemrelError(f"{self.folder}: cannot create the vector store ({exc}); pass --cache DIR or --no-cache") from None
+            raise SemrelError(f"{self.folder}: cannot create the vector store ({exc}); {OTHER_CACHE}") from None
         self.rows, self.dim = 0, 0
         self.encoded = self.reused = self.repeated = 0
 

@@ -47,6 +47,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from ..cjk import BIGRAMMED, WIDTH_FORMS
+from ..encoding.cache import OTHER_CACHE
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import chunk_of, iter_corpus, repeated_id
 from ..formats.files import StampMemo, appending, atomic_writer, display_name, locked, read_lines, read_text
@@ -240,7 +241,7 @@ def _id_key(chunk_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(chunk_id.encode("utf-8"), digest_size=8).digest(), "little")
 
 
-INDEX_KEPT = "the index is kept as last committed; pass --cache DIR or --no-cache"
+INDEX_KEPT = f"the index is kept as last committed; {OTHER_CACHE}"
 
 
 def _fsync_append(path: Path, data: bytes) -> None:
@@ -363,7 +364,7 @@ class DiskBm25:
         self._open: dict[str, tuple[int, int, int]] = {}
         if settings.method not in METHODS:
             raise UsageError(f"BM25 method {settings.method!r}: the on-disk index scores {', '.join(METHODS)}; "
-                             "use --no-cache for bm25s' other variants")
+                             "use cache=False for bm25s' other variants")
         self.chain, self.settings, self.size, self.built = chain, settings, chunks, built
         self.reused = chunks - built
         self.folder = chain.folder
@@ -455,12 +456,12 @@ class LexicalStore:
         self.settings = Bm25Settings.of(params)
         if self.settings.method not in METHODS:
             raise UsageError(f"BM25 method {self.settings.method!r}: the on-disk index scores {', '.join(METHODS)}; "
-                             "use --no-cache for bm25s' other variants")
+                             "use cache=False for bm25s' other variants")
         self.folder = Path(cache_dir).expanduser() / "bm25" / self.settings.key()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise SemrelError(f"{self.folder}: cannot create the BM25 index ({exc}); pass --cache DIR or --no-cache") from None
+            raise SemrelError(f"{self.folder}: cannot create the BM25 index ({exc}); {OTHER_CACHE}") from None
         self.last: DiskBm25 | None = None  # the index the last index() call returned
         settings_file = self.folder / "tokenizer.json"
         if not settings_file.exists():
