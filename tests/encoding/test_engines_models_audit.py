@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
+import semrel
 import semrel.formats.files as files
-from helpers import fifo_writer
+from helpers import fifo_writer, run
 from semrel.encoding.engines import LOCAL, LocalEngine, _reachable, as_engine, make_engine, resolve_device
 from semrel.encoding.models import describe_model, load_encoder, load_tokenizer, model_folder, resolve_model
 from semrel.errors import SemrelError, UsageError
+from small_corpus import write_corpus, write_golden
 
 
 def exactly(message: str) -> str:
@@ -348,3 +350,16 @@ def test_a_model_cut_to_fewer_layers_at_int8_loads_silently_and_leaves_transform
     assert hf_logging.get_verbosity() == verbosity
     assert len(model.encoder.layer) == 2
     assert "quantized" in type(model.encoder.layer[0].attention.self.query).__module__
+
+
+def test_missing_ray_names_the_engine_as_the_caller_chose_it(tmp_path, monkeypatch):
+    """semrel.retrieve(..., engine='ray') without Ray said '--engine ray needs Ray'; `semrel retrieve` still says so."""
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as if it were not installed
+    corpus = write_corpus(tmp_path / "corpus.jsonl")
+    golden = write_golden(tmp_path / "golden.jsonl", [("q1", "ocean ports", "x", [])])
+    with pytest.raises(SemrelError) as raised:
+        semrel.retrieve(str(corpus), str(golden), "dense", engine="ray", cache=False)
+    assert str(raised.value) == "engine='ray' needs Ray: pip install 'semrel[ray]'"
+    result = run("retrieve", "--corpus", corpus, "--golden", golden, "--method", "dense", "--engine", "ray", "--no-cache",
+                 "-o", tmp_path / "never.run")
+    assert (result.exit_code, result.stderr) == (1, "semrel: error: --engine ray needs Ray: pip install 'semrel[ray]'\n")

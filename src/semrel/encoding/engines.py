@@ -25,7 +25,7 @@ from .models import check_precision, check_precision_name, load_encoder
 ENGINES = ("local", "ray")
 DEVICES = ("auto", "cpu", "cuda")
 CONNECT_TIMEOUT_S = 10.0
-MISSING_RAY = "--engine ray needs Ray: pip install 'semrel[ray]'"
+MISSING_RAY = "engine='ray' needs Ray: pip install 'semrel[ray]'"
 # For a Ray instance semrel starts itself. Ray starts its workers 15 nicer than itself, to yield to the driver; here
 # the workers do all the work and the driver waits, so niced they yield to everything else instead: beside three busy
 # processes on 2 cores, the demo's 479 pairs stood at 0 after 240 s, against 81 s at +0 and 38 s quiet (bench/ray_load.py).
