@@ -25,7 +25,7 @@ import pytest
 
 import semrel
 import small_corpus
-from helpers import ok
+from helpers import ok, run
 from semrel.errors import Interrupted, SemrelError, UsageError, ValidationError
 from semrel.formats.manifest import read_manifest
 from semrel.interrupts import InterruptedAfterWriting
@@ -190,12 +190,21 @@ def test_window_and_overlap_limits_and_the_default_overlap(cache):
     assert semrel.judge(_chunks(), golden, None, window=32, overlap=15, null_sample=0, cache=cache).params["windows"]["overlap"] == 15
 
 
+def test_a_corpus_too_small_for_its_baseline_is_told_in_the_options_typed(tmp_path):
+    corpus = small_corpus.write_corpus(tmp_path / "corpus.jsonl")
+    golden = small_corpus.write_golden(tmp_path / "golden.jsonl", [("q1", "Why do cats purr?", "Cats purr.", ["cats#0"])])
+    result = run("judge", "--corpus", corpus, "--golden", golden, "--rescale", "corpus", "--baseline-pairs", "40", "--null-sample", "0",
+                 "--no-cache", "-o", tmp_path / "j.jsonl")
+    assert (result.exit_code, result.stderr) == (2, "semrel: error: only 5 unrelated (chunk, reference) pairs found; the corpus is "
+                                                    "too small for --rescale corpus, use --rescale none\n")
+
 def test_bad_options_and_answers_are_refused_before_any_scoring():
     golden = _golden()
     blank_second = [GoldenItem("q1", "Why do cats purr?", ("Cats purr.", "  "), ("cats#0",))]
     with pytest.raises(ValidationError, match="query 'q1' has an empty reference_answer"):
         semrel.judge(_chunks(), blank_second, None, null_sample=0, cache=False)
-    with pytest.raises(UsageError, match=r"only 5 unrelated \(chunk, reference\) pairs found; the corpus is too small"):
+    with pytest.raises(UsageError, match=r"^only 5 unrelated \(chunk, reference\) pairs found; the corpus is too small for "
+                                         r"rescale='corpus', use rescale='none'$"):  # it said --rescale to semrel.judge
         semrel.judge(_chunks(), golden[:1], None, rescale="corpus", baseline_pairs=40, null_sample=0, cache=False)
     with pytest.raises(UsageError, match="baseline_pairs=0: rescale='corpus' needs 1 or more unrelated pairs"):
         semrel.judge(_chunks(), golden, None, rescale="corpus", baseline_pairs=0, null_sample=0, cache=False)

@@ -399,7 +399,7 @@ def baseline_sample(candidates: Sequence[tuple[int, str]], queries: Sequence[str
                 chosen.append(pair)
     if len(chosen) < min(count, 10):
         raise UsageError(f"only {len(chosen)} unrelated (chunk, reference) pairs found; "
-                         "the corpus is too small for --rescale corpus, use --rescale none")
+                         "the corpus is too small for rescale='corpus', use rescale='none'")
     return chosen
 
 
