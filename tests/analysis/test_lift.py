@@ -8,6 +8,7 @@ import os
 import pytest
 from scipy import stats
 
+import semrel
 from semrel.analysis.lift import Latency, check_reorder, lift, read_latency
 from semrel.analysis.significance import StatSettings
 from semrel.errors import FormatError, UsageError
@@ -100,7 +101,13 @@ def test_reorder_check_warns_with_counts(cli, files, write):
     outside = write("new.run", RERANKED + "q2 Q0 d99 2 8 ce\nq9 Q0 d1 1 1 ce\n")
     result = cli("lift", qrels, "--base", base, "--reranked", outside, "-m", "RR")
     assert result.exit_code == 0
-    assert "2 of its 9 documents (in 2 queries) are not among the base run's top 3" in result.stderr
+    # in the words of semrel.lift, semrel lift and semrel report alike (it said '--depth' to semrel.lift)
+    said = ("the reranked run does not only reorder the base run: 2 of its 9 documents (in 2 queries) are not among the base run's "
+            "top 3 for their query (e.g. 'd99' for query 'q2'); check the depth and that both runs come from the same first stage")
+    assert f"semrel: warning: {said}\n" in result.stderr
+    heard: list[str] = []
+    semrel.lift(qrels, base, outside, "RR", warn=heard.append)
+    assert said in heard
     # within depth 1, q1's d0 and q3's d8 (base rank 1) stay in; d1, d3 and d5 came from deeper
     check = check_reorder(read_run(base), read_run(files[2]), depth=1)
     assert (check.outside, check.queries_outside, check.depth) == (3, 3, 1)

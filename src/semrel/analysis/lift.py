@@ -77,7 +77,7 @@ class ReorderCheck:
         return (f"the reranked run does not only reorder the base run: {self.outside} of its {quantity(self.documents, 'document')} "
                 f"(in {quantity(self.queries_outside, 'query')}) {agreeing(self.outside, 'are')} not among the base run's top "
                 f"{self.depth} for their query "
-                f"(e.g. {d!r} for query {q!r}); check --depth and that both runs come from the same first stage")
+                f"(e.g. {d!r} for query {q!r}); check the depth and that both runs come from the same first stage")
 
 
 @dataclass(frozen=True)
