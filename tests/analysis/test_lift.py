@@ -132,6 +132,10 @@ def test_flat_timings_must_be_finite(cli, files, option, value):
     result = _lift(cli, files, *(arg for pair in timings.items() for arg in pair), "-f", "json")
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr == f"semrel: error: {option} {value}: give a finite number of milliseconds\n"
+    parameter = {"--base-latency-ms": "base_ms", "--reranked-latency-ms": "reranked_ms"}[option]
+    with pytest.raises(UsageError) as raised:  # semrel.lift said 'base_ms= nan'
+        semrel.lift(*files, "RR", **{"base_ms": 5.0, "reranked_ms": 9.0, parameter: float(value)})
+    assert str(raised.value) == f"{parameter}={value}: give a finite number of milliseconds"
     with pytest.raises(UsageError, match="finite, non-negative"):
         Latency(float("nan"), 1.0, None)
 

@@ -214,7 +214,8 @@ def choose_latency(latency_file: str | os.PathLike | None, base_ms: float | None
         return timed_latency(read_latency(latency_file), query_ids, warn)
     for option, value in zip(names[1:], (base_ms, reranked_ms)):
         if value is not None and not math.isfinite(value):  # click's range lets inf and nan through; JSON printed NaN
-            raise UsageError(f"{option} {value}: give a finite number of milliseconds")
+            spelled = f"{option}{value}" if option.endswith("=") else f"{option} {value}"  # base_ms=nan, --base-latency-ms nan
+            raise UsageError(f"{spelled}: give a finite number of milliseconds")
     if base_ms is not None and reranked_ms is not None:
         return Latency(base_ms, reranked_ms, None)
     if base_ms is not None or reranked_ms is not None:
