@@ -161,3 +161,38 @@ def test_simulate_review_records_the_decisions_semrel_review_simulate_records(tm
         env.setenv("SEMREL_REVIEW_SIMULATE_RANDOM_SHARE", "0.5")
         ok("review", "simulate", "--db", tmp_path / "random.sqlite", "--reviewer", "gold", *files, "--thresholds", "0.3,0.5", "--order",
            "random", "--human", gold)
+
+
+
+def ruled_pool(tmp_path):
+    """(python's queue files, the commands' options, the same with labels whose manifest records R >= 0.6, gold qrels)."""
+    pool = write_pool(tmp_path / "pool")
+    gold = tmp_path / "gold.qrels"
+    gold.write_text("q1 0 c2 1\nq2 0 c3 1\n")
+    ok("label", pool["judgments"], "--threshold", "0.6", "-o", tmp_path / "l6.qrels")
+    queue = {k: pool[k] for k in ("judgments", "labels", "corpus", "golden")}
+    files = ["--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"], "--golden", pool["golden"]]
+    return queue, files, {**queue, "labels": str(tmp_path / "l6.qrels")}, [*files[:2], "--labels", tmp_path / "l6.qrels", *files[4:]], gold
+
+
+def test_the_labelling_asked_for_is_refused_naming_the_parameters_to_python_and_the_options_to_the_command(tmp_path):
+    """simulate_review was told --thresholds and --on; `review simulate` still says those options."""
+    queue, files, ruled, labelled, gold = ruled_pool(tmp_path)
+    ok("calibrate", queue["judgments"], gold, "--unlisted-as-zero", "-o", tmp_path / "cal.json")  # on R
+    manifest_file, calibration = f"{ruled['labels']}.manifest.json", str(tmp_path / "cal.json")
+    for kwargs, options, said, shown in [
+        ({**queue, "thresholds": "0.5,x"}, [*files, "--thresholds", "0.5,x"],
+         "thresholds= expects comma-separated numbers or a .json file, not '0.5,x'",
+         "--thresholds expects comma-separated numbers or a .json file, not '0.5,x'"),
+        ({**ruled, "on": "F"}, [*labelled, "--on", "F"], f"on='F' does not match {manifest_file}, whose rule is on R: give it without on=",
+         f"--on F does not match {manifest_file}, whose rule is on R: give it without --on"),
+        ({**queue, "on": "F", "thresholds": calibration}, [*files, "--on", "F", "--thresholds", calibration],
+         f"on='F' does not match {calibration}, whose rule is on R: give it without on=",
+         f"--on F does not match {calibration}, whose rule is on R: give it without --on"),
+    ]:
+        with pytest.raises(UsageError, match=f"^{re.escape(said)}$"):
+            semrel.simulate_review(tmp_path / "x.sqlite", str(gold), reviewer="gold", **kwargs)
+        told = run("review", "simulate", "--db", tmp_path / "x.sqlite", "--reviewer", "gold", *options, "--human", gold)
+        assert told.exit_code == 2 and told.stderr.splitlines()[-1] == f"semrel: error: {shown}", told.stderr
+    assert not (tmp_path / "x.sqlite").exists()
+

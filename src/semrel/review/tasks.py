@@ -103,7 +103,7 @@ class Labelling:
 
 def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | None = None,
                     judgments_path: str | None = None) -> Labelling:
-    """The labelling from `--on` and `--thresholds` (comma-separated numbers, or the file `semrel
+    """The labelling from `on` and `thresholds` (comma-separated numbers, or the file `semrel
     calibrate -o` writes); else from the labels file's manifest, where `semrel label` records its
     rule. A file is read as `label` reads it (judging.labels.rule_from_params), so the queue's
     thresholds are the ones its labels came from."""
@@ -113,7 +113,7 @@ def parse_labelling(on: str | None, thresholds: str | None, labels_path: str | N
         try:
             values = tuple(float(t) for t in thresholds.split(","))
         except ValueError:
-            raise UsageError(f"--thresholds: expected comma-separated numbers or a .json file, not {thresholds!r}") from None
+            raise UsageError(f"thresholds= expects comma-separated numbers or a .json file, not {thresholds!r}") from None
         return labelling_of_rule(ThresholdRule(on or "R", values))
     recorded = labels_labelling(labels_path, on) if labels_path else None
     if recorded is not None:
@@ -128,11 +128,12 @@ def labels_labelling(labels_path: str | os.PathLike, on: str | None = None) -> L
     return labelling_of_rule(rule, on, where) if rule is not None else None
 
 
-def labelling_of_rule(rule: Rule, on: str | None = None, where: str = "--thresholds") -> Labelling:
+def labelling_of_rule(rule: Rule, on: str | None = None, where: str = "") -> Labelling:
     """What the queue thresholds to grade as `rule` does: the score it is on with its thresholds on the judge's own
-    score (a calibration's cuts moved onto p), or for a refit of every coefficient p recomputed from the features."""
+    score (a calibration's cuts moved onto p), or for a refit of every coefficient p recomputed from the features. An `on`
+    given beside a rule read from a file (`where`: a calibration, a labels manifest) must be the rule's."""
     if on is not None and on != rule.on:
-        raise UsageError(f"--on {on} does not match {where}, whose rule is on {rule.on}: give it without --on")
+        raise UsageError(f"on={on!r} does not match {where}, whose rule is on {rule.on}: give it without on=")
     if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p:
         return Labelling(PROBABILITY, rule.thresholds, rule.refit)
     return Labelling(rule.on, rule.judge_thresholds)
