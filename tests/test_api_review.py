@@ -196,3 +196,13 @@ def test_the_labelling_asked_for_is_refused_naming_the_parameters_to_python_and_
         assert told.exit_code == 2 and told.stderr.splitlines()[-1] == f"semrel: error: {shown}", told.stderr
     assert not (tmp_path / "x.sqlite").exists()
 
+
+def test_thresholds_beside_labels_of_another_rule_warn_naming_the_parameters_to_python_and_the_options_to_the_command(tmp_path):
+    _, _, ruled, labelled, gold = ruled_pool(tmp_path)
+    other_rule = "holds labels of --on R --thresholds 0.6 (its manifest), and the queue is built on --on R --thresholds 0.5: "
+    with pytest.warns(UserWarning, match=re.escape(other_rule) + ".*or leave out on= and thresholds= to queue by the labels' rule$"):
+        semrel.simulate_review(tmp_path / "api.sqlite", str(gold), reviewer="gold", **ruled, thresholds="0.5")  # it said --on
+    warned = ok("review", "simulate", "--db", tmp_path / "cli.sqlite", "--reviewer", "gold", *labelled, "--thresholds", "0.5",
+                "--human", gold)
+    assert other_rule in warned.stderr and "or leave out --on and --thresholds to queue by the labels' rule\n" in warned.stderr
+

@@ -30,7 +30,7 @@ from ..review.order import RANDOM_SHARE
 from ..review.simulate import simulate, simulated_note
 from ..review.stats import review_stats
 from ..terminal import agreeing, quantity, unfiltered
-from .base import LazyGroup, warn
+from .base import LazyGroup, warn, warn_in_flags
 from .options import adjudicate_option, check_highlights, db_option, highlight_options, queue_options, seed_option, typed
 from .paths import input_path, output_path
 from .review_terminal import TerminalReview
@@ -72,7 +72,7 @@ def start_command(db, reviewer, blind, no_highlight, model, layer, page_lines, *
     starts (any reviewer, at the same time too) join it and resume at the next unreviewed pair."""
     reviewer = check_reviewer_name(reviewer)  # before the database is opened
     check_highlights(blind, no_highlight)
-    conn = join_queue(db, queue_request(**queue), warn)
+    conn = join_queue(db, queue_request(**queue), warn_in_flags)  # the library's warnings name its parameters (on=)
     if like := look_alike_reviewer(conn, reviewer):  # before the Session records the name
         warn(f"--reviewer: {look_alike_note(reviewer, like, db)}; quit (q) and start again with --reviewer {like!r} if you are them")
     session = Session(conn, reviewer)
@@ -100,7 +100,7 @@ def simulate_command(db, reviewer, human, unlisted_as_zero, **queue):
     for people), so that `review stats`, `review export` with `calibrate`, and `estimate` can be tried
     before a real review. Pairs the file does not cover are skipped."""
     grades = read_qrels(human).to_dict()  # before the database is opened: a bad file leaves no database behind
-    graded, skipped = simulate(db, reviewer, grades, queue_request(**queue), warn, unlisted_as_zero)
+    graded, skipped = simulate(db, reviewer, grades, queue_request(**queue), warn_in_flags, unlisted_as_zero)
     click.echo(f"{reviewer}: graded {quantity(graded, 'pair')} from {human}, skipped {skipped}; agreement with the judge: "
                f"semrel review stats --db {shlex.quote(str(db))}", err=True)
 

@@ -17,7 +17,7 @@ from ..review.simulate import simulated_note
 from ..review.web.app import WebSettings
 from ..review.web.guard import is_loopback, machine_names, reviewer_keys
 from ..review.web.server import ReviewServer
-from .base import SemrelCommand, option_variable, warn
+from .base import SemrelCommand, option_variable, warn, warn_in_flags
 from .options import check_highlights, db_option, highlight_options, queue_options, typed
 from .review import queue_request
 
@@ -93,7 +93,7 @@ def serve_command(db, host, port, token, reviewers, new_links, secure_cookies, b
     names = listed_names(reviewers)
     if new_links and not names:
         raise UsageError("--new-links makes new links for the reviewers --reviewers lists; give them too")
-    with contextlib.closing(join_queue(db, queue_request(**queue), warn)) as conn:
+    with contextlib.closing(join_queue(db, queue_request(**queue), warn_in_flags)) as conn:  # the library's warnings name on=
         keys = reviewer_keys(conn, names, new_links) if names else {}  # without --reviewers the database is left as it was
         known = {row[0] for row in conn.execute("SELECT name FROM reviewers")}  # a Session records its name: only those here
         for name in names:

@@ -455,7 +455,7 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
             # the judge line's thresholds would not be the labels' (`--thresholds 0.5` is on R, labels are p >= 0.38 by default)
             warn(f"{files.labels} holds labels of {_rule(recorded)} (its manifest), and the queue is built on {_rule(labelling)}: "
                  "its pairs are ordered by their distance to thresholds the proposed grades did not come from; give the labels "
-                 "that rule made, or leave out --on and --thresholds to queue by the labels' rule")
+                 "that rule made, or leave out on= and thresholds= to queue by the labels' rule")
         create_queue(conn, files.load(labelling), labelling, settings)
         whole = "SELECT count(DISTINCT query_id) FROM tasks WHERE sample_rank IS NOT NULL"  # the queries queued whole
         if settings.order == "query-sample" and (sampled := conn.execute(whole).fetchone()[0]) < 2:  # estimate needs 2: said now
