@@ -206,3 +206,18 @@ def test_thresholds_beside_labels_of_another_rule_warn_naming_the_parameters_to_
                 "--human", gold)
     assert other_rule in warned.stderr and "or leave out --on and --thresholds to queue by the labels' rule\n" in warned.stderr
 
+
+def test_a_database_without_a_queue_says_how_one_is_built_to_python_and_to_the_commands(tmp_path):
+    """review_stats and export_reviews (and `review stats` and `export`, which take no --judgments) were told to give --judgments,
+    --labels, --corpus and --golden."""
+    from semrel.review.store import open_db
+
+    pool = write_pool(tmp_path / "pool")
+    empty = tmp_path / "empty.sqlite"
+    open_db(empty).close()  # the review tables and no queue (as a start refused for want of its files leaves an empty SQLite file)
+    none_yet = f"{empty}: holds no queue yet (build one with `semrel review start` from the judgments, labels, corpus and golden files)"
+    for call in (lambda: semrel.review_stats(empty), lambda: semrel.export_reviews(empty, pool["labels"])):
+        with pytest.raises(ValidationError, match=f"^{re.escape(none_yet)}$"):
+            call()
+    for command in (["stats"], ["export", "--labels", pool["labels"], "-o", tmp_path / "r.qrels"]):
+        assert run("review", *command, "--db", empty).stderr == f"semrel: error: {none_yet}\n"

@@ -166,7 +166,8 @@ def refresh_tasks(conn: sqlite3.Connection, tasks: Sequence[Task], judgments: st
 def labelling_of(conn: sqlite3.Connection) -> Labelling:
     meta = read_meta(conn)
     if "thresholds" not in meta:
-        raise ValidationError("the review database holds no queue yet; give --judgments, --labels, --corpus and --golden")
+        raise ValidationError(f"{getattr(conn, 'name', '') or 'the review database'}: holds no queue yet (build one with `semrel review "
+                              "start` from the judgments, labels, corpus and golden files)")
     refit = meta.get("refit")
     return Labelling(meta["on"], tuple(meta["thresholds"]), tuple(refit) if refit is not None else None)
 
