@@ -105,8 +105,8 @@
       + (close.length ? `; the closest, underlined: ${shown}` : "");
   }
 
-  async function decide(action, extra, pressedAt) {
-    if (busy || (current === null && action !== "undo")) return;
+  async function decide(action, extra, pressedAt) {  // true once the server has saved it
+    if (busy || (current === null && action !== "undo")) return false;
     busy = true;
     try {
       const body = { action, task_id: current && current.id, shown: current && current.shown, seconds: (performance.now() - shownAt) / 1000, ...extra };
@@ -120,22 +120,35 @@
           $("rtt").textContent = `last round trip ${ms.toFixed(0)} ms`;
         });
       }
-    } catch (error) { show(error.message, true); } finally { busy = false; }
+      return true;
+    } catch (error) { show(error.message, true); return false; } finally { busy = false; }
+  }
+
+  // a note the server did not save (no answer, busy) is kept in this tab, with its reviewer and pair, until it is: typed
+  // once, it is shown again to send, after a reload too, and never on another pair
+  const NOTE_KEPT = "semrel-review-note";
+  const noteOwner = () => `${document.querySelector(".who").textContent}\n${current && current.id}`;
+  function keptNote() {
+    const kept = JSON.parse(sessionStorage.getItem(NOTE_KEPT) || "null");
+    return kept && current && kept.owner === noteOwner() ? kept.text : null;
   }
 
   function openNote() {
     $("note").hidden = false;
-    $("note-text").value = "";
+    $("note-text").value = keptNote() || "";
     $("note-text").focus();
   }
 
-  $("note").addEventListener("submit", (event) => {
+  $("note").addEventListener("submit", async (event) => {
     event.preventDefault();
+    const text = $("note-text").value;
+    sessionStorage.setItem(NOTE_KEPT, JSON.stringify({ owner: noteOwner(), text }));
     $("note").hidden = true;
-    decide("note", { text: $("note-text").value });
+    if (await decide("note", { text })) sessionStorage.removeItem(NOTE_KEPT);
+    else { $("note").hidden = false; $("note-text").focus(); }  // its text still in the field: Enter sends it again
   });
   $("note-text").addEventListener("keydown", (event) => {
-    if (event.key === "Escape") { $("note").hidden = true; event.stopPropagation(); }
+    if (event.key === "Escape") { $("note").hidden = true; sessionStorage.removeItem(NOTE_KEPT); event.stopPropagation(); }
   });
 
   function press(key, pressedAt) {
@@ -162,5 +175,8 @@
     });
   }
 
-  call("GET", "/api/task").then(render, (error) => show(error.message, true));
+  call("GET", "/api/task").then((state) => {
+    render(state);
+    if (keptNote()) openNote();  // a note on this pair not saved before a reload (the server had stopped): shown to send again
+  }, (error) => show(error.message, true));
 })();

@@ -144,6 +144,33 @@ def test_a_decision_the_stopped_server_never_answered_is_said_maybe_unsaved_and_
 
 
 @pytest.mark.slow
+def test_a_note_the_stopped_server_never_saved_is_kept_to_send_again_after_the_restart(browser, tmp_path):
+    """The note field was hidden at Enter and emptied when opened again: a note sent while the server was down (or
+    refused) was gone, to be typed again from memory after the reload."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice")
+        first, port = shown(page), server.base.rsplit(":", 1)[1]
+        page.keyboard.press("m")
+        page.keyboard.type("the tyre is <b>tubeless</b>")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#message:has-text('may not be saved')", timeout=10_000)
+    assert page.is_visible("#note-text") and page.input_value("#note-text") == "the tyre is <b>tubeless</b>"
+    with Server(db, None, "--no-highlight", "--port", port):
+        page.reload()  # sessions do not outlive the server: sign in again
+        page.fill("#name", "alice")
+        page.press("#name", "Enter")
+        page.wait_for_selector("#chunk[data-task-id]")
+        assert shown(page) == first and page.input_value("#note-text") == "the tyre is <b>tubeless</b>"
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#message:text-is('note saved')")
+        page.keyboard.press("m")  # saved: not offered again
+        assert page.input_value("#note-text") == ""
+    assert [d[:2] + d[3:] for d in decisions(db)] == [("alice", "note") + first]
+    assert query(db, "SELECT note FROM decisions") == [("the tyre is <b>tubeless</b>",)]
+
+
+@pytest.mark.slow
 def test_on_a_phone_long_ids_and_words_wrap_and_every_button_is_large_enough_to_tap(browser, tmp_path):
     """At 390 px a long id, query word or answer word ran off the side (the review page 1492 px wide, recent decisions
     1428 px, its change buttons out of sight), and the grade buttons were 36 px tall, the header's links 19 px."""
