@@ -29,6 +29,8 @@ def test_posts_without_the_csrf_token_or_the_access_token_are_refused(tmp_path):
         stranger = Client(server.base)
         status, page = stranger.get("/")
         assert status == 403 and "needs the link" in page and stranger.csrf  # a valid CSRF token, but no access
+        # whoever had opened the link before a restart was told to ask for it, their address bar left without the token
+        assert "open the link you were given again (the review server signs everyone out when it restarts)" in html.unescape(page)
         assert stranger.form("/login", {"name": "mallory"})[0] == 403
         assert stranger.api({"action": "skip", "task_id": 1})[0] == 403
         assert stranger.get("/api/task")[0] == 403 and stranger.get("/stats")[0] == 403

@@ -332,8 +332,10 @@ def test_without_a_token_only_the_reviewers_links_open_the_page(tmp_path):
         answer = stranger.get("/", query_string={"key": given})
         assert answer.status_code == 403, given
         assert "this reviewer link is not one of this review's" in unescape(answer.get_data(as_text=True)), given
-    assert stranger.get("/api/task").get_json() == {"error": "this review is open only through each reviewer's own link; "
-                                                               "ask whoever started it for yours"}
+    # the link opened before a restart of the server was not told to be opened again: "ask whoever started it for yours"
+    assert stranger.get("/api/task").get_json() == {"error": "this review is open only through each reviewer's own link: open "
+                                                             "yours again (the review server signs everyone out when it "
+                                                             "restarts), or ask whoever started it for yours"}
 
 
 def test_the_shared_link_cannot_sign_in_as_a_listed_reviewer(tmp_path):

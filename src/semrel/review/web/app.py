@@ -114,8 +114,11 @@ def create_app(settings: WebSettings) -> Flask:
                 session.pop("reviewer", None)
             session["link"] = name
         if not allowed():
-            abort(403, "this review is open only through each reviewer's own link; ask whoever started it for yours"
-                  if not settings.token else "this review needs the link with its access token; ask whoever started it")
+            # the link is dropped from the address bar once opened, and a restart forgets who opened it: said to open it again
+            abort(403, "this review is open only through each reviewer's own link: open yours again (the review server signs "
+                  "everyone out when it restarts), or ask whoever started it for yours" if not settings.token else
+                  "this review needs the link with its access token: open the link you were given again (the review server "
+                  "signs everyone out when it restarts), or ask whoever started it for the link")
         if request.method == "GET" and ("token" in request.args or key is not None):  # kept out of history and screens
             return redirect(request.path)
         if request.method == "POST":
