@@ -655,3 +655,18 @@ def test_a_decision_saved_before_the_database_turned_busy_is_told_saved_not_to_b
     assert query(db, "SELECT task_id, kind, grade, undoes IS NOT NULL FROM decisions ORDER BY id") == [
         (first["id"], "grade", 1, 0), (second["id"], "grade", 0, 0), (second["id"], "undo", None, 1)]
     other.close()
+
+
+def test_recent_decisions_shorten_a_long_query_as_they_do_a_long_chunk(tmp_path):
+    """The query was shown whole in each row: a query of 12,000 characters made each row of the table a page long."""
+    pool = write_judged(tmp_path / "pool", {"c1": "word " * 3000, "c2": "short"}, {"q1": ("why " * 3000, "because")},
+                        {("q1", "c1"): 0.6, ("q1", "c2"): 0.6})
+    db, labelling = str(tmp_path / "r.sqlite"), Labelling("R", (0.5,))
+    with contextlib.closing(open_db(db)) as conn:
+        create_queue(conn, load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], labelling), labelling,
+                     QueueSettings())
+    alice, csrf = signed_in(create_app(WebSettings(db, secret="test")), "alice")
+    assert decide(alice, csrf, {"action": "grade", "task_id": held(alice)["id"], "grade": 1}).status_code == 200
+    row = re.search(r"<tbody>(.*)</tbody>", alice.get("/recent").get_data(as_text=True), re.S).group(1)
+    texts = re.findall(r'<bdi dir="auto">([^<]*)</bdi>', row)
+    assert texts == ["why " * 58 + "why...", "word " * 46 + "word..."]  # cut at a space within 240 characters
