@@ -171,6 +171,19 @@ def test_a_note_the_stopped_server_never_saved_is_kept_to_send_again_after_the_r
 
 
 @pytest.mark.slow
+def test_a_right_to_left_answer_has_its_number_inside_its_panel(browser, tmp_path):
+    """The list kept room for numbers at its left only: an Arabic or Hebrew answer, numbered at its right, had its
+    number over the panel's border."""
+    answer = "مرحبا بالعالم، هذا نص عربي يشرح كيفية إصلاح الإطار المثقوب."
+    pool = write_judged(tmp_path / "pool", {"c1": "short", "c2": "short"}, {"q1": (answer, answer)}, {("q1", "c1"): 0.6, ("q1", "c2"): 0.6})
+    with Server(str(tmp_path / "r.sqlite"), pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice")
+        assert page.evaluate("getComputedStyle(document.querySelector('#answers li')).direction") == "rtl"
+        item, panel = page.locator("#answers li").bounding_box(), page.locator("#answers").locator("..").bounding_box()
+        assert panel["x"] + panel["width"] - (item["x"] + item["width"]) >= 40  # the number's room, within the panel
+
+
+@pytest.mark.slow
 def test_on_a_phone_long_ids_and_words_wrap_and_every_button_is_large_enough_to_tap(browser, tmp_path):
     """At 390 px a long id, query word or answer word ran off the side (the review page 1492 px wide, recent decisions
     1428 px, its change buttons out of sight), and the grade buttons were 36 px tall, the header's links 19 px."""
