@@ -538,18 +538,24 @@ class FeatureScorer(PairScorer):
         # per token id: its idf in p's sample, 0 for the special tokens, rounded to float32 as the checkpoint keeps it
         self.idf = (idf * (plain > 0)).astype(np.float32).astype(np.float64)
         self.lengths: dict[str, int] = {}  # per reference text: how many of its tokens are not special
-        self.ids: dict[str, np.ndarray] = {}  # per reference text: its token ids as numpy's index type (int32 ones are cast per index)
+        # per reference text: its token ids as numpy's index type (int32 ones are cast per index), their idf and
+        # the divisor of its idf-weighted means (the idf's sum, 1 where that is 0), made once, not per chunk
+        self.idf_of: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.token_idf: dict[str, np.ndarray] = {}  # per reference text: its tokens' idf (float32)
         self.per_query: dict[str, tuple[int, list[np.ndarray], float]] = {}  # see _query
-        # the token ids the chunk being scored holds: one table set and cleared per chunk (a fresh zeroed one
-        # per chunk cost a 30 KB memset each, counted byte by byte by valgrind's rep stosb, bench/judge_p_cost.py)
-        self.held = np.zeros(len(idf), dtype=bool)
+        # 1 for the token ids the chunk being scored holds: one table set and cleared per chunk (a fresh zeroed one
+        # per chunk cost a 30 KB memset each, counted byte by byte by valgrind's rep stosb, bench/judge_p_cost.py);
+        # float64, as the idf it multiplies, so the product casts nothing
+        self.held = np.zeros(len(idf))
 
     def load_references(self, texts: Sequence[str]) -> None:
         super().load_references(texts)
         for text, entry in self.references.items():  # the special tokens are found from `plain`, without loading the tokenizer
-            ids = self.ids[text] = entry.ids.astype(np.intp)
-            self.lengths[text], self.token_idf[text] = int(np.count_nonzero(self.plain[ids])), self.idf[ids].astype(np.float32)
+            ids = entry.ids.astype(np.intp)
+            idf = self.idf[ids]
+            total = np.add.reduceat(idf, _FIRST)
+            self.idf_of[text] = ids, idf, np.where(total > 0, total, 1.0)  # total 0: weights all 0
+            self.lengths[text], self.token_idf[text] = int(np.count_nonzero(self.plain[ids])), idf.astype(np.float32)
 
     def score_features(self, by_text: Mapping[str, list[int]], query_of: Callable[[int], str]
                        ) -> Iterator[tuple[list[int], np.ndarray, int, dict[int, tuple[np.ndarray, list[np.ndarray], int, float]]]]:
@@ -571,18 +577,19 @@ class FeatureScorer(PairScorer):
             best: dict[str, np.ndarray] = {}
             kept: dict[str, tuple[np.ndarray, list[np.ndarray], int, float]] = {}
             held = self.held
-            held[chunk_ids] = True
+            held[chunk_ids] = 1.0
             for block, stacked, (*scores, tokens) in self._matched(entry, queries, greedy_match_tokens):
-                ids = self._reference_ids(stacked)  # exact matches (held) beside the vectors' best ones (tokens)
+                ids, idf, divisor = self._reference_idf(stacked)  # exact matches (held) beside the vectors' best ones (tokens)
                 table = np.empty((len(stacked.starts), 5))
-                self._idf_means(tokens, held[ids], self.idf[ids], stacked.starts, table[:, 3:])
+                self._idf_means(tokens, held[ids], idf, divisor, stacked.starts, table[:, 3:])
                 best.update(zip(block, self._per_query(scores, stacked, table)))
                 if wanted_queries:
-                    for q, first in zip(block, stacked.starts[stacked.bounds[:-1]].tolist()):
+                    firsts = stacked.starts[stacked.bounds[:-1]].tolist() if len(block) > 1 else [0]  # each query's first row
+                    for q, first in zip(block, firsts):
                         if q in wanted_queries:  # the query's rows of `tokens`, a view: PoolFeatures.add copies them
                             span, weights, length = self._query(q)
                             kept[q] = (tokens[first : first + span], weights, chunk_tokens, length)
-            held[chunk_ids] = False
+            held[chunk_ids] = 0.0
             yield (*self._done(group, np.array([best[q] for q in queries]), entry.windows), {i: kept[q] for i, q in wanted.items()})
 
     def _unmatched(self, group: list[int], query_of: Callable[[int], str]
@@ -596,19 +603,23 @@ class FeatureScorer(PairScorer):
         return (*self._done(group, np.zeros((len(group), 5)), 1), extra)
 
     @staticmethod
-    def _idf_means(tokens: np.ndarray, exact: np.ndarray, idf: np.ndarray, starts: np.ndarray, out: np.ndarray) -> None:
-        """Into `out` (answers, 2): the idf-weighted means over each answer's tokens (answers from `starts`;
-        weighted_mean's arithmetic) of the token bests, the idf-weighted recall, and of the tokens whose id the
-        chunk holds (`exact`), the exact-token share lexR_rel reads."""
+    def _idf_means(tokens: np.ndarray, exact: np.ndarray, idf: np.ndarray, divisor: np.ndarray, starts: np.ndarray,
+                   out: np.ndarray) -> None:
+        """Into `out` (answers, 2): the idf-weighted means over each answer's tokens (answers from `starts`, each
+        answer's `divisor`; weighted_mean's arithmetic) of the token bests, the idf-weighted recall, and of the
+        tokens whose id the chunk holds (`exact`, 1 or 0), the exact-token share lexR_rel reads."""
         weighted = np.empty((len(idf), 2))
         np.multiply(tokens, idf, out=weighted[:, 0])
         np.multiply(exact, idf, out=weighted[:, 1])
-        total = np.add.reduceat(idf, starts)
-        np.divide(np.add.reduceat(weighted, starts, axis=0), np.where(total > 0, total, 1.0)[:, None], out=out)  # total 0: weights all 0
+        np.divide(np.add.reduceat(weighted, starts, axis=0), divisor[:, None], out=out)
 
-    def _reference_ids(self, stacked: Stacked) -> np.ndarray:
+    def _reference_idf(self, stacked: Stacked) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The stacked answers' token ids, their idf and each answer's divisor (see idf_of)."""
         texts = stacked.texts
-        return self.ids[texts[0]] if len(texts) == 1 else np.concatenate([self.ids[a] for a in texts])
+        if len(texts) == 1:
+            return self.idf_of[texts[0]]
+        ids, idf, divisor = zip(*(self.idf_of[a] for a in texts))
+        return np.concatenate(ids), np.concatenate(idf), np.concatenate(divisor)
 
     def _query(self, query: str) -> tuple[int, list[np.ndarray], float]:
         """The query's rows in a stack (its answers' tokens), its references' token idf, and their mean count

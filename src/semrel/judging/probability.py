@@ -68,7 +68,7 @@ class PoolFeatures:
         self.left = counts.tolist()  # per query: its pairs still to come
         self.tokens: dict[int, np.ndarray] = {}  # per query with pairs to come: (its pairs, its reference tokens)
         self.idf: dict[int, list[np.ndarray]] = {}  # per query: its references' token idf (the same for each of its pairs)
-        self.chunk_tokens = np.zeros(len(work), dtype=np.int64)
+        self.chunk_tokens = [0] * len(work)  # a list: set a pair at a time, where a numpy slot costs a scalar conversion each
         self.ref_tokens = np.full(len(self.queries), np.nan)
         self.own = np.full(len(work), np.nan)
         self.held = self.peak = 0  # rows of token bests held, and the most at once (for the manifest: memory follows the pool)
@@ -106,11 +106,12 @@ class PoolFeatures:
         """What a checkpoint row keeps for the pair (restored by `restore`). The idf weights and the mean
         reference length are the same for every pair of a query, so only the query's first row of each run
         holds them."""
+        row = {"tok": pack(bests, "<f4"), "tokens": int(chunk_tokens)}
         k = self.of[i]
-        first = k not in self.written
-        self.written.add(k)
-        return {"tok": pack(bests, "<f4"), "tokens": int(chunk_tokens),
-                **({"tokw": [pack(w, "<f4") for w in weights], "ref_tokens": float(ref_tokens)} if first else {})}
+        if k not in self.written:
+            self.written.add(k)
+            row["tokw"], row["ref_tokens"] = [pack(w, "<f4") for w in weights], float(ref_tokens)
+        return row
 
     def restore(self, i: int, row: Mapping[str, Any]) -> bool:
         """A checkpoint row's features back in; False when the row has none (or the per-reference token
@@ -149,7 +150,7 @@ class PoolFeatures:
         best = np.full((nq, 2), -np.inf)  # Ri and lex: their best over each query's pool
         np.maximum.at(best, q, scores[:, 3:5])
         with np.errstate(divide="ignore"):  # a reference of special tokens alone: log(0), -inf, so the pair gets no p (below)
-            lenratio = np.log(self.ref_tokens[q] / np.maximum(self.chunk_tokens, 1))
+            lenratio = np.log(self.ref_tokens[q] / np.maximum(np.array(self.chunk_tokens, dtype=np.int64), 1))
         columns = {
             "relR_idf": _standing(ri, mean[q, 0], best[q, 0], 1e-3),
             "R_idf_max": ri - highest[q, 3], "F_max": f_ - highest[q, 2], "P_max": p_ - highest[q, 0],
