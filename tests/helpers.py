@@ -165,14 +165,14 @@ class SecondWriter:
         self.result: Any = None
         real = files.locked
 
-        def locked(path: Any, waiting: Callable[[], None] | None = None) -> Any:
+        def locked(path: Any, waiting: Callable[[], None] | None = None, **options: Any) -> Any:
             def told() -> None:
                 if threading.current_thread() is self.thread:
                     self.waited = True
                     self.settled.set()
                 if waiting is not None:
                     waiting()
-            return real(path, told)
+            return real(path, told, **options)
 
         monkeypatch.setattr(files, "locked", locked)
         self.thread = threading.Thread(target=self._run, daemon=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import fcntl
 import gzip
 import hashlib
 import io
@@ -571,3 +572,25 @@ def test_prefix_matches_hashes_the_first_lines_as_line_count_counts_them(tmp_pat
         counted = data.count(b"\n") + (not data.endswith(b"\n"))
         assert prefix_matches(path, k, hashlib.sha256(prefix).hexdigest()) == (k <= counted), k
         assert not prefix_matches(path, k, hashlib.sha256(prefix + b"!").hexdigest())
+
+
+def test_a_file_system_that_takes_no_locks_is_one_line_and_no_obstacle_to_a_rewrite(tmp_path, monkeypatch):
+    """flock on some network and FUSE mounts fails with ENOLCK: a raw OSError from a cache's or a run's lock, and, once
+    judge, fill and pick took rewrite_lock, a judge's last write failing after its work. A required lock is one line
+    that says why; rewrite_lock's block runs unlocked, its caller's check still the guard."""
+    import semrel.formats.files as files
+
+    def refused(handle, operation):
+        if operation != fcntl.LOCK_UN:
+            raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(files.fcntl, "flock", refused)
+    entered = []
+    with pytest.raises(SemrelError) as caught:
+        with locked(tmp_path / "lock"):
+            entered.append("required")
+    assert str(caught.value) == (f"{tmp_path / 'lock'}: cannot lock it (No locks available): its file system takes no locks; use a "
+                                 "folder on a local disk")
+    with files.rewrite_lock(tmp_path / "judgments.jsonl"):
+        entered.append("rewrite")
+    assert entered == ["rewrite"]

@@ -925,12 +925,17 @@ def files_as_one(targets: list[str], superseded: Iterable[str] = ()) -> Iterator
                 shutil.rmtree(staging, ignore_errors=True)
 
 
+NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL}  # flock refused by the file system, not held
+
+
 @contextlib.contextmanager
-def locked(path: str | os.PathLike, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+def locked(path: str | os.PathLike, waiting: Callable[[], None] | None = None, required: bool = True) -> Iterator[None]:
     """The block holds an exclusive lock on the file `path` (made if missing): another process taking
     it waits until this one ends the block, or ends however it ends (the kernel drops the lock).
     `waiting` is called once if this one has to wait. A FIFO or folder there (named like a cache's lock) is refused: opening
-    a FIFO to write waited for ever for a reader."""
+    a FIFO to write waited for ever for a reader. `required=False`: where the file system takes no locks (some network
+    and FUSE mounts: ENOLCK, EOPNOTSUPP), the block runs without one rather than fail, for a lock that only narrows a
+    race a check already guards (rewrite_lock: a judge's hour of work was not to be lost at its last write)."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -943,16 +948,23 @@ def locked(path: str | os.PathLike, waiting: Callable[[], None] | None = None) -
     except OSError as exc:  # a folder not writable (or gone): one line, not a traceback
         raise SemrelError(f"{path}: cannot make the lock semrel keeps there ({exc.strerror or exc})") from None
     with handle:
+        held = True
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             if waiting is not None:
                 waiting()
             fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError as exc:
+            if required or exc.errno not in NO_LOCKS:
+                raise SemrelError(f"{path}: cannot lock it ({exc.strerror or exc})" + (
+                    ": its file system takes no locks; use a folder on a local disk" if exc.errno in NO_LOCKS else "")) from None
+            held = False  # the caller's check is the guard, as it was before it took a lock
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            if held:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def rewrite_lock_path(target: str | os.PathLike) -> str:
@@ -980,7 +992,7 @@ def rewrite_lock(target: str | os.PathLike, steps: Steps = no_progress) -> Itera
         Path(lock).parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise SemrelError(f"{name}: cannot make its folder ({exc.strerror or exc})") from None
-    with locked(lock, waiting):
+    with locked(lock, waiting, required=False):
         yield
 
 
