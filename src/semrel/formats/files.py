@@ -683,14 +683,15 @@ def prefix_matches(path: str | os.PathLike, lines: int, sha256: str) -> bool:
     digest, seen, last = hashlib.sha256(), 0, b"\n"
     with open(path, "rb") as handle:  # a MB at a time: a line of a binary input (an SQLite file) can be as long as the file
         for block in iter(lambda: handle.read(1 << 20), b""):
-            if seen + block.count(b"\n") >= lines:  # the last line read ends in this block
+            ends = block.count(b"\n")
+            if seen + ends >= lines:  # the last line read ends in this block
                 at = -1
                 for _ in range(lines - seen):
                     at = block.index(b"\n", at + 1)
                 digest.update(block[: at + 1])
                 return digest.hexdigest() == sha256
             digest.update(block)
-            seen, last = seen + block.count(b"\n"), block[-1:]
+            seen, last = seen + ends, block[-1:]
     return seen + (last != b"\n") == lines and digest.hexdigest() == sha256  # a last line without its newline counts, as in line_count
 
 
@@ -728,12 +729,13 @@ def folder_digest(path: str | os.PathLike, most: int | None = None) -> dict[str,
     should hold; a folder of another count differs, known before any file is read, with no sha256 and `files` its count,
     counted no further than most + 1 (a manifest naming / or ~ as an input, with a count above what they hold, read
     every file under them)."""
+    names: Iterable[str] = folder_files(path)
     if most is not None:
-        count = sum(1 for _ in itertools.islice(folder_files(path), most + 1))  # names only: no file is opened
-        if count != most:
-            return {"sha256": None, "files": count}
+        names = list(itertools.islice(names, most + 1))  # listed once, by name: no file is opened to count them
+        if len(names) != most:
+            return {"sha256": None, "files": len(names)}
     digest, count = hashlib.sha256(), 0
-    for full in folder_files(path):
+    for full in names:
         sha = bytes_sha256(full) if os.path.isfile(full) else None  # not a FIFO (it would block), device or dangling link
         digest.update(f"{os.path.relpath(full, path)}\0{sha}\0".encode("utf-8", "surrogateescape"))
         count += 1
@@ -977,11 +979,12 @@ def rewrite_lock_path(target: str | os.PathLike) -> str:
 @contextlib.contextmanager
 def rewrite_lock(target: str | os.PathLike, steps: Steps = no_progress) -> Iterator[None]:
     """Held by a command that rewrites a file it read (`golden pick`, `fill`) from its check that the file is as it read
-    it through the rename of the new one: the check alone let two writers in the same instant both pass it, and the later
-    rename drop the other's write. A second writer waits (said once through `steps`) until the first's file is in place,
-    then its check sees the change and refuses with its one line; waiting, not failing at once, refuses nothing that a
-    writer which failed or was interrupted left as it was, and the lock is held for one write, not a session. The kernel
-    drops it when its holder ends however it ends. A hand edit takes no lock: the check is what catches that."""
+    it through the rename of the new one, and by `judge` for its write of judgments a fill may be extending: the check
+    alone let two writers in the same instant both pass it, and the later rename drop the other's write. A second
+    writer waits (said once through `steps`) until the first's file is in place, then its check sees the change and
+    refuses with its one line; waiting, not failing at once, refuses nothing that a writer which failed or was
+    interrupted left as it was, and the lock is held for one write, not a session. The kernel drops it when its holder
+    ends however it ends. A hand edit takes no lock: the check is what catches that."""
     name, lock = display_name(target), rewrite_lock_path(target)
 
     def waiting() -> None:
