@@ -33,7 +33,17 @@ from ..evaluation.files import judged_share, run_names
 from ..evaluation.measures import ranks_within
 from ..evaluation.metrics import evaluate, query_codes, rank_order
 from ..formats.corpus import iter_corpus, read_golden
-from ..formats.files import allow_rewrite, display_name, file_digest, files_as_one, guarded, manifest_path, prefix_matches, rewrite_lock
+from ..formats.files import (
+    allow_rewrite,
+    display_name,
+    file_digest,
+    files_as_one,
+    guarded,
+    manifest_path,
+    prefix_matches,
+    rewrite_lock,
+    same_file,
+)
 from ..formats.judgments import read_judgments, write_judgments
 from ..formats.manifest import manifest_record, outputs_with_manifests, read_manifest, save_manifest, write_manifest
 from ..formats.trec import read_run, read_trec_qrels, write_qrels
@@ -237,7 +247,7 @@ def _fill(qrels_path: str | os.PathLike, runs: Sequence[str | os.PathLike], judg
     if depth < 1:
         raise UsageError(f"depth={depth}: must be at least 1")
     partial = f"{judgments_path}.fill.partial"
-    if output is not None and os.path.realpath(output) == os.path.realpath(partial):  # a later fill resumed from it, then removed it
+    if output is not None and same_file(output, partial):  # a later fill resumed from it, then removed it
         raise UsageError(f"{display_name(str(output))} is where a fill of {display_name(str(judgments_path))} keeps its checkpoint "
                          "(the next fill would take it for one and remove it): give the completed qrels another name")
     rule, settings = judge_settings(qrels_path, judgments_path)
