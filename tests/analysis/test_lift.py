@@ -360,3 +360,10 @@ def test_counts_print_as_whole_numbers_as_eval_prints_them(cli, files):
     assert lines[3].split()[:3] == ["RR", "0.7083", "0.8750"]
     assert [line.split()[:5] for line in lines if line.startswith("lost")] == [["lost", q, k, str(int(k) - 1), "-1"]
                                                                               for q, k in (("q1", "3"), ("q2", "2"), ("q3", "3"))]
+
+
+def test_timing_file_is_read_a_line_at_a_time(write, monkeypatch):
+    """It was read whole, so a timing file over SEMREL_MAX_DOCUMENT_MB was refused although each of its lines is short."""
+    monkeypatch.setenv("SEMREL_MAX_DOCUMENT_MB", "0.01")
+    timings = read_latency(write("big.tsv", "".join(f"q{i}\t{i}.5\t{2 * i}\n" for i in range(2_000))))
+    assert len(timings) == 2_000 and timings["q1999"] == (1999.5, 3998.0)

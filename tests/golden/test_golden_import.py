@@ -988,7 +988,7 @@ def test_msmarco_blank_passages_are_no_chunks_nor_gold_and_are_counted(tmp_path)
     assert "queries with no passage marked is_selected (no gold): 1" in result.stderr
 
 
-def test_cranfield_numbers_queries_by_position_and_maps_grades(tmp_path):
+def test_cranfield_numbers_queries_by_position_and_maps_grades(tmp_path, monkeypatch):
     folder = tmp_path / "cran"
     write(folder / "cran.all.1400", (".I 1\r\n.T\r\nwing flow .\r\n.A\r\nsmith\r\n.W\r\nwing flow .\r\n  lift rises .\r\n"
                                      ".I 2\r\n.T\r\nshock waves\r\n.W\r\n.I 3\r\n.T\r\n.W\r\n"))
@@ -1014,6 +1014,11 @@ def test_cranfield_numbers_queries_by_position_and_maps_grades(tmp_path):
     write(folder / "cranqrel", "1 1 1\n1 1 4\n")  # the last code was kept without a word
     assert_one_error(run("golden", "import", folder, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
                      "cranqrel:2", "query 1 judges document 1 twice (first on line 1)")
+    write(folder / "cranqrel", "2 1 3\n" + "".join(f"1 {d} -1\n" for d in range(100, 3_100)))
+    monkeypatch.setenv("SEMREL_MAX_DOCUMENT_MB", "0.01")  # read a line at a time: over the whole-file limit, lines short
+    many = run("golden", "import", folder, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+    assert many.exit_code == 0 and "judgments dropped (document missing or empty in cran.all.1400): 3000" in many.stderr
+    monkeypatch.delenv("SEMREL_MAX_DOCUMENT_MB")
     write(folder / "cranqrel", "1 1 1\n3 1 1\n")  # cran.qry holds 2 queries: the third's judgment is counted, not the first's
     beyond = run("golden", "import", folder, "--corpus-out", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
     assert beyond.exit_code == 0 and "semrel: warning: cranqrel query numbers beyond cran.qry (ignored): 1\n" in beyond.stderr

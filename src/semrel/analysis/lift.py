@@ -19,7 +19,7 @@ from ..evaluation.measures import Measure, aggregate_change, numeric_measures, p
 from ..evaluation.metrics import evaluate, ranks_within
 from ..evaluation.render import cell_value
 from ..formats.columns import is_float
-from ..formats.files import STDIO, display_name, read_text, same_file
+from ..formats.files import STDIO, display_name, read_lines, same_file
 from ..formats.tables import Cell, Table, render
 from ..formats.trec import ranked
 from ..records import Qrels, Run, dictionary_codes
@@ -155,7 +155,7 @@ def read_latency(path: str | os.PathLike) -> dict[str, tuple[float, float]]:
     """`qid<TAB>base_ms<TAB>reranked_ms` per line (any whitespace; a header line and `#` comments are skipped)."""
     timings: dict[str, tuple[float, float]] = {}
     first = True
-    for number, line in enumerate(read_text(path).split("\n"), start=1):
+    for number, line in read_lines(path):  # a line at a time: a file of any size costs its longest line
         fields = line.split()
         if not fields or fields[0].startswith("#"):
             continue

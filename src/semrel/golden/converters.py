@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 from ..errors import FormatError, SemrelError
 from ..formats.corpus import shown_json
-from ..formats.files import display_name, read_text
+from ..formats.files import display_name, read_lines
 from ..formats.jsonl import load_json
 from ..records import Chunk, GoldenItem
 from .chunking import chunk_documents, sanitise_id
@@ -166,7 +166,7 @@ def read_cranfield_qrels(path: Path) -> dict[int, dict[str, int]]:
     """cranqrel lines `query-position docid code` as {position: {docid: gain}} (CRANFIELD_GAIN)."""
     judged: dict[int, dict[str, int]] = {}
     first: dict[tuple[int, str], int] = {}
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
+    for number, line in read_lines(path):
         parts = line.split()
         if not parts:
             continue
