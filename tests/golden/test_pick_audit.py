@@ -418,3 +418,18 @@ def test_pick_into_a_folder_not_made_yet_makes_it(small, tmp_path):
     output = tmp_path / "new" / "sub" / "golden.jsonl"
     pick(corpus, golden, "1n", "-o", output)
     assert gold(output) == {"q1": ("bread#0",), "q2": ()} and gold(golden) == {"q1": (), "q2": ()}
+
+
+@pytest.mark.parametrize("content", [
+    b"", b'{"a": 1}\n', b'{"a": 1}', b'{"a": 1}\n{"b"', b"x" * 70_000, b'{"a": 1}\n' * 9_000 + b'{"b": 2',
+    b'{"a": 1}\n' * 3 + b"y" * 140_000, b"\n" * 65_536 + b"z",
+])
+def test_a_torn_journal_tail_is_found_from_the_end(tmp_path, content):
+    """The journal is checked before every append; it was read whole each time. Read from its end, block by block, it
+    must still find where the last complete line ends and how many lines end there, across 64 KiB blocks."""
+    from semrel.golden.pick import _torn_tail
+
+    (tmp_path / "j.jsonl").write_bytes(content)
+    end = content.rfind(b"\n") + 1
+    expected = None if not content or content.endswith(b"\n") else (end, content.count(b"\n"), content[end:])
+    assert _torn_tail(str(tmp_path / "j.jsonl")) == expected

@@ -207,14 +207,30 @@ def _state(obj: object, path: str, line: int) -> State:
 
 def _torn_tail(path: str) -> tuple[int, int, bytes] | None:
     """(where the last complete line ends, how many lines end there, what follows) when the journal does not end with
-    a newline: a crash cut its last write short (each action is one line, flushed whole). A FIFO or device there is
-    refused unopened (open() waited on a FIFO for ever)."""
+    a newline: a crash cut its last write short (each action is one line, flushed whole). Checked before every append,
+    so only the last byte is read unless it is torn (reading the whole journal made a session's appends quadratic). A
+    FIFO or device there is refused unopened (open() waited on a FIFO for ever)."""
     with open_input(path) as handle:
-        data = handle.read()
-    if not data or data.endswith(b"\n"):
-        return None
-    end = data.rfind(b"\n") + 1
-    return end, data.count(b"\n", 0, end), data[end:]
+        size = handle.seek(0, os.SEEK_END)
+        if not size:
+            return None
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return None
+        end, start = 0, size
+        while start:  # back a block at a time to the last newline
+            step = min(start, 1 << 16)
+            start -= step
+            handle.seek(start)
+            found = handle.read(step).rfind(b"\n")
+            if found >= 0:
+                end = start + found + 1
+                break
+        handle.seek(end)
+        tail = handle.read()
+        handle.seek(0)
+        lines = sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b""))
+    return end, lines, tail
 
 
 def _complete_lines(path: str) -> Iterator[tuple[int, dict]]:
