@@ -220,6 +220,8 @@ def test_fill_refuses_a_wrong_kind_or_no_runs_before_reading_anything(tmp_path):
         semrel.fill(tmp_path / "q.qrels", tmp_path / "r.run", depth=2.5, **files)
     with pytest.raises(TypeError, match=r"^judgments: give a file path, not list$"):
         semrel.fill(tmp_path / "q.qrels", tmp_path / "r.run", **{**files, "judgments": []})
+    with pytest.raises(TypeError, match=r"^cache: give a folder, or False for no cache, not int$"):
+        semrel.fill(tmp_path / "q.qrels", tmp_path / "r.run", cache=0, **files)
     with pytest.raises(semrel.errors.UsageError, match=r"^runs: none given; give the run files whose holes to fill$"):
         semrel.fill(tmp_path / "q.qrels", [], **files)
     with pytest.raises(semrel.errors.UsageError, match=r"^depth=0: must be at least 1$"):

@@ -43,8 +43,10 @@ def test_a_parameter_set_false_is_shown_as_the_option_that_turns_it_off():
     """retrieve's cache=False is --no-cache (it printed '--cache False'); where the command has no such option the
     parameter stays as the library spelled it."""
     from semrel.cli.fill import fill_command
+    from semrel.cli.pool import pool_command
     from semrel.cli.retrieve import retrieve_command
 
     assert in_flags("pass cache='DIR' or cache=False", retrieve_command) == "pass --cache DIR or --no-cache"
-    assert in_flags("pass cache='DIR' or cache=False", fill_command) == "pass cache='DIR' or cache=False"
+    assert in_flags("pass cache='DIR' or cache=False", fill_command) == "pass --cache DIR or --no-cache"  # before 2026-12-07 it had none
+    assert in_flags("pass cache='DIR' or cache=False", pool_command) == "pass cache='DIR' or cache=False"
     assert in_flags("unknown=False stays", retrieve_command) == "unknown=False stays"

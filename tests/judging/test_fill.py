@@ -166,6 +166,60 @@ def test_a_fill_run_from_another_folder_uses_the_judges_cache(pipeline, tmp_path
 
 
 @pytest.mark.slow
+def test_fill_takes_cache_and_no_cache_as_judge_does(pipeline, tmp_path, monkeypatch):
+    """fill took no cache option: it always used the judge's cache, and where that could not be opened its
+    message said `--cache DIR or --no-cache`, which fill did not take. --cache DIR encodes into DIR (a later fill
+    reads every text from it), --no-cache opens no cache, and an unusable cache names both options."""
+    import sqlite3
+
+    from semrel.judging import judge as judge_module
+
+    f, judgments, judges = pipeline, tmp_path / "pool.jsonl", tmp_path / "judges"
+    shutil.copytree(f / "cache", judges)
+    ok("judge", "--corpus", f / "corpus.jsonl", "--golden", f / "golden.jsonl", "--pool", f / "pool.tsv", "-o", judgments,
+       "--cache", judges)
+    ok("label", judgments, "-o", tmp_path / "pool.qrels", "--threshold", "0.6")
+    judged = {path: path.read_bytes() for path in (judgments, Path(f"{judgments}.manifest.json"))}
+    opened: list[Path] = []
+    encoded: list[int] = []
+
+    class Recorded(judge_module.EmbeddingCache):
+        def __init__(self, folder):
+            opened.append(Path(folder))
+            super().__init__(folder)
+
+    run_model = judge_module.TextEncoder._run_model
+    monkeypatch.setattr(judge_module, "EmbeddingCache", Recorded)
+    monkeypatch.setattr(judge_module.TextEncoder, "_run_model",
+                        lambda self, todo, *rest: encoded.append(len(todo)) or run_model(self, todo, *rest))
+
+    def fill_again(*options):
+        for path, data in judged.items():  # the judgments as judged, so every fill has the same holes to judge
+            path.write_bytes(data)
+        opened.clear()
+        encoded.clear()
+        return run("fill", tmp_path / "pool.qrels", f / "reverse.run", "--judgments", judgments, "--corpus", f / "corpus.jsonl",
+                   "--golden", f / "golden.jsonl", "--depth", "4", "-o", tmp_path / "filled.qrels", *options)
+
+    mine = tmp_path / "mine"
+    assert fill_again("--cache", mine).exit_code == 0
+    with sqlite3.connect(mine / "embeddings.sqlite") as db:
+        stored = db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+    assert opened == [mine] and sum(encoded) == stored > 0
+    assert read_manifest(judgments)["fills"][-1]["params"].items() >= {"cache_dir": str(mine), "use_cache": True}.items()
+    assert fill_again("--cache", mine).exit_code == 0
+    assert opened == [mine] and sum(encoded) == 0  # every text read from DIR
+    assert fill_again("--no-cache").exit_code == 0
+    assert opened == [] and sum(encoded) == stored
+    assert read_manifest(judgments)["fills"][-1]["params"].items() >= {"cache_dir": None, "use_cache": False}.items()
+    for name in judges.iterdir():  # the judge's cache, which fill uses by default, unusable: its database a folder
+        name.unlink()
+    (judges / "embeddings.sqlite").mkdir()
+    assert_one_error(fill_again(), f"{judges / 'embeddings.sqlite'}: cannot open the embedding cache", "; pass --cache DIR or --no-cache")
+    assert fill_again("--no-cache").exit_code == 0
+
+
+@pytest.mark.slow
 def test_the_judgments_manifest_keeps_the_judges_record_through_fills(pipeline, tmp_path, monkeypatch):
     """Filling rewrites judgments.jsonl; its manifest keeps the judge's command and inputs (with their
     sha256, as the judge named them) and lists each fill's own record, so from any folder and after any

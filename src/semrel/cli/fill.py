@@ -9,15 +9,17 @@ import click
 from ..progress import stderr_steps
 from ..terminal import quantity
 from .base import SemrelCommand, warn
+from .options import embedding_cache_options, one_cache_choice
 from .paths import input_path, output_path
 
 
 def fill_and_report(qrels: str, runs: Sequence[str], judgments: str, corpus: str, golden: str, depth: int,
-                    output: str | None = None):
+                    output: str | None = None, cache: str | bool | None = None):
     """Fill the holes (judging.fill), then tell on stderr how many and each run's Judged@depth before and after."""
     from ..judging.fill import fill
 
-    result = fill(qrels, runs, judgments=judgments, corpus=corpus, golden=golden, depth=depth, output=output, steps=stderr_steps, warn=warn)
+    result = fill(qrels, runs, judgments=judgments, corpus=corpus, golden=golden, depth=depth, output=output, cache=cache,
+                  steps=stderr_steps, warn=warn)
     record = result.params
     click.echo(f"filled {quantity(record['holes'], 'hole')} in the runs' top {depth}: {record['judged']} judged now, "
                f"{record['from_judgments']} already in {judgments}; {result.relevant} relevant"
@@ -36,15 +38,17 @@ def fill_and_report(qrels: str, runs: Sequence[str], judgments: str, corpus: str
 @click.option("--golden", required=True, type=input_path(exists=True, dir_okay=False), help="golden.jsonl (reference answers).")
 @click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True, help="Fill each run's top DEPTH chunks per query.")
 @click.option("-o", "--output", required=True, type=output_path(), help="The completed qrels to write (with a manifest).")
-def fill_command(qrels, runs, judgments, corpus, golden, depth, output):
+@embedding_cache_options("the judge's, as JUDGMENTS' manifest records it (none if it used none), where found; else the user cache dir")
+def fill_command(qrels, runs, judgments, corpus, golden, depth, output, cache_dir, no_cache):
     """Judge the holes of QRELS in the top DEPTH of RUNS and write the completed qrels.
 
     A hole is a chunk a run ranks in its top DEPTH for a query of QRELS that QRELS do not judge
     (a run that did not contribute to the pool). Each is judged with the model, layer, idf, windows,
     rescaling and precision of JUDGMENTS and labelled with the rule QRELS record (both read from their
-    manifests; other settings are refused), appended to JUDGMENTS (the embedding cache is reused;
-    an interrupted fill resumes). Prints how many holes were filled and each run's Judged@DEPTH
-    before and after.
+    manifests; other settings are refused), appended to JUDGMENTS (the judge's embedding cache is
+    reused unless --cache or --no-cache says otherwise; an interrupted fill resumes). Prints how many
+    holes were filled and each run's Judged@DEPTH before and after.
     """
-    fill_and_report(qrels, runs, judgments, corpus, golden, depth, output)
+    one_cache_choice(no_cache)
+    fill_and_report(qrels, runs, judgments, corpus, golden, depth, output, False if no_cache else cache_dir)
     click.echo(f"wrote {output}", err=True)

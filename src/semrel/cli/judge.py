@@ -13,8 +13,8 @@ from ..judging.labels import NULL_SAMPLE
 from ..progress import stderr_steps
 from ..terminal import quantity
 from .base import SemrelCommand, warn
-from .options import engine_options, one_cache_choice, query_sample, sample_options, seed_option, typed
-from .paths import FolderPath, input_path, output_path
+from .options import embedding_cache_options, engine_options, one_cache_choice, query_sample, sample_options, seed_option, typed
+from .paths import input_path, output_path
 
 
 @click.command("judge", cls=SemrelCommand, short_help='Score pooled pairs with BERTScore.')
@@ -41,9 +41,7 @@ from .paths import FolderPath, input_path, output_path
                    f"256 suits {DEFAULT_MODEL} (its training length).")
 @click.option("--overlap", type=click.IntRange(0), default=None, metavar="TOKENS",
               help="Tokens shared by consecutive windows of a long chunk, under half the window [default: a quarter of it].")
-@click.option("--cache", "cache_dir", type=FolderPath(), default=None, show_envvar=True,
-              help="Embedding cache folder [default: the user cache dir].")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the embedding cache.")
+@embedding_cache_options("the user cache dir")
 @engine_options
 @sample_options
 def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, baseline_pairs, seed, null_sample, window, overlap,

@@ -15,7 +15,7 @@ from ..formats.judgments import SCORES
 from ..golden.chunking import UNITS, ChunkSettings
 from ..records import QuerySample
 from ..review.order import ORDERS, RANDOM_SHARE
-from .paths import database_path, input_path
+from .paths import FolderPath, database_path, input_path
 
 
 def measures_option(default: Sequence[str] | None = DEFAULT_MEASURES, help: str = "Measure(s), repeatable or comma-separated",
@@ -162,6 +162,23 @@ def typed(name: str) -> bool:
     environment (SEMREL_<COMMAND>_<OPTION>, a default for every run, which the options it goes with may not want)."""
     context = click.get_current_context(silent=True)
     return context is not None and context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+
+
+def embedding_cache_options(default: str) -> Callable:
+    """--cache DIR / --no-cache of the embedding cache (encoding.cache), shared by judge and fill, whose default folders
+    differ (`default` says which); the command receives cache_dir and no_cache, and passes the library
+    `cache=False if no_cache else cache_dir` after one_cache_choice."""
+
+    def decorate(command: Callable) -> Callable:
+        for option in reversed([
+            click.option("--cache", "cache_dir", type=FolderPath(), default=None, show_envvar=True,
+                         help=f"Embedding cache folder [default: {default}]."),
+            click.option("--no-cache", is_flag=True, help="Neither read nor write the embedding cache."),
+        ]):
+            command = option(command)
+        return command
+
+    return decorate
 
 
 def one_cache_choice(no_cache: bool) -> None:

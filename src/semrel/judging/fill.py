@@ -9,8 +9,8 @@ with the rest of its query's pool (cached, so cheap), since the probability p is
 and to whether the query has gold chunks; the labels of pairs judged before stay as they were. Settings that
 differ, or a corpus or golden set other than the judgments were made from, are refused. The new
 judgments are appended to judgments.jsonl (its manifest keeps the judge's command and inputs, and lists
-each fill under `fills`), the embedding cache the judge used is reused where it is found, and an
-interrupted fill resumes from `<judgments>.fill.partial`.
+each fill under `fills`), the embedding cache the judge used is reused where it is found (unless
+`cache` names another folder, or False for none), and an interrupted fill resumes from `<judgments>.fill.partial`.
 """
 
 from __future__ import annotations
@@ -167,21 +167,25 @@ def _cache_folder(recorded: str | None, written_as: Any, judgments: str | os.Pat
     return next((folder for folder in found if os.path.isdir(folder)), None)
 
 
-def _options(settings: Mapping[str, Any], judgments: str | os.PathLike) -> JudgeOptions:
+def _options(settings: Mapping[str, Any], judgments: str | os.PathLike, cache: str | os.PathLike | bool | None = None) -> JudgeOptions:
+    """The judge's options the judgments record; `cache` as fill's (a folder, or False) replaces the judge's cache."""
     windows = settings.get("windows") or {}
     recorded = settings.get("options") or {}
-    cache = settings.get("cache")
-    return JudgeOptions(
+    judged_with = settings.get("cache")
+    options = JudgeOptions(
         model=settings.get("model_folder") or settings.get("model"), layer=settings.get("layer"), idf=bool(settings.get("idf")),
         rescale="none",  # the judgments' own baseline is applied below, so holes are rescaled exactly as they were
         window=windows.get("tokens"), overlap=windows.get("overlap"),
-        cache_dir=_cache_folder(str(Path(cache).parent) if cache else recorded.get("cache_dir"),  # `cache` is its database file
+        cache_dir=_cache_folder(str(Path(judged_with).parent) if judged_with else recorded.get("cache_dir"),  # its database file
                                 settings.get("written_as"), judgments),
-        use_cache=bool(cache) or bool(recorded.get("use_cache", True)),
+        use_cache=bool(judged_with) or bool(recorded.get("use_cache", True)),
         max_tokens=int(recorded.get("max_tokens", JudgeOptions.max_tokens)),
         null_sample=int((settings.get("null_sample") or {}).get("size", recorded.get("null_sample", NULL_SAMPLE))),
         seed=int(recorded.get("seed", JudgeOptions.seed)),
     )
+    if cache in (None, True):
+        return options
+    return dataclasses.replace(options, cache_dir=None if cache is False else str(cache), use_cache=cache is not False)
 
 
 def _engine(settings: Mapping[str, Any], judgments: str | os.PathLike) -> LocalEngine:
@@ -204,6 +208,7 @@ def fill(
     golden: str | os.PathLike,
     depth: int = 10,
     output: str | os.PathLike | None = None,
+    cache: str | os.PathLike | bool | None = None,
     steps: Steps = no_progress,
     warn: Callable[[str], None] | None = None,
     judge: Callable[..., Any] = judge_pairs,
@@ -212,19 +217,21 @@ def fill(
     append them to `judgments` (the judgments.jsonl the qrels were labelled from), label them with the qrels' rule and
     return the completed qrels (written to `output` with a manifest, where given). Nothing to fill: nothing is judged or
     written but `output`. All inputs are file paths (their manifests say how the qrels were made); `runs` one or a list.
+    `cache`: the embedding cache folder, False for none, None (or True) for the judge's, found as `_cache_folder` says.
     A corpus and golden set the judgments' manifest cannot check (it records no sha256) go to `warn`; a Ctrl-C is an
     Interrupted saying what was kept."""
     check_warn(warn)
     for name, value in (("qrels", qrels), ("judgments", judgments), ("corpus", corpus), ("golden", golden)):
         check_kind(name, value, (str, os.PathLike), "a file path", required=True)
     check_kind("output", output, (str, os.PathLike), "a file path")
+    check_kind("cache", cache, (str, os.PathLike, bool), "a folder, or False for no cache")
     check_kind("depth", depth, (numbers.Integral,), "a whole number of chunks, at least 1", required=True)
     given = [runs] if isinstance(runs, (str, os.PathLike)) else check_list("runs", runs, (str, os.PathLike),
                                                                             "a run file path or a list of them", "a run file path")
     if not given:
         raise UsageError("runs: none given; give the run files whose holes to fill")
     try:
-        result = _fill(qrels, given, judgments, corpus, golden, depth, output, steps, judge)
+        result = _fill(qrels, given, judgments, corpus, golden, depth, output, cache, steps, judge)
     except InterruptedAfterWriting as exc:
         if str(judgments) not in exc.written:
             raise  # the filled qrels are written in full, the last of the work: the message of the signal says so
@@ -242,7 +249,8 @@ def fill(
 
 
 def _fill(qrels_path: str | os.PathLike, runs: Sequence[str | os.PathLike], judgments_path: str | os.PathLike, corpus: str | os.PathLike,
-          golden: str | os.PathLike, depth: int, output: str | os.PathLike | None, steps: Steps, judge: Callable[..., Any]) -> FillResult:
+          golden: str | os.PathLike, depth: int, output: str | os.PathLike | None, cache: str | os.PathLike | bool | None, steps: Steps,
+          judge: Callable[..., Any]) -> FillResult:
     """fill's work, its arguments checked."""
     if depth < 1:
         raise UsageError(f"depth={depth}: must be at least 1")
@@ -267,7 +275,7 @@ def _fill(qrels_path: str | os.PathLike, runs: Sequence[str | os.PathLike], judg
     fresh: list[Judgment] = []
     resumed = 0
     if todo:
-        options = _options(settings, judgments_path)
+        options = _options(settings, judgments_path, cache)
         recorded = settings.get("model_fingerprint")
         found = describe_model(options.model)  # before any work: reading the weights and judging would be wasted
         if recorded not in (None, found.fingerprint, found.stamped_fingerprint):  # judgments before 2026-12-02 hold the latter
