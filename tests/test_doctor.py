@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from helpers import run
+from semrel.cli.run_config import load_config
 
 
 def test_doctor_checks_the_models_and_caches_the_environment_sets(tmp_path, monkeypatch):
@@ -165,3 +166,30 @@ def test_doctor_writes_nothing_into_the_cache_it_reports(tmp_path, monkeypatch):
     rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
     assert rows["embedding"] == f"cache {tmp_path / 'semrel'} (empty)"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_doctor_checks_a_relative_judge_cache_inside_semrel_runs_out_folder(tmp_path, monkeypatch):
+    """SEMREL_JUDGE_CACHE is `semrel run`'s [judge] cache, which run keeps inside its out folder; doctor checked a relative
+    one against the current folder (a file named cache there was UNUSABLE, exit 1, for a run whose cache was fine)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cache").write_text("not the run's cache")
+    (tmp_path / "out2" / "cache" / "x").mkdir(parents=True)
+    (tmp_path / "out2" / "cache" / "x" / "blob").write_bytes(b"\0" * 2**20)
+    monkeypatch.setenv("SEMREL_JUDGE_CACHE", "cache")
+    monkeypatch.delenv("SEMREL_OUT", raising=False)
+    result = run("doctor")
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
+    assert rows["SEMREL_JUDGE_CACHE"] == ("cache: `semrel run` keeps it inside its out folder (the config's `out`; SEMREL_OUT is "
+                                          "not set), which only the config tells: not checked")
+    monkeypatch.setenv("SEMREL_OUT", "out2")  # as run takes it: relative to the current folder, the cache inside it
+    result = run("doctor")
+    rows = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[2:]}
+    assert result.exit_code == 0 and rows["SEMREL_JUDGE_CACHE"] == f"{tmp_path / 'out2' / 'cache'} (1.0 MiB)", result.output
+    (tmp_path / "golden.csv").write_text("query,answer\nq,a\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "semrel.toml").write_text('[golden]\nfile = "golden.csv"\n[corpus]\ndocs = "docs"\n')
+    assert load_config("semrel.toml")["judge"]["cache"] == str(tmp_path / "out2" / "cache")  # the folder run uses
+    (tmp_path / "out2" / "cache" / "embeddings.sqlite").write_bytes(b"garbage!")
+    result = run("doctor")
+    assert result.exit_code == 1 and result.stderr == "semrel doctor: 1 problem: SEMREL_JUDGE_CACHE\n", result.output

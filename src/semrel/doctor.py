@@ -9,7 +9,7 @@ import os
 import shutil
 from importlib import metadata
 from pathlib import Path
-from typing import Collection, Sequence
+from typing import Collection, Mapping, Sequence
 
 from .encoding.cache import default_cache_dir
 from .encoding.models import DEFAULT_MODEL, describe_model
@@ -50,9 +50,10 @@ def _cache(folder: Path) -> str:
         return f"UNREADABLE: {folder} ({exc.strerror or exc}): semrel cannot keep embeddings there; give another with --cache"
 
 
-def _variable(name: str, value: str, known: Collection[str] | None) -> str:
+def _variable(name: str, value: str, known: Collection[str] | None, in_out: Mapping[str, str | None]) -> str:
     """What a SEMREL_<COMMAND>_<OPTION> variable sets, checked where it names a model or a cache folder; UNUSED where it
-    is not one of the `known` names that semrel reads (None: not checked)."""
+    is not one of the `known` names that semrel reads (None: not checked). A `semrel run` key whose relative path is kept
+    inside run's out folder (`in_out`: the folder, None where only a config's `out` tells) is checked there, not here."""
     if known is not None and name not in known:
         close = difflib.get_close_matches(name[len("SEMREL_"):], [k[len("SEMREL_"):] for k in known], n=1, cutoff=0.85)
         return (f"UNUSED: nothing reads it{f' (did you mean SEMREL_{close[0]}?)' if close else ''}: an option needs "
@@ -62,6 +63,12 @@ def _variable(name: str, value: str, known: Collection[str] | None) -> str:
         return f"set (hidden, {len(value)} characters)"
     if name.endswith("_MODEL"):
         return _model(value)
+    if name in in_out:
+        folder = in_out[name]
+        if folder is None:
+            return (f"{value}: `semrel run` keeps it inside its out folder (the config's `out`; SEMREL_OUT is not set), "
+                    "which only the config tells: not checked")
+        value = folder
     if name.endswith(("_CACHE", "_CACHE_DIR")):
         return _cache(Path(value).expanduser())  # as the commands take it
     return value
@@ -77,15 +84,18 @@ def problems(rows: Sequence[tuple[str, str]]) -> list[str]:
     return [item for item, found in rows if found.startswith(PROBLEMS)]
 
 
-def diagnose(environ: dict[str, str] | None = None, known: Collection[str] | None = None) -> list[tuple[str, str]]:
+def diagnose(environ: dict[str, str] | None = None, known: Collection[str] | None = None,
+             in_out: Mapping[str, str | None] | None = None) -> list[tuple[str, str]]:
     """(item, finding) rows; nothing here loads torch or a model's weights. `known`: every SEMREL_* variable semrel reads
-    (the CLI's options, `semrel run`'s config keys, the limits), those not in it marked UNUSED."""
+    (the CLI's options, `semrel run`'s config keys, the limits), those not in it marked UNUSED. `in_out`: the variables
+    of `semrel run` keys kept inside its out folder, with the folder run resolves (cli.run_config.folders_in_out: the
+    resolution is run's, above this module)."""
     rows = [(name, version) for name, version in versions().items()]
     rows.append(("default model", _model(None)))
     rows.append(("embedding cache", _cache(default_cache_dir())))
     rows.append(("docs (cited as docs/*.md)", _docs()))
     environ = dict(os.environ if environ is None else environ)
-    rows += [(name, _variable(name, value, known)) for name, value in sorted(environ.items()) if name.startswith("SEMREL_")]
+    rows += [(name, _variable(name, value, known, in_out or {})) for name, value in sorted(environ.items()) if name.startswith("SEMREL_")]
     try:
         rows.append(("ray (--engine ray)", metadata.version("ray")))
     except metadata.PackageNotFoundError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -11,7 +12,7 @@ from ..formats.files import LIMITS
 from ..formats.tables import Table, render
 from ..terminal import quantity
 from .base import SemrelCommand, command_variables
-from .run_config import config_variables
+from .run_config import config_variables, folders_in_out
 
 TEST_VARIABLES = ("SEMREL_DATA", "SEMREL_SCREENSHOTS")  # the tests' (and bench's) shared data folder, `make screenshots`
 
@@ -23,7 +24,7 @@ def doctor_command() -> None:
     checked: commands use it instead of the defaults above; one that nothing reads, a misspelt name, is
     marked UNUSED), and whether a browser for the tests is present. Exits 1 where a finding is MISSING, UNUSABLE,
     DAMAGED, UNREADABLE or UNUSED (a command would stop on it, or not see a setting), so a setup script can check with it."""
-    rows = diagnose(known=known_variables())
+    rows = diagnose(known=known_variables(), in_out=folders_in_out(os.environ))
     click.echo(render(Table(["item", "found"], [list(row) for row in rows]), "table"), nl=False)
     if found := problems(rows):
         click.echo(f"semrel doctor: {quantity(len(found), 'problem')}: {', '.join(found)}", err=True)

@@ -85,6 +85,29 @@ def config_variables() -> set[str]:
     return {env_name(section, key) for section, keys in SCHEMA.items() for key in keys}
 
 
+IN_OUT = (("judge", "cache"),)
+"""Keys whose relative path is a folder inside `out`, wherever the value came from (a cache kept with the run's outputs)."""
+
+
+def config_path(folder: str, value: str) -> str:
+    """A path of the config as `semrel run` takes it: relative to `folder`, `~/x` as a shell (or the model loader) takes it."""
+    return os.path.normpath(os.path.join(folder, os.path.expanduser(value)))
+
+
+def folders_in_out(environ: Mapping[str, str]) -> dict[str, str | None]:
+    """The folder each IN_OUT variable set in `environ` names for a `semrel run` started in the current folder, as
+    load_config resolves it: inside SEMREL_OUT (a path from the environment is relative to the current folder); None
+    where it is relative and no SEMREL_OUT is set, so that only the config's `out` tells (`semrel doctor` checks the rest)."""
+    out = environ.get(env_name("", "out"))
+    found: dict[str, str | None] = {}
+    for section, key in IN_OUT:
+        value = environ.get(env_name(section, key))
+        if value:  # an empty variable counts as unset
+            known = out or os.path.isabs(os.path.expanduser(value))
+            found[env_name(section, key)] = config_path(config_path(os.getcwd(), out) if out else "", value) if known else None
+    return found
+
+
 def _key(section: str, key: str) -> str:
     return f"[{section}] {key}" if section else key
 
@@ -247,7 +270,7 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
         def full(value: str) -> str:
             if not value.strip():  # '' would be the current folder: `--set out=` would write beside whatever is there
                 raise ConfigError(f"{where}: empty; give a path")
-            path = os.path.normpath(os.path.join(folder, os.path.expanduser(value)))  # `~/x` as a shell, or the model loader, takes it
+            path = config_path(folder, value)
             if must_exist == "path" and not os.path.exists(path):
                 raise ConfigError(f"{where}: no such folder or file '{value}'")
             if must_exist == "file" and not os.path.isfile(path):
@@ -266,7 +289,8 @@ def load_config(path: str, sets: Sequence[str] = (), environ: Mapping[str, str] 
     resolve("label", "calibration", "file")
     resolve("retrieve", "runs", "file")
     resolve("report", "reviewed", "file")
-    resolve("judge", "cache", "folder", under=config[""]["out"])  # inside out, wherever the value came from
+    for section, key in IN_OUT:
+        resolve(section, key, "folder", under=config[""]["out"])
     from ..encoding.models import is_path  # here: `semrel run --help` stays quick
     from ..retrieval.retrieve import stopwords_file
 
