@@ -511,8 +511,10 @@ def test_only_the_winning_value_of_a_key_is_read_and_checked(tmp_path, monkeypat
 
 
 def test_a_variable_of_a_section_that_is_no_key_is_said_to_be_ignored(tmp_path, monkeypatch):
-    """SEMREL_LABEL_FOO=1 was ignored without a word while --set label.foo=1 is refused; the variables of the commands'
-    options (also SEMREL_<SECTION>_..., read by the command of that name), of groups' subcommands and of the limits are not."""
+    """SEMREL_LABEL_FOO=1 was ignored without a word while --set label.foo=1 is refused. The variables of the options of
+    the commands the steps run (also SEMREL_<SECTION>_..., read by the command of that name) are ignored too, since a step
+    reads only the config: they were ignored in silence, and are now named in one line with the key to set instead, where
+    one is; those of other commands (the judge is off here, review serve runs no step) and of the limits are not."""
     config = write_config(write_data(tmp_path))
     for name in ("SEMREL_LABEL_FOO", "SEMREL_BM25_K2", "SEMREL_EVAL_PLACES", "SEMREL_JUDGE_CACHE_DIR", "SEMREL_RETRIEVE_BM25_K1",
                  "SEMREL_GOLDEN_IMPORT_FORMAT", "SEMREL_CORPUS_CHUNK_SIZE", "SEMREL_REVIEW_SERVE_TOKEN", "SEMREL_MAX_LINE_MB",
@@ -524,7 +526,12 @@ def test_a_variable_of_a_section_that_is_no_key_is_said_to_be_ignored(tmp_path, 
     assert [line for line in dry.stderr.splitlines() if line.startswith("semrel: warning: ")] == [
         "semrel: warning: SEMREL_BM25_K2: ignored by `semrel run`: [bm25] has no key k2 (keys: k1, b, method, stemmer, stopwords)",
         "semrel: warning: SEMREL_LABEL_FOO: ignored by `semrel run`: [label] has no key foo (keys: threshold, on, grades, graded, "
-        "calibration), and no option of `semrel label` reads it"]
+        "calibration), and no option of `semrel label` reads it",
+        "semrel: warning: `semrel run` ignores these variables of its steps' commands (a step reads only the config): "
+        "SEMREL_CORPUS_CHUNK_SIZE: set [corpus] size instead (SEMREL_CORPUS_SIZE, or --set corpus.size=VALUE); "
+        "SEMREL_EVAL_PLACES: no config key sets it, it applies to `semrel eval` run alone; "
+        "SEMREL_GOLDEN_IMPORT_FORMAT: set [golden] format instead (SEMREL_GOLDEN_FORMAT, or --set golden.format=VALUE); "
+        "SEMREL_RETRIEVE_BM25_K1: set [bm25] k1 instead (SEMREL_BM25_K1, or --set bm25.k1=VALUE)"]
 
 
 def test_override_values_are_toml_or_plain_text(tmp_path, monkeypatch):

@@ -155,6 +155,34 @@ def test_every_key_of_a_config_reaches_the_command_line_of_its_steps(tmp_path):
         "retrieve bm25", "retrieve dense", "retrieve hybrid", "retrieve bm25+dense"}
 
 
+def test_each_option_a_step_takes_from_the_config_is_named_by_its_variable_or_option_keys(tmp_path):
+    """`semrel run` says which key to set instead of a variable of its steps' commands (SEMREL_JUDGE_CACHE_DIR: [judge]
+    cache): every option of the rich config's command lines that is none of the run's own files nor a fixed setting is
+    a config key's variable or in OPTION_KEYS, and every entry there is a variable some command reads and a config key."""
+    import click
+
+    from semrel.cli.base import command_variables, main
+
+    fixed = {(("agree",), "--unlisted-as-zero"), (("agree",), "-f")}
+    unnamed = []
+    for step in rich(tmp_path).values():
+        command = main
+        for name in step.command:
+            command = command.get_command(click.Context(command), name)
+        options = {flag: p for p in command.params if isinstance(p, click.Option) for flag in (*p.opts, *p.secondary_opts)}
+        files = {*step.inputs, *step.outputs, *step.folders}
+        for at, arg in enumerate(step.args):
+            option = options.get(arg)
+            if option is None or (step.command, arg) in fixed or (not option.is_flag and step.args[at + 1] in files - set(step.folders)):
+                continue
+            variable = "_".join(["SEMREL", *step.command, option.name]).upper()
+            if variable not in run_config.config_variables() and variable not in run_config.OPTION_KEYS:
+                unnamed.append(f"{step.name} {arg}")
+    assert unnamed == []
+    everything = command_variables()
+    assert [v for v, (section, key) in run_config.OPTION_KEYS.items() if v not in everything or key not in run_config.SCHEMA[section]] == []
+
+
 def test_a_config_of_two_keys_plans_the_documented_defaults(tmp_path):
     """docs/run.md's defaults: 120-word chunks with 20 of overlap, the format told from the file (no --format auto), k 20,
     a pool 10 deep, the judge and label with their own defaults, agree on the labels alone (one run), sensitivity of the

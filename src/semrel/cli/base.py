@@ -322,9 +322,10 @@ def option_variables(command: click.Command, prefix: str) -> set[str]:
     return found
 
 
-def command_variables(name: str | None = None) -> set[str]:
-    """The SEMREL_<COMMAND>_<OPTION> variables of `semrel NAME` (none where NAME is no command), or of every command."""
-    if name is None:
-        return option_variables(main, "SEMREL")
-    command = main.get_command(click.Context(main), name)
-    return set() if command is None else option_variables(command, f"SEMREL_{name.upper()}".replace("-", "_"))
+def command_variables(*names: str) -> set[str]:
+    """The SEMREL_<COMMAND>_<OPTION> variables of `semrel NAMES...` (`corpus`, or `corpus chunk`; none where that is no
+    command), or of every command where no name is given."""
+    command: click.Command | None = main
+    for name in names:
+        command = command.get_command(click.Context(command), name) if isinstance(command, click.Group) else None
+    return set() if command is None else option_variables(command, "_".join(["SEMREL", *names]).upper().replace("-", "_"))

@@ -36,6 +36,7 @@ from .run_config import (
     ignored_variables,
     load_config,
     plan,
+    unread_variables,
 )
 
 STATE_FILE = ".semrel-run.json"
@@ -332,6 +333,8 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
     for message in idle_keys(config):
         warn(message)
     steps = plan(config)
+    if unread := unread_variables(os.environ if environ is None else environ, steps):
+        warn(unread)
     check_outputs_spare_inputs(config_path, config, steps)
     planned = list(dict.fromkeys(step.name.split()[0] for step in steps))
     for name in force:

@@ -58,6 +58,27 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
 }
 CHUNK_SIZE, CHUNK_OVERLAP = 120, 20  # for [corpus] docs when size/overlap are not set
 
+_ENGINE = {"ENGINE": ("engine", "name"), "RAY_ADDRESS": ("engine", "address"), "RAY_WORKERS": ("engine", "workers")}
+_CHUNKING = {key.upper(): ("corpus", key) for key in ("size", "overlap", "whole")}
+OPTION_KEYS: dict[str, tuple[str, str]] = {
+    **{f"SEMREL_CORPUS_CHUNK_{name}": key for name, key in _CHUNKING.items()},
+    **{f"SEMREL_GOLDEN_IMPORT_{name}": key for name, key in _CHUNKING.items()},  # a golden file that holds the documents
+    **{f"SEMREL_GOLDEN_IMPORT_{key.upper()}": ("golden", key) for key in (*GOLDEN_OPTIONS, "format", "qrels", "limit")},
+    "SEMREL_GOLDEN_IMPORT_SAMPLE_SIZE": ("golden", "sample"), "SEMREL_GOLDEN_IMPORT_SAMPLE_SEED": ("golden", "seed"),
+    "SEMREL_RETRIEVE_METHOD": ("retrieve", "methods"), "SEMREL_RETRIEVE_CACHE_DIR": ("judge", "cache"),
+    **{f"SEMREL_RETRIEVE_BM25_{key.upper()}": ("bm25", key) for key in SCHEMA["bm25"]},
+    "SEMREL_RETRIEVE_RERANK": ("lift", "rerank"), "SEMREL_RETRIEVE_RERANK_DEPTH": ("lift", "depth"),
+    **{f"SEMREL_{command}_{name}": key for command in ("RETRIEVE", "JUDGE") for name, key in _ENGINE.items()},
+    "SEMREL_JUDGE_CACHE_DIR": ("judge", "cache"),
+    **{f"SEMREL_{command}_MEASURES": ("eval", "measures") for command in ("AGREE", "COMPARE", "LIFT", "REPORT")},
+    "SEMREL_SENSITIVITY_MEASURES": ("sensitivity", "measure"), "SEMREL_SENSITIVITY_START": ("sensitivity", "from"),
+    "SEMREL_SENSITIVITY_STOP": ("sensitivity", "to"), "SEMREL_SENSITIVITY_ON": ("label", "on"),
+    "SEMREL_SENSITIVITY_AT": ("label", "threshold"), "SEMREL_SENSITIVITY_CALIBRATION": ("label", "calibration"),
+    "SEMREL_REPORT_DEPTH": ("lift", "depth"),
+}
+"""The steps' options that plan() sets from a config key of another name (`judge --cache`, SEMREL_JUDGE_CACHE_DIR, is
+[judge] cache): the key a warning names instead of such a variable, which the steps do not read (unread_variables)."""
+
 
 class ConfigError(UsageError):
     """A config value that cannot work; names the file, section and key."""
@@ -180,6 +201,28 @@ def ignored_variables(environ: Mapping[str, str]) -> list[str]:
             nor = f", and no option of `semrel {section}` reads it" if section in COMMANDS else ""
             found.append(f"{name}: ignored by `semrel run`: [{section}] has no key {rest} (keys: {', '.join(SCHEMA[section])}){nor}")
     return found
+
+
+def unread_variables(environ: Mapping[str, str], steps: Sequence[Step]) -> str | None:
+    """One warning naming each variable (set, not empty) of an option of a command the steps run that is no config key
+    (SEMREL_EVAL_PLACES is `semrel eval --places`), with the key that sets the option instead (OPTION_KEYS), else that it
+    applies to the command run alone: a step reads only its command line (what its settings hash holds), so `semrel run`
+    ignored such a variable without a word."""
+    from .base import command_variables
+
+    keys = config_variables()
+    found: dict[str, str] = {}
+    for command in dict.fromkeys(step.command for step in steps):
+        for name in command_variables(*command) - keys:
+            if environ.get(name) and name not in found:
+                section, key = OPTION_KEYS.get(name, (None, None))
+                found[name] = (f"set {_key(section, key)} instead ({env_name(section, key)}, or --set {section}.{key}=VALUE)"
+                               if section is not None and key is not None
+                               else f"no config key sets it, it applies to `semrel {' '.join(command)}` run alone")
+    if not found:
+        return None
+    return ("`semrel run` ignores these variables of its steps' commands (a step reads only the config): "
+            + "; ".join(f"{name}: {found[name]}" for name in sorted(found)))
 
 
 _HEADER = re.compile(r"\s*\[\s*([^\[\]]*?)\s*\]\s*(?:#.*)?")
