@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 import tracemalloc
 
 import numpy as np
@@ -332,3 +333,25 @@ def test_blocks_end_at_a_lone_cr_and_a_line_has_a_limit(write, monkeypatch):
     path = write("long.run", ("q1 Q0 d1 1 2 r\r\nq1 Q0 d2 2 1 r\r" + "x" * 2000).encode())
     with pytest.raises(FormatError, match=r"long\.run:3: the line is longer than the limit of 0\.001 MB"):
         list(read_blocks(path, size=50))
+
+
+@pytest.mark.parametrize("bad", ["", *(f"d{c}1" for c in map(chr, range(0x110000)) if c.isspace())])
+def test_writers_refuse_an_id_with_any_whitespace_among_many(tmp_path, bad):
+    """Ids are checked a block at a time (joined and split again, at C speed, where a Python test of every character
+    took most of a run's writing): every character str.isspace knows, or an empty id, deep in a block and past its
+    first, is still refused, naming the id."""
+    docs = [f"d{i}" for i in range(40_000)]
+    docs[35_000] = bad
+    run = Run(pa.array(["q1"] * len(docs)), pa.array(docs), np.arange(len(docs), 0, -1, dtype=float), "r")
+    with pytest.raises(SemrelError, match=rf"^doc id {re.escape(repr(bad))} is empty or contains whitespace"):
+        write_run(run, tmp_path / "r.run")
+    with pytest.raises(SemrelError, match=rf"^doc id {re.escape(repr(bad))} is empty or contains whitespace"):
+        write_qrels(Qrels(pa.array(["q1"] * len(docs)), pa.array(docs), np.ones(len(docs), dtype=np.int64)), tmp_path / "q.txt")
+    assert not (tmp_path / "r.run").exists() and not (tmp_path / "q.txt").exists()
+
+
+def test_writers_refuse_a_query_id_opening_with_a_hash_in_a_later_block(tmp_path):
+    queries = ["q1"] * 40_000 + ["#q2"]
+    run = Run(pa.array(queries), pa.array([f"d{i}" for i in range(len(queries))]), np.ones(len(queries)), "r")
+    with pytest.raises(SemrelError, match=r"^query id '#q2' starts with '#'"):
+        write_run(run, tmp_path / "r.run")
