@@ -44,8 +44,9 @@
 
   function render(state) {
     const p = state.progress;
-    const share = p.total ? Math.round((100 * p.done) / p.total) : 100;
-    $("progress").textContent = `${p.done}/${p.total} reviewed (${share}%) · yours ${p.mine} · flagged ${p.flagged}`;
+    // pairs with a human grade, as `semrel review stats` counts them; a skipped pair keeps its derived label, so it is told apart
+    const share = p.total ? Math.round((100 * p.graded) / p.total) : 100;
+    $("progress").textContent = `${p.graded}/${p.total} graded (${share}%) · ${p.skipped} skipped · yours ${p.mine} · flagged ${p.flagged}`;
     show(state.message);
     current = state.task;
     $("done").hidden = current !== null;

@@ -74,7 +74,7 @@ def test_grade_undo_skip_quit_restart_and_resume(browser, tmp_path):
     with Server(db, pool) as server:  # highlights on: the screenshot shows them
         page = open_review(browser, server, "alice")
         page.wait_for_selector("#chunk mark", timeout=120_000)
-        assert page.inner_text("#progress").startswith("0/12 reviewed")
+        assert page.inner_text("#progress") == "0/12 graded (0%) · 0 skipped · yours 0 · flagged 0"
         assert "proposed grade" in page.inner_text("#judge")
         page.screenshot(path=str(tmp_path / "review-web.png"), full_page=True)
         first = shown(page)
@@ -106,7 +106,8 @@ def test_grade_undo_skip_quit_restart_and_resume(browser, tmp_path):
     with Server(db, None, "--no-highlight") as server:  # restarted; the files are not needed to resume
         page = open_review(browser, server, "alice")
         assert shown(page) == fourth  # held by alice before she quit
-        assert page.inner_text("#progress").startswith("3/12 reviewed (25%) · yours 3")
+        # a skip is no grade: counted apart, as `review stats` counts (it said "3/12 reviewed (25%)")
+        assert page.inner_text("#progress") == "2/12 graded (17%) · 1 skipped · yours 3 · flagged 1"
         page.goto(server.base + "/recent")
         rows = page.locator("table.recent tbody tr")
         assert rows.count() == 3 and rows.nth(0).locator("td.grade").inner_text() == "1"
@@ -121,6 +122,20 @@ def test_grade_undo_skip_quit_restart_and_resume(browser, tmp_path):
         assert page.locator("#changed").count() == 0 and page.locator("tr.changed").count() == 0
     assert decisions(db) == made + [("alice", "undo", None) + third, ("alice", "grade", 0) + third]
     assert query(db, "SELECT count(*) FROM live WHERE reviewer = 'alice'") == [(3,)]
+
+
+def test_the_progress_line_counts_graded_pairs_as_review_stats_does_and_skips_apart(browser, tmp_path):
+    """A grade and a skip read "2/12 reviewed (17%)" where the stats page said 1 of 12 pairs has a human grade."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice")
+        press(page, "1")
+        with page.expect_response("**/api/decide") as answer:
+            press(page, "s")
+        assert answer.value.json()["progress"] == {"total": 12, "done": 2, "mine": 2, "flagged": 0, "graded": 1, "skipped": 1}
+        assert page.inner_text("#progress") == "1/12 graded (8%) · 1 skipped · yours 2 · flagged 0"
+        page.goto(server.base + "/stats")
+        assert page.inner_text("#reviewed") == "1 of 12 pairs have a human grade"
 
 
 @pytest.mark.slow
@@ -350,7 +365,7 @@ def test_enter_or_space_after_clicking_a_grade_button_grades_nothing(browser, tm
         page.keyboard.press(" ")
         page.keyboard.press("Enter")
         page.wait_for_timeout(500)
-        assert shown(page) == second and page.inner_text("#progress").startswith("1/12 reviewed")
+        assert shown(page) == second and page.inner_text("#progress").startswith("1/12 graded")
     assert query(db, "SELECT count(*) FROM decisions") == [(1,)]
 
 

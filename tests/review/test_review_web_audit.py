@@ -567,10 +567,25 @@ def test_the_end_of_the_queue_counts_pairs_another_reviewer_still_holds(tmp_path
     assert state["end"] is None
     while state["task"] is not None:
         state = decide(alice, csrf, {"action": "grade", "task_id": state["task"]["id"], "grade": 1}).get_json()
-    assert state["progress"] == {"total": 12, "done": 11, "mine": 11, "flagged": 0}
+    assert state["progress"] == {"total": 12, "done": 11, "mine": 11, "flagged": 0, "graded": 11, "skipped": 0}
     assert state["end"].startswith("no pair is free for you now: 1 pair of the 12 is not decided yet but held by other reviewers")
     bob_state = decide(bob, bob_csrf, {"action": "skip", "task_id": held(bob)["id"]}).get_json()
-    assert bob_state["task"] is None and bob_state["end"] == "all 12 tasks are reviewed"
+    assert bob_state["task"] is None
+    assert bob_state["end"] == "all 12 tasks are reviewed, 1 of them skipped (a skipped pair keeps its derived label)"
+
+
+def test_progress_counts_the_pairs_with_a_human_grade_as_review_stats_does_and_skips_apart(tmp_path):
+    """The page's progress counted a skipped pair as reviewed ("2/12 reviewed" after a grade and a skip) where
+    `review stats` says 1 of 12 pairs has a human grade; the skip stays in the queue's done (the pair is not offered again)."""
+    app, db = new_app(tmp_path)
+    alice, csrf = signed_in(app, "alice")
+    first = held(alice)
+    decide(alice, csrf, {"action": "grade", "task_id": first["id"], "grade": 1})
+    second = held(alice)
+    state = decide(alice, csrf, {"action": "skip", "task_id": second["id"]}).get_json()
+    assert state["progress"] == {"total": 12, "done": 2, "mine": 2, "flagged": 0, "graded": 1, "skipped": 1}
+    assert state["task"]["id"] not in (first["id"], second["id"])
+    assert review_stats(db).reviewed == state["progress"]["graded"]
 
 
 def test_the_stats_page_of_a_blind_review_leaves_out_agreement_with_the_judge(tmp_path):

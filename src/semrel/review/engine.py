@@ -198,9 +198,11 @@ def flagged_pairs(conn: sqlite3.Connection, reviewer: str) -> int:
 @dataclass(frozen=True)
 class Progress:
     total: int  # tasks in the queue
-    done: int  # tasks with a standing decision by anyone
+    done: int  # tasks with a standing decision by anyone, grade or skip: the queue has no more to offer them
     mine: int  # standing decisions by this reviewer
     flagged: int  # tasks this reviewer flagged
+    graded: int  # tasks with a standing grade by anyone: what `review stats` counts as reviewed (a skip keeps the derived label)
+    skipped: int  # tasks done by skips alone: done, but with no human grade
 
 
 def queue_end(progress: Progress) -> str:
@@ -209,7 +211,8 @@ def queue_end(progress: Progress) -> str:
     lacks them, so they are counted, not called reviewed."""
     held = progress.total - progress.done
     if held <= 0:
-        return f"all {progress.total} tasks are reviewed"
+        skipped = f", {progress.skipped} of them skipped (a skipped pair keeps its derived label)" if progress.skipped else ""
+        return f"all {progress.total} tasks are reviewed{skipped}"
     return (f"no pair is free for you now: {quantity(held, 'pair')} of the {progress.total} {agreeing(held, 'are')} not decided yet "
             f"but held by other reviewers (a pair shown to one is held for {CLAIM_SECONDS / 60:.0f} minutes); "
             "come back later for those they leave")
@@ -378,11 +381,12 @@ class Session:
         return task
 
     def progress(self) -> Progress:
+        done, graded = self.conn.execute(  # in one read: a grade committed between two would count in one only
+            "SELECT count(DISTINCT task_id), count(DISTINCT CASE WHEN kind = 'grade' THEN task_id END) FROM live").fetchone()
         return Progress(
-            total=self._count("SELECT count(*) FROM tasks"),
-            done=self._count("SELECT count(DISTINCT task_id) FROM live"),
+            total=self._count("SELECT count(*) FROM tasks"), done=done,
             mine=self._count("SELECT count(*) FROM live WHERE reviewer = ?", self.reviewer),
-            flagged=flagged_pairs(self.conn, self.reviewer),
+            flagged=flagged_pairs(self.conn, self.reviewer), graded=graded, skipped=done - graded,
         )
 
     def _count(self, sql: str, *args: Any) -> int:
