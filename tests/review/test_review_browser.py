@@ -32,10 +32,10 @@ def browser():
         browser.close()
 
 
-def open_review(browser, server: Server, name: str, shading: list | None = None):
+def open_review(browser, server: Server, name: str, shading: list | None = None, viewport: tuple[int, int] = (1100, 900)):
     """A fresh browser session signed in as `name`, showing its first task; with `shading`, every chunk is shaded
     with those segments as if the server had computed them (no model needed)."""
-    page = browser.new_context(viewport={"width": 1100, "height": 900}).new_page()
+    page = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}).new_page()
     if shading is not None:
         def shaded(route):
             response = route.fetch()
@@ -237,7 +237,9 @@ def test_on_a_phone_long_ids_and_words_wrap_and_every_button_is_large_enough_to_
 def test_on_a_phone_the_grade_keys_are_in_sight_under_a_long_answer_and_cover_no_text_once_scrolled_to(browser, tmp_path):
     """At 390 x 844 a long reference answer put the grade keys below the fold: each pair needed a scroll to grade."""
     answer = "Remove the wheel, take out the tube, find the hole by pumping it up and listening, then patch it. " * 5
-    pool = write_judged(tmp_path / "pool", {"c1": "Patch the tube.", "c2": "short"}, {"q1": ("How do I repair a puncture?", answer)},
+    # the answer scrolls in its own box past 20% of the screen: a long chunk runs the texts past the fold
+    chunk = "Lift the tyre off the rim with two levers, then pull the tube out and look for the hole. " * 8
+    pool = write_judged(tmp_path / "pool", {"c1": chunk, "c2": "short"}, {"q1": ("How do I repair a puncture?", answer)},
                         {("q1", "c1"): 0.6, ("q1", "c2"): 0.6})
     with Server(str(tmp_path / "r.sqlite"), pool, "--no-highlight") as server:
         page = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True).new_page()
@@ -257,6 +259,42 @@ def test_on_a_phone_the_grade_keys_are_in_sight_under_a_long_answer_and_cover_no
         assert page.evaluate("document.documentElement.scrollWidth") == 390
         page.tap("#keys button[data-key='1']")
         page.wait_for_function("n => window.semrelReview.roundTrips.length > n", arg=0)
+
+
+KEYS_IN_SIGHT = """([width, height]) => [...document.querySelectorAll("#keys button")].every((button) => {
+  const b = button.getBoundingClientRect();
+  return b.top >= 0 && b.left >= 0 && b.bottom <= height && b.right <= width
+    && document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2) === button;
+})"""
+
+
+@pytest.mark.parametrize("viewport", [(1280, 800), (390, 844)], ids=["laptop", "phone"])
+def test_a_long_query_and_answer_scroll_in_their_own_boxes_and_the_grade_keys_stay_in_sight(browser, tmp_path, viewport):
+    """A 3,000-word query and answer were shown whole: at 1280 x 800 the grade keys were 16,000 px down the page (a long
+    chunk under short texts put them past the fold too); on a phone the chunk was 58,000 px down."""
+    asked = " ".join(f"query{i}" for i in range(3000)), " ".join(f"answer{i}" for i in range(3000))
+    chunks = {"c1": "A short chunk about tubes.", "c2": " ".join(f"chunk{i}" for i in range(3000))}
+    pool = write_judged(tmp_path / "pool", chunks, {"q1": asked}, {("q1", c): 0.6 for c in chunks})
+    with Server(str(tmp_path / "r.sqlite"), pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice", viewport=viewport)
+        for _ in chunks:  # the short chunk and the long one, in the queue's order: the keys in sight under both
+            assert page.evaluate(KEYS_IN_SIGHT, list(viewport))
+            chunk = page.locator("#chunk").bounding_box()
+            assert chunk["y"] < viewport[1]  # the chunk starts on the first screen, not below 3,000 words of query
+            assert page.evaluate("document.documentElement.scrollWidth") == viewport[0]
+            # every word is there, in a box of its own that scrolls, by keyboard too: Tab from the pair reaches it, End
+            # scrolls it to its last line, and the grade keys still grade from there
+            page.focus("#pair")
+            for box, text in zip(("query", "answers"), asked):
+                assert page.text_content(f"#{box}") == text
+                page.keyboard.press("Tab")
+                assert page.evaluate("document.activeElement.id") == box
+                page.keyboard.press("End")
+                page.wait_for_function("id => { const e = document.getElementById(id);"
+                                       " return e.scrollTop > 0 && e.scrollTop + e.clientHeight >= e.scrollHeight - 1; }", arg=box)
+            press(page, "1")
+        assert page.inner_text("#progress").startswith("2/2 graded")
+    assert [d[:4] for d in decisions(str(tmp_path / "r.sqlite"))] == [("alice", "grade", 1, "q1")] * 2
 
 
 TEXT_COLOURS = """() => [...document.querySelectorAll("main *")].filter((e) => e.offsetParent !== null
