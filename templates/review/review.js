@@ -9,7 +9,7 @@
   const root = document.getElementById("review");
   if (!root) return;
   const config = JSON.parse(root.dataset.config);
-  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  let csrf = document.querySelector('meta[name="csrf-token"]').content;
   const $ = (id) => document.getElementById(id);
   const roundTrips = [];
   window.semrelReview = { roundTrips };
@@ -33,8 +33,43 @@
     }
     if (response.status === 401) { window.location.assign("/"); throw new Error("signed out"); }
     const data = await response.json().catch(() => ({ error: `the server answered ${response.status}` }));
-    if (!response.ok) throw new Error(data.error || `the server answered ${response.status}`);
+    if (!response.ok) {  // its status goes with it: a 403 is a refusal before anything was written (send)
+      throw Object.assign(new Error(data.error || `the server answered ${response.status}`), { status: response.status });
+    }
     return data;
+  }
+
+  // Sessions live in the server's memory: after a restart this page's session is gone, and a decision is refused (403)
+  // before anything is written. Where the page opens without a link's secret, it signs in again under its name, as a
+  // person would, and the decision is sent again: it carries its pair's ids, which the server checks, so it lands on the
+  // pair shown or nowhere. A session ended on the same server (a sign-out, another name signed in here) stays ended.
+  async function reopen() {
+    try {
+      let now = await call("GET", "/api/session");
+      if (now.boot === config.boot || (now.reviewer !== null && now.reviewer !== config.reviewer)) return false;
+      if (now.reviewer === null) {  // not signed in again by another tab of this browser yet
+        const body = new URLSearchParams({ name: config.reviewer });
+        const headers = { "X-CSRF-Token": now.csrf };
+        await fetch("/login", { method: "POST", headers, body, redirect: "manual", credentials: "same-origin" });
+        now = await call("GET", "/api/session");
+        if (now.reviewer !== config.reviewer) return false;
+      }
+      csrf = now.csrf;
+      config.boot = now.boot;
+      $("logout").elements.csrf_token.value = csrf;
+      return true;
+    } catch { return false; }
+  }
+
+  async function send(body) {
+    try {
+      return await call("POST", "/api/decide", body);
+    } catch (error) {
+      if (error.status !== 403) throw error;
+      if (await reopen()) return call("POST", "/api/decide", body);
+      error.message = `this ${body.action} was not saved (every decision before it was): ${error.message}`;
+      throw error;
+    }
   }
 
   function show(message, error = false) {  // an error reads "error: ..." to a screen reader too, not only in another colour
@@ -46,7 +81,8 @@
     const p = state.progress;
     // pairs with a human grade, as `semrel review stats` counts them; a skipped pair keeps its derived label, so it is told apart
     const share = p.total ? Math.round((100 * p.graded) / p.total) : 100;
-    $("progress").textContent = `${p.graded}/${p.total} graded (${share}%) · ${p.skipped} skipped · yours ${p.mine} · flagged ${p.flagged}`;
+    $("progress").textContent = `${p.graded}/${p.total} graded (${share}%) · ${p.skipped} skipped · yours ${p.mine}`
+      + ` · flagged ${p.flagged}`;
     show(state.message);
     current = state.task;
     $("done").hidden = current !== null;
@@ -110,8 +146,9 @@
     if (busy || (current === null && action !== "undo")) return false;
     busy = true;
     try {
-      const body = { action, task_id: current && current.id, shown: current && current.shown, seconds: (performance.now() - shownAt) / 1000, ...extra };
-      render(await call("POST", "/api/decide", body));
+      const body = { action, task_id: current && current.id, pair: current && [current.query_id, current.chunk_id],
+        shown: current && current.shown, seconds: (performance.now() - shownAt) / 1000, ...extra };
+      render(await send(body));
       // a clicked button let go of the focus (below): it goes to the pair shown, where a screen reader reads it and Tab goes on
       if (document.activeElement === document.body) (current === null ? $("done") : $("pair")).focus();
       if (pressedAt !== undefined) {

@@ -158,6 +158,70 @@ def test_a_decision_the_stopped_server_never_answered_is_said_maybe_unsaved_and_
     assert query(db, "SELECT count(*) FROM decisions") == [(0,)]
 
 
+def test_a_grade_pressed_after_a_restart_signs_in_again_and_is_stored_once(browser, tmp_path):
+    """Sessions live in the server's memory: a grade pressed after a restart, the page not reloaded, was refused ("this
+    page is out of date ...: reload it"), to be pressed again after signing in."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice")
+        first, port = shown(page), server.base.rsplit(":", 1)[1]
+        press(page, "1")
+        second = shown(page)
+    with Server(db, None, "--no-highlight", "--port", port):  # stopped and started again: every session is gone
+        with page.expect_request("**/api/session"):  # it went the way of a restart, not past it
+            press(page, "0")
+        assert page.inner_text("#message") == "" and shown(page) not in (first, second)
+        assert page.inner_text("#progress") == "2/12 graded (17%) · 0 skipped · yours 2 · flagged 0"
+        page.keyboard.press("q")  # the sign-out form carries the new session's token too
+        page.wait_for_selector("#name")
+    assert decisions(db) == [("alice", "grade", 1) + first, ("alice", "grade", 0) + second]
+
+
+@pytest.mark.slow
+def test_a_page_signed_out_in_another_tab_is_not_signed_in_again_and_says_nothing_was_saved(browser, tmp_path):
+    """Signing in again is for a restart only: a sign-out (or another name signed in) in another tab of the browser on the
+    same server stays, and the grade pressed in the stale tab is said not saved, with what to do."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    with Server(db, pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice")
+        other = page.context.new_page()
+        other.goto(server.base + "/")
+        other.keyboard.press("q")
+        other.wait_for_selector("#name")
+        page.keyboard.press("1")
+        page.wait_for_selector("#message.error")
+        assert page.inner_text("#message") == ("error: this grade was not saved (every decision before it was): this page is "
+                                               "out of date (the review server restarted, or someone signed in again in this "
+                                               "browser): reload it")
+        other.reload()
+        assert other.locator("#name").count() == 1  # still signed out
+    assert decisions(db) == []
+
+
+@pytest.mark.slow
+def test_after_a_restart_a_page_opened_with_the_token_link_says_to_open_it_again_and_that_nothing_was_saved(browser, tmp_path):
+    """With --token the page holds no secret to sign in again with: the grade is refused, said not saved, with what to do."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    token = {"SEMREL_REVIEW_SERVE_TOKEN": "s3cret-token"}
+    with Server(db, pool, "--no-highlight", env=token) as server:
+        page = open_review(browser, server, "alice")
+        first, port = shown(page), server.base.rsplit(":", 1)[1]
+    with Server(db, None, "--no-highlight", "--port", port, env=token) as server:
+        page.keyboard.press("1")
+        page.wait_for_selector("#message.error")
+        assert page.inner_text("#message") == (
+            "error: this grade was not saved (every decision before it was): this review needs the link with its access token: "
+            "open the link you were given again (the review server signs everyone out when it restarts), or ask whoever started it "
+            "for the link")
+        page.goto(server.link)
+        page.fill("#name", "alice")
+        page.press("#name", "Enter")
+        page.wait_for_selector("#chunk[data-task-id]")
+        assert shown(page) == first  # held for her: graded now, once
+        press(page, "1")
+    assert decisions(db) == [("alice", "grade", 1) + first]
+
+
 @pytest.mark.slow
 def test_a_note_the_stopped_server_never_saved_is_kept_to_send_again_after_the_restart(browser, tmp_path):
     """The note field was hidden at Enter and emptied when opened again: a note sent while the server was down (or

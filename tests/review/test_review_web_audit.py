@@ -685,3 +685,34 @@ def test_recent_decisions_shorten_a_long_query_as_they_do_a_long_chunk(tmp_path)
     row = re.search(r"<tbody>(.*)</tbody>", alice.get("/recent").get_data(as_text=True), re.S).group(1)
     texts = re.findall(r'<bdi dir="auto">([^<]*)</bdi>', row)
     assert texts == ["why " * 58 + "why...", "word " * 46 + "word..."]  # cut at a space within 240 characters
+
+
+def test_a_decision_sent_with_the_ids_of_another_pair_is_refused_and_stores_nothing(tmp_path):
+    """After a restart the page signs in again and sends its decision again (review.js reopen): its task id alone, with
+    another database served since at that address, may name another pair, so the ids shown go with it and are checked."""
+    app, db = new_app(tmp_path)
+    alice, csrf = signed_in(app, "alice")
+    task = held(alice)
+    answer = decide(alice, csrf, {"action": "grade", "task_id": task["id"], "pair": [task["query_id"], "c99"], "grade": 1})
+    assert answer.status_code == 409 and answer.get_json()["error"] == (
+        f"task {task['id']} is not the pair this page shows ({task['query_id']} / c99; the review database changed): "
+        "nothing was saved; reload the page")
+    for bad in (f"{task['query_id']}/{task['chunk_id']}", [task["query_id"]], [task["query_id"], 3], {"q": "c"}):
+        answer = decide(alice, csrf, {"action": "skip", "task_id": task["id"], "pair": bad})
+        assert answer.status_code == 400 and answer.get_json()["error"] == "pair must be the query id and chunk id shown, two strings"
+    assert query(db, "SELECT count(*) FROM decisions") == [(0,)]
+    pair = [task["query_id"], task["chunk_id"]]
+    assert decide(alice, csrf, {"action": "grade", "task_id": task["id"], "pair": pair, "grade": 1}).status_code == 200
+    assert query(db, "SELECT task_id, kind, grade FROM decisions") == [(task["id"], "grade", 1)]
+
+
+def test_the_session_answer_gives_the_page_what_it_signs_in_again_with_after_a_restart(tmp_path):
+    """The start of the server tells a restart (a new session for a page shown before it) from a session ended on it."""
+    app, db = new_app(tmp_path)
+    alice, csrf = signed_in(app, "alice")
+    config = json.loads(html.unescape(re.search(r"data-config='([^']+)'", alice.get("/").get_data(as_text=True)).group(1)))
+    assert config["reviewer"] == "alice"
+    assert alice.get("/api/session").get_json() == {"boot": config["boot"], "csrf": csrf, "reviewer": "alice"}
+    restarted = create_app(WebSettings(db, secret="test"))  # the same database, started again
+    fresh = restarted.test_client().get("/api/session").get_json()
+    assert fresh["reviewer"] is None and fresh["boot"] != config["boot"] and fresh["csrf"] not in ("", csrf)

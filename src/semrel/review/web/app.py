@@ -10,6 +10,7 @@ import hashlib
 import json
 import math
 import re
+import secrets
 import sqlite3
 import threading
 from dataclasses import dataclass, field
@@ -72,6 +73,7 @@ def create_app(settings: WebSettings) -> Flask:
         labelling = labelling_of(conn)
     highlights = Highlights(settings.highlighter, HIGHLIGHT_WAITING) if settings.highlighter and not settings.blind else None
     app.extensions["semrel_highlights"] = highlights
+    boot = secrets.token_urlsafe(16)  # this start of the server: a page shown before it finds its session gone by a restart
 
     def connection() -> sqlite3.Connection:
         if getattr(connections, "conn", None) is None:
@@ -150,7 +152,8 @@ def create_app(settings: WebSettings) -> Flask:
     def index() -> Any:
         if "reviewer" not in session:
             return render_template("login.html", fixed=session.get("link"))
-        config = {"grades": grade_keys(labelling), "notes": list(note_keys(labelling)), "top": labelling.max_grade}
+        config = {"grades": grade_keys(labelling), "notes": list(note_keys(labelling)), "top": labelling.max_grade,
+                  "reviewer": session["reviewer"], "boot": boot}
         return render_template("review.html", reviewer=session["reviewer"], config=config)
 
     @app.post("/login")
@@ -211,6 +214,12 @@ def create_app(settings: WebSettings) -> Flask:
     def current() -> Any:
         return state()
 
+    @app.get("/api/session")
+    def session_state() -> Any:
+        """What a page shown before a restart needs to sign in again under its name (review.js reopen): this start, the
+        session's CSRF token (as the page's meta gives it; another site cannot read the answer) and who is signed in."""
+        return jsonify(boot=boot, csrf=g.csrf, reviewer=session.get("reviewer"))
+
     @app.post("/api/decide")
     def decide() -> Any:
         body = json_body()
@@ -226,10 +235,16 @@ def create_app(settings: WebSettings) -> Flask:
         task_id = integer(body.get("task_id"), "task_id", 1, MAX_ID, strict=True)
         grade = integer(body.get("grade"), "grade", 0, labelling.max_grade, strict=True) if action == "grade" else 0
         text = note_text(body.get("text", "")) if action == "note" else ""
+        pair = body.get("pair")  # the ids the page shows: a task id of another database (served since at this address) is another pair
+        if pair is not None and not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(i, str) for i in pair)):
+            abort(400, "pair must be the query id and chunk id shown, two strings")
         seconds = body.get("seconds")
         seconds = (float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
                    and math.isfinite(seconds) and seconds >= 0 else None)
         task = s.task(task_id)
+        if pair is not None and pair != [safe(task.query_id), safe(task.chunk_id)]:
+            abort(409, f"task {task.id} is not the pair this page shows ({safe(pair[0])} / {safe(pair[1])}; the review database "
+                  "changed): nothing was saved; reload the page")
         shown = body.get("shown")  # the hash of the texts the page showed: refreshed since, the decision is stale on the new ones
         if shown is not None:
             if not (isinstance(shown, str) and SHOWN_HASH.fullmatch(shown)):
