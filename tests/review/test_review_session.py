@@ -51,6 +51,8 @@ def test_session_end_to_end(tmp_path, cli):
     assert "undid your decision" in first.stdout and "note saved" in first.stdout and "flagged" in first.stdout
     assert "judge: P" in first.stdout and "proposed grade" in first.stdout
     assert "saved; 3 decisions this session" in first.stdout  # four grades and a skip, one grade undone
+    # the header counts what `review stats` counts, the skip apart (it said "3/12 reviewed" after two grades and a skip)
+    assert "alice · 2/12 graded (17%) · 1 skipped · yours 3 · " in first.stdout
     decided = live(db)
     assert [kind for _, kind, _ in decided] == ["grade", "grade", "skip"]
     assert [grade for _, _, grade in decided] == [1, 1, None]
@@ -71,7 +73,7 @@ def test_session_end_to_end(tmp_path, cli):
     first_query = re.search(r"query (\S+) ", second.stdout).group(1)
     first_chunk = re.search(r"chunk (\S+) ", second.stdout).group(1)
     assert f"{first_query}/{first_chunk}" == shown_next
-    assert "3/12 reviewed" in second.stdout.splitlines()[0]
+    assert "2/12 graded (17%) · 1 skipped" in second.stdout.splitlines()[0]
     assert "all 12 tasks are reviewed" in second.stdout
     decided = live(db)
     assert len(decided) == 12 and sum(kind == "skip" for _, kind, _ in decided) == 1
@@ -134,7 +136,7 @@ def test_enter_between_keys_is_passed_over(tmp_path, cli):
     result = start(cli, pool, db, "erin", "1\n0\r\nq\n")
     assert result.exit_code == 0, result.output
     assert "unknown key" not in result.stdout
-    assert result.stdout.count("reviewed (") == 3  # two pairs graded, the third shown once before q
+    assert result.stdout.count("graded (") == 3  # two pairs graded, the third shown once before q
     assert [(kind, grade) for _, kind, grade in live(db)] == [("grade", 1), ("grade", 0)]
 
 
@@ -1141,7 +1143,7 @@ def test_a_name_typed_with_spaces_around_or_doubled_is_the_same_reviewer_at_the_
     assert start(cli, pool, db, "alice smith", "1q").exit_code == 0
     again = start(cli, None, db, " alice  smith ", "0q")  # as the page's sign-in records it: "alice smith"
     assert again.exit_code == 0, again.output
-    assert "1/12 reviewed" in again.stdout.splitlines()[0] and "yours 1" in again.stdout.splitlines()[0]
+    assert "1/12 graded" in again.stdout.splitlines()[0] and "yours 1" in again.stdout.splitlines()[0]
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT name FROM reviewers").fetchall() == [("alice smith",)]
         assert conn.execute("SELECT DISTINCT reviewer FROM decisions").fetchall() == [("alice smith",)]
