@@ -21,7 +21,8 @@ from semrel.formats.files import StampMemo, allow_rewrite, atomic_writer, check_
 # Paths that are neither inputs nor outputs to compare: pick rewrites --golden in place (on purpose,
 # with a journal), split writes a folder of parts (checked by name before it works), caches are folders.
 PLAIN_PATHS = {("golden", "pick", "golden"), ("golden", "split", "output_dir"),
-               ("golden", "pick", "cache_dir"), ("judge", "cache_dir"), ("retrieve", "cache_dir")}
+               ("golden", "pick", "cache_dir"), ("judge", "cache_dir"), ("retrieve", "cache_dir"), ("fill", "cache_dir"),
+               ("eval", "cache_dir")}
 
 
 def leaves(group: click.Group, ctx: click.Context, prefix: tuple[str, ...] = ()):

@@ -166,10 +166,12 @@ def test_a_fill_run_from_another_folder_uses_the_judges_cache(pipeline, tmp_path
 
 
 @pytest.mark.slow
-def test_fill_takes_cache_and_no_cache_as_judge_does(pipeline, tmp_path, monkeypatch):
-    """fill took no cache option: it always used the judge's cache, and where that could not be opened its
-    message said `--cache DIR or --no-cache`, which fill did not take. --cache DIR encodes into DIR (a later fill
-    reads every text from it), --no-cache opens no cache, and an unusable cache names both options."""
+@pytest.mark.parametrize("command", ["fill", "eval"])
+def test_fill_takes_cache_and_no_cache_as_judge_does(pipeline, tmp_path, monkeypatch, command):
+    """fill (and eval --fill-judgments) took no cache option: it always used the judge's cache, and where that could
+    not be opened its message said `--cache DIR or --no-cache`, which neither took (eval's said `cache='DIR'`). --cache
+    DIR encodes into DIR (a later fill reads every text from it), --no-cache opens no cache, and an unusable cache names
+    both options."""
     import sqlite3
 
     from semrel.judging import judge as judge_module
@@ -198,6 +200,9 @@ def test_fill_takes_cache_and_no_cache_as_judge_does(pipeline, tmp_path, monkeyp
             path.write_bytes(data)
         opened.clear()
         encoded.clear()
+        if command == "eval":
+            return run("eval", tmp_path / "pool.qrels", f / "reverse.run", "--fill-judgments", judgments, "--corpus", f / "corpus.jsonl",
+                       "--golden", f / "golden.jsonl", "--fill-depth", "4", *options)
         return run("fill", tmp_path / "pool.qrels", f / "reverse.run", "--judgments", judgments, "--corpus", f / "corpus.jsonl",
                    "--golden", f / "golden.jsonl", "--depth", "4", "-o", tmp_path / "filled.qrels", *options)
 
@@ -217,6 +222,9 @@ def test_fill_takes_cache_and_no_cache_as_judge_does(pipeline, tmp_path, monkeyp
     (judges / "embeddings.sqlite").mkdir()
     assert_one_error(fill_again(), f"{judges / 'embeddings.sqlite'}: cannot open the embedding cache", "; pass --cache DIR or --no-cache")
     assert fill_again("--no-cache").exit_code == 0
+    if command == "eval":  # the cache is the fill's: without --fill-judgments it would be ignored in silence
+        assert_one_error(run("eval", tmp_path / "pool.qrels", f / "reverse.run", "--cache", mine),
+                         "--cache and --no-cache go with --fill-judgments", code=2)
 
 
 @pytest.mark.slow

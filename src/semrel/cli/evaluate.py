@@ -16,8 +16,8 @@ from ..formats import read_qrels
 from ..formats.tables import FORMATS
 from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand, warn
-from .fill import fill_and_report
-from .options import cutting_options, measures_option, places_option, typed
+from .fill import FILL_CACHE, fill_and_report
+from .options import cutting_options, embedding_cache_options, measures_option, one_cache_choice, places_option, typed
 from .paths import database_path, input_path, output_path
 
 
@@ -58,6 +58,7 @@ from .paths import database_path, input_path, output_path
               help="golden.jsonl (reference answers), for --fill-judgments.")
 @click.option("--fill-depth", type=click.IntRange(min=1), default=10, show_default=True, help="Holes filled per query and run.")
 @click.option("--filled-qrels", type=output_path(), default=None, help="Also write the completed qrels here (with a manifest).")
+@embedding_cache_options(FILL_CACHE, " for --fill-judgments")
 @click.option("-Z", "--zscores", type=input_path(exists=True, dir_okay=False), metavar="FILE",
               help="Standardise each query's values with the 'qid measure mean stddev' lines of FILE (trec_eval -Z).")
 @click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
@@ -67,7 +68,7 @@ from .paths import database_path, input_path, output_path
               help="A review database: show each value next to its estimate corrected by the reviewed random "
                    "sample, with a 95% interval (prediction-powered inference; see `semrel estimate`).")
 def eval_command(qrels, runs, measures, per_query, no_summary, rel_level, complete, relation, judged_only, depth, num_docs, doc_level,
-                 corpus, fill_judgments, golden, fill_depth, filled_qrels, zscores, fmt, places, reviewed):
+                 corpus, fill_judgments, golden, fill_depth, filled_qrels, cache_dir, no_cache, zscores, fmt, places, reviewed):
     """Score RUNS (TREC run files, or ranx's Parquet or .json) on QRELS with trec_eval's exact semantics.
 
     Queries in QRELS that a run lacks score 0 and count in the mean (trec_eval -c);
@@ -80,6 +81,9 @@ def eval_command(qrels, runs, measures, per_query, no_summary, rel_level, comple
     measures = relation_measures(relation, measures, "official" if fmt == "trec" else DEFAULT_MEASURES, plain, "-Z" if zscores else "")
     if not fill_judgments and typed("fill_depth"):  # ignored in silence before
         raise UsageError("--fill-depth goes with --fill-judgments: it is how deep each run's holes are filled")
+    if not fill_judgments and (typed("cache_dir") or no_cache):
+        raise UsageError("--cache and --no-cache go with --fill-judgments: they are the embedding cache its judging uses")
+    one_cache_choice(no_cache)
     if no_summary and fmt == "trec" and len(runs) > 1:
         raise UsageError("-n with -f trec prints lines that do not name their run: give one run, or another --format")
     per_query = per_query or no_summary
@@ -111,7 +115,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, rel_level, comple
             raise UsageError("--fill-judgments judges chunks against reference answers: give --corpus and --golden")
         if doc_level:
             raise UsageError("--fill-judgments fills chunk qrels; it does not go with --doc-level")
-        filled = fill_and_report(qrels, runs, fill_judgments, corpus, golden, fill_depth, filled_qrels)
+        filled = fill_and_report(qrels, runs, fill_judgments, corpus, golden, fill_depth, filled_qrels, False if no_cache else cache_dir)
         completed, loaded = filled.qrels, filled.runs
     elif golden or filled_qrels:
         raise UsageError("--golden and --filled-qrels go with --fill-judgments")

@@ -12,6 +12,8 @@ from .base import SemrelCommand, warn
 from .options import embedding_cache_options, one_cache_choice
 from .paths import input_path, output_path
 
+FILL_CACHE = "the judge's, as the judgments' manifest records it (none if it used none), where found; else the user cache dir"
+
 
 def fill_and_report(qrels: str, runs: Sequence[str], judgments: str, corpus: str, golden: str, depth: int,
                     output: str | None = None, cache: str | bool | None = None):
@@ -38,7 +40,7 @@ def fill_and_report(qrels: str, runs: Sequence[str], judgments: str, corpus: str
 @click.option("--golden", required=True, type=input_path(exists=True, dir_okay=False), help="golden.jsonl (reference answers).")
 @click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True, help="Fill each run's top DEPTH chunks per query.")
 @click.option("-o", "--output", required=True, type=output_path(), help="The completed qrels to write (with a manifest).")
-@embedding_cache_options("the judge's, as JUDGMENTS' manifest records it (none if it used none), where found; else the user cache dir")
+@embedding_cache_options(FILL_CACHE)
 def fill_command(qrels, runs, judgments, corpus, golden, depth, output, cache_dir, no_cache):
     """Judge the holes of QRELS in the top DEPTH of RUNS and write the completed qrels.
 

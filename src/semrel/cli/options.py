@@ -164,15 +164,15 @@ def typed(name: str) -> bool:
     return context is not None and context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
 
 
-def embedding_cache_options(default: str) -> Callable:
-    """--cache DIR / --no-cache of the embedding cache (encoding.cache), shared by judge and fill, whose default folders
-    differ (`default` says which); the command receives cache_dir and no_cache, and passes the library
-    `cache=False if no_cache else cache_dir` after one_cache_choice."""
+def embedding_cache_options(default: str, use: str = "") -> Callable:
+    """--cache DIR / --no-cache of the embedding cache (encoding.cache), shared by judge, fill and eval (`use`: for
+    --fill-judgments), whose default folders differ (`default` says which); the command receives cache_dir and no_cache,
+    and passes the library `cache=False if no_cache else cache_dir` after one_cache_choice."""
 
     def decorate(command: Callable) -> Callable:
         for option in reversed([
             click.option("--cache", "cache_dir", type=FolderPath(), default=None, show_envvar=True,
-                         help=f"Embedding cache folder [default: {default}]."),
+                         help=f"Embedding cache folder{use} [default: {default}]."),
             click.option("--no-cache", is_flag=True, help="Neither read nor write the embedding cache."),
         ]):
             command = option(command)
