@@ -1,0 +1,61 @@
+"""Peak memory and CPU time of `semrel label` (binary and --graded) on a large judgments file.
+
+    python bench/label_memory.py [--rows 1000000]
+
+Writes `--rows` synthetic judgments to a temporary folder, shaped like the judge's: about 20 pairs
+a query, ids as in the bench-labels sets ("316", "1570#18"), sources joined by commas, p and the
+features for most pairs; the queries of about 2% have neither (no null sample: they take the
+R >= 0.70 fallback). Each command runs in its own process (`os.wait4` gives that process's peak
+RSS and CPU time); bytes per judgment is that peak over the rows, the interpreter included.
+docs/judge.md ("Speed and memory") has the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import tempfile
+from pathlib import Path
+
+from measured import SEMREL, measured
+
+FEATURES = ("relR_idf", "R_idf_max", "own_idf", "F_max", "P_max", "lenratio", "lexR_rel")
+SOURCES = ("bm25", "bm25,dense", "dense", "bm25,bm25_half,hybrid_half", "gold", "bm25,gold")
+
+
+def write_judgments(path: Path, rows: int, seed: int = 0) -> None:
+    """`rows` judgments, line by line (this process stays small): 20 pairs a query, a query's pairs with or without p."""
+    rng = random.Random(seed)
+    with open(path, "w", encoding="utf-8") as out:
+        for i in range(rows):
+            query, pair = divmod(i, 20)
+            if pair == 0:
+                scored, with_gold = rng.random() > 0.02, float(rng.random() < 0.5)
+            r = rng.uniform(0.3, 0.95)
+            row: dict = {"query_id": str(query), "chunk_id": f"{rng.randrange(200_000)}#{pair}", "P": rng.uniform(0.3, 0.95),
+                         "R": r, "F": rng.uniform(0.3, 0.95), "source": rng.choice(SOURCES)}
+            if scored:
+                row["p"] = rng.random()
+                row["features"] = {**{f: rng.uniform(-1.0, 1.0) for f in FEATURES}, "with_gold": with_gold}
+            out.write(json.dumps(row, separators=(",", ":")) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="judgments to write and label")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="semrel-bench-label-") as tmp:
+        judgments = Path(tmp) / "judgments.jsonl"
+        write_judgments(judgments, args.rows)
+        size = judgments.stat().st_size
+        print(f"{args.rows:,} judgments, {size / 1e6:.0f} MB ({size / args.rows:.0f} bytes a line)")
+        print(f"{'command':<22} {'peak RSS MB':>11} {'bytes/judgment':>14} {'CPU s':>7} {'wall s':>7}")
+        for name, extra in (("label", []), ("label --graded", ["--graded"])):
+            step = measured([*SEMREL, "label", str(judgments), "-o", str(Path(tmp) / "qrels.tsv"), *extra])
+            print(f"{name:<22} {step.peak_mb:>11.0f} {step.peak_mb * 2**20 / args.rows:>14.0f} {step.cpu_seconds:>7.1f} "
+                  f"{step.seconds:>7.1f}")
+
+
+if __name__ == "__main__":
+    main()
