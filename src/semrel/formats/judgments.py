@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Iterable, Mapping
+from array import array
+from dataclasses import dataclass
+from itertools import compress
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
 
 from ..errors import FormatError
 from ..records import Judgment
@@ -18,6 +23,8 @@ from .kinds import JUDGMENTS, expecting
 COMPONENTS = ("P", "R", "F")
 PROBABILITY = "p"
 SCORES = (PROBABILITY, *COMPONENTS)  # what a label rule can threshold
+FEATURES = ("relR_idf", "R_idf_max", "own_idf", "F_max", "P_max", "lenratio", "lexR_rel")  # what p is computed from (judging.labels)
+WITH_GOLD_FLAG = "with_gold"  # the feature that picks p's coefficients: 1 when the query's gold chunks were judged
 
 
 def judgment_row(j: Judgment) -> dict:
@@ -43,38 +50,156 @@ def _probability(obj: dict, path: str | os.PathLike, line: int) -> tuple[float |
     return p, features
 
 
+Row = Callable[[str, str, float, float, float, str, float | None, Mapping[str, float] | None], None]
+
+
+def _read(path: str | os.PathLike, add: Row) -> tuple[list[str], list[str]]:
+    """Each line checked, in file order, given to `add` (query_id, chunk_id, P, R, F, source, p, features); returns the
+    query and chunk ids. A query's rows share one str, and so do the rows of one source. A repeated pair names its line:
+    found from the pairs' hashes once all are read, not from a dict of every pair (about 130 bytes a row), and before
+    any later line's error, as a check line by line would find it."""
+    query_ids: list[str] = []
+    chunk_ids: list[str] = []
+    lines, hashes = array("q"), array("q")
+    shared: dict[str, str] = {}
+    with expecting(path, JUDGMENTS):
+        try:
+            for line, obj in read_jsonl(path):
+                query_id = line_id(str(require(obj, "query_id", path, line, (str, int))), "query id", path, line)
+                chunk_id = line_id(str(require(obj, "chunk_id", path, line, (str, int))), "chunk id", path, line)
+                query_id = shared.setdefault(query_id, query_id)
+                query_ids.append(query_id)
+                chunk_ids.append(chunk_id)
+                lines.append(line)
+                hashes.append(hash((query_id, chunk_id)))
+                precision, recall, f1 = [float(require(obj, key, path, line, (int, float))) for key in COMPONENTS]
+                p, features = _probability(obj, path, line)
+                problem = scores_problem(precision, recall, f1, p, features)
+                if problem:
+                    raise FormatError(display_name(path), problem, line=line)
+                source = str(obj.get("source") or "")
+                add(query_id, chunk_id, precision, recall, f1, shared.setdefault(source, source), p, features)
+        except FormatError:
+            _no_repeat(path, hashes, lines, query_ids, chunk_ids)  # a pair repeated before the error's line is the first error
+            raise
+        _no_repeat(path, hashes, lines, query_ids, chunk_ids)
+    return query_ids, chunk_ids
+
+
+def _no_repeat(path: str | os.PathLike, hashes: array, lines: array, query_ids: list[str], chunk_ids: list[str]) -> None:
+    """The FormatError for the first line that repeats an earlier line's pair, if any: pairs of equal hash (the
+    stable sort keeps them in file order) are compared by their ids."""
+    keys = np.frombuffer(hashes, dtype=np.int64) if len(hashes) else np.zeros(0, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    same = np.flatnonzero(ordered[1:] == ordered[:-1])
+    first: dict[tuple[str, str], int] = {}
+    for row in np.union1d(order[same], order[same + 1]).tolist():
+        earlier = first.setdefault((query_ids[row], chunk_ids[row]), row)
+        if earlier != row:
+            raise FormatError(display_name(path), f"pair ({query_ids[row]!r}, {chunk_ids[row]!r}) already judged on line "
+                              f"{lines[earlier]}", line=lines[row])
+
+
 def read_judgments(path: str | os.PathLike) -> list[Judgment]:
     """Judgments in file order; a repeated pair or a score that is not a finite number names its line."""
     judgments: list[Judgment] = []
-    seen: dict[tuple[str, str], int] = {}
-    with expecting(path, JUDGMENTS):
-        for line, obj in read_jsonl(path):
-            query_id = line_id(str(require(obj, "query_id", path, line, (str, int))), "query id", path, line)
-            chunk_id = line_id(str(require(obj, "chunk_id", path, line, (str, int))), "chunk id", path, line)
-            if (query_id, chunk_id) in seen:
-                raise FormatError(display_name(path), f"pair ({query_id!r}, {chunk_id!r}) already judged on line "
-                                  f"{seen[query_id, chunk_id]}", line=line)
-            seen[query_id, chunk_id] = line
-            precision, recall, f1 = [float(require(obj, key, path, line, (int, float))) for key in COMPONENTS]
-            p, features = _probability(obj, path, line)
-            judgment = Judgment(query_id, chunk_id, precision, recall, f1, source=str(obj.get("source") or ""), p=p, features=features)
-            problem = judgment_problem(judgment)
-            if problem:
-                raise FormatError(display_name(path), problem, line=line)
-            judgments.append(judgment)
+    _read(path, lambda q, c, P, R, F, source, p, features: judgments.append(Judgment(q, c, P, R, F, source, p, features)))
     return judgments
 
 
+@dataclass(frozen=True, eq=False)
+class JudgmentColumns:
+    """Judgments as columns, in order: what labelling reads. A Judgment a row, its features a dict, held about 1.9 KB a
+    judgment (`semrel label` on a million peaked at 1.8 GB); columns hold under 200 bytes (bench/label_memory.py)."""
+
+    query_ids: list[str]  # read from a file, a query's rows share one str
+    chunk_ids: list[str]
+    sources: list[str]  # read from a file, the rows of one source share one str
+    P: np.ndarray
+    R: np.ndarray
+    F: np.ndarray
+    p: np.ndarray  # NaN where the row holds no p
+    features: np.ndarray  # (rows, len(FEATURES)) in FEATURES order, NaN where the row lacks one
+    with_gold: np.ndarray  # bool: the row's features say with_gold (nonzero)
+    has_features: np.ndarray  # bool: the row holds features, an object not empty
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    @classmethod
+    def of(cls, judgments: Sequence[Judgment] | JudgmentColumns) -> JudgmentColumns:
+        """Judgment records as columns (columns as they are)."""
+        if isinstance(judgments, JudgmentColumns):
+            return judgments
+        rows = [j.features or {} for j in judgments]
+        P, R, F = (np.array([getattr(j, key) for j in judgments], dtype=np.float64) for key in COMPONENTS)
+        return cls([j.query_id for j in judgments], [j.chunk_id for j in judgments], [j.source for j in judgments], P, R, F,
+                   np.array([np.nan if j.p is None else j.p for j in judgments], dtype=np.float64),
+                   np.array([[row.get(f, np.nan) for f in FEATURES] for row in rows], dtype=np.float64).reshape(-1, len(FEATURES)),
+                   np.array([bool(row.get(WITH_GOLD_FLAG)) for row in rows], dtype=bool), np.array([bool(row) for row in rows], dtype=bool))
+
+    @property
+    def featured(self) -> np.ndarray:
+        """Which rows hold every one of FEATURES (what p is recomputed from)."""
+        return ~np.isnan(self.features).any(axis=1)
+
+    def score(self, on: str) -> np.ndarray:
+        """The column of one of SCORES (p: NaN where absent)."""
+        return {"p": self.p, "P": self.P, "R": self.R, "F": self.F}[on]
+
+    def sourced(self, name: str) -> np.ndarray:
+        """Which rows' source (names joined by commas) holds `name`; worked out once a distinct source."""
+        holds = {source: name in source.split(",") for source in set(self.sources)}
+        return np.fromiter((holds[source] for source in self.sources), dtype=bool, count=len(self))
+
+    def where(self, rows: np.ndarray) -> JudgmentColumns:
+        """The rows where `rows` (booleans) is true."""
+        return JudgmentColumns(list(compress(self.query_ids, rows)), list(compress(self.chunk_ids, rows)),
+                               list(compress(self.sources, rows)), self.P[rows], self.R[rows], self.F[rows], self.p[rows],
+                               self.features[rows], self.with_gold[rows], self.has_features[rows])
+
+
+def read_judgment_columns(path: str | os.PathLike) -> JudgmentColumns:
+    """read_judgments as columns: the same checks and errors, a fraction of the memory."""
+    P, R, F, p, features = array("d"), array("d"), array("d"), array("d"), array("d")
+    with_gold, has_features = array("b"), array("b")
+    sources: list[str] = []
+    absent = [math.nan] * len(FEATURES)
+
+    def add(query_id: str, chunk_id: str, precision: float, recall: float, f1: float, source: str, probability: float | None,
+            named: Mapping[str, float] | None) -> None:
+        P.append(precision)
+        R.append(recall)
+        F.append(f1)
+        p.append(math.nan if probability is None else probability)
+        features.extend([named.get(f, math.nan) for f in FEATURES] if named else absent)
+        with_gold.append(bool(named and named.get(WITH_GOLD_FLAG)))
+        has_features.append(bool(named))
+        sources.append(source)
+
+    query_ids, chunk_ids = _read(path, add)
+    return JudgmentColumns(query_ids, chunk_ids, sources, np.frombuffer(P, dtype=np.float64), np.frombuffer(R, dtype=np.float64),
+                           np.frombuffer(F, dtype=np.float64), np.frombuffer(p, dtype=np.float64),
+                           np.frombuffer(features, dtype=np.float64).reshape(-1, len(FEATURES)),
+                           np.frombuffer(with_gold, dtype=bool), np.frombuffer(has_features, dtype=bool))
+
+
 def judgment_problem(j: Judgment) -> str | None:
-    """What is wrong with a judgment's numbers, if anything: P, R and F finite, p a probability, its
-    features finite numbers (a NaN feature would give a refit's p, and the pair, the top grade)."""
-    if not all(math.isfinite(s) for s in (j.P, j.R, j.F)):
+    """What is wrong with a judgment's numbers, if anything (scores_problem)."""
+    return scores_problem(j.P, j.R, j.F, j.p, j.features)
+
+
+def scores_problem(P: float, R: float, F: float, p: float | None, features: Mapping[str, Any] | None) -> str | None:
+    """What is wrong with a pair's numbers, if anything: P, R and F finite, p a probability, its features finite
+    numbers (a NaN feature would give a refit's p, and the pair, the top grade)."""
+    if not all(math.isfinite(s) for s in (P, R, F)):
         return "P, R and F must be finite numbers"
-    if max(j.P, j.R, j.F) > 1 + 1e-6:  # means of cosines (rescaled or not) never pass 1: a file edited or made elsewhere
-        return f"P, R and F are BERTScores, at most 1; found {max(j.P, j.R, j.F)!r}"
-    if j.p is not None and not 0.0 <= j.p <= 1.0:  # NaN too
-        return f"p must be a probability between 0 and 1, found {j.p!r}"
-    return features_problem(j.features or {})
+    if max(P, R, F) > 1 + 1e-6:  # means of cosines (rescaled or not) never pass 1: a file edited or made elsewhere
+        return f"P, R and F are BERTScores, at most 1; found {max(P, R, F)!r}"
+    if p is not None and not 0.0 <= p <= 1.0:  # NaN too
+        return f"p must be a probability between 0 and 1, found {p!r}"
+    return features_problem(features or {})
 
 
 def features_problem(features: Mapping[str, Any]) -> str | None:
@@ -94,3 +219,10 @@ def given_judgments(judgments: str | os.PathLike | Iterable[Judgment] | Any, emp
         return read_judgments(judgments), str(judgments)
     return records_given(judgments, "judgments", Judgment, lambda j: (j.query_id, j.chunk_id), "pair", problem=judgment_problem,
                          empty_ok=empty_ok), None
+
+
+def given_judgment_columns(judgments: str | os.PathLike | Iterable[Judgment] | Any) -> tuple[JudgmentColumns, str | None]:
+    """given_judgments as columns: a file read straight into them (read_judgment_columns)."""
+    if isinstance(judgments, (str, os.PathLike)):
+        return read_judgment_columns(judgments), str(judgments)
+    return JudgmentColumns.of(given_judgments(judgments)[0]), None

@@ -79,7 +79,15 @@ from ..errors import FormatError, UsageError, ValidationError, check_flags, chec
 from ..evaluation.api import Qrels as PublicQrels  # what semrel.label returns: semrel.Qrels, with from_file
 from ..formats.files import display_name, guarded, read_text
 from ..formats.jsonl import loads
-from ..formats.judgments import COMPONENTS, PROBABILITY, SCORES, given_judgments  # noqa: F401  (COMPONENTS: re-exported)
+from ..formats.judgments import (  # noqa: F401  (COMPONENTS: re-exported)
+    COMPONENTS,
+    FEATURES,  # the model adds P_max * lenratio
+    PROBABILITY,
+    SCORES,
+    WITH_GOLD_FLAG,
+    JudgmentColumns,
+    given_judgment_columns,
+)
 from ..formats.kinds import CALIBRATION, expecting
 from ..formats.manifest import outputs_with_manifests, read_params, with_manifests, write_manifest
 from ..formats.trec import write_qrels
@@ -101,9 +109,7 @@ WITHOUT_P = ("judged with a null sample of 0 chunks, against a corpus with no ch
 GET_P = "judge again with a null sample (the default), against a corpus larger than the pool"  # what gives judgments p
 IDF_SAMPLE = 1000  # corpus chunks the idf weights of relR_idf, R_idf_max and own_idf are counted on (the same order)
 OWN_MARGIN = 0.02  # a token is the chunk's "own" when its best cosine is within this of the pool's best
-FEATURES = ("relR_idf", "R_idf_max", "own_idf", "F_max", "P_max", "lenratio", "lexR_rel")  # the model adds P_max * lenratio
 LEX_FLOOR = 0.1  # lexR_rel's smallest denominator: a pool whose best chunk shares hardly more answer tokens than the null
-WITH_GOLD_FLAG = "with_gold"  # the feature that picks the coefficients: 1 when the query's gold chunks were judged
 
 
 @dataclass(frozen=True)
@@ -292,38 +298,37 @@ def reached(scores: np.ndarray, thresholds: Sequence[float]) -> np.ndarray:
     return np.searchsorted(np.asarray(thresholds, dtype=np.float64), scores, side="right")
 
 
-def _featured(judgment: Judgment) -> bool:
-    return judgment.features is not None and all(f in judgment.features for f in FEATURES)
+Judged = Sequence[Judgment] | JudgmentColumns  # what the rules label: records (the API's), or a file's columns
 
 
-def has_features(judgments: Sequence[Judgment]) -> bool:
+def has_features(judgments: Judged) -> bool:
     """Whether every judgment carries the features its p came from (what a refit of every coefficient needs)."""
-    return bool(judgments) and all(_featured(j) for j in judgments)
+    return bool(len(judgments)) and bool(JudgmentColumns.of(judgments).featured.all())
 
 
-def feature_rows(judgments: Sequence[Judgment]) -> tuple[np.ndarray, np.ndarray]:
+def feature_rows(judgments: Judged) -> tuple[np.ndarray, np.ndarray]:
     """(pairs, len(FEATURES)) the features each judgment's p came from (NaN where it holds none), and its with_gold flag."""
-    rows = [j.features or {} for j in judgments]
-    x = np.array([[row.get(f, np.nan) for f in FEATURES] for row in rows], dtype=np.float64).reshape(-1, len(FEATURES))
-    return x, np.array([bool(row.get(WITH_GOLD_FLAG)) for row in rows], dtype=bool)
+    columns = JudgmentColumns.of(judgments)
+    return columns.features, columns.with_gold
 
 
-def has_probability(judgments: Sequence[Judgment]) -> bool:
+def has_probability(judgments: Judged) -> bool:
     """Whether the judge wrote p for these judgments: an older semrel wrote none; the pairs of a query with no null
     sample lack it, and take the probability rule's fallback."""
-    return any(j.p is not None for j in judgments)
+    return bool((~np.isnan(JudgmentColumns.of(judgments).p)).any())
 
 
-def score_values(judgments: Sequence[Judgment], on: str) -> np.ndarray:
+def score_values(judgments: Judged, on: str) -> np.ndarray:
     """The `on` score (p, P, R or F) of each judgment; p missing is an error naming the fix."""
     if on not in SCORES:
         raise UsageError(f"on={on!r}: choose one of {', '.join(SCORES)}")
+    columns = JudgmentColumns.of(judgments)
     if on == PROBABILITY:
-        missing = sum(j.p is None for j in judgments)
+        missing = int(np.isnan(columns.p).sum())
         if missing:
-            raise ValidationError(f"{missing} of {quantity(len(judgments), 'judgment')} {agreeing(missing, 'hold')} no probability p "
+            raise ValidationError(f"{missing} of {quantity(len(columns), 'judgment')} {agreeing(missing, 'hold')} no probability p "
                                   f"({WITHOUT_P}): {GET_P}, or label on P, R or F")
-    return np.array([getattr(j, on) for j in judgments], dtype=np.float64)
+    return columns.score(on)
 
 
 # ---------------------------------------------------------------- the rules
@@ -350,7 +355,7 @@ class ThresholdRule:
         """The thresholds on the judgments' own score `on` (for review, reports, sensitivity)."""
         return self.thresholds
 
-    def grades(self, judgments: Sequence[Judgment]) -> np.ndarray:
+    def grades(self, judgments: Judged) -> np.ndarray:
         return reached(score_values(judgments, self.on), self.thresholds)
 
     def describe(self) -> str:
@@ -413,39 +418,42 @@ class ProbabilityRule:
     def calibrated(self, p: np.ndarray) -> np.ndarray:
         return sigmoid(self.slope * logit(p) + self.shift) if (self.slope, self.shift) != (1.0, 0.0) else np.asarray(p, float)
 
-    def scores(self, judgments: Sequence[Judgment]) -> np.ndarray:
+    def scores(self, judgments: Judged) -> np.ndarray:
         """Each pair's calibrated probability: from p, or with a refit from its features."""
         if self.cuts_on_p:
             return self.calibrated(score_values(judgments, PROBABILITY))
-        missing = sum(not _featured(j) for j in judgments)
+        columns = JudgmentColumns.of(judgments)
+        missing = int((~columns.featured).sum())
         if missing:
-            raise ValidationError(f"{missing} of {quantity(len(judgments), 'judgment')} {agreeing(missing, 'lack')} some of p's "
+            raise ValidationError(f"{missing} of {quantity(len(columns), 'judgment')} {agreeing(missing, 'lack')} some of p's "
                                   f"features ({', '.join(FEATURES)}), which a refit of every coefficient needs: re-run `semrel judge`, "
                                   "which writes them beside p")
-        return probability(*feature_rows(judgments), self.refit)
+        return probability(columns.features, columns.with_gold, self.refit)
 
     @property
     def fallback(self) -> ThresholdRule:
         """The rule for the pairs this one cannot score (`unscored`): the one judgments of an older semrel get."""
         return ThresholdRule(DEFAULT_COMPONENT, DEFAULT_GRADES if self.graded else (DEFAULT_THRESHOLD,))
 
-    def unscored(self, judgments: Sequence[Judgment]) -> np.ndarray:
+    def unscored(self, judgments: Judged) -> np.ndarray:
         """Which pairs lack what the rule scores: p, or for a refit the features. The judge writes neither for a
         query whose pool covers the whole corpus, as no chunk is left for its null sample."""
-        return np.array([j.p is None if self.cuts_on_p else not _featured(j) for j in judgments], dtype=bool)
+        columns = JudgmentColumns.of(judgments)
+        return np.isnan(columns.p) if self.cuts_on_p else ~columns.featured
 
-    def grades(self, judgments: Sequence[Judgment]) -> np.ndarray:
+    def grades(self, judgments: Judged) -> np.ndarray:
         """The rule's grades, `fallback`'s for the pairs it cannot score; when it can score none, the scores' own
         error says what is missing (a calibration applied to no pair is a mistake, not R >= 0.70)."""
-        missing = self.unscored(judgments)
+        columns = JudgmentColumns.of(judgments)
+        missing = self.unscored(columns)
         if missing.all() or not missing.any():
-            return self._scored_grades(judgments)
-        grades = np.empty(len(judgments), dtype=np.int64)
-        grades[missing] = self.fallback.grades([j for j, m in zip(judgments, missing) if m])
-        grades[~missing] = self._scored_grades([j for j, m in zip(judgments, missing) if not m])
+            return self._scored_grades(columns)
+        grades = np.empty(len(columns), dtype=np.int64)
+        grades[missing] = self.fallback.grades(columns.where(missing))
+        grades[~missing] = self._scored_grades(columns.where(~missing))
         return grades
 
-    def _scored_grades(self, judgments: Sequence[Judgment]) -> np.ndarray:
+    def _scored_grades(self, judgments: Judged) -> np.ndarray:
         if not self.cuts_on_p:
             return reached(self.scores(judgments), self.thresholds)
         return reached(score_values(judgments, PROBABILITY), self.judge_thresholds)
@@ -582,17 +590,18 @@ def recorded_rule(params: Mapping[str, Any] | None, where: str = "manifest") -> 
     return rule_from_params(params, where) if params is not None and "thresholds" in params else None
 
 
-def apply_rule(judgments: Sequence[Judgment], rule: Rule) -> Qrels:
+def apply_rule(judgments: Judged, rule: Rule) -> Qrels:
     """Qrels with one row per judged pair, graded by `rule`."""
-    return Qrels.from_columns([j.query_id for j in judgments], [j.chunk_id for j in judgments], rule.grades(judgments))
+    columns = JudgmentColumns.of(judgments)
+    return Qrels.from_columns(columns.query_ids, columns.chunk_ids, rule.grades(columns))
 
 
-def relabel(judgments: Sequence[Judgment], params: Mapping[str, Any]) -> Qrels:
+def relabel(judgments: Judged, params: Mapping[str, Any]) -> Qrels:
     """Qrels for `judgments` by the rule recorded in a labels manifest's params (one call for hole filling)."""
     return apply_rule(judgments, rule_from_params(params))
 
 
-def choose_rule(judgments: Sequence[Judgment], on: str | None = None, threshold: float | None = None,
+def choose_rule(judgments: Judged, on: str | None = None, threshold: float | None = None,
                 grades: Sequence[float] | None = None, graded: bool = False, calibration: Rule | None = None,
                 warn: Callable[[str], None] | None = None) -> Rule:
     """The rule the options ask for: --threshold/--grades (on --on, default R): the threshold rule;
@@ -620,7 +629,7 @@ def choose_rule(judgments: Sequence[Judgment], on: str | None = None, threshold:
         return ThresholdRule(on, (DEFAULT_THRESHOLD,) if not graded else DEFAULT_GRADES)
     else:
         rule = ProbabilityRule(graded=graded)
-        if on is None and judgments and rule.unscored(judgments).all():  # on='p' asks for p: its absence is an error
+        if on is None and len(judgments) and rule.unscored(judgments).all():  # on='p' asks for p: its absence is an error
             if warn:
                 warn(f"the judgments hold no probability p ({WITHOUT_P}): labelled with the threshold rule "
                      f"{rule.fallback.describe()}; {GET_P}, for the probability rule")
@@ -656,7 +665,7 @@ def _settings(settings: Mapping[str, Any]) -> str:
             f"{settings.get('window')}-token windows")
 
 
-def fallback_note(rule: ProbabilityRule, judgments: Sequence[Judgment]) -> str | None:
+def fallback_note(rule: ProbabilityRule, judgments: Judged) -> str | None:
     """The warning when some pairs, not all, lack what `rule` scores, and get its fallback instead; else None."""
     missing = int(rule.unscored(judgments).sum())
     if not missing or missing == len(judgments):
@@ -677,7 +686,7 @@ GOLD_SHARE_MOVED = 0.3  # below it, likely gold ids of another chunking: far und
 NO_RELEVANT_WARNING = 0.10  # warn when more queries than this share have no relevant label
 
 
-def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.ndarray, rule: Rule | None, judgments_path: str | None = None,
+def label_warnings(judgments: Judged, grades: Sequence[int] | np.ndarray, rule: Rule | None, judgments_path: str | None = None,
                    gold_pairs: set[tuple[str, str]] | None = None, calibrated: bool = False,
                    judge: Mapping[str, Any] | None = None) -> list[str]:
     """Signs that the labels look wrong, each with what to do: pairs labelled by the fallback, gold chunks left
@@ -689,6 +698,7 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
     notes: list[str] = []
     if not len(judgments):
         return notes
+    judgments = JudgmentColumns.of(judgments)
     fallback = fallback_note(rule, judgments) if isinstance(rule, ProbabilityRule) else None
     notes += [fallback] if fallback else []
     named = rule.describe() if rule is not None else "their unrecorded rule"
@@ -702,8 +712,8 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
                   f"--labels LABELS --only-reviewed -o REVIEWED`), then refit on them with `semrel calibrate {judged} REVIEWED -o "
                   f"cal.json` and label with `semrel label {judged} --calibration cal.json`")
     grades = np.asarray(grades)
-    gold = np.array([(j.query_id, j.chunk_id) in gold_pairs if gold_pairs is not None else "gold" in j.source.split(",")
-                     for j in judgments])
+    gold = np.array([pair in gold_pairs for pair in zip(judgments.query_ids, judgments.chunk_ids)], dtype=bool) \
+        if gold_pairs is not None else judgments.sourced("gold")
     if gold.any():
         share = float((grades[gold] > 0).mean())
         if share < GOLD_SHARE_WARNING:
@@ -720,12 +730,12 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
                          f"(expected {GOLD_SHARE_WARNING:.0%} or more where the rule fits the data{split}): the labels likely "
                          f"miss relevant chunks; {review}{moved}")
     relevant: dict[str, bool] = {}
-    for j, g in zip(judgments, grades.tolist()):
-        relevant[j.query_id] = relevant.get(j.query_id, False) or g > 0
+    for query_id, g in zip(judgments.query_ids, grades.tolist()):
+        relevant[query_id] = relevant.get(query_id, False) or g > 0
     empty = [q for q, r in relevant.items() if not r]
     if empty and len(empty) > NO_RELEVANT_WARNING * len(relevant):
         # a query whose gold chunk was judged has the answer in its pool: its pool cannot be what misses it
-        listed = {j.query_id for j, g in zip(judgments, gold.tolist()) if g}
+        listed = {q for q, g in zip(judgments.query_ids, gold.tolist()) if g}
         held = sum(q in listed for q in empty)
         cause = (f"either their pools miss the answer or {named} is too strict for this data" if not held else
                  f"{held} of them {agreeing(held, 'have')} a gold chunk judged and labelled not relevant, so the answer is in "
@@ -736,13 +746,13 @@ def label_warnings(judgments: Sequence[Judgment], grades: Sequence[int] | np.nda
         notes.append(f"{len(empty)} of {quantity(len(relevant), 'query')} {agreeing(len(empty), 'have')} no pair labelled relevant "
                      f"(e.g. {empty[0]!r}): {cause}; {review}")
     uncalibrated = isinstance(rule, ProbabilityRule) and not rule.is_calibrated  # a refit on reviewed pairs answers the next two
-    with_gold = [j.features.get(WITH_GOLD_FLAG) for j in judgments if j.features]
-    if uncalibrated and with_gold and not any(with_gold) and not gold.any():
+    told = judgments.has_features  # the rows whose features say whether the query's gold chunks were judged
+    if uncalibrated and told.any() and not judgments.with_gold[told].any() and not gold.any():
         notes.append("the golden set lists no gold chunks: p assumes each query's best judged chunk is relevant, which "
                      f"retrieval alone does not ensure (kappa fell to 0.87 where 0.94 was possible on a development set); {review}")
-    featured = [j for j in judgments if _featured(j)]
-    if uncalibrated and featured:
-        beyond = beyond_range(outside_range(*feature_rows(featured)))
+    featured = judgments.featured
+    if uncalibrated and featured.any():
+        beyond = beyond_range(outside_range(judgments.features[featured], judgments.with_gold[featured]))
         note = beyond_range_note(beyond, review)
         notes += [note] if note else []
     return notes + _judge_notes(rule, judgments_path, judge, calibrated)
@@ -758,14 +768,14 @@ def _percent_below(share: float, bound: float) -> str:
     return text
 
 
-def _by_gold_count(judgments: Sequence[Judgment], gold: np.ndarray, grades: np.ndarray) -> str:
+def _by_gold_count(judgments: JudgmentColumns, gold: np.ndarray, grades: np.ndarray) -> str:
     """Where queries listing one gold chunk fare clearly better than those listing several, the two shares: an answer
     drawn from several chunks leaves each further from the pool's best (on six generated-answer testsets p labelled
     94% of lone gold chunks relevant, 52-68% of the others; docs/judge.md)."""
     listed: dict[str, int] = {}
-    for j, g in zip(judgments, gold.tolist()):
-        listed[j.query_id] = listed.get(j.query_id, 0) + g
-    several = np.array([listed[j.query_id] > 1 for j in judgments])
+    for q, g in zip(judgments.query_ids, gold.tolist()):
+        listed[q] = listed.get(q, 0) + g
+    several = np.array([listed[q] > 1 for q in judgments.query_ids], dtype=bool)
     lone, many = grades[gold & ~several] > 0, grades[gold & several] > 0
     if not lone.size or not many.size or lone.mean() - many.mean() < 0.1:
         return ""
@@ -798,7 +808,7 @@ class LabelOptions(TypedDict, total=False):
     calibration: str | os.PathLike | Rule | None
 
 
-def _fallback_params(rule: Rule, judgments: Sequence[Judgment]) -> dict | None:
+def _fallback_params(rule: Rule, judgments: Judged) -> dict | None:
     """For the manifest: how many pairs the probability rule could not score, and the rule they got instead."""
     if not isinstance(rule, ProbabilityRule):
         return None
@@ -814,8 +824,8 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
     if unknown:  # as Python refuses a keyword a signature lacks: a misspelt option must not fall back to the default rule
         raise TypeError(f"label() got an unexpected keyword argument {unknown[0]!r}")
     check_flags(graded=options.get("graded", False))
-    rows, source = given_judgments(judgments)
-    if not rows:  # empty qrels would score every run 0
+    rows, source = given_judgment_columns(judgments)
+    if not len(rows):  # empty qrels would score every run 0
         raise ValidationError(f"{display_name(source) if source else 'judgments'}: no judgments to label (the file is empty); "
                               "judge a pool first (`semrel judge`)")
     notes: list[str] = []
