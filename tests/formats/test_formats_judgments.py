@@ -9,7 +9,7 @@ import pytest
 
 from review_helpers import write_pool
 from semrel.errors import FormatError
-from semrel.formats.judgments import read_judgments
+from semrel.formats.judgments import read_judgment_columns, read_judgments
 from semrel.records import Judgment
 
 GOOD = {"query_id": "q1", "chunk_id": "c1", "P": 0.5, "R": 0.75, "F": 0.6, "source": "bm25,dense"}
@@ -35,6 +35,25 @@ def test_errors_name_the_line(write, second, message):
     assert caught.value.line == 2
 
 
+@pytest.mark.parametrize("reader", [read_judgments, read_judgment_columns])
+@pytest.mark.parametrize("lines, line, message", [
+    (['c1', 'c2', 'c1', 'c3', '{"bad": 1}'], 3, "pair ('q1', 'c1') already judged on line 1"),  # before a later line's error
+    (['c1', '{"bad": 1}', 'c2', 'c1'], 2, "missing field 'query_id'"),  # a later repeat is not reached
+    (['c1', 'c2', '{"chunk_id": "c2", "P": "x"}'], 3, "pair ('q1', 'c2') already judged on line 2"),  # the line's own repeat first
+    (['c1', 'c2', 'c2', 'not json'], 3, "pair ('q1', 'c2') already judged on line 2"),
+    (['c1', 'c2', 'c3', 'c2', 'c1'], 4, "pair ('q1', 'c2') already judged on line 2"),  # the first line that repeats one
+    (['c1', 'c1', 'c1'], 2, "pair ('q1', 'c1') already judged on line 1"),
+])
+def test_a_repeated_pair_is_reported_where_a_check_line_by_line_finds_it(write, reader, lines, line, message):
+    """Repeats are found from the pairs' hashes once the lines are read: the error must still be the first a reader going
+    line by line meets, a repeat before another line's error included."""
+    text = "".join((json.dumps({**GOOD, "chunk_id": c}) if c.startswith("c") else
+                    json.dumps({**GOOD, **json.loads(c)}) if c.startswith("{") and "P" in c else c) + "\n" for c in lines)
+    with pytest.raises(FormatError, match=re.escape(message)) as caught:
+        reader(write("j.jsonl", text))
+    assert caught.value.line == line
+
+
 def test_review_start_names_a_chunk_missing_from_the_corpus(tmp_path, cli):
     pool = write_pool(tmp_path)
     with open(pool["judgments"], "a") as out:
@@ -48,3 +67,14 @@ def test_review_start_names_a_chunk_missing_from_the_corpus(tmp_path, cli):
               "--judgments", pool["judgments"], "--labels", pool["labels"], "--corpus", pool["corpus"],
               "--golden", pool["golden"], "--thresholds", "0.6,0.5")
     assert bad.exit_code == 2 and "increasing" in bad.stderr
+
+
+def test_pairs_whose_hashes_collide_are_no_repeat():
+    """Equal hashes only make pairs suspects: they are compared by their ids, and different ones pass."""
+    from array import array
+
+    from semrel.formats.judgments import _no_repeat
+
+    _no_repeat("j.jsonl", array("q", [5, 7, 5, 5]), array("q", [1, 2, 3, 4]), ["q1", "q1", "q2", "q1"], ["a", "b", "a", "c"])
+    with pytest.raises(FormatError, match=re.escape("j.jsonl:4: pair ('q1', 'a') already judged on line 1")):
+        _no_repeat("j.jsonl", array("q", [5, 7, 5, 5]), array("q", [1, 2, 3, 4]), ["q1", "q1", "q2", "q1"], ["a", "b", "a", "a"])
