@@ -7,7 +7,7 @@ a query, ids as in the bench-labels sets ("316", "1570#18"), sources joined by c
 features for most pairs; the queries of about 2% have neither (no null sample: they take the
 R >= 0.70 fallback). Each command runs in its own process (`os.wait4` gives that process's peak
 RSS and CPU time); bytes per judgment is that peak over the rows, the interpreter included.
-docs/judge.md ("Speed and memory") has the figures.
+docs/judge.md "Labelling memory" has the figures.
 """
 
 from __future__ import annotations
