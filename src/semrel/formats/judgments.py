@@ -89,7 +89,7 @@ def _read(path: str | os.PathLike, add: Row) -> tuple[list[str], list[str]]:
 def _no_repeat(path: str | os.PathLike, hashes: array, lines: array, query_ids: list[str], chunk_ids: list[str]) -> None:
     """The FormatError for the first line that repeats an earlier line's pair, if any: pairs of equal hash (the
     stable sort keeps them in file order) are compared by their ids."""
-    keys = np.frombuffer(hashes, dtype=np.int64) if len(hashes) else np.zeros(0, dtype=np.int64)
+    keys = np.frombuffer(hashes, dtype=np.int64)
     order = np.argsort(keys, kind="stable")
     ordered = keys[order]
     same = np.flatnonzero(ordered[1:] == ordered[:-1])
@@ -110,8 +110,8 @@ def read_judgments(path: str | os.PathLike) -> list[Judgment]:
 
 @dataclass(frozen=True, eq=False)
 class JudgmentColumns:
-    """Judgments as columns, in order: what labelling reads. A Judgment a row, its features a dict, held about 1.9 KB a
-    judgment (`semrel label` on a million peaked at 1.8 GB); columns hold under 200 bytes (bench/label_memory.py)."""
+    """Judgments as columns, in order: what labelling reads. Read as a Judgment a row, its features a dict, they cost
+    `semrel label` about 1.8 KB a judgment at its peak; as columns about 300 bytes (docs/judge.md, "Labelling memory")."""
 
     query_ids: list[str]  # read from a file, a query's rows share one str
     chunk_ids: list[str]
