@@ -66,6 +66,8 @@ bench: install
 	$(BIN)/python bench/bm25_edit.py
 	$(BIN)/python bench/run_layouts.py
 	$(BIN)/python bench/neardup_groups.py
+	$(BIN)/python bench/fuse.py
+	$(BIN)/python bench/label_memory.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .hypothesis
