@@ -330,6 +330,9 @@ KEYS_IN_SIGHT = """([width, height]) => [...document.querySelectorAll("#keys but
   return b.top >= 0 && b.left >= 0 && b.bottom <= height && b.right <= width
     && document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2) === button;
 })"""
+MESSAGE_IN_SIGHT = """([width, height]) => { const m = document.getElementById("message").getBoundingClientRect();
+  return m.height > 0 && m.top >= 0 && m.bottom <= height
+    && document.elementFromPoint(m.x + 2, m.y + m.height / 2) === document.getElementById("message"); }"""
 
 
 @pytest.mark.parametrize("viewport", [(1280, 800), (390, 844)], ids=["laptop", "phone"])
@@ -356,9 +359,13 @@ def test_a_long_query_and_answer_scroll_in_their_own_boxes_and_the_grade_keys_st
                 page.keyboard.press("End")
                 page.wait_for_function("id => { const e = document.getElementById(id);"
                                        " return e.scrollTop > 0 && e.scrollTop + e.clientHeight >= e.scrollHeight - 1; }", arg=box)
+            # what the page says ("flagged", an error) is in sight too: under the keys it was below a laptop's fold
+            page.keyboard.press("f")
+            page.wait_for_selector("#message:text-is('flagged')")
+            assert page.evaluate(MESSAGE_IN_SIGHT, list(viewport))
             press(page, "1")
         assert page.inner_text("#progress").startswith("2/2 graded")
-    assert [d[:4] for d in decisions(str(tmp_path / "r.sqlite"))] == [("alice", "grade", 1, "q1")] * 2
+    assert [d[:4] for d in decisions(str(tmp_path / "r.sqlite"))] == [("alice", "flag", None, "q1"), ("alice", "grade", 1, "q1")] * 2
 
 
 TEXT_COLOURS = """() => [...document.querySelectorAll("main *")].filter((e) => e.offsetParent !== null
