@@ -6,6 +6,7 @@ rows; the rest are small frozen dataclasses.
 
 from __future__ import annotations
 
+import math
 import numbers
 import random
 from dataclasses import dataclass, field
@@ -58,6 +59,15 @@ def is_id(value: Any) -> bool:
 def is_number(value: Any) -> bool:
     """An int or a float (numpy's too) and not a bool."""
     return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+
+
+def as_float(number: float) -> float:
+    """A number as a float; a whole number past float64's range (10**400, which float() refuses with an OverflowError)
+    as the infinity it rounds to, which a check of finite numbers then refuses in one line."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
 
 
 def _unfit(numbers: np.ndarray, whole: bool) -> np.ndarray:

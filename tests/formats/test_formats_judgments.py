@@ -7,8 +7,9 @@ import re
 
 import pytest
 
+import semrel
 from review_helpers import write_pool
-from semrel.errors import FormatError
+from semrel.errors import FormatError, ValidationError
 from semrel.formats.judgments import read_judgment_columns, read_judgments
 from semrel.records import Judgment
 
@@ -78,3 +79,24 @@ def test_pairs_whose_hashes_collide_are_no_repeat():
     _no_repeat("j.jsonl", array("q", [5, 7, 5, 5]), array("q", [1, 2, 3, 4]), ["q1", "q1", "q2", "q1"], ["a", "b", "a", "c"])
     with pytest.raises(FormatError, match=re.escape("j.jsonl:4: pair ('q1', 'a') already judged on line 1")):
         _no_repeat("j.jsonl", array("q", [5, 7, 5, 5]), array("q", [1, 2, 3, 4]), ["q1", "q1", "q2", "q1"], ["a", "b", "a", "a"])
+
+
+@pytest.mark.parametrize("field, message", [
+    ({"R": 10**400}, "P, R and F must be finite numbers"),
+    ({"P": -(10**400)}, "P, R and F must be finite numbers"),
+    ({"p": 10**400}, "p must be a probability between 0 and 1, found inf"),
+    ({"features": {"lenratio": 10**400, "with_gold": 1}}, "features must map names to finite numbers, found 'lenratio': inf"),
+])
+def test_a_whole_number_past_a_floats_range_is_one_error_naming_its_line(write, cli, field, message):
+    """JSON holds integers of any size: 10**400 as a score or a feature raised an OverflowError (a traceback from
+    `semrel label`, and from semrel.label given records) where NaN gets one line."""
+    path = write("j.jsonl", json.dumps(GOOD) + "\n" + json.dumps({**GOOD, "chunk_id": "c2", **field}) + "\n")
+    for reader in (read_judgments, read_judgment_columns):
+        with pytest.raises(FormatError, match=re.escape(message)) as caught:
+            reader(path)
+        assert caught.value.line == 2
+    result = cli("label", str(path), "-o", str(path) + ".qrels")
+    assert result.exit_code == 1 and result.stderr == f"semrel: error: {path}:2: {message}\n"
+    record = {k: v for k, v in {**GOOD, **field}.items() if k not in ("query_id", "chunk_id", "source")}
+    with pytest.raises(ValidationError, match=re.escape(f"judgments: item 0: {message.split(', found')[0]}")):  # p: its digits
+        semrel.label([Judgment("q1", "c1", **{"P": 0.5, "R": 0.5, "F": 0.5, **record})])

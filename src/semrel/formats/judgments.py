@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..errors import FormatError
-from ..records import Judgment
+from ..records import Judgment, as_float
 from .files import display_name, line_id
 from .given import records_given
 from .jsonl import read_jsonl, require, write_jsonl
@@ -40,7 +40,7 @@ def _probability(obj: dict, path: str | os.PathLike, line: int) -> tuple[float |
     """The optional p (a number in [0, 1]) and features (an object of finite numbers) of a row."""
     p = features = None
     if obj.get("p") is not None:
-        p = float(require(obj, "p", path, line, (int, float)))
+        p = as_float(require(obj, "p", path, line, (int, float)))
     if obj.get("features") is not None:
         raw = require(obj, "features", path, line, dict)
         problem = features_problem(raw)  # before float(): "0.5", a feature quoted as text, is no number the judge wrote
@@ -72,7 +72,7 @@ def _read(path: str | os.PathLike, add: Row) -> tuple[list[str], list[str]]:
                 chunk_ids.append(chunk_id)
                 lines.append(line)
                 hashes.append(hash((query_id, chunk_id)))
-                precision, recall, f1 = [float(require(obj, key, path, line, (int, float))) for key in COMPONENTS]
+                precision, recall, f1 = [as_float(require(obj, key, path, line, (int, float))) for key in COMPONENTS]
                 p, features = _probability(obj, path, line)
                 problem = scores_problem(precision, recall, f1, p, features)
                 if problem:
@@ -193,7 +193,7 @@ def judgment_problem(j: Judgment) -> str | None:
 def scores_problem(P: float, R: float, F: float, p: float | None, features: Mapping[str, Any] | None) -> str | None:
     """What is wrong with a pair's numbers, if anything: P, R and F finite, p a probability, its features finite
     numbers (a NaN feature would give a refit's p, and the pair, the top grade)."""
-    if not all(math.isfinite(s) for s in (P, R, F)):
+    if not all(math.isfinite(as_float(s)) for s in (P, R, F)):
         return "P, R and F must be finite numbers"
     if max(P, R, F) > 1 + 1e-6:  # means of cosines (rescaled or not) never pass 1: a file edited or made elsewhere
         return f"P, R and F are BERTScores, at most 1; found {max(P, R, F)!r}"
@@ -203,9 +203,14 @@ def scores_problem(P: float, R: float, F: float, p: float | None, features: Mapp
 
 
 def features_problem(features: Mapping[str, Any]) -> str | None:
-    """The first feature that is not a finite number (a bool, text or null is none), named with its value; else None."""
-    bad = next((k for k, v in features.items() if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)), None)
-    return f"features must map names to finite numbers, found {bad!r}: {features[bad]!r}" if bad is not None else None
+    """The first feature that is not a finite number (a bool, text or null is none), named with its value (a whole number
+    past a float's range, 10**400, as the inf it rounds to, not its 400 digits); else None."""
+    bad = next((k for k, v in features.items() if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(as_float(v))),
+               None)
+    if bad is None:
+        return None
+    value = features[bad]  # an int is found only past a float's range
+    return f"features must map names to finite numbers, found {bad!r}: {as_float(value) if type(value) is int else value!r}"
 
 
 def write_judgments(judgments: Iterable[Judgment], path: str | os.PathLike) -> int:

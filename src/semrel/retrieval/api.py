@@ -8,7 +8,6 @@ pool the pairs `semrel.judge` takes.
 
 from __future__ import annotations
 
-import math
 import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,7 +21,7 @@ from ..formats.corpus import corpus_records, golden_records
 from ..formats.files import guarded
 from ..formats.pool import PoolRow
 from ..progress import Steps, no_progress
-from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run, check_run_name
+from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, Run, as_float, check_run_name
 from .fusion import METHODS as FUSION_METHODS
 from .fusion import RRF_K, FusionSpec, fuse_runs
 from .pool import pool_files
@@ -30,15 +29,6 @@ from .retrieve import METHODS as RETRIEVAL_METHODS
 from .retrieve import RetrievalSpec, bm25_params, idle_setting, retrieval_stores, retrieve_files
 
 PathLike = Union[str, os.PathLike]
-
-
-def _as_float(number: float) -> float:
-    """A weight as a float; a whole number past float64's range (10**400, which float() refuses with an OverflowError)
-    as the infinity it rounds to, which FusionSpec.check refuses in one line."""
-    try:
-        return float(number)
-    except OverflowError:
-        return math.inf if number > 0 else -math.inf
 
 
 def _public(run: Run) -> PublicRun:
@@ -70,7 +60,7 @@ def fuse(runs: Iterable[RunLike] | Mapping[str, RunLike], method: str = "rrf", *
         raise UsageError(f"rrf_k={rrf_k!r} is rrf's k; it does not apply to method={method!r}")
     _, loaded, _ = as_runs(runs)
     given = list(loaded)
-    spec = FusionSpec(method, norm, None if weights is None else tuple(_as_float(w) for w in weights),
+    spec = FusionSpec(method, norm, None if weights is None else tuple(as_float(w) for w in weights),
                       RRF_K if rrf_k is None else int(rrf_k), None if depth is None else int(depth))
     notes: list[str] = []
     fused = fuse_runs(given, spec, "fused" if name is None else name, notes.append)
