@@ -68,7 +68,7 @@ def test_sigkill_between_decisions_loses_nothing(tmp_path, cli):
     assert grades(db) == [(0, "alice", 1), (1, "alice", 0), (2, "alice", 1), (3, "alice", 0)]
     resumed = cli("review", "start", "--db", db, "--reviewer", "alice", "--no-highlight", input="1q")
     assert resumed.exit_code == 0, resumed.output
-    assert "4/12 reviewed" in resumed.stdout.splitlines()[0]
+    assert "4/12 graded" in resumed.stdout.splitlines()[0]
     assert grades(db)[-1] == (4, "alice", 1)
 
 
