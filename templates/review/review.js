@@ -6,9 +6,16 @@
 (() => {
   const changed = document.getElementById("changed");  // recent decisions after a change: say which, where focus lands
   if (changed) changed.focus();
+  // who was signed in last in this browser, for every tab (reopen): a restart forgets sessions, so a sign-out or another
+  // name signed in since this page was shown would otherwise be undone by the page signing in again under its own name
+  const SIGNED_IN = "semrel-review-signed-in";
+  const remember = (name) => { try { localStorage.setItem(SIGNED_IN, name); } catch { /* no storage: reopen declines */ } };
+  const logout = document.getElementById("logout");
+  if (logout) logout.addEventListener("submit", () => remember(""));
   const root = document.getElementById("review");
   if (!root) return;
   const config = JSON.parse(root.dataset.config);
+  remember(config.reviewer);  // the page is rendered for the session's reviewer: the name last signed in here
   let csrf = document.querySelector('meta[name="csrf-token"]').content;
   const $ = (id) => document.getElementById(id);
   const roundTrips = [];
@@ -42,12 +49,15 @@
   // Sessions live in the server's memory: after a restart this page's session is gone, and a decision is refused (403)
   // before anything is written. Where the page opens without a link's secret, it signs in again under its name, as a
   // person would, and the decision is sent again: it carries its pair's ids, which the server checks, so it lands on the
-  // pair shown or nowhere. A session ended on the same server (a sign-out, another name signed in here) stays ended.
+  // pair shown or nowhere. A session ended (a sign-out, another name signed in here) stays ended, before the restart too.
   async function reopen() {
     try {
       let now = await call("GET", "/api/session");
       if (now.boot === config.boot || (now.reviewer !== null && now.reviewer !== config.reviewer)) return false;
       if (now.reviewer === null) {  // not signed in again by another tab of this browser yet
+        let last = null;
+        try { last = localStorage.getItem(SIGNED_IN); } catch { /* no storage: not known who is signed in here, so not signed in */ }
+        if (last !== config.reviewer) return false;  // signed out, or in as another name, in this browser since
         const body = new URLSearchParams({ name: config.reviewer });
         const headers = { "X-CSRF-Token": now.csrf };
         await fetch("/login", { method: "POST", headers, body, redirect: "manual", credentials: "same-origin" });
@@ -195,7 +205,7 @@
     else if (key === "u") decide("undo", {}, pressedAt);
     else if (key === "f") decide("flag", {});
     else if (config.notes.includes(key)) openNote();
-    else if (key === "q") $("logout").submit();
+    else if (key === "q") $("logout").requestSubmit();  // as the button: its submit event says signed out (remember)
     else return false;
     return true;
   }

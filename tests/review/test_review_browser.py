@@ -198,6 +198,41 @@ def test_a_page_signed_out_in_another_tab_is_not_signed_in_again_and_says_nothin
     assert decisions(db) == []
 
 
+def test_after_a_restart_a_page_does_not_sign_in_again_where_its_browser_signed_out_or_in_as_another_name(browser, tmp_path):
+    """A restart forgets sessions, sign-outs with them: alice's page, left open while bob signed in in another tab, signed
+    in again as alice at its next key after a restart, and bob's grade was stored under her name."""
+    pool, db = write_pool(tmp_path / "pool"), str(tmp_path / "reviews.sqlite")
+    not_saved = ("error: this grade was not saved (every decision before it was): this page is out of date (the review server "
+                 "restarted, or someone signed in again in this browser): reload it")
+    answered = "() => document.getElementById('message').textContent !== '' || window.semrelReview.roundTrips.length > 0"
+    with Server(db, pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice")
+        port = server.base.rsplit(":", 1)[1]
+        other = page.context.new_page()
+        other.goto(server.base + "/")
+        other.keyboard.press("q")
+        other.fill("#name", "bob")
+        other.press("#name", "Enter")
+        other.wait_for_selector("#chunk[data-task-id]")
+    with Server(db, None, "--no-highlight", "--port", port) as server:
+        page.keyboard.press("1")
+        page.wait_for_function(answered)
+        assert page.inner_text("#message") == not_saved
+        other.reload()  # bob's session is gone too; alice signs in here again, and out (the q key), on the new server
+        other.fill("#name", "alice")
+        other.press("#name", "Enter")
+        other.wait_for_selector("#chunk[data-task-id]")
+        other.keyboard.press("q")
+        other.wait_for_selector("#name")
+        page.evaluate("document.getElementById('message').textContent = ''")
+        page.keyboard.press("0")
+        page.wait_for_function(answered)
+        assert page.inner_text("#message") == not_saved
+        other.reload()
+        assert other.locator("#name").count() == 1  # still signed out
+    assert decisions(db) == []
+
+
 @pytest.mark.slow
 def test_after_a_restart_a_page_opened_with_the_token_link_says_to_open_it_again_and_that_nothing_was_saved(browser, tmp_path):
     """With --token the page holds no secret to sign in again with: the grade is refused, said not saved, with what to do."""
