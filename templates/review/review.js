@@ -53,7 +53,8 @@
   async function reopen() {
     try {
       let now = await call("GET", "/api/session");
-      if (now.boot === config.boot || (now.reviewer !== null && now.reviewer !== config.reviewer)) return false;
+      if (now.boot === config.boot || now.review !== config.review) return false;  // not restarted, or serving another database
+      if (now.reviewer !== null && now.reviewer !== config.reviewer) return false;
       if (now.reviewer === null) {  // not signed in again by another tab of this browser yet
         let last = null;
         try { last = localStorage.getItem(SIGNED_IN); } catch { /* no storage: not known who is signed in here, so not signed in */ }

@@ -13,7 +13,7 @@ from test_review_processes import query
 
 from helpers import keep_screenshot
 from review_helpers import write_judged, write_pool
-from review_web_helpers import Server, write_large_pool
+from review_web_helpers import Client, Server, write_large_pool
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -231,6 +231,26 @@ def test_after_a_restart_a_page_does_not_sign_in_again_where_its_browser_signed_
         other.reload()
         assert other.locator("#name").count() == 1  # still signed out
     assert decisions(db) == []
+
+
+def test_after_a_restart_with_another_database_a_page_left_open_undoes_nothing_there(browser, tmp_path):
+    """An undo names no pair to check: a page of one database, another served since at its address, signed in there and
+    took back its reviewer's last decision in that one (a default port serves one review after another)."""
+    pool = write_pool(tmp_path / "pool")
+    first, second = str(tmp_path / "first.sqlite"), str(tmp_path / "second.sqlite")
+    with Server(first, pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice")
+        port = server.base.rsplit(":", 1)[1]
+    with Server(second, pool, "--no-highlight", "--port", port) as server:
+        alice = Client(server.base)  # alice reviewed the second database too, in another browser
+        alice.sign_in("alice")
+        assert alice.api({"action": "grade", "task_id": alice.task()["task"]["id"], "grade": 1})[0] == 200
+        page.keyboard.press("u")
+        page.wait_for_function("() => document.getElementById('message').textContent !== ''")
+        assert page.inner_text("#message") == (
+            "error: this undo was not saved (every decision before it was): this page is out of date (the review server "
+            "restarted, or someone signed in again in this browser): reload it")
+    assert decisions(second) == [("alice", "grade", 1, "q1", "c1")] and decisions(first) == []
 
 
 @pytest.mark.slow

@@ -277,7 +277,7 @@ def test_graded_labels_take_grades_up_to_the_top_and_n_is_a_note_key(tmp_path):
         page = client.get("/")[1]
         config = json.loads(re.search(r"data-config='([^']*)'", page).group(1))
         assert config == {"grades": {"0": 0, "1": 1, "2": 2, "3": 3}, "notes": ["n", "m"], "top": 3, "reviewer": "alice",
-                          "boot": config["boot"]}
+                          "boot": config["boot"], "review": config["review"]}
         task = client.task()["task"]
         assert task["judge"]["thresholds"] == [0.3, 0.6, 0.9] and task["judge"]["on"] == "R"
         assert client.api({"action": "grade", "task_id": task["id"], "grade": 3})[0] == 200

@@ -712,7 +712,12 @@ def test_the_session_answer_gives_the_page_what_it_signs_in_again_with_after_a_r
     alice, csrf = signed_in(app, "alice")
     config = json.loads(html.unescape(re.search(r"data-config='([^']+)'", alice.get("/").get_data(as_text=True)).group(1)))
     assert config["reviewer"] == "alice"
-    assert alice.get("/api/session").get_json() == {"boot": config["boot"], "csrf": csrf, "reviewer": "alice"}
+    assert alice.get("/api/session").get_json() == {"boot": config["boot"], "csrf": csrf, "reviewer": "alice",
+                                                    "review": config["review"]}
     restarted = create_app(WebSettings(db, secret="test"))  # the same database, started again
     fresh = restarted.test_client().get("/api/session").get_json()
     assert fresh["reviewer"] is None and fresh["boot"] != config["boot"] and fresh["csrf"] not in ("", csrf)
+    assert fresh["review"] == config["review"]
+    (tmp_path / "other").mkdir()
+    other, _ = new_app(tmp_path / "other")  # another database, the same queue: a page of the first does not sign in there
+    assert other.test_client().get("/api/session").get_json()["review"] != config["review"]

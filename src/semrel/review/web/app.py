@@ -29,7 +29,7 @@ from ..engine import MAX_REVIEWER_NAME, Outcome, Session, check_reviewer_name, l
 from ..keys import grade_keys, note_keys
 from ..simulate import simulated_note
 from ..stats import review_stats
-from ..store import open_db
+from ..store import open_db, read_meta
 from ..tasks import Labelling, Task, judge_line
 from .guard import check_csrf, csrf_token, grant_access, is_local_host, is_machine_host, listed_reviewer, renew_csrf_token, secure
 from .highlights import Busy, Highlights, Spans
@@ -70,7 +70,10 @@ def create_app(settings: WebSettings) -> Flask:
     assets = {name: (folder / name).read_bytes() for name in ASSETS}
     connections = threading.local()  # one per server thread, reused across its requests
     with contextlib.closing(open_db(settings.db, create=False)) as conn:
-        labelling = labelling_of(conn)
+        labelling, created = labelling_of(conn), read_meta(conn).get("created")
+    # the review served, told apart from another database served since at this address: a page of this one does not sign in
+    # there after a restart (review.js reopen), where an undo, which names no pair, would take back a decision of that one
+    review = hashlib.sha256(f"{Path(settings.db).resolve()}\0{created}".encode()).hexdigest()[:16]
     highlights = Highlights(settings.highlighter, HIGHLIGHT_WAITING) if settings.highlighter and not settings.blind else None
     app.extensions["semrel_highlights"] = highlights
     boot = secrets.token_urlsafe(16)  # this start of the server: a page shown before it finds its session gone by a restart
@@ -153,7 +156,7 @@ def create_app(settings: WebSettings) -> Flask:
         if "reviewer" not in session:
             return render_template("login.html", fixed=session.get("link"))
         config = {"grades": grade_keys(labelling), "notes": list(note_keys(labelling)), "top": labelling.max_grade,
-                  "reviewer": session["reviewer"], "boot": boot}
+                  "reviewer": session["reviewer"], "boot": boot, "review": review}
         return render_template("review.html", reviewer=session["reviewer"], config=config)
 
     @app.post("/login")
@@ -217,8 +220,9 @@ def create_app(settings: WebSettings) -> Flask:
     @app.get("/api/session")
     def session_state() -> Any:
         """What a page shown before a restart needs to sign in again under its name (review.js reopen): this start, the
-        session's CSRF token (as the page's meta gives it; another site cannot read the answer) and who is signed in."""
-        return jsonify(boot=boot, csrf=g.csrf, reviewer=session.get("reviewer"))
+        session's CSRF token (as the page's meta gives it; another site cannot read the answer), who is signed in, and the
+        review served."""
+        return jsonify(boot=boot, csrf=g.csrf, reviewer=session.get("reviewer"), review=review)
 
     @app.post("/api/decide")
     def decide() -> Any:
