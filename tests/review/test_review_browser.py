@@ -376,6 +376,12 @@ def test_on_a_phone_the_grade_keys_are_in_sight_under_a_long_answer_and_cover_no
         keys, judge, chunk = (page.locator(s).bounding_box() for s in ("#keys", "#judge", "#chunk"))
         assert keys["y"] >= judge["y"] + judge["height"] and keys["y"] >= chunk["y"] + chunk["height"]
         assert page.evaluate("document.documentElement.scrollWidth") == 390
+        page.keyboard.press(json.loads(page.get_attribute("#review", "data-config"))["notes"][0])  # the note field, typed in
+        page.keyboard.type("tube")
+        note, dock = page.locator("#note-text").bounding_box(), page.locator(".dock").bounding_box()
+        assert note["y"] >= 0 and note["y"] + note["height"] <= 844  # in sight
+        assert note["x"] + note["width"] <= dock["x"] + dock["width"]  # within the dock's width: its padding stuck out 8 px
+        page.keyboard.press("Escape")
         page.tap("#keys button[data-key='1']")
         page.wait_for_function("n => window.semrelReview.roundTrips.length > n", arg=0)
 
