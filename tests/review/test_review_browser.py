@@ -396,6 +396,22 @@ MESSAGE_IN_SIGHT = """([width, height]) => { const m = document.getElementById("
     && document.elementFromPoint(m.x + 2, m.y + m.height / 2) === document.getElementById("message"); }"""
 
 
+def test_on_a_phone_a_message_naming_a_long_id_scrolls_in_its_box_and_the_keys_stay_in_sight(browser, tmp_path):
+    """Ids have no length limit, and messages name them ("undid your decision on ..."): grown whole, a message of 3,000
+    characters made the dock 2,100 px tall, its keys above the top of the screen."""
+    query_id = "q" + "x" * 3000
+    pool = write_judged(tmp_path / "pool", {"c1": "A short chunk.", "c2": "Another."}, {query_id: ("Why?", "Because.")},
+                        {(query_id, "c1"): 0.6, (query_id, "c2"): 0.6})
+    with Server(str(tmp_path / "r.sqlite"), pool, "--no-highlight") as server:
+        page = open_review(browser, server, "alice", viewport=(390, 844))
+        press(page, "1")
+        press(page, "u")
+        assert page.inner_text("#message") == f"undid your decision on {query_id}/c1"
+        assert page.evaluate(KEYS_IN_SIGHT, [390, 844])
+        assert page.evaluate("(() => { const m = document.getElementById('message'); return m.scrollHeight > m.clientHeight"
+                             " && m.getBoundingClientRect().bottom <= 844; })()")  # the rest of it a scroll away
+
+
 @pytest.mark.parametrize("viewport", [(1280, 800), (390, 844)], ids=["laptop", "phone"])
 def test_a_long_query_and_answer_scroll_in_their_own_boxes_and_the_grade_keys_stay_in_sight(browser, tmp_path, viewport):
     """A 3,000-word query and answer were shown whole: at 1280 x 800 the grade keys were 16,000 px down the page (a long
