@@ -11,6 +11,7 @@ from pathlib import Path
 
 from semrel.analysis.compare import Reversal
 from semrel.evaluation.measures import parse_measures
+from semrel.formats.judgments import JudgmentColumns
 from semrel.records import Judgment
 from semrel.report import html
 from semrel.report.html import ReportInputs, build_report
@@ -38,7 +39,7 @@ def test_the_reversal_warning_names_the_qrels_that_found_the_difference_and_coun
 def test_the_share_at_or_above_a_threshold_counts_scores_equal_to_it():
     """A score equal to the label threshold is labelled relevant; the table counted only scores above it."""
     judged = [Judgment("q", f"c{i}", 0.5, r, 0.5) for i, r in enumerate((0.25, 0.5, 0.5, 0.75))]
-    section = html._score_section(judged, None, "R", [0.5, 0.75], "the label thresholds")
+    section = html._score_section(JudgmentColumns.of(judged), None, "R", [0.5, 0.75], "the label thresholds")
     assert section["table"]["header"] == ["threshold", "judged pairs: share at or above"]
     assert section["table"]["rows"] == [["0.500", "0.750"], ["0.750", "0.250"]]
     assert section["counts"] == {"judged pairs": 4}
@@ -216,7 +217,7 @@ def test_the_share_at_or_above_is_counted_apart_for_gold_and_other_judged_pairs(
 
     judged = [Judgment("q", f"c{i}", 0.5, r, 0.5) for i, r in enumerate((0.8, 0.6, 0.3, 0.2, 0.7))]
     golden = [GoldenItem("q", "what?", ("it",), ("c0", "c1"))]
-    section = html._score_section(judged, golden, "R", [0.5], "the label thresholds")
+    section = html._score_section(JudgmentColumns.of(judged), golden, "R", [0.5], "the label thresholds")
     assert section["table"]["header"] == ["threshold", "gold: share at or above", "not gold: share at or above"]
     assert section["table"]["rows"] == [["0.500", "1.000", "0.333"]]
     assert section["counts"] == {"gold": 2, "not gold": 3}

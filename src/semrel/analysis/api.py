@@ -21,7 +21,7 @@ from ..evaluation.api import Measures, QrelsLike, RunLike, as_qrels, as_run, as_
 from ..evaluation.files import require_judgments, shallow_cutoffs
 from ..evaluation.measures import parse_measures
 from ..formats.files import display_name, guarded
-from ..formats.judgments import given_judgments
+from ..formats.judgments import given_judgment_columns, given_judgments
 from ..judging.labels import ProbabilityRule, Rule, ThresholdRule
 from ..records import Judgment
 from .agreement import AGREE_MEASURES, Agreed, Weights, assessor_groups, majority_qrels
@@ -107,7 +107,7 @@ def sensitivity(
     thresholds = check_list("thresholds", thresholds, (numbers.Real,), "a list of numbers, e.g. [0.3, 0.4, 0.5]", "numbers")
     chosen = parse_measures(measures)
     settings = StatSettings(test=test, permutations=permutations, bootstrap=bootstrap, seed=seed, alpha=alpha, correction=correction)
-    judged, source = given_judgments(judgments, empty_ok=False)
+    judged, source = given_judgment_columns(judgments, empty_ok=False)
     sweep = choose_sweep(judged, on, None if at is None else float(at), calibration,
                          None if thresholds is None else [float(t) for t in thresholds], source=source)
     if isinstance(runs, Iterator):  # read twice: as runs, and for the files the curves' manifest names

@@ -27,13 +27,14 @@ from ..evaluation.files import coverage_warnings, require_distinct_names
 from ..evaluation.measures import Measure, numeric_measures, paired_values, parse_measures
 from ..evaluation.metrics import Evaluation, evaluate_gradings
 from ..formats.files import atomic_writer
-from ..formats.judgments import PROBABILITY, SCORES
+from ..formats.judgments import PROBABILITY, SCORES, JudgmentColumns
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.tables import Table, render
 from ..judging.labels import (
     CUT,
     DEFAULT_COMPONENT,
     DEFAULT_THRESHOLD,
+    Judged,
     ProbabilityRule,
     Rule,
     check_thresholds,
@@ -44,7 +45,7 @@ from ..judging.labels import (
     score_values,
 )
 from ..progress import Steps, no_progress
-from ..records import Judgment, Qrels, Run
+from ..records import Qrels, Run
 from ..terminal import quantity
 from .agreement import kendall_tau_b, settled
 from .significance import StatSettings, adjust, chosen_p
@@ -84,7 +85,7 @@ class Sweep:
     refit: ProbabilityRule | None = None
 
 
-def choose_sweep(judgments: Sequence[Judgment], on: str | None = None, at: float | None = None,
+def choose_sweep(judgments: Judged, on: str | None = None, at: float | None = None,
                  calibration: str | os.PathLike | Rule | None = None, thresholds: Sequence[float] | None = None,
                  start: float | None = None, stop: float | None = None, step: float = DEFAULT_STEP,
                  source: str | os.PathLike | None = None) -> Sweep:
@@ -183,29 +184,30 @@ class Sensitivity:
         return text
 
 
-def _labelled(judgments: Sequence[Judgment], on: str, refit: ProbabilityRule | None
+def _labelled(judgments: Judged, on: str, refit: ProbabilityRule | None
               ) -> tuple[pa.Array, pa.Array, np.ndarray, np.ndarray, str | None]:
     """Ids, the swept scores, and the grade of each pair p cannot be swept for (-1 elsewhere): as `label`
     labels them, by the probability rule's fallback (no null sample left p unwritten), with the note saying so."""
-    if not judgments:
+    if not len(judgments):
         raise UsageError("the judgments hold no pair to label")
+    columns = JudgmentColumns.of(judgments)
     rule = refit or ProbabilityRule()
-    missing = rule.unscored(judgments) if on == PROBABILITY else np.zeros(len(judgments), dtype=bool)
-    fixed = np.full(len(judgments), -1, dtype=np.int64)
-    scores = np.zeros(len(judgments), dtype=np.float64)
+    missing = rule.unscored(columns) if on == PROBABILITY else np.zeros(len(columns), dtype=bool)
+    fixed = np.full(len(columns), -1, dtype=np.int64)
+    scores = np.zeros(len(columns), dtype=np.float64)
     if missing.any() and not missing.all():
-        fixed[missing] = np.minimum(rule.fallback.grades([j for j, m in zip(judgments, missing) if m]), 1)  # binary as the sweep
-        swept = [j for j, m in zip(judgments, missing) if not m]
+        fixed[missing] = np.minimum(rule.fallback.grades(columns.where(missing)), 1)  # binary as the sweep
+        swept = columns.where(~missing)
         scores[~missing] = score_values(swept, on) if refit is None else refit.scores(swept)
     else:  # all swept, or none can be: score_values says what is missing
-        scores = score_values(judgments, on) if refit is None else refit.scores(judgments)
-    query_ids = pa.array([j.query_id for j in judgments], type=pa.string())
-    chunk_ids = pa.array([j.chunk_id for j in judgments], type=pa.string())
-    return query_ids, chunk_ids, scores, fixed, fallback_note(rule, judgments) if on == PROBABILITY else None
+        scores = score_values(columns, on) if refit is None else refit.scores(columns)
+    query_ids = pa.array(columns.query_ids, type=pa.string())
+    chunk_ids = pa.array(columns.chunk_ids, type=pa.string())
+    return query_ids, chunk_ids, scores, fixed, fallback_note(rule, columns) if on == PROBABILITY else None
 
 
 def sensitivity(
-    judgments: Sequence[Judgment],
+    judgments: Judged,
     runs: Sequence[Run],
     measures: Sequence[Measure | str],
     thresholds: Sequence[float],

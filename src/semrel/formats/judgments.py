@@ -226,8 +226,9 @@ def given_judgments(judgments: str | os.PathLike | Iterable[Judgment] | Any, emp
                          empty_ok=empty_ok), None
 
 
-def given_judgment_columns(judgments: str | os.PathLike | Iterable[Judgment] | Any) -> tuple[JudgmentColumns, str | None]:
+def given_judgment_columns(judgments: str | os.PathLike | Iterable[Judgment] | Any, empty_ok: bool = True
+                           ) -> tuple[JudgmentColumns, str | None]:
     """given_judgments as columns: a file read straight into them (read_judgment_columns)."""
     if isinstance(judgments, (str, os.PathLike)):
         return read_judgment_columns(judgments), str(judgments)
-    return JudgmentColumns.of(given_judgments(judgments)[0]), None
+    return JudgmentColumns.of(given_judgments(judgments, empty_ok)[0]), None

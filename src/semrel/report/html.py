@@ -33,7 +33,7 @@ from ..formats import read_qrels, read_run
 from ..formats.corpus import read_golden, unique_chunks
 from ..formats.files import STDIO, atomic_writer, check_input_file, display_name, read_text
 from ..formats.jsonl import loads, read_jsonl, require
-from ..formats.judgments import PROBABILITY, SCORES, read_judgments
+from ..formats.judgments import PROBABILITY, SCORES, JudgmentColumns, read_judgment_columns
 from ..formats.manifest import manifest_is_stale, manifest_path, outputs_with_manifests, read_params, with_manifests, write_manifest
 from ..formats.tables import Table, cell_text
 from ..golden.validate import golden_stats, stats_tables
@@ -47,7 +47,7 @@ from ..judging.labels import (
     recorded_rule,
 )
 from ..progress import Steps, counted, no_progress
-from ..records import GoldenItem, Judgment, Qrels, is_number, is_whole
+from ..records import GoldenItem, Qrels, is_number, is_whole
 from ..resources import semrel_version, template_dir
 from ..review.adjudicate import reviewed_sample
 from ..terminal import quantity
@@ -229,21 +229,22 @@ def _options_differ(inputs: ReportInputs, rule: Rule | None, component: str, thr
             f"sensitivity marks at {drawn}; to score at {drawn}, label again with those options (`semrel label`)")
 
 
-def _score_section(judgments: list[Judgment], golden: list[GoldenItem] | None, component: str,
-                   thresholds: list[float], lines: str, values: Sequence[float] | None = None) -> dict[str, Any]:
+def _score_section(judgments: JudgmentColumns, golden: list[GoldenItem] | None, component: str,
+                   thresholds: list[float], lines: str, values: np.ndarray | None = None) -> dict[str, Any]:
     """Score distributions of gold and other judged pairs, and how many of each reach each threshold
     (`values`: the scores themselves, where they are not a judgment's field, e.g. a refit's p; `lines`: what
     the thresholds drawn are, for the caption)."""
-    found = [getattr(j, component) for j in judgments] if values is None else list(values)
-    scores = [(j.query_id, j.chunk_id, v) for j, v in zip(judgments, found)]
+    found = judgments.score(component) if values is None else values
+    groups: dict[str, np.ndarray]
     if golden is not None:
         gold = {(item.query_id, c) for item in golden for c in item.gold_chunk_ids}
-        groups = {"gold": [s for q, c, s in scores if (q, c) in gold],
-                  "not gold": [s for q, c, s in scores if (q, c) not in gold]}
+        is_gold = np.fromiter(((q, c) in gold for q, c in zip(judgments.query_ids, judgments.chunk_ids)), dtype=bool,
+                              count=len(judgments))
+        groups = {"gold": found[is_gold], "not gold": found[~is_gold]}
     else:
-        groups = {"judged pairs": [s for _, _, s in scores]}
-    rows = [[t] + [sum(s >= t for s in values) / len(values) if values else None for values in groups.values()]
-            for t in thresholds]
+        groups = {"judged pairs": found}
+    rows: list[list[float | None]] = [[t, *(int(np.count_nonzero(values >= t)) / len(values) if len(values) else None
+                                            for values in groups.values())] for t in thresholds]
     table = Table(["threshold"] + [f"{name}: share at or above" for name in groups], rows)
     return {"plot": Markup(_plots().score_histogram(groups, thresholds, component)), "lines": lines,
             "counts": {name: len(values) for name, values in groups.items()}, "table": _html_table(table, 3)}
@@ -380,7 +381,7 @@ def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]
 
 
 def _label_warnings(inputs: ReportInputs, qrels: Qrels | None, rule: Rule | None, qrels_params: Mapping[str, Any] | None,
-                    judged: list[Judgment] | None, golden: list[GoldenItem] | None, judge: Mapping[str, Any] | None) -> list[str]:
+                    judged: JudgmentColumns | None, golden: list[GoldenItem] | None, judge: Mapping[str, Any] | None) -> list[str]:
     """Signs the labels look wrong (semrel.judging.labels.label_warnings, as `semrel label` says them): from the judgments
     and the qrels' grades of them when both are given (`judge`: the judge's settings, _judge_settings), else as `semrel label`
     recorded them in the manifest."""
@@ -388,8 +389,8 @@ def _label_warnings(inputs: ReportInputs, qrels: Qrels | None, rule: Rule | None
         grades = qrels.to_dict()
         gold = {(g.query_id, c) for g in golden for c in g.gold_chunk_ids} if golden is not None else None
         calibrated = bool((qrels_params or {}).get("calibrated"))  # a threshold rule from calibrate looks like any other
-        return label_warnings(judged, [grades.get(j.query_id, {}).get(j.chunk_id, 0) for j in judged], rule, inputs.judgments, gold,
-                              calibrated=calibrated, judge=judge)
+        return label_warnings(judged, [grades.get(q, {}).get(c, 0) for q, c in zip(judged.query_ids, judged.chunk_ids)], rule,
+                              inputs.judgments, gold, calibrated=calibrated, judge=judge)
     recorded = (qrels_params or {}).get("warnings")
     return [str(m) for m in recorded] if isinstance(recorded, list) else []
 
@@ -585,7 +586,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
             counts, lengths = stats_tables(stats)
             page.sections["golden"] = {"counts": _html_table(counts, 0), "lengths": _html_table(lengths, 1),
                                        "notes": stats.get("notes", [])}
-    judged = read_judgments(inputs.judgments) if inputs.judgments else None
+    judged = read_judgment_columns(inputs.judgments) if inputs.judgments else None
     # read once for every section that needs them: from stdin they could not be read again
     qrels = read_qrels(inputs.qrels) if inputs.qrels and (inputs.runs or inputs.base or judged is not None) else None
     if sample is not None and qrels is not None:  # too small a sample of these qrels: said before the runs are scored
@@ -594,7 +595,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     for message in _label_warnings(inputs, qrels, rule, qrels_params, judged, golden, judge):
         note(message)
     if judged is not None:
-        if component == PROBABILITY and not all(j.p is not None for j in judged):  # judgments from an older semrel
+        if component == PROBABILITY and np.isnan(judged.p).any():  # judgments from an older semrel
             component, thresholds = "R", []
         refit = refitted if not (inputs.on or inputs.thresholds) and has_features(judged) else None
         lines = ("the thresholds of --on/--threshold/--grades" if inputs.thresholds and thresholds else
@@ -602,7 +603,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         with steps("report: judge score distributions", 0):
             page.sections["scores"] = (_score_section(judged, golden, component, thresholds, lines) if refit is None else
                                        _score_section(judged, golden, "p, refitted", list(refit.thresholds), lines,
-                                                      refit.scores(judged).tolist()))
+                                                      refit.scores(judged)))
     if inputs.runs and qrels is not None:  # runs without qrels were refused above
         with steps(f"report: evaluating and testing {quantity(len(inputs.runs), 'run')}", 0):
             page.sections["metrics"] = _metric_section(inputs, qrels, note, (judge or {}).get("model"),
