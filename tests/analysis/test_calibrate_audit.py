@@ -23,12 +23,14 @@ from semrel.analysis.calibrate import (
     expected_kappas,
     fit_features,
     fit_probability,
+    paired_scores,
     write_fitted,
 )
 from semrel.errors import UsageError, ValidationError
 from semrel.formats import read_qrels
+from semrel.formats.judgments import JudgmentColumns
 from semrel.judging import labels
-from semrel.records import Judgment
+from semrel.records import Judgment, Qrels
 
 
 def _line(query: str, r: float, p: float | None = None) -> str:
@@ -191,6 +193,18 @@ def test_probabilities_of_pairs_follow_the_pairs_order():
     the pairs' order)."""
     judged = [Judgment("q", c, 0.5, 0.5, 0.5, p=p) for c, p in (("a", 0.1), ("b", 0.2), ("c", 0.3))]
     assert Probabilities.of(judged, [("q", "c"), ("q", "a")]).p.tolist() == [0.3, 0.1]
+
+
+def test_probabilities_of_pairs_and_paired_scores_take_each_pairs_own_row():
+    """Read as columns, each pair's p, features and with_gold flag, and its score and human grade, come from its own row:
+    the judgments' order is neither the pairs' nor the sorted order paired_scores returns."""
+    rows = (("b", 0.2, 1.0), ("c", 0.3, 0.0), ("a", 0.1, 1.0))
+    judged = JudgmentColumns.of([Judgment("q", c, 0.5, p, 0.5, p=p, features={**dict.fromkeys(labels.FEATURES, p), "with_gold": gold})
+                                 for c, p, gold in rows])
+    chosen = Probabilities.of(judged, [("q", "c"), ("q", "a")])
+    assert (chosen.p.tolist(), chosen.x[:, 0].tolist(), chosen.with_gold.tolist()) == ([0.3, 0.1], [0.3, 0.1], [False, True])
+    paired = paired_scores(judged, Qrels.from_dict({"q": {"a": 1, "c": 0, "x": 1}}), "R")
+    assert (paired.pairs, paired.scores.tolist(), paired.grades.tolist()) == ([("q", "a"), ("q", "c")], [0.1, 0.3], [1, 0])
 
 
 def test_a_features_refit_of_judgments_without_features_is_refused(tmp_path):

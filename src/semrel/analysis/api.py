@@ -21,7 +21,7 @@ from ..evaluation.api import Measures, QrelsLike, RunLike, as_qrels, as_run, as_
 from ..evaluation.files import require_judgments, shallow_cutoffs
 from ..evaluation.measures import parse_measures
 from ..formats.files import display_name, guarded
-from ..formats.judgments import given_judgment_columns, given_judgments
+from ..formats.judgments import given_judgment_columns
 from ..judging.labels import ProbabilityRule, Rule, ThresholdRule
 from ..records import Judgment
 from .agreement import AGREE_MEASURES, Agreed, Weights, assessor_groups, majority_qrels
@@ -166,7 +166,7 @@ def calibrate(
     check_seed(seed)
     check_flags(graded=graded, unlisted_as_zero=unlisted_as_zero, test_unlisted_as_zero=test_unlisted_as_zero, groups=groups,
                 test_groups=test_groups)
-    judged, source = given_judgments(judgments, empty_ok=False)
+    judged, source = given_judgment_columns(judgments, empty_ok=False)
     human = _human(reviewed, "reviewed", groups)
     tested = None if test is None else _human(test, "test", test_groups)
     notes: list[str] = []

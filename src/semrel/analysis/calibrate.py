@@ -40,12 +40,12 @@ import numpy as np
 from ..errors import UsageError, ValidationError, tell
 from ..formats import read_qrels
 from ..formats.files import atomic_writer, display_name
-from ..formats.judgments import PROBABILITY, SCORES
+from ..formats.judgments import PROBABILITY, SCORES, JudgmentColumns
 from ..formats.manifest import outputs_with_manifests, with_manifests, write_manifest
 from ..formats.trec import graded_pairs
 from ..judging import labels
-from ..judging.labels import CUT, DEFAULT_COMPONENT, GET_P, WITHOUT_P, ProbabilityRule, has_features, logit, reached
-from ..records import Judgment, Qrels
+from ..judging.labels import CUT, DEFAULT_COMPONENT, GET_P, WITHOUT_P, Judged, ProbabilityRule, has_features, logit, reached
+from ..records import Qrels
 from ..terminal import agreeing, quantity
 from .agreement import WEIGHTS, Agreement, Weights, agreement, assessor_groups, kappa_from_confusion, majority_qrels, on_scale
 
@@ -276,12 +276,16 @@ class Probabilities:
     with_gold: np.ndarray
 
     @classmethod
-    def of(cls, judgments: Sequence[Judgment], pairs: Sequence[tuple[str, str]] | None = None) -> Probabilities:
-        """The judgments' (with `pairs`: those of these (query, chunk) ids, in their order)."""
-        if pairs is not None:
-            by_id = {(j.query_id, j.chunk_id): j for j in judgments}
-            judgments = [by_id[pair] for pair in pairs]
-        return cls(np.array([j.p for j in judgments], dtype=np.float64), *labels.feature_rows(judgments))
+    def of(cls, judgments: Judged, pairs: Sequence[tuple[str, str]] | None = None) -> Probabilities:
+        """The judgments' (with `pairs`: those of these (query, chunk) ids, in their order); the rows of the pairs
+        alone are indexed, not every judged pair."""
+        columns = JudgmentColumns.of(judgments)
+        if pairs is None:
+            return cls(columns.p, columns.features, columns.with_gold)
+        wanted = set(pairs)
+        row = {pair: i for i, pair in enumerate(zip(columns.query_ids, columns.chunk_ids)) if pair in wanted}
+        rows = np.array([row[pair] for pair in pairs], dtype=np.int64)
+        return cls(columns.p[rows], columns.features[rows], columns.with_gold[rows])
 
     def features(self) -> np.ndarray:
         """The feature rows, refused when a judgment lacks them (older judgments hold p alone)."""
@@ -398,12 +402,12 @@ def human_name(human: Human) -> str:
     return human.source or "the human labels" if isinstance(human, Qrels) else display_name(human)
 
 
-def paired_probabilities(judgments: list[Judgment], human_path: Human, unlisted_as_zero: bool = False,
+def paired_probabilities(judgments: JudgmentColumns, human_path: Human, unlisted_as_zero: bool = False,
                          warn: Callable[[str], None] | None = None) -> Paired:
     """As paired_scores, on the judge's probability p, of the pairs that hold one: the refit cannot use the others
     (`warn` hears how many there are), which `semrel label` labels by the probability rule's fallback."""
-    missing = sum(j.p is None for j in judgments)
-    if judgments and missing == len(judgments):
+    missing = int(np.isnan(judgments.p).sum())
+    if len(judgments) and missing == len(judgments):
         raise ValidationError(f"{missing} of {quantity(len(judgments), 'judgment')} {agreeing(missing, 'hold')} no probability p "
                               f"({WITHOUT_P}): {GET_P}, or calibrate thresholds on a component with on='R'")
     paired = paired_scores(judgments, human_path, "p", unlisted_as_zero)
@@ -417,7 +421,7 @@ def paired_probabilities(judgments: list[Judgment], human_path: Human, unlisted_
     return paired.without(lacking)
 
 
-def _nothing_shared(human: dict[str, dict[str, int]], judgments: list[Judgment], human_path: Human) -> ValidationError:
+def _nothing_shared(human: dict[str, dict[str, int]], judgments: JudgmentColumns, human_path: Human) -> ValidationError:
     """The error for human labels of no judged pair, naming the file and an id of each side: an empty export, or the
     labels of other judgments, was "no pairs have both ...", with neither file named."""
     name = human_name(human_path)
@@ -425,27 +429,28 @@ def _nothing_shared(human: dict[str, dict[str, int]], judgments: list[Judgment],
         return ValidationError(f"{name}: no human labels in the file; export the reviewed pairs with `semrel review export "
                                "--only-reviewed` (after reviewing some) and calibrate on that")
     labelled = next((q, c) for q, chunks in human.items() for c in chunks)
-    judged = (judgments[0].query_id, judgments[0].chunk_id) if judgments else None
+    judged = (judgments.query_ids[0], judgments.chunk_ids[0]) if len(judgments) else None
     return ValidationError(f"{name}: none of its {sum(map(len, human.values()))} labelled pairs is judged (it labels e.g. "
                            f"{labelled}, the judgments hold e.g. {judged}); give the human labels of these judgments' pairs")
 
 
-def paired_scores(judgments: list[Judgment], human_path: Human, on: str, unlisted_as_zero: bool = False) -> Paired:
+def paired_scores(judgments: JudgmentColumns, human_path: Human, on: str, unlisted_as_zero: bool = False) -> Paired:
     """The judged pairs the human file grades, in (query, chunk) order as `agree` takes them (in the judgments' line
     order, a shuffled file gave another bootstrap interval and refit); with unlisted_as_zero, a judged pair of a query
     the human file has but whose chunk it does not list counts as grade 0 (for qrels that list
     only relevant chunks, such as gold chunks)."""
     human = graded_pairs(human_path if isinstance(human_path, Qrels) else read_qrels(human_path))
-    pairs, scores, grades = [], [], []
-    for j in sorted(judgments, key=lambda j: (j.query_id, j.chunk_id)):
-        listed = human.get(j.query_id)
-        if listed is not None and (j.chunk_id in listed or unlisted_as_zero):
-            pairs.append((j.query_id, j.chunk_id))
-            scores.append(getattr(j, on))
-            grades.append(listed.get(j.chunk_id, 0))
+    pairs, rows, grades = [], [], []
+    query_ids, chunk_ids = judgments.query_ids, judgments.chunk_ids
+    for row in sorted(range(len(judgments)), key=lambda i: (query_ids[i], chunk_ids[i])):
+        listed = human.get(query_ids[row])
+        if listed is not None and (chunk_ids[row] in listed or unlisted_as_zero):
+            pairs.append((query_ids[row], chunk_ids[row]))
+            rows.append(row)
+            grades.append(listed.get(chunk_ids[row], 0))
     if not pairs:
         raise _nothing_shared(human, judgments, human_path)
-    return Paired(pairs, np.asarray(scores, dtype=np.float64), np.asarray(grades, dtype=np.int64))
+    return Paired(pairs, judgments.score(on)[np.asarray(rows, dtype=np.int64)], np.asarray(grades, dtype=np.int64))
 
 
 def write_calibration(result: Calibration, output: str | os.PathLike, inputs: list[str | os.PathLike], pairs: int,
@@ -465,7 +470,7 @@ def write_calibration(result: Calibration, output: str | os.PathLike, inputs: li
 # ---------------------------------------------------------------- what `semrel calibrate` and `semrel.calibrate` fit
 
 
-def calibrate_labels(judgments: list[Judgment], human_file: Human, on: str | None = None, fit: str | None = None,
+def calibrate_labels(judgments: Judged, human_file: Human, on: str | None = None, fit: str | None = None,
                      graded: bool = False, grades: int | None = None, weights: Weights | None = None,
                      unlisted_as_zero: bool = False, test: Human | None = None, test_unlisted_as_zero: bool = False,
                      seed: int = 0, warn: Callable[[str], None] | None = None,
@@ -490,9 +495,10 @@ def calibrate_labels(judgments: list[Judgment], human_file: Human, on: str | Non
         raise UsageError("test_unlisted_as_zero= and test_groups= read the test= labels: give test= too")
     human = human_labels(human_file, groups)
     tested = None if test is None else human_labels(test, test_groups)
-    with_p = [j for j in judgments if j.p is not None]  # a query with no null sample has none: `label` labels its pairs on R
+    judgments = JudgmentColumns.of(judgments)
+    with_p = judgments.where(~np.isnan(judgments.p))  # a query with no null sample has none: `label` labels its pairs on R
     if on is None:
-        on = PROBABILITY if with_p else DEFAULT_COMPONENT
+        on = PROBABILITY if len(with_p) else DEFAULT_COMPONENT
         if on != PROBABILITY and warn:
             warn(f"the judgments hold no probability p ({WITHOUT_P}): fitting thresholds on {on} instead")
     if on != PROBABILITY:
@@ -562,7 +568,7 @@ def _held_out(rest: Paired, used: Paired, test: Human) -> Paired:
     return rest
 
 
-def _fit_thresholds(judgments: list[Judgment], human: Human, on: str, grades: int | None, weights: Weights | None,
+def _fit_thresholds(judgments: JudgmentColumns, human: Human, on: str, grades: int | None, weights: Weights | None,
                     unlisted_as_zero: bool, test: Human | None, test_unlisted_as_zero: bool, seed: int,
                     warn: Callable[[str], None] | None = None) -> Calibration:
     """Thresholds on P, R or F maximizing kappa with the human labels."""
