@@ -1,12 +1,15 @@
-"""Peak memory and CPU time of `semrel label` (binary and --graded) on a large judgments file.
+"""Peak memory and CPU time of `semrel label` (binary and --graded), `semrel sensitivity` and `semrel report` on a
+large judgments file.
 
-    python bench/label_memory.py [--rows 1000000]
+    python bench/label_memory.py [--rows 1000000] [--label-only]
 
 Writes `--rows` synthetic judgments to a temporary folder, shaped like the judge's: about 20 pairs
 a query, ids as in the bench-labels sets ("316", "1570#18"), sources joined by commas, p and the
 features for most pairs; the queries of about 2% have neither (no null sample: they take the
 R >= 0.70 fallback). Each command runs in its own process (`os.wait4` gives that process's peak
 RSS and CPU time); bytes per judgment is that peak over the rows, the interpreter included.
+sensitivity (--step 0.05: 19 thresholds) and report take two runs made from the judgments themselves (each query's
+pairs ranked by R, and by P), and report label's qrels: every judged pair is then in a run, as in `semrel run`'s pool.
 docs/judge.md "Labelling memory" has the figures.
 """
 
@@ -41,9 +44,36 @@ def write_judgments(path: Path, rows: int, seed: int = 0) -> None:
             out.write(json.dumps(row, separators=(",", ":")) + "\n")
 
 
+def write_runs(judgments: Path, folder: Path) -> list[Path]:
+    """Two runs of every judged pair, each query's ranked by R and by P (a query's lines are consecutive)."""
+    paths = [folder / f"by_{score}.run" for score in ("R", "P")]
+    outs = [open(path, "w", encoding="utf-8") for path in paths]
+
+    def flush(pairs: list[dict]) -> None:
+        for out, score in zip(outs, ("R", "P")):
+            ranked = sorted(pairs, key=lambda row: -row[score])
+            out.writelines(f"{row['query_id']} Q0 {row['chunk_id']} {rank} {row[score]:.6f} by_{score}\n"
+                           for rank, row in enumerate(ranked, 1))
+
+    query, pairs = None, []
+    with open(judgments, encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            if row["query_id"] != query and pairs:
+                flush(pairs)
+                pairs = []
+            query = row["query_id"]
+            pairs.append(row)
+    flush(pairs)
+    for out in outs:
+        out.close()
+    return paths
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000, help="judgments to write and label")
+    parser.add_argument("--label-only", action="store_true", help="measure label alone, not sensitivity and report")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="semrel-bench-label-") as tmp:
         judgments = Path(tmp) / "judgments.jsonl"
@@ -51,8 +81,15 @@ def main() -> None:
         size = judgments.stat().st_size
         print(f"{args.rows:,} judgments, {size / 1e6:.0f} MB ({size / args.rows:.0f} bytes a line)")
         print(f"{'command':<22} {'peak RSS MB':>11} {'bytes/judgment':>14} {'CPU s':>7} {'wall s':>7}")
-        for name, extra in (("label", []), ("label --graded", ["--graded"])):
-            step = measured([*SEMREL, "label", str(judgments), "-o", str(Path(tmp) / "qrels.tsv"), *extra])
+        qrels, graded = Path(tmp) / "qrels.tsv", Path(tmp) / "graded.tsv"
+        commands = [("label", ["label", str(judgments), "-o", str(qrels)]),
+                    ("label --graded", ["label", str(judgments), "--graded", "-o", str(graded)])]
+        if not args.label_only:
+            runs = [str(path) for path in write_runs(judgments, Path(tmp))]
+            commands += [("sensitivity", ["sensitivity", str(judgments), *runs, "--step", "0.05"]),
+                         ("report", ["report", str(qrels), *runs, "--judgments", str(judgments), "-o", str(Path(tmp) / "r.html")])]
+        for name, command in commands:
+            step = measured([*SEMREL, *command])
             print(f"{name:<22} {step.peak_mb:>11.0f} {step.peak_mb * 2**20 / args.rows:>14.0f} {step.cpu_seconds:>7.1f} "
                   f"{step.seconds:>7.1f}")
 
