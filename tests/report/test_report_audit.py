@@ -17,6 +17,7 @@ from markupsafe import escape
 from report_helpers import HOSTILE, report_files
 from review_helpers import reviewed_by_two
 from semrel.errors import FormatError, UsageError
+from semrel.formats.judgments import JudgmentColumns
 from semrel.judging import labels
 from semrel.judging.labels import CUT, ProbabilityRule, ThresholdRule
 from semrel.records import GoldenItem, Judgment
@@ -218,7 +219,7 @@ def test_options_are_the_labels_rule_only_with_every_threshold_alike():
 
 def test_a_group_with_no_judged_pair_has_no_share_rather_than_zero():
     """Judgments of no gold chunk: the gold column is blank (no pairs to count), not a share of 0.000."""
-    judged = [Judgment("q", f"x{i}", 0.5, r, 0.5) for i, r in enumerate((0.25, 0.75))]
+    judged = JudgmentColumns.of([Judgment("q", f"x{i}", 0.5, r, 0.5) for i, r in enumerate((0.25, 0.75))])
     section_ = html._score_section(judged, [GoldenItem("q", "what?", ("it",), ("c0",))], "R", [0.5], "the label thresholds")
     assert section_["table"]["rows"] == [["0.500", "", "0.500"]] and section_["counts"] == {"gold": 0, "not gold": 2}
 
