@@ -132,12 +132,10 @@ class JudgmentColumns:
         """Judgment records as columns (columns as they are)."""
         if isinstance(judgments, JudgmentColumns):
             return judgments
-        rows = [j.features or {} for j in judgments]
-        P, R, F = (np.array([getattr(j, key) for j in judgments], dtype=np.float64) for key in COMPONENTS)
-        return cls([j.query_id for j in judgments], [j.chunk_id for j in judgments], [j.source for j in judgments], P, R, F,
-                   np.array([np.nan if j.p is None else j.p for j in judgments], dtype=np.float64),
-                   np.array([[row.get(f, np.nan) for f in FEATURES] for row in rows], dtype=np.float64).reshape(-1, len(FEATURES)),
-                   np.array([bool(row.get(WITH_GOLD_FLAG)) for row in rows], dtype=bool), np.array([bool(row) for row in rows], dtype=bool))
+        built = _Columns()
+        for j in judgments:
+            built.add(j.query_id, j.chunk_id, j.P, j.R, j.F, j.source, j.p, j.features)
+        return built.columns([j.query_id for j in judgments], [j.chunk_id for j in judgments])
 
     @property
     def featured(self) -> np.ndarray:
@@ -160,29 +158,40 @@ class JudgmentColumns:
                                self.features[rows], self.with_gold[rows], self.has_features[rows])
 
 
+class _Columns:
+    """JudgmentColumns built a row at a time (the one home of a row's mapping to them), from a file's parsed lines
+    (_read's `add`) or from Judgment records."""
+
+    def __init__(self) -> None:
+        self.P, self.R, self.F, self.p, self.features = array("d"), array("d"), array("d"), array("d"), array("d")
+        self.with_gold, self.has_features = array("b"), array("b")
+        self.sources: list[str] = []
+
+    def add(self, query_id: str, chunk_id: str, precision: float, recall: float, f1: float, source: str,
+            probability: float | None, named: Mapping[str, float] | None) -> None:
+        self.P.append(precision)
+        self.R.append(recall)
+        self.F.append(f1)
+        self.p.append(math.nan if probability is None else probability)
+        self.features.extend([named.get(f, math.nan) for f in FEATURES] if named else _ABSENT)
+        self.with_gold.append(bool(named and named.get(WITH_GOLD_FLAG)))
+        self.has_features.append(bool(named))
+        self.sources.append(source)
+
+    def columns(self, query_ids: list[str], chunk_ids: list[str]) -> JudgmentColumns:
+        P, R, F, p = (np.frombuffer(column, dtype=np.float64) for column in (self.P, self.R, self.F, self.p))
+        return JudgmentColumns(query_ids, chunk_ids, self.sources, P, R, F, p,
+                               np.frombuffer(self.features, dtype=np.float64).reshape(-1, len(FEATURES)),
+                               np.frombuffer(self.with_gold, dtype=bool), np.frombuffer(self.has_features, dtype=bool))
+
+
+_ABSENT = [math.nan] * len(FEATURES)  # the features of a row that holds none
+
+
 def read_judgment_columns(path: str | os.PathLike) -> JudgmentColumns:
     """read_judgments as columns: the same checks and errors, a fraction of the memory."""
-    P, R, F, p, features = array("d"), array("d"), array("d"), array("d"), array("d")
-    with_gold, has_features = array("b"), array("b")
-    sources: list[str] = []
-    absent = [math.nan] * len(FEATURES)
-
-    def add(query_id: str, chunk_id: str, precision: float, recall: float, f1: float, source: str, probability: float | None,
-            named: Mapping[str, float] | None) -> None:
-        P.append(precision)
-        R.append(recall)
-        F.append(f1)
-        p.append(math.nan if probability is None else probability)
-        features.extend([named.get(f, math.nan) for f in FEATURES] if named else absent)
-        with_gold.append(bool(named and named.get(WITH_GOLD_FLAG)))
-        has_features.append(bool(named))
-        sources.append(source)
-
-    query_ids, chunk_ids = _read(path, add)
-    return JudgmentColumns(query_ids, chunk_ids, sources, np.frombuffer(P, dtype=np.float64), np.frombuffer(R, dtype=np.float64),
-                           np.frombuffer(F, dtype=np.float64), np.frombuffer(p, dtype=np.float64),
-                           np.frombuffer(features, dtype=np.float64).reshape(-1, len(FEATURES)),
-                           np.frombuffer(with_gold, dtype=bool), np.frombuffer(has_features, dtype=bool))
+    built = _Columns()
+    return built.columns(*_read(path, built.add))
 
 
 def judgment_problem(j: Judgment) -> str | None:
