@@ -9,7 +9,7 @@ import os
 from array import array
 from dataclasses import dataclass
 from itertools import compress
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -150,6 +150,10 @@ class JudgmentColumns:
         """Which rows' source (names joined by commas) holds `name`; worked out once a distinct source."""
         holds = {source: name in source.split(",") for source in set(self.sources)}
         return np.fromiter((holds[source] for source in self.sources), dtype=bool, count=len(self))
+
+    def among(self, pairs: Collection[tuple[str, str]]) -> np.ndarray:
+        """Which rows' (query, chunk) is one of `pairs` (the golden set's gold chunks, say)."""
+        return np.fromiter((pair in pairs for pair in zip(self.query_ids, self.chunk_ids)), dtype=bool, count=len(self))
 
     def where(self, rows: np.ndarray) -> JudgmentColumns:
         """The rows where `rows` (booleans) is true."""

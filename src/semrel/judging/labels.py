@@ -712,8 +712,7 @@ def label_warnings(judgments: Judged, grades: Sequence[int] | np.ndarray, rule: 
                   f"--labels LABELS --only-reviewed -o REVIEWED`), then refit on them with `semrel calibrate {judged} REVIEWED -o "
                   f"cal.json` and label with `semrel label {judged} --calibration cal.json`")
     grades = np.asarray(grades)
-    gold = np.array([pair in gold_pairs for pair in zip(judgments.query_ids, judgments.chunk_ids)], dtype=bool) \
-        if gold_pairs is not None else judgments.sourced("gold")
+    gold = judgments.among(gold_pairs) if gold_pairs is not None else judgments.sourced("gold")
     if gold.any():
         share = float((grades[gold] > 0).mean())
         if share < GOLD_SHARE_WARNING:

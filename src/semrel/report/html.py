@@ -238,8 +238,7 @@ def _score_section(judgments: JudgmentColumns, golden: list[GoldenItem] | None, 
     groups: dict[str, np.ndarray]
     if golden is not None:
         gold = {(item.query_id, c) for item in golden for c in item.gold_chunk_ids}
-        is_gold = np.fromiter(((q, c) in gold for q, c in zip(judgments.query_ids, judgments.chunk_ids)), dtype=bool,
-                              count=len(judgments))
+        is_gold = judgments.among(gold)
         groups = {"gold": found[is_gold], "not gold": found[~is_gold]}
     else:
         groups = {"judged pairs": found}
