@@ -17,7 +17,7 @@ from ..formats.tables import FORMATS
 from ..review.adjudicate import reviewed_sample
 from .base import SemrelCommand, warn
 from .fill import FILL_CACHE, fill_and_report
-from .options import cutting_options, embedding_cache_options, measures_option, one_cache_choice, places_option, typed
+from .options import cache_choice, cutting_options, embedding_cache_options, measures_option, places_option, typed
 from .paths import database_path, input_path, output_path
 
 
@@ -83,7 +83,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, rel_level, comple
         raise UsageError("--fill-depth goes with --fill-judgments: it is how deep each run's holes are filled")
     if not fill_judgments and (typed("cache_dir") or no_cache):
         raise UsageError("--cache and --no-cache go with --fill-judgments: they are the embedding cache its judging uses")
-    one_cache_choice(no_cache)
+    cache = cache_choice(cache_dir, no_cache)
     if no_summary and fmt == "trec" and len(runs) > 1:
         raise UsageError("-n with -f trec prints lines that do not name their run: give one run, or another --format")
     per_query = per_query or no_summary
@@ -115,7 +115,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, rel_level, comple
             raise UsageError("--fill-judgments judges chunks against reference answers: give --corpus and --golden")
         if doc_level:
             raise UsageError("--fill-judgments fills chunk qrels; it does not go with --doc-level")
-        filled = fill_and_report(qrels, runs, fill_judgments, corpus, golden, fill_depth, filled_qrels, False if no_cache else cache_dir)
+        filled = fill_and_report(qrels, runs, fill_judgments, corpus, golden, fill_depth, filled_qrels, cache)
         completed, loaded = filled.qrels, filled.runs
     elif golden or filled_qrels:
         raise UsageError("--golden and --filled-qrels go with --fill-judgments")

@@ -9,7 +9,7 @@ import click
 from ..progress import stderr_steps
 from ..terminal import quantity
 from .base import SemrelCommand, warn
-from .options import embedding_cache_options, one_cache_choice
+from .options import cache_choice, embedding_cache_options
 from .paths import input_path, output_path
 
 FILL_CACHE = "the judge's, as the judgments' manifest records it (none if it used none), where found; else the user cache dir"
@@ -51,6 +51,5 @@ def fill_command(qrels, runs, judgments, corpus, golden, depth, output, cache_di
     reused unless --cache or --no-cache says otherwise; an interrupted fill resumes). Prints how many
     holes were filled and each run's Judged@DEPTH before and after.
     """
-    one_cache_choice(no_cache)
-    fill_and_report(qrels, runs, judgments, corpus, golden, depth, output, False if no_cache else cache_dir)
+    fill_and_report(qrels, runs, judgments, corpus, golden, depth, output, cache_choice(cache_dir, no_cache))
     click.echo(f"wrote {output}", err=True)

@@ -13,7 +13,7 @@ from ..judging.labels import NULL_SAMPLE
 from ..progress import stderr_steps
 from ..terminal import quantity
 from .base import SemrelCommand, warn
-from .options import embedding_cache_options, engine_options, one_cache_choice, query_sample, sample_options, seed_option, typed
+from .options import cache_choice, embedding_cache_options, engine_options, query_sample, sample_options, seed_option, typed
 from .paths import input_path, output_path
 
 
@@ -59,14 +59,14 @@ def judge_command(corpus, golden, pool, output, model, layer, idf, rescale, base
     from ..encoding.engines import make_engine
     from ..judging.judge import judge  # imported here: `semrel label` and `--help` stay instant
 
-    one_cache_choice(no_cache)
+    cache = cache_choice(cache_dir, no_cache)
     if rescale != "corpus" and typed("baseline_pairs"):  # ignored in silence before
         raise UsageError(f"--baseline-pairs is the sample of --rescale corpus; it does not apply to --rescale {rescale}")
 
     try:
         result = judge(corpus, golden, pool, output, model=model, layer=layer, idf=idf, rescale=rescale, window=window,
                        overlap=overlap, baseline_pairs=baseline_pairs, seed=seed, null_sample=null_sample,
-                       cache=False if no_cache else cache_dir,
+                       cache=cache,
                        engine=make_engine(engine, ray_address, ray_workers, device, precision), steps=stderr_steps,
                        sample=query_sample(limit, sample_size, sample_seed), warn=warn)
     except InterruptedAfterWriting:

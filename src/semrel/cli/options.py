@@ -167,7 +167,7 @@ def typed(name: str) -> bool:
 def embedding_cache_options(default: str, use: str = "") -> Callable:
     """--cache DIR / --no-cache of the embedding cache (encoding.cache), shared by judge, fill and eval (`use`: for
     --fill-judgments), whose default folders differ (`default` says which); the command receives cache_dir and no_cache,
-    and passes the library `cache=False if no_cache else cache_dir` after one_cache_choice."""
+    and passes the library cache_choice(cache_dir, no_cache)."""
 
     def decorate(command: Callable) -> Callable:
         for option in reversed([
@@ -185,6 +185,12 @@ def one_cache_choice(no_cache: bool) -> None:
     """--cache and --no-cache typed together: --cache was ignored in silence (from the environment it stays a default)."""
     if no_cache and typed("cache_dir"):
         raise UsageError("give --cache or --no-cache, not both")
+
+
+def cache_choice(cache_dir: str | None, no_cache: bool) -> str | bool | None:
+    """The library's `cache=` from --cache DIR / --no-cache (False: none; None: the default folder), both typed refused."""
+    one_cache_choice(no_cache)
+    return False if no_cache else cache_dir
 
 
 def chunk_settings(size: int | None, overlap: int, unit: str, sentences: bool, model: str | None, whole: bool = False) -> ChunkSettings:
