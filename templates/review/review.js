@@ -92,7 +92,7 @@
     const p = state.progress;
     // pairs with a human grade, as `semrel review stats` counts them; a skipped pair keeps its derived label, so it is told apart
     const share = p.total ? Math.round((100 * p.graded) / p.total) : 100;
-    $("progress").textContent = `${p.graded}/${p.total} graded (${share}%) · ${p.skipped} skipped · yours ${p.mine}`
+    $("progress").textContent = `${p.graded}/${p.total} graded (${share}%) · yours ${p.mine} · ${p.skipped} skipped`
       + ` · flagged ${p.flagged}`;
     show(state.message);
     current = state.task;

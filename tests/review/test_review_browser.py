@@ -74,7 +74,7 @@ def test_grade_undo_skip_quit_restart_and_resume(browser, tmp_path):
     with Server(db, pool) as server:  # highlights on: the screenshot shows them
         page = open_review(browser, server, "alice")
         page.wait_for_selector("#chunk mark", timeout=120_000)
-        assert page.inner_text("#progress") == "0/12 graded (0%) · 0 skipped · yours 0 · flagged 0"
+        assert page.inner_text("#progress") == "0/12 graded (0%) · yours 0 · 0 skipped · flagged 0"
         assert "proposed grade" in page.inner_text("#judge")
         page.screenshot(path=str(tmp_path / "review-web.png"), full_page=True)
         first = shown(page)
@@ -107,7 +107,7 @@ def test_grade_undo_skip_quit_restart_and_resume(browser, tmp_path):
         page = open_review(browser, server, "alice")
         assert shown(page) == fourth  # held by alice before she quit
         # a skip is no grade: counted apart, as `review stats` counts (it said "3/12 reviewed (25%)")
-        assert page.inner_text("#progress") == "2/12 graded (17%) · 1 skipped · yours 3 · flagged 1"
+        assert page.inner_text("#progress") == "2/12 graded (17%) · yours 2 · 1 skipped · flagged 1"
         page.goto(server.base + "/recent")
         rows = page.locator("table.recent tbody tr")
         assert rows.count() == 3 and rows.nth(0).locator("td.grade").inner_text() == "1"
@@ -132,8 +132,8 @@ def test_the_progress_line_counts_graded_pairs_as_review_stats_does_and_skips_ap
         press(page, "1")
         with page.expect_response("**/api/decide") as answer:
             press(page, "s")
-        assert answer.value.json()["progress"] == {"total": 12, "done": 2, "mine": 2, "flagged": 0, "graded": 1, "skipped": 1}
-        assert page.inner_text("#progress") == "1/12 graded (8%) · 1 skipped · yours 2 · flagged 0"
+        assert answer.value.json()["progress"] == {"total": 12, "done": 2, "mine": 1, "flagged": 0, "graded": 1, "skipped": 1}
+        assert page.inner_text("#progress") == "1/12 graded (8%) · yours 1 · 1 skipped · flagged 0"
         page.goto(server.base + "/stats")
         assert page.inner_text("#reviewed") == "1 of 12 pairs have a human grade"
 
@@ -171,7 +171,7 @@ def test_a_grade_pressed_after_a_restart_signs_in_again_and_is_stored_once(brows
         with page.expect_request("**/api/session"):  # it went the way of a restart, not past it
             press(page, "0")
         assert page.inner_text("#message") == "" and shown(page) not in (first, second)
-        assert page.inner_text("#progress") == "2/12 graded (17%) · 0 skipped · yours 2 · flagged 0"
+        assert page.inner_text("#progress") == "2/12 graded (17%) · yours 2 · 0 skipped · flagged 0"
         page.keyboard.press("q")  # the sign-out form carries the new session's token too
         page.wait_for_selector("#name")
     assert decisions(db) == [("alice", "grade", 1) + first, ("alice", "grade", 0) + second]
@@ -412,10 +412,11 @@ def test_on_a_phone_a_message_naming_a_long_id_scrolls_in_its_box_and_the_keys_s
                              " && m.getBoundingClientRect().bottom <= 844; })()")  # the rest of it a scroll away
 
 
-@pytest.mark.parametrize("viewport", [(1280, 800), (390, 844)], ids=["laptop", "phone"])
+@pytest.mark.parametrize("viewport", [(1280, 800), (1280, 600), (390, 844)], ids=["laptop", "short laptop", "phone"])
 def test_a_long_query_and_answer_scroll_in_their_own_boxes_and_the_grade_keys_stay_in_sight(browser, tmp_path, viewport):
     """A 3,000-word query and answer were shown whole: at 1280 x 800 the grade keys were 16,000 px down the page (a long
-    chunk under short texts put them past the fold too); on a phone the chunk was 58,000 px down."""
+    chunk under short texts put them past the fold too); on a phone the chunk was 58,000 px down. Capped at a fifth of the
+    screen each, they still left the chunk under the keys at 1280 x 600 and on the phone."""
     asked = " ".join(f"query{i}" for i in range(3000)), " ".join(f"answer{i}" for i in range(3000))
     chunks = {"c1": "A short chunk about tubes.", "c2": " ".join(f"chunk{i}" for i in range(3000))}
     pool = write_judged(tmp_path / "pool", chunks, {"q1": asked}, {("q1", c): 0.6 for c in chunks})
@@ -423,8 +424,8 @@ def test_a_long_query_and_answer_scroll_in_their_own_boxes_and_the_grade_keys_st
         page = open_review(browser, server, "alice", viewport=viewport)
         for _ in chunks:  # the short chunk and the long one, in the queue's order: the keys in sight under both
             assert page.evaluate(KEYS_IN_SIGHT, list(viewport))
-            chunk = page.locator("#chunk").bounding_box()
-            assert chunk["y"] < viewport[1]  # the chunk starts on the first screen, not below 3,000 words of query
+            chunk, dock = page.locator("#chunk").bounding_box(), page.locator(".dock").bounding_box()
+            assert dock["y"] - chunk["y"] >= 72  # three lines of the chunk on the first screen, above the keys
             assert page.evaluate("document.documentElement.scrollWidth") == viewport[0]
             # every word is there, in a box of its own that scrolls, by keyboard too: Tab from the pair reaches it, End
             # scrolls it to its last line, and the grade keys still grade from there
@@ -442,6 +443,8 @@ def test_a_long_query_and_answer_scroll_in_their_own_boxes_and_the_grade_keys_st
             assert page.evaluate(MESSAGE_IN_SIGHT, list(viewport))
             press(page, "1")
         assert page.inner_text("#progress").startswith("2/2 graded")
+        # the queue's end: its panel, and no rule left where the keys were docked
+        assert page.is_visible("#done") and page.evaluate("getComputedStyle(document.querySelector('.dock')).borderTopStyle") == "none"
     assert [d[:4] for d in decisions(str(tmp_path / "r.sqlite"))] == [("alice", "flag", None, "q1"), ("alice", "grade", 1, "q1")] * 2
 
 

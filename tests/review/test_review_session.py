@@ -52,7 +52,7 @@ def test_session_end_to_end(tmp_path, cli):
     assert "judge: P" in first.stdout and "proposed grade" in first.stdout
     assert "saved; 3 decisions this session" in first.stdout  # four grades and a skip, one grade undone
     # the header counts what `review stats` counts, the skip apart (it said "3/12 reviewed" after two grades and a skip)
-    assert "alice · 2/12 graded (17%) · 1 skipped · yours 3 · " in first.stdout
+    assert "alice · 2/12 graded (17%) · yours 2 · 1 skipped · " in first.stdout
     decided = live(db)
     assert [kind for _, kind, _ in decided] == ["grade", "grade", "skip"]
     assert [grade for _, _, grade in decided] == [1, 1, None]
@@ -73,7 +73,7 @@ def test_session_end_to_end(tmp_path, cli):
     first_query = re.search(r"query (\S+) ", second.stdout).group(1)
     first_chunk = re.search(r"chunk (\S+) ", second.stdout).group(1)
     assert f"{first_query}/{first_chunk}" == shown_next
-    assert "2/12 graded (17%) · 1 skipped" in second.stdout.splitlines()[0]
+    assert "2/12 graded (17%) · yours 2 · 1 skipped" in second.stdout.splitlines()[0]
     assert "all 12 tasks are reviewed" in second.stdout
     decided = live(db)
     assert len(decided) == 12 and sum(kind == "skip" for _, kind, _ in decided) == 1

@@ -109,7 +109,7 @@ class TerminalReview:
         minutes = (time.monotonic() - self.started) / 60.0
         rate = f"{self.decided / minutes * 60:.0f}/h" if self.decided and minutes > 0 and keys_typed() else "-"  # piped: no one's pace
         share = 100.0 * p.graded / p.total if p.total else 100.0  # as the review page and `review stats` count: a skip is no grade
-        return plain(f"{self.session.reviewer} · {p.graded}/{p.total} graded ({share:.0f}%) · {p.skipped} skipped · yours {p.mine} · "
+        return plain(f"{self.session.reviewer} · {p.graded}/{p.total} graded ({share:.0f}%) · yours {p.mine} · {p.skipped} skipped · "
                      f"this session {self.decided} ({rate}) · flagged {p.flagged}", style="bold")
 
     def screen(self, task: Task, message: str) -> tuple[list[RenderableType], list[RenderableType]]:

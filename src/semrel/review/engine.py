@@ -199,7 +199,7 @@ def flagged_pairs(conn: sqlite3.Connection, reviewer: str) -> int:
 class Progress:
     total: int  # tasks in the queue
     done: int  # tasks with a standing decision by anyone, grade or skip: the queue has no more to offer them
-    mine: int  # standing decisions by this reviewer
+    mine: int  # standing grades by this reviewer (shown beside the graded count, which skips are not in)
     flagged: int  # tasks this reviewer flagged
     graded: int  # tasks with a standing grade by anyone: what `review stats` counts as reviewed (a skip keeps the derived label)
     skipped: int  # tasks done by skips alone: done, but with no human grade
@@ -385,7 +385,7 @@ class Session:
             "SELECT count(DISTINCT task_id), count(DISTINCT CASE WHEN kind = 'grade' THEN task_id END) FROM live").fetchone()
         return Progress(
             total=self._count("SELECT count(*) FROM tasks"), done=done,
-            mine=self._count("SELECT count(*) FROM live WHERE reviewer = ?", self.reviewer),
+            mine=self._count("SELECT count(*) FROM live WHERE reviewer = ? AND kind = 'grade'", self.reviewer),
             flagged=flagged_pairs(self.conn, self.reviewer), graded=graded, skipped=done - graded,
         )
 
