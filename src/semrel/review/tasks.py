@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from dataclasses import dataclass
 from typing import Sequence
@@ -13,10 +14,9 @@ import numpy as np
 from ..errors import UsageError, ValidationError
 from ..formats import read_qrels
 from ..formats.corpus import read_golden, unique_chunks
-from ..formats.judgments import read_judgments
+from ..formats.judgments import JudgmentColumns, read_judgment_columns
 from ..formats.manifest import manifest_path, read_params
 from ..judging.labels import PROBABILITY, ProbabilityRule, Rule, ThresholdRule, reached, read_calibration, recorded_rule, score_values
-from ..records import Judgment
 from .order import distance_to_threshold
 
 
@@ -75,12 +75,12 @@ class Labelling:
     def max_grade(self) -> int:
         return len(self.thresholds)
 
-    def scores(self, judgments: Sequence[Judgment]) -> np.ndarray:
+    def scores(self, judgments: JudgmentColumns) -> np.ndarray:
         if self.refit is None:
             return score_values(judgments, self.on)
         return ProbabilityRule(refit=self.refit).scores(judgments)
 
-    def graded(self, judgments: Sequence[Judgment]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def graded(self, judgments: JudgmentColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(score, grade, distance to the nearest threshold) of each pair. Pairs the probability rule cannot score
         (the judge wrote no p for a query with no null sample) are graded, as `label` grades them, by its fallback
         on R, and their distance is R's to its thresholds."""
@@ -92,7 +92,7 @@ class Labelling:
         scores, grades, distance = np.zeros(len(judgments)), np.zeros(len(judgments), dtype=np.int64), np.zeros(len(judgments))
         for rows, labelling in ((~missing, self), (missing, Labelling(fallback.on, fallback.thresholds))):
             if rows.any():
-                part = labelling.scores([j for j, keep in zip(judgments, rows) if keep])
+                part = labelling.scores(judgments.where(rows))
                 scores[rows], grades[rows] = part, reached(part, labelling.thresholds)
                 distance[rows] = distance_to_threshold(part, labelling.thresholds)
         return scores, grades, distance
@@ -145,24 +145,27 @@ def load_tasks(
 ) -> list[Task]:
     """One task per judged pair, with texts from the corpus and golden set and the proposed
     grade from the derived qrels (from the thresholds where the qrels lack the pair)."""
-    judgments = read_judgments(judgments_path)
-    if not judgments:
+    judgments = read_judgment_columns(judgments_path)  # a Judgment a pair took 1.8 KB, beside the task made of it
+    if not len(judgments):
         raise ValidationError(f"{judgments_path}: no judged pairs to review")
     proposed = read_qrels(labels_path).to_dict()
-    judged = {j.chunk_id for j in judgments}
+    judged = set(judgments.chunk_ids)
     chunks = {c.id: c.text for c in unique_chunks(corpus_path) if c.id in judged}  # the judged texts, not the corpus's
     golden = {g.query_id: g for g in read_golden(golden_path)}
     scores, grades, distance = labelling.graded(judgments)
     tasks = []
-    for j, grade, gap, score in zip(judgments, grades.tolist(), distance.tolist(), scores.tolist()):
-        if j.chunk_id not in chunks:
-            raise ValidationError(f"{judgments_path}: chunk {j.chunk_id!r} (query {j.query_id!r}) is not in {corpus_path}")
-        if j.query_id not in golden:
-            raise ValidationError(f"{judgments_path}: query {j.query_id!r} is not in {golden_path}")
-        item = golden[j.query_id]
+    p = judgments.p if labelling.refit is None else scores
+    for query_id, chunk_id, P, R, F, probability, grade, gap in zip(
+            judgments.query_ids, judgments.chunk_ids, judgments.P.tolist(), judgments.R.tolist(), judgments.F.tolist(), p.tolist(),
+            grades.tolist(), distance.tolist()):
+        if chunk_id not in chunks:
+            raise ValidationError(f"{judgments_path}: chunk {chunk_id!r} (query {query_id!r}) is not in {corpus_path}")
+        if query_id not in golden:
+            raise ValidationError(f"{judgments_path}: query {query_id!r} is not in {golden_path}")
+        item = golden[query_id]
         tasks.append(Task(
-            query_id=j.query_id, chunk_id=j.chunk_id, query=item.query, answers=item.reference_answers,
-            chunk=chunks[j.chunk_id], P=j.P, R=j.R, F=j.F, p=j.p if labelling.refit is None else float(score),
-            proposed=int(proposed.get(j.query_id, {}).get(j.chunk_id, grade)), distance=gap,
+            query_id=query_id, chunk_id=chunk_id, query=item.query, answers=item.reference_answers, chunk=chunks[chunk_id],
+            P=P, R=R, F=F, p=None if math.isnan(probability) else probability,
+            proposed=int(proposed.get(query_id, {}).get(chunk_id, grade)), distance=gap,
         ))
     return tasks
