@@ -115,11 +115,11 @@ def test_import_warnings_and_errors_name_parameters_where_the_command_names_opti
     heard: list[str] = []
     items = semrel.import_golden(source, corpus=corpus, doc_qrels="first-chunk", warn=heard.append)
     assert items[0].gold_chunk_ids == ("chain-care#0",)
-    assert heard == ["relevant documents, made 1 gold chunk (doc_qrels='first-chunk'): 1"]
+    assert heard == ["relevant documents (made into 1 gold chunk, doc_qrels='first-chunk'): 1"]
     result = run("golden", "import", source, "--corpus", corpus, "--doc-qrels", "first-chunk", "-o", tmp_path / "g.jsonl")
     assert result.exit_code == 0
-    assert warnings_printed(result) == ["relevant documents, made 1 gold chunk (--doc-qrels first-chunk): 1"]
-    with pytest.warns(UserWarning, match="made 1 gold chunk") as caught:
+    assert warnings_printed(result) == ["relevant documents (made into 1 gold chunk, --doc-qrels first-chunk): 1"]
+    with pytest.warns(UserWarning, match="made into 1 gold chunk") as caught:
         semrel.import_golden(source, corpus=corpus, doc_qrels="first-chunk")
     assert caught[0].filename == __file__
     topics = write(tmp_path / "topics.txt", "<top>\n<num> Number: 1\n<title> chain oil\n</top>\n")

@@ -180,12 +180,12 @@ def test_answer_chunk_finds_the_chunk_of_a_named_document_that_holds_the_answer(
                 "--doc-qrels", "answer-chunk", "-o", tmp_path / "g.jsonl")
     assert [line for line in result.stderr.splitlines() if "warning" in line] == [
         "semrel: warning: gold ids that are file names, taken as their documents (e.g. 'manual.md' is 'manual'): 3",
+        "semrel: warning: relevant documents (made into 2 gold chunks, --doc-qrels answer-chunk): 3",
         "semrel: warning: relevant documents no chunk of which holds the answer's text, whose gold is the chunk sharing most "
         "of its word pairs (--doc-qrels answer-chunk; the least shares, worth a look: 'q2' 0.21; meta.answer_chunks gives "
         "each): 1",
         "semrel: warning: relevant documents sharing no word pair with the answer, which give no gold chunk (--doc-qrels "
-        "answer-chunk; `semrel golden pick` picks it by hand): 1",
-        "semrel: warning: relevant documents, made 2 gold chunks (--doc-qrels answer-chunk): 3"]
+        "answer-chunk; `semrel golden pick` picks it by hand): 1"]
     items = read_lines(tmp_path / "g.jsonl")
     assert [i["gold_chunk_ids"] for i in items] == [["manual#1"], ["manual#2"], []]
     assert [i["meta"]["answer_chunks"] for i in items] == [

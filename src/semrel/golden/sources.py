@@ -204,7 +204,7 @@ def map_document_ids(items: list[GoldenItem], corpus: CorpusIds, mode: str | Non
             "doc_qrels='answer-chunk' (the chunk holding the reference answer), "
             "or chunk with `semrel corpus chunk --whole` (one chunk per document, its id the document id)")
     if first is not None:
-        counts[f"relevant documents, made {quantity(targets, 'gold chunk')} (doc_qrels={mode!r})"] = documents  # "...: 5": the documents
+        counts[f"relevant documents (made into {quantity(targets, 'gold chunk')}, doc_qrels={mode!r})"] = documents  # "...: 5": documents
     if files:
         counts[f"gold ids that are file names, taken as their documents (e.g. {files[0][0]!r} is {files[0][1]!r})"] = len(files)
     if found["pairs"]:
