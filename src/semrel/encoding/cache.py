@@ -5,6 +5,9 @@ text's token ids, its window starts and its normalised float32 token embeddings,
 run re-encodes only texts it has never seen and a killed run resumes where it stopped.
 Windowed texts also record the overlap they were cut with; another overlap is a miss. Token
 weight tables (plain, or idf of a corpus) are kept too, so a fully cached run needs no tokenizer.
+Each entry also holds the crc32 of its ids, starts and vectors: a bit flipped on disk makes it a miss (encoded again
+and replaced), not other BERTScore values. Files made before entries had one get the column when opened; their rows
+have none and are trusted as they were, until encoded again.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from ..errors import SemrelError
+from ..formats.files import checksum
 
 OTHER_CACHE = "pass cache='DIR' or cache=False"
 """The way round a cache folder that cannot be used, in the library's words (the command line's
@@ -27,7 +31,7 @@ OTHER_CACHE = "pass cache='DIR' or cache=False"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
     key BLOB PRIMARY KEY, overlap INTEGER, dim INTEGER NOT NULL,
-    ids BLOB NOT NULL, starts BLOB NOT NULL, vectors BLOB NOT NULL
+    ids BLOB NOT NULL, starts BLOB NOT NULL, vectors BLOB NOT NULL, crc INTEGER
 );
 CREATE TABLE IF NOT EXISTS weights (key BLOB PRIMARY KEY, documents INTEGER NOT NULL, weights BLOB NOT NULL);
 """
@@ -61,19 +65,36 @@ def text_key(namespace: str, text: str) -> bytes:
     return hashlib.sha256(namespace.encode() + b"\0" + text.encode("utf-8")).digest()
 
 
-def _entry(dim: object, ids: object, starts: object, vectors: object) -> Encoded | None:
+def _entry(dim: object, ids: object, starts: object, vectors: object, crc: object) -> Encoded | None:
     """A stored row as an entry; None (a miss: the text is encoded again and the row replaced) where its parts disagree,
     as a row damaged outside semrel leaves them: read as it was, it crashed the judge or gave vectors to the wrong tokens.
-    Windows must start at the first token and move forward within the text (starts past it broke the judge's sums)."""
+    Windows must start at the first token and move forward within the text (starts past it broke the judge's sums).
+    A part whose bytes no longer give the row's crc (a bit flipped on disk: same lengths, other vectors) is a miss too."""
     if not (isinstance(dim, int) and isinstance(ids, bytes) and isinstance(starts, bytes) and isinstance(vectors, bytes)):
         return None  # a part some edit stored as a number or text (read as bytes: see EmbeddingCache)
     tokens = len(ids) // 4
     if dim < 1 or len(ids) % 4 or not starts or len(starts) % 8 or len(vectors) != tokens * dim * 4:
         return None
+    if crc is not None and crc != checksum(ids, starts, vectors):  # no crc: a row written before rows had one, trusted
+        return None
     first = np.frombuffer(starts, dtype=np.int64)
     if first[0] != 0 or first[-1] >= max(tokens, 1) or (len(first) > 1 and np.any(np.diff(first) <= 0)):
         return None
     return Encoded(np.frombuffer(ids, dtype=np.int32), first, np.frombuffer(vectors, dtype=np.float32).reshape(tokens, dim))
+
+
+def _add_checksums(db: sqlite3.Connection) -> None:
+    """Give a file made before entries had a checksum its column (no row is rewritten: SQLite only changes the schema),
+    under the write lock so that two runs opening the same old file do not both add it."""
+    if not _has_checksums(db):
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            if not _has_checksums(db):
+                db.execute("ALTER TABLE embeddings ADD COLUMN crc INTEGER")
+
+
+def _has_checksums(db: sqlite3.Connection) -> bool:
+    return any(column[1] == b"crc" for column in db.execute("PRAGMA table_info(embeddings)"))
 
 
 class EmbeddingCache:
@@ -90,6 +111,7 @@ class EmbeddingCache:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA wal_autocheckpoint=4000")
             self.db.executescript(SCHEMA)
+            _add_checksums(self.db)
         except (OSError, sqlite3.Error) as exc:
             raise SemrelError(f"{path}: cannot open the embedding cache ({exc}); {OTHER_CACHE}") from None
         self.path = path
@@ -100,23 +122,23 @@ class EmbeddingCache:
         for begin in range(0, len(keys), FETCH_ROWS):
             part = keys[begin : begin + FETCH_ROWS]
             rows = self.db.execute(
-                f"SELECT key, overlap, dim, ids, starts, vectors FROM embeddings WHERE key IN ({','.join('?' * len(part))})",
+                f"SELECT key, overlap, dim, ids, starts, vectors, crc FROM embeddings WHERE key IN ({','.join('?' * len(part))})",
                 part,
             ).fetchall()
-            for key, stored_overlap, dim, ids, starts, vectors in rows:
-                entry = _entry(dim, ids, starts, vectors)
+            for key, stored_overlap, dim, ids, starts, vectors, crc in rows:
+                entry = _entry(dim, ids, starts, vectors, crc)
                 if entry is None or entry.windows > 1 and stored_overlap != overlap:
                     continue
                 yield key, entry
 
     def put_many(self, items: Iterable[tuple[bytes, Encoded]], overlap: int) -> None:
-        rows = [
-            (key, overlap if e.windows > 1 else None, e.vectors.shape[1],
-             e.ids.astype(np.int32).tobytes(), e.starts.astype(np.int64).tobytes(), e.vectors.astype(np.float32).tobytes())
-            for key, e in items
-        ]
+        rows = []
+        for key, e in items:
+            parts = e.ids.astype(np.int32).tobytes(), e.starts.astype(np.int64).tobytes(), e.vectors.astype(np.float32).tobytes()
+            rows.append((key, overlap if e.windows > 1 else None, e.vectors.shape[1], *parts, checksum(*parts)))
         with self.db:
-            self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?, ?)", rows)
+            self.db.executemany(
+                "INSERT OR REPLACE INTO embeddings (key, overlap, dim, ids, starts, vectors, crc) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
 
     def get_weights(self, key: bytes) -> tuple[np.ndarray, int] | None:
         """Token weights (idf from a corpus, or plain) and the number of documents they came from."""

@@ -33,12 +33,15 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Callable, Iterable, Iterator, TypeVar, cast
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator, TypeVar, cast
 
 from ..errors import FormatError, SemrelError, UsageError
 from ..interrupts import InterruptedAfterWriting, check_interrupted, signals_held
 from ..progress import Steps, no_progress
 from ..terminal import unfiltered
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer  # collections.abc.Buffer is Python 3.12's
 
 STDIO = "-"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -638,6 +641,15 @@ def stream_sha256(handle: IO[bytes]) -> Any:
     for block in iter(lambda: handle.read(1 << 20), b""):
         digest.update(block)
     return digest
+
+
+def checksum(*parts: Buffer) -> int:
+    """crc32 of the parts one after another, kept with cached bytes so that a bit flipped on disk is found when they are
+    read back. It guards against damage, not tampering: crc32 runs at 4 GB/s here, blake2b at 0.9 and sha256 at 1.7."""
+    crc = 0
+    for part in parts:
+        crc = zlib.crc32(part, crc)
+    return crc
 
 
 def bytes_sha256(path: str | os.PathLike) -> str | None:
