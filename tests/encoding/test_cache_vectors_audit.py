@@ -18,6 +18,7 @@ import os
 import sqlite3
 import threading
 import time
+import zlib
 
 import numpy as np
 import pytest
@@ -193,13 +194,16 @@ def test_keys_are_the_sha256_prefix_and_folders_are_named_as_stores_already_on_d
 
 
 def test_store_json_says_what_the_rows_are(tmp_path, encoded):
-    """store.json named no model (None) for the default one, or "exact" for int8 vectors."""
+    """store.json named no model (None) for the default one, or "exact" for int8 vectors; each piece's checksum is the
+    crc32 of its keys, then its vectors, as written to keys.bin and vectors.f32."""
+    keys, vectors = text_keys(["one", "three"]).tobytes(), np.array([vector_of("one"), vector_of("three")], dtype="<f4").tobytes()
+    crc = zlib.crc32(vectors, zlib.crc32(keys))
     for precision in ("exact", "int8"):
         store = VectorStore(tmp_path, precision=precision)
         rows_for(store, ["one", "three"], engine=type("Engine", (), {"precision": precision})())
         assert json.loads((store.folder / "store.json").read_text()) == {
             "model": DEFAULT_MODEL, "fingerprint": describe_model(None).fingerprint, "dim": 2, "rows": 2, "dtype": "float32",
-            "precision": precision}
+            "precision": precision, "pieces": [[0, crc]]}
 
 
 def test_an_int8_store_takes_vectors_of_an_int8_encoder(tmp_path, encoded):
@@ -212,11 +216,15 @@ def test_an_int8_store_takes_vectors_of_an_int8_encoder(tmp_path, encoded):
 
 
 @pytest.mark.parametrize("manifest", ['{"rows": 3, "dim": ', '{"dim": 2, "fingerprint": "x"}', '[]', '{"rows": -5, "dim": 2}',
-                                      '{"rows": 3, "dim": 0}', '{"rows": 3, "dim": 1.5}'],
-                         ids=["cut short", "no row count", "a list", "rows below 0", "no dimensions", "dimensions not whole"])
+                                      '{"rows": 3, "dim": 0}', '{"rows": 3, "dim": 1.5}', '{"rows": 3, "dim": 2, "pieces": {}}',
+                                      '{"rows": 3, "dim": 2, "pieces": [[0, 7], [0, 8]]}', '{"rows": 3, "dim": 2, "pieces": [[3, 7]]}',
+                                      '{"rows": 3, "dim": 2, "pieces": [[0, -1]]}', '{"rows": 3, "dim": 2, "pieces": [[0, "7"]]}'],
+                         ids=["cut short", "no row count", "a list", "rows below 0", "no dimensions", "dimensions not whole",
+                              "pieces no list", "pieces not rising", "a piece past the rows", "a checksum below 0", "a checksum text"])
 def test_an_unreadable_store_json_is_one_error_naming_it(tmp_path, encoded, manifest):
     """A store.json cut short (ValueError) or without its row count (KeyError) came out as a traceback; so did one that is a
-    list (TypeError), or holds counts no store has (os.truncate's EINVAL, numpy's mmap or matmul error)."""
+    list (TypeError), or holds counts no store has (os.truncate's EINVAL, numpy's mmap or matmul error). Pieces that are
+    no [first row, crc32] pairs rising within the rows would check rows against no piece's checksum."""
     store = VectorStore(tmp_path)
     (store.folder / "store.json").write_text(manifest)
     with pytest.raises(SemrelError, match=r"store\.json: unreadable vector store .*delete .* to rebuild it"):

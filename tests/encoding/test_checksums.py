@@ -1,23 +1,28 @@
-"""Checksums that find bytes damaged on disk in the embedding cache.
+"""Checksums that find bytes damaged on disk in the embedding cache and the dense vector store.
 
-A bit flipped inside a stored vector keeps every length, so the checks on a row's parts (cache._entry) let it through:
-the judge scored a text with other vectors, without a word. Bits are flipped in the file itself, as bit rot leaves it
-(SQLite reads such a page as it is). Files made before the checksums were kept read as they did, with nothing encoded
-again.
+A bit flipped inside a stored vector keeps every length, so the checks on a row's parts (cache._entry) and on the
+files' sizes (VectorStore._load) let it through: the judge scored a text with other vectors, and dense retrieval ranked
+a chunk by another vector, without a word. Bits are flipped in the files themselves, as bit rot leaves them (SQLite
+reads such a page as it is). Files made before the checksums were kept read as they did, with nothing encoded again.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from encoding_helpers import entry, same
+from encoding_helpers import entry, same, vector_of
 from semrel.encoding.cache import EmbeddingCache, text_key
 from semrel.encoding.models import describe_model
+from semrel.encoding.vectors import VectorStore, text_keys
+from semrel.errors import SemrelError
 from semrel.judging.judge import TextEncoder
+from semrel.progress import no_progress
 
 A, B = b"a" * 32, b"b" * 32
 
@@ -114,3 +119,56 @@ def test_a_text_whose_cached_vector_lost_a_bit_is_encoded_again_as_a_fresh_run_e
     list(third.encode(texts))
     assert (third.encoded, third.cached) == (0, 2)
     cache.close()
+
+
+# --- the vector store ------------------------------------------------------------------------------------------------
+
+def rows_for(store: VectorStore, texts: list[str]) -> np.ndarray:
+    return store.rows_for(text_keys(texts), lambda at: [texts[i] for i in at], "vectors", no_progress)
+
+
+def flip_row(store: VectorStore, row: int) -> None:
+    """Flip a bit of the exponent of row `row`'s first number in vectors.f32."""
+    with open(store.folder / "vectors.f32", "r+b") as handle:
+        handle.seek(row * store.dim * 4 + 3)
+        byte = handle.read(1)[0]
+        handle.seek(-1, 1)
+        handle.write(bytes([byte ^ 0x01]))
+
+
+def test_a_bit_flipped_in_a_stored_vector_is_one_error_naming_the_folder_and_the_way_on(tmp_path, encoded):
+    """The piece's checksums follow each commit and a killed run's leftovers (cut before new rows go after them): every
+    piece reads. A flipped bit in a row was read as its vector; it is refused before anything is encoded, by a run that
+    reads that piece only: a run over other rows reads on."""
+    store = VectorStore(tmp_path)
+    rows_for(store, ["one", "two"])
+    for name, junk in (("vectors.f32", 12), ("keys.bin", 16)):  # a run killed between appending rows and committing them
+        with open(store.folder / name, "ab") as handle:
+            handle.write(b"\xff" * junk)
+    rows_for(VectorStore(tmp_path), ["three", "four"])
+    fresh = VectorStore(tmp_path)
+    assert rows_for(fresh, ["four", "one", "three", "two"]).tolist() == [3, 0, 2, 1] and len(encoded) == 2
+    assert fresh.vectors().tolist() == [vector_of(t) for t in ["one", "two", "three", "four"]]
+    flip_row(store, 3)
+    assert rows_for(VectorStore(tmp_path), ["two"]).tolist() == [1]
+    folder = re.escape(str(store.folder))
+    with pytest.raises(SemrelError, match=rf"^{folder}: rows 2 to 3 are damaged .*; delete {folder} to rebuild it, or pass "
+                                          r"cache='DIR' or cache=False$"):
+        rows_for(VectorStore(tmp_path), ["four", "five"])
+    assert len(encoded) == 2
+
+
+def test_a_store_made_before_checksums_reads_as_it_is_and_checks_the_rows_appended_to_it(tmp_path, encoded):
+    """A store.json without pieces (as the old code wrote it) is read without encoding anything again; rows appended
+    after it get a piece of their own, which finds a flipped bit, while the older rows are trusted as before."""
+    store = VectorStore(tmp_path)
+    rows_for(store, ["one", "two"])
+    manifest = store.folder / "store.json"
+    meta = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({k: v for k, v in meta.items() if k != "pieces"}))
+    assert rows_for(VectorStore(tmp_path), ["two", "one", "three"]).tolist() == [1, 0, 2] and len(encoded) == 2
+    assert [first for first, _ in json.loads(manifest.read_text())["pieces"]] == [2]
+    flip_row(store, 2)
+    with pytest.raises(SemrelError, match="rows 2 to 2 are damaged"):
+        rows_for(VectorStore(tmp_path), ["three"])
+    assert rows_for(VectorStore(tmp_path), ["one", "two"]).tolist() == [0, 1]

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import ok
+from helpers import assert_one_error, ok, run
 from semrel.encoding.models import resolve_model
 from semrel.formats.corpus import read_corpus
 from semrel.progress import no_progress
@@ -89,6 +89,19 @@ def test_a_killed_run_leaves_committed_rows_only_and_the_next_run_carries_on(sam
     assert again["encoded"] == 0
     assert {name: (folder / name).stat().st_size for name in sizes} == sizes
     assert json.loads((folder / "store.json").read_text())["rows"] == store["encoded"]
+
+
+@pytest.mark.slow
+def test_a_bit_flipped_in_a_stored_vector_is_one_error_naming_the_store_and_the_way_on(sample, tmp_path):
+    """A flipped bit keeps vectors.f32's length: the run ranked that chunk by another vector, without a word."""
+    _, _, store = dense(sample, tmp_path / "a.run", "--cache", tmp_path / "cache")
+    vectors = Path(store["folder"]) / "vectors.f32"
+    data = bytearray(vectors.read_bytes())
+    data[len(data) // 2 + 3] ^= 0x01
+    vectors.write_bytes(bytes(data))
+    result = run("retrieve", "--corpus", sample / "corpus.jsonl", "--golden", sample / "golden.jsonl", "--method", "dense",
+                 "-o", tmp_path / "b.run", "--cache", tmp_path / "cache")
+    assert_one_error(result, store["folder"], "are damaged", f"delete {store['folder']} to rebuild it", "--cache DIR or --no-cache")
 
 
 @pytest.mark.slow

@@ -3,10 +3,13 @@
 One folder per model, named by its fingerprint (weights and tokenizer files; `-int8` added for
 vectors made at another precision than exact), under `CACHE/vectors/`: `vectors.f32` (float32 rows,
 appended), `keys.bin` (the 16-byte sha256 prefix of each row's text, appended) and `store.json`
-(model, fingerprint, dim, rows). store.json is the commit point: it is replaced atomically once the
-rows it counts are fsynced, and bytes past its count (left by a killed run) are cut off at the next
-open. Texts are encoded and committed in pieces, so a killed run keeps what it finished and the next
-run encodes only what is missing.
+(model, fingerprint, dim, rows, and the crc32 of each committed piece's keys and vectors). store.json
+is the commit point: it is replaced atomically once the rows it counts are fsynced, and bytes past its
+count (left by a killed run) are cut off at the next open. Texts are encoded and committed in pieces,
+so a killed run keeps what it finished and the next run encodes only what is missing.
+A run checks the pieces holding the rows it reads against their crc32 before it uses them: a bit
+flipped on disk is one error naming the folder, not other vectors. Rows committed before pieces had
+a checksum (a store.json without `pieces`, or the rows before its first piece) are trusted as they were.
 A texts' vector is found by its text alone: a corpus that grew, or another corpus sharing chunks,
 encodes only the texts the store lacks; another model gets its own folder and encodes afresh.
 """
@@ -24,7 +27,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..errors import SemrelError
-from ..formats.files import appending, atomic_writer, locked
+from ..formats.files import appending, atomic_writer, checksum, locked
 from ..progress import Steps
 from .cache import OTHER_CACHE
 from .engines import LOCAL, Engine
@@ -47,6 +50,14 @@ def text_keys(texts: Sequence[str]) -> np.ndarray:
     return np.array([text_key(t) for t in texts], dtype=KEY)
 
 
+def _pieces_fit(pieces: object, rows: int) -> bool:
+    """Whether store.json's pieces are [first row, crc32] pairs, first rows rising from 0 or more and each below `rows`."""
+    if not isinstance(pieces, list):
+        return False
+    firsts = [p[0] for p in pieces if isinstance(p, list) and len(p) == 2 and all(type(v) is int for v in p) and 0 <= p[1] < 1 << 32]
+    return len(firsts) == len(pieces) and all(0 <= a < b for a, b in zip(firsts, firsts[1:] + [rows]))
+
+
 class VectorStore:
     """The vectors of one model; `rows_for(keys, texts)` encodes what is missing, `vectors()` maps them read-only."""
 
@@ -62,6 +73,8 @@ class VectorStore:
         except OSError as exc:
             raise SemrelError(f"{self.folder}: cannot create the vector store ({exc}); {OTHER_CACHE}") from None
         self.rows, self.dim = 0, 0
+        self.pieces: list[list[int]] = []  # [first row, crc32 of its keys and vectors] of each piece, the last ending at rows
+        self.checked: set[int] = set()  # the first rows of the pieces this store found intact
         self.encoded = self.reused = self.repeated = 0
 
     @contextlib.contextmanager
@@ -79,9 +92,11 @@ class VectorStore:
                 meta = json.loads(manifest.read_text(encoding="utf-8"))
                 if not isinstance(meta, dict):
                     raise ValueError(f"a JSON {type(meta).__name__}, not an object")
-                self.rows, self.dim = meta["rows"], meta["dim"]
+                self.rows, self.dim, self.pieces = meta["rows"], meta["dim"], meta.get("pieces", [])
                 if not (type(self.rows) is int and type(self.dim) is int and self.rows >= 0 and (self.dim > 0 or not self.rows)):
                     raise ValueError(f"rows {self.rows!r} of dimension {self.dim!r}")  # a list, -5 rows or 0 dimensions: a traceback
+                if not _pieces_fit(self.pieces, self.rows):
+                    raise ValueError(f"pieces {str(self.pieces)[:80]} do not fit {self.rows} rows")
             except (OSError, ValueError, KeyError) as exc:
                 raise SemrelError(f"{manifest}: unreadable vector store ({exc}); delete {self.folder} to rebuild it") from None
             if meta.get("fingerprint") != self.fingerprint:
@@ -98,15 +113,31 @@ class VectorStore:
         """Append rows, fsync them, then commit the new count."""
         if self.dim and vectors.shape[1] != self.dim:
             raise SemrelError(f"{self.folder}: the model gave {vectors.shape[1]}-dim vectors, the store holds {self.dim}")
-        for name, data in (("vectors.f32", vectors.astype("<f4").tobytes()), ("keys.bin", keys.tobytes())):
+        key_bytes, vector_bytes = keys.tobytes(), vectors.astype("<f4").tobytes()
+        for name, data in (("vectors.f32", vector_bytes), ("keys.bin", key_bytes)):
             with appending(self.folder / name, CACHE_KEPT), open(self.folder / name, "ab") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
+        self.pieces.append([self.rows, checksum(key_bytes, vector_bytes)])
+        self.checked.add(self.rows)
         self.rows, self.dim = self.rows + len(keys), vectors.shape[1]
         with atomic_writer(self.folder / "store.json") as handle:
-            json.dump({"model": self.model or DEFAULT_MODEL, "fingerprint": self.fingerprint,
-                       "dim": self.dim, "rows": self.rows, "dtype": "float32", "precision": self.precision}, handle)
+            json.dump({"model": self.model or DEFAULT_MODEL, "fingerprint": self.fingerprint, "dim": self.dim, "rows": self.rows,
+                       "dtype": "float32", "precision": self.precision, "pieces": self.pieces}, handle)
+
+    def _check(self, stored: np.ndarray, rows: np.ndarray) -> None:
+        """Refuse the store where a piece holding one of `rows` no longer gives its crc32 (`stored`: keys.bin's keys).
+        Only those pieces are read: a run over a few rows of a large store reads no more of it than it uses."""
+        firsts = np.array([first for first, _ in self.pieces] + [self.rows], dtype=np.int64)
+        holding = np.unique(np.searchsorted(firsts, rows, side="right") - 1)
+        vectors = self.vectors()
+        for piece in holding[holding >= 0].tolist():  # -1: rows committed before the first piece, which have no checksum
+            first, end = int(firsts[piece]), int(firsts[piece + 1])
+            if first not in self.checked and checksum(stored[first:end].data, vectors[first:end].data) != self.pieces[piece][1]:
+                raise SemrelError(f"{self.folder}: rows {first:,} to {end - 1:,} are damaged (their bytes in vectors.f32 and keys.bin no "
+                                  f"longer give the checksum store.json holds); delete {self.folder} to rebuild it, or {OTHER_CACHE}")
+            self.checked.add(first)
 
     def rows_for(self, keys: np.ndarray, texts: Callable[[np.ndarray], Iterable[str]], label: str, steps: Steps,
                  engine: Engine = LOCAL) -> np.ndarray:
@@ -122,6 +153,7 @@ class VectorStore:
             found = stored[order][at] == keys if len(stored) else np.zeros(len(keys), dtype=bool)
             rows = np.full(len(keys), -1, dtype=np.int64)
             rows[found] = order[at[found]]
+            self._check(stored, rows[found])
             missing = np.flatnonzero(~found)
             _, first, inverse = np.unique(keys[missing], return_index=True, return_inverse=True)
             appear = np.argsort(first)  # new texts are encoded and appended in corpus order
