@@ -69,27 +69,46 @@ CREATE TABLE weights (key BLOB PRIMARY KEY, documents INTEGER NOT NULL, weights 
 """
 
 
-def test_a_cache_file_made_before_checksums_is_read_as_it_is_and_its_rows_gain_one_when_written_again(tmp_path):
-    """Rows of a file the old code wrote (no crc column) are read without encoding anything again; the column is added
-    on open, and a row written again carries a checksum that catches a flipped bit."""
-    old, windowed = entry(12, 1, seed=5), entry(30, 3, seed=6)
-    db = sqlite3.connect(tmp_path / "embeddings.sqlite")
-    db.executescript(OLD_SCHEMA)
+def old_put(path: Path, rows: list[tuple[bytes, int | None, np.ndarray]]) -> None:
+    """Rows written as semrel before checksums wrote them: into the embeddings table alone."""
+    db = sqlite3.connect(path)
+    db.executescript(OLD_SCHEMA.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
     with db:
         db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?, ?)",
-                       [(key, overlap, 8, e.ids.tobytes(), e.starts.tobytes(), e.vectors.tobytes())
-                        for key, overlap, e in ((A, None, old), (B, 4, windowed))])
+                       [(key, overlap, 8, e.ids.tobytes(), e.starts.tobytes(), e.vectors.tobytes()) for key, overlap, e in rows])
     db.close()
+
+
+def test_a_cache_file_made_before_checksums_is_read_as_it_is_and_its_rows_gain_one_when_written_again(tmp_path):
+    """Rows of a file the old code wrote (no checksums) are read without encoding anything again, and a row written again
+    carries a checksum that catches a flipped bit."""
+    old, windowed = entry(12, 1, seed=5), entry(30, 3, seed=6)
+    old_put(tmp_path / "embeddings.sqlite", [(A, None, old), (B, 4, windowed)])
     cache = EmbeddingCache(tmp_path)
     found = dict(cache.get_many([A, B], overlap=4))
     assert same(found[A], old) and same(found[B], windowed)
-    assert cache.db.execute("SELECT key, crc FROM embeddings ORDER BY key").fetchall() == [(A, None), (B, None)]
+    assert cache.db.execute("SELECT count(*) FROM checksums").fetchone() == (0,)
     cache.put_many([(A, old)], overlap=4)
-    assert [key for key, crc in cache.db.execute("SELECT key, crc FROM embeddings ORDER BY key") if crc is not None] == [A]
+    assert [key for key, in cache.db.execute("SELECT key FROM checksums")] == [A]
     flipped_in_file(cache, A, "vectors", 4 * 37 + 3)
     again = EmbeddingCache(tmp_path)
     assert [k for k, _ in again.get_many([A, B], overlap=4)] == [B]
     again.close()
+
+
+def test_a_row_that_semrel_before_checksums_replaces_is_a_miss_and_the_file_stays_one_it_writes(tmp_path):
+    """Caches are shared between installs: a version before checksums still writes the file (a crc column broke its
+    INSERT), and a row it replaces, not matching the crc kept for the text, is a miss rather than trusted or wrong."""
+    first, other = entry(12, 1, seed=7), entry(12, 1, seed=8)
+    cache = EmbeddingCache(tmp_path)
+    cache.put_many([(A, first), (B, first)], overlap=4)
+    cache.close()
+    old_put(tmp_path / "embeddings.sqlite", [(A, None, other)])  # as that version encoded it again (its float rounding, say)
+    cache = EmbeddingCache(tmp_path)
+    assert [k for k, _ in cache.get_many([A, B], overlap=4)] == [B]
+    cache.put_many([(A, first)], overlap=4)
+    assert same(dict(cache.get_many([A], overlap=4))[A], first)
+    cache.close()
 
 
 @pytest.mark.slow

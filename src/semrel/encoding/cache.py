@@ -5,9 +5,10 @@ text's token ids, its window starts and its normalised float32 token embeddings,
 run re-encodes only texts it has never seen and a killed run resumes where it stopped.
 Windowed texts also record the overlap they were cut with; another overlap is a miss. Token
 weight tables (plain, or idf of a corpus) are kept too, so a fully cached run needs no tokenizer.
-Each entry also holds the crc32 of its ids, starts and vectors: a bit flipped on disk makes it a miss (encoded again
-and replaced), not other BERTScore values. Files made before entries had one get the column when opened; their rows
-have none and are trusted as they were, until encoded again.
+Each entry's crc32 (of its ids, starts and vectors) is kept in a table of its own: a bit flipped on disk makes the entry
+a miss (encoded again and replaced), not other BERTScore values. A table beside, not a column, so the file stays one
+that semrel before checksums reads and writes: a row such a version replaces no longer gives the crc kept for it and is
+a miss, never wrong; rows with no crc (written before checksums) are trusted as they were, until encoded again.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ OTHER_CACHE = "pass cache='DIR' or cache=False"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
     key BLOB PRIMARY KEY, overlap INTEGER, dim INTEGER NOT NULL,
-    ids BLOB NOT NULL, starts BLOB NOT NULL, vectors BLOB NOT NULL, crc INTEGER
+    ids BLOB NOT NULL, starts BLOB NOT NULL, vectors BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS checksums (key BLOB PRIMARY KEY, crc INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS weights (key BLOB PRIMARY KEY, documents INTEGER NOT NULL, weights BLOB NOT NULL);
 """
 
@@ -83,20 +85,6 @@ def _entry(dim: object, ids: object, starts: object, vectors: object, crc: objec
     return Encoded(np.frombuffer(ids, dtype=np.int32), first, np.frombuffer(vectors, dtype=np.float32).reshape(tokens, dim))
 
 
-def _add_checksums(db: sqlite3.Connection) -> None:
-    """Give a file made before entries had a checksum its column (no row is rewritten: SQLite only changes the schema),
-    under the write lock so that two runs opening the same old file do not both add it."""
-    if not _has_checksums(db):
-        with db:
-            db.execute("BEGIN IMMEDIATE")
-            if not _has_checksums(db):
-                db.execute("ALTER TABLE embeddings ADD COLUMN crc INTEGER")
-
-
-def _has_checksums(db: sqlite3.Connection) -> bool:
-    return any(column[1] == b"crc" for column in db.execute("PRAGMA table_info(embeddings)"))
-
-
 class EmbeddingCache:
     """Get and put Encoded entries."""
 
@@ -111,7 +99,6 @@ class EmbeddingCache:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA wal_autocheckpoint=4000")
             self.db.executescript(SCHEMA)
-            _add_checksums(self.db)
         except (OSError, sqlite3.Error) as exc:
             raise SemrelError(f"{path}: cannot open the embedding cache ({exc}); {OTHER_CACHE}") from None
         self.path = path
@@ -122,7 +109,8 @@ class EmbeddingCache:
         for begin in range(0, len(keys), FETCH_ROWS):
             part = keys[begin : begin + FETCH_ROWS]
             rows = self.db.execute(
-                f"SELECT key, overlap, dim, ids, starts, vectors, crc FROM embeddings WHERE key IN ({','.join('?' * len(part))})",
+                "SELECT e.key, overlap, dim, ids, starts, vectors, crc FROM embeddings e LEFT JOIN checksums c ON c.key = e.key"
+                f" WHERE e.key IN ({','.join('?' * len(part))})",
                 part,
             ).fetchall()
             for key, stored_overlap, dim, ids, starts, vectors, crc in rows:
@@ -132,13 +120,14 @@ class EmbeddingCache:
                 yield key, entry
 
     def put_many(self, items: Iterable[tuple[bytes, Encoded]], overlap: int) -> None:
-        rows = []
+        rows, crcs = [], []
         for key, e in items:
             parts = e.ids.astype(np.int32).tobytes(), e.starts.astype(np.int64).tobytes(), e.vectors.astype(np.float32).tobytes()
-            rows.append((key, overlap if e.windows > 1 else None, e.vectors.shape[1], *parts, checksum(*parts)))
-        with self.db:
-            self.db.executemany(
-                "INSERT OR REPLACE INTO embeddings (key, overlap, dim, ids, starts, vectors, crc) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            rows.append((key, overlap if e.windows > 1 else None, e.vectors.shape[1], *parts))
+            crcs.append((key, checksum(*parts)))
+        with self.db:  # one transaction: a row and its crc are written together or not at all
+            self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?, ?)", rows)
+            self.db.executemany("INSERT OR REPLACE INTO checksums VALUES (?, ?)", crcs)
 
     def get_weights(self, key: bytes) -> tuple[np.ndarray, int] | None:
         """Token weights (idf from a corpus, or plain) and the number of documents they came from."""
