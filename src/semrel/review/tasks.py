@@ -16,7 +16,17 @@ from ..formats import read_qrels
 from ..formats.corpus import read_golden, unique_chunks
 from ..formats.judgments import JudgmentColumns, read_judgment_columns
 from ..formats.manifest import manifest_path, read_params
-from ..judging.labels import PROBABILITY, ProbabilityRule, Rule, ThresholdRule, reached, read_calibration, recorded_rule, score_values
+from ..judging.labels import (
+    PROBABILITY,
+    Judged,
+    ProbabilityRule,
+    Rule,
+    ThresholdRule,
+    reached,
+    read_calibration,
+    recorded_rule,
+    score_values,
+)
 from .order import distance_to_threshold
 
 
@@ -80,10 +90,11 @@ class Labelling:
             return score_values(judgments, self.on)
         return ProbabilityRule(refit=self.refit).scores(judgments)
 
-    def graded(self, judgments: JudgmentColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def graded(self, judged: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(score, grade, distance to the nearest threshold) of each pair. Pairs the probability rule cannot score
         (the judge wrote no p for a query with no null sample) are graded, as `label` grades them, by its fallback
         on R, and their distance is R's to its thresholds."""
+        judgments = JudgmentColumns.of(judged)
         missing = (ProbabilityRule(refit=self.refit).unscored(judgments) if self.on == PROBABILITY
                    else np.zeros(len(judgments), dtype=bool))
         if missing.all():
