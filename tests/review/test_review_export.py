@@ -623,3 +623,19 @@ def test_the_random_sample_is_read_as_of_one_moment_while_reviewers_undo(tmp_pat
         reviewed_sample(db)
     bob.conn.close()
     conn.close()
+
+
+def test_calibrate_refuses_an_export_the_judge_filled_out_and_takes_the_reviewed_pairs_alone(tmp_path, cli):
+    """Exported without --only-reviewed, 8 of the 12 labels were the judge's: calibrate fitted the judge to them as
+    '12 reviewed pairs', and its warning on a fit to too few pairs never fired."""
+    pool, db, _, _ = reviewed_by_two(tmp_path)
+    out = tmp_path / "reviewed.qrels"
+    assert cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(out)).exit_code == 0
+    for given in ([str(out)], [pool["labels"], "--test", str(out)]):
+        refused = cli("calibrate", pool["judgments"], *given, "--on", "R")
+        assert refused.exit_code == 1 and refused.stderr == (
+            f"semrel: error: {out}: 8 of its 12 labels are the judge's own, not a person's (`semrel review export` without "
+            "--only-reviewed: 4 pairs reviewed); export again with --only-reviewed to fit the labels to the reviewed pairs alone\n")
+    assert cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", str(out), "--only-reviewed").exit_code == 0
+    fitted = cli("calibrate", pool["judgments"], str(out), "--on", "R")
+    assert fitted.exit_code == 0 and fitted.stdout.splitlines()[3].split()[:3] == ["human", "judge", "4"], fitted.output

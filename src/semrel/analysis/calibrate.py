@@ -41,7 +41,7 @@ from ..errors import UsageError, ValidationError, tell
 from ..formats import read_qrels
 from ..formats.files import atomic_writer, display_name
 from ..formats.judgments import PROBABILITY, SCORES, JudgmentColumns
-from ..formats.manifest import outputs_with_manifests, with_manifests, write_manifest
+from ..formats.manifest import outputs_with_manifests, read_params, with_manifests, write_manifest
 from ..formats.trec import graded_pairs
 from ..judging import labels
 from ..judging.labels import CUT, DEFAULT_COMPONENT, GET_P, WITHOUT_P, Judged, ProbabilityRule, has_features, logit, reached
@@ -434,12 +434,24 @@ def _nothing_shared(human: dict[str, dict[str, int]], judgments: JudgmentColumns
                            f"{labelled}, the judgments hold e.g. {judged}); give the human labels of these judgments' pairs")
 
 
+def _human_only(path: str | os.PathLike) -> Qrels:
+    """The qrels at `path`, refused where its manifest says `semrel review export` filled it out with the judge's labels
+    (no --only-reviewed): fitted to those, the judge fits itself, and the refusal of a fit on too few pairs never fired."""
+    qrels, params = read_qrels(path), read_params(path) or {}
+    reviewed = params.get("reviewed_pairs")
+    if params.get("only_reviewed") is False and isinstance(reviewed, int) and len(qrels) > reviewed:
+        raise ValidationError(f"{display_name(path)}: {len(qrels) - reviewed} of its {quantity(len(qrels), 'label')} are the judge's own, "
+                              f"not a person's (`semrel review export` without --only-reviewed: {quantity(reviewed, 'pair')} reviewed); "
+                              "export again with --only-reviewed to fit the labels to the reviewed pairs alone")
+    return qrels
+
+
 def paired_scores(judgments: JudgmentColumns, human_path: Human, on: str, unlisted_as_zero: bool = False) -> Paired:
     """The judged pairs the human file grades, in (query, chunk) order as `agree` takes them (in the judgments' line
     order, a shuffled file gave another bootstrap interval and refit); with unlisted_as_zero, a judged pair of a query
     the human file has but whose chunk it does not list counts as grade 0 (for qrels that list
     only relevant chunks, such as gold chunks)."""
-    human = graded_pairs(human_path if isinstance(human_path, Qrels) else read_qrels(human_path))
+    human = graded_pairs(human_path if isinstance(human_path, Qrels) else _human_only(human_path))
     pairs, rows, grades = [], [], []
     query_ids, chunk_ids = judgments.query_ids, judgments.chunk_ids
     for row in sorted(range(len(judgments)), key=lambda i: (query_ids[i], chunk_ids[i])):
