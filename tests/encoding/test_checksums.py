@@ -111,6 +111,39 @@ def test_a_row_that_semrel_before_checksums_replaces_is_a_miss_and_the_file_stay
     cache.close()
 
 
+def test_a_bit_flipped_in_a_stored_weight_table_is_a_miss(tmp_path):
+    """The idf weights had no checksum: one weight's exponent flipped on disk (2.77 read as 5.55) moved p of 5 of 90 pairs."""
+    weights = np.linspace(0.5, 3.0, 500)
+    cache = EmbeddingCache(tmp_path)
+    cache.put_weights(A, weights, 31)
+    cache.put_weights(B, weights[::-1].copy(), 31)
+    [(blob,)] = cache.db.execute("SELECT weights FROM weights WHERE key = ?", (A,)).fetchall()
+    cache.close()
+    flip_where_held(cache.path, blob, 8 * 200 + 6)  # a float64's exponent
+    cache = EmbeddingCache(tmp_path)
+    assert cache.get_weights(A) is None and cache.get_weights(B)[1] == 31
+    cache.put_weights(A, weights, 31)  # computed again: replaced and read
+    assert np.array_equal(cache.get_weights(A)[0], weights)
+    cache.close()
+
+
+def test_a_damaged_page_of_the_cache_file_is_one_error_naming_it(tmp_path):
+    """SQLite reading a page it cannot make sense of raised 'database disk image is malformed' from inside the judge's
+    loop: a 52-line traceback."""
+    cache = EmbeddingCache(tmp_path)
+    cache.put_many([(bytes([k]) * 32, entry(3000, 1, seed=k)) for k in range(4)], overlap=4)  # pages of B-tree beyond the first
+    cache.close()
+    data = bytearray(cache.path.read_bytes())
+    data[65536:65536 + 64] = b"\xff" * 64  # a page header
+    cache.path.write_bytes(bytes(data))
+    cache = EmbeddingCache(tmp_path)
+    with pytest.raises(SemrelError) as caught:
+        list(cache.get_many([bytes([k]) * 32 for k in range(4)], overlap=4))
+    assert re.fullmatch(rf"{re.escape(str(cache.path))}: the embedding cache failed \(.+\); it is only a cache: delete it to build it "
+                        r"afresh, or pass cache='DIR' or cache=False", str(caught.value))
+    cache.close()
+
+
 @pytest.mark.slow
 def test_a_text_whose_cached_vector_lost_a_bit_is_encoded_again_as_a_fresh_run_encodes_it(tmp_path):
     """The judge's encoder (real MiniLM) over a cache file with one bit flipped on disk in a text's vectors: that text is

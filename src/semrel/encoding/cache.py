@@ -5,14 +5,16 @@ text's token ids, its window starts and its normalised float32 token embeddings,
 run re-encodes only texts it has never seen and a killed run resumes where it stopped.
 Windowed texts also record the overlap they were cut with; another overlap is a miss. Token
 weight tables (plain, or idf of a corpus) are kept too, so a fully cached run needs no tokenizer.
-Each entry's crc32 (of its ids, starts and vectors) is kept in a table of its own: a bit flipped on disk makes the entry
-a miss (encoded again and replaced), not other BERTScore values. A table beside, not a column, so the file stays one
-that semrel before checksums reads and writes: a row such a version replaces no longer gives the crc kept for it and is
-a miss, never wrong; rows with no crc (written before checksums) are trusted as they were, until encoded again.
+Each entry's crc32 (of its ids, starts and vectors; a weight table's, of its weights) is kept in a table of its
+own: a bit flipped on disk makes the entry a miss (encoded again and replaced), not other BERTScore values. A table
+beside, not a column, so the file stays one that semrel before checksums reads and writes: a row such a version
+replaces no longer gives the crc kept for it and is a miss, never wrong; rows with no crc (written before checksums)
+are trusted as they were, until encoded again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -108,11 +110,12 @@ class EmbeddingCache:
         keys = list(keys)
         for begin in range(0, len(keys), FETCH_ROWS):
             part = keys[begin : begin + FETCH_ROWS]
-            rows = self.db.execute(
-                "SELECT e.key, overlap, dim, ids, starts, vectors, crc FROM embeddings e LEFT JOIN checksums c ON c.key = e.key"
-                f" WHERE e.key IN ({','.join('?' * len(part))})",
-                part,
-            ).fetchall()
+            with self._failing():
+                rows = self.db.execute(
+                    "SELECT e.key, e.overlap, e.dim, e.ids, e.starts, e.vectors, c.crc FROM embeddings e"
+                    f" LEFT JOIN checksums c ON c.key = e.key WHERE e.key IN ({','.join('?' * len(part))})",
+                    part,
+                ).fetchall()
             for key, stored_overlap, dim, ids, starts, vectors, crc in rows:
                 entry = _entry(dim, ids, starts, vectors, crc)
                 if entry is None or entry.windows > 1 and stored_overlap != overlap:
@@ -125,20 +128,37 @@ class EmbeddingCache:
             parts = e.ids.astype(np.int32).tobytes(), e.starts.astype(np.int64).tobytes(), e.vectors.astype(np.float32).tobytes()
             rows.append((key, overlap if e.windows > 1 else None, e.vectors.shape[1], *parts))
             crcs.append((key, checksum(*parts)))
-        with self.db:  # one transaction: a row and its crc are written together or not at all
-            self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?, ?)", rows)
-            self.db.executemany("INSERT OR REPLACE INTO checksums VALUES (?, ?)", crcs)
+        with self._failing(), self.db:  # one transaction: a row and its crc are written together or not at all
+            self.db.executemany("INSERT OR REPLACE INTO embeddings (key, overlap, dim, ids, starts, vectors) VALUES (?, ?, ?, ?, ?, ?)",
+                                rows)
+            self.db.executemany("INSERT OR REPLACE INTO checksums (key, crc) VALUES (?, ?)", crcs)
 
     def get_weights(self, key: bytes) -> tuple[np.ndarray, int] | None:
-        """Token weights (idf from a corpus, or plain) and the number of documents they came from."""
-        row = self.db.execute("SELECT documents, weights FROM weights WHERE key = ?", (key,)).fetchone()
+        """Token weights (idf from a corpus, or plain) and the number of documents they came from; their crc32 is kept in
+        the checksums table as an entry's is (a bit flipped in an idf weight moved p without a word)."""
+        with self._failing():
+            row = self.db.execute("SELECT w.documents, w.weights, c.crc FROM weights w LEFT JOIN checksums c ON c.key = w.key"
+                                  " WHERE w.key = ?", (key,)).fetchone()
         if not row or not isinstance(row[0], int) or not isinstance(row[1], bytes) or len(row[1]) % 8:
             return None  # none, or damaged outside semrel: computed again and replaced, as an entry is
+        if row[2] is not None and row[2] != checksum(row[1]):
+            return None
         return np.frombuffer(row[1], dtype=np.float64), row[0]
 
     def put_weights(self, key: bytes, weights: np.ndarray, documents: int) -> None:
-        with self.db:
-            self.db.execute("INSERT OR REPLACE INTO weights VALUES (?, ?, ?)", (key, documents, weights.astype(np.float64).tobytes()))
+        data = weights.astype(np.float64).tobytes()
+        with self._failing(), self.db:
+            self.db.execute("INSERT OR REPLACE INTO weights (key, documents, weights) VALUES (?, ?, ?)", (key, documents, data))
+            self.db.execute("INSERT OR REPLACE INTO checksums (key, crc) VALUES (?, ?)", (key, checksum(data)))
+
+    @contextlib.contextmanager
+    def _failing(self) -> Iterator[None]:
+        """SQLite failing mid-run (a damaged page: 'database disk image is malformed'; a full disk) as one line, not a traceback."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise SemrelError(f"{self.path}: the embedding cache failed ({exc}); it is only a cache: delete it to build it afresh, "
+                              f"or {OTHER_CACHE}") from None
 
     def close(self) -> None:
         self.db.close()
