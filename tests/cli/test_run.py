@@ -1356,7 +1356,8 @@ def test_rows_a_fill_added_and_qrels_another_command_wrote_are_not_replaced_unas
     with typed("semrel", *label):
         assert run(*label).exit_code == 0
     assert_one_error(run("run", config), f"label would replace {derived}, which `semrel label {judgments}", "wrote: to keep "
-                     "it, copy it elsewhere; to replace it, run again with --force label", code=2)
+                     "it, copy it elsewhere; to replace it, run again with --force label; to label with `semrel calibrate`'s "
+                     "file in this pipeline, set [label] calibration (--set label.calibration=FILE)", code=2)
 
 
 @pytest.mark.parametrize("sets, message", [

@@ -498,6 +498,8 @@ def _made(step: Step) -> dict[str, list[str | None]]:
 
 
 KEPT_AS = {"golden.jsonl": "[golden] file", "corpus.jsonl": "[corpus] file"}  # outputs a config key can take in their place
+LABEL_HERE = "; to label with `semrel calibrate`'s file in this pipeline, set [label] calibration (--set label.calibration=FILE)"
+"""The way for labels a `semrel label --calibration` by hand wrote over the run's: the label warnings advise that command."""
 
 
 def check_not_replacing_work(planned: list[tuple[Step, str, float]], out: str, force: tuple[str, ...]
@@ -516,7 +518,7 @@ def check_not_replacing_work(planned: list[tuple[Step, str, float]], out: str, f
                 key = KEPT_AS.get(os.path.basename(output))
                 keep = f"copy it out of {out} and give the copy as {key}" if key else "copy it elsewhere"
                 raise UsageError(f"{step.name} would replace {output}, {work}: to keep it, {keep}; to replace it, "
-                                 f"run again with --force {name}{_picks_kept(output)}")
+                                 f"run again with --force {name}{_picks_kept(output)}{LABEL_HERE if name == 'label' else ''}")
     return planned
 
 
