@@ -12,6 +12,7 @@ from pathlib import Path
 from semrel.analysis.compare import Reversal
 from semrel.evaluation.measures import parse_measures
 from semrel.formats.judgments import JudgmentColumns
+from semrel.formats.manifest import write_manifest
 from semrel.records import Judgment
 from semrel.report import html
 from semrel.report.html import ReportInputs, build_report
@@ -109,6 +110,20 @@ def test_a_kappa_that_cannot_be_computed_is_shown_as_not_available():
     assert dict(section["summary"])["pairs compared"] == "4"
     unlisted = html._agreement_section({**agreement, "unlisted_as_zero": True}, None)  # as `agree --unlisted-as-zero` says
     assert dict(unlisted["summary"])["pairs compared"] == "4 (a pair one side does not list counts as grade 0)"
+
+
+def test_the_agreement_of_labels_fitted_to_reviewed_pairs_says_it_may_count_them(tmp_path):
+    """After `semrel calibrate`, the page's kappa over every judged pair counted the reviewed pairs the labels were fitted to,
+    and said nothing: 0.739 to 0.763 on PubMedQA where the pairs not reviewed stayed at 0.816."""
+    derived = tmp_path / "derived.qrels"
+    derived.write_text("q1 0 c1 1\n")
+    write_manifest(derived, params={"rule": "probability", "calibration": {"slope": 1.0, "shift": 0.0, "fit": "features", "pairs": 100}})
+    agreement = {"labels": {"n": 4, "kappa": 0.5, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]}, "test": str(derived)}
+    assert dict(html._agreement_section(agreement, None)["summary"])["labels fitted to"] == (
+        "100 reviewed pairs: where they are among the pairs compared, the figure counts them in-sample (`semrel calibrate ... "
+        "--test QRELS` gives it on the others)")
+    write_manifest(derived, params={"rule": "probability", "calibration": None})  # the shipped p: fitted to none of these
+    assert "labels fitted to" not in dict(html._agreement_section(agreement, None)["summary"])
 
 
 def test_agreement_ranks_share_ties_and_flips_name_the_run_each_qrels_puts_first():

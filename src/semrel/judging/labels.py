@@ -590,6 +590,18 @@ def recorded_rule(params: Mapping[str, Any] | None, where: str = "manifest") -> 
     return rule_from_params(params, where) if params is not None and "thresholds" in params else None
 
 
+def fitted_pairs(params: Mapping[str, Any] | None) -> int | None:
+    """How many reviewed pairs the labels' rule was fitted to (`semrel calibrate`'s refit of p), from their manifest's
+    params; None for a rule fitted to none. An agreement over pairs that include them counts them in-sample."""
+    calibration = (params or {}).get("calibration")
+    pairs = calibration.get("pairs") if isinstance(calibration, Mapping) else None
+    return pairs if isinstance(pairs, int) and not isinstance(pairs, bool) else None
+
+
+IN_SAMPLE = ("where they are among the pairs compared, the figure counts them in-sample "
+             "(`semrel calibrate ... --test QRELS` gives it on the others)")
+
+
 def apply_rule(judgments: Judged, rule: Rule) -> Qrels:
     """Qrels with one row per judged pair, graded by `rule`."""
     columns = JudgmentColumns.of(judgments)

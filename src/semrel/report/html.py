@@ -39,9 +39,11 @@ from ..formats.tables import Table, cell_text
 from ..golden.validate import golden_stats, stats_tables
 from ..judging.labels import (
     DEFAULT_COMPONENT,
+    IN_SAMPLE,
     ProbabilityRule,
     Rule,
     ThresholdRule,
+    fitted_pairs,
     has_features,
     label_warnings,
     recorded_rule,
@@ -490,6 +492,9 @@ def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> 
          else "Cohen's kappa", f"{_number(kappa)} (95% bootstrap interval {_number(labels.get('kappa_low'))} "
                                f"to {_number(labels.get('kappa_high'))})"),
     ]
+    fitted = fitted_pairs(read_params(agreement["test"])) if isinstance(agreement.get("test"), str) else None
+    if fitted:
+        summary.append(("labels fitted to", f"{quantity(fitted, 'reviewed pair')}: {IN_SAMPLE}"))
     rankings = []
     for r in agreement.get("rankings") or []:  # their shape checked by agreement_problem
         on_ref, on_test = dict(r["ref"]), dict(r["test"])
