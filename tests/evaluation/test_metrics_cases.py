@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
-from semrel.evaluation.measures import parse_measures
-from semrel.evaluation.metrics import evaluate
+from semrel.evaluation.measures import parse_measure, parse_measures
+from semrel.evaluation.metrics import evaluate, evaluate_gradings
 from semrel.records import Qrels, Run
 
 QRELS = Qrels.from_dict({"q1": {"d1": 2, "d2": 1, "d3": 0, "d4": 1, "d5": -1}})
@@ -79,3 +80,20 @@ def test_query_with_no_relevant_documents_scores_zero():
 )
 def test_aliases_map_to_canonical_names(alias, canonical):
     assert parse_measures([alias])[0].name == canonical
+
+
+def test_each_grading_scores_as_it_does_alone():
+    """evaluate_gradings keeps each grading's ideal DCG, per cutoff, for the next run, and the pairs sorted for it for one
+    grading at a time: under every grading each run scores as under that grading alone, and a run's ideal_dcg is its own."""
+    qrels = Qrels.from_dict({"q1": {"d1": 2, "d2": 1, "d3": 0, "d4": 1}, "q2": {"d1": 1, "d5": 0, "d6": 3}})
+    gradings = [np.array(g) for g in ([2, 1, 0, 1, 1, 0, 3], [0, 1, 1, 0, 0, 2, 1], [1, 0, 0, 0, 3, 1, 0])]
+    runs = [RUN, Run.from_dict({"q1": {"d4": 0.9, "d2": 0.5}, "q2": {"d5": 0.9, "d6": 0.8, "d1": 0.1}}, "other")]
+    measures = parse_measures("nDCG@1,nDCG,ideal_dcg,nDCG@2")
+    graded = evaluate_gradings(qrels, gradings, runs, measures)
+    for grades, results in zip(gradings, graded):
+        alone = evaluate(Qrels.from_columns(qrels.query_ids, qrels.doc_ids, grades), runs, measures)
+        assert [{m: e.values[m].tolist() for m in measures} for e in results] == \
+            [{m: e.values[m].tolist() for m in measures} for e in alone]
+    ideal = parse_measure("ideal_dcg")
+    graded[0][0].values[ideal][:] = -1.0
+    assert (graded[0][1].values[ideal] > 0).all()

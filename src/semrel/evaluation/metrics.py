@@ -152,7 +152,8 @@ class _QrelsIndex:
             row = min(repeats)
             raise duplicate_error(qrels.source, row, qrels.query_ids[row].as_py(), qrels.doc_ids[row].as_py(), "judgment")
         self.table = KeyTable(keys)
-        self._ideal: tuple | None = None
+        self._sorted: list[tuple | None] = [None]  # the pairs in ideal order, of one grading at a time: shared by regraded copies
+        self._ideal: dict[int | None, np.ndarray] = {}  # each cutoff's ideal DCG under this grading
         self.doc_bits = np.zeros(1 << DOC_BITS, dtype=bool)  # which doc fingerprints (their top bits) the qrels hold
         self.doc_bits[(doc_prints >> np.uint64(64 - DOC_BITS)).astype(np.intp)] = True
 
@@ -182,20 +183,26 @@ class _QrelsIndex:
     def regraded(self, relevance: np.ndarray) -> "_QrelsIndex":
         """The same judged pairs with other grades (one per qrels row): nothing is re-indexed."""
         other = copy.copy(self)
-        other.relevance = relevance
+        other.relevance, other._ideal = relevance, {}
         return other
 
     def num_relevant(self, level: int) -> np.ndarray:
         return np.bincount(self.query[self.relevance >= level], minlength=self.n).astype(np.float64)
 
     def ideal_dcg(self, cutoff: int | None) -> np.ndarray:
-        gain = np.maximum(self.relevance, 0).astype(np.float64)
-        if self._ideal is None or self._ideal[0] is not self.relevance:  # sorted once per grading
-            order = np.lexsort((-gain, self.query))
-            self._ideal = (self.relevance, self.query[order], gain[order], ranks_within(self.query[order]))
-        _, query, gain, rank = self._ideal
-        keep = gain > 0 if cutoff is None else (gain > 0) & (rank < cutoff)
-        return np.bincount(query[keep], weights=gain[keep] / np.log2(rank[keep] + 2.0), minlength=self.n)
+        """Per query: the DCG of its judged pairs in the best order (cut at `cutoff`). Each cutoff's is kept for the next
+        run; the pairs, sorted once per grading, are kept for one grading at a time (a sweep's 20 gradings held 24 bytes a
+        pair each)."""
+        if cutoff not in self._ideal:
+            held = self._sorted[0]
+            if held is None or held[0] is not self.relevance:
+                gain = np.maximum(self.relevance, 0).astype(np.float64)
+                order = np.lexsort((-gain, self.query))
+                held = self._sorted[0] = (self.relevance, self.query[order], gain[order], ranks_within(self.query[order]))
+            _, query, gain, rank = held
+            keep = gain > 0 if cutoff is None else (gain > 0) & (rank < cutoff)
+            self._ideal[cutoff] = np.bincount(query[keep], weights=gain[keep] / np.log2(rank[keep] + 2.0), minlength=self.n)
+        return self._ideal[cutoff].copy()  # each run's values its own array
 
 
 def _equal(a: pa.Array | pa.ChunkedArray, b: pa.Array | pa.ChunkedArray) -> np.ndarray:
