@@ -1,5 +1,5 @@
-"""Peak memory and CPU time of `semrel label` (binary and --graded), `semrel sensitivity` and `semrel report` on a
-large judgments file.
+"""Peak memory and CPU time of `semrel label` (binary and --graded), `semrel sensitivity`, `semrel report` and
+`semrel calibrate` on a large judgments file.
 
     python bench/label_memory.py [--rows 1000000] [--label-only]
 
@@ -10,6 +10,7 @@ R >= 0.70 fallback). Each command runs in its own process (`os.wait4` gives that
 RSS and CPU time); bytes per judgment is that peak over the rows, the interpreter included.
 sensitivity (--step 0.05: 19 thresholds) and report take two runs made from the judgments themselves (each query's
 pairs ranked by R, and by P), and report label's qrels: every judged pair is then in a run, as in `semrel run`'s pool.
+calibrate fits the judgments to 300 reviewed pairs drawn from them (qrels, as `semrel review export` writes them).
 docs/judge.md "Labelling memory" has the figures.
 """
 
@@ -70,10 +71,22 @@ def write_runs(judgments: Path, folder: Path) -> list[Path]:
     return paths
 
 
+def write_human(judgments: Path, rows: int, path: Path, pairs: int = 300, seed: int = 1) -> None:
+    """`pairs` judged pairs as a reviewer's qrels: relevant with probability p (R where a pair has none), so that the
+    refit has labels that follow the judge's."""
+    rng = random.Random(seed)
+    drawn = set(rng.sample(range(rows), min(pairs, rows)))
+    with open(judgments, encoding="utf-8") as lines, open(path, "w", encoding="utf-8") as out:
+        for i, line in enumerate(lines):
+            if i in drawn:
+                row = json.loads(line)
+                out.write(f"{row['query_id']} 0 {row['chunk_id']} {int(rng.random() < row.get('p', row['R']))}\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000, help="judgments to write and label")
-    parser.add_argument("--label-only", action="store_true", help="measure label alone, not sensitivity and report")
+    parser.add_argument("--label-only", action="store_true", help="measure label alone, not sensitivity, report and calibrate")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="semrel-bench-label-") as tmp:
         judgments = Path(tmp) / "judgments.jsonl"
@@ -86,8 +99,11 @@ def main() -> None:
                     ("label --graded", ["label", str(judgments), "--graded", "-o", str(graded)])]
         if not args.label_only:
             runs = [str(path) for path in write_runs(judgments, Path(tmp))]
+            human = Path(tmp) / "human.qrels"
+            write_human(judgments, args.rows, human)
             commands += [("sensitivity", ["sensitivity", str(judgments), *runs, "--step", "0.05"]),
-                         ("report", ["report", str(qrels), *runs, "--judgments", str(judgments), "-o", str(Path(tmp) / "r.html")])]
+                         ("report", ["report", str(qrels), *runs, "--judgments", str(judgments), "-o", str(Path(tmp) / "r.html")]),
+                         ("calibrate", ["calibrate", str(judgments), str(human)])]
         for name, command in commands:
             step = measured([*SEMREL, *command])
             print(f"{name:<22} {step.peak_mb:>11.0f} {step.peak_mb * 2**20 / args.rows:>14.0f} {step.cpu_seconds:>7.1f} "
