@@ -456,14 +456,18 @@ def rule_rows(d: SetData, name: str, score: np.ndarray, cuts: tuple[float, ...],
 def learning_curve(d: SetData, model: Fitted, reviewed_counts: tuple[int, ...] = REVIEWED, seeds: int = 10) -> dict:
     """Kappa on the pairs not reviewed after refitting on n reviewed ones (queued as `semrel review` does), as
     `semrel calibrate` refits: each fit of PROBABILITY_FITS with the cut moved to the highest expected kappa over the
-    set's pairs; also the anchored fit keeping the cut ("kept", as before 2026-12-01) and a threshold on R re-chosen."""
+    set's pairs; also the anchored fit keeping the cut ("kept", as before 2026-12-01) and a threshold on R re-chosen.
+    "none" is the unrefitted p on the same pairs not reviewed: the queue takes the pairs nearest the cut, where p errs
+    most, so the rest agree better than all pairs do without any refit (before 2026-12-07 the curve was read against
+    "0", all pairs, which counted that as the refit's gain). "reviewed" is every pair, the reviewed ones at their human
+    label and the rest by the features refit: what `review export` (without --only-reviewed) of labels refitted so holds."""
     models = (model.gold, model.nogold)
     gold = np.full(len(d.y), d.with_gold)
     p, cut = model.p(d), model.cut
     every = Probabilities(p, d.X, gold)
     out = {"0": kappa(d.y, p >= cut)}
     for n in reviewed_counts:
-        found: dict[str, list[float]] = {kind: [] for kind in (*PROBABILITY_FITS, "kept", "raw")}
+        found: dict[str, list[float]] = {kind: [] for kind in (*PROBABILITY_FITS, "kept", "raw", "none", "reviewed")}
         for seed in range(seeds):
             for method, score, start in (("model", p, cut), ("raw", d.R, labels.DEFAULT_THRESHOLD)):
                 reviewed = review_queue(np.abs(score - start), d.qid, "uncertain", 0.25, seed, n).order
@@ -472,6 +476,7 @@ def learning_curve(d: SetData, model: Fitted, reviewed_counts: tuple[int, ...] =
                     t = best_thresholds(d.R[reviewed], d.y[reviewed], 1, "none")[0]
                     found["raw"].append(kappa(d.y[rest], d.R[rest] >= t))
                     continue
+                found["none"].append(kappa(d.y[rest], p[rest] >= cut))
                 for kind, judged in [(fit_kind, every) for fit_kind in PROBABILITY_FITS] + [("kept", None)]:
                     try:
                         rule = calibrate_probability(Probabilities(p[reviewed], d.X[reviewed], gold[reviewed]), d.y[reviewed],
@@ -481,6 +486,10 @@ def learning_curve(d: SetData, model: Fitted, reviewed_counts: tuple[int, ...] =
                         rule = labels.ProbabilityRule(cut=cut)
                     scores, thresholds = Probabilities(p[rest], d.X[rest], gold[rest]).scored(rule, models)
                     found[kind].append(kappa(d.y[rest], labels.reached(scores, thresholds) > 0))
+                    if kind == "features":
+                        held = d.y.astype(bool).copy()  # the reviewed pairs at their human label
+                        held[rest] = labels.reached(scores, thresholds) > 0
+                        found["reviewed"].append(kappa(d.y, held))
         out[str(n)] = {k: float(np.mean(v)) for k, v in found.items()}
     return out
 
@@ -662,9 +671,9 @@ def main() -> None:
     print(f"pairs beyond the shipped model's range (the judge warns over {labels.OUTSIDE_WARNING:.0%}): at most {beyond[worst]:.2%} "
           f"({worst}) over the {len(beyond)} kappa and ranking pools")
     if curves:
-        kinds = (*PROBABILITY_FITS, "raw")
-        print(f"\n### Learning curve: LODO p refitted on n reviewed pairs ({' / '.join(PROBABILITY_FITS)}), against re-choosing a "
-              "threshold on R\n")
+        kinds = ("none", *PROBABILITY_FITS, "raw")
+        print(f"\n### Learning curve: kappa on the pairs not reviewed, LODO p unrefitted (none) and refitted on n reviewed pairs "
+              f"({' / '.join(PROBABILITY_FITS)}), against re-choosing a threshold on R; '0 reviewed' is over every pair\n")
         print(render(Table(["set", "raw oracle", "0 reviewed", *[f"{n}: {' / '.join(kinds)}" for n in args.reviewed]],
                            [[n, raw[n, "gold"], c["0"], *[" / ".join(f"{c[str(k)][kind]:.3f}" for kind in kinds) for k in args.reviewed]]
                             for n, c in curves.items()]), "markdown", places=3))
@@ -682,6 +691,15 @@ def main() -> None:
                   f"from {min(gain):+.3f} to {max(gain):+.3f}"
                   + "".join(f"; {n} {along(c, 'features')} (anchored {along(c, 'anchored')})" for n, c in found.items()
                             if FAMILY[n] == "pubmed"))
+        for title, found in (("with gold", curves), ("without gold", curves_nogold)):
+            lift = [c[str(k)]["features"] - c[str(k)]["none"] for c in found.values() for k in args.reviewed]
+            print(f"\nfeatures refit minus unrefitted p on the same pairs not reviewed, {title}, over the {len(lift)} cells: mean "
+                  f"{np.mean(lift):+.3f}, from {min(lift):+.3f} to {max(lift):+.3f}")
+        print("\n### Every pair, the reviewed ones at their human label and the rest by the features refit (review export "
+              "without --only-reviewed), against p unreviewed ('0 reviewed')\n")
+        print(render(Table(["set", "0 reviewed", *[f"{n} reviewed" for n in args.reviewed]],
+                           [[n, c["0"], *[c[str(k)]["reviewed"] for k in args.reviewed]] for n, c in curves.items()]),
+                     "markdown", places=3))
         change = [c[str(k)]["anchored"] - c[str(k)]["kept"] for c in curves.values() for k in args.reviewed]
         print(f"\nmoved minus kept over the {len(change)} cells: mean {np.mean(change):+.3f}, "
               f"from {min(change):+.3f} to {max(change):+.3f}")

@@ -10,7 +10,7 @@ out/bench-labels; the "gold" condition: the golden set's gold chunks known, pool
 --layer, default the judge's for it; --idf: P, R and F idf-weighted; --question: the question before each reference
 answer, as one might for answers too short to match, "Yes" or a number): kappa against the gold chunks at R >= 0.70
 and at p >= 0.38, the raw oracle (the best single threshold on R for that very set) and p's (the best cut on p, and
-where it lies), AUC and expected calibration error of p, and kappa on the pairs not reviewed after `semrel
+where it lies), AUC and expected calibration error of p, and kappa on the pairs not reviewed, p unrefitted and after `semrel
 calibrate`'s refit (every coefficient, the cut moved to the highest expected kappa) on 50, 100 and 200 pairs queued
 as `semrel review` queues them (most uncertain first, a quarter random; mean of --seeds seeds). The shipped model's
 rows read bench/labels.py's judgments; the other judge's are judged into WORK/other-model/<model folder
@@ -68,7 +68,7 @@ def row(name: str, model: str, judgments: list, gold: set[tuple[str, str]], seed
     curve = learning_curve(d, Fitted(labels.WITH_GOLD, labels.WITHOUT_GOLD, labels.CUT), seeds=seeds)  # type: ignore[arg-type]
     return [name, model, f"{oracle(y, R):.3f}", f"{kappa(y, R >= labels.DEFAULT_THRESHOLD):.3f}", f"{kappa(y, p >= labels.CUT):.3f}",
             f"{kappa(y, p >= best):.3f} ({best:.2f})", f"{roc_auc_score(y, p):.3f}", f"{expected_calibration_error(y, p):.3f}",
-            " / ".join(f"{curve[str(n)]['features']:.3f}" for n in (50, 100, 200))]
+            " / ".join(f"{curve[str(n)]['none']:.3f} to {curve[str(n)]['features']:.3f}" for n in (50, 100, 200))]
 
 
 def ranking_row(name: str, model: str, judgments: list, gold: set[tuple[str, str]], folder: Path) -> list:
@@ -98,7 +98,7 @@ def main() -> None:
     other = args.work / "other-model" / tag
     other.mkdir(parents=True, exist_ok=True)
     table = Table(["set", "model", "raw oracle", "R >= 0.70", "p >= 0.38", "best cut on p", "AUC p", "ECE p",
-                   "calibrated on 50 / 100 / 200 reviewed"], [])
+                   "not reviewed, unrefitted to calibrated, at 50 / 100 / 200 reviewed"], [])
     ranks = Table(["set", "model", "tau, 8 runs", "tau, bm25 dense hybrid", "nDCG@10 gold: bm25 / dense / hybrid", "derived",
                    "lean to dense"], [])
     for name in args.sets.split(","):
