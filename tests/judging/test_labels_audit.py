@@ -172,6 +172,10 @@ def test_labels_from_a_calibration_that_still_miss_gold_chunks_do_not_send_the_u
     assert "semrel calibrate j.jsonl REVIEWED" not in refit[0]
     # REVIEWED is what `review export --only-reviewed` writes: the advice named no way from the review to that file
     assert "export them (`semrel review export --db DB --labels LABELS --only-reviewed -o REVIEWED`), then refit" in plain[0]
+    # each command as it runs when copied (label's lacked -o), and the review's own grades kept in the qrels at the end
+    assert plain[0].endswith("label with `semrel label j.jsonl --calibration cal.json -o QRELS` (in `semrel run`: --set "
+                             "label.calibration=cal.json) and keep the reviewed grades in them with `semrel review export --db DB "
+                             "--labels QRELS -o FINAL`")
 
 
 def test_gold_so_rarely_labelled_relevant_that_it_may_name_other_text_says_so():

@@ -722,7 +722,9 @@ def label_warnings(judgments: Judged, grades: Sequence[int] | np.ndarray, rule: 
     else:
         review = (f"review about 100 pairs (`semrel review start`, docs/review.md), export them (`semrel review export --db DB "
                   f"--labels LABELS --only-reviewed -o REVIEWED`), then refit on them with `semrel calibrate {judged} REVIEWED -o "
-                  f"cal.json` and label with `semrel label {judged} --calibration cal.json`")
+                  f"cal.json`, label with `semrel label {judged} --calibration cal.json -o QRELS` (in `semrel run`: --set "
+                  "label.calibration=cal.json) and keep the reviewed grades in them with `semrel review export --db DB --labels "
+                  "QRELS -o FINAL`")
     grades = np.asarray(grades)
     gold = judgments.among(gold_pairs) if gold_pairs is not None else judgments.sourced("gold")
     if gold.any():
