@@ -340,6 +340,14 @@ def test_queries_with_nothing_relevant_whose_gold_was_judged_are_not_blamed_on_t
     without = [Judgment(j.query_id, j.chunk_id, 0.5, 0.5, 0.5, "bm25") if j.query_id == "q9" else j for j in judged]
     notes = labels.label_warnings(without, grades, labels.ThresholdRule())
     assert "2 of them have a gold chunk judged" in notes[1] and "; the other 1 may have pools that miss the answer; " in notes[1]
+    # q9's golden item lists no gold chunk (the judge's with_gold feature): not a pool that misses it, nothing to look for
+    listless = [Judgment(j.query_id, j.chunk_id, 0.5, 0.5, 0.5, j.source, 0.5, {"with_gold": 0.0}) if j.query_id == "q9" else j
+                for j in without]
+    notes = labels.label_warnings(listless, grades, labels.ThresholdRule())
+    assert "2 of them have a gold chunk judged" in notes[1] and "; the other 1 lists no gold chunk in the golden set; " in notes[1]
+    also = [Judgment(j.query_id, j.chunk_id, 0.5, 0.5, 0.5, "bm25") if j.query_id == "q8" else j for j in listless]
+    [empty] = [n for n in labels.label_warnings(also, grades, labels.ThresholdRule()) if n.startswith("3 of 10 queries")]
+    assert "; of the other 2, 1 lists no gold chunk in the golden set and 1 may have pools that miss the answer; " in empty
     no_gold = [Judgment(j.query_id, j.chunk_id, 0.5, 0.5, 0.5, "bm25") for j in judged]
     assert labels.label_warnings(no_gold, grades, labels.ThresholdRule())[0].startswith(
         "3 of 10 queries have no pair labelled relevant (e.g. 'q7'): either their pools miss the answer or R >= 0.7 is too strict")

@@ -750,12 +750,22 @@ def label_warnings(judgments: Judged, grades: Sequence[int] | np.ndarray, rule: 
         # a query whose gold chunk was judged has the answer in its pool: its pool cannot be what misses it
         listed = {q for q, g in zip(judgments.query_ids, gold.tolist()) if g}
         held = sum(q in listed for q in empty)
-        cause = (f"either their pools miss the answer or {named} is too strict for this data" if not held else
+        # the judge's features say which queries the golden set lists no gold chunk for: nothing tells where their answer is
+        unlisted = {q for q, told, has in zip(judgments.query_ids, judgments.has_features.tolist(), judgments.with_gold.tolist())
+                    if told and not has}
+        none_listed = sum(q in unlisted and q not in listed for q in empty)
+        rest = len(empty) - held - none_listed
+        unlisted_said = f"{none_listed} {agreeing(none_listed, 'list')} no gold chunk in the golden set"
+        other = (f"; of the other {rest + none_listed}, {unlisted_said} and {rest} may have pools that miss the answer"
+                 if rest and none_listed else f"; the other {unlisted_said}" if none_listed
+                 else f"; the other {rest} may have pools that miss the answer" if rest else "")
+        cause = (f"either their pools miss the answer or {named} is too strict for this data"
+                 + (f"; {none_listed} of them {agreeing(none_listed, 'list')} no gold chunk in the golden set" if none_listed else "")
+                 if not held else
                  f"{held} of them {agreeing(held, 'have')} a gold chunk judged and labelled not relevant, so the answer is in "
                  f"{'its' if held == 1 else 'their'} pool{'' if held == 1 else 's'} and {named} misses it (too strict for this "
                  "data, or reference answers that do not say what the gold chunks say: too short to match, as 'Yes', or written "
-                 "for other text)"
-                 + (f"; the other {len(empty) - held} may have pools that miss the answer" if held < len(empty) else ""))
+                 f"for other text){other}")
         notes.append(f"{len(empty)} of {quantity(len(relevant), 'query')} {agreeing(len(empty), 'have')} no pair labelled relevant "
                      f"(e.g. {empty[0]!r}): {cause}; {review}")
     uncalibrated = isinstance(rule, ProbabilityRule) and not rule.is_calibrated  # a refit on reviewed pairs answers the next two
