@@ -373,7 +373,7 @@ def test_agreement_ranks_runs_best_first_with_values_to_four_places_and_marks_th
     assert '<td class="num flip">2</td></tr>' in page and '<td class="num flip">1</td></tr>' in page
     assert page.count("flip\">") == 2  # c keeps its rank
     assert "<caption>P@1: Kendall's tau 1.000</caption>" in page
-    assert page.count('<p class="muted">No pair of runs changes order.</p>') == 1
+    assert page.count('<p class="muted">No pair of runs changes order or ties.</p>') == 1
     assert "<li>reference qrels rank b above a; test qrels rank a above b</li>" in page
 
 

@@ -134,7 +134,18 @@ def test_agreement_ranks_share_ties_and_flips_name_the_run_each_qrels_puts_first
     [ranking] = html._agreement_section(agreement, None)["rankings"]
     assert [(r["run"], r["ref_rank"], r["test_rank"]) for r in ranking["runs"]] == [("a", 1, 2), ("b", 1, 3), ("c", 3, 1)]
     assert ranking["flips"] == ["reference qrels rank a above c; test qrels rank c above a",
-                                "reference qrels rank b above c; test qrels rank c above b"]
+                                "reference qrels rank b above c; test qrels rank c above b",
+                                "test qrels rank a above b; reference qrels tie them"]
+
+
+def test_a_difference_the_derived_labels_erase_is_said_not_passed_over_as_no_change():
+    """PubMedQA's Success@10: gold put dense (0.98) above bm25 (0.94), the derived labels tied them (0.94 each), and the
+    page said 'No pair of runs changes order'."""
+    agreement = {"labels": {"n": 4, "kappa": 0.5, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]},
+                 "rankings": [{"measure": "Success@10", "tau": float("nan"), "ref": {"bm25": 0.94, "dense": 0.98},
+                               "test": {"bm25": 0.94, "dense": 0.94}, "swapped": []}]}
+    [ranking] = html._agreement_section(agreement, None)["rankings"]
+    assert ranking["flips"] == ["reference qrels rank dense above bm25; test qrels tie them"]
 
 
 def test_thresholds_of_the_labels_rule_are_not_drawn_on_another_score():

@@ -513,6 +513,13 @@ def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> 
         for a, b in r.get("swapped") or []:
             high, low = (a, b) if on_ref.get(a, 0) > on_ref.get(b, 0) else (b, a)
             flips.append(f"{ref_label} rank {high} above {low}; {test_label} rank {low} above {high}")
+        numbered = [run for run in order_ref if isinstance(on_ref.get(run), (int, float)) and isinstance(on_test.get(run), (int, float))]
+        for i, a in enumerate(numbered):  # a difference one side's labels erase is no swap, yet the page said nothing changed
+            for b in numbered[i + 1:]:
+                for values, other, label, tying in ((on_ref, on_test, ref_label, test_label), (on_test, on_ref, test_label, ref_label)):
+                    if values[a] != values[b] and other[a] == other[b]:
+                        high, low = (a, b) if values[a] > values[b] else (b, a)
+                        flips.append(f"{label} rank {high} above {low}; {tying} tie them")
         tied = len(set(map(str, on_ref.values()))) == 1 and len(set(map(str, on_test.values()))) == 1  # tau nan, yet agreed
         rankings.append({"measure": str(r.get("measure", "")), "tau": "n/a (every run ties under both)" if tied else _number(r.get("tau")),
                          "runs": runs, "flips": flips})
