@@ -69,6 +69,7 @@ def test_lift_numbers_by_hand(cli, files):
     assert rr["change_per_ms"] == pytest.approx((1 / 6) / 50)
     # 16 sign patterns, enumerated; of the 8 signs of (+1/2, +2/3, -1/2), |sum| >= 2/3 in 6
     assert rr["p"] == pytest.approx(6 / 8)
+    assert rr["significant"] is False  # as the table's column says, not left to recompute from settings.alpha
     assert rr["ci"][0] <= rr["change"] <= rr["ci"][1]
     p1 = report["measures"][1]
     assert (p1["base"], p1["reranked"], p1["wins"], p1["losses"]) == (0.5, 0.75, 2, 1)

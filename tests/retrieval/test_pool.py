@@ -51,8 +51,10 @@ def test_pool_is_the_union_of_run_tops_and_gold_with_sources(tmp_path):
 def test_pool_without_runs_holds_the_gold_chunks_and_depth_reaches_deeper(tmp_path):
     golden, bm25, dense = write_files(tmp_path)
     out = tmp_path / "pool.tsv"
-    assert run(*["pool", "--golden", str(golden), "-o", str(out)]).exit_code == 0
-    assert read_pool(out) == [("q1", "a#0", ("gold",))]
+    alone = run(*["pool", "--golden", str(golden), "-o", str(out)])
+    assert alone.exit_code == 0 and read_pool(out) == [("q1", "a#0", ("gold",))]
+    assert "semrel: warning: no run given: the pool is the golden set's gold chunks alone, with no retrieved chunk to judge" \
+        in alone.stderr  # an empty run and a run of one query were warned of, no run at all went by in silence
     assert run(*["pool", "--golden", str(golden), str(dense), "-o", str(out)]).exit_code == 0
     assert [c for _, c, _ in read_pool(out)] == ["a#0", "c#0", "f#0", "g#0"]
 

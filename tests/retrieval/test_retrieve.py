@@ -271,7 +271,8 @@ def test_bm25_bounds_are_taken_as_given_and_a_stopwords_value_neither_a_list_nor
     would not be the one asked for. A misspelt list name is no file of words either: said so, with the lists."""
     assert bm25_params(k1=0.0, b=0.0) == {"k1": 0.0, "b": 0.0, "method": "lucene", "stopwords": "en", "stemmer": "english"}
     assert bm25_params(b=1.0)["b"] == 1.0
-    with pytest.raises(UsageError, match=r"^bm25_stopwords='enn': none, a list name \(en, en_plus, de, .*\) or a file of words$"):
+    with pytest.raises(UsageError, match=r"^bm25_stopwords='enn': no such file; give none, a list name \(en, en_plus, de, .*\) "
+                                         r"or a file of words$"):
         bm25_params(stopwords="enn")
 
 

@@ -46,6 +46,10 @@ class LiftRow:
     losses: int
     gain_per_ms: float | None  # change per millisecond the reranker adds; None without timings
 
+    def significant(self, alpha: float) -> bool:
+        """The table's and the JSON's `significant`: p under alpha, and a change to be significant about."""
+        return self.p < alpha and self.change != 0
+
 
 @dataclass(frozen=True)
 class QueryChange:
@@ -278,11 +282,10 @@ def lift_table(result: Lift) -> Table:
         header.append("change/ms")
     rows: list[list[Cell]] = []
     for row in result.rows:
-        significant = row.p < result.settings.alpha and row.change != 0
         relative = f"{row.relative:+.1%}" if row.relative is not None else ""
         counted = [cell_value(row.measure, v) for v in (row.base, row.reranked, row.change)]  # NumRelRet 1063, as eval prints it
         cells: list[Cell] = [row.measure.name, *counted, relative, row.ci_low, row.ci_high,
-                             row.p, "yes" if significant else "no", row.wins, row.ties, row.losses]
+                             row.p, "yes" if row.significant(result.settings.alpha) else "no", row.wins, row.ties, row.losses]
         if per_ms:
             cells.append("" if row.gain_per_ms is None else f"{row.gain_per_ms:.3g}")
         rows.append(cells)
@@ -304,7 +307,8 @@ def lift_json(result: Lift) -> dict:
                      "confidence": s.confidence, "seed": s.seed},
         "queries": result.queries,
         "measures": [{"measure": r.measure.name, "base": r.base, "reranked": r.reranked, "change": r.change,
-                      "relative": r.relative, "ci": [r.ci_low, r.ci_high], "p": r.p, "wins": r.wins, "ties": r.ties,
+                      "relative": r.relative, "ci": [r.ci_low, r.ci_high], "p": r.p, "significant": r.significant(s.alpha),
+                      "wins": r.wins, "ties": r.ties,
                       "losses": r.losses, "change_per_ms": r.gain_per_ms} for r in result.rows],
         "by": result.by.name,
         "gained": [{"query_id": c.query_id, "base": c.base, "reranked": c.reranked, "change": c.change} for c in result.gained],

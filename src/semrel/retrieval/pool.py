@@ -56,6 +56,9 @@ def pool(items: Sequence[GoldenItem], runs: Sequence[Run], depth: int, warn: Cal
             warn(f"run {run.name} adds no pair to the pool: it holds no row{' of a golden query' if unknown else ''}")
         pooled.update(taken)
     unpooled = [i.query_id for i in items if i.query_id not in pooled]
+    if warn and not runs:  # an empty run file and a run of one query were warned of; none at all went by in silence
+        warn("no run given: the pool is the golden set's gold chunks alone, with no retrieved chunk to judge; give the runs "
+             "to pool")
     if warn and runs and pooled and unpooled:  # a run with no golden query is said above; a sample's runs, here
         warn(f"{len(unpooled):,} of the golden set's {quantity(len(items), 'query')} {agreeing(len(unpooled), 'are')} in no run "
              f"(e.g. {unpooled[0]!r}): their pool is their gold chunks alone, with no retrieved chunk "

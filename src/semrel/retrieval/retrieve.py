@@ -119,7 +119,8 @@ def bm25_params(k1: float | None = None, b: float | None = None, method: str | N
     words = params["stopwords"]
     if stopwords_file(words):
         if not os.path.isfile(words):
-            raise UsageError(f"bm25_stopwords={words!r}: none, a list name ({', '.join(BM25_STOPWORDS)}) or a file of words")
+            raise UsageError(f"bm25_stopwords={words!r}: no such file; give none, a list name ({', '.join(BM25_STOPWORDS)}) or a "
+                             "file of words")
         params["stopwords"] = {"file": words, "sha256": file_digest(words)["sha256"]}
     return params
 
