@@ -188,7 +188,7 @@ def test_retrieve_refuses_wrong_kinds_and_bad_values(demo):
         ((corpus, golden), {"k": 0}, UsageError, "k=0: give a positive number of chunks per query"),
         ((corpus, golden), {"bm25_b": 2}, UsageError, "bm25_b=2.0: give a number from 0 to 1"),
         ((corpus, golden), {"bm25_stemmer": "klingon"}, UsageError, "bm25_stemmer='klingon': none or a PyStemmer"),
-        ((corpus, golden), {"bm25_stopwords": "enn"}, UsageError, "bm25_stopwords='enn': none, a list name (en, en_plus, "),  # not --bm25-*
+        ((corpus, golden), {"bm25_stopwords": "enn"}, UsageError, "bm25_stopwords='enn': no such file; give none, "),  # not --bm25-*
         (([chunk, chunk], golden), {}, ValidationError, "corpus: item 1: id 'c1' is given twice (first as item 0)"),
         (([], golden), {}, ValidationError, "corpus: the list is empty"),
         ((corpus, golden), {"name": " "}, UsageError, "name: a run name may not be empty"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+import semrel
 from helpers import assert_one_error
 
 JUDGMENT_GROUPS = ("".join(f"q1 1 d{i} 1\n" for i in range(7)) + "q1 2 d0 1\nq1 2 d1 1\n" + "".join(f"q1 0 d{i} 1\n" for i in range(6))
@@ -100,3 +101,24 @@ def test_no_summary_prints_what_trec_eval_n_prints(cli, write):
     assert table[0] == "query,measure,r" and len(table) == 7 and not any(line.startswith("all,") for line in table)
     assert_one_error(cli("eval", qrels, run, run, "-n", "-f", "trec"),
                      "-n with -f trec prints lines that do not name their run: give one run, or another --format", code=2)
+
+
+def test_the_all_row_adds_the_queries_one_after_another_as_trec_eval_does(cli, write):
+    """16 queries whose P_20 (c/20 each) average to 0.54375 between two printed decimals: numpy's pairwise sum made it
+    0.54374999..., printed 0.5437; trec_eval adds each query's value to the total in turn (te_acc_meas: value += q_value)
+    and divides by the number of queries, 0.54375000...01, printed 0.5438 (found by a fuzz against pytrec_eval's per-query
+    values; no trec_eval binary here, so the reference is its arithmetic)."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    counts = [2, 14, 16, 3, 5, 16, 12, 11, 15, 0, 15, 1, 9, 19, 18, 18]
+    qrels = {f"q{i + 1:02d}": {f"d{k}": 1 for k in range(c)} or {"d0": 0} for i, c in enumerate(counts)}
+    run = {q: {f"d{k}": float(20 - k) for k in range(20)} for q in qrels}
+    text = "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items())
+    ranking = "".join(f"{q} Q0 {d} {k + 1} {s:g} t\n" for q, docs in run.items() for k, (d, s) in enumerate(docs.items()))
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"P_20"}).evaluate(run)
+    total = 0.0
+    for q in sorted(per_query):  # trec_eval's order: the run's queries by id
+        total += per_query[q]["P_20"]
+    assert total / 16 == 0.5437500000000001 and sum(counts) / 20 / 16 == 0.54375
+    result = cli("eval", write("q.qrels", text), write("r.run", ranking), "-m", "P.20", "-f", "trec")
+    assert result.stdout == "P_20                  \tall\t0.5438\n", result.output
+    assert semrel.evaluate(qrels, run, ["P@20"])["P@20"] == total / 16

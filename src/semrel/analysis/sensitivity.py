@@ -176,7 +176,8 @@ class Sensitivity:
                 f"on {', '.join(m.name for m in self.measures)}; {quantity(self.queries, 'query')})")
 
     def ranking(self, values: np.ndarray) -> str:
-        """Run names from best to worst, '=' between equal values."""
+        """Run names from best to worst, '=' between equal values (or values a sum's rounding apart)."""
+        values = settled(values)
         order = sorted(range(len(self.runs)), key=lambda i: -values[i])
         text = self.runs[order[0]]
         for before, i in zip(order, order[1:]):
@@ -254,8 +255,9 @@ def sensitivity(
              *([f"every threshold ({min(grid):g} to {max(grid):g}) lies beyond the judgments' {on} ({swept.min():g} to "
                 f"{swept.max():g}), so each labels every pair alike: sweep within that range"] if beyond else [])]
     per_query_values = np.asarray(per_query, dtype=np.float64)  # (points, runs, measures, queries), as tested
-    values = np.apply_along_axis(settled, 1, np.asarray(aggregates, dtype=np.float64))  # runs tied to a sum's rounding tie
-    taus = np.array([[kendall_tau_b(values[k, :, m], values[ref, :, m]) for m in range(len(measures))]
+    values = np.asarray(aggregates, dtype=np.float64)  # eval's figures, to the last bit
+    tied = np.apply_along_axis(settled, 1, values)  # for the order: runs a sum's rounding apart tie
+    taus = np.array([[kendall_tau_b(tied[k, :, m], tied[ref, :, m]) for m in range(len(measures))]
                      for k in range(len(grid))]).reshape(len(grid), len(measures))
     pairs = list(itertools.combinations(range(len(names)), 2))
     first, second = [i for i, _ in pairs], [j for _, j in pairs]
@@ -382,7 +384,7 @@ def cliff_warnings(thresholds: Sequence[float], runs: Sequence[str], measures: S
         moves = np.abs(values[near, :, m] - base[None, :])  # (near thresholds, runs)
         scale = np.maximum(np.abs(base), 1e-9)
         share = (moves / scale[None, :]).max(axis=0)
-        taus = [kendall_tau_b(values[k, :, m], base) for k in near]
+        taus = [kendall_tau_b(settled(values[k, :, m]), settled(base)) for k in near]
         worst_tau = min((t for t in taus if math.isfinite(t)), default=1.0)
         r = int(np.argmax(share))
         if share[r] > CLIFF_CHANGE or worst_tau < 0.5:

@@ -75,9 +75,10 @@ class Evaluation:
 
     def aggregate(self, measure: Measure | str) -> Any:
         """The 'all' row: the mean over the scored queries (the sum for counts such as NumRet, the
-        geometric mean for gm_map)."""
+        geometric mean for gm_map), taken in trec_eval's order: the run's queries, then (-c) those it lacks."""
         m = parse_measure(measure)
-        return m.entry.aggregate(self.values[m][self.scored])
+        values, scored, held = self.values[m], self.scored, self.held
+        return m.entry.aggregate(np.concatenate([values[scored & held], values[scored & ~held]]))
 
     def aggregates(self) -> dict[str, Any]:
         """{measure name: its 'all' value}, in the order the measures were given."""
