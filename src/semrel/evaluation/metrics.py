@@ -77,8 +77,11 @@ class Evaluation:
         """The 'all' row: the mean over the scored queries (the sum for counts such as NumRet, the
         geometric mean for gm_map), taken in trec_eval's order: the run's queries, then (-c) those it lacks."""
         m = parse_measure(measure)
-        values, scored, held = self.values[m], self.scored, self.held
-        return m.entry.aggregate(np.concatenate([values[scored & held], values[scored & ~held]]))
+        values = self.values[m]
+        if self.missing_queries:  # held and scored cost a lookup of every query id: only where the order moves
+            held, scored = self.held, self.scored
+            values = np.concatenate([values[scored & held], values[scored & ~held]])
+        return m.entry.aggregate(values)
 
     def aggregates(self) -> dict[str, Any]:
         """{measure name: its 'all' value}, in the order the measures were given."""
