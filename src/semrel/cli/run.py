@@ -74,7 +74,6 @@ def review_command(steps: Sequence[Step]) -> str:
 def agreement_line(path: str, review: str) -> str:
     """The derived labels' agreement with the golden set's, from the agree step's figures: how far to trust the tables
     above, which the report shows but the end of a run did not."""
-    from ..formats.manifest import read_params
     from ..judging.labels import IN_SAMPLE, fitted_pairs
     from ..report.html import read_agreement
 
@@ -85,7 +84,7 @@ def agreement_line(path: str, review: str) -> str:
              (f" (95% interval {low:.3f} to {high:.3f})" if low is not None and high is not None else ""))
     queries = labels.get("queries")  # how little a kappa can rest on: 22 pairs of 2 queries with gold
     of = f" of {quantity(queries, 'query')}" if isinstance(queries, int) else ""
-    fitted = fitted_pairs(read_params(agreement["test"])) if isinstance(agreement.get("test"), str) else None
+    fitted = fitted_pairs(agreement)
     caveat = f" (the labels were fitted to {quantity(fitted, 'reviewed pair')}: {IN_SAMPLE})" if fitted else ""
     return (f"derived labels against the golden set's ({path}): kappa {kappa} over {quantity(labels['n'], 'pair')}{of}{caveat}; "
             f"check them against people's grades with `{review}` (docs/review.md)")

@@ -590,10 +590,12 @@ def recorded_rule(params: Mapping[str, Any] | None, where: str = "manifest") -> 
     return rule_from_params(params, where) if params is not None and "thresholds" in params else None
 
 
-def fitted_pairs(params: Mapping[str, Any] | None) -> int | None:
-    """How many reviewed pairs the labels' rule was fitted to (`semrel calibrate`'s refit of p), from their manifest's
-    params; None for a rule fitted to none. An agreement over pairs that include them counts them in-sample."""
-    calibration = (params or {}).get("calibration")
+def fitted_pairs(agreement: Mapping[str, Any]) -> int | None:
+    """How many reviewed pairs the rule of an agreement's tested labels (`semrel agree`'s "test" file) was fitted to
+    (`semrel calibrate`'s refit of p), from their manifest; None for a rule fitted to none, or no labels file. An
+    agreement over pairs that include them counts them in-sample."""
+    labels = agreement.get("test")
+    calibration = ((read_params(labels) if isinstance(labels, str) else None) or {}).get("calibration")
     pairs = calibration.get("pairs") if isinstance(calibration, Mapping) else None
     return pairs if isinstance(pairs, int) and not isinstance(pairs, bool) else None
 

@@ -492,7 +492,7 @@ def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> 
          else "Cohen's kappa", f"{_number(kappa)} (95% bootstrap interval {_number(labels.get('kappa_low'))} "
                                f"to {_number(labels.get('kappa_high'))})"),
     ]
-    fitted = fitted_pairs(read_params(agreement["test"])) if isinstance(agreement.get("test"), str) else None
+    fitted = fitted_pairs(agreement)
     if fitted:
         summary.append(("labels fitted to", f"{quantity(fitted, 'reviewed pair')}: {IN_SAMPLE}"))
     rankings = []
