@@ -79,12 +79,17 @@ def _entry(dim: object, ids: object, starts: object, vectors: object, crc: objec
     tokens = len(ids) // 4
     if dim < 1 or len(ids) % 4 or not starts or len(starts) % 8 or len(vectors) != tokens * dim * 4:
         return None
-    if crc is not None and crc != checksum(ids, starts, vectors):  # no crc: a row written before rows had one, trusted
+    if not _intact(crc, ids, starts, vectors):
         return None
     first = np.frombuffer(starts, dtype=np.int64)
     if first[0] != 0 or first[-1] >= max(tokens, 1) or (len(first) > 1 and np.any(np.diff(first) <= 0)):
         return None
     return Encoded(np.frombuffer(ids, dtype=np.int32), first, np.frombuffer(vectors, dtype=np.float32).reshape(tokens, dim))
+
+
+def _intact(crc: object, *parts: bytes) -> bool:
+    """Whether the parts still give their stored crc; a row with none (written before rows had one) is trusted."""
+    return crc is None or crc == checksum(*parts)
 
 
 class EmbeddingCache:
@@ -141,7 +146,7 @@ class EmbeddingCache:
                                   " WHERE w.key = ?", (key,)).fetchone()
         if not row or not isinstance(row[0], int) or not isinstance(row[1], bytes) or len(row[1]) % 8:
             return None  # none, or damaged outside semrel: computed again and replaced, as an entry is
-        if row[2] is not None and row[2] != checksum(row[1]):
+        if not _intact(row[2], row[1]):
             return None
         return np.frombuffer(row[1], dtype=np.float64), row[0]
 

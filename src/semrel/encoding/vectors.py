@@ -131,10 +131,13 @@ class VectorStore:
         Only those pieces are read: a run over a few rows of a large store reads no more of it than it uses."""
         firsts = np.array([first for first, _ in self.pieces] + [self.rows], dtype=np.int64)
         holding = np.unique(np.searchsorted(firsts, rows, side="right") - 1)
+        unchecked = [p for p in holding[holding >= 0].tolist() if int(firsts[p]) not in self.checked]  # -1: rows before any piece
+        if not unchecked:  # every piece these rows lie in found intact already: nothing to map
+            return
         vectors = self.vectors()
-        for piece in holding[holding >= 0].tolist():  # -1: rows committed before the first piece, which have no checksum
+        for piece in unchecked:
             first, end = int(firsts[piece]), int(firsts[piece + 1])
-            if first not in self.checked and checksum(stored[first:end].data, vectors[first:end].data) != self.pieces[piece][1]:
+            if checksum(stored[first:end].data, vectors[first:end].data) != self.pieces[piece][1]:
                 raise SemrelError(f"{self.folder}: rows {first:,} to {end - 1:,} are damaged (their bytes in vectors.f32 and keys.bin no "
                                   f"longer give the checksum store.json holds); delete {self.folder} to rebuild it, or {OTHER_CACHE}")
             self.checked.add(first)
