@@ -757,12 +757,12 @@ def label_warnings(judgments: Judged, grades: Sequence[int] | np.ndarray, rule: 
                     if told and not has}
         none_listed = sum(q in unlisted and q not in listed for q in empty)
         rest = len(empty) - held - none_listed
-        unlisted_said = f"{none_listed} {agreeing(none_listed, 'list')} no gold chunk in the golden set"
-        other = (f"; of the other {rest + none_listed}, {unlisted_said} and {rest} may have pools that miss the answer"
-                 if rest and none_listed else f"; the other {unlisted_said}" if none_listed
+        lists_none = f"{agreeing(none_listed, 'list')} no gold chunk in the golden set"
+        other = (f"; of the other {rest + none_listed}, {none_listed} {lists_none} and {rest} may have pools that miss the answer"
+                 if rest and none_listed else f"; the other {none_listed} {lists_none}" if none_listed
                  else f"; the other {rest} may have pools that miss the answer" if rest else "")
         cause = (f"either their pools miss the answer or {named} is too strict for this data"
-                 + (f"; {none_listed} of them {agreeing(none_listed, 'list')} no gold chunk in the golden set" if none_listed else "")
+                 + (f"; {none_listed} of them {lists_none}" if none_listed else "")
                  if not held else
                  f"{held} of them {agreeing(held, 'have')} a gold chunk judged and labelled not relevant, so the answer is in "
                  f"{'its' if held == 1 else 'their'} pool{'' if held == 1 else 's'} and {named} misses it (too strict for this "
