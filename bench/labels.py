@@ -37,7 +37,8 @@ Then how the one cut is chosen (CUT_RULES: the mean margin that ships, the worst
 before, all pairs pooled, fixed cuts), each judged left out of the fit and in-sample. Then the
 learning curve of `semrel calibrate` (LODO p refitted on 50/100/200 pairs queued as `semrel
 review` queues them: uncertain first, a quarter random; kappa on the other pairs; mean of
-10 seeds) against re-choosing a threshold on R. `--fit` refits the shipped coefficients from the
+10 seeds) against re-choosing a threshold on R, and the same refit's gain on reviews in a random order, by
+how few of one class they hold (calibrate's FEW_CLASS warning). `--fit` refits the shipped coefficients from the
 judgments and prints them beside semrel.judging.labels' constants.
 """
 
@@ -62,7 +63,14 @@ from sklearn.metrics import roc_auc_score
 import semrel
 from measured import SEMREL as CLI
 from semrel.analysis.agreement import cohen_kappa
-from semrel.analysis.calibrate import PROBABILITY_FITS, Probabilities, best_thresholds, calibrate_probability, expected_calibration_error
+from semrel.analysis.calibrate import (
+    FEW_CLASS,
+    PROBABILITY_FITS,
+    Probabilities,
+    best_thresholds,
+    calibrate_probability,
+    expected_calibration_error,
+)
 from semrel.errors import ValidationError
 from semrel.formats.corpus import read_corpus, read_golden, write_corpus, write_golden
 from semrel.formats.judgments import read_judgments
@@ -494,6 +502,32 @@ def learning_curve(d: SetData, model: Fitted, reviewed_counts: tuple[int, ...] =
     return out
 
 
+def few_of_a_class(d: SetData, model: Fitted, reviewed_counts: tuple[int, ...] = REVIEWED, seeds: int = 10) -> list[dict]:
+    """Per review (queued uncertain first, as `semrel review` does, or in a random order) the features refit's gain
+    over p unrefitted on the pairs not reviewed, with the reviewed pairs' smaller class: where calibrate's FEW_CLASS
+    warning comes from."""
+    models = (model.gold, model.nogold)
+    gold = np.full(len(d.y), d.with_gold)
+    p, cut = model.p(d), model.cut
+    every = Probabilities(p, d.X, gold)
+    tries = []
+    for order in ("uncertain", "random"):
+        for n in reviewed_counts:
+            for seed in range(seeds):
+                reviewed = review_queue(np.abs(p - cut), d.qid, order, 0.25, seed, n).order
+                rest = np.setdiff1d(np.arange(len(d.y)), reviewed)
+                relevant = int(d.y[reviewed].sum())
+                try:
+                    rule = calibrate_probability(Probabilities(p[reviewed], d.X[reviewed], gold[reviewed]), d.y[reviewed], "features",
+                                                 cut, resamples=0, judged=every, models=models).rule
+                except ValidationError:
+                    rule = labels.ProbabilityRule(cut=cut)
+                scores, thresholds = Probabilities(p[rest], d.X[rest], gold[rest]).scored(rule, models)
+                tries.append({"order": order, "reviewed": n, "smaller_class": min(relevant, len(reviewed) - relevant),
+                              "gain": kappa(d.y[rest], labels.reached(scores, thresholds) > 0) - kappa(d.y[rest], p[rest] >= cut)})
+    return tries
+
+
 def compare_cut_rules(data: dict[tuple[str, str], SetData], raw: dict, lodo_models: dict[str, Fitted | None],
                       trains: dict[str, list[tuple[SetData, SetData]]], others: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
                       ) -> dict[str, dict]:
@@ -596,7 +630,7 @@ def main() -> None:
     raw = {k: oracle(d.y, d.R) for k, d in data.items()}
     # the candidate: the shipped p with a cut of its own per condition, chosen as the shared cut was (mean margin, in-sample)
     own_cuts = {c: choose_cut([(d.p, d.y, raw[k]) for k, d in data.items() if d.condition == c]) for c in CONDITIONS}
-    rows, curves, curves_nogold, lodo_models, trains = [], {}, {}, {}, {}
+    rows, curves, curves_nogold, lodo_models, trains, few = [], {}, {}, {}, {}, []
     for family in dict.fromkeys(FAMILY[n] for n in names):
         trains[family] = [(data[n, "gold"], data[n, "nogold"]) for n in names if FAMILY[n] != family]
         lodo_models[family] = refit(trains[family], raw) if trains[family] else None
@@ -620,6 +654,7 @@ def main() -> None:
                 curves[name] = learning_curve(d, model, args.reviewed)
             else:
                 curves_nogold[name] = learning_curve(d, model, args.reviewed)
+            few += few_of_a_class(d, model, args.reviewed)
     for r in rows:
         r["raw_oracle"] = raw[r["set"], r["condition"]]
     header = ["set", "cond", "pairs", "gold", "raw oracle", "kappa", "margin", "own oracle", "AUC", "w. kappa grades", "ECE",
@@ -703,6 +738,15 @@ def main() -> None:
         change = [c[str(k)]["anchored"] - c[str(k)]["kept"] for c in curves.values() for k in args.reviewed]
         print(f"\nmoved minus kept over the {len(change)} cells: mean {np.mean(change):+.3f}, "
               f"from {min(change):+.3f} to {max(change):+.3f}")
+        print(f"\n### Refits on few pairs of one class: the features refit's gain over p unrefitted on the pairs not reviewed, "
+              f"per review of {'/'.join(map(str, args.reviewed))} pairs (10 seeds, every set-condition), by its smaller class\n")
+        table = []
+        for order in ("uncertain", "random"):
+            for few_ones, title in ((True, f"under {FEW_CLASS}"), (False, f"{FEW_CLASS} or more")):
+                gains = np.array([t["gain"] for t in few if t["order"] == order and (t["smaller_class"] < FEW_CLASS) == few_ones])
+                if len(gains):
+                    table.append([order, title, len(gains), f"{gains.mean():+.3f}", int((gains < -0.02).sum()), f"{gains.min():+.3f}"])
+        print(render(Table(["order", "smaller class", "reviews", "mean gain", "worse by over 0.02", "worst"], table), "markdown"))
     fitted = None
     if args.fit:
         full = refit([(data[n, "gold"], data[n, "nogold"]) for n in names], raw)
@@ -717,7 +761,8 @@ def main() -> None:
         print(f"cut: refitted {full.cut}, shipped {labels.CUT}; pairs {fitted['pairs']}")
     out = args.out or args.work / "labels.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"rows": rows, "learning_curve": curves, "learning_curve_nogold": curves_nogold, "fit": fitted,
+    out.write_text(json.dumps({"rows": rows, "learning_curve": curves, "learning_curve_nogold": curves_nogold, "few_of_a_class": few,
+                               "fit": fitted,
                                "cut_rules": cut_rules, "holding": holding,
                                "beyond": beyond, "bar": bar,
                                "lodo": {f: None if m is None else {"with_gold": m.gold.to_json(), "without_gold": m.nogold.to_json(),

@@ -19,6 +19,7 @@ from semrel.analysis.calibrate import (
     expected_calibration_error,
     expected_kappa_cut,
     expected_kappas,
+    few_of_a_class_note,
     few_pairs_note,
     fit_features,
     fit_probability,
@@ -364,3 +365,21 @@ def test_a_refit_on_fewer_pairs_than_were_measured_is_said(write, cli):
         "learning curve), and on fewer one follows a handful of labels; review 1 more before labelling with it"]
     reviewed = Probabilities(np.linspace(0.05, 0.95, 20), np.full((20, len(labels.FEATURES)), np.nan), np.zeros(20, dtype=bool))
     assert few_pairs_note(calibrate_probability(reviewed, (np.arange(20) >= 15).astype(int), "shift", resamples=20)) == []
+
+
+def test_a_refit_on_a_handful_of_one_class_is_said():
+    """Refits on random reviews with under 5 relevant pairs lost up to 0.290 kappa on the other pairs with nothing said
+    (bench/labels.py): fewer than FEW_CLASS pairs of either class is warned of, 5 of each is not, and under FEW_PAIRS
+    pairs few_pairs_note alone speaks."""
+    def refit(human: np.ndarray):
+        p = np.linspace(0.02, 0.98, len(human))
+        reviewed = Probabilities(p, np.full((len(p), len(labels.FEATURES)), np.nan), np.zeros(len(p), dtype=bool))
+        return calibrate_probability(reviewed, human, "shift", resamples=20)
+
+    assert few_of_a_class_note(refit((np.arange(60) >= 56).astype(int))) == [
+        "of the 60 reviewed pairs only 4 relevant: a refit on fewer than 5 of one class made the other pairs' labels worse in "
+        "about one random review in five on the development sets (docs/review.md); measure it on other reviewed pairs "
+        "(--test) before labelling with it, or review more pairs nearest the cut (`semrel review`'s default order)"]
+    assert few_of_a_class_note(refit((np.arange(60) >= 4).astype(int)))[0].startswith("of the 60 reviewed pairs only 4 not relevant:")
+    assert few_of_a_class_note(refit((np.arange(60) >= 55).astype(int))) == []
+    assert few_of_a_class_note(refit((np.arange(19) >= 17).astype(int))) == [] and few_pairs_note(refit((np.arange(19) >= 17).astype(int)))
