@@ -440,10 +440,11 @@ def test_two_servers_of_one_database_on_two_ports_keep_a_browser_signed_in_on_bo
         for server in servers:
             assert json.loads(browser.open(server.url + "api/task").read())["task"] is not None  # signed in on both
     finally:
-        for server in servers:
-            server.stop()
+        for server in servers:  # closed in its loop's thread: closed from here, its sockets went under its select (EBADF)
+            server.server.trigger.pull_trigger(server.stop)
         for thread in threads:
             thread.join(10)
+        assert not any(thread.is_alive() for thread in threads)
 
 
 def test_a_host_name_of_two_addresses_is_served_with_its_link(tmp_path, monkeypatch):
