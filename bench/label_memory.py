@@ -83,6 +83,42 @@ def write_human(judgments: Path, rows: int, path: Path, pairs: int = 300, seed: 
                 out.write(f"{row['query_id']} 0 {row['chunk_id']} {int(rng.random() < row.get('p', row['R']))}\n")
 
 
+def write_fill_inputs(judgments: Path, folder: Path, queries: int = 5) -> list[str]:
+    """What `semrel fill` needs beside the judgments, its command returned: a corpus and golden set holding the first
+    `queries` queries' chunks and one hole each (a chunk no one judged, ranked first by a run of those queries), the
+    judgments' manifest as `semrel judge` writes it (its settings taken from judging a few of those pairs), and qrels
+    labelled from them. Each hole is judged with its query's 20 judged pairs; the rest of the file is read and kept."""
+    from semrel.formats.corpus import write_corpus, write_golden
+    from semrel.formats.manifest import read_manifest, write_manifest
+    from semrel.records import Chunk, GoldenItem
+
+    rng = random.Random(2)
+    words = [f"w{i}" for i in range(2_000)]
+    pairs: dict[str, list[str]] = {}
+    with open(judgments, encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            if int(row["query_id"]) >= queries:
+                break
+            pairs.setdefault(row["query_id"], []).append(row["chunk_id"])
+    corpus, golden, pool = folder / "corpus.jsonl", folder / "golden.jsonl", folder / "pool.tsv"
+    chunk_ids = [c for chunks in pairs.values() for c in chunks] + [f"hole{q}" for q in pairs]
+    texts = [" ".join(rng.choices(words, k=120)) for _ in chunk_ids]
+    write_corpus([Chunk(c, text, c, 0, len(text)) for c, text in zip(chunk_ids, texts)], corpus)
+    write_golden([GoldenItem(q, f"question {q}", (" ".join(rng.choices(words, k=30)),)) for q in pairs], golden)
+    pool.write_text("query_id\tchunk_id\tsources\n" + "".join(f"{q}\t{chunks[0]}\tbm25\n" for q, chunks in pairs.items()),
+                    encoding="utf-8")
+    small = folder / "small.jsonl"
+    measured([*SEMREL, "judge", "--corpus", str(corpus), "--golden", str(golden), "--pool", str(pool), "-o", str(small), "--no-cache"])
+    write_manifest(judgments, inputs=[corpus, golden], params=read_manifest(small)["params"])
+    qrels, run = folder / "fill-qrels.tsv", folder / "holes.run"
+    measured([*SEMREL, "label", str(judgments), "-o", str(qrels)])
+    run.write_text("".join(f"{q} Q0 {c} {rank} {100 - rank} holes\n" for q, chunks in pairs.items()
+                           for rank, c in enumerate([f"hole{q}", *chunks[:9]], 1)), encoding="utf-8")
+    return ["fill", str(qrels), str(run), "--judgments", str(judgments), "--corpus", str(corpus), "--golden", str(golden),
+            "--no-cache", "-o", str(folder / "filled.tsv")]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000, help="judgments to write and label")
@@ -103,7 +139,8 @@ def main() -> None:
             write_human(judgments, args.rows, human)
             commands += [("sensitivity", ["sensitivity", str(judgments), *runs, "--step", "0.05"]),
                          ("report", ["report", str(qrels), *runs, "--judgments", str(judgments), "-o", str(Path(tmp) / "r.html")]),
-                         ("calibrate", ["calibrate", str(judgments), str(human)])]
+                         ("calibrate", ["calibrate", str(judgments), str(human)]),
+                         ("fill", write_fill_inputs(judgments, Path(tmp)))]
         for name, command in commands:
             step = measured([*SEMREL, *command])
             print(f"{name:<22} {step.peak_mb:>11.0f} {step.peak_mb * 2**20 / args.rows:>14.0f} {step.cpu_seconds:>7.1f} "

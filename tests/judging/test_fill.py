@@ -352,13 +352,13 @@ def test_a_fill_does_not_write_over_rows_another_fill_appended_meanwhile(pipelin
     other = last.replace('"chunk_id":"', '"chunk_id":"other-fill-')  # a row the other fill appended
     assert other != last
 
-    def read_then_another_fill_appends(path, *rest, read=fill_module.read_judgments):
+    def read_then_another_fill_appends(path, *rest, read=fill_module.read_judgment_columns):
         rows = read(path, *rest)
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(other + "\n")
         return rows
 
-    monkeypatch.setattr(fill_module, "read_judgments", read_then_another_fill_appends)
+    monkeypatch.setattr(fill_module, "read_judgment_columns", read_then_another_fill_appends)
     result = run("fill", tmp_path / "pool.qrels", f / "reverse.run", "--judgments", judgments, "--corpus", f / "corpus.jsonl",
                  "--golden", f / "golden.jsonl", "--depth", "4", "-o", tmp_path / "filled.qrels")
     assert (result.exit_code, result.stderr.strip().splitlines()[-1]) == (
@@ -605,7 +605,7 @@ def test_a_judge_writing_while_a_fill_renames_waits_for_the_fills_lock_and_its_j
         return found
 
     monkeypatch.setattr(fill_module, "file_digest", checked_then_the_judge)
-    fill_module._append(judgments, old, [Judgment("q1", "first#0", 0.9, 0.9, 0.9, "fill:x")], [], {}, f"{judgments}.fill.partial",
+    fill_module._append(judgments, len(old), [Judgment("q1", "first#0", 0.9, 0.9, 0.9, "fill:x")], [], {}, f"{judgments}.fill.partial",
                         read_as)
     assert writer.outcome() is None and writer.waited
     assert [j.chunk_id for j in read_judgments(judgments)] == ["e#0"]
@@ -627,7 +627,7 @@ def test_two_fills_in_the_same_instant_cannot_both_pass_the_check_the_second_wai
     read_as = file_digest(judgments)  # both fills read the file as it is now
 
     def append(chunk_id: str) -> None:
-        fill_module._append(judgments, old, [Judgment("q1", chunk_id, 0.9, 0.9, 0.9, "fill:x")], [], {}, f"{judgments}.fill.partial",
+        fill_module._append(judgments, len(old), [Judgment("q1", chunk_id, 0.9, 0.9, 0.9, "fill:x")], [], {}, f"{judgments}.fill.partial",
                             read_as)
 
     writer = SecondWriter(monkeypatch, lambda: append("second#0"))

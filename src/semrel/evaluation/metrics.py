@@ -60,7 +60,8 @@ class Evaluation:
     @property
     def held(self) -> np.ndarray:
         """Which of `query_ids` the run has (the others are scored as empty rankings)."""
-        return ~np.isin(np.array(self.query_ids, dtype=object), np.array(self.missing_queries, dtype=object))
+        missing = set(self.missing_queries)  # np.isin compares object arrays pair by pair: 24 s for 50,000 queries each
+        return np.fromiter((q not in missing for q in self.query_ids), dtype=bool, count=len(self.query_ids))
 
     @property
     def scored(self) -> np.ndarray:

@@ -228,10 +228,13 @@ class JsonlText:
         return (UTF8_BOM.decode() if self.bom else "") + body + ("\n" if self.newline_at_end and self.lines else "")
 
 
-def write_jsonl(rows: Iterable[dict[str, Any]], path: str | os.PathLike) -> int:
-    """Write rows atomically; returns how many were written."""
+def write_jsonl(rows: Iterable[dict[str, Any]], path: str | os.PathLike, first: str | os.PathLike | None = None) -> int:
+    """Write rows atomically, after the lines of the file `first` as they are (one read line at a time: a fill extends
+    judgments of a million rows so without holding them); returns how many rows were written."""
     count = 0
     with atomic_writer(path) as out:
+        if first is not None:
+            out.writelines(f"{line}\n" for _, line in read_lines(first))
         with jsonlines.Writer(out, compact=True, sort_keys=False) as writer:
             for row in rows:
                 writer.write(row)

@@ -8,7 +8,6 @@ import math
 import os
 from array import array
 from dataclasses import dataclass
-from itertools import compress
 from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -74,7 +73,7 @@ def _read(path: str | os.PathLike, add: Row) -> tuple[list[str], list[str]]:
                 hashes.append(hash((query_id, chunk_id)))
                 precision, recall, f1 = [as_float(require(obj, key, path, line, (int, float))) for key in COMPONENTS]
                 p, features = _probability(obj, path, line)
-                problem = scores_problem(precision, recall, f1, p, features)
+                problem = scores_problem(precision, recall, f1, p, None)  # its features were checked as read (_probability)
                 if problem:
                     raise FormatError(display_name(path), problem, line=line)
                 source = str(obj.get("source") or "")
@@ -157,8 +156,14 @@ class JudgmentColumns:
 
     def where(self, rows: np.ndarray) -> JudgmentColumns:
         """The rows where `rows` (booleans) is true."""
-        return JudgmentColumns(list(compress(self.query_ids, rows)), list(compress(self.chunk_ids, rows)),
-                               list(compress(self.sources, rows)), self.P[rows], self.R[rows], self.F[rows], self.p[rows],
+        return self.take(np.flatnonzero(rows))
+
+    def take(self, rows: Sequence[int] | np.ndarray) -> JudgmentColumns:
+        """The rows at the indices `rows`, in their order."""
+        rows = np.asarray(rows, dtype=np.intp)
+        picked = rows.tolist()
+        return JudgmentColumns([self.query_ids[i] for i in picked], [self.chunk_ids[i] for i in picked],
+                               [self.sources[i] for i in picked], self.P[rows], self.R[rows], self.F[rows], self.p[rows],
                                self.features[rows], self.with_gold[rows], self.has_features[rows])
 
 
@@ -226,8 +231,9 @@ def features_problem(features: Mapping[str, Any]) -> str | None:
     return f"features must map names to finite numbers, found {bad!r}: {as_float(value) if type(value) is int else value!r}"
 
 
-def write_judgments(judgments: Iterable[Judgment], path: str | os.PathLike) -> int:
-    return write_jsonl((judgment_row(j) for j in judgments), path)
+def write_judgments(judgments: Iterable[Judgment], path: str | os.PathLike, first: str | os.PathLike | None = None) -> int:
+    """`judgments` written to `path`, after the lines of the judgments file `first` as they are."""
+    return write_jsonl((judgment_row(j) for j in judgments), path, first)
 
 
 def given_judgments(judgments: str | os.PathLike | Iterable[Judgment] | Any, empty_ok: bool = True) -> tuple[list[Judgment], str | None]:

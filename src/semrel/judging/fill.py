@@ -44,7 +44,7 @@ from ..formats.files import (
     rewrite_lock,
     same_file,
 )
-from ..formats.judgments import read_judgments, write_judgments
+from ..formats.judgments import read_judgment_columns, write_judgments
 from ..formats.manifest import manifest_record, outputs_with_manifests, read_manifest, save_manifest, write_manifest
 from ..formats.trec import read_run, read_trec_qrels, write_qrels
 from ..interrupts import InterruptedAfterWriting
@@ -268,9 +268,10 @@ def _fill(qrels_path: str | os.PathLike, runs: Sequence[str | os.PathLike], judg
         require_shared_queries(result, run, display_name(str(qrels_path)), display_name(str(run.source)))
     wanted = holes(qrels, loaded, depth)
     read_as = file_digest(judgments_path)  # what the rewrite must still find there (another fill may append meanwhile)
-    existing = read_judgments(judgments_path)
-    known = {(j.query_id, j.chunk_id): j for j in existing}
-    already = [known[p] for p in wanted if p in known]  # judged before but not in these qrels: label, do not re-judge
+    existing = read_judgment_columns(judgments_path)  # columns: as Judgment records a million rows took 2 GB
+    asked = set(wanted)
+    known = {pair: row for row, pair in enumerate(zip(existing.query_ids, existing.chunk_ids)) if pair in asked}
+    already = existing.take([known[p] for p in wanted if p in known])  # judged before but not in these qrels: label, do not re-judge
     todo = [p for p in wanted if p not in known]
     fresh: list[Judgment] = []
     resumed = 0
@@ -285,7 +286,8 @@ def _fill(qrels_path: str | os.PathLike, runs: Sequence[str | os.PathLike], judg
         items = read_golden(golden)
         source = "fill:" + ",".join(r.name for r in loaded)
         affected = {q for q, _ in todo}
-        context = [(j.query_id, j.chunk_id, tuple(j.source.split(","))) for j in existing if j.query_id in affected]
+        context = [(q, c, tuple(sources.split(","))) for q, c, sources in zip(existing.query_ids, existing.chunk_ids, existing.sources)
+                   if q in affected]
         result = judge(lambda: iter_corpus(corpus), items, [*context, *((q, c, (source,)) for q, c in todo)], options,
                        partial, steps, {"corpus": str(corpus), "golden": str(golden), "pool": f"the holes of {', '.join(map(str, runs))}"},
                        _engine(settings, judgments_path))
@@ -297,10 +299,10 @@ def _fill(qrels_path: str | os.PathLike, runs: Sequence[str | os.PathLike], judg
             scores = rescale(scores, np.array([baseline[k] for k in "PRF"], dtype=np.float64))
         fresh = [dataclasses.replace(j, P=float(p), R=float(r), F=float(f), source=source) for j, (p, r, f) in zip(judged, scores)]
         resumed = result.resumed
-        _append(judgments_path, existing, fresh, [qrels_path, *runs, corpus, golden],
+        _append(judgments_path, len(existing), fresh, [qrels_path, *runs, corpus, golden],
                 {"runs": [str(p) for p in runs], "depth": depth, "pairs": len(fresh), "cache_dir": options.cache_dir,
                  "use_cache": options.use_cache, "unchecked": unchecked}, partial, read_as, steps)
-    added = relabel(already + fresh, rule) if (already or fresh) else Qrels.from_columns([], [], [])
+    added = _concat(relabel(already, rule), relabel(fresh, rule))
     completed = _concat(qrels, added)
     record = {"runs": [str(p) for p in runs], "depth": depth, "holes": len(wanted), "judged": len(fresh),
               "from_judgments": len(already), "relevant": int((added.relevance > 0).sum()), "judgments": str(judgments_path),
@@ -325,11 +327,11 @@ def _concat(qrels: Qrels, added: Qrels) -> Qrels:
     return Qrels(query_ids, doc_ids, np.concatenate([qrels.relevance, added.relevance]).astype(np.int64), qrels.source)
 
 
-def _append(path: str | os.PathLike, existing: list[Judgment], fresh: list[Judgment], inputs: Sequence[str | os.PathLike],
+def _append(path: str | os.PathLike, rows: int, fresh: list[Judgment], inputs: Sequence[str | os.PathLike],
             params: dict, partial: str, read_as: Mapping[str, Any], steps: Steps = no_progress) -> None:
-    """judgments.jsonl rewritten with the fresh rows after the old. Its manifest stays the judge's (command,
-    inputs with their sha256, params: what made the rows and what later fills are checked against), with
-    `rows`, the digest and, under `fills`, this fill's own record (command, inputs hashed, versions, time,
+    """judgments.jsonl (of `rows` rows) rewritten with the fresh rows after its lines, copied as they are. Its
+    manifest stays the judge's (command, inputs with their sha256, params: what made the rows and what later fills
+    are checked against), with `rows`, the digest and, under `fills`, this fill's own record (command, inputs hashed, versions, time,
     params) brought up to date. Both are written as one unit, so an interrupted fill loses no record;
     the fill's checkpoint `partial` goes with the renames. A file changed since it was read (`read_as`: a second
     fill of the same judgments finished meanwhile) is refused, not overwritten with the rows read before it; rewrite_lock,
@@ -338,11 +340,11 @@ def _append(path: str | os.PathLike, existing: list[Judgment], fresh: list[Judgm
     manifest = read_manifest(path) or {}
     allow_rewrite(path)  # the one file a fill extends: every old row is kept, the new ones follow
     with rewrite_lock(target, steps), files_as_one([target, manifest_file], superseded=[partial]) as staged:
-        write_judgments([*existing, *fresh], staged[target])
+        write_judgments(fresh, staged[target], first=target)
         if file_digest(path) != read_as:
             raise SemrelError(f"{display_name(target)} changed while this fill ran (another fill or judge of it finished "
                               "meanwhile): nothing was appended, so none of its rows is lost; run the same fill again")
-        record = manifest_record(target, inputs=inputs, params=params, rows=len(existing) + len(fresh), staged=staged)
+        record = manifest_record(target, inputs=inputs, params=params, rows=rows + len(fresh), staged=staged)
         del record["output"]
         save_manifest({**manifest, "rows": record.pop("rows"), "output_digest": record.pop("output_digest"),
                        "fills": [*(manifest.get("fills") or []), record]}, staged[manifest_file])
