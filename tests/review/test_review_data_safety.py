@@ -108,3 +108,25 @@ def test_a_database_given_the_files_of_other_judgments_is_refused_and_left_as_it
         assert check.execute("SELECT count(*) FROM decisions").fetchone()[0] == 0
         assert check.execute("SELECT count(*) FROM reviewers").fetchone()[0] == 0
     assert Path(db).read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["simulate", "export", "start"])
+def test_a_pair_listed_twice_in_human_or_derived_labels_is_refused_naming_its_line(tmp_path, cli, command):
+    # before: the last of the two grades was taken without a word (`eval` and `calibrate` refuse such a file): simulate
+    # graded the pair by it, export wrote one line fewer than the labels held, start queued it with that proposed grade
+    conn, pool = queued_db(tmp_path)
+    Session(conn, "alice").grade(Session(conn, "alice").next_task(), 1)
+    conn.close()
+    db = str(tmp_path / "r.sqlite")
+    first = Path(pool["labels"]).read_text().splitlines()[0].split()
+    twice = tmp_path / "twice.qrels"
+    twice.write_text(Path(pool["labels"]).read_text() + f"{first[0]} 0 {first[2]} {1 - int(first[3])}\n")
+    files = ["--judgments", pool["judgments"], "--corpus", pool["corpus"], "--golden", pool["golden"]]
+    args = {"simulate": ["--db", str(tmp_path / "new.sqlite"), "--reviewer", "gold", *files, "--labels", pool["labels"],
+                         "--thresholds", "0.5", "--human", str(twice)],
+            "export": ["--db", db, "--labels", str(twice), "-o", str(tmp_path / "out.qrels")],
+            "start": ["--db", str(tmp_path / "new.sqlite"), "--reviewer", "bob", "--no-highlight", *files, "--labels", str(twice),
+                      "--thresholds", "0.5"]}[command]
+    result = cli("review", command, *args, input="1q")
+    assert_one_error(result, "twice.qrels:13: duplicate judgment for query", first[2])
+    assert not (tmp_path / "new.sqlite").exists() and not (tmp_path / "out.qrels").exists()

@@ -14,6 +14,7 @@ from ..analysis.agreement import agreement_table, confusion_text
 from ..formats import read_qrels
 from ..formats.jsonl import json_text
 from ..formats.tables import Table, render
+from ..formats.trec import graded_pairs
 from ..review.adjudicate import export_reviewed
 from ..review.engine import (
     QueueRequest,
@@ -99,7 +100,7 @@ def simulate_command(db, reviewer, human, unlisted_as_zero, **queue):
     """Review every queued pair automatically from a labels file (e.g. gold chunks standing in
     for people), so that `review stats`, `review export` with `calibrate`, and `estimate` can be tried
     before a real review. Pairs the file does not cover are skipped."""
-    grades = read_qrels(human).to_dict()  # before the database is opened: a bad file leaves no database behind
+    grades = graded_pairs(read_qrels(human))  # before the database is opened: a bad file (a pair listed twice) leaves no database behind
     graded, skipped = simulate(db, reviewer, grades, queue_request(**queue), warn_in_flags, unlisted_as_zero)
     click.echo(f"{reviewer}: graded {quantity(graded, 'pair')} from {human}, skipped {skipped}; agreement with the judge: "
                f"semrel review stats --db {shlex.quote(str(db))}", err=True)

@@ -29,7 +29,7 @@ from ..formats import read_qrels
 from ..formats.files import STDIO, file_digest, files_as_one
 from ..formats.jsonl import write_jsonl
 from ..formats.manifest import manifest_path, write_manifest
-from ..formats.trec import write_judgment_groups, write_qrels
+from ..formats.trec import graded_pairs, write_judgment_groups, write_qrels
 from ..records import Qrels
 from ..terminal import quantity
 from .engine import ADJUDICATION_RULES, labelling_of
@@ -147,7 +147,7 @@ def reviewed_labels(db: str | os.PathLike, labels: str | os.PathLike | Qrels, ru
     by_pair = grades_by_pair(grades)
     settled = adjudicate(by_pair, rule, {g.reviewer for g in grades})
     named = labels if isinstance(labels, (str, os.PathLike)) else "labels"
-    derived = (read_qrels(labels) if isinstance(labels, (str, os.PathLike)) else labels).to_dict()
+    derived = graded_pairs(read_qrels(labels) if isinstance(labels, (str, os.PathLike)) else labels)  # a pair listed twice: refused
     highest = max((g for docs in derived.values() for g in docs.values()), default=0)
     if highest > top:  # a reviewer's 1 (relevant) beside the judge's 3 (highly relevant) would be one scale read as two
         raise ValidationError(f"{named} grade up to {highest}, and the review in {db} grades 0..{top}: give the derived qrels "

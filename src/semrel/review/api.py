@@ -16,6 +16,7 @@ from ..evaluation.api import Measures, Qrels, QrelsLike, RunLike, as_qrels, as_r
 from ..evaluation.measures import parse_measures
 from ..formats.files import guarded
 from ..formats.judgments import SCORES
+from ..formats.trec import graded_pairs
 from .adjudicate import ReviewedLabels, reviewed_labels, reviewed_sample, write_reviewed
 from .engine import QueueRequest, QueueSettings
 from .order import ORDERS, RANDOM_SHARE
@@ -101,7 +102,7 @@ def simulate_review(db: PathLike, human: QrelsLike, *, reviewer: str, judgments:
         numbers_given = check_list("thresholds", thresholds, (numbers.Real,),
                                    "a list of numbers, e.g. [0.5, 0.7], or the file `semrel calibrate -o` wrote", "numbers")
         thresholds = ",".join(str(float(t)) for t in numbers_given or ())
-    grades = as_qrels(human, "human").to_dict()  # before the database is opened: a bad file leaves no database behind
+    grades = graded_pairs(as_qrels(human, "human"))  # before the database is opened: a bad file leaves no database behind
     request = QueueRequest(_named(judgments), _named(labels), _named(corpus), _named(golden), on, _named(thresholds),
                            QueueSettings(order, float(random_share), int(seed), None if limit is None else int(limit), int(overlap)))
     messages: list[str] = []

@@ -16,6 +16,7 @@ from ..formats import read_qrels
 from ..formats.corpus import read_golden, unique_chunks
 from ..formats.judgments import JudgmentColumns, read_judgment_columns
 from ..formats.manifest import manifest_path, read_params
+from ..formats.trec import graded_pairs
 from ..judging.labels import (
     PROBABILITY,
     Judged,
@@ -159,7 +160,7 @@ def load_tasks(
     judgments = read_judgment_columns(judgments_path)  # a Judgment a pair took 1.8 KB, beside the task made of it
     if not len(judgments):
         raise ValidationError(f"{judgments_path}: no judged pairs to review")
-    proposed = read_qrels(labels_path).to_dict()
+    proposed = graded_pairs(read_qrels(labels_path))  # a pair listed twice is refused, not queued with one of its grades
     judged = set(judgments.chunk_ids)
     chunks = {c.id: c.text for c in unique_chunks(corpus_path) if c.id in judged}  # the judged texts, not the corpus's
     golden = {g.query_id: g for g in read_golden(golden_path)}
