@@ -130,3 +130,20 @@ def test_a_pair_listed_twice_in_human_or_derived_labels_is_refused_naming_its_li
     result = cli("review", command, *args, input="1q")
     assert_one_error(result, "twice.qrels:13: duplicate judgment for query", first[2])
     assert not (tmp_path / "new.sqlite").exists() and not (tmp_path / "out.qrels").exists()
+
+
+@pytest.mark.parametrize("human", ["", "zq1 0 c1 1\n"])
+def test_human_labels_that_grade_no_queued_pair_are_refused_before_a_skip_is_written(tmp_path, cli, human):
+    # before: exit 0, "graded 0 pairs, skipped 11": every free pair skipped under gold, so people joining the review
+    # were told all its pairs were reviewed, and the skips could only be taken back one undo at a time under gold's name
+    conn, _ = queued_db(tmp_path)
+    Session(conn, "alice").grade(Session(conn, "alice").next_task(), 1)
+    conn.close()
+    db = str(tmp_path / "r.sqlite")
+    other = tmp_path / "other.qrels"
+    other.write_text(human)
+    result = cli("review", "simulate", "--db", db, "--reviewer", "gold", "--human", str(other), "--unlisted-as-zero")
+    assert_one_error(result, "r.sqlite: the human labels grade none of its 12 queued pairs", "a simulation would only skip them")
+    with contextlib.closing(sqlite3.connect(db)) as check:
+        assert check.execute("SELECT reviewer, kind FROM decisions").fetchall() == [("alice", "grade")]
+        assert check.execute("SELECT name FROM reviewers").fetchall() == [("alice",)]

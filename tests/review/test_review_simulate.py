@@ -220,7 +220,7 @@ def test_a_query_sample_limit_that_queues_fewer_than_two_whole_queries_is_said_w
                                                                                                       said):
     """Queries of 4 pairs: --limit 3 queues none whole, 7 one; estimate then refused only after the review."""
     files = [*pool_options(write_pool(tmp_path / "pool")), "--thresholds", "0.5"]
-    gold = write("gold.qrels", "q1 0 c2 1\n")
+    gold = write("gold.qrels", "q1 0 c2 1\nq2 0 c3 1\nq3 0 c4 1\n")  # every query: a file grading no queued pair is refused
     result = cli("review", "simulate", "--db", str(tmp_path / "r.sqlite"), "--reviewer", "gold", "--human", gold, "--unlisted-as-zero",
                  *files, "--order", "query-sample", "--limit", str(limit))
     assert result.exit_code == 0, result.output

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 from typing import Callable, Mapping
 
-from ..errors import SemrelError
+from ..errors import SemrelError, ValidationError
 from ..terminal import quantity
 from .engine import Outcome, QueueRequest, Session, check_reviewer_name, join_queue, labelling_of, queue_end
 
@@ -45,6 +46,17 @@ def simulate_decisions(session: Session, human: Mapping[str, Mapping[str, int]],
     return graded, skipped
 
 
+def check_covers(conn: sqlite3.Connection, db: str, human: Mapping[str, Mapping[str, int]], unlisted_as_zero: bool) -> None:
+    """Refuse, before anything is written, human labels that grade none of the queue's pairs (an empty file, or the labels
+    of another set): the simulation would only skip every free pair, which people then are never shown."""
+    queued = conn.execute("SELECT query_id, chunk_id FROM tasks ORDER BY position").fetchall()
+    if not any(q in human and (unlisted_as_zero or c in human[q]) for q, c in queued):
+        listed = next(((q, c) for q, chunks in human.items() for c in chunks), None)
+        example = f" (they label e.g. {listed}, the queue holds e.g. {tuple(queued[0])})" if listed and queued else ""
+        raise ValidationError(f"{db}: the human labels grade none of its {quantity(len(queued), 'queued pair')}{example}: "
+                              "a simulation would only skip them; give the labels of this review's pairs")
+
+
 def simulate(db: str, reviewer: str, human: Mapping[str, Mapping[str, int]], request: QueueRequest,
              warn: Callable[[str], None], unlisted_as_zero: bool = False) -> tuple[int, int]:
     """`semrel review simulate`: the queue `request` names, built or joined, graded from `human` under `reviewer`.
@@ -52,6 +64,7 @@ def simulate(db: str, reviewer: str, human: Mapping[str, Mapping[str, int]], req
     and estimates. Returns (graded, skipped)."""
     reviewer = check_reviewer_name(reviewer)  # before the database is opened
     with contextlib.closing(join_queue(db, request, warn)) as conn:
+        check_covers(conn, db, human, unlisted_as_zero)
         session = Session(conn, reviewer)
         person, _ = decisions_by_kind(session)
         if person:
