@@ -1,5 +1,5 @@
-"""Peak memory and CPU time of `semrel label` (binary and --graded), `semrel sensitivity`, `semrel report` and
-`semrel calibrate` on a large judgments file.
+"""Peak memory and CPU time of `semrel label` (binary and --graded), `semrel sensitivity`, `semrel report`,
+`semrel calibrate` and `semrel fill` on a large judgments file.
 
     python bench/label_memory.py [--rows 1000000] [--label-only]
 
@@ -11,6 +11,7 @@ RSS and CPU time); bytes per judgment is that peak over the rows, the interprete
 sensitivity (--step 0.05: 19 thresholds) and report take two runs made from the judgments themselves (each query's
 pairs ranked by R, and by P), and report label's qrels: every judged pair is then in a run, as in `semrel run`'s pool.
 calibrate fits the judgments to 300 reviewed pairs drawn from them (qrels, as `semrel review export` writes them).
+fill judges 5 holes of qrels labelled from them (write_fill_inputs) and appends them to the judgments.
 docs/judge.md "Labelling memory" has the figures.
 """
 
