@@ -119,3 +119,15 @@ def test_a_gold_chunk_outside_its_answer_spans_is_a_warning_and_one_the_corpus_l
         (2, "warning", "gold chunk 'd#0' of query 'q2' (characters 0-100 of document 'd') holds none of its answer's spans "
                        "(meta.answer_spans): a chunk of another chunking? `semrel judge` refuses a golden set where half or more are"),
     ]
+
+
+@pytest.mark.parametrize("gold, meta", [("[true]", "{}"), ('""', "{}"), ("{}", "{}"), ("false", "{}"), ("[]", "[]"), ("[]", '""')])
+def test_gold_chunk_ids_and_meta_of_another_type_are_errors_not_read_as_a_chunk_or_as_none(tmp_path, gold, meta):
+    """`true` passed the int check and became the chunk 'True' in the qrels; an empty string, object or false read as no
+    gold, an empty list or string as no meta, where every other wrong type is refused. null stays 'none'."""
+    text = f'{{"query_id": "q1", "query": "Where?", "reference_answer": "Here.", "gold_chunk_ids": {gold}, "meta": {meta}}}\n'
+    found = issues(tmp_path, text)
+    assert [(n, severity) for n, severity, _ in found] == [(1, "error")]
+    assert found[0][2] in ("gold_chunk_ids should be a list of chunk ids", "meta should be an object")
+    assert issues(tmp_path, '{"query_id": "q1", "query": "Where?", "reference_answer": "Here.", "gold_chunk_ids": null, '
+                  '"meta": null}\n') == [(1, "warning", "query 'q1' has no gold chunks")]

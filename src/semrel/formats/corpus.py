@@ -110,10 +110,12 @@ def golden_item(obj: dict, path: str | os.PathLike, line: int) -> GoldenItem:
     answers = tuple(answer) if isinstance(answer, list) else (answer,)
     if not all(isinstance(a, str) for a in answers):
         raise FormatError(display_name(path), "reference_answer should be a string or a list of strings", line=line)
-    gold = obj.get("gold_chunk_ids") or []
-    if not isinstance(gold, list) or not all(isinstance(g, (str, int)) for g in gold):
+    gold = obj.get("gold_chunk_ids")
+    gold = [] if gold is None else gold  # null is none; `true` passed as an int and became the chunk 'True', `{}` and "" no gold
+    if not isinstance(gold, list) or not all(is_id(g) for g in gold):
         raise FormatError(display_name(path), "gold_chunk_ids should be a list of chunk ids", line=line)
-    meta = obj.get("meta") or {}
+    meta = obj.get("meta")
+    meta = {} if meta is None else meta
     if not isinstance(meta, dict):
         raise FormatError(display_name(path), "meta should be an object", line=line)
     grades = meta.get("grades")
