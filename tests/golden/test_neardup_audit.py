@@ -143,6 +143,15 @@ def test_merging_duplicates_that_bring_nothing_leaves_the_kept_answers_as_they_w
     assert merged.meta == {"no_answer": True, "duplicates_removed": ["r"]}
 
 
+def test_a_kept_query_without_an_answer_loses_its_no_answer_mark_with_the_answer_a_duplicate_brings():
+    """MS MARCO marks a query without an answer no_answer: merged with a duplicate's answer, it kept the mark beside the
+    answer, which said the query had none."""
+    keep = GoldenItem("k", "x", (), ("a",), {"no_answer": True, "query_type": "numeric"})
+    [merged] = deduplicated([keep, GoldenItem("r", "x", ("100 C",), ("b",))], NearDuplicates([[0, 1]], np.zeros((2, 1))))
+    assert merged.reference_answers == ("100 C",) and merged.gold_chunk_ids == ("a", "b")
+    assert merged.meta == {"query_type": "numeric", "duplicates_removed": ["r"]}
+
+
 def test_a_removed_duplicates_other_fields_are_kept_by_its_id():
     """Its meta besides grades (COVID-QA's doc_id, answer_spans) and a user's own top-level keys were dropped with it;
     an earlier dedup's record of them is carried on."""

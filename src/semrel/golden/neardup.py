@@ -149,6 +149,8 @@ def _merged(keep: GoldenItem, removed: Sequence[GoldenItem]) -> tuple[GoldenItem
     earlier = [str(q) for i in (keep, *removed) if isinstance(i.meta.get("duplicates_removed"), list)
                for q in i.meta["duplicates_removed"]]  # from an earlier dedup: still removed, still listed
     meta: dict[str, Any] = {**keep.meta, "duplicates_removed": list(_union([r.query_id for r in removed], earlier))}
+    if extra_answers:  # the kept query has an answer now: a no_answer left beside it said it had none
+        meta.pop("no_answer", None)
     if fields := _removed_fields(keep, removed):
         meta[REMOVED_FIELDS] = fields
     if any(isinstance(i.meta.get("grades"), dict) and i.meta["grades"] for i in (keep, *removed)):
