@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -211,6 +212,20 @@ def test_answer_chunk_finds_the_chunk_of_a_named_document_that_holds_the_answer(
                                 "source", "--doc-qrels", "answer-chunk", "-o", tmp_path / "t.jsonl"),
                             "(first: 'manul.md' of query 'q1'; did you mean 'manual.md', of the document 'manual'?)")
     assert "golden validate" not in line
+
+
+def test_an_unknown_chunk_id_in_nfd_gets_no_suggestion_cut_from_a_file_name(tmp_path):
+    """'café#0' in NFD (an id built from a macOS file name) differs from its NFC stem, so it passed for a file name, and
+    the suggestion cut at the NFC stem's length lost the '#': 'did you mean café0', a chunk no corpus holds. In NFD, a
+    file name still gets its document."""
+    write(tmp_path / "docs" / "café.txt", "Chain oil goes on the rollers.")
+    ok("corpus", "chunk", tmp_path / "docs", "-o", tmp_path / "c.jsonl")
+    nfd = unicodedata.normalize("NFD", "café")
+    for gold, said in ((f"{nfd}#0", f"(first: '{nfd}#0' of query 'q1'), neither"),
+                       (f"{nfd}s.md", f"(first: '{nfd}s.md' of query 'q1'; did you mean 'café.md', of the document 'café'?)")):
+        write(tmp_path / "g.csv", f"question,answer,gold\nWhere?,On the rollers.,{gold}\n")
+        assert_one_error(run("golden", "import", tmp_path / "g.csv", "--corpus", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
+                         said)
 
 
 @pytest.mark.parametrize("source", ["docs/manual.md", "/home/me/project/docs/manual.md", "docs/manual"])

@@ -17,6 +17,7 @@ import itertools
 import json
 import re
 import tokenize
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -1037,7 +1038,9 @@ def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = 
 def _meant_document(given: str, corpus: str) -> str:
     """'; did you mean ...?' where an unknown gold id is a file name close to a document's ('maintenence.docx' for the
     document 'maintenance'): a typo in a column of source files read as a chunking that does not match. One more pass
-    over the corpus, on the way to the error only."""
+    over the corpus, on the way to the error only. The stem is in NFC, so `given` is compared and cut in NFC too: in NFD
+    ('café#0' typed on macOS) a chunk id passed for a file name, and its cut dropped the '#' ('did you mean café0')."""
+    given = unicodedata.normalize("NFC", given)
     stem = file_document_id(given)
     if stem == given:
         return ""
