@@ -339,3 +339,26 @@ def test_a_ragas_csv_of_numpy_array_cells_keeps_each_context_apart(tmp_path):
     [item] = read_lines(tmp_path / "out.jsonl")
     assert item["gold_chunk_ids"] == ["a#0", "b#0"]
     assert [m["how"] for m in item["meta"]["context_matches"]] == ["exact", "exact"]
+
+
+def test_a_golden_sets_own_meta_is_kept_by_an_import_of_it_grades_and_spans_included(tmp_path):
+    """`semrel run` imports its `[golden] file`, a golden.jsonl too (one pick wrote, copied out as the run advises): the
+    import dropped every line's meta, so graded qrels came out as rel 1 with their grade-0 judgments gone (Cranfield:
+    1,836 judgments as 1,611), and answer spans, merged duplicates and a source's marks were lost. The import's own marks
+    (line, no_answer) are made anew; a null, which a Parquet struct gives a row for every key of the others, is none."""
+    source = write(tmp_path / "g.jsonl", lines(
+        {"query_id": "q1", "query": "Who builds combs?", "reference_answer": "young workers", "gold_chunk_ids": ["a#0"],
+         "meta": {"grades": {"a#0": 3, "b#0": 0, "c#0": None}, "doc_id": "a", "answer_spans": [[28, 41]], "line": 7,
+                  "no_answer": True, "cran_id": None}},
+        {"query_id": "q2", "query": "When do queens mate?", "reference_answer": "", "gold_chunk_ids": ["b#0"], "meta": {}},
+    ))
+    result = run("golden", "import", source, "--corpus", corpus_file(tmp_path), "-o", tmp_path / "out.jsonl",
+                 "--qrels-out", tmp_path / "out.qrels")
+    assert result.exit_code == 0, result.output
+    assert [i["meta"] for i in read_lines(tmp_path / "out.jsonl")] == [
+        {"grades": {"a#0": 3, "b#0": 0}, "doc_id": "a", "answer_spans": [[28, 41]], "line": 1}, {"line": 2, "no_answer": True}]
+    assert (tmp_path / "out.qrels").read_text() == "q1 0 a#0 3\nq1 0 b#0 0\nq2 0 b#0 1\n"
+    bad = write(tmp_path / "bad.jsonl", lines({"query_id": "q1", "query": "Who?", "reference_answer": "x", "gold_chunk_ids": ["a#0"],
+                                                "meta": {"grades": {"a#0": 1.5}}}))
+    assert_one_error(run("golden", "import", bad, "-o", tmp_path / "bad_out.jsonl"),
+                     f"{bad}:1: meta.grades should map chunk ids to whole-number grades")

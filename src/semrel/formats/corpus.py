@@ -99,6 +99,16 @@ def write_corpus(chunks: Iterable[Chunk], path: str | os.PathLike) -> int:
 GOLDEN_KEYS = ("query_id", "query", "reference_answer", "gold_chunk_ids", "meta")
 
 
+def check_grades(meta: dict, path: str | os.PathLike, line: int) -> None:
+    """meta.grades, where there is one, maps chunk ids (single tokens) to whole numbers; else a FormatError naming the line."""
+    grades = meta.get("grades")
+    if grades is not None and not (isinstance(grades, dict) and all(type(g) is int and abs(g) < 2**31 for g in grades.values())):
+        raise FormatError(display_name(path), 'meta.grades should map chunk ids to whole-number grades, e.g. {"doc#0": 2}',
+                          line=line)
+    for chunk in grades or ():
+        line_id(chunk, "chunk id", path, line)
+
+
 def golden_item(obj: dict, path: str | os.PathLike, line: int) -> GoldenItem:
     """One golden.jsonl line: `{"query_id", "query", "reference_answer", "gold_chunk_ids", "meta"}`.
 
@@ -118,12 +128,7 @@ def golden_item(obj: dict, path: str | os.PathLike, line: int) -> GoldenItem:
     meta = {} if meta is None else meta
     if not isinstance(meta, dict):
         raise FormatError(display_name(path), "meta should be an object", line=line)
-    grades = meta.get("grades")
-    if grades is not None and not (isinstance(grades, dict) and all(type(g) is int and abs(g) < 2**31 for g in grades.values())):
-        raise FormatError(display_name(path), 'meta.grades should map chunk ids to whole-number grades, e.g. {"doc#0": 2}',
-                          line=line)
-    for chunk in grades or ():
-        line_id(chunk, "chunk id", path, line)
+    check_grades(meta, path, line)
     return GoldenItem(
         query_id=query_id, query=str(require(obj, "query", path, line)),
         reference_answers=tuple(a for a in answers), gold_chunk_ids=tuple(line_id(str(g), "gold chunk id", path, line) for g in gold),

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from ..cjk import count_words
 from ..errors import FormatError, UsageError, ValidationError
 from ..formats.beir import BEIR_SPLIT, beir_folder, beir_records, is_beir_folder, read_beir_qrels
-from ..formats.corpus import require_known_chunks, shown_json, unique_chunks
+from ..formats.corpus import check_grades, require_known_chunks, shown_json, unique_chunks
 from ..formats.files import STDIO, UTF16_BOMS, display_name, line_id, read_head, read_lines, read_text
 from ..formats.jsonl import check_nesting, load_json, read_jsonl, too_deep
 from ..formats.parquet import is_parquet, parquet_columns
@@ -741,6 +741,21 @@ def _other_name(row: dict[str, Any], role: str, column: str | None) -> str | Non
     return next((d for d in DEFAULT_COLUMNS[role] if d != column and d in row), None)
 
 
+def _golden_meta(row: dict[str, Any], columns: dict[str, str | None], path: str, line: int) -> dict[str, Any]:
+    """The `meta` object of a line, as a golden.jsonl holds it (`semrel run` imports its `[golden] file`, a golden set pick
+    wrote too), but for the marks the import makes itself: dropped, Cranfield's graded qrels (1,836 judgments, 225 of
+    grade 0) came out of it as 1,611 of rel 1, and answer spans and merged duplicates were lost. Nulls are left out: a
+    Parquet struct gives each row every key of every row (and every chunk id graded in any row), null where it has none."""
+    meta = row.get("meta")
+    if "meta" in columns.values() or not isinstance(meta, dict):
+        return {}
+    meta = {key: value for key, value in meta.items() if value is not None and key not in ("line", "no_answer")}
+    if isinstance(meta.get("grades"), dict):
+        meta["grades"] = {chunk: grade for chunk, grade in meta["grades"].items() if grade is not None}
+    check_grades(meta, path, line)
+    return meta
+
+
 def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str, str | None], path: str,
                    named: Iterable[str] = ()) -> Imported:
     """GoldenItems of the rows; a row lacking a column it holds under another default name (of a
@@ -765,7 +780,7 @@ def _rows_to_items(rows: Iterable[tuple[int, dict[str, Any]]], columns: dict[str
         if not isinstance(query, str):
             raise FormatError(display_name(path), f"the query should be a string, found {type(query).__name__}", line=line)
         answers = _answers(row[answer_column], str(answer_column), path, line)
-        meta: dict[str, Any] = {"line": line}
+        meta: dict[str, Any] = {**_golden_meta(row, columns, path, line), "line": line}
         if not answers:
             meta["no_answer"] = True
             counts["queries without an answer"] += 1
