@@ -266,6 +266,12 @@ def test_split_refuses_part_names_that_are_no_file_of_their_own_and_sizes_below_
         (("--names", ",b"), "part name '' in --names is not a plain file name: give names that are not empty, "
                             "do not start with '.' and hold no '/'"),
         (("--names", ".a,b"), "part name '.a' in --names"),
+        # written as train.jsonl.jsonl; and Train.jsonl and train.jsonl are one file on macOS and Windows, the later part
+        # written over the earlier
+        (("--names", "train.jsonl,test"), "part name 'train.jsonl' in --names ends in .jsonl, which the part's file name "
+                                          "gets anyway (train.jsonl.jsonl): give 'train'"),
+        (("--names", "Train,train"), "--names gives two parts the name 'train' (as 'Train': one file where case is not "
+                                     "told apart, as on macOS and Windows): give each part its own name"),
         (("--sizes", "-1"), "--sizes -1: sizes must be positive query counts"),
         (("--sizes", "2,0"), "--sizes 2,0: sizes must be positive query counts"),
     ]:

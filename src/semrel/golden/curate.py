@@ -94,14 +94,20 @@ def part_path(output_dir: Path_, name: str) -> Path:
 
 
 def _check_part_names(names: Sequence[str]) -> None:
-    """Each part is written to output_dir/NAME.jsonl: a repeated name would write one part over another, an empty name or
-    one starting with '.' a hidden file, and a path separator a file outside output_dir."""
+    """Each part is written to output_dir/NAME.jsonl: a repeated name would write one part over another (so would two
+    names apart only in case, on macOS's and Windows' file systems), an empty name or one starting with '.' a hidden
+    file, a path separator a file outside output_dir, and a name ending in .jsonl NAME.jsonl.jsonl."""
     for k, name in enumerate(names):
         if not name or name.startswith(".") or "/" in name or os.sep in name:
             raise UsageError(f"part name {name!r} in names= is not a plain file name: give names that are not empty, "
                              "do not start with '.' and hold no '/'")
-        if name in names[:k]:
-            raise UsageError(f"names= gives two parts the name {name!r}: give each part its own name")
+        if name.lower().endswith(".jsonl"):
+            raise UsageError(f"part name {name!r} in names= ends in .jsonl, which the part's file name gets anyway "
+                             f"({name}.jsonl): give {name[:-len('.jsonl')]!r}")
+        same = next((other for other in names[:k] if other.casefold() == name.casefold()), None)
+        if same is not None:
+            case = "" if same == name else f" (as {same!r}: one file where case is not told apart, as on macOS and Windows)"
+            raise UsageError(f"names= gives two parts the name {name!r}{case}: give each part its own name")
 
 
 def split_plan(total: int, ratio: Sequence[float] | None = None, sizes: Sequence[int] | None = None,
