@@ -395,13 +395,13 @@ def test_a_fill_interrupted_after_the_judgments_says_to_run_the_fill_again(small
 def test_a_fill_whose_judgments_changed_meanwhile_says_to_run_the_fill_again(small_fill, tmp_path, monkeypatch):
     args = _fill_args(small_fill, tmp_path)
 
-    def read_then_another_fill_appends(path, *rest, read=fill_module.read_judgments):
+    def read_then_another_fill_appends(path, *rest, read=fill_module.read_judgment_columns):
         rows = read(path, *rest)
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(Path(path).read_text().splitlines()[-1] + "\n")
         return rows
 
-    monkeypatch.setattr(fill_module, "read_judgments", read_then_another_fill_appends)
+    monkeypatch.setattr(fill_module, "read_judgment_columns", read_then_another_fill_appends)
     with pytest.raises(SemrelError) as raised:
         semrel.fill(**args)
     assert str(raised.value) == (f"{args['judgments']} changed while this fill ran (another fill or judge of it finished meanwhile): "
