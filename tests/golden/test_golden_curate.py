@@ -243,6 +243,40 @@ def test_split_keeps_near_duplicates_together(tmp_path):
     assert_one_error(run("golden", "split", golden, "-o", again, "--sizes", "50"), "--sizes 50 asks for more than", code=2)
 
 
+def test_split_together_keeps_queries_sharing_a_gold_chunk_or_its_document_in_one_part(tmp_path):
+    """Split kept near-duplicates alone together: on COVID-QA every test query was on an article a train query was on, 199
+    of 276 sharing a gold chunk with one, so a test part measured answers its train part had seen."""
+    chunks = [("a#0", "a"), ("a#1", "a"), ("b#0", "b"), ("c#0", "c"), ("c#1", "c"), ("d#0", "d"), ("e#0", "e"), ("f#0", "f")]
+    corpus = write(tmp_path / "corpus.jsonl", "".join(json.dumps({"_id": c, "title": "", "text": f"Text of {c}.", "doc_id": d}) + "\n"
+                                                      for c, d in chunks))
+    texts = ["Where do bees go in winter?", "How warm is the hive in January?", "Who mates with the queen?",
+             "What is royal jelly made of?", "How far do foragers fly?", "Why do drones die after mating?",
+             "When does a colony swarm?", "How many eggs does a queen lay?"]
+    gold = ["a#0", "a#0", "a#1", "b#0", "c#0", "c#1", "d#0", "e#0"]
+    golden = write(tmp_path / "golden.jsonl", "".join(item(f"q{k}", t, gold=(g,)) for k, (t, g) in enumerate(zip(texts, gold), 1)))
+
+    def split(seed: int, *options) -> list[set[str]]:
+        out = tmp_path / f"{seed}-{len(options)}"
+        result = run("golden", "split", golden, "-o", out, "--ratio", "0.5", "--seed", seed, *options)
+        assert result.exit_code == 0, result.output
+        return [{i["query_id"] for i in read_lines(out / f"{n}.jsonl")} for n in ("train", "test")]
+
+    def kept(parts: list[set[str]], queries: set[str]) -> bool:
+        return any(queries <= part for part in parts)
+
+    seeds = range(6)
+    assert not all(kept(split(seed), {"q1", "q2"}) for seed in seeds)  # apart in some seed without --together
+    assert all(kept(split(seed, "--together", "gold"), {"q1", "q2"}) for seed in seeds)
+    by_document = [split(seed, "--together", "documents", "--corpus", corpus) for seed in seeds]
+    assert all(kept(parts, {"q1", "q2", "q3"}) and kept(parts, {"q5", "q6"}) for parts in by_document)
+    manifest = json.loads((tmp_path / "0-4" / "test.jsonl.manifest.json").read_text().replace(str(corpus), "C"))
+    assert manifest["params"]["together"] == "documents" and [i["path"] for i in manifest["inputs"]][-1].endswith("C")
+    assert_one_error(run("golden", "split", golden, "-o", tmp_path / "x", "--together", "documents"),
+                     "--together documents reads the documents of the gold chunks from --corpus", code=2)
+    assert_one_error(run("golden", "split", golden, "-o", tmp_path / "x", "--corpus", corpus), "give both, or neither", code=2)
+    assert not (tmp_path / "x").exists()
+
+
 def test_split_refuses_a_negative_seed_in_one_line(tmp_path):
     """numpy's generators refuse a negative seed: after embedding every query, split ended in its traceback."""
     golden = write(tmp_path / "golden.jsonl", "".join(item(q, t) for q, t in NEAR))

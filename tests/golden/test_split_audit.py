@@ -31,7 +31,7 @@ def test_parts_of_other_sizes_than_asked_are_warned_about(tmp_path):
     said = [line for line in message_lines(result.stderr) if line.startswith("semrel: warning: ")]
     assert said == [f"semrel: warning: parts of other sizes than asked (train {sizes['train']} for 3, test {sizes['test']} for 3): a "
                     "group of near-duplicates, joined transitively (the largest 4 queries at --threshold 0.95), fit in no part's "
-                    "room and went whole to the part with most; `semrel golden dedup` lists the groups"]
+                    "room and went whole to the part with most; `semrel golden dedup` lists the near-duplicates"]
     apart = run("golden", "split", golden(tmp_path, QUERIES[3:] + DISTINCT), "-o", tmp_path / "t", "--ratio", "0.5")
     assert apart.exit_code == 0 and "warning" not in apart.stderr, apart.output  # no group: every part as asked
     assert [len(read_lines(tmp_path / "t" / f"{name}.jsonl")) for name in ("train", "test")] == [3, 3]

@@ -15,7 +15,7 @@ from ..formats.corpus import read_golden, unique_chunks
 from ..formats.files import display_name
 from ..formats.shards import split_files
 from ..formats.tables import render
-from ..golden.curate import dedup_golden, golden_qrels_file, import_golden_files, import_warnings, part_path, split_golden
+from ..golden.curate import TOGETHER, dedup_golden, golden_qrels_file, import_golden_files, import_warnings, part_path, split_golden
 from ..golden.importers import BUILDS_CORPUS, CONTEXT_FORMATS, FORMATS, ImportOptions, detect_format
 from ..golden.neardup import NEAR_DUPLICATE
 from ..golden.sources import DOC_QRELS
@@ -178,12 +178,16 @@ def _check_format_options(source: str, fmt: str, split: str | None, shards: Sequ
 @seed_option("Seed of the hash that orders the groups by query id.")
 @threshold_option
 @model_option
-def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, model):
+@click.option("--together", type=click.Choice(list(TOGETHER)),
+              help="Also keep in one part the queries that share a gold chunk (gold) or a document of their gold chunks "
+                   "(documents, read from --corpus): else a test query may find its answer where a train query's is.")
+@click.option("--corpus", type=input_path(exists=True, dir_okay=False), help="corpus.jsonl, for --together documents.")
+def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, model, together, corpus):
     """Split GOLDEN into parts (deterministic by --seed and the query ids, whatever their order: a query added
     moves about one other); near-duplicate queries stay together."""
     ratios, counts = comma_numbers(ratio, float, "--ratio", "0.8,0.1"), comma_numbers(sizes, int, "--sizes", "200,100")
-    parts = split_golden(read_golden(golden), golden, output_dir, ratios, counts,
-                         None if names is None else names.split(","), seed, threshold, model, stderr_steps, warn_in_flags)
+    parts = split_golden(read_golden(golden), golden, output_dir, ratios, counts, None if names is None else names.split(","),
+                         seed, threshold, model, stderr_steps, warn_in_flags, together, corpus)
     for name, part in parts.items():
         click.echo(f"{name}: {quantity(len(part), 'query')} -> {part_path(output_dir, name)}", err=True)
 

@@ -126,9 +126,13 @@ def split_golden(
     model: PathLike | None = None,
     steps: Steps = no_progress,
     warn: Warn | None = None,
+    together: str | None = None,
+    corpus: PathLike | None = None,
 ) -> dict[str, list[GoldenItem]]:
     """The golden set in parts, near-duplicate queries (cosine of their embeddings >= threshold) always in one
     part (the Python side of `semrel golden split`, with its defaults): {name: items}, deterministic by `seed`.
+    together: "gold" also keeps in one part the queries sharing a gold chunk, "documents" those sharing a document of
+    their gold chunks (read from `corpus`, a corpus.jsonl).
 
     ratio: the parts' fractions (default 0.8; a last one left out is the rest, so 0.8 is 80/20); or sizes:
     their query counts, the queries left over one more part. names: default train,test or train,dev,test, else
@@ -149,8 +153,10 @@ def split_golden(
             raise UsageError(f"{name}=[]: give at least one value, or leave {name} out")
     items, source = given_golden(golden)
     notes: list[str] = []
+    check_kind("together", together, (str,), f"one of {', '.join(curate.TOGETHER)}")
+    check_kind("corpus", corpus, PATH, "a corpus.jsonl path")
     parts = curate.split_golden(items, source, output_dir, fractions, counts, labels, int(seed), float(threshold),
-                                None if model is None else str(model), steps, notes.append)
+                                None if model is None else str(model), steps, notes.append, together, corpus)
     tell(notes, warn, stacklevel=3)
     return parts
 

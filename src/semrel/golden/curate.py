@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 from ..encoding.models import model_params
 from ..errors import UsageError, ValidationError, tell
-from ..formats.corpus import golden_qrels, read_golden, write_corpus, write_golden
+from ..formats.corpus import golden_qrels, read_golden, require_known_chunks, unique_chunks, write_corpus, write_golden
 from ..formats.files import STDIO, check_not_input, display_name
 from ..formats.jsonl import write_jsonl
 from ..formats.manifest import outputs_with_manifests, read_params, write_manifest
@@ -19,7 +19,7 @@ from ..progress import Steps, no_progress
 from ..records import GoldenItem
 from ..terminal import quantity
 from .importers import BUILDS_CORPUS, CONTEXT_FORMATS, FORMAT_NAMES, ONE_CHUNK_EACH, import_golden
-from .neardup import NEAR_DUPLICATE, dedup_report, deduplicated, near_duplicate_groups, split_groups, split_targets
+from .neardup import NEAR_DUPLICATE, dedup_report, deduplicated, joined_by, near_duplicate_groups, split_groups, split_targets
 from .sources import Imported, ImportOptions
 
 Path_ = str | os.PathLike
@@ -146,11 +146,14 @@ def split_plan(total: int, ratio: Sequence[float] | None = None, sizes: Sequence
 def split_golden(items: Sequence[GoldenItem], source: Path_ | None, output_dir: Path_ | None, ratio: Sequence[float] | None = None,
                  sizes: Sequence[int] | None = None, names: Sequence[str] | None = None, seed: int = 0, threshold: float = NEAR_DUPLICATE,
                  model: str | None = None, steps: Steps = no_progress,
-                 warn: Callable[[str], None] | None = None) -> dict[str, list[GoldenItem]]:
-    """The parts of a golden set (see split_plan), near-duplicates kept together, by name; with `output_dir`,
+                 warn: Callable[[str], None] | None = None, together: str | None = None,
+                 corpus: Path_ | None = None) -> dict[str, list[GoldenItem]]:
+    """The parts of a golden set (see split_plan), near-duplicates kept together, by name (`together`: also the queries
+    sharing a gold chunk, "gold", or a document of their gold chunks, "documents", read from `corpus`); with `output_dir`,
     each written to output_dir/NAME.jsonl with its manifest, the parts as one unit (none may be `source`:
     checked before the work). Queries left in no part are told to `warn` (a Python warning without it)."""
     targets, labels = split_plan(len(items), ratio, sizes, names)
+    keys = _shared(items, together, corpus, source)
     if output_dir is not None:
         for label in labels:
             check_not_input(part_path(output_dir, label))
@@ -159,36 +162,60 @@ def split_golden(items: Sequence[GoldenItem], source: Path_ | None, output_dir: 
         raise UsageError(f"{', '.join(none)} would get none of the {len(items)} queries (targets {', '.join(map(str, targets))}): "
                          "give larger ratios or sizes (nothing was written)")
     found = near_duplicate_groups([i.query for i in items], threshold, model, steps)
-    split = split_groups(found.groups, targets, seed, [i.query_id for i in items])
+    groups = found.groups if keys is None else joined_by(found.groups, keys)
+    split = split_groups(groups, targets, seed, [i.query_id for i in items])
     parts = {label: [items[i] for i in part] for label, part in zip(labels, split)}
     if output_dir is not None:
-        params: dict[str, Any] = {"seed": seed, "targets": list(targets), "threshold": threshold, **model_params(model)}
+        params: dict[str, Any] = {"seed": seed, "targets": list(targets), "threshold": threshold, "together": together,
+                                  **model_params(model)}
+        inputs = [path for path in (source, corpus) if path is not None]
         with outputs_with_manifests([part_path(output_dir, label) for label in parts]) as staged:
             for label, part in parts.items():
                 path = part_path(output_dir, label)
                 write_golden(part, staged[path])
-                write_manifest(path, inputs=[source] if source is not None else [], params={**params, "part": label},
+                write_manifest(path, inputs=inputs, params={**params, "part": label},
                                rows=len(part), staged=staged)
     left = len(items) - sum(len(p) for p in parts.values())
     empty = [label for label, part in parts.items() if not part]  # written as an empty golden set, which nothing can use
     tell([*([f"{quantity(left, 'query', 'are')} in no part"] if left else []),
           *([f"{', '.join(empty)} got no query of the {len(items)} (targets {', '.join(map(str, targets))}): give "
              "larger ratios or sizes"] if empty else []),
-          *([] if empty else _missed_targets(parts, targets, max(map(len, found.groups)), threshold)),
+          *([] if empty else _missed_targets(parts, targets, max(map(len, groups)), threshold, together)),
           *(_earlier_parts(output_dir, labels) if output_dir is not None else [])], warn)
     return parts
 
 
-def _missed_targets(parts: dict[str, list[GoldenItem]], targets: Sequence[int], largest: int, threshold: float) -> list[str]:
+def _missed_targets(parts: dict[str, list[GoldenItem]], targets: Sequence[int], largest: int, threshold: float,
+                    together: str | None = None) -> list[str]:
     """The parts whose size is not the one asked for: a group of near-duplicates that fit in no part's room went whole to
     the part with most room (at threshold=0.7 COVID-QA's largest group held 363 queries, and test got 363 for 276). A part
     left empty is said on its own."""
     missed = [f"{label} {len(part):,} for {target:,}" for (label, part), target in zip(parts.items(), targets) if len(part) != target]
     if not missed:
         return []
-    return [f"parts of other sizes than asked ({', '.join(missed)}): a group of near-duplicates, joined transitively (the "
+    kept = "" if together is None else f" and queries sharing {TOGETHER[together]}"
+    return [f"parts of other sizes than asked ({', '.join(missed)}): a group of near-duplicates{kept}, joined transitively (the "
             f"largest {quantity(largest, 'query')} at threshold={threshold}), fit in no part's room and went whole to the part "
-            "with most; `semrel golden dedup` lists the groups"]
+            "with most; `semrel golden dedup` lists the near-duplicates"]
+
+
+TOGETHER = {"gold": "a gold chunk", "documents": "a document of their gold chunks"}  # what `split --together` keeps in one part
+
+
+def _shared(items: Sequence[GoldenItem], together: str | None, corpus: Path_ | None, source: Path_ | None) -> list[tuple[str, ...]] | None:
+    """Per query, what it shares with the queries `together` keeps in its part (None: near-duplicates alone): a test query
+    whose answer is in a chunk (or document) a train query points to measures what the train part already saw."""
+    if together is not None and together not in TOGETHER:
+        raise UsageError(f"together={together!r}: choose one of {', '.join(TOGETHER)}")
+    if (together == "documents") != (corpus is not None):
+        raise UsageError("together='documents' reads the documents of the gold chunks from corpus=: give both, or neither")
+    if together == "gold":
+        return [tuple(i.gold_chunk_ids) for i in items]
+    if corpus is None:
+        return None
+    document = {c.id: c.doc_id for c in unique_chunks(corpus)}
+    require_known_chunks(items, set(document), display_name(str(source or "golden set")))
+    return [tuple({document[c] for c in i.gold_chunk_ids}) for i in items]
 
 
 def _earlier_parts(output_dir: Path_, labels: Sequence[str]) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -90,6 +90,18 @@ def near_duplicate_groups(
         rows, columns = np.nonzero(similar & (found.root[lo : lo + step, None] != found.root))
         found.join(rows + lo, columns)
     return NearDuplicates(found.groups(), embeddings)
+
+
+def joined_by(groups: Sequence[Sequence[int]], keys: Sequence[Iterable[str]]) -> list[list[int]]:
+    """`groups` (of item indices) joined, transitively, where two items share one of their `keys` (gold chunks, their
+    documents): what `golden split --together` keeps in one part."""
+    found = _Groups(len(keys))
+    first: dict[str, int] = {}
+    pairs = [(group[0], i) for group in groups for i in group[1:]]
+    pairs += [(first.setdefault(key, i), i) for i, of_item in enumerate(keys) for key in of_item]
+    if pairs:
+        found.join(*(np.array(side, dtype=np.int64) for side in zip(*pairs)))
+    return found.groups()
 
 
 def dedup_report(items: Sequence[GoldenItem], found: NearDuplicates) -> list[dict[str, Any]]:
