@@ -633,3 +633,22 @@ def test_a_review_database_in_the_config_puts_the_corrected_metrics_in_the_repor
     off = write_config(tmp_path, judge=False, extra='[report]\nreviewed = "r.sqlite"')
     assert_one_error(run("run", off, "--dry-run"), "semrel.toml:14: [report] reviewed: corrects the derived labels by a review, and "
                      "[judge] enabled = false derives none; remove it, or set [judge] enabled = true", code=2)
+
+
+def test_a_run_kept_over_a_changed_reference_answer_is_as_verify_records_it(tmp_path):
+    """retrieve reads only the golden set's queries, so run skips it when an answer changes; the run's manifest recorded
+    golden.jsonl's bytes alone, and `semrel verify out` then said each run had changed (exit 1) and told to make it again.
+    A changed query still counts."""
+    config = write_config(write_data(tmp_path))
+    assert run("run", config).exit_code == 0
+    golden, bm25 = tmp_path / "golden.csv", tmp_path / "out" / "runs" / "bm25.run"
+    golden.write_text(golden.read_text().replace("content", "happy"))
+    assert statuses(run("run", config).stdout)["retrieve bm25"] == "skipped"
+    kept = run("verify", tmp_path / "out")
+    assert kept.exit_code == 0, kept.output
+    assert f"{bm25}: input {tmp_path / 'out' / 'golden.jsonl'}: other bytes (" in kept.stdout
+    assert "the same queries, which are all the command read of it" in kept.stdout
+    made = tmp_path / "out" / "golden.jsonl"
+    made.write_text(made.read_text().replace('"query":"Why do cats purr?"', '"query":"Why do dogs purr?"'))
+    changed = run("verify", bm25)
+    assert changed.exit_code == 1 and "input changed" in changed.stdout, changed.output

@@ -68,16 +68,12 @@ def _stamp(path: str) -> tuple[Any, int] | None:
 def _queries(path: str) -> str | None:
     """sha256 of the golden set's query ids and texts, in order: what `semrel retrieve` reads of it (a sample is drawn
     from them too). One that cannot be read goes by its bytes: the step reruns and says what is wrong with it."""
-    from ..formats.corpus import read_golden
+    from ..formats.corpus import queries_sha256, read_golden
 
     try:
-        items = read_golden(path)
+        return queries_sha256(read_golden(path))
     except (SemrelError, OSError):
         return content_sha256(path)
-    digest = hashlib.sha256()
-    for item in items:
-        digest.update(json.dumps([item.query_id, item.query], ensure_ascii=False).encode() + b"\n")
-    return f"queries:{digest.hexdigest()}"
 
 
 PARTS: dict[str, Callable[[str], str | None]] = {"queries": _queries}  # the parts of an input a step may read (Step.parts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from operator import attrgetter
@@ -150,6 +151,15 @@ def read_golden(path: str | os.PathLike) -> list[GoldenItem]:
             seen[item.query_id] = line
             items.append(item)
     return _nonempty(items, "queries", path)
+
+
+def queries_sha256(items: Iterable[GoldenItem]) -> str:
+    """A digest of a golden set's query ids and texts, in order: all `semrel retrieve` reads of it (a sample is drawn from
+    them too), so that a run counts as made from the set while only its answers or gold change (`semrel run`, `semrel verify`)."""
+    digest = hashlib.sha256()
+    for item in items:
+        digest.update(json.dumps([item.query_id, item.query], ensure_ascii=False).encode() + b"\n")
+    return f"queries:{digest.hexdigest()}"
 
 
 def _id_problem(value: Any, kind: str) -> str | None:

@@ -110,14 +110,17 @@ def write_manifest(
     rows: int | None = None,
     staged: Mapping[str, str] | None = None,
     holds: str | None = None,
+    parts: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str | None:
     """Write the manifest of `output` (nothing for stdout) and return its path. `staged`: the names
     files_as_one gave `output`, its manifest and any input written with them; the record names the targets. `holds`:
-    what the file is, where its format cannot tell ("qrels" or "run": both are {qid: {docid: number}} in JSON)."""
+    what the file is, where its format cannot tell ("qrels" or "run": both are {qid: {docid: number}} in JSON). `parts`:
+    input path -> the digest of the part of it the command reads ({"queries_sha256": ...} of a run's golden set), which
+    verify compares where the input's bytes differ."""
     if str(output) == STDIO:
         return None
     target = manifest_path(output)
-    save_manifest(manifest_record(output, inputs, params, rows, staged, holds), (staged or {}).get(target, target))
+    save_manifest(manifest_record(output, inputs, params, rows, staged, holds, parts), (staged or {}).get(target, target))
     return target
 
 
@@ -128,9 +131,10 @@ def manifest_record(
     rows: int | None = None,
     staged: Mapping[str, str] | None = None,
     holds: str | None = None,
+    parts: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
     """What write_manifest records of `output` (a file that exists): for a caller that keeps it inside another record."""
-    where = staged or {}
+    where, read = staged or {}, parts or {}
     return {
         "output": str(output),
         **({"holds": holds} if holds else {}),
@@ -140,7 +144,7 @@ def manifest_record(
         **({"step": step} if (step := _STEP.get()) else {}),
         "cwd": os.getcwd(),  # where the command's relative paths (and those below) are read from
         "versions": versions(),
-        "inputs": [describe_input(p, where.get(str(p))) for p in inputs],
+        "inputs": [{**describe_input(p, where.get(str(p))), **read.get(str(p), {})} for p in inputs],
         "params": dict(params or {}),
         "output_digest": _output_digest(where.get(str(output), output)),
     }
@@ -243,10 +247,11 @@ RESULT_VERSIONS = ("semrel", "torch", "transformers", "bert-score")  # those tha
 @dataclass(frozen=True)
 class Finding:
     """One thing `check_manifest` found: `kind` ("changed", "missing", "moved", "input changed", "input missing",
-    "input moved", "version", "model", "no manifest", "unreadable manifest", "not checked"), the path it is about and a
-    line saying what it is.
+    "input moved", "input part", "version", "model", "no manifest", "unreadable manifest", "not checked"), the path it is
+    about and a line saying what it is.
     `counts`: False for what cannot be checked (an input read from stdin) or differs in nothing (an input that moved
-    with the file, its bytes the same), which is told but changes nothing."""
+    with the file, its bytes the same; a run's golden set whose queries, all the run read of it, are the same), which is
+    told but changes nothing."""
     kind: str
     path: str
     message: str
@@ -413,6 +418,10 @@ def _input_findings(name: str, given: Mapping[str, Any], cwd: str, written: str 
         if now == sha or isinstance(given.get("rows_sha256"), str) and os.path.isfile(found) \
                 and sqlite_rows_sha256(found) == given["rows_sha256"]:  # other bytes, the same rows: SQLite folded its log in
             return []
+        if isinstance(given.get("queries_sha256"), str) and now is not None and os.path.isfile(found) \
+                and _queries_sha256(found, now) == given["queries_sha256"]:
+            return [Finding("input part", where, f"input {full}: other bytes ({_short(sha)} then, {_short(now)} now), the same "
+                                                 "queries, which are all the command read of it", counts=False)]
         if now is None and held is not None:  # a folder of another count than it held then: none of its files read
             return [Finding("input changed", where, f"input changed: {full}: " + (
                 f"more than the {quantity(files, 'file')} it held then (read no further)" if files and held > files else
@@ -436,6 +445,18 @@ def _input_findings(name: str, given: Mapping[str, Any], cwd: str, written: str 
                             f"input moved: {full} is missing; it lies beside the file as it did, at {beside}"
                             + (", with the same bytes" if same else ", with other bytes"), counts=not same)]
     return [Finding("input missing", where, f"input missing: {full}")]
+
+
+@functools.lru_cache(maxsize=8)
+def _queries_sha256(path: str, sha: str) -> str | None:
+    """queries_sha256 of the golden set at `path`, read once for its bytes `sha` (the runs of a folder share it); None
+    where it cannot be read."""
+    from .corpus import queries_sha256, read_golden
+
+    try:
+        return queries_sha256(read_golden(path))
+    except (SemrelError, OSError):
+        return None
 
 
 def _holds(folder: str, name: str) -> bool:

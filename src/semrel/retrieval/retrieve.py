@@ -19,7 +19,7 @@ from ..encoding.models import DEFAULT_MODEL
 from ..encoding.sentences import sentence_embeddings
 from ..errors import UsageError, ValidationError
 from ..evaluation.metrics import refuse_repeats
-from ..formats.corpus import read_corpus, read_golden
+from ..formats.corpus import queries_sha256, read_corpus, read_golden
 from ..formats.files import STDIO, display_name, file_digest
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.trec import ranked, read_run, run_name, write_run
@@ -507,5 +507,7 @@ def retrieve_files(
     inputs = [p for p in (corpus, golden, spec.first_stage_run) if isinstance(p, (str, os.PathLike))]
     with outputs_with_manifests([output]) as staged:
         write_run(run, staged[output])
-        write_manifest(output, inputs=inputs, params=params, rows=len(run), staged=staged, holds="run")
+        read = {str(golden): {"queries_sha256": queries_sha256(every)}} if isinstance(golden, (str, os.PathLike)) \
+            and str(golden) != STDIO else None  # all a run reads of its golden set: verify compares it
+        write_manifest(output, inputs=inputs, params=params, rows=len(run), staged=staged, holds="run", parts=read)
     return run
