@@ -652,3 +652,14 @@ def test_a_run_kept_over_a_changed_reference_answer_is_as_verify_records_it(tmp_
     made.write_text(made.read_text().replace('"query":"Why do cats purr?"', '"query":"Why do dogs purr?"'))
     changed = run("verify", bm25)
     assert changed.exit_code == 1 and "input changed" in changed.stdout, changed.output
+
+
+@pytest.mark.parametrize("cache", ["../docs", "../docs/cache"])
+def test_a_cache_in_the_documents_folder_is_refused_before_any_step(tmp_path, cache):
+    """[judge] cache is relative to out, so `..` leads out of it: the bm25 index and embeddings went into the documents,
+    and the next run chunked them as 7 documents."""
+    config = write_config(write_data(tmp_path), extra=f'cache = "{cache}"')
+    before = sorted(p.name for p in (tmp_path / "docs").iterdir())
+    assert_one_error(run("run", config), f"the retrieve bm25 step would write its cache {os.path.normpath(tmp_path / 'out' / cache)} "
+                     f"into [corpus] docs {tmp_path / 'docs'}", "set [judge] cache to a folder of its own", code=2)
+    assert sorted(p.name for p in (tmp_path / "docs").iterdir()) == before

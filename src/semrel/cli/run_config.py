@@ -751,10 +751,18 @@ def check_outputs_spare_inputs(config_path: str, config: dict[str, dict[str, Any
     """Refuse, before any step runs, a config whose steps would write over one of its own files (the
     config, the golden set and its qrels, the corpus, stopwords, a calibration), e.g. `out = "."`
     beside gold.qrels, or into the documents folder (whose next chunking would read the outputs).
-    (Each step's command checks its own inputs too; this names the config key to change.)"""
+    (Each step's command checks its own inputs too; this names the config key to change.) So is a cache the steps write
+    into one of the user's folders: `[judge] cache = "../docs"` left its index and embeddings among the documents, which
+    the next run chunked."""
     given = [("the config", config_path)] + [(f"[{section}] {key}", path) for section, key in USER_FILES
                                               for path in _listed(config[section][key])]
     for step in steps:
+        for folder in step.folders:
+            for key, path in given:
+                if path is not None and os.path.isdir(path) and (same_file(folder, path) or within(folder, path)):
+                    raise ConfigError(f"{os.path.basename(config_path)}: the {step.name} step would write its cache {folder} "
+                                      f"into {key} {path}; semrel never writes over its inputs: set [judge] cache to a folder "
+                                      "of its own (default: cache, inside out)")
         for output in step.outputs + [manifest_path(o) for o in step.outputs]:
             for key, path in given:
                 inside = path is not None and os.path.isdir(path) and within(output, path)
