@@ -663,3 +663,18 @@ def test_a_cache_in_the_documents_folder_is_refused_before_any_step(tmp_path, ca
     assert_one_error(run("run", config), f"the retrieve bm25 step would write its cache {os.path.normpath(tmp_path / 'out' / cache)} "
                      f"into [corpus] docs {tmp_path / 'docs'}", "set [judge] cache to a folder of its own", code=2)
     assert sorted(p.name for p in (tmp_path / "docs").iterdir()) == before
+
+
+def test_files_of_steps_the_config_no_longer_runs_are_named_after_the_run(tmp_path):
+    """A step switched off leaves its outputs in out (the step may come back), and `semrel verify` later found them made from
+    inputs that had changed since, with no word from the run of why they were there."""
+    config = write_config(write_data(tmp_path))
+    assert run("run", config).exit_code == 0
+    off = run("run", config, "--set", "report.enabled=false")
+    assert off.exit_code == 0, off.output
+    assert [line for line in off.stderr.splitlines() if "no longer runs" in line] == [
+        f"semrel: warning: 1 file in {tmp_path / 'out'} comes from steps this config no longer runs (report): "
+        f"{os.path.relpath(tmp_path / 'out' / 'report.html')}; nothing this run made reads them, and `semrel verify` checks them "
+        "against inputs that may have changed since: remove them if you no longer need them"]
+    assert (tmp_path / "out" / "report.html").exists()  # kept: the step may come back
+    assert "no longer runs" not in run("run", config).stderr

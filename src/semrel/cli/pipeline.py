@@ -358,8 +358,28 @@ def run_pipeline(config_path: str, sets: Sequence[str] = (), environ: Mapping[st
 
         with warnings_once():
             summary = _run_steps(steps, config, out, False, force, echo, digests)
+        if left := unplanned_outputs(out, steps):
+            warn(left)
     _calibration_hint(summary, config, config_path, echo)
     return summary
+
+
+def unplanned_outputs(out: str, steps: Sequence[Step]) -> str | None:
+    """What steps of an earlier config wrote that this one no longer runs (a step switched off, a method or [lift] base
+    dropped): kept, as the step may come back, but nothing made now reads them, and `semrel verify` on `out` then
+    found them made from inputs that had changed since, with no word from the run of why they were still there."""
+    planned = {step.name for step in steps}
+    current = {canonical(output) for step in steps for output in step.outputs}
+    left = {name: [path for path in record.get("outputs") or {} if path not in current and os.path.isfile(path)]
+            for name, record in _read_state(out).items() if name not in planned}
+    files = [path for paths in left.values() for path in paths]
+    if not files:
+        return None
+    shown = ", ".join(os.path.relpath(path) for path in files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
+    steps_named = ", ".join(name for name, paths in left.items() if paths)
+    return (f"{quantity(len(files), 'file')} in {out} {agreeing(len(files), 'come')} from steps this config no longer runs "
+            f"({steps_named}): {shown}; nothing this run made reads them, and `semrel verify` checks them against inputs that "
+            "may have changed since: remove them if you no longer need them")
 
 
 def _calibration_hint(summary: list[tuple[Step, str, float]], config: dict[str, dict[str, Any]], config_path: str,
