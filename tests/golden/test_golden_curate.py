@@ -52,16 +52,6 @@ def test_qrels_keep_a_gold_chunk_that_the_recorded_grades_lack(tmp_path):
     assert json.loads(result.stdout) == {"bm25": {"all": {"RR": 1.0}}}
 
 
-def test_qrels_of_a_set_that_lists_no_gold_chunk_are_refused(tmp_path):
-    """They were written empty with exit 0: an empty qrels file, on which every run scores 0."""
-    golden = write(tmp_path / "golden.jsonl", item("q1", "Where do bees go?", gold=()) + item("q2", "Who mates?", gold=()))
-    result = run("golden", "qrels", golden, "-o", tmp_path / "gold.qrels")
-    assert (result.exit_code, result.stderr) == (1, f"semrel: error: {golden}: none of its 2 queries lists a gold chunk, so there are "
-                                                    "no qrels to write: pick them (`semrel golden pick`), or derive labels "
-                                                    "(`semrel judge`, then `semrel label`)\n")
-    assert not (tmp_path / "gold.qrels").exists()
-
-
 def test_validate_reports_every_problem_with_its_line(tmp_path):
     corpus = write(tmp_path / "corpus.jsonl", CORPUS)
     golden = write(tmp_path / "golden.jsonl", item("q1", "Where do bees go?")

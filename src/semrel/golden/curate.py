@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..encoding.models import model_params
-from ..errors import UsageError, ValidationError, tell
+from ..errors import UsageError, tell
 from ..formats.corpus import golden_qrels, read_golden, require_known_chunks, unique_chunks, write_corpus, write_golden
 from ..formats.files import STDIO, check_not_input, display_name
 from ..formats.jsonl import write_jsonl
@@ -81,14 +81,8 @@ def import_warnings(result: Imported, options: ImportOptions) -> list[str]:
 
 
 def golden_qrels_file(golden: Path_, output: Path_) -> int:
-    """The gold chunks of `golden` as TREC qrels in `output`; returns the number of judgments. A set listing none is
-    refused, as `split` refuses an empty part: an empty qrels file scores every run 0 (it was written without a word)."""
-    items = read_golden(golden)
-    qrels = golden_qrels(items)
-    if not len(qrels):
-        raise ValidationError(f"{display_name(str(golden))}: none of its {quantity(len(items), 'query')} lists a gold chunk, so there "
-                              "are no qrels to write: pick them (`semrel golden pick`), or derive labels (`semrel judge`, then "
-                              "`semrel label`)")
+    """The gold chunks of `golden` as TREC qrels in `output`; returns the number of judgments."""
+    qrels = golden_qrels(read_golden(golden))
     with outputs_with_manifests([output]) as staged:
         write_qrels(qrels, staged[output])
         write_manifest(output, inputs=[golden], params={"from": "golden set"}, rows=len(qrels), staged=staged, holds="qrels")
