@@ -228,6 +228,19 @@ def test_an_unknown_chunk_id_in_nfd_gets_no_suggestion_cut_from_a_file_name(tmp_
                          said)
 
 
+def test_a_gold_id_cut_at_a_comma_it_holds_is_named_whole_with_the_json_list_that_keeps_it(tmp_path):
+    """A file 'report, final.txt' makes the chunk 'report,_final#0'; a cell naming it is split at the comma, and the error
+    named only the piece 'report', with no word of the JSON list that keeps an id whole."""
+    write(tmp_path / "docs" / "report, final.txt", "Chain oil goes on the rollers.")
+    ok("corpus", "chunk", tmp_path / "docs", "-o", tmp_path / "c.jsonl")
+    write(tmp_path / "g.csv", 'question,answer,gold\nWhere?,On the rollers.,"report,_final#0"\n')
+    assert_one_error(run("golden", "import", tmp_path / "g.csv", "--corpus", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
+                     "(first: 'report' of query 'q1'; the chunk id 'report,_final#0' holds ',', at which a cell's ids are split: "
+                     'give the cell as a JSON list, ["report,_final#0"])')
+    write(tmp_path / "g.csv", 'question,answer,gold\nWhere?,On the rollers.,"[""report,_final#0""]"\n')
+    ok("golden", "import", tmp_path / "g.csv", "--corpus", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl")
+
+
 @pytest.mark.parametrize("source", ["docs/manual.md", "/home/me/project/docs/manual.md", "docs/manual"])
 def test_a_gold_id_that_is_a_path_to_the_document_names_the_document_its_tail_names(tmp_path, source):
     """A loader's `source` is the path it was given ('docs/manual.md', or absolute); the corpus names the document by its
