@@ -681,3 +681,19 @@ def test_a_sample_of_one_pair_is_refused_before_the_runs_are_scored(cli, tmp_pat
     assert result.exit_code == 1 and "evaluating" not in result.stderr, result.stderr
     assert result.stderr.strip().endswith("the review's random sample holds 1 reviewed pair(s) of the qrels' queries: a corrected "
                                           "estimate and its interval need at least 2; review more pairs (`semrel review start`)")
+
+
+def test_judgments_that_cannot_be_those_of_the_qrels_are_refused_in_one_line(cli, files, tmp_path):
+    """An empty judgments file drew an empty plot (matplotlib's warning on stderr, exit 0); judgments of other queries
+    warned that the label rule missed every gold chunk and told to review and refit, the labels being fine."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(json.dumps({**json.loads(line), "query_id": "zz"}) + "\n"
+                             for line in Path(files["judgments"]).read_text(encoding="utf-8").splitlines()), encoding="utf-8")
+    for judgments, said in ((empty, f"{empty}: no judgments (the file is empty); judge a pool first (`semrel judge`)"),
+                            (other, f"{other} shares no query id with {files['qrels']}: the judgments have 'zz', the qrels have "
+                                    f"{HOSTILE!r}, 'q2', 'q3'; give the judgments its labels were made from")):
+        result = cli("report", files["qrels"], files["base"], "--judgments", str(judgments), "-o", str(tmp_path / "x.html"))
+        assert result.exit_code == 1 and result.stderr.endswith(f"semrel: error: {said}\n"), result.stderr
+        assert not (tmp_path / "x.html").exists()

@@ -25,7 +25,7 @@ from ..analysis.lift import TOP_QUERIES, changes_table, lift, lift_table
 from ..analysis.ppi import ReviewedSample, corrected_estimates, estimable, estimates_table, sampled_pairs
 from ..analysis.sensitivity import cliff_warnings
 from ..analysis.significance import StatSettings, level_text
-from ..errors import FormatError, UsageError
+from ..errors import FormatError, UsageError, ValidationError
 from ..evaluation.doclevel import CorpusMapping, Listed
 from ..evaluation.files import evaluate_files, read_runs
 from ..evaluation.measures import Measure, numeric_measures, parse_measures
@@ -381,6 +381,22 @@ def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]
             "range": f"{thresholds[0]:g} to {thresholds[-1]:g}", "thresholds": len(thresholds), "graded": len(chosen) > 1}
 
 
+def _check_judgments(inputs: ReportInputs, judged: JudgmentColumns, qrels: Qrels | None) -> None:
+    """Judgments that cannot be those QRELS were labelled from are refused: an empty file drew an empty plot (exit 0), and
+    judgments of other queries warned that the label rule missed every gold chunk, sending the user to review and refit."""
+    name = display_name(inputs.judgments)
+    if not len(judged):
+        raise ValidationError(f"{name}: no judgments (the file is empty); judge a pool first (`semrel judge`)")
+    labelled = list(dict.fromkeys(qrels.query_ids.to_pylist())) if qrels is not None else []
+    if qrels is not None and set(labelled).isdisjoint(judged.query_ids):
+        def examples(ids: Sequence[str]) -> str:
+            return ", ".join(map(repr, list(dict.fromkeys(ids))[:3])) or "no rows"
+
+        raise ValidationError(f"{name} shares no query id with {display_name(inputs.qrels)}: the judgments have "
+                              f"{examples(judged.query_ids)}, the qrels have {examples(labelled)}; give the judgments its labels "
+                              "were made from")
+
+
 def _label_warnings(inputs: ReportInputs, qrels: Qrels | None, rule: Rule | None, qrels_params: Mapping[str, Any] | None,
                     judged: JudgmentColumns | None, golden: list[GoldenItem] | None, judge: Mapping[str, Any] | None) -> list[str]:
     """Signs the labels look wrong (semrel.judging.labels.label_warnings, as `semrel label` says them): from the judgments
@@ -602,6 +618,8 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     qrels = read_qrels(inputs.qrels) if inputs.qrels and (inputs.runs or inputs.base or judged is not None) else None
     if sample is not None and qrels is not None:  # too small a sample of these qrels: said before the runs are scored
         sampled_pairs(sample, set(qrels.query_ids.to_pylist()))
+    if judged is not None:
+        _check_judgments(inputs, judged, qrels)
     refitted = rule if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p else None
     for message in _label_warnings(inputs, qrels, rule, qrels_params, judged, golden, judge):
         note(message)
