@@ -697,3 +697,20 @@ def test_judgments_that_cannot_be_those_of_the_qrels_are_refused_in_one_line(cli
         result = cli("report", files["qrels"], files["base"], "--judgments", str(judgments), "-o", str(tmp_path / "x.html"))
         assert result.exit_code == 1 and result.stderr.endswith(f"semrel: error: {said}\n"), result.stderr
         assert not (tmp_path / "x.html").exists()
+
+
+def test_a_threshold_given_is_not_marked_as_the_label_threshold_on_the_curves(files, monkeypatch):
+    """--threshold 0.5 beside labels made at F >= 0.6: the page warned that 0.5 made no label, and its curves marked 0.5
+    'label threshold 0.5'."""
+    drawn: dict[str, list[str]] = {}
+    real = plots.svg
+
+    def keep(figure, name, alt, warn=None):
+        drawn[name] = [text.get_text() for axes in figure.axes for text in axes.texts]
+        return real(figure, name, alt, warn)
+
+    monkeypatch.setattr(plots, "svg", keep)
+    for thresholds, said in (((), "label threshold 0.6"), ((0.5,), "threshold given 0.5")):
+        build_report(ReportInputs(qrels=files["qrels"], sensitivity=read_sensitivity(files["sensitivity"]), thresholds=thresholds),
+                     warn=lambda message: None)
+        assert said in drawn["sensitivity"]

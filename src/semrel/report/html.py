@@ -371,13 +371,15 @@ def _lift_section(inputs: ReportInputs, qrels: Qrels, base: str, reranked: str) 
     return section, result.warnings()
 
 
-def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float], warn: Callable[[str], None]) -> dict[str, Any]:
+def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float], warn: Callable[[str], None],
+                         labels: bool = True) -> dict[str, Any]:
     curves: dict[str, dict[str, list[tuple[float, float]]]] = {}
     for p in points:
         curves.setdefault(p.measure, {}).setdefault(p.run, []).append((p.threshold, p.value))
     thresholds = sorted({p.threshold for p in points})
     # several marks are grade cuts: the curves label relevant or not at one threshold, so graded metrics lie on none of them
-    return {"plot": Markup(_plots().sensitivity_curves(curves, chosen, warn)), "points": len(points),
+    named = "label threshold" if labels else "threshold given"  # a --threshold other than the labels' is none of theirs
+    return {"plot": Markup(_plots().sensitivity_curves(curves, chosen, warn, named)), "points": len(points),
             "range": f"{thresholds[0]:g} to {thresholds[-1]:g}", "thresholds": len(thresholds), "graded": len(chosen) > 1}
 
 
@@ -647,9 +649,10 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
             note(problem)
     if inputs.sensitivity:
         marks = thresholds or (list(refitted.thresholds) if refitted else [])
+        labels = not inputs.thresholds or _made_by(rule, component, thresholds)  # else marks the labels did not come from
         with steps("report: threshold sensitivity", 0):
-            page.sections["sensitivity"] = _sensitivity_section(inputs.sensitivity, marks, note)
-        for message in _cliffs(inputs, component, marks, not inputs.thresholds or _made_by(rule, component, thresholds)):
+            page.sections["sensitivity"] = _sensitivity_section(inputs.sensitivity, marks, note, labels)
+        for message in _cliffs(inputs, component, marks, labels):
             note(message)
     if inputs.agreement is not None:
         page.sections["agreement"] = _agreement_section(inputs.agreement, inputs.gold_qrels)

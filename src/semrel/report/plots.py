@@ -135,10 +135,11 @@ def spread(values: Sequence[float], gap: float, low: float, high: float) -> list
 
 
 def sensitivity_curves(curves: Mapping[str, Mapping[str, Sequence[tuple[float, float]]]],
-                       chosen: Sequence[float], warn: Callable[[str], None] | None = None) -> str:
+                       chosen: Sequence[float], warn: Callable[[str], None] | None = None, named: str = "label threshold") -> str:
     """One full-width panel per measure: each run's value against the label threshold, labelled at its
-    right end (no legend to match colours against), with the thresholds in use marked; `warn` hears of the characters
-    of the runs' and measures' names its font cannot draw (svg)."""
+    right end (no legend to match colours against), with the thresholds in use marked as `named` (a --threshold the labels
+    were not made at is no label threshold); `warn` hears of the characters of the runs' and measures' names its font
+    cannot draw (svg)."""
     measures = list(curves)
     runs = list(dict.fromkeys(run for m in measures for run in curves[m]))
     style = {run: (_PALETTE[i % len(_PALETTE)], _MARKERS[i % len(_MARKERS)]) for i, run in enumerate(runs)}
@@ -168,7 +169,7 @@ def sensitivity_curves(curves: Mapping[str, Mapping[str, Sequence[tuple[float, f
                               annotation_clip=False)
             for t in chosen:
                 axes.axvline(t, color="#444444", linestyle="--", linewidth=1)
-                axes.annotate(f"label threshold {t:g}", (t, 1.0), xycoords=("data", "axes fraction"), xytext=(4, -4),
+                axes.annotate(f"{named} {t:g}", (t, 1.0), xycoords=("data", "axes fraction"), xytext=(4, -4),
                               textcoords="offset points", va="top", fontsize=9, color="#444444")
             if right > lefts:  # one threshold: matplotlib's own margins (equal limits are a warning)
                 axes.set_xlim(lefts, right + (right - lefts) * (0.04 + 0.013 * longest))
