@@ -82,6 +82,6 @@ def test_each_plot_is_an_image_with_a_description():
     curves = plots.sensitivity_curves({"RR": {"a": [(0.5, 0.4), (0.6, 0.3)], "b&<c": [(0.5, 0.2), (0.6, 0.25)]}}, [0.55])
     labels = [re.match(r'<svg role="img" aria-label="([^"]*)"', text) for text in (scores, lift, curves)]
     assert [html.unescape(m.group(1)) if m else None for m in labels] == [
-        "Distribution of the judge's BERTScore p of the gold and not gold pairs; dashed: 0.38",
+        "Distribution of the judge's probability p of the gold and not gold pairs; dashed: 0.38",
         "Each query's change in nDCG@10, sorted: 2 gained, 1 lost, 1 unchanged",
         "RR of 2 runs against the label threshold; dashed: 0.55"]

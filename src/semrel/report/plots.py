@@ -87,11 +87,17 @@ def score_histogram(groups: Mapping[str, Sequence[float]], thresholds: Sequence[
             axes.axvline(t, color="#b2182b", linestyle="--", linewidth=1.2)
             axes.annotate(f"{t:g}", (t, 1), xycoords=("data", "axes fraction"), xytext=(2, -10),
                           textcoords="offset points", color="#b2182b")
-        axes.set_xlabel(f"BERTScore {component}")
+        axes.set_xlabel(_score_name(component))
         axes.set_ylabel("density")
         axes.legend(frameon=False)
-    return svg(figure, "scores", f"Distribution of the judge's BERTScore {component} of the {' and '.join(groups)} pairs"
+    return svg(figure, "scores", f"Distribution of the judge's {_score_name(component)} of the {' and '.join(groups)} pairs"
                                  + _thresholds(thresholds))
+
+
+def _score_name(component: str) -> str:
+    """P, R, F are BERTScore's; p (refitted or not) is the judge's probability, which 'BERTScore p' passed off as one
+    of them and told from BERTScore's precision P by its case alone."""
+    return f"BERTScore {component}" if component in ("P", "R", "F") else f"probability {component}"
 
 
 def change_bars(changes: Sequence[float], measure: str) -> str:
