@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+import pyarrow.compute as pc
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
@@ -386,15 +387,15 @@ def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]
 def _check_judgments(inputs: ReportInputs, judged: JudgmentColumns, qrels: Qrels | None) -> None:
     """Judgments that cannot be those QRELS were labelled from are refused: an empty file drew an empty plot (exit 0), and
     judgments of other queries warned that the label rule missed every gold chunk, sending the user to review and refit."""
-    name = display_name(inputs.judgments)
+    name = display_name(inputs.judgments or "the judgments")
     if not len(judged):
         raise ValidationError(f"{name}: no judgments (the file is empty); judge a pool first (`semrel judge`)")
-    labelled = list(dict.fromkeys(qrels.query_ids.to_pylist())) if qrels is not None else []
+    labelled = pc.unique(qrels.query_ids).to_pylist() if qrels is not None else []  # in order of first row
     if qrels is not None and set(labelled).isdisjoint(judged.query_ids):
         def examples(ids: Sequence[str]) -> str:
             return ", ".join(map(repr, list(dict.fromkeys(ids))[:3])) or "no rows"
 
-        raise ValidationError(f"{name} shares no query id with {display_name(inputs.qrels)}: the judgments have "
+        raise ValidationError(f"{name} shares no query id with {display_name(inputs.qrels or 'the qrels')}: the judgments have "
                               f"{examples(judged.query_ids)}, the qrels have {examples(labelled)}; give the judgments its labels "
                               "were made from")
 
