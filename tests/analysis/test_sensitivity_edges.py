@@ -16,6 +16,7 @@ from semrel.analysis.sensitivity import (
     sensitivity_warnings,
     threshold_grid,
 )
+from semrel.analysis.significance import StatSettings
 from semrel.judging import labels
 from semrel.records import Judgment, Run
 
@@ -180,3 +181,14 @@ def test_runs_tied_at_every_threshold_are_no_cliff():
     """Flat curves on which the runs tie: tau is undefined (nan) everywhere, which is no change of order."""
     values = np.full((5, 2, 1), 0.5)
     assert cliff_warnings([0.4, 0.45, 0.5, 0.55, 0.6], ["a", "b"], ["RR"], values, 0.5, "p") == []
+
+
+def test_runs_compared_on_few_queries_are_warned_about():
+    """compare and lift warn of paired tests over fewer than 5 queries; the sweep tests the same differences, and on 2
+    queries a constant difference (t's p of 0) called the first run significantly better at every threshold unsaid."""
+    two = [j for j in _judgments() if j.query_id in QUERIES[:2]]
+    result = sensitivity(two, _runs(), ["RR"], [0.5, 0.6], at=0.5, on="R", settings=StatSettings(test="t"))
+    assert (result.conclusions[0].first_wins, result.conclusions[0].second_wins) == ([(0.5, 0.5)], [(0.6, 0.6)])
+    assert any("compared on 2 queries: paired tests of so few differences mean little" in n for n in result.warnings)
+    assert not any("so few differences" in n for n in sensitivity(_judgments(), _runs(), ["RR"], [0.5], at=0.5, on="R").warnings)
+    assert not any("so few differences" in n for n in sensitivity(two, _runs(1), ["RR"], [0.5], at=0.5, on="R").warnings)

@@ -48,7 +48,7 @@ from ..progress import Steps, no_progress
 from ..records import Qrels, Run
 from ..terminal import quantity
 from .agreement import kendall_tau_b, settled
-from .significance import StatSettings, adjust, chosen_p
+from .significance import StatSettings, adjust, chosen_p, few_queries
 
 SENSITIVITY_FORMATS = ("table", "markdown", "csv", "json")
 MAX_THRESHOLDS = 2001
@@ -253,7 +253,9 @@ def sensitivity(
     notes = [*([fallback] if fallback else []),
              *coverage_warnings([(e, f"run {run.name!r}") for run, e in zip(runs, graded[ref])], "the judgments"),
              *([f"every threshold ({min(grid):g} to {max(grid):g}) lies beyond the judgments' {on} ({swept.min():g} to "
-                f"{swept.max():g}), so each labels every pair alike: sweep within that range"] if beyond else [])]
+                f"{swept.max():g}), so each labels every pair alike: sweep within that range"] if beyond else []),
+             # as compare and lift warn: on 2 queries a constant difference was 'significantly better' at every threshold
+             *([few] if len(runs) > 1 and (few := few_queries(len(graded[ref][0].query_ids))) else [])]
     per_query_values = np.asarray(per_query, dtype=np.float64)  # (points, runs, measures, queries), as tested
     values = np.asarray(aggregates, dtype=np.float64)  # eval's figures, to the last bit
     tied = np.apply_along_axis(settled, 1, values)  # for the order: runs a sum's rounding apart tie
