@@ -72,6 +72,11 @@ def test_export_overrides_and_writes_sources(tmp_path):
     assert read_qrels(out).to_dict()[pairs[1].query_id][pairs[1].chunk_id] == 0
     export_reviewed(db, pool["labels"], out, "alice")
     assert read_qrels(out).to_dict()[pairs[1].query_id][pairs[1].chunk_id] == 1
+    # a name as a terminal or a keyboard gives it settles by that reviewer, as `review start --reviewer " bob"` records bob
+    for typed in (" bob", "bob  ", " alice"):
+        export_reviewed(db, pool["labels"], out, typed)
+        assert read_qrels(out).to_dict()[pairs[1].query_id][pairs[1].chunk_id] == (0 if "bob" in typed else 1)
+    assert reviewed_sample(db, " alice ").grades == reviewed_sample(db, "alice").grades
 
 
 def test_each_reviewers_grades_export_as_qrels_jg_that_agree_and_eval_read(tmp_path, cli):

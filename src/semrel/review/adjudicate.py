@@ -32,7 +32,7 @@ from ..formats.manifest import manifest_path, write_manifest
 from ..formats.trec import graded_pairs, write_judgment_groups, write_qrels
 from ..records import Qrels
 from ..terminal import quantity
-from .engine import ADJUDICATION_RULES, labelling_of
+from .engine import ADJUDICATION_RULES, as_recorded, labelling_of
 from .store import open_db_read_only, read_meta, snapshot
 
 Pair = tuple[str, str]
@@ -139,6 +139,7 @@ def reviewed_labels(db: str | os.PathLike, labels: str | os.PathLike | Qrels, ru
     """The derived qrels `labels` (a file, or Qrels) with the human grades of `db` overriding them (only the human
     grades with `only_reviewed`), reviewers' conflicts settled by `rule`, and with `by_reviewer` each reviewer's
     grades apart. Reviewed decisions left out because their pairs' texts changed since are counted in a warning."""
+    rule = as_recorded(rule)
     with contextlib.closing(open_db_read_only(db)) as conn:  # closed also on an error mid-read, which would hold its lock
         with snapshot(conn):  # the grades and the stale decisions left out agree
             grades = human_grades(conn)
@@ -263,6 +264,7 @@ def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSa
     or skipped), less the skipped pairs; grades of several reviewers settled by `rule`. Where every
     pair of the pool is graded, in whatever order, all of them (the sample is then the pool). A queue in order
     query-sample gives the queries decided whole, a random sample of the pool's queries."""
+    rule = as_recorded(rule)
     with contextlib.closing(open_db_read_only(db)) as conn, snapshot(conn):  # the prefix and its grades of one moment
         meta = read_meta(conn)
         first_open = conn.execute(

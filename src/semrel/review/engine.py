@@ -31,6 +31,12 @@ ADJUDICATION_RULES = ("majority", "strict")
 """--adjudicate's rules besides a reviewer's name: no reviewer may be called one (the rule would always win)."""
 
 
+def as_recorded(name: str) -> str:
+    """A name in the form reviewer names are recorded in (ends trimmed, runs of spaces one, NFC): check_reviewer_name's,
+    and --adjudicate's, whose " bob" was refused beside the reviewer bob that `review start --reviewer " bob"` recorded."""
+    return unicodedata.normalize("NFC", " ".join(name.split()))
+
+
 def check_reviewer_name(name: str) -> str:
     """A reviewer's name as it is recorded and shown: 1 to MAX_REVIEWER_NAME printable characters,
     so no name can drive the terminal of whoever runs `review stats` (escape sequences, NUL) or
@@ -38,7 +44,7 @@ def check_reviewer_name(name: str) -> str:
     as the page's sign-in does, so "alice " at a terminal is alice, not a second reviewer who looks the same; and
     in Unicode's composed form (NFC), so Bób typed as o and a combining accent (as some keyboards and systems give
     it) is the Bób typed with one letter ó, not a second reviewer."""
-    shown = unicodedata.normalize("NFC", " ".join(name.split()))
+    shown = as_recorded(name)
     if not name.strip() or not is_printable_name(name) or len(shown) > MAX_REVIEWER_NAME:
         raise ValidationError(f"a reviewer name is 1 to {MAX_REVIEWER_NAME} printable characters (no control characters "
                               f"or text-direction overrides), not {name[:MAX_REVIEWER_NAME + 1]!r}")
