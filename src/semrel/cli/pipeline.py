@@ -68,12 +68,9 @@ def _stamp(path: str) -> tuple[Any, int] | None:
 def _queries(path: str) -> str | None:
     """sha256 of the golden set's query ids and texts, in order: what `semrel retrieve` reads of it (a sample is drawn
     from them too). One that cannot be read goes by its bytes: the step reruns and says what is wrong with it."""
-    from ..formats.corpus import queries_sha256, read_golden
+    from ..formats.corpus import golden_queries_sha256
 
-    try:
-        return queries_sha256(read_golden(path))
-    except (SemrelError, OSError):
-        return content_sha256(path)
+    return golden_queries_sha256(path) or content_sha256(path)
 
 
 PARTS: dict[str, Callable[[str], str | None]] = {"queries": _queries}  # the parts of an input a step may read (Step.parts)

@@ -79,9 +79,9 @@ class Evaluation:
         geometric mean for gm_map), taken in trec_eval's order: the run's queries, then (-c) those it lacks."""
         m = parse_measure(measure)
         values = self.values[m]
-        if self.missing_queries:  # held and scored cost a lookup of every query id: only where the order moves
-            held, scored = self.held, self.scored
-            values = np.concatenate([values[scored & held], values[scored & ~held]])
+        if self.missing_queries:  # held costs a lookup of every query id: only where the order moves
+            held = self.held  # also what `scored` is where the 'all' row is over the run's queries alone
+            values = np.concatenate([values[held], values[~held]]) if self.complete else values[held]
         return m.entry.aggregate(values)
 
     def aggregates(self) -> dict[str, Any]:

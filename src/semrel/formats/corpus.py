@@ -162,6 +162,15 @@ def queries_sha256(items: Iterable[GoldenItem]) -> str:
     return f"queries:{digest.hexdigest()}"
 
 
+def golden_queries_sha256(path: str | os.PathLike) -> str | None:
+    """queries_sha256 of the golden set at `path`; None where it cannot be read (`semrel run` then goes by its bytes,
+    `semrel verify` counts it as changed)."""
+    try:
+        return queries_sha256(read_golden(path))
+    except (SemrelError, OSError):
+        return None
+
+
 def _id_problem(value: Any, kind: str) -> str | None:
     """What keeps `value` from being an id in a record (a line's id is read as text, a record's must be text)."""
     if not isinstance(value, str):

@@ -449,14 +449,10 @@ def _input_findings(name: str, given: Mapping[str, Any], cwd: str, written: str 
 
 @functools.lru_cache(maxsize=8)
 def _queries_sha256(path: str, sha: str) -> str | None:
-    """queries_sha256 of the golden set at `path`, read once for its bytes `sha` (the runs of a folder share it); None
-    where it cannot be read."""
-    from .corpus import queries_sha256, read_golden
+    """golden_queries_sha256 of the golden set at `path`, read once for its bytes `sha` (the runs of a folder share it)."""
+    from .corpus import golden_queries_sha256
 
-    try:
-        return queries_sha256(read_golden(path))
-    except (SemrelError, OSError):
-        return None
+    return golden_queries_sha256(path)
 
 
 def _holds(folder: str, name: str) -> bool:

@@ -1053,12 +1053,11 @@ def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = 
 def _cut_id(given: str, corpus: str) -> str:
     """'; ...' where an unknown gold id is a piece of a chunk id holding a , ; or | (of a file 'report, final.txt'): a cell's
     ids are split there, and the error named only the piece. A JSON list in the cell keeps each id whole."""
-    whole = next((c.id for c in unique_chunks(corpus) if _ID_SEPARATORS.search(c.id) and given in _cell_ids(c.id)), None)
-    if whole is None:
-        return ""
-    at = _ID_SEPARATORS.search(whole)
-    return (f"; the chunk id {whole!r} holds {at.group() if at else ''!r}, at which a cell's ids are split: give the cell as a "
-            f"JSON list, {json.dumps([whole], ensure_ascii=False)}")
+    for chunk in unique_chunks(corpus):
+        if (at := _ID_SEPARATORS.search(chunk.id)) and given in _cell_ids(chunk.id):
+            return (f"; the chunk id {chunk.id!r} holds {at.group()!r}, at which a cell's ids are split: give the cell as a "
+                    f"JSON list, {json.dumps([chunk.id], ensure_ascii=False)}")
+    return ""
 
 
 def _meant_document(given: str, corpus: str) -> str:
