@@ -155,7 +155,14 @@ CASES = [
     ("missing run file", {"q": QRELS}, "eval {tmp}/q {tmp}/nowhere.run", "no such file"),
     ("empty golden set", {"g.jsonl": ""}, "golden qrels {tmp}/g.jsonl -o {tmp}/out.qrels", "g.jsonl: no queries"),
     ("empty golden set to validate", {"g.jsonl": ""}, "golden validate {tmp}/g.jsonl", "g.jsonl: no queries"),
-    ("empty judgments to label", {"j.jsonl": ""}, "label {tmp}/j.jsonl -o {tmp}/out.qrels", "j.jsonl: no judgments to label"),
+    ("empty judgments to label", {"j.jsonl": ""}, "label {tmp}/j.jsonl -o {tmp}/out.qrels", "j.jsonl: no judgments (the file is empty)"),
+    ("empty judgments to sweep", {"j.jsonl": "", "r.run": RUN}, "sensitivity {tmp}/j.jsonl {tmp}/r.run",
+     "j.jsonl: no judgments (the file is empty); judge a pool first"),  # was a usage error naming no file
+    # a NUL byte sat in an id that matched nothing: the fast reader (plain spacing) and the line-by-line one (tabs)
+    ("NUL byte in a run", {"q": QRELS, "r.run": RUN + "q1 Q0 d\x003 3 0.1 r\n"}, "eval {tmp}/q {tmp}/r.run",
+     "r.run:3: holds a NUL byte"),
+    ("NUL byte in tab-separated qrels", {"q": QRELS.replace(" ", "\t") + "q1\t0\td\x003\t1\n", "r.run": RUN},
+     "eval {tmp}/q {tmp}/r.run", "q:3: holds a NUL byte"),
     ("grade past 64 bits", {"q.qrels": QRELS + "q1 0 d3 99999999999999999999\n", "r.run": RUN}, "eval {tmp}/q.qrels {tmp}/r.run",
      "q.qrels:3: column 4 is '99999999999999999999'"),
     ("grade with a plus sign", {"q.qrels": QRELS + "q1 0 d3 +2\n", "r.run": RUN}, "eval {tmp}/q.qrels {tmp}/r.run", "q.qrels:3: column 4"),

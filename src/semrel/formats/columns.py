@@ -52,8 +52,8 @@ def read_plain_file(path: str, names: Sequence[str], types: dict[str, pa.DataTyp
         head = handle.read(3)
         if not head or head[:2] == GZIP_MAGIC or head == UTF8_BOM or head[:1] == b"#":
             return None
-    if any(irregular(block) for block in read_blocks(path, BLOCK_BYTES)):  # whole lines: a blank at an edge is at a line's
-        return None  # see read_columns (one pass over the bytes, a fraction of the parse)
+    if any(irregular(block) or b"\x00" in block for block in read_blocks(path, BLOCK_BYTES)):  # whole lines: a blank at an
+        return None  # edge is at a line's; see read_columns (one pass over the bytes, a fraction of the parse), which refuses a NUL
     try:  # Arrow takes a name as UTF-8: under LC_ALL=C Python holds a name's other bytes as surrogates, which it cannot encode
         table = _arrow_read(os.fsencode(path).decode("utf-8"), names, types)
     except (OSError, UnicodeError, pa.ArrowInvalid, pa.ArrowTypeError):
@@ -74,6 +74,16 @@ def irregular(data: bytes) -> bool:
     blank = codes == 32
     edge = blank | (codes == 10) | (codes == 13)
     return bool(blank[:1].any() or blank[-1:].any() or (blank[1:] & edge[:-1]).any() or (blank[:-1] & edge[1:]).any())
+
+
+def refuse_nul(block: bytes, path: str, first: int) -> None:
+    """A NUL byte belongs to no id or number: it marks a binary file or one damaged in a copy. Read on, it would sit in
+    an id that matches nothing (trec_eval's C strings end at it), so it is refused at its line (`block`'s first line
+    is the file's line `first`)."""
+    at = block.find(b"\x00")
+    if at >= 0:
+        raise FormatError(display_name(path), "holds a NUL byte, the mark of a binary file or of one damaged in a copy",
+                          line=first + line_ends(block, at), hint="write the file again from its source")
 
 
 def blank_comments(data: bytes) -> bytes:
@@ -133,6 +143,7 @@ def read_columns(
     """
     tables, number = [], 1  # the file's line that opens the block
     for block in _blocks(content):
+        refuse_nul(block, path, number)
         table = _read_block(block, names, types, extra_fields)
         if table is None:
             _explain(block, number, path, names, checks, what, extra_fields)

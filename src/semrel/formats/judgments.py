@@ -12,7 +12,7 @@ from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import FormatError
+from ..errors import FormatError, ValidationError
 from ..records import Judgment, as_float
 from .files import display_name, line_id
 from .given import records_given
@@ -243,6 +243,12 @@ def given_judgments(judgments: str | os.PathLike | Iterable[Judgment] | Any, emp
         return read_judgments(judgments), str(judgments)
     return records_given(judgments, "judgments", Judgment, lambda j: (j.query_id, j.chunk_id), "pair", problem=judgment_problem,
                          empty_ok=empty_ok), None
+
+
+def no_judgments(source: str | os.PathLike | None) -> ValidationError:
+    """The one refusal of empty judgments: labels of no pair would score every run 0."""
+    where = f"{display_name(source)}: " if source is not None else ""
+    return ValidationError(f"{where}no judgments (the file is empty); judge a pool first (`semrel judge`)")
 
 
 def given_judgment_columns(judgments: str | os.PathLike | Iterable[Judgment] | Any, empty_ok: bool = True

@@ -87,6 +87,7 @@ from ..formats.judgments import (  # noqa: F401  (COMPONENTS: re-exported)
     WITH_GOLD_FLAG,
     JudgmentColumns,
     given_judgment_columns,
+    no_judgments,
 )
 from ..formats.kinds import CALIBRATION, expecting
 from ..formats.manifest import outputs_with_manifests, read_params, with_manifests, write_manifest
@@ -851,8 +852,7 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
     check_flags(graded=options.get("graded", False))
     rows, source = given_judgment_columns(judgments)
     if not len(rows):  # empty qrels would score every run 0
-        raise ValidationError(f"{display_name(source) if source else 'judgments'}: no judgments to label (the file is empty); "
-                              "judge a pool first (`semrel judge`)")
+        raise no_judgments(source)
     notes: list[str] = []
     calibration = options.get("calibration")
     check_kind("output", output, (str, os.PathLike), "a file path")  # an int was taken as a file descriptor
