@@ -158,6 +158,8 @@ CASES = [
     ("empty judgments to label", {"j.jsonl": ""}, "label {tmp}/j.jsonl -o {tmp}/out.qrels", "j.jsonl: no judgments (the file is empty)"),
     ("empty judgments to sweep", {"j.jsonl": "", "r.run": RUN}, "sensitivity {tmp}/j.jsonl {tmp}/r.run",
      "j.jsonl: no judgments (the file is empty); judge a pool first"),  # was a usage error naming no file
+    ("empty judgments to calibrate", {"j.jsonl": "", "h.qrels": LABELS}, "calibrate {tmp}/j.jsonl {tmp}/h.qrels -o {tmp}/cal.json",
+     "j.jsonl: no judgments (the file is empty)"),  # was "none of its labelled pairs is judged (... the judgments hold e.g. None)"
     # a NUL byte sat in an id that matched nothing: the fast reader (plain spacing) and the line-by-line one (tabs)
     ("NUL byte in a run", {"q": QRELS, "r.run": RUN + "q1 Q0 d\x003 3 0.1 r\n"}, "eval {tmp}/q {tmp}/r.run",
      "r.run:3: holds a NUL byte"),

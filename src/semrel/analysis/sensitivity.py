@@ -27,7 +27,7 @@ from ..evaluation.files import coverage_warnings, require_distinct_names
 from ..evaluation.measures import Measure, numeric_measures, paired_values, parse_measures
 from ..evaluation.metrics import Evaluation, evaluate_gradings
 from ..formats.files import atomic_writer
-from ..formats.judgments import PROBABILITY, SCORES, JudgmentColumns, no_judgments
+from ..formats.judgments import PROBABILITY, SCORES, JudgmentColumns
 from ..formats.manifest import outputs_with_manifests, write_manifest
 from ..formats.tables import Table, render
 from ..judging.labels import (
@@ -189,8 +189,6 @@ def _labelled(judgments: Judged, on: str, refit: ProbabilityRule | None
               ) -> tuple[pa.Array, pa.Array, np.ndarray, np.ndarray, str | None]:
     """Ids, the swept scores, and the grade of each pair p cannot be swept for (-1 elsewhere): as `label`
     labels them, by the probability rule's fallback (no null sample left p unwritten), with the note saying so."""
-    if not len(judgments):
-        raise no_judgments(None)
     columns = JudgmentColumns.of(judgments)
     rule = refit or ProbabilityRule()
     missing = rule.unscored(columns) if on == PROBABILITY else np.zeros(len(columns), dtype=bool)

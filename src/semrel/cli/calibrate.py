@@ -9,7 +9,7 @@ from ..analysis.agreement import WEIGHTS, agreement_table, confusion_text
 from ..analysis.calibrate import DEFAULT_FIT, PROBABILITY_FITS, Calibration, ProbabilityCalibration, calibrate_labels, write_fitted
 from ..errors import UsageError
 from ..formats.jsonl import json_text
-from ..formats.judgments import SCORES, read_judgment_columns
+from ..formats.judgments import SCORES, given_judgment_columns
 from .base import SemrelCommand, warn_in_flags
 from .options import seed_option
 from .paths import input_path, output_path
@@ -52,7 +52,7 @@ def calibrate_command(judgments, human, on, fit, graded, grades, weights, unlist
     if output == "-":  # the summary (or --format json) goes to stdout: the two would make one unreadable stream
         raise UsageError("calibrate writes a file for `label --calibration` and `review start --thresholds` to read, and its "
                          "summary to stdout: give -o a file name, not '-'")
-    judged = read_judgment_columns(judgments)
+    judged, _ = given_judgment_columns(judgments, empty_ok=False)
     result = calibrate_labels(judged, human, on, fit, graded, grades, weights, unlisted_as_zero, test, test_unlisted_as_zero, seed,
                               warn_in_flags, groups=groups, test_groups=test_groups)
     if output:

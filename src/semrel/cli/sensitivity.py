@@ -19,7 +19,7 @@ from ..analysis.significance import CORRECTIONS, DEFAULT_STATS
 from ..errors import UsageError
 from ..evaluation.files import read_runs
 from ..formats.files import STDIO
-from ..formats.judgments import SCORES, no_judgments, read_judgment_columns
+from ..formats.judgments import SCORES, given_judgment_columns
 from ..judging.labels import CUT, DEFAULT_COMPONENT, DEFAULT_THRESHOLD
 from ..progress import stderr_steps
 from .base import SemrelCommand, warn
@@ -62,9 +62,7 @@ def sensitivity_command(judgments, runs, on, start, stop, step, at, measures, te
     scores. A chosen threshold on a cliff of the curves is warned about."""
     if curves == STDIO:  # the tables go to stdout: the curves before them made neither readable
         raise UsageError("--curves -: stdout holds the tables; give --curves a file name (./- for a file named '-')")
-    judged = read_judgment_columns(judgments)
-    if not len(judged):
-        raise no_judgments(judgments)
+    judged, _ = given_judgment_columns(judgments, empty_ok=False)
     sweep = choose_sweep(judged, on, at, calibration, start=start, stop=stop, step=step, source=judgments)
     settings = stat_settings(test, permutations, bootstrap, seed, alpha, correction)
     loaded = read_runs(runs)

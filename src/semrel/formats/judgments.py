@@ -245,15 +245,18 @@ def given_judgments(judgments: str | os.PathLike | Iterable[Judgment] | Any, emp
                          empty_ok=empty_ok), None
 
 
-def no_judgments(source: str | os.PathLike | None) -> ValidationError:
-    """The one refusal of empty judgments: labels of no pair would score every run 0."""
-    where = f"{display_name(source)}: " if source is not None else ""
-    return ValidationError(f"{where}no judgments (the file is empty); judge a pool first (`semrel judge`)")
+def no_judgments(source: str | os.PathLike) -> ValidationError:
+    """The one refusal of an empty judgments file: labels of no pair would score every run 0."""
+    return ValidationError(f"{display_name(source)}: no judgments (the file is empty); judge a pool first (`semrel judge`)")
 
 
 def given_judgment_columns(judgments: str | os.PathLike | Iterable[Judgment] | Any, empty_ok: bool = True
                            ) -> tuple[JudgmentColumns, str | None]:
-    """given_judgments as columns: a file read straight into them (read_judgment_columns)."""
+    """given_judgments as columns: a file read straight into them (read_judgment_columns), refused empty unless
+    `empty_ok` (no_judgments)."""
     if isinstance(judgments, (str, os.PathLike)):
-        return read_judgment_columns(judgments), str(judgments)
+        columns = read_judgment_columns(judgments)
+        if not len(columns) and not empty_ok:
+            raise no_judgments(judgments)
+        return columns, str(judgments)
     return JudgmentColumns.of(given_judgments(judgments, empty_ok)[0]), None

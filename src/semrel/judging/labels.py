@@ -87,7 +87,6 @@ from ..formats.judgments import (  # noqa: F401  (COMPONENTS: re-exported)
     WITH_GOLD_FLAG,
     JudgmentColumns,
     given_judgment_columns,
-    no_judgments,
 )
 from ..formats.kinds import CALIBRATION, expecting
 from ..formats.manifest import outputs_with_manifests, read_params, with_manifests, write_manifest
@@ -850,9 +849,7 @@ def label_with_rule(judgments: str | os.PathLike | Iterable[Judgment], output: s
     if unknown:  # as Python refuses a keyword a signature lacks: a misspelt option must not fall back to the default rule
         raise TypeError(f"label() got an unexpected keyword argument {unknown[0]!r}")
     check_flags(graded=options.get("graded", False))
-    rows, source = given_judgment_columns(judgments)
-    if not len(rows):  # empty qrels would score every run 0
-        raise no_judgments(source)
+    rows, source = given_judgment_columns(judgments, empty_ok=False)  # empty qrels would score every run 0
     notes: list[str] = []
     calibration = options.get("calibration")
     check_kind("output", output, (str, os.PathLike), "a file path")  # an int was taken as a file descriptor
