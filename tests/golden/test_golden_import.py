@@ -530,6 +530,21 @@ def test_a_csv_with_semicolons_as_excel_writes_it_where_a_comma_is_the_decimal_m
     assert read_lines(tmp_path / "r.jsonl")[0]["reference_answer"] == "So."
 
 
+def test_blank_lines_before_a_csv_header_are_skipped_as_after_it(tmp_path):
+    """'no query column (columns: none)' before: the empty first line was taken for the header (and a semicolon
+    header after it for a comma one, a ragas testset for a plain table)."""
+    corpus = corpus_file(tmp_path)
+    semis = write(tmp_path / "s.csv", '\n  \nquestion;answer;gold\nQueens?;One.;b#0\n')
+    assert run("golden", "import", semis, "--corpus", corpus, "-o", tmp_path / "s.jsonl").exit_code == 0
+    assert read_lines(tmp_path / "s.jsonl") == [{"query_id": "q1", "query": "Queens?", "reference_answer": "One.",
+                                                 "gold_chunk_ids": ["b#0"], "meta": {"line": 4}}]
+    ragas = write(tmp_path / "r.csv", "\nuser_input,reference_contexts,reference\nWhy?,['Bees make wax.'],So.\n")
+    assert run("golden", "import", ragas, "--corpus-out", tmp_path / "rc.jsonl", "-o", tmp_path / "r.jsonl").exit_code == 0
+    assert read_lines(tmp_path / "r.jsonl")[0]["reference_answer"] == "So."
+    twice = run("golden", "import", write(tmp_path / "t.csv", "\n\nquery,query\nx,y\n"), "-o", tmp_path / "t.jsonl")
+    assert twice.exit_code == 1 and "t.csv:3: the header names column 'query' twice" in twice.output
+
+
 def test_qrels_beside_a_golden_set_on_stdout_name_the_import_s_sources(tmp_path):
     """Their manifest named '-' as the input, which a manifest reads as stdin: the golden set had gone to stdout."""
     source = write(tmp_path / "g.csv", "query,answer,gold\nWhat holds wax?,The hive.,a#0\n")

@@ -112,7 +112,7 @@ def detect_format(source: str, split: str | None = None, shards: Sequence[str] |
         return "trec"
     if name.endswith((".csv", ".tsv")):
         try:
-            header = head.lstrip("\ufeff").split("\n", 1)[0]
+            header = _header_line(head.lstrip("\ufeff"))
             first = next(csv.reader([header], delimiter=_delimiter(source, header)), [])
         except csv.Error:  # a header csv cannot read (a lone carriage return): the CSV import says what is wrong
             first = []
@@ -840,20 +840,20 @@ def _csv_table(source: str) -> tuple[list[str], Iterator[tuple[int, dict[str, An
     header, or a quote that is never closed (which would swallow the rows after it into one cell), is an error
     naming the line the row starts on."""
     text = read_text(source)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(source, text.split("\n", 1)[0]), strict=True)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(source, _header_line(text)), strict=True)
     start = 1  # the line the row being read starts on
 
     def refused(exc: csv.Error) -> FormatError:
         unclosed = "; a quote opened there is never closed" if "end of data" in str(exc) else ""
         return FormatError(display_name(source), f"not valid CSV ({exc}{unclosed})", line=start)
 
-    try:
-        header = [h.strip() for h in next(reader, [])]
+    try:  # blank lines before the header are skipped, as after it (an export's leading empty line read as no columns)
+        header = [h.strip() for h in next((cells for cells in reader if any(c.strip() for c in cells)), [])]
     except csv.Error as exc:
         raise refused(exc) from None
     twice = next((h for n, h in enumerate(header) if h and h in header[:n]), None)
     if twice is not None:  # a row's cells are taken by column name: the second would silently win
-        raise FormatError(display_name(source), f"the header names column {twice!r} twice; rename one of them", line=1)
+        raise FormatError(display_name(source), f"the header names column {twice!r} twice; rename one of them", line=reader.line_num)
 
     def rows() -> Iterator[tuple[int, dict[str, Any]]]:
         nonlocal start
@@ -868,6 +868,14 @@ def _csv_table(source: str) -> tuple[list[str], Iterator[tuple[int, dict[str, An
             raise refused(exc) from None
 
     return header, rows()
+
+
+def _header_line(text: str) -> str:
+    """The first line of `text` that is not blank: a CSV's header, which tells its delimiter."""
+    first = next((n for n, char in enumerate(text) if not char.isspace()), len(text))
+    start = text.rfind("\n", 0, first) + 1  # back to the start of the header's line (its indent is the header's)
+    end = text.find("\n", start)
+    return text[start:] if end < 0 else text[start:end]
 
 
 def _delimiter(source: str, header: str) -> str:
