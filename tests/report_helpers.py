@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 HOSTILE = "<script>alert(1)</script>"
 QUERIES = [HOSTILE, "q2", "q3", "q4", "q5", "q6", "q7", "q8"]
+WARNING_BOX = re.compile(r'<p class="warning"><strong>Warning:</strong> ([^<]*)</p>')
+
+
+def warning_boxes(page: str) -> list[str]:
+    """The text of each warning box after its "Warning:" label; a box without the label is not found."""
+    return WARNING_BOX.findall(page)
+
+
+def top_warnings(page: str) -> list[str]:
+    """The warnings between the signature and the first section."""
+    start = page.index("</section>")
+    return warning_boxes(page[start:page.index("<section", start)])
 
 
 def report_files(folder: Path) -> dict[str, str]:

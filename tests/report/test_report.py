@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from report_helpers import HOSTILE, QUERIES, report_args, report_files
+from report_helpers import HOSTILE, QUERIES, report_args, report_files, top_warnings, warning_boxes
 from semrel import resources
 from semrel.errors import FormatError, SemrelError
 from semrel.report.html import read_sensitivity
@@ -40,12 +40,6 @@ def test_report_has_every_section_and_escapes_data(cli, files, tmp_path):
 def signature_rows(html: str) -> dict[str, str]:
     signature = html[html.index('<section id="signature"'):html.index("</section>")]
     return dict(re.findall(r"<tr><th>([^<]+)</th><td>([^<]*)</td></tr>", signature))
-
-
-def top_warnings(html: str) -> list[str]:
-    """The warning lines between the signature and the first section."""
-    start = html.index("</section>")
-    return re.findall(r'<p class="warning">([^<]*)</p>', html[start:html.index("<section", start)])
 
 
 @pytest.mark.slow
@@ -360,7 +354,7 @@ def test_labels_that_look_wrong_are_warned_about_at_the_top(cli, files, tmp_path
     assert result.exit_code == 0, result.stderr
     html = output.read_text(encoding="utf-8")
     top = html[: html.index('<section id="golden"')]  # right under the signature, before any section
-    warnings = re.findall(r'<p class="warning">([^<]*)</p>', top)
+    warnings = warning_boxes(top)
     assert any("only 0% of the 8 gold chunks are labelled relevant" in w for w in warnings)
     assert any("8 of 8 queries have no pair labelled relevant" in w for w in warnings)
     assert any("sits on a cliff of the sensitivity curve: RR of run &#39;bm25&#39; moves from 0.600 to 0.200" in w for w in warnings)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from report_helpers import HOSTILE, report_files
+from report_helpers import HOSTILE, report_files, top_warnings
 from review_helpers import reviewed_by_two
 from semrel.errors import FormatError, UsageError
 from semrel.formats.judgments import JudgmentColumns
@@ -83,11 +83,6 @@ def write_page(cli, tmp_path: Path, *args: str) -> str:
 def section(page: str, name: str) -> str:
     start = page.index(f'<section id="{name}"')
     return page[start:page.index("</section>", start)]
-
-
-def top_warnings(page: str) -> list[str]:
-    start = page.index("</section>")
-    return re.findall(r'<p class="warning">([^<]*)</p>', page[start:page.index("<section", start)])
 
 
 def put(folder: Path, name: str, text: str) -> str:

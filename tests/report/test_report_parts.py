@@ -5,10 +5,10 @@ labels manifest recorded and what the agreement tables say."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
 from pathlib import Path
 
+from report_helpers import warning_boxes
 from semrel.analysis.compare import Reversal
 from semrel.evaluation.measures import parse_measures
 from semrel.formats.judgments import JudgmentColumns
@@ -72,10 +72,21 @@ def test_warnings_the_labels_manifest_recorded_are_shown_escaped_at_the_top(tmp_
     Path(f"{qrels}.manifest.json").write_text(json.dumps({"params": {"on": "F", "thresholds": [0.6], "warnings": recorded}}))
     heard: list[str] = []
     page, _ = build_report(ReportInputs(qrels=str(qrels), runs=[str(run)], measures=["RR"]), heard.append)
-    shown = re.findall(r'<p class="warning">([^<]*)</p>', page)
+    shown = warning_boxes(page)
     assert shown[:2] == ["only 50% of the 2 gold chunks are labelled &lt;b&gt;relevant&lt;/b&gt;",
                      "1 of 2 queries has no pair labelled relevant"]
     assert heard == recorded and len(shown) == 2  # one run is tested against none: no word of paired tests on 2 queries
+
+
+def test_each_warning_box_says_in_words_that_it_is_a_warning(tmp_path):
+    """A warning box was told from a note by its colour alone: read aloud by a screen reader, or printed in black and
+    white, nothing said it was a warning."""
+    qrels, run = tmp_path / "derived.qrels", tmp_path / "a.run"
+    qrels.write_text("q1 0 c1 1\n")
+    run.write_text("q1 Q0 c1 1 2 a\n")
+    Path(f"{qrels}.manifest.json").write_text(json.dumps({"params": {"on": "F", "thresholds": [0.6], "warnings": ["a", "b"]}}))
+    page, _ = build_report(ReportInputs(qrels=str(qrels), runs=[str(run)], measures=["RR"]), lambda message: None)
+    assert page.count('<p class="warning"><strong>Warning:</strong> ') == page.count('class="warning"') == 2
 
 
 def test_a_cliff_is_named_on_the_score_the_curves_swept():
