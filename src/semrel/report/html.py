@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import io
+import itertools
 import json
 import math
 import os
@@ -514,31 +515,33 @@ def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> 
     fitted = fitted_pairs(agreement)
     if fitted:
         summary.append(("labels fitted to", f"{quantity(fitted, 'reviewed pair')}: {IN_SAMPLE}"))
+
+    def rank(values: Mapping[str, Any], run: str) -> int | str:
+        """1 + the runs strictly better (tied runs share a rank)."""
+        if not isinstance(values.get(run), (int, float)):
+            return "n/a"
+        return 1 + sum(isinstance(v, (int, float)) and v > values[run] for v in values.values())
+
+    def ordered(values: Mapping[str, Any], a: str, b: str) -> tuple[str, str]:
+        """a and b, the one `values` puts higher first."""
+        return (a, b) if values[a] > values[b] else (b, a)
+
     rankings = []
-    for r in agreement.get("rankings") or []:  # their shape checked by agreement_problem
+    for r in agreement.get("rankings") or []:  # their shape checked by agreement_problem: a swapped pair has values on ref
         on_ref, on_test = dict(r["ref"]), dict(r["test"])
-
-        def rank(values: Mapping[str, Any], run: str) -> int | str:
-            """1 + the runs strictly better (tied runs share a rank)."""
-            if not isinstance(values.get(run), (int, float)):
-                return "n/a"
-            return 1 + sum(isinstance(v, (int, float)) and v > values[run] for v in values.values())
-
         ranked = {run: rank(on_ref, run) for run in on_ref}  # best first; a run without a number ('n/a') last
         order_ref = sorted(on_ref, key=lambda run: (isinstance(ranked[run], str), ranked[run] if isinstance(ranked[run], int) else 0, run))
         runs = [{"run": run, "ref": _number(on_ref[run], 4), "ref_rank": ranked[run],
                  "test": _number(on_test.get(run), 4), "test_rank": rank(on_test, run)} for run in order_ref]
-        flips = []
-        for a, b in r.get("swapped") or []:
-            high, low = (a, b) if on_ref.get(a, 0) > on_ref.get(b, 0) else (b, a)
-            flips.append(f"{ref_label} rank {high} above {low}; {test_label} rank {low} above {high}")
+        flips = [f"{ref_label} rank {high} above {low}; {test_label} rank {low} above {high}"
+                 for high, low in (ordered(on_ref, a, b) for a, b in r.get("swapped") or [])]
         numbered = [run for run in order_ref if isinstance(on_ref.get(run), (int, float)) and isinstance(on_test.get(run), (int, float))]
-        for i, a in enumerate(numbered):  # a difference one side's labels erase is no swap, yet the page said nothing changed
-            for b in numbered[i + 1:]:
-                for values, other, label, tying in ((on_ref, on_test, ref_label, test_label), (on_test, on_ref, test_label, ref_label)):
-                    if values[a] != values[b] and other[a] == other[b]:
-                        high, low = (a, b) if values[a] > values[b] else (b, a)
-                        flips.append(f"{label} rank {high} above {low}; {tying} tie them")
+        # a difference one side's labels erase is no swap, yet the page said nothing changed
+        sides = ((on_ref, on_test, ref_label, test_label), (on_test, on_ref, test_label, ref_label))
+        for (a, b), (values, other, label, tying) in itertools.product(itertools.combinations(numbered, 2), sides):
+            if values[a] != values[b] and other[a] == other[b]:
+                high, low = ordered(values, a, b)
+                flips.append(f"{label} rank {high} above {low}; {tying} tie them")
         tied = len(set(map(str, on_ref.values()))) == 1 and len(set(map(str, on_test.values()))) == 1  # tau nan, yet agreed
         rankings.append({"measure": str(r.get("measure", "")), "tau": "n/a (every run ties under both)" if tied else _number(r.get("tau")),
                          "runs": runs, "flips": flips})
