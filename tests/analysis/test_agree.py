@@ -165,8 +165,8 @@ def test_agree_says_why_kappa_and_tau_are_nan_where_both_sides_are_constant(writ
     assert result.stdout.splitlines()[-1].split()[:3] == ["P@1", "all", "tie"]  # both give every run 0: no order to swap
     one = write("one.qrels", "q1 0 d1 1\nq1 0 d2 0\n")
     result = cli("agree", zeros, one, *runs, "-m", "P@1")
-    assert (f"semrel: warning: Kendall's tau is undefined (nan) for P@1: {zeros} gives every run the same value there, so it "
-            "ranks none above another") in result.stderr.splitlines()
+    assert (f"semrel: warning: Kendall's tau is undefined (nan) for P@1: under {zeros} every run has the same value, so none "
+            "ranks above another") in result.stderr.splitlines()
 
 
 def test_the_unlisted_as_zero_hint_is_given_only_for_a_side_of_one_relevant_grade_compared_without_it():

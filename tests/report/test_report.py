@@ -336,6 +336,18 @@ def test_a_ranking_every_run_ties_under_both_qrels_is_said_to_tie(cli, files, tm
     assert "P@1: Kendall's tau n/a (every run ties under both)" in html and "RR: Kendall's tau -1.000" in html
 
 
+def test_a_tau_agree_cannot_compute_is_said_why_in_agrees_words(cli, write, tmp_path):
+    """The page showed a bare 'n/a' where `semrel agree` said why the tau is undefined: one qrels ties every run."""
+    zeros, one = write("zeros.qrels", "q1 0 d1 0\nq1 0 d2 0\n"), write("one.qrels", "q1 0 d1 1\nq1 0 d2 0\n")
+    runs = write("a.run", "q1 Q0 d1 1 2 a\n"), write("b.run", "q1 Q0 d2 1 2 b\n")
+    agreed = cli("agree", zeros, one, *runs, "-m", "P@1", "-f", "json")
+    why = "every run has the same value, so none ranks above another"
+    assert agreed.exit_code == 0 and f"for P@1: under {zeros} {why}" in agreed.stderr
+    output = tmp_path / "r.html"
+    assert cli("report", "--agreement", write("agreement.json", agreed.stdout), "-o", str(output)).exit_code == 0
+    assert f"P@1: Kendall's tau n/a (under the reference (zeros.qrels) {why})" in output.read_text(encoding="utf-8")
+
+
 def test_free_form_agreement_figures_still_show(cli, files, tmp_path, write):
     free = write("free.json", json.dumps({"kappa": 0.61234, HOSTILE: {"linear": 0.7}}))
     output = tmp_path / "r.html"

@@ -197,7 +197,15 @@ def test_a_tau_is_said_to_be_a_tie_only_where_both_qrels_tie_every_run():
     agreement = {"labels": {"n": 4, "kappa": 0.5, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]},
                  "rankings": [{"measure": "RR", "tau": None, "ref": {"a": 0.5, "b": 0.5}, "test": {"a": 0.75, "b": 0.25}}]}
     [ranking] = html._agreement_section(agreement, None)["rankings"]
-    assert ranking["tau"] == "n/a"
+    assert ranking["tau"] == "n/a (under the reference qrels every run has the same value, so none ranks above another)"
+
+
+def test_a_tau_of_fewer_than_two_runs_says_why_it_is_not_available():
+    """The tau of one run (or of runs only one of which has a value under both qrels) was a bare 'n/a'."""
+    agreement = {"labels": {"n": 4, "kappa": 0.5, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]},
+                 "rankings": [{"measure": "RR", "tau": None, "ref": {"a": 0.5, "b": None}, "test": {"a": 0.75, "b": 0.25}}]}
+    [ranking] = html._agreement_section(agreement, None)["rankings"]
+    assert ranking["tau"] == "n/a (only 1 run has a value under both, where an order needs two)"
 
 
 def test_scores_of_old_judgments_without_p_are_drawn_on_r(tmp_path):

@@ -13,7 +13,7 @@ import itertools
 import os
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Iterable, Literal, Sequence
+from typing import Callable, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 
@@ -25,7 +25,8 @@ from ..evaluation.metrics import evaluate
 from ..formats.files import display_name
 from ..formats.tables import Cell, Table, render
 from ..formats.trec import graded_pairs, read_judgment_groups
-from ..records import Qrels, Run
+from ..records import Qrels, Run, is_number
+from ..terminal import quantity
 
 AGREE_MEASURES = ("nDCG@10", "AP", "RR", "P@10")
 """The measures `semrel agree` ranks runs by unless told."""
@@ -381,12 +382,25 @@ def ranking_agreement(ref: Qrels, test: Qrels, runs: Sequence[Run], measures: Se
         y = dict(zip(names, settled([e.aggregate(m) for e in on_test]).tolist()))
         swapped = [(a, b) for a, b in itertools.combinations(names, 2) if (x[a] - x[b]) * (y[a] - y[b]) < 0]
         result.append(RankingAgreement(m.name, kendall_tau_b([x[n] for n in names], [y[n] for n in names]), x, y, swapped))
-    for qrels, side, name in ((ref, "ref", "the reference qrels"), (test, "test", "the qrels tested")):
-        tied = [r.measure for r in result if not r.all_tie and len(set(getattr(r, side).values())) == 1]
-        if tied:
-            tell([f"Kendall's tau is undefined (nan) for {', '.join(tied)}: {qrels.source or name} gives every run the same "
-                  "value there, so it ranks none above another"], warn)
+    undefined: dict[str, list[str]] = {}  # the measures of each reason
+    for r in result:  # where both tie every run they agree: no warning
+        why = None if r.all_tie else tau_undefined(r.ref, r.test, ref.source or "the reference qrels", test.source or "the qrels tested")
+        if why:
+            undefined.setdefault(why, []).append(r.measure)
+    tell([f"Kendall's tau is undefined (nan) for {', '.join(named)}: {why}" for why, named in undefined.items()], warn)
     return result
+
+
+def tau_undefined(ref: Mapping[str, float | None], test: Mapping[str, float | None], ref_name: str, test_name: str) -> str | None:
+    """Why Kendall's tau between two qrels' values of the runs (run -> value, None for none) is undefined (nan), or None
+    where it is defined: agree warns of it and the report shows it beside the tau, in these words, not a bare nan or n/a."""
+    runs = [run for run, value in ref.items() if is_number(value) and is_number(test.get(run))]
+    if len(runs) < 2:
+        return f"only {quantity(len(runs), 'run', 'have')} a value under both, where an order needs two"
+    tied = [name for values, name in ((ref, ref_name), (test, test_name)) if len({values[run] for run in runs}) == 1]
+    if len(tied) == 2:
+        return "every run ties under both"
+    return f"under {tied[0]} every run has the same value, so none ranks above another" if tied else None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
+from ..analysis.agreement import tau_undefined
 from ..analysis.compare import Reversal, compare_evaluations, legend, reversals, tests_table
 from ..analysis.lift import TOP_QUERIES, changes_table, lift, lift_table
 from ..analysis.ppi import ReviewedSample, corrected_estimates, estimable, estimates_table, sampled_pairs
@@ -542,8 +543,8 @@ def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> 
             if values[a] != values[b] and other[a] == other[b]:
                 high, low = ordered(values, a, b)
                 flips.append(f"{label} rank {high} above {low}; {tying} tie them")
-        tied = len(set(map(str, on_ref.values()))) == 1 and len(set(map(str, on_test.values()))) == 1  # tau nan, yet agreed
-        rankings.append({"measure": str(r.get("measure", "")), "tau": "n/a (every run ties under both)" if tied else _number(r.get("tau")),
+        why = tau_undefined(on_ref, on_test, f"the {ref_label}", f"the {test_label}")  # agree's words, not a bare n/a
+        rankings.append({"measure": str(r.get("measure", "")), "tau": f"n/a ({why})" if why else _number(r.get("tau")),
                          "runs": runs, "flips": flips})
     return {
         "kind": "labels", "title": f"Agreement of the {test_label} with the {ref_label}", "ref": ref_label, "test": test_label,
