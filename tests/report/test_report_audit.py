@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from report_helpers import HOSTILE, report_files, top_warnings
+from report_helpers import HOSTILE, ignore, report_files, top_warnings
 from review_helpers import reviewed_by_two
 from semrel.errors import FormatError, UsageError
 from semrel.formats.judgments import JudgmentColumns
@@ -376,14 +376,14 @@ def test_the_reference_is_the_gold_chunks_only_where_it_is_the_gold_qrels(tmp_pa
     """--gold-qrels names the agreement's reference the gold chunks only when it is that file."""
     plain, gold = put(tmp_path, "ref.qrels", "q 0 c 1\n"), put(tmp_path, "gold.qrels", "q 0 c 1\n")
     agreement = {"ref": plain, "labels": {"n": 1, "kappa": 0.5, "labels": [0, 1], "confusion": [[0, 0], [0, 1]]}}
-    assert html._agreement_section(agreement, gold)["ref"] == "reference (ref.qrels)"
-    assert html._agreement_section({**agreement, "ref": gold}, gold)["ref"] == "gold chunks"
+    assert html._agreement_section(agreement, gold, ignore)["ref"] == "reference (ref.qrels)"
+    assert html._agreement_section({**agreement, "ref": gold}, gold, ignore)["ref"] == "gold chunks"
 
 
 def test_weighted_kappa_names_its_weights_and_unweighted_kappa_does_not():
     labels = {"n": 4, "kappa": 0.5, "labels": [0, 1, 2], "confusion": [[2, 0, 0], [1, 1, 0], [0, 0, 0]]}
     for weights, key in (("none", "Cohen's kappa"), ("quadratic", "Cohen's kappa (quadratic weights)")):
-        summary = dict(html._agreement_section({"labels": {**labels, "weights": weights}}, None)["summary"])
+        summary = dict(html._agreement_section({"labels": {**labels, "weights": weights}}, None, ignore)["summary"])
         assert summary[key] == "0.500 (95% bootstrap interval n/a to n/a)"
 
 
@@ -447,7 +447,7 @@ def test_the_lift_bars_are_drawn_sorted_whatever_order_the_queries_come_in():
 def test_a_run_without_a_value_on_the_reference_is_ranked_last_as_not_available():
     agreement = {"labels": {"n": 4, "kappa": 0.5, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]},
                  "rankings": [{"measure": "RR", "tau": None, "ref": {"a": None, "b": 0.5}, "test": {"a": 0.5, "b": 0.25}, "swapped": []}]}
-    [ranking] = html._agreement_section(agreement, None)["rankings"]
+    [ranking] = html._agreement_section(agreement, None, ignore)["rankings"]
     assert [(r["run"], r["ref"], r["ref_rank"]) for r in ranking["runs"]] == [("b", "0.5000", 1), ("a", "n/a", "n/a")]
 
 

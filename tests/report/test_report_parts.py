@@ -8,7 +8,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from report_helpers import warning_boxes
+from report_helpers import ignore, top_warnings, warning_boxes
 from semrel.analysis.compare import Reversal
 from semrel.evaluation.measures import parse_measures
 from semrel.formats.judgments import JudgmentColumns
@@ -115,26 +115,32 @@ def test_a_kappa_that_cannot_be_computed_is_shown_as_not_available():
     """kappa is NaN where one side gives every pair one grade: the table said 'nan' rather than n/a."""
     agreement = {"labels": {"n": 4, "percent_agreement": 75.0, "kappa": float("nan"), "kappa_low": float("nan"),
                             "kappa_high": None, "labels": [0, 1], "confusion": [[3, 1], [0, 0]]}}
-    section = html._agreement_section(agreement, None)
+    section = html._agreement_section(agreement, None, ignore)
     assert dict(section["summary"])["Cohen's kappa"] == "n/a (95% bootstrap interval n/a to n/a)"
     assert dict(section["summary"])["agreement"] == "75.0%"
     assert dict(section["summary"])["pairs compared"] == "4"
-    unlisted = html._agreement_section({**agreement, "unlisted_as_zero": True}, None)  # as `agree --unlisted-as-zero` says
+    unlisted = html._agreement_section({**agreement, "unlisted_as_zero": True}, None, ignore)  # as `agree --unlisted-as-zero` says
     assert dict(unlisted["summary"])["pairs compared"] == "4 (a pair one side does not list counts as grade 0)"
 
 
 def test_the_agreement_of_labels_fitted_to_reviewed_pairs_says_it_may_count_them(tmp_path):
     """After `semrel calibrate`, the page's kappa over every judged pair counted the reviewed pairs the labels were fitted to,
-    and said nothing: 0.739 to 0.763 on PubMedQA where the pairs not reviewed stayed at 0.816."""
+    and said nothing: 0.739 to 0.763 on PubMedQA where the pairs not reviewed stayed at 0.816. Said then in the agreement
+    section alone, it was missed by a reader of the warnings at the top."""
     derived = tmp_path / "derived.qrels"
     derived.write_text("q1 0 c1 1\n")
     write_manifest(derived, params={"rule": "probability", "calibration": {"slope": 1.0, "shift": 0.0, "fit": "features", "pairs": 100}})
     agreement = {"labels": {"n": 4, "kappa": 0.5, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]}, "test": str(derived)}
-    assert dict(html._agreement_section(agreement, None)["summary"])["labels fitted to"] == (
-        "100 reviewed pairs: where they are among the pairs compared, the figure counts them in-sample (`semrel calibrate ... "
-        "--test QRELS` gives it on the others)")
+    in_sample = ("100 reviewed pairs: where they are among the pairs compared, the figure counts them in-sample (`semrel calibrate ... "
+                 "--test QRELS` gives it on the others)")
+    heard: list[str] = []
+    page, _ = build_report(ReportInputs(agreement=agreement), heard.append)
+    said = f"the agreement of the test (derived.qrels) with the reference qrels may be optimistic, as the labels were fitted to {in_sample}"
+    assert heard == [said] and top_warnings(page) == [said]
+    assert dict(html._agreement_section(agreement, None, ignore)["summary"])["labels fitted to"] == in_sample
     write_manifest(derived, params={"rule": "probability", "calibration": None})  # the shipped p: fitted to none of these
-    assert "labels fitted to" not in dict(html._agreement_section(agreement, None)["summary"])
+    page, _ = build_report(ReportInputs(agreement=agreement), heard.append)
+    assert "labels fitted to" not in page and not top_warnings(page) and len(heard) == 1
 
 
 def test_agreement_ranks_share_ties_and_flips_name_the_run_each_qrels_puts_first():
@@ -142,7 +148,7 @@ def test_agreement_ranks_share_ties_and_flips_name_the_run_each_qrels_puts_first
     agreement = {"labels": {"n": 4, "kappa": 0.5, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]},
                  "rankings": [{"measure": "RR", "tau": 0.33, "ref": {"c": 0.25, "a": 0.5, "b": 0.5},
                                "test": {"c": 0.75, "a": 0.5, "b": 0.25}, "swapped": [["c", "a"], ["c", "b"]]}]}
-    [ranking] = html._agreement_section(agreement, None)["rankings"]
+    [ranking] = html._agreement_section(agreement, None, ignore)["rankings"]
     assert [(r["run"], r["ref_rank"], r["test_rank"]) for r in ranking["runs"]] == [("a", 1, 2), ("b", 1, 3), ("c", 3, 1)]
     assert ranking["flips"] == ["reference qrels rank a above c; test qrels rank c above a",
                                 "reference qrels rank b above c; test qrels rank c above b",
@@ -155,7 +161,7 @@ def test_a_difference_the_derived_labels_erase_is_said_not_passed_over_as_no_cha
     agreement = {"labels": {"n": 4, "kappa": 0.5, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]},
                  "rankings": [{"measure": "Success@10", "tau": float("nan"), "ref": {"bm25": 0.94, "dense": 0.98},
                                "test": {"bm25": 0.94, "dense": 0.94}, "swapped": []}]}
-    [ranking] = html._agreement_section(agreement, None)["rankings"]
+    [ranking] = html._agreement_section(agreement, None, ignore)["rankings"]
     assert ranking["flips"] == ["reference qrels rank dense above bm25; test qrels tie them"]
 
 
@@ -196,7 +202,7 @@ def test_a_tau_is_said_to_be_a_tie_only_where_both_qrels_tie_every_run():
     """Runs tied under the reference qrels alone were said to tie under both, hiding that the test qrels order them."""
     agreement = {"labels": {"n": 4, "kappa": 0.5, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]},
                  "rankings": [{"measure": "RR", "tau": None, "ref": {"a": 0.5, "b": 0.5}, "test": {"a": 0.75, "b": 0.25}}]}
-    [ranking] = html._agreement_section(agreement, None)["rankings"]
+    [ranking] = html._agreement_section(agreement, None, ignore)["rankings"]
     assert ranking["tau"] == "n/a (under the reference qrels every run has the same value, so none ranks above another)"
 
 
@@ -204,7 +210,7 @@ def test_a_tau_of_fewer_than_two_runs_says_why_it_is_not_available():
     """The tau of one run (or of runs only one of which has a value under both qrels) was a bare 'n/a'."""
     agreement = {"labels": {"n": 4, "kappa": 0.5, "labels": [0, 1], "confusion": [[2, 0], [1, 1]]},
                  "rankings": [{"measure": "RR", "tau": None, "ref": {"a": 0.5, "b": None}, "test": {"a": 0.75, "b": 0.25}}]}
-    [ranking] = html._agreement_section(agreement, None)["rankings"]
+    [ranking] = html._agreement_section(agreement, None, ignore)["rankings"]
     assert ranking["tau"] == "n/a (only 1 run has a value under both, where an order needs two)"
 
 
@@ -271,7 +277,7 @@ def test_the_share_at_or_above_is_counted_apart_for_gold_and_other_judged_pairs(
 def test_the_confusion_totals_are_per_column_and_kappa_names_its_weights():
     """The bottom row sums each column (the test qrels' grades), not each row; weighted kappa says its weights."""
     agreement = {"labels": {"n": 4, "kappa": 0.5, "weights": "linear", "labels": [0, 1], "confusion": [[2, 0], [1, 1]]}}
-    section = html._agreement_section(agreement, None)
+    section = html._agreement_section(agreement, None, ignore)
     assert (section["confusion"]["totals"], section["confusion"]["n"]) == ([3, 1], 4)
     assert [row["total"] for row in section["confusion"]["rows"]] == [2, 2]
     assert "Cohen's kappa (linear weights)" in dict(section["summary"])

@@ -483,10 +483,11 @@ def _review_section(stats: Mapping[str, Any]) -> dict[str, Any]:
             "reviewers": reviewers, "pairs": pairs}
 
 
-def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> dict[str, Any]:
+def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None, warn: Callable[[str], None]) -> dict[str, Any]:
     """`semrel agree -f json` as tables: kappa with its interval, the confusion matrix with its axes named,
     and per measure the runs' values and ranks on each qrels with the pairs whose order flips. Any other
-    JSON object is shown as flat key/value rows."""
+    JSON object is shown as flat key/value rows. `warn` hears that the kappa may be in-sample (labels fitted to
+    reviewed pairs), which the top of the page says too: in the section alone it was missed."""
     labels = agreement.get("labels")
     if isinstance(agreement.get("reviewers"), list) and isinstance(agreement.get("agreement"), list):
         return _review_section(agreement)
@@ -515,7 +516,9 @@ def _agreement_section(agreement: Mapping[str, Any], gold_qrels: str | None) -> 
     ]
     fitted = fitted_pairs(agreement)
     if fitted:
-        summary.append(("labels fitted to", f"{quantity(fitted, 'reviewed pair')}: {IN_SAMPLE}"))
+        caveat = f"{quantity(fitted, 'reviewed pair')}: {IN_SAMPLE}"
+        summary.append(("labels fitted to", caveat))
+        warn(f"the agreement of the {test_label} with the {ref_label} may be optimistic, as the labels were fitted to {caveat}")
 
     def rank(values: Mapping[str, Any], run: str) -> int | str:
         """1 + the runs strictly better (tied runs share a rank)."""
@@ -660,7 +663,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
         for message in _cliffs(inputs, component, marks, labels):
             note(message)
     if inputs.agreement is not None:
-        page.sections["agreement"] = _agreement_section(inputs.agreement, inputs.gold_qrels)
+        page.sections["agreement"] = _agreement_section(inputs.agreement, inputs.gold_qrels, note)
     if not any(page.sections.values()):
         given = (f"{display_name(inputs.qrels)} is QRELS, which scores runs: give runs after it, or" if inputs.qrels
                  else "give QRELS and runs,")
