@@ -694,6 +694,28 @@ def test_judgments_that_cannot_be_those_of_the_qrels_are_refused_in_one_line(cli
         assert not (tmp_path / "x.html").exists()
 
 
+def test_judgments_of_some_of_the_qrels_queries_are_warned_of_at_the_top(cli, files, tmp_path):
+    """Judgments that share some queries with the qrels were read in silence: the label warnings counted a judged query the
+    qrels lack as one with no relevant pair, and the score plots were of other queries than the metrics."""
+    rows = [json.loads(line) for line in Path(files["judgments"]).read_text(encoding="utf-8").splitlines()]  # two rows a query
+    qrels = files["qrels"]
+    advice = (f". The metrics are of the qrels' queries, the judge-score plots and label warnings of the judged ones, a judged pair "
+              f"the qrels lack counting as not relevant; give the judgments {qrels}'s labels were made from (where the qrels were "
+              "filtered to fewer queries, filter the judgments alike)")
+    for kept, added, said in (
+            (8, ["q9", "q10"], f"4 of the 8 queries in {qrels} have no judgment ('q5', 'q6', 'q7'); 2 of the 6 judged queries are "
+                               f"not in {qrels} ('q9', 'q10')"),
+            (14, [], f"1 of the 8 queries in {qrels} has no judgment ('q8')")):
+        judgments = tmp_path / "some.jsonl"
+        judgments.write_text("".join(json.dumps(row) + "\n" for row in rows[:kept] + [{**rows[0], "query_id": q} for q in added]),
+                             encoding="utf-8")
+        output = tmp_path / "r.html"
+        result = cli("report", qrels, files["base"], "--judgments", str(judgments), "-o", str(output))
+        message = f"{judgments} and {qrels} hold different queries: {said}{advice}"
+        assert result.exit_code == 0 and f"semrel: warning: {message}\n" in result.stderr, result.stderr
+        assert str(escape(message)) in top_warnings(output.read_text(encoding="utf-8"))
+
+
 def test_a_threshold_given_is_not_marked_as_the_label_threshold_on_the_curves(files, monkeypatch):
     """--threshold 0.5 beside labels made at F >= 0.6: the page warned that 0.5 made no label, and its curves marked 0.5
     'label threshold 0.5'."""

@@ -55,7 +55,7 @@ from ..progress import Steps, counted, no_progress
 from ..records import GoldenItem, Qrels, is_number, is_whole
 from ..resources import semrel_version, template_dir
 from ..review.adjudicate import reviewed_sample
-from ..terminal import quantity
+from ..terminal import agreeing, quantity
 
 SECTIONS = ("golden", "scores", "metrics", "estimates", "lift", "sensitivity", "agreement")
 
@@ -386,20 +386,42 @@ def _sensitivity_section(points: Sequence[SensitivityPoint], chosen: list[float]
             "range": f"{thresholds[0]:g} to {thresholds[-1]:g}", "thresholds": len(thresholds), "graded": len(chosen) > 1}
 
 
-def _check_judgments(inputs: ReportInputs, judged: JudgmentColumns, qrels: Qrels | None) -> None:
+def _check_judgments(inputs: ReportInputs, judged: JudgmentColumns, qrels: Qrels | None, warn: Callable[[str], None]) -> None:
     """Judgments that cannot be those QRELS were labelled from are refused: an empty file drew an empty plot (exit 0), and
-    judgments of other queries warned that the label rule missed every gold chunk, sending the user to review and refit."""
+    judgments of other queries warned that the label rule missed every gold chunk, sending the user to review and refit.
+    Judgments that share only some queries with QRELS are warned of (qrels filtered to fewer queries are plausible): the
+    page computed on the mismatch in silence, its label warnings counting a judged query the qrels lack as one with no
+    relevant pair."""
     name = display_name(inputs.judgments or "the judgments")
     if not len(judged):
         raise ValidationError(f"{name}: no judgments (the file is empty); judge a pool first (`semrel judge`)")
-    labelled = pc.unique(qrels.query_ids).to_pylist() if qrels is not None else []  # in order of first row
-    if qrels is not None and set(labelled).isdisjoint(judged.query_ids):
-        def examples(ids: Sequence[str]) -> str:
-            return ", ".join(map(repr, list(dict.fromkeys(ids))[:3])) or "no rows"
+    if qrels is None:
+        return
+    qrels_name = display_name(inputs.qrels or "the qrels")
+    labelled = pc.unique(qrels.query_ids).to_pylist()  # in order of first row
+    judged_queries = list(dict.fromkeys(judged.query_ids))
 
-        raise ValidationError(f"{name} shares no query id with {display_name(inputs.qrels or 'the qrels')}: the judgments have "
-                              f"{examples(judged.query_ids)}, the qrels have {examples(labelled)}; give the judgments its labels "
-                              "were made from")
+    def examples(ids: Sequence[str]) -> str:
+        return ", ".join(map(repr, ids[:3])) or "no rows"
+
+    in_qrels, in_judgments = set(labelled), set(judged_queries)
+    if in_qrels.isdisjoint(in_judgments):
+        raise ValidationError(f"{name} shares no query id with {qrels_name}: the judgments have {examples(judged_queries)}, the "
+                              f"qrels have {examples(labelled)}; give the judgments its labels were made from")
+    unjudged = [q for q in labelled if q not in in_judgments]
+    unlabelled = [q for q in judged_queries if q not in in_qrels]
+    differ = []
+    if unjudged:
+        differ.append(f"{len(unjudged):,} of the {quantity(len(labelled), 'query')} in {qrels_name} {agreeing(len(unjudged), 'have')} "
+                      f"no judgment ({examples(unjudged)})")
+    if unlabelled:
+        differ.append(f"{len(unlabelled):,} of the {quantity(len(judged_queries), 'judged query')} {agreeing(len(unlabelled), 'are')} "
+                      f"not in {qrels_name} ({examples(unlabelled)})")
+    if differ:
+        warn(f"{name} and {qrels_name} hold different queries: {'; '.join(differ)}. The metrics are of the qrels' queries, the "
+             "judge-score plots and label warnings of the judged ones, a judged pair the qrels lack counting as not relevant; give "
+             f"the judgments {qrels_name}'s labels were made from (where the qrels were filtered to fewer queries, filter the "
+             "judgments alike)")
 
 
 def _label_warnings(inputs: ReportInputs, qrels: Qrels | None, rule: Rule | None, qrels_params: Mapping[str, Any] | None,
@@ -629,7 +651,7 @@ def build_report(inputs: ReportInputs, warn: Callable[[str], None], steps: Steps
     if sample is not None and qrels is not None:  # too small a sample of these qrels: said before the runs are scored
         sampled_pairs(sample, set(qrels.query_ids.to_pylist()))
     if judged is not None:
-        _check_judgments(inputs, judged, qrels)
+        _check_judgments(inputs, judged, qrels, note)
     refitted = rule if isinstance(rule, ProbabilityRule) and not rule.cuts_on_p else None
     for message in _label_warnings(inputs, qrels, rule, qrels_params, judged, golden, judge):
         note(message)
