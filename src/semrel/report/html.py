@@ -36,7 +36,7 @@ from ..formats import read_qrels, read_run
 from ..formats.corpus import read_golden, unique_chunks
 from ..formats.files import STDIO, atomic_writer, check_input_file, display_name, read_text
 from ..formats.jsonl import loads, read_jsonl, require
-from ..formats.judgments import PROBABILITY, SCORES, JudgmentColumns, read_judgment_columns
+from ..formats.judgments import PROBABILITY, SCORES, JudgmentColumns, no_judgments, read_judgment_columns
 from ..formats.manifest import manifest_is_stale, manifest_path, outputs_with_manifests, read_params, with_manifests, write_manifest
 from ..formats.tables import Table, cell_text
 from ..golden.validate import golden_stats, stats_tables
@@ -394,7 +394,7 @@ def _check_judgments(inputs: ReportInputs, judged: JudgmentColumns, qrels: Qrels
     relevant pair."""
     name = display_name(inputs.judgments or "the judgments")
     if not len(judged):
-        raise ValidationError(f"{name}: no judgments (the file is empty); judge a pool first (`semrel judge`)")
+        raise no_judgments(name)
     if qrels is None:
         return
     qrels_name = display_name(inputs.qrels or "the qrels")
