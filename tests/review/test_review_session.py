@@ -371,7 +371,7 @@ def test_a_refresh_counts_only_the_pairs_whose_texts_or_proposed_grades_changed(
     grade: a count of the unchanged pairs instead went unnoticed, as the CLI test's "1 pairs" is also in "11 pairs"."""
     conn, pool = queued_db(tmp_path)
     tasks = load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], Labelling("R", (0.5,)))
-    assert refresh_tasks(conn, tasks, "j.jsonl") == Refreshed(texts=0, proposed=0, left_out=0, dropped=0)
+    assert refresh_tasks(conn, tasks, "j.jsonl") == Refreshed(texts=0, proposed=0, left_out=0, withdrawn=0, decided_unjudged=0)
     session = Session(conn, "alice")
     edited = session.next_task()
     session.grade(edited, 1)
@@ -380,10 +380,92 @@ def test_a_refresh_counts_only_the_pairs_whose_texts_or_proposed_grades_changed(
     changed = [dataclasses.replace(t, chunk=t.chunk + " (edited)") if (t.query_id, t.chunk_id) == (edited.query_id, edited.chunk_id)
                else dataclasses.replace(t, proposed=1 - t.proposed) if (t.query_id, t.chunk_id) == (regraded.query_id, regraded.chunk_id)
                else t for t in tasks]
-    assert refresh_tasks(conn, changed, "j.jsonl") == Refreshed(texts=1, proposed=1, left_out=0, dropped=0)
+    assert refresh_tasks(conn, changed, "j.jsonl") == Refreshed(texts=1, proposed=1, left_out=0, withdrawn=0, decided_unjudged=0)
     assert [d.task.id for d in session.recent()] == [regraded.id]  # another proposed grade leaves the decision standing
     assert session.next_task().id == edited.id  # new texts: shown again
-    assert refresh_tasks(conn, changed, "j.jsonl") == Refreshed(texts=0, proposed=0, left_out=0, dropped=0)
+    assert refresh_tasks(conn, changed, "j.jsonl") == Refreshed(texts=0, proposed=0, left_out=0, withdrawn=0, decided_unjudged=0)
+
+
+def test_a_refresh_withdraws_the_pairs_the_judgments_no_longer_list_and_keeps_their_decisions(tmp_path):
+    """Re-judged files that no longer list a pair left it queued with the old texts and scores: a reviewer was shown it,
+    on screen even then, and asked to grade a pair nobody judges now. It is withdrawn (a decision on it stands), and comes
+    back when listed again."""
+    conn, pool = queued_db(tmp_path)
+    tasks = load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], Labelling("R", (0.5,)))
+    alice, bob = Session(conn, "alice"), Session(open_db(tmp_path / "r.sqlite"), "bob")
+    decided = alice.next_task()
+    alice.grade(decided, 1)
+    shown = bob.next_task()  # on bob's screen while the files are refreshed
+    assert bob.on_screen()
+    idle = alice.next_task()
+    alice.release()
+    gone = {(t.query_id, t.chunk_id) for t in (decided, shown, idle)}
+    fewer = [dataclasses.replace(t, R=0.99) for t in tasks if (t.query_id, t.chunk_id) not in gone]
+    assert refresh_tasks(conn, fewer, "j.jsonl") == Refreshed(texts=0, proposed=0, left_out=0, withdrawn=2, decided_unjudged=1)
+    assert not bob.on_screen() and bob.grade(shown, 0).name == "NOT_HELD" and bob.skip(shown).name == "NOT_HELD"  # nothing recorded
+    served = []
+    while (task := bob.next_task()) is not None:
+        served.append(task)
+        bob.skip(task)
+    assert {(t.query_id, t.chunk_id) for t in served} == {(t.query_id, t.chunk_id) for t in fewer}  # the 9 listed, all rescored
+    assert {t.R for t in served} == {0.99}
+    assert [(d.task.id, d.grade) for d in alice.recent()] == [(decided.id, 1)]  # alice's grade stands
+    assert bob.progress().total == 10 and bob.progress().done == 10  # the 9 listed and the decided one
+    assert gone.isdisjoint((t.query_id, t.chunk_id) for t in bob.following(decided, 12))  # nor prepared for the page
+    assert refresh_tasks(conn, fewer, "j.jsonl").withdrawn == 0  # said once
+    assert refresh_tasks(conn, tasks, "j.jsonl") == Refreshed(texts=0, proposed=0, left_out=0, withdrawn=0, decided_unjudged=0)
+    back = []
+    while (task := bob.next_task()) is not None:
+        back.append(task.id)
+        bob.skip(task)
+    assert sorted(back) == sorted([shown.id, idle.id])  # listed again: back in the queue
+    assert bob.progress().total == 12
+
+
+def test_a_refresh_cut_short_leaves_the_queue_as_it_was(tmp_path, monkeypatch):
+    """Rescoring the listed pairs and withdrawing the others are one transaction: Ctrl-C at the withdrawal leaves every
+    task with its old texts, scores and place in the queue."""
+    from semrel.review.store import ReviewConnection
+
+    conn, pool = queued_db(tmp_path)
+    tasks = load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], Labelling("R", (0.5,)))
+    before = conn.execute("SELECT * FROM tasks ORDER BY id").fetchall()
+    executemany = ReviewConnection.executemany
+
+    def interrupted(self, sql, parameters):
+        if sql.startswith("UPDATE tasks SET withdrawn = 1"):
+            raise KeyboardInterrupt
+        return executemany(self, sql, parameters)
+
+    monkeypatch.setattr(ReviewConnection, "executemany", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        refresh_tasks(conn, [dataclasses.replace(t, R=0.99) for t in tasks[1:]], "j.jsonl")
+    assert conn.execute("SELECT * FROM tasks ORDER BY id").fetchall() == before
+
+
+def test_a_start_on_rejudged_files_shows_no_pair_they_no_longer_judge_and_exports_its_grade(tmp_path, cli):
+    """`review start` on files judged again: a pair they no longer list was shown next with its old chunk and scores.
+    Withdrawn now, with the counts on stderr; a grade given on a pair no longer listed stays in the export."""
+    pool = write_pool(tmp_path / "pool")
+    db = str(tmp_path / "r.sqlite")
+    assert start(cli, pool, db, "alice", "yq").exit_code == 0  # alice grades q1/c1 (nearest 0.5) relevant
+    with sqlite3.connect(db) as conn:
+        first, second = conn.execute("SELECT query_id, chunk_id FROM tasks ORDER BY position LIMIT 2").fetchall()
+    assert (first, second) == (("q1", "c1"), ("q2", "c4"))
+    unlisted = (f'"query_id": "{first[0]}", "chunk_id": "{first[1]}"', f'"query_id": "{second[0]}", "chunk_id": "{second[1]}"')
+    for name, kept in (("judgments", lambda line: not line.startswith(tuple("{" + u for u in unlisted))),
+                       ("labels", lambda line: line.split()[::2] not in ([*first], [*second]))):
+        lines = Path(pool[name]).read_text().splitlines()
+        Path(pool[name]).write_text("".join(f"{line}\n" for line in lines if kept(line)))
+    resumed = start(cli, pool, db, "bob", "q")
+    assert resumed.exit_code == 0, resumed.output
+    assert "1 undecided pair of this queue is no longer judged in these files: withdrawn, shown to nobody" in resumed.stderr
+    assert "1 decided pair of this queue is no longer judged in these files: kept with the decisions made" in resumed.stderr
+    assert "query q2" not in resumed.stdout and "chunk c4" not in resumed.stdout and "chunk c3" in resumed.stdout  # q3/c3 next
+    assert json.loads(cli("review", "stats", "--db", db, "--format", "json").stdout)["tasks"] == 11
+    out = tmp_path / "out.qrels"
+    assert cli("review", "export", "--db", db, "--labels", pool["labels"], "-o", out).exit_code == 0
+    assert "q1 0 c1 1" in out.read_text().splitlines() and "q2 0 c4" not in out.read_text()
 
 
 def test_a_queue_another_process_built_first_is_joined_not_added_to(tmp_path):
@@ -541,6 +623,7 @@ def test_a_schema_2_database_is_upgraded_to_mark_simulated_decisions_keeping_eve
     _, db, _, _ = reviewed_by_two(tmp_path)
     with contextlib.closing(sqlite3.connect(db)) as conn:
         conn.execute("ALTER TABLE decisions DROP COLUMN simulated")
+        conn.execute("ALTER TABLE tasks DROP COLUMN withdrawn")  # nor had tasks.withdrawn (schema 4)
         conn.execute("PRAGMA user_version = 2")
         decisions = conn.execute("SELECT * FROM decisions ORDER BY id").fetchall()
     session = Session(open_db(db), "carol")
@@ -548,6 +631,7 @@ def test_a_schema_2_database_is_upgraded_to_mark_simulated_decisions_keeping_eve
     rows = [tuple(r) for r in session.conn.execute("SELECT * FROM decisions ORDER BY id")]
     assert [r[:-1] for r in rows[:-1]] == decisions and [r[-1] for r in rows] == [None] * len(decisions) + [0]
     assert session.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert session.conn.execute("SELECT count(*) FROM tasks WHERE withdrawn = 0").fetchone()[0] == 12  # none withdrawn
     session.conn.close()
 
 
@@ -896,6 +980,7 @@ def test_a_schema_1_database_is_read_as_it_is_and_upgraded_by_a_session_keeping_
     conn.execute("ALTER TABLE tasks DROP COLUMN probability")  # as semrel wrote it before tasks kept the judge's p
     conn.execute("PRAGMA user_version = 1")
     conn.execute("ALTER TABLE decisions DROP COLUMN simulated")  # as semrel wrote it before it marked a simulation's decisions
+    conn.execute("ALTER TABLE tasks DROP COLUMN withdrawn")  # and before it withdrew pairs the judgments no longer list
     decisions = conn.execute("SELECT * FROM decisions ORDER BY id").fetchall()
     conn.close()
 
@@ -1019,7 +1104,7 @@ def test_resuming_on_other_labels_or_fewer_pairs_says_so_and_export_refuses_anot
     Path(pool["judgments"]).write_text("\n".join(judged[1:]) + "\n")
     Path(pool["labels"]).write_text("\n".join(lines[1:]) + "\n")
     fewer = start(cli, pool, db, "alice", "q")
-    assert fewer.exit_code == 0 and "1 pair of this queue is no longer judged in these files" in fewer.stderr
+    assert fewer.exit_code == 0 and "1 decided pair of this queue is no longer judged in these files" in fewer.stderr
     graded = tmp_path / "graded.qrels"
     graded.write_text("".join(f"{a} 0 {b} 3\n" for a, _, b, _ in map(str.split, lines)))
     assert_one_error(cli("review", "export", "--db", db, "--labels", graded, "-o", tmp_path / "out.qrels"),

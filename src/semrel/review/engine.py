@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import UsageError, ValidationError
 from ..terminal import agreeing, is_printable_name, quantity
 from .order import RANDOM_SHARE, review_queue
-from .store import create_db, is_new_db, open_db, read_meta, transaction, write_meta
+from .store import create_db, is_new_db, open_db, queued, read_meta, transaction, write_meta
 from .tasks import Labelling, Task, labels_labelling, load_tasks, parse_labelling
 
 CLAIM_SECONDS = 600.0
@@ -143,30 +143,40 @@ class Refreshed:
     texts: int  # new texts: their earlier decisions are stale
     proposed: int  # another proposed grade (labels of another rule?)
     left_out: int  # judged pairs the queue lacks
-    dropped: int  # queued pairs the inputs lack: they stay in the queue
+    withdrawn: int  # undecided queued pairs the inputs no longer list: withdrawn by this refresh
+    decided_unjudged: int  # decided pairs the inputs no longer list: their decisions stand
 
 
 def refresh_tasks(conn: sqlite3.Connection, tasks: Sequence[Task], judgments: str) -> Refreshed:
-    """Bring stored tasks up to date with re-read inputs: changed texts get a new hash (their
-    old decisions become stale), scores and proposed grades are updated. Tasks none of which the queue holds (read from
-    `judgments`) are the files of another review: refused before anything is written."""
-    rows = conn.execute("SELECT query_id, chunk_id, hash, proposed FROM tasks")
-    stored = {(r["query_id"], r["chunk_id"]): (r["hash"], r["proposed"]) for r in rows}
-    given = {(t.query_id, t.chunk_id) for t in tasks}
-    if given.isdisjoint(stored):
-        raise ValidationError(f"{getattr(conn, 'name', '') or 'the review database'}: its queue holds none of the "
-                              f"{quantity(len(tasks), 'pair')} judged in {judgments}: it was built from other judgments: "
-                              "give the database these were queued in (or a new one), or the files its queue was built from")
-    changed = [t for t in tasks if (t.query_id, t.chunk_id) in stored and stored[t.query_id, t.chunk_id][0] != t.hash]
-    regraded = sum(1 for t in tasks if (t.query_id, t.chunk_id) in stored and stored[t.query_id, t.chunk_id][1] != t.proposed)
-    with transaction(conn):
+    """Bring stored tasks up to date with re-read inputs, in one transaction: changed texts get a new hash (their
+    old decisions become stale), scores and proposed grades are updated. A pair the inputs no longer list is withdrawn,
+    shown to nobody, not with the texts and scores of judgments since replaced; its decisions stand (listed again, it is
+    back). Tasks none of which the queue holds (read from `judgments`) are the files of another review: refused before
+    anything is written."""
+    given = {(t.query_id, t.chunk_id): t for t in tasks}
+    with transaction(conn):  # read under the write lock: a decision made meanwhile is counted as it is kept
+        rows = conn.execute("SELECT t.id, t.query_id, t.chunk_id, t.hash, t.proposed, t.withdrawn,"
+                            " EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id) AS decided FROM tasks t").fetchall()
+        stored = {(r["query_id"], r["chunk_id"]): r for r in rows}
+        if given.keys().isdisjoint(stored):
+            raise ValidationError(f"{getattr(conn, 'name', '') or 'the review database'}: its queue holds none of the "
+                                  f"{quantity(len(tasks), 'pair')} judged in {judgments}: it was built from other judgments: "
+                                  "give the database these were queued in (or a new one), or the files its queue was built from")
+        kept = [t for pair, t in given.items() if pair in stored]
+        gone = [r for pair, r in stored.items() if pair not in given]
         conn.executemany(
-            "UPDATE tasks SET query = ?, answers = ?, chunk = ?, P = ?, R = ?, F = ?, probability = ?, proposed = ?, hash = ?"
-            " WHERE query_id = ? AND chunk_id = ?",
+            "UPDATE tasks SET query = ?, answers = ?, chunk = ?, P = ?, R = ?, F = ?, probability = ?, proposed = ?, hash = ?,"
+            " withdrawn = 0 WHERE query_id = ? AND chunk_id = ?",
             [(t.query, json.dumps(list(t.answers), ensure_ascii=False), t.chunk, t.P, t.R, t.F, t.p, t.proposed, t.hash,
-              t.query_id, t.chunk_id) for t in tasks if (t.query_id, t.chunk_id) in stored],
+              t.query_id, t.chunk_id) for t in kept],
         )
-    return Refreshed(len(changed), regraded, sum(pair not in stored for pair in given), sum(pair not in given for pair in stored))
+        conn.executemany("UPDATE tasks SET withdrawn = 1 WHERE id = ?", [(r["id"],) for r in gone])  # on a screen now: no longer held
+    return Refreshed(
+        texts=sum(stored[t.query_id, t.chunk_id]["hash"] != t.hash for t in kept),
+        proposed=sum(stored[t.query_id, t.chunk_id]["proposed"] != t.proposed for t in kept),
+        left_out=len(given) - len(kept), withdrawn=sum(not r["withdrawn"] and not r["decided"] for r in gone),
+        decided_unjudged=sum(r["decided"] for r in gone),
+    )
 
 
 def labelling_of(conn: sqlite3.Connection) -> Labelling:
@@ -229,7 +239,7 @@ _UNDECIDED_BY_OTHERS = "NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id 
 _HELD = (  # claimed by this reviewer, decided neither by them nor (unless shared) by anyone else; of several (an undo
     # while a pair is shown) the one claimed last, the pair undone, even where the pair shown is earlier in the queue
     "SELECT t.* FROM tasks t JOIN claims c ON c.task_id = t.id AND c.reviewer = :r"
-    f" WHERE {_UNDECIDED_BY_ME} AND (t.shared OR {_UNDECIDED_BY_OTHERS}) ORDER BY c.claimed DESC, t.position LIMIT 1"
+    f" WHERE NOT t.withdrawn AND {_UNDECIDED_BY_ME} AND (t.shared OR {_UNDECIDED_BY_OTHERS}) ORDER BY c.claimed DESC, t.position LIMIT 1"
 )
 
 
@@ -257,7 +267,7 @@ class Session:
         args: dict[str, Any] = {"r": self.reviewer, "fresh": now - CLAIM_SECONDS}
         with transaction(self.conn):
             row = self._held() or self.conn.execute(
-                f"SELECT t.* FROM tasks t WHERE {_UNDECIDED_BY_ME} AND (t.shared OR ({_UNDECIDED_BY_OTHERS}"
+                f"SELECT t.* FROM tasks t WHERE NOT t.withdrawn AND {_UNDECIDED_BY_ME} AND (t.shared OR ({_UNDECIDED_BY_OTHERS}"
                 " AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.reviewer != :r AND c.claimed > :fresh)))"
                 " ORDER BY t.position LIMIT 1", args,
             ).fetchone()
@@ -277,7 +287,7 @@ class Session:
         """Whether this reviewer has a pair shown now: held, undecided, claimed in the last CLAIM_SECONDS and not
         left by quitting (a person signed in at the page or a terminal, who may not have decided anything yet)."""
         sql = (f"SELECT EXISTS (SELECT 1 FROM tasks t JOIN claims c ON c.task_id = t.id AND c.reviewer = :r WHERE c.claimed > :fresh"
-               f" AND {_UNDECIDED_BY_ME} AND (t.shared OR {_UNDECIDED_BY_OTHERS}))")
+               f" AND NOT t.withdrawn AND {_UNDECIDED_BY_ME} AND (t.shared OR {_UNDECIDED_BY_OTHERS}))")
         return bool(self.conn.execute(sql, {"r": self.reviewer, "fresh": time.time() - CLAIM_SECONDS}).fetchone()[0])
 
     def _held(self) -> sqlite3.Row | None:
@@ -347,7 +357,8 @@ class Session:
 
     def following(self, task: Task, count: int) -> list[Task]:
         """The tasks after `task` in queue order, likely shown next (a front end prepares them)."""
-        rows = self.conn.execute("SELECT * FROM tasks WHERE position > ? ORDER BY position LIMIT ?", (task.position, count))
+        rows = self.conn.execute("SELECT * FROM tasks WHERE position > ? AND NOT withdrawn ORDER BY position LIMIT ?",
+                                 (task.position, count))
         return [task_from_row(r) for r in rows]
 
     def recent(self, limit: int = 50) -> list[Decided]:
@@ -390,7 +401,7 @@ class Session:
         done, graded = self.conn.execute(  # in one read: a grade committed between two would count in one only
             "SELECT count(DISTINCT task_id), count(DISTINCT CASE WHEN kind = 'grade' THEN task_id END) FROM live").fetchone()
         return Progress(
-            total=self._count("SELECT count(*) FROM tasks"), done=done,
+            total=self._count(f"SELECT count(*) FROM tasks t WHERE {queued(self.conn)}"), done=done,
             mine=self._count("SELECT count(*) FROM live WHERE reviewer = ? AND kind = 'grade'", self.reviewer),
             flagged=flagged_pairs(self.conn, self.reviewer), graded=graded, skipped=done - graded,
         )
@@ -452,10 +463,12 @@ def prepare_queue(conn: sqlite3.Connection, files: TaskFiles | None, labelling: 
             left_out = refreshed.left_out
             if left_out and (len(tasks), left_out) != (pool, (pool or 0) - queued):  # not just the pairs --limit kept out
                 warn(f"{quantity(left_out, 'judged pair', 'are')} not in this database's queue; review them with a new --db")
-            if refreshed.dropped:
-                warn(f"{quantity(refreshed.dropped, 'pair')} of this queue {agreeing(refreshed.dropped, 'are')} no longer judged in "
-                     "these files; they stay in the queue, its "
-                     "decisions and exports (a new --db leaves them out)")
+            if refreshed.withdrawn:
+                warn(f"{quantity(refreshed.withdrawn, 'undecided pair')} of this queue {agreeing(refreshed.withdrawn, 'are')} no longer "
+                     "judged in these files: withdrawn, shown to nobody (judged again, a pair comes back)")
+            if refreshed.decided_unjudged:
+                warn(f"{quantity(refreshed.decided_unjudged, 'decided pair')} of this queue {agreeing(refreshed.decided_unjudged, 'are')} "
+                     "no longer judged in these files: kept with the decisions made, in stats and exports, and shown to no other reviewer")
     elif files is None:
         raise ValidationError("the review database is new: give judgments=, labels=, corpus= and golden=")
     elif labelling is None:

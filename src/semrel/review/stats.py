@@ -15,7 +15,7 @@ import numpy as np
 from ..analysis.agreement import Agreement, agreement, scale
 from .adjudicate import grades_by_pair, human_grades, stale_decisions
 from .engine import flagged_pairs, labelling_of
-from .store import open_db_read_only, snapshot
+from .store import open_db_read_only, queued, snapshot
 
 JUDGE = "judge"  # how the judge is named beside the reviewers, unless a reviewer goes by that name (judge_label)
 
@@ -92,7 +92,7 @@ def review_stats(db: str | os.PathLike, resamples: int = 1000, seed: int = 0) ->
         top = labelling_of(conn).max_grade
         grades = human_grades(conn)
         people = reviewer_stats(conn)
-        tasks = conn.execute("SELECT count(*) FROM tasks").fetchone()[0]
+        tasks = conn.execute(f"SELECT count(*) FROM tasks t WHERE {queued(conn)}").fetchone()[0]
     by_pair = dict(sorted(grades_by_pair(grades).items()))  # the bootstrap draws pairs in (query, chunk) order, as `agree` does
     proposed = {(g.query_id, g.chunk_id): g.proposed for g in grades}
     # the whole scale, 0 to the queue's top or a proposed grade above it (labels of a graded rule queued on one threshold,

@@ -21,7 +21,7 @@ from ..errors import SemrelError
 from ..formats.files import check_input_file, note_database, sweep_stale_temps, temp_prefix
 from ..formats.kinds import REVIEW_DATABASE, kind_of, misplaced
 
-SCHEMA_VERSION = 3  # 2: tasks.probability; 3: decisions.simulated
+SCHEMA_VERSION = 4  # 2: tasks.probability; 3: decisions.simulated; 4: tasks.withdrawn
 BUSY_TIMEOUT_MS = 30_000
 T = TypeVar("T")
 
@@ -42,6 +42,7 @@ CREATE TABLE tasks (
     sample_rank INTEGER,              -- place in the uniform random sample, NULL if not sampled
     shared INTEGER NOT NULL DEFAULT 0, -- shown to every reviewer (--overlap)
     hash TEXT NOT NULL,               -- over query, answers and chunk: edited texts make labels stale
+    withdrawn INTEGER NOT NULL DEFAULT 0, -- 1: the judgments no longer list the pair; shown to nobody, its decisions stand
     UNIQUE (query_id, chunk_id)
 );
 CREATE TABLE reviewers (name TEXT PRIMARY KEY, created REAL NOT NULL);
@@ -243,6 +244,8 @@ def _upgrade(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE tasks ADD COLUMN probability REAL")
     if version < 3:
         conn.execute("ALTER TABLE decisions ADD COLUMN simulated INTEGER")
+    if version < 4:
+        conn.execute("ALTER TABLE tasks ADD COLUMN withdrawn INTEGER NOT NULL DEFAULT 0")
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
@@ -354,6 +357,14 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     finally:
         if conn.in_transaction:
             conn.execute("COMMIT")
+
+
+def queued(conn: sqlite3.Connection) -> str:
+    """SQL true of a task `t` the queue counts: one the judgments still list (refresh_tasks withdraws the others), or one
+    decided by anyone, whose decision stands. A database of a schema before 4, read as it is (stats, export), withdrew none."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(tasks)")}
+    withdrawn = "t.withdrawn" if "withdrawn" in columns else "0"
+    return f"(NOT {withdrawn} OR EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id))"
 
 
 def read_meta(conn: sqlite3.Connection) -> dict[str, Any]:
