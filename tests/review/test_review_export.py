@@ -505,6 +505,27 @@ def test_the_random_sample_of_a_review_is_its_decided_prefix_less_the_skips_and_
     conn.close()
 
 
+def test_the_random_sample_goes_on_past_a_pair_withdrawn_undecided(tmp_path):
+    """A sample pair that re-judged files no longer list is withdrawn, shown to nobody, so never decided: the decided
+    prefix stopped at it for good, and pairs graded after it never counted in an estimate."""
+    from semrel.review.engine import refresh_tasks
+    from semrel.review.tasks import Labelling, load_tasks
+
+    conn, pool = queued_db(tmp_path, QueueSettings(order="random"))
+    tasks = load_tasks(pool["judgments"], pool["labels"], pool["corpus"], pool["golden"], Labelling("R", (0.5,)))
+    alice = Session(conn, "alice")
+    first = alice.next_task()
+    alice.grade(first, 1)
+    withdrawn = alice.following(first, 1)[0]
+    assert (first.sample_rank, withdrawn.sample_rank) == (0, 1)
+    refresh_tasks(conn, [t for t in tasks if (t.query_id, t.chunk_id) != (withdrawn.query_id, withdrawn.chunk_id)], "j.jsonl")
+    third = alice.next_task()
+    assert third.sample_rank == 2
+    alice.grade(third, 0)
+    assert reviewed_sample(str(tmp_path / "r.sqlite")).grades == {(first.query_id, first.chunk_id): 1, (third.query_id, third.chunk_id): 0}
+    conn.close()
+
+
 def test_a_query_sample_queue_whose_limit_cuts_its_first_query_is_said_to_hold_no_sample(tmp_path):
     """--limit 3 of queries of 4 pairs queues no query whole, so no pair has a sample rank: once every queued pair was
     graded, estimate still said 'no pair of the random sample is reviewed yet (review in ... query-sample ...)', to one

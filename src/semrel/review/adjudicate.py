@@ -33,7 +33,7 @@ from ..formats.trec import graded_pairs, write_judgment_groups, write_qrels
 from ..records import Qrels
 from ..terminal import quantity
 from .engine import ADJUDICATION_RULES, as_recorded, labelling_of
-from .store import open_db_read_only, read_meta, snapshot
+from .store import open_db_read_only, queued, read_meta, snapshot
 
 Pair = tuple[str, str]
 
@@ -268,7 +268,7 @@ def reviewed_sample(db: str | os.PathLike, rule: str = "majority") -> ReviewedSa
     with contextlib.closing(open_db_read_only(db)) as conn, snapshot(conn):  # the prefix and its grades of one moment
         meta = read_meta(conn)
         first_open = conn.execute(
-            "SELECT min(sample_rank) FROM tasks t WHERE sample_rank IS NOT NULL"
+            f"SELECT min(sample_rank) FROM tasks t WHERE sample_rank IS NOT NULL AND {queued(conn)}"  # a withdrawn pair: decided never
             " AND NOT EXISTS (SELECT 1 FROM live l WHERE l.task_id = t.id)"
         ).fetchone()[0]
         ranked = conn.execute("SELECT EXISTS (SELECT 1 FROM tasks WHERE sample_rank IS NOT NULL)").fetchone()[0]
