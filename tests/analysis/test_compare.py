@@ -40,6 +40,23 @@ def test_a_comparison_on_fewer_than_five_queries_says_its_tests_mean_little(cli,
     assert "compared on" not in cli("compare", write("all.qrels", QRELS), *runs, "-m", "RR").stderr  # eight are enough here
 
 
+def test_a_difference_the_same_on_every_query_is_said_to_leave_t_and_the_bootstrap_nothing_to_weigh(cli, files):
+    """b beats a by 0.5 RR on each of the 8 queries: the bootstrap's resampled means are all 0.5, so its p is its floor
+    1/10001 (t's is 0) on 8 queries as on 8,000, with no word, where the randomization test's is 2/2^8."""
+    qrels, a, b, c = files
+    result = cli("compare", qrels, a, b, c, "-m", "RR", "--test", "bootstrap", "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    tests = {t["run"]: t for t in json.loads(result.stdout)["tests"]}
+    assert (tests["b"]["p_bootstrap"], tests["b"]["p_t"], tests["b"]["p_randomization"]) == (1 / 10001, 0.0, 2 / 256)
+    said = ("RR b vs a: the difference is the same on every one of the 8 queries, so the bootstrap test has no spread between "
+            "queries to weigh it against: its p (1/10001) is what it gives on 5 queries as on 5,000, not a measure of the evidence; "
+            "the randomization test (the default) counts the sign patterns that reach the difference")
+    assert said in result.stderr.replace("\n", " ") and "RR c vs a" not in result.stderr  # c: +0.5 on four, -0.5 on four
+    t = cli("compare", qrels, a, b, "-m", "RR", "--test", "t", "--bootstrap", "99")
+    assert "the t test has no spread between queries to weigh it against: its p (0) is" in t.stderr.replace("\n", " ")
+    assert "same on every one" not in cli("compare", qrels, a, b, "-m", "RR").stderr  # randomization: its p counts patterns
+
+
 def test_baseline_marks_only_the_run_that_beats_it(cli, files):
     result = cli("compare", *files, "-m", "RR,P@1", "--seed", "3")
     assert result.exit_code == 0, result.stderr

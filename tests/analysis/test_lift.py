@@ -158,6 +158,21 @@ def test_lift_on_fewer_than_five_queries_says_its_tests_mean_little(cli, write):
     assert "the runs are compared on 1 query: paired tests of so few differences mean little" in result.stderr
 
 
+def test_lift_says_a_change_the_same_on_every_query_leaves_t_and_the_bootstrap_nothing_to_weigh(cli, write):
+    """The reranker moves the relevant document from second to first on each of 6 queries: RR +0.5 everywhere, and the
+    bootstrap's p was its floor 1/10001 (t's 0) with no word, as on 6,000 queries; compare warns of it the same way."""
+    queries = [f"q{i}" for i in range(1, 7)]
+    qrels = write("six.qrels", "".join(f"{q} 0 r 1\n" for q in queries))
+    base = write("a.run", "".join(f"{q} Q0 x 1 2 a\n{q} Q0 r 2 1 a\n" for q in queries))
+    reranked = write("b.run", "".join(f"{q} Q0 r 1 2 b\n{q} Q0 x 2 1 b\n" for q in queries))
+    result = cli("lift", qrels, "--base", base, "--reranked", reranked, "-m", "RR,P@2", "--test", "bootstrap")
+    assert result.exit_code == 0, result.stderr
+    assert ("semrel: warning: RR: the difference is the same on every one of the 6 queries, so the bootstrap test has no spread "
+            "between queries to weigh it against: its p (1/10001) is") in result.stderr.replace("\n", " ")  # P@2: 0.5 both
+    plain = cli("lift", qrels, "--base", base, "--reranked", reranked, "-m", "RR,P@2")
+    assert plain.exit_code == 0 and "same on every one" not in plain.stderr
+
+
 def test_the_table_says_whose_interval_it_shows(cli, files):
     """Under --test t the interval beside the t p-value is the bootstrap's, and the two can disagree (0 left out where
     p >= alpha): the table said neither which test nor whose interval."""

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from semrel.analysis.significance import StatSettings, adjust, bootstrap, chosen_p, paired_stats, randomization_p, t_test_p
+from semrel.analysis.significance import StatSettings, adjust, bootstrap, chosen_p, no_spread, paired_stats, randomization_p, t_test_p
 from semrel.errors import UsageError
 
 A = np.array([0.50, 0.20, 0.90, 0.40, 0.00, 0.70, 0.33, 0.10, 1.00, 0.25])
@@ -142,6 +142,26 @@ def test_bootstrap_p_counts_the_observed_sample_and_is_never_zero():
     exactly 1 / (resamples + 1), never 0."""
     diffs = np.array([0.9, 1.0, 1.1, 1.0, 0.95, 1.05])
     assert bootstrap(diffs, 999, seed=3, confidence=0.95)[0][0] == pytest.approx(1 / 1000)
+
+
+def test_no_spread_names_the_columns_of_one_nonzero_difference_where_t_or_the_bootstrap_decides():
+    """A column of one difference on every query (to float noise: 0.3 - 0.2 is not 0.4 - 0.3) gave the bootstrap's p
+    its floor 1/(resamples + 1) at any number of queries, and t's 0, unsaid; all-zero or spread columns are not named,
+    nor anything where the randomization test decides or below 5 queries (few_queries speaks there)."""
+    noise = np.array([0.3 - 0.2, 0.4 - 0.3, 0.7 - 0.6, 0.1, 0.9 - 0.8, 0.6 - 0.5])
+    assert len(set(noise.tolist())) > 1
+    diffs = np.column_stack([noise, np.zeros(6), np.linspace(0.1, 0.6, 6), -np.full(6, 0.25), *[np.ones(6)] * 3])
+    names = ["a", "zero", "spread", "b", "c", "d", "e"]
+    boot = StatSettings(test="bootstrap", bootstrap=999)
+    assert bootstrap(diffs, 999, 0, 0.95)[0][[0, 3]].tolist() == [1 / 1000, 1 / 1000]
+    assert no_spread(diffs, boot, names) == (
+        "a, b, c and 2 more: the difference is the same on every one of the 6 queries, so the bootstrap test has no spread between "
+        "queries to weigh it against: its p (1/1000) is what it gives on 5 queries as on 5,000, not a measure of the evidence; "
+        "the randomization test (the default) counts the sign patterns that reach the difference")
+    assert no_spread(diffs[:, :4], StatSettings(test="t"), names).startswith("a, b: the difference is the same on every one of the "
+                                                                             "6 queries, so the t test has no spread")
+    assert no_spread(diffs, StatSettings(), names) is None and no_spread(diffs[:4], boot, names) is None
+    assert no_spread(diffs[:, 1:3], boot, names[1:3]) is None
 
 
 def test_holm_is_capped_at_one():

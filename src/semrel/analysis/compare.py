@@ -24,7 +24,7 @@ from ..evaluation.metrics import Evaluation
 from ..evaluation.render import cell_value
 from ..formats.tables import Cell, Latex, Table, cell_text, render
 from ..terminal import quantity
-from .significance import DEFAULT_STATS, StatSettings, adjust, few_queries, level_text, paired_stats
+from .significance import DEFAULT_STATS, StatSettings, adjust, few_queries, level_text, no_spread, paired_stats
 
 COMPARE_FORMATS = ("table", "markdown", "latex", "csv", "tsv", "json")
 
@@ -186,7 +186,8 @@ def compare_evaluations(
     warn: Callable[[str], None] | None = None,
 ) -> Comparison:
     """Test each run against `baseline` (default: the first), or every pair with `all_pairs`. Text
-    measures (runid, relstring) are left out. `warn` hears when two runs or more share fewer than significance.FEW_QUERIES queries."""
+    measures (runid, relstring) are left out. `warn` hears when two runs or more share fewer than significance.FEW_QUERIES queries, and of
+    differences the chosen test cannot weigh (significance.no_spread)."""
     evaluations = list(evaluations)
     if evaluations:
         kept = numeric_measures(evaluations[0].values, "compare")
@@ -215,6 +216,8 @@ def compare_evaluations(
     tests: list[PairTest] = []
     if diffs is not None:
         found = paired_stats(diffs, settings)
+        if flat := no_spread(diffs, settings, [f"{m.name} {names[i]} vs {names[j]}" for m, i, j in columns]):
+            tell([flat], warn)
         chosen = found.p_values(settings.test)
         corrected = np.empty(len(columns))
         for m in measures:  # each measure is its own family of hypotheses

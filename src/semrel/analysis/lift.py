@@ -24,7 +24,7 @@ from ..formats.tables import Cell, Table, render
 from ..formats.trec import ranked
 from ..records import Qrels, Run, dictionary_codes
 from ..terminal import agreeing, quantity
-from .significance import StatSettings, few_queries, level_text, paired_stats
+from .significance import StatSettings, few_queries, level_text, no_spread, paired_stats
 
 TOP_QUERIES = 5  # the queries that gained and lost most, listed by `lift` and the report alike
 
@@ -116,12 +116,15 @@ class Lift:
     queries: int
     missing: tuple[int, int]  # qrels queries the base and the reranked run lack (they score 0)
     ignored: tuple[int, int] = (0, 0)  # queries of the base and the reranked run not in the qrels (left out)
+    no_spread: str | None = None  # measures changed by one amount on every query, where t or the bootstrap decides
 
     def warnings(self) -> list[str]:
         """What a user should know before trusting the numbers."""
         found = [] if self.check.ok else [self.check.message()]
         if few := few_queries(self.queries):  # as compare warns: one query gave p = 1 and an interval of one point
             found.append(few)
+        if self.no_spread:  # as compare warns: t's p of 0, the bootstrap's 1/(resamples + 1), on any number of queries
+            found.append(self.no_spread)
         for which, count in zip(("base", "reranked"), self.missing):
             if count:
                 found.append(f"{count:,} of {quantity(self.queries, 'query')} {agreeing(count, 'have')} no results in the {which} run; "
@@ -270,7 +273,8 @@ def lift(
     check = check_reorder(base, reranked, depth)
     missing = (len(first.missing_queries), len(second.missing_queries))
     ignored = (len(first.ignored_queries), len(second.ignored_queries))
-    return Lift(rows, by, changes, gained, lost, check, latency, settings, len(first.query_ids), missing, ignored)
+    return Lift(rows, by, changes, gained, lost, check, latency, settings, len(first.query_ids), missing, ignored,
+                no_spread(diffs, settings, [m.name for m in measures]))
 
 
 def lift_table(result: Lift) -> Table:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -105,6 +106,31 @@ def _tolerance(diffs: np.ndarray) -> np.ndarray:
     return 1e-9 * np.abs(diffs).sum(axis=0) + 1e-12
 
 
+def constant_columns(d: np.ndarray) -> np.ndarray:
+    """The columns whose differences are one value on every query (to the slack of float sums): no spread between
+    queries for the t-test or the bootstrap to weigh their mean against."""
+    return d.std(axis=0) <= _tolerance(d) / max(d.shape[0], 1)
+
+
+def no_spread(diffs: np.ndarray, settings: StatSettings, names: Sequence[str]) -> str | None:
+    """The warning for the comparisons (`names`, one per column of `diffs`) whose differences are one non-zero value on
+    every query, where the t-test or the bootstrap decides: t's p is then 0 and the bootstrap's its floor
+    1/(resamples + 1), on 5 queries as on 5,000; Fisher's randomization test still counts the sign patterns that reach
+    the difference (2/2^n where it enumerates them). Below FEW_QUERIES, few_queries speaks."""
+    d = _columns(diffs)
+    n = d.shape[0]
+    if settings.test == "randomization" or n < FEW_QUERIES:
+        return None
+    flat = np.flatnonzero(constant_columns(d) & (np.abs(d.mean(axis=0)) > _tolerance(d) / n))
+    if not len(flat):
+        return None
+    listed = ", ".join(names[k] for k in flat[:3]) + (f" and {len(flat) - 3} more" if len(flat) > 3 else "")
+    floor = "0" if settings.test == "t" else f"1/{settings.bootstrap + 1}"
+    return (f"{listed}: the difference is the same on every one of the {n} queries, so the {settings.test} test has no spread "
+            f"between queries to weigh it against: its p ({floor}) is what it gives on 5 queries as on 5,000, not a measure of the "
+            "evidence; the randomization test (the default) counts the sign patterns that reach the difference")
+
+
 def t_test_p(diffs: np.ndarray) -> np.ndarray:
     """Two-sided paired t-test (as scipy.stats.ttest_rel); constant differences give 1 (all 0) or 0."""
     from scipy import stats  # imported here: it costs a second at every start of the CLI
@@ -116,8 +142,7 @@ def t_test_p(diffs: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # constant columns: handled below
         p = stats.ttest_1samp(d, 0.0, axis=0).pvalue
-    constant = d.std(axis=0) <= _tolerance(d) / max(n, 1)
-    return np.where(constant, np.where(np.abs(mean) <= _tolerance(d) / n, 1.0, 0.0), p)
+    return np.where(constant_columns(d), np.where(np.abs(mean) <= _tolerance(d) / n, 1.0, 0.0), p)
 
 
 def randomization_p(diffs: np.ndarray, permutations: int, seed: int) -> np.ndarray:
