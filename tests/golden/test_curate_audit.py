@@ -5,12 +5,14 @@ gold chunks and answers, split took a NaN ratio, validate stopped at the first m
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 
+import semrel
 from helpers import assert_one_error, read_lines, run, write
-from semrel.errors import UsageError
+from semrel.errors import FormatError, UsageError, ValidationError
 from semrel.formats.corpus import read_golden
 from semrel.golden.neardup import NearDuplicates, deduplicated, split_targets
 from semrel.golden.pick import open_pick_session
@@ -232,3 +234,23 @@ def test_validate_of_a_file_that_is_no_golden_set_says_what_it_looks_like(tmp_pa
                      "`semrel golden import` makes one from a CSV, JSON or testset file")
     corpus = write(tmp_path / "corpus.jsonl", json.dumps({"_id": "a#0", "title": "", "text": "x"}) + "\n")
     assert_one_error(run("golden", "validate", corpus), "this file looks like a corpus, not a golden set")
+
+
+def test_split_and_dedup_refuse_an_empty_query_as_validate_calls_it_an_error(tmp_path):
+    """A query of spaces (a blank line's line 2 counts) was split and deduplicated like any other: every empty query is
+    a near-duplicate of every other, so dedup --apply merged them all into the first, and split kept them in one part."""
+    golden = write(tmp_path / "golden.jsonl", "".join(json.dumps(row) + "\n" if row else "\n" for row in [
+        {"query_id": "q1", "query": "why do cats purr?", "reference_answer": "content"}, None,
+        {"query_id": "q2", "query": " \t", "reference_answer": "buoyancy"},
+        {"query_id": "q3", "query": "", "reference_answer": "wind"}]))
+    said = f"{golden}:3: query 'q2' is empty: give it its text, or drop the line (`semrel golden validate {golden}` lists every problem)"
+    assert run("golden", "validate", golden).stdout.splitlines()[1] == f"{golden}:3: error: query 'q2' is empty"
+    split = run("golden", "split", golden, "-o", tmp_path / "parts")
+    assert assert_one_error(split) == f"semrel: error: {said}" and not (tmp_path / "parts").exists()
+    dedup = run("golden", "dedup", golden, "--apply", "-o", tmp_path / "d.jsonl")
+    assert assert_one_error(dedup) == f"semrel: error: {said}" and not (tmp_path / "d.jsonl").exists()
+    items = [GoldenItem("q1", "why do cats purr?", ("content",)), GoldenItem("q2", " ", ("buoyancy",))]
+    with pytest.raises(ValidationError, match=r"^golden: item 1: query 'q2' is empty: give it its text, or leave it out$"):
+        semrel.dedup_golden(items)
+    with pytest.raises(FormatError, match=re.escape(said)):
+        semrel.split_golden(golden)

@@ -186,8 +186,8 @@ def split_command(golden, output_dir, ratio, sizes, names, seed, threshold, mode
     """Split GOLDEN into parts (deterministic by --seed and the query ids, whatever their order: a query added
     moves about one other); near-duplicate queries stay together."""
     ratios, counts = comma_numbers(ratio, float, "--ratio", "0.8,0.1"), comma_numbers(sizes, int, "--sizes", "200,100")
-    parts = split_golden(read_golden(golden), golden, output_dir, ratios, counts, None if names is None else names.split(","),
-                         seed, threshold, model, stderr_steps, warn_in_flags, together, corpus)
+    parts = split_golden(read_golden(golden, require_text=True), golden, output_dir, ratios, counts,
+                         None if names is None else names.split(","), seed, threshold, model, stderr_steps, warn_in_flags, together, corpus)
     for name, part in parts.items():
         click.echo(f"{name}: {quantity(len(part), 'query')} -> {part_path(output_dir, name)}", err=True)
 
@@ -204,7 +204,7 @@ def dedup_command(golden, report, apply, output, threshold, model):
     """Find near-duplicate queries in GOLDEN; only --apply removes them (keeping the first of each group)."""
     if apply != bool(output):
         raise UsageError("--apply and -o go together: -o names the deduplicated golden set")
-    result = dedup_golden(read_golden(golden), golden, report, output if apply else None, threshold, model, stderr_steps)
+    result = dedup_golden(read_golden(golden, require_text=True), golden, report, output if apply else None, threshold, model, stderr_steps)
     removed = sum(len(r["duplicates"]) for r in result.report)
     if apply:
         for note in result.merges:

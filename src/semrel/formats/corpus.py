@@ -137,8 +137,15 @@ def golden_item(obj: dict, path: str | os.PathLike, line: int) -> GoldenItem:
     )
 
 
-def read_golden(path: str | os.PathLike) -> list[GoldenItem]:
-    """The items of a golden.jsonl (see golden_item); a repeated query id is an error naming its line."""
+def empty_query(item: GoldenItem) -> str | None:
+    """What `golden validate` calls a query without text (GoldenItem.blank); None for one with text."""
+    return f"query {item.query_id!r} is empty" if item.blank else None
+
+
+def read_golden(path: str | os.PathLike, require_text: bool = False) -> list[GoldenItem]:
+    """The items of a golden.jsonl (see golden_item); a repeated query id is an error naming its line, and with
+    `require_text` an empty query too (split and dedup, which group queries by their text: every empty query is a
+    near-duplicate of every other)."""
     items: list[GoldenItem] = []
     seen: dict[str, int] = {}
     with expecting(path, GOLDEN):
@@ -148,6 +155,9 @@ def read_golden(path: str | os.PathLike) -> list[GoldenItem]:
                 raise FormatError(
                     display_name(path), f"query id {item.query_id!r} already used on line {seen[item.query_id]}", line=line
                 )
+            if require_text and (empty := empty_query(item)):
+                raise FormatError(display_name(path), f"{empty}: give it its text, or drop the line (`semrel golden validate "
+                                  f"{display_name(path)}` lists every problem)", line=line)
             seen[item.query_id] = line
             items.append(item)
     return _nonempty(items, "queries", path)
@@ -211,16 +221,25 @@ def corpus_records(chunks: Iterable[Chunk]) -> list[Chunk]:
     return records_given(chunks, "corpus", Chunk, attrgetter("id"), "id", problem=chunk_problem)
 
 
-def golden_records(items: Iterable[GoldenItem]) -> list[GoldenItem]:
-    """GoldenItems given for `golden` in place of a golden.jsonl, checked as its lines are (no query id twice)."""
-    return records_given(items, "golden", GoldenItem, attrgetter("query_id"), "query_id", problem=golden_problem)
+def golden_records(items: Iterable[GoldenItem], require_text: bool = False) -> list[GoldenItem]:
+    """GoldenItems given for `golden` in place of a golden.jsonl, checked as its lines are (no query id twice; with
+    `require_text`, no empty query, as read_golden)."""
+    def problem(item: GoldenItem) -> str | None:
+        found = golden_problem(item)  # first: a query that is no string has no text to look at
+        if found or not require_text:
+            return found
+        empty = empty_query(item)
+        return empty and f"{empty}: give it its text, or leave it out"
+
+    return records_given(items, "golden", GoldenItem, attrgetter("query_id"), "query_id", problem=problem)
 
 
-def given_golden(golden: str | os.PathLike | Iterable[GoldenItem]) -> tuple[list[GoldenItem], str | os.PathLike | None]:
+def given_golden(golden: str | os.PathLike | Iterable[GoldenItem],
+                 require_text: bool = False) -> tuple[list[GoldenItem], str | os.PathLike | None]:
     """(the items, the file they came from) for the Python API: a golden.jsonl read, or golden_records."""
     if isinstance(golden, (str, os.PathLike)):
-        return read_golden(golden), golden
-    return golden_records(golden), None
+        return read_golden(golden, require_text), golden
+    return golden_records(golden, require_text), None
 
 
 def golden_row(item: GoldenItem) -> dict[str, Any]:

@@ -138,7 +138,7 @@ def split_golden(
     their query counts, the queries left over one more part. names: default train,test or train,dev,test, else
     part1,... and rest. model: the embedding model (default MiniLM). With `output_dir`, each part is written to
     output_dir/NAME.jsonl with its manifest, the parts as one unit. Queries left in no part (a group too big for
-    the parts left) are told to `warn`, else as a Python warning.
+    the parts left) are told to `warn`, else as a Python warning. An empty query (`golden validate`'s error) is refused.
     """
     _check_curation(threshold, model, warn)
     check_kind("output_dir", output_dir, PATH, "a folder path")
@@ -151,7 +151,7 @@ def split_golden(
     for name, given in (("ratio", fractions), ("sizes", counts), ("names", labels)):
         if given is not None and not given:  # an empty list is no default: it was meant to say something
             raise UsageError(f"{name}=[]: give at least one value, or leave {name} out")
-    items, source = given_golden(golden)
+    items, source = given_golden(golden, require_text=True)
     notes: list[str] = []
     check_kind("together", together, (str,), f"one of {', '.join(curate.TOGETHER)}")
     check_kind("corpus", corpus, PATH, "a corpus.jsonl path")
@@ -180,12 +180,12 @@ def dedup_golden(
     and its duplicates with their similarity) and `.merges` (what each merge brought). With `output`, the
     deduplicated golden set is written there (as `--apply -o`), with `report` the groups (JSONL), each with
     its manifest, as one unit. Each merge that brought gold chunks or answers goes to `warn`, else to Python
-    warnings.
+    warnings. An empty query (`golden validate`'s error) is refused: every empty query is a near-duplicate of every other.
     """
     _check_curation(threshold, model, warn)
     check_kind("output", output, PATH, "a file path")
     check_kind("report", report, PATH, "a file path")
-    items, source = given_golden(golden)
+    items, source = given_golden(golden, require_text=True)
     result = curate.dedup_golden(items, source, report, output, float(threshold), None if model is None else str(model), steps)
     tell(result.merges, warn, stacklevel=3)
     return result

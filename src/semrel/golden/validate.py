@@ -13,7 +13,7 @@ import numpy as np
 
 from ..cjk import count_words
 from ..errors import FormatError
-from ..formats.corpus import golden_item, misplaced_gold
+from ..formats.corpus import empty_query, golden_item, misplaced_gold
 from ..formats.files import display_name, read_lines
 from ..formats.jsonl import json_object
 from ..formats.kinds import GOLDEN, MisplacedFile, expecting
@@ -117,8 +117,8 @@ def validate_golden(path: str | os.PathLike, corpus: Iterable[Chunk] | None = No
         if item.query_id in ids:
             issues.append(Issue(line, "error", f"query id {item.query_id!r} already used on line {ids[item.query_id]}"))
         ids.setdefault(item.query_id, line)
-        if item.blank:
-            issues.append(Issue(line, "error", f"query {item.query_id!r} is empty"))
+        if empty := empty_query(item):
+            issues.append(Issue(line, "error", empty))
         else:
             key = normalised_query(item.query)
             if key in texts:
