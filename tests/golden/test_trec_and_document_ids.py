@@ -11,7 +11,7 @@ import pytest
 from helpers import SHARED_DATA, assert_one_error, needs_shared, ok, read_lines, run, write
 from semrel.errors import ValidationError
 from semrel.golden.locate import answer_chunks
-from semrel.golden.sources import CorpusIds, corpus_ids, map_document_ids
+from semrel.golden.sources import CorpusIds, as_spelled, corpus_ids, map_document_ids
 from semrel.golden.trec import read_topics
 from semrel.records import Chunk, GoldenItem, QuerySample
 
@@ -221,11 +221,72 @@ def test_an_unknown_chunk_id_in_nfd_gets_no_suggestion_cut_from_a_file_name(tmp_
     write(tmp_path / "docs" / "café.txt", "Chain oil goes on the rollers.")
     ok("corpus", "chunk", tmp_path / "docs", "-o", tmp_path / "c.jsonl")
     nfd = unicodedata.normalize("NFD", "café")
-    for gold, said in ((f"{nfd}#0", f"(first: '{nfd}#0' of query 'q1'), neither"),
+    for gold, said in ((f"{nfd}#1", f"(first: '{nfd}#1' of query 'q1'), neither"),
                        (f"{nfd}s.md", f"(first: '{nfd}s.md' of query 'q1'; did you mean 'café.md', of the document 'café'?)")):
         write(tmp_path / "g.csv", f"question,answer,gold\nWhere?,On the rollers.,{gold}\n")
         assert_one_error(run("golden", "import", tmp_path / "g.csv", "--corpus", tmp_path / "c.jsonl", "-o", tmp_path / "g.jsonl"),
                          said)
+
+
+def test_gold_ids_in_another_unicode_form_are_written_as_the_corpus_spells_them(tmp_path):
+    """'café#0' typed in NFD (an e and a combining accent, as macOS names files) is not the corpus's 'café#0' in NFC,
+    which `corpus chunk` makes of any file: the import refused it as no chunk of the corpus, and without --corpus its
+    qrels matched no run. With --corpus it is written as the corpus spells it (grades too), and said; ids the corpus holds
+    as they are stay as they are, whatever their form."""
+    nfc, nfd = "café", unicodedata.normalize("NFD", "café")
+    write(tmp_path / "docs" / f"{nfd}.txt", "Espresso is brewed by forcing hot water through ground coffee.")
+    write(tmp_path / "docs" / "tea.txt", "Green tea is steamed, not fermented.")
+    ok("corpus", "chunk", tmp_path / "docs", "-o", tmp_path / "c.jsonl")
+    golden = write(tmp_path / "g.jsonl", "".join(json.dumps(row) + "\n" for row in (
+        {"query_id": "q1", "query": "How is espresso made?", "reference_answer": "hot water", "gold_chunk_ids": [f"{nfd}#0"],
+         "meta": {"grades": {f"{nfd}#0": 2}}},
+        {"query_id": "q2", "query": "Is green tea fermented?", "reference_answer": "no", "gold_chunk_ids": ["tea#0"]})))
+    out = tmp_path / "out.jsonl"
+    result = ok("golden", "import", golden, "--corpus", tmp_path / "c.jsonl", "-o", out, "--qrels-out", tmp_path / "g.qrels")
+    assert "semrel: warning: gold ids written as the corpus spells them, which differed from its ids only in Unicode form (e.g. " \
+           "'cafe\\u0301#0' is 'caf\\xe9#0': an accent typed apart, as macOS names files): 1" in result.stderr.splitlines()
+    assert [(i["gold_chunk_ids"], i["meta"].get("grades")) for i in read_lines(out)] == [([f"{nfc}#0"], {f"{nfc}#0": 2}), (["tea#0"], None)]
+    assert (tmp_path / "g.qrels").read_text(encoding="utf-8") == f"q1 0 {nfc}#0 2\nq2 0 tea#0 1\n"
+    assert ok("golden", "validate", out, "--corpus", tmp_path / "c.jsonl").stdout == ""
+    # a document id in NFD is the corpus's document too (mapped to its chunks as --doc-qrels says)
+    write(tmp_path / "d.csv", f"question,answer,gold\nHow is espresso made?,hot water,{nfd}\n")
+    ok("golden", "import", tmp_path / "d.csv", "--corpus", tmp_path / "c.jsonl", "--doc-qrels", "all-chunks", "-o", out)
+    assert read_lines(out)[0]["gold_chunk_ids"] == [f"{nfc}#0"]
+
+
+def test_ids_the_corpus_holds_as_they_are_keep_their_form():
+    """A corpus of JSONL documents keeps their ids as given, NFD too: the gold is written in the corpus's form, whichever
+    it is, and an id the corpus holds exactly is never changed (nor one it spells two ways, which is not known)."""
+    nfc, nfd = "café#0", unicodedata.normalize("NFD", "café#0")
+    items = [GoldenItem("q1", "Q?", ("a",), (nfc,)), GoldenItem("q2", "Q?", ("a",), (nfd, "tea#0"))]
+    assert as_spelled(items, CorpusIds({nfd, "tea#0"}, {}))[0] == [GoldenItem("q1", "Q?", ("a",), (nfd,)), items[1]]
+    assert as_spelled(items, CorpusIds({nfd, "tea#0"}, {}))[1] == {nfc: nfd}
+    assert as_spelled(items, CorpusIds({nfc, nfd}, {})) == (items, {})
+    # accents out of their canonical order: neither NFC nor NFD, and a corpus that holds both leaves it unknown
+    third = [GoldenItem("q3", "Q?", ("a",), ("e\u0301\u0323#0",))]
+    forms = {unicodedata.normalize(form, "e\u0301\u0323#0") for form in ("NFC", "NFD")}
+    assert len(forms) == 2 and as_spelled(third, CorpusIds(forms, {})) == (third, {})
+    assert as_spelled(third, CorpusIds({"e\u0323\u0301#0"}, {}))[1] == {"e\u0301\u0323#0": "e\u0323\u0301#0"}
+
+
+def test_a_gold_id_in_another_unicode_form_than_the_corpus_names_the_corpus_spelling(tmp_path):
+    """validate, and every command that checks gold against a corpus (split --together documents, pick, judge), said only
+    'not in the corpus' of an id that prints as the corpus's: they name the corpus's id and the import that writes it so."""
+    nfd = unicodedata.normalize("NFD", "café")
+    write(tmp_path / "docs" / "café.txt", "Espresso is brewed by forcing hot water through ground coffee.")
+    ok("corpus", "chunk", tmp_path / "docs", "-o", tmp_path / "c.jsonl")
+    golden = write(tmp_path / "g.jsonl", json.dumps({"query_id": "q1", "query": "How is espresso made?", "reference_answer": "hot water",
+                                                     "gold_chunk_ids": [f"{nfd}#0"]}) + "\n")
+    spelled = ("the corpus has 'café#0', the same id in another Unicode form ('caf\\xe9#0', not 'cafe\\u0301#0': an accent typed "
+               "apart, as macOS names files): import the golden set's source again with `semrel golden import SOURCE --corpus "
+               "CORPUS`, which writes gold ids as the corpus spells them")
+    result = run("golden", "validate", golden, "--corpus", tmp_path / "c.jsonl")
+    assert result.exit_code == 1
+    assert result.stdout == f"{golden}:1: error: gold chunk '{nfd}#0' of query 'q1' is not in the corpus; {spelled}\n"
+    assert assert_one_error(run("golden", "split", golden, "-o", tmp_path / "parts", "--together", "documents", "--corpus",
+                                tmp_path / "c.jsonl", "--sizes", "1")) == (
+        f"semrel: error: {golden}: 1 gold chunk id is not in the corpus (first: '{nfd}#0' of query 'q1'); {spelled}; "
+        "`semrel golden validate GOLDEN --corpus CORPUS` lists them all")
 
 
 def test_a_gold_id_cut_at_a_comma_it_holds_is_named_whole_with_the_json_list_that_keeps_it(tmp_path):

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sized, TypeVar
 from ..errors import FormatError, SemrelError, ValidationError
 from ..records import Chunk, GoldenItem, Qrels, is_id, is_whole
 from ..terminal import quantity
-from .files import check_id, display_name, line_id
+from .files import check_id, display_name, id_form, line_id
 from .given import records_given
 from .jsonl import optional_text, read_jsonl, require, write_jsonl
 from .kinds import CORPUS, GOLDEN, expecting
@@ -261,6 +261,19 @@ def write_golden(items: Iterable[GoldenItem], path: str | os.PathLike) -> int:
     return write_jsonl(rows(), path)
 
 
+def spelled_otherwise(chunk_id: str, chunk_ids: Iterable[str]) -> str:
+    """'; the corpus has ...' where one of `chunk_ids` is `chunk_id` in another Unicode form (id_form), else '': the two
+    print alike, and the error said only that the id is not in the corpus. Runs and qrels compare ids as they are, so
+    the gold must be written as the corpus spells it, which `golden import --corpus` does."""
+    form = id_form(chunk_id)
+    spelled = next((c for c in chunk_ids if c != chunk_id and id_form(c) == form), None)
+    if spelled is None:
+        return ""
+    return (f"; the corpus has {spelled!r}, the same id in another Unicode form ({ascii(spelled)}, not {ascii(chunk_id)}: an "
+            "accent typed apart, as macOS names files): import the golden set's source again with `semrel golden import SOURCE "
+            "--corpus CORPUS`, which writes gold ids as the corpus spells them")
+
+
 def unknown_chunks(items: Iterable[GoldenItem], chunk_ids: set[str]) -> list[tuple[str, str]]:
     """(query id, chunk id) for every gold chunk id that is not in the corpus."""
     return [(i.query_id, c) for i in items for c in i.gold_chunk_ids if c not in chunk_ids]
@@ -269,12 +282,17 @@ def unknown_chunks(items: Iterable[GoldenItem], chunk_ids: set[str]) -> list[tup
 def require_known_chunks(items: Iterable[GoldenItem], chunk_ids: set[str], golden_path: str,
                          near: Callable[[str], str] | None = None) -> None:
     """Every gold id of `items` names a chunk of `chunk_ids`, or the first that does not is the error; `near(id)` may add
-    what it was likely meant to be. `golden validate` lists them all, for a golden.jsonl (it reads no other format)."""
+    what it was likely meant to be, and spelled_otherwise names the corpus's id where it is the same but for its Unicode
+    form (no other corpus, then). `golden validate` lists them all, for a golden.jsonl (it reads no other format)."""
     missing = unknown_chunks(items, chunk_ids)
     if missing:
         q, c = missing[0]
         meant = near(c) if near is not None else ""
         listed = (" `semrel golden validate GOLDEN --corpus CORPUS` lists them all" if str(golden_path).endswith(".jsonl") else "")
+        spelled = "" if meant else spelled_otherwise(c, chunk_ids)
+        if spelled:
+            raise ValidationError(f"{golden_path}: {quantity(len(missing), 'gold chunk id', 'are')} not in the corpus (first: {c!r} of "
+                                  f"query {q!r}){spelled};{listed}")
         raise ValidationError(
             f"{golden_path}: {quantity(len(missing), 'gold chunk id', 'are')} not in the corpus (first: {c!r} of query {q!r}{meant}), "
             "neither as chunk ids nor as document ids: is it the corpus they were made for (the same documents, chunked with the "

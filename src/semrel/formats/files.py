@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+import unicodedata
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1196,3 +1197,10 @@ def line_id(value: str, kind: str, path: str | os.PathLike, line: int) -> str:
         return check_id(value, kind)
     except SemrelError as exc:
         raise FormatError(display_name(path), str(exc), line=line) from None
+
+
+def id_form(value: str) -> str:
+    """The form in which two ids are one: Unicode's NFC. macOS names files in NFD (an e and a combining accent), a keyboard
+    types NFC (one character): the same 'café#0' to the eye is two ids to a comparison. Document ids of files are made in
+    it (file_document_id); gold ids are written as the corpus spells them where only this form tells them apart."""
+    return unicodedata.normalize("NFC", value)

@@ -46,7 +46,18 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import FormatError, SemrelError
 from ..formats.beir import beir_part, beir_records, is_beir_folder
-from ..formats.files import DOCUMENT_LIMIT, display_name, limit_bytes, name_text, no_such_file, read_bytes, read_head, read_text, too_large
+from ..formats.files import (
+    DOCUMENT_LIMIT,
+    display_name,
+    id_form,
+    limit_bytes,
+    name_text,
+    no_such_file,
+    read_bytes,
+    read_head,
+    read_text,
+    too_large,
+)
 from ..formats.jsonl import optional_text, require
 from ..formats.parquet import is_parquet, read_records
 from ..terminal import quantity
@@ -736,7 +747,7 @@ def record_documents(records: Iterable[tuple[str | os.PathLike, int, dict[str, A
 def file_stem(path: Path) -> str:
     """A file's name without its suffix (and without .gz before it): the document id of a file, in Unicode's NFC."""
     name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
-    return unicodedata.normalize("NFC", os.path.splitext(name)[0] or name)
+    return id_form(os.path.splitext(name)[0] or name)
 
 
 def file_document_id(relative: str) -> str:
@@ -744,7 +755,7 @@ def file_document_id(relative: str) -> str:
     in NFC, whatever the locale (name_text). macOS names files in NFD ('e' and a combining accent), and a golden set typed
     on a keyboard names them in NFC: the same 'café.txt' to the eye was no document of the corpus."""
     path = Path(relative)
-    return unicodedata.normalize("NFC", name_text(relative[: -len(path.name)] + file_stem(path) if path.name else relative))
+    return id_form(name_text(relative[: -len(path.name)] + file_stem(path) if path.name else relative))
 
 
 def _suffix(path: Path) -> str:

@@ -17,7 +17,6 @@ import itertools
 import json
 import re
 import tokenize
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,7 +26,7 @@ from ..cjk import count_words
 from ..errors import FormatError, UsageError, ValidationError
 from ..formats.beir import BEIR_SPLIT, beir_folder, beir_records, is_beir_folder, read_beir_qrels
 from ..formats.corpus import check_grades, require_known_chunks, shown_json, unique_chunks
-from ..formats.files import STDIO, UTF16_BOMS, display_name, line_id, read_head, read_lines, read_text
+from ..formats.files import STDIO, UTF16_BOMS, display_name, id_form, line_id, read_head, read_lines, read_text
 from ..formats.jsonl import check_nesting, load_json, read_jsonl, too_deep
 from ..formats.parquet import is_parquet, parquet_columns
 from ..formats.shards import placed, shard_at, split_columns, split_files, split_name, split_names, split_of, split_records
@@ -39,7 +38,7 @@ from .chunking import Document, chunk_documents, sanitise_id
 from .converters import import_cranfield, import_llamaindex_pairs, import_msmarco, import_pubmedqa
 from .documents import file_document_id, sanitised_ids
 from .locate import ContextMatcher, chunks_holding, find_answer
-from .sources import FILE_SUFFIX, Imported, ImportOptions, corpus_ids, expect, map_document_ids, query_id_of, record_rows
+from .sources import FILE_SUFFIX, Imported, ImportOptions, as_spelled, corpus_ids, expect, map_document_ids, query_id_of, record_rows
 from .trec import import_trec
 from .validate import Tally, lacks_answer
 
@@ -1050,6 +1049,11 @@ def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = 
         mode = options.doc_qrels or ("all-chunks" if fmt == "trec" else None)
         ids = corpus_ids(counted(unique_chunks(corpus), steps, f"reading {display_name(corpus)}"), result.items,
                          texts=mode == "answer-chunk")
+        result.items, changed = as_spelled(result.items, ids)
+        if changed:  # told: the golden set's ids then differ from the source's, as for ids with blanks
+            given, made = next(iter(changed.items()))
+            result.counts[f"gold ids written as the corpus spells them, which differed from its ids only in Unicode form (e.g. "
+                          f"{ascii(given)} is {ascii(made)}: an accent typed apart, as macOS names files)"] = len(changed)
         result.items, mapped = map_document_ids(result.items, ids, mode, source, corpus, drop_unknown=fmt == "trec")
         result.counts.update(mapped)
         if mapped:
@@ -1073,7 +1077,7 @@ def _meant_document(given: str, corpus: str) -> str:
     document 'maintenance'): a typo in a column of source files read as a chunking that does not match. One more pass
     over the corpus, on the way to the error only. The stem is in NFC, so `given` is compared and cut in NFC too: in NFD
     ('café#0' typed on macOS) a chunk id passed for a file name, and its cut dropped the '#' ('did you mean café0')."""
-    given = unicodedata.normalize("NFC", given)
+    given = id_form(given)
     stem = file_document_id(given)
     if stem == given:
         return ""

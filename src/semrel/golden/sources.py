@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Container, Iterable, Iterator
 
 from ..errors import FormatError, SemrelError, UsageError, ValidationError
 from ..formats.corpus import judged_grades, shown_json
-from ..formats.files import check_id, display_name, line_id
+from ..formats.files import check_id, display_name, id_form, line_id
 from ..formats.parquet import is_parquet
 from ..formats.shards import split_files, split_records
 from ..records import ALL_QUERIES, Chunk, GoldenItem, QuerySample, is_id
@@ -98,18 +98,47 @@ class CorpusIds:
 
 def corpus_ids(chunks: Iterable[Chunk], items: Iterable[GoldenItem], texts: bool = False) -> CorpusIds:
     """The CorpusIds of `chunks` for the gold and graded ids of `items` (and for the documents of ids that are file
-    names, 'manual.pdf' for 'manual'), read in one pass: what is kept follows the golden set, not the corpus (the reader
-    that refuses a repeated chunk id, unique_chunks, holds every id while it reads)."""
-    wanted = {i for item in items for j in (*item.gold_chunk_ids, *judged_grades(item)) for i in _document_names(j)}
+    names, 'manual.pdf' for 'manual'), in id_form (as_spelled writes the gold in the corpus's spelling), read in one pass:
+    what is kept follows the golden set, not the corpus (the reader that refuses a repeated chunk id, unique_chunks, holds
+    every id while it reads)."""
+    wanted = {id_form(i) for item in items for j in (*item.gold_chunk_ids, *judged_grades(item)) for i in _document_names(j)}
     ids = CorpusIds(set(), {})
     for chunk in chunks:
-        if chunk.doc_id in wanted:
+        document = id_form(chunk.doc_id) in wanted
+        if document:
             ids.of_document.setdefault(chunk.doc_id, []).append(chunk.id)
             if texts:
                 ids.texts[chunk.id] = chunk.text
-        if chunk.id in wanted or chunk.doc_id in wanted:
+        if document or id_form(chunk.id) in wanted:
             ids.chunks.add(chunk.id)
     return ids
+
+
+def as_spelled(items: list[GoldenItem], corpus: CorpusIds) -> tuple[list[GoldenItem], dict[str, str]]:
+    """`items` with each gold and graded id that is no id of `corpus` but one in another Unicode form (id_form: 'café#0'
+    typed on macOS, an e and a combining accent, where the corpus of its files has one character) written as the corpus
+    spells it, and {id given: id written}. An id the corpus holds as it is stays, and so does one the corpus spells two
+    ways (which is meant is not known: require_known_chunks names it)."""
+    known = {*corpus.chunks, *corpus.of_document}
+    spelling: dict[str, str | None] = {}
+    for corpus_id in known:
+        form = id_form(corpus_id)
+        spelling[form] = None if form in spelling else corpus_id
+    changed: dict[str, str] = {}
+
+    def spelled(given: str) -> str:
+        found = None if given in known else spelling.get(id_form(given))
+        if found is None:
+            return given
+        changed[given] = found
+        return found
+
+    written = []
+    for item in items:
+        grades = item.meta.get("grades")
+        meta = {**item.meta, "grades": {spelled(c): g for c, g in grades.items()}} if isinstance(grades, dict) else item.meta
+        written.append(replace(item, gold_chunk_ids=tuple(spelled(c) for c in item.gold_chunk_ids), meta=meta))
+    return written, changed
 
 
 def _document_names(name: str) -> Iterator[str]:

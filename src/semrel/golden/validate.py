@@ -13,8 +13,8 @@ import numpy as np
 
 from ..cjk import count_words
 from ..errors import FormatError
-from ..formats.corpus import empty_query, golden_item, misplaced_gold
-from ..formats.files import display_name, read_lines
+from ..formats.corpus import empty_query, golden_item, misplaced_gold, spelled_otherwise
+from ..formats.files import display_name, id_form, read_lines
 from ..formats.jsonl import json_object
 from ..formats.kinds import GOLDEN, MisplacedFile, expecting
 from ..formats.tables import Table
@@ -149,14 +149,21 @@ def validate_golden(path: str | os.PathLike, corpus: Iterable[Chunk] | None = No
 
 
 def _corpus_issues(read: Sequence[tuple[int, GoldenItem]], corpus: Iterable[Chunk]) -> list[Issue]:
-    """Gold chunk ids the corpus lacks (errors), and gold chunks that lie outside their query's recorded answer spans
-    (warnings, as misplaced_gold finds them)."""
+    """Gold chunk ids the corpus lacks (errors, naming the corpus's id where it has one in another Unicode form), and gold
+    chunks that lie outside their query's recorded answer spans (warnings, as misplaced_gold finds them)."""
     gold = {chunk_id for _, item in read for chunk_id in item.gold_chunk_ids}
-    places = {c.id: (c.doc_id, c.start, c.end) for c in corpus if c.id in gold}
+    forms = {id_form(chunk_id) for chunk_id in gold}
+    places: dict[str, tuple[str, int, int]] = {}
+    spelled: list[str] = []  # the corpus's ids that are gold ids in another form
+    for c in corpus:
+        if c.id in gold:
+            places[c.id] = (c.doc_id, c.start, c.end)
+        elif id_form(c.id) in forms:
+            spelled.append(c.id)
     found = []
     for line, item in read:
-        found += [Issue(line, "error", f"gold chunk {chunk_id!r} of query {item.query_id!r} is not in the corpus")
-                  for chunk_id in item.gold_chunk_ids if chunk_id not in places]
+        found += [Issue(line, "error", f"gold chunk {chunk_id!r} of query {item.query_id!r} is not in the corpus"
+                        f"{spelled_otherwise(chunk_id, spelled)}") for chunk_id in item.gold_chunk_ids if chunk_id not in places]
         for _, chunk_id in misplaced_gold([item], places)[0]:
             doc, start, end = places[chunk_id]
             found.append(Issue(line, "warning", f"gold chunk {chunk_id!r} of query {item.query_id!r} (characters {start}-{end} of "
