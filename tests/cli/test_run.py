@@ -288,6 +288,7 @@ def test_a_golden_set_without_gold_runs_to_the_end_on_derived_labels(tmp_path):
     # the label step warns that p rests on each pool's best chunk, and the report (which shows it) does not say it again
     said = [line for line in result.stderr.splitlines() if line.startswith("semrel: warning: ")]
     assert any("lists no gold chunks" in line for line in said) and len(said) == len(set(said)), said
+    assert not any("gold.qrels is empty" in line for line in said), said  # run's own line says it: no qrels warning beside it
     # its remedy names `semrel label --calibration`; under `semrel run` the refit goes in the config, and run says where
     assert f"set [label] calibration in {config} to the file `semrel calibrate -o` wrote" in result.stderr, result.stderr
     ran = statuses(result.stdout)

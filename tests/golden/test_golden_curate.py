@@ -52,6 +52,27 @@ def test_qrels_keep_a_gold_chunk_that_the_recorded_grades_lack(tmp_path):
     assert json.loads(result.stdout) == {"bm25": {"all": {"RR": 1.0}}}
 
 
+def test_qrels_of_a_golden_set_without_gold_are_written_empty_with_a_warning_but_not_under_semrel_run(tmp_path, capsys):
+    """An empty gold.qrels came with exit 0 and '0 judgments' alone; `semrel run` reads the empty file as no gold (and
+    says so itself), so it is still written, and only a command typed by hand warns."""
+    from semrel.cli.pipeline import _invoke
+    from semrel.cli.run_config import Step
+
+    golden = write(tmp_path / "golden.jsonl", item("q1", "Where do bees go?", gold=()) + item("q2", "Who mates?", gold=()))
+    result = run("golden", "qrels", golden, "-o", tmp_path / "gold.qrels")
+    assert result.exit_code == 0 and (tmp_path / "gold.qrels").read_bytes() == b""
+    assert result.stderr.splitlines() == [
+        f"semrel: warning: {golden} lists no gold chunks, so {tmp_path / 'gold.qrels'} is empty: pick them with `semrel golden "
+        "pick`, or derive labels from the reference answers with `semrel judge` and `semrel label`",
+        f"0 judgments -> {tmp_path / 'gold.qrels'}"]
+    capsys.readouterr()
+    qrels = str(tmp_path / "run.qrels")  # the step as `semrel run` plans and calls it
+    _invoke(Step("qrels", ("golden", "qrels"), [str(golden), "-o", qrels], [str(golden)], [qrels]))
+    assert capsys.readouterr().err == f"0 judgments -> {qrels}\n" and (tmp_path / "run.qrels").read_bytes() == b""
+    with_gold = run("golden", "qrels", write(tmp_path / "g.jsonl", item("q1", "Where?")), "-o", tmp_path / "g.qrels")
+    assert with_gold.stderr == f"1 judgment -> {tmp_path / 'g.qrels'}\n"
+
+
 def test_validate_reports_every_problem_with_its_line(tmp_path):
     corpus = write(tmp_path / "corpus.jsonl", CORPUS)
     golden = write(tmp_path / "golden.jsonl", item("q1", "Where do bees go?")

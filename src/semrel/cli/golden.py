@@ -13,6 +13,7 @@ from ..encoding.models import DEFAULT_MODEL
 from ..errors import UsageError
 from ..formats.corpus import read_golden, unique_chunks
 from ..formats.files import display_name
+from ..formats.manifest import run_step
 from ..formats.shards import split_files
 from ..formats.tables import render
 from ..golden.curate import TOGETHER, dedup_golden, golden_qrels_file, import_golden_files, import_warnings, part_path, split_golden
@@ -112,7 +113,11 @@ def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels,
 def qrels_command(golden, output):
     """Write GOLDEN's gold chunks as TREC qrels: rel 1, or the grades recorded in meta["grades"] (a gold chunk
     they lack, or grade 0, is rel 1)."""
-    click.echo(f"{quantity(golden_qrels_file(golden, output), 'judgment')} -> {output}", err=True)
+    judgments = golden_qrels_file(golden, output)
+    if not judgments and run_step() is None:  # written all the same: `semrel run` reads it as no gold, and says so itself
+        warn(f"{display_name(golden)} lists no gold chunks, so {display_name(output)} is empty: pick them with `semrel golden pick`, "
+             "or derive labels from the reference answers with `semrel judge` and `semrel label`")
+    click.echo(f"{quantity(judgments, 'judgment')} -> {output}", err=True)
 
 
 @golden_group.command("validate", short_help='List every problem of a golden set.')

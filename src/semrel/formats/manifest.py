@@ -103,6 +103,11 @@ def recorded_step(command: Sequence[str]) -> Iterator[None]:
         _STEP.reset(token)
 
 
+def run_step() -> list[str] | None:
+    """The command of the `semrel run` step running now (recorded_step); None outside one."""
+    return _STEP.get()
+
+
 def write_manifest(
     output: str | os.PathLike,
     inputs: Iterable[str | os.PathLike] = (),
@@ -141,7 +146,7 @@ def manifest_record(
         "rows": rows,
         "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": [_program(), *sys.argv[1:]],
-        **({"step": step} if (step := _STEP.get()) else {}),
+        **({"step": step} if (step := run_step()) else {}),
         "cwd": os.getcwd(),  # where the command's relative paths (and those below) are read from
         "versions": versions(),
         "inputs": [{**describe_input(p, where.get(str(p))), **read.get(str(p), {})} for p in inputs],
