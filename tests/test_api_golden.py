@@ -165,6 +165,8 @@ def test_import_refuses_wrong_kinds_and_bad_values(corpus, tmp_path):
                                               "to llamaindex, ragas, deepeval and giskard without corpus=, and to trec with docs=; "
                                               "this source is csv"),
         ({"size": 10, "whole": True}, "give size= (chunks of N words) or whole= (one chunk per document), not both"),
+        ({"doc_qrels": "answer-chunk"},  # gold 'manual.pdf' was kept as it stood, a chunk id no corpus has, without a word
+         "doc_qrels='answer-chunk' maps gold document ids to chunks of corpus=, which is not given: give corpus="),
         ({"threshold": 5.0}, "threshold=5.0: give the least share of an answer's words a context must hold, 0 to 1"),
         ({"threshold": float("nan")}, "threshold=nan: give the least share"),
         ({"output": "-", "qrels_out": "-"}, "two outputs are '-' (stdout): only one output can go to stdout"),  # they ran together
@@ -175,6 +177,10 @@ def test_import_refuses_wrong_kinds_and_bad_values(corpus, tmp_path):
     assert result.stderr == ("semrel: error: --corpus-out only applies to squad, pubmedqa, msmarco, cranfield, llamaindex-pairs, to "
                              "llamaindex, ragas, deepeval and giskard without --corpus, and to trec with --docs; this source is csv\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+    result = run("golden", "import", source, "--doc-qrels", "answer-chunk", "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 2 and result.stderr.startswith(
+        "semrel: error: --doc-qrels answer-chunk maps gold document ids to chunks of --corpus, which is not given: give --corpus")
+    assert not (tmp_path / "g.jsonl").exists()
     squad = tmp_path / "squad.json"  # its gold is the chunk at the answer's offset: no document ids to map
     squad.write_text(json.dumps({"data": [{"title": "t", "paragraphs": [{"context": "Up there.", "qas": [
         {"id": "q1", "question": "Where?", "answers": [{"text": "Up", "answer_start": 0}]}]}]}]}))

@@ -998,6 +998,9 @@ def import_golden(source: str, fmt: str, options: ImportOptions, steps: Steps = 
         raise UsageError(f"qrels= goes with format='trec'; this source is {fmt}")
     if options.doc_qrels and fmt not in ("trec", "beir", "csv", "jsonl", "parquet"):
         raise UsageError(f"doc_qrels= applies to gold document ids (trec, beir, csv, jsonl, parquet); this source is {fmt}")
+    if options.doc_qrels and fmt in ("csv", "jsonl", "parquet") and not options.corpus:  # it mapped nothing, without a word
+        raise UsageError(f"doc_qrels={options.doc_qrels!r} maps gold document ids to chunks of corpus=, which is not given: give "
+                         "corpus= (the corpus.jsonl `semrel corpus chunk` wrote of the documents)")
     with sanitised_ids() as changed:
         try:
             result = importers[fmt](shards[0], options)
