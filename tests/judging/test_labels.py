@@ -378,3 +378,13 @@ def test_logit_holds_p_of_zero_and_one_short_of_infinity():
     """A judge's p of exactly 0 or 1 maps to logit(1e-9) and its negative, finite, so a refit on it stays finite."""
     assert labels.logit(np.array([0.0, 1.0])) == pytest.approx([np.log(1e-9 / (1 - 1e-9)), np.log((1 - 1e-9) / 1e-9)])
     assert labels.logit(0.5) == 0.0
+
+
+def test_the_tally_writes_counts_as_the_line_does(tmp_path):
+    """'labelled 2,435 pairs by p >= 0.38: 275 relevant, 2160 not': the tally's counts lacked the line's thousands separator."""
+    path = tmp_path / "j.jsonl"
+    path.write_text("".join(json.dumps({"query_id": f"q{i}", "chunk_id": "a", "P": 0.1, "R": 0.9 if i < 1000 else 0.1, "F": 0.1,
+                                        "source": "bm25"}) + "\n" for i in range(2200)))
+    code, text = _run("label", path, "-o", tmp_path / "q.txt", "--threshold", 0.5)
+    assert code == 0, text
+    assert "labelled 2,200 pairs by R >= 0.5: 1,000 relevant, 1,200 not" in text and "1,200 of 2,200 queries have no pair" in text

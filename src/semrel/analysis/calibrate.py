@@ -362,7 +362,7 @@ def calibrate_probability(reviewed: Probabilities, human: np.ndarray, fit: str =
     plain = ProbabilityRule(graded, cut)
     if judged is not None and len(judged.p):
         cut = expected_kappa_cut(judged.probability(ProbabilityRule(graded, cut, slope, shift, refit=refit), models))
-        how["cut_from"] = f"the highest expected kappa over the {len(judged.p)} judged pairs' refitted p"
+        how["cut_from"] = f"the highest expected kappa over the {len(judged.p):,} judged pairs' refitted p"
     rule = ProbabilityRule(graded, cut, slope, shift, how, refit)
     weights: Weights = "quadratic" if graded else "none"
 

@@ -46,7 +46,7 @@ def label_command(judgments, output, graded, calibration, on, threshold, grades)
     if len(counts) > 2:  # graded: the count per grade, as "relevant" would take grade 1, below the binary cut, for relevant
         tally = f"grades 0-{len(counts) - 1}: {', '.join(f'{n:,}' for n in counts)}"
     else:
-        tally = f"{counts[1]} relevant, {counts[0]} not"
+        tally = f"{counts[1]:,} relevant, {counts[0]:,} not"
     click.echo(f"labelled {quantity(len(result.qrels), 'pair')} by {result.rule.describe()}: {tally}", err=True)
 
 

@@ -247,7 +247,7 @@ def beyond_range_note(found: Mapping[str, Any], what_to_do: str) -> str | None:
         return None
     feature = max(found["by_feature"], key=found["by_feature"].get)
     cause = f": {_OUTSIDE_CAUSE[feature]}" if _OUTSIDE_CAUSE[feature] else ""
-    return (f"{found['pairs']} of {quantity(found['of'], 'pair')} ({found['pairs'] / found['of']:.0%}) "
+    return (f"{found['pairs']:,} of {quantity(found['of'], 'pair')} ({found['pairs'] / found['of']:.0%}) "
             f"{agreeing(found['pairs'], 'lie')} beyond the development sets p was "
             f"fitted on (most often {feature}{cause}); p holds at the edge of that range there and is less sure; {what_to_do}")
 
@@ -326,7 +326,7 @@ def score_values(judgments: Judged, on: str) -> np.ndarray:
     if on == PROBABILITY:
         missing = int(np.isnan(columns.p).sum())
         if missing:
-            raise ValidationError(f"{missing} of {quantity(len(columns), 'judgment')} {agreeing(missing, 'hold')} no probability p "
+            raise ValidationError(f"{missing:,} of {quantity(len(columns), 'judgment')} {agreeing(missing, 'hold')} no probability p "
                                   f"({WITHOUT_P}): {GET_P}, or label on P, R or F")
     return columns.score(on)
 
@@ -425,7 +425,7 @@ class ProbabilityRule:
         columns = JudgmentColumns.of(judgments)
         missing = int((~columns.featured).sum())
         if missing:
-            raise ValidationError(f"{missing} of {quantity(len(columns), 'judgment')} {agreeing(missing, 'lack')} some of p's "
+            raise ValidationError(f"{missing:,} of {quantity(len(columns), 'judgment')} {agreeing(missing, 'lack')} some of p's "
                                   f"features ({', '.join(FEATURES)}), which a refit of every coefficient needs: re-run `semrel judge`, "
                                   "which writes them beside p")
         return probability(columns.features, columns.with_gold, self.refit)
@@ -685,7 +685,7 @@ def fallback_note(rule: ProbabilityRule, judgments: Judged) -> str | None:
     if not missing or missing == len(judgments):
         return None
     lacking = "no probability p" if rule.cuts_on_p else "no features, which the refit recomputes p from"
-    return (f"{missing} of {quantity(len(judgments), 'pair')} {agreeing(missing, 'hold')} {lacking}: labelled by "
+    return (f"{missing:,} of {quantity(len(judgments), 'pair')} {agreeing(missing, 'hold')} {lacking}: labelled by "
             f"{rule.fallback.describe()} instead, the other "
             f"{len(judgments) - missing} by {rule.describe()}. The judge writes no p for a query whose pool covers the whole "
             "corpus (no chunk is left for its null sample): judge against a larger corpus, or re-run `semrel judge` where lines "
@@ -764,11 +764,11 @@ def label_warnings(judgments: Judged, grades: Sequence[int] | np.ndarray, rule: 
         cause = (f"either their pools miss the answer or {named} is too strict for this data"
                  + (f"; {none_listed} of them {lists_none}" if none_listed else "")
                  if not held else
-                 f"{held} of them {agreeing(held, 'have')} a gold chunk judged and labelled not relevant, so the answer is in "
+                 f"{held:,} of them {agreeing(held, 'have')} a gold chunk judged and labelled not relevant, so the answer is in "
                  f"{'its' if held == 1 else 'their'} pool{'' if held == 1 else 's'} and {named} misses it (too strict for this "
                  "data, or reference answers that do not say what the gold chunks say: too short to match, as 'Yes', or written "
                  f"for other text){other}")
-        notes.append(f"{len(empty)} of {quantity(len(relevant), 'query')} {agreeing(len(empty), 'have')} no pair labelled relevant "
+        notes.append(f"{len(empty):,} of {quantity(len(relevant), 'query')} {agreeing(len(empty), 'have')} no pair labelled relevant "
                      f"(e.g. {empty[0]!r}): {cause}; {review}")
     uncalibrated = isinstance(rule, ProbabilityRule) and not rule.is_calibrated  # a refit on reviewed pairs answers the next two
     told = judgments.has_features  # the rows whose features say whether the query's gold chunks were judged
