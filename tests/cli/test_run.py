@@ -446,6 +446,15 @@ def test_init_writes_a_config_that_runs(tmp_path, monkeypatch):
     assert piped.exit_code == 0 and "wrote the config to stdout" in piped.stderr and run("run", "piped.toml", "--dry-run").exit_code == 0
 
 
+def test_init_alone_without_a_golden_csv_says_to_name_the_golden_set(tmp_path, monkeypatch):
+    """`semrel init`, as README.md says it, in a folder without golden.csv (the default): the error said only 'golden.csv: no
+    such file or folder (check the path)', a file the user never named."""
+    monkeypatch.chdir(tmp_path)
+    assert_one_error(run("init"), "no --golden given, and no golden.csv here: name your golden set with --golden FILE", code=2)
+    assert_one_error(run("init", "--golden", "golden.csv"), "golden.csv: no such file or folder (check the path)")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_failing_step_is_one_line_and_reruns_next_time(tmp_path):
     config = write_config(write_data(tmp_path))
     (tmp_path / "golden.csv").write_text("query_id,query,reference_answer,gold_chunk_ids\nq1,Why?,Because.,no-such-chunk#9\n")

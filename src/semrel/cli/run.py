@@ -7,6 +7,7 @@ import shlex
 from collections.abc import Sequence
 
 import click
+from click.core import ParameterSource
 
 from ..errors import UsageError
 from ..formats.files import atomic_writer, no_such_file
@@ -112,6 +113,9 @@ def init_command(golden, docs, fmt, qrels, sample, output, force):
     if os.path.exists(output) and not force:
         raise UsageError(f"{output}: already exists (--force overwrites it)")
     if not os.path.exists(golden):
+        if click.get_current_context().get_parameter_source("golden") is ParameterSource.DEFAULT:  # `semrel init` alone
+            raise UsageError(f"no --golden given, and no {golden} here: name your golden set with --golden FILE (its formats: "
+                             "semrel init --help)")
         raise no_such_file(golden, "file or folder")
     text, notes = starter_config(output, golden, docs, qrels=qrels, sample=sample, fmt=fmt)
     with atomic_writer(output) as out:
