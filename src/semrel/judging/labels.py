@@ -687,7 +687,7 @@ def fallback_note(rule: ProbabilityRule, judgments: Judged) -> str | None:
     lacking = "no probability p" if rule.cuts_on_p else "no features, which the refit recomputes p from"
     return (f"{missing:,} of {quantity(len(judgments), 'pair')} {agreeing(missing, 'hold')} {lacking}: labelled by "
             f"{rule.fallback.describe()} instead, the other "
-            f"{len(judgments) - missing} by {rule.describe()}. The judge writes no p for a query whose pool covers the whole "
+            f"{len(judgments) - missing:,} by {rule.describe()}. The judge writes no p for a query whose pool covers the whole "
             "corpus (no chunk is left for its null sample): judge against a larger corpus, or re-run `semrel judge` where lines "
             "lost p, to label every pair by p")
 
