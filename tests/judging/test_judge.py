@@ -527,6 +527,44 @@ def test_a_reference_over_the_window_is_cut_to_its_first_window(tmp_path):
     assert abs(j.R - 1.0) < 1e-5 and abs(j.P - 1.0) < 1e-5
 
 
+@pytest.mark.slow
+def test_texts_at_the_models_limit_score_as_bert_score_and_a_longer_answer_as_its_truncation():
+    """510 tokens of text (512 with [CLS] and [SEP]) are one window, scored as bert_score scores them; a chunk one token
+    longer is windowed (its best window, the first among them, is at least bert_score's truncation), and an answer of 511
+    or 1,500 tokens is cut where bert_score cuts it, counted and warned of."""
+    from transformers import AutoTokenizer
+
+    from semrel.records import Chunk, GoldenItem
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model())
+    words = " ".join(a["context"] for a in _articles(2)).split()
+
+    def text_of(tokens: int) -> str:  # real words, then single-token "the" up to exactly `tokens` of the text's own
+        kept: list[str] = []
+        while len(tokenizer.tokenize(" ".join(kept + words[len(kept) : len(kept) + 1]))) <= tokens:
+            kept.append(words[len(kept)])
+        text = " ".join(kept + ["the"] * (tokens - len(tokenizer.tokenize(" ".join(kept)))))
+        assert len(tokenizer.tokenize(text)) == tokens
+        return text
+
+    article = _articles(3)[2]
+    short_chunk, short_answer = " ".join(article["context"].split()[:120]), article["qas"][0]["answers"][0]["text"]
+    chunks = {"short": short_chunk, "at510": text_of(510), "at511": text_of(511)}
+    answers = {"q": short_answer, "a510": text_of(510), "a511": text_of(511), "a1500": text_of(1500)}
+    pairs = [("q", "at510"), ("q", "at511"), ("a510", "short"), ("a511", "short"), ("a1500", "short")]
+    heard: list[str] = []
+    result = semrel.judge([Chunk(c, t, c, 0, len(t)) for c, t in chunks.items()],
+                          [GoldenItem(q, "?", (a,), ()) for q, a in answers.items()], [(q, c, ("bm25",)) for q, c in pairs],
+                          null_sample=0, cache=False, warn=heard.append)
+    scores = {(j.query_id, j.chunk_id): [j.P, j.R, j.F] for j in result.judgments}
+    got = np.array([scores[pair] for pair in pairs])
+    expected = _bert_score([chunks[c] for _, c in pairs], [answers[q] for q, _ in pairs], num_layers=6)
+    assert result.windowed == 1 and result.truncated_references == 2
+    assert any("2 reference answers exceed the 512-token window" in w for w in heard)
+    assert np.abs(np.delete(got, 1, axis=0) - np.delete(expected, 1, axis=0)).max() < 1e-5
+    assert (got[1] >= expected[1] - 1e-6).all()
+
+
 def test_texts_are_digested_with_their_boundaries():
     """The checkpoint's fingerprint and the idf table's cache key hash the texts themselves: an edited text,
     or texts cut at another place, give another digest (else a stale checkpoint or idf table is reused)."""
