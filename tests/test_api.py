@@ -464,6 +464,25 @@ def test_compare_gives_what_semrel_compare_gives(cli, write):
 HEAVY = ("torch", "pandas", "transformers", "scipy", "matplotlib")
 
 
+def test_compare_takes_the_options_of_semrel_compare_that_change_the_lists_scored(cli, write):
+    """-J, -M and --corpus of `semrel compare` had no keyword in semrel.compare: its tests could not be run on the values
+    `semrel eval -J -M` (and `evaluate(judged_only=, depth=)`) gives, nor a run's unlisted chunks be warned of."""
+    qrels, runs = collection(seed=3)
+    qrels_path, run_paths = write_trec(write, qrels, runs)
+    corpus = write("corpus.jsonl", "".join(json.dumps({"_id": f"d{d}", "text": "t"}) + "\n" for d in range(39)))  # not d39
+    args = ["-m", "nDCG@10,RR", "--permutations", "300", "--bootstrap", "300", "-J", "-M", "8", "--corpus", corpus]
+    result = cli("compare", qrels_path, *run_paths, *args, "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    with pytest.warns(UserWarning) as heard:
+        comparison = semrel.compare(qrels, runs, ["nDCG@10", "RR"], permutations=300, bootstrap=300, judged_only=True, depth=8,
+                                    corpus=corpus)
+        evaluated = semrel.evaluate(qrels, runs["a"], "RR", judged_only=True, depth=8)["RR"]
+    assert comparison_json(comparison) == json.loads(result.stdout)
+    assert comparison.value("a", "RR") == evaluated
+    said = [line.removeprefix("semrel: warning: ") for line in result.stderr.splitlines() if "does not list" in line]
+    assert len(said) == 2 and [str(w.message) for w in heard if "does not list" in str(w.message)] == said  # runs a and b
+
+
 def test_import_semrel_is_light():
     code = (
         "import sys, json; import semrel; bare = sorted(m for m in sys.modules if m.split('.')[0] in HEAVY + LIGHT); "

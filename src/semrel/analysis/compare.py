@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import string
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
@@ -150,6 +151,9 @@ def compare(
     bootstrap: int = DEFAULT_STATS.bootstrap,
     confidence: float = DEFAULT_STATS.confidence,
     seed: int = DEFAULT_STATS.seed,
+    judged_only: bool = False,
+    depth: int | None = None,
+    corpus: str | os.PathLike | None = None,
 ) -> Comparison:
     """`semrel.compare`: evaluate two or more runs on the qrels and test each against `baseline` (default:
     the first), or every pair with `all_pairs=True`; as `semrel compare` does, with its defaults.
@@ -159,8 +163,10 @@ def compare(
     significance at `alpha` after `correction` ('holm', 'bonferroni', 'none') within each measure.
     The Comparison answers `value(run, measure)`, `marks(run, measure)` (letters of the runs beaten
     significantly) and holds every PairTest in `tests`; render_comparison(c, "markdown") is its table.
+    judged_only, depth, corpus: as `evaluate`'s (`semrel compare -J`, `-M`, `--corpus`); the tests are on the values scored.
     """
-    check_flags(all_pairs=all_pairs)
+    check_flags(all_pairs=all_pairs, judged_only=judged_only)
+    check_kind("corpus", corpus, (str, os.PathLike), "a corpus.jsonl path")
     check_kind("baseline", baseline, (str,), "a run's name")
     settings = StatSettings(test=test, permutations=permutations, bootstrap=bootstrap, seed=seed, alpha=alpha,
                             confidence=confidence, correction=correction)
@@ -171,7 +177,7 @@ def compare(
     names, _, several = as_runs(runs)
     if not several or len(names) < 2:  # before the evaluation, whose warnings would come first
         raise UsageError("runs: give two or more runs to compare (a list, or a dict {name: run})")
-    evaluations, _ = evaluate_runs(qrels, runs, measures, rel_level, stacklevel=2)
+    evaluations, _ = evaluate_runs(qrels, runs, measures, rel_level, stacklevel=2, corpus=corpus, judged_only=judged_only, depth=depth)
     notes: list[str] = []
     result = compare_evaluations(evaluations, settings, baseline=baseline, all_pairs=all_pairs, warn=notes.append)
     tell(notes, None)  # from the caller's line, as the evaluation's warnings (it came from this file's)
