@@ -317,6 +317,15 @@ ONE_ITEM = ([Chunk("a#0", "chain oil", "a", 0, 9)], [GoldenItem("q1", "oil?", ("
     (lambda: semrel.compare({"q": {"d": 1}}, TWO_RUNS, test=3), "test: give one of t, randomization, bootstrap, not int"),
     (lambda: semrel.compare({"q": {"d": 1}}, TWO_RUNS, baseline=3), "baseline: give a run's name, not int"),
     (lambda: semrel.sensitivity([Judgment("q", "d", 0.5, 0.5, 0.5, p=0.9)], TWO_RUNS, alpha="0.05"), "alpha: give a number, not str"),
+    # int(None) deep inside, naming no parameter
+    (lambda: semrel.sensitivity([Judgment("q", "d", 0.5, 0.5, 0.5, p=0.9)], TWO_RUNS, rel_level=None),
+     "rel_level: give a whole number, not None"),
+    (lambda: semrel.agree({"q": {"d": 1}}, {"q": {"d": 1}}, TWO_RUNS, rel_level=None), "rel_level: give a whole number, not None"),
+    # named the parameter `runs`, which lift has not
+    (lambda: semrel.lift({"q": {"d": 1}}, 5, TWO_RUNS["a"]),
+     "base: give a Run, a dict {query: {doc: score}}, a pandas DataFrame or a file path, not int"),
+    (lambda: semrel.lift({"q": {"d": 1}}, TWO_RUNS["a"], None),
+     "reranked: give a Run, a dict {query: {doc: score}}, a pandas DataFrame or a file path, not NoneType"),
     (lambda: semrel.label(J1, grades="0.5,0.7"),  # its characters became thresholds
      "grades: give increasing thresholds as a list, e.g. [0.6, 0.7, 0.8], not str"),
     (lambda: semrel.label(J1, grades=["0.5"]), "grades: give numbers, not str"),

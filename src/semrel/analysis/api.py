@@ -100,7 +100,7 @@ def sensitivity(
     check_kind("at", at, (numbers.Real,), "a number")
     check_kind("calibration", calibration, (str, os.PathLike, ThresholdRule, ProbabilityRule),
                "the file `semrel calibrate -o` wrote, or a rule")
-    check_kind("rel_level", rel_level, (numbers.Integral,), "a whole number")
+    check_kind("rel_level", rel_level, (numbers.Integral,), "a whole number", required=True)
     check_kind("curves", curves, (str, os.PathLike), "a file path")
     for name, value in (("test", test), ("correction", correction)):
         check_kind(name, value, (str,), "a name")
@@ -208,7 +208,7 @@ def agree(
     check_warn(warn)
     check_flags(groups=groups, unlisted_as_zero=unlisted_as_zero)
     check_seed(seed)
-    check_kind("rel_level", rel_level, (numbers.Integral,), "a whole number")
+    check_kind("rel_level", rel_level, (numbers.Integral,), "a whole number", required=True)
     given = _assessors(ref, "ref") if groups else as_qrels(ref, "ref")
     if measures is not None and runs is None:  # ignored in silence before: there were no rankings to measure
         raise UsageError("measures= score the rankings of runs=: give runs= too")
@@ -265,7 +265,7 @@ def lift(
     notes: list[str] = []
     timings = choose_latency(latency, base_ms, reranked_ms, pc.unique(judged.query_ids).to_pylist(), notes.append,
                              ("latency=", "base_ms=", "reranked_ms="))
-    first, second = as_run(base, "base"), as_run(reranked, "reranked")
+    first, second = as_run(base, "base", "base"), as_run(reranked, "reranked", "reranked")
     chosen = parse_measures(measures)
     notes += shallow_cutoffs(chosen, [first, second])
     result = lift_runs(judged, first, second, chosen, settings, depth, timings, top, rel_level)

@@ -91,9 +91,10 @@ def as_qrels(qrels: QrelsLike, name: str = "qrels") -> records.Qrels:
                     f"not {type(qrels).__name__}")
 
 
-def as_run(run: RunLike, name: str | None = None) -> records.Run:
+def as_run(run: RunLike, name: str | None = None, param: str = "runs") -> records.Run:
     """A Run from a Run, a `{query: {doc: score}}` dict, a DataFrame (q_id, doc_id, score) or a file path;
-    named `name` where given (else the Run's own name, the file's stem, or 'run')."""
+    named `name` where given (else the Run's own name, the file's stem, or 'run'); a wrong kind is a TypeError naming the
+    parameter `param`."""
     if isinstance(run, records.Run):
         return run if name is None or name == run.name else dataclasses.replace(run, name=name)
     if _is_path(run):
@@ -102,7 +103,7 @@ def as_run(run: RunLike, name: str | None = None) -> records.Run:
         return Run.from_df(run, name=name or "run")
     if isinstance(run, Mapping):
         return Run.from_dict(run, name or "run")
-    raise TypeError(f"runs: give a Run, a dict {{query: {{doc: score}}}}, a pandas DataFrame or a file path, "
+    raise TypeError(f"{param}: give a Run, a dict {{query: {{doc: score}}}}, a pandas DataFrame or a file path, "
                     f"not {type(run).__name__}")
 
 
