@@ -522,7 +522,8 @@ def test_the_lazy_names():
 @pytest.mark.slow
 def test_a_script_using_the_api_as_documented_type_checks(tmp_path):
     """mypy takes the constructors' results for the class they are called on: Run.from_df gave a semrel.records.Run,
-    which a `run: semrel.Run` annotation refused (and which has no from_file); semrel.__version__ was Any."""
+    which a `run: semrel.Run` annotation refused (and which has no from_file); semrel.__version__ was Any. Under
+    --strict (disallow_untyped_calls) `run.to_df()` was an error: to_df had no annotations."""
     script = tmp_path / "user.py"
     script.write_text("import semrel\n"
                       "run: semrel.Run = semrel.Run.from_dict({'q': {'d': 1.0}}, 'r')\n"
@@ -533,7 +534,8 @@ def test_a_script_using_the_api_as_documented_type_checks(tmp_path):
                       "version: int = semrel.__version__  # wrong on purpose: mypy must know it is a str\n")
     heavy = "torch,transformers,pandas,scipy,matplotlib,sklearn,ray,bert_score,pyarrow,numpy,flask,rich,jinja2,click"
     (tmp_path / "mypy.ini").write_text(  # the libraries below semrel are not what is checked here (and take minutes)
-        "[mypy]\nignore_missing_imports = True\n[mypy-" + ",".join(f"{m}.*" for m in heavy.split(",")) + "]\nfollow_imports = skip\n")
+        "[mypy]\nignore_missing_imports = True\ndisallow_untyped_calls = True\n"
+        "[mypy-" + ",".join(f"{m}.*" for m in heavy.split(",")) + "]\nfollow_imports = skip\n")
     src = os.path.dirname(os.path.dirname(semrel.__file__))
     done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--no-incremental", "--cache-dir", os.devnull,
                            "user.py"], capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "MYPYPATH": src})

@@ -11,7 +11,7 @@ import numbers
 import random
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +19,9 @@ import pyarrow.compute as pc
 
 from .errors import UsageError, ValidationError, check_kind
 from .terminal import quantity
+
+if TYPE_CHECKING:  # an optional dependency (semrel[pandas]): annotations only
+    import pandas as pd
 
 
 def check_run_name(name: Any, required: bool = True) -> None:
@@ -209,7 +212,8 @@ class Qrels:
         return cls.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
 
     @classmethod
-    def from_df(cls: type[QrelsT], df, q_id_col: str = "q_id", doc_id_col: str = "doc_id", score_col: str = "score") -> QrelsT:
+    def from_df(cls: type[QrelsT], df: pd.DataFrame, q_id_col: str = "q_id", doc_id_col: str = "doc_id",
+                score_col: str = "score") -> QrelsT:
         """A pandas DataFrame with one row per judged pair and a whole-number grade (ranx's column names)."""
         q, d, grade = _frame_columns(df, "Qrels.from_df", q_id_col=q_id_col, doc_id_col=doc_id_col, score_col=score_col)
         return cls.from_columns(_frame_ids(q), _frame_ids(d), _numbers(grade, "Qrels.from_df", "score_col", whole=True))
@@ -220,7 +224,7 @@ class Qrels:
             out.setdefault(q, {})[d] = r
         return out
 
-    def to_df(self):
+    def to_df(self) -> pd.DataFrame:
         """A pandas DataFrame with columns q_id, doc_id, score (the grade), one row per judged pair."""
         _pandas("Qrels.to_df")
         return pa.table({"q_id": self.query_ids, "doc_id": self.doc_ids, "score": self.relevance}).to_pandas()
@@ -269,7 +273,7 @@ class Run:
         return cls.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], name)
 
     @classmethod
-    def from_df(cls: type[RunT], df, q_id_col: str = "q_id", doc_id_col: str = "doc_id", score_col: str = "score",
+    def from_df(cls: type[RunT], df: pd.DataFrame, q_id_col: str = "q_id", doc_id_col: str = "doc_id", score_col: str = "score",
                 name: str = "run") -> RunT:
         """A pandas DataFrame with one row per retrieved document and its score (ranx's column names).
         Rows may come in any order: the ranking comes from the scores, as in trec_eval."""
@@ -282,7 +286,7 @@ class Run:
             out.setdefault(q, {})[d] = s
         return out
 
-    def to_df(self):
+    def to_df(self) -> pd.DataFrame:
         """A pandas DataFrame with columns q_id, doc_id, score, one row per retrieved document."""
         _pandas("Run.to_df")
         return pa.table({"q_id": self.query_ids, "doc_id": self.doc_ids, "score": self.scores}).to_pandas()

@@ -13,7 +13,7 @@ import json
 import os
 import string
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -289,7 +289,7 @@ def legend(c: Comparison) -> str:
             "the threshold one can leave out 0 where the test is not significant.")
 
 
-def comparison_json(c: Comparison) -> dict:
+def comparison_json(c: Comparison) -> dict[str, Any]:
     s = c.settings
     return {
         "settings": {"test": s.test, "correction": s.correction, "alpha": s.alpha, "permutations": s.permutations,

@@ -6,7 +6,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -303,7 +303,7 @@ def changes_table(result: Lift) -> Table:
     return Table(["", "query", f"base {result.by}", f"reranked {result.by}", "change"], rows)
 
 
-def lift_json(result: Lift) -> dict:
+def lift_json(result: Lift) -> dict[str, Any]:
     s = result.settings
     latency = result.latency
     return {

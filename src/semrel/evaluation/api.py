@@ -196,7 +196,7 @@ def evaluate_runs(qrels: QrelsLike, runs, measures: Measures = None, rel_level: 
 def evaluate(qrels: QrelsLike, runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike], measures: Measures = None,
              rel_level: int = 1, per_query: bool = False, *, complete: bool = True, judged_only: bool = False,
              depth: int | None = None, num_docs: int = 0, relation: str = "qrels", doc_level: bool = False,
-             corpus: str | os.PathLike | None = None, zscores: str | os.PathLike | None = None) -> dict:
+             corpus: str | os.PathLike | None = None, zscores: str | os.PathLike | None = None) -> dict[str, Any]:
     """Evaluate one run or several on the qrels with trec_eval's semantics (as `semrel eval`).
 
     qrels: a Qrels, `{query: {doc: grade}}`, a DataFrame (q_id, doc_id, score) or a file path.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numbers
 import os
 from collections.abc import Iterable, Sequence
-from typing import Callable, Union
+from typing import Any, Callable, Union
 
 from ..errors import UsageError, check_flags, check_kind, check_list, check_seed, check_warn, tell
 from ..formats.corpus import given_golden, read_golden, unique_chunks
@@ -202,7 +202,7 @@ def validate_golden(golden: PathLike, corpus: PathLike | None = None) -> Validat
 
 
 @guarded
-def golden_stats(golden: PathLike | Iterable[GoldenItem], corpus: PathLike | None = None) -> dict:
+def golden_stats(golden: PathLike | Iterable[GoldenItem], corpus: PathLike | None = None) -> dict[str, Any]:
     """Counts and length distributions (in words) of a golden set and, with `corpus`, its corpus.jsonl (the Python side of
     `semrel golden stats`): the dict its `-f json` prints, {"counts": {...}, "lengths": {...}, "notes": [...] where any}."""
     check_kind("corpus", corpus, (str, os.PathLike), "a corpus.jsonl path")
