@@ -135,6 +135,20 @@ def test_import_warnings_and_errors_name_parameters_where_the_command_names_opti
         assert result.exit_code == 2 and result.stderr.startswith(f"semrel: error: {shown}"), result.stderr
 
 
+
+@pytest.mark.parametrize("kwargs, option, said", [
+    ({"split": "dev"}, ["--split", "dev"], "split= names a BEIR folder's qrels split"),
+    ({"threshold": 0.7}, ["--threshold", "0.7"], "threshold= matches the reference contexts of llamaindex"),
+])
+def test_import_refuses_the_options_of_other_source_formats_as_the_command_does(tmp_path, kwargs, option, said):
+    """`semrel golden import` refused --split and --threshold for a CSV (they do not apply); import_golden took them in silence."""
+    source = write(tmp_path / "g.csv", "query,answer\nWhy?,Because.\n")
+    with pytest.raises(UsageError, match=f"^{re.escape(said)}.*it does not apply to this csv source$"):
+        semrel.import_golden(source, **kwargs)
+    result = run("golden", "import", source, *option, "-o", tmp_path / "g.jsonl")
+    assert result.exit_code == 2 and f"error: {option[0]}{said.removeprefix(option[0][2:] + '=')}" in result.stderr
+    assert len(semrel.import_golden(source, threshold=0.5)) == 1  # the default given is no option of another format
+
 def test_import_refuses_wrong_kinds_and_bad_values(corpus, tmp_path):
     source = DATA / "golden.csv"
     for kwargs, message in [

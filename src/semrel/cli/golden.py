@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-from typing import Sequence
 
 import click
 
@@ -16,10 +14,19 @@ from ..formats.files import display_name
 from ..formats.manifest import run_step
 from ..formats.shards import split_files
 from ..formats.tables import render
-from ..golden.curate import TOGETHER, dedup_golden, golden_qrels_file, import_golden_files, import_warnings, part_path, split_golden
-from ..golden.importers import BUILDS_CORPUS, CONTEXT_FORMATS, FORMATS, ImportOptions, detect_format
+from ..golden.curate import (
+    TOGETHER,
+    check_format_options,
+    dedup_golden,
+    golden_qrels_file,
+    import_golden_files,
+    import_warnings,
+    part_path,
+    split_golden,
+)
+from ..golden.importers import BUILDS_CORPUS, FORMATS, ImportOptions
 from ..golden.neardup import NEAR_DUPLICATE
-from ..golden.sources import DOC_QRELS
+from ..golden.sources import DOC_QRELS, IMPORT_THRESHOLD
 from ..golden.validate import golden_stats, stats_tables, validate_golden
 from ..progress import stderr_steps
 from ..terminal import quantity
@@ -60,7 +67,7 @@ def golden_group() -> None:
                                    "trec: none, or a topic field: desc or narr].")
 @click.option("--chunk-ids-col", help="Column of the gold chunk ids [default: gold_chunk_ids, chunk_ids or gold].")
 @click.option("--id-col", help="Column of the query id [default: query_id, id, qid or _id; else q1, q2, ...].")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+@click.option("--threshold", type=click.FloatRange(0, 1), default=IMPORT_THRESHOLD, show_default=True,
               help="llamaindex, ragas, deepeval, giskard: least word overlap for a context to match a chunk when no chunk "
                    "contains it.")
 @click.option("--split", metavar="NAME",
@@ -79,7 +86,8 @@ def import_command(source, output, format, corpus, corpus_out, qrels_out, qrels,
 
     With --limit or --sample only those queries are kept (the corpus keeps every document)."""
     shards = split_files(source, split)  # a folder of shards is listed here once, and its shards passed down
-    _check_format_options(source, format, split, shards)
+    # typed: from the environment they stay defaults for the sources they apply to
+    check_format_options(source, format, split, shards, (typed("split"), typed("threshold")), ("--split", "--threshold", "--corpus"))
     settings = chunk_settings(size, overlap, unit, sentences, model, whole)
     columns = {"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col}
     options = ImportOptions(settings=settings, corpus=corpus, columns=columns, threshold=threshold, split=split, qrels=qrels,
@@ -156,20 +164,6 @@ def stats_command(golden, corpus, fmt):
 threshold_option = click.option("--threshold", type=float, default=NEAR_DUPLICATE, show_default=True,
                                 help="Cosine similarity of query embeddings at which two queries are near-duplicates.")
 model_option = click.option("--model", default=None, metavar="NAME", help=f"Embedding model [default: {DEFAULT_MODEL}].")
-
-
-def _check_format_options(source: str, fmt: str, split: str | None, shards: Sequence[str]) -> None:
-    """--split and --threshold typed for a source they do not apply to: both were ignored in silence (from the environment
-    they stay defaults for the sources they apply to). `shards`: split_files(source, split)."""
-    if not (typed("split") or typed("threshold")):
-        return
-    resolved = detect_format(source, split, shards) if fmt == "auto" else fmt
-    if typed("split") and resolved != "beir" and not (Path(source).is_dir() and tuple(shards) != (source,)):
-        raise UsageError(f"--split names a BEIR folder's qrels split, or the split to read of a folder of a Hugging Face set's "
-                         f"shards; it does not apply to this {resolved} source")
-    if typed("threshold") and resolved not in CONTEXT_FORMATS:
-        raise UsageError(f"--threshold matches the reference contexts of {', '.join(CONTEXT_FORMATS)} testsets to --corpus chunks; "
-                         f"it does not apply to this {resolved} source")
 
 
 @golden_group.command("split", short_help='Split a golden set, near-duplicates together.')

@@ -16,13 +16,14 @@ from typing import Any, Callable, Union
 from ..errors import UsageError, check_flags, check_kind, check_list, check_seed, check_warn, tell
 from ..formats.corpus import given_golden, read_golden, unique_chunks
 from ..formats.files import guarded
+from ..formats.shards import split_files
 from ..progress import Steps, no_progress
 from ..records import ALL_QUERIES, GoldenItem, QuerySample
 from . import curate
 from .chunking import ChunkSettings
 from .curate import Deduplicated
 from .neardup import NEAR_DUPLICATE
-from .sources import ImportOptions
+from .sources import IMPORT_THRESHOLD, ImportOptions
 from .validate import Validation
 from .validate import golden_stats as describe_golden
 from .validate import validate_golden as validate_file
@@ -48,7 +49,7 @@ def import_golden(
     answer_col: str | None = None,
     chunk_ids_col: str | None = None,
     id_col: str | None = None,
-    threshold: float = 0.5,
+    threshold: float = IMPORT_THRESHOLD,
     split: str | None = None,
     size: int | None = None,
     overlap: int = 0,
@@ -101,7 +102,9 @@ def import_golden(
                             columns={"query": query_col, "answer": answer_col, "chunk_ids": chunk_ids_col, "id": id_col},
                             threshold=float(threshold), split=split, qrels=None if qrels is None else str(qrels),
                             docs=tuple(str(d) for d in folders), doc_qrels=doc_qrels, sample=sample)
-    result = curate.import_golden_files(str(source), output, format, options, corpus_out, qrels_out)
+    shards = split_files(str(source), split)
+    curate.check_format_options(str(source), format, split, shards, (split is not None, threshold != IMPORT_THRESHOLD))
+    result = curate.import_golden_files(str(source), output, format, options, corpus_out, qrels_out, shards=shards)
     tell(curate.import_warnings(result, options), warn, stacklevel=3)  # past @guarded's wrapper, to the caller's line
     return result.items
 

@@ -18,7 +18,7 @@ from ..formats.trec import write_qrels
 from ..progress import Steps, no_progress
 from ..records import GoldenItem
 from ..terminal import quantity
-from .importers import BUILDS_CORPUS, CONTEXT_FORMATS, FORMAT_NAMES, ONE_CHUNK_EACH, import_golden
+from .importers import BUILDS_CORPUS, CONTEXT_FORMATS, FORMAT_NAMES, ONE_CHUNK_EACH, detect_format, import_golden
 from .neardup import NEAR_DUPLICATE, dedup_report, deduplicated, joined_by, near_duplicate_groups, split_groups, split_targets
 from .sources import Imported, ImportOptions
 
@@ -65,6 +65,22 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
             made_from = [output] if output and str(output) != STDIO else inputs  # a golden set on stdout is no file to name
             write_manifest(qrels_out, inputs=made_from, params={"from": "golden set"}, rows=len(qrels), staged=staged, holds="qrels")
     return result
+
+
+def check_format_options(source: str, fmt: str, split: str | None, shards: Sequence[str], given: tuple[bool, bool],
+                         names: tuple[str, str, str] = ("split=", "threshold=", "corpus=")) -> None:
+    """A split and a threshold given (`given`: whether each was) for a source they do not apply to: both were ignored in
+    silence. `shards`: split_files(source, split); `names`: the split, threshold and corpus options as the caller's user
+    gives them."""
+    if not any(given):
+        return
+    resolved = detect_format(source, split, shards) if fmt == "auto" else fmt
+    if given[0] and resolved != "beir" and not (Path(source).is_dir() and tuple(shards) != (source,)):
+        raise UsageError(f"{names[0]} names a BEIR folder's qrels split, or the split to read of a folder of a Hugging Face set's "
+                         f"shards; it does not apply to this {resolved} source")
+    if given[1] and resolved not in CONTEXT_FORMATS:
+        raise UsageError(f"{names[1]} matches the reference contexts of {', '.join(CONTEXT_FORMATS)} testsets to {names[2]} chunks; "
+                         f"it does not apply to this {resolved} source")
 
 
 def import_warnings(result: Imported, options: ImportOptions) -> list[str]:

@@ -25,6 +25,9 @@ FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}(\.gz)?$")
 names no file (and 'abc v1.2' in a gold cell is two ids, not one file name with a space)."""
 
 
+IMPORT_THRESHOLD = 0.5  # the least word overlap of a testset's reference context with the chunk it is matched to
+
+
 @dataclass(frozen=True)
 class ImportOptions:
     """What the importers may need besides the source."""
@@ -32,7 +35,7 @@ class ImportOptions:
     settings: ChunkSettings = ChunkSettings()
     corpus: str | None = None
     columns: dict[str, str | None] = field(default_factory=dict)
-    threshold: float = 0.5
+    threshold: float = IMPORT_THRESHOLD
     split: str | None = None  # beir: the qrels split (None: BEIR_SPLIT); a folder of the shards of several splits: the one read
     qrels: str | None = None  # trec: the document qrels
     docs: tuple[str, ...] = ()  # trec: the documents, chunked by the import
