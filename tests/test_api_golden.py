@@ -14,7 +14,7 @@ from helpers import ok, read_lines, run, write
 from semrel.errors import SemrelError, UsageError, ValidationError
 from semrel.formats.corpus import read_golden
 from semrel.golden.curate import Deduplicated
-from semrel.records import GoldenItem, QuerySample
+from semrel.records import GoldenItem, Judgment, QuerySample
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 PUBMEDQA = {"123": {"QUESTION": "Does it work?", "CONTEXTS": ["First part.", "Second part."], "LONG_ANSWER": "It works."},
@@ -319,3 +319,18 @@ def test_qrels_of_an_import_written_alone_name_its_sources_and_numpy_sizes_are_c
     targets = split_targets(12, None, [np.int64(5), np.int64(4)])  # as split_golden passes sizes=np.array([5, 4]) on
     assert targets == [5, 4] and all(type(t) is int for t in targets)
 
+
+
+def test_an_empty_output_path_is_refused_not_taken_for_no_output(tmp_path, monkeypatch):
+    """import_golden(output='') and `semrel golden import -o ''` returned the golden set, said '-> ' and wrote nothing; label
+    refused '' as ': is a folder'. An unset variable in a script ends in one clear error everywhere."""
+    monkeypatch.chdir(tmp_path)
+    source = write(tmp_path / "g.csv", "query,answer\nWhy?,Because.\n")
+    for name in ("output", "qrels_out"):
+        with pytest.raises(UsageError, match="^an output's path is empty: give a file name$"):
+            semrel.import_golden(source, **{name: ""})
+    result = run("golden", "import", source, "-o", "")
+    assert result.exit_code == 2 and "error: an output's path is empty: give a file name" in result.stderr
+    with pytest.raises(UsageError, match="^an output's path is empty"):
+        semrel.label([Judgment("q", "d", 0.5, 0.5, 0.5, p=0.9)], "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.csv"]

@@ -1064,6 +1064,8 @@ def appending(path: str | os.PathLike, kept: str) -> Iterator[None]:
 def prepare_output(name: str) -> bool:
     """Check an output path before anything is written: not an input of this command, not a
     folder or device; make its folder. Returns whether a file is there already."""
+    if not name:  # said as such: it was ': is a folder', the current one
+        raise UsageError("an output's path is empty: give a file name")
     check_not_input(name)
     try:
         info = os.stat(name)

@@ -36,13 +36,13 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
     options = options or ImportOptions()
     shards = split_files(source, options.split) if shards is None else shards
     result = import_golden(source, fmt, options, steps, shards)
-    if result.chunks is not None and not corpus_out:
+    if result.chunks is not None and corpus_out is None:
         if result.params["format"] in CONTEXT_FORMATS:
             raise UsageError(f"{FORMAT_NAMES[result.params['format']]} needs corpus= (the chunks of its documents, which its reference "
                              "contexts are matched to) or corpus_out='corpus.jsonl' (its reference contexts written as the corpus, a "
                              "chunk each)")
         raise UsageError(f"format={result.params['format']!r} builds the corpus too: give corpus_out='corpus.jsonl'")
-    if result.chunks is None and corpus_out:
+    if result.chunks is None and corpus_out is not None:
         if result.params["format"] in CONTEXT_FORMATS:
             raise UsageError("give corpus= (the reference contexts matched to its chunks) or corpus_out= (the contexts written as "
                              "the corpus), not both")
@@ -52,17 +52,18 @@ def import_golden_files(source: str, output: Path_ | None, fmt: str = "auto", op
     # every shard of a split; trec's qrels and documents too
     inputs = [*shards, *(path for path in (options.corpus, options.qrels) if path), *options.docs]
     params = {**result.params, **({"chunking": options.settings.describe()} if result.chunks is not None else {})}
-    outputs = [o for o in (corpus_out if result.chunks is not None else None, qrels_out, output) if o]
+    # an empty name is refused (files_as_one), not taken for no output
+    outputs = [o for o in (corpus_out if result.chunks is not None else None, qrels_out, output) if o is not None]
     with outputs_with_manifests(outputs) as staged:
-        if result.chunks is not None and corpus_out:
+        if result.chunks is not None and corpus_out is not None:
             write_manifest(corpus_out, inputs=inputs, params=params, rows=write_corpus(result.chunks, staged[corpus_out]),
                            staged=staged)
-        if output:
+        if output is not None:
             write_manifest(output, inputs=inputs, params=params, rows=write_golden(result.items, staged[output]), staged=staged)
-        if qrels_out:
+        if qrels_out is not None:
             qrels = golden_qrels(result.items)
             write_qrels(qrels, staged[qrels_out])
-            made_from = [output] if output and str(output) != STDIO else inputs  # a golden set on stdout is no file to name
+            made_from = [output] if output is not None and str(output) != STDIO else inputs  # a golden set on stdout is no file to name
             write_manifest(qrels_out, inputs=made_from, params={"from": "golden set"}, rows=len(qrels), staged=staged, holds="qrels")
     return result
 
