@@ -10,6 +10,8 @@ from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 from sklearn.metrics import confusion_matrix as sk_confusion
 
+from semrel.analysis import agreement as agreement_module
+from semrel.analysis import significance
 from semrel.analysis.agreement import (
     agreement,
     batched_confusion,
@@ -162,3 +164,19 @@ def test_default_weights_follow_the_grades_either_labelling_uses():
     result = agreement(a, b, resamples=10)
     assert result.weights == "quadratic"
     assert result.kappa == pytest.approx(cohen_kappa_score(a, b, weights="quadratic"))
+
+
+def test_agreement_resamples_a_batch_at_a_time_and_draws_what_one_matrix_drew(monkeypatch):
+    """The bootstrap held all its resamples' indices at once, (1,000, n) int64 and three arrays as large while counting:
+    `semrel agree` on two qrels of 1M pairs each ran out of memory at 8 GB (100k pairs: 2.5 GB). A batch holds about
+    _BATCH_CELLS indices, and the interval is the one the whole matrix gave."""
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 3, 50)
+    b = np.where(rng.uniform(size=50) < 0.7, a, rng.integers(0, 3, 50))
+    whole = agreement(a, b, resamples=200, seed=1)
+    seen = []
+    counted = agreement_module.batched_confusion
+    monkeypatch.setattr(significance, "_BATCH_CELLS", 500)
+    monkeypatch.setattr(agreement_module, "batched_confusion", lambda *args: seen.append(args[3].size) or counted(*args))
+    assert agreement(a, b, resamples=200, seed=1) == whole
+    assert max(seen) <= 500 and sum(seen) == 200 * 50

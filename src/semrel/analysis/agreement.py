@@ -27,6 +27,7 @@ from ..formats.tables import Cell, Table, render
 from ..formats.trec import graded_pairs, read_judgment_groups
 from ..records import Qrels, Run, is_number
 from ..terminal import quantity
+from .significance import batch_sizes
 
 AGREE_MEASURES = ("nDCG@10", "AP", "RR", "P@10")
 """The measures `semrel agree` ranks runs by unless told."""
@@ -123,12 +124,14 @@ def kendall_tau_b(x: Values, y: Values) -> float:
 def bootstrap_interval(
     statistic: Callable[[np.ndarray], np.ndarray | float], n: int, resamples: int = 1000, seed: int = 0, level: float = 0.95
 ) -> tuple[float, float]:
-    """Percentile interval of `statistic`, called once with a (resamples, n) matrix of row indices
-    drawn with replacement; nan values (degenerate resamples) are left out."""
+    """Percentile interval of `statistic`, which gives one value per row of a (batch, n) matrix of row indices drawn with
+    replacement, called a batch of resamples at a time (batch_sizes: the whole matrix of 1,000 resamples of a million pairs
+    is 8 GB); nan values (degenerate resamples) are left out."""
     if n == 0:
         return float("nan"), float("nan")
-    rows = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-    values = np.asarray(statistic(rows), dtype=np.float64)
+    rng = np.random.default_rng(seed)  # batches draw the same indices as one (resamples, n) draw
+    values = np.concatenate([np.asarray(statistic(rng.integers(0, n, size=(size, n))), dtype=np.float64).reshape(-1)
+                             for size in batch_sizes(resamples, n)])
     values = values[np.isfinite(values)]
     if not len(values):
         return float("nan"), float("nan")

@@ -96,7 +96,9 @@ def _columns(diffs: np.ndarray) -> np.ndarray:
     return array[:, None] if array.ndim == 1 else array
 
 
-def _batches(total: int, n: int) -> list[int]:
+def batch_sizes(total: int, n: int) -> list[int]:
+    """Rows per batch of `total` rows of `n` draws each, so that a batch holds about _BATCH_CELLS draws: resampling
+    many items (agreement over a million pairs) would otherwise hold total x n of them at once."""
     size = max(1, _BATCH_CELLS // max(n, 1))
     return [min(size, total - start) for start in range(0, total, size)]
 
@@ -161,13 +163,13 @@ def randomization_p(diffs: np.ndarray, permutations: int, seed: int) -> np.ndarr
     hits = np.zeros(k, dtype=np.int64)
     if n < 31 and 2**n <= permutations:
         start = 0  # every pattern, in batches: all 2^n rows at once took 2.2 GB for 22 queries, and more past that
-        for size in _batches(2**n, n):
+        for size in batch_sizes(2**n, n):
             bits = (np.arange(start, start + size, dtype=np.int64)[:, None] >> np.arange(n)) & 1
             hits += (np.abs((1 - 2 * bits).astype(np.float64) @ d) >= observed).sum(axis=0)
             start += size
         return hits / 2**n
     rng = np.random.default_rng(seed)
-    for size in _batches(permutations, n):
+    for size in batch_sizes(permutations, n):
         signs = rng.integers(0, 2, size=(size, n), dtype=np.int8) * 2 - 1
         hits += (np.abs(signs.astype(np.float64) @ d) >= observed).sum(axis=0)
     return (hits + 1) / (permutations + 1)
@@ -184,7 +186,7 @@ def bootstrap(diffs: np.ndarray, resamples: int, seed: int, confidence: float) -
         return np.ones(k), mean, mean
     rng = np.random.default_rng(seed)
     batches: list[np.ndarray] = []
-    for size in _batches(resamples, n):
+    for size in batch_sizes(resamples, n):
         picks = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]
         counts = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n)
         batches.append(counts @ d / n)
