@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import errno
-import fcntl
 import functools
 import gzip
 import hashlib
@@ -43,6 +42,11 @@ from ..terminal import unfiltered
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer  # collections.abc.Buffer is Python 3.12's
+
+if sys.platform == "win32":
+    import msvcrt
+else:
+    import fcntl
 
 STDIO = "-"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -942,6 +946,32 @@ def files_as_one(targets: list[str], superseded: Iterable[str] = ()) -> Iterator
 
 NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL}  # flock refused by the file system, not held
 
+if sys.platform == "win32":
+    def _lock(handle: IO, wait: bool) -> None:
+        """Windows has no flock: msvcrt locks a byte range (here the first byte; a lock file holds none, and Windows locks
+        past the end). Its LK_LOCK gives up after 10 s, so a lock that waits retries LK_NBLCK until the holder lets go."""
+        while True:
+            handle.seek(0)
+            try:
+                msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.EACCES, errno.EDEADLOCK):  # those say another process holds it
+                    raise
+                if not wait:
+                    raise BlockingIOError(exc.errno, exc.strerror) from None
+            time.sleep(0.05)
+
+    def _unlock(handle: IO) -> None:
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+else:
+    def _lock(handle: IO, wait: bool) -> None:
+        fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def _unlock(handle: IO) -> None:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+
 
 @contextlib.contextmanager
 def locked(path: str | os.PathLike, waiting: Callable[[], None] | None = None, required: bool = True) -> Iterator[None]:
@@ -959,17 +989,17 @@ def locked(path: str | os.PathLike, waiting: Callable[[], None] | None = None, r
         raise SemrelError(f"{path}: semrel keeps a lock there, and this is {special_kind(info.st_mode) or 'a folder'}, "
                           "not a file: remove it")
     try:
-        handle = open(path, "a")
+        handle = open(path, "ab")
     except OSError as exc:  # a folder not writable (or gone): one line, not a traceback
         raise SemrelError(f"{path}: cannot make the lock semrel keeps there ({exc.strerror or exc})") from None
     with handle:
         held = True
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock(handle, wait=False)
         except BlockingIOError:
             if waiting is not None:
                 waiting()
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            _lock(handle, wait=True)
         except OSError as exc:
             if required or exc.errno not in NO_LOCKS:
                 raise SemrelError(f"{path}: cannot lock it ({exc.strerror or exc})" + (
@@ -979,7 +1009,7 @@ def locked(path: str | os.PathLike, waiting: Callable[[], None] | None = None, r
             yield
         finally:
             if held:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+                _unlock(handle)
 
 
 def rewrite_lock_path(target: str | os.PathLike) -> str:
