@@ -3,10 +3,14 @@ modules it lacks (fcntl), and the calls whose meaning differs (os.kill, os.open'
 
 from __future__ import annotations
 
+import os
+import stat
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from semrel.formats.files import atomic_writer, current_umask
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -59,3 +63,14 @@ def test_locks_work_where_there_is_no_fcntl(tmp_path):
                           env={"PYTHONPATH": SRC}, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['second waits', 'first done', 'second in'] {}"
+
+
+def test_an_output_is_written_where_os_has_no_fchmod(tmp_path, monkeypatch):
+    """Windows' os has no fchmod before Python 3.13: atomic_writer set its temp file's permissions with it, so every output
+    failed there with AttributeError. By name, os.chmod gives the same permissions."""
+    monkeypatch.delattr(os, "fchmod")
+    target = tmp_path / "run.txt"
+    with atomic_writer(target) as out:
+        out.write("q1 Q0 d1 1 1.0 run\n")
+    assert target.read_bytes() == b"q1 Q0 d1 1 1.0 run\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~current_umask()

@@ -845,7 +845,7 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
             fd, tmp = _temp_file(name, target)
             raw = os.fdopen(fd, "wb")
         with raw:
-            os.fchmod(raw.fileno(), new_file_mode(target))
+            os.chmod(tmp, new_file_mode(target))  # by name: Windows' os has no fchmod before Python 3.13
             # cast: typeshed declares GzipFile a BufferedIOBase only, though it has every method of IO[bytes]
             sink = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)) if name.endswith(".gz") else raw
             with sink if sink is not raw else contextlib.nullcontext(raw):
