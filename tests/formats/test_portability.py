@@ -3,6 +3,7 @@ modules it lacks (fcntl), and the calls whose meaning differs (os.kill, os.open'
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -74,3 +75,37 @@ def test_an_output_is_written_where_os_has_no_fchmod(tmp_path, monkeypatch):
         out.write("q1 Q0 d1 1 1.0 run\n")
     assert target.read_bytes() == b"q1 Q0 d1 1 1.0 run\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~current_umask()
+
+
+def test_inputs_and_the_bm25_index_are_read_as_bytes_where_os_has_o_binary_and_no_pread(tmp_path, monkeypatch):
+    """As on Windows: os.open without O_BINARY opens a file in text mode there (CR LF read as LF, a Ctrl-Z byte read as the
+    end), and os has no pread, with which the BM25 index read its postings and ids (AttributeError at the first query).
+    Every file os.open reads is opened with O_BINARY, and the index gives the same hits without pread."""
+    import numpy as np
+
+    from semrel.formats.files import open_input
+    from semrel.retrieval.lexical import LexicalStore
+    from semrel.retrieval.retrieve import BM25_PARAMS, StoredBm25
+
+    words = "virus protein cell infection patient study trial dose vaccine lung fever cough".split()
+    rows = [{"_id": f"c{i}", "text": " ".join(words[(i * k) % len(words)] for k in range(1, 9))} for i in range(60)]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    queries = ["virus dose", "fever cough lung", "zebra"]
+    expected = StoredBm25(LexicalStore(tmp_path / "posix", BM25_PARAMS).index(str(corpus))).search(queries, 5)
+
+    sentinel, real_open, opened = 1 << 29, os.open, []
+
+    def windows_open(path, flags, *args, **kwargs):
+        if not flags & (os.O_WRONLY | os.O_RDWR):
+            opened.append((os.fspath(path), bool(flags & sentinel)))
+        return real_open(path, flags & ~sentinel, *args, **kwargs)
+
+    monkeypatch.setattr(os, "O_BINARY", sentinel, raising=False)
+    monkeypatch.setattr(os, "open", windows_open)
+    monkeypatch.delattr(os, "pread")
+    with open_input(corpus) as handle:
+        assert handle.read() == corpus.read_bytes()
+    found = StoredBm25(LexicalStore(tmp_path / "windows", BM25_PARAMS).index(str(corpus))).search(queries, 5)
+    assert all(np.array_equal(a, b) for pair in zip(found, expected) for a, b in zip(*pair)) and len(found) == len(expected)
+    assert opened and all(flagged for _, flagged in opened), [name for name, flagged in opened if not flagged]

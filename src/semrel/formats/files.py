@@ -182,11 +182,17 @@ def open_input(path: str | os.PathLike) -> io.BufferedReader:
     return _open_binary(str(path))
 
 
+def binary(flags: int) -> int:
+    """`flags` for os.open, with O_BINARY where os has it: without it Windows opens the file in text mode, whose reads turn
+    CR LF into LF and end at the first Ctrl-Z byte (open() adds it; os.open does not)."""
+    return flags | getattr(os, "O_BINARY", 0)
+
+
 def _open_binary(name: str) -> io.BufferedReader:
     """A regular file opened for reading, remembered as an input. It is opened without blocking
     and checked with fstat before anything is read, so a FIFO or device swapped in after a check
     is still refused and never hangs the command."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags = binary(os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         fd = os.open(name, flags)
     except IsADirectoryError:

@@ -50,7 +50,7 @@ from ..cjk import BIGRAMMED, WIDTH_FORMS
 from ..encoding.cache import OTHER_CACHE
 from ..errors import FormatError, SemrelError, UsageError
 from ..formats.corpus import chunk_of, iter_corpus, repeated_id
-from ..formats.files import StampMemo, appending, atomic_writer, display_name, locked, read_lines, read_text
+from ..formats.files import StampMemo, appending, atomic_writer, binary, display_name, locked, read_lines, read_text
 from ..formats.jsonl import json_object
 from ..progress import Steps, no_progress
 from ..records import Chunk
@@ -271,7 +271,11 @@ def _cut_short(folder: Path, name: str) -> SemrelError:
 def _pread(fd: int, size: int, offset: int, folder: Path, name: str) -> bytes:
     """`size` bytes at `offset` of the index file `name`; fewer (a file cut short by a copy or a failing disk) is
     one line naming it, not numpy's error on a short buffer or an empty chunk id."""
-    data = os.pread(fd, size, offset)
+    if hasattr(os, "pread"):
+        data = os.pread(fd, size, offset)
+    else:  # Windows has no pread: a seek, then a read (these descriptors are read here only, by one thread)
+        os.lseek(fd, offset, os.SEEK_SET)
+        data = os.read(fd, size)
     if len(data) < size:
         raise _cut_short(folder, name)
     return data
@@ -395,7 +399,7 @@ class DiskBm25:
         """A segment's three files, opened once per index (file descriptors: postings are read, never mapped)."""
         name = segment["name"]
         if name not in self._open:
-            indptr, docs, tfs = (os.open(self.folder / f"{name}.{part}", os.O_RDONLY) for part in ("indptr", "docs", "tf"))
+            indptr, docs, tfs = (os.open(self.folder / f"{name}.{part}", binary(os.O_RDONLY)) for part in ("indptr", "docs", "tf"))
             self._open[name] = indptr, docs, tfs
         return self._open[name]
 
