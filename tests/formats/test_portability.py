@@ -109,3 +109,22 @@ def test_inputs_and_the_bm25_index_are_read_as_bytes_where_os_has_o_binary_and_n
     found = StoredBm25(LexicalStore(tmp_path / "windows", BM25_PARAMS).index(str(corpus))).search(queries, 5)
     assert all(np.array_equal(a, b) for pair in zip(found, expected) for a, b in zip(*pair)) and len(found) == len(expected)
     assert opened and all(flagged for _, flagged in opened), [name for name, flagged in opened if not flagged]
+
+
+def test_stale_temp_files_are_swept_on_windows_without_os_kill(tmp_path, monkeypatch):
+    """A write sweeps the temp files killed semrel processes left, asking whether each one's process still runs. It asked
+    with os.kill(pid, 0), which on Windows is TerminateProcess: it ended that process (another semrel writing the same
+    file, or any program given the pid since). There the process is asked through a handle (_process_running)."""
+    import semrel.formats.files as files
+
+    def kill(pid, sig):
+        raise AssertionError(f"os.kill({pid}, {sig}) would end process {pid} on Windows")
+
+    running, ended = 4242, 4343
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(os, "kill", kill)
+    monkeypatch.setattr(files, "_process_running", lambda pid: pid == running, raising=False)
+    for pid in (running, ended):
+        (tmp_path / f".out.txt.{pid}_abcd1234.tmp").write_text("half")
+    files.sweep_stale_temps(tmp_path / "out.txt")
+    assert os.listdir(tmp_path) == [f".out.txt.{running}_abcd1234.tmp"]

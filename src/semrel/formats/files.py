@@ -1197,9 +1197,33 @@ def sweep_stale_temps(target: Path) -> None:
                 os.unlink(entry.path)
 
 
+if sys.platform == "win32":
+    def _process_running(pid: int) -> bool:
+        """Whether a process runs, asked through a handle to it: os.kill(pid, 0) on Windows is TerminateProcess, which
+        ends it. One that may not be opened (ERROR_ACCESS_DENIED) is another user's, running."""
+        import ctypes
+        from ctypes import wintypes
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        kernel32.OpenProcess.restype = wintypes.HANDLE
+        kernel32.OpenProcess.argtypes = (wintypes.DWORD, wintypes.BOOL, wintypes.DWORD)
+        kernel32.GetExitCodeProcess.argtypes = (wintypes.HANDLE, ctypes.POINTER(wintypes.DWORD))
+        kernel32.CloseHandle.argtypes = (wintypes.HANDLE,)
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return ctypes.get_last_error() == 5
+        try:
+            code = wintypes.DWORD()
+            return not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)) or code.value == 259  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+
+
 def _process_ended(pid: int) -> bool:
     if pid == os.getpid():
         return False
+    if sys.platform == "win32":
+        return not _process_running(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
