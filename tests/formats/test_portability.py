@@ -11,7 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from semrel.formats.files import atomic_writer, current_umask
+from semrel.formats.files import atomic_writer, current_umask, read_bytes
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -128,3 +128,13 @@ def test_stale_temp_files_are_swept_on_windows_without_os_kill(tmp_path, monkeyp
         (tmp_path / f".out.txt.{pid}_abcd1234.tmp").write_text("half")
     files.sweep_stale_temps(tmp_path / "out.txt")
     assert os.listdir(tmp_path) == [f".out.txt.{running}_abcd1234.tmp"]
+
+
+def test_inputs_are_read_where_os_has_no_o_nonblock_nor_set_blocking(tmp_path, monkeypatch):
+    """Windows has no O_NONBLOCK, and its os no set_blocking before Python 3.12: every input was opened, then failed with
+    AttributeError as it was made blocking again."""
+    monkeypatch.delattr(os, "O_NONBLOCK")
+    monkeypatch.delattr(os, "set_blocking")
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(b"q1 0 d1 1\n")
+    assert read_bytes(path) == b"q1 0 d1 1\n"

@@ -192,7 +192,8 @@ def _open_binary(name: str) -> io.BufferedReader:
     """A regular file opened for reading, remembered as an input. It is opened without blocking
     and checked with fstat before anything is read, so a FIFO or device swapped in after a check
     is still refused and never hangs the command."""
-    flags = binary(os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    nonblocking = getattr(os, "O_NONBLOCK", 0)  # Windows has none (nor, before Python 3.12, os.set_blocking): no FIFO to hang on
+    flags = binary(os.O_RDONLY | nonblocking | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         fd = os.open(name, flags)
     except IsADirectoryError:
@@ -206,7 +207,8 @@ def _open_binary(name: str) -> io.BufferedReader:
         kind = special_kind(info.st_mode)
         if kind:
             raise _not_a_file(name, kind)
-        os.set_blocking(fd, True)
+        if nonblocking:
+            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
