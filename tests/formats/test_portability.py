@@ -138,3 +138,19 @@ def test_inputs_are_read_where_os_has_no_o_nonblock_nor_set_blocking(tmp_path, m
     path = tmp_path / "qrels.txt"
     path.write_bytes(b"q1 0 d1 1\n")
     assert read_bytes(path) == b"q1 0 d1 1\n"
+
+
+def test_a_folder_has_one_digest_on_every_system(tmp_path, monkeypatch):
+    """A folder input's digest (a manifest's record of a documents folder) hashed each file's path inside it with the
+    system's separator: 'notes\\a.txt' on Windows, so `semrel verify` there called a folder copied from Linux changed."""
+    import ntpath
+
+    from semrel.formats.files import folder_digest
+
+    (tmp_path / "docs" / "notes").mkdir(parents=True)
+    (tmp_path / "docs" / "notes" / "a.txt").write_text("alpha\n", encoding="utf-8")
+    (tmp_path / "docs" / "b.txt").write_text("beta\n", encoding="utf-8")
+    here = folder_digest(tmp_path / "docs")
+    monkeypatch.setattr(os, "sep", "\\")
+    monkeypatch.setattr(os.path, "relpath", ntpath.relpath)  # Windows' relpath: the same parts, joined by '\\'
+    assert folder_digest(tmp_path / "docs") == here

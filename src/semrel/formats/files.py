@@ -762,7 +762,8 @@ def folder_digest(path: str | os.PathLike, most: int | None = None) -> dict[str,
     digest, count = hashlib.sha256(), 0
     for full in names:
         sha = bytes_sha256(full) if os.path.isfile(full) else None  # not a FIFO (it would block), device or dangling link
-        digest.update(f"{os.path.relpath(full, path)}\0{sha}\0".encode("utf-8", "surrogateescape"))
+        inside = os.path.relpath(full, path).replace(os.sep, "/")  # '/' on every system: Windows' digest is Linux's
+        digest.update(f"{inside}\0{sha}\0".encode("utf-8", "surrogateescape"))
         count += 1
     return {"sha256": digest.hexdigest(), "files": count}
 
