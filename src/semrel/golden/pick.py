@@ -381,7 +381,7 @@ class PickSession:
         with rewrite_lock(self.output):  # from the check through the rename: another session's key waits, then is refused
             self.check_alone()
             _mend_tail(self.journal)
-            with open(self.journal, "a", encoding="utf-8") as out:
+            with open(self.journal, "a", encoding="utf-8", newline="\n") as out:  # "\n", not Windows' CR LF: one journal everywhere
                 out.write("".join(json.dumps(e.to_json()) + "\n" for e in [*self._unjournaled, event]))
                 out.flush()
                 os.fsync(out.fileno())
