@@ -321,6 +321,11 @@ def test_split_refuses_part_names_that_are_no_file_of_their_own_and_sizes_below_
         (("--names", ",b"), "part name '' in --names is not a plain file name: give names that are not empty, "
                             "do not start with '.' and hold no '/'"),
         (("--names", ".a,b"), "part name '.a' in --names"),
+        # refused on every system: on Windows fold:1.jsonl is a stream of the file 'fold', and con.jsonl the console
+        (("--names", "fold:1,b"), "part name 'fold:1' in --names is no file name on Windows (it holds one of <>:\"\\|?* or "
+                                  "a control character, ends in '.' or ' ', or is a device's name such as CON or NUL): give another"),
+        (("--names", "a,Con"), "part name 'Con' in --names is no file name on Windows"),
+        (("--names", "a,b."), "part name 'b.' in --names is no file name on Windows"),
         # written as train.jsonl.jsonl; and Train.jsonl and train.jsonl are one file on macOS and Windows, the later part
         # written over the earlier
         (("--names", "train.jsonl,test"), "part name 'train.jsonl' in --names ends in .jsonl, which the part's file name "

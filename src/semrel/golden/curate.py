@@ -110,14 +110,23 @@ def part_path(output_dir: Path_, name: str) -> Path:
     return Path(output_dir) / f"{name}.jsonl"
 
 
+WINDOWS_DEVICES = {"con", "prn", "aux", "nul", *(f"{port}{n}" for port in ("com", "lpt") for n in range(1, 10))}
+
+
 def _check_part_names(names: Sequence[str]) -> None:
     """Each part is written to output_dir/NAME.jsonl: a repeated name would write one part over another (so would two
     names apart only in case, on macOS's and Windows' file systems), an empty name or one starting with '.' a hidden
-    file, a path separator a file outside output_dir, and a name ending in .jsonl NAME.jsonl.jsonl."""
+    file, a path separator a file outside output_dir, and a name ending in .jsonl NAME.jsonl.jsonl. A name Windows
+    gives no file is refused on every system, so a split is made, and read, alike everywhere: there 'a:b.jsonl' is
+    the stream 'b.jsonl' of a file 'a', and 'con.jsonl' the console."""
     for k, name in enumerate(names):
         if not name or name.startswith(".") or "/" in name or os.sep in name:
             raise UsageError(f"part name {name!r} in names= is not a plain file name: give names that are not empty, "
                              "do not start with '.' and hold no '/'")
+        if any(ch in '<>:"\\|?*' or ord(ch) < 32 for ch in name) or name.endswith((".", " ")) \
+                or name.split(".")[0].rstrip(" ").lower() in WINDOWS_DEVICES:
+            raise UsageError(f"part name {name!r} in names= is no file name on Windows (it holds one of <>:\"\\|?* or a "
+                             "control character, ends in '.' or ' ', or is a device's name such as CON or NUL): give another")
         if name.lower().endswith(".jsonl"):
             raise UsageError(f"part name {name!r} in names= ends in .jsonl, which the part's file name gets anyway "
                              f"({name}.jsonl): give {name[:-len('.jsonl')]!r}")
