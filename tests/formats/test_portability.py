@@ -1,8 +1,9 @@
 """What semrel does differently on Windows, simulated on Linux: calls that module `os` lacks there (fchmod, pread), the
-modules it lacks (fcntl), and the calls whose meaning differs (os.kill, os.open's text mode)."""
+modules it lacks (fcntl), and the calls whose meaning differs (os.kill, os.open's text mode and its error for a folder)."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -11,6 +12,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+from semrel.errors import SemrelError
 from semrel.formats.files import atomic_writer, current_umask, read_bytes
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -154,3 +158,17 @@ def test_a_folder_has_one_digest_on_every_system(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "sep", "\\")
     monkeypatch.setattr(os.path, "relpath", ntpath.relpath)  # Windows' relpath: the same parts, joined by '\\'
     assert folder_digest(tmp_path / "docs") == here
+
+
+def test_a_folder_given_as_an_input_is_called_one_where_opening_it_is_permission_denied(tmp_path, monkeypatch):
+    """Windows refuses to open a folder with EACCES, not EISDIR: a folder given for a file was 'permission denied' there."""
+    real_open = os.open
+
+    def windows_open(path, flags, *args, **kwargs):
+        if os.path.isdir(path):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", windows_open)
+    with pytest.raises(SemrelError, match=r": is a folder, expected a file$"):
+        read_bytes(tmp_path)

@@ -196,9 +196,9 @@ def _open_binary(name: str) -> io.BufferedReader:
     flags = binary(os.O_RDONLY | nonblocking | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         fd = os.open(name, flags)
-    except IsADirectoryError:
-        raise SemrelError(f"{name}: is a folder, expected a file") from None
     except OSError as exc:
+        if isinstance(exc, IsADirectoryError) or os.path.isdir(name):  # Windows refuses a folder as 'permission denied'
+            raise SemrelError(f"{name}: is a folder, expected a file") from None
         raise _os_error(name, exc) from None
     try:
         info = os.fstat(fd)
