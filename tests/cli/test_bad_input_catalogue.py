@@ -273,6 +273,8 @@ CASES = [
      "golden import {tmp}/g.csv --qrels-out {tmp}/g.csv -o {tmp}/out.jsonl", NEVER),
     ("golden import: two outputs, one file", {"g.csv": GOLDEN_CSV_TEXT},
      "golden import {tmp}/g.csv --qrels-out {tmp}/out.jsonl -o {tmp}/out.jsonl", "name the same file"),
+    ("golden import: two outputs apart only in case, one file on macOS and Windows", {"g.csv": GOLDEN_CSV_TEXT},
+     "golden import {tmp}/g.csv --qrels-out {tmp}/Out.jsonl -o {tmp}/out.jsonl", "name the same file"),
     ("golden qrels over its golden set", {"g.jsonl": GOLDEN}, "golden qrels {tmp}/g.jsonl -o {tmp}/g.jsonl", NEVER),
     ("golden import over a BEIR folder's corpus", {"b/corpus.jsonl": '{"_id": "d1", "text": "chain oil"}\n',
                                                    "b/queries.jsonl": '{"_id": "q1", "text": "oil?"}\n',

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from semrel.errors import SemrelError
-from semrel.formats.files import atomic_writer, current_umask, read_bytes
+from semrel.errors import SemrelError, UsageError
+from semrel.formats.files import atomic_writer, current_umask, files_as_one, read_bytes
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -172,3 +172,13 @@ def test_a_folder_given_as_an_input_is_called_one_where_opening_it_is_permission
     monkeypatch.setattr(os, "open", windows_open)
     with pytest.raises(SemrelError, match=r": is a folder, expected a file$"):
         read_bytes(tmp_path)
+
+
+def test_two_outputs_apart_only_in_case_or_normal_form_are_one_file(tmp_path):
+    """macOS's and Windows' file systems take 'Out.txt' and 'out.txt', or 'café' in NFC and in NFD, for one file: a set of
+    outputs holding both was written, the later renamed over the earlier. Refused on every system, before anything is made."""
+    for first, second in (("Out.txt", "out.txt"), ("caf\u00e9.txt", "cafe\u0301.txt")):
+        with pytest.raises(UsageError, match=f"{second}: named for two outputs of one command"):
+            with files_as_one([str(tmp_path / "out" / first), str(tmp_path / "out" / second)]):
+                pass
+    assert os.listdir(tmp_path) == []

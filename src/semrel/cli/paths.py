@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator
 import click
 
 from ..errors import SemrelError
-from ..formats.files import MANIFEST_SUFFIX, SQLITE_FILES, STDIO, check_input_file, no_such_file, note_input, special_kind
+from ..formats.files import MANIFEST_SUFFIX, SQLITE_FILES, STDIO, check_input_file, name_key, no_such_file, note_input, special_kind
 from ..formats.manifest import manifest_path
 
 INPUT, OUTPUT, DATABASE = "input", "output", "database"
@@ -127,7 +127,7 @@ def check_command_paths(ctx: click.Context) -> None:
         if named.role == OUTPUT:
             continue
         if named.role == DATABASE:
-            reserved.update({os.path.realpath(named.path + suffix): named for suffix in DATABASE_FILES})
+            reserved.update({name_key(named.path + suffix): named for suffix in DATABASE_FILES})
         if named.role == INPUT and os.path.lexists(named.path):
             check_input_file(named.path, folder_ok=True)
         # an input's manifest is read too (label takes the judge's settings, review the labels' rule from it)
@@ -159,7 +159,7 @@ def check_command_paths(ctx: click.Context) -> None:
                 beside = "" if file == named.path else f" (which writes {file} beside it)"
                 raise SemrelError(f"{named.label} {named.path}{beside} would overwrite {what}, {source.label} {source.path}: "
                                   "semrel never writes over its inputs; give another file name (nothing was written)")
-            real = os.path.realpath(file)
+            real = name_key(file)
             if real in reserved:
                 source = reserved[real]
                 raise SemrelError(f"{named.label} {named.path} would overwrite a file of the review database, {source.label} "

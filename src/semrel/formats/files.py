@@ -221,7 +221,7 @@ class _Guard:
     """The inputs a command has opened, by identity (device, inode), and the files it may rewrite."""
 
     inputs: dict[tuple[int, int], str] = field(default_factory=dict)
-    reserved: dict[str, str] = field(default_factory=dict)  # real paths of a review database's other files, which may not exist yet
+    reserved: dict[str, str] = field(default_factory=dict)  # name_key of a review database's other files, which may not exist yet
     rewritable: set[tuple[int, int]] = field(default_factory=set)
     stdin: dict[str, Any] = field(default_factory=dict)  # file_digest of what was read from stdin, for the manifest
 
@@ -276,7 +276,7 @@ def note_database(path: str | os.PathLike, info: os.stat_result) -> None:
     note_input(path, info)
     guard = _GUARD.get()
     if guard is not None:
-        guard.reserved.update({os.path.realpath(f"{path}{suffix}"): str(path) for suffix in SQLITE_FILES})
+        guard.reserved.update({name_key(f"{path}{suffix}"): str(path) for suffix in SQLITE_FILES})
 
 
 def stdin_digest() -> dict[str, Any]:
@@ -368,7 +368,7 @@ def check_not_input(path: str | os.PathLike, what: str = "output") -> None:
     guard = _GUARD.get()
     if guard is None or str(path) == STDIO:
         return
-    database = guard.reserved.get(os.path.realpath(path))
+    database = guard.reserved.get(name_key(path))
     if database is not None:
         raise SemrelError(f"{path}: is a file SQLite keeps the review database {database}'s pages in; semrel never writes its "
                           f"{what} over an input: give another file name (nothing was written)")
@@ -694,6 +694,15 @@ def content_sha256(path: str | os.PathLike) -> str | None:
     return None if digest is None else with_log(path, digest)
 
 
+def name_key(path: str | os.PathLike) -> str:
+    """What tells apart files that need not exist yet (outputs, a review database's -wal and -shm): the real path, its
+    file name in NFC and casefolded. macOS's and Windows' file systems take 'Out.txt' and 'out.txt' (or a name in NFC and
+    in NFD) for one file, so the later output was renamed over the earlier; Linux refuses them too, so a command's checks
+    are alike everywhere."""
+    folder, name = os.path.split(os.path.realpath(path))
+    return os.path.join(folder, unicodedata.normalize("NFC", name).casefold())
+
+
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
     """Whether two paths name one file (links followed; hard links too), or, where either cannot be read, one path."""
     try:
@@ -902,7 +911,7 @@ def files_as_one(targets: list[str], superseded: Iterable[str] = ()) -> Iterator
     is raised after them as InterruptedAfterWriting, which says the set is in place."""
     given: dict[str, str] = {}
     for target in targets:
-        if given.setdefault(os.path.realpath(target), target) != target or targets.count(target) > 1:
+        if given.setdefault(name_key(target), target) != target or targets.count(target) > 1:
             raise UsageError(f"{target}: named for two outputs of one command; give each output its own file")
     for target in targets:  # every one before any folder is made
         check_not_input(target, "manifest" if target.endswith(MANIFEST_SUFFIX) and target[: -len(MANIFEST_SUFFIX)] in targets
