@@ -182,3 +182,21 @@ def test_two_outputs_apart_only_in_case_or_normal_form_are_one_file(tmp_path):
             with files_as_one([str(tmp_path / "out" / first), str(tmp_path / "out" / second)]):
                 pass
     assert os.listdir(tmp_path) == []
+
+
+def test_a_folder_is_read_in_one_order_on_every_system(tmp_path, monkeypatch):
+    """Windows' Path sorts with case folded ('a.txt' before 'B.txt'), Linux's and macOS's by code point ('B.txt' first):
+    sorted by Path, a folder's documents went into the corpus in another order there, and a model folder's files into
+    its fingerprint. Both go by their parts now, as Linux sorts them, whatever Path's order."""
+    from pathlib import PosixPath
+
+    from helpers import ok
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("a.txt", "B.txt", "c.txt"):
+        (docs / name).write_text(f"The text of {name}.\n", encoding="utf-8")
+    monkeypatch.setattr(PosixPath, "__lt__", lambda a, b: str(a).casefold() < str(b).casefold())  # Windows' Path order
+    ok("corpus", "chunk", docs, "-o", tmp_path / "corpus.jsonl")
+    ids = [json.loads(line)["_id"] for line in (tmp_path / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [i.split("#")[0] for i in ids] == ["B", "a", "c"]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SemrelError, UsageError, first_line
-from ..formats.files import check_input_file, open_input, read_text, stream_sha256
+from ..formats.files import check_input_file, open_input, path_order, read_text, stream_sha256
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -109,7 +109,7 @@ def describe_model(name_or_path: str | None = None, fingerprint: bool = True) ->
     limits = [v for v in (tokenizer_config.get("model_max_length"), config.get("max_position_embeddings"))
               if isinstance(v, int) and 0 < v < 1_000_000]
     digest, stamped = hashlib.sha256(), hashlib.sha256()
-    for path in sorted(folder.iterdir()) if fingerprint else ():
+    for path in path_order(folder.iterdir()) if fingerprint else ():
         if path.suffix in (".json", ".txt", ".model"):
             part = path.name.encode() + b"\0" + _file_sha256(path)
             digest.update(part)

@@ -13,7 +13,7 @@ import pyarrow as pa
 from ..errors import FormatError, SemrelError
 from ..records import Qrels
 from .columns import read_columns, whole_number
-from .files import display_name, note_input, read_bytes
+from .files import display_name, note_input, path_order, read_bytes
 from .parquet import is_parquet, read_records
 
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
@@ -62,7 +62,7 @@ def beir_part(root: Path, part: str) -> tuple[Path, ...]:
             return (root / name,)
     shards = root / part
     if shards.is_dir():
-        return tuple(sorted(p for p in shards.iterdir() if is_parquet(p) and p.is_file() and not p.name.startswith(".")))
+        return tuple(path_order(p for p in shards.iterdir() if is_parquet(p) and p.is_file() and not p.name.startswith(".")))
     return ()
 
 

@@ -694,6 +694,13 @@ def content_sha256(path: str | os.PathLike) -> str | None:
     return None if digest is None else with_log(path, digest)
 
 
+def path_order(paths: Iterable[Path]) -> list[Path]:
+    """Paths sorted by their parts, case and all: Path's own order on Linux and macOS. Windows' Path folds case ('B.txt'
+    before 'a.txt' here, after it there), so a folder's documents came in another order there, and a corpus chunked
+    there was another file."""
+    return sorted(paths, key=lambda path: path.parts)
+
+
 def name_key(path: str | os.PathLike) -> str:
     """What tells apart files that need not exist yet (outputs, a review database's -wal and -shm): the real path, its
     file name in NFC and casefolded. macOS's and Windows' file systems take 'Out.txt' and 'out.txt' (or a name in NFC and

@@ -53,6 +53,7 @@ from ..formats.files import (
     limit_bytes,
     name_text,
     no_such_file,
+    path_order,
     read_bytes,
     read_head,
     read_text,
@@ -859,7 +860,7 @@ def _folder_documents(folder: Path, report: DocumentReport, exclude: Sequence[st
         return
     found = 0
     inside = folder.resolve()
-    for path in sorted(folder.rglob("*")):
+    for path in path_order(folder.rglob("*")):
         relative = path.relative_to(folder).as_posix()
         if path.is_dir() and not path.is_symlink():  # its files come in turn
             continue
