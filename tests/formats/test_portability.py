@@ -200,3 +200,24 @@ def test_a_folder_is_read_in_one_order_on_every_system(tmp_path, monkeypatch):
     ok("corpus", "chunk", docs, "-o", tmp_path / "corpus.jsonl")
     ids = [json.loads(line)["_id"] for line in (tmp_path / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [i.split("#")[0] for i in ids] == ["B", "a", "c"]
+
+
+def test_a_file_changed_just_now_is_not_taken_by_its_stamp_where_st_ctime_is_its_creation(tmp_path, monkeypatch):
+    """Windows' st_ctime is when the file was made, not when it last changed: a file edited just now (made an hour ago)
+    was taken by its stamp at once, so a second edit in the same tick of the clock, size kept, went unseen. There the
+    mtime counts too, and a stamp is kept only once the edit is older than RACY_NS."""
+    import semrel.formats.files as files
+
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"_id": "a", "text": "x"}\n', encoding="utf-8")
+    real_stat = os.stat
+
+    def windows_stat(name, *args, **kwargs):
+        info = real_stat(name, *args, **kwargs)
+        made = info.st_mtime_ns - 3600 * 10**9  # an hour before its last edit
+        return os.stat_result(tuple(info)[:10] + (info.st_atime, info.st_mtime, made / 1e9, info.st_atime_ns, info.st_mtime_ns, made))
+
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(files.os, "stat", windows_stat)
+    known, taken = files.StampMemo(tmp_path / "memo.json").recall(path)
+    assert known is None and taken is None

@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import SemrelError, UsageError
-from ..formats.files import bytes_sha256, content_sha256, folder_files, lasting, not_plain, stamp
+from ..formats.files import bytes_sha256, changed_ns, content_sha256, folder_files, lasting, not_plain, stamp
 from ..formats.manifest import manifest_is_stale, manifest_path, read_manifest, read_params
 from ..terminal import agreeing, quantity
 from .run_config import (
@@ -45,13 +45,13 @@ LOCK_FILE = ".semrel-run.lock"
 
 def _stamp(path: str) -> tuple[Any, int] | None:
     """What stands for the bytes of a file (files.stamp) or of a folder (a digest of its files' names and stamps),
-    and when the file, or the folder's newest file, last changed (ctime, ns); None when missing."""
+    and when the file, or the folder's newest file, last changed (changed_ns); None when missing."""
     if not os.path.isdir(path):
         try:
             info = os.stat(path)
         except OSError:
             return None
-        return stamp(info), info.st_ctime_ns
+        return stamp(info), changed_ns(info)
     listing, newest = hashlib.sha256(), 0
     for full in folder_files(path):  # the files content_sha256 reads
         name = os.path.relpath(full, path).encode("utf-8", "surrogateescape")
@@ -61,7 +61,7 @@ def _stamp(path: str) -> tuple[Any, int] | None:
             listing.update(name + b"\0")
             continue
         listing.update(name + f"\0{stamp(info)}\0".encode())
-        newest = max(newest, info.st_ctime_ns)
+        newest = max(newest, changed_ns(info))
     return listing.hexdigest(), newest
 
 

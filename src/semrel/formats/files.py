@@ -299,8 +299,15 @@ RACY_NS = 2 * 10**9
 in the same tick of the file system's clock (2 s on FAT) would leave it as it was, and be taken for no change."""
 
 
+def changed_ns(info: os.stat_result) -> int:
+    """When a file last changed: its ctime, which no user sets. Windows' st_ctime is the file's creation time, so there
+    the later of it and the mtime: a file edited just now, made long ago, was taken as changed long ago, and a second
+    edit in the same tick of its clock as the first's read (size and mtime the same) went unseen."""
+    return max(info.st_ctime_ns, info.st_mtime_ns) if sys.platform == "win32" else info.st_ctime_ns
+
+
 def lasting(taken: T, changed_ns: int) -> T | None:
-    """A stamp `taken` of a file (or folder) last changed at `changed_ns` (its ctime), when it may stand for the
+    """A stamp `taken` of a file (or folder) last changed at `changed_ns` (see changed_ns), when it may stand for the
     bytes read after it; None while the change is within RACY_NS."""
     return taken if changed_ns < time.time_ns() - RACY_NS else None
 
@@ -331,7 +338,7 @@ class StampMemo:
         now = stamp(info)
         entry = self._entries().get(os.path.realpath(file))
         known = entry if entry is not None and [entry.get(k) for k in STAMP] == now else None
-        return known, lasting(now, info.st_ctime_ns)
+        return known, lasting(now, changed_ns(info))
 
     def remember(self, file: str | os.PathLike, taken: list[int] | None, facts: dict[str, Any]) -> None:
         """Keep `facts` about `file`, read after `taken` (recall's stamp; None keeps nothing)."""
