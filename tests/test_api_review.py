@@ -221,3 +221,12 @@ def test_a_database_without_a_queue_says_how_one_is_built_to_python_and_to_the_c
             call()
     for command in (["stats"], ["export", "--labels", pool["labels"], "-o", tmp_path / "r.qrels"]):
         assert run("review", *command, "--db", empty).stderr == f"semrel: error: {none_yet}\n"
+
+
+@pytest.mark.parametrize("resamples", [9, 1_000_001])
+def test_review_stats_takes_10_to_a_million_resamples_in_python_and_at_the_command(tmp_path, resamples):
+    """Past a million the bootstrap's resampled kappas were held unbounded (every draw kept for the interval)."""
+    with pytest.raises(UsageError, match=rf"^resamples={resamples}: give 10 to 1,000,000$"):
+        semrel.review_stats(tmp_path / "r.db", resamples=resamples)
+    result = run("review", "stats", "--db", str(tmp_path / "r.db"), "--resamples", str(resamples))
+    assert result.exit_code == 2 and "is not in the range 10<=x<=1000000" in result.output

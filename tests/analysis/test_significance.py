@@ -183,7 +183,10 @@ def test_chosen_p_is_the_p_value_paired_stats_gives_for_that_test(test):
 
 
 @pytest.mark.parametrize("settings, message", [
-    ({"permutations": 0}, "must be at least 1"), ({"bootstrap": 0}, "must be at least 1"), ({"seed": -1}, "give 0 or more"),
+    ({"permutations": 0}, r"^permutations=0: give 1 to 1,000,000$"), ({"bootstrap": 0}, r"^bootstrap=0: give 1 to 1,000,000$"),
+    # past a million draws: the bootstrap's 10**12 resampled means filled 22 GB before the kernel ended the command
+    ({"bootstrap": 10**12}, r"^bootstrap=1000000000000: give 1 to 1,000,000$"), ({"permutations": 1_000_001}, "give 1 to 1,000,000"),
+    ({"seed": -1}, "give 0 or more"),
     ({"alpha": 1.0}, "strictly between"), ({"alpha": 0.0}, "strictly between"), ({"confidence": 1.0}, "strictly between"),
 ])
 def test_settings_refuse_values_at_the_edges(settings, message):

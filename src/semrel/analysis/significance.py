@@ -22,6 +22,11 @@ CORRECTIONS = ("holm", "bonferroni", "none")
 _BATCH_CELLS = 4_000_000  # random draws held in memory at once (about 32 MB as float64)
 
 
+MAX_DRAWS = 1_000_000
+"""The most permutations or bootstrap resamples: a p-value's step is 1/(draws + 1), and the bootstrap keeps every
+resampled mean of every comparison (10**12 of them filled 22 GB before the kernel ended the command)."""
+
+
 @dataclass(frozen=True)
 class StatSettings:
     """How differences are tested: which p-value counts, how many draws, which seed."""
@@ -45,8 +50,9 @@ class StatSettings:
             raise UsageError(f"unknown test {self.test!r}; choose one of {', '.join(TESTS)}")
         if self.correction not in CORRECTIONS:
             raise UsageError(f"unknown correction {self.correction!r}; choose one of {', '.join(CORRECTIONS)}")
-        if self.permutations < 1 or self.bootstrap < 1:
-            raise UsageError("permutations= and bootstrap= must be at least 1")
+        for name in ("permutations", "bootstrap"):
+            if not 1 <= getattr(self, name) <= MAX_DRAWS:
+                raise UsageError(f"{name}={getattr(self, name)}: give 1 to {MAX_DRAWS:,}")
         if self.seed < 0:
             raise UsageError(f"seed={self.seed}: give 0 or more")
         for name in ("alpha", "confidence"):

@@ -6,7 +6,7 @@ from typing import Callable, Sequence
 
 import click
 
-from ..analysis.significance import CORRECTIONS, DEFAULT_STATS, TESTS, StatSettings
+from ..analysis.significance import CORRECTIONS, DEFAULT_STATS, MAX_DRAWS, TESTS, StatSettings
 from ..encoding.engines import DEVICES, ENGINES
 from ..encoding.models import DEFAULT_MODEL, PRECISIONS
 from ..errors import UsageError
@@ -58,9 +58,9 @@ def test_options(command: Callable) -> Callable:
     for option in reversed([
         click.option("--test", "test", type=click.Choice(TESTS), default=DEFAULT_STATS.test, show_default=True,
                      help="Whose p-value decides significance: paired t-test, Fisher's randomization, or bootstrap."),
-        click.option("--permutations", type=click.IntRange(min=1), default=DEFAULT_STATS.permutations, show_default=True,
+        click.option("--permutations", type=click.IntRange(1, MAX_DRAWS), default=DEFAULT_STATS.permutations, show_default=True,
                      help="Random sign flips of the randomization test (every sign pattern, an exact p, when 2^queries is at most this)."),
-        click.option("--bootstrap", type=click.IntRange(min=1), default=DEFAULT_STATS.bootstrap, show_default=True,
+        click.option("--bootstrap", type=click.IntRange(1, MAX_DRAWS), default=DEFAULT_STATS.bootstrap, show_default=True,
                      help="Bootstrap resamples of the queries (confidence interval and bootstrap p-value)."),
         seed_option("Seed of the random draws.", DEFAULT_STATS.seed),
         click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=DEFAULT_STATS.alpha,

@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 
 from ..analysis.agreement import agreement_table, confusion_text
+from ..analysis.significance import MAX_DRAWS
 from ..formats import read_qrels
 from ..formats.jsonl import json_text
 from ..formats.tables import Table, render
@@ -115,7 +116,7 @@ def _timed(value: float | None) -> float | str:
 @db_option
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @seed_option("Seed of the bootstrap.")
-@click.option("--resamples", type=click.IntRange(10), default=1000, show_default=True, help="Bootstrap resamples.")
+@click.option("--resamples", type=click.IntRange(10, MAX_DRAWS), default=1000, show_default=True, help="Bootstrap resamples.")
 def stats_command(db, fmt, seed, resamples):
     """Per reviewer counts and speed; agreement between reviewers and with the judge."""
     stats = review_stats(db, resamples=resamples, seed=seed)

@@ -11,6 +11,7 @@ import os
 from typing import Callable, Iterable, Mapping, Sequence, Union
 
 from ..analysis.ppi import Estimate, corrected_estimates
+from ..analysis.significance import MAX_DRAWS
 from ..errors import UsageError, check_flags, check_kind, check_list, check_seed, check_warn, tell
 from ..evaluation.api import Measures, Qrels, QrelsLike, RunLike, as_qrels, as_runs
 from ..evaluation.measures import parse_measures
@@ -121,10 +122,10 @@ def review_stats(db: PathLike, *, resamples: int = 1000, seed: int = 0) -> Revie
     `.reviewed`, `.reviewers` (grades, skips, pace) and `.agreements` (kappa of each pair of reviewers and of each with
     the judge, bootstrap intervals from `resamples` draws with `seed`); `.to_json()` is the command's `-f json`."""
     check_kind("db", db, (str, os.PathLike), "the review database's file path", required=True)
-    check_kind("resamples", resamples, (numbers.Integral,), "a whole number, 10 or more", required=True)
+    check_kind("resamples", resamples, (numbers.Integral,), f"a whole number, 10 to {MAX_DRAWS:,}", required=True)
     check_seed(seed)
-    if resamples < 10:
-        raise UsageError(f"resamples={resamples}: give 10 or more")
+    if not 10 <= resamples <= MAX_DRAWS:
+        raise UsageError(f"resamples={resamples}: give 10 to {MAX_DRAWS:,}")
     return stats_of(db, resamples=resamples, seed=seed)
 
 
