@@ -79,6 +79,7 @@ def test_fuse_refuses_wrong_kinds_and_bad_values(demo):
     for given, kwargs, message in [
         (runs[:1], {}, "fuse needs at least two runs"),
         (runs, {"method": "borda"}, "method='borda': choose one of rrf, combsum, combmnz, wsum"),
+        (runs, {"method": "combsum", "norm": ""}, "norm='': choose one of"),  # it was taken for the default, minmax
         (runs, {"norm": "minmax"}, "norm= does not apply to method='rrf'"),
         (runs, {"method": "combsum", "rrf_k": 10}, "rrf_k=10 is rrf's k; it does not apply to method='combsum'"),
         (runs, {"method": "wsum", "weights": [1.0]}, "give one weight per run in weights= (2 runs, 1 given)"),

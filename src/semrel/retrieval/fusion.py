@@ -59,7 +59,7 @@ class FusionSpec:
 
     @property
     def normalisation(self) -> str:
-        return self.norm or ("none" if self.method == "rrf" else "minmax")
+        return self.norm if self.norm is not None else "none" if self.method == "rrf" else "minmax"  # '' is no default
 
     def check(self, runs: int) -> "FusionSpec":
         """This spec, when it can fuse `runs` runs; else a UsageError naming the parameters (`semrel fuse`
