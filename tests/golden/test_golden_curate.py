@@ -338,6 +338,8 @@ def test_split_refuses_part_names_that_are_no_file_of_their_own_and_sizes_below_
         assert_one_error(run("golden", "split", golden, "-o", tmp_path / "parts", *args), message, code=2)
     monkeypatch.chdir(tmp_path)
     assert_one_error(run("golden", "split", golden, "-o", "-"), "'-' is not a folder (stdout cannot hold files)", code=2)
+    assert_one_error(run("golden", "split", golden, "-o", ""), "the parts' folder path is empty: give a folder name (the current "
+                     "one is '.')", code=2)  # the parts went to the current folder
     assert sorted(p.name for p in tmp_path.iterdir()) == ["golden.jsonl"]  # nothing written, in -o or beside it (a folder '-' was)
 
 

@@ -175,6 +175,8 @@ def split_golden(items: Sequence[GoldenItem], source: Path_ | None, output_dir: 
     targets, labels = split_plan(len(items), ratio, sizes, names)
     keys = _shared(items, together, corpus, source)
     if output_dir is not None:
+        if not str(output_dir):  # said as such: the parts went to the current folder
+            raise UsageError("the parts' folder path is empty: give a folder name (the current one is '.')")
         for label in labels:
             check_not_input(part_path(output_dir, label))
     none = [label for label, target in zip(labels, targets) if not target]
