@@ -290,14 +290,11 @@ def require_known_chunks(items: Iterable[GoldenItem], chunk_ids: set[str], golde
         meant = near(c) if near is not None else ""
         listed = (" `semrel golden validate GOLDEN --corpus CORPUS` lists them all" if str(golden_path).endswith(".jsonl") else "")
         spelled = "" if meant else spelled_otherwise(c, chunk_ids)
+        head = f"{golden_path}: {quantity(len(missing), 'gold chunk id', 'are')} not in the corpus (first: {c!r} of query {q!r}"
         if spelled:
-            raise ValidationError(f"{golden_path}: {quantity(len(missing), 'gold chunk id', 'are')} not in the corpus (first: {c!r} of "
-                                  f"query {q!r}){spelled};{listed}")
-        raise ValidationError(
-            f"{golden_path}: {quantity(len(missing), 'gold chunk id', 'are')} not in the corpus (first: {c!r} of query {q!r}{meant}), "
-            "neither as chunk ids nor as document ids: is it the corpus they were made for (the same documents, chunked with the "
-            f"same --size and --overlap)?{listed}"
-        )
+            raise ValidationError(f"{head}){spelled};{listed}")
+        raise ValidationError(f"{head}{meant}), neither as chunk ids nor as document ids: is it the corpus they were made for (the "
+                              f"same documents, chunked with the same --size and --overlap)?{listed}")
 
 
 def misplaced_gold(items: Iterable[GoldenItem], places: Mapping[str, tuple[str, int, int]]) -> tuple[list[tuple[str, str]], int]:
